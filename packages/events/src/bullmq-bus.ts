@@ -1,0 +1,105 @@
+import { Queue, Worker } from "bullmq";
+import { Redis, type RedisOptions } from "ioredis";
+import {
+  type Bus,
+  type EventEnvelope,
+  type EventHandler,
+  envelope,
+  type SubscribeOptions,
+  type Subscription,
+} from "./bus.ts";
+
+export interface BullMqBusOptions {
+  url: string;
+  /** Key prefix, so installations or test suites can share a Redis (default `agentplane`). */
+  prefix?: string;
+  /** Attempts per event before it is parked as failed (default 10, exponential backoff). */
+  attempts?: number;
+}
+
+/** The distributed bus: one BullMQ queue per topic; replicas of a consumer compete for jobs. */
+export class BullMqBus implements Bus {
+  readonly kind = "bullmq" as const;
+  private readonly queues = new Map<string, Queue>();
+  private readonly workers = new Set<Worker>();
+  private readonly producer: Redis;
+  private readonly prefix: string;
+  private readonly attempts: number;
+
+  private readonly options: BullMqBusOptions;
+
+  constructor(options: BullMqBusOptions) {
+    this.options = options;
+    this.prefix = options.prefix ?? "agentplane";
+    this.attempts = options.attempts ?? 10;
+    // Producers fail fast while Redis is down (the caller's outbox keeps the event); they do not queue in memory.
+    this.producer = new Redis(options.url, {
+      maxRetriesPerRequest: 1,
+      enableOfflineQueue: false,
+      lazyConnect: false,
+      retryStrategy: (times) => Math.min(times * 200, 2000),
+    });
+    this.producer.on("error", () => {});
+  }
+
+  private queue(topic: string): Queue {
+    let queue = this.queues.get(topic);
+    if (!queue) {
+      queue = new Queue(topic, { connection: this.producer, prefix: this.prefix });
+      queue.on("error", () => {});
+      this.queues.set(topic, queue);
+    }
+    return queue;
+  }
+
+  async publish<T>(topic: string, data: T, options?: { id?: string; time?: string }): Promise<EventEnvelope<T>> {
+    const event = envelope(topic, data, options);
+    if (this.producer.status !== "ready") throw new Error(`event bus not connected (redis ${this.producer.status})`);
+    await this.queue(topic).add(topic, event, {
+      jobId: event.id,
+      attempts: this.attempts,
+      backoff: { type: "exponential", delay: 500 },
+      removeOnComplete: { age: 3600, count: 10_000 },
+      removeOnFail: { age: 7 * 24 * 3600 },
+    });
+    return event;
+  }
+
+  async subscribe<T>(topic: string, handler: EventHandler<T>, options: SubscribeOptions = {}): Promise<Subscription> {
+    const connectionOptions: RedisOptions = {
+      maxRetriesPerRequest: null,
+      retryStrategy: (t) => Math.min(t * 200, 2000),
+    };
+    const connection = new Redis(this.options.url, connectionOptions);
+    connection.on("error", () => {});
+    const worker = new Worker(topic, async (job) => handler(job.data as EventEnvelope<T>), {
+      connection,
+      prefix: this.prefix,
+      concurrency: options.concurrency ?? 1,
+    });
+    worker.on("error", () => {});
+    this.workers.add(worker);
+    return {
+      close: async () => {
+        this.workers.delete(worker);
+        await worker.close();
+        connection.disconnect();
+      },
+    };
+  }
+
+  async ready(): Promise<boolean> {
+    if (this.producer.status !== "ready") return false;
+    try {
+      return (await this.producer.ping()) === "PONG";
+    } catch {
+      return false;
+    }
+  }
+
+  async close(): Promise<void> {
+    await Promise.allSettled([...this.workers].map((w) => w.close()));
+    await Promise.allSettled([...this.queues.values()].map((q) => q.close()));
+    this.producer.disconnect();
+  }
+}

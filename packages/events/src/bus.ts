@@ -1,0 +1,37 @@
+import { randomUUID } from "node:crypto";
+
+/** What travels on the bus: an id (consumers deduplicate on it), the topic, when it happened, the payload. */
+export interface EventEnvelope<T = unknown> {
+  id: string;
+  topic: string;
+  time: string;
+  data: T;
+}
+
+export type EventHandler<T = unknown> = (event: EventEnvelope<T>) => Promise<void>;
+
+export interface SubscribeOptions {
+  /** Events handled at once by this consumer (default 1). */
+  concurrency?: number;
+}
+
+export interface Subscription {
+  close(): Promise<void>;
+}
+
+/**
+ * Topic-based event bus. Consumers of one topic compete (each event goes to one of them); a
+ * handler that throws gets the event again later (at-least-once), so handlers are idempotent.
+ */
+export interface Bus {
+  readonly kind: "memory" | "bullmq";
+  publish<T>(topic: string, data: T, options?: { id?: string; time?: string }): Promise<EventEnvelope<T>>;
+  subscribe<T>(topic: string, handler: EventHandler<T>, options?: SubscribeOptions): Promise<Subscription>;
+  /** True when the bus can take events now (Redis reachable); for readiness checks. */
+  ready(): Promise<boolean>;
+  close(): Promise<void>;
+}
+
+export function envelope<T>(topic: string, data: T, options: { id?: string; time?: string } = {}): EventEnvelope<T> {
+  return { id: options.id ?? randomUUID(), topic, time: options.time ?? new Date().toISOString(), data };
+}

@@ -1,0 +1,11 @@
+export { type LocalServer, readBody, startLocalServer } from "./http.ts";
+export {
+  createTestDatabase,
+  requirePostgres,
+  requireRedis,
+  type ServiceAvailability,
+  TEST_POSTGRES_URL,
+  TEST_REDIS_URL,
+  type TestDatabase,
+  testRedisPrefix,
+} from "./services.ts";
