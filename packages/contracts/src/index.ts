@@ -1,1 +1,10 @@
-export {};
+export * from "./common/identity.ts";
+export * from "./common/ids.ts";
+export * from "./common/permissions.ts";
+export * from "./common/roles.ts";
+export * from "./common/route.ts";
+export * from "./common/schemas.ts";
+export * from "./events/index.ts";
+export { API_VERSION, buildOpenApiDocument } from "./openapi.ts";
+export { ALL_ROUTES, PUBLIC_PAGES } from "./routes.ts";
+export * from "./tenancy/index.ts";

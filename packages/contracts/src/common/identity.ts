@@ -1,0 +1,28 @@
+import { z } from "@hono/zod-openapi";
+import { OrgRoleSchema } from "./roles.ts";
+
+export const PRINCIPAL_TYPES = ["user", "api_token", "cluster", "sandbox", "service"] as const;
+export type PrincipalType = (typeof PRINCIPAL_TYPES)[number];
+
+/**
+ * Who is calling, as the gateway established it and passed on in the internal identity JWT.
+ * Restrictions (`orgId`, `projectId`, `role`) narrow what the principal may do; they never widen it.
+ */
+export const PrincipalSchema = z.object({
+  type: z.enum(PRINCIPAL_TYPES),
+  id: z.string(),
+  displayName: z.string().optional(),
+  /** The user an API token acts for (its creator). */
+  userId: z.string().optional(),
+  /** Organization a token is bound to. */
+  orgId: z.string().optional(),
+  /** Project a token, cluster or sandbox is bound to. */
+  projectId: z.string().optional(),
+  /** Role cap of an API token. */
+  role: OrgRoleSchema.optional(),
+  sandboxId: z.string().optional(),
+});
+export type Principal = z.infer<typeof PrincipalSchema>;
+
+export const INTERNAL_IDENTITY_HEADER = "x-agentplane-identity";
+export const REQUEST_ID_HEADER = "x-request-id";

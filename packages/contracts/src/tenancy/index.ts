@@ -1,0 +1,5 @@
+import type { ContractRoute } from "../common/route.ts";
+
+export * from "./internal.ts";
+
+export const tenancyRoutes: readonly ContractRoute[] = [];

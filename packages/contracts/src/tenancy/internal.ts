@@ -1,0 +1,50 @@
+import { z } from "@hono/zod-openapi";
+import { PrincipalSchema } from "../common/identity.ts";
+import { OrgRoleSchema, ProjectRoleSchema } from "../common/roles.ts";
+
+/**
+ * Internal tenancy endpoints, called by the gateway and by other services with a service
+ * identity. They are not part of `/v1` and the gateway never routes to them.
+ */
+export const TENANCY_INTERNAL = {
+  /** POST: resolve an opaque API token to its principal; 401 problem when unknown, revoked or expired. */
+  resolveApiToken: "/internal/authn/api-token",
+  /** POST: find or provision the user behind a verified OIDC identity. */
+  resolveOidcUser: "/internal/authn/oidc-user",
+  /** GET: published verification keys of a project (JWKS), for cluster JWT verification. */
+  projectVerificationKeys: "/internal/projects/{projectId}/verification-keys",
+  /** POST: authorization decision for a principal, a permission and an org or project. */
+  authorize: "/internal/authz/check",
+} as const;
+
+export const ResolveApiTokenRequest = z.object({ token: z.string() });
+export const ResolveOidcUserRequest = z.object({
+  issuer: z.string(),
+  subject: z.string(),
+  email: z.string().optional(),
+  name: z.string().optional(),
+});
+export const ResolvedPrincipal = z.object({ principal: PrincipalSchema });
+
+export const AuthorizeRequest = z.object({
+  principal: PrincipalSchema,
+  permission: z.string(),
+  orgId: z.string().optional(),
+  projectId: z.string().optional(),
+});
+
+export const AuthorizeResponse = z.object({
+  /** `allowed`; `forbidden` (visible but role too low → 403); `not_found` (not visible → 404). */
+  decision: z.enum(["allowed", "forbidden", "not_found"]),
+  orgId: z.string().optional(),
+  projectId: z.string().optional(),
+  orgRole: OrgRoleSchema.optional(),
+  projectRole: ProjectRoleSchema.optional(),
+});
+export type AuthorizeRequest = z.infer<typeof AuthorizeRequest>;
+export type AuthorizeResponse = z.infer<typeof AuthorizeResponse>;
+
+export const VerificationKeysResponse = z.object({
+  orgId: z.string(),
+  keys: z.array(z.record(z.string(), z.unknown())),
+});

@@ -1,0 +1,67 @@
+import { randomUUID } from "node:crypto";
+import { INTERNAL_IDENTITY_HEADER, type Principal, REQUEST_ID_HEADER } from "@agentplane/contracts";
+import { createOnError, ProblemError, problemJson, validationHook } from "@agentplane/problem-details";
+import { OpenAPIHono } from "@hono/zod-openapi";
+import type { Context } from "hono";
+import { bodyLimit } from "hono/body-limit";
+import { type InternalKeys, verifyIdentity } from "./identity.ts";
+import type { Logger } from "./logger.ts";
+
+export const MAX_BODY_BYTES = 1024 * 1024;
+
+export interface ServiceVariables {
+  requestId: string;
+  principal: Principal | undefined;
+}
+export type ServiceEnv = { Variables: ServiceVariables };
+export type ServiceApp = OpenAPIHono<ServiceEnv>;
+export type ServiceContext = Context<ServiceEnv>;
+
+export interface ServiceAppOptions {
+  /** The audience of the internal identity JWT this service accepts (its service name). */
+  name: string;
+  keys: InternalKeys;
+  logger?: Logger;
+}
+
+/**
+ * A service app with the shared behaviour: request id, internal identity verification, a 1 MiB
+ * body limit, one validation hook and one error handler that answer `application/problem+json`.
+ */
+export function createServiceApp(options: ServiceAppOptions): ServiceApp {
+  const app = new OpenAPIHono<ServiceEnv>({ defaultHook: validationHook });
+  app.use("*", async (c, next) => {
+    c.set("requestId", c.req.header(REQUEST_ID_HEADER) ?? randomUUID());
+    c.set("principal", undefined);
+    const token = c.req.header(INTERNAL_IDENTITY_HEADER);
+    if (token) {
+      try {
+        const identity = await verifyIdentity(options.keys, token, options.name);
+        c.set("principal", identity.principal);
+      } catch {
+        throw new ProblemError("unauthenticated", { detail: "Invalid internal identity" });
+      }
+    }
+    await next();
+    c.header(REQUEST_ID_HEADER, c.get("requestId"));
+  });
+  app.use(
+    "*",
+    bodyLimit({
+      maxSize: MAX_BODY_BYTES,
+      onError: (c) => problemJson(c, new ProblemError("payload-too-large", { detail: "The body exceeds 1 MiB" })),
+    }),
+  );
+  app.onError(createOnError(options.logger));
+  app.notFound((c) =>
+    problemJson(c, new ProblemError("not-found", { detail: `No route for ${c.req.method} ${c.req.path}` })),
+  );
+  return app;
+}
+
+/** The caller, or a 401 problem when the request carries no verified identity. */
+export function requirePrincipal(c: Context<ServiceEnv>): Principal {
+  const principal = c.get("principal");
+  if (!principal) throw new ProblemError("unauthenticated", { detail: "Authentication is required" });
+  return principal;
+}

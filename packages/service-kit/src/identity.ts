@@ -1,0 +1,73 @@
+import { type Principal, PrincipalSchema } from "@agentplane/contracts";
+import { exportJWK, generateKeyPair, importJWK, type JWK, jwtVerify, SignJWT } from "jose";
+
+type Key = Awaited<ReturnType<typeof importJWK>>;
+
+const ISSUER = "agentplane";
+const ALG = "EdDSA";
+
+/** The key pair behind the internal identity JWT: the gateway signs, services verify. */
+export interface InternalKeys {
+  privateKey?: Key;
+  publicKey: Key;
+}
+
+export async function generateInternalKeys(): Promise<InternalKeys & { privateJwk: JWK; publicJwk: JWK }> {
+  const { privateKey, publicKey } = await generateKeyPair(ALG, { crv: "Ed25519", extractable: true });
+  return { privateKey, publicKey, privateJwk: await exportJWK(privateKey), publicJwk: await exportJWK(publicKey) };
+}
+
+/** From `INTERNAL_IDENTITY_PRIVATE_KEY` (JWK JSON, includes the public part) or `INTERNAL_IDENTITY_PUBLIC_KEY`. */
+export async function importInternalKeys(options: { privateJwk?: string; publicJwk?: string }): Promise<InternalKeys> {
+  if (options.privateJwk) {
+    const jwk = JSON.parse(options.privateJwk) as JWK;
+    const { d: _d, ...publicPart } = jwk;
+    return {
+      privateKey: await importJWK(jwk, ALG),
+      publicKey: await importJWK(publicPart, ALG),
+    };
+  }
+  if (options.publicJwk) {
+    return { publicKey: await importJWK(JSON.parse(options.publicJwk) as JWK, ALG) };
+  }
+  throw new Error("INTERNAL_IDENTITY_PRIVATE_KEY or INTERNAL_IDENTITY_PUBLIC_KEY must be set");
+}
+
+export interface SignIdentityOptions {
+  audience: string;
+  requestId?: string;
+  /** Seconds (default 60): long enough for a streamed request, short enough to be useless if leaked. */
+  ttlSeconds?: number;
+}
+
+export async function signIdentity(
+  keys: InternalKeys,
+  principal: Principal,
+  options: SignIdentityOptions,
+): Promise<string> {
+  if (!keys.privateKey) throw new Error("this process holds no internal identity private key");
+  return new SignJWT({ principal, ...(options.requestId ? { rid: options.requestId } : {}) })
+    .setProtectedHeader({ alg: ALG })
+    .setIssuer(ISSUER)
+    .setAudience(options.audience)
+    .setSubject(principal.id)
+    .setIssuedAt()
+    .setExpirationTime(`${options.ttlSeconds ?? 60}s`)
+    .sign(keys.privateKey);
+}
+
+export interface VerifiedIdentity {
+  principal: Principal;
+  requestId?: string;
+}
+
+export async function verifyIdentity(keys: InternalKeys, token: string, audience: string): Promise<VerifiedIdentity> {
+  const { payload } = await jwtVerify(token, keys.publicKey, { issuer: ISSUER, audience, algorithms: [ALG] });
+  const principal = PrincipalSchema.parse(payload.principal);
+  return { principal, ...(typeof payload.rid === "string" ? { requestId: payload.rid } : {}) };
+}
+
+/** The identity a service uses for its own calls to another service. */
+export function servicePrincipal(service: string): Principal {
+  return { type: "service", id: `svc_${service}`, displayName: service };
+}

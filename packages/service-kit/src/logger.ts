@@ -1,0 +1,31 @@
+import pino, { type Logger } from "pino";
+
+export type { Logger };
+
+/** Paths never written to logs: credentials and tokens wherever they appear. */
+const REDACT = [
+  "authorization",
+  "*.authorization",
+  "headers.authorization",
+  "req.headers.authorization",
+  "*.token",
+  "token",
+  "secret",
+  "*.secret",
+  "password",
+  "*.password",
+  "privateKey",
+  "*.privateKey",
+  "apiKey",
+  "*.apiKey",
+  "bootstrapToken",
+];
+
+export function createLogger(name: string, level = process.env.LOG_LEVEL ?? "info"): Logger {
+  return pino({ name, level, redact: { paths: REDACT, censor: "[redacted]" } });
+}
+
+/** A logger that writes nothing (tests, benchmarks). */
+export function silentLogger(): Logger {
+  return pino({ level: "silent" });
+}
