@@ -1,1 +1,12 @@
-export {};
+export { createGateway, type Gateway, type GatewayDeps, type GatewayTarget } from "./app.ts";
+export {
+  Authenticator,
+  type AuthenticatorOptions,
+  bearerToken,
+  type OpaqueTokenResolver,
+} from "./authn/authenticator.ts";
+export { OidcVerifier } from "./authn/oidc.ts";
+export { type GatewayEnv, GatewayEnvSchema, type RateLimitConfig } from "./config.ts";
+export { MemoryRateLimiter, type RateLimiter, RedisRateLimiter } from "./rate-limit.ts";
+export { type RouteEntry, RouteTable } from "./route-table.ts";
+export type { UpgradeTarget } from "./upgrade.ts";

@@ -1,3 +1,4 @@
+export * from "./common/cluster-jwt.ts";
 export * from "./common/identity.ts";
 export * from "./common/ids.ts";
 export * from "./common/permissions.ts";

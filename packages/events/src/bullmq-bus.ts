@@ -54,7 +54,7 @@ export class BullMqBus implements Bus {
 
   async publish<T>(topic: string, data: T, options?: { id?: string; time?: string }): Promise<EventEnvelope<T>> {
     const event = envelope(topic, data, options);
-    if (this.producer.status !== "ready") throw new Error(`event bus not connected (redis ${this.producer.status})`);
+    await this.connected();
     await this.queue(topic).add(topic, event, {
       jobId: event.id,
       attempts: this.attempts,
@@ -63,6 +63,23 @@ export class BullMqBus implements Bus {
       removeOnFail: { age: 7 * 24 * 3600 },
     });
     return event;
+  }
+
+  /** Waits briefly for a connection being made; fails fast when Redis is down. */
+  private async connected(timeoutMs = 1000): Promise<void> {
+    if (this.producer.status === "ready") return;
+    if (this.producer.status === "connecting" || this.producer.status === "connect" || this.producer.status === "wait") {
+      await new Promise<void>((resolve) => {
+        const done = () => {
+          clearTimeout(timer);
+          this.producer.off("ready", done);
+          resolve();
+        };
+        const timer = setTimeout(done, timeoutMs);
+        this.producer.once("ready", done);
+      });
+    }
+    if (this.producer.status !== "ready") throw new Error(`event bus not connected (redis ${this.producer.status})`);
   }
 
   async subscribe<T>(topic: string, handler: EventHandler<T>, options: SubscribeOptions = {}): Promise<Subscription> {

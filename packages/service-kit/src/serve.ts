@@ -11,7 +11,8 @@ export interface RunningServer {
 
 /** Serves a fetch handler on a port (0 picks one) and resolves once listening. */
 export function serveFetch(
-  fetch: (request: Request) => Response | Promise<Response>,
+  // biome-ignore lint/suspicious/noExplicitAny: the node server passes its bindings ({ incoming, outgoing }) as env
+  fetch: (request: Request, env?: any) => Response | Promise<Response>,
   options: { port: number; hostname?: string },
 ): Promise<RunningServer> {
   return new Promise((resolve) => {

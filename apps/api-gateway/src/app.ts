@@ -1,0 +1,214 @@
+import { randomUUID } from "node:crypto";
+import type { IncomingMessage } from "node:http";
+import { buildOpenApiDocument, type Principal, REQUEST_ID_HEADER, type ServiceName } from "@agentplane/contracts";
+import type { Bus } from "@agentplane/events";
+import { PROBLEM_CONTENT_TYPE, ProblemError, problemResponse } from "@agentplane/problem-details";
+import {
+  type InternalKeys,
+  type Logger,
+  MAX_BODY_BYTES,
+  type ServiceFetch,
+  signIdentity,
+} from "@agentplane/service-kit";
+import { RequestAuditor, shouldAudit } from "./audit.ts";
+import { type Authenticator, bearerToken } from "./authn/authenticator.ts";
+import type { RateLimitConfig } from "./config.ts";
+import { docsPage, referenceBundle } from "./docs.ts";
+import { forwardHeaders, forwardRequest } from "./forward.ts";
+import { type RateLimiter, type RateLimitResult, rateLimitHeaders } from "./rate-limit.ts";
+import { RouteTable } from "./route-table.ts";
+import { createUpgradeHandler, type UpgradeTarget } from "./upgrade.ts";
+
+/** Where the gateway sends a service's requests: in process or over HTTP. */
+export interface GatewayTarget {
+  fetch: ServiceFetch;
+  upgrade?: UpgradeTarget;
+  ready(): Promise<boolean>;
+}
+
+export interface GatewayDeps {
+  targets: Partial<Record<ServiceName, GatewayTarget>>;
+  keys: InternalKeys;
+  authenticator: Authenticator;
+  rateLimiter: RateLimiter;
+  rateLimit: RateLimitConfig;
+  bus: Bus;
+  logger?: Logger;
+  publicUrl?: string;
+}
+
+export interface Gateway {
+  fetch(request: Request, env?: { incoming?: IncomingMessage }): Promise<Response>;
+  handleUpgrade: ReturnType<typeof createUpgradeHandler>;
+  routes: RouteTable;
+  close(): void;
+}
+
+function clientIp(env: { incoming?: IncomingMessage } | undefined): string | undefined {
+  return env?.incoming?.socket?.remoteAddress ?? undefined;
+}
+
+function withHeaders(response: Response, headers: Record<string, string>): Response {
+  // Responses from in-process apps may have immutable headers; copy when needed.
+  try {
+    for (const [k, v] of Object.entries(headers)) response.headers.set(k, v);
+    return response;
+  } catch {
+    const copy = new Response(response.body, response);
+    for (const [k, v] of Object.entries(headers)) copy.headers.set(k, v);
+    return copy;
+  }
+}
+
+export function createGateway(deps: GatewayDeps): Gateway {
+  const routes = new RouteTable();
+  const auditor = new RequestAuditor(deps.bus, deps.logger ? { logger: deps.logger } : {});
+  let openapi: string | undefined;
+
+  async function health(): Promise<Response> {
+    const entries = await Promise.all(
+      Object.entries(deps.targets).map(async ([name, target]) => {
+        const ready = await Promise.race([
+          target.ready().catch(() => false),
+          new Promise<boolean>((r) => setTimeout(() => r(false), 2000).unref()),
+        ]);
+        return [name, ready ? "ready" : "unavailable"] as const;
+      }),
+    );
+    const services = Object.fromEntries(entries);
+    const ok = entries.every(([, s]) => s === "ready");
+    return Response.json({ status: ok ? "ok" : "degraded", live: true, services }, { status: ok ? 200 : 503 });
+  }
+
+  async function handle(request: Request, env?: { incoming?: IncomingMessage }): Promise<Response> {
+    const url = new URL(request.url);
+    const incomingId = request.headers.get(REQUEST_ID_HEADER);
+    const requestId = incomingId && /^[\w.:-]{1,128}$/.test(incomingId) ? incomingId : randomUUID();
+    const method = request.method.toUpperCase();
+    const fail = (error: ProblemError, extra: Record<string, string> = {}) =>
+      withHeaders(problemResponse(error, { instance: url.pathname, requestId }), {
+        [REQUEST_ID_HEADER]: requestId,
+        ...extra,
+      });
+
+    if (url.pathname === "/health" && (method === "GET" || method === "HEAD")) return health();
+    if (url.pathname === "/v1/openapi.json" && method === "GET") {
+      openapi ??= JSON.stringify(buildOpenApiDocument(deps.publicUrl ? { serverUrl: deps.publicUrl } : {}));
+      return new Response(openapi, { headers: { "content-type": "application/json" } });
+    }
+    if ((url.pathname === "/docs" || url.pathname === "/docs/") && method === "GET") {
+      return new Response(docsPage("/v1/openapi.json", "/docs/reference.js"), {
+        headers: { "content-type": "text/html; charset=utf-8" },
+      });
+    }
+    if (url.pathname === "/docs/reference.js" && method === "GET") {
+      return new Response(new Uint8Array(await referenceBundle()), {
+        headers: { "content-type": "text/javascript; charset=utf-8", "cache-control": "public, max-age=86400" },
+      });
+    }
+
+    const match = routes.match(method, url.pathname);
+    if (match.kind === "not-found") {
+      return fail(new ProblemError("not-found", { detail: `No route for ${url.pathname}` }));
+    }
+    if (match.kind === "method-not-allowed") {
+      return fail(new ProblemError("method-not-allowed", { detail: `${method} is not allowed on ${url.pathname}` }), {
+        allow: match.allow.join(", "),
+      });
+    }
+    const { entry, params } = match;
+    const audit = (principal: Principal | undefined, status: number) => {
+      if (!shouldAudit(method, status)) return;
+      auditor.record({
+        principal,
+        operationId: entry.operationId,
+        params,
+        status,
+        requestId,
+        ip: clientIp(env),
+        userAgent: request.headers.get("user-agent") ?? undefined,
+        method,
+        path: url.pathname,
+      });
+    };
+
+    const length = Number(request.headers.get("content-length") ?? "0");
+    if (length > MAX_BODY_BYTES) {
+      return fail(new ProblemError("payload-too-large", { detail: "The body exceeds 1 MiB" }));
+    }
+
+    let principal: Principal | undefined;
+    if (entry.access !== "public") {
+      try {
+        principal = await deps.authenticator.authenticate(bearerToken(request.headers) ?? "");
+      } catch (err) {
+        const problem =
+          err instanceof ProblemError
+            ? err
+            : new ProblemError("service-unavailable", { detail: "Authentication failed" });
+        if (!(err instanceof ProblemError)) deps.logger?.error({ err, requestId }, "authentication error");
+        audit(undefined, problem.status);
+        return fail(problem);
+      }
+    }
+
+    const limitKey = principal ? `p:${principal.id}` : `ip:${clientIp(env) ?? "unknown"}`;
+    const limit: RateLimitResult = await deps.rateLimiter.hit(limitKey);
+    const limitHeaders = rateLimitHeaders(deps.rateLimit, limit);
+    if (!limit.allowed) {
+      return fail(
+        new ProblemError("rate-limited", {
+          detail: `More than ${limit.limit} requests in ${deps.rateLimit.windowSeconds} s for this token`,
+        }),
+        { ...limitHeaders, "retry-after": String(limit.resetSeconds) },
+      );
+    }
+
+    const target = deps.targets[entry.service];
+    if (!target) {
+      return fail(
+        new ProblemError("service-unavailable", {
+          detail: `The ${entry.service} service is not part of this deployment`,
+        }),
+      );
+    }
+    const identity = principal
+      ? await signIdentity(deps.keys, principal, { audience: entry.service, requestId })
+      : undefined;
+    let response: Response;
+    try {
+      response = await target.fetch(forwardRequest(request, forwardHeaders(request.headers, identity, requestId)));
+    } catch (err) {
+      deps.logger?.error({ err: (err as Error).message, service: entry.service, requestId }, "dispatch failed");
+      audit(principal, 502);
+      return fail(new ProblemError("bad-gateway", { detail: `The ${entry.service} service did not answer` }));
+    }
+    audit(principal, response.status);
+    return withHeaders(response, { [REQUEST_ID_HEADER]: requestId, ...limitHeaders });
+  }
+
+  const handleUpgrade = createUpgradeHandler({
+    routes,
+    targets: deps.targets,
+    authenticator: deps.authenticator,
+    keys: deps.keys,
+    ...(deps.logger ? { logger: deps.logger } : {}),
+  });
+
+  return {
+    async fetch(request, env) {
+      try {
+        return await handle(request, env);
+      } catch (err) {
+        deps.logger?.error({ err }, "gateway error");
+        return new Response(JSON.stringify(new ProblemError("internal-error").toBody()), {
+          status: 500,
+          headers: { "content-type": PROBLEM_CONTENT_TYPE },
+        });
+      }
+    },
+    handleUpgrade,
+    routes,
+    close: () => auditor.close(),
+  };
+}

@@ -1,0 +1,112 @@
+import { AUDIT_RECORDED, type AuditRecorded, type Principal } from "@agentplane/contracts";
+import type { Bus } from "@agentplane/events";
+import type { Logger } from "@agentplane/service-kit";
+
+const MUTATING = new Set(["POST", "PUT", "PATCH", "DELETE"]);
+
+export function shouldAudit(method: string, status: number): boolean {
+  return MUTATING.has(method) || status === 401 || status === 403;
+}
+
+/** The most specific id in the path names the target: `/v1/projects/{projectId}/sandboxes/{sandboxId}` → sandbox. */
+export function targetOf(params: Record<string, string>): { targetType?: string; targetId?: string } {
+  const names = Object.keys(params);
+  const last = names[names.length - 1];
+  if (!last) return {};
+  return { targetType: last.replace(/Id$/, ""), targetId: params[last]! };
+}
+
+export interface RequestAudit {
+  principal: Principal | undefined;
+  operationId: string;
+  params: Record<string, string>;
+  status: number;
+  requestId: string;
+  ip: string | undefined;
+  userAgent: string | undefined;
+  method: string;
+  path: string;
+}
+
+/**
+ * Publishes one `audit.recorded` event per audited request. Publishing never fails the request:
+ * while the bus is unavailable events wait in a bounded in-memory buffer and are retried.
+ */
+export class RequestAuditor {
+  private readonly bus: Bus;
+  private readonly logger: Logger | undefined;
+  private readonly buffer: AuditRecorded[] = [];
+  private readonly maxBuffer: number;
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(bus: Bus, options: { logger?: Logger; maxBuffer?: number } = {}) {
+    this.bus = bus;
+    this.logger = options.logger;
+    this.maxBuffer = options.maxBuffer ?? 100_000;
+  }
+
+  record(audit: RequestAudit): void {
+    const { principal } = audit;
+    const outcome = audit.status === 401 || audit.status === 403 ? "denied" : audit.status >= 400 ? "error" : "success";
+    const event: AuditRecorded = {
+      id: crypto.randomUUID(),
+      ...(audit.params.orgId ? { orgId: audit.params.orgId } : principal?.orgId ? { orgId: principal.orgId } : {}),
+      ...(audit.params.projectId
+        ? { projectId: audit.params.projectId }
+        : principal?.projectId
+          ? { projectId: principal.projectId }
+          : {}),
+      principal: principal
+        ? {
+            type: principal.type,
+            id: principal.id,
+            ...(principal.displayName ? { displayName: principal.displayName } : {}),
+          }
+        : { type: "anonymous" },
+      action: audit.operationId,
+      source: "request",
+      ...targetOf(audit.params),
+      targets: audit.params,
+      outcome,
+      status: audit.status,
+      requestId: audit.requestId,
+      ...(audit.ip ? { ip: audit.ip } : {}),
+      ...(audit.userAgent ? { userAgent: audit.userAgent } : {}),
+      method: audit.method,
+      path: audit.path,
+      time: new Date().toISOString(),
+    };
+    this.publish(event);
+  }
+
+  private publish(event: AuditRecorded): void {
+    this.bus.publish(AUDIT_RECORDED, event, { id: event.id, time: event.time }).catch((err) => {
+      if (this.buffer.length >= this.maxBuffer) {
+        this.logger?.error({ requestId: event.requestId }, "audit buffer full; dropping the oldest record");
+        this.buffer.shift();
+      }
+      this.buffer.push(event);
+      this.logger?.warn({ err: (err as Error).message }, "audit event not published; will retry");
+      this.scheduleRetry();
+    });
+  }
+
+  private scheduleRetry(): void {
+    if (this.timer) return;
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      const pending = this.buffer.splice(0, this.buffer.length);
+      for (const event of pending) this.publish(event);
+    }, 1000);
+    this.timer.unref();
+  }
+
+  /** Events still waiting for the bus (for health output and tests). */
+  get pending(): number {
+    return this.buffer.length;
+  }
+
+  close(): void {
+    if (this.timer) clearTimeout(this.timer);
+  }
+}

@@ -1,0 +1,180 @@
+import {
+  CLUSTER_JWT_AUDIENCE,
+  type Principal,
+  projectIdFromClusterIssuer,
+  ResolvedPrincipal,
+  TENANCY_INTERNAL,
+  VerificationKeysResponse,
+} from "@agentplane/contracts";
+import { ProblemError } from "@agentplane/problem-details";
+import { type Logger, type ServiceClient, servicePrincipal } from "@agentplane/service-kit";
+import { createLocalJWKSet, decodeJwt, type JSONWebKeySet, jwtVerify } from "jose";
+import type { OidcVerifier } from "./oidc.ts";
+import { TokenCache } from "./token-cache.ts";
+
+/** Opaque tokens whose prefix names the service that resolves them (e.g. sandbox tokens). */
+export interface OpaqueTokenResolver {
+  prefix: string;
+  client: ServiceClient;
+  path: string;
+}
+
+export interface AuthenticatorOptions {
+  tenancy: ServiceClient;
+  oidc?: OidcVerifier | undefined;
+  opaqueResolvers?: OpaqueTokenResolver[];
+  logger?: Logger;
+  /** How long a resolved opaque token is trusted before asking again (revocation latency). */
+  opaqueTtlMs?: number;
+}
+
+export class AuthenticationError extends ProblemError {
+  constructor(detail: string) {
+    super("unauthenticated", { detail, headers: { "www-authenticate": 'Bearer error="invalid_token"' } });
+  }
+}
+
+const JWT_SHAPE = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*$/;
+const GATEWAY = servicePrincipal("api-gateway");
+
+/** Turns a bearer token of any accepted kind into a principal, or throws a 401 problem. */
+export class Authenticator {
+  private readonly opaque: TokenCache<Principal>;
+  private readonly oidcUsers = new TokenCache<Principal>(60_000);
+  private readonly projectKeys = new Map<
+    string,
+    { expires: number; value: Promise<JSONWebKeySet & { orgId: string }> }
+  >();
+  private readonly options: AuthenticatorOptions;
+
+  constructor(options: AuthenticatorOptions) {
+    this.options = options;
+    this.opaque = new TokenCache(options.opaqueTtlMs ?? 2000);
+  }
+
+  async authenticate(token: string): Promise<Principal> {
+    if (!token) throw new AuthenticationError("A bearer token is required");
+    if (JWT_SHAPE.test(token)) return this.authenticateJwt(token);
+    const resolver = this.options.opaqueResolvers?.find((r) => token.startsWith(r.prefix));
+    if (resolver) return this.resolveOpaque(token, resolver.client, resolver.path);
+    return this.resolveOpaque(token, this.options.tenancy, TENANCY_INTERNAL.resolveApiToken);
+  }
+
+  private resolveOpaque(token: string, client: ServiceClient, path: string): Promise<Principal> {
+    return this.opaque
+      .get(token, async () => {
+        const body = await client.request<unknown>("POST", path, { principal: GATEWAY, body: { token } });
+        return ResolvedPrincipal.parse(body).principal;
+      })
+      .catch((err) => {
+        if (err instanceof ProblemError && err.status === 401) throw new AuthenticationError("The token is not valid");
+        throw err;
+      });
+  }
+
+  private async authenticateJwt(token: string): Promise<Principal> {
+    let claims: ReturnType<typeof decodeJwt>;
+    try {
+      claims = decodeJwt(token);
+    } catch {
+      throw new AuthenticationError("The token is not a valid JWT");
+    }
+    const issuer = typeof claims.iss === "string" ? claims.iss : "";
+    const projectId = projectIdFromClusterIssuer(issuer);
+    if (projectId) return this.authenticateCluster(token, projectId);
+    const oidc = this.options.oidc;
+    if (oidc && issuer.replace(/\/+$/, "") === oidc.issuer) return this.authenticateOidc(token, oidc);
+    throw new AuthenticationError("The token's issuer is not trusted");
+  }
+
+  private async authenticateOidc(token: string, oidc: OidcVerifier): Promise<Principal> {
+    let verified: Awaited<ReturnType<OidcVerifier["verify"]>>;
+    try {
+      verified = await oidc.verify(token);
+    } catch (err) {
+      this.options.logger?.debug({ reason: (err as Error).message }, "OIDC token rejected");
+      throw new AuthenticationError("The token is not valid");
+    }
+    const key = `${oidc.issuer}\u0000${verified.sub}`;
+    return this.oidcUsers.get(key, async () => {
+      const body = await this.options.tenancy.request<unknown>("POST", TENANCY_INTERNAL.resolveOidcUser, {
+        principal: GATEWAY,
+        body: {
+          issuer: oidc.issuer,
+          subject: verified.sub,
+          ...(typeof verified.email === "string" ? { email: verified.email } : {}),
+          ...(typeof verified.name === "string" ? { name: verified.name } : {}),
+        },
+      });
+      return ResolvedPrincipal.parse(body).principal;
+    });
+  }
+
+  private keysOf(projectId: string, refresh: boolean): Promise<JSONWebKeySet & { orgId: string }> {
+    const now = Date.now();
+    const hit = this.projectKeys.get(projectId);
+    if (hit && hit.expires > now && !refresh) return hit.value;
+    const value = this.options.tenancy
+      .request<unknown>(
+        "GET",
+        TENANCY_INTERNAL.projectVerificationKeys.replace("{projectId}", encodeURIComponent(projectId)),
+        {
+          principal: GATEWAY,
+        },
+      )
+      .then((body) => {
+        const parsed = VerificationKeysResponse.parse(body);
+        return { keys: parsed.keys as JSONWebKeySet["keys"], orgId: parsed.orgId };
+      });
+    this.projectKeys.set(projectId, { expires: now + 30_000, value });
+    value.catch(() => this.projectKeys.delete(projectId));
+    return value;
+  }
+
+  private async authenticateCluster(token: string, projectId: string, refreshed = false): Promise<Principal> {
+    let jwks: JSONWebKeySet & { orgId: string };
+    try {
+      jwks = await this.keysOf(projectId, refreshed);
+    } catch {
+      throw new AuthenticationError("The token's project is unknown");
+    }
+    try {
+      const { payload } = await jwtVerify(token, createLocalJWKSet(jwks), {
+        algorithms: ["ES256"],
+        audience: CLUSTER_JWT_AUDIENCE,
+        clockTolerance: 5,
+      });
+      if (typeof payload.sub !== "string") throw new Error("no subject");
+      return { type: "cluster", id: payload.sub, displayName: payload.sub, projectId, orgId: jwks.orgId };
+    } catch (err) {
+      // A key rotated since we cached the JWKS: look once more before refusing.
+      if (!refreshed && (err as { code?: string }).code === "ERR_JWKS_NO_MATCHING_KEY") {
+        return this.authenticateCluster(token, projectId, true);
+      }
+      throw new AuthenticationError("The token is not valid");
+    }
+  }
+}
+
+/** The bearer token of a request: the Authorization header, or the Kubernetes WebSocket subprotocol convention. */
+export function bearerToken(headers: Headers): string | undefined {
+  const auth = headers.get("authorization");
+  if (auth) {
+    const m = /^Bearer\s+(.+)$/i.exec(auth.trim());
+    return m ? m[1]!.trim() : undefined;
+  }
+  const protocols = headers.get("sec-websocket-protocol");
+  if (protocols) {
+    for (const p of protocols.split(",").map((s) => s.trim())) {
+      if (p.startsWith("base64url.bearer.authorization.k8s.io.")) {
+        const encoded = p.slice("base64url.bearer.authorization.k8s.io.".length);
+        try {
+          return Buffer.from(encoded, "base64url").toString("utf8");
+        } catch {
+          return undefined;
+        }
+      }
+    }
+  }
+  return undefined;
+}

@@ -1,0 +1,37 @@
+import { INTERNAL_IDENTITY_HEADER, REQUEST_ID_HEADER } from "@agentplane/contracts";
+
+/** Hop-by-hop headers (RFC 9110 §7.6.1) and credentials that must not travel past the gateway. */
+const DROPPED = new Set([
+  "connection",
+  "keep-alive",
+  "proxy-authenticate",
+  "proxy-authorization",
+  "te",
+  "trailer",
+  "transfer-encoding",
+  "upgrade",
+  "authorization",
+  INTERNAL_IDENTITY_HEADER,
+]);
+
+export function forwardHeaders(incoming: Headers, identity: string | undefined, requestId: string): Headers {
+  const headers = new Headers();
+  incoming.forEach((value, key) => {
+    if (!DROPPED.has(key)) headers.set(key, value);
+  });
+  if (identity) headers.set(INTERNAL_IDENTITY_HEADER, identity);
+  headers.set(REQUEST_ID_HEADER, requestId);
+  return headers;
+}
+
+/** The request as the service receives it; the body streams through without being buffered. */
+export function forwardRequest(request: Request, headers: Headers): Request {
+  const hasBody = request.body !== null && request.method !== "GET" && request.method !== "HEAD";
+  return new Request(request.url, {
+    method: request.method,
+    headers,
+    ...(hasBody ? { body: request.body, duplex: "half" } : {}),
+    redirect: "manual",
+    signal: request.signal,
+  } as RequestInit);
+}

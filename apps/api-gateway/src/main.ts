@@ -1,0 +1,70 @@
+// The gateway as its own deployable (distributed mode): services are reached over HTTP keep-alive.
+import type { ServiceName } from "@agentplane/contracts";
+import { createBus } from "@agentplane/events";
+import {
+  createLogger,
+  httpFetch,
+  importInternalKeys,
+  onShutdown,
+  parseEnv,
+  ServiceClient,
+  serveFetch,
+} from "@agentplane/service-kit";
+import { Redis } from "ioredis";
+import { createGateway, type GatewayTarget } from "./app.ts";
+import { Authenticator } from "./authn/authenticator.ts";
+import { OidcVerifier } from "./authn/oidc.ts";
+import { GatewayEnvSchema } from "./config.ts";
+import { MemoryRateLimiter, RedisRateLimiter } from "./rate-limit.ts";
+
+const env = parseEnv(GatewayEnvSchema);
+const logger = createLogger("api-gateway", env.LOG_LEVEL);
+const keys = await importInternalKeys({ privateJwk: env.INTERNAL_IDENTITY_PRIVATE_KEY });
+const bus = createBus({ redisUrl: env.REDIS_URL });
+
+const urls: Partial<Record<ServiceName, string | undefined>> = {
+  tenancy: env.TENANCY_URL,
+  sandbox: env.SANDBOX_URL,
+  audit: env.AUDIT_URL,
+  governance: env.GOVERNANCE_URL,
+  connections: env.CONNECTIONS_URL,
+  inference: env.INFERENCE_URL,
+};
+const targets: Partial<Record<ServiceName, GatewayTarget>> = {};
+for (const [name, url] of Object.entries(urls) as [ServiceName, string | undefined][]) {
+  if (!url) continue;
+  const fetch = httpFetch(url);
+  targets[name] = {
+    fetch,
+    upgrade: { kind: "http", url },
+    ready: async () => (await fetch(new Request("http://svc/health"))).ok,
+  };
+}
+
+const rateLimit = { limit: env.RATE_LIMIT_PER_MINUTE, windowSeconds: 60 };
+const redis = env.REDIS_URL ? new Redis(env.REDIS_URL, { maxRetriesPerRequest: 1 }) : undefined;
+redis?.on("error", () => {});
+const gateway = createGateway({
+  targets,
+  keys,
+  authenticator: new Authenticator({
+    tenancy: new ServiceClient("tenancy", targets.tenancy!.fetch, keys),
+    oidc: env.OIDC_ISSUER ? new OidcVerifier({ issuer: env.OIDC_ISSUER, audience: env.OIDC_AUDIENCE }) : undefined,
+    logger,
+  }),
+  rateLimiter: redis ? new RedisRateLimiter(redis, rateLimit) : new MemoryRateLimiter(rateLimit),
+  rateLimit,
+  bus,
+  logger,
+  ...(env.PUBLIC_URL ? { publicUrl: env.PUBLIC_URL } : {}),
+});
+
+const server = await serveFetch((req, nodeEnv) => gateway.fetch(req, nodeEnv), { port: env.PORT });
+server.server.on("upgrade", gateway.handleUpgrade);
+logger.info({ url: server.url, services: Object.keys(targets) }, "api gateway listening");
+onShutdown(async () => {
+  await server.close();
+  gateway.close();
+  await bus.close();
+  redis?.disconnect();
+}, logger);

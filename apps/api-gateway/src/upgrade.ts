@@ -1,0 +1,108 @@
+import { randomUUID } from "node:crypto";
+import type { IncomingMessage } from "node:http";
+import { connect } from "node:net";
+import type { Duplex } from "node:stream";
+import { INTERNAL_IDENTITY_HEADER, REQUEST_ID_HEADER, type ServiceName } from "@agentplane/contracts";
+import { ProblemError } from "@agentplane/problem-details";
+import { type InternalKeys, type Logger, signIdentity, type UpgradeHandler } from "@agentplane/service-kit";
+import { type Authenticator, bearerToken } from "./authn/authenticator.ts";
+import type { RouteTable } from "./route-table.ts";
+
+/** Where a WebSocket upgrade goes: a handler in this process, or a service's HTTP address. */
+export type UpgradeTarget = { kind: "in-process"; handle: UpgradeHandler } | { kind: "http"; url: string };
+
+const BEARER_PROTOCOL = "base64url.bearer.authorization.k8s.io.";
+
+function rejectUpgrade(socket: Duplex, error: ProblemError, requestId: string): void {
+  const body = JSON.stringify(error.toBody({ requestId }));
+  const extra = Object.entries(error.headers)
+    .map(([k, v]) => `${k}: ${v}\r\n`)
+    .join("");
+  socket.end(
+    `HTTP/1.1 ${error.status} ${error.title}\r\ncontent-type: application/problem+json\r\ncontent-length: ${Buffer.byteLength(body)}\r\n${extra}connection: close\r\n\r\n${body}`,
+  );
+}
+
+function toHeaders(req: IncomingMessage): Headers {
+  const headers = new Headers();
+  for (const [k, v] of Object.entries(req.headers)) {
+    if (v !== undefined) headers.set(k, Array.isArray(v) ? v.join(", ") : v);
+  }
+  return headers;
+}
+
+/** Raw pass-through of the upgrade to a service over TCP: the gateway never parses frames. */
+function pipeUpgrade(url: string, req: IncomingMessage, socket: Duplex, head: Buffer): void {
+  const target = new URL(url);
+  const upstream = connect(Number(target.port || 80), target.hostname, () => {
+    const lines = [`${req.method} ${req.url} HTTP/1.1`];
+    for (let i = 0; i < req.rawHeaders.length; i += 2) {
+      const name = req.rawHeaders[i]!;
+      if (name.toLowerCase() === "host") continue;
+      lines.push(`${name}: ${req.rawHeaders[i + 1]}`);
+    }
+    lines.push(`Host: ${target.host}`);
+    upstream.write(`${lines.join("\r\n")}\r\n\r\n`);
+    if (head.length) upstream.write(head);
+    upstream.pipe(socket);
+    socket.pipe(upstream);
+  });
+  const close = () => {
+    upstream.destroy();
+    socket.destroy();
+  };
+  upstream.on("error", close);
+  socket.on("error", close);
+  upstream.on("close", () => socket.destroy());
+  socket.on("close", () => upstream.destroy());
+}
+
+export function createUpgradeHandler(deps: {
+  routes: RouteTable;
+  targets: Partial<Record<ServiceName, { upgrade?: UpgradeTarget }>>;
+  authenticator: Authenticator;
+  keys: InternalKeys;
+  logger?: Logger;
+}): UpgradeHandler {
+  return (req, socket, head) => {
+    const requestId = randomUUID();
+    void (async () => {
+      const url = new URL(req.url ?? "/", "http://gateway");
+      const match = deps.routes.match("GET", url.pathname);
+      if (match.kind !== "route" || !match.entry.websocket) {
+        throw new ProblemError("not-found", { detail: `No WebSocket endpoint at ${url.pathname}` });
+      }
+      const target = deps.targets[match.entry.service]?.upgrade;
+      if (!target) throw new ProblemError("service-unavailable", { detail: `${match.entry.service} is not available` });
+      const principal = await deps.authenticator.authenticate(bearerToken(toHeaders(req)) ?? "");
+      const identity = await signIdentity(deps.keys, principal, { audience: match.entry.service, requestId });
+      // The service sees the identity, never the caller's credential.
+      delete req.headers.authorization;
+      const protocols = req.headers["sec-websocket-protocol"];
+      if (typeof protocols === "string") {
+        const kept = protocols
+          .split(",")
+          .map((p) => p.trim())
+          .filter((p) => p && !p.startsWith(BEARER_PROTOCOL));
+        if (kept.length) req.headers["sec-websocket-protocol"] = kept.join(", ");
+        else delete req.headers["sec-websocket-protocol"];
+      }
+      req.headers[INTERNAL_IDENTITY_HEADER] = identity;
+      req.headers[REQUEST_ID_HEADER] = requestId;
+      // Keep rawHeaders consistent with headers for the raw pipe.
+      const raw: string[] = [];
+      for (const [k, v] of Object.entries(req.headers)) {
+        if (v === undefined) continue;
+        for (const value of Array.isArray(v) ? v : [v]) raw.push(k, value);
+      }
+      req.rawHeaders.splice(0, req.rawHeaders.length, ...raw);
+      if (target.kind === "in-process") target.handle(req, socket, head);
+      else pipeUpgrade(target.url, req, socket, head);
+    })().catch((err) => {
+      const problem =
+        err instanceof ProblemError ? err : new ProblemError("internal-error", { detail: "Upgrade failed" });
+      if (!(err instanceof ProblemError)) deps.logger?.error({ err, requestId }, "upgrade failed");
+      rejectUpgrade(socket, problem, requestId);
+    });
+  };
+}

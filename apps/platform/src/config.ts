@@ -1,0 +1,27 @@
+import { resolve } from "node:path";
+import { z } from "zod";
+
+/** Settings of the all-in-one launcher (`npm start`). */
+export const AllInOneEnvSchema = z.object({
+  PORT: z.coerce.number().int().min(0).max(65535).default(8080),
+  HOST: z.string().default("0.0.0.0"),
+  AGENTPLANE_DATA_DIR: z.string().default("./.agentplane"),
+  DATABASE_URL: z.string().optional(),
+  REDIS_URL: z.string().optional(),
+  PUBLIC_URL: z.url().optional(),
+  AGENTPLANE_SECRET_KEY: z.string().optional(),
+  AGENTPLANE_BOOTSTRAP_TOKEN: z.string().min(32, "must be at least 32 characters").optional(),
+  OIDC_ISSUER: z.url().optional(),
+  OIDC_AUDIENCE: z.string().optional(),
+  RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).default(1200),
+  KEY_ROTATION_GRACE_SECONDS: z.coerce.number().int().min(0).default(86_400),
+  SANDBOX_INGRESS_HOST: z.string().optional(),
+  AGENT_RUNTIME: z.enum(["on", "off"]).default("on"),
+  AGENT_RUNTIME_PORT: z.coerce.number().int().min(0).max(65535).default(3003),
+  LOG_LEVEL: z.string().default("info"),
+});
+export type AllInOneEnv = z.infer<typeof AllInOneEnvSchema>;
+
+export function dataDirOf(env: AllInOneEnv): string {
+  return resolve(env.AGENTPLANE_DATA_DIR);
+}

@@ -1,0 +1,77 @@
+import { requireRedis, TEST_REDIS_URL, testRedisPrefix } from "@agentplane/testkit";
+import { describe, expect, it } from "vitest";
+import { BullMqBus, type Bus, type EventEnvelope, MemoryBus } from "../src/index.ts";
+
+function waitFor(check: () => boolean, timeoutMs = 10_000): Promise<void> {
+  const start = Date.now();
+  return new Promise((resolve, reject) => {
+    const tick = () => {
+      if (check()) return resolve();
+      if (Date.now() - start > timeoutMs) return reject(new Error("timed out"));
+      setTimeout(tick, 20);
+    };
+    tick();
+  });
+}
+
+const redis = await requireRedis();
+
+const buses: { name: string; skip: boolean; make: () => Bus }[] = [
+  { name: "memory", skip: false, make: () => new MemoryBus() },
+  {
+    name: `bullmq${redis.reason}`,
+    skip: !redis.available,
+    make: () => new BullMqBus({ url: TEST_REDIS_URL, prefix: testRedisPrefix("bus"), attempts: 5 }),
+  },
+];
+
+for (const { name, skip, make } of buses) {
+  describe.skipIf(skip)(`${name} bus`, () => {
+    it("delivers each event to one of the competing consumers, keeping id, topic and payload", async () => {
+      const bus = make();
+      const seenA: EventEnvelope<{ n: number }>[] = [];
+      const seenB: EventEnvelope<{ n: number }>[] = [];
+      await bus.subscribe<{ n: number }>("t.compete", async (e) => void seenA.push(e));
+      await bus.subscribe<{ n: number }>("t.compete", async (e) => void seenB.push(e));
+      for (let n = 0; n < 40; n++) await bus.publish("t.compete", { n }, { id: `e-${n}` });
+      await waitFor(() => seenA.length + seenB.length === 40);
+      const all = [...seenA, ...seenB].sort((x, y) => x.data.n - y.data.n);
+      expect(all.map((e) => e.id)).toEqual(Array.from({ length: 40 }, (_, n) => `e-${n}`));
+      expect(all.every((e) => e.topic === "t.compete")).toBe(true);
+      await bus.close();
+    });
+
+    it("redelivers an event whose handler failed", async () => {
+      const bus = make();
+      let attempts = 0;
+      await bus.subscribe("t.retry", async () => {
+        attempts++;
+        if (attempts < 3) throw new Error("transient");
+      });
+      await bus.publish("t.retry", { x: 1 });
+      await waitFor(() => attempts >= 3, 15_000);
+      expect(attempts).toBe(3);
+      await bus.close();
+    });
+
+    it("keeps events published before anyone subscribed", async () => {
+      const bus = make();
+      await bus.publish("t.early", { x: 1 }, { id: "early-1" });
+      const seen: string[] = [];
+      await bus.subscribe("t.early", async (e) => void seen.push(e.id));
+      await waitFor(() => seen.length === 1);
+      expect(seen).toEqual(["early-1"]);
+      expect(await bus.ready()).toBe(true);
+      await bus.close();
+    });
+  });
+}
+
+describe("bullmq bus without Redis", () => {
+  it("fails fast on publish so the producer can keep the event", async () => {
+    const bus = new BullMqBus({ url: "redis://127.0.0.1:1", prefix: testRedisPrefix("down") });
+    await expect(bus.publish("t.down", { x: 1 })).rejects.toThrow(/not connected/);
+    expect(await bus.ready()).toBe(false);
+    await bus.close();
+  });
+});
