@@ -1,0 +1,143 @@
+import { existsSync, mkdirSync, readFileSync, rmdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import type { SandboxResources } from "../types.ts";
+
+type Controller = "memory" | "pids" | "cpu";
+
+/** Where this host lets the service put sandboxes into cgroups, detected once at start. */
+export interface CgroupSupport {
+  version: "v2" | "v1" | "none";
+  /** Controllers that could be set up (a parent directory we can create children in). */
+  controllers: Controller[];
+  reason?: string;
+  /** controller → parent directory of the per-sandbox cgroups. */
+  parents: Partial<Record<Controller, string>>;
+}
+
+const PARENT_NAME = "agentplane-sandboxes";
+
+function ownPaths(): Map<string, string> {
+  const paths = new Map<string, string>();
+  for (const line of readFileSync("/proc/self/cgroup", "utf8").split("\n")) {
+    const [, controllers, path] = line.split(":");
+    if (controllers === undefined || path === undefined) continue;
+    for (const c of controllers === "" ? ["(unified)"] : controllers.split(",")) paths.set(c, path);
+  }
+  return paths;
+}
+
+function tryMkdir(dir: string): boolean {
+  try {
+    mkdirSync(dir, { recursive: true });
+    return existsSync(join(dir, "cgroup.procs"));
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Pure cgroup v2: a child of the root cgroup (the root is exempt from "no internal processes")
+ * with memory/pids/cpu enabled. cgroup v1 (hybrid hosts): a child of our own cgroup under each
+ * controller hierarchy, so limits nest inside whatever the host already imposes on us.
+ */
+export function detectCgroups(root = "/sys/fs/cgroup"): CgroupSupport {
+  try {
+    if (existsSync(join(root, "cgroup.controllers"))) {
+      const parent = join(root, PARENT_NAME);
+      const available = readFileSync(join(root, "cgroup.controllers"), "utf8").trim().split(/\s+/);
+      const wanted = (["memory", "pids", "cpu"] as const).filter((c) => available.includes(c));
+      if (!tryMkdir(parent)) return { version: "none", controllers: [], parents: {}, reason: `${root} not writable` };
+      const enabled: Controller[] = [];
+      for (const c of wanted) {
+        try {
+          writeFileSync(join(root, "cgroup.subtree_control"), `+${c}`);
+          writeFileSync(join(parent, "cgroup.subtree_control"), `+${c}`);
+          enabled.push(c);
+        } catch {
+          // Controller not delegable here; the others may still work.
+        }
+      }
+      const parents = Object.fromEntries(enabled.map((c) => [c, parent]));
+      return { version: "v2", controllers: enabled, parents };
+    }
+    const own = ownPaths();
+    const parents: Partial<Record<Controller, string>> = {};
+    for (const c of ["memory", "pids", "cpu"] as const) {
+      const mount = join(root, c);
+      if (!existsSync(join(mount, "cgroup.procs"))) continue;
+      const dir = join(mount, own.get(c) ?? "/", PARENT_NAME);
+      if (tryMkdir(dir)) parents[c] = dir;
+    }
+    const controllers = Object.keys(parents) as Controller[];
+    if (controllers.length === 0)
+      return { version: "none", controllers, parents, reason: "no writable cgroup hierarchy" };
+    return { version: "v1", controllers, parents };
+  } catch (err) {
+    return { version: "none", controllers: [], parents: {}, reason: (err as Error).message };
+  }
+}
+
+/** One sandbox's cgroups: `procsFiles` are written with a process id to move it in. */
+export interface SandboxCgroup {
+  procsFiles: string[];
+  enforced: string[];
+  remove(): Promise<void>;
+}
+
+function write(dir: string, file: string, value: string): boolean {
+  try {
+    writeFileSync(join(dir, file), value);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+export function createSandboxCgroup(support: CgroupSupport, id: string, resources: SandboxResources): SandboxCgroup {
+  const dirs = new Set<string>();
+  const enforced: string[] = [];
+  const dirFor = (c: Controller): string | undefined => {
+    const parent = support.parents[c];
+    if (!parent) return undefined;
+    const dir = join(parent, id);
+    mkdirSync(dir, { recursive: true });
+    dirs.add(dir);
+    return dir;
+  };
+  const v2 = support.version === "v2";
+  if (resources.memoryMiB) {
+    const dir = dirFor("memory");
+    const bytes = String(resources.memoryMiB * 1024 * 1024);
+    if (dir && (v2 ? write(dir, "memory.max", bytes) : write(dir, "memory.limit_in_bytes", bytes))) {
+      if (v2) write(dir, "memory.swap.max", "0");
+      enforced.push("memory");
+    }
+  }
+  if (resources.maxProcesses) {
+    const dir = dirFor("pids");
+    if (dir && write(dir, "pids.max", String(resources.maxProcesses))) enforced.push("pids");
+  }
+  if (resources.cpuMillicores) {
+    const dir = dirFor("cpu");
+    const quota = String(resources.cpuMillicores * 100);
+    const ok = dir && (v2 ? write(dir, "cpu.max", `${quota} 100000`) : write(dir, "cpu.cfs_quota_us", quota));
+    if (ok) enforced.push("cpu");
+  }
+  return {
+    procsFiles: [...dirs].map((d) => join(d, "cgroup.procs")),
+    enforced,
+    async remove() {
+      for (const dir of dirs) {
+        // The kernel refuses while the last processes are still being reaped; retry briefly.
+        for (let attempt = 0; attempt < 50; attempt++) {
+          try {
+            if (existsSync(dir)) rmdirSync(dir);
+            break;
+          } catch {
+            await new Promise((r) => setTimeout(r, 20));
+          }
+        }
+      }
+    },
+  };
+}

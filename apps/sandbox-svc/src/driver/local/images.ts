@@ -1,0 +1,62 @@
+import { existsSync, lstatSync, readdirSync, readlinkSync } from "node:fs";
+import { join } from "node:path";
+
+export const DEFAULT_IMAGE = "default";
+
+/** Host directories the `default` image exposes read-only (merged-/usr hosts have symlinks here). */
+const HOST_SYSTEM_ENTRIES = ["usr", "bin", "sbin", "lib", "lib32", "lib64", "libx32"];
+
+/** Host files under /etc that programs need to run (dynamic loader, alternatives, TLS roots, zone). */
+const HOST_ETC_ENTRIES = [
+  "alternatives",
+  "ld.so.cache",
+  "ld.so.conf",
+  "ld.so.conf.d",
+  "localtime",
+  "nsswitch.conf",
+  "ssl",
+  "ca-certificates",
+  "ca-certificates.conf",
+  "mime.types",
+  "profile",
+  "bash.bashrc",
+  "inputrc",
+  "terminfo",
+];
+
+/** Entries of an image root the sandbox provides itself. */
+const SANDBOX_OWNED = new Set(["proc", "dev", "sys", "tmp", "run", "workspace", "lost+found"]);
+
+function bindEntry(source: string, target: string): string[] {
+  const stat = lstatSync(source);
+  if (stat.isSymbolicLink()) return ["--symlink", readlinkSync(source), target];
+  if (stat.isDirectory() || stat.isFile()) return ["--ro-bind", source, target];
+  return [];
+}
+
+/**
+ * bwrap arguments that lay out an image's root filesystem read-only. `default` is the host's
+ * system directories and a few /etc files; a registered image is every top-level entry of its
+ * directory (built with debootstrap, for example), so the sandbox can still own /tmp and /workspace.
+ */
+export function imageMountArgs(image: string, catalog: Record<string, string>): string[] {
+  if (image === DEFAULT_IMAGE) {
+    const args: string[] = [];
+    for (const name of HOST_SYSTEM_ENTRIES) {
+      if (existsSync(`/${name}`)) args.push(...bindEntry(`/${name}`, `/${name}`));
+    }
+    args.push("--dir", "/etc");
+    for (const name of HOST_ETC_ENTRIES) {
+      if (existsSync(`/etc/${name}`)) args.push(...bindEntry(`/etc/${name}`, `/etc/${name}`));
+    }
+    return args;
+  }
+  const root = catalog[image];
+  if (!root) throw new Error(`unknown image ${image}`);
+  const args: string[] = [];
+  for (const name of readdirSync(root)) {
+    if (SANDBOX_OWNED.has(name)) continue;
+    args.push(...bindEntry(join(root, name), `/${name}`));
+  }
+  return args;
+}

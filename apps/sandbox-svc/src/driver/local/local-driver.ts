@@ -1,0 +1,377 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import { accessSync, constants, mkdirSync, writeFileSync } from "node:fs";
+import { rm } from "node:fs/promises";
+import { connect } from "node:net";
+import { join } from "node:path";
+import { Duplex, type Readable } from "node:stream";
+import { ProblemError } from "@agentplane/problem-details";
+import type { Logger } from "@agentplane/service-kit";
+import type {
+  DriverEvent,
+  DriverStatus,
+  ExecOptions,
+  ExecProcess,
+  SandboxDriver,
+  SandboxRuntimeSpec,
+} from "../types.ts";
+import { type CgroupSupport, createSandboxCgroup, detectCgroups, type SandboxCgroup } from "./cgroups.ts";
+import { DEFAULT_IMAGE, imageMountArgs } from "./images.ts";
+import { spawnPiped, spawnTty, withCgroups } from "./process.ts";
+
+export type LocalIsolation = "bwrap" | "none";
+
+export interface LocalDriverOptions {
+  dataDir: string;
+  /** Registered root filesystems: image name → directory. `default` always exists. */
+  images?: Record<string, string>;
+  isolation?: LocalIsolation;
+  logger: Logger;
+  /** Where to look for bwrap, nsenter and socat (tests point this at an empty directory). */
+  searchPath?: string[];
+}
+
+const SEARCH_PATH = ["/usr/local/sbin", "/usr/local/bin", "/usr/sbin", "/usr/bin", "/sbin", "/bin"];
+const SANDBOX_UID = "1000";
+const SANDBOX_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+
+/** Relays stdio to a TCP port; run with the host's node inside the sandbox's network namespace when socat is absent. */
+const NODE_RELAY =
+  "const s=require('net').connect(+process.argv[1],'127.0.0.1');s.on('error',()=>process.exit(1));process.stdin.pipe(s).pipe(process.stdout);";
+
+interface RunningSandbox {
+  id: string;
+  proc: ChildProcess;
+  /** Host pid of the sandbox's first process (inside its namespaces). */
+  pid: number;
+  env: Record<string, string>;
+  workspace: string;
+  cgroup: SandboxCgroup;
+  execs: Set<ExecProcess>;
+  stopping: boolean;
+  gone: Promise<void>;
+}
+
+function find(name: string, dirs: string[]): string | undefined {
+  for (const dir of dirs) {
+    try {
+      accessSync(join(dir, name), constants.X_OK);
+      return join(dir, name);
+    } catch {
+      // Next directory.
+    }
+  }
+  return undefined;
+}
+
+function tail(chunks: Buffer[]): string {
+  return Buffer.concat(chunks).toString("utf8").slice(-2000).trim();
+}
+
+/**
+ * Sandboxes as Linux namespaces through bubblewrap. One bwrap per sandbox holds the namespaces
+ * (its main process keeps them alive); exec and sessions enter them with nsenter, so every process
+ * of a sandbox shares its pid namespace, /tmp and workspace, and ports are reached by entering
+ * only its network namespace.
+ */
+export class LocalDriver implements SandboxDriver {
+  readonly name = "local";
+  private readonly options: LocalDriverOptions;
+  private readonly isolation: LocalIsolation;
+  private readonly images: Record<string, string>;
+  private readonly running = new Map<string, RunningSandbox>();
+  private readonly starting = new Map<string, Promise<void>>();
+  private readonly listeners = new Set<(event: DriverEvent) => void>();
+  private readonly tools: { bwrap?: string; nsenter?: string; socat?: string };
+  readonly cgroups: CgroupSupport;
+
+  constructor(options: LocalDriverOptions) {
+    this.options = options;
+    this.isolation = options.isolation ?? "bwrap";
+    this.images = options.images ?? {};
+    const dirs = options.searchPath ?? SEARCH_PATH;
+    this.tools = { bwrap: find("bwrap", dirs), nsenter: find("nsenter", dirs), socat: find("socat", dirs) };
+    this.cgroups = detectCgroups();
+  }
+
+  describe(): Record<string, unknown> {
+    return {
+      driver: "local",
+      isolation: this.isolation,
+      bwrap: this.tools.bwrap ?? null,
+      socat: this.tools.socat ?? null,
+      cgroups: this.cgroups.version,
+      cgroupControllers: this.cgroups.controllers,
+      ...(this.cgroups.reason ? { cgroupsUnavailable: this.cgroups.reason } : {}),
+    };
+  }
+
+  checkAvailable(): void {
+    if (this.isolation === "none") return;
+    if (!this.tools.bwrap || !this.tools.nsenter) {
+      throw new ProblemError("service-unavailable", {
+        detail:
+          "The local sandbox driver needs bubblewrap: install the package `bubblewrap` (apt-get install bubblewrap) " +
+          "and util-linux's nsenter, or set SANDBOX_LOCAL_ISOLATION=none to run sandboxes without isolation.",
+      });
+    }
+  }
+
+  validateImage(image: string): void {
+    if (image === DEFAULT_IMAGE || this.images[image]) return;
+    const known = [DEFAULT_IMAGE, ...Object.keys(this.images)].join(", ");
+    throw new ProblemError("validation-failed", {
+      detail: `Unknown image ${image} for the local driver (known: ${known})`,
+      errors: [{ pointer: "/body/image", message: `unknown image; known: ${known}` }],
+    });
+  }
+
+  onEvent(listener: (event: DriverEvent) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  async status(sandboxId: string): Promise<DriverStatus> {
+    if (this.starting.has(sandboxId)) return { phase: "starting" };
+    return this.running.has(sandboxId) ? { phase: "running" } : { phase: "stopped" };
+  }
+
+  workspaceDir(sandboxId: string): string {
+    return join(this.options.dataDir, "workspaces", sandboxId);
+  }
+
+  start(spec: SandboxRuntimeSpec): Promise<void> {
+    if (this.running.has(spec.id)) return Promise.resolve();
+    const pending = this.starting.get(spec.id);
+    if (pending) return pending;
+    const promise = this.launch(spec).finally(() => this.starting.delete(spec.id));
+    this.starting.set(spec.id, promise);
+    return promise;
+  }
+
+  private sandboxEnv(spec: SandboxRuntimeSpec, workspace: string): Record<string, string> {
+    const home = this.isolation === "none" ? workspace : "/workspace";
+    return { PATH: SANDBOX_PATH, HOME: home, USER: "sandbox", LANG: "C.UTF-8", HOSTNAME: spec.slug, ...spec.env };
+  }
+
+  private async launch(spec: SandboxRuntimeSpec): Promise<void> {
+    this.checkAvailable();
+    this.validateImage(spec.image);
+    const workspace = this.workspaceDir(spec.id);
+    mkdirSync(workspace, { recursive: true });
+    const env = this.sandboxEnv(spec, workspace);
+    const main = spec.command && spec.command.length > 0 ? spec.command : ["sleep", "infinity"];
+    const cgroup = createSandboxCgroup(this.cgroups, spec.id, spec.resources);
+    let argv: string[];
+    if (this.isolation === "none") {
+      this.options.logger.warn({ sandboxId: spec.id }, "SANDBOX_LOCAL_ISOLATION=none: sandbox runs without isolation");
+      argv = main;
+    } else {
+      // The main process says "ready" on fd 4 once bwrap has finished the mounts, before exec'ing
+      // the real command: entering the namespaces earlier would see a half-built root.
+      const signalReady = ["/bin/sh", "-c", 'printf ready >&4; exec 4>&-; exec "$@"', "sh", ...main];
+      argv = [this.tools.bwrap as string, ...this.bwrapArgs(spec, workspace), "--", ...signalReady];
+    }
+    const [file, ...args] = withCgroups(cgroup.procsFiles, argv) as [string, ...string[]];
+    const proc = spawn(file, args, {
+      env,
+      cwd: this.isolation === "none" ? workspace : "/",
+      stdio: ["ignore", "ignore", "pipe", "pipe", "pipe"],
+      detached: true,
+    });
+    const stderr: Buffer[] = [];
+    proc.stderr?.on("data", (chunk: Buffer) => {
+      stderr.push(chunk);
+      if (stderr.length > 64) stderr.shift();
+    });
+    const gone = new Promise<void>((resolve) => proc.once("close", () => resolve()));
+    let pid: number;
+    try {
+      if (this.isolation === "none") pid = proc.pid as number;
+      else [pid] = await Promise.all([readChildPid(proc), readReady(proc)]);
+    } catch (err) {
+      await gone;
+      await cgroup.remove();
+      throw new Error(`sandbox failed to start: ${tail(stderr) || (err as Error).message}`);
+    }
+    const running: RunningSandbox = {
+      id: spec.id,
+      proc,
+      pid,
+      env,
+      workspace,
+      cgroup,
+      execs: new Set(),
+      stopping: false,
+      gone,
+    };
+    this.running.set(spec.id, running);
+    proc.once("exit", (code, signal) => {
+      this.running.delete(spec.id);
+      for (const exec of running.execs) exec.kill();
+      void cgroup.remove();
+      if (running.stopping) return;
+      const message = `main process exited (${signal ?? `code ${code}`})${tail(stderr) ? `: ${tail(stderr)}` : ""}`;
+      const status: DriverStatus = { phase: code === 0 ? "stopped" : "failed", message };
+      for (const listener of this.listeners) listener({ sandboxId: spec.id, status });
+    });
+    if (cgroup.enforced.length > 0)
+      this.options.logger.debug({ sandboxId: spec.id, enforced: cgroup.enforced }, "cgroup limits");
+  }
+
+  private bwrapArgs(spec: SandboxRuntimeSpec, workspace: string): string[] {
+    const runDir = join(this.options.dataDir, "run", spec.id);
+    mkdirSync(runDir, { recursive: true });
+    writeFileSync(
+      join(runDir, "passwd"),
+      "root:x:0:0:root:/root:/usr/sbin/nologin\nsandbox:x:1000:1000:sandbox:/workspace:/bin/sh\nnobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n",
+    );
+    writeFileSync(join(runDir, "group"), "root:x:0:\nsandbox:x:1000:\nnogroup:x:65534:\n");
+    writeFileSync(join(runDir, "hosts"), `127.0.0.1\tlocalhost ${spec.slug}\n::1\tlocalhost\n`);
+    const etc =
+      spec.image === DEFAULT_IMAGE
+        ? ["passwd", "group", "hosts"].flatMap((f) => ["--ro-bind", join(runDir, f), `/etc/${f}`])
+        : [];
+    return [
+      // Every namespace (user, mount, pid, ipc, uts, net, cgroup); no --share-net: only loopback.
+      "--unshare-all",
+      "--unshare-user",
+      "--disable-userns",
+      "--uid",
+      SANDBOX_UID,
+      "--gid",
+      SANDBOX_UID,
+      "--cap-drop",
+      "ALL",
+      "--die-with-parent",
+      "--new-session",
+      "--hostname",
+      spec.slug,
+      ...imageMountArgs(spec.image, this.images),
+      ...etc,
+      "--proc",
+      "/proc",
+      "--dev",
+      "/dev",
+      "--tmpfs",
+      "/tmp",
+      "--dir",
+      "/run",
+      "--bind",
+      workspace,
+      "/workspace",
+      "--chdir",
+      "/workspace",
+      "--info-fd",
+      "3",
+    ];
+  }
+
+  private require(sandboxId: string): RunningSandbox {
+    const running = this.running.get(sandboxId);
+    if (!running) throw new ProblemError("invalid-transition", { detail: `Sandbox ${sandboxId} is not running` });
+    return running;
+  }
+
+  async exec(sandboxId: string, options: ExecOptions): Promise<ExecProcess> {
+    const running = this.require(sandboxId);
+    const env = { ...running.env, ...(options.tty ? { TERM: "xterm-256color" } : {}), ...options.env };
+    let argv: string[];
+    let cwd: string | undefined;
+    if (this.isolation === "none") {
+      argv = options.argv;
+      cwd = options.cwd ? join(running.workspace, options.cwd.replace(/^\/workspace\/?/, "")) : running.workspace;
+    } else {
+      const inner = options.cwd
+        ? ["/bin/sh", "-c", 'cd -- "$0" && exec "$@"', options.cwd, ...options.argv]
+        : options.argv;
+      const nsenter = [
+        this.tools.nsenter as string,
+        "-t",
+        String(running.pid),
+        "--all",
+        "--preserve-credentials",
+        "-w",
+      ];
+      argv = withCgroups(running.cgroup.procsFiles, [...nsenter, "--", ...inner]);
+    }
+    const proc = options.tty
+      ? await spawnTty(argv, env, { cols: options.cols ?? 80, rows: options.rows ?? 24 }, cwd)
+      : spawnPiped(argv, env, cwd);
+    running.execs.add(proc);
+    void proc.exited.then(() => running.execs.delete(proc));
+    return proc;
+  }
+
+  async portForward(sandboxId: string, port: number): Promise<Duplex> {
+    const running = this.require(sandboxId);
+    if (this.isolation === "none") return connect(port, "127.0.0.1");
+    const relay = this.tools.socat
+      ? [this.tools.socat, "-", `TCP:127.0.0.1:${port}`]
+      : [process.execPath, "-e", NODE_RELAY, String(port)];
+    const proc = spawnPiped([this.tools.nsenter as string, "-t", String(running.pid), "-n", "--", ...relay], {
+      PATH: SANDBOX_PATH,
+    });
+    running.execs.add(proc);
+    void proc.exited.then(() => running.execs.delete(proc));
+    const duplex = Duplex.from({ readable: proc.stdout as Readable, writable: proc.stdin });
+    duplex.on("close", () => proc.kill());
+    return duplex;
+  }
+
+  async stop(sandboxId: string): Promise<void> {
+    await this.starting.get(sandboxId)?.catch(() => {});
+    const running = this.running.get(sandboxId);
+    if (!running) return;
+    running.stopping = true;
+    for (const exec of running.execs) exec.kill();
+    // The bwrap we started dies; --die-with-parent takes the sandbox's pid 1, and with it every process.
+    try {
+      process.kill(-(running.proc.pid as number), "SIGKILL");
+    } catch {
+      running.proc.kill("SIGKILL");
+    }
+    await running.gone;
+    this.running.delete(sandboxId);
+    await running.cgroup.remove();
+  }
+
+  async removeWorkspace(sandboxId: string): Promise<void> {
+    await rm(this.workspaceDir(sandboxId), { recursive: true, force: true });
+    await rm(join(this.options.dataDir, "run", sandboxId), { recursive: true, force: true });
+  }
+
+  async close(): Promise<void> {
+    await Promise.all([...this.running.keys()].map((id) => this.stop(id)));
+  }
+}
+
+function readReady(proc: ChildProcess): Promise<void> {
+  const ready = proc.stdio[4] as Readable;
+  return new Promise((resolve, reject) => {
+    ready.once("data", () => {
+      ready.resume();
+      resolve();
+    });
+    proc.once("exit", (code) => reject(new Error(`bwrap exited with code ${code}`)));
+  });
+}
+
+/** bwrap writes `{"child-pid": N, …}` to the info fd once the namespaces exist. */
+function readChildPid(proc: ChildProcess): Promise<number> {
+  const info = proc.stdio[3] as Readable;
+  return new Promise((resolve, reject) => {
+    let text = "";
+    const onData = (chunk: Buffer) => {
+      text += chunk.toString("utf8");
+      const match = /"child-pid":\s*(\d+)/.exec(text);
+      if (match) {
+        info.off("data", onData);
+        info.resume();
+        resolve(Number(match[1]));
+      }
+    };
+    info.on("data", onData);
+    proc.once("exit", (code) => reject(new Error(`bwrap exited with code ${code}`)));
+    proc.once("error", reject);
+  });
+}

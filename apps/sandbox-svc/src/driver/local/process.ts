@@ -1,0 +1,107 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import { PassThrough } from "node:stream";
+import type { IPty } from "node-pty";
+import type { ExecExit, ExecProcess } from "../types.ts";
+
+/**
+ * Moves the shell into each cgroup given as arguments, then execs the real command, so the
+ * command and everything it forks are counted from their first instruction.
+ */
+const JOIN_CGROUPS =
+  'n=$1; shift; while [ "$n" -gt 0 ]; do echo $$ > "$1" || exit 125; shift; n=$((n-1)); done; exec "$@"';
+
+export function withCgroups(procsFiles: string[], argv: string[]): string[] {
+  if (procsFiles.length === 0) return argv;
+  return ["/bin/sh", "-c", JOIN_CGROUPS, "sh", String(procsFiles.length), ...procsFiles, ...argv];
+}
+
+function signalNumber(signal: NodeJS.Signals | null): number {
+  const numbers: Record<string, number> = { SIGHUP: 1, SIGINT: 2, SIGQUIT: 3, SIGKILL: 9, SIGTERM: 15, SIGPIPE: 13 };
+  return signal ? (numbers[signal] ?? 1) : 0;
+}
+
+function killGroup(pid: number | undefined, signal: NodeJS.Signals): void {
+  if (!pid) return;
+  try {
+    process.kill(-pid, signal);
+  } catch {
+    try {
+      process.kill(pid, signal);
+    } catch {
+      // Already gone.
+    }
+  }
+}
+
+/** A piped child in its own process group (so a timeout kills what it forked too). */
+export function spawnPiped(argv: string[], env: Record<string, string>, cwd?: string): ExecProcess {
+  const [file, ...args] = argv as [string, ...string[]];
+  const child: ChildProcess = spawn(file, args, {
+    env,
+    stdio: ["pipe", "pipe", "pipe"],
+    detached: true,
+    ...(cwd ? { cwd } : {}),
+  });
+  const exited = new Promise<ExecExit>((resolve) => {
+    child.once("error", () => resolve({ exitCode: 127 }));
+    child.once("exit", (code, signal) =>
+      resolve(signal ? { exitCode: 128 + signalNumber(signal), signal } : { exitCode: code ?? 1 }),
+    );
+  });
+  // A closed stdin (the process exited first) must not crash the service.
+  child.stdin?.on("error", () => {});
+  return {
+    stdin: child.stdin as NonNullable<ChildProcess["stdin"]>,
+    stdout: child.stdout as NonNullable<ChildProcess["stdout"]>,
+    stderr: child.stderr as NonNullable<ChildProcess["stderr"]>,
+    resize() {},
+    kill: (signal = "SIGKILL") => killGroup(child.pid, signal),
+    exited,
+  };
+}
+
+/** A child on a real pseudo-terminal; stdout carries the terminal output, stderr stays empty. */
+export async function spawnTty(
+  argv: string[],
+  env: Record<string, string>,
+  size: { cols: number; rows: number },
+  cwd?: string,
+): Promise<ExecProcess> {
+  const pty = await import("node-pty");
+  const [file, ...args] = argv as [string, ...string[]];
+  const term: IPty = pty.spawn(file, args, {
+    name: env.TERM ?? "xterm-256color",
+    cols: size.cols,
+    rows: size.rows,
+    env,
+    ...(cwd ? { cwd } : {}),
+  });
+  const stdout = new PassThrough();
+  const stderr = new PassThrough();
+  stderr.end();
+  const stdin = new PassThrough();
+  stdin.on("data", (chunk: Buffer) => term.write(chunk.toString("utf8")));
+  // EOF on a terminal is ^D, as a user typing it would send.
+  stdin.on("end", () => term.write("\x04"));
+  term.onData((data) => stdout.write(data));
+  const exited = new Promise<ExecExit>((resolve) => {
+    term.onExit(({ exitCode, signal }) => {
+      stdout.end();
+      resolve(signal ? { exitCode: 128 + signal, signal: String(signal) } : { exitCode });
+    });
+  });
+  return {
+    stdin,
+    stdout,
+    stderr,
+    resize: (cols, rows) => {
+      try {
+        term.resize(cols, rows);
+      } catch {
+        // The terminal closed meanwhile.
+      }
+    },
+    kill: (signal = "SIGKILL") => killGroup(term.pid, signal),
+    exited,
+  };
+}

@@ -1,0 +1,84 @@
+import type { Duplex, Readable, Writable } from "node:stream";
+
+/** Limits a driver enforces where its platform lets it (the local driver reports what it could). */
+export interface SandboxResources {
+  cpuMillicores?: number;
+  memoryMiB?: number;
+  diskMiB?: number;
+  maxProcesses?: number;
+}
+
+/** What a driver needs to run one sandbox; the same shape a Kubernetes Pod spec is built from. */
+export interface SandboxRuntimeSpec {
+  id: string;
+  /** DNS label, used as hostname inside the sandbox. */
+  slug: string;
+  /** Catalog name for the local driver, an OCI reference for Kubernetes. */
+  image: string;
+  /** Main process (argv); when absent the sandbox idles until stopped. */
+  command?: string[];
+  env: Record<string, string>;
+  resources: SandboxResources;
+}
+
+export type DriverPhase = "starting" | "running" | "stopped" | "failed";
+
+export interface DriverStatus {
+  phase: DriverPhase;
+  message?: string;
+}
+
+export interface ExecOptions {
+  argv: string[];
+  /** Absolute path inside the sandbox; the workspace when absent. */
+  cwd?: string;
+  env?: Record<string, string>;
+  tty?: boolean;
+  cols?: number;
+  rows?: number;
+}
+
+export interface ExecExit {
+  exitCode: number;
+  signal?: string;
+}
+
+/** A process running inside a sandbox. With a TTY, stderr is merged into stdout (as with a terminal). */
+export interface ExecProcess {
+  stdin: Writable;
+  stdout: Readable;
+  stderr: Readable;
+  resize(cols: number, rows: number): void;
+  kill(signal?: NodeJS.Signals): void;
+  readonly exited: Promise<ExecExit>;
+}
+
+export type DriverEvent = { sandboxId: string; status: DriverStatus };
+
+/**
+ * How the service runs sandboxes. Everything is asynchronous and addressed by sandbox id so a
+ * driver backed by a remote scheduler (Kubernetes Pods: exec and port-forward over the API server's
+ * streaming endpoints) implements it without changes.
+ */
+export interface SandboxDriver {
+  readonly name: string;
+  /** Throws a 400 ProblemError when the image cannot be used by this driver. */
+  validateImage(image: string): void;
+  /** Throws a ProblemError when the driver cannot run sandboxes on this host. */
+  checkAvailable(): void;
+  /** Resolves once the sandbox is running (its main process is up). */
+  start(spec: SandboxRuntimeSpec): Promise<void>;
+  /** Resolves once every process of the sandbox is gone; the workspace stays. */
+  stop(sandboxId: string): Promise<void>;
+  status(sandboxId: string): Promise<DriverStatus>;
+  /** Unexpected exits (the main process ended, the sandbox was killed). */
+  onEvent(listener: (event: DriverEvent) => void): () => void;
+  exec(sandboxId: string, options: ExecOptions): Promise<ExecProcess>;
+  /** A byte stream to a TCP port listening inside the sandbox. */
+  portForward(sandboxId: string, port: number): Promise<Duplex>;
+  /** Deletes the persistent workspace (sandbox deleted). */
+  removeWorkspace(sandboxId: string): Promise<void>;
+  /** What this host enforces, for logs and the operator. */
+  describe(): Record<string, unknown>;
+  close(): Promise<void>;
+}

@@ -1,0 +1,91 @@
+import type { Readable } from "node:stream";
+import type { ExecOptions, SandboxDriver } from "../driver/types.ts";
+
+export const DEFAULT_OUTPUT_CAP = 1024 * 1024;
+
+export interface RunCommandOptions extends Omit<ExecOptions, "tty" | "cols" | "rows"> {
+  stdin?: string;
+  timeoutMs: number;
+  outputCap?: number;
+}
+
+export interface RunCommandResult {
+  exitCode: number;
+  stdout: string;
+  stderr: string;
+  stdoutTruncated: boolean;
+  stderrTruncated: boolean;
+  timedOut: boolean;
+  durationMs: number;
+}
+
+/** Keeps the first `cap` bytes of a stream and drains the rest (so the process never blocks on a full pipe). */
+function capture(
+  stream: Readable,
+  cap: number,
+): { done: Promise<void>; result(): { text: string; truncated: boolean } } {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  let truncated = false;
+  stream.on("data", (chunk: Buffer) => {
+    if (size >= cap) {
+      truncated = true;
+      return;
+    }
+    const room = cap - size;
+    if (chunk.length > room) {
+      chunks.push(chunk.subarray(0, room));
+      size = cap;
+      truncated = true;
+    } else {
+      chunks.push(chunk);
+      size += chunk.length;
+    }
+  });
+  const done = new Promise<void>((resolve) => {
+    stream.once("end", resolve);
+    stream.once("close", resolve);
+    stream.once("error", () => resolve());
+  });
+  return { done, result: () => ({ text: Buffer.concat(chunks).toString("utf8"), truncated }) };
+}
+
+/** Runs one command to completion inside a sandbox: stdin in, capped output out, killed at the timeout. */
+export async function runCommand(
+  driver: SandboxDriver,
+  sandboxId: string,
+  options: RunCommandOptions,
+): Promise<RunCommandResult> {
+  const started = performance.now();
+  const cap = options.outputCap ?? DEFAULT_OUTPUT_CAP;
+  const proc = await driver.exec(sandboxId, {
+    argv: options.argv,
+    ...(options.cwd ? { cwd: options.cwd } : {}),
+    ...(options.env ? { env: options.env } : {}),
+  });
+  const out = capture(proc.stdout, cap);
+  const err = capture(proc.stderr, cap);
+  proc.stdin.end(options.stdin ?? "");
+  let timedOut = false;
+  const timer = setTimeout(() => {
+    timedOut = true;
+    proc.kill("SIGKILL");
+  }, options.timeoutMs);
+  const exit = await proc.exited;
+  clearTimeout(timer);
+  // A background child may keep the pipes open after the command exits; do not wait for it long.
+  await Promise.race([Promise.all([out.done, err.done]), new Promise((r) => setTimeout(r, 100))]);
+  proc.stdout.destroy();
+  proc.stderr.destroy();
+  const stdout = out.result();
+  const stderr = err.result();
+  return {
+    exitCode: exit.exitCode,
+    stdout: stdout.text,
+    stderr: stderr.text,
+    stdoutTruncated: stdout.truncated,
+    stderrTruncated: stderr.truncated,
+    timedOut,
+    durationMs: Math.round(performance.now() - started),
+  };
+}
