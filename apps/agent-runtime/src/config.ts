@@ -1,0 +1,254 @@
+import { existsSync, readFileSync } from "node:fs";
+import { homedir } from "node:os";
+import { join } from "node:path";
+import { z } from "zod";
+
+export const PROVIDERS = ["cloud-a", "cloud-a-alt", "cloud-b"] as const;
+export type Provider = (typeof PROVIDERS)[number];
+
+/** The fixed owner id of a local install (spec: "a fixed local sentinel UUID"). */
+export const LOCAL_OWNER_USER_ID = "00000000-0000-4000-8000-000000000001";
+
+const optional = z
+  .string()
+  .optional()
+  .transform((v) => (v === undefined || v.trim() === "" ? undefined : v.trim()));
+const withDefault = (value: string) =>
+  z
+    .string()
+    .optional()
+    .transform((v) => (v === undefined || v.trim() === "" ? value : v.trim()));
+const positiveInt = (fallback: number) =>
+  z
+    .string()
+    .optional()
+    .transform((v) => {
+      const n = Number(v);
+      return v !== undefined && Number.isInteger(n) && n > 0 ? n : fallback;
+    });
+const percent = (fallback: number) =>
+  z
+    .string()
+    .optional()
+    .transform((v) => {
+      const n = Number(v);
+      return v !== undefined && v.trim() !== "" && Number.isFinite(n) && n >= 0 && n <= 100 ? n : fallback;
+    });
+
+/**
+ * Every runtime variable of the spec, with the spec's defaults. Values arrive as strings (env and
+ * `.env`); blank counts as unset so that `FOO=` in a `.env` file does not override a default.
+ */
+export const RuntimeEnvSchema = z.object({
+  // Provider selection and routing
+  LLM_PROVIDER: z
+    .string()
+    .optional()
+    .transform((v): Provider => ((PROVIDERS as readonly string[]).includes(v ?? "") ? (v as Provider) : "cloud-a")),
+  GATEWAY_API_URL: optional.pipe(z.url().optional()),
+  GATEWAY_API_TOKEN: optional,
+  // Credentials and integrations
+  CLOUD_A_BEARER_TOKEN: optional,
+  CLOUD_A_ACCESS_KEY_ID: optional,
+  CLOUD_A_SECRET_ACCESS_KEY: optional,
+  CLOUD_A_SESSION_TOKEN: optional,
+  CLOUD_B_API_KEY: optional,
+  CLOUD_B_RESOURCE_NAME: optional,
+  CLOUD_B_BASE_URL: optional,
+  CHAT_BOT_TOKEN: optional,
+  CHAT_APP_TOKEN: optional,
+  CHAT_EXPECTED_APP_ID: optional,
+  // Endpoint overrides (our addition; production leaves them unset)
+  CLOUD_A_ENDPOINT_URL: optional.pipe(z.url().optional()),
+  CLOUD_A_ALT_BASE_URL: optional.pipe(z.url().optional()),
+  // Core
+  PORT: positiveInt(3003),
+  HOST: withDefault("0.0.0.0"),
+  DATABASE_URL: optional,
+  AGENT_ID: optional.pipe(z.uuid().optional()),
+  AGENT_NAME: withDefault("Prism"),
+  TEAM_NAME: withDefault("Local"),
+  OWNER_USER_ID: withDefault(LOCAL_OWNER_USER_ID),
+  SHELL_WORKSPACE_ROOT: optional,
+  AGENT_DATA_DIR: optional,
+  AGENT_SKILLS_DIR: optional,
+  AGENT_PLUGINS_DIR: optional,
+  // Models
+  CLOUD_A_MODEL_ID: withDefault("us.anthropic.claude-sonnet-4-5-20250929-v1:0"),
+  CLOUD_A_CLASSIFICATION_MODEL_ID: withDefault("us.anthropic.claude-haiku-4-5-20251001-v1:0"),
+  CLOUD_A_EMBEDDING_MODEL_ID: withDefault("amazon.titan-embed-text-v2:0"),
+  CLOUD_A_REGION: withDefault("us-east-1"),
+  CLOUD_B_MODEL_ID: withDefault("claude-sonnet-4-5"),
+  CLOUD_B_CLASSIFICATION_MODEL_ID: withDefault("claude-haiku-4-5"),
+  // '' is meaningful here (skip embeddings), so blank is kept rather than defaulted.
+  CLOUD_B_EMBEDDING_MODEL_ID: z.string().optional().default("text-embedding-3-small"),
+  CLOUD_B_API_VERSION: optional,
+  CONTEXT_WINDOW_TOKENS: z
+    .string()
+    .optional()
+    .transform((v) => {
+      const n = Number(v);
+      return v !== undefined && Number.isInteger(n) && n > 0 ? n : undefined;
+    }),
+  MODELS_DEV_URL: optional,
+  // Compaction
+  COMPACTION_THRESHOLD_PERCENT: percent(90),
+  COMPACTION_TAIL_MESSAGES: positiveInt(6),
+  // Voice meetings
+  VOICE_API_KEY: optional,
+  VOICE_REALTIME_MODEL: optional,
+  VOICE_REALTIME_VOICE: optional,
+  VOICE_TRANSCRIPTION_MODEL: optional,
+  MEETING_BOT_EMAIL: optional,
+  MEETING_BOT_PASSWORD: optional,
+  MEETING_TIMEOUT_MINUTES: positiveInt(60),
+  MEETING_ADMISSION_TIMEOUT_SECONDS: positiveInt(300),
+  // Observability
+  TRACING_SECRET_KEY: optional,
+  TRACING_PUBLIC_KEY: optional,
+  TRACING_BASE_URL: withDefault("http://localhost:3100"),
+  OTEL_EXPORTER_OTLP_ENDPOINT: optional,
+  OTEL_EXPORTER_OTLP_API_KEY: optional,
+  DEPLOYMENT_ENVIRONMENT: z.enum(["production", "staging", "development"]).optional(),
+  LOG_LEVEL: withDefault("info"),
+  // Installer
+  AGENT_HOME: optional,
+  AGENT_HTTP_URL: withDefault("http://localhost:3003"),
+});
+
+export type RuntimeEnv = z.infer<typeof RuntimeEnvSchema>;
+
+export interface RuntimeConfig {
+  env: RuntimeEnv;
+  provider: Provider;
+  agentHome: string;
+  dataDir: string;
+  databasePath: string;
+  port: number;
+  host: string;
+}
+
+export class ConfigError extends Error {
+  readonly variable: string;
+  constructor(variable: string, message: string) {
+    super(`${variable}: ${message}`);
+    this.name = "ConfigError";
+    this.variable = variable;
+  }
+}
+
+const REGIONAL_PREFIX = /^(us|eu|apac|ap|global|jp|au|ca|us-gov)\./;
+const VERSION_SUFFIX = /(-v\d+(:\d+)?|:\d+)$/;
+
+/** Why a `cloud-a-alt` model id is not bare, or undefined when it is. */
+export function nonBareReason(modelId: string): string | undefined {
+  if (REGIONAL_PREFIX.test(modelId)) return "has a regional inference-profile prefix";
+  if (VERSION_SUFFIX.test(modelId)) return "has a version suffix";
+  return undefined;
+}
+
+function checkCredentials(env: RuntimeEnv, provider: Provider): void {
+  if (env.GATEWAY_API_URL) return;
+  if (provider === "cloud-a") {
+    if (env.CLOUD_A_BEARER_TOKEN) return;
+    if (env.CLOUD_A_ACCESS_KEY_ID && !env.CLOUD_A_SECRET_ACCESS_KEY) {
+      throw new ConfigError("CLOUD_A_SECRET_ACCESS_KEY", "is required with CLOUD_A_ACCESS_KEY_ID");
+    }
+    if (!env.CLOUD_A_ACCESS_KEY_ID) {
+      throw new ConfigError(
+        "CLOUD_A_BEARER_TOKEN",
+        "is required for LLM_PROVIDER=cloud-a (or CLOUD_A_ACCESS_KEY_ID with CLOUD_A_SECRET_ACCESS_KEY, or GATEWAY_API_URL)",
+      );
+    }
+    return;
+  }
+  if (provider === "cloud-a-alt") {
+    if (!env.CLOUD_A_BEARER_TOKEN) {
+      throw new ConfigError("CLOUD_A_BEARER_TOKEN", "is required for LLM_PROVIDER=cloud-a-alt (or GATEWAY_API_URL)");
+    }
+    return;
+  }
+  if (!env.CLOUD_B_API_KEY) {
+    throw new ConfigError("CLOUD_B_API_KEY", "is required for LLM_PROVIDER=cloud-b (or GATEWAY_API_URL)");
+  }
+  if (!env.CLOUD_B_RESOURCE_NAME && !env.CLOUD_B_BASE_URL) {
+    throw new ConfigError("CLOUD_B_RESOURCE_NAME", "is required for LLM_PROVIDER=cloud-b (or CLOUD_B_BASE_URL)");
+  }
+}
+
+function checkModels(env: RuntimeEnv, provider: Provider): void {
+  if (env.CLOUD_B_BASE_URL !== undefined && !/\/anthropic\/v1\/?$/.test(env.CLOUD_B_BASE_URL)) {
+    throw new ConfigError("CLOUD_B_BASE_URL", "must end at /anthropic/v1");
+  }
+  if (provider !== "cloud-a-alt") return;
+  for (const variable of ["CLOUD_A_MODEL_ID", "CLOUD_A_CLASSIFICATION_MODEL_ID"] as const) {
+    const reason = nonBareReason(env[variable]);
+    if (reason) {
+      throw new ConfigError(variable, `"${env[variable]}" ${reason}; cloud-a-alt takes bare model ids`);
+    }
+  }
+}
+
+/** Parses and checks the environment; throws a ConfigError naming the variable at fault. */
+export function loadConfig(source: Record<string, string | undefined>): RuntimeConfig {
+  const parsed = RuntimeEnvSchema.safeParse(source);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    throw new ConfigError(String(issue?.path[0] ?? "environment"), issue?.message ?? "is invalid");
+  }
+  const env = parsed.data;
+  const provider = env.LLM_PROVIDER;
+  checkCredentials(env, provider);
+  checkModels(env, provider);
+  const agentHome = env.AGENT_HOME ?? join(homedir(), ".agent");
+  const dataDir = env.AGENT_DATA_DIR ?? agentHome;
+  return {
+    env,
+    provider,
+    agentHome,
+    dataDir,
+    databasePath: databasePathOf(env.DATABASE_URL, dataDir),
+    port: env.PORT,
+    host: env.HOST,
+  };
+}
+
+function databasePathOf(url: string | undefined, dataDir: string): string {
+  if (url === undefined) return join(dataDir, "agent.db");
+  if (!url.startsWith("file:")) throw new ConfigError("DATABASE_URL", "must be a SQLite URL of the form file:<path>");
+  const path = url.slice("file:".length).replace(/^\/\/(?=\/)/, "");
+  if (path === "") throw new ConfigError("DATABASE_URL", "names no file");
+  return path;
+}
+
+/** Reads `KEY=value` lines (optional `export`, quotes, `#` comments) from a `.env` file. */
+export function parseDotEnv(text: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const rawLine of text.split(/\r?\n/)) {
+    const line = rawLine.trim();
+    if (line === "" || line.startsWith("#")) continue;
+    const match = /^(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)\s*=\s*(.*)$/.exec(line);
+    if (!match) continue;
+    let value = match[2] ?? "";
+    const quote = value[0];
+    if ((quote === '"' || quote === "'") && value.endsWith(quote) && value.length >= 2) {
+      value = value.slice(1, -1);
+      if (quote === '"') value = value.replaceAll("\\n", "\n");
+    } else {
+      value = value.replace(/\s+#.*$/, "");
+    }
+    out[match[1] as string] = value;
+  }
+  return out;
+}
+
+/**
+ * The environment a native install runs with: `<AGENT_HOME>/.env` under the process environment
+ * (a variable set in the process wins, as container `-e` options do).
+ */
+export function readEnvironment(processEnv: Record<string, string | undefined>): Record<string, string | undefined> {
+  const home = processEnv.AGENT_HOME?.trim() || join(homedir(), ".agent");
+  const file = join(home, ".env");
+  const fromFile = existsSync(file) ? parseDotEnv(readFileSync(file, "utf8")) : {};
+  return { ...fromFile, ...processEnv };
+}

@@ -1,0 +1,7 @@
+import type { Migration } from "kysely/migration";
+import * as initial from "./0001-initial.ts";
+
+/** Listed explicitly, in order: a folder scan would not survive bundling. */
+export const migrations: Record<string, Migration> = {
+  "0001-initial": initial,
+};

@@ -1,0 +1,145 @@
+import { AnthropicBedrock } from "@anthropic-ai/bedrock-sdk";
+import { AnthropicFoundry } from "@anthropic-ai/foundry-sdk";
+import Anthropic from "@anthropic-ai/sdk";
+import type { Message, MessageCreateParamsBase } from "@anthropic-ai/sdk/resources/messages";
+import type { RuntimeConfig } from "../config.ts";
+
+export type ModelRequest = Omit<MessageCreateParamsBase, "stream">;
+
+/** One Messages API call, streamed: `onText` sees text as it arrives; resolves with the whole message. */
+export interface ModelClient {
+  readonly provider: RuntimeConfig["provider"];
+  /** Where calls go, for logs and the profile: never carries a credential. */
+  readonly endpoint: string;
+  createMessage(
+    request: ModelRequest,
+    options?: { onText?: (delta: string) => void; signal?: AbortSignal },
+  ): Promise<Message>;
+}
+
+export interface ModelClientOptions {
+  /** SDK retries of a failed call (429, 5xx, connection errors). */
+  maxRetries?: number;
+  timeoutMs?: number;
+}
+
+/**
+ * The plain Messages API client for endpoints whose auth is a header we set ourselves
+ * (`x-api-key` for cloud-a-alt, the gateway bearer): it must never pick up local Anthropic
+ * credentials or a base URL from profiles on disk.
+ */
+class HeaderAuthAnthropic extends Anthropic {
+  protected override _shouldResolveDefaultCredentials(): boolean {
+    return false;
+  }
+  protected override validateHeaders(): void {}
+}
+
+type SdkClient = { messages: Pick<Anthropic["messages"], "stream"> };
+
+function wrap(provider: RuntimeConfig["provider"], endpoint: string, client: SdkClient): ModelClient {
+  return {
+    provider,
+    endpoint,
+    async createMessage(request, options = {}) {
+      const stream = client.messages.stream(request, options.signal ? { signal: options.signal } : undefined);
+      if (options.onText) stream.on("text", options.onText);
+      return stream.finalMessage();
+    },
+  };
+}
+
+const trimSlash = (url: string) => url.replace(/\/+$/, "");
+
+/** Route shapes of the control plane's inference proxy (spec "Inference"), below `{GATEWAY_API_URL}/v1`. */
+export function gatewayBaseUrl(config: RuntimeConfig): string {
+  const gateway = trimSlash(config.env.GATEWAY_API_URL ?? "");
+  const region = config.env.CLOUD_A_REGION;
+  switch (config.provider) {
+    case "cloud-a":
+      return `${gateway}/v1/llm/cloud-a/${region}`;
+    case "cloud-a-alt":
+      return `${gateway}/v1/llm/cloud-a-alt/family-1/${region}/anthropic`;
+    case "cloud-b":
+      return `${gateway}/v1/llm/cloud-b/family-1/anthropic`;
+  }
+}
+
+function gatewayClient(config: RuntimeConfig, common: { maxRetries: number; timeout: number }): ModelClient {
+  const baseURL = gatewayBaseUrl(config);
+  const token = config.env.GATEWAY_API_TOKEN;
+  if (config.provider === "cloud-a") {
+    // The Bedrock client still rewrites /v1/messages into /model/{id}/invoke[-with-response-stream]
+    // and decodes the event-stream framing the gateway passes through.
+    const client = new AnthropicBedrock({
+      ...common,
+      baseURL,
+      awsRegion: config.env.CLOUD_A_REGION,
+      apiKey: token ?? null,
+      skipAuth: token === undefined,
+    });
+    return wrap(config.provider, baseURL, client);
+  }
+  const client = new HeaderAuthAnthropic({
+    ...common,
+    baseURL,
+    apiKey: null,
+    authToken: token ?? null,
+  });
+  return wrap(config.provider, baseURL, client);
+}
+
+export function cloudAAltBaseUrl(config: RuntimeConfig): string {
+  return trimSlash(
+    config.env.CLOUD_A_ALT_BASE_URL ?? `https://bedrock-mantle.${config.env.CLOUD_A_REGION}.api.aws/anthropic`,
+  );
+}
+
+/** The Foundry SDK appends `/v1/messages`; the spec's endpoint variables name the `/anthropic/v1` level. */
+export function cloudBBaseUrl(config: RuntimeConfig): string {
+  const configured = config.env.CLOUD_B_BASE_URL;
+  if (configured) return trimSlash(configured).replace(/\/v1$/, "");
+  return `https://${config.env.CLOUD_B_RESOURCE_NAME}.services.ai.azure.com/anthropic`;
+}
+
+export function createModelClient(config: RuntimeConfig, options: ModelClientOptions = {}): ModelClient {
+  const common = { maxRetries: options.maxRetries ?? 2, timeout: options.timeoutMs ?? 10 * 60_000 };
+  const env = config.env;
+  if (env.GATEWAY_API_URL) return gatewayClient(config, common);
+  switch (config.provider) {
+    case "cloud-a": {
+      const baseURL = trimSlash(
+        env.CLOUD_A_ENDPOINT_URL ?? `https://bedrock-runtime.${env.CLOUD_A_REGION}.amazonaws.com`,
+      );
+      const shared = { ...common, baseURL, awsRegion: env.CLOUD_A_REGION };
+      // Bearer auth is chosen automatically when the token is set (spec); otherwise SigV4.
+      const client = env.CLOUD_A_BEARER_TOKEN
+        ? new AnthropicBedrock({ ...shared, apiKey: env.CLOUD_A_BEARER_TOKEN })
+        : new AnthropicBedrock({
+            ...shared,
+            apiKey: null,
+            awsAccessKey: env.CLOUD_A_ACCESS_KEY_ID as string,
+            awsSecretKey: env.CLOUD_A_SECRET_ACCESS_KEY as string,
+            awsSessionToken: env.CLOUD_A_SESSION_TOKEN ?? null,
+          });
+      return wrap(config.provider, baseURL, client);
+    }
+    case "cloud-a-alt": {
+      const baseURL = cloudAAltBaseUrl(config);
+      const client = new HeaderAuthAnthropic({
+        ...common,
+        baseURL,
+        apiKey: null,
+        authToken: null,
+        defaultHeaders: { "x-api-key": env.CLOUD_A_BEARER_TOKEN as string },
+      });
+      return wrap(config.provider, baseURL, client);
+    }
+    case "cloud-b": {
+      const baseURL = cloudBBaseUrl(config);
+      // The key may be a `__managed_cred:<uuid>__` placeholder that a proxy rewrites: sent as is.
+      const client = new AnthropicFoundry({ ...common, baseURL, apiKey: env.CLOUD_B_API_KEY as string });
+      return wrap(config.provider, baseURL, client as unknown as SdkClient);
+    }
+  }
+}

@@ -1,0 +1,133 @@
+import { randomUUID } from "node:crypto";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import type { AgentProfile, ModelOverrides, UpdateModelsBody } from "@agentplane/contracts/runtime";
+import type { Kysely } from "kysely";
+import type { RuntimeConfig } from "../config.ts";
+import type { AgentTable } from "../db/schema/agent.ts";
+import type { RuntimeDatabase } from "../db/schema/index.ts";
+import { newId, nowIso } from "../ids.ts";
+
+export type AgentRow = AgentTable;
+type SeededOverrides = Pick<AgentTable, "main_model" | "heartbeat_model" | "cron_model">;
+
+function stringOrNull(value: unknown): string | null {
+  return typeof value === "string" && value.trim() !== "" ? value.trim() : null;
+}
+
+/** Seeds from `<AGENT_HOME>/settings.json`; a missing or malformed file (or value) seeds nothing. */
+export function readBootstrapSettings(agentHome: string): SeededOverrides {
+  const empty = { main_model: null, heartbeat_model: null, cron_model: null };
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(readFileSync(join(agentHome, "settings.json"), "utf8"));
+  } catch {
+    return empty;
+  }
+  if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) return empty;
+  const s = parsed as Record<string, unknown>;
+  return {
+    main_model: stringOrNull(s.modelId),
+    heartbeat_model: stringOrNull(s.heartbeatModelId),
+    cron_model: stringOrNull(s.cronModelId),
+  };
+}
+
+/**
+ * First boot (empty database) creates the agent, its main web thread and the receiver switch;
+ * later boots return the stored agent and change nothing.
+ */
+export async function ensureAgent(db: Kysely<RuntimeDatabase>, config: RuntimeConfig): Promise<AgentRow> {
+  return db.transaction().execute(async (trx) => {
+    const existing = await trx.selectFrom("agent").selectAll().executeTakeFirst();
+    if (existing) return existing;
+    const now = nowIso();
+    const agent: AgentRow = {
+      id: config.env.AGENT_ID ?? randomUUID(),
+      name: config.env.AGENT_NAME,
+      team: config.env.TEAM_NAME,
+      owner_user_id: config.env.OWNER_USER_ID,
+      verbose: 0,
+      ...readBootstrapSettings(config.agentHome),
+      created_at: now,
+    };
+    await trx.insertInto("agent").values(agent).execute();
+    await trx
+      .insertInto("thread")
+      .values({
+        id: newId("thr"),
+        kind: "web",
+        title: "Main",
+        is_main: 1,
+        external_id: null,
+        created_at: now,
+        updated_at: now,
+      })
+      .execute();
+    await trx.insertInto("setting").values({ key: "webhooks.enabled", value: "false" }).execute();
+    return agent;
+  });
+}
+
+export interface ModelDefaults {
+  main: string;
+  classification: string;
+}
+
+export function modelDefaults(config: RuntimeConfig): ModelDefaults {
+  const env = config.env;
+  return config.provider === "cloud-b"
+    ? { main: env.CLOUD_B_MODEL_ID, classification: env.CLOUD_B_CLASSIFICATION_MODEL_ID }
+    : { main: env.CLOUD_A_MODEL_ID, classification: env.CLOUD_A_CLASSIFICATION_MODEL_ID };
+}
+
+export function overridesOf(agent: AgentRow): ModelOverrides {
+  return { main: agent.main_model, heartbeat: agent.heartbeat_model, cron: agent.cron_model };
+}
+
+/** main = override or the provider default; heartbeat and cron fall back to main; classification never overridden. */
+export function effectiveModels(agent: AgentRow, defaults: ModelDefaults): AgentProfile["models"] {
+  const main = agent.main_model ?? defaults.main;
+  return {
+    main,
+    heartbeat: agent.heartbeat_model ?? main,
+    cron: agent.cron_model ?? main,
+    classification: defaults.classification,
+  };
+}
+
+export async function loadAgent(db: Kysely<RuntimeDatabase>): Promise<AgentRow> {
+  return db.selectFrom("agent").selectAll().executeTakeFirstOrThrow();
+}
+
+export function toProfile(agent: AgentRow, config: RuntimeConfig): AgentProfile {
+  return {
+    id: agent.id,
+    name: agent.name,
+    team: agent.team,
+    owner: agent.owner_user_id,
+    verbose: agent.verbose === 1,
+    provider: config.provider,
+    gateway: config.env.GATEWAY_API_URL !== undefined,
+    overrides: overridesOf(agent),
+    models: effectiveModels(agent, modelDefaults(config)),
+  };
+}
+
+export async function setVerbose(db: Kysely<RuntimeDatabase>, verbose: boolean): Promise<AgentRow> {
+  await db
+    .updateTable("agent")
+    .set({ verbose: verbose ? 1 : 0 })
+    .execute();
+  return loadAgent(db);
+}
+
+/** `null` or blank clears an override; keys left out stay as they are. */
+export async function setModelOverrides(db: Kysely<RuntimeDatabase>, input: UpdateModelsBody): Promise<AgentRow> {
+  const patch: Partial<SeededOverrides> = {};
+  if (input.main !== undefined) patch.main_model = stringOrNull(input.main);
+  if (input.heartbeat !== undefined) patch.heartbeat_model = stringOrNull(input.heartbeat);
+  if (input.cron !== undefined) patch.cron_model = stringOrNull(input.cron);
+  if (Object.keys(patch).length > 0) await db.updateTable("agent").set(patch).execute();
+  return loadAgent(db);
+}

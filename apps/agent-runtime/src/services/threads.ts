@@ -1,0 +1,133 @@
+import type { ChatMessage, Thread } from "@agentplane/contracts/runtime";
+import { notFound } from "@agentplane/problem-details";
+import type { Kysely } from "kysely";
+import type { MessageTable, RuntimeDatabase, ThreadTable } from "../db/schema/index.ts";
+import { newId, nowIso } from "../ids.ts";
+
+export type ThreadRow = ThreadTable;
+export type MessageRow = Omit<MessageTable, "seq"> & { seq: number };
+
+export function toThread(row: ThreadRow): Thread {
+  return {
+    id: row.id,
+    title: row.title,
+    main: row.is_main === 1,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+  };
+}
+
+export function toChatMessage(row: MessageRow): ChatMessage {
+  return {
+    id: row.id,
+    threadId: row.thread_id,
+    role: row.role,
+    text: row.text,
+    source: row.source,
+    createdAt: row.created_at,
+  };
+}
+
+/** Web threads only: team-chat and webhook threads are not listed (spec "Delivery targets"). */
+export async function listWebThreads(db: Kysely<RuntimeDatabase>): Promise<ThreadRow[]> {
+  return db
+    .selectFrom("thread")
+    .selectAll()
+    .where("kind", "=", "web")
+    .orderBy("is_main", "desc")
+    .orderBy("updated_at", "desc")
+    .execute();
+}
+
+export async function createThread(
+  db: Kysely<RuntimeDatabase>,
+  input: { kind: ThreadRow["kind"]; title: string; externalId?: string },
+): Promise<ThreadRow> {
+  const now = nowIso();
+  const row: ThreadRow = {
+    id: newId("thr"),
+    kind: input.kind,
+    title: input.title,
+    is_main: 0,
+    external_id: input.externalId ?? null,
+    created_at: now,
+    updated_at: now,
+  };
+  await db.insertInto("thread").values(row).execute();
+  return row;
+}
+
+export async function getWebThread(db: Kysely<RuntimeDatabase>, threadId: string): Promise<ThreadRow> {
+  const row = await db
+    .selectFrom("thread")
+    .selectAll()
+    .where("id", "=", threadId)
+    .where("kind", "=", "web")
+    .executeTakeFirst();
+  if (!row) throw notFound("Thread", threadId);
+  return row;
+}
+
+export async function mainWebThread(db: Kysely<RuntimeDatabase>): Promise<ThreadRow> {
+  return db
+    .selectFrom("thread")
+    .selectAll()
+    .where("kind", "=", "web")
+    .where("is_main", "=", 1)
+    .executeTakeFirstOrThrow();
+}
+
+/** The conversation thread of one team-chat destination, created on first use. */
+export async function teamChatThread(db: Kysely<RuntimeDatabase>, destinationId: string): Promise<ThreadRow> {
+  const existing = await db
+    .selectFrom("thread")
+    .selectAll()
+    .where("kind", "=", "team-chat")
+    .where("external_id", "=", destinationId)
+    .executeTakeFirst();
+  return (
+    existing ?? createThread(db, { kind: "team-chat", title: `Team chat ${destinationId}`, externalId: destinationId })
+  );
+}
+
+export interface NewMessage {
+  threadId: string;
+  role: "user" | "assistant";
+  content: unknown[];
+  text: string;
+  internal: boolean;
+  source: string;
+}
+
+export async function appendMessage(db: Kysely<RuntimeDatabase>, input: NewMessage): Promise<MessageRow> {
+  const now = nowIso();
+  const row = {
+    id: newId("msg"),
+    thread_id: input.threadId,
+    role: input.role,
+    content: JSON.stringify(input.content),
+    text: input.text,
+    internal: input.internal ? 1 : 0,
+    source: input.source,
+    created_at: now,
+  };
+  const { seq } = await db.insertInto("message").values(row).returning("seq").executeTakeFirstOrThrow();
+  await db.updateTable("thread").set({ updated_at: now }).where("id", "=", input.threadId).execute();
+  return { ...row, seq };
+}
+
+/** What the channel shows: every step that was delivered, oldest first; internal steps stay hidden. */
+export async function listVisibleMessages(db: Kysely<RuntimeDatabase>, threadId: string): Promise<MessageRow[]> {
+  return db
+    .selectFrom("message")
+    .selectAll()
+    .where("thread_id", "=", threadId)
+    .where("internal", "=", 0)
+    .orderBy("seq")
+    .execute();
+}
+
+/** Every stored step (internal ones too): the model's view of the conversation. */
+export async function listAllMessages(db: Kysely<RuntimeDatabase>, threadId: string): Promise<MessageRow[]> {
+  return db.selectFrom("message").selectAll().where("thread_id", "=", threadId).orderBy("seq").execute();
+}

@@ -1,0 +1,117 @@
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { ConfigError, LOCAL_OWNER_USER_ID, loadConfig, parseDotEnv, readEnvironment } from "../src/config.ts";
+
+function failure(env: Record<string, string>): ConfigError {
+  try {
+    loadConfig(env);
+  } catch (err) {
+    if (err instanceof ConfigError) return err;
+    throw err;
+  }
+  throw new Error("expected the configuration to be rejected");
+}
+
+describe("runtime configuration", () => {
+  it("applies the spec defaults", () => {
+    const { env, provider, port } = loadConfig({ CLOUD_A_BEARER_TOKEN: "k", AGENT_HOME: "/tmp/agent-home-x" });
+    expect(provider).toBe("cloud-a");
+    expect(port).toBe(3003);
+    expect(env.AGENT_NAME).toBe("Prism");
+    expect(env.TEAM_NAME).toBe("Local");
+    expect(env.OWNER_USER_ID).toBe(LOCAL_OWNER_USER_ID);
+    expect(env.CLOUD_A_REGION).toBe("us-east-1");
+    expect(env.CLOUD_A_MODEL_ID).toMatch(/^us\./);
+    expect(env.COMPACTION_THRESHOLD_PERCENT).toBe(90);
+    expect(env.COMPACTION_TAIL_MESSAGES).toBe(6);
+    expect(env.MEETING_TIMEOUT_MINUTES).toBe(60);
+    expect(env.MEETING_ADMISSION_TIMEOUT_SECONDS).toBe(300);
+    expect(env.TRACING_BASE_URL).toBe("http://localhost:3100");
+    expect(env.CLOUD_B_EMBEDDING_MODEL_ID).toBe("text-embedding-3-small");
+    expect(env.CONTEXT_WINDOW_TOKENS).toBeUndefined();
+  });
+
+  it("falls back on malformed meeting timeouts and ignores a non-positive context window", () => {
+    const { env } = loadConfig({
+      CLOUD_A_BEARER_TOKEN: "k",
+      MEETING_TIMEOUT_MINUTES: "-5",
+      CONTEXT_WINDOW_TOKENS: "abc",
+      COMPACTION_THRESHOLD_PERCENT: "0",
+    });
+    expect(env.MEETING_TIMEOUT_MINUTES).toBe(60);
+    expect(env.CONTEXT_WINDOW_TOKENS).toBeUndefined();
+    expect(env.COMPACTION_THRESHOLD_PERCENT).toBe(0);
+  });
+
+  it("keeps an explicit empty embedding deployment (skip embeddings)", () => {
+    const { env } = loadConfig({
+      LLM_PROVIDER: "cloud-b",
+      CLOUD_B_API_KEY: "k",
+      CLOUD_B_RESOURCE_NAME: "r",
+      CLOUD_B_EMBEDDING_MODEL_ID: "",
+    });
+    expect(env.CLOUD_B_EMBEDDING_MODEL_ID).toBe("");
+  });
+
+  it.each([
+    [{}, "CLOUD_A_BEARER_TOKEN"],
+    [{ LLM_PROVIDER: "nonsense" }, "CLOUD_A_BEARER_TOKEN"],
+    [{ CLOUD_A_ACCESS_KEY_ID: "AKID" }, "CLOUD_A_SECRET_ACCESS_KEY"],
+    [
+      { LLM_PROVIDER: "cloud-a-alt", CLOUD_A_MODEL_ID: "anthropic.x", CLOUD_A_CLASSIFICATION_MODEL_ID: "anthropic.y" },
+      "CLOUD_A_BEARER_TOKEN",
+    ],
+    [{ LLM_PROVIDER: "cloud-b", CLOUD_B_RESOURCE_NAME: "r" }, "CLOUD_B_API_KEY"],
+    [{ LLM_PROVIDER: "cloud-b", CLOUD_B_API_KEY: "k" }, "CLOUD_B_RESOURCE_NAME"],
+    [
+      { LLM_PROVIDER: "cloud-b", CLOUD_B_API_KEY: "k", CLOUD_B_BASE_URL: "https://x.example/anthropic" },
+      "CLOUD_B_BASE_URL",
+    ],
+    [{ LLM_PROVIDER: "cloud-a-alt", CLOUD_A_BEARER_TOKEN: "k" }, "CLOUD_A_MODEL_ID"],
+    [
+      { LLM_PROVIDER: "cloud-a-alt", CLOUD_A_BEARER_TOKEN: "k", CLOUD_A_MODEL_ID: "anthropic.claude-sonnet-4-5-v1:0" },
+      "CLOUD_A_MODEL_ID",
+    ],
+    [
+      { LLM_PROVIDER: "cloud-a-alt", CLOUD_A_BEARER_TOKEN: "k", CLOUD_A_MODEL_ID: "anthropic.claude-sonnet-4-5" },
+      "CLOUD_A_CLASSIFICATION_MODEL_ID",
+    ],
+    [{ CLOUD_A_BEARER_TOKEN: "k", DATABASE_URL: "postgres://x/y" }, "DATABASE_URL"],
+    [{ CLOUD_A_BEARER_TOKEN: "k", AGENT_ID: "not-a-uuid" }, "AGENT_ID"],
+  ])("rejects %o naming %s", (env, variable) => {
+    const err = failure(env as Record<string, string>);
+    expect(err.variable).toBe(variable);
+    expect(err.message).toContain(variable);
+  });
+
+  it("needs no model credential with a gateway", () => {
+    for (const provider of ["cloud-a", "cloud-a-alt", "cloud-b"]) {
+      const extra =
+        provider === "cloud-a-alt"
+          ? { CLOUD_A_MODEL_ID: "anthropic.a", CLOUD_A_CLASSIFICATION_MODEL_ID: "anthropic.b" }
+          : {};
+      expect(loadConfig({ LLM_PROVIDER: provider, GATEWAY_API_URL: "http://127.0.0.1:3000", ...extra }).provider).toBe(
+        provider,
+      );
+    }
+  });
+
+  it("reads the database path from a file: URL", () => {
+    expect(loadConfig({ CLOUD_A_BEARER_TOKEN: "k", DATABASE_URL: "file:/data/agent.db" }).databasePath).toBe(
+      "/data/agent.db",
+    );
+    expect(loadConfig({ CLOUD_A_BEARER_TOKEN: "k", DATABASE_URL: "file:./x.db" }).databasePath).toBe("./x.db");
+  });
+
+  it("reads <AGENT_HOME>/.env under the process environment", () => {
+    const home = mkdtempSync(join(tmpdir(), "agent-home-"));
+    writeFileSync(join(home, ".env"), '# comment\nexport AGENT_NAME="Nova"\nTEAM_NAME=Ops # trailing\nPORT=4100\n');
+    const merged = readEnvironment({ AGENT_HOME: home, PORT: "4200" });
+    expect(merged.AGENT_NAME).toBe("Nova");
+    expect(merged.TEAM_NAME).toBe("Ops");
+    expect(merged.PORT).toBe("4200");
+    expect(parseDotEnv("A='x y'\nB=\n")).toEqual({ A: "x y", B: "" });
+  });
+});

@@ -1,0 +1,139 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { loadConfig } from "../src/config.ts";
+import { createModelClient } from "../src/models/provider.ts";
+import { type FakeModel, startFakeModel } from "./support/fake-model.ts";
+
+let fake: FakeModel;
+beforeAll(async () => {
+  fake = await startFakeModel();
+});
+afterAll(() => fake.close());
+
+async function callOnce(env: Record<string, string>) {
+  const config = loadConfig(env);
+  const client = createModelClient(config, { maxRetries: 0 });
+  const before = fake.requests.length;
+  const deltas: string[] = [];
+  const message = await client.createMessage(
+    { model: "m-1", max_tokens: 64, messages: [{ role: "user", content: "hello" }] },
+    { onText: (d) => deltas.push(d) },
+  );
+  const request = fake.requests[before];
+  if (!request) throw new Error("the fake model saw no request");
+  return { message, request, deltas };
+}
+
+describe("cloud-a (Bedrock runtime)", () => {
+  it("streams over the event-stream invoke path with the bearer key", async () => {
+    const { message, request, deltas } = await callOnce({
+      LLM_PROVIDER: "cloud-a",
+      CLOUD_A_BEARER_TOKEN: "bedrock-key-1",
+      CLOUD_A_ENDPOINT_URL: fake.url,
+    });
+    expect(request.path).toBe("/model/m-1/invoke-with-response-stream");
+    expect(request.headers.authorization).toBe("Bearer bedrock-key-1");
+    expect(typeof request.body.anthropic_version).toBe("string");
+    expect(request.body.model).toBeUndefined();
+    expect(deltas.join("")).toBe("echo: hello");
+    expect(message.content).toEqual([{ type: "text", text: "echo: hello" }]);
+  });
+
+  it("signs with SigV4 when only access keys are set", async () => {
+    const { request } = await callOnce({
+      CLOUD_A_ACCESS_KEY_ID: "AKIDEXAMPLE",
+      CLOUD_A_SECRET_ACCESS_KEY: "secret",
+      CLOUD_A_REGION: "eu-west-1",
+      CLOUD_A_ENDPOINT_URL: fake.url,
+    });
+    expect(request.path).toBe("/model/m-1/invoke-with-response-stream");
+    expect(request.headers.authorization).toMatch(
+      /^AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE\/\d{8}\/eu-west-1\/bedrock\/aws4_request, SignedHeaders=[^,]+, Signature=[0-9a-f]{64}$/,
+    );
+    expect(request.headers["x-amz-date"]).toMatch(/^\d{8}T\d{6}Z$/);
+    expect(request.headers["x-api-key"]).toBeUndefined();
+  });
+
+  it("an unknown LLM_PROVIDER behaves as cloud-a", async () => {
+    const { request } = await callOnce({
+      LLM_PROVIDER: "something-else",
+      CLOUD_A_BEARER_TOKEN: "k",
+      CLOUD_A_ENDPOINT_URL: fake.url,
+    });
+    expect(request.path).toBe("/model/m-1/invoke-with-response-stream");
+  });
+});
+
+describe("cloud-a-alt (second endpoint)", () => {
+  it("calls the Messages API with x-api-key and SSE", async () => {
+    const { request, message } = await callOnce({
+      LLM_PROVIDER: "cloud-a-alt",
+      CLOUD_A_BEARER_TOKEN: "alt-key",
+      CLOUD_A_MODEL_ID: "anthropic.claude-sonnet-4-5",
+      CLOUD_A_CLASSIFICATION_MODEL_ID: "anthropic.claude-haiku-4-5",
+      CLOUD_A_ALT_BASE_URL: `${fake.url}/anthropic`,
+    });
+    expect(request.path).toBe("/anthropic/v1/messages");
+    expect(request.headers["x-api-key"]).toBe("alt-key");
+    expect(request.headers.authorization).toBeUndefined();
+    expect(request.body.stream).toBe(true);
+    expect(message.content[0]).toEqual({ type: "text", text: "echo: hello" });
+  });
+});
+
+describe("cloud-b (Foundry)", () => {
+  it("posts to /anthropic/v1/messages with the resource key, placeholders sent as is", async () => {
+    const { request } = await callOnce({
+      LLM_PROVIDER: "cloud-b",
+      CLOUD_B_API_KEY: "__managed_cred:6f1c2d3e-0000-4000-8000-000000000000__",
+      CLOUD_B_BASE_URL: `${fake.url}/anthropic/v1`,
+    });
+    expect(request.path).toBe("/anthropic/v1/messages");
+    expect(request.headers["x-api-key"]).toBe("__managed_cred:6f1c2d3e-0000-4000-8000-000000000000__");
+    expect(request.headers.authorization).toBeUndefined();
+    expect(request.body.model).toBe("m-1");
+  });
+});
+
+describe("gateway mode", () => {
+  const base = () => ({ GATEWAY_API_URL: `${fake.url}/`, GATEWAY_API_TOKEN: "apl_tok_secret" });
+
+  it("cloud-a goes to /v1/llm/cloud-a/{region}/model/... with the gateway bearer", async () => {
+    const { request } = await callOnce({ ...base(), CLOUD_A_REGION: "us-west-2" });
+    expect(request.path).toBe("/v1/llm/cloud-a/us-west-2/model/m-1/invoke-with-response-stream");
+    expect(request.headers.authorization).toBe("Bearer apl_tok_secret");
+  });
+
+  it("cloud-a-alt goes to /v1/llm/cloud-a-alt/family-1/{region}/anthropic/v1/messages", async () => {
+    const { request } = await callOnce({
+      ...base(),
+      LLM_PROVIDER: "cloud-a-alt",
+      CLOUD_A_MODEL_ID: "anthropic.claude-sonnet-4-5",
+      CLOUD_A_CLASSIFICATION_MODEL_ID: "anthropic.claude-haiku-4-5",
+    });
+    expect(request.path).toBe("/v1/llm/cloud-a-alt/family-1/us-east-1/anthropic/v1/messages");
+    expect(request.headers.authorization).toBe("Bearer apl_tok_secret");
+    expect(request.headers["x-api-key"]).toBeUndefined();
+  });
+
+  it("cloud-b goes to /v1/llm/cloud-b/family-1/anthropic/v1/messages with no local credential", async () => {
+    const { request } = await callOnce({ ...base(), LLM_PROVIDER: "cloud-b" });
+    expect(request.path).toBe("/v1/llm/cloud-b/family-1/anthropic/v1/messages");
+    expect(request.headers.authorization).toBe("Bearer apl_tok_secret");
+  });
+});
+
+describe("tool calls on the wire", () => {
+  it("decodes a streamed tool_use block through the Bedrock event stream", async () => {
+    const saved = fake.respond;
+    fake.respond = () => ({
+      content: [{ type: "tool_use", id: "toolu_1", name: "update_settings", input: { verbose: true } }],
+    });
+    try {
+      const { message } = await callOnce({ CLOUD_A_BEARER_TOKEN: "k", CLOUD_A_ENDPOINT_URL: fake.url });
+      expect(message.stop_reason).toBe("tool_use");
+      expect(message.content[0]).toMatchObject({ type: "tool_use", name: "update_settings", input: { verbose: true } });
+    } finally {
+      fake.respond = saved;
+    }
+  });
+});

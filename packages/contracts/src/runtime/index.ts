@@ -1,0 +1,4 @@
+export * from "./agent.ts";
+export * from "./routes.ts";
+export * from "./threads.ts";
+export * from "./webhooks.ts";

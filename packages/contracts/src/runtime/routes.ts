@@ -1,0 +1,179 @@
+import { errorResponses } from "@agentplane/problem-details";
+import { createRoute, z } from "@hono/zod-openapi";
+import { AgentProfile, UpdateModelsBody, UpdateVerboseBody } from "./agent.ts";
+import {
+  ChatMessageList,
+  CreateThreadBody,
+  PostMessageBody,
+  PostMessageQuery,
+  Thread,
+  ThreadList,
+  TurnResult,
+} from "./threads.ts";
+import {
+  CreateWebhookSubscriptionBody,
+  SetReceiverEnabledBody,
+  UpdateWebhookSubscriptionBody,
+  WebhookReceiverState,
+  WebhookRunList,
+  WebhookSubscription,
+} from "./webhooks.ts";
+
+// Runtime routes carry no version segment and no authentication (spec "Runtime" authentication):
+// the platform routing in front of the runtime authenticates.
+const json = <T extends z.ZodType>(schema: T, description: string) => ({
+  description,
+  content: { "application/json": { schema } },
+});
+const body = <T extends z.ZodType>(schema: T) => ({
+  required: true,
+  content: { "application/json": { schema } },
+});
+const threadIdParam = z.object({
+  threadId: z
+    .string()
+    .min(1)
+    .openapi({ param: { name: "threadId", in: "path" } }),
+});
+const nameParam = z.object({
+  name: z
+    .string()
+    .min(1)
+    .openapi({ param: { name: "name", in: "path" } }),
+});
+
+export const getProfileRoute = createRoute({
+  method: "get",
+  path: "/agents/profile",
+  operationId: "getAgentProfile",
+  responses: { 200: json(AgentProfile, "The agent profile"), 500: errorResponses[500] },
+});
+
+export const updateVerboseRoute = createRoute({
+  method: "patch",
+  path: "/agents/verbose",
+  operationId: "updateAgentVerbose",
+  request: { body: body(UpdateVerboseBody) },
+  responses: { 200: json(AgentProfile, "The updated profile"), 400: errorResponses[400] },
+});
+
+export const updateModelsRoute = createRoute({
+  method: "patch",
+  path: "/agents/models",
+  operationId: "updateAgentModels",
+  request: { body: body(UpdateModelsBody) },
+  responses: { 200: json(AgentProfile, "The updated profile"), 400: errorResponses[400] },
+});
+
+export const listThreadsRoute = createRoute({
+  method: "get",
+  path: "/agents/threads",
+  operationId: "listThreads",
+  responses: { 200: json(ThreadList, "Web chat threads, newest first") },
+});
+
+export const createThreadRoute = createRoute({
+  method: "post",
+  path: "/agents/threads",
+  operationId: "createThread",
+  request: { body: { required: false, content: { "application/json": { schema: CreateThreadBody } } } },
+  responses: { 201: json(Thread, "The new thread"), 400: errorResponses[400] },
+});
+
+export const listMessagesRoute = createRoute({
+  method: "get",
+  path: "/agents/threads/{threadId}/messages",
+  operationId: "listThreadMessages",
+  request: { params: threadIdParam },
+  responses: { 200: json(ChatMessageList, "Visible messages, oldest first"), 404: errorResponses[404] },
+});
+
+export const postMessageRoute = createRoute({
+  method: "post",
+  path: "/agents/threads/{threadId}/messages",
+  operationId: "postThreadMessage",
+  request: { params: threadIdParam, query: PostMessageQuery, body: body(PostMessageBody) },
+  responses: {
+    200: {
+      description: "The delivered steps: an SSE stream (`message`, `done`, `error` events) or, with stream=false, JSON",
+      content: { "text/event-stream": { schema: z.string() }, "application/json": { schema: TurnResult } },
+    },
+    400: errorResponses[400],
+    404: errorResponses[404],
+    502: errorResponses[500],
+  },
+});
+
+export const getWebhooksRoute = createRoute({
+  method: "get",
+  path: "/agents/webhooks",
+  operationId: "getWebhookReceiver",
+  responses: { 200: json(WebhookReceiverState, "The receiver switch and every subscription") },
+});
+
+export const setReceiverEnabledRoute = createRoute({
+  method: "put",
+  path: "/agents/webhooks/enabled",
+  operationId: "setWebhookReceiverEnabled",
+  request: { body: body(SetReceiverEnabledBody) },
+  responses: { 200: json(WebhookReceiverState, "The receiver state"), 400: errorResponses[400] },
+});
+
+export const createSubscriptionRoute = createRoute({
+  method: "post",
+  path: "/agents/webhook-subscriptions",
+  operationId: "createWebhookSubscription",
+  request: { body: body(CreateWebhookSubscriptionBody) },
+  responses: {
+    201: json(WebhookSubscription, "The new subscription"),
+    400: errorResponses[400],
+    409: errorResponses[409],
+  },
+});
+
+export const getSubscriptionRoute = createRoute({
+  method: "get",
+  path: "/agents/webhook-subscriptions/{name}",
+  operationId: "getWebhookSubscription",
+  request: { params: nameParam },
+  responses: { 200: json(WebhookSubscription, "The subscription"), 404: errorResponses[404] },
+});
+
+export const updateSubscriptionRoute = createRoute({
+  method: "patch",
+  path: "/agents/webhook-subscriptions/{name}",
+  operationId: "updateWebhookSubscription",
+  request: { params: nameParam, body: body(UpdateWebhookSubscriptionBody) },
+  responses: {
+    200: json(WebhookSubscription, "The updated subscription"),
+    400: errorResponses[400],
+    404: errorResponses[404],
+  },
+});
+
+export const deleteSubscriptionRoute = createRoute({
+  method: "delete",
+  path: "/agents/webhook-subscriptions/{name}",
+  operationId: "deleteWebhookSubscription",
+  request: { params: nameParam },
+  responses: { 204: { description: "Deleted" }, 404: errorResponses[404] },
+});
+
+export const listSubscriptionRunsRoute = createRoute({
+  method: "get",
+  path: "/agents/webhook-subscriptions/{name}/runs",
+  operationId: "listWebhookRuns",
+  request: {
+    params: nameParam,
+    query: z.object({
+      limit: z.coerce
+        .number()
+        .int()
+        .min(1)
+        .max(200)
+        .default(50)
+        .openapi({ param: { name: "limit", in: "query" } }),
+    }),
+  },
+  responses: { 200: json(WebhookRunList, "Recent runs, newest first"), 404: errorResponses[404] },
+});

@@ -1,0 +1,53 @@
+import { z } from "@hono/zod-openapi";
+
+export const Thread = z
+  .object({
+    id: z.string(),
+    title: z.string(),
+    main: z.boolean(),
+    createdAt: z.string(),
+    updatedAt: z.string(),
+  })
+  .openapi("Thread");
+
+export const ThreadList = z.object({ items: z.array(Thread) }).openapi("ThreadList");
+
+export const CreateThreadBody = z
+  .object({ title: z.string().max(200).optional() })
+  .strict()
+  .openapi("CreateThread");
+
+export const ChatMessage = z
+  .object({
+    id: z.string(),
+    threadId: z.string(),
+    role: z.enum(["user", "assistant"]),
+    text: z.string(),
+    /** Where the message came from: a web turn, or a webhook delivery. */
+    source: z.string(),
+    createdAt: z.string(),
+  })
+  .openapi("ChatMessage");
+
+export const ChatMessageList = z.object({ items: z.array(ChatMessage) }).openapi("ChatMessageList");
+
+export const PostMessageBody = z
+  .object({ text: z.string().min(1).max(100_000) })
+  .strict()
+  .openapi("PostMessage");
+
+export const PostMessageQuery = z.object({
+  stream: z
+    .enum(["true", "false"])
+    .default("true")
+    .openapi({ param: { name: "stream", in: "query" } }),
+});
+
+/** The JSON answer of a non-streamed turn: the steps that were delivered to the channel. */
+export const TurnResult = z
+  .object({ userMessage: ChatMessage, delivered: z.array(ChatMessage), steps: z.number().int() })
+  .openapi("TurnResult");
+
+export type Thread = z.infer<typeof Thread>;
+export type ChatMessage = z.infer<typeof ChatMessage>;
+export type TurnResult = z.infer<typeof TurnResult>;
