@@ -8,4 +8,5 @@ export * from "./common/schemas.ts";
 export * from "./events/index.ts";
 export { API_VERSION, buildOpenApiDocument } from "./openapi.ts";
 export { ALL_ROUTES, PUBLIC_PAGES } from "./routes.ts";
+export * from "./sandbox/index.ts";
 export * from "./tenancy/index.ts";

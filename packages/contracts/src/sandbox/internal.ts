@@ -1,0 +1,12 @@
+import { z } from "@hono/zod-openapi";
+
+/** Sandbox tokens look like `apsb_<id>_<secret>`; the gateway sends tokens with this prefix to sandbox-svc. */
+export const SANDBOX_TOKEN_PREFIX = "apsb_";
+
+/** Internal sandbox-svc endpoints (service principals only; never routed by the gateway). */
+export const SANDBOX_INTERNAL = {
+  /** POST `{token}` → `{principal}` (type `sandbox`), or 401 problem when unknown, revoked or expired. */
+  resolveSandboxToken: "/internal/authn/sandbox-token",
+} as const;
+
+export const ResolveSandboxTokenRequest = z.object({ token: z.string().min(1).max(512) });

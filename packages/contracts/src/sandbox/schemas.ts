@@ -1,0 +1,202 @@
+import { z } from "@hono/zod-openapi";
+import { Timestamp } from "../common/schemas.ts";
+
+export const SANDBOX_STATES = ["pending", "starting", "running", "stopping", "stopped", "failed", "deleting"] as const;
+export const SandboxStateSchema = z.enum(SANDBOX_STATES);
+export type SandboxState = z.infer<typeof SandboxStateSchema>;
+
+/** A DNS label that starts with a letter, so `<port>-<slug>` stays unambiguous in ingress hosts. */
+export const SandboxSlugSchema = z
+  .string()
+  .regex(/^[a-z]([a-z0-9-]{0,48}[a-z0-9])?$/, "a DNS label: lowercase letters, digits and '-', starting with a letter")
+  .openapi({ example: "build-box" });
+
+export const SandboxResourcesSchema = z
+  .object({
+    cpuMillicores: z.number().int().min(50).max(64_000).optional(),
+    memoryMiB: z.number().int().min(16).max(262_144).optional(),
+    diskMiB: z.number().int().min(16).max(1_048_576).optional(),
+    maxProcesses: z.number().int().min(8).max(65_536).optional(),
+  })
+  .openapi("SandboxResources");
+
+export const SandboxPortSchema = z.object({
+  port: z.number().int().min(1).max(65_535),
+  visibility: z.enum(["private", "public"]).default("private"),
+});
+
+const EnvSchema = z
+  .record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "an environment variable name"), z.string().max(32_768))
+  .refine((env) => Object.keys(env).length <= 200, "at most 200 variables");
+
+export const LabelsSchema = z
+  .record(z.string().regex(/^[a-z0-9A-Z]([a-zA-Z0-9._/-]{0,61}[a-zA-Z0-9])?$/, "a label key"), z.string().max(63))
+  .refine((labels) => Object.keys(labels).length <= 64, "at most 64 labels");
+
+/** A command: a string run by `sh -c`, or an argv array. */
+export const CommandSchema = z.union([z.string().min(1).max(65_536), z.array(z.string().max(65_536)).min(1).max(1000)]);
+
+/** The part of a sandbox that revisions record. */
+export const SandboxSpecSchema = z
+  .object({
+    image: z.string().min(1).max(512).default("default").openapi({ description: "Local image name or OCI reference" }),
+    command: CommandSchema.nullable().default(null),
+    env: EnvSchema.default({}),
+    resources: SandboxResourcesSchema.default({}),
+    ports: z.array(SandboxPortSchema).max(20).default([]),
+    idleTimeoutSeconds: z
+      .number()
+      .int()
+      .min(0)
+      .max(604_800)
+      .default(1800)
+      .openapi({ description: "0 disables auto-stop" }),
+  })
+  .openapi("SandboxSpec");
+export type SandboxSpec = z.infer<typeof SandboxSpecSchema>;
+
+export const SandboxSchema = z
+  .object({
+    id: z.string(),
+    projectId: z.string(),
+    name: z.string(),
+    slug: z.string(),
+    image: z.string(),
+    command: CommandSchema.nullable(),
+    env: z.record(z.string(), z.string()),
+    resources: SandboxResourcesSchema,
+    ports: z.array(SandboxPortSchema),
+    idleTimeoutSeconds: z.number().int(),
+    labels: z.record(z.string(), z.string()),
+    state: SandboxStateSchema,
+    currentRevision: z.number().int(),
+    lastError: z.string().nullable(),
+    createdAt: Timestamp,
+    updatedAt: Timestamp,
+    startedAt: Timestamp.nullable(),
+    lastActivityAt: Timestamp.nullable(),
+  })
+  .openapi("Sandbox");
+export type Sandbox = z.infer<typeof SandboxSchema>;
+
+export const CreateSandboxRequest = z
+  .object({
+    name: z.string().min(1).max(100),
+    slug: SandboxSlugSchema.optional(),
+    labels: LabelsSchema.default({}),
+    start: z.boolean().default(false),
+    image: z.string().min(1).max(512).optional(),
+    command: CommandSchema.optional(),
+    env: EnvSchema.optional(),
+    resources: SandboxResourcesSchema.optional(),
+    ports: z.array(SandboxPortSchema).max(20).optional(),
+    idleTimeoutSeconds: z.number().int().min(0).max(604_800).optional(),
+  })
+  .openapi("CreateSandboxRequest");
+
+export const UpdateSandboxRequest = z
+  .object({
+    name: z.string().min(1).max(100).optional(),
+    labels: LabelsSchema.optional(),
+    image: z.string().min(1).max(512).optional(),
+    command: CommandSchema.nullable().optional(),
+    env: EnvSchema.optional(),
+    resources: SandboxResourcesSchema.optional(),
+    ports: z.array(SandboxPortSchema).max(20).optional(),
+    idleTimeoutSeconds: z.number().int().min(0).max(604_800).optional(),
+    reason: z.string().max(500).optional().openapi({ description: "Recorded on the new revision" }),
+  })
+  .openapi("UpdateSandboxRequest");
+
+export const SandboxListQuery = z.object({
+  state: SandboxStateSchema.optional(),
+  labelSelector: z
+    .string()
+    .max(1000)
+    .optional()
+    .openapi({ description: "Comma-separated `key=value` or `key` (label present)", example: "team=ml,env=dev" }),
+  limit: z.coerce.number().int().min(1).max(200).default(50),
+  cursor: z.string().max(200).optional(),
+});
+
+export const SandboxRevisionSchema = z
+  .object({
+    sandboxId: z.string(),
+    revision: z.number().int(),
+    spec: SandboxSpecSchema,
+    author: z.object({ type: z.string(), id: z.string() }),
+    reason: z.string().nullable(),
+    createdAt: Timestamp,
+  })
+  .openapi("SandboxRevision");
+
+export const RollbackRequest = z.object({ revision: z.number().int().min(1), reason: z.string().max(500).optional() });
+
+export const MAX_EXEC_TIMEOUT_MS = 15 * 60 * 1000;
+export const DEFAULT_EXEC_TIMEOUT_MS = 60_000;
+
+export const ExecRequest = z
+  .object({
+    projectId: z.string().min(1).max(64),
+    sandboxId: z.string().min(1).max(64),
+    command: CommandSchema,
+    cwd: z.string().startsWith("/").max(4096).optional(),
+    env: EnvSchema.optional(),
+    stdin: z
+      .string()
+      .max(512 * 1024)
+      .optional(),
+    timeoutMs: z.number().int().min(1).max(MAX_EXEC_TIMEOUT_MS).default(DEFAULT_EXEC_TIMEOUT_MS),
+  })
+  .openapi("ExecRequest");
+
+export const ExecResultSchema = z
+  .object({
+    exitCode: z.number().int(),
+    stdout: z.string(),
+    stderr: z.string(),
+    stdoutTruncated: z.boolean(),
+    stderrTruncated: z.boolean(),
+    timedOut: z.boolean(),
+    durationMs: z.number().int(),
+  })
+  .openapi("ExecResult");
+
+export const ShellSessionSchema = z
+  .object({
+    id: z.string(),
+    projectId: z.string(),
+    sandboxId: z.string(),
+    createdAt: Timestamp,
+    lastActivityAt: Timestamp,
+    expiresAt: Timestamp,
+  })
+  .openapi("ShellSession");
+
+export const CreateShellSessionRequest = z.object({ sandboxId: z.string().min(1).max(64) });
+export const ShellSessionCommandRequest = z.object({
+  command: z.string().min(1).max(65_536),
+  timeoutMs: z.number().int().min(1).max(MAX_EXEC_TIMEOUT_MS).default(DEFAULT_EXEC_TIMEOUT_MS),
+});
+
+export const SandboxTokenSchema = z
+  .object({
+    id: z.string(),
+    projectId: z.string(),
+    sandboxId: z.string(),
+    name: z.string(),
+    createdAt: Timestamp,
+    expiresAt: Timestamp.nullable(),
+    lastUsedAt: Timestamp.nullable(),
+  })
+  .openapi("SandboxToken");
+
+export const CreateSandboxTokenRequest = z.object({
+  sandboxId: z.string().min(1).max(64),
+  name: z.string().min(1).max(100),
+  expiresIn: z.number().int().min(60).max(31_536_000).optional().openapi({ description: "Seconds until expiry" }),
+});
+
+export const CreatedSandboxTokenSchema = SandboxTokenSchema.extend({
+  token: z.string().openapi({ description: "Shown once" }),
+}).openapi("CreatedSandboxToken");
