@@ -3,3 +3,14 @@ export type { Bus, EventEnvelope, EventHandler, SubscribeOptions, Subscription }
 export { envelope } from "./bus.ts";
 export { createBus } from "./create-bus.ts";
 export { MemoryBus } from "./memory-bus.ts";
+export {
+  BufferedPublisher,
+  type BufferedPublisherOptions,
+  createOutbox,
+  type EnqueueOptions,
+  type Outbox,
+  type OutboxLogger,
+  type OutboxOptions,
+  outboxMigration,
+  outboxMigrations,
+} from "./outbox.ts";

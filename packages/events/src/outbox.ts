@@ -1,0 +1,352 @@
+import { randomUUID } from "node:crypto";
+import type { Database, MigrationList } from "@agentplane/db";
+import { type Generated, type Kysely, sql } from "kysely";
+import type { Migration } from "kysely/migration";
+import type { Bus } from "./bus.ts";
+
+/** The part of a logger the relay uses (pino's Logger fits). */
+export interface OutboxLogger {
+  warn(obj: object, msg?: string): void;
+  error(obj: object, msg?: string): void;
+}
+
+const TABLE = "event_outbox";
+
+interface OutboxTable {
+  id: string;
+  topic: string;
+  data: string;
+  time: string;
+  attempts: Generated<number>;
+  available_at: Generated<Date | string>;
+  created_at: Generated<Date | string>;
+}
+interface OutboxDb {
+  [TABLE]: OutboxTable;
+}
+
+/**
+ * The outbox table. It is created in the producer's own schema by the producer's migrator, so add
+ * it to your migration list under a name in your own sequence (Kysely requires names to sort after
+ * the ones already applied): `{ ...outboxMigrations("0004"), ... }`.
+ */
+export const outboxMigration: Migration = {
+  async up(db: Kysely<unknown>) {
+    await db.schema
+      .createTable(TABLE)
+      .addColumn("id", "text", (c) => c.primaryKey())
+      .addColumn("topic", "text", (c) => c.notNull())
+      .addColumn("data", "jsonb", (c) => c.notNull())
+      .addColumn("time", "text", (c) => c.notNull())
+      .addColumn("attempts", "integer", (c) => c.notNull().defaultTo(0))
+      .addColumn("available_at", "timestamptz", (c) => c.notNull().defaultTo(sql`now()`))
+      .addColumn("created_at", "timestamptz", (c) => c.notNull().defaultTo(sql`now()`))
+      .execute();
+    await db.schema.createIndex(`${TABLE}_available`).on(TABLE).columns(["available_at", "created_at"]).execute();
+  },
+  async down(db: Kysely<unknown>) {
+    await db.schema.dropTable(TABLE).execute();
+  },
+};
+
+export function outboxMigrations(sequence: string): MigrationList {
+  return { [`${sequence}_event_outbox`]: outboxMigration };
+}
+
+export interface OutboxOptions {
+  database: Database;
+  /** The producer's Postgres schema, which holds `event_outbox`. */
+  schema: string;
+  bus: Bus;
+  logger?: OutboxLogger;
+  /** How often the relay looks for rows written by other replicas or left after a failure (default 250 ms). */
+  pollIntervalMs?: number;
+  /** Rows claimed per round (default 500). */
+  batchSize?: number;
+  /** Longest wait between attempts while the bus is down (default 30 s). */
+  maxBackoffMs?: number;
+  /** A claimed row is retried by any replica after this long if its relay died mid-publish (default 30 s). */
+  leaseMs?: number;
+}
+
+export interface EnqueueOptions {
+  /** The event id consumers deduplicate on (default: a new UUID). */
+  id?: string;
+  time?: string;
+}
+
+/**
+ * A durable outbox: events are written to the producer's database in the same transaction as the
+ * change they describe, and a relay publishes them to the bus afterwards. While the bus is down the
+ * rows stay and are retried with backoff; a request never fails because the bus is unavailable, and
+ * a crash loses nothing that was committed. Delivery is at least once (a row published just before
+ * a crash is published again), so consumers deduplicate on the event id.
+ */
+export interface Outbox {
+  /** Writes an event inside the caller's transaction (any Kysely handle on the same database). */
+  enqueue<T>(trx: Kysely<never>, topic: string, data: T, options?: EnqueueOptions): Promise<string>;
+  /** Writes an event right away, for changes that have no transaction of their own. */
+  publish<T>(topic: string, data: T, options?: EnqueueOptions): Promise<string>;
+  /** One relay round now; returns how many events were published. */
+  flush(): Promise<number>;
+  /** Events not yet published. */
+  pending(): Promise<number>;
+  start(): void;
+  stop(): Promise<void>;
+}
+
+export function createOutbox(options: OutboxOptions): Outbox {
+  const db = options.database.forSchema<OutboxDb>(options.schema);
+  const bus = options.bus;
+  const pollMs = options.pollIntervalMs ?? 250;
+  const batchSize = options.batchSize ?? 500;
+  const maxBackoffMs = options.maxBackoffMs ?? 30_000;
+  const leaseMs = options.leaseMs ?? 30_000;
+  let failures = 0;
+  let timer: NodeJS.Timeout | undefined;
+  let running: Promise<number> | undefined;
+  let rerun = false;
+  let started = false;
+
+  const backoff = () => Math.min(maxBackoffMs, 250 * 2 ** Math.min(failures, 10));
+
+  const row = <T>(topic: string, data: T, opts: EnqueueOptions = {}) => ({
+    id: opts.id ?? randomUUID(),
+    topic,
+    data: JSON.stringify(data),
+    time: opts.time ?? new Date().toISOString(),
+  });
+
+  async function relayOnce(): Promise<number> {
+    // Claiming by moving `available_at` forward (a lease) keeps no transaction open while
+    // publishing, so a slow or unreachable bus never holds locks or blocks the producer's writes.
+    const claimed = await sql<{ id: string; topic: string; data: unknown; time: string }>`
+      update ${sql.table(`${options.schema}.${TABLE}`)}
+      set available_at = now() + ${sql.lit(`${leaseMs} milliseconds`)}::interval, attempts = attempts + 1
+      where id in (
+        select id from ${sql.table(`${options.schema}.${TABLE}`)}
+        where available_at <= now()
+        order by created_at
+        limit ${batchSize}
+        for update skip locked
+      )
+      returning id, topic, data, time`.execute(options.database.kysely);
+    const rows = claimed.rows.sort((a, b) => (a.time < b.time ? -1 : a.time > b.time ? 1 : 0));
+    if (rows.length === 0) return 0;
+    const published: string[] = [];
+    let failedFrom = -1;
+    for (let i = 0; i < rows.length; i++) {
+      const r = rows[i]!;
+      const data = typeof r.data === "string" ? (JSON.parse(r.data) as unknown) : r.data;
+      try {
+        await bus.publish(r.topic, data, { id: r.id, time: r.time });
+        published.push(r.id);
+      } catch (err) {
+        failedFrom = i;
+        failures++;
+        options.logger?.warn(
+          { err: (err as Error).message, pending: rows.length - i },
+          "event bus unavailable; outbox keeps the events and retries",
+        );
+        break;
+      }
+    }
+    if (published.length > 0) await db.deleteFrom(TABLE).where("id", "in", published).execute();
+    if (failedFrom >= 0) {
+      const retryIds = rows.slice(failedFrom).map((r) => r.id);
+      await db
+        .updateTable(TABLE)
+        .set({ available_at: sql<Date>`now() + ${sql.lit(`${backoff()} milliseconds`)}::interval` })
+        .where("id", "in", retryIds)
+        .execute();
+    } else {
+      failures = 0;
+    }
+    return published.length;
+  }
+
+  function flush(): Promise<number> {
+    if (running) {
+      rerun = true;
+      return running;
+    }
+    running = (async () => {
+      let total = 0;
+      try {
+        for (;;) {
+          rerun = false;
+          const n = await relayOnce();
+          total += n;
+          // Keep draining while full batches come back and the bus accepts them.
+          if (!(n === batchSize || rerun) || failures > 0) break;
+        }
+      } finally {
+        running = undefined;
+      }
+      return total;
+    })();
+    return running;
+  }
+
+  function schedule(delayMs: number): void {
+    if (!started) return;
+    if (timer) clearTimeout(timer);
+    timer = setTimeout(() => {
+      timer = undefined;
+      flush()
+        .catch((err) => options.logger?.error({ err: (err as Error).message }, "outbox relay round failed"))
+        .finally(() => schedule(failures > 0 ? backoff() : pollMs));
+    }, delayMs);
+    timer.unref();
+  }
+
+  return {
+    async enqueue(trx, topic, data, opts) {
+      const value = row(topic, data, opts);
+      await (trx as unknown as Kysely<OutboxDb>).withSchema(options.schema).insertInto(TABLE).values(value).execute();
+      return value.id;
+    },
+    async publish(topic, data, opts) {
+      const value = row(topic, data, opts);
+      await db.insertInto(TABLE).values(value).execute();
+      // Publish soon rather than at the next poll, unless the bus is known to be down.
+      if (started && failures === 0) schedule(0);
+      return value.id;
+    },
+    flush,
+    async pending() {
+      const result = await db
+        .selectFrom(TABLE)
+        .select((eb) => eb.fn.countAll<number>().as("n"))
+        .executeTakeFirstOrThrow();
+      return Number(result.n);
+    },
+    start() {
+      if (started) return;
+      started = true;
+      schedule(0);
+    },
+    async stop() {
+      started = false;
+      if (timer) clearTimeout(timer);
+      timer = undefined;
+      await running?.catch(() => {});
+    },
+  };
+}
+
+export interface BufferedPublisherOptions {
+  logger?: OutboxLogger;
+  /** Events kept while the bus is down; past this the oldest are dropped and logged (default 100,000). */
+  maxBuffer?: number;
+  maxBackoffMs?: number;
+}
+
+/**
+ * For producers without a database (the gateway): events that cannot be published wait in a
+ * bounded in-memory buffer and are retried with backoff. Unlike the outbox this is not durable:
+ * the buffer is lost when the process stops, and the oldest events are dropped once it is full.
+ * A producer that must not lose events in the distributed mode writes them through a service that
+ * has a database (its outbox) instead.
+ */
+export class BufferedPublisher {
+  private readonly bus: Bus;
+  private readonly logger: OutboxLogger | undefined;
+  private readonly maxBuffer: number;
+  private readonly maxBackoffMs: number;
+  private readonly buffer: { topic: string; data: unknown; id: string; time: string }[] = [];
+  private failures = 0;
+  private timer: NodeJS.Timeout | undefined;
+  private inFlight = 0;
+  private dropped = 0;
+
+  constructor(bus: Bus, options: BufferedPublisherOptions = {}) {
+    this.bus = bus;
+    this.logger = options.logger;
+    this.maxBuffer = options.maxBuffer ?? 100_000;
+    this.maxBackoffMs = options.maxBackoffMs ?? 30_000;
+  }
+
+  /** Never throws and never waits for the bus; returns the event id. */
+  publish<T>(topic: string, data: T, options: EnqueueOptions = {}): string {
+    const event = { topic, data, id: options.id ?? randomUUID(), time: options.time ?? new Date().toISOString() };
+    if (this.buffer.length > 0 || this.failures > 0) {
+      // Keep order behind what is already waiting.
+      this.keep(event);
+      return event.id;
+    }
+    this.send(event);
+    return event.id;
+  }
+
+  private send(event: { topic: string; data: unknown; id: string; time: string }): void {
+    this.inFlight++;
+    this.bus
+      .publish(event.topic, event.data, { id: event.id, time: event.time })
+      .then(() => {
+        this.failures = 0;
+      })
+      .catch((err) => {
+        this.failures++;
+        this.logger?.warn({ err: (err as Error).message }, "event not published; kept in memory for a retry");
+        this.keep(event);
+      })
+      .finally(() => {
+        this.inFlight--;
+      });
+  }
+
+  private keep(event: { topic: string; data: unknown; id: string; time: string }): void {
+    if (this.buffer.length >= this.maxBuffer) {
+      this.buffer.shift();
+      this.dropped++;
+      this.logger?.error({ dropped: this.dropped }, "event buffer full; dropping the oldest event");
+    }
+    this.buffer.push(event);
+    this.scheduleRetry();
+  }
+
+  private scheduleRetry(): void {
+    if (this.timer) return;
+    const delay = Math.min(this.maxBackoffMs, 250 * 2 ** Math.min(this.failures, 10));
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      void this.flush();
+    }, delay);
+    this.timer.unref();
+  }
+
+  /** Publishes what is buffered, in order, stopping at the first failure. */
+  async flush(): Promise<number> {
+    let sent = 0;
+    while (this.buffer.length > 0) {
+      const event = this.buffer[0]!;
+      try {
+        await this.bus.publish(event.topic, event.data, { id: event.id, time: event.time });
+        this.buffer.shift();
+        this.failures = 0;
+        sent++;
+      } catch {
+        this.failures++;
+        this.scheduleRetry();
+        break;
+      }
+    }
+    return sent;
+  }
+
+  /** Events waiting for the bus. */
+  get pending(): number {
+    return this.buffer.length + this.inFlight;
+  }
+
+  /** Events dropped because the buffer was full. */
+  get droppedCount(): number {
+    return this.dropped;
+  }
+
+  close(): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = undefined;
+  }
+}

@@ -1,0 +1,196 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import { createServer } from "node:net";
+import { migrateToLatest } from "@agentplane/db";
+import { databaseTargets } from "@agentplane/db/testing";
+import { requireRedis, testRedisPrefix } from "@agentplane/testkit";
+import { sql } from "kysely";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { BufferedPublisher, BullMqBus, createOutbox, MemoryBus, outboxMigrations } from "../src/index.ts";
+
+function waitFor(check: () => boolean | Promise<boolean>, timeoutMs = 20_000): Promise<void> {
+  const start = Date.now();
+  return new Promise((resolve, reject) => {
+    const tick = async () => {
+      if (await check()) return resolve();
+      if (Date.now() - start > timeoutMs) return reject(new Error("timed out"));
+      setTimeout(tick, 25);
+    };
+    void tick();
+  });
+}
+
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const port = (server.address() as { port: number }).port;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+/** A redis-server of this suite's own, so it can be stopped and started without touching anyone else's. */
+class OwnRedis {
+  port = 0;
+  private child: ChildProcess | undefined;
+  get url() {
+    return `redis://127.0.0.1:${this.port}`;
+  }
+  async start(): Promise<void> {
+    if (!this.port) this.port = await freePort();
+    const child = spawn("redis-server", ["--port", String(this.port), "--save", "", "--appendonly", "no"], {
+      stdio: ["ignore", "pipe", "ignore"],
+    });
+    this.child = child;
+    await new Promise<void>((resolve, reject) => {
+      child.stdout?.on("data", (chunk: Buffer) => {
+        if (chunk.toString().includes("Ready to accept connections")) resolve();
+      });
+      child.once("exit", () => reject(new Error("redis-server exited")));
+    });
+  }
+  async stop(): Promise<void> {
+    const child = this.child;
+    if (!child || child.exitCode !== null) return;
+    await new Promise((resolve) => {
+      child.once("exit", resolve);
+      child.kill("SIGKILL");
+    });
+  }
+}
+
+const redis = await requireRedis();
+const targets = await databaseTargets();
+
+describe.each(targets)("outbox on $name $reason", (target) => {
+  let database: Awaited<ReturnType<typeof target.open>>;
+  beforeAll(async () => {
+    database = await target.open();
+    await migrateToLatest(database.database, "producer", {
+      "0001_things": {
+        async up(db) {
+          await db.schema
+            .createTable("things")
+            .addColumn("id", "text", (c) => c.primaryKey())
+            .execute();
+        },
+      },
+      ...outboxMigrations("0002"),
+    });
+  }, 60_000);
+  afterAll(async () => database?.cleanup());
+
+  it.skipIf(!target.available)("publishes an event only when the producer's transaction commits", async () => {
+    const bus = new MemoryBus();
+    const seen: string[] = [];
+    await bus.subscribe("thing.created", async (e) => void seen.push(e.id));
+    const outbox = createOutbox({ database: database.database, schema: "producer", bus, pollIntervalMs: 20 });
+    const db = database.database.forSchema<{ things: { id: string } }>("producer");
+    await db
+      .transaction()
+      .execute(async (trx) => {
+        await trx.insertInto("things").values({ id: "a" }).execute();
+        await outbox.enqueue(trx as never, "thing.created", { id: "a" }, { id: "evt-a" });
+        throw new Error("roll back");
+      })
+      .catch(() => {});
+    await db.transaction().execute(async (trx) => {
+      await trx.insertInto("things").values({ id: "b" }).execute();
+      await outbox.enqueue(trx as never, "thing.created", { id: "b" }, { id: "evt-b" });
+    });
+    expect(await outbox.pending()).toBe(1);
+    outbox.start();
+    await waitFor(() => seen.length === 1);
+    await bus.drain();
+    expect(seen).toEqual(["evt-b"]);
+    await waitFor(async () => (await outbox.pending()) === 0);
+    await outbox.stop();
+  });
+
+  it.skipIf(!target.available || !redis.available || target.name !== "postgres")(
+    "keeps events while Redis is down and delivers every one of them once it is back",
+    async () => {
+      const server = new OwnRedis();
+      await server.start();
+      const prefix = testRedisPrefix("outbox");
+      const bus = new BullMqBus({ url: server.url, prefix });
+      const consumerBus = new BullMqBus({ url: server.url, prefix });
+      const seen = new Set<string>();
+      await consumerBus.subscribe("thing.changed", async (e) => void seen.add(e.id), { concurrency: 10 });
+      const outbox = createOutbox({
+        database: database.database,
+        schema: "producer",
+        bus,
+        pollIntervalMs: 20,
+        maxBackoffMs: 300,
+      });
+      outbox.start();
+      const ids: string[] = [];
+      for (let i = 0; i < 30; i++) ids.push(await outbox.publish("thing.changed", { i }));
+      await waitFor(() => seen.size === 30);
+
+      await server.stop();
+      // Writes keep succeeding while the bus is down: the request path never sees the outage.
+      for (let i = 30; i < 80; i++) ids.push(await outbox.publish("thing.changed", { i }));
+      await new Promise((r) => setTimeout(r, 300));
+      expect(await outbox.pending()).toBeGreaterThan(0);
+
+      await server.start();
+      await waitFor(() => seen.size === 80, 30_000);
+      expect([...seen].sort()).toEqual([...ids].sort());
+      await waitFor(async () => (await outbox.pending()) === 0);
+      await outbox.stop();
+      await Promise.all([bus.close(), consumerBus.close()]);
+      await server.stop();
+    },
+    60_000,
+  );
+
+  it.skipIf(!target.available)("claims rows with a lease so a second relay does not publish them twice", async () => {
+    const bus = new MemoryBus();
+    const seen: string[] = [];
+    await bus.subscribe("thing.leased", async (e) => void seen.push(e.id));
+    const a = createOutbox({ database: database.database, schema: "producer", bus, batchSize: 7 });
+    const b = createOutbox({ database: database.database, schema: "producer", bus, batchSize: 7 });
+    for (let i = 0; i < 40; i++) await a.publish("thing.leased", { i });
+    await Promise.all([a.flush(), b.flush(), a.flush(), b.flush()]);
+    while ((await a.pending()) > 0) await Promise.all([a.flush(), b.flush()]);
+    await bus.drain();
+    expect(seen.length).toBe(40);
+    expect(new Set(seen).size).toBe(40);
+    const left = await sql<{ n: number }>`select count(*)::int as n from producer.event_outbox`.execute(
+      database.database.kysely,
+    );
+    expect(left.rows[0]?.n).toBe(0);
+  });
+});
+
+describe.skipIf(!redis.available)(`buffered publisher${redis.reason}`, () => {
+  it("buffers in memory while Redis is down and publishes in order when it is back", async () => {
+    const server = new OwnRedis();
+    await server.start();
+    const prefix = testRedisPrefix("buffered");
+    const bus = new BullMqBus({ url: server.url, prefix });
+    const consumer = new BullMqBus({ url: server.url, prefix });
+    const seen: number[] = [];
+    await consumer.subscribe<{ i: number }>("t.buffered", async (e) => void seen.push(e.data.i));
+    const publisher = new BufferedPublisher(bus, { maxBackoffMs: 200 });
+    await server.stop();
+    for (let i = 0; i < 20; i++) publisher.publish("t.buffered", { i });
+    await waitFor(() => publisher.pending === 20);
+    await server.start();
+    await waitFor(() => seen.length === 20, 30_000);
+    expect(seen).toEqual(Array.from({ length: 20 }, (_, i) => i));
+    expect(publisher.pending).toBe(0);
+    publisher.close();
+    await Promise.all([bus.close(), consumer.close()]);
+    await server.stop();
+  }, 60_000);
+
+  it("drops the oldest events once the buffer is full and counts them", async () => {
+    const bus = new BullMqBus({ url: "redis://127.0.0.1:1", prefix: testRedisPrefix("full") });
+    const publisher = new BufferedPublisher(bus, { maxBuffer: 5, maxBackoffMs: 50 });
+    for (let i = 0; i < 8; i++) publisher.publish("t.full", { i });
+    await waitFor(() => publisher.pending <= 5 && publisher.droppedCount === 3);
+    publisher.close();
+    await bus.close();
+  });
+});
