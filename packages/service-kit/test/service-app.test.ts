@@ -56,7 +56,7 @@ describe("parseEnv", () => {
     expect(parseEnv(schema, { PORT: "80", URL: "http://a", NAME: "" })).toEqual({
       PORT: 80,
       NAME: "x",
-      URL: "http://a/",
+      URL: "http://a",
     });
   });
 });
