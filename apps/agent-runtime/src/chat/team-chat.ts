@@ -1,0 +1,74 @@
+export interface TeamChatDestination {
+  id: string;
+  kind: "dm" | "channel";
+}
+
+export interface LinkedChannel extends TeamChatDestination {
+  kind: "channel";
+  /** When the channel was linked to the agent (ISO 8601); the oldest is the team-mode fallback. */
+  linkedAt: string;
+  /** Flagged as the agent's main channel on the channels view. */
+  main: boolean;
+}
+
+/**
+ * What the runtime needs from a team-chat integration. The Slack adapter implements it later;
+ * tests use the in-process adapter below.
+ */
+export interface TeamChatAdapter {
+  /** personal: the agent talks to its owner in a DM; team: it lives in channels. */
+  mode(): "personal" | "team";
+  ownerDirectMessage(): Promise<TeamChatDestination | null>;
+  linkedChannels(): Promise<LinkedChannel[]>;
+  post(destination: TeamChatDestination, text: string): Promise<void>;
+}
+
+/**
+ * Where a team-chat delivery goes (spec "Delivery targets"): the owner's DM in personal mode; in
+ * team mode the flagged main channel, else the oldest linked channel; null when nothing is linked.
+ */
+export async function selectTeamChatDestination(adapter: TeamChatAdapter): Promise<TeamChatDestination | null> {
+  if (adapter.mode() === "personal") return adapter.ownerDirectMessage();
+  const channels = await adapter.linkedChannels();
+  const main = channels.find((c) => c.main);
+  if (main) return { id: main.id, kind: "channel" };
+  const oldest = [...channels].sort((a, b) => a.linkedAt.localeCompare(b.linkedAt))[0];
+  return oldest ? { id: oldest.id, kind: "channel" } : null;
+}
+
+export interface PostedTeamChatMessage {
+  destination: TeamChatDestination;
+  text: string;
+}
+
+/** A team chat that lives in memory: for tests and for running without a chat integration. */
+export class InProcessTeamChat implements TeamChatAdapter {
+  readonly posted: PostedTeamChatMessage[] = [];
+  currentMode: "personal" | "team";
+  ownerDm: TeamChatDestination | null;
+  channels: LinkedChannel[];
+
+  constructor(
+    init: { mode?: "personal" | "team"; ownerDm?: TeamChatDestination | null; channels?: LinkedChannel[] } = {},
+  ) {
+    this.currentMode = init.mode ?? "personal";
+    this.ownerDm = init.ownerDm ?? null;
+    this.channels = init.channels ?? [];
+  }
+
+  mode(): "personal" | "team" {
+    return this.currentMode;
+  }
+
+  async ownerDirectMessage(): Promise<TeamChatDestination | null> {
+    return this.ownerDm;
+  }
+
+  async linkedChannels(): Promise<LinkedChannel[]> {
+    return this.channels;
+  }
+
+  async post(destination: TeamChatDestination, text: string): Promise<void> {
+    this.posted.push({ destination, text });
+  }
+}

@@ -1,0 +1,21 @@
+import { ConfigError } from "./config.ts";
+import { startRuntime } from "./runtime.ts";
+
+try {
+  const runtime = await startRuntime();
+  let stopping = false;
+  const stop = async () => {
+    if (stopping) return;
+    stopping = true;
+    await runtime.close();
+    process.exit(0);
+  };
+  process.on("SIGINT", stop);
+  process.on("SIGTERM", stop);
+} catch (err) {
+  if (err instanceof ConfigError) {
+    process.stderr.write(`agent-runtime: invalid configuration: ${err.message}\n`);
+    process.exit(2);
+  }
+  throw err;
+}

@@ -1,0 +1,11 @@
+import { updateVerboseRoute } from "@agentplane/contracts/runtime";
+import type { RuntimeDeps } from "../../deps.ts";
+import { setVerbose, toProfile } from "../../services/agent.ts";
+import type { RuntimeApp } from "../types.ts";
+
+export function registerUpdateVerbose(app: RuntimeApp, deps: RuntimeDeps): void {
+  app.openapi(updateVerboseRoute, async (c) => {
+    const { verbose } = c.req.valid("json");
+    return c.json(toProfile(await setVerbose(deps.database.db, verbose), deps.config), 200);
+  });
+}

@@ -1,0 +1,69 @@
+import { postMessageRoute } from "@agentplane/contracts/runtime";
+import { ProblemError } from "@agentplane/problem-details";
+import { streamSSE } from "hono/streaming";
+import type { RuntimeDeps } from "../../deps.ts";
+import { runAgentTurn } from "../../services/agent-turns.ts";
+import { getWebThread, toChatMessage } from "../../services/threads.ts";
+import type { RuntimeApp } from "../types.ts";
+
+function modelFailure(err: unknown): ProblemError {
+  if (err instanceof ProblemError) return err;
+  const detail = err instanceof Error ? err.message : String(err);
+  return new ProblemError("bad-gateway", { detail: `The turn failed: ${detail.slice(0, 300)}` });
+}
+
+export function registerPostMessage(app: RuntimeApp, deps: RuntimeDeps): void {
+  app.openapi(postMessageRoute, async (c) => {
+    const { threadId } = c.req.valid("param");
+    const { text } = c.req.valid("json");
+    const { stream } = c.req.valid("query");
+    const thread = await getWebThread(deps.database.db, threadId);
+    const turn = { threadId: thread.id, text, source: "web" };
+
+    if (stream === "false") {
+      try {
+        const outcome = await runAgentTurn(deps, turn);
+        return c.json(
+          {
+            userMessage: toChatMessage(outcome.userMessage),
+            delivered: outcome.delivered.map(toChatMessage),
+            steps: outcome.steps,
+          },
+          200,
+        );
+      } catch (err) {
+        deps.logger.error({ err, threadId }, "turn failed");
+        throw modelFailure(err);
+      }
+    }
+
+    // Each delivered step is sent as it is delivered: with verbose on that is every text step,
+    // with verbose off only the last one.
+    return streamSSE(c, async (sse) => {
+      const writes: Promise<void>[] = [];
+      try {
+        const outcome = await runAgentTurn(deps, {
+          ...turn,
+          onDelivered: (message) => {
+            writes.push(
+              sse.writeSSE({ event: "message", id: message.id, data: JSON.stringify(toChatMessage(message)) }),
+            );
+          },
+        });
+        await Promise.all(writes);
+        await sse.writeSSE({
+          event: "done",
+          data: JSON.stringify({
+            userMessageId: outcome.userMessage.id,
+            delivered: outcome.delivered.length,
+            steps: outcome.steps,
+          }),
+        });
+      } catch (err) {
+        deps.logger.error({ err, threadId }, "turn failed");
+        await Promise.allSettled(writes);
+        await sse.writeSSE({ event: "error", data: JSON.stringify(modelFailure(err).toBody()) });
+      }
+    });
+  });
+}

@@ -1,0 +1,3 @@
+import type { OpenAPIHono } from "@hono/zod-openapi";
+
+export type RuntimeApp = OpenAPIHono;

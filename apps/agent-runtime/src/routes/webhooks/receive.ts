@@ -1,0 +1,73 @@
+import { MAX_PENDING_WEBHOOK_RUNS } from "@agentplane/contracts/runtime";
+import { ProblemError } from "@agentplane/problem-details";
+import type { Hono } from "hono";
+import { deliver } from "../../chat/deliver.ts";
+import { deliveryDeps, type RuntimeDeps } from "../../deps.ts";
+import { eventAllowed, resolveEventType } from "../../webhooks/event-type.ts";
+import { renderPrompt, webhookLabel } from "../../webhooks/template.ts";
+
+const MAX_BODY_BYTES = 1024 * 1024;
+
+function isJsonContentType(value: string | undefined): boolean {
+  if (!value) return false;
+  const type = value.split(";")[0]?.trim().toLowerCase() ?? "";
+  return type === "application/json" || type.endsWith("+json");
+}
+
+function parseObject(text: string): Record<string, unknown> | undefined {
+  try {
+    const parsed: unknown = JSON.parse(text);
+    return typeof parsed === "object" && parsed !== null && !Array.isArray(parsed)
+      ? (parsed as Record<string, unknown>)
+      : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * `POST /agents/webhooks/{name}` (spec "Runtime: webhook receiver"). The checks run in this
+ * order: receiver off, unknown name, subscription inactive, body not a JSON object, event not in
+ * the list, deliver-only, queue full; then the run is stored and answered 202 without waiting.
+ */
+export function registerReceiveWebhook(app: Hono, deps: RuntimeDeps): void {
+  app.post("/agents/webhooks/:name", async (c) => {
+    const { registry, runs } = deps;
+    if (!registry.enabled) throw new ProblemError("forbidden", { detail: "The webhook receiver is disabled" });
+    const name = c.req.param("name");
+    const subscription = registry.get(name);
+    if (!subscription) throw new ProblemError("not-found", { detail: `No webhook subscription named ${name}` });
+    const row = subscription.row;
+    if (row.active !== 1)
+      throw new ProblemError("forbidden", { detail: `The webhook subscription ${name} is disabled` });
+
+    if (Number(c.req.header("content-length") ?? 0) > MAX_BODY_BYTES) {
+      throw new ProblemError("payload-too-large", { detail: "The body is larger than 1 MiB" });
+    }
+    const body = isJsonContentType(c.req.header("content-type")) ? await c.req.text() : "";
+    const payload = body ? parseObject(body) : undefined;
+    if (!payload) {
+      throw new ProblemError("bad-request", { detail: "The body must be a JSON object sent as application/json" });
+    }
+
+    const event = resolveEventType((h) => c.req.header(h), payload);
+    if (!eventAllowed(subscription.events, event)) return c.json({ status: "ignored", event }, 200);
+
+    if (row.deliver_only === 1) {
+      const text = `${webhookLabel(name)}\n\n${renderPrompt(row.prompt, payload, event, name)}`;
+      await deliver(deliveryDeps(deps), row.deliver_to, text, `webhook:${name}`);
+      return c.json({ status: "delivered", event }, 200);
+    }
+
+    const runId = runs.accept(
+      { subscription: name, event, payload: body, prompt: row.prompt, deliverTo: row.deliver_to },
+      MAX_PENDING_WEBHOOK_RUNS,
+    );
+    if (!runId) {
+      throw new ProblemError("rate-limited", {
+        detail: `The subscription ${name} already has ${MAX_PENDING_WEBHOOK_RUNS} pending runs`,
+      });
+    }
+    return c.json({ status: "accepted", event, runId }, 202);
+  });
+}

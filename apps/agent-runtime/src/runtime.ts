@@ -1,0 +1,107 @@
+import type { AddressInfo } from "node:net";
+import { serve } from "@hono/node-server";
+import type { OpenAPIHono } from "@hono/zod-openapi";
+import pino, { type Logger } from "pino";
+import { createRuntimeApp } from "./app.ts";
+import type { TeamChatAdapter } from "./chat/team-chat.ts";
+import { loadConfig, type RuntimeConfig, readEnvironment } from "./config.ts";
+import { openDatabase } from "./db/database.ts";
+import type { RuntimeDeps } from "./deps.ts";
+import { createModelClient, type ModelClient, type ModelClientOptions } from "./models/provider.ts";
+import { ensureAgent } from "./services/agent.ts";
+import { executeWebhookRun, notifyWebhookFailure } from "./webhooks/execute-run.ts";
+import { WebhookRegistry } from "./webhooks/registry.ts";
+import { WebhookRunQueue } from "./webhooks/run-queue.ts";
+
+export interface RuntimeOptions {
+  logger?: Logger;
+  /** The team-chat integration; none by default (the Slack adapter comes later). */
+  teamChat?: TeamChatAdapter | null;
+  /** Replaces the provider client built from the configuration. */
+  model?: ModelClient;
+  modelOptions?: ModelClientOptions;
+}
+
+export interface Runtime {
+  app: OpenAPIHono;
+  deps: RuntimeDeps;
+  agentId: string;
+  /** Listens on `port` (config.port by default; 0 picks a free one) and returns the address. */
+  listen(port?: number, host?: string): Promise<{ port: number; url: string }>;
+  close(): Promise<void>;
+}
+
+/**
+ * Builds the runtime: opens and migrates the database, creates the agent on first boot, loads
+ * the webhook registry and resumes the durable run queue. Does not listen until `listen()`.
+ */
+export async function createRuntime(config: RuntimeConfig, options: RuntimeOptions = {}): Promise<Runtime> {
+  const logger = options.logger ?? pino({ level: config.env.LOG_LEVEL, name: "agent-runtime" });
+  const database = await openDatabase(config.databasePath);
+  const agent = await ensureAgent(database.db, config);
+  const registry = new WebhookRegistry(database.db);
+  await registry.load();
+
+  // The queue calls back into deps, which holds the queue: tied together once both exist.
+  let deps: RuntimeDeps | undefined;
+  const runs = new WebhookRunQueue({
+    sqlite: database.sqlite,
+    logger,
+    executeRun: (run) => executeWebhookRun(deps as RuntimeDeps, run),
+    notifyFailure: (run, error) => notifyWebhookFailure(deps as RuntimeDeps, run, error),
+  });
+  deps = {
+    config,
+    database,
+    model: options.model ?? createModelClient(config, options.modelOptions),
+    teamChat: options.teamChat ?? null,
+    logger,
+    registry,
+    runs,
+  };
+  const app = createRuntimeApp(deps);
+  await runs.recover();
+
+  let server: ReturnType<typeof serve> | undefined;
+  return {
+    app,
+    deps,
+    agentId: agent.id,
+    listen(port = config.port, host = config.host) {
+      return new Promise((resolve, reject) => {
+        const s = serve({ fetch: app.fetch, port, hostname: host }, (info: AddressInfo) => {
+          const shownHost = host === "0.0.0.0" || host === "::" ? "127.0.0.1" : host;
+          resolve({ port: info.port, url: `http://${shownHost}:${info.port}` });
+        });
+        s.once("error", reject);
+        server = s;
+      });
+    },
+    async close() {
+      const s = server;
+      if (s) {
+        await new Promise<void>((resolve) => {
+          s.close(() => resolve());
+          if ("closeAllConnections" in s) (s as { closeAllConnections(): void }).closeAllConnections();
+        });
+      }
+      await runs.close();
+      await database.close();
+    },
+  };
+}
+
+/** Reads the environment (and `<AGENT_HOME>/.env`), builds the runtime and listens on PORT. */
+export async function startRuntime(
+  env: Record<string, string | undefined> = process.env,
+  options: RuntimeOptions = {},
+): Promise<Runtime & { url: string }> {
+  const config = loadConfig(readEnvironment(env));
+  const runtime = await createRuntime(config, options);
+  const { url } = await runtime.listen();
+  runtime.deps.logger.info(
+    { url, provider: config.provider, gateway: Boolean(config.env.GATEWAY_API_URL), agentId: runtime.agentId },
+    "agent runtime listening",
+  );
+  return { ...runtime, url };
+}

@@ -1,0 +1,28 @@
+import type { RuntimeDeps } from "../deps.ts";
+import { runTurn, type TurnOutcome } from "../turns/run-turn.ts";
+import { effectiveModels, loadAgent, modelDefaults } from "./agent.ts";
+import type { MessageRow } from "./threads.ts";
+
+/** Runs one turn of the agent in a thread with its current verbose setting and main model. */
+export async function runAgentTurn(
+  deps: Pick<RuntimeDeps, "database" | "model" | "config">,
+  input: { threadId: string; text: string; source: string; onDelivered?: (message: MessageRow) => void },
+): Promise<TurnOutcome> {
+  const db = deps.database.db;
+  const agent = await loadAgent(db);
+  const models = effectiveModels(agent, modelDefaults(deps.config));
+  const system =
+    `You are ${agent.name}, the AI agent of the team "${agent.team}". ` +
+    "Answer helpfully and concisely. You can change your own settings with the update_settings tool when asked.";
+  return runTurn({
+    db,
+    model: deps.model,
+    modelId: models.main,
+    threadId: input.threadId,
+    userText: input.text,
+    verbose: agent.verbose === 1,
+    system,
+    source: input.source,
+    ...(input.onDelivered ? { onDelivered: input.onDelivered } : {}),
+  });
+}

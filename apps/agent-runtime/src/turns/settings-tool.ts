@@ -1,0 +1,57 @@
+import type { Tool } from "@anthropic-ai/sdk/resources/messages";
+import type { Kysely } from "kysely";
+import { z } from "zod";
+import type { RuntimeDatabase } from "../db/schema/index.ts";
+import { setModelOverrides, setVerbose } from "../services/agent.ts";
+
+export const SETTINGS_TOOL_NAME = "update_settings";
+
+export const settingsTool: Tool = {
+  name: SETTINGS_TOOL_NAME,
+  description:
+    "Change this agent's own settings. verbose: deliver every intermediate text step (true) or only the final answer (false). " +
+    "mainModel, heartbeatModel, cronModel: model overrides (a model id, or a deployment name on cloud-b); null or an empty string clears one.",
+  input_schema: {
+    type: "object",
+    properties: {
+      verbose: { type: "boolean" },
+      mainModel: { type: ["string", "null"] },
+      heartbeatModel: { type: ["string", "null"] },
+      cronModel: { type: ["string", "null"] },
+    },
+    additionalProperties: false,
+  },
+};
+
+const SettingsInput = z
+  .object({
+    verbose: z.boolean().optional(),
+    mainModel: z.string().max(200).nullable().optional(),
+    heartbeatModel: z.string().max(200).nullable().optional(),
+    cronModel: z.string().max(200).nullable().optional(),
+  })
+  .strict();
+
+export interface ToolOutcome {
+  content: string;
+  isError: boolean;
+}
+
+export async function runSettingsTool(db: Kysely<RuntimeDatabase>, input: unknown): Promise<ToolOutcome> {
+  const parsed = SettingsInput.safeParse(input);
+  if (!parsed.success) {
+    return { content: `Invalid settings: ${parsed.error.issues.map((i) => i.message).join("; ")}`, isError: true };
+  }
+  const { verbose, mainModel, heartbeatModel, cronModel } = parsed.data;
+  if (verbose !== undefined) await setVerbose(db, verbose);
+  const agent = await setModelOverrides(db, { main: mainModel, heartbeat: heartbeatModel, cron: cronModel });
+  return {
+    content: JSON.stringify({
+      verbose: agent.verbose === 1,
+      mainModel: agent.main_model,
+      heartbeatModel: agent.heartbeat_model,
+      cronModel: agent.cron_model,
+    }),
+    isError: false,
+  };
+}

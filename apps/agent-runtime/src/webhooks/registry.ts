@@ -1,0 +1,136 @@
+import type {
+  CreateWebhookSubscriptionBody,
+  UpdateWebhookSubscriptionBody,
+  WebhookSubscription,
+} from "@agentplane/contracts/runtime";
+import { conflict, notFound } from "@agentplane/problem-details";
+import type { Kysely } from "kysely";
+import type { RuntimeDatabase, WebhookSubscriptionTable } from "../db/schema/index.ts";
+import { nowIso } from "../ids.ts";
+import { parseEventList } from "./event-type.ts";
+
+export type SubscriptionRow = WebhookSubscriptionTable;
+
+/** A subscription as the receiver reads it on every call: the Events list parsed once. */
+export interface CachedSubscription {
+  row: SubscriptionRow;
+  events: string[];
+}
+
+const RECEIVER_KEY = "webhooks.enabled";
+
+export function toSubscription(row: SubscriptionRow): WebhookSubscription {
+  return {
+    name: row.name,
+    description: row.description,
+    events: row.events,
+    deliverTo: row.deliver_to,
+    deliverOnly: row.deliver_only === 1,
+    prompt: row.prompt,
+    active: row.active === 1,
+    endpoint: `/agents/webhooks/${row.name}`,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+  };
+}
+
+/**
+ * The receiver switch and the subscriptions: stored in SQLite, served from memory. Every change
+ * goes through here, so the receiver sees it on the next request without a restart.
+ */
+export class WebhookRegistry {
+  readonly #db: Kysely<RuntimeDatabase>;
+  readonly #subscriptions = new Map<string, CachedSubscription>();
+  #enabled = false;
+
+  constructor(db: Kysely<RuntimeDatabase>) {
+    this.#db = db;
+  }
+
+  async load(): Promise<void> {
+    const setting = await this.#db
+      .selectFrom("setting")
+      .select("value")
+      .where("key", "=", RECEIVER_KEY)
+      .executeTakeFirst();
+    this.#enabled = setting?.value === "true";
+    const rows = await this.#db.selectFrom("webhook_subscription").selectAll().execute();
+    this.#subscriptions.clear();
+    for (const row of rows) this.#cache(row);
+  }
+
+  get enabled(): boolean {
+    return this.#enabled;
+  }
+
+  get(name: string): CachedSubscription | undefined {
+    return this.#subscriptions.get(name);
+  }
+
+  list(): SubscriptionRow[] {
+    return [...this.#subscriptions.values()].map((s) => s.row).sort((a, b) => a.name.localeCompare(b.name));
+  }
+
+  require(name: string): SubscriptionRow {
+    const found = this.#subscriptions.get(name);
+    if (!found) throw notFound("Webhook subscription", name);
+    return found.row;
+  }
+
+  async setEnabled(enabled: boolean): Promise<void> {
+    await this.#db
+      .insertInto("setting")
+      .values({ key: RECEIVER_KEY, value: String(enabled) })
+      .onConflict((oc) => oc.column("key").doUpdateSet({ value: String(enabled) }))
+      .execute();
+    this.#enabled = enabled;
+  }
+
+  async create(input: CreateWebhookSubscriptionBody): Promise<SubscriptionRow> {
+    if (this.#subscriptions.has(input.name))
+      throw conflict(`A webhook subscription named ${input.name} already exists`);
+    const now = nowIso();
+    const row: SubscriptionRow = {
+      name: input.name,
+      description: input.description,
+      events: parseEventList(input.events).join(","),
+      deliver_to: input.deliverTo,
+      deliver_only: input.deliverOnly ? 1 : 0,
+      prompt: input.prompt,
+      active: input.active ? 1 : 0,
+      created_at: now,
+      updated_at: now,
+    };
+    await this.#db.insertInto("webhook_subscription").values(row).execute();
+    this.#cache(row);
+    return row;
+  }
+
+  async update(name: string, patch: UpdateWebhookSubscriptionBody): Promise<SubscriptionRow> {
+    const current = this.require(name);
+    const row: SubscriptionRow = {
+      ...current,
+      ...(patch.description !== undefined ? { description: patch.description } : {}),
+      ...(patch.events !== undefined ? { events: parseEventList(patch.events).join(",") } : {}),
+      ...(patch.deliverTo !== undefined ? { deliver_to: patch.deliverTo } : {}),
+      ...(patch.deliverOnly !== undefined ? { deliver_only: patch.deliverOnly ? 1 : 0 } : {}),
+      ...(patch.prompt !== undefined ? { prompt: patch.prompt } : {}),
+      ...(patch.active !== undefined ? { active: patch.active ? 1 : 0 } : {}),
+      updated_at: nowIso(),
+    };
+    await this.#db.updateTable("webhook_subscription").set(row).where("name", "=", name).execute();
+    this.#cache(row);
+    return row;
+  }
+
+  /** Runs already accepted keep their place and still finish (a triggered event never disappears). */
+  async remove(name: string): Promise<void> {
+    this.require(name);
+    await this.#db.deleteFrom("webhook_subscription").where("name", "=", name).execute();
+    this.#subscriptions.delete(name);
+  }
+
+  #cache(row: SubscriptionRow): void {
+    this.#subscriptions.set(row.name, { row, events: parseEventList(row.events) });
+  }
+}

@@ -1,0 +1,171 @@
+import type { DeliveryTarget, WebhookRunStatus } from "@agentplane/contracts/runtime";
+import type Database from "better-sqlite3";
+import type { Logger } from "pino";
+import { newId, nowIso } from "../ids.ts";
+
+export interface QueuedRun {
+  seq: number;
+  id: string;
+  subscription: string;
+  event: string;
+  payload: string;
+  prompt: string;
+  deliver_to: DeliveryTarget;
+  status: WebhookRunStatus;
+  attempts: number;
+}
+
+export interface RunQueueDeps {
+  sqlite: Database.Database;
+  logger: Logger;
+  /** Runs the agent and posts its result; a throw marks the run failed. */
+  executeRun: (run: QueuedRun) => Promise<void>;
+  /** Posts the brief failure notice of a failed run. */
+  notifyFailure: (run: QueuedRun, error: string) => Promise<void>;
+}
+
+/** An interrupted run is tried once more after a restart; interrupted again, it fails with a notice. */
+const MAX_ATTEMPTS = 2;
+
+function briefError(err: unknown): string {
+  const message = err instanceof Error ? err.message : String(err);
+  return message.length > 300 ? `${message.slice(0, 300)}…` : message;
+}
+
+/**
+ * The durable per-subscription queue of agent-mode webhook runs. A run is a row committed before
+ * the 202; each subscription executes one run at a time in arrival order (seq), and different
+ * subscriptions run concurrently. "Pending" counts accepted runs not yet started.
+ */
+export class WebhookRunQueue {
+  readonly #deps: RunQueueDeps;
+  readonly #pending = new Map<string, number>();
+  readonly #active = new Map<string, Promise<void>>();
+  #closed = false;
+  readonly #insert: Database.Statement;
+  readonly #next: Database.Statement<[string], QueuedRun>;
+  readonly #markRunning: Database.Statement;
+  readonly #finish: Database.Statement;
+
+  constructor(deps: RunQueueDeps) {
+    this.#deps = deps;
+    const { sqlite } = deps;
+    this.#insert = sqlite.prepare(
+      `insert into webhook_run (id, subscription, event, payload, prompt, deliver_to, status, attempts, created_at)
+       values (?, ?, ?, ?, ?, ?, 'queued', 0, ?)`,
+    );
+    this.#next = sqlite.prepare(
+      `select seq, id, subscription, event, payload, prompt, deliver_to, status, attempts from webhook_run
+       where subscription = ? and status = 'queued' order by seq limit 1`,
+    );
+    this.#markRunning = sqlite.prepare(
+      `update webhook_run set status = 'running', attempts = attempts + 1, started_at = ? where id = ?`,
+    );
+    this.#finish = sqlite.prepare(`update webhook_run set status = ?, error = ?, finished_at = ? where id = ?`);
+  }
+
+  pendingCount(subscription: string): number {
+    return this.#pending.get(subscription) ?? 0;
+  }
+
+  /**
+   * Stores the run (committed when this returns) and starts the subscription's worker if idle.
+   * Returns null when the subscription already has `limit` pending runs.
+   */
+  accept(
+    input: { subscription: string; event: string; payload: string; prompt: string; deliverTo: DeliveryTarget },
+    limit: number,
+  ): string | null {
+    const pending = this.pendingCount(input.subscription);
+    if (pending >= limit) return null;
+    const id = newId("run");
+    this.#insert.run(id, input.subscription, input.event, input.payload, input.prompt, input.deliverTo, nowIso());
+    this.#pending.set(input.subscription, pending + 1);
+    this.#pump(input.subscription);
+    return id;
+  }
+
+  /**
+   * After a restart: runs left `running` by a crash go back to the queue once (they keep their
+   * place, seq order) or fail with a notice; then every subscription with queued runs starts.
+   */
+  async recover(): Promise<void> {
+    const { sqlite, logger } = this.#deps;
+    const interrupted = sqlite
+      .prepare<[], QueuedRun>(
+        `select seq, id, subscription, event, payload, prompt, deliver_to, status, attempts from webhook_run
+         where status = 'running' order by seq`,
+      )
+      .all();
+    const requeue = sqlite.prepare(`update webhook_run set status = 'queued', started_at = null where id = ?`);
+    for (const run of interrupted) {
+      if (run.attempts < MAX_ATTEMPTS) {
+        requeue.run(run.id);
+        logger.warn(
+          { runId: run.id, subscription: run.subscription },
+          "retrying a webhook run interrupted by a restart",
+        );
+      } else {
+        const error = "interrupted by a restart twice";
+        this.#finish.run("failed", error, nowIso(), run.id);
+        await this.#notify(run, error);
+      }
+    }
+    const counts = sqlite
+      .prepare<[], { subscription: string; n: number }>(
+        `select subscription, count(*) as n from webhook_run where status = 'queued' group by subscription`,
+      )
+      .all();
+    for (const { subscription, n } of counts) this.#pending.set(subscription, n);
+    for (const { subscription } of counts) this.#pump(subscription);
+  }
+
+  /** Stops starting runs and waits for the running ones (or until the timeout: they are retried at restart). */
+  async close(timeoutMs = 5000): Promise<void> {
+    this.#closed = true;
+    const running = Promise.allSettled([...this.#active.values()]);
+    await Promise.race([running, new Promise((r) => setTimeout(r, timeoutMs).unref())]);
+  }
+
+  /** Resolves when no subscription has work left (tests and benchmarks). */
+  async idle(): Promise<void> {
+    while (this.#active.size > 0) await Promise.allSettled([...this.#active.values()]);
+  }
+
+  #pump(subscription: string): void {
+    if (this.#closed || this.#active.has(subscription)) return;
+    const first = this.#next.get(subscription);
+    if (!first) return;
+    const worker = this.#drain(subscription, first);
+    this.#active.set(subscription, worker);
+  }
+
+  async #drain(subscription: string, first: QueuedRun): Promise<void> {
+    let run: QueuedRun | undefined = first;
+    while (run) {
+      this.#markRunning.run(nowIso(), run.id);
+      this.#pending.set(subscription, Math.max(0, this.pendingCount(subscription) - 1));
+      try {
+        await this.#deps.executeRun({ ...run, attempts: run.attempts + 1 });
+        this.#finish.run("delivered", null, nowIso(), run.id);
+      } catch (err) {
+        const error = briefError(err);
+        this.#deps.logger.error({ runId: run.id, subscription, err }, "webhook run failed");
+        this.#finish.run("failed", error, nowIso(), run.id);
+        await this.#notify(run, error);
+      }
+      // No await between the lookup and the hand-over: accept() either sees this worker active
+      // or finds the subscription idle and starts a new one, never neither.
+      run = this.#closed ? undefined : this.#next.get(subscription);
+    }
+    this.#active.delete(subscription);
+  }
+
+  async #notify(run: QueuedRun, error: string): Promise<void> {
+    try {
+      await this.#deps.notifyFailure(run, error);
+    } catch (err) {
+      this.#deps.logger.error({ runId: run.id, err }, "could not post the failure notice of a webhook run");
+    }
+  }
+}
