@@ -1,0 +1,89 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import { once } from "node:events";
+import { createServer } from "node:net";
+import { fileURLToPath } from "node:url";
+
+export const REPO_ROOT = fileURLToPath(new URL("../../", import.meta.url));
+
+export interface Spawned {
+  child: ChildProcess;
+  output(): string;
+  /** Resolves with the first match of `pattern` in the combined output. */
+  waitFor(pattern: RegExp, timeoutMs?: number): Promise<RegExpMatchArray>;
+  stop(signal?: NodeJS.Signals): Promise<void>;
+}
+
+/** Starts `node <script> ...args` with this (Node 24) runtime, collecting output. */
+export function spawnNode(script: string, args: string[], env: Record<string, string>): Spawned {
+  const child = spawn(process.execPath, [script, ...args], {
+    cwd: REPO_ROOT,
+    env: { ...process.env, LOG_LEVEL: "warn", ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let output = "";
+  const listeners = new Set<() => void>();
+  const onData = (chunk: Buffer) => {
+    output += chunk.toString("utf8");
+    for (const l of listeners) l();
+  };
+  child.stdout!.on("data", onData);
+  child.stderr!.on("data", onData);
+  return {
+    child,
+    output: () => output,
+    waitFor(pattern, timeoutMs = 60_000) {
+      return new Promise((resolve, reject) => {
+        const check = () => {
+          const m = output.match(pattern);
+          if (m) {
+            cleanup();
+            resolve(m);
+          }
+        };
+        const onExit = () => {
+          cleanup();
+          reject(new Error(`process exited before ${pattern}:\n${output}`));
+        };
+        const timer = setTimeout(() => {
+          cleanup();
+          reject(new Error(`timed out waiting for ${pattern}:\n${output}`));
+        }, timeoutMs);
+        const cleanup = () => {
+          clearTimeout(timer);
+          listeners.delete(check);
+          child.off("exit", onExit);
+        };
+        listeners.add(check);
+        child.once("exit", onExit);
+        check();
+      });
+    },
+    async stop(signal = "SIGTERM") {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      child.kill(signal);
+      await once(child, "exit");
+    },
+  };
+}
+
+export async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const port = (server.address() as { port: number }).port;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
+export async function waitForHealth(url: string, timeoutMs = 60_000): Promise<void> {
+  const start = Date.now();
+  while (Date.now() - start < timeoutMs) {
+    try {
+      const res = await fetch(`${url}/health`);
+      if (res.ok) return;
+    } catch {
+      // not listening yet
+    }
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  throw new Error(`${url}/health did not become ready`);
+}
