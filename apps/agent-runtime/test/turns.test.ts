@@ -34,6 +34,11 @@ function multiStep(toolInput: Record<string, unknown> = {}): (body: Record<strin
   };
 }
 
+function lastToolResult(): Record<string, unknown> | undefined {
+  const messages = (fake.requests.at(-1)?.body.messages ?? []) as Array<{ content: Array<Record<string, unknown>> }>;
+  return messages.at(-1)?.content.find((b) => b.type === "tool_result");
+}
+
 async function postStreamed(text: string) {
   const res = await rt.request("POST", `/agents/threads/${mainThread}/messages`, { text });
   expect(res.status).toBe(200);
@@ -113,9 +118,7 @@ describe("settings-update tool", () => {
     expect(res.body.delivered.map((m) => m.text)).toEqual(["Final answer."]);
     const { body: profile } = await rt.json("GET", "/agents/profile");
     expect(profile).toMatchObject({ verbose: true, overrides: { main: "deploy-x", cron: null } });
-    const toolResult = (fake.requests.at(-1)?.body.messages as Array<{ content: Array<Record<string, unknown>> }>)
-      .at(-1)
-      ?.content.find((b) => b.type === "tool_result");
+    const toolResult = lastToolResult();
     expect(toolResult?.is_error).toBe(false);
     // The next turn runs on the new main model.
     fake.respond = () => ({ content: [{ type: "text", text: "ok" }] });
@@ -126,9 +129,7 @@ describe("settings-update tool", () => {
   it("reports invalid tool input back to the model as an error result", async () => {
     fake.respond = multiStep({ verbose: "loud" });
     await postStreamed("x");
-    const toolResult = (fake.requests.at(-1)?.body.messages as Array<{ content: Array<Record<string, unknown>> }>)
-      .at(-1)
-      ?.content.find((b) => b.type === "tool_result");
+    const toolResult = lastToolResult();
     expect(toolResult?.is_error).toBe(true);
     expect((await rt.json("GET", "/agents/profile")).body.verbose).toBe(false);
   });
