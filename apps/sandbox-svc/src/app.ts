@@ -1,0 +1,185 @@
+import type { IncomingMessage } from "node:http";
+import type { Duplex } from "node:stream";
+import type { Database } from "@agentplane/db";
+import { migrateToLatest } from "@agentplane/db";
+import type { Bus } from "@agentplane/events";
+import {
+  type Authorizer,
+  createServiceApp,
+  type InternalKeys,
+  type Logger,
+  type ServiceInstance,
+} from "@agentplane/service-kit";
+import { sql } from "kysely";
+import { migrations } from "./db/migrations/index.ts";
+import type { SandboxDB } from "./db/schema.ts";
+import { LocalDriver, type LocalIsolation } from "./driver/local/local-driver.ts";
+import type { SandboxDriver } from "./driver/types.ts";
+import { type IngressTarget, ingressFetch, ingressUpgrade } from "./ingress.ts";
+import type { RouteDeps } from "./routes/helpers.ts";
+import { registerResolveSandboxToken } from "./routes/internal/resolve-token.ts";
+import { registerSandboxTokens } from "./routes/sandbox-tokens/tokens.ts";
+import { registerCreateSandbox } from "./routes/sandboxes/create.ts";
+import { registerDeleteSandbox } from "./routes/sandboxes/delete.ts";
+import { registerGetSandbox } from "./routes/sandboxes/get.ts";
+import { registerListSandboxes } from "./routes/sandboxes/list.ts";
+import { registerListSandboxRevisions } from "./routes/sandboxes/revisions.ts";
+import { registerRollbackSandbox } from "./routes/sandboxes/rollback.ts";
+import { registerStartSandbox } from "./routes/sandboxes/start.ts";
+import { registerStopSandbox } from "./routes/sandboxes/stop.ts";
+import { registerUpdateSandbox } from "./routes/sandboxes/update.ts";
+import { registerExecShell } from "./routes/shell/exec.ts";
+import { registerShellSessions } from "./routes/shell/sessions.ts";
+import { type SandboxServiceConfig, SYSTEM_ACTOR } from "./services/context.ts";
+import { bootSandbox, recordUnexpectedExit, stopSandbox } from "./services/sandboxes.ts";
+import { ShellSessions } from "./services/shell-sessions.ts";
+import { createExecUpgradeHandler, openStreams } from "./ws/exec-stream.ts";
+
+export const SANDBOX_SCHEMA = "sandbox";
+
+export interface SandboxConfig extends SandboxServiceConfig {
+  /** Workspaces and runtime files of the local driver. */
+  dataDir: string;
+  /** `bwrap` (default) or `none` (no isolation, explicit opt-in). */
+  isolation?: LocalIsolation;
+  /** Local image catalog: name → root filesystem directory. */
+  images?: Record<string, string>;
+}
+
+export interface SandboxServiceDeps {
+  database: Database;
+  bus: Bus;
+  keys: InternalKeys;
+  logger: Logger;
+  authorizer: Authorizer;
+  config: SandboxConfig;
+  /** Another driver (Kubernetes); the local driver when absent. */
+  driver?: SandboxDriver;
+}
+
+export interface SandboxService extends ServiceInstance {
+  handleUpgrade: (req: IncomingMessage, socket: Duplex, head: Buffer) => void;
+  /** HTTP for `<slug>.<ingress host>`: the gateway parses the Host and authenticates an optional bearer. */
+  ingress(request: Request, target: IngressTarget): Promise<Response>;
+  /** WebSocket/upgrade for an ingress host. */
+  ingressUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer, target: IngressTarget): void;
+  driver: SandboxDriver;
+}
+
+export async function createSandboxService(input: SandboxServiceDeps): Promise<SandboxService> {
+  const { database, bus, keys, logger, authorizer, config } = input;
+  await migrateToLatest(database, SANDBOX_SCHEMA, migrations);
+  const driver =
+    input.driver ??
+    new LocalDriver({
+      dataDir: config.dataDir,
+      isolation: config.isolation ?? "bwrap",
+      ...(config.images ? { images: config.images } : {}),
+      logger,
+    });
+  logger.info(driver.describe(), "sandbox driver");
+  const db = database.forSchema<SandboxDB>(SANDBOX_SCHEMA);
+  const base = { db, database, bus, driver, authorizer, logger, config };
+  const sessions = new ShellSessions(base);
+  const deps: RouteDeps = { ...base, sessions };
+
+  const app = createServiceApp({ name: "sandbox", keys, logger });
+  app.get("/health", async (c) => {
+    const ok = await sql`select 1`.execute(database.kysely).then(
+      () => true,
+      () => false,
+    );
+    return c.json({ status: ok ? "ok" : "unavailable" }, ok ? 200 : 503);
+  });
+  registerListSandboxes(app, deps);
+  registerCreateSandbox(app, deps);
+  registerGetSandbox(app, deps);
+  registerUpdateSandbox(app, deps);
+  registerDeleteSandbox(app, deps);
+  registerStartSandbox(app, deps);
+  registerStopSandbox(app, deps);
+  registerListSandboxRevisions(app, deps);
+  registerRollbackSandbox(app, deps);
+  registerExecShell(app, deps);
+  registerShellSessions(app, deps);
+  registerSandboxTokens(app, deps);
+  registerResolveSandboxToken(app, deps);
+
+  const unsubscribe = driver.onEvent(({ sandboxId, status }) => {
+    void recordUnexpectedExit(deps, sandboxId, status.phase, status.message).catch((err) =>
+      logger.error({ err, sandboxId }, "recording a sandbox exit failed"),
+    );
+  });
+
+  // The local driver's sandboxes die with the process: bring back those that were running.
+  const stale = await db
+    .selectFrom("sandboxes")
+    .selectAll()
+    .where("state", "in", ["running", "starting", "stopping"])
+    .execute();
+  for (const row of stale) {
+    if ((await driver.status(row.id)).phase === "running") continue;
+    if (row.state === "stopping") {
+      await db
+        .updateTable("sandboxes")
+        .set({ state: "stopped", updated_at: new Date() })
+        .where("id", "=", row.id)
+        .execute();
+      continue;
+    }
+    await db
+      .updateTable("sandboxes")
+      .set({ state: "starting", updated_at: new Date() })
+      .where("id", "=", row.id)
+      .execute();
+    void bootSandbox(deps, row);
+  }
+
+  const idleTimer = setInterval(() => {
+    sessions.closeIdle();
+    void stopIdle(deps).catch((err) => logger.warn({ err }, "idle check failed"));
+  }, config.idleCheckIntervalMs ?? 15_000);
+  idleTimer.unref();
+
+  return {
+    name: "sandbox",
+    fetch: (request) => app.fetch(request),
+    handleUpgrade: createExecUpgradeHandler(deps, keys),
+    ingress: (request, target) => ingressFetch(deps, request, target),
+    ingressUpgrade: (req, socket, head, target) => ingressUpgrade(deps, req, socket, head, target),
+    driver,
+    async ready() {
+      try {
+        await sql`select 1`.execute(database.kysely);
+        return await bus.ready();
+      } catch {
+        return false;
+      }
+    },
+    async close() {
+      clearInterval(idleTimer);
+      unsubscribe();
+      sessions.closeAll();
+      await driver.close();
+    },
+  };
+}
+
+/** Stops running sandboxes whose idle timeout passed with no exec, session, stream or ingress activity. */
+async function stopIdle(deps: RouteDeps): Promise<void> {
+  const rows = await deps.db
+    .selectFrom("sandboxes")
+    .selectAll()
+    .where("state", "=", "running")
+    .where("idle_timeout_seconds", ">", 0)
+    .execute();
+  const now = Date.now();
+  for (const row of rows) {
+    const last = new Date(row.last_activity_at ?? row.started_at ?? row.updated_at).getTime();
+    if (now - last < row.idle_timeout_seconds * 1000) continue;
+    if ((openStreams.get(row.id) ?? 0) > 0 || deps.sessions.hasSessions(row.id)) continue;
+    await stopSandbox(deps, SYSTEM_ACTOR, row.project_id, row.id, "idle timeout").catch((err) =>
+      deps.logger.warn({ err, sandboxId: row.id }, "idle stop failed"),
+    );
+  }
+}

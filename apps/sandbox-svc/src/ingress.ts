@@ -1,0 +1,149 @@
+import { request as httpRequest, type IncomingMessage } from "node:http";
+import type { Duplex } from "node:stream";
+import { Readable } from "node:stream";
+import type { Principal } from "@agentplane/contracts";
+import { ProblemError, problemResponse } from "@agentplane/problem-details";
+import { checkAccess, type SandboxDeps } from "./services/context.ts";
+import type { SandboxRow } from "./services/mapping.ts";
+import { touchActivity } from "./services/sandboxes.ts";
+import { rejectUpgrade } from "./ws/exec-stream.ts";
+
+/** Which sandbox port a request for an ingress host means. */
+export interface IngressTarget {
+  slug: string;
+  /** Absent: the sandbox's first exposed port. */
+  port?: number;
+  /** The caller, when the request carried a bearer token the gateway authenticated. */
+  principal?: Principal;
+}
+
+/** `<slug>.<ingressHost>` or `<port>-<slug>.<ingressHost>` → target; anything else → undefined. */
+export function parseIngressHost(host: string, ingressHost: string): { slug: string; port?: number } | undefined {
+  const name = host.toLowerCase().replace(/:\d+$/, "");
+  const suffix = `.${ingressHost.toLowerCase()}`;
+  if (!name.endsWith(suffix)) return undefined;
+  const label = name.slice(0, -suffix.length);
+  if (!label || label.includes(".")) return undefined;
+  const m = /^(\d{1,5})-([a-z].*)$/.exec(label);
+  if (m) return { slug: m[2] as string, port: Number(m[1]) };
+  return { slug: label };
+}
+
+const HOP_BY_HOP = new Set([
+  "connection",
+  "keep-alive",
+  "proxy-authenticate",
+  "proxy-authorization",
+  "te",
+  "trailer",
+  "transfer-encoding",
+  "upgrade",
+  "host",
+  "authorization",
+]);
+
+async function resolveTarget(deps: SandboxDeps, target: IngressTarget): Promise<{ row: SandboxRow; port: number }> {
+  const row = await deps.db.selectFrom("sandboxes").selectAll().where("slug", "=", target.slug).executeTakeFirst();
+  if (!row) throw new ProblemError("not-found", { detail: `No sandbox ${target.slug}` });
+  const exposed = target.port === undefined ? row.ports[0] : row.ports.find((p) => p.port === target.port);
+  if (!exposed) throw new ProblemError("not-found", { detail: `Sandbox ${target.slug} exposes no such port` });
+  if (exposed.visibility === "private") {
+    if (!target.principal) {
+      throw new ProblemError("unauthenticated", {
+        detail: "This port is private: send a bearer token that can read the sandbox",
+        headers: { "www-authenticate": "Bearer" },
+      });
+    }
+    await checkAccess(deps, target.principal, "sandboxes:read", row.project_id, row.id);
+  }
+  if (row.state !== "running") {
+    throw new ProblemError("service-unavailable", { detail: `Sandbox ${target.slug} is ${row.state}` });
+  }
+  void touchActivity(deps, row.id).catch(() => {});
+  return { row, port: exposed.port };
+}
+
+/** HTTP to an exposed port: the request is relayed into the sandbox's network namespace. */
+export async function ingressFetch(deps: SandboxDeps, request: Request, target: IngressTarget): Promise<Response> {
+  try {
+    const { row, port } = await resolveTarget(deps, target);
+    const stream = await deps.driver.portForward(row.id, port);
+    const url = new URL(request.url);
+    const headers: Record<string, string> = {};
+    request.headers.forEach((value, key) => {
+      if (!HOP_BY_HOP.has(key)) headers[key] = value;
+    });
+    headers.host = `127.0.0.1:${port}`;
+    headers["x-forwarded-host"] = request.headers.get("host") ?? url.host;
+    const body = request.body ? Buffer.from(await request.arrayBuffer()) : undefined;
+    return await new Promise<Response>((resolve, reject) => {
+      const req = httpRequest(
+        {
+          method: request.method,
+          path: `${url.pathname}${url.search}`,
+          headers: { ...headers, ...(body ? { "content-length": String(body.length) } : {}) },
+          createConnection: () => stream as never,
+          agent: false,
+        },
+        (res: IncomingMessage) => {
+          const out = new Headers();
+          for (const [k, v] of Object.entries(res.headers)) {
+            if (v === undefined || HOP_BY_HOP.has(k)) continue;
+            for (const value of Array.isArray(v) ? v : [v]) out.append(k, value);
+          }
+          const status = res.statusCode ?? 502;
+          const nullBody = status === 204 || status === 304 || request.method === "HEAD";
+          if (nullBody) res.resume();
+          res.on("end", () => stream.destroy());
+          resolve(new Response(nullBody ? null : (Readable.toWeb(res) as ReadableStream), { status, headers: out }));
+        },
+      );
+      req.on("error", () =>
+        reject(new ProblemError("bad-gateway", { detail: `Nothing answered on port ${port} of the sandbox` })),
+      );
+      req.end(body);
+    });
+  } catch (err) {
+    if (err instanceof ProblemError) return problemResponse(err);
+    deps.logger.error({ err }, "ingress failed");
+    return problemResponse(new ProblemError("bad-gateway", { detail: "The sandbox did not answer" }));
+  }
+}
+
+/** WebSocket (any upgrade) to an exposed port: the handshake and frames are piped through unparsed. */
+export function ingressUpgrade(
+  deps: SandboxDeps,
+  req: IncomingMessage,
+  socket: Duplex,
+  head: Buffer,
+  target: IngressTarget,
+): void {
+  void (async () => {
+    const { row, port } = await resolveTarget(deps, target);
+    const upstream = await deps.driver.portForward(row.id, port);
+    const lines = [`${req.method} ${req.url} HTTP/1.1`];
+    for (let i = 0; i < req.rawHeaders.length; i += 2) {
+      const name = (req.rawHeaders[i] as string).toLowerCase();
+      if (name === "host" || name === "authorization") continue;
+      lines.push(`${req.rawHeaders[i]}: ${req.rawHeaders[i + 1]}`);
+    }
+    lines.push(`Host: 127.0.0.1:${port}`);
+    upstream.write(`${lines.join("\r\n")}\r\n\r\n`);
+    if (head.length) upstream.write(head);
+    upstream.pipe(socket);
+    socket.pipe(upstream);
+    const close = () => {
+      upstream.destroy();
+      socket.destroy();
+    };
+    upstream.on("error", close);
+    socket.on("error", close);
+    upstream.on("close", close);
+    socket.on("close", close);
+  })().catch((err) => {
+    rejectUpgrade(
+      socket,
+      err instanceof ProblemError ? err : new ProblemError("bad-gateway", { detail: "The sandbox did not answer" }),
+    );
+  });
+}

@@ -1,0 +1,107 @@
+import { AUDIT_RECORDED, type AuditRecorded, newId, type Permission, type Principal } from "@agentplane/contracts";
+import type { Database } from "@agentplane/db";
+import type { Bus } from "@agentplane/events";
+import { ProblemError } from "@agentplane/problem-details";
+import type { Authorizer, Logger } from "@agentplane/service-kit";
+import type { Kysely } from "kysely";
+import type { SandboxDB } from "../db/schema.ts";
+import type { SandboxDriver } from "../driver/types.ts";
+
+export interface SandboxServiceConfig {
+  /** Base URL sandboxes use to call the platform (AGENTPLANE_API_URL in their environment). */
+  apiUrl?: string;
+  ingressHost?: string;
+  /** How often idle sandboxes and sessions are looked for (ms). */
+  idleCheckIntervalMs?: number;
+  sessionIdleMs?: number;
+}
+
+/** Everything a service verb needs; built once in createSandboxService. */
+export interface SandboxDeps {
+  db: Kysely<SandboxDB>;
+  database: Database;
+  bus: Bus;
+  driver: SandboxDriver;
+  authorizer: Authorizer;
+  logger: Logger;
+  config: SandboxServiceConfig;
+}
+
+/** The caller of a verb: who, from which request, in which organization. */
+export interface Actor {
+  principal: Principal;
+  requestId?: string;
+  orgId?: string;
+}
+
+/**
+ * Authorization for a project-scoped permission. Sandbox principals (sandbox tokens) are decided
+ * here: they may read their own sandbox and nothing else; everyone else is asked of tenancy.
+ */
+export async function checkAccess(
+  deps: SandboxDeps,
+  principal: Principal,
+  permission: Permission,
+  projectId: string,
+  sandboxId?: string,
+): Promise<{ orgId?: string }> {
+  if (principal.type === "sandbox") {
+    const own = principal.projectId === projectId && (sandboxId === undefined || principal.sandboxId === sandboxId);
+    if (!own) throw new ProblemError("not-found", { detail: `Project ${projectId} was not found` });
+    if (permission !== "sandboxes:read" || sandboxId === undefined) {
+      throw new ProblemError("forbidden", { detail: "A sandbox token can only read its own sandbox" });
+    }
+    return principal.orgId ? { orgId: principal.orgId } : {};
+  }
+  const result = await deps.authorizer.check({ principal, permission, projectId });
+  if (result.decision === "not_found") {
+    throw new ProblemError("not-found", { detail: `Project ${projectId} was not found` });
+  }
+  if (result.decision === "forbidden") {
+    throw new ProblemError("forbidden", { detail: `This needs the permission ${permission}` });
+  }
+  return result.orgId ? { orgId: result.orgId } : {};
+}
+
+/** Publishes a domain audit record; a failing bus never fails the request that caused it. */
+export async function audit(
+  deps: SandboxDeps,
+  actor: Actor,
+  record: {
+    action: string;
+    projectId?: string;
+    orgId?: string | null;
+    targetType: string;
+    targetId: string;
+    outcome?: AuditRecorded["outcome"];
+    details?: Record<string, unknown>;
+  },
+): Promise<void> {
+  const event: AuditRecorded = {
+    id: newId("audit"),
+    ...((record.orgId ?? actor.orgId) ? { orgId: (record.orgId ?? actor.orgId) as string } : {}),
+    ...(record.projectId ? { projectId: record.projectId } : {}),
+    principal: {
+      type: actor.principal.type,
+      id: actor.principal.id,
+      ...(actor.principal.displayName ? { displayName: actor.principal.displayName } : {}),
+    },
+    action: record.action,
+    source: "domain",
+    targetType: record.targetType,
+    targetId: record.targetId,
+    targets: { [`${record.targetType}Id`]: record.targetId },
+    outcome: record.outcome ?? "success",
+    ...(actor.requestId ? { requestId: actor.requestId } : {}),
+    ...(record.details ? { details: record.details } : {}),
+    time: new Date().toISOString(),
+  };
+  try {
+    await deps.bus.publish(AUDIT_RECORDED, event, { id: event.id });
+  } catch (err) {
+    deps.logger.warn({ err, action: record.action }, "audit event not published");
+  }
+}
+
+/** The system acting on its own (idle stop, reconciliation). */
+export const SYSTEM_ACTOR: Actor = { principal: { type: "service", id: "svc_sandbox", displayName: "sandbox" } };

@@ -1,0 +1,68 @@
+import { ProblemError } from "@agentplane/problem-details";
+import { type RunCommandResult, runCommand } from "../exec/run-command.ts";
+import { type Actor, audit, type SandboxDeps } from "./context.ts";
+import { type SandboxRow, toArgv } from "./mapping.ts";
+import { touchActivity } from "./sandboxes.ts";
+
+export function requireRunning(row: SandboxRow): void {
+  if (row.state !== "running") {
+    throw new ProblemError("invalid-transition", { detail: `Sandbox ${row.id} is ${row.state}, not running` });
+  }
+}
+
+/** Audits a command: what ran, how it ended, how long — never its output. */
+export function auditCommand(
+  deps: SandboxDeps,
+  actor: Actor,
+  row: SandboxRow,
+  action: string,
+  details: { command: string | string[]; exitCode: number; durationMs: number; timedOut?: boolean; sessionId?: string },
+): Promise<void> {
+  const command = typeof details.command === "string" ? details.command : details.command.join(" ");
+  return audit(deps, actor, {
+    action,
+    projectId: row.project_id,
+    orgId: row.org_id,
+    targetType: "sandbox",
+    targetId: row.id,
+    outcome: details.exitCode === 0 ? "success" : "error",
+    details: { ...details, command: command.slice(0, 4096) },
+  });
+}
+
+export async function execInSandbox(
+  deps: SandboxDeps,
+  actor: Actor,
+  row: SandboxRow,
+  input: {
+    command: string | string[];
+    cwd?: string | undefined;
+    env?: Record<string, string> | undefined;
+    stdin?: string | undefined;
+    timeoutMs: number;
+  },
+): Promise<RunCommandResult> {
+  requireRunning(row);
+  if (Array.isArray(input.command) && input.command.every((a) => a === "")) {
+    throw new ProblemError("validation-failed", {
+      detail: "The command is empty",
+      errors: [{ pointer: "/body/command", message: "empty command" }],
+    });
+  }
+  const activity = touchActivity(deps, row.id);
+  const result = await runCommand(deps.driver, row.id, {
+    argv: toArgv(input.command),
+    timeoutMs: input.timeoutMs,
+    ...(input.cwd ? { cwd: input.cwd } : {}),
+    ...(input.env ? { env: input.env } : {}),
+    ...(input.stdin !== undefined ? { stdin: input.stdin } : {}),
+  });
+  await activity;
+  await auditCommand(deps, actor, row, "sandbox.exec", {
+    command: input.command,
+    exitCode: result.exitCode,
+    durationMs: result.durationMs,
+    timedOut: result.timedOut,
+  });
+  return result;
+}

@@ -1,0 +1,79 @@
+import type { Sandbox, SandboxSpec } from "@agentplane/contracts";
+import { type RawBuilder, type Selectable, sql } from "kysely";
+import type { SandboxTable } from "../db/schema.ts";
+import type { SandboxRuntimeSpec } from "../driver/types.ts";
+
+export type SandboxRow = Selectable<SandboxTable>;
+
+const iso = (d: Date | string | null): string | null => (d === null ? null : new Date(d).toISOString());
+
+export function toSandbox(row: SandboxRow): Sandbox {
+  return {
+    id: row.id,
+    projectId: row.project_id,
+    name: row.name,
+    slug: row.slug,
+    image: row.image,
+    command: (row.command ?? null) as Sandbox["command"],
+    env: row.env,
+    resources: row.resources,
+    ports: row.ports,
+    idleTimeoutSeconds: row.idle_timeout_seconds,
+    labels: row.labels,
+    state: row.state as Sandbox["state"],
+    currentRevision: row.current_revision,
+    lastError: row.last_error,
+    createdAt: iso(row.created_at) as string,
+    updatedAt: iso(row.updated_at) as string,
+    startedAt: iso(row.started_at),
+    lastActivityAt: iso(row.last_activity_at),
+  };
+}
+
+export function specOf(row: SandboxRow): SandboxSpec {
+  return {
+    image: row.image,
+    command: (row.command ?? null) as SandboxSpec["command"],
+    env: row.env,
+    resources: row.resources,
+    ports: row.ports,
+    idleTimeoutSeconds: row.idle_timeout_seconds,
+  };
+}
+
+/**
+ * A jsonb parameter that both drivers read the same way: sent as text and cast by the server
+ * (postgres.js would otherwise encode a pre-serialized string a second time).
+ */
+export function jsonb(value: unknown): RawBuilder<unknown> {
+  return sql`${JSON.stringify(value)}::text::jsonb`;
+}
+
+/** Columns that hold a spec, for writing one back (rollback, update). */
+export function specColumns(spec: SandboxSpec) {
+  return {
+    image: spec.image,
+    command: jsonb(spec.command),
+    env: jsonb(spec.env),
+    resources: jsonb(spec.resources),
+    ports: jsonb(spec.ports),
+    idle_timeout_seconds: spec.idleTimeoutSeconds,
+  } as const;
+}
+
+/** A command as argv: strings run through `sh -c`. */
+export function toArgv(command: string | string[]): string[] {
+  return typeof command === "string" ? ["/bin/sh", "-c", command] : command;
+}
+
+export function runtimeSpec(row: SandboxRow, extraEnv: Record<string, string>): SandboxRuntimeSpec {
+  const command = row.command as string | string[] | null;
+  return {
+    id: row.id,
+    slug: row.slug,
+    image: row.image,
+    ...(command ? { command: toArgv(command) } : {}),
+    env: { ...row.env, ...extraEnv },
+    resources: row.resources,
+  };
+}

@@ -1,0 +1,384 @@
+import { randomBytes } from "node:crypto";
+import {
+  type CreateSandboxRequest,
+  newId,
+  type SandboxListQuery,
+  type SandboxSpec,
+  SandboxSpecSchema,
+  type SandboxState,
+  type UpdateSandboxRequest,
+} from "@agentplane/contracts";
+import { ProblemError } from "@agentplane/problem-details";
+import { sql } from "kysely";
+import type { z } from "zod";
+import { type Actor, audit, type SandboxDeps } from "./context.ts";
+import { jsonb, runtimeSpec, type SandboxRow, specColumns, specOf } from "./mapping.ts";
+import { mintPlatformToken, revokeTokensOfSandbox } from "./tokens.ts";
+
+type CreateInput = z.infer<typeof CreateSandboxRequest>;
+type UpdateInput = z.infer<typeof UpdateSandboxRequest>;
+type ListQuery = z.infer<typeof SandboxListQuery>;
+
+function slugFrom(name: string): string {
+  const base = name
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, "-")
+    .replace(/^[^a-z]+|-+$/g, "")
+    .slice(0, 40);
+  return `${base || "sandbox"}-${randomBytes(3).toString("hex")}`;
+}
+
+function isUniqueViolation(err: unknown): boolean {
+  const e = err as { code?: string; message?: string };
+  return e?.code === "23505" || /duplicate key|unique constraint/i.test(e?.message ?? "");
+}
+
+export async function getSandboxRow(deps: SandboxDeps, projectId: string, sandboxId: string): Promise<SandboxRow> {
+  const row = await deps.db
+    .selectFrom("sandboxes")
+    .selectAll()
+    .where("id", "=", sandboxId)
+    .where("project_id", "=", projectId)
+    .executeTakeFirst();
+  if (!row) throw new ProblemError("not-found", { detail: `Sandbox ${sandboxId} was not found` });
+  return row;
+}
+
+export async function createSandbox(
+  deps: SandboxDeps,
+  actor: Actor,
+  projectId: string,
+  input: CreateInput,
+): Promise<SandboxRow> {
+  const spec = SandboxSpecSchema.parse({
+    image: input.image,
+    command: input.command,
+    env: input.env,
+    resources: input.resources,
+    ports: input.ports,
+    idleTimeoutSeconds: input.idleTimeoutSeconds,
+  });
+  deps.driver.validateImage(spec.image);
+  const id = newId("sandbox");
+  const now = new Date();
+  try {
+    await deps.db.transaction().execute(async (trx) => {
+      await trx
+        .insertInto("sandboxes")
+        .values({
+          id,
+          project_id: projectId,
+          org_id: actor.orgId ?? null,
+          name: input.name,
+          slug: input.slug ?? slugFrom(input.name),
+          ...specColumns(spec),
+          labels: jsonb(input.labels),
+          state: "pending",
+          current_revision: 1,
+          last_error: null,
+          platform_token_id: null,
+          created_at: now,
+          updated_at: now,
+          started_at: null,
+          last_activity_at: null,
+        } as never)
+        .execute();
+      await trx
+        .insertInto("revisions")
+        .values({
+          sandbox_id: id,
+          revision: 1,
+          spec: jsonb(spec),
+          author_type: actor.principal.type,
+          author_id: actor.principal.id,
+          reason: "created",
+          created_at: now,
+        } as never)
+        .execute();
+    });
+  } catch (err) {
+    if (isUniqueViolation(err)) throw new ProblemError("conflict", { detail: `The slug ${input.slug} is taken` });
+    throw err;
+  }
+  await audit(deps, actor, { action: "sandbox.created", projectId, targetType: "sandbox", targetId: id });
+  if (input.start) return startSandbox(deps, actor, projectId, id);
+  return getSandboxRow(deps, projectId, id);
+}
+
+export async function listSandboxes(deps: SandboxDeps, projectId: string, query: ListQuery) {
+  let q = deps.db.selectFrom("sandboxes").selectAll().where("project_id", "=", projectId);
+  if (query.state) q = q.where("state", "=", query.state);
+  if (query.cursor) q = q.where("id", "<", query.cursor);
+  for (const term of (query.labelSelector ?? "")
+    .split(",")
+    .map((t) => t.trim())
+    .filter(Boolean)) {
+    const [key, value] = term.split("=", 2) as [string, string | undefined];
+    if (!/^[a-zA-Z0-9._/-]+$/.test(key)) {
+      throw new ProblemError("validation-failed", {
+        detail: "Bad label selector",
+        errors: [{ pointer: "/query/labelSelector", message: `bad label key ${key}` }],
+      });
+    }
+    // jsonb containment / key existence, which both Postgres and PGlite index and evaluate alike.
+    q =
+      value === undefined
+        ? q.where(sql<boolean>`labels ? ${key}`)
+        : q.where((eb) => eb(eb.ref("labels"), "@>", jsonb({ [key]: value }) as never));
+  }
+  const rows = await q
+    .orderBy("id", "desc")
+    .limit(query.limit + 1)
+    .execute();
+  const items = rows.slice(0, query.limit);
+  return { items, nextCursor: rows.length > query.limit ? items.at(-1)?.id : undefined };
+}
+
+/** Moves the state only from one of `from`; a concurrent change loses with a 409. */
+async function transition(
+  deps: SandboxDeps,
+  row: SandboxRow,
+  from: SandboxState[],
+  to: SandboxState,
+  extra: Record<string, unknown> = {},
+): Promise<void> {
+  const result = await deps.db
+    .updateTable("sandboxes")
+    .set({ state: to, updated_at: new Date(), ...extra } as never)
+    .where("id", "=", row.id)
+    .where("state", "in", from)
+    .executeTakeFirst();
+  if (Number(result.numUpdatedRows) === 0) {
+    throw new ProblemError("invalid-transition", { detail: `Sandbox ${row.id} cannot go to ${to} from ${row.state}` });
+  }
+}
+
+async function setState(deps: SandboxDeps, id: string, state: SandboxState, extra: Record<string, unknown> = {}) {
+  await deps.db
+    .updateTable("sandboxes")
+    .set({ state, updated_at: new Date(), ...extra } as never)
+    .where("id", "=", id)
+    .execute();
+}
+
+export async function startSandbox(deps: SandboxDeps, actor: Actor, projectId: string, sandboxId: string) {
+  const row = await getSandboxRow(deps, projectId, sandboxId);
+  if (row.state === "running") return row;
+  deps.driver.checkAvailable();
+  await transition(deps, row, ["pending", "stopped", "failed"], "starting", { last_error: null });
+  await bootSandbox(deps, row);
+  const after = await getSandboxRow(deps, projectId, sandboxId);
+  await audit(deps, actor, {
+    action: after.state === "running" ? "sandbox.started" : "sandbox.start_failed",
+    projectId,
+    orgId: row.org_id,
+    targetType: "sandbox",
+    targetId: sandboxId,
+    outcome: after.state === "running" ? "success" : "error",
+    details: { revision: row.current_revision },
+  });
+  if (after.state !== "running") {
+    throw new ProblemError("internal-error", { detail: `Sandbox ${sandboxId} failed to start: ${after.last_error}` });
+  }
+  return after;
+}
+
+/** Starts the driver's side of a sandbox in state `starting`, with a fresh platform token in its environment. */
+export async function bootSandbox(deps: SandboxDeps, row: SandboxRow): Promise<void> {
+  try {
+    const env: Record<string, string> = {};
+    const token = await mintPlatformToken(deps, row);
+    env.AGENTPLANE_TOKEN = token;
+    if (deps.config.apiUrl) env.AGENTPLANE_API_URL = deps.config.apiUrl;
+    await deps.driver.start(runtimeSpec(row, env));
+    const now = new Date();
+    await setState(deps, row.id, "running", { started_at: now, last_activity_at: now });
+  } catch (err) {
+    deps.logger.warn({ err, sandboxId: row.id }, "sandbox failed to start");
+    await setState(deps, row.id, "failed", { last_error: (err as Error).message.slice(0, 2000) });
+  }
+}
+
+export async function stopSandbox(deps: SandboxDeps, actor: Actor, projectId: string, sandboxId: string, reason = "") {
+  const row = await getSandboxRow(deps, projectId, sandboxId);
+  if (row.state === "stopped") return row;
+  await transition(deps, row, ["running", "starting", "failed"], "stopping");
+  await deps.driver.stop(sandboxId);
+  await setState(deps, sandboxId, "stopped");
+  await audit(deps, actor, {
+    action: "sandbox.stopped",
+    projectId,
+    orgId: row.org_id,
+    targetType: "sandbox",
+    targetId: sandboxId,
+    ...(reason ? { details: { reason } } : {}),
+  });
+  return getSandboxRow(deps, projectId, sandboxId);
+}
+
+export async function deleteSandbox(deps: SandboxDeps, actor: Actor, projectId: string, sandboxId: string) {
+  const row = await getSandboxRow(deps, projectId, sandboxId);
+  await transition(deps, row, ["pending", "running", "starting", "stopped", "failed"], "deleting");
+  await deps.driver.stop(sandboxId);
+  await revokeTokensOfSandbox(deps, sandboxId);
+  await deps.driver.removeWorkspace(sandboxId);
+  await deps.db.deleteFrom("sandboxes").where("id", "=", sandboxId).execute();
+  await audit(deps, actor, {
+    action: "sandbox.deleted",
+    projectId,
+    orgId: row.org_id,
+    targetType: "sandbox",
+    targetId: sandboxId,
+  });
+}
+
+/** Writes a new revision with `spec` and makes it current; a running sandbox restarts onto it. */
+async function applyRevision(
+  deps: SandboxDeps,
+  actor: Actor,
+  row: SandboxRow,
+  spec: SandboxSpec,
+  reason: string | null,
+  meta: { name?: string; labels?: Record<string, string> } = {},
+): Promise<number> {
+  if (row.state === "deleting" || row.state === "stopping" || row.state === "starting") {
+    throw new ProblemError("invalid-transition", { detail: `Sandbox ${row.id} is ${row.state}` });
+  }
+  const revision = row.current_revision + 1;
+  await deps.db.transaction().execute(async (trx) => {
+    const updated = await trx
+      .updateTable("sandboxes")
+      .set({
+        ...specColumns(spec),
+        ...(meta.name ? { name: meta.name } : {}),
+        ...(meta.labels ? { labels: jsonb(meta.labels) } : {}),
+        current_revision: revision,
+        updated_at: new Date(),
+      } as never)
+      .where("id", "=", row.id)
+      .where("current_revision", "=", row.current_revision)
+      .executeTakeFirst();
+    if (Number(updated.numUpdatedRows) === 0)
+      throw new ProblemError("conflict", { detail: "Concurrent change; retry" });
+    await trx
+      .insertInto("revisions")
+      .values({
+        sandbox_id: row.id,
+        revision,
+        spec: jsonb(spec),
+        author_type: actor.principal.type,
+        author_id: actor.principal.id,
+        reason,
+        created_at: new Date(),
+      } as never)
+      .execute();
+  });
+  if (row.state === "running") {
+    await transition(deps, { ...row, state: "running" }, ["running"], "stopping");
+    await deps.driver.stop(row.id);
+    await setState(deps, row.id, "starting");
+    await bootSandbox(deps, await getSandboxRow(deps, row.project_id, row.id));
+  }
+  return revision;
+}
+
+export async function updateSandbox(
+  deps: SandboxDeps,
+  actor: Actor,
+  projectId: string,
+  sandboxId: string,
+  input: UpdateInput,
+) {
+  const row = await getSandboxRow(deps, projectId, sandboxId);
+  const current = specOf(row);
+  const next: SandboxSpec = {
+    image: input.image ?? current.image,
+    command: input.command === undefined ? current.command : input.command,
+    env: input.env ?? current.env,
+    resources: input.resources ?? current.resources,
+    ports: input.ports ?? current.ports,
+    idleTimeoutSeconds: input.idleTimeoutSeconds ?? current.idleTimeoutSeconds,
+  };
+  deps.driver.validateImage(next.image);
+  const specChanged = JSON.stringify(next) !== JSON.stringify(current);
+  if (!specChanged) {
+    // Name and labels are metadata: no revision, no restart.
+    if (input.name !== undefined || input.labels !== undefined) {
+      await deps.db
+        .updateTable("sandboxes")
+        .set({
+          ...(input.name !== undefined ? { name: input.name } : {}),
+          ...(input.labels !== undefined ? { labels: jsonb(input.labels) } : {}),
+          updated_at: new Date(),
+        } as never)
+        .where("id", "=", sandboxId)
+        .execute();
+    }
+    return getSandboxRow(deps, projectId, sandboxId);
+  }
+  const revision = await applyRevision(deps, actor, row, next, input.reason ?? null, {
+    ...(input.name !== undefined ? { name: input.name } : {}),
+    ...(input.labels !== undefined ? { labels: input.labels } : {}),
+  });
+  await audit(deps, actor, {
+    action: "sandbox.updated",
+    projectId,
+    orgId: row.org_id,
+    targetType: "sandbox",
+    targetId: sandboxId,
+    details: { revision, restarted: row.state === "running" },
+  });
+  return getSandboxRow(deps, projectId, sandboxId);
+}
+
+export async function listRevisions(deps: SandboxDeps, sandboxId: string) {
+  return deps.db
+    .selectFrom("revisions")
+    .selectAll()
+    .where("sandbox_id", "=", sandboxId)
+    .orderBy("revision", "desc")
+    .execute();
+}
+
+export async function rollbackSandbox(
+  deps: SandboxDeps,
+  actor: Actor,
+  projectId: string,
+  sandboxId: string,
+  target: number,
+  reason?: string,
+) {
+  const row = await getSandboxRow(deps, projectId, sandboxId);
+  const old = await deps.db
+    .selectFrom("revisions")
+    .selectAll()
+    .where("sandbox_id", "=", sandboxId)
+    .where("revision", "=", target)
+    .executeTakeFirst();
+  if (!old) throw new ProblemError("not-found", { detail: `Revision ${target} of sandbox ${sandboxId} was not found` });
+  const spec = SandboxSpecSchema.parse(old.spec);
+  const revision = await applyRevision(deps, actor, row, spec, reason ?? `rollback to revision ${target}`);
+  await audit(deps, actor, {
+    action: "sandbox.rolled_back",
+    projectId,
+    orgId: row.org_id,
+    targetType: "sandbox",
+    targetId: sandboxId,
+    details: { fromRevision: row.current_revision, toRevision: target, newRevision: revision },
+  });
+  return getSandboxRow(deps, projectId, sandboxId);
+}
+
+/** The driver saw the main process end without being asked: record it. */
+export async function recordUnexpectedExit(deps: SandboxDeps, sandboxId: string, phase: string, message?: string) {
+  await deps.db
+    .updateTable("sandboxes")
+    .set({ state: phase === "failed" ? "failed" : "stopped", last_error: message ?? null, updated_at: new Date() })
+    .where("id", "=", sandboxId)
+    .where("state", "=", "running")
+    .execute();
+}
+
+export async function touchActivity(deps: SandboxDeps, sandboxId: string): Promise<void> {
+  await deps.db.updateTable("sandboxes").set({ last_activity_at: new Date() }).where("id", "=", sandboxId).execute();
+}

@@ -1,0 +1,181 @@
+import { randomBytes } from "node:crypto";
+import { newId } from "@agentplane/contracts";
+import { ProblemError } from "@agentplane/problem-details";
+import type { ExecProcess } from "../driver/types.ts";
+import { DEFAULT_OUTPUT_CAP, type RunCommandResult } from "../exec/run-command.ts";
+import type { SandboxDeps } from "./context.ts";
+
+interface Pending {
+  marker: string;
+  stdout: Buffer[];
+  stderr: Buffer[];
+  sizes: { stdout: number; stderr: number };
+  truncated: { stdout: boolean; stderr: boolean };
+  done: { stdout?: number; stderr?: boolean };
+  finish: () => void;
+}
+
+export interface ShellSession {
+  id: string;
+  projectId: string;
+  sandboxId: string;
+  createdAt: Date;
+  lastActivityAt: Date;
+  proc: ExecProcess;
+  /** Commands of one session run one after another. */
+  queue: Promise<unknown>;
+  pending?: Pending;
+  closed: boolean;
+}
+
+const DEFAULT_SESSION_IDLE_MS = 10 * 60 * 1000;
+
+/**
+ * Persistent shells: one `sh` per session inside the sandbox. Each command is written to its stdin
+ * followed by a line that prints a random end marker with the exit status on stdout (and the
+ * marker on stderr), so working directory and exported variables carry over between commands.
+ */
+export class ShellSessions {
+  private readonly sessions = new Map<string, ShellSession>();
+  private readonly deps: SandboxDeps;
+  readonly idleMs: number;
+
+  constructor(deps: SandboxDeps) {
+    this.deps = deps;
+    this.idleMs = deps.config.sessionIdleMs ?? DEFAULT_SESSION_IDLE_MS;
+  }
+
+  async open(projectId: string, sandboxId: string): Promise<ShellSession> {
+    const proc = await this.deps.driver.exec(sandboxId, { argv: ["/bin/sh"] });
+    const now = new Date();
+    const session: ShellSession = {
+      id: newId("shellSession"),
+      projectId,
+      sandboxId,
+      createdAt: now,
+      lastActivityAt: now,
+      proc,
+      queue: Promise.resolve(),
+      closed: false,
+    };
+    proc.stdout.on("data", (chunk: Buffer) => this.onOutput(session, "stdout", chunk));
+    proc.stderr.on("data", (chunk: Buffer) => this.onOutput(session, "stderr", chunk));
+    void proc.exited.then(() => {
+      session.closed = true;
+      this.sessions.delete(session.id);
+      session.pending?.finish();
+    });
+    this.sessions.set(session.id, session);
+    return session;
+  }
+
+  get(projectId: string, sessionId: string): ShellSession {
+    const session = this.sessions.get(sessionId);
+    if (!session || session.projectId !== projectId) {
+      throw new ProblemError("not-found", { detail: `Shell session ${sessionId} was not found` });
+    }
+    return session;
+  }
+
+  list(projectId: string): ShellSession[] {
+    return [...this.sessions.values()].filter((s) => s.projectId === projectId);
+  }
+
+  /** Sandboxes that have an open session count as active (no idle stop). */
+  hasSessions(sandboxId: string): boolean {
+    return [...this.sessions.values()].some((s) => s.sandboxId === sandboxId);
+  }
+
+  close(session: ShellSession): void {
+    session.closed = true;
+    this.sessions.delete(session.id);
+    session.proc.kill("SIGKILL");
+  }
+
+  closeIdle(now = Date.now()): void {
+    for (const session of this.sessions.values()) {
+      if (now - session.lastActivityAt.getTime() > this.idleMs) this.close(session);
+    }
+  }
+
+  closeAll(): void {
+    for (const session of this.sessions.values()) this.close(session);
+  }
+
+  run(session: ShellSession, command: string, timeoutMs: number): Promise<RunCommandResult> {
+    const next = session.queue.then(() => this.runNow(session, command, timeoutMs));
+    session.queue = next.catch(() => {});
+    return next;
+  }
+
+  private runNow(session: ShellSession, command: string, timeoutMs: number): Promise<RunCommandResult> {
+    if (session.closed) throw new ProblemError("gone", { detail: `Shell session ${session.id} has ended` });
+    session.lastActivityAt = new Date();
+    const started = performance.now();
+    const marker = `__agentplane_${randomBytes(12).toString("hex")}__`;
+    return new Promise<RunCommandResult>((resolve) => {
+      let timedOut = false;
+      const timer = setTimeout(() => {
+        timedOut = true;
+        // The shell is in an unknown state after a kill; the session ends with it.
+        this.close(session);
+      }, timeoutMs);
+      const pending: Pending = {
+        marker,
+        stdout: [],
+        stderr: [],
+        sizes: { stdout: 0, stderr: 0 },
+        truncated: { stdout: false, stderr: false },
+        done: {},
+        finish: () => {
+          clearTimeout(timer);
+          session.pending = undefined;
+          session.lastActivityAt = new Date();
+          resolve({
+            exitCode: pending.done.stdout ?? (timedOut ? 137 : 1),
+            stdout: Buffer.concat(pending.stdout).toString("utf8"),
+            stderr: Buffer.concat(pending.stderr).toString("utf8"),
+            stdoutTruncated: pending.truncated.stdout,
+            stderrTruncated: pending.truncated.stderr,
+            timedOut,
+            durationMs: Math.round(performance.now() - started),
+          });
+        },
+      };
+      session.pending = pending;
+      // The command reads no stdin of ours (it would eat the next command); a brace group keeps `cd`/`export` effects.
+      session.proc.stdin.write(
+        `{\n${command}\n} </dev/null\n__ap_rc=$?; printf '\\n${marker} %d\\n' "$__ap_rc"; printf '\\n${marker}\\n' >&2\n`,
+      );
+    });
+  }
+
+  private onOutput(session: ShellSession, stream: "stdout" | "stderr", chunk: Buffer): void {
+    const pending = session.pending;
+    if (!pending) return;
+    pending[stream].push(chunk);
+    pending.sizes[stream] += chunk.length;
+    // Look for the marker in the tail only: output may be large.
+    const tailText = Buffer.concat(pending[stream]).subarray(-512).toString("utf8");
+    const re =
+      stream === "stdout" ? new RegExp(`\\n${pending.marker} (\\d+)\\n$`) : new RegExp(`\\n${pending.marker}\\n$`);
+    const match = re.exec(tailText);
+    if (match) {
+      const all = Buffer.concat(pending[stream]);
+      const body = all.subarray(0, all.length - Buffer.byteLength(match[0]));
+      pending[stream] = [body.subarray(0, DEFAULT_OUTPUT_CAP)];
+      pending.truncated[stream] = body.length > DEFAULT_OUTPUT_CAP;
+      if (stream === "stdout") pending.done.stdout = Number(match[1]);
+      else pending.done.stderr = true;
+      if (pending.done.stdout !== undefined && pending.done.stderr) pending.finish();
+      return;
+    }
+    if (pending.sizes[stream] > DEFAULT_OUTPUT_CAP + 4096) {
+      // Keep the first MiB and a tail long enough to still see the marker.
+      const all = Buffer.concat(pending[stream]);
+      pending[stream] = [all.subarray(0, DEFAULT_OUTPUT_CAP), all.subarray(-1024)];
+      pending.sizes[stream] = DEFAULT_OUTPUT_CAP + 1024;
+      pending.truncated[stream] = true;
+    }
+  }
+}

@@ -1,0 +1,162 @@
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { databaseTargets } from "@agentplane/db/testing";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { execInSandbox } from "../src/services/exec.ts";
+import {
+  createSandbox,
+  deleteSandbox,
+  getSandboxRow,
+  listRevisions,
+  listSandboxes,
+  rollbackSandbox,
+  startSandbox,
+  stopSandbox,
+  updateSandbox,
+} from "../src/services/sandboxes.ts";
+import { createSandboxToken, resolveSandboxToken, revokeSandboxToken } from "../src/services/tokens.ts";
+import { requireBwrap } from "./helpers.ts";
+import { type VerbFixture, verbFixture } from "./service-fixture.ts";
+
+const bwrap = requireBwrap();
+const targets = await databaseTargets();
+const P = "prj_test";
+const base = { labels: {}, start: false };
+
+describe.each(targets)("sandbox verbs on $name", (target) => {
+  describe.skipIf(!target.available || !bwrap.available)(`lifecycle${target.reason}${bwrap.reason}`, () => {
+    let fx: VerbFixture;
+    let cleanup: () => Promise<void>;
+    beforeAll(async () => {
+      const opened = await target.open();
+      cleanup = opened.cleanup;
+      fx = await verbFixture(opened.database);
+    });
+    afterAll(async () => {
+      await fx.close();
+      await cleanup();
+    });
+    const exec = async (id: string, command: string) =>
+      execInSandbox(fx.deps, fx.actor, await getSandboxRow(fx.deps, P, id), { command, timeoutMs: 5000 });
+
+    it("moves through the states and refuses transitions that make no sense", async () => {
+      const row = await createSandbox(fx.deps, fx.actor, P, { ...base, name: "Life", slug: "life" });
+      expect(row.state).toBe("pending");
+      await expect(exec(row.id, "true")).rejects.toMatchObject({ status: 409 });
+      expect((await startSandbox(fx.deps, fx.actor, P, row.id)).state).toBe("running");
+      expect((await startSandbox(fx.deps, fx.actor, P, row.id)).state).toBe("running");
+      expect((await exec(row.id, "echo hi")).stdout).toBe("hi\n");
+      expect((await stopSandbox(fx.deps, fx.actor, P, row.id)).state).toBe("stopped");
+      await expect(exec(row.id, "true")).rejects.toMatchObject({ status: 409 });
+      await fx.deps.db.updateTable("sandboxes").set({ state: "deleting" }).where("id", "=", row.id).execute();
+      await expect(startSandbox(fx.deps, fx.actor, P, row.id)).rejects.toMatchObject({ status: 409 });
+      await fx.deps.db.updateTable("sandboxes").set({ state: "stopped" }).where("id", "=", row.id).execute();
+      await deleteSandbox(fx.deps, fx.actor, P, row.id);
+      await expect(getSandboxRow(fx.deps, P, row.id)).rejects.toMatchObject({ status: 404 });
+      await vi.waitFor(() =>
+        expect(fx.events.map((e) => e.action)).toEqual(
+          expect.arrayContaining([
+            "sandbox.created",
+            "sandbox.started",
+            "sandbox.exec",
+            "sandbox.stopped",
+            "sandbox.deleted",
+          ]),
+        ),
+      );
+      const execRecord = fx.events.find((e) => e.action === "sandbox.exec");
+      expect(execRecord?.details).toMatchObject({ command: "echo hi", exitCode: 0 });
+      expect(JSON.stringify(execRecord)).not.toContain("hi\\n");
+    });
+
+    it("rejects a duplicate slug, an unknown image and another project's sandbox", async () => {
+      const row = await createSandbox(fx.deps, fx.actor, P, { ...base, name: "Dup", slug: "dup" });
+      await expect(createSandbox(fx.deps, fx.actor, P, { ...base, name: "Dup", slug: "dup" })).rejects.toMatchObject({
+        status: 409,
+      });
+      await expect(createSandbox(fx.deps, fx.actor, P, { ...base, name: "X", image: "nope" })).rejects.toMatchObject({
+        status: 400,
+      });
+      await expect(getSandboxRow(fx.deps, "prj_other", row.id)).rejects.toMatchObject({ status: 404 });
+    });
+
+    it("lists with state and label filters and a cursor", async () => {
+      for (const [i, team] of ["ml", "ml", "web"].entries()) {
+        await createSandbox(fx.deps, fx.actor, "prj_list", { ...base, name: `L${i}`, labels: { team, n: String(i) } });
+      }
+      const ml = await listSandboxes(fx.deps, "prj_list", { limit: 50, labelSelector: "team=ml" });
+      expect(ml.items.map((r) => r.name)).toEqual(["L1", "L0"]);
+      expect((await listSandboxes(fx.deps, "prj_list", { limit: 50, labelSelector: "n" })).items).toHaveLength(3);
+      expect((await listSandboxes(fx.deps, "prj_list", { limit: 50, state: "running" })).items).toHaveLength(0);
+      const first = await listSandboxes(fx.deps, "prj_list", { limit: 2 });
+      expect(first.items).toHaveLength(2);
+      const second = await listSandboxes(fx.deps, "prj_list", { limit: 2, cursor: first.nextCursor });
+      expect(second.items.map((r) => r.name)).toEqual(["L0"]);
+      expect(second.nextCursor).toBeUndefined();
+    });
+
+    it("records revisions and rolls back spec while files persist across restarts", async () => {
+      const row = await createSandbox(fx.deps, fx.actor, P, {
+        ...base,
+        name: "Rev",
+        env: { MODE: "one" },
+        start: true,
+      });
+      expect(row.state).toBe("running");
+      await exec(row.id, "echo data > /workspace/keep");
+      const updated = await updateSandbox(fx.deps, fx.actor, P, row.id, { env: { MODE: "two" }, reason: "try two" });
+      expect(updated).toMatchObject({ current_revision: 2, state: "running" });
+      expect((await exec(row.id, 'echo "$MODE"; cat /workspace/keep')).stdout).toBe("two\ndata\n");
+      const rolled = await rollbackSandbox(fx.deps, fx.actor, P, row.id, 1);
+      expect(rolled).toMatchObject({ current_revision: 3, state: "running", env: { MODE: "one" } });
+      expect((await exec(row.id, 'echo "$MODE"; cat /workspace/keep')).stdout).toBe("one\ndata\n");
+      const revisions = await listRevisions(fx.deps, row.id);
+      expect(revisions.map((r) => [r.revision, (r.spec as { env: { MODE: string } }).env.MODE, r.reason])).toEqual([
+        [3, "one", "rollback to revision 1"],
+        [2, "two", "try two"],
+        [1, "one", "created"],
+      ]);
+      await expect(rollbackSandbox(fx.deps, fx.actor, P, row.id, 9)).rejects.toMatchObject({ status: 404 });
+      expect(readFileSync(join(fx.driver.workspaceDir(row.id), "keep"), "utf8")).toBe("data\n");
+      await vi.waitFor(() => expect(fx.events.map((e) => e.action)).toContain("sandbox.rolled_back"));
+    });
+
+    it("keeps cwd and exported variables in a shell session", async () => {
+      const row = await createSandbox(fx.deps, fx.actor, P, { ...base, name: "Sess", start: true });
+      const session = await fx.deps.sessions.open(P, row.id);
+      await fx.deps.sessions.run(session, "mkdir -p /tmp/s && cd /tmp/s && export COLOR=blue", 5000);
+      const r = await fx.deps.sessions.run(session, 'pwd; echo "$COLOR"; echo err >&2; false', 5000);
+      expect(r).toMatchObject({ stdout: "/tmp/s\nblue\n", stderr: "err\n", exitCode: 1 });
+      const printf = await fx.deps.sessions.run(session, "printf 'no newline'", 5000);
+      expect(printf.stdout).toBe("no newline");
+      const slow = await fx.deps.sessions.run(session, "sleep 5", 200);
+      expect(slow.timedOut).toBe(true);
+      await expect(fx.deps.sessions.run(session, "true", 1000)).rejects.toMatchObject({ status: 410 });
+    });
+
+    it("mints sandbox tokens that resolve to a sandbox principal until revoked", async () => {
+      const row = await createSandbox(fx.deps, fx.actor, P, { ...base, name: "Tok", start: true });
+      const envToken = (await exec(row.id, 'echo "$AGENTPLANE_TOKEN $AGENTPLANE_API_URL"')).stdout.trim().split(" ");
+      expect(envToken[1]).toBe("http://platform.test");
+      expect(await resolveSandboxToken(fx.deps, envToken[0] as string)).toMatchObject({
+        type: "sandbox",
+        sandboxId: row.id,
+      });
+      const { row: tokenRow, token } = await createSandboxToken(fx.deps, fx.actor, row, { name: "ci" });
+      expect(token).toMatch(/^apsb_[0-9a-z]{26}_[0-9a-f]{64}$/);
+      expect(await resolveSandboxToken(fx.deps, token)).toMatchObject({
+        type: "sandbox",
+        projectId: P,
+        sandboxId: row.id,
+      });
+      await expect(resolveSandboxToken(fx.deps, `${token.slice(0, -1)}0`)).rejects.toMatchObject({ status: 401 });
+      await revokeSandboxToken(fx.deps, fx.actor, tokenRow);
+      await expect(resolveSandboxToken(fx.deps, token)).rejects.toMatchObject({ status: 401 });
+      await stopSandbox(fx.deps, fx.actor, P, row.id);
+      await deleteSandbox(fx.deps, fx.actor, P, row.id);
+      await expect(resolveSandboxToken(fx.deps, envToken[0] as string)).rejects.toMatchObject({ status: 401 });
+      const stored = await fx.deps.db.selectFrom("sandbox_tokens").select("secret_hash").execute();
+      expect(stored.every((s) => !token.includes(s.secret_hash))).toBe(true);
+    });
+  });
+});

@@ -1,0 +1,57 @@
+import { type Database, migrateToLatest } from "@agentplane/db";
+import { type Bus, MemoryBus } from "@agentplane/events";
+import { silentLogger } from "@agentplane/service-kit";
+import { SANDBOX_SCHEMA } from "../src/app.ts";
+import { migrations } from "../src/db/migrations/index.ts";
+import type { SandboxDB } from "../src/db/schema.ts";
+import type { LocalDriver } from "../src/driver/local/local-driver.ts";
+import type { Actor, SandboxDeps } from "../src/services/context.ts";
+import { ShellSessions } from "../src/services/shell-sessions.ts";
+import { newDriver } from "./helpers.ts";
+
+export interface VerbFixture {
+  deps: SandboxDeps & { sessions: ShellSessions };
+  driver: LocalDriver;
+  bus: Bus;
+  events: { action: string; details?: Record<string, unknown> }[];
+  actor: Actor;
+  close(): Promise<void>;
+}
+
+/**
+ * The service's verbs on a real database, bus and driver. Authorization is not exercised here
+ * (route tests go through tenancy): verbs run after it, so no authorizer is consulted.
+ */
+export async function verbFixture(database: Database): Promise<VerbFixture> {
+  await migrateToLatest(database, SANDBOX_SCHEMA, migrations);
+  const bus = new MemoryBus();
+  const events: VerbFixture["events"] = [];
+  await bus.subscribe("audit.recorded", async (e) => {
+    events.push(e.data as VerbFixture["events"][number]);
+  });
+  const driver = newDriver();
+  const base = {
+    db: database.forSchema<SandboxDB>(SANDBOX_SCHEMA),
+    database,
+    bus,
+    driver,
+    authorizer: {
+      check: () => Promise.reject(new Error("verbs do not authorize; routes do")),
+    },
+    logger: silentLogger(),
+    config: { apiUrl: "http://platform.test" },
+  };
+  const sessions = new ShellSessions(base);
+  return {
+    deps: { ...base, sessions },
+    driver,
+    bus,
+    events,
+    actor: { principal: { type: "user", id: "usr_test" }, orgId: "org_test" },
+    async close() {
+      sessions.closeAll();
+      await driver.close();
+      await bus.close();
+    },
+  };
+}
