@@ -26,6 +26,18 @@ const positiveInt = (fallback: number) =>
       const n = Number(v);
       return v !== undefined && Number.isInteger(n) && n > 0 ? n : fallback;
     });
+const port = z
+  .string()
+  .optional()
+  .transform((v, ctx) => {
+    if (v === undefined || v.trim() === "") return 3003;
+    const n = Number(v);
+    if (!Number.isInteger(n) || n < 0 || n > 65535) {
+      ctx.addIssue({ code: "custom", message: "must be a port number (0 picks a free port)" });
+      return z.NEVER;
+    }
+    return n;
+  });
 const percent = (fallback: number) =>
   z
     .string()
@@ -62,7 +74,7 @@ export const RuntimeEnvSchema = z.object({
   CLOUD_A_ENDPOINT_URL: optional.pipe(z.url().optional()),
   CLOUD_A_ALT_BASE_URL: optional.pipe(z.url().optional()),
   // Core
-  PORT: positiveInt(3003),
+  PORT: port,
   HOST: withDefault("0.0.0.0"),
   DATABASE_URL: optional,
   AGENT_ID: optional.pipe(z.uuid().optional()),
