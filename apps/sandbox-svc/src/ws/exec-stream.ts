@@ -169,3 +169,6 @@ export function serveStream(ws: WebSocket, proc: ExecProcess): Promise<number> {
     return exitCode;
   })();
 }
+
+/** The server class streams are served with, for callers outside this package (benchmarks). */
+export { WebSocketServer } from "ws";

@@ -1,0 +1,140 @@
+// Sandboxes on the local bubblewrap driver, each figure against a baseline measured in the same run.
+// Run: node scripts/bootstrap.mjs node bench/sandbox.ts
+import { spawn } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { openDatabase } from "@agentplane/db";
+import { MemoryBus } from "@agentplane/events";
+import { silentLogger } from "@agentplane/service-kit";
+import { SANDBOX_SCHEMA } from "../apps/sandbox-svc/src/app.ts";
+import { migrations } from "../apps/sandbox-svc/src/db/migrations/index.ts";
+import type { SandboxDB } from "../apps/sandbox-svc/src/db/schema.ts";
+import { LocalDriver } from "../apps/sandbox-svc/src/driver/local/local-driver.ts";
+import type { Actor } from "../apps/sandbox-svc/src/services/context.ts";
+import { execInSandbox } from "../apps/sandbox-svc/src/services/exec.ts";
+import { createSandbox, getSandboxRow } from "../apps/sandbox-svc/src/services/sandboxes.ts";
+import { serveStream, WebSocketServer } from "../apps/sandbox-svc/src/ws/exec-stream.ts";
+import { migrateToLatest } from "../packages/db/src/migrate.ts";
+
+const pct = (xs: number[], p: number) =>
+  [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(xs.length * p))] as number;
+const ms = (x: number) => `${x.toFixed(1)} ms`;
+
+const dataDir = mkdtempSync(join(tmpdir(), "bench-sandbox-"));
+const database = await openDatabase("pglite://memory");
+await migrateToLatest(database, SANDBOX_SCHEMA, migrations);
+const logger = silentLogger();
+const driver = new LocalDriver({ dataDir, logger });
+const bus = new MemoryBus();
+const deps = {
+  db: database.forSchema<SandboxDB>(SANDBOX_SCHEMA),
+  database,
+  bus,
+  driver,
+  authorizer: { check: () => Promise.reject(new Error("unused")) },
+  logger,
+  config: {},
+};
+const actor: Actor = { principal: { type: "user", id: "usr_bench" } };
+const P = "prj_bench";
+console.log("driver:", JSON.stringify(driver.describe()));
+
+// 1. Create-and-start to first exec completed.
+const firstExec: number[] = [];
+for (let i = 0; i < 20; i++) {
+  const t0 = performance.now();
+  const row = await createSandbox(deps, actor, P, { name: `first-${i}`, labels: {}, start: true });
+  await execInSandbox(deps, actor, row, { command: ["true"], timeoutMs: 5000 });
+  firstExec.push(performance.now() - t0);
+  await driver.stop(row.id);
+}
+console.log(
+  `create+start→first exec: p50 ${ms(pct(firstExec, 0.5))}  p95 ${ms(pct(firstExec, 0.95))}  (aim p50 < 150 ms)`,
+);
+
+// 2. Exec round trip of `true` vs spawning `true` directly.
+const spawnTrue = () =>
+  new Promise<void>((resolve) => spawn("true", { stdio: "ignore" }).once("exit", () => resolve()));
+const row = await createSandbox(deps, actor, P, { name: "rt", labels: {}, start: true });
+const live = await getSandboxRow(deps, P, row.id);
+const direct: number[] = [];
+const viaSandbox: number[] = [];
+for (let i = 0; i < 200; i++) {
+  let t = performance.now();
+  await spawnTrue();
+  direct.push(performance.now() - t);
+  t = performance.now();
+  await execInSandbox(deps, actor, live, { command: ["true"], timeoutMs: 5000 });
+  viaSandbox.push(performance.now() - t);
+}
+console.log(
+  `exec true: p50 ${ms(pct(viaSandbox, 0.5))}  p95 ${ms(pct(viaSandbox, 0.95))}  | direct spawn p50 ${ms(pct(direct, 0.5))}  p95 ${ms(pct(direct, 0.95))}  ratio p50 ${(pct(viaSandbox, 0.5) / pct(direct, 0.5)).toFixed(1)}x  (aim p50 < 15 ms)`,
+);
+
+// 3. WebSocket stdout throughput vs reading the same bytes from a local pipe.
+const BYTES = 512 * 1024 * 1024;
+const command = ["head", "-c", String(BYTES), "/dev/zero"];
+const pipeStart = performance.now();
+await new Promise<void>((resolve) => {
+  const child = spawn(command[0] as string, command.slice(1), { stdio: ["ignore", "pipe", "ignore"] });
+  child.stdout.on("data", () => {});
+  child.stdout.once("end", () => resolve());
+});
+const pipeMBs = BYTES / 1e6 / ((performance.now() - pipeStart) / 1000);
+const wss = new WebSocketServer({
+  noServer: true,
+  perMessageDeflate: false,
+  handleProtocols: () => "v5.channel.k8s.io",
+});
+const server = createServer();
+server.on("upgrade", (req, socket, head) => {
+  void driver
+    .exec(row.id, { argv: command })
+    .then((proc) => wss.handleUpgrade(req, socket, head, (ws) => void serveStream(ws, proc)));
+});
+await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+const wsStart = performance.now();
+let received = 0;
+await new Promise<void>((resolve, reject) => {
+  const ws = new WebSocket(`ws://127.0.0.1:${(server.address() as AddressInfo).port}/`, ["v5.channel.k8s.io"]);
+  ws.binaryType = "arraybuffer";
+  ws.onmessage = (e) => {
+    const data = new Uint8Array(e.data as ArrayBuffer);
+    if (data[0] === 1) received += data.length - 1;
+    if (data[0] === 3) resolve();
+  };
+  ws.onerror = () => reject(new Error("websocket failed"));
+});
+const wsMBs = received / 1e6 / ((performance.now() - wsStart) / 1000);
+server.close();
+console.log(
+  `WebSocket stdout: ${wsMBs.toFixed(0)} MB/s (${(received / 1e6).toFixed(0)} MB) | local pipe ${pipeMBs.toFixed(0)} MB/s  ratio ${(wsMBs / pipeMBs).toFixed(2)}  (aim >= 100 MB/s)`,
+);
+await driver.stop(row.id);
+
+// 4. 50 sandboxes running at once.
+const t50 = performance.now();
+const ids: string[] = [];
+for (let i = 0; i < 50; i++) {
+  const r = await createSandbox(deps, actor, P, { name: `many-${i}`, labels: {}, start: true });
+  ids.push(r.id);
+}
+const started50 = performance.now() - t50;
+const tExec = performance.now();
+const results = await Promise.all(
+  ids.map(async (id) =>
+    execInSandbox(deps, actor, await getSandboxRow(deps, P, id), { command: "echo up", timeoutMs: 10_000 }),
+  ),
+);
+const ok = results.filter((r) => r.stdout === "up\n").length;
+console.log(
+  `50 sandboxes: all started in ${ms(started50)} (${ms(started50 / 50)} each); ${ok}/50 answered a concurrent exec in ${ms(performance.now() - tExec)}`,
+);
+
+await driver.close();
+await bus.close();
+await database.close();
+rmSync(dataDir, { recursive: true, force: true });
