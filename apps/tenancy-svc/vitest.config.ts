@@ -1,3 +1,4 @@
 import { defineProject } from "vitest/config";
 
-export default defineProject({ test: { name: "tenancy-svc" } });
+// PGlite takes seconds to start and migrate on a small machine; suites open it in beforeAll.
+export default defineProject({ test: { name: "tenancy-svc", testTimeout: 30_000, hookTimeout: 60_000 } });

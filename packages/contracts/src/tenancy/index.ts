@@ -1,5 +1,30 @@
 import type { ContractRoute } from "../common/route.ts";
+import { apiTokenRoutes } from "./api-tokens.ts";
+import { installationRoutes } from "./installation.ts";
+import { invitationRoutes } from "./invitations.ts";
+import { meRoutes } from "./me.ts";
+import { memberRoutes } from "./members.ts";
+import { orgRoutes } from "./orgs.ts";
+import { projectRoutes } from "./projects.ts";
+import { teamRoutes } from "./teams.ts";
 
+export * from "./api-tokens.ts";
+export * from "./installation.ts";
 export * from "./internal.ts";
+export * from "./invitations.ts";
+export * from "./me.ts";
+export * from "./members.ts";
+export * from "./orgs.ts";
+export * from "./projects.ts";
+export * from "./teams.ts";
 
-export const tenancyRoutes: readonly ContractRoute[] = [];
+export const tenancyRoutes: readonly ContractRoute[] = [
+  ...meRoutes,
+  ...orgRoutes,
+  ...memberRoutes,
+  ...teamRoutes,
+  ...projectRoutes,
+  ...invitationRoutes,
+  ...apiTokenRoutes,
+  ...installationRoutes,
+];

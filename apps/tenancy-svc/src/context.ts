@@ -1,0 +1,55 @@
+import type { Bus } from "@agentplane/events";
+import type { Logger } from "@agentplane/service-kit";
+import type { Kysely } from "kysely";
+import type { LocalAuthorizer } from "./authz/local-authorizer.ts";
+import type { TenancyDatabase } from "./db/schema.ts";
+
+export interface TenancyConfig {
+  /** 32 bytes: encrypts private signing keys and the one-time activation token at rest. */
+  secretKey: Uint8Array;
+  /** Where operators reach the platform; the activation page is `${publicUrl}/activate`. */
+  publicUrl: string;
+  /** Reported by `GET /v1/installation`. */
+  version?: string;
+  /** How long a rotated-out key stays published (default 86400). */
+  keyRotationGraceSeconds?: number;
+  /** AGENTPLANE_BOOTSTRAP_TOKEN: activate at first start and accept this string as the owner's token. */
+  bootstrapToken?: string;
+  /** Device flow session lifetime (default 600) and poll interval (default 5). */
+  activationTtlSeconds?: number;
+  activationIntervalSeconds?: number;
+  /** Invitation lifetime (default 7 days). */
+  invitationTtlSeconds?: number;
+}
+
+export interface ResolvedTenancyConfig extends TenancyConfig {
+  version: string;
+  keyRotationGraceSeconds: number;
+  activationTtlSeconds: number;
+  activationIntervalSeconds: number;
+  invitationTtlSeconds: number;
+}
+
+export function resolveConfig(config: TenancyConfig): ResolvedTenancyConfig {
+  if (config.bootstrapToken !== undefined && config.bootstrapToken.length < 32) {
+    throw new Error("AGENTPLANE_BOOTSTRAP_TOKEN must be at least 32 characters");
+  }
+  return {
+    ...config,
+    publicUrl: config.publicUrl.replace(/\/+$/, ""),
+    version: config.version ?? "0.1.0",
+    keyRotationGraceSeconds: config.keyRotationGraceSeconds ?? 86_400,
+    activationTtlSeconds: config.activationTtlSeconds ?? 600,
+    activationIntervalSeconds: config.activationIntervalSeconds ?? 5,
+    invitationTtlSeconds: config.invitationTtlSeconds ?? 7 * 86_400,
+  };
+}
+
+/** What every route and service verb of tenancy works with. */
+export interface TenancyContext {
+  db: Kysely<TenancyDatabase>;
+  bus: Bus;
+  logger: Logger;
+  config: ResolvedTenancyConfig;
+  authorizer: LocalAuthorizer;
+}

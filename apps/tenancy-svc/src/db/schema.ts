@@ -1,0 +1,158 @@
+import type { ColumnType, Generated } from "kysely";
+
+/** A timestamptz: read as Date, written as Date or ISO string. */
+type Timestamp = ColumnType<Date, Date | string, Date | string>;
+type CreatedAt = ColumnType<Date, Date | string | undefined, never>;
+
+export interface InstallationTable {
+  /** Always 1: the installation is a single row. */
+  id: number;
+  installation_id: string;
+  status: "unactivated" | "activated";
+  /** SHA-256 (hex) of the current setup code while unactivated. */
+  setup_code_hash: string | null;
+  activated_at: Timestamp | null;
+  created_at: CreatedAt;
+}
+
+export interface UserTable {
+  id: string;
+  email: string | null;
+  display_name: string | null;
+  created_at: CreatedAt;
+}
+
+export interface UserIdentityTable {
+  issuer: string;
+  subject: string;
+  user_id: string;
+  created_at: CreatedAt;
+}
+
+export interface OrgTable {
+  id: string;
+  name: string;
+  created_at: CreatedAt;
+  updated_at: Timestamp;
+}
+
+export interface OrgMemberTable {
+  org_id: string;
+  user_id: string;
+  role: "owner" | "admin" | "member" | "viewer";
+  created_at: CreatedAt;
+}
+
+export interface TeamTable {
+  id: string;
+  org_id: string;
+  name: string;
+  description: string | null;
+  created_at: CreatedAt;
+  updated_at: Timestamp;
+}
+
+export interface TeamMemberTable {
+  team_id: string;
+  user_id: string;
+  created_at: CreatedAt;
+}
+
+export interface TeamProjectTable {
+  team_id: string;
+  project_id: string;
+  role: "admin" | "developer" | "viewer";
+}
+
+export interface ProjectTable {
+  id: string;
+  org_id: string;
+  name: string;
+  description: string | null;
+  created_at: CreatedAt;
+  updated_at: Timestamp;
+}
+
+/** Direct project grants (the creator of a project is its admin). */
+export interface ProjectMemberTable {
+  project_id: string;
+  user_id: string;
+  role: "admin" | "developer" | "viewer";
+}
+
+export interface SigningKeyTable {
+  /** The JWK `kid`. */
+  id: string;
+  project_id: string;
+  /** Public JWK as JSON text. */
+  public_jwk: string;
+  /** PKCS#8 private key, AES-256-GCM encrypted under the installation secret key. */
+  private_key_enc: string;
+  status: "current" | "previous" | "retired";
+  created_at: CreatedAt;
+  /** For a previous key: it stays published until then. */
+  published_until: Timestamp | null;
+}
+
+export interface InvitationTable {
+  id: string;
+  org_id: string;
+  email: string;
+  role: "owner" | "admin" | "member" | "viewer";
+  status: "pending" | "accepted" | "declined" | "revoked";
+  invited_by: string;
+  expires_at: Timestamp;
+  created_at: CreatedAt;
+  responded_at: Timestamp | null;
+}
+
+export interface ApiTokenTable {
+  id: string;
+  /** Null for the installation owner token (activation or bootstrap), which acts in every org of its user. */
+  org_id: string | null;
+  user_id: string;
+  name: string;
+  role: "owner" | "admin" | "member" | "viewer";
+  project_id: string | null;
+  /** SHA-256 (hex) of the secret part (`apl_` tokens) or of the whole string (bootstrap token). */
+  secret_hash: string;
+  /** `apl` for generated tokens, `bootstrap` for AGENTPLANE_BOOTSTRAP_TOKEN. */
+  kind: "apl" | "bootstrap";
+  prefix: string;
+  created_at: CreatedAt;
+  last_used_at: Timestamp | null;
+  expires_at: Timestamp | null;
+  revoked_at: Timestamp | null;
+}
+
+export interface ActivationSessionTable {
+  id: string;
+  user_code: string;
+  status: "pending" | "approved" | "denied";
+  interval_seconds: number;
+  expires_at: Timestamp;
+  last_polled_at: Timestamp | null;
+  failed_attempts: Generated<number>;
+  /** The owner token for the poller, encrypted until it is handed out once, then null. */
+  token_enc: string | null;
+  org_id: string | null;
+  user_id: string | null;
+  created_at: CreatedAt;
+}
+
+export interface TenancyDatabase {
+  installation: InstallationTable;
+  users: UserTable;
+  user_identities: UserIdentityTable;
+  orgs: OrgTable;
+  org_members: OrgMemberTable;
+  teams: TeamTable;
+  team_members: TeamMemberTable;
+  team_projects: TeamProjectTable;
+  projects: ProjectTable;
+  project_members: ProjectMemberTable;
+  signing_keys: SigningKeyTable;
+  invitations: InvitationTable;
+  api_tokens: ApiTokenTable;
+  activation_sessions: ActivationSessionTable;
+}

@@ -1,0 +1,62 @@
+// The distributed deployable: tenancy as its own process on Postgres (or PGlite) and Redis.
+import { openDatabase } from "@agentplane/db";
+import { createBus } from "@agentplane/events";
+import { createLogger, importInternalKeys, onShutdown, parseEnv, serveFetch } from "@agentplane/service-kit";
+import { z } from "zod";
+import { createTenancyService } from "./app.ts";
+
+const EnvSchema = z
+  .object({
+    PORT: z.coerce.number().int().min(0).max(65535).default(8081),
+    DATABASE_URL: z.string().min(1),
+    REDIS_URL: z.string().optional(),
+    INTERNAL_IDENTITY_PUBLIC_KEY: z.string().optional(),
+    INTERNAL_IDENTITY_PRIVATE_KEY: z.string().optional(),
+    AGENTPLANE_SECRET_KEY: z
+      .string()
+      .refine((v) => Buffer.from(v, "base64").length === 32, "must be 32 bytes, base64-encoded"),
+    PUBLIC_URL: z.url().default("http://localhost:8080"),
+    KEY_ROTATION_GRACE_SECONDS: z.coerce.number().int().min(0).default(86_400),
+    AGENTPLANE_BOOTSTRAP_TOKEN: z.string().min(32, "must be at least 32 characters").optional(),
+    LOG_LEVEL: z.string().default("info"),
+  })
+  .refine((env) => env.INTERNAL_IDENTITY_PUBLIC_KEY || env.INTERNAL_IDENTITY_PRIVATE_KEY, {
+    message: "INTERNAL_IDENTITY_PUBLIC_KEY or INTERNAL_IDENTITY_PRIVATE_KEY is required",
+    path: ["INTERNAL_IDENTITY_PUBLIC_KEY"],
+  });
+
+const env = parseEnv(EnvSchema);
+const logger = createLogger("tenancy", env.LOG_LEVEL);
+const keys = await importInternalKeys({
+  ...(env.INTERNAL_IDENTITY_PRIVATE_KEY ? { privateJwk: env.INTERNAL_IDENTITY_PRIVATE_KEY } : {}),
+  ...(env.INTERNAL_IDENTITY_PUBLIC_KEY ? { publicJwk: env.INTERNAL_IDENTITY_PUBLIC_KEY } : {}),
+});
+const database = await openDatabase(env.DATABASE_URL);
+const bus = createBus({ redisUrl: env.REDIS_URL });
+const service = await createTenancyService({
+  database,
+  bus,
+  keys,
+  logger,
+  config: {
+    secretKey: Buffer.from(env.AGENTPLANE_SECRET_KEY, "base64"),
+    publicUrl: env.PUBLIC_URL,
+    keyRotationGraceSeconds: env.KEY_ROTATION_GRACE_SECONDS,
+    ...(env.AGENTPLANE_BOOTSTRAP_TOKEN ? { bootstrapToken: env.AGENTPLANE_BOOTSTRAP_TOKEN } : {}),
+  },
+});
+if (service.setupCode) {
+  // Written to the terminal, not the structured log: it is a one-time secret for the operator.
+  process.stdout.write(
+    `\nInstallation not activated. Setup code: ${service.setupCode}\n` +
+      `Start an activation (POST /v1/installation/activation) and approve it at ${env.PUBLIC_URL}/activate\n\n`,
+  );
+}
+const server = await serveFetch(service.fetch, { port: env.PORT });
+logger.info({ url: server.url }, "tenancy listening");
+onShutdown(async () => {
+  await server.close();
+  await service.close();
+  await bus.close();
+  await database.close();
+}, logger);

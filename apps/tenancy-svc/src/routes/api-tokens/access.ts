@@ -1,0 +1,35 @@
+import type { ApiToken } from "@agentplane/contracts";
+import { ProblemError } from "@agentplane/problem-details";
+import { authorize, requirePrincipal, type ServiceContext } from "@agentplane/service-kit";
+import { actorOf } from "../../authz/local-authorizer.ts";
+import type { TenancyContext } from "../../context.ts";
+import { toApiToken } from "../../services/serialize.ts";
+
+/**
+ * A token the caller may see and revoke: its own tokens, or any token of an org where the caller
+ * is admin. Anything else (another org's token included) answers 404.
+ */
+export async function visibleToken(c: ServiceContext, ctx: TenancyContext, tokenId: string): Promise<ApiToken> {
+  const principal = requirePrincipal(c);
+  const notFound = new ProblemError("not-found", { detail: `API token ${tokenId} was not found` });
+  const row = await ctx.db.selectFrom("api_tokens").selectAll().where("id", "=", tokenId).executeTakeFirst();
+  if (!row) throw notFound;
+  const token = toApiToken(row);
+  const actor = actorOf(principal);
+  if (!actor) throw notFound;
+  if (!row.org_id) {
+    // The installation owner token belongs to no org: only its own user sees it.
+    if (row.user_id !== actor.userId || actor.orgId) throw notFound;
+    return token;
+  }
+  let decision: Awaited<ReturnType<typeof authorize>>;
+  try {
+    decision = await authorize(c, ctx.authorizer, "api-tokens:manage", { orgId: row.org_id });
+  } catch (err) {
+    if (err instanceof ProblemError && err.status === 404) throw notFound;
+    throw err;
+  }
+  const isAdmin = decision.orgRole === "owner" || decision.orgRole === "admin";
+  if (row.user_id !== actor.userId && !isAdmin) throw notFound;
+  return token;
+}

@@ -1,0 +1,55 @@
+import type { ServiceApp } from "@agentplane/service-kit";
+import type { TenancyContext } from "../context.ts";
+import { registerCreateApiToken } from "./api-tokens/create.ts";
+import { registerGetApiToken } from "./api-tokens/get.ts";
+import { registerListApiTokens } from "./api-tokens/list.ts";
+import { registerRevokeApiToken } from "./api-tokens/revoke.ts";
+import { registerActivatePage } from "./installation/activate-page.ts";
+import { registerGetInstallation } from "./installation/get.ts";
+import { registerPollActivation } from "./installation/poll-activation.ts";
+import { registerStartActivation } from "./installation/start-activation.ts";
+import { registerInternalRoutes } from "./internal/index.ts";
+import { registerGetMe } from "./me/get.ts";
+import { registerCreateOrganization } from "./orgs/create.ts";
+import { registerDeleteOrganization } from "./orgs/delete.ts";
+import { registerGetOrganization } from "./orgs/get.ts";
+import { registerListOrganizations } from "./orgs/list.ts";
+import { registerUpdateOrganization } from "./orgs/update.ts";
+import { registerCreateProject } from "./projects/create.ts";
+import { registerDeleteProject } from "./projects/delete.ts";
+import { registerGetProject } from "./projects/get.ts";
+import { registerGetProjectJwks } from "./projects/jwks.ts";
+import { registerListProjects } from "./projects/list.ts";
+import { registerGetProjectPublicKey } from "./projects/public-key.ts";
+import { registerRotateProjectKeys } from "./projects/rotate-keys.ts";
+import { registerUpdateProject } from "./projects/update.ts";
+
+const REGISTRATIONS: ((app: ServiceApp, ctx: TenancyContext) => void)[] = [
+  registerGetMe,
+  registerCreateOrganization,
+  registerListOrganizations,
+  registerGetOrganization,
+  registerUpdateOrganization,
+  registerDeleteOrganization,
+  registerCreateProject,
+  registerListProjects,
+  registerGetProject,
+  registerUpdateProject,
+  registerDeleteProject,
+  registerRotateProjectKeys,
+  registerGetProjectPublicKey,
+  registerGetProjectJwks,
+  registerCreateApiToken,
+  registerListApiTokens,
+  registerGetApiToken,
+  registerRevokeApiToken,
+  registerGetInstallation,
+  registerStartActivation,
+  registerPollActivation,
+  registerActivatePage,
+  registerInternalRoutes,
+];
+
+export function registerRoutes(app: ServiceApp, ctx: TenancyContext): void {
+  for (const register of REGISTRATIONS) register(app, ctx);
+}

@@ -1,0 +1,66 @@
+import {
+  AuthorizeRequest,
+  type Principal,
+  ResolveApiTokenRequest,
+  ResolveOidcUserRequest,
+  TENANCY_INTERNAL,
+} from "@agentplane/contracts";
+import { ProblemError, zodIssuesToFieldErrors } from "@agentplane/problem-details";
+import { requirePrincipal, type ServiceApp, type ServiceContext } from "@agentplane/service-kit";
+import type { z } from "zod";
+import type { TenancyContext } from "../../context.ts";
+import { publishedKeys } from "../../keys/signing-keys.ts";
+import { resolveApiToken } from "../../services/api-tokens.ts";
+import { resolveOidcUser, userPrincipal } from "../../services/users.ts";
+
+/** Internal endpoints answer service identities only (the gateway and other services). */
+function requireService(c: ServiceContext): Principal {
+  const principal = requirePrincipal(c);
+  if (principal.type !== "service") {
+    throw new ProblemError("forbidden", { detail: "Internal endpoints are for services only" });
+  }
+  return principal;
+}
+
+async function parseJson<S extends z.ZodType>(c: ServiceContext, schema: S): Promise<z.infer<S>> {
+  const raw: unknown = await c.req.json();
+  const result = schema.safeParse(raw);
+  if (!result.success) {
+    throw new ProblemError("validation-failed", {
+      detail: "The request is not valid",
+      errors: zodIssuesToFieldErrors("body", result.error.issues),
+    });
+  }
+  return result.data;
+}
+
+export function registerInternalRoutes(app: ServiceApp, ctx: TenancyContext): void {
+  app.post(TENANCY_INTERNAL.resolveApiToken, async (c) => {
+    requireService(c);
+    const { token } = await parseJson(c, ResolveApiTokenRequest);
+    const principal = await resolveApiToken(ctx.db, token);
+    if (!principal) throw new ProblemError("unauthenticated", { detail: "The token is not valid" });
+    return c.json({ principal }, 200);
+  });
+
+  app.post(TENANCY_INTERNAL.resolveOidcUser, async (c) => {
+    requireService(c);
+    const input = await parseJson(c, ResolveOidcUserRequest);
+    const user = await resolveOidcUser(ctx.db, input);
+    return c.json({ principal: userPrincipal(user) }, 200);
+  });
+
+  app.get(TENANCY_INTERNAL.projectVerificationKeys.replace("{projectId}", ":projectId"), async (c) => {
+    requireService(c);
+    const projectId = c.req.param("projectId") ?? "";
+    const project = await ctx.db.selectFrom("projects").select("org_id").where("id", "=", projectId).executeTakeFirst();
+    if (!project) throw new ProblemError("not-found", { detail: `Project ${projectId} was not found` });
+    return c.json({ orgId: project.org_id, keys: await publishedKeys(ctx.db, projectId) }, 200);
+  });
+
+  app.post(TENANCY_INTERNAL.authorize, async (c) => {
+    requireService(c);
+    const request = await parseJson(c, AuthorizeRequest);
+    return c.json(await ctx.authorizer.check(request), 200);
+  });
+}

@@ -1,0 +1,218 @@
+import { randomBytes } from "node:crypto";
+import { type ApiToken, newId, type OrgRole, orgRoleAtLeast, type Principal } from "@agentplane/contracts";
+import { ProblemError } from "@agentplane/problem-details";
+import { type Kysely, sql } from "kysely";
+import type { TenancyContext } from "../context.ts";
+import { digestsEqual, sha256Hex } from "../crypto/secret-box.ts";
+import type { TenancyDatabase } from "../db/schema.ts";
+import { recordDomainEvent } from "./audit.ts";
+import { toApiToken } from "./serialize.ts";
+
+type Db = Kysely<TenancyDatabase>;
+
+/**
+ * Token format: `apl_<id>_<secret>`, where `<id>` is the token id without its `tok_` prefix (26
+ * base32 characters) and `<secret>` 32 random bytes in base64url. The id finds the row; only the
+ * SHA-256 of the secret is stored and compared in constant time.
+ */
+const TOKEN_PATTERN = /^apl_([0-9a-z]{26})_([A-Za-z0-9_-]{43})$/;
+const LAST_USED_RESOLUTION_SECONDS = 60;
+
+export function mintTokenSecret(id: string): { token: string; secretHash: string; prefix: string } {
+  const secret = randomBytes(32).toString("base64url");
+  const token = `apl_${id.slice("tok_".length)}_${secret}`;
+  return { token, secretHash: sha256Hex(secret), prefix: token.slice(0, 12) };
+}
+
+export interface NewTokenInput {
+  orgId: string | null;
+  userId: string;
+  name: string;
+  role: OrgRole;
+  projectId?: string | null;
+  expiresAt?: Date | null;
+}
+
+export async function insertApiToken(db: Db, input: NewTokenInput): Promise<{ row: ApiToken; token: string }> {
+  const id = newId("apiToken");
+  const { token, secretHash, prefix } = mintTokenSecret(id);
+  const row = await db
+    .insertInto("api_tokens")
+    .values({
+      id,
+      org_id: input.orgId,
+      user_id: input.userId,
+      name: input.name,
+      role: input.role,
+      project_id: input.projectId ?? null,
+      secret_hash: secretHash,
+      kind: "apl",
+      prefix,
+      expires_at: input.expiresAt ?? null,
+      last_used_at: null,
+      revoked_at: null,
+    })
+    .returningAll()
+    .executeTakeFirstOrThrow();
+  return { row: toApiToken(row), token };
+}
+
+/** Registers AGENTPLANE_BOOTSTRAP_TOKEN verbatim (as its hash) as an owner token of the user. */
+export async function insertBootstrapToken(db: Db, userId: string, token: string): Promise<void> {
+  await db
+    .insertInto("api_tokens")
+    .values({
+      id: newId("apiToken"),
+      org_id: null,
+      user_id: userId,
+      name: "Bootstrap token",
+      role: "owner",
+      project_id: null,
+      secret_hash: sha256Hex(token),
+      kind: "bootstrap",
+      prefix: "bootstrap",
+      expires_at: null,
+      last_used_at: null,
+      revoked_at: null,
+    })
+    .execute();
+}
+
+/** The principal of an opaque API token, or undefined when unknown, revoked or expired. */
+export async function resolveApiToken(db: Db, token: string): Promise<Principal | undefined> {
+  const match = TOKEN_PATTERN.exec(token);
+  let row = match
+    ? await db
+        .selectFrom("api_tokens")
+        .selectAll()
+        .where("id", "=", `tok_${match[1]}`)
+        .where("kind", "=", "apl")
+        .executeTakeFirst()
+    : undefined;
+  let presentedHash: string;
+  if (row && match) {
+    presentedHash = sha256Hex(match[2]!);
+  } else {
+    // Not our format (or not ours at all): the only other kind is the bootstrap token, found by its hash.
+    if (token.length < 32) return undefined;
+    presentedHash = sha256Hex(token);
+    row = await db
+      .selectFrom("api_tokens")
+      .selectAll()
+      .where("kind", "=", "bootstrap")
+      .where("secret_hash", "=", presentedHash)
+      .executeTakeFirst();
+  }
+  if (!row || !digestsEqual(row.secret_hash, presentedHash)) return undefined;
+  if (row.revoked_at) return undefined;
+  if (row.expires_at && new Date(row.expires_at).getTime() <= Date.now()) return undefined;
+  await db
+    .updateTable("api_tokens")
+    .set({ last_used_at: new Date() })
+    .where("id", "=", row.id)
+    .where((eb) =>
+      eb.or([
+        eb("last_used_at", "is", null),
+        eb("last_used_at", "<", new Date(Date.now() - LAST_USED_RESOLUTION_SECONDS * 1000)),
+      ]),
+    )
+    .execute();
+  return {
+    type: "api_token",
+    id: row.id,
+    displayName: row.name,
+    userId: row.user_id,
+    role: row.role,
+    ...(row.org_id ? { orgId: row.org_id } : {}),
+    ...(row.project_id ? { projectId: row.project_id } : {}),
+  };
+}
+
+export interface CreateTokenRequest {
+  ctx: TenancyContext;
+  principal: Principal;
+  /** The creator's effective role in the org (already capped by the creator's own token). */
+  creatorRole: OrgRole;
+  userId: string;
+  orgId: string;
+  input: { name: string; role?: OrgRole | undefined; projectId?: string | undefined; expiresAt?: string | undefined };
+  requestId?: string;
+}
+
+export async function createApiToken(req: CreateTokenRequest): Promise<ApiToken & { token: string }> {
+  const { ctx, principal, input } = req;
+  const role = input.role ?? req.creatorRole;
+  if (!orgRoleAtLeast(req.creatorRole, role)) {
+    throw new ProblemError("forbidden", {
+      detail: `A token's role cannot be above its creator's role (${req.creatorRole})`,
+    });
+  }
+  // A project-restricted creator can only mint tokens restricted to the same project.
+  const projectId = input.projectId ?? (principal.type === "api_token" ? principal.projectId : undefined);
+  if (principal.type === "api_token" && principal.projectId && projectId !== principal.projectId) {
+    throw new ProblemError("forbidden", { detail: "This token may only create tokens for its own project" });
+  }
+  if (projectId) {
+    const project = await ctx.db
+      .selectFrom("projects")
+      .select("id")
+      .where("id", "=", projectId)
+      .where("org_id", "=", req.orgId)
+      .executeTakeFirst();
+    if (!project) {
+      throw new ProblemError("validation-failed", {
+        detail: "The request is not valid",
+        errors: [{ pointer: "/body/projectId", message: "No such project in this organization" }],
+      });
+    }
+  }
+  let expiresAt: Date | null = null;
+  if (input.expiresAt) {
+    expiresAt = new Date(input.expiresAt);
+    if (expiresAt.getTime() <= Date.now()) {
+      throw new ProblemError("validation-failed", {
+        detail: "The request is not valid",
+        errors: [{ pointer: "/body/expiresAt", message: "Must be in the future" }],
+      });
+    }
+  }
+  const { row, token } = await insertApiToken(ctx.db, {
+    orgId: req.orgId,
+    userId: req.userId,
+    name: input.name,
+    role,
+    projectId: projectId ?? null,
+    expiresAt,
+  });
+  await recordDomainEvent(ctx, principal, {
+    action: "api_token.created",
+    orgId: req.orgId,
+    projectId,
+    targetType: "api_token",
+    targetId: row.id,
+    details: { role, name: input.name },
+    requestId: req.requestId,
+  });
+  return { ...row, token };
+}
+
+export async function revokeApiToken(
+  ctx: TenancyContext,
+  principal: Principal,
+  token: ApiToken,
+  requestId?: string,
+): Promise<void> {
+  await ctx.db
+    .updateTable("api_tokens")
+    .set({ revoked_at: sql<Date>`now()` })
+    .where("id", "=", token.id)
+    .where("revoked_at", "is", null)
+    .execute();
+  await recordDomainEvent(ctx, principal, {
+    action: "api_token.revoked",
+    orgId: token.orgId,
+    targetType: "api_token",
+    targetId: token.id,
+    requestId,
+  });
+}

@@ -1,0 +1,296 @@
+import { randomInt } from "node:crypto";
+import { type ActivationPoll, type Installation, newId } from "@agentplane/contracts";
+import { ProblemError } from "@agentplane/problem-details";
+import type { Kysely } from "kysely";
+import type { TenancyContext } from "../context.ts";
+import { digestsEqual, open, seal, sha256Hex } from "../crypto/secret-box.ts";
+import type { TenancyDatabase } from "../db/schema.ts";
+import { insertApiToken, insertBootstrapToken } from "./api-tokens.ts";
+import { recordDomainEvent } from "./audit.ts";
+import { iso } from "./serialize.ts";
+import { createUser } from "./users.ts";
+
+type Db = Kysely<TenancyDatabase>;
+
+/** Wrong setup codes a session survives; the next one denies it. */
+export const MAX_SETUP_CODE_ATTEMPTS = 5;
+// RFC 8628 §6.1: consonants only, so no words and no look-alike characters.
+const USER_CODE_ALPHABET = "BCDFGHJKLMNPQRSTVWXZ";
+const SETUP_CODE_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789";
+
+function randomCode(alphabet: string, groups: number): string {
+  const parts: string[] = [];
+  for (let g = 0; g < groups; g++) {
+    let part = "";
+    for (let i = 0; i < 4; i++) part += alphabet[randomInt(alphabet.length)];
+    parts.push(part);
+  }
+  return parts.join("-");
+}
+
+/** Upper case, separators dropped, regrouped by four: what the operator typed, as stored. */
+export function normalizeCode(code: string): string {
+  const compact = code.toUpperCase().replace(/[^A-Z0-9]/g, "");
+  return compact.match(/.{1,4}/g)?.join("-") ?? "";
+}
+
+export interface InstallationStartup {
+  installationId: string;
+  activated: boolean;
+  /** A fresh setup code when the installation is not activated yet (print it; it is stored hashed). */
+  setupCode?: string;
+  /** True when this start activated the installation with the bootstrap token. */
+  bootstrapped: boolean;
+}
+
+async function activate(
+  trx: Db,
+  input: { orgName: string; ownerName: string; email?: string | undefined },
+): Promise<{ userId: string; orgId: string }> {
+  const user = await createUser(trx, { name: input.ownerName, ...(input.email ? { email: input.email } : {}) });
+  const orgId = newId("org");
+  await trx.insertInto("orgs").values({ id: orgId, name: input.orgName, updated_at: new Date() }).execute();
+  await trx.insertInto("org_members").values({ org_id: orgId, user_id: user.id, role: "owner" }).execute();
+  await trx
+    .updateTable("installation")
+    .set({ status: "activated", activated_at: new Date(), setup_code_hash: null })
+    .where("id", "=", 1)
+    .execute();
+  return { userId: user.id, orgId };
+}
+
+/**
+ * Runs at every start: creates the installation row, activates it with the bootstrap token when
+ * configured, or else replaces the setup code (only its hash is kept, so a restart makes a new one).
+ */
+export async function initializeInstallation(ctx: TenancyContext): Promise<InstallationStartup> {
+  const result = await ctx.db.transaction().execute(async (trx) => {
+    await trx
+      .insertInto("installation")
+      .values({
+        id: 1,
+        installation_id: newId("installation"),
+        status: "unactivated",
+        setup_code_hash: null,
+        activated_at: null,
+      })
+      .onConflict((oc) => oc.column("id").doNothing())
+      .execute();
+    const row = await trx
+      .selectFrom("installation")
+      .selectAll()
+      .where("id", "=", 1)
+      .forUpdate()
+      .executeTakeFirstOrThrow();
+    if (row.status === "activated") {
+      return { installationId: row.installation_id, activated: true, bootstrapped: false } as InstallationStartup;
+    }
+    const bootstrapToken = ctx.config.bootstrapToken;
+    if (bootstrapToken) {
+      const { userId, orgId } = await activate(trx, { orgName: "Default", ownerName: "Owner" });
+      await insertBootstrapToken(trx, userId, bootstrapToken);
+      return { installationId: row.installation_id, activated: true, bootstrapped: true, orgId, userId };
+    }
+    const setupCode = randomCode(SETUP_CODE_ALPHABET, 3);
+    await trx
+      .updateTable("installation")
+      .set({ setup_code_hash: sha256Hex(setupCode) })
+      .where("id", "=", 1)
+      .execute();
+    return { installationId: row.installation_id, activated: false, setupCode, bootstrapped: false };
+  });
+  if (result.bootstrapped) {
+    const { orgId, userId } = result as InstallationStartup & { orgId: string; userId: string };
+    await recordDomainEvent(ctx, undefined, {
+      action: "installation.activated",
+      orgId,
+      targetType: "installation",
+      targetId: result.installationId,
+      details: { method: "bootstrap_token", ownerId: userId },
+    });
+    return { installationId: result.installationId, activated: true, bootstrapped: true };
+  }
+  return result;
+}
+
+export async function getInstallation(ctx: TenancyContext): Promise<Installation> {
+  const row = await ctx.db.selectFrom("installation").selectAll().where("id", "=", 1).executeTakeFirstOrThrow();
+  return {
+    status: row.status,
+    version: ctx.config.version,
+    installationId: row.installation_id,
+    ...(row.activated_at ? { activatedAt: iso(row.activated_at) } : {}),
+  };
+}
+
+export async function startActivation(ctx: TenancyContext) {
+  const installation = await getInstallation(ctx);
+  if (installation.status === "activated") {
+    throw new ProblemError("conflict", { detail: "The installation is already activated" });
+  }
+  const { activationTtlSeconds: ttl, activationIntervalSeconds: interval } = ctx.config;
+  const id = newId("activation");
+  const userCode = randomCode(USER_CODE_ALPHABET, 2);
+  await ctx.db
+    .insertInto("activation_sessions")
+    .values({
+      id,
+      user_code: userCode,
+      status: "pending",
+      interval_seconds: interval,
+      expires_at: new Date(Date.now() + ttl * 1000),
+      last_polled_at: null,
+      token_enc: null,
+      org_id: null,
+      user_id: null,
+    })
+    .execute();
+  const verificationUri = `${ctx.config.publicUrl}/activate`;
+  return {
+    sessionId: id,
+    userCode,
+    verificationUri,
+    verificationUriComplete: `${verificationUri}?code=${encodeURIComponent(userCode)}`,
+    expiresIn: ttl,
+    interval,
+  };
+}
+
+function tokenContext(sessionId: string): string {
+  return `activation-token:${sessionId}`;
+}
+
+export async function pollActivation(ctx: TenancyContext, sessionId: string): Promise<ActivationPoll> {
+  const row = await ctx.db.selectFrom("activation_sessions").selectAll().where("id", "=", sessionId).executeTakeFirst();
+  if (!row) throw new ProblemError("not-found", { detail: `Activation session ${sessionId} was not found` });
+  const interval = row.interval_seconds;
+  if (row.status === "approved") {
+    // Hand the token out once: whoever clears the column gets it.
+    const sealed = await ctx.db.transaction().execute(async (trx) => {
+      const locked = await trx
+        .selectFrom("activation_sessions")
+        .select("token_enc")
+        .where("id", "=", sessionId)
+        .forUpdate()
+        .executeTakeFirst();
+      if (!locked?.token_enc) return undefined;
+      await trx.updateTable("activation_sessions").set({ token_enc: null }).where("id", "=", sessionId).execute();
+      return locked.token_enc;
+    });
+    const token = sealed ? open(ctx.config.secretKey, sealed, tokenContext(sessionId)).toString("utf8") : undefined;
+    return {
+      status: "approved",
+      interval,
+      ...(row.org_id ? { orgId: row.org_id } : {}),
+      ...(row.user_id ? { userId: row.user_id } : {}),
+      ...(token ? { token } : {}),
+    };
+  }
+  if (row.status === "denied") return { status: "denied", interval };
+  const now = Date.now();
+  const expiresAt = new Date(row.expires_at).getTime();
+  if (expiresAt <= now) return { status: "expired", interval };
+  const installation = await getInstallation(ctx);
+  // Activated through another session or the bootstrap token: this one can no longer be approved.
+  if (installation.status === "activated") return { status: "denied", interval };
+  const accepted = await ctx.db
+    .updateTable("activation_sessions")
+    .set({ last_polled_at: new Date(now) })
+    .where("id", "=", sessionId)
+    .where((eb) =>
+      eb.or([eb("last_polled_at", "is", null), eb("last_polled_at", "<=", new Date(now - interval * 1000))]),
+    )
+    .returning("id")
+    .executeTakeFirst();
+  if (!accepted) return { status: "slow_down", interval };
+  return { status: "pending", interval, expiresIn: Math.max(0, Math.floor((expiresAt - now) / 1000)) };
+}
+
+export type ApprovalOutcome =
+  | { outcome: "approved"; orgId: string }
+  | { outcome: "wrong_setup_code"; attemptsLeft: number }
+  | { outcome: "denied" }
+  | { outcome: "unknown_code" }
+  | { outcome: "expired" }
+  | { outcome: "already_activated" };
+
+export interface ApprovalInput {
+  userCode: string;
+  setupCode: string;
+  orgName?: string | undefined;
+  ownerName?: string | undefined;
+  email?: string | undefined;
+}
+
+/** The verification page's POST: checks the setup code and, when right, activates the installation. */
+export async function approveActivation(ctx: TenancyContext, input: ApprovalInput): Promise<ApprovalOutcome> {
+  const userCode = normalizeCode(input.userCode);
+  const session = await ctx.db
+    .selectFrom("activation_sessions")
+    .select(["id", "status", "expires_at"])
+    .where("user_code", "=", userCode)
+    .orderBy("created_at", "desc")
+    .executeTakeFirst();
+  if (!session) return { outcome: "unknown_code" };
+  const result = await ctx.db.transaction().execute(async (trx): Promise<ApprovalOutcome & { userId?: string }> => {
+    const installation = await trx
+      .selectFrom("installation")
+      .selectAll()
+      .where("id", "=", 1)
+      .forUpdate()
+      .executeTakeFirstOrThrow();
+    if (installation.status === "activated") return { outcome: "already_activated" };
+    const locked = await trx
+      .selectFrom("activation_sessions")
+      .selectAll()
+      .where("id", "=", session.id)
+      .forUpdate()
+      .executeTakeFirstOrThrow();
+    if (locked.status === "denied") return { outcome: "denied" };
+    if (locked.status !== "pending") return { outcome: "already_activated" };
+    if (new Date(locked.expires_at).getTime() <= Date.now()) return { outcome: "expired" };
+    const presented = sha256Hex(normalizeCode(input.setupCode));
+    if (!installation.setup_code_hash || !digestsEqual(installation.setup_code_hash, presented)) {
+      const attempts = locked.failed_attempts + 1;
+      const denied = attempts >= MAX_SETUP_CODE_ATTEMPTS;
+      await trx
+        .updateTable("activation_sessions")
+        .set({ failed_attempts: attempts, ...(denied ? { status: "denied" as const } : {}) })
+        .where("id", "=", locked.id)
+        .execute();
+      return denied
+        ? { outcome: "denied" }
+        : { outcome: "wrong_setup_code", attemptsLeft: MAX_SETUP_CODE_ATTEMPTS - attempts };
+    }
+    const { userId, orgId } = await activate(trx, {
+      orgName: input.orgName?.trim() || "Default",
+      ownerName: input.ownerName?.trim() || "Owner",
+      email: input.email?.trim() || undefined,
+    });
+    // Not bound to the first org, so the owner can go on to create and use further organizations.
+    const { token } = await insertApiToken(trx, { orgId: null, userId, name: "Installation owner", role: "owner" });
+    await trx
+      .updateTable("activation_sessions")
+      .set({
+        status: "approved",
+        token_enc: seal(ctx.config.secretKey, token, tokenContext(locked.id)),
+        org_id: orgId,
+        user_id: userId,
+      })
+      .where("id", "=", locked.id)
+      .execute();
+    return { outcome: "approved", orgId, userId };
+  });
+  if (result.outcome === "approved") {
+    const installation = await getInstallation(ctx);
+    await recordDomainEvent(ctx, undefined, {
+      action: "installation.activated",
+      orgId: result.orgId,
+      targetType: "installation",
+      targetId: installation.installationId,
+      details: { method: "device_flow", sessionId: session.id, ownerId: result.userId },
+    });
+    return { outcome: "approved", orgId: result.orgId };
+  }
+  return result;
+}

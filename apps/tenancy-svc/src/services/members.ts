@@ -1,0 +1,158 @@
+import { type Member, type OrgRole, orgRoleAtLeast, type Principal } from "@agentplane/contracts";
+import { ProblemError } from "@agentplane/problem-details";
+import { type Kysely, sql, type Transaction } from "kysely";
+import type { TenancyContext } from "../context.ts";
+import type { TenancyDatabase } from "../db/schema.ts";
+import { recordDomainEvent } from "./audit.ts";
+import { page, toMember } from "./serialize.ts";
+
+type Db = Kysely<TenancyDatabase>;
+
+function memberQuery(db: Db, orgId: string) {
+  return db
+    .selectFrom("org_members as m")
+    .innerJoin("users as u", "u.id", "m.user_id")
+    .select(["m.org_id", "m.user_id", "m.role", "m.created_at", "u.email", "u.display_name"])
+    .where("m.org_id", "=", orgId);
+}
+
+export async function listMembers(
+  ctx: TenancyContext,
+  orgId: string,
+  query: { limit: number; cursor?: string | undefined },
+): Promise<{ items: Member[]; nextCursor?: string }> {
+  let q = memberQuery(ctx.db, orgId)
+    .orderBy("m.user_id")
+    .limit(query.limit + 1);
+  if (query.cursor) q = q.where("m.user_id", ">", query.cursor);
+  const rows = (await q.execute()).map((r) => ({ ...r, id: r.user_id }));
+  const result = page(rows, query.limit);
+  return {
+    items: result.items.map((r) => toMember(r, r)),
+    ...(result.nextCursor ? { nextCursor: result.nextCursor } : {}),
+  };
+}
+
+export async function getMember(ctx: TenancyContext, orgId: string, userId: string): Promise<Member> {
+  const row = await memberQuery(ctx.db, orgId).where("m.user_id", "=", userId).executeTakeFirst();
+  if (!row) throw new ProblemError("not-found", { detail: `Member ${userId} was not found` });
+  return toMember(row, row);
+}
+
+/** Locks the owner rows of the organization and counts them: the last-owner rule holds under races. */
+async function lockedOwnerCount(trx: Transaction<TenancyDatabase>, orgId: string): Promise<number> {
+  const owners = await trx
+    .selectFrom("org_members")
+    .select("user_id")
+    .where("org_id", "=", orgId)
+    .where("role", "=", "owner")
+    .forUpdate()
+    .execute();
+  return owners.length;
+}
+
+/** Only owners may hand out the owner role or change or remove an owner. */
+function assertMayTouch(callerRole: OrgRole, targetRole: OrgRole, newRole?: OrgRole): void {
+  if ((targetRole === "owner" || newRole === "owner") && callerRole !== "owner") {
+    throw new ProblemError("forbidden", { detail: "Only owners can grant the owner role or change an owner" });
+  }
+  if (newRole && !orgRoleAtLeast(callerRole, newRole)) {
+    throw new ProblemError("forbidden", { detail: "You cannot grant a role above your own" });
+  }
+}
+
+export interface MemberChange {
+  ctx: TenancyContext;
+  principal: Principal;
+  callerRole: OrgRole;
+  orgId: string;
+  userId: string;
+  requestId?: string | undefined;
+}
+
+export async function updateMemberRole(change: MemberChange, role: OrgRole): Promise<Member> {
+  const { ctx, orgId, userId } = change;
+  const previous = await ctx.db.transaction().execute(async (trx) => {
+    const owners = await lockedOwnerCount(trx, orgId);
+    const current = await trx
+      .selectFrom("org_members")
+      .select("role")
+      .where("org_id", "=", orgId)
+      .where("user_id", "=", userId)
+      .forUpdate()
+      .executeTakeFirst();
+    if (!current) throw new ProblemError("not-found", { detail: `Member ${userId} was not found` });
+    assertMayTouch(change.callerRole, current.role, role);
+    if (current.role === "owner" && role !== "owner" && owners <= 1) {
+      throw new ProblemError("conflict", { detail: "The organization must keep at least one owner" });
+    }
+    await trx
+      .updateTable("org_members")
+      .set({ role })
+      .where("org_id", "=", orgId)
+      .where("user_id", "=", userId)
+      .execute();
+    return current.role;
+  });
+  if (previous !== role) {
+    await recordDomainEvent(ctx, change.principal, {
+      action: "member.role_changed",
+      orgId,
+      targetType: "user",
+      targetId: userId,
+      details: { from: previous, to: role },
+      requestId: change.requestId,
+    });
+  }
+  return getMember(ctx, orgId, userId);
+}
+
+/** Removes a member, with their team memberships, direct project grants and tokens in the org. */
+export async function removeMember(change: MemberChange): Promise<void> {
+  const { ctx, orgId, userId } = change;
+  const removedRole = await ctx.db.transaction().execute(async (trx) => {
+    const owners = await lockedOwnerCount(trx, orgId);
+    const current = await trx
+      .selectFrom("org_members")
+      .select("role")
+      .where("org_id", "=", orgId)
+      .where("user_id", "=", userId)
+      .forUpdate()
+      .executeTakeFirst();
+    if (!current) throw new ProblemError("not-found", { detail: `Member ${userId} was not found` });
+    // Leaving on one's own is allowed for every role; removing someone else follows the role rules.
+    if (change.principal.id !== userId && change.principal.userId !== userId) {
+      assertMayTouch(change.callerRole, current.role);
+    }
+    if (current.role === "owner" && owners <= 1) {
+      throw new ProblemError("conflict", { detail: "The last owner of an organization cannot be removed" });
+    }
+    await trx.deleteFrom("org_members").where("org_id", "=", orgId).where("user_id", "=", userId).execute();
+    await trx
+      .deleteFrom("team_members")
+      .where("user_id", "=", userId)
+      .where("team_id", "in", trx.selectFrom("teams").select("id").where("org_id", "=", orgId))
+      .execute();
+    await trx
+      .deleteFrom("project_members")
+      .where("user_id", "=", userId)
+      .where("project_id", "in", trx.selectFrom("projects").select("id").where("org_id", "=", orgId))
+      .execute();
+    await trx
+      .updateTable("api_tokens")
+      .set({ revoked_at: sql<Date>`now()` })
+      .where("org_id", "=", orgId)
+      .where("user_id", "=", userId)
+      .where("revoked_at", "is", null)
+      .execute();
+    return current.role;
+  });
+  await recordDomainEvent(ctx, change.principal, {
+    action: "member.removed",
+    orgId,
+    targetType: "user",
+    targetId: userId,
+    details: { role: removedRole },
+    requestId: change.requestId,
+  });
+}

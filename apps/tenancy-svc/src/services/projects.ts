@@ -1,0 +1,115 @@
+import { newId, type Principal, type Project } from "@agentplane/contracts";
+import { ProblemError } from "@agentplane/problem-details";
+import { sql } from "kysely";
+import { actorOf } from "../authz/local-authorizer.ts";
+import type { TenancyContext } from "../context.ts";
+import { insertCurrentKey, rotateKeys } from "../keys/signing-keys.ts";
+import { recordDomainEvent } from "./audit.ts";
+import { page, toProject } from "./serialize.ts";
+
+/** Creates the project with its first signing key; the creator gets a direct admin grant. */
+export async function createProject(
+  ctx: TenancyContext,
+  principal: Principal,
+  orgId: string,
+  input: { name: string; description?: string | undefined },
+): Promise<Project> {
+  const actor = actorOf(principal);
+  if (!actor) throw new ProblemError("forbidden", { detail: "Only users and their API tokens create projects" });
+  if (actor.projectId)
+    throw new ProblemError("forbidden", { detail: "A project-restricted token cannot create projects" });
+  const row = await ctx.db.transaction().execute(async (trx) => {
+    const project = await trx
+      .insertInto("projects")
+      .values({
+        id: newId("project"),
+        org_id: orgId,
+        name: input.name,
+        description: input.description ?? null,
+        updated_at: new Date(),
+      })
+      .returningAll()
+      .executeTakeFirstOrThrow();
+    await trx
+      .insertInto("project_members")
+      .values({ project_id: project.id, user_id: actor.userId, role: "admin" })
+      .execute();
+    await insertCurrentKey(trx, ctx.config.secretKey, project.id);
+    return project;
+  });
+  const access = await ctx.authorizer.projectAccess(principal, row.id);
+  return toProject(row, access?.projectRole);
+}
+
+export async function listProjects(
+  ctx: TenancyContext,
+  principal: Principal,
+  orgId: string,
+  query: { limit: number; cursor?: string | undefined },
+): Promise<{ items: Project[]; nextCursor?: string }> {
+  let q = ctx.db
+    .selectFrom("projects")
+    .selectAll()
+    .where("org_id", "=", orgId)
+    .orderBy("id")
+    .limit(query.limit + 1);
+  // Every member sees every project of the org (at least as viewer), except project-restricted tokens.
+  if (principal.type === "api_token" && principal.projectId) q = q.where("id", "=", principal.projectId);
+  if (query.cursor) q = q.where("id", ">", query.cursor);
+  const result = page(await q.execute(), query.limit);
+  return {
+    items: result.items.map((r) => toProject(r)),
+    ...(result.nextCursor ? { nextCursor: result.nextCursor } : {}),
+  };
+}
+
+export async function getProjectRow(ctx: TenancyContext, projectId: string) {
+  const row = await ctx.db.selectFrom("projects").selectAll().where("id", "=", projectId).executeTakeFirst();
+  if (!row) throw new ProblemError("not-found", { detail: `Project ${projectId} was not found` });
+  return row;
+}
+
+export async function updateProject(
+  ctx: TenancyContext,
+  projectId: string,
+  input: { name?: string | undefined; description?: string | undefined },
+) {
+  const row = await ctx.db
+    .updateTable("projects")
+    .set({
+      ...(input.name !== undefined ? { name: input.name } : {}),
+      ...(input.description !== undefined ? { description: input.description } : {}),
+      updated_at: sql<Date>`now()`,
+    })
+    .where("id", "=", projectId)
+    .returningAll()
+    .executeTakeFirst();
+  if (!row) throw new ProblemError("not-found", { detail: `Project ${projectId} was not found` });
+  return row;
+}
+
+export async function deleteProject(ctx: TenancyContext, projectId: string): Promise<void> {
+  await ctx.db.deleteFrom("projects").where("id", "=", projectId).execute();
+}
+
+export async function rotateProjectKeys(
+  ctx: TenancyContext,
+  principal: Principal,
+  projectId: string,
+  orgId: string,
+  requestId?: string,
+) {
+  const result = await ctx.db
+    .transaction()
+    .execute((trx) => rotateKeys(trx, ctx.config.secretKey, projectId, ctx.config.keyRotationGraceSeconds));
+  await recordDomainEvent(ctx, principal, {
+    action: "project.keys_rotated",
+    orgId,
+    projectId,
+    targetType: "project",
+    targetId: projectId,
+    details: { kid: result.kid, previousKid: result.previousKid },
+    requestId,
+  });
+  return result;
+}

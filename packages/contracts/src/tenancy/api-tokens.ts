@@ -1,0 +1,102 @@
+import { z } from "@hono/zod-openapi";
+import { OrgRoleSchema } from "../common/roles.ts";
+import { defineRoute } from "../common/route.ts";
+import { pathParam, Timestamp } from "../common/schemas.ts";
+import { jsonBody, jsonRequest, Name, NoContent, OrgIdParams, PageQuery } from "./shared.ts";
+
+export const ApiToken = z
+  .object({
+    id: z.string(),
+    /** Absent for the installation owner token, which is not bound to one organization. */
+    orgId: z.string().optional(),
+    userId: z.string(),
+    name: z.string(),
+    /** Role cap: the token acts as its creator, never above this role. */
+    role: OrgRoleSchema,
+    /** When set, the token works on this project only. */
+    projectId: z.string().optional(),
+    /** The first characters of the token, to recognize it (`apl_xxxxxxxx`). */
+    prefix: z.string(),
+    createdAt: Timestamp,
+    lastUsedAt: Timestamp.optional(),
+    expiresAt: Timestamp.optional(),
+    revokedAt: Timestamp.optional(),
+  })
+  .openapi("ApiToken");
+export type ApiToken = z.infer<typeof ApiToken>;
+
+export const CreatedApiToken = ApiToken.extend({
+  /** The secret token, shown only in this response. */
+  token: z.string(),
+}).openapi("CreatedApiToken");
+
+export const ApiTokenList = z
+  .object({ items: z.array(ApiToken), nextCursor: z.string().optional() })
+  .openapi("ApiTokenList");
+
+export const CreateApiTokenBody = z
+  .strictObject({
+    name: Name,
+    /** Defaults to the creator's role; may not be above it. */
+    role: OrgRoleSchema.optional(),
+    projectId: z.string().max(64).optional(),
+    expiresAt: Timestamp.optional(),
+  })
+  .openapi("CreateApiToken");
+
+const TokenParams = z.object({ tokenId: pathParam("tokenId", "tok_01jc2x3y4z5a6b7c8d9e0f1g2h") });
+const tags = ["API tokens"];
+
+export const createApiToken = defineRoute(
+  { service: "tenancy", access: "api-tokens:manage" },
+  {
+    operationId: "createApiToken",
+    method: "post",
+    path: "/v1/orgs/{orgId}/api-tokens",
+    tags,
+    summary: "Create an API token; the secret is returned once",
+    request: { params: OrgIdParams, ...jsonRequest(CreateApiTokenBody) },
+    responses: { 201: jsonBody(CreatedApiToken, "Created (the only response with the secret)") },
+  },
+);
+
+export const listApiTokens = defineRoute(
+  { service: "tenancy", access: "api-tokens:manage" },
+  {
+    operationId: "listApiTokens",
+    method: "get",
+    path: "/v1/orgs/{orgId}/api-tokens",
+    tags,
+    summary: "API tokens of the organization (admins see all, others their own); no secrets",
+    request: { params: OrgIdParams, query: PageQuery },
+    responses: { 200: jsonBody(ApiTokenList, "One page of tokens") },
+  },
+);
+
+export const getApiToken = defineRoute(
+  { service: "tenancy", access: "api-tokens:manage" },
+  {
+    operationId: "getApiToken",
+    method: "get",
+    path: "/v1/api-tokens/{tokenId}",
+    tags,
+    summary: "One API token, without its secret",
+    request: { params: TokenParams },
+    responses: { 200: jsonBody(ApiToken, "The token") },
+  },
+);
+
+export const revokeApiToken = defineRoute(
+  { service: "tenancy", access: "api-tokens:manage" },
+  {
+    operationId: "revokeApiToken",
+    method: "delete",
+    path: "/v1/api-tokens/{tokenId}",
+    tags,
+    summary: "Revoke an API token; it stops working within seconds",
+    request: { params: TokenParams },
+    responses: { 204: NoContent },
+  },
+);
+
+export const apiTokenRoutes = [createApiToken, listApiTokens, getApiToken, revokeApiToken] as const;

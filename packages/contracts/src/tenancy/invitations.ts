@@ -1,0 +1,137 @@
+import { z } from "@hono/zod-openapi";
+import { OrgRoleSchema } from "../common/roles.ts";
+import { defineRoute } from "../common/route.ts";
+import { pathParam, Timestamp } from "../common/schemas.ts";
+import { jsonBody, jsonRequest, NoContent, OrgIdParams, PageQuery } from "./shared.ts";
+
+export const INVITATION_STATUSES = ["pending", "accepted", "declined", "revoked", "expired"] as const;
+
+export const Invitation = z
+  .object({
+    id: z.string(),
+    orgId: z.string(),
+    /** Present on the invitee's own list. */
+    orgName: z.string().optional(),
+    email: z.string(),
+    role: OrgRoleSchema,
+    status: z.enum(INVITATION_STATUSES),
+    invitedBy: z.string(),
+    expiresAt: Timestamp,
+    createdAt: Timestamp,
+  })
+  .openapi("Invitation");
+export type Invitation = z.infer<typeof Invitation>;
+
+export const InvitationList = z
+  .object({ items: z.array(Invitation), nextCursor: z.string().optional() })
+  .openapi("InvitationList");
+
+export const CreateInvitationBody = z
+  .strictObject({
+    email: z.email().max(320),
+    role: OrgRoleSchema.default("member"),
+    /** Lifetime in seconds (default 7 days, at most 30 days). */
+    expiresInSeconds: z
+      .number()
+      .int()
+      .min(60)
+      .max(30 * 86_400)
+      .optional(),
+  })
+  .openapi("CreateInvitation");
+
+export const InvitationAcceptance = z
+  .object({ invitationId: z.string(), orgId: z.string(), userId: z.string(), role: OrgRoleSchema })
+  .openapi("InvitationAcceptance");
+
+const InvitationParams = z.object({
+  invitationId: pathParam("invitationId", "inv_01jc2x3y4z5a6b7c8d9e0f1g2h"),
+});
+const OrgInvitationParams = OrgIdParams.merge(InvitationParams);
+const tags = ["Invitations"];
+
+export const createInvitation = defineRoute(
+  { service: "tenancy", access: "invitations:manage" },
+  {
+    operationId: "createInvitation",
+    method: "post",
+    path: "/v1/orgs/{orgId}/invitations",
+    tags,
+    summary: "Invite someone by email with a role",
+    request: { params: OrgIdParams, ...jsonRequest(CreateInvitationBody) },
+    responses: { 201: jsonBody(Invitation, "Created") },
+  },
+);
+
+export const listInvitations = defineRoute(
+  { service: "tenancy", access: "invitations:manage" },
+  {
+    operationId: "listInvitations",
+    method: "get",
+    path: "/v1/orgs/{orgId}/invitations",
+    tags,
+    summary: "Invitations of an organization (every status)",
+    request: { params: OrgIdParams, query: PageQuery },
+    responses: { 200: jsonBody(InvitationList, "One page of invitations") },
+  },
+);
+
+export const revokeInvitation = defineRoute(
+  { service: "tenancy", access: "invitations:manage" },
+  {
+    operationId: "revokeInvitation",
+    method: "delete",
+    path: "/v1/orgs/{orgId}/invitations/{invitationId}",
+    tags,
+    summary: "Revoke a pending invitation",
+    request: { params: OrgInvitationParams },
+    responses: { 204: NoContent },
+  },
+);
+
+export const listMyInvitations = defineRoute(
+  { service: "tenancy", access: "authenticated" },
+  {
+    operationId: "listMyInvitations",
+    method: "get",
+    path: "/v1/invitations",
+    tags,
+    summary: "Pending invitations addressed to the caller's email",
+    responses: { 200: jsonBody(InvitationList, "Pending invitations") },
+  },
+);
+
+export const acceptInvitation = defineRoute(
+  { service: "tenancy", access: "authenticated" },
+  {
+    operationId: "acceptInvitation",
+    method: "post",
+    path: "/v1/invitations/{invitationId}/accept",
+    tags,
+    summary: "Accept an invitation: the caller joins the organization with its role",
+    request: { params: InvitationParams },
+    responses: { 200: jsonBody(InvitationAcceptance, "Joined") },
+  },
+);
+
+export const declineInvitation = defineRoute(
+  { service: "tenancy", access: "authenticated" },
+  {
+    operationId: "declineInvitation",
+    method: "post",
+    path: "/v1/invitations/{invitationId}/decline",
+    tags,
+    summary: "Decline an invitation",
+    request: { params: InvitationParams },
+    responses: { 204: NoContent },
+  },
+);
+
+export const invitationRoutes = [
+  createInvitation,
+  listInvitations,
+  revokeInvitation,
+  listMyInvitations,
+  acceptInvitation,
+  declineInvitation,
+] as const;

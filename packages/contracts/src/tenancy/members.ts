@@ -1,0 +1,77 @@
+import { z } from "@hono/zod-openapi";
+import { OrgRoleSchema } from "../common/roles.ts";
+import { defineRoute } from "../common/route.ts";
+import { pathParam, Timestamp } from "../common/schemas.ts";
+import { jsonBody, jsonRequest, NoContent, OrgIdParams, PageQuery } from "./shared.ts";
+
+export const Member = z
+  .object({
+    orgId: z.string(),
+    userId: z.string(),
+    role: OrgRoleSchema,
+    email: z.string().optional(),
+    displayName: z.string().optional(),
+    joinedAt: Timestamp,
+  })
+  .openapi("Member");
+export type Member = z.infer<typeof Member>;
+
+export const MemberList = z.object({ items: z.array(Member), nextCursor: z.string().optional() }).openapi("MemberList");
+export const UpdateMemberBody = z.strictObject({ role: OrgRoleSchema }).openapi("UpdateMember");
+
+const MemberParams = OrgIdParams.extend({ userId: pathParam("userId", "usr_01jc2x3y4z5a6b7c8d9e0f1g2h") });
+const tags = ["Members"];
+
+export const listMembers = defineRoute(
+  { service: "tenancy", access: "members:read" },
+  {
+    operationId: "listMembers",
+    method: "get",
+    path: "/v1/orgs/{orgId}/members",
+    tags,
+    summary: "Members of an organization with their roles",
+    request: { params: OrgIdParams, query: PageQuery },
+    responses: { 200: jsonBody(MemberList, "One page of members") },
+  },
+);
+
+export const getMember = defineRoute(
+  { service: "tenancy", access: "members:read" },
+  {
+    operationId: "getMember",
+    method: "get",
+    path: "/v1/orgs/{orgId}/members/{userId}",
+    tags,
+    summary: "One member",
+    request: { params: MemberParams },
+    responses: { 200: jsonBody(Member, "The member") },
+  },
+);
+
+export const updateMember = defineRoute(
+  { service: "tenancy", access: "members:manage" },
+  {
+    operationId: "updateMember",
+    method: "patch",
+    path: "/v1/orgs/{orgId}/members/{userId}",
+    tags,
+    summary: "Change a member's role (demoting the last owner answers 409)",
+    request: { params: MemberParams, ...jsonRequest(UpdateMemberBody) },
+    responses: { 200: jsonBody(Member, "Updated") },
+  },
+);
+
+export const removeMember = defineRoute(
+  { service: "tenancy", access: "members:manage" },
+  {
+    operationId: "removeMember",
+    method: "delete",
+    path: "/v1/orgs/{orgId}/members/{userId}",
+    tags,
+    summary: "Remove a member (removing the last owner answers 409)",
+    request: { params: MemberParams },
+    responses: { 204: NoContent },
+  },
+);
+
+export const memberRoutes = [listMembers, getMember, updateMember, removeMember] as const;

@@ -1,0 +1,186 @@
+import { z } from "@hono/zod-openapi";
+import { ProjectRoleSchema } from "../common/roles.ts";
+import { defineRoute } from "../common/route.ts";
+import { Timestamp } from "../common/schemas.ts";
+import {
+  Description,
+  jsonBody,
+  jsonRequest,
+  Name,
+  NoContent,
+  OrgIdParams,
+  PageQuery,
+  ProjectIdParams,
+} from "./shared.ts";
+
+export const Project = z
+  .object({
+    id: z.string(),
+    orgId: z.string(),
+    name: z.string(),
+    description: z.string().optional(),
+    createdAt: Timestamp,
+    updatedAt: Timestamp,
+    /** The caller's effective role on the project. */
+    role: ProjectRoleSchema.optional(),
+  })
+  .openapi("Project");
+export type Project = z.infer<typeof Project>;
+
+export const ProjectList = z
+  .object({ items: z.array(Project), nextCursor: z.string().optional() })
+  .openapi("ProjectList");
+export const CreateProjectBody = z
+  .strictObject({ name: Name, description: Description.optional() })
+  .openapi("CreateProject");
+export const UpdateProjectBody = z
+  .strictObject({ name: Name.optional(), description: Description.optional() })
+  .openapi("UpdateProject");
+
+/** A public JWK as published: `kid`, `alg` ES256, `use` sig. */
+export const PublicJwk = z
+  .object({ kty: z.string(), crv: z.string(), x: z.string(), y: z.string(), kid: z.string(), alg: z.string() })
+  .catchall(z.unknown())
+  .openapi("PublicJwk");
+
+export const ProjectPublicKey = z
+  .object({
+    projectId: z.string(),
+    kid: z.string(),
+    alg: z.literal("ES256"),
+    /** SPKI PEM of the current public key. */
+    pem: z.string(),
+    jwk: PublicJwk,
+    createdAt: Timestamp,
+  })
+  .openapi("ProjectPublicKey");
+
+export const Jwks = z.object({ keys: z.array(PublicJwk) }).openapi("Jwks");
+
+export const KeyRotation = z
+  .object({
+    projectId: z.string(),
+    /** The new current key. */
+    kid: z.string(),
+    previousKid: z.string(),
+    /** Until then the previous key stays published in the JWKS. */
+    previousPublishedUntil: Timestamp,
+  })
+  .openapi("KeyRotation");
+
+const tags = ["Projects"];
+
+export const createProject = defineRoute(
+  { service: "tenancy", access: "projects:create" },
+  {
+    operationId: "createProject",
+    method: "post",
+    path: "/v1/orgs/{orgId}/projects",
+    tags,
+    summary: "Create a project (with its ES256 signing key); the creator becomes its admin",
+    request: { params: OrgIdParams, ...jsonRequest(CreateProjectBody) },
+    responses: { 201: jsonBody(Project, "Created") },
+  },
+);
+
+export const listProjects = defineRoute(
+  { service: "tenancy", access: "projects:list" },
+  {
+    operationId: "listProjects",
+    method: "get",
+    path: "/v1/orgs/{orgId}/projects",
+    tags,
+    summary: "Projects of an organization the caller can see",
+    request: { params: OrgIdParams, query: PageQuery },
+    responses: { 200: jsonBody(ProjectList, "One page of projects") },
+  },
+);
+
+export const getProject = defineRoute(
+  { service: "tenancy", access: "project:read" },
+  {
+    operationId: "getProject",
+    method: "get",
+    path: "/v1/projects/{projectId}",
+    tags,
+    summary: "Get a project",
+    request: { params: ProjectIdParams },
+    responses: { 200: jsonBody(Project, "The project") },
+  },
+);
+
+export const updateProject = defineRoute(
+  { service: "tenancy", access: "project:update" },
+  {
+    operationId: "updateProject",
+    method: "patch",
+    path: "/v1/projects/{projectId}",
+    tags,
+    summary: "Rename or describe a project",
+    request: { params: ProjectIdParams, ...jsonRequest(UpdateProjectBody) },
+    responses: { 200: jsonBody(Project, "Updated") },
+  },
+);
+
+export const deleteProject = defineRoute(
+  { service: "tenancy", access: "project:delete" },
+  {
+    operationId: "deleteProject",
+    method: "delete",
+    path: "/v1/projects/{projectId}",
+    tags,
+    summary: "Delete a project and its keys",
+    request: { params: ProjectIdParams },
+    responses: { 204: NoContent },
+  },
+);
+
+export const rotateProjectKeys = defineRoute(
+  { service: "tenancy", access: "project:keys:rotate" },
+  {
+    operationId: "rotateProjectKeys",
+    method: "post",
+    path: "/v1/projects/{projectId}/rotate-keys",
+    tags,
+    summary: "Make a new current signing key; the previous one stays published for the grace period",
+    request: { params: ProjectIdParams },
+    responses: { 200: jsonBody(KeyRotation, "Rotated") },
+  },
+);
+
+export const getProjectPublicKey = defineRoute(
+  { service: "tenancy", access: "project:keys:read" },
+  {
+    operationId: "getProjectPublicKey",
+    method: "get",
+    path: "/v1/projects/{projectId}/public-key",
+    tags,
+    summary: "The current public signing key as PEM and JWK",
+    request: { params: ProjectIdParams },
+    responses: { 200: jsonBody(ProjectPublicKey, "The current key") },
+  },
+);
+
+export const getProjectJwks = defineRoute(
+  { service: "tenancy", access: "project:keys:read" },
+  {
+    operationId: "getProjectJwks",
+    method: "get",
+    path: "/v1/projects/{projectId}/.well-known/jwks.json",
+    tags,
+    summary: "Every published key of the project (current and previous within its grace period)",
+    request: { params: ProjectIdParams },
+    responses: { 200: jsonBody(Jwks, "The JWKS") },
+  },
+);
+
+export const projectRoutes = [
+  createProject,
+  listProjects,
+  getProject,
+  updateProject,
+  deleteProject,
+  rotateProjectKeys,
+  getProjectPublicKey,
+  getProjectJwks,
+] as const;

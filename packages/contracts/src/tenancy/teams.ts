@@ -1,0 +1,171 @@
+import { z } from "@hono/zod-openapi";
+import { ProjectRoleSchema } from "../common/roles.ts";
+import { defineRoute } from "../common/route.ts";
+import { pathParam, Timestamp } from "../common/schemas.ts";
+import { Description, jsonBody, jsonRequest, Name, NoContent, OrgIdParams, PageQuery, TeamIdParams } from "./shared.ts";
+
+export const TeamProjectGrant = z
+  .object({ projectId: z.string(), role: ProjectRoleSchema })
+  .openapi("TeamProjectGrant");
+
+export const Team = z
+  .object({
+    id: z.string(),
+    orgId: z.string(),
+    name: z.string(),
+    description: z.string().optional(),
+    createdAt: Timestamp,
+    updatedAt: Timestamp,
+    /** Present on `getTeam`. */
+    members: z.array(z.object({ userId: z.string(), addedAt: Timestamp })).optional(),
+    /** Present on `getTeam`. */
+    projects: z.array(TeamProjectGrant).optional(),
+  })
+  .openapi("Team");
+export type Team = z.infer<typeof Team>;
+
+export const TeamList = z.object({ items: z.array(Team), nextCursor: z.string().optional() }).openapi("TeamList");
+export const CreateTeamBody = z.strictObject({ name: Name, description: Description.optional() }).openapi("CreateTeam");
+export const UpdateTeamBody = z
+  .strictObject({ name: Name.optional(), description: Description.optional() })
+  .openapi("UpdateTeam");
+export const GrantTeamProjectBody = z.strictObject({ role: ProjectRoleSchema }).openapi("GrantTeamProject");
+export const TeamMembership = z.object({ teamId: z.string(), userId: z.string() }).openapi("TeamMembership");
+export const TeamProjectAccess = z
+  .object({ teamId: z.string(), projectId: z.string(), role: ProjectRoleSchema })
+  .openapi("TeamProjectAccess");
+
+const TeamMemberParams = TeamIdParams.extend({ userId: pathParam("userId", "usr_01jc2x3y4z5a6b7c8d9e0f1g2h") });
+const TeamProjectParams = TeamIdParams.extend({
+  projectId: pathParam("projectId", "prj_01jc2x3y4z5a6b7c8d9e0f1g2h"),
+});
+const tags = ["Teams"];
+
+export const createTeam = defineRoute(
+  { service: "tenancy", access: "teams:manage" },
+  {
+    operationId: "createTeam",
+    method: "post",
+    path: "/v1/orgs/{orgId}/teams",
+    tags,
+    summary: "Create a team",
+    request: { params: OrgIdParams, ...jsonRequest(CreateTeamBody) },
+    responses: { 201: jsonBody(Team, "Created") },
+  },
+);
+
+export const listTeams = defineRoute(
+  { service: "tenancy", access: "teams:read" },
+  {
+    operationId: "listTeams",
+    method: "get",
+    path: "/v1/orgs/{orgId}/teams",
+    tags,
+    summary: "Teams of an organization",
+    request: { params: OrgIdParams, query: PageQuery },
+    responses: { 200: jsonBody(TeamList, "One page of teams") },
+  },
+);
+
+export const getTeam = defineRoute(
+  { service: "tenancy", access: "teams:read" },
+  {
+    operationId: "getTeam",
+    method: "get",
+    path: "/v1/teams/{teamId}",
+    tags,
+    summary: "A team with its members and project access",
+    request: { params: TeamIdParams },
+    responses: { 200: jsonBody(Team, "The team") },
+  },
+);
+
+export const updateTeam = defineRoute(
+  { service: "tenancy", access: "teams:manage" },
+  {
+    operationId: "updateTeam",
+    method: "patch",
+    path: "/v1/teams/{teamId}",
+    tags,
+    summary: "Rename or describe a team",
+    request: { params: TeamIdParams, ...jsonRequest(UpdateTeamBody) },
+    responses: { 200: jsonBody(Team, "Updated") },
+  },
+);
+
+export const deleteTeam = defineRoute(
+  { service: "tenancy", access: "teams:manage" },
+  {
+    operationId: "deleteTeam",
+    method: "delete",
+    path: "/v1/teams/{teamId}",
+    tags,
+    summary: "Delete a team (its members keep their organization role)",
+    request: { params: TeamIdParams },
+    responses: { 204: NoContent },
+  },
+);
+
+export const addTeamMember = defineRoute(
+  { service: "tenancy", access: "teams:manage" },
+  {
+    operationId: "addTeamMember",
+    method: "put",
+    path: "/v1/teams/{teamId}/members/{userId}",
+    tags,
+    summary: "Add a member of the organization to the team (idempotent)",
+    request: { params: TeamMemberParams },
+    responses: { 200: jsonBody(TeamMembership, "The membership") },
+  },
+);
+
+export const removeTeamMember = defineRoute(
+  { service: "tenancy", access: "teams:manage" },
+  {
+    operationId: "removeTeamMember",
+    method: "delete",
+    path: "/v1/teams/{teamId}/members/{userId}",
+    tags,
+    summary: "Remove a user from the team",
+    request: { params: TeamMemberParams },
+    responses: { 204: NoContent },
+  },
+);
+
+export const grantTeamProject = defineRoute(
+  { service: "tenancy", access: "teams:manage" },
+  {
+    operationId: "grantTeamProject",
+    method: "put",
+    path: "/v1/teams/{teamId}/projects/{projectId}",
+    tags,
+    summary: "Give the team a role on a project of the organization (replaces an earlier grant)",
+    request: { params: TeamProjectParams, ...jsonRequest(GrantTeamProjectBody) },
+    responses: { 200: jsonBody(TeamProjectAccess, "The grant") },
+  },
+);
+
+export const revokeTeamProject = defineRoute(
+  { service: "tenancy", access: "teams:manage" },
+  {
+    operationId: "revokeTeamProject",
+    method: "delete",
+    path: "/v1/teams/{teamId}/projects/{projectId}",
+    tags,
+    summary: "Take the team's access to a project away",
+    request: { params: TeamProjectParams },
+    responses: { 204: NoContent },
+  },
+);
+
+export const teamRoutes = [
+  createTeam,
+  listTeams,
+  getTeam,
+  updateTeam,
+  deleteTeam,
+  addTeamMember,
+  removeTeamMember,
+  grantTeamProject,
+  revokeTeamProject,
+] as const;
