@@ -149,7 +149,9 @@ describe.each(targets)("sandbox verbs on $name", (target) => {
         projectId: P,
         sandboxId: row.id,
       });
-      await expect(resolveSandboxToken(fx.deps, `${token.slice(0, -1)}0`)).rejects.toMatchObject({ status: 401 });
+      await expect(
+        resolveSandboxToken(fx.deps, `${token.slice(0, -1)}${token.endsWith("0") ? "1" : "0"}`),
+      ).rejects.toMatchObject({ status: 401 });
       await revokeSandboxToken(fx.deps, fx.actor, tokenRow);
       await expect(resolveSandboxToken(fx.deps, token)).rejects.toMatchObject({ status: 401 });
       await stopSandbox(fx.deps, fx.actor, P, row.id);
