@@ -1,1 +1,10 @@
-export {};
+export { AUDIT_SCHEMA, type AuditService, type AuditServiceDeps, createAuditService } from "./app.ts";
+export { type AuditConfig, AuditEnvSchema } from "./config.ts";
+export {
+  BUNDLED_PRICES,
+  canonicalModel,
+  type ModelPrice,
+  type PriceTable,
+  Pricing,
+  parsePriceOverrides,
+} from "./services/pricing.ts";

@@ -1,3 +1,4 @@
+export * from "./audit/index.ts";
 export * from "./common/cluster-jwt.ts";
 export * from "./common/identity.ts";
 export * from "./common/ids.ts";

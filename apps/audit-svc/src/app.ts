@@ -1,0 +1,140 @@
+import type { SpendReleaseRequest, SpendReserveRequest, SpendSettleRequest } from "@agentplane/contracts";
+import { type Database, migrateToLatest } from "@agentplane/db";
+import type { Bus } from "@agentplane/events";
+import {
+  type Authorizer,
+  createServiceApp,
+  type InternalKeys,
+  type Logger,
+  type ServiceApp,
+  type ServiceInstance,
+} from "@agentplane/service-kit";
+import { sql } from "kysely";
+import type { AuditConfig } from "./config.ts";
+import { migrations } from "./db/migrations/index.ts";
+import type { AuditDb } from "./db/schema.ts";
+import { type Ingestion, startIngestion } from "./ingest/consumer.ts";
+import { registerListAuditTrail } from "./routes/audit-trail/list.ts";
+import { registerGetAuditTrailStats } from "./routes/audit-trail/stats.ts";
+import { registerGetAuditTrailTimeseries } from "./routes/audit-trail/timeseries.ts";
+import type { RouteDeps } from "./routes/deps.ts";
+import { registerSpendApi } from "./routes/internal/spend.ts";
+import { registerCreateSpendingLimit } from "./routes/spending-limits/create.ts";
+import { registerDeleteSpendingLimit } from "./routes/spending-limits/delete.ts";
+import { registerGetSpendingLimit } from "./routes/spending-limits/get.ts";
+import { registerListSpendingLimits } from "./routes/spending-limits/list.ts";
+import { registerGetSpendingLimitStatus } from "./routes/spending-limits/status.ts";
+import { registerUpdateSpendingLimit } from "./routes/spending-limits/update.ts";
+import { registerListUsageCosts } from "./routes/usage-costs/list.ts";
+import { registerGetUsageCostTimeseries } from "./routes/usage-costs/timeseries.ts";
+import { pruneAuditRecords, startMaintenance } from "./services/maintenance.ts";
+import { Pricing } from "./services/pricing.ts";
+import { SpendLedger } from "./services/spend.ts";
+
+export const AUDIT_SCHEMA = "audit";
+
+export interface AuditServiceDeps {
+  database: Database;
+  bus: Bus;
+  keys: InternalKeys;
+  logger: Logger;
+  /** Tenancy's decisions: the tenancy service itself in process, or a RemoteAuthorizer. */
+  authorizer: Authorizer;
+  config?: AuditConfig;
+}
+
+export interface AuditService extends ServiceInstance {
+  app: ServiceApp;
+  /** The spend decision API in process (the same verbs as `/internal/spend/*`). */
+  spend: {
+    reserve(input: SpendReserveRequest): ReturnType<SpendLedger["reserve"]>;
+    settle(input: SpendSettleRequest): ReturnType<SpendLedger["settle"]>;
+    release(input: SpendReleaseRequest): ReturnType<SpendLedger["release"]>;
+  };
+  /** Writes events buffered by the consumers now (tests, shutdown). */
+  drain(): Promise<void>;
+  /** Runs retention once now; returns records deleted (-1 when another replica holds the lock). */
+  prune(now?: Date): Promise<number>;
+  /** Releases expired reservations now. */
+  expireReservations(): Promise<number>;
+}
+
+/**
+ * The audit service: consumes `audit.recorded` and `usage.recorded`, serves the audit trail,
+ * usage costs and spending limits, and the internal spend decision API. Runs its migrations first.
+ */
+export async function createAuditService(deps: AuditServiceDeps): Promise<AuditService> {
+  const config = deps.config ?? {};
+  await migrateToLatest(deps.database, AUDIT_SCHEMA, migrations);
+  const db = deps.database.forSchema<AuditDb>(AUDIT_SCHEMA);
+  const pricing = new Pricing(config.priceOverrides);
+  const spend = new SpendLedger(db, {
+    ...(config.reservationTtlMs ? { reservationTtlMs: config.reservationTtlMs } : {}),
+  });
+  const retentionDays = config.retentionDays ?? 365;
+
+  const app = createServiceApp({ name: "audit", keys: deps.keys, logger: deps.logger });
+  const routeDeps: RouteDeps = { app, db, authorizer: deps.authorizer, spend };
+  for (const register of [
+    registerListAuditTrail,
+    registerGetAuditTrailStats,
+    registerGetAuditTrailTimeseries,
+    registerListUsageCosts,
+    registerGetUsageCostTimeseries,
+    registerCreateSpendingLimit,
+    registerListSpendingLimits,
+    registerGetSpendingLimitStatus,
+    registerGetSpendingLimit,
+    registerUpdateSpendingLimit,
+    registerDeleteSpendingLimit,
+    registerSpendApi,
+  ]) {
+    register(routeDeps);
+  }
+
+  const ingestion: Ingestion = await startIngestion({
+    db,
+    bus: deps.bus,
+    logger: deps.logger,
+    pricing,
+    spend,
+    options: config.consumer,
+  });
+  const maintenance =
+    config.maintenance === false
+      ? undefined
+      : startMaintenance({
+          database: deps.database,
+          schema: AUDIT_SCHEMA,
+          spend,
+          logger: deps.logger,
+          retentionDays,
+          intervalMs: config.maintenanceIntervalMs ?? 30_000,
+        });
+
+  return {
+    name: "audit",
+    app,
+    fetch: (request) => app.fetch(request),
+    async ready() {
+      try {
+        await sql`select 1`.execute(deps.database.kysely);
+        return await deps.bus.ready();
+      } catch {
+        return false;
+      }
+    },
+    async close() {
+      maintenance?.stop();
+      await ingestion.close();
+    },
+    spend: {
+      reserve: (input) => spend.reserve(input),
+      settle: (input) => spend.settle(input),
+      release: (input) => spend.release(input),
+    },
+    drain: () => ingestion.drain(),
+    prune: (now) => pruneAuditRecords(deps.database, AUDIT_SCHEMA, retentionDays, now),
+    expireReservations: () => spend.expire(),
+  };
+}

@@ -1,0 +1,103 @@
+import type { Generated } from "kysely";
+
+/** One audit record; `ts` is unique per organization and is the pagination key. */
+export interface AuditRecordsTable {
+  event_id: string;
+  org_id: string | null;
+  project_id: string | null;
+  /** Written as an ISO string with microseconds; read back through `to_char` (drivers truncate to ms). */
+  ts: string;
+  occurred_at: string;
+  principal_type: string;
+  principal_id: string | null;
+  principal_name: string | null;
+  action: string;
+  source: string;
+  target_type: string | null;
+  target_id: string | null;
+  targets: string;
+  outcome: string;
+  status: number | null;
+  request_id: string | null;
+  ip: string | null;
+  user_agent: string | null;
+  method: string | null;
+  path: string | null;
+  details: string | null;
+}
+
+/** The newest `ts` handed out per organization (the high-water mark that keeps timestamps unique). */
+export interface OrgClocksTable {
+  org_id: string;
+  last_ts: string;
+}
+
+export interface UsageRecordsTable {
+  event_id: string;
+  org_id: string;
+  project_id: string | null;
+  principal_type: string;
+  principal_id: string;
+  provider: string;
+  model: string;
+  route: string;
+  input_tokens: number;
+  output_tokens: number;
+  cache_read_tokens: number;
+  cache_write_tokens: number;
+  cost_micro_usd: number;
+  priced: boolean;
+  request_id: string | null;
+  reservation_id: string | null;
+  ts: string;
+}
+
+export interface SpendingLimitsTable {
+  id: string;
+  org_id: string;
+  project_id: string | null;
+  amount_micro_usd: number;
+  period: "monthly" | "daily";
+  alert_thresholds: string;
+  created_at: Generated<Date>;
+  updated_at: Generated<Date>;
+}
+
+/** Spend of one limit in one period; the row lock on it serializes reservations against the limit. */
+export interface SpendCountersTable {
+  limit_id: string;
+  period_start: Date | string;
+  spent_micro_usd: Generated<number>;
+  reserved_micro_usd: Generated<number>;
+  /** Highest alert threshold already reported for this period (0: none). */
+  alerted_threshold: Generated<number>;
+  reached: Generated<boolean>;
+}
+
+export interface ReservationsTable {
+  id: string;
+  org_id: string;
+  project_id: string | null;
+  amount_micro_usd: number;
+  state: "active" | "settled" | "released" | "expired";
+  settled_micro_usd: number | null;
+  request_id: string | null;
+  created_at: Generated<Date>;
+  expires_at: Date | string;
+}
+
+export interface ReservationHoldsTable {
+  reservation_id: string;
+  limit_id: string;
+  period_start: Date | string;
+}
+
+export interface AuditDb {
+  audit_records: AuditRecordsTable;
+  org_clocks: OrgClocksTable;
+  usage_records: UsageRecordsTable;
+  spending_limits: SpendingLimitsTable;
+  spend_counters: SpendCountersTable;
+  reservations: ReservationsTable;
+  reservation_holds: ReservationHoldsTable;
+}

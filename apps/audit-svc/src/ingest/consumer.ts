@@ -1,0 +1,95 @@
+import {
+  AUDIT_RECORDED,
+  type AuditRecorded,
+  AuditRecordedSchema,
+  USAGE_RECORDED,
+  type UsageRecorded,
+  UsageRecordedSchema,
+} from "@agentplane/contracts";
+import type { Bus, EventEnvelope, Subscription } from "@agentplane/events";
+import type { Logger } from "@agentplane/service-kit";
+import type { Kysely } from "kysely";
+import type { AuditDb } from "../db/schema.ts";
+import { storeAuditRecords } from "../services/audit-records.ts";
+import type { Pricing } from "../services/pricing.ts";
+import type { SpendLedger } from "../services/spend.ts";
+import { storeUsageRecords } from "../services/usage.ts";
+import { MicroBatcher } from "./batcher.ts";
+
+export interface ConsumerOptions {
+  /** Jobs taken at once per topic and replica; the upper bound of one batch (default 1000). */
+  concurrency?: number;
+  /** Rows per insert (default 500). */
+  batchSize?: number;
+  /** Longest wait to fill a batch (default 20 ms). */
+  maxWaitMs?: number;
+}
+
+export interface Ingestion {
+  /** Writes what is buffered now (tests, shutdown). */
+  drain(): Promise<void>;
+  close(): Promise<void>;
+}
+
+/**
+ * Subscribes to `audit.recorded` and `usage.recorded`. Malformed events are logged and dropped
+ * (redelivering them cannot help); storage errors fail the jobs so that the bus retries them.
+ */
+export async function startIngestion(deps: {
+  db: Kysely<AuditDb>;
+  bus: Bus;
+  logger: Logger;
+  pricing: Pricing;
+  spend: SpendLedger;
+  options?: ConsumerOptions | undefined;
+}): Promise<Ingestion> {
+  const options = deps.options ?? {};
+  const batch = { maxSize: options.batchSize ?? 500, maxWaitMs: options.maxWaitMs ?? 20 };
+  const audits = new MicroBatcher<AuditRecorded>(async (items) => {
+    await storeAuditRecords(deps.db, items);
+  }, batch);
+  const usage = new MicroBatcher<UsageRecorded>(async (items) => {
+    await storeUsageRecords(deps.db, { pricing: deps.pricing, spend: deps.spend, logger: deps.logger }, items);
+  }, batch);
+
+  const subscriptions: Subscription[] = [];
+  const concurrency = options.concurrency ?? 1000;
+  subscriptions.push(
+    await deps.bus.subscribe(
+      AUDIT_RECORDED,
+      async (event: EventEnvelope) => {
+        const parsed = AuditRecordedSchema.safeParse({ ...(event.data as object), id: event.id });
+        if (!parsed.success) {
+          deps.logger.warn({ eventId: event.id, issues: parsed.error.issues.length }, "malformed audit event dropped");
+          return;
+        }
+        await audits.add(parsed.data);
+      },
+      { concurrency },
+    ),
+  );
+  subscriptions.push(
+    await deps.bus.subscribe(
+      USAGE_RECORDED,
+      async (event: EventEnvelope) => {
+        const parsed = UsageRecordedSchema.safeParse({ ...(event.data as object), id: event.id });
+        if (!parsed.success) {
+          deps.logger.warn({ eventId: event.id, issues: parsed.error.issues.length }, "malformed usage event dropped");
+          return;
+        }
+        await usage.add(parsed.data);
+      },
+      { concurrency },
+    ),
+  );
+
+  return {
+    async drain() {
+      await Promise.all([audits.drain(), usage.drain()]);
+    },
+    async close() {
+      await Promise.allSettled(subscriptions.map((s) => s.close()));
+      await Promise.all([audits.drain(), usage.drain()]);
+    },
+  };
+}

@@ -1,0 +1,44 @@
+import { openDatabase } from "@agentplane/db";
+import { createBus } from "@agentplane/events";
+import {
+  createLogger,
+  httpFetch,
+  importInternalKeys,
+  onShutdown,
+  parseEnv,
+  RemoteAuthorizer,
+  ServiceClient,
+  serveFetch,
+} from "@agentplane/service-kit";
+import { createAuditService } from "./app.ts";
+import { AuditEnvSchema } from "./config.ts";
+import { parsePriceOverrides } from "./services/pricing.ts";
+
+/** The distributed deployable: one audit-svc replica on Postgres and Redis. */
+const env = parseEnv(AuditEnvSchema);
+const logger = createLogger("audit-svc", env.LOG_LEVEL);
+const keys = await importInternalKeys({
+  ...(env.INTERNAL_IDENTITY_PRIVATE_KEY ? { privateJwk: env.INTERNAL_IDENTITY_PRIVATE_KEY } : {}),
+  ...(env.INTERNAL_IDENTITY_PUBLIC_KEY ? { publicJwk: env.INTERNAL_IDENTITY_PUBLIC_KEY } : {}),
+});
+const database = await openDatabase(env.DATABASE_URL);
+const bus = createBus({ redisUrl: env.REDIS_URL });
+const authorizer = new RemoteAuthorizer(new ServiceClient("tenancy", httpFetch(env.TENANCY_URL), keys), {
+  callerService: "audit",
+});
+const service = await createAuditService({
+  database,
+  bus,
+  keys,
+  logger,
+  authorizer,
+  config: { retentionDays: env.AUDIT_RETENTION_DAYS, priceOverrides: parsePriceOverrides(env.PRICE_TABLE_JSON) },
+});
+const server = await serveFetch(service.fetch, { port: env.PORT });
+logger.info({ url: server.url }, "audit-svc listening");
+onShutdown(async () => {
+  await server.close();
+  await service.close();
+  await bus.close();
+  await database.close();
+}, logger);

@@ -1,0 +1,16 @@
+import { listAuditTrailRoute } from "@agentplane/contracts";
+import { authorize } from "@agentplane/service-kit";
+import { listAuditTrail } from "../../services/audit-records.ts";
+import { resolveWindow } from "../../services/time.ts";
+import type { RouteDeps } from "../deps.ts";
+
+export function registerListAuditTrail({ app, db, authorizer }: RouteDeps): void {
+  app.openapi(listAuditTrailRoute, async (c) => {
+    const { orgId } = c.req.valid("param");
+    await authorize(c, authorizer, "audit:read", { orgId });
+    const q = c.req.valid("query");
+    // Only checks the order of from/to; an absent bound stays open.
+    if (q.from && q.to) resolveWindow(q, 0);
+    return c.json(await listAuditTrail(db, orgId, q), 200);
+  });
+}

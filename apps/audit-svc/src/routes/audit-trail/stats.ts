@@ -1,0 +1,15 @@
+import { getAuditTrailStatsRoute } from "@agentplane/contracts";
+import { authorize } from "@agentplane/service-kit";
+import { auditTrailStats } from "../../services/audit-analytics.ts";
+import { resolveWindow } from "../../services/time.ts";
+import type { RouteDeps } from "../deps.ts";
+
+const DAY_MS = 24 * 3_600_000;
+
+export function registerGetAuditTrailStats({ app, db, authorizer }: RouteDeps): void {
+  app.openapi(getAuditTrailStatsRoute, async (c) => {
+    const { orgId } = c.req.valid("param");
+    await authorize(c, authorizer, "audit:read", { orgId });
+    return c.json(await auditTrailStats(db, orgId, resolveWindow(c.req.valid("query"), DAY_MS)), 200);
+  });
+}

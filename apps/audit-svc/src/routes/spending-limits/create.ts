@@ -1,0 +1,19 @@
+import { createSpendingLimitRoute } from "@agentplane/contracts";
+import { notFound } from "@agentplane/problem-details";
+import { authorize } from "@agentplane/service-kit";
+import { createSpendingLimit } from "../../services/spending-limits.ts";
+import type { RouteDeps } from "../deps.ts";
+
+export function registerCreateSpendingLimit({ app, db, authorizer }: RouteDeps): void {
+  app.openapi(createSpendingLimitRoute, async (c) => {
+    const { orgId } = c.req.valid("param");
+    await authorize(c, authorizer, "spending-limits:manage", { orgId });
+    const body = c.req.valid("json");
+    if (body.projectId) {
+      // The project must exist in this organization (a project of another one answers 404 as well).
+      const decision = await authorize(c, authorizer, "project:read", { projectId: body.projectId });
+      if (decision.orgId && decision.orgId !== orgId) throw notFound("Project", body.projectId);
+    }
+    return c.json(await createSpendingLimit(db, orgId, body), 201);
+  });
+}

@@ -1,0 +1,16 @@
+import { listUsageCostsRoute } from "@agentplane/contracts";
+import { authorize } from "@agentplane/service-kit";
+import { monthStart, resolveWindow } from "../../services/time.ts";
+import { usageCosts } from "../../services/usage.ts";
+import type { RouteDeps } from "../deps.ts";
+
+export function registerListUsageCosts({ app, db, authorizer }: RouteDeps): void {
+  app.openapi(listUsageCostsRoute, async (c) => {
+    const { orgId } = c.req.valid("param");
+    await authorize(c, authorizer, "usage:read", { orgId });
+    const q = c.req.valid("query");
+    // Default: from the start of this calendar month (UTC) until now.
+    const window = resolveWindow(q.from ? q : { ...q, from: monthStart(new Date()).toISOString() }, 0);
+    return c.json(await usageCosts(db, orgId, window, q.groupBy), 200);
+  });
+}

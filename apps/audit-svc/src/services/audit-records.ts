@@ -1,0 +1,189 @@
+import type { AuditRecord, AuditRecorded } from "@agentplane/contracts";
+import type { Kysely } from "kysely";
+import type { AuditDb, AuditRecordsTable } from "../db/schema.ts";
+import { isoToMicros, microParam, microsToIso, microText } from "./time.ts";
+
+const EPOCH = "1970-01-01T00:00:00.000000Z";
+
+/**
+ * Stores audit events once each (the event id is the primary key; redeliveries are skipped) and
+ * gives every record of an organization a distinct microsecond timestamp: records are ordered by
+ * their event time, and one that would tie with (or fall behind) the newest stored record of its
+ * organization is moved forward to one microsecond after it. The per-organization high-water mark
+ * lives in `org_clocks`; its row lock serializes concurrent consumers per organization, so a
+ * timestamp cursor can never skip or repeat a record. Returns how many records were new.
+ */
+export async function storeAuditRecords(db: Kysely<AuditDb>, events: readonly AuditRecorded[]): Promise<number> {
+  const unique = new Map<string, AuditRecorded>();
+  for (const e of events) unique.set(e.id, e);
+  if (unique.size === 0) return 0;
+  const run = async (trx: Kysely<AuditDb>) => {
+    const existing = await trx
+      .selectFrom("audit_records")
+      .select("event_id")
+      .where("event_id", "in", [...unique.keys()])
+      .execute();
+    for (const row of existing) unique.delete(row.event_id);
+    if (unique.size === 0) return 0;
+
+    const byOrg = new Map<string, AuditRecorded[]>();
+    const rows: AuditRecordsTable[] = [];
+    for (const e of unique.values()) {
+      if (!e.orgId) {
+        rows.push(toRow(e, e.time));
+        continue;
+      }
+      const list = byOrg.get(e.orgId) ?? [];
+      list.push(e);
+      byOrg.set(e.orgId, list);
+    }
+    if (byOrg.size > 0) {
+      // Sorted so that concurrent batches lock clock rows in the same order (no deadlocks).
+      const orgIds = [...byOrg.keys()].sort();
+      await trx
+        .insertInto("org_clocks")
+        .values(orgIds.map((org_id) => ({ org_id, last_ts: microParam(EPOCH) })))
+        .onConflict((oc) => oc.column("org_id").doNothing())
+        .execute();
+      const clocks = await trx
+        .selectFrom("org_clocks")
+        .select(["org_id", microText("last_ts").as("last")])
+        .where("org_id", "in", orgIds)
+        .orderBy("org_id")
+        .forUpdate()
+        .execute();
+      for (const clock of clocks) {
+        const list = byOrg.get(clock.org_id) ?? [];
+        const timed = list
+          .map((e) => ({ e, at: isoToMicros(e.time) }))
+          .sort((a, b) => a.at - b.at || (a.e.id < b.e.id ? -1 : 1));
+        let last = isoToMicros(clock.last);
+        for (const { e, at } of timed) {
+          last = Math.max(at, last + 1);
+          rows.push(toRow(e, microsToIso(last)));
+        }
+        await trx
+          .updateTable("org_clocks")
+          .set({ last_ts: microParam(microsToIso(last)) })
+          .where("org_id", "=", clock.org_id)
+          .execute();
+      }
+    }
+    let inserted = 0;
+    // Postgres takes at most 65,535 parameters per statement; 21 columns × 2,000 rows stays below.
+    for (let i = 0; i < rows.length; i += 2000) {
+      const result = await trx
+        .insertInto("audit_records")
+        .values(rows.slice(i, i + 2000).map((r) => ({ ...r, ts: microParam(r.ts) })))
+        .onConflict((oc) => oc.column("event_id").doNothing())
+        .executeTakeFirst();
+      inserted += Number(result.numInsertedOrUpdatedRows ?? 0);
+    }
+    return inserted;
+  };
+  return db.isTransaction ? run(db) : db.transaction().execute(run);
+}
+
+function toRow(e: AuditRecorded, ts: string): AuditRecordsTable {
+  return {
+    event_id: e.id,
+    org_id: e.orgId ?? null,
+    project_id: e.projectId ?? null,
+    ts,
+    occurred_at: e.time,
+    principal_type: e.principal.type,
+    principal_id: e.principal.id ?? null,
+    principal_name: e.principal.displayName ?? null,
+    action: e.action,
+    source: e.source ?? "request",
+    target_type: e.targetType ?? null,
+    target_id: e.targetId ?? null,
+    targets: JSON.stringify(e.targets ?? {}),
+    outcome: e.outcome,
+    status: e.status ?? null,
+    request_id: e.requestId ?? null,
+    ip: e.ip ?? null,
+    user_agent: e.userAgent ?? null,
+    method: e.method ?? null,
+    path: e.path ?? null,
+    details: e.details ? JSON.stringify(e.details) : null,
+  };
+}
+
+export interface AuditTrailFilter {
+  actor?: string | undefined;
+  action?: string | undefined;
+  targetType?: string | undefined;
+  targetId?: string | undefined;
+  outcome?: string | undefined;
+  from?: string | undefined;
+  to?: string | undefined;
+  cursor?: string | undefined;
+  limit: number;
+}
+
+/** The page query: one organization, newest first, strictly older than the cursor. */
+export function auditTrailQuery(db: Kysely<AuditDb>, orgId: string, f: AuditTrailFilter) {
+  let q = db
+    .selectFrom("audit_records")
+    .selectAll()
+    .select(microText("ts").as("ts_text"))
+    .select(microText("occurred_at").as("occurred_text"))
+    .where("org_id", "=", orgId);
+  if (f.actor) q = q.where("principal_id", "=", f.actor);
+  if (f.action) q = q.where("action", "=", f.action);
+  if (f.targetType) q = q.where("target_type", "=", f.targetType);
+  if (f.targetId) q = q.where("target_id", "=", f.targetId);
+  if (f.outcome) q = q.where("outcome", "=", f.outcome);
+  if (f.from) q = q.where("ts", ">=", microParam(f.from));
+  if (f.to) q = q.where("ts", "<", microParam(f.to));
+  if (f.cursor) q = q.where("ts", "<", microParam(f.cursor));
+  return q.orderBy("ts", "desc").limit(f.limit + 1);
+}
+
+export async function listAuditTrail(
+  db: Kysely<AuditDb>,
+  orgId: string,
+  filter: AuditTrailFilter,
+): Promise<{ items: AuditRecord[]; nextCursor?: string }> {
+  const rows = await auditTrailQuery(db, orgId, filter).execute();
+  const more = rows.length > filter.limit;
+  const page = more ? rows.slice(0, filter.limit) : rows;
+  const items = page.map(toRecord);
+  const last = items[items.length - 1];
+  return more && last ? { items, nextCursor: last.time } : { items };
+}
+
+type Row = AuditRecordsTable & { ts_text: string; occurred_text: string };
+
+function parseJson<T>(value: unknown): T {
+  return (typeof value === "string" ? JSON.parse(value) : value) as T;
+}
+
+function toRecord(r: Row): AuditRecord {
+  return {
+    id: r.event_id,
+    time: r.ts_text,
+    occurredAt: r.occurred_text,
+    ...(r.org_id ? { orgId: r.org_id } : {}),
+    ...(r.project_id ? { projectId: r.project_id } : {}),
+    principal: {
+      type: r.principal_type,
+      ...(r.principal_id ? { id: r.principal_id } : {}),
+      ...(r.principal_name ? { displayName: r.principal_name } : {}),
+    },
+    action: r.action,
+    source: r.source as "request" | "domain",
+    ...(r.target_type ? { targetType: r.target_type } : {}),
+    ...(r.target_id ? { targetId: r.target_id } : {}),
+    targets: parseJson<Record<string, string>>(r.targets) ?? {},
+    outcome: r.outcome as AuditRecord["outcome"],
+    ...(r.status !== null ? { status: r.status } : {}),
+    ...(r.request_id ? { requestId: r.request_id } : {}),
+    ...(r.ip ? { ip: r.ip } : {}),
+    ...(r.user_agent ? { userAgent: r.user_agent } : {}),
+    ...(r.method ? { method: r.method } : {}),
+    ...(r.path ? { path: r.path } : {}),
+    ...(r.details !== null ? { details: parseJson<Record<string, unknown>>(r.details) } : {}),
+  };
+}

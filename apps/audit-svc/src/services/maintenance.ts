@@ -1,0 +1,80 @@
+import type { Database } from "@agentplane/db";
+import type { Logger } from "@agentplane/service-kit";
+import { type Kysely, sql } from "kysely";
+import type { AuditDb } from "../db/schema.ts";
+import type { SpendLedger } from "./spend.ts";
+
+/** A stable key for pg_try_advisory_lock shared by every replica: only one of them prunes at a time. */
+const RETENTION_LOCK = 0x617564_6974_0001n;
+
+/**
+ * Deletes audit records older than the retention period, a few thousand rows per statement so no
+ * single transaction grows large. Runs only where the advisory lock is free (one replica at a time).
+ * Returns the number of records deleted, or -1 when another replica holds the lock.
+ */
+export async function pruneAuditRecords(database: Database, schema: string, retentionDays: number, now = new Date()) {
+  const cutoff = new Date(now.getTime() - retentionDays * 24 * 3_600_000).toISOString();
+  return database.kysely.connection().execute(async (conn) => {
+    const lock = await sql<{
+      ok: boolean;
+    }>`select pg_try_advisory_lock(${sql.lit(RETENTION_LOCK.toString())}::bigint) as ok`.execute(conn);
+    if (!lock.rows[0]?.ok) return -1;
+    try {
+      const db = conn.withSchema(schema) as unknown as Kysely<AuditDb>;
+      let total = 0;
+      for (;;) {
+        const result = await db
+          .deleteFrom("audit_records")
+          .where("event_id", "in", (eb) =>
+            eb.selectFrom("audit_records").select("event_id").where("ts", "<", cutoff).limit(5000),
+          )
+          .executeTakeFirst();
+        const n = Number(result.numDeletedRows);
+        total += n;
+        if (n < 5000) return total;
+      }
+    } finally {
+      await sql`select pg_advisory_unlock(${sql.lit(RETENTION_LOCK.toString())}::bigint)`.execute(conn);
+    }
+  });
+}
+
+/** Interval timer for retention (hourly) and reservation expiry (every run). */
+export function startMaintenance(deps: {
+  database: Database;
+  schema: string;
+  spend: SpendLedger;
+  logger: Logger;
+  retentionDays: number;
+  intervalMs: number;
+}): { stop(): void } {
+  let lastPrune = 0;
+  let running = false;
+  const tick = async () => {
+    if (running) return;
+    running = true;
+    try {
+      const expired = await deps.spend.expire();
+      if (expired > 0) deps.logger.info({ expired }, "expired spend reservations released");
+      if (Date.now() - lastPrune >= 3_600_000) {
+        lastPrune = Date.now();
+        const pruned = await pruneAuditRecords(deps.database, deps.schema, deps.retentionDays);
+        if (pruned > 0) deps.logger.info({ pruned, retentionDays: deps.retentionDays }, "old audit records pruned");
+      }
+    } catch (err) {
+      deps.logger.error({ err: (err as Error).message }, "audit maintenance failed");
+    } finally {
+      running = false;
+    }
+  };
+  const timer = setInterval(() => void tick(), deps.intervalMs);
+  timer.unref();
+  const first = setTimeout(() => void tick(), Math.min(5000, deps.intervalMs));
+  first.unref();
+  return {
+    stop() {
+      clearInterval(timer);
+      clearTimeout(first);
+    },
+  };
+}

@@ -1,0 +1,339 @@
+import {
+  type AuditRecorded,
+  newId,
+  type SpendReservationResponse,
+  type SpendReserveResponse,
+} from "@agentplane/contracts";
+import { notFound } from "@agentplane/problem-details";
+import { type Kysely, sql } from "kysely";
+import type { AuditDb, SpendingLimitsTable } from "../db/schema.ts";
+import { storeAuditRecords } from "./audit-records.ts";
+import { periodOf } from "./time.ts";
+
+type Limit = Pick<
+  SpendingLimitsTable,
+  "id" | "org_id" | "project_id" | "amount_micro_usd" | "period" | "alert_thresholds"
+>;
+interface Counter {
+  limit: Limit;
+  periodStart: Date;
+  spent: number;
+  reserved: number;
+  alerted: number;
+  reached: boolean;
+}
+
+export function thresholdsOf(limit: Pick<Limit, "alert_thresholds">): number[] {
+  const raw = limit.alert_thresholds as unknown;
+  const list = (typeof raw === "string" ? JSON.parse(raw) : raw) as number[];
+  return [...list].sort((a, b) => a - b);
+}
+
+/** Limits that apply to spend of an organization, and of one of its projects when given. */
+async function applicableLimits(trx: Kysely<AuditDb>, orgId: string, projectId: string | null): Promise<Limit[]> {
+  let q = trx
+    .selectFrom("spending_limits")
+    .select(["id", "org_id", "project_id", "amount_micro_usd", "period", "alert_thresholds"])
+    .where("org_id", "=", orgId);
+  q = projectId
+    ? q.where((eb) => eb.or([eb("project_id", "is", null), eb("project_id", "=", projectId)]))
+    : q.where("project_id", "is", null);
+  return q.orderBy("id").execute();
+}
+
+/**
+ * The counter of a limit for the period containing `at`, locked for this transaction. A counter
+ * created mid-period starts from the usage already recorded in that period; `addOnConflict` is
+ * added when it already exists (the caller's new usage rows are part of the initial sum).
+ */
+async function lockCounter(trx: Kysely<AuditDb>, limit: Limit, at: Date, addOnConflict = 0): Promise<Counter> {
+  const { start, end } = periodOf(limit.period, at);
+  const select = () =>
+    trx
+      .selectFrom("spend_counters")
+      .selectAll()
+      .where("limit_id", "=", limit.id)
+      .where("period_start", "=", start)
+      .forUpdate()
+      .executeTakeFirst();
+  let row = await select();
+  let add = addOnConflict;
+  if (!row) {
+    let usage = trx
+      .selectFrom("usage_records")
+      .select(sql<number>`coalesce(sum(cost_micro_usd), 0)::bigint`.as("spent"))
+      .where("org_id", "=", limit.org_id)
+      .where("ts", ">=", start.toISOString())
+      .where("ts", "<", end.toISOString());
+    if (limit.project_id) usage = usage.where("project_id", "=", limit.project_id);
+    const initial = await usage.executeTakeFirstOrThrow();
+    // Another transaction may create the counter meanwhile: then its sum missed our rows, so add them.
+    await trx
+      .insertInto("spend_counters")
+      .values({ limit_id: limit.id, period_start: start, spent_micro_usd: Number(initial.spent) })
+      .onConflict((oc) =>
+        oc.columns(["limit_id", "period_start"]).doUpdateSet({
+          spent_micro_usd: sql`spend_counters.spent_micro_usd + ${addOnConflict}`,
+        }),
+      )
+      .execute();
+    row = await select();
+    add = 0;
+  }
+  if (!row) throw new Error(`spend counter of ${limit.id} vanished`);
+  return {
+    limit,
+    periodStart: start,
+    spent: Number(row.spent_micro_usd) + add,
+    reserved: Number(row.reserved_micro_usd),
+    alerted: row.alerted_threshold,
+    reached: row.reached,
+  };
+}
+
+async function saveCounter(trx: Kysely<AuditDb>, c: Counter): Promise<void> {
+  await trx
+    .updateTable("spend_counters")
+    .set({ spent_micro_usd: c.spent, reserved_micro_usd: c.reserved, alerted_threshold: c.alerted, reached: c.reached })
+    .where("limit_id", "=", c.limit.id)
+    .where("period_start", "=", c.periodStart)
+    .execute();
+}
+
+const SELF = { type: "service" as const, id: "svc_audit", displayName: "audit" };
+
+/** Records (as audit records, in the same transaction) a newly crossed alert threshold or a reached limit. */
+async function reportCrossings(trx: Kysely<AuditDb>, c: Counter): Promise<void> {
+  const amount = Number(c.limit.amount_micro_usd);
+  const events: AuditRecorded[] = [];
+  const base = {
+    orgId: c.limit.org_id,
+    ...(c.limit.project_id ? { projectId: c.limit.project_id } : {}),
+    principal: SELF,
+    source: "domain" as const,
+    targetType: "spending_limit",
+    targetId: c.limit.id,
+    targets: { orgId: c.limit.org_id, limitId: c.limit.id },
+    outcome: "success" as const,
+    time: new Date().toISOString(),
+  };
+  const details = {
+    limitUsd: amount / 1e6,
+    spentUsd: c.spent / 1e6,
+    period: c.limit.period,
+    periodStart: c.periodStart.toISOString(),
+  };
+  const crossed = thresholdsOf(c.limit).filter((t) => c.spent * 100 >= t * amount);
+  const highest = crossed[crossed.length - 1] ?? 0;
+  if (highest > c.alerted) {
+    c.alerted = highest;
+    events.push({
+      ...base,
+      id: newId("audit"),
+      action: "spending_limit.threshold_crossed",
+      details: { ...details, threshold: highest },
+    });
+  }
+  if (!c.reached && c.spent >= amount) {
+    c.reached = true;
+    events.push({ ...base, id: newId("audit"), action: "spending_limit.reached", details });
+  }
+  if (events.length > 0) await storeAuditRecords(trx, events);
+}
+
+export interface SpendOptions {
+  /** A reservation never settled or released is dropped after this long (default 10 minutes). */
+  reservationTtlMs?: number;
+}
+
+/**
+ * The spend decision API. All state is in Postgres: a reservation locks the counters of every
+ * limit that applies (in limit id order) and is denied when spent + held + the estimate would pass
+ * a limit, so concurrent replicas never overshoot through reservations; a settled cost above its
+ * estimate can pass the limit by that one call, which the next reservation then sees.
+ */
+export class SpendLedger {
+  private readonly db: Kysely<AuditDb>;
+  private readonly ttlMs: number;
+
+  constructor(db: Kysely<AuditDb>, options: SpendOptions = {}) {
+    this.db = db;
+    this.ttlMs = options.reservationTtlMs ?? 10 * 60_000;
+  }
+
+  reserve(input: {
+    orgId: string;
+    projectId?: string | undefined;
+    estimatedMicroUsd: number;
+    requestId?: string | undefined;
+  }): Promise<SpendReserveResponse> {
+    return this.db.transaction().execute(async (trx) => {
+      const now = new Date();
+      const limits = await applicableLimits(trx, input.orgId, input.projectId ?? null);
+      const counters: Counter[] = [];
+      for (const limit of limits) counters.push(await lockCounter(trx, limit, now));
+      let remaining: number | undefined;
+      for (const c of counters) {
+        const amount = Number(c.limit.amount_micro_usd);
+        const left = amount - c.spent - c.reserved - input.estimatedMicroUsd;
+        if (left < 0 || c.spent >= amount) {
+          // A limit lowered below what is already spent is reached now, not at the next settle.
+          await reportCrossings(trx, c);
+          await saveCounter(trx, c);
+          return {
+            decision: "denied" as const,
+            limitId: c.limit.id,
+            remainingMicroUsd: Math.max(0, amount - c.spent - c.reserved),
+          };
+        }
+        remaining = remaining === undefined ? left : Math.min(remaining, left);
+      }
+      const id = newId("reservation");
+      const expiresAt = new Date(now.getTime() + this.ttlMs);
+      await trx
+        .insertInto("reservations")
+        .values({
+          id,
+          org_id: input.orgId,
+          project_id: input.projectId ?? null,
+          amount_micro_usd: input.estimatedMicroUsd,
+          state: "active",
+          settled_micro_usd: null,
+          request_id: input.requestId ?? null,
+          expires_at: expiresAt,
+        })
+        .execute();
+      for (const c of counters) {
+        c.reserved += input.estimatedMicroUsd;
+        await saveCounter(trx, c);
+      }
+      if (counters.length > 0) {
+        await trx
+          .insertInto("reservation_holds")
+          .values(counters.map((c) => ({ reservation_id: id, limit_id: c.limit.id, period_start: c.periodStart })))
+          .execute();
+      }
+      return {
+        decision: "allowed" as const,
+        reservationId: id,
+        expiresAt: expiresAt.toISOString(),
+        ...(remaining !== undefined ? { remainingMicroUsd: remaining } : {}),
+      };
+    });
+  }
+
+  settle(input: { reservationId: string; costMicroUsd: number }): Promise<SpendReservationResponse> {
+    return this.db.transaction().execute((trx) => this.finish(trx, input.reservationId, "settled", input.costMicroUsd));
+  }
+
+  release(input: { reservationId: string }): Promise<SpendReservationResponse> {
+    return this.db.transaction().execute((trx) => this.finish(trx, input.reservationId, "released", 0));
+  }
+
+  /**
+   * Ends a reservation. Settling one that already ended by release or expiry still counts the cost
+   * (the call did happen); settling twice, or releasing after the end, changes nothing.
+   */
+  async finish(
+    trx: Kysely<AuditDb>,
+    reservationId: string,
+    to: "settled" | "released" | "expired",
+    cost: number,
+  ): Promise<SpendReservationResponse> {
+    const r = await trx
+      .selectFrom("reservations")
+      .selectAll()
+      .where("id", "=", reservationId)
+      .forUpdate()
+      .executeTakeFirst();
+    if (!r) throw notFound("Reservation", reservationId);
+    if (r.state !== "active") {
+      if (to === "settled" && r.state !== "settled") {
+        await this.addSpend(trx, [{ orgId: r.org_id, projectId: r.project_id, at: new Date(r.created_at), cost }]);
+        await trx
+          .updateTable("reservations")
+          .set({ state: "settled", settled_micro_usd: cost })
+          .where("id", "=", r.id)
+          .execute();
+        return { reservationId, state: "settled" };
+      }
+      return { reservationId, state: r.state };
+    }
+    const holds = await trx
+      .selectFrom("reservation_holds")
+      .innerJoin("spending_limits", "spending_limits.id", "reservation_holds.limit_id")
+      .select([
+        "spending_limits.id",
+        "spending_limits.org_id",
+        "spending_limits.project_id",
+        "spending_limits.amount_micro_usd",
+        "spending_limits.period",
+        "spending_limits.alert_thresholds",
+        "reservation_holds.period_start",
+      ])
+      .where("reservation_holds.reservation_id", "=", r.id)
+      .orderBy("spending_limits.id")
+      .execute();
+    for (const h of holds) {
+      const c = await lockCounter(trx, h, new Date(h.period_start));
+      c.reserved = Math.max(0, c.reserved - Number(r.amount_micro_usd));
+      c.spent += cost;
+      if (cost > 0) await reportCrossings(trx, c);
+      await saveCounter(trx, c);
+    }
+    await trx
+      .updateTable("reservations")
+      .set({ state: to, settled_micro_usd: to === "settled" ? cost : null })
+      .where("id", "=", r.id)
+      .execute();
+    return { reservationId, state: to };
+  }
+
+  /**
+   * Adds recorded spend (already inserted into usage_records) to the counters of the limits that
+   * apply. Grouped per counter so that a counter created now, whose initial sum already includes
+   * these rows, is not incremented again.
+   */
+  async addSpend(trx: Kysely<AuditDb>, items: { orgId: string; projectId: string | null; at: Date; cost: number }[]) {
+    const groups = new Map<string, { limit: Limit; at: Date; cost: number }>();
+    const limitsByScope = new Map<string, Limit[]>();
+    for (const item of items) {
+      const scope = `${item.orgId}\u0000${item.projectId ?? ""}`;
+      let limits = limitsByScope.get(scope);
+      if (!limits) {
+        limits = await applicableLimits(trx, item.orgId, item.projectId);
+        limitsByScope.set(scope, limits);
+      }
+      for (const limit of limits) {
+        const key = `${limit.id}\u0000${periodOf(limit.period, item.at).start.toISOString()}`;
+        const g = groups.get(key) ?? { limit, at: item.at, cost: 0 };
+        g.cost += item.cost;
+        groups.set(key, g);
+      }
+    }
+    const ordered = [...groups.entries()].sort(([a], [b]) => (a < b ? -1 : 1));
+    for (const [, g] of ordered) {
+      const c = await lockCounter(trx, g.limit, g.at, g.cost);
+      await reportCrossings(trx, c);
+      await saveCounter(trx, c);
+    }
+  }
+
+  /** Releases reservations past their expiry (run by the maintenance job). */
+  async expire(batch = 500): Promise<number> {
+    return this.db.transaction().execute(async (trx) => {
+      const due = await trx
+        .selectFrom("reservations")
+        .select("id")
+        .where("state", "=", "active")
+        .where("expires_at", "<", new Date())
+        .orderBy("expires_at")
+        .limit(batch)
+        .forUpdate()
+        .skipLocked()
+        .execute();
+      for (const r of due) await this.finish(trx, r.id, "expired", 0);
+      return due.length;
+    });
+  }
+}

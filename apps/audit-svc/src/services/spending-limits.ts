@@ -1,0 +1,164 @@
+import { newId, type SpendingLimit } from "@agentplane/contracts";
+import { notFound } from "@agentplane/problem-details";
+import { type Kysely, sql } from "kysely";
+import type { AuditDb, SpendingLimitsTable } from "../db/schema.ts";
+import { thresholdsOf } from "./spend.ts";
+import { periodOf } from "./time.ts";
+
+type Row = SpendingLimitsTable & { created_at: Date; updated_at: Date };
+
+const toMicro = (usd: number) => Math.round(usd * 1e6);
+
+function toLimit(r: Row): SpendingLimit {
+  return {
+    id: r.id,
+    orgId: r.org_id,
+    projectId: r.project_id,
+    amountUsd: Number(r.amount_micro_usd) / 1e6,
+    period: r.period,
+    alertThresholds: thresholdsOf(r),
+    createdAt: new Date(r.created_at).toISOString(),
+    updatedAt: new Date(r.updated_at).toISOString(),
+  };
+}
+
+export async function createSpendingLimit(
+  db: Kysely<AuditDb>,
+  orgId: string,
+  input: { amountUsd: number; period: "monthly" | "daily"; projectId?: string | undefined; alertThresholds: number[] },
+): Promise<SpendingLimit> {
+  const row = await db
+    .insertInto("spending_limits")
+    .values({
+      id: newId("spendingLimit"),
+      org_id: orgId,
+      project_id: input.projectId ?? null,
+      amount_micro_usd: toMicro(input.amountUsd),
+      period: input.period,
+      alert_thresholds: JSON.stringify([...input.alertThresholds].sort((a, b) => a - b)),
+    })
+    .returningAll()
+    .executeTakeFirstOrThrow();
+  return toLimit(row as Row);
+}
+
+export async function listSpendingLimits(db: Kysely<AuditDb>, orgId: string): Promise<SpendingLimit[]> {
+  const rows = await db.selectFrom("spending_limits").selectAll().where("org_id", "=", orgId).orderBy("id").execute();
+  return rows.map((r) => toLimit(r as Row));
+}
+
+export async function getSpendingLimit(db: Kysely<AuditDb>, orgId: string, limitId: string): Promise<SpendingLimit> {
+  const row = await db
+    .selectFrom("spending_limits")
+    .selectAll()
+    .where("org_id", "=", orgId)
+    .where("id", "=", limitId)
+    .executeTakeFirst();
+  if (!row) throw notFound("Spending limit", limitId);
+  return toLimit(row as Row);
+}
+
+/**
+ * Changing the amount or thresholds re-bases the alert state of the current period without
+ * reporting: crossings already past under the new settings are not announced again.
+ */
+export async function updateSpendingLimit(
+  db: Kysely<AuditDb>,
+  orgId: string,
+  limitId: string,
+  input: {
+    amountUsd?: number | undefined;
+    period?: "monthly" | "daily" | undefined;
+    alertThresholds?: number[] | undefined;
+  },
+): Promise<SpendingLimit> {
+  return db.transaction().execute(async (trx) => {
+    const row = await trx
+      .updateTable("spending_limits")
+      .set({
+        ...(input.amountUsd !== undefined ? { amount_micro_usd: toMicro(input.amountUsd) } : {}),
+        ...(input.period ? { period: input.period } : {}),
+        ...(input.alertThresholds
+          ? { alert_thresholds: JSON.stringify([...input.alertThresholds].sort((a, b) => a - b)) }
+          : {}),
+        updated_at: sql`now()`,
+      })
+      .where("org_id", "=", orgId)
+      .where("id", "=", limitId)
+      .returningAll()
+      .executeTakeFirst();
+    if (!row) throw notFound("Spending limit", limitId);
+    const { start } = periodOf(row.period, new Date());
+    const amount = Number(row.amount_micro_usd);
+    const counter = await trx
+      .selectFrom("spend_counters")
+      .select("spent_micro_usd")
+      .where("limit_id", "=", row.id)
+      .where("period_start", "=", start)
+      .forUpdate()
+      .executeTakeFirst();
+    if (counter) {
+      const spent = Number(counter.spent_micro_usd);
+      const crossed = thresholdsOf(row).filter((t) => spent * 100 >= t * amount);
+      await trx
+        .updateTable("spend_counters")
+        .set({ alerted_threshold: crossed[crossed.length - 1] ?? 0, reached: spent >= amount })
+        .where("limit_id", "=", row.id)
+        .where("period_start", "=", start)
+        .execute();
+    }
+    return toLimit(row as Row);
+  });
+}
+
+export async function deleteSpendingLimit(db: Kysely<AuditDb>, orgId: string, limitId: string): Promise<void> {
+  const result = await db
+    .deleteFrom("spending_limits")
+    .where("org_id", "=", orgId)
+    .where("id", "=", limitId)
+    .executeTakeFirst();
+  if (Number(result.numDeletedRows) === 0) throw notFound("Spending limit", limitId);
+}
+
+export async function spendingLimitStatus(db: Kysely<AuditDb>, orgId: string, now = new Date()) {
+  const limits = await db.selectFrom("spending_limits").selectAll().where("org_id", "=", orgId).orderBy("id").execute();
+  const items = [];
+  for (const l of limits) {
+    const { start, end } = periodOf(l.period, now);
+    const counter = await db
+      .selectFrom("spend_counters")
+      .select(["spent_micro_usd", "reserved_micro_usd"])
+      .where("limit_id", "=", l.id)
+      .where("period_start", "=", start)
+      .executeTakeFirst();
+    let spent = Number(counter?.spent_micro_usd ?? 0);
+    if (!counter) {
+      // No reservation or usage touched this limit yet in this period: sum what was recorded.
+      let q = db
+        .selectFrom("usage_records")
+        .select(sql<number>`coalesce(sum(cost_micro_usd), 0)::bigint`.as("spent"))
+        .where("org_id", "=", orgId)
+        .where("ts", ">=", start.toISOString())
+        .where("ts", "<", end.toISOString());
+      if (l.project_id) q = q.where("project_id", "=", l.project_id);
+      spent = Number((await q.executeTakeFirstOrThrow()).spent);
+    }
+    const amount = Number(l.amount_micro_usd);
+    const warnAt = thresholdsOf(l)[0];
+    const state =
+      spent >= amount ? "exceeded" : warnAt !== undefined && spent * 100 >= warnAt * amount ? "warning" : "ok";
+    items.push({
+      limitId: l.id,
+      projectId: l.project_id,
+      period: l.period,
+      periodStart: start.toISOString(),
+      periodEnd: end.toISOString(),
+      limitUsd: amount / 1e6,
+      spentUsd: spent / 1e6,
+      reservedUsd: Number(counter?.reserved_micro_usd ?? 0) / 1e6,
+      remainingUsd: Math.max(0, amount - spent) / 1e6,
+      state: state as "ok" | "warning" | "exceeded",
+    });
+  }
+  return { items };
+}

@@ -1,0 +1,92 @@
+import type { BucketInterval } from "@agentplane/contracts";
+import { badRequest } from "@agentplane/problem-details";
+import { sql } from "kysely";
+
+const ISO = /^(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2})(?:\.(\d{1,9}))?(Z|[+-]\d{2}:?\d{2})$/i;
+
+/** Microseconds since the epoch from an ISO 8601 timestamp (JavaScript dates stop at milliseconds). */
+export function isoToMicros(iso: string): number {
+  const m = ISO.exec(iso);
+  const ms = Date.parse(m ? `${m[1]}${m[3]}` : iso);
+  if (Number.isNaN(ms)) throw new Error(`not a timestamp: ${iso}`);
+  const fraction = m?.[2] ? Number(m[2].padEnd(6, "0").slice(0, 6)) : (ms % 1000) * 1000;
+  return Math.floor(ms / 1000) * 1_000_000 + fraction;
+}
+
+/** `2026-01-01T00:00:00.000123Z`; epoch microseconds stay below 2^53 until the year 2255. */
+export function microsToIso(micros: number): string {
+  const ms = Math.floor(micros / 1000);
+  const sub = micros - ms * 1000;
+  return new Date(ms).toISOString().replace(/Z$/, `${String(sub).padStart(3, "0")}Z`);
+}
+
+/** Selects a timestamptz column as text with microseconds in UTC. */
+export function microText(column: string) {
+  return sql<string>`to_char(${sql.ref(column)} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`;
+}
+
+const HOUR = 3_600_000;
+const DAY = 24 * HOUR;
+
+export function intervalMs(interval: BucketInterval): number {
+  return interval === "hour" ? HOUR : DAY;
+}
+
+export function floorTo(ms: number, interval: BucketInterval): number {
+  const size = intervalMs(interval);
+  return Math.floor(ms / size) * size;
+}
+
+export interface Window {
+  from: Date;
+  to: Date;
+}
+
+/** A [from, to) window from optional query values; `from` after `to` is a 400. */
+export function resolveWindow(
+  query: { from?: string | undefined; to?: string | undefined },
+  defaultSpanMs: number,
+): Window {
+  const to = query.to ? new Date(query.to) : new Date();
+  const from = query.from ? new Date(query.from) : new Date(to.getTime() - defaultSpanMs);
+  if (from.getTime() > to.getTime()) {
+    throw badRequest("from is after to", [{ pointer: "/query/from", message: "must not be after to" }]);
+  }
+  return { from, to };
+}
+
+/** Bucket starts covering [from, to), aligned to UTC hours or days; more than `max` is a 400. */
+export function bucketStarts(window: Window, interval: BucketInterval, max: number): number[] {
+  const size = intervalMs(interval);
+  const first = floorTo(window.from.getTime(), interval);
+  const end = window.to.getTime();
+  const count = Math.max(0, Math.ceil((end - first) / size));
+  if (count > max) {
+    throw badRequest(`the window holds ${count} ${interval} buckets; at most ${max} are allowed`, [
+      { pointer: "/query/interval", message: `at most ${max} buckets` },
+    ]);
+  }
+  return Array.from({ length: count }, (_, i) => first + i * size);
+}
+
+export function monthStart(at: Date): Date {
+  return new Date(Date.UTC(at.getUTCFullYear(), at.getUTCMonth(), 1));
+}
+
+/** Calendar month (UTC) or day containing `at`. */
+export function periodOf(period: "monthly" | "daily", at: Date): { start: Date; end: Date } {
+  if (period === "daily") {
+    const start = new Date(Date.UTC(at.getUTCFullYear(), at.getUTCMonth(), at.getUTCDate()));
+    return { start, end: new Date(start.getTime() + DAY) };
+  }
+  const start = monthStart(at);
+  return { start, end: new Date(Date.UTC(at.getUTCFullYear(), at.getUTCMonth() + 1, 1)) };
+}
+
+/**
+ * A timestamp parameter that keeps its microseconds: postgres.js serializes a parameter it knows
+ * is a timestamptz through `Date` (milliseconds), so the value is sent as text and cast in SQL.
+ */
+export function microParam(iso: string) {
+  return sql<string>`cast(cast(${iso} as text) as timestamptz)`;
+}

@@ -1,0 +1,32 @@
+import type { ContractRoute } from "../common/route.ts";
+import {
+  createSpendingLimitRoute,
+  deleteSpendingLimitRoute,
+  getAuditTrailStatsRoute,
+  getAuditTrailTimeseriesRoute,
+  getSpendingLimitRoute,
+  getSpendingLimitStatusRoute,
+  getUsageCostTimeseriesRoute,
+  listAuditTrailRoute,
+  listSpendingLimitsRoute,
+  listUsageCostsRoute,
+  updateSpendingLimitRoute,
+} from "./routes.ts";
+
+export * from "./internal.ts";
+export * from "./routes.ts";
+export * from "./schemas.ts";
+
+export const auditRoutes: readonly ContractRoute[] = [
+  listAuditTrailRoute,
+  getAuditTrailStatsRoute,
+  getAuditTrailTimeseriesRoute,
+  listUsageCostsRoute,
+  getUsageCostTimeseriesRoute,
+  createSpendingLimitRoute,
+  listSpendingLimitsRoute,
+  getSpendingLimitStatusRoute,
+  getSpendingLimitRoute,
+  updateSpendingLimitRoute,
+  deleteSpendingLimitRoute,
+];

@@ -1,0 +1,47 @@
+import { z } from "@hono/zod-openapi";
+
+/**
+ * The spend decision API of audit-svc for the inference proxy. Internal: service principals only,
+ * never routed by the gateway. Amounts are integer micro-USD.
+ */
+export const AUDIT_INTERNAL = {
+  /** POST: hold an estimated amount before a model call; `denied` when it would pass a limit. */
+  reserve: "/internal/spend/reserve",
+  /** POST: replace the hold with the real cost after the call. */
+  settle: "/internal/spend/settle",
+  /** POST: drop the hold when the call never happened. */
+  release: "/internal/spend/release",
+} as const;
+
+export const SpendReserveRequest = z.object({
+  orgId: z.string().min(1),
+  projectId: z.string().min(1).optional(),
+  estimatedMicroUsd: z.number().int().nonnegative(),
+  requestId: z.string().optional(),
+});
+export type SpendReserveRequest = z.infer<typeof SpendReserveRequest>;
+
+export const SpendReserveResponse = z.object({
+  decision: z.enum(["allowed", "denied"]),
+  /** Present when allowed. */
+  reservationId: z.string().optional(),
+  expiresAt: z.string().optional(),
+  /** The limit that denied the call. */
+  limitId: z.string().optional(),
+  /** Smallest remaining amount across the limits that apply, after this reservation. */
+  remainingMicroUsd: z.number().int().optional(),
+});
+export type SpendReserveResponse = z.infer<typeof SpendReserveResponse>;
+
+export const SpendSettleRequest = z.object({
+  reservationId: z.string().min(1),
+  costMicroUsd: z.number().int().nonnegative(),
+});
+export type SpendSettleRequest = z.infer<typeof SpendSettleRequest>;
+
+export const SpendReleaseRequest = z.object({ reservationId: z.string().min(1) });
+export type SpendReleaseRequest = z.infer<typeof SpendReleaseRequest>;
+
+export const SpendReservationState = z.enum(["active", "settled", "released", "expired"]);
+export const SpendReservationResponse = z.object({ reservationId: z.string(), state: SpendReservationState });
+export type SpendReservationResponse = z.infer<typeof SpendReservationResponse>;

@@ -1,0 +1,178 @@
+import { z } from "@hono/zod-openapi";
+import { defineRoute } from "../common/route.ts";
+import { pathParam } from "../common/schemas.ts";
+import {
+  AuditStatsQuery,
+  AuditTimeseriesQuery,
+  AuditTrailPage,
+  AuditTrailQuery,
+  AuditTrailStats,
+  AuditTrailTimeseries,
+  CreateSpendingLimitBody,
+  SpendingLimitList,
+  SpendingLimitSchema,
+  SpendingLimitStatusList,
+  UpdateSpendingLimitBody,
+  UsageCosts,
+  UsageCostsQuery,
+  UsageCostTimeseries,
+  UsageTimeseriesQuery,
+} from "./schemas.ts";
+
+const OrgParams = z.object({ orgId: pathParam("orgId", "org_01hzx4c7v0m3q9w2e8r5t6y1ua") });
+const LimitParams = OrgParams.extend({ limitId: pathParam("limitId", "spl_01hzx4c7v0m3q9w2e8r5t6y1ua") });
+const json = <T extends z.ZodType>(schema: T, description: string) => ({
+  description,
+  content: { "application/json": { schema } },
+});
+
+const BASE = "/v1/orgs/{orgId}";
+
+export const listAuditTrailRoute = defineRoute(
+  { service: "audit", access: "audit:read" },
+  {
+    operationId: "listAuditTrail",
+    method: "get",
+    path: `${BASE}/audit-trail`,
+    tags: ["Audit trail"],
+    summary: "Audit records, newest first, paginated by timestamp cursor",
+    request: { params: OrgParams, query: AuditTrailQuery },
+    responses: { 200: json(AuditTrailPage, "A page of audit records") },
+  },
+);
+
+export const getAuditTrailStatsRoute = defineRoute(
+  { service: "audit", access: "audit:read" },
+  {
+    operationId: "getAuditTrailStats",
+    method: "get",
+    path: `${BASE}/audit-trail/stats`,
+    tags: ["Audit trail"],
+    summary: "Counts by action, outcome and actor type over a window (default: the last 24 hours)",
+    request: { params: OrgParams, query: AuditStatsQuery },
+    responses: { 200: json(AuditTrailStats, "Counts") },
+  },
+);
+
+export const getAuditTrailTimeseriesRoute = defineRoute(
+  { service: "audit", access: "audit:read" },
+  {
+    operationId: "getAuditTrailTimeseries",
+    method: "get",
+    path: `${BASE}/audit-trail/timeseries`,
+    tags: ["Audit trail"],
+    summary: "Record counts per hour or day, zero-filled, at most 1000 buckets",
+    request: { params: OrgParams, query: AuditTimeseriesQuery },
+    responses: { 200: json(AuditTrailTimeseries, "Buckets") },
+  },
+);
+
+export const listUsageCostsRoute = defineRoute(
+  { service: "audit", access: "usage:read" },
+  {
+    operationId: "listUsageCosts",
+    method: "get",
+    path: `${BASE}/usage-costs`,
+    tags: ["Usage costs"],
+    summary: "Model usage totals grouped by project, model, provider or day (default: this calendar month)",
+    request: { params: OrgParams, query: UsageCostsQuery },
+    responses: { 200: json(UsageCosts, "Totals") },
+  },
+);
+
+export const getUsageCostTimeseriesRoute = defineRoute(
+  { service: "audit", access: "usage:read" },
+  {
+    operationId: "getUsageCostTimeseries",
+    method: "get",
+    path: `${BASE}/usage-costs/timeseries`,
+    tags: ["Usage costs"],
+    summary: "Cost per hour or day, zero-filled, at most 1000 buckets",
+    request: { params: OrgParams, query: UsageTimeseriesQuery },
+    responses: { 200: json(UsageCostTimeseries, "Buckets") },
+  },
+);
+
+export const createSpendingLimitRoute = defineRoute(
+  { service: "audit", access: "spending-limits:manage" },
+  {
+    operationId: "createSpendingLimit",
+    method: "post",
+    path: `${BASE}/spending-limits`,
+    tags: ["Spending limits"],
+    summary: "Create a spending limit for the organization or one of its projects",
+    request: {
+      params: OrgParams,
+      body: { required: true, content: { "application/json": { schema: CreateSpendingLimitBody } } },
+    },
+    responses: { 201: json(SpendingLimitSchema, "The limit") },
+  },
+);
+
+export const listSpendingLimitsRoute = defineRoute(
+  { service: "audit", access: "spending-limits:read" },
+  {
+    operationId: "listSpendingLimits",
+    method: "get",
+    path: `${BASE}/spending-limits`,
+    tags: ["Spending limits"],
+    summary: "List spending limits",
+    request: { params: OrgParams },
+    responses: { 200: json(SpendingLimitList, "The limits") },
+  },
+);
+
+export const getSpendingLimitStatusRoute = defineRoute(
+  { service: "audit", access: "spending-limits:read" },
+  {
+    operationId: "getSpendingLimitStatus",
+    method: "get",
+    path: `${BASE}/spending-limits/status`,
+    tags: ["Spending limits"],
+    summary: "Spent, remaining and state of every limit in its current period",
+    request: { params: OrgParams },
+    responses: { 200: json(SpendingLimitStatusList, "Status per limit") },
+  },
+);
+
+export const getSpendingLimitRoute = defineRoute(
+  { service: "audit", access: "spending-limits:read" },
+  {
+    operationId: "getSpendingLimit",
+    method: "get",
+    path: `${BASE}/spending-limits/{limitId}`,
+    tags: ["Spending limits"],
+    summary: "Get a spending limit",
+    request: { params: LimitParams },
+    responses: { 200: json(SpendingLimitSchema, "The limit") },
+  },
+);
+
+export const updateSpendingLimitRoute = defineRoute(
+  { service: "audit", access: "spending-limits:manage" },
+  {
+    operationId: "updateSpendingLimit",
+    method: "patch",
+    path: `${BASE}/spending-limits/{limitId}`,
+    tags: ["Spending limits"],
+    summary: "Change the amount, period or alert thresholds of a limit",
+    request: {
+      params: LimitParams,
+      body: { required: true, content: { "application/json": { schema: UpdateSpendingLimitBody } } },
+    },
+    responses: { 200: json(SpendingLimitSchema, "The limit") },
+  },
+);
+
+export const deleteSpendingLimitRoute = defineRoute(
+  { service: "audit", access: "spending-limits:manage" },
+  {
+    operationId: "deleteSpendingLimit",
+    method: "delete",
+    path: `${BASE}/spending-limits/{limitId}`,
+    tags: ["Spending limits"],
+    summary: "Delete a spending limit",
+    request: { params: LimitParams },
+    responses: { 204: { description: "Deleted" } },
+  },
+);
