@@ -1,3 +1,3 @@
 import { defineProject } from "vitest/config";
 
-export default defineProject({ test: { name: "platform" } });
+export default defineProject({ test: { name: "platform", testTimeout: 30_000, hookTimeout: 60_000 } });

@@ -1,3 +1,3 @@
 import { defineProject } from "vitest/config";
 
-export default defineProject({ test: { name: "problem-details" } });
+export default defineProject({ test: { name: "problem-details", testTimeout: 30_000, hookTimeout: 60_000 } });

@@ -1,3 +1,3 @@
 import { defineProject } from "vitest/config";
 
-export default defineProject({ test: { name: "testkit" } });
+export default defineProject({ test: { name: "testkit", testTimeout: 30_000, hookTimeout: 60_000 } });

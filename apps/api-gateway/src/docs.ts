@@ -1,13 +1,14 @@
 import { readFile } from "node:fs/promises";
-import { fileURLToPath } from "node:url";
+import { createRequire } from "node:module";
+import { dirname, join } from "node:path";
 
 let bundle: Promise<Buffer> | undefined;
 
 /** The API reference bundle is served by the gateway itself, so `/docs` works without internet access. */
 export function referenceBundle(): Promise<Buffer> {
   if (!bundle) {
-    const entry = fileURLToPath(import.meta.resolve("@scalar/api-reference"));
-    bundle = readFile(new URL("browser/standalone.js", `file://${entry}`));
+    const entry = createRequire(import.meta.url).resolve("@scalar/api-reference");
+    bundle = readFile(join(dirname(entry), "browser", "standalone.js"));
   }
   return bundle;
 }

@@ -5,7 +5,7 @@ import { OidcVerifier } from "../src/authn/oidc.ts";
 
 /** A local identity provider: discovery document + JWKS with keys made in the test. */
 let idp: LocalServer;
-let privateKey: CryptoKey;
+let privateKey: Awaited<ReturnType<typeof generateKeyPair>>["privateKey"];
 let publicJwk: JWK;
 let issuer: string;
 const AUDIENCE = "agentplane";

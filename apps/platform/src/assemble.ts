@@ -10,13 +10,15 @@ import {
 import type { ServiceName } from "@agentplane/contracts";
 import type { Database } from "@agentplane/db";
 import type { Bus } from "@agentplane/events";
+import { ProblemError, problemResponse } from "@agentplane/problem-details";
 import {
   generateInternalKeys,
+  type InternalKeys,
   inProcessFetch,
   type Logger,
   type RunningServer,
-  type ServiceInstance,
   ServiceClient,
+  type ServiceInstance,
   serveFetch,
 } from "@agentplane/service-kit";
 import { createTenancyService } from "@agentplane/tenancy-svc";
@@ -29,6 +31,8 @@ export interface Platform {
   publicUrl: string;
   server: RunningServer;
   gateway: Gateway;
+  /** The internal identity keys of this process (benchmarks and tests sign direct calls with them). */
+  keys: InternalKeys;
   services: Partial<Record<ServiceName, ServiceInstance>>;
   /** Printed at first start while the installation is not activated. */
   setupCode: string | undefined;
@@ -59,8 +63,19 @@ export async function assemblePlatform(options: AssembleOptions): Promise<Platfo
   const { env, database, bus, logger } = options;
   const keys = await generateInternalKeys();
   const secretKey = loadOrCreateSecretKey(options.dataDir, env.AGENTPLANE_SECRET_KEY);
-  // The listening port is only known after listen; PUBLIC_URL wins when set.
-  let publicUrl = env.PUBLIC_URL ?? `http://localhost:${env.PORT}`;
+  // Listen first so the public URL (activation links) is known when PORT is 0; requests that
+  // arrive before the services are built get a 503 problem.
+  let handler: Gateway["fetch"] | undefined;
+  const server = await serveFetch(
+    (req, nodeEnv) =>
+      handler
+        ? handler(req, nodeEnv)
+        : problemResponse(
+            new ProblemError("service-unavailable", { detail: "Starting", headers: { "retry-after": "1" } }),
+          ),
+    { port: env.PORT, hostname: env.HOST },
+  );
+  const publicUrl = env.PUBLIC_URL ?? `http://localhost:${server.port}`;
 
   const tenancy = await createTenancyService({
     database,
@@ -69,7 +84,7 @@ export async function assemblePlatform(options: AssembleOptions): Promise<Platfo
     logger: logger.child({ service: "tenancy" }),
     config: {
       secretKey,
-      publicUrl: () => publicUrl,
+      publicUrl,
       keyRotationGraceSeconds: env.KEY_ROTATION_GRACE_SECONDS,
       ...(env.AGENTPLANE_BOOTSTRAP_TOKEN ? { bootstrapToken: env.AGENTPLANE_BOOTSTRAP_TOKEN } : {}),
     },
@@ -99,15 +114,15 @@ export async function assemblePlatform(options: AssembleOptions): Promise<Platfo
     publicUrl,
   });
 
-  const server = await serveFetch((req, nodeEnv) => gateway.fetch(req, nodeEnv), { port: env.PORT, hostname: env.HOST });
+  handler = gateway.fetch;
   server.server.on("upgrade", gateway.handleUpgrade);
-  if (!env.PUBLIC_URL) publicUrl = `http://localhost:${server.port}`;
 
   return {
     url: server.url,
     publicUrl,
     server,
     gateway,
+    keys,
     services,
     setupCode: tenancy.setupCode,
     async close() {

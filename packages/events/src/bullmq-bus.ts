@@ -68,7 +68,11 @@ export class BullMqBus implements Bus {
   /** Waits briefly for a connection being made; fails fast when Redis is down. */
   private async connected(timeoutMs = 1000): Promise<void> {
     if (this.producer.status === "ready") return;
-    if (this.producer.status === "connecting" || this.producer.status === "connect" || this.producer.status === "wait") {
+    if (
+      this.producer.status === "connecting" ||
+      this.producer.status === "connect" ||
+      this.producer.status === "wait"
+    ) {
       await new Promise<void>((resolve) => {
         const done = () => {
           clearTimeout(timer);
@@ -79,7 +83,9 @@ export class BullMqBus implements Bus {
         this.producer.once("ready", done);
       });
     }
-    if (this.producer.status !== "ready") throw new Error(`event bus not connected (redis ${this.producer.status})`);
+    // The status changes while we wait; read it afresh.
+    const status: string = this.producer.status;
+    if (status !== "ready") throw new Error(`event bus not connected (redis ${status})`);
   }
 
   async subscribe<T>(topic: string, handler: EventHandler<T>, options: SubscribeOptions = {}): Promise<Subscription> {

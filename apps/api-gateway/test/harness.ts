@@ -1,0 +1,111 @@
+import { randomBytes } from "node:crypto";
+import type { IncomingMessage } from "node:http";
+import type { ServiceName } from "@agentplane/contracts";
+import { type Database, openDatabase } from "@agentplane/db";
+import { MemoryBus } from "@agentplane/events";
+import {
+  generateInternalKeys,
+  inProcessFetch,
+  type RunningServer,
+  ServiceClient,
+  serveFetch,
+  silentLogger,
+} from "@agentplane/service-kit";
+import { createTenancyService } from "@agentplane/tenancy-svc";
+import { createGateway, type Gateway, type GatewayTarget } from "../src/app.ts";
+import { Authenticator } from "../src/authn/authenticator.ts";
+import type { OidcVerifier } from "../src/authn/oidc.ts";
+import { MemoryRateLimiter } from "../src/rate-limit.ts";
+
+export interface Harness {
+  url: string;
+  ownerToken: string;
+  bus: MemoryBus;
+  gateway: Gateway;
+  database: Database;
+  keys: Awaited<ReturnType<typeof generateInternalKeys>>;
+  tenancy: Awaited<ReturnType<typeof createTenancyService>>;
+  close(): Promise<void>;
+}
+
+/** A real tenancy service (PGlite) behind a real gateway on a port; extra targets can be added. */
+export async function startHarness(
+  options: {
+    extraTargets?: Partial<Record<ServiceName, GatewayTarget>>;
+    rateLimit?: number;
+    oidc?: OidcVerifier;
+    /** How long a resolved API token is trusted (revocation latency). */
+    opaqueTtlMs?: number;
+  } = {},
+): Promise<Harness> {
+  const database = await openDatabase("pglite://memory");
+  const bus = new MemoryBus();
+  const keys = await generateInternalKeys();
+  const ownerToken = `owner_${randomBytes(24).toString("hex")}`;
+  const tenancy = await createTenancyService({
+    database,
+    bus,
+    keys,
+    logger: silentLogger(),
+    config: { secretKey: randomBytes(32), publicUrl: "http://localhost", bootstrapToken: ownerToken },
+  });
+  const rateLimit = { limit: options.rateLimit ?? 10_000, windowSeconds: 60 };
+  const gateway = createGateway({
+    targets: { tenancy: { fetch: inProcessFetch(tenancy), ready: () => tenancy.ready() }, ...options.extraTargets },
+    keys,
+    authenticator: new Authenticator({
+      tenancy: new ServiceClient("tenancy", inProcessFetch(tenancy), keys),
+      oidc: options.oidc,
+      ...(options.opaqueTtlMs !== undefined ? { opaqueTtlMs: options.opaqueTtlMs } : {}),
+    }),
+    rateLimiter: new MemoryRateLimiter(rateLimit),
+    rateLimit,
+    bus,
+  });
+  const server: RunningServer = await serveFetch(
+    (req, env: { incoming?: IncomingMessage } | undefined) => gateway.fetch(req, env),
+    { port: 0, hostname: "127.0.0.1" },
+  );
+  server.server.on("upgrade", gateway.handleUpgrade);
+  return {
+    url: server.url,
+    ownerToken,
+    bus,
+    gateway,
+    database,
+    keys,
+    tenancy,
+    async close() {
+      await server.close();
+      gateway.close();
+      await tenancy.close();
+      await bus.close();
+      await database.close();
+    },
+  };
+}
+
+export async function call(
+  h: Harness,
+  method: string,
+  path: string,
+  options: { token?: string | null; body?: unknown; headers?: Record<string, string> } = {},
+) {
+  const headers: Record<string, string> = { ...options.headers };
+  const token = options.token === undefined ? h.ownerToken : options.token;
+  if (token) headers.authorization = `Bearer ${token}`;
+  let body: string | undefined;
+  if (options.body !== undefined) {
+    headers["content-type"] ??= "application/json";
+    body = typeof options.body === "string" ? options.body : JSON.stringify(options.body);
+  }
+  const res = await fetch(`${h.url}${path}`, { method, headers, ...(body !== undefined ? { body } : {}) });
+  const text = await res.text();
+  let json: Record<string, unknown> = {};
+  try {
+    json = text ? (JSON.parse(text) as Record<string, unknown>) : {};
+  } catch {
+    json = { text };
+  }
+  return { status: res.status, headers: res.headers, body: json };
+}
