@@ -7,10 +7,10 @@ import type { RouteDeps } from "../deps.ts";
 export function registerListAuditTrail({ app, db, authorizer }: RouteDeps): void {
   app.openapi(listAuditTrailRoute, async (c) => {
     const { orgId } = c.req.valid("param");
-    await authorize(c, authorizer, "audit:read", { orgId });
     const q = c.req.valid("query");
     // Only checks the order of from/to; an absent bound stays open.
     if (q.from && q.to) resolveWindow(q, 0);
+    await authorize(c, authorizer, "audit:read", { orgId });
     return c.json(await listAuditTrail(db, orgId, q), 200);
   });
 }

@@ -9,7 +9,8 @@ const DAY_MS = 24 * 3_600_000;
 export function registerGetAuditTrailStats({ app, db, authorizer }: RouteDeps): void {
   app.openapi(getAuditTrailStatsRoute, async (c) => {
     const { orgId } = c.req.valid("param");
+    const window = resolveWindow(c.req.valid("query"), DAY_MS);
     await authorize(c, authorizer, "audit:read", { orgId });
-    return c.json(await auditTrailStats(db, orgId, resolveWindow(c.req.valid("query"), DAY_MS)), 200);
+    return c.json(await auditTrailStats(db, orgId, window), 200);
   });
 }

@@ -1,7 +1,7 @@
-import { getAuditTrailTimeseriesRoute } from "@agentplane/contracts";
+import { getAuditTrailTimeseriesRoute, MAX_TIMESERIES_BUCKETS } from "@agentplane/contracts";
 import { authorize } from "@agentplane/service-kit";
 import { auditTrailTimeseries } from "../../services/audit-analytics.ts";
-import { resolveWindow } from "../../services/time.ts";
+import { bucketStarts, resolveWindow } from "../../services/time.ts";
 import type { RouteDeps } from "../deps.ts";
 
 const HOUR_MS = 3_600_000;
@@ -9,10 +9,11 @@ const HOUR_MS = 3_600_000;
 export function registerGetAuditTrailTimeseries({ app, db, authorizer }: RouteDeps): void {
   app.openapi(getAuditTrailTimeseriesRoute, async (c) => {
     const { orgId } = c.req.valid("param");
-    await authorize(c, authorizer, "audit:read", { orgId });
     const q = c.req.valid("query");
     // Default windows: the last 24 hours by hour, the last 30 days by day.
     const window = resolveWindow(q, q.interval === "hour" ? 24 * HOUR_MS : 30 * 24 * HOUR_MS);
+    bucketStarts(window, q.interval, MAX_TIMESERIES_BUCKETS);
+    await authorize(c, authorizer, "audit:read", { orgId });
     return c.json(await auditTrailTimeseries(db, orgId, window, q.interval), 200);
   });
 }

@@ -7,10 +7,10 @@ import type { RouteDeps } from "../deps.ts";
 export function registerListUsageCosts({ app, db, authorizer }: RouteDeps): void {
   app.openapi(listUsageCostsRoute, async (c) => {
     const { orgId } = c.req.valid("param");
-    await authorize(c, authorizer, "usage:read", { orgId });
     const q = c.req.valid("query");
     // Default: from the start of this calendar month (UTC) until now.
     const window = resolveWindow(q.from ? q : { ...q, from: monthStart(new Date()).toISOString() }, 0);
+    await authorize(c, authorizer, "usage:read", { orgId });
     return c.json(await usageCosts(db, orgId, window, q.groupBy), 200);
   });
 }

@@ -1,6 +1,6 @@
-import { getUsageCostTimeseriesRoute } from "@agentplane/contracts";
+import { getUsageCostTimeseriesRoute, MAX_TIMESERIES_BUCKETS } from "@agentplane/contracts";
 import { authorize } from "@agentplane/service-kit";
-import { resolveWindow } from "../../services/time.ts";
+import { bucketStarts, resolveWindow } from "../../services/time.ts";
 import { usageCostTimeseries } from "../../services/usage.ts";
 import type { RouteDeps } from "../deps.ts";
 
@@ -9,9 +9,10 @@ const HOUR_MS = 3_600_000;
 export function registerGetUsageCostTimeseries({ app, db, authorizer }: RouteDeps): void {
   app.openapi(getUsageCostTimeseriesRoute, async (c) => {
     const { orgId } = c.req.valid("param");
-    await authorize(c, authorizer, "usage:read", { orgId });
     const q = c.req.valid("query");
     const window = resolveWindow(q, q.interval === "hour" ? 24 * HOUR_MS : 30 * 24 * HOUR_MS);
+    bucketStarts(window, q.interval, MAX_TIMESERIES_BUCKETS);
+    await authorize(c, authorizer, "usage:read", { orgId });
     return c.json(await usageCostTimeseries(db, orgId, window, q.interval, q.projectId), 200);
   });
 }
