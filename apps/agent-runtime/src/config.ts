@@ -90,7 +90,7 @@ export const RuntimeEnvSchema = z.object({
   CLOUD_A_CLASSIFICATION_MODEL_ID: withDefault("us.anthropic.claude-haiku-4-5-20251001-v1:0"),
   CLOUD_A_EMBEDDING_MODEL_ID: withDefault("amazon.titan-embed-text-v2:0"),
   CLOUD_A_REGION: withDefault("us-east-1"),
-  CLOUD_B_MODEL_ID: withDefault("claude-sonnet-4-5"),
+  CLOUD_B_MODEL_ID: withDefault("claude-sonnet-4-6"),
   CLOUD_B_CLASSIFICATION_MODEL_ID: withDefault("claude-haiku-4-5"),
   // '' is meaningful here (skip embeddings), so blank is kept rather than defaulted.
   CLOUD_B_EMBEDDING_MODEL_ID: z.string().optional().default("text-embedding-3-small"),

@@ -81,7 +81,7 @@ describe("settings API", () => {
       const cleared = await rt.json("PATCH", "/agents/models", { main: null, cron: "" });
       expect(cleared.body).toMatchObject({
         overrides: { main: null, heartbeat: null, cron: null },
-        models: { main: "claude-sonnet-4-5", heartbeat: "claude-sonnet-4-5", cron: "claude-sonnet-4-5" },
+        models: { main: "claude-sonnet-4-6", heartbeat: "claude-sonnet-4-6", cron: "claude-sonnet-4-6" },
       });
       expect((await rt.json("GET", "/agents/profile")).body.verbose).toBe(true);
     } finally {

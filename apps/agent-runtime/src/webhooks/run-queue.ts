@@ -15,6 +15,22 @@ export interface QueuedRun {
   attempts: number;
 }
 
+export interface AcceptInput {
+  subscription: string;
+  event: string;
+  payload: string;
+  prompt: string;
+  deliverTo: DeliveryTarget;
+}
+
+interface PendingAccept {
+  input: AcceptInput;
+  id: string;
+  starter: boolean;
+  resolve: (id: string) => void;
+  reject: (err: unknown) => void;
+}
+
 export interface RunQueueDeps {
   sqlite: Database.Database;
   logger: Logger;
@@ -46,6 +62,10 @@ export class WebhookRunQueue {
   readonly #next: Database.Statement<[string], QueuedRun>;
   readonly #markRunning: Database.Statement;
   readonly #finish: Database.Statement;
+  readonly #insertBatch: (batch: PendingAccept[], createdAt: string) => void;
+  #batch: PendingAccept[] = [];
+  /** Idle subscriptions whose next committed run starts at once (not counted as pending). */
+  readonly #starting = new Set<string>();
 
   constructor(deps: RunQueueDeps) {
     this.#deps = deps;
@@ -62,6 +82,11 @@ export class WebhookRunQueue {
       `update webhook_run set status = 'running', attempts = attempts + 1, started_at = ? where id = ?`,
     );
     this.#finish = sqlite.prepare(`update webhook_run set status = ?, error = ?, finished_at = ? where id = ?`);
+    this.#insertBatch = sqlite.transaction((batch: PendingAccept[], createdAt: string) => {
+      for (const { id, input } of batch) {
+        this.#insert.run(id, input.subscription, input.event, input.payload, input.prompt, input.deliverTo, createdAt);
+      }
+    });
   }
 
   pendingCount(subscription: string): number {
@@ -69,20 +94,45 @@ export class WebhookRunQueue {
   }
 
   /**
-   * Stores the run (committed when this returns) and starts the subscription's worker if idle.
-   * Returns null when the subscription already has `limit` pending runs.
+   * Stores the run and starts the subscription's worker if idle; resolves with the run id once
+   * the row is committed, or with null (at once) when the subscription already has `limit`
+   * pending runs. Accepts arriving in the same event-loop turn are committed together in one
+   * transaction (group commit): one WAL write for many 202s, none of them answered before it.
    */
-  accept(
-    input: { subscription: string; event: string; payload: string; prompt: string; deliverTo: DeliveryTarget },
-    limit: number,
-  ): string | null {
-    const pending = this.pendingCount(input.subscription);
-    if (pending >= limit) return null;
-    const id = newId("run");
-    this.#insert.run(id, input.subscription, input.event, input.payload, input.prompt, input.deliverTo, nowIso());
-    this.#pending.set(input.subscription, pending + 1);
-    this.#pump(input.subscription);
-    return id;
+  accept(input: AcceptInput, limit: number): Promise<string | null> {
+    const sub = input.subscription;
+    // The first run for an idle subscription starts as soon as it is committed: it is never pending.
+    const starter = !this.#closed && !this.#active.has(sub) && !this.#starting.has(sub);
+    if (starter) {
+      this.#starting.add(sub);
+    } else {
+      const pending = this.pendingCount(sub);
+      if (pending >= limit) return Promise.resolve(null);
+      this.#pending.set(sub, pending + 1);
+    }
+    return new Promise((resolve, reject) => {
+      this.#batch.push({ input, id: newId("run"), starter, resolve, reject });
+      if (this.#batch.length === 1) setImmediate(() => this.#flush());
+    });
+  }
+
+  #flush(): void {
+    const batch = this.#batch;
+    this.#batch = [];
+    const createdAt = nowIso();
+    try {
+      this.#insertBatch(batch, createdAt);
+    } catch (err) {
+      for (const item of batch) {
+        const sub = item.input.subscription;
+        if (item.starter) this.#starting.delete(sub);
+        else this.#pending.set(sub, Math.max(0, this.pendingCount(sub) - 1));
+        item.reject(err);
+      }
+      return;
+    }
+    for (const item of batch) item.resolve(item.id);
+    for (const item of batch) this.#pump(item.input.subscription);
   }
 
   /**
@@ -142,9 +192,11 @@ export class WebhookRunQueue {
 
   async #drain(subscription: string, first: QueuedRun): Promise<void> {
     let run: QueuedRun | undefined = first;
+    let countedAsPending = !this.#starting.delete(subscription);
     while (run) {
       this.#markRunning.run(nowIso(), run.id);
-      this.#pending.set(subscription, Math.max(0, this.pendingCount(subscription) - 1));
+      if (countedAsPending) this.#pending.set(subscription, Math.max(0, this.pendingCount(subscription) - 1));
+      countedAsPending = true;
       try {
         await this.#deps.executeRun({ ...run, attempts: run.attempts + 1 });
         this.#finish.run("delivered", null, nowIso(), run.id);

@@ -59,7 +59,7 @@ export function registerReceiveWebhook(app: Hono, deps: RuntimeDeps): void {
       return c.json({ status: "delivered", event }, 200);
     }
 
-    const runId = runs.accept(
+    const runId = await runs.accept(
       { subscription: name, event, payload: body, prompt: row.prompt, deliverTo: row.deliver_to },
       MAX_PENDING_WEBHOOK_RUNS,
     );
