@@ -132,7 +132,10 @@ export class WebhookRunQueue {
       return;
     }
     for (const item of batch) item.resolve(item.id);
-    for (const item of batch) this.#pump(item.input.subscription);
+    // Workers start on the next turn, so the 202s of this batch are written before any turn begins.
+    setImmediate(() => {
+      for (const item of batch) this.#pump(item.input.subscription);
+    });
   }
 
   /**
