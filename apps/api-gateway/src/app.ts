@@ -15,6 +15,7 @@ import { type Authenticator, bearerToken } from "./authn/authenticator.ts";
 import type { RateLimitConfig } from "./config.ts";
 import { docsPage, referenceBundle } from "./docs.ts";
 import { forwardHeaders, forwardRequest } from "./forward.ts";
+import type { IngressRouter } from "./ingress.ts";
 import { type RateLimiter, type RateLimitResult, rateLimitHeaders } from "./rate-limit.ts";
 import { RouteTable } from "./route-table.ts";
 import { createUpgradeHandler, type UpgradeTarget } from "./upgrade.ts";
@@ -35,6 +36,8 @@ export interface GatewayDeps {
   bus: Bus;
   logger?: Logger;
   publicUrl?: string;
+  /** Host-based ingress to exposed sandbox ports, when SANDBOX_INGRESS_HOST is configured. */
+  ingress?: IngressRouter;
 }
 
 export interface Gateway {
@@ -90,6 +93,21 @@ export function createGateway(deps: GatewayDeps): Gateway {
         [REQUEST_ID_HEADER]: requestId,
         ...extra,
       });
+
+    const ingressTarget = deps.ingress?.parse(request.headers.get("host") ?? url.host);
+    if (ingressTarget && deps.ingress) {
+      let principal: Principal | undefined;
+      const token = bearerToken(request.headers);
+      if (token) {
+        try {
+          principal = await deps.authenticator.authenticate(token);
+        } catch (err) {
+          if (err instanceof ProblemError) return fail(err);
+          throw err;
+        }
+      }
+      return deps.ingress.fetch(request, { ...ingressTarget, ...(principal ? { principal } : {}) });
+    }
 
     if (url.pathname === "/health" && (method === "GET" || method === "HEAD")) return health();
     if (url.pathname === "/v1/openapi.json" && method === "GET") {
@@ -193,6 +211,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
     authenticator: deps.authenticator,
     keys: deps.keys,
     ...(deps.logger ? { logger: deps.logger } : {}),
+    ...(deps.ingress ? { ingress: deps.ingress } : {}),
   });
 
   return {

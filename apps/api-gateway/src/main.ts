@@ -1,5 +1,5 @@
 // The gateway as its own deployable (distributed mode): services are reached over HTTP keep-alive.
-import type { ServiceName } from "@agentplane/contracts";
+import { SANDBOX_INTERNAL, SANDBOX_TOKEN_PREFIX, type ServiceName } from "@agentplane/contracts";
 import { createBus } from "@agentplane/events";
 import {
   createLogger,
@@ -49,6 +49,15 @@ const gateway = createGateway({
   keys,
   authenticator: new Authenticator({
     tenancy: new ServiceClient("tenancy", targets.tenancy!.fetch, keys),
+    opaqueResolvers: targets.sandbox
+      ? [
+          {
+            prefix: SANDBOX_TOKEN_PREFIX,
+            client: new ServiceClient("sandbox", targets.sandbox.fetch, keys),
+            path: SANDBOX_INTERNAL.resolveSandboxToken,
+          },
+        ]
+      : [],
     oidc: env.OIDC_ISSUER ? new OidcVerifier({ issuer: env.OIDC_ISSUER, audience: env.OIDC_AUDIENCE }) : undefined,
     logger,
   }),

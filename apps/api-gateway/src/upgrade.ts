@@ -6,6 +6,7 @@ import { INTERNAL_IDENTITY_HEADER, REQUEST_ID_HEADER, type ServiceName } from "@
 import { ProblemError } from "@agentplane/problem-details";
 import { type InternalKeys, type Logger, signIdentity, type UpgradeHandler } from "@agentplane/service-kit";
 import { type Authenticator, bearerToken } from "./authn/authenticator.ts";
+import type { IngressRouter } from "./ingress.ts";
 import type { RouteTable } from "./route-table.ts";
 
 /** Where a WebSocket upgrade goes: a handler in this process, or a service's HTTP address. */
@@ -63,10 +64,19 @@ export function createUpgradeHandler(deps: {
   authenticator: Authenticator;
   keys: InternalKeys;
   logger?: Logger;
+  ingress?: IngressRouter;
 }): UpgradeHandler {
   return (req, socket, head) => {
     const requestId = randomUUID();
     void (async () => {
+      const ingressTarget = deps.ingress?.parse(req.headers.host ?? "");
+      if (ingressTarget && deps.ingress) {
+        const token = bearerToken(toHeaders(req));
+        const principal = token ? await deps.authenticator.authenticate(token) : undefined;
+        delete req.headers.authorization;
+        deps.ingress.upgrade(req, socket, head, { ...ingressTarget, ...(principal ? { principal } : {}) });
+        return;
+      }
       const url = new URL(req.url ?? "/", "http://gateway");
       const match = deps.routes.match("GET", url.pathname);
       if (match.kind !== "route" || !match.entry.websocket) {

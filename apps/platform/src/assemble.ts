@@ -1,16 +1,20 @@
+import { join } from "node:path";
 import {
   Authenticator,
   createGateway,
   type Gateway,
   type GatewayTarget,
+  type IngressRouter,
   MemoryRateLimiter,
   OidcVerifier,
   RedisRateLimiter,
 } from "@agentplane/api-gateway";
-import type { ServiceName } from "@agentplane/contracts";
+import { createAuditService } from "@agentplane/audit-svc";
+import { SANDBOX_INTERNAL, SANDBOX_TOKEN_PREFIX, type ServiceName } from "@agentplane/contracts";
 import type { Database } from "@agentplane/db";
 import type { Bus } from "@agentplane/events";
 import { ProblemError, problemResponse } from "@agentplane/problem-details";
+import { createSandboxService, parseIngressHost } from "@agentplane/sandbox-svc";
 import {
   generateInternalKeys,
   type InternalKeys,
@@ -89,7 +93,36 @@ export async function assemblePlatform(options: AssembleOptions): Promise<Platfo
       ...(env.AGENTPLANE_BOOTSTRAP_TOKEN ? { bootstrapToken: env.AGENTPLANE_BOOTSTRAP_TOKEN } : {}),
     },
   });
-  const services: Partial<Record<ServiceName, ServiceInstance>> = { tenancy };
+  const audit = await createAuditService({
+    database,
+    bus,
+    keys,
+    logger: logger.child({ service: "audit" }),
+    authorizer: tenancy.authorizer,
+    config: {},
+  });
+  const sandbox = await createSandboxService({
+    database,
+    bus,
+    keys,
+    logger: logger.child({ service: "sandbox" }),
+    authorizer: tenancy.authorizer,
+    config: {
+      dataDir: join(options.dataDir, "sandboxes"),
+      apiUrl: publicUrl,
+      ...(env.SANDBOX_INGRESS_HOST ? { ingressHost: env.SANDBOX_INGRESS_HOST } : {}),
+      ...(env.SANDBOX_LOCAL_ISOLATION ? { isolation: env.SANDBOX_LOCAL_ISOLATION } : {}),
+    },
+  });
+  const services: Partial<Record<ServiceName, ServiceInstance>> = { tenancy, audit, sandbox };
+  const ingressHost = env.SANDBOX_INGRESS_HOST;
+  const ingress: IngressRouter | undefined = ingressHost
+    ? {
+        parse: (host) => parseIngressHost(host, ingressHost),
+        fetch: (request, target) => sandbox.ingress(request, target),
+        upgrade: (req, socket, head, target) => sandbox.ingressUpgrade(req, socket, head, target),
+      }
+    : undefined;
 
   const targets: Partial<Record<ServiceName, GatewayTarget>> = {};
   for (const [name, instance] of Object.entries(services) as [ServiceName, ServiceInstance][]) {
@@ -104,6 +137,13 @@ export async function assemblePlatform(options: AssembleOptions): Promise<Platfo
     keys,
     authenticator: new Authenticator({
       tenancy: new ServiceClient("tenancy", inProcessFetch(tenancy), keys),
+      opaqueResolvers: [
+        {
+          prefix: SANDBOX_TOKEN_PREFIX,
+          client: new ServiceClient("sandbox", inProcessFetch(sandbox), keys),
+          path: SANDBOX_INTERNAL.resolveSandboxToken,
+        },
+      ],
       oidc: env.OIDC_ISSUER ? new OidcVerifier({ issuer: env.OIDC_ISSUER, audience: env.OIDC_AUDIENCE }) : undefined,
       logger,
     }),
@@ -112,6 +152,7 @@ export async function assemblePlatform(options: AssembleOptions): Promise<Platfo
     bus,
     logger,
     publicUrl,
+    ...(ingress ? { ingress } : {}),
   });
 
   handler = gateway.fetch;

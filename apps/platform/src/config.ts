@@ -16,6 +16,7 @@ export const AllInOneEnvSchema = z.object({
   RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).default(1200),
   KEY_ROTATION_GRACE_SECONDS: z.coerce.number().int().min(0).default(86_400),
   SANDBOX_INGRESS_HOST: z.string().optional(),
+  SANDBOX_LOCAL_ISOLATION: z.enum(["bwrap", "none"]).optional(),
   AGENT_RUNTIME: z.enum(["on", "off"]).default("on"),
   AGENT_RUNTIME_PORT: z.coerce.number().int().min(0).max(65535).default(3003),
   LOG_LEVEL: z.string().default("info"),

@@ -22,6 +22,8 @@ export interface ServiceAppOptions {
   name: string;
   keys: InternalKeys;
   logger?: Logger;
+  /** Readiness behind `GET /health` (default: ready once the app exists). */
+  ready?: () => Promise<boolean>;
 }
 
 /**
@@ -52,6 +54,10 @@ export function createServiceApp(options: ServiceAppOptions): ServiceApp {
       onError: (c) => problemJson(c, new ProblemError("payload-too-large", { detail: "The body exceeds 1 MiB" })),
     }),
   );
+  app.get("/health", async (c) => {
+    const ready = options.ready ? await options.ready().catch(() => false) : true;
+    return c.json({ status: ready ? "ok" : "unavailable", service: options.name }, ready ? 200 : 503);
+  });
   app.onError(createOnError(options.logger));
   app.notFound((c) =>
     problemJson(c, new ProblemError("not-found", { detail: `No route for ${c.req.method} ${c.req.path}` })),

@@ -41,7 +41,7 @@ describe("service app", () => {
     const { app } = await setup();
     const big = await app.request("/echo", { method: "POST", body: "x".repeat(1024 * 1024 + 1) });
     expect(big.status).toBe(413);
-    expect((await big.json()).type).toMatch(/payload-too-large$/);
+    expect(((await big.json()) as { type: string }).type).toMatch(/payload-too-large$/);
     const small = await app.request("/echo", { method: "POST", body: "x".repeat(1000) });
     expect(await small.json()).toEqual({ size: 1000 });
     const missing = await app.request("/nope");
