@@ -9,7 +9,17 @@ import { registerGetInstallation } from "./installation/get.ts";
 import { registerPollActivation } from "./installation/poll-activation.ts";
 import { registerStartActivation } from "./installation/start-activation.ts";
 import { registerInternalRoutes } from "./internal/index.ts";
+import { registerAcceptInvitation } from "./invitations/accept.ts";
+import { registerCreateInvitation } from "./invitations/create.ts";
+import { registerDeclineInvitation } from "./invitations/decline.ts";
+import { registerListInvitations } from "./invitations/list.ts";
+import { registerListMyInvitations } from "./invitations/list-mine.ts";
+import { registerRevokeInvitation } from "./invitations/revoke.ts";
 import { registerGetMe } from "./me/get.ts";
+import { registerGetMember } from "./members/get.ts";
+import { registerListMembers } from "./members/list.ts";
+import { registerRemoveMember } from "./members/remove.ts";
+import { registerUpdateMember } from "./members/update.ts";
 import { registerCreateOrganization } from "./orgs/create.ts";
 import { registerDeleteOrganization } from "./orgs/delete.ts";
 import { registerGetOrganization } from "./orgs/get.ts";
@@ -23,6 +33,15 @@ import { registerListProjects } from "./projects/list.ts";
 import { registerGetProjectPublicKey } from "./projects/public-key.ts";
 import { registerRotateProjectKeys } from "./projects/rotate-keys.ts";
 import { registerUpdateProject } from "./projects/update.ts";
+import { registerAddTeamMember } from "./teams/add-member.ts";
+import { registerCreateTeam } from "./teams/create.ts";
+import { registerDeleteTeam } from "./teams/delete.ts";
+import { registerGetTeam } from "./teams/get.ts";
+import { registerGrantTeamProject } from "./teams/grant-project.ts";
+import { registerListTeams } from "./teams/list.ts";
+import { registerRemoveTeamMember } from "./teams/remove-member.ts";
+import { registerRevokeTeamProject } from "./teams/revoke-project.ts";
+import { registerUpdateTeam } from "./teams/update.ts";
 
 const REGISTRATIONS: ((app: ServiceApp, ctx: TenancyContext) => void)[] = [
   registerGetMe,
@@ -31,6 +50,25 @@ const REGISTRATIONS: ((app: ServiceApp, ctx: TenancyContext) => void)[] = [
   registerGetOrganization,
   registerUpdateOrganization,
   registerDeleteOrganization,
+  registerListMembers,
+  registerGetMember,
+  registerUpdateMember,
+  registerRemoveMember,
+  registerCreateTeam,
+  registerListTeams,
+  registerGetTeam,
+  registerUpdateTeam,
+  registerDeleteTeam,
+  registerAddTeamMember,
+  registerRemoveTeamMember,
+  registerGrantTeamProject,
+  registerRevokeTeamProject,
+  registerCreateInvitation,
+  registerListInvitations,
+  registerRevokeInvitation,
+  registerListMyInvitations,
+  registerAcceptInvitation,
+  registerDeclineInvitation,
   registerCreateProject,
   registerListProjects,
   registerGetProject,

@@ -1,0 +1,16 @@
+import type { Permission } from "@agentplane/contracts";
+import { authorize, type ServiceContext } from "@agentplane/service-kit";
+import type { TenancyContext } from "../../context.ts";
+import { teamOrgId } from "../../services/teams.ts";
+
+/** Authorizes against the team's organization; another org's team answers 404 like an unknown one. */
+export async function authorizeTeam(
+  c: ServiceContext,
+  ctx: TenancyContext,
+  teamId: string,
+  permission: Permission,
+): Promise<string> {
+  const orgId = await teamOrgId(ctx, teamId);
+  await authorize(c, ctx.authorizer, permission, { orgId });
+  return orgId;
+}

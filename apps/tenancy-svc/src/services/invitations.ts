@@ -1,0 +1,169 @@
+import { type Invitation, newId, type OrgRole, orgRoleAtLeast, type Principal } from "@agentplane/contracts";
+import { ProblemError } from "@agentplane/problem-details";
+import { sql } from "kysely";
+import { actorOf } from "../authz/local-authorizer.ts";
+import type { TenancyContext } from "../context.ts";
+import { recordDomainEvent } from "./audit.ts";
+import { page, toInvitation } from "./serialize.ts";
+import { getUser } from "./users.ts";
+
+export async function createInvitation(
+  ctx: TenancyContext,
+  principal: Principal,
+  callerRole: OrgRole,
+  orgId: string,
+  input: { email: string; role: OrgRole; expiresInSeconds?: number | undefined },
+): Promise<Invitation> {
+  if (!orgRoleAtLeast(callerRole, input.role)) {
+    throw new ProblemError("forbidden", { detail: "You cannot invite with a role above your own" });
+  }
+  const email = input.email.trim();
+  const member = await ctx.db
+    .selectFrom("org_members as m")
+    .innerJoin("users as u", "u.id", "m.user_id")
+    .select("m.user_id")
+    .where("m.org_id", "=", orgId)
+    .where(sql`lower(u.email)`, "=", email.toLowerCase())
+    .executeTakeFirst();
+  if (member) throw new ProblemError("conflict", { detail: `${email} is already a member` });
+  const pending = await ctx.db
+    .selectFrom("invitations")
+    .select("id")
+    .where("org_id", "=", orgId)
+    .where(sql`lower(email)`, "=", email.toLowerCase())
+    .where("status", "=", "pending")
+    .where("expires_at", ">", new Date())
+    .executeTakeFirst();
+  if (pending)
+    throw new ProblemError("conflict", { detail: `${email} already has a pending invitation (${pending.id})` });
+  const ttl = input.expiresInSeconds ?? ctx.config.invitationTtlSeconds;
+  const row = await ctx.db
+    .insertInto("invitations")
+    .values({
+      id: newId("invitation"),
+      org_id: orgId,
+      email,
+      role: input.role,
+      status: "pending",
+      invited_by: actorOf(principal)?.userId ?? principal.id,
+      expires_at: new Date(Date.now() + ttl * 1000),
+      responded_at: null,
+    })
+    .returningAll()
+    .executeTakeFirstOrThrow();
+  return toInvitation(row);
+}
+
+export async function listOrgInvitations(
+  ctx: TenancyContext,
+  orgId: string,
+  query: { limit: number; cursor?: string | undefined },
+): Promise<{ items: Invitation[]; nextCursor?: string }> {
+  let q = ctx.db
+    .selectFrom("invitations")
+    .selectAll()
+    .where("org_id", "=", orgId)
+    .orderBy("id")
+    .limit(query.limit + 1);
+  if (query.cursor) q = q.where("id", ">", query.cursor);
+  const result = page(await q.execute(), query.limit);
+  return {
+    items: result.items.map((r) => toInvitation(r)),
+    ...(result.nextCursor ? { nextCursor: result.nextCursor } : {}),
+  };
+}
+
+export async function revokeInvitation(ctx: TenancyContext, orgId: string, invitationId: string): Promise<void> {
+  const row = await ctx.db
+    .selectFrom("invitations")
+    .select(["status", "expires_at"])
+    .where("id", "=", invitationId)
+    .where("org_id", "=", orgId)
+    .executeTakeFirst();
+  if (!row) throw new ProblemError("not-found", { detail: `Invitation ${invitationId} was not found` });
+  if (row.status !== "pending") {
+    throw new ProblemError("conflict", { detail: `The invitation is already ${row.status}` });
+  }
+  await ctx.db
+    .updateTable("invitations")
+    .set({ status: "revoked", responded_at: new Date() })
+    .where("id", "=", invitationId)
+    .execute();
+}
+
+async function callerEmail(ctx: TenancyContext, principal: Principal): Promise<{ userId: string; email?: string }> {
+  const actor = actorOf(principal);
+  if (!actor) throw new ProblemError("forbidden", { detail: "Only users can hold invitations" });
+  const user = await getUser(ctx.db, actor.userId);
+  return { userId: actor.userId, ...(user?.email ? { email: user.email } : {}) };
+}
+
+export async function listMyInvitations(ctx: TenancyContext, principal: Principal): Promise<Invitation[]> {
+  const { email } = await callerEmail(ctx, principal);
+  if (!email) return [];
+  const rows = await ctx.db
+    .selectFrom("invitations as i")
+    .innerJoin("orgs as o", "o.id", "i.org_id")
+    .selectAll("i")
+    .select("o.name as org_name")
+    .where(sql`lower(i.email)`, "=", email.toLowerCase())
+    .where("i.status", "=", "pending")
+    .where("i.expires_at", ">", new Date())
+    .orderBy("i.id")
+    .execute();
+  return rows.map((r) => toInvitation(r, r.org_name));
+}
+
+/** Accepting or declining: the invitation must be addressed to the caller's email, else it is not found. */
+export async function respondToInvitation(
+  ctx: TenancyContext,
+  principal: Principal,
+  invitationId: string,
+  answer: "accepted" | "declined",
+  requestId?: string,
+): Promise<{ invitationId: string; orgId: string; userId: string; role: OrgRole }> {
+  const { userId, email } = await callerEmail(ctx, principal);
+  const notFound = new ProblemError("not-found", { detail: `Invitation ${invitationId} was not found` });
+  if (!email) throw notFound;
+  const result = await ctx.db.transaction().execute(async (trx) => {
+    const row = await trx
+      .selectFrom("invitations")
+      .selectAll()
+      .where("id", "=", invitationId)
+      .forUpdate()
+      .executeTakeFirst();
+    if (!row || row.email.toLowerCase() !== email.toLowerCase()) throw notFound;
+    if (row.status !== "pending")
+      throw new ProblemError("conflict", { detail: `The invitation is already ${row.status}` });
+    if (new Date(row.expires_at).getTime() <= Date.now()) {
+      throw new ProblemError("gone", { detail: "The invitation has expired" });
+    }
+    await trx
+      .updateTable("invitations")
+      .set({ status: answer, responded_at: new Date() })
+      .where("id", "=", invitationId)
+      .execute();
+    if (answer === "accepted") {
+      const existing = await trx
+        .selectFrom("org_members")
+        .select("role")
+        .where("org_id", "=", row.org_id)
+        .where("user_id", "=", userId)
+        .executeTakeFirst();
+      if (existing) throw new ProblemError("conflict", { detail: "You are already a member of this organization" });
+      await trx.insertInto("org_members").values({ org_id: row.org_id, user_id: userId, role: row.role }).execute();
+    }
+    return { invitationId, orgId: row.org_id, userId, role: row.role };
+  });
+  if (answer === "accepted") {
+    await recordDomainEvent(ctx, principal, {
+      action: "invitation.accepted",
+      orgId: result.orgId,
+      targetType: "invitation",
+      targetId: invitationId,
+      details: { userId, role: result.role },
+      requestId,
+    });
+  }
+  return result;
+}

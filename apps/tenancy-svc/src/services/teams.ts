@@ -1,0 +1,161 @@
+import { newId, type ProjectRole, type Team } from "@agentplane/contracts";
+import { ProblemError } from "@agentplane/problem-details";
+import { sql } from "kysely";
+import type { TenancyContext } from "../context.ts";
+import { iso, page, toTeam } from "./serialize.ts";
+
+function teamNotFound(teamId: string): ProblemError {
+  return new ProblemError("not-found", { detail: `Team ${teamId} was not found` });
+}
+
+/** The org of a team, so the route can authorize against it; unknown teams answer 404. */
+export async function teamOrgId(ctx: TenancyContext, teamId: string): Promise<string> {
+  const row = await ctx.db.selectFrom("teams").select("org_id").where("id", "=", teamId).executeTakeFirst();
+  if (!row) throw teamNotFound(teamId);
+  return row.org_id;
+}
+
+export async function createTeam(
+  ctx: TenancyContext,
+  orgId: string,
+  input: { name: string; description?: string | undefined },
+): Promise<Team> {
+  const row = await ctx.db
+    .insertInto("teams")
+    .values({
+      id: newId("team"),
+      org_id: orgId,
+      name: input.name,
+      description: input.description ?? null,
+      updated_at: new Date(),
+    })
+    .returningAll()
+    .executeTakeFirstOrThrow();
+  return { ...toTeam(row), members: [], projects: [] };
+}
+
+export async function listTeams(
+  ctx: TenancyContext,
+  orgId: string,
+  query: { limit: number; cursor?: string | undefined },
+): Promise<{ items: Team[]; nextCursor?: string }> {
+  let q = ctx.db
+    .selectFrom("teams")
+    .selectAll()
+    .where("org_id", "=", orgId)
+    .orderBy("id")
+    .limit(query.limit + 1);
+  if (query.cursor) q = q.where("id", ">", query.cursor);
+  const result = page(await q.execute(), query.limit);
+  return {
+    items: result.items.map(toTeam),
+    ...(result.nextCursor ? { nextCursor: result.nextCursor } : {}),
+  };
+}
+
+export async function getTeam(ctx: TenancyContext, teamId: string): Promise<Team> {
+  const row = await ctx.db.selectFrom("teams").selectAll().where("id", "=", teamId).executeTakeFirst();
+  if (!row) throw teamNotFound(teamId);
+  const members = await ctx.db
+    .selectFrom("team_members")
+    .select(["user_id", "created_at"])
+    .where("team_id", "=", teamId)
+    .orderBy("user_id")
+    .execute();
+  const projects = await ctx.db
+    .selectFrom("team_projects")
+    .select(["project_id", "role"])
+    .where("team_id", "=", teamId)
+    .orderBy("project_id")
+    .execute();
+  return {
+    ...toTeam(row),
+    members: members.map((m) => ({ userId: m.user_id, addedAt: iso(m.created_at) })),
+    projects: projects.map((p) => ({ projectId: p.project_id, role: p.role })),
+  };
+}
+
+export async function updateTeam(
+  ctx: TenancyContext,
+  teamId: string,
+  input: { name?: string | undefined; description?: string | undefined },
+): Promise<Team> {
+  const row = await ctx.db
+    .updateTable("teams")
+    .set({
+      ...(input.name !== undefined ? { name: input.name } : {}),
+      ...(input.description !== undefined ? { description: input.description } : {}),
+      updated_at: sql<Date>`now()`,
+    })
+    .where("id", "=", teamId)
+    .returningAll()
+    .executeTakeFirst();
+  if (!row) throw teamNotFound(teamId);
+  return toTeam(row);
+}
+
+export async function deleteTeam(ctx: TenancyContext, teamId: string): Promise<void> {
+  await ctx.db.deleteFrom("teams").where("id", "=", teamId).execute();
+}
+
+/** Only members of the team's organization can join it; anyone else is not found. */
+export async function addTeamMember(ctx: TenancyContext, orgId: string, teamId: string, userId: string) {
+  const member = await ctx.db
+    .selectFrom("org_members")
+    .select("user_id")
+    .where("org_id", "=", orgId)
+    .where("user_id", "=", userId)
+    .executeTakeFirst();
+  if (!member) throw new ProblemError("not-found", { detail: `User ${userId} is not a member of the organization` });
+  await ctx.db
+    .insertInto("team_members")
+    .values({ team_id: teamId, user_id: userId })
+    .onConflict((oc) => oc.columns(["team_id", "user_id"]).doNothing())
+    .execute();
+  return { teamId, userId };
+}
+
+export async function removeTeamMember(ctx: TenancyContext, teamId: string, userId: string): Promise<void> {
+  const removed = await ctx.db
+    .deleteFrom("team_members")
+    .where("team_id", "=", teamId)
+    .where("user_id", "=", userId)
+    .executeTakeFirst();
+  if (Number(removed.numDeletedRows) === 0) {
+    throw new ProblemError("not-found", { detail: `User ${userId} is not in team ${teamId}` });
+  }
+}
+
+/** Grants a project role to the team; the project must belong to the team's organization. */
+export async function grantTeamProject(
+  ctx: TenancyContext,
+  orgId: string,
+  teamId: string,
+  projectId: string,
+  role: ProjectRole,
+) {
+  const project = await ctx.db
+    .selectFrom("projects")
+    .select("id")
+    .where("id", "=", projectId)
+    .where("org_id", "=", orgId)
+    .executeTakeFirst();
+  if (!project) throw new ProblemError("not-found", { detail: `Project ${projectId} was not found` });
+  await ctx.db
+    .insertInto("team_projects")
+    .values({ team_id: teamId, project_id: projectId, role })
+    .onConflict((oc) => oc.columns(["team_id", "project_id"]).doUpdateSet({ role }))
+    .execute();
+  return { teamId, projectId, role };
+}
+
+export async function revokeTeamProject(ctx: TenancyContext, teamId: string, projectId: string): Promise<void> {
+  const removed = await ctx.db
+    .deleteFrom("team_projects")
+    .where("team_id", "=", teamId)
+    .where("project_id", "=", projectId)
+    .executeTakeFirst();
+  if (Number(removed.numDeletedRows) === 0) {
+    throw new ProblemError("not-found", { detail: `Team ${teamId} has no access to project ${projectId}` });
+  }
+}
