@@ -11,7 +11,7 @@ describe("OpenAPI document", () => {
   });
 
   it("describes every contract route once, with its operation id, permission and problem responses", () => {
-    const doc = buildOpenApiDocument() as { paths: Record<string, Record<string, Record<string, unknown>>> };
+    const doc = buildOpenApiDocument() as unknown as { paths: Record<string, Record<string, Record<string, unknown>>> };
     const ids = new Set<string>();
     for (const route of ALL_ROUTES) {
       const op = doc.paths[route.path]?.[route.method];

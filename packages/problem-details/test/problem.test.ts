@@ -34,7 +34,7 @@ describe("problem details", () => {
     });
     expect(res.status).toBe(400);
     expect(res.headers.get("content-type")).toBe("application/problem+json");
-    const body = await res.json();
+    const body = (await res.json()) as { type: string; errors: { pointer: string }[] };
     expect(body.type).toBe("https://problems.example/p/validation-failed");
     expect(body.errors.map((e: { pointer: string }) => e.pointer).sort()).toEqual(["/body/extra", "/body/name"]);
   });
@@ -46,7 +46,7 @@ describe("problem details", () => {
       body: "{not json",
     });
     expect(res.status).toBe(400);
-    expect((await res.json()).type).toMatch(/\/malformed-json$/);
+    expect(((await res.json()) as { type: string }).type).toMatch(/\/malformed-json$/);
   });
 
   it("hides unexpected errors behind a 500 without internals", async () => {
@@ -54,14 +54,14 @@ describe("problem details", () => {
     expect(res.status).toBe(500);
     const text = await res.text();
     expect(text).not.toContain("secret internals");
-    expect(JSON.parse(text).type).toMatch(/\/internal-error$/);
+    expect((JSON.parse(text) as { type: string }).type).toMatch(/\/internal-error$/);
   });
 
   it("keeps the status, detail and headers of a thrown ProblemError", async () => {
     const res = await app().request("/gone");
     expect(res.status).toBe(409);
     expect(res.headers.get("x-extra")).toBe("1");
-    const body = await res.json();
+    const body: unknown = await res.json();
     expect(body).toMatchObject({ status: 409, title: "Conflict", detail: "already there", instance: "/gone" });
   });
 });
