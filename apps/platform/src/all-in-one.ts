@@ -5,6 +5,7 @@ import { createBus } from "@agentplane/events";
 import { createLogger, parseEnv } from "@agentplane/service-kit";
 import { assemblePlatform } from "./assemble.ts";
 import { AllInOneEnvSchema, dataDirOf } from "./config.ts";
+import { startLocalRuntime } from "./runtime.ts";
 import { printWelcome } from "./welcome.ts";
 
 /** `npm start`: every service in this process, PGlite under the data dir, the in-memory bus. */
@@ -17,7 +18,16 @@ export async function runAllInOne(rawEnv: Record<string, string | undefined>): P
   const database = await openDatabase(databaseUrl);
   const bus = createBus({ redisUrl: env.REDIS_URL });
   const platform = await assemblePlatform({ env, dataDir, database, bus, logger });
-  printWelcome({ env, dataDir, platform });
+  let runtime: { url: string; close(): Promise<void> } | undefined;
+  if (env.AGENT_RUNTIME === "on") {
+    try {
+      runtime = await startLocalRuntime({ env, rawEnv, dataDir, publicUrl: platform.publicUrl, logger });
+    } catch (err) {
+      // The control plane stays useful without the runtime (e.g. its port is taken).
+      logger.warn({ err: (err as Error).message }, "agent runtime not started");
+    }
+  }
+  printWelcome({ env, dataDir, platform, runtimeUrl: runtime?.url });
 
   let stopping = false;
   const stop = async (signal: string) => {
@@ -27,6 +37,7 @@ export async function runAllInOne(rawEnv: Record<string, string | undefined>): P
     const force = setTimeout(() => process.exit(1), 10_000);
     force.unref();
     try {
+      await runtime?.close();
       await platform.close();
       await bus.close();
       await database.close();

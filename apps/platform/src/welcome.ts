@@ -2,7 +2,12 @@ import type { Platform } from "./assemble.ts";
 import type { AllInOneEnv } from "./config.ts";
 
 /** What an operator needs after `npm start`: where things are and how to get the first token. */
-export function printWelcome(options: { env: AllInOneEnv; dataDir: string; platform: Platform }): void {
+export function printWelcome(options: {
+  env: AllInOneEnv;
+  dataDir: string;
+  platform: Platform;
+  runtimeUrl?: string | undefined;
+}): void {
   const { platform, dataDir, env } = options;
   const base = platform.publicUrl;
   const lines = [
@@ -14,6 +19,7 @@ export function printWelcome(options: { env: AllInOneEnv; dataDir: string; platf
     `  OpenAPI        ${base}/v1/openapi.json`,
     `  Health         ${base}/health`,
     `  Data           ${dataDir}`,
+    ...(options.runtimeUrl ? [`  Agent runtime  ${options.runtimeUrl}  (webhooks: /agents/webhooks/<name>)`] : []),
     "",
   ];
   if (platform.setupCode) {

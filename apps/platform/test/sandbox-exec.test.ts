@@ -1,0 +1,186 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import {
+  bearerProtocol,
+  createSandbox,
+  exec,
+  execQuery,
+  type K8sSession,
+  openExec,
+  requireBwrap,
+  type SandboxBody,
+  type SandboxPlatform,
+  startSandboxPlatform,
+} from "./sandbox-harness.ts";
+
+const bwrap = requireBwrap();
+
+interface Session {
+  id: string;
+  sandboxId: string;
+  expiresAt: string;
+}
+
+const send = (s: K8sSession, channel: number, data: string | Buffer) =>
+  s.ws.send(Buffer.concat([Buffer.from([channel]), Buffer.from(data)]));
+
+function opened(s: K8sSession | { refused: number }): K8sSession {
+  if ("refused" in s) throw new Error(`WebSocket refused with ${s.refused}`);
+  return s;
+}
+
+describe.skipIf(!bwrap.available)(`exec, shell sessions and WebSocket exec through the gateway${bwrap.reason}`, () => {
+  let h: SandboxPlatform;
+  let sbx: SandboxBody;
+  beforeAll(async () => {
+    h = await startSandboxPlatform();
+    sbx = await createSandbox(h, { name: "exec" });
+  });
+  afterAll(async () => {
+    await h?.close();
+  });
+
+  describe("POST /v1/shell/exec", () => {
+    it("runs a string with sh -c and an argv array, with stdin, cwd and env", async () => {
+      const shell = await exec(h, sbx.id, 'read x; echo "got $x in $(pwd) as $NAME"; echo warn >&2; exit 4', {
+        stdin: "line\n",
+        cwd: "/tmp",
+        env: { NAME: "tester" },
+      });
+      expect(shell.status).toBe(200);
+      expect(shell.body).toMatchObject({
+        exitCode: 4,
+        stdout: "got line in /tmp as tester\n",
+        stderr: "warn\n",
+        timedOut: false,
+        stdoutTruncated: false,
+      });
+      const argv = await exec(h, sbx.id, ["printf", "%s|", "a b", "$HOME"]);
+      expect(argv.body).toMatchObject({ exitCode: 0, stdout: "a b|$HOME|" });
+    });
+
+    it("kills at the timeout and caps the output", async () => {
+      const slow = await exec(h, sbx.id, "sleep 5", { timeoutMs: 300 });
+      expect(slow.body.timedOut).toBe(true);
+      expect(slow.body.durationMs).toBeLessThan(3000);
+      const big = await exec(h, sbx.id, "head -c 1100000 /dev/zero | tr '\\0' a");
+      expect(big.body.stdoutTruncated).toBe(true);
+      expect(big.body.stdout.length).toBe(1024 * 1024);
+    });
+
+    it("refuses an empty command and a timeout above 15 minutes with 400", async () => {
+      for (const command of ["", [], [""]]) {
+        const res = await exec(h, sbx.id, command as string | string[]);
+        expect(res.status, JSON.stringify(command)).toBe(400);
+        expect(res.headers.get("content-type")).toBe("application/problem+json");
+      }
+      const tooLong = await exec(h, sbx.id, "true", { timeoutMs: 15 * 60 * 1000 + 1 });
+      expect(tooLong.status).toBe(400);
+      expect(JSON.stringify(tooLong.body)).toContain("timeoutMs");
+      expect((await exec(h, "sbx_01j0000000000000000000000", "true")).status).toBe(404);
+    });
+  });
+
+  describe("shell sessions", () => {
+    it("keeps the working directory and exported variables between commands", async () => {
+      const base = `/v1/projects/${h.projectId}/shell-sessions`;
+      const created = await h.call<Session>("POST", base, { body: { sandboxId: sbx.id } });
+      expect(created.status).toBe(201);
+      const id = created.body.id;
+      expect(created.body.sandboxId).toBe(sbx.id);
+      expect(Date.parse(created.body.expiresAt)).toBeGreaterThan(Date.now());
+
+      const run = (command: string) =>
+        h.call<{ exitCode: number; stdout: string }>("POST", `${base}/${id}/commands`, { body: { command } });
+      expect((await run("mkdir -p /tmp/work && cd /tmp/work && export COLOR=teal")).body.exitCode).toBe(0);
+      const after = await run('echo "$(pwd) $COLOR"; false');
+      expect(after.status).toBe(200);
+      expect(after.body).toMatchObject({ stdout: "/tmp/work teal\n", exitCode: 1 });
+
+      const listed = await h.call<{ items: Session[] }>("GET", base);
+      expect(listed.body.items.map((s) => s.id)).toContain(id);
+      expect((await h.call("GET", `${base}/${id}`)).status).toBe(200);
+      expect((await h.call("DELETE", `${base}/${id}`)).status).toBe(204);
+      expect((await h.call("GET", `${base}/${id}`)).status).toBe(404);
+      expect((await run("true")).status).toBe(404);
+    });
+
+    it("refuses an empty session command and an unknown sandbox", async () => {
+      const base = `/v1/projects/${h.projectId}/shell-sessions`;
+      const created = await h.call<Session>("POST", base, { body: { sandboxId: sbx.id } });
+      const empty = await h.call("POST", `${base}/${created.body.id}/commands`, { body: { command: "" } });
+      expect(empty.status).toBe(400);
+      const unknown = await h.call("POST", base, { body: { sandboxId: "sbx_01j0000000000000000000000" } });
+      expect(unknown.status).toBe(404);
+      await h.call("DELETE", `${base}/${created.body.id}`);
+    });
+  });
+
+  describe("WebSocket exec (Kubernetes protocol)", () => {
+    const wsUrl = (argv: string[], extra = "") =>
+      `${h.url.replace(/^http/, "ws")}/v1/projects/${h.projectId}/sandboxes/${sbx.id}/exec${execQuery(argv, extra)}`;
+
+    it("v5 with the token in the Authorization header: stdin to EOF, stderr, exit status", async () => {
+      const s = opened(
+        await openExec(wsUrl(["sh", "-c", "cat; echo oops >&2; exit 3"]), ["v5.channel.k8s.io"], {
+          authorization: `Bearer ${h.adminToken}`,
+        }),
+      );
+      expect(s.ws.protocol).toBe("v5.channel.k8s.io");
+      send(s, 0, "hello through the gateway\n");
+      s.ws.send(Buffer.from([255, 0]));
+      expect(await s.status).toMatchObject({ status: "Failure", details: { causes: [{ message: "3" }] } });
+      expect(Buffer.concat(s.out).toString()).toBe("hello through the gateway\n");
+      expect(Buffer.concat(s.err).toString()).toBe("oops\n");
+    });
+
+    it("v4 with the token as a base64url bearer subprotocol, which the service never sees", async () => {
+      const s = opened(
+        await openExec(wsUrl(["sh", "-c", "echo ok"]), ["v4.channel.k8s.io", bearerProtocol(h.adminToken)]),
+      );
+      expect(s.ws.protocol).toBe("v4.channel.k8s.io");
+      expect(await s.status).toEqual({ metadata: {}, status: "Success" });
+      expect(Buffer.concat(s.out).toString()).toBe("ok\n");
+    });
+
+    it("TTY: rows and cols from the query, resize frames seen by stty size", async () => {
+      const s = opened(
+        await openExec(wsUrl(["sh", "-c", "stty size; read line; stty size"], "&tty=true&cols=100&rows=30"), [
+          "v5.channel.k8s.io",
+          bearerProtocol(h.adminToken),
+        ]),
+      );
+      await expect.poll(() => Buffer.concat(s.out).toString(), { timeout: 5000 }).toContain("30 100");
+      send(s, 4, JSON.stringify({ Width: 132, Height: 43 }));
+      await new Promise((r) => setTimeout(r, 100));
+      send(s, 0, "go\n");
+      await expect.poll(() => Buffer.concat(s.out).toString(), { timeout: 5000 }).toContain("43 132");
+      expect(await s.status).toMatchObject({ status: "Success" });
+    });
+
+    it("refuses no token (401), a bad token (401) and a viewer token (403)", async () => {
+      expect(await openExec(wsUrl(["true"]), ["v5.channel.k8s.io"])).toEqual({ refused: 401 });
+      expect(await openExec(wsUrl(["true"]), ["v5.channel.k8s.io", bearerProtocol("apl_nope_nope")])).toEqual({
+        refused: 401,
+      });
+      expect(
+        await openExec(wsUrl(["true"]), ["v5.channel.k8s.io"], { authorization: `Bearer ${h.viewerToken}` }),
+      ).toEqual({ refused: 403 });
+      expect(await openExec(wsUrl(["true"]), ["v5.channel.k8s.io", bearerProtocol(h.viewerToken)])).toEqual({
+        refused: 403,
+      });
+    });
+
+    it("refuses an empty command (400) and another organization's sandbox (404)", async () => {
+      const auth = { authorization: `Bearer ${h.adminToken}` };
+      expect(await openExec(wsUrl([""]), ["v5.channel.k8s.io"], auth)).toEqual({ refused: 400 });
+      // The admin token is bound to organization A; the installation owner creates in B.
+      const rival = await h.call<SandboxBody>("POST", `/v1/projects/${h.otherProjectId}/sandboxes`, {
+        token: h.ownerToken,
+        body: { name: "other-ws" },
+      });
+      expect(rival.status).toBe(201);
+      const url = `${h.url.replace(/^http/, "ws")}/v1/projects/${h.otherProjectId}/sandboxes/${rival.body.id}/exec?command=true`;
+      expect(await openExec(url, ["v5.channel.k8s.io"], auth)).toEqual({ refused: 404 });
+    });
+  });
+});

@@ -1,0 +1,235 @@
+import { randomBytes } from "node:crypto";
+import { accessSync, constants, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { type Database, openDatabase } from "@agentplane/db";
+import { MemoryBus } from "@agentplane/events";
+import { silentLogger } from "@agentplane/service-kit";
+import { WebSocket } from "ws";
+import { assemblePlatform, type Platform } from "../src/assemble.ts";
+import { AllInOneEnvSchema } from "../src/config.ts";
+
+/** Suites that need real namespaces: skipped with the reason outside CI, a failure in CI. */
+export function requireBwrap(): { available: boolean; reason: string } {
+  let available = false;
+  for (const dir of ["/usr/bin", "/usr/local/bin", "/bin"]) {
+    try {
+      accessSync(join(dir, "bwrap"), constants.X_OK);
+      available = true;
+      break;
+    } catch {
+      // Next directory.
+    }
+  }
+  if (!available && process.env.CI === "true") {
+    throw new Error("bwrap is required in CI: install the Debian package bubblewrap");
+  }
+  return { available, reason: available ? "" : " (skipped: bwrap not installed; apt-get install bubblewrap)" };
+}
+
+export interface CallResult<T = Record<string, unknown>> {
+  status: number;
+  headers: Headers;
+  body: T;
+}
+
+export type Call = <T = Record<string, unknown>>(
+  method: string,
+  path: string,
+  options?: { token?: string | null; body?: unknown; headers?: Record<string, string> },
+) => Promise<CallResult<T>>;
+
+export interface SandboxPlatform {
+  platform: Platform;
+  url: string;
+  /** The installation owner (bootstrap token): not bound to an organization. */
+  ownerToken: string;
+  /** Organization A: where the tests act. */
+  orgId: string;
+  projectId: string;
+  /** An admin API token bound to organization A (cannot see organization B). */
+  adminToken: string;
+  /** A viewer API token bound to organization A: reads only. */
+  viewerToken: string;
+  /** Organization B with its own project, for cross-tenant checks. */
+  otherOrgId: string;
+  otherProjectId: string;
+  call: Call;
+  close(): Promise<void>;
+}
+
+/** JSON over HTTP against the gateway; the admin token of organization A unless told otherwise. */
+function caller(url: string, defaultToken: () => string): Call {
+  return async (method, path, options = {}) => {
+    const headers: Record<string, string> = { ...options.headers };
+    const token = options.token === undefined ? defaultToken() : options.token;
+    if (token) headers.authorization = `Bearer ${token}`;
+    let body: string | undefined;
+    if (options.body !== undefined) {
+      headers["content-type"] ??= "application/json";
+      body = typeof options.body === "string" ? options.body : JSON.stringify(options.body);
+    }
+    const res = await fetch(`${url}${path}`, { method, headers, ...(body !== undefined ? { body } : {}) });
+    const text = await res.text();
+    let json: unknown = {};
+    try {
+      json = text ? JSON.parse(text) : {};
+    } catch {
+      json = { text };
+    }
+    return { status: res.status, headers: res.headers, body: json as never };
+  };
+}
+
+/**
+ * The all-in-one platform (tenancy, audit, sandbox, gateway on one port, PGlite in memory) with
+ * two organizations, a project in each, and an admin and a viewer API token in the first.
+ */
+export async function startSandboxPlatform(options: { ingressHost?: string } = {}): Promise<SandboxPlatform> {
+  const dataDir = mkdtempSync(join(tmpdir(), "platform-sandbox-"));
+  const ownerToken = `boot_${randomBytes(24).toString("hex")}`;
+  const env = AllInOneEnvSchema.parse({
+    PORT: "0",
+    HOST: "127.0.0.1",
+    AGENTPLANE_DATA_DIR: dataDir,
+    AGENTPLANE_BOOTSTRAP_TOKEN: ownerToken,
+    AGENT_RUNTIME: "off",
+    LOG_LEVEL: "silent",
+    ...(options.ingressHost ? { SANDBOX_INGRESS_HOST: options.ingressHost } : {}),
+  });
+  const database: Database = await openDatabase("pglite://memory");
+  const bus = new MemoryBus();
+  const platform = await assemblePlatform({ env, dataDir, database, bus, logger: silentLogger() });
+  const url = platform.url.replace("0.0.0.0", "127.0.0.1");
+  let adminToken = "";
+  const call = caller(url, () => adminToken || ownerToken);
+
+  const expectCreated = <T>(r: CallResult<T>, what: string): T => {
+    if (r.status !== 201) throw new Error(`creating ${what}: ${r.status} ${JSON.stringify(r.body)}`);
+    return r.body;
+  };
+  const org = expectCreated(await call<{ id: string }>("POST", "/v1/orgs", { body: { name: "Acme" } }), "org");
+  const project = expectCreated(
+    await call<{ id: string }>("POST", `/v1/orgs/${org.id}/projects`, { body: { name: "payments" } }),
+    "project",
+  );
+  const otherOrg = expectCreated(await call<{ id: string }>("POST", "/v1/orgs", { body: { name: "Globex" } }), "org");
+  const otherProject = expectCreated(
+    await call<{ id: string }>("POST", `/v1/orgs/${otherOrg.id}/projects`, { body: { name: "rival" } }),
+    "project",
+  );
+  const token = async (role: string) =>
+    expectCreated(
+      await call<{ token: string }>("POST", `/v1/orgs/${org.id}/api-tokens`, { body: { name: role, role } }),
+      `${role} token`,
+    ).token;
+  const viewerToken = await token("viewer");
+  adminToken = await token("admin");
+
+  return {
+    platform,
+    url,
+    ownerToken,
+    orgId: org.id,
+    projectId: project.id,
+    adminToken,
+    viewerToken,
+    otherOrgId: otherOrg.id,
+    otherProjectId: otherProject.id,
+    call,
+    async close() {
+      await platform.close();
+      await bus.close();
+      await database.close();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+export interface SandboxBody {
+  id: string;
+  slug: string;
+  state: string;
+  currentRevision: number;
+  [key: string]: unknown;
+}
+
+/** Creates a sandbox in `projectId` (started unless told otherwise) and fails loudly when it cannot. */
+export async function createSandbox(
+  h: SandboxPlatform,
+  body: Record<string, unknown> = {},
+  projectId = h.projectId,
+): Promise<SandboxBody> {
+  const res = await h.call<SandboxBody>("POST", `/v1/projects/${projectId}/sandboxes`, {
+    body: { name: "box", start: true, ...body },
+  });
+  if (res.status !== 201) throw new Error(`creating a sandbox: ${res.status} ${JSON.stringify(res.body)}`);
+  return res.body;
+}
+
+export interface ExecResult {
+  exitCode: number;
+  stdout: string;
+  stderr: string;
+  timedOut: boolean;
+  stdoutTruncated: boolean;
+  stderrTruncated: boolean;
+  durationMs: number;
+}
+
+export async function exec(
+  h: SandboxPlatform,
+  sandboxId: string,
+  command: string | string[],
+  extra: Record<string, unknown> = {},
+): Promise<CallResult<ExecResult>> {
+  return h.call<ExecResult>("POST", "/v1/shell/exec", {
+    body: { projectId: h.projectId, sandboxId, command, ...extra },
+  });
+}
+
+export interface K8sSession {
+  ws: WebSocket;
+  out: Buffer[];
+  err: Buffer[];
+  status: Promise<Record<string, unknown>>;
+}
+
+/** A Kubernetes streaming-protocol client (channel byte + payload), as kubectl speaks it. */
+export function openExec(
+  url: string,
+  protocols: string[],
+  headers: Record<string, string> = {},
+): Promise<K8sSession | { refused: number }> {
+  const ws = new WebSocket(url, protocols, { headers });
+  const out: Buffer[] = [];
+  const err: Buffer[] = [];
+  let resolveStatus: (s: Record<string, unknown>) => void = () => {};
+  const status = new Promise<Record<string, unknown>>((r) => {
+    resolveStatus = r;
+  });
+  ws.on("message", (data: Buffer) => {
+    const payload = data.subarray(1);
+    if (data[0] === 1) out.push(payload);
+    if (data[0] === 2) err.push(payload);
+    if (data[0] === 3) resolveStatus(JSON.parse(payload.toString("utf8")));
+  });
+  return new Promise((resolve, reject) => {
+    ws.once("open", () => resolve({ ws, out, err, status }));
+    ws.once("unexpected-response", (_req, res) => {
+      res.resume();
+      resolve({ refused: res.statusCode ?? 0 });
+    });
+    ws.once("error", reject);
+  });
+}
+
+/** `?command=a&command=b…` for the exec WebSocket. */
+export function execQuery(argv: string[], extra = ""): string {
+  return `?${argv.map((a) => `command=${encodeURIComponent(a)}`).join("&")}${extra}`;
+}
+
+/** The Kubernetes convention for a bearer token where browsers cannot send headers. */
+export function bearerProtocol(token: string): string {
+  return `base64url.bearer.authorization.k8s.io.${Buffer.from(token).toString("base64url")}`;
+}
