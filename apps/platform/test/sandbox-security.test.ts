@@ -136,8 +136,7 @@ describe.skipIf(!bwrap.available)(`security checks for every sandbox route${bwra
   });
 
   describe("execSandboxStream (WebSocket)", () => {
-    const url = (ids: Ids) =>
-      `${h.url.replace(/^http/, "ws")}${fillPath(wsRoutes[0]?.path ?? "", ids)}?command=true`;
+    const url = (ids: Ids) => `${h.url.replace(/^http/, "ws")}${fillPath(wsRoutes[0]?.path ?? "", ids)}?command=true`;
     it("answers 401 without a token and with a bad token", async () => {
       expect(await openExec(url(mine), ["v5.channel.k8s.io"])).toEqual({ refused: 401 });
       expect(await openExec(url(mine), ["v5.channel.k8s.io", bearerProtocol("apl_x_y")])).toEqual({ refused: 401 });
