@@ -82,8 +82,8 @@ export async function ingressFetch(deps: SandboxDeps, request: Request, target: 
           method: request.method,
           path: `${url.pathname}${url.search}`,
           headers: { ...headers, ...(body ? { "content-length": String(body.length) } : {}) },
+          // No `agent` option: with one (even `false`) Node ignores createConnection and dials TCP itself.
           createConnection: () => stream as never,
-          agent: false,
         },
         (res: IncomingMessage) => {
           const out = new Headers();

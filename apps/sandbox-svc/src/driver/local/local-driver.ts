@@ -315,6 +315,9 @@ export class LocalDriver implements SandboxDriver {
     void proc.exited.then(() => running.execs.delete(proc));
     const duplex = Duplex.from({ readable: proc.stdout as Readable, writable: proc.stdin });
     duplex.on("close", () => proc.kill());
+    // The relay exits when nothing listens on the port ("premature close"); callers see the close,
+    // and an error without a listener must not take the service down.
+    duplex.on("error", () => {});
     return duplex;
   }
 
