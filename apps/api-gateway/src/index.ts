@@ -8,6 +8,6 @@ export {
 export { OidcVerifier } from "./authn/oidc.ts";
 export { type GatewayEnv, GatewayEnvSchema, type RateLimitConfig } from "./config.ts";
 export type { IngressRouter, IngressTarget } from "./ingress.ts";
-export { MemoryRateLimiter, type RateLimiter, RedisRateLimiter } from "./rate-limit.ts";
+export { createRateLimiter, MemoryRateLimiter, type RateLimiter, RedisRateLimiter } from "./rate-limit.ts";
 export { type RouteEntry, RouteTable } from "./route-table.ts";
 export type { UpgradeTarget } from "./upgrade.ts";

@@ -10,12 +10,11 @@ import {
   ServiceClient,
   serveFetch,
 } from "@agentplane/service-kit";
-import { Redis } from "ioredis";
 import { createGateway, type GatewayTarget } from "./app.ts";
 import { Authenticator } from "./authn/authenticator.ts";
 import { OidcVerifier } from "./authn/oidc.ts";
 import { GatewayEnvSchema } from "./config.ts";
-import { MemoryRateLimiter, RedisRateLimiter } from "./rate-limit.ts";
+import { createRateLimiter } from "./rate-limit.ts";
 
 const env = parseEnv(GatewayEnvSchema);
 const logger = createLogger("api-gateway", env.LOG_LEVEL);
@@ -41,9 +40,7 @@ for (const [name, url] of Object.entries(urls) as [ServiceName, string | undefin
   };
 }
 
-const rateLimit = { limit: env.RATE_LIMIT_PER_MINUTE, windowSeconds: 60 };
-const redis = env.REDIS_URL ? new Redis(env.REDIS_URL, { maxRetriesPerRequest: 1 }) : undefined;
-redis?.on("error", () => {});
+const limiter = createRateLimiter({ redisUrl: env.REDIS_URL, limitPerMinute: env.RATE_LIMIT_PER_MINUTE });
 const gateway = createGateway({
   targets,
   keys,
@@ -61,8 +58,8 @@ const gateway = createGateway({
     oidc: env.OIDC_ISSUER ? new OidcVerifier({ issuer: env.OIDC_ISSUER, audience: env.OIDC_AUDIENCE }) : undefined,
     logger,
   }),
-  rateLimiter: redis ? new RedisRateLimiter(redis, rateLimit) : new MemoryRateLimiter(rateLimit),
-  rateLimit,
+  rateLimiter: limiter.rateLimiter,
+  rateLimit: limiter.rateLimit,
   bus,
   logger,
   ...(env.PUBLIC_URL ? { publicUrl: env.PUBLIC_URL } : {}),
@@ -75,5 +72,5 @@ onShutdown(async () => {
   await server.close();
   gateway.close();
   await bus.close();
-  redis?.disconnect();
+  limiter.close();
 }, logger);

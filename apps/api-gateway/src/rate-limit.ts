@@ -1,4 +1,4 @@
-import type { Redis } from "ioredis";
+import { Redis } from "ioredis";
 import type { RateLimitConfig } from "./config.ts";
 
 export interface RateLimitResult {
@@ -84,4 +84,17 @@ export function rateLimitHeaders(config: RateLimitConfig, r: RateLimitResult): R
     "ratelimit-policy": `"per-token";q=${config.limit};w=${config.windowSeconds}`,
     ratelimit: `"per-token";r=${r.remaining};t=${r.resetSeconds}`,
   };
+}
+
+/** The limiter for a deployment: shared counters in Redis when it is configured, else in memory. */
+export function createRateLimiter(options: { redisUrl?: string | undefined; limitPerMinute: number }): {
+  rateLimiter: RateLimiter;
+  rateLimit: RateLimitConfig;
+  close(): void;
+} {
+  const rateLimit = { limit: options.limitPerMinute, windowSeconds: 60 };
+  if (!options.redisUrl) return { rateLimiter: new MemoryRateLimiter(rateLimit), rateLimit, close: () => {} };
+  const redis = new Redis(options.redisUrl, { maxRetriesPerRequest: 1 });
+  redis.on("error", () => {});
+  return { rateLimiter: new RedisRateLimiter(redis, rateLimit), rateLimit, close: () => redis.disconnect() };
 }

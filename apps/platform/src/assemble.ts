@@ -2,12 +2,11 @@ import { join } from "node:path";
 import {
   Authenticator,
   createGateway,
+  createRateLimiter,
   type Gateway,
   type GatewayTarget,
   type IngressRouter,
-  MemoryRateLimiter,
   OidcVerifier,
-  RedisRateLimiter,
 } from "@agentplane/api-gateway";
 import { createAuditService } from "@agentplane/audit-svc";
 import { SANDBOX_INTERNAL, SANDBOX_TOKEN_PREFIX, type ServiceName } from "@agentplane/contracts";
@@ -26,7 +25,6 @@ import {
   serveFetch,
 } from "@agentplane/service-kit";
 import { createTenancyService } from "@agentplane/tenancy-svc";
-import { Redis } from "ioredis";
 import type { AllInOneEnv } from "./config.ts";
 import { loadOrCreateSecretKey } from "./secrets.ts";
 
@@ -129,9 +127,7 @@ export async function assemblePlatform(options: AssembleOptions): Promise<Platfo
     targets[name] = inProcessTarget(instance);
   }
 
-  const rateLimit = { limit: env.RATE_LIMIT_PER_MINUTE, windowSeconds: 60 };
-  const redis = env.REDIS_URL ? new Redis(env.REDIS_URL, { maxRetriesPerRequest: 1 }) : undefined;
-  redis?.on("error", () => {});
+  const limiter = createRateLimiter({ redisUrl: env.REDIS_URL, limitPerMinute: env.RATE_LIMIT_PER_MINUTE });
   const gateway = createGateway({
     targets,
     keys,
@@ -147,8 +143,8 @@ export async function assemblePlatform(options: AssembleOptions): Promise<Platfo
       oidc: env.OIDC_ISSUER ? new OidcVerifier({ issuer: env.OIDC_ISSUER, audience: env.OIDC_AUDIENCE }) : undefined,
       logger,
     }),
-    rateLimiter: redis ? new RedisRateLimiter(redis, rateLimit) : new MemoryRateLimiter(rateLimit),
-    rateLimit,
+    rateLimiter: limiter.rateLimiter,
+    rateLimit: limiter.rateLimit,
     bus,
     logger,
     publicUrl,
@@ -170,7 +166,7 @@ export async function assemblePlatform(options: AssembleOptions): Promise<Platfo
       await server.close();
       gateway.close();
       await Promise.allSettled(Object.values(services).map((s) => s.close()));
-      redis?.disconnect();
+      limiter.close();
     },
   };
 }

@@ -1,4 +1,4 @@
-export { type LocalServer, readBody, startLocalServer } from "./http.ts";
+export { freePort, type LocalServer, readBody, startLocalServer, waitForHealth } from "./http.ts";
 export {
   createTestDatabase,
   requirePostgres,
