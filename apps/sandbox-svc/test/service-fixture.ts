@@ -22,14 +22,17 @@ export interface VerbFixture {
  * The service's verbs on a real database, bus and driver. Authorization is not exercised here
  * (route tests go through tenancy): verbs run after it, so no authorizer is consulted.
  */
-export async function verbFixture(database: Database): Promise<VerbFixture> {
+export async function verbFixture(
+  database: Database,
+  options: { driver?: Parameters<typeof newDriver>[0] } = {},
+): Promise<VerbFixture> {
   await migrateToLatest(database, SANDBOX_SCHEMA, migrations);
   const bus = new MemoryBus();
   const events: VerbFixture["events"] = [];
   await bus.subscribe("audit.recorded", async (e) => {
     events.push(e.data as VerbFixture["events"][number]);
   });
-  const driver = newDriver();
+  const driver = newDriver(options.driver);
   const base = {
     db: database.forSchema<SandboxDB>(SANDBOX_SCHEMA),
     database,

@@ -1,0 +1,72 @@
+import { openDatabase } from "@agentplane/db";
+import { generateInternalKeys, silentLogger } from "@agentplane/service-kit";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createSandboxService, type SandboxService } from "../src/app.ts";
+import { execInSandbox } from "../src/services/exec.ts";
+import { createSandbox, getSandboxRow } from "../src/services/sandboxes.ts";
+import { requireBwrap } from "./helpers.ts";
+import { type VerbFixture, verbFixture } from "./service-fixture.ts";
+
+const bwrap = requireBwrap();
+const P = "prj_idle";
+
+describe.skipIf(!bwrap.available)(`idle auto-stop${bwrap.reason}`, () => {
+  let fx: VerbFixture;
+  let service: SandboxService;
+  beforeAll(async () => {
+    const database = await openDatabase("pglite://memory");
+    fx = await verbFixture(database);
+    // The service's idle check runs against the same database and driver the verbs use.
+    service = await createSandboxService({
+      database,
+      bus: fx.bus,
+      keys: await generateInternalKeys(),
+      logger: silentLogger(),
+      authorizer: fx.deps.authorizer,
+      config: { dataDir: "/nonexistent", idleCheckIntervalMs: 100 },
+      driver: fx.driver,
+    });
+  });
+  afterAll(async () => {
+    await service?.close();
+    await fx?.close();
+  });
+
+  const state = async (id: string) => (await getSandboxRow(fx.deps, P, id)).state;
+
+  it("stops a sandbox after its idle timeout, postponed by exec activity, and audits why", async () => {
+    const idle = await createSandbox(fx.deps, fx.actor, P, {
+      name: "idle",
+      labels: {},
+      start: true,
+      idleTimeoutSeconds: 1,
+    });
+    const busy = await createSandbox(fx.deps, fx.actor, P, {
+      name: "busy",
+      labels: {},
+      start: true,
+      idleTimeoutSeconds: 1,
+    });
+    const never = await createSandbox(fx.deps, fx.actor, P, {
+      name: "never",
+      labels: {},
+      start: true,
+      idleTimeoutSeconds: 0,
+    });
+    // Keep one sandbox busy with an exec every 300 ms for 2 s.
+    const started = Date.now();
+    while (Date.now() - started < 2000) {
+      const row = await getSandboxRow(fx.deps, P, busy.id);
+      expect((await execInSandbox(fx.deps, fx.actor, row, { command: "true", timeoutMs: 5000 })).exitCode).toBe(0);
+      await new Promise((r) => setTimeout(r, 300));
+    }
+    expect(await state(idle.id)).toBe("stopped");
+    expect(await state(busy.id)).toBe("running");
+    expect((await fx.driver.status(idle.id)).phase).toBe("stopped");
+
+    await expect.poll(() => state(busy.id), { timeout: 4000, interval: 100 }).toBe("stopped");
+    expect(await state(never.id)).toBe("running");
+    const stops = fx.events.filter((e) => e.action === "sandbox.stopped");
+    expect(stops.map((e) => e.details)).toEqual([{ reason: "idle timeout" }, { reason: "idle timeout" }]);
+  });
+});

@@ -1,0 +1,132 @@
+import { execFileSync } from "node:child_process";
+import { chmodSync, copyFileSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { openDatabase } from "@agentplane/db";
+import { ProblemError } from "@agentplane/problem-details";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { LocalDriver } from "../src/driver/local/local-driver.ts";
+import { runCommand } from "../src/exec/run-command.ts";
+import { execInSandbox } from "../src/services/exec.ts";
+import { createSandbox } from "../src/services/sandboxes.ts";
+import { newDriver, requireBwrap, tempDataDir } from "./helpers.ts";
+import { type VerbFixture, verbFixture } from "./service-fixture.ts";
+
+const bwrap = requireBwrap();
+
+const sh = (driver: LocalDriver, id: string, command: string) =>
+  runCommand(driver, id, { argv: ["/bin/sh", "-c", command], timeoutMs: 20_000 });
+
+/**
+ * A root filesystem of a handful of host binaries and the libraries `ldd` names for them, plus a
+ * marker file: small enough to build in a test, and nothing of the host's /usr is in it.
+ */
+function buildTinyRootfs(): string {
+  const root = join(tempDataDir(), "rootfs");
+  const copy = (source: string, target = source) => {
+    mkdirSync(dirname(join(root, target)), { recursive: true });
+    copyFileSync(source, join(root, target));
+    chmodSync(join(root, target), 0o755);
+  };
+  for (const [binary, target] of [
+    ["/bin/sh", "/bin/sh"],
+    ["/usr/bin/sleep", "/bin/sleep"],
+    ["/usr/bin/cat", "/bin/cat"],
+    ["/usr/bin/ls", "/bin/ls"],
+  ] as const) {
+    copy(binary, target);
+    for (const line of execFileSync("ldd", [binary], { encoding: "utf8" }).split("\n")) {
+      const lib = /(\/\S+)\s+\(0x/.exec(line)?.[1];
+      if (lib) copy(lib);
+    }
+  }
+  mkdirSync(join(root, "etc"), { recursive: true });
+  writeFileSync(join(root, "etc", "os-release"), "ID=tiny\nNAME=Tiny test image\n");
+  chmodSync(root, 0o755);
+  return root;
+}
+
+describe.skipIf(!bwrap.available)(`memory limits${bwrap.reason}`, () => {
+  let driver: LocalDriver;
+  beforeAll(() => {
+    driver = newDriver();
+  });
+  afterAll(async () => {
+    await driver.close();
+  });
+
+  it("kills a process that allocates beyond the sandbox's memory limit, where the host lets us set one", async (ctx) => {
+    // Said in the test name when skipped: only hosts with a writable memory cgroup enforce it.
+    if (!driver.cgroups.controllers.includes("memory")) ctx.skip();
+    await driver.start({ id: "sbx_mem", slug: "mem", image: "default", env: {}, resources: { memoryMiB: 48 } });
+    // Seen from the host: the sandbox's own memory cgroup carries the limit and holds its processes.
+    const dir = join(driver.cgroups.parents.memory as string, "sbx_mem");
+    const limitFile = driver.cgroups.version === "v2" ? "memory.max" : "memory.limit_in_bytes";
+    expect(Number(readFileSync(join(dir, limitFile), "utf8"))).toBe(48 * 1024 * 1024);
+    expect(readFileSync(join(dir, "cgroup.procs"), "utf8").trim()).not.toBe("");
+
+    // Touching every page (a bytes multiplication writes them) makes the kernel account it.
+    const small = await sh(driver, "sbx_mem", "python3 -c \"x = b'a' * (8 << 20); print(len(x))\"");
+    expect(small).toMatchObject({ exitCode: 0, stdout: `${8 << 20}\n` });
+    const big = await sh(driver, "sbx_mem", "python3 -c \"x = b'a' * (256 << 20); print(len(x))\"; echo exit=$?");
+    expect(big.stdout).not.toContain(String(256 << 20));
+    // SIGKILL from the kernel's OOM killer, scoped to the sandbox's cgroup.
+    expect(big.stdout).toMatch(/exit=137\n$/);
+    expect(big.stderr).toContain("Killed");
+
+    // The sandbox itself survives its process being killed.
+    expect((await sh(driver, "sbx_mem", "echo alive")).stdout).toBe("alive\n");
+    await driver.stop("sbx_mem");
+  });
+
+  it("leaves a sandbox without a limit alone", async () => {
+    await driver.start({ id: "sbx_free", slug: "free", image: "default", env: {}, resources: {} });
+    const big = await sh(driver, "sbx_free", "python3 -c \"x = b'a' * (256 << 20); print(len(x))\"");
+    expect(big).toMatchObject({ exitCode: 0, stdout: `${256 << 20}\n` });
+    await driver.stop("sbx_free");
+  });
+});
+
+describe.skipIf(!bwrap.available)(`registered images${bwrap.reason}`, () => {
+  let fx: VerbFixture;
+  let rootfs: string;
+  beforeAll(async () => {
+    rootfs = buildTinyRootfs();
+    const database = await openDatabase("pglite://memory");
+    fx = await verbFixture(database, { driver: { images: { tiny: rootfs } } });
+  });
+  afterAll(async () => {
+    await fx?.close();
+  });
+
+  it("runs a sandbox on a registered root filesystem instead of the host's system directories", async () => {
+    const row = await createSandbox(fx.deps, fx.actor, "prj_img", {
+      name: "tiny",
+      image: "tiny",
+      labels: {},
+      start: true,
+    });
+    expect(row).toMatchObject({ image: "tiny", state: "running" });
+    const run = (command: string) => execInSandbox(fx.deps, fx.actor, row, { command, timeoutMs: 10_000 });
+    expect((await run("cat /etc/os-release")).stdout).toContain("ID=tiny");
+    // Nothing of the host's /usr: no python, no node, only the copied binaries.
+    const listing = await run("ls /; ls /bin; test -e /usr/bin/python3 || echo no-python");
+    expect(listing.stdout).toContain("no-python");
+    expect(listing.stdout.split("\n")).toEqual(expect.arrayContaining(["cat", "ls", "sh", "sleep", "workspace"]));
+    // The image is read-only; the workspace is not.
+    expect((await run("echo x > /etc/os-release")).exitCode).not.toBe(0);
+    expect((await run("echo x > /workspace/f && cat /workspace/f")).stdout).toBe("x\n");
+    expect(readFileSync(join(rootfs, "etc", "os-release"), "utf8")).toContain("ID=tiny");
+  });
+
+  it("refuses an image the catalog does not have with a 400 naming the known ones", async () => {
+    const err = await createSandbox(fx.deps, fx.actor, "prj_img", {
+      name: "ghost",
+      image: "debian",
+      labels: {},
+      start: false,
+    }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ProblemError);
+    expect((err as ProblemError).status).toBe(400);
+    expect((err as ProblemError).detail).toContain("known: default, tiny");
+  });
+});
