@@ -9,4 +9,5 @@ export const ALL_ROUTES: readonly ContractRoute[] = [...tenancyRoutes, ...sandbo
 /** Pages outside `/v1` that a service serves through the gateway without authentication. */
 export const PUBLIC_PAGES: readonly { path: string; service: "tenancy"; methods: readonly string[] }[] = [
   { path: "/activate", service: "tenancy", methods: ["GET", "POST"] },
+  { path: "/activate/callback", service: "tenancy", methods: ["GET"] },
 ];
