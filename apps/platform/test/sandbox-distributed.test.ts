@@ -1,0 +1,182 @@
+import { randomBytes } from "node:crypto";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { generateInternalKeys } from "@agentplane/service-kit";
+import {
+  createTestDatabase,
+  requirePostgres,
+  requireRedis,
+  TEST_REDIS_URL,
+  type TestDatabase,
+} from "@agentplane/testkit";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { freePort, type Spawned, spawnNode, waitForHealth } from "../../../tests/e2e/processes.ts";
+import { bearerProtocol, execQuery, openExec, requireBwrap } from "./sandbox-harness.ts";
+
+const pg = await requirePostgres();
+const redis = await requireRedis();
+const bwrap = requireBwrap();
+const LAUNCHER = "apps/platform/src/main.ts";
+
+async function call<T = Record<string, unknown>>(
+  base: string,
+  token: string | undefined,
+  method: string,
+  path: string,
+  body?: unknown,
+): Promise<{ status: number; body: T }> {
+  const res = await fetch(`${base}${path}`, {
+    method,
+    headers: {
+      ...(token ? { authorization: `Bearer ${token}` } : {}),
+      ...(body !== undefined ? { "content-type": "application/json" } : {}),
+    },
+    ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+  });
+  const text = await res.text();
+  return { status: res.status, body: (text ? JSON.parse(text) : {}) as T };
+}
+
+describe.skipIf(!pg.available || !redis.available || !bwrap.available)(
+  `distributed: sandbox-svc as its own process behind a separate gateway${pg.reason}${redis.reason}${bwrap.reason}`,
+  () => {
+    let database: TestDatabase;
+    const processes: Spawned[] = [];
+    const dataDir = mkdtempSync(join(tmpdir(), "sandbox-distributed-"));
+    const bootstrapToken = `boot_${randomBytes(24).toString("hex")}`;
+    let gatewayUrl = "";
+    let sandboxUrl = "";
+    let projectId = "";
+    let adminToken = "";
+    let viewerToken = "";
+    let sandboxId = "";
+
+    beforeAll(async () => {
+      database = await createTestDatabase("sbxdist");
+      const keys = await generateInternalKeys();
+      const [tenancyPort, sandboxPort, gatewayPort] = [await freePort(), await freePort(), await freePort()];
+      gatewayUrl = `http://127.0.0.1:${gatewayPort}`;
+      sandboxUrl = `http://127.0.0.1:${sandboxPort}`;
+      const shared = {
+        DATABASE_URL: database.url,
+        REDIS_URL: TEST_REDIS_URL,
+        INTERNAL_IDENTITY_PRIVATE_KEY: JSON.stringify(keys.privateJwk),
+        AGENTPLANE_SECRET_KEY: randomBytes(32).toString("base64"),
+        TENANCY_URL: `http://127.0.0.1:${tenancyPort}`,
+        PUBLIC_URL: gatewayUrl,
+      };
+      const tenancy = spawnNode(LAUNCHER, ["--target=tenancy"], {
+        ...shared,
+        PORT: String(tenancyPort),
+        AGENTPLANE_BOOTSTRAP_TOKEN: bootstrapToken,
+      });
+      processes.push(tenancy);
+      const sandbox = spawnNode(LAUNCHER, ["--target=sandbox"], {
+        ...shared,
+        PORT: String(sandboxPort),
+        SANDBOX_DATA_DIR: dataDir,
+        AGENTPLANE_API_URL: gatewayUrl,
+      });
+      processes.push(sandbox);
+      await Promise.all([waitForHealth(shared.TENANCY_URL), waitForHealth(sandboxUrl)]);
+      const gateway = spawnNode(LAUNCHER, ["--target=gateway"], {
+        ...shared,
+        PORT: String(gatewayPort),
+        SANDBOX_URL: sandboxUrl,
+      });
+      processes.push(gateway);
+      await waitForHealth(gatewayUrl);
+
+      const owner = (m: string, p: string, b?: unknown) =>
+        call<{ id: string; token: string }>(gatewayUrl, bootstrapToken, m, p, b);
+      const org = await owner("POST", "/v1/orgs", { name: "Distributed" });
+      expect(org.status).toBe(201);
+      const project = await owner("POST", `/v1/orgs/${org.body.id}/projects`, { name: "remote" });
+      projectId = project.body.id;
+      adminToken = (await owner("POST", `/v1/orgs/${org.body.id}/api-tokens`, { name: "a", role: "admin" })).body.token;
+      viewerToken = (await owner("POST", `/v1/orgs/${org.body.id}/api-tokens`, { name: "v", role: "viewer" })).body
+        .token;
+    });
+
+    afterAll(async () => {
+      await Promise.all(processes.map((p) => p.stop()));
+      await database?.drop();
+      rmSync(dataDir, { recursive: true, force: true });
+    });
+
+    it("refuses direct calls to the sandbox service without an internal identity", async () => {
+      const res = await call(sandboxUrl, adminToken, "GET", `/v1/projects/${projectId}/sandboxes`);
+      expect(res.status).toBe(401);
+    });
+
+    it("creates and starts a sandbox through the gateway, authorized remotely by tenancy", async () => {
+      const created = await call<{ id: string; state: string }>(
+        gatewayUrl,
+        adminToken,
+        "POST",
+        `/v1/projects/${projectId}/sandboxes`,
+        { name: "remote-box", env: { WHERE: "distributed" } },
+      );
+      expect(created.status).toBe(201);
+      expect(created.body.state).toBe("pending");
+      sandboxId = created.body.id;
+      const started = await call<{ state: string }>(
+        gatewayUrl,
+        adminToken,
+        "POST",
+        `/v1/projects/${projectId}/sandboxes/${sandboxId}/start`,
+      );
+      expect(started.status).toBe(200);
+      expect(started.body.state).toBe("running");
+      const asViewer = await call(
+        gatewayUrl,
+        viewerToken,
+        "POST",
+        `/v1/projects/${projectId}/sandboxes/${sandboxId}/stop`,
+      );
+      expect(asViewer.status).toBe(403);
+      expect(
+        (await call(gatewayUrl, viewerToken, "GET", `/v1/projects/${projectId}/sandboxes/${sandboxId}`)).status,
+      ).toBe(200);
+    });
+
+    it("execs a command and resolves the sandbox's own token over HTTP", async () => {
+      const res = await call<{ exitCode: number; stdout: string }>(gatewayUrl, adminToken, "POST", "/v1/shell/exec", {
+        projectId,
+        sandboxId,
+        command: 'echo "$WHERE"; printf %s "$AGENTPLANE_TOKEN" >&2',
+      });
+      expect(res.status).toBe(200);
+      expect(res.body).toMatchObject({ exitCode: 0, stdout: "distributed\n" });
+      const token = (res.body as unknown as { stderr: string }).stderr;
+      const me = await call<{ type: string; sandboxId: string }>(gatewayUrl, token, "GET", "/v1/auth/me");
+      expect(me.status).toBe(200);
+      expect(me.body).toMatchObject({ type: "sandbox", sandboxId });
+      expect((await call(gatewayUrl, token, "GET", `/v1/projects/${projectId}/sandboxes`)).status).toBe(403);
+    });
+
+    it("streams a WebSocket exec through the gateway to the sandbox process", async () => {
+      const url = `${gatewayUrl.replace(/^http/, "ws")}/v1/projects/${projectId}/sandboxes/${sandboxId}/exec${execQuery(["sh", "-c", "cat; echo done"])}`;
+      const s = await openExec(url, ["v5.channel.k8s.io", bearerProtocol(adminToken)]);
+      if ("refused" in s) throw new Error(`refused ${s.refused}`);
+      expect(s.ws.protocol).toBe("v5.channel.k8s.io");
+      s.ws.send(Buffer.concat([Buffer.from([0]), Buffer.from("over the wire\n")]));
+      s.ws.send(Buffer.from([255, 0]));
+      expect(await s.status).toEqual({ metadata: {}, status: "Success" });
+      expect(Buffer.concat(s.out).toString()).toBe("over the wire\ndone\n");
+
+      expect(await openExec(url, ["v5.channel.k8s.io"])).toEqual({ refused: 401 });
+      expect(await openExec(url, ["v5.channel.k8s.io", bearerProtocol(viewerToken)])).toEqual({ refused: 403 });
+    });
+
+    it("stops and deletes the sandbox", async () => {
+      const base = `/v1/projects/${projectId}/sandboxes/${sandboxId}`;
+      expect((await call<{ state: string }>(gatewayUrl, adminToken, "POST", `${base}/stop`)).body.state).toBe(
+        "stopped",
+      );
+      expect((await call(gatewayUrl, adminToken, "DELETE", base)).status).toBe(204);
+      expect((await call(gatewayUrl, adminToken, "GET", base)).status).toBe(404);
+    });
+  },
+);
