@@ -12,7 +12,7 @@ import {
 import { sql } from "kysely";
 import type { AuditConfig } from "./config.ts";
 import { migrations } from "./db/migrations/index.ts";
-import type { AuditDb } from "./db/schema.ts";
+import { AUDIT_SCHEMA, type AuditDb } from "./db/schema.ts";
 import { type Ingestion, startIngestion } from "./ingest/consumer.ts";
 import { registerListAuditTrail } from "./routes/audit-trail/list.ts";
 import { registerGetAuditTrailStats } from "./routes/audit-trail/stats.ts";
@@ -31,7 +31,7 @@ import { pruneAuditRecords, startMaintenance } from "./services/maintenance.ts";
 import { Pricing } from "./services/pricing.ts";
 import { SpendLedger } from "./services/spend.ts";
 
-export const AUDIT_SCHEMA = "audit";
+export { AUDIT_SCHEMA };
 
 export interface AuditServiceDeps {
   database: Database;

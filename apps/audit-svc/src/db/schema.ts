@@ -1,3 +1,6 @@
+/** The Postgres schema audit-svc owns. */
+export const AUDIT_SCHEMA = "audit";
+
 import type { Generated } from "kysely";
 
 /** One audit record; `ts` is unique per organization and is the pagination key. */
@@ -15,7 +18,8 @@ export interface AuditRecordsTable {
   source: string;
   target_type: string | null;
   target_id: string | null;
-  targets: string;
+  /** jsonb: written as part of a JSON batch, read back parsed. */
+  targets: unknown;
   outcome: string;
   status: number | null;
   request_id: string | null;
@@ -23,7 +27,7 @@ export interface AuditRecordsTable {
   user_agent: string | null;
   method: string | null;
   path: string | null;
-  details: string | null;
+  details: unknown;
 }
 
 /** The newest `ts` handed out per organization (the high-water mark that keeps timestamps unique). */

@@ -17,11 +17,13 @@ import { storeUsageRecords } from "../services/usage.ts";
 import { MicroBatcher } from "./batcher.ts";
 
 export interface ConsumerOptions {
-  /** Jobs taken at once per topic and replica; the upper bound of one batch (default 1000). */
+  /** Jobs taken at once per worker; the upper bound of one batch (default 500). */
   concurrency?: number;
-  /** Rows per insert (default 500). */
+  /** Workers per topic and replica (default 2): each fetches and acknowledges jobs on its own connection. */
+  workers?: number;
+  /** Most rows per insert (default 1000). */
   batchSize?: number;
-  /** Longest wait to fill a batch (default 20 ms). */
+  /** Longest wait to fill a batch while no write runs (default 10 ms). */
   maxWaitMs?: number;
 }
 
@@ -44,7 +46,7 @@ export async function startIngestion(deps: {
   options?: ConsumerOptions | undefined;
 }): Promise<Ingestion> {
   const options = deps.options ?? {};
-  const batch = { maxSize: options.batchSize ?? 500, maxWaitMs: options.maxWaitMs ?? 20 };
+  const batch = { maxSize: options.batchSize ?? 1000, maxWaitMs: options.maxWaitMs ?? 10 };
   const audits = new MicroBatcher<AuditRecorded>(async (items) => {
     await storeAuditRecords(deps.db, items);
   }, batch);
@@ -53,35 +55,43 @@ export async function startIngestion(deps: {
   }, batch);
 
   const subscriptions: Subscription[] = [];
-  const concurrency = options.concurrency ?? 1000;
-  subscriptions.push(
-    await deps.bus.subscribe(
-      AUDIT_RECORDED,
-      async (event: EventEnvelope) => {
-        const parsed = AuditRecordedSchema.safeParse({ ...(event.data as object), id: event.id });
-        if (!parsed.success) {
-          deps.logger.warn({ eventId: event.id, issues: parsed.error.issues.length }, "malformed audit event dropped");
-          return;
-        }
-        await audits.add(parsed.data);
-      },
-      { concurrency },
-    ),
-  );
-  subscriptions.push(
-    await deps.bus.subscribe(
-      USAGE_RECORDED,
-      async (event: EventEnvelope) => {
-        const parsed = UsageRecordedSchema.safeParse({ ...(event.data as object), id: event.id });
-        if (!parsed.success) {
-          deps.logger.warn({ eventId: event.id, issues: parsed.error.issues.length }, "malformed usage event dropped");
-          return;
-        }
-        await usage.add(parsed.data);
-      },
-      { concurrency },
-    ),
-  );
+  const concurrency = options.concurrency ?? 500;
+  for (let w = 0; w < (options.workers ?? 2); w++) {
+    subscriptions.push(
+      await deps.bus.subscribe(
+        AUDIT_RECORDED,
+        async (event: EventEnvelope) => {
+          const parsed = AuditRecordedSchema.safeParse({ ...(event.data as object), id: event.id });
+          if (!parsed.success) {
+            deps.logger.warn(
+              { eventId: event.id, issues: parsed.error.issues.length },
+              "malformed audit event dropped",
+            );
+            return;
+          }
+          await audits.add(parsed.data);
+        },
+        { concurrency },
+      ),
+    );
+    subscriptions.push(
+      await deps.bus.subscribe(
+        USAGE_RECORDED,
+        async (event: EventEnvelope) => {
+          const parsed = UsageRecordedSchema.safeParse({ ...(event.data as object), id: event.id });
+          if (!parsed.success) {
+            deps.logger.warn(
+              { eventId: event.id, issues: parsed.error.issues.length },
+              "malformed usage event dropped",
+            );
+            return;
+          }
+          await usage.add(parsed.data);
+        },
+        { concurrency },
+      ),
+    );
+  }
 
   return {
     async drain() {

@@ -1,0 +1,159 @@
+import { AUDIT_INTERNAL, type Principal } from "@agentplane/contracts";
+import { type Database, openDatabase } from "@agentplane/db";
+import { MemoryBus } from "@agentplane/events";
+import { servicePrincipal, signIdentity, silentLogger } from "@agentplane/service-kit";
+import { createTestDatabase, requirePostgres } from "@agentplane/testkit";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { addMember, startActivated } from "../../tenancy-svc/test/fixtures/harness.ts";
+import { type AuditService, createAuditService } from "../src/app.ts";
+import { AUDIT_SCHEMA, type AuditDb } from "../src/db/schema.ts";
+import { storeAuditRecords } from "../src/services/audit-records.ts";
+import { auditEvent } from "./helpers.ts";
+
+const pg = await requirePostgres();
+
+describe.skipIf(!pg.available)(`audit routes through the real tenancy service${pg.reason}`, () => {
+  let database: Database;
+  let drop: () => Promise<void>;
+  let audit: AuditService;
+  let tenancy: Awaited<ReturnType<typeof startActivated>>;
+  let owner: Principal;
+  let orgId: string;
+  let otherOrgId: string;
+  let viewer: Principal;
+
+  const call = async (method: string, path: string, as: Principal | undefined, body?: unknown) => {
+    const headers = new Headers();
+    if (as) headers.set("x-agentplane-identity", await signIdentity(tenancy.keys, as, { audience: "audit" }));
+    if (body !== undefined) headers.set("content-type", "application/json");
+    return audit.fetch(
+      new Request(`http://audit.test${path}`, {
+        method,
+        headers,
+        ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+      }),
+    );
+  };
+
+  beforeAll(async () => {
+    const created = await createTestDatabase("audit_routes");
+    drop = created.drop;
+    database = await openDatabase(created.url, { max: 5 });
+    tenancy = await startActivated(database);
+    owner = tenancy.owner;
+    orgId = tenancy.orgId;
+    const other = await tenancy.call("POST", "/v1/orgs", {
+      as: await tenancy.oidcUser("eve@example.test"),
+      body: { name: "Other" },
+    });
+    otherOrgId = ((await other.json()) as { id: string }).id;
+    viewer = await addMember(tenancy, owner, orgId, "vera@example.test", "viewer");
+    audit = await createAuditService({
+      database,
+      bus: new MemoryBus(),
+      keys: tenancy.keys,
+      logger: silentLogger(),
+      authorizer: tenancy.service.authorizer,
+      config: { maintenance: false },
+    });
+  }, 60_000);
+  afterAll(async () => {
+    await audit?.close();
+    await tenancy?.service.close();
+    await database?.close();
+    await drop?.();
+  });
+
+  it("pages the audit trail by nextCursor, newest first", async () => {
+    const db = database.forSchema<AuditDb>(AUDIT_SCHEMA);
+    await storeAuditRecords(
+      db,
+      Array.from({ length: 7 }, () => auditEvent({ orgId, time: "2026-05-05T05:05:05.005Z" })),
+    );
+    const seen: string[] = [];
+    let cursor: string | undefined;
+    for (;;) {
+      const res = await call("GET", `/v1/orgs/${orgId}/audit-trail?limit=3${cursor ? `&cursor=${cursor}` : ""}`, owner);
+      expect(res.status).toBe(200);
+      const page = (await res.json()) as { items: { id: string; time: string }[]; nextCursor?: string };
+      seen.push(...page.items.map((i) => i.time));
+      if (!page.nextCursor) break;
+      cursor = page.nextCursor;
+    }
+    expect(seen).toHaveLength(7);
+    expect([...seen].sort().reverse()).toEqual(seen);
+  });
+
+  it("answers bad input with a 400 problem", async () => {
+    const bad = [
+      `/v1/orgs/${orgId}/audit-trail?cursor=yesterday`,
+      `/v1/orgs/${orgId}/audit-trail?limit=501`,
+      `/v1/orgs/${orgId}/audit-trail?from=2026-02-01T00:00:00Z&to=2026-01-01T00:00:00Z`,
+      `/v1/orgs/${orgId}/audit-trail/stats?from=2026-02-01T00:00:00Z&to=2026-01-01T00:00:00Z`,
+      `/v1/orgs/${orgId}/audit-trail/timeseries?interval=week`,
+      `/v1/orgs/${orgId}/audit-trail/timeseries?interval=hour&from=2026-01-01T00:00:00Z&to=2026-06-01T00:00:00Z`,
+      `/v1/orgs/${orgId}/usage-costs?groupBy=team`,
+      `/v1/orgs/${orgId}/usage-costs/timeseries?interval=minute`,
+    ];
+    for (const path of bad) {
+      const res = await call("GET", path, owner);
+      expect(res.status, path).toBe(400);
+      expect(res.headers.get("content-type")).toContain("application/problem+json");
+      const problem = (await res.json()) as { errors?: { pointer: string }[] };
+      expect(problem.errors?.length, path).toBeGreaterThan(0);
+    }
+    const negative = await call("POST", `/v1/orgs/${orgId}/spending-limits`, owner, { amountUsd: -5 });
+    expect(negative.status).toBe(400);
+    expect(((await negative.json()) as { errors: { pointer: string }[] }).errors[0]?.pointer).toBe("/body/amountUsd");
+  });
+
+  it("answers 404 for another organization and 403 for a role below admin", async () => {
+    for (const path of [
+      "audit-trail",
+      "audit-trail/stats",
+      "usage-costs",
+      "spending-limits",
+      "spending-limits/status",
+    ]) {
+      expect((await call("GET", `/v1/orgs/${otherOrgId}/${path}`, owner)).status, path).toBe(404);
+      expect((await call("GET", `/v1/orgs/${orgId}/${path}`, viewer)).status, path).toBe(403);
+    }
+    expect((await call("GET", `/v1/orgs/${orgId}/audit-trail`, undefined)).status).toBe(401);
+  });
+
+  it("creates, reads, changes and deletes spending limits and reports their status", async () => {
+    const created = await call("POST", `/v1/orgs/${orgId}/spending-limits`, owner, { amountUsd: 25 });
+    expect(created.status).toBe(201);
+    const limit = (await created.json()) as { id: string; period: string; alertThresholds: number[] };
+    expect(limit).toMatchObject({ period: "monthly", alertThresholds: [80], projectId: null });
+    expect((await call("GET", `/v1/orgs/${orgId}/spending-limits/${limit.id}`, owner)).status).toBe(200);
+    // The limit is invisible through another organization's path.
+    const eve = await tenancy.oidcUser("eve@example.test");
+    expect((await call("GET", `/v1/orgs/${otherOrgId}/spending-limits/${limit.id}`, eve)).status).toBe(404);
+    const patched = await call("PATCH", `/v1/orgs/${orgId}/spending-limits/${limit.id}`, owner, {
+      amountUsd: 40,
+      alertThresholds: [50, 90],
+    });
+    expect(await patched.json()).toMatchObject({ amountUsd: 40, alertThresholds: [50, 90] });
+    const status = (await (await call("GET", `/v1/orgs/${orgId}/spending-limits/status`, owner)).json()) as {
+      items: { limitId: string; state: string; remainingUsd: number; periodStart: string; periodEnd: string }[];
+    };
+    expect(status.items[0]).toMatchObject({ limitId: limit.id, state: "ok", remainingUsd: 40 });
+    expect(new Date(status.items[0]!.periodStart).getUTCDate()).toBe(1);
+    expect((await call("DELETE", `/v1/orgs/${orgId}/spending-limits/${limit.id}`, owner)).status).toBe(204);
+    expect((await call("GET", `/v1/orgs/${orgId}/spending-limits/${limit.id}`, owner)).status).toBe(404);
+  });
+
+  it("serves the spend decision API to service principals only", async () => {
+    const asProxy = servicePrincipal("inference");
+    const reserved = await call("POST", AUDIT_INTERNAL.reserve, asProxy, { orgId, estimatedMicroUsd: 5000 });
+    expect(reserved.status).toBe(200);
+    const { reservationId, decision } = (await reserved.json()) as { reservationId: string; decision: string };
+    expect(decision).toBe("allowed");
+    const settled = await call("POST", AUDIT_INTERNAL.settle, asProxy, { reservationId, costMicroUsd: 4000 });
+    expect(await settled.json()).toEqual({ reservationId, state: "settled" });
+    expect((await call("POST", AUDIT_INTERNAL.reserve, owner, { orgId, estimatedMicroUsd: 1 })).status).toBe(403);
+    expect((await call("POST", AUDIT_INTERNAL.release, asProxy, { reservationId: "rsv_nope" })).status).toBe(404);
+    expect((await call("POST", AUDIT_INTERNAL.reserve, asProxy, { orgId, estimatedMicroUsd: -1 })).status).toBe(400);
+  });
+});
