@@ -1,5 +1,5 @@
 import { AUDIT_RECORDED, type AuditRecorded, type Principal } from "@agentplane/contracts";
-import type { Bus } from "@agentplane/events";
+import { BufferedPublisher, type Bus } from "@agentplane/events";
 import type { Logger } from "@agentplane/service-kit";
 
 const MUTATING = new Set(["POST", "PUT", "PATCH", "DELETE"]);
@@ -29,20 +29,18 @@ export interface RequestAudit {
 }
 
 /**
- * Publishes one `audit.recorded` event per audited request. Publishing never fails the request:
- * while the bus is unavailable events wait in a bounded in-memory buffer and are retried.
+ * Publishes one `audit.recorded` event per audited request. Publishing never fails or delays the
+ * request: while the bus is unavailable events wait in the shared bounded in-memory buffer and are
+ * retried (the gateway has no database of its own for an outbox).
  */
 export class RequestAuditor {
-  private readonly bus: Bus;
-  private readonly logger: Logger | undefined;
-  private readonly buffer: AuditRecorded[] = [];
-  private readonly maxBuffer: number;
-  private timer: NodeJS.Timeout | undefined;
+  private readonly publisher: BufferedPublisher;
 
   constructor(bus: Bus, options: { logger?: Logger; maxBuffer?: number } = {}) {
-    this.bus = bus;
-    this.logger = options.logger;
-    this.maxBuffer = options.maxBuffer ?? 100_000;
+    this.publisher = new BufferedPublisher(bus, {
+      ...(options.logger ? { logger: options.logger } : {}),
+      maxBuffer: options.maxBuffer ?? 100_000,
+    });
   }
 
   record(audit: RequestAudit): void {
@@ -76,37 +74,15 @@ export class RequestAuditor {
       path: audit.path,
       time: new Date().toISOString(),
     };
-    this.publish(event);
-  }
-
-  private publish(event: AuditRecorded): void {
-    this.bus.publish(AUDIT_RECORDED, event, { id: event.id, time: event.time }).catch((err) => {
-      if (this.buffer.length >= this.maxBuffer) {
-        this.logger?.error({ requestId: event.requestId }, "audit buffer full; dropping the oldest record");
-        this.buffer.shift();
-      }
-      this.buffer.push(event);
-      this.logger?.warn({ err: (err as Error).message }, "audit event not published; will retry");
-      this.scheduleRetry();
-    });
-  }
-
-  private scheduleRetry(): void {
-    if (this.timer) return;
-    this.timer = setTimeout(() => {
-      this.timer = undefined;
-      const pending = this.buffer.splice(0, this.buffer.length);
-      for (const event of pending) this.publish(event);
-    }, 1000);
-    this.timer.unref();
+    this.publisher.publish(AUDIT_RECORDED, event, { id: event.id, time: event.time });
   }
 
   /** Events still waiting for the bus (for health output and tests). */
   get pending(): number {
-    return this.buffer.length;
+    return this.publisher.pending;
   }
 
   close(): void {
-    if (this.timer) clearTimeout(this.timer);
+    this.publisher.close();
   }
 }
