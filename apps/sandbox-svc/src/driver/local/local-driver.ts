@@ -17,6 +17,7 @@ import type {
 import { type CgroupSupport, createSandboxCgroup, detectCgroups, type SandboxCgroup } from "./cgroups.ts";
 import { DEFAULT_IMAGE, imageMountArgs } from "./images.ts";
 import { spawnPiped, spawnTty, withCgroups } from "./process.ts";
+import { Spawner } from "./spawner.ts";
 
 export type LocalIsolation = "bwrap" | "none";
 
@@ -83,6 +84,7 @@ export class LocalDriver implements SandboxDriver {
   private readonly listeners = new Set<(event: DriverEvent) => void>();
   private readonly tools: { bwrap?: string; nsenter?: string; socat?: string };
   readonly cgroups: CgroupSupport;
+  private readonly spawner = new Spawner();
 
   constructor(options: LocalDriverOptions) {
     this.options = options;
@@ -296,7 +298,7 @@ export class LocalDriver implements SandboxDriver {
     }
     const proc = options.tty
       ? await spawnTty(argv, env, { cols: options.cols ?? 80, rows: options.rows ?? 24 }, cwd)
-      : spawnPiped(argv, env, cwd);
+      : ((await this.spawner.spawn(argv, env, cwd)) ?? spawnPiped(argv, env, cwd));
     running.execs.add(proc);
     void proc.exited.then(() => running.execs.delete(proc));
     return proc;
@@ -308,9 +310,9 @@ export class LocalDriver implements SandboxDriver {
     const relay = this.tools.socat
       ? [this.tools.socat, "-", `TCP:127.0.0.1:${port}`]
       : [process.execPath, "-e", NODE_RELAY, String(port)];
-    const proc = spawnPiped([this.tools.nsenter as string, "-t", String(running.pid), "-n", "--", ...relay], {
-      PATH: SANDBOX_PATH,
-    });
+    const relayArgv = [this.tools.nsenter as string, "-t", String(running.pid), "-n", "--", ...relay];
+    const relayEnv = { PATH: SANDBOX_PATH };
+    const proc = (await this.spawner.spawn(relayArgv, relayEnv)) ?? spawnPiped(relayArgv, relayEnv);
     running.execs.add(proc);
     void proc.exited.then(() => running.execs.delete(proc));
     const duplex = Duplex.from({ readable: proc.stdout as Readable, writable: proc.stdin });
@@ -345,6 +347,7 @@ export class LocalDriver implements SandboxDriver {
 
   async close(): Promise<void> {
     await Promise.all([...this.running.keys()].map((id) => this.stop(id)));
+    this.spawner.close();
   }
 }
 

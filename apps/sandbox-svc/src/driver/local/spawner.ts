@@ -1,0 +1,185 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { connect, type Socket } from "node:net";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import type { ExecExit, ExecProcess } from "../types.ts";
+
+/**
+ * Why a helper process: Node forks the whole service to spawn a child, and with PGlite in the
+ * process (all-in-one, ~800 MB resident) one fork costs 20–30 ms, which dominated every exec.
+ * A small long-lived Node helper forks instead (~3 ms). The service connects three Unix sockets
+ * per exec; the helper hands them to the child as fds 0–2, so output flows from the child straight
+ * to the service with no relay in between. Plain JavaScript: it runs on any Node.
+ */
+const HELPER = `
+const net = require("net"), { spawn } = require("child_process");
+const waiting = new Map();
+function entry(id) {
+  let e = waiting.get(id);
+  if (!e) { e = { sockets: [] }; waiting.set(id, e); }
+  return e;
+}
+function tryStart(id) {
+  const e = waiting.get(id);
+  if (!e || !e.request || e.sockets.filter(Boolean).length < 3) return;
+  waiting.delete(id);
+  const { argv, env, cwd } = e.request;
+  let child;
+  try {
+    child = spawn(argv[0], argv.slice(1), { stdio: e.sockets, env, cwd: cwd || undefined, detached: true });
+  } catch (err) {
+    process.send({ type: "exit", id, code: 127, error: String(err) });
+    for (const s of e.sockets) s.destroy();
+    return;
+  }
+  // The child holds its own copies of the sockets; ours must go or EOF never reaches the service.
+  for (const s of e.sockets) s.destroy();
+  child.once("error", (err) => process.send({ type: "exit", id, code: 127, error: err.message }));
+  child.once("spawn", () => process.send({ type: "spawned", id, pid: child.pid }));
+  child.once("exit", (code, signal) => process.send({ type: "exit", id, code, signal }));
+}
+const server = net.createServer({ pauseOnConnect: true, allowHalfOpen: true }, (socket) => {
+  let header = "";
+  const onReadable = () => {
+    let byte;
+    while ((byte = socket.read(1)) !== null) {
+      if (byte[0] !== 10) { header += byte.toString("latin1"); if (header.length > 100) return socket.destroy(); continue; }
+      socket.off("readable", onReadable);
+      socket.pause();
+      const [id, index] = header.split(" ");
+      entry(id).sockets[Number(index)] = socket;
+      return tryStart(id);
+    }
+  };
+  socket.on("error", () => {});
+  socket.on("readable", onReadable);
+});
+server.listen(process.env.SPAWNER_SOCKET, () => process.send({ type: "ready" }));
+process.on("message", (m) => {
+  if (m.type !== "spawn") return;
+  entry(m.id).request = m;
+  tryStart(m.id);
+});
+process.on("disconnect", () => process.exit(0));
+`;
+
+interface Pending {
+  spawned: (pid: number) => void;
+  /** The spawn wait ends without a pid (the command could not start, or the helper went away). */
+  settled: () => void;
+  exited: (exit: ExecExit) => void;
+}
+
+function signalNumber(signal: string | null | undefined): number {
+  const numbers: Record<string, number> = { SIGHUP: 1, SIGINT: 2, SIGQUIT: 3, SIGKILL: 9, SIGTERM: 15, SIGPIPE: 13 };
+  return signal ? (numbers[signal] ?? 1) : 0;
+}
+
+function connectTagged(path: string, tag: string): Promise<Socket> {
+  return new Promise((resolve, reject) => {
+    const socket = connect({ path }, () => socket.write(`${tag}\n`, () => resolve(socket)));
+    socket.once("error", reject);
+  });
+}
+
+/** Spawns piped children through the helper; `undefined` from `spawn` means "do it yourself". */
+export class Spawner {
+  private readonly socketPath: string;
+  private helper: ChildProcess | undefined;
+  private starting: Promise<ChildProcess | undefined> | undefined;
+  private readonly pending = new Map<string, Pending>();
+  private next = 0;
+  private closed = false;
+
+  constructor() {
+    // A private (0700) directory: whoever can connect could claim another exec's output. Under the
+    // system temp directory because Unix socket paths are limited to 107 bytes.
+    this.socketPath = join(mkdtempSync(join(tmpdir(), "agentplane-spawner-")), "s");
+  }
+
+  private start(): Promise<ChildProcess | undefined> {
+    if (this.helper?.connected) return Promise.resolve(this.helper);
+    this.starting ??= new Promise<ChildProcess | undefined>((resolve) => {
+      rmSync(this.socketPath, { force: true });
+      const helper = spawn(process.execPath, ["-e", HELPER], {
+        stdio: ["ignore", "ignore", "ignore", "ipc"],
+        env: { SPAWNER_SOCKET: this.socketPath },
+      });
+      helper.on("message", (m: { type: string; id?: string; pid?: number; code?: number | null; signal?: string }) => {
+        if (m.type === "ready") {
+          this.helper = helper;
+          resolve(helper);
+          return;
+        }
+        const p = this.pending.get(m.id ?? "");
+        if (!p) return;
+        if (m.type === "spawned") p.spawned(m.pid as number);
+        if (m.type === "exit") {
+          this.pending.delete(m.id as string);
+          p.settled();
+          p.exited(m.signal ? { exitCode: 128 + signalNumber(m.signal), signal: m.signal } : { exitCode: m.code ?? 1 });
+        }
+      });
+      helper.once("exit", () => {
+        this.helper = undefined;
+        this.starting = undefined;
+        resolve(undefined);
+        // Children the helper started keep running; their exit can no longer be observed.
+        for (const [id, p] of this.pending) {
+          this.pending.delete(id);
+          p.settled();
+          p.exited({ exitCode: 137 });
+        }
+      });
+      helper.once("error", () => resolve(undefined));
+    });
+    return this.starting;
+  }
+
+  async spawn(argv: string[], env: Record<string, string>, cwd?: string): Promise<ExecProcess | undefined> {
+    if (this.closed) return undefined;
+    const helper = await this.start();
+    if (!helper) return undefined;
+    const id = String(++this.next);
+    let sockets: Socket[];
+    try {
+      sockets = await Promise.all([0, 1, 2].map((i) => connectTagged(this.socketPath, `${id} ${i}`)));
+    } catch {
+      return undefined;
+    }
+    for (const s of sockets) s.on("error", () => {});
+    const [stdin, stdout, stderr] = sockets as [Socket, Socket, Socket];
+    let pid = 0;
+    let resolveExit: (exit: ExecExit) => void = () => {};
+    const exited = new Promise<ExecExit>((resolve) => {
+      resolveExit = resolve;
+    });
+    await new Promise<void>((resolve) => {
+      this.pending.set(id, {
+        spawned: (p) => {
+          pid = p;
+          resolve();
+        },
+        settled: () => resolve(),
+        exited: resolveExit,
+      });
+      helper.send({ type: "spawn", id, argv, env, cwd });
+    });
+    const kill = (signal: NodeJS.Signals = "SIGKILL") => {
+      if (!pid) return;
+      try {
+        process.kill(-pid, signal);
+      } catch {
+        // Already gone.
+      }
+    };
+    return { stdin, stdout, stderr, resize() {}, kill, exited };
+  }
+
+  close(): void {
+    this.closed = true;
+    this.helper?.kill();
+    rmSync(dirname(this.socketPath), { recursive: true, force: true });
+  }
+}
