@@ -179,7 +179,7 @@ describe.skipIf(!pg.available || !redis.available)(`audit ingestion${pg.reason}$
     await requests;
 
     expect(failures).toBe(0);
-    await waitFor(async () => (await countStored(database, "org_outage")) === produced.length, 45_000);
+    await waitFor(async () => (await countStored(database, "org_outage")) === produced.length, 100_000);
     const rows = await database
       .forSchema<AuditDb>(AUDIT_SCHEMA)
       .selectFrom("audit_records")
@@ -192,5 +192,5 @@ describe.skipIf(!pg.available || !redis.available)(`audit ingestion${pg.reason}$
     await Promise.all([consumerBus.close(), producerBus.close()]);
     await server.stop();
     rmSync(dir, { recursive: true, force: true });
-  }, 90_000);
+  }, 150_000);
 });

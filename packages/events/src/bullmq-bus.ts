@@ -99,6 +99,10 @@ export class BullMqBus implements Bus {
       connection,
       prefix: this.prefix,
       concurrency: options.concurrency ?? 1,
+      // Event handlers are short; a job whose worker lost Redis mid-flight (restart, failover) is
+      // handed out again within seconds instead of BullMQ's default half minute.
+      lockDuration: 10_000,
+      stalledInterval: 5_000,
     });
     worker.on("error", () => {});
     this.workers.add(worker);
