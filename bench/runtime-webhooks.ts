@@ -23,10 +23,12 @@ const PAYLOAD = JSON.stringify({
   commit: { sha: "da1560886d4f094c3e6c9ef40349f7d38b5d27d7", message: "Release 1.2.3" },
 });
 
+// BENCH_CPU_PROF=<dir>: the runtime child writes a V8 CPU profile there when the run ends.
+const CPU_PROF_DIR = process.env.BENCH_CPU_PROF;
 const children: ChildProcess[] = [];
 
-function spawnServer(script: string, env: Record<string, string>): Promise<string> {
-  const child = spawn(process.execPath, [join(ROOT, script)], {
+function spawnServer(script: string, env: Record<string, string>, flags: string[] = []): Promise<string> {
+  const child = spawn(process.execPath, [...flags, join(ROOT, script)], {
     env: { PATH: process.env.PATH ?? "", ...env },
     stdio: ["ignore", "pipe", "inherit"],
   });
@@ -155,15 +157,19 @@ const fmt = (f: Figures) =>
 async function main(): Promise<void> {
   const model = await startStalledModel();
   const home = mkdtempSync(join(tmpdir(), "agentplane-bench-"));
-  const runtimeUrl = await spawnServer("apps/agent-runtime/src/main.ts", {
-    AGENT_HOME: home,
-    PORT: "0",
-    HOST: "127.0.0.1",
-    LLM_PROVIDER: "cloud-b",
-    CLOUD_B_API_KEY: "bench",
-    CLOUD_B_BASE_URL: `${model.url}/anthropic/v1`,
-    LOG_LEVEL: "info",
-  });
+  const runtimeUrl = await spawnServer(
+    "apps/agent-runtime/src/main.ts",
+    {
+      AGENT_HOME: home,
+      PORT: "0",
+      HOST: "127.0.0.1",
+      LLM_PROVIDER: "cloud-b",
+      CLOUD_B_API_KEY: "bench",
+      CLOUD_B_BASE_URL: `${model.url}/anthropic/v1`,
+      LOG_LEVEL: "info",
+    },
+    CPU_PROF_DIR ? ["--cpu-prof", `--cpu-prof-dir=${CPU_PROF_DIR}`] : [],
+  );
   const baselineUrl = await spawnServer("apps/agent-runtime/src/bench/bare-hono.ts", {});
   await call(runtimeUrl, "PUT", "/agents/webhooks/enabled", { enabled: true });
   // Round 0 warms both servers up and is not counted.
@@ -221,6 +227,16 @@ async function main(): Promise<void> {
   ];
   process.stdout.write(`${lines.join("\n")}\n`);
   model.close();
+  if (CPU_PROF_DIR) await stopForProfile(children[0] as ChildProcess);
+}
+
+/** A profiled child must exit on its own (SIGTERM → graceful close) for V8 to write the profile. */
+function stopForProfile(child: ChildProcess): Promise<void> {
+  return new Promise((resolve) => {
+    child.removeAllListeners("exit");
+    child.once("exit", () => resolve());
+    child.kill("SIGTERM");
+  });
 }
 
 try {

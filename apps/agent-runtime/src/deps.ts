@@ -4,6 +4,7 @@ import type { TeamChatAdapter } from "./chat/team-chat.ts";
 import type { RuntimeConfig } from "./config.ts";
 import type { RuntimeDb } from "./db/database.ts";
 import type { ModelClient } from "./models/provider.ts";
+import type { MessageWriter } from "./services/message-writer.ts";
 import type { MessageRow } from "./services/threads.ts";
 import type { WebhookRegistry } from "./webhooks/registry.ts";
 import type { WebhookRunQueue } from "./webhooks/run-queue.ts";
@@ -12,6 +13,8 @@ import type { WebhookRunQueue } from "./webhooks/run-queue.ts";
 export interface RuntimeDeps {
   config: RuntimeConfig;
   database: RuntimeDb;
+  /** Group-committed message appends (turn steps and deliveries). */
+  messages: MessageWriter;
   model: ModelClient;
   teamChat: TeamChatAdapter | null;
   logger: Logger;
@@ -24,6 +27,7 @@ export interface RuntimeDeps {
 export function deliveryDeps(deps: RuntimeDeps): DeliveryDeps {
   return {
     db: deps.database.db,
+    messages: deps.messages,
     teamChat: deps.teamChat,
     logger: deps.logger,
     ...(deps.onWebMessage ? { onWebMessage: deps.onWebMessage } : {}),

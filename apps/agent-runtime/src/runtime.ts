@@ -9,6 +9,7 @@ import { openDatabase } from "./db/database.ts";
 import type { RuntimeDeps } from "./deps.ts";
 import { createModelClient, type ModelClient, type ModelClientOptions } from "./models/provider.ts";
 import { ensureAgent } from "./services/agent.ts";
+import { MessageWriter } from "./services/message-writer.ts";
 import { executeWebhookRun, notifyWebhookFailure } from "./webhooks/execute-run.ts";
 import { WebhookRegistry } from "./webhooks/registry.ts";
 import { WebhookRunQueue } from "./webhooks/run-queue.ts";
@@ -53,6 +54,7 @@ export async function createRuntime(config: RuntimeConfig, options: RuntimeOptio
   deps = {
     config,
     database,
+    messages: new MessageWriter(database.sqlite),
     model: options.model ?? createModelClient(config, options.modelOptions),
     teamChat: options.teamChat ?? null,
     logger,

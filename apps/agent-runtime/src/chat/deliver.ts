@@ -2,11 +2,13 @@ import type { DeliveryTarget } from "@agentplane/contracts/runtime";
 import type { Kysely } from "kysely";
 import type { Logger } from "pino";
 import type { RuntimeDatabase } from "../db/schema/index.ts";
-import { appendMessage, type MessageRow, mainWebThread, teamChatThread } from "../services/threads.ts";
+import type { MessageWriter } from "../services/message-writer.ts";
+import { type MessageRow, teamChatThread } from "../services/threads.ts";
 import { selectTeamChatDestination, type TeamChatAdapter } from "./team-chat.ts";
 
 export interface DeliveryDeps {
   db: Kysely<RuntimeDatabase>;
+  messages: MessageWriter;
   teamChat: TeamChatAdapter | null;
   logger: Logger;
   /** Live listeners of the web chat (a message stored in a web thread). */
@@ -19,9 +21,8 @@ export interface DeliveryReport {
 }
 
 async function postToWeb(deps: DeliveryDeps, text: string, source: string): Promise<void> {
-  const thread = await mainWebThread(deps.db);
-  const row = await appendMessage(deps.db, {
-    threadId: thread.id,
+  const row = await deps.messages.append({
+    threadId: deps.messages.mainWebThreadId(),
     role: "assistant",
     content: [{ type: "text", text }],
     text,
@@ -46,7 +47,7 @@ export async function deliver(
       return { web: true, teamChat: null };
     }
     const thread = await teamChatThread(deps.db, destination.id);
-    await appendMessage(deps.db, {
+    await deps.messages.append({
       threadId: thread.id,
       role: "assistant",
       content: [{ type: "text", text }],

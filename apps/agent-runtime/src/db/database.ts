@@ -1,7 +1,7 @@
 import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import Database from "better-sqlite3";
-import { Kysely, SqliteDialect } from "kysely";
+import { Kysely, type SqliteDatabase, SqliteDialect, type SqliteStatement } from "kysely";
 import { type MigrationProvider, Migrator } from "kysely/migration";
 import { migrations } from "./migrations/index.ts";
 import type { RuntimeDatabase } from "./schema/index.ts";
@@ -26,13 +26,42 @@ export async function openDatabase(path: string): Promise<RuntimeDb> {
   sqlite.pragma("synchronous = NORMAL");
   sqlite.pragma("foreign_keys = ON");
   sqlite.pragma("busy_timeout = 5000");
-  const db = new Kysely<RuntimeDatabase>({ dialect: new SqliteDialect({ database: sqlite }) });
+  const db = new Kysely<RuntimeDatabase>({ dialect: new SqliteDialect({ database: cachingStatements(sqlite) }) });
   await migrateToLatest(db);
   return {
     db,
     sqlite,
     async close() {
       await db.destroy();
+    },
+  };
+}
+
+/** Distinct SQL texts kept prepared; queries built with variable `in (…)` lists would grow it without bound. */
+const STATEMENT_CACHE_SIZE = 256;
+
+/**
+ * Kysely's SQLite driver prepares every query afresh, which costs more than running it (a
+ * profile of the receiver benchmark showed `prepare` as the top frame). The queries are the same
+ * few SQL texts over and over, so their prepared statements are kept and reused. Safe because
+ * better-sqlite3 runs a statement synchronously to completion (Kysely never streams here), and a
+ * schema change re-prepares a statement by itself.
+ */
+export function cachingStatements(sqlite: Database.Database): SqliteDatabase {
+  const cache = new Map<string, SqliteStatement>();
+  return {
+    prepare(sql) {
+      let statement = cache.get(sql);
+      if (!statement) {
+        statement = sqlite.prepare(sql);
+        if (cache.size >= STATEMENT_CACHE_SIZE) cache.delete(cache.keys().next().value as string);
+        cache.set(sql, statement);
+      }
+      return statement;
+    },
+    close() {
+      cache.clear();
+      sqlite.close();
     },
   };
 }

@@ -5,7 +5,7 @@ import type { MessageRow } from "./threads.ts";
 
 /** Runs one turn of the agent in a thread with its current verbose setting and main model. */
 export async function runAgentTurn(
-  deps: Pick<RuntimeDeps, "database" | "model" | "config">,
+  deps: Pick<RuntimeDeps, "database" | "messages" | "model" | "config">,
   input: { threadId: string; text: string; source: string; onDelivered?: (message: MessageRow) => void },
 ): Promise<TurnOutcome> {
   const db = deps.database.db;
@@ -16,6 +16,7 @@ export async function runAgentTurn(
     "Answer helpfully and concisely. You can change your own settings with the update_settings tool when asked.";
   return runTurn({
     db,
+    messages: deps.messages,
     model: deps.model,
     modelId: models.main,
     threadId: input.threadId,

@@ -68,15 +68,6 @@ export async function getWebThread(db: Kysely<RuntimeDatabase>, threadId: string
   return row;
 }
 
-export async function mainWebThread(db: Kysely<RuntimeDatabase>): Promise<ThreadRow> {
-  return db
-    .selectFrom("thread")
-    .selectAll()
-    .where("kind", "=", "web")
-    .where("is_main", "=", 1)
-    .executeTakeFirstOrThrow();
-}
-
 /** The conversation thread of one team-chat destination, created on first use. */
 export async function teamChatThread(db: Kysely<RuntimeDatabase>, destinationId: string): Promise<ThreadRow> {
   const existing = await db
@@ -97,23 +88,6 @@ export interface NewMessage {
   text: string;
   internal: boolean;
   source: string;
-}
-
-export async function appendMessage(db: Kysely<RuntimeDatabase>, input: NewMessage): Promise<MessageRow> {
-  const now = nowIso();
-  const row = {
-    id: newId("msg"),
-    thread_id: input.threadId,
-    role: input.role,
-    content: JSON.stringify(input.content),
-    text: input.text,
-    internal: input.internal ? 1 : 0,
-    source: input.source,
-    created_at: now,
-  };
-  const { seq } = await db.insertInto("message").values(row).returning("seq").executeTakeFirstOrThrow();
-  await db.updateTable("thread").set({ updated_at: now }).where("id", "=", input.threadId).execute();
-  return { ...row, seq };
 }
 
 /** What the channel shows: every step that was delivered, oldest first; internal steps stay hidden. */

@@ -2,11 +2,13 @@ import type { ContentBlockParam, MessageParam, ToolResultBlockParam } from "@ant
 import type { Kysely } from "kysely";
 import type { RuntimeDatabase } from "../db/schema/index.ts";
 import type { ModelClient } from "../models/provider.ts";
-import { appendMessage, listAllMessages, type MessageRow } from "../services/threads.ts";
+import type { MessageWriter } from "../services/message-writer.ts";
+import { listAllMessages, type MessageRow } from "../services/threads.ts";
 import { runSettingsTool, SETTINGS_TOOL_NAME, settingsTool, type ToolOutcome } from "./settings-tool.ts";
 
 export interface TurnInput {
   db: Kysely<RuntimeDatabase>;
+  messages: MessageWriter;
   model: ModelClient;
   modelId: string;
   threadId: string;
@@ -72,9 +74,9 @@ async function runTool(db: Kysely<RuntimeDatabase>, name: string, input: unknown
  * with verbose on each text step is delivered as it arrives.
  */
 export async function runTurn(input: TurnInput): Promise<TurnOutcome> {
-  const { db, threadId, source } = input;
+  const { db, messages, threadId, source } = input;
   const maxSteps = input.maxSteps ?? 12;
-  const userMessage = await appendMessage(db, {
+  const userMessage = await messages.append({
     threadId,
     role: "user",
     content: [{ type: "text", text: input.userText }],
@@ -102,7 +104,7 @@ export async function runTurn(input: TurnInput): Promise<TurnOutcome> {
     const text = textOf(message.content);
     const final = toolUses.length === 0;
     const deliverNow = text !== "" && (input.verbose || final);
-    const row = await appendMessage(db, {
+    const row = await messages.append({
       threadId,
       role: "assistant",
       content: message.content as unknown as ContentBlockParam[],
@@ -127,7 +129,7 @@ export async function runTurn(input: TurnInput): Promise<TurnOutcome> {
       const outcome = await runTool(db, use.name, use.input);
       results.push({ type: "tool_result", tool_use_id: use.id, content: outcome.content, is_error: outcome.isError });
     }
-    await appendMessage(db, { threadId, role: "user", content: results, text: "", internal: true, source: "tool" });
+    await messages.append({ threadId, role: "user", content: results, text: "", internal: true, source: "tool" });
   }
   throw new TurnError(`the turn did not reach a final answer within ${maxSteps} steps`);
 }

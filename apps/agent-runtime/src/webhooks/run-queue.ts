@@ -43,6 +43,13 @@ export interface RunQueueDeps {
 /** An interrupted run is tried once more after a restart; interrupted again, it fails with a notice. */
 const MAX_ATTEMPTS = 2;
 
+/**
+ * Workers started per event-loop turn. Starting a run (its first rows, the model request) costs
+ * about a millisecond; a burst of a hundred idle subscriptions started at once stalled the
+ * receiver for >100 ms. Started a few at a time, the accepts in between keep being answered.
+ */
+const STARTS_PER_TURN = 2;
+
 function briefError(err: unknown): string {
   const message = err instanceof Error ? err.message : String(err);
   return message.length > 300 ? `${message.slice(0, 300)}…` : message;
@@ -66,6 +73,8 @@ export class WebhookRunQueue {
   #batch: PendingAccept[] = [];
   /** Idle subscriptions whose next committed run starts at once (not counted as pending). */
   readonly #starting = new Set<string>();
+  /** Subscriptions with committed runs waiting for their worker to start, in commit order. */
+  readonly #toStart = new Set<string>();
 
   constructor(deps: RunQueueDeps) {
     this.#deps = deps;
@@ -132,10 +141,23 @@ export class WebhookRunQueue {
       return;
     }
     for (const item of batch) item.resolve(item.id);
-    // Workers start on the next turn, so the 202s of this batch are written before any turn begins.
-    setImmediate(() => {
-      for (const item of batch) this.#pump(item.input.subscription);
-    });
+    // Workers start on later turns, so the 202s of this batch are written before any turn begins.
+    const wasEmpty = this.#toStart.size === 0;
+    // Every subscription of the batch, not only idle ones: a worker that found its queue empty
+    // while this batch was in flight has stopped, and nothing else would pick these runs up.
+    for (const item of batch) this.#toStart.add(item.input.subscription);
+    if (wasEmpty && this.#toStart.size > 0) setImmediate(() => this.#startSome());
+  }
+
+  #startSome(): void {
+    let started = 0;
+    for (const subscription of this.#toStart) {
+      if (started === STARTS_PER_TURN) break;
+      this.#toStart.delete(subscription);
+      this.#pump(subscription);
+      started++;
+    }
+    if (this.#toStart.size > 0) setImmediate(() => this.#startSome());
   }
 
   /**
