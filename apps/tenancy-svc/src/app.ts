@@ -1,5 +1,5 @@
 import { type Database, migrateToLatest } from "@agentplane/db";
-import type { Bus } from "@agentplane/events";
+import { type Bus, createOutbox, type Outbox } from "@agentplane/events";
 import {
   createServiceApp,
   type InternalKeys,
@@ -39,6 +39,8 @@ export interface TenancyService extends ServiceInstance {
   setupCode?: string;
   /** Internals for tests and for services that share the process (e.g. issuing cluster JWTs). */
   context: TenancyContext;
+  /** The outbox of domain audit events (`flush()` publishes what is waiting now; tests use it). */
+  outbox: Outbox;
 }
 
 /** Builds the tenancy service: migrates its schema, prepares the installation, registers routes. */
@@ -48,9 +50,25 @@ export async function createTenancyService(deps: TenancyDeps): Promise<TenancySe
   await migrateToLatest(deps.database, TENANCY_SCHEMA, migrations);
   const db = deps.database.forSchema<TenancyDatabase>(TENANCY_SCHEMA);
   const authorizer = new LocalAuthorizer(db);
-  const context: TenancyContext = { db, bus: deps.bus, logger: deps.logger, config, authorizer };
+  const outbox = createOutbox({
+    database: deps.database,
+    schema: TENANCY_SCHEMA,
+    bus: deps.bus,
+    logger: deps.logger,
+    ...(config.eventRelay?.pollIntervalMs !== undefined ? { pollIntervalMs: config.eventRelay.pollIntervalMs } : {}),
+    ...(config.eventRelay?.maxBackoffMs !== undefined ? { maxBackoffMs: config.eventRelay.maxBackoffMs } : {}),
+  });
+  let closed = false;
+  const relaySoon = () => {
+    if (closed) return;
+    // A failed round is logged by the relay's own loop on its next attempt; nothing to report here.
+    outbox.flush().catch((err) => deps.logger.warn({ err: (err as Error).message }, "outbox relay round failed"));
+  };
+  const context: TenancyContext = { db, bus: deps.bus, outbox, relaySoon, logger: deps.logger, config, authorizer };
   const startup = await initializeInstallation(context);
   if (startup.bootstrapped) deps.logger.info("installation activated with the bootstrap token");
+  // Also publishes what an earlier process committed but could not publish before it stopped.
+  outbox.start();
 
   const app = createServiceApp({ name: "tenancy", keys: deps.keys, logger: deps.logger });
   registerRoutes(app, context);
@@ -65,16 +83,22 @@ export async function createTenancyService(deps: TenancyDeps): Promise<TenancySe
     installationId: startup.installationId,
     activated: startup.activated,
     ...(startup.setupCode ? { setupCode: startup.setupCode } : {}),
+    outbox,
     async ready() {
+      // The bus is not a dependency of readiness: while it is down, requests still succeed and
+      // their audit events wait in the outbox.
       try {
         await sql`select 1`.execute(db);
-        return await deps.bus.ready();
+        return true;
       } catch {
         return false;
       }
     },
     async close() {
-      // Nothing in the background: the database and the bus belong to the caller.
+      // Stops the relay; the database and the bus belong to the caller. Unpublished events stay in
+      // the outbox table for the next start or another replica.
+      closed = true;
+      await outbox.stop();
     },
   };
 }

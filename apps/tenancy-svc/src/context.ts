@@ -1,4 +1,4 @@
-import type { Bus } from "@agentplane/events";
+import type { Bus, Outbox } from "@agentplane/events";
 import type { Logger } from "@agentplane/service-kit";
 import type { Kysely } from "kysely";
 import type { LocalAuthorizer } from "./authz/local-authorizer.ts";
@@ -20,6 +20,11 @@ export interface TenancyConfig {
   activationIntervalSeconds?: number;
   /** Invitation lifetime (default 7 days). */
   invitationTtlSeconds?: number;
+  /**
+   * The relay that moves domain audit events from the outbox table to the bus: how often it looks
+   * for rows (default 250 ms) and the longest wait between attempts while the bus is down (30 s).
+   */
+  eventRelay?: { pollIntervalMs?: number; maxBackoffMs?: number };
 }
 
 export interface ResolvedTenancyConfig extends TenancyConfig {
@@ -49,6 +54,10 @@ export function resolveConfig(config: TenancyConfig): ResolvedTenancyConfig {
 export interface TenancyContext {
   db: Kysely<TenancyDatabase>;
   bus: Bus;
+  /** Domain audit events are written here inside the transaction of the change they describe. */
+  outbox: Outbox;
+  /** Asks the relay to publish now rather than at its next poll (call after a commit). */
+  relaySoon(): void;
   logger: Logger;
   config: ResolvedTenancyConfig;
   authorizer: LocalAuthorizer;

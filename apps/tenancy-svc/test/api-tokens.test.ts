@@ -1,7 +1,7 @@
 import type { Principal } from "@agentplane/contracts";
 import { databaseTargets } from "@agentplane/db/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { json, startActivated } from "./fixtures/harness.ts";
+import { json, startActivated, stopTenancies } from "./fixtures/harness.ts";
 
 const targets = await databaseTargets();
 
@@ -15,6 +15,7 @@ describe.each(targets)("API tokens on $name", (target) => {
       h = await startActivated(opened.database);
     });
     afterAll(async () => {
+      await stopTenancies();
       await cleanup?.();
     });
 

@@ -1,7 +1,7 @@
 import { AUDIT_RECORDED, type AuditRecorded } from "@agentplane/contracts";
 import { type Database, openDatabase } from "@agentplane/db";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { BOOTSTRAP_TOKEN, type Harness, json, startTenancy } from "./fixtures/harness.ts";
+import { BOOTSTRAP_TOKEN, type Harness, json, startTenancy, stopTenancies } from "./fixtures/harness.ts";
 
 interface Session {
   sessionId: string;
@@ -27,6 +27,7 @@ describe("installation and device-flow activation (PGlite)", () => {
     database = await openDatabase("pglite://memory");
   });
   afterEach(async () => {
+    await stopTenancies();
     await database.close();
   });
 
@@ -93,12 +94,12 @@ describe("installation and device-flow activation (PGlite)", () => {
     expect(late.status).toBe(409);
     expect(late.headers.get("content-type")).toContain("application/problem+json");
 
-    await h.bus.drain();
+    await h.settle();
     const events: AuditRecorded[] = [];
     await h.bus.subscribe<AuditRecorded>(AUDIT_RECORDED, async (e) => {
       events.push(e.data);
     });
-    await h.bus.drain();
+    await h.settle();
     expect(events.map((e) => e.action)).toContain("installation.activated");
   });
 

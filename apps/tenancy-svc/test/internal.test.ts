@@ -2,7 +2,7 @@ import { type AuthorizeResponse, TENANCY_INTERNAL } from "@agentplane/contracts"
 import { type Database, openDatabase } from "@agentplane/db";
 import type { MemoryBus } from "@agentplane/events";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { addMember, json, startActivated } from "./fixtures/harness.ts";
+import { addMember, json, startActivated, stopTenancies } from "./fixtures/harness.ts";
 
 describe("internal endpoints (PGlite)", () => {
   let database: Database;
@@ -18,6 +18,7 @@ describe("internal endpoints (PGlite)", () => {
     ).id;
   });
   afterAll(async () => {
+    await stopTenancies();
     await database.close();
   });
 

@@ -1,7 +1,7 @@
 import { AUDIT_RECORDED, type AuditRecorded } from "@agentplane/contracts";
 import { type Database, openDatabase } from "@agentplane/db";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { addMember, json, startActivated, startTenancy } from "./fixtures/harness.ts";
+import { addMember, json, startActivated, startTenancy, stopTenancies } from "./fixtures/harness.ts";
 
 describe("invitations (PGlite)", () => {
   let database: Database;
@@ -11,6 +11,7 @@ describe("invitations (PGlite)", () => {
     h = await startActivated(database);
   });
   afterAll(async () => {
+    await stopTenancies();
     await database.close();
   });
 
@@ -48,7 +49,7 @@ describe("invitations (PGlite)", () => {
     });
     expect((await h.call("POST", `/v1/invitations/${invitation.id}/accept`, { as: frank })).status).toBe(409);
     expect((await h.call("PATCH", `/v1/orgs/${h.orgId}`, { as: frank, body: { name: "Renamed" } })).status).toBe(200);
-    await h.bus.drain();
+    await h.settle();
     expect(events).toContainEqual(expect.objectContaining({ action: "invitation.accepted", targetId: invitation.id }));
   });
 

@@ -1,7 +1,7 @@
 import { AUDIT_RECORDED, type AuditRecorded } from "@agentplane/contracts";
 import { databaseTargets } from "@agentplane/db/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { addMember, json, startActivated } from "./fixtures/harness.ts";
+import { addMember, json, startActivated, stopTenancies } from "./fixtures/harness.ts";
 
 const targets = await databaseTargets();
 
@@ -19,6 +19,7 @@ describe.each(targets)("members on $name", (target) => {
       });
     });
     afterAll(async () => {
+      await stopTenancies();
       await cleanup?.();
     });
 
@@ -41,7 +42,7 @@ describe.each(targets)("members on $name", (target) => {
       const path = `/v1/orgs/${h.orgId}/members/${bob.id}`;
       const res = await h.call("PATCH", path, { as: h.owner, body: { role: "admin" } });
       expect(await json(res)).toMatchObject({ role: "admin" });
-      await h.bus.drain();
+      await h.settle();
       expect(events).toContainEqual(
         expect.objectContaining({
           action: "member.role_changed",
@@ -82,7 +83,7 @@ describe.each(targets)("members on $name", (target) => {
       const teamNow = await json<{ members: unknown[] }>(await h.call("GET", `/v1/teams/${team.id}`, { as: h.owner }));
       expect(teamNow.members).toEqual([]);
       expect((await h.call("GET", `/v1/orgs/${h.orgId}`, { as: dave })).status).toBe(404);
-      await h.bus.drain();
+      await h.settle();
       expect(events).toContainEqual(
         expect.objectContaining({ action: "member.removed", targetId: dave.id, source: "domain" }),
       );

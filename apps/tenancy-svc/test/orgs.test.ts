@@ -1,6 +1,6 @@
 import { databaseTargets } from "@agentplane/db/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { json, startActivated } from "./fixtures/harness.ts";
+import { json, startActivated, stopTenancies } from "./fixtures/harness.ts";
 
 const targets = await databaseTargets();
 
@@ -14,6 +14,7 @@ describe.each(targets)("organizations and identity on $name", (target) => {
       h = await startActivated(opened.database);
     });
     afterAll(async () => {
+      await stopTenancies();
       await cleanup?.();
     });
 

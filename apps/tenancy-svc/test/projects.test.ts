@@ -2,7 +2,7 @@ import { databaseTargets } from "@agentplane/db/testing";
 import { createLocalJWKSet, type JSONWebKeySet, jwtVerify } from "jose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { signClusterJwt } from "./fixtures/cluster-jwt.ts";
-import { json, startActivated } from "./fixtures/harness.ts";
+import { json, startActivated, stopTenancies } from "./fixtures/harness.ts";
 
 const targets = await databaseTargets();
 
@@ -16,6 +16,7 @@ describe.each(targets)("projects and keys on $name", (target) => {
       h = await startActivated(opened.database, { keyRotationGraceSeconds: 1 });
     });
     afterAll(async () => {
+      await stopTenancies();
       await cleanup?.();
     });
 

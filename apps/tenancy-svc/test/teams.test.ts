@@ -1,7 +1,7 @@
 import { type AuthorizeResponse, TENANCY_INTERNAL } from "@agentplane/contracts";
 import { type Database, openDatabase } from "@agentplane/db";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { addMember, json, startActivated } from "./fixtures/harness.ts";
+import { addMember, json, startActivated, stopTenancies } from "./fixtures/harness.ts";
 
 describe("teams (PGlite)", () => {
   let database: Database;
@@ -11,6 +11,7 @@ describe("teams (PGlite)", () => {
     h = await startActivated(database);
   });
   afterAll(async () => {
+    await stopTenancies();
     await database.close();
   });
 

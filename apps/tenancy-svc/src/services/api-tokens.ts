@@ -5,7 +5,7 @@ import { type Kysely, sql } from "kysely";
 import type { TenancyContext } from "../context.ts";
 import { digestsEqual, sha256Hex } from "../crypto/secret-box.ts";
 import type { TenancyDatabase } from "../db/schema.ts";
-import { recordDomainEvent } from "./audit.ts";
+import { recordDomainEvent, withDomainEvents } from "./audit.ts";
 import { toApiToken } from "./serialize.ts";
 
 type Db = Kysely<TenancyDatabase>;
@@ -176,22 +176,25 @@ export async function createApiToken(req: CreateTokenRequest): Promise<ApiToken 
       });
     }
   }
-  const { row, token } = await insertApiToken(ctx.db, {
-    orgId: req.orgId,
-    userId: req.userId,
-    name: input.name,
-    role,
-    projectId: projectId ?? null,
-    expiresAt,
-  });
-  await recordDomainEvent(ctx, principal, {
-    action: "api_token.created",
-    orgId: req.orgId,
-    projectId,
-    targetType: "api_token",
-    targetId: row.id,
-    details: { role, name: input.name },
-    requestId: req.requestId,
+  const { row, token } = await withDomainEvents(ctx, async (trx) => {
+    const created = await insertApiToken(trx, {
+      orgId: req.orgId,
+      userId: req.userId,
+      name: input.name,
+      role,
+      projectId: projectId ?? null,
+      expiresAt,
+    });
+    await recordDomainEvent(ctx, trx, principal, {
+      action: "api_token.created",
+      orgId: req.orgId,
+      projectId,
+      targetType: "api_token",
+      targetId: created.row.id,
+      details: { role, name: input.name },
+      requestId: req.requestId,
+    });
+    return created;
   });
   return { ...row, token };
 }
@@ -202,17 +205,22 @@ export async function revokeApiToken(
   token: ApiToken,
   requestId?: string,
 ): Promise<void> {
-  await ctx.db
-    .updateTable("api_tokens")
-    .set({ revoked_at: sql<Date>`now()` })
-    .where("id", "=", token.id)
-    .where("revoked_at", "is", null)
-    .execute();
-  await recordDomainEvent(ctx, principal, {
-    action: "api_token.revoked",
-    orgId: token.orgId,
-    targetType: "api_token",
-    targetId: token.id,
-    requestId,
+  await withDomainEvents(ctx, async (trx) => {
+    const revoked = await trx
+      .updateTable("api_tokens")
+      .set({ revoked_at: sql<Date>`now()` })
+      .where("id", "=", token.id)
+      .where("revoked_at", "is", null)
+      .returning("id")
+      .executeTakeFirst();
+    // Revoking an already revoked token changes nothing, so it records nothing either.
+    if (!revoked) return;
+    await recordDomainEvent(ctx, trx, principal, {
+      action: "api_token.revoked",
+      orgId: token.orgId,
+      targetType: "api_token",
+      targetId: token.id,
+      requestId,
+    });
   });
 }

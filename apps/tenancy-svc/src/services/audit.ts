@@ -1,5 +1,7 @@
 import { AUDIT_RECORDED, type AuditRecorded, newId, type Principal } from "@agentplane/contracts";
+import type { Kysely, Transaction } from "kysely";
 import type { TenancyContext } from "../context.ts";
+import type { TenancyDatabase } from "../db/schema.ts";
 
 export interface DomainEvent {
   action: string;
@@ -12,11 +14,13 @@ export interface DomainEvent {
 }
 
 /**
- * Publishes an `audit.recorded` domain record. A bus failure is logged and swallowed: the change
- * is already committed and must not be reported as failed (an outbox will close this gap).
+ * Writes an `audit.recorded` domain record to the outbox inside `trx`, the transaction of the
+ * change it describes: the record exists exactly when the change does, and the relay publishes it
+ * once the bus accepts it. The request never waits for (or fails because of) the bus.
  */
 export async function recordDomainEvent(
   ctx: TenancyContext,
+  trx: Kysely<TenancyDatabase>,
   principal: Principal | undefined,
   event: DomainEvent,
 ): Promise<void> {
@@ -41,9 +45,18 @@ export async function recordDomainEvent(
     ...(event.details ? { details: event.details } : {}),
     ...(event.requestId ? { requestId: event.requestId } : {}),
   };
-  try {
-    await ctx.bus.publish(AUDIT_RECORDED, record, { id: record.id });
-  } catch (err) {
-    ctx.logger.warn({ err: (err as Error).message, action: event.action }, "audit event not published");
-  }
+  await ctx.outbox.enqueue(trx as unknown as Kysely<never>, AUDIT_RECORDED, record, {
+    id: record.id,
+    time: record.time,
+  });
+}
+
+/** Runs `fn` in a transaction and, once it has committed, asks the relay to publish what it recorded. */
+export async function withDomainEvents<T>(
+  ctx: TenancyContext,
+  fn: (trx: Transaction<TenancyDatabase>) => Promise<T>,
+): Promise<T> {
+  const result = await ctx.db.transaction().execute(fn);
+  ctx.relaySoon();
+  return result;
 }

@@ -6,7 +6,7 @@ import type { TenancyContext } from "../context.ts";
 import { digestsEqual, open, seal, sha256Hex } from "../crypto/secret-box.ts";
 import type { TenancyDatabase } from "../db/schema.ts";
 import { insertApiToken, insertBootstrapToken } from "./api-tokens.ts";
-import { recordDomainEvent } from "./audit.ts";
+import { recordDomainEvent, withDomainEvents } from "./audit.ts";
 import { iso } from "./serialize.ts";
 import { createUser } from "./users.ts";
 
@@ -43,20 +43,64 @@ export interface InstallationStartup {
   bootstrapped: boolean;
 }
 
+/** A verified identity-provider sign-in (issuer, subject and profile from the ID token). */
+export interface OidcIdentity {
+  issuer: string;
+  subject: string;
+  email?: string | undefined;
+  name?: string | undefined;
+}
+
+/**
+ * The user behind (iss, sub), inside the activation's transaction: the one the gateway may already
+ * have provisioned on first sight, with its profile refreshed, or a new one linked to the identity.
+ */
+async function identityUser(trx: Db, identity: OidcIdentity): Promise<string> {
+  const find = () =>
+    trx
+      .selectFrom("user_identities")
+      .select("user_id")
+      .where("issuer", "=", identity.issuer)
+      .where("subject", "=", identity.subject)
+      .executeTakeFirst();
+  const existing = await find();
+  if (existing) {
+    const profile = {
+      ...(identity.email ? { email: identity.email } : {}),
+      ...(identity.name ? { display_name: identity.name } : {}),
+    };
+    if (Object.keys(profile).length > 0) {
+      await trx.updateTable("users").set(profile).where("id", "=", existing.user_id).execute();
+    }
+    return existing.user_id;
+  }
+  const user = await createUser(trx, {
+    ...(identity.email ? { email: identity.email } : {}),
+    ...(identity.name ? { name: identity.name } : {}),
+  });
+  await trx
+    .insertInto("user_identities")
+    .values({ issuer: identity.issuer, subject: identity.subject, user_id: user.id })
+    .execute();
+  return user.id;
+}
+
 async function activate(
   trx: Db,
-  input: { orgName: string; ownerName: string; email?: string | undefined },
+  input: { orgName: string; ownerName: string; email?: string | undefined; identity?: OidcIdentity | undefined },
 ): Promise<{ userId: string; orgId: string }> {
-  const user = await createUser(trx, { name: input.ownerName, ...(input.email ? { email: input.email } : {}) });
+  const userId = input.identity
+    ? await identityUser(trx, input.identity)
+    : (await createUser(trx, { name: input.ownerName, ...(input.email ? { email: input.email } : {}) })).id;
   const orgId = newId("org");
   await trx.insertInto("orgs").values({ id: orgId, name: input.orgName, updated_at: new Date() }).execute();
-  await trx.insertInto("org_members").values({ org_id: orgId, user_id: user.id, role: "owner" }).execute();
+  await trx.insertInto("org_members").values({ org_id: orgId, user_id: userId, role: "owner" }).execute();
   await trx
     .updateTable("installation")
     .set({ status: "activated", activated_at: new Date(), setup_code_hash: null })
     .where("id", "=", 1)
     .execute();
-  return { userId: user.id, orgId };
+  return { userId, orgId };
 }
 
 /**
@@ -89,7 +133,14 @@ export async function initializeInstallation(ctx: TenancyContext): Promise<Insta
     if (bootstrapToken) {
       const { userId, orgId } = await activate(trx, { orgName: "Default", ownerName: "Owner" });
       await insertBootstrapToken(trx, userId, bootstrapToken);
-      return { installationId: row.installation_id, activated: true, bootstrapped: true, orgId, userId };
+      await recordDomainEvent(ctx, trx, undefined, {
+        action: "installation.activated",
+        orgId,
+        targetType: "installation",
+        targetId: row.installation_id,
+        details: { method: "bootstrap_token", ownerId: userId },
+      });
+      return { installationId: row.installation_id, activated: true, bootstrapped: true } as InstallationStartup;
     }
     const setupCode = randomCode(SETUP_CODE_ALPHABET, 3);
     await trx
@@ -99,17 +150,6 @@ export async function initializeInstallation(ctx: TenancyContext): Promise<Insta
       .execute();
     return { installationId: row.installation_id, activated: false, setupCode, bootstrapped: false };
   });
-  if (result.bootstrapped) {
-    const { orgId, userId } = result as InstallationStartup & { orgId: string; userId: string };
-    await recordDomainEvent(ctx, undefined, {
-      action: "installation.activated",
-      orgId,
-      targetType: "installation",
-      targetId: result.installationId,
-      details: { method: "bootstrap_token", ownerId: userId },
-    });
-    return { installationId: result.installationId, activated: true, bootstrapped: true };
-  }
   return result;
 }
 
@@ -216,14 +256,22 @@ export type ApprovalOutcome =
 
 export interface ApprovalInput {
   userCode: string;
-  setupCode: string;
   orgName?: string | undefined;
   ownerName?: string | undefined;
   email?: string | undefined;
 }
 
-/** The verification page's POST: checks the setup code and, when right, activates the installation. */
-export async function approveActivation(ctx: TenancyContext, input: ApprovalInput): Promise<ApprovalOutcome> {
+/**
+ * How the operator proved they may activate: the setup code printed at first start, or a sign-in
+ * at the configured identity provider whose ID token the caller has already verified.
+ */
+export type Approver = { setupCode: string } | { identity: OidcIdentity };
+
+/** The verification page's approval: checks the approver and, when accepted, activates the installation. */
+export async function approveActivation(
+  ctx: TenancyContext,
+  input: ApprovalInput & Approver,
+): Promise<ApprovalOutcome> {
   const userCode = normalizeCode(input.userCode);
   const session = await ctx.db
     .selectFrom("activation_sessions")
@@ -232,7 +280,8 @@ export async function approveActivation(ctx: TenancyContext, input: ApprovalInpu
     .orderBy("created_at", "desc")
     .executeTakeFirst();
   if (!session) return { outcome: "unknown_code" };
-  const result = await ctx.db.transaction().execute(async (trx): Promise<ApprovalOutcome & { userId?: string }> => {
+  const identity = "identity" in input ? input.identity : undefined;
+  return withDomainEvents(ctx, async (trx): Promise<ApprovalOutcome> => {
     const installation = await trx
       .selectFrom("installation")
       .selectAll()
@@ -249,23 +298,26 @@ export async function approveActivation(ctx: TenancyContext, input: ApprovalInpu
     if (locked.status === "denied") return { outcome: "denied" };
     if (locked.status !== "pending") return { outcome: "already_activated" };
     if (new Date(locked.expires_at).getTime() <= Date.now()) return { outcome: "expired" };
-    const presented = sha256Hex(normalizeCode(input.setupCode));
-    if (!installation.setup_code_hash || !digestsEqual(installation.setup_code_hash, presented)) {
-      const attempts = locked.failed_attempts + 1;
-      const denied = attempts >= MAX_SETUP_CODE_ATTEMPTS;
-      await trx
-        .updateTable("activation_sessions")
-        .set({ failed_attempts: attempts, ...(denied ? { status: "denied" as const } : {}) })
-        .where("id", "=", locked.id)
-        .execute();
-      return denied
-        ? { outcome: "denied" }
-        : { outcome: "wrong_setup_code", attemptsLeft: MAX_SETUP_CODE_ATTEMPTS - attempts };
+    if ("setupCode" in input) {
+      const presented = sha256Hex(normalizeCode(input.setupCode));
+      if (!installation.setup_code_hash || !digestsEqual(installation.setup_code_hash, presented)) {
+        const attempts = locked.failed_attempts + 1;
+        const denied = attempts >= MAX_SETUP_CODE_ATTEMPTS;
+        await trx
+          .updateTable("activation_sessions")
+          .set({ failed_attempts: attempts, ...(denied ? { status: "denied" as const } : {}) })
+          .where("id", "=", locked.id)
+          .execute();
+        return denied
+          ? { outcome: "denied" }
+          : { outcome: "wrong_setup_code", attemptsLeft: MAX_SETUP_CODE_ATTEMPTS - attempts };
+      }
     }
     const { userId, orgId } = await activate(trx, {
       orgName: input.orgName?.trim() || "Default",
       ownerName: input.ownerName?.trim() || "Owner",
       email: input.email?.trim() || undefined,
+      identity,
     });
     // Not bound to the first org, so the owner can go on to create and use further organizations.
     const { token } = await insertApiToken(trx, { orgId: null, userId, name: "Installation owner", role: "owner" });
@@ -279,18 +331,19 @@ export async function approveActivation(ctx: TenancyContext, input: ApprovalInpu
       })
       .where("id", "=", locked.id)
       .execute();
-    return { outcome: "approved", orgId, userId };
-  });
-  if (result.outcome === "approved") {
-    const installation = await getInstallation(ctx);
-    await recordDomainEvent(ctx, undefined, {
+    await recordDomainEvent(ctx, trx, undefined, {
       action: "installation.activated",
-      orgId: result.orgId,
+      orgId,
       targetType: "installation",
-      targetId: installation.installationId,
-      details: { method: "device_flow", sessionId: session.id, ownerId: result.userId },
+      targetId: installation.installation_id,
+      details: {
+        method: "device_flow",
+        approval: identity ? "oidc_sign_in" : "setup_code",
+        sessionId: locked.id,
+        ownerId: userId,
+        ...(identity ? { issuer: identity.issuer } : {}),
+      },
     });
-    return { outcome: "approved", orgId: result.orgId };
-  }
-  return result;
+    return { outcome: "approved", orgId };
+  });
 }

@@ -3,7 +3,7 @@ import { ProblemError } from "@agentplane/problem-details";
 import { sql } from "kysely";
 import { actorOf } from "../authz/local-authorizer.ts";
 import type { TenancyContext } from "../context.ts";
-import { recordDomainEvent } from "./audit.ts";
+import { recordDomainEvent, withDomainEvents } from "./audit.ts";
 import { page, toInvitation } from "./serialize.ts";
 import { getUser } from "./users.ts";
 
@@ -125,7 +125,7 @@ export async function respondToInvitation(
   const { userId, email } = await callerEmail(ctx, principal);
   const notFound = new ProblemError("not-found", { detail: `Invitation ${invitationId} was not found` });
   if (!email) throw notFound;
-  const result = await ctx.db.transaction().execute(async (trx) => {
+  return withDomainEvents(ctx, async (trx) => {
     const row = await trx
       .selectFrom("invitations")
       .selectAll()
@@ -152,18 +152,15 @@ export async function respondToInvitation(
         .executeTakeFirst();
       if (existing) throw new ProblemError("conflict", { detail: "You are already a member of this organization" });
       await trx.insertInto("org_members").values({ org_id: row.org_id, user_id: userId, role: row.role }).execute();
+      await recordDomainEvent(ctx, trx, principal, {
+        action: "invitation.accepted",
+        orgId: row.org_id,
+        targetType: "invitation",
+        targetId: invitationId,
+        details: { userId, role: row.role },
+        requestId,
+      });
     }
     return { invitationId, orgId: row.org_id, userId, role: row.role };
   });
-  if (answer === "accepted") {
-    await recordDomainEvent(ctx, principal, {
-      action: "invitation.accepted",
-      orgId: result.orgId,
-      targetType: "invitation",
-      targetId: invitationId,
-      details: { userId, role: result.role },
-      requestId,
-    });
-  }
-  return result;
 }

@@ -3,7 +3,7 @@ import { ProblemError } from "@agentplane/problem-details";
 import { type Kysely, sql, type Transaction } from "kysely";
 import type { TenancyContext } from "../context.ts";
 import type { TenancyDatabase } from "../db/schema.ts";
-import { recordDomainEvent } from "./audit.ts";
+import { recordDomainEvent, withDomainEvents } from "./audit.ts";
 import { page, toMember } from "./serialize.ts";
 
 type Db = Kysely<TenancyDatabase>;
@@ -72,7 +72,7 @@ export interface MemberChange {
 
 export async function updateMemberRole(change: MemberChange, role: OrgRole): Promise<Member> {
   const { ctx, orgId, userId } = change;
-  const previous = await ctx.db.transaction().execute(async (trx) => {
+  await withDomainEvents(ctx, async (trx) => {
     const owners = await lockedOwnerCount(trx, orgId);
     const current = await trx
       .selectFrom("org_members")
@@ -92,25 +92,24 @@ export async function updateMemberRole(change: MemberChange, role: OrgRole): Pro
       .where("org_id", "=", orgId)
       .where("user_id", "=", userId)
       .execute();
-    return current.role;
+    if (current.role !== role) {
+      await recordDomainEvent(ctx, trx, change.principal, {
+        action: "member.role_changed",
+        orgId,
+        targetType: "user",
+        targetId: userId,
+        details: { from: current.role, to: role },
+        requestId: change.requestId,
+      });
+    }
   });
-  if (previous !== role) {
-    await recordDomainEvent(ctx, change.principal, {
-      action: "member.role_changed",
-      orgId,
-      targetType: "user",
-      targetId: userId,
-      details: { from: previous, to: role },
-      requestId: change.requestId,
-    });
-  }
   return getMember(ctx, orgId, userId);
 }
 
 /** Removes a member, with their team memberships, direct project grants and tokens in the org. */
 export async function removeMember(change: MemberChange): Promise<void> {
   const { ctx, orgId, userId } = change;
-  const removedRole = await ctx.db.transaction().execute(async (trx) => {
+  await withDomainEvents(ctx, async (trx) => {
     const owners = await lockedOwnerCount(trx, orgId);
     const current = await trx
       .selectFrom("org_members")
@@ -145,14 +144,13 @@ export async function removeMember(change: MemberChange): Promise<void> {
       .where("user_id", "=", userId)
       .where("revoked_at", "is", null)
       .execute();
-    return current.role;
-  });
-  await recordDomainEvent(ctx, change.principal, {
-    action: "member.removed",
-    orgId,
-    targetType: "user",
-    targetId: userId,
-    details: { role: removedRole },
-    requestId: change.requestId,
+    await recordDomainEvent(ctx, trx, change.principal, {
+      action: "member.removed",
+      orgId,
+      targetType: "user",
+      targetId: userId,
+      details: { role: current.role },
+      requestId: change.requestId,
+    });
   });
 }

@@ -4,7 +4,7 @@ import { sql } from "kysely";
 import { actorOf } from "../authz/local-authorizer.ts";
 import type { TenancyContext } from "../context.ts";
 import { insertCurrentKey, rotateKeys } from "../keys/signing-keys.ts";
-import { recordDomainEvent } from "./audit.ts";
+import { recordDomainEvent, withDomainEvents } from "./audit.ts";
 import { page, toProject } from "./serialize.ts";
 
 /** Creates the project with its first signing key; the creator gets a direct admin grant. */
@@ -99,17 +99,17 @@ export async function rotateProjectKeys(
   orgId: string,
   requestId?: string,
 ) {
-  const result = await ctx.db
-    .transaction()
-    .execute((trx) => rotateKeys(trx, ctx.config.secretKey, projectId, ctx.config.keyRotationGraceSeconds));
-  await recordDomainEvent(ctx, principal, {
-    action: "project.keys_rotated",
-    orgId,
-    projectId,
-    targetType: "project",
-    targetId: projectId,
-    details: { kid: result.kid, previousKid: result.previousKid },
-    requestId,
+  return withDomainEvents(ctx, async (trx) => {
+    const result = await rotateKeys(trx, ctx.config.secretKey, projectId, ctx.config.keyRotationGraceSeconds);
+    await recordDomainEvent(ctx, trx, principal, {
+      action: "project.keys_rotated",
+      orgId,
+      projectId,
+      targetType: "project",
+      targetId: projectId,
+      details: { kid: result.kid, previousKid: result.previousKid },
+      requestId,
+    });
+    return result;
   });
-  return result;
 }

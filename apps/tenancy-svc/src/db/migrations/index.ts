@@ -1,7 +1,10 @@
 import type { MigrationList } from "@agentplane/db";
+import { outboxMigrations } from "@agentplane/events";
 import * as initial from "./0001-initial.ts";
 
 /** Applied in this order; never rename or reorder an entry that has shipped. */
 export const migrations: MigrationList = {
   "0001_initial": initial,
+  // `tenancy.event_outbox`: domain audit events waiting for the bus.
+  ...outboxMigrations("0002"),
 };
