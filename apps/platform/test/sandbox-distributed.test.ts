@@ -2,7 +2,19 @@ import { randomBytes } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { generateInternalKeys } from "@agentplane/service-kit";
+import {
+  INTERNAL_IDENTITY_HEADER,
+  type Principal,
+  SANDBOX_INGRESS_HEADER,
+  TENANCY_INTERNAL,
+} from "@agentplane/contracts";
+import {
+  generateInternalKeys,
+  httpFetch,
+  ServiceClient,
+  servicePrincipal,
+  signIdentity,
+} from "@agentplane/service-kit";
 import {
   createTestDatabase,
   requirePostgres,
@@ -11,8 +23,9 @@ import {
   type TestDatabase,
 } from "@agentplane/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { WebSocket } from "ws";
 import { freePort, type Spawned, spawnNode, waitForHealth } from "../../../tests/e2e/processes.ts";
-import { bearerProtocol, execQuery, openExec, requireBwrap } from "./sandbox-harness.ts";
+import { bearerProtocol, execQuery, INGRESS_TEST_SERVER, openExec, requireBwrap } from "./sandbox-harness.ts";
 
 const pg = await requirePostgres();
 const redis = await requireRedis();
@@ -47,17 +60,20 @@ describe.skipIf(!pg.available || !redis.available || !bwrap.available)(
     const bootstrapToken = `boot_${randomBytes(24).toString("hex")}`;
     let gatewayUrl = "";
     let sandboxUrl = "";
+    let tenancyUrl = "";
     let projectId = "";
     let adminToken = "";
     let viewerToken = "";
     let sandboxId = "";
+    let keys: Awaited<ReturnType<typeof generateInternalKeys>>;
 
     beforeAll(async () => {
       database = await createTestDatabase("sbxdist");
-      const keys = await generateInternalKeys();
+      keys = await generateInternalKeys();
       const [tenancyPort, sandboxPort, gatewayPort] = [await freePort(), await freePort(), await freePort()];
       gatewayUrl = `http://127.0.0.1:${gatewayPort}`;
       sandboxUrl = `http://127.0.0.1:${sandboxPort}`;
+      tenancyUrl = `http://127.0.0.1:${tenancyPort}`;
       const shared = {
         DATABASE_URL: database.url,
         REDIS_URL: TEST_REDIS_URL,
@@ -97,7 +113,8 @@ describe.skipIf(!pg.available || !redis.available || !bwrap.available)(
       adminToken = (await owner("POST", `/v1/orgs/${org.body.id}/api-tokens`, { name: "a", role: "admin" })).body.token;
       viewerToken = (await owner("POST", `/v1/orgs/${org.body.id}/api-tokens`, { name: "v", role: "viewer" })).body
         .token;
-    });
+      // Three processes each compile and migrate on start: slow on a loaded 2-core machine.
+    }, 180_000);
 
     afterAll(async () => {
       await Promise.all(processes.map((p) => p.stop()));
@@ -168,6 +185,58 @@ describe.skipIf(!pg.available || !redis.available || !bwrap.available)(
 
       expect(await openExec(url, ["v5.channel.k8s.io"])).toEqual({ refused: 401 });
       expect(await openExec(url, ["v5.channel.k8s.io", bearerProtocol(viewerToken)])).toEqual({ refused: 403 });
+    });
+
+    it("serves ingress forwarded over HTTP with the ingress header (the gateway's part is not wired yet)", async () => {
+      const slug = `dist-${randomBytes(3).toString("hex")}`;
+      const web = await call<{ id: string }>(gatewayUrl, adminToken, "POST", `/v1/projects/${projectId}/sandboxes`, {
+        name: "web",
+        slug,
+        start: true,
+        command: ["node", "-e", INGRESS_TEST_SERVER],
+        ports: [
+          { port: 8000, visibility: "private" },
+          { port: 8001, visibility: "public" },
+        ],
+      });
+      expect(web.status).toBe(201);
+      // What the gateway does: resolve the bearer with tenancy, sign the principal for sandbox-svc.
+      const tenancy = new ServiceClient("tenancy", httpFetch(tenancyUrl), keys);
+      const { principal } = await tenancy.request<{ principal: Principal }>("POST", TENANCY_INTERNAL.resolveApiToken, {
+        principal: servicePrincipal("api-gateway"),
+        body: { token: adminToken },
+      });
+      const identity = await signIdentity(keys, principal, { audience: "sandbox" });
+      const forwarded = async (target: string, withIdentity: boolean) => {
+        const res = await fetch(`${sandboxUrl}/v1/anything?q=1`, {
+          headers: {
+            [SANDBOX_INGRESS_HEADER]: target,
+            ...(withIdentity ? { [INTERNAL_IDENTITY_HEADER]: identity } : {}),
+          },
+        });
+        return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+      };
+      const deadline = Date.now() + 10_000;
+      while ((await forwarded(`${slug}:8001`, false)).status !== 200 && Date.now() < deadline) {
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      expect(await forwarded(`${slug}:8001`, false)).toMatchObject({
+        status: 200,
+        body: { port: 8001, path: "/v1/anything?q=1", internal: [] },
+      });
+      expect((await forwarded(slug, false)).status).toBe(401);
+      expect(await forwarded(slug, true)).toMatchObject({ status: 200, body: { port: 8000, internal: [] } });
+
+      const ws = new WebSocket(`${sandboxUrl.replace(/^http/, "ws")}/socket`, {
+        headers: { [SANDBOX_INGRESS_HEADER]: slug, [INTERNAL_IDENTITY_HEADER]: identity },
+      });
+      const first = await new Promise<string>((resolve, reject) => {
+        ws.once("message", (m) => resolve(m.toString()));
+        ws.once("error", reject);
+      });
+      expect(first).toBe("hello from 8000");
+      ws.terminate();
+      await call(gatewayUrl, adminToken, "DELETE", `/v1/projects/${projectId}/sandboxes/${web.body.id}`);
     });
 
     it("stops and deletes the sandbox", async () => {

@@ -233,3 +233,31 @@ export function execQuery(argv: string[], extra = ""): string {
 export function bearerProtocol(token: string): string {
   return `base64url.bearer.authorization.k8s.io.${Buffer.from(token).toString("base64url")}`;
 }
+
+/**
+ * The sandbox's main process: plain JavaScript for the host's node (the default image exposes the
+ * host's /usr). HTTP on two ports answers with what it saw; an upgrade is answered by hand (the
+ * sandbox has no ws module): a greeting frame, then each short client frame echoed back unmasked.
+ */
+export const INGRESS_TEST_SERVER = `
+const http = require("http"), crypto = require("crypto");
+for (const port of [8000, 8001]) {
+  const server = http.createServer((req, res) => {
+    res.setHeader("content-type", "application/json");
+    res.end(JSON.stringify({ port, path: req.url, host: req.headers.host, auth: req.headers.authorization ?? null, internal: Object.keys(req.headers).filter((k) => k.startsWith("x-agentplane-")) }));
+  });
+  server.on("upgrade", (req, socket) => {
+    const accept = crypto.createHash("sha1").update(req.headers["sec-websocket-key"] + "258EAFA5-E914-47DA-95CA-C5AB0DC85B11").digest("base64");
+    socket.write("HTTP/1.1 101 Switching Protocols\\r\\nUpgrade: websocket\\r\\nConnection: Upgrade\\r\\nSec-WebSocket-Accept: " + accept + "\\r\\n\\r\\n");
+    const text = (s) => { const b = Buffer.from(s); return Buffer.concat([Buffer.from([0x81, b.length]), b]); };
+    socket.write(text("hello from " + port));
+    socket.on("data", (d) => {
+      if ((d[0] & 0x0f) !== 1) return socket.end();
+      const len = d[1] & 0x7f, mask = d.subarray(2, 6), payload = Buffer.from(d.subarray(6, 6 + len));
+      for (let i = 0; i < payload.length; i++) payload[i] ^= mask[i % 4];
+      socket.write(text("echo " + payload.toString()));
+    });
+  });
+  server.listen(port, "127.0.0.1");
+}
+`;

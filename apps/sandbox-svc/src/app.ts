@@ -1,5 +1,6 @@
 import type { IncomingMessage } from "node:http";
 import type { Duplex } from "node:stream";
+import { SANDBOX_INGRESS_HEADER } from "@agentplane/contracts";
 import type { Database } from "@agentplane/db";
 import { migrateToLatest } from "@agentplane/db";
 import type { Bus } from "@agentplane/events";
@@ -15,7 +16,13 @@ import { migrations } from "./db/migrations/index.ts";
 import type { SandboxDB } from "./db/schema.ts";
 import { LocalDriver, type LocalIsolation } from "./driver/local/local-driver.ts";
 import type { SandboxDriver } from "./driver/types.ts";
-import { type IngressTarget, ingressFetch, ingressUpgrade } from "./ingress.ts";
+import {
+  forwardedIngressFetch,
+  forwardedIngressUpgrade,
+  type IngressTarget,
+  ingressFetch,
+  ingressUpgrade,
+} from "./ingress.ts";
 import type { RouteDeps } from "./routes/helpers.ts";
 import { registerResolveSandboxToken } from "./routes/internal/resolve-token.ts";
 import { registerSandboxTokens } from "./routes/sandbox-tokens/tokens.ts";
@@ -141,10 +148,16 @@ export async function createSandboxService(input: SandboxServiceDeps): Promise<S
   }, config.idleCheckIntervalMs ?? 15_000);
   idleTimer.unref();
 
+  const execUpgrade = createExecUpgradeHandler(deps, keys);
   return {
     name: "sandbox",
-    fetch: (request) => app.fetch(request),
-    handleUpgrade: createExecUpgradeHandler(deps, keys),
+    // A gateway in another process forwards ingress requests with SANDBOX_INGRESS_HEADER set.
+    fetch: (request) =>
+      request.headers.has(SANDBOX_INGRESS_HEADER) ? forwardedIngressFetch(deps, keys, request) : app.fetch(request),
+    handleUpgrade: (req, socket, head) =>
+      req.headers[SANDBOX_INGRESS_HEADER] !== undefined
+        ? forwardedIngressUpgrade(deps, keys, req, socket, head)
+        : execUpgrade(req, socket, head),
     ingress: (request, target) => ingressFetch(deps, request, target),
     ingressUpgrade: (req, socket, head, target) => ingressUpgrade(deps, req, socket, head, target),
     driver,

@@ -1,8 +1,9 @@
 import { request as httpRequest, type IncomingMessage } from "node:http";
 import type { Duplex } from "node:stream";
 import { Readable } from "node:stream";
-import type { Principal } from "@agentplane/contracts";
+import { INTERNAL_IDENTITY_HEADER, type Principal, SANDBOX_INGRESS_HEADER } from "@agentplane/contracts";
 import { ProblemError, problemResponse } from "@agentplane/problem-details";
+import { type InternalKeys, verifyIdentity } from "@agentplane/service-kit";
 import { checkAccess, type SandboxDeps } from "./services/context.ts";
 import type { SandboxRow } from "./services/mapping.ts";
 import { touchActivity } from "./services/sandboxes.ts";
@@ -40,6 +41,9 @@ const HOP_BY_HOP = new Set([
   "upgrade",
   "host",
   "authorization",
+  // Platform-internal: the caller's verified identity and the ingress target never reach the sandbox.
+  INTERNAL_IDENTITY_HEADER,
+  SANDBOX_INGRESS_HEADER,
 ]);
 
 async function resolveTarget(deps: SandboxDeps, target: IngressTarget): Promise<{ row: SandboxRow; port: number }> {
@@ -124,7 +128,8 @@ export function ingressUpgrade(
     const lines = [`${req.method} ${req.url} HTTP/1.1`];
     for (let i = 0; i < req.rawHeaders.length; i += 2) {
       const name = (req.rawHeaders[i] as string).toLowerCase();
-      if (name === "host" || name === "authorization") continue;
+      if (name === "host" || name === "authorization" || name === INTERNAL_IDENTITY_HEADER) continue;
+      if (name === SANDBOX_INGRESS_HEADER) continue;
       lines.push(`${req.rawHeaders[i]}: ${req.rawHeaders[i + 1]}`);
     }
     lines.push(`Host: 127.0.0.1:${port}`);
@@ -144,6 +149,62 @@ export function ingressUpgrade(
     rejectUpgrade(
       socket,
       err instanceof ProblemError ? err : new ProblemError("bad-gateway", { detail: "The sandbox did not answer" }),
+    );
+  });
+}
+
+/** `<slug>` or `<slug>:<port>` from the ingress header of a forwarded request. */
+function targetFromHeader(value: string): { slug: string; port?: number } {
+  const m = /^([a-z][a-z0-9-]{0,49})(?::(\d{1,5}))?$/.exec(value.trim());
+  if (!m) throw new ProblemError("bad-request", { detail: `Bad ${SANDBOX_INGRESS_HEADER} header` });
+  return { slug: m[1] as string, ...(m[2] ? { port: Number(m[2]) } : {}) };
+}
+
+async function principalFromHeader(keys: InternalKeys, value: string | undefined): Promise<Principal | undefined> {
+  if (!value) return undefined;
+  try {
+    return (await verifyIdentity(keys, value, "sandbox")).principal;
+  } catch {
+    throw new ProblemError("unauthenticated", { detail: "Invalid internal identity" });
+  }
+}
+
+/**
+ * Ingress forwarded over HTTP by a gateway in another process: the target comes from
+ * SANDBOX_INGRESS_HEADER, the caller (if any) from the internal identity the gateway signed.
+ */
+export async function forwardedIngressFetch(
+  deps: SandboxDeps,
+  keys: InternalKeys,
+  request: Request,
+): Promise<Response> {
+  try {
+    const target = targetFromHeader(request.headers.get(SANDBOX_INGRESS_HEADER) ?? "");
+    const principal = await principalFromHeader(keys, request.headers.get(INTERNAL_IDENTITY_HEADER) ?? undefined);
+    return await ingressFetch(deps, request, { ...target, ...(principal ? { principal } : {}) });
+  } catch (err) {
+    if (err instanceof ProblemError) return problemResponse(err);
+    throw err;
+  }
+}
+
+/** The upgrade counterpart of forwardedIngressFetch. */
+export function forwardedIngressUpgrade(
+  deps: SandboxDeps,
+  keys: InternalKeys,
+  req: IncomingMessage,
+  socket: Duplex,
+  head: Buffer,
+): void {
+  const identity = req.headers[INTERNAL_IDENTITY_HEADER];
+  void (async () => {
+    const target = targetFromHeader(String(req.headers[SANDBOX_INGRESS_HEADER] ?? ""));
+    const principal = await principalFromHeader(keys, typeof identity === "string" ? identity : undefined);
+    ingressUpgrade(deps, req, socket, head, { ...target, ...(principal ? { principal } : {}) });
+  })().catch((err) => {
+    rejectUpgrade(
+      socket,
+      err instanceof ProblemError ? err : new ProblemError("bad-gateway", { detail: "Ingress failed" }),
     );
   });
 }

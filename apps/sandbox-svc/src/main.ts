@@ -13,6 +13,7 @@ import {
 } from "@agentplane/service-kit";
 import { z } from "zod";
 import { createSandboxService } from "./app.ts";
+import { SandboxImagesJsonSchema } from "./config.ts";
 
 const EnvSchema = z.object({
   PORT: z.coerce.number().int().min(0).max(65_535).default(8082),
@@ -25,20 +26,7 @@ const EnvSchema = z.object({
   SANDBOX_INGRESS_HOST: z.string().optional(),
   AGENTPLANE_API_URL: z.url().optional(),
   SANDBOX_LOCAL_ISOLATION: z.enum(["bwrap", "none"]).default("bwrap"),
-  SANDBOX_IMAGES_JSON: z
-    .string()
-    .transform((s, ctx) => {
-      try {
-        return z.record(z.string(), z.string()).parse(JSON.parse(s));
-      } catch {
-        ctx.addIssue({
-          code: "custom",
-          message: 'a JSON object of image name → directory, e.g. {"debian":"/srv/debian"}',
-        });
-        return z.NEVER;
-      }
-    })
-    .optional(),
+  SANDBOX_IMAGES_JSON: SandboxImagesJsonSchema.optional(),
   LOG_LEVEL: z.string().default("info"),
 });
 

@@ -9,4 +9,12 @@ export const SANDBOX_INTERNAL = {
   resolveSandboxToken: "/internal/authn/sandbox-token",
 } as const;
 
+/**
+ * Ingress over HTTP (distributed mode): the gateway forwards a request for `<slug>.<ingress host>`
+ * (or `<port>-<slug>.…`) to sandbox-svc unchanged apart from this header, set to `<slug>` or
+ * `<slug>:<port>`, plus the internal identity header when the caller presented a bearer token.
+ * Upgrades (WebSocket) carry the same headers. sandbox-svc never forwards either into the sandbox.
+ */
+export const SANDBOX_INGRESS_HEADER = "x-agentplane-ingress";
+
 export const ResolveSandboxTokenRequest = z.object({ token: z.string().min(1).max(512) });
