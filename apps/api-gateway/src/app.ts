@@ -4,11 +4,11 @@ import { buildOpenApiDocument, type Principal, REQUEST_ID_HEADER, type ServiceNa
 import type { Bus } from "@agentplane/events";
 import { PROBLEM_CONTENT_TYPE, ProblemError, problemResponse } from "@agentplane/problem-details";
 import {
+  IdentitySigner,
   type InternalKeys,
   type Logger,
   MAX_BODY_BYTES,
   type ServiceFetch,
-  signIdentity,
 } from "@agentplane/service-kit";
 import { RequestAuditor, shouldAudit } from "./audit.ts";
 import { type Authenticator, bearerToken } from "./authn/authenticator.ts";
@@ -65,6 +65,7 @@ function withHeaders(response: Response, headers: Record<string, string>): Respo
 
 export function createGateway(deps: GatewayDeps): Gateway {
   const routes = new RouteTable();
+  const signer = new IdentitySigner(deps.keys);
   const auditor = new RequestAuditor(deps.bus, deps.logger ? { logger: deps.logger } : {});
   let openapi: string | undefined;
 
@@ -190,9 +191,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
         }),
       );
     }
-    const identity = principal
-      ? await signIdentity(deps.keys, principal, { audience: entry.service, requestId })
-      : undefined;
+    const identity = principal ? await signer.sign(principal, entry.service) : undefined;
     let response: Response;
     try {
       response = await target.fetch(forwardRequest(request, forwardHeaders(request.headers, identity, requestId)));

@@ -4,7 +4,7 @@ import { createOnError, ProblemError, problemJson, validationHook } from "@agent
 import { OpenAPIHono } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { bodyLimit } from "hono/body-limit";
-import { type InternalKeys, verifyIdentity } from "./identity.ts";
+import { IdentityVerifier, type InternalKeys } from "./identity.ts";
 import type { Logger } from "./logger.ts";
 
 export const MAX_BODY_BYTES = 1024 * 1024;
@@ -32,13 +32,14 @@ export interface ServiceAppOptions {
  */
 export function createServiceApp(options: ServiceAppOptions): ServiceApp {
   const app = new OpenAPIHono<ServiceEnv>({ defaultHook: validationHook });
+  const verifier = new IdentityVerifier(options.keys, options.name);
   app.use("*", async (c, next) => {
     c.set("requestId", c.req.header(REQUEST_ID_HEADER) ?? randomUUID());
     c.set("principal", undefined);
     const token = c.req.header(INTERNAL_IDENTITY_HEADER);
     if (token) {
       try {
-        const identity = await verifyIdentity(options.keys, token, options.name);
+        const identity = await verifier.verify(token);
         c.set("principal", identity.principal);
       } catch {
         throw new ProblemError("unauthenticated", { detail: "Invalid internal identity" });

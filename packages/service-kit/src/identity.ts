@@ -71,3 +71,60 @@ export async function verifyIdentity(keys: InternalKeys, token: string, audience
 export function servicePrincipal(service: string): Principal {
   return { type: "service", id: `svc_${service}`, displayName: service };
 }
+
+/**
+ * Signs internal identities, reusing a token for the same principal and audience while it has
+ * more than half its lifetime left: signing is the gateway's main per-request cost.
+ */
+export class IdentitySigner {
+  private readonly keys: InternalKeys;
+  private readonly ttlSeconds: number;
+  private readonly cache = new Map<string, { token: Promise<string>; renewAt: number }>();
+
+  constructor(keys: InternalKeys, options: { ttlSeconds?: number } = {}) {
+    this.keys = keys;
+    this.ttlSeconds = options.ttlSeconds ?? 60;
+  }
+
+  sign(principal: Principal, audience: string): Promise<string> {
+    const key = `${audience}\u0000${JSON.stringify(principal)}`;
+    const now = Date.now();
+    const hit = this.cache.get(key);
+    if (hit && hit.renewAt > now) return hit.token;
+    const token = signIdentity(this.keys, principal, { audience, ttlSeconds: this.ttlSeconds });
+    if (this.cache.size > 10_000) this.cache.clear();
+    this.cache.set(key, { token, renewAt: now + (this.ttlSeconds * 1000) / 2 });
+    token.catch(() => this.cache.delete(key));
+    return token;
+  }
+}
+
+/** Verifies internal identities, remembering a verified token until it expires. */
+export class IdentityVerifier {
+  private readonly keys: InternalKeys;
+  private readonly audience: string;
+  private readonly cache = new Map<string, { identity: VerifiedIdentity; expiresAt: number }>();
+
+  constructor(keys: InternalKeys, audience: string) {
+    this.keys = keys;
+    this.audience = audience;
+  }
+
+  async verify(token: string): Promise<VerifiedIdentity> {
+    const now = Date.now();
+    const hit = this.cache.get(token);
+    if (hit && hit.expiresAt > now) return hit.identity;
+    const { payload } = await jwtVerify(token, this.keys.publicKey, {
+      issuer: ISSUER,
+      audience: this.audience,
+      algorithms: [ALG],
+    });
+    const identity: VerifiedIdentity = {
+      principal: PrincipalSchema.parse(payload.principal),
+      ...(typeof payload.rid === "string" ? { requestId: payload.rid } : {}),
+    };
+    if (this.cache.size > 10_000) this.cache.clear();
+    if (payload.exp) this.cache.set(token, { identity, expiresAt: payload.exp * 1000 });
+    return identity;
+  }
+}

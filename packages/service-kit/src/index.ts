@@ -13,6 +13,8 @@ export { httpFetch, inProcessFetch, ServiceClient, type ServiceFetch } from "./c
 export { ConfigError, envBoolean, parseEnv } from "./config.ts";
 export {
   generateInternalKeys,
+  IdentitySigner,
+  IdentityVerifier,
   type InternalKeys,
   importInternalKeys,
   type SignIdentityOptions,

@@ -60,3 +60,23 @@ describe("parseEnv", () => {
     });
   });
 });
+
+describe("identity signer and verifier caches", () => {
+  it("reuses a signed token per principal and audience, and a verified token keeps verifying until it expires", async () => {
+    const { IdentitySigner, IdentityVerifier } = await import("../src/index.ts");
+    const keys = await generateInternalKeys();
+    const signer = new IdentitySigner(keys, { ttlSeconds: 2 });
+    const a1 = await signer.sign(alice, "tenancy");
+    expect(await signer.sign(alice, "tenancy")).toBe(a1);
+    expect(await signer.sign(alice, "sandbox")).not.toBe(a1);
+    expect(await signer.sign({ ...alice, id: "usr_bob" }, "tenancy")).not.toBe(a1);
+    const verifier = new IdentityVerifier(keys, "tenancy");
+    expect((await verifier.verify(a1)).principal).toEqual(alice);
+    await expect(new IdentityVerifier(keys, "sandbox").verify(a1)).rejects.toThrow();
+    // After half its lifetime the signer renews; after its lifetime the old token is refused.
+    await new Promise((r) => setTimeout(r, 1100));
+    expect(await signer.sign(alice, "tenancy")).not.toBe(a1);
+    await new Promise((r) => setTimeout(r, 1500));
+    await expect(verifier.verify(a1)).rejects.toThrow();
+  });
+});
