@@ -67,6 +67,33 @@ describe.skipIf(!bwrap.available)(`exec, shell sessions and WebSocket exec throu
       expect(big.body.stdout.length).toBe(1024 * 1024);
     });
 
+    it("audits each exec with its command, exit code and duration, never its output", async () => {
+      const marker = `secret-output-${Date.now()}`;
+      expect((await exec(h, sbx.id, `echo ${marker.toUpperCase()} | tr A-Z a-z; exit 2`)).body).toMatchObject({
+        stdout: `${marker}\n`,
+        exitCode: 2,
+      });
+      type Trail = {
+        items: { action: string; targetId?: string; outcome: string; details?: Record<string, unknown> }[];
+      };
+      let record: Trail["items"][number] | undefined;
+      await expect
+        .poll(
+          async () => {
+            const trail = await h.call<Trail>("GET", `/v1/orgs/${h.orgId}/audit-trail?action=sandbox.exec`, {
+              token: h.ownerToken,
+            });
+            record = trail.body.items?.find((r) => JSON.stringify(r.details).includes(marker.toUpperCase()));
+            return record !== undefined;
+          },
+          { timeout: 10_000, interval: 200 },
+        )
+        .toBe(true);
+      expect(record).toMatchObject({ targetId: sbx.id, outcome: "error", details: { exitCode: 2, timedOut: false } });
+      expect(typeof record?.details?.durationMs).toBe("number");
+      expect(JSON.stringify(record)).not.toContain(marker);
+    });
+
     it("refuses an empty command and a timeout above 15 minutes with 400", async () => {
       for (const command of ["", [], [""]]) {
         const res = await exec(h, sbx.id, command as string | string[]);
