@@ -225,6 +225,23 @@ export function loadConfig(source: Record<string, string | undefined>): RuntimeC
   };
 }
 
+/**
+ * Settings that are allowed but probably wrong: logged as warnings at start, never fatal.
+ * GATEWAY_API_URL without GATEWAY_API_TOKEN is one: the all-in-one launcher may start the
+ * runtime before a project token exists, but every model call will then be refused (401).
+ */
+export function configWarnings(config: RuntimeConfig): Array<{ variable: string; message: string }> {
+  const warnings: Array<{ variable: string; message: string }> = [];
+  if (config.env.GATEWAY_API_URL && !config.env.GATEWAY_API_TOKEN) {
+    warnings.push({
+      variable: "GATEWAY_API_TOKEN",
+      message:
+        "is not set while GATEWAY_API_URL is: model calls go to the gateway without a bearer token and will be refused until it is set (then restart)",
+    });
+  }
+  return warnings;
+}
+
 function databasePathOf(url: string | undefined, dataDir: string): string {
   if (url === undefined) return join(dataDir, "agent.db");
   if (!url.startsWith("file:")) throw new ConfigError("DATABASE_URL", "must be a SQLite URL of the form file:<path>");

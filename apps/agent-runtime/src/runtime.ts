@@ -4,7 +4,7 @@ import type { OpenAPIHono } from "@hono/zod-openapi";
 import pino, { type Logger } from "pino";
 import { createRuntimeApp } from "./app.ts";
 import type { TeamChatAdapter } from "./chat/team-chat.ts";
-import { loadConfig, type RuntimeConfig, readEnvironment } from "./config.ts";
+import { configWarnings, loadConfig, type RuntimeConfig, readEnvironment } from "./config.ts";
 import { openDatabase } from "./db/database.ts";
 import type { RuntimeDeps } from "./deps.ts";
 import { createModelClient, type ModelClient, type ModelClientOptions } from "./models/provider.ts";
@@ -38,6 +38,7 @@ export interface Runtime {
  */
 export async function createRuntime(config: RuntimeConfig, options: RuntimeOptions = {}): Promise<Runtime> {
   const logger = options.logger ?? pino({ level: config.env.LOG_LEVEL, name: "agent-runtime" });
+  for (const { variable, message } of configWarnings(config)) logger.warn({ variable }, `${variable} ${message}`);
   const database = await openDatabase(config.databasePath);
   const agent = await ensureAgent(database.db, config);
   const registry = new WebhookRegistry(database.db);

@@ -18,6 +18,7 @@ export async function runAgentTurn(
     db,
     messages: deps.messages,
     model: deps.model,
+    provider: deps.config.provider,
     modelId: models.main,
     threadId: input.threadId,
     userText: input.text,

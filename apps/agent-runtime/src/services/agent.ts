@@ -2,8 +2,9 @@ import { randomUUID } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { AgentProfile, ModelOverrides, UpdateModelsBody } from "@agentplane/contracts/runtime";
+import { badRequest } from "@agentplane/problem-details";
 import type { Kysely } from "kysely";
-import type { RuntimeConfig } from "../config.ts";
+import { nonBareReason, type Provider, type RuntimeConfig } from "../config.ts";
 import type { AgentTable } from "../db/schema/agent.ts";
 import type { RuntimeDatabase } from "../db/schema/index.ts";
 import { newId, nowIso } from "../ids.ts";
@@ -122,7 +123,30 @@ export async function setVerbose(db: Kysely<RuntimeDatabase>, verbose: boolean):
   return loadAgent(db);
 }
 
-/** `null` or blank clears an override; keys left out stay as they are. */
+/**
+ * `cloud-a-alt` takes bare model ids only (spec "Per-agent model overrides"): the same rule the
+ * start-up check applies to CLOUD_A_MODEL_ID, applied to overrides set at run time. Throws a
+ * 400 problem naming the rule, with one entry per offending field.
+ */
+export function checkModelOverrides(provider: Provider, input: UpdateModelsBody): void {
+  if (provider !== "cloud-a-alt") return;
+  const errors: Array<{ pointer: string; message: string }> = [];
+  for (const key of ["main", "heartbeat", "cron"] as const) {
+    const value = stringOrNull(input[key]);
+    const reason = value === null ? undefined : nonBareReason(value);
+    if (reason) {
+      errors.push({
+        pointer: `/body/${key}`,
+        message: `"${value}" ${reason}; cloud-a-alt takes bare model ids (no regional prefix such as "us.", no version suffix such as "-v1:0")`,
+      });
+    }
+  }
+  if (errors.length > 0) {
+    throw badRequest("cloud-a-alt takes bare model ids: no regional prefix and no version suffix", errors);
+  }
+}
+
+/** `null` or blank clears an override; keys left out stay as they are. Check the ids first (checkModelOverrides). */
 export async function setModelOverrides(db: Kysely<RuntimeDatabase>, input: UpdateModelsBody): Promise<AgentRow> {
   const patch: Partial<SeededOverrides> = {};
   if (input.main !== undefined) patch.main_model = stringOrNull(input.main);

@@ -1,5 +1,6 @@
 import type { ContentBlockParam, MessageParam, ToolResultBlockParam } from "@anthropic-ai/sdk/resources/messages";
 import type { Kysely } from "kysely";
+import type { Provider } from "../config.ts";
 import type { RuntimeDatabase } from "../db/schema/index.ts";
 import type { ModelClient } from "../models/provider.ts";
 import type { MessageWriter } from "../services/message-writer.ts";
@@ -10,6 +11,8 @@ export interface TurnInput {
   db: Kysely<RuntimeDatabase>;
   messages: MessageWriter;
   model: ModelClient;
+  /** The tools check model ids against the provider's rules. */
+  provider: Provider;
   modelId: string;
   threadId: string;
   userText: string;
@@ -63,8 +66,8 @@ export function historyOf(rows: MessageRow[]): MessageParam[] {
   return history;
 }
 
-async function runTool(db: Kysely<RuntimeDatabase>, name: string, input: unknown): Promise<ToolOutcome> {
-  if (name === SETTINGS_TOOL_NAME) return runSettingsTool(db, input);
+async function runTool(turn: TurnInput, name: string, input: unknown): Promise<ToolOutcome> {
+  if (name === SETTINGS_TOOL_NAME) return runSettingsTool(turn.db, turn.provider, input);
   return { content: `Unknown tool ${name}`, isError: true };
 }
 
@@ -126,7 +129,7 @@ export async function runTurn(input: TurnInput): Promise<TurnOutcome> {
 
     const results: ToolResultBlockParam[] = [];
     for (const use of toolUses) {
-      const outcome = await runTool(db, use.name, use.input);
+      const outcome = await runTool(input, use.name, use.input);
       results.push({ type: "tool_result", tool_use_id: use.id, content: outcome.content, is_error: outcome.isError });
     }
     await messages.append({ threadId, role: "user", content: results, text: "", internal: true, source: "tool" });

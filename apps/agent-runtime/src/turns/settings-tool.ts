@@ -1,8 +1,10 @@
+import { ProblemError } from "@agentplane/problem-details";
 import type { Tool } from "@anthropic-ai/sdk/resources/messages";
 import type { Kysely } from "kysely";
 import { z } from "zod";
+import type { Provider } from "../config.ts";
 import type { RuntimeDatabase } from "../db/schema/index.ts";
-import { setModelOverrides, setVerbose } from "../services/agent.ts";
+import { checkModelOverrides, setModelOverrides, setVerbose } from "../services/agent.ts";
 
 export const SETTINGS_TOOL_NAME = "update_settings";
 
@@ -37,14 +39,27 @@ export interface ToolOutcome {
   isError: boolean;
 }
 
-export async function runSettingsTool(db: Kysely<RuntimeDatabase>, input: unknown): Promise<ToolOutcome> {
+export async function runSettingsTool(
+  db: Kysely<RuntimeDatabase>,
+  provider: Provider,
+  input: unknown,
+): Promise<ToolOutcome> {
   const parsed = SettingsInput.safeParse(input);
   if (!parsed.success) {
     return { content: `Invalid settings: ${parsed.error.issues.map((i) => i.message).join("; ")}`, isError: true };
   }
   const { verbose, mainModel, heartbeatModel, cronModel } = parsed.data;
+  const overrides = { main: mainModel, heartbeat: heartbeatModel, cron: cronModel };
+  // Checked before anything is written: a rejected call changes no setting at all.
+  try {
+    checkModelOverrides(provider, overrides);
+  } catch (err) {
+    if (!(err instanceof ProblemError)) throw err;
+    const fields = (err.errors ?? []).map((e) => e.message).join("; ");
+    return { content: `Invalid settings: ${fields || err.message}`, isError: true };
+  }
   if (verbose !== undefined) await setVerbose(db, verbose);
-  const agent = await setModelOverrides(db, { main: mainModel, heartbeat: heartbeatModel, cron: cronModel });
+  const agent = await setModelOverrides(db, overrides);
   return {
     content: JSON.stringify({
       verbose: agent.verbose === 1,
