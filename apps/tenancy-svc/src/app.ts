@@ -15,6 +15,7 @@ import { migrations } from "./db/migrations/index.ts";
 import type { TenancyDatabase } from "./db/schema.ts";
 import { registerRoutes } from "./routes/index.ts";
 import { initializeInstallation } from "./services/installation.ts";
+import { OidcActivation } from "./services/oidc-activation.ts";
 
 export const TENANCY_SCHEMA = "tenancy";
 
@@ -64,7 +65,16 @@ export async function createTenancyService(deps: TenancyDeps): Promise<TenancySe
     // A failed round is logged by the relay's own loop on its next attempt; nothing to report here.
     outbox.flush().catch((err) => deps.logger.warn({ err: (err as Error).message }, "outbox relay round failed"));
   };
-  const context: TenancyContext = { db, bus: deps.bus, outbox, relaySoon, logger: deps.logger, config, authorizer };
+  const context: TenancyContext = {
+    db,
+    bus: deps.bus,
+    outbox,
+    relaySoon,
+    logger: deps.logger,
+    config,
+    authorizer,
+    ...(config.oidc ? { oidc: new OidcActivation(config.oidc, config) } : {}),
+  };
   const startup = await initializeInstallation(context);
   if (startup.bootstrapped) deps.logger.info("installation activated with the bootstrap token");
   // Also publishes what an earlier process committed but could not publish before it stopped.

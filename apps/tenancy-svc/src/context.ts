@@ -3,6 +3,7 @@ import type { Logger } from "@agentplane/service-kit";
 import type { Kysely } from "kysely";
 import type { LocalAuthorizer } from "./authz/local-authorizer.ts";
 import type { TenancyDatabase } from "./db/schema.ts";
+import type { OidcActivation } from "./services/oidc-activation.ts";
 
 export interface TenancyConfig {
   /** 32 bytes: encrypts private signing keys and the one-time activation token at rest. */
@@ -25,6 +26,18 @@ export interface TenancyConfig {
    * for rows (default 250 ms) and the longest wait between attempts while the bus is down (30 s).
    */
   eventRelay?: { pollIntervalMs?: number; maxBackoffMs?: number };
+  /** OIDC_ISSUER etc.: lets the operator approve the activation by signing in with the identity provider. */
+  oidc?: OidcConfig;
+}
+
+export interface OidcConfig {
+  /** Issuer URL; its discovery document is `${issuer}/.well-known/openid-configuration`. */
+  issuer: string;
+  clientId: string;
+  /** Confidential clients send it to the token endpoint (client_secret_post); public clients rely on PKCE alone. */
+  clientSecret?: string;
+  /** Where the identity provider sends the operator back (default `${publicUrl}/activate/callback`). */
+  redirectUri?: string;
 }
 
 export interface ResolvedTenancyConfig extends TenancyConfig {
@@ -38,6 +51,10 @@ export interface ResolvedTenancyConfig extends TenancyConfig {
 export function resolveConfig(config: TenancyConfig): ResolvedTenancyConfig {
   if (config.bootstrapToken !== undefined && config.bootstrapToken.length < 32) {
     throw new Error("AGENTPLANE_BOOTSTRAP_TOKEN must be at least 32 characters");
+  }
+  if (config.oidc) {
+    if (!URL.canParse(config.oidc.issuer)) throw new Error("OIDC_ISSUER must be a URL");
+    if (!config.oidc.clientId) throw new Error("OIDC_CLIENT_ID is required when OIDC_ISSUER is set");
   }
   return {
     ...config,
@@ -61,4 +78,6 @@ export interface TenancyContext {
   logger: Logger;
   config: ResolvedTenancyConfig;
   authorizer: LocalAuthorizer;
+  /** Set when an OIDC issuer is configured: activation approval by signing in there. */
+  oidc?: OidcActivation;
 }

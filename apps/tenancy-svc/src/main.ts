@@ -19,6 +19,15 @@ const EnvSchema = z
     KEY_ROTATION_GRACE_SECONDS: z.coerce.number().int().min(0).default(86_400),
     AGENTPLANE_BOOTSTRAP_TOKEN: z.string().min(32, "must be at least 32 characters").optional(),
     LOG_LEVEL: z.string().default("info"),
+    // Activation approval by signing in at this identity provider (authorization code flow + PKCE).
+    OIDC_ISSUER: z.url().optional(),
+    OIDC_CLIENT_ID: z.string().min(1).optional(),
+    OIDC_CLIENT_SECRET: z.string().min(1).optional(),
+    OIDC_REDIRECT_URI: z.url().optional(),
+  })
+  .refine((env) => !env.OIDC_ISSUER || env.OIDC_CLIENT_ID, {
+    message: "OIDC_CLIENT_ID is required when OIDC_ISSUER is set",
+    path: ["OIDC_CLIENT_ID"],
   })
   .refine((env) => env.INTERNAL_IDENTITY_PUBLIC_KEY || env.INTERNAL_IDENTITY_PRIVATE_KEY, {
     message: "INTERNAL_IDENTITY_PUBLIC_KEY or INTERNAL_IDENTITY_PRIVATE_KEY is required",
@@ -43,13 +52,24 @@ const service = await createTenancyService({
     publicUrl: env.PUBLIC_URL,
     keyRotationGraceSeconds: env.KEY_ROTATION_GRACE_SECONDS,
     ...(env.AGENTPLANE_BOOTSTRAP_TOKEN ? { bootstrapToken: env.AGENTPLANE_BOOTSTRAP_TOKEN } : {}),
+    ...(env.OIDC_ISSUER && env.OIDC_CLIENT_ID
+      ? {
+          oidc: {
+            issuer: env.OIDC_ISSUER,
+            clientId: env.OIDC_CLIENT_ID,
+            ...(env.OIDC_CLIENT_SECRET ? { clientSecret: env.OIDC_CLIENT_SECRET } : {}),
+            ...(env.OIDC_REDIRECT_URI ? { redirectUri: env.OIDC_REDIRECT_URI } : {}),
+          },
+        }
+      : {}),
   },
 });
 if (service.setupCode) {
   // Written to the terminal, not the structured log: it is a one-time secret for the operator.
   process.stdout.write(
     `\nInstallation not activated. Setup code: ${service.setupCode}\n` +
-      `Start an activation (POST /v1/installation/activation) and approve it at ${env.PUBLIC_URL}/activate\n\n`,
+      `Start an activation (POST /v1/installation/activation) and approve it at ${env.PUBLIC_URL}/activate` +
+      `${env.OIDC_ISSUER ? " (or by signing in there with your identity provider)" : ""}\n\n`,
   );
 }
 const server = await serveFetch(service.fetch, { port: env.PORT });

@@ -4,6 +4,7 @@ import { registerCreateApiToken } from "./api-tokens/create.ts";
 import { registerGetApiToken } from "./api-tokens/get.ts";
 import { registerListApiTokens } from "./api-tokens/list.ts";
 import { registerRevokeApiToken } from "./api-tokens/revoke.ts";
+import { registerActivateCallback } from "./installation/activate-callback.ts";
 import { registerActivatePage } from "./installation/activate-page.ts";
 import { registerGetInstallation } from "./installation/get.ts";
 import { registerPollActivation } from "./installation/poll-activation.ts";
@@ -85,6 +86,7 @@ const REGISTRATIONS: ((app: ServiceApp, ctx: TenancyContext) => void)[] = [
   registerStartActivation,
   registerPollActivation,
   registerActivatePage,
+  registerActivateCallback,
   registerInternalRoutes,
 ];
 

@@ -347,3 +347,26 @@ export async function approveActivation(
     return { outcome: "approved", orgId };
   });
 }
+
+/**
+ * Whether a session with this user code can still be approved, checked before sending the operator
+ * to the identity provider; answers the outcome that would refuse it, or undefined. The approval
+ * itself checks again under its locks.
+ */
+export async function checkPendingUserCode(
+  ctx: TenancyContext,
+  userCode: string,
+): Promise<ApprovalOutcome | undefined> {
+  if ((await getInstallation(ctx)).status === "activated") return { outcome: "already_activated" };
+  const session = await ctx.db
+    .selectFrom("activation_sessions")
+    .select(["status", "expires_at"])
+    .where("user_code", "=", normalizeCode(userCode))
+    .orderBy("created_at", "desc")
+    .executeTakeFirst();
+  if (!session) return { outcome: "unknown_code" };
+  if (session.status === "denied") return { outcome: "denied" };
+  if (session.status !== "pending") return { outcome: "already_activated" };
+  if (new Date(session.expires_at).getTime() <= Date.now()) return { outcome: "expired" };
+  return undefined;
+}

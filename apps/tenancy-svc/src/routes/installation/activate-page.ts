@@ -1,76 +1,11 @@
 import type { ServiceApp } from "@agentplane/service-kit";
+import { setCookie } from "hono/cookie";
 import type { TenancyContext } from "../../context.ts";
-import { type ApprovalOutcome, approveActivation, getInstallation } from "../../services/installation.ts";
+import { approveActivation, checkPendingUserCode, getInstallation } from "../../services/installation.ts";
+import { form, layout, outcomePage } from "./activate-html.ts";
 
-function escapeHtml(value: string): string {
-  return value.replace(/[&<>"']/g, (ch) => `&#${ch.charCodeAt(0)};`);
-}
-
-function layout(title: string, body: string): string {
-  return `<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<title>${escapeHtml(title)} · Agentplane</title>
-<style>body{font-family:system-ui,sans-serif;max-width:32rem;margin:3rem auto;padding:0 1rem;color:#1b1f24}
-label{display:block;margin:.8rem 0 .2rem}input{width:100%;padding:.5rem;font-size:1rem;box-sizing:border-box}
-button{margin-top:1.2rem;padding:.6rem 1.2rem;font-size:1rem}.error{color:#b42318}.ok{color:#067647}
-small{color:#555}</style></head><body><h1>${escapeHtml(title)}</h1>${body}</body></html>`;
-}
-
-function form(userCode: string, error?: string): string {
-  return layout(
-    "Activate this installation",
-    `${error ? `<p class="error" role="alert">${escapeHtml(error)}</p>` : ""}
-<p>Enter the code shown by the device that started the activation, and the setup code printed when the platform first started.</p>
-<form method="post" action="/activate">
-<label for="userCode">Activation code</label><input id="userCode" name="userCode" value="${escapeHtml(userCode)}" required autocomplete="off">
-<label for="setupCode">Setup code</label><input id="setupCode" name="setupCode" required autocomplete="off">
-<label for="orgName">Organization name <small>(optional)</small></label><input id="orgName" name="orgName" maxlength="100" placeholder="Default">
-<label for="ownerName">Your name <small>(optional)</small></label><input id="ownerName" name="ownerName" maxlength="100">
-<label for="email">Your email <small>(optional)</small></label><input id="email" name="email" type="email" maxlength="320">
-<button type="submit">Approve</button></form>`,
-  );
-}
-
-function outcomePage(
-  outcome: ApprovalOutcome,
-  userCode: string,
-): { html: string; status: 200 | 400 | 403 | 404 | 409 | 410 } {
-  switch (outcome.outcome) {
-    case "approved":
-      return {
-        status: 200,
-        html: layout(
-          "Installation activated",
-          `<p class="ok">Approved. The device that started the activation now receives the owner API token; you can close this page.</p>`,
-        ),
-      };
-    case "wrong_setup_code":
-      return {
-        status: 400,
-        html: form(
-          userCode,
-          `The setup code is not right. ${outcome.attemptsLeft} attempt(s) left for this activation.`,
-        ),
-      };
-    case "denied":
-      return {
-        status: 403,
-        html: layout("Activation denied", `<p class="error">Too many wrong setup codes: start a new activation.</p>`),
-      };
-    case "unknown_code":
-      return { status: 404, html: form(userCode, "No activation with this code is waiting.") };
-    case "expired":
-      return {
-        status: 410,
-        html: layout("Activation expired", `<p class="error">This activation expired: start a new one.</p>`),
-      };
-    case "already_activated":
-      return {
-        status: 409,
-        html: layout("Already activated", `<p>This installation is already activated.</p>`),
-      };
-  }
-}
+/** Holds the sealed OIDC sign-in state between `/activate` and `/activate/callback`. */
+export const SIGN_IN_COOKIE = "agentplane_activation";
 
 function field(body: Record<string, unknown>, name: string, max = 320): string | undefined {
   const value = body[name];
@@ -79,21 +14,48 @@ function field(body: Record<string, unknown>, name: string, max = 320): string |
 
 /** The device flow's verification page (`/activate`), outside `/v1`; the gateway forwards it without auth. */
 export function registerActivatePage(app: ServiceApp, ctx: TenancyContext): void {
+  const oidc = ctx.oidc !== undefined;
+
   app.get("/activate", async (c) => {
     const installation = await getInstallation(ctx);
     c.header("cache-control", "no-store");
     if (installation.status === "activated") {
       return c.html(layout("Already activated", "<p>This installation is already activated.</p>"), 200);
     }
-    return c.html(form(c.req.query("code")?.slice(0, 32) ?? ""), 200);
+    return c.html(form(c.req.query("code")?.slice(0, 32) ?? "", { oidc }), 200);
   });
 
   app.post("/activate", async (c) => {
     const body = (await c.req.parseBody()) as Record<string, unknown>;
     const userCode = field(body, "userCode", 32) ?? "";
-    const setupCode = field(body, "setupCode", 64) ?? "";
     c.header("cache-control", "no-store");
-    if (!userCode || !setupCode) return c.html(form(userCode, "Both codes are required."), 400);
+    if (field(body, "method", 16) === "oidc") {
+      if (!ctx.oidc) return c.html(form(userCode, { error: "Sign-in is not configured here." }), 400);
+      if (!userCode) return c.html(form(userCode, { error: "The activation code is required.", oidc }), 400);
+      const refused = await checkPendingUserCode(ctx, userCode);
+      if (refused) {
+        const { html, status } = outcomePage(refused, userCode, oidc);
+        return c.html(html, status);
+      }
+      let started: { location: string; cookie: string };
+      try {
+        started = await ctx.oidc.begin({ userCode, orgName: field(body, "orgName", 100)?.trim() || undefined });
+      } catch (err) {
+        ctx.logger.warn({ err: (err as Error).message }, "OIDC sign-in could not start");
+        return c.html(form(userCode, { error: "The identity provider cannot be reached.", oidc }), 502);
+      }
+      setCookie(c, SIGN_IN_COOKIE, started.cookie, {
+        path: "/activate",
+        httpOnly: true,
+        // Lax: sent on the identity provider's top-level redirect back, not on cross-site subrequests.
+        sameSite: "Lax",
+        secure: ctx.config.publicUrl.startsWith("https:"),
+        maxAge: 600,
+      });
+      return c.redirect(started.location, 303);
+    }
+    const setupCode = field(body, "setupCode", 64) ?? "";
+    if (!userCode || !setupCode) return c.html(form(userCode, { error: "Both codes are required.", oidc }), 400);
     const outcome = await approveActivation(ctx, {
       userCode,
       setupCode,
@@ -101,7 +63,7 @@ export function registerActivatePage(app: ServiceApp, ctx: TenancyContext): void
       ownerName: field(body, "ownerName", 100),
       email: field(body, "email"),
     });
-    const { html, status } = outcomePage(outcome, userCode);
+    const { html, status } = outcomePage(outcome, userCode, oidc);
     return c.html(html, status);
   });
 }

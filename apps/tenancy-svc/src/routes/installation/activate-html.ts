@@ -1,0 +1,86 @@
+import type { ApprovalOutcome } from "../../services/installation.ts";
+
+// The verification page's HTML, shared by `/activate` and its OIDC callback.
+
+export function escapeHtml(value: string): string {
+  return value.replace(/[&<>"']/g, (ch) => `&#${ch.charCodeAt(0)};`);
+}
+
+export function layout(title: string, body: string): string {
+  return `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<title>${escapeHtml(title)} · Agentplane</title>
+<style>body{font-family:system-ui,sans-serif;max-width:32rem;margin:3rem auto;padding:0 1rem;color:#1b1f24}
+label{display:block;margin:.8rem 0 .2rem}input{width:100%;padding:.5rem;font-size:1rem;box-sizing:border-box}
+button{margin-top:1.2rem;padding:.6rem 1.2rem;font-size:1rem}.error{color:#b42318}.ok{color:#067647}
+small{color:#555}</style></head><body><h1>${escapeHtml(title)}</h1>${body}</body></html>`;
+}
+
+/** The approval form; with `oidc`, it also offers signing in at the identity provider instead of the setup code. */
+export function form(userCode: string, options: { error?: string | undefined; oidc?: boolean } = {}): string {
+  const { error, oidc } = options;
+  return layout(
+    "Activate this installation",
+    `${error ? `<p class="error" role="alert">${escapeHtml(error)}</p>` : ""}
+<p>Enter the code shown by the device that started the activation, and ${
+      oidc
+        ? "either the setup code printed when the platform first started, or sign in with your identity provider"
+        : "the setup code printed when the platform first started"
+    }.</p>
+<form method="post" action="/activate">
+<label for="userCode">Activation code</label><input id="userCode" name="userCode" value="${escapeHtml(userCode)}" required autocomplete="off">
+<label for="setupCode">Setup code</label><input id="setupCode" name="setupCode"${oidc ? "" : " required"} autocomplete="off">
+<label for="orgName">Organization name <small>(optional)</small></label><input id="orgName" name="orgName" maxlength="100" placeholder="Default">
+<label for="ownerName">Your name <small>(optional)</small></label><input id="ownerName" name="ownerName" maxlength="100">
+<label for="email">Your email <small>(optional)</small></label><input id="email" name="email" type="email" maxlength="320">
+<button type="submit" name="method" value="setup_code">Approve</button>${
+      oidc
+        ? `
+<p>or</p>
+<button type="submit" name="method" value="oidc">Sign in with your identity provider</button>`
+        : ""
+    }</form>`,
+  );
+}
+
+export function outcomePage(
+  outcome: ApprovalOutcome,
+  userCode: string,
+  oidc = false,
+): { html: string; status: 200 | 400 | 403 | 404 | 409 | 410 } {
+  switch (outcome.outcome) {
+    case "approved":
+      return {
+        status: 200,
+        html: layout(
+          "Installation activated",
+          `<p class="ok">Approved. The device that started the activation now receives the owner API token; you can close this page.</p>`,
+        ),
+      };
+    case "wrong_setup_code":
+      return {
+        status: 400,
+        html: form(userCode, {
+          error: `The setup code is not right. ${outcome.attemptsLeft} attempt(s) left for this activation.`,
+          oidc,
+        }),
+      };
+    case "denied":
+      return {
+        status: 403,
+        html: layout("Activation denied", `<p class="error">Too many wrong setup codes: start a new activation.</p>`),
+      };
+    case "unknown_code":
+      return { status: 404, html: form(userCode, { error: "No activation with this code is waiting.", oidc }) };
+    case "expired":
+      return {
+        status: 410,
+        html: layout("Activation expired", `<p class="error">This activation expired: start a new one.</p>`),
+      };
+    case "already_activated":
+      return {
+        status: 409,
+        html: layout("Already activated", `<p>This installation is already activated.</p>`),
+      };
+  }
+}
