@@ -89,6 +89,15 @@ export async function assemblePlatform(options: AssembleOptions): Promise<Platfo
       publicUrl,
       keyRotationGraceSeconds: env.KEY_ROTATION_GRACE_SECONDS,
       ...(env.AGENTPLANE_BOOTSTRAP_TOKEN ? { bootstrapToken: env.AGENTPLANE_BOOTSTRAP_TOKEN } : {}),
+      ...(env.OIDC_ISSUER && env.OIDC_CLIENT_ID
+        ? {
+            oidc: {
+              issuer: env.OIDC_ISSUER,
+              clientId: env.OIDC_CLIENT_ID,
+              ...(env.OIDC_CLIENT_SECRET ? { clientSecret: env.OIDC_CLIENT_SECRET } : {}),
+            },
+          }
+        : {}),
     },
   });
   const audit = await createAuditService({

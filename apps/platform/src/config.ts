@@ -13,6 +13,8 @@ export const AllInOneEnvSchema = z.object({
   AGENTPLANE_BOOTSTRAP_TOKEN: z.string().min(32, "must be at least 32 characters").optional(),
   OIDC_ISSUER: z.url().optional(),
   OIDC_AUDIENCE: z.string().optional(),
+  OIDC_CLIENT_ID: z.string().min(1).optional(),
+  OIDC_CLIENT_SECRET: z.string().min(1).optional(),
   RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).default(1200),
   KEY_ROTATION_GRACE_SECONDS: z.coerce.number().int().min(0).default(86_400),
   SANDBOX_INGRESS_HOST: z.string().optional(),
