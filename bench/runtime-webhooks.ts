@@ -9,6 +9,7 @@ import { Agent, createServer, request as httpRequest } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { monitorEventLoopDelay } from "node:perf_hooks";
 
 const ROOT = join(import.meta.dirname, "..");
 const SUBSCRIPTIONS = 100;
@@ -74,6 +75,8 @@ interface Figures {
   p50: number;
   p99: number;
   statuses: Record<string, number>;
+  /** The load generator's own worst event-loop delay: when high, its latencies are inflated. */
+  clientLagMax: number;
 }
 
 /**
@@ -88,6 +91,8 @@ async function load(url: string, paths: string[], opts: { amount?: number; durat
   const statuses: Record<string, number> = {};
   let issued = 0;
   const deadline = opts.duration ? performance.now() + opts.duration * 1000 : Number.POSITIVE_INFINITY;
+  const lag = monitorEventLoopDelay({ resolution: 1 });
+  lag.enable();
   const more = () => (opts.amount ? issued < opts.amount : performance.now() < deadline);
   const one = (path: string) =>
     new Promise<number>((resolve, reject) => {
@@ -115,6 +120,7 @@ async function load(url: string, paths: string[], opts: { amount?: number; durat
     }),
   );
   const seconds = (performance.now() - started) / 1000;
+  lag.disable();
   agent.destroy();
   latencies.sort((a, b) => a - b);
   const pct = (p: number) =>
@@ -126,6 +132,7 @@ async function load(url: string, paths: string[], opts: { amount?: number; durat
     p50: pct(0.5),
     p99: pct(0.99),
     statuses,
+    clientLagMax: Number((lag.max / 1e6).toFixed(1)),
   };
 }
 
@@ -147,12 +154,13 @@ function combine(list: Figures[]): Figures {
     p50: Math.max(...list.map((f) => f.p50)),
     p99: Math.max(...list.map((f) => f.p99)),
     statuses,
+    clientLagMax: Math.max(...list.map((f) => f.clientLagMax)),
   };
 }
 
 const fmt = (f: Figures) =>
   `${f.perSecond.toFixed(0).padStart(6)} req/s  p50 ${String(f.p50).padStart(3)} ms  p99 ${String(f.p99).padStart(3)} ms  ` +
-  `(${f.requests} requests in ${f.seconds.toFixed(2)} s, statuses ${JSON.stringify(f.statuses)})`;
+  `(${f.requests} requests in ${f.seconds.toFixed(2)} s, statuses ${JSON.stringify(f.statuses)}, client lag max ${f.clientLagMax} ms)`;
 
 async function main(): Promise<void> {
   const model = await startStalledModel();
@@ -195,6 +203,8 @@ async function main(): Promise<void> {
       accepted.push(a);
       baseline.push(b);
     }
+    if (process.env.BENCH_VERBOSE)
+      process.stdout.write(`round ${round}: runtime ${fmt(a)}\n         bare    ${fmt(b)}\n`);
   }
   // Every queue is full now: the same subscriptions answer 429 from here on.
   const overflow = await load(runtimeUrl, roundPaths(1), { amount });

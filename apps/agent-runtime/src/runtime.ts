@@ -7,7 +7,8 @@ import type { TeamChatAdapter } from "./chat/team-chat.ts";
 import { configWarnings, loadConfig, type RuntimeConfig, readEnvironment } from "./config.ts";
 import { openDatabase } from "./db/database.ts";
 import type { RuntimeDeps } from "./deps.ts";
-import { createModelClient, type ModelClient, type ModelClientOptions } from "./models/provider.ts";
+import type { ModelClient, ModelClientOptions } from "./models/provider.ts";
+import { WorkerModelClient } from "./models/worker-client.ts";
 import { ensureAgent } from "./services/agent.ts";
 import { MessageWriter } from "./services/message-writer.ts";
 import { executeWebhookRun, notifyWebhookFailure } from "./webhooks/execute-run.ts";
@@ -56,7 +57,7 @@ export async function createRuntime(config: RuntimeConfig, options: RuntimeOptio
     config,
     database,
     messages: new MessageWriter(database.sqlite),
-    model: options.model ?? createModelClient(config, options.modelOptions),
+    model: options.model ?? new WorkerModelClient(config, options.modelOptions),
     teamChat: options.teamChat ?? null,
     logger,
     registry,
@@ -89,6 +90,8 @@ export async function createRuntime(config: RuntimeConfig, options: RuntimeOptio
         });
       }
       await runs.close();
+      // Only the client built here is closed; one passed in belongs to the caller.
+      if (!options.model) await deps.model.close?.();
       await database.close();
     },
   };

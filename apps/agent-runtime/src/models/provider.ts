@@ -15,6 +15,8 @@ export interface ModelClient {
     request: ModelRequest,
     options?: { onText?: (delta: string) => void; signal?: AbortSignal },
   ): Promise<Message>;
+  /** Releases what the client holds (the worker thread of WorkerModelClient). */
+  close?(): Promise<void>;
 }
 
 export interface ModelClientOptions {

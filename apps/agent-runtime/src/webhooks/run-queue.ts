@@ -226,6 +226,12 @@ export class WebhookRunQueue {
         await this.#deps.executeRun({ ...run, attempts: run.attempts + 1 });
         this.#finish.run("delivered", null, nowIso(), run.id);
       } catch (err) {
+        if (this.#closed) {
+          // Cut short by the shutdown (the model worker is stopped): the row stays `running`
+          // and the run is retried after the restart, as after a crash.
+          this.#deps.logger.warn({ runId: run.id, subscription }, "webhook run interrupted by the shutdown");
+          break;
+        }
         const error = briefError(err);
         this.#deps.logger.error({ runId: run.id, subscription, err }, "webhook run failed");
         this.#finish.run("failed", error, nowIso(), run.id);
