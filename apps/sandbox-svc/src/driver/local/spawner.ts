@@ -3,6 +3,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { connect, type Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
+import { PassThrough } from "node:stream";
 import type { ExecExit, ExecProcess } from "../types.ts";
 
 /**
@@ -66,8 +67,8 @@ process.on("disconnect", () => process.exit(0));
 
 interface Pending {
   spawned: (pid: number) => void;
-  /** The spawn wait ends without a pid (the command could not start, or the helper went away). */
-  settled: () => void;
+  /** The child is gone (or never started): release what the caller still holds for it. */
+  gone: () => void;
   exited: (exit: ExecExit) => void;
 }
 
@@ -85,22 +86,19 @@ function connectTagged(path: string, tag: string): Promise<Socket> {
 
 /** Spawns piped children through the helper; `undefined` from `spawn` means "do it yourself". */
 export class Spawner {
-  private readonly socketPath: string;
+  private socketPath = "";
   private helper: ChildProcess | undefined;
   private starting: Promise<ChildProcess | undefined> | undefined;
   private readonly pending = new Map<string, Pending>();
   private next = 0;
   private closed = false;
 
-  constructor() {
-    // A private (0700) directory: whoever can connect could claim another exec's output. Under the
-    // system temp directory because Unix socket paths are limited to 107 bytes.
-    this.socketPath = join(mkdtempSync(join(tmpdir(), "agentplane-spawner-")), "s");
-  }
-
   private start(): Promise<ChildProcess | undefined> {
     if (this.helper?.connected) return Promise.resolve(this.helper);
     this.starting ??= new Promise<ChildProcess | undefined>((resolve) => {
+      // A private (0700) directory: whoever can connect could claim another exec's output. Under
+      // the system temp directory because Unix socket paths are limited to 107 bytes.
+      if (!this.socketPath) this.socketPath = join(mkdtempSync(join(tmpdir(), "agentplane-spawner-")), "s");
       rmSync(this.socketPath, { force: true });
       const helper = spawn(process.execPath, ["-e", HELPER], {
         stdio: ["ignore", "ignore", "ignore", "ipc"],
@@ -117,7 +115,7 @@ export class Spawner {
         if (m.type === "spawned") p.spawned(m.pid as number);
         if (m.type === "exit") {
           this.pending.delete(m.id as string);
-          p.settled();
+          p.gone();
           p.exited(m.signal ? { exitCode: 128 + signalNumber(m.signal), signal: m.signal } : { exitCode: m.code ?? 1 });
         }
       });
@@ -128,7 +126,7 @@ export class Spawner {
         // Children the helper started keep running; their exit can no longer be observed.
         for (const [id, p] of this.pending) {
           this.pending.delete(id);
-          p.settled();
+          p.gone();
           p.exited({ exitCode: 137 });
         }
       });
@@ -149,30 +147,42 @@ export class Spawner {
       return undefined;
     }
     for (const s of sockets) s.on("error", () => {});
-    const [stdin, stdout, stderr] = sockets as [Socket, Socket, Socket];
+    const [stdinSocket, stdout, stderr] = sockets as [Socket, Socket, Socket];
+    // Until the child holds its stdin, the helper's copy of the socket would read (and lose)
+    // whatever the caller writes: hold the bytes here and let them through once it is spawned.
+    const stdin = new PassThrough();
+    stdin.on("error", () => {});
     let pid = 0;
-    let resolveExit: (exit: ExecExit) => void = () => {};
-    const exited = new Promise<ExecExit>((resolve) => {
-      resolveExit = resolve;
-    });
-    await new Promise<void>((resolve) => {
-      this.pending.set(id, {
-        spawned: (p) => {
-          pid = p;
-          resolve();
-        },
-        settled: () => resolve(),
-        exited: resolveExit,
-      });
-      helper.send({ type: "spawn", id, argv, env, cwd });
-    });
-    const kill = (signal: NodeJS.Signals = "SIGKILL") => {
-      if (!pid) return;
+    let killWith: NodeJS.Signals | undefined;
+    const signalGroup = (signal: NodeJS.Signals) => {
       try {
         process.kill(-pid, signal);
       } catch {
         // Already gone.
       }
+    };
+    let resolveExit: (exit: ExecExit) => void = () => {};
+    const exited = new Promise<ExecExit>((resolve) => {
+      resolveExit = resolve;
+    });
+    this.pending.set(id, {
+      spawned: (p) => {
+        pid = p;
+        stdin.pipe(stdinSocket);
+        if (killWith) signalGroup(killWith);
+      },
+      gone: () => {
+        stdin.unpipe(stdinSocket);
+        stdinSocket.destroy();
+      },
+      exited: resolveExit,
+    });
+    helper.send({ type: "spawn", id, argv, env, cwd });
+    // Return without awaiting "spawned": the caller attaches its listeners in this same turn, as
+    // with child_process.spawn, before the end of a short command's output can be emitted unseen.
+    const kill = (signal: NodeJS.Signals = "SIGKILL") => {
+      if (pid) signalGroup(signal);
+      else killWith = signal;
     };
     return { stdin, stdout, stderr, resize() {}, kill, exited };
   }
@@ -180,6 +190,6 @@ export class Spawner {
   close(): void {
     this.closed = true;
     this.helper?.kill();
-    rmSync(dirname(this.socketPath), { recursive: true, force: true });
+    if (this.socketPath) rmSync(dirname(this.socketPath), { recursive: true, force: true });
   }
 }

@@ -1,0 +1,54 @@
+import { afterAll, describe, expect, it } from "vitest";
+import { Spawner } from "../src/driver/local/spawner.ts";
+import type { ExecProcess } from "../src/driver/types.ts";
+
+const ENV = { PATH: "/usr/bin:/bin" };
+
+function collect(proc: ExecProcess): Promise<{ out: Buffer; err: string }> {
+  const out: Buffer[] = [];
+  const err: Buffer[] = [];
+  proc.stdout.on("data", (c: Buffer) => out.push(c));
+  proc.stderr.on("data", (c: Buffer) => err.push(c));
+  const ended = (s: NodeJS.ReadableStream) => new Promise((r) => s.once("end", r));
+  return Promise.all([ended(proc.stdout), ended(proc.stderr)]).then(() => ({
+    out: Buffer.concat(out),
+    err: Buffer.concat(err).toString(),
+  }));
+}
+
+describe("spawner helper", () => {
+  const spawner = new Spawner();
+  afterAll(() => spawner.close());
+
+  it("runs a child with stdin to EOF, stdout, stderr, cwd and its exit code", async () => {
+    const proc = await spawner.spawn(["sh", "-c", 'cat; pwd; echo "$X" >&2; exit 3'], { ...ENV, X: "env-ok" }, "/tmp");
+    if (!proc) throw new Error("the helper did not start");
+    const output = collect(proc);
+    proc.stdin.end("from stdin\n");
+    expect(await proc.exited).toEqual({ exitCode: 3 });
+    expect(await output).toEqual({ out: Buffer.from("from stdin\n/tmp\n"), err: "env-ok\n" });
+  });
+
+  it("delivers large output intact and kills the whole process group", async () => {
+    const big = await spawner.spawn(["head", "-c", "8388608", "/dev/zero"], ENV);
+    if (!big) throw new Error("the helper did not start");
+    big.stdin.end();
+    const { out } = await collect(big);
+    expect(out.length).toBe(8 * 1024 * 1024);
+
+    const slow = await spawner.spawn(["sh", "-c", "sleep 30 & sleep 30"], ENV);
+    if (!slow) throw new Error("the helper did not start");
+    const started = Date.now();
+    // The backgrounded sleep holds stdout too: only if it dies with the group does the stream end.
+    const drained = collect(slow);
+    slow.kill("SIGKILL");
+    expect(await slow.exited).toMatchObject({ exitCode: 137 });
+    await drained;
+    expect(Date.now() - started).toBeLessThan(5000);
+  });
+
+  it("reports a command that cannot start as exit 127", async () => {
+    const proc = await spawner.spawn(["/nonexistent/binary"], ENV);
+    expect(await proc?.exited).toMatchObject({ exitCode: 127 });
+  });
+});
