@@ -2,6 +2,10 @@ import { request as httpRequest, type IncomingMessage } from "node:http";
 import type { Duplex } from "node:stream";
 import { Readable } from "node:stream";
 import { INTERNAL_IDENTITY_HEADER, type Principal, SANDBOX_INGRESS_HEADER } from "@agentplane/contracts";
+
+/** Parsing lives in contracts so a gateway can route ingress without depending on this package. */
+export { parseIngressHost } from "@agentplane/contracts";
+
 import { ProblemError, problemResponse } from "@agentplane/problem-details";
 import { type InternalKeys, verifyIdentity } from "@agentplane/service-kit";
 import { checkAccess, type SandboxDeps } from "./services/context.ts";
@@ -16,18 +20,6 @@ export interface IngressTarget {
   port?: number;
   /** The caller, when the request carried a bearer token the gateway authenticated. */
   principal?: Principal;
-}
-
-/** `<slug>.<ingressHost>` or `<port>-<slug>.<ingressHost>` → target; anything else → undefined. */
-export function parseIngressHost(host: string, ingressHost: string): { slug: string; port?: number } | undefined {
-  const name = host.toLowerCase().replace(/:\d+$/, "");
-  const suffix = `.${ingressHost.toLowerCase()}`;
-  if (!name.endsWith(suffix)) return undefined;
-  const label = name.slice(0, -suffix.length);
-  if (!label || label.includes(".")) return undefined;
-  const m = /^(\d{1,5})-([a-z].*)$/.exec(label);
-  if (m) return { slug: m[2] as string, port: Number(m[1]) };
-  return { slug: label };
 }
 
 const HOP_BY_HOP = new Set([

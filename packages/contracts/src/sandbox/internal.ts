@@ -17,4 +17,21 @@ export const SANDBOX_INTERNAL = {
  */
 export const SANDBOX_INGRESS_HEADER = "x-agentplane-ingress";
 
+/** `<slug>.<ingressHost>` or `<port>-<slug>.<ingressHost>` → target; anything else → undefined. */
+export function parseIngressHost(host: string, ingressHost: string): { slug: string; port?: number } | undefined {
+  const name = host.toLowerCase().replace(/:\d+$/, "");
+  const suffix = `.${ingressHost.toLowerCase()}`;
+  if (!name.endsWith(suffix)) return undefined;
+  const label = name.slice(0, -suffix.length);
+  if (!label || label.includes(".")) return undefined;
+  const m = /^(\d{1,5})-([a-z].*)$/.exec(label);
+  if (m) return { slug: m[2] as string, port: Number(m[1]) };
+  return { slug: label };
+}
+
+/** The SANDBOX_INGRESS_HEADER value for a target: `<slug>` or `<slug>:<port>`. */
+export function ingressHeaderValue(target: { slug: string; port?: number }): string {
+  return target.port === undefined ? target.slug : `${target.slug}:${target.port}`;
+}
+
 export const ResolveSandboxTokenRequest = z.object({ token: z.string().min(1).max(512) });
