@@ -1,8 +1,15 @@
 import type Database from "better-sqlite3";
 import { newId, nowIso } from "../ids.ts";
-import type { MessageRow, NewMessage } from "./threads.ts";
+import type { MessageRow, NewMessage, ThreadRow } from "./threads.ts";
+
+interface PendingThread {
+  thread: ThreadRow;
+  resolve: (row: ThreadRow) => void;
+  reject: (err: unknown) => void;
+}
 
 interface PendingAppend {
+  thread?: undefined;
   row: Omit<MessageRow, "seq">;
   /** Set by the commit. */
   seq?: number;
@@ -19,10 +26,12 @@ interface PendingAppend {
 export class MessageWriter {
   readonly #sqlite: Database.Database;
   readonly #insert: Database.Statement;
+  readonly #insertThread: Database.Statement;
+  readonly #listAll: Database.Statement<[string], MessageRow>;
   readonly #touchThread: Database.Statement;
   readonly #mainWebThread: Database.Statement<[], { id: string }>;
-  readonly #writeBatch: (batch: PendingAppend[]) => void;
-  #batch: PendingAppend[] = [];
+  readonly #writeBatch: (batch: Array<PendingAppend | PendingThread>) => void;
+  #batch: Array<PendingAppend | PendingThread> = [];
   #mainWebThreadId: string | undefined;
 
   constructor(sqlite: Database.Database) {
@@ -32,10 +41,22 @@ export class MessageWriter {
        values (?, ?, ?, ?, ?, ?, ?, ?)`,
     );
     this.#touchThread = sqlite.prepare(`update thread set updated_at = ? where id = ?`);
+    this.#insertThread = sqlite.prepare(
+      `insert into thread (id, kind, title, is_main, external_id, created_at, updated_at) values (?, ?, ?, ?, ?, ?, ?)`,
+    );
+    this.#listAll = sqlite.prepare(
+      `select seq, id, thread_id, role, content, text, internal, source, created_at from message
+       where thread_id = ? order by seq`,
+    );
     this.#mainWebThread = sqlite.prepare(`select id from thread where kind = 'web' and is_main = 1`);
-    this.#writeBatch = sqlite.transaction((batch: PendingAppend[]) => {
+    this.#writeBatch = sqlite.transaction((batch: Array<PendingAppend | PendingThread>) => {
       const touched = new Map<string, string>();
       for (const item of batch) {
+        if (item.thread) {
+          const t = item.thread;
+          this.#insertThread.run(t.id, t.kind, t.title, t.is_main, t.external_id, t.created_at, t.updated_at);
+          continue;
+        }
         const { row } = item;
         const { lastInsertRowid } = this.#insert.run(
           row.id,
@@ -67,6 +88,29 @@ export class MessageWriter {
     return this.#mainWebThreadId;
   }
 
+  /**
+   * Creates a thread in the next group commit (a webhook run's thread, with its first message
+   * right behind it in the same transaction).
+   */
+  createThread(input: { kind: ThreadRow["kind"]; title: string; externalId?: string }): Promise<ThreadRow> {
+    const now = nowIso();
+    const thread: ThreadRow = {
+      id: newId("thr"),
+      kind: input.kind,
+      title: input.title,
+      is_main: 0,
+      external_id: input.externalId ?? null,
+      created_at: now,
+      updated_at: now,
+    };
+    return new Promise((resolve, reject) => this.#enqueue({ thread, resolve, reject }));
+  }
+
+  /** Every stored step of a thread (internal ones too), oldest first: the model's view of it. */
+  listAll(threadId: string): MessageRow[] {
+    return this.#listAll.all(threadId);
+  }
+
   append(input: NewMessage): Promise<MessageRow> {
     const row = {
       id: newId("msg"),
@@ -78,10 +122,12 @@ export class MessageWriter {
       source: input.source,
       created_at: nowIso(),
     };
-    return new Promise((resolve, reject) => {
-      this.#batch.push({ row, resolve, reject });
-      if (this.#batch.length === 1) setImmediate(() => this.#flush());
-    });
+    return new Promise((resolve, reject) => this.#enqueue({ row, resolve, reject }));
+  }
+
+  #enqueue(item: PendingAppend | PendingThread): void {
+    this.#batch.push(item);
+    if (this.#batch.length === 1) setImmediate(() => this.#flush());
   }
 
   #flush(): void {
@@ -101,7 +147,7 @@ export class MessageWriter {
     for (const item of batch) this.#settle(item);
   }
 
-  #writeOne(item: PendingAppend): void {
+  #writeOne(item: PendingAppend | PendingThread): void {
     try {
       this.#writeBatch([item]);
     } catch (err) {
@@ -111,7 +157,8 @@ export class MessageWriter {
     this.#settle(item);
   }
 
-  #settle(item: PendingAppend): void {
-    item.resolve({ ...item.row, seq: item.seq ?? 0 });
+  #settle(item: PendingAppend | PendingThread): void {
+    if (item.thread) item.resolve(item.thread);
+    else item.resolve({ ...item.row, seq: item.seq ?? 0 });
   }
 }

@@ -100,8 +100,3 @@ export async function listVisibleMessages(db: Kysely<RuntimeDatabase>, threadId:
     .orderBy("seq")
     .execute();
 }
-
-/** Every stored step (internal ones too): the model's view of the conversation. */
-export async function listAllMessages(db: Kysely<RuntimeDatabase>, threadId: string): Promise<MessageRow[]> {
-  return db.selectFrom("message").selectAll().where("thread_id", "=", threadId).orderBy("seq").execute();
-}

@@ -4,7 +4,7 @@ import type { Provider } from "../config.ts";
 import type { RuntimeDatabase } from "../db/schema/index.ts";
 import type { ModelClient } from "../models/provider.ts";
 import type { MessageWriter } from "../services/message-writer.ts";
-import { listAllMessages, type MessageRow } from "../services/threads.ts";
+import type { MessageRow } from "../services/threads.ts";
 import { runSettingsTool, SETTINGS_TOOL_NAME, settingsTool, type ToolOutcome } from "./settings-tool.ts";
 
 export interface TurnInput {
@@ -95,7 +95,7 @@ export async function runTurn(input: TurnInput): Promise<TurnOutcome> {
   let lastHiddenText: MessageRow | undefined;
 
   for (let step = 1; step <= maxSteps; step++) {
-    const history = historyOf(await listAllMessages(db, threadId));
+    const history = historyOf(messages.listAll(threadId));
     const message = await input.model.createMessage({
       model: input.modelId,
       max_tokens: input.maxTokens ?? 4096,

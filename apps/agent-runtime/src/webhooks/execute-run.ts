@@ -1,7 +1,6 @@
 import { deliver } from "../chat/deliver.ts";
 import { deliveryDeps, type RuntimeDeps } from "../deps.ts";
 import { runAgentTurn } from "../services/agent-turns.ts";
-import { createThread } from "../services/threads.ts";
 import type { QueuedRun } from "./run-queue.ts";
 import { renderPrompt, webhookLabel } from "./template.ts";
 
@@ -12,7 +11,7 @@ import { renderPrompt, webhookLabel } from "./template.ts";
 export async function executeWebhookRun(deps: RuntimeDeps, run: QueuedRun): Promise<void> {
   const payload = JSON.parse(run.payload) as Record<string, unknown>;
   const prompt = renderPrompt(run.prompt, payload, run.event, run.subscription);
-  const thread = await createThread(deps.database.db, {
+  const thread = await deps.messages.createThread({
     kind: "webhook",
     title: `Webhook ${run.subscription} ${run.id}`,
     externalId: run.id,

@@ -48,7 +48,7 @@ const MAX_ATTEMPTS = 2;
  * about a millisecond; a burst of a hundred idle subscriptions started at once stalled the
  * receiver for >100 ms. Started a few at a time, the accepts in between keep being answered.
  */
-const STARTS_PER_TURN = 2;
+const STARTS_PER_TURN = 4;
 
 function briefError(err: unknown): string {
   const message = err instanceof Error ? err.message : String(err);
@@ -70,6 +70,7 @@ export class WebhookRunQueue {
   readonly #markRunning: Database.Statement;
   readonly #finish: Database.Statement;
   readonly #insertBatch: (batch: PendingAccept[], createdAt: string) => void;
+  readonly #startBatch: () => void;
   #batch: PendingAccept[] = [];
   /** Idle subscriptions whose next committed run starts at once (not counted as pending). */
   readonly #starting = new Set<string>();
@@ -91,6 +92,16 @@ export class WebhookRunQueue {
       `update webhook_run set status = 'running', attempts = attempts + 1, started_at = ? where id = ?`,
     );
     this.#finish = sqlite.prepare(`update webhook_run set status = ?, error = ?, finished_at = ? where id = ?`);
+    // The workers started in one turn mark their first runs `running` in one transaction.
+    this.#startBatch = sqlite.transaction(() => {
+      let started = 0;
+      for (const subscription of this.#toStart) {
+        if (started === STARTS_PER_TURN) break;
+        this.#toStart.delete(subscription);
+        this.#pump(subscription);
+        started++;
+      }
+    });
     this.#insertBatch = sqlite.transaction((batch: PendingAccept[], createdAt: string) => {
       for (const { id, input } of batch) {
         this.#insert.run(id, input.subscription, input.event, input.payload, input.prompt, input.deliverTo, createdAt);
@@ -150,14 +161,11 @@ export class WebhookRunQueue {
   }
 
   #startSome(): void {
-    let started = 0;
-    for (const subscription of this.#toStart) {
-      if (started === STARTS_PER_TURN) break;
-      this.#toStart.delete(subscription);
-      this.#pump(subscription);
-      started++;
+    try {
+      this.#startBatch();
+    } finally {
+      if (this.#toStart.size > 0) setImmediate(() => this.#startSome());
     }
-    if (this.#toStart.size > 0) setImmediate(() => this.#startSome());
   }
 
   /**
