@@ -25,11 +25,19 @@ import {
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { WebSocket } from "ws";
 import { freePort, type Spawned, spawnNode, waitForHealth } from "../../../tests/e2e/processes.ts";
-import { bearerProtocol, execQuery, INGRESS_TEST_SERVER, openExec, requireBwrap } from "./sandbox-harness.ts";
+import {
+  bearerProtocol,
+  execQuery,
+  INGRESS_TEST_SERVER,
+  openExec,
+  requireBwrap,
+  requireSandboxNode,
+} from "./sandbox-harness.ts";
 
 const pg = await requirePostgres();
 const redis = await requireRedis();
 const bwrap = requireBwrap();
+const node = requireSandboxNode();
 const LAUNCHER = "apps/platform/src/main.ts";
 
 async function call<T = Record<string, unknown>>(
@@ -51,8 +59,8 @@ async function call<T = Record<string, unknown>>(
   return { status: res.status, body: (text ? JSON.parse(text) : {}) as T };
 }
 
-describe.skipIf(!pg.available || !redis.available || !bwrap.available)(
-  `distributed: sandbox-svc as its own process behind a separate gateway${pg.reason}${redis.reason}${bwrap.reason}`,
+describe.skipIf(!pg.available || !redis.available || !bwrap.available || !node.available)(
+  `distributed: sandbox-svc as its own process behind a separate gateway${pg.reason}${redis.reason}${bwrap.reason}${node.reason}`,
   () => {
     let database: TestDatabase;
     const processes: Spawned[] = [];

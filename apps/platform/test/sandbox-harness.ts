@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { accessSync, constants, mkdtempSync, rmSync } from "node:fs";
+import { accessSync, constants, existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type Database, openDatabase } from "@agentplane/db";
@@ -25,6 +25,18 @@ export function requireBwrap(): { available: boolean; reason: string } {
     throw new Error("bwrap is required in CI: install the Debian package bubblewrap");
   }
   return { available, reason: available ? "" : " (skipped: bwrap not installed; apt-get install bubblewrap)" };
+}
+
+/**
+ * The ingress tests serve HTTP from inside a sandbox with the host's node, which the default image
+ * exposes only when it lives under /usr. Outside CI its absence skips them; in CI it fails.
+ */
+export function requireSandboxNode(): { available: boolean; reason: string } {
+  const available = ["/usr/local/bin/node", "/usr/bin/node"].some((p) => existsSync(p));
+  if (!available && process.env.CI === "true") {
+    throw new Error("the ingress tests need node under /usr (visible in the default sandbox image)");
+  }
+  return { available, reason: available ? "" : " (skipped: no node under /usr for the server in the sandbox)" };
 }
 
 export interface CallResult<T = Record<string, unknown>> {

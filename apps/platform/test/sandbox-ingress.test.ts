@@ -6,155 +6,160 @@ import {
   createSandbox,
   INGRESS_TEST_SERVER,
   requireBwrap,
+  requireSandboxNode,
   type SandboxBody,
   type SandboxPlatform,
   startSandboxPlatform,
 } from "./sandbox-harness.ts";
 
 const bwrap = requireBwrap();
+const node = requireSandboxNode();
 const INGRESS = "sbx.localhost";
 
-describe.skipIf(!bwrap.available)(`ingress to exposed sandbox ports through the gateway${bwrap.reason}`, () => {
-  let h: SandboxPlatform;
-  let sbx: SandboxBody;
-  let gatewayPort: number;
-  let foreignToken: string;
-  const slug = `web-${randomBytes(3).toString("hex")}`;
+describe.skipIf(!bwrap.available || !node.available)(
+  `ingress to exposed sandbox ports through the gateway${bwrap.reason}${node.reason}`,
+  () => {
+    let h: SandboxPlatform;
+    let sbx: SandboxBody;
+    let gatewayPort: number;
+    let foreignToken: string;
+    const slug = `web-${randomBytes(3).toString("hex")}`;
 
-  /** A request to the gateway's port with `Host: <host>`, as a browser resolving the ingress name would send. */
-  function viaHost(host: string, path: string, token?: string) {
-    return new Promise<{ status: number; type: string; body: Record<string, unknown> }>((resolve, reject) => {
-      const req = request(
-        {
-          host: "127.0.0.1",
-          port: gatewayPort,
-          path,
-          headers: { host, ...(token ? { authorization: `Bearer ${token}` } : {}) },
-        },
-        (res) => {
-          let text = "";
-          res.on("data", (c) => {
-            text += c;
-          });
-          res.on("end", () =>
-            resolve({
-              status: res.statusCode ?? 0,
-              type: String(res.headers["content-type"] ?? ""),
-              body: text ? (JSON.parse(text) as Record<string, unknown>) : {},
-            }),
-          );
-        },
-      );
-      req.on("error", reject);
-      req.end();
-    });
-  }
-
-  function wsVia(host: string, token?: string): Promise<{ messages: string[]; ws: WebSocket } | { refused: number }> {
-    const ws = new WebSocket(`ws://127.0.0.1:${gatewayPort}/socket`, {
-      headers: { host, ...(token ? { authorization: `Bearer ${token}` } : {}) },
-    });
-    const messages: string[] = [];
-    ws.on("message", (m) => messages.push(m.toString()));
-    return new Promise((resolve, reject) => {
-      ws.once("open", () => resolve({ messages, ws }));
-      ws.once("unexpected-response", (_req, res) => {
-        res.resume();
-        resolve({ refused: res.statusCode ?? 0 });
+    /** A request to the gateway's port with `Host: <host>`, as a browser resolving the ingress name would send. */
+    function viaHost(host: string, path: string, token?: string) {
+      return new Promise<{ status: number; type: string; body: Record<string, unknown> }>((resolve, reject) => {
+        const req = request(
+          {
+            host: "127.0.0.1",
+            port: gatewayPort,
+            path,
+            headers: { host, ...(token ? { authorization: `Bearer ${token}` } : {}) },
+          },
+          (res) => {
+            let text = "";
+            res.on("data", (c) => {
+              text += c;
+            });
+            res.on("end", () =>
+              resolve({
+                status: res.statusCode ?? 0,
+                type: String(res.headers["content-type"] ?? ""),
+                body: text ? (JSON.parse(text) as Record<string, unknown>) : {},
+              }),
+            );
+          },
+        );
+        req.on("error", reject);
+        req.end();
       });
-      ws.once("error", reject);
-    });
-  }
-
-  beforeAll(async () => {
-    h = await startSandboxPlatform({ ingressHost: INGRESS });
-    gatewayPort = Number(new URL(h.url).port);
-    sbx = await createSandbox(h, {
-      name: "web",
-      slug,
-      command: ["node", "-e", INGRESS_TEST_SERVER],
-      ports: [
-        { port: 8000, visibility: "private" },
-        { port: 8001, visibility: "public" },
-      ],
-    });
-    const other = await h.call<{ token: string }>("POST", `/v1/orgs/${h.otherOrgId}/api-tokens`, {
-      token: h.ownerToken,
-      body: { name: "rival", role: "admin" },
-    });
-    foreignToken = other.body.token;
-    // The server inside needs a moment to listen.
-    const deadline = Date.now() + 10_000;
-    let last = 0;
-    while (Date.now() < deadline) {
-      last = (await viaHost(`8001-${slug}.${INGRESS}`, "/")).status;
-      if (last === 200) break;
-      await new Promise((r) => setTimeout(r, 100));
     }
-    if (last !== 200) throw new Error(`the server in the sandbox never answered (last status ${last})`);
-  });
-  afterAll(async () => {
-    await h?.close();
-  });
 
-  it("reaches the first exposed (private) port with a bearer that can read the sandbox", async () => {
-    const res = await viaHost(`${slug}.${INGRESS}`, "/hello?x=1", h.adminToken);
-    expect(res.status).toBe(200);
-    expect(res.body).toMatchObject({ port: 8000, path: "/hello?x=1", host: "127.0.0.1:8000", auth: null });
-    const viewer = await viaHost(`${slug}.${INGRESS}:${gatewayPort}`, "/", h.viewerToken);
-    expect(viewer.status).toBe(200);
-  });
+    function wsVia(host: string, token?: string): Promise<{ messages: string[]; ws: WebSocket } | { refused: number }> {
+      const ws = new WebSocket(`ws://127.0.0.1:${gatewayPort}/socket`, {
+        headers: { host, ...(token ? { authorization: `Bearer ${token}` } : {}) },
+      });
+      const messages: string[] = [];
+      ws.on("message", (m) => messages.push(m.toString()));
+      return new Promise((resolve, reject) => {
+        ws.once("open", () => resolve({ messages, ws }));
+        ws.once("unexpected-response", (_req, res) => {
+          res.resume();
+          resolve({ refused: res.statusCode ?? 0 });
+        });
+        ws.once("error", reject);
+      });
+    }
 
-  it("accepts the sandbox's own token on a private port", async () => {
-    const created = await h.call<{ token: string }>("POST", `/v1/projects/${h.projectId}/sandbox-tokens`, {
-      body: { sandboxId: sbx.id, name: "self" },
+    beforeAll(async () => {
+      h = await startSandboxPlatform({ ingressHost: INGRESS });
+      gatewayPort = Number(new URL(h.url).port);
+      sbx = await createSandbox(h, {
+        name: "web",
+        slug,
+        command: ["node", "-e", INGRESS_TEST_SERVER],
+        ports: [
+          { port: 8000, visibility: "private" },
+          { port: 8001, visibility: "public" },
+        ],
+      });
+      const other = await h.call<{ token: string }>("POST", `/v1/orgs/${h.otherOrgId}/api-tokens`, {
+        token: h.ownerToken,
+        body: { name: "rival", role: "admin" },
+      });
+      foreignToken = other.body.token;
+      // The server inside needs a moment to listen.
+      const deadline = Date.now() + 10_000;
+      let last = 0;
+      while (Date.now() < deadline) {
+        last = (await viaHost(`8001-${slug}.${INGRESS}`, "/")).status;
+        if (last === 200) break;
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      if (last !== 200) throw new Error(`the server in the sandbox never answered (last status ${last})`);
     });
-    expect((await viaHost(`${slug}.${INGRESS}`, "/", created.body.token)).status).toBe(200);
-  });
+    afterAll(async () => {
+      await h?.close();
+    });
 
-  it("refuses a private port without a token (401), with a bad token (401), from another organization (404)", async () => {
-    const none = await viaHost(`${slug}.${INGRESS}`, "/");
-    expect(none.status).toBe(401);
-    expect(none.type).toBe("application/problem+json");
-    expect((await viaHost(`${slug}.${INGRESS}`, "/", "apl_bad_token")).status).toBe(401);
-    expect((await viaHost(`${slug}.${INGRESS}`, "/", foreignToken)).status).toBe(404);
-  });
+    it("reaches the first exposed (private) port with a bearer that can read the sandbox", async () => {
+      const res = await viaHost(`${slug}.${INGRESS}`, "/hello?x=1", h.adminToken);
+      expect(res.status).toBe(200);
+      expect(res.body).toMatchObject({ port: 8000, path: "/hello?x=1", host: "127.0.0.1:8000", auth: null });
+      const viewer = await viaHost(`${slug}.${INGRESS}:${gatewayPort}`, "/", h.viewerToken);
+      expect(viewer.status).toBe(200);
+    });
 
-  it("serves a public port to anyone and picks ports with <port>-<slug>", async () => {
-    const open = await viaHost(`8001-${slug}.${INGRESS}`, "/public");
-    expect(open.status).toBe(200);
-    expect(open.body).toMatchObject({ port: 8001, path: "/public" });
-    expect((await viaHost(`8000-${slug}.${INGRESS}`, "/")).status).toBe(401);
-    expect((await viaHost(`9999-${slug}.${INGRESS}`, "/", h.adminToken)).status).toBe(404);
-    expect((await viaHost(`nope-${slug}.${INGRESS}`, "/", h.adminToken)).status).toBe(404);
-  });
+    it("accepts the sandbox's own token on a private port", async () => {
+      const created = await h.call<{ token: string }>("POST", `/v1/projects/${h.projectId}/sandbox-tokens`, {
+        body: { sandboxId: sbx.id, name: "self" },
+      });
+      expect((await viaHost(`${slug}.${INGRESS}`, "/", created.body.token)).status).toBe(200);
+    });
 
-  it("relays WebSockets: public without a token, private with one, refused without", async () => {
-    const pub = await wsVia(`8001-${slug}.${INGRESS}`);
-    if ("refused" in pub) throw new Error(`refused ${pub.refused}`);
-    await expect.poll(() => pub.messages).toEqual(["hello from 8001"]);
-    pub.ws.send("ping");
-    await expect.poll(() => pub.messages).toEqual(["hello from 8001", "echo ping"]);
-    pub.ws.terminate();
+    it("refuses a private port without a token (401), with a bad token (401), from another organization (404)", async () => {
+      const none = await viaHost(`${slug}.${INGRESS}`, "/");
+      expect(none.status).toBe(401);
+      expect(none.type).toBe("application/problem+json");
+      expect((await viaHost(`${slug}.${INGRESS}`, "/", "apl_bad_token")).status).toBe(401);
+      expect((await viaHost(`${slug}.${INGRESS}`, "/", foreignToken)).status).toBe(404);
+    });
 
-    const priv = await wsVia(`${slug}.${INGRESS}`, h.adminToken);
-    if ("refused" in priv) throw new Error(`refused ${priv.refused}`);
-    await expect.poll(() => priv.messages).toEqual(["hello from 8000"]);
-    priv.ws.terminate();
-    expect(await wsVia(`${slug}.${INGRESS}`)).toEqual({ refused: 401 });
-  });
+    it("serves a public port to anyone and picks ports with <port>-<slug>", async () => {
+      const open = await viaHost(`8001-${slug}.${INGRESS}`, "/public");
+      expect(open.status).toBe(200);
+      expect(open.body).toMatchObject({ port: 8001, path: "/public" });
+      expect((await viaHost(`8000-${slug}.${INGRESS}`, "/")).status).toBe(401);
+      expect((await viaHost(`9999-${slug}.${INGRESS}`, "/", h.adminToken)).status).toBe(404);
+      expect((await viaHost(`nope-${slug}.${INGRESS}`, "/", h.adminToken)).status).toBe(404);
+    });
 
-  it("does not touch the API: /v1 paths on an ingress host go to the sandbox", async () => {
-    const res = await viaHost(`8001-${slug}.${INGRESS}`, "/v1/auth/me", h.adminToken);
-    expect(res.body).toMatchObject({ port: 8001, path: "/v1/auth/me", auth: null });
-  });
+    it("relays WebSockets: public without a token, private with one, refused without", async () => {
+      const pub = await wsVia(`8001-${slug}.${INGRESS}`);
+      if ("refused" in pub) throw new Error(`refused ${pub.refused}`);
+      await expect.poll(() => pub.messages).toEqual(["hello from 8001"]);
+      pub.ws.send("ping");
+      await expect.poll(() => pub.messages).toEqual(["hello from 8001", "echo ping"]);
+      pub.ws.terminate();
 
-  it("answers 503 problem while the sandbox is stopped", async () => {
-    expect((await h.call("POST", `/v1/projects/${h.projectId}/sandboxes/${sbx.id}/stop`)).status).toBe(200);
-    const res = await viaHost(`8001-${slug}.${INGRESS}`, "/");
-    expect(res.status).toBe(503);
-    expect(res.type).toBe("application/problem+json");
-    expect(String(res.body.detail)).toContain("stopped");
-    expect(await wsVia(`8001-${slug}.${INGRESS}`)).toEqual({ refused: 503 });
-  });
-});
+      const priv = await wsVia(`${slug}.${INGRESS}`, h.adminToken);
+      if ("refused" in priv) throw new Error(`refused ${priv.refused}`);
+      await expect.poll(() => priv.messages).toEqual(["hello from 8000"]);
+      priv.ws.terminate();
+      expect(await wsVia(`${slug}.${INGRESS}`)).toEqual({ refused: 401 });
+    });
+
+    it("does not touch the API: /v1 paths on an ingress host go to the sandbox", async () => {
+      const res = await viaHost(`8001-${slug}.${INGRESS}`, "/v1/auth/me", h.adminToken);
+      expect(res.body).toMatchObject({ port: 8001, path: "/v1/auth/me", auth: null });
+    });
+
+    it("answers 503 problem while the sandbox is stopped", async () => {
+      expect((await h.call("POST", `/v1/projects/${h.projectId}/sandboxes/${sbx.id}/stop`)).status).toBe(200);
+      const res = await viaHost(`8001-${slug}.${INGRESS}`, "/");
+      expect(res.status).toBe(503);
+      expect(res.type).toBe("application/problem+json");
+      expect(String(res.body.detail)).toContain("stopped");
+      expect(await wsVia(`8001-${slug}.${INGRESS}`)).toEqual({ refused: 503 });
+    });
+  },
+);
