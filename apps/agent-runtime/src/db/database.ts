@@ -3,6 +3,7 @@ import { dirname } from "node:path";
 import Database from "better-sqlite3";
 import { Kysely, type SqliteDatabase, SqliteDialect, type SqliteStatement } from "kysely";
 import { type MigrationProvider, Migrator } from "kysely/migration";
+import { startCheckpointer } from "./checkpointer.ts";
 import { migrations } from "./migrations/index.ts";
 import type { RuntimeDatabase } from "./schema/index.ts";
 
@@ -28,10 +29,12 @@ export async function openDatabase(path: string): Promise<RuntimeDb> {
   sqlite.pragma("busy_timeout = 5000");
   const db = new Kysely<RuntimeDatabase>({ dialect: new SqliteDialect({ database: cachingStatements(sqlite) }) });
   await migrateToLatest(db);
+  const checkpointer = path === ":memory:" ? undefined : startCheckpointer(sqlite, path);
   return {
     db,
     sqlite,
     async close() {
+      await checkpointer?.close();
       await db.destroy();
     },
   };
