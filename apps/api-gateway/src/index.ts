@@ -7,7 +7,7 @@ export {
 } from "./authn/authenticator.ts";
 export { OidcVerifier } from "./authn/oidc.ts";
 export { type GatewayEnv, GatewayEnvSchema, type RateLimitConfig } from "./config.ts";
-export type { IngressRouter, IngressTarget } from "./ingress.ts";
+export { createHttpIngress, type IngressRouter, type IngressTarget } from "./ingress.ts";
 export { createRateLimiter, MemoryRateLimiter, type RateLimiter, RedisRateLimiter } from "./rate-limit.ts";
 export { type RouteEntry, RouteTable } from "./route-table.ts";
 export type { UpgradeTarget } from "./upgrade.ts";

@@ -14,6 +14,7 @@ import { createGateway, type GatewayTarget } from "./app.ts";
 import { Authenticator } from "./authn/authenticator.ts";
 import { OidcVerifier } from "./authn/oidc.ts";
 import { GatewayEnvSchema } from "./config.ts";
+import { createHttpIngress } from "./ingress.ts";
 import { createRateLimiter } from "./rate-limit.ts";
 
 const env = parseEnv(GatewayEnvSchema);
@@ -63,6 +64,16 @@ const gateway = createGateway({
   bus,
   logger,
   ...(env.PUBLIC_URL ? { publicUrl: env.PUBLIC_URL } : {}),
+  ...(env.SANDBOX_INGRESS_HOST && env.SANDBOX_URL && targets.sandbox
+    ? {
+        ingress: createHttpIngress({
+          sandboxUrl: env.SANDBOX_URL,
+          ingressHost: env.SANDBOX_INGRESS_HOST,
+          keys,
+          fetch: targets.sandbox.fetch,
+        }),
+      }
+    : {}),
 });
 
 const server = await serveFetch((req, nodeEnv) => gateway.fetch(req, nodeEnv), { port: env.PORT });

@@ -32,8 +32,22 @@ function toHeaders(req: IncomingMessage): Headers {
   return headers;
 }
 
+/** Rewrites the upgrade request's headers (and the raw list the TCP pipe writes out). */
+export function setUpgradeHeaders(req: IncomingMessage, headers: Record<string, string | undefined>): void {
+  for (const [name, value] of Object.entries(headers)) {
+    if (value === undefined) delete req.headers[name];
+    else req.headers[name] = value;
+  }
+  const raw: string[] = [];
+  for (const [k, v] of Object.entries(req.headers)) {
+    if (v === undefined) continue;
+    for (const value of Array.isArray(v) ? v : [v]) raw.push(k, value);
+  }
+  req.rawHeaders.splice(0, req.rawHeaders.length, ...raw);
+}
+
 /** Raw pass-through of the upgrade to a service over TCP: the gateway never parses frames. */
-function pipeUpgrade(url: string, req: IncomingMessage, socket: Duplex, head: Buffer): void {
+export function pipeUpgrade(url: string, req: IncomingMessage, socket: Duplex, head: Buffer): void {
   const target = new URL(url);
   const upstream = connect(Number(target.port || 80), target.hostname, () => {
     const lines = [`${req.method} ${req.url} HTTP/1.1`];
@@ -97,15 +111,7 @@ export function createUpgradeHandler(deps: {
         if (kept.length) req.headers["sec-websocket-protocol"] = kept.join(", ");
         else delete req.headers["sec-websocket-protocol"];
       }
-      req.headers[INTERNAL_IDENTITY_HEADER] = identity;
-      req.headers[REQUEST_ID_HEADER] = requestId;
-      // Keep rawHeaders consistent with headers for the raw pipe.
-      const raw: string[] = [];
-      for (const [k, v] of Object.entries(req.headers)) {
-        if (v === undefined) continue;
-        for (const value of Array.isArray(v) ? v : [v]) raw.push(k, value);
-      }
-      req.rawHeaders.splice(0, req.rawHeaders.length, ...raw);
+      setUpgradeHeaders(req, { [INTERNAL_IDENTITY_HEADER]: identity, [REQUEST_ID_HEADER]: requestId });
       if (target.kind === "in-process") target.handle(req, socket, head);
       else pipeUpgrade(target.url, req, socket, head);
     })().catch((err) => {

@@ -9,11 +9,11 @@ import {
   OidcVerifier,
 } from "@agentplane/api-gateway";
 import { createAuditService } from "@agentplane/audit-svc";
-import { SANDBOX_INTERNAL, SANDBOX_TOKEN_PREFIX, type ServiceName } from "@agentplane/contracts";
+import { parseIngressHost, SANDBOX_INTERNAL, SANDBOX_TOKEN_PREFIX, type ServiceName } from "@agentplane/contracts";
 import type { Database } from "@agentplane/db";
 import type { Bus } from "@agentplane/events";
 import { ProblemError, problemResponse } from "@agentplane/problem-details";
-import { createSandboxService, parseIngressHost } from "@agentplane/sandbox-svc";
+import { createSandboxService } from "@agentplane/sandbox-svc";
 import {
   generateInternalKeys,
   type InternalKeys,
@@ -119,6 +119,7 @@ export async function assemblePlatform(options: AssembleOptions): Promise<Platfo
       apiUrl: publicUrl,
       ...(env.SANDBOX_INGRESS_HOST ? { ingressHost: env.SANDBOX_INGRESS_HOST } : {}),
       ...(env.SANDBOX_LOCAL_ISOLATION ? { isolation: env.SANDBOX_LOCAL_ISOLATION } : {}),
+      ...(env.SANDBOX_IMAGES_JSON ? { images: env.SANDBOX_IMAGES_JSON } : {}),
     },
   });
   const services: Partial<Record<ServiceName, ServiceInstance>> = { tenancy, audit, sandbox };

@@ -1,4 +1,5 @@
 import { resolve } from "node:path";
+import { SandboxImagesJsonSchema } from "@agentplane/sandbox-svc";
 import { z } from "zod";
 
 /** Settings of the all-in-one launcher (`npm start`). */
@@ -19,6 +20,7 @@ export const AllInOneEnvSchema = z.object({
   KEY_ROTATION_GRACE_SECONDS: z.coerce.number().int().min(0).default(86_400),
   SANDBOX_INGRESS_HOST: z.string().optional(),
   SANDBOX_LOCAL_ISOLATION: z.enum(["bwrap", "none"]).optional(),
+  SANDBOX_IMAGES_JSON: SandboxImagesJsonSchema.optional(),
   AGENT_RUNTIME: z.enum(["on", "off"]).default("on"),
   AGENT_RUNTIME_PORT: z.coerce.number().int().min(0).max(65535).default(3003),
   LOG_LEVEL: z.string().default("info"),

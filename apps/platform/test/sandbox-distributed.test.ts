@@ -1,5 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
+import { request as httpRequest } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import {
@@ -108,6 +109,7 @@ describe.skipIf(!pg.available || !redis.available || !bwrap.available || !node.a
         ...shared,
         PORT: String(gatewayPort),
         SANDBOX_URL: sandboxUrl,
+        SANDBOX_INGRESS_HOST: "sbx.localhost",
       });
       processes.push(gateway);
       await waitForHealth(gatewayUrl);
@@ -195,7 +197,7 @@ describe.skipIf(!pg.available || !redis.available || !bwrap.available || !node.a
       expect(await openExec(url, ["v5.channel.k8s.io", bearerProtocol(viewerToken)])).toEqual({ refused: 403 });
     });
 
-    it("serves ingress forwarded over HTTP with the ingress header (the gateway's part is not wired yet)", async () => {
+    it("serves ingress forwarded over HTTP with the ingress header, directly and through the gateway", async () => {
       const slug = `dist-${randomBytes(3).toString("hex")}`;
       const web = await call<{ id: string }>(gatewayUrl, adminToken, "POST", `/v1/projects/${projectId}/sandboxes`, {
         name: "web",
@@ -234,6 +236,47 @@ describe.skipIf(!pg.available || !redis.available || !bwrap.available || !node.a
       });
       expect((await forwarded(slug, false)).status).toBe(401);
       expect(await forwarded(slug, true)).toMatchObject({ status: 200, body: { port: 8000, internal: [] } });
+
+      // The same through the separately started gateway, addressed by Host as a browser would.
+      const viaGateway = (host: string, token?: string) =>
+        new Promise<{ status: number; body: Record<string, unknown> }>((resolve, reject) => {
+          const req = httpRequest(
+            {
+              host: "127.0.0.1",
+              port: Number(new URL(gatewayUrl).port),
+              path: "/v1/anything?q=2",
+              headers: { host, ...(token ? { authorization: `Bearer ${token}` } : {}) },
+            },
+            (res) => {
+              let text = "";
+              res.on("data", (c) => {
+                text += c;
+              });
+              res.on("end", () => resolve({ status: res.statusCode ?? 0, body: text ? JSON.parse(text) : {} }));
+            },
+          );
+          req.on("error", reject);
+          req.end();
+        });
+      expect(await viaGateway(`8001-${slug}.sbx.localhost`)).toMatchObject({
+        status: 200,
+        body: { port: 8001, path: "/v1/anything?q=2" },
+      });
+      expect((await viaGateway(`${slug}.sbx.localhost`)).status).toBe(401);
+      expect(await viaGateway(`${slug}.sbx.localhost`, adminToken)).toMatchObject({
+        status: 200,
+        body: { port: 8000 },
+      });
+      const throughGateway = new WebSocket(`${gatewayUrl.replace(/^http/, "ws")}/socket`, {
+        headers: { host: `${slug}.sbx.localhost`, authorization: `Bearer ${adminToken}` },
+      });
+      expect(
+        await new Promise<string>((resolve, reject) => {
+          throughGateway.once("message", (m) => resolve(m.toString()));
+          throughGateway.once("error", reject);
+        }),
+      ).toBe("hello from 8000");
+      throughGateway.terminate();
 
       const ws = new WebSocket(`${sandboxUrl.replace(/^http/, "ws")}/socket`, {
         headers: { [SANDBOX_INGRESS_HEADER]: slug, [INTERNAL_IDENTITY_HEADER]: identity },
