@@ -5,8 +5,7 @@
 // that answers 202 without storing, measured in the same run.
 import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtempSync } from "node:fs";
-import { Agent, createServer, request as httpRequest } from "node:http";
-import type { AddressInfo } from "node:net";
+import { Agent, request as httpRequest } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { monitorEventLoopDelay } from "node:perf_hooks";
@@ -28,8 +27,9 @@ const PAYLOAD = JSON.stringify({
 const CPU_PROF_DIR = process.env.BENCH_CPU_PROF;
 const children: ChildProcess[] = [];
 
-function spawnServer(script: string, env: Record<string, string>, flags: string[] = []): Promise<string> {
-  const child = spawn(process.execPath, [...flags, join(ROOT, script)], {
+/** Starts a server process (node + args) and resolves with the url it prints as JSON. */
+function spawnServer(args: string[], env: Record<string, string>): Promise<string> {
+  const child = spawn(process.execPath, args, {
     env: { PATH: process.env.PATH ?? "", ...env },
     stdio: ["ignore", "pipe", "inherit"],
   });
@@ -41,22 +41,19 @@ function spawnServer(script: string, env: Record<string, string>, flags: string[
       const match = /"url":"(http:\/\/[^"]+)"/.exec(out);
       if (match?.[1]) resolve(match[1]);
     });
-    child.once("exit", (code) => reject(new Error(`${script} exited with ${code}`)));
+    child.once("exit", (code) => reject(new Error(`${args.at(-1)} exited with ${code}`)));
   });
 }
 
-/** A model that never answers: every run stays `running`, so the queues fill and stay full. */
-async function startStalledModel(): Promise<{ url: string; close(): void }> {
-  const server = createServer(() => {});
-  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
-  const { port } = server.address() as AddressInfo;
-  return {
-    url: `http://127.0.0.1:${port}`,
-    close: () => {
-      server.closeAllConnections();
-      server.close();
-    },
-  };
+/**
+ * A model that never answers: every run stays `running`, so the queues fill and stay full. It
+ * runs in a process of its own: in the load generator's process, accepting the runtime's model
+ * connections delayed the generator's own event loop during the runtime's rounds only.
+ */
+function startStalledModel(): Promise<string> {
+  const code = `const s = require("node:http").createServer(() => {});
+s.listen(0, "127.0.0.1", () => console.log(JSON.stringify({ url: "http://127.0.0.1:" + s.address().port })));`;
+  return spawnServer(["-e", code], {});
 }
 
 async function call(url: string, method: string, path: string, body?: unknown): Promise<Record<string, unknown>> {
@@ -163,22 +160,20 @@ const fmt = (f: Figures) =>
   `(${f.requests} requests in ${f.seconds.toFixed(2)} s, statuses ${JSON.stringify(f.statuses)}, client lag max ${f.clientLagMax} ms)`;
 
 async function main(): Promise<void> {
-  const model = await startStalledModel();
+  const modelUrl = await startStalledModel();
   const home = mkdtempSync(join(tmpdir(), "agentplane-bench-"));
-  const runtimeUrl = await spawnServer(
-    "apps/agent-runtime/src/main.ts",
-    {
-      AGENT_HOME: home,
-      PORT: "0",
-      HOST: "127.0.0.1",
-      LLM_PROVIDER: "cloud-b",
-      CLOUD_B_API_KEY: "bench",
-      CLOUD_B_BASE_URL: `${model.url}/anthropic/v1`,
-      LOG_LEVEL: "info",
-    },
-    CPU_PROF_DIR ? ["--cpu-prof", `--cpu-prof-dir=${CPU_PROF_DIR}`] : [],
-  );
-  const baselineUrl = await spawnServer("apps/agent-runtime/src/bench/bare-hono.ts", {});
+  const profile = CPU_PROF_DIR ? ["--cpu-prof", `--cpu-prof-dir=${CPU_PROF_DIR}`] : [];
+  const runtimeUrl = await spawnServer([...profile, join(ROOT, "apps/agent-runtime/src/main.ts")], {
+    AGENT_HOME: home,
+    PORT: "0",
+    HOST: "127.0.0.1",
+    LLM_PROVIDER: "cloud-b",
+    CLOUD_B_API_KEY: "bench",
+    CLOUD_B_BASE_URL: `${modelUrl}/anthropic/v1`,
+    LOG_LEVEL: "info",
+  });
+  const runtime = children.at(-1) as ChildProcess;
+  const baselineUrl = await spawnServer([join(ROOT, "apps/agent-runtime/src/bench/bare-hono.ts")], {});
   await call(runtimeUrl, "PUT", "/agents/webhooks/enabled", { enabled: true });
   // Round 0 warms both servers up and is not counted.
   for (let round = 0; round <= ROUNDS; round++) {
@@ -236,8 +231,7 @@ async function main(): Promise<void> {
     `aim: >= 3000 accepted/s with p99 < 20 ms — ${acc.perSecond >= 3000 && acc.p99 < 20 ? "met" : "NOT met"}`,
   ];
   process.stdout.write(`${lines.join("\n")}\n`);
-  model.close();
-  if (CPU_PROF_DIR) await stopForProfile(children[0] as ChildProcess);
+  if (CPU_PROF_DIR) await stopForProfile(runtime);
 }
 
 /** A profiled child must exit on its own (SIGTERM → graceful close) for V8 to write the profile. */
