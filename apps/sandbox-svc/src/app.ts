@@ -3,7 +3,7 @@ import type { Duplex } from "node:stream";
 import { SANDBOX_INGRESS_HEADER } from "@agentplane/contracts";
 import type { Database } from "@agentplane/db";
 import { migrateToLatest } from "@agentplane/db";
-import type { Bus } from "@agentplane/events";
+import { type Bus, createOutbox, outboxMigrations } from "@agentplane/events";
 import {
   type Authorizer,
   createServiceApp,
@@ -75,7 +75,9 @@ export interface SandboxService extends ServiceInstance {
 
 export async function createSandboxService(input: SandboxServiceDeps): Promise<SandboxService> {
   const { database, bus, keys, logger, authorizer, config } = input;
-  await migrateToLatest(database, SANDBOX_SCHEMA, migrations);
+  await migrateToLatest(database, SANDBOX_SCHEMA, { ...migrations, ...outboxMigrations("0002") });
+  const outbox = createOutbox({ database, schema: SANDBOX_SCHEMA, bus, logger });
+  outbox.start();
   const driver =
     input.driver ??
     new LocalDriver({
@@ -86,7 +88,7 @@ export async function createSandboxService(input: SandboxServiceDeps): Promise<S
     });
   logger.info(driver.describe(), "sandbox driver");
   const db = database.forSchema<SandboxDB>(SANDBOX_SCHEMA);
-  const base = { db, database, bus, driver, authorizer, logger, config };
+  const base = { db, database, bus, outbox, driver, authorizer, logger, config };
   const sessions = new ShellSessions(base);
   const deps: RouteDeps = { ...base, sessions };
 
@@ -174,6 +176,7 @@ export async function createSandboxService(input: SandboxServiceDeps): Promise<S
       unsubscribe();
       sessions.closeAll();
       await driver.close();
+      await outbox.stop();
     },
   };
 }

@@ -1,6 +1,6 @@
 import { AUDIT_RECORDED, type AuditRecorded, newId, type Permission, type Principal } from "@agentplane/contracts";
 import type { Database } from "@agentplane/db";
-import type { Bus } from "@agentplane/events";
+import type { Bus, Outbox } from "@agentplane/events";
 import { ProblemError } from "@agentplane/problem-details";
 import type { Authorizer, Logger } from "@agentplane/service-kit";
 import type { Kysely } from "kysely";
@@ -21,6 +21,8 @@ export interface SandboxDeps {
   db: Kysely<SandboxDB>;
   database: Database;
   bus: Bus;
+  /** Durable path for audit records (the service's outbox); the bus directly when absent. */
+  outbox?: Outbox;
   driver: SandboxDriver;
   authorizer: Authorizer;
   logger: Logger;
@@ -63,7 +65,10 @@ export async function checkAccess(
   return result.orgId ? { orgId: result.orgId } : {};
 }
 
-/** Publishes a domain audit record; a failing bus never fails the request that caused it. */
+/**
+ * Records a domain audit event: written to the service's outbox (kept and retried while the bus is
+ * down), or published directly when no outbox is configured. Never fails the request.
+ */
 export async function audit(
   deps: SandboxDeps,
   actor: Actor,
@@ -97,7 +102,12 @@ export async function audit(
     time: new Date().toISOString(),
   };
   try {
-    await deps.bus.publish(AUDIT_RECORDED, event, { id: event.id });
+    if (deps.outbox) {
+      await deps.outbox.publish(AUDIT_RECORDED, event, { id: event.id, time: event.time });
+      deps.outbox.flush().catch(() => {});
+    } else {
+      await deps.bus.publish(AUDIT_RECORDED, event, { id: event.id });
+    }
   } catch (err) {
     deps.logger.warn({ err, action: record.action }, "audit event not published");
   }
