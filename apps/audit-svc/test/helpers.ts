@@ -1,5 +1,3 @@
-import { type ChildProcess, spawn } from "node:child_process";
-import { createServer } from "node:net";
 import type { AuditRecorded, UsageRecorded } from "@agentplane/contracts";
 import type { Database } from "@agentplane/db";
 import type { Bus } from "@agentplane/events";
@@ -84,52 +82,4 @@ export async function startAudit(
   });
 }
 
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const port = (server.address() as { port: number }).port;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
-
-/** A redis-server owned by one suite, so it can be stopped and started without touching others. */
-export class OwnRedis {
-  port = 0;
-  private child: ChildProcess | undefined;
-  /** With a directory, Redis keeps an fsync-always append-only file there, as a BullMQ Redis should. */
-  private readonly dir: string | undefined;
-
-  constructor(options: { dir?: string } = {}) {
-    this.dir = options.dir;
-  }
-
-  get url(): string {
-    return `redis://127.0.0.1:${this.port}`;
-  }
-
-  async start(): Promise<void> {
-    if (!this.port) this.port = await freePort();
-    const persistence = this.dir
-      ? ["--appendonly", "yes", "--appendfsync", "always", "--dir", this.dir]
-      : ["--appendonly", "no"];
-    const child = spawn("redis-server", ["--port", String(this.port), "--save", "", ...persistence], {
-      stdio: ["ignore", "pipe", "ignore"],
-    });
-    this.child = child;
-    await new Promise<void>((resolve, reject) => {
-      child.stdout?.on("data", (chunk: Buffer) => {
-        if (chunk.toString().includes("Ready to accept connections")) resolve();
-      });
-      child.once("exit", () => reject(new Error("redis-server exited")));
-    });
-  }
-
-  async stop(): Promise<void> {
-    const child = this.child;
-    if (!child || child.exitCode !== null) return;
-    await new Promise((resolve) => {
-      child.once("exit", resolve);
-      child.kill("SIGKILL");
-    });
-  }
-}
+export { OwnRedis } from "@agentplane/testkit";

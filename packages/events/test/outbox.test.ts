@@ -1,8 +1,6 @@
-import { type ChildProcess, spawn } from "node:child_process";
-import { createServer } from "node:net";
 import { migrateToLatest } from "@agentplane/db";
 import { databaseTargets } from "@agentplane/db/testing";
-import { requireRedis, testRedisPrefix } from "@agentplane/testkit";
+import { OwnRedis, requireRedis, testRedisPrefix } from "@agentplane/testkit";
 import { sql } from "kysely";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { BufferedPublisher, BullMqBus, createOutbox, MemoryBus, outboxMigrations } from "../src/index.ts";
@@ -17,44 +15,6 @@ function waitFor(check: () => boolean | Promise<boolean>, timeoutMs = 20_000): P
     };
     void tick();
   });
-}
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const port = (server.address() as { port: number }).port;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
-
-/** A redis-server of this suite's own, so it can be stopped and started without touching anyone else's. */
-class OwnRedis {
-  port = 0;
-  private child: ChildProcess | undefined;
-  get url() {
-    return `redis://127.0.0.1:${this.port}`;
-  }
-  async start(): Promise<void> {
-    if (!this.port) this.port = await freePort();
-    const child = spawn("redis-server", ["--port", String(this.port), "--save", "", "--appendonly", "no"], {
-      stdio: ["ignore", "pipe", "ignore"],
-    });
-    this.child = child;
-    await new Promise<void>((resolve, reject) => {
-      child.stdout?.on("data", (chunk: Buffer) => {
-        if (chunk.toString().includes("Ready to accept connections")) resolve();
-      });
-      child.once("exit", () => reject(new Error("redis-server exited")));
-    });
-  }
-  async stop(): Promise<void> {
-    const child = this.child;
-    if (!child || child.exitCode !== null) return;
-    await new Promise((resolve) => {
-      child.once("exit", resolve);
-      child.kill("SIGKILL");
-    });
-  }
 }
 
 const redis = await requireRedis();

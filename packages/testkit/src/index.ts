@@ -1,4 +1,5 @@
 export { freePort, type LocalServer, readBody, startLocalServer, waitForHealth } from "./http.ts";
+export { OwnRedis } from "./own-redis.ts";
 export {
   createTestDatabase,
   requirePostgres,
