@@ -10,12 +10,36 @@ import {
   signIdentity,
 } from "@agentplane/service-kit";
 import { createTestDatabase, TEST_REDIS_URL } from "@agentplane/testkit";
-import { firstLine, fmt, freePort, type LoadResult, load, startNode, waitForHealth } from "./lib.ts";
+import { firstLine, fmt, freePort, type LoadResult, load, sequentialLatency, startNode, waitForHealth } from "./lib.ts";
 
 const token = `bench_${randomBytes(24).toString("hex")}`;
 const PATH = "/v1/auth/me";
 
-function report(mode: string, direct: LoadResult, gateway: LoadResult): string {
+interface Pair {
+  direct: LoadResult;
+  gateway: LoadResult;
+}
+
+/** Throughput at 10 connections (both saturate the 2 cores) and latency at 1 connection (no queueing). */
+type Target = [url: string, headers: Record<string, string>];
+
+async function measure(direct: Target, gateway: Target): Promise<[Pair, Pair]> {
+  const busy = { direct: await load(...direct), gateway: await load(...gateway) };
+  const idle = {
+    direct: await sequentialLatency(...direct),
+    gateway: await sequentialLatency(...gateway),
+  };
+  return [busy, idle];
+}
+
+function report(mode: string, [busy, idle]: [Pair, Pair]): string {
+  return [
+    section(`${mode}, 10 connections`, busy.direct, busy.gateway),
+    section(`${mode}, 1 request at a time`, idle.direct, idle.gateway),
+  ].join("\n");
+}
+
+function section(mode: string, direct: LoadResult, gateway: LoadResult): string {
   return [
     `${mode}:`,
     `  direct   ${fmt(direct.rps, 0)} req/s  p50 ${fmt(direct.p50)} ms  p99 ${fmt(direct.p99)} ms  (non-2xx ${direct.non2xx}, errors ${direct.errors})`,
@@ -28,9 +52,11 @@ async function allInOne(): Promise<string> {
   const child = startNode("bench/servers/all-in-one.ts", [], { AGENTPLANE_BOOTSTRAP_TOKEN: token });
   try {
     const info = JSON.parse(await firstLine(child)) as { gateway: string; tenancy: string; identity: string };
-    const direct = await load(`${info.tenancy}${PATH}`, { "x-agentplane-identity": info.identity });
-    const gateway = await load(`${info.gateway}${PATH}`, { authorization: `Bearer ${token}` });
-    return report("all-in-one (one process, PGlite, in-process dispatch)", direct, gateway);
+    const pairs = await measure(
+      [`${info.tenancy}${PATH}`, { "x-agentplane-identity": info.identity }],
+      [`${info.gateway}${PATH}`, { authorization: `Bearer ${token}` }],
+    );
+    return report("all-in-one (one process, PGlite, in-process dispatch)", pairs);
   } finally {
     child.kill("SIGTERM");
   }
@@ -68,9 +94,11 @@ async function distributed(): Promise<string> {
       }),
     );
     const identity = await signIdentity(keys, principal, { audience: "tenancy", ttlSeconds: 3600 });
-    const direct = await load(`${shared.TENANCY_URL}${PATH}`, { "x-agentplane-identity": identity });
-    const gateway = await load(`http://127.0.0.1:${gatewayPort}${PATH}`, { authorization: `Bearer ${token}` });
-    return report("distributed (gateway and tenancy processes, Postgres, Redis, HTTP keep-alive)", direct, gateway);
+    const pairs = await measure(
+      [`${shared.TENANCY_URL}${PATH}`, { "x-agentplane-identity": identity }],
+      [`http://127.0.0.1:${gatewayPort}${PATH}`, { authorization: `Bearer ${token}` }],
+    );
+    return report("distributed (gateway and tenancy processes, Postgres, Redis, HTTP keep-alive)", pairs);
   } finally {
     tenancy.kill("SIGTERM");
     gatewayProc.kill("SIGTERM");
@@ -79,7 +107,7 @@ async function distributed(): Promise<string> {
   }
 }
 
-console.log(`gateway benchmark: ${PATH}, autocannon 10 connections, 8 s after 2 s warm-up\n`);
+console.log(`gateway benchmark: ${PATH}, autocannon, 8 s after 2 s warm-up per measurement\n`);
 console.log(await allInOne());
 console.log();
 console.log(await distributed());

@@ -56,3 +56,36 @@ export function fmt(n: number, digits = 2): string {
 }
 
 export { freePort, waitForHealth } from "@agentplane/testkit";
+
+/**
+ * Latency without queueing: one request at a time over one keep-alive connection, timed with
+ * sub-millisecond resolution (autocannon reports whole milliseconds). Returns ms.
+ */
+export async function sequentialLatency(
+  url: string,
+  headers: Record<string, string>,
+  options: { requests?: number; warmup?: number } = {},
+): Promise<LoadResult> {
+  const { Agent, request } = await import("undici");
+  const dispatcher = new Agent({ connections: 1, keepAliveTimeout: 30_000 });
+  const once = async () => {
+    const res = await request(url, { headers, dispatcher });
+    await res.body.arrayBuffer();
+    return res.statusCode;
+  };
+  for (let i = 0; i < (options.warmup ?? 300); i++) await once();
+  const samples: number[] = [];
+  let non2xx = 0;
+  const started = performance.now();
+  for (let i = 0; i < (options.requests ?? 3000); i++) {
+    const t = performance.now();
+    const status = await once();
+    samples.push(performance.now() - t);
+    if (status < 200 || status >= 300) non2xx++;
+  }
+  const elapsed = (performance.now() - started) / 1000;
+  await dispatcher.close();
+  samples.sort((a, b) => a - b);
+  const at = (q: number) => samples[Math.min(samples.length - 1, Math.floor(q * samples.length))]!;
+  return { rps: samples.length / elapsed, p50: at(0.5), p99: at(0.99), errors: 0, non2xx };
+}
