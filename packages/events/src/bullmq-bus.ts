@@ -40,6 +40,8 @@ export class BullMqBus implements Bus {
       retryStrategy: (times) => Math.min(times * 200, 2000),
     });
     this.producer.on("error", () => {});
+    // Every topic's Queue (and each connected() wait) listens on this one shared connection.
+    this.producer.setMaxListeners(1000);
   }
 
   private queue(topic: string): Queue {
