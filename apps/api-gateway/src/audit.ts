@@ -1,4 +1,4 @@
-import { AUDIT_RECORDED, type AuditRecorded, type Principal } from "@agentplane/contracts";
+import { AUDIT_RECORDED, type AuditRecorded, auditPrincipal, type Principal } from "@agentplane/contracts";
 import { BufferedPublisher, type Bus } from "@agentplane/events";
 import type { Logger } from "@agentplane/service-kit";
 
@@ -54,13 +54,7 @@ export class RequestAuditor {
         : principal?.projectId
           ? { projectId: principal.projectId }
           : {}),
-      principal: principal
-        ? {
-            type: principal.type,
-            id: principal.id,
-            ...(principal.displayName ? { displayName: principal.displayName } : {}),
-          }
-        : { type: "anonymous" },
+      principal: auditPrincipal(principal),
       action: audit.operationId,
       source: "request",
       ...targetOf(audit.params),

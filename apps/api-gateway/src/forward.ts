@@ -1,18 +1,8 @@
 import { INTERNAL_IDENTITY_HEADER, REQUEST_ID_HEADER } from "@agentplane/contracts";
+import { HOP_BY_HOP_HEADERS } from "@agentplane/service-kit";
 
-/** Hop-by-hop headers (RFC 9110 §7.6.1) and credentials that must not travel past the gateway. */
-const DROPPED = new Set([
-  "connection",
-  "keep-alive",
-  "proxy-authenticate",
-  "proxy-authorization",
-  "te",
-  "trailer",
-  "transfer-encoding",
-  "upgrade",
-  "authorization",
-  INTERNAL_IDENTITY_HEADER,
-]);
+/** Hop-by-hop headers and credentials that must not travel past the gateway. */
+const DROPPED = new Set([...HOP_BY_HOP_HEADERS, "authorization", INTERNAL_IDENTITY_HEADER]);
 
 export function forwardHeaders(incoming: Headers, identity: string | undefined, requestId: string): Headers {
   const headers = new Headers();

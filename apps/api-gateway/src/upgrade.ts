@@ -4,7 +4,14 @@ import { connect } from "node:net";
 import type { Duplex } from "node:stream";
 import { INTERNAL_IDENTITY_HEADER, REQUEST_ID_HEADER, type ServiceName } from "@agentplane/contracts";
 import { ProblemError } from "@agentplane/problem-details";
-import { type InternalKeys, type Logger, signIdentity, type UpgradeHandler } from "@agentplane/service-kit";
+import {
+  type InternalKeys,
+  type Logger,
+  rejectUpgrade,
+  signIdentity,
+  spliceUpgrade,
+  type UpgradeHandler,
+} from "@agentplane/service-kit";
 import { type Authenticator, bearerToken } from "./authn/authenticator.ts";
 import type { IngressRouter } from "./ingress.ts";
 import type { RouteTable } from "./route-table.ts";
@@ -13,16 +20,6 @@ import type { RouteTable } from "./route-table.ts";
 export type UpgradeTarget = { kind: "in-process"; handle: UpgradeHandler } | { kind: "http"; url: string };
 
 const BEARER_PROTOCOL = "base64url.bearer.authorization.k8s.io.";
-
-function rejectUpgrade(socket: Duplex, error: ProblemError, requestId: string): void {
-  const body = JSON.stringify(error.toBody({ requestId }));
-  const extra = Object.entries(error.headers)
-    .map(([k, v]) => `${k}: ${v}\r\n`)
-    .join("");
-  socket.end(
-    `HTTP/1.1 ${error.status} ${error.title}\r\ncontent-type: application/problem+json\r\ncontent-length: ${Buffer.byteLength(body)}\r\n${extra}connection: close\r\n\r\n${body}`,
-  );
-}
 
 function toHeaders(req: IncomingMessage): Headers {
   const headers = new Headers();
@@ -49,27 +46,10 @@ export function setUpgradeHeaders(req: IncomingMessage, headers: Record<string, 
 /** Raw pass-through of the upgrade to a service over TCP: the gateway never parses frames. */
 export function pipeUpgrade(url: string, req: IncomingMessage, socket: Duplex, head: Buffer): void {
   const target = new URL(url);
-  const upstream = connect(Number(target.port || 80), target.hostname, () => {
-    const lines = [`${req.method} ${req.url} HTTP/1.1`];
-    for (let i = 0; i < req.rawHeaders.length; i += 2) {
-      const name = req.rawHeaders[i]!;
-      if (name.toLowerCase() === "host") continue;
-      lines.push(`${name}: ${req.rawHeaders[i + 1]}`);
-    }
-    lines.push(`Host: ${target.host}`);
-    upstream.write(`${lines.join("\r\n")}\r\n\r\n`);
-    if (head.length) upstream.write(head);
-    upstream.pipe(socket);
-    socket.pipe(upstream);
-  });
-  const close = () => {
-    upstream.destroy();
-    socket.destroy();
-  };
-  upstream.on("error", close);
-  socket.on("error", close);
-  upstream.on("close", () => socket.destroy());
-  socket.on("close", () => upstream.destroy());
+  const upstream = connect(Number(target.port || 80), target.hostname, () =>
+    spliceUpgrade(upstream, req, socket, head, { host: target.host }),
+  );
+  upstream.on("error", () => socket.destroy());
 }
 
 export function createUpgradeHandler(deps: {

@@ -18,8 +18,8 @@ import { parsePriceOverrides } from "./services/pricing.ts";
 const env = parseEnv(AuditEnvSchema);
 const logger = createLogger("audit-svc", env.LOG_LEVEL);
 const keys = await importInternalKeys({
-  ...(env.INTERNAL_IDENTITY_PRIVATE_KEY ? { privateJwk: env.INTERNAL_IDENTITY_PRIVATE_KEY } : {}),
-  ...(env.INTERNAL_IDENTITY_PUBLIC_KEY ? { publicJwk: env.INTERNAL_IDENTITY_PUBLIC_KEY } : {}),
+  privateJwk: env.INTERNAL_IDENTITY_PRIVATE_KEY,
+  publicJwk: env.INTERNAL_IDENTITY_PUBLIC_KEY,
 });
 const database = await openDatabase(env.DATABASE_URL);
 const bus = createBus({ redisUrl: env.REDIS_URL });

@@ -7,11 +7,16 @@ import { INTERNAL_IDENTITY_HEADER, type Principal, SANDBOX_INGRESS_HEADER } from
 export { parseIngressHost } from "@agentplane/contracts";
 
 import { ProblemError, problemResponse } from "@agentplane/problem-details";
-import { type InternalKeys, verifyIdentity } from "@agentplane/service-kit";
+import {
+  HOP_BY_HOP_HEADERS,
+  type InternalKeys,
+  rejectUpgrade,
+  spliceUpgrade,
+  verifyIdentity,
+} from "@agentplane/service-kit";
 import { checkAccess, type SandboxDeps } from "./services/context.ts";
 import type { SandboxRow } from "./services/mapping.ts";
 import { touchActivity } from "./services/sandboxes.ts";
-import { rejectUpgrade } from "./ws/exec-stream.ts";
 
 /** Which sandbox port a request for an ingress host means. */
 export interface IngressTarget {
@@ -23,14 +28,7 @@ export interface IngressTarget {
 }
 
 const HOP_BY_HOP = new Set([
-  "connection",
-  "keep-alive",
-  "proxy-authenticate",
-  "proxy-authorization",
-  "te",
-  "trailer",
-  "transfer-encoding",
-  "upgrade",
+  ...HOP_BY_HOP_HEADERS,
   "host",
   "authorization",
   // Platform-internal: the caller's verified identity and the ingress target never reach the sandbox.
@@ -117,26 +115,10 @@ export function ingressUpgrade(
   void (async () => {
     const { row, port } = await resolveTarget(deps, target);
     const upstream = await deps.driver.portForward(row.id, port);
-    const lines = [`${req.method} ${req.url} HTTP/1.1`];
-    for (let i = 0; i < req.rawHeaders.length; i += 2) {
-      const name = (req.rawHeaders[i] as string).toLowerCase();
-      if (name === "host" || name === "authorization" || name === INTERNAL_IDENTITY_HEADER) continue;
-      if (name === SANDBOX_INGRESS_HEADER) continue;
-      lines.push(`${req.rawHeaders[i]}: ${req.rawHeaders[i + 1]}`);
-    }
-    lines.push(`Host: 127.0.0.1:${port}`);
-    upstream.write(`${lines.join("\r\n")}\r\n\r\n`);
-    if (head.length) upstream.write(head);
-    upstream.pipe(socket);
-    socket.pipe(upstream);
-    const close = () => {
-      upstream.destroy();
-      socket.destroy();
-    };
-    upstream.on("error", close);
-    socket.on("error", close);
-    upstream.on("close", close);
-    socket.on("close", close);
+    spliceUpgrade(upstream, req, socket, head, {
+      host: `127.0.0.1:${port}`,
+      drop: new Set(["authorization", INTERNAL_IDENTITY_HEADER, SANDBOX_INGRESS_HEADER]),
+    });
   })().catch((err) => {
     rejectUpgrade(
       socket,

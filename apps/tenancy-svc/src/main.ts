@@ -37,8 +37,8 @@ const EnvSchema = z
 const env = parseEnv(EnvSchema);
 const logger = createLogger("tenancy", env.LOG_LEVEL);
 const keys = await importInternalKeys({
-  ...(env.INTERNAL_IDENTITY_PRIVATE_KEY ? { privateJwk: env.INTERNAL_IDENTITY_PRIVATE_KEY } : {}),
-  ...(env.INTERNAL_IDENTITY_PUBLIC_KEY ? { publicJwk: env.INTERNAL_IDENTITY_PUBLIC_KEY } : {}),
+  privateJwk: env.INTERNAL_IDENTITY_PRIVATE_KEY,
+  publicJwk: env.INTERNAL_IDENTITY_PUBLIC_KEY,
 });
 const database = await openDatabase(env.DATABASE_URL);
 const bus = createBus({ redisUrl: env.REDIS_URL });

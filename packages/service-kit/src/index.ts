@@ -26,3 +26,4 @@ export {
 export type { ServiceInstance, UpgradeHandler } from "./instance.ts";
 export { createLogger, type Logger, silentLogger } from "./logger.ts";
 export { onShutdown, type RunningServer, serveFetch } from "./serve.ts";
+export { HOP_BY_HOP_HEADERS, rejectUpgrade, spliceUpgrade } from "./upgrade.ts";

@@ -1,4 +1,11 @@
-import { AUDIT_RECORDED, type AuditRecorded, newId, type Permission, type Principal } from "@agentplane/contracts";
+import {
+  AUDIT_RECORDED,
+  type AuditRecorded,
+  auditPrincipal,
+  newId,
+  type Permission,
+  type Principal,
+} from "@agentplane/contracts";
 import type { Database } from "@agentplane/db";
 import type { Bus, Outbox } from "@agentplane/events";
 import { ProblemError } from "@agentplane/problem-details";
@@ -86,11 +93,7 @@ export async function audit(
     id: newId("audit"),
     ...((record.orgId ?? actor.orgId) ? { orgId: (record.orgId ?? actor.orgId) as string } : {}),
     ...(record.projectId ? { projectId: record.projectId } : {}),
-    principal: {
-      type: actor.principal.type,
-      id: actor.principal.id,
-      ...(actor.principal.displayName ? { displayName: actor.principal.displayName } : {}),
-    },
+    principal: auditPrincipal(actor.principal),
     action: record.action,
     source: "domain",
     targetType: record.targetType,

@@ -2,7 +2,7 @@ import type { IncomingMessage } from "node:http";
 import type { Duplex } from "node:stream";
 import { INTERNAL_IDENTITY_HEADER, type Principal, REQUEST_ID_HEADER } from "@agentplane/contracts";
 import { ProblemError } from "@agentplane/problem-details";
-import { type InternalKeys, verifyIdentity } from "@agentplane/service-kit";
+import { type InternalKeys, rejectUpgrade, verifyIdentity } from "@agentplane/service-kit";
 import { type WebSocket, WebSocketServer } from "ws";
 import type { ExecProcess } from "../driver/types.ts";
 import { type Actor, checkAccess, type SandboxDeps } from "../services/context.ts";
@@ -18,13 +18,6 @@ const STATUS = 3;
 const RESIZE = 4;
 const CLOSE = 255;
 const HIGH_WATER = 8 * 1024 * 1024;
-
-export function rejectUpgrade(socket: Duplex, error: ProblemError): void {
-  const body = JSON.stringify(error.toBody());
-  socket.end(
-    `HTTP/1.1 ${error.status} ${error.title}\r\ncontent-type: application/problem+json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,
-  );
-}
 
 /** Kubernetes `Status` for channel 3: success, or the exit code as the NonZeroExitCode cause. */
 export function exitStatus(exitCode: number): string {

@@ -1,4 +1,4 @@
-import { AUDIT_RECORDED, type AuditRecorded, newId, type Principal } from "@agentplane/contracts";
+import { AUDIT_RECORDED, type AuditRecorded, auditPrincipal, newId, type Principal } from "@agentplane/contracts";
 import type { Kysely, Transaction } from "kysely";
 import type { TenancyContext } from "../context.ts";
 import type { TenancyDatabase } from "../db/schema.ts";
@@ -26,13 +26,7 @@ export async function recordDomainEvent(
 ): Promise<void> {
   const record: AuditRecorded = {
     id: newId("audit"),
-    principal: principal
-      ? {
-          type: principal.type,
-          id: principal.id,
-          ...(principal.displayName ? { displayName: principal.displayName } : {}),
-        }
-      : { type: "anonymous" },
+    principal: auditPrincipal(principal),
     action: event.action,
     source: "domain",
     targetType: event.targetType,

@@ -36,3 +36,15 @@ export const AuditRecordedSchema = z.object({
   time: z.string(),
 });
 export type AuditRecorded = z.infer<typeof AuditRecordedSchema>;
+
+/** The actor of an audit record; without a principal the request was anonymous. */
+export function auditPrincipal(
+  principal: { type: AuditRecorded["principal"]["type"]; id: string; displayName?: string | undefined } | undefined,
+): AuditRecorded["principal"] {
+  if (!principal) return { type: "anonymous" };
+  return {
+    type: principal.type,
+    id: principal.id,
+    ...(principal.displayName ? { displayName: principal.displayName } : {}),
+  };
+}

@@ -1,0 +1,60 @@
+import type { IncomingMessage } from "node:http";
+import type { Duplex } from "node:stream";
+import type { ProblemError } from "@agentplane/problem-details";
+
+/** Hop-by-hop headers (RFC 9110 §7.6.1): never forwarded by a proxy. */
+export const HOP_BY_HOP_HEADERS: readonly string[] = [
+  "connection",
+  "keep-alive",
+  "proxy-authenticate",
+  "proxy-authorization",
+  "te",
+  "trailer",
+  "transfer-encoding",
+  "upgrade",
+];
+
+/** Answers an HTTP upgrade that will not be accepted with a problem+json response, then closes. */
+export function rejectUpgrade(socket: Duplex, error: ProblemError, requestId?: string): void {
+  const body = JSON.stringify(error.toBody(requestId ? { requestId } : {}));
+  const extra = Object.entries(error.headers)
+    .map(([k, v]) => `${k}: ${v}\r\n`)
+    .join("");
+  socket.end(
+    `HTTP/1.1 ${error.status} ${error.title}\r\ncontent-type: application/problem+json\r\ncontent-length: ${Buffer.byteLength(body)}\r\n${extra}connection: close\r\n\r\n${body}`,
+  );
+}
+
+/**
+ * Replays an upgrade request on an open upstream connection and splices the two sockets, so the
+ * handshake and every frame pass through unparsed. `drop` names headers (lower case) left out;
+ * `host` replaces the Host header.
+ */
+export function spliceUpgrade(
+  upstream: Duplex,
+  req: IncomingMessage,
+  socket: Duplex,
+  head: Buffer,
+  options: { host: string; drop?: ReadonlySet<string> },
+): void {
+  const lines = [`${req.method} ${req.url} HTTP/1.1`];
+  for (let i = 0; i < req.rawHeaders.length; i += 2) {
+    const name = req.rawHeaders[i]!;
+    const lower = name.toLowerCase();
+    if (lower === "host" || options.drop?.has(lower)) continue;
+    lines.push(`${name}: ${req.rawHeaders[i + 1]}`);
+  }
+  lines.push(`Host: ${options.host}`);
+  upstream.write(`${lines.join("\r\n")}\r\n\r\n`);
+  if (head.length) upstream.write(head);
+  upstream.pipe(socket);
+  socket.pipe(upstream);
+  const close = () => {
+    upstream.destroy();
+    socket.destroy();
+  };
+  upstream.on("error", close);
+  socket.on("error", close);
+  upstream.on("close", close);
+  socket.on("close", close);
+}
