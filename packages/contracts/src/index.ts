@@ -7,6 +7,7 @@ export * from "./common/roles.ts";
 export * from "./common/route.ts";
 export * from "./common/schemas.ts";
 export * from "./events/index.ts";
+export * from "./governance/internal.ts";
 export { API_VERSION, buildOpenApiDocument } from "./openapi.ts";
 export { ALL_ROUTES, PUBLIC_PAGES } from "./routes.ts";
 export * from "./sandbox/index.ts";

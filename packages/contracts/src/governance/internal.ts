@@ -1,0 +1,142 @@
+import { z } from "@hono/zod-openapi";
+import { PrincipalSchema } from "../common/identity.ts";
+
+/**
+ * Internal governance-svc endpoints: service principals only, never routed by the gateway. Every
+ * enforcement point (sandbox admission, exec and egress, `/llm/**`, the cluster and AWS proxies,
+ * connector tool calls) asks the one decision endpoint; proxies resolve the secrets they need here.
+ */
+export const GOVERNANCE_INTERNAL = {
+  /** POST DecisionRequest → DecisionResponse. */
+  decide: "/internal/governance/decisions",
+  /** POST ResolveCredentialRequest → ResolveCredentialResponse (plaintext secret fields). */
+  resolveCredential: "/internal/governance/credentials/resolve",
+} as const;
+
+/** The actions enforcement points ask about, by family. */
+export const GOVERNED_ACTIONS = [
+  "sandbox:create",
+  "sandbox:update",
+  "sandbox:start",
+  "sandbox:exec",
+  "sandbox:expose-port",
+  "sandbox:egress",
+  "llm:invoke",
+  "cluster:get",
+  "cluster:list",
+  "cluster:watch",
+  "cluster:create",
+  "cluster:update",
+  "cluster:patch",
+  "cluster:delete",
+  "cluster:deletecollection",
+  "cluster:exec",
+  "aws:call",
+  "tool:call",
+] as const;
+export type GovernedAction = (typeof GOVERNED_ACTIONS)[number];
+
+/** The resource a decision is about: its Cedar entity type and id, and the project it lives in. */
+export const DecisionResource = z.object({
+  /** Cedar entity type without namespace, e.g. `Sandbox`, `Model`, `ClusterResource`, `AwsService`, `Tool`, `Host`. */
+  type: z.string().min(1),
+  id: z.string().min(1),
+  orgId: z.string().min(1),
+  projectId: z.string().min(1).optional(),
+  /** Labels of the resource, for bindings that select by label. */
+  labels: z.record(z.string(), z.string()).optional(),
+  /** The kind bindings select on (`sandbox`, `cluster`, `aws-connection`, `connector`). */
+  kind: z.string().optional(),
+});
+export type DecisionResource = z.infer<typeof DecisionResource>;
+
+export const DecisionRequest = z.object({
+  principal: PrincipalSchema,
+  action: z.enum(GOVERNED_ACTIONS),
+  resource: DecisionResource,
+  /** Action-specific attributes (see the per-family shapes below); never secrets or env values. */
+  context: z.record(z.string(), z.unknown()).default({}),
+});
+export type DecisionRequest = z.input<typeof DecisionRequest>;
+
+export const DecisionReason = z.object({
+  policyId: z.string(),
+  version: z.number().int(),
+  ruleId: z.string(),
+  bindingId: z.string(),
+  mode: z.enum(["enforce", "dryrun"]),
+});
+export type DecisionReason = z.infer<typeof DecisionReason>;
+
+export const DecisionResponse = z.object({
+  decision: z.enum(["allow", "deny"]),
+  /** False when the deny came only from dryrun bindings (the caller proceeds). */
+  enforced: z.boolean(),
+  reasons: z.array(DecisionReason),
+  evaluatedAt: z.string(),
+});
+export type DecisionResponse = z.infer<typeof DecisionResponse>;
+
+/** Context shapes per action family, so enforcement points and policy authors agree. */
+export const SandboxDecisionContext = z.object({
+  image: z.string().optional(),
+  resources: z.object({ cpu: z.number().optional(), memoryMb: z.number().optional() }).optional(),
+  ports: z.array(z.object({ port: z.number().int(), visibility: z.string() })).optional(),
+  labels: z.record(z.string(), z.string()).optional(),
+  envNames: z.array(z.string()).optional(),
+  argv: z.array(z.string()).optional(),
+  command: z.string().optional(),
+  tty: z.boolean().optional(),
+  host: z.string().optional(),
+  port: z.number().int().optional(),
+});
+export const LlmDecisionContext = z.object({
+  provider: z.string(),
+  family: z.string().optional(),
+  region: z.string().optional(),
+  modelId: z.string().optional(),
+});
+export const ClusterDecisionContext = z.object({
+  group: z.string(),
+  version: z.string().optional(),
+  resource: z.string().optional(),
+  subresource: z.string().optional(),
+  namespace: z.string().optional(),
+  name: z.string().optional(),
+  path: z.string(),
+});
+export const AwsDecisionContext = z.object({
+  service: z.string(),
+  operation: z.string(),
+  region: z.string(),
+  bucket: z.string().optional(),
+  key: z.string().optional(),
+});
+export const ToolDecisionContext = z.object({ connectorId: z.string(), tool: z.string() });
+
+export const CREDENTIAL_KINDS = [
+  "cloud-a-bearer",
+  "cloud-a-keys",
+  "cloud-b-key",
+  "aws-keys",
+  "aws-role",
+  "http-bearer",
+  "http-header",
+  "http-basic",
+] as const;
+export type CredentialKind = (typeof CREDENTIAL_KINDS)[number];
+
+export const ResolveCredentialRequest = z.object({
+  credentialId: z.string().min(1),
+  /** The project the caller acts in; a credential of another project answers 404. */
+  projectId: z.string().min(1),
+});
+export type ResolveCredentialRequest = z.infer<typeof ResolveCredentialRequest>;
+
+export const ResolveCredentialResponse = z.object({
+  id: z.string(),
+  kind: z.enum(CREDENTIAL_KINDS),
+  /** Secret and non-secret fields of the kind, e.g. `{token}`, `{accessKeyId, secretAccessKey, sessionToken?}`. */
+  fields: z.record(z.string(), z.string()),
+});
+export type ResolveCredentialResponse = z.infer<typeof ResolveCredentialResponse>;
