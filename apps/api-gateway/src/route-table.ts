@@ -29,16 +29,23 @@ export type RouteMatch =
   | { kind: "method-not-allowed"; allow: string[] }
   | { kind: "not-found" };
 
+/**
+ * A last segment named `{path}` is a tail parameter: it matches the rest of the path, slashes
+ * included (proxy routes such as `/v1/llm/cloud-a/{region}/{path}`). Every other parameter is one
+ * segment.
+ */
+const TAIL_PARAM = "path";
+
 function compile(template: string): Omit<CompiledPath, "byMethod"> {
   const paramNames: string[] = [];
   let literalSegments = 0;
-  const pattern = template
-    .split("/")
-    .map((segment) => {
+  const segments = template.split("/");
+  const pattern = segments
+    .map((segment, index) => {
       const param = /^\{([^}]+)\}$/.exec(segment);
       if (param) {
         paramNames.push(param[1]!);
-        return "([^/]+)";
+        return param[1] === TAIL_PARAM && index === segments.length - 1 ? "(.+)" : "([^/]+)";
       }
       if (segment) literalSegments++;
       return segment.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
