@@ -29,6 +29,91 @@ function pgliteDir(url: string): string | undefined {
 export interface OpenDatabaseOptions {
   /** Pool size for Postgres (default 10). */
   max?: number;
+  /**
+   * Create the Postgres database named in the URL when it does not exist (default true), through
+   * the server's `postgres` maintenance database. Replicas starting together race harmlessly.
+   */
+  createIfMissing?: boolean;
+  /** Told once when the database had to be created. */
+  onCreated?: (name: string) => void;
+}
+
+/** A start-up failure with one line that says what to do; launchers print `message` alone. */
+export class DatabaseUnavailableError extends Error {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = "DatabaseUnavailableError";
+  }
+}
+
+const PG_INVALID_CATALOG_NAME = "3D000";
+const PG_DUPLICATE_DATABASE = "42P04";
+// Two CREATE DATABASE of the same name at once: the loser hits the catalog's unique index.
+const PG_UNIQUE_VIOLATION = "23505";
+const PG_OBJECT_IN_USE = "55006";
+
+function pgCode(err: unknown): string | undefined {
+  return (err as { code?: string } | undefined)?.code;
+}
+
+function endpointOf(url: string): { host: string; database: string } {
+  const u = new URL(url);
+  return { host: `${u.hostname || "localhost"}:${u.port || 5432}`, database: decodeURIComponent(u.pathname.slice(1)) };
+}
+
+async function createDatabase(url: string, database: string): Promise<void> {
+  const admin = new URL(url);
+  admin.pathname = "/postgres";
+  const sql = postgres(admin.toString(), { max: 1, onnotice: () => {} });
+  try {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        await sql.unsafe(`CREATE DATABASE "${database.replaceAll('"', '""')}"`);
+        return;
+      } catch (err) {
+        if (pgCode(err) === PG_DUPLICATE_DATABASE || pgCode(err) === PG_UNIQUE_VIOLATION) return;
+        // Two CREATE DATABASE at once: the template is busy for a moment.
+        if (pgCode(err) === PG_OBJECT_IN_USE && attempt < 10) {
+          await new Promise((r) => setTimeout(r, 100 + attempt * 100));
+          continue;
+        }
+        throw err;
+      }
+    }
+  } finally {
+    await sql.end({ timeout: 1 });
+  }
+}
+
+/** Checks the server is reachable and the database exists (creating it when asked). */
+async function probePostgres(sql: postgres.Sql, url: string, options: OpenDatabaseOptions): Promise<void> {
+  const { host, database } = endpointOf(url);
+  try {
+    await sql`select 1`;
+    return;
+  } catch (err) {
+    if (pgCode(err) !== PG_INVALID_CATALOG_NAME) {
+      const reason = (err as Error).message;
+      throw new DatabaseUnavailableError(
+        `cannot reach Postgres at ${host} (DATABASE_URL=${redactUrl(url)}): ${reason}. Is the server running and the URL right?`,
+        { cause: err },
+      );
+    }
+  }
+  if (options.createIfMissing === false) {
+    throw new DatabaseUnavailableError(
+      `database "${database}" does not exist on ${host}: create it (createdb ${database}) or point DATABASE_URL at another`,
+    );
+  }
+  try {
+    await createDatabase(url, database);
+  } catch (err) {
+    throw new DatabaseUnavailableError(
+      `database "${database}" does not exist on ${host} and could not be created: ${(err as Error).message}`,
+      { cause: err },
+    );
+  }
+  options.onCreated?.(database);
 }
 
 /** Opens `postgres://…`/`postgresql://…` with postgres.js, or `pglite://<dir>` / `pglite://memory` in process. */
@@ -47,6 +132,12 @@ export async function openDatabase(url: string, options: OpenDatabaseOptions = {
       onnotice: () => {},
       types: { bigint: { to: INT8_OID, from: [INT8_OID], serialize: (v: number) => String(v), parse: Number } },
     });
+    try {
+      await probePostgres(sql, url, options);
+    } catch (err) {
+      await sql.end({ timeout: 1 });
+      throw err;
+    }
     return wrap("postgres", url, new Kysely({ dialect: new PostgresJSDialect({ postgres: sql }) }));
   }
   throw new Error(`DATABASE_URL must start with postgres://, postgresql:// or pglite:// (got ${redactUrl(url)})`);

@@ -1,2 +1,9 @@
-export { type Database, type DatabaseKind, type OpenDatabaseOptions, openDatabase, redactUrl } from "./database.ts";
+export {
+  type Database,
+  type DatabaseKind,
+  DatabaseUnavailableError,
+  type OpenDatabaseOptions,
+  openDatabase,
+  redactUrl,
+} from "./database.ts";
 export { type MigrationList, migrateToLatest } from "./migrate.ts";
