@@ -24,6 +24,7 @@ import {
   ingressUpgrade,
 } from "./ingress.ts";
 import type { RouteDeps } from "./routes/helpers.ts";
+import { registerQuerySandboxes } from "./routes/internal/query-sandboxes.ts";
 import { registerResolveSandboxToken } from "./routes/internal/resolve-token.ts";
 import { registerSandboxTokens } from "./routes/sandbox-tokens/tokens.ts";
 import { registerCreateSandbox } from "./routes/sandboxes/create.ts";
@@ -113,6 +114,7 @@ export async function createSandboxService(input: SandboxServiceDeps): Promise<S
   registerShellSessions(app, deps);
   registerSandboxTokens(app, deps);
   registerResolveSandboxToken(app, deps);
+  registerQuerySandboxes(app, deps);
 
   const unsubscribe = driver.onEvent(({ sandboxId, status }) => {
     void recordUnexpectedExit(deps, sandboxId, status.phase, status.message).catch((err) =>

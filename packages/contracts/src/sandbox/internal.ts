@@ -7,6 +7,8 @@ export const SANDBOX_TOKEN_PREFIX = "apsb_";
 export const SANDBOX_INTERNAL = {
   /** POST `{token}` → `{principal}` (type `sandbox`), or 401 problem when unknown, revoked or expired. */
   resolveSandboxToken: "/internal/authn/sandbox-token",
+  /** POST QuerySandboxesRequest → QuerySandboxesResponse: the sandboxes of an organization (governance reads them). */
+  querySandboxes: "/internal/sandboxes/query",
 } as const;
 
 /**
@@ -35,3 +37,28 @@ export function ingressHeaderValue(target: { slug: string; port?: number }): str
 }
 
 export const ResolveSandboxTokenRequest = z.object({ token: z.string().min(1).max(512) });
+
+export const QuerySandboxesRequest = z.object({
+  orgId: z.string().min(1).max(200),
+  projectId: z.string().min(1).max(200).optional(),
+  sandboxId: z.string().min(1).max(200).optional(),
+});
+export type QuerySandboxesRequest = z.infer<typeof QuerySandboxesRequest>;
+
+/** What governance needs of a sandbox to decide about it (effective policy, drift): never env values. */
+export const SandboxSummarySchema = z.object({
+  id: z.string(),
+  orgId: z.string(),
+  projectId: z.string(),
+  name: z.string(),
+  image: z.string(),
+  labels: z.record(z.string(), z.string()),
+  ports: z.array(z.object({ port: z.number().int(), visibility: z.enum(["private", "public"]) })),
+  /** The sandbox's state (`running`, `stopped`, …). */
+  status: z.string(),
+  createdAt: z.string(),
+});
+export type SandboxSummary = z.infer<typeof SandboxSummarySchema>;
+
+export const QuerySandboxesResponse = z.object({ items: z.array(SandboxSummarySchema) });
+export type QuerySandboxesResponse = z.infer<typeof QuerySandboxesResponse>;
