@@ -75,7 +75,8 @@ export const RuntimeEnvSchema = z.object({
   CLOUD_A_ALT_BASE_URL: optional.pipe(z.url().optional()),
   // Core
   PORT: port,
-  HOST: withDefault("0.0.0.0"),
+  // Loopback for native starts; the container image sets HOST=0.0.0.0 (infra/Dockerfile).
+  HOST: withDefault("127.0.0.1"),
   DATABASE_URL: optional,
   AGENT_ID: optional.pipe(z.uuid().optional()),
   AGENT_NAME: withDefault("Prism"),

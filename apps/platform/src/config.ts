@@ -23,6 +23,8 @@ export const AllInOneEnvSchema = z.object({
   SANDBOX_IMAGES_JSON: SandboxImagesJsonSchema.optional(),
   AGENT_RUNTIME: z.enum(["on", "off"]).default("on"),
   AGENT_RUNTIME_PORT: z.coerce.number().int().min(0).max(65535).default(3003),
+  /** The runtime binds loopback natively; the container image sets 0.0.0.0. */
+  AGENT_RUNTIME_HOST: z.string().default("127.0.0.1"),
   LOG_LEVEL: z.string().default("info"),
 });
 export type AllInOneEnv = z.infer<typeof AllInOneEnvSchema>;

@@ -22,6 +22,7 @@ export async function startLocalRuntime(options: {
   const runtimeEnv: Record<string, string | undefined> = {
     ...rawEnv,
     PORT: String(env.AGENT_RUNTIME_PORT),
+    HOST: env.AGENT_RUNTIME_HOST,
     AGENT_HOME: home,
     AGENT_DATA_DIR: rawEnv.AGENT_DATA_DIR ?? home,
     DATABASE_URL: rawEnv.AGENT_DATABASE_URL ?? `file:${join(home, "agent.db")}`,

@@ -22,7 +22,35 @@ export async function executeWebhookRun(deps: RuntimeDeps, run: QueuedRun): Prom
   await deliver(deliveryDeps(deps), run.deliver_to, `${webhookLabel(run.subscription)}\n\n${answer}`, source);
 }
 
+/**
+ * One readable sentence for the failure notice: what failed, the status and the run id. A model
+ * API error arrives as `<status> <problem or error JSON>`; the JSON stays in the run record and log.
+ */
+export function failureSentence(error: string, runId: string): string {
+  const http = /^(\d{3})\s+(\{[\s\S]*\})\s*$/.exec(error.trim());
+  let what = error.split("\n")[0]?.slice(0, 200) ?? "";
+  if (http) {
+    let reason = "";
+    try {
+      const body = JSON.parse(http[2] as string) as {
+        title?: unknown;
+        detail?: unknown;
+        error?: { message?: unknown };
+        message?: unknown;
+      };
+      const text = [body.title, body.detail, body.error?.message, body.message].find((v) => typeof v === "string");
+      reason = typeof text === "string" ? text.slice(0, 160) : "";
+    } catch {
+      // A truncated body: the status alone says enough.
+    }
+    what = `the model call answered status ${http[1]}${reason ? ` (${reason.replace(/\.$/, "")})` : ""}`;
+  } else if (/^\d{3}\s/.test(error)) {
+    what = `the model call answered status ${error.slice(0, 3)}`;
+  }
+  return `${what.replace(/\.$/, "")}. Run ${runId}.`;
+}
+
 export async function notifyWebhookFailure(deps: RuntimeDeps, run: QueuedRun, error: string): Promise<void> {
-  const text = `${webhookLabel(run.subscription)}\n\nThe run for event \`${run.event}\` failed: ${error}`;
+  const text = `${webhookLabel(run.subscription)}\n\nThe run for event \`${run.event}\` failed: ${failureSentence(error, run.id)}`;
   await deliver(deliveryDeps(deps), run.deliver_to, text, `webhook:${run.subscription}`);
 }
