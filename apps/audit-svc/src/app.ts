@@ -14,6 +14,7 @@ import type { AuditConfig } from "./config.ts";
 import { migrations } from "./db/migrations/index.ts";
 import { AUDIT_SCHEMA, type AuditDb } from "./db/schema.ts";
 import { type Ingestion, startIngestion } from "./ingest/consumer.ts";
+import { countDeadLetters } from "./ingest/isolate.ts";
 import { registerListAuditTrail } from "./routes/audit-trail/list.ts";
 import { registerGetAuditTrailStats } from "./routes/audit-trail/stats.ts";
 import { registerGetAuditTrailTimeseries } from "./routes/audit-trail/timeseries.ts";
@@ -53,6 +54,8 @@ export interface AuditService extends ServiceInstance {
   };
   /** Writes events buffered by the consumers now (tests, shutdown). */
   drain(): Promise<void>;
+  /** Events kept in `dead_letters` (all replicas) and dead-lettered by this process. */
+  deadLetters(): Promise<{ stored: number; thisProcess: number }>;
   /** Runs retention once now; returns records deleted (-1 when another replica holds the lock). */
   prune(now?: Date): Promise<number>;
   /** Releases expired reservations now. */
@@ -100,6 +103,20 @@ export async function createAuditService(deps: AuditServiceDeps): Promise<AuditS
     spend,
     options: config.consumer,
   });
+  const deadLetters = async () => ({ stored: await countDeadLetters(db), thisProcess: ingestion.deadLettered });
+  // Operators watch this counter: a dead letter is an event kept aside because storage rejected it.
+  app.get("/metrics", async (c) => {
+    const counts = await deadLetters();
+    const lines = [
+      "# HELP agentplane_audit_dead_letters Events kept in dead_letters because storage rejected their content.",
+      "# TYPE agentplane_audit_dead_letters gauge",
+      `agentplane_audit_dead_letters ${counts.stored}`,
+      "# HELP agentplane_audit_dead_lettered_total Events this process dead-lettered since it started.",
+      "# TYPE agentplane_audit_dead_lettered_total counter",
+      `agentplane_audit_dead_lettered_total ${counts.thisProcess}`,
+    ];
+    return c.text(`${lines.join("\n")}\n`, 200, { "content-type": "text/plain; version=0.0.4" });
+  });
   const maintenance =
     config.maintenance === false
       ? undefined
@@ -134,6 +151,7 @@ export async function createAuditService(deps: AuditServiceDeps): Promise<AuditS
       release: (input) => spend.release(input),
     },
     drain: () => ingestion.drain(),
+    deadLetters,
     prune: (now) => pruneAuditRecords(deps.database, AUDIT_SCHEMA, retentionDays, now),
     expireReservations: () => spend.expire(),
   };

@@ -96,7 +96,18 @@ export interface ReservationHoldsTable {
   period_start: Date | string;
 }
 
+/** An event whose content storage rejects, kept for inspection instead of being dropped. */
+export interface DeadLettersTable {
+  event_id: string;
+  topic: string;
+  /** The event as JSON text. */
+  payload: string;
+  error: string;
+  created_at: Generated<Date>;
+}
+
 export interface AuditDb {
+  dead_letters: DeadLettersTable;
   audit_records: AuditRecordsTable;
   org_clocks: OrgClocksTable;
   usage_records: UsageRecordsTable;

@@ -15,6 +15,7 @@ import type { Pricing } from "../services/pricing.ts";
 import type { SpendLedger } from "../services/spend.ts";
 import { storeUsageRecords } from "../services/usage.ts";
 import { MicroBatcher } from "./batcher.ts";
+import { storeDeadLetter, writeIsolating } from "./isolate.ts";
 
 export interface ConsumerOptions {
   /** Jobs taken at once per worker; the upper bound of one batch (default 500). */
@@ -28,6 +29,8 @@ export interface ConsumerOptions {
 }
 
 export interface Ingestion {
+  /** Events this process dead-lettered since it started (their content was rejected by storage). */
+  readonly deadLettered: number;
   /** Writes what is buffered now (tests, shutdown). */
   drain(): Promise<void>;
   close(): Promise<void>;
@@ -35,7 +38,9 @@ export interface Ingestion {
 
 /**
  * Subscribes to `audit.recorded` and `usage.recorded`. Malformed events are logged and dropped
- * (redelivering them cannot help); storage errors fail the jobs so that the bus retries them.
+ * (redelivering them cannot help). A row whose content storage rejects is isolated from its batch,
+ * so the rest of the batch is stored, and kept in `dead_letters`, logged and counted; other storage
+ * errors fail the jobs so that the bus retries them.
  */
 export async function startIngestion(deps: {
   db: Kysely<AuditDb>;
@@ -47,11 +52,23 @@ export async function startIngestion(deps: {
 }): Promise<Ingestion> {
   const options = deps.options ?? {};
   const batch = { maxSize: options.batchSize ?? 1000, maxWaitMs: options.maxWaitMs ?? 10 };
+  let deadLettered = 0;
+  const deadLetter =
+    (topic: string) =>
+    async ({ item, error }: { item: AuditRecorded | UsageRecorded; error: unknown }) => {
+      await storeDeadLetter(deps.db, { eventId: item.id, topic, payload: item, error });
+      deadLettered++;
+      deps.logger.error(
+        { eventId: item.id, topic, err: (error as Error).message, deadLettered },
+        "event dead-lettered: storage rejects its content",
+      );
+    };
   const audits = new MicroBatcher<AuditRecorded>(async (items) => {
-    await storeAuditRecords(deps.db, items);
+    await writeIsolating(items, (part) => storeAuditRecords(deps.db, part), deadLetter(AUDIT_RECORDED));
   }, batch);
   const usage = new MicroBatcher<UsageRecorded>(async (items) => {
-    await storeUsageRecords(deps.db, { pricing: deps.pricing, spend: deps.spend, logger: deps.logger }, items);
+    const usageDeps = { pricing: deps.pricing, spend: deps.spend, logger: deps.logger };
+    await writeIsolating(items, (part) => storeUsageRecords(deps.db, usageDeps, part), deadLetter(USAGE_RECORDED));
   }, batch);
 
   const subscriptions: Subscription[] = [];
@@ -94,6 +111,9 @@ export async function startIngestion(deps: {
   }
 
   return {
+    get deadLettered() {
+      return deadLettered;
+    },
     async drain() {
       await Promise.all([audits.drain(), usage.drain()]);
     },

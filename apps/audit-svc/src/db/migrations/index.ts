@@ -1,7 +1,9 @@
 import type { MigrationList } from "@agentplane/db";
 import * as init from "./0001-init.ts";
+import * as deadLetters from "./0002-dead-letters.ts";
 
 /** Applied in this order under an advisory lock (see `migrateToLatest`). */
 export const migrations: MigrationList = {
   "0001_init": init,
+  "0002_dead_letters": deadLetters,
 };
