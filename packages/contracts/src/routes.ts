@@ -1,10 +1,18 @@
 import { auditRoutes } from "./audit/index.ts";
 import type { ContractRoute } from "./common/route.ts";
+import { governanceRoutes } from "./governance/index.ts";
+import { inferenceRoutes } from "./inference/index.ts";
 import { sandboxRoutes } from "./sandbox/index.ts";
 import { tenancyRoutes } from "./tenancy/index.ts";
 
 /** Every `/v1` operation, the single source of the gateway's route table and the OpenAPI document. */
-export const ALL_ROUTES: readonly ContractRoute[] = [...tenancyRoutes, ...sandboxRoutes, ...auditRoutes];
+export const ALL_ROUTES: readonly ContractRoute[] = [
+  ...tenancyRoutes,
+  ...sandboxRoutes,
+  ...auditRoutes,
+  ...governanceRoutes,
+  ...inferenceRoutes,
+];
 
 /** Pages outside `/v1` that a service serves through the gateway without authentication. */
 export const PUBLIC_PAGES: readonly { path: string; service: "tenancy"; methods: readonly string[] }[] = [

@@ -21,6 +21,9 @@ export const ID_PREFIXES = {
   reservation: "rsv",
   audit: "aud",
   usage: "use",
+  policy: "pol",
+  policyBinding: "pbd",
+  credential: "cred",
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIXES;

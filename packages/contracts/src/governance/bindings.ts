@@ -1,0 +1,210 @@
+import { z } from "@hono/zod-openapi";
+import { defineRoute } from "../common/route.ts";
+import { pathParam, Timestamp } from "../common/schemas.ts";
+import { GovOrgParams, GovPageQuery, GovProjectParams, jsonBody, jsonRequest, NoContent } from "./shared.ts";
+
+/** Kinds of resources a binding can select inside a project. */
+export const BINDING_TARGET_KINDS = ["sandbox", "cluster", "aws-connection", "connector"] as const;
+export type BindingTargetKind = (typeof BINDING_TARGET_KINDS)[number];
+
+/**
+ * What a binding reaches. Without a target a project binding covers the whole project and an org
+ * binding the whole organization. `projectIds` narrows an org binding to those projects; `kind`
+ * (with an optional label `selector`, Kubernetes syntax) narrows either to resources of that kind.
+ */
+export const BindingTarget = z
+  .strictObject({
+    projectIds: z.array(z.string().min(1).max(64)).min(1).max(500).optional(),
+    kind: z.enum(BINDING_TARGET_KINDS).optional(),
+    selector: z.string().max(1000).optional(),
+  })
+  .openapi("PolicyBindingTarget");
+export type BindingTarget = z.infer<typeof BindingTarget>;
+
+export const BindingMode = z.enum(["enforce", "dryrun"]);
+
+export const PolicyBindingSchema = z
+  .object({
+    id: z.string(),
+    scope: z.enum(["org", "project"]),
+    orgId: z.string(),
+    projectId: z.string().optional(),
+    policyId: z.string(),
+    /** A pinned version number, or `latest`. */
+    version: z.union([z.number().int(), z.literal("latest")]),
+    mode: BindingMode,
+    target: BindingTarget,
+    createdBy: z.string(),
+    createdAt: Timestamp,
+  })
+  .openapi("PolicyBinding");
+export type PolicyBindingResource = z.infer<typeof PolicyBindingSchema>;
+
+export const PolicyBindingList = z
+  .object({ items: z.array(PolicyBindingSchema), nextCursor: z.string().optional() })
+  .openapi("PolicyBindingList");
+
+export const CreatePolicyBindingBody = z
+  .strictObject({
+    policyId: z.string().min(1).max(64),
+    version: z.union([z.number().int().min(1), z.literal("latest")]).optional(),
+    mode: BindingMode.optional(),
+    target: BindingTarget.optional(),
+  })
+  .openapi("CreatePolicyBinding");
+
+export const DriftEntry = z
+  .object({
+    /** `resource`: an existing resource the binding would not admit now; `pinned-version`: the binding pins an older version. */
+    reason: z.enum(["resource", "pinned-version"]),
+    bindingId: z.string(),
+    policyId: z.string(),
+    version: z.number().int(),
+    latestVersion: z.number().int().optional(),
+    target: z.object({ kind: z.string(), id: z.string(), projectId: z.string().optional() }),
+    ruleId: z.string().optional(),
+    action: z.string().optional(),
+    since: Timestamp,
+  })
+  .openapi("PolicyDriftEntry");
+export const DriftReport = z
+  .object({
+    auditedAt: Timestamp.optional(),
+    totals: z.object({ entries: z.number().int(), resources: z.number().int(), pinnedBindings: z.number().int() }),
+    items: z.array(DriftEntry),
+  })
+  .openapi("PolicyDriftReport");
+export type DriftReport = z.infer<typeof DriftReport>;
+
+const bindingId = pathParam("bindingId", "pbd_01jc2x3y4z5a6b7c8d9e0f1g2h");
+const tags = ["Governance"];
+
+export const listOrgPolicyBindingsRoute = defineRoute(
+  { service: "governance", access: "policies:read" },
+  {
+    operationId: "listOrgPolicyBindings",
+    method: "get",
+    path: "/v1/orgs/{orgId}/policy-bindings",
+    tags,
+    summary: "Organization policy bindings",
+    request: { params: GovOrgParams, query: GovPageQuery },
+    responses: { 200: jsonBody(PolicyBindingList, "One page of bindings") },
+  },
+);
+export const createOrgPolicyBindingRoute = defineRoute(
+  { service: "governance", access: "policies:manage" },
+  {
+    operationId: "createOrgPolicyBinding",
+    method: "post",
+    path: "/v1/orgs/{orgId}/policy-bindings",
+    tags,
+    summary: "Bind an organization policy to the organization, some of its projects or selected resources",
+    request: { params: GovOrgParams, ...jsonRequest(CreatePolicyBindingBody) },
+    responses: { 201: jsonBody(PolicyBindingSchema, "Created") },
+  },
+);
+export const getPolicyBindingDriftRoute = defineRoute(
+  { service: "governance", access: "policies:manage" },
+  {
+    operationId: "getPolicyBindingDrift",
+    method: "get",
+    path: "/v1/orgs/{orgId}/policy-bindings/drift",
+    tags,
+    summary: "Resources the current bindings would not admit, and bindings pinned to an older version",
+    request: {
+      params: GovOrgParams,
+      query: z.object({
+        refresh: z
+          .enum(["true", "false"])
+          .optional()
+          .openapi({ param: { name: "refresh", in: "query" } }),
+      }),
+    },
+    responses: { 200: jsonBody(DriftReport, "The last audit (or a fresh one with refresh=true)") },
+  },
+);
+export const getOrgPolicyBindingRoute = defineRoute(
+  { service: "governance", access: "policies:read" },
+  {
+    operationId: "getOrgPolicyBinding",
+    method: "get",
+    path: "/v1/orgs/{orgId}/policy-bindings/{bindingId}",
+    tags,
+    summary: "An organization policy binding",
+    request: { params: GovOrgParams.extend({ bindingId }) },
+    responses: { 200: jsonBody(PolicyBindingSchema, "The binding") },
+  },
+);
+export const deleteOrgPolicyBindingRoute = defineRoute(
+  { service: "governance", access: "policies:manage" },
+  {
+    operationId: "deleteOrgPolicyBinding",
+    method: "delete",
+    path: "/v1/orgs/{orgId}/policy-bindings/{bindingId}",
+    tags,
+    summary: "Remove an organization policy binding",
+    request: { params: GovOrgParams.extend({ bindingId }) },
+    responses: { 204: NoContent },
+  },
+);
+
+export const listProjectPolicyBindingsRoute = defineRoute(
+  { service: "governance", access: "project:read" },
+  {
+    operationId: "listProjectPolicyBindings",
+    method: "get",
+    path: "/v1/projects/{projectId}/policy-bindings",
+    tags,
+    summary: "Project policy bindings",
+    request: { params: GovProjectParams, query: GovPageQuery },
+    responses: { 200: jsonBody(PolicyBindingList, "One page of bindings") },
+  },
+);
+export const createProjectPolicyBindingRoute = defineRoute(
+  { service: "governance", access: "project-policies:manage" },
+  {
+    operationId: "createProjectPolicyBinding",
+    method: "post",
+    path: "/v1/projects/{projectId}/policy-bindings",
+    tags,
+    summary: "Bind a project policy, or adopt an organization policy, in this project",
+    request: { params: GovProjectParams, ...jsonRequest(CreatePolicyBindingBody) },
+    responses: { 201: jsonBody(PolicyBindingSchema, "Created") },
+  },
+);
+export const getProjectPolicyBindingRoute = defineRoute(
+  { service: "governance", access: "project:read" },
+  {
+    operationId: "getProjectPolicyBinding",
+    method: "get",
+    path: "/v1/projects/{projectId}/policy-bindings/{bindingId}",
+    tags,
+    summary: "A project policy binding",
+    request: { params: GovProjectParams.extend({ bindingId }) },
+    responses: { 200: jsonBody(PolicyBindingSchema, "The binding") },
+  },
+);
+export const deleteProjectPolicyBindingRoute = defineRoute(
+  { service: "governance", access: "project-policies:manage" },
+  {
+    operationId: "deleteProjectPolicyBinding",
+    method: "delete",
+    path: "/v1/projects/{projectId}/policy-bindings/{bindingId}",
+    tags,
+    summary: "Remove a project policy binding",
+    request: { params: GovProjectParams.extend({ bindingId }) },
+    responses: { 204: NoContent },
+  },
+);
+
+export const bindingRoutes = [
+  listOrgPolicyBindingsRoute,
+  createOrgPolicyBindingRoute,
+  getPolicyBindingDriftRoute,
+  getOrgPolicyBindingRoute,
+  deleteOrgPolicyBindingRoute,
+  listProjectPolicyBindingsRoute,
+  createProjectPolicyBindingRoute,
+  getProjectPolicyBindingRoute,
+  deleteProjectPolicyBindingRoute,
+] as const;
