@@ -86,6 +86,24 @@ export const RuntimeEnvSchema = z.object({
   AGENT_DATA_DIR: optional,
   AGENT_SKILLS_DIR: optional,
   AGENT_PLUGINS_DIR: optional,
+  // Sandbox shell (our addition): set by the control plane in a sandbox's environment
+  AGENTPLANE_API_URL: optional.pipe(z.url().optional()),
+  AGENTPLANE_TOKEN: optional,
+  AGENTPLANE_PROJECT_ID: optional,
+  AGENTPLANE_SANDBOX_ID: optional,
+  // Heartbeat (our addition): minutes between heartbeat runs; 0 disables
+  HEARTBEAT_INTERVAL_MINUTES: z
+    .string()
+    .optional()
+    .transform((v, ctx) => {
+      if (v === undefined || v.trim() === "") return 30;
+      const n = Number(v);
+      if (!Number.isFinite(n) || n < 0) {
+        ctx.addIssue({ code: "custom", message: "must be a number of minutes (0 disables heartbeat runs)" });
+        return z.NEVER;
+      }
+      return n;
+    }),
   // Models
   CLOUD_A_MODEL_ID: withDefault("us.anthropic.claude-sonnet-4-5-20250929-v1:0"),
   CLOUD_A_CLASSIFICATION_MODEL_ID: withDefault("us.anthropic.claude-haiku-4-5-20251001-v1:0"),
@@ -137,6 +155,12 @@ export interface RuntimeConfig {
   agentHome: string;
   dataDir: string;
   databasePath: string;
+  /** SHELL_WORKSPACE_ROOT, default `<AGENT_HOME>/workspace` (inside a sandbox: `/home/node`). */
+  workspaceRoot: string;
+  skillsDir: string;
+  pluginsDir: string;
+  /** Set when the shell tools run in a sandbox through the control plane's `/v1/shell/exec`. */
+  sandbox: { apiUrl: string; token: string; projectId: string; sandboxId: string } | undefined;
   port: number;
   host: string;
 }
@@ -215,12 +239,17 @@ export function loadConfig(source: Record<string, string | undefined>): RuntimeC
   checkModels(env, provider);
   const agentHome = env.AGENT_HOME ?? join(homedir(), ".agent");
   const dataDir = env.AGENT_DATA_DIR ?? agentHome;
+  const sandbox = sandboxOf(env);
   return {
     env,
     provider,
     agentHome,
     dataDir,
     databasePath: databasePathOf(env.DATABASE_URL, dataDir),
+    workspaceRoot: env.SHELL_WORKSPACE_ROOT ?? (sandbox ? "/home/node" : join(agentHome, "workspace")),
+    skillsDir: env.AGENT_SKILLS_DIR ?? join(dataDir, "skills"),
+    pluginsDir: env.AGENT_PLUGINS_DIR ?? join(dataDir, "plugins"),
+    sandbox,
     port: env.PORT,
     host: env.HOST,
   };
@@ -241,6 +270,25 @@ export function configWarnings(config: RuntimeConfig): Array<{ variable: string;
     });
   }
   return warnings;
+}
+
+/** Sandbox mode needs the API URL and token (as sandboxes receive them) plus which sandbox it is. */
+function sandboxOf(env: RuntimeEnv): RuntimeConfig["sandbox"] {
+  if (!env.AGENTPLANE_API_URL || !env.AGENTPLANE_TOKEN) return undefined;
+  for (const variable of ["AGENTPLANE_PROJECT_ID", "AGENTPLANE_SANDBOX_ID"] as const) {
+    if (!env[variable]) {
+      throw new ConfigError(
+        variable,
+        "is required with AGENTPLANE_API_URL and AGENTPLANE_TOKEN (shell tools in a sandbox)",
+      );
+    }
+  }
+  return {
+    apiUrl: env.AGENTPLANE_API_URL,
+    token: env.AGENTPLANE_TOKEN,
+    projectId: env.AGENTPLANE_PROJECT_ID as string,
+    sandboxId: env.AGENTPLANE_SANDBOX_ID as string,
+  };
 }
 
 function databasePathOf(url: string | undefined, dataDir: string): string {

@@ -6,6 +6,7 @@ import type { RuntimeDb } from "./db/database.ts";
 import type { ModelClient } from "./models/provider.ts";
 import type { MessageWriter } from "./services/message-writer.ts";
 import type { MessageRow } from "./services/threads.ts";
+import type { ToolRegistry } from "./tools/types.ts";
 import type { WebhookRegistry } from "./webhooks/registry.ts";
 import type { WebhookRunQueue } from "./webhooks/run-queue.ts";
 
@@ -16,6 +17,8 @@ export interface RuntimeDeps {
   /** Group-committed message appends (turn steps and deliveries). */
   messages: MessageWriter;
   model: ModelClient;
+  /** Every tool a turn offers the model (core, skills, plugins, memory, schedules). */
+  tools: ToolRegistry;
   teamChat: TeamChatAdapter | null;
   logger: Logger;
   registry: WebhookRegistry;

@@ -11,6 +11,7 @@ import type { ModelClient, ModelClientOptions } from "./models/provider.ts";
 import { WorkerModelClient } from "./models/worker-client.ts";
 import { ensureAgent } from "./services/agent.ts";
 import { MessageWriter } from "./services/message-writer.ts";
+import { coreTools } from "./tools/index.ts";
 import { executeWebhookRun, notifyWebhookFailure } from "./webhooks/execute-run.ts";
 import { WebhookRegistry } from "./webhooks/registry.ts";
 import { WebhookRunQueue } from "./webhooks/run-queue.ts";
@@ -58,6 +59,7 @@ export async function createRuntime(config: RuntimeConfig, options: RuntimeOptio
     database,
     messages: new MessageWriter(database.sqlite),
     model: options.model ?? new WorkerModelClient(config, options.modelOptions),
+    tools: coreTools(config),
     teamChat: options.teamChat ?? null,
     logger,
     registry,

@@ -5,7 +5,7 @@ import type { MessageRow } from "./threads.ts";
 
 /** Runs one turn of the agent in a thread with its current verbose setting and main model. */
 export async function runAgentTurn(
-  deps: Pick<RuntimeDeps, "database" | "messages" | "model" | "config">,
+  deps: Pick<RuntimeDeps, "database" | "messages" | "model" | "config" | "tools" | "logger">,
   input: { threadId: string; text: string; source: string; onDelivered?: (message: MessageRow) => void },
 ): Promise<TurnOutcome> {
   const db = deps.database.db;
@@ -13,13 +13,16 @@ export async function runAgentTurn(
   const models = effectiveModels(agent, modelDefaults(deps.config));
   const system =
     `You are ${agent.name}, the AI agent of the team "${agent.team}". ` +
-    "Answer helpfully and concisely. You can change your own settings with the update_settings tool when asked.";
+    "Answer helpfully and concisely. You can change your own settings with the update_settings tool when asked. " +
+    `Shell tools work in the workspace ${deps.config.workspaceRoot}; paths are relative to it.`;
   return runTurn({
     db,
     messages: deps.messages,
     model: deps.model,
     provider: deps.config.provider,
     modelId: models.main,
+    tools: deps.tools,
+    logger: deps.logger,
     threadId: input.threadId,
     userText: input.text,
     verbose: agent.verbose === 1,

@@ -1,11 +1,21 @@
 import type { ContentBlockParam, MessageParam, ToolResultBlockParam } from "@anthropic-ai/sdk/resources/messages";
 import type { Kysely } from "kysely";
+import type { Logger } from "pino";
 import type { Provider } from "../config.ts";
 import type { RuntimeDatabase } from "../db/schema/index.ts";
 import type { ModelClient } from "../models/provider.ts";
 import type { MessageWriter } from "../services/message-writer.ts";
 import type { MessageRow } from "../services/threads.ts";
-import { runSettingsTool, SETTINGS_TOOL_NAME, settingsTool, type ToolOutcome } from "./settings-tool.ts";
+import type { ToolRegistry } from "../tools/types.ts";
+
+/** What a live follower of the thread sees while a turn runs (spec "Live streaming to chat"). */
+export type TurnEvent =
+  | { type: "delta"; step: number; text: string }
+  | { type: "step"; step: number; messageId: string; delivered: boolean }
+  | { type: "tool_call"; step: number; id: string; name: string; input: unknown }
+  | { type: "tool_result"; step: number; id: string; name: string; content: string; isError: boolean };
+
+export const DEFAULT_MAX_STEPS = 24;
 
 export interface TurnInput {
   db: Kysely<RuntimeDatabase>;
@@ -14,6 +24,8 @@ export interface TurnInput {
   /** The tools check model ids against the provider's rules. */
   provider: Provider;
   modelId: string;
+  tools: ToolRegistry;
+  logger: Logger;
   threadId: string;
   userText: string;
   verbose: boolean;
@@ -22,6 +34,10 @@ export interface TurnInput {
   source: string;
   /** Called with every step delivered to the channel, as it is delivered. */
   onDelivered?: (message: MessageRow) => void;
+  /** Deltas, step boundaries and (verbose on) tool calls and results, as they happen. */
+  onEvent?: (event: TurnEvent) => void;
+  /** The model's view of the thread (compaction replaces older steps by a summary). */
+  buildHistory?: (threadId: string) => MessageParam[];
   maxSteps?: number;
   maxTokens?: number;
 }
@@ -30,6 +46,8 @@ export interface TurnOutcome {
   userMessage: MessageRow;
   delivered: MessageRow[];
   steps: number;
+  /** The turn stopped at the step limit; its last delivered message says so. */
+  stepLimitReached: boolean;
 }
 
 export class TurnError extends Error {
@@ -66,11 +84,6 @@ export function historyOf(rows: MessageRow[]): MessageParam[] {
   return history;
 }
 
-async function runTool(turn: TurnInput, name: string, input: unknown): Promise<ToolOutcome> {
-  if (name === SETTINGS_TOOL_NAME) return runSettingsTool(turn.db, turn.provider, input);
-  return { content: `Unknown tool ${name}`, isError: true };
-}
-
 /**
  * One agent turn: model call, tool calls, tool results, until a final answer. Every step is
  * stored. With verbose off only the last text step is delivered (earlier ones stay internal);
@@ -78,7 +91,10 @@ async function runTool(turn: TurnInput, name: string, input: unknown): Promise<T
  */
 export async function runTurn(input: TurnInput): Promise<TurnOutcome> {
   const { db, messages, threadId, source } = input;
-  const maxSteps = input.maxSteps ?? 12;
+  const maxSteps = input.maxSteps ?? DEFAULT_MAX_STEPS;
+  const emit = input.onEvent;
+  const buildHistory = input.buildHistory ?? ((id: string) => historyOf(messages.listAll(id)));
+  const toolContext = { db, provider: input.provider, threadId, source, logger: input.logger };
   const userMessage = await messages.append({
     threadId,
     role: "user",
@@ -95,14 +111,18 @@ export async function runTurn(input: TurnInput): Promise<TurnOutcome> {
   let lastHiddenText: MessageRow | undefined;
 
   for (let step = 1; step <= maxSteps; step++) {
-    const history = historyOf(messages.listAll(threadId));
-    const message = await input.model.createMessage({
-      model: input.modelId,
-      max_tokens: input.maxTokens ?? 4096,
-      system: input.system,
-      messages: history,
-      tools: [settingsTool],
-    });
+    const history = buildHistory(threadId);
+    const definitions = input.tools.definitions();
+    const message = await input.model.createMessage(
+      {
+        model: input.modelId,
+        max_tokens: input.maxTokens ?? 4096,
+        system: input.system,
+        messages: history,
+        ...(definitions.length > 0 ? { tools: definitions } : {}),
+      },
+      emit ? { onText: (text) => emit({ type: "delta", step, text }) } : {},
+    );
     const toolUses = message.content.filter((b) => b.type === "tool_use");
     const text = textOf(message.content);
     const final = toolUses.length === 0;
@@ -115,6 +135,7 @@ export async function runTurn(input: TurnInput): Promise<TurnOutcome> {
       internal: !deliverNow,
       source,
     });
+    emit?.({ type: "step", step, messageId: row.id, delivered: deliverNow });
     if (deliverNow) deliver(row);
     else if (text !== "") lastHiddenText = row;
 
@@ -124,15 +145,31 @@ export async function runTurn(input: TurnInput): Promise<TurnOutcome> {
         await db.updateTable("message").set({ internal: 0 }).where("id", "=", lastHiddenText.id).execute();
         deliver({ ...lastHiddenText, internal: 0 });
       }
-      return { userMessage, delivered, steps: step };
+      return { userMessage, delivered, steps: step, stepLimitReached: false };
     }
 
     const results: ToolResultBlockParam[] = [];
     for (const use of toolUses) {
-      const outcome = await runTool(input, use.name, use.input);
+      if (input.verbose) emit?.({ type: "tool_call", step, id: use.id, name: use.name, input: use.input });
+      const outcome = await input.tools.run(use.name, use.input, toolContext);
+      if (input.verbose) emit?.({ type: "tool_result", step, id: use.id, name: use.name, ...outcome });
       results.push({ type: "tool_result", tool_use_id: use.id, content: outcome.content, is_error: outcome.isError });
     }
     await messages.append({ threadId, role: "user", content: results, text: "", internal: true, source: "tool" });
   }
-  throw new TurnError(`the turn did not reach a final answer within ${maxSteps} steps`);
+  // The tool results of the last step stay stored; the channel is told why the turn stopped.
+  const notice =
+    `I stopped before finishing: this turn reached its limit of ${maxSteps} model steps ` +
+    "(tool calls included) without a final answer. Ask me to continue if you want me to go on.";
+  const row = await messages.append({
+    threadId,
+    role: "assistant",
+    content: [{ type: "text", text: notice }],
+    text: notice,
+    internal: false,
+    source,
+  });
+  emit?.({ type: "step", step: maxSteps + 1, messageId: row.id, delivered: true });
+  deliver(row);
+  return { userMessage, delivered, steps: maxSteps, stepLimitReached: true };
 }

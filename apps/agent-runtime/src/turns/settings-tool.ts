@@ -1,19 +1,19 @@
 import { ProblemError } from "@agentplane/problem-details";
-import type { Tool } from "@anthropic-ai/sdk/resources/messages";
 import type { Kysely } from "kysely";
 import { z } from "zod";
 import type { Provider } from "../config.ts";
 import type { RuntimeDatabase } from "../db/schema/index.ts";
 import { checkModelOverrides, setModelOverrides, setVerbose } from "../services/agent.ts";
+import type { AgentTool, ToolOutcome } from "../tools/types.ts";
 
 export const SETTINGS_TOOL_NAME = "update_settings";
 
-export const settingsTool: Tool = {
+export const settingsTool: AgentTool = {
   name: SETTINGS_TOOL_NAME,
   description:
     "Change this agent's own settings. verbose: deliver every intermediate text step (true) or only the final answer (false). " +
     "mainModel, heartbeatModel, cronModel: model overrides (a model id, or a deployment name on cloud-b); null or an empty string clears one.",
-  input_schema: {
+  inputSchema: {
     type: "object",
     properties: {
       verbose: { type: "boolean" },
@@ -23,6 +23,7 @@ export const settingsTool: Tool = {
     },
     additionalProperties: false,
   },
+  handler: (input, context) => runSettingsTool(context.db, context.provider, input),
 };
 
 const SettingsInput = z
@@ -33,11 +34,6 @@ const SettingsInput = z
     cronModel: z.string().max(200).nullable().optional(),
   })
   .strict();
-
-export interface ToolOutcome {
-  content: string;
-  isError: boolean;
-}
 
 export async function runSettingsTool(
   db: Kysely<RuntimeDatabase>,
