@@ -1,0 +1,107 @@
+import { badRequest, type FieldError } from "@agentplane/problem-details";
+import { dereference, validate } from "@readme/openapi-parser";
+import { convertObj } from "swagger2openapi";
+import { parse as parseYaml } from "yaml";
+
+/** A dereferenced OpenAPI 3.x document. `$ref` cycles become object cycles (cut when tools are built). */
+export interface OpenApiDocument {
+  openapi: string;
+  info?: { title?: string; version?: string; description?: string };
+  servers?: Array<{ url: string; variables?: Record<string, { default?: string }> }>;
+  paths?: Record<string, Record<string, unknown>>;
+  [key: string]: unknown;
+}
+
+export interface LoadedDescription {
+  document: OpenApiDocument;
+  /** `openapi` of the source (`3.0.3`, `3.1.0`) or `2.0` for a converted Swagger document. */
+  sourceVersion: string;
+  warnings: string[];
+}
+
+const FRAME_LINES = 12;
+
+/** Turns the text (JSON or YAML) or object into a plain object; a syntax error is a 400 naming `spec`. */
+export function parseDescriptionText(input: string | object, pointer = "/spec"): Record<string, unknown> {
+  if (typeof input !== "string") return structuredClone(input) as Record<string, unknown>;
+  const text = input.trim();
+  let parsed: unknown;
+  try {
+    parsed = text.startsWith("{") ? JSON.parse(text) : parseYaml(text, { maxAliasCount: 100 });
+  } catch (error) {
+    throw badRequest("The description is neither valid JSON nor valid YAML", [
+      { pointer, message: (error as Error).message.split("\n").slice(0, FRAME_LINES).join("\n") },
+    ]);
+  }
+  if (!parsed || typeof parsed !== "object" || Array.isArray(parsed)) {
+    throw badRequest("The description must be an object", [
+      { pointer, message: "expected an OpenAPI document object" },
+    ]);
+  }
+  return parsed as Record<string, unknown>;
+}
+
+/**
+ * Loads an OpenAPI 3.0/3.1 or Swagger 2.0 description: Swagger is converted to OpenAPI 3.0 first,
+ * the document is validated by `@readme/openapi-parser` (its messages become the 400's errors) and
+ * dereferenced without resolving anything outside the document (no file or network access).
+ */
+export async function loadOpenApiDescription(input: string | object, pointer = "/spec"): Promise<LoadedDescription> {
+  let raw = parseDescriptionText(input, pointer);
+  const warnings: string[] = [];
+  let sourceVersion = typeof raw.openapi === "string" ? raw.openapi : "";
+  if (raw.swagger === "2.0") {
+    sourceVersion = "2.0";
+    try {
+      const converted = await convertObj(raw as never, { patch: true, warnOnly: true, resolve: false } as never);
+      raw = converted.openapi as unknown as Record<string, unknown>;
+      warnings.push("Swagger 2.0 description converted to OpenAPI 3.0");
+    } catch (error) {
+      throw badRequest("The Swagger 2.0 description could not be converted", [
+        { pointer, message: (error as Error).message },
+      ]);
+    }
+  } else if (!/^3\.[01]\./.test(sourceVersion)) {
+    throw badRequest("Only OpenAPI 3.0, 3.1 and Swagger 2.0 descriptions are supported", [
+      {
+        pointer: `${pointer}/openapi`,
+        message: `unsupported version ${JSON.stringify(raw.openapi ?? raw.swagger ?? null)}`,
+      },
+    ]);
+  }
+  const options = { resolve: { external: false, file: false }, timeoutMs: 10_000 };
+  const result = await validate(structuredClone(raw) as never, options);
+  if (!result.valid) {
+    const errors: FieldError[] = result.errors.map((e) => ({ pointer, message: trimFrame(e.message) }));
+    if (result.additionalErrors > 0) {
+      errors.push({ pointer, message: `and ${result.additionalErrors} more errors` });
+    }
+    throw badRequest("The OpenAPI description is invalid", errors);
+  }
+  for (const w of result.warnings) warnings.push(trimFrame(w.message));
+  let document: OpenApiDocument;
+  try {
+    document = (await dereference(raw as never, { ...options, dereference: { circular: true } })) as OpenApiDocument;
+  } catch (error) {
+    throw badRequest("The OpenAPI description could not be dereferenced", [
+      { pointer, message: (error as Error).message },
+    ]);
+  }
+  return { document, sourceVersion, warnings };
+}
+
+function trimFrame(message: string): string {
+  return message.split("\n").slice(0, FRAME_LINES).join("\n").trimEnd();
+}
+
+/** The default base URL: the first server, variables at their defaults, relative to the document URL. */
+export function defaultBaseUrl(document: OpenApiDocument, documentUrl?: string): string | undefined {
+  const server = document.servers?.[0];
+  if (!server?.url) return documentUrl ? new URL("/", documentUrl).toString().replace(/\/$/, "") : undefined;
+  let url = server.url.replace(/\{([^}]+)\}/g, (_, name: string) => server.variables?.[name]?.default ?? "");
+  if (!/^https?:\/\//i.test(url)) {
+    if (!documentUrl) return undefined;
+    url = new URL(url, documentUrl).toString();
+  }
+  return url.replace(/\/+$/, "");
+}
