@@ -6,9 +6,12 @@ import { migrateToLatest } from "@agentplane/db";
 import { type Bus, createOutbox, outboxMigrations } from "@agentplane/events";
 import {
   type Authorizer,
+  checkReadiness,
   createServiceApp,
   type InternalKeys,
   type Logger,
+  type ReadinessChecks,
+  type ServiceClient,
   type ServiceInstance,
 } from "@agentplane/service-kit";
 import { sql } from "kysely";
@@ -63,6 +66,8 @@ export interface SandboxServiceDeps {
   config: SandboxConfig;
   /** Another driver (Kubernetes); the local driver when absent. */
   driver?: SandboxDriver;
+  /** governance-svc (`ServiceClient("governance", …)`): admission, exec and egress decisions; none when absent. */
+  governance?: ServiceClient;
 }
 
 export interface SandboxService extends ServiceInstance {
@@ -89,18 +94,28 @@ export async function createSandboxService(input: SandboxServiceDeps): Promise<S
     });
   logger.info(driver.describe(), "sandbox driver");
   const db = database.forSchema<SandboxDB>(SANDBOX_SCHEMA);
-  const base = { db, database, bus, outbox, driver, authorizer, logger, config };
+  const base = {
+    db,
+    database,
+    bus,
+    outbox,
+    driver,
+    authorizer,
+    logger,
+    config,
+    ...(input.governance ? { governance: input.governance } : {}),
+  };
   const sessions = new ShellSessions(base);
   const deps: RouteDeps = { ...base, sessions };
 
-  const app = createServiceApp({ name: "sandbox", keys, logger });
-  app.get("/health", async (c) => {
-    const ok = await sql`select 1`.execute(database.kysely).then(
-      () => true,
-      () => false,
-    );
-    return c.json({ status: ok ? "ok" : "unavailable" }, ok ? 200 : 503);
-  });
+  const checks: ReadinessChecks = {
+    database: async () => {
+      await sql`select 1`.execute(database.kysely);
+    },
+    bus: () => bus.ready(),
+    driver: () => driver.checkAvailable(),
+  };
+  const app = createServiceApp({ name: "sandbox", keys, logger, checks });
   registerListSandboxes(app, deps);
   registerCreateSandbox(app, deps);
   registerGetSandbox(app, deps);
@@ -165,14 +180,8 @@ export async function createSandboxService(input: SandboxServiceDeps): Promise<S
     ingress: (request, target) => ingressFetch(deps, request, target),
     ingressUpgrade: (req, socket, head, target) => ingressUpgrade(deps, req, socket, head, target),
     driver,
-    async ready() {
-      try {
-        await sql`select 1`.execute(database.kysely);
-        return await bus.ready();
-      } catch {
-        return false;
-      }
-    },
+    ready: async () => (await checkReadiness(checks)).ready,
+    readiness: () => checkReadiness(checks),
     async close() {
       clearInterval(idleTimer);
       unsubscribe();

@@ -9,7 +9,7 @@ import {
 import type { Database } from "@agentplane/db";
 import type { Bus, Outbox } from "@agentplane/events";
 import { ProblemError } from "@agentplane/problem-details";
-import type { Authorizer, Logger } from "@agentplane/service-kit";
+import type { Authorizer, Logger, ServiceClient } from "@agentplane/service-kit";
 import type { Kysely } from "kysely";
 import type { SandboxDB } from "../db/schema.ts";
 import type { SandboxDriver } from "../driver/types.ts";
@@ -34,6 +34,8 @@ export interface SandboxDeps {
   authorizer: Authorizer;
   logger: Logger;
   config: SandboxServiceConfig;
+  /** governance-svc's decision API; no policy enforcement when absent. */
+  governance?: ServiceClient;
 }
 
 /** The caller of a verb: who, from which request, in which organization. */

@@ -2,6 +2,7 @@ import { ProblemError } from "@agentplane/problem-details";
 import { type RunCommandResult, runCommand } from "../exec/run-command.ts";
 import { type Actor, audit, type SandboxDeps } from "./context.ts";
 import { type SandboxRow, toArgv } from "./mapping.ts";
+import { enforce, execContext } from "./policy.ts";
 import { touchActivity } from "./sandboxes.ts";
 
 export function requireRunning(row: SandboxRow): void {
@@ -49,9 +50,11 @@ export async function execInSandbox(
       errors: [{ pointer: "/body/command", message: "empty command" }],
     });
   }
+  const argv = toArgv(input.command);
+  await enforce(deps, actor, "sandbox:exec", row, execContext(argv), `Exec in sandbox ${row.id}`);
   const activity = touchActivity(deps, row.id);
   const result = await runCommand(deps.driver, row.id, {
-    argv: toArgv(input.command),
+    argv,
     timeoutMs: input.timeoutMs,
     ...(input.cwd ? { cwd: input.cwd } : {}),
     ...(input.env ? { env: input.env } : {}),

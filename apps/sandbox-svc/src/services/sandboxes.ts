@@ -13,6 +13,7 @@ import { sql } from "kysely";
 import type { z } from "zod";
 import { type Actor, audit, type SandboxDeps } from "./context.ts";
 import { jsonb, runtimeSpec, type SandboxRow, specColumns, specOf } from "./mapping.ts";
+import { enforceAdmission } from "./policy.ts";
 import { mintPlatformToken, revokeTokensOfSandbox } from "./tokens.ts";
 
 type CreateInput = z.infer<typeof CreateSandboxRequest>;
@@ -60,6 +61,8 @@ export async function createSandbox(
   });
   deps.driver.validateImage(spec.image);
   const id = newId("sandbox");
+  const admitted = { id, project_id: projectId, org_id: actor.orgId ?? null, labels: input.labels };
+  await enforceAdmission(deps, actor, "sandbox:create", admitted, spec);
   const now = new Date();
   try {
     await deps.db.transaction().execute(async (trx) => {
@@ -165,6 +168,7 @@ export async function startSandbox(deps: SandboxDeps, actor: Actor, projectId: s
   const row = await getSandboxRow(deps, projectId, sandboxId);
   if (row.state === "running") return row;
   deps.driver.checkAvailable();
+  await enforceAdmission(deps, actor, "sandbox:start", row, specOf(row));
   await transition(deps, row, ["pending", "stopped", "failed"], "starting", { last_error: null });
   await bootSandbox(deps, row);
   const after = await getSandboxRow(deps, projectId, sandboxId);
@@ -300,6 +304,7 @@ export async function updateSandbox(
     idleTimeoutSeconds: input.idleTimeoutSeconds ?? current.idleTimeoutSeconds,
   };
   deps.driver.validateImage(next.image);
+  await enforceAdmission(deps, actor, "sandbox:update", { ...row, labels: input.labels ?? row.labels }, next);
   const specChanged = JSON.stringify(next) !== JSON.stringify(current);
   if (!specChanged) {
     // Name and labels are metadata: no revision, no restart.
@@ -357,6 +362,8 @@ export async function rollbackSandbox(
     .executeTakeFirst();
   if (!old) throw new ProblemError("not-found", { detail: `Revision ${target} of sandbox ${sandboxId} was not found` });
   const spec = SandboxSpecSchema.parse(old.spec);
+  // A rollback admits the old spec again under today's policies.
+  await enforceAdmission(deps, actor, "sandbox:update", row, spec);
   const revision = await applyRevision(deps, actor, row, spec, reason ?? `rollback to revision ${target}`);
   await audit(deps, actor, {
     action: "sandbox.rolled_back",

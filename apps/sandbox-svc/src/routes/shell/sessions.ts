@@ -1,6 +1,8 @@
 import { sandboxContracts } from "@agentplane/contracts";
 import type { ServiceApp } from "@agentplane/service-kit";
 import { auditCommand, requireRunning } from "../../services/exec.ts";
+import { toArgv } from "../../services/mapping.ts";
+import { enforce, execContext } from "../../services/policy.ts";
 import { getSandboxRow, touchActivity } from "../../services/sandboxes.ts";
 import type { ShellSession } from "../../services/shell-sessions.ts";
 import { actorFor, type RouteDeps } from "../helpers.ts";
@@ -54,6 +56,7 @@ export function registerShellSessions(app: ServiceApp, deps: RouteDeps): void {
     const { command, timeoutMs } = c.req.valid("json");
     const row = await getSandboxRow(deps, projectId, session.sandboxId);
     requireRunning(row);
+    await enforce(deps, actor, "sandbox:exec", row, execContext(toArgv(command)), `Session command in ${row.id}`);
     const activity = touchActivity(deps, row.id);
     const result = await deps.sessions.run(session, command, timeoutMs);
     await activity;
