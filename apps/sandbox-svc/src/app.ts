@@ -6,11 +6,9 @@ import { migrateToLatest } from "@agentplane/db";
 import { type Bus, createOutbox, outboxMigrations } from "@agentplane/events";
 import {
   type Authorizer,
-  checkReadiness,
   createServiceApp,
   type InternalKeys,
   type Logger,
-  type ReadinessChecks,
   type ServiceClient,
   type ServiceInstance,
 } from "@agentplane/service-kit";
@@ -108,14 +106,14 @@ export async function createSandboxService(input: SandboxServiceDeps): Promise<S
   const sessions = new ShellSessions(base);
   const deps: RouteDeps = { ...base, sessions };
 
-  const checks: ReadinessChecks = {
-    database: async () => {
-      await sql`select 1`.execute(database.kysely);
-    },
-    bus: () => bus.ready(),
-    driver: () => driver.checkAvailable(),
-  };
-  const app = createServiceApp({ name: "sandbox", keys, logger, checks });
+  const app = createServiceApp({ name: "sandbox", keys, logger });
+  app.get("/health", async (c) => {
+    const ok = await sql`select 1`.execute(database.kysely).then(
+      () => true,
+      () => false,
+    );
+    return c.json({ status: ok ? "ok" : "unavailable" }, ok ? 200 : 503);
+  });
   registerListSandboxes(app, deps);
   registerCreateSandbox(app, deps);
   registerGetSandbox(app, deps);
@@ -180,8 +178,14 @@ export async function createSandboxService(input: SandboxServiceDeps): Promise<S
     ingress: (request, target) => ingressFetch(deps, request, target),
     ingressUpgrade: (req, socket, head, target) => ingressUpgrade(deps, req, socket, head, target),
     driver,
-    ready: async () => (await checkReadiness(checks)).ready,
-    readiness: () => checkReadiness(checks),
+    async ready() {
+      try {
+        await sql`select 1`.execute(database.kysely);
+        return await bus.ready();
+      } catch {
+        return false;
+      }
+    },
     async close() {
       clearInterval(idleTimer);
       unsubscribe();
