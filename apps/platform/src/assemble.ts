@@ -9,6 +9,7 @@ import {
   OidcVerifier,
 } from "@agentplane/api-gateway";
 import { createAuditService } from "@agentplane/audit-svc";
+import { createConnectionsService, TenancyProjectSigner } from "@agentplane/connections-svc";
 import { parseIngressHost, SANDBOX_INTERNAL, SANDBOX_TOKEN_PREFIX, type ServiceName } from "@agentplane/contracts";
 import type { Database } from "@agentplane/db";
 import type { Bus } from "@agentplane/events";
@@ -122,7 +123,16 @@ export async function assemblePlatform(options: AssembleOptions): Promise<Platfo
       ...(env.SANDBOX_IMAGES_JSON ? { images: env.SANDBOX_IMAGES_JSON } : {}),
     },
   });
-  const services: Partial<Record<ServiceName, ServiceInstance>> = { tenancy, audit, sandbox };
+  const tenancyClient = new ServiceClient("tenancy", inProcessFetch(tenancy), keys);
+  const connections = await createConnectionsService({
+    database,
+    bus,
+    keys,
+    logger: logger.child({ service: "connections" }),
+    authorizer: tenancy.authorizer,
+    signer: new TenancyProjectSigner(tenancyClient),
+  });
+  const services: Partial<Record<ServiceName, ServiceInstance>> = { tenancy, audit, sandbox, connections };
   const ingressHost = env.SANDBOX_INGRESS_HOST;
   const ingress: IngressRouter | undefined = ingressHost
     ? {

@@ -1,5 +1,6 @@
 // The launcher: `--target=all` (default) runs the whole control plane in this process on embedded
-// storage; any other target runs that one service as its own deployable (distributed mode).
+// storage; any other target runs that service as its own deployable (distributed mode), and a
+// comma-separated list (`--target=tenancy,sandbox,audit`) runs each listed one in its own process.
 import { generateInternalKeys } from "@agentplane/service-kit";
 
 const TARGETS = {
@@ -7,6 +8,7 @@ const TARGETS = {
   tenancy: "../../tenancy-svc/src/main.ts",
   audit: "../../audit-svc/src/main.ts",
   sandbox: "../../sandbox-svc/src/main.ts",
+  connections: "../../connections-svc/src/main.ts",
   runtime: "../../agent-runtime/src/main.ts",
 } as const;
 
@@ -15,20 +17,40 @@ if (args[0] === "keys") {
   // Shared secrets for the distributed mode, printed as an env file.
   const keys = await generateInternalKeys();
   const { randomBytes } = await import("node:crypto");
+  // Single-quoted: the same file works with `set -a; . ./.env.distributed`, `node --env-file`,
+  // and compose's env_file (JSON keeps its double quotes; base64 and JWK JSON hold no single quote).
   process.stdout.write(
-    `INTERNAL_IDENTITY_PRIVATE_KEY=${JSON.stringify(keys.privateJwk)}\n` +
-      `AGENTPLANE_SECRET_KEY=${randomBytes(32).toString("base64")}\n`,
+    `INTERNAL_IDENTITY_PRIVATE_KEY='${JSON.stringify(keys.privateJwk)}'\n` +
+      `AGENTPLANE_SECRET_KEY='${randomBytes(32).toString("base64")}'\n`,
   );
   process.exit(0);
 }
-const target = (args.find((a) => a.startsWith("--target="))?.slice("--target=".length) ?? "all").trim();
+const targetArg = (args.find((a) => a.startsWith("--target="))?.slice("--target=".length) ?? "all").trim();
+const targets = targetArg
+  .split(",")
+  .map((t) => t.trim())
+  .filter(Boolean);
+const unknown = targets.filter((t) => t !== "all" && !(t in TARGETS));
 
-if (target === "all") {
-  const { runAllInOne } = await import("./all-in-one.ts");
-  await runAllInOne(process.env);
-} else if (target in TARGETS) {
-  await import(TARGETS[target as keyof typeof TARGETS]);
-} else {
-  process.stderr.write(`unknown --target=${target}; one of: all, ${Object.keys(TARGETS).join(", ")}\n`);
+if (unknown.length > 0 || targets.length === 0 || (targets.includes("all") && targets.length > 1)) {
+  process.stderr.write(
+    `unknown --target=${targetArg}; one of: all, or a comma-separated list of ${Object.keys(TARGETS).join(", ")}\n`,
+  );
   process.exit(2);
+} else if (targets[0] === "all") {
+  const { runAllInOne } = await import("./all-in-one.ts");
+  const { describeStartupError } = await import("./launch.ts");
+  await runAllInOne(process.env).catch((err: unknown) => {
+    const line = describeStartupError(err);
+    if (!line) throw err;
+    process.stderr.write(`agentplane: ${line}\n`);
+    process.exit(1);
+  });
+} else if (targets.length === 1) {
+  const name = targets[0] as keyof typeof TARGETS;
+  const { runTarget } = await import("./launch.ts");
+  await runTarget(name, TARGETS[name]);
+} else {
+  const { runTargetList } = await import("./launch.ts");
+  await runTargetList(targets);
 }

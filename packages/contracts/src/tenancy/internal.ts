@@ -15,6 +15,8 @@ export const TENANCY_INTERNAL = {
   projectVerificationKeys: "/internal/projects/{projectId}/verification-keys",
   /** POST: authorization decision for a principal, a permission and an org or project. */
   authorize: "/internal/authz/check",
+  /** POST SignProjectTokenRequest → SignProjectTokenResponse: an ES256 JWT signed with the project's current key. */
+  signProjectToken: "/internal/projects/{projectId}/sign",
 } as const;
 
 export const ResolveApiTokenRequest = z.object({ token: z.string() });
@@ -48,3 +50,16 @@ export const VerificationKeysResponse = z.object({
   orgId: z.string(),
   keys: z.array(z.record(z.string(), z.unknown())),
 });
+
+/**
+ * Platform-signed tokens (cluster JWTs, per-request tunnel JWTs): `iss` is the project's cluster
+ * issuer, `kid` the current key; the caller names subject, audience, lifetime and extra claims.
+ */
+export const SignProjectTokenRequest = z.object({
+  subject: z.string().min(1).max(200),
+  audience: z.string().min(1).max(200),
+  ttlSeconds: z.number().int().min(1).max(86_400),
+  claims: z.record(z.string(), z.unknown()).default({}),
+});
+export type SignProjectTokenRequest = z.input<typeof SignProjectTokenRequest>;
+export const SignProjectTokenResponse = z.object({ token: z.string(), kid: z.string() });

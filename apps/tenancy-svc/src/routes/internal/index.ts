@@ -1,15 +1,18 @@
 import {
   AuthorizeRequest,
+  clusterJwtIssuer,
   type Principal,
   ResolveApiTokenRequest,
   ResolveOidcUserRequest,
+  SignProjectTokenRequest,
   TENANCY_INTERNAL,
 } from "@agentplane/contracts";
 import { ProblemError, zodIssuesToFieldErrors } from "@agentplane/problem-details";
 import { requirePrincipal, type ServiceApp, type ServiceContext } from "@agentplane/service-kit";
+import { SignJWT } from "jose";
 import type { z } from "zod";
 import type { TenancyContext } from "../../context.ts";
-import { publishedKeys } from "../../keys/signing-keys.ts";
+import { currentSigningKey, publishedKeys, SIGNING_ALG } from "../../keys/signing-keys.ts";
 import { resolveApiToken } from "../../services/api-tokens.ts";
 import { resolveOidcUser, userPrincipal } from "../../services/users.ts";
 
@@ -56,6 +59,24 @@ export function registerInternalRoutes(app: ServiceApp, ctx: TenancyContext): vo
     const project = await ctx.db.selectFrom("projects").select("org_id").where("id", "=", projectId).executeTakeFirst();
     if (!project) throw new ProblemError("not-found", { detail: `Project ${projectId} was not found` });
     return c.json({ orgId: project.org_id, keys: await publishedKeys(ctx.db, projectId) }, 200);
+  });
+
+  // Platform-signed tokens (cluster JWTs, per-request tunnel JWTs): the private key never leaves tenancy.
+  app.post(TENANCY_INTERNAL.signProjectToken.replace("{projectId}", ":projectId"), async (c) => {
+    requireService(c);
+    const projectId = c.req.param("projectId") ?? "";
+    const input = await parseJson(c, SignProjectTokenRequest);
+    const key = await currentSigningKey(ctx.db, ctx.config.secretKey, projectId);
+    if (!key) throw new ProblemError("not-found", { detail: `Project ${projectId} was not found` });
+    const token = await new SignJWT(input.claims)
+      .setProtectedHeader({ alg: SIGNING_ALG, kid: key.kid })
+      .setIssuer(clusterJwtIssuer(projectId))
+      .setSubject(input.subject)
+      .setAudience(input.audience)
+      .setIssuedAt()
+      .setExpirationTime(Math.floor(Date.now() / 1000) + input.ttlSeconds)
+      .sign(key.privateKey);
+    return c.json({ token, kid: key.kid }, 200);
   });
 
   app.post(TENANCY_INTERNAL.authorize, async (c) => {

@@ -1,0 +1,109 @@
+import { randomBytes } from "node:crypto";
+import { type Database, migrateToLatest } from "@agentplane/db";
+import { type Bus, createOutbox } from "@agentplane/events";
+import {
+  type Authorizer,
+  createServiceApp,
+  type InternalKeys,
+  type Logger,
+  type ServiceApp,
+  type ServiceClient,
+  type ServiceInstance,
+} from "@agentplane/service-kit";
+import { sql } from "kysely";
+import type { ConnectionsConfig } from "./config.ts";
+import type { ConnectionsContext } from "./context.ts";
+import { migrations } from "./db/migrations/index.ts";
+import { CONNECTIONS_SCHEMA, type ConnectionsDb } from "./db/schema/index.ts";
+import { registerAwsRoutes } from "./routes/aws/index.ts";
+import { registerClusterRoutes } from "./routes/clusters/index.ts";
+import type { ProjectSigner } from "./services/project-signer.ts";
+
+export { CONNECTIONS_SCHEMA };
+
+export interface ConnectionsServiceDeps {
+  database: Database;
+  bus: Bus;
+  keys: InternalKeys;
+  logger: Logger;
+  /** Tenancy's decisions: the tenancy service itself in process, or a RemoteAuthorizer. */
+  authorizer: Authorizer;
+  /** Signs with a project's current key (cluster JWTs, per-request tunnel JWTs). */
+  signer: ProjectSigner;
+  /** governance-svc's internal API; without it every governed action is allowed (no policies deployed). */
+  governance?: ServiceClient;
+  config?: ConnectionsConfig;
+}
+
+export interface ConnectionsService extends ServiceInstance {
+  app: ServiceApp;
+  context: ConnectionsContext;
+}
+
+/**
+ * connections-svc: clusters (tunnel, relay, Kubernetes proxy), AWS connections (re-signing proxy)
+ * and connectors. Runs its migrations, then registers each area's routes.
+ */
+export async function createConnectionsService(deps: ConnectionsServiceDeps): Promise<ConnectionsService> {
+  await migrateToLatest(deps.database, CONNECTIONS_SCHEMA, migrations);
+  const db = deps.database.forSchema<ConnectionsDb>(CONNECTIONS_SCHEMA);
+  const outbox = createOutbox({
+    database: deps.database,
+    schema: CONNECTIONS_SCHEMA,
+    bus: deps.bus,
+    logger: deps.logger,
+  });
+  outbox.start();
+  let closed = false;
+  const app = createServiceApp({ name: "connections", keys: deps.keys, logger: deps.logger });
+  const config = deps.config ?? {};
+  const context: ConnectionsContext = {
+    app,
+    db,
+    database: deps.database,
+    bus: deps.bus,
+    outbox,
+    relaySoon() {
+      if (closed) return;
+      outbox.flush().catch((err) => deps.logger.warn({ err: (err as Error).message }, "outbox relay round failed"));
+    },
+    authorizer: deps.authorizer,
+    governance: deps.governance,
+    signer: deps.signer,
+    keys: deps.keys,
+    logger: deps.logger,
+    config: {
+      replicaId: config.replicaId ?? `conn-${randomBytes(6).toString("hex")}`,
+      heartbeatMs: config.heartbeatMs ?? 10_000,
+      clusterJwtTtlSeconds: config.clusterJwtTtlSeconds ?? 900,
+      ...(config.replicaUrl ? { replicaUrl: config.replicaUrl } : {}),
+    },
+  };
+
+  // One registration per area. Each returns what the instance needs from it (an upgrade handler,
+  // background work to stop).
+  const clusters = registerClusterRoutes(app, context);
+  registerAwsRoutes(app, context);
+  // Connectors and MCP: registerConnectorRoutes(app, context) goes here.
+
+  return {
+    name: "connections",
+    app,
+    context,
+    fetch: (request) => app.fetch(request),
+    handleUpgrade: clusters.handleUpgrade,
+    async ready() {
+      try {
+        await sql`select 1`.execute(db);
+        return true;
+      } catch {
+        return false;
+      }
+    },
+    async close() {
+      closed = true;
+      await clusters.close();
+      await outbox.stop();
+    },
+  };
+}
