@@ -6,6 +6,8 @@ import type { RuntimeDb } from "./db/database.ts";
 import type { ModelClient } from "./models/provider.ts";
 import type { MessageWriter } from "./services/message-writer.ts";
 import type { MessageRow } from "./services/threads.ts";
+import type { PluginReport } from "./tools/plugins.ts";
+import type { SkillCatalog } from "./tools/skills.ts";
 import type { ToolRegistry } from "./tools/types.ts";
 import type { WebhookRegistry } from "./webhooks/registry.ts";
 import type { WebhookRunQueue } from "./webhooks/run-queue.ts";
@@ -19,6 +21,9 @@ export interface RuntimeDeps {
   model: ModelClient;
   /** Every tool a turn offers the model (core, skills, plugins, memory, schedules). */
   tools: ToolRegistry;
+  skills: SkillCatalog;
+  /** What happened to each plugin at start (loaded, failed, tools skipped). */
+  plugins: PluginReport[];
   teamChat: TeamChatAdapter | null;
   logger: Logger;
   registry: WebhookRegistry;

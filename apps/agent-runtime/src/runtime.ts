@@ -11,7 +11,7 @@ import type { ModelClient, ModelClientOptions } from "./models/provider.ts";
 import { WorkerModelClient } from "./models/worker-client.ts";
 import { ensureAgent } from "./services/agent.ts";
 import { MessageWriter } from "./services/message-writer.ts";
-import { coreTools } from "./tools/index.ts";
+import { coreTools, loadPlugins } from "./tools/index.ts";
 import { executeWebhookRun, notifyWebhookFailure } from "./webhooks/execute-run.ts";
 import { WebhookRegistry } from "./webhooks/registry.ts";
 import { WebhookRunQueue } from "./webhooks/run-queue.ts";
@@ -46,6 +46,9 @@ export async function createRuntime(config: RuntimeConfig, options: RuntimeOptio
   const registry = new WebhookRegistry(database.db);
   await registry.load();
 
+  const { registry: tools, skills } = coreTools(config, logger);
+  const plugins = await loadPlugins(config.pluginsDir, tools, logger);
+
   // The queue calls back into deps, which holds the queue: tied together once both exist.
   let deps: RuntimeDeps | undefined;
   const runs = new WebhookRunQueue({
@@ -59,7 +62,9 @@ export async function createRuntime(config: RuntimeConfig, options: RuntimeOptio
     database,
     messages: new MessageWriter(database.sqlite),
     model: options.model ?? new WorkerModelClient(config, options.modelOptions),
-    tools: coreTools(config),
+    tools,
+    skills,
+    plugins,
     teamChat: options.teamChat ?? null,
     logger,
     registry,

@@ -1,10 +1,11 @@
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import pino from "pino";
+import { Writable } from "node:stream";
+import pino, { type Logger } from "pino";
 import type { TeamChatAdapter } from "../../src/chat/team-chat.ts";
 import { loadConfig } from "../../src/config.ts";
-import { createRuntime, type Runtime } from "../../src/runtime.ts";
+import { createRuntime, type Runtime, type RuntimeOptions } from "../../src/runtime.ts";
 import type { FakeModel } from "./fake-model.ts";
 
 export interface TestRuntime {
@@ -34,14 +35,21 @@ export function fakeModelEnv(fake: FakeModel, home: string): Record<string, stri
 /** A real runtime on a real SQLite file in a temp dir, listening on port 0. */
 export async function startTestRuntime(
   fake: FakeModel,
-  options: { env?: Record<string, string>; home?: string; teamChat?: TeamChatAdapter | null } = {},
+  options: {
+    env?: Record<string, string>;
+    home?: string;
+    teamChat?: TeamChatAdapter | null;
+    logger?: Logger;
+    runtimeOptions?: Partial<RuntimeOptions>;
+  } = {},
 ): Promise<TestRuntime> {
   const home = options.home ?? tempHome();
   const config = loadConfig({ ...fakeModelEnv(fake, home), ...options.env });
   const runtime = await createRuntime(config, {
-    logger: pino({ level: "silent" }),
+    logger: options.logger ?? pino({ level: "silent" }),
     teamChat: options.teamChat ?? null,
     modelOptions: { maxRetries: 0, timeoutMs: 20_000 },
+    ...options.runtimeOptions,
   });
   const { url } = await runtime.listen(0, "127.0.0.1");
   const request = (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) =>
@@ -93,4 +101,16 @@ export async function waitFor<T>(check: () => Promise<T | undefined> | T | undef
     if (Date.now() > deadline) throw new Error("condition not met in time");
     await new Promise((r) => setTimeout(r, 25));
   }
+}
+
+/** A logger whose records are kept in memory, to assert on warnings. */
+export function capturingLogger(): { logger: Logger; records: Array<Record<string, unknown>> } {
+  const records: Array<Record<string, unknown>> = [];
+  const stream = new Writable({
+    write(chunk, _enc, done) {
+      for (const line of String(chunk).split("\n")) if (line) records.push(JSON.parse(line));
+      done();
+    },
+  });
+  return { logger: pino({ level: "debug" }, stream), records };
 }
