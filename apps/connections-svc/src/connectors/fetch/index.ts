@@ -1,0 +1,12 @@
+export { AddressPolicy } from "./address-policy.ts";
+export {
+  FETCH_TIMEOUT_MS,
+  type FetchedBody,
+  FetchRefusedError,
+  MAX_BODY_BYTES,
+  MAX_REDIRECTS,
+  type RefusalReason,
+  type Resolver,
+  SafeFetcher,
+  type SafeFetcherOptions,
+} from "./safe-fetch.ts";

@@ -1,0 +1,217 @@
+import { lookup as dnsLookup } from "node:dns/promises";
+import { isIP } from "node:net";
+import { ProblemError } from "@agentplane/problem-details";
+import { Agent, buildConnector, fetch as undiciFetch } from "undici";
+import { AddressPolicy, stripBrackets } from "./address-policy.ts";
+
+export const MAX_BODY_BYTES = 10 * 1024 * 1024;
+export const FETCH_TIMEOUT_MS = 20_000;
+export const MAX_REDIRECTS = 3;
+
+export type RefusalReason =
+  | "blocked-address"
+  | "timeout"
+  | "too-large"
+  | "too-many-redirects"
+  | "unreachable"
+  | "invalid-url"
+  | `http-${number}`;
+
+/** A fetch made on a user's behalf that was refused or failed; answered as a 422 with the reason. */
+export class FetchRefusedError extends Error {
+  readonly reason: RefusalReason;
+  constructor(reason: RefusalReason, detail: string) {
+    super(detail);
+    this.name = "FetchRefusedError";
+    this.reason = reason;
+  }
+
+  toProblem(what = "The URL"): ProblemError {
+    return new ProblemError("unprocessable", {
+      detail: `${what} could not be fetched: ${this.message}`,
+      extensions: { reason: this.reason },
+    });
+  }
+}
+
+export type Resolver = (hostname: string) => Promise<Array<{ address: string; family: number }>>;
+
+export interface SafeFetcherOptions {
+  policy?: AddressPolicy;
+  /** DNS resolution (tests inject names); defaults to the system resolver, every address. */
+  resolve?: Resolver;
+  maxBytes?: number;
+  timeoutMs?: number;
+  maxRedirects?: number;
+}
+
+export interface FetchedBody {
+  url: string;
+  status: number;
+  headers: Headers;
+  body: Buffer;
+}
+
+type FetchInit = NonNullable<Parameters<typeof undiciFetch>[1]>;
+
+/**
+ * Fetches URLs on a user's behalf without reaching internal networks. Names are resolved here and
+ * every address checked; the socket then connects to the checked address itself (a custom undici
+ * connector), so a DNS answer that changes between check and connect (rebinding) cannot redirect it.
+ * Redirects are followed by hand, at most three, each target checked the same way.
+ */
+export class SafeFetcher {
+  readonly policy: AddressPolicy;
+  readonly maxBytes: number;
+  readonly timeoutMs: number;
+  private readonly maxRedirects: number;
+  private readonly resolve: Resolver;
+  private readonly agent: Agent;
+
+  constructor(options: SafeFetcherOptions = {}) {
+    this.policy = options.policy ?? new AddressPolicy();
+    this.resolve = options.resolve ?? ((host) => dnsLookup(host, { all: true, verbatim: true }));
+    this.maxBytes = options.maxBytes ?? MAX_BODY_BYTES;
+    this.timeoutMs = options.timeoutMs ?? FETCH_TIMEOUT_MS;
+    this.maxRedirects = options.maxRedirects ?? MAX_REDIRECTS;
+    const base = buildConnector({ timeout: Math.min(this.timeoutMs, 10_000) });
+    this.agent = new Agent({
+      connect: (opts, callback) => {
+        const port = Number(opts.port) || (opts.protocol === "https:" ? 443 : 80);
+        this.checkedAddress(opts.hostname, port).then(
+          (address) => base({ ...opts, hostname: address }, callback),
+          (error: Error) => callback(error, null),
+        );
+      },
+    });
+  }
+
+  /** One checked address for the host: the first the resolver returned that the policy allows. */
+  async checkedAddress(hostname: string, port: number): Promise<string> {
+    const host = stripBrackets(hostname);
+    if (isIP(host)) {
+      if (this.policy.allowsHost(host, port) || this.policy.allowsAddress(host)) return host;
+      throw new FetchRefusedError("blocked-address", `${host} is not a public address`);
+    }
+    let addresses: Array<{ address: string }>;
+    try {
+      addresses = await this.resolve(host);
+    } catch {
+      throw new FetchRefusedError("unreachable", `${host} does not resolve`);
+    }
+    if (this.policy.allowsHost(host, port)) {
+      const first = addresses[0];
+      if (first) return first.address;
+    }
+    const allowed = addresses.find((a) => this.policy.allowsAddress(a.address));
+    if (!allowed) throw new FetchRefusedError("blocked-address", `${host} resolves only to non-public addresses`);
+    return allowed.address;
+  }
+
+  /** Throws `invalid-url` or `blocked-address` before any connection for URLs that can never pass. */
+  checkUrl(raw: string): URL {
+    let url: URL;
+    try {
+      url = new URL(raw);
+    } catch {
+      throw new FetchRefusedError("invalid-url", "not an absolute URL");
+    }
+    if (url.protocol !== "http:" && url.protocol !== "https:") {
+      throw new FetchRefusedError("invalid-url", `scheme ${url.protocol} is not allowed`);
+    }
+    if (url.username || url.password) throw new FetchRefusedError("invalid-url", "credentials in URLs are not allowed");
+    // WHATWG parsing already turned decimal, octal and hex IPv4 forms into dotted quads.
+    const host = stripBrackets(url.hostname);
+    const port = Number(url.port) || (url.protocol === "https:" ? 443 : 80);
+    if (isIP(host) && !this.policy.allowsHost(host, port) && !this.policy.allowsAddress(host)) {
+      throw new FetchRefusedError("blocked-address", `${host} is not a public address`);
+    }
+    return url;
+  }
+
+  /**
+   * A `fetch` with the same checks and redirect limit (for the MCP SDK transports and tool calls).
+   * Bodies stream unread; use `fetchBody` to read one with the size cap.
+   */
+  readonly fetch = async (input: string | URL | Request, init: FetchInit = {}): Promise<Response> => {
+    let url = this.checkUrl(typeof input === "string" ? input : input instanceof URL ? input.href : input.url);
+    let currentInit: FetchInit = init;
+    for (let hop = 0; ; hop++) {
+      let response: Awaited<ReturnType<typeof undiciFetch>>;
+      try {
+        response = await undiciFetch(url, { ...currentInit, redirect: "manual", dispatcher: this.agent });
+      } catch (error) {
+        throw translate(error);
+      }
+      const location = response.headers.get("location");
+      if (response.status < 300 || response.status >= 400 || !location) return response as unknown as Response;
+      await response.body?.cancel().catch(() => {});
+      if (hop >= this.maxRedirects)
+        throw new FetchRefusedError("too-many-redirects", `more than ${this.maxRedirects} redirects`);
+      url = this.checkUrl(new URL(location, url).href);
+      if (
+        response.status === 303 ||
+        ((response.status === 301 || response.status === 302) && currentInit.method === "POST")
+      ) {
+        const { body: _body, ...rest } = currentInit;
+        currentInit = { ...rest, method: "GET" };
+      }
+    }
+  };
+
+  /** GET (or `init`) a URL and read its body within the size and time caps; non-2xx is `http-<status>`. */
+  async fetchBody(url: string, init: FetchInit = {}, options: { acceptErrors?: boolean } = {}): Promise<FetchedBody> {
+    const signal = AbortSignal.timeout(this.timeoutMs);
+    const merged: FetchInit = { ...init, signal: init.signal ? AbortSignal.any([init.signal, signal]) : signal };
+    try {
+      const response = await this.fetch(url, merged);
+      if (!options.acceptErrors && (response.status < 200 || response.status >= 300)) {
+        await response.body?.cancel().catch(() => {});
+        throw new FetchRefusedError(`http-${response.status}`, `the server answered ${response.status}`);
+      }
+      const declared = Number(response.headers.get("content-length") ?? "0");
+      if (declared > this.maxBytes) {
+        await response.body?.cancel().catch(() => {});
+        throw new FetchRefusedError("too-large", `the body exceeds ${this.maxBytes} bytes`);
+      }
+      const chunks: Buffer[] = [];
+      let size = 0;
+      if (response.body) {
+        for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>) {
+          size += chunk.byteLength;
+          if (size > this.maxBytes) throw new FetchRefusedError("too-large", `the body exceeds ${this.maxBytes} bytes`);
+          chunks.push(Buffer.from(chunk));
+        }
+      }
+      return {
+        url: response.url || url,
+        status: response.status,
+        headers: response.headers,
+        body: Buffer.concat(chunks),
+      };
+    } catch (error) {
+      if (signal.aborted && !(error instanceof FetchRefusedError && error.reason === "too-large")) {
+        throw new FetchRefusedError("timeout", `no complete answer within ${this.timeoutMs} ms`);
+      }
+      throw translate(error);
+    }
+  }
+
+  async close(): Promise<void> {
+    await this.agent.close();
+  }
+}
+
+function translate(error: unknown): Error {
+  if (error instanceof FetchRefusedError) return error;
+  let cause: unknown = error;
+  for (let depth = 0; cause && depth < 5; depth++) {
+    if (cause instanceof FetchRefusedError) return cause;
+    const name = (cause as Error).name;
+    if (name === "TimeoutError" || name === "AbortError" || name === "ConnectTimeoutError") {
+      return new FetchRefusedError("timeout", "the server did not answer in time");
+    }
+    cause = (cause as { cause?: unknown }).cause;
+  }
+  return new FetchRefusedError("unreachable", (error as Error)?.message ?? "connection failed");
+}
