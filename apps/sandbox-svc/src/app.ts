@@ -17,6 +17,8 @@ import { migrations } from "./db/migrations/index.ts";
 import type { SandboxDB } from "./db/schema.ts";
 import { LocalDriver, type LocalIsolation } from "./driver/local/local-driver.ts";
 import type { SandboxDriver } from "./driver/types.ts";
+import { decideEgress } from "./egress/decide.ts";
+import { EgressProxy } from "./egress/proxy.ts";
 import {
   forwardedIngressFetch,
   forwardedIngressUpgrade,
@@ -39,7 +41,7 @@ import { registerStopSandbox } from "./routes/sandboxes/stop.ts";
 import { registerUpdateSandbox } from "./routes/sandboxes/update.ts";
 import { registerExecShell } from "./routes/shell/exec.ts";
 import { registerShellSessions } from "./routes/shell/sessions.ts";
-import { type SandboxServiceConfig, SYSTEM_ACTOR } from "./services/context.ts";
+import { type SandboxDeps, type SandboxServiceConfig, SYSTEM_ACTOR } from "./services/context.ts";
 import { bootSandbox, recordUnexpectedExit, stopSandbox } from "./services/sandboxes.ts";
 import { ShellSessions } from "./services/shell-sessions.ts";
 import { createExecUpgradeHandler, openStreams } from "./ws/exec-stream.ts";
@@ -53,6 +55,8 @@ export interface SandboxConfig extends SandboxServiceConfig {
   isolation?: LocalIsolation;
   /** Local image catalog: name → root filesystem directory. */
   images?: Record<string, string>;
+  /** Test-only (`SANDBOX_EGRESS_HOST_MAP`): egress names → local `address[:port]` stand-ins. */
+  egressHostMap?: Record<string, string>;
 }
 
 export interface SandboxServiceDeps {
@@ -82,12 +86,24 @@ export async function createSandboxService(input: SandboxServiceDeps): Promise<S
   await migrateToLatest(database, SANDBOX_SCHEMA, { ...migrations, ...outboxMigrations("0002") });
   const outbox = createOutbox({ database, schema: SANDBOX_SCHEMA, bus, logger });
   outbox.start();
+  // With governance to ask, every bwrap sandbox gets the platform's egress proxy, which decides
+  // each connection's destination as it opens (so a policy change applies without a restart).
+  let egressDeps: SandboxDeps | undefined;
+  const egress =
+    input.governance && !input.driver && (config.isolation ?? "bwrap") === "bwrap"
+      ? new EgressProxy({
+          decide: (sandboxId, host, port) => decideEgress(egressDeps as SandboxDeps, sandboxId, host, port),
+          logger,
+          ...(config.egressHostMap ? { hostMap: config.egressHostMap } : {}),
+        })
+      : undefined;
   const driver =
     input.driver ??
     new LocalDriver({
       dataDir: config.dataDir,
       isolation: config.isolation ?? "bwrap",
       ...(config.images ? { images: config.images } : {}),
+      ...(egress ? { egress } : {}),
       logger,
     });
   logger.info(driver.describe(), "sandbox driver");
@@ -105,6 +121,7 @@ export async function createSandboxService(input: SandboxServiceDeps): Promise<S
   };
   const sessions = new ShellSessions(base);
   const deps: RouteDeps = { ...base, sessions };
+  egressDeps = deps;
 
   const app = createServiceApp({ name: "sandbox", keys, logger });
   app.get("/health", async (c) => {
@@ -191,6 +208,7 @@ export async function createSandboxService(input: SandboxServiceDeps): Promise<S
       unsubscribe();
       sessions.closeAll();
       await driver.close();
+      await egress?.closeAll();
       await outbox.stop();
     },
   };

@@ -1,0 +1,224 @@
+import { defineRoute } from "../common/route.ts";
+import { jsonBody, jsonRequest, NoContent, PageQuery, ProjectIdParams } from "../tenancy/shared.ts";
+import {
+  AttachCredentialBody,
+  CallToolBody,
+  CallToolResultSchema,
+  ConnectorIdParams,
+  ConnectorList,
+  ConnectorSchema,
+  ConnectorStatusSchema,
+  ConnectorToolList,
+  CreateHttpConnectorBody,
+  CreateMcpConnectorBody,
+  DiscoverResult,
+  DiscoveryPreview,
+  EntryParams,
+  EntryVisibility,
+  PendingSpecList,
+  PendingSpecParams,
+  PreviewDiscoveryBody,
+  ProjectServerParams,
+  PromoteResult,
+  ServerIdParams,
+  SetVisibilityBody,
+  SpecDiff,
+  UpdateConnectorBody,
+} from "./connectors.ts";
+
+const TAGS = ["Connectors"];
+const read = { service: "connections", access: "connections:read" } as const;
+const manage = { service: "connections", access: "connections:manage" } as const;
+
+export const listConnectorsRoute = defineRoute(read, {
+  operationId: "listConnectors",
+  method: "get",
+  path: "/v1/projects/{projectId}/mcp-servers",
+  tags: TAGS,
+  summary: "The project's connectors, oldest first, by cursor",
+  request: { params: ProjectIdParams, query: PageQuery },
+  responses: { 200: jsonBody(ConnectorList, "A page of connectors") },
+});
+
+export const createMcpConnectorRoute = defineRoute(manage, {
+  operationId: "createMcpConnector",
+  method: "post",
+  path: "/v1/projects/{projectId}/mcp-servers",
+  tags: TAGS,
+  summary: "Connect a remote MCP server (Streamable HTTP, HTTP+SSE fallback); its tools are listed now",
+  request: { params: ProjectIdParams, ...jsonRequest(CreateMcpConnectorBody) },
+  responses: { 201: jsonBody(ConnectorSchema, "The connector") },
+});
+
+export const createHttpConnectorRoute = defineRoute(manage, {
+  operationId: "createHttpConnector",
+  method: "post",
+  path: "/v1/projects/{projectId}/mcp-servers/http",
+  tags: TAGS,
+  summary: "An HTTP connector from an OpenAPI description (URL or inline; 3.0, 3.1, Swagger 2.0)",
+  request: { params: ProjectIdParams, ...jsonRequest(CreateHttpConnectorBody) },
+  responses: { 201: jsonBody(ConnectorSchema, "The connector") },
+});
+
+export const previewDiscoveryRoute = defineRoute(manage, {
+  operationId: "previewConnectorDiscovery",
+  method: "post",
+  path: "/v1/projects/{projectId}/mcp-servers/discover/preview",
+  tags: TAGS,
+  summary: "The tools a description or MCP server would give, with skipped operations; saves nothing",
+  request: { params: ProjectIdParams, ...jsonRequest(PreviewDiscoveryBody) },
+  responses: { 200: jsonBody(DiscoveryPreview, "The tools that would exist") },
+});
+
+export const attachConnectorCredentialRoute = defineRoute(manage, {
+  operationId: "attachConnectorCredential",
+  method: "put",
+  path: "/v1/projects/{projectId}/mcp-servers/{serverId}/credentials",
+  tags: TAGS,
+  summary: "Attach or replace the governance credential injected into the connector's calls",
+  request: { params: ProjectServerParams, ...jsonRequest(AttachCredentialBody) },
+  responses: { 200: jsonBody(ConnectorSchema, "The connector") },
+});
+
+export const removeConnectorCredentialRoute = defineRoute(manage, {
+  operationId: "removeConnectorCredential",
+  method: "delete",
+  path: "/v1/projects/{projectId}/mcp-servers/{serverId}/credentials",
+  tags: TAGS,
+  summary: "Stop injecting a credential (the credential itself stays in governance)",
+  request: { params: ProjectServerParams },
+  responses: { 204: NoContent },
+});
+
+export const getConnectorRoute = defineRoute(read, {
+  operationId: "getConnector",
+  method: "get",
+  path: "/v1/mcp-servers/{serverId}",
+  tags: TAGS,
+  summary: "A connector",
+  request: { params: ServerIdParams },
+  responses: { 200: jsonBody(ConnectorSchema, "The connector") },
+});
+
+export const updateConnectorRoute = defineRoute(manage, {
+  operationId: "updateConnector",
+  method: "patch",
+  path: "/v1/mcp-servers/{serverId}",
+  tags: TAGS,
+  summary: "Rename a connector, change its base URL, headers or re-discovery schedule",
+  request: { params: ServerIdParams, ...jsonRequest(UpdateConnectorBody) },
+  responses: { 200: jsonBody(ConnectorSchema, "The connector") },
+});
+
+export const deleteConnectorRoute = defineRoute(manage, {
+  operationId: "deleteConnector",
+  method: "delete",
+  path: "/v1/mcp-servers/{serverId}",
+  tags: TAGS,
+  summary: "Delete a connector, its pending specs and visibility settings",
+  request: { params: ServerIdParams },
+  responses: { 204: NoContent },
+});
+
+export const getConnectorStatusRoute = defineRoute(read, {
+  operationId: "getConnectorStatus",
+  method: "get",
+  path: "/v1/mcp-servers/{serverId}/status",
+  tags: TAGS,
+  summary: "ready or error (with the last error), tool count, last discovery, pending specs",
+  request: { params: ServerIdParams },
+  responses: { 200: jsonBody(ConnectorStatusSchema, "The status") },
+});
+
+export const listConnectorToolsRoute = defineRoute(read, {
+  operationId: "listConnectorTools",
+  method: "get",
+  path: "/v1/mcp-servers/{serverId}/tools",
+  tags: TAGS,
+  summary: "The connector's tools with their visibility (hidden ones included, for managers)",
+  request: { params: ServerIdParams },
+  responses: { 200: jsonBody(ConnectorToolList, "The tools") },
+});
+
+export const discoverConnectorRoute = defineRoute(manage, {
+  operationId: "discoverConnector",
+  method: "post",
+  path: "/v1/mcp-servers/{connectorId}/discover/url",
+  tags: TAGS,
+  summary: "Fetch the connector's source again; a change becomes a pending spec, never applied directly",
+  request: { params: ConnectorIdParams },
+  responses: { 200: jsonBody(DiscoverResult, "Whether anything changed, and the pending spec") },
+});
+
+export const listPendingSpecsRoute = defineRoute(read, {
+  operationId: "listPendingSpecs",
+  method: "get",
+  path: "/v1/mcp-servers/{connectorId}/specs/pending",
+  tags: TAGS,
+  summary: "Discovered specs waiting for promotion, newest first",
+  request: { params: ConnectorIdParams },
+  responses: { 200: jsonBody(PendingSpecList, "Pending specs") },
+});
+
+export const getPendingSpecDiffRoute = defineRoute(read, {
+  operationId: "getPendingSpecDiff",
+  method: "get",
+  path: "/v1/mcp-servers/{connectorId}/specs/pending/{specId}/diff",
+  tags: TAGS,
+  summary: "Tools added, removed and changed (schema changes as JSON pointers) against the current version",
+  request: { params: PendingSpecParams },
+  responses: { 200: jsonBody(SpecDiff, "The difference") },
+});
+
+export const promotePendingSpecRoute = defineRoute(manage, {
+  operationId: "promotePendingSpec",
+  method: "post",
+  path: "/v1/mcp-servers/{connectorId}/specs/pending/{specId}/promote",
+  tags: TAGS,
+  summary: "Apply a pending spec as the connector's next version (409 when another was promoted since)",
+  request: { params: PendingSpecParams },
+  responses: { 200: jsonBody(PromoteResult, "The connector and the promoted spec") },
+});
+
+export const setEntryVisibilityRoute = defineRoute(manage, {
+  operationId: "setConnectorEntryVisibility",
+  method: "put",
+  path: "/v1/mcp-servers/{connectorId}/entries/{entryName}/visibility",
+  tags: TAGS,
+  summary: "Show or hide one tool, optionally only for some teams; kept across promotions",
+  request: { params: EntryParams, ...jsonRequest(SetVisibilityBody) },
+  responses: { 200: jsonBody(EntryVisibility, "The visibility") },
+});
+
+export const callConnectorToolRoute = defineRoute(
+  { service: "connections", access: "connectors:call" },
+  {
+    operationId: "callConnectorTool",
+    method: "post",
+    path: "/v1/mcp-servers/{serverId}/tools/call",
+    tags: TAGS,
+    summary: "Call a tool: arguments validated, then the tool:call policy decision, then the call",
+    request: { params: ServerIdParams, ...jsonRequest(CallToolBody) },
+    responses: { 200: jsonBody(CallToolResultSchema, "The MCP-style result (isError for upstream failures)") },
+  },
+);
+
+export const connectorRoutes = [
+  listConnectorsRoute,
+  createMcpConnectorRoute,
+  createHttpConnectorRoute,
+  previewDiscoveryRoute,
+  attachConnectorCredentialRoute,
+  removeConnectorCredentialRoute,
+  getConnectorRoute,
+  updateConnectorRoute,
+  deleteConnectorRoute,
+  getConnectorStatusRoute,
+  listConnectorToolsRoute,
+  discoverConnectorRoute,
+  listPendingSpecsRoute,
+  getPendingSpecDiffRoute,
+  promotePendingSpecRoute,
+  setEntryVisibilityRoute,
+  callConnectorToolRoute,
+] as const;

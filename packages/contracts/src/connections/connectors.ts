@@ -1,0 +1,282 @@
+import { z } from "@hono/zod-openapi";
+import { CursorPage, pathParam, Timestamp } from "../common/schemas.ts";
+
+/** Connectors expose tools: a remote MCP server (`mcp`) or an HTTP API built from an OpenAPI description (`http`). */
+export const CONNECTOR_KINDS = ["mcp", "http"] as const;
+export const CONNECTOR_STATUSES = ["ready", "error"] as const;
+export const ENTRY_VISIBILITIES = ["visible", "hidden"] as const;
+export const PENDING_SPEC_STATUSES = ["pending", "promoted", "superseded"] as const;
+
+const ConnectorName = z
+  .string()
+  .trim()
+  .min(1)
+  .max(48)
+  .regex(/^[a-zA-Z0-9][a-zA-Z0-9_-]*$/, "letters, digits, _ and - (it prefixes tool names as <connector>__<tool>)");
+const HttpUrl = z.url({ protocol: /^https?$/ }).max(2048);
+const HeaderMap = z
+  .record(z.string().regex(/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/, "a header name"), z.string().max(8192))
+  .refine((h) => Object.keys(h).length <= 32, "at most 32 headers");
+
+/** Selection of operations by tag, path (glob: `*` one segment, `**` any) and method. */
+export const OperationFilterSchema = z
+  .strictObject({
+    tags: z.array(z.string().min(1).max(200)).max(100).optional(),
+    paths: z.array(z.string().min(1).max(500)).max(100).optional(),
+    methods: z
+      .array(
+        z.enum([
+          "get",
+          "put",
+          "post",
+          "delete",
+          "options",
+          "head",
+          "patch",
+          "trace",
+          "GET",
+          "PUT",
+          "POST",
+          "DELETE",
+          "OPTIONS",
+          "HEAD",
+          "PATCH",
+          "TRACE",
+        ]),
+      )
+      .max(8)
+      .optional(),
+  })
+  .openapi("OperationFilter");
+
+export const ConnectorSchema = z
+  .object({
+    id: z.string(),
+    orgId: z.string(),
+    projectId: z.string(),
+    name: z.string(),
+    kind: z.enum(CONNECTOR_KINDS),
+    /** The remote MCP server (kind `mcp`). */
+    url: z.string().optional(),
+    /** Where the OpenAPI description is fetched from (kind `http`; absent for an inline document). */
+    specUrl: z.string().optional(),
+    baseUrl: z.string().optional(),
+    /** Names of the extra headers sent to the server; their values are never returned. */
+    headerNames: z.array(z.string()),
+    /** The governance credential injected into calls (its secret is never returned). */
+    credentialId: z.string().optional(),
+    include: OperationFilterSchema.optional(),
+    exclude: OperationFilterSchema.optional(),
+    /** Re-discovery period (into pending specs only); absent: on demand only. */
+    discoveryIntervalMinutes: z.number().int().optional(),
+    status: z.enum(CONNECTOR_STATUSES),
+    lastError: z.string().optional(),
+    toolCount: z.number().int(),
+    lastDiscoveredAt: Timestamp.optional(),
+    /** Incremented by each promotion of a pending spec. */
+    version: z.number().int(),
+    createdAt: Timestamp,
+    updatedAt: Timestamp,
+  })
+  .openapi("Connector");
+export type Connector = z.infer<typeof ConnectorSchema>;
+export const ConnectorList = CursorPage(ConnectorSchema).openapi("ConnectorList");
+
+export const ConnectorStatusSchema = z
+  .object({
+    status: z.enum(CONNECTOR_STATUSES),
+    lastError: z.string().optional(),
+    toolCount: z.number().int(),
+    lastDiscoveredAt: Timestamp.optional(),
+    version: z.number().int(),
+    pendingSpecs: z.number().int(),
+  })
+  .openapi("ConnectorStatus");
+
+const Discovery = z.number().int().min(5).max(10_080);
+
+export const CreateMcpConnectorBody = z
+  .strictObject({
+    name: ConnectorName,
+    url: HttpUrl,
+    headers: HeaderMap.optional(),
+    credentialId: z.string().min(1).max(64).optional(),
+    discoveryIntervalMinutes: Discovery.optional(),
+  })
+  .openapi("CreateMcpConnector");
+
+/** `spec`: the OpenAPI document as an object, or its JSON or YAML text. */
+const InlineSpec = z.union([
+  z
+    .string()
+    .min(1)
+    .max(10 * 1024 * 1024),
+  z.record(z.string(), z.unknown()),
+]);
+
+export const CreateHttpConnectorBody = z
+  .strictObject({
+    name: ConnectorName,
+    specUrl: HttpUrl.optional(),
+    spec: InlineSpec.optional(),
+    baseUrl: HttpUrl.optional(),
+    credentialId: z.string().min(1).max(64).optional(),
+    include: OperationFilterSchema.optional(),
+    exclude: OperationFilterSchema.optional(),
+    discoveryIntervalMinutes: Discovery.optional(),
+  })
+  .refine((b) => (b.specUrl === undefined) !== (b.spec === undefined), {
+    message: "exactly one of specUrl or spec",
+    path: ["specUrl"],
+  })
+  .openapi("CreateHttpConnector");
+
+export const UpdateConnectorBody = z
+  .strictObject({
+    name: ConnectorName.optional(),
+    baseUrl: HttpUrl.optional(),
+    headers: HeaderMap.optional(),
+    discoveryIntervalMinutes: Discovery.nullable().optional(),
+  })
+  .openapi("UpdateConnector");
+
+export const PreviewDiscoveryBody = z
+  .strictObject({
+    specUrl: HttpUrl.optional(),
+    spec: InlineSpec.optional(),
+    /** A remote MCP server to list the tools of. */
+    url: HttpUrl.optional(),
+    include: OperationFilterSchema.optional(),
+    exclude: OperationFilterSchema.optional(),
+  })
+  .refine((b) => [b.specUrl, b.spec, b.url].filter((v) => v !== undefined).length === 1, {
+    message: "exactly one of specUrl, spec or url",
+    path: ["specUrl"],
+  })
+  .openapi("PreviewDiscovery");
+
+const JsonSchemaObject = z.record(z.string(), z.unknown());
+
+export const ToolDefinitionSchema = z
+  .object({
+    name: z.string(),
+    description: z.string(),
+    inputSchema: JsonSchemaObject,
+    outputSchema: JsonSchemaObject.optional(),
+  })
+  .openapi("ToolDefinition");
+
+export const SkippedOperationSchema = z
+  .object({ method: z.string(), path: z.string(), operationId: z.string().optional(), reason: z.string() })
+  .openapi("SkippedOperation");
+
+export const DiscoveryPreview = z
+  .object({
+    kind: z.enum(CONNECTOR_KINDS),
+    title: z.string().optional(),
+    baseUrl: z.string().optional(),
+    tools: z.array(ToolDefinitionSchema),
+    warnings: z.array(SkippedOperationSchema),
+  })
+  .openapi("DiscoveryPreview");
+
+export const ConnectorToolEntry = ToolDefinitionSchema.extend({
+  visibility: z.enum(ENTRY_VISIBILITIES),
+  /** When set, only members of these teams see and call the tool. */
+  teams: z.array(z.string()).optional(),
+}).openapi("ConnectorToolEntry");
+export const ConnectorToolList = z.object({ items: z.array(ConnectorToolEntry) }).openapi("ConnectorToolList");
+
+export const SetVisibilityBody = z
+  .strictObject({
+    visibility: z.enum(ENTRY_VISIBILITIES),
+    teams: z.array(z.string().min(1).max(64)).max(100).optional(),
+  })
+  .openapi("SetEntryVisibility");
+export const EntryVisibility = z
+  .object({ entryName: z.string(), visibility: z.enum(ENTRY_VISIBILITIES), teams: z.array(z.string()).optional() })
+  .openapi("EntryVisibility");
+
+export const AttachCredentialBody = z
+  .strictObject({ credentialId: z.string().min(1).max(64) })
+  .openapi("AttachConnectorCredential");
+
+export const PendingSpecSchema = z
+  .object({
+    id: z.string(),
+    connectorId: z.string(),
+    status: z.enum(PENDING_SPEC_STATUSES),
+    /** The connector version this spec was discovered against; promoting it after another promotion is a 409. */
+    baseVersion: z.number().int(),
+    toolCount: z.number().int(),
+    warnings: z.array(SkippedOperationSchema),
+    createdAt: Timestamp,
+    promotedAt: Timestamp.optional(),
+    promotedBy: z.string().optional(),
+  })
+  .openapi("PendingSpec");
+export const PendingSpecList = z.object({ items: z.array(PendingSpecSchema) }).openapi("PendingSpecList");
+
+export const DiscoverResult = z
+  .object({
+    /** False when the source matches the current version or an existing pending spec: nothing was stored. */
+    changed: z.boolean(),
+    pendingSpec: PendingSpecSchema.optional(),
+  })
+  .openapi("DiscoverResult");
+
+export const SchemaChange = z.object({
+  /** JSON Pointer into the tool's input or output schema (`/inputSchema/properties/limit`). */
+  pointer: z.string(),
+  change: z.enum(["added", "removed", "changed"]),
+});
+export const SpecDiff = z
+  .object({
+    added: z.array(z.string()),
+    removed: z.array(z.string()),
+    changed: z.array(
+      z.object({
+        name: z.string(),
+        descriptionChanged: z.boolean(),
+        schemaChanges: z.array(SchemaChange),
+      }),
+    ),
+  })
+  .openapi("SpecDiff");
+
+export const PromoteResult = z
+  .object({ connector: ConnectorSchema, pendingSpec: PendingSpecSchema })
+  .openapi("PromoteResult");
+
+export const CallToolBody = z
+  .strictObject({
+    name: z.string().min(1).max(128),
+    arguments: z.record(z.string(), z.unknown()).default({}),
+  })
+  .openapi("CallTool");
+
+/** The MCP `CallToolResult` shape: content blocks, `isError` for a failed call (upstream 4xx/5xx). */
+export const CallToolResultSchema = z
+  .object({
+    content: z.array(z.record(z.string(), z.unknown())),
+    structuredContent: z.record(z.string(), z.unknown()).optional(),
+    isError: z.boolean().optional(),
+  })
+  .openapi("CallToolResult");
+export type CallToolResultBody = z.infer<typeof CallToolResultSchema>;
+
+export const ConnectorIdParams = z.object({ connectorId: pathParam("connectorId", "mcp_01jc2x3y4z5a6b7c8d9e0f1g2h") });
+export const ServerIdParams = z.object({ serverId: pathParam("serverId", "mcp_01jc2x3y4z5a6b7c8d9e0f1g2h") });
+export const ProjectServerParams = ServerIdParams.extend({
+  projectId: pathParam("projectId", "prj_01jc2x3y4z5a6b7c8d9e0f1g2h"),
+});
+export const PendingSpecParams = ConnectorIdParams.extend({
+  specId: pathParam("specId", "pspec_01jc2x3y4z5a6b7c8d9e0f1g2h"),
+});
+export const EntryParams = ConnectorIdParams.extend({
+  entryName: z
+    .string()
+    .min(1)
+    .max(128)
+    .openapi({ param: { name: "entryName", in: "path" }, example: "listInvoices" }),
+});
