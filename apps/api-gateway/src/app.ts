@@ -17,7 +17,7 @@ import { docsPage, referenceBundle } from "./docs.ts";
 import { forwardHeaders, forwardRequest } from "./forward.ts";
 import type { IngressRouter } from "./ingress.ts";
 import { type RateLimiter, type RateLimitResult, rateLimitHeaders } from "./rate-limit.ts";
-import { RouteTable } from "./route-table.ts";
+import { invalidQuery, RouteTable } from "./route-table.ts";
 import { createUpgradeHandler, type UpgradeTarget } from "./upgrade.ts";
 
 /** Where the gateway sends a service's requests: in process or over HTTP. */
@@ -169,6 +169,14 @@ export function createGateway(deps: GatewayDeps): Gateway {
         audit(undefined, problem.status);
         return fail(problem);
       }
+    }
+
+    // Text no service can store (malformed escapes, NUL, lone surrogates) is refused here, once,
+    // with the field named; a caller without a valid token got its 401 above.
+    const invalid = [...(match.invalid ?? []), ...invalidQuery(url.search)];
+    if (invalid.length > 0) {
+      audit(principal, 400);
+      return fail(new ProblemError("validation-failed", { detail: "The request is not valid", errors: invalid }));
     }
 
     const limitKey = principal ? `p:${principal.id}` : `ip:${clientIp(env) ?? "unknown"}`;

@@ -5,6 +5,7 @@ import {
   type RouteAccess,
   type ServiceName,
 } from "@agentplane/contracts";
+import { type FieldError, unsafeTextReason } from "@agentplane/problem-details";
 
 export interface RouteEntry {
   method: string;
@@ -25,7 +26,14 @@ interface CompiledPath {
 }
 
 export type RouteMatch =
-  | { kind: "route"; entry: RouteEntry; params: Record<string, string> }
+  | {
+      kind: "route";
+      entry: RouteEntry;
+      /** Decoded; a parameter that is not valid text keeps a U+FFFD stand-in and is named in `invalid`. */
+      params: Record<string, string>;
+      /** Path parameters that cannot be decoded or hold text no service accepts (answer 400). */
+      invalid?: FieldError[];
+    }
   | { kind: "method-not-allowed"; allow: string[] }
   | { kind: "not-found" };
 
@@ -104,15 +112,50 @@ export class RouteTable {
       const m = path.regex.exec(pathname);
       if (!m) continue;
       const params: Record<string, string> = {};
+      const invalid: FieldError[] = [];
       path.paramNames.forEach((name, i) => {
-        params[name] = decodeURIComponent(m[i + 1]!);
+        const decoded = decodeComponent(m[i + 1]!);
+        params[name] = decoded.value;
+        if (decoded.error) invalid.push({ pointer: `/path/${name}`, message: decoded.error });
       });
       const wanted = method === "HEAD" ? "GET" : method;
       const entry = path.byMethod.get(wanted);
-      if (entry) return { kind: "route", entry, params };
+      if (entry)
+        return invalid.length > 0 ? { kind: "route", entry, params, invalid } : { kind: "route", entry, params };
       for (const known of path.byMethod.keys()) allow.add(known);
     }
     if (allow.size > 0) return { kind: "method-not-allowed", allow: [...allow].sort() };
     return { kind: "not-found" };
   }
+}
+
+/**
+ * Percent-decodes one path segment or query component. Malformed escapes (`%E0%A4%A`), NUL and
+ * lone surrogates give an error message and a value safe to log and audit (U+FFFD stands in).
+ */
+export function decodeComponent(raw: string): { value: string; error?: string } {
+  let value: string;
+  try {
+    value = decodeURIComponent(raw);
+  } catch {
+    return { value: raw.replaceAll("\u0000", "\uFFFD").toWellFormed(), error: "is not valid percent-encoded UTF-8" };
+  }
+  const error = unsafeTextReason(value);
+  return error ? { value: value.replaceAll("\u0000", "\uFFFD").toWellFormed(), error } : { value };
+}
+
+/** Query parameters that cannot be decoded or hold text no service accepts, as 400 field errors. */
+export function invalidQuery(search: string): FieldError[] {
+  const errors: FieldError[] = [];
+  for (const pair of search.replace(/^\?/, "").split("&")) {
+    if (!pair) continue;
+    const eq = pair.indexOf("=");
+    const rawName = (eq < 0 ? pair : pair.slice(0, eq)).replaceAll("+", " ");
+    const rawValue = eq < 0 ? "" : pair.slice(eq + 1).replaceAll("+", " ");
+    const name = decodeComponent(rawName);
+    const value = decodeComponent(rawValue);
+    if (name.error) errors.push({ pointer: `/query/${name.value}`, message: `parameter name ${name.error}` });
+    else if (value.error) errors.push({ pointer: `/query/${name.value}`, message: value.error });
+  }
+  return errors;
 }

@@ -14,3 +14,4 @@ export {
   outboxMigration,
   outboxMigrations,
 } from "./outbox.ts";
+export { storablePayload } from "./sanitize.ts";

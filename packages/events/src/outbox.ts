@@ -3,6 +3,7 @@ import type { Database, MigrationList } from "@agentplane/db";
 import { type Generated, type Kysely, sql } from "kysely";
 import type { Migration } from "kysely/migration";
 import type { Bus } from "./bus.ts";
+import { storablePayload } from "./sanitize.ts";
 
 /** The part of a logger the relay uses (pino's Logger fits). */
 export interface OutboxLogger {
@@ -113,7 +114,7 @@ export function createOutbox(options: OutboxOptions): Outbox {
   const row = <T>(topic: string, data: T, opts: EnqueueOptions = {}) => ({
     id: opts.id ?? randomUUID(),
     topic,
-    data: JSON.stringify(data),
+    data: JSON.stringify(storablePayload(data)),
     time: opts.time ?? new Date().toISOString(),
   });
 
@@ -269,7 +270,12 @@ export class BufferedPublisher {
 
   /** Never throws and never waits for the bus; returns the event id. */
   publish<T>(topic: string, data: T, options: EnqueueOptions = {}): string {
-    const event = { topic, data, id: options.id ?? randomUUID(), time: options.time ?? new Date().toISOString() };
+    const event = {
+      topic,
+      data: storablePayload(data),
+      id: options.id ?? randomUUID(),
+      time: options.time ?? new Date().toISOString(),
+    };
     if (this.buffer.length > 0 || this.failures > 0) {
       // Keep order behind what is already waiting.
       this.keep(event);

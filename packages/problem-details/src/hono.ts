@@ -3,6 +3,7 @@ import type { Context, ErrorHandler } from "hono";
 import { HTTPException } from "hono/http-exception";
 import type { $ZodIssue } from "zod/v4/core";
 import { type FieldError, PROBLEM_CONTENT_TYPE, ProblemError } from "./problem-error.ts";
+import { findUnsafeText } from "./strings.ts";
 
 function requestIdOf(c: Context): string | undefined {
   return (c.get("requestId" as never) as string | undefined) ?? c.req.header("x-request-id") ?? undefined;
@@ -60,13 +61,24 @@ export function zodIssuesToFieldErrors(target: string, issues: readonly $ZodIssu
   return errors;
 }
 
-/** The zod-openapi `defaultHook`: every validation failure becomes the same 400 shape. */
+/**
+ * The zod-openapi `defaultHook`: every validation failure becomes the same 400 shape. Valid input
+ * is also refused when one of its strings holds text no store accepts (NUL, lone surrogates), so
+ * every service's bodies, queries and parameters get that rule in one place.
+ */
 // biome-ignore lint/suspicious/noExplicitAny: the hook is generic over every route's env and schema
 export const validationHook: Hook<any, any, any, any> = (result, c) => {
-  if (result.success) return;
   const target = (result as { target?: string }).target ?? "body";
+  const pointerTarget = target === "json" ? "body" : target;
+  if (result.success) {
+    if (target === "header" || target === "cookie") return;
+    const unsafe = findUnsafeText((result as { data: unknown }).data);
+    if (unsafe.length === 0) return;
+    const errors = unsafe.map((u) => ({ pointer: issuePointer(pointerTarget, u.path), message: u.message }));
+    return problemJson(c, new ProblemError("validation-failed", { detail: "The request is not valid", errors }));
+  }
   const error = (result as { error: z.ZodError }).error;
-  const errors = zodIssuesToFieldErrors(target === "json" ? "body" : target, error.issues);
+  const errors = zodIssuesToFieldErrors(pointerTarget, error.issues);
   return problemJson(c, new ProblemError("validation-failed", { detail: "The request is not valid", errors }));
 };
 

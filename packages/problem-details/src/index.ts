@@ -20,3 +20,4 @@ export {
   problemResponse,
 } from "./problem-error.ts";
 export { DEFAULT_PROBLEM_BASE, PROBLEM_SLUGS, type ProblemSlug, problemType, setProblemBase } from "./slugs.ts";
+export { findUnsafeText, unsafeTextReason } from "./strings.ts";

@@ -1,0 +1,50 @@
+import { migrateToLatest } from "@agentplane/db";
+import { databaseTargets } from "@agentplane/db/testing";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { BufferedPublisher, createOutbox, MemoryBus, outboxMigrations, storablePayload } from "../src/index.ts";
+
+describe("payloads are stored whatever text they carry", () => {
+  it("replaces NUL and lone surrogates in strings and keys, leaving other text alone", () => {
+    const input = { path: "/v1/projects/\u0000", nested: [{ "k\ud800": "a\udc00b" }], ok: "😀 ü", n: 3, none: null };
+    expect(storablePayload(input)).toEqual({
+      path: "/v1/projects/\uFFFD",
+      nested: [{ "k\uFFFD": "a\uFFFDb" }],
+      ok: "😀 ü",
+      n: 3,
+      none: null,
+    });
+    expect(input.path).toBe("/v1/projects/\u0000");
+  });
+
+  it("the gateway's buffered publisher sends a storable payload", async () => {
+    const bus = new MemoryBus();
+    const seen: unknown[] = [];
+    await bus.subscribe("t", async (e) => void seen.push(e.data));
+    const publisher = new BufferedPublisher(bus);
+    publisher.publish("t", { path: "a\u0000" });
+    await bus.drain();
+    expect(seen).toEqual([{ path: "a\uFFFD" }]);
+    publisher.close();
+  });
+});
+
+const targets = await databaseTargets();
+describe.each(targets)("outbox on $name keeps an event with NUL in it $reason", (target) => {
+  let database: Awaited<ReturnType<typeof target.open>>;
+  beforeAll(async () => {
+    database = await target.open();
+    await migrateToLatest(database.database, "nul_producer", outboxMigrations("0001"));
+  }, 60_000);
+  afterAll(async () => database?.cleanup());
+
+  it("writes and relays it with U+FFFD instead of failing the producer's transaction", async () => {
+    const bus = new MemoryBus();
+    const seen: unknown[] = [];
+    await bus.subscribe("t", async (e) => void seen.push(e.data));
+    const outbox = createOutbox({ database: database.database, schema: "nul_producer", bus });
+    await outbox.publish("t", { name: "x\u0000y", bad: "\udc00" });
+    expect(await outbox.flush()).toBe(1);
+    await bus.drain();
+    expect(seen).toEqual([{ name: "x\uFFFDy", bad: "\uFFFD" }]);
+  });
+});
