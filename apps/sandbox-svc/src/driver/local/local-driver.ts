@@ -15,8 +15,9 @@ import type {
   SandboxRuntimeSpec,
 } from "../types.ts";
 import { type CgroupSupport, createSandboxCgroup, detectCgroups, type SandboxCgroup } from "./cgroups.ts";
+import { egressEnv, startEgressRelay } from "./egress-relay.ts";
 import { DEFAULT_IMAGE, imageMountArgs } from "./images.ts";
-import { spawnPiped, spawnTty, withCgroups } from "./process.ts";
+import { readChildPid, readReady, spawnPiped, spawnTty, withCgroups } from "./process.ts";
 import { Spawner } from "./spawner.ts";
 
 export type LocalIsolation = "bwrap" | "none";
@@ -29,6 +30,18 @@ export interface LocalDriverOptions {
   logger: Logger;
   /** Where to look for bwrap, nsenter and socat (tests point this at an empty directory). */
   searchPath?: string[];
+  /**
+   * The platform's egress proxy: a Unix socket per sandbox, relayed to the sandbox's 127.0.0.1:3128
+   * (HTTP_PROXY/HTTPS_PROXY point there). Without it a sandbox has loopback only. Isolation `none`
+   * shares the host's network and gets no proxy.
+   */
+  egress?: EgressSockets;
+}
+
+export interface EgressSockets {
+  /** Starts the sandbox's proxy; resolves with the host path of its Unix socket. */
+  open(sandboxId: string): Promise<string>;
+  close(sandboxId: string): Promise<void>;
 }
 
 const SEARCH_PATH = ["/usr/local/sbin", "/usr/local/bin", "/usr/sbin", "/usr/bin", "/sbin", "/bin"];
@@ -48,6 +61,8 @@ interface RunningSandbox {
   workspace: string;
   cgroup: SandboxCgroup;
   execs: Set<ExecProcess>;
+  /** The egress relay inside its network namespace, when the sandbox has egress. */
+  relay?: ChildProcess;
   stopping: boolean;
   gone: Promise<void>;
 }
@@ -152,7 +167,19 @@ export class LocalDriver implements SandboxDriver {
 
   private sandboxEnv(spec: SandboxRuntimeSpec, workspace: string): Record<string, string> {
     const home = this.isolation === "none" ? workspace : "/workspace";
-    return { PATH: SANDBOX_PATH, HOME: home, USER: "sandbox", LANG: "C.UTF-8", HOSTNAME: spec.slug, ...spec.env };
+    return {
+      PATH: SANDBOX_PATH,
+      HOME: home,
+      USER: "sandbox",
+      LANG: "C.UTF-8",
+      HOSTNAME: spec.slug,
+      ...spec.env,
+      ...(this.egressEnabled() ? egressEnv(spec.slug) : {}),
+    };
+  }
+
+  private egressEnabled(): boolean {
+    return this.options.egress !== undefined && this.isolation !== "none";
   }
 
   private async launch(spec: SandboxRuntimeSpec): Promise<void> {
@@ -169,15 +196,19 @@ export class LocalDriver implements SandboxDriver {
       argv = main;
     } else {
       // The main process says "ready" on fd 4 once bwrap has finished the mounts, before exec'ing
-      // the real command: entering the namespaces earlier would see a half-built root.
-      const signalReady = ["/bin/sh", "-c", 'printf ready >&4; exec 4>&-; exec "$@"', "sh", ...main];
+      // the real command: entering the namespaces earlier would see a half-built root. With egress
+      // it then waits on fd 5 until the proxy relay listens, so its first request finds it.
+      const script = this.egressEnabled()
+        ? 'printf ready >&4; exec 4>&-; read -r _ <&5; exec 5<&-; exec "$@"'
+        : 'printf ready >&4; exec 4>&-; exec "$@"';
+      const signalReady = ["/bin/sh", "-c", script, "sh", ...main];
       argv = [this.tools.bwrap as string, ...this.bwrapArgs(spec, workspace), "--", ...signalReady];
     }
     const [file, ...args] = withCgroups(cgroup.procsFiles, argv) as [string, ...string[]];
     const proc = spawn(file, args, {
       env,
       cwd: this.isolation === "none" ? workspace : "/",
-      stdio: ["ignore", "ignore", "pipe", "pipe", "pipe"],
+      stdio: ["ignore", "ignore", "pipe", "pipe", "pipe", ...(this.egressEnabled() ? (["pipe"] as const) : [])],
       detached: true,
     });
     const stderr: Buffer[] = [];
@@ -187,11 +218,24 @@ export class LocalDriver implements SandboxDriver {
     });
     const gone = new Promise<void>((resolve) => proc.once("close", () => resolve()));
     let pid: number;
+    let relay: ChildProcess | undefined;
     try {
       if (this.isolation === "none") pid = proc.pid as number;
       else [pid] = await Promise.all([readChildPid(proc), readReady(proc)]);
+      if (this.egressEnabled()) {
+        const socketPath = await (this.options.egress as EgressSockets).open(spec.id);
+        relay = await startEgressRelay(this.tools.nsenter as string, pid, socketPath);
+        (proc.stdio as unknown as Duplex[])[5]?.end("go\n");
+      }
     } catch (err) {
+      relay?.kill("SIGKILL");
+      try {
+        process.kill(-(proc.pid as number), "SIGKILL");
+      } catch {
+        // Already gone.
+      }
       await gone;
+      await this.options.egress?.close(spec.id);
       await cgroup.remove();
       throw new Error(`sandbox failed to start: ${tail(stderr) || (err as Error).message}`);
     }
@@ -203,6 +247,7 @@ export class LocalDriver implements SandboxDriver {
       workspace,
       cgroup,
       execs: new Set(),
+      ...(relay ? { relay } : {}),
       stopping: false,
       gone,
     };
@@ -210,6 +255,8 @@ export class LocalDriver implements SandboxDriver {
     proc.once("exit", (code, signal) => {
       this.running.delete(spec.id);
       for (const exec of running.execs) exec.kill();
+      running.relay?.kill("SIGKILL");
+      if (running.relay) void this.options.egress?.close(spec.id);
       void cgroup.remove();
       if (running.stopping) return;
       const message = `main process exited (${signal ?? `code ${code}`})${tail(stderr) ? `: ${tail(stderr)}` : ""}`;
@@ -349,35 +396,4 @@ export class LocalDriver implements SandboxDriver {
     await Promise.all([...this.running.keys()].map((id) => this.stop(id)));
     this.spawner.close();
   }
-}
-
-function readReady(proc: ChildProcess): Promise<void> {
-  const ready = proc.stdio[4] as Readable;
-  return new Promise((resolve, reject) => {
-    ready.once("data", () => {
-      ready.resume();
-      resolve();
-    });
-    proc.once("exit", (code) => reject(new Error(`bwrap exited with code ${code}`)));
-  });
-}
-
-/** bwrap writes `{"child-pid": N, …}` to the info fd once the namespaces exist. */
-function readChildPid(proc: ChildProcess): Promise<number> {
-  const info = proc.stdio[3] as Readable;
-  return new Promise((resolve, reject) => {
-    let text = "";
-    const onData = (chunk: Buffer) => {
-      text += chunk.toString("utf8");
-      const match = /"child-pid":\s*(\d+)/.exec(text);
-      if (match) {
-        info.off("data", onData);
-        info.resume();
-        resolve(Number(match[1]));
-      }
-    };
-    info.on("data", onData);
-    proc.once("exit", (code) => reject(new Error(`bwrap exited with code ${code}`)));
-    proc.once("error", reject);
-  });
 }

@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn } from "node:child_process";
-import { PassThrough } from "node:stream";
+import { PassThrough, type Readable } from "node:stream";
 import type { IPty } from "node-pty";
 import type { ExecExit, ExecProcess } from "../types.ts";
 
@@ -104,4 +104,35 @@ export async function spawnTty(
     kill: (signal = "SIGKILL") => killGroup(term.pid, signal),
     exited,
   };
+}
+
+export function readReady(proc: ChildProcess): Promise<void> {
+  const ready = proc.stdio[4] as Readable;
+  return new Promise((resolve, reject) => {
+    ready.once("data", () => {
+      ready.resume();
+      resolve();
+    });
+    proc.once("exit", (code) => reject(new Error(`bwrap exited with code ${code}`)));
+  });
+}
+
+/** bwrap writes `{"child-pid": N, …}` to the info fd once the namespaces exist. */
+export function readChildPid(proc: ChildProcess): Promise<number> {
+  const info = proc.stdio[3] as Readable;
+  return new Promise((resolve, reject) => {
+    let text = "";
+    const onData = (chunk: Buffer) => {
+      text += chunk.toString("utf8");
+      const match = /"child-pid":\s*(\d+)/.exec(text);
+      if (match) {
+        info.off("data", onData);
+        info.resume();
+        resolve(Number(match[1]));
+      }
+    };
+    info.on("data", onData);
+    proc.once("exit", (code) => reject(new Error(`bwrap exited with code ${code}`)));
+    proc.once("error", reject);
+  });
 }

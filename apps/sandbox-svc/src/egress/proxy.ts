@@ -1,0 +1,317 @@
+import { lookup } from "node:dns/promises";
+import { mkdtempSync, rmSync } from "node:fs";
+import {
+  createServer,
+  request as httpRequest,
+  type IncomingMessage,
+  type Server,
+  type ServerResponse,
+} from "node:http";
+import { BlockList, connect, isIP, type Socket } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { Duplex } from "node:stream";
+import { ProblemError } from "@agentplane/problem-details";
+import { HOP_BY_HOP_HEADERS, type Logger } from "@agentplane/service-kit";
+
+/** The answer for one destination: allowed, or refused with the rule that refused it. */
+export interface EgressVerdict {
+  allowed: boolean;
+  /** The policy rule that denied (absent when no policy permits egress at all). */
+  ruleId?: string;
+  detail?: string;
+}
+
+/** Decides one destination of one sandbox; throws a ProblemError (503) when it cannot decide. */
+export type EgressDecider = (sandboxId: string, host: string, port: number) => Promise<EgressVerdict>;
+
+export interface EgressProxyOptions {
+  decide: EgressDecider;
+  /**
+   * Test-only name map (`SANDBOX_EGRESS_HOST_MAP`): `name` or `name:port` → `address[:port]`.
+   * Policies still see the name the sandbox asked for; mapped names may point at private addresses.
+   */
+  hostMap?: Record<string, string>;
+  logger: Logger;
+}
+
+interface Destination {
+  host: string;
+  port: number;
+}
+
+/** Loopback, private, link-local, CGNAT and unspecified ranges: never reachable through the proxy by DNS. */
+const PRIVATE = new BlockList();
+for (const [net, prefix] of [
+  ["0.0.0.0", 8],
+  ["10.0.0.0", 8],
+  ["100.64.0.0", 10],
+  ["127.0.0.0", 8],
+  ["169.254.0.0", 16],
+  ["172.16.0.0", 12],
+  ["192.168.0.0", 16],
+] as const) {
+  PRIVATE.addSubnet(net, prefix, "ipv4");
+}
+for (const [net, prefix] of [
+  ["::", 128],
+  ["::1", 128],
+  ["fc00::", 7],
+  ["fe80::", 10],
+] as const) {
+  PRIVATE.addSubnet(net, prefix, "ipv6");
+}
+
+export function isPrivateAddress(address: string): boolean {
+  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
+  if (mapped) return PRIVATE.check(mapped[1] as string, "ipv4");
+  const family = isIP(address);
+  if (family === 0) return true;
+  return PRIVATE.check(address, family === 4 ? "ipv4" : "ipv6");
+}
+
+const HOST_NAME = /^(?=.{1,253}$)[a-z0-9_]([a-z0-9_-]{0,62})(\.[a-z0-9_]([a-z0-9_-]{0,62}))*$/;
+
+/** `host:port` of a CONNECT (`[v6]:port` too); undefined when malformed. */
+export function parseAuthority(authority: string): Destination | undefined {
+  const m = /^(?:\[([0-9a-fA-F:.]+)\]|([^:[\]]+)):(\d{1,5})$/.exec(authority);
+  if (!m) return undefined;
+  return normalize(m[1] ?? (m[2] as string), Number(m[3]));
+}
+
+function normalize(rawHost: string, port: number): Destination | undefined {
+  const host = rawHost.toLowerCase().replace(/\.$/, "");
+  if (!Number.isInteger(port) || port < 1 || port > 65_535) return undefined;
+  if (isIP(host) === 0 && !HOST_NAME.test(host)) return undefined;
+  return { host, port };
+}
+
+function problemBody(error: ProblemError): string {
+  return JSON.stringify(error.toBody());
+}
+
+function refuseTunnel(client: Duplex, error: ProblemError): void {
+  const body = problemBody(error);
+  client.end(
+    `HTTP/1.1 ${error.status} ${error.title}\r\ncontent-type: application/problem+json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,
+  );
+}
+
+function refuseRequest(res: ServerResponse, error: ProblemError): void {
+  if (res.headersSent) {
+    res.destroy();
+    return;
+  }
+  res.writeHead(error.status, { "content-type": "application/problem+json", connection: "close" });
+  res.end(problemBody(error));
+}
+
+function denied(dest: Destination, verdict: EgressVerdict): ProblemError {
+  return new ProblemError("policy-denied", {
+    detail:
+      verdict.detail ??
+      (verdict.ruleId
+        ? `Egress to ${dest.host}:${dest.port} is denied by policy rule ${verdict.ruleId}`
+        : `No policy permits egress to ${dest.host}:${dest.port}`),
+    extensions: { action: "sandbox:egress", ruleId: verdict.ruleId ?? null, host: dest.host, port: dest.port },
+  });
+}
+
+function forwardedHeaders(headers: IncomingMessage["headers"]): Record<string, string | string[]> {
+  const named = String(headers.connection ?? "")
+    .split(",")
+    .map((h) => h.trim().toLowerCase())
+    .filter(Boolean);
+  const drop = new Set([...HOP_BY_HOP_HEADERS, "proxy-connection", ...named]);
+  const out: Record<string, string | string[]> = {};
+  for (const [name, value] of Object.entries(headers)) {
+    if (value !== undefined && !drop.has(name)) out[name] = value;
+  }
+  return out;
+}
+
+/**
+ * The platform's egress proxy: one HTTP forward proxy per sandbox on a private Unix socket (the
+ * driver relays the sandbox's `127.0.0.1:3128` to it from inside its network namespace). CONNECT
+ * tunnels TLS end to end; plain HTTP goes by absolute URI. Every new connection's destination
+ * (host and port as the sandbox named them) is decided first; DNS names that resolve to private or
+ * loopback addresses are refused whatever the policy says, so a sandbox never reaches the host's
+ * own services through it.
+ */
+export class EgressProxy {
+  private readonly options: EgressProxyOptions;
+  private readonly dir: string;
+  private readonly servers = new Map<string, { server: Server; sockets: Set<Duplex> }>();
+
+  constructor(options: EgressProxyOptions) {
+    this.options = options;
+    this.dir = mkdtempSync(join(tmpdir(), "ap-egress-"));
+  }
+
+  /** Starts the sandbox's proxy and returns the path of its Unix socket. */
+  async open(sandboxId: string): Promise<string> {
+    await this.close(sandboxId);
+    const path = join(this.dir, `${sandboxId}.sock`);
+    rmSync(path, { force: true });
+    const sockets = new Set<Duplex>();
+    const track = (s: Duplex) => {
+      sockets.add(s);
+      s.once("close", () => sockets.delete(s));
+    };
+    const server = createServer((req, res) => {
+      void this.forward(sandboxId, req, res, track).catch((err) => {
+        this.options.logger.warn({ err, sandboxId }, "egress request failed");
+        refuseRequest(res, new ProblemError("bad-gateway", { detail: "Upstream failed" }));
+      });
+    });
+    server.on("connection", track);
+    server.on("connect", (req: IncomingMessage, client: Duplex, head: Buffer) => {
+      void this.tunnel(sandboxId, req, client, head, track).catch((err) => {
+        this.options.logger.warn({ err, sandboxId }, "egress tunnel failed");
+        client.destroy();
+      });
+    });
+    await new Promise<void>((resolve, reject) => {
+      server.once("error", reject);
+      server.listen(path, () => resolve());
+    });
+    this.servers.set(sandboxId, { server, sockets });
+    return path;
+  }
+
+  /** Stops the sandbox's proxy and cuts its open connections. */
+  async close(sandboxId: string): Promise<void> {
+    const entry = this.servers.get(sandboxId);
+    if (!entry) return;
+    this.servers.delete(sandboxId);
+    for (const socket of entry.sockets) socket.destroy();
+    await new Promise<void>((resolve) => entry.server.close(() => resolve()));
+  }
+
+  async closeAll(): Promise<void> {
+    await Promise.all([...this.servers.keys()].map((id) => this.close(id)));
+    rmSync(this.dir, { recursive: true, force: true });
+  }
+
+  /** Decides, then resolves the destination to an address that may be dialed. */
+  private async admit(sandboxId: string, dest: Destination): Promise<Destination> {
+    const verdict = await this.options.decide(sandboxId, dest.host, dest.port);
+    if (!verdict.allowed) throw denied(dest, verdict);
+    const map = this.options.hostMap;
+    const mapped = map?.[`${dest.host}:${dest.port}`] ?? map?.[dest.host];
+    if (mapped) {
+      const m = /^(.*?)(?::(\d+))?$/.exec(mapped) as RegExpExecArray;
+      return { host: m[1] as string, port: m[2] ? Number(m[2]) : dest.port };
+    }
+    const address = isIP(dest.host) ? dest.host : (await lookup(dest.host)).address;
+    if (isPrivateAddress(address)) {
+      throw new ProblemError("policy-denied", {
+        detail: `${dest.host} resolves to a private address; the egress proxy reaches public hosts only`,
+        extensions: { action: "sandbox:egress", ruleId: null, host: dest.host, port: dest.port },
+      });
+    }
+    return { host: address, port: dest.port };
+  }
+
+  private async tunnel(
+    sandboxId: string,
+    req: IncomingMessage,
+    client: Duplex,
+    head: Buffer,
+    track: (s: Duplex) => void,
+  ): Promise<void> {
+    client.on("error", () => {});
+    const dest = parseAuthority(req.url ?? "");
+    if (!dest) {
+      refuseTunnel(client, new ProblemError("bad-request", { detail: "CONNECT needs host:port" }));
+      return;
+    }
+    let target: Destination;
+    try {
+      target = await this.admit(sandboxId, dest);
+    } catch (err) {
+      refuseTunnel(client, asProblem(err, dest));
+      return;
+    }
+    const upstream: Socket = connect(target.port, target.host);
+    track(upstream);
+    upstream.once("error", () => {
+      if (upstream.connecting) {
+        refuseTunnel(
+          client,
+          new ProblemError("bad-gateway", { detail: `Cannot connect to ${dest.host}:${dest.port}` }),
+        );
+      } else client.destroy();
+    });
+    upstream.once("connect", () => {
+      client.write("HTTP/1.1 200 Connection Established\r\n\r\n");
+      if (head.length > 0) upstream.write(head);
+      upstream.pipe(client);
+      client.pipe(upstream);
+      client.once("close", () => upstream.destroy());
+      upstream.once("close", () => client.destroy());
+    });
+  }
+
+  private async forward(
+    sandboxId: string,
+    req: IncomingMessage,
+    res: ServerResponse,
+    track: (s: Duplex) => void,
+  ): Promise<void> {
+    let url: URL;
+    try {
+      url = new URL(req.url ?? "");
+    } catch {
+      refuseRequest(res, new ProblemError("bad-request", { detail: "A forward proxy needs an absolute http:// URI" }));
+      return;
+    }
+    if (url.protocol !== "http:") {
+      refuseRequest(
+        res,
+        new ProblemError("bad-request", { detail: "Use CONNECT for https; plain requests need http://" }),
+      );
+      return;
+    }
+    const dest = normalize(url.hostname.replace(/^\[|\]$/g, ""), url.port ? Number(url.port) : 80);
+    if (!dest) {
+      refuseRequest(res, new ProblemError("bad-request", { detail: `Bad destination ${url.host}` }));
+      return;
+    }
+    let target: Destination;
+    try {
+      target = await this.admit(sandboxId, dest);
+    } catch (err) {
+      refuseRequest(res, asProblem(err, dest));
+      return;
+    }
+    const headers = { ...forwardedHeaders(req.headers), host: url.host };
+    const upstream = httpRequest({
+      host: target.host,
+      port: target.port,
+      method: req.method,
+      path: `${url.pathname}${url.search}`,
+      headers,
+      setHost: false,
+      agent: false,
+    });
+    upstream.on("socket", track);
+    upstream.on("response", (answer) => {
+      res.writeHead(answer.statusCode ?? 502, answer.statusMessage, forwardedHeaders(answer.headers));
+      answer.pipe(res);
+    });
+    upstream.on("error", () =>
+      refuseRequest(res, new ProblemError("bad-gateway", { detail: `Cannot reach ${dest.host}:${dest.port}` })),
+    );
+    req.pipe(upstream);
+  }
+}
+
+function asProblem(err: unknown, dest: Destination): ProblemError {
+  if (err instanceof ProblemError) return err;
+  const code = (err as { code?: string }).code;
+  if (code === "ENOTFOUND" || code === "EAI_AGAIN") {
+    return new ProblemError("bad-gateway", { detail: `Cannot resolve ${dest.host}` });
+  }
+  return new ProblemError("bad-gateway", { detail: `Cannot reach ${dest.host}:${dest.port}` });
+}
