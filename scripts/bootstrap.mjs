@@ -19,6 +19,7 @@ const toolchain = join(cacheHome, "agentplane", "toolchain");
 const JOBS = {
   start: ["node", ["apps/platform/src/main.ts"]],
   runtime: ["node", ["apps/agent-runtime/src/main.ts"]],
+  platform: ["node", ["apps/platform/src/main.ts"]],
   test: ["pnpm", ["exec", "vitest", "run"]],
   lint: ["pnpm", ["exec", "biome", "check", "."]],
   typecheck: ["pnpm", ["exec", "turbo", "run", "typecheck"]],

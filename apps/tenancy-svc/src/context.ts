@@ -10,6 +10,12 @@ export interface TenancyConfig {
   secretKey: Uint8Array;
   /** Where operators reach the platform; the activation page is `${publicUrl}/activate`. */
   publicUrl: string;
+  /**
+   * True when PUBLIC_URL was not configured: activation links then use the address the caller
+   * reached the gateway at (`x-forwarded-host`/`-proto`, which the gateway sets), so they name the
+   * right port; `publicUrl` is only the fallback.
+   */
+  publicUrlFromRequest?: boolean;
   /** Reported by `GET /v1/installation`. */
   version?: string;
   /** How long a rotated-out key stays published (default 86400). */

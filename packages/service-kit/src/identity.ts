@@ -1,5 +1,6 @@
 import { type Principal, PrincipalSchema } from "@agentplane/contracts";
 import { exportJWK, generateKeyPair, importJWK, type JWK, jwtVerify, SignJWT } from "jose";
+import { ConfigError } from "./config.ts";
 
 type Key = Awaited<ReturnType<typeof importJWK>>;
 
@@ -18,17 +19,29 @@ export async function generateInternalKeys(): Promise<InternalKeys & { privateJw
 }
 
 /** From `INTERNAL_IDENTITY_PRIVATE_KEY` (JWK JSON, includes the public part) or `INTERNAL_IDENTITY_PUBLIC_KEY`. */
+/** Parses and imports one key variable; a bad value is a ConfigError naming the variable. */
+async function importKeyVariable(name: string, value: string): Promise<{ jwk: JWK; key: Key }> {
+  try {
+    const jwk = JSON.parse(value) as JWK;
+    return { jwk, key: await importJWK(jwk, ALG) };
+  } catch (err) {
+    throw new ConfigError([
+      {
+        name,
+        message: `not an Ed25519 JSON Web Key (${(err as Error).message}); generate the keys again with \`node scripts/bootstrap.mjs platform keys\``,
+      },
+    ]);
+  }
+}
+
 export async function importInternalKeys(options: { privateJwk?: string; publicJwk?: string }): Promise<InternalKeys> {
   if (options.privateJwk) {
-    const jwk = JSON.parse(options.privateJwk) as JWK;
+    const { jwk, key } = await importKeyVariable("INTERNAL_IDENTITY_PRIVATE_KEY", options.privateJwk);
     const { d: _d, ...publicPart } = jwk;
-    return {
-      privateKey: await importJWK(jwk, ALG),
-      publicKey: await importJWK(publicPart, ALG),
-    };
+    return { privateKey: key, publicKey: await importJWK(publicPart, ALG) };
   }
   if (options.publicJwk) {
-    return { publicKey: await importJWK(JSON.parse(options.publicJwk) as JWK, ALG) };
+    return { publicKey: (await importKeyVariable("INTERNAL_IDENTITY_PUBLIC_KEY", options.publicJwk)).key };
   }
   throw new Error("INTERNAL_IDENTITY_PRIVATE_KEY or INTERNAL_IDENTITY_PUBLIC_KEY must be set");
 }

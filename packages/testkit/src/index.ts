@@ -2,6 +2,7 @@ export { freePort, type LocalServer, readBody, startLocalServer, waitForHealth }
 export { OwnRedis } from "./own-redis.ts";
 export {
   createTestDatabase,
+  dropTestDatabase,
   requirePostgres,
   requireRedis,
   type ServiceAvailability,

@@ -61,17 +61,17 @@ export async function createTestDatabase(prefix = "t"): Promise<TestDatabase> {
   }
   const url = new URL(TEST_POSTGRES_URL);
   url.pathname = `/${name}`;
-  return {
-    url: url.toString(),
-    async drop() {
-      const sql = postgres(TEST_POSTGRES_URL, { max: 1, onnotice: () => {} });
-      try {
-        await sql.unsafe(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
-      } finally {
-        await sql.end();
-      }
-    },
-  };
+  return { url: url.toString(), drop: () => dropTestDatabase(name) };
+}
+
+/** Drops a database of the test server (one a test let the code under test create). */
+export async function dropTestDatabase(name: string): Promise<void> {
+  const sql = postgres(TEST_POSTGRES_URL, { max: 1, onnotice: () => {} });
+  try {
+    await sql.unsafe(`DROP DATABASE IF EXISTS "${name.replaceAll('"', '""')}" WITH (FORCE)`);
+  } finally {
+    await sql.end();
+  }
 }
 
 /** A key prefix so suites sharing one Redis do not see each other's keys. */

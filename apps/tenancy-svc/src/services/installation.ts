@@ -163,7 +163,7 @@ export async function getInstallation(ctx: TenancyContext): Promise<Installation
   };
 }
 
-export async function startActivation(ctx: TenancyContext) {
+export async function startActivation(ctx: TenancyContext, requestOrigin?: string) {
   const installation = await getInstallation(ctx);
   if (installation.status === "activated") {
     throw new ProblemError("conflict", { detail: "The installation is already activated" });
@@ -185,7 +185,8 @@ export async function startActivation(ctx: TenancyContext) {
       user_id: null,
     })
     .execute();
-  const verificationUri = `${ctx.config.publicUrl}/activate`;
+  const base = (ctx.config.publicUrlFromRequest && requestOrigin) || ctx.config.publicUrl;
+  const verificationUri = `${base}/activate`;
   return {
     sessionId: id,
     userCode,
