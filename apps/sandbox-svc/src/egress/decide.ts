@@ -1,26 +1,66 @@
-import type { DecisionResponse, Principal } from "@agentplane/contracts";
+import {
+  type DecisionReason,
+  type DecisionResponse,
+  type EffectivePolicy,
+  getSandboxEffectivePolicyRoute,
+  type Principal,
+} from "@agentplane/contracts";
+import { ProblemError } from "@agentplane/problem-details";
 import { type Actor, audit, type SandboxDeps } from "../services/context.ts";
 import { blockingReasons, decide } from "../services/policy.ts";
 import type { EgressVerdict } from "./proxy.ts";
 
-/**
- * Egress is closed unless a bound policy opens it. Governance allows an action no binding covers
- * (opt-in per action family), which for egress would mean "anywhere": here an allow counts only
- * when it names the rules that permitted it. A dryrun deny proceeds, as everywhere.
- */
+/** A dryrun deny proceeds, as everywhere; an enforced one names its rule. */
 export function egressVerdict(response: DecisionResponse): EgressVerdict {
-  if (response.decision === "deny") {
-    if (!response.enforced) return { allowed: true };
-    const reasons = blockingReasons(response);
-    return reasons[0] ? { allowed: false, ruleId: reasons[0].ruleId } : { allowed: false };
+  if (response.decision === "allow" || !response.enforced) return { allowed: true };
+  const reasons = blockingReasons(response);
+  return reasons[0] ? { allowed: false, ruleId: reasons[0].ruleId } : { allowed: false };
+}
+
+/** How long a sandbox's "is egress governed at all" answer is reused (governance propagates changes within 2 s). */
+const GOVERNED_TTL_MS = 2000;
+const governedCache = new Map<string, { governed: boolean; until: number }>();
+
+function unavailable(): ProblemError {
+  return new ProblemError("service-unavailable", {
+    detail: "The policy service is unavailable; retry shortly",
+    headers: { "retry-after": "2" },
+  });
+}
+
+/**
+ * Egress is closed unless a bound policy opens it. The decision API allows an action that no
+ * binding covers (governance is opt-in per action family), which for egress would mean "anywhere";
+ * so the proxy first asks the sandbox's effective policy whether any binding governs
+ * `sandbox:egress` for it (reused for 2 s), then decides each destination.
+ */
+async function egressGoverned(deps: SandboxDeps, principal: Principal, projectId: string): Promise<boolean> {
+  const sandboxId = principal.sandboxId as string;
+  const cached = governedCache.get(sandboxId);
+  if (cached && cached.until > Date.now()) return cached.governed;
+  const governance = deps.governance;
+  if (!governance) return false;
+  const path = getSandboxEffectivePolicyRoute.path
+    .replace("{projectId}", encodeURIComponent(projectId))
+    .replace("{sandboxId}", encodeURIComponent(sandboxId));
+  let effective: EffectivePolicy;
+  try {
+    effective = await governance.request<EffectivePolicy>("GET", path, { principal });
+  } catch (err) {
+    deps.logger.warn({ err, sandboxId }, "effective policy for egress unavailable");
+    throw unavailable();
   }
-  return { allowed: response.reasons.length > 0 };
+  const summary = effective.actions?.find((a) => a.action === "sandbox:egress");
+  const governed = summary?.governed === true && effective.egress?.access !== "none";
+  governedCache.set(sandboxId, { governed, until: Date.now() + GOVERNED_TTL_MS });
+  if (governedCache.size > 10_000) governedCache.delete(governedCache.keys().next().value as string);
+  return governed;
 }
 
 /**
  * One destination of one sandbox, asked of governance as `sandbox:egress` by the sandbox itself on
- * the resource `Host::"<name>"` (the sandbox's labels, so bindings that select sandboxes by label
- * apply), context `{host, port}`. A refusal is audited with the rule that refused it.
+ * the resource `Host::"<name>"` (with the sandbox's labels, so bindings that select sandboxes by
+ * label apply), context `{host, port}`. A refusal is audited with the rule that refused it.
  */
 export async function decideEgress(
   deps: SandboxDeps,
@@ -41,6 +81,10 @@ export async function decideEgress(
     projectId: row.project_id,
     orgId: row.org_id,
   };
+  if (!(await egressGoverned(deps, principal, row.project_id))) {
+    await refuse(deps, principal, row, host, port, undefined, []);
+    return { allowed: false, detail: `No policy permits egress from this sandbox (to ${host}:${port})` };
+  }
   const response = await decide(deps, {
     principal,
     action: "sandbox:egress",
@@ -54,30 +98,42 @@ export async function decideEgress(
     },
     context: { host, port },
   });
-  const verdict = response ? egressVerdict(response) : { allowed: false };
+  const verdict: EgressVerdict = response ? egressVerdict(response) : { allowed: false };
   if (!verdict.allowed) {
-    const actor: Actor = { principal, orgId: row.org_id };
-    const reasons = response ? blockingReasons(response) : [];
-    await audit(deps, actor, {
-      action: "sandbox.egress_denied",
-      projectId: row.project_id,
-      orgId: row.org_id,
-      targetType: "sandbox",
-      targetId: sandboxId,
-      outcome: "denied",
-      details: {
-        host,
-        port,
-        ruleId: verdict.ruleId ?? null,
-        reasons: reasons.map((r) => ({
-          policyId: r.policyId,
-          version: r.version,
-          ruleId: r.ruleId,
-          bindingId: r.bindingId,
-        })),
-        ...(verdict.ruleId ? {} : { reason: "no policy permits egress to this destination" }),
-      },
-    });
+    await refuse(deps, principal, row, host, port, verdict.ruleId, response ? blockingReasons(response) : []);
   }
   return verdict;
+}
+
+/** The sandbox-side record of a refused connection (governance records the decision itself). */
+async function refuse(
+  deps: SandboxDeps,
+  principal: Principal,
+  row: { id: string; project_id: string; org_id: string | null },
+  host: string,
+  port: number,
+  ruleId: string | undefined,
+  reasons: DecisionReason[],
+): Promise<void> {
+  const actor: Actor = { principal, ...(row.org_id ? { orgId: row.org_id } : {}) };
+  await audit(deps, actor, {
+    action: "sandbox.egress_denied",
+    projectId: row.project_id,
+    orgId: row.org_id,
+    targetType: "sandbox",
+    targetId: row.id,
+    outcome: "denied",
+    details: {
+      host,
+      port,
+      ruleId: ruleId ?? null,
+      reasons: reasons.map((r) => ({
+        policyId: r.policyId,
+        version: r.version,
+        ruleId: r.ruleId,
+        bindingId: r.bindingId,
+      })),
+      ...(ruleId ? {} : { reason: "no policy permits egress from this sandbox" }),
+    },
+  });
 }
