@@ -2,7 +2,9 @@ import type { Logger } from "pino";
 import type { DeliveryDeps } from "./chat/deliver.ts";
 import type { TeamChatAdapter } from "./chat/team-chat.ts";
 import type { RuntimeConfig } from "./config.ts";
+import type { ContextWindowCatalog } from "./context/catalog.ts";
 import type { RuntimeDb } from "./db/database.ts";
+import type { LiveHub } from "./live/hub.ts";
 import type { ModelClient } from "./models/provider.ts";
 import type { MessageWriter } from "./services/message-writer.ts";
 import type { MessageRow } from "./services/threads.ts";
@@ -22,6 +24,10 @@ export interface RuntimeDeps {
   /** Every tool a turn offers the model (core, skills, plugins, memory, schedules). */
   tools: ToolRegistry;
   skills: SkillCatalog;
+  /** Context windows of the model ids (bundled, refreshed from MODELS_DEV_URL at start). */
+  catalog: ContextWindowCatalog;
+  /** Live followers of threads (the SSE route). */
+  live: LiveHub;
   /** What happened to each plugin at start (loaded, failed, tools skipped). */
   plugins: PluginReport[];
   teamChat: TeamChatAdapter | null;

@@ -5,8 +5,10 @@ import pino, { type Logger } from "pino";
 import { createRuntimeApp } from "./app.ts";
 import type { TeamChatAdapter } from "./chat/team-chat.ts";
 import { configWarnings, loadConfig, type RuntimeConfig, readEnvironment } from "./config.ts";
+import { ContextWindowCatalog } from "./context/catalog.ts";
 import { openDatabase } from "./db/database.ts";
 import type { RuntimeDeps } from "./deps.ts";
+import { LiveHub } from "./live/hub.ts";
 import type { ModelClient, ModelClientOptions } from "./models/provider.ts";
 import { WorkerModelClient } from "./models/worker-client.ts";
 import { ensureAgent } from "./services/agent.ts";
@@ -48,6 +50,9 @@ export async function createRuntime(config: RuntimeConfig, options: RuntimeOptio
 
   const { registry: tools, skills } = coreTools(config, logger);
   const plugins = await loadPlugins(config.pluginsDir, tools, logger);
+  const catalog = new ContextWindowCatalog(config.env.CONTEXT_WINDOW_TOKENS);
+  await catalog.refresh(config.env.MODELS_DEV_URL, logger);
+  const live = new LiveHub();
 
   // The queue calls back into deps, which holds the queue: tied together once both exist.
   let deps: RuntimeDeps | undefined;
@@ -65,6 +70,9 @@ export async function createRuntime(config: RuntimeConfig, options: RuntimeOptio
     tools,
     skills,
     plugins,
+    catalog,
+    live,
+    onWebMessage: (message) => live.publishMessage(message),
     teamChat: options.teamChat ?? null,
     logger,
     registry,

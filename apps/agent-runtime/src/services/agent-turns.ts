@@ -1,27 +1,83 @@
+import { afterTurn, COMMAND_SOURCE, compactThread, contextHistory } from "../context/compaction.ts";
 import type { RuntimeDeps } from "../deps.ts";
-import { runTurn, type TurnOutcome } from "../turns/run-turn.ts";
+import { runTurn, type TurnEvent, type TurnOutcome } from "../turns/run-turn.ts";
 import { effectiveModels, loadAgent, modelDefaults } from "./agent.ts";
 import type { MessageRow } from "./threads.ts";
 
-/** Runs one turn of the agent in a thread with its current verbose setting and main model. */
-export async function runAgentTurn(
-  deps: Pick<RuntimeDeps, "database" | "messages" | "model" | "config" | "tools" | "logger" | "skills">,
-  input: { threadId: string; text: string; source: string; onDelivered?: (message: MessageRow) => void },
-): Promise<TurnOutcome> {
+export type TurnDeps = Pick<
+  RuntimeDeps,
+  "database" | "messages" | "model" | "config" | "tools" | "logger" | "skills" | "catalog" | "live"
+>;
+
+export interface AgentTurnInput {
+  threadId: string;
+  text: string;
+  source: string;
+  /** Which model override applies: main (chat, webhooks), heartbeat or cron. */
+  purpose?: "main" | "heartbeat" | "cron";
+  onDelivered?: (message: MessageRow) => void;
+  /** Deliveries of this turn are not published live (a heartbeat result waits for the gate). */
+  quiet?: boolean;
+}
+
+const COMPACT = /^\/compact(?:\s+([\s\S]*))?$/;
+
+async function runCompactCommand(deps: TurnDeps, input: AgentTurnInput, modelId: string): Promise<TurnOutcome> {
+  const focus = COMPACT.exec(input.text.trim())?.[1]?.trim() || undefined;
+  const userMessage = await deps.messages.append({
+    threadId: input.threadId,
+    role: "user",
+    content: [{ type: "text", text: input.text }],
+    text: input.text,
+    internal: false,
+    source: COMMAND_SOURCE,
+  });
+  const result = await compactThread(
+    { ...deps, sqlite: deps.database.sqlite, catalog: deps.catalog },
+    input.threadId,
+    modelId,
+    focus,
+  );
+  const answer = result.compacted
+    ? `Compacted ${result.messages} older messages into one summary; the newest ${deps.config.env.COMPACTION_TAIL_MESSAGES} stay verbatim. The full history stays visible here.`
+    : result.reason;
+  const row = await deps.messages.append({
+    threadId: input.threadId,
+    role: "assistant",
+    content: [{ type: "text", text: answer }],
+    text: answer,
+    internal: false,
+    source: COMMAND_SOURCE,
+  });
+  input.onDelivered?.(row);
+  deps.live?.publishMessage(row);
+  return { userMessage, delivered: [row], steps: 0, stepLimitReached: false, contextTokens: 0 };
+}
+
+/** Runs one turn of the agent in a thread with its current verbose setting and the model for its purpose. */
+export async function runAgentTurn(deps: TurnDeps, input: AgentTurnInput): Promise<TurnOutcome> {
   const db = deps.database.db;
   const agent = await loadAgent(db);
   const models = effectiveModels(agent, modelDefaults(deps.config));
+  const modelId = models[input.purpose ?? "main"];
+  if (COMPACT.test(input.text.trim())) return runCompactCommand(deps, input, modelId);
+  const thread = await db
+    .selectFrom("thread")
+    .select(["id", "kind"])
+    .where("id", "=", input.threadId)
+    .executeTakeFirstOrThrow();
   const system =
     `You are ${agent.name}, the AI agent of the team "${agent.team}". ` +
     "Answer helpfully and concisely. You can change your own settings with the update_settings tool when asked. " +
     `Shell tools work in the workspace ${deps.config.workspaceRoot}; paths are relative to it.`;
   const skills = deps.skills.promptSection();
-  return runTurn({
+  const live = input.quiet ? undefined : deps.live;
+  const outcome = await runTurn({
     db,
     messages: deps.messages,
     model: deps.model,
     provider: deps.config.provider,
-    modelId: models.main,
+    modelId,
     tools: deps.tools,
     logger: deps.logger,
     threadId: input.threadId,
@@ -29,6 +85,18 @@ export async function runAgentTurn(
     verbose: agent.verbose === 1,
     system: skills ? `${system}\n\n${skills}` : system,
     source: input.source,
-    ...(input.onDelivered ? { onDelivered: input.onDelivered } : {}),
+    buildHistory: (threadId) => contextHistory({ sqlite: deps.database.sqlite, messages: deps.messages }, threadId),
+    onDelivered: (message) => {
+      input.onDelivered?.(message);
+      live?.publishMessage(message);
+    },
+    ...(live ? { onEvent: (event: TurnEvent) => live.publishTurnEvent(input.threadId, event) } : {}),
   });
+  await afterTurn(
+    { ...deps, sqlite: deps.database.sqlite, catalog: deps.catalog },
+    thread,
+    modelId,
+    outcome.contextTokens,
+  );
+  return outcome;
 }

@@ -101,7 +101,12 @@ export async function loadAgent(db: Kysely<RuntimeDatabase>): Promise<AgentRow> 
   return db.selectFrom("agent").selectAll().executeTakeFirstOrThrow();
 }
 
-export function toProfile(agent: AgentRow, config: RuntimeConfig): AgentProfile {
+export function toProfile(
+  agent: AgentRow,
+  config: RuntimeConfig,
+  catalog: { windowOf(modelId: string): number | null },
+): AgentProfile {
+  const models = effectiveModels(agent, modelDefaults(config));
   return {
     id: agent.id,
     name: agent.name,
@@ -111,7 +116,8 @@ export function toProfile(agent: AgentRow, config: RuntimeConfig): AgentProfile 
     provider: config.provider,
     gateway: config.env.GATEWAY_API_URL !== undefined,
     overrides: overridesOf(agent),
-    models: effectiveModels(agent, modelDefaults(config)),
+    models,
+    contextWindow: catalog.windowOf(models.main),
   };
 }
 

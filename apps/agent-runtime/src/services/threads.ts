@@ -7,13 +7,20 @@ import { newId, nowIso } from "../ids.ts";
 export type ThreadRow = ThreadTable;
 export type MessageRow = Omit<MessageTable, "seq"> & { seq: number };
 
-export function toThread(row: ThreadRow): Thread {
+export function toThread(
+  row: ThreadRow,
+  context: { contextTokens: number | null; contextWindow: number | null } = {
+    contextTokens: null,
+    contextWindow: null,
+  },
+): Thread {
   return {
     id: row.id,
     title: row.title,
     main: row.is_main === 1,
     createdAt: row.created_at,
     updatedAt: row.updated_at,
+    ...context,
   };
 }
 

@@ -48,13 +48,26 @@ export interface TurnOutcome {
   steps: number;
   /** The turn stopped at the step limit; its last delivered message says so. */
   stepLimitReached: boolean;
+  /** Tokens the last model call saw and wrote (input, cache reads and writes, output): the context occupancy. */
+  contextTokens: number;
 }
 
 export class TurnError extends Error {
   override readonly name = "TurnError";
 }
 
-function textOf(blocks: ReadonlyArray<{ type: string; text?: string }>): string {
+function tokensOf(usage: Partial<Record<string, unknown>> | undefined): number {
+  const n = (v: unknown) => (typeof v === "number" && Number.isFinite(v) ? v : 0);
+  if (!usage) return 0;
+  return (
+    n(usage.input_tokens) +
+    n(usage.cache_read_input_tokens) +
+    n(usage.cache_creation_input_tokens) +
+    n(usage.output_tokens)
+  );
+}
+
+export function textOf(blocks: ReadonlyArray<{ type: string; text?: string }>): string {
   return blocks
     .filter((b) => b.type === "text")
     .map((b) => b.text ?? "")
@@ -109,6 +122,7 @@ export async function runTurn(input: TurnInput): Promise<TurnOutcome> {
     input.onDelivered?.(row);
   };
   let lastHiddenText: MessageRow | undefined;
+  let contextTokens = 0;
 
   for (let step = 1; step <= maxSteps; step++) {
     const history = buildHistory(threadId);
@@ -123,6 +137,7 @@ export async function runTurn(input: TurnInput): Promise<TurnOutcome> {
       },
       emit ? { onText: (text) => emit({ type: "delta", step, text }) } : {},
     );
+    contextTokens = tokensOf(message.usage as unknown as Record<string, unknown>);
     const toolUses = message.content.filter((b) => b.type === "tool_use");
     const text = textOf(message.content);
     const final = toolUses.length === 0;
@@ -145,7 +160,7 @@ export async function runTurn(input: TurnInput): Promise<TurnOutcome> {
         await db.updateTable("message").set({ internal: 0 }).where("id", "=", lastHiddenText.id).execute();
         deliver({ ...lastHiddenText, internal: 0 });
       }
-      return { userMessage, delivered, steps: step, stepLimitReached: false };
+      return { userMessage, delivered, steps: step, stepLimitReached: false, contextTokens };
     }
 
     const results: ToolResultBlockParam[] = [];
@@ -171,5 +186,5 @@ export async function runTurn(input: TurnInput): Promise<TurnOutcome> {
   });
   emit?.({ type: "step", step: maxSteps + 1, messageId: row.id, delivered: true });
   deliver(row);
-  return { userMessage, delivered, steps: maxSteps, stepLimitReached: true };
+  return { userMessage, delivered, steps: maxSteps, stepLimitReached: true, contextTokens };
 }

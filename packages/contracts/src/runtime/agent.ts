@@ -22,6 +22,8 @@ export const AgentProfile = z
     gateway: z.boolean(),
     overrides: ModelOverrides,
     models: EffectiveModels,
+    /** The main model's input-context window in tokens; null when unknown (no compaction, no usage indicator). */
+    contextWindow: z.number().int().positive().nullable(),
   })
   .openapi("AgentProfile");
 

@@ -7,6 +7,10 @@ export const Thread = z
     main: z.boolean(),
     createdAt: z.string(),
     updatedAt: z.string(),
+    /** Tokens the model saw in the thread's last turn; null before the first turn or after a compaction. */
+    contextTokens: z.number().int().nonnegative().nullable(),
+    /** The window those tokens are measured against; null when the model's window is unknown. */
+    contextWindow: z.number().int().positive().nullable(),
   })
   .openapi("Thread");
 

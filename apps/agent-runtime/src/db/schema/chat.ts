@@ -1,6 +1,6 @@
 import type { Generated } from "kysely";
 
-export type ThreadKind = "web" | "team-chat" | "webhook";
+export type ThreadKind = "web" | "team-chat" | "webhook" | "heartbeat" | "schedule";
 
 export interface ThreadTable {
   id: string;
@@ -27,4 +27,18 @@ export interface MessageTable {
   internal: number;
   source: string;
   created_at: string;
+}
+
+/** The model's view of a thread after compaction, and the last measured context occupancy. */
+export interface ThreadContextTable {
+  thread_id: string;
+  /** The one rolling summary; null before the first compaction. */
+  summary: string | null;
+  /** Messages with seq <= through_seq are represented by the summary (they stay stored). */
+  through_seq: number;
+  compactions: number;
+  /** Input + output tokens of the last model call of the last turn. */
+  context_tokens: number | null;
+  model_id: string | null;
+  updated_at: string;
 }

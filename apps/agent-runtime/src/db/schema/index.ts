@@ -1,5 +1,5 @@
 import type { AgentTable, SettingTable } from "./agent.ts";
-import type { MessageTable, ThreadTable } from "./chat.ts";
+import type { MessageTable, ThreadContextTable, ThreadTable } from "./chat.ts";
 import type { WebhookRunTable, WebhookSubscriptionTable } from "./webhooks.ts";
 
 export interface RuntimeDatabase {
@@ -7,8 +7,17 @@ export interface RuntimeDatabase {
   setting: SettingTable;
   thread: ThreadTable;
   message: MessageTable;
+  thread_context: ThreadContextTable;
   webhook_subscription: WebhookSubscriptionTable;
   webhook_run: WebhookRunTable;
 }
 
-export type { AgentTable, MessageTable, SettingTable, ThreadTable, WebhookRunTable, WebhookSubscriptionTable };
+export type {
+  AgentTable,
+  MessageTable,
+  SettingTable,
+  ThreadContextTable,
+  ThreadTable,
+  WebhookRunTable,
+  WebhookSubscriptionTable,
+};

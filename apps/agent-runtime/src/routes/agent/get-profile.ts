@@ -4,5 +4,7 @@ import { loadAgent, toProfile } from "../../services/agent.ts";
 import type { RuntimeApp } from "../types.ts";
 
 export function registerGetProfile(app: RuntimeApp, deps: RuntimeDeps): void {
-  app.openapi(getProfileRoute, async (c) => c.json(toProfile(await loadAgent(deps.database.db), deps.config), 200));
+  app.openapi(getProfileRoute, async (c) =>
+    c.json(toProfile(await loadAgent(deps.database.db), deps.config, deps.catalog), 200),
+  );
 }

@@ -8,6 +8,6 @@ export function registerUpdateModels(app: RuntimeApp, deps: RuntimeDeps): void {
     const body = c.req.valid("json");
     checkModelOverrides(deps.config.provider, body);
     const agent = await setModelOverrides(deps.database.db, body);
-    return c.json(toProfile(agent, deps.config), 200);
+    return c.json(toProfile(agent, deps.config, deps.catalog), 200);
   });
 }

@@ -6,6 +6,6 @@ import type { RuntimeApp } from "../types.ts";
 export function registerUpdateVerbose(app: RuntimeApp, deps: RuntimeDeps): void {
   app.openapi(updateVerboseRoute, async (c) => {
     const { verbose } = c.req.valid("json");
-    return c.json(toProfile(await setVerbose(deps.database.db, verbose), deps.config), 200);
+    return c.json(toProfile(await setVerbose(deps.database.db, verbose), deps.config, deps.catalog), 200);
   });
 }
