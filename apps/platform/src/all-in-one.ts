@@ -2,6 +2,7 @@ import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { openDatabase } from "@agentplane/db";
 import { createBus } from "@agentplane/events";
+import { configFromEnv } from "@agentplane/inference-proxy";
 import { createLogger, parseEnv } from "@agentplane/service-kit";
 import { assemblePlatform } from "./assemble.ts";
 import { AllInOneEnvSchema, dataDirOf } from "./config.ts";
@@ -17,7 +18,8 @@ export async function runAllInOne(rawEnv: Record<string, string | undefined>): P
   const databaseUrl = env.DATABASE_URL ?? `pglite://${join(dataDir, "pgdata")}`;
   const database = await openDatabase(databaseUrl);
   const bus = createBus({ redisUrl: env.REDIS_URL });
-  const platform = await assemblePlatform({ env, dataDir, database, bus, logger });
+  const inference = configFromEnv(rawEnv);
+  const platform = await assemblePlatform({ env, dataDir, database, bus, logger, inference });
   let runtime: { url: string; close(): Promise<void> } | undefined;
   if (env.AGENT_RUNTIME === "on") {
     try {

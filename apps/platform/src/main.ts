@@ -9,6 +9,7 @@ const TARGETS = {
   audit: "../../audit-svc/src/main.ts",
   sandbox: "../../sandbox-svc/src/main.ts",
   connections: "../../connections-svc/src/main.ts",
+  inference: "../../inference-proxy/src/main.ts",
   runtime: "../../agent-runtime/src/main.ts",
 } as const;
 
