@@ -13,6 +13,7 @@ import { createConnectionsService, TenancyProjectSigner } from "@agentplane/conn
 import { parseIngressHost, SANDBOX_INTERNAL, SANDBOX_TOKEN_PREFIX, type ServiceName } from "@agentplane/contracts";
 import type { Database } from "@agentplane/db";
 import type { Bus } from "@agentplane/events";
+import { createInferenceService, type InferenceConfig } from "@agentplane/inference-proxy";
 import { ProblemError, problemResponse } from "@agentplane/problem-details";
 import { createSandboxService } from "@agentplane/sandbox-svc";
 import {
@@ -48,6 +49,8 @@ export interface AssembleOptions {
   database: Database;
   bus: Bus;
   logger: Logger;
+  /** Model providers of the inference proxy (`configFromEnv` of the launcher's environment); none when absent. */
+  inference?: InferenceConfig;
 }
 
 function inProcessTarget(instance: ServiceInstance): GatewayTarget {
@@ -132,7 +135,17 @@ export async function assemblePlatform(options: AssembleOptions): Promise<Platfo
     authorizer: tenancy.authorizer,
     signer: new TenancyProjectSigner(tenancyClient),
   });
-  const services: Partial<Record<ServiceName, ServiceInstance>> = { tenancy, audit, sandbox, connections };
+  const inference = await createInferenceService({
+    database,
+    bus,
+    keys,
+    logger: logger.child({ service: "inference" }),
+    authorizer: tenancy.authorizer,
+    tenancy: tenancyClient,
+    audit: new ServiceClient("audit", inProcessFetch(audit), keys),
+    config: options.inference ?? { providers: { cloudARegion: "us-east-1" } },
+  });
+  const services: Partial<Record<ServiceName, ServiceInstance>> = { tenancy, audit, sandbox, connections, inference };
   const ingressHost = env.SANDBOX_INGRESS_HOST;
   const ingress: IngressRouter | undefined = ingressHost
     ? {

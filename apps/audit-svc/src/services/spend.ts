@@ -184,6 +184,9 @@ export class SpendLedger {
             decision: "denied" as const,
             limitId: c.limit.id,
             remainingMicroUsd: Math.max(0, amount - c.spent - c.reserved),
+            limitMicroUsd: amount,
+            period: c.limit.period,
+            resetsAt: periodOf(c.limit.period, now).end.toISOString(),
           };
         }
         remaining = remaining === undefined ? left : Math.min(remaining, left);

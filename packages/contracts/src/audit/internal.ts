@@ -30,6 +30,10 @@ export const SpendReserveResponse = z.object({
   limitId: z.string().optional(),
   /** Smallest remaining amount across the limits that apply, after this reservation. */
   remainingMicroUsd: z.number().int().optional(),
+  /** When denied: the limit's amount, period and the end of the current period (when it resets). */
+  limitMicroUsd: z.number().int().optional(),
+  period: z.enum(["daily", "monthly"]).optional(),
+  resetsAt: z.string().optional(),
 });
 export type SpendReserveResponse = z.infer<typeof SpendReserveResponse>;
 

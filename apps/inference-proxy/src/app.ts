@@ -1,0 +1,108 @@
+import { Pricing } from "@agentplane/audit-svc";
+import type { Database } from "@agentplane/db";
+import { migrateToLatest } from "@agentplane/db";
+import { type Bus, createOutbox } from "@agentplane/events";
+import {
+  type Authorizer,
+  createServiceApp,
+  IdentityVerifier,
+  type InternalKeys,
+  type Logger,
+  type ServiceApp,
+  type ServiceClient,
+  type ServiceInstance,
+} from "@agentplane/service-kit";
+import { sql } from "kysely";
+import { Agent } from "undici";
+import { hasProviderCredential, type InferenceConfig } from "./config.ts";
+import { INFERENCE_SCHEMA, migrations } from "./db/migrations.ts";
+import { CallerResolver } from "./proxy/caller.ts";
+import { createLlmProxy } from "./proxy/handler.ts";
+import type { EstimatePrice } from "./proxy/request.ts";
+import { SpendGate } from "./proxy/spend.ts";
+import { isLlmPath } from "./proxy/target.ts";
+import { registerListInferenceProviders } from "./routes/providers/list.ts";
+
+export { INFERENCE_SCHEMA };
+
+export interface InferenceServiceDeps {
+  database: Database;
+  bus: Bus;
+  keys: InternalKeys;
+  logger: Logger;
+  /** Tenancy's decisions (`llm:invoke` on the project): in process, or a RemoteAuthorizer. */
+  authorizer: Authorizer;
+  /** Tenancy, to find the caller's only project for the short form. */
+  tenancy?: ServiceClient;
+  /** The audit service's spend API (reserve, release). */
+  audit: ServiceClient;
+  /** Governance's decision API; without it every call is allowed (it is optional until deployed). */
+  governance?: ServiceClient;
+  config: InferenceConfig;
+  /** Price table overrides for estimates (the audit service's PRICE_TABLE_JSON). */
+  pricing?: Pricing;
+}
+
+export interface InferenceService extends ServiceInstance {
+  app: ServiceApp;
+  /** True when some provider has a credential (the start banner says so). */
+  hasModel: boolean;
+}
+
+/** Unknown models are estimated at a top-tier rate, so a missing price never under-reserves. */
+const FALLBACK_PRICE: EstimatePrice = { input: 15, output: 75 };
+
+/**
+ * The inference proxy: `/v1/inference/providers` and the `/v1/llm/**` streaming pass-through with
+ * spend reserved before and recorded after each call. Runs its migrations (the outbox) first.
+ */
+export async function createInferenceService(deps: InferenceServiceDeps): Promise<InferenceService> {
+  await migrateToLatest(deps.database, INFERENCE_SCHEMA, migrations);
+  const outbox = createOutbox({
+    database: deps.database,
+    schema: INFERENCE_SCHEMA,
+    bus: deps.bus,
+    logger: deps.logger,
+  });
+  outbox.start();
+  const pricing = deps.pricing ?? new Pricing();
+  const callers = new CallerResolver(deps.authorizer, deps.tenancy);
+  const dispatcher = new Agent({ keepAliveTimeout: 30_000, connections: 256 });
+  const app = createServiceApp({ name: "inference", keys: deps.keys, logger: deps.logger });
+  registerListInferenceProviders({ app, callers, providers: deps.config.providers });
+  const llm = createLlmProxy({
+    config: deps.config,
+    verifier: new IdentityVerifier(deps.keys, "inference"),
+    callers,
+    spend: new SpendGate(deps.audit, deps.logger),
+    governance: deps.governance,
+    outbox,
+    price: (model) => (model ? pricing.price(model) : undefined) ?? FALLBACK_PRICE,
+    dispatcher,
+    logger: deps.logger,
+  });
+
+  return {
+    name: "inference",
+    app,
+    hasModel: hasProviderCredential(deps.config),
+    fetch: (request) => {
+      const q = request.url.indexOf("?");
+      const pathStart = request.url.indexOf("/", request.url.indexOf("//") + 2);
+      const pathname = request.url.slice(pathStart, q < 0 ? undefined : q);
+      return isLlmPath(pathname) ? llm(request) : app.fetch(request);
+    },
+    async ready() {
+      try {
+        await sql`select 1`.execute(deps.database.kysely);
+        return await deps.bus.ready();
+      } catch {
+        return false;
+      }
+    },
+    async close() {
+      await outbox.stop();
+      await dispatcher.close();
+    },
+  };
+}

@@ -1,0 +1,88 @@
+import type { AuthorizeResponse, Principal } from "@agentplane/contracts";
+import { ProblemError } from "@agentplane/problem-details";
+import type { Authorizer, ServiceClient } from "@agentplane/service-kit";
+import { LRUCache } from "lru-cache";
+
+export interface CallerScope {
+  orgId: string;
+  projectId: string;
+}
+
+interface Page<T> {
+  items: T[];
+  nextCursor?: string;
+}
+
+const LONG_FORM = "/v1/projects/{projectId}/llm/...";
+
+/**
+ * Who pays and which policies apply: the project of the call and its organization. The short
+ * form takes the project of a project-restricted or sandbox token, else the caller's only project.
+ */
+export class CallerResolver {
+  private readonly authorizer: Authorizer;
+  private readonly tenancy: ServiceClient | undefined;
+  private readonly onlyProject = new LRUCache<string, Promise<string>>({ max: 10_000, ttl: 30_000 });
+
+  constructor(authorizer: Authorizer, tenancy: ServiceClient | undefined) {
+    this.authorizer = authorizer;
+    this.tenancy = tenancy;
+  }
+
+  async resolve(principal: Principal, explicitProject: string | undefined, requestId?: string): Promise<CallerScope> {
+    const projectId = explicitProject ?? principal.projectId ?? (await this.only(principal, requestId));
+    if (principal.type === "sandbox") {
+      // Tenancy does not know sandboxes: a sandbox token acts in its own project only.
+      if (principal.projectId !== projectId || !principal.orgId) {
+        throw new ProblemError("not-found", { detail: `Project ${projectId} was not found` });
+      }
+      return { orgId: principal.orgId, projectId };
+    }
+    const decision: AuthorizeResponse = await this.authorizer.check({ principal, permission: "llm:invoke", projectId });
+    if (decision.decision === "not_found" || !decision.orgId) {
+      throw new ProblemError("not-found", { detail: `Project ${projectId} was not found` });
+    }
+    if (decision.decision === "forbidden") {
+      throw new ProblemError("forbidden", { detail: "This needs the permission llm:invoke (role developer or above)" });
+    }
+    return { orgId: decision.orgId, projectId };
+  }
+
+  private only(principal: Principal, requestId?: string): Promise<string> {
+    const key = `${principal.type}:${principal.id}`;
+    let hit = this.onlyProject.get(key);
+    if (!hit) {
+      hit = this.listOnly(principal, requestId);
+      this.onlyProject.set(key, hit);
+      hit.catch(() => this.onlyProject.delete(key));
+    }
+    return hit;
+  }
+
+  private async listOnly(principal: Principal, requestId?: string): Promise<string> {
+    if (!this.tenancy) throw several(0);
+    const opts = { principal, ...(requestId ? { requestId } : {}) };
+    const orgs = await this.tenancy.request<Page<{ id: string }>>("GET", "/v1/orgs?limit=3", opts);
+    const projects: string[] = [];
+    for (const org of orgs.items) {
+      const page = await this.tenancy.request<Page<{ id: string }>>(
+        "GET",
+        `/v1/orgs/${encodeURIComponent(org.id)}/projects?limit=3`,
+        opts,
+      );
+      projects.push(...page.items.map((p) => p.id));
+      if (projects.length > 1) break;
+    }
+    if (projects.length !== 1) throw several(projects.length);
+    return projects[0] as string;
+  }
+}
+
+function several(count: number): ProblemError {
+  return new ProblemError("bad-request", {
+    detail:
+      count === 0
+        ? `The caller has no project to bill this call to; create one and use ${LONG_FORM}`
+        : `The caller can use several projects; name one with ${LONG_FORM}`,
+  });
+}

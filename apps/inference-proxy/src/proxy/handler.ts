@@ -1,0 +1,211 @@
+import { INTERNAL_IDENTITY_HEADER, type Principal, REQUEST_ID_HEADER, USAGE_RECORDED } from "@agentplane/contracts";
+import type { Outbox } from "@agentplane/events";
+import { ProblemError, problemResponse } from "@agentplane/problem-details";
+import { HOP_BY_HOP_HEADERS, type IdentityVerifier, type Logger, type ServiceClient } from "@agentplane/service-kit";
+import { type Dispatcher, request as undiciRequest } from "undici";
+import type { InferenceConfig } from "../config.ts";
+import type { CallerResolver } from "./caller.ts";
+import { analyzeRequest, type EstimatePrice, estimateMicroUsd } from "./request.ts";
+import { signSigV4 } from "./sigv4.ts";
+import { decideLlmInvoke, type SpendGate } from "./spend.ts";
+import { parseLlmPath, resolveUpstream } from "./target.ts";
+import { UsageMeter } from "./usage.ts";
+
+export interface ProxyDeps {
+  config: InferenceConfig;
+  verifier: IdentityVerifier;
+  callers: CallerResolver;
+  spend: SpendGate;
+  governance?: ServiceClient | undefined;
+  outbox: Pick<Outbox, "publish">;
+  /** USD per million tokens of a model; unknown models are estimated at `fallbackPrice`. */
+  price(model: string | undefined): EstimatePrice;
+  dispatcher: Dispatcher;
+  logger: Logger;
+}
+
+/** Content headers the caller's SDK sets that the provider's API reads; everything else stays here. */
+const FORWARDED = new Set(["content-type", "accept", "anthropic-version", "anthropic-beta"]);
+const FORWARDED_PREFIXES = ["x-amzn-bedrock-", "x-amz-target"];
+const NOT_RETURNED = new Set([...HOP_BY_HOP_HEADERS, "set-cookie", "content-encoding"]);
+
+async function readCapped(body: ReadableStream<Uint8Array> | null, cap: number): Promise<Uint8Array | undefined> {
+  if (!body) return undefined;
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for await (const chunk of body as unknown as AsyncIterable<Uint8Array>) {
+    size += chunk.byteLength;
+    if (size > cap) throw tooLarge(cap);
+    chunks.push(chunk);
+  }
+  return chunks.length === 1 ? chunks[0] : Buffer.concat(chunks);
+}
+
+const tooLarge = (cap: number) =>
+  new ProblemError("payload-too-large", { detail: `The body exceeds ${Math.round(cap / 1024 / 1024)} MiB` });
+
+/**
+ * The `/v1/llm/**` pass-through, served outside the Hono app so bodies are never parsed or
+ * capped at the service default: decide, reserve, forward with the provider's auth, stream the
+ * answer back as it arrives while reading its usage, then record the usage once (which settles
+ * the reservation in the audit service) or release the reservation when nothing was produced.
+ */
+export function createLlmProxy(deps: ProxyDeps): (request: Request) => Promise<Response> {
+  const cap = deps.config.maxBodyBytes ?? 20 * 1024 * 1024;
+  const defaultMaxTokens = deps.config.defaultMaxTokens ?? 4096;
+
+  return async (request) => {
+    const url = new URL(request.url);
+    const requestId = request.headers.get(REQUEST_ID_HEADER) ?? crypto.randomUUID();
+    try {
+      const response = await proxy(request, url, requestId);
+      response.headers.set(REQUEST_ID_HEADER, requestId);
+      return response;
+    } catch (err) {
+      const problem =
+        err instanceof ProblemError
+          ? err
+          : new ProblemError("internal-error", { detail: `Request ${requestId} failed inside the inference proxy` });
+      if (!(err instanceof ProblemError)) deps.logger.error({ err, requestId }, "inference proxy error");
+      const response = problemResponse(problem, { instance: url.pathname, requestId });
+      response.headers.set(REQUEST_ID_HEADER, requestId);
+      return response;
+    }
+  };
+
+  async function proxy(request: Request, url: URL, requestId: string): Promise<Response> {
+    const target = parseLlmPath(url.pathname);
+    const principal = await authenticate(request);
+    const length = Number(request.headers.get("content-length") ?? "0");
+    if (length > cap) throw tooLarge(cap);
+    const scope = await deps.callers.resolve(principal, target.projectId, requestId);
+    const upstream = resolveUpstream(target, url.search, deps.config.providers);
+    const method = request.method.toUpperCase();
+    const raw = method === "GET" || method === "HEAD" ? undefined : await readCapped(request.body, cap);
+    const analyzed = analyzeRequest(upstream, target.tail, raw);
+    await decideLlmInvoke(
+      deps.governance,
+      {
+        principal,
+        scope,
+        provider: target.provider,
+        family: target.family,
+        region: target.region,
+        modelId: analyzed.model,
+      },
+      requestId,
+    );
+    const estimate = estimateMicroUsd(analyzed, raw?.byteLength ?? 0, deps.price(analyzed.model), defaultMaxTokens);
+    const reservationId = await deps.spend.reserve(scope, estimate, requestId);
+
+    let headers: Record<string, string> = { "accept-encoding": "identity" };
+    request.headers.forEach((value, key) => {
+      if (FORWARDED.has(key) || FORWARDED_PREFIXES.some((p) => key.startsWith(p))) headers[key] = value;
+    });
+    const body = analyzed.body;
+    if (body) headers["content-length"] = String(body.byteLength);
+    if (upstream.auth.kind === "sigv4") headers = await signSigV4(upstream.auth, method, upstream.url, headers, body);
+    else headers[upstream.auth.name] = upstream.auth.value;
+
+    const abort = new AbortController();
+    const onClientGone = () => abort.abort(new Error("client disconnected"));
+    request.signal.addEventListener("abort", onClientGone, { once: true });
+    let res: Dispatcher.ResponseData;
+    try {
+      res = await undiciRequest(upstream.url, {
+        method: method as Dispatcher.HttpMethod,
+        headers,
+        ...(body ? { body: Buffer.from(body.buffer, body.byteOffset, body.byteLength) } : {}),
+        signal: abort.signal,
+        dispatcher: deps.dispatcher,
+        headersTimeout: deps.config.headersTimeoutMs ?? 5 * 60_000,
+        bodyTimeout: 10 * 60_000,
+      });
+    } catch (err) {
+      request.signal.removeEventListener("abort", onClientGone);
+      await deps.spend.release(reservationId, requestId);
+      deps.logger.warn({ requestId, host: upstream.url.host, err: (err as Error).message }, "upstream unreachable");
+      throw new ProblemError("bad-gateway", { detail: `${target.provider} at ${upstream.url.host} did not answer` });
+    }
+
+    const ok = res.statusCode >= 200 && res.statusCode < 300;
+    const contentType = String(res.headers["content-type"] ?? "");
+    const meter = new UsageMeter(upstream.api, contentType, res.headers);
+    let finished = false;
+    const finish = async (outcome: "complete" | "aborted" | "failed") => {
+      if (finished) return;
+      finished = true;
+      request.signal.removeEventListener("abort", onClientGone);
+      // Upstream errors are the provider's answer, not a model call: nothing to pay for.
+      if (!ok || (outcome !== "complete" && !meter.hasOutput)) {
+        await deps.spend.release(reservationId, requestId);
+        return;
+      }
+      const usage = meter.result();
+      try {
+        await deps.outbox.publish(USAGE_RECORDED, {
+          id: crypto.randomUUID(),
+          orgId: scope.orgId,
+          projectId: scope.projectId,
+          principalType: principal.type,
+          principalId: principal.id,
+          provider: target.provider,
+          model: analyzed.model ?? meter.model ?? "unknown",
+          route: `/llm/${target.provider}${target.family ? `/${target.family}` : ""}`,
+          ...usage,
+          requestId,
+          reservationId,
+          time: new Date().toISOString(),
+        });
+      } catch (err) {
+        deps.logger.error({ requestId, reservationId, err: (err as Error).message }, "usage not recorded");
+      }
+    };
+
+    const out = new Headers();
+    for (const [key, value] of Object.entries(res.headers)) {
+      if (value === undefined || NOT_RETURNED.has(key)) continue;
+      if (Array.isArray(value)) for (const v of value) out.append(key, v);
+      else out.set(key, value);
+    }
+    const iterator = (res.body as AsyncIterable<Uint8Array>)[Symbol.asyncIterator]();
+    const stream = new ReadableStream<Uint8Array>(
+      {
+        // Pulled only when the client side wants more: backpressure reaches the upstream socket.
+        async pull(controller) {
+          try {
+            const { value, done } = await iterator.next();
+            if (done) {
+              controller.close();
+              await finish("complete");
+              return;
+            }
+            const chunk = value instanceof Uint8Array ? value : new Uint8Array(value);
+            meter.push(chunk);
+            controller.enqueue(chunk);
+          } catch (err) {
+            controller.error(err);
+            await finish(abort.signal.aborted ? "aborted" : "failed");
+          }
+        },
+        async cancel() {
+          abort.abort(new Error("client disconnected"));
+          res.body.destroy();
+          await finish("aborted");
+        },
+      },
+      { highWaterMark: 0 },
+    );
+    return new Response(method === "HEAD" ? null : stream, { status: res.statusCode, headers: out });
+  }
+
+  async function authenticate(request: Request): Promise<Principal> {
+    const token = request.headers.get(INTERNAL_IDENTITY_HEADER);
+    if (!token) throw new ProblemError("unauthenticated", { detail: "Authentication is required" });
+    try {
+      return (await deps.verifier.verify(token)).principal;
+    } catch {
+      throw new ProblemError("unauthenticated", { detail: "Invalid internal identity" });
+    }
+  }
+}

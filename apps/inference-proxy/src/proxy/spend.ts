@@ -1,0 +1,99 @@
+import {
+  AUDIT_INTERNAL,
+  type DecisionResponse,
+  GOVERNANCE_INTERNAL,
+  type Principal,
+  type SpendReserveResponse,
+} from "@agentplane/contracts";
+import { ProblemError } from "@agentplane/problem-details";
+import { type Logger, type ServiceClient, servicePrincipal } from "@agentplane/service-kit";
+import type { CallerScope } from "./caller.ts";
+
+const SELF = servicePrincipal("inference");
+
+/** The audit service's spend API: reserve before forwarding, release when nothing was produced. */
+export class SpendGate {
+  private readonly audit: ServiceClient;
+  private readonly logger: Logger;
+
+  constructor(audit: ServiceClient, logger: Logger) {
+    this.audit = audit;
+    this.logger = logger;
+  }
+
+  /** Holds the estimate; over a limit → 429 `spending-limit-reached` naming the limit and its reset. */
+  async reserve(scope: CallerScope, estimatedMicroUsd: number, requestId: string): Promise<string> {
+    const r = await this.audit.request<SpendReserveResponse>("POST", AUDIT_INTERNAL.reserve, {
+      principal: SELF,
+      requestId,
+      body: { orgId: scope.orgId, projectId: scope.projectId, estimatedMicroUsd, requestId },
+    });
+    if (r.decision === "allowed" && r.reservationId) return r.reservationId;
+    const resetsAt = r.resetsAt;
+    const retryAfter = resetsAt ? Math.max(1, Math.ceil((Date.parse(resetsAt) - Date.now()) / 1000)) : undefined;
+    const usd = (micro: number | undefined) => (micro === undefined ? undefined : micro / 1e6);
+    throw new ProblemError("spending-limit-reached", {
+      detail:
+        `The ${r.period ?? ""} spending limit ${r.limitId ?? ""} of this organization is reached` +
+        `${resetsAt ? `; model access resumes at ${resetsAt}` : ""}. Sandboxes keep running.`.replace(/\s+/g, " "),
+      ...(retryAfter ? { headers: { "retry-after": String(retryAfter) } } : {}),
+      extensions: {
+        limitId: r.limitId,
+        ...(r.period ? { period: r.period } : {}),
+        ...(r.limitMicroUsd !== undefined ? { limitUsd: usd(r.limitMicroUsd) } : {}),
+        ...(r.remainingMicroUsd !== undefined ? { remainingUsd: usd(r.remainingMicroUsd) } : {}),
+        ...(resetsAt ? { resetsAt } : {}),
+      },
+    });
+  }
+
+  /** Best effort: a release that fails leaves the hold to expire in the audit service. */
+  async release(reservationId: string, requestId: string): Promise<void> {
+    try {
+      await this.audit.request("POST", AUDIT_INTERNAL.release, { principal: SELF, requestId, body: { reservationId } });
+    } catch (err) {
+      this.logger.warn({ reservationId, requestId, err: (err as Error).message }, "reservation not released");
+    }
+  }
+}
+
+export interface LlmDecisionInput {
+  principal: Principal;
+  scope: CallerScope;
+  provider: string;
+  family?: string | undefined;
+  region?: string | undefined;
+  modelId?: string | undefined;
+}
+
+/** Governance's `llm:invoke` decision; without a governance service every call is allowed. */
+export async function decideLlmInvoke(
+  governance: ServiceClient | undefined,
+  input: LlmDecisionInput,
+  requestId: string,
+): Promise<void> {
+  if (!governance) return;
+  const model = input.modelId ?? "unknown";
+  const decision = await governance.request<DecisionResponse>("POST", GOVERNANCE_INTERNAL.decide, {
+    principal: SELF,
+    requestId,
+    body: {
+      principal: input.principal,
+      action: "llm:invoke",
+      resource: { type: "Model", id: model, orgId: input.scope.orgId, projectId: input.scope.projectId },
+      context: {
+        provider: input.provider,
+        ...(input.family ? { family: input.family } : {}),
+        ...(input.region ? { region: input.region } : {}),
+        ...(input.modelId ? { modelId: input.modelId } : {}),
+      },
+    },
+  });
+  if (decision.decision === "deny" && decision.enforced) {
+    const rule = decision.reasons[0];
+    throw new ProblemError("policy-denied", {
+      detail: `A policy denies calling ${model} on ${input.provider}${rule ? ` (rule ${rule.ruleId} of ${rule.policyId})` : ""}`,
+      extensions: { reasons: decision.reasons },
+    });
+  }
+}

@@ -1,0 +1,230 @@
+import { EventStreamCodec } from "@smithy/eventstream-codec";
+import { fromUtf8, toUtf8 } from "@smithy/util-utf8";
+import type { ApiKind } from "./target.ts";
+
+export interface TokenUsage {
+  inputTokens: number;
+  outputTokens: number;
+  cacheReadTokens: number;
+  cacheWriteTokens: number;
+}
+
+const n = (v: unknown): number => (typeof v === "number" && Number.isFinite(v) && v > 0 ? Math.floor(v) : 0);
+type Json = Record<string, unknown>;
+const obj = (v: unknown): Json | undefined => (v && typeof v === "object" ? (v as Json) : undefined);
+
+/** The largest JSON body read for usage; past it the body still streams, unmetered but for headers. */
+const MAX_JSON_BYTES = 8 * 1024 * 1024;
+
+/**
+ * Reads token usage from a response as it streams past, without holding it: JSON bodies
+ * (Anthropic, Bedrock invoke incl. embeddings, Converse, OpenAI-style), SSE (Anthropic
+ * `message_start`/`message_delta`, OpenAI chunks with `usage`) and AWS event-stream (invoke
+ * `chunk` events with `amazon-bedrock-invocationMetrics`, Converse `metadata`). Until the final
+ * numbers arrive, output is counted from the text deltas seen (about four characters a token).
+ */
+export class UsageMeter {
+  private readonly format: "json" | "sse" | "eventstream";
+  private readonly api: ApiKind;
+  private usage: TokenUsage = { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0 };
+  private finalOutput = false;
+  private deltaChars = 0;
+  private deltaCount = 0;
+  private sawOutput = false;
+  private json: Uint8Array[] = [];
+  private jsonBytes = 0;
+  private text = "";
+  private pending: Uint8Array = new Uint8Array(0);
+  private readonly decoder = new TextDecoder();
+  private readonly codec = new EventStreamCodec(toUtf8, fromUtf8);
+  model: string | undefined;
+
+  constructor(api: ApiKind, contentType: string, headers?: Record<string, string | string[] | undefined>) {
+    this.api = api;
+    const ct = contentType.toLowerCase();
+    this.format = ct.includes("text/event-stream")
+      ? "sse"
+      : ct.includes("application/vnd.amazon.eventstream")
+        ? "eventstream"
+        : "json";
+    // Bedrock reports counts in headers of non-streaming invocations too.
+    const hIn = Number(headers?.["x-amzn-bedrock-input-token-count"]);
+    const hOut = Number(headers?.["x-amzn-bedrock-output-token-count"]);
+    if (hIn > 0) this.usage.inputTokens = hIn;
+    if (hOut > 0) {
+      this.usage.outputTokens = hOut;
+      this.finalOutput = true;
+    }
+  }
+
+  /** True once any output was streamed to the client (a failure after this is not released). */
+  get hasOutput(): boolean {
+    return this.sawOutput;
+  }
+
+  push(chunk: Uint8Array): void {
+    this.sawOutput = true;
+    try {
+      if (this.format === "json") {
+        this.jsonBytes += chunk.byteLength;
+        if (this.jsonBytes <= MAX_JSON_BYTES) this.json.push(chunk);
+      } else if (this.format === "sse") this.pushSse(this.decoder.decode(chunk, { stream: true }));
+      else this.pushFrames(chunk);
+    } catch {
+      // Metering never breaks the stream; what was read so far still counts.
+    }
+  }
+
+  /** The usage: final when the response completed, otherwise what was seen so far. */
+  result(): TokenUsage {
+    if (this.format === "json" && this.json.length > 0 && this.jsonBytes <= MAX_JSON_BYTES) {
+      try {
+        this.readDocument(JSON.parse(Buffer.concat(this.json).toString("utf8")));
+      } catch {
+        // Not JSON (an upstream error page): header counts only.
+      }
+      this.json = [];
+    }
+    const u = { ...this.usage };
+    if (!this.finalOutput) u.outputTokens = Math.max(u.outputTokens, Math.ceil(this.deltaChars / 4), this.deltaCount);
+    return u;
+  }
+
+  private readDocument(doc: unknown): void {
+    const d = obj(doc);
+    if (!d) return;
+    if (typeof d.model === "string") this.model ??= d.model;
+    const u = obj(d.usage);
+    if (u) {
+      if ("prompt_tokens" in u) this.openAiUsage(u);
+      else if ("inputTokens" in u) this.converseUsage(u);
+      else this.anthropicUsage(u);
+    } else if ("inputTextTokenCount" in d) {
+      // Titan embeddings through invoke.
+      this.usage.inputTokens = n(d.inputTextTokenCount);
+      this.finalOutput = true;
+    }
+  }
+
+  private anthropicUsage(u: Json, final = true): void {
+    if ("input_tokens" in u) this.usage.inputTokens = n(u.input_tokens);
+    if ("cache_read_input_tokens" in u) this.usage.cacheReadTokens = n(u.cache_read_input_tokens);
+    if ("cache_creation_input_tokens" in u) this.usage.cacheWriteTokens = n(u.cache_creation_input_tokens);
+    if ("output_tokens" in u) {
+      this.usage.outputTokens = n(u.output_tokens);
+      if (final) this.finalOutput = true;
+    }
+  }
+
+  private converseUsage(u: Json): void {
+    this.usage.inputTokens = n(u.inputTokens);
+    this.usage.outputTokens = n(u.outputTokens);
+    this.usage.cacheReadTokens = n(u.cacheReadInputTokens);
+    this.usage.cacheWriteTokens = n(u.cacheWriteInputTokens);
+    this.finalOutput = true;
+  }
+
+  private openAiUsage(u: Json): void {
+    const cached = n(obj(u.prompt_tokens_details)?.cached_tokens);
+    this.usage.inputTokens = Math.max(0, n(u.prompt_tokens) - cached);
+    this.usage.cacheReadTokens = cached;
+    this.usage.outputTokens = n(u.completion_tokens);
+    this.finalOutput = true;
+  }
+
+  private delta(text: unknown): void {
+    if (typeof text !== "string") return;
+    this.deltaChars += text.length;
+    this.deltaCount++;
+  }
+
+  /** One streamed event of the Anthropic Messages API (SSE data, or a Bedrock invoke chunk). */
+  private anthropicEvent(e: Json): void {
+    switch (e.type) {
+      case "message_start": {
+        const m = obj(e.message);
+        if (typeof m?.model === "string") this.model ??= m.model;
+        const u = obj(m?.usage);
+        // message_start's output_tokens is a placeholder; the final count comes in message_delta.
+        if (u) this.anthropicUsage(u, false);
+        if (u && !this.finalOutput) this.usage.outputTokens = 0;
+        break;
+      }
+      case "content_block_delta": {
+        const d = obj(e.delta);
+        this.delta(d?.text ?? d?.partial_json ?? d?.thinking);
+        break;
+      }
+      case "message_delta": {
+        const u = obj(e.usage);
+        if (u) this.anthropicUsage(u);
+        break;
+      }
+    }
+    const metrics = obj(e["amazon-bedrock-invocationMetrics"]);
+    if (metrics) {
+      this.usage.inputTokens = n(metrics.inputTokenCount) || this.usage.inputTokens;
+      this.usage.outputTokens = n(metrics.outputTokenCount) || this.usage.outputTokens;
+      if ("cacheReadInputTokenCount" in metrics) this.usage.cacheReadTokens = n(metrics.cacheReadInputTokenCount);
+      if ("cacheWriteInputTokenCount" in metrics) this.usage.cacheWriteTokens = n(metrics.cacheWriteInputTokenCount);
+      this.finalOutput = true;
+    }
+  }
+
+  private pushSse(text: string): void {
+    this.text += text;
+    let end = this.text.search(/\r?\n\r?\n/);
+    while (end >= 0) {
+      const block = this.text.slice(0, end);
+      this.text = this.text.slice(end).replace(/^\r?\n\r?\n/, "");
+      const data = block
+        .split(/\r?\n/)
+        .filter((l) => l.startsWith("data:"))
+        .map((l) => l.slice(5).trimStart())
+        .join("\n");
+      if (data && data !== "[DONE]") {
+        const e = obj(JSON.parse(data));
+        if (e) this.sseEvent(e);
+      }
+      end = this.text.search(/\r?\n\r?\n/);
+    }
+  }
+
+  private sseEvent(e: Json): void {
+    if (this.api === "openai") {
+      if (typeof e.model === "string") this.model ??= e.model;
+      const u = obj(e.usage);
+      if (u) this.openAiUsage(u);
+      for (const choice of Array.isArray(e.choices) ? e.choices : []) this.delta(obj(obj(choice)?.delta)?.content);
+      return;
+    }
+    this.anthropicEvent(e);
+  }
+
+  private pushFrames(chunk: Uint8Array): void {
+    const joined = new Uint8Array(this.pending.byteLength + chunk.byteLength);
+    joined.set(this.pending, 0);
+    joined.set(chunk, this.pending.byteLength);
+    let offset = 0;
+    while (joined.byteLength - offset >= 4) {
+      const view = new DataView(joined.buffer, joined.byteOffset + offset);
+      const length = view.getUint32(0);
+      if (joined.byteLength - offset < length) break;
+      const message = this.codec.decode(joined.subarray(offset, offset + length));
+      offset += length;
+      const type = message.headers[":event-type"]?.value;
+      const body = obj(JSON.parse(this.decoder.decode(message.body)));
+      if (!body) continue;
+      if (type === "chunk" && typeof body.bytes === "string") {
+        const e = obj(JSON.parse(Buffer.from(body.bytes, "base64").toString("utf8")));
+        if (e) this.anthropicEvent(e);
+      } else if (type === "metadata") {
+        const u = obj(body.usage);
+        if (u) this.converseUsage(u);
+      } else if (type === "contentBlockDelta") {
+        this.delta(obj(body.delta)?.text);
+      }
+    }
+    this.pending = joined.slice(offset);
+  }
+}

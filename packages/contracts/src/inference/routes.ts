@@ -1,0 +1,110 @@
+import { z } from "@hono/zod-openapi";
+import { type ContractRoute, defineRoute } from "../common/route.ts";
+import { pathParam } from "../common/schemas.ts";
+
+/** The providers the inference proxy knows and the model families each serves (spec "Inference"). */
+export const INFERENCE_PROVIDERS = ["cloud-a", "cloud-a-alt", "cloud-b"] as const;
+export type InferenceProvider = (typeof INFERENCE_PROVIDERS)[number];
+
+export const InferenceProviderInfo = z
+  .object({
+    name: z.enum(INFERENCE_PROVIDERS),
+    families: z.array(z.string()),
+    /** Regions the caller may put in the path; empty when the route has no region. */
+    regions: z.array(z.string()),
+    authMode: z.enum(["sigv4", "bearer", "x-api-key", "api-key", "none"]),
+    /** Where the credential comes from: the control plane's environment or a project credential. */
+    credentialSource: z.enum(["installation", "project-credential", "none"]),
+    credentialId: z.string().optional(),
+    endpointHost: z.string(),
+    usable: z.boolean(),
+    /** Why it is not usable, and how to make it so. */
+    reason: z.string().optional(),
+  })
+  .openapi("InferenceProvider");
+export type InferenceProviderInfo = z.infer<typeof InferenceProviderInfo>;
+
+export const InferenceProviderList = z
+  .object({ projectId: z.string(), items: z.array(InferenceProviderInfo) })
+  .openapi("InferenceProviderList");
+
+const ProjectQuery = z.object({
+  projectId: z.string().min(1).max(64).optional().openapi({ description: "The project (else from the caller)" }),
+});
+
+export const listInferenceProvidersRoute = defineRoute(
+  { service: "inference", access: "authenticated" },
+  {
+    operationId: "listInferenceProviders",
+    method: "get",
+    path: "/v1/inference/providers",
+    tags: ["Inference"],
+    summary: "The configured model providers for the caller's project; never a secret",
+    request: { query: ProjectQuery },
+    responses: {
+      200: { description: "The providers", content: { "application/json": { schema: InferenceProviderList } } },
+    },
+  },
+);
+
+const Region = pathParam("region", "us-east-1");
+const Tail = z
+  .string()
+  .min(1)
+  .openapi({ param: { name: "path", in: "path" }, example: "model/anthropic.claude-sonnet-4-5/invoke" });
+const ProjectId = pathParam("projectId", "prj_01hzx4c7v0m3q9w2e8r5t6y1ua");
+
+/** The pass-through routes: the provider's own API below each prefix; answers are the provider's. */
+const LLM_SHAPES = [
+  { op: "CloudA", suffix: "cloud-a/{region}/{path}", region: true, summary: "cloud-a model runtime" },
+  { op: "CloudBFamily1", suffix: "cloud-b/family-1/{path}", region: false, summary: "cloud-b, first family" },
+  { op: "CloudBFamily2", suffix: "cloud-b/family-2/{path}", region: false, summary: "cloud-b, second family" },
+  {
+    op: "CloudAAltFamily1",
+    suffix: "cloud-a-alt/family-1/{region}/{path}",
+    region: true,
+    summary: "cloud-a-alt, first family",
+  },
+  {
+    op: "CloudAAltFamily2",
+    suffix: "cloud-a-alt/family-2/{region}/{path}",
+    region: true,
+    summary: "cloud-a-alt, second family",
+  },
+] as const;
+
+const passThrough = {
+  200: { description: "The provider's answer, streamed as it arrives (JSON, SSE or AWS event-stream)" },
+};
+
+function llmRoutes(): ContractRoute[] {
+  const out: ContractRoute[] = [];
+  for (const shape of LLM_SHAPES) {
+    for (const scoped of [false, true]) {
+      for (const method of ["post", "get"] as const) {
+        const params = z.object({
+          ...(scoped ? { projectId: ProjectId } : {}),
+          ...(shape.region ? { region: Region } : {}),
+          path: Tail,
+        });
+        out.push(
+          defineRoute(
+            { service: "inference", access: "llm:invoke" },
+            {
+              operationId: `${method}Llm${shape.op}${scoped ? "InProject" : ""}`,
+              method,
+              path: `${scoped ? "/v1/projects/{projectId}/llm/" : "/v1/llm/"}${shape.suffix}`,
+              tags: ["Inference"],
+              summary: `${method.toUpperCase()} to the ${shape.summary}${scoped ? " for a named project" : ""}`,
+              request: { params },
+              responses: passThrough,
+            },
+          ),
+        );
+      }
+    }
+  }
+  return out;
+}
+
+export const llmPassThroughRoutes: readonly ContractRoute[] = llmRoutes();
