@@ -330,9 +330,10 @@ export class LocalDriver implements SandboxDriver {
       argv = options.argv;
       cwd = options.cwd ? join(running.workspace, options.cwd.replace(/^\/workspace\/?/, "")) : running.workspace;
     } else {
-      const inner = options.cwd
+      const command = options.cwd
         ? ["/bin/sh", "-c", 'cd -- "$0" && exec "$@"', options.cwd, ...options.argv]
         : options.argv;
+      const inner = options.tty ? withSandboxTerminal(command) : command;
       const nsenter = [
         this.tools.nsenter as string,
         "-t",
@@ -396,4 +397,21 @@ export class LocalDriver implements SandboxDriver {
     await Promise.all([...this.running.keys()].map((id) => this.stop(id)));
     this.spawner.close();
   }
+}
+
+/** `'…'` quoting for one word of a `sh -c` string. */
+function shellQuote(word: string): string {
+  return `'${word.replaceAll("'", "'\\''")}'`;
+}
+
+/**
+ * A terminal inside the sandbox for a TTY exec. The pseudo-terminal the driver opens lives in the
+ * host's devpts, which the sandbox's own `/dev` does not show, so `tty` would say "not a tty" and a
+ * shell would get no job control. util-linux `script`, started inside the namespaces, opens a
+ * terminal from the sandbox's devpts, makes it the command's controlling terminal in a new session,
+ * passes window-size changes on and returns the command's exit code (`-e`); the outer terminal is
+ * put in raw mode by it, so nothing is echoed twice.
+ */
+function withSandboxTerminal(argv: string[]): string[] {
+  return ["/usr/bin/script", "-q", "-e", "-c", argv.map(shellQuote).join(" "), "/dev/null"];
 }
