@@ -23,9 +23,9 @@ export function sandboxResource(
 export function admissionContext(spec: SandboxSpec, labels: Record<string, string>): Record<string, unknown> {
   return {
     image: spec.image,
-    // Cedar has integers only: CPU in millicores, memory in MiB.
+    // CPU in cores (governance compares millicores), memory in MiB.
     resources: {
-      ...(spec.resources.cpuMillicores !== undefined ? { cpu: spec.resources.cpuMillicores } : {}),
+      ...(spec.resources.cpuMillicores !== undefined ? { cpu: spec.resources.cpuMillicores / 1000 } : {}),
       ...(spec.resources.memoryMiB !== undefined ? { memoryMb: spec.resources.memoryMiB } : {}),
     },
     ports: spec.ports.map((p) => ({ port: p.port, visibility: p.visibility })),
@@ -35,13 +35,12 @@ export function admissionContext(spec: SandboxSpec, labels: Record<string, strin
 }
 
 /**
- * What exec decides on: the argv that runs and `command`, the name of the program (`git` for
- * `/usr/bin/git`). A command given as a string runs through `sh -c`, so its program is `sh`: a policy
- * that allows only `git` does not let a shell line through.
+ * What exec decides on: the argv that runs (policies see `program`, its first element's basename,
+ * and `args`) and `command`, the argv joined. A command given as a string runs through `sh -c`, so
+ * its program is `sh`: a policy that allows only `git` does not let a shell line through.
  */
 export function execContext(argv: string[], tty = false): Record<string, unknown> {
-  const program = argv[0] ?? "";
-  return { argv, command: program.slice(program.lastIndexOf("/") + 1), tty };
+  return { argv, command: argv.join(" "), tty };
 }
 
 /**
@@ -138,7 +137,7 @@ export async function enforceAdmission(
       actor,
       "sandbox:expose-port",
       row,
-      { ...context, port: port.port },
+      { port: port.port, visibility: port.visibility },
       `Exposing port ${port.port} of sandbox ${row.id}`,
     );
   }
