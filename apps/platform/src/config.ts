@@ -1,5 +1,5 @@
 import { resolve } from "node:path";
-import { SandboxImagesJsonSchema } from "@agentplane/sandbox-svc";
+import { SandboxEgressHostMapSchema, SandboxImagesJsonSchema } from "@agentplane/sandbox-svc";
 import { z } from "zod";
 
 /** Settings of the all-in-one launcher (`npm start`). */
@@ -11,6 +11,8 @@ export const AllInOneEnvSchema = z.object({
   REDIS_URL: z.string().optional(),
   PUBLIC_URL: z.url().optional(),
   AGENTPLANE_SECRET_KEY: z.string().optional(),
+  /** The master key before a rotation: governance credentials wrapped with it still decrypt until re-wrapped. */
+  AGENTPLANE_SECRET_KEY_PREVIOUS: z.string().optional(),
   AGENTPLANE_BOOTSTRAP_TOKEN: z.string().min(32, "must be at least 32 characters").optional(),
   OIDC_ISSUER: z.url().optional(),
   OIDC_AUDIENCE: z.string().optional(),
@@ -21,6 +23,8 @@ export const AllInOneEnvSchema = z.object({
   SANDBOX_INGRESS_HOST: z.string().optional(),
   SANDBOX_LOCAL_ISOLATION: z.enum(["bwrap", "none"]).optional(),
   SANDBOX_IMAGES_JSON: SandboxImagesJsonSchema.optional(),
+  /** Tests only: egress host names → local stand-ins (`{"registry.test":"127.0.0.1:8080"}`). */
+  SANDBOX_EGRESS_HOST_MAP: SandboxEgressHostMapSchema.optional(),
   AGENT_RUNTIME: z.enum(["on", "off"]).default("on"),
   AGENT_RUNTIME_PORT: z.coerce.number().int().min(0).max(65535).default(3003),
   /** The runtime binds loopback natively; the container image sets 0.0.0.0. */

@@ -5,6 +5,6 @@ export {
   type SandboxService,
   type SandboxServiceDeps,
 } from "./app.ts";
-export { SandboxImagesJsonSchema } from "./config.ts";
+export { SandboxEgressHostMapSchema, SandboxImagesJsonSchema } from "./config.ts";
 export type { SandboxDriver } from "./driver/types.ts";
 export { type IngressTarget, parseIngressHost } from "./ingress.ts";
