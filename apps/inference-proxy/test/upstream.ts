@@ -90,8 +90,10 @@ function anthropicEvents(model: string, words: string[]): Record<string, unknown
 
 export interface FakeUpstream extends LocalServer {
   seen: SeenRequest[];
-  /** While set, streams stop after their first event until `release()`. */
+  /** While set, streams stop after their first text delta until `release()`. */
   hold: boolean;
+  /** True while a stream waits for `release()`. */
+  heldNow: boolean;
   release(): void;
   /** Resolves when a held stream's connection was closed by the proxy (client abort). */
   aborted: Promise<void>;
@@ -143,6 +145,7 @@ export async function startFakeUpstream(options: { sigv4?: boolean; region?: str
   const state = {
     seen: [] as SeenRequest[],
     hold: false,
+    heldNow: false,
     rejected: 0,
     aborted: new Promise<void>((r) => {
       markAborted = r;
@@ -192,7 +195,12 @@ export async function startFakeUpstream(options: { sigv4?: boolean; region?: str
       res.writeHead(200, { "content-type": contentType });
       for (const [i, part] of parts.entries()) {
         res.write(part);
-        if (i === 0 && state.hold) await held;
+        // Held after the first text delta (Anthropic streams) or the first part (others).
+        if (i === Math.min(2, parts.length - 2) && state.hold) {
+          state.heldNow = true;
+          await held;
+          state.heldNow = false;
+        }
         if (res.destroyed) return;
       }
       res.end();

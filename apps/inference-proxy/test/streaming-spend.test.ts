@@ -1,0 +1,183 @@
+import { requirePostgres } from "@agentplane/testkit";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { eventually, type InferencePlatform, startInferencePlatform } from "./harness.ts";
+import { CREDS, type FakeUpstream, startFakeUpstream, USAGE } from "./upstream.ts";
+
+const pg = await requirePostgres();
+
+interface Status {
+  items: { limitId: string; spentUsd: number; reservedUsd: number; limitUsd: number }[];
+}
+interface Costs {
+  total: { requests: number; inputTokens: number; outputTokens: number; cacheReadTokens: number; costMicroUsd: number };
+}
+
+// claude-haiku-4-5: $1 input, $5 output, $0.10 cache read, $1.25 cache write per million tokens.
+const HAIKU_COST = Math.round(USAGE.input * 1 + USAGE.output * 5 + USAGE.cacheRead * 0.1 + USAGE.cacheWrite * 1.25);
+const messages = [{ role: "user", content: "hi" }];
+
+describe.skipIf(!pg.available)(`streaming, spend reservations and limits${pg.reason}`, () => {
+  let up: FakeUpstream;
+  let h: InferencePlatform;
+
+  beforeAll(async () => {
+    up = await startFakeUpstream();
+    h = await startInferencePlatform({
+      cloudA: { kind: "bearer", token: CREDS.bearer },
+      cloudBKey: CREDS.cloudBKey,
+      cloudAEndpointUrl: up.url,
+      cloudBBaseUrl: `${up.url}/anthropic/v1`,
+    });
+  });
+  afterAll(async () => {
+    await h?.close();
+    await up?.close();
+  });
+
+  const messagesUrl = () => `${h.url}/v1/llm/cloud-b/family-1/anthropic/v1/messages`;
+  const post = (body: unknown, init: RequestInit = {}) =>
+    fetch(messagesUrl(), {
+      method: "POST",
+      headers: {
+        authorization: `Bearer ${h.projectToken}`,
+        "content-type": "application/json",
+        "anthropic-version": "2023-06-01",
+      },
+      body: JSON.stringify(body),
+      ...init,
+    });
+  const costs = async () =>
+    (await h.call<Costs>("GET", `/v1/orgs/${h.orgId}/usage-costs`, { token: h.adminToken })).body.total;
+  const status = async () =>
+    (await h.call<Status>("GET", `/v1/orgs/${h.orgId}/spending-limits/status`, { token: h.adminToken })).body.items;
+
+  it("the first event reaches the client before the upstream finishes", async () => {
+    up.hold = true;
+    try {
+      const res = await post({ model: "claude-haiku-4-5", max_tokens: 50, stream: true, messages });
+      expect(res.status).toBe(200);
+      expect(res.headers.get("content-type")).toContain("text/event-stream");
+      const reader = (res.body as ReadableStream<Uint8Array>).getReader();
+      const first = new TextDecoder().decode((await reader.read()).value);
+      expect(first).toContain("message_start");
+      expect(up.heldNow).toBe(true);
+      up.release();
+      let rest = "";
+      for (;;) {
+        const { value, done } = await reader.read();
+        if (done) break;
+        rest += new TextDecoder().decode(value);
+      }
+      expect(rest).toContain("message_stop");
+    } finally {
+      up.hold = false;
+      up.release();
+    }
+  });
+
+  it("a client abort mid-stream aborts the upstream and records the usage seen so far", async () => {
+    await h.drainUsage();
+    const before = await costs();
+    up.hold = true;
+    try {
+      const controller = new AbortController();
+      const res = await post(
+        { model: "claude-haiku-4-5", max_tokens: 50, stream: true, messages },
+        { signal: controller.signal },
+      );
+      const reader = (res.body as ReadableStream<Uint8Array>).getReader();
+      let seen = "";
+      while (!seen.includes("content_block_delta")) seen += new TextDecoder().decode((await reader.read()).value);
+      controller.abort();
+      await Promise.race([
+        up.aborted,
+        new Promise((_, reject) => setTimeout(() => reject(new Error("upstream not aborted")), 5000)),
+      ]);
+    } finally {
+      up.hold = false;
+      up.release();
+    }
+    await eventually(async () => {
+      await h.drainUsage();
+      return (await costs()).requests === before.requests + 1;
+    }, "the partial usage");
+    const after = await costs();
+    // Input and cache tokens from message_start; output counted from the one delta received.
+    expect(after.inputTokens - before.inputTokens).toBe(USAGE.input);
+    expect(after.cacheReadTokens - before.cacheReadTokens).toBe(USAGE.cacheRead);
+    expect(after.outputTokens - before.outputTokens).toBe(1);
+  });
+
+  it("an upstream error passes through with its status and body and releases the reservation", async () => {
+    await h.drainUsage();
+    const before = await costs();
+    const res = await fetch(`${h.url}/v1/llm/cloud-a/us-east-1/model/claude-haiku-4-5/no-such-operation`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${h.projectToken}`, "content-type": "application/json" },
+      body: "{}",
+    });
+    expect(res.status).toBe(404);
+    expect(await res.json()).toEqual({ message: "unknown operation" });
+    await h.drainUsage();
+    expect((await costs()).requests).toBe(before.requests);
+  });
+
+  it("over a spending limit: 429 spending-limit-reached with the limit, period and Retry-After; upstream not called", async () => {
+    const created = await h.call<{ id: string }>("POST", `/v1/orgs/${h.orgId}/spending-limits`, {
+      token: h.adminToken,
+      body: { amountUsd: 0, period: "daily" },
+    });
+    expect(created.status).toBe(201);
+    const calls = up.seen.length;
+    try {
+      const res = await post({ model: "claude-haiku-4-5", max_tokens: 50, messages });
+      expect(res.status).toBe(429);
+      expect(res.headers.get("content-type")).toContain("application/problem+json");
+      const retryAfter = Number(res.headers.get("retry-after"));
+      expect(retryAfter).toBeGreaterThan(0);
+      expect(retryAfter).toBeLessThanOrEqual(86_400);
+      const body = (await res.json()) as Record<string, unknown>;
+      expect(String(body.type)).toMatch(/spending-limit-reached$/);
+      expect(body).toMatchObject({ status: 429, limitId: created.body.id, period: "daily", limitUsd: 0 });
+      expect(Date.parse(String(body.resetsAt))).toBeGreaterThan(Date.now());
+      expect(up.seen.length).toBe(calls);
+    } finally {
+      await h.call("DELETE", `/v1/orgs/${h.orgId}/spending-limits/${created.body.id}`, { token: h.adminToken });
+    }
+  });
+
+  it("50 concurrent streams against a nearly spent limit overshoot it by at most one estimate", async () => {
+    await h.drainUsage();
+    const spentBefore = (await costs()).costMicroUsd;
+    // Room for about three reservations at once (max_tokens 1000 at $5/M output ≈ 5,000 µ$ each).
+    const limitMicro = spentBefore + 16_000;
+    const created = await h.call<{ id: string }>("POST", `/v1/orgs/${h.orgId}/spending-limits`, {
+      token: h.adminToken,
+      body: { amountUsd: limitMicro / 1e6, period: "monthly" },
+    });
+    expect(created.status).toBe(201);
+    try {
+      const results = await Promise.all(
+        Array.from({ length: 50 }, async () => {
+          const res = await post({ model: "claude-haiku-4-5", max_tokens: 1000, stream: true, messages });
+          await res.arrayBuffer();
+          return res.status;
+        }),
+      );
+      const ok = results.filter((s) => s === 200).length;
+      expect(ok).toBeGreaterThan(0);
+      expect(ok + results.filter((s) => s === 429).length).toBe(50);
+      await eventually(async () => {
+        await h.drainUsage();
+        return (await status()).every((s) => s.reservedUsd === 0);
+      }, "every reservation settled");
+      const estimate = Math.ceil(200 / 4) * 1 + 1000 * 5 + 100;
+      const limit = (await status()).find((s) => s.limitId === created.body.id);
+      expect(limit).toBeDefined();
+      expect(Math.round((limit?.spentUsd ?? 0) * 1e6)).toBeLessThanOrEqual(limitMicro + estimate);
+      expect((await costs()).costMicroUsd - spentBefore).toBe(ok * HAIKU_COST);
+    } finally {
+      await h.call("DELETE", `/v1/orgs/${h.orgId}/spending-limits/${created.body.id}`, { token: h.adminToken });
+    }
+  });
+});
