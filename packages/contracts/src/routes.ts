@@ -1,5 +1,6 @@
 import { auditRoutes } from "./audit/index.ts";
 import type { ContractRoute } from "./common/route.ts";
+import { connectionsRoutes } from "./connections/index.ts";
 import { governanceRoutes } from "./governance/index.ts";
 import { inferenceRoutes } from "./inference/index.ts";
 import { sandboxRoutes } from "./sandbox/index.ts";
@@ -12,6 +13,7 @@ export const ALL_ROUTES: readonly ContractRoute[] = [
   ...auditRoutes,
   ...governanceRoutes,
   ...inferenceRoutes,
+  ...connectionsRoutes,
 ];
 
 /** Pages outside `/v1` that a service serves through the gateway without authentication. */

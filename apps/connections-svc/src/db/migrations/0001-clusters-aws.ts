@@ -13,6 +13,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn("tunnel_token_hash", "text", (c) => c.notNull())
     .addColumn("tunnel_replica", "text")
     .addColumn("tunnel_url", "text")
+    .addColumn("tunnel_connection_id", "text")
     .addColumn("tunnel_expires_at", "timestamptz")
     .addColumn("first_connected_at", "timestamptz")
     .addColumn("disconnected_at", "timestamptz")

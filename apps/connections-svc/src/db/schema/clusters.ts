@@ -16,6 +16,8 @@ export interface ClustersTable {
   tunnel_replica: string | null;
   /** The internal URL other replicas forward proxy requests to. */
   tunnel_url: string | null;
+  /** One id per tunnel connection, so a closing tunnel never clears the entry of its successor. */
+  tunnel_connection_id: string | null;
   tunnel_expires_at: Date | null;
   first_connected_at: Date | null;
   disconnected_at: Date | null;

@@ -1,0 +1,14 @@
+/**
+ * The tunnel protocol as the relay sees it (docs/decisions/0006-cluster-tunnel-http2.md). These
+ * values are the wire contract with connections-svc (`src/tunnel/protocol.ts` there).
+ */
+export const REQUEST_SIGNATURE_HEADER = "x-agentplane-signature";
+export const RELAY_AUDIENCE = "agentplane-cluster-relay";
+export const MAX_REQUEST_JWT_LIFETIME_SECONDS = 60;
+export const CLUSTER_ISSUER_PREFIX = "agentplane:project:";
+export const CONTROL_PREFIX = "/agentplane/v1/";
+export const CONTROL_PATHS = {
+  status: "/agentplane/v1/status",
+  clusterJwt: "/agentplane/v1/cluster-jwt",
+  tunnelToken: "/agentplane/v1/tunnel-token",
+} as const;

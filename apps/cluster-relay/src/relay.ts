@@ -1,0 +1,293 @@
+import http2, { type IncomingHttpHeaders, type ServerHttp2Stream } from "node:http2";
+import type { KubeConfig } from "@kubernetes/client-node";
+import { createWebSocketStream, WebSocket } from "ws";
+import { RELAY_VERSION } from "./config.ts";
+import { KubeClient } from "./kube.ts";
+import { CONTROL_PATHS, CONTROL_PREFIX, REQUEST_SIGNATURE_HEADER } from "./protocol.ts";
+import type { TokenStore } from "./token-store.ts";
+import { RequestVerifier, VerificationError } from "./verifier.ts";
+
+export interface RelayLogger {
+  info(obj: object, msg?: string): void;
+  warn(obj: object, msg?: string): void;
+  error(obj: object, msg?: string): void;
+}
+
+export interface RelayOptions {
+  /** The control plane's public base URL. */
+  baseUrl: string;
+  clusterId: string;
+  store: TokenStore;
+  kube: KubeConfig;
+  logger: RelayLogger;
+  heartbeatMs?: number;
+  /** Reconnect backoff bounds (default 1 s → 30 s, jittered). */
+  minBackoffMs?: number;
+  maxBackoffMs?: number;
+}
+
+const MAX_BODY_BYTES = 8 * 1024 * 1024;
+const HOP_BY_HOP = new Set(["connection", "keep-alive", "transfer-encoding", "upgrade", "proxy-connection", "te"]);
+
+/**
+ * The relay: dials out to the control plane with a WebSocket, serves HTTP/2 over it, verifies each
+ * request's platform signature against the project's JWKS and only then calls the API server.
+ */
+export class Relay {
+  private readonly options: RelayOptions;
+  private readonly kube: KubeClient;
+  private readonly h2 = http2.createServer();
+  private token = "";
+  private projectId = "";
+  private verifier: RequestVerifier | undefined;
+  private ws: WebSocket | undefined;
+  private stopped = false;
+  private attempt = 0;
+  private reconnectTimer: NodeJS.Timeout | undefined;
+  private heartbeat: NodeJS.Timeout | undefined;
+  /** The cluster JWT for the relay's own calls to `/v1` (renewed over the tunnel). */
+  clusterJwt: { token: string; expiresAt: number } | undefined;
+  /** How many tunnels have opened (tests and the log watch reconnects). */
+  connections = 0;
+
+  constructor(options: RelayOptions) {
+    this.options = options;
+    this.kube = new KubeClient(options.kube);
+    this.h2.on("stream", (stream, headers) => {
+      this.handle(stream, headers).catch((err) => {
+        this.options.logger.error({ err: (err as Error).message }, "request failed");
+        if (!stream.headersSent && !stream.destroyed) stream.respond({ ":status": 502 });
+        if (!stream.destroyed) stream.end();
+      });
+    });
+    this.h2.on("sessionError", () => {});
+  }
+
+  get connected(): boolean {
+    return this.ws?.readyState === WebSocket.OPEN;
+  }
+
+  get currentToken(): string {
+    return this.token;
+  }
+
+  async start(): Promise<void> {
+    this.token = await this.options.store.read();
+    this.projectId = await this.resolveProject();
+    this.verifier = new RequestVerifier({
+      baseUrl: this.options.baseUrl,
+      projectId: this.projectId,
+      clusterId: this.options.clusterId,
+      bearer: () => this.token,
+    });
+    this.connect();
+  }
+
+  /** The cluster's project, asked of the control plane over TLS: never taken from the tunnel. */
+  private async resolveProject(): Promise<string> {
+    for (;;) {
+      if (this.stopped) throw new Error("stopped");
+      try {
+        const res = await fetch(
+          new URL(`/v1/clusters/${encodeURIComponent(this.options.clusterId)}`, this.options.baseUrl),
+          {
+            headers: { authorization: `Bearer ${this.token}` },
+          },
+        );
+        if (res.ok) return ((await res.json()) as { projectId: string }).projectId;
+        if (res.status === 401 || res.status === 404)
+          throw new Error(`the control plane refused the tunnel token (${res.status})`);
+        this.options.logger.warn({ status: res.status }, "control plane not ready");
+      } catch (err) {
+        if ((err as Error).message.includes("refused the tunnel token")) throw err;
+        this.options.logger.warn({ err: (err as Error).message }, "control plane unreachable");
+      }
+      await new Promise((r) => setTimeout(r, this.backoff()));
+    }
+  }
+
+  private backoff(): number {
+    const min = this.options.minBackoffMs ?? 1000;
+    const max = this.options.maxBackoffMs ?? 30_000;
+    const ceiling = Math.min(max, min * 2 ** Math.min(this.attempt, 10));
+    this.attempt++;
+    // Full jitter above half the ceiling: replicas of many relays do not reconnect in step.
+    return Math.round(ceiling / 2 + Math.random() * (ceiling / 2));
+  }
+
+  private tunnelUrl(): string {
+    const url = new URL(`/v1/clusters/${encodeURIComponent(this.options.clusterId)}/tunnel`, this.options.baseUrl);
+    url.protocol = url.protocol === "https:" ? "wss:" : "ws:";
+    return url.toString();
+  }
+
+  private connect(): void {
+    if (this.stopped) return;
+    const ws = new WebSocket(this.tunnelUrl(), {
+      headers: {
+        authorization: `Bearer ${this.token}`,
+        "user-agent": `agentplane-cluster-relay/${RELAY_VERSION}`,
+      },
+      perMessageDeflate: false,
+    });
+    ws.on("error", (err) => this.options.logger.warn({ err: err.message }, "tunnel error"));
+    ws.once("unexpected-response", (_req, res) => {
+      this.options.logger.warn({ status: res.statusCode }, "tunnel refused");
+      // The token may have been rotated while we were away: take what the store holds now.
+      if (res.statusCode === 401) {
+        this.options.store
+          .read()
+          .then((t) => {
+            this.token = t;
+          })
+          .catch(() => {});
+      }
+      ws.terminate();
+    });
+    ws.once("open", () => {
+      this.attempt = 0;
+      this.connections++;
+      const previous = this.ws;
+      this.ws = ws;
+      previous?.close();
+      this.h2.emit("connection", createWebSocketStream(ws));
+      this.startHeartbeat(ws);
+      this.options.logger.info({ clusterId: this.options.clusterId }, "tunnel open");
+    });
+    ws.once("close", () => {
+      if (this.ws === ws) {
+        this.ws = undefined;
+        this.scheduleReconnect();
+      } else if (!this.ws) {
+        this.scheduleReconnect();
+      }
+    });
+  }
+
+  private scheduleReconnect(): void {
+    if (this.stopped || this.reconnectTimer) return;
+    const delay = this.backoff();
+    this.reconnectTimer = setTimeout(() => {
+      this.reconnectTimer = undefined;
+      if (!this.connected) this.connect();
+    }, delay);
+  }
+
+  private startHeartbeat(ws: WebSocket): void {
+    if (this.heartbeat) clearInterval(this.heartbeat);
+    let alive = true;
+    ws.on("pong", () => {
+      alive = true;
+    });
+    this.heartbeat = setInterval(() => {
+      if (ws !== this.ws) return;
+      if (!alive) {
+        this.options.logger.warn({}, "tunnel heartbeat lost");
+        ws.terminate();
+        return;
+      }
+      alive = false;
+      ws.ping();
+    }, this.options.heartbeatMs ?? 10_000);
+  }
+
+  private async readBody(stream: ServerHttp2Stream): Promise<Uint8Array> {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    for await (const chunk of stream) {
+      size += (chunk as Buffer).length;
+      if (size > MAX_BODY_BYTES) throw new VerificationError("body too large");
+      chunks.push(chunk as Buffer);
+    }
+    return Buffer.concat(chunks);
+  }
+
+  private async handle(stream: ServerHttp2Stream, headers: IncomingHttpHeaders): Promise<void> {
+    const method = String(headers[":method"] ?? "GET");
+    const path = String(headers[":path"] ?? "/");
+    let body: Uint8Array;
+    try {
+      body = await this.readBody(stream);
+      const signature = headers[REQUEST_SIGNATURE_HEADER];
+      await this.verifier!.verify({ token: typeof signature === "string" ? signature : undefined, method, path, body });
+    } catch (err) {
+      if (!(err instanceof VerificationError)) throw err;
+      this.options.logger.warn({ method, path, reason: err.message }, "request refused");
+      respondJson(stream, 401, { error: "unverified", reason: err.message });
+      return;
+    }
+    if (path.startsWith(CONTROL_PREFIX)) return this.control(stream, method, path, body);
+    const { response, abort } = await this.kube.request({ method, path, headers, body });
+    stream.once("close", abort);
+    const out: Record<string, string | string[] | number> = { ":status": response.statusCode ?? 502 };
+    for (const [key, value] of Object.entries(response.headers)) {
+      if (value !== undefined && !HOP_BY_HOP.has(key)) out[key] = value;
+    }
+    if (stream.destroyed) return abort();
+    stream.respond(out);
+    response.pipe(stream);
+  }
+
+  private async control(stream: ServerHttp2Stream, method: string, path: string, body: Uint8Array): Promise<void> {
+    const json = () => JSON.parse(Buffer.from(body).toString("utf8") || "{}") as Record<string, unknown>;
+    if (method === "GET" && path === CONTROL_PATHS.status) {
+      return respondJson(stream, 200, {
+        relayVersion: RELAY_VERSION,
+        kubernetesVersion: await this.kubernetesVersion(),
+      });
+    }
+    if (method === "PUT" && path === CONTROL_PATHS.clusterJwt) {
+      const { token, expiresIn } = json();
+      if (typeof token !== "string") return respondJson(stream, 400, { error: "token missing" });
+      this.clusterJwt = { token, expiresAt: Date.now() + Number(expiresIn ?? 0) * 1000 };
+      stream.respond({ ":status": 204 });
+      stream.end();
+      return;
+    }
+    if (method === "PUT" && path === CONTROL_PATHS.tunnelToken) {
+      const { token } = json();
+      if (typeof token !== "string") return respondJson(stream, 400, { error: "token missing" });
+      await this.options.store.write(token);
+      this.token = token;
+      stream.respond({ ":status": 204 });
+      stream.end();
+      this.options.logger.info({}, "tunnel token rotated; reconnecting with the new one");
+      // A new tunnel with the new token; the old one closes once it is open (or by the platform within 5 s).
+      setImmediate(() => this.connect());
+      return;
+    }
+    respondJson(stream, 404, { error: "unknown control request" });
+  }
+
+  private async kubernetesVersion(): Promise<string | undefined> {
+    try {
+      const { response } = await this.kube.request({
+        method: "GET",
+        path: "/version",
+        headers: {},
+        body: new Uint8Array(),
+      });
+      const chunks: Buffer[] = [];
+      for await (const c of response) chunks.push(c as Buffer);
+      if ((response.statusCode ?? 500) >= 300) return undefined;
+      return (JSON.parse(Buffer.concat(chunks).toString("utf8")) as { gitVersion?: string }).gitVersion;
+    } catch {
+      return undefined;
+    }
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.reconnectTimer) clearTimeout(this.reconnectTimer);
+    if (this.heartbeat) clearInterval(this.heartbeat);
+    this.ws?.terminate();
+    this.h2.close();
+    this.kube.close();
+  }
+}
+
+function respondJson(stream: ServerHttp2Stream, status: number, body: unknown): void {
+  if (stream.destroyed) return;
+  stream.respond({ ":status": status, "content-type": "application/json" });
+  stream.end(JSON.stringify(body));
+}

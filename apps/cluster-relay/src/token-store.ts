@@ -1,0 +1,50 @@
+import { readFile, rename, writeFile } from "node:fs/promises";
+import { CoreV1Api, type KubeConfig } from "@kubernetes/client-node";
+
+/** Where the tunnel token lives: read at start, written when the platform rotates it. */
+export interface TokenStore {
+  read(): Promise<string>;
+  write(token: string): Promise<void>;
+}
+
+/** A file (a mounted Secret, or a path of its own); written atomically through a temporary file. */
+export class FileTokenStore implements TokenStore {
+  private readonly path: string;
+  constructor(path: string) {
+    this.path = path;
+  }
+  async read(): Promise<string> {
+    return (await readFile(this.path, "utf8")).trim();
+  }
+  async write(token: string): Promise<void> {
+    const tmp = `${this.path}.${process.pid}.tmp`;
+    await writeFile(tmp, `${token}\n`, { mode: 0o600 });
+    await rename(tmp, this.path);
+  }
+}
+
+/** The Kubernetes Secret the relay was installed from, through the API server. */
+export class SecretTokenStore implements TokenStore {
+  private readonly api: CoreV1Api;
+  private readonly namespace: string;
+  private readonly name: string;
+  private readonly key: string;
+  constructor(kube: KubeConfig, ref: string, key: string) {
+    const [namespace, name] = ref.split("/") as [string, string];
+    this.api = kube.makeApiClient(CoreV1Api);
+    this.namespace = namespace;
+    this.name = name;
+    this.key = key;
+  }
+  async read(): Promise<string> {
+    const secret = await this.api.readNamespacedSecret({ name: this.name, namespace: this.namespace });
+    const value = secret.data?.[this.key];
+    if (!value) throw new Error(`secret ${this.namespace}/${this.name} has no key ${this.key}`);
+    return Buffer.from(value, "base64").toString("utf8").trim();
+  }
+  async write(token: string): Promise<void> {
+    const secret = await this.api.readNamespacedSecret({ name: this.name, namespace: this.namespace });
+    secret.data = { ...secret.data, [this.key]: Buffer.from(token).toString("base64") };
+    await this.api.replaceNamespacedSecret({ name: this.name, namespace: this.namespace, body: secret });
+  }
+}

@@ -1,0 +1,77 @@
+import { createHash } from "node:crypto";
+import { createRemoteJWKSet, customFetch, type JWTPayload, jwtVerify } from "jose";
+import { CLUSTER_ISSUER_PREFIX, CONTROL_PREFIX, MAX_REQUEST_JWT_LIFETIME_SECONDS, RELAY_AUDIENCE } from "./protocol.ts";
+
+export class VerificationError extends Error {}
+
+/**
+ * Verifies the platform-signed JWT of every request down the tunnel against the project's JWKS
+ * (refetched on an unknown `kid`, so a key rotation never breaks a live tunnel), and refuses
+ * replays and any request whose method, path or body differ from what was signed.
+ */
+export class RequestVerifier {
+  private readonly jwks: ReturnType<typeof createRemoteJWKSet>;
+  private readonly seen = new Map<string, number>();
+  private readonly issuer: string;
+  private readonly clusterId: string;
+  private readonly jwksUrl: URL;
+
+  constructor(options: { baseUrl: string; projectId: string; clusterId: string; bearer: () => string }) {
+    this.issuer = `${CLUSTER_ISSUER_PREFIX}${options.projectId}`;
+    this.clusterId = options.clusterId;
+    this.jwksUrl = new URL(
+      `/v1/projects/${encodeURIComponent(options.projectId)}/.well-known/jwks.json`,
+      options.baseUrl,
+    );
+    const bearer = options.bearer;
+    this.jwks = createRemoteJWKSet(this.jwksUrl, {
+      cooldownDuration: 1000,
+      cacheMaxAge: 10 * 60_000,
+      // The JWKS route needs a token of the project: the relay's current one, read at each fetch.
+      [customFetch]: (url, init) => {
+        const headers = new Headers(init.headers);
+        headers.set("authorization", `Bearer ${bearer()}`);
+        return fetch(url, { ...init, headers });
+      },
+    });
+  }
+
+  async verify(args: {
+    token: string | undefined;
+    method: string;
+    path: string;
+    body: Uint8Array;
+  }): Promise<JWTPayload> {
+    if (!args.token) throw new VerificationError("the request carries no signature");
+    let payload: JWTPayload;
+    try {
+      ({ payload } = await jwtVerify(args.token, this.jwks, {
+        issuer: this.issuer,
+        audience: RELAY_AUDIENCE,
+        subject: this.clusterId,
+        algorithms: ["ES256"],
+        clockTolerance: 5,
+        requiredClaims: ["jti", "iat", "exp"],
+      }));
+    } catch (err) {
+      throw new VerificationError(`signature refused: ${(err as Error).message}`);
+    }
+    if (payload.exp! - payload.iat! > MAX_REQUEST_JWT_LIFETIME_SECONDS) {
+      throw new VerificationError("signature lives longer than 60 s");
+    }
+    const control = args.path.startsWith(CONTROL_PREFIX);
+    if (payload.use !== (control ? "control" : "kube")) throw new VerificationError("signed for another use");
+    if (payload.htm !== args.method.toUpperCase()) throw new VerificationError("method differs from the signed one");
+    if (payload.htu !== args.path) throw new VerificationError("path differs from the signed one");
+    const hash = createHash("sha256").update(args.body).digest("base64url");
+    if (payload.bh !== hash) throw new VerificationError("body differs from the signed one");
+    const jti = String(payload.jti);
+    const now = Date.now();
+    if (this.seen.has(jti)) throw new VerificationError("replayed request");
+    this.seen.set(jti, payload.exp! * 1000 + 5000);
+    if (this.seen.size > 1000) {
+      for (const [id, until] of this.seen) if (until < now) this.seen.delete(id);
+    }
+    return payload;
+  }
+}

@@ -1,0 +1,82 @@
+import type { ServiceApp, ServiceContext } from "@agentplane/service-kit";
+import { assertSafeProxyPath, parseKubeRequest } from "../../clusters/k8s-attributes.ts";
+import type { ConnectionsContext } from "../../context.ts";
+import { recordDecision } from "../../services/audit.ts";
+import { authorizeCluster } from "../../services/clusters.ts";
+import { decide, enforcedDeny, policyDenied } from "../../services/governance.ts";
+import type { TunnelHub } from "../../tunnel/hub.ts";
+
+const METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE"];
+const PREFIX = /^\/v1\/clusters\/([^/]+)\/proxy(\/.*)?$/;
+
+/** The raw path after `/proxy` (still percent-encoded) and the query. */
+function upstreamTarget(c: ServiceContext): { path: string; search: string } {
+  const url = new URL(c.req.url);
+  const m = PREFIX.exec(url.pathname);
+  return { path: m?.[2] || "/", search: url.search };
+}
+
+/**
+ * `/v1/clusters/{clusterId}/proxy/{path}`: authorize, parse the Kubernetes request attributes, ask
+ * governance (`cluster:<verb>`), then send it down the cluster's tunnel and stream the answer back.
+ */
+export function registerClusterProxy(app: ServiceApp, ctx: ConnectionsContext, hub: TunnelHub): void {
+  app.on(METHODS, "/v1/clusters/:clusterId/proxy/*", async (c) => {
+    const clusterId = c.req.param("clusterId");
+    const { cluster, principal } = await authorizeCluster(c, ctx, clusterId, "connectors:call");
+    const { path, search } = upstreamTarget(c);
+    assertSafeProxyPath(path);
+    const attributes = parseKubeRequest(c.req.method, path, new URLSearchParams(search));
+    const context = {
+      group: attributes.group,
+      path: attributes.path,
+      ...(attributes.version ? { version: attributes.version } : {}),
+      ...(attributes.resource ? { resource: attributes.resource } : {}),
+      ...(attributes.subresource ? { subresource: attributes.subresource } : {}),
+      ...(attributes.namespace ? { namespace: attributes.namespace } : {}),
+      ...(attributes.name ? { name: attributes.name } : {}),
+    };
+    const decision = await decide(
+      ctx,
+      {
+        principal,
+        action: attributes.action,
+        resource: {
+          type: "ClusterResource",
+          id: cluster.id,
+          orgId: cluster.org_id,
+          projectId: cluster.project_id,
+          labels: cluster.labels ?? {},
+          kind: "cluster",
+        },
+        context,
+      },
+      c.get("requestId"),
+    );
+    const deny = enforcedDeny(decision);
+    if (decision.decision === "deny") {
+      await recordDecision(ctx, principal, {
+        action: attributes.action,
+        orgId: cluster.org_id,
+        projectId: cluster.project_id,
+        targetType: "cluster",
+        targetId: cluster.id,
+        outcome: deny ? "denied" : "success",
+        details: { verb: attributes.verb, ...context, enforced: decision.enforced, reasons: decision.reasons },
+        requestId: c.get("requestId"),
+      });
+    }
+    if (deny) throw policyDenied(attributes.action, deny);
+    const body =
+      c.req.method === "GET" || (c.req.method === "DELETE" && !c.req.header("content-length"))
+        ? undefined
+        : new Uint8Array(await c.req.arrayBuffer());
+    return hub.send(cluster.id, {
+      method: c.req.method,
+      path: `${path}${search}`,
+      headers: c.req.raw.headers,
+      body,
+      signal: c.req.raw.signal,
+    });
+  });
+}

@@ -1,0 +1,207 @@
+import { type Cluster, newId, type Permission, type Principal } from "@agentplane/contracts";
+import { ProblemError } from "@agentplane/problem-details";
+import { authorize, requirePrincipal, type ServiceContext } from "@agentplane/service-kit";
+import type { Selectable } from "kysely";
+import type { ConnectionsContext } from "../context.ts";
+import type { ClustersTable } from "../db/schema/clusters.ts";
+import { recordDomainEvent, withDomainEvents } from "./audit.ts";
+import { newTunnelToken } from "./tunnel-tokens.ts";
+
+export type ClusterRow = Selectable<ClustersTable>;
+
+export function serializeCluster(row: ClusterRow, now = Date.now()): Cluster {
+  const connected = row.tunnel_expires_at !== null && row.tunnel_expires_at.getTime() > now;
+  const status = connected ? "connected" : row.first_connected_at ? "disconnected" : "pending";
+  const since = connected
+    ? row.first_connected_at
+    : status === "disconnected"
+      ? (row.disconnected_at ?? row.tunnel_expires_at ?? row.last_heartbeat_at)
+      : null;
+  return {
+    id: row.id,
+    orgId: row.org_id,
+    projectId: row.project_id,
+    name: row.name,
+    ...(row.description !== null ? { description: row.description } : {}),
+    labels: row.labels ?? {},
+    status,
+    ...(since ? { statusSince: since.toISOString() } : {}),
+    ...(row.last_heartbeat_at ? { lastHeartbeatAt: row.last_heartbeat_at.toISOString() } : {}),
+    ...(row.relay_version ? { relayVersion: row.relay_version } : {}),
+    ...(row.kubernetes_version ? { kubernetesVersion: row.kubernetes_version } : {}),
+    ...(connected && row.tunnel_replica ? { replica: row.tunnel_replica } : {}),
+    createdAt: row.created_at.toISOString(),
+    updatedAt: row.updated_at.toISOString(),
+  };
+}
+
+/**
+ * Loads a cluster and authorizes the caller on its project: 404 when it does not exist or the
+ * caller cannot see its project (ids do not leak), 403 when the role is too low.
+ */
+export async function authorizeCluster(
+  c: ServiceContext,
+  ctx: ConnectionsContext,
+  clusterId: string,
+  permission: Permission,
+): Promise<{ cluster: ClusterRow; principal: Principal }> {
+  const cluster = await ctx.db.selectFrom("clusters").selectAll().where("id", "=", clusterId).executeTakeFirst();
+  const notFound = () => new ProblemError("not-found", { detail: `Cluster ${clusterId} was not found` });
+  if (!cluster) throw notFound();
+  try {
+    await authorize(c, ctx.authorizer, permission, { projectId: cluster.project_id });
+  } catch (err) {
+    if (err instanceof ProblemError && err.status === 404) throw notFound();
+    throw err;
+  }
+  return { cluster, principal: requirePrincipal(c) };
+}
+
+export async function createCluster(args: {
+  ctx: ConnectionsContext;
+  principal: Principal;
+  orgId: string;
+  projectId: string;
+  input: { name: string; description?: string | undefined; labels?: Record<string, string> | undefined };
+  requestId?: string;
+}): Promise<{ cluster: Cluster; tunnelToken: string }> {
+  const { ctx, input } = args;
+  const token = newTunnelToken();
+  const row = await withDomainEvents(ctx, async (trx) => {
+    const inserted = await trx
+      .insertInto("clusters")
+      .values({
+        id: newId("cluster"),
+        org_id: args.orgId,
+        project_id: args.projectId,
+        name: input.name,
+        description: input.description ?? null,
+        labels: JSON.stringify(input.labels ?? {}) as unknown as Record<string, string>,
+        tunnel_token_id: token.id,
+        tunnel_token_hash: token.hash,
+      })
+      .returningAll()
+      .executeTakeFirstOrThrow();
+    await recordDomainEvent(ctx, trx, args.principal, {
+      action: "cluster.registered",
+      orgId: args.orgId,
+      projectId: args.projectId,
+      targetType: "cluster",
+      targetId: inserted.id,
+      details: { name: input.name },
+      requestId: args.requestId,
+    });
+    return inserted;
+  });
+  return { cluster: serializeCluster(row), tunnelToken: token.token };
+}
+
+export async function listClusters(
+  ctx: ConnectionsContext,
+  projectId: string,
+  query: { limit: number; cursor?: string | undefined; status?: Cluster["status"] | undefined },
+): Promise<{ items: Cluster[]; nextCursor?: string }> {
+  const now = new Date();
+  let q = ctx.db.selectFrom("clusters").selectAll().where("project_id", "=", projectId);
+  if (query.cursor) q = q.where("id", ">", query.cursor);
+  if (query.status === "connected") q = q.where("tunnel_expires_at", ">", now);
+  if (query.status === "pending" || query.status === "disconnected") {
+    q = q
+      .where((eb) => eb.or([eb("tunnel_expires_at", "is", null), eb("tunnel_expires_at", "<=", now)]))
+      .where("first_connected_at", query.status === "pending" ? "is" : "is not", null);
+  }
+  const rows = await q
+    .orderBy("id")
+    .limit(query.limit + 1)
+    .execute();
+  const page = rows.slice(0, query.limit);
+  return {
+    items: page.map((r) => serializeCluster(r, now.getTime())),
+    ...(rows.length > query.limit ? { nextCursor: page[page.length - 1]!.id } : {}),
+  };
+}
+
+export async function updateCluster(args: {
+  ctx: ConnectionsContext;
+  principal: Principal;
+  cluster: ClusterRow;
+  input: { name?: string | undefined; description?: string | undefined; labels?: Record<string, string> | undefined };
+  requestId?: string;
+}): Promise<Cluster> {
+  const { ctx, cluster, input } = args;
+  const row = await withDomainEvents(ctx, async (trx) => {
+    const updated = await trx
+      .updateTable("clusters")
+      .set({
+        ...(input.name !== undefined ? { name: input.name } : {}),
+        ...(input.description !== undefined ? { description: input.description } : {}),
+        ...(input.labels !== undefined
+          ? { labels: JSON.stringify(input.labels) as unknown as Record<string, string> }
+          : {}),
+        updated_at: new Date(),
+      })
+      .where("id", "=", cluster.id)
+      .returningAll()
+      .executeTakeFirstOrThrow();
+    await recordDomainEvent(ctx, trx, args.principal, {
+      action: "cluster.updated",
+      orgId: cluster.org_id,
+      projectId: cluster.project_id,
+      targetType: "cluster",
+      targetId: cluster.id,
+      details: { fields: Object.keys(input) },
+      requestId: args.requestId,
+    });
+    return updated;
+  });
+  return serializeCluster(row);
+}
+
+export async function deleteCluster(args: {
+  ctx: ConnectionsContext;
+  principal: Principal;
+  cluster: ClusterRow;
+  requestId?: string;
+}): Promise<void> {
+  const { ctx, cluster } = args;
+  await withDomainEvents(ctx, async (trx) => {
+    await trx.deleteFrom("clusters").where("id", "=", cluster.id).execute();
+    await recordDomainEvent(ctx, trx, args.principal, {
+      action: "cluster.deleted",
+      orgId: cluster.org_id,
+      projectId: cluster.project_id,
+      targetType: "cluster",
+      targetId: cluster.id,
+      requestId: args.requestId,
+    });
+  });
+}
+
+/** Replaces the tunnel token (the old one stops opening tunnels at once) and returns the new one. */
+export async function rotateTunnelToken(args: {
+  ctx: ConnectionsContext;
+  principal: Principal;
+  cluster: ClusterRow;
+  requestId?: string;
+}): Promise<{ token: string; tokenId: string; previousTokenId: string; rotatedAt: Date }> {
+  const { ctx, cluster } = args;
+  const token = newTunnelToken();
+  const rotatedAt = new Date();
+  await withDomainEvents(ctx, async (trx) => {
+    await trx
+      .updateTable("clusters")
+      .set({ tunnel_token_id: token.id, tunnel_token_hash: token.hash, updated_at: rotatedAt })
+      .where("id", "=", cluster.id)
+      .execute();
+    await recordDomainEvent(ctx, trx, args.principal, {
+      action: "cluster.tunnel_token_rotated",
+      orgId: cluster.org_id,
+      projectId: cluster.project_id,
+      targetType: "cluster",
+      targetId: cluster.id,
+      details: { previousTokenId: cluster.tunnel_token_id, tokenId: token.id },
+      requestId: args.requestId,
+    });
+  });
+  return { token: token.token, tokenId: token.id, previousTokenId: cluster.tunnel_token_id, rotatedAt };
+}

@@ -1,0 +1,70 @@
+import {
+  type DecisionRequest,
+  type DecisionResponse,
+  DecisionResponse as DecisionResponseSchema,
+  GOVERNANCE_INTERNAL,
+  type Principal,
+  ResolveCredentialResponse,
+} from "@agentplane/contracts";
+import { ProblemError } from "@agentplane/problem-details";
+import { servicePrincipal } from "@agentplane/service-kit";
+import type { ConnectionsContext } from "../context.ts";
+
+const CALLER = servicePrincipal("connections");
+
+/** With no governance deployed there are no policies: everything is allowed, and said so. */
+const NO_POLICIES: Omit<DecisionResponse, "evaluatedAt"> = { decision: "allow", enforced: false, reasons: [] };
+
+/** Asks governance's one decision API. */
+export async function decide(
+  ctx: ConnectionsContext,
+  request: DecisionRequest,
+  requestId?: string,
+): Promise<DecisionResponse> {
+  if (!ctx.governance) return { ...NO_POLICIES, evaluatedAt: new Date().toISOString() };
+  const body = await ctx.governance.request<unknown>("POST", GOVERNANCE_INTERNAL.decide, {
+    principal: CALLER,
+    body: request,
+    ...(requestId ? { requestId } : {}),
+  });
+  return DecisionResponseSchema.parse(body);
+}
+
+/** The deciding rule of a deny that is enforced, or undefined when the request may proceed. */
+export function enforcedDeny(
+  decision: DecisionResponse,
+): { ruleId: string; policyId: string } | { ruleId: undefined } | undefined {
+  if (decision.decision === "allow" || !decision.enforced) return undefined;
+  const reason = decision.reasons.find((r) => r.mode === "enforce") ?? decision.reasons[0];
+  return reason ? { ruleId: reason.ruleId, policyId: reason.policyId } : { ruleId: undefined };
+}
+
+/** The 403 problem of a policy deny, naming the rule. */
+export function policyDenied(action: string, deny: { ruleId: string | undefined; policyId?: string }): ProblemError {
+  return new ProblemError("policy-denied", {
+    detail: deny.ruleId ? `${action} is denied by policy rule ${deny.ruleId}` : `${action} is denied by policy`,
+    extensions: {
+      action,
+      ...(deny.ruleId ? { ruleId: deny.ruleId } : {}),
+      ...("policyId" in deny && deny.policyId ? { policyId: deny.policyId } : {}),
+    },
+  });
+}
+
+/** A governance credential's fields, resolved for this project only (never logged or returned). */
+export async function resolveCredential(
+  ctx: ConnectionsContext,
+  credentialId: string,
+  projectId: string,
+): Promise<ResolveCredentialResponse> {
+  if (!ctx.governance) {
+    throw new ProblemError("service-unavailable", { detail: "Credentials need the governance service" });
+  }
+  const body = await ctx.governance.request<unknown>("POST", GOVERNANCE_INTERNAL.resolveCredential, {
+    principal: CALLER,
+    body: { credentialId, projectId },
+  });
+  return ResolveCredentialResponse.parse(body);
+}
+
+export type { Principal };

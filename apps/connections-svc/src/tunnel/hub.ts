@@ -1,0 +1,387 @@
+import { randomUUID } from "node:crypto";
+import type { IncomingMessage } from "node:http";
+import http2, { type ClientHttp2Session, type OutgoingHttpHeaders } from "node:http2";
+import { type Duplex, Readable } from "node:stream";
+import {
+  CLUSTER_JWT_AUDIENCE,
+  CONNECTIONS_INTERNAL,
+  INTERNAL_IDENTITY_HEADER,
+  TUNNEL_TOKEN_ID_PREFIX,
+} from "@agentplane/contracts";
+import { ProblemError } from "@agentplane/problem-details";
+import {
+  HOP_BY_HOP_HEADERS,
+  IdentityVerifier,
+  rejectUpgrade,
+  servicePrincipal,
+  signIdentity,
+  type UpgradeHandler,
+} from "@agentplane/service-kit";
+import { sql } from "kysely";
+import { createWebSocketStream, type WebSocket, WebSocketServer } from "ws";
+import type { ConnectionsContext } from "../context.ts";
+import {
+  CONTROL_PATHS,
+  REQUEST_JWT_TTL_SECONDS,
+  REQUEST_SIGNATURE_HEADER,
+  type RequestUse,
+  requestClaims,
+} from "./protocol.ts";
+
+/** One request to send down a tunnel. The body is whole: its hash is part of the signed claims. */
+export interface TunnelRequest {
+  method: string;
+  /** Path and query as the relay passes them to the Kubernetes API (`/api/v1/pods?watch=true`). */
+  path: string;
+  headers?: Headers;
+  body?: Uint8Array | undefined;
+  signal?: AbortSignal | undefined;
+  use?: RequestUse;
+}
+
+interface Tunnel {
+  clusterId: string;
+  projectId: string;
+  tokenId: string;
+  connectionId: string;
+  ws: WebSocket;
+  session: ClientHttp2Session;
+  closed: boolean;
+  timers: NodeJS.Timeout[];
+}
+
+/** Headers never passed down a tunnel (the relay authenticates to its API server itself). */
+const DROPPED = new Set([
+  ...HOP_BY_HOP_HEADERS,
+  "host",
+  "authorization",
+  "cookie",
+  "content-length",
+  "x-amz-security-token",
+  INTERNAL_IDENTITY_HEADER,
+  REQUEST_SIGNATURE_HEADER,
+]);
+const TUNNEL_USE_HEADER = "x-agentplane-tunnel-use";
+const TUNNEL_PATH = /^\/v1\/clusters\/([^/]+)\/tunnel$/;
+
+function unauthenticated(detail: string): ProblemError {
+  return new ProblemError("unauthenticated", { detail });
+}
+
+export function disconnected(clusterId: string): ProblemError {
+  return new ProblemError("cluster-disconnected", {
+    detail: `The relay of cluster ${clusterId} is not connected`,
+    headers: { "retry-after": "5" },
+  });
+}
+
+/**
+ * The relay tunnels this replica holds, the owner registry (columns of `clusters`, renewed with
+ * every heartbeat) and the way requests reach a tunnel wherever it lives.
+ */
+export class TunnelHub {
+  private readonly ctx: ConnectionsContext;
+  private readonly tunnels = new Map<string, Tunnel>();
+  private readonly wss = new WebSocketServer({ noServer: true, perMessageDeflate: false });
+  private readonly verifier: IdentityVerifier;
+  private readonly caller = servicePrincipal("connections");
+
+  constructor(ctx: ConnectionsContext) {
+    this.ctx = ctx;
+    this.verifier = new IdentityVerifier(ctx.keys, "connections");
+  }
+
+  readonly handleUpgrade: UpgradeHandler = (req, socket, head) => {
+    this.accept(req, socket, head).catch((err) => {
+      const problem =
+        err instanceof ProblemError ? err : new ProblemError("internal-error", { detail: "The tunnel could not open" });
+      if (!(err instanceof ProblemError)) this.ctx.logger.error({ err }, "tunnel upgrade failed");
+      rejectUpgrade(socket, problem);
+    });
+  };
+
+  private async accept(req: IncomingMessage, socket: Duplex, head: Buffer): Promise<void> {
+    const url = new URL(req.url ?? "/", "http://connections");
+    const m = TUNNEL_PATH.exec(url.pathname);
+    if (!m) throw new ProblemError("not-found", { detail: `No WebSocket endpoint at ${url.pathname}` });
+    const clusterId = decodeURIComponent(m[1]!);
+    const identity = req.headers[INTERNAL_IDENTITY_HEADER];
+    if (typeof identity !== "string") throw unauthenticated("A tunnel needs the cluster's tunnel token");
+    let principal: Awaited<ReturnType<IdentityVerifier["verify"]>>["principal"];
+    try {
+      principal = (await this.verifier.verify(identity)).principal;
+    } catch {
+      throw unauthenticated("Invalid internal identity");
+    }
+    if (principal.type !== "cluster" || !principal.id.startsWith(TUNNEL_TOKEN_ID_PREFIX)) {
+      throw unauthenticated("A tunnel is opened with the cluster's tunnel token");
+    }
+    // Checked here and not only when the gateway resolved the token: a rotated token stops at once.
+    const cluster = await this.ctx.db
+      .selectFrom("clusters")
+      .select(["id", "project_id"])
+      .where("id", "=", clusterId)
+      .where("tunnel_token_id", "=", principal.id)
+      .executeTakeFirst();
+    if (!cluster) throw unauthenticated("The tunnel token is not valid for this cluster");
+    this.wss.handleUpgrade(req, socket, head, (ws) => {
+      this.open(cluster.id, cluster.project_id, principal.id, ws).catch((err) => {
+        this.ctx.logger.warn({ err: (err as Error).message, clusterId }, "tunnel setup failed");
+      });
+    });
+  }
+
+  private async open(clusterId: string, projectId: string, tokenId: string, ws: WebSocket): Promise<void> {
+    const duplex = createWebSocketStream(ws);
+    const session = http2.connect("http://relay.tunnel", { createConnection: () => duplex as never });
+    const tunnel: Tunnel = {
+      clusterId,
+      projectId,
+      tokenId,
+      connectionId: randomUUID(),
+      ws,
+      session,
+      closed: false,
+      timers: [],
+    };
+    const drop = () => void this.closeTunnel(tunnel);
+    session.on("error", drop);
+    session.on("close", drop);
+    duplex.on("error", drop);
+    ws.on("close", drop);
+
+    const { heartbeatMs, replicaId, replicaUrl } = this.ctx.config;
+    const now = new Date();
+    const registered = await this.ctx.db
+      .updateTable("clusters")
+      .set({
+        tunnel_replica: replicaId,
+        tunnel_url: replicaUrl ?? null,
+        tunnel_connection_id: tunnel.connectionId,
+        tunnel_expires_at: new Date(now.getTime() + 3 * heartbeatMs),
+        first_connected_at: sql<Date>`coalesce(first_connected_at, now())`,
+        disconnected_at: null,
+        last_heartbeat_at: now,
+      })
+      .where("id", "=", clusterId)
+      .where("tunnel_token_id", "=", tokenId)
+      .executeTakeFirst();
+    if (Number(registered.numUpdatedRows) === 0) {
+      await this.closeTunnel(tunnel);
+      return;
+    }
+    const previous = this.tunnels.get(clusterId);
+    this.tunnels.set(clusterId, tunnel);
+    if (previous) void this.closeTunnel(previous);
+    tunnel.timers.push(setInterval(() => void this.heartbeat(tunnel), heartbeatMs));
+    const renewMs = (this.ctx.config.clusterJwtTtlSeconds * 1000) / 2;
+    tunnel.timers.push(setInterval(() => void this.deliverClusterJwt(tunnel).catch(() => {}), renewMs));
+    await this.refreshStatus(tunnel);
+    await this.deliverClusterJwt(tunnel);
+  }
+
+  private async heartbeat(tunnel: Tunnel): Promise<void> {
+    if (tunnel.closed) return;
+    const alive = await new Promise<boolean>((resolve) => {
+      const timer = setTimeout(() => resolve(false), this.ctx.config.heartbeatMs);
+      try {
+        tunnel.session.ping((err) => {
+          clearTimeout(timer);
+          resolve(!err);
+        });
+      } catch {
+        clearTimeout(timer);
+        resolve(false);
+      }
+    });
+    if (!alive) return this.closeTunnel(tunnel);
+    const now = new Date();
+    const renewed = await this.ctx.db
+      .updateTable("clusters")
+      .set({ tunnel_expires_at: new Date(now.getTime() + 3 * this.ctx.config.heartbeatMs), last_heartbeat_at: now })
+      .where("id", "=", tunnel.clusterId)
+      .where("tunnel_connection_id", "=", tunnel.connectionId)
+      .where("tunnel_token_id", "=", tunnel.tokenId)
+      .executeTakeFirst()
+      .catch(() => undefined);
+    // Deleted, rotated, or taken over by a newer tunnel: this one is done.
+    if (renewed && Number(renewed.numUpdatedRows) === 0) await this.closeTunnel(tunnel);
+  }
+
+  private async refreshStatus(tunnel: Tunnel): Promise<void> {
+    const res = await this.requestLocal(tunnel, { method: "GET", path: CONTROL_PATHS.status, use: "control" });
+    if (!res.ok) return;
+    const status = (await res.json()) as { relayVersion?: string; kubernetesVersion?: string };
+    await this.ctx.db
+      .updateTable("clusters")
+      .set({
+        relay_version: typeof status.relayVersion === "string" ? status.relayVersion.slice(0, 100) : null,
+        kubernetes_version:
+          typeof status.kubernetesVersion === "string" ? status.kubernetesVersion.slice(0, 100) : null,
+      })
+      .where("id", "=", tunnel.clusterId)
+      .execute();
+  }
+
+  /** A fresh cluster JWT for the relay's own calls to `/v1`, signed with the project's current key. */
+  private async deliverClusterJwt(tunnel: Tunnel): Promise<void> {
+    if (tunnel.closed) return;
+    const ttl = this.ctx.config.clusterJwtTtlSeconds;
+    const token = await this.ctx.signer.sign(
+      tunnel.projectId,
+      { sub: tunnel.clusterId, aud: CLUSTER_JWT_AUDIENCE },
+      ttl,
+    );
+    const body = new TextEncoder().encode(JSON.stringify({ token, expiresIn: ttl }));
+    const res = await this.requestLocal(tunnel, {
+      method: "PUT",
+      path: CONTROL_PATHS.clusterJwt,
+      body,
+      use: "control",
+    });
+    await res.body?.cancel();
+  }
+
+  private async closeTunnel(tunnel: Tunnel): Promise<void> {
+    if (tunnel.closed) return;
+    tunnel.closed = true;
+    for (const t of tunnel.timers) clearInterval(t);
+    tunnel.session.destroy();
+    tunnel.ws.terminate();
+    if (this.tunnels.get(tunnel.clusterId) === tunnel) this.tunnels.delete(tunnel.clusterId);
+    await this.ctx.db
+      .updateTable("clusters")
+      .set({
+        tunnel_replica: null,
+        tunnel_url: null,
+        tunnel_connection_id: null,
+        tunnel_expires_at: null,
+        disconnected_at: new Date(),
+      })
+      .where("id", "=", tunnel.clusterId)
+      .where("tunnel_connection_id", "=", tunnel.connectionId)
+      .execute()
+      .catch(() => {});
+  }
+
+  /** Sends a request down the tunnel this replica holds; the response body streams. */
+  private async requestLocal(tunnel: Tunnel, req: TunnelRequest): Promise<Response> {
+    const use = req.use ?? "kube";
+    const claims = requestClaims({
+      clusterId: tunnel.clusterId,
+      method: req.method,
+      path: req.path,
+      body: req.body,
+      use,
+    });
+    const jwt = await this.ctx.signer.sign(tunnel.projectId, claims, REQUEST_JWT_TTL_SECONDS);
+    const headers: OutgoingHttpHeaders = { ":method": claims.htm, ":path": req.path, [REQUEST_SIGNATURE_HEADER]: jwt };
+    req.headers?.forEach((value, key) => {
+      if (!DROPPED.has(key) && !key.startsWith("x-agentplane-") && !key.startsWith("x-forwarded-"))
+        headers[key] = value;
+    });
+    if (tunnel.closed) throw disconnected(tunnel.clusterId);
+    const hasBody = req.body !== undefined && req.body.length > 0;
+    const stream = tunnel.session.request(headers, { endStream: !hasBody });
+    if (hasBody) stream.end(req.body);
+    const cancel = () => stream.close(http2.constants.NGHTTP2_CANCEL);
+    req.signal?.addEventListener("abort", cancel, { once: true });
+    stream.once("close", () => req.signal?.removeEventListener("abort", cancel));
+    const head = await new Promise<http2.IncomingHttpHeaders>((resolve, reject) => {
+      stream.once("response", resolve);
+      stream.once("error", reject);
+      stream.once("close", () => reject(disconnected(tunnel.clusterId)));
+    });
+    const status = Number(head[":status"] ?? 502);
+    const out = new Headers();
+    for (const [key, value] of Object.entries(head)) {
+      if (key.startsWith(":") || value === undefined || HOP_BY_HOP_HEADERS.includes(key)) continue;
+      for (const v of Array.isArray(value) ? value : [String(value)]) out.append(key, v);
+    }
+    const empty = status === 204 || status === 304 || req.method === "HEAD";
+    if (empty) stream.resume();
+    return new Response(empty ? null : (Readable.toWeb(stream) as ReadableStream<Uint8Array>), {
+      status,
+      headers: out,
+    });
+  }
+
+  /**
+   * A request for a cluster's API server (or its relay, `use: control`): down the local tunnel, or
+   * forwarded to the replica that holds it; 503 `cluster-disconnected` when no relay is connected.
+   */
+  async send(clusterId: string, req: TunnelRequest): Promise<Response> {
+    const local = this.tunnels.get(clusterId);
+    if (local && !local.closed) return this.requestLocal(local, req);
+    const owner = await this.ctx.db
+      .selectFrom("clusters")
+      .select(["tunnel_replica", "tunnel_url", "tunnel_expires_at"])
+      .where("id", "=", clusterId)
+      .executeTakeFirst();
+    const live = owner?.tunnel_expires_at && owner.tunnel_expires_at.getTime() > Date.now();
+    if (!live || !owner?.tunnel_url || owner.tunnel_replica === this.ctx.config.replicaId)
+      throw disconnected(clusterId);
+    return this.forward(owner.tunnel_url, clusterId, req);
+  }
+
+  private async forward(baseUrl: string, clusterId: string, req: TunnelRequest): Promise<Response> {
+    const headers = new Headers(req.headers);
+    headers.set(INTERNAL_IDENTITY_HEADER, await signIdentity(this.ctx.keys, this.caller, { audience: "connections" }));
+    headers.set(TUNNEL_USE_HEADER, req.use ?? "kube");
+    headers.delete("content-length");
+    const path = CONNECTIONS_INTERNAL.forwardToTunnel.replace("{clusterId}", encodeURIComponent(clusterId));
+    try {
+      return await fetch(new URL(`${path}${req.path}`, baseUrl), {
+        method: req.method,
+        headers,
+        ...(req.body?.length ? { body: req.body } : {}),
+        ...(req.signal ? { signal: req.signal } : {}),
+        redirect: "manual",
+      });
+    } catch (err) {
+      if (req.signal?.aborted) throw err;
+      throw disconnected(clusterId);
+    }
+  }
+
+  /** The owner's side of `forward`: only this replica's tunnel, never forwarded again. */
+  sendLocal(clusterId: string, req: TunnelRequest): Promise<Response> {
+    const local = this.tunnels.get(clusterId);
+    if (!local || local.closed) return Promise.reject(disconnected(clusterId));
+    return this.requestLocal(local, req);
+  }
+
+  static useOf(headers: Headers): RequestUse {
+    return headers.get(TUNNEL_USE_HEADER) === "control" ? "control" : "kube";
+  }
+
+  /**
+   * Hands a rotated token to the connected relay, which persists it and reconnects with it; the
+   * tunnel opened with the old token is closed within 5 s whatever the relay does.
+   */
+  async deliverTunnelToken(clusterId: string, token: string, previousTokenId: string): Promise<boolean> {
+    const local = this.tunnels.get(clusterId);
+    if (local && local.tokenId === previousTokenId) {
+      local.timers.push(setTimeout(() => void this.closeTunnel(local), 5000));
+    }
+    try {
+      const body = new TextEncoder().encode(JSON.stringify({ token }));
+      const res = await this.send(clusterId, { method: "PUT", path: CONTROL_PATHS.tunnelToken, body, use: "control" });
+      await res.body?.cancel();
+      return res.ok;
+    } catch {
+      return false;
+    }
+  }
+
+  /** Closes the cluster's tunnel if this replica holds it (deleting a cluster). */
+  async disconnect(clusterId: string): Promise<void> {
+    const local = this.tunnels.get(clusterId);
+    if (local) await this.closeTunnel(local);
+  }
+
+  async close(): Promise<void> {
+    await Promise.all([...this.tunnels.values()].map((t) => this.closeTunnel(t)));
+    this.wss.close();
+  }
+}

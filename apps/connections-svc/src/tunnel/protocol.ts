@@ -1,0 +1,47 @@
+import { createHash, randomUUID } from "node:crypto";
+
+/**
+ * The tunnel protocol (docs/decisions/0006-cluster-tunnel-http2.md): a WebSocket whose binary
+ * messages carry one HTTP/2 connection; the platform is the HTTP/2 client, the relay the server.
+ * Every request down the tunnel carries a platform-signed JWT in this header.
+ */
+export const REQUEST_SIGNATURE_HEADER = "x-agentplane-signature";
+/** The audience of per-request JWTs (never accepted by the gateway, whose cluster JWT audience differs). */
+export const RELAY_AUDIENCE = "agentplane-cluster-relay";
+/** Per-request JWTs live this long at most; the relay refuses longer ones. */
+export const REQUEST_JWT_TTL_SECONDS = 60;
+
+/** Requests the relay answers itself (`use: control`), never passed to the Kubernetes API. */
+export const CONTROL_PATHS = {
+  status: "/agentplane/v1/status",
+  clusterJwt: "/agentplane/v1/cluster-jwt",
+  tunnelToken: "/agentplane/v1/tunnel-token",
+} as const;
+
+export type RequestUse = "kube" | "control";
+
+/** base64url SHA-256 of a body (of the empty body when there is none). */
+export function bodyHash(body: Uint8Array | undefined): string {
+  return createHash("sha256")
+    .update(body ?? new Uint8Array())
+    .digest("base64url");
+}
+
+/** The claims of one request's JWT: what the relay checks before acting. */
+export function requestClaims(args: {
+  clusterId: string;
+  method: string;
+  path: string;
+  body: Uint8Array | undefined;
+  use: RequestUse;
+}): { sub: string; aud: string; jti: string; htm: string; htu: string; bh: string; use: RequestUse } {
+  return {
+    sub: args.clusterId,
+    aud: RELAY_AUDIENCE,
+    jti: randomUUID(),
+    htm: args.method.toUpperCase(),
+    htu: args.path,
+    bh: bodyHash(args.body),
+    use: args.use,
+  };
+}

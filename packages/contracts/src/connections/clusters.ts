@@ -1,0 +1,217 @@
+import { z } from "@hono/zod-openapi";
+import { defineRoute } from "../common/route.ts";
+import { CursorPage, pathParam, Timestamp } from "../common/schemas.ts";
+import { LabelsSchema } from "../sandbox/schemas.ts";
+import { jsonBody, jsonRequest, NoContent, PageQuery, ProjectIdParams } from "../tenancy/shared.ts";
+
+/** Tunnel tokens look like `apct_<tokenId>_<secret>`; the gateway sends tokens with this prefix to connections-svc. */
+export const TUNNEL_TOKEN_PREFIX = "apct_";
+
+/** The WebSocket path a relay dials (through the gateway), with its tunnel token as bearer. */
+export const CLUSTER_TUNNEL_PATH = "/v1/clusters/{clusterId}/tunnel";
+
+export const CLUSTER_STATUSES = ["pending", "connected", "disconnected"] as const;
+
+export const Cluster = z
+  .object({
+    id: z.string(),
+    orgId: z.string(),
+    projectId: z.string(),
+    name: z.string(),
+    description: z.string().optional(),
+    labels: z.record(z.string(), z.string()),
+    /** `pending`: never connected; `connected`: a relay holds a tunnel; `disconnected`: it did, no longer. */
+    status: z.enum(CLUSTER_STATUSES),
+    /** When the current status began (connected or disconnected). */
+    statusSince: Timestamp.optional(),
+    lastHeartbeatAt: Timestamp.optional(),
+    relayVersion: z.string().optional(),
+    /** The cluster's Kubernetes version (`gitVersion` of its `/version`). */
+    kubernetesVersion: z.string().optional(),
+    /** The connections replica that holds the tunnel. */
+    replica: z.string().optional(),
+    createdAt: Timestamp,
+    updatedAt: Timestamp,
+  })
+  .openapi("Cluster");
+export type Cluster = z.infer<typeof Cluster>;
+
+export const CreatedCluster = Cluster.extend({
+  /** Shown once: the relay's credential for opening its tunnel. */
+  tunnelToken: z.string(),
+}).openapi("CreatedCluster");
+
+export const ClusterList = CursorPage(Cluster).openapi("ClusterList");
+
+export const CreateClusterBody = z
+  .strictObject({
+    name: z.string().trim().min(1).max(100),
+    description: z.string().max(1000).optional(),
+    labels: LabelsSchema.optional(),
+  })
+  .openapi("CreateCluster");
+export const UpdateClusterBody = z
+  .strictObject({
+    name: z.string().trim().min(1).max(100).optional(),
+    description: z.string().max(1000).optional(),
+    labels: LabelsSchema.optional(),
+  })
+  .openapi("UpdateCluster");
+
+export const TunnelTokenRotation = z
+  .object({
+    clusterId: z.string(),
+    /** Shown once; the previous token no longer opens tunnels. */
+    tunnelToken: z.string(),
+    rotatedAt: Timestamp,
+    /** Whether a connected relay was sent the new token over its tunnel. */
+    deliveredToRelay: z.boolean(),
+  })
+  .openapi("TunnelTokenRotation");
+
+export const ClusterIdParams = z.object({ clusterId: pathParam("clusterId", "cl_01jc2x3y4z5a6b7c8d9e0f1g2h") });
+export const ClusterProxyParams = ClusterIdParams.extend({
+  path: z
+    .string()
+    .min(1)
+    .openapi({ param: { name: "path", in: "path" }, example: "api/v1/namespaces/default/pods" }),
+});
+const ListClustersQuery = PageQuery.extend({
+  status: z
+    .enum(CLUSTER_STATUSES)
+    .optional()
+    .openapi({ param: { name: "status", in: "query" } }),
+});
+
+const tags = ["Clusters"];
+
+export const createCluster = defineRoute(
+  { service: "connections", access: "connections:manage" },
+  {
+    operationId: "createCluster",
+    method: "post",
+    path: "/v1/projects/{projectId}/clusters",
+    tags,
+    summary: "Register a cluster; the answer carries its tunnel token, shown once",
+    request: { params: ProjectIdParams, ...jsonRequest(CreateClusterBody) },
+    responses: { 201: jsonBody(CreatedCluster, "Registered") },
+  },
+);
+
+export const listClusters = defineRoute(
+  { service: "connections", access: "connections:read" },
+  {
+    operationId: "listClusters",
+    method: "get",
+    path: "/v1/projects/{projectId}/clusters",
+    tags,
+    summary: "Clusters of a project, optionally by status",
+    request: { params: ProjectIdParams, query: ListClustersQuery },
+    responses: { 200: jsonBody(ClusterList, "One page of clusters") },
+  },
+);
+
+export const getCluster = defineRoute(
+  { service: "connections", access: "connections:read" },
+  {
+    operationId: "getCluster",
+    method: "get",
+    path: "/v1/clusters/{clusterId}",
+    tags,
+    summary: "A cluster and its tunnel status",
+    request: { params: ClusterIdParams },
+    responses: { 200: jsonBody(Cluster, "The cluster") },
+  },
+);
+
+export const updateCluster = defineRoute(
+  { service: "connections", access: "connections:manage" },
+  {
+    operationId: "updateCluster",
+    method: "patch",
+    path: "/v1/clusters/{clusterId}",
+    tags,
+    summary: "Rename, describe or relabel a cluster",
+    request: { params: ClusterIdParams, ...jsonRequest(UpdateClusterBody) },
+    responses: { 200: jsonBody(Cluster, "Updated") },
+  },
+);
+
+export const deleteCluster = defineRoute(
+  { service: "connections", access: "connections:manage" },
+  {
+    operationId: "deleteCluster",
+    method: "delete",
+    path: "/v1/clusters/{clusterId}",
+    tags,
+    summary: "Delete a cluster: its tunnel closes and its token stops working",
+    request: { params: ClusterIdParams },
+    responses: { 204: NoContent },
+  },
+);
+
+export const rotateClusterTunnelToken = defineRoute(
+  { service: "connections", access: "connections:manage" },
+  {
+    operationId: "rotateClusterTunnelToken",
+    method: "post",
+    path: "/v1/clusters/{clusterId}/rotate-tunnel-token",
+    tags,
+    summary: "A new tunnel token (shown once); a connected relay receives it and reconnects with it",
+    request: { params: ClusterIdParams },
+    responses: { 200: jsonBody(TunnelTokenRotation, "Rotated") },
+  },
+);
+
+export const openClusterTunnel = defineRoute(
+  { service: "connections", access: "authenticated", websocket: true },
+  {
+    operationId: "openClusterTunnel",
+    method: "get",
+    path: CLUSTER_TUNNEL_PATH,
+    tags,
+    summary:
+      "The relay's tunnel: a WebSocket authenticated by the cluster's tunnel token, carrying HTTP/2 (the platform is the client)",
+    request: { params: ClusterIdParams },
+    responses: { 101: { description: "Switching protocols" } },
+  },
+);
+
+const proxyResponses = { 200: { description: "The cluster API server's answer, streamed" } };
+const proxySummary = "Kubernetes API of the cluster, policy-checked first (cluster:<verb>)";
+
+function proxyRoute<const M extends "get" | "post" | "put" | "patch" | "delete">(method: M, operationId: string) {
+  return defineRoute(
+    { service: "connections", access: "connectors:call" },
+    {
+      operationId,
+      method,
+      path: "/v1/clusters/{clusterId}/proxy/{path}",
+      tags,
+      summary: proxySummary,
+      request: { params: ClusterProxyParams },
+      responses: proxyResponses,
+    },
+  );
+}
+
+export const clusterProxyGet = proxyRoute("get", "clusterProxyGet");
+export const clusterProxyPost = proxyRoute("post", "clusterProxyPost");
+export const clusterProxyPut = proxyRoute("put", "clusterProxyPut");
+export const clusterProxyPatch = proxyRoute("patch", "clusterProxyPatch");
+export const clusterProxyDelete = proxyRoute("delete", "clusterProxyDelete");
+
+export const clusterRoutes = [
+  createCluster,
+  listClusters,
+  getCluster,
+  updateCluster,
+  deleteCluster,
+  rotateClusterTunnelToken,
+  openClusterTunnel,
+  clusterProxyGet,
+  clusterProxyPost,
+  clusterProxyPut,
+  clusterProxyPatch,
+  clusterProxyDelete,
+] as const;

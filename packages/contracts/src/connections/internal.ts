@@ -1,0 +1,18 @@
+import { z } from "@hono/zod-openapi";
+
+/** Internal connections-svc endpoints (service principals only; never routed by the gateway). */
+export const CONNECTIONS_INTERNAL = {
+  /** POST `{token}` → `{principal}` (type `cluster`, id = the tunnel token id), or 401 problem. */
+  resolveTunnelToken: "/internal/authn/tunnel-token",
+  /**
+   * Any method: a proxy request forwarded by the replica that received it to the replica holding
+   * the cluster's tunnel (`/internal/clusters/{clusterId}/forward/{path}`); the caller's identity
+   * travels in the internal identity header, the policy decision was already made.
+   */
+  forwardToTunnel: "/internal/clusters/{clusterId}/forward",
+} as const;
+
+export const ResolveTunnelTokenRequest = z.object({ token: z.string().min(1).max(512) });
+
+/** Principal ids of tunnel-token callers start with this (cluster JWT callers carry the cluster id). */
+export const TUNNEL_TOKEN_ID_PREFIX = "ctt_";
