@@ -1,5 +1,11 @@
 // The gateway as its own deployable (distributed mode): services are reached over HTTP keep-alive.
-import { SANDBOX_INTERNAL, SANDBOX_TOKEN_PREFIX, type ServiceName } from "@agentplane/contracts";
+import {
+  CONNECTIONS_INTERNAL,
+  SANDBOX_INTERNAL,
+  SANDBOX_TOKEN_PREFIX,
+  type ServiceName,
+  TUNNEL_TOKEN_PREFIX,
+} from "@agentplane/contracts";
 import { createBus } from "@agentplane/events";
 import {
   createLogger,
@@ -47,15 +53,27 @@ const gateway = createGateway({
   keys,
   authenticator: new Authenticator({
     tenancy: new ServiceClient("tenancy", targets.tenancy!.fetch, keys),
-    opaqueResolvers: targets.sandbox
-      ? [
-          {
-            prefix: SANDBOX_TOKEN_PREFIX,
-            client: new ServiceClient("sandbox", targets.sandbox.fetch, keys),
-            path: SANDBOX_INTERNAL.resolveSandboxToken,
-          },
-        ]
-      : [],
+    opaqueResolvers: [
+      ...(targets.sandbox
+        ? [
+            {
+              prefix: SANDBOX_TOKEN_PREFIX,
+              client: new ServiceClient("sandbox", targets.sandbox.fetch, keys),
+              path: SANDBOX_INTERNAL.resolveSandboxToken,
+            },
+          ]
+        : []),
+      // Cluster relays open their tunnel with a tunnel token, resolved by connections-svc.
+      ...(targets.connections
+        ? [
+            {
+              prefix: TUNNEL_TOKEN_PREFIX,
+              client: new ServiceClient("connections", targets.connections.fetch, keys),
+              path: CONNECTIONS_INTERNAL.resolveTunnelToken,
+            },
+          ]
+        : []),
+    ],
     oidc: env.OIDC_ISSUER ? new OidcVerifier({ issuer: env.OIDC_ISSUER, audience: env.OIDC_AUDIENCE }) : undefined,
     logger,
   }),

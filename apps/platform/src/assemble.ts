@@ -10,7 +10,14 @@ import {
 } from "@agentplane/api-gateway";
 import { createAuditService } from "@agentplane/audit-svc";
 import { createConnectionsService, TenancyProjectSigner } from "@agentplane/connections-svc";
-import { parseIngressHost, SANDBOX_INTERNAL, SANDBOX_TOKEN_PREFIX, type ServiceName } from "@agentplane/contracts";
+import {
+  CONNECTIONS_INTERNAL,
+  parseIngressHost,
+  SANDBOX_INTERNAL,
+  SANDBOX_TOKEN_PREFIX,
+  type ServiceName,
+  TUNNEL_TOKEN_PREFIX,
+} from "@agentplane/contracts";
 import type { Database } from "@agentplane/db";
 import type { Bus } from "@agentplane/events";
 import { createInferenceService, type InferenceConfig } from "@agentplane/inference-proxy";
@@ -171,6 +178,11 @@ export async function assemblePlatform(options: AssembleOptions): Promise<Platfo
           prefix: SANDBOX_TOKEN_PREFIX,
           client: new ServiceClient("sandbox", inProcessFetch(sandbox), keys),
           path: SANDBOX_INTERNAL.resolveSandboxToken,
+        },
+        {
+          prefix: TUNNEL_TOKEN_PREFIX,
+          client: new ServiceClient("connections", inProcessFetch(connections), keys),
+          path: CONNECTIONS_INTERNAL.resolveTunnelToken,
         },
       ],
       oidc: env.OIDC_ISSUER ? new OidcVerifier({ issuer: env.OIDC_ISSUER, audience: env.OIDC_AUDIENCE }) : undefined,
