@@ -6,6 +6,7 @@ import type { ContextWindowCatalog } from "./context/catalog.ts";
 import type { RuntimeDb } from "./db/database.ts";
 import type { LiveHub } from "./live/hub.ts";
 import type { ModelClient } from "./models/provider.ts";
+import type { AgentActivity } from "./services/activity.ts";
 import type { MessageWriter } from "./services/message-writer.ts";
 import type { MessageRow } from "./services/threads.ts";
 import type { PluginReport } from "./tools/plugins.ts";
@@ -28,6 +29,8 @@ export interface RuntimeDeps {
   catalog: ContextWindowCatalog;
   /** Live followers of threads (the SSE route). */
   live: LiveHub;
+  /** Runs of the agent executing now: a heartbeat tick does not start while one is. */
+  activity: AgentActivity;
   /** What happened to each plugin at start (loaded, failed, tools skipped). */
   plugins: PluginReport[];
   teamChat: TeamChatAdapter | null;

@@ -8,9 +8,11 @@ import { configWarnings, loadConfig, type RuntimeConfig, readEnvironment } from 
 import { ContextWindowCatalog } from "./context/catalog.ts";
 import { openDatabase } from "./db/database.ts";
 import type { RuntimeDeps } from "./deps.ts";
+import { Heartbeat } from "./heartbeat/heartbeat.ts";
 import { LiveHub } from "./live/hub.ts";
 import type { ModelClient, ModelClientOptions } from "./models/provider.ts";
 import { WorkerModelClient } from "./models/worker-client.ts";
+import { AgentActivity } from "./services/activity.ts";
 import { ensureAgent } from "./services/agent.ts";
 import { MessageWriter } from "./services/message-writer.ts";
 import { coreTools, loadPlugins } from "./tools/index.ts";
@@ -31,6 +33,7 @@ export interface Runtime {
   app: OpenAPIHono;
   deps: RuntimeDeps;
   agentId: string;
+  heartbeat: Heartbeat;
   /** Listens on `port` (config.port by default; 0 picks a free one) and returns the address. */
   listen(port?: number, host?: string): Promise<{ port: number; url: string }>;
   close(): Promise<void>;
@@ -72,6 +75,7 @@ export async function createRuntime(config: RuntimeConfig, options: RuntimeOptio
     plugins,
     catalog,
     live,
+    activity: new AgentActivity(),
     onWebMessage: (message) => live.publishMessage(message),
     teamChat: options.teamChat ?? null,
     logger,
@@ -80,12 +84,15 @@ export async function createRuntime(config: RuntimeConfig, options: RuntimeOptio
   };
   const app = createRuntimeApp(deps);
   await runs.recover();
+  const heartbeat = new Heartbeat(deps);
+  heartbeat.start();
 
   let server: ReturnType<typeof serve> | undefined;
   return {
     app,
     deps,
     agentId: agent.id,
+    heartbeat,
     listen(port = config.port, host = config.host) {
       return new Promise((resolve, reject) => {
         const s = serve({ fetch: app.fetch, port, hostname: host }, (info: AddressInfo) => {
@@ -104,6 +111,7 @@ export async function createRuntime(config: RuntimeConfig, options: RuntimeOptio
           if ("closeAllConnections" in s) (s as { closeAllConnections(): void }).closeAllConnections();
         });
       }
+      await heartbeat.stop();
       await runs.close();
       // Only the client built here is closed; one passed in belongs to the caller.
       if (!options.model) await deps.model.close?.();

@@ -6,7 +6,7 @@ import type { MessageRow } from "./threads.ts";
 
 export type TurnDeps = Pick<
   RuntimeDeps,
-  "database" | "messages" | "model" | "config" | "tools" | "logger" | "skills" | "catalog" | "live"
+  "database" | "messages" | "model" | "config" | "tools" | "logger" | "skills" | "catalog" | "live" | "activity"
 >;
 
 export interface AgentTurnInput {
@@ -55,7 +55,11 @@ async function runCompactCommand(deps: TurnDeps, input: AgentTurnInput, modelId:
 }
 
 /** Runs one turn of the agent in a thread with its current verbose setting and the model for its purpose. */
-export async function runAgentTurn(deps: TurnDeps, input: AgentTurnInput): Promise<TurnOutcome> {
+export function runAgentTurn(deps: TurnDeps, input: AgentTurnInput): Promise<TurnOutcome> {
+  return deps.activity.track(() => agentTurn(deps, input));
+}
+
+async function agentTurn(deps: TurnDeps, input: AgentTurnInput): Promise<TurnOutcome> {
   const db = deps.database.db;
   const agent = await loadAgent(db);
   const models = effectiveModels(agent, modelDefaults(deps.config));

@@ -1,10 +1,11 @@
-import type { AgentTable, SettingTable } from "./agent.ts";
+import type { AgentTable, HeartbeatRunTable, SettingTable } from "./agent.ts";
 import type { MessageTable, ThreadContextTable, ThreadTable } from "./chat.ts";
 import type { WebhookRunTable, WebhookSubscriptionTable } from "./webhooks.ts";
 
 export interface RuntimeDatabase {
   agent: AgentTable;
   setting: SettingTable;
+  heartbeat_run: HeartbeatRunTable;
   thread: ThreadTable;
   message: MessageTable;
   thread_context: ThreadContextTable;
