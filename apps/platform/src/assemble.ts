@@ -20,6 +20,7 @@ import {
 } from "@agentplane/contracts";
 import type { Database } from "@agentplane/db";
 import type { Bus } from "@agentplane/events";
+import { createGovernanceService } from "@agentplane/governance-svc";
 import { createInferenceService, type InferenceConfig } from "@agentplane/inference-proxy";
 import { ProblemError, problemResponse } from "@agentplane/problem-details";
 import { createSandboxService } from "@agentplane/sandbox-svc";
@@ -119,6 +120,22 @@ export async function assemblePlatform(options: AssembleOptions): Promise<Platfo
     authorizer: tenancy.authorizer,
     config: {},
   });
+  // Built before sandbox-svc so enforcement points can be handed its client; it reads sandboxes
+  // (effective policy, drift) through sandbox-svc's internal API, resolved when first called.
+  const governance = await createGovernanceService({
+    database,
+    bus,
+    keys,
+    logger: logger.child({ service: "governance" }),
+    authorizer: tenancy.authorizer,
+    sandboxes: new ServiceClient("sandbox", async (request) => sandbox.fetch(request), keys),
+    config: {
+      secretKey,
+      ...(env.AGENTPLANE_SECRET_KEY_PREVIOUS
+        ? { previousSecretKey: Buffer.from(env.AGENTPLANE_SECRET_KEY_PREVIOUS, "base64") }
+        : {}),
+    },
+  });
   const sandbox = await createSandboxService({
     database,
     bus,
@@ -152,7 +169,14 @@ export async function assemblePlatform(options: AssembleOptions): Promise<Platfo
     audit: new ServiceClient("audit", inProcessFetch(audit), keys),
     config: options.inference ?? { providers: { cloudARegion: "us-east-1" } },
   });
-  const services: Partial<Record<ServiceName, ServiceInstance>> = { tenancy, audit, sandbox, connections, inference };
+  const services: Partial<Record<ServiceName, ServiceInstance>> = {
+    tenancy,
+    audit,
+    governance,
+    sandbox,
+    connections,
+    inference,
+  };
   const ingressHost = env.SANDBOX_INGRESS_HOST;
   const ingress: IngressRouter | undefined = ingressHost
     ? {

@@ -7,6 +7,7 @@ const TARGETS = {
   gateway: "../../api-gateway/src/main.ts",
   tenancy: "../../tenancy-svc/src/main.ts",
   audit: "../../audit-svc/src/main.ts",
+  governance: "../../governance-svc/src/main.ts",
   sandbox: "../../sandbox-svc/src/main.ts",
   connections: "../../connections-svc/src/main.ts",
   inference: "../../inference-proxy/src/main.ts",

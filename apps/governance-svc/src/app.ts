@@ -1,0 +1,115 @@
+import { type Database, migrateToLatest } from "@agentplane/db";
+import { type Bus, createOutbox, type Outbox } from "@agentplane/events";
+import {
+  type Authorizer,
+  createServiceApp,
+  type InternalKeys,
+  type Logger,
+  type ServiceApp,
+  type ServiceClient,
+  type ServiceInstance,
+} from "@agentplane/service-kit";
+import { sql } from "kysely";
+import type { GovernanceConfig } from "./config.ts";
+import type { GovernanceContext } from "./context.ts";
+import { migrations } from "./db/migrations/index.ts";
+import { GOVERNANCE_SCHEMA, type GovernanceDb } from "./db/schema.ts";
+import { DecisionEngine } from "./engine/decision-engine.ts";
+import { ChangeFanout } from "./engine/invalidation.ts";
+import { registerRoutes } from "./routes/index.ts";
+
+export { GOVERNANCE_SCHEMA };
+
+export interface GovernanceServiceDeps {
+  database: Database;
+  bus: Bus;
+  keys: InternalKeys;
+  logger: Logger;
+  /** Tenancy's decisions: the tenancy service itself in process, or a RemoteAuthorizer. */
+  authorizer: Authorizer;
+  /** sandbox-svc's internal API (effective policy, drift); without it those answer from bindings alone. */
+  sandboxes?: ServiceClient;
+  config: GovernanceConfig;
+}
+
+export interface GovernanceService extends ServiceInstance {
+  app: ServiceApp;
+  /** Internals for tests and for services that share the process. */
+  context: GovernanceContext;
+  outbox: Outbox;
+}
+
+/** Builds governance-svc: migrates its schema, starts the change fan-out, registers routes. */
+export async function createGovernanceService(deps: GovernanceServiceDeps): Promise<GovernanceService> {
+  const config = deps.config;
+  if (config.secretKey.length !== 32) throw new Error("the secret key must be 32 bytes (AES-256)");
+  await migrateToLatest(deps.database, GOVERNANCE_SCHEMA, migrations);
+  const db = deps.database.forSchema<GovernanceDb>(GOVERNANCE_SCHEMA);
+  const outbox = createOutbox({
+    database: deps.database,
+    schema: GOVERNANCE_SCHEMA,
+    bus: deps.bus,
+    logger: deps.logger,
+    ...(config.eventRelayPollMs !== undefined ? { pollIntervalMs: config.eventRelayPollMs } : {}),
+  });
+  let closed = false;
+  const relaySoon = () => {
+    if (closed) return;
+    outbox.flush().catch((err) => deps.logger.warn({ err: (err as Error).message }, "outbox relay round failed"));
+  };
+  const engine = new DecisionEngine(db, deps.logger, {
+    ...(config.refreshAfterMs !== undefined ? { refreshAfterMs: config.refreshAfterMs } : {}),
+  });
+  const fanout = new ChangeFanout({
+    db,
+    bus: deps.bus,
+    logger: deps.logger,
+    onChange: (orgId) => engine.invalidate(orgId),
+    ...(config.heartbeatMs !== undefined ? { heartbeatMs: config.heartbeatMs } : {}),
+  });
+  const context: GovernanceContext = {
+    db,
+    database: deps.database,
+    bus: deps.bus,
+    outbox,
+    relaySoon,
+    logger: deps.logger,
+    authorizer: deps.authorizer,
+    engine,
+    fanout,
+    sandboxes: deps.sandboxes,
+    secrets: {
+      current: config.secretKey,
+      previous: config.previousSecretKey,
+      rotationGraceMs: (config.credentialGraceSeconds ?? 3600) * 1000,
+    },
+    counters: { allow: 0, deny: 0, dryrunDeny: 0, ungoverned: 0, credentialResolutions: 0 },
+  };
+  await fanout.start();
+  outbox.start();
+
+  const app = createServiceApp({ name: "governance", keys: deps.keys, logger: deps.logger });
+  registerRoutes(app, context);
+
+  return {
+    name: "governance",
+    app,
+    fetch: (request) => app.fetch(request),
+    context,
+    outbox,
+    async ready() {
+      // Decisions come from memory; the database is needed for changes and cold organizations.
+      try {
+        await sql`select 1`.execute(db);
+        return true;
+      } catch {
+        return false;
+      }
+    },
+    async close() {
+      closed = true;
+      await fanout.stop();
+      await outbox.stop();
+    },
+  };
+}

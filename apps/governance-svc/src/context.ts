@@ -1,0 +1,32 @@
+import type { Database } from "@agentplane/db";
+import type { Bus, Outbox } from "@agentplane/events";
+import type { Authorizer, Logger, ServiceClient } from "@agentplane/service-kit";
+import type { Kysely } from "kysely";
+import type { GovernanceDb } from "./db/schema.ts";
+import type { DecisionEngine } from "./engine/decision-engine.ts";
+import type { ChangeFanout } from "./engine/invalidation.ts";
+
+export interface DecisionCounters {
+  allow: number;
+  deny: number;
+  dryrunDeny: number;
+  ungoverned: number;
+}
+
+/** What every route and service verb of governance works with. */
+export interface GovernanceContext {
+  db: Kysely<GovernanceDb>;
+  database: Database;
+  bus: Bus;
+  /** Audit records are written here inside the transaction of the change they describe. */
+  outbox: Outbox;
+  relaySoon(): void;
+  logger: Logger;
+  authorizer: Authorizer;
+  engine: DecisionEngine;
+  fanout: ChangeFanout;
+  /** sandbox-svc's internal API (effective policy and drift read sandboxes through it). */
+  sandboxes: ServiceClient | undefined;
+  secrets: { current: Uint8Array; previous: Uint8Array | undefined; rotationGraceMs: number };
+  counters: DecisionCounters & { credentialResolutions: number };
+}

@@ -1,0 +1,95 @@
+import { matchesSelector, parseSelector, type SelectorRequirement } from "@agentplane/contracts";
+import type { Kysely } from "kysely";
+import type { BindingTargetJson, GovernanceDb, StoredRule } from "../db/schema.ts";
+
+/** A binding as decisions use it: the policy version it resolves to, compiled. */
+export interface CompiledBinding {
+  id: string;
+  scope: "org" | "project";
+  projectId: string | undefined;
+  policyId: string;
+  policyName: string;
+  /** The version in force: the pinned one, or the policy's latest. */
+  version: number;
+  latestVersion: number;
+  pinned: boolean;
+  mode: "enforce" | "dryrun";
+  target: BindingTargetJson;
+  selector: SelectorRequirement[];
+  rules: StoredRule[];
+}
+
+export interface OrgState {
+  orgId: string;
+  bindings: CompiledBinding[];
+  loadedAt: number;
+}
+
+/** What a binding is matched against: where the resource lives, its kind and labels. */
+export interface ResourceRef {
+  projectId?: string | undefined;
+  kind?: string | undefined;
+  labels?: Record<string, string> | undefined;
+}
+
+/** Reads every binding of an organization with the policy version it resolves to. */
+export async function loadOrgState(db: Kysely<GovernanceDb>, orgId: string): Promise<OrgState> {
+  const rows = await db
+    .selectFrom("bindings as b")
+    .innerJoin("policies as p", "p.id", "b.policy_id")
+    .innerJoin("policy_versions as v", (join) =>
+      join
+        .onRef("v.policy_id", "=", "b.policy_id")
+        .on((eb) => eb("v.version", "=", eb.fn.coalesce("b.version", "p.latest_version"))),
+    )
+    .select([
+      "b.id",
+      "b.project_id",
+      "b.policy_id",
+      "b.version as pinned_version",
+      "b.mode",
+      "b.target",
+      "p.name as policy_name",
+      "p.latest_version",
+      "v.version",
+      "v.rules",
+    ])
+    .where("b.org_id", "=", orgId)
+    .orderBy("b.id")
+    .execute();
+  return {
+    orgId,
+    loadedAt: Date.now(),
+    bindings: rows.map((row) => {
+      const target = row.target as unknown as BindingTargetJson;
+      return {
+        id: row.id,
+        scope: row.project_id ? "project" : "org",
+        projectId: row.project_id ?? undefined,
+        policyId: row.policy_id,
+        policyName: row.policy_name,
+        version: row.version,
+        latestVersion: row.latest_version,
+        pinned: row.pinned_version !== null,
+        mode: row.mode,
+        target,
+        selector: target.selector ? parseSelector(target.selector) : [],
+        rules: row.rules as unknown as StoredRule[],
+      };
+    }),
+  };
+}
+
+/** Whether a binding reaches a resource: its project (or the org's narrowed projects), kind and labels. */
+export function bindingReaches(binding: CompiledBinding, resource: ResourceRef): boolean {
+  if (binding.scope === "project" && binding.projectId !== resource.projectId) return false;
+  const { projectIds, kind } = binding.target;
+  if (projectIds && (!resource.projectId || !projectIds.includes(resource.projectId))) return false;
+  if (kind && kind !== resource.kind) return false;
+  if (binding.selector.length > 0 && !matchesSelector(binding.selector, resource.labels ?? {})) return false;
+  return true;
+}
+
+export function coversAction(binding: CompiledBinding, action: string): boolean {
+  return binding.rules.some((rule) => rule.actions === null || rule.actions.includes(action));
+}

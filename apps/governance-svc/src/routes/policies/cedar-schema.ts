@@ -1,0 +1,13 @@
+import { CEDAR_ENTITY_TYPES, CEDAR_SCHEMA, GOVERNED_ACTIONS, getCedarSchemaRoute } from "@agentplane/contracts";
+import { requirePrincipal } from "@agentplane/service-kit";
+import type { RouteDeps } from "../scope.ts";
+
+export function registerGetCedarSchema({ app }: RouteDeps): void {
+  app.openapi(getCedarSchemaRoute, async (c) => {
+    requirePrincipal(c);
+    return c.json(
+      { cedarSchema: CEDAR_SCHEMA, actions: [...GOVERNED_ACTIONS], entityTypes: [...CEDAR_ENTITY_TYPES] },
+      200,
+    );
+  });
+}

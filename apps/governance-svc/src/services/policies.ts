@@ -1,0 +1,283 @@
+import { newId, type PolicyResource, type PolicyVersionResource, type Principal } from "@agentplane/contracts";
+import { conflict, notFound } from "@agentplane/problem-details";
+import type { Kysely, Selectable } from "kysely";
+import { compilePolicyText } from "../cedar/policy-text.ts";
+import type { GovernanceContext } from "../context.ts";
+import { jsonb } from "../db/json.ts";
+import type { GovernanceDb, PoliciesTable, PolicyVersionsTable, StoredRule } from "../db/schema.ts";
+import { isUniqueViolation, recordDomainEvent, withDomainEvents } from "./audit.ts";
+
+/** Where a policy lives: an organization, or a project of it. */
+export interface PolicyScope {
+  orgId: string;
+  projectId?: string | undefined;
+}
+
+export interface Caller {
+  principal: Principal;
+  requestId?: string | undefined;
+}
+
+const iso = (d: Date | string) => new Date(d).toISOString();
+const rulesOut = (rules: StoredRule[]) => rules.map((r) => ({ id: r.id, effect: r.effect }));
+
+function toPolicy(row: Selectable<PoliciesTable>, version: Selectable<PolicyVersionsTable>): PolicyResource {
+  return {
+    id: row.id,
+    scope: row.project_id ? "project" : "org",
+    orgId: row.org_id,
+    ...(row.project_id ? { projectId: row.project_id } : {}),
+    name: row.name,
+    ...(row.description !== null ? { description: row.description } : {}),
+    labels: row.labels as unknown as Record<string, string>,
+    cedar: version.cedar,
+    version: row.latest_version,
+    rules: rulesOut(version.rules as unknown as StoredRule[]),
+    createdAt: iso(row.created_at),
+    updatedAt: iso(row.updated_at),
+  };
+}
+
+function toVersion(row: Selectable<PolicyVersionsTable>): PolicyVersionResource {
+  return {
+    policyId: row.policy_id,
+    version: row.version,
+    cedar: row.cedar,
+    rules: rulesOut(row.rules as unknown as StoredRule[]),
+    author: row.author,
+    ...(row.reason !== null ? { reason: row.reason } : {}),
+    createdAt: iso(row.created_at),
+  };
+}
+
+/** The policy if it lives in this scope exactly (another org's or project's id answers 404). */
+export async function findPolicy(db: Kysely<GovernanceDb>, scope: PolicyScope, policyId: string) {
+  let query = db.selectFrom("policies").selectAll().where("id", "=", policyId).where("org_id", "=", scope.orgId);
+  query = scope.projectId ? query.where("project_id", "=", scope.projectId) : query.where("project_id", "is", null);
+  const row = await query.executeTakeFirst();
+  if (!row) throw notFound("Policy", policyId);
+  return row;
+}
+
+async function versionRow(db: Kysely<GovernanceDb>, policyId: string, version: number) {
+  return db
+    .selectFrom("policy_versions")
+    .selectAll()
+    .where("policy_id", "=", policyId)
+    .where("version", "=", version)
+    .executeTakeFirst();
+}
+
+export async function createPolicy(
+  ctx: GovernanceContext,
+  caller: Caller,
+  scope: PolicyScope,
+  input: { name: string; description?: string | undefined; labels?: Record<string, string> | undefined; cedar: string },
+): Promise<PolicyResource> {
+  const rules = compilePolicyText(input.cedar);
+  const id = newId("policy");
+  const now = new Date();
+  try {
+    return await withDomainEvents(ctx, async (trx) => {
+      const row = await trx
+        .insertInto("policies")
+        .values({
+          id,
+          org_id: scope.orgId,
+          project_id: scope.projectId ?? null,
+          scope_key: scope.projectId ?? scope.orgId,
+          name: input.name,
+          description: input.description ?? null,
+          labels: jsonb(input.labels ?? {}),
+          latest_version: 1,
+          created_at: now,
+          updated_at: now,
+        })
+        .returningAll()
+        .executeTakeFirstOrThrow();
+      const version = await trx
+        .insertInto("policy_versions")
+        .values({
+          policy_id: id,
+          version: 1,
+          cedar: input.cedar,
+          rules: jsonb(rules),
+          author: caller.principal.id,
+          reason: null,
+          created_at: now,
+        })
+        .returningAll()
+        .executeTakeFirstOrThrow();
+      await recordDomainEvent(ctx, trx, caller.principal, {
+        action: "policy.created",
+        orgId: scope.orgId,
+        projectId: scope.projectId,
+        targetType: "policy",
+        targetId: id,
+        details: { name: input.name, version: 1, ruleIds: rules.map((r) => r.id) },
+        requestId: caller.requestId,
+      });
+      return toPolicy(row, version);
+    });
+  } catch (err) {
+    if (isUniqueViolation(err)) throw conflict(`A policy named "${input.name}" already exists here`);
+    throw err;
+  }
+}
+
+export async function listPolicies(
+  ctx: GovernanceContext,
+  scope: PolicyScope,
+  page: { limit: number; cursor?: string | undefined },
+): Promise<{ items: PolicyResource[]; nextCursor?: string }> {
+  let query = ctx.db
+    .selectFrom("policies as p")
+    .innerJoin("policy_versions as v", (j) =>
+      j.onRef("v.policy_id", "=", "p.id").onRef("v.version", "=", "p.latest_version"),
+    )
+    .selectAll("p")
+    .select(["v.cedar", "v.rules", "v.author", "v.reason", "v.policy_id", "v.version", "v.created_at as v_created_at"])
+    .where("p.org_id", "=", scope.orgId)
+    .orderBy("p.id")
+    .limit(page.limit + 1);
+  query = scope.projectId ? query.where("p.project_id", "=", scope.projectId) : query.where("p.project_id", "is", null);
+  if (page.cursor) query = query.where("p.id", ">", page.cursor);
+  const rows = await query.execute();
+  const items = rows.slice(0, page.limit).map((row) =>
+    toPolicy(row, {
+      policy_id: row.policy_id,
+      version: row.version,
+      cedar: row.cedar,
+      rules: row.rules,
+      author: row.author,
+      reason: row.reason,
+      created_at: row.v_created_at,
+    }),
+  );
+  return rows.length > page.limit ? { items, nextCursor: items.at(-1)!.id } : { items };
+}
+
+export async function getPolicy(ctx: GovernanceContext, scope: PolicyScope, policyId: string): Promise<PolicyResource> {
+  const row = await findPolicy(ctx.db, scope, policyId);
+  const version = await versionRow(ctx.db, row.id, row.latest_version);
+  if (!version) throw notFound("Policy", policyId);
+  return toPolicy(row, version);
+}
+
+export async function updatePolicy(
+  ctx: GovernanceContext,
+  caller: Caller,
+  scope: PolicyScope,
+  policyId: string,
+  input: {
+    name?: string | undefined;
+    description?: string | undefined;
+    labels?: Record<string, string> | undefined;
+    cedar?: string | undefined;
+    reason?: string | undefined;
+  },
+): Promise<PolicyResource> {
+  const rules = input.cedar !== undefined ? compilePolicyText(input.cedar) : undefined;
+  try {
+    const result = await withDomainEvents(ctx, async (trx) => {
+      const current = await findPolicy(trx, scope, policyId);
+      const now = new Date();
+      const nextVersion = rules ? current.latest_version + 1 : current.latest_version;
+      const row = await trx
+        .updateTable("policies")
+        .set({
+          ...(input.name !== undefined ? { name: input.name } : {}),
+          ...(input.description !== undefined ? { description: input.description } : {}),
+          ...(input.labels !== undefined ? { labels: jsonb(input.labels) } : {}),
+          latest_version: nextVersion,
+          updated_at: now,
+        })
+        .where("id", "=", policyId)
+        // Two concurrent updates cannot both create version n+1.
+        .where("latest_version", "=", current.latest_version)
+        .returningAll()
+        .executeTakeFirst();
+      if (!row) throw conflict("The policy changed meanwhile; read it again and retry");
+      if (rules && input.cedar !== undefined) {
+        await trx
+          .insertInto("policy_versions")
+          .values({
+            policy_id: policyId,
+            version: nextVersion,
+            cedar: input.cedar,
+            rules: jsonb(rules),
+            author: caller.principal.id,
+            reason: input.reason ?? null,
+            created_at: now,
+          })
+          .execute();
+      }
+      const version = await versionRow(trx, policyId, nextVersion);
+      await recordDomainEvent(ctx, trx, caller.principal, {
+        action: rules ? "policy.version_created" : "policy.updated",
+        orgId: scope.orgId,
+        projectId: scope.projectId,
+        targetType: "policy",
+        targetId: policyId,
+        details: { version: nextVersion, ...(rules ? { ruleIds: rules.map((r) => r.id) } : {}) },
+        requestId: caller.requestId,
+      });
+      return toPolicy(row, version!);
+    });
+    if (rules) await ctx.fanout.changed(scope.orgId);
+    return result;
+  } catch (err) {
+    if (isUniqueViolation(err)) throw conflict(`A policy named "${input.name}" already exists here`);
+    throw err;
+  }
+}
+
+export async function deletePolicy(ctx: GovernanceContext, caller: Caller, scope: PolicyScope, policyId: string) {
+  await withDomainEvents(ctx, async (trx) => {
+    await findPolicy(trx, scope, policyId);
+    const bound = await trx.selectFrom("bindings").select("id").where("policy_id", "=", policyId).execute();
+    if (bound.length > 0) {
+      throw conflict(`The policy is bound (${bound.map((b) => b.id).join(", ")}); remove those bindings first`);
+    }
+    await trx.deleteFrom("policies").where("id", "=", policyId).execute();
+    await recordDomainEvent(ctx, trx, caller.principal, {
+      action: "policy.deleted",
+      orgId: scope.orgId,
+      projectId: scope.projectId,
+      targetType: "policy",
+      targetId: policyId,
+      requestId: caller.requestId,
+    });
+  });
+}
+
+export async function listPolicyVersions(
+  ctx: GovernanceContext,
+  scope: PolicyScope,
+  policyId: string,
+  page: { limit: number; cursor?: string | undefined },
+): Promise<{ items: PolicyVersionResource[]; nextCursor?: string }> {
+  await findPolicy(ctx.db, scope, policyId);
+  let query = ctx.db
+    .selectFrom("policy_versions")
+    .selectAll()
+    .where("policy_id", "=", policyId)
+    .orderBy("version", "desc")
+    .limit(page.limit + 1);
+  if (page.cursor && /^\d+$/.test(page.cursor)) query = query.where("version", "<", Number(page.cursor));
+  const rows = await query.execute();
+  const items = rows.slice(0, page.limit).map(toVersion);
+  return rows.length > page.limit ? { items, nextCursor: String(items.at(-1)!.version) } : { items };
+}
+
+export async function getPolicyVersion(
+  ctx: GovernanceContext,
+  scope: PolicyScope,
+  policyId: string,
+  version: number,
+): Promise<PolicyVersionResource> {
+  await findPolicy(ctx.db, scope, policyId);
+  const row = await versionRow(ctx.db, policyId, version);
+  if (!row) throw notFound(`Version ${version} of policy`, policyId);
+  return toVersion(row);
+}
