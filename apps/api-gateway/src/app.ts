@@ -8,6 +8,7 @@ import {
   type InternalKeys,
   type Logger,
   MAX_BODY_BYTES,
+  ServiceClient,
   type ServiceFetch,
 } from "@agentplane/service-kit";
 import { RequestAuditor, shouldAudit } from "./audit.ts";
@@ -66,7 +67,11 @@ function withHeaders(response: Response, headers: Record<string, string>): Respo
 export function createGateway(deps: GatewayDeps): Gateway {
   const routes = new RouteTable();
   const signer = new IdentitySigner(deps.keys);
-  const auditor = new RequestAuditor(deps.bus, deps.logger ? { logger: deps.logger } : {});
+  const auditor = new RequestAuditor(deps.bus, {
+    ...(deps.logger ? { logger: deps.logger } : {}),
+    // Tenancy names the organization of project-, team- and token-scoped requests for their records.
+    ...(deps.targets.tenancy ? { tenancy: new ServiceClient("tenancy", deps.targets.tenancy.fetch, deps.keys) } : {}),
+  });
   let openapi: string | undefined;
 
   async function health(): Promise<Response> {
@@ -136,9 +141,10 @@ export function createGateway(deps: GatewayDeps): Gateway {
       });
     }
     const { entry, params } = match;
-    const audit = (principal: Principal | undefined, status: number) => {
+    const audit = (principal: Principal | undefined, status: number, response?: Response) => {
       if (!shouldAudit(method, status)) return;
       auditor.record({
+        response,
         principal,
         operationId: entry.operationId,
         params,
@@ -208,7 +214,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
       audit(principal, 502);
       return fail(new ProblemError("bad-gateway", { detail: `The ${entry.service} service did not answer` }));
     }
-    audit(principal, response.status);
+    audit(principal, response.status, response);
     return withHeaders(response, { [REQUEST_ID_HEADER]: requestId, ...limitHeaders });
   }
 

@@ -1,6 +1,15 @@
-import { AUDIT_RECORDED, type AuditRecorded, auditPrincipal, type Principal } from "@agentplane/contracts";
+import {
+  AUDIT_RECORDED,
+  type AuditRecorded,
+  auditPrincipal,
+  type Principal,
+  type ResolveOrgResponse,
+  TENANCY_INTERNAL,
+} from "@agentplane/contracts";
 import { BufferedPublisher, type Bus } from "@agentplane/events";
-import type { Logger } from "@agentplane/service-kit";
+import { ProblemError } from "@agentplane/problem-details";
+import { type Logger, type ServiceClient, servicePrincipal } from "@agentplane/service-kit";
+import { LRUCache } from "lru-cache";
 
 const MUTATING = new Set(["POST", "PUT", "PATCH", "DELETE"]);
 
@@ -26,34 +35,86 @@ export interface RequestAudit {
   userAgent: string | undefined;
   method: string;
   path: string;
+  /** The service's answer: a created organization's id is read from it. */
+  response?: Response | undefined;
+}
+
+const GATEWAY = servicePrincipal("api-gateway");
+/** Path parameters tenancy can map to an organization, most specific scope first. */
+const RESOLVABLE = ["projectId", "teamId", "tokenId", "invitationId"] as const;
+
+/**
+ * The organization of a project, team, API token or invitation, asked of tenancy once and then
+ * cached: a resource never changes organization. Unknown ids are remembered briefly (a bad id in a
+ * flood of requests costs one lookup per few seconds); a failed lookup is not remembered.
+ */
+export class OrgResolver {
+  private readonly tenancy: ServiceClient;
+  private readonly known = new LRUCache<string, { orgId: string | null }>({ max: 50_000 });
+  private readonly unknown = new LRUCache<string, true>({ max: 10_000, ttl: 5_000 });
+  private readonly inFlight = new Map<string, Promise<string | undefined>>();
+
+  constructor(tenancy: ServiceClient) {
+    this.tenancy = tenancy;
+  }
+
+  async orgOf(resourceId: string): Promise<string | undefined> {
+    const hit = this.known.get(resourceId);
+    if (hit) return hit.orgId ?? undefined;
+    if (this.unknown.has(resourceId) || !/^[a-z]+_[0-9a-z]{1,40}$/.test(resourceId)) return undefined;
+    let pending = this.inFlight.get(resourceId);
+    if (!pending) {
+      pending = this.lookup(resourceId).finally(() => this.inFlight.delete(resourceId));
+      this.inFlight.set(resourceId, pending);
+    }
+    return pending;
+  }
+
+  private async lookup(resourceId: string): Promise<string | undefined> {
+    try {
+      const path = TENANCY_INTERNAL.resolveOrg.replace("{resourceId}", encodeURIComponent(resourceId));
+      const { orgId } = await this.tenancy.request<ResolveOrgResponse>("GET", path, { principal: GATEWAY });
+      this.known.set(resourceId, { orgId: orgId ?? null });
+      return orgId;
+    } catch (err) {
+      if (err instanceof ProblemError && err.status === 404) this.unknown.set(resourceId, true);
+      throw err;
+    }
+  }
 }
 
 /**
  * Publishes one `audit.recorded` event per audited request. Publishing never fails or delays the
- * request: while the bus is unavailable events wait in the shared bounded in-memory buffer and are
- * retried (the gateway has no database of its own for an outbox).
+ * request: the organization is resolved (when the path and the principal do not name it) and the
+ * event published after the answer, and while the bus is unavailable events wait in the shared
+ * bounded in-memory buffer and are retried (the gateway has no database of its own for an outbox).
+ * A record whose organization cannot be known (an unknown token's 401, a resource of another
+ * service named by a user) stays without one: it belongs to the installation's trail.
  */
 export class RequestAuditor {
   private readonly publisher: BufferedPublisher;
+  private readonly resolver: OrgResolver | undefined;
+  private readonly logger: Logger | undefined;
+  private readonly resolving = new Set<Promise<void>>();
 
-  constructor(bus: Bus, options: { logger?: Logger; maxBuffer?: number } = {}) {
+  constructor(bus: Bus, options: { logger?: Logger; maxBuffer?: number; tenancy?: ServiceClient } = {}) {
     this.publisher = new BufferedPublisher(bus, {
       ...(options.logger ? { logger: options.logger } : {}),
       maxBuffer: options.maxBuffer ?? 100_000,
     });
+    this.resolver = options.tenancy ? new OrgResolver(options.tenancy) : undefined;
+    this.logger = options.logger;
   }
 
   record(audit: RequestAudit): void {
     const { principal } = audit;
     const outcome = audit.status === 401 || audit.status === 403 ? "denied" : audit.status >= 400 ? "error" : "success";
+    const orgId = audit.params.orgId ?? principal?.orgId;
+    const projectId = audit.params.projectId ?? principal?.projectId;
     const event: AuditRecorded = {
       id: crypto.randomUUID(),
-      ...(audit.params.orgId ? { orgId: audit.params.orgId } : principal?.orgId ? { orgId: principal.orgId } : {}),
-      ...(audit.params.projectId
-        ? { projectId: audit.params.projectId }
-        : principal?.projectId
-          ? { projectId: principal.projectId }
-          : {}),
+      ...(orgId ? { orgId } : {}),
+      ...(projectId ? { projectId } : {}),
       principal: auditPrincipal(principal),
       action: audit.operationId,
       source: "request",
@@ -68,12 +129,50 @@ export class RequestAuditor {
       path: audit.path,
       time: new Date().toISOString(),
     };
+    if (orgId) {
+      this.publish(event);
+      return;
+    }
+    const created = audit.status === 201 && audit.response ? audit.response.clone() : undefined;
+    const scoped = RESOLVABLE.map((name) => audit.params[name]).find((id) => id !== undefined);
+    if (!created && (!scoped || !this.resolver)) {
+      this.publish(event);
+      return;
+    }
+    const task = this.resolveOrg(created, scoped)
+      .then((resolved) => this.publish(resolved ? { ...event, orgId: resolved } : event))
+      .finally(() => this.resolving.delete(task));
+    this.resolving.add(task);
+  }
+
+  private async resolveOrg(created: Response | undefined, scoped: string | undefined): Promise<string | undefined> {
+    try {
+      if (created) {
+        // A new organization's own id, or the organization a created resource names.
+        const body = (await created.json().catch(() => undefined)) as { id?: unknown; orgId?: unknown } | undefined;
+        if (typeof body?.orgId === "string") return body.orgId;
+        if (typeof body?.id === "string" && body.id.startsWith("org_")) return body.id;
+      }
+      return scoped && this.resolver ? await this.resolver.orgOf(scoped) : undefined;
+    } catch (err) {
+      // The record is still published, in the installation's trail rather than lost.
+      this.logger?.warn({ err: (err as Error).message, resourceId: scoped }, "organization of an audit record unknown");
+      return undefined;
+    }
+  }
+
+  private publish(event: AuditRecorded): void {
     this.publisher.publish(AUDIT_RECORDED, event, { id: event.id, time: event.time });
+  }
+
+  /** Waits until every record whose organization was being resolved has been handed to the publisher. */
+  async settled(): Promise<void> {
+    while (this.resolving.size > 0) await Promise.allSettled([...this.resolving]);
   }
 
   /** Events still waiting for the bus (for health output and tests). */
   get pending(): number {
-    return this.publisher.pending;
+    return this.publisher.pending + this.resolving.size;
   }
 
   close(): void {

@@ -16,6 +16,7 @@ import { AUDIT_SCHEMA, type AuditDb } from "./db/schema.ts";
 import { type Ingestion, startIngestion } from "./ingest/consumer.ts";
 import { countDeadLetters } from "./ingest/isolate.ts";
 import { registerListAuditTrail } from "./routes/audit-trail/list.ts";
+import { registerListInstallationAuditTrail } from "./routes/audit-trail/list-installation.ts";
 import { registerGetAuditTrailStats } from "./routes/audit-trail/stats.ts";
 import { registerGetAuditTrailTimeseries } from "./routes/audit-trail/timeseries.ts";
 import type { RouteDeps } from "./routes/deps.ts";
@@ -80,6 +81,7 @@ export async function createAuditService(deps: AuditServiceDeps): Promise<AuditS
   const routeDeps: RouteDeps = { app, db, authorizer: deps.authorizer, spend };
   for (const register of [
     registerListAuditTrail,
+    registerListInstallationAuditTrail,
     registerGetAuditTrailStats,
     registerGetAuditTrailTimeseries,
     registerListUsageCosts,

@@ -4,6 +4,8 @@ import { AUDIT_SCHEMA, type AuditDb, type AuditRecordsTable } from "../db/schema
 import { isoToMicros, microParam, microsToIso, microText } from "./time.ts";
 
 const EPOCH = "1970-01-01T00:00:00.000000Z";
+/** The `org_clocks` row of records that belong to no organization. */
+const INSTALLATION_CLOCK = "";
 
 /**
  * Stores audit events once each (the event id is the primary key; redeliveries are skipped) and
@@ -11,7 +13,8 @@ const EPOCH = "1970-01-01T00:00:00.000000Z";
  * their event time, and one that would tie with (or fall behind) the newest stored record of its
  * organization is moved forward to one microsecond after it. The per-organization high-water mark
  * lives in `org_clocks`; its row lock serializes concurrent consumers per organization, so a
- * timestamp cursor can never skip or repeat a record. Returns how many records were new.
+ * timestamp cursor can never skip or repeat a record. Records of no organization (the
+ * installation's trail) share the clock row keyed by the empty string. Returns how many records were new.
  */
 export async function storeAuditRecords(db: Kysely<AuditDb>, events: readonly AuditRecorded[]): Promise<number> {
   const unique = new Map<string, AuditRecorded>();
@@ -23,13 +26,10 @@ export async function storeAuditRecords(db: Kysely<AuditDb>, events: readonly Au
     const byOrg = new Map<string, AuditRecorded[]>();
     const rows: AuditRecordsTable[] = [];
     for (const e of unique.values()) {
-      if (!e.orgId) {
-        rows.push(toRow(e, e.time));
-        continue;
-      }
-      const list = byOrg.get(e.orgId) ?? [];
+      const clock = e.orgId ?? INSTALLATION_CLOCK;
+      const list = byOrg.get(clock) ?? [];
       list.push(e);
-      byOrg.set(e.orgId, list);
+      byOrg.set(clock, list);
     }
     if (byOrg.size > 0) {
       // Sorted so that concurrent batches lock clock rows in the same order (no deadlocks).
@@ -120,14 +120,14 @@ export interface AuditTrailFilter {
   limit: number;
 }
 
-/** The page query: one organization, newest first, strictly older than the cursor. */
-export function auditTrailQuery(db: Kysely<AuditDb>, orgId: string, f: AuditTrailFilter) {
+/** The page query: one organization (`null`: records of none), newest first, strictly older than the cursor. */
+export function auditTrailQuery(db: Kysely<AuditDb>, orgId: string | null, f: AuditTrailFilter) {
   let q = db
     .selectFrom("audit_records")
     .selectAll()
     .select(microText("ts").as("ts_text"))
     .select(microText("occurred_at").as("occurred_text"))
-    .where("org_id", "=", orgId);
+    .where("org_id", orgId === null ? "is" : "=", orgId);
   if (f.actor) q = q.where("principal_id", "=", f.actor);
   if (f.action) q = q.where("action", "=", f.action);
   if (f.targetType) q = q.where("target_type", "=", f.targetType);
@@ -141,7 +141,7 @@ export function auditTrailQuery(db: Kysely<AuditDb>, orgId: string, f: AuditTrai
 
 export async function listAuditTrail(
   db: Kysely<AuditDb>,
-  orgId: string,
+  orgId: string | null,
   filter: AuditTrailFilter,
 ): Promise<{ items: AuditRecord[]; nextCursor?: string }> {
   const rows = await auditTrailQuery(db, orgId, filter).execute();
@@ -184,4 +184,18 @@ function toRecord(r: Row): AuditRecord {
     ...(r.path ? { path: r.path } : {}),
     ...(r.details !== null ? { details: parseJson<Record<string, unknown>>(r.details) } : {}),
   };
+}
+
+/** The installation's first owner and organization, from its activation record (none before activation). */
+export async function installationOwner(db: Kysely<AuditDb>): Promise<{ orgId: string; ownerId: string } | undefined> {
+  const row = await db
+    .selectFrom("audit_records")
+    .select(["org_id", "details"])
+    .where("action", "=", "installation.activated")
+    .where("org_id", "is not", null)
+    .orderBy("ts", "asc")
+    .limit(1)
+    .executeTakeFirst();
+  const ownerId = row ? parseJson<{ ownerId?: unknown } | null>(row.details)?.ownerId : undefined;
+  return row?.org_id && typeof ownerId === "string" ? { orgId: row.org_id, ownerId } : undefined;
 }

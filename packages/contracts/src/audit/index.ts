@@ -8,6 +8,7 @@ import {
   getSpendingLimitStatusRoute,
   getUsageCostTimeseriesRoute,
   listAuditTrailRoute,
+  listInstallationAuditTrailRoute,
   listSpendingLimitsRoute,
   listUsageCostsRoute,
   updateSpendingLimitRoute,
@@ -19,6 +20,7 @@ export * from "./schemas.ts";
 
 export const auditRoutes: readonly ContractRoute[] = [
   listAuditTrailRoute,
+  listInstallationAuditTrailRoute,
   getAuditTrailStatsRoute,
   getAuditTrailTimeseriesRoute,
   listUsageCostsRoute,

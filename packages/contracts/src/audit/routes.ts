@@ -41,6 +41,24 @@ export const listAuditTrailRoute = defineRoute(
   },
 );
 
+/**
+ * Records that belong to no organization (an unknown token's 401, installation activation, a
+ * request whose organization could not be known), for the installation's owner: an owner of the
+ * organization created when the installation was activated.
+ */
+export const listInstallationAuditTrailRoute = defineRoute(
+  { service: "audit", access: "authenticated" },
+  {
+    operationId: "listInstallationAuditTrail",
+    method: "get",
+    path: "/v1/installation/audit-trail",
+    tags: ["Audit trail"],
+    summary: "Audit records of no organization, newest first (installation owner only)",
+    request: { query: AuditTrailQuery },
+    responses: { 200: json(AuditTrailPage, "A page of audit records") },
+  },
+);
+
 export const getAuditTrailStatsRoute = defineRoute(
   { service: "audit", access: "audit:read" },
   {

@@ -17,7 +17,17 @@ export const TENANCY_INTERNAL = {
   authorize: "/internal/authz/check",
   /** POST SignProjectTokenRequest → SignProjectTokenResponse: an ES256 JWT signed with the project's current key. */
   signProjectToken: "/internal/projects/{projectId}/sign",
+  /** GET → ResolveOrgResponse: the organization a tenancy resource (project, team, API token, invitation) belongs to. */
+  resolveOrg: "/internal/org-of/{resourceId}",
 } as const;
+
+/**
+ * The organization of a resource, by its prefixed id (`prj_`, `team_`, `tok_`, `inv_`), for the
+ * gateway's audit records of requests that name no organization. 404 problem when unknown; an API
+ * token not bound to an organization answers without `orgId`.
+ */
+export const ResolveOrgResponse = z.object({ orgId: z.string().optional() });
+export type ResolveOrgResponse = z.infer<typeof ResolveOrgResponse>;
 
 export const ResolveApiTokenRequest = z.object({ token: z.string() });
 export const ResolveOidcUserRequest = z.object({

@@ -1,6 +1,7 @@
 import {
   AuthorizeRequest,
   clusterJwtIssuer,
+  ID_PREFIXES,
   type Principal,
   ResolveApiTokenRequest,
   ResolveOidcUserRequest,
@@ -61,6 +62,14 @@ export function registerInternalRoutes(app: ServiceApp, ctx: TenancyContext): vo
     return c.json({ orgId: project.org_id, keys: await publishedKeys(ctx.db, projectId) }, 200);
   });
 
+  app.get(TENANCY_INTERNAL.resolveOrg.replace("{resourceId}", ":resourceId"), async (c) => {
+    requireService(c);
+    const id = c.req.param("resourceId") ?? "";
+    const orgId = await orgOfResource(ctx, id);
+    if (orgId === undefined) throw new ProblemError("not-found", { detail: `${id} was not found` });
+    return c.json({ ...(orgId ? { orgId } : {}) }, 200);
+  });
+
   // Platform-signed tokens (cluster JWTs, per-request tunnel JWTs): the private key never leaves tenancy.
   app.post(TENANCY_INTERNAL.signProjectToken.replace("{projectId}", ":projectId"), async (c) => {
     requireService(c);
@@ -84,4 +93,25 @@ export function registerInternalRoutes(app: ServiceApp, ctx: TenancyContext): vo
     const request = await parseJson(c, AuthorizeRequest);
     return c.json(await ctx.authorizer.check(request), 200);
   });
+}
+
+/** `undefined`: no such resource; `null`: it exists and belongs to no organization. */
+async function orgOfResource(ctx: TenancyContext, id: string): Promise<string | null | undefined> {
+  const prefix = id.slice(0, id.indexOf("_"));
+  const table = (
+    {
+      [ID_PREFIXES.project]: "projects",
+      [ID_PREFIXES.team]: "teams",
+      [ID_PREFIXES.apiToken]: "api_tokens",
+      [ID_PREFIXES.invitation]: "invitations",
+      [ID_PREFIXES.org]: "orgs",
+    } as const
+  )[prefix];
+  if (!table) return undefined;
+  if (table === "orgs") {
+    const org = await ctx.db.selectFrom("orgs").select("id").where("id", "=", id).executeTakeFirst();
+    return org?.id;
+  }
+  const row = await ctx.db.selectFrom(table).select("org_id").where("id", "=", id).executeTakeFirst();
+  return row ? row.org_id : undefined;
 }
