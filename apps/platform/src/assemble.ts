@@ -142,12 +142,14 @@ export async function assemblePlatform(options: AssembleOptions): Promise<Platfo
     keys,
     logger: logger.child({ service: "sandbox" }),
     authorizer: tenancy.authorizer,
+    governance: new ServiceClient("governance", inProcessFetch(governance), keys),
     config: {
       dataDir: join(options.dataDir, "sandboxes"),
       apiUrl: publicUrl,
       ...(env.SANDBOX_INGRESS_HOST ? { ingressHost: env.SANDBOX_INGRESS_HOST } : {}),
       ...(env.SANDBOX_LOCAL_ISOLATION ? { isolation: env.SANDBOX_LOCAL_ISOLATION } : {}),
       ...(env.SANDBOX_IMAGES_JSON ? { images: env.SANDBOX_IMAGES_JSON } : {}),
+      ...(env.SANDBOX_EGRESS_HOST_MAP ? { egressHostMap: env.SANDBOX_EGRESS_HOST_MAP } : {}),
     },
   });
   const tenancyClient = new ServiceClient("tenancy", inProcessFetch(tenancy), keys);
