@@ -12,6 +12,7 @@ import {
 } from "@agentplane/service-kit";
 import { sql } from "kysely";
 import type { ConnectionsConfig } from "./config.ts";
+import { registerConnectorRoutes } from "./connectors/routes/index.ts";
 import type { ConnectionsContext } from "./context.ts";
 import { migrations } from "./db/migrations/index.ts";
 import { CONNECTIONS_SCHEMA, type ConnectionsDb } from "./db/schema/index.ts";
@@ -84,7 +85,7 @@ export async function createConnectionsService(deps: ConnectionsServiceDeps): Pr
   // background work to stop).
   const clusters = registerClusterRoutes(app, context);
   registerAwsRoutes(app, context);
-  // Connectors and MCP: registerConnectorRoutes(app, context) goes here.
+  const connectors = registerConnectorRoutes(app, context, config.connectors);
 
   return {
     name: "connections",
@@ -103,6 +104,7 @@ export async function createConnectionsService(deps: ConnectionsServiceDeps): Pr
     async close() {
       closed = true;
       await clusters.close();
+      await connectors.close();
       await outbox.stop();
     },
   };

@@ -1,6 +1,8 @@
 import { randomBytes } from "node:crypto";
 import { parseEnv } from "@agentplane/service-kit";
 import { z } from "zod";
+import { AddressPolicy } from "./connectors/fetch/index.ts";
+import type { ConnectorOptions } from "./connectors/services/runtime.ts";
 
 /** What `createConnectionsService` takes as configuration (`configFromEnv` builds it for main.ts). */
 export interface ConnectionsConfig {
@@ -15,6 +17,8 @@ export interface ConnectionsConfig {
   heartbeatMs?: number;
   /** Lifetime of the cluster JWT handed to a relay over its tunnel (default 900 s, renewed at half). */
   clusterJwtTtlSeconds?: number;
+  /** Connectors: `CONNECTOR_ALLOWED_HOSTS` (internal hosts they may reach), scheduler, fetch limits. */
+  connectors?: ConnectorOptions;
 }
 
 export const ConnectionsEnvSchema = z.object({
@@ -31,6 +35,8 @@ export const ConnectionsEnvSchema = z.object({
   CLUSTER_HEARTBEAT_MS: z.coerce.number().int().min(100).default(10_000),
   CLUSTER_JWT_TTL_SECONDS: z.coerce.number().int().min(60).max(86_400).default(900),
   LOG_LEVEL: z.string().default("info"),
+  /** Comma-separated hosts, host:port pairs or CIDR ranges connectors may reach although internal. */
+  CONNECTOR_ALLOWED_HOSTS: z.string().optional(),
 });
 export type ConnectionsEnv = z.infer<typeof ConnectionsEnvSchema>;
 
@@ -47,6 +53,16 @@ export function configFromEnv(env: Record<string, string | undefined> = process.
       ...(parsed.CONNECTIONS_REPLICA_URL ? { replicaUrl: parsed.CONNECTIONS_REPLICA_URL } : {}),
       heartbeatMs: parsed.CLUSTER_HEARTBEAT_MS,
       clusterJwtTtlSeconds: parsed.CLUSTER_JWT_TTL_SECONDS,
+      connectors: { allowedHosts: parseAllowedHosts(parsed.CONNECTOR_ALLOWED_HOSTS) },
     },
   };
+}
+
+function parseAllowedHosts(value: string | undefined): string[] {
+  // Validated here so a bad entry fails the start with the variable's name.
+  AddressPolicy.fromEnv(value);
+  return (value ?? "")
+    .split(",")
+    .map((s) => s.trim())
+    .filter(Boolean);
 }

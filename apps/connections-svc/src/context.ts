@@ -6,7 +6,7 @@ import type { ConnectionsConfig } from "./config.ts";
 import type { ConnectionsDb } from "./db/schema/index.ts";
 import type { ProjectSigner } from "./services/project-signer.ts";
 
-export type ResolvedConnectionsConfig = Required<Omit<ConnectionsConfig, "replicaUrl">> &
+export type ResolvedConnectionsConfig = Required<Omit<ConnectionsConfig, "replicaUrl" | "connectors">> &
   Pick<ConnectionsConfig, "replicaUrl">;
 
 /** What every area's routes and verbs are built from (one per service instance). */

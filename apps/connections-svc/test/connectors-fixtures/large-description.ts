@@ -247,6 +247,11 @@ export function generateLargeDescription(options: LargeDescriptionOptions = {}):
       get: { operationId: "getHealth", summary: "Liveness", responses: { "200": { description: "OK" } } },
     };
   }
+  if (revision > 1) {
+    paths["/status"] = {
+      get: { operationId: "getStatus", summary: "Service status", responses: { "200": { description: "OK" } } },
+    };
+  }
   return {
     openapi: version,
     info: { title: "Generated Commerce API", version: `1.${revision}.0` },

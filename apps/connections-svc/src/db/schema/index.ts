@@ -1,5 +1,6 @@
 import type { AwsConnectionsTable } from "./aws.ts";
 import type { ClustersTable } from "./clusters.ts";
+import type { ConnectorEntriesTable, ConnectorPendingSpecsTable, ConnectorsTable } from "./connectors.ts";
 
 /** The Postgres schema connections-svc owns. */
 export const CONNECTIONS_SCHEMA = "connections";
@@ -11,4 +12,7 @@ export const CONNECTIONS_SCHEMA = "connections";
 export interface ConnectionsDb {
   clusters: ClustersTable;
   aws_connections: AwsConnectionsTable;
+  connectors: ConnectorsTable;
+  connector_pending_specs: ConnectorPendingSpecsTable;
+  connector_entries: ConnectorEntriesTable;
 }

@@ -1,0 +1,35 @@
+import { callConnectorToolRoute } from "@agentplane/contracts";
+import { ProblemError } from "@agentplane/problem-details";
+import { callTool, ToolCallDenied } from "../services/calls.ts";
+import { type ConnectorRouteDeps, connectorActor, isProjectAdmin } from "./helpers.ts";
+
+export function registerCallConnectorTool(deps: ConnectorRouteDeps): void {
+  deps.app.openapi(callConnectorToolRoute, async (c) => {
+    const { serverId } = c.req.valid("param");
+    const body = c.req.valid("json");
+    const { row, actor, authz } = await connectorActor(c, deps, "connectors:call", serverId);
+    try {
+      const result = await callTool(
+        deps.ctx,
+        deps.runtime,
+        row,
+        { principal: actor.principal, projectAdmin: isProjectAdmin(authz), requestId: actor.requestId },
+        body.name,
+        body.arguments,
+      );
+      return c.json(result, 200);
+    } catch (error) {
+      if (error instanceof ToolCallDenied) {
+        throw new ProblemError("policy-denied", {
+          detail: error.message,
+          extensions: {
+            action: "tool:call",
+            ...(error.ruleId ? { ruleId: error.ruleId } : {}),
+            ...(error.policyId ? { policyId: error.policyId } : {}),
+          },
+        });
+      }
+      throw error;
+    }
+  });
+}

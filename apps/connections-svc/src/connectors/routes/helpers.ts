@@ -1,0 +1,49 @@
+import type { AuthorizeResponse, Permission } from "@agentplane/contracts";
+import { notFound } from "@agentplane/problem-details";
+import { authorize, requirePrincipal, type ServiceApp, type ServiceEnv } from "@agentplane/service-kit";
+import type { Context } from "hono";
+import type { ConnectionsContext } from "../../context.ts";
+import type { Actor } from "../services/connectors.ts";
+import type { ConnectorRuntime } from "../services/runtime.ts";
+import { type ConnectorRow, getConnectorRow } from "../services/store.ts";
+
+export interface ConnectorRouteDeps {
+  app: ServiceApp;
+  ctx: ConnectionsContext;
+  runtime: ConnectorRuntime;
+}
+
+export function isProjectAdmin(authz: AuthorizeResponse): boolean {
+  return authz.projectRole === "admin" || authz.orgRole === "owner" || authz.orgRole === "admin";
+}
+
+/** Authorizes against a project named in the path. */
+export async function projectActor(
+  c: Context<ServiceEnv>,
+  deps: ConnectorRouteDeps,
+  permission: Permission,
+  projectId: string,
+): Promise<{ actor: Actor; authz: AuthorizeResponse }> {
+  const authz = await authorize(c, deps.ctx.authorizer, permission, { projectId });
+  const principal = requirePrincipal(c);
+  return { authz, actor: { principal, orgId: authz.orgId ?? "", requestId: c.get("requestId") } };
+}
+
+/**
+ * Loads the connector of a `/v1/mcp-servers/{id}` path and authorizes against its project: a
+ * connector in a project the caller cannot see answers 404 like one that does not exist.
+ */
+export async function connectorActor(
+  c: Context<ServiceEnv>,
+  deps: ConnectorRouteDeps,
+  permission: Permission,
+  connectorId: string,
+): Promise<{ row: ConnectorRow; actor: Actor; authz: AuthorizeResponse }> {
+  requirePrincipal(c);
+  const row = await getConnectorRow(deps.ctx.db, connectorId);
+  const { actor, authz } = await projectActor(c, deps, permission, row.project_id).catch((error: unknown) => {
+    if ((error as { status?: number }).status === 404) throw notFound("Connector", connectorId);
+    throw error;
+  });
+  return { row, actor: { ...actor, orgId: row.org_id }, authz };
+}

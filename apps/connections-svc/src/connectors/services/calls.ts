@@ -1,0 +1,192 @@
+import type { CallToolResultBody, Principal } from "@agentplane/contracts";
+import { badRequest, notFound } from "@agentplane/problem-details";
+import type { ErrorObject } from "ajv";
+import type { ConnectionsContext } from "../../context.ts";
+import { FetchRefusedError } from "../fetch/index.ts";
+import { buildHttpRequest } from "../openapi/request.ts";
+import type { ConnectorTool } from "../openapi/tools.ts";
+import { connectionHeaders } from "./connectors.ts";
+import { decideToolCall, recordConnectorEvent } from "./platform.ts";
+import type { ConnectorRuntime } from "./runtime.ts";
+import type { ConnectorRow } from "./store.ts";
+import { entrySettings, isVisibleTo } from "./visibility.ts";
+
+const MAX_TEXT = 1024 * 1024;
+
+export interface ToolCaller {
+  principal: Principal;
+  projectAdmin: boolean;
+  requestId?: string | undefined;
+}
+
+export class ToolCallDenied extends Error {
+  readonly ruleId: string | undefined;
+  readonly policyId: string | undefined;
+  constructor(tool: string, ruleId: string | undefined, policyId: string | undefined) {
+    super(
+      ruleId ? `tool:call of ${tool} is denied by policy rule ${ruleId}` : `tool:call of ${tool} is denied by policy`,
+    );
+    this.ruleId = ruleId;
+    this.policyId = policyId;
+  }
+}
+
+/** The tool, or 404 when it does not exist or is hidden from this caller. */
+export async function findCallableTool(
+  ctx: ConnectionsContext,
+  runtime: ConnectorRuntime,
+  row: ConnectorRow,
+  name: string,
+  projectAdmin: boolean,
+): Promise<{ tool: ConnectorTool; loaded: ReturnType<ConnectorRuntime["tools"]> }> {
+  const loaded = runtime.tools(row);
+  const tool = loaded.byName.get(name);
+  const settings = tool ? await entrySettings(ctx, [row.id]) : undefined;
+  if (!tool || !isVisibleTo(settings?.get(`${row.id}/${name}`), projectAdmin)) {
+    throw notFound(`Tool ${name} of connector`, row.id);
+  }
+  return { tool, loaded };
+}
+
+/**
+ * Calls a tool: arguments validated against its input schema (400 with JSON pointers), then the
+ * governance decision `tool:call` (an enforced deny throws `ToolCallDenied`), then the call itself.
+ * The audit record names connector, tool, caller, decision, duration and status; never arguments'
+ * values or the result.
+ */
+export async function callTool(
+  ctx: ConnectionsContext,
+  runtime: ConnectorRuntime,
+  row: ConnectorRow,
+  caller: ToolCaller,
+  name: string,
+  args: Record<string, unknown>,
+  pointerBase = "/body/arguments",
+): Promise<CallToolResultBody> {
+  const started = performance.now();
+  const { tool, loaded } = await findCallableTool(ctx, runtime, row, name, caller.projectAdmin);
+  const validate = runtime.validator(loaded, tool);
+  if (!validate(args)) {
+    throw badRequest(
+      `The arguments do not match the input schema of ${name}`,
+      toFieldErrors(validate.errors ?? [], pointerBase),
+    );
+  }
+  const decision = await decideToolCall(
+    ctx,
+    {
+      principal: caller.principal,
+      action: "tool:call",
+      resource: {
+        type: "Tool",
+        id: `${row.name}__${name}`,
+        orgId: row.org_id,
+        projectId: row.project_id,
+        kind: "connector",
+      },
+      context: { connectorId: row.id, tool: name },
+    },
+    caller.requestId,
+  );
+  const deny = decision.decision === "deny" && decision.enforced;
+  const reason = decision.reasons.find((r) => r.mode === "enforce") ?? decision.reasons[0];
+  const audit = async (outcome: "success" | "denied" | "error", extra: Record<string, unknown>) => {
+    await recordConnectorEvent(ctx, ctx.db, caller.principal, {
+      action: "callConnectorTool",
+      orgId: row.org_id,
+      projectId: row.project_id,
+      connectorId: row.id,
+      outcome,
+      details: {
+        tool: name,
+        decision: decision.decision,
+        ...(reason ? { ruleId: reason.ruleId, policyId: reason.policyId } : {}),
+        argumentNames: Object.keys(args).sort(),
+        durationMs: Math.round(performance.now() - started),
+        ...extra,
+      },
+      requestId: caller.requestId,
+    });
+    ctx.relaySoon();
+  };
+  if (deny) {
+    await audit("denied", {});
+    throw new ToolCallDenied(name, reason?.ruleId, reason?.policyId);
+  }
+  try {
+    const result =
+      row.kind === "mcp"
+        ? await callRemoteTool(ctx, runtime, row, name, args)
+        : await callHttpTool(ctx, runtime, row, tool, args);
+    await audit(result.isError ? "error" : "success", {
+      ...(result.status ? { status: result.status } : {}),
+      isError: !!result.isError,
+    });
+    return result.body;
+  } catch (error) {
+    await audit("error", { error: error instanceof FetchRefusedError ? error.reason : "failed" });
+    if (error instanceof FetchRefusedError) throw error.toProblem(`Connector ${row.name}`);
+    throw error;
+  }
+}
+
+async function callRemoteTool(
+  ctx: ConnectionsContext,
+  runtime: ConnectorRuntime,
+  row: ConnectorRow,
+  name: string,
+  args: Record<string, unknown>,
+): Promise<{ body: CallToolResultBody; isError?: boolean; status?: number }> {
+  const headers = await connectionHeaders(ctx, row);
+  const key = `${row.id}:${row.updated_at instanceof Date ? row.updated_at.getTime() : String(row.updated_at)}`;
+  const result = await runtime.pool.callTool(key, { url: row.url ?? "", headers }, name, args);
+  const body: CallToolResultBody = {
+    content: (result.content ?? []) as Array<Record<string, unknown>>,
+    ...(result.structuredContent ? { structuredContent: result.structuredContent as Record<string, unknown> } : {}),
+    ...(result.isError ? { isError: true } : {}),
+  };
+  return { body, ...(result.isError ? { isError: true } : {}) };
+}
+
+async function callHttpTool(
+  ctx: ConnectionsContext,
+  runtime: ConnectorRuntime,
+  row: ConnectorRow,
+  tool: ConnectorTool,
+  args: Record<string, unknown>,
+): Promise<{ body: CallToolResultBody; isError?: boolean; status: number }> {
+  const request = buildHttpRequest(tool, args, row.base_url ?? "");
+  // The credential goes on last, so a parameter can never replace it.
+  const headers = { ...request.headers, ...(await connectionHeaders(ctx, row)) };
+  const response = await runtime.fetcher.fetchBody(
+    request.url,
+    { method: request.method, headers, ...(request.body !== undefined ? { body: request.body } : {}) },
+    { acceptErrors: true },
+  );
+  const text = response.body.subarray(0, MAX_TEXT).toString("utf8");
+  const isError = response.status >= 400;
+  let structured: Record<string, unknown> | undefined;
+  if (!isError && /json/i.test(response.headers.get("content-type") ?? "")) {
+    try {
+      const parsed = JSON.parse(text) as unknown;
+      if (parsed && typeof parsed === "object" && !Array.isArray(parsed))
+        structured = parsed as Record<string, unknown>;
+    } catch {
+      // Not JSON after all: the text block carries it.
+    }
+  }
+  const body: CallToolResultBody = {
+    content: [{ type: "text", text: isError ? `HTTP ${response.status}: ${text}` : text }],
+    ...(structured ? { structuredContent: structured } : {}),
+    ...(isError ? { isError: true } : {}),
+  };
+  return { body, status: response.status, ...(isError ? { isError: true } : {}) };
+}
+
+function toFieldErrors(errors: ErrorObject[], base: string) {
+  return errors.slice(0, 20).map((e) => {
+    const missing =
+      e.keyword === "required" ? `/${String((e.params as { missingProperty?: string }).missingProperty)}` : "";
+    return { pointer: `${base}${e.instancePath}${missing}`, message: e.message ?? e.keyword };
+  });
+}

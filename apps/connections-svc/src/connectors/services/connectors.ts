@@ -1,0 +1,287 @@
+import type { Connector, Principal } from "@agentplane/contracts";
+import { badRequest, conflict, notFound, ProblemError } from "@agentplane/problem-details";
+import type { ConnectionsContext } from "../../context.ts";
+import type { OperationFilter } from "../openapi/filter.ts";
+import { type Discovered, type DiscoverySource, discoverSource } from "./discovery.ts";
+import { prefixedConnectorId } from "./ids.ts";
+import { credentialHeaders, recordConnectorEvent } from "./platform.ts";
+import type { ConnectorRuntime } from "./runtime.ts";
+import {
+  type ConnectorRow,
+  fromJsonb,
+  getConnectorRow,
+  isUniqueViolation,
+  jsonb,
+  toConnector,
+  toolsHash,
+} from "./store.ts";
+
+export interface Actor {
+  principal: Principal;
+  orgId: string;
+  requestId?: string | undefined;
+}
+
+export interface CreateConnectorInput {
+  projectId: string;
+  name: string;
+  credentialId?: string | undefined;
+  discoveryIntervalMinutes?: number | undefined;
+  source:
+    | { kind: "mcp"; url: string; headers?: Record<string, string> | undefined }
+    | {
+        kind: "http";
+        specUrl?: string | undefined;
+        spec?: string | Record<string, unknown> | undefined;
+        baseUrl?: string | undefined;
+        include?: OperationFilter | undefined;
+        exclude?: OperationFilter | undefined;
+      };
+}
+
+/** The source of a stored connector, with its credential injected for remote MCP servers. */
+export async function sourceOf(ctx: ConnectionsContext, row: ConnectorRow): Promise<DiscoverySource> {
+  if (row.kind === "mcp") {
+    return { kind: "mcp", url: row.url ?? "", headers: await connectionHeaders(ctx, row) };
+  }
+  if (!row.spec_url) {
+    throw new ProblemError("conflict", {
+      detail: "This connector was built from an inline description; there is no URL to fetch again",
+    });
+  }
+  return {
+    kind: "http",
+    specUrl: row.spec_url,
+    baseUrl: row.base_url ?? undefined,
+    include: fromJsonb<OperationFilter | null>(row.include) ?? undefined,
+    exclude: fromJsonb<OperationFilter | null>(row.exclude) ?? undefined,
+  };
+}
+
+/** Static headers plus the credential's header (resolved per use, never stored here). */
+export async function connectionHeaders(ctx: ConnectionsContext, row: ConnectorRow): Promise<Record<string, string>> {
+  const headers = { ...(fromJsonb<Record<string, string>>(row.headers) ?? {}) };
+  if (row.credential_id) Object.assign(headers, await credentialHeaders(ctx, row.credential_id, row.project_id));
+  return headers;
+}
+
+export async function createConnector(
+  ctx: ConnectionsContext,
+  runtime: ConnectorRuntime,
+  actor: Actor,
+  input: CreateConnectorInput,
+): Promise<Connector> {
+  const credential = input.credentialId
+    ? await credentialHeaders(ctx, input.credentialId, input.projectId).catch((error: unknown) => {
+        if (error instanceof ProblemError && error.status === 404) {
+          throw badRequest(`Credential ${input.credentialId} was not found in this project`, [
+            { pointer: "/body/credentialId", message: "no such credential in this project" },
+          ]);
+        }
+        throw error;
+      })
+    : {};
+  const source = input.source;
+  const discovered: Discovered = await discoverSource(
+    runtime,
+    source.kind === "mcp"
+      ? { kind: "mcp", url: source.url, headers: { ...(source.headers ?? {}), ...credential } }
+      : source,
+  );
+  if (source.kind === "http" && !discovered.baseUrl) {
+    throw badRequest("The description names no absolute server URL", [
+      { pointer: "/body/baseUrl", message: "required when the description has no absolute servers[0].url" },
+    ]);
+  }
+  const now = new Date();
+  const id = prefixedConnectorId("mcp");
+  try {
+    const row = await ctx.db.transaction().execute(async (trx) => {
+      const inserted = await trx
+        .insertInto("connectors")
+        .values({
+          id,
+          org_id: actor.orgId,
+          project_id: input.projectId,
+          name: input.name,
+          kind: source.kind,
+          url: source.kind === "mcp" ? source.url : null,
+          spec_url: source.kind === "http" ? (source.specUrl ?? null) : null,
+          base_url: source.kind === "http" ? (discovered.baseUrl ?? null) : null,
+          headers: jsonb(source.kind === "mcp" ? (source.headers ?? {}) : {}) as never,
+          credential_id: input.credentialId ?? null,
+          include: source.kind === "http" && source.include ? (jsonb(source.include) as never) : null,
+          exclude: source.kind === "http" && source.exclude ? (jsonb(source.exclude) as never) : null,
+          discovery_interval_minutes: input.discoveryIntervalMinutes ?? null,
+          next_discovery_at: input.discoveryIntervalMinutes
+            ? new Date(now.getTime() + input.discoveryIntervalMinutes * 60_000)
+            : null,
+          status: "ready",
+          last_discovered_at: now,
+          tools: jsonb(discovered.tools) as never,
+          tools_hash: toolsHash(discovered.tools),
+          tool_count: discovered.tools.length,
+        })
+        .returningAll()
+        .executeTakeFirstOrThrow();
+      await recordConnectorEvent(ctx, trx, actor.principal, {
+        action: source.kind === "mcp" ? "createMcpConnector" : "createHttpConnector",
+        orgId: actor.orgId,
+        projectId: input.projectId,
+        connectorId: id,
+        details: { name: input.name, kind: source.kind, toolCount: discovered.tools.length },
+        requestId: actor.requestId,
+      });
+      return inserted;
+    });
+    ctx.relaySoon();
+    runtime.announce(input.projectId);
+    return toConnector(row);
+  } catch (error) {
+    if (isUniqueViolation(error)) throw conflict(`A connector named ${input.name} already exists in this project`);
+    throw error;
+  }
+}
+
+export async function listConnectors(
+  ctx: ConnectionsContext,
+  projectId: string,
+  limit: number,
+  cursor: string | undefined,
+): Promise<{ items: Connector[]; nextCursor?: string }> {
+  let query = ctx.db.selectFrom("connectors").selectAll().where("project_id", "=", projectId);
+  if (cursor) query = query.where("id", ">", cursor);
+  const rows = await query
+    .orderBy("id")
+    .limit(limit + 1)
+    .execute();
+  const items = rows.slice(0, limit).map(toConnector);
+  const last = items.at(-1);
+  return { items, ...(rows.length > limit && last ? { nextCursor: last.id } : {}) };
+}
+
+export async function updateConnector(
+  ctx: ConnectionsContext,
+  runtime: ConnectorRuntime,
+  actor: Actor,
+  row: ConnectorRow,
+  input: {
+    name?: string | undefined;
+    baseUrl?: string | undefined;
+    headers?: Record<string, string> | undefined;
+    discoveryIntervalMinutes?: number | null | undefined;
+  },
+): Promise<Connector> {
+  if (input.baseUrl && row.kind !== "http") {
+    throw badRequest("Only HTTP connectors have a base URL", [
+      { pointer: "/body/baseUrl", message: "not for kind mcp" },
+    ]);
+  }
+  try {
+    const updated = await ctx.db.transaction().execute(async (trx) => {
+      const next = await trx
+        .updateTable("connectors")
+        .set({
+          ...(input.name ? { name: input.name } : {}),
+          ...(input.baseUrl ? { base_url: input.baseUrl } : {}),
+          ...(input.headers ? { headers: jsonb(input.headers) as never } : {}),
+          ...(input.discoveryIntervalMinutes !== undefined
+            ? {
+                discovery_interval_minutes: input.discoveryIntervalMinutes,
+                next_discovery_at: input.discoveryIntervalMinutes
+                  ? new Date(Date.now() + input.discoveryIntervalMinutes * 60_000)
+                  : null,
+              }
+            : {}),
+          updated_at: new Date(),
+        })
+        .where("id", "=", row.id)
+        .returningAll()
+        .executeTakeFirstOrThrow();
+      await recordConnectorEvent(ctx, trx, actor.principal, {
+        action: "updateConnector",
+        orgId: row.org_id,
+        projectId: row.project_id,
+        connectorId: row.id,
+        details: { fields: Object.keys(input).filter((k) => input[k as keyof typeof input] !== undefined) },
+        requestId: actor.requestId,
+      });
+      return next;
+    });
+    ctx.relaySoon();
+    if (input.name) runtime.announce(row.project_id);
+    return toConnector(updated);
+  } catch (error) {
+    if (isUniqueViolation(error)) throw conflict(`A connector named ${input.name} already exists in this project`);
+    throw error;
+  }
+}
+
+export async function deleteConnector(
+  ctx: ConnectionsContext,
+  runtime: ConnectorRuntime,
+  actor: Actor,
+  row: ConnectorRow,
+): Promise<void> {
+  await ctx.db.transaction().execute(async (trx) => {
+    await trx.deleteFrom("connectors").where("id", "=", row.id).execute();
+    await recordConnectorEvent(ctx, trx, actor.principal, {
+      action: "deleteConnector",
+      orgId: row.org_id,
+      projectId: row.project_id,
+      connectorId: row.id,
+      details: { name: row.name },
+      requestId: actor.requestId,
+    });
+  });
+  ctx.relaySoon();
+  runtime.announce(row.project_id);
+}
+
+export async function setConnectorCredential(
+  ctx: ConnectionsContext,
+  actor: Actor,
+  row: ConnectorRow,
+  credentialId: string | null,
+): Promise<Connector> {
+  if (credentialId) {
+    await credentialHeaders(ctx, credentialId, row.project_id).catch((error: unknown) => {
+      if (error instanceof ProblemError && error.status === 404) {
+        throw badRequest(`Credential ${credentialId} was not found in this project`, [
+          { pointer: "/body/credentialId", message: "no such credential in this project" },
+        ]);
+      }
+      throw error;
+    });
+  }
+  const updated = await ctx.db.transaction().execute(async (trx) => {
+    const next = await trx
+      .updateTable("connectors")
+      .set({ credential_id: credentialId, updated_at: new Date() })
+      .where("id", "=", row.id)
+      .returningAll()
+      .executeTakeFirstOrThrow();
+    await recordConnectorEvent(ctx, trx, actor.principal, {
+      action: credentialId ? "attachConnectorCredential" : "removeConnectorCredential",
+      orgId: row.org_id,
+      projectId: row.project_id,
+      connectorId: row.id,
+      details: credentialId ? { credentialId } : {},
+      requestId: actor.requestId,
+    });
+    return next;
+  });
+  ctx.relaySoon();
+  return toConnector(updated);
+}
+
+/** A connector of the project named in a project-scoped path (404 when it lives elsewhere). */
+export async function connectorInProject(
+  ctx: ConnectionsContext,
+  projectId: string,
+  id: string,
+): Promise<ConnectorRow> {
+  const row = await getConnectorRow(ctx.db, id);
+  if (row.project_id !== projectId) throw notFound("Connector", id);
+  return row;
+}

@@ -1,0 +1,74 @@
+import { badRequest } from "@agentplane/problem-details";
+import { FetchRefusedError } from "../fetch/index.ts";
+import { connectRemote, listRemoteTools } from "../mcp-client/remote.ts";
+import type { OperationFilter } from "../openapi/filter.ts";
+import { defaultBaseUrl, loadOpenApiDescription } from "../openapi/load.ts";
+import { buildToolsFromDocument, type ConnectorTool, type SkippedOperation } from "../openapi/tools.ts";
+import type { ConnectorRuntime } from "./runtime.ts";
+
+export type DiscoverySource =
+  | {
+      kind: "http";
+      specUrl?: string | undefined;
+      spec?: string | Record<string, unknown> | undefined;
+      baseUrl?: string | undefined;
+      include?: OperationFilter | undefined;
+      exclude?: OperationFilter | undefined;
+    }
+  | { kind: "mcp"; url: string; headers: Record<string, string> };
+
+export interface Discovered {
+  tools: ConnectorTool[];
+  warnings: SkippedOperation[];
+  title?: string;
+  baseUrl?: string;
+}
+
+/**
+ * Reads a connector's source: an OpenAPI description (fetched SSRF-safely, or inline) turned into
+ * tools, or a remote MCP server's tool list. Fetch refusals become 422 problems with the reason,
+ * invalid descriptions 400 problems with the parser's messages.
+ */
+export async function discoverSource(runtime: ConnectorRuntime, source: DiscoverySource): Promise<Discovered> {
+  try {
+    if (source.kind === "mcp") {
+      const client = await connectRemote({ url: source.url, headers: source.headers }, runtime.fetcher);
+      try {
+        const tools = await listRemoteTools(client);
+        const info = client.getServerVersion();
+        return { tools, warnings: [], ...(info?.name ? { title: info.name } : {}) };
+      } finally {
+        await client.close().catch(() => {});
+      }
+    }
+    let text: string | Record<string, unknown>;
+    let pointer = "/body/spec";
+    if (source.specUrl) {
+      pointer = "/body/specUrl";
+      const fetched = await runtime.fetcher.fetchBody(source.specUrl, {
+        headers: { accept: "application/json, application/yaml, text/yaml, */*" },
+      });
+      text = fetched.body.toString("utf8");
+    } else if (source.spec !== undefined) {
+      text = source.spec;
+    } else {
+      throw badRequest("A description is needed", [{ pointer: "/body/specUrl", message: "give specUrl or spec" }]);
+    }
+    const loaded = await loadOpenApiDescription(text, pointer);
+    const { tools, warnings } = buildToolsFromDocument(loaded.document, {
+      include: source.include,
+      exclude: source.exclude,
+    });
+    const baseUrl = source.baseUrl ?? defaultBaseUrl(loaded.document, source.specUrl);
+    return {
+      tools,
+      warnings,
+      ...(loaded.document.info?.title ? { title: loaded.document.info.title } : {}),
+      ...(baseUrl ? { baseUrl } : {}),
+    };
+  } catch (error) {
+    if (error instanceof FetchRefusedError)
+      throw error.toProblem(source.kind === "mcp" ? "The MCP server" : "The description");
+    throw error;
+  }
+}

@@ -1,0 +1,77 @@
+import { EventEmitter } from "node:events";
+import { Ajv, type ValidateFunction } from "ajv";
+import { LRUCache } from "lru-cache";
+import { AddressPolicy, SafeFetcher, type SafeFetcherOptions } from "../fetch/index.ts";
+import { RemoteClientPool } from "../mcp-client/remote.ts";
+import type { ConnectorTool } from "../openapi/tools.ts";
+import { type ConnectorRow, fromJsonb } from "./store.ts";
+
+export interface ConnectorOptions {
+  /** `CONNECTOR_ALLOWED_HOSTS`: hosts, host:port pairs or CIDR ranges connectors may reach although internal. */
+  allowedHosts?: string[];
+  /** Overrides for the fetcher (tests: a resolver, short timeouts). */
+  fetcher?: Omit<SafeFetcherOptions, "policy">;
+  /** Periodic re-discovery into pending specs (default on; tests turn it off). */
+  scheduler?: boolean;
+}
+
+export interface LoadedTools {
+  tools: ConnectorTool[];
+  byName: Map<string, ConnectorTool>;
+  validators: Map<string, ValidateFunction>;
+}
+
+/**
+ * What the connector verbs share within one service instance: the SSRF-safe fetcher, pooled MCP
+ * clients, parsed tool sets by connector version (a 500-tool list is parsed once, not per request)
+ * with their compiled argument validators, and the local change signal the MCP endpoints listen to.
+ */
+export class ConnectorRuntime {
+  readonly fetcher: SafeFetcher;
+  readonly pool: RemoteClientPool;
+  /** Emits `changed` with a project id after a promotion, visibility change, create or delete. */
+  readonly changes = new EventEmitter();
+  private readonly ajv = new Ajv({ strict: false, validateFormats: false, allErrors: true });
+  private readonly toolSets = new LRUCache<string, LoadedTools>({ max: 500 });
+
+  constructor(options: ConnectorOptions = {}) {
+    this.fetcher = new SafeFetcher({ ...options.fetcher, policy: new AddressPolicy(options.allowedHosts ?? []) });
+    this.pool = new RemoteClientPool(this.fetcher);
+    this.changes.setMaxListeners(0);
+  }
+
+  /** The connector's current tools, parsed once per (connector, tools hash). */
+  tools(row: Pick<ConnectorRow, "id" | "tools" | "tools_hash">): LoadedTools {
+    const key = `${row.id}:${row.tools_hash}`;
+    let loaded = this.toolSets.get(key);
+    if (!loaded) {
+      const tools = fromJsonb<ConnectorTool[]>(row.tools) ?? [];
+      loaded = { tools, byName: new Map(tools.map((t) => [t.name, t])), validators: new Map() };
+      this.toolSets.set(key, loaded);
+    }
+    return loaded;
+  }
+
+  validator(loaded: LoadedTools, tool: ConnectorTool): ValidateFunction {
+    let validate = loaded.validators.get(tool.name);
+    if (!validate) {
+      try {
+        validate = this.ajv.compile(tool.inputSchema);
+      } catch {
+        // A remote server's schema this validator cannot compile: the server validates it instead.
+        validate = this.ajv.compile({});
+      }
+      loaded.validators.set(tool.name, validate);
+    }
+    return validate;
+  }
+
+  announce(projectId: string): void {
+    this.changes.emit("changed", projectId);
+  }
+
+  async close(): Promise<void> {
+    await this.pool.close();
+    await this.fetcher.close();
+  }
+}

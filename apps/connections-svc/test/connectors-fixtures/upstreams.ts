@@ -1,0 +1,123 @@
+import type { IncomingMessage, ServerResponse } from "node:http";
+import { type LocalServer, readBody, startLocalServer } from "@agentplane/testkit";
+import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
+import { z } from "zod";
+import { generateLargeDescription } from "./large-description.ts";
+
+export const API_TOKEN = "sk-upstream-7f3a9c";
+
+export interface ApiUpstream extends LocalServer {
+  /** Requests the API saw: method, path, authorization header. */
+  seen: Array<{ method: string; path: string; authorization: string | undefined; body: string }>;
+  /** The served description's revision (changing it changes `/openapi.json`). */
+  revision: number;
+}
+
+/**
+ * A local HTTP API that implements a few operations of the generated commerce description and
+ * serves that description at `/openapi.json`. Calls without the bearer credential get a 401.
+ */
+export async function startApiUpstream(): Promise<ApiUpstream> {
+  const accounts = new Map<string, Record<string, unknown>>([
+    ["acc-1", { id: "acc-1", name: "First", status: "active" }],
+  ]);
+  const state = { seen: [] as ApiUpstream["seen"], revision: 0 };
+  const server = await startLocalServer(async (req: IncomingMessage, res: ServerResponse) => {
+    const url = new URL(req.url ?? "/", "http://x");
+    const body = await readBody(req);
+    const send = (status: number, value: unknown) => {
+      res.writeHead(status, { "content-type": "application/json" });
+      res.end(JSON.stringify(value));
+    };
+    if (url.pathname === "/openapi.json") {
+      return send(
+        200,
+        generateLargeDescription({
+          resources: 40,
+          serverUrl: `http://127.0.0.1:${server.port}`,
+          revision: state.revision,
+        }),
+      );
+    }
+    state.seen.push({
+      method: req.method ?? "",
+      path: `${url.pathname}${url.search}`,
+      authorization: req.headers.authorization,
+      body,
+    });
+    if (req.headers.authorization !== `Bearer ${API_TOKEN}`) return send(401, { code: "unauthorized", message: "no" });
+    const match = /^\/accounts(?:\/([^/]+))?$/.exec(url.pathname);
+    if (!match) return send(404, { code: "not_found", message: url.pathname });
+    const id = match[1];
+    if (!id && req.method === "GET") {
+      return send(200, {
+        items: [...accounts.values()].slice(0, Number(url.searchParams.get("limit") ?? 20)),
+        total: accounts.size,
+      });
+    }
+    if (!id && req.method === "POST") {
+      const created = { ...(JSON.parse(body) as Record<string, unknown>), id: `acc-${accounts.size + 1}` };
+      accounts.set(created.id as string, created);
+      return send(201, created);
+    }
+    const account = id ? accounts.get(id) : undefined;
+    if (!account) return send(404, { code: "not_found", message: `account ${id}` });
+    if (req.method === "GET") return send(200, account);
+    if (req.method === "DELETE") {
+      accounts.delete(id as string);
+      res.writeHead(204);
+      return void res.end();
+    }
+    return send(405, { code: "method", message: req.method ?? "" });
+  });
+  return Object.defineProperties(server, {
+    seen: { get: () => state.seen },
+    revision: {
+      get: () => state.revision,
+      set: (value: number) => {
+        state.revision = value;
+      },
+    },
+  }) as ApiUpstream;
+}
+
+/** A remote MCP server built with the SDK (stateless Streamable HTTP) with two tools. */
+export async function startMcpUpstream(): Promise<LocalServer & { calls: string[] }> {
+  const calls: string[] = [];
+  const build = () => {
+    const mcp = new McpServer({ name: "upstream-tools", version: "1.0.0" });
+    mcp.registerTool(
+      "echo",
+      { description: "Echoes the text back", inputSchema: { text: z.string() } },
+      async ({ text }) => {
+        calls.push("echo");
+        return { content: [{ type: "text", text: `echo: ${text}` }] };
+      },
+    );
+    mcp.registerTool(
+      "add",
+      { description: "Adds two numbers", inputSchema: { a: z.number(), b: z.number() } },
+      async ({ a, b }) => {
+        calls.push("add");
+        return { content: [{ type: "text", text: String(a + b) }] };
+      },
+    );
+    return mcp;
+  };
+  const server = await startLocalServer(async (req, res) => {
+    if (req.method !== "POST") {
+      res.writeHead(405).end();
+      return;
+    }
+    const mcp = build();
+    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+    res.on("close", () => {
+      void transport.close();
+      void mcp.close();
+    });
+    await mcp.connect(transport);
+    await transport.handleRequest(req, res, JSON.parse(await readBody(req)));
+  });
+  return Object.assign(server, { calls });
+}
