@@ -32,6 +32,9 @@ import { registerResolveSandboxToken } from "./routes/internal/resolve-token.ts"
 import { registerSandboxTokens } from "./routes/sandbox-tokens/tokens.ts";
 import { registerCreateSandbox } from "./routes/sandboxes/create.ts";
 import { registerDeleteSandbox } from "./routes/sandboxes/delete.ts";
+import { registerK8sDiscovery } from "./routes/k8s/discovery.ts";
+import { registerK8sGetPod } from "./routes/k8s/get-pod.ts";
+import { registerK8sListPods } from "./routes/k8s/list-pods.ts";
 import { registerGetSandbox } from "./routes/sandboxes/get.ts";
 import { registerListSandboxes } from "./routes/sandboxes/list.ts";
 import { registerListSandboxRevisions } from "./routes/sandboxes/revisions.ts";
@@ -140,6 +143,9 @@ export async function createSandboxService(input: SandboxServiceDeps): Promise<S
   registerStopSandbox(app, deps);
   registerListSandboxRevisions(app, deps);
   registerRollbackSandbox(app, deps);
+  registerK8sDiscovery(app);
+  registerK8sListPods(app, deps);
+  registerK8sGetPod(app, deps);
   registerExecShell(app, deps);
   registerShellSessions(app, deps);
   registerSandboxTokens(app, deps);

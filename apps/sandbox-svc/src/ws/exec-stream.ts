@@ -11,6 +11,10 @@ import { enforce, execContext } from "../services/policy.ts";
 import { getSandboxRow, touchActivity } from "../services/sandboxes.ts";
 
 const EXEC_PATH = /^\/v1\/projects\/([^/]+)\/sandboxes\/([^/]+)\/exec\/?$/;
+/** The same exec for Kubernetes clients (`/k8s`: namespace = project, pod = sandbox), and attach. */
+const K8S_STREAM_PATH = /^\/k8s\/api\/v1\/namespaces\/([^/]+)\/pods\/([^/]+)\/(exec|attach)\/?$/;
+/** A sandbox's main process has no terminal to share: attaching opens a login shell. */
+const ATTACH_ARGV = ["/bin/sh", "-l"];
 const PROTOCOLS = ["v5.channel.k8s.io", "v4.channel.k8s.io"];
 const STDIN = 0;
 const STDOUT = 1;
@@ -50,7 +54,7 @@ export function createExecUpgradeHandler(deps: SandboxDeps, keys: InternalKeys) 
   return (req: IncomingMessage, socket: Duplex, head: Buffer): void => {
     void (async () => {
       const url = new URL(req.url ?? "/", "http://sandbox");
-      const match = EXEC_PATH.exec(url.pathname);
+      const match = EXEC_PATH.exec(url.pathname) ?? K8S_STREAM_PATH.exec(url.pathname);
       if (!match) throw new ProblemError("not-found", { detail: `No WebSocket endpoint at ${url.pathname}` });
       const [projectId, sandboxId] = [decodeURIComponent(match[1] as string), decodeURIComponent(match[2] as string)];
       const token = req.headers[INTERNAL_IDENTITY_HEADER];
@@ -71,7 +75,7 @@ export function createExecUpgradeHandler(deps: SandboxDeps, keys: InternalKeys) 
       };
       const row = await getSandboxRow(deps, projectId, sandboxId);
       requireRunning(row);
-      const argv = url.searchParams.getAll("command");
+      const argv = match[3] === "attach" ? ATTACH_ARGV : url.searchParams.getAll("command");
       if (argv.length === 0 || argv[0] === "") {
         throw new ProblemError("validation-failed", {
           detail: "The command is empty",
