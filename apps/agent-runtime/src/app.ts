@@ -4,6 +4,14 @@ import type { RuntimeDeps } from "./deps.ts";
 import { registerGetProfile } from "./routes/agent/get-profile.ts";
 import { registerUpdateModels } from "./routes/agent/update-models.ts";
 import { registerUpdateVerbose } from "./routes/agent/update-verbose.ts";
+import {
+  registerCreateSchedule,
+  registerDeleteSchedule,
+  registerGetSchedule,
+  registerListSchedules,
+  registerUpdateSchedule,
+} from "./routes/schedules/crud.ts";
+import { registerListScheduleRuns, registerRunSchedule } from "./routes/schedules/runs.ts";
 import { registerCreateThread } from "./routes/threads/create.ts";
 import { registerListThreads } from "./routes/threads/list.ts";
 import { registerListMessages } from "./routes/threads/list-messages.ts";
@@ -41,6 +49,14 @@ export function createRuntimeApp(deps: RuntimeDeps): OpenAPIHono {
   registerUpdateSubscription(app, deps);
   registerDeleteSubscription(app, deps);
   registerListRuns(app, deps);
+
+  registerListSchedules(app, deps);
+  registerCreateSchedule(app, deps);
+  registerGetSchedule(app, deps);
+  registerUpdateSchedule(app, deps);
+  registerDeleteSchedule(app, deps);
+  registerRunSchedule(app, deps);
+  registerListScheduleRuns(app, deps);
 
   app.doc31("/openapi.json", { openapi: "3.1.0", info: { title: "Agentplane agent runtime", version: "1" } });
   return app;

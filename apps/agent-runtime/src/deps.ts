@@ -6,6 +6,7 @@ import type { ContextWindowCatalog } from "./context/catalog.ts";
 import type { RuntimeDb } from "./db/database.ts";
 import type { LiveHub } from "./live/hub.ts";
 import type { ModelClient } from "./models/provider.ts";
+import type { Scheduler } from "./schedules/scheduler.ts";
 import type { AgentActivity } from "./services/activity.ts";
 import type { MessageWriter } from "./services/message-writer.ts";
 import type { MessageRow } from "./services/threads.ts";
@@ -31,6 +32,7 @@ export interface RuntimeDeps {
   live: LiveHub;
   /** Runs of the agent executing now: a heartbeat tick does not start while one is. */
   activity: AgentActivity;
+  scheduler: Scheduler;
   /** What happened to each plugin at start (loaded, failed, tools skipped). */
   plugins: PluginReport[];
   teamChat: TeamChatAdapter | null;

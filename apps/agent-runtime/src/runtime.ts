@@ -12,6 +12,8 @@ import { Heartbeat } from "./heartbeat/heartbeat.ts";
 import { LiveHub } from "./live/hub.ts";
 import type { ModelClient, ModelClientOptions } from "./models/provider.ts";
 import { WorkerModelClient } from "./models/worker-client.ts";
+import { scheduleTool } from "./schedules/schedule-tool.ts";
+import { type Clock, Scheduler } from "./schedules/scheduler.ts";
 import { AgentActivity } from "./services/activity.ts";
 import { ensureAgent } from "./services/agent.ts";
 import { MessageWriter } from "./services/message-writer.ts";
@@ -27,6 +29,10 @@ export interface RuntimeOptions {
   /** Replaces the provider client built from the configuration. */
   model?: ModelClient;
   modelOptions?: ModelClientOptions;
+  /** The scheduler's time source (tests move it instead of sleeping). */
+  clock?: Clock;
+  /** false: schedules run only when `scheduler.tick()` is called (tests). */
+  scheduleTimer?: boolean;
 }
 
 export interface Runtime {
@@ -52,7 +58,6 @@ export async function createRuntime(config: RuntimeConfig, options: RuntimeOptio
   await registry.load();
 
   const { registry: tools, skills } = coreTools(config, logger);
-  const plugins = await loadPlugins(config.pluginsDir, tools, logger);
   const catalog = new ContextWindowCatalog(config.env.CONTEXT_WINDOW_TOKENS);
   await catalog.refresh(config.env.MODELS_DEV_URL, logger);
   const live = new LiveHub();
@@ -72,18 +77,27 @@ export async function createRuntime(config: RuntimeConfig, options: RuntimeOptio
     model: options.model ?? new WorkerModelClient(config, options.modelOptions),
     tools,
     skills,
-    plugins,
+    plugins: [],
     catalog,
     live,
     activity: new AgentActivity(),
+    // Replaced right below: the scheduler needs deps itself.
+    scheduler: undefined as unknown as Scheduler,
     onWebMessage: (message) => live.publishMessage(message),
     teamChat: options.teamChat ?? null,
     logger,
     registry,
     runs,
   };
+  const scheduler = new Scheduler(deps, options.clock);
+  deps.scheduler = scheduler;
+  // Built-in tools are registered before plugins, so a plugin cannot take their names.
+  tools.register(scheduleTool(scheduler));
+  deps.plugins = await loadPlugins(config.pluginsDir, tools, logger);
   const app = createRuntimeApp(deps);
   await runs.recover();
+  await scheduler.recover();
+  if (options.scheduleTimer !== false) scheduler.start();
   const heartbeat = new Heartbeat(deps);
   heartbeat.start();
 
@@ -112,6 +126,7 @@ export async function createRuntime(config: RuntimeConfig, options: RuntimeOptio
         });
       }
       await heartbeat.stop();
+      await scheduler.close();
       await runs.close();
       // Only the client built here is closed; one passed in belongs to the caller.
       if (!options.model) await deps.model.close?.();

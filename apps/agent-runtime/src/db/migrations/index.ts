@@ -2,10 +2,12 @@ import type { Migration } from "kysely/migration";
 import * as initial from "./0001-initial.ts";
 import * as threadContext from "./0002-thread-context.ts";
 import * as heartbeat from "./0003-heartbeat.ts";
+import * as schedules from "./0004-schedules.ts";
 
 /** Listed explicitly, in order: a folder scan would not survive bundling. */
 export const migrations: Record<string, Migration> = {
   "0001-initial": initial,
   "0002-thread-context": threadContext,
   "0003-heartbeat": heartbeat,
+  "0004-schedules": schedules,
 };

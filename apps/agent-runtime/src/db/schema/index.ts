@@ -1,5 +1,6 @@
 import type { AgentTable, HeartbeatRunTable, SettingTable } from "./agent.ts";
 import type { MessageTable, ThreadContextTable, ThreadTable } from "./chat.ts";
+import type { ScheduleRunTable, ScheduleTable } from "./schedules.ts";
 import type { WebhookRunTable, WebhookSubscriptionTable } from "./webhooks.ts";
 
 export interface RuntimeDatabase {
@@ -11,11 +12,16 @@ export interface RuntimeDatabase {
   thread_context: ThreadContextTable;
   webhook_subscription: WebhookSubscriptionTable;
   webhook_run: WebhookRunTable;
+  schedule: ScheduleTable;
+  schedule_run: ScheduleRunTable;
 }
 
 export type {
   AgentTable,
+  HeartbeatRunTable,
   MessageTable,
+  ScheduleRunTable,
+  ScheduleTable,
   SettingTable,
   ThreadContextTable,
   ThreadTable,
