@@ -8,7 +8,7 @@ import { silentLogger } from "@agentplane/service-kit";
 import { createTestDatabase, type TestDatabase } from "@agentplane/testkit";
 // The launcher depends on this package, so the end-to-end harness reaches it by path.
 import { assemblePlatform, type Platform } from "../../platform/src/assemble.ts";
-import { AllInOneEnvSchema } from "../../platform/src/config.ts";
+import { type AllInOneEnv, AllInOneEnvSchema } from "../../platform/src/config.ts";
 import type { InferenceConfig, ProviderSettings } from "../src/config.ts";
 
 export interface CallResult<T = Record<string, unknown>> {
@@ -19,6 +19,8 @@ export interface CallResult<T = Record<string, unknown>> {
 
 export interface InferencePlatform {
   platform: Platform;
+  env: AllInOneEnv;
+  dataDir: string;
   url: string;
   ownerToken: string;
   orgId: string;
@@ -117,6 +119,8 @@ export async function startInferencePlatform(
 
   return {
     platform,
+    env,
+    dataDir,
     url,
     ownerToken,
     orgId: org.id,

@@ -2,11 +2,11 @@ import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { openDatabase } from "@agentplane/db";
 import { createBus } from "@agentplane/events";
-import { configFromEnv } from "@agentplane/inference-proxy";
+import { configFromEnv, hasProviderCredential } from "@agentplane/inference-proxy";
 import { createLogger, parseEnv } from "@agentplane/service-kit";
 import { assemblePlatform } from "./assemble.ts";
 import { AllInOneEnvSchema, dataDirOf } from "./config.ts";
-import { startLocalRuntime } from "./runtime.ts";
+import { type LocalRuntime, startLocalRuntime } from "./runtime.ts";
 import { printWelcome } from "./welcome.ts";
 
 /** `npm start`: every service in this process, PGlite under the data dir, the in-memory bus. */
@@ -20,16 +20,16 @@ export async function runAllInOne(rawEnv: Record<string, string | undefined>): P
   const bus = createBus({ redisUrl: env.REDIS_URL });
   const inference = configFromEnv(rawEnv);
   const platform = await assemblePlatform({ env, dataDir, database, bus, logger, inference });
-  let runtime: { url: string; close(): Promise<void> } | undefined;
+  let runtime: LocalRuntime | undefined;
   if (env.AGENT_RUNTIME === "on") {
     try {
-      runtime = await startLocalRuntime({ env, rawEnv, dataDir, publicUrl: platform.publicUrl, logger });
+      runtime = await startLocalRuntime({ env, rawEnv, dataDir, publicUrl: platform.publicUrl, platform, logger });
     } catch (err) {
       // The control plane stays useful without the runtime (e.g. its port is taken).
       logger.warn({ err: (err as Error).message }, "agent runtime not started");
     }
   }
-  printWelcome({ env, dataDir, platform, runtimeUrl: runtime?.url });
+  printWelcome({ env, dataDir, platform, runtime, hasModel: hasProviderCredential(inference) });
 
   let stopping = false;
   const stop = async (signal: string) => {

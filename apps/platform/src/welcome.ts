@@ -1,12 +1,15 @@
 import type { Platform } from "./assemble.ts";
 import type { AllInOneEnv } from "./config.ts";
+import type { LocalRuntime } from "./runtime.ts";
 
 /** What an operator needs after `npm start`: where things are and how to get the first token. */
 export function printWelcome(options: {
   env: AllInOneEnv;
   dataDir: string;
   platform: Platform;
-  runtimeUrl?: string | undefined;
+  runtime?: LocalRuntime | undefined;
+  /** Whether the control plane holds a model provider credential. */
+  hasModel?: boolean;
 }): void {
   const { platform, dataDir, env } = options;
   const base = platform.publicUrl;
@@ -19,7 +22,8 @@ export function printWelcome(options: {
     `  OpenAPI        ${base}/v1/openapi.json`,
     `  Health         ${base}/health`,
     `  Data           ${dataDir}`,
-    ...(options.runtimeUrl ? [`  Agent runtime  ${options.runtimeUrl}  (webhooks: /agents/webhooks/<name>)`] : []),
+    ...(options.runtime ? [`  Agent runtime  ${options.runtime.url}  (webhooks: /agents/webhooks/<name>)`] : []),
+    ...(options.runtime ? agentModelLines(options.runtime, options.hasModel === true) : []),
     "",
   ];
   if (platform.setupCode) {
@@ -41,4 +45,18 @@ export function printWelcome(options: {
     lines.push("  The installation is activated. Use an API token: Authorization: Bearer apl_...", "");
   }
   process.stdout.write(`${lines.join("\n")}\n`);
+}
+
+/** Whether the agent can reach a model, and if not the one thing to do about it. */
+function agentModelLines(runtime: LocalRuntime, hasModel: boolean): string[] {
+  if (!hasModel) {
+    return [
+      "  Agent model    none yet: set CLOUD_A_BEARER_TOKEN (or CLOUD_B_API_KEY with CLOUD_B_RESOURCE_NAME)",
+      "                 in the control plane's environment and restart; the agent reaches it through the gateway",
+    ];
+  }
+  if (!runtime.identity) {
+    return ["  Agent model    through the gateway once the installation is activated (steps below)"];
+  }
+  return [`  Agent model    through the gateway, billed to project ${runtime.identity.projectId}`];
 }

@@ -27,7 +27,7 @@ export async function executeWebhookRun(deps: RuntimeDeps, run: QueuedRun): Prom
  * API error arrives as `<status> <problem or error JSON>`; the JSON stays in the run record and log.
  */
 export function failureSentence(error: string, runId: string): string {
-  const http = /^(\d{3})\s+(\{[\s\S]*\})\s*$/.exec(error.trim());
+  const http = /^(\d{3})\s+(\{[\s\S]*)$/.exec(error.trim());
   let what = error.split("\n")[0]?.slice(0, 200) ?? "";
   if (http) {
     let reason = "";
@@ -41,7 +41,8 @@ export function failureSentence(error: string, runId: string): string {
       const text = [body.title, body.detail, body.error?.message, body.message].find((v) => typeof v === "string");
       reason = typeof text === "string" ? text.slice(0, 160) : "";
     } catch {
-      // A truncated body: the status alone says enough.
+      // The run record keeps a truncated error: take the title from what is left.
+      reason = /"(?:title|message)"\s*:\s*"([^"]{1,160})"/.exec(http[2] as string)?.[1] ?? "";
     }
     what = `the model call answered status ${http[1]}${reason ? ` (${reason.replace(/\.$/, "")})` : ""}`;
   } else if (/^\d{3}\s/.test(error)) {

@@ -36,7 +36,8 @@ export class SpendGate {
       detail:
         `The ${r.period ?? ""} spending limit ${r.limitId ?? ""} of this organization is reached` +
         `${resetsAt ? `; model access resumes at ${resetsAt}` : ""}. Sandboxes keep running.`.replace(/\s+/g, " "),
-      ...(retryAfter ? { headers: { "retry-after": String(retryAfter) } } : {}),
+      // The limit does not clear in seconds: SDK clients that honour x-should-retry stop at once.
+      headers: { "x-should-retry": "false", ...(retryAfter ? { "retry-after": String(retryAfter) } : {}) },
       extensions: {
         limitId: r.limitId,
         ...(r.period ? { period: r.period } : {}),
