@@ -1,5 +1,6 @@
 import { parseEnv } from "@agentplane/service-kit";
 import { z } from "zod";
+import type { StsConfig } from "./services/credential-resolve.ts";
 
 /** What `createGovernanceService` takes as configuration (`configFromEnv` builds it for main.ts). */
 export interface GovernanceConfig {
@@ -15,6 +16,8 @@ export interface GovernanceConfig {
   refreshAfterMs?: number;
   /** Replica heartbeat for change notices (default 5 s). */
   heartbeatMs?: number;
+  /** How `aws-role` credentials reach STS (default: the SDK's regional endpoint and credential chain). */
+  sts?: StsConfig;
   /** Outbox relay poll interval (default 250 ms). */
   eventRelayPollMs?: number;
 }

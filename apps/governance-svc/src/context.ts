@@ -5,6 +5,7 @@ import type { Kysely } from "kysely";
 import type { GovernanceDb } from "./db/schema.ts";
 import type { DecisionEngine } from "./engine/decision-engine.ts";
 import type { ChangeFanout } from "./engine/invalidation.ts";
+import type { StsConfig } from "./services/credential-resolve.ts";
 
 export interface DecisionCounters {
   allow: number;
@@ -28,5 +29,6 @@ export interface GovernanceContext {
   /** sandbox-svc's internal API (effective policy and drift read sandboxes through it). */
   sandboxes: ServiceClient | undefined;
   secrets: { current: Uint8Array; previous: Uint8Array | undefined; rotationGraceMs: number };
+  sts: StsConfig;
   counters: DecisionCounters & { credentialResolutions: number };
 }

@@ -4,7 +4,9 @@ import { registerCreateBinding } from "./bindings/create.ts";
 import { registerDeleteBinding } from "./bindings/delete.ts";
 import { registerGetBinding } from "./bindings/get.ts";
 import { registerListBindings } from "./bindings/list.ts";
+import { registerCredentialRoutes } from "./credentials/crud.ts";
 import { registerDecide } from "./internal/decide.ts";
+import { registerResolveCredential } from "./internal/resolve-credential.ts";
 import { registerGetCedarSchema } from "./policies/cedar-schema.ts";
 import { registerCreatePolicy } from "./policies/create.ts";
 import { registerDeletePolicy } from "./policies/delete.ts";
@@ -29,7 +31,9 @@ export function registerRoutes(app: ServiceApp, ctx: GovernanceContext): void {
     registerCreateBinding,
     registerGetBinding,
     registerDeleteBinding,
+    registerCredentialRoutes,
     registerDecide,
+    registerResolveCredential,
   ]) {
     register(deps);
   }

@@ -130,6 +130,8 @@ export const ResolveCredentialRequest = z.object({
   credentialId: z.string().min(1),
   /** The project the caller acts in; a credential of another project answers 404. */
   projectId: z.string().min(1),
+  /** A secret version still in its rotation grace period (default: the current one). */
+  version: z.number().int().min(1).optional(),
 });
 export type ResolveCredentialRequest = z.infer<typeof ResolveCredentialRequest>;
 
@@ -138,5 +140,9 @@ export const ResolveCredentialResponse = z.object({
   kind: z.enum(CREDENTIAL_KINDS),
   /** Secret and non-secret fields of the kind, e.g. `{token}`, `{accessKeyId, secretAccessKey, sessionToken?}`. */
   fields: z.record(z.string(), z.string()),
+  /** The secret version resolved. */
+  version: z.number().int().optional(),
+  /** For temporary credentials (`aws-role`: the STS session), when they stop working. */
+  expiresAt: z.string().optional(),
 });
 export type ResolveCredentialResponse = z.infer<typeof ResolveCredentialResponse>;

@@ -1,0 +1,56 @@
+import { CREDENTIAL_FIELDS, type CredentialKind } from "@agentplane/contracts";
+import { badRequest } from "@agentplane/problem-details";
+
+const META_KEYS = new Set(["name", "kind", "description", "labels"]);
+
+/**
+ * Splits a request body into the kind's fields: every required one present, nothing unknown.
+ * `requireAll` is false for an update that changes only metadata. A 400 names the field.
+ */
+export function fieldsOf(
+  kind: CredentialKind,
+  body: Record<string, unknown>,
+  requireAll: boolean,
+): Record<string, string> | undefined {
+  const spec = CREDENTIAL_FIELDS[kind];
+  const allowed = new Set([...spec.required, ...spec.optional]);
+  const fields: Record<string, string> = {};
+  for (const [key, value] of Object.entries(body)) {
+    if (META_KEYS.has(key)) continue;
+    if (!allowed.has(key)) {
+      throw badRequest(`A ${kind} credential has no field ${key}`, [
+        { pointer: `/body/${key}`, message: `not a field of ${kind}; fields: ${[...allowed].join(", ")}` },
+      ]);
+    }
+    if (typeof value !== "string" || value.length === 0) {
+      throw badRequest(`The field ${key} must be a non-empty string`, [{ pointer: `/body/${key}`, message: "string" }]);
+    }
+    fields[key] = value;
+  }
+  if (!requireAll && Object.keys(fields).length === 0) return undefined;
+  for (const key of spec.required) {
+    if (fields[key] === undefined) {
+      throw badRequest(`A ${kind} credential needs the field ${key}`, [
+        { pointer: `/body/${key}`, message: "required" },
+      ]);
+    }
+  }
+  if (kind === "aws-role" && !/^arn:aws[a-z-]*:iam::\d{12}:role\/.+$/.test(fields.roleArn ?? "")) {
+    throw badRequest("roleArn is not an IAM role ARN", [
+      { pointer: "/body/roleArn", message: "arn:aws:iam::<account>:role/<name>" },
+    ]);
+  }
+  return fields;
+}
+
+/** What reads show: the non-secret fields in clear and the last 4 characters of hinted ones. */
+export function metadataOf(kind: CredentialKind, fields: Record<string, string>): Record<string, string> {
+  const spec = CREDENTIAL_FIELDS[kind];
+  const metadata: Record<string, string> = {};
+  for (const [key, value] of Object.entries(fields)) {
+    if (spec.secret.includes(key)) continue;
+    if (spec.hint.includes(key)) metadata[`${key}Last4`] = value.slice(-4);
+    else metadata[key] = value;
+  }
+  return metadata;
+}

@@ -1,0 +1,91 @@
+import type { ResolveCredentialRequest, ResolveCredentialResponse } from "@agentplane/contracts";
+import { AssumeRoleCommand, STSClient } from "@aws-sdk/client-sts";
+import { sql } from "kysely";
+import type { GovernanceContext } from "../context.ts";
+import { openCredential } from "./credentials.ts";
+
+/** How `aws-role` credentials reach STS (the platform's own AWS identity signs AssumeRole). */
+export interface StsConfig {
+  /** Default: the regional AWS endpoint the SDK picks. */
+  endpoint?: string;
+  region?: string;
+  credentials?: { accessKeyId: string; secretAccessKey: string; sessionToken?: string };
+}
+
+const sessions = new Map<string, { fields: Record<string, string>; expiresAt: Date }>();
+
+async function assumeRole(
+  sts: StsConfig,
+  credentialId: string,
+  version: number,
+  fields: Record<string, string>,
+): Promise<{ fields: Record<string, string>; expiresAt: Date }> {
+  const key = `${credentialId}:${version}`;
+  const cached = sessions.get(key);
+  // Reused until five minutes before it expires, so each proxied call does not cost an STS round trip.
+  if (cached && cached.expiresAt.getTime() - Date.now() > 5 * 60_000) return cached;
+  const region = fields.region ?? sts.region ?? "us-east-1";
+  const client = new STSClient({
+    region,
+    ...(sts.endpoint ? { endpoint: sts.endpoint } : {}),
+    ...(sts.credentials ? { credentials: sts.credentials } : {}),
+  });
+  try {
+    const out = await client.send(
+      new AssumeRoleCommand({
+        RoleArn: fields.roleArn,
+        RoleSessionName: fields.sessionName ?? `agentplane-${credentialId}`.slice(0, 64),
+        ...(fields.externalId ? { ExternalId: fields.externalId } : {}),
+        DurationSeconds: 3600,
+      }),
+    );
+    const c = out.Credentials;
+    if (!c?.AccessKeyId || !c.SecretAccessKey || !c.SessionToken || !c.Expiration) {
+      throw new Error("STS returned no credentials");
+    }
+    const session = {
+      fields: {
+        accessKeyId: c.AccessKeyId,
+        secretAccessKey: c.SecretAccessKey,
+        sessionToken: c.SessionToken,
+        region,
+        roleArn: fields.roleArn ?? "",
+      },
+      expiresAt: c.Expiration,
+    };
+    if (sessions.size > 10_000) sessions.clear();
+    sessions.set(key, session);
+    return session;
+  } finally {
+    client.destroy();
+  }
+}
+
+/**
+ * The plaintext a service needs (inference, connections): decrypted here, never logged. Each
+ * resolution moves last-used and the use count. `aws-role` answers the assumed role's session.
+ */
+export async function resolveCredential(
+  ctx: GovernanceContext,
+  sts: StsConfig,
+  request: ResolveCredentialRequest,
+): Promise<ResolveCredentialResponse> {
+  const { row, fields, version } = await openCredential(ctx, request.projectId, request.credentialId, request.version);
+  ctx.counters.credentialResolutions++;
+  await ctx.db
+    .updateTable("credentials")
+    .set({ last_used_at: new Date(), use_count: sql<number>`use_count + 1` })
+    .where("id", "=", row.id)
+    .execute();
+  if (row.kind === "aws-role") {
+    const session = await assumeRole(sts, row.id, version, fields);
+    return {
+      id: row.id,
+      kind: "aws-role",
+      fields: session.fields,
+      version,
+      expiresAt: session.expiresAt.toISOString(),
+    };
+  }
+  return { id: row.id, kind: row.kind as ResolveCredentialResponse["kind"], fields, version };
+}
