@@ -169,6 +169,7 @@ export async function assemblePlatform(options: AssembleOptions): Promise<Platfo
     authorizer: tenancy.authorizer,
     tenancy: tenancyClient,
     audit: new ServiceClient("audit", inProcessFetch(audit), keys),
+    governance: new ServiceClient("governance", inProcessFetch(governance), keys),
     config: options.inference ?? { providers: { cloudARegion: "us-east-1" } },
   });
   const services: Partial<Record<ServiceName, ServiceInstance>> = {

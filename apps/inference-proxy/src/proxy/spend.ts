@@ -82,11 +82,12 @@ export async function decideLlmInvoke(
       principal: input.principal,
       action: "llm:invoke",
       resource: { type: "Model", id: model, orgId: input.scope.orgId, projectId: input.scope.projectId },
+      // Every attribute is present (empty when the route has none) so policies can test them.
       context: {
         provider: input.provider,
-        ...(input.family ? { family: input.family } : {}),
-        ...(input.region ? { region: input.region } : {}),
-        ...(input.modelId ? { modelId: input.modelId } : {}),
+        family: input.family ?? "",
+        region: input.region ?? "",
+        modelId: input.modelId ?? "",
       },
     },
   });
