@@ -8,14 +8,16 @@ import {
   type InternalKeys,
   type Logger,
   MAX_BODY_BYTES,
+  type Readiness,
   ServiceClient,
   type ServiceFetch,
 } from "@agentplane/service-kit";
 import { RequestAuditor, shouldAudit } from "./audit.ts";
-import { type Authenticator, bearerToken } from "./authn/authenticator.ts";
+import { AUTH_RETRY_AFTER_SECONDS, type Authenticator, bearerToken } from "./authn/authenticator.ts";
 import type { RateLimitConfig } from "./config.ts";
 import { docsPage, referenceBundle } from "./docs.ts";
-import { forwardHeaders, forwardRequest } from "./forward.ts";
+import { BodyTooLargeError, forwardHeaders, forwardRequest } from "./forward.ts";
+import { gatewayHealth, type HealthTarget } from "./health.ts";
 import type { IngressRouter } from "./ingress.ts";
 import { type RateLimiter, type RateLimitResult, rateLimitHeaders } from "./rate-limit.ts";
 import { invalidQuery, RouteTable } from "./route-table.ts";
@@ -26,6 +28,8 @@ export interface GatewayTarget {
   fetch: ServiceFetch;
   upgrade?: UpgradeTarget;
   ready(): Promise<boolean>;
+  /** Each dependency of the service (database, bus, driver), when it reports them. */
+  readiness?(): Promise<Readiness>;
 }
 
 export interface GatewayDeps {
@@ -74,20 +78,9 @@ export function createGateway(deps: GatewayDeps): Gateway {
   });
   let openapi: string | undefined;
 
-  async function health(): Promise<Response> {
-    const entries = await Promise.all(
-      Object.entries(deps.targets).map(async ([name, target]) => {
-        const ready = await Promise.race([
-          target.ready().catch(() => false),
-          new Promise<boolean>((r) => setTimeout(() => r(false), 2000).unref()),
-        ]);
-        return [name, ready ? "ready" : "unavailable"] as const;
-      }),
-    );
-    const services = Object.fromEntries(entries);
-    const ok = entries.every(([, s]) => s === "ready");
-    return Response.json({ status: ok ? "ok" : "degraded", live: true, services }, { status: ok ? 200 : 503 });
-  }
+  const healthPaths = { "/health": "summary", "/health/live": "live", "/health/ready": "ready" } as const;
+  const health = (kind: "live" | "ready" | "summary") =>
+    gatewayHealth(kind, deps.targets as Record<string, HealthTarget>, deps.rateLimiter.status?.());
 
   async function handle(request: Request, env?: { incoming?: IncomingMessage }): Promise<Response> {
     const url = new URL(request.url);
@@ -115,7 +108,8 @@ export function createGateway(deps: GatewayDeps): Gateway {
       return deps.ingress.fetch(request, { ...ingressTarget, ...(principal ? { principal } : {}) });
     }
 
-    if (url.pathname === "/health" && (method === "GET" || method === "HEAD")) return health();
+    const healthKind = healthPaths[url.pathname as keyof typeof healthPaths];
+    if (healthKind && (method === "GET" || method === "HEAD")) return health(healthKind);
     if (url.pathname === "/v1/openapi.json" && method === "GET") {
       openapi ??= JSON.stringify(buildOpenApiDocument(deps.publicUrl ? { serverUrl: deps.publicUrl } : {}));
       return new Response(openapi, { headers: { "content-type": "application/json" } });
@@ -141,6 +135,15 @@ export function createGateway(deps: GatewayDeps): Gateway {
       });
     }
     const { entry, params } = match;
+    if (entry.websocket) {
+      // A WebSocket endpoint reached by plain HTTP (RFC 9110 §15.5.22).
+      return fail(
+        new ProblemError("upgrade-required", {
+          detail: `${url.pathname} is a WebSocket endpoint: send the request with Upgrade: websocket`,
+        }),
+        { upgrade: "websocket", connection: "Upgrade" },
+      );
+    }
     const audit = (principal: Principal | undefined, status: number, response?: Response) => {
       if (!shouldAudit(method, status)) return;
       auditor.record({
@@ -161,6 +164,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
     if (length > MAX_BODY_BYTES) {
       return fail(new ProblemError("payload-too-large", { detail: "The body exceeds 1 MiB" }));
     }
+    const tooLarge = () => fail(new ProblemError("payload-too-large", { detail: "The body exceeds 1 MiB" }));
 
     let principal: Principal | undefined;
     if (entry.access !== "public") {
@@ -170,7 +174,10 @@ export function createGateway(deps: GatewayDeps): Gateway {
         const problem =
           err instanceof ProblemError
             ? err
-            : new ProblemError("service-unavailable", { detail: "Authentication failed" });
+            : new ProblemError("service-unavailable", {
+                detail: "Authentication failed; retry later",
+                headers: { "retry-after": String(AUTH_RETRY_AFTER_SECONDS) },
+              });
         if (!(err instanceof ProblemError)) deps.logger?.error({ err, requestId }, "authentication error");
         audit(undefined, problem.status);
         return fail(problem);
@@ -207,12 +214,23 @@ export function createGateway(deps: GatewayDeps): Gateway {
     }
     const identity = principal ? await signer.sign(principal, entry.service) : undefined;
     let response: Response;
+    const forwarded = forwardRequest(request, forwardHeaders(request.headers, identity, requestId), MAX_BODY_BYTES);
     try {
-      response = await target.fetch(forwardRequest(request, forwardHeaders(request.headers, identity, requestId)));
+      response = await target.fetch(forwarded.request);
     } catch (err) {
+      if (forwarded.overLimit() || err instanceof BodyTooLargeError) {
+        audit(principal, 413);
+        return tooLarge();
+      }
       deps.logger?.error({ err: (err as Error).message, service: entry.service, requestId }, "dispatch failed");
       audit(principal, 502);
       return fail(new ProblemError("bad-gateway", { detail: `The ${entry.service} service did not answer` }));
+    }
+    if (forwarded.overLimit()) {
+      // The service saw a body cut short; what the caller must hear is that it was too large.
+      await response.body?.cancel().catch(() => {});
+      audit(principal, 413);
+      return tooLarge();
     }
     audit(principal, response.status, response);
     return withHeaders(response, { [REQUEST_ID_HEADER]: requestId, ...limitHeaders });

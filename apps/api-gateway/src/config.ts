@@ -3,9 +3,12 @@ import { z } from "zod";
 /** Gateway settings; `main.ts` fills them from the environment, the launcher from its own config. */
 export const GatewayEnvSchema = z.object({
   PORT: z.coerce.number().int().min(0).max(65535).default(8080),
+  HOST: z.string().min(1).default("0.0.0.0"),
   PUBLIC_URL: z.url().optional(),
   OIDC_ISSUER: z.url().optional(),
   OIDC_AUDIENCE: z.string().optional(),
+  /** How far an OIDC token's `iat` may be ahead of this host's clock. */
+  OIDC_MAX_CLOCK_SKEW_SECONDS: z.coerce.number().int().min(0).max(3600).default(60),
   REDIS_URL: z.string().optional(),
   RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).default(1200),
   INTERNAL_IDENTITY_PRIVATE_KEY: z.string(),

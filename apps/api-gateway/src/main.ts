@@ -11,6 +11,7 @@ import {
   createLogger,
   httpFetch,
   importInternalKeys,
+  installProcessGuard,
   onShutdown,
   parseEnv,
   ServiceClient,
@@ -20,11 +21,13 @@ import { createGateway, type GatewayTarget } from "./app.ts";
 import { Authenticator } from "./authn/authenticator.ts";
 import { OidcVerifier } from "./authn/oidc.ts";
 import { GatewayEnvSchema } from "./config.ts";
+import { remoteReadiness } from "./health.ts";
 import { createHttpIngress } from "./ingress.ts";
 import { createRateLimiter } from "./rate-limit.ts";
 
 const env = parseEnv(GatewayEnvSchema);
 const logger = createLogger("api-gateway", env.LOG_LEVEL);
+installProcessGuard(logger);
 const keys = await importInternalKeys({ privateJwk: env.INTERNAL_IDENTITY_PRIVATE_KEY });
 const bus = createBus({ redisUrl: env.REDIS_URL });
 
@@ -40,14 +43,10 @@ const targets: Partial<Record<ServiceName, GatewayTarget>> = {};
 for (const [name, url] of Object.entries(urls) as [ServiceName, string | undefined][]) {
   if (!url) continue;
   const fetch = httpFetch(url);
-  targets[name] = {
-    fetch,
-    upgrade: { kind: "http", url },
-    ready: async () => (await fetch(new Request("http://svc/health"))).ok,
-  };
+  targets[name] = { fetch, upgrade: { kind: "http", url }, ...remoteReadiness(fetch) };
 }
 
-const limiter = createRateLimiter({ redisUrl: env.REDIS_URL, limitPerMinute: env.RATE_LIMIT_PER_MINUTE });
+const limiter = createRateLimiter({ redisUrl: env.REDIS_URL, limitPerMinute: env.RATE_LIMIT_PER_MINUTE, logger });
 const gateway = createGateway({
   targets,
   keys,
@@ -74,7 +73,13 @@ const gateway = createGateway({
           ]
         : []),
     ],
-    oidc: env.OIDC_ISSUER ? new OidcVerifier({ issuer: env.OIDC_ISSUER, audience: env.OIDC_AUDIENCE }) : undefined,
+    oidc: env.OIDC_ISSUER
+      ? new OidcVerifier({
+          issuer: env.OIDC_ISSUER,
+          audience: env.OIDC_AUDIENCE,
+          maxClockSkewSeconds: env.OIDC_MAX_CLOCK_SKEW_SECONDS,
+        })
+      : undefined,
     logger,
   }),
   rateLimiter: limiter.rateLimiter,
@@ -94,7 +99,10 @@ const gateway = createGateway({
     : {}),
 });
 
-const server = await serveFetch((req, nodeEnv) => gateway.fetch(req, nodeEnv), { port: env.PORT });
+const server = await serveFetch((req, nodeEnv) => gateway.fetch(req, nodeEnv), {
+  port: env.PORT,
+  hostname: env.HOST,
+});
 server.server.on("upgrade", gateway.handleUpgrade);
 logger.info({ url: server.url, services: Object.keys(targets) }, "api gateway listening");
 onShutdown(async () => {

@@ -1,3 +1,4 @@
+import type { Logger } from "@agentplane/service-kit";
 import { Redis } from "ioredis";
 import type { RateLimitConfig } from "./config.ts";
 
@@ -11,6 +12,17 @@ export interface RateLimitResult {
 
 export interface RateLimiter {
   hit(key: string): Promise<RateLimitResult>;
+  /** For `/health`: whether limits are enforced right now. */
+  status?(): RateLimiterStatus;
+}
+
+export interface RateLimiterStatus {
+  /** `true` while the shared counter store cannot be reached and requests pass unlimited. */
+  failingOpen: boolean;
+  /** Requests let through unlimited since the process started. */
+  failedOpen: number;
+  /** Outages of the counter store since the process started. */
+  outages: number;
 }
 
 function result(config: RateLimitConfig, count: number, resetMs: number): RateLimitResult {
@@ -51,16 +63,27 @@ local ttl = redis.call('PTTL', KEYS[1])
 return {count, ttl}
 `;
 
-/** Fixed windows counted in Redis, shared by every gateway replica. Fails open if Redis is unreachable. */
+/**
+ * Fixed windows counted in Redis, shared by every gateway replica. Fails open if Redis is
+ * unreachable (availability over limits), but never silently: the first failure of an outage is
+ * logged, its end too, and every request let through is counted in `/health`.
+ */
 export class RedisRateLimiter implements RateLimiter {
   private readonly redis: Redis;
   private readonly config: RateLimitConfig;
   private readonly prefix: string;
+  private readonly logger: Logger | undefined;
+  private readonly state: RateLimiterStatus = { failingOpen: false, failedOpen: 0, outages: 0 };
 
-  constructor(redis: Redis, config: RateLimitConfig, prefix = "agentplane:ratelimit") {
+  constructor(redis: Redis, config: RateLimitConfig, prefix = "agentplane:ratelimit", logger?: Logger) {
     this.redis = redis;
     this.config = config;
     this.prefix = prefix;
+    this.logger = logger;
+  }
+
+  status(): RateLimiterStatus {
+    return { ...this.state };
   }
 
   async hit(key: string): Promise<RateLimitResult> {
@@ -71,8 +94,21 @@ export class RedisRateLimiter implements RateLimiter {
         `${this.prefix}:${key}`,
         String(this.config.windowSeconds * 1000),
       )) as [number, number];
+      if (this.state.failingOpen) {
+        this.state.failingOpen = false;
+        this.logger?.warn({ failedOpen: this.state.failedOpen }, "rate limiter: Redis is back, limits enforced again");
+      }
       return result(this.config, count, ttl > 0 ? ttl : this.config.windowSeconds * 1000);
-    } catch {
+    } catch (err) {
+      this.state.failedOpen++;
+      if (!this.state.failingOpen) {
+        this.state.failingOpen = true;
+        this.state.outages++;
+        this.logger?.error(
+          { err: (err as Error).message },
+          "rate limiter: Redis unreachable, requests pass without limits until it is back",
+        );
+      }
       return result(this.config, 0, this.config.windowSeconds * 1000);
     }
   }
@@ -87,7 +123,11 @@ export function rateLimitHeaders(config: RateLimitConfig, r: RateLimitResult): R
 }
 
 /** The limiter for a deployment: shared counters in Redis when it is configured, else in memory. */
-export function createRateLimiter(options: { redisUrl?: string | undefined; limitPerMinute: number }): {
+export function createRateLimiter(options: {
+  redisUrl?: string | undefined;
+  limitPerMinute: number;
+  logger?: Logger | undefined;
+}): {
   rateLimiter: RateLimiter;
   rateLimit: RateLimitConfig;
   close(): void;
@@ -95,6 +135,15 @@ export function createRateLimiter(options: { redisUrl?: string | undefined; limi
   const rateLimit = { limit: options.limitPerMinute, windowSeconds: 60 };
   if (!options.redisUrl) return { rateLimiter: new MemoryRateLimiter(rateLimit), rateLimit, close: () => {} };
   const redis = new Redis(options.redisUrl, { maxRetriesPerRequest: 1 });
+  // Once connected, no offline queue: while Redis is down a hit fails at once (and fails open)
+  // instead of holding the request until a reconnect. Before the first connection, hits wait.
+  redis.once("ready", () => {
+    redis.options.enableOfflineQueue = false;
+  });
   redis.on("error", () => {});
-  return { rateLimiter: new RedisRateLimiter(redis, rateLimit), rateLimit, close: () => redis.disconnect() };
+  return {
+    rateLimiter: new RedisRateLimiter(redis, rateLimit, undefined, options.logger),
+    rateLimit,
+    close: () => redis.disconnect(),
+  };
 }

@@ -5,6 +5,7 @@ import type { Duplex } from "node:stream";
 import { INTERNAL_IDENTITY_HEADER, REQUEST_ID_HEADER, type ServiceName } from "@agentplane/contracts";
 import { ProblemError } from "@agentplane/problem-details";
 import {
+  guardSocket,
   type InternalKeys,
   type Logger,
   rejectUpgrade,
@@ -45,11 +46,22 @@ export function setUpgradeHeaders(req: IncomingMessage, headers: Record<string, 
 
 /** Raw pass-through of the upgrade to a service over TCP: the gateway never parses frames. */
 export function pipeUpgrade(url: string, req: IncomingMessage, socket: Duplex, head: Buffer): void {
+  guardSocket(socket);
+  if (socket.destroyed) return;
   const target = new URL(url);
   const upstream = connect(Number(target.port || 80), target.hostname, () =>
     spliceUpgrade(upstream, req, socket, head, { host: target.host }),
   );
-  upstream.on("error", () => socket.destroy());
+  upstream.on("error", () => {
+    upstream.destroy();
+    socket.destroy();
+  });
+  // A client gone while the service connection opens takes that connection with it.
+  const dropUpstream = () => {
+    if (upstream.connecting) upstream.destroy();
+  };
+  socket.once("close", dropUpstream);
+  upstream.once("connect", () => socket.off("close", dropUpstream));
 }
 
 export function createUpgradeHandler(deps: {
@@ -61,11 +73,12 @@ export function createUpgradeHandler(deps: {
   ingress?: IngressRouter;
 }): UpgradeHandler {
   return (req, socket, head) => {
+    guardSocket(socket);
     const requestId = randomUUID();
     void (async () => {
       const ingressTarget = deps.ingress?.parse(req.headers.host ?? "");
       if (ingressTarget && deps.ingress) {
-        const token = bearerToken(toHeaders(req));
+        const token = bearerToken(toHeaders(req), { websocket: true });
         const principal = token ? await deps.authenticator.authenticate(token) : undefined;
         delete req.headers.authorization;
         deps.ingress.upgrade(req, socket, head, { ...ingressTarget, ...(principal ? { principal } : {}) });
@@ -78,7 +91,7 @@ export function createUpgradeHandler(deps: {
       }
       const target = deps.targets[match.entry.service]?.upgrade;
       if (!target) throw new ProblemError("service-unavailable", { detail: `${match.entry.service} is not available` });
-      const principal = await deps.authenticator.authenticate(bearerToken(toHeaders(req)) ?? "");
+      const principal = await deps.authenticator.authenticate(bearerToken(toHeaders(req), { websocket: true }) ?? "");
       const identity = await signIdentity(deps.keys, principal, { audience: match.entry.service, requestId });
       // The service sees the identity, never the caller's credential.
       delete req.headers.authorization;

@@ -3,9 +3,11 @@ import { type Database, migrateToLatest } from "@agentplane/db";
 import type { Bus } from "@agentplane/events";
 import {
   type Authorizer,
+  checkReadiness,
   createServiceApp,
   type InternalKeys,
   type Logger,
+  type ReadinessChecks,
   type ServiceApp,
   type ServiceInstance,
 } from "@agentplane/service-kit";
@@ -77,7 +79,14 @@ export async function createAuditService(deps: AuditServiceDeps): Promise<AuditS
   });
   const retentionDays = config.retentionDays ?? 365;
 
-  const app = createServiceApp({ name: "audit", keys: deps.keys, logger: deps.logger });
+  // Audit consumes the bus: without it nothing reaches the trail, so both are required.
+  const checks: ReadinessChecks = {
+    database: async () => {
+      await sql`select 1`.execute(deps.database.kysely);
+    },
+    bus: () => deps.bus.ready(),
+  };
+  const app = createServiceApp({ name: "audit", keys: deps.keys, logger: deps.logger, checks });
   const routeDeps: RouteDeps = { app, db, authorizer: deps.authorizer, spend };
   for (const register of [
     registerListAuditTrail,
@@ -135,14 +144,8 @@ export async function createAuditService(deps: AuditServiceDeps): Promise<AuditS
     name: "audit",
     app,
     fetch: (request) => app.fetch(request),
-    async ready() {
-      try {
-        await sql`select 1`.execute(deps.database.kysely);
-        return await deps.bus.ready();
-      } catch {
-        return false;
-      }
-    },
+    ready: async () => (await checkReadiness(checks)).ready,
+    readiness: () => checkReadiness(checks),
     async close() {
       maintenance?.stop();
       await ingestion.close();

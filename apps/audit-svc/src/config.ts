@@ -19,6 +19,8 @@ export interface AuditConfig {
 
 export const AuditEnvSchema = z.object({
   PORT: z.coerce.number().int().min(0).max(65_535).default(8083),
+  /** The address to listen on: all interfaces by default (containers); 127.0.0.1 for this host only. */
+  HOST: z.string().min(1).default("0.0.0.0"),
   DATABASE_URL: z.string().min(1),
   REDIS_URL: z.string().min(1).optional(),
   INTERNAL_IDENTITY_PUBLIC_KEY: z.string().optional(),

@@ -4,6 +4,7 @@ import {
   createLogger,
   httpFetch,
   importInternalKeys,
+  installProcessGuard,
   onShutdown,
   parseEnv,
   RemoteAuthorizer,
@@ -17,6 +18,7 @@ import { parsePriceOverrides } from "./services/pricing.ts";
 /** The distributed deployable: one audit-svc replica on Postgres and Redis. */
 const env = parseEnv(AuditEnvSchema);
 const logger = createLogger("audit-svc", env.LOG_LEVEL);
+installProcessGuard(logger);
 const keys = await importInternalKeys({
   privateJwk: env.INTERNAL_IDENTITY_PRIVATE_KEY,
   publicJwk: env.INTERNAL_IDENTITY_PUBLIC_KEY,
@@ -34,7 +36,7 @@ const service = await createAuditService({
   authorizer,
   config: { retentionDays: env.AUDIT_RETENTION_DAYS, priceOverrides: parsePriceOverrides(env.PRICE_TABLE_JSON) },
 });
-const server = await serveFetch(service.fetch, { port: env.PORT });
+const server = await serveFetch(service.fetch, { port: env.PORT, hostname: env.HOST });
 logger.info({ url: server.url }, "audit-svc listening");
 onShutdown(async () => {
   await server.close();

@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { openDatabase } from "@agentplane/db";
 import { createBus } from "@agentplane/events";
 import { configFromEnv, hasProviderCredential } from "@agentplane/inference-proxy";
-import { createLogger, parseEnv } from "@agentplane/service-kit";
+import { createLogger, installProcessGuard, parseEnv } from "@agentplane/service-kit";
 import { assemblePlatform } from "./assemble.ts";
 import { AllInOneEnvSchema, dataDirOf } from "./config.ts";
 import { type LocalRuntime, startLocalRuntime } from "./runtime.ts";
@@ -13,6 +13,7 @@ import { printWelcome } from "./welcome.ts";
 export async function runAllInOne(rawEnv: Record<string, string | undefined>): Promise<void> {
   const env = parseEnv(AllInOneEnvSchema, rawEnv);
   const logger = createLogger("agentplane", env.LOG_LEVEL);
+  installProcessGuard(logger);
   const dataDir = dataDirOf(env);
   mkdirSync(dataDir, { recursive: true });
   const databaseUrl = env.DATABASE_URL ?? `pglite://${join(dataDir, "pgdata")}`;

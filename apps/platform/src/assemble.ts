@@ -66,6 +66,7 @@ function inProcessTarget(instance: ServiceInstance): GatewayTarget {
     fetch: inProcessFetch(instance),
     ...(instance.handleUpgrade ? { upgrade: { kind: "in-process" as const, handle: instance.handleUpgrade } } : {}),
     ready: () => instance.ready(),
+    ...(instance.readiness ? { readiness: () => instance.readiness!() } : {}),
   };
 }
 
@@ -194,7 +195,7 @@ export async function assemblePlatform(options: AssembleOptions): Promise<Platfo
     targets[name] = inProcessTarget(instance);
   }
 
-  const limiter = createRateLimiter({ redisUrl: env.REDIS_URL, limitPerMinute: env.RATE_LIMIT_PER_MINUTE });
+  const limiter = createRateLimiter({ redisUrl: env.REDIS_URL, limitPerMinute: env.RATE_LIMIT_PER_MINUTE, logger });
   const gateway = createGateway({
     targets,
     keys,

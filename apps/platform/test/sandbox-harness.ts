@@ -97,7 +97,9 @@ function caller(url: string, defaultToken: () => string): Call {
  * The all-in-one platform (tenancy, audit, sandbox, gateway on one port, PGlite in memory) with
  * two organizations, a project in each, and an admin and a viewer API token in the first.
  */
-export async function startSandboxPlatform(options: { ingressHost?: string } = {}): Promise<SandboxPlatform> {
+export async function startSandboxPlatform(
+  options: { ingressHost?: string; env?: Record<string, string> } = {},
+): Promise<SandboxPlatform> {
   const dataDir = mkdtempSync(join(tmpdir(), "platform-sandbox-"));
   const ownerToken = `boot_${randomBytes(24).toString("hex")}`;
   const env = AllInOneEnvSchema.parse({
@@ -108,6 +110,7 @@ export async function startSandboxPlatform(options: { ingressHost?: string } = {
     AGENT_RUNTIME: "off",
     LOG_LEVEL: "silent",
     ...(options.ingressHost ? { SANDBOX_INGRESS_HOST: options.ingressHost } : {}),
+    ...options.env,
   });
   const database: Database = await openDatabase("pglite://memory");
   const bus = new MemoryBus();

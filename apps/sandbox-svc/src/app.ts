@@ -6,9 +6,11 @@ import { migrateToLatest } from "@agentplane/db";
 import { type Bus, createOutbox, outboxMigrations } from "@agentplane/events";
 import {
   type Authorizer,
+  checkReadiness,
   createServiceApp,
   type InternalKeys,
   type Logger,
+  type ReadinessChecks,
   type ServiceClient,
   type ServiceInstance,
 } from "@agentplane/service-kit";
@@ -29,12 +31,12 @@ import {
 import type { RouteDeps } from "./routes/helpers.ts";
 import { registerQuerySandboxes } from "./routes/internal/query-sandboxes.ts";
 import { registerResolveSandboxToken } from "./routes/internal/resolve-token.ts";
-import { registerSandboxTokens } from "./routes/sandbox-tokens/tokens.ts";
-import { registerCreateSandbox } from "./routes/sandboxes/create.ts";
-import { registerDeleteSandbox } from "./routes/sandboxes/delete.ts";
 import { registerK8sDiscovery } from "./routes/k8s/discovery.ts";
 import { registerK8sGetPod } from "./routes/k8s/get-pod.ts";
 import { registerK8sListPods } from "./routes/k8s/list-pods.ts";
+import { registerSandboxTokens } from "./routes/sandbox-tokens/tokens.ts";
+import { registerCreateSandbox } from "./routes/sandboxes/create.ts";
+import { registerDeleteSandbox } from "./routes/sandboxes/delete.ts";
 import { registerGetSandbox } from "./routes/sandboxes/get.ts";
 import { registerListSandboxes } from "./routes/sandboxes/list.ts";
 import { registerListSandboxRevisions } from "./routes/sandboxes/revisions.ts";
@@ -126,14 +128,14 @@ export async function createSandboxService(input: SandboxServiceDeps): Promise<S
   const deps: RouteDeps = { ...base, sessions };
   egressDeps = deps;
 
-  const app = createServiceApp({ name: "sandbox", keys, logger });
-  app.get("/health", async (c) => {
-    const ok = await sql`select 1`.execute(database.kysely).then(
-      () => true,
-      () => false,
-    );
-    return c.json({ status: ok ? "ok" : "unavailable" }, ok ? 200 : 503);
-  });
+  const checks: ReadinessChecks = {
+    database: async () => {
+      await sql`select 1`.execute(database.kysely);
+    },
+    bus: () => bus.ready(),
+    driver: () => driver.checkAvailable(),
+  };
+  const app = createServiceApp({ name: "sandbox", keys, logger, checks });
   registerListSandboxes(app, deps);
   registerCreateSandbox(app, deps);
   registerGetSandbox(app, deps);
@@ -201,14 +203,8 @@ export async function createSandboxService(input: SandboxServiceDeps): Promise<S
     ingress: (request, target) => ingressFetch(deps, request, target),
     ingressUpgrade: (req, socket, head, target) => ingressUpgrade(deps, req, socket, head, target),
     driver,
-    async ready() {
-      try {
-        await sql`select 1`.execute(database.kysely);
-        return await bus.ready();
-      } catch {
-        return false;
-      }
-    },
+    ready: async () => (await checkReadiness(checks)).ready,
+    readiness: () => checkReadiness(checks),
     async close() {
       clearInterval(idleTimer);
       unsubscribe();

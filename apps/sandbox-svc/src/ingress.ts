@@ -8,6 +8,7 @@ export { parseIngressHost } from "@agentplane/contracts";
 
 import { ProblemError, problemResponse } from "@agentplane/problem-details";
 import {
+  guardSocket,
   HOP_BY_HOP_HEADERS,
   type InternalKeys,
   rejectUpgrade,
@@ -112,6 +113,7 @@ export function ingressUpgrade(
   head: Buffer,
   target: IngressTarget,
 ): void {
+  guardSocket(socket);
   void (async () => {
     const { row, port } = await resolveTarget(deps, target);
     const upstream = await deps.driver.portForward(row.id, port);
@@ -170,6 +172,7 @@ export function forwardedIngressUpgrade(
   socket: Duplex,
   head: Buffer,
 ): void {
+  guardSocket(socket);
   const identity = req.headers[INTERNAL_IDENTITY_HEADER];
   void (async () => {
     const target = targetFromHeader(String(req.headers[SANDBOX_INGRESS_HEADER] ?? ""));

@@ -5,6 +5,7 @@ import {
   createLogger,
   httpFetch,
   importInternalKeys,
+  installProcessGuard,
   onShutdown,
   parseEnv,
   RemoteAuthorizer,
@@ -17,6 +18,7 @@ import { SandboxEgressHostMapSchema, SandboxImagesJsonSchema } from "./config.ts
 
 const EnvSchema = z.object({
   PORT: z.coerce.number().int().min(0).max(65_535).default(8082),
+  HOST: z.string().min(1).default("0.0.0.0"),
   DATABASE_URL: z.string().min(1),
   REDIS_URL: z.string().optional(),
   INTERNAL_IDENTITY_PUBLIC_KEY: z.string().optional(),
@@ -35,6 +37,7 @@ const EnvSchema = z.object({
 
 const env = parseEnv(EnvSchema);
 const logger = createLogger("sandbox-svc", env.LOG_LEVEL);
+installProcessGuard(logger);
 const keys = await importInternalKeys({
   privateJwk: env.INTERNAL_IDENTITY_PRIVATE_KEY,
   publicJwk: env.INTERNAL_IDENTITY_PUBLIC_KEY,
@@ -62,7 +65,7 @@ const service = await createSandboxService({
     ...(env.SANDBOX_EGRESS_HOST_MAP ? { egressHostMap: env.SANDBOX_EGRESS_HOST_MAP } : {}),
   },
 });
-const server = await serveFetch(service.fetch, { port: env.PORT });
+const server = await serveFetch(service.fetch, { port: env.PORT, hostname: env.HOST });
 server.server.on("upgrade", service.handleUpgrade);
 logger.info({ url: server.url }, "sandbox-svc listening");
 onShutdown(async () => {

@@ -1,9 +1,11 @@
 import { type Database, migrateToLatest } from "@agentplane/db";
 import { type Bus, createOutbox, type Outbox } from "@agentplane/events";
 import {
+  checkReadiness,
   createServiceApp,
   type InternalKeys,
   type Logger,
+  type ReadinessChecks,
   type ServiceApp,
   type ServiceInstance,
 } from "@agentplane/service-kit";
@@ -80,7 +82,15 @@ export async function createTenancyService(deps: TenancyDeps): Promise<TenancySe
   // Also publishes what an earlier process committed but could not publish before it stopped.
   outbox.start();
 
-  const app = createServiceApp({ name: "tenancy", keys: deps.keys, logger: deps.logger });
+  // The bus is reported but not required: while it is down, requests still succeed and their
+  // audit events wait in the outbox.
+  const checks: ReadinessChecks = {
+    database: async () => {
+      await sql`select 1`.execute(db);
+    },
+    bus: { check: () => deps.bus.ready(), required: false },
+  };
+  const app = createServiceApp({ name: "tenancy", keys: deps.keys, logger: deps.logger, checks });
   registerRoutes(app, context);
 
   return {
@@ -94,16 +104,8 @@ export async function createTenancyService(deps: TenancyDeps): Promise<TenancySe
     activated: startup.activated,
     ...(startup.setupCode ? { setupCode: startup.setupCode } : {}),
     outbox,
-    async ready() {
-      // The bus is not a dependency of readiness: while it is down, requests still succeed and
-      // their audit events wait in the outbox.
-      try {
-        await sql`select 1`.execute(db);
-        return true;
-      } catch {
-        return false;
-      }
-    },
+    ready: async () => (await checkReadiness(checks)).ready,
+    readiness: () => checkReadiness(checks),
     async close() {
       // Stops the relay; the database and the bus belong to the caller. Unpublished events stay in
       // the outbox table for the next start or another replica.

@@ -4,6 +4,7 @@ import { createOnError, ProblemError, problemJson, validationHook } from "@agent
 import { OpenAPIHono } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { bodyLimit } from "hono/body-limit";
+import { checkReadiness, healthResponse, type ReadinessChecks } from "./health.ts";
 import { IdentityVerifier, type InternalKeys } from "./identity.ts";
 import type { Logger } from "./logger.ts";
 
@@ -22,8 +23,8 @@ export interface ServiceAppOptions {
   name: string;
   keys: InternalKeys;
   logger?: Logger;
-  /** Readiness behind `GET /health` (default: ready once the app exists). */
-  ready?: () => Promise<boolean>;
+  /** The dependencies behind `GET /health/ready` and `GET /health` (database, bus, driver…). */
+  checks?: ReadinessChecks;
 }
 
 /**
@@ -55,10 +56,17 @@ export function createServiceApp(options: ServiceAppOptions): ServiceApp {
       onError: (c) => problemJson(c, new ProblemError("payload-too-large", { detail: "The body exceeds 1 MiB" })),
     }),
   );
-  app.get("/health", async (c) => {
-    const ready = options.ready ? await options.ready().catch(() => false) : true;
-    return c.json({ status: ready ? "ok" : "unavailable", service: options.name }, ready ? 200 : 503);
-  });
+  const readiness = () => checkReadiness(options.checks ?? {});
+  for (const [path, kind] of [
+    ["/health", "summary"],
+    ["/health/live", "live"],
+    ["/health/ready", "ready"],
+  ] as const) {
+    app.get(path, async (c) => {
+      const { status, body } = await healthResponse(kind, options.name, readiness);
+      return c.json(body, status as 200 | 503);
+    });
+  }
   app.onError(createOnError(options.logger));
   app.notFound((c) =>
     problemJson(c, new ProblemError("not-found", { detail: `No route for ${c.req.method} ${c.req.path}` })),

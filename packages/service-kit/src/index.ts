@@ -12,6 +12,15 @@ export { type Authorizer, type AuthzScope, authorize, RemoteAuthorizer } from ".
 export { httpFetch, inProcessFetch, ServiceClient, type ServiceFetch } from "./client.ts";
 export { ConfigError, envBoolean, parseEnv } from "./config.ts";
 export {
+  type CheckState,
+  checkReadiness,
+  healthResponse,
+  READINESS_TIMEOUT_MS,
+  type Readiness,
+  type ReadinessCheck,
+  type ReadinessChecks,
+} from "./health.ts";
+export {
   generateInternalKeys,
   IdentitySigner,
   IdentityVerifier,
@@ -25,5 +34,6 @@ export {
 } from "./identity.ts";
 export type { ServiceInstance, UpgradeHandler } from "./instance.ts";
 export { createLogger, type Logger, silentLogger } from "./logger.ts";
+export { installProcessGuard, type ProcessFaults, processFaults } from "./process-guard.ts";
 export { onShutdown, type RunningServer, serveFetch } from "./serve.ts";
-export { HOP_BY_HOP_HEADERS, rejectUpgrade, spliceUpgrade } from "./upgrade.ts";
+export { guardSocket, HOP_BY_HOP_HEADERS, rejectUpgrade, spliceUpgrade } from "./upgrade.ts";

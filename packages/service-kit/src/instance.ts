@@ -1,6 +1,7 @@
 import type { IncomingMessage } from "node:http";
 import type { Duplex } from "node:stream";
 import type { ServiceName } from "@agentplane/contracts";
+import type { Readiness } from "./health.ts";
 
 /** Takes over an HTTP upgrade (WebSocket) whose request already carries the internal identity header. */
 export type UpgradeHandler = (request: IncomingMessage, socket: Duplex, head: Buffer) => void;
@@ -15,6 +16,8 @@ export interface ServiceInstance {
   handleUpgrade?: UpgradeHandler;
   /** Readiness: its database and bus are reachable. */
   ready(): Promise<boolean>;
+  /** Each dependency's state, as `GET /health/ready` reports it (when the service has checks). */
+  readiness?(): Promise<Readiness>;
   /** Stops background work (consumers, timers); does not close shared database or bus. */
   close(): Promise<void>;
 }

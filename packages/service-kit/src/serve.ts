@@ -1,6 +1,9 @@
 import type { AddressInfo } from "node:net";
+import type { Duplex } from "node:stream";
+import { ProblemError } from "@agentplane/problem-details";
 import { serve } from "@hono/node-server";
 import type { Logger } from "./logger.ts";
+import { guardSocket, rejectUpgrade } from "./upgrade.ts";
 
 export interface RunningServer {
   url: string;
@@ -9,7 +12,11 @@ export interface RunningServer {
   close(): Promise<void>;
 }
 
-/** Serves a fetch handler on a port (0 picks one) and resolves once listening. */
+/**
+ * Serves a fetch handler on a port (0 picks one) and resolves once listening. Every socket handed
+ * to `'upgrade'` gets an error listener first (a client's reset ends that client's connection, not
+ * the process); an upgrade nobody else listens for is answered 404.
+ */
 export function serveFetch(
   // biome-ignore lint/suspicious/noExplicitAny: the node server passes its bindings ({ incoming, outgoing }) as env
   fetch: (request: Request, env?: any) => Response | Promise<Response>,
@@ -33,6 +40,12 @@ export function serveFetch(
         });
       },
     );
+    server.on("upgrade", (_req, socket: Duplex) => {
+      guardSocket(socket);
+      if (server.listenerCount("upgrade") === 1) {
+        rejectUpgrade(socket, new ProblemError("not-found", { detail: "This service has no WebSocket endpoints" }));
+      }
+    });
   });
 }
 

@@ -14,8 +14,28 @@ export const HOP_BY_HOP_HEADERS: readonly string[] = [
   "upgrade",
 ];
 
+const GUARDED = Symbol("agentplane.guarded");
+
+/**
+ * Gives a socket an `'error'` listener that destroys it. Node's HTTP server takes its own listener
+ * off a socket it hands to `'upgrade'`, so without this a client that resets the connection
+ * (ECONNRESET) raises an unhandled `'error'` event that ends the process. Idempotent.
+ */
+export function guardSocket(socket: Duplex): Duplex {
+  const marked = socket as Duplex & { [GUARDED]?: true };
+  if (marked[GUARDED]) return socket;
+  marked[GUARDED] = true;
+  socket.on("error", () => socket.destroy());
+  return socket;
+}
+
 /** Answers an HTTP upgrade that will not be accepted with a problem+json response, then closes. */
 export function rejectUpgrade(socket: Duplex, error: ProblemError, requestId?: string): void {
+  guardSocket(socket);
+  if (socket.destroyed || !socket.writable) {
+    socket.destroy();
+    return;
+  }
   const body = JSON.stringify(error.toBody(requestId ? { requestId } : {}));
   const extra = Object.entries(error.headers)
     .map(([k, v]) => `${k}: ${v}\r\n`)
@@ -28,7 +48,7 @@ export function rejectUpgrade(socket: Duplex, error: ProblemError, requestId?: s
 /**
  * Replays an upgrade request on an open upstream connection and splices the two sockets, so the
  * handshake and every frame pass through unparsed. `drop` names headers (lower case) left out;
- * `host` replaces the Host header.
+ * `host` replaces the Host header. Either side closing or failing closes both.
  */
 export function spliceUpgrade(
   upstream: Duplex,
@@ -37,6 +57,17 @@ export function spliceUpgrade(
   head: Buffer,
   options: { host: string; drop?: ReadonlySet<string> },
 ): void {
+  guardSocket(upstream);
+  guardSocket(socket);
+  const close = () => {
+    upstream.destroy();
+    socket.destroy();
+  };
+  // The client may have gone while the upstream connection was being opened.
+  if (socket.destroyed || upstream.destroyed) {
+    close();
+    return;
+  }
   const lines = [`${req.method} ${req.url} HTTP/1.1`];
   for (let i = 0; i < req.rawHeaders.length; i += 2) {
     const name = req.rawHeaders[i]!;
@@ -49,10 +80,6 @@ export function spliceUpgrade(
   if (head.length) upstream.write(head);
   upstream.pipe(socket);
   socket.pipe(upstream);
-  const close = () => {
-    upstream.destroy();
-    socket.destroy();
-  };
   upstream.on("error", close);
   socket.on("error", close);
   upstream.on("close", close);

@@ -9,7 +9,7 @@ import {
 import { ProblemError } from "@agentplane/problem-details";
 import { type Logger, type ServiceClient, servicePrincipal } from "@agentplane/service-kit";
 import { createLocalJWKSet, decodeJwt, type JSONWebKeySet, jwtVerify } from "jose";
-import type { OidcVerifier } from "./oidc.ts";
+import { assertIssuedInPast, DEFAULT_MAX_CLOCK_SKEW_SECONDS, OidcUnavailableError, type OidcVerifier } from "./oidc.ts";
 import { TokenCache } from "./token-cache.ts";
 
 /** Opaque tokens whose prefix names the service that resolves them (e.g. sandbox tokens). */
@@ -32,6 +32,27 @@ export class AuthenticationError extends ProblemError {
   constructor(detail: string) {
     super("unauthenticated", { detail, headers: { "www-authenticate": 'Bearer error="invalid_token"' } });
   }
+}
+
+/**
+ * A dependency of authentication (tenancy, the identity provider) cannot be reached: the token may
+ * well be valid, so the answer is a 503 to retry, never a 401 that makes clients drop the token.
+ */
+export class AuthenticationUnavailableError extends ProblemError {
+  constructor(what: string) {
+    super("service-unavailable", {
+      detail: `${what} cannot be reached to verify the token; retry later`,
+      headers: { "retry-after": String(AUTH_RETRY_AFTER_SECONDS) },
+    });
+  }
+}
+
+/** Seconds a client is told to wait when authentication's dependencies are down. */
+export const AUTH_RETRY_AFTER_SECONDS = 5;
+
+/** A failure of the callee that says the token is wrong (4xx), as opposed to the callee being down. */
+function isRefusal(err: unknown): err is ProblemError {
+  return err instanceof ProblemError && err.status >= 400 && err.status < 500;
 }
 
 const JWT_SHAPE = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*$/;
@@ -67,8 +88,8 @@ export class Authenticator {
         return ResolvedPrincipal.parse(body).principal;
       })
       .catch((err) => {
-        if (err instanceof ProblemError && err.status === 401) throw new AuthenticationError("The token is not valid");
-        throw err;
+        if (isRefusal(err)) throw new AuthenticationError("The token is not valid");
+        throw new AuthenticationUnavailableError(`The ${client.service} service`);
       });
   }
 
@@ -92,22 +113,31 @@ export class Authenticator {
     try {
       verified = await oidc.verify(token);
     } catch (err) {
+      if (err instanceof OidcUnavailableError) {
+        this.options.logger?.warn({ reason: err.message }, "OIDC provider unreachable");
+        throw new AuthenticationUnavailableError("The identity provider");
+      }
       this.options.logger?.debug({ reason: (err as Error).message }, "OIDC token rejected");
       throw new AuthenticationError("The token is not valid");
     }
     const key = `${oidc.issuer}\u0000${verified.sub}`;
-    return this.oidcUsers.get(key, async () => {
-      const body = await this.options.tenancy.request<unknown>("POST", TENANCY_INTERNAL.resolveOidcUser, {
-        principal: GATEWAY,
-        body: {
-          issuer: oidc.issuer,
-          subject: verified.sub,
-          ...(typeof verified.email === "string" ? { email: verified.email } : {}),
-          ...(typeof verified.name === "string" ? { name: verified.name } : {}),
-        },
+    return this.oidcUsers
+      .get(key, async () => {
+        const body = await this.options.tenancy.request<unknown>("POST", TENANCY_INTERNAL.resolveOidcUser, {
+          principal: GATEWAY,
+          body: {
+            issuer: oidc.issuer,
+            subject: verified.sub,
+            ...(typeof verified.email === "string" ? { email: verified.email } : {}),
+            ...(typeof verified.name === "string" ? { name: verified.name } : {}),
+          },
+        });
+        return ResolvedPrincipal.parse(body).principal;
+      })
+      .catch((err) => {
+        if (isRefusal(err)) throw err;
+        throw new AuthenticationUnavailableError("The tenancy service");
       });
-      return ResolvedPrincipal.parse(body).principal;
-    });
   }
 
   private keysOf(projectId: string, refresh: boolean): Promise<JSONWebKeySet & { orgId: string }> {
@@ -135,8 +165,9 @@ export class Authenticator {
     let jwks: JSONWebKeySet & { orgId: string };
     try {
       jwks = await this.keysOf(projectId, refreshed);
-    } catch {
-      throw new AuthenticationError("The token's project is unknown");
+    } catch (err) {
+      if (isRefusal(err)) throw new AuthenticationError("The token's project is unknown");
+      throw new AuthenticationUnavailableError("The tenancy service");
     }
     try {
       const { payload } = await jwtVerify(token, createLocalJWKSet(jwks), {
@@ -144,6 +175,7 @@ export class Authenticator {
         audience: CLUSTER_JWT_AUDIENCE,
         clockTolerance: 5,
       });
+      assertIssuedInPast(payload, DEFAULT_MAX_CLOCK_SKEW_SECONDS);
       if (typeof payload.sub !== "string") throw new Error("no subject");
       return { type: "cluster", id: payload.sub, displayName: payload.sub, projectId, orgId: jwks.orgId };
     } catch (err) {
@@ -156,14 +188,18 @@ export class Authenticator {
   }
 }
 
-/** The bearer token of a request: the Authorization header, or the Kubernetes WebSocket subprotocol convention. */
-export function bearerToken(headers: Headers): string | undefined {
+/**
+ * The bearer token of a request: the Authorization header, or on a WebSocket upgrade only, the
+ * Kubernetes subprotocol convention (browsers cannot set headers on a WebSocket). A plain HTTP
+ * request never has its token read from `Sec-WebSocket-Protocol`.
+ */
+export function bearerToken(headers: Headers, options: { websocket?: boolean } = {}): string | undefined {
   const auth = headers.get("authorization");
   if (auth) {
     const m = /^Bearer\s+(.+)$/i.exec(auth.trim());
     return m ? m[1]!.trim() : undefined;
   }
-  const protocols = headers.get("sec-websocket-protocol");
+  const protocols = options.websocket ? headers.get("sec-websocket-protocol") : null;
   if (protocols) {
     for (const p of protocols.split(",").map((s) => s.trim())) {
       if (p.startsWith("base64url.bearer.authorization.k8s.io.")) {

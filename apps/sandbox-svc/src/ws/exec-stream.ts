@@ -2,7 +2,7 @@ import type { IncomingMessage } from "node:http";
 import type { Duplex } from "node:stream";
 import { INTERNAL_IDENTITY_HEADER, type Principal, REQUEST_ID_HEADER } from "@agentplane/contracts";
 import { ProblemError } from "@agentplane/problem-details";
-import { type InternalKeys, rejectUpgrade, verifyIdentity } from "@agentplane/service-kit";
+import { guardSocket, type InternalKeys, rejectUpgrade, verifyIdentity } from "@agentplane/service-kit";
 import { type WebSocket, WebSocketServer } from "ws";
 import type { ExecProcess } from "../driver/types.ts";
 import { type Actor, checkAccess, type SandboxDeps } from "../services/context.ts";
@@ -52,6 +52,7 @@ export function createExecUpgradeHandler(deps: SandboxDeps, keys: InternalKeys) 
   });
 
   return (req: IncomingMessage, socket: Duplex, head: Buffer): void => {
+    guardSocket(socket);
     void (async () => {
       const url = new URL(req.url ?? "/", "http://sandbox");
       const match = EXEC_PATH.exec(url.pathname) ?? K8S_STREAM_PATH.exec(url.pathname);
@@ -86,9 +87,20 @@ export function createExecUpgradeHandler(deps: SandboxDeps, keys: InternalKeys) 
       const cols = Number(url.searchParams.get("cols") ?? 80) || 80;
       const rows = Number(url.searchParams.get("rows") ?? 24) || 24;
       await enforce(deps, actor, "sandbox:exec", row, execContext(argv, tty), `Exec in sandbox ${sandboxId}`);
+      if (socket.destroyed) return;
       const proc = await deps.driver.exec(sandboxId, { argv, tty, cols, rows });
+      // The client may have reset the connection while the process started: it would never be reaped.
+      if (socket.destroyed) {
+        proc.kill("SIGKILL");
+        return;
+      }
       await touchActivity(deps, sandboxId);
+      let upgraded = false;
+      socket.once("close", () => {
+        if (!upgraded) proc.kill("SIGKILL");
+      });
       wss.handleUpgrade(req, socket, head, (ws) => {
+        upgraded = true;
         const started = performance.now();
         openStreams.set(sandboxId, (openStreams.get(sandboxId) ?? 0) + 1);
         void serveStream(ws, proc).then(async (exitCode) => {

@@ -1,0 +1,77 @@
+import { type CheckState, processFaults, type Readiness } from "@agentplane/service-kit";
+import type { RateLimiterStatus } from "./rate-limit.ts";
+
+/** What the gateway's health endpoints need to know of a service it dispatches to. */
+export interface HealthTarget {
+  ready(): Promise<boolean>;
+  readiness?(): Promise<Readiness>;
+}
+
+/** An upstream that has not answered its readiness in this time counts as unavailable. */
+const UPSTREAM_TIMEOUT_MS = 2000;
+
+async function upstreamReadiness(target: HealthTarget): Promise<Readiness> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<Readiness>((resolve) => {
+    timer = setTimeout(() => resolve({ ready: false, checks: {} }), UPSTREAM_TIMEOUT_MS);
+  });
+  const ask = target.readiness
+    ? target.readiness()
+    : target.ready().then((ready) => ({ ready, checks: {} as Record<string, CheckState> }));
+  try {
+    return await Promise.race([ask.catch(() => ({ ready: false, checks: {} })), timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/**
+ * The gateway's health answers (see the README "Health" section):
+ * - `/health/live`: the process serves requests; 200.
+ * - `/health/ready`: every service it dispatches to is ready; else 503 naming the one that is not.
+ * - `/health`: the summary: readiness per service and per dependency, the rate limiter's
+ *   fail-open count, and process-level faults; its status code follows readiness.
+ */
+export async function gatewayHealth(
+  kind: "live" | "ready" | "summary",
+  targets: Record<string, HealthTarget>,
+  rateLimiter: RateLimiterStatus | undefined,
+): Promise<Response> {
+  if (kind === "live") return Response.json({ status: "ok", service: "api-gateway" });
+  const entries = await Promise.all(
+    Object.entries(targets).map(async ([name, target]) => [name, await upstreamReadiness(target)] as const),
+  );
+  const ready = entries.every(([, r]) => r.ready);
+  const services = Object.fromEntries(entries.map(([name, r]) => [name, r.ready ? "ready" : "unavailable"]));
+  const status = ready ? 200 : 503;
+  if (kind === "ready") {
+    return Response.json({ status: ready ? "ready" : "unavailable", service: "api-gateway", services }, { status });
+  }
+  return Response.json(
+    {
+      status: ready ? "ok" : "degraded",
+      live: true,
+      ready,
+      services,
+      dependencies: Object.fromEntries(entries.map(([name, r]) => [name, r.checks])),
+      ...(rateLimiter ? { rateLimiter } : {}),
+      process: processFaults(),
+    },
+    { status },
+  );
+}
+
+/**
+ * Readiness of a service in another process: its `GET /health/ready` (503 names the dependency
+ * that is down; a refused connection or a timeout is unavailable).
+ */
+export function remoteReadiness(fetch: (request: Request) => Promise<Response>): HealthTarget {
+  const readiness = async (): Promise<Readiness> => {
+    const res = await fetch(
+      new Request("http://svc/health/ready", { signal: AbortSignal.timeout(UPSTREAM_TIMEOUT_MS) }),
+    );
+    const body = (await res.json().catch(() => ({}))) as { checks?: Record<string, CheckState> };
+    return { ready: res.status === 200, checks: body.checks ?? {} };
+  };
+  return { readiness, ready: async () => (await readiness()).ready };
+}

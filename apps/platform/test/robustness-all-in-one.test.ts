@@ -1,0 +1,60 @@
+import { randomBytes } from "node:crypto";
+import { freePort } from "@agentplane/testkit";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { attacksOn, runAttacks, slowServer } from "./reset-attacks.ts";
+import { createSandbox, type SandboxPlatform, startSandboxPlatform } from "./sandbox-harness.ts";
+
+const INGRESS = "sbx.localhost";
+
+describe("all-in-one: clients that reset their connections never take the platform down", () => {
+  let h: SandboxPlatform;
+  let sandboxId = "";
+  let ingressHost = "";
+
+  beforeAll(async () => {
+    h = await startSandboxPlatform({ ingressHost: INGRESS, env: { SANDBOX_LOCAL_ISOLATION: "none" } });
+    const port = await freePort();
+    const slug = `web-${randomBytes(3).toString("hex")}`;
+    const sbx = await createSandbox(h, {
+      name: "web",
+      slug,
+      command: ["node", "-e", slowServer(port)],
+      ports: [{ port, visibility: "public" }],
+    });
+    sandboxId = sbx.id;
+    ingressHost = `${port}-${slug}.${INGRESS}`;
+    const deadline = Date.now() + 10_000;
+    while (Date.now() < deadline) {
+      const res = await fetch(`${h.url}/`, { headers: { host: ingressHost } }).catch(() => undefined);
+      if (res?.status === 200) break;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    // Migrations of three services on a loaded machine.
+  }, 180_000);
+  afterAll(async () => {
+    await h?.close();
+  });
+
+  it("survives opened, half-sent and reset connections on every kind of route", async () => {
+    const attacks = attacksOn({
+      url: h.url,
+      token: h.adminToken,
+      projectId: h.projectId,
+      sandboxId,
+      ingressHost,
+    });
+    expect(await runAttacks(h.url, attacks)).toEqual([]);
+    // Resets that land while the server works on them surface a moment later.
+    await new Promise((r) => setTimeout(r, 300));
+    const health = await fetch(`${h.url}/health`);
+    expect(health.status).toBe(200);
+    const body = (await health.json()) as { status: string; process: { uncaughtExceptions: number } };
+    expect(body.status).toBe("ok");
+    expect(body.process.uncaughtExceptions).toBe(0);
+    // The platform still does real work after the storm.
+    const exec = await h.call<{ exitCode: number }>("POST", "/v1/shell/exec", {
+      body: { projectId: h.projectId, sandboxId, command: "true" },
+    });
+    expect(exec.status).toBe(200);
+  });
+});
