@@ -16,6 +16,7 @@ import { registerConnectorRoutes } from "./connectors/routes/index.ts";
 import type { ConnectionsContext } from "./context.ts";
 import { migrations } from "./db/migrations/index.ts";
 import { CONNECTIONS_SCHEMA, type ConnectionsDb } from "./db/schema/index.ts";
+import { type PlatformClients, registerMcpEndpoints } from "./mcp/index.ts";
 import { registerAwsRoutes } from "./routes/aws/index.ts";
 import { registerClusterRoutes } from "./routes/clusters/index.ts";
 import type { ProjectSigner } from "./services/project-signer.ts";
@@ -33,6 +34,8 @@ export interface ConnectionsServiceDeps {
   signer: ProjectSigner;
   /** governance-svc's internal API; without it every governed action is allowed (no policies deployed). */
   governance?: ServiceClient;
+  /** Services the MCP endpoints' platform tools call with the caller's identity (sandboxes, audit, tenancy). */
+  platformClients?: PlatformClients;
   config?: ConnectionsConfig;
 }
 
@@ -86,6 +89,7 @@ export async function createConnectionsService(deps: ConnectionsServiceDeps): Pr
   const clusters = registerClusterRoutes(app, context);
   registerAwsRoutes(app, context);
   const connectors = registerConnectorRoutes(app, context, config.connectors);
+  registerMcpEndpoints(app, context, connectors.runtime, { governance: deps.governance, ...deps.platformClients });
 
   return {
     name: "connections",

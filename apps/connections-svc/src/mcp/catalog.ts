@@ -1,0 +1,168 @@
+import type { Principal } from "@agentplane/contracts";
+import { ProblemError } from "@agentplane/problem-details";
+import type { CallToolResult, Tool } from "@modelcontextprotocol/sdk/types.js";
+import { callTool, ToolCallDenied } from "../connectors/services/calls.ts";
+import type { ConnectorRuntime } from "../connectors/services/runtime.ts";
+import type { ConnectorRow } from "../connectors/services/store.ts";
+import { entrySettings, visibleTools } from "../connectors/services/visibility.ts";
+import type { ConnectionsContext } from "../context.ts";
+import { ORG_TOOLS, type PlatformClients, PROJECT_TOOLS } from "./platform-tools.ts";
+
+export interface McpScope {
+  principal: Principal;
+  orgId: string;
+  /** Set for the project endpoint; the org endpoint spans the projects the caller can read. */
+  projectId?: string;
+  projectAdmin: boolean;
+  requestId?: string | undefined;
+}
+
+const SEP = "__";
+
+/** The tools an MCP endpoint lists and calls: visible connector tools plus the platform's own. */
+export class McpToolCatalog {
+  private readonly ctx: ConnectionsContext;
+  private readonly runtime: ConnectorRuntime;
+  private readonly clients: PlatformClients;
+
+  constructor(ctx: ConnectionsContext, runtime: ConnectorRuntime, clients: PlatformClients) {
+    this.ctx = ctx;
+    this.runtime = runtime;
+    this.clients = clients;
+  }
+
+  /** Connector rows in scope, each with the prefix of its tool names. */
+  private async connectors(scope: McpScope): Promise<Array<{ row: ConnectorRow; prefix: string; admin: boolean }>> {
+    if (scope.projectId) {
+      const rows = await this.ctx.db
+        .selectFrom("connectors")
+        .selectAll()
+        .where("project_id", "=", scope.projectId)
+        .orderBy("name")
+        .execute();
+      return rows.map((row) => ({ row, prefix: `${row.name}${SEP}`, admin: scope.projectAdmin }));
+    }
+    const rows = await this.ctx.db
+      .selectFrom("connectors")
+      .selectAll()
+      .where("org_id", "=", scope.orgId)
+      .orderBy("name")
+      .execute();
+    const projects = new Map<string, { slug: string; admin: boolean } | null>();
+    for (const projectId of new Set(rows.map((r) => r.project_id))) {
+      const authz = await this.ctx.authorizer.check({
+        principal: scope.principal,
+        permission: "connections:read",
+        projectId,
+      });
+      projects.set(
+        projectId,
+        authz.decision === "allowed"
+          ? {
+              slug: await this.projectSlug(scope, projectId),
+              admin: authz.projectRole === "admin" || scope.projectAdmin,
+            }
+          : null,
+      );
+    }
+    return rows.flatMap((row) => {
+      const project = projects.get(row.project_id);
+      return project ? [{ row, prefix: `${project.slug}${SEP}${row.name}${SEP}`, admin: project.admin }] : [];
+    });
+  }
+
+  private slugs = new Map<string, string>();
+  private async projectSlug(scope: McpScope, projectId: string): Promise<string> {
+    const cached = this.slugs.get(projectId);
+    if (cached) return cached;
+    let slug = projectId;
+    if (this.clients.tenancy) {
+      const project = await this.clients.tenancy
+        .request<{ slug?: string; name?: string }>("GET", `/v1/projects/${projectId}`, { principal: scope.principal })
+        .catch(() => undefined);
+      slug = (project?.slug ?? project?.name ?? projectId).replace(/[^a-zA-Z0-9_-]+/g, "-");
+    }
+    this.slugs.set(projectId, slug);
+    return slug;
+  }
+
+  private platformTools(scope: McpScope) {
+    return (scope.projectId ? PROJECT_TOOLS : ORG_TOOLS).filter((t) => !t.adminOnly || scope.projectAdmin);
+  }
+
+  async list(scope: McpScope): Promise<Tool[]> {
+    const tools: Tool[] = this.platformTools(scope).map((t) => ({
+      name: t.name,
+      description: t.description,
+      inputSchema: t.inputSchema as Tool["inputSchema"],
+    }));
+    const connectors = await this.connectors(scope);
+    const settings = await entrySettings(
+      this.ctx,
+      connectors.map((c) => c.row.id),
+    );
+    for (const { row, prefix, admin } of connectors) {
+      for (const t of visibleTools(row, this.runtime.tools(row).tools, settings, admin)) {
+        tools.push({
+          name: `${prefix}${t.name}`,
+          description: t.description,
+          inputSchema: t.inputSchema as Tool["inputSchema"],
+        });
+      }
+    }
+    return tools;
+  }
+
+  /** The call's result, or undefined when no tool of that name is in scope. */
+  async call(scope: McpScope, name: string, args: Record<string, unknown>): Promise<CallToolResult | undefined> {
+    const platform = this.platformTools(scope).find((t) => t.name === name);
+    if (platform) {
+      try {
+        const value = await platform.run(this.clients, scope, args);
+        return { content: [{ type: "text", text: JSON.stringify(value ?? null) }] };
+      } catch (error) {
+        return errorResult(error);
+      }
+    }
+    for (const { row, prefix, admin } of await this.connectors(scope)) {
+      if (!name.startsWith(prefix)) continue;
+      try {
+        const result = await callTool(
+          this.ctx,
+          this.runtime,
+          row,
+          { principal: scope.principal, projectAdmin: admin, requestId: scope.requestId },
+          name.slice(prefix.length),
+          args,
+          "/arguments",
+        );
+        return result as CallToolResult;
+      } catch (error) {
+        if (error instanceof ProblemError && error.status === 404) return undefined;
+        return errorResult(error);
+      }
+    }
+    return undefined;
+  }
+}
+
+/** Tool-level failures are results with `isError` (the model sees them), not protocol errors. */
+function errorResult(error: unknown): CallToolResult {
+  if (error instanceof ToolCallDenied) {
+    return { content: [{ type: "text", text: `${error.message}` }], isError: true };
+  }
+  if (error instanceof ProblemError) {
+    const details = (error.errors ?? []).map((e) => `${e.pointer}: ${e.message}`).join("; ");
+    const reason = typeof error.extensions.reason === "string" ? ` (${error.extensions.reason})` : "";
+    return {
+      content: [
+        {
+          type: "text",
+          text: `${error.status} ${error.detail ?? error.title}${reason}${details ? `: ${details}` : ""}`,
+        },
+      ],
+      isError: true,
+    };
+  }
+  return { content: [{ type: "text", text: (error as Error).message ?? "The call failed" }], isError: true };
+}

@@ -1,0 +1,139 @@
+import type { Principal } from "@agentplane/contracts";
+import { ProblemError, problemJson } from "@agentplane/problem-details";
+import { authorize, type ServiceApp, type ServiceEnv } from "@agentplane/service-kit";
+import { Server } from "@modelcontextprotocol/sdk/server/index.js";
+import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
+import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError } from "@modelcontextprotocol/sdk/types.js";
+import type { Context } from "hono";
+import { isProjectAdmin } from "../connectors/routes/helpers.ts";
+import type { ConnectorRuntime } from "../connectors/services/runtime.ts";
+import type { ConnectionsContext } from "../context.ts";
+import { type McpScope, McpToolCatalog } from "./catalog.ts";
+import type { PlatformClients } from "./platform-tools.ts";
+
+/** The path of the OAuth protected-resource metadata the 401 points MCP clients to (RFC 9728). */
+export const RESOURCE_METADATA_PATH = "/.well-known/oauth-protected-resource";
+const CHANGE_POLL_MS = 5_000;
+
+/**
+ * The platform's MCP endpoints (`/mcp` for an organization, `/projects/{projectId}/mcp` for a
+ * project), official SDK server over Streamable HTTP in **stateless** mode: every POST is served by
+ * a fresh server and transport, so any replica behind the gateway answers any request and no
+ * session store is needed. `GET` opens the standalone SSE stream that carries
+ * `notifications/tools/list_changed`; changes made on this replica are announced at once, changes
+ * made on others within a few seconds (the stream polls the connectors' change stamp).
+ */
+export function registerMcpEndpoints(
+  app: ServiceApp,
+  ctx: ConnectionsContext,
+  runtime: ConnectorRuntime,
+  clients: PlatformClients,
+): void {
+  const catalog = new McpToolCatalog(ctx, runtime, clients);
+  const handle = async (c: Context<ServiceEnv>, projectId: string | undefined) => {
+    const principal = c.get("principal");
+    if (!principal) {
+      return problemJson(
+        c,
+        new ProblemError("unauthenticated", {
+          detail: "Authentication is required",
+          headers: { "www-authenticate": `Bearer resource_metadata="${RESOURCE_METADATA_PATH}"` },
+        }),
+      );
+    }
+    const scope = await resolveScope(c, ctx, clients, principal, projectId);
+    const server = new Server(
+      { name: projectId ? "agentplane-project" : "agentplane-org", version: "1.0.0" },
+      { capabilities: { tools: { listChanged: true } } },
+    );
+    server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: await catalog.list(scope) }));
+    server.setRequestHandler(CallToolRequestSchema, async (request) => {
+      const result = await catalog.call(
+        scope,
+        request.params.name,
+        (request.params.arguments ?? {}) as Record<string, unknown>,
+      );
+      if (!result) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${request.params.name}`);
+      return result;
+    });
+    const transport = new WebStandardStreamableHTTPServerTransport({
+      sessionIdGenerator: undefined,
+      enableJsonResponse: true,
+    });
+    await server.connect(transport);
+    const response = await transport.handleRequest(c.req.raw);
+    if (c.req.method === "GET" && response.status === 200) {
+      watchChanges(ctx, runtime, scope, server, c.req.raw.signal);
+    } else {
+      await server.close();
+    }
+    return response;
+  };
+  app.all("/projects/:projectId/mcp", (c) => handle(c, c.req.param("projectId")));
+  app.all("/mcp", (c) => handle(c, undefined));
+}
+
+async function resolveScope(
+  c: Context<ServiceEnv>,
+  ctx: ConnectionsContext,
+  clients: PlatformClients,
+  principal: Principal,
+  projectId: string | undefined,
+): Promise<McpScope> {
+  const requestId = c.get("requestId");
+  if (projectId) {
+    const authz = await authorize(c, ctx.authorizer, "connections:read", { projectId });
+    return { principal, orgId: authz.orgId ?? "", projectId, projectAdmin: isProjectAdmin(authz), requestId };
+  }
+  let orgId = c.req.query("orgId") ?? principal.orgId;
+  if (!orgId && clients.tenancy) {
+    const me = await clients.tenancy.request<{ organizations?: Array<{ id: string }> }>("GET", "/v1/auth/me", {
+      principal,
+    });
+    orgId = me.organizations?.[0]?.id;
+  }
+  if (!orgId) throw new ProblemError("bad-request", { detail: "Name the organization with ?orgId=" });
+  const authz = await authorize(c, ctx.authorizer, "org:read", { orgId });
+  return {
+    principal,
+    orgId,
+    projectAdmin: authz.orgRole === "owner" || authz.orgRole === "admin",
+    requestId,
+  };
+}
+
+/** Announces tool list changes on an open GET stream until the client goes away. */
+function watchChanges(
+  ctx: ConnectionsContext,
+  runtime: ConnectorRuntime,
+  scope: McpScope,
+  server: Server,
+  signal: AbortSignal,
+): void {
+  let stamp: string | undefined;
+  const announce = () => void server.sendToolListChanged().catch(() => {});
+  const local = (projectId: string) => {
+    if (!scope.projectId || scope.projectId === projectId) announce();
+  };
+  const poll = async () => {
+    let query = ctx.db
+      .selectFrom("connectors")
+      .select((eb) => [eb.fn.countAll<string>().as("n"), eb.fn.max("updated_at").as("at")]);
+    query = scope.projectId ? query.where("project_id", "=", scope.projectId) : query.where("org_id", "=", scope.orgId);
+    const row = await query.executeTakeFirst();
+    const next = `${row?.n ?? 0}:${row?.at ? new Date(row.at as Date).getTime() : 0}`;
+    if (stamp !== undefined && next !== stamp) announce();
+    stamp = next;
+  };
+  void poll().catch(() => {});
+  const timer = setInterval(() => void poll().catch(() => {}), CHANGE_POLL_MS);
+  timer.unref();
+  runtime.changes.on("changed", local);
+  const stop = () => {
+    clearInterval(timer);
+    runtime.changes.off("changed", local);
+    void server.close().catch(() => {});
+  };
+  if (signal.aborted) stop();
+  else signal.addEventListener("abort", stop, { once: true });
+}
