@@ -8,6 +8,7 @@ const BENCHES: Record<string, string> = {
   gateway: "gateway.ts",
   audit: "audit-ingest.ts",
   sandbox: "sandbox.ts",
+  "sandbox-policy": "sandbox-policy.ts",
   runtime: "runtime-webhooks.ts",
 };
 
