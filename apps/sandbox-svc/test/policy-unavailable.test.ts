@@ -1,0 +1,70 @@
+import { type Database, migrateToLatest, openDatabase } from "@agentplane/db";
+import { MemoryBus } from "@agentplane/events";
+import { ProblemError } from "@agentplane/problem-details";
+import { generateInternalKeys, httpFetch, ServiceClient, silentLogger } from "@agentplane/service-kit";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { SANDBOX_SCHEMA } from "../src/app.ts";
+import { migrations } from "../src/db/migrations/index.ts";
+import type { SandboxDB } from "../src/db/schema.ts";
+import type { Actor, SandboxDeps } from "../src/services/context.ts";
+import { admissionContext, execContext } from "../src/services/policy.ts";
+import { createSandbox, listSandboxes } from "../src/services/sandboxes.ts";
+import { newDriver } from "./helpers.ts";
+
+describe("policy checks fail closed", () => {
+  let database: Database;
+  let deps: SandboxDeps;
+  const actor: Actor = { principal: { type: "user", id: "usr_1" }, orgId: "org_1" };
+
+  beforeAll(async () => {
+    database = await openDatabase("pglite://memory");
+    await migrateToLatest(database, SANDBOX_SCHEMA, migrations);
+    const keys = await generateInternalKeys();
+    deps = {
+      db: database.forSchema<SandboxDB>(SANDBOX_SCHEMA),
+      database,
+      bus: new MemoryBus(),
+      driver: newDriver(),
+      authorizer: { check: () => Promise.reject(new Error("verbs do not authorize")) },
+      logger: silentLogger(),
+      config: {},
+      // Nothing listens on port 1: governance is unreachable.
+      governance: new ServiceClient("governance", httpFetch("http://127.0.0.1:1"), keys),
+    };
+  });
+  afterAll(() => database.close());
+
+  it("answers 503 with Retry-After when governance cannot be asked, and writes nothing", async () => {
+    const err = await createSandbox(deps, actor, "prj_1", { name: "box", labels: {}, start: false }).catch((e) => e);
+    expect(err).toBeInstanceOf(ProblemError);
+    expect(err).toMatchObject({ status: 503, headers: { "retry-after": "2" } });
+    expect((await listSandboxes(deps, "prj_1", { limit: 10 })).items).toEqual([]);
+  });
+
+  it("sends env names but never their values, and exec argv as it runs", () => {
+    const context = admissionContext(
+      {
+        image: "default",
+        command: null,
+        env: { API_TOKEN: "secret-value", PATH_EXTRA: "/opt" },
+        resources: { cpuMillicores: 500, memoryMiB: 256 },
+        ports: [{ port: 8080, visibility: "public" }],
+        idleTimeoutSeconds: 0,
+      },
+      { team: "ml" },
+    );
+    expect(context).toEqual({
+      image: "default",
+      resources: { cpu: 0.5, memoryMb: 256 },
+      ports: [{ port: 8080, visibility: "public" }],
+      labels: { team: "ml" },
+      envNames: ["API_TOKEN", "PATH_EXTRA"],
+    });
+    expect(JSON.stringify(context)).not.toContain("secret-value");
+    expect(execContext(["/usr/bin/git", "status"], true)).toEqual({
+      argv: ["/usr/bin/git", "status"],
+      command: "/usr/bin/git status",
+      tty: true,
+    });
+  });
+});
