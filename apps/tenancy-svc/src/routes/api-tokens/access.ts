@@ -1,4 +1,4 @@
-import type { ApiToken } from "@agentplane/contracts";
+import { type ApiToken, type OrgRole, orgRoleAtLeast } from "@agentplane/contracts";
 import { ProblemError } from "@agentplane/problem-details";
 import { authorize, requirePrincipal, type ServiceContext } from "@agentplane/service-kit";
 import { actorOf } from "../../authz/local-authorizer.ts";
@@ -7,9 +7,15 @@ import { toApiToken } from "../../services/serialize.ts";
 
 /**
  * A token the caller may see and revoke: its own tokens, or any token of an org where the caller
- * is admin. Anything else (another org's token included) answers 404.
+ * is admin. Anything else (another org's token included) answers 404. With `forChange`, a token of
+ * someone else whose role is above the caller's (an owner's token, for an admin) answers 403.
  */
-export async function visibleToken(c: ServiceContext, ctx: TenancyContext, tokenId: string): Promise<ApiToken> {
+export async function visibleToken(
+  c: ServiceContext,
+  ctx: TenancyContext,
+  tokenId: string,
+  options: { forChange?: boolean } = {},
+): Promise<ApiToken> {
   const principal = requirePrincipal(c);
   const notFound = new ProblemError("not-found", { detail: `API token ${tokenId} was not found` });
   const row = await ctx.db.selectFrom("api_tokens").selectAll().where("id", "=", tokenId).executeTakeFirst();
@@ -31,5 +37,21 @@ export async function visibleToken(c: ServiceContext, ctx: TenancyContext, token
   }
   const isAdmin = decision.orgRole === "owner" || decision.orgRole === "admin";
   if (row.user_id !== actor.userId && !isAdmin) throw notFound;
+  if (options.forChange && row.user_id !== actor.userId) {
+    // The token acts for its user: it ranks as that user's role in the org (its own role when the
+    // user has left), so an admin cannot revoke the access of an owner.
+    const holder = await ctx.db
+      .selectFrom("org_members")
+      .select("role")
+      .where("org_id", "=", row.org_id)
+      .where("user_id", "=", row.user_id)
+      .executeTakeFirst();
+    const targetRole = (holder?.role ?? row.role) as OrgRole;
+    if (!orgRoleAtLeast(decision.orgRole, targetRole)) {
+      throw new ProblemError("forbidden", {
+        detail: `This token belongs to a ${targetRole}; only a ${targetRole} or above can change it`,
+      });
+    }
+  }
   return token;
 }

@@ -6,7 +6,7 @@ import { visibleToken } from "./access.ts";
 
 export function registerRevokeApiToken(app: ServiceApp, ctx: TenancyContext): void {
   app.openapi(revokeApiToken, async (c) => {
-    const token = await visibleToken(c, ctx, c.req.valid("param").tokenId);
+    const token = await visibleToken(c, ctx, c.req.valid("param").tokenId, { forChange: true });
     await tokens.revokeApiToken(ctx, requirePrincipal(c), token, c.get("requestId"));
     return c.body(null, 204);
   });
