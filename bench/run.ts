@@ -10,6 +10,7 @@ const BENCHES: Record<string, string> = {
   sandbox: "sandbox.ts",
   "sandbox-policy": "sandbox-policy.ts",
   runtime: "runtime-webhooks.ts",
+  inference: "inference.ts",
 };
 
 const wanted = process.argv.slice(2);

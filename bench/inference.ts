@@ -1,0 +1,129 @@
+// The inference proxy against a provider stand-in that answers at once, measured in one run:
+// non-streaming added latency (p50/p99, one request at a time) through the gateway vs calling the
+// upstream directly; streaming time to first byte, added; throughput vs a bare Hono pass-through
+// in the same process as the proxy; memory per 1,000 concurrent open streams.
+// Run: npm run bench -- inference   (or node bench/inference.ts on Node 24)
+
+import { spawn } from "node:child_process";
+import autocannon from "autocannon";
+import { Agent, request } from "undici";
+import { firstLine, fmt, REPO_ROOT } from "./lib.ts";
+
+const BODY = JSON.stringify({ model: "claude-haiku-4-5", max_tokens: 64, messages: [{ role: "user", content: "hi" }] });
+const STREAM_BODY = BODY.replace("{", '{"stream":true,');
+const PATH = "/v1/llm/cloud-b/family-1/anthropic/v1/messages";
+
+function start(script: string, env: Record<string, string>, flags: string[] = []) {
+  return spawn(process.execPath, [...flags, script], {
+    cwd: REPO_ROOT,
+    env: { ...process.env, LOG_LEVEL: "warn", ...env },
+    stdio: ["ignore", "pipe", "inherit"],
+  });
+}
+
+interface Stats {
+  p50: number;
+  p99: number;
+}
+
+/** One request at a time over one keep-alive connection: `mode` total time, or time to first body byte. */
+async function sequential(url: string, headers: Record<string, string>, body: string, ttfb: boolean, n: number) {
+  const dispatcher = new Agent({ connections: 1, keepAliveTimeout: 30_000 });
+  const once = async () => {
+    const t = performance.now();
+    const res = await request(url, { method: "POST", headers, body, dispatcher });
+    if (res.statusCode !== 200) throw new Error(`${url} answered ${res.statusCode}: ${await res.body.text()}`);
+    let first = 0;
+    for await (const _chunk of res.body) {
+      if (!first) first = performance.now() - t;
+    }
+    return ttfb ? first : performance.now() - t;
+  };
+  for (let i = 0; i < Math.min(200, n); i++) await once();
+  const samples: number[] = [];
+  for (let i = 0; i < n; i++) samples.push(await once());
+  await dispatcher.close();
+  samples.sort((a, b) => a - b);
+  const at = (q: number) => samples[Math.min(samples.length - 1, Math.floor(q * samples.length))] as number;
+  return { p50: at(0.5), p99: at(0.99) } satisfies Stats;
+}
+
+async function throughput(url: string, headers: Record<string, string>, seconds: number): Promise<number> {
+  const run = (duration: number) =>
+    autocannon({ url, method: "POST", headers, body: BODY, connections: 10, duration, pipelining: 1 });
+  await run(1);
+  const r = await run(seconds);
+  if (r.non2xx > 0) throw new Error(`${url}: ${r.non2xx} non-2xx answers`);
+  return r.requests.average;
+}
+
+async function openStreams(url: string, headers: Record<string, string>, count: number) {
+  const dispatcher = new Agent({ connections: count + 10, keepAliveTimeout: 30_000 });
+  const bodies = await Promise.all(
+    Array.from({ length: count }, async () => {
+      const res = await request(`${url}?hold=1`, { method: "POST", headers, body: STREAM_BODY, dispatcher });
+      if (res.statusCode !== 200) throw new Error(`stream answered ${res.statusCode}`);
+      const it = res.body[Symbol.asyncIterator]();
+      await it.next();
+      return it;
+    }),
+  );
+  return { bodies, dispatcher };
+}
+
+const upstream = start("bench/servers/llm-upstream.ts", {});
+let platform: ReturnType<typeof start> | undefined;
+try {
+  const up = (JSON.parse(await firstLine(upstream)) as { url: string }).url;
+  platform = start("bench/servers/inference.ts", { UPSTREAM_URL: up }, ["--expose-gc"]);
+  const info = JSON.parse(await firstLine(platform)) as { gateway: string; bare: string; token: string };
+  const json = { "content-type": "application/json", "anthropic-version": "2023-06-01" };
+  const auth = { ...json, authorization: `Bearer ${info.token}` };
+  const direct = `${up}/anthropic/v1/messages`;
+  const gateway = `${info.gateway}${PATH}`;
+
+  const n = Number(process.env.BENCH_REQUESTS ?? 1000);
+  const latDirect = await sequential(direct, json, BODY, false, n);
+  const latGateway = await sequential(gateway, auth, BODY, false, n);
+  const ttfbDirect = await sequential(direct, json, STREAM_BODY, true, Math.round(n / 2));
+  const ttfbGateway = await sequential(gateway, auth, STREAM_BODY, true, Math.round(n / 2));
+  const seconds = Number(process.env.BENCH_SECONDS ?? 4);
+  const rpsBare = await throughput(`${info.bare}/bare/anthropic/v1/messages`, json, seconds);
+  const rpsGateway = await throughput(gateway, auth, seconds);
+
+  const mem = async () => (await (await fetch(`${info.bare}/__mem`)).json()) as { rss: number; heapUsed: number };
+  const before = await mem();
+  const streams = Number(process.env.BENCH_STREAMS ?? 1000);
+  const open = await openStreams(gateway, auth, streams);
+  const during = await mem();
+  await fetch(`${up}/release`, { method: "POST" });
+  await Promise.all(
+    open.bodies.map(async (it) => {
+      for (let r = await it.next(); !r.done; r = await it.next());
+    }),
+  );
+  await open.dispatcher.close();
+
+  const ms = (s: Stats) => `p50 ${fmt(s.p50, 3)} ms  p99 ${fmt(s.p99, 3)} ms`;
+  console.log(
+    [
+      `non-streaming, 1 request at a time (${n} requests):`,
+      `  direct   ${ms(latDirect)}`,
+      `  gateway  ${ms(latGateway)}`,
+      `  added    p50 ${fmt(latGateway.p50 - latDirect.p50, 3)} ms  p99 ${fmt(latGateway.p99 - latDirect.p99, 3)} ms`,
+      `streaming time to first byte (${Math.round(n / 2)} requests):`,
+      `  direct   ${ms(ttfbDirect)}`,
+      `  gateway  ${ms(ttfbGateway)}`,
+      `  added    p50 ${fmt(ttfbGateway.p50 - ttfbDirect.p50, 3)} ms`,
+      `throughput, 10 connections, ${seconds} s:`,
+      `  bare Hono pass-through  ${fmt(rpsBare, 0)} req/s`,
+      `  gateway + proxy         ${fmt(rpsGateway, 0)} req/s  (${fmt(rpsGateway / rpsBare)}x the bare pass-through)`,
+      `memory, ${streams} concurrent open streams through the gateway:`,
+      `  rss +${fmt((during.rss - before.rss) / 1024 / 1024, 1)} MiB, heap +${fmt((during.heapUsed - before.heapUsed) / 1024 / 1024, 1)} MiB`,
+      `  per 1,000 streams: rss ${fmt((((during.rss - before.rss) / streams) * 1000) / 1024 / 1024, 1)} MiB, heap ${fmt((((during.heapUsed - before.heapUsed) / streams) * 1000) / 1024 / 1024, 1)} MiB`,
+    ].join("\n"),
+  );
+} finally {
+  platform?.kill("SIGTERM");
+  upstream.kill("SIGTERM");
+}
