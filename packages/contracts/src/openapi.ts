@@ -1,4 +1,5 @@
 import { OpenAPIHono } from "@hono/zod-openapi";
+import { PARAMETER_GLOSSARY, PROPERTY_GLOSSARY } from "./openapi-glossary.ts";
 import { ALL_ROUTES } from "./routes.ts";
 
 export const API_VERSION = "1.0.0";
@@ -12,7 +13,7 @@ export function buildOpenApiDocument(options: { serverUrl?: string; version?: st
     description: "An API token (`apl_…`), an OIDC JWT, a cluster JWT or a sandbox token",
   });
   for (const route of ALL_ROUTES) app.openAPIRegistry.registerPath(route);
-  return app.getOpenAPI31Document({
+  const doc = app.getOpenAPI31Document({
     openapi: "3.1.0",
     info: {
       title: "Agentplane API",
@@ -22,4 +23,42 @@ export function buildOpenApiDocument(options: { serverUrl?: string; version?: st
     },
     servers: options.serverUrl ? [{ url: options.serverUrl }] : [],
   });
+  return describeFromGlossary(doc);
+}
+
+// biome-ignore lint/suspicious/noExplicitAny: walking a generated JSON document
+type Json = any;
+
+/** Fills descriptions a schema left out from the glossary (same name, same meaning everywhere). */
+function describeFromGlossary(doc: Json): Json {
+  const seen = new Set<Json>();
+  const walk = (schema: Json) => {
+    if (!schema || typeof schema !== "object" || seen.has(schema)) return;
+    seen.add(schema);
+    for (const [name, prop] of Object.entries<Json>(schema.properties ?? {})) {
+      if (prop && typeof prop === "object" && !prop.description && !prop.$ref && PROPERTY_GLOSSARY[name]) {
+        prop.description = PROPERTY_GLOSSARY[name];
+      }
+      walk(prop);
+    }
+    for (const key of ["items", "anyOf", "oneOf", "allOf", "additionalProperties"]) {
+      const v = schema[key];
+      if (Array.isArray(v)) v.forEach(walk);
+      else walk(v);
+    }
+  };
+  for (const schema of Object.values<Json>(doc.components?.schemas ?? {})) walk(schema);
+  for (const item of Object.values<Json>(doc.paths ?? {})) {
+    for (const op of Object.values<Json>(item)) {
+      for (const param of op.parameters ?? []) {
+        const known = PARAMETER_GLOSSARY[`${param.in}:${param.name}`];
+        if (!param.description && known) param.description = param.schema?.description ?? known;
+      }
+      for (const media of Object.values<Json>(op.requestBody?.content ?? {})) walk(media.schema);
+      for (const response of Object.values<Json>(op.responses ?? {})) {
+        for (const media of Object.values<Json>(response.content ?? {})) walk(media.schema);
+      }
+    }
+  }
+  return doc;
 }

@@ -32,6 +32,8 @@ export const listAuditTrailRoute = defineRoute(
   { service: "audit", access: "audit:read" },
   {
     operationId: "listAuditTrail",
+    description:
+      "The organization's audit records (requests, denials and domain events), newest first, filtered by action, target, outcome and time; page with `nextCursor`. Admins and owners only.",
     method: "get",
     path: `${BASE}/audit-trail`,
     tags: ["Audit trail"],
@@ -50,6 +52,8 @@ export const listInstallationAuditTrailRoute = defineRoute(
   { service: "audit", access: "authenticated" },
   {
     operationId: "listInstallationAuditTrail",
+    description:
+      "Records that belong to no organization, such as unknown tokens' 401s and installation activation, newest first. The installation's first owner only.",
     method: "get",
     path: "/v1/installation/audit-trail",
     tags: ["Audit trail"],
@@ -63,6 +67,7 @@ export const getAuditTrailStatsRoute = defineRoute(
   { service: "audit", access: "audit:read" },
   {
     operationId: "getAuditTrailStats",
+    description: "Record counts by action, outcome and actor type over a time window (default: the last 24 hours).",
     method: "get",
     path: `${BASE}/audit-trail/stats`,
     tags: ["Audit trail"],
@@ -76,6 +81,7 @@ export const getAuditTrailTimeseriesRoute = defineRoute(
   { service: "audit", access: "audit:read" },
   {
     operationId: "getAuditTrailTimeseries",
+    description: "Record counts per hour or day over a window, zero-filled, at most 1000 buckets.",
     method: "get",
     path: `${BASE}/audit-trail/timeseries`,
     tags: ["Audit trail"],
@@ -89,6 +95,8 @@ export const listUsageCostsRoute = defineRoute(
   { service: "audit", access: "usage:read" },
   {
     operationId: "listUsageCosts",
+    description:
+      "Model usage (tokens and cost priced from the price table) grouped by project, model, provider or day over a window (default: this calendar month).",
     method: "get",
     path: `${BASE}/usage-costs`,
     tags: ["Usage costs"],
@@ -102,6 +110,7 @@ export const getUsageCostTimeseriesRoute = defineRoute(
   { service: "audit", access: "usage:read" },
   {
     operationId: "getUsageCostTimeseries",
+    description: "Model cost per hour or day over a window, zero-filled, at most 1000 buckets.",
     method: "get",
     path: `${BASE}/usage-costs/timeseries`,
     tags: ["Usage costs"],
@@ -115,6 +124,8 @@ export const createSpendingLimitRoute = defineRoute(
   { service: "audit", access: "spending-limits:manage" },
   {
     operationId: "createSpendingLimit",
+    description:
+      "Caps model spend per day or month for the organization or one project; alerts at the thresholds given. Once reached, `/llm/**` answers 429 `spending-limit-reached` until the period resets.",
     method: "post",
     path: `${BASE}/spending-limits`,
     tags: ["Spending limits"],
@@ -131,6 +142,7 @@ export const listSpendingLimitsRoute = defineRoute(
   { service: "audit", access: "spending-limits:read" },
   {
     operationId: "listSpendingLimits",
+    description: "The organization's spending limits.",
     method: "get",
     path: `${BASE}/spending-limits`,
     tags: ["Spending limits"],
@@ -144,6 +156,7 @@ export const getSpendingLimitStatusRoute = defineRoute(
   { service: "audit", access: "spending-limits:read" },
   {
     operationId: "getSpendingLimitStatus",
+    description: "For every limit: spent, reserved, remaining and state in its current period.",
     method: "get",
     path: `${BASE}/spending-limits/status`,
     tags: ["Spending limits"],
@@ -157,6 +170,7 @@ export const getSpendingLimitRoute = defineRoute(
   { service: "audit", access: "spending-limits:read" },
   {
     operationId: "getSpendingLimit",
+    description: "One spending limit.",
     method: "get",
     path: `${BASE}/spending-limits/{limitId}`,
     tags: ["Spending limits"],
@@ -170,6 +184,7 @@ export const updateSpendingLimitRoute = defineRoute(
   { service: "audit", access: "spending-limits:manage" },
   {
     operationId: "updateSpendingLimit",
+    description: "Changes a limit's amount, period or alert thresholds; takes effect for the next model call.",
     method: "patch",
     path: `${BASE}/spending-limits/{limitId}`,
     tags: ["Spending limits"],
@@ -186,6 +201,7 @@ export const deleteSpendingLimitRoute = defineRoute(
   { service: "audit", access: "spending-limits:manage" },
   {
     operationId: "deleteSpendingLimit",
+    description: "Deletes the limit; model access it blocked resumes.",
     method: "delete",
     path: `${BASE}/spending-limits/{limitId}`,
     tags: ["Spending limits"],

@@ -40,6 +40,8 @@ export const listSandboxes = defineRoute(
   { service: "sandbox", access: "sandboxes:read" },
   {
     operationId: "listSandboxes",
+    summary: "List sandboxes",
+    description: "The project's sandboxes, newest first, filtered by state or label selector, cursor-paged.",
     method: "get",
     path: SANDBOXES,
     tags: ["Sandboxes"],
@@ -52,6 +54,9 @@ export const createSandbox = defineRoute(
   { service: "sandbox", access: "sandboxes:write" },
   {
     operationId: "createSandbox",
+    summary: "Create a sandbox",
+    description:
+      "Creates an isolated workspace (image, command, environment, resources, ports, labels) as revision 1, started at once with `start: true`. Admission is checked against the project's policies (`sandbox:create`); audited.",
     method: "post",
     path: SANDBOXES,
     tags: ["Sandboxes"],
@@ -64,6 +69,8 @@ export const getSandbox = defineRoute(
   { service: "sandbox", access: "sandboxes:read" },
   {
     operationId: "getSandbox",
+    summary: "Get a sandbox",
+    description: "One sandbox with its current spec, state and last activity.",
     method: "get",
     path: SANDBOX,
     tags: ["Sandboxes"],
@@ -76,6 +83,9 @@ export const updateSandbox = defineRoute(
   { service: "sandbox", access: "sandboxes:write" },
   {
     operationId: "updateSandbox",
+    summary: "Update a sandbox",
+    description:
+      "Changes the spec as a new revision (a running sandbox is restarted with it). Checked against policy (`sandbox:update`); audited.",
     method: "patch",
     path: SANDBOX,
     tags: ["Sandboxes"],
@@ -88,6 +98,8 @@ export const deleteSandbox = defineRoute(
   { service: "sandbox", access: "sandboxes:write" },
   {
     operationId: "deleteSandbox",
+    description: "Stops the sandbox if it runs and deletes it with its workspace and revisions; audited.",
+    summary: "Delete a sandbox",
     method: "delete",
     path: SANDBOX,
     tags: ["Sandboxes"],
@@ -100,6 +112,9 @@ export const startSandbox = defineRoute(
   { service: "sandbox", access: "sandboxes:write" },
   {
     operationId: "startSandbox",
+    summary: "Start a sandbox",
+    description:
+      "Starts a stopped sandbox with its current revision. Checked against policy (`sandbox:start`); audited.",
     method: "post",
     path: `${SANDBOX}/start`,
     tags: ["Sandboxes"],
@@ -112,6 +127,8 @@ export const stopSandbox = defineRoute(
   { service: "sandbox", access: "sandboxes:write" },
   {
     operationId: "stopSandbox",
+    summary: "Stop a sandbox",
+    description: "Stops the sandbox's processes; the workspace is kept.",
     method: "post",
     path: `${SANDBOX}/stop`,
     tags: ["Sandboxes"],
@@ -124,6 +141,8 @@ export const listSandboxRevisions = defineRoute(
   { service: "sandbox", access: "sandboxes:read" },
   {
     operationId: "listSandboxRevisions",
+    summary: "List revisions",
+    description: "Every revision of the sandbox's spec, newest first, with who made it.",
     method: "get",
     path: `${SANDBOX}/revisions`,
     tags: ["Sandboxes"],
@@ -136,6 +155,8 @@ export const rollbackSandbox = defineRoute(
   { service: "sandbox", access: "sandboxes:write" },
   {
     operationId: "rollbackSandbox",
+    summary: "Roll back a sandbox",
+    description: "Makes a new revision with an earlier revision's spec; a running sandbox restarts with it.",
     method: "post",
     path: `${SANDBOX}/rollback`,
     tags: ["Sandboxes"],
@@ -148,6 +169,7 @@ export const execSandboxStream = defineRoute(
   { service: "sandbox", access: "sandboxes:exec", websocket: true },
   {
     operationId: "execSandboxStream",
+    summary: "Exec in a sandbox over WebSocket",
     method: "get",
     path: `${SANDBOX}/exec`,
     tags: ["Sandboxes"],
@@ -170,6 +192,9 @@ export const execShell = defineRoute(
   { service: "sandbox", access: "sandboxes:exec" },
   {
     operationId: "execShell",
+    summary: "Run a command",
+    description:
+      "Runs one command in a sandbox (an argv array, or a string for `sh -c`) with stdin, cwd, env and a timeout; returns exit code, capped stdout and stderr. Checked against policy (`sandbox:exec`); audited with the command and exit code, never the output.",
     method: "post",
     path: "/v1/shell/exec",
     tags: ["Shell"],
@@ -182,6 +207,9 @@ export const createShellSession = defineRoute(
   { service: "sandbox", access: "sandboxes:exec" },
   {
     operationId: "createShellSession",
+    summary: "Open a shell session",
+    description:
+      "Opens a shell in a running sandbox that keeps its working directory and exported variables between commands.",
     method: "post",
     path: SESSIONS,
     tags: ["Shell"],
@@ -194,6 +222,8 @@ export const listShellSessions = defineRoute(
   { service: "sandbox", access: "sandboxes:read" },
   {
     operationId: "listShellSessions",
+    summary: "List shell sessions",
+    description: "The project's open shell sessions.",
     method: "get",
     path: SESSIONS,
     tags: ["Shell"],
@@ -206,6 +236,8 @@ export const getShellSession = defineRoute(
   { service: "sandbox", access: "sandboxes:read" },
   {
     operationId: "getShellSession",
+    summary: "Get a shell session",
+    description: "One shell session with its working directory and last activity.",
     method: "get",
     path: `${SESSIONS}/{sessionId}`,
     tags: ["Shell"],
@@ -218,6 +250,8 @@ export const deleteShellSession = defineRoute(
   { service: "sandbox", access: "sandboxes:exec" },
   {
     operationId: "deleteShellSession",
+    description: "Ends the session's shell.",
+    summary: "Close a shell session",
     method: "delete",
     path: `${SESSIONS}/{sessionId}`,
     tags: ["Shell"],
@@ -230,6 +264,9 @@ export const runShellSessionCommand = defineRoute(
   { service: "sandbox", access: "sandboxes:exec" },
   {
     operationId: "runShellSessionCommand",
+    summary: "Run a command in a session",
+    description:
+      "Runs a command in the session's shell, keeping its working directory and variables; returns exit code and capped output.",
     method: "post",
     path: `${SESSIONS}/{sessionId}/commands`,
     tags: ["Shell"],
@@ -242,6 +279,9 @@ export const createSandboxToken = defineRoute(
   { service: "sandbox", access: "sandbox-tokens:manage" },
   {
     operationId: "createSandboxToken",
+    summary: "Create a sandbox token",
+    description:
+      "Mints a token (`apsb_…`) for a workload in a sandbox: it acts only inside that project with the scopes given. The secret is in this response only.",
     method: "post",
     path: "/v1/projects/{projectId}/sandbox-tokens",
     tags: ["Sandbox tokens"],
@@ -254,6 +294,8 @@ export const listSandboxTokens = defineRoute(
   { service: "sandbox", access: "sandbox-tokens:manage" },
   {
     operationId: "listSandboxTokens",
+    summary: "List sandbox tokens",
+    description: "The project's sandbox tokens, without secrets.",
     method: "get",
     path: "/v1/projects/{projectId}/sandbox-tokens",
     tags: ["Sandbox tokens"],
@@ -266,6 +308,8 @@ export const getSandboxToken = defineRoute(
   { service: "sandbox", access: "sandbox-tokens:manage" },
   {
     operationId: "getSandboxToken",
+    summary: "Get a sandbox token",
+    description: "One sandbox token's metadata, never its secret.",
     method: "get",
     path: "/v1/sandbox-tokens/{id}",
     tags: ["Sandbox tokens"],
@@ -278,6 +322,8 @@ export const deleteSandboxToken = defineRoute(
   { service: "sandbox", access: "sandbox-tokens:manage" },
   {
     operationId: "deleteSandboxToken",
+    description: "Revokes the token; the gateway rejects it within seconds.",
+    summary: "Revoke a sandbox token",
     method: "delete",
     path: "/v1/sandbox-tokens/{id}",
     tags: ["Sandbox tokens"],

@@ -51,6 +51,8 @@ export const createApiToken = defineRoute(
   { service: "tenancy", access: "api-tokens:manage" },
   {
     operationId: "createApiToken",
+    description:
+      "Creates an API token (`apl_…`) with a role no higher than the caller's, optionally restricted to a project and given an expiry. The secret is in this response only; it is stored as a hash.",
     method: "post",
     path: "/v1/orgs/{orgId}/api-tokens",
     tags,
@@ -64,6 +66,7 @@ export const listApiTokens = defineRoute(
   { service: "tenancy", access: "api-tokens:manage" },
   {
     operationId: "listApiTokens",
+    description: "API tokens of the organization: admins see all, others their own. Never returns secrets.",
     method: "get",
     path: "/v1/orgs/{orgId}/api-tokens",
     tags,
@@ -77,6 +80,7 @@ export const getApiToken = defineRoute(
   { service: "tenancy", access: "api-tokens:manage" },
   {
     operationId: "getApiToken",
+    description: "One API token's metadata (name, role, restriction, last use), never its secret.",
     method: "get",
     path: "/v1/api-tokens/{tokenId}",
     tags,
@@ -90,6 +94,8 @@ export const revokeApiToken = defineRoute(
   { service: "tenancy", access: "api-tokens:manage" },
   {
     operationId: "revokeApiToken",
+    description:
+      "Revokes the token; the gateway rejects it within about two seconds. An admin cannot revoke an owner's token; audited.",
     method: "delete",
     path: "/v1/api-tokens/{tokenId}",
     tags,

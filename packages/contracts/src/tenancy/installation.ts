@@ -51,6 +51,7 @@ export const getInstallation = defineRoute(
   { service: "tenancy", access: "public" },
   {
     operationId: "getInstallation",
+    description: "Whether the installation is activated, its id and version. Needs no token.",
     method: "get",
     path: "/v1/installation",
     tags,
@@ -63,6 +64,8 @@ export const startActivation = defineRoute(
   { service: "tenancy", access: "public" },
   {
     operationId: "startActivation",
+    description:
+      "Starts the device flow: returns a session id, a user code and the page where an operator approves with the setup code printed at first start (or by signing in with the identity provider). 409 once activated. Needs no token.",
     method: "post",
     path: "/v1/installation/activation",
     tags,
@@ -75,6 +78,8 @@ export const pollActivation = defineRoute(
   { service: "tenancy", access: "public" },
   {
     operationId: "pollActivation",
+    description:
+      "Polls the device flow no faster than its `interval`: pending, `slow_down`, expired, or approved with the owner's token, returned exactly once.",
     method: "get",
     path: "/v1/installation/activation/{sessionId}",
     tags,

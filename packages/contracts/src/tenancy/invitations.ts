@@ -54,6 +54,8 @@ export const createInvitation = defineRoute(
   { service: "tenancy", access: "invitations:manage" },
   {
     operationId: "createInvitation",
+    description:
+      "Invites an email address to the organization with a role no higher than the caller's. The invitee accepts after signing in with that email.",
     method: "post",
     path: "/v1/orgs/{orgId}/invitations",
     tags,
@@ -67,6 +69,7 @@ export const listInvitations = defineRoute(
   { service: "tenancy", access: "invitations:manage" },
   {
     operationId: "listInvitations",
+    description: "The organization's invitations in every status (pending, accepted, declined, revoked, expired).",
     method: "get",
     path: "/v1/orgs/{orgId}/invitations",
     tags,
@@ -80,6 +83,7 @@ export const revokeInvitation = defineRoute(
   { service: "tenancy", access: "invitations:manage" },
   {
     operationId: "revokeInvitation",
+    description: "Revokes a pending invitation; accepting it afterwards answers 410.",
     method: "delete",
     path: "/v1/orgs/{orgId}/invitations/{invitationId}",
     tags,
@@ -93,6 +97,7 @@ export const listMyInvitations = defineRoute(
   { service: "tenancy", access: "authenticated" },
   {
     operationId: "listMyInvitations",
+    description: "Pending invitations addressed to the caller's verified email, across organizations.",
     method: "get",
     path: "/v1/invitations",
     tags,
@@ -105,6 +110,8 @@ export const acceptInvitation = defineRoute(
   { service: "tenancy", access: "authenticated" },
   {
     operationId: "acceptInvitation",
+    description:
+      "The caller joins the organization with the invitation's role. Expired or revoked invitations answer 410.",
     method: "post",
     path: "/v1/invitations/{invitationId}/accept",
     tags,
@@ -118,6 +125,7 @@ export const declineInvitation = defineRoute(
   { service: "tenancy", access: "authenticated" },
   {
     operationId: "declineInvitation",
+    description: "Declines the invitation; it can no longer be accepted.",
     method: "post",
     path: "/v1/invitations/{invitationId}/decline",
     tags,

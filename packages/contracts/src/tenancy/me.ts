@@ -29,6 +29,8 @@ export const getMe = defineRoute(
   { service: "tenancy", access: "authenticated" },
   {
     operationId: "getMe",
+    description:
+      "Who the token acts for: the principal (user, API token, cluster or sandbox), its organization memberships and roles, and any restriction the token carries.",
     method: "get",
     path: "/v1/auth/me",
     tags: ["Identity"],

@@ -26,6 +26,7 @@ export const listMembers = defineRoute(
   { service: "tenancy", access: "members:read" },
   {
     operationId: "listMembers",
+    description: "Every member of the organization with their role and when they joined, cursor-paged.",
     method: "get",
     path: "/v1/orgs/{orgId}/members",
     tags,
@@ -39,6 +40,7 @@ export const getMember = defineRoute(
   { service: "tenancy", access: "members:read" },
   {
     operationId: "getMember",
+    description: "One member of the organization with their role.",
     method: "get",
     path: "/v1/orgs/{orgId}/members/{userId}",
     tags,
@@ -52,6 +54,7 @@ export const updateMember = defineRoute(
   { service: "tenancy", access: "members:manage" },
   {
     operationId: "updateMember",
+    description: "Changes a member's role. An admin cannot act on an owner; demoting the last owner answers 409.",
     method: "patch",
     path: "/v1/orgs/{orgId}/members/{userId}",
     tags,
@@ -65,6 +68,8 @@ export const removeMember = defineRoute(
   { service: "tenancy", access: "members:manage" },
   {
     operationId: "removeMember",
+    description:
+      "Removes a member from the organization and its teams. An admin cannot remove an owner; removing the last owner answers 409.",
     method: "delete",
     path: "/v1/orgs/{orgId}/members/{userId}",
     tags,

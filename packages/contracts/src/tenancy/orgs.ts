@@ -28,6 +28,8 @@ export const createOrganization = defineRoute(
   { service: "tenancy", access: "authenticated" },
   {
     operationId: "createOrganization",
+    description:
+      "Creates an organization and makes the caller its owner. Needs a user or an unrestricted owner token; the name need not be unique.",
     method: "post",
     path: "/v1/orgs",
     tags,
@@ -41,6 +43,8 @@ export const listOrganizations = defineRoute(
   { service: "tenancy", access: "authenticated" },
   {
     operationId: "listOrganizations",
+    description:
+      "The organizations the caller is a member of, with the caller's role in each. A token bound to one organization sees only that one.",
     method: "get",
     path: "/v1/orgs",
     tags,
@@ -54,6 +58,7 @@ export const getOrganization = defineRoute(
   { service: "tenancy", access: "org:read" },
   {
     operationId: "getOrganization",
+    description: "One organization. Members of another organization get 404, so ids do not leak across tenants.",
     method: "get",
     path: "/v1/orgs/{orgId}",
     tags,
@@ -67,6 +72,7 @@ export const updateOrganization = defineRoute(
   { service: "tenancy", access: "org:update" },
   {
     operationId: "updateOrganization",
+    description: "Renames the organization. Admins and owners only; audited.",
     method: "patch",
     path: "/v1/orgs/{orgId}",
     tags,
@@ -80,6 +86,8 @@ export const deleteOrganization = defineRoute(
   { service: "tenancy", access: "org:delete" },
   {
     operationId: "deleteOrganization",
+    description:
+      "Deletes the organization and everything it holds in tenancy: teams, projects and their keys, invitations and API tokens. Owners only; audited.",
     method: "delete",
     path: "/v1/orgs/{orgId}",
     tags,

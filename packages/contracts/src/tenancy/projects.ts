@@ -74,6 +74,8 @@ export const createProject = defineRoute(
   { service: "tenancy", access: "projects:create" },
   {
     operationId: "createProject",
+    description:
+      "Creates a project with its own ES256 signing key (encrypted at rest). The creator becomes its admin; audited.",
     method: "post",
     path: "/v1/orgs/{orgId}/projects",
     tags,
@@ -87,6 +89,8 @@ export const listProjects = defineRoute(
   { service: "tenancy", access: "projects:list" },
   {
     operationId: "listProjects",
+    description:
+      "The organization's projects the caller can see (all for org admins, otherwise those with a direct or team role), cursor-paged.",
     method: "get",
     path: "/v1/orgs/{orgId}/projects",
     tags,
@@ -100,6 +104,7 @@ export const getProject = defineRoute(
   { service: "tenancy", access: "project:read" },
   {
     operationId: "getProject",
+    description: "One project. Callers without access get 404.",
     method: "get",
     path: "/v1/projects/{projectId}",
     tags,
@@ -113,6 +118,7 @@ export const updateProject = defineRoute(
   { service: "tenancy", access: "project:update" },
   {
     operationId: "updateProject",
+    description: "Changes a project's name or description.",
     method: "patch",
     path: "/v1/projects/{projectId}",
     tags,
@@ -126,6 +132,7 @@ export const deleteProject = defineRoute(
   { service: "tenancy", access: "project:delete" },
   {
     operationId: "deleteProject",
+    description: "Deletes the project and its signing keys; tokens and cluster JWTs bound to it stop working.",
     method: "delete",
     path: "/v1/projects/{projectId}",
     tags,
@@ -139,6 +146,8 @@ export const rotateProjectKeys = defineRoute(
   { service: "tenancy", access: "project:keys:rotate" },
   {
     operationId: "rotateProjectKeys",
+    description:
+      "Makes a new current signing key. The previous key stays published in the JWKS for `KEY_ROTATION_GRACE_SECONDS`, so relays and verifiers holding it keep working; audited.",
     method: "post",
     path: "/v1/projects/{projectId}/rotate-keys",
     tags,
@@ -152,6 +161,7 @@ export const getProjectPublicKey = defineRoute(
   { service: "tenancy", access: "project:keys:read" },
   {
     operationId: "getProjectPublicKey",
+    description: "The project's current public signing key as PEM and JWK, for verifiers that pin one key.",
     method: "get",
     path: "/v1/projects/{projectId}/public-key",
     tags,
@@ -165,6 +175,8 @@ export const getProjectJwks = defineRoute(
   { service: "tenancy", access: "project:keys:read" },
   {
     operationId: "getProjectJwks",
+    description:
+      "The project's published keys as a JWKS: the current key and the previous one during its grace period. Relays verify platform-signed requests against it.",
     method: "get",
     path: "/v1/projects/{projectId}/.well-known/jwks.json",
     tags,

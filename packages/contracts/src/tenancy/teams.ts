@@ -45,6 +45,7 @@ export const createTeam = defineRoute(
   { service: "tenancy", access: "teams:manage" },
   {
     operationId: "createTeam",
+    description: "Creates a team in the organization. Teams carry project roles to their members.",
     method: "post",
     path: "/v1/orgs/{orgId}/teams",
     tags,
@@ -58,6 +59,7 @@ export const listTeams = defineRoute(
   { service: "tenancy", access: "teams:read" },
   {
     operationId: "listTeams",
+    description: "The organization's teams, cursor-paged.",
     method: "get",
     path: "/v1/orgs/{orgId}/teams",
     tags,
@@ -71,6 +73,7 @@ export const getTeam = defineRoute(
   { service: "tenancy", access: "teams:read" },
   {
     operationId: "getTeam",
+    description: "A team with its members and the projects it has a role on.",
     method: "get",
     path: "/v1/teams/{teamId}",
     tags,
@@ -84,6 +87,7 @@ export const updateTeam = defineRoute(
   { service: "tenancy", access: "teams:manage" },
   {
     operationId: "updateTeam",
+    description: "Changes a team's name or description.",
     method: "patch",
     path: "/v1/teams/{teamId}",
     tags,
@@ -97,6 +101,7 @@ export const deleteTeam = defineRoute(
   { service: "tenancy", access: "teams:manage" },
   {
     operationId: "deleteTeam",
+    description: "Deletes a team; its members lose the project roles it gave them but keep their organization role.",
     method: "delete",
     path: "/v1/teams/{teamId}",
     tags,
@@ -110,6 +115,7 @@ export const addTeamMember = defineRoute(
   { service: "tenancy", access: "teams:manage" },
   {
     operationId: "addTeamMember",
+    description: "Adds a member of the organization to the team. Adding someone already in it changes nothing.",
     method: "put",
     path: "/v1/teams/{teamId}/members/{userId}",
     tags,
@@ -123,6 +129,7 @@ export const removeTeamMember = defineRoute(
   { service: "tenancy", access: "teams:manage" },
   {
     operationId: "removeTeamMember",
+    description: "Removes a user from the team; the project roles the team gave them end at once.",
     method: "delete",
     path: "/v1/teams/{teamId}/members/{userId}",
     tags,
@@ -136,6 +143,8 @@ export const grantTeamProject = defineRoute(
   { service: "tenancy", access: "teams:manage" },
   {
     operationId: "grantTeamProject",
+    description:
+      "Gives the team a project role (`admin`, `developer` or `viewer`) on a project of the same organization, replacing an earlier grant.",
     method: "put",
     path: "/v1/teams/{teamId}/projects/{projectId}",
     tags,
@@ -149,6 +158,7 @@ export const revokeTeamProject = defineRoute(
   { service: "tenancy", access: "teams:manage" },
   {
     operationId: "revokeTeamProject",
+    description: "Ends the team's role on the project.",
     method: "delete",
     path: "/v1/teams/{teamId}/projects/{projectId}",
     tags,
