@@ -12,7 +12,7 @@ export const SandboxSlugSchema = z
   .openapi({ example: "build-box" });
 
 export const SandboxResourcesSchema = z
-  .object({
+  .strictObject({
     cpuMillicores: z.number().int().min(50).max(64_000).optional(),
     memoryMiB: z.number().int().min(16).max(262_144).optional(),
     diskMiB: z.number().int().min(16).max(1_048_576).optional(),
@@ -20,7 +20,7 @@ export const SandboxResourcesSchema = z
   })
   .openapi("SandboxResources");
 
-export const SandboxPortSchema = z.object({
+export const SandboxPortSchema = z.strictObject({
   port: z.number().int().min(1).max(65_535),
   visibility: z.enum(["private", "public"]).default("private"),
 });
@@ -32,6 +32,9 @@ const EnvSchema = z
 export const LabelsSchema = z
   .record(z.string().regex(/^[a-z0-9A-Z]([a-zA-Z0-9._/-]{0,61}[a-zA-Z0-9])?$/, "a label key"), z.string().max(63))
   .refine((labels) => Object.keys(labels).length <= 64, "at most 64 labels");
+
+// Request bodies are strict objects, as tenancy's are: an unknown field is a 400 naming it
+// (`/body/<field>`), never silently dropped (a misspelt `idleTimeoutSecond` would otherwise pass).
 
 /** A command: a string run by `sh -c`, or an argv array. */
 export const CommandSchema = z.union([z.string().min(1).max(65_536), z.array(z.string().max(65_536)).min(1).max(1000)]);
@@ -80,7 +83,7 @@ export const SandboxSchema = z
 export type Sandbox = z.infer<typeof SandboxSchema>;
 
 export const CreateSandboxRequest = z
-  .object({
+  .strictObject({
     name: z.string().min(1).max(100),
     slug: SandboxSlugSchema.optional(),
     labels: LabelsSchema.default({}),
@@ -95,7 +98,7 @@ export const CreateSandboxRequest = z
   .openapi("CreateSandboxRequest");
 
 export const UpdateSandboxRequest = z
-  .object({
+  .strictObject({
     name: z.string().min(1).max(100).optional(),
     labels: LabelsSchema.optional(),
     image: z.string().min(1).max(512).optional(),
@@ -130,13 +133,16 @@ export const SandboxRevisionSchema = z
   })
   .openapi("SandboxRevision");
 
-export const RollbackRequest = z.object({ revision: z.number().int().min(1), reason: z.string().max(500).optional() });
+export const RollbackRequest = z.strictObject({
+  revision: z.number().int().min(1),
+  reason: z.string().max(500).optional(),
+});
 
 export const MAX_EXEC_TIMEOUT_MS = 15 * 60 * 1000;
 export const DEFAULT_EXEC_TIMEOUT_MS = 60_000;
 
 export const ExecRequest = z
-  .object({
+  .strictObject({
     projectId: z.string().min(1).max(64),
     sandboxId: z.string().min(1).max(64),
     command: CommandSchema,
@@ -173,8 +179,8 @@ export const ShellSessionSchema = z
   })
   .openapi("ShellSession");
 
-export const CreateShellSessionRequest = z.object({ sandboxId: z.string().min(1).max(64) });
-export const ShellSessionCommandRequest = z.object({
+export const CreateShellSessionRequest = z.strictObject({ sandboxId: z.string().min(1).max(64) });
+export const ShellSessionCommandRequest = z.strictObject({
   command: z.string().min(1).max(65_536),
   timeoutMs: z.number().int().min(1).max(MAX_EXEC_TIMEOUT_MS).default(DEFAULT_EXEC_TIMEOUT_MS),
 });
@@ -191,7 +197,7 @@ export const SandboxTokenSchema = z
   })
   .openapi("SandboxToken");
 
-export const CreateSandboxTokenRequest = z.object({
+export const CreateSandboxTokenRequest = z.strictObject({
   sandboxId: z.string().min(1).max(64),
   name: z.string().min(1).max(100),
   expiresIn: z.number().int().min(60).max(31_536_000).optional().openapi({ description: "Seconds until expiry" }),
