@@ -64,9 +64,9 @@ export const AuditTrailStats = z
     from: z.string(),
     to: z.string(),
     total: z.number().int(),
-    byAction: z.array(Count),
-    byOutcome: z.array(Count),
-    byActorType: z.array(Count),
+    byAction: z.array(Count).describe("Record counts per action, largest first"),
+    byOutcome: z.array(Count).describe("Record counts per outcome"),
+    byActorType: z.array(Count).describe("Record counts per principal type"),
   })
   .openapi("AuditTrailStats");
 
@@ -83,7 +83,7 @@ export const AuditTrailTimeseries = z
     to: z.string(),
     buckets: z.array(
       z.object({
-        start: z.string(),
+        start: z.string().describe("Start of the bucket (RFC 3339)"),
         count: z.number().int(),
         denied: z.number().int(),
         error: z.number().int(),
@@ -129,7 +129,12 @@ export const UsageCostTimeseries = z
     from: z.string(),
     to: z.string(),
     buckets: z.array(
-      z.object({ start: z.string(), requests: z.number().int(), costMicroUsd: z.number().int(), costUsd: z.number() }),
+      z.object({
+        start: z.string().describe("Start of the bucket (RFC 3339)"),
+        requests: z.number().int(),
+        costMicroUsd: z.number().int(),
+        costUsd: z.number(),
+      }),
     ),
   })
   .openapi("UsageCostTimeseries");

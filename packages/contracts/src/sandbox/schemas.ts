@@ -87,7 +87,7 @@ export const CreateSandboxRequest = z
     name: z.string().min(1).max(100),
     slug: SandboxSlugSchema.optional(),
     labels: LabelsSchema.default({}),
-    start: z.boolean().default(false),
+    start: z.boolean().default(false).describe("Start the sandbox right after creating it"),
     image: z.string().min(1).max(512).optional(),
     command: CommandSchema.optional(),
     env: EnvSchema.optional(),
@@ -134,7 +134,7 @@ export const SandboxRevisionSchema = z
   .openapi("SandboxRevision");
 
 export const RollbackRequest = z.strictObject({
-  revision: z.number().int().min(1),
+  revision: z.number().int().min(1).describe("The revision whose spec to restore"),
   reason: z.string().max(500).optional(),
 });
 

@@ -11,11 +11,11 @@ export const Invitation = z
     id: z.string(),
     orgId: z.string(),
     /** Present on the invitee's own list. */
-    orgName: z.string().optional(),
+    orgName: z.string().optional().describe("The inviting organization's name"),
     email: z.string(),
     role: OrgRoleSchema,
     status: z.enum(INVITATION_STATUSES),
-    invitedBy: z.string(),
+    invitedBy: z.string().describe("The user id of who invited"),
     expiresAt: Timestamp,
     createdAt: Timestamp,
   })
@@ -36,7 +36,8 @@ export const CreateInvitationBody = z
       .int()
       .min(60)
       .max(30 * 86_400)
-      .optional(),
+      .optional()
+      .describe("Lifetime in seconds (default 7 days, at most 30 days)"),
   })
   .openapi("CreateInvitation");
 

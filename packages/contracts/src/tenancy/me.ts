@@ -18,7 +18,7 @@ export const Me = z
     /** For API tokens: the user the token acts for. */
     userId: z.string().optional(),
     /** Organizations the identity can act in, with its effective role there. */
-    organizations: z.array(MeOrganization),
+    organizations: z.array(MeOrganization).describe("The organizations the caller belongs to, with its role in each"),
     projectId: z.string().optional(),
     sandboxId: z.string().optional(),
   })

@@ -17,9 +17,15 @@ export const Team = z
     createdAt: Timestamp,
     updatedAt: Timestamp,
     /** Present on `getTeam`. */
-    members: z.array(z.object({ userId: z.string(), addedAt: Timestamp })).optional(),
+    members: z
+      .array(z.object({ userId: z.string(), addedAt: Timestamp }))
+      .optional()
+      .describe("The team's members (on reads of one team)"),
     /** Present on `getTeam`. */
-    projects: z.array(TeamProjectGrant).optional(),
+    projects: z
+      .array(TeamProjectGrant)
+      .optional()
+      .describe("The projects the team has a role on (on reads of one team)"),
   })
   .openapi("Team");
 export type Team = z.infer<typeof Team>;
