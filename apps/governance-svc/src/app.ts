@@ -17,6 +17,7 @@ import { GOVERNANCE_SCHEMA, type GovernanceDb } from "./db/schema.ts";
 import { DecisionEngine } from "./engine/decision-engine.ts";
 import { ChangeFanout } from "./engine/invalidation.ts";
 import { registerRoutes } from "./routes/index.ts";
+import { startDriftAudit } from "./services/drift.ts";
 
 export { GOVERNANCE_SCHEMA };
 
@@ -88,6 +89,8 @@ export async function createGovernanceService(deps: GovernanceServiceDeps): Prom
   };
   await fanout.start();
   outbox.start();
+  const driftIntervalMs = config.driftIntervalMs ?? 60_000;
+  const drift = driftIntervalMs > 0 ? startDriftAudit(context, driftIntervalMs) : undefined;
 
   const app = createServiceApp({ name: "governance", keys: deps.keys, logger: deps.logger });
   registerRoutes(app, context);
@@ -109,6 +112,7 @@ export async function createGovernanceService(deps: GovernanceServiceDeps): Prom
     },
     async close() {
       closed = true;
+      drift?.stop();
       await fanout.stop();
       await outbox.stop();
     },

@@ -2,9 +2,11 @@ import type { ServiceApp } from "@agentplane/service-kit";
 import type { GovernanceContext } from "../context.ts";
 import { registerCreateBinding } from "./bindings/create.ts";
 import { registerDeleteBinding } from "./bindings/delete.ts";
+import { registerGetDrift } from "./bindings/drift.ts";
 import { registerGetBinding } from "./bindings/get.ts";
 import { registerListBindings } from "./bindings/list.ts";
 import { registerCredentialRoutes } from "./credentials/crud.ts";
+import { registerGetEffectivePolicy } from "./effective-policy/get.ts";
 import { registerDecide } from "./internal/decide.ts";
 import { registerResolveCredential } from "./internal/resolve-credential.ts";
 import { registerGetCedarSchema } from "./policies/cedar-schema.ts";
@@ -29,9 +31,11 @@ export function registerRoutes(app: ServiceApp, ctx: GovernanceContext): void {
     registerPolicyVersions,
     registerListBindings,
     registerCreateBinding,
+    registerGetDrift,
     registerGetBinding,
     registerDeleteBinding,
     registerCredentialRoutes,
+    registerGetEffectivePolicy,
     registerDecide,
     registerResolveCredential,
   ]) {

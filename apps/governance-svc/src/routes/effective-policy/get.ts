@@ -1,0 +1,26 @@
+import { getSandboxEffectivePolicyRoute } from "@agentplane/contracts";
+import { notFound } from "@agentplane/problem-details";
+import { authorize, requirePrincipal } from "@agentplane/service-kit";
+import { effectivePolicy } from "../../services/effective-policy.ts";
+import { querySandboxes } from "../../services/sandboxes.ts";
+import type { RouteDeps } from "../scope.ts";
+
+/** A project viewer reads any sandbox's effective policy; a sandbox token reads its own sandbox's. */
+export function registerGetEffectivePolicy({ app, ctx }: RouteDeps): void {
+  app.openapi(getSandboxEffectivePolicyRoute, async (c) => {
+    const { projectId, sandboxId } = c.req.valid("param");
+    const principal = requirePrincipal(c);
+    let orgId: string | undefined;
+    if (principal.type === "sandbox") {
+      // An agent asks what it may do; any other sandbox is invisible to it.
+      if (principal.sandboxId !== sandboxId || principal.projectId !== projectId) throw notFound("Sandbox", sandboxId);
+      orgId = principal.orgId;
+    } else {
+      orgId = (await authorize(c, ctx.authorizer, "sandboxes:read", { projectId })).orgId;
+    }
+    if (!orgId) throw notFound("Sandbox", sandboxId);
+    const [sandbox] = await querySandboxes(ctx, { orgId, projectId, sandboxId });
+    if (!sandbox) throw notFound("Sandbox", sandboxId);
+    return c.json(await effectivePolicy(ctx, sandbox), 200);
+  });
+}
