@@ -1,4 +1,4 @@
-import { createOnError, validationHook } from "@agentplane/problem-details";
+import { createOnError, ProblemError, problemJson, validationHook } from "@agentplane/problem-details";
 import { OpenAPIHono } from "@hono/zod-openapi";
 import type { RuntimeDeps } from "./deps.ts";
 import { registerGetProfile } from "./routes/agent/get-profile.ts";
@@ -30,6 +30,10 @@ import { registerReceiveWebhook } from "./routes/webhooks/receive.ts";
 export function createRuntimeApp(deps: RuntimeDeps): OpenAPIHono {
   const app = new OpenAPIHono({ defaultHook: validationHook });
   app.onError(createOnError(deps.logger));
+  // Unknown paths (a trailing slash included) are problems too, like every other error.
+  app.notFound((c) =>
+    problemJson(c, new ProblemError("not-found", { detail: `No route for ${c.req.method} ${c.req.path}` })),
+  );
   app.get("/health", (c) => c.json({ status: "ok", provider: deps.config.provider }));
 
   registerGetProfile(app, deps);

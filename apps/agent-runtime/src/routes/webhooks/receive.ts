@@ -7,6 +7,33 @@ import { eventAllowed, resolveEventType } from "../../webhooks/event-type.ts";
 import { renderPrompt, webhookLabel } from "../../webhooks/template.ts";
 
 const MAX_BODY_BYTES = 1024 * 1024;
+/** What a sender is told to wait when the subscription's queue of pending runs is full. */
+const QUEUE_FULL_RETRY_AFTER_SECONDS = 5;
+
+const tooLarge = () => new ProblemError("payload-too-large", { detail: "The body is larger than 1 MiB" });
+
+/**
+ * The body as text, counted as it streams: a chunked body (no Content-Length) is cut off with a
+ * 413 as soon as it passes the limit instead of being read whole.
+ */
+async function readLimited(request: Request, limit: number): Promise<string> {
+  if (Number(request.headers.get("content-length") ?? 0) > limit) throw tooLarge();
+  if (!request.body) return "";
+  const reader = request.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > limit) {
+      await reader.cancel().catch(() => {});
+      throw tooLarge();
+    }
+    chunks.push(value);
+  }
+  return Buffer.concat(chunks).toString("utf8");
+}
 
 function isJsonContentType(value: string | undefined): boolean {
   if (!value) return false;
@@ -41,10 +68,7 @@ export function registerReceiveWebhook(app: Hono, deps: RuntimeDeps): void {
     if (row.active !== 1)
       throw new ProblemError("forbidden", { detail: `The webhook subscription ${name} is disabled` });
 
-    if (Number(c.req.header("content-length") ?? 0) > MAX_BODY_BYTES) {
-      throw new ProblemError("payload-too-large", { detail: "The body is larger than 1 MiB" });
-    }
-    const body = isJsonContentType(c.req.header("content-type")) ? await c.req.text() : "";
+    const body = isJsonContentType(c.req.header("content-type")) ? await readLimited(c.req.raw, MAX_BODY_BYTES) : "";
     const payload = body ? parseObject(body) : undefined;
     if (!payload) {
       throw new ProblemError("bad-request", { detail: "The body must be a JSON object sent as application/json" });
@@ -66,6 +90,7 @@ export function registerReceiveWebhook(app: Hono, deps: RuntimeDeps): void {
     if (!runId) {
       throw new ProblemError("rate-limited", {
         detail: `The subscription ${name} already has ${MAX_PENDING_WEBHOOK_RUNS} pending runs`,
+        headers: { "retry-after": String(QUEUE_FULL_RETRY_AFTER_SECONDS) },
       });
     }
     return c.json({ status: "accepted", event, runId }, 202);

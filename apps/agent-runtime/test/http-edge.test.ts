@@ -1,0 +1,90 @@
+import { MAX_PENDING_WEBHOOK_RUNS } from "@agentplane/contracts/runtime";
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { type FakeModel, startFakeModel } from "./support/fake-model.ts";
+import { startTestRuntime, type TestRuntime } from "./support/runtime.ts";
+
+let fake: FakeModel;
+let rt: TestRuntime;
+
+beforeAll(async () => {
+  fake = await startFakeModel();
+});
+afterAll(() => fake.close());
+beforeEach(async () => {
+  rt = await startTestRuntime(fake);
+  await rt.json("PUT", "/agents/webhooks/enabled", { enabled: true });
+});
+afterEach(() => rt.close());
+
+/** A JSON object of about `size` bytes, streamed with chunked transfer encoding (no Content-Length). */
+function chunkedJson(size: number): ReadableStream<Uint8Array> {
+  const encoder = new TextEncoder();
+  let sent = 0;
+  let opened = false;
+  return new ReadableStream({
+    pull(controller) {
+      if (!opened) {
+        opened = true;
+        controller.enqueue(encoder.encode('{"pad":"'));
+        return;
+      }
+      if (sent >= size) {
+        controller.enqueue(encoder.encode('"}'));
+        controller.close();
+        return;
+      }
+      const n = Math.min(64 * 1024, size - sent);
+      sent += n;
+      controller.enqueue(new Uint8Array(n).fill(0x61));
+    },
+  });
+}
+
+const postChunked = (name: string, size: number) =>
+  fetch(`${rt.url}/agents/webhooks/${name}`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: chunkedJson(size),
+    duplex: "half",
+  } as RequestInit);
+
+describe("runtime HTTP edge", () => {
+  it("counts a chunked webhook body as it streams: 413 problem past 1 MiB, accepted below", async () => {
+    expect((await rt.json("POST", "/agents/webhook-subscriptions", { name: "big" })).status).toBe(201);
+    const big = await postChunked("big", 10 * 1024 * 1024);
+    expect(big.status).toBe(413);
+    expect(big.headers.get("content-type")).toBe("application/problem+json");
+    expect(((await big.json()) as { type: string }).type).toMatch(/payload-too-large$/);
+    const small = await postChunked("big", 100 * 1024);
+    expect(small.status).toBe(202);
+  });
+
+  it("answers 429 with Retry-After when a subscription's queue is full", async () => {
+    let release = () => {};
+    const held = new Promise<void>((r) => {
+      release = r;
+    });
+    fake.respond = async () => {
+      await held;
+      return { content: [{ type: "text", text: "ok" }] };
+    };
+    await rt.json("POST", "/agents/webhook-subscriptions", { name: "queue", deliverTo: "Chat" });
+    let limited: Response | undefined;
+    for (let i = 0; i < MAX_PENDING_WEBHOOK_RUNS + 3 && !limited; i++) {
+      const res = await rt.request("POST", "/agents/webhooks/queue", { i });
+      if (res.status === 429) limited = res;
+      else await res.body?.cancel();
+    }
+    release();
+    expect(limited?.headers.get("retry-after")).toMatch(/^\d+$/);
+    expect(limited?.headers.get("content-type")).toBe("application/problem+json");
+  });
+
+  it("answers unknown paths, a trailing slash included, with a 404 problem", async () => {
+    for (const path of ["/agents/threads/", "/nope"]) {
+      const res = await rt.request("GET", path);
+      expect(res.status, path).toBe(404);
+      expect(res.headers.get("content-type"), path).toBe("application/problem+json");
+    }
+  });
+});
