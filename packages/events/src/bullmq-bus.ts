@@ -15,6 +15,13 @@ export interface BullMqBusOptions {
   prefix?: string;
   /** Attempts per event before it is parked as failed (default 10, exponential backoff). */
   attempts?: number;
+  /**
+   * Longest a publish may take, connection wait included (default 500 ms). Past it the publish
+   * fails and the caller's durable fallback (outbox, buffer) keeps the event, so a slow or
+   * unreachable Redis never sits on a request's latency. A late success is harmless: the event
+   * id is the job id, which BullMQ and the consumers deduplicate on.
+   */
+  publishTimeoutMs?: number;
 }
 
 /** The distributed bus: one BullMQ queue per topic; replicas of a consumer compete for jobs. */
@@ -25,6 +32,7 @@ export class BullMqBus implements Bus {
   private readonly producer: Redis;
   private readonly prefix: string;
   private readonly attempts: number;
+  private readonly publishTimeoutMs: number;
 
   private readonly options: BullMqBusOptions;
 
@@ -32,6 +40,7 @@ export class BullMqBus implements Bus {
     this.options = options;
     this.prefix = options.prefix ?? "agentplane";
     this.attempts = options.attempts ?? 10;
+    this.publishTimeoutMs = options.publishTimeoutMs ?? 500;
     // Producers fail fast while Redis is down (the caller's outbox keeps the event); they do not queue in memory.
     this.producer = new Redis(options.url, {
       maxRetriesPerRequest: 1,
@@ -56,14 +65,31 @@ export class BullMqBus implements Bus {
 
   async publish<T>(topic: string, data: T, options?: { id?: string; time?: string }): Promise<EventEnvelope<T>> {
     const event = envelope(topic, data, options);
-    await this.connected();
-    await this.queue(topic).add(topic, event, {
-      jobId: event.id,
-      attempts: this.attempts,
-      backoff: { type: "exponential", delay: 500 },
-      removeOnComplete: { age: 3600, count: 10_000 },
-      removeOnFail: { age: 7 * 24 * 3600 },
+    let timer: NodeJS.Timeout | undefined;
+    const deadline = new Promise<never>((_, reject) => {
+      timer = setTimeout(
+        () => reject(new Error(`event bus did not accept the event within ${this.publishTimeoutMs} ms`)),
+        this.publishTimeoutMs,
+      );
     });
+    const add = (async () => {
+      // Shorter than the deadline, so that a bus known to be down says so.
+      await this.connected(Math.floor(this.publishTimeoutMs * 0.8));
+      await this.queue(topic).add(topic, event, {
+        jobId: event.id,
+        attempts: this.attempts,
+        backoff: { type: "exponential", delay: 500 },
+        removeOnComplete: { age: 3600, count: 10_000 },
+        removeOnFail: { age: 7 * 24 * 3600 },
+      });
+    })();
+    // The losing side of the race must not surface as an unhandled rejection.
+    add.catch(() => {});
+    try {
+      await Promise.race([add, deadline]);
+    } finally {
+      clearTimeout(timer);
+    }
     return event;
   }
 

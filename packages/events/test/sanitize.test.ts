@@ -34,7 +34,7 @@ describe.each(targets)("outbox on $name keeps an event with NUL in it $reason", 
   beforeAll(async () => {
     database = await target.open();
     await migrateToLatest(database.database, "nul_producer", outboxMigrations("0001"));
-  }, 60_000);
+  }, 180_000);
   afterAll(async () => database?.cleanup());
 
   it("writes and relays it with U+FFFD instead of failing the producer's transaction", async () => {
