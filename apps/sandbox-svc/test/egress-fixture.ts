@@ -18,16 +18,16 @@ export function requireSandboxCurl(): { available: boolean; reason: string } {
 export interface Upstreams {
   /** Plain HTTP on 127.0.0.1: answers `<name> saw <path>`. */
   http: Server;
-  /** HTTPS on 127.0.0.1 with a certificate for `secure.test` (and its CA file in `certPem`). */
+  /** HTTPS on 127.0.0.1 with a certificate for `tlsName` (`secure.test`; its CA file in `certPem`). */
   https: Server;
   certPem: string;
-  /** The test-only host map: `registry.test`, `secure.test:443` and `other.test` to the servers above. */
+  /** The test-only host map: `registry.test`, `<tlsName>:443` and `other.test` to the servers above. */
   hostMap: Record<string, string>;
   close(): Promise<void>;
 }
 
 /** Local stand-ins for internet hosts: an HTTP and an HTTPS server on 127.0.0.1, port 0. */
-export async function startUpstreams(): Promise<Upstreams> {
+export async function startUpstreams(tlsName = "secure.test"): Promise<Upstreams> {
   const dir = mkdtempSync(join(tmpdir(), "egress-tls-"));
   execFileSync(
     "openssl",
@@ -46,9 +46,9 @@ export async function startUpstreams(): Promise<Upstreams> {
       "-days",
       "1",
       "-subj",
-      "/CN=secure.test",
+      `/CN=${tlsName}`,
       "-addext",
-      "subjectAltName=DNS:secure.test",
+      `subjectAltName=DNS:${tlsName}`,
     ],
     { stdio: "ignore" },
   );
@@ -71,7 +71,7 @@ export async function startUpstreams(): Promise<Upstreams> {
     hostMap: {
       "registry.test": `127.0.0.1:${port(http)}`,
       "other.test": `127.0.0.1:${port(http)}`,
-      "secure.test:443": `127.0.0.1:${port(https)}`,
+      [`${tlsName}:443`]: `127.0.0.1:${port(https)}`,
     },
     async close() {
       http.closeAllConnections();
