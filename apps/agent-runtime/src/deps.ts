@@ -5,6 +5,7 @@ import type { RuntimeConfig } from "./config.ts";
 import type { ContextWindowCatalog } from "./context/catalog.ts";
 import type { RuntimeDb } from "./db/database.ts";
 import type { LiveHub } from "./live/hub.ts";
+import type { MemoryStore } from "./memory/store.ts";
 import type { ModelClient } from "./models/provider.ts";
 import type { Scheduler } from "./schedules/scheduler.ts";
 import type { AgentActivity } from "./services/activity.ts";
@@ -33,6 +34,7 @@ export interface RuntimeDeps {
   /** Runs of the agent executing now: a heartbeat tick does not start while one is. */
   activity: AgentActivity;
   scheduler: Scheduler;
+  memory: MemoryStore;
   /** What happened to each plugin at start (loaded, failed, tools skipped). */
   plugins: PluginReport[];
   teamChat: TeamChatAdapter | null;

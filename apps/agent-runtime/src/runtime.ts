@@ -10,6 +10,9 @@ import { openDatabase } from "./db/database.ts";
 import type { RuntimeDeps } from "./deps.ts";
 import { Heartbeat } from "./heartbeat/heartbeat.ts";
 import { LiveHub } from "./live/hub.ts";
+import { createEmbedder, type Embedder } from "./memory/embeddings.ts";
+import { memoryTool } from "./memory/memory-tool.ts";
+import { MemoryStore } from "./memory/store.ts";
 import type { ModelClient, ModelClientOptions } from "./models/provider.ts";
 import { WorkerModelClient } from "./models/worker-client.ts";
 import { scheduleTool } from "./schedules/schedule-tool.ts";
@@ -33,6 +36,10 @@ export interface RuntimeOptions {
   clock?: Clock;
   /** false: schedules run only when `scheduler.tick()` is called (tests). */
   scheduleTimer?: boolean;
+  /** Replaces the provider's embedder (null: embeddings off). */
+  embedder?: Embedder | null;
+  /** false: vector search scans in process instead of loading sqlite-vec. */
+  vectorExtension?: boolean;
 }
 
 export interface Runtime {
@@ -61,6 +68,15 @@ export async function createRuntime(config: RuntimeConfig, options: RuntimeOptio
   const catalog = new ContextWindowCatalog(config.env.CONTEXT_WINDOW_TOKENS);
   await catalog.refresh(config.env.MODELS_DEV_URL, logger);
   const live = new LiveHub();
+  const memory = new MemoryStore(
+    database.sqlite,
+    options.embedder !== undefined ? options.embedder : createEmbedder(config),
+    logger,
+    {
+      useExtension: options.vectorExtension !== false,
+      vectorPath: config.databasePath === ":memory:" ? ":memory:" : `${config.databasePath}-vec`,
+    },
+  );
 
   // The queue calls back into deps, which holds the queue: tied together once both exist.
   let deps: RuntimeDeps | undefined;
@@ -83,6 +99,7 @@ export async function createRuntime(config: RuntimeConfig, options: RuntimeOptio
     activity: new AgentActivity(),
     // Replaced right below: the scheduler needs deps itself.
     scheduler: undefined as unknown as Scheduler,
+    memory,
     onWebMessage: (message) => live.publishMessage(message),
     teamChat: options.teamChat ?? null,
     logger,
@@ -93,11 +110,16 @@ export async function createRuntime(config: RuntimeConfig, options: RuntimeOptio
   deps.scheduler = scheduler;
   // Built-in tools are registered before plugins, so a plugin cannot take their names.
   tools.register(scheduleTool(scheduler));
+  tools.register(memoryTool(memory));
   deps.plugins = await loadPlugins(config.pluginsDir, tools, logger);
   const app = createRuntimeApp(deps);
   await runs.recover();
   await scheduler.recover();
   if (options.scheduleTimer !== false) scheduler.start();
+  // Notes left without a vector (a failed call, a model change) are embedded in the background.
+  void memory.embedPending();
+  const embedTimer = setInterval(() => void memory.embedPending(), 60_000);
+  embedTimer.unref();
   const heartbeat = new Heartbeat(deps);
   heartbeat.start();
 
@@ -125,7 +147,9 @@ export async function createRuntime(config: RuntimeConfig, options: RuntimeOptio
           if ("closeAllConnections" in s) (s as { closeAllConnections(): void }).closeAllConnections();
         });
       }
+      clearInterval(embedTimer);
       await heartbeat.stop();
+      await memory.embedPending();
       await scheduler.close();
       await runs.close();
       // Only the client built here is closed; one passed in belongs to the caller.

@@ -23,9 +23,15 @@ export interface RecordedRequest {
 
 export interface FakeModel {
   url: string;
+  /** Model calls (embedding calls are in embeddingRequests). */
   requests: RecordedRequest[];
+  embeddingRequests: RecordedRequest[];
   /** Decides each answer; the default echoes the last user text. */
   respond: (body: Record<string, unknown>, request: RecordedRequest) => Reply | Promise<Reply>;
+  /** The embedding of one text (1024 values); the default hashes words into dimensions. */
+  embed: (text: string) => number[];
+  /** Answer embedding calls with this HTTP status instead (e.g. 500, or 404 for a missing deployment). */
+  embeddingStatus?: number;
   close(): Promise<void>;
   server: LocalServer;
 }
@@ -122,19 +128,64 @@ function writeBedrockEventStream(res: ServerResponse, events: Array<Record<strin
   res.end();
 }
 
+/** Words hashed into 1024 dimensions, normalized: texts sharing words are similar. */
+export function hashedEmbedding(text: string): number[] {
+  const v = new Array<number>(1024).fill(0);
+  for (const word of text.toLowerCase().match(/[a-z0-9]+/g) ?? []) {
+    let h = 2166136261;
+    for (const ch of word) h = Math.imul(h ^ ch.charCodeAt(0), 16777619);
+    v[(h >>> 0) % 1024] = (v[(h >>> 0) % 1024] ?? 0) + 1;
+  }
+  const norm = Math.sqrt(v.reduce((a, x) => a + x * x, 0)) || 1;
+  return v.map((x) => x / norm);
+}
+
+/** Azure OpenAI embeddings and the Bedrock embedding model's invoke; false when the path is not one. */
+function answerEmbedding(fake: FakeModel, path: string, body: Record<string, unknown>, res: ServerResponse): boolean {
+  const azure = /\/openai\/deployments\/([^/]+)\/embeddings/.exec(path);
+  const bedrock = /\/model\/([^/]*embed[^/]*)\/invoke$/.exec(path.split("?")[0] ?? "");
+  if (!azure && !bedrock) return false;
+  if (fake.embeddingStatus) {
+    res.writeHead(fake.embeddingStatus, { "content-type": "application/json" });
+    res.end(JSON.stringify({ error: { code: "DeploymentNotFound", message: "fake embedding failure" } }));
+    return true;
+  }
+  res.writeHead(200, { "content-type": "application/json" });
+  if (bedrock) {
+    res.end(JSON.stringify({ embedding: fake.embed(String(body.inputText ?? "")), inputTextTokenCount: 3 }));
+    return true;
+  }
+  const input = Array.isArray(body.input) ? (body.input as string[]) : [String(body.input ?? "")];
+  res.end(
+    JSON.stringify({
+      object: "list",
+      model: body.model,
+      data: input.map((text, index) => ({ object: "embedding", index, embedding: fake.embed(text) })),
+      usage: { prompt_tokens: 3, total_tokens: 3 },
+    }),
+  );
+  return true;
+}
+
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** A local stand-in for every provider: Messages API JSON and SSE, and Bedrock invoke paths. */
 export async function startFakeModel(): Promise<FakeModel> {
   const fake: Omit<FakeModel, "url" | "close" | "server"> = {
     requests: [],
+    embeddingRequests: [],
     respond: (body) => ({ content: [{ type: "text", text: `echo: ${lastUserText(body)}` }] }),
+    embed: hashedEmbedding,
   };
   const server = await startLocalServer(async (req, res) => {
     const raw = await readBody(req);
     const body = raw ? (JSON.parse(raw) as Record<string, unknown>) : {};
     const path = req.url ?? "/";
     const recorded: RecordedRequest = { method: req.method ?? "GET", path, headers: req.headers, body };
+    if (answerEmbedding(fake as FakeModel, path, body, res)) {
+      fake.embeddingRequests.push(recorded);
+      return;
+    }
     fake.requests.push(recorded);
     const reply = await fake.respond(body, recorded);
     if (reply.delayMs) await sleep(reply.delayMs);

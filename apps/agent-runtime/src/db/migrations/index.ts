@@ -3,6 +3,7 @@ import * as initial from "./0001-initial.ts";
 import * as threadContext from "./0002-thread-context.ts";
 import * as heartbeat from "./0003-heartbeat.ts";
 import * as schedules from "./0004-schedules.ts";
+import * as memory from "./0005-memory.ts";
 
 /** Listed explicitly, in order: a folder scan would not survive bundling. */
 export const migrations: Record<string, Migration> = {
@@ -10,4 +11,5 @@ export const migrations: Record<string, Migration> = {
   "0002-thread-context": threadContext,
   "0003-heartbeat": heartbeat,
   "0004-schedules": schedules,
+  "0005-memory": memory,
 };

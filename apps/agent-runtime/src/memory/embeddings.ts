@@ -1,0 +1,113 @@
+import { AnthropicBedrock } from "@anthropic-ai/bedrock-sdk";
+import { AzureOpenAI } from "openai";
+import type { RuntimeConfig } from "../config.ts";
+import { gatewayBaseUrl } from "../models/provider.ts";
+
+/** The memory index's vector size (spec "Limits": embedding dimension). */
+export const EMBEDDING_DIMENSIONS = 1024;
+/** Used when CLOUD_B_API_VERSION is unset (the Azure client has no default of its own). */
+export const DEFAULT_CLOUD_B_API_VERSION = "2024-10-21";
+
+export interface Embedder {
+  /** Stored with each vector: a change re-embeds every note. */
+  readonly model: string;
+  embed(texts: string[]): Promise<Float32Array[]>;
+}
+
+function checked(vectors: number[][]): Float32Array[] {
+  return vectors.map((v) => {
+    if (!Array.isArray(v) || v.length !== EMBEDDING_DIMENSIONS) {
+      throw new Error(
+        `the embedding model returned ${Array.isArray(v) ? v.length : "no"} dimensions, not ${EMBEDDING_DIMENSIONS}`,
+      );
+    }
+    return Float32Array.from(v);
+  });
+}
+
+/**
+ * `cloud-a` and `cloud-a-alt`: the cloud-a runtime's InvokeModel with the text-embedding model
+ * (one text per call), signed like the chat calls (bearer token or SigV4) or sent to the gateway.
+ */
+function cloudAEmbedder(config: RuntimeConfig): Embedder {
+  const env = config.env;
+  const model = env.CLOUD_A_EMBEDDING_MODEL_ID;
+  const common = { maxRetries: 1, timeout: 30_000, awsRegion: env.CLOUD_A_REGION };
+  let client: AnthropicBedrock;
+  if (env.GATEWAY_API_URL) {
+    const baseURL = gatewayBaseUrl({ ...config, provider: "cloud-a" });
+    const token = env.GATEWAY_API_TOKEN;
+    client = new AnthropicBedrock({ ...common, baseURL, apiKey: token ?? null, skipAuth: token === undefined });
+  } else {
+    const baseURL = (env.CLOUD_A_ENDPOINT_URL ?? `https://bedrock-runtime.${env.CLOUD_A_REGION}.amazonaws.com`).replace(
+      /\/+$/,
+      "",
+    );
+    client = env.CLOUD_A_BEARER_TOKEN
+      ? new AnthropicBedrock({ ...common, baseURL, apiKey: env.CLOUD_A_BEARER_TOKEN })
+      : new AnthropicBedrock({
+          ...common,
+          baseURL,
+          apiKey: null,
+          awsAccessKey: env.CLOUD_A_ACCESS_KEY_ID as string,
+          awsSecretKey: env.CLOUD_A_SECRET_ACCESS_KEY as string,
+          awsSessionToken: env.CLOUD_A_SESSION_TOKEN ?? null,
+        });
+  }
+  return {
+    model,
+    async embed(texts) {
+      const out: number[][] = [];
+      for (const text of texts) {
+        const res = (await client.post(`/model/${encodeURIComponent(model)}/invoke`, {
+          body: { inputText: text.slice(0, 40_000), dimensions: EMBEDDING_DIMENSIONS, normalize: true },
+          // Without it the client adds `anthropic_version` to the body, which the embedding model refuses.
+          headers: { "anthropic-version": null },
+        })) as { embedding?: number[] };
+        out.push(res.embedding ?? []);
+      }
+      return checked(out);
+    },
+  };
+}
+
+/** The Azure embeddings host of a resource; with CLOUD_B_BASE_URL, the same origin (tests, proxies). */
+export function cloudBEmbeddingsEndpoint(config: RuntimeConfig): string {
+  const base = config.env.CLOUD_B_BASE_URL;
+  if (base) return base.replace(/\/+$/, "").replace(/\/anthropic\/v1$/, "");
+  return `https://${config.env.CLOUD_B_RESOURCE_NAME}.openai.azure.com`;
+}
+
+/** `cloud-b`: the embedding deployment through the OpenAI SDK's Azure client, truncated to 1024 dimensions. */
+function cloudBEmbedder(config: RuntimeConfig, deployment: string): Embedder {
+  const env = config.env;
+  const apiVersion = env.CLOUD_B_API_VERSION ?? DEFAULT_CLOUD_B_API_VERSION;
+  const common = { apiVersion, deployment, maxRetries: 1, timeout: 30_000 };
+  const client = env.GATEWAY_API_URL
+    ? new AzureOpenAI({
+        ...common,
+        baseURL: `${env.GATEWAY_API_URL.replace(/\/+$/, "")}/v1/llm/cloud-b/family-1/openai`,
+        apiKey: env.GATEWAY_API_TOKEN ?? "none",
+      })
+    : new AzureOpenAI({ ...common, endpoint: cloudBEmbeddingsEndpoint(config), apiKey: env.CLOUD_B_API_KEY as string });
+  return {
+    model: deployment,
+    async embed(texts) {
+      const res = await client.embeddings.create({
+        model: deployment,
+        input: texts.map((t) => t.slice(0, 30_000)),
+        dimensions: EMBEDDING_DIMENSIONS,
+      });
+      return checked([...res.data].sort((a, b) => a.index - b.index).map((d) => d.embedding));
+    },
+  };
+}
+
+/** The active provider's embedder, or null when embeddings are off (`CLOUD_B_EMBEDDING_MODEL_ID=''`). */
+export function createEmbedder(config: RuntimeConfig): Embedder | null {
+  if (config.provider === "cloud-b") {
+    const deployment = config.env.CLOUD_B_EMBEDDING_MODEL_ID.trim();
+    return deployment === "" ? null : cloudBEmbedder(config, deployment);
+  }
+  return cloudAEmbedder(config);
+}

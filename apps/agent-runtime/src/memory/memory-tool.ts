@@ -1,0 +1,52 @@
+import { z } from "zod";
+import { type AgentTool, toolError, toolResult } from "../tools/types.ts";
+import type { MemoryStore } from "./store.ts";
+
+const Input = z.discriminatedUnion("action", [
+  z.object({ action: z.literal("remember"), text: z.string().min(1).max(20_000) }),
+  z.object({
+    action: z.literal("search"),
+    query: z.string().min(1).max(2000),
+    limit: z.number().int().min(1).max(50).optional(),
+  }),
+  z.object({ action: z.literal("forget"), id: z.string().min(1) }),
+]);
+
+/** The agent's long-term notes: remember, search (hybrid text and meaning), forget. */
+export function memoryTool(store: MemoryStore): AgentTool {
+  return {
+    name: "memory",
+    description:
+      "Your long-term memory. remember: store a note (facts, preferences, decisions worth keeping). " +
+      "search: find notes by words and meaning (best first). forget: delete a note by id.",
+    inputSchema: {
+      type: "object",
+      properties: {
+        action: { type: "string", enum: ["remember", "search", "forget"] },
+        text: { type: "string" },
+        query: { type: "string" },
+        id: { type: "string" },
+        limit: { type: "integer", minimum: 1, maximum: 50 },
+      },
+      required: ["action"],
+      additionalProperties: false,
+    },
+    async handler(raw, context) {
+      const parsed = Input.safeParse(raw);
+      if (!parsed.success) {
+        return toolError(
+          `Invalid input: ${parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ")}`,
+        );
+      }
+      const input = parsed.data;
+      if (input.action === "remember") return toolResult(await store.add(input.text, context.source));
+      if (input.action === "forget") {
+        return store.forget(input.id) ? toolResult({ forgotten: input.id }) : toolError(`No note ${input.id}`);
+      }
+      const hits = await store.search(input.query, input.limit ?? 5);
+      return toolResult({
+        hits: hits.map((h) => ({ id: h.id, text: h.text, createdAt: h.createdAt, score: Number(h.score.toFixed(4)) })),
+      });
+    },
+  };
+}

@@ -1,0 +1,329 @@
+import type Database from "better-sqlite3";
+import type { Logger } from "pino";
+import * as sqliteVec from "sqlite-vec";
+import { newId, nowIso } from "../ids.ts";
+import { EMBEDDING_DIMENSIONS, type Embedder } from "./embeddings.ts";
+
+export interface MemoryNote {
+  id: string;
+  text: string;
+  source: string;
+  createdAt: string;
+}
+
+export interface MemoryHit extends MemoryNote {
+  score: number;
+  textScore: number;
+  vectorScore: number | null;
+}
+
+/** Weights of the merged score; recency breaks ties. */
+export const TEXT_WEIGHT = 0.4;
+export const VECTOR_WEIGHT = 0.6;
+const CANDIDATES = 50;
+const EMBED_BATCH = 32;
+const MODEL_KEY = "memory.embedding_model";
+
+const toBlob = (v: Float32Array) => Buffer.from(v.buffer, v.byteOffset, v.byteLength);
+const fromBlob = (b: Buffer) => new Float32Array(b.buffer.slice(b.byteOffset, b.byteOffset + b.byteLength));
+
+function cosine(a: Float32Array, b: Float32Array): number {
+  let dot = 0;
+  let na = 0;
+  let nb = 0;
+  for (let i = 0; i < a.length; i++) {
+    const x = a[i] as number;
+    const y = b[i] as number;
+    dot += x * y;
+    na += x * x;
+    nb += y * y;
+  }
+  return na === 0 || nb === 0 ? 0 : dot / Math.sqrt(na * nb);
+}
+
+/** Words of a query as an FTS5 OR-expression of quoted terms (no FTS syntax reaches the index). */
+export function ftsQuery(text: string): string | undefined {
+  const words = text.toLowerCase().match(/[\p{L}\p{N}_]+/gu) ?? [];
+  const unique = [...new Set(words)].slice(0, 32);
+  return unique.length === 0 ? undefined : unique.map((w) => `"${w}"`).join(" OR ");
+}
+
+type NoteRow = { rowid: number; id: string; text: string; source: string; created_at: string };
+
+/**
+ * Notes with hybrid search: FTS5 BM25 over the text, and vector similarity through the
+ * sqlite-vec extension (or an in-process cosine scan when it cannot load). Embedding failures
+ * fail open: the note is stored, search is text only, and pending notes are embedded later.
+ */
+export class MemoryStore {
+  readonly #sqlite: Database.Database;
+  readonly #embedder: Embedder | null;
+  readonly #logger: Logger;
+  /** sqlite-vec loaded and its table ready. */
+  readonly vectorExtension: boolean;
+  #reembedding = false;
+  #embedding: Promise<void> | undefined;
+
+  /**
+   * `vectorPath`: the file of the vector index (`<database>-vec`, `:memory:` for an in-memory
+   * database). It is a database of its own, attached to the connection, so the main database
+   * never holds a table that needs the extension to be read.
+   */
+  constructor(
+    sqlite: Database.Database,
+    embedder: Embedder | null,
+    logger: Logger,
+    options: { useExtension?: boolean; vectorPath?: string } = {},
+  ) {
+    this.#sqlite = sqlite;
+    this.#embedder = embedder;
+    this.#logger = logger;
+    this.vectorExtension = options.useExtension !== false && this.#loadExtension(options.vectorPath ?? ":memory:");
+    this.#checkModel();
+    if (this.vectorExtension) this.#syncIndex();
+  }
+
+  #loadExtension(vectorPath: string): boolean {
+    try {
+      sqliteVec.load(this.#sqlite);
+      this.#sqlite.prepare("attach database ? as memvec").run(vectorPath);
+      this.#sqlite.exec(
+        `create virtual table if not exists memvec.memory_vec using vec0(embedding float[${EMBEDDING_DIMENSIONS}] distance_metric=cosine)`,
+      );
+      return true;
+    } catch (err) {
+      try {
+        this.#sqlite.exec("detach database memvec");
+      } catch {
+        // Not attached.
+      }
+      this.#logger.warn({ err: (err as Error).message }, "sqlite-vec did not load; vector search scans in process");
+      return false;
+    }
+  }
+
+  /**
+   * The index and the notes are two files: after a crash between their commits (or a lost index
+   * file) the index is rebuilt from the vectors stored with the notes.
+   */
+  #syncIndex(): void {
+    const count = (sql: string) => (this.#sqlite.prepare(sql).get() as { n: number }).n;
+    const notes = count("select count(*) as n from memory_note where embedding is not null");
+    if (count("select count(*) as n from memvec.memory_vec") === notes) return;
+    const insert = this.#sqlite.prepare("insert into memvec.memory_vec (rowid, embedding) values (?, ?)");
+    const rows = this.#sqlite
+      .prepare("select rowid, embedding from memory_note where embedding is not null")
+      .all() as Array<{ rowid: number; embedding: Buffer }>;
+    this.#sqlite.transaction(() => {
+      this.#sqlite.exec("delete from memvec.memory_vec");
+      for (const r of rows) insert.run(BigInt(r.rowid), r.embedding);
+    })();
+    this.#logger.info({ notes }, "vector index rebuilt from the stored embeddings");
+  }
+
+  /** A different embedding model than the stored vectors': drop them and re-embed in the background. */
+  #checkModel(): void {
+    const stored = this.#sqlite.prepare("select value from setting where key = ?").get(MODEL_KEY) as
+      | { value: string }
+      | undefined;
+    const current = this.#embedder?.model ?? "";
+    if (stored?.value === current) return;
+    const had = (
+      this.#sqlite.prepare("select count(*) as n from memory_note where embedding is not null").get() as {
+        n: number;
+      }
+    ).n;
+    this.#sqlite.transaction(() => {
+      this.#sqlite.prepare("update memory_note set embedding = null, embedding_model = null").run();
+      if (this.vectorExtension) this.#sqlite.exec("delete from memvec.memory_vec");
+      this.#sqlite
+        .prepare(
+          "insert into setting (key, value) values (?, ?) on conflict (key) do update set value = excluded.value",
+        )
+        .run(MODEL_KEY, current);
+    })();
+    if (had > 0) {
+      this.#reembedding = true;
+      this.#logger.info(
+        { from: stored?.value, to: current, notes: had },
+        "embedding model changed; re-embedding notes",
+      );
+    }
+  }
+
+  get enabled(): boolean {
+    return this.#embedder !== null;
+  }
+
+  /** True while a model change is being re-embedded: search is text only until it is done. */
+  get reembedding(): boolean {
+    return this.#reembedding;
+  }
+
+  pendingCount(): number {
+    if (!this.#embedder) return 0;
+    return (
+      this.#sqlite.prepare("select count(*) as n from memory_note where embedding is null").get() as { n: number }
+    ).n;
+  }
+
+  /** Stores a note at once; its embedding follows (a failure leaves it pending). */
+  async add(text: string, source: string): Promise<MemoryNote> {
+    const note = { id: newId("mem"), text, source, created_at: nowIso() };
+    this.#sqlite.transaction(() => {
+      const { lastInsertRowid } = this.#sqlite
+        .prepare("insert into memory_note (id, text, source, created_at) values (?, ?, ?, ?)")
+        .run(note.id, note.text, note.source, note.created_at);
+      this.#sqlite.prepare("insert into memory_fts (rowid, text) values (?, ?)").run(lastInsertRowid, text);
+    })();
+    await this.embedPending();
+    return { id: note.id, text, source, createdAt: note.created_at };
+  }
+
+  forget(id: string): boolean {
+    const row = this.#sqlite.prepare("select rowid from memory_note where id = ?").get(id) as
+      | { rowid: number }
+      | undefined;
+    if (!row) return false;
+    this.#sqlite.transaction(() => {
+      this.#sqlite.prepare("delete from memory_fts where rowid = ?").run(row.rowid);
+      if (this.vectorExtension)
+        this.#sqlite.prepare("delete from memvec.memory_vec where rowid = ?").run(BigInt(row.rowid));
+      this.#sqlite.prepare("delete from memory_note where rowid = ?").run(row.rowid);
+    })();
+    return true;
+  }
+
+  /** Embeds notes without a vector, in batches; stops (and logs) at the first failure. One pass at a time. */
+  embedPending(): Promise<void> {
+    if (!this.#embedder || !this.#sqlite.open) return Promise.resolve();
+    this.#embedding ??= this.#embedAll().finally(() => {
+      this.#embedding = undefined;
+    });
+    return this.#embedding;
+  }
+
+  async #embedAll(): Promise<void> {
+    const embedder = this.#embedder as Embedder;
+    const select = this.#sqlite.prepare(
+      "select rowid, text from memory_note where embedding is null order by rowid limit ?",
+    );
+    const save = this.#sqlite.prepare("update memory_note set embedding = ?, embedding_model = ? where rowid = ?");
+    const saveVec = this.vectorExtension
+      ? this.#sqlite.prepare("insert or replace into memvec.memory_vec (rowid, embedding) values (?, ?)")
+      : undefined;
+    for (;;) {
+      const batch = select.all(EMBED_BATCH) as Array<{ rowid: number; text: string }>;
+      if (batch.length === 0 || !this.#sqlite.open) break;
+      let vectors: Float32Array[];
+      try {
+        vectors = await embedder.embed(batch.map((b) => b.text));
+      } catch (err) {
+        this.#logger.warn(
+          { err: (err as Error).message, model: embedder.model },
+          "embedding failed; notes stay text-searchable",
+        );
+        return;
+      }
+      if (!this.#sqlite.open) return;
+      this.#sqlite.transaction(() => {
+        batch.forEach((b, i) => {
+          const blob = toBlob(vectors[i] as Float32Array);
+          save.run(blob, embedder.model, b.rowid);
+          saveVec?.run(BigInt(b.rowid), blob);
+        });
+      })();
+    }
+    if (this.#reembedding) this.#logger.info({ model: embedder.model }, "re-embedding done");
+    this.#reembedding = false;
+  }
+
+  async #queryVector(query: string): Promise<Float32Array | undefined> {
+    if (!this.#embedder || this.#reembedding) return undefined;
+    try {
+      const [vector] = await this.#embedder.embed([query]);
+      if (this.pendingCount() > 0) void this.embedPending();
+      return vector;
+    } catch (err) {
+      this.#logger.warn({ err: (err as Error).message }, "query embedding failed; searching text only");
+      return undefined;
+    }
+  }
+
+  #vectorCandidates(vector: Float32Array, k: number): Map<number, number> {
+    const out = new Map<number, number>();
+    if (this.vectorExtension) {
+      const rows = this.#sqlite
+        .prepare("select rowid, distance from memvec.memory_vec where embedding match ? and k = ? order by distance")
+        .all(toBlob(vector), k) as Array<{ rowid: number | bigint; distance: number }>;
+      for (const r of rows) out.set(Number(r.rowid), 1 - r.distance);
+      return out;
+    }
+    const scored: Array<[number, number]> = [];
+    for (const r of this.#sqlite
+      .prepare("select rowid, embedding from memory_note where embedding is not null")
+      .iterate() as Iterable<{
+      rowid: number;
+      embedding: Buffer;
+    }>) {
+      scored.push([r.rowid, cosine(vector, fromBlob(r.embedding))]);
+    }
+    scored.sort((a, b) => b[1] - a[1]);
+    for (const [rowid, sim] of scored.slice(0, k)) out.set(rowid, sim);
+    return out;
+  }
+
+  /** Hybrid search: BM25 and vector candidates merged by a weighted score, newer first on ties. */
+  async search(query: string, limit = 5): Promise<MemoryHit[]> {
+    const vector = await this.#queryVector(query);
+    return this.searchWith(query, vector, limit);
+  }
+
+  /** The search with a query vector already computed (or none: text only). */
+  searchWith(query: string, vector: Float32Array | undefined, limit = 5): MemoryHit[] {
+    const text = new Map<number, number>();
+    const match = ftsQuery(query);
+    if (match) {
+      const rows = this.#sqlite
+        .prepare(
+          "select rowid, bm25(memory_fts) as rank from memory_fts where memory_fts match ? order by rank limit ?",
+        )
+        .all(match, CANDIDATES) as Array<{ rowid: number; rank: number }>;
+      const best = Math.max(...rows.map((r) => -r.rank), 1e-9);
+      for (const r of rows) text.set(r.rowid, -r.rank / best);
+    }
+    const vectors = vector ? this.#vectorCandidates(vector, CANDIDATES) : new Map<number, number>();
+    const ids = [...new Set([...text.keys(), ...vectors.keys()])];
+    if (ids.length === 0) return [];
+    const notes = new Map(
+      (
+        this.#sqlite
+          .prepare(
+            `select rowid, id, text, source, created_at from memory_note where rowid in (${ids.map(() => "?").join(",")})`,
+          )
+          .all(...ids) as NoteRow[]
+      ).map((n) => [n.rowid, n]),
+    );
+    const hits = ids
+      .filter((rowid) => notes.has(rowid))
+      .map((rowid) => {
+        const n = notes.get(rowid) as NoteRow;
+        const textScore = text.get(rowid) ?? 0;
+        const vectorScore = vector ? (vectors.get(rowid) ?? 0) : null;
+        const score =
+          vectorScore === null ? textScore : TEXT_WEIGHT * textScore + VECTOR_WEIGHT * Math.max(0, vectorScore);
+        return {
+          rowid,
+          id: n.id,
+          text: n.text,
+          source: n.source,
+          createdAt: n.created_at,
+          score,
+          textScore,
+          vectorScore,
+        };
+      });
+    hits.sort((a, b) => b.score - a.score || b.rowid - a.rowid);
+    return hits.slice(0, limit).map(({ rowid: _rowid, ...hit }) => hit);
+  }
+}
