@@ -60,7 +60,7 @@ export class Relay {
         if (!stream.destroyed) stream.end();
       });
     });
-    this.h2.on("sessionError", () => {});
+    this.h2.on("sessionError", (err) => this.options.logger.warn({ err: err.message }, "tunnel session error"));
   }
 
   get connected(): boolean {
@@ -191,15 +191,23 @@ export class Relay {
     }, this.options.heartbeatMs ?? 10_000);
   }
 
-  private async readBody(stream: ServerHttp2Stream): Promise<Uint8Array> {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    for await (const chunk of stream) {
-      size += (chunk as Buffer).length;
-      if (size > MAX_BODY_BYTES) throw new VerificationError("body too large");
-      chunks.push(chunk as Buffer);
-    }
-    return Buffer.concat(chunks);
+  /** The whole request body (its hash is signed). Not by async iteration: that destroys the stream at its end. */
+  private readBody(stream: ServerHttp2Stream): Promise<Uint8Array> {
+    return new Promise((resolve, reject) => {
+      const chunks: Buffer[] = [];
+      let size = 0;
+      stream.on("data", (chunk: Buffer) => {
+        size += chunk.length;
+        if (size > MAX_BODY_BYTES) {
+          stream.pause();
+          reject(new VerificationError("body too large"));
+          return;
+        }
+        chunks.push(chunk);
+      });
+      stream.once("end", () => resolve(Buffer.concat(chunks)));
+      stream.once("error", reject);
+    });
   }
 
   private async handle(stream: ServerHttp2Stream, headers: IncomingHttpHeaders): Promise<void> {

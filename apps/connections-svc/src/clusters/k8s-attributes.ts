@@ -44,7 +44,7 @@ export function assertSafeProxyPath(rawPath: string): void {
     });
   if (/%(2f|5c|00)/i.test(rawPath)) throw bad("encoded slash, backslash or NUL");
   if (rawPath.includes("\\") || rawPath.includes("\0")) throw bad("backslash or NUL");
-  const segments = rawPath.split("/");
+  const segments = rawPath.replace(/^\//, "").split("/");
   for (let i = 0; i < segments.length; i++) {
     const seg = segments[i]!;
     let decoded: string;

@@ -5,6 +5,7 @@ import type { Selectable } from "kysely";
 import type { ConnectionsContext } from "../context.ts";
 import type { ClustersTable } from "../db/schema/clusters.ts";
 import { recordDomainEvent, withDomainEvents } from "./audit.ts";
+import { jsonb } from "./jsonb.ts";
 import { newTunnelToken } from "./tunnel-tokens.ts";
 
 export type ClusterRow = Selectable<ClustersTable>;
@@ -76,7 +77,7 @@ export async function createCluster(args: {
         project_id: args.projectId,
         name: input.name,
         description: input.description ?? null,
-        labels: JSON.stringify(input.labels ?? {}) as unknown as Record<string, string>,
+        labels: jsonb(input.labels ?? {}),
         tunnel_token_id: token.id,
         tunnel_token_hash: token.hash,
       })
@@ -135,9 +136,7 @@ export async function updateCluster(args: {
       .set({
         ...(input.name !== undefined ? { name: input.name } : {}),
         ...(input.description !== undefined ? { description: input.description } : {}),
-        ...(input.labels !== undefined
-          ? { labels: JSON.stringify(input.labels) as unknown as Record<string, string> }
-          : {}),
+        ...(input.labels !== undefined ? { labels: jsonb(input.labels) } : {}),
         updated_at: new Date(),
       })
       .where("id", "=", cluster.id)

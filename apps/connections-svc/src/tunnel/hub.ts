@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import type { IncomingMessage } from "node:http";
 import http2, { type ClientHttp2Session, type OutgoingHttpHeaders } from "node:http2";
-import { type Duplex, Readable } from "node:stream";
+import type { Duplex } from "node:stream";
 import {
   CLUSTER_JWT_AUDIENCE,
   CONNECTIONS_INTERNAL,
@@ -290,7 +290,13 @@ export class TunnelHub {
     const head = await new Promise<http2.IncomingHttpHeaders>((resolve, reject) => {
       stream.once("response", resolve);
       stream.once("error", reject);
-      stream.once("close", () => reject(disconnected(tunnel.clusterId)));
+      stream.once("close", () => {
+        this.ctx.logger.debug(
+          { rstCode: stream.rstCode, clusterId: tunnel.clusterId },
+          "tunnel stream closed before its response",
+        );
+        reject(disconnected(tunnel.clusterId));
+      });
     });
     const status = Number(head[":status"] ?? 502);
     const out = new Headers();
@@ -300,7 +306,7 @@ export class TunnelHub {
     }
     const empty = status === 204 || status === 304 || req.method === "HEAD";
     if (empty) stream.resume();
-    return new Response(empty ? null : (Readable.toWeb(stream) as ReadableStream<Uint8Array>), {
+    return new Response(empty ? null : bodyOf(stream), {
       status,
       headers: out,
     });
@@ -384,4 +390,37 @@ export class TunnelHub {
     await Promise.all([...this.tunnels.values()].map((t) => this.closeTunnel(t)));
     this.wss.close();
   }
+}
+
+/**
+ * The response body of an HTTP/2 stream as a web stream, with backpressure (the stream pauses
+ * while the reader is behind) and cancellation (a cancelled reader resets the HTTP/2 stream, which
+ * the relay turns into an aborted upstream request: how a client abort ends a watch).
+ */
+function bodyOf(stream: http2.ClientHttp2Stream): ReadableStream<Uint8Array> {
+  let ended = false;
+  return new ReadableStream<Uint8Array>(
+    {
+      start(controller) {
+        stream.on("data", (chunk: Buffer) => {
+          controller.enqueue(new Uint8Array(chunk.buffer, chunk.byteOffset, chunk.byteLength));
+          if ((controller.desiredSize ?? 1) <= 0) stream.pause();
+        });
+        stream.once("end", () => {
+          ended = true;
+          controller.close();
+        });
+        stream.once("close", () => {
+          if (!ended) controller.error(new Error("the tunnel stream was reset"));
+        });
+      },
+      pull() {
+        stream.resume();
+      },
+      cancel() {
+        stream.close(http2.constants.NGHTTP2_CANCEL);
+      },
+    },
+    { highWaterMark: 16 },
+  );
 }

@@ -1,0 +1,274 @@
+import { readFileSync } from "node:fs";
+import { request as httpRequest } from "node:http";
+import { requirePostgres } from "@agentplane/testkit";
+import { CoreV1Api, KubeConfig, PatchStrategy, setHeaderOptions, Watch } from "@kubernetes/client-node";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { WebSocket } from "ws";
+import { governanceStandIn } from "../../platform/test/connections-governance-stand-in.ts";
+import {
+  type ConnectionsPlatform,
+  type RelayProcess,
+  startConnectionsPlatform,
+  startRelayProcess,
+  waitFor,
+} from "../../platform/test/connections-harness.ts";
+import { type KubeStandIn, kubeconfigFor, startKubeStandIn } from "./fixtures/kube-stand-in.ts";
+
+const pg = await requirePostgres();
+
+function kubeClient(base: string, clusterId: string, token: string): KubeConfig {
+  const kc = new KubeConfig();
+  kc.loadFromOptions({
+    clusters: [{ name: "agentplane", server: `${base}/v1/clusters/${clusterId}/proxy`, skipTLSVerify: true }],
+    users: [{ name: "me", token }],
+    contexts: [{ name: "agentplane", cluster: "agentplane", user: "me" }],
+    currentContext: "agentplane",
+  });
+  return kc;
+}
+
+/** A raw request whose path is sent exactly as written (no client-side normalization). */
+function rawGet(url: string, path: string, token: string): Promise<number> {
+  const u = new URL(url);
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(
+      { host: u.hostname, port: u.port, path, method: "GET", headers: { authorization: `Bearer ${token}` } },
+      (res) => {
+        res.resume();
+        resolve(res.statusCode ?? 0);
+      },
+    );
+    req.on("error", reject);
+    req.end();
+  });
+}
+
+describe.skipIf(!pg.available)(`clusters through a real relay process${pg.reason}`, () => {
+  let h: ConnectionsPlatform;
+  let kube: KubeStandIn;
+  let relay: RelayProcess;
+  let clusterId: string;
+  let tunnelToken: string;
+  let governance: ReturnType<typeof governanceStandIn>;
+
+  beforeAll(async () => {
+    h = await startConnectionsPlatform();
+    governance = governanceStandIn(h.platform.keys, [
+      {
+        ruleId: "no-pod-deletes-in-prod",
+        matches: (r) =>
+          r.action === "cluster:delete" &&
+          (r.context as { resource?: string }).resource === "pods" &&
+          (r.context as { namespace?: string }).namespace === "prod",
+      },
+    ]);
+    h.connections.context.governance = governance.client;
+    kube = await startKubeStandIn();
+  });
+  afterAll(async () => {
+    await relay?.stop();
+    await kube?.close();
+    await h?.close();
+  });
+
+  it("registers a cluster with its tunnel token shown once, pending until a relay connects", async () => {
+    const created = await h.call<{ id: string; tunnelToken: string; status: string }>(
+      "POST",
+      `/v1/projects/${h.projectId}/clusters`,
+      { token: h.adminToken, body: { name: "prod-eu", labels: { env: "prod" } } },
+    );
+    expect(created.status).toBe(201);
+    expect(created.body.tunnelToken).toMatch(/^apct_ctt_/);
+    expect(created.body.status).toBe("pending");
+    clusterId = created.body.id;
+    tunnelToken = created.body.tunnelToken;
+    const got = await h.call<Record<string, unknown>>("GET", `/v1/clusters/${clusterId}`, { token: h.viewerToken });
+    expect(got.status).toBe(200);
+    expect(got.body.tunnelToken).toBeUndefined();
+    expect(JSON.stringify(got.body)).not.toContain(tunnelToken.slice(-20));
+    const pending = await h.call<{ items: { id: string }[] }>(
+      "GET",
+      `/v1/projects/${h.projectId}/clusters?status=pending`,
+      { token: h.viewerToken },
+    );
+    expect(pending.body.items.map((c) => c.id)).toContain(clusterId);
+  });
+
+  it("answers 503 cluster-disconnected while no relay is connected", async () => {
+    const res = await h.call("GET", `/v1/clusters/${clusterId}/proxy/api/v1/namespaces`, { token: h.memberToken });
+    expect(res.status).toBe(503);
+    expect(String(res.body.type)).toMatch(/cluster-disconnected$/);
+  });
+
+  it("a relay process connects; status shows connected, relay and Kubernetes versions, the replica", async () => {
+    relay = startRelayProcess({ url: h.url, clusterId, tunnelToken, kubeconfig: kubeconfigFor(kube) });
+    const cluster = await waitFor(
+      async () => {
+        const r = await h.call<Record<string, string>>("GET", `/v1/clusters/${clusterId}`, { token: h.viewerToken });
+        return r.body.status === "connected" && r.body.kubernetesVersion ? r.body : undefined;
+      },
+      25_000,
+      "the relay to connect",
+    ).catch(async (err) => {
+      const last = await h.call("GET", `/v1/clusters/${clusterId}`, { token: h.viewerToken });
+      throw new Error(`${(err as Error).message}: ${JSON.stringify(last.body)}; relay output:\n${relay.output()}`);
+    });
+    expect(cluster.kubernetesVersion).toBe("v1.31.0-standin");
+    expect(cluster.relayVersion).toBe("0.1.0");
+    expect(cluster.replica).toBe(h.connections.context.config.replicaId);
+    expect(cluster.lastHeartbeatAt).toBeTruthy();
+  });
+
+  it("@kubernetes/client-node lists, creates, patches, reads and deletes through the proxy", async () => {
+    const core = kubeClient(h.url, clusterId, h.memberToken).makeApiClient(CoreV1Api);
+    const namespaces = await core.listNamespace();
+    expect(namespaces.items.map((n) => n.metadata?.name)).toEqual(expect.arrayContaining(["default", "kube-system"]));
+    await core.createNamespacedConfigMap({
+      namespace: "default",
+      body: { metadata: { name: "settings" }, data: { mode: "a" } },
+    });
+    const patched = await core.patchNamespacedConfigMap(
+      { name: "settings", namespace: "default", body: { data: { mode: "b", extra: "1" } } },
+      setHeaderOptions("Content-Type", PatchStrategy.MergePatch),
+    );
+    expect(patched.data).toEqual({ mode: "b", extra: "1" });
+    expect((await core.readNamespacedConfigMap({ name: "settings", namespace: "default" })).data?.mode).toBe("b");
+    await core.createNamespacedPod({
+      namespace: "default",
+      body: { metadata: { name: "web" }, spec: { containers: [{ name: "web", image: "nginx" }] } },
+    });
+    expect((await core.listNamespacedPod({ namespace: "default" })).items.map((p) => p.metadata?.name)).toContain(
+      "web",
+    );
+    await core.deleteNamespacedPod({ name: "web", namespace: "default" });
+    expect(kube.get("pods", "default", "web")).toBeUndefined();
+    // The relay called the API server with its own credential, never the caller's token.
+    expect(kube.requests.every((r) => r.authorized)).toBe(true);
+    const seen = governance.seen.map((r) => `${r.action} ${(r.context as { resource?: string }).resource ?? ""}`);
+    expect(seen).toEqual(
+      expect.arrayContaining(["cluster:list namespaces", "cluster:create configmaps", "cluster:patch configmaps"]),
+    );
+  });
+
+  it("a watch streams events as they happen and a client abort cancels it upstream", async () => {
+    const kc = kubeClient(h.url, clusterId, h.memberToken);
+    const events: string[] = [];
+    const watch = new Watch(kc);
+    const controller = await watch.watch(
+      "/api/v1/namespaces/default/configmaps",
+      {},
+      (phase, obj: { metadata?: { name?: string } }) => events.push(`${phase} ${obj.metadata?.name}`),
+      () => {},
+    );
+    await waitFor(() => kube.openWatches() === 1, 10_000, "the watch to reach the stand-in");
+    await waitFor(() => events.includes("ADDED settings"), 10_000, "the initial event");
+    const core = kc.makeApiClient(CoreV1Api);
+    await core.createNamespacedConfigMap({ namespace: "default", body: { metadata: { name: "live" } } });
+    await waitFor(() => events.includes("ADDED live"), 10_000, "the live event");
+    await core.deleteNamespacedConfigMap({ name: "live", namespace: "default" });
+    await waitFor(() => events.includes("DELETED live"), 10_000, "the delete event");
+    controller.abort();
+    await waitFor(() => kube.openWatches() === 0, 10_000, "the upstream watch to be cancelled");
+    expect(governance.seen.some((r) => r.action === "cluster:watch")).toBe(true);
+  });
+
+  it("policy denies deleting pods in one namespace only, naming the rule; the denial is audited", async () => {
+    kube.put("pods", { apiVersion: "v1", kind: "Pod", metadata: { name: "db", namespace: "prod" } });
+    kube.put("pods", { apiVersion: "v1", kind: "Pod", metadata: { name: "db", namespace: "staging" } });
+    const denied = await h.call("DELETE", `/v1/clusters/${clusterId}/proxy/api/v1/namespaces/prod/pods/db`, {
+      token: h.memberToken,
+    });
+    expect(denied.status).toBe(403);
+    expect(String(denied.body.type)).toMatch(/policy-denied$/);
+    expect(denied.body.ruleId).toBe("no-pod-deletes-in-prod");
+    expect(kube.get("pods", "prod", "db")).toBeDefined();
+    const allowed = await h.call("DELETE", `/v1/clusters/${clusterId}/proxy/api/v1/namespaces/staging/pods/db`, {
+      token: h.memberToken,
+    });
+    expect(allowed.status).toBe(200);
+    expect(kube.get("pods", "staging", "db")).toBeUndefined();
+    // The record travels outbox → bus → audit-svc, where the audit trail keeps it.
+    const auditDb = h.connections.context.database.forSchema<{
+      audit_records: { action: string; outcome: string; details: unknown };
+    }>("audit");
+    const audit = await waitFor(
+      async () => {
+        await (h.platform.services.audit as unknown as { drain(): Promise<void> }).drain();
+        const rows = await auditDb.selectFrom("audit_records").select(["action", "outcome", "details"]).execute();
+        return rows.some((r) => r.action === "cluster:delete") ? rows : undefined;
+      },
+      10_000,
+      "the audit record",
+    );
+    expect(audit).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({
+          action: "cluster:delete",
+          outcome: "denied",
+          details: expect.objectContaining({ namespace: "prod", resource: "pods", name: "db" }),
+        }),
+      ]),
+    );
+  });
+
+  // Plain and %2e dot segments are resolved by URL parsing (RFC 3986 5.2.4) before any routing, so
+  // the path policy checks is the path the cluster receives; what survives parsing is refused here.
+  it("refuses encoded slashes, backslashes and dot segments hidden behind them with 400", async () => {
+    for (const path of [
+      `/v1/clusters/${clusterId}/proxy/api/v1/namespaces%2Fprod/pods`,
+      `/v1/clusters/${clusterId}/proxy/api/v1/namespaces/..%5cx/pods`,
+    ]) {
+      expect(await rawGet(h.url, path, h.memberToken), path).toBe(400);
+    }
+  });
+
+  it("rotating the tunnel token: the relay persists the new one and reconnects, the old one opens nothing", async () => {
+    const before = relay.output().match(/tunnel open/g)?.length ?? 0;
+    const rotated = await h.call<{ tunnelToken: string; deliveredToRelay: boolean }>(
+      "POST",
+      `/v1/clusters/${clusterId}/rotate-tunnel-token`,
+      { token: h.adminToken },
+    );
+    expect(rotated.status).toBe(200);
+    expect(rotated.body.deliveredToRelay).toBe(true);
+    expect(rotated.body.tunnelToken).not.toBe(tunnelToken);
+    await waitFor(
+      () => readFileSync(relay.tokenFile, "utf8").trim() === rotated.body.tunnelToken,
+      5000,
+      "the token file",
+    );
+    await waitFor(() => (relay.output().match(/tunnel open/g)?.length ?? 0) > before, 10_000, "the reconnect");
+    // The old token no longer opens a tunnel.
+    const status = await new Promise<number>((resolve) => {
+      const ws = new WebSocket(`${h.url.replace("http", "ws")}/v1/clusters/${clusterId}/tunnel`, {
+        headers: { authorization: `Bearer ${tunnelToken}` },
+      });
+      ws.on("unexpected-response", (_req, res) => resolve(res.statusCode ?? 0));
+      ws.on("open", () => {
+        ws.close();
+        resolve(101);
+      });
+      ws.on("error", () => {});
+    });
+    expect(status).toBe(401);
+    // Requests still flow, over the new tunnel.
+    const core = kubeClient(h.url, clusterId, h.memberToken).makeApiClient(CoreV1Api);
+    expect((await core.listNamespace()).items.length).toBeGreaterThan(0);
+    tunnelToken = rotated.body.tunnelToken;
+  });
+
+  it("reports disconnected (with since) once the relay stops, and the proxy answers 503", async () => {
+    await relay.stop();
+    const cluster = await waitFor(
+      async () => {
+        const r = await h.call<Record<string, string>>("GET", `/v1/clusters/${clusterId}`, { token: h.viewerToken });
+        return r.body.status === "disconnected" ? r.body : undefined;
+      },
+      15_000,
+      "the disconnect",
+    );
+    expect(cluster.statusSince).toBeTruthy();
+    const res = await h.call("GET", `/v1/clusters/${clusterId}/proxy/api/v1/namespaces`, { token: h.memberToken });
+    expect(res.status).toBe(503);
+  });
+});
