@@ -1,0 +1,142 @@
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { requireSandboxCurl, startUpstreams, type Upstreams } from "../../sandbox-svc/test/egress-fixture.ts";
+import { eventually, type GovernedPlatform, startGovernedPlatform } from "./governance-harness.ts";
+import { requireBwrap } from "./sandbox-harness.ts";
+
+const bwrap = requireBwrap();
+const curl = requireSandboxCurl();
+
+/** The README's example: agents run only git and npm and reach only the registry (a local stand-in). */
+const AGENT_POLICY = `
+@id("agents-run-git-npm")
+permit(principal, action == Action::"sandbox:exec", resource)
+when { ["git", "npm"].contains(context.program) };
+
+@id("agents-reach-registry")
+permit(principal, action == Action::"sandbox:egress", resource)
+when { context.host == "registry.test" };
+`;
+
+interface AuditItem {
+  action: string;
+  outcome: string;
+  targetId?: string;
+  details?: Record<string, unknown>;
+}
+
+describe.skipIf(!bwrap.available || !curl.available)(
+  `sandbox egress through the platform's proxy, governed end to end${bwrap.reason}${curl.reason}`,
+  () => {
+    let h: GovernedPlatform;
+    let upstreams: Upstreams;
+    const seen: string[] = [];
+    let box: string;
+
+    beforeAll(async () => {
+      upstreams = await startUpstreams("registry.test");
+      upstreams.http.on("request", (req) => seen.push(`http ${req.headers.host}${req.url}`));
+      upstreams.https.on("request", (req) => seen.push(`https ${req.headers.host}${req.url}`));
+      const port = (s: typeof upstreams.http) => (s.address() as { port: number }).port;
+      h = await startGovernedPlatform({
+        SANDBOX_EGRESS_HOST_MAP: JSON.stringify({
+          "registry.test": `127.0.0.1:${port(upstreams.http)}`,
+          "registry.test:443": `127.0.0.1:${port(upstreams.https)}`,
+          "elsewhere.test": `127.0.0.1:${port(upstreams.http)}`,
+        }),
+      });
+      const created = await h.call<{ id: string }>("POST", `/v1/projects/${h.projectId}/sandboxes`, {
+        name: "agent-box",
+        start: true,
+      });
+      expect(created.status).toBe(201);
+      box = created.body.id;
+      const sandbox = h.platform.services.sandbox as unknown as { driver: { workspaceDir(id: string): string } };
+      writeFileSync(join(sandbox.driver.workspaceDir(box), "ca.pem"), upstreams.certPem);
+    }, 240_000);
+    afterAll(async () => {
+      await h?.close();
+      await upstreams?.close();
+    });
+
+    const exec = (command: string | string[]) =>
+      h.call<{ exitCode: number; stdout: string; stderr: string }>("POST", "/v1/shell/exec", {
+        projectId: h.projectId,
+        sandboxId: box,
+        command,
+        timeoutMs: 20_000,
+      });
+    const status = (stdout: string) => stdout.trim().split("\n").at(-1);
+
+    it("no egress policy: the sandbox reaches nothing outside, and the refusal is audited", async () => {
+      const r = await exec("curl -sS -w '\\n%{http_code}' http://registry.test/before");
+      expect(r.status).toBe(200);
+      expect(status(r.body.stdout)).toBe("403");
+      expect(r.body.stdout).toContain("No policy permits egress");
+      expect(seen).not.toContain("http registry.test/before");
+      const records = await eventually(
+        async () =>
+          (await h.call<{ items: AuditItem[] }>("GET", `/v1/orgs/${h.orgId}/audit-trail?action=sandbox.egress_denied`))
+            .body.items ?? [],
+        (items) => items.length > 0,
+      );
+      expect(records[0]).toMatchObject({
+        outcome: "denied",
+        targetId: box,
+        details: { host: "registry.test", port: 80 },
+      });
+    }, 120_000);
+
+    it("a bound policy opens the registry only, over HTTP and TLS, with git as the client; others are refused by rule", async () => {
+      const policy = await h.call<{ id: string }>("POST", `/v1/projects/${h.projectId}/policies`, {
+        name: "agents",
+        cedar: AGENT_POLICY,
+      });
+      expect(policy.status).toBe(201);
+      const binding = await h.call<{ id: string }>("POST", `/v1/projects/${h.projectId}/policy-bindings`, {
+        policyId: policy.body.id,
+      });
+      expect(binding.status).toBe(201);
+
+      await eventually(
+        () => exec(["git", "ls-remote", "http://registry.test/agent/tools.git"]),
+        () => seen.includes("http registry.test/agent/tools.git/info/refs?service=git-upload-pack"),
+      );
+      expect(seen).toContain("http registry.test/agent/tools.git/info/refs?service=git-upload-pack");
+      await exec(["git", "-c", "http.sslCAInfo=/workspace/ca.pem", "ls-remote", "https://registry.test/agent/tls.git"]);
+      expect(seen).toContain("https registry.test/agent/tls.git/info/refs?service=git-upload-pack");
+      const elsewhere = await exec(["git", "ls-remote", "http://elsewhere.test/agent/tools.git"]);
+      expect(elsewhere.status).toBe(200);
+      expect(elsewhere.body.stderr).toMatch(/403/);
+      expect(seen.some((s) => s.startsWith("http elsewhere.test"))).toBe(false);
+      // curl is not git: the exec itself is refused before any connection.
+      expect((await exec(["curl", "http://registry.test/"])).status).toBe(403);
+
+      const records = await eventually(
+        async () =>
+          (await h.call<{ items: AuditItem[] }>("GET", `/v1/orgs/${h.orgId}/audit-trail?action=sandbox.egress_denied`))
+            .body.items ?? [],
+        (items) => items.some((i) => i.details?.host === "elsewhere.test"),
+      );
+      expect(records.find((i) => i.details?.host === "elsewhere.test")).toMatchObject({
+        outcome: "denied",
+        targetId: box,
+        details: { host: "elsewhere.test", port: 80, ruleId: "agents-reach-registry" },
+      });
+
+      // Unbound: egress is closed again (no binding governs it), and any command runs.
+      expect((await h.call("DELETE", `/v1/projects/${h.projectId}/policy-bindings/${binding.body.id}`)).status).toBe(
+        204,
+      );
+      // Within 2 s (governance's propagation, and the proxy's reuse of the sandbox's answer).
+      let attempt = 0;
+      const after = await eventually(
+        () => exec(`curl -sS -w '\\n%{http_code}' http://registry.test/after-${++attempt}`),
+        (r) => r.status === 200 && status(r.body.stdout) === "403",
+      );
+      expect(status(after.body.stdout)).toBe("403");
+      expect(seen).not.toContain(`http registry.test/after-${attempt}`);
+    }, 120_000);
+  },
+);
