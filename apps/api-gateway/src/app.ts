@@ -52,6 +52,9 @@ export interface Gateway {
   close(): void;
 }
 
+/** Where MCP clients read how this resource server takes tokens (RFC 9728). */
+const RESOURCE_METADATA_PATH = "/.well-known/oauth-protected-resource";
+
 function clientIp(env: { incoming?: IncomingMessage } | undefined): string | undefined {
   return env?.incoming?.socket?.remoteAddress ?? undefined;
 }
@@ -125,6 +128,15 @@ export function createGateway(deps: GatewayDeps): Gateway {
       });
     }
 
+    if (url.pathname.startsWith(RESOURCE_METADATA_PATH) && method === "GET") {
+      // OAuth protected-resource metadata (RFC 9728) for MCP clients: Bearer tokens in the header.
+      const base = deps.publicUrl ?? url.origin;
+      return new Response(
+        JSON.stringify({ resource: `${base}/mcp`, bearer_methods_supported: ["header"], resource_name: "Agentplane" }),
+        { headers: { "content-type": "application/json" } },
+      );
+    }
+
     const match = routes.match(method, url.pathname);
     if (match.kind === "not-found") {
       return fail(new ProblemError("not-found", { detail: `No route for ${url.pathname}` }));
@@ -180,7 +192,14 @@ export function createGateway(deps: GatewayDeps): Gateway {
               });
         if (!(err instanceof ProblemError)) deps.logger?.error({ err, requestId }, "authentication error");
         audit(undefined, problem.status);
-        return fail(problem);
+        // MCP clients find how to authenticate from the resource metadata (MCP authorization spec).
+        const mcpChallenge: Record<string, string> =
+          problem.status === 401 && entry.operationId.startsWith("page:") && entry.access === "authenticated"
+            ? {
+                "www-authenticate": `Bearer resource_metadata="${deps.publicUrl ?? url.origin}${RESOURCE_METADATA_PATH}"`,
+              }
+            : {};
+        return fail(problem, mcpChallenge);
       }
     }
 

@@ -1,5 +1,6 @@
 import {
   ALL_ROUTES,
+  AUTHENTICATED_PAGES,
   type ContractRoute,
   PUBLIC_PAGES,
   type RouteAccess,
@@ -95,6 +96,18 @@ export class RouteTable {
           operationId: `page:${page.path}`,
           service: page.service,
           access: "public",
+          websocket: false,
+        });
+      }
+    }
+    for (const page of AUTHENTICATED_PAGES) {
+      for (const method of page.methods) {
+        add({
+          method,
+          template: page.path,
+          operationId: `page:${page.path}`,
+          service: page.service,
+          access: "authenticated",
           websocket: false,
         });
       }

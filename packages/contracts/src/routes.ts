@@ -21,3 +21,12 @@ export const PUBLIC_PAGES: readonly { path: string; service: "tenancy"; methods:
   { path: "/activate", service: "tenancy", methods: ["GET", "POST"] },
   { path: "/activate/callback", service: "tenancy", methods: ["GET"] },
 ];
+
+/**
+ * Pages outside `/v1` that a service serves through the gateway behind the same Bearer
+ * authentication: the platform's MCP endpoints (Streamable HTTP, stateless).
+ */
+export const AUTHENTICATED_PAGES: readonly { path: string; service: "connections"; methods: readonly string[] }[] = [
+  { path: "/mcp", service: "connections", methods: ["GET", "POST", "DELETE"] },
+  { path: "/projects/{projectId}/mcp", service: "connections", methods: ["GET", "POST", "DELETE"] },
+];

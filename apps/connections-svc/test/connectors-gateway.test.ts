@@ -1,0 +1,90 @@
+import { silentLogger } from "@agentplane/service-kit";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type Harness, startHarness } from "../../api-gateway/test/harness.ts";
+import { type ConnectionsService, createConnectionsService } from "../src/app.ts";
+import { startMcpUpstream } from "./connectors-fixtures/upstreams.ts";
+
+describe("MCP endpoints behind the gateway's Bearer authentication", () => {
+  let h: Harness;
+  let connections: ConnectionsService;
+  let mcp: Awaited<ReturnType<typeof startMcpUpstream>>;
+  let projectId: string;
+  const auth = () => ({ authorization: `Bearer ${h.ownerToken}` });
+
+  beforeAll(async () => {
+    mcp = await startMcpUpstream();
+    h = await startHarness({
+      extraTargets: { connections: { fetch: async (request) => connections.fetch(request), ready: async () => true } },
+    });
+    connections = await createConnectionsService({
+      database: h.database,
+      bus: h.bus,
+      keys: h.keys,
+      logger: silentLogger(),
+      authorizer: h.tenancy.authorizer,
+      signer: { sign: async () => "unused" },
+      config: { connectors: { allowedHosts: ["127.0.0.1"], scheduler: false } },
+    });
+    const me = (await (await fetch(`${h.url}/v1/auth/me`, { headers: auth() })).json()) as {
+      organizations: Array<{ id: string }>;
+    };
+    const orgId = me.organizations[0]?.id;
+    const project = await fetch(`${h.url}/v1/orgs/${orgId}/projects`, {
+      method: "POST",
+      headers: { ...auth(), "content-type": "application/json" },
+      body: JSON.stringify({ name: "gw" }),
+    });
+    projectId = ((await project.json()) as { id: string }).id;
+    const created = await fetch(`${h.url}/v1/projects/${projectId}/mcp-servers`, {
+      method: "POST",
+      headers: { ...auth(), "content-type": "application/json" },
+      body: JSON.stringify({ name: "upstream", url: mcp.url }),
+    });
+    expect(created.status, await created.clone().text()).toBe(201);
+  }, 120_000);
+  afterAll(async () => {
+    await connections?.close();
+    await h?.close();
+    await mcp?.close();
+  });
+
+  it("lists and calls tools with the SDK client over real HTTP with a Bearer token", async () => {
+    const client = new Client({ name: "gw-client", version: "1.0.0" });
+    await client.connect(
+      new StreamableHTTPClientTransport(new URL(`${h.url}/projects/${projectId}/mcp`), {
+        requestInit: { headers: auth() },
+      }),
+    );
+    try {
+      const names = (await client.listTools()).tools.map((t) => t.name);
+      expect(names).toEqual(expect.arrayContaining(["upstream__echo", "sandboxes_list", "audit_trail"]));
+      const result = await client.callTool({ name: "upstream__add", arguments: { a: 2, b: 3 } });
+      expect(result.content).toEqual([{ type: "text", text: "5" }]);
+    } finally {
+      await client.close();
+    }
+  });
+
+  it("answers 401 with WWW-Authenticate resource metadata, which the gateway serves", async () => {
+    const res = await fetch(`${h.url}/projects/${projectId}/mcp`, {
+      method: "POST",
+      headers: { "content-type": "application/json", accept: "application/json, text/event-stream" },
+      body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list" }),
+    });
+    expect(res.status).toBe(401);
+    const challenge = res.headers.get("www-authenticate") ?? "";
+    const metadataUrl = /resource_metadata="([^"]+)"/.exec(challenge)?.[1];
+    expect(metadataUrl).toBe(`${h.url}/.well-known/oauth-protected-resource`);
+    const metadata = (await (await fetch(metadataUrl as string)).json()) as {
+      resource: string;
+      bearer_methods_supported: string[];
+    };
+    expect(metadata).toEqual(
+      expect.objectContaining({ resource: `${h.url}/mcp`, bearer_methods_supported: ["header"] }),
+    );
+    const bad = await fetch(`${h.url}/mcp`, { method: "POST", headers: { authorization: "Bearer nope" } });
+    expect(bad.status).toBe(401);
+  });
+});
