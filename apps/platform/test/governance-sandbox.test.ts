@@ -17,7 +17,14 @@ when { context.host == "registry.test" };
 
 const ADMISSION_POLICY = `
 @id("sandboxes-allowed")
-permit(principal, action in [Action::"sandbox:create", Action::"sandbox:update", Action::"sandbox:expose-port"], resource);
+permit(
+  principal,
+  action in [Action::"sandbox:create", Action::"sandbox:update", Action::"sandbox:start", Action::"sandbox:expose-port"],
+  resource
+);
+
+@id("quarantined-stay-stopped")
+forbid(principal, action == Action::"sandbox:start", resource) when { resource.hasTag("quarantine") };
 
 @id("no-public-ports")
 forbid(principal, action == Action::"sandbox:expose-port", resource);
@@ -110,6 +117,18 @@ describe.skipIf(!bwrap.available)(`governance enforced by sandboxes, end to end$
     expect(JSON.stringify(denied.body)).not.toContain("context.program");
     // A shell line runs as `sh -c`: not git, whatever it starts with.
     expect((await exec("git --version")).status).toBe(403);
+    // So is every command of a shell session.
+    const session = await h.call<{ id: string }>("POST", `/v1/projects/${h.projectId}/shell-sessions`, {
+      sandboxId: box,
+    });
+    expect(session.status).toBe(201);
+    const inSession = await h.call<Problem>(
+      "POST",
+      `/v1/projects/${h.projectId}/shell-sessions/${session.body.id}/commands`,
+      { command: "git --version" },
+    );
+    expect(inSession.status).toBe(403);
+    expect(inSession.body.ruleId).toBe("agents-run-git-npm");
     // The WebSocket exec is governed the same way.
     const ws = await openExec(
       `${h.url.replace("http", "ws")}/v1/projects/${h.projectId}/sandboxes/${box}/exec${execQuery(["curl", "-V"])}`,
@@ -135,7 +154,20 @@ describe.skipIf(!bwrap.available)(`governance enforced by sandboxes, end to end$
     expect(again.status).toBe(200);
   }, 120_000);
 
-  it("admission: a public port or a cloud key in env is refused by rule, and admitted once unbound", async () => {
+  it("admission: a public port, a cloud key in env, a quarantined start or a rollback to a public port is refused by rule, and admitted once unbound", async () => {
+    // Made before the policy: one to start later, one with a public port in its first revision.
+    const quarantined = await h.call<{ id: string }>("POST", `/v1/projects/${h.projectId}/sandboxes`, {
+      name: "quarantined",
+      labels: { quarantine: "yes" },
+    });
+    const revised = await h.call<{ id: string }>("POST", `/v1/projects/${h.projectId}/sandboxes`, {
+      name: "revised",
+      ports: [{ port: 8080, visibility: "public" }],
+    });
+    const privatized = await h.call("PATCH", `/v1/projects/${h.projectId}/sandboxes/${revised.body.id}`, {
+      ports: [{ port: 8080, visibility: "private" }],
+    });
+    expect(privatized.status).toBe(200);
     const bindingId = await bind(ADMISSION_POLICY, "admission");
     const publicPort = await eventually(
       () =>
@@ -159,6 +191,19 @@ describe.skipIf(!bwrap.available)(`governance enforced by sandboxes, end to end$
     });
     expect(update.status).toBe(403);
     expect(update.body.ruleId).toBe("no-public-ports");
+    // Start and rollback are admitted again under today's policies.
+    const start = await h.call<Problem>("POST", `/v1/projects/${h.projectId}/sandboxes/${quarantined.body.id}/start`);
+    expect(start.status).toBe(403);
+    expect(start.body.ruleId).toBe("quarantined-stay-stopped");
+    const rollback = await h.call<Problem>(
+      "POST",
+      `/v1/projects/${h.projectId}/sandboxes/${revised.body.id}/rollback`,
+      {
+        revision: 1,
+      },
+    );
+    expect(rollback.status).toBe(403);
+    expect(rollback.body.ruleId).toBe("no-public-ports");
     // A private port is fine.
     const privatePort = await h.call("POST", `/v1/projects/${h.projectId}/sandboxes`, {
       name: "private",
