@@ -36,6 +36,18 @@ export class RequestVerifier {
     });
   }
 
+  private async verifySignature(token: string): Promise<JWTPayload> {
+    const { payload } = await jwtVerify(token, this.jwks, {
+      issuer: this.issuer,
+      audience: RELAY_AUDIENCE,
+      subject: this.clusterId,
+      algorithms: ["ES256"],
+      clockTolerance: 5,
+      requiredClaims: ["jti", "iat", "exp"],
+    });
+    return payload;
+  }
+
   async verify(args: {
     token: string | undefined;
     method: string;
@@ -45,16 +57,19 @@ export class RequestVerifier {
     if (!args.token) throw new VerificationError("the request carries no signature");
     let payload: JWTPayload;
     try {
-      ({ payload } = await jwtVerify(args.token, this.jwks, {
-        issuer: this.issuer,
-        audience: RELAY_AUDIENCE,
-        subject: this.clusterId,
-        algorithms: ["ES256"],
-        clockTolerance: 5,
-        requiredClaims: ["jti", "iat", "exp"],
-      }));
+      payload = await this.verifySignature(args.token);
     } catch (err) {
-      throw new VerificationError(`signature refused: ${(err as Error).message}`);
+      // A key published since the last fetch, within jose's refetch cooldown: wait it out once
+      // (refetches stay at most one a second, whatever a flood of unknown key ids asks for).
+      if ((err as { code?: string }).code !== "ERR_JWKS_NO_MATCHING_KEY" || !this.jwks.coolingDown) {
+        throw new VerificationError(`signature refused: ${(err as Error).message}`);
+      }
+      await new Promise((r) => setTimeout(r, 1000));
+      try {
+        payload = await this.verifySignature(args.token);
+      } catch (again) {
+        throw new VerificationError(`signature refused: ${(again as Error).message}`);
+      }
     }
     if (payload.exp! - payload.iat! > MAX_REQUEST_JWT_LIFETIME_SECONDS) {
       throw new VerificationError("signature lives longer than 60 s");
