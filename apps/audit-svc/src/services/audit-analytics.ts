@@ -1,7 +1,7 @@
 import { type BucketInterval, MAX_TIMESERIES_BUCKETS } from "@agentplane/contracts";
 import { type Kysely, sql } from "kysely";
 import type { AuditDb } from "../db/schema.ts";
-import { bucketStarts, type Window } from "./time.ts";
+import { bucketSeries, bucketText, checkBucketCount, type Window } from "./time.ts";
 
 const count = sql<number>`count(*)::int`;
 
@@ -39,40 +39,44 @@ export async function auditTrailStats(db: Kysely<AuditDb>, orgId: string, window
   };
 }
 
-/** Bucket start as `YYYY-MM-DDTHH:00:00.000Z` text, truncated in UTC. */
-export function bucketKey(column: string, interval: BucketInterval) {
-  return sql<string>`to_char(date_trunc(${sql.lit(interval)}, ${sql.ref(column)} at time zone 'UTC'), 'YYYY-MM-DD"T"HH24:MI:SS".000Z"')`;
+/** The bucket (UTC wall-clock timestamp, truncated to the interval) a row's column falls in. */
+export function bucketOf(column: string, interval: BucketInterval) {
+  return sql<Date>`date_trunc(${sql.lit(interval)}, ${sql.ref(column)} at time zone 'UTC')`;
 }
 
+/** Counts per bucket over the window, every bucket present (zero-filled by `generate_series`). */
 export async function auditTrailTimeseries(
   db: Kysely<AuditDb>,
   orgId: string,
   window: Window,
   interval: BucketInterval,
 ) {
-  const starts = bucketStarts(window, interval, MAX_TIMESERIES_BUCKETS);
-  const rows = await db
-    .selectFrom("audit_records")
+  checkBucketCount(window, interval, MAX_TIMESERIES_BUCKETS);
+  const buckets = await db
+    .with("agg", (qb) =>
+      qb
+        .selectFrom("audit_records")
+        .select([
+          bucketOf("ts", interval).as("b"),
+          count.as("count"),
+          sql<number>`(count(*) filter (where outcome = 'denied'))::int`.as("denied"),
+          sql<number>`(count(*) filter (where outcome = 'error'))::int`.as("error"),
+        ])
+        .where("org_id", "=", orgId)
+        .where("ts", ">=", window.from.toISOString())
+        .where("ts", "<", window.to.toISOString())
+        .groupBy(sql`1`),
+    )
+    .with("series", (qb) => qb.selectNoFrom(bucketSeries(window, interval).as("b")))
+    .selectFrom("series")
+    .leftJoin("agg", "agg.b", "series.b")
     .select([
-      bucketKey("ts", interval).as("bucket"),
-      count.as("count"),
-      sql<number>`(count(*) filter (where outcome = 'denied'))::int`.as("denied"),
-      sql<number>`(count(*) filter (where outcome = 'error'))::int`.as("error"),
+      bucketText("series.b").as("start"),
+      sql<number>`coalesce(agg.count, 0)`.as("count"),
+      sql<number>`coalesce(agg.denied, 0)`.as("denied"),
+      sql<number>`coalesce(agg.error, 0)`.as("error"),
     ])
-    .where("org_id", "=", orgId)
-    .where("ts", ">=", window.from.toISOString())
-    .where("ts", "<", window.to.toISOString())
-    .groupBy(sql`1`)
+    .orderBy("series.b")
     .execute();
-  const byStart = new Map(rows.map((r) => [r.bucket, r]));
-  return {
-    interval,
-    from: window.from.toISOString(),
-    to: window.to.toISOString(),
-    buckets: starts.map((ms) => {
-      const start = new Date(ms).toISOString();
-      const r = byStart.get(start);
-      return { start, count: r?.count ?? 0, denied: r?.denied ?? 0, error: r?.error ?? 0 };
-    }),
-  };
+  return { interval, from: window.from.toISOString(), to: window.to.toISOString(), buckets };
 }

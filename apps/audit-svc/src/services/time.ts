@@ -55,18 +55,39 @@ export function resolveWindow(
   return { from, to };
 }
 
-/** Bucket starts covering [from, to), aligned to UTC hours or days; more than `max` is a 400. */
-export function bucketStarts(window: Window, interval: BucketInterval, max: number): number[] {
+/**
+ * How many buckets cover [from, to), aligned to UTC hours or days; more than `max` is a 400. The
+ * buckets themselves come from SQL (`bucketSeries`), so a series is zero-filled where it is read.
+ */
+export function checkBucketCount(window: Window, interval: BucketInterval, max: number): number {
   const size = intervalMs(interval);
   const first = floorTo(window.from.getTime(), interval);
-  const end = window.to.getTime();
-  const count = Math.max(0, Math.ceil((end - first) / size));
+  const count = Math.max(0, Math.ceil((window.to.getTime() - first) / size));
   if (count > max) {
     throw badRequest(`the window holds ${count} ${interval} buckets; at most ${max} are allowed`, [
       { pointer: "/query/interval", message: `at most ${max} buckets` },
     ]);
   }
-  return Array.from({ length: count }, (_, i) => first + i * size);
+  return count;
+}
+
+/**
+ * `generate_series` of bucket starts (UTC wall-clock timestamps) covering [from, to), the same
+ * values `bucketOf` gives rows, so a left join zero-fills the series.
+ */
+export function bucketSeries(window: Window, interval: BucketInterval) {
+  const from = window.from.toISOString();
+  const to = window.to.toISOString();
+  return sql<Date>`generate_series(
+    date_trunc(${sql.lit(interval)}, ${from}::timestamptz at time zone 'UTC'),
+    (${to}::timestamptz at time zone 'UTC') - interval '1 microsecond',
+    ${sql.lit(`1 ${interval}`)}::interval
+  )`;
+}
+
+/** A bucket start (UTC wall-clock timestamp) as `YYYY-MM-DDTHH:MI:SS.000Z`. */
+export function bucketText(column: string) {
+  return sql<string>`to_char(${sql.ref(column)}, 'YYYY-MM-DD"T"HH24:MI:SS".000Z"')`;
 }
 
 export function monthStart(at: Date): Date {

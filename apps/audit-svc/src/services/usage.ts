@@ -6,10 +6,10 @@ import {
 } from "@agentplane/contracts";
 import { type Kysely, sql } from "kysely";
 import type { AuditDb, UsageRecordsTable } from "../db/schema.ts";
-import { bucketKey } from "./audit-analytics.ts";
+import { bucketOf } from "./audit-analytics.ts";
 import type { Pricing } from "./pricing.ts";
 import type { SpendLedger } from "./spend.ts";
-import { bucketStarts, type Window } from "./time.ts";
+import { bucketSeries, bucketText, checkBucketCount, type Window } from "./time.ts";
 
 export interface UsageLogger {
   warn(obj: object, msg?: string): void;
@@ -156,25 +156,31 @@ export async function usageCostTimeseries(
   interval: BucketInterval,
   projectId?: string,
 ) {
-  const starts = bucketStarts(window, interval, MAX_TIMESERIES_BUCKETS);
-  let q = db
-    .selectFrom("usage_records")
-    .select([bucketKey("ts", interval).as("bucket"), sums.requests.as("requests"), sums.costMicroUsd.as("cost")])
-    .where("org_id", "=", orgId)
-    .where("ts", ">=", window.from.toISOString())
-    .where("ts", "<", window.to.toISOString());
-  if (projectId) q = q.where("project_id", "=", projectId);
-  const rows = await q.groupBy(sql`1`).execute();
-  const byStart = new Map(rows.map((r) => [r.bucket, r]));
+  checkBucketCount(window, interval, MAX_TIMESERIES_BUCKETS);
+  const rows = await db
+    .with("agg", (qb) => {
+      let q = qb
+        .selectFrom("usage_records")
+        .select([bucketOf("ts", interval).as("b"), sums.requests.as("requests"), sums.costMicroUsd.as("cost")])
+        .where("org_id", "=", orgId)
+        .where("ts", ">=", window.from.toISOString())
+        .where("ts", "<", window.to.toISOString());
+      if (projectId) q = q.where("project_id", "=", projectId);
+      return q.groupBy(sql`1`);
+    })
+    .with("series", (qb) => qb.selectNoFrom(bucketSeries(window, interval).as("b")))
+    .selectFrom("series")
+    .leftJoin("agg", "agg.b", "series.b")
+    .select([bucketText("series.b").as("start"), "agg.requests", "agg.cost"])
+    .orderBy("series.b")
+    .execute();
   return {
     interval,
     from: window.from.toISOString(),
     to: window.to.toISOString(),
-    buckets: starts.map((ms) => {
-      const start = new Date(ms).toISOString();
-      const r = byStart.get(start);
-      const costMicroUsd = Number(r?.cost ?? 0);
-      return { start, requests: Number(r?.requests ?? 0), costMicroUsd, costUsd: costMicroUsd / 1e6 };
+    buckets: rows.map((r) => {
+      const costMicroUsd = Number(r.cost ?? 0);
+      return { start: r.start, requests: Number(r.requests ?? 0), costMicroUsd, costUsd: costMicroUsd / 1e6 };
     }),
   };
 }

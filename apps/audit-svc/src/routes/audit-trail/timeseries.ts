@@ -1,7 +1,7 @@
 import { getAuditTrailTimeseriesRoute, MAX_TIMESERIES_BUCKETS } from "@agentplane/contracts";
 import { authorize } from "@agentplane/service-kit";
 import { auditTrailTimeseries } from "../../services/audit-analytics.ts";
-import { bucketStarts, resolveWindow } from "../../services/time.ts";
+import { checkBucketCount, resolveWindow } from "../../services/time.ts";
 import type { RouteDeps } from "../deps.ts";
 
 const HOUR_MS = 3_600_000;
@@ -12,7 +12,7 @@ export function registerGetAuditTrailTimeseries({ app, db, authorizer }: RouteDe
     const q = c.req.valid("query");
     // Default windows: the last 24 hours by hour, the last 30 days by day.
     const window = resolveWindow(q, q.interval === "hour" ? 24 * HOUR_MS : 30 * 24 * HOUR_MS);
-    bucketStarts(window, q.interval, MAX_TIMESERIES_BUCKETS);
+    checkBucketCount(window, q.interval, MAX_TIMESERIES_BUCKETS);
     await authorize(c, authorizer, "audit:read", { orgId });
     return c.json(await auditTrailTimeseries(db, orgId, window, q.interval), 200);
   });

@@ -1,6 +1,6 @@
 import { getUsageCostTimeseriesRoute, MAX_TIMESERIES_BUCKETS } from "@agentplane/contracts";
 import { authorize } from "@agentplane/service-kit";
-import { bucketStarts, resolveWindow } from "../../services/time.ts";
+import { checkBucketCount, resolveWindow } from "../../services/time.ts";
 import { usageCostTimeseries } from "../../services/usage.ts";
 import type { RouteDeps } from "../deps.ts";
 
@@ -11,7 +11,7 @@ export function registerGetUsageCostTimeseries({ app, db, authorizer }: RouteDep
     const { orgId } = c.req.valid("param");
     const q = c.req.valid("query");
     const window = resolveWindow(q, q.interval === "hour" ? 24 * HOUR_MS : 30 * 24 * HOUR_MS);
-    bucketStarts(window, q.interval, MAX_TIMESERIES_BUCKETS);
+    checkBucketCount(window, q.interval, MAX_TIMESERIES_BUCKETS);
     await authorize(c, authorizer, "usage:read", { orgId });
     return c.json(await usageCostTimeseries(db, orgId, window, q.interval, q.projectId), 200);
   });
