@@ -161,6 +161,21 @@ export async function assemblePlatform(options: AssembleOptions): Promise<Platfo
     logger: logger.child({ service: "connections" }),
     authorizer: tenancy.authorizer,
     signer: new TenancyProjectSigner(tenancyClient),
+    governance: new ServiceClient("governance", inProcessFetch(governance), keys),
+    // The MCP endpoints' platform tools call these with the caller's own identity.
+    platformClients: {
+      tenancy: tenancyClient,
+      sandbox: new ServiceClient("sandbox", inProcessFetch(sandbox), keys),
+      audit: new ServiceClient("audit", inProcessFetch(audit), keys),
+    },
+    config: {
+      connectors: {
+        allowedHosts: (env.CONNECTOR_ALLOWED_HOSTS ?? "")
+          .split(",")
+          .map((h) => h.trim())
+          .filter(Boolean),
+      },
+    },
   });
   const inference = await createInferenceService({
     database,

@@ -25,6 +25,8 @@ export const AllInOneEnvSchema = z.object({
   SANDBOX_IMAGES_JSON: SandboxImagesJsonSchema.optional(),
   /** Tests only: egress host names → local stand-ins (`{"registry.test":"127.0.0.1:8080"}`). */
   SANDBOX_EGRESS_HOST_MAP: SandboxEgressHostMapSchema.optional(),
+  /** Internal hosts connectors may reach (comma-separated hosts, host:port or CIDR ranges). */
+  CONNECTOR_ALLOWED_HOSTS: z.string().optional(),
   AGENT_RUNTIME: z.enum(["on", "off"]).default("on"),
   AGENT_RUNTIME_PORT: z.coerce.number().int().min(0).max(65535).default(3003),
   /** The runtime binds loopback natively; the container image sets 0.0.0.0. */
