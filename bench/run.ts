@@ -9,6 +9,7 @@ const BENCHES: Record<string, string> = {
   audit: "audit-ingest.ts",
   sandbox: "sandbox.ts",
   "sandbox-policy": "sandbox-policy.ts",
+  governance: "governance.ts",
   runtime: "runtime-webhooks.ts",
   inference: "inference.ts",
 };
