@@ -23,6 +23,8 @@ export class CallerResolver {
   private readonly authorizer: Authorizer;
   private readonly tenancy: ServiceClient | undefined;
   private readonly onlyProject = new LRUCache<string, Promise<string>>({ max: 10_000, ttl: 30_000 });
+  /** Allowed decisions for a few seconds, as RemoteAuthorizer does: one lookup per burst of calls. */
+  private readonly allowed = new LRUCache<string, CallerScope>({ max: 10_000, ttl: 3_000 });
 
   constructor(authorizer: Authorizer, tenancy: ServiceClient | undefined) {
     this.authorizer = authorizer;
@@ -38,6 +40,9 @@ export class CallerResolver {
       }
       return { orgId: principal.orgId, projectId };
     }
+    const key = `${JSON.stringify(principal)}\u0000${projectId}`;
+    const hit = this.allowed.get(key);
+    if (hit) return hit;
     const decision: AuthorizeResponse = await this.authorizer.check({ principal, permission: "llm:invoke", projectId });
     if (decision.decision === "not_found" || !decision.orgId) {
       throw new ProblemError("not-found", { detail: `Project ${projectId} was not found` });
@@ -45,7 +50,9 @@ export class CallerResolver {
     if (decision.decision === "forbidden") {
       throw new ProblemError("forbidden", { detail: "This needs the permission llm:invoke (role developer or above)" });
     }
-    return { orgId: decision.orgId, projectId };
+    const scope = { orgId: decision.orgId, projectId };
+    this.allowed.set(key, scope);
+    return scope;
   }
 
   private only(principal: Principal, requestId?: string): Promise<string> {
