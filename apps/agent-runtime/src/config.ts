@@ -1,6 +1,7 @@
 import { existsSync, readFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
+import { parseEnv } from "node:util";
 import { z } from "zod";
 
 export const PROVIDERS = ["cloud-a", "cloud-a-alt", "cloud-b"] as const;
@@ -299,27 +300,6 @@ function databasePathOf(url: string | undefined, dataDir: string): string {
   return path;
 }
 
-/** Reads `KEY=value` lines (optional `export`, quotes, `#` comments) from a `.env` file. */
-export function parseDotEnv(text: string): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const rawLine of text.split(/\r?\n/)) {
-    const line = rawLine.trim();
-    if (line === "" || line.startsWith("#")) continue;
-    const match = /^(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)\s*=\s*(.*)$/.exec(line);
-    if (!match) continue;
-    let value = match[2] ?? "";
-    const quote = value[0];
-    if ((quote === '"' || quote === "'") && value.endsWith(quote) && value.length >= 2) {
-      value = value.slice(1, -1);
-      if (quote === '"') value = value.replaceAll("\\n", "\n");
-    } else {
-      value = value.replace(/\s+#.*$/, "");
-    }
-    out[match[1] as string] = value;
-  }
-  return out;
-}
-
 /**
  * The environment a native install runs with: `<AGENT_HOME>/.env` under the process environment
  * (a variable set in the process wins, as container `-e` options do).
@@ -327,6 +307,6 @@ export function parseDotEnv(text: string): Record<string, string> {
 export function readEnvironment(processEnv: Record<string, string | undefined>): Record<string, string | undefined> {
   const home = processEnv.AGENT_HOME?.trim() || join(homedir(), ".agent");
   const file = join(home, ".env");
-  const fromFile = existsSync(file) ? parseDotEnv(readFileSync(file, "utf8")) : {};
+  const fromFile = existsSync(file) ? parseEnv(readFileSync(file, "utf8")) : {};
   return { ...fromFile, ...processEnv };
 }

@@ -2,7 +2,7 @@ import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { ConfigError, LOCAL_OWNER_USER_ID, loadConfig, parseDotEnv, readEnvironment } from "../src/config.ts";
+import { ConfigError, LOCAL_OWNER_USER_ID, loadConfig, readEnvironment } from "../src/config.ts";
 
 function failure(env: Record<string, string>): ConfigError {
   try {
@@ -107,11 +107,15 @@ describe("runtime configuration", () => {
 
   it("reads <AGENT_HOME>/.env under the process environment", () => {
     const home = mkdtempSync(join(tmpdir(), "agent-home-"));
-    writeFileSync(join(home, ".env"), '# comment\nexport AGENT_NAME="Nova"\nTEAM_NAME=Ops # trailing\nPORT=4100\n');
+    writeFileSync(
+      join(home, ".env"),
+      "# comment\nexport AGENT_NAME=\"Nova\"\nTEAM_NAME=Ops # trailing\nPORT=4100\nOWNER_NAME='Ada L'\nEMPTY=\n",
+    );
     const merged = readEnvironment({ AGENT_HOME: home, PORT: "4200" });
     expect(merged.AGENT_NAME).toBe("Nova");
     expect(merged.TEAM_NAME).toBe("Ops");
     expect(merged.PORT).toBe("4200");
-    expect(parseDotEnv("A='x y'\nB=\n")).toEqual({ A: "x y", B: "" });
+    expect(merged.OWNER_NAME).toBe("Ada L");
+    expect(merged.EMPTY).toBe("");
   });
 });
