@@ -13,6 +13,7 @@ import {
 } from "./routes/schedules/crud.ts";
 import { registerListScheduleRuns, registerRunSchedule } from "./routes/schedules/runs.ts";
 import { registerCreateThread } from "./routes/threads/create.ts";
+import { registerFollowThread } from "./routes/threads/follow.ts";
 import { registerListThreads } from "./routes/threads/list.ts";
 import { registerListMessages } from "./routes/threads/list-messages.ts";
 import { registerPostMessage } from "./routes/threads/post-message.ts";
@@ -44,6 +45,7 @@ export function createRuntimeApp(deps: RuntimeDeps): OpenAPIHono {
   registerCreateThread(app, deps);
   registerListMessages(app, deps);
   registerPostMessage(app, deps);
+  registerFollowThread(app, deps);
 
   registerGetReceiver(app, deps);
   registerSetReceiverEnabled(app, deps);

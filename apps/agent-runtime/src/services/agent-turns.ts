@@ -89,6 +89,7 @@ async function agentTurn(deps: TurnDeps, input: AgentTurnInput): Promise<TurnOut
     verbose: agent.verbose === 1,
     system: skills ? `${system}\n\n${skills}` : system,
     source: input.source,
+    ...(live ? { onUserMessage: (message: MessageRow) => live.publishMessage(message) } : {}),
     buildHistory: (threadId) => contextHistory({ sqlite: deps.database.sqlite, messages: deps.messages }, threadId),
     onDelivered: (message) => {
       input.onDelivered?.(message);

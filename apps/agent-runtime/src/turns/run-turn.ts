@@ -32,6 +32,8 @@ export interface TurnInput {
   system: string;
   /** Who started the turn: `web`, `webhook:<name>`, … (stored on every step). */
   source: string;
+  /** Called with the stored user message, before the first model call. */
+  onUserMessage?: (message: MessageRow) => void;
   /** Called with every step delivered to the channel, as it is delivered. */
   onDelivered?: (message: MessageRow) => void;
   /** Deltas, step boundaries and (verbose on) tool calls and results, as they happen. */
@@ -116,6 +118,7 @@ export async function runTurn(input: TurnInput): Promise<TurnOutcome> {
     internal: false,
     source,
   });
+  input.onUserMessage?.(userMessage);
   const delivered: MessageRow[] = [];
   const deliver = (row: MessageRow) => {
     delivered.push(row);

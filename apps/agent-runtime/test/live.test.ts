@@ -1,0 +1,158 @@
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { type FakeModel, startFakeModel } from "./support/fake-model.ts";
+import { startTestRuntime, type TestRuntime, waitFor } from "./support/runtime.ts";
+import { calls, scripted, text, toolUse } from "./support/script.ts";
+
+let fake: FakeModel;
+let rt: TestRuntime;
+let mainThread: string;
+
+beforeAll(async () => {
+  fake = await startFakeModel();
+});
+afterAll(() => fake.close());
+afterEach(() => rt.close());
+
+interface Received {
+  id: string;
+  event: string;
+  data: Record<string, unknown>;
+}
+
+/** A live follower reading the SSE stream as it arrives. */
+async function follow(lastEventId?: string) {
+  const controller = new AbortController();
+  const res = await fetch(`${rt.url}/agents/threads/${mainThread}/events`, {
+    signal: controller.signal,
+    headers: lastEventId ? { "last-event-id": lastEventId } : {},
+  });
+  expect(res.status).toBe(200);
+  expect(res.headers.get("content-type")).toContain("text/event-stream");
+  const events: Received[] = [];
+  const reader = (res.body as ReadableStream<Uint8Array>).getReader();
+  const decoder = new TextDecoder();
+  let buffer = "";
+  const reading = (async () => {
+    try {
+      for (;;) {
+        const { value, done } = await reader.read();
+        if (done) return;
+        buffer += decoder.decode(value, { stream: true });
+        let cut = buffer.indexOf("\n\n");
+        while (cut >= 0) {
+          const frame = buffer.slice(0, cut);
+          buffer = buffer.slice(cut + 2);
+          const fields = Object.fromEntries(
+            frame
+              .split("\n")
+              .filter((l) => !l.startsWith(":") && l.includes(":"))
+              .map((l) => [l.slice(0, l.indexOf(":")), l.slice(l.indexOf(":") + 1).trimStart()]),
+          );
+          if (fields.event)
+            events.push({ id: String(fields.id), event: fields.event, data: JSON.parse(fields.data ?? "null") });
+          cut = buffer.indexOf("\n\n");
+        }
+      }
+    } catch {
+      // Aborted by close().
+    }
+  })();
+  return {
+    events,
+    until: (check: (e: Received[]) => boolean) => waitFor(() => (check(events) ? true : undefined)),
+    async close() {
+      controller.abort();
+      await reading;
+    },
+  };
+}
+
+const messages = (events: Received[]) => events.filter((e) => e.event === "message").map((e) => e.data.text);
+
+describe("live thread stream", () => {
+  it("shows a turn's deltas, steps and messages live, and a webhook delivery as it is posted", async () => {
+    rt = await startTestRuntime(fake);
+    const threads = await rt.json<{ items: Array<{ id: string; main: boolean }> }>("GET", "/agents/threads");
+    mainThread = threads.body.items.find((t) => t.main)?.id as string;
+    const live = await follow();
+    await waitFor(() => (rt.runtime.deps.live.followers(mainThread) === 1 ? true : undefined));
+    fake.respond = () => text("Hello there, friend.");
+    await rt.json("POST", `/agents/threads/${mainThread}/messages?stream=false`, { text: "hi" });
+    await live.until((e) => messages(e).includes("Hello there, friend."));
+    const kinds = live.events.map((e) => e.event);
+    expect(kinds[0]).toBe("message");
+    expect(live.events[0]?.data).toMatchObject({ role: "user", text: "hi" });
+    const deltas = live.events.filter((e) => e.event === "delta").map((e) => e.data.text);
+    expect(deltas.length).toBeGreaterThanOrEqual(2);
+    expect(deltas.join("")).toBe("Hello there, friend.");
+    expect(kinds.indexOf("step")).toBeGreaterThan(kinds.lastIndexOf("delta"));
+    expect(live.events.find((e) => e.event === "step")?.data).toMatchObject({ step: 1, delivered: true });
+    // Ids increase.
+    const ids = live.events.map((e) => BigInt(e.id));
+    expect([...ids].sort((a, b) => (a < b ? -1 : 1))).toEqual(ids);
+
+    await rt.json("PUT", "/agents/webhooks/enabled", { enabled: true });
+    await rt.json("POST", "/agents/webhook-subscriptions", {
+      name: "deploys",
+      deliverOnly: true,
+      deliverTo: "Chat",
+      prompt: "deployed {version}",
+    });
+    await rt.request("POST", "/agents/webhooks/deploys", { version: "1.2.3" });
+    await live.until((e) => messages(e).includes("**Webhook: deploys**\n\ndeployed 1.2.3"));
+    await live.close();
+  });
+
+  it("shows tool calls and results with verbose on only", async () => {
+    rt = await startTestRuntime(fake);
+    const threads = await rt.json<{ items: Array<{ id: string; main: boolean }> }>("GET", "/agents/threads");
+    mainThread = threads.body.items.find((t) => t.main)?.id as string;
+    const live = await follow();
+    await waitFor(() => (rt.runtime.deps.live.followers(mainThread) === 1 ? true : undefined));
+    fake.respond = scripted([calls(toolUse("list_files", {})), text("quiet")]);
+    await rt.json("POST", `/agents/threads/${mainThread}/messages?stream=false`, { text: "one" });
+    await live.until((e) => messages(e).includes("quiet"));
+    expect(live.events.some((e) => e.event.startsWith("tool_"))).toBe(false);
+    expect(live.events.filter((e) => e.event === "step").map((e) => e.data.delivered)).toEqual([false, true]);
+    await rt.json("PATCH", "/agents/verbose", { verbose: true });
+    fake.respond = scripted([calls(toolUse("list_files", {})), text("loud")]);
+    await rt.json("POST", `/agents/threads/${mainThread}/messages?stream=false`, { text: "two" });
+    await live.until((e) => messages(e).includes("loud"));
+    const call = live.events.find((e) => e.event === "tool_call");
+    expect(call?.data).toMatchObject({ name: "list_files", input: {} });
+    expect(live.events.find((e) => e.event === "tool_result")?.data).toMatchObject({
+      name: "list_files",
+      isError: false,
+    });
+    await live.close();
+  });
+
+  it("resumes after a reconnect with Last-Event-ID, without repeating what was seen", async () => {
+    rt = await startTestRuntime(fake);
+    const threads = await rt.json<{ items: Array<{ id: string; main: boolean }> }>("GET", "/agents/threads");
+    mainThread = threads.body.items.find((t) => t.main)?.id as string;
+    fake.respond = () => text("first answer");
+    const live = await follow();
+    await waitFor(() => (rt.runtime.deps.live.followers(mainThread) === 1 ? true : undefined));
+    await rt.json("POST", `/agents/threads/${mainThread}/messages?stream=false`, { text: "first" });
+    await live.until((e) => messages(e).includes("first answer"));
+    const lastSeen = live.events.at(-1)?.id as string;
+    await live.close();
+    await waitFor(() => (rt.runtime.deps.live.followers(mainThread) === 0 ? true : undefined));
+
+    // Missed while disconnected: a turn and a delivery.
+    fake.respond = () => text("second answer");
+    await rt.json("POST", `/agents/threads/${mainThread}/messages?stream=false`, { text: "second" });
+    const again = await follow(lastSeen);
+    await again.until((e) => messages(e).includes("second answer"));
+    expect(messages(again.events)).toEqual(["second", "second answer"]);
+    expect(again.events.every((e) => BigInt(e.id) > BigInt(lastSeen))).toBe(true);
+    // Still live after the replay.
+    await rt.json("POST", `/agents/threads/${mainThread}/messages?stream=false`, { text: "third" });
+    await again.until((e) => messages(e).includes("third"));
+    await again.close();
+    const bad = await rt.request("GET", `/agents/threads/${mainThread}/events`, undefined, { "last-event-id": "x" });
+    expect(bad.status).toBe(400);
+    expect((await rt.request("GET", "/agents/threads/thr_missing/events")).status).toBe(404);
+  });
+});
