@@ -93,6 +93,8 @@ export const createCluster = defineRoute(
     path: "/v1/projects/{projectId}/clusters",
     tags,
     summary: "Register a cluster; the answer carries its tunnel token, shown once",
+    description:
+      "Registers a Kubernetes cluster. The answer carries the tunnel token (shown once) that its relay uses to dial out to the platform; the cluster stays `pending` until the relay connects.",
     request: { params: ProjectIdParams, ...jsonRequest(CreateClusterBody) },
     responses: { 201: jsonBody(CreatedCluster, "Registered") },
   },
@@ -106,6 +108,7 @@ export const listClusters = defineRoute(
     path: "/v1/projects/{projectId}/clusters",
     tags,
     summary: "Clusters of a project, optionally by status",
+    description: "The project's clusters with their tunnel status, cursor-paged, optionally by status.",
     request: { params: ProjectIdParams, query: ListClustersQuery },
     responses: { 200: jsonBody(ClusterList, "One page of clusters") },
   },
@@ -119,6 +122,8 @@ export const getCluster = defineRoute(
     path: "/v1/clusters/{clusterId}",
     tags,
     summary: "A cluster and its tunnel status",
+    description:
+      "A cluster: status (`pending`, `connected`, `disconnected` with since), last heartbeat, relay and Kubernetes versions, and the platform replica that holds its tunnel.",
     request: { params: ClusterIdParams },
     responses: { 200: jsonBody(Cluster, "The cluster") },
   },
@@ -132,6 +137,7 @@ export const updateCluster = defineRoute(
     path: "/v1/clusters/{clusterId}",
     tags,
     summary: "Rename, describe or relabel a cluster",
+    description: "Changes a cluster's name, description or labels.",
     request: { params: ClusterIdParams, ...jsonRequest(UpdateClusterBody) },
     responses: { 200: jsonBody(Cluster, "Updated") },
   },
@@ -145,6 +151,7 @@ export const deleteCluster = defineRoute(
     path: "/v1/clusters/{clusterId}",
     tags,
     summary: "Delete a cluster: its tunnel closes and its token stops working",
+    description: "Deletes the cluster: its tunnel closes and the tunnel token stops working; audited.",
     request: { params: ClusterIdParams },
     responses: { 204: NoContent },
   },
@@ -158,6 +165,8 @@ export const rotateClusterTunnelToken = defineRoute(
     path: "/v1/clusters/{clusterId}/rotate-tunnel-token",
     tags,
     summary: "A new tunnel token (shown once); a connected relay receives it and reconnects with it",
+    description:
+      "Issues a new tunnel token (shown once). The old one stops opening tunnels at once; a connected relay receives the new one over its tunnel, stores it and reconnects; audited.",
     request: { params: ClusterIdParams },
     responses: { 200: jsonBody(TunnelTokenRotation, "Rotated") },
   },
@@ -172,6 +181,8 @@ export const openClusterTunnel = defineRoute(
     tags,
     summary:
       "The relay's tunnel: a WebSocket authenticated by the cluster's tunnel token, carrying HTTP/2 (the platform is the client)",
+    description:
+      "Where the relay dials out: a WebSocket authenticated by the cluster's tunnel token, carrying HTTP/2 with the platform as the client. Every request sent down it is signed with the project's key and verified by the relay.",
     request: { params: ClusterIdParams },
     responses: { 101: { description: "Switching protocols" } },
   },
@@ -189,6 +200,7 @@ function proxyRoute<const M extends "get" | "post" | "put" | "patch" | "delete">
       path: "/v1/clusters/{clusterId}/proxy/{path}",
       tags,
       summary: proxySummary,
+      description: `Passes the ${method.toUpperCase()} with its path, query and body to the cluster's API server through its relay, responses streamed back (a \`?watch=true\` list streams events; a client abort cancels it). The request is first parsed into Kubernetes request attributes (group, version, namespace, resource, name, subresource, verb) and decided as \`cluster:<verb>\`: a deny is 403 \`policy-denied\` with the rule id. 503 \`cluster-disconnected\` when no relay is connected.`,
       request: { params: ClusterProxyParams },
       responses: proxyResponses,
     },

@@ -220,7 +220,7 @@ export const PendingSpecList = z.object({ items: z.array(PendingSpecSchema) }).o
 export const DiscoverResult = z
   .object({
     /** False when the source matches the current version or an existing pending spec: nothing was stored. */
-    changed: z.boolean(),
+    changed: z.boolean().describe("Whether the source differs from the current version (a pending spec was stored)"),
     pendingSpec: PendingSpecSchema.optional(),
   })
   .openapi("DiscoverResult");
@@ -234,13 +234,15 @@ export const SpecDiff = z
   .object({
     added: z.array(z.string()),
     removed: z.array(z.string()),
-    changed: z.array(
-      z.object({
-        name: z.string(),
-        descriptionChanged: z.boolean(),
-        schemaChanges: z.array(SchemaChange),
-      }),
-    ),
+    changed: z
+      .array(
+        z.object({
+          name: z.string(),
+          descriptionChanged: z.boolean(),
+          schemaChanges: z.array(SchemaChange),
+        }),
+      )
+      .describe("Tools present in both whose description or schemas differ"),
   })
   .openapi("SpecDiff");
 

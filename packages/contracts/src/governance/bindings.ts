@@ -70,7 +70,13 @@ export const DriftEntry = z
 export const DriftReport = z
   .object({
     auditedAt: Timestamp.optional(),
-    totals: z.object({ entries: z.number().int(), resources: z.number().int(), pinnedBindings: z.number().int() }),
+    totals: z
+      .object({
+        entries: z.number().int().describe("Drift entries found"),
+        resources: z.number().int().describe("Distinct resources the current bindings would not admit"),
+        pinnedBindings: z.number().int(),
+      })
+      .describe("Counts over the whole report"),
     items: z.array(DriftEntry),
   })
   .openapi("PolicyDriftReport");
@@ -87,6 +93,7 @@ export const listOrgPolicyBindingsRoute = defineRoute(
     path: "/v1/orgs/{orgId}/policy-bindings",
     tags,
     summary: "Organization policy bindings",
+    description: "The organization's bindings: which policy (pinned version or latest) applies where, in which mode.",
     request: { params: GovOrgParams, query: GovPageQuery },
     responses: { 200: jsonBody(PolicyBindingList, "One page of bindings") },
   },
@@ -99,6 +106,8 @@ export const createOrgPolicyBindingRoute = defineRoute(
     path: "/v1/orgs/{orgId}/policy-bindings",
     tags,
     summary: "Bind an organization policy to the organization, some of its projects or selected resources",
+    description:
+      "Attaches an organization policy to the whole organization, to projects by id or label selector, or to resources by kind and selector, in `enforce` (default) or `dryrun` mode. Decisions change within seconds; audited.",
     request: { params: GovOrgParams, ...jsonRequest(CreatePolicyBindingBody) },
     responses: { 201: jsonBody(PolicyBindingSchema, "Created") },
   },
@@ -111,6 +120,8 @@ export const getPolicyBindingDriftRoute = defineRoute(
     path: "/v1/orgs/{orgId}/policy-bindings/drift",
     tags,
     summary: "Resources the current bindings would not admit, and bindings pinned to an older version",
+    description:
+      "A background audit (every 60 s, one replica at a time) of existing resources the current bindings would not admit, and of bindings pinned to an older version than the policy's latest; `refresh=true` recomputes now. Org admins only.",
     request: {
       params: GovOrgParams,
       query: z.object({
@@ -131,6 +142,7 @@ export const getOrgPolicyBindingRoute = defineRoute(
     path: "/v1/orgs/{orgId}/policy-bindings/{bindingId}",
     tags,
     summary: "An organization policy binding",
+    description: "One organization binding.",
     request: { params: GovOrgParams.extend({ bindingId }) },
     responses: { 200: jsonBody(PolicyBindingSchema, "The binding") },
   },
@@ -143,6 +155,7 @@ export const deleteOrgPolicyBindingRoute = defineRoute(
     path: "/v1/orgs/{orgId}/policy-bindings/{bindingId}",
     tags,
     summary: "Remove an organization policy binding",
+    description: "Removes the binding; what it forbade is allowed again within seconds; audited.",
     request: { params: GovOrgParams.extend({ bindingId }) },
     responses: { 204: NoContent },
   },
@@ -156,6 +169,7 @@ export const listProjectPolicyBindingsRoute = defineRoute(
     path: "/v1/projects/{projectId}/policy-bindings",
     tags,
     summary: "Project policy bindings",
+    description: "The bindings made in this project.",
     request: { params: GovProjectParams, query: GovPageQuery },
     responses: { 200: jsonBody(PolicyBindingList, "One page of bindings") },
   },
@@ -168,6 +182,8 @@ export const createProjectPolicyBindingRoute = defineRoute(
     path: "/v1/projects/{projectId}/policy-bindings",
     tags,
     summary: "Bind a project policy, or adopt an organization policy, in this project",
+    description:
+      "Binds a project policy, or adopts an organization policy, for the whole project or resources selected in it, in `enforce` or `dryrun` mode.",
     request: { params: GovProjectParams, ...jsonRequest(CreatePolicyBindingBody) },
     responses: { 201: jsonBody(PolicyBindingSchema, "Created") },
   },
@@ -180,6 +196,7 @@ export const getProjectPolicyBindingRoute = defineRoute(
     path: "/v1/projects/{projectId}/policy-bindings/{bindingId}",
     tags,
     summary: "A project policy binding",
+    description: "One project binding.",
     request: { params: GovProjectParams.extend({ bindingId }) },
     responses: { 200: jsonBody(PolicyBindingSchema, "The binding") },
   },
@@ -192,6 +209,7 @@ export const deleteProjectPolicyBindingRoute = defineRoute(
     path: "/v1/projects/{projectId}/policy-bindings/{bindingId}",
     tags,
     summary: "Remove a project policy binding",
+    description: "Removes the project binding.",
     request: { params: GovProjectParams.extend({ bindingId }) },
     responses: { 204: NoContent },
   },

@@ -107,6 +107,8 @@ export const listCredentialsRoute = defineRoute(
     path: "/v1/projects/{projectId}/credentials",
     tags,
     summary: "Credentials of a project (metadata only)",
+    description:
+      "The project's credentials: kind, non-secret fields (such as an access key id's last 4 characters), created, rotated and last used. Never a secret.",
     request: { params: GovProjectParams, query: GovPageQuery },
     responses: { 200: jsonBody(CredentialList, "One page of credentials") },
   },
@@ -119,6 +121,8 @@ export const createCredentialRoute = defineRoute(
     path: "/v1/projects/{projectId}/credentials",
     tags,
     summary: "Store a credential (encrypted; the secret is never returned)",
+    description:
+      "Stores a credential of a kind (`cloud-a-bearer`, `cloud-a-keys`, `cloud-b-key`, `aws-keys`, `aws-role`, `http-bearer`, `http-header`, `http-basic`) with its fields, encrypted with a data key of its own wrapped by the installation's master key. The secret is never returned, logged or audited.",
     request: { params: GovProjectParams, ...jsonRequest(CreateCredentialBody) },
     responses: { 201: jsonBody(CredentialSchema, "Created") },
   },
@@ -131,6 +135,7 @@ export const getCredentialRoute = defineRoute(
     path: "/v1/projects/{projectId}/credentials/{credentialId}",
     tags,
     summary: "A credential's metadata",
+    description: "One credential's metadata.",
     request: { params: CredentialParams },
     responses: { 200: jsonBody(CredentialSchema, "The credential") },
   },
@@ -143,6 +148,8 @@ export const updateCredentialRoute = defineRoute(
     path: "/v1/projects/{projectId}/credentials/{credentialId}",
     tags,
     summary: "Change metadata or rotate the secret (the previous secret stays usable for a grace period)",
+    description:
+      "Changes name, description or labels, or rotates the secret: the new secret is version n+1 and the previous one stays usable for a grace period so calls in flight finish.",
     request: { params: CredentialParams, ...jsonRequest(UpdateCredentialBody) },
     responses: { 200: jsonBody(CredentialSchema, "Updated") },
   },
@@ -155,6 +162,7 @@ export const deleteCredentialRoute = defineRoute(
     path: "/v1/projects/{projectId}/credentials/{credentialId}",
     tags,
     summary: "Delete a credential",
+    description: "Deletes the credential; proxies and connectors using it stop being able to call.",
     request: { params: CredentialParams },
     responses: { 204: NoContent },
   },

@@ -54,6 +54,8 @@ export const getSandboxEffectivePolicyRoute = defineRoute(
     tags: ["Governance"],
     summary:
       "The bindings that reach a sandbox and what each sandbox action resolves to (a sandbox token reads its own)",
+    description:
+      "The bindings that reach the sandbox (organization, project, selector matches) with policy, version and mode, and for every sandbox action whether it resolves to allow, deny or conditional with the deciding rule ids; egress lists the allowed host patterns.",
     request: {
       params: GovProjectParams.extend({ sandboxId: pathParam("sandboxId", "sbx_01jc2x3y4z5a6b7c8d9e0f1g2h") }),
     },

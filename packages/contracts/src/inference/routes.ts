@@ -40,6 +40,8 @@ export const listInferenceProvidersRoute = defineRoute(
     path: "/v1/inference/providers",
     tags: ["Inference"],
     summary: "The configured model providers for the caller's project; never a secret",
+    description:
+      "Each provider with its families, regions, auth mode, where its credential comes from (the installation's environment or a project credential id), its endpoint host and whether it is usable now.",
     request: { query: ProjectQuery },
     responses: {
       200: { description: "The providers", content: { "application/json": { schema: InferenceProviderList } } },
@@ -56,20 +58,43 @@ const ProjectId = pathParam("projectId", "prj_01hzx4c7v0m3q9w2e8r5t6y1ua");
 
 /** The pass-through routes: the provider's own API below each prefix; answers are the provider's. */
 const LLM_SHAPES = [
-  { op: "CloudA", suffix: "cloud-a/{region}/{path}", region: true, summary: "cloud-a model runtime" },
-  { op: "CloudBFamily1", suffix: "cloud-b/family-1/{path}", region: false, summary: "cloud-b, first family" },
-  { op: "CloudBFamily2", suffix: "cloud-b/family-2/{path}", region: false, summary: "cloud-b, second family" },
+  {
+    op: "CloudA",
+    suffix: "cloud-a/{region}/{path}",
+    region: true,
+    summary: "cloud-a model runtime",
+    upstream:
+      "the cloud-a model runtime of the region (`model/{id}/invoke`, `invoke-with-response-stream`, `converse`, `converse-stream`), signed with the provider's bearer key or SigV4",
+  },
+  {
+    op: "CloudBFamily1",
+    suffix: "cloud-b/family-1/{path}",
+    region: false,
+    summary: "cloud-b, first family",
+    upstream:
+      "the cloud-b resource's messages API (`anthropic/v1/messages`, SSE when streaming), keyed with `x-api-key`",
+  },
+  {
+    op: "CloudBFamily2",
+    suffix: "cloud-b/family-2/{path}",
+    region: false,
+    summary: "cloud-b, second family",
+    upstream:
+      "the cloud-b resource's OpenAI-style API (`openai/…` chat completions and embeddings, `api-version` passed through), keyed with `api-key`",
+  },
   {
     op: "CloudAAltFamily1",
     suffix: "cloud-a-alt/family-1/{region}/{path}",
     region: true,
     summary: "cloud-a-alt, first family",
+    upstream: "the cloud-a-alt endpoint's messages API (`anthropic/v1/messages`), keyed with `x-api-key`",
   },
   {
     op: "CloudAAltFamily2",
     suffix: "cloud-a-alt/family-2/{region}/{path}",
     region: true,
     summary: "cloud-a-alt, second family",
+    upstream: "the cloud-a-alt endpoint's OpenAI-style chat API",
   },
 ] as const;
 
@@ -96,6 +121,7 @@ function llmRoutes(): ContractRoute[] {
               path: `${scoped ? "/v1/projects/{projectId}/llm/" : "/v1/llm/"}${shape.suffix}`,
               tags: ["Inference"],
               summary: `${method.toUpperCase()} to the ${shape.summary}${scoped ? " for a named project" : ""}`,
+              description: `Passes the request through to ${shape.upstream}. Our token never reaches the provider. The \`llm:invoke\` policy decision runs first, then an estimate is reserved against the organization's spending limits (429 \`spending-limit-reached\` when one is reached); the real usage is settled from the response. Bodies stream both ways; the provider's own status and body are passed back as they are. ${scoped ? "The project is named in the path." : "The project comes from the caller (a project-restricted or sandbox token, or the caller's only project); otherwise use the `/v1/projects/{projectId}/llm/…` form."}`,
               request: { params },
               responses: passThrough,
             },
