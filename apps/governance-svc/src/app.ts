@@ -85,7 +85,7 @@ export async function createGovernanceService(deps: GovernanceServiceDeps): Prom
       rotationGraceMs: (config.credentialGraceSeconds ?? 3600) * 1000,
     },
     sts: config.sts ?? {},
-    counters: { allow: 0, deny: 0, dryrunDeny: 0, ungoverned: 0, credentialResolutions: 0 },
+    counters: { allow: 0, deny: 0, dryrunDeny: 0, credentialResolutions: 0 },
   };
   await fanout.start();
   outbox.start();

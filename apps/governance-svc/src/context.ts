@@ -11,7 +11,6 @@ export interface DecisionCounters {
   allow: number;
   deny: number;
   dryrunDeny: number;
-  ungoverned: number;
 }
 
 /** What every route and service verb of governance works with. */

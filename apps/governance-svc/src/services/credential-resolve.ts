@@ -87,5 +87,8 @@ export async function resolveCredential(
       expiresAt: session.expiresAt.toISOString(),
     };
   }
-  return { id: row.id, kind: row.kind as ResolveCredentialResponse["kind"], fields, version };
+  // An http-header credential is created with `headerName` (its `name` is the credential's own);
+  // callers read the header as `{name, value}`.
+  const out = row.kind === "http-header" && fields.headerName ? { ...fields, name: fields.headerName } : fields;
+  return { id: row.id, kind: row.kind as ResolveCredentialResponse["kind"], fields: out, version };
 }

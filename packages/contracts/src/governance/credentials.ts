@@ -42,7 +42,8 @@ export const CREDENTIAL_FIELDS: Record<
     hint: [],
   },
   "http-bearer": { required: ["token"], optional: [], secret: ["token"], hint: [] },
-  "http-header": { required: ["name", "value"], optional: [], secret: ["value"], hint: [] },
+  // `headerName`, not `name`: `name` is the credential's own name (resolve also answers it as `name`).
+  "http-header": { required: ["headerName", "value"], optional: [], secret: ["value"], hint: [] },
   "http-basic": { required: ["username", "password"], optional: [], secret: ["password"], hint: [] },
 };
 

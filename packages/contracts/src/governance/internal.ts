@@ -11,6 +11,8 @@ export const GOVERNANCE_INTERNAL = {
   decide: "/internal/governance/decisions",
   /** POST ResolveCredentialRequest → ResolveCredentialResponse (plaintext secret fields). */
   resolveCredential: "/internal/governance/credentials/resolve",
+  /** GET → `{decisions: {allow, deny, dryrunDeny}, credentialResolutions}` since this replica started. */
+  metrics: "/internal/governance/metrics",
 } as const;
 
 /** The actions enforcement points ask about, by family. */

@@ -10,4 +10,10 @@ export function registerDecide({ app, ctx }: RouteDeps): void {
     const request = await parseJson(c, DecisionRequest);
     return c.json(await decide(ctx, request, c.get("requestId")), 200);
   });
+  // Allows are counted rather than audited one by one; this replica's counts since it started.
+  app.get(GOVERNANCE_INTERNAL.metrics, async (c) => {
+    requireService(c);
+    const { credentialResolutions, ...decisions } = ctx.counters;
+    return c.json({ decisions, credentialResolutions }, 200);
+  });
 }
