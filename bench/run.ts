@@ -6,6 +6,7 @@ import { fileURLToPath } from "node:url";
 
 const BENCHES: Record<string, string> = {
   gateway: "gateway.ts",
+  "service-client": "service-client.ts",
   audit: "audit-ingest.ts",
   sandbox: "sandbox.ts",
   "sandbox-policy": "sandbox-policy.ts",

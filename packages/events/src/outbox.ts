@@ -90,6 +90,8 @@ export interface Outbox {
   publish<T>(topic: string, data: T, options?: EnqueueOptions): Promise<string>;
   /** One relay round now; returns how many events were published. */
   flush(): Promise<number>;
+  /** Publishes soon rather than at the next poll (after a transaction that enqueued has committed). */
+  relaySoon(): void;
   /** Events not yet published. */
   pending(): Promise<number>;
   start(): void;
@@ -108,6 +110,7 @@ export function createOutbox(options: OutboxOptions): Outbox {
   let running: Promise<number> | undefined;
   let rerun = false;
   let started = false;
+  let stopped = false;
 
   const backoff = () => Math.min(maxBackoffMs, 250 * 2 ** Math.min(failures, 10));
 
@@ -215,6 +218,11 @@ export function createOutbox(options: OutboxOptions): Outbox {
       return value.id;
     },
     flush,
+    relaySoon() {
+      // Unless the bus is known to be down (the backoff schedule stands) or the relay was stopped.
+      if (stopped || failures > 0) return;
+      flush().catch((err) => options.logger?.warn({ err: (err as Error).message }, "outbox relay round failed"));
+    },
     async pending() {
       const result = await db
         .selectFrom(TABLE)
@@ -229,6 +237,7 @@ export function createOutbox(options: OutboxOptions): Outbox {
     },
     async stop() {
       started = false;
+      stopped = true;
       if (timer) clearTimeout(timer);
       timer = undefined;
       await running?.catch(() => {});

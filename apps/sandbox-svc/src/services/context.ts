@@ -1,16 +1,9 @@
-import {
-  AUDIT_RECORDED,
-  type AuditRecorded,
-  auditPrincipal,
-  newId,
-  type Permission,
-  type Principal,
-} from "@agentplane/contracts";
+import { AUDIT_RECORDED, type AuditRecorded, type Permission, type Principal } from "@agentplane/contracts";
 import type { Database } from "@agentplane/db";
-import type { Bus, Outbox } from "@agentplane/events";
+import { type Bus, domainAuditRecord, type Outbox, recordDomainEvent, withDomainEvents } from "@agentplane/events";
 import { ProblemError } from "@agentplane/problem-details";
 import type { Authorizer, Logger, ServiceClient } from "@agentplane/service-kit";
-import type { Kysely } from "kysely";
+import type { Kysely, Transaction } from "kysely";
 import type { SandboxDB } from "../db/schema.ts";
 import type { SandboxDriver } from "../driver/types.ts";
 
@@ -75,8 +68,18 @@ export async function checkAccess(
 }
 
 /**
- * Records a domain audit event: written to the service's outbox (kept and retried while the bus is
- * down), or published directly when no outbox is configured. Never fails the request.
+ * Runs a change and the audit records it writes (`audit(…, trx)`) in one transaction: the records
+ * exist exactly when the change does; the relay publishes them once it has committed.
+ */
+export function withAudit<T>(deps: SandboxDeps, fn: (trx: Transaction<SandboxDB>) => Promise<T>): Promise<T> {
+  return withDomainEvents(deps.db, deps.outbox ?? { relaySoon() {} }, fn);
+}
+
+/**
+ * Records a domain audit event. With `trx` (inside `withAudit`) it is written to the outbox in the
+ * transaction of the change and fails with it. Without, for steps that are not one transaction
+ * (a driver start, a command run), it is written to the outbox right after (kept and retried while
+ * the bus is down), or published directly when no outbox is configured, and never fails the request.
  */
 export async function audit(
   deps: SandboxDeps,
@@ -90,22 +93,24 @@ export async function audit(
     outcome?: AuditRecorded["outcome"];
     details?: Record<string, unknown>;
   },
+  trx?: Kysely<SandboxDB>,
 ): Promise<void> {
-  const event: AuditRecorded = {
-    id: newId("audit"),
-    ...((record.orgId ?? actor.orgId) ? { orgId: (record.orgId ?? actor.orgId) as string } : {}),
-    ...(record.projectId ? { projectId: record.projectId } : {}),
-    principal: auditPrincipal(actor.principal),
+  const domainEvent = {
     action: record.action,
-    source: "domain",
+    orgId: record.orgId ?? actor.orgId,
+    projectId: record.projectId,
     targetType: record.targetType,
     targetId: record.targetId,
     targets: { [`${record.targetType}Id`]: record.targetId },
     outcome: record.outcome ?? "success",
-    ...(actor.requestId ? { requestId: actor.requestId } : {}),
-    ...(record.details ? { details: record.details } : {}),
-    time: new Date().toISOString(),
+    details: record.details,
+    requestId: actor.requestId,
   };
+  if (trx && deps.outbox) {
+    await recordDomainEvent(deps.outbox, trx, actor.principal, domainEvent);
+    return;
+  }
+  const event: AuditRecorded = domainAuditRecord(actor.principal, domainEvent);
   try {
     if (deps.outbox) {
       await deps.outbox.publish(AUDIT_RECORDED, event, { id: event.id, time: event.time });

@@ -11,7 +11,7 @@ import {
 import { ProblemError } from "@agentplane/problem-details";
 import { sql } from "kysely";
 import type { z } from "zod";
-import { type Actor, audit, type SandboxDeps } from "./context.ts";
+import { type Actor, audit, type SandboxDeps, withAudit } from "./context.ts";
 import { jsonb, runtimeSpec, type SandboxRow, specColumns, specOf } from "./mapping.ts";
 import { enforceAdmission } from "./policy.ts";
 import { mintPlatformToken, revokeTokensOfSandbox } from "./tokens.ts";
@@ -65,7 +65,7 @@ export async function createSandbox(
   await enforceAdmission(deps, actor, "sandbox:create", admitted, spec);
   const now = new Date();
   try {
-    await deps.db.transaction().execute(async (trx) => {
+    await withAudit(deps, async (trx) => {
       await trx
         .insertInto("sandboxes")
         .values({
@@ -98,12 +98,12 @@ export async function createSandbox(
           created_at: now,
         } as never)
         .execute();
+      await audit(deps, actor, { action: "sandbox.created", projectId, targetType: "sandbox", targetId: id }, trx);
     });
   } catch (err) {
     if (isUniqueViolation(err)) throw new ProblemError("conflict", { detail: `The slug ${input.slug} is taken` });
     throw err;
   }
-  await audit(deps, actor, { action: "sandbox.created", projectId, targetType: "sandbox", targetId: id });
   if (input.start) return startSandbox(deps, actor, projectId, id);
   return getSandboxRow(deps, projectId, id);
 }
@@ -208,14 +208,25 @@ export async function stopSandbox(deps: SandboxDeps, actor: Actor, projectId: st
   if (row.state === "stopped") return row;
   await transition(deps, row, ["running", "starting", "failed"], "stopping");
   await deps.driver.stop(sandboxId);
-  await setState(deps, sandboxId, "stopped");
-  await audit(deps, actor, {
-    action: "sandbox.stopped",
-    projectId,
-    orgId: row.org_id,
-    targetType: "sandbox",
-    targetId: sandboxId,
-    ...(reason ? { details: { reason } } : {}),
+  await withAudit(deps, async (trx) => {
+    await trx
+      .updateTable("sandboxes")
+      .set({ state: "stopped", updated_at: new Date() } as never)
+      .where("id", "=", sandboxId)
+      .execute();
+    await audit(
+      deps,
+      actor,
+      {
+        action: "sandbox.stopped",
+        projectId,
+        orgId: row.org_id,
+        targetType: "sandbox",
+        targetId: sandboxId,
+        ...(reason ? { details: { reason } } : {}),
+      },
+      trx,
+    );
   });
   return getSandboxRow(deps, projectId, sandboxId);
 }
@@ -226,13 +237,14 @@ export async function deleteSandbox(deps: SandboxDeps, actor: Actor, projectId: 
   await deps.driver.stop(sandboxId);
   await revokeTokensOfSandbox(deps, sandboxId);
   await deps.driver.removeWorkspace(sandboxId);
-  await deps.db.deleteFrom("sandboxes").where("id", "=", sandboxId).execute();
-  await audit(deps, actor, {
-    action: "sandbox.deleted",
-    projectId,
-    orgId: row.org_id,
-    targetType: "sandbox",
-    targetId: sandboxId,
+  await withAudit(deps, async (trx) => {
+    await trx.deleteFrom("sandboxes").where("id", "=", sandboxId).execute();
+    await audit(
+      deps,
+      actor,
+      { action: "sandbox.deleted", projectId, orgId: row.org_id, targetType: "sandbox", targetId: sandboxId },
+      trx,
+    );
   });
 }
 

@@ -3,7 +3,7 @@ import { newId, type Principal, SANDBOX_TOKEN_PREFIX } from "@agentplane/contrac
 import { ProblemError } from "@agentplane/problem-details";
 import type { Selectable } from "kysely";
 import type { SandboxTokenTable } from "../db/schema.ts";
-import { type Actor, audit, type SandboxDeps } from "./context.ts";
+import { type Actor, audit, type SandboxDeps, withAudit } from "./context.ts";
 import type { SandboxRow } from "./mapping.ts";
 
 export type TokenRow = Selectable<SandboxTokenTable>;
@@ -96,14 +96,21 @@ export async function getSandboxTokenRow(deps: SandboxDeps, id: string): Promise
 }
 
 export async function revokeSandboxToken(deps: SandboxDeps, actor: Actor, row: TokenRow): Promise<void> {
-  await deps.db.updateTable("sandbox_tokens").set({ revoked_at: new Date() }).where("id", "=", row.id).execute();
-  await audit(deps, actor, {
-    action: "sandbox_token.revoked",
-    projectId: row.project_id,
-    orgId: row.org_id,
-    targetType: "sandboxToken",
-    targetId: row.id,
-    details: { sandboxId: row.sandbox_id },
+  await withAudit(deps, async (trx) => {
+    await trx.updateTable("sandbox_tokens").set({ revoked_at: new Date() }).where("id", "=", row.id).execute();
+    await audit(
+      deps,
+      actor,
+      {
+        action: "sandbox_token.revoked",
+        projectId: row.project_id,
+        orgId: row.org_id,
+        targetType: "sandboxToken",
+        targetId: row.id,
+        details: { sandboxId: row.sandbox_id },
+      },
+      trx,
+    );
   });
 }
 

@@ -1,56 +1,29 @@
-import { AUDIT_RECORDED, type AuditRecorded, auditPrincipal, newId, type Principal } from "@agentplane/contracts";
+import type { Principal } from "@agentplane/contracts";
+import {
+  type DomainEvent,
+  withDomainEvents as inTransaction,
+  recordDomainEvent as recordInOutbox,
+} from "@agentplane/events";
 import type { Kysely, Transaction } from "kysely";
 import type { TenancyContext } from "../context.ts";
 import type { TenancyDatabase } from "../db/schema.ts";
 
-export interface DomainEvent {
-  action: string;
-  orgId?: string | undefined;
-  projectId?: string | undefined;
-  targetType: string;
-  targetId: string;
-  details?: Record<string, unknown>;
-  requestId?: string | undefined;
-}
+export type { DomainEvent };
 
-/**
- * Writes an `audit.recorded` domain record to the outbox inside `trx`, the transaction of the
- * change it describes: the record exists exactly when the change does, and the relay publishes it
- * once the bus accepts it. The request never waits for (or fails because of) the bus.
- */
+/** Tenancy's use of the shared outbox write (packages/events): the record commits with the change. */
 export async function recordDomainEvent(
   ctx: TenancyContext,
   trx: Kysely<TenancyDatabase>,
   principal: Principal | undefined,
   event: DomainEvent,
 ): Promise<void> {
-  const record: AuditRecorded = {
-    id: newId("audit"),
-    principal: auditPrincipal(principal),
-    action: event.action,
-    source: "domain",
-    targetType: event.targetType,
-    targetId: event.targetId,
-    targets: {},
-    outcome: "success",
-    time: new Date().toISOString(),
-    ...(event.orgId ? { orgId: event.orgId } : {}),
-    ...(event.projectId ? { projectId: event.projectId } : {}),
-    ...(event.details ? { details: event.details } : {}),
-    ...(event.requestId ? { requestId: event.requestId } : {}),
-  };
-  await ctx.outbox.enqueue(trx as unknown as Kysely<never>, AUDIT_RECORDED, record, {
-    id: record.id,
-    time: record.time,
-  });
+  await recordInOutbox(ctx.outbox, trx, principal, event);
 }
 
 /** Runs `fn` in a transaction and, once it has committed, asks the relay to publish what it recorded. */
-export async function withDomainEvents<T>(
+export function withDomainEvents<T>(
   ctx: TenancyContext,
   fn: (trx: Transaction<TenancyDatabase>) => Promise<T>,
 ): Promise<T> {
-  const result = await ctx.db.transaction().execute(fn);
-  ctx.relaySoon();
-  return result;
+  return inTransaction(ctx.db, ctx, fn);
 }
