@@ -107,6 +107,8 @@ describe.skipIf(!pg.available)(`relay request verification by project JWKS${pg.r
     const before = await sign(h.projectId, claims());
     const rotated = await h.call("POST", `/v1/projects/${h.projectId}/rotate-keys`, { token: h.adminToken });
     expect(rotated.status).toBe(200);
+    // Tenancy keeps a project's decrypted key 5 s; after that, tokens carry the new key id.
+    await new Promise((r) => setTimeout(r, 5200));
     const after = await sign(h.projectId, claims());
     expect(
       (await verifier.verify({ token: after, method: "GET", path: "/api/v1/pods", body: new Uint8Array() })).sub,

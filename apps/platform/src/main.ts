@@ -10,6 +10,7 @@ const TARGETS = {
   governance: "../../governance-svc/src/main.ts",
   sandbox: "../../sandbox-svc/src/main.ts",
   connections: "../../connections-svc/src/main.ts",
+  "cluster-relay": "../../cluster-relay/src/main.ts",
   inference: "../../inference-proxy/src/main.ts",
   runtime: "../../agent-runtime/src/main.ts",
 } as const;

@@ -398,26 +398,31 @@ export class TunnelHub {
  * the relay turns into an aborted upstream request: how a client abort ends a watch).
  */
 function bodyOf(stream: http2.ClientHttp2Stream): ReadableStream<Uint8Array> {
-  let ended = false;
+  let settled = false;
   return new ReadableStream<Uint8Array>(
     {
       start(controller) {
         stream.on("data", (chunk: Buffer) => {
+          if (settled) return;
           controller.enqueue(new Uint8Array(chunk.buffer, chunk.byteOffset, chunk.byteLength));
           if ((controller.desiredSize ?? 1) <= 0) stream.pause();
         });
         stream.once("end", () => {
-          ended = true;
+          if (settled) return;
+          settled = true;
           controller.close();
         });
         stream.once("close", () => {
-          if (!ended) controller.error(new Error("the tunnel stream was reset"));
+          if (settled) return;
+          settled = true;
+          controller.error(new Error("the tunnel stream was reset"));
         });
       },
       pull() {
         stream.resume();
       },
       cancel() {
+        settled = true;
         stream.close(http2.constants.NGHTTP2_CANCEL);
       },
     },

@@ -71,12 +71,28 @@ export function registerInternalRoutes(app: ServiceApp, ctx: TenancyContext): vo
   });
 
   // Platform-signed tokens (cluster JWTs, per-request tunnel JWTs): the private key never leaves tenancy.
+  // The decrypted current key is kept 5 s per project (one is signed per proxied request); after a
+  // rotation the previous key stays published, so tokens signed with it in that window verify.
+  const signingKeys = new Map<string, { until: number; key: ReturnType<typeof currentSigningKey> }>();
+  const signingKey = (projectId: string) => {
+    const now = Date.now();
+    const hit = signingKeys.get(projectId);
+    if (hit && hit.until > now) return hit.key;
+    const key = currentSigningKey(ctx.db, ctx.config.secretKey, projectId);
+    if (signingKeys.size > 10_000) signingKeys.clear();
+    signingKeys.set(projectId, { until: now + 5000, key });
+    key.catch(() => signingKeys.delete(projectId));
+    return key;
+  };
   app.post(TENANCY_INTERNAL.signProjectToken.replace("{projectId}", ":projectId"), async (c) => {
     requireService(c);
     const projectId = c.req.param("projectId") ?? "";
     const input = await parseJson(c, SignProjectTokenRequest);
-    const key = await currentSigningKey(ctx.db, ctx.config.secretKey, projectId);
-    if (!key) throw new ProblemError("not-found", { detail: `Project ${projectId} was not found` });
+    const key = await signingKey(projectId);
+    if (!key) {
+      signingKeys.delete(projectId);
+      throw new ProblemError("not-found", { detail: `Project ${projectId} was not found` });
+    }
     const token = await new SignJWT(input.claims)
       .setProtectedHeader({ alg: SIGNING_ALG, kid: key.kid })
       .setIssuer(clusterJwtIssuer(projectId))

@@ -1,0 +1,126 @@
+// Cluster proxy: the added latency of GET through gateway → connections → tunnel (HTTP/2 over a
+// WebSocket) → a relay process → a Kubernetes API stand-in, against calling the stand-in directly
+// in the same run; then 100 concurrent watches through one tunnel. No governance is deployed, so
+// the policy step is the no-policy answer.
+import { kubeconfigFor, startKubeStandIn } from "../apps/cluster-relay/test/fixtures/kube-stand-in.ts";
+import { startConnectionsPlatform, startRelayProcess, waitFor } from "../apps/platform/test/connections-harness.ts";
+import { fmt } from "./lib.ts";
+
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 400);
+const WATCHES = Number(process.env.BENCH_WATCHES ?? 100);
+
+function pct(sorted: number[], p: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
+}
+
+async function timeGets(url: string, token: string, rounds: number): Promise<number[]> {
+  const out: number[] = [];
+  for (let i = 0; i < rounds; i++) {
+    const t = performance.now();
+    const res = await fetch(url, { headers: { authorization: `Bearer ${token}` } });
+    await res.arrayBuffer();
+    if (res.status !== 200) throw new Error(`GET ${url}: ${res.status}`);
+    out.push(performance.now() - t);
+  }
+  return out.sort((a, b) => a - b);
+}
+
+const h = await startConnectionsPlatform();
+const kube = await startKubeStandIn();
+for (let i = 0; i < 20; i++) {
+  kube.put("configmaps", {
+    apiVersion: "v1",
+    kind: "ConfigMap",
+    metadata: { name: `cm-${i}`, namespace: "default" },
+    data: { i: String(i) },
+  });
+}
+const created = await h.call<{ id: string; tunnelToken: string }>("POST", `/v1/projects/${h.projectId}/clusters`, {
+  token: h.adminToken,
+  body: { name: "bench" },
+});
+const clusterId = created.body.id;
+const relay = startRelayProcess({
+  url: h.url,
+  clusterId,
+  tunnelToken: created.body.tunnelToken,
+  kubeconfig: kubeconfigFor(kube),
+  heartbeatMs: 10_000,
+});
+try {
+  await waitFor(
+    async () =>
+      (await h.call<{ status: string }>("GET", `/v1/clusters/${clusterId}`, { token: h.adminToken })).body.status ===
+      "connected",
+    60_000,
+    "the relay",
+  );
+  const path = "/api/v1/namespaces/default/configmaps";
+  const proxyUrl = `${h.url}/v1/clusters/${clusterId}/proxy${path}`;
+  const directUrl = `${kube.url}${path}`;
+  const gatewayUrl = `${h.url}/v1/clusters/${clusterId}`;
+  // Warm-up, then alternate rounds so load drift hits both sides alike.
+  await timeGets(proxyUrl, h.memberToken, 50);
+  await timeGets(directUrl, kube.token, 50);
+  const direct: number[] = [];
+  const proxied: number[] = [];
+  const gateway: number[] = [];
+  for (let r = 0; r < 4; r++) {
+    direct.push(...(await timeGets(directUrl, kube.token, ROUNDS / 4)));
+    proxied.push(...(await timeGets(proxyUrl, h.memberToken, ROUNDS / 4)));
+    gateway.push(...(await timeGets(gatewayUrl, h.memberToken, ROUNDS / 4)));
+  }
+  for (const a of [direct, proxied, gateway]) a.sort((x, y) => x - y);
+  console.log(`cluster proxy GET ${path} (${ROUNDS} requests each, one at a time)`);
+  console.log(`  direct to the stand-in        p50 ${fmt(pct(direct, 50))} ms  p99 ${fmt(pct(direct, 99))} ms`);
+  console.log(`  gateway → getCluster (no tunnel) p50 ${fmt(pct(gateway, 50))} ms  p99 ${fmt(pct(gateway, 99))} ms`);
+  console.log(`  through the proxy and relay   p50 ${fmt(pct(proxied, 50))} ms  p99 ${fmt(pct(proxied, 99))} ms`);
+  console.log(
+    `  added by the proxy            p50 ${fmt(pct(proxied, 50) - pct(direct, 50))} ms  p99 ${fmt(pct(proxied, 99) - pct(direct, 99))} ms  (ratio p50 ${fmt(pct(proxied, 50) / pct(direct, 50))}x)`,
+  );
+  console.log(`  added beyond a gateway round trip p50 ${fmt(pct(proxied, 50) - pct(gateway, 50))} ms`);
+
+  // 100 watches through the one tunnel, then one change fanned out to all of them.
+  const controllers: AbortController[] = [];
+  const seen = new Set<number>();
+  const t0 = performance.now();
+  for (let i = 0; i < WATCHES; i++) {
+    const controller = new AbortController();
+    controllers.push(controller);
+    void fetch(`${proxyUrl}?watch=true&resourceVersion=999999`, {
+      headers: { authorization: `Bearer ${h.memberToken}` },
+      signal: controller.signal,
+    })
+      .then(async (res) => {
+        const reader = res.body!.getReader();
+        let text = "";
+        for (;;) {
+          const { value, done } = await reader.read();
+          if (done) break;
+          text += new TextDecoder().decode(value);
+          if (text.includes("bench-fanout")) seen.add(i);
+        }
+      })
+      .catch(() => {});
+  }
+  await waitFor(() => kube.openWatches() >= WATCHES, 60_000, "the watches");
+  const opened = performance.now() - t0;
+  const t1 = performance.now();
+  kube.put("configmaps", {
+    apiVersion: "v1",
+    kind: "ConfigMap",
+    metadata: { name: "bench-fanout", namespace: "default" },
+  });
+  await waitFor(() => seen.size >= WATCHES, 30_000, "the fan-out");
+  const fanout = performance.now() - t1;
+  console.log(`${WATCHES} concurrent watches through one tunnel`);
+  console.log(`  all open after ${fmt(opened)} ms; one event reached all ${WATCHES} in ${fmt(fanout)} ms`);
+  for (const c of controllers) c.abort();
+  await waitFor(() => kube.openWatches() === 0, 30_000, "the watches to close");
+  console.log(`  all ${WATCHES} upstream watches closed after the clients aborted`);
+} finally {
+  await relay.stop();
+  await kube.close();
+  await h.close();
+}
+process.exit(0);
