@@ -13,6 +13,7 @@ const BENCHES: Record<string, string> = {
   governance: "governance.ts",
   runtime: "runtime-webhooks.ts",
   inference: "inference.ts",
+  "connections-clusters": "connections-clusters.ts",
 };
 
 const wanted = process.argv.slice(2);
