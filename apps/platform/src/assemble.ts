@@ -34,7 +34,7 @@ import {
   type ServiceInstance,
   serveFetch,
 } from "@agentplane/service-kit";
-import { createTenancyService } from "@agentplane/tenancy-svc";
+import { createTenancyService, oidcSignInGap, tenancyConfigFromEnv } from "@agentplane/tenancy-svc";
 import type { AllInOneEnv } from "./config.ts";
 import { loadOrCreateSecretKey } from "./secrets.ts";
 
@@ -92,26 +92,15 @@ export async function assemblePlatform(options: AssembleOptions): Promise<Platfo
   );
   const publicUrl = env.PUBLIC_URL ?? `http://localhost:${server.port}`;
 
+  const signInGap = oidcSignInGap(env);
+  // Here OIDC_ISSUER also makes the gateway accept the issuer's JWTs, so it stands alone; say what is off.
+  if (signInGap) logger.warn(signInGap);
   const tenancy = await createTenancyService({
     database,
     bus,
     keys,
     logger: logger.child({ service: "tenancy" }),
-    config: {
-      secretKey,
-      publicUrl,
-      keyRotationGraceSeconds: env.KEY_ROTATION_GRACE_SECONDS,
-      ...(env.AGENTPLANE_BOOTSTRAP_TOKEN ? { bootstrapToken: env.AGENTPLANE_BOOTSTRAP_TOKEN } : {}),
-      ...(env.OIDC_ISSUER && env.OIDC_CLIENT_ID
-        ? {
-            oidc: {
-              issuer: env.OIDC_ISSUER,
-              clientId: env.OIDC_CLIENT_ID,
-              ...(env.OIDC_CLIENT_SECRET ? { clientSecret: env.OIDC_CLIENT_SECRET } : {}),
-            },
-          }
-        : {}),
-    },
+    config: tenancyConfigFromEnv(env, { secretKey, publicUrl }),
   });
   const audit = await createAuditService({
     database,

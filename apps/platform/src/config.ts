@@ -1,25 +1,22 @@
 import { resolve } from "node:path";
 import { SandboxEgressHostMapSchema, SandboxImagesJsonSchema } from "@agentplane/sandbox-svc";
+import { TenancySettingsSchema } from "@agentplane/tenancy-svc";
 import { z } from "zod";
 
 /** Settings of the all-in-one launcher (`npm start`). */
 export const AllInOneEnvSchema = z.object({
+  // Tenancy's own settings (PUBLIC_URL, OIDC_*, the bootstrap token, key rotation), read as tenancy reads them.
+  ...TenancySettingsSchema.shape,
   PORT: z.coerce.number().int().min(0).max(65535).default(8080),
   HOST: z.string().default("0.0.0.0"),
   AGENTPLANE_DATA_DIR: z.string().default("./.agentplane"),
   DATABASE_URL: z.string().optional(),
   REDIS_URL: z.string().optional(),
-  PUBLIC_URL: z.url().optional(),
   AGENTPLANE_SECRET_KEY: z.string().optional(),
   /** The master key before a rotation: governance credentials wrapped with it still decrypt until re-wrapped. */
   AGENTPLANE_SECRET_KEY_PREVIOUS: z.string().optional(),
-  AGENTPLANE_BOOTSTRAP_TOKEN: z.string().min(32, "must be at least 32 characters").optional(),
-  OIDC_ISSUER: z.url().optional(),
   OIDC_AUDIENCE: z.string().optional(),
-  OIDC_CLIENT_ID: z.string().min(1).optional(),
-  OIDC_CLIENT_SECRET: z.string().min(1).optional(),
   RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).default(1200),
-  KEY_ROTATION_GRACE_SECONDS: z.coerce.number().int().min(0).default(86_400),
   SANDBOX_INGRESS_HOST: z.string().optional(),
   SANDBOX_LOCAL_ISOLATION: z.enum(["bwrap", "none"]).optional(),
   SANDBOX_IMAGES_JSON: SandboxImagesJsonSchema.optional(),

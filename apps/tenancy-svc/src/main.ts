@@ -11,6 +11,7 @@ import {
 } from "@agentplane/service-kit";
 import { z } from "zod";
 import { createTenancyService } from "./app.ts";
+import { configFromEnv, oidcSignInGap, TenancySettingsSchema } from "./config.ts";
 
 const EnvSchema = z
   .object({
@@ -23,17 +24,11 @@ const EnvSchema = z
     AGENTPLANE_SECRET_KEY: z
       .string()
       .refine((v) => Buffer.from(v, "base64").length === 32, "must be 32 bytes, base64-encoded"),
-    PUBLIC_URL: z.url().optional(),
-    KEY_ROTATION_GRACE_SECONDS: z.coerce.number().int().min(0).default(86_400),
-    AGENTPLANE_BOOTSTRAP_TOKEN: z.string().min(32, "must be at least 32 characters").optional(),
     LOG_LEVEL: z.string().default("info"),
-    // Activation approval by signing in at this identity provider (authorization code flow + PKCE).
-    OIDC_ISSUER: z.url().optional(),
-    OIDC_CLIENT_ID: z.string().min(1).optional(),
-    OIDC_CLIENT_SECRET: z.string().min(1).optional(),
-    OIDC_REDIRECT_URI: z.url().optional(),
+    ...TenancySettingsSchema.shape,
   })
-  .refine((env) => !env.OIDC_ISSUER || env.OIDC_CLIENT_ID, {
+  // Alone, tenancy reads OIDC_ISSUER only for sign-in, so an issuer without a client is a mistake.
+  .refine((env) => !oidcSignInGap(env), {
     message: "OIDC_CLIENT_ID is required when OIDC_ISSUER is set",
     path: ["OIDC_CLIENT_ID"],
   })
@@ -56,23 +51,7 @@ const service = await createTenancyService({
   bus,
   keys,
   logger,
-  config: {
-    secretKey: Buffer.from(env.AGENTPLANE_SECRET_KEY, "base64"),
-    publicUrl: env.PUBLIC_URL ?? "http://localhost:8080",
-    publicUrlFromRequest: !env.PUBLIC_URL,
-    keyRotationGraceSeconds: env.KEY_ROTATION_GRACE_SECONDS,
-    ...(env.AGENTPLANE_BOOTSTRAP_TOKEN ? { bootstrapToken: env.AGENTPLANE_BOOTSTRAP_TOKEN } : {}),
-    ...(env.OIDC_ISSUER && env.OIDC_CLIENT_ID
-      ? {
-          oidc: {
-            issuer: env.OIDC_ISSUER,
-            clientId: env.OIDC_CLIENT_ID,
-            ...(env.OIDC_CLIENT_SECRET ? { clientSecret: env.OIDC_CLIENT_SECRET } : {}),
-            ...(env.OIDC_REDIRECT_URI ? { redirectUri: env.OIDC_REDIRECT_URI } : {}),
-          },
-        }
-      : {}),
-  },
+  config: configFromEnv(env, { secretKey: Buffer.from(env.AGENTPLANE_SECRET_KEY, "base64") }),
 });
 if (service.setupCode) {
   // Written to the terminal, not the structured log: it is a one-time secret for the operator.

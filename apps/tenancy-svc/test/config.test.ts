@@ -1,0 +1,45 @@
+import { describe, expect, it } from "vitest";
+import { configFromEnv, oidcSignInGap, TenancySettingsSchema } from "../src/config.ts";
+
+const secretKey = new Uint8Array(32);
+
+describe("tenancy settings, one reading for the deployable and the all-in-one launcher", () => {
+  it("passes every OIDC sign-in setting through, the redirect URI included", () => {
+    const env = TenancySettingsSchema.parse({
+      OIDC_ISSUER: "https://idp.example.com",
+      OIDC_CLIENT_ID: "agentplane",
+      OIDC_CLIENT_SECRET: "s3cret",
+      OIDC_REDIRECT_URI: "https://cp.example.com/activate/callback",
+    });
+    expect(configFromEnv(env, { secretKey }).oidc).toEqual({
+      issuer: "https://idp.example.com",
+      clientId: "agentplane",
+      clientSecret: "s3cret",
+      redirectUri: "https://cp.example.com/activate/callback",
+    });
+    expect(oidcSignInGap(env)).toBeUndefined();
+  });
+
+  it("names the missing client id when an issuer is set without one", () => {
+    const env = TenancySettingsSchema.parse({ OIDC_ISSUER: "https://idp.example.com" });
+    expect(configFromEnv(env, { secretKey }).oidc).toBeUndefined();
+    expect(oidcSignInGap(env)).toMatch(/OIDC_CLIENT_ID/);
+  });
+
+  it("builds links from the caller's address only when no public URL is known", () => {
+    const bare = TenancySettingsSchema.parse({});
+    expect(configFromEnv(bare, { secretKey })).toMatchObject({ publicUrlFromRequest: true });
+    expect(configFromEnv(bare, { secretKey, publicUrl: "http://localhost:9090" })).toMatchObject({
+      publicUrl: "http://localhost:9090",
+    });
+    expect(configFromEnv(bare, { secretKey, publicUrl: "http://localhost:9090" }).publicUrlFromRequest).toBeUndefined();
+    const set = TenancySettingsSchema.parse({ PUBLIC_URL: "https://cp.example.com" });
+    expect(configFromEnv(set, { secretKey, publicUrl: "http://localhost:9090" }).publicUrl).toBe(
+      "https://cp.example.com",
+    );
+  });
+
+  it("rejects a bootstrap token shorter than 32 characters", () => {
+    expect(TenancySettingsSchema.safeParse({ AGENTPLANE_BOOTSTRAP_TOKEN: "short" }).success).toBe(false);
+  });
+});
