@@ -12,6 +12,7 @@ const BENCHES: Record<string, string> = {
   "sandbox-policy": "sandbox-policy.ts",
   governance: "governance.ts",
   runtime: "runtime-webhooks.ts",
+  "runtime-core": "runtime-core.ts",
   inference: "inference.ts",
   "connections-clusters": "connections-clusters.ts",
 };

@@ -87,6 +87,8 @@ export class MemoryStore {
     try {
       sqliteVec.load(this.#sqlite);
       this.#sqlite.prepare("attach database ? as memvec").run(vectorPath);
+      // The index is scanned on every vector search: keep its pages in memory (64 MiB).
+      this.#sqlite.pragma("memvec.cache_size = -65536");
       this.#sqlite.exec(
         `create virtual table if not exists memvec.memory_vec using vec0(embedding float[${EMBEDDING_DIMENSIONS}] distance_metric=cosine)`,
       );

@@ -1,0 +1,302 @@
+// Agent runtime core benchmark (issue "Agent runtime core", Benchmark):
+//   node scripts/bootstrap.mjs node bench/runtime-core.ts
+// 1. Memory search p50/p95 with 10k and 100k notes (1024-dimension vectors in sqlite-vec, FTS5
+//    text index), hybrid against text only and vector only measured on the same store.
+// 2. A tool-loop turn (model → tool → model, every step stored) against the bare model calls it
+//    makes, on an instant local model speaking the Messages API.
+// 3. Live fan-out: one delivered message to 100 SSE followers of a thread, against 1 follower.
+// BENCH_MEMORY_NOTES (default "10000,100000"), BENCH_QUERIES (200), BENCH_TURNS (100),
+// BENCH_FANOUT_MESSAGES (50) change the sizes.
+import { mkdtempSync, rmSync } from "node:fs";
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { loadConfig } from "../apps/agent-runtime/src/config.ts";
+import { openDatabase } from "../apps/agent-runtime/src/db/database.ts";
+import { EMBEDDING_DIMENSIONS } from "../apps/agent-runtime/src/memory/embeddings.ts";
+import { MemoryStore } from "../apps/agent-runtime/src/memory/store.ts";
+import { WorkerModelClient } from "../apps/agent-runtime/src/models/worker-client.ts";
+import { createRuntime, type RuntimeOptions } from "../apps/agent-runtime/src/runtime.ts";
+import { runAgentTurn } from "../apps/agent-runtime/src/services/agent-turns.ts";
+import { fmt } from "./lib.ts";
+
+const NOTE_COUNTS = (process.env.BENCH_MEMORY_NOTES ?? "10000,100000").split(",").map(Number);
+const QUERIES = Number(process.env.BENCH_QUERIES ?? 200);
+const TURNS = Number(process.env.BENCH_TURNS ?? 100);
+const FANOUT_MESSAGES = Number(process.env.BENCH_FANOUT_MESSAGES ?? 50);
+// A logger that drops everything (pino is the runtime's dependency, not the bench package's).
+const silent: NonNullable<RuntimeOptions["logger"]> = new Proxy({} as NonNullable<RuntimeOptions["logger"]>, {
+  get: (_target, key) => (key === "child" ? () => silent : key === "level" ? "silent" : () => undefined),
+});
+
+function percentile(samples: number[], p: number): number {
+  const sorted = [...samples].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? Number.NaN;
+}
+const line = (label: string, samples: number[]) =>
+  `${label.padEnd(34)} p50 ${fmt(percentile(samples, 50), 3).padStart(8)} ms   p95 ${fmt(percentile(samples, 95), 3).padStart(8)} ms`;
+
+// A fixed pseudo-random sequence: the same corpus every run.
+let seed = 42;
+const random = () => {
+  seed = (seed * 1103515245 + 12345) & 0x7fffffff;
+  return seed / 0x7fffffff;
+};
+const WORDS = Array.from({ length: 5000 }, (_, i) => `w${i.toString(36)}`);
+const sentence = (n: number) =>
+  Array.from({ length: n }, () => WORDS[Math.floor(random() ** 2 * WORDS.length)]).join(" ");
+function unitVector(): Float32Array {
+  const v = new Float32Array(EMBEDDING_DIMENSIONS);
+  let norm = 0;
+  for (let i = 0; i < v.length; i++) {
+    const x = random() - 0.5;
+    v[i] = x;
+    norm += x * x;
+  }
+  norm = Math.sqrt(norm);
+  for (let i = 0; i < v.length; i++) v[i] = (v[i] as number) / norm;
+  return v;
+}
+
+async function memoryBench(): Promise<void> {
+  console.log("\n-- memory search (hybrid FTS5 BM25 + sqlite-vec, 1024 dimensions) --");
+  for (const count of NOTE_COUNTS) {
+    const dir = mkdtempSync(join(tmpdir(), "bench-memory-"));
+    const path = join(dir, "agent.db");
+    const database = await openDatabase(path);
+    const store = new MemoryStore(database.sqlite, null, silent, { vectorPath: `${path}-vec` });
+    const sqlite = database.sqlite;
+    const started = performance.now();
+    const insertNote = sqlite.prepare(
+      "insert into memory_note (id, text, source, embedding, embedding_model, created_at) values (?, ?, 'bench', ?, 'bench', ?)",
+    );
+    const insertText = sqlite.prepare("insert into memory_fts (rowid, text) values (?, ?)");
+    const insertVec = sqlite.prepare("insert into memvec.memory_vec (rowid, embedding) values (?, ?)");
+    const batch = sqlite.transaction((from: number, to: number) => {
+      for (let i = from; i < to; i++) {
+        const text = sentence(12);
+        const vector = Buffer.from(unitVector().buffer);
+        const { lastInsertRowid } = insertNote.run(`mem_${i}`, text, vector, new Date(1e12 + i).toISOString());
+        insertText.run(lastInsertRowid, text);
+        insertVec.run(BigInt(lastInsertRowid), vector);
+      }
+    });
+    for (let i = 0; i < count; i += 5000) batch(i, Math.min(count, i + 5000));
+    const loadSeconds = (performance.now() - started) / 1000;
+    const queries = Array.from({ length: QUERIES }, () => ({ text: sentence(3), vector: unitVector() }));
+    const measure = (run: (q: (typeof queries)[number]) => unknown) => {
+      for (const q of queries.slice(0, 20)) run(q);
+      return queries.map((q) => {
+        const t = performance.now();
+        run(q);
+        return performance.now() - t;
+      });
+    };
+    const hybrid = measure((q) => store.searchWith(q.text, q.vector, 5));
+    const textOnly = measure((q) => store.searchWith(q.text, undefined, 5));
+    const knn = sqlite.prepare("select rowid, distance from memvec.memory_vec where embedding match ? and k = 50");
+    const vectorOnly = measure((q) => knn.all(Buffer.from(q.vector.buffer)));
+    console.log(
+      `${count} notes (loaded in ${fmt(loadSeconds, 1)} s, sqlite-vec ${store.vectorExtension ? "on" : "off"})`,
+    );
+    console.log(`  ${line("hybrid search (top 5)", hybrid)}`);
+    console.log(`  ${line("baseline: text only (BM25)", textOnly)}`);
+    console.log(`  ${line("baseline: vector KNN only (k=50)", vectorOnly)}`);
+    console.log(
+      `  hybrid / (text + vector) p50: ${fmt(percentile(hybrid, 50) / (percentile(textOnly, 50) + percentile(vectorOnly, 50)))}x; p95 aim < 50 ms: ${percentile(hybrid, 95) < 50 ? "met" : "not met"}`,
+    );
+    // The checkpointer may still be copying a large WAL back: not waited for past 2 s.
+    await Promise.race([database.close(), new Promise((r) => setTimeout(r, 2000))]);
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** An instant model: a tool call first (when tools are offered and no result came back yet), then text. */
+function startInstantModel(): Promise<{ url: string; close: () => void }> {
+  const server = createServer((req: IncomingMessage, res: ServerResponse) => {
+    let raw = "";
+    req.on("data", (c) => {
+      raw += c;
+    });
+    req.on("end", () => {
+      const body = JSON.parse(raw || "{}") as {
+        messages?: Array<{ content: unknown }>;
+        tools?: unknown[];
+        model?: string;
+      };
+      const last = body.messages?.at(-1)?.content;
+      const sawResult = Array.isArray(last) && last.some((b: { type?: string }) => b.type === "tool_result");
+      const wantsTool = (body.tools?.length ?? 0) > 0 && !sawResult && JSON.stringify(last).includes("use a tool");
+      const block = wantsTool
+        ? { type: "tool_use", id: "toolu_1", name: "list_files", input: {} }
+        : { type: "text", text: "" };
+      const events: unknown[] = [
+        {
+          type: "message_start",
+          message: {
+            id: "msg_1",
+            type: "message",
+            role: "assistant",
+            model: body.model,
+            content: [],
+            stop_reason: null,
+            stop_sequence: null,
+            usage: { input_tokens: 10, output_tokens: 0 },
+          },
+        },
+        { type: "content_block_start", index: 0, content_block: block },
+        wantsTool
+          ? { type: "content_block_delta", index: 0, delta: { type: "input_json_delta", partial_json: "{}" } }
+          : { type: "content_block_delta", index: 0, delta: { type: "text_delta", text: "Done." } },
+        { type: "content_block_stop", index: 0 },
+        {
+          type: "message_delta",
+          delta: { stop_reason: wantsTool ? "tool_use" : "end_turn", stop_sequence: null },
+          usage: { output_tokens: 3 },
+        },
+        { type: "message_stop" },
+      ];
+      res.writeHead(200, { "content-type": "text/event-stream" });
+      for (const e of events) res.write(`event: ${(e as { type: string }).type}\ndata: ${JSON.stringify(e)}\n\n`);
+      res.end();
+    });
+  });
+  return new Promise((resolve) =>
+    server.listen(0, "127.0.0.1", () =>
+      resolve({ url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, close: () => server.close() }),
+    ),
+  );
+}
+
+async function turnBench(): Promise<void> {
+  console.log("\n-- tool-loop turn vs bare model calls (instant local model, model calls in the worker thread) --");
+  const model = await startInstantModel();
+  const home = mkdtempSync(join(tmpdir(), "bench-turn-"));
+  const config = loadConfig({
+    AGENT_HOME: home,
+    LLM_PROVIDER: "cloud-b",
+    CLOUD_B_API_KEY: "bench",
+    CLOUD_B_BASE_URL: `${model.url}/anthropic/v1`,
+    CLOUD_B_EMBEDDING_MODEL_ID: "",
+    HEARTBEAT_INTERVAL_MINUTES: "0",
+    COMPACTION_THRESHOLD_PERCENT: "0",
+  });
+  const client = new WorkerModelClient(config, { maxRetries: 0 });
+  const runtime = await createRuntime(config, { logger: silent, model: client, scheduleTimer: false });
+  const deps = runtime.deps;
+  const request = { model: "claude-sonnet-4-6", max_tokens: 256, messages: [{ role: "user" as const, content: "hi" }] };
+  const threadOf = async () => (await deps.messages.createThread({ kind: "webhook", title: "bench" })).id;
+  const threads = await Promise.all(Array.from({ length: 2 * TURNS + 20 }, threadOf));
+  let next = 0;
+  const runs: Record<"bare" | "plain" | "tool", () => Promise<unknown>> = {
+    bare: () => client.createMessage(request, { onText: () => undefined }),
+    plain: () => runAgentTurn(deps, { threadId: threads[next++] as string, text: "say done", source: "bench" }),
+    tool: () =>
+      runAgentTurn(deps, { threadId: threads[next++] as string, text: "use a tool then answer", source: "bench" }),
+  };
+  for (let i = 0; i < 5; i++) for (const run of Object.values(runs)) await run();
+  const samples = { bare: [] as number[], plain: [] as number[], tool: [] as number[] };
+  // Alternating rounds: the machine's load changes affect the baseline and the turns alike.
+  for (let i = 0; i < TURNS; i++) {
+    for (const key of ["bare", "plain", "tool"] as const) {
+      const t = performance.now();
+      await runs[key]();
+      samples[key].push(performance.now() - t);
+    }
+  }
+  const { bare, plain, tool } = samples;
+  console.log(`  ${line("bare model call (baseline)", bare)}`);
+  console.log(`  ${line("turn, 1 step (1 model call)", plain)}`);
+  console.log(`  ${line("turn, tool loop (2 calls + tool)", tool)}`);
+  const p50 = (s: number[]) => percentile(s, 50);
+  console.log(
+    `  overhead per turn p50: 1 step ${fmt(p50(plain) - p50(bare), 3)} ms (${fmt(p50(plain) / p50(bare))}x a bare call); ` +
+      `tool loop ${fmt(p50(tool) - 2 * p50(bare), 3)} ms over its 2 calls (${fmt(p50(tool) / (2 * p50(bare)))}x)`,
+  );
+  await runtime.close();
+  await client.close();
+  model.close();
+  rmSync(home, { recursive: true, force: true });
+}
+
+async function fanoutBench(): Promise<void> {
+  console.log("\n-- live fan-out: one delivered message to N SSE followers of a thread --");
+  const home = mkdtempSync(join(tmpdir(), "bench-sse-"));
+  const config = loadConfig({
+    AGENT_HOME: home,
+    LLM_PROVIDER: "cloud-b",
+    CLOUD_B_API_KEY: "bench",
+    CLOUD_B_RESOURCE_NAME: "bench",
+    CLOUD_B_EMBEDDING_MODEL_ID: "",
+    HEARTBEAT_INTERVAL_MINUTES: "0",
+  });
+  const runtime = await createRuntime(config, { logger: silent, scheduleTimer: false });
+  const { url } = await runtime.listen(0, "127.0.0.1");
+  const thread = runtime.deps.messages.mainWebThreadId();
+  const results: Record<number, number[]> = {};
+  for (const followers of [1, 100]) {
+    const controllers: AbortController[] = [];
+    let waiting: { count: number; done: () => void } | undefined;
+    const received = () => {
+      if (waiting && --waiting.count === 0) waiting.done();
+    };
+    await Promise.all(
+      Array.from({ length: followers }, async () => {
+        const controller = new AbortController();
+        controllers.push(controller);
+        const res = await fetch(`${url}/agents/threads/${thread}/events`, { signal: controller.signal });
+        const reader = (res.body as ReadableStream<Uint8Array>).getReader();
+        void (async () => {
+          try {
+            for (;;) {
+              const { value, done } = await reader.read();
+              if (done) return;
+              // One frame per message here (the deliveries are the only events).
+              const frames = new TextDecoder()
+                .decode(value)
+                .split("\n\n")
+                .filter((f) => f.includes("event: message"));
+              for (let i = 0; i < frames.length; i++) received();
+            }
+          } catch {
+            // Closed.
+          }
+        })();
+      }),
+    );
+    while (runtime.deps.live.followers(thread) < followers) await new Promise((r) => setTimeout(r, 10));
+    const samples: number[] = [];
+    for (let i = 0; i < FANOUT_MESSAGES + 5; i++) {
+      const all = new Promise<void>((done) => {
+        waiting = { count: followers, done };
+      });
+      const t = performance.now();
+      const row = await runtime.deps.messages.append({
+        threadId: thread,
+        role: "assistant",
+        content: [{ type: "text", text: `delivery ${i}` }],
+        text: `delivery ${i}`,
+        internal: false,
+        source: "bench",
+      });
+      runtime.deps.live.publishMessage(row);
+      await all;
+      if (i >= 5) samples.push(performance.now() - t);
+    }
+    results[followers] = samples;
+    for (const c of controllers) c.abort();
+    while (runtime.deps.live.followers(thread) > 0) await new Promise((r) => setTimeout(r, 10));
+  }
+  console.log(`  ${line("1 follower (baseline)", results[1] ?? [])}`);
+  console.log(`  ${line("100 followers, all received", results[100] ?? [])}`);
+  console.log(`  100 / 1 p50: ${fmt(percentile(results[100] ?? [], 50) / percentile(results[1] ?? [], 50))}x`);
+  await runtime.close();
+  rmSync(home, { recursive: true, force: true });
+}
+
+const only = process.env.BENCH_PART;
+if (!only || only === "memory") await memoryBench();
+if (!only || only === "turn") await turnBench();
+if (!only || only === "fanout") await fanoutBench();
+process.exit(0);
