@@ -63,11 +63,13 @@ const noopLocal = new ServiceClient("governance", inProcessFetch(noop), keys);
 
 const admin = { type: "user" as const, id: "usr_bench", orgId: ORG };
 const svc = { type: "service" as const, id: "svc_sandbox" };
+// Every "unique" request of the whole run differs (a memo hit would flatter the figures).
+let sequence = 0;
 const request = (project: string, i: number | undefined): DecisionRequest => ({
   principal: { type: "sandbox", id: "sbt_bench", orgId: ORG, projectId: project },
   action: "sandbox:exec",
   resource: { type: "Sandbox", id: "sbx_bench", orgId: ORG, projectId: project, labels: {}, kind: "sandbox" },
-  context: { argv: i === undefined ? ["git", "status"] : ["git", "status", String(i)], tty: false },
+  context: { argv: i === undefined ? ["git", "status"] : ["git", "status", String(sequence++)], tty: false },
 });
 
 async function time(rounds: number, fn: (i: number) => Promise<unknown>): Promise<number[]> {
