@@ -1,0 +1,102 @@
+import { ProblemError } from "@agentplane/problem-details";
+
+/** What an AWS call is about, for the `aws:call` decision and for re-signing. */
+export interface AwsCall {
+  service: string;
+  region: string;
+  operation: string;
+  bucket?: string;
+  key?: string;
+  /** Whether the caller is an AWS SDK or CLI (SigV4 `Authorization`), so errors can take its shape. */
+  sdk: boolean;
+}
+
+/** Headers of the plain-HTTP form: `Authorization: Bearer …` plus these two. */
+export const AWS_SERVICE_HEADER = "x-agentplane-aws-service";
+export const AWS_REGION_HEADER = "x-agentplane-aws-region";
+
+const SCOPE = /Credential=[^/,\s]+\/\d{8}\/([a-z0-9-]+)\/([a-z0-9-]+)\/aws4_request/;
+
+/** `AWS4-HMAC-SHA256 Credential=agentplane/20260101/eu-west-1/s3/aws4_request, …` → region and service. */
+export function credentialScope(authorization: string | null): { region: string; service: string } | undefined {
+  const m = authorization ? SCOPE.exec(authorization) : null;
+  return m ? { region: m[1]!, service: m[2]! } : undefined;
+}
+
+/** The S3 REST operation from method, path (`/bucket/key…`, path-style) and query. */
+export function s3Operation(
+  method: string,
+  path: string,
+  query: URLSearchParams,
+  headers: Headers,
+): { operation: string; bucket?: string; key?: string } {
+  const trimmed = path.replace(/^\/+/, "");
+  const slash = trimmed.indexOf("/");
+  const bucket = decodeURIComponent(slash === -1 ? trimmed : trimmed.slice(0, slash)) || undefined;
+  const key = slash === -1 ? undefined : decodeURIComponent(trimmed.slice(slash + 1)) || undefined;
+  const m = method.toUpperCase();
+  const where = { ...(bucket ? { bucket } : {}), ...(key ? { key } : {}) };
+  if (!bucket) return { operation: m === "GET" ? "ListBuckets" : `${m}Service`, ...where };
+  if (!key) {
+    if (m === "GET") {
+      if (query.has("location")) return { operation: "GetBucketLocation", ...where };
+      if (query.has("versions")) return { operation: "ListObjectVersions", ...where };
+      if (query.has("uploads")) return { operation: "ListMultipartUploads", ...where };
+      return { operation: query.get("list-type") === "2" ? "ListObjectsV2" : "ListObjects", ...where };
+    }
+    if (m === "PUT") return { operation: "CreateBucket", ...where };
+    if (m === "DELETE") return { operation: "DeleteBucket", ...where };
+    if (m === "HEAD") return { operation: "HeadBucket", ...where };
+    if (m === "POST" && query.has("delete")) return { operation: "DeleteObjects", ...where };
+  } else {
+    if (m === "GET") return { operation: query.has("tagging") ? "GetObjectTagging" : "GetObject", ...where };
+    if (m === "HEAD") return { operation: "HeadObject", ...where };
+    if (m === "DELETE") return { operation: query.has("uploadId") ? "AbortMultipartUpload" : "DeleteObject", ...where };
+    if (m === "PUT") {
+      if (query.has("partNumber")) return { operation: "UploadPart", ...where };
+      if (query.has("tagging")) return { operation: "PutObjectTagging", ...where };
+      return { operation: headers.has("x-amz-copy-source") ? "CopyObject" : "PutObject", ...where };
+    }
+    if (m === "POST") {
+      if (query.has("uploads")) return { operation: "CreateMultipartUpload", ...where };
+      if (query.has("uploadId")) return { operation: "CompleteMultipartUpload", ...where };
+    }
+  }
+  return { operation: `${m}Object`, ...where };
+}
+
+/**
+ * Parses an AWS call: service and region from the SigV4 credential scope (SDKs, CLI) or the
+ * plain-HTTP headers; the operation from `X-Amz-Target` (JSON protocols), the query or form
+ * `Action` (query protocols such as STS, SQS), or the S3 REST method and path. 400 when the
+ * service cannot be determined.
+ */
+export function parseAwsCall(args: {
+  method: string;
+  path: string;
+  query: URLSearchParams;
+  headers: Headers;
+  body: Uint8Array | undefined;
+  defaultRegion: string;
+}): AwsCall {
+  const scope = credentialScope(args.headers.get("authorization"));
+  const service = scope?.service ?? args.headers.get(AWS_SERVICE_HEADER)?.toLowerCase();
+  if (!service || !/^[a-z0-9-]{1,64}$/.test(service)) {
+    throw new ProblemError("bad-request", {
+      detail: `The AWS service is not named: sign with SigV4 or send ${AWS_SERVICE_HEADER}`,
+      errors: [{ pointer: `/headers/${AWS_SERVICE_HEADER}`, message: "the AWS service could not be determined" }],
+    });
+  }
+  const region = scope?.region ?? args.headers.get(AWS_REGION_HEADER) ?? args.defaultRegion;
+  const base = { service, region, sdk: Boolean(scope) };
+  const target = args.headers.get("x-amz-target");
+  if (target) return { ...base, operation: target.slice(target.lastIndexOf(".") + 1) };
+  let action = args.query.get("Action");
+  const type = args.headers.get("content-type") ?? "";
+  if (!action && args.body && type.startsWith("application/x-www-form-urlencoded")) {
+    action = new URLSearchParams(new TextDecoder().decode(args.body)).get("Action");
+  }
+  if (action) return { ...base, operation: action };
+  if (service === "s3") return { ...base, ...s3Operation(args.method, args.path, args.query, args.headers) };
+  return { ...base, operation: `${args.method.toUpperCase()} ${args.path}` };
+}

@@ -1,0 +1,173 @@
+import { createServer, type Server } from "node:http";
+import { GetObjectCommand, ListObjectsV2Command, PutObjectCommand, S3Client } from "@aws-sdk/client-s3";
+import { GetCallerIdentityCommand, STSClient } from "@aws-sdk/client-sts";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { parseAwsCall } from "../src/aws/operation.ts";
+import { resignRequest } from "../src/aws/resign.ts";
+import { type AwsStandIn, startAwsStandIn, UPSTREAM_KEY } from "./fixtures/aws-stand-ins.ts";
+
+/**
+ * The AWS proxy's core with unchanged SDKs: endpoint = the proxy, access key `agentplane`, any
+ * secret, session token = the caller's Agentplane token. The proxy drops the caller's signature,
+ * reads service, region and operation, and re-signs for the upstream with the connection's keys;
+ * the stand-ins check SigV4 as AWS does.
+ */
+describe("AWS re-signing with unchanged SDKs", () => {
+  let upstream: AwsStandIn;
+  let proxy: Server;
+  let proxyUrl: string;
+  const calls: {
+    operation: string;
+    service: string;
+    region: string;
+    bucket?: string;
+    key?: string;
+    token: string | undefined;
+  }[] = [];
+
+  beforeAll(async () => {
+    upstream = await startAwsStandIn();
+    proxy = createServer((req, res) => {
+      void (async () => {
+        const chunks: Buffer[] = [];
+        for await (const c of req) chunks.push(c as Buffer);
+        const body = Buffer.concat(chunks);
+        const headers = new Headers();
+        for (const [k, v] of Object.entries(req.headers)) if (typeof v === "string") headers.set(k, v);
+        const url = new URL(req.url ?? "/", "http://proxy");
+        const path = url.pathname.replace(/^\/aws/, "") || "/";
+        const call = parseAwsCall({
+          method: req.method ?? "GET",
+          path,
+          query: url.searchParams,
+          headers,
+          body,
+          defaultRegion: "us-east-1",
+        });
+        calls.push({ ...call, token: headers.get("x-amz-security-token") ?? undefined });
+        const target = new URL(`${path}${url.search}`, upstream.url);
+        const signed = await resignRequest({
+          method: req.method ?? "GET",
+          target,
+          headers,
+          body,
+          service: call.service,
+          region: call.region,
+          credentials: UPSTREAM_KEY,
+        });
+        const answer = await fetch(target, {
+          method: req.method ?? "GET",
+          headers: signed,
+          ...(body.length ? { body } : {}),
+        });
+        const out: Record<string, string> = {};
+        answer.headers.forEach((v, k) => {
+          if (k !== "transfer-encoding" && k !== "connection") out[k] = v;
+        });
+        res.writeHead(answer.status, out);
+        res.end(Buffer.from(await answer.arrayBuffer()));
+      })().catch((err) => {
+        res.writeHead(400, { "content-type": "application/json" });
+        res.end(JSON.stringify({ error: String(err) }));
+      });
+    });
+    await new Promise<void>((r) => proxy.listen(0, "127.0.0.1", r));
+    proxyUrl = `http://127.0.0.1:${(proxy.address() as { port: number }).port}/aws`;
+  });
+  afterAll(async () => {
+    proxy?.closeAllConnections();
+    await new Promise((r) => proxy?.close(r));
+    await upstream?.close();
+  });
+
+  const sdkCredentials = {
+    accessKeyId: "agentplane",
+    secretAccessKey: "anything",
+    sessionToken: "apl_tok_caller_token",
+  };
+
+  it("the stand-ins refuse a wrong signature and accept the SDK's own (the check is real)", async () => {
+    const direct = new S3Client({
+      endpoint: upstream.url,
+      region: "eu-west-1",
+      forcePathStyle: true,
+      credentials: UPSTREAM_KEY,
+    });
+    await direct.send(new PutObjectCommand({ Bucket: "b", Key: "direct.txt", Body: "x" }));
+    const wrong = new S3Client({
+      endpoint: upstream.url,
+      region: "eu-west-1",
+      forcePathStyle: true,
+      credentials: { accessKeyId: UPSTREAM_KEY.accessKeyId, secretAccessKey: "not-the-secret" },
+    });
+    await expect(wrong.send(new PutObjectCommand({ Bucket: "b", Key: "x.txt", Body: "x" }))).rejects.toThrow();
+    expect(upstream.requests.map((r) => r.failure)).toEqual([undefined, "signature mismatch"]);
+  });
+
+  it("@aws-sdk/client-s3 puts, lists and gets through the proxy; operations and bucket/key parsed", async () => {
+    const s3 = new S3Client({
+      endpoint: proxyUrl,
+      region: "eu-west-1",
+      forcePathStyle: true,
+      credentials: sdkCredentials,
+    });
+    await s3.send(new PutObjectCommand({ Bucket: "reports", Key: "2026/q4.csv", Body: "a,b\n1,2\n" }));
+    const list = await s3.send(new ListObjectsV2Command({ Bucket: "reports" }));
+    expect(list.Contents?.map((c) => c.Key)).toEqual(["2026/q4.csv"]);
+    const got = await s3.send(new GetObjectCommand({ Bucket: "reports", Key: "2026/q4.csv" }));
+    expect(await got.Body?.transformToString()).toBe("a,b\n1,2\n");
+    expect(calls.map((c) => [c.service, c.region, c.operation, c.bucket, c.key])).toEqual([
+      ["s3", "eu-west-1", "PutObject", "reports", "2026/q4.csv"],
+      ["s3", "eu-west-1", "ListObjectsV2", "reports", undefined],
+      ["s3", "eu-west-1", "GetObject", "reports", "2026/q4.csv"],
+    ]);
+    expect(calls.every((c) => c.token === "apl_tok_caller_token")).toBe(true);
+    const viaProxy = upstream.requests.slice(-3);
+    expect(viaProxy.every((r) => r.failure === undefined && r.accessKeyId === UPSTREAM_KEY.accessKeyId)).toBe(true);
+  });
+
+  it("@aws-sdk/client-sts GetCallerIdentity: the query-protocol Action is the operation", async () => {
+    const sts = new STSClient({ endpoint: proxyUrl, region: "us-east-2", credentials: sdkCredentials });
+    const me = await sts.send(new GetCallerIdentityCommand({}));
+    expect(me.Account).toBe("123456789012");
+    expect(calls.at(-1)).toMatchObject({ service: "sts", region: "us-east-2", operation: "GetCallerIdentity" });
+  });
+
+  it("JSON protocols take the operation from X-Amz-Target; no service at all is a 400", () => {
+    const headers = new Headers({
+      "x-amz-target": "DynamoDB_20120810.GetItem",
+      authorization:
+        "AWS4-HMAC-SHA256 Credential=agentplane/20260101/eu-central-1/dynamodb/aws4_request, SignedHeaders=host, Signature=00",
+    });
+    expect(
+      parseAwsCall({
+        method: "POST",
+        path: "/",
+        query: new URLSearchParams(),
+        headers,
+        body: undefined,
+        defaultRegion: "us-east-1",
+      }),
+    ).toMatchObject({ service: "dynamodb", region: "eu-central-1", operation: "GetItem", sdk: true });
+    expect(() =>
+      parseAwsCall({
+        method: "GET",
+        path: "/",
+        query: new URLSearchParams(),
+        headers: new Headers(),
+        body: undefined,
+        defaultRegion: "us-east-1",
+      }),
+    ).toThrow(/service is not named/);
+    expect(
+      parseAwsCall({
+        method: "GET",
+        path: "/",
+        query: new URLSearchParams("Action=ListQueues"),
+        headers: new Headers({ "x-agentplane-aws-service": "sqs" }),
+        body: undefined,
+        defaultRegion: "ap-south-1",
+      }),
+    ).toMatchObject({ service: "sqs", region: "ap-south-1", operation: "ListQueues", sdk: false });
+  });
+});
