@@ -142,6 +142,7 @@ export class EgressProxy {
   private readonly options: EgressProxyOptions;
   private readonly dir: string;
   private readonly servers = new Map<string, { server: Server; sockets: Set<Duplex> }>();
+  private opened = 0;
 
   constructor(options: EgressProxyOptions) {
     this.options = options;
@@ -151,8 +152,8 @@ export class EgressProxy {
   /** Starts the sandbox's proxy and returns the path of its Unix socket. */
   async open(sandboxId: string): Promise<string> {
     await this.close(sandboxId);
-    const path = join(this.dir, `${sandboxId}.sock`);
-    rmSync(path, { force: true });
+    // A fresh name each time: closing a previous listener unlinks its own path, never this one.
+    const path = join(this.dir, `${sandboxId}-${++this.opened}.sock`);
     const sockets = new Set<Duplex>();
     const track = (s: Duplex) => {
       sockets.add(s);
