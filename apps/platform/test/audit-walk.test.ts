@@ -9,7 +9,14 @@ import { silentLogger } from "@agentplane/service-kit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { assemblePlatform, type Platform } from "../src/assemble.ts";
 import { AllInOneEnvSchema } from "../src/config.ts";
-import { expectCompleteAudit, expectedRecordCount, type StoredRequestRecord, walkEveryRoute } from "./audit-walk.ts";
+import {
+  expectCompleteAudit,
+  expectedRecordCount,
+  type StoredRequestRecord,
+  type WalkedCall,
+  walkEveryRoute,
+} from "./audit-walk.ts";
+import { fuzzRoutes } from "./fuzz.ts";
 
 export async function storedRequestRecords(database: Database): Promise<StoredRequestRecord[]> {
   type Trail = { audit_records: { request_id: string; org_id: string | null; status: number | null; source: string } };
@@ -51,8 +58,7 @@ describe("audit completeness, all-in-one: every contract route walked once per c
     rmSync(dataDir, { recursive: true, force: true });
   });
 
-  it("stores one request record per mutating call and per 401/403, naming its organization", async () => {
-    const calls = await walkEveryRoute(platform.url, token, new Set(SERVICE_NAMES));
+  async function expectAudited(calls: WalkedCall[]): Promise<void> {
     const expected = expectedRecordCount(calls);
     const deadline = Date.now() + 60_000;
     let records: StoredRequestRecord[] = [];
@@ -64,6 +70,14 @@ describe("audit completeness, all-in-one: every contract route walked once per c
       await new Promise((r) => setTimeout(r, 200));
     }
     expectCompleteAudit(calls, records);
+  }
+
+  it("stores one request record per mutating call and per 401/403, naming its organization", async () => {
+    await expectAudited(await walkEveryRoute(platform.url, token, new Set(SERVICE_NAMES)));
+  }, 300_000);
+
+  it("answers fuzzed paths, queries and bodies below 500 and loses no audit record", async () => {
+    await expectAudited(await fuzzRoutes(platform.url, token, new Set(SERVICE_NAMES), { seed: 9, count: 300 }));
   }, 300_000);
 
   it("serves records of no organization to the installation owner only", async () => {
