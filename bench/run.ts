@@ -14,6 +14,7 @@ const BENCHES: Record<string, string> = {
   runtime: "runtime-webhooks.ts",
   "runtime-core": "runtime-core.ts",
   inference: "inference.ts",
+  "connections-tools": "connections-tools.ts",
   "connections-clusters": "connections-clusters.ts",
 };
 

@@ -3,7 +3,7 @@ import { ProblemError } from "@agentplane/problem-details";
 import type { CallToolResult, Tool } from "@modelcontextprotocol/sdk/types.js";
 import { callTool, ToolCallDenied } from "../connectors/services/calls.ts";
 import type { ConnectorRuntime } from "../connectors/services/runtime.ts";
-import type { ConnectorRow } from "../connectors/services/store.ts";
+import { CONNECTOR_COLUMNS, type ConnectorRow } from "../connectors/services/store.ts";
 import { entrySettings, visibleTools } from "../connectors/services/visibility.ts";
 import type { ConnectionsContext } from "../context.ts";
 import { ORG_TOOLS, type PlatformClients, PROJECT_TOOLS } from "./platform-tools.ts";
@@ -36,7 +36,7 @@ export class McpToolCatalog {
     if (scope.projectId) {
       const rows = await this.ctx.db
         .selectFrom("connectors")
-        .selectAll()
+        .select(CONNECTOR_COLUMNS)
         .where("project_id", "=", scope.projectId)
         .orderBy("name")
         .execute();
@@ -44,7 +44,7 @@ export class McpToolCatalog {
     }
     const rows = await this.ctx.db
       .selectFrom("connectors")
-      .selectAll()
+      .select(CONNECTOR_COLUMNS)
       .where("org_id", "=", scope.orgId)
       .orderBy("name")
       .execute();
@@ -102,7 +102,7 @@ export class McpToolCatalog {
       connectors.map((c) => c.row.id),
     );
     for (const { row, prefix, admin } of connectors) {
-      for (const t of visibleTools(row, this.runtime.tools(row).tools, settings, admin)) {
+      for (const t of visibleTools(row, (await this.runtime.tools(this.ctx.db, row)).tools, settings, admin)) {
         tools.push({
           name: `${prefix}${t.name}`,
           description: t.description,

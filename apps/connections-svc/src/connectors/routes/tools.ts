@@ -9,9 +9,8 @@ export function registerListConnectorTools(deps: ConnectorRouteDeps): void {
     const { row, authz } = await connectorActor(c, deps, "connections:read", serverId);
     const admin = isProjectAdmin(authz);
     const settings = await entrySettings(deps.ctx, [row.id]);
-    const items = deps.runtime
-      .tools(row)
-      .tools.filter((t) => admin || isVisibleTo(settings.get(`${row.id}/${t.name}`), false))
+    const items = (await deps.runtime.tools(deps.ctx.db, row)).tools
+      .filter((t) => admin || isVisibleTo(settings.get(`${row.id}/${t.name}`), false))
       .map((t) => {
         const setting = settings.get(`${row.id}/${t.name}`);
         return {

@@ -8,7 +8,8 @@ export function registerSetConnectorEntryVisibility(deps: ConnectorRouteDeps): v
     const { connectorId, entryName } = c.req.valid("param");
     const body = c.req.valid("json");
     const { row, actor } = await connectorActor(c, deps, "connections:manage", connectorId);
-    if (!deps.runtime.tools(row).byName.has(entryName)) throw notFound(`Tool ${entryName} of connector`, row.id);
+    if (!(await deps.runtime.tools(deps.ctx.db, row)).byName.has(entryName))
+      throw notFound(`Tool ${entryName} of connector`, row.id);
     return c.json(await setEntryVisibility(deps.ctx, deps.runtime, actor, row, entryName, body), 200);
   });
 }

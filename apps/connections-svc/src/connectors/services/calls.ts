@@ -7,7 +7,7 @@ import { buildHttpRequest } from "../openapi/request.ts";
 import type { ConnectorTool } from "../openapi/tools.ts";
 import { connectionHeaders } from "./connectors.ts";
 import { decideToolCall, recordConnectorEvent } from "./platform.ts";
-import type { ConnectorRuntime } from "./runtime.ts";
+import type { ConnectorRuntime, LoadedTools } from "./runtime.ts";
 import type { ConnectorRow } from "./store.ts";
 import { entrySettings, isVisibleTo } from "./visibility.ts";
 
@@ -38,8 +38,8 @@ export async function findCallableTool(
   row: ConnectorRow,
   name: string,
   projectAdmin: boolean,
-): Promise<{ tool: ConnectorTool; loaded: ReturnType<ConnectorRuntime["tools"]> }> {
-  const loaded = runtime.tools(row);
+): Promise<{ tool: ConnectorTool; loaded: LoadedTools }> {
+  const loaded = await runtime.tools(ctx.db, row);
   const tool = loaded.byName.get(name);
   const settings = tool ? await entrySettings(ctx, [row.id]) : undefined;
   if (!tool || !isVisibleTo(settings?.get(`${row.id}/${name}`), projectAdmin)) {

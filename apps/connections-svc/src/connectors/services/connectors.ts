@@ -7,6 +7,7 @@ import { prefixedConnectorId } from "./ids.ts";
 import { credentialHeaders, recordConnectorEvent } from "./platform.ts";
 import type { ConnectorRuntime } from "./runtime.ts";
 import {
+  CONNECTOR_COLUMNS,
   type ConnectorRow,
   fromJsonb,
   getConnectorRow,
@@ -122,7 +123,7 @@ export async function createConnector(
           tools_hash: toolsHash(discovered.tools),
           tool_count: discovered.tools.length,
         })
-        .returningAll()
+        .returning(CONNECTOR_COLUMNS)
         .executeTakeFirstOrThrow();
       await recordConnectorEvent(ctx, trx, actor.principal, {
         action: source.kind === "mcp" ? "createMcpConnector" : "createHttpConnector",
@@ -149,7 +150,7 @@ export async function listConnectors(
   limit: number,
   cursor: string | undefined,
 ): Promise<{ items: Connector[]; nextCursor?: string }> {
-  let query = ctx.db.selectFrom("connectors").selectAll().where("project_id", "=", projectId);
+  let query = ctx.db.selectFrom("connectors").select(CONNECTOR_COLUMNS).where("project_id", "=", projectId);
   if (cursor) query = query.where("id", ">", cursor);
   const rows = await query
     .orderBy("id")
@@ -196,7 +197,7 @@ export async function updateConnector(
           updated_at: new Date(),
         })
         .where("id", "=", row.id)
-        .returningAll()
+        .returning(CONNECTOR_COLUMNS)
         .executeTakeFirstOrThrow();
       await recordConnectorEvent(ctx, trx, actor.principal, {
         action: "updateConnector",
@@ -259,7 +260,7 @@ export async function setConnectorCredential(
       .updateTable("connectors")
       .set({ credential_id: credentialId, updated_at: new Date() })
       .where("id", "=", row.id)
-      .returningAll()
+      .returning(CONNECTOR_COLUMNS)
       .executeTakeFirstOrThrow();
     await recordConnectorEvent(ctx, trx, actor.principal, {
       action: credentialId ? "attachConnectorCredential" : "removeConnectorCredential",

@@ -1,6 +1,8 @@
 import { EventEmitter } from "node:events";
 import { Ajv, type ValidateFunction } from "ajv";
+import type { Kysely } from "kysely";
 import { LRUCache } from "lru-cache";
+import type { ConnectionsDb } from "../../db/schema/index.ts";
 import { AddressPolicy, SafeFetcher, type SafeFetcherOptions } from "../fetch/index.ts";
 import { RemoteClientPool } from "../mcp-client/remote.ts";
 import type { ConnectorTool } from "../openapi/tools.ts";
@@ -40,15 +42,20 @@ export class ConnectorRuntime {
     this.changes.setMaxListeners(0);
   }
 
-  /** The connector's current tools, parsed once per (connector, tools hash). */
-  tools(row: Pick<ConnectorRow, "id" | "tools" | "tools_hash">): LoadedTools {
+  /** The connector's current tools, read and parsed once per (connector, tools hash). */
+  async tools(db: Kysely<ConnectionsDb>, row: Pick<ConnectorRow, "id" | "tools_hash">): Promise<LoadedTools> {
     const key = `${row.id}:${row.tools_hash}`;
-    let loaded = this.toolSets.get(key);
-    if (!loaded) {
-      const tools = fromJsonb<ConnectorTool[]>(row.tools) ?? [];
-      loaded = { tools, byName: new Map(tools.map((t) => [t.name, t])), validators: new Map() };
-      this.toolSets.set(key, loaded);
-    }
+    const cached = this.toolSets.get(key);
+    if (cached) return cached;
+    const stored = await db
+      .selectFrom("connectors")
+      .select(["tools", "tools_hash"])
+      .where("id", "=", row.id)
+      .executeTakeFirst();
+    const tools = stored ? (fromJsonb<ConnectorTool[]>(stored.tools) ?? []) : [];
+    const loaded: LoadedTools = { tools, byName: new Map(tools.map((t) => [t.name, t])), validators: new Map() };
+    // Cached under the hash actually read, so a promotion in between is never cached as the old version.
+    if (stored) this.toolSets.set(`${row.id}:${stored.tools_hash}`, loaded);
     return loaded;
   }
 

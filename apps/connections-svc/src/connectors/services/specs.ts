@@ -9,7 +9,15 @@ import { discoverSource } from "./discovery.ts";
 import { prefixedConnectorId } from "./ids.ts";
 import { recordConnectorEvent } from "./platform.ts";
 import type { ConnectorRuntime } from "./runtime.ts";
-import { type ConnectorRow, fromJsonb, getConnectorRow, jsonb, toConnector, toolsHash } from "./store.ts";
+import {
+  CONNECTOR_COLUMNS,
+  type ConnectorRow,
+  fromJsonb,
+  getConnectorRow,
+  jsonb,
+  toConnector,
+  toolsHash,
+} from "./store.ts";
 
 type PendingRow = Selectable<ConnectorPendingSpecsTable>;
 
@@ -124,7 +132,7 @@ export async function diffPendingSpec(
   specId: string,
 ): Promise<ToolSetDiff> {
   const spec = await pendingRow(ctx, row.id, specId);
-  return diffToolSets(runtime.tools(row).tools, fromJsonb<ConnectorTool[]>(spec.tools) ?? []);
+  return diffToolSets((await runtime.tools(ctx.db, row)).tools, fromJsonb<ConnectorTool[]>(spec.tools) ?? []);
 }
 
 /**
@@ -165,7 +173,7 @@ export async function promotePendingSpec(
         updated_at: now,
       })
       .where("id", "=", connectorId)
-      .returningAll()
+      .returning(CONNECTOR_COLUMNS)
       .executeTakeFirstOrThrow();
     const promoted = await trx
       .updateTable("connector_pending_specs")

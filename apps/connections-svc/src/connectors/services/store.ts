@@ -7,7 +7,34 @@ import type { ConnectionsDb } from "../../db/schema/index.ts";
 import type { OperationFilter } from "../openapi/filter.ts";
 import type { ConnectorTool } from "../openapi/tools.ts";
 
-export type ConnectorRow = Selectable<ConnectorsTable>;
+/** A connector row without its tools (read by `ConnectorRuntime.tools`, cached by tools hash). */
+export type ConnectorRow = Omit<Selectable<ConnectorsTable>, "tools">;
+
+/** Every column but `tools`, which can be megabytes: requests read it once per version, not per call. */
+export const CONNECTOR_COLUMNS = [
+  "id",
+  "org_id",
+  "project_id",
+  "name",
+  "kind",
+  "url",
+  "spec_url",
+  "base_url",
+  "headers",
+  "credential_id",
+  "include",
+  "exclude",
+  "discovery_interval_minutes",
+  "status",
+  "last_error",
+  "last_discovered_at",
+  "next_discovery_at",
+  "version",
+  "tools_hash",
+  "tool_count",
+  "created_at",
+  "updated_at",
+] as const;
 
 /** A jsonb parameter both drivers read the same way: sent as text and cast by the server. */
 export function jsonb(value: unknown): RawBuilder<unknown> {
@@ -64,7 +91,7 @@ export function toConnector(row: ConnectorRow): Connector {
 
 /** The row, or a 404 (the same answer whether it does not exist or lives in a project the caller cannot see). */
 export async function getConnectorRow(db: Kysely<ConnectionsDb>, id: string): Promise<ConnectorRow> {
-  const row = await db.selectFrom("connectors").selectAll().where("id", "=", id).executeTakeFirst();
+  const row = await db.selectFrom("connectors").select(CONNECTOR_COLUMNS).where("id", "=", id).executeTakeFirst();
   if (!row) throw notFound("Connector", id);
   return row;
 }

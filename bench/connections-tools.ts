@@ -1,0 +1,152 @@
+// Connector tool calls: the latency a connector adds over calling the local API directly (REST
+// `tools/call` and the project MCP endpoint with the SDK client, both in process, one call at a
+// time), `tools/list` of a 500-tool connector (MCP and REST), and discovery of a 500-operation
+// OpenAPI description (parse, validate, dereference, build tools). The baseline in the same run is
+// the same GET sent straight to the local API with a keep-alive undici pool.
+// Run: node scripts/bootstrap.mjs node bench/connections-tools.ts   (BENCH_ROUNDS=400 by default)
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
+import { openDatabase } from "@agentplane/db";
+import { MemoryBus } from "@agentplane/events";
+import { generateInternalKeys, IdentitySigner, silentLogger } from "@agentplane/service-kit";
+import { createTestDatabase, requirePostgres } from "@agentplane/testkit";
+import { Agent, request } from "undici";
+import { createConnectionsService } from "../apps/connections-svc/src/app.ts";
+import {
+  buildToolsFromDocument,
+  loadOpenApiDescription,
+} from "../apps/connections-svc/src/connectors/openapi/index.ts";
+import { inProcessMcpClient } from "../apps/connections-svc/test/connectors-fixtures/in-process-client.ts";
+import { generateLargeDescription } from "../apps/connections-svc/test/connectors-fixtures/large-description.ts";
+
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 400);
+const pct = (xs: number[], p: number) =>
+  [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(xs.length * p))] as number;
+const ms = (v: number) => `${v.toFixed(3).padStart(8)} ms`;
+async function timed(rounds: number, fn: () => Promise<unknown>): Promise<number[]> {
+  for (let i = 0; i < Math.min(50, rounds); i++) await fn();
+  const out: number[] = [];
+  for (let i = 0; i < rounds; i++) {
+    const t = performance.now();
+    await fn();
+    out.push(performance.now() - t);
+  }
+  return out;
+}
+
+// The local API: one JSON document per account, and the 500-operation description.
+const RESOURCES = 63; // 63 collections × 8 operations = 504 operations (6 file uploads are skipped).
+let port = 0;
+const api = createServer((req, res) => {
+  if (req.url === "/openapi.json") {
+    res.writeHead(200, { "content-type": "application/json" });
+    res.end(JSON.stringify(generateLargeDescription({ resources: RESOURCES, serverUrl: `http://127.0.0.1:${port}` })));
+    return;
+  }
+  res.writeHead(200, { "content-type": "application/json" });
+  res.end(JSON.stringify({ id: "acc-1", name: "First", status: "active", amount: 12 }));
+});
+await new Promise<void>((r) => api.listen(0, "127.0.0.1", r));
+port = (api.address() as AddressInfo).port;
+
+const pg = await requirePostgres();
+const created = pg.available ? await createTestDatabase("bench_conn") : undefined;
+const database = await openDatabase(created?.url ?? "pglite://memory");
+const keys = await generateInternalKeys();
+const principal = { type: "user" as const, id: "usr_bench" };
+const service = await createConnectionsService({
+  database,
+  bus: new MemoryBus(),
+  keys,
+  logger: silentLogger(),
+  authorizer: {
+    check: async (r) => ({
+      decision: "allowed",
+      orgId: "org_bench",
+      ...(r.projectId ? { projectId: r.projectId } : {}),
+      projectRole: "admin",
+    }),
+  },
+  signer: { sign: async () => "unused" },
+  config: { connectors: { allowedHosts: ["127.0.0.1"], scheduler: false } },
+});
+// Signed identities are reused until close to expiry, as the gateway does.
+const signer = new IdentitySigner(keys);
+const identity = () => signer.sign(principal, "connections");
+const call = async (method: string, path: string, body?: unknown) =>
+  service.fetch(
+    new Request(`http://connections.bench${path}`, {
+      method,
+      headers: { "x-agentplane-identity": await identity(), "content-type": "application/json" },
+      ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+    }),
+  );
+
+// Discovery of the 500-operation description, in process (no HTTP): load + build.
+const description = generateLargeDescription({ resources: RESOURCES, serverUrl: `http://127.0.0.1:${port}` });
+const discovery = await timed(3, async () =>
+  buildToolsFromDocument((await loadOpenApiDescription(description)).document),
+);
+const createStart = performance.now();
+const res = await call("POST", "/v1/projects/prj_bench/mcp-servers/http", {
+  name: "bench",
+  specUrl: `http://127.0.0.1:${port}/openapi.json`,
+});
+const createMs = performance.now() - createStart;
+const connector = (await res.json()) as { id: string; toolCount: number };
+if (res.status !== 201) throw new Error(`create failed: ${res.status} ${JSON.stringify(connector)}`);
+
+// Baseline: the same GET straight to the local API.
+const agent = new Agent({ keepAliveTimeout: 30_000 });
+const direct = await timed(ROUNDS, async () => {
+  const r = await request(`http://127.0.0.1:${port}/accounts/acc-1`, { dispatcher: agent });
+  await r.body.json();
+});
+const rest = await timed(ROUNDS, async () => {
+  const r = await call("POST", `/v1/mcp-servers/${connector.id}/tools/call`, {
+    name: "getAccount",
+    arguments: { accountId: "acc-1" },
+  });
+  if (r.status !== 200) throw new Error(`call failed: ${r.status}`);
+  await r.json();
+});
+const client = await inProcessMcpClient("http://connections.bench/projects/prj_bench/mcp", identity, (r) =>
+  service.fetch(r),
+);
+const viaMcp = await timed(ROUNDS, () =>
+  client.callTool({ name: "bench__getAccount", arguments: { accountId: "acc-1" } }),
+);
+const listRounds = Math.max(20, Math.floor(ROUNDS / 10));
+const mcpList = await timed(listRounds, () => client.listTools());
+const restList = await timed(listRounds, async () =>
+  (await call("GET", `/v1/mcp-servers/${connector.id}/tools`)).json(),
+);
+
+const p = (xs: number[]) => ({ p50: pct(xs, 0.5), p99: pct(xs, 0.99) });
+const base = p(direct);
+console.log(
+  `connector tools (${connector.toolCount} tools from ${RESOURCES * 8} operations; ${ROUNDS} calls each, one at a time)`,
+);
+console.log(`  direct GET to the local API      p50 ${ms(base.p50)}  p99 ${ms(base.p99)}   (baseline)`);
+for (const [label, xs] of [
+  ["REST tools/call (in process)", rest],
+  ["MCP tools/call (SDK client)  ", viaMcp],
+] as const) {
+  const r = p(xs);
+  console.log(
+    `  ${label}     p50 ${ms(r.p50)}  p99 ${ms(r.p99)}   added p50 ${ms(r.p50 - base.p50)}  ×${(r.p50 / base.p50).toFixed(1)}`,
+  );
+}
+const ml = p(mcpList);
+const rl = p(restList);
+console.log(`  tools/list, MCP (${connector.toolCount} tools + platform) p50 ${ms(ml.p50)}  p99 ${ms(ml.p99)}`);
+console.log(`  GET …/tools, REST                p50 ${ms(rl.p50)}  p99 ${ms(rl.p99)}`);
+console.log(`  discovery of ${RESOURCES * 8} operations, in process  median ${ms(pct(discovery, 0.5))}`);
+console.log(`  create HTTP connector from its URL (fetch + discovery + store)  ${ms(createMs)}`);
+
+await client.close();
+await service.close();
+await agent.close();
+api.close();
+await database.close();
+await created?.drop();
