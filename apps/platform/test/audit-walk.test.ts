@@ -80,6 +80,26 @@ describe("audit completeness, all-in-one: every contract route walked once per c
     await expectAudited(await fuzzRoutes(platform.url, token, new Set(SERVICE_NAMES), { seed: 9, count: 300 }));
   }, 300_000);
 
+  it("refuses a sandbox token named with a lone surrogate with a 400 naming the field", async () => {
+    const headers = { authorization: `Bearer ${token}`, "content-type": "application/json" };
+    const org = await fetch(`${platform.url}/v1/orgs`, { method: "POST", headers, body: '{"name":"Names"}' });
+    const orgId = ((await org.json()) as { id: string }).id;
+    const project = await fetch(`${platform.url}/v1/orgs/${orgId}/projects`, {
+      method: "POST",
+      headers,
+      body: '{"name":"names"}',
+    });
+    const projectId = ((await project.json()) as { id: string }).id;
+    const res = await fetch(`${platform.url}/v1/projects/${projectId}/sandbox-tokens`, {
+      method: "POST",
+      headers,
+      body: '{"sandboxId":"sbx_x","name":"bad \\udc00"}',
+    });
+    expect(res.status).toBe(400);
+    const problem = (await res.json()) as { errors: { pointer: string }[] };
+    expect(problem.errors[0]?.pointer).toBe("/body/name");
+  });
+
   it("serves records of no organization to the installation owner only", async () => {
     const unknown = await fetch(`${platform.url}/v1/auth/me`, { headers: { authorization: "Bearer apl_nope_nope" } });
     expect(unknown.status).toBe(401);
