@@ -63,6 +63,8 @@ local ttl = redis.call('PTTL', KEYS[1])
 return {count, ttl}
 `;
 
+type RedisWithHit = Redis & { rateLimitHit(key: string, windowMs: string): Promise<[number, number]> };
+
 /**
  * Fixed windows counted in Redis, shared by every gateway replica. Fails open if Redis is
  * unreachable (availability over limits), but never silently: the first failure of an outage is
@@ -80,6 +82,7 @@ export class RedisRateLimiter implements RateLimiter {
     this.config = config;
     this.prefix = prefix;
     this.logger = logger;
+    if (!("rateLimitHit" in redis)) redis.defineCommand("rateLimitHit", { numberOfKeys: 1, lua: HIT_SCRIPT });
   }
 
   status(): RateLimiterStatus {
@@ -88,12 +91,11 @@ export class RedisRateLimiter implements RateLimiter {
 
   async hit(key: string): Promise<RateLimitResult> {
     try {
-      const [count, ttl] = (await this.redis.eval(
-        HIT_SCRIPT,
-        1,
+      // EVALSHA of the script defined once (ioredis loads it on first use), not its text each time.
+      const [count, ttl] = await (this.redis as RedisWithHit).rateLimitHit(
         `${this.prefix}:${key}`,
         String(this.config.windowSeconds * 1000),
-      )) as [number, number];
+      );
       if (this.state.failingOpen) {
         this.state.failingOpen = false;
         this.logger?.warn({ failedOpen: this.state.failedOpen }, "rate limiter: Redis is back, limits enforced again");

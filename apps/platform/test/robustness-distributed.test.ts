@@ -134,7 +134,10 @@ describe.skipIf(!pg.available || !redis.available)(
         expect(p.child.exitCode, `${name} exited:\n${p.output()}`).toBeNull();
         const health = await json(`${urls[name]}/health`);
         expect(health.status, name).toBe(200);
-        expect(health.body.process, name).toEqual({ uncaughtExceptions: 0, unhandledRejections: 0 });
+        expect(health.body.process, `${name}:\n${p.output()}`).toEqual({
+          uncaughtExceptions: 0,
+          unhandledRejections: 0,
+        });
       }
     });
 

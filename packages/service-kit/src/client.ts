@@ -1,6 +1,7 @@
+import type { Readable } from "node:stream";
 import { INTERNAL_IDENTITY_HEADER, type Principal, REQUEST_ID_HEADER } from "@agentplane/contracts";
 import { ProblemError } from "@agentplane/problem-details";
-import { Agent, fetch as undiciFetch } from "undici";
+import { Agent, type Dispatcher, request as undiciRequest } from "undici";
 import { type InternalKeys, signIdentity } from "./identity.ts";
 
 /** A `fetch` for one service: in process (`app.fetch`) in all-in-one mode, HTTP keep-alive otherwise. */
@@ -12,7 +13,45 @@ export function inProcessFetch(app: { fetch: (request: Request) => Response | Pr
 
 const agents = new Map<string, Agent>();
 
-/** HTTP to `baseUrl` over a keep-alive connection pool; the request URL's origin is replaced. */
+/** Set by the connection itself (Host is the service's; the caller's travels as x-forwarded-host). */
+const NOT_FORWARDED = new Set(["host", "connection", "keep-alive", "transfer-encoding", "upgrade", "expect"]);
+
+/** Statuses whose response has no body (RFC 9110): a Response must be built with `null`. */
+const NULL_BODY_STATUSES = new Set([101, 204, 205, 304]);
+
+/**
+ * A web stream that pulls from a Node stream one chunk at a time. Unlike `Readable.toWeb`, nothing
+ * is pushed into a stream its reader already cancelled (a caller that went away), which throws
+ * "Controller is already closed" outside any handler; cancelling destroys the source.
+ */
+function pullStream(source: Readable): ReadableStream<Uint8Array> {
+  source.on("error", () => {});
+  const chunks = source[Symbol.asyncIterator]();
+  return new ReadableStream<Uint8Array>(
+    {
+      async pull(controller) {
+        try {
+          const { done, value } = await chunks.next();
+          if (done) controller.close();
+          else controller.enqueue(value as Uint8Array);
+        } catch (err) {
+          controller.error(err);
+        }
+      },
+      cancel() {
+        source.destroy();
+      },
+    },
+    { highWaterMark: 0 },
+  );
+}
+
+/**
+ * HTTP to `baseUrl` over a keep-alive connection pool; the request URL's origin is replaced.
+ * Built on `undici.request` rather than `fetch`: the gateway's dispatch path pays for neither the
+ * fetch algorithm's bookkeeping nor immutable response headers (which had to be copied to add ours).
+ * Redirects are not followed; request and response bodies stream.
+ */
 export function httpFetch(baseUrl: string, options: { connections?: number } = {}): ServiceFetch {
   const base = new URL(baseUrl);
   let agent = agents.get(base.origin);
@@ -23,20 +62,31 @@ export function httpFetch(baseUrl: string, options: { connections?: number } = {
   const dispatcher = agent;
   return async (request) => {
     const url = new URL(request.url);
-    const target = new URL(url.pathname + url.search, base);
-    const init: Record<string, unknown> = {
-      method: request.method,
-      headers: request.headers,
-      redirect: "manual",
+    const headers: Record<string, string> = {};
+    request.headers.forEach((value, key) => {
+      if (!NOT_FORWARDED.has(key)) headers[key] = value;
+    });
+    const hasBody = request.body !== null && request.method !== "GET" && request.method !== "HEAD";
+    const res = await undiciRequest(new URL(url.pathname + url.search, base), {
+      method: request.method as Dispatcher.HttpMethod,
+      headers,
       dispatcher,
       signal: request.signal,
-    };
-    if (request.body && request.method !== "GET" && request.method !== "HEAD") {
-      init.body = request.body;
-      init.duplex = "half";
+      // The web stream itself (async iterable): its error ends this request, never the process.
+      ...(hasBody && request.body ? { body: request.body as never } : {}),
+    });
+    const out = new Headers();
+    for (const [key, value] of Object.entries(res.headers)) {
+      if (value === undefined) continue;
+      if (Array.isArray(value)) for (const v of value) out.append(key, v);
+      else out.set(key, value);
     }
-    // undici's fetch returns its own Response class; it is the same shape as the global one.
-    return (await undiciFetch(target, init as never)) as unknown as Response;
+    const empty = NULL_BODY_STATUSES.has(res.statusCode) || request.method === "HEAD";
+    if (empty) res.body.resume();
+    return new Response(empty ? null : pullStream(res.body), {
+      status: res.statusCode,
+      headers: out,
+    });
   };
 }
 
