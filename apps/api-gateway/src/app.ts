@@ -181,7 +181,9 @@ export function createGateway(deps: GatewayDeps): Gateway {
     let principal: Principal | undefined;
     if (entry.access !== "public") {
       try {
-        principal = await deps.authenticator.authenticate(bearerToken(request.headers) ?? "");
+        principal = await deps.authenticator.authenticate(
+          bearerToken(request.headers) ?? awsSessionToken(entry.operationId, request.headers) ?? "",
+        );
       } catch (err) {
         const problem =
           err instanceof ProblemError
@@ -233,7 +235,9 @@ export function createGateway(deps: GatewayDeps): Gateway {
     }
     const identity = principal ? await signer.sign(principal, entry.service) : undefined;
     let response: Response;
-    const forwarded = forwardRequest(request, forwardHeaders(request.headers, identity, requestId), MAX_BODY_BYTES);
+    const headers = forwardHeaders(request.headers, identity, requestId);
+    if (AWS_PROXY_OPERATION.test(entry.operationId)) awsProxyHeaders(request.headers, headers);
+    const forwarded = forwardRequest(request, headers, MAX_BODY_BYTES);
     try {
       response = await target.fetch(forwarded.request);
     } catch (err) {
@@ -280,4 +284,24 @@ export function createGateway(deps: GatewayDeps): Gateway {
     routes,
     close: () => auditor.close(),
   };
+}
+
+/**
+ * The AWS proxy routes (`/v1/aws-connections/{connectionId}/aws/{path}`) are called by unchanged
+ * AWS SDKs and the CLI: their Authorization header is a SigV4 signature made with access key
+ * `agentplane`, and the Agentplane token travels as the session token. On these routes only, the
+ * token is taken from `X-Amz-Security-Token`; the SigV4 header (no secret in it) reaches
+ * connections-svc as `x-agentplane-aws-authorization` for its credential scope, the token does not.
+ */
+const AWS_PROXY_OPERATION = /^awsProxy/;
+
+function awsSessionToken(operationId: string, headers: Headers): string | undefined {
+  if (!AWS_PROXY_OPERATION.test(operationId)) return undefined;
+  return headers.get("x-amz-security-token") ?? undefined;
+}
+
+function awsProxyHeaders(incoming: Headers, outgoing: Headers): void {
+  outgoing.delete("x-amz-security-token");
+  const auth = incoming.get("authorization");
+  if (auth?.startsWith("AWS4-HMAC-SHA256 ")) outgoing.set("x-agentplane-aws-authorization", auth);
 }

@@ -79,7 +79,10 @@ export function parseAwsCall(args: {
   body: Uint8Array | undefined;
   defaultRegion: string;
 }): AwsCall {
-  const scope = credentialScope(args.headers.get("authorization"));
+  // Behind the gateway the caller's SigV4 header arrives as x-agentplane-aws-authorization.
+  const scope = credentialScope(
+    args.headers.get("x-agentplane-aws-authorization") ?? args.headers.get("authorization"),
+  );
   const service = scope?.service ?? args.headers.get(AWS_SERVICE_HEADER)?.toLowerCase();
   if (!service || !/^[a-z0-9-]{1,64}$/.test(service)) {
     throw new ProblemError("bad-request", {

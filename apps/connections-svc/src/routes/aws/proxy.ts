@@ -1,0 +1,102 @@
+import type { ServiceApp } from "@agentplane/service-kit";
+import type { AwsCredentialResolver } from "../../aws/credentials.ts";
+import { parseAwsCall } from "../../aws/operation.ts";
+import { resignRequest } from "../../aws/resign.ts";
+import { assertSafeProxyPath } from "../../clusters/k8s-attributes.ts";
+import type { ConnectionsContext } from "../../context.ts";
+import { recordDecision } from "../../services/audit.ts";
+import { authorizeAwsConnection, awsEndpoint } from "../../services/aws-connections.ts";
+import { decide, enforcedDeny, policyDenied } from "../../services/governance.ts";
+
+const PREFIX = /^\/v1\/aws-connections\/[^/]+\/aws(\/.*)?$/;
+
+/**
+ * `/v1/aws-connections/{connectionId}/aws/{path}`: authorize, parse the call, ask governance
+ * (`aws:call`), drop the caller's signature, re-sign with the connection's credentials and pass
+ * the answer back as AWS sent it. A deny is a 403 problem (for SDK callers too: the SDK surfaces
+ * the status and the body text).
+ */
+export function registerAwsProxy(app: ServiceApp, ctx: ConnectionsContext, creds: AwsCredentialResolver): void {
+  const paths = ["/v1/aws-connections/:connectionId/aws", "/v1/aws-connections/:connectionId/aws/*"];
+  app.on(["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD"], paths, async (c) => {
+    const { connection, principal } = await authorizeAwsConnection(
+      c,
+      ctx,
+      c.req.param("connectionId") ?? "",
+      "connectors:call",
+    );
+    const url = new URL(c.req.url);
+    const path = PREFIX.exec(url.pathname)?.[1] || "/";
+    assertSafeProxyPath(path);
+    const method = c.req.method;
+    const body = method === "GET" || method === "HEAD" ? undefined : new Uint8Array(await c.req.arrayBuffer());
+    const call = parseAwsCall({
+      method,
+      path,
+      query: url.searchParams,
+      headers: c.req.raw.headers,
+      body,
+      defaultRegion: connection.default_region,
+    });
+    const context = {
+      service: call.service,
+      operation: call.operation,
+      region: call.region,
+      ...(call.bucket ? { bucket: call.bucket } : {}),
+      ...(call.key ? { key: call.key } : {}),
+    };
+    const decision = await decide(
+      ctx,
+      {
+        principal,
+        action: "aws:call",
+        resource: {
+          type: "AwsService",
+          id: `${connection.id}:${call.service}`,
+          orgId: connection.org_id,
+          projectId: connection.project_id,
+          labels: connection.labels ?? {},
+          kind: "aws-connection",
+        },
+        context,
+      },
+      c.get("requestId"),
+    );
+    const deny = enforcedDeny(decision);
+    if (decision.decision === "deny") {
+      await recordDecision(ctx, principal, {
+        action: "aws:call",
+        orgId: connection.org_id,
+        projectId: connection.project_id,
+        targetType: "aws_connection",
+        targetId: connection.id,
+        outcome: deny ? "denied" : "success",
+        details: { ...context, enforced: decision.enforced, reasons: decision.reasons },
+        requestId: c.get("requestId"),
+      });
+    }
+    if (deny) throw policyDenied("aws:call", deny);
+    const target = awsEndpoint(connection, call.service, call.region);
+    target.pathname = `${target.pathname.replace(/\/$/, "")}${path}`;
+    target.search = url.search;
+    const headers = await resignRequest({
+      method,
+      target,
+      headers: c.req.raw.headers,
+      body,
+      service: call.service,
+      region: call.region,
+      credentials: await creds.resolve(connection),
+    });
+    const answer = await fetch(target, {
+      method,
+      headers,
+      ...(body?.length ? { body } : {}),
+      redirect: "manual",
+      signal: c.req.raw.signal,
+    });
+    const out = new Headers(answer.headers);
+    for (const h of ["transfer-encoding", "connection", "keep-alive", "content-encoding"]) out.delete(h);
+    return new Response(answer.body, { status: answer.status, headers: out });
+  });
+}

@@ -1,0 +1,179 @@
+import type { AwsConnection, Permission, Principal } from "@agentplane/contracts";
+import { ProblemError } from "@agentplane/problem-details";
+import { authorize, requirePrincipal, type ServiceContext } from "@agentplane/service-kit";
+import type { Selectable } from "kysely";
+import type { ConnectionsContext } from "../context.ts";
+import type { AwsConnectionsTable } from "../db/schema/aws.ts";
+import { recordDomainEvent, withDomainEvents } from "./audit.ts";
+import { prefixedId } from "./ids.ts";
+import { jsonb } from "./jsonb.ts";
+
+export type AwsConnectionRow = Selectable<AwsConnectionsTable>;
+
+export function serializeAwsConnection(row: AwsConnectionRow): AwsConnection {
+  return {
+    id: row.id,
+    orgId: row.org_id,
+    projectId: row.project_id,
+    name: row.name,
+    ...(row.description !== null ? { description: row.description } : {}),
+    credentialId: row.credential_id,
+    defaultRegion: row.default_region,
+    endpoints: row.endpoints ?? {},
+    labels: row.labels ?? {},
+    createdAt: row.created_at.toISOString(),
+    updatedAt: row.updated_at.toISOString(),
+  };
+}
+
+/** Loads a connection and authorizes on its project (404 when absent or invisible, 403 role too low). */
+export async function authorizeAwsConnection(
+  c: ServiceContext,
+  ctx: ConnectionsContext,
+  connectionId: string,
+  permission: Permission,
+): Promise<{ connection: AwsConnectionRow; principal: Principal }> {
+  const connection = await ctx.db
+    .selectFrom("aws_connections")
+    .selectAll()
+    .where("id", "=", connectionId)
+    .executeTakeFirst();
+  const notFound = () => new ProblemError("not-found", { detail: `AWS connection ${connectionId} was not found` });
+  if (!connection) throw notFound();
+  try {
+    await authorize(c, ctx.authorizer, permission, { projectId: connection.project_id });
+  } catch (err) {
+    if (err instanceof ProblemError && err.status === 404) throw notFound();
+    throw err;
+  }
+  return { connection, principal: requirePrincipal(c) };
+}
+
+type Input = {
+  name?: string | undefined;
+  description?: string | undefined;
+  credentialId?: string | undefined;
+  defaultRegion?: string | undefined;
+  endpoints?: Record<string, string> | undefined;
+  labels?: Record<string, string> | undefined;
+};
+
+export async function createAwsConnection(args: {
+  ctx: ConnectionsContext;
+  principal: Principal;
+  orgId: string;
+  projectId: string;
+  input: Input & { name: string; credentialId: string; defaultRegion: string };
+  requestId?: string;
+}): Promise<AwsConnection> {
+  const { ctx, input } = args;
+  const row = await withDomainEvents(ctx, async (trx) => {
+    const inserted = await trx
+      .insertInto("aws_connections")
+      .values({
+        id: prefixedId("awc"),
+        org_id: args.orgId,
+        project_id: args.projectId,
+        name: input.name,
+        description: input.description ?? null,
+        credential_id: input.credentialId,
+        default_region: input.defaultRegion,
+        endpoints: jsonb(input.endpoints ?? {}),
+        labels: jsonb(input.labels ?? {}),
+      })
+      .returningAll()
+      .executeTakeFirstOrThrow();
+    await recordDomainEvent(ctx, trx, args.principal, {
+      action: "aws_connection.created",
+      orgId: args.orgId,
+      projectId: args.projectId,
+      targetType: "aws_connection",
+      targetId: inserted.id,
+      details: { name: input.name, credentialId: input.credentialId },
+      requestId: args.requestId,
+    });
+    return inserted;
+  });
+  return serializeAwsConnection(row);
+}
+
+export async function listAwsConnections(
+  ctx: ConnectionsContext,
+  projectId: string,
+  query: { limit: number; cursor?: string | undefined },
+): Promise<{ items: AwsConnection[]; nextCursor?: string }> {
+  let q = ctx.db.selectFrom("aws_connections").selectAll().where("project_id", "=", projectId);
+  if (query.cursor) q = q.where("id", ">", query.cursor);
+  const rows = await q
+    .orderBy("id")
+    .limit(query.limit + 1)
+    .execute();
+  const page = rows.slice(0, query.limit);
+  return {
+    items: page.map(serializeAwsConnection),
+    ...(rows.length > query.limit ? { nextCursor: page[page.length - 1]!.id } : {}),
+  };
+}
+
+export async function updateAwsConnection(args: {
+  ctx: ConnectionsContext;
+  principal: Principal;
+  connection: AwsConnectionRow;
+  input: Input;
+  requestId?: string;
+}): Promise<AwsConnection> {
+  const { ctx, connection, input } = args;
+  const row = await withDomainEvents(ctx, async (trx) => {
+    const updated = await trx
+      .updateTable("aws_connections")
+      .set({
+        ...(input.name !== undefined ? { name: input.name } : {}),
+        ...(input.description !== undefined ? { description: input.description } : {}),
+        ...(input.credentialId !== undefined ? { credential_id: input.credentialId } : {}),
+        ...(input.defaultRegion !== undefined ? { default_region: input.defaultRegion } : {}),
+        ...(input.endpoints !== undefined ? { endpoints: jsonb(input.endpoints) } : {}),
+        ...(input.labels !== undefined ? { labels: jsonb(input.labels) } : {}),
+        updated_at: new Date(),
+      })
+      .where("id", "=", connection.id)
+      .returningAll()
+      .executeTakeFirstOrThrow();
+    await recordDomainEvent(ctx, trx, args.principal, {
+      action: "aws_connection.updated",
+      orgId: connection.org_id,
+      projectId: connection.project_id,
+      targetType: "aws_connection",
+      targetId: connection.id,
+      details: { fields: Object.keys(input) },
+      requestId: args.requestId,
+    });
+    return updated;
+  });
+  return serializeAwsConnection(row);
+}
+
+export async function deleteAwsConnection(args: {
+  ctx: ConnectionsContext;
+  principal: Principal;
+  connection: AwsConnectionRow;
+  requestId?: string;
+}): Promise<void> {
+  const { ctx, connection } = args;
+  await withDomainEvents(ctx, async (trx) => {
+    await trx.deleteFrom("aws_connections").where("id", "=", connection.id).execute();
+    await recordDomainEvent(ctx, trx, args.principal, {
+      action: "aws_connection.deleted",
+      orgId: connection.org_id,
+      projectId: connection.project_id,
+      targetType: "aws_connection",
+      targetId: connection.id,
+      requestId: args.requestId,
+    });
+  });
+}
+
+/** The upstream endpoint of a service for a connection: its override, else the public regional one. */
+export function awsEndpoint(connection: AwsConnectionRow, service: string, region: string): URL {
+  const override = connection.endpoints?.[service];
+  return new URL(override ?? `https://${service}.${region}.amazonaws.com`);
+}

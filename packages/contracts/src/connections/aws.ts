@@ -1,0 +1,194 @@
+import { z } from "@hono/zod-openapi";
+import { defineRoute } from "../common/route.ts";
+import { CursorPage, pathParam, Timestamp } from "../common/schemas.ts";
+import { LabelsSchema } from "../sandbox/schemas.ts";
+import { jsonBody, jsonRequest, NoContent, PageQuery, ProjectIdParams } from "../tenancy/shared.ts";
+
+const Region = z.string().regex(/^[a-z]{2}(-[a-z]+)+-\d$/, "an AWS region such as eu-west-1");
+const Endpoints = z
+  .record(z.string().regex(/^[a-z0-9-]{1,64}$/, "an AWS service name such as s3"), z.url())
+  .refine((e) => Object.keys(e).length <= 50, "at most 50 endpoint overrides");
+
+export const AwsConnection = z
+  .object({
+    id: z.string(),
+    orgId: z.string(),
+    projectId: z.string(),
+    name: z.string(),
+    description: z.string().optional(),
+    /** A governance credential of kind `aws-keys` or `aws-role`. */
+    credentialId: z.string(),
+    defaultRegion: z.string(),
+    /** Service → endpoint URL (private endpoints, tests); otherwise `https://{service}.{region}.amazonaws.com`. */
+    endpoints: z.record(z.string(), z.string()),
+    labels: z.record(z.string(), z.string()),
+    createdAt: Timestamp,
+    updatedAt: Timestamp,
+  })
+  .openapi("AwsConnection");
+export type AwsConnection = z.infer<typeof AwsConnection>;
+export const AwsConnectionList = CursorPage(AwsConnection).openapi("AwsConnectionList");
+
+export const CreateAwsConnectionBody = z
+  .strictObject({
+    name: z.string().trim().min(1).max(100),
+    description: z.string().max(1000).optional(),
+    credentialId: z.string().min(1).max(64),
+    defaultRegion: Region,
+    endpoints: Endpoints.optional(),
+    labels: LabelsSchema.optional(),
+  })
+  .openapi("CreateAwsConnection");
+export const UpdateAwsConnectionBody = z
+  .strictObject({
+    name: z.string().trim().min(1).max(100).optional(),
+    description: z.string().max(1000).optional(),
+    credentialId: z.string().min(1).max(64).optional(),
+    defaultRegion: Region.optional(),
+    endpoints: Endpoints.optional(),
+    labels: LabelsSchema.optional(),
+  })
+  .openapi("UpdateAwsConnection");
+
+export const AwsConnectionTestResult = z
+  .object({ account: z.string(), arn: z.string(), userId: z.string().optional() })
+  .openapi("AwsConnectionTestResult");
+
+export const AwsConnectionIdParams = z.object({
+  connectionId: pathParam("connectionId", "awc_01jc2x3y4z5a6b7c8d9e0f1g2h"),
+});
+const AwsProxyParams = AwsConnectionIdParams.extend({
+  path: z
+    .string()
+    .min(1)
+    .openapi({ param: { name: "path", in: "path" }, example: "my-bucket/reports/q4.csv" }),
+});
+
+const tags = ["AWS connections"];
+
+export const createAwsConnection = defineRoute(
+  { service: "connections", access: "connections:manage" },
+  {
+    operationId: "createAwsConnection",
+    method: "post",
+    path: "/v1/projects/{projectId}/aws-connections",
+    tags,
+    summary: "Connect an AWS account through a governance credential",
+    request: { params: ProjectIdParams, ...jsonRequest(CreateAwsConnectionBody) },
+    responses: { 201: jsonBody(AwsConnection, "Created") },
+  },
+);
+export const listAwsConnections = defineRoute(
+  { service: "connections", access: "connections:read" },
+  {
+    operationId: "listAwsConnections",
+    method: "get",
+    path: "/v1/projects/{projectId}/aws-connections",
+    tags,
+    summary: "AWS connections of a project",
+    request: { params: ProjectIdParams, query: PageQuery },
+    responses: { 200: jsonBody(AwsConnectionList, "One page") },
+  },
+);
+export const getAwsConnection = defineRoute(
+  { service: "connections", access: "connections:read" },
+  {
+    operationId: "getAwsConnection",
+    method: "get",
+    path: "/v1/aws-connections/{connectionId}",
+    tags,
+    summary: "An AWS connection",
+    request: { params: AwsConnectionIdParams },
+    responses: { 200: jsonBody(AwsConnection, "The connection") },
+  },
+);
+export const updateAwsConnection = defineRoute(
+  { service: "connections", access: "connections:manage" },
+  {
+    operationId: "updateAwsConnection",
+    method: "patch",
+    path: "/v1/aws-connections/{connectionId}",
+    tags,
+    summary: "Change an AWS connection",
+    request: { params: AwsConnectionIdParams, ...jsonRequest(UpdateAwsConnectionBody) },
+    responses: { 200: jsonBody(AwsConnection, "Updated") },
+  },
+);
+export const deleteAwsConnection = defineRoute(
+  { service: "connections", access: "connections:manage" },
+  {
+    operationId: "deleteAwsConnection",
+    method: "delete",
+    path: "/v1/aws-connections/{connectionId}",
+    tags,
+    summary: "Delete an AWS connection",
+    request: { params: AwsConnectionIdParams },
+    responses: { 204: NoContent },
+  },
+);
+export const testAwsConnection = defineRoute(
+  { service: "connections", access: "connections:manage" },
+  {
+    operationId: "testAwsConnection",
+    method: "post",
+    path: "/v1/aws-connections/{connectionId}/test",
+    tags,
+    summary: "Call STS GetCallerIdentity with the connection's credentials",
+    request: { params: AwsConnectionIdParams },
+    responses: { 200: jsonBody(AwsConnectionTestResult, "The account and ARN") },
+  },
+);
+
+function awsProxyRoute<const M extends "get" | "post" | "put" | "patch" | "delete">(method: M, operationId: string) {
+  return defineRoute(
+    { service: "connections", access: "connectors:call" },
+    {
+      operationId,
+      method,
+      path: "/v1/aws-connections/{connectionId}/aws/{path}",
+      tags,
+      summary:
+        "AWS API through the connection, re-signed with its credentials after an aws:call decision; Bearer token with x-agentplane-aws-service/-region, or an unchanged SDK with access key agentplane and the token as session token",
+      request: { params: AwsProxyParams },
+      responses: { 200: { description: "The AWS answer, as AWS sent it" } },
+    },
+  );
+}
+/** The service root (`POST /` of query and JSON protocols such as STS, SQS, DynamoDB). */
+function awsProxyRootRoute<const M extends "get" | "post">(method: M, operationId: string) {
+  return defineRoute(
+    { service: "connections", access: "connectors:call" },
+    {
+      operationId,
+      method,
+      path: "/v1/aws-connections/{connectionId}/aws",
+      tags,
+      summary: "The AWS service root through the connection (query and JSON protocols post here)",
+      request: { params: AwsConnectionIdParams },
+      responses: { 200: { description: "The AWS answer, as AWS sent it" } },
+    },
+  );
+}
+export const awsProxyRootGet = awsProxyRootRoute("get", "awsProxyRootGet");
+export const awsProxyRootPost = awsProxyRootRoute("post", "awsProxyRootPost");
+export const awsProxyGet = awsProxyRoute("get", "awsProxyGet");
+export const awsProxyPost = awsProxyRoute("post", "awsProxyPost");
+export const awsProxyPut = awsProxyRoute("put", "awsProxyPut");
+export const awsProxyPatch = awsProxyRoute("patch", "awsProxyPatch");
+export const awsProxyDelete = awsProxyRoute("delete", "awsProxyDelete");
+
+export const awsRoutes = [
+  createAwsConnection,
+  listAwsConnections,
+  getAwsConnection,
+  updateAwsConnection,
+  deleteAwsConnection,
+  testAwsConnection,
+  awsProxyRootGet,
+  awsProxyRootPost,
+  awsProxyGet,
+  awsProxyPost,
+  awsProxyPut,
+  awsProxyPatch,
+  awsProxyDelete,
+] as const;
