@@ -3,6 +3,9 @@
 // in the same run; then 100 concurrent watches through one tunnel. No governance is deployed, so
 // the policy step is the no-policy answer.
 import { kubeconfigFor, startKubeStandIn } from "../apps/cluster-relay/test/fixtures/kube-stand-in.ts";
+import { resignRequest } from "../apps/connections-svc/src/aws/resign.ts";
+import { startAwsStandIn, UPSTREAM_KEY } from "../apps/connections-svc/test/fixtures/aws-stand-ins.ts";
+import { governanceStandIn } from "../apps/platform/test/connections-governance-stand-in.ts";
 import { startConnectionsPlatform, startRelayProcess, waitFor } from "../apps/platform/test/connections-harness.ts";
 import { fmt } from "./lib.ts";
 
@@ -118,6 +121,72 @@ try {
   for (const c of controllers) c.abort();
   await waitFor(() => kube.openWatches() === 0, 30_000, "the watches to close");
   console.log(`  all ${WATCHES} upstream watches closed after the clients aborted`);
+
+  // AWS proxy: S3 GetObject through the proxy (bearer form, re-signed) vs a directly signed call.
+  const aws = await startAwsStandIn();
+  h.connections.context.governance = governanceStandIn(h.platform.keys, [], {
+    cred_bench: { kind: "aws-keys", fields: { ...UPSTREAM_KEY } },
+  }).client;
+  const conn = await h.call<{ id: string }>("POST", `/v1/projects/${h.projectId}/aws-connections`, {
+    token: h.adminToken,
+    body: { name: "bench", credentialId: "cred_bench", defaultRegion: "eu-west-1", endpoints: { s3: aws.url } },
+  });
+  const object = new URL("/bench/object.txt", aws.url);
+  const put = await resignRequest({
+    method: "PUT",
+    target: object,
+    headers: new Headers(),
+    body: new TextEncoder().encode("hello"),
+    service: "s3",
+    region: "eu-west-1",
+    credentials: UPSTREAM_KEY,
+  });
+  await fetch(object, { method: "PUT", headers: put, body: "hello" });
+  const directAws = async (): Promise<number> => {
+    const t = performance.now();
+    const headers = await resignRequest({
+      method: "GET",
+      target: object,
+      headers: new Headers(),
+      body: undefined,
+      service: "s3",
+      region: "eu-west-1",
+      credentials: UPSTREAM_KEY,
+    });
+    const res = await fetch(object, { headers });
+    await res.arrayBuffer();
+    if (res.status !== 200) throw new Error(`direct GET: ${res.status}`);
+    return performance.now() - t;
+  };
+  const proxiedAws = async (): Promise<number> => {
+    const t = performance.now();
+    const res = await fetch(`${h.url}/v1/aws-connections/${conn.body.id}/aws/bench/object.txt`, {
+      headers: { authorization: `Bearer ${h.memberToken}`, "x-agentplane-aws-service": "s3" },
+    });
+    await res.arrayBuffer();
+    if (res.status !== 200) throw new Error(`proxied GET: ${res.status}`);
+    return performance.now() - t;
+  };
+  for (let i = 0; i < 30; i++) {
+    await directAws();
+    await proxiedAws();
+  }
+  const dAws: number[] = [];
+  const pAws: number[] = [];
+  for (let i = 0; i < ROUNDS / 2; i++) {
+    dAws.push(await directAws());
+    pAws.push(await proxiedAws());
+  }
+  dAws.sort((a, b) => a - b);
+  pAws.sort((a, b) => a - b);
+  console.log(`AWS proxy S3 GetObject (${ROUNDS / 2} requests each, alternating)`);
+  console.log(`  signed directly to the stand-in p50 ${fmt(pct(dAws, 50))} ms  p99 ${fmt(pct(dAws, 99))} ms`);
+  console.log(`  through the proxy (re-signed)   p50 ${fmt(pct(pAws, 50))} ms  p99 ${fmt(pct(pAws, 99))} ms`);
+  console.log(
+    `  added by the proxy              p50 ${fmt(pct(pAws, 50) - pct(dAws, 50))} ms  (ratio p50 ${fmt(pct(pAws, 50) / pct(dAws, 50))}x)`,
+  );
+  console.log(`  a gateway round trip alone (getCluster above) p50 ${fmt(pct(gateway, 50))} ms`);
+  await aws.close();
 } finally {
   await relay.stop();
   await kube.close();
