@@ -107,7 +107,7 @@ export async function callTool(
       },
       requestId: caller.requestId,
     });
-    ctx.relaySoon();
+    // The relay's own polling publishes call records: a flush per call would cost more than the call.
   };
   if (deny) {
     await audit("denied", {});
