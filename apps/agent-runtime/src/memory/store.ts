@@ -21,6 +21,8 @@ export interface MemoryHit extends MemoryNote {
 export const TEXT_WEIGHT = 0.4;
 export const VECTOR_WEIGHT = 0.6;
 const CANDIDATES = 50;
+/** Binary-index candidates per wanted vector hit, re-ranked with the full vectors. */
+const PREFILTER_FACTOR = 8;
 const EMBED_BATCH = 32;
 const MODEL_KEY = "memory.embedding_model";
 
@@ -90,7 +92,7 @@ export class MemoryStore {
       // The index is scanned on every vector search: keep its pages in memory (64 MiB).
       this.#sqlite.pragma("memvec.cache_size = -65536");
       this.#sqlite.exec(
-        `create virtual table if not exists memvec.memory_vec using vec0(embedding float[${EMBEDDING_DIMENSIONS}] distance_metric=cosine)`,
+        `create virtual table if not exists memvec.memory_bits using vec0(embedding bit[${EMBEDDING_DIMENSIONS}])`,
       );
       return true;
     } catch (err) {
@@ -111,13 +113,15 @@ export class MemoryStore {
   #syncIndex(): void {
     const count = (sql: string) => (this.#sqlite.prepare(sql).get() as { n: number }).n;
     const notes = count("select count(*) as n from memory_note where embedding is not null");
-    if (count("select count(*) as n from memvec.memory_vec") === notes) return;
-    const insert = this.#sqlite.prepare("insert into memvec.memory_vec (rowid, embedding) values (?, ?)");
+    if (count("select count(*) as n from memvec.memory_bits") === notes) return;
+    const insert = this.#sqlite.prepare(
+      "insert into memvec.memory_bits (rowid, embedding) values (?, vec_quantize_binary(vec_f32(?)))",
+    );
     const rows = this.#sqlite
       .prepare("select rowid, embedding from memory_note where embedding is not null")
       .all() as Array<{ rowid: number; embedding: Buffer }>;
     this.#sqlite.transaction(() => {
-      this.#sqlite.exec("delete from memvec.memory_vec");
+      this.#sqlite.exec("delete from memvec.memory_bits");
       for (const r of rows) insert.run(BigInt(r.rowid), r.embedding);
     })();
     this.#logger.info({ notes }, "vector index rebuilt from the stored embeddings");
@@ -137,7 +141,7 @@ export class MemoryStore {
     ).n;
     this.#sqlite.transaction(() => {
       this.#sqlite.prepare("update memory_note set embedding = null, embedding_model = null").run();
-      if (this.vectorExtension) this.#sqlite.exec("delete from memvec.memory_vec");
+      if (this.vectorExtension) this.#sqlite.exec("delete from memvec.memory_bits");
       this.#sqlite
         .prepare(
           "insert into setting (key, value) values (?, ?) on conflict (key) do update set value = excluded.value",
@@ -190,7 +194,7 @@ export class MemoryStore {
     this.#sqlite.transaction(() => {
       this.#sqlite.prepare("delete from memory_fts where rowid = ?").run(row.rowid);
       if (this.vectorExtension)
-        this.#sqlite.prepare("delete from memvec.memory_vec where rowid = ?").run(BigInt(row.rowid));
+        this.#sqlite.prepare("delete from memvec.memory_bits where rowid = ?").run(BigInt(row.rowid));
       this.#sqlite.prepare("delete from memory_note where rowid = ?").run(row.rowid);
     })();
     return true;
@@ -212,7 +216,9 @@ export class MemoryStore {
     );
     const save = this.#sqlite.prepare("update memory_note set embedding = ?, embedding_model = ? where rowid = ?");
     const saveVec = this.vectorExtension
-      ? this.#sqlite.prepare("insert or replace into memvec.memory_vec (rowid, embedding) values (?, ?)")
+      ? this.#sqlite.prepare(
+          "insert or replace into memvec.memory_bits (rowid, embedding) values (?, vec_quantize_binary(vec_f32(?)))",
+        )
       : undefined;
     for (;;) {
       const batch = select.all(EMBED_BATCH) as Array<{ rowid: number; text: string }>;
@@ -255,10 +261,22 @@ export class MemoryStore {
   #vectorCandidates(vector: Float32Array, k: number): Map<number, number> {
     const out = new Map<number, number>();
     if (this.vectorExtension) {
+      // Hamming distance over sign bits (128 bytes a note) picks candidates; the stored float
+      // vectors of those rank them exactly.
       const rows = this.#sqlite
-        .prepare("select rowid, distance from memvec.memory_vec where embedding match ? and k = ? order by distance")
-        .all(toBlob(vector), k) as Array<{ rowid: number | bigint; distance: number }>;
-      for (const r of rows) out.set(Number(r.rowid), 1 - r.distance);
+        .prepare(
+          "select rowid from memvec.memory_bits where embedding match vec_quantize_binary(vec_f32(?)) and k = ? order by distance",
+        )
+        .all(toBlob(vector), k * PREFILTER_FACTOR) as Array<{ rowid: number | bigint }>;
+      if (rows.length === 0) return out;
+      const ids = rows.map((r) => Number(r.rowid));
+      const scored = (
+        this.#sqlite
+          .prepare(`select rowid, embedding from memory_note where rowid in (${ids.map(() => "?").join(",")})`)
+          .all(...ids) as Array<{ rowid: number; embedding: Buffer }>
+      ).map((r): [number, number] => [r.rowid, cosine(vector, fromBlob(r.embedding))]);
+      scored.sort((a, b) => b[1] - a[1]);
+      for (const [rowid, sim] of scored.slice(0, k)) out.set(rowid, sim);
       return out;
     }
     const scored: Array<[number, number]> = [];
