@@ -83,13 +83,38 @@ try {
   const gateway = `${info.gateway}${PATH}`;
 
   const n = Number(process.env.BENCH_REQUESTS ?? 1000);
+  const ms = (s: Stats) => `p50 ${fmt(s.p50, 3)} ms  p99 ${fmt(s.p99, 3)} ms`;
+  // Each figure is printed as soon as it is measured.
   const latDirect = await sequential(direct, json, BODY, false, n);
   const latGateway = await sequential(gateway, auth, BODY, false, n);
+  console.log(
+    [
+      `non-streaming, 1 request at a time (${n} requests):`,
+      `  direct   ${ms(latDirect)}`,
+      `  gateway  ${ms(latGateway)}`,
+      `  added    p50 ${fmt(latGateway.p50 - latDirect.p50, 3)} ms  p99 ${fmt(latGateway.p99 - latDirect.p99, 3)} ms`,
+    ].join("\n"),
+  );
   const ttfbDirect = await sequential(direct, json, STREAM_BODY, true, Math.round(n / 2));
   const ttfbGateway = await sequential(gateway, auth, STREAM_BODY, true, Math.round(n / 2));
+  console.log(
+    [
+      `streaming time to first byte (${Math.round(n / 2)} requests):`,
+      `  direct   ${ms(ttfbDirect)}`,
+      `  gateway  ${ms(ttfbGateway)}`,
+      `  added    p50 ${fmt(ttfbGateway.p50 - ttfbDirect.p50, 3)} ms`,
+    ].join("\n"),
+  );
   const seconds = Number(process.env.BENCH_SECONDS ?? 4);
   const rpsBare = await throughput(`${info.bare}/bare/anthropic/v1/messages`, json, seconds);
   const rpsGateway = await throughput(gateway, auth, seconds);
+  console.log(
+    [
+      `throughput, 10 connections, ${seconds} s:`,
+      `  bare Hono pass-through  ${fmt(rpsBare, 0)} req/s`,
+      `  gateway + proxy         ${fmt(rpsGateway, 0)} req/s  (${fmt(rpsGateway / rpsBare)}x the bare pass-through)`,
+    ].join("\n"),
+  );
 
   const mem = async () => (await (await fetch(`${info.bare}/__mem`)).json()) as { rss: number; heapUsed: number };
   const before = await mem();
@@ -103,24 +128,12 @@ try {
     }),
   );
   await open.dispatcher.close();
-
-  const ms = (s: Stats) => `p50 ${fmt(s.p50, 3)} ms  p99 ${fmt(s.p99, 3)} ms`;
+  const mib = (bytes: number) => fmt(bytes / 1024 / 1024, 1);
   console.log(
     [
-      `non-streaming, 1 request at a time (${n} requests):`,
-      `  direct   ${ms(latDirect)}`,
-      `  gateway  ${ms(latGateway)}`,
-      `  added    p50 ${fmt(latGateway.p50 - latDirect.p50, 3)} ms  p99 ${fmt(latGateway.p99 - latDirect.p99, 3)} ms`,
-      `streaming time to first byte (${Math.round(n / 2)} requests):`,
-      `  direct   ${ms(ttfbDirect)}`,
-      `  gateway  ${ms(ttfbGateway)}`,
-      `  added    p50 ${fmt(ttfbGateway.p50 - ttfbDirect.p50, 3)} ms`,
-      `throughput, 10 connections, ${seconds} s:`,
-      `  bare Hono pass-through  ${fmt(rpsBare, 0)} req/s`,
-      `  gateway + proxy         ${fmt(rpsGateway, 0)} req/s  (${fmt(rpsGateway / rpsBare)}x the bare pass-through)`,
       `memory, ${streams} concurrent open streams through the gateway:`,
-      `  rss +${fmt((during.rss - before.rss) / 1024 / 1024, 1)} MiB, heap +${fmt((during.heapUsed - before.heapUsed) / 1024 / 1024, 1)} MiB`,
-      `  per 1,000 streams: rss ${fmt((((during.rss - before.rss) / streams) * 1000) / 1024 / 1024, 1)} MiB, heap ${fmt((((during.heapUsed - before.heapUsed) / streams) * 1000) / 1024 / 1024, 1)} MiB`,
+      `  rss +${mib(during.rss - before.rss)} MiB, heap +${mib(during.heapUsed - before.heapUsed)} MiB`,
+      `  per 1,000 streams: rss ${mib(((during.rss - before.rss) / streams) * 1000)} MiB, heap ${mib(((during.heapUsed - before.heapUsed) / streams) * 1000)} MiB`,
     ].join("\n"),
   );
 } finally {
