@@ -164,6 +164,12 @@ describe.skipIf(!pg.available)(`connector routes${pg.reason}`, () => {
     expect(await body(gone)).toMatchObject({ status: 422, reason: "http-401" });
     const both = await w.call("POST", `/v1/projects/${w.projectId}/mcp-servers/http`, w.owner, { name: "x" });
     expect(both.status).toBe(400);
+    const ambiguous = await w.call("POST", `/v1/projects/${w.projectId}/mcp-servers`, w.owner, {
+      name: "a__b",
+      url: "https://mcp.example.test/mcp",
+    });
+    expect(ambiguous.status).toBe(400);
+    expect(((await ambiguous.json()) as { errors: Array<{ pointer: string }> }).errors[0]?.pointer).toBe("/body/name");
   });
 
   it("connects a remote MCP server built with the SDK and calls its tools through REST", async () => {

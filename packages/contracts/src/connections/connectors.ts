@@ -12,7 +12,11 @@ const ConnectorName = z
   .trim()
   .min(1)
   .max(48)
-  .regex(/^[a-zA-Z0-9][a-zA-Z0-9_-]*$/, "letters, digits, _ and - (it prefixes tool names as <connector>__<tool>)");
+  .regex(/^[a-zA-Z0-9][a-zA-Z0-9_-]*$/, "letters, digits, _ and - (it prefixes tool names as <connector>__<tool>)")
+  .refine(
+    (name) => !name.includes("__"),
+    "no double underscore: it separates the connector from the tool in MCP names",
+  );
 const HttpUrl = z.url({ protocol: /^https?$/ }).max(2048);
 const HeaderMap = z
   .record(z.string().regex(/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/, "a header name"), z.string().max(8192))
