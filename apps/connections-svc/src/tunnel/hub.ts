@@ -20,6 +20,7 @@ import {
 import { sql } from "kysely";
 import { createWebSocketStream, type WebSocket, WebSocketServer } from "ws";
 import type { ConnectionsContext } from "../context.ts";
+import { bodyOf } from "./h2-body.ts";
 import {
   CONTROL_PATHS,
   REQUEST_JWT_TTL_SECONDS,
@@ -390,42 +391,4 @@ export class TunnelHub {
     await Promise.all([...this.tunnels.values()].map((t) => this.closeTunnel(t)));
     this.wss.close();
   }
-}
-
-/**
- * The response body of an HTTP/2 stream as a web stream, with backpressure (the stream pauses
- * while the reader is behind) and cancellation (a cancelled reader resets the HTTP/2 stream, which
- * the relay turns into an aborted upstream request: how a client abort ends a watch).
- */
-function bodyOf(stream: http2.ClientHttp2Stream): ReadableStream<Uint8Array> {
-  let settled = false;
-  return new ReadableStream<Uint8Array>(
-    {
-      start(controller) {
-        stream.on("data", (chunk: Buffer) => {
-          if (settled) return;
-          controller.enqueue(new Uint8Array(chunk.buffer, chunk.byteOffset, chunk.byteLength));
-          if ((controller.desiredSize ?? 1) <= 0) stream.pause();
-        });
-        stream.once("end", () => {
-          if (settled) return;
-          settled = true;
-          controller.close();
-        });
-        stream.once("close", () => {
-          if (settled) return;
-          settled = true;
-          controller.error(new Error("the tunnel stream was reset"));
-        });
-      },
-      pull() {
-        stream.resume();
-      },
-      cancel() {
-        settled = true;
-        stream.close(http2.constants.NGHTTP2_CANCEL);
-      },
-    },
-    { highWaterMark: 16 },
-  );
 }
