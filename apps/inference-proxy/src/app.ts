@@ -67,7 +67,9 @@ export async function createInferenceService(deps: InferenceServiceDeps): Promis
   outbox.start();
   const pricing = deps.pricing ?? new Pricing();
   const callers = new CallerResolver(deps.authorizer, deps.tenancy);
-  const dispatcher = new Agent({ keepAliveTimeout: 30_000, connections: 256 });
+  // No cap on connections per provider origin: streams stay open for minutes, and a cap would
+  // queue new calls behind them (a thousand open streams need a thousand connections).
+  const dispatcher = new Agent({ keepAliveTimeout: 30_000, connections: null });
   const app = createServiceApp({ name: "inference", keys: deps.keys, logger: deps.logger });
   registerListInferenceProviders({ app, callers, providers: deps.config.providers });
   const llm = createLlmProxy({
