@@ -3,9 +3,11 @@ import { type Database, migrateToLatest } from "@agentplane/db";
 import { type Bus, createOutbox } from "@agentplane/events";
 import {
   type Authorizer,
+  checkReadiness,
   createServiceApp,
   type InternalKeys,
   type Logger,
+  type ReadinessChecks,
   type ServiceApp,
   type ServiceClient,
   type ServiceInstance,
@@ -59,7 +61,13 @@ export async function createConnectionsService(deps: ConnectionsServiceDeps): Pr
   });
   outbox.start();
   let closed = false;
-  const app = createServiceApp({ name: "connections", keys: deps.keys, logger: deps.logger });
+  const checks: ReadinessChecks = {
+    database: async () => {
+      await sql`select 1`.execute(db);
+    },
+    bus: () => deps.bus.ready(),
+  };
+  const app = createServiceApp({ name: "connections", keys: deps.keys, logger: deps.logger, checks });
   const config = deps.config ?? {};
   const context: ConnectionsContext = {
     app,
@@ -97,14 +105,8 @@ export async function createConnectionsService(deps: ConnectionsServiceDeps): Pr
     context,
     fetch: (request) => app.fetch(request),
     handleUpgrade: clusters.handleUpgrade,
-    async ready() {
-      try {
-        await sql`select 1`.execute(db);
-        return true;
-      } catch {
-        return false;
-      }
-    },
+    ready: async () => (await checkReadiness(checks)).ready,
+    readiness: () => checkReadiness(checks),
     async close() {
       closed = true;
       await clusters.close();

@@ -23,12 +23,16 @@ export interface ConnectionsConfig {
 
 export const ConnectionsEnvSchema = z.object({
   PORT: z.coerce.number().int().min(0).max(65_535).default(8085),
+  HOST: z.string().min(1).default("0.0.0.0"),
   DATABASE_URL: z.string().min(1),
   REDIS_URL: z.string().min(1).optional(),
   INTERNAL_IDENTITY_PUBLIC_KEY: z.string().optional(),
   INTERNAL_IDENTITY_PRIVATE_KEY: z.string().optional(),
   TENANCY_URL: z.url(),
   GOVERNANCE_URL: z.url().optional(),
+  /** Where the MCP endpoints' platform tools reach sandboxes and the audit trail. */
+  SANDBOX_URL: z.url().optional(),
+  AUDIT_URL: z.url().optional(),
   /** This replica's own internal URL (e.g. `http://$(POD_IP):8085`), for proxy forwarding across replicas. */
   CONNECTIONS_REPLICA_URL: z.url().optional(),
   CONNECTIONS_REPLICA_ID: z.string().min(1).optional(),

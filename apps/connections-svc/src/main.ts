@@ -4,6 +4,7 @@ import {
   createLogger,
   httpFetch,
   importInternalKeys,
+  installProcessGuard,
   onShutdown,
   RemoteAuthorizer,
   ServiceClient,
@@ -16,6 +17,7 @@ import { TenancyProjectSigner } from "./services/project-signer.ts";
 /** The distributed deployable: one connections-svc replica on Postgres and Redis. */
 const { env, config } = configFromEnv(process.env);
 const logger = createLogger("connections-svc", env.LOG_LEVEL);
+installProcessGuard(logger);
 const keys = await importInternalKeys({
   privateJwk: env.INTERNAL_IDENTITY_PRIVATE_KEY,
   publicJwk: env.INTERNAL_IDENTITY_PUBLIC_KEY,
@@ -31,9 +33,15 @@ const service = await createConnectionsService({
   authorizer: new RemoteAuthorizer(tenancy, { callerService: "connections" }),
   signer: new TenancyProjectSigner(tenancy),
   ...(env.GOVERNANCE_URL ? { governance: new ServiceClient("governance", httpFetch(env.GOVERNANCE_URL), keys) } : {}),
+  // The MCP endpoints' platform tools call these with the caller's own identity.
+  platformClients: {
+    tenancy,
+    ...(env.SANDBOX_URL ? { sandbox: new ServiceClient("sandbox", httpFetch(env.SANDBOX_URL), keys) } : {}),
+    ...(env.AUDIT_URL ? { audit: new ServiceClient("audit", httpFetch(env.AUDIT_URL), keys) } : {}),
+  },
   config,
 });
-const server = await serveFetch(service.fetch, { port: env.PORT });
+const server = await serveFetch(service.fetch, { port: env.PORT, hostname: env.HOST });
 if (service.handleUpgrade) server.server.on("upgrade", service.handleUpgrade);
 logger.info({ url: server.url, replica: config.replicaId }, "connections-svc listening");
 onShutdown(async () => {

@@ -2,9 +2,11 @@ import { type Database, migrateToLatest } from "@agentplane/db";
 import { type Bus, createOutbox, type Outbox } from "@agentplane/events";
 import {
   type Authorizer,
+  checkReadiness,
   createServiceApp,
   type InternalKeys,
   type Logger,
+  type ReadinessChecks,
   type ServiceApp,
   type ServiceClient,
   type ServiceInstance,
@@ -92,7 +94,15 @@ export async function createGovernanceService(deps: GovernanceServiceDeps): Prom
   const driftIntervalMs = config.driftIntervalMs ?? 60_000;
   const drift = driftIntervalMs > 0 ? startDriftAudit(context, driftIntervalMs) : undefined;
 
-  const app = createServiceApp({ name: "governance", keys: deps.keys, logger: deps.logger });
+  // Decisions come from memory; the database is needed for changes and cold organizations, the
+  // bus for changes to reach the other replicas.
+  const checks: ReadinessChecks = {
+    database: async () => {
+      await sql`select 1`.execute(db);
+    },
+    bus: () => deps.bus.ready(),
+  };
+  const app = createServiceApp({ name: "governance", keys: deps.keys, logger: deps.logger, checks });
   registerRoutes(app, context);
 
   return {
@@ -101,15 +111,8 @@ export async function createGovernanceService(deps: GovernanceServiceDeps): Prom
     fetch: (request) => app.fetch(request),
     context,
     outbox,
-    async ready() {
-      // Decisions come from memory; the database is needed for changes and cold organizations.
-      try {
-        await sql`select 1`.execute(db);
-        return true;
-      } catch {
-        return false;
-      }
-    },
+    ready: async () => (await checkReadiness(checks)).ready,
+    readiness: () => checkReadiness(checks),
     async close() {
       closed = true;
       drift?.stop();

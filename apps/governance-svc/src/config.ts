@@ -31,6 +31,7 @@ const key32 = (name: string) =>
 
 export const GovernanceEnvSchema = z.object({
   PORT: z.coerce.number().int().min(0).max(65_535).default(8084),
+  HOST: z.string().min(1).default("0.0.0.0"),
   DATABASE_URL: z.string().min(1),
   REDIS_URL: z.string().min(1).optional(),
   INTERNAL_IDENTITY_PUBLIC_KEY: z.string().optional(),

@@ -4,6 +4,7 @@ import {
   createLogger,
   httpFetch,
   importInternalKeys,
+  installProcessGuard,
   onShutdown,
   RemoteAuthorizer,
   ServiceClient,
@@ -15,6 +16,7 @@ import { configFromEnv } from "./config.ts";
 /** The distributed deployable: one governance-svc replica on Postgres and Redis. */
 const { env, config } = configFromEnv(process.env);
 const logger = createLogger("governance-svc", env.LOG_LEVEL);
+installProcessGuard(logger);
 const keys = await importInternalKeys({
   privateJwk: env.INTERNAL_IDENTITY_PRIVATE_KEY,
   publicJwk: env.INTERNAL_IDENTITY_PUBLIC_KEY,
@@ -33,7 +35,7 @@ const service = await createGovernanceService({
   ...(env.SANDBOX_URL ? { sandboxes: new ServiceClient("sandbox", httpFetch(env.SANDBOX_URL), keys) } : {}),
   config,
 });
-const server = await serveFetch(service.fetch, { port: env.PORT });
+const server = await serveFetch(service.fetch, { port: env.PORT, hostname: env.HOST });
 logger.info({ url: server.url }, "governance-svc listening");
 onShutdown(async () => {
   await server.close();
