@@ -87,4 +87,14 @@ describe("runtime HTTP edge", () => {
       expect(res.headers.get("content-type"), path).toBe("application/problem+json");
     }
   });
+
+  it("lists the webhook receiver in its OpenAPI document", async () => {
+    const res = await rt.request("GET", "/openapi.json");
+    const doc = (await res.json()) as { paths: Record<string, Record<string, { operationId?: string }>> };
+    expect(doc.paths["/agents/webhooks/{name}"]?.post?.operationId).toBe("receiveWebhook");
+    // The receiver still answers on the hot path as before.
+    await rt.json("POST", "/agents/webhook-subscriptions", { name: "doc", deliverTo: "Chat" });
+    const accepted = await rt.request("POST", "/agents/webhooks/doc", { hello: "world" });
+    expect(accepted.status).toBe(202);
+  });
 });

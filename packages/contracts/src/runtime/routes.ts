@@ -177,3 +177,36 @@ export const listSubscriptionRunsRoute = createRoute({
   },
   responses: { 200: json(WebhookRunList, "Recent runs, newest first"), 404: errorResponses[404] },
 });
+
+/**
+ * The webhook receiver (spec "Runtime: webhook receiver"). Served by a plain handler on the hot
+ * path (the body is read as it streams, capped at 1 MiB); registered here so the runtime's
+ * OpenAPI document lists it.
+ */
+export const receiveWebhookRoute = createRoute({
+  method: "post",
+  path: "/agents/webhooks/{name}",
+  operationId: "receiveWebhook",
+  summary: "Receive a webhook",
+  description:
+    "Takes a JSON object (at most 1 MiB) from an external system for the named subscription. Checked in this order: receiver off (403), unknown name (404), subscription inactive (403), body not a JSON object (400), event not subscribed (200 `ignored`), deliver-only (200 `delivered`), queue full (429 with Retry-After); otherwise the run is stored and answered 202 without waiting for it.",
+  request: {
+    params: nameParam,
+    body: { required: true, content: { "application/json": { schema: z.record(z.string(), z.unknown()) } } },
+  },
+  responses: {
+    200: json(
+      z.object({ status: z.enum(["ignored", "delivered"]), event: z.string().nullable() }),
+      "Not run: the event is not subscribed, or the subscription only delivers",
+    ),
+    202: json(
+      z.object({ status: z.literal("accepted"), event: z.string().nullable(), runId: z.string() }),
+      "Stored; the run starts without the sender waiting",
+    ),
+    400: errorResponses[400],
+    403: errorResponses[403],
+    404: errorResponses[404],
+    413: errorResponses[413],
+    429: errorResponses[429],
+  },
+});

@@ -1,6 +1,6 @@
-import { MAX_PENDING_WEBHOOK_RUNS } from "@agentplane/contracts/runtime";
+import { MAX_PENDING_WEBHOOK_RUNS, receiveWebhookRoute } from "@agentplane/contracts/runtime";
 import { ProblemError } from "@agentplane/problem-details";
-import type { Hono } from "hono";
+import type { OpenAPIHono } from "@hono/zod-openapi";
 import { deliver } from "../../chat/deliver.ts";
 import { deliveryDeps, type RuntimeDeps } from "../../deps.ts";
 import { eventAllowed, resolveEventType } from "../../webhooks/event-type.ts";
@@ -57,7 +57,10 @@ function parseObject(text: string): Record<string, unknown> | undefined {
  * order: receiver off, unknown name, subscription inactive, body not a JSON object, event not in
  * the list, deliver-only, queue full; then the run is stored and answered 202 without waiting.
  */
-export function registerReceiveWebhook(app: Hono, deps: RuntimeDeps): void {
+export function registerReceiveWebhook(app: OpenAPIHono, deps: RuntimeDeps): void {
+  // A plain handler (the body is read as it streams, not parsed by a validator first); the
+  // contract puts it in the runtime's OpenAPI document.
+  app.openAPIRegistry.registerPath(receiveWebhookRoute);
   app.post("/agents/webhooks/:name", async (c) => {
     const { registry, runs } = deps;
     if (!registry.enabled) throw new ProblemError("forbidden", { detail: "The webhook receiver is disabled" });
