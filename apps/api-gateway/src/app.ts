@@ -174,6 +174,8 @@ export function createGateway(deps: GatewayDeps): Gateway {
 
     const length = Number(request.headers.get("content-length") ?? "0");
     if (length > MAX_BODY_BYTES) {
+      // Refused before authentication (nothing of the body is read): recorded without a principal.
+      audit(undefined, 413);
       return fail(new ProblemError("payload-too-large", { detail: "The body exceeds 1 MiB" }));
     }
     const tooLarge = () => fail(new ProblemError("payload-too-large", { detail: "The body exceeds 1 MiB" }));
@@ -217,6 +219,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
     const limit: RateLimitResult = await deps.rateLimiter.hit(limitKey);
     const limitHeaders = rateLimitHeaders(deps.rateLimit, limit);
     if (!limit.allowed) {
+      audit(principal, 429);
       return fail(
         new ProblemError("rate-limited", {
           detail: `More than ${limit.limit} requests in ${deps.rateLimit.windowSeconds} s for this token`,
@@ -227,6 +230,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
 
     const target = deps.targets[entry.service];
     if (!target) {
+      audit(principal, 503);
       return fail(
         new ProblemError("service-unavailable", {
           detail: `The ${entry.service} service is not part of this deployment`,
