@@ -17,8 +17,9 @@ export function referenceGaps(doc: Json): string[] {
     }
     for (const key of ["items", "anyOf", "oneOf", "allOf", "additionalProperties"]) {
       const v = schema[key];
-      if (Array.isArray(v)) v.forEach((s, i) => walk(s, `${where}[${key}${i}]`));
-      else walk(v, `${where}[${key}]`);
+      if (Array.isArray(v)) {
+        for (const [i, s] of v.entries()) walk(s, `${where}[${key}${i}]`);
+      } else walk(v, `${where}[${key}]`);
     }
   };
   for (const [name, schema] of Object.entries<Json>(doc.components?.schemas ?? {})) walk(schema, `#/${name}`);
