@@ -4,10 +4,12 @@ import { migrateToLatest } from "@agentplane/db";
 import { type Bus, createOutbox } from "@agentplane/events";
 import {
   type Authorizer,
+  checkReadiness,
   createServiceApp,
   IdentityVerifier,
   type InternalKeys,
   type Logger,
+  type ReadinessChecks,
   type ServiceApp,
   type ServiceClient,
   type ServiceInstance,
@@ -70,7 +72,14 @@ export async function createInferenceService(deps: InferenceServiceDeps): Promis
   // No cap on connections per provider origin: streams stay open for minutes, and a cap would
   // queue new calls behind them (a thousand open streams need a thousand connections).
   const dispatcher = new Agent({ keepAliveTimeout: 30_000, connections: null });
-  const app = createServiceApp({ name: "inference", keys: deps.keys, logger: deps.logger });
+  // Usage is written to the outbox in the database; the bus carries it on to audit.
+  const checks: ReadinessChecks = {
+    database: async () => {
+      await sql`select 1`.execute(deps.database.kysely);
+    },
+    bus: () => deps.bus.ready(),
+  };
+  const app = createServiceApp({ name: "inference", keys: deps.keys, logger: deps.logger, checks });
   registerListInferenceProviders({ app, callers, providers: deps.config.providers });
   const llm = createLlmProxy({
     config: deps.config,
@@ -94,14 +103,8 @@ export async function createInferenceService(deps: InferenceServiceDeps): Promis
       const pathname = request.url.slice(pathStart, q < 0 ? undefined : q);
       return isLlmPath(pathname) ? llm(request) : app.fetch(request);
     },
-    async ready() {
-      try {
-        await sql`select 1`.execute(deps.database.kysely);
-        return await deps.bus.ready();
-      } catch {
-        return false;
-      }
-    },
+    ready: async () => (await checkReadiness(checks)).ready,
+    readiness: () => checkReadiness(checks),
     async close() {
       await outbox.stop();
       await dispatcher.close();

@@ -56,6 +56,7 @@ export const ProviderEnvSchema = z.object({
 
 export const InferenceEnvSchema = ProviderEnvSchema.extend({
   PORT: z.coerce.number().int().min(0).max(65_535).default(8086),
+  HOST: z.string().min(1).default("0.0.0.0"),
   DATABASE_URL: z.string().min(1),
   REDIS_URL: z.string().min(1).optional(),
   INTERNAL_IDENTITY_PUBLIC_KEY: z.string().optional(),

@@ -5,6 +5,7 @@ import {
   createLogger,
   httpFetch,
   importInternalKeys,
+  installProcessGuard,
   onShutdown,
   parseEnv,
   RemoteAuthorizer,
@@ -17,6 +18,7 @@ import { configFromEnv, InferenceEnvSchema } from "./config.ts";
 /** The distributed deployable: one inference-proxy replica; tenancy, audit (and governance) over HTTP. */
 const env = parseEnv(InferenceEnvSchema);
 const logger = createLogger("inference-proxy", env.LOG_LEVEL);
+installProcessGuard(logger);
 const keys = await importInternalKeys({
   privateJwk: env.INTERNAL_IDENTITY_PRIVATE_KEY,
   publicJwk: env.INTERNAL_IDENTITY_PUBLIC_KEY,
@@ -36,7 +38,7 @@ const service = await createInferenceService({
   config: configFromEnv(process.env),
   pricing: new Pricing(parsePriceOverrides(env.PRICE_TABLE_JSON)),
 });
-const server = await serveFetch(service.fetch, { port: env.PORT });
+const server = await serveFetch(service.fetch, { port: env.PORT, hostname: env.HOST });
 logger.info({ url: server.url, hasModel: service.hasModel }, "inference-proxy listening");
 onShutdown(async () => {
   await server.close();
