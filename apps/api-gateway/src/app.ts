@@ -43,7 +43,14 @@ export interface GatewayDeps {
   publicUrl?: string;
   /** Host-based ingress to exposed sandbox ports, when SANDBOX_INGRESS_HOST is configured. */
   ingress?: IngressRouter;
+  /** Request body limits per service where they differ from 1 MiB (default: inference 20 MiB). */
+  bodyLimits?: Partial<Record<ServiceName, number>>;
 }
+
+/** Model requests carry whole conversations; the inference proxy applies its own cap below this. */
+export const DEFAULT_BODY_LIMITS: Partial<Record<ServiceName, number>> = { inference: 20 * 1024 * 1024 };
+
+const mib = (bytes: number) => `${Math.round((bytes / (1024 * 1024)) * 10) / 10} MiB`;
 
 export interface Gateway {
   fetch(request: Request, env?: { incoming?: IncomingMessage }): Promise<Response>;
@@ -173,12 +180,14 @@ export function createGateway(deps: GatewayDeps): Gateway {
     };
 
     const length = Number(request.headers.get("content-length") ?? "0");
-    if (length > MAX_BODY_BYTES) {
+    const bodyLimit = (deps.bodyLimits ?? DEFAULT_BODY_LIMITS)[entry.service] ?? MAX_BODY_BYTES;
+    if (length > bodyLimit) {
       // Refused before authentication (nothing of the body is read): recorded without a principal.
       audit(undefined, 413);
-      return fail(new ProblemError("payload-too-large", { detail: "The body exceeds 1 MiB" }));
+      return fail(new ProblemError("payload-too-large", { detail: `The body exceeds ${mib(bodyLimit)}` }));
     }
-    const tooLarge = () => fail(new ProblemError("payload-too-large", { detail: "The body exceeds 1 MiB" }));
+    const tooLarge = () =>
+      fail(new ProblemError("payload-too-large", { detail: `The body exceeds ${mib(bodyLimit)}` }));
 
     let principal: Principal | undefined;
     if (entry.access !== "public") {
@@ -241,7 +250,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
     let response: Response;
     const headers = forwardHeaders(request.headers, identity, requestId);
     if (AWS_PROXY_OPERATION.test(entry.operationId)) awsProxyHeaders(request.headers, headers);
-    const forwarded = forwardRequest(request, headers, MAX_BODY_BYTES);
+    const forwarded = forwardRequest(request, headers, bodyLimit);
     try {
       response = await target.fetch(forwarded.request);
     } catch (err) {
