@@ -40,6 +40,10 @@ const REQUESTS: Record<string, (ids: Ids) => { body?: unknown }> = {
   listSandboxTokens: () => ({}),
   getSandboxToken: () => ({}),
   deleteSandboxToken: () => ({}),
+  k8sGetApiVersions: () => ({}),
+  k8sGetApiResources: () => ({}),
+  k8sListPods: () => ({}),
+  k8sGetPod: () => ({}),
 };
 
 function fillPath(template: string, ids: Ids): string {
@@ -89,7 +93,7 @@ describe.skipIf(!bwrap.available)(`security checks for every sandbox route${bwra
 
   it("has a request for every sandbox route of the contract", () => {
     expect(Object.keys(REQUESTS).sort()).toEqual(httpRoutes.map((r) => r.operationId).sort());
-    expect(wsRoutes.map((r) => r.operationId)).toEqual(["execSandboxStream"]);
+    expect(wsRoutes.map((r) => r.operationId)).toEqual(["execSandboxStream", "k8sExecPod", "k8sAttachPod"]);
   });
 
   describe.each(httpRoutes.map((r) => [r.operationId, r] as const))("%s", (operationId, route) => {
@@ -103,6 +107,14 @@ describe.skipIf(!bwrap.available)(`security checks for every sandbox route${bwra
       expect(none.headers.get("content-type")).toBe("application/problem+json");
       expect((await request(mine, "apl_00000000000000000000000000_nope")).status).toBe(401);
     });
+
+    // Discovery documents (`/k8s/api`, `/k8s/api/v1`) name no resource: any valid token reads them.
+    if (route["x-permission"] === "authenticated") {
+      it("lets any valid token read it", async () => {
+        expect((await request(mine, h.viewerToken)).status).toBe(200);
+      });
+      return;
+    }
 
     it("answers 404 for another organization's ids", async () => {
       const res = await request(theirs, h.adminToken);
@@ -135,8 +147,8 @@ describe.skipIf(!bwrap.available)(`security checks for every sandbox route${bwra
     expect(otherSession.status).toBe(404);
   });
 
-  describe("execSandboxStream (WebSocket)", () => {
-    const url = (ids: Ids) => `${h.url.replace(/^http/, "ws")}${fillPath(wsRoutes[0]?.path ?? "", ids)}?command=true`;
+  describe.each(wsRoutes.map((r) => [r.operationId, r.path] as const))("%s (WebSocket)", (_operationId, path) => {
+    const url = (ids: Ids) => `${h.url.replace(/^http/, "ws")}${fillPath(path, ids)}?command=true`;
     it("answers 401 without a token and with a bad token", async () => {
       expect(await openExec(url(mine), ["v5.channel.k8s.io"])).toEqual({ refused: 401 });
       expect(await openExec(url(mine), ["v5.channel.k8s.io", bearerProtocol("apl_x_y")])).toEqual({ refused: 401 });
