@@ -250,4 +250,8 @@ export const PROPERTY_GLOSSARY: Record<string, string> = {
   change: "`added`, `removed` or `changed`",
   entryName: "The tool's name within its connector",
   structuredContent: "The result as JSON, when the tool gives one",
+  defaultRegion: "The region used when a call does not name one",
+  endpoints: 'Endpoint overrides per AWS service (private endpoints), e.g. `{"s3": "https://…"}`',
+  account: "The AWS account id",
+  arn: "The ARN the credentials act as",
 };

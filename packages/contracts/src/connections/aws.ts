@@ -74,6 +74,8 @@ export const createAwsConnection = defineRoute(
     path: "/v1/projects/{projectId}/aws-connections",
     tags,
     summary: "Connect an AWS account through a governance credential",
+    description:
+      "Creates a connection to an AWS account through a governance credential (`aws-keys`, or `aws-role` assumed through STS with its external id, cached until shortly before expiry), with a default region and optional endpoint overrides per service.",
     request: { params: ProjectIdParams, ...jsonRequest(CreateAwsConnectionBody) },
     responses: { 201: jsonBody(AwsConnection, "Created") },
   },
@@ -86,6 +88,7 @@ export const listAwsConnections = defineRoute(
     path: "/v1/projects/{projectId}/aws-connections",
     tags,
     summary: "AWS connections of a project",
+    description: "The project's AWS connections, cursor-paged.",
     request: { params: ProjectIdParams, query: PageQuery },
     responses: { 200: jsonBody(AwsConnectionList, "One page") },
   },
@@ -98,6 +101,7 @@ export const getAwsConnection = defineRoute(
     path: "/v1/aws-connections/{connectionId}",
     tags,
     summary: "An AWS connection",
+    description: "One AWS connection: its credential reference, default region and endpoint overrides; never a secret.",
     request: { params: AwsConnectionIdParams },
     responses: { 200: jsonBody(AwsConnection, "The connection") },
   },
@@ -110,6 +114,7 @@ export const updateAwsConnection = defineRoute(
     path: "/v1/aws-connections/{connectionId}",
     tags,
     summary: "Change an AWS connection",
+    description: "Changes a connection's name, credential, default region, endpoints or labels.",
     request: { params: AwsConnectionIdParams, ...jsonRequest(UpdateAwsConnectionBody) },
     responses: { 200: jsonBody(AwsConnection, "Updated") },
   },
@@ -122,6 +127,7 @@ export const deleteAwsConnection = defineRoute(
     path: "/v1/aws-connections/{connectionId}",
     tags,
     summary: "Delete an AWS connection",
+    description: "Deletes the connection; calls through its proxy stop at once.",
     request: { params: AwsConnectionIdParams },
     responses: { 204: NoContent },
   },
@@ -134,6 +140,8 @@ export const testAwsConnection = defineRoute(
     path: "/v1/aws-connections/{connectionId}/test",
     tags,
     summary: "Call STS GetCallerIdentity with the connection's credentials",
+    description:
+      "Calls STS `GetCallerIdentity` with the connection's credentials and reports the account and ARN they act as.",
     request: { params: AwsConnectionIdParams },
     responses: { 200: jsonBody(AwsConnectionTestResult, "The account and ARN") },
   },
@@ -149,6 +157,8 @@ function awsProxyRoute<const M extends "get" | "post" | "put" | "patch" | "delet
       tags,
       summary:
         "AWS API through the connection, re-signed with its credentials after an aws:call decision; Bearer token with x-agentplane-aws-service/-region, or an unchanged SDK with access key agentplane and the token as session token",
+      description:
+        "Removes whatever signature the caller sent and re-signs the request with the connection's credentials (SigV4), streaming the answer back. Two ways to call it: plain HTTP with `Authorization: Bearer <token>` and the service and region in `x-agentplane-aws-service` / `x-agentplane-aws-region`; or an unchanged AWS SDK or CLI with this URL as endpoint, access key id `agentplane`, any secret and the Agentplane token as session token (service and region then come from the SigV4 credential scope). The operation (from `X-Amz-Target`, the query `Action`, or S3's method and path) is decided as `aws:call` first: a deny is a 403 `policy-denied` with the rule id. A service that cannot be determined is a 400.",
       request: { params: AwsProxyParams },
       responses: { 200: { description: "The AWS answer, as AWS sent it" } },
     },
@@ -164,6 +174,8 @@ function awsProxyRootRoute<const M extends "get" | "post">(method: M, operationI
       path: "/v1/aws-connections/{connectionId}/aws",
       tags,
       summary: "The AWS service root through the connection (query and JSON protocols post here)",
+      description:
+        "Removes whatever signature the caller sent and re-signs the request with the connection's credentials (SigV4), streaming the answer back. Two ways to call it: plain HTTP with `Authorization: Bearer <token>` and the service and region in `x-agentplane-aws-service` / `x-agentplane-aws-region`; or an unchanged AWS SDK or CLI with this URL as endpoint, access key id `agentplane`, any secret and the Agentplane token as session token (service and region then come from the SigV4 credential scope). The operation (from `X-Amz-Target`, the query `Action`, or S3's method and path) is decided as `aws:call` first: a deny is a 403 `policy-denied` with the rule id. A service that cannot be determined is a 400.",
       request: { params: AwsConnectionIdParams },
       responses: { 200: { description: "The AWS answer, as AWS sent it" } },
     },
