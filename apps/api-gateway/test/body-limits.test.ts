@@ -26,7 +26,7 @@ describe("request body limits per service", () => {
   });
   afterAll(() => h.close());
 
-  const post = (path: string, body: BodyInit, headers: Record<string, string> = {}) =>
+  const post = (path: string, body: RequestInit["body"], headers: Record<string, string> = {}) =>
     fetch(`${h.url}${path}`, {
       method: "POST",
       headers: { authorization: `Bearer ${h.ownerToken}`, "content-type": "application/json", ...headers },
