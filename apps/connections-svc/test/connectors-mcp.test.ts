@@ -37,7 +37,7 @@ describe.skipIf(!pg.available)(`the platform's MCP endpoints${pg.reason}`, () =>
     const http = await w.call("POST", `/v1/projects/${w.projectId}/mcp-servers/http`, w.owner, {
       name: "commerce",
       specUrl: `${api.url}/openapi.json`,
-      credentialId: "cred_api",
+      credentialId: w.credentialId,
       include: { tags: ["Account"] },
     });
     expect(http.status, await http.clone().text()).toBe(201);

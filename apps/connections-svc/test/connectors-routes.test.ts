@@ -19,7 +19,7 @@ describe.skipIf(!pg.available)(`connector routes${pg.reason}`, () => {
     const res = await w.call("POST", `/v1/projects/${w.projectId}/mcp-servers/http`, w.owner, {
       name: "commerce",
       specUrl: `${api.url}/openapi.json`,
-      credentialId: "cred_api",
+      credentialId: w.credentialId,
     });
     expect(res.status, await res.clone().text()).toBe(201);
     http = await body(res);
@@ -37,7 +37,7 @@ describe.skipIf(!pg.available)(`connector routes${pg.reason}`, () => {
       toolCount: 320,
       version: 1,
       baseUrl: api.url,
-      credentialId: "cred_api",
+      credentialId: w.credentialId,
     });
     const tools = await body<{ items: Array<{ name: string; inputSchema: Json }> }>(
       await w.call("GET", `/v1/mcp-servers/${http.id}/tools`, w.owner),
@@ -294,11 +294,11 @@ describe.skipIf(!pg.available)(`connector routes${pg.reason}`, () => {
     );
     expect(unauthorized.content[0]?.text).toMatch(/^HTTP 401/);
     const attached = await w.call("PUT", `/v1/projects/${w.projectId}/mcp-servers/${http.id}/credentials`, w.owner, {
-      credentialId: "cred_api",
+      credentialId: w.credentialId,
     });
-    expect(await body(attached)).toMatchObject({ credentialId: "cred_api" });
+    expect(await body(attached)).toMatchObject({ credentialId: w.credentialId });
     const wrongProject = await w.call("PUT", `/v1/projects/${w.projectId}/mcp-servers/mcp_none/credentials`, w.owner, {
-      credentialId: "cred_api",
+      credentialId: w.credentialId,
     });
     expect(wrongProject.status).toBe(404);
   });

@@ -10,7 +10,7 @@ const BODIES: Record<string, unknown> = {
   createMcpConnector: { name: "x", url: "https://mcp.example.test/mcp" },
   createHttpConnector: { name: "x", spec: { openapi: "3.1.0", info: { title: "t", version: "1" }, paths: {} } },
   previewConnectorDiscovery: { spec: { openapi: "3.1.0", info: { title: "t", version: "1" }, paths: {} } },
-  attachConnectorCredential: { credentialId: "cred_api" },
+  attachConnectorCredential: { credentialId: "cred_any" },
   updateConnector: { name: "renamed" },
   setConnectorEntryVisibility: { visibility: "hidden" },
   callConnectorTool: { name: "ping", arguments: {} },

@@ -1,48 +1,14 @@
-import { GOVERNANCE_INTERNAL, type Principal } from "@agentplane/contracts";
+import type { Principal } from "@agentplane/contracts";
 import { type Database, openDatabase } from "@agentplane/db";
 import { MemoryBus } from "@agentplane/events";
-import { inProcessFetch, ServiceClient, signIdentity, silentLogger } from "@agentplane/service-kit";
+import { signIdentity, silentLogger } from "@agentplane/service-kit";
 import { createTestDatabase } from "@agentplane/testkit";
 import { addMember, json, startActivated } from "../../../tenancy-svc/test/fixtures/harness.ts";
 import { type ConnectionsService, createConnectionsService } from "../../src/app.ts";
+import { governProject, type RealGovernance, startGovernance } from "./governance.ts";
 import { API_TOKEN } from "./upstreams.ts";
 
-export const DENIED_TOOL = "deleteAccount";
-export const DENY_RULE = "rule-no-account-deletes";
-
-/**
- * Stand-in for governance-svc's internal contract (decide, resolve credential): denies tool:call of
- * `deleteAccount`, resolves `cred_api` of the one project to the upstream API's bearer token.
- */
-function governanceStandIn(projectId: () => string) {
-  return inProcessFetch({
-    async fetch(request: Request) {
-      const url = new URL(request.url);
-      const body = (await request.json()) as Record<string, unknown>;
-      const reply = (status: number, value: unknown) =>
-        new Response(JSON.stringify(value), { status, headers: { "content-type": "application/json" } });
-      if (url.pathname === GOVERNANCE_INTERNAL.decide) {
-        const resource = body.resource as { id: string };
-        const deny = resource.id.endsWith(`__${DENIED_TOOL}`);
-        return reply(200, {
-          decision: deny ? "deny" : "allow",
-          enforced: deny,
-          reasons: deny
-            ? [{ policyId: "pol_1", version: 1, ruleId: DENY_RULE, bindingId: "pbd_1", mode: "enforce" }]
-            : [],
-          evaluatedAt: new Date().toISOString(),
-        });
-      }
-      if (url.pathname === GOVERNANCE_INTERNAL.resolveCredential) {
-        if (body.credentialId === "cred_api" && body.projectId === projectId()) {
-          return reply(200, { id: "cred_api", kind: "http-bearer", fields: { token: API_TOKEN } });
-        }
-        return reply(404, { type: "about:blank", title: "Not Found", status: 404 });
-      }
-      return reply(404, {});
-    },
-  });
-}
+export { DENIED_TOOL, DENY_RULE } from "./governance.ts";
 
 export interface World {
   database: Database;
@@ -56,6 +22,12 @@ export interface World {
   orgId: string;
   projectId: string;
   otherProjectId: string;
+  /** The project's bearer credential for the upstream API, stored by governance. */
+  credentialId: string;
+  /** The member of team `builders` (project developers); `developer` is not in it. */
+  teamMember: Principal;
+  teamId: string;
+  governance: RealGovernance;
   tenancy: Awaited<ReturnType<typeof startActivated>>;
   call(method: string, path: string, as?: Principal, body?: unknown): Promise<Response>;
   close(): Promise<void>;
@@ -72,15 +44,22 @@ export async function startWorld(name: string): Promise<World> {
   );
   const viewer = await addMember(tenancy, owner, orgId, "viewer@a.test", "viewer");
   const developer = await addMember(tenancy, owner, orgId, "member@a.test", "member");
+  const teamMember = await addMember(tenancy, owner, orgId, "builder@a.test", "member");
   const team = await json<{ id: string }>(
     await tenancy.call("POST", `/v1/orgs/${orgId}/teams`, { as: owner, body: { name: "builders" } }),
   );
-  await tenancy.call("PUT", `/v1/teams/${team.id}/members/${developer.id}`, { as: owner });
-  const grant = await tenancy.call("PUT", `/v1/teams/${team.id}/projects/${project.id}`, {
-    as: owner,
-    body: { role: "developer" },
-  });
-  if (grant.status !== 200) throw new Error(`team grant failed: ${grant.status} ${await grant.text()}`);
+  const others = await json<{ id: string }>(
+    await tenancy.call("POST", `/v1/orgs/${orgId}/teams`, { as: owner, body: { name: "others" } }),
+  );
+  await tenancy.call("PUT", `/v1/teams/${team.id}/members/${teamMember.id}`, { as: owner });
+  await tenancy.call("PUT", `/v1/teams/${others.id}/members/${developer.id}`, { as: owner });
+  for (const t of [team, others]) {
+    const grant = await tenancy.call("PUT", `/v1/teams/${t.id}/projects/${project.id}`, {
+      as: owner,
+      body: { role: "developer" },
+    });
+    if (grant.status !== 200) throw new Error(`team grant failed: ${grant.status} ${await grant.text()}`);
+  }
   const outsider = await tenancy.oidcUser("eve@b.test");
   const otherOrg = await json<{ id: string }>(
     await tenancy.call("POST", "/v1/orgs", { as: outsider, body: { name: "B" } }),
@@ -93,6 +72,13 @@ export async function startWorld(name: string): Promise<World> {
   await bus.subscribe("audit.recorded", async (event) => {
     audit.push(event.data as World["audit"][number]);
   });
+  const governance = await startGovernance({
+    database,
+    bus,
+    keys: tenancy.keys,
+    authorizer: tenancy.service.authorizer,
+  });
+  const { credentialId } = await governProject(governance, owner, project.id, API_TOKEN);
   const service = await createConnectionsService({
     database,
     bus,
@@ -100,11 +86,7 @@ export async function startWorld(name: string): Promise<World> {
     logger: silentLogger(),
     authorizer: tenancy.service.authorizer,
     signer: { sign: async () => "unused" },
-    governance: new ServiceClient(
-      "governance",
-      governanceStandIn(() => project.id),
-      tenancy.keys,
-    ),
+    governance: governance.client,
     config: { connectors: { allowedHosts: ["127.0.0.1"], scheduler: false } },
   });
   const call = async (method: string, path: string, as?: Principal, body?: unknown) => {
@@ -131,10 +113,15 @@ export async function startWorld(name: string): Promise<World> {
     orgId,
     projectId: project.id,
     otherProjectId: otherProject.id,
+    credentialId,
+    teamMember,
+    teamId: team.id,
+    governance,
     tenancy,
     call,
     async close() {
       await service.close();
+      await governance.close();
       await tenancy.service.close();
       await bus.close();
       await database.close();
