@@ -91,7 +91,9 @@ export function createUpgradeHandler(deps: {
       }
       const target = deps.targets[match.entry.service]?.upgrade;
       if (!target) throw new ProblemError("service-unavailable", { detail: `${match.entry.service} is not available` });
-      const principal = await deps.authenticator.authenticate(bearerToken(toHeaders(req), { websocket: true }) ?? "");
+      const principal = await deps.authenticator.authenticate(bearerToken(toHeaders(req), { websocket: true }) ?? "", {
+        tunnel: match.entry.operationId === "openClusterTunnel",
+      });
       const identity = await signIdentity(deps.keys, principal, { audience: match.entry.service, requestId });
       // The service sees the identity, never the caller's credential.
       delete req.headers.authorization;

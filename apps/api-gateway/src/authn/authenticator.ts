@@ -4,6 +4,7 @@ import {
   projectIdFromClusterIssuer,
   ResolvedPrincipal,
   TENANCY_INTERNAL,
+  TUNNEL_TOKEN_PREFIX,
   VerificationKeysResponse,
 } from "@agentplane/contracts";
 import { ProblemError } from "@agentplane/problem-details";
@@ -73,8 +74,15 @@ export class Authenticator {
     this.opaque = new TokenCache(options.opaqueTtlMs ?? 2000);
   }
 
-  async authenticate(token: string): Promise<Principal> {
+  /**
+   * `tunnel`: the request opens a cluster's tunnel, the one place a tunnel token is accepted; the
+   * relay's own calls to `/v1` carry its cluster JWT.
+   */
+  async authenticate(token: string, options: { tunnel?: boolean } = {}): Promise<Principal> {
     if (!token) throw new AuthenticationError("A bearer token is required");
+    if (token.startsWith(TUNNEL_TOKEN_PREFIX) && !options.tunnel) {
+      throw new AuthenticationError("A tunnel token only opens its cluster's tunnel");
+    }
     if (JWT_SHAPE.test(token)) return this.authenticateJwt(token);
     const resolver = this.options.opaqueResolvers?.find((r) => token.startsWith(r.prefix));
     if (resolver) return this.resolveOpaque(token, resolver.client, resolver.path);
