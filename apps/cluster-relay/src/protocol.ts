@@ -6,6 +6,9 @@ export const REQUEST_SIGNATURE_HEADER = "x-agentplane-signature";
 export const RELAY_AUDIENCE = "agentplane-cluster-relay";
 export const MAX_REQUEST_JWT_LIFETIME_SECONDS = 60;
 export const CLUSTER_ISSUER_PREFIX = "agentplane:project:";
+/** The tunnel upgrade's answer carries the relay's first cluster JWT and its lifetime (seconds). */
+export const CLUSTER_JWT_HEADER = "x-agentplane-cluster-jwt";
+export const CLUSTER_JWT_TTL_HEADER = "x-agentplane-cluster-jwt-expires-in";
 export const CONTROL_PREFIX = "/agentplane/v1/";
 export const CONTROL_PATHS = {
   status: "/agentplane/v1/status",

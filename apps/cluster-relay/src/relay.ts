@@ -3,7 +3,13 @@ import type { KubeConfig } from "@kubernetes/client-node";
 import { createWebSocketStream, WebSocket } from "ws";
 import { RELAY_VERSION } from "./config.ts";
 import { KubeClient } from "./kube.ts";
-import { CONTROL_PATHS, CONTROL_PREFIX, REQUEST_SIGNATURE_HEADER } from "./protocol.ts";
+import {
+  CLUSTER_JWT_HEADER,
+  CLUSTER_JWT_TTL_HEADER,
+  CONTROL_PATHS,
+  CONTROL_PREFIX,
+  REQUEST_SIGNATURE_HEADER,
+} from "./protocol.ts";
 import type { TokenStore } from "./token-store.ts";
 import { RequestVerifier, VerificationError } from "./verifier.ts";
 
@@ -39,7 +45,9 @@ export class Relay {
   private readonly h2 = http2.createServer();
   private token = "";
   private projectId = "";
-  private verifier: RequestVerifier | undefined;
+  private readonly verifier: Promise<RequestVerifier>;
+  private setVerifier!: (verifier: RequestVerifier) => void;
+  private resolving: Promise<void> | undefined;
   private ws: WebSocket | undefined;
   private stopped = false;
   private attempt = 0;
@@ -53,6 +61,9 @@ export class Relay {
   constructor(options: RelayOptions) {
     this.options = options;
     this.kube = new KubeClient(options.kube);
+    this.verifier = new Promise((resolve) => {
+      this.setVerifier = resolve;
+    });
     this.h2.on("stream", (stream, headers) => {
       this.handle(stream, headers).catch((err) => {
         this.options.logger.error({ err: (err as Error).message }, "request failed");
@@ -71,38 +82,54 @@ export class Relay {
     return this.token;
   }
 
+  /**
+   * Reads the tunnel token and dials. The first tunnel's upgrade answer carries a cluster JWT, with
+   * which the relay asks the control plane for its project (over TLS, never from the tunnel) before
+   * it verifies any request.
+   */
   async start(): Promise<void> {
     this.token = await this.options.store.read();
-    this.projectId = await this.resolveProject();
-    this.verifier = new RequestVerifier({
-      baseUrl: this.options.baseUrl,
-      projectId: this.projectId,
-      clusterId: this.options.clusterId,
-      bearer: () => this.token,
-    });
     this.connect();
   }
 
-  /** The cluster's project, asked of the control plane over TLS: never taken from the tunnel. */
-  private async resolveProject(): Promise<string> {
-    for (;;) {
-      if (this.stopped) throw new Error("stopped");
+  /** The cluster's project, asked of the control plane with the cluster JWT: never taken from the tunnel. */
+  private async resolveProject(): Promise<void> {
+    for (let attempt = 0; ; attempt++) {
+      if (this.stopped) return;
       try {
         const res = await fetch(
           new URL(`/v1/clusters/${encodeURIComponent(this.options.clusterId)}`, this.options.baseUrl),
-          {
-            headers: { authorization: `Bearer ${this.token}` },
-          },
+          { headers: { authorization: `Bearer ${this.clusterJwt?.token ?? ""}` } },
         );
-        if (res.ok) return ((await res.json()) as { projectId: string }).projectId;
-        if (res.status === 401 || res.status === 404)
-          throw new Error(`the control plane refused the tunnel token (${res.status})`);
-        this.options.logger.warn({ status: res.status }, "control plane not ready");
+        if (res.ok) {
+          this.projectId = ((await res.json()) as { projectId: string }).projectId;
+          this.setVerifier(
+            new RequestVerifier({
+              baseUrl: this.options.baseUrl,
+              projectId: this.projectId,
+              clusterId: this.options.clusterId,
+              // The JWKS route is read with the relay's current cluster JWT.
+              bearer: () => this.clusterJwt?.token ?? "",
+            }),
+          );
+          return;
+        }
+        this.options.logger.warn({ status: res.status }, "the control plane did not name the cluster's project");
+        await res.body?.cancel();
       } catch (err) {
-        if ((err as Error).message.includes("refused the tunnel token")) throw err;
         this.options.logger.warn({ err: (err as Error).message }, "control plane unreachable");
       }
-      await new Promise((r) => setTimeout(r, this.backoff()));
+      await new Promise((r) => setTimeout(r, Math.min(30_000, 500 * 2 ** Math.min(attempt, 6))));
+    }
+  }
+
+  /** The cluster JWT of a tunnel's upgrade answer (or of a renewal over the tunnel). */
+  private takeClusterJwt(token: string, expiresInSeconds: number): void {
+    this.clusterJwt = { token, expiresAt: Date.now() + expiresInSeconds * 1000 };
+    if (!this.resolving && !this.projectId) {
+      this.resolving = this.resolveProject().finally(() => {
+        this.resolving = undefined;
+      });
     }
   }
 
@@ -143,6 +170,10 @@ export class Relay {
           .catch(() => {});
       }
       ws.terminate();
+    });
+    ws.once("upgrade", (res) => {
+      const jwt = res.headers[CLUSTER_JWT_HEADER];
+      if (typeof jwt === "string" && jwt) this.takeClusterJwt(jwt, Number(res.headers[CLUSTER_JWT_TTL_HEADER] ?? 0));
     });
     ws.once("open", () => {
       this.attempt = 0;
@@ -217,7 +248,8 @@ export class Relay {
     try {
       body = await this.readBody(stream);
       const signature = headers[REQUEST_SIGNATURE_HEADER];
-      await this.verifier!.verify({ token: typeof signature === "string" ? signature : undefined, method, path, body });
+      const verifier = await this.verifier;
+      await verifier.verify({ token: typeof signature === "string" ? signature : undefined, method, path, body });
     } catch (err) {
       if (!(err instanceof VerificationError)) throw err;
       this.options.logger.warn({ method, path, reason: err.message }, "request refused");
@@ -247,7 +279,7 @@ export class Relay {
     if (method === "PUT" && path === CONTROL_PATHS.clusterJwt) {
       const { token, expiresIn } = json();
       if (typeof token !== "string") return respondJson(stream, 400, { error: "token missing" });
-      this.clusterJwt = { token, expiresAt: Date.now() + Number(expiresIn ?? 0) * 1000 };
+      this.takeClusterJwt(token, Number(expiresIn ?? 0));
       stream.respond({ ":status": 204 });
       stream.end();
       return;

@@ -1,6 +1,7 @@
 import { requirePostgres } from "@agentplane/testkit";
 import { exportJWK, generateKeyPair, SignJWT } from "jose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { CLUSTER_JWT_AUDIENCE } from "../../../packages/contracts/src/common/cluster-jwt.ts";
 import { requestClaims } from "../../connections-svc/src/tunnel/protocol.ts";
 import { type ConnectionsPlatform, startConnectionsPlatform } from "../../platform/test/connections-harness.ts";
 import { RequestVerifier } from "../src/verifier.ts";
@@ -10,7 +11,7 @@ const encode = (s: string) => new TextEncoder().encode(s);
 
 /**
  * What the relay checks on every request down its tunnel, against the real platform's JWKS
- * (fetched through the gateway with the tunnel token): the signatures a hijacked tunnel could
+ * (fetched through the gateway with a cluster JWT): the signatures a hijacked tunnel could
  * send are refused.
  */
 describe.skipIf(!pg.available)(`relay request verification by project JWKS${pg.reason}`, () => {
@@ -29,11 +30,17 @@ describe.skipIf(!pg.available)(`relay request verification by project JWKS${pg.r
       body: { name: "edge" },
     });
     clusterId = created.body.id;
+    const clusterJwt = await h.connections.context.signer.sign(
+      h.projectId,
+      { sub: clusterId, aud: CLUSTER_JWT_AUDIENCE },
+      900,
+    );
     verifier = new RequestVerifier({
       baseUrl: h.url,
       projectId: h.projectId,
       clusterId,
-      bearer: () => created.body.tunnelToken,
+      // The relay reads the JWKS with its cluster JWT (the tunnel token only opens tunnels).
+      bearer: () => clusterJwt,
     });
   });
   afterAll(async () => {

@@ -22,6 +22,8 @@ import { createWebSocketStream, type WebSocket, WebSocketServer } from "ws";
 import type { ConnectionsContext } from "../context.ts";
 import { bodyOf } from "./h2-body.ts";
 import {
+  CLUSTER_JWT_HEADER,
+  CLUSTER_JWT_TTL_HEADER,
   CONTROL_PATHS,
   REQUEST_JWT_TTL_SECONDS,
   REQUEST_SIGNATURE_HEADER,
@@ -87,9 +89,25 @@ export class TunnelHub {
   private readonly verifier: IdentityVerifier;
   private readonly caller = servicePrincipal("connections");
 
+  /** Extra headers of a pending upgrade's 101 answer (the first cluster JWT). */
+  private readonly upgradeHeaders = new WeakMap<IncomingMessage, string[]>();
+
   constructor(ctx: ConnectionsContext) {
     this.ctx = ctx;
     this.verifier = new IdentityVerifier(ctx.keys, "connections");
+    this.wss.on("headers", (headers, req) => {
+      const extra = this.upgradeHeaders.get(req);
+      if (extra) headers.push(...extra);
+      this.upgradeHeaders.delete(req);
+    });
+  }
+
+  private clusterJwt(projectId: string, clusterId: string): Promise<string> {
+    return this.ctx.signer.sign(
+      projectId,
+      { sub: clusterId, aud: CLUSTER_JWT_AUDIENCE },
+      this.ctx.config.clusterJwtTtlSeconds,
+    );
   }
 
   readonly handleUpgrade: UpgradeHandler = (req, socket, head) => {
@@ -125,6 +143,12 @@ export class TunnelHub {
       .where("tunnel_token_id", "=", principal.id)
       .executeTakeFirst();
     if (!cluster) throw unauthenticated("The tunnel token is not valid for this cluster");
+    // The relay's credential for its own calls to `/v1` comes with the upgrade answer (the tunnel
+    // token opens tunnels only); renewed over the tunnel before it expires.
+    this.upgradeHeaders.set(req, [
+      `${CLUSTER_JWT_HEADER}: ${await this.clusterJwt(cluster.project_id, cluster.id)}`,
+      `${CLUSTER_JWT_TTL_HEADER}: ${this.ctx.config.clusterJwtTtlSeconds}`,
+    ]);
     this.wss.handleUpgrade(req, socket, head, (ws) => {
       this.open(cluster.id, cluster.project_id, principal.id, ws).catch((err) => {
         this.ctx.logger.warn({ err: (err as Error).message, clusterId }, "tunnel setup failed");
@@ -178,7 +202,6 @@ export class TunnelHub {
     const renewMs = (this.ctx.config.clusterJwtTtlSeconds * 1000) / 2;
     tunnel.timers.push(setInterval(() => void this.deliverClusterJwt(tunnel).catch(() => {}), renewMs));
     await this.refreshStatus(tunnel);
-    await this.deliverClusterJwt(tunnel);
   }
 
   private async heartbeat(tunnel: Tunnel): Promise<void> {
@@ -228,11 +251,7 @@ export class TunnelHub {
   private async deliverClusterJwt(tunnel: Tunnel): Promise<void> {
     if (tunnel.closed) return;
     const ttl = this.ctx.config.clusterJwtTtlSeconds;
-    const token = await this.ctx.signer.sign(
-      tunnel.projectId,
-      { sub: tunnel.clusterId, aud: CLUSTER_JWT_AUDIENCE },
-      ttl,
-    );
+    const token = await this.clusterJwt(tunnel.projectId, tunnel.clusterId);
     const body = new TextEncoder().encode(JSON.stringify({ token, expiresIn: ttl }));
     const res = await this.requestLocal(tunnel, {
       method: "PUT",

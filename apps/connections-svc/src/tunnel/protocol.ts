@@ -6,6 +6,9 @@ import { createHash, randomUUID } from "node:crypto";
  * Every request down the tunnel carries a platform-signed JWT in this header.
  */
 export const REQUEST_SIGNATURE_HEADER = "x-agentplane-signature";
+/** The 101 answer to a tunnel upgrade carries the relay's first cluster JWT and its lifetime (seconds). */
+export const CLUSTER_JWT_HEADER = "x-agentplane-cluster-jwt";
+export const CLUSTER_JWT_TTL_HEADER = "x-agentplane-cluster-jwt-expires-in";
 /** The audience of per-request JWTs (never accepted by the gateway, whose cluster JWT audience differs). */
 export const RELAY_AUDIENCE = "agentplane-cluster-relay";
 /** Per-request JWTs live this long at most; the relay refuses longer ones. */
