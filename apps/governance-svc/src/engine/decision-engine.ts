@@ -6,35 +6,50 @@ import { LRUCache } from "lru-cache";
 import { type CedarCall, cedarCall } from "../cedar/request.ts";
 import type { GovernanceDb } from "../db/schema.ts";
 import { bindingReaches, type CompiledBinding, coversAction, loadOrgState, type OrgState } from "./org-state.ts";
+import { buildPlan, type Plan, type PlanStatement, select } from "./plan.ts";
 
 export interface EngineOptions {
   /** A cached organization is reloaded in the background after this long (default 60 s), a safety net behind the bus. */
   refreshAfterMs?: number;
   /** Memoized Cedar answers (identical requests against the same policy set) kept (default 20,000). */
   memoSize?: number;
+  /** Preparsed Cedar policy sets kept (default 1,000). */
+  preparedSets?: number;
 }
 
+/** A preparsed Cedar policy set: some statements of a plan, in a slot of Cedar's store. */
 interface PreparedSet {
-  id: string;
-  /** `${bindingId}/${ruleId}` → where the statement came from. */
-  origin: Map<string, { binding: CompiledBinding; ruleId: string; effect: "permit" | "forbid" }>;
-  /** False when no statement looks at entity hierarchy or tags: the request then carries no entities. */
+  key: string;
+  slot: string;
   needsEntities: boolean;
 }
 
-const ENTITY_USE = /\bin\b|hasTag|getTag|\bis\b/;
+/** The bindings a kind of request meets, and what Cedar evaluates for it. */
+interface Resolution {
+  reaching: CompiledBinding[];
+  enforce: CompiledBinding[];
+  enforcePlan: Plan | undefined;
+  /** Enforced and dryrun bindings together, when some are dryrun. */
+  allPlan: Plan | undefined;
+  policies: NonNullable<DecisionResponse["policies"]>;
+}
 
 /**
  * Answers decisions from memory: each organization's bindings are loaded once (then refreshed on
- * a change notice or after `refreshAfterMs`), each combination of binding versions is preparsed
- * once into Cedar's thread-local store, and identical requests are memoized per policy set.
+ * a change notice or after `refreshAfterMs`), the bindings a request meets are looked up once per
+ * kind of request, each combination of binding versions is planned once per action, the statements
+ * a request can satisfy are preparsed once into Cedar's thread-local store, and identical requests
+ * are memoized per policy set.
  */
 export class DecisionEngine {
   private readonly db: Kysely<GovernanceDb>;
   private readonly logger: Logger;
   private readonly refreshAfterMs: number;
   private readonly orgs = new Map<string, Promise<OrgState>>();
-  private readonly prepared = new Map<string, PreparedSet>();
+  private readonly plans = new LRUCache<string, Plan>({ max: 2_000 });
+  private readonly freeSlots: string[] = [];
+  private slots = 0;
+  private readonly prepared: LRUCache<string, PreparedSet>;
   private readonly memo: LRUCache<string, cedar.Response>;
   private generation = 0;
 
@@ -43,6 +58,10 @@ export class DecisionEngine {
     this.logger = logger;
     this.refreshAfterMs = options.refreshAfterMs ?? 60_000;
     this.memo = new LRUCache({ max: options.memoSize ?? 20_000 });
+    this.prepared = new LRUCache({
+      max: options.preparedSets ?? 1_000,
+      dispose: (set) => this.freeSlots.push(set.slot),
+    });
   }
 
   /** The organization's bindings as decisions see them (loaded on first use, then from memory). */
@@ -95,19 +114,18 @@ export class DecisionEngine {
   async decide(request: DecisionRequest): Promise<DecisionResponse> {
     const call = cedarCall(request);
     const state = await this.state(request.resource.orgId);
-    const reaching = state.bindings.filter(
-      (b) => bindingReaches(b, request.resource) && coversAction(b, request.action),
-    );
+    const resolution = this.resolve(state, request);
     const evaluatedAt = new Date().toISOString();
-    if (reaching.length === 0) return { decision: "allow", enforced: true, reasons: [], evaluatedAt };
-    const enforce = reaching.filter((b) => b.mode === "enforce");
-    if (enforce.length > 0) {
-      const outcome = this.evaluate(enforce, call);
+    const policies = resolution.policies;
+    if (resolution.reaching.length === 0)
+      return { decision: "allow", enforced: true, reasons: [], evaluatedAt, policies };
+    if (resolution.enforcePlan) {
+      const outcome = this.evaluate(resolution.enforcePlan, resolution.enforce, call);
       if (outcome.decision === "deny")
-        return { decision: "deny", enforced: true, reasons: outcome.reasons, evaluatedAt };
+        return { decision: "deny", enforced: true, reasons: outcome.reasons, evaluatedAt, policies };
     }
-    if (enforce.length < reaching.length) {
-      const outcome = this.evaluate(reaching, call);
+    if (resolution.allPlan) {
+      const outcome = this.evaluate(resolution.allPlan, resolution.reaching, call);
       if (outcome.decision === "deny") {
         const dryrunOnly = outcome.reasons.filter((r) => r.mode === "dryrun");
         return {
@@ -115,36 +133,79 @@ export class DecisionEngine {
           enforced: false,
           reasons: dryrunOnly.length > 0 ? dryrunOnly : outcome.reasons,
           evaluatedAt,
+          policies,
         };
       }
     }
-    return { decision: "allow", enforced: true, reasons: [], evaluatedAt };
+    return { decision: "allow", enforced: true, reasons: [], evaluatedAt, policies };
   }
 
-  /** Cedar over the union of the bindings' statements: forbid beats permit, no permit is a deny. */
-  evaluate(bindings: CompiledBinding[], call: CedarCall): { decision: "allow" | "deny"; reasons: DecisionReason[] } {
-    const set = this.prepare(bindings);
-    const memoKey = `${set.id}\u0000${call.action.id}\u0000${call.principal.type}:${call.principal.id}\u0000${JSON.stringify(
-      call.entities[0],
-    )}\u0000${JSON.stringify(call.context)}`;
-    let response = this.memo.get(memoKey);
-    if (!response) {
-      const answer = cedar.statefulIsAuthorized({
-        principal: call.principal,
-        action: call.action,
-        resource: call.resource,
-        context: call.context,
-        preparsedPolicySetId: set.id,
-        entities: set.needsEntities ? call.entities : [],
-      });
-      if (answer.type === "failure") {
-        // A request Cedar cannot evaluate is denied: the safe answer for an enforcement point.
-        this.logger.warn({ errors: answer.errors.map((e) => e.message) }, "cedar evaluation failed");
-        response = { decision: "deny", diagnostics: { reason: [], errors: [] } };
-      } else {
-        response = answer.response;
+  /**
+   * The bindings that reach a request's resource and cover its action, with their plans: looked
+   * up once per (action, project, kind, labels) for each loaded state of the organization.
+   */
+  private resolve(state: OrgState, request: DecisionRequest): Resolution {
+    const { resource, action } = request;
+    const labels = state.selectsLabels ? labelsKey(resource.labels) : "";
+    const key = `${action}\u0000${resource.projectId ?? ""}\u0000${resource.kind ?? ""}\u0000${labels}`;
+    const cached = state.lookups.get(key) as Resolution | undefined;
+    if (cached) return cached;
+    const reaching = state.bindings.filter((b) => bindingReaches(b, resource) && coversAction(b, action));
+    const enforce = reaching.filter((b) => b.mode === "enforce");
+    const resolution: Resolution = {
+      reaching,
+      enforce,
+      enforcePlan: enforce.length > 0 ? this.plan(enforce, action) : undefined,
+      allPlan: enforce.length < reaching.length ? this.plan(reaching, action) : undefined,
+      policies: reaching.map((b) => ({ bindingId: b.id, policyId: b.policyId, version: b.version, mode: b.mode })),
+    };
+    if (state.lookups.size >= MAX_LOOKUPS) state.lookups.clear();
+    state.lookups.set(key, resolution);
+    return resolution;
+  }
+
+  private plan(bindings: CompiledBinding[], action: string): Plan {
+    const id = `${bindings.map((b) => `${b.id}@${b.version}:${b.mode}`).join(",")}\u0000${action}`;
+    let plan = this.plans.get(id);
+    if (!plan) {
+      plan = buildPlan(id, bindings, action);
+      this.plans.set(id, plan);
+    }
+    return plan;
+  }
+
+  /** Cedar over the statements of the plan the request can satisfy: forbid beats permit, no permit is a deny. */
+  evaluate(
+    plan: Plan,
+    bindings: CompiledBinding[],
+    call: CedarCall,
+  ): { decision: "allow" | "deny"; reasons: DecisionReason[] } {
+    const selected = select(plan, call.context as Record<string, unknown>);
+    let response: cedar.Response | undefined;
+    if (selected.length === 0) {
+      response = NOTHING_APPLIES;
+    } else {
+      const set = this.prepare(plan, selected);
+      const memoKey = `${set.key}\u0000${call.principal.type}:${call.principal.id}\u0000${set.needsEntities ? JSON.stringify(call.entities) : ""}\u0000${JSON.stringify(call.context)}`;
+      response = this.memo.get(memoKey);
+      if (!response) {
+        const answer = cedar.statefulIsAuthorized({
+          principal: call.principal,
+          action: call.action,
+          resource: call.resource,
+          context: call.context,
+          preparsedPolicySetId: set.slot,
+          entities: set.needsEntities ? call.entities : [],
+        });
+        if (answer.type === "failure") {
+          // A request Cedar cannot evaluate is denied: the safe answer for an enforcement point.
+          this.logger.warn({ errors: answer.errors.map((e) => e.message) }, "cedar evaluation failed");
+          response = { decision: "deny", diagnostics: { reason: [], errors: [] } };
+        } else {
+          response = answer.response;
+        }
+        this.memo.set(memoKey, response);
       }
-      this.memo.set(memoKey, response);
     }
     if (response.decision === "allow") return { decision: "allow", reasons: [] };
     const reasonOf = (binding: CompiledBinding, ruleId: string): DecisionReason => ({
@@ -154,43 +215,51 @@ export class DecisionEngine {
       bindingId: binding.id,
       mode: binding.mode,
     });
-    const forbids = response.diagnostics.reason.flatMap((id) => {
-      const origin = set.origin.get(id);
-      return origin ? [reasonOf(origin.binding, origin.ruleId)] : [];
+    const forbids = response.diagnostics.reason.flatMap((key) => {
+      const statement = plan.statements.find((s) => s.key === key);
+      return statement ? [reasonOf(statement.binding, statement.ruleId)] : [];
     });
     if (forbids.length > 0) return { decision: "deny", reasons: forbids };
     // No permit applied: name the permits that cover the action (the rules to widen), or the bindings.
-    const permits = [...set.origin.values()].filter(
-      (o) =>
-        o.effect === "permit" &&
-        o.binding.rules.some((r) => r.id === o.ruleId && (r.actions === null || r.actions.includes(call.action.id))),
-    );
-    if (permits.length > 0) return { decision: "deny", reasons: permits.map((o) => reasonOf(o.binding, o.ruleId)) };
+    if (plan.permits.length > 0)
+      return { decision: "deny", reasons: plan.permits.map((s) => reasonOf(s.binding, s.ruleId)) };
     return { decision: "deny", reasons: bindings.map((b) => reasonOf(b, "default-deny")) };
   }
 
-  private prepare(bindings: CompiledBinding[]): PreparedSet {
-    const id = bindings
-      .map((b) => `${b.id}@${b.version}:${b.mode}`)
-      .sort()
-      .join(",");
-    const existing = this.prepared.get(id);
+  /**
+   * The preparsed Cedar policy set of some statements of a plan. Sets live in Cedar's thread-local
+   * store, which has no removal: a set evicted from the cache leaves its slot id to the next one,
+   * whose preparse replaces it, so the store stays bounded.
+   */
+  private prepare(plan: Plan, selected: number[]): PreparedSet {
+    const key = selected === plan.always ? `${plan.id}#*` : `${plan.id}#${selected.join(".")}`;
+    const existing = this.prepared.get(key);
     if (existing) return existing;
-    const origin: PreparedSet["origin"] = new Map();
     const statements: Record<string, string> = {};
     let needsEntities = false;
-    for (const binding of bindings) {
-      for (const rule of binding.rules) {
-        const key = `${binding.id}/${rule.id}`;
-        origin.set(key, { binding, ruleId: rule.id, effect: rule.effect });
-        statements[key] = rule.text;
-        if (ENTITY_USE.test(rule.text)) needsEntities = true;
-      }
+    for (const i of selected) {
+      const statement = plan.statements[i] as PlanStatement;
+      statements[statement.key] = statement.text;
+      if (statement.usesEntities) needsEntities = true;
     }
-    const parsed = cedar.preparsePolicySet(id, { staticPolicies: statements });
-    if (parsed.type === "failure") throw new Error(`stored policy set did not parse: ${parsed.errors[0]?.message}`);
-    const set = { id, origin, needsEntities };
-    this.prepared.set(id, set);
+    const slot = this.freeSlots.pop() ?? `ps${++this.slots}`;
+    const parsed = cedar.preparsePolicySet(slot, { staticPolicies: statements });
+    if (parsed.type === "failure") {
+      this.freeSlots.push(slot);
+      throw new Error(`stored policy set did not parse: ${parsed.errors[0]?.message}`);
+    }
+    const set = { key, slot, needsEntities };
+    this.prepared.set(key, set);
     return set;
   }
+}
+
+const MAX_LOOKUPS = 10_000;
+const NOTHING_APPLIES: cedar.Response = { decision: "deny", diagnostics: { reason: [], errors: [] } };
+
+function labelsKey(labels: Record<string, string> | undefined): string {
+  if (!labels) return "";
+  const keys = Object.keys(labels);
+  if (keys.length === 0) return "";
+  return JSON.stringify(keys.sort().map((k) => [k, labels[k]]));
 }

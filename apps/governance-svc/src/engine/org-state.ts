@@ -23,6 +23,10 @@ export interface OrgState {
   orgId: string;
   bindings: CompiledBinding[];
   loadedAt: number;
+  /** Whether any binding selects by label (otherwise labels do not change which bindings reach). */
+  selectsLabels: boolean;
+  /** What decisions looked up in this state, by kind of request (the engine's cache; dies with the state). */
+  lookups: Map<string, unknown>;
 }
 
 /** What a binding is matched against: where the resource lives, its kind and labels. */
@@ -57,26 +61,29 @@ export async function loadOrgState(db: Kysely<GovernanceDb>, orgId: string): Pro
     .where("b.org_id", "=", orgId)
     .orderBy("b.id")
     .execute();
+  const bindings = rows.map((row): CompiledBinding => {
+    const target = row.target as unknown as BindingTargetJson;
+    return {
+      id: row.id,
+      scope: row.project_id ? "project" : "org",
+      projectId: row.project_id ?? undefined,
+      policyId: row.policy_id,
+      policyName: row.policy_name,
+      version: row.version,
+      latestVersion: row.latest_version,
+      pinned: row.pinned_version !== null,
+      mode: row.mode,
+      target,
+      selector: target.selector ? parseSelector(target.selector) : [],
+      rules: row.rules as unknown as StoredRule[],
+    };
+  });
   return {
     orgId,
     loadedAt: Date.now(),
-    bindings: rows.map((row) => {
-      const target = row.target as unknown as BindingTargetJson;
-      return {
-        id: row.id,
-        scope: row.project_id ? "project" : "org",
-        projectId: row.project_id ?? undefined,
-        policyId: row.policy_id,
-        policyName: row.policy_name,
-        version: row.version,
-        latestVersion: row.latest_version,
-        pinned: row.pinned_version !== null,
-        mode: row.mode,
-        target,
-        selector: target.selector ? parseSelector(target.selector) : [],
-        rules: row.rules as unknown as StoredRule[],
-      };
-    }),
+    bindings,
+    selectsLabels: bindings.some((b) => b.selector.length > 0),
+    lookups: new Map(),
   };
 }
 

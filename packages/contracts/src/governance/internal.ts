@@ -76,6 +76,21 @@ export const DecisionResponse = z.object({
   enforced: z.boolean(),
   reasons: z.array(DecisionReason),
   evaluatedAt: z.string(),
+  /**
+   * The bound policy versions the decision was evaluated against (every binding that reaches the
+   * resource and covers the action): an enforcement point that keeps what it admitted (the egress
+   * proxy's open connections) knows which versions it holds.
+   */
+  policies: z
+    .array(
+      z.object({
+        bindingId: z.string(),
+        policyId: z.string(),
+        version: z.number().int(),
+        mode: z.enum(["enforce", "dryrun"]),
+      }),
+    )
+    .optional(),
 });
 export type DecisionResponse = z.infer<typeof DecisionResponse>;
 
