@@ -2,57 +2,70 @@ import { requirePostgres } from "@agentplane/testkit";
 import { GetObjectCommand, PutObjectCommand, S3Client } from "@aws-sdk/client-s3";
 import { GetCallerIdentityCommand, STSClient } from "@aws-sdk/client-sts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { governanceStandIn } from "../../platform/test/connections-governance-stand-in.ts";
-import { type ConnectionsPlatform, startConnectionsPlatform } from "../../platform/test/connections-harness.ts";
+import {
+  type ConnectionsPlatform,
+  startConnectionsPlatform,
+  waitFor,
+} from "../../platform/test/connections-harness.ts";
 import { type AwsStandIn, startAwsStandIn, UPSTREAM_KEY } from "./fixtures/aws-stand-ins.ts";
+import { bindProjectPolicy, createProjectCredential } from "./fixtures/governance-policy.ts";
 
 const pg = await requirePostgres();
+
+/** Everything is allowed but writing to the `locked` bucket (a real Cedar policy, enforced by governance). */
+const AWS_POLICY = `
+@id("allow-everything-else")
+permit(principal, action, resource);
+
+@id("no-writes-to-locked-bucket")
+forbid(principal, action == Action::"aws:call", resource)
+when { context.operation == "PutObject" && context has bucket && context.bucket == "locked" };
+`;
+
+const LONG_ROLE = "arn:aws:iam::123456789012:role/agentplane-long";
+const SHORT_ROLE = "arn:aws:iam::123456789012:role/agentplane-short";
+const BRIEF_ROLE = "arn:aws:iam::123456789012:role/agentplane-brief";
 
 describe.skipIf(!pg.available)(`AWS connections through the platform${pg.reason}`, () => {
   let h: ConnectionsPlatform;
   let upstream: AwsStandIn;
   let connectionId: string;
-  let governance: ReturnType<typeof governanceStandIn>;
+  const savedEnv = { ...process.env };
 
   beforeAll(async () => {
+    upstream = await startAwsStandIn(undefined, {
+      [LONG_ROLE]: { externalId: "ext-long", durationSeconds: 3600 },
+      // Inside the refresh margin after 2 s: reused at first, then assumed afresh.
+      [SHORT_ROLE]: { externalId: "ext-short", durationSeconds: 302 },
+      // Expires 2 s after it is issued: never reusable.
+      [BRIEF_ROLE]: { externalId: "ext-brief", durationSeconds: 2 },
+    });
+    // governance-svc assumes roles with the platform's own AWS identity, found the SDK's way.
+    process.env.AWS_ENDPOINT_URL_STS = upstream.url;
+    process.env.AWS_ACCESS_KEY_ID = UPSTREAM_KEY.accessKeyId;
+    process.env.AWS_SECRET_ACCESS_KEY = UPSTREAM_KEY.secretAccessKey;
+    process.env.AWS_REGION = "us-east-1";
     h = await startConnectionsPlatform();
-    upstream = await startAwsStandIn();
-    governance = governanceStandIn(
-      h.platform.keys,
-      [
-        {
-          ruleId: "no-deletes-in-audit-bucket",
-          matches: (r) =>
-            r.action === "aws:call" &&
-            (r.context as { operation?: string }).operation === "PutObject" &&
-            (r.context as { bucket?: string }).bucket === "locked",
-        },
-      ],
-      { cred_aws: { kind: "aws-keys", fields: { ...UPSTREAM_KEY } } },
-    );
-    h.connections.context.governance = governance.client;
+    await bindProjectPolicy(h, "aws-calls", AWS_POLICY);
   });
   afterAll(async () => {
+    process.env = savedEnv;
     await upstream?.close();
     await h?.close();
   });
 
-  it("creates, lists, reads and tests a connection (STS GetCallerIdentity)", async () => {
-    const created = await h.call<{ id: string; credentialId: string }>(
-      "POST",
-      `/v1/projects/${h.projectId}/aws-connections`,
-      {
-        token: h.adminToken,
-        body: {
-          name: "prod account",
-          credentialId: "cred_aws",
-          defaultRegion: "eu-west-1",
-          endpoints: { s3: upstream.url, sts: upstream.url },
-        },
-      },
-    );
+  const createConnection = async (name: string, credentialId: string): Promise<string> => {
+    const created = await h.call<{ id: string }>("POST", `/v1/projects/${h.projectId}/aws-connections`, {
+      token: h.adminToken,
+      body: { name, credentialId, defaultRegion: "eu-west-1", endpoints: { s3: upstream.url, sts: upstream.url } },
+    });
     expect(created.status).toBe(201);
-    connectionId = created.body.id;
+    return created.body.id;
+  };
+
+  it("creates, lists, reads and tests a connection (STS GetCallerIdentity)", async () => {
+    const credentialId = await createProjectCredential(h, { name: "prod-keys", kind: "aws-keys", ...UPSTREAM_KEY });
+    connectionId = await createConnection("prod account", credentialId);
     expect(connectionId).toMatch(/^awc_/);
     const list = await h.call<{ items: { id: string }[] }>("GET", `/v1/projects/${h.projectId}/aws-connections`, {
       token: h.viewerToken,
@@ -80,29 +93,42 @@ describe.skipIf(!pg.available)(`AWS connections through the platform${pg.reason}
     expect((await sts.send(new GetCallerIdentityCommand({}))).Account).toBe("123456789012");
     const viaProxy = upstream.requests.slice(-3);
     expect(viaProxy.every((r) => r.failure === undefined && r.accessKeyId === UPSTREAM_KEY.accessKeyId)).toBe(true);
-    const decided = governance.seen.filter((r) => r.action === "aws:call").map((r) => r.context);
-    expect(decided).toEqual(
-      expect.arrayContaining([
-        expect.objectContaining({
-          service: "s3",
-          operation: "PutObject",
-          bucket: "reports",
-          key: "q4.csv",
-          region: "eu-west-1",
-        }),
-        expect.objectContaining({ service: "sts", operation: "GetCallerIdentity" }),
-      ]),
-    );
   });
 
-  it("bearer form with service and region headers; policy deny is a 403 naming the rule; no service is a 400", async () => {
+  it("bearer form with service and region headers; the Cedar forbid is a 403 naming the rule, audited; no service is a 400", async () => {
+    const before = upstream.requests.length;
     const denied = await h.call("PUT", `/v1/aws-connections/${connectionId}/aws/locked/x.txt`, {
       token: h.memberToken,
       headers: { "x-agentplane-aws-service": "s3", "x-agentplane-aws-region": "eu-west-1" },
       body: "x",
     });
     expect(denied.status).toBe(403);
-    expect(denied.body.ruleId).toBe("no-deletes-in-audit-bucket");
+    expect(String(denied.body.type)).toMatch(/policy-denied$/);
+    expect(denied.body.ruleId).toBe("no-writes-to-locked-bucket");
+    expect(upstream.requests.length).toBe(before);
+    // Reading the locked bucket and writing elsewhere stay allowed.
+    const other = await h.call("PUT", `/v1/aws-connections/${connectionId}/aws/open/x.txt`, {
+      token: h.memberToken,
+      headers: { "x-agentplane-aws-service": "s3", "x-agentplane-aws-region": "eu-west-1" },
+      body: "x",
+    });
+    expect(other.status).toBe(200);
+    const records = await waitFor(
+      async () => {
+        const r = await h.call<{ items: { action: string; outcome: string; details?: Record<string, unknown> }[] }>(
+          "GET",
+          `/v1/orgs/${h.orgId}/audit-trail?action=aws:call`,
+          { token: h.ownerToken },
+        );
+        return r.body.items?.some((i) => i.outcome === "denied") ? r.body.items : undefined;
+      },
+      15_000,
+      "the audit record of the denial",
+    );
+    expect(records.find((i) => i.outcome === "denied")?.details).toMatchObject({
+      operation: "PutObject",
+      bucket: "locked",
+    });
     const ok = await fetch(`${h.url}/v1/aws-connections/${connectionId}/aws/reports/q4.csv`, {
       headers: { authorization: `Bearer ${h.memberToken}`, "x-agentplane-aws-service": "s3" },
     });
@@ -112,6 +138,80 @@ describe.skipIf(!pg.available)(`AWS connections through the platform${pg.reason}
       token: h.memberToken,
     });
     expect(none.status).toBe(400);
+  });
+
+  it("aws-role: governance assumes the role through STS with its external id; the session is reused, then refreshed before expiry", async () => {
+    const roleCred = await createProjectCredential(h, {
+      name: "short-role",
+      kind: "aws-role",
+      roleArn: SHORT_ROLE,
+      externalId: "ext-short",
+    });
+    const conn = await createConnection("role account", roleCred);
+    const tested = await h.call("POST", `/v1/aws-connections/${conn}/test`, { token: h.adminToken });
+    expect(tested.status).toBe(200);
+    expect(tested.body.arn).toBe("arn:aws:sts::123456789012:assumed-role/agentplane-short");
+    const s3 = { "x-agentplane-aws-service": "s3", "x-agentplane-aws-region": "eu-west-1" };
+    const put = (key: string) =>
+      h.call("PUT", `/v1/aws-connections/${conn}/aws/roles/${key}`, { token: h.memberToken, headers: s3, body: key });
+    expect((await put("a")).status).toBe(200);
+    expect((await put("b")).status).toBe(200);
+    const first = upstream.assumed.filter((a) => a.roleArn === SHORT_ROLE);
+    // One AssumeRole, with the external id, signed by the platform's key; both calls used its session.
+    expect(first).toHaveLength(1);
+    expect(first[0]!.externalId).toBe("ext-short");
+    const used = upstream.requests.filter((r) => r.path.startsWith("/roles/"));
+    expect(used.map((r) => [r.accessKeyId, r.failure])).toEqual([
+      [first[0]!.accessKeyId, undefined],
+      [first[0]!.accessKeyId, undefined],
+    ]);
+    // Within five minutes of its expiry the session is replaced, not used.
+    await new Promise((r) => setTimeout(r, 2500));
+    expect((await put("c")).status).toBe(200);
+    const after = upstream.assumed.filter((a) => a.roleArn === SHORT_ROLE);
+    expect(after).toHaveLength(2);
+    expect(upstream.requests.at(-1)).toMatchObject({ accessKeyId: after[1]!.accessKeyId, failure: undefined });
+  });
+
+  it("aws-role: an expired session is never used; a wrong external id is refused by STS and nothing reaches S3", async () => {
+    const brief = await createConnection(
+      "brief account",
+      await createProjectCredential(h, {
+        name: "brief-role",
+        kind: "aws-role",
+        roleArn: BRIEF_ROLE,
+        externalId: "ext-brief",
+      }),
+    );
+    const s3 = { "x-agentplane-aws-service": "s3", "x-agentplane-aws-region": "eu-west-1" };
+    const put = (conn: string, key: string) =>
+      h.call("PUT", `/v1/aws-connections/${conn}/aws/brief/${key}`, { token: h.memberToken, headers: s3, body: key });
+    expect((await put(brief, "1")).status).toBe(200);
+    await new Promise((r) => setTimeout(r, 2500));
+    // The first session has expired by now (the stand-in answers ExpiredToken to it): a new one is assumed.
+    expect((await put(brief, "2")).status).toBe(200);
+    const sessions = upstream.assumed.filter((a) => a.roleArn === BRIEF_ROLE).map((a) => a.accessKeyId);
+    expect(sessions).toHaveLength(2);
+    const writes = upstream.requests.filter((r) => r.path.startsWith("/brief/"));
+    expect(writes.map((r) => [r.accessKeyId, r.failure])).toEqual([
+      [sessions[0], undefined],
+      [sessions[1], undefined],
+    ]);
+
+    const wrong = await createConnection(
+      "wrong external id",
+      await createProjectCredential(h, {
+        name: "wrong-ext",
+        kind: "aws-role",
+        roleArn: LONG_ROLE,
+        externalId: "guess",
+      }),
+    );
+    const before = upstream.requests.filter((r) => r.path.startsWith("/brief/")).length;
+    const refused = await put(wrong, "3");
+    expect(refused.status).toBeGreaterThanOrEqual(400);
+    expect(upstream.assumed.some((a) => a.externalId === "guess")).toBe(false);
+    expect(upstream.requests.filter((r) => r.path.startsWith("/brief/")).length).toBe(before);
   });
 
   it("security: no token 401, another organization 404, a viewer may not call or manage", async () => {
