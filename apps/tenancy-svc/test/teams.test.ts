@@ -66,6 +66,8 @@ describe("teams (PGlite)", () => {
       projectRole: "developer",
     });
     expect(await decide(erin, "project:update", project.id)).toMatchObject({ decision: "forbidden" });
+    // The answer names the user's teams (for resources restricted to teams, such as connector tools).
+    expect((await decide(erin, "connections:read", project.id)).teamIds).toEqual([team.id]);
 
     const detail = await json(await h.call("GET", `/v1/teams/${team.id}`, { as: erin }));
     expect(detail).toMatchObject({

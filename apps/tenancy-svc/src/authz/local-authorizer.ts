@@ -13,7 +13,7 @@ import {
   type ProjectRole,
   projectRoleAtLeast,
 } from "@agentplane/contracts";
-import type { Authorizer } from "@agentplane/service-kit";
+import { type Authorizer, noteDecision } from "@agentplane/service-kit";
 import type { Kysely } from "kysely";
 import type { TenancyDatabase } from "../db/schema.ts";
 
@@ -70,6 +70,11 @@ export class LocalAuthorizer implements Authorizer {
   }
 
   async check(request: AuthorizeRequest): Promise<AuthorizeResponse> {
+    // The organization decided on is the one the asking request acts in (for its audit record).
+    return noteDecision(await this.decide(request));
+  }
+
+  private async decide(request: AuthorizeRequest): Promise<AuthorizeResponse> {
     const { principal, permission } = request;
     if (!isPermission(permission)) return { decision: "forbidden" };
     const rule = PERMISSIONS[permission];
@@ -93,6 +98,7 @@ export class LocalAuthorizer implements Authorizer {
       projectId: request.projectId,
       ...(access.orgRole ? { orgRole: access.orgRole } : {}),
       ...(access.projectRole ? { projectRole: access.projectRole } : {}),
+      ...(access.teamIds ? { teamIds: access.teamIds } : {}),
     };
   }
 
@@ -115,7 +121,7 @@ export class LocalAuthorizer implements Authorizer {
   async projectAccess(
     principal: Principal,
     projectId: string,
-  ): Promise<{ orgId: string; orgRole?: OrgRole; projectRole?: ProjectRole } | undefined> {
+  ): Promise<{ orgId: string; orgRole?: OrgRole; projectRole?: ProjectRole; teamIds?: string[] } | undefined> {
     const project = await this.db
       .selectFrom("projects")
       .select(["id", "org_id"])
@@ -143,17 +149,27 @@ export class LocalAuthorizer implements Authorizer {
       .where("project_id", "=", projectId)
       .where("user_id", "=", actor.userId)
       .executeTakeFirst();
-    const viaTeams = await this.db
-      .selectFrom("team_projects as tp")
-      .innerJoin("team_members as tm", "tm.team_id", "tp.team_id")
-      .select("tp.role")
-      .where("tp.project_id", "=", projectId)
+    // Every team of the organization the user is in, with the team's grant on this project if any.
+    const teams = await this.db
+      .selectFrom("team_members as tm")
+      .innerJoin("teams as t", "t.id", "tm.team_id")
+      .leftJoin("team_projects as tp", (join) =>
+        join.onRef("tp.team_id", "=", "tm.team_id").on("tp.project_id", "=", projectId),
+      )
+      .select(["tm.team_id", "tp.role"])
       .where("tm.user_id", "=", actor.userId)
+      .where("t.org_id", "=", project.org_id)
+      .orderBy("tm.team_id")
       .execute();
     let role = maxProjectRole(implicitProjectRole(member.role), direct?.role);
-    for (const grant of viaTeams) role = maxProjectRole(role, grant.role);
+    for (const grant of teams) if (grant.role) role = maxProjectRole(role, grant.role);
     const orgRole = actor.cap ? minOrgRole(member.role, actor.cap) : member.role;
     if (role && actor.cap) role = minProjectRole(role, tokenProjectCap(actor.cap));
-    return { orgId: project.org_id, orgRole, ...(role ? { projectRole: role } : {}) };
+    return {
+      orgId: project.org_id,
+      orgRole,
+      ...(role ? { projectRole: role } : {}),
+      teamIds: teams.map((t) => t.team_id),
+    };
   }
 }

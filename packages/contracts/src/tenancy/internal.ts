@@ -52,6 +52,11 @@ export const AuthorizeResponse = z.object({
   projectId: z.string().optional(),
   orgRole: OrgRoleSchema.optional(),
   projectRole: ProjectRoleSchema.optional(),
+  /**
+   * Project decisions: the teams of the organization the acting user belongs to (an API token's
+   * creator), for resources restricted to teams such as connector tools. Absent for other principals.
+   */
+  teamIds: z.array(z.string()).optional(),
 });
 export type AuthorizeRequest = z.infer<typeof AuthorizeRequest>;
 export type AuthorizeResponse = z.infer<typeof AuthorizeResponse>;
