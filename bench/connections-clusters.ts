@@ -1,11 +1,11 @@
 // Cluster proxy: the added latency of GET through gateway → connections → tunnel (HTTP/2 over a
 // WebSocket) → a relay process → a Kubernetes API stand-in, against calling the stand-in directly
-// in the same run; then 100 concurrent watches through one tunnel. No governance is deployed, so
-// the policy step is the no-policy answer.
+// in the same run; then 100 concurrent watches through one tunnel. The platform's governance
+// service decides every call against a bound Cedar policy (a permit and a forbid that does not match).
 import { kubeconfigFor, startKubeStandIn } from "../apps/cluster-relay/test/fixtures/kube-stand-in.ts";
 import { resignRequest } from "../apps/connections-svc/src/aws/resign.ts";
 import { startAwsStandIn, UPSTREAM_KEY } from "../apps/connections-svc/test/fixtures/aws-stand-ins.ts";
-import { governanceStandIn } from "../apps/platform/test/connections-governance-stand-in.ts";
+import { bindProjectPolicy, createProjectCredential } from "../apps/connections-svc/test/fixtures/governance-policy.ts";
 import { startConnectionsPlatform, startRelayProcess, waitFor } from "../apps/platform/test/connections-harness.ts";
 import { fmt } from "./lib.ts";
 
@@ -29,6 +29,15 @@ async function timeGets(url: string, token: string, rounds: number): Promise<num
 }
 
 const h = await startConnectionsPlatform();
+await bindProjectPolicy(
+  h,
+  "bench",
+  `@id("allow") permit(principal, action, resource);
+@id("no-pod-deletes-in-prod") forbid(principal, action == Action::"cluster:delete", resource)
+when { context has namespace && context.namespace == "prod" };
+@id("no-writes-to-locked") forbid(principal, action == Action::"aws:call", resource)
+when { context has bucket && context.bucket == "locked" };`,
+);
 const kube = await startKubeStandIn();
 for (let i = 0; i < 20; i++) {
   kube.put("configmaps", {
@@ -124,12 +133,10 @@ try {
 
   // AWS proxy: S3 GetObject through the proxy (bearer form, re-signed) vs a directly signed call.
   const aws = await startAwsStandIn();
-  h.connections.context.governance = governanceStandIn(h.platform.keys, [], {
-    cred_bench: { kind: "aws-keys", fields: { ...UPSTREAM_KEY } },
-  }).client;
+  const credentialId = await createProjectCredential(h, { name: "bench", kind: "aws-keys", ...UPSTREAM_KEY });
   const conn = await h.call<{ id: string }>("POST", `/v1/projects/${h.projectId}/aws-connections`, {
     token: h.adminToken,
-    body: { name: "bench", credentialId: "cred_bench", defaultRegion: "eu-west-1", endpoints: { s3: aws.url } },
+    body: { name: "bench", credentialId, defaultRegion: "eu-west-1", endpoints: { s3: aws.url } },
   });
   const object = new URL("/bench/object.txt", aws.url);
   const put = await resignRequest({
