@@ -61,7 +61,7 @@ export interface AuditService extends ServiceInstance {
   deadLetters(): Promise<{ stored: number; thisProcess: number }>;
   /** Runs retention once now; returns records deleted (-1 when another replica holds the lock). */
   prune(now?: Date): Promise<number>;
-  /** Releases expired reservations now. */
+  /** Settles expired reservations at their estimate now. */
   expireReservations(): Promise<number>;
 }
 

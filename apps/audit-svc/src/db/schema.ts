@@ -86,6 +86,8 @@ export interface ReservationsTable {
   state: "active" | "settled" | "released" | "expired";
   settled_micro_usd: number | null;
   request_id: string | null;
+  /** The call reserved for (SpendReserveRequest.call), as JSON; null when the producer sent none. */
+  call: string | null;
   created_at: Generated<Date>;
   expires_at: Date | string;
 }

@@ -55,7 +55,7 @@ export function startMaintenance(deps: {
     running = true;
     try {
       const expired = await deps.spend.expire();
-      if (expired > 0) deps.logger.info({ expired }, "expired spend reservations released");
+      if (expired > 0) deps.logger.info({ expired }, "expired spend reservations settled at their estimate");
       if (Date.now() - lastPrune >= 3_600_000) {
         lastPrune = Date.now();
         const pruned = await pruneAuditRecords(deps.database, deps.schema, deps.retentionDays);

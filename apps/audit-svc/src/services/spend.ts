@@ -2,11 +2,12 @@ import {
   type AuditRecorded,
   newId,
   type SpendReservationResponse,
+  type SpendReserveRequest,
   type SpendReserveResponse,
 } from "@agentplane/contracts";
 import { notFound } from "@agentplane/problem-details";
-import { type Kysely, sql } from "kysely";
-import type { AuditDb, SpendingLimitsTable } from "../db/schema.ts";
+import { type Kysely, type Selectable, sql } from "kysely";
+import type { AuditDb, ReservationsTable, SpendingLimitsTable } from "../db/schema.ts";
 import { storeAuditRecords } from "./audit-records.ts";
 import { periodOf } from "./time.ts";
 
@@ -102,6 +103,12 @@ async function saveCounter(trx: Kysely<AuditDb>, c: Counter): Promise<void> {
 
 const SELF = { type: "service" as const, id: "svc_audit", displayName: "audit" };
 
+/** The call a reservation holds money for (SpendReserveRequest.call). */
+export type ReservedCall = NonNullable<SpendReserveRequest["call"]>;
+
+/** The usage record written when a reservation expires: one per reservation, so counted once. */
+export const expiryEventId = (reservationId: string) => `expired_${reservationId}`;
+
 /** Records (as audit records, in the same transaction) a newly crossed alert threshold or a reached limit. */
 async function reportCrossings(trx: Kysely<AuditDb>, c: Counter): Promise<void> {
   const amount = Number(c.limit.amount_micro_usd);
@@ -166,6 +173,7 @@ export class SpendLedger {
     projectId?: string | undefined;
     estimatedMicroUsd: number;
     requestId?: string | undefined;
+    call?: ReservedCall | undefined;
   }): Promise<SpendReserveResponse> {
     return this.db.transaction().execute(async (trx) => {
       const now = new Date();
@@ -203,6 +211,7 @@ export class SpendLedger {
           state: "active",
           settled_micro_usd: null,
           request_id: input.requestId ?? null,
+          call: input.call ? JSON.stringify(input.call) : null,
           expires_at: expiresAt,
         })
         .execute();
@@ -234,8 +243,11 @@ export class SpendLedger {
   }
 
   /**
-   * Ends a reservation. Settling one that already ended by release or expiry still counts the cost
-   * (the call did happen); settling twice, or releasing after the end, changes nothing.
+   * Ends a reservation. Expiry settles it at its estimate (recorded as a usage record of the call).
+   * Settling one that already ended still counts the call once: after a release its cost is
+   * added; after an expiry the real cost replaces the estimate (the estimate's usage record is
+   * removed and the counters move by the difference). Settling twice, or releasing after the end,
+   * changes nothing.
    */
   async finish(
     trx: Kysely<AuditDb>,
@@ -252,7 +264,14 @@ export class SpendLedger {
     if (!r) throw notFound("Reservation", reservationId);
     if (r.state !== "active") {
       if (to === "settled" && r.state !== "settled") {
-        await this.addSpend(trx, [{ orgId: r.org_id, projectId: r.project_id, at: new Date(r.created_at), cost }]);
+        let charged = 0;
+        if (r.state === "expired") {
+          await trx.deleteFrom("usage_records").where("event_id", "=", expiryEventId(r.id)).execute();
+          charged = Number(r.settled_micro_usd ?? 0);
+        }
+        await this.addSpend(trx, [
+          { orgId: r.org_id, projectId: r.project_id, at: new Date(r.created_at), cost: cost - charged },
+        ]);
         await trx
           .updateTable("reservations")
           .set({ state: "settled", settled_micro_usd: cost })
@@ -284,12 +303,42 @@ export class SpendLedger {
       if (cost > 0) await reportCrossings(trx, c);
       await saveCounter(trx, c);
     }
+    if (to === "expired" && cost > 0) await this.recordEstimate(trx, r, cost);
     await trx
       .updateTable("reservations")
-      .set({ state: to, settled_micro_usd: to === "settled" ? cost : null })
+      .set({ state: to, settled_micro_usd: to === "released" ? null : cost })
       .where("id", "=", r.id)
       .execute();
     return { reservationId, state: to };
+  }
+
+  /** The usage record of an expired reservation: its call, at the estimate, dated when it was reserved. */
+  private async recordEstimate(trx: Kysely<AuditDb>, r: Selectable<ReservationsTable>, cost: number) {
+    const raw = r.call as unknown;
+    const call = (typeof raw === "string" ? JSON.parse(raw) : (raw ?? {})) as Partial<ReservedCall>;
+    await trx
+      .insertInto("usage_records")
+      .values({
+        event_id: expiryEventId(r.id),
+        org_id: r.org_id,
+        project_id: r.project_id,
+        principal_type: call.principalType ?? "service",
+        principal_id: call.principalId ?? "unknown",
+        provider: call.provider ?? "unknown",
+        model: call.model ?? "unknown",
+        route: call.route ?? "unknown",
+        input_tokens: 0,
+        output_tokens: 0,
+        cache_read_tokens: 0,
+        cache_write_tokens: 0,
+        cost_micro_usd: cost,
+        priced: true,
+        request_id: r.request_id,
+        reservation_id: r.id,
+        ts: new Date(r.created_at).toISOString(),
+      })
+      .onConflict((oc) => oc.column("event_id").doNothing())
+      .execute();
   }
 
   /**
@@ -322,12 +371,15 @@ export class SpendLedger {
     }
   }
 
-  /** Releases reservations past their expiry (run by the maintenance job). */
+  /**
+   * Settles reservations past their expiry at their estimate (run by the maintenance job): their
+   * producer never reported, so the call may have run in full; a late report replaces the estimate.
+   */
   async expire(batch = 500): Promise<number> {
     return this.db.transaction().execute(async (trx) => {
       const due = await trx
         .selectFrom("reservations")
-        .select("id")
+        .select(["id", "amount_micro_usd"])
         .where("state", "=", "active")
         .where("expires_at", "<", new Date())
         .orderBy("expires_at")
@@ -335,7 +387,7 @@ export class SpendLedger {
         .forUpdate()
         .skipLocked()
         .execute();
-      for (const r of due) await this.finish(trx, r.id, "expired", 0);
+      for (const r of due) await this.finish(trx, r.id, "expired", Number(r.amount_micro_usd));
       return due.length;
     });
   }

@@ -76,7 +76,9 @@ export async function storeUsageRecords(
           .select("state")
           .where("id", "=", row.reservation_id)
           .executeTakeFirst();
-        if (r?.state === "active") {
+        // Active: settles it. Expired (settled at its estimate): the real cost replaces the estimate.
+        // Released: the call did happen after all, so its cost is added.
+        if (r && r.state !== "settled") {
           await deps.spend.finish(trx, row.reservation_id, "settled", row.cost_micro_usd);
           continue;
         }

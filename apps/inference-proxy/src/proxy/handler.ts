@@ -96,7 +96,14 @@ export function createLlmProxy(deps: ProxyDeps): (request: Request) => Promise<R
       requestId,
     );
     const estimate = estimateMicroUsd(analyzed, raw?.byteLength ?? 0, deps.price(analyzed.model), defaultMaxTokens);
-    const reservationId = await deps.spend.reserve(scope, estimate, requestId);
+    const route = `/llm/${target.provider}${target.family ? `/${target.family}` : ""}`;
+    const reservationId = await deps.spend.reserve(scope, estimate, requestId, {
+      principalType: principal.type,
+      principalId: principal.id,
+      provider: target.provider,
+      model: analyzed.model ?? "unknown",
+      route,
+    });
 
     let headers: Record<string, string> = { "accept-encoding": "identity" };
     request.headers.forEach((value, key) => {
@@ -151,7 +158,7 @@ export function createLlmProxy(deps: ProxyDeps): (request: Request) => Promise<R
           principalId: principal.id,
           provider: target.provider,
           model: analyzed.model ?? meter.model ?? "unknown",
-          route: `/llm/${target.provider}${target.family ? `/${target.family}` : ""}`,
+          route,
           ...usage,
           requestId,
           reservationId,

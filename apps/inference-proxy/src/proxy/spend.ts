@@ -3,6 +3,7 @@ import {
   type DecisionResponse,
   GOVERNANCE_INTERNAL,
   type Principal,
+  type SpendReserveRequest,
   type SpendReserveResponse,
 } from "@agentplane/contracts";
 import { ProblemError } from "@agentplane/problem-details";
@@ -22,11 +23,19 @@ export class SpendGate {
   }
 
   /** Holds the estimate; over a limit → 429 `spending-limit-reached` naming the limit and its reset. */
-  async reserve(scope: CallerScope, estimatedMicroUsd: number, requestId: string): Promise<string> {
+  async reserve(
+    scope: CallerScope,
+    estimatedMicroUsd: number,
+    requestId: string,
+    call?: SpendReserveRequest["call"],
+  ): Promise<string> {
+    const body: SpendReserveRequest = { orgId: scope.orgId, projectId: scope.projectId, estimatedMicroUsd, requestId };
+    // Names the call, so a hold this process never settles (a crash) expires into a usage record of it.
+    if (call) body.call = call;
     const r = await this.audit.request<SpendReserveResponse>("POST", AUDIT_INTERNAL.reserve, {
       principal: SELF,
       requestId,
-      body: { orgId: scope.orgId, projectId: scope.projectId, estimatedMicroUsd, requestId },
+      body,
     });
     if (r.decision === "allowed" && r.reservationId) return r.reservationId;
     const resetsAt = r.resetsAt;

@@ -18,6 +18,19 @@ export const SpendReserveRequest = z.object({
   projectId: z.string().min(1).optional(),
   estimatedMicroUsd: z.number().int().nonnegative(),
   requestId: z.string().optional(),
+  /**
+   * The call the hold is for. A reservation that is neither settled nor released before it
+   * expires (its producer crashed mid-call) is settled at its estimate as a usage record of this call.
+   */
+  call: z
+    .object({
+      principalType: z.string().min(1).max(32),
+      principalId: z.string().min(1).max(128),
+      provider: z.string().min(1).max(64),
+      model: z.string().min(1).max(256),
+      route: z.string().min(1).max(256),
+    })
+    .optional(),
 });
 export type SpendReserveRequest = z.infer<typeof SpendReserveRequest>;
 
