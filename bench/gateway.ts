@@ -12,6 +12,17 @@ import {
 import { createTestDatabase, TEST_REDIS_URL } from "@agentplane/testkit";
 import { firstLine, fmt, freePort, type LoadResult, load, sequentialLatency, startNode, waitForHealth } from "./lib.ts";
 
+// GATEWAY_BENCH_MODES=distributed (or all-in-one) runs one mode; GATEWAY_BENCH_PROFILE=<dir> writes
+// V8 CPU profiles of the distributed gateway and tenancy processes there (node --cpu-prof).
+const modes = (process.env.GATEWAY_BENCH_MODES ?? "all-in-one,distributed").split(",");
+const profileDir = process.env.GATEWAY_BENCH_PROFILE;
+const profiled = (name: string): Record<string, string> =>
+  profileDir
+    ? {
+        NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ""} --cpu-prof --cpu-prof-dir=${profileDir} --cpu-prof-name=${name}.cpuprofile`,
+      }
+    : {};
+
 const token = `bench_${randomBytes(24).toString("hex")}`;
 const PATH = "/v1/auth/me";
 
@@ -78,10 +89,12 @@ async function distributed(): Promise<string> {
     ...shared,
     PORT: String(tenancyPort),
     AGENTPLANE_BOOTSTRAP_TOKEN: token,
+    ...profiled("tenancy"),
   });
   const gatewayProc = startNode("apps/platform/src/main.ts", ["--target=gateway"], {
     ...shared,
     PORT: String(gatewayPort),
+    ...profiled("gateway"),
   });
   try {
     await waitForHealth(shared.TENANCY_URL);
@@ -102,13 +115,12 @@ async function distributed(): Promise<string> {
   } finally {
     tenancy.kill("SIGTERM");
     gatewayProc.kill("SIGTERM");
-    await new Promise((r) => setTimeout(r, 500));
+    await new Promise((r) => setTimeout(r, profileDir ? 3000 : 500));
     await database.drop();
   }
 }
 
 console.log(`gateway benchmark: ${PATH}, autocannon, 8 s after 2 s warm-up per measurement\n`);
-console.log(await allInOne());
-console.log();
-console.log(await distributed());
+if (modes.includes("all-in-one")) console.log(`${await allInOne()}\n`);
+if (modes.includes("distributed")) console.log(await distributed());
 process.exit(0);

@@ -4,6 +4,7 @@ import { buildOpenApiDocument, type Principal, REQUEST_ID_HEADER, type ServiceNa
 import type { Bus } from "@agentplane/events";
 import { PROBLEM_CONTENT_TYPE, ProblemError, problemResponse } from "@agentplane/problem-details";
 import {
+  type HttpServiceFetch,
   IdentitySigner,
   type InternalKeys,
   type Logger,
@@ -16,7 +17,7 @@ import { RequestAuditor, shouldAudit } from "./audit.ts";
 import { AUTH_RETRY_AFTER_SECONDS, type Authenticator, bearerToken } from "./authn/authenticator.ts";
 import type { RateLimitConfig } from "./config.ts";
 import { docsPage, referenceBundle } from "./docs.ts";
-import { BodyTooLargeError, forwardHeaders, forwardRequest } from "./forward.ts";
+import { BodyTooLargeError, forwardHeaders, forwardRequest, toRequest } from "./forward.ts";
 import { gatewayHealth, type HealthTarget } from "./health.ts";
 import type { IngressRouter } from "./ingress.ts";
 import { type RateLimiter, type RateLimitResult, rateLimitHeaders } from "./rate-limit.ts";
@@ -248,11 +249,12 @@ export function createGateway(deps: GatewayDeps): Gateway {
     }
     const identity = principal ? await signer.sign(principal, entry.service) : undefined;
     let response: Response;
-    const headers = forwardHeaders(request.headers, identity, requestId);
+    const headers = forwardHeaders(request.headers, identity, requestId, url);
     if (AWS_PROXY_OPERATION.test(entry.operationId)) awsProxyHeaders(request.headers, headers);
-    const forwarded = forwardRequest(request, headers, bodyLimit);
+    const forwarded = forwardRequest(request, url, headers, bodyLimit);
     try {
-      response = await target.fetch(forwarded.request);
+      const send = (target.fetch as Partial<HttpServiceFetch>).send;
+      response = await (send ? send(forwarded.request) : target.fetch(toRequest(url.origin, forwarded.request)));
     } catch (err) {
       if (forwarded.overLimit() || err instanceof BodyTooLargeError) {
         audit(principal, 413);
@@ -313,8 +315,8 @@ function awsSessionToken(operationId: string, headers: Headers): string | undefi
   return headers.get("x-amz-security-token") ?? undefined;
 }
 
-function awsProxyHeaders(incoming: Headers, outgoing: Headers): void {
-  outgoing.delete("x-amz-security-token");
+function awsProxyHeaders(incoming: Headers, outgoing: Record<string, string>): void {
+  delete outgoing["x-amz-security-token"];
   const auth = incoming.get("authorization");
-  if (auth?.startsWith("AWS4-HMAC-SHA256 ")) outgoing.set("x-agentplane-aws-authorization", auth);
+  if (auth?.startsWith("AWS4-HMAC-SHA256 ")) outgoing["x-agentplane-aws-authorization"] = auth;
 }

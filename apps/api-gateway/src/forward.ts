@@ -1,16 +1,29 @@
 import { INTERNAL_IDENTITY_HEADER, REQUEST_ID_HEADER } from "@agentplane/contracts";
-import { HOP_BY_HOP_HEADERS } from "@agentplane/service-kit";
+import { HOP_BY_HOP_HEADERS, type OutgoingRequest } from "@agentplane/service-kit";
 
 /** Hop-by-hop headers and credentials that must not travel past the gateway. */
 const DROPPED = new Set([...HOP_BY_HOP_HEADERS, "authorization", INTERNAL_IDENTITY_HEADER]);
 
-export function forwardHeaders(incoming: Headers, identity: string | undefined, requestId: string): Headers {
-  const headers = new Headers();
+/**
+ * The headers the service receives (lower-case names): the caller's, less hop-by-hop headers and
+ * credentials, plus the identity and the request id. The address the caller reached the gateway
+ * at travels as `x-forwarded-host`/`-proto` (whatever the caller sent in those is replaced), so a
+ * service can build links to the gateway.
+ */
+export function forwardHeaders(
+  incoming: Headers,
+  identity: string | undefined,
+  requestId: string,
+  url: URL,
+): Record<string, string> {
+  const headers: Record<string, string> = {};
   incoming.forEach((value, key) => {
-    if (!DROPPED.has(key)) headers.set(key, value);
+    if (!DROPPED.has(key)) headers[key] = value;
   });
-  if (identity) headers.set(INTERNAL_IDENTITY_HEADER, identity);
-  headers.set(REQUEST_ID_HEADER, requestId);
+  if (identity) headers[INTERNAL_IDENTITY_HEADER] = identity;
+  headers[REQUEST_ID_HEADER] = requestId;
+  headers["x-forwarded-host"] = url.host;
+  headers["x-forwarded-proto"] = url.protocol.slice(0, -1);
   return headers;
 }
 
@@ -50,30 +63,42 @@ export function limitStream(
 
 /**
  * The request as the service receives it; the body streams through without being buffered, its
- * bytes counted against `maxBodyBytes`. The address the caller reached the gateway at travels as
- * `x-forwarded-host`/`-proto` (whatever the caller sent in those is replaced), so a service can
- * build links to the gateway.
+ * bytes counted against `maxBodyBytes`. No web `Request` is built: a service over HTTP gets it as
+ * it is (`send`), one in process through `toRequest`.
  */
 export function forwardRequest(
   request: Request,
-  headers: Headers,
+  url: URL,
+  headers: Record<string, string>,
   maxBodyBytes = Number.POSITIVE_INFINITY,
-): { request: Request; overLimit(): boolean } {
-  const url = new URL(request.url);
-  headers.set("x-forwarded-host", url.host);
-  headers.set("x-forwarded-proto", url.protocol.slice(0, -1));
-  const hasBody = request.body !== null && request.method !== "GET" && request.method !== "HEAD";
+): { request: OutgoingRequest; overLimit(): boolean } {
+  const method = request.method;
+  // Checked in this order: reading `body` of a GET makes the server build a whole web Request.
+  const body = method !== "GET" && method !== "HEAD" ? request.body : null;
   // A declared length was checked before; only a body of unknown length needs counting.
   const limited =
-    hasBody && request.body && !request.headers.has("content-length") && Number.isFinite(maxBodyBytes)
-      ? limitStream(request.body, maxBodyBytes)
+    body && headers["content-length"] === undefined && Number.isFinite(maxBodyBytes)
+      ? limitStream(body, maxBodyBytes)
       : undefined;
-  const forwarded = new Request(request.url, {
-    method: request.method,
-    headers,
-    ...(hasBody ? { body: limited?.stream ?? request.body, duplex: "half" } : {}),
+  return {
+    request: {
+      method,
+      path: url.pathname + url.search,
+      headers,
+      body: limited?.stream ?? body,
+      signal: request.signal,
+    },
+    overLimit: () => limited?.overLimit() ?? false,
+  };
+}
+
+/** A forwarded request as a web `Request`, for a service answering in process. */
+export function toRequest(origin: string, outgoing: OutgoingRequest): Request {
+  return new Request(origin + outgoing.path, {
+    method: outgoing.method,
+    headers: outgoing.headers,
+    ...(outgoing.body ? { body: outgoing.body, duplex: "half" } : {}),
     redirect: "manual",
-    signal: request.signal,
+    ...(outgoing.signal ? { signal: outgoing.signal } : {}),
   } as RequestInit);
-  return { request: forwarded, overLimit: () => limited?.overLimit() ?? false };
 }

@@ -56,33 +56,69 @@ export class MemoryRateLimiter implements RateLimiter {
   }
 }
 
-const HIT_SCRIPT = `
-local count = redis.call('INCR', KEYS[1])
-if count == 1 then redis.call('PEXPIRE', KEYS[1], ARGV[1]) end
+/** Adds ARGV[2] hits to the window (opening it with ARGV[1] ms if new): the count and time left. */
+const ADD_SCRIPT = `
+local count = redis.call('INCRBY', KEYS[1], ARGV[2])
+if count == tonumber(ARGV[2]) then redis.call('PEXPIRE', KEYS[1], ARGV[1]) end
 local ttl = redis.call('PTTL', KEYS[1])
 return {count, ttl}
 `;
 
-type RedisWithHit = Redis & { rateLimitHit(key: string, windowMs: string): Promise<[number, number]> };
+type RedisWithAdd = Redis & {
+  rateLimitAdd(key: string, windowMs: string, hits: string): Promise<[number, number]>;
+};
+
+/** What one replica knows of a window: the shared count Redis last answered and its own hits since. */
+interface LocalWindow {
+  count: number;
+  pending: number;
+  resetAt: number;
+}
+
+export interface RedisRateLimiterOptions {
+  prefix?: string;
+  logger?: Logger | undefined;
+  /**
+   * Below this share of the limit (default 0.5) a replica answers from its own view of the window
+   * and sends its hits in one write per `flushMs`; from there up every hit is counted in Redis
+   * before it is answered, so whether a request is over the limit is decided by Redis. 0 counts
+   * every hit in Redis.
+   */
+  localShare?: number;
+  /** How often hits answered locally are added to the shared count (default 50 ms). */
+  flushMs?: number;
+}
 
 /**
- * Fixed windows counted in Redis, shared by every gateway replica. Fails open if Redis is
- * unreachable (availability over limits), but never silently: the first failure of an outage is
- * logged, its end too, and every request let through is counted in `/health`.
+ * Fixed windows counted in Redis, shared by every gateway replica. Far below the limit a hit is
+ * answered from the replica's last view of the shared count plus its own hits, which it adds to
+ * Redis every `flushMs`: no Redis round trip per request. Other replicas' hits are seen within
+ * that delay, so a limit can be overshot only by hits that take a window from under `localShare`
+ * of the limit to over the limit within one flush (replicas × request rate × `flushMs`).
+ *
+ * Fails open if Redis is unreachable (availability over limits), but never silently: the first
+ * failure of an outage is logged, its end too, and every request let through is counted in
+ * `/health`.
  */
 export class RedisRateLimiter implements RateLimiter {
-  private readonly redis: Redis;
+  private readonly redis: RedisWithAdd;
   private readonly config: RateLimitConfig;
   private readonly prefix: string;
   private readonly logger: Logger | undefined;
   private readonly state: RateLimiterStatus = { failingOpen: false, failedOpen: 0, outages: 0 };
+  private readonly localBelow: number;
+  private readonly flushMs: number;
+  private readonly windows = new Map<string, LocalWindow>();
+  private flushTimer: NodeJS.Timeout | undefined;
 
-  constructor(redis: Redis, config: RateLimitConfig, prefix = "agentplane:ratelimit", logger?: Logger) {
-    this.redis = redis;
+  constructor(redis: Redis, config: RateLimitConfig, options: RedisRateLimiterOptions = {}) {
+    this.redis = redis as RedisWithAdd;
     this.config = config;
-    this.prefix = prefix;
-    this.logger = logger;
-    if (!("rateLimitHit" in redis)) redis.defineCommand("rateLimitHit", { numberOfKeys: 1, lua: HIT_SCRIPT });
+    this.prefix = options.prefix ?? "agentplane:ratelimit";
+    this.logger = options.logger;
+    this.localBelow = config.limit * (options.localShare ?? 0.5);
+    this.flushMs = options.flushMs ?? 50;
+    if (!("rateLimitAdd" in redis)) redis.defineCommand("rateLimitAdd", { numberOfKeys: 1, lua: ADD_SCRIPT });
   }
 
   status(): RateLimiterStatus {
@@ -90,18 +126,27 @@ export class RedisRateLimiter implements RateLimiter {
   }
 
   async hit(key: string): Promise<RateLimitResult> {
+    const now = Date.now();
+    const local = this.windows.get(key);
+    if (local && local.resetAt > now && local.count + local.pending + 1 <= this.localBelow) {
+      local.pending++;
+      this.flushTimer ??= setTimeout(() => void this.flush(), this.flushMs).unref();
+      return result(this.config, local.count + local.pending, local.resetAt - now);
+    }
+    // This hit and the replica's unsent ones, counted in Redis before the answer.
+    const hits = 1 + (local && local.resetAt > now ? local.pending : 0);
+    if (local) local.pending = 0;
     try {
-      // EVALSHA of the script defined once (ioredis loads it on first use), not its text each time.
-      const [count, ttl] = await (this.redis as RedisWithHit).rateLimitHit(
-        `${this.prefix}:${key}`,
-        String(this.config.windowSeconds * 1000),
-      );
+      const [count, ttl] = await this.add(key, hits);
       if (this.state.failingOpen) {
         this.state.failingOpen = false;
         this.logger?.warn({ failedOpen: this.state.failedOpen }, "rate limiter: Redis is back, limits enforced again");
       }
-      return result(this.config, count, ttl > 0 ? ttl : this.config.windowSeconds * 1000);
+      const resetMs = ttl > 0 ? ttl : this.config.windowSeconds * 1000;
+      this.remember(key, count, resetMs);
+      return result(this.config, count, resetMs);
     } catch (err) {
+      this.windows.delete(key);
       this.state.failedOpen++;
       if (!this.state.failingOpen) {
         this.state.failingOpen = true;
@@ -113,6 +158,48 @@ export class RedisRateLimiter implements RateLimiter {
       }
       return result(this.config, 0, this.config.windowSeconds * 1000);
     }
+  }
+
+  /** Sends the hits answered locally; windows that ended are forgotten. */
+  async flush(): Promise<void> {
+    this.flushTimer = undefined;
+    const now = Date.now();
+    const sends: Promise<void>[] = [];
+    for (const [key, local] of this.windows) {
+      if (local.resetAt <= now && local.pending === 0) {
+        this.windows.delete(key);
+        continue;
+      }
+      if (local.pending === 0) continue;
+      const hits = local.pending;
+      local.pending = 0;
+      sends.push(
+        this.add(key, hits).then(
+          ([count, ttl]) => this.remember(key, count, ttl > 0 ? ttl : this.config.windowSeconds * 1000),
+          // Redis is down: these hits pass uncounted, and the next hit asks Redis (and fails open).
+          () => {
+            this.windows.delete(key);
+          },
+        ),
+      );
+    }
+    await Promise.all(sends);
+  }
+
+  private add(key: string, hits: number): Promise<[number, number]> {
+    // EVALSHA of the script defined once (ioredis loads it on first use), not its text each time.
+    return this.redis.rateLimitAdd(`${this.prefix}:${key}`, String(this.config.windowSeconds * 1000), String(hits));
+  }
+
+  private remember(key: string, count: number, resetMs: number): void {
+    const local = this.windows.get(key);
+    if (local) {
+      local.count = count;
+      local.resetAt = Date.now() + resetMs;
+      return;
+    }
+    if (this.windows.size > 100_000) this.windows.clear();
+    this.windows.set(key, { count, pending: 0, resetAt: Date.now() + resetMs });
   }
 }
 
@@ -144,7 +231,7 @@ export function createRateLimiter(options: {
   });
   redis.on("error", () => {});
   return {
-    rateLimiter: new RedisRateLimiter(redis, rateLimit, undefined, options.logger),
+    rateLimiter: new RedisRateLimiter(redis, rateLimit, { logger: options.logger }),
     rateLimit,
     close: () => redis.disconnect(),
   };

@@ -1,6 +1,6 @@
 import { requireRedis, TEST_REDIS_URL, testRedisPrefix } from "@agentplane/testkit";
 import { Redis } from "ioredis";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it, vi } from "vitest";
 import { MemoryRateLimiter, RedisRateLimiter } from "../src/rate-limit.ts";
 
 const redis = await requireRedis();
@@ -17,7 +17,7 @@ describe.skipIf(!redis.available)(`rate limit counted in Redis${redis.reason}`, 
     const replicas = [0, 1].map(() => {
       const client = new Redis(TEST_REDIS_URL);
       clients.push(client);
-      return new RedisRateLimiter(client, config, prefix);
+      return new RedisRateLimiter(client, config, { prefix });
     });
     const results = [];
     for (let i = 0; i < 8; i++) results.push(await replicas[i % 2]!.hit("p:tok_1"));
@@ -26,6 +26,82 @@ describe.skipIf(!redis.available)(`rate limit counted in Redis${redis.reason}`, 
     expect(results[0]!.resetSeconds).toBeGreaterThan(55);
     // Another token is counted apart.
     expect((await replicas[0]!.hit("p:tok_2")).remaining).toBe(4);
+  });
+
+  const replicas = (count: number, config: { limit: number; windowSeconds: number }, flushMs = 60_000) => {
+    const prefix = testRedisPrefix("rl");
+    const client = new Redis(TEST_REDIS_URL);
+    clients.push(client);
+    const limiters = Array.from({ length: count }, () => {
+      const own = new Redis(TEST_REDIS_URL);
+      clients.push(own);
+      return new RedisRateLimiter(own, config, { prefix, flushMs });
+    });
+    return { limiters, shared: async (key: string) => Number((await client.get(`${prefix}:${key}`)) ?? 0) };
+  };
+
+  it("far below the limit answers from its own count and adds its hits to Redis in one write", async () => {
+    const {
+      limiters: [a, b],
+      shared,
+    } = replicas(2, { limit: 1000, windowSeconds: 60 });
+    const results = [];
+    for (let i = 0; i < 300; i++) results.push(await a!.hit("p:tok"));
+    expect(results.map((r) => r.remaining)).toEqual(results.map((_, i) => 1000 - (i + 1)));
+    // Only the first hit went to Redis; the other 299 wait for the flush.
+    expect(await shared("p:tok")).toBe(1);
+    await a!.flush();
+    expect(await shared("p:tok")).toBe(300);
+    // The other replica counts from the shared window.
+    expect((await b!.hit("p:tok")).remaining).toBe(1000 - 301);
+  });
+
+  it("sends its local hits on a timer, within flushMs", async () => {
+    const {
+      limiters: [a],
+      shared,
+    } = replicas(1, { limit: 1000, windowSeconds: 60 }, 20);
+    for (let i = 0; i < 50; i++) await a!.hit("p:tok");
+    await vi.waitFor(async () => expect(await shared("p:tok")).toBe(50), { timeout: 5000 });
+  });
+
+  it("leaves the decision near the limit to Redis: replicas together allow exactly the limit", async () => {
+    const {
+      limiters: [a, b],
+    } = replicas(2, { limit: 10, windowSeconds: 60 });
+    const allowedA = [];
+    for (let i = 0; i < 5; i++) allowedA.push((await a!.hit("p:tok")).allowed);
+    await a!.flush();
+    const fromB = [];
+    for (let i = 0; i < 20; i++) fromB.push(await b!.hit("p:tok"));
+    const fromA = await a!.hit("p:tok");
+    expect(allowedA).toEqual([true, true, true, true, true]);
+    expect(fromB.filter((r) => r.allowed)).toHaveLength(5);
+    expect(fromB.slice(5).every((r) => !r.allowed && r.remaining === 0)).toBe(true);
+    expect(fromA.allowed).toBe(false);
+  });
+
+  it("the unsent hits of a replica are counted with its next hit that goes to Redis", async () => {
+    const {
+      limiters: [a, b],
+    } = replicas(2, { limit: 6, windowSeconds: 60 });
+    // a: one hit through Redis, two local ones (below half of 6) not yet sent.
+    for (let i = 0; i < 3; i++) expect((await a!.hit("p:tok")).allowed).toBe(true);
+    // b's first hit goes to Redis and sees only a's first.
+    expect((await b!.hit("p:tok")).remaining).toBe(4);
+    // a's next hit is past half: it goes to Redis with the two unsent ones.
+    expect((await a!.hit("p:tok")).remaining).toBe(1);
+  });
+
+  it("a window that ended locally is asked of Redis again", async () => {
+    const {
+      limiters: [a],
+    } = replicas(1, { limit: 100, windowSeconds: 1 });
+    for (let i = 0; i < 10; i++) await a!.hit("p:tok");
+    await new Promise((r) => setTimeout(r, 1100));
+    const next = await a!.hit("p:tok");
+    expect(next.remaining).toBe(99);
+    expect(next.resetSeconds).toBe(1);
   });
 
   it("fails open when Redis is unreachable rather than refusing every request", async () => {

@@ -46,48 +46,92 @@ function pullStream(source: Readable): ReadableStream<Uint8Array> {
   );
 }
 
+/** A request as a proxy forwards it, without a web `Request` built for it. */
+export interface OutgoingRequest {
+  method: string;
+  /** Path and query string; the origin is the service's. */
+  path: string;
+  /** Lower-case names; connection-level headers are left out here. */
+  headers: Record<string, string>;
+  body?: ReadableStream<Uint8Array> | null;
+  signal?: AbortSignal;
+}
+
+/** An HTTP service fetch, with `send` for callers that never had a web `Request` (the gateway). */
+export interface HttpServiceFetch extends ServiceFetch {
+  send(request: OutgoingRequest): Promise<Response>;
+}
+
+/**
+ * Responses declaring at most this many bytes are read whole before they are handed on: the
+ * server writes headers and body in one go (one socket write, no web stream per response). Larger
+ * ones, and those of unknown length (event streams, chunked), stream.
+ */
+export const BUFFERED_RESPONSE_BYTES = 64 * 1024;
+
 /**
  * HTTP to `baseUrl` over a keep-alive connection pool; the request URL's origin is replaced.
  * Built on `undici.request` rather than `fetch`: the gateway's dispatch path pays for neither the
  * fetch algorithm's bookkeeping nor immutable response headers (which had to be copied to add ours).
- * Redirects are not followed; request and response bodies stream.
+ * Redirects are not followed; request bodies stream, response bodies too unless small (see
+ * BUFFERED_RESPONSE_BYTES).
  */
-export function httpFetch(baseUrl: string, options: { connections?: number } = {}): ServiceFetch {
+export function httpFetch(baseUrl: string, options: { connections?: number } = {}): HttpServiceFetch {
   const base = new URL(baseUrl);
-  let agent = agents.get(base.origin);
+  const origin = base.origin;
+  let agent = agents.get(origin);
   if (!agent) {
     agent = new Agent({ keepAliveTimeout: 30_000, connections: options.connections ?? 128, pipelining: 1 });
-    agents.set(base.origin, agent);
+    agents.set(origin, agent);
   }
   const dispatcher = agent;
-  return async (request) => {
-    const url = new URL(request.url);
+  const send = async (request: OutgoingRequest): Promise<Response> => {
     const headers: Record<string, string> = {};
-    request.headers.forEach((value, key) => {
-      if (!NOT_FORWARDED.has(key)) headers[key] = value;
-    });
-    const hasBody = request.body !== null && request.method !== "GET" && request.method !== "HEAD";
-    const res = await undiciRequest(new URL(url.pathname + url.search, base), {
+    for (const key in request.headers) {
+      if (!NOT_FORWARDED.has(key)) headers[key] = request.headers[key] as string;
+    }
+    const res = await undiciRequest(origin + request.path, {
       method: request.method as Dispatcher.HttpMethod,
       headers,
       dispatcher,
-      signal: request.signal,
+      ...(request.signal ? { signal: request.signal } : {}),
       // The web stream itself (async iterable): its error ends this request, never the process.
-      ...(hasBody && request.body ? { body: request.body as never } : {}),
+      ...(request.body ? { body: request.body as never } : {}),
     });
     const out = new Headers();
-    for (const [key, value] of Object.entries(res.headers)) {
+    for (const key in res.headers) {
+      const value = res.headers[key];
       if (value === undefined) continue;
       if (Array.isArray(value)) for (const v of value) out.append(key, v);
       else out.set(key, value);
     }
-    const empty = NULL_BODY_STATUSES.has(res.statusCode) || request.method === "HEAD";
-    if (empty) res.body.resume();
-    return new Response(empty ? null : pullStream(res.body), {
-      status: res.statusCode,
-      headers: out,
+    const init = { status: res.statusCode, headers: out };
+    if (NULL_BODY_STATUSES.has(res.statusCode) || request.method === "HEAD") {
+      res.body.resume();
+      return new Response(null, init);
+    }
+    const declared = res.headers["content-length"];
+    if (typeof declared === "string" && Number(declared) <= BUFFERED_RESPONSE_BYTES) {
+      return new Response(new Uint8Array(await res.body.arrayBuffer()), init);
+    }
+    return new Response(pullStream(res.body), init);
+  };
+  const fetch = async (request: Request): Promise<Response> => {
+    const url = new URL(request.url);
+    const headers: Record<string, string> = {};
+    request.headers.forEach((value, key) => {
+      headers[key] = value;
+    });
+    const hasBody = request.method !== "GET" && request.method !== "HEAD" && request.body !== null;
+    return send({
+      method: request.method,
+      path: url.pathname + url.search,
+      headers,
+      signal: request.signal,
+      ...(hasBody ? { body: request.body } : {}),
     });
   };
+  return Object.assign(fetch, { send });
 }
 
 /**

@@ -9,7 +9,15 @@ export {
   type ServiceVariables,
 } from "./app.ts";
 export { type Authorizer, type AuthzScope, authorize, RemoteAuthorizer } from "./authorize.ts";
-export { httpFetch, inProcessFetch, ServiceClient, type ServiceFetch } from "./client.ts";
+export {
+  BUFFERED_RESPONSE_BYTES,
+  type HttpServiceFetch,
+  httpFetch,
+  inProcessFetch,
+  type OutgoingRequest,
+  ServiceClient,
+  type ServiceFetch,
+} from "./client.ts";
 export { ConfigError, envBoolean, parseEnv } from "./config.ts";
 export {
   type CheckState,
