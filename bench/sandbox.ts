@@ -13,10 +13,10 @@ import { SANDBOX_SCHEMA } from "../apps/sandbox-svc/src/app.ts";
 import { migrations } from "../apps/sandbox-svc/src/db/migrations/index.ts";
 import type { SandboxDB } from "../apps/sandbox-svc/src/db/schema.ts";
 import { LocalDriver } from "../apps/sandbox-svc/src/driver/local/local-driver.ts";
+import { serveStream, WebSocketServer } from "../apps/sandbox-svc/src/routes/exec-stream/channels.ts";
 import type { Actor } from "../apps/sandbox-svc/src/services/context.ts";
 import { execInSandbox } from "../apps/sandbox-svc/src/services/exec.ts";
 import { createSandbox, getSandboxRow } from "../apps/sandbox-svc/src/services/sandboxes.ts";
-import { serveStream, WebSocketServer } from "../apps/sandbox-svc/src/ws/exec-stream.ts";
 import { migrateToLatest } from "../packages/db/src/migrate.ts";
 
 const pct = (xs: number[], p: number) =>

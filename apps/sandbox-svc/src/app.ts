@@ -28,28 +28,12 @@ import {
   ingressFetch,
   ingressUpgrade,
 } from "./ingress.ts";
+import { createExecUpgradeHandler } from "./routes/exec-stream/upgrade.ts";
 import type { RouteDeps } from "./routes/helpers.ts";
-import { registerQuerySandboxes } from "./routes/internal/query-sandboxes.ts";
-import { registerResolveSandboxToken } from "./routes/internal/resolve-token.ts";
-import { registerK8sDiscovery } from "./routes/k8s/discovery.ts";
-import { registerK8sGetPod } from "./routes/k8s/get-pod.ts";
-import { registerK8sListPods } from "./routes/k8s/list-pods.ts";
-import { registerSandboxTokens } from "./routes/sandbox-tokens/tokens.ts";
-import { registerCreateSandbox } from "./routes/sandboxes/create.ts";
-import { registerDeleteSandbox } from "./routes/sandboxes/delete.ts";
-import { registerGetSandbox } from "./routes/sandboxes/get.ts";
-import { registerListSandboxes } from "./routes/sandboxes/list.ts";
-import { registerListSandboxRevisions } from "./routes/sandboxes/revisions.ts";
-import { registerRollbackSandbox } from "./routes/sandboxes/rollback.ts";
-import { registerStartSandbox } from "./routes/sandboxes/start.ts";
-import { registerStopSandbox } from "./routes/sandboxes/stop.ts";
-import { registerUpdateSandbox } from "./routes/sandboxes/update.ts";
-import { registerExecShell } from "./routes/shell/exec.ts";
-import { registerShellSessions } from "./routes/shell/sessions.ts";
-import { type SandboxDeps, type SandboxServiceConfig, SYSTEM_ACTOR } from "./services/context.ts";
-import { bootSandbox, recordUnexpectedExit, stopSandbox } from "./services/sandboxes.ts";
+import { registerRoutes } from "./routes/index.ts";
+import type { SandboxDeps, SandboxServiceConfig } from "./services/context.ts";
+import { startLifecycle } from "./services/lifecycle.ts";
 import { ShellSessions } from "./services/shell-sessions.ts";
-import { createExecUpgradeHandler, openStreams } from "./ws/exec-stream.ts";
 
 export const SANDBOX_SCHEMA = "sandbox";
 
@@ -136,59 +120,8 @@ export async function createSandboxService(input: SandboxServiceDeps): Promise<S
     driver: () => driver.checkAvailable(),
   };
   const app = createServiceApp({ name: "sandbox", keys, logger, checks });
-  registerListSandboxes(app, deps);
-  registerCreateSandbox(app, deps);
-  registerGetSandbox(app, deps);
-  registerUpdateSandbox(app, deps);
-  registerDeleteSandbox(app, deps);
-  registerStartSandbox(app, deps);
-  registerStopSandbox(app, deps);
-  registerListSandboxRevisions(app, deps);
-  registerRollbackSandbox(app, deps);
-  registerK8sDiscovery(app);
-  registerK8sListPods(app, deps);
-  registerK8sGetPod(app, deps);
-  registerExecShell(app, deps);
-  registerShellSessions(app, deps);
-  registerSandboxTokens(app, deps);
-  registerResolveSandboxToken(app, deps);
-  registerQuerySandboxes(app, deps);
-
-  const unsubscribe = driver.onEvent(({ sandboxId, status }) => {
-    void recordUnexpectedExit(deps, sandboxId, status.phase, status.message).catch((err) =>
-      logger.error({ err, sandboxId }, "recording a sandbox exit failed"),
-    );
-  });
-
-  // The local driver's sandboxes die with the process: bring back those that were running.
-  const stale = await db
-    .selectFrom("sandboxes")
-    .selectAll()
-    .where("state", "in", ["running", "starting", "stopping"])
-    .execute();
-  for (const row of stale) {
-    if ((await driver.status(row.id)).phase === "running") continue;
-    if (row.state === "stopping") {
-      await db
-        .updateTable("sandboxes")
-        .set({ state: "stopped", updated_at: new Date() })
-        .where("id", "=", row.id)
-        .execute();
-      continue;
-    }
-    await db
-      .updateTable("sandboxes")
-      .set({ state: "starting", updated_at: new Date() })
-      .where("id", "=", row.id)
-      .execute();
-    void bootSandbox(deps, row);
-  }
-
-  const idleTimer = setInterval(() => {
-    sessions.closeIdle();
-    void stopIdle(deps).catch((err) => logger.warn({ err }, "idle check failed"));
-  }, config.idleCheckIntervalMs ?? 15_000);
-  idleTimer.unref();
+  registerRoutes(app, deps);
+  const lifecycle = await startLifecycle(deps, sessions);
 
   const execUpgrade = createExecUpgradeHandler(deps, keys);
   return {
@@ -206,31 +139,11 @@ export async function createSandboxService(input: SandboxServiceDeps): Promise<S
     ready: async () => (await checkReadiness(checks)).ready,
     readiness: () => checkReadiness(checks),
     async close() {
-      clearInterval(idleTimer);
-      unsubscribe();
+      lifecycle.stop();
       sessions.closeAll();
       await driver.close();
       await egress?.closeAll();
       await outbox.stop();
     },
   };
-}
-
-/** Stops running sandboxes whose idle timeout passed with no exec, session, stream or ingress activity. */
-async function stopIdle(deps: RouteDeps): Promise<void> {
-  const rows = await deps.db
-    .selectFrom("sandboxes")
-    .selectAll()
-    .where("state", "=", "running")
-    .where("idle_timeout_seconds", ">", 0)
-    .execute();
-  const now = Date.now();
-  for (const row of rows) {
-    const last = new Date(row.last_activity_at ?? row.started_at ?? row.updated_at).getTime();
-    if (now - last < row.idle_timeout_seconds * 1000) continue;
-    if ((openStreams.get(row.id) ?? 0) > 0 || deps.sessions.hasSessions(row.id)) continue;
-    await stopSandbox(deps, SYSTEM_ACTOR, row.project_id, row.id, "idle timeout").catch((err) =>
-      deps.logger.warn({ err, sandboxId: row.id }, "idle stop failed"),
-    );
-  }
 }

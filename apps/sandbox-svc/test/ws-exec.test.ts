@@ -3,7 +3,7 @@ import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { WebSocket, WebSocketServer } from "ws";
 import type { LocalDriver } from "../src/driver/local/local-driver.ts";
-import { serveStream } from "../src/ws/exec-stream.ts";
+import { serveStream } from "../src/routes/exec-stream/channels.ts";
 import { newDriver, requireBwrap } from "./helpers.ts";
 
 const bwrap = requireBwrap();

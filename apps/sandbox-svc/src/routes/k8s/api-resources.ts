@@ -1,9 +1,8 @@
 import { k8sContracts } from "@agentplane/contracts";
 import type { ServiceApp } from "@agentplane/service-kit";
 
-/** `GET /k8s/api` and `/k8s/api/v1`: what Kubernetes clients read before they act. */
-export function registerK8sDiscovery(app: ServiceApp): void {
-  app.openapi(k8sContracts.k8sGetApiVersions, (c) => c.json({ kind: "APIVersions" as const, versions: ["v1"] }, 200));
+/** `GET /k8s/api/v1`: the resources of the `/k8s` surface (pods, read-only, with exec and attach). */
+export function registerK8sApiResources(app: ServiceApp): void {
   app.openapi(k8sContracts.k8sGetApiResources, (c) =>
     c.json(
       {

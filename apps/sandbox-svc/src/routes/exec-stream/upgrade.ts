@@ -1,0 +1,88 @@
+import type { IncomingMessage } from "node:http";
+import type { Duplex } from "node:stream";
+import { INTERNAL_IDENTITY_HEADER, type Principal, REQUEST_ID_HEADER } from "@agentplane/contracts";
+import { ProblemError } from "@agentplane/problem-details";
+import { guardSocket, type InternalKeys, rejectUpgrade, verifyIdentity } from "@agentplane/service-kit";
+import { WebSocketServer } from "ws";
+import { type Actor, checkAccess, type SandboxDeps } from "../../services/context.ts";
+import { startExecStream, trackExecStream } from "../../services/exec-stream.ts";
+import { STREAM_PROTOCOLS, serveStream } from "./channels.ts";
+
+const EXEC_PATH = /^\/v1\/projects\/([^/]+)\/sandboxes\/([^/]+)\/exec\/?$/;
+/** The same exec for Kubernetes clients (`/k8s`: namespace = project, pod = sandbox), and attach. */
+const K8S_STREAM_PATH = /^\/k8s\/api\/v1\/namespaces\/([^/]+)\/pods\/([^/]+)\/(exec|attach)\/?$/;
+/** A sandbox's main process has no terminal to share: attaching opens a login shell. */
+const ATTACH_ARGV = ["/bin/sh", "-l"];
+
+/** Who asks, from the internal identity the gateway signed, authorized to exec in the project. */
+async function execActor(deps: SandboxDeps, keys: InternalKeys, req: IncomingMessage, projectId: string) {
+  const token = req.headers[INTERNAL_IDENTITY_HEADER];
+  if (typeof token !== "string") throw new ProblemError("unauthenticated", { detail: "Authentication is required" });
+  let principal: Principal;
+  try {
+    principal = (await verifyIdentity(keys, token, "sandbox")).principal;
+  } catch {
+    throw new ProblemError("unauthenticated", { detail: "Invalid internal identity" });
+  }
+  const { orgId } = await checkAccess(deps, principal, "sandboxes:exec", projectId);
+  const requestId = req.headers[REQUEST_ID_HEADER];
+  const actor: Actor = {
+    principal,
+    ...(orgId ? { orgId } : {}),
+    ...(typeof requestId === "string" ? { requestId } : {}),
+  };
+  return actor;
+}
+
+/**
+ * Interactive exec over WebSocket with the Kubernetes streaming protocol (v4/v5 channel.k8s.io):
+ * `/v1/projects/{projectId}/sandboxes/{sandboxId}/exec` and the `/k8s` pod exec and attach.
+ * The gateway authenticated the caller and forwards the upgrade with the internal identity header.
+ */
+export function createExecUpgradeHandler(deps: SandboxDeps, keys: InternalKeys) {
+  const wss = new WebSocketServer({
+    noServer: true,
+    perMessageDeflate: false,
+    maxPayload: 16 * 1024 * 1024,
+    handleProtocols: (offered) => STREAM_PROTOCOLS.find((p) => offered.has(p)) ?? false,
+  });
+
+  return (req: IncomingMessage, socket: Duplex, head: Buffer): void => {
+    guardSocket(socket);
+    void (async () => {
+      const url = new URL(req.url ?? "/", "http://sandbox");
+      const match = EXEC_PATH.exec(url.pathname) ?? K8S_STREAM_PATH.exec(url.pathname);
+      if (!match) throw new ProblemError("not-found", { detail: `No WebSocket endpoint at ${url.pathname}` });
+      const [projectId, sandboxId] = [decodeURIComponent(match[1] as string), decodeURIComponent(match[2] as string)];
+      const actor = await execActor(deps, keys, req, projectId);
+      const argv = match[3] === "attach" ? ATTACH_ARGV : url.searchParams.getAll("command");
+      const tty = ["true", "1"].includes(url.searchParams.get("tty") ?? "");
+      const cols = Number(url.searchParams.get("cols") ?? 80) || 80;
+      const rows = Number(url.searchParams.get("rows") ?? 24) || 24;
+      const started = await startExecStream(
+        deps,
+        actor,
+        projectId,
+        sandboxId,
+        { argv, tty, cols, rows },
+        () => socket.destroyed,
+      );
+      if (!started) return;
+      const { row, proc } = started;
+      let upgraded = false;
+      socket.once("close", () => {
+        if (!upgraded) proc.kill("SIGKILL");
+      });
+      wss.handleUpgrade(req, socket, head, (ws) => {
+        upgraded = true;
+        void trackExecStream(deps, actor, row, argv, () => serveStream(ws, proc)).catch((err) =>
+          deps.logger.warn({ err, sandboxId }, "recording an exec stream failed"),
+        );
+      });
+    })().catch((err) => {
+      const problem = err instanceof ProblemError ? err : new ProblemError("internal-error", { detail: "Exec failed" });
+      if (!(err instanceof ProblemError)) deps.logger.error({ err }, "exec upgrade failed");
+      rejectUpgrade(socket, problem);
+    });
+  };
+}

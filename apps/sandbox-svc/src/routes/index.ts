@@ -1,0 +1,63 @@
+import type { ServiceApp } from "@agentplane/service-kit";
+import type { RouteDeps } from "./helpers.ts";
+import { registerQuerySandboxes } from "./internal/query-sandboxes.ts";
+import { registerResolveSandboxToken } from "./internal/resolve-token.ts";
+import { registerK8sApiResources } from "./k8s/api-resources.ts";
+import { registerK8sApiVersions } from "./k8s/api-versions.ts";
+import { registerK8sGetPod } from "./k8s/get-pod.ts";
+import { registerK8sListPods } from "./k8s/list-pods.ts";
+import { registerCreateSandboxToken } from "./sandbox-tokens/create.ts";
+import { registerGetSandboxToken } from "./sandbox-tokens/get.ts";
+import { registerListSandboxTokens } from "./sandbox-tokens/list.ts";
+import { registerRevokeSandboxToken } from "./sandbox-tokens/revoke.ts";
+import { registerCreateSandbox } from "./sandboxes/create.ts";
+import { registerDeleteSandbox } from "./sandboxes/delete.ts";
+import { registerGetSandbox } from "./sandboxes/get.ts";
+import { registerListSandboxes } from "./sandboxes/list.ts";
+import { registerListSandboxRevisions } from "./sandboxes/revisions.ts";
+import { registerRollbackSandbox } from "./sandboxes/rollback.ts";
+import { registerStartSandbox } from "./sandboxes/start.ts";
+import { registerStopSandbox } from "./sandboxes/stop.ts";
+import { registerUpdateSandbox } from "./sandboxes/update.ts";
+import { registerExecShell } from "./shell/exec.ts";
+import { registerCreateShellSession } from "./shell-sessions/create.ts";
+import { registerDeleteShellSession } from "./shell-sessions/delete.ts";
+import { registerGetShellSession } from "./shell-sessions/get.ts";
+import { registerListShellSessions } from "./shell-sessions/list.ts";
+import { registerRunShellSessionCommand } from "./shell-sessions/run-command.ts";
+
+const REGISTRATIONS: ((app: ServiceApp, deps: RouteDeps) => void)[] = [
+  registerListSandboxes,
+  registerCreateSandbox,
+  registerGetSandbox,
+  registerUpdateSandbox,
+  registerDeleteSandbox,
+  registerStartSandbox,
+  registerStopSandbox,
+  registerListSandboxRevisions,
+  registerRollbackSandbox,
+  registerK8sApiVersions,
+  registerK8sApiResources,
+  registerK8sListPods,
+  registerK8sGetPod,
+  registerExecShell,
+  registerCreateShellSession,
+  registerListShellSessions,
+  registerGetShellSession,
+  registerDeleteShellSession,
+  registerRunShellSessionCommand,
+  registerCreateSandboxToken,
+  registerListSandboxTokens,
+  registerGetSandboxToken,
+  registerRevokeSandboxToken,
+  registerResolveSandboxToken,
+  registerQuerySandboxes,
+];
+
+/**
+ * Every HTTP operation of sandbox-svc, one file each. The WebSocket exec and attach are served by
+ * `exec-stream/upgrade.ts` (upgrades do not go through the HTTP app).
+ */
+export function registerRoutes(app: ServiceApp, deps: RouteDeps): void {
+  for (const register of REGISTRATIONS) register(app, deps);
+}

@@ -1,0 +1,75 @@
+import { ProblemError } from "@agentplane/problem-details";
+import type { ExecProcess } from "../driver/types.ts";
+import type { Actor, SandboxDeps } from "./context.ts";
+import { auditCommand, requireRunning } from "./exec.ts";
+import { streamClosed, streamOpened } from "./lifecycle.ts";
+import type { SandboxRow } from "./mapping.ts";
+import { enforce, execContext } from "./policy.ts";
+import { getSandboxRow, touchActivity } from "./sandboxes.ts";
+
+export interface ExecStreamRequest {
+  argv: string[];
+  tty: boolean;
+  cols: number;
+  rows: number;
+}
+
+/**
+ * Starts the process of an interactive exec: the sandbox must run and the exec policy allow the
+ * command. `aborted` is asked before the process starts and after: a process whose client went
+ * away meanwhile is killed (it would never be reaped) and undefined is returned.
+ */
+export async function startExecStream(
+  deps: SandboxDeps,
+  actor: Actor,
+  projectId: string,
+  sandboxId: string,
+  request: ExecStreamRequest,
+  aborted: () => boolean,
+): Promise<{ row: SandboxRow; proc: ExecProcess } | undefined> {
+  const row = await getSandboxRow(deps, projectId, sandboxId);
+  requireRunning(row);
+  const { argv, tty } = request;
+  if (argv.length === 0 || argv[0] === "") {
+    throw new ProblemError("validation-failed", {
+      detail: "The command is empty",
+      errors: [{ pointer: "/query/command", message: "at least one command argument is required" }],
+    });
+  }
+  await enforce(deps, actor, "sandbox:exec", row, execContext(argv, tty), `Exec in sandbox ${sandboxId}`);
+  if (aborted()) return undefined;
+  const proc = await deps.driver.exec(sandboxId, request);
+  if (aborted()) {
+    proc.kill("SIGKILL");
+    return undefined;
+  }
+  await touchActivity(deps, sandboxId);
+  return { row, proc };
+}
+
+/**
+ * Accounts for a stream while it is served: it keeps the sandbox from the idle stop, and when it
+ * ends the sandbox counts as active and the command (never its output) is audited.
+ */
+export async function trackExecStream(
+  deps: SandboxDeps,
+  actor: Actor,
+  row: SandboxRow,
+  argv: string[],
+  serve: () => Promise<number>,
+): Promise<void> {
+  const started = performance.now();
+  streamOpened(row.id);
+  let exitCode: number;
+  try {
+    exitCode = await serve();
+  } finally {
+    streamClosed(row.id);
+  }
+  await touchActivity(deps, row.id).catch(() => {});
+  await auditCommand(deps, actor, row, "sandbox.exec_stream", {
+    command: argv,
+    exitCode,
+    durationMs: Math.round(performance.now() - started),
+  });
+}

@@ -1,0 +1,98 @@
+import { type SandboxDeps, SYSTEM_ACTOR } from "./context.ts";
+import type { SandboxRow } from "./mapping.ts";
+import { bootSandbox, recordUnexpectedExit, stopSandbox } from "./sandboxes.ts";
+import type { ShellSessions } from "./shell-sessions.ts";
+
+const DEFAULT_IDLE_CHECK_INTERVAL_MS = 15_000;
+
+/** Open interactive streams (WebSocket exec and attach) per sandbox: they count as activity for the idle stop. */
+const openStreams = new Map<string, number>();
+
+export function streamOpened(sandboxId: string): void {
+  openStreams.set(sandboxId, (openStreams.get(sandboxId) ?? 0) + 1);
+}
+
+export function streamClosed(sandboxId: string): void {
+  const left = (openStreams.get(sandboxId) ?? 1) - 1;
+  if (left > 0) openStreams.set(sandboxId, left);
+  else openStreams.delete(sandboxId);
+}
+
+export function hasOpenStreams(sandboxId: string): boolean {
+  return (openStreams.get(sandboxId) ?? 0) > 0;
+}
+
+/**
+ * The local driver's sandboxes die with the process: at start-up, those recorded as running or
+ * starting whose process is gone are booted again, and those caught stopping are recorded stopped.
+ */
+export async function reconcileSandboxes(deps: SandboxDeps): Promise<void> {
+  const stale = await deps.db
+    .selectFrom("sandboxes")
+    .selectAll()
+    .where("state", "in", ["running", "starting", "stopping"])
+    .execute();
+  for (const row of stale) {
+    if ((await deps.driver.status(row.id)).phase === "running") continue;
+    if (row.state === "stopping") {
+      await deps.db
+        .updateTable("sandboxes")
+        .set({ state: "stopped", updated_at: new Date() })
+        .where("id", "=", row.id)
+        .execute();
+      continue;
+    }
+    await deps.db
+      .updateTable("sandboxes")
+      .set({ state: "starting", updated_at: new Date() })
+      .where("id", "=", row.id)
+      .execute();
+    void bootSandbox(deps, row);
+  }
+}
+
+function lastActivity(row: SandboxRow): number {
+  return new Date(row.last_activity_at ?? row.started_at ?? row.updated_at).getTime();
+}
+
+/** Stops running sandboxes whose idle timeout passed with no exec, session, stream or ingress activity. */
+export async function stopIdleSandboxes(deps: SandboxDeps, sessions: ShellSessions, now = Date.now()): Promise<void> {
+  const rows = await deps.db
+    .selectFrom("sandboxes")
+    .selectAll()
+    .where("state", "=", "running")
+    .where("idle_timeout_seconds", ">", 0)
+    .execute();
+  for (const row of rows) {
+    if (now - lastActivity(row) < row.idle_timeout_seconds * 1000) continue;
+    if (hasOpenStreams(row.id) || sessions.hasSessions(row.id)) continue;
+    await stopSandbox(deps, SYSTEM_ACTOR, row.project_id, row.id, "idle timeout").catch((err) =>
+      deps.logger.warn({ err, sandboxId: row.id }, "idle stop failed"),
+    );
+  }
+}
+
+/**
+ * The service's background duties: record sandboxes whose process ended on its own, bring back
+ * those that were running before a restart, and close idle sessions and stop idle sandboxes on an
+ * interval. Returns what stops them.
+ */
+export async function startLifecycle(deps: SandboxDeps, sessions: ShellSessions): Promise<{ stop(): void }> {
+  const unsubscribe = deps.driver.onEvent(({ sandboxId, status }) => {
+    void recordUnexpectedExit(deps, sandboxId, status.phase, status.message).catch((err) =>
+      deps.logger.error({ err, sandboxId }, "recording a sandbox exit failed"),
+    );
+  });
+  await reconcileSandboxes(deps);
+  const idleTimer = setInterval(() => {
+    sessions.closeIdle();
+    void stopIdleSandboxes(deps, sessions).catch((err) => deps.logger.warn({ err }, "idle check failed"));
+  }, deps.config.idleCheckIntervalMs ?? DEFAULT_IDLE_CHECK_INTERVAL_MS);
+  idleTimer.unref();
+  return {
+    stop() {
+      clearInterval(idleTimer);
+      unsubscribe();
+    },
+  };
+}

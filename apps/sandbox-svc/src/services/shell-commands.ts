@@ -1,0 +1,60 @@
+import type { RunCommandResult } from "../exec/run-command.ts";
+import type { Actor, SandboxDeps } from "./context.ts";
+import { auditCommand, requireRunning } from "./exec.ts";
+import { toArgv } from "./mapping.ts";
+import { enforce, execContext } from "./policy.ts";
+import { getSandboxRow, touchActivity } from "./sandboxes.ts";
+import type { ShellSession, ShellSessions } from "./shell-sessions.ts";
+
+/** A shell session as the API shows it: it expires after `idleMs` without a command. */
+export function toShellSession(s: ShellSession, idleMs: number) {
+  return {
+    id: s.id,
+    projectId: s.projectId,
+    sandboxId: s.sandboxId,
+    createdAt: s.createdAt.toISOString(),
+    lastActivityAt: s.lastActivityAt.toISOString(),
+    expiresAt: new Date(s.lastActivityAt.getTime() + idleMs).toISOString(),
+  };
+}
+
+/** Opens a persistent shell in a running sandbox of the project. */
+export async function openShellSession(
+  deps: SandboxDeps,
+  sessions: ShellSessions,
+  projectId: string,
+  sandboxId: string,
+): Promise<ShellSession> {
+  const row = await getSandboxRow(deps, projectId, sandboxId);
+  requireRunning(row);
+  return sessions.open(projectId, row.id);
+}
+
+/**
+ * Runs one command in a session: the sandbox must still run, the exec policy must allow it, the
+ * sandbox counts as active, and the command (never its output) is audited.
+ */
+export async function runShellSessionCommand(
+  deps: SandboxDeps,
+  sessions: ShellSessions,
+  actor: Actor,
+  projectId: string,
+  sessionId: string,
+  input: { command: string; timeoutMs: number },
+): Promise<RunCommandResult> {
+  const session = sessions.get(projectId, sessionId);
+  const row = await getSandboxRow(deps, projectId, session.sandboxId);
+  requireRunning(row);
+  await enforce(deps, actor, "sandbox:exec", row, execContext(toArgv(input.command)), `Session command in ${row.id}`);
+  const activity = touchActivity(deps, row.id);
+  const result = await sessions.run(session, input.command, input.timeoutMs);
+  await activity;
+  await auditCommand(deps, actor, row, "sandbox.session_command", {
+    command: input.command,
+    exitCode: result.exitCode,
+    durationMs: result.durationMs,
+    timedOut: result.timedOut,
+    sessionId,
+  });
+  return result;
+}
