@@ -46,6 +46,14 @@ export async function listWebThreads(db: Kysely<RuntimeDatabase>): Promise<Threa
     .execute();
 }
 
+/** The context each thread last used (tokens and model), by thread id. */
+export async function threadContextUsage(
+  db: Kysely<RuntimeDatabase>,
+): Promise<Map<string, { contextTokens: number | null; modelId: string | null }>> {
+  const rows = await db.selectFrom("thread_context").select(["thread_id", "context_tokens", "model_id"]).execute();
+  return new Map(rows.map((r) => [r.thread_id, { contextTokens: r.context_tokens, modelId: r.model_id }]));
+}
+
 export async function createThread(
   db: Kysely<RuntimeDatabase>,
   input: { kind: ThreadRow["kind"]; title: string; externalId?: string },

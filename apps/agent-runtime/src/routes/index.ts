@@ -1,0 +1,59 @@
+import type { RuntimeDeps } from "../deps.ts";
+import { registerGetProfile } from "./agent/get-profile.ts";
+import { registerUpdateModels } from "./agent/update-models.ts";
+import { registerUpdateVerbose } from "./agent/update-verbose.ts";
+import { registerCreateSchedule } from "./schedules/create.ts";
+import { registerDeleteSchedule } from "./schedules/delete.ts";
+import { registerGetSchedule } from "./schedules/get.ts";
+import { registerListSchedules } from "./schedules/list.ts";
+import { registerListScheduleRuns } from "./schedules/list-runs.ts";
+import { registerRunSchedule } from "./schedules/run.ts";
+import { registerUpdateSchedule } from "./schedules/update.ts";
+import { registerCreateThread } from "./threads/create.ts";
+import { registerFollowThread } from "./threads/follow.ts";
+import { registerListThreads } from "./threads/list.ts";
+import { registerListMessages } from "./threads/list-messages.ts";
+import { registerPostMessage } from "./threads/post-message.ts";
+import type { RuntimeApp } from "./types.ts";
+import { registerCreateSubscription } from "./webhook-subscriptions/create.ts";
+import { registerDeleteSubscription } from "./webhook-subscriptions/delete.ts";
+import { registerGetSubscription } from "./webhook-subscriptions/get.ts";
+import { registerListRuns } from "./webhook-subscriptions/list-runs.ts";
+import { registerUpdateSubscription } from "./webhook-subscriptions/update.ts";
+import { registerGetReceiver } from "./webhooks/get-receiver.ts";
+import { registerReceiveWebhook } from "./webhooks/receive.ts";
+import { registerSetReceiverEnabled } from "./webhooks/set-receiver-enabled.ts";
+
+const REGISTRATIONS: ((app: RuntimeApp, deps: RuntimeDeps) => void)[] = [
+  registerGetProfile,
+  registerUpdateVerbose,
+  registerUpdateModels,
+
+  registerListThreads,
+  registerCreateThread,
+  registerListMessages,
+  registerPostMessage,
+  registerFollowThread,
+
+  registerGetReceiver,
+  registerSetReceiverEnabled,
+  registerReceiveWebhook,
+  registerCreateSubscription,
+  registerGetSubscription,
+  registerUpdateSubscription,
+  registerDeleteSubscription,
+  registerListRuns,
+
+  registerListSchedules,
+  registerCreateSchedule,
+  registerGetSchedule,
+  registerUpdateSchedule,
+  registerDeleteSchedule,
+  registerRunSchedule,
+  registerListScheduleRuns,
+];
+
+/** Every operation of the runtime's API, one file each. */
+export function registerRoutes(app: RuntimeApp, deps: RuntimeDeps): void {
+  for (const register of REGISTRATIONS) register(app, deps);
+}

@@ -1,0 +1,10 @@
+import { deleteSubscriptionRoute } from "@agentplane/contracts/runtime";
+import type { RuntimeDeps } from "../../deps.ts";
+import type { RuntimeApp } from "../types.ts";
+
+export function registerDeleteSubscription(app: RuntimeApp, deps: RuntimeDeps): void {
+  app.openapi(deleteSubscriptionRoute, async (c) => {
+    await deps.registry.remove(c.req.valid("param").name);
+    return c.body(null, 204);
+  });
+}

@@ -1,0 +1,11 @@
+import { setReceiverEnabledRoute } from "@agentplane/contracts/runtime";
+import type { RuntimeDeps } from "../../deps.ts";
+import type { RuntimeApp } from "../types.ts";
+import { receiverState } from "./receiver-state.ts";
+
+export function registerSetReceiverEnabled(app: RuntimeApp, deps: RuntimeDeps): void {
+  app.openapi(setReceiverEnabledRoute, async (c) => {
+    await deps.registry.setEnabled(c.req.valid("json").enabled);
+    return c.json(receiverState(deps), 200);
+  });
+}
