@@ -2,9 +2,10 @@ import type { Principal } from "@agentplane/contracts";
 import { ProblemError } from "@agentplane/problem-details";
 import type { CallToolResult, Tool } from "@modelcontextprotocol/sdk/types.js";
 import { callTool, ToolCallDenied } from "../connectors/services/calls.ts";
+import { rowStamp } from "../connectors/services/hot-index.ts";
 import type { ConnectorRuntime } from "../connectors/services/runtime.ts";
 import { CONNECTOR_COLUMNS, type ConnectorRow } from "../connectors/services/store.ts";
-import { entrySettings, visibleTools } from "../connectors/services/visibility.ts";
+import { type ToolViewer, viewerKey, visibleTools } from "../connectors/services/visibility.ts";
 import type { ConnectionsContext } from "../context.ts";
 import { ORG_TOOLS, type PlatformClients, PROJECT_TOOLS } from "./platform-tools.ts";
 
@@ -14,6 +15,8 @@ export interface McpScope {
   /** Set for the project endpoint; the org endpoint spans the projects the caller can read. */
   projectId?: string;
   projectAdmin: boolean;
+  /** The caller's teams in the organization (project scope; per project on the org endpoint). */
+  teamIds?: readonly string[] | undefined;
   requestId?: string | undefined;
 }
 
@@ -32,15 +35,11 @@ export class McpToolCatalog {
   }
 
   /** Connector rows in scope, each with the prefix of its tool names. */
-  private async connectors(scope: McpScope): Promise<Array<{ row: ConnectorRow; prefix: string; admin: boolean }>> {
+  private async connectors(scope: McpScope): Promise<Array<{ row: ConnectorRow; prefix: string; viewer: ToolViewer }>> {
     if (scope.projectId) {
-      const rows = await this.ctx.db
-        .selectFrom("connectors")
-        .select(CONNECTOR_COLUMNS)
-        .where("project_id", "=", scope.projectId)
-        .orderBy("name")
-        .execute();
-      return rows.map((row) => ({ row, prefix: `${row.name}${SEP}`, admin: scope.projectAdmin }));
+      const rows = await this.runtime.index.projectRows(this.ctx.db, scope.projectId);
+      const viewer = { projectAdmin: scope.projectAdmin, teamIds: scope.teamIds };
+      return rows.map((row) => ({ row, prefix: `${row.name}${SEP}`, viewer }));
     }
     const rows = await this.ctx.db
       .selectFrom("connectors")
@@ -48,7 +47,7 @@ export class McpToolCatalog {
       .where("org_id", "=", scope.orgId)
       .orderBy("name")
       .execute();
-    const projects = new Map<string, { slug: string; admin: boolean } | null>();
+    const projects = new Map<string, { slug: string; viewer: ToolViewer } | null>();
     for (const projectId of new Set(rows.map((r) => r.project_id))) {
       const authz = await this.ctx.authorizer.check({
         principal: scope.principal,
@@ -60,14 +59,17 @@ export class McpToolCatalog {
         authz.decision === "allowed"
           ? {
               slug: await this.projectSlug(scope, projectId),
-              admin: authz.projectRole === "admin" || scope.projectAdmin,
+              viewer: {
+                projectAdmin: authz.projectRole === "admin" || scope.projectAdmin,
+                teamIds: authz.teamIds ?? [],
+              },
             }
           : null,
       );
     }
     return rows.flatMap((row) => {
       const project = projects.get(row.project_id);
-      return project ? [{ row, prefix: `${project.slug}${SEP}${row.name}${SEP}`, admin: project.admin }] : [];
+      return project ? [{ row, prefix: `${project.slug}${SEP}${row.name}${SEP}`, viewer: project.viewer }] : [];
     });
   }
 
@@ -97,18 +99,23 @@ export class McpToolCatalog {
       inputSchema: t.inputSchema as Tool["inputSchema"],
     }));
     const connectors = await this.connectors(scope);
-    const settings = await entrySettings(
-      this.ctx,
-      connectors.map((c) => c.row.id),
+    const settings = await this.runtime.index.entrySettings(
+      this.ctx.db,
+      connectors.map((c) => c.row),
     );
-    for (const { row, prefix, admin } of connectors) {
-      for (const t of visibleTools(row, (await this.runtime.tools(this.ctx.db, row)).tools, settings, admin)) {
-        tools.push({
-          name: `${prefix}${t.name}`,
-          description: t.description,
-          inputSchema: t.inputSchema as Tool["inputSchema"],
-        });
-      }
+    for (const { row, prefix, viewer } of connectors) {
+      const loaded = await this.runtime.tools(this.ctx.db, row);
+      // Built once per tool set, settings version, prefix and viewer class.
+      const listed = this.runtime.view(loaded, `mcp:${rowStamp(row)}:${prefix}:${viewerKey(viewer)}`, () =>
+        visibleTools(row, loaded.tools, settings, viewer).map(
+          (t): Tool => ({
+            name: `${prefix}${t.name}`,
+            description: t.description,
+            inputSchema: t.inputSchema as Tool["inputSchema"],
+          }),
+        ),
+      );
+      tools.push(...listed);
     }
     return tools;
   }
@@ -124,14 +131,14 @@ export class McpToolCatalog {
         return errorResult(error);
       }
     }
-    for (const { row, prefix, admin } of await this.connectors(scope)) {
+    for (const { row, prefix, viewer } of await this.connectors(scope)) {
       if (!name.startsWith(prefix)) continue;
       try {
         const result = await callTool(
           this.ctx,
           this.runtime,
           row,
-          { principal: scope.principal, projectAdmin: admin, requestId: scope.requestId },
+          { principal: scope.principal, ...viewer, requestId: scope.requestId },
           name.slice(prefix.length),
           args,
           "/arguments",

@@ -83,7 +83,14 @@ async function resolveScope(
   const requestId = c.get("requestId");
   if (projectId) {
     const authz = await authorize(c, ctx.authorizer, "connections:read", { projectId });
-    return { principal, orgId: authz.orgId ?? "", projectId, projectAdmin: isProjectAdmin(authz), requestId };
+    return {
+      principal,
+      orgId: authz.orgId ?? "",
+      projectId,
+      projectAdmin: isProjectAdmin(authz),
+      teamIds: authz.teamIds ?? [],
+      requestId,
+    };
   }
   let orgId = c.req.query("orgId") ?? principal.orgId;
   if (!orgId && clients.tenancy) {

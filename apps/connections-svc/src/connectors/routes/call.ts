@@ -1,19 +1,19 @@
 import { callConnectorToolRoute } from "@agentplane/contracts";
 import { ProblemError } from "@agentplane/problem-details";
 import { callTool, ToolCallDenied } from "../services/calls.ts";
-import { type ConnectorRouteDeps, connectorActor, isProjectAdmin } from "./helpers.ts";
+import { type ConnectorRouteDeps, connectorActor, toolViewer } from "./helpers.ts";
 
 export function registerCallConnectorTool(deps: ConnectorRouteDeps): void {
   deps.app.openapi(callConnectorToolRoute, async (c) => {
     const { serverId } = c.req.valid("param");
     const body = c.req.valid("json");
-    const { row, actor, authz } = await connectorActor(c, deps, "connectors:call", serverId);
+    const { row, actor, authz } = await connectorActor(c, deps, "connectors:call", serverId, { hot: true });
     try {
       const result = await callTool(
         deps.ctx,
         deps.runtime,
         row,
-        { principal: actor.principal, projectAdmin: isProjectAdmin(authz), requestId: actor.requestId },
+        { principal: actor.principal, ...toolViewer(authz), requestId: actor.requestId },
         body.name,
         body.arguments,
       );

@@ -8,7 +8,7 @@ export function registerAttachConnectorCredential(deps: ConnectorRouteDeps): voi
     const { credentialId } = c.req.valid("json");
     const { actor } = await projectActor(c, deps, "connections:manage", projectId);
     const row = await connectorInProject(deps.ctx, projectId, serverId);
-    return c.json(await setConnectorCredential(deps.ctx, actor, row, credentialId), 200);
+    return c.json(await setConnectorCredential(deps.ctx, deps.runtime, actor, row, credentialId), 200);
   });
 }
 
@@ -17,7 +17,7 @@ export function registerRemoveConnectorCredential(deps: ConnectorRouteDeps): voi
     const { projectId, serverId } = c.req.valid("param");
     const { actor } = await projectActor(c, deps, "connections:manage", projectId);
     const row = await connectorInProject(deps.ctx, projectId, serverId);
-    await setConnectorCredential(deps.ctx, actor, row, null);
+    await setConnectorCredential(deps.ctx, deps.runtime, actor, row, null);
     return c.body(null, 204);
   });
 }

@@ -6,6 +6,7 @@ import type { ConnectionsContext } from "../../context.ts";
 import type { Actor } from "../services/connectors.ts";
 import type { ConnectorRuntime } from "../services/runtime.ts";
 import { type ConnectorRow, getConnectorRow } from "../services/store.ts";
+import type { ToolViewer } from "../services/visibility.ts";
 
 export interface ConnectorRouteDeps {
   app: ServiceApp;
@@ -15,6 +16,11 @@ export interface ConnectorRouteDeps {
 
 export function isProjectAdmin(authz: AuthorizeResponse): boolean {
   return authz.projectRole === "admin" || authz.orgRole === "owner" || authz.orgRole === "admin";
+}
+
+/** The caller as a viewer of tools: admin, and its teams from tenancy's authorization answer. */
+export function toolViewer(authz: AuthorizeResponse): ToolViewer {
+  return { projectAdmin: isProjectAdmin(authz), teamIds: authz.teamIds ?? [] };
 }
 
 /** Authorizes against a project named in the path. */
@@ -31,16 +37,20 @@ export async function projectActor(
 
 /**
  * Loads the connector of a `/v1/mcp-servers/{id}` path and authorizes against its project: a
- * connector in a project the caller cannot see answers 404 like one that does not exist.
+ * connector in a project the caller cannot see answers 404 like one that does not exist. `hot`
+ * routes (tool calls and lists) take the row from the runtime's short-lived index.
  */
 export async function connectorActor(
   c: Context<ServiceEnv>,
   deps: ConnectorRouteDeps,
   permission: Permission,
   connectorId: string,
+  options: { hot?: boolean } = {},
 ): Promise<{ row: ConnectorRow; actor: Actor; authz: AuthorizeResponse }> {
   requirePrincipal(c);
-  const row = await getConnectorRow(deps.ctx.db, connectorId);
+  const row = options.hot
+    ? await deps.runtime.index.row(deps.ctx.db, connectorId)
+    : await getConnectorRow(deps.ctx.db, connectorId);
   const { actor, authz } = await projectActor(c, deps, permission, row.project_id).catch((error: unknown) => {
     if ((error as { status?: number }).status === 404) throw notFound("Connector", connectorId);
     throw error;

@@ -33,7 +33,7 @@ export function registerConnectorRoutes(
   ctx: ConnectionsContext,
   options: ConnectorOptions = {},
 ): ConnectorArea {
-  const runtime = new ConnectorRuntime(options);
+  const runtime = new ConnectorRuntime(ctx, options);
   const deps: ConnectorRouteDeps = { app, ctx, runtime };
   // Literal paths before parameterized ones (`…/mcp-servers/http` before `…/{serverId}`).
   for (const register of [

@@ -5,17 +5,15 @@ import type { ConnectionsContext } from "../../context.ts";
 import { FetchRefusedError } from "../fetch/index.ts";
 import { buildHttpRequest } from "../openapi/request.ts";
 import type { ConnectorTool } from "../openapi/tools.ts";
-import { connectionHeaders } from "./connectors.ts";
-import { decideToolCall, recordConnectorEvent } from "./platform.ts";
+import { credentialHeaders, decideToolCall } from "./platform.ts";
 import type { ConnectorRuntime, LoadedTools } from "./runtime.ts";
-import type { ConnectorRow } from "./store.ts";
-import { entrySettings, isVisibleTo } from "./visibility.ts";
+import { type ConnectorRow, fromJsonb } from "./store.ts";
+import { isVisibleTo, type ToolViewer } from "./visibility.ts";
 
 const MAX_TEXT = 1024 * 1024;
 
-export interface ToolCaller {
+export interface ToolCaller extends ToolViewer {
   principal: Principal;
-  projectAdmin: boolean;
   requestId?: string | undefined;
 }
 
@@ -37,12 +35,12 @@ export async function findCallableTool(
   runtime: ConnectorRuntime,
   row: ConnectorRow,
   name: string,
-  projectAdmin: boolean,
+  viewer: ToolViewer,
 ): Promise<{ tool: ConnectorTool; loaded: LoadedTools }> {
   const loaded = await runtime.tools(ctx.db, row);
   const tool = loaded.byName.get(name);
-  const settings = tool ? await entrySettings(ctx, [row.id]) : undefined;
-  if (!tool || !isVisibleTo(settings?.get(`${row.id}/${name}`), projectAdmin)) {
+  const settings = tool ? await runtime.index.entrySettings(ctx.db, [row]) : undefined;
+  if (!tool || !isVisibleTo(settings?.get(`${row.id}/${name}`), viewer)) {
     throw notFound(`Tool ${name} of connector`, row.id);
   }
   return { tool, loaded };
@@ -64,7 +62,7 @@ export async function callTool(
   pointerBase = "/body/arguments",
 ): Promise<CallToolResultBody> {
   const started = performance.now();
-  const { tool, loaded } = await findCallableTool(ctx, runtime, row, name, caller.projectAdmin);
+  const { tool, loaded } = await findCallableTool(ctx, runtime, row, name, caller);
   const validate = runtime.validator(loaded, tool);
   if (!validate(args)) {
     throw badRequest(
@@ -72,26 +70,25 @@ export async function callTool(
       toFieldErrors(validate.errors ?? [], pointerBase),
     );
   }
-  const decision = await decideToolCall(
-    ctx,
-    {
-      principal: caller.principal,
-      action: "tool:call",
-      resource: {
-        type: "Tool",
-        id: `${row.name}__${name}`,
-        orgId: row.org_id,
-        projectId: row.project_id,
-        kind: "connector",
-      },
-      context: { connectorId: row.id, tool: name },
+  const request = {
+    principal: caller.principal,
+    action: "tool:call" as const,
+    resource: {
+      type: "Tool" as const,
+      id: `${row.name}__${name}`,
+      orgId: row.org_id,
+      projectId: row.project_id,
+      kind: "connector",
     },
-    caller.requestId,
+    context: { connectorId: row.id, tool: name },
+  };
+  const decision = await runtime.index.decision(JSON.stringify([request.principal, request.resource.id, row.id]), () =>
+    decideToolCall(ctx, request, caller.requestId),
   );
   const deny = decision.decision === "deny" && decision.enforced;
   const reason = decision.reasons.find((r) => r.mode === "enforce") ?? decision.reasons[0];
-  const audit = async (outcome: "success" | "denied" | "error", extra: Record<string, unknown>) => {
-    await recordConnectorEvent(ctx, ctx.db, caller.principal, {
+  const audit = (outcome: "success" | "denied" | "error", extra: Record<string, unknown>) => {
+    runtime.audit.record(caller.principal, {
       action: "callConnectorTool",
       orgId: row.org_id,
       projectId: row.project_id,
@@ -107,10 +104,9 @@ export async function callTool(
       },
       requestId: caller.requestId,
     });
-    // The relay's own polling publishes call records: a flush per call would cost more than the call.
   };
   if (deny) {
-    await audit("denied", {});
+    audit("denied", {});
     throw new ToolCallDenied(name, reason?.ruleId, reason?.policyId);
   }
   try {
@@ -118,13 +114,13 @@ export async function callTool(
       row.kind === "mcp"
         ? await callRemoteTool(ctx, runtime, row, name, args)
         : await callHttpTool(ctx, runtime, row, tool, args);
-    await audit(result.isError ? "error" : "success", {
+    audit(result.isError ? "error" : "success", {
       ...(result.status ? { status: result.status } : {}),
       isError: !!result.isError,
     });
     return result.body;
   } catch (error) {
-    await audit("error", { error: error instanceof FetchRefusedError ? error.reason : "failed" });
+    audit("error", { error: error instanceof FetchRefusedError ? error.reason : "failed" });
     if (error instanceof FetchRefusedError) throw error.toProblem(`Connector ${row.name}`);
     throw error;
   }
@@ -137,7 +133,7 @@ async function callRemoteTool(
   name: string,
   args: Record<string, unknown>,
 ): Promise<{ body: CallToolResultBody; isError?: boolean; status?: number }> {
-  const headers = await connectionHeaders(ctx, row);
+  const headers = await callHeaders(ctx, runtime, row);
   const key = `${row.id}:${row.updated_at instanceof Date ? row.updated_at.getTime() : String(row.updated_at)}`;
   const result = await runtime.pool.callTool(key, { url: row.url ?? "", headers }, name, args);
   const body: CallToolResultBody = {
@@ -157,7 +153,7 @@ async function callHttpTool(
 ): Promise<{ body: CallToolResultBody; isError?: boolean; status: number }> {
   const request = buildHttpRequest(tool, args, row.base_url ?? "");
   // The credential goes on last, so a parameter can never replace it.
-  const headers = { ...request.headers, ...(await connectionHeaders(ctx, row)) };
+  const headers = { ...request.headers, ...(await callHeaders(ctx, runtime, row)) };
   const response = await runtime.fetcher.fetchBody(
     request.url,
     { method: request.method, headers, ...(request.body !== undefined ? { body: request.body } : {}) },
@@ -181,6 +177,25 @@ async function callHttpTool(
     ...(isError ? { isError: true } : {}),
   };
   return { body, status: response.status, ...(isError ? { isError: true } : {}) };
+}
+
+/** Static headers plus the credential's header, resolved through governance at most every few seconds. */
+async function callHeaders(
+  ctx: ConnectionsContext,
+  runtime: ConnectorRuntime,
+  row: ConnectorRow,
+): Promise<Record<string, string>> {
+  const headers = { ...(fromJsonb<Record<string, string>>(row.headers) ?? {}) };
+  const credentialId = row.credential_id;
+  if (credentialId) {
+    Object.assign(
+      headers,
+      await runtime.index.credentialHeaders(row.project_id, credentialId, () =>
+        credentialHeaders(ctx, credentialId, row.project_id),
+      ),
+    );
+  }
+  return headers;
 }
 
 function toFieldErrors(errors: ErrorObject[], base: string) {

@@ -211,6 +211,7 @@ export async function updateConnector(
     });
     ctx.relaySoon();
     if (input.name) runtime.announce(row.project_id);
+    else runtime.invalidate(row.project_id);
     return toConnector(updated);
   } catch (error) {
     if (isUniqueViolation(error)) throw conflict(`A connector named ${input.name} already exists in this project`);
@@ -241,6 +242,7 @@ export async function deleteConnector(
 
 export async function setConnectorCredential(
   ctx: ConnectionsContext,
+  runtime: ConnectorRuntime,
   actor: Actor,
   row: ConnectorRow,
   credentialId: string | null,
@@ -273,6 +275,7 @@ export async function setConnectorCredential(
     return next;
   });
   ctx.relaySoon();
+  runtime.invalidate(row.project_id);
   return toConnector(updated);
 }
 

@@ -2,10 +2,13 @@ import { EventEmitter } from "node:events";
 import { Ajv, type ValidateFunction } from "ajv";
 import type { Kysely } from "kysely";
 import { LRUCache } from "lru-cache";
+import type { ConnectionsContext } from "../../context.ts";
 import type { ConnectionsDb } from "../../db/schema/index.ts";
 import { AddressPolicy, SafeFetcher, type SafeFetcherOptions } from "../fetch/index.ts";
 import { RemoteClientPool } from "../mcp-client/remote.ts";
 import type { ConnectorTool } from "../openapi/tools.ts";
+import { CallAuditWriter } from "./call-audit.ts";
+import { ConnectorIndex } from "./hot-index.ts";
 import { type ConnectorRow, fromJsonb } from "./store.ts";
 
 export interface ConnectorOptions {
@@ -21,6 +24,8 @@ export interface LoadedTools {
   tools: ConnectorTool[];
   byName: Map<string, ConnectorTool>;
   validators: Map<string, ValidateFunction>;
+  /** Serialized views of this tool set (a REST list body, an MCP list), by settings version and viewer. */
+  views: LRUCache<string, object>;
 }
 
 /**
@@ -33,10 +38,15 @@ export class ConnectorRuntime {
   readonly pool: RemoteClientPool;
   /** Emits `changed` with a project id after a promotion, visibility change, create or delete. */
   readonly changes = new EventEmitter();
+  /** Connector rows, entry settings and credentials the hot paths read, kept briefly. */
+  readonly index = new ConnectorIndex();
+  /** Tool call audit records, written in batches behind the responses. */
+  readonly audit: CallAuditWriter;
   private readonly ajv = new Ajv({ strict: false, validateFormats: false, allErrors: true });
   private readonly toolSets = new LRUCache<string, LoadedTools>({ max: 500 });
 
-  constructor(options: ConnectorOptions = {}) {
+  constructor(ctx: ConnectionsContext, options: ConnectorOptions = {}) {
+    this.audit = new CallAuditWriter(ctx);
     this.fetcher = new SafeFetcher({ ...options.fetcher, policy: new AddressPolicy(options.allowedHosts ?? []) });
     this.pool = new RemoteClientPool(this.fetcher);
     this.changes.setMaxListeners(0);
@@ -53,10 +63,25 @@ export class ConnectorRuntime {
       .where("id", "=", row.id)
       .executeTakeFirst();
     const tools = stored ? (fromJsonb<ConnectorTool[]>(stored.tools) ?? []) : [];
-    const loaded: LoadedTools = { tools, byName: new Map(tools.map((t) => [t.name, t])), validators: new Map() };
+    const loaded: LoadedTools = {
+      tools,
+      byName: new Map(tools.map((t) => [t.name, t])),
+      validators: new Map(),
+      views: new LRUCache<string, object>({ max: 32 }),
+    };
     // Cached under the hash actually read, so a promotion in between is never cached as the old version.
     if (stored) this.toolSets.set(`${row.id}:${stored.tools_hash}`, loaded);
     return loaded;
+  }
+
+  /** A derived view of the tool set, built once per key (settings version and viewer). */
+  view<T extends object>(loaded: LoadedTools, key: string, build: () => T): T {
+    let value = loaded.views.get(key) as T | undefined;
+    if (!value) {
+      value = build();
+      loaded.views.set(key, value);
+    }
+    return value;
   }
 
   validator(loaded: LoadedTools, tool: ConnectorTool): ValidateFunction {
@@ -73,11 +98,19 @@ export class ConnectorRuntime {
     return validate;
   }
 
+  /** A project's connectors changed on this replica: forget what was read of them. */
+  invalidate(projectId: string): void {
+    this.index.invalidate(projectId);
+  }
+
+  /** Invalidates, and tells the MCP endpoints' open streams that the project's tool lists changed. */
   announce(projectId: string): void {
+    this.invalidate(projectId);
     this.changes.emit("changed", projectId);
   }
 
   async close(): Promise<void> {
+    await this.audit.close();
     await this.pool.close();
     await this.fetcher.close();
   }

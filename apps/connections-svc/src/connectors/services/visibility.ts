@@ -10,44 +10,36 @@ export interface EntrySetting {
   teams?: string[];
 }
 
-export async function entrySettings(
-  ctx: ConnectionsContext,
-  connectorIds: string[],
-): Promise<Map<string, EntrySetting>> {
-  const settings = new Map<string, EntrySetting>();
-  if (!connectorIds.length) return settings;
-  const rows = await ctx.db
-    .selectFrom("connector_entries")
-    .select(["connector_id", "entry_name", "visibility", "teams"])
-    .where("connector_id", "in", connectorIds)
-    .execute();
-  for (const r of rows) {
-    settings.set(`${r.connector_id}/${r.entry_name}`, {
-      visibility: r.visibility,
-      ...(r.teams?.length ? { teams: r.teams } : {}),
-    });
-  }
-  return settings;
+/** Who is looking at a connector's tools: project admins see every visible tool, others per team. */
+export interface ToolViewer {
+  projectAdmin: boolean;
+  /** The caller's teams in the organization (tenancy's authorization answer). */
+  teamIds?: readonly string[] | undefined;
+}
+
+/** A key of what a viewer may see, for views cached per viewer class. */
+export function viewerKey(viewer: ToolViewer): string {
+  return viewer.projectAdmin ? "admin" : `teams:${[...(viewer.teamIds ?? [])].sort().join(",")}`;
 }
 
 /**
  * Whether the caller may see and call the tool. Hidden tools are absent for everyone; a tool limited
- * to teams is shown to project admins only, since team membership is not part of the authorization
- * answer this service receives.
+ * to teams is shown to members of one of those teams and to project admins (who manage it).
  */
-export function isVisibleTo(setting: EntrySetting | undefined, projectAdmin: boolean): boolean {
+export function isVisibleTo(setting: EntrySetting | undefined, viewer: ToolViewer): boolean {
   if (!setting) return true;
   if (setting.visibility === "hidden") return false;
-  return !setting.teams?.length || projectAdmin;
+  if (!setting.teams?.length || viewer.projectAdmin) return true;
+  return setting.teams.some((team) => viewer.teamIds?.includes(team));
 }
 
 export function visibleTools(
   row: ConnectorRow,
   tools: ConnectorTool[],
   settings: Map<string, EntrySetting>,
-  projectAdmin: boolean,
+  viewer: ToolViewer,
 ): ConnectorTool[] {
-  return tools.filter((t) => isVisibleTo(settings.get(`${row.id}/${t.name}`), projectAdmin));
+  return tools.filter((t) => isVisibleTo(settings.get(`${row.id}/${t.name}`), viewer));
 }
 
 export async function setEntryVisibility(
