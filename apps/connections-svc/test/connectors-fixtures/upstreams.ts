@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { type LocalServer, readBody, startLocalServer } from "@agentplane/testkit";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import { SSEServerTransport } from "@modelcontextprotocol/sdk/server/sse.js";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import { z } from "zod";
 import { generateLargeDescription } from "./large-description.ts";
@@ -82,35 +83,37 @@ export async function startApiUpstream(): Promise<ApiUpstream> {
   }) as ApiUpstream;
 }
 
+/** The two tools every upstream MCP server here offers; `calls` records each call by tool name. */
+function upstreamTools(calls: string[]): McpServer {
+  const mcp = new McpServer({ name: "upstream-tools", version: "1.0.0" });
+  mcp.registerTool(
+    "echo",
+    { description: "Echoes the text back", inputSchema: { text: z.string() } },
+    async ({ text }) => {
+      calls.push("echo");
+      return { content: [{ type: "text", text: `echo: ${text}` }] };
+    },
+  );
+  mcp.registerTool(
+    "add",
+    { description: "Adds two numbers", inputSchema: { a: z.number(), b: z.number() } },
+    async ({ a, b }) => {
+      calls.push("add");
+      return { content: [{ type: "text", text: String(a + b) }] };
+    },
+  );
+  return mcp;
+}
+
 /** A remote MCP server built with the SDK (stateless Streamable HTTP) with two tools. */
 export async function startMcpUpstream(): Promise<LocalServer & { calls: string[] }> {
   const calls: string[] = [];
-  const build = () => {
-    const mcp = new McpServer({ name: "upstream-tools", version: "1.0.0" });
-    mcp.registerTool(
-      "echo",
-      { description: "Echoes the text back", inputSchema: { text: z.string() } },
-      async ({ text }) => {
-        calls.push("echo");
-        return { content: [{ type: "text", text: `echo: ${text}` }] };
-      },
-    );
-    mcp.registerTool(
-      "add",
-      { description: "Adds two numbers", inputSchema: { a: z.number(), b: z.number() } },
-      async ({ a, b }) => {
-        calls.push("add");
-        return { content: [{ type: "text", text: String(a + b) }] };
-      },
-    );
-    return mcp;
-  };
   const server = await startLocalServer(async (req, res) => {
     if (req.method !== "POST") {
       res.writeHead(405).end();
       return;
     }
-    const mcp = build();
+    const mcp = upstreamTools(calls);
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
     res.on("close", () => {
       void transport.close();
@@ -120,4 +123,48 @@ export async function startMcpUpstream(): Promise<LocalServer & { calls: string[
     await transport.handleRequest(req, res, JSON.parse(await readBody(req)));
   });
   return Object.assign(server, { calls });
+}
+
+/**
+ * A remote MCP server of the older HTTP+SSE transport only (the SDK's `SSEServerTransport`):
+ * `GET /sse` opens the event stream that names the message endpoint, `POST /messages?sessionId=`
+ * carries requests. A Streamable HTTP POST to `/sse` gets a 405, as from servers of that era.
+ * `streams` counts event streams opened, `rejectedPosts` the Streamable HTTP attempts refused.
+ */
+export async function startSseMcpUpstream(): Promise<
+  LocalServer & { calls: string[]; streams: number; rejectedPosts: number }
+> {
+  const calls: string[] = [];
+  const state = { streams: 0, rejectedPosts: 0 };
+  const sessions = new Map<string, SSEServerTransport>();
+  const server = await startLocalServer(async (req, res) => {
+    const url = new URL(req.url ?? "/", "http://x");
+    if (req.method === "GET" && url.pathname === "/sse") {
+      state.streams++;
+      const transport = new SSEServerTransport("/messages", res);
+      sessions.set(transport.sessionId, transport);
+      const mcp = upstreamTools(calls);
+      res.on("close", () => {
+        sessions.delete(transport.sessionId);
+        void mcp.close();
+      });
+      await mcp.connect(transport);
+      return;
+    }
+    if (req.method === "POST" && url.pathname === "/messages") {
+      const transport = sessions.get(url.searchParams.get("sessionId") ?? "");
+      if (!transport) {
+        res.writeHead(404).end();
+        return;
+      }
+      await transport.handlePostMessage(req, res);
+      return;
+    }
+    if (req.method === "POST") state.rejectedPosts++;
+    res.writeHead(405).end();
+  });
+  return Object.defineProperties(Object.assign(server, { calls }), {
+    streams: { get: () => state.streams },
+    rejectedPosts: { get: () => state.rejectedPosts },
+  }) as LocalServer & { calls: string[]; streams: number; rejectedPosts: number };
 }
