@@ -1,6 +1,12 @@
 import { randomUUID } from "node:crypto";
 import type { IncomingMessage } from "node:http";
-import { buildOpenApiDocument, type Principal, REQUEST_ID_HEADER, type ServiceName } from "@agentplane/contracts";
+import {
+  buildOpenApiDocument,
+  type Principal,
+  REQUEST_ID_HEADER,
+  RESOURCE_ORG_HEADER,
+  type ServiceName,
+} from "@agentplane/contracts";
 import type { Bus } from "@agentplane/events";
 import { PROBLEM_CONTENT_TYPE, ProblemError, problemResponse } from "@agentplane/problem-details";
 import {
@@ -68,13 +74,16 @@ function clientIp(env: { incoming?: IncomingMessage } | undefined): string | und
 }
 
 function withHeaders(response: Response, headers: Record<string, string>): Response {
-  // Responses from in-process apps may have immutable headers; copy when needed.
+  // Responses from in-process apps may have immutable headers; copy when needed. The organization
+  // a service named for the audit record stays inside.
   try {
     for (const [k, v] of Object.entries(headers)) response.headers.set(k, v);
+    response.headers.delete(RESOURCE_ORG_HEADER);
     return response;
   } catch {
     const copy = new Response(response.body, response);
     for (const [k, v] of Object.entries(headers)) copy.headers.set(k, v);
+    copy.headers.delete(RESOURCE_ORG_HEADER);
     return copy;
   }
 }

@@ -3,6 +3,7 @@ import {
   type AuditRecorded,
   auditPrincipal,
   type Principal,
+  RESOURCE_ORG_HEADER,
   type ResolveOrgResponse,
   TENANCY_INTERNAL,
 } from "@agentplane/contracts";
@@ -88,14 +89,16 @@ export class OrgResolver {
  * request: the organization is resolved (when the path and the principal do not name it) and the
  * event published after the answer, and while the bus is unavailable events wait in the shared
  * bounded in-memory buffer and are retried (the gateway has no database of its own for an outbox).
- * A record whose organization cannot be known (an unknown token's 401, a resource of another
- * service named by a user) stays without one: it belongs to the installation's trail.
+ * A record whose organization cannot be known (an unknown token's 401, an id no service found)
+ * stays without one: it belongs to the installation's trail.
  */
 export class RequestAuditor {
   private readonly publisher: BufferedPublisher;
   private readonly resolver: OrgResolver | undefined;
   private readonly logger: Logger | undefined;
   private readonly resolving = new Set<Promise<void>>();
+  /** The organization services named for ids of paths and of created resources (ids never move). */
+  private readonly knownOrgs = new LRUCache<string, string>({ max: 100_000 });
 
   constructor(bus: Bus, options: { logger?: Logger; maxBuffer?: number; tenancy?: ServiceClient } = {}) {
     this.publisher = new BufferedPublisher(bus, {
@@ -109,7 +112,12 @@ export class RequestAuditor {
   record(audit: RequestAudit): void {
     const { principal } = audit;
     const outcome = audit.status === 401 || audit.status === 403 ? "denied" : audit.status >= 400 ? "error" : "success";
-    const orgId = audit.params.orgId ?? principal?.orgId;
+    // The path's organization, else the one the service named for the resource it acted on, else
+    // the one a service named earlier for an id of the path (a request refused before the service
+    // looked at its resource, such as a bad body, names none).
+    const named = audit.response?.headers.get(RESOURCE_ORG_HEADER) ?? undefined;
+    if (named) this.learn(audit.params, named);
+    const orgId = audit.params.orgId ?? named ?? principal?.orgId ?? this.learned(audit.params);
     const projectId = audit.params.projectId ?? principal?.projectId;
     const event: AuditRecorded = {
       id: crypto.randomUUID(),
@@ -129,20 +137,52 @@ export class RequestAuditor {
       path: audit.path,
       time: new Date().toISOString(),
     };
+    const created = audit.status === 201 && audit.response ? audit.response.clone() : undefined;
     if (orgId) {
       this.publish(event);
+      // The id of what was created belongs to that organization from now on.
+      if (created) this.track(this.learnCreated(created, orgId));
       return;
     }
-    const created = audit.status === 201 && audit.response ? audit.response.clone() : undefined;
     const scoped = RESOLVABLE.map((name) => audit.params[name]).find((id) => id !== undefined);
     if (!created && (!scoped || !this.resolver)) {
       this.publish(event);
       return;
     }
-    const task = this.resolveOrg(created, scoped)
-      .then((resolved) => this.publish(resolved ? { ...event, orgId: resolved } : event))
-      .finally(() => this.resolving.delete(task));
+    this.track(
+      this.resolveOrg(created, scoped).then((resolved) =>
+        this.publish(resolved ? { ...event, orgId: resolved } : event),
+      ),
+    );
+  }
+
+  private track(work: Promise<void>): void {
+    const task = work.finally(() => this.resolving.delete(task));
     this.resolving.add(task);
+  }
+
+  /** Path ids a resource keeps for life (not a user's id: a user belongs to several organizations). */
+  private static ids(params: Record<string, string>): string[] {
+    return Object.entries(params)
+      .filter(([name]) => (name === "id" || name.endsWith("Id")) && name !== "orgId" && name !== "userId")
+      .map(([, value]) => value);
+  }
+
+  private learn(params: Record<string, string>, orgId: string): void {
+    for (const id of RequestAuditor.ids(params)) this.knownOrgs.set(id, orgId);
+  }
+
+  private learned(params: Record<string, string>): string | undefined {
+    for (const id of RequestAuditor.ids(params)) {
+      const orgId = this.knownOrgs.get(id);
+      if (orgId) return orgId;
+    }
+    return undefined;
+  }
+
+  private async learnCreated(created: Response, orgId: string): Promise<void> {
+    const body = (await created.json().catch(() => undefined)) as { id?: unknown } | undefined;
+    if (typeof body?.id === "string" && !body.id.startsWith("org_")) this.knownOrgs.set(body.id, orgId);
   }
 
   private async resolveOrg(created: Response | undefined, scoped: string | undefined): Promise<string | undefined> {

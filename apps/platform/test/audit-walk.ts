@@ -49,12 +49,75 @@ async function send(
   return { status: res.status, requestId: res.headers.get("x-request-id") ?? "", json };
 }
 
+/** An OpenAPI document small enough to be an HTTP connector's spec without a server behind it. */
+const WALK_SPEC = {
+  openapi: "3.0.3",
+  info: { title: "walk", version: "1" },
+  paths: { "/ping": { get: { operationId: "ping", responses: { "200": { description: "pong" } } } } },
+};
+
+/**
+ * Resources the walk creates in its project before walking, so that routes naming them by an id of
+ * their own (`/v1/clusters/{clusterId}`, `/v1/sandbox-tokens/{id}`…) act on something of the walk's
+ * organization. Each names the path parameters its id fills; a seed whose service is not deployed
+ * is left out (its parameters then get a dummy id).
+ */
+const SEEDS: {
+  service: ServiceName;
+  params: string[];
+  path: string;
+  body: (known: Record<string, string>) => Record<string, unknown>;
+}[] = [
+  {
+    service: "sandbox",
+    params: ["sandboxId"],
+    path: "/v1/projects/{projectId}/sandboxes",
+    body: () => ({ name: "walk" }),
+  },
+  {
+    service: "sandbox",
+    params: ["id"],
+    path: "/v1/projects/{projectId}/sandbox-tokens",
+    body: (k) => ({ sandboxId: k.sandboxId, name: "walk" }),
+  },
+  {
+    service: "connections",
+    params: ["clusterId"],
+    path: "/v1/projects/{projectId}/clusters",
+    body: () => ({ name: "walk" }),
+  },
+  {
+    service: "governance",
+    params: ["credentialId"],
+    path: "/v1/projects/{projectId}/credentials",
+    body: () => ({
+      name: "walk-aws",
+      kind: "aws-keys",
+      accessKeyId: "AKIAWALKWALKWALK",
+      secretAccessKey: "walk-secret",
+    }),
+  },
+  {
+    service: "connections",
+    params: ["connectionId"],
+    path: "/v1/projects/{projectId}/aws-connections",
+    body: (k) => ({ name: "walk", credentialId: k.credentialId, defaultRegion: "eu-west-1" }),
+  },
+  {
+    service: "connections",
+    params: ["serverId", "connectorId"],
+    path: "/v1/projects/{projectId}/mcp-servers/http",
+    body: () => ({ name: "walk", spec: WALK_SPEC, baseUrl: "http://127.0.0.1:9" }),
+  },
+];
+
 /**
  * Calls every contract route (WebSocket upgrades aside) three times: without a token, with a
  * viewer-role API token and with the owner's token. Path parameters are ids created for the walk
- * where the route names an organization, project or API token, a dummy id otherwise; bodies are
- * `{}`. Routes of services not deployed are left out. A route added to the contracts later is
- * walked without a change here.
+ * (its organization, project, API token and the seeded resources above), a dummy id otherwise;
+ * bodies are `{}`. Routes of services not deployed are left out. A route added to the contracts
+ * later is walked without a change here, and its records must name the walk's organization
+ * whenever its path names one of the walk's ids.
  */
 export async function walkEveryRoute(
   baseUrl: string,
@@ -85,13 +148,22 @@ export async function walkEveryRoute(
   expect(viewer.status).toBe(201);
   record("setup", "POST", `/v1/orgs/${orgId}/api-tokens`, viewer, orgId);
   const viewerToken = viewer.json.token as string;
-  const viewerTokenId = viewer.json.id as string;
 
-  const known: Record<string, string> = { orgId, projectId, tokenId: viewerTokenId, region: "us-east-1", path: "v1/x" };
+  /** Ids of the walk's organization, by the path parameter they fill. */
+  const owned: Record<string, string> = { orgId, projectId, tokenId: viewer.json.id as string };
+  for (const seed of SEEDS.filter((s) => deployed.has(s.service))) {
+    const path = seed.path.replace("{projectId}", projectId);
+    const created = await send(baseUrl, "POST", path, ownerToken, seed.body(owned));
+    expect(created.status, `${path}: ${JSON.stringify(created.json)}`).toBe(201);
+    record("setup", "POST", path, created, orgId);
+    for (const param of seed.params) owned[param] = created.json.id as string;
+  }
+  const known: Record<string, string> = { ...owned, region: "us-east-1", path: "v1/x" };
   const fill = (route: ContractRoute) =>
     route.path.replaceAll(/\{([^}]+)\}/g, (_, name: string) => known[name] ?? `${name.replace(/Id$/, "")}_walk0`);
-  // The org of a call's record is known when the path names the walk's org, project or token.
-  const orgOf = (route: ContractRoute) => (/\{(orgId|projectId|tokenId)\}/.test(route.path) ? orgId : undefined);
+  // A call naming one of the walk's ids belongs to the walk's organization.
+  const orgOf = (route: ContractRoute) =>
+    [...route.path.matchAll(/\{([^}]+)\}/g)].some(([, name]) => name! in owned) ? orgId : undefined;
   const routes = ALL_ROUTES.filter((r) => !r["x-websocket"] && deployed.has(r["x-service"]));
   // Deletions last, the organization's own last of all, so that the other calls find what they name.
   const ordered = [...routes].sort((a, b) => rank(a) - rank(b));
@@ -113,9 +185,17 @@ export async function walkEveryRoute(
   return calls;
 }
 
+/**
+ * Deletions after everything else: the deepest paths first (a cluster's proxy before the cluster),
+ * project-scoped ones after the resources with ids of their own (a sandbox token before its
+ * sandbox), then the project, then the organization.
+ */
 function rank(route: ContractRoute): number {
   if (route.method.toUpperCase() !== "DELETE") return 0;
-  return route.path === "/v1/orgs/{orgId}" ? 3 : route.path === "/v1/projects/{projectId}" ? 2 : 1;
+  if (route.path === "/v1/orgs/{orgId}") return 300;
+  if (route.path === "/v1/projects/{projectId}") return 200;
+  const depth = route.path.split("/").length;
+  return (route.path.startsWith("/v1/projects/") ? 150 : 100) - depth;
 }
 
 /** One request record per audited call, each naming the organization the call belongs to. */

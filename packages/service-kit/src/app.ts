@@ -7,6 +7,7 @@ import { bodyLimit } from "hono/body-limit";
 import { checkReadiness, healthResponse, type ReadinessChecks } from "./health.ts";
 import { IdentityVerifier, type InternalKeys } from "./identity.ts";
 import type { Logger } from "./logger.ts";
+import { withResourceOrg } from "./resource-org.ts";
 
 export const MAX_BODY_BYTES = 1024 * 1024;
 
@@ -46,7 +47,7 @@ export function createServiceApp(options: ServiceAppOptions): ServiceApp {
         throw new ProblemError("unauthenticated", { detail: "Invalid internal identity" });
       }
     }
-    await next();
+    await withResourceOrg(c, next);
     c.header(REQUEST_ID_HEADER, c.get("requestId"));
   });
   app.use(

@@ -11,6 +11,7 @@ import type { Context } from "hono";
 import { requirePrincipal, type ServiceEnv } from "./app.ts";
 import type { ServiceClient } from "./client.ts";
 import { servicePrincipal } from "./identity.ts";
+import { noteResourceOrg } from "./resource-org.ts";
 
 /** Answers authorization questions; tenancy answers them from its tables, others ask tenancy. */
 export interface Authorizer {
@@ -30,7 +31,7 @@ export async function authorize(
   scope: AuthzScope,
 ): Promise<AuthorizeResponse> {
   const principal = requirePrincipal(c);
-  const result = await authorizer.check({ principal, permission, ...scope });
+  const result = noteDecision(await authorizer.check({ principal, permission, ...scope }));
   if (result.decision === "not_found") {
     const what = "orgId" in scope ? `Organization ${scope.orgId}` : `Project ${scope.projectId}`;
     throw new ProblemError("not-found", { detail: `${what} was not found` });
@@ -60,7 +61,7 @@ export class RemoteAuthorizer implements Authorizer {
     const key = JSON.stringify([request.principal, request.permission, request.orgId, request.projectId]);
     const now = Date.now();
     const hit = this.cache.get(key);
-    if (hit && hit.expires > now) return hit.value;
+    if (hit && hit.expires > now) return hit.value.then(noteDecision);
     const value = this.client.request<AuthorizeResponse>("POST", TENANCY_INTERNAL.authorize, {
       principal: this.caller,
       body: request,
@@ -68,6 +69,12 @@ export class RemoteAuthorizer implements Authorizer {
     this.cache.set(key, { expires: now + this.ttlMs, value });
     value.catch(() => this.cache.delete(key));
     if (this.cache.size > 10_000) this.cache.clear();
-    return value;
+    return value.then(noteDecision);
   }
+}
+
+/** The organization a decision resolved is the one the request acts in (see `noteResourceOrg`). */
+export function noteDecision(result: AuthorizeResponse): AuthorizeResponse {
+  if (result.decision !== "not_found") noteResourceOrg(result.orgId);
+  return result;
 }

@@ -8,7 +8,13 @@ export {
   type ServiceEnv,
   type ServiceVariables,
 } from "./app.ts";
-export { type Authorizer, type AuthzScope, authorize, RemoteAuthorizer } from "./authorize.ts";
+export {
+  type Authorizer,
+  type AuthzScope,
+  authorize,
+  noteDecision,
+  RemoteAuthorizer,
+} from "./authorize.ts";
 export {
   BUFFERED_RESPONSE_BYTES,
   type HttpServiceFetch,
@@ -43,5 +49,6 @@ export {
 export type { ServiceInstance, UpgradeHandler } from "./instance.ts";
 export { createLogger, type Logger, silentLogger } from "./logger.ts";
 export { installProcessGuard, type ProcessFaults, processFaults } from "./process-guard.ts";
+export { noteResourceOrg, withResourceOrg } from "./resource-org.ts";
 export { onShutdown, type RunningServer, serveFetch } from "./serve.ts";
 export { guardSocket, HOP_BY_HOP_HEADERS, rejectUpgrade, spliceUpgrade } from "./upgrade.ts";

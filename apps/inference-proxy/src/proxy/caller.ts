@@ -1,6 +1,6 @@
 import type { AuthorizeResponse, Principal } from "@agentplane/contracts";
 import { ProblemError } from "@agentplane/problem-details";
-import type { Authorizer, ServiceClient } from "@agentplane/service-kit";
+import { type Authorizer, noteResourceOrg, type ServiceClient } from "@agentplane/service-kit";
 import { LRUCache } from "lru-cache";
 
 export interface CallerScope {
@@ -42,7 +42,10 @@ export class CallerResolver {
     }
     const key = `${JSON.stringify(principal)}\u0000${projectId}`;
     const hit = this.allowed.get(key);
-    if (hit) return hit;
+    if (hit) {
+      noteResourceOrg(hit.orgId);
+      return hit;
+    }
     const decision: AuthorizeResponse = await this.authorizer.check({ principal, permission: "llm:invoke", projectId });
     if (decision.decision === "not_found" || !decision.orgId) {
       throw new ProblemError("not-found", { detail: `Project ${projectId} was not found` });

@@ -26,3 +26,5 @@ export type Principal = z.infer<typeof PrincipalSchema>;
 
 export const INTERNAL_IDENTITY_HEADER = "x-agentplane-identity";
 export const REQUEST_ID_HEADER = "x-request-id";
+/** A service's answer names the organization of the resource it acted on (read and removed by the gateway). */
+export const RESOURCE_ORG_HEADER = "x-agentplane-resource-org";
