@@ -1,6 +1,7 @@
 // Authenticated GET /v1/auth/me through the gateway vs the tenancy app called directly, in both
 // modes, measured in one run. Run: npm run bench -- gateway  (or node bench/gateway.ts on Node 24)
 import { randomBytes } from "node:crypto";
+import { readFileSync } from "node:fs";
 import { ResolvedPrincipal, TENANCY_INTERNAL } from "@agentplane/contracts";
 import {
   generateInternalKeys,
@@ -34,20 +35,63 @@ interface Pair {
 /** Throughput at 10 connections (both saturate the 2 cores) and latency at 1 connection (no queueing). */
 type Target = [url: string, headers: Record<string, string>];
 
-async function measure(direct: Target, gateway: Target): Promise<[Pair, Pair]> {
+/** CPU time (user + system) a process has used so far, in ms, from /proc (Linux); undefined elsewhere. */
+function cpuMs(pid: number | undefined): number | undefined {
+  if (pid === undefined) return undefined;
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100; // utime, stime in 1/100 s ticks
+  } catch {
+    return undefined;
+  }
+}
+
+/** Processes whose CPU time per request is reported (the distributed mode). */
+interface Processes {
+  gateway: number | undefined;
+  tenancy: number | undefined;
+}
+
+/** CPU ms each process used for `run`, divided by the requests it made. */
+async function perRequestCpu<T extends LoadResult>(
+  pids: Processes | undefined,
+  requests: number,
+  run: () => Promise<T>,
+): Promise<T & { cpu?: { gateway: number; tenancy: number } }> {
+  const before = { gateway: cpuMs(pids?.gateway), tenancy: cpuMs(pids?.tenancy) };
+  const result = await run();
+  const after = { gateway: cpuMs(pids?.gateway), tenancy: cpuMs(pids?.tenancy) };
+  if (before.gateway === undefined || before.tenancy === undefined) return result;
+  return {
+    ...result,
+    cpu: {
+      gateway: ((after.gateway ?? 0) - before.gateway) / requests,
+      tenancy: ((after.tenancy ?? 0) - before.tenancy) / requests,
+    },
+  };
+}
+
+async function measure(direct: Target, gateway: Target, pids?: Processes): Promise<[Pair, Pair]> {
   const busy = { direct: await load(...direct), gateway: await load(...gateway) };
+  // One request at a time: 300 warm-up and 3,000 measured requests, the CPU of both counted.
   const idle = {
-    direct: await sequentialLatency(...direct),
-    gateway: await sequentialLatency(...gateway),
+    direct: await perRequestCpu(pids, 3300, () => sequentialLatency(...direct)),
+    gateway: await perRequestCpu(pids, 3300, () => sequentialLatency(...gateway)),
   };
   return [busy, idle];
 }
 
 function report(mode: string, [busy, idle]: [Pair, Pair]): string {
-  return [
+  const cpu = (r: LoadResult & { cpu?: { gateway: number; tenancy: number } }) =>
+    r.cpu ? `gateway ${fmt(r.cpu.gateway * 1000, 0)} µs + tenancy ${fmt(r.cpu.tenancy * 1000, 0)} µs` : "";
+  const lines = [
     section(`${mode}, 10 connections`, busy.direct, busy.gateway),
     section(`${mode}, 1 request at a time`, idle.direct, idle.gateway),
-  ].join("\n");
+  ];
+  if ("cpu" in idle.gateway) {
+    lines.push(`  CPU per request, 1 at a time: direct ${cpu(idle.direct)};  through the gateway ${cpu(idle.gateway)}`);
+  }
+  return lines.join("\n");
 }
 
 function section(mode: string, direct: LoadResult, gateway: LoadResult): string {
@@ -110,6 +154,7 @@ async function distributed(): Promise<string> {
     const pairs = await measure(
       [`${shared.TENANCY_URL}${PATH}`, { "x-agentplane-identity": identity }],
       [`http://127.0.0.1:${gatewayPort}${PATH}`, { authorization: `Bearer ${token}` }],
+      { gateway: gatewayProc.pid, tenancy: tenancy.pid },
     );
     return report("distributed (gateway and tenancy processes, Postgres, Redis, HTTP keep-alive)", pairs);
   } finally {

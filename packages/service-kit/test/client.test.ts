@@ -1,0 +1,136 @@
+import { once } from "node:events";
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import { afterAll, describe, expect, it } from "vitest";
+import { BUFFERED_RESPONSE_BYTES, httpFetch } from "../src/index.ts";
+
+type Handler = (req: IncomingMessage, res: ServerResponse) => void;
+let handler: Handler = (_req, res) => res.end();
+const server = createServer((req, res) => handler(req, res));
+server.listen(0, "127.0.0.1");
+await once(server, "listening");
+const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+afterAll(() => {
+  server.closeAllConnections();
+  server.close();
+});
+
+/** Resolves when `release` is called: lets a handler hold the rest of its body. */
+function gate(): { wait: Promise<void>; release(): void } {
+  let release = () => {};
+  const wait = new Promise<void>((r) => {
+    release = r;
+  });
+  return { wait, release };
+}
+
+describe("httpFetch", () => {
+  const client = httpFetch(base);
+
+  it("send: path and query, headers less the connection's own, the body streamed through", async () => {
+    let seen: { url?: string; headers?: IncomingMessage["headers"]; body?: string } = {};
+    handler = async (req, res) => {
+      let body = "";
+      for await (const chunk of req) body += chunk;
+      seen = { url: req.url ?? "", headers: req.headers, body };
+      res.end("ok");
+    };
+    const res = await client.send({
+      method: "POST",
+      path: "/v1/things?q=a%20b&x=1",
+      headers: { host: "gateway.example", "x-request-id": "r1", "content-type": "text/plain" },
+      body: new Blob(["hello ", "world"]).stream(),
+    });
+    expect(res.status).toBe(200);
+    expect(await res.text()).toBe("ok");
+    expect(seen.url).toBe("/v1/things?q=a%20b&x=1");
+    expect(seen.body).toBe("hello world");
+    expect(seen.headers?.["x-request-id"]).toBe("r1");
+    // Host is the service's own, not the caller's.
+    expect(seen.headers?.host).toBe(new URL(base).host);
+  });
+
+  it("a small response of declared length arrives whole, with every header value kept", async () => {
+    handler = (_req, res) => {
+      res.setHeader("set-cookie", ["a=1", "b=2"]);
+      res.setHeader("content-type", "application/json");
+      res.statusCode = 201;
+      res.end(JSON.stringify({ id: "x" }));
+    };
+    const res = await client(new Request(`${base}/small`));
+    expect(res.status).toBe(201);
+    expect(res.headers.getSetCookie()).toEqual(["a=1", "b=2"]);
+    expect(await res.json()).toEqual({ id: "x" });
+  });
+
+  it("a small response is read whole before it is handed on (one write for headers and body)", async () => {
+    const rest = gate();
+    handler = async (_req, res) => {
+      res.writeHead(200, { "content-length": "10" });
+      res.write("hello");
+      await rest.wait;
+      res.end("world");
+    };
+    let settled = false;
+    const pending = client(new Request(`${base}/held`)).then((r) => {
+      settled = true;
+      return r;
+    });
+    await new Promise((r) => setTimeout(r, 200));
+    expect(settled).toBe(false);
+    rest.release();
+    expect(await (await pending).text()).toBe("helloworld");
+  });
+
+  it("a response of unknown length streams: its first chunk is readable before the rest is written", async () => {
+    const rest = gate();
+    handler = async (_req, res) => {
+      res.writeHead(200, { "content-type": "text/event-stream" });
+      res.write("data: one\n\n");
+      await rest.wait;
+      res.end("data: two\n\n");
+    };
+    const res = await client(new Request(`${base}/events`));
+    const reader = res.body!.getReader();
+    const first = await reader.read();
+    expect(new TextDecoder().decode(first.value)).toBe("data: one\n\n");
+    rest.release();
+    let tail = "";
+    for (let r = await reader.read(); !r.done; r = await reader.read()) tail += new TextDecoder().decode(r.value);
+    expect(tail).toBe("data: two\n\n");
+  });
+
+  it("a response declared larger than the buffered size streams too", async () => {
+    const rest = gate();
+    const size = BUFFERED_RESPONSE_BYTES + 1024;
+    handler = async (_req, res) => {
+      res.writeHead(200, { "content-length": String(size) });
+      res.write(Buffer.alloc(1024, "a"));
+      await rest.wait;
+      res.end(Buffer.alloc(size - 1024, "b"));
+    };
+    const res = await client(new Request(`${base}/large`));
+    const reader = res.body!.getReader();
+    const first = await reader.read();
+    expect(first.value?.[0]).toBe("a".charCodeAt(0));
+    rest.release();
+    let total = first.value!.byteLength;
+    for (let r = await reader.read(); !r.done; r = await reader.read()) total += r.value.byteLength;
+    expect(total).toBe(size);
+  });
+
+  it("204 and HEAD answers have no body", async () => {
+    handler = (req, res) => {
+      res.statusCode = req.url === "/empty" ? 204 : 200;
+      if (req.method === "HEAD") res.setHeader("content-length", "12");
+      res.end();
+    };
+    const empty = await client(new Request(`${base}/empty`, { method: "DELETE" }));
+    expect(empty.status).toBe(204);
+    expect(empty.body).toBeNull();
+    const head = await client(new Request(`${base}/doc`, { method: "HEAD" }));
+    expect(head.status).toBe(200);
+    expect(head.headers.get("content-length")).toBe("12");
+    expect(head.body).toBeNull();
+  });
+});
