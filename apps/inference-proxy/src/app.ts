@@ -20,6 +20,7 @@ import { hasProviderCredential, type InferenceConfig } from "./config.ts";
 import { INFERENCE_SCHEMA, migrations } from "./db/migrations.ts";
 import { CallerResolver } from "./proxy/caller.ts";
 import { createLlmProxy } from "./proxy/handler.ts";
+import { ProjectCredentials } from "./proxy/project-credentials.ts";
 import type { EstimatePrice } from "./proxy/request.ts";
 import { SpendGate } from "./proxy/spend.ts";
 import { isLlmPath } from "./proxy/target.ts";
@@ -80,11 +81,13 @@ export async function createInferenceService(deps: InferenceServiceDeps): Promis
     bus: () => deps.bus.ready(),
   };
   const app = createServiceApp({ name: "inference", keys: deps.keys, logger: deps.logger, checks });
-  registerListInferenceProviders({ app, callers, providers: deps.config.providers });
+  const credentials = new ProjectCredentials(deps.governance, deps.config.providers);
+  registerListInferenceProviders({ app, callers, credentials });
   const llm = createLlmProxy({
     config: deps.config,
     verifier: new IdentityVerifier(deps.keys, "inference"),
     callers,
+    credentials,
     spend: new SpendGate(deps.audit, deps.logger),
     governance: deps.governance,
     outbox,

@@ -8,6 +8,7 @@ import { registerListBindings } from "./bindings/list.ts";
 import { registerCredentialRoutes } from "./credentials/crud.ts";
 import { registerGetEffectivePolicy } from "./effective-policy/get.ts";
 import { registerDecide } from "./internal/decide.ts";
+import { registerFindCredentials } from "./internal/find-credentials.ts";
 import { registerResolveCredential } from "./internal/resolve-credential.ts";
 import { registerGetCedarSchema } from "./policies/cedar-schema.ts";
 import { registerCreatePolicy } from "./policies/create.ts";
@@ -38,6 +39,7 @@ export function registerRoutes(app: ServiceApp, ctx: GovernanceContext): void {
     registerGetEffectivePolicy,
     registerDecide,
     registerResolveCredential,
+    registerFindCredentials,
   ]) {
     register(deps);
   }

@@ -5,6 +5,7 @@ import { HOP_BY_HOP_HEADERS, type IdentityVerifier, type Logger, type ServiceCli
 import { type Dispatcher, request as undiciRequest } from "undici";
 import type { InferenceConfig } from "../config.ts";
 import type { CallerResolver } from "./caller.ts";
+import type { ProjectCredentials } from "./project-credentials.ts";
 import { analyzeRequest, type EstimatePrice, estimateMicroUsd } from "./request.ts";
 import { signSigV4 } from "./sigv4.ts";
 import { decideLlmInvoke, type SpendGate } from "./spend.ts";
@@ -15,6 +16,8 @@ export interface ProxyDeps {
   config: InferenceConfig;
   verifier: IdentityVerifier;
   callers: CallerResolver;
+  /** The installation's providers with the project's own credentials over them. */
+  credentials: ProjectCredentials;
   spend: SpendGate;
   governance?: ServiceClient | undefined;
   outbox: Pick<Outbox, "publish">;
@@ -79,7 +82,8 @@ export function createLlmProxy(deps: ProxyDeps): (request: Request) => Promise<R
     const length = Number(request.headers.get("content-length") ?? "0");
     if (length > cap) throw tooLarge(cap);
     const scope = await deps.callers.resolve(principal, target.projectId, requestId);
-    const upstream = resolveUpstream(target, url.search, deps.config.providers);
+    const providers = await deps.credentials.forProject(scope.projectId, requestId);
+    const upstream = resolveUpstream(target, url.search, providers.settings);
     const method = request.method.toUpperCase();
     const raw = method === "GET" || method === "HEAD" ? undefined : await readCapped(request.body, cap);
     const analyzed = analyzeRequest(upstream, target.tail, raw);

@@ -11,6 +11,8 @@ export const GOVERNANCE_INTERNAL = {
   decide: "/internal/governance/decisions",
   /** POST ResolveCredentialRequest → ResolveCredentialResponse (plaintext secret fields). */
   resolveCredential: "/internal/governance/credentials/resolve",
+  /** POST FindCredentialsRequest → FindCredentialsResponse: a project's credential of each kind asked (no secrets). */
+  findCredentials: "/internal/governance/credentials/find",
   /** GET → `{decisions: {allow, deny, dryrunDeny}, credentialResolutions}` since this replica started. */
   metrics: "/internal/governance/metrics",
 } as const;
@@ -163,3 +165,28 @@ export const ResolveCredentialResponse = z.object({
   expiresAt: z.string().optional(),
 });
 export type ResolveCredentialResponse = z.infer<typeof ResolveCredentialResponse>;
+
+export const FindCredentialsRequest = z.object({
+  projectId: z.string().min(1).max(64),
+  /** The kinds wanted, e.g. the inference proxy's `cloud-a-bearer`, `cloud-a-keys`, `cloud-b-key`. */
+  kinds: z.array(z.enum(CREDENTIAL_KINDS)).min(1).max(CREDENTIAL_KINDS.length),
+});
+export type FindCredentialsRequest = z.infer<typeof FindCredentialsRequest>;
+
+export const FoundCredential = z.object({
+  id: z.string(),
+  kind: z.enum(CREDENTIAL_KINDS),
+  name: z.string(),
+  secretVersion: z.number().int(),
+  updatedAt: z.string(),
+});
+export type FoundCredential = z.infer<typeof FoundCredential>;
+
+export const FindCredentialsResponse = z.object({
+  /**
+   * At most one credential per kind asked: the project's oldest of that kind (a stable choice
+   * while newer ones are added); kinds the project has none of are absent. Never secrets.
+   */
+  items: z.array(FoundCredential),
+});
+export type FindCredentialsResponse = z.infer<typeof FindCredentialsResponse>;

@@ -1,0 +1,38 @@
+import { FindCredentialsRequest, type FindCredentialsResponse, GOVERNANCE_INTERNAL } from "@agentplane/contracts";
+import type { RouteDeps } from "../scope.ts";
+import { parseJson, requireService } from "./service-only.ts";
+
+/**
+ * A project's credential of each kind asked, without secrets (service identities only): how the
+ * inference proxy learns that a project's own provider credential overrides the installation's.
+ * The oldest of a kind wins, so adding another one never silently switches the project's account.
+ */
+export function registerFindCredentials({ app, ctx }: RouteDeps): void {
+  app.post(GOVERNANCE_INTERNAL.findCredentials, async (c) => {
+    requireService(c);
+    const request = await parseJson(c, FindCredentialsRequest);
+    const rows = await ctx.db
+      .selectFrom("credentials")
+      .select(["id", "kind", "name", "secret_version", "updated_at"])
+      .where("project_id", "=", request.projectId)
+      .where("kind", "in", request.kinds)
+      .orderBy("created_at")
+      .orderBy("id")
+      .execute();
+    const items: FindCredentialsResponse["items"] = [];
+    const seen = new Set<string>();
+    for (const row of rows) {
+      if (seen.has(row.kind)) continue;
+      seen.add(row.kind);
+      items.push({
+        id: row.id,
+        kind: row.kind as FindCredentialsResponse["items"][number]["kind"],
+        name: row.name,
+        secretVersion: row.secret_version,
+        updatedAt: new Date(row.updated_at).toISOString(),
+      });
+    }
+    c.header("cache-control", "no-store");
+    return c.json({ items } satisfies FindCredentialsResponse, 200);
+  });
+}
