@@ -1,13 +1,13 @@
 import { CONNECTIONS_INTERNAL, type Principal, ResolveTunnelTokenRequest } from "@agentplane/contracts";
 import { ProblemError } from "@agentplane/problem-details";
-import { requirePrincipal, type ServiceApp, type ServiceContext } from "@agentplane/service-kit";
+import { requirePrincipal, type ServiceApp, type ServiceContext, servicePrincipal } from "@agentplane/service-kit";
 import type { ConnectionsContext } from "../../context.ts";
 import { parseTunnelToken, secretMatches } from "../../services/tunnel-tokens.ts";
 import { TunnelHub } from "../../tunnel/hub.ts";
 
 function requireService(c: ServiceContext, name?: string): Principal {
   const principal = requirePrincipal(c);
-  if (principal.type !== "service" || (name && principal.id !== name)) {
+  if (principal.type !== "service" || (name && principal.id !== servicePrincipal(name).id)) {
     throw new ProblemError("forbidden", { detail: "Internal endpoints are for services only" });
   }
   return principal;
