@@ -1,5 +1,6 @@
 import * as cedar from "@cedar-policy/cedar-wasm/nodejs";
 import type { CompiledBinding } from "../engine/org-state.ts";
+import { cedarContext } from "./request.ts";
 
 export interface Statement {
   key: string;
@@ -46,10 +47,9 @@ export interface PartialRequest {
 export function partial(
   statements: Statement[],
   request: PartialRequest,
-  options: { scopeOnly?: boolean } = {},
 ): { decision: "allow" | "deny" | null; satisfied: Set<string>; residual: Set<string> } {
   const policies: Record<string, cedar.PolicyJson> = {};
-  for (const s of statements) policies[s.key] = options.scopeOnly ? { ...s.json, conditions: [] } : s.json;
+  for (const s of statements) policies[s.key] = s.json;
   const answer = cedar.isAuthorizedPartial({
     principal: null,
     action: { type: "Action", id: request.action },
@@ -71,24 +71,40 @@ export interface ActionSummary {
   ruleIds: string[];
 }
 
+/** Every attribute of an action's context as a Cedar unknown, named after it. */
+function unknownContext(action: string): cedar.Context {
+  const attributes = Object.keys(cedarContext(action, {}));
+  return Object.fromEntries(attributes.map((name) => [name, { __extn: { fn: "unknown", arg: `context.${name}` } }]));
+}
+
 /**
  * What an action resolves to for a resource, whoever asks and whatever the request's details:
- * a statement whose scope certainly applies and has no condition decides unconditionally; one
- * with conditions (or a principal constraint) makes the answer conditional.
+ * Cedar partial evaluation with the principal and every context attribute unknown. A decision
+ * Cedar reaches anyway is `allow` or `deny` with the statements that must determine it (no permit
+ * at all is `default-deny`); otherwise the answer is `conditional` on the statements whose
+ * residuals may determine it.
  */
 export function summarize(statements: Statement[], request: Omit<PartialRequest, "context">): ActionSummary {
-  const scoped = partial(statements, { ...request, context: {} }, { scopeOnly: true });
-  const applies = statements.filter((s) => scoped.satisfied.has(s.key) || scoped.residual.has(s.key));
-  const unconditional = (s: Statement) => scoped.satisfied.has(s.key) && s.json.conditions.length === 0;
-  const forbids = applies.filter((s) => s.effect === "forbid");
-  const permits = applies.filter((s) => s.effect === "permit");
-  const hardForbids = forbids.filter(unconditional);
-  if (hardForbids.length > 0) return { decision: "deny", ruleIds: hardForbids.map((s) => s.ruleId) };
-  if (permits.length === 0) return { decision: "deny", ruleIds: ["default-deny"] };
-  const hardPermits = permits.filter(unconditional);
-  if (hardPermits.length > 0 && forbids.length === 0)
-    return { decision: "allow", ruleIds: hardPermits.map((s) => s.ruleId) };
-  return { decision: "conditional", ruleIds: [...permits, ...forbids].map((s) => s.ruleId) };
+  const byKey = new Map(statements.map((s) => [s.key, s]));
+  const policies: Record<string, cedar.PolicyJson> = {};
+  for (const s of statements) policies[s.key] = s.json;
+  const answer = cedar.isAuthorizedPartial({
+    principal: null,
+    action: { type: "Action", id: request.action },
+    resource: request.resource,
+    context: unknownContext(request.action),
+    policies: { staticPolicies: policies },
+    entities: request.entities,
+  });
+  if (answer.type === "failure") {
+    return { decision: "conditional", ruleIds: statements.map((s) => s.ruleId) };
+  }
+  const ruleIds = (keys: string[]) => [...new Set(keys.flatMap((k) => byKey.get(k)?.ruleId ?? []))];
+  const { decision, mustBeDetermining, mayBeDetermining } = answer.response;
+  if (decision === null) return { decision: "conditional", ruleIds: ruleIds(mayBeDetermining) };
+  const deciding = ruleIds(mustBeDetermining);
+  if (decision === "deny" && deciding.length === 0) return { decision: "deny", ruleIds: ["default-deny"] };
+  return { decision, ruleIds: deciding };
 }
 
 function isContextHost(expr: cedar.Expr): boolean {
