@@ -20,6 +20,7 @@ import { DecisionEngine } from "./engine/decision-engine.ts";
 import { ChangeFanout } from "./engine/invalidation.ts";
 import { registerRoutes } from "./routes/index.ts";
 import { startDriftAudit } from "./services/drift.ts";
+import { EgressVersions } from "./services/egress-versions.ts";
 
 export { GOVERNANCE_SCHEMA };
 
@@ -79,6 +80,9 @@ export async function createGovernanceService(deps: GovernanceServiceDeps): Prom
     logger: deps.logger,
     authorizer: deps.authorizer,
     engine,
+    egressVersions: new EgressVersions(db, (err) =>
+      deps.logger.warn({ err: (err as Error).message }, "egress policy versions not recorded"),
+    ),
     fanout,
     sandboxes: deps.sandboxes,
     secrets: {

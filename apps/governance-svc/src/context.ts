@@ -6,6 +6,7 @@ import type { GovernanceDb } from "./db/schema.ts";
 import type { DecisionEngine } from "./engine/decision-engine.ts";
 import type { ChangeFanout } from "./engine/invalidation.ts";
 import type { StsConfig } from "./services/credential-resolve.ts";
+import type { EgressVersions } from "./services/egress-versions.ts";
 
 export interface DecisionCounters {
   allow: number;
@@ -24,6 +25,8 @@ export interface GovernanceContext {
   logger: Logger;
   authorizer: Authorizer;
   engine: DecisionEngine;
+  /** The policy versions each sandbox's egress proxy last enforced (for drift). */
+  egressVersions: EgressVersions;
   fanout: ChangeFanout;
   /** sandbox-svc's internal API (effective policy and drift read sandboxes through it). */
   sandboxes: ServiceClient | undefined;

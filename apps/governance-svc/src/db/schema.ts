@@ -96,6 +96,22 @@ export interface DriftReportsTable {
   report: Json<unknown>;
 }
 
+/** A policy version an egress decision was evaluated against. */
+export interface HeldVersion {
+  bindingId: string;
+  policyId: string;
+  version: number;
+  mode: "enforce" | "dryrun";
+}
+
+export interface EgressVersionsTable {
+  sandbox_id: string;
+  org_id: string;
+  project_id: string | null;
+  policies: Json<HeldVersion[]>;
+  decided_at: Timestamp;
+}
+
 export interface GovernanceDb {
   policies: PoliciesTable;
   policy_versions: PolicyVersionsTable;
@@ -104,4 +120,5 @@ export interface GovernanceDb {
   replicas: ReplicasTable;
   leases: LeasesTable;
   drift_reports: DriftReportsTable;
+  egress_versions: EgressVersionsTable;
 }

@@ -13,6 +13,7 @@ export async function decide(
   requestId?: string,
 ): Promise<DecisionResponse> {
   const response = await ctx.engine.decide(request);
+  if (request.action === "sandbox:egress") void ctx.egressVersions.note(request, response);
   if (response.decision === "allow") {
     ctx.counters.allow++;
     return response;

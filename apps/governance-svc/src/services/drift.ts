@@ -5,7 +5,7 @@ import { cedarContext } from "../cedar/request.ts";
 import type { GovernanceContext } from "../context.ts";
 import { jsonb } from "../db/json.ts";
 import type { GovernanceDb } from "../db/schema.ts";
-import { type CompiledBinding, loadOrgState } from "../engine/org-state.ts";
+import { type CompiledBinding, coversAction, loadOrgState } from "../engine/org-state.ts";
 import { bindingsReachingSandbox, sandboxEntities } from "./effective-policy.ts";
 import { querySandboxes } from "./sandboxes.ts";
 
@@ -35,8 +35,9 @@ function wouldDeny(
 
 /**
  * Gatekeeper-style audit of one organization: sandboxes the current bindings would not admit
- * (image, resources, ports at creation; each public port), and bindings pinned to a version older
- * than their policy's latest. `since` carries over from the previous report for the same finding.
+ * (image, resources, ports at creation; each public port), running sandboxes whose egress proxy
+ * last decided under an older policy version, and bindings pinned to a version older than their
+ * policy's latest. `since` carries over from the previous report for the same finding.
  */
 export async function computeDrift(ctx: GovernanceContext, orgId: string): Promise<DriftReport> {
   const now = new Date().toISOString();
@@ -93,10 +94,44 @@ export async function computeDrift(ctx: GovernanceContext, orgId: string): Promi
       });
     }
   }
+  // Running sandboxes whose egress proxy last decided under an older version than is in force now.
+  const held = sandboxes.length > 0 ? await ctx.egressVersions.ofOrg(orgId) : new Map();
+  const staleProxies = new Set<string>();
+  for (const sandbox of sandboxes) {
+    const record = held.get(sandbox.id);
+    if (!record || sandbox.status !== "running") continue;
+    for (const binding of bindingsReachingSandbox(state.bindings, sandbox)) {
+      if (!coversAction(binding, "sandbox:egress")) continue;
+      const version = record.policies.find((p: { bindingId: string }) => p.bindingId === binding.id)?.version;
+      if (version === undefined || version >= binding.version) continue;
+      staleProxies.add(sandbox.id);
+      resources.add(sandbox.id);
+      items.push({
+        reason: "egress-version",
+        bindingId: binding.id,
+        policyId: binding.policyId,
+        version,
+        latestVersion: binding.version,
+        target: { kind: "sandbox", id: sandbox.id, projectId: sandbox.projectId },
+        action: "sandbox:egress",
+        since: record.decidedAt,
+      });
+    }
+  }
+  if (ctx.sandboxes && state.bindings.length > 0) {
+    await ctx.egressVersions
+      .prune(orgId, new Set(sandboxes.map((s) => s.id)))
+      .catch((err) => ctx.logger.warn({ err: (err as Error).message, orgId }, "egress versions not pruned"));
+  }
   for (const item of items) item.since = since.get(entryKey(item)) ?? item.since;
   const report: DriftReport = {
     auditedAt: now,
-    totals: { entries: items.length, resources: resources.size, pinnedBindings },
+    totals: {
+      entries: items.length,
+      resources: resources.size,
+      pinnedBindings,
+      egressProxies: staleProxies.size,
+    },
     items,
   };
   await ctx.db

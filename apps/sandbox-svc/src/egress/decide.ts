@@ -12,9 +12,14 @@ import type { EgressVerdict } from "./proxy.ts";
 
 /** A dryrun deny proceeds, as everywhere; an enforced one names its rule. */
 export function egressVerdict(response: DecisionResponse): EgressVerdict {
-  if (response.decision === "allow" || !response.enforced) return { allowed: true };
+  const policies = (response.policies ?? []).map(({ bindingId, policyId, version }) => ({
+    bindingId,
+    policyId,
+    version,
+  }));
+  if (response.decision === "allow" || !response.enforced) return { allowed: true, policies };
   const reasons = blockingReasons(response);
-  return reasons[0] ? { allowed: false, ruleId: reasons[0].ruleId } : { allowed: false };
+  return reasons[0] ? { allowed: false, ruleId: reasons[0].ruleId, policies } : { allowed: false, policies };
 }
 
 /** How long a sandbox's "is egress governed at all" answer is reused (governance propagates changes within 2 s). */
@@ -100,7 +105,16 @@ export async function decideEgress(
   });
   const verdict: EgressVerdict = response ? egressVerdict(response) : { allowed: false };
   if (!verdict.allowed) {
-    await refuse(deps, principal, row, host, port, verdict.ruleId, response ? blockingReasons(response) : []);
+    await refuse(
+      deps,
+      principal,
+      row,
+      host,
+      port,
+      verdict.ruleId,
+      response ? blockingReasons(response) : [],
+      verdict.policies,
+    );
   }
   return verdict;
 }
@@ -114,6 +128,7 @@ async function refuse(
   port: number,
   ruleId: string | undefined,
   reasons: DecisionReason[],
+  policies: EgressVerdict["policies"] = [],
 ): Promise<void> {
   const actor: Actor = { principal, ...(row.org_id ? { orgId: row.org_id } : {}) };
   await audit(deps, actor, {
@@ -133,6 +148,8 @@ async function refuse(
         ruleId: r.ruleId,
         bindingId: r.bindingId,
       })),
+      // The policy versions the refusal was decided under.
+      policies,
       ...(ruleId ? {} : { reason: "no policy permits egress from this sandbox" }),
     },
   });

@@ -20,6 +20,8 @@ export interface EgressVerdict {
   /** The policy rule that denied (absent when no policy permits egress at all). */
   ruleId?: string;
   detail?: string;
+  /** The bound policy versions the destination was decided under (governance records them per sandbox for drift). */
+  policies?: { bindingId: string; policyId: string; version: number }[];
 }
 
 /** Decides one destination of one sandbox; throws a ProblemError (503) when it cannot decide. */

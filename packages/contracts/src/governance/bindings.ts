@@ -55,8 +55,12 @@ export const CreatePolicyBindingBody = z
 
 export const DriftEntry = z
   .object({
-    /** `resource`: an existing resource the binding would not admit now; `pinned-version`: the binding pins an older version. */
-    reason: z.enum(["resource", "pinned-version"]),
+    /**
+     * `resource`: an existing resource the binding would not admit now; `pinned-version`: the
+     * binding pins an older version; `egress-version`: a running sandbox's egress proxy last
+     * decided under an older version of the binding's policy (`version` held, `latestVersion` in force).
+     */
+    reason: z.enum(["resource", "pinned-version", "egress-version"]),
     bindingId: z.string(),
     policyId: z.string(),
     version: z.number().int(),
@@ -75,6 +79,11 @@ export const DriftReport = z
         entries: z.number().int().describe("Drift entries found"),
         resources: z.number().int().describe("Distinct resources the current bindings would not admit"),
         pinnedBindings: z.number().int(),
+        egressProxies: z
+          .number()
+          .int()
+          .optional()
+          .describe("Running sandboxes whose egress proxy last decided under an older policy version"),
       })
       .describe("Counts over the whole report"),
     items: z.array(DriftEntry),
@@ -121,7 +130,7 @@ export const getPolicyBindingDriftRoute = defineRoute(
     tags,
     summary: "Resources the current bindings would not admit, and bindings pinned to an older version",
     description:
-      "A background audit (every 60 s, one replica at a time) of existing resources the current bindings would not admit, and of bindings pinned to an older version than the policy's latest; `refresh=true` recomputes now. Org admins only.",
+      "A background audit (every 60 s, one replica at a time) of existing resources the current bindings would not admit, of running sandboxes whose egress proxy last decided under an older policy version, and of bindings pinned to an older version than the policy's latest; `refresh=true` recomputes now. Org admins only.",
     request: {
       params: GovOrgParams,
       query: z.object({
