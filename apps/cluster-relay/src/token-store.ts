@@ -1,5 +1,5 @@
 import { readFile, rename, writeFile } from "node:fs/promises";
-import { CoreV1Api, type KubeConfig } from "@kubernetes/client-node";
+import { CoreV1Api, type KubeConfig, PatchStrategy, setHeaderOptions } from "@kubernetes/client-node";
 
 /** Where the tunnel token lives: read at start, written when the platform rotates it. */
 export interface TokenStore {
@@ -42,9 +42,15 @@ export class SecretTokenStore implements TokenStore {
     if (!value) throw new Error(`secret ${this.namespace}/${this.name} has no key ${this.key}`);
     return Buffer.from(value, "base64").toString("utf8").trim();
   }
+  /** A JSON merge patch of the one key: other keys and concurrent edits of the Secret are kept. */
   async write(token: string): Promise<void> {
-    const secret = await this.api.readNamespacedSecret({ name: this.name, namespace: this.namespace });
-    secret.data = { ...secret.data, [this.key]: Buffer.from(token).toString("base64") };
-    await this.api.replaceNamespacedSecret({ name: this.name, namespace: this.namespace, body: secret });
+    await this.api.patchNamespacedSecret(
+      {
+        name: this.name,
+        namespace: this.namespace,
+        body: { data: { [this.key]: Buffer.from(token).toString("base64") } },
+      },
+      setHeaderOptions("Content-Type", PatchStrategy.MergePatch),
+    );
   }
 }
