@@ -1,8 +1,11 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { once } from "node:events";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import type { ServiceName } from "@agentplane/contracts";
+import { SERVICE_NAMES, type ServiceName } from "@agentplane/contracts";
 import { type Database, openDatabase } from "@agentplane/db";
 import { generateInternalKeys } from "@agentplane/service-kit";
 import {
@@ -27,7 +30,17 @@ import { fuzzRoutes } from "./fuzz.ts";
 const pg = await requirePostgres();
 const redis = await requireRedis();
 const LAUNCHER = fileURLToPath(new URL("../src/main.ts", import.meta.url));
-const DEPLOYED = new Set<ServiceName>(["tenancy", "audit"]);
+const DEPLOYED = new Set<ServiceName>(SERVICE_NAMES);
+/** Every service of the contracts, each its own process, and the gateway in front. */
+const SERVICES = ["tenancy", "audit", "governance", "sandbox", "connections", "inference"] as const;
+const URL_VARIABLES = {
+  tenancy: "TENANCY_URL",
+  audit: "AUDIT_URL",
+  governance: "GOVERNANCE_URL",
+  sandbox: "SANDBOX_URL",
+  connections: "CONNECTIONS_URL",
+  inference: "INFERENCE_URL",
+} as const;
 
 async function storedRequestRecords(database: Database): Promise<StoredRequestRecord[]> {
   type Trail = { audit_records: { request_id: string; org_id: string | null; status: number | null; source: string } };
@@ -41,7 +54,7 @@ async function storedRequestRecords(database: Database): Promise<StoredRequestRe
 }
 
 describe.skipIf(!pg.available || !redis.available)(
-  `audit completeness, distributed: gateway, tenancy and audit as separate processes on Postgres and Redis${pg.reason}${redis.reason}`,
+  `audit completeness, distributed: the gateway and every service as separate processes on Postgres and Redis${pg.reason}${redis.reason}`,
   () => {
     let testDb: TestDatabase;
     let database: Database;
@@ -49,6 +62,7 @@ describe.skipIf(!pg.available || !redis.available)(
     let launcher: ChildProcess | undefined;
     let output = "";
     let gatewayUrl = "";
+    const dataDir = mkdtempSync(join(tmpdir(), "agentplane-walk-distributed-"));
     const ownerToken = `boot_${randomBytes(24).toString("hex")}`;
 
     beforeAll(async () => {
@@ -57,9 +71,11 @@ describe.skipIf(!pg.available || !redis.available)(
       // A Redis of this suite's own: no other suite's consumers take its audit events.
       await server.start();
       const keys = await generateInternalKeys();
-      const [tenancyPort, auditPort, gatewayPort] = [await freePort(), await freePort(), await freePort()];
+      const urls: Record<string, string> = {};
+      for (const name of SERVICES) urls[URL_VARIABLES[name]] = `http://127.0.0.1:${await freePort()}`;
+      const gatewayPort = await freePort();
       gatewayUrl = `http://127.0.0.1:${gatewayPort}`;
-      launcher = spawn(process.execPath, [LAUNCHER, "--target=tenancy,audit,gateway"], {
+      launcher = spawn(process.execPath, [LAUNCHER, `--target=${[...SERVICES, "gateway"].join(",")}`], {
         env: {
           ...process.env,
           LOG_LEVEL: "warn",
@@ -70,9 +86,11 @@ describe.skipIf(!pg.available || !redis.available)(
           INTERNAL_IDENTITY_PRIVATE_KEY: JSON.stringify(keys.privateJwk),
           AGENTPLANE_SECRET_KEY: randomBytes(32).toString("base64"),
           AGENTPLANE_BOOTSTRAP_TOKEN: ownerToken,
-          TENANCY_URL: `http://127.0.0.1:${tenancyPort}`,
-          AUDIT_URL: `http://127.0.0.1:${auditPort}`,
+          ...urls,
           PUBLIC_URL: gatewayUrl,
+          AGENTPLANE_API_URL: gatewayUrl,
+          SANDBOX_DATA_DIR: dataDir,
+          SANDBOX_LOCAL_ISOLATION: "none",
           RATE_LIMIT_PER_MINUTE: "100000",
         },
         stdio: ["ignore", "pipe", "pipe"],
@@ -83,13 +101,12 @@ describe.skipIf(!pg.available || !redis.available)(
       launcher.stdout?.on("data", collect);
       launcher.stderr?.on("data", collect);
       try {
-        await waitForHealth(`http://127.0.0.1:${tenancyPort}`, 150_000);
-        await waitForHealth(`http://127.0.0.1:${auditPort}`, 150_000);
-        await waitForHealth(gatewayUrl, 150_000);
+        for (const url of [...Object.values(urls), gatewayUrl]) await waitForHealth(url, 200_000);
       } catch (err) {
         throw new Error(`${(err as Error).message}\n${output}`);
       }
-    }, 240_000);
+      // Seven processes compile and migrate on start: slow on a loaded machine.
+    }, 400_000);
 
     afterAll(async () => {
       if (launcher && launcher.exitCode === null) {
@@ -99,6 +116,7 @@ describe.skipIf(!pg.available || !redis.available)(
       await database?.close();
       await testDb?.drop();
       await server.stop();
+      rmSync(dataDir, { recursive: true, force: true });
     });
 
     async function expectAudited(calls: WalkedCall[]): Promise<void> {
