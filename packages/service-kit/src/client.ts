@@ -2,7 +2,7 @@ import type { Readable } from "node:stream";
 import { INTERNAL_IDENTITY_HEADER, type Principal, REQUEST_ID_HEADER } from "@agentplane/contracts";
 import { ProblemError } from "@agentplane/problem-details";
 import { Agent, type Dispatcher, request as undiciRequest } from "undici";
-import { type InternalKeys, signIdentity } from "./identity.ts";
+import { IdentitySigner, type InternalKeys } from "./identity.ts";
 
 /** A `fetch` for one service: in process (`app.fetch`) in all-in-one mode, HTTP keep-alive otherwise. */
 export type ServiceFetch = (request: Request) => Promise<Response>;
@@ -12,6 +12,17 @@ export function inProcessFetch(app: { fetch: (request: Request) => Response | Pr
 }
 
 const agents = new Map<string, Agent>();
+
+/** One signer (and so one cache of signed identities) per key pair, shared by its clients. */
+const signers = new WeakMap<InternalKeys, IdentitySigner>();
+function signerFor(keys: InternalKeys): IdentitySigner {
+  let signer = signers.get(keys);
+  if (!signer) {
+    signer = new IdentitySigner(keys);
+    signers.set(keys, signer);
+  }
+  return signer;
+}
 
 /** Set by the connection itself (Host is the service's; the caller's travels as x-forwarded-host). */
 const NOT_FORWARDED = new Set(["host", "connection", "keep-alive", "transfer-encoding", "upgrade", "expect"]);
@@ -53,7 +64,7 @@ export interface OutgoingRequest {
   path: string;
   /** Lower-case names; connection-level headers are left out here. */
   headers: Record<string, string>;
-  body?: ReadableStream<Uint8Array> | null;
+  body?: ReadableStream<Uint8Array> | string | null;
   signal?: AbortSignal;
 }
 
@@ -136,17 +147,19 @@ export function httpFetch(baseUrl: string, options: { connections?: number } = {
 
 /**
  * Calls another service's JSON endpoint with a signed identity. Problems from the callee are
- * rethrown as ProblemError so they reach the caller unchanged.
+ * rethrown as ProblemError so they reach the caller unchanged. The identity of a principal is
+ * signed once and reused while it has more than half its lifetime left (IdentitySigner), not signed
+ * again per call; the request id travels as its own header.
  */
 export class ServiceClient {
   readonly service: string;
   private readonly fetchImpl: ServiceFetch;
-  private readonly keys: InternalKeys;
+  private readonly signer: IdentitySigner;
 
   constructor(service: string, fetchImpl: ServiceFetch, keys: InternalKeys) {
     this.service = service;
     this.fetchImpl = fetchImpl;
-    this.keys = keys;
+    this.signer = signerFor(keys);
   }
 
   async request<T>(
@@ -154,23 +167,23 @@ export class ServiceClient {
     path: string,
     options: { principal: Principal; body?: unknown; requestId?: string },
   ): Promise<T> {
-    const headers = new Headers({ accept: "application/json" });
-    headers.set(
-      INTERNAL_IDENTITY_HEADER,
-      await signIdentity(this.keys, options.principal, {
-        audience: this.service,
-        ...(options.requestId ? { requestId: options.requestId } : {}),
-      }),
-    );
-    if (options.requestId) headers.set(REQUEST_ID_HEADER, options.requestId);
+    const headers: Record<string, string> = {
+      accept: "application/json",
+      [INTERNAL_IDENTITY_HEADER]: await this.signer.sign(options.principal, this.service),
+    };
+    if (options.requestId) headers[REQUEST_ID_HEADER] = options.requestId;
     let body: string | undefined;
     if (options.body !== undefined) {
-      headers.set("content-type", "application/json");
+      headers["content-type"] = "application/json";
       body = JSON.stringify(options.body);
     }
-    const response = await this.fetchImpl(
-      new Request(`http://${this.service}.internal${path}`, { method, headers, ...(body ? { body } : {}) }),
-    );
+    // Over HTTP the request goes out as it is; only a service in process needs a web Request.
+    const send = (this.fetchImpl as Partial<HttpServiceFetch>).send;
+    const response = send
+      ? await send({ method, path, headers, ...(body ? { body } : {}) })
+      : await this.fetchImpl(
+          new Request(`http://${this.service}.internal${path}`, { method, headers, ...(body ? { body } : {}) }),
+        );
     const text = await response.text();
     const parsed = text ? (JSON.parse(text) as unknown) : undefined;
     if (!response.ok) {

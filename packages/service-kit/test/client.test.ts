@@ -1,8 +1,18 @@
 import { once } from "node:events";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import { INTERNAL_IDENTITY_HEADER, type Principal, REQUEST_ID_HEADER } from "@agentplane/contracts";
+import { ProblemError } from "@agentplane/problem-details";
 import { afterAll, describe, expect, it } from "vitest";
-import { BUFFERED_RESPONSE_BYTES, httpFetch } from "../src/index.ts";
+import {
+  BUFFERED_RESPONSE_BYTES,
+  createServiceApp,
+  generateInternalKeys,
+  httpFetch,
+  requirePrincipal,
+  ServiceClient,
+  serveFetch,
+} from "../src/index.ts";
 
 type Handler = (req: IncomingMessage, res: ServerResponse) => void;
 let handler: Handler = (_req, res) => res.end();
@@ -132,5 +142,51 @@ describe("httpFetch", () => {
     expect(head.status).toBe(200);
     expect(head.headers.get("content-length")).toBe("12");
     expect(head.body).toBeNull();
+  });
+});
+
+describe("ServiceClient over HTTP", () => {
+  it("signs a principal's identity once for its calls, sends the request id apart, rethrows problems", async () => {
+    const keys = await generateInternalKeys();
+    const app = createServiceApp({ name: "tenancy", keys });
+    const seen: { identity?: string; requestId?: string; body?: unknown }[] = [];
+    app.post("/who", async (c) => {
+      seen.push({
+        identity: c.req.header(INTERNAL_IDENTITY_HEADER),
+        requestId: c.req.header(REQUEST_ID_HEADER),
+        body: await c.req.json(),
+      });
+      return c.json(requirePrincipal(c));
+    });
+    app.get("/missing", () => {
+      throw new ProblemError("not-found", { detail: "no such thing" });
+    });
+    const running = await serveFetch(app.fetch, { port: 0, hostname: "127.0.0.1" });
+    try {
+      const client = new ServiceClient("tenancy", httpFetch(running.url), keys);
+      const alice: Principal = { type: "user", id: "usr_alice", displayName: "Alice" };
+      const bob: Principal = { type: "user", id: "usr_bob", displayName: "Bob" };
+      expect(await client.request("POST", "/who", { principal: alice, body: { n: 1 }, requestId: "req-1" })).toEqual(
+        alice,
+      );
+      expect(await client.request("POST", "/who", { principal: alice, body: { n: 2 }, requestId: "req-2" })).toEqual(
+        alice,
+      );
+      expect(await client.request("POST", "/who", { principal: bob, body: { n: 3 } })).toEqual(bob);
+      expect(seen.map((s) => [s.requestId, s.body])).toEqual([
+        ["req-1", { n: 1 }],
+        ["req-2", { n: 2 }],
+        [undefined, { n: 3 }],
+      ]);
+      // One signature for Alice's two calls; Bob has his own.
+      expect(seen[1]?.identity).toBe(seen[0]?.identity);
+      expect(seen[2]?.identity).not.toBe(seen[0]?.identity);
+      await expect(client.request("GET", "/missing", { principal: alice })).rejects.toMatchObject({
+        status: 404,
+        detail: "no such thing",
+      });
+    } finally {
+      await running.close();
+    }
   });
 });
