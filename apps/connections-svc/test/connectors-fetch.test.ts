@@ -101,6 +101,37 @@ describe("SSRF-safe fetching", () => {
     expect(await reason(closed, "http://nowhere.test/")).toBe("unreachable");
   });
 
+  it("keeps credential headers on a same-origin redirect and drops them on a redirect to another origin", async () => {
+    const seen: Array<Record<string, string | undefined>> = [];
+    const other = await startLocalServer((req, res) => {
+      if (req.url === "/r") {
+        res.writeHead(302, { location: "/y" });
+        return void res.end();
+      }
+      seen.push({
+        authorization: req.headers.authorization,
+        key: req.headers["x-api-key"] as string,
+        accept: req.headers.accept,
+      });
+      res.end("elsewhere");
+    });
+    const fetcher = new SafeFetcher({ resolve: resolver, policy: new AddressPolicy(["127.0.0.1"]) });
+    const headers = { authorization: "Bearer s3cret", "x-api-key": "k3y", accept: "application/json" };
+    try {
+      const cross = await fetcher.fetchBody(`${server.url}/redirect?to=${encodeURIComponent(`${other.url}/x`)}`, {
+        headers,
+      });
+      expect(cross.body.toString()).toBe("elsewhere");
+      expect(seen).toEqual([{ authorization: undefined, key: undefined, accept: "application/json" }]);
+      const same = await fetcher.fetchBody(`${other.url}/r`, { headers });
+      expect(same.url).toBe(`${other.url}/y`);
+      expect(seen[1]).toEqual({ authorization: "Bearer s3cret", key: "k3y", accept: "application/json" });
+    } finally {
+      await fetcher.close();
+      await other.close();
+    }
+  });
+
   it("reaches an allowed host:port and still refuses redirects to internal addresses", async () => {
     const fetcher = new SafeFetcher({ resolve: resolver, policy: new AddressPolicy([`127.0.0.1:${server.port}`]) });
     try {
