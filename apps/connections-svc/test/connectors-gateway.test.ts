@@ -1,3 +1,8 @@
+import { execFile } from "node:child_process";
+import { createRequire } from "node:module";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { promisify } from "node:util";
 import { silentLogger } from "@agentplane/service-kit";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
@@ -5,6 +10,13 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Harness, startHarness } from "../../api-gateway/test/harness.ts";
 import { type ConnectionsService, createConnectionsService } from "../src/app.ts";
 import { startMcpUpstream } from "./connectors-fixtures/upstreams.ts";
+
+const run = promisify(execFile);
+/** The MCP Inspector's launcher script (its `mcp-inspector` binary), run with this process's Node. */
+const INSPECTOR = join(
+  dirname(createRequire(import.meta.url).resolve("@modelcontextprotocol/inspector/package.json")),
+  "clients/launcher/build/index.js",
+);
 
 describe("MCP endpoints behind the gateway's Bearer authentication", () => {
   let h: Harness;
@@ -66,6 +78,50 @@ describe("MCP endpoints behind the gateway's Bearer authentication", () => {
       await client.close();
     }
   });
+
+  it("the MCP Inspector CLI lists and calls tools with the Bearer token in a header", async () => {
+    const inspector = async (...args: string[]) => {
+      const { stdout } = await run(
+        process.execPath,
+        [
+          INSPECTOR,
+          "--cli",
+          `${h.url}/projects/${projectId}/mcp`,
+          "--transport",
+          "http",
+          "--header",
+          `Authorization: Bearer ${h.ownerToken}`,
+          ...args,
+        ],
+        { timeout: 60_000, env: { ...process.env, MCP_CATALOG_PATH: join(tmpdir(), `inspector-${process.pid}.json`) } },
+      );
+      return JSON.parse(stdout) as Record<string, unknown>;
+    };
+    const listed = (await inspector("--method", "tools/list")) as { tools: Array<{ name: string }> };
+    expect(listed.tools.map((t) => t.name)).toEqual(
+      expect.arrayContaining(["upstream__echo", "upstream__add", "sandboxes_list"]),
+    );
+    const called = await inspector(
+      "--method",
+      "tools/call",
+      "--tool-name",
+      "upstream__add",
+      "--tool-arg",
+      "a=2",
+      "b=40",
+    );
+    expect(called.content).toEqual([{ type: "text", text: "42" }]);
+    // Without the header the endpoint answers 401, and the CLI fails.
+    await expect(
+      run(
+        process.execPath,
+        [INSPECTOR, "--cli", `${h.url}/projects/${projectId}/mcp`, "--transport", "http", "--method", "tools/list"],
+        {
+          timeout: 60_000,
+        },
+      ),
+    ).rejects.toThrow();
+  }, 180_000);
 
   it("answers 401 with WWW-Authenticate resource metadata, which the gateway serves", async () => {
     const res = await fetch(`${h.url}/projects/${projectId}/mcp`, {
