@@ -31,7 +31,7 @@ export function registerActivateCallback(app: ServiceApp, ctx: TenancyContext): 
     }
     let signedIn: Awaited<ReturnType<NonNullable<TenancyContext["oidc"]>["complete"]>>;
     try {
-      signedIn = await ctx.oidc.complete({ cookie, code: c.req.query("code"), state: c.req.query("state") });
+      signedIn = await ctx.oidc.complete({ cookie, params: new URL(c.req.url).searchParams });
     } catch (err) {
       if (!(err instanceof SignInError)) throw err;
       ctx.logger.warn({ reason: err.message }, "activation sign-in refused");
