@@ -170,9 +170,13 @@ describe.skipIf(!pg.available)(`clusters through a real relay process${pg.reason
     controller.abort();
     await waitFor(() => kube.openWatches() === 0, 10_000, "the upstream watch to be cancelled");
     // The same list as a watch is the verb `watch`: refused where the policy forbids watching.
-    const refused = await h.call("GET", `/v1/clusters/${clusterId}/proxy/api/v1/namespaces/kube-system/pods?watch=true`, {
-      token: h.memberToken,
-    });
+    const refused = await h.call(
+      "GET",
+      `/v1/clusters/${clusterId}/proxy/api/v1/namespaces/kube-system/pods?watch=true`,
+      {
+        token: h.memberToken,
+      },
+    );
     expect(refused.status).toBe(403);
     expect(refused.body.ruleId).toBe("no-watching-kube-system");
     const listed = await h.call("GET", `/v1/clusters/${clusterId}/proxy/api/v1/namespaces/kube-system/pods`, {

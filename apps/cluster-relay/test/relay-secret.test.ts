@@ -3,10 +3,6 @@ import { CoreV1Api, KubeConfig } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { WebSocket } from "ws";
 import {
-  type RestartablePlatform,
-  startRestartablePlatform,
-} from "../../connections-svc/test/fixtures/restartable-platform.ts";
-import {
   type ConnectionsPlatform,
   startConnectionsPlatform,
   waitFor,

@@ -7,6 +7,7 @@ import type { AwsConnectionsTable } from "../db/schema/aws.ts";
 import { recordDomainEvent, withDomainEvents } from "./audit.ts";
 import { prefixedId } from "./ids.ts";
 import { jsonb } from "./jsonb.ts";
+import { perContext, RowCache } from "./row-cache.ts";
 
 export type AwsConnectionRow = Selectable<AwsConnectionsTable>;
 
@@ -26,18 +27,26 @@ export function serializeAwsConnection(row: AwsConnectionRow): AwsConnection {
   };
 }
 
-/** Loads a connection and authorizes on its project (404 when absent or invisible, 403 role too low). */
+function loadAwsConnection(ctx: ConnectionsContext, id: string): Promise<AwsConnectionRow | undefined> {
+  return ctx.db.selectFrom("aws_connections").selectAll().where("id", "=", id).executeTakeFirst();
+}
+
+/** The connection rows the proxy reads on every request (see RowCache for staleness). */
+export const proxiedAwsConnections = perContext(
+  (ctx) => new RowCache<AwsConnectionRow>((id) => loadAwsConnection(ctx, id)),
+);
+
+/** Loads a connection (`cached`: maybe from the proxy's short-lived cache) and authorizes on its project (404 when absent or invisible, 403 role too low). */
 export async function authorizeAwsConnection(
   c: ServiceContext,
   ctx: ConnectionsContext,
   connectionId: string,
   permission: Permission,
+  options: { cached?: boolean } = {},
 ): Promise<{ connection: AwsConnectionRow; principal: Principal }> {
-  const connection = await ctx.db
-    .selectFrom("aws_connections")
-    .selectAll()
-    .where("id", "=", connectionId)
-    .executeTakeFirst();
+  const connection = options.cached
+    ? await proxiedAwsConnections(ctx).get(connectionId)
+    : await loadAwsConnection(ctx, connectionId);
   const notFound = () => new ProblemError("not-found", { detail: `AWS connection ${connectionId} was not found` });
   if (!connection) throw notFound();
   try {
@@ -149,6 +158,7 @@ export async function updateAwsConnection(args: {
     });
     return updated;
   });
+  proxiedAwsConnections(ctx).forget(connection.id);
   return serializeAwsConnection(row);
 }
 
@@ -170,6 +180,7 @@ export async function deleteAwsConnection(args: {
       requestId: args.requestId,
     });
   });
+  proxiedAwsConnections(ctx).forget(connection.id);
 }
 
 /** The upstream endpoint of a service for a connection: its override, else the public regional one. */

@@ -6,6 +6,7 @@ import type { ConnectionsContext } from "../context.ts";
 import type { ClustersTable } from "../db/schema/clusters.ts";
 import { recordDomainEvent, withDomainEvents } from "./audit.ts";
 import { jsonb } from "./jsonb.ts";
+import { perContext, RowCache } from "./row-cache.ts";
 import { newTunnelToken } from "./tunnel-tokens.ts";
 
 export type ClusterRow = Selectable<ClustersTable>;
@@ -47,6 +48,32 @@ export async function authorizeCluster(
   permission: Permission,
 ): Promise<{ cluster: ClusterRow; principal: Principal }> {
   const cluster = await ctx.db.selectFrom("clusters").selectAll().where("id", "=", clusterId).executeTakeFirst();
+  return authorizeLoadedCluster(c, ctx, clusterId, cluster, permission);
+}
+
+/** The cluster rows the proxy reads on every request (see RowCache for staleness). */
+export const proxiedClusters = perContext(
+  (ctx) =>
+    new RowCache<ClusterRow>((id) => ctx.db.selectFrom("clusters").selectAll().where("id", "=", id).executeTakeFirst()),
+);
+
+/** `authorizeCluster` for the proxy's hot path: the row may come from the short-lived cache. */
+export async function authorizeProxiedCluster(
+  c: ServiceContext,
+  ctx: ConnectionsContext,
+  clusterId: string,
+  permission: Permission,
+): Promise<{ cluster: ClusterRow; principal: Principal }> {
+  return authorizeLoadedCluster(c, ctx, clusterId, await proxiedClusters(ctx).get(clusterId), permission);
+}
+
+async function authorizeLoadedCluster(
+  c: ServiceContext,
+  ctx: ConnectionsContext,
+  clusterId: string,
+  cluster: ClusterRow | undefined,
+  permission: Permission,
+): Promise<{ cluster: ClusterRow; principal: Principal }> {
   const notFound = () => new ProblemError("not-found", { detail: `Cluster ${clusterId} was not found` });
   if (!cluster) throw notFound();
   try {
@@ -153,6 +180,7 @@ export async function updateCluster(args: {
     });
     return updated;
   });
+  proxiedClusters(ctx).forget(cluster.id);
   return serializeCluster(row);
 }
 
@@ -174,6 +202,7 @@ export async function deleteCluster(args: {
       requestId: args.requestId,
     });
   });
+  proxiedClusters(ctx).forget(cluster.id);
 }
 
 /** Replaces the tunnel token (the old one stops opening tunnels at once) and returns the new one. */

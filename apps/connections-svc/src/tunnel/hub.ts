@@ -40,6 +40,8 @@ export interface TunnelRequest {
   body?: Uint8Array | undefined;
   signal?: AbortSignal | undefined;
   use?: RequestUse;
+  /** Its JWT, signed ahead by `presign` for the tunnel this replica holds. */
+  signature?: Promise<string> | undefined;
 }
 
 interface Tunnel {
@@ -286,16 +288,12 @@ export class TunnelHub {
 
   /** Sends a request down the tunnel this replica holds; the response body streams. */
   private async requestLocal(tunnel: Tunnel, req: TunnelRequest): Promise<Response> {
-    const use = req.use ?? "kube";
-    const claims = requestClaims({
-      clusterId: tunnel.clusterId,
-      method: req.method,
-      path: req.path,
-      body: req.body,
-      use,
-    });
-    const jwt = await this.ctx.signer.sign(tunnel.projectId, claims, REQUEST_JWT_TTL_SECONDS);
-    const headers: OutgoingHttpHeaders = { ":method": claims.htm, ":path": req.path, [REQUEST_SIGNATURE_HEADER]: jwt };
+    const jwt = await (req.signature ?? this.signRequest(tunnel, req));
+    const headers: OutgoingHttpHeaders = {
+      ":method": req.method.toUpperCase(),
+      ":path": req.path,
+      [REQUEST_SIGNATURE_HEADER]: jwt,
+    };
     req.headers?.forEach((value, key) => {
       if (!DROPPED.has(key) && !key.startsWith("x-agentplane-") && !key.startsWith("x-forwarded-"))
         headers[key] = value;
@@ -330,6 +328,31 @@ export class TunnelHub {
       status,
       headers: out,
     });
+  }
+
+  /** The platform-signed JWT of one request: cluster, method, path, body hash, `jti`, ≤ 60 s. */
+  private signRequest(tunnel: Tunnel, req: TunnelRequest): Promise<string> {
+    const claims = requestClaims({
+      clusterId: tunnel.clusterId,
+      method: req.method,
+      path: req.path,
+      body: req.body,
+      use: req.use ?? "kube",
+    });
+    return this.ctx.signer.sign(tunnel.projectId, claims, REQUEST_JWT_TTL_SECONDS);
+  }
+
+  /**
+   * Starts signing a request for the tunnel this replica holds, so the proxy can overlap it with
+   * its authorization and policy check (nothing is sent before both pass); undefined when the
+   * tunnel lives on another replica (the owner signs there).
+   */
+  presign(clusterId: string, req: TunnelRequest): Promise<string> | undefined {
+    const local = this.tunnels.get(clusterId);
+    if (!local || local.closed) return undefined;
+    const signature = this.signRequest(local, req);
+    signature.catch(() => {});
+    return signature;
   }
 
   /**

@@ -24,6 +24,7 @@ export function registerAwsProxy(app: ServiceApp, ctx: ConnectionsContext, creds
       ctx,
       c.req.param("connectionId") ?? "",
       "connectors:call",
+      { cached: true },
     );
     const url = new URL(c.req.url);
     const path = PREFIX.exec(url.pathname)?.[1] || "/";
@@ -45,6 +46,9 @@ export function registerAwsProxy(app: ServiceApp, ctx: ConnectionsContext, creds
       ...(call.bucket ? { bucket: call.bucket } : {}),
       ...(call.key ? { key: call.key } : {}),
     };
+    // Credentials (usually cached) are fetched while policy decides; they are used only on an allow.
+    const credentials = creds.resolve(connection);
+    credentials.catch(() => {});
     const decision = await decide(
       ctx,
       {
@@ -86,7 +90,7 @@ export function registerAwsProxy(app: ServiceApp, ctx: ConnectionsContext, creds
       body,
       service: call.service,
       region: call.region,
-      credentials: await creds.resolve(connection),
+      credentials: await credentials,
     });
     const answer = await fetch(target, {
       method,

@@ -2,7 +2,7 @@ import type { ServiceApp, ServiceContext } from "@agentplane/service-kit";
 import { assertSafeProxyPath, parseKubeRequest } from "../../clusters/k8s-attributes.ts";
 import type { ConnectionsContext } from "../../context.ts";
 import { recordDecision } from "../../services/audit.ts";
-import { authorizeCluster } from "../../services/clusters.ts";
+import { authorizeProxiedCluster } from "../../services/clusters.ts";
 import { decide, enforcedDeny, policyDenied } from "../../services/governance.ts";
 import type { TunnelHub } from "../../tunnel/hub.ts";
 
@@ -23,9 +23,16 @@ function upstreamTarget(c: ServiceContext): { path: string; search: string } {
 export function registerClusterProxy(app: ServiceApp, ctx: ConnectionsContext, hub: TunnelHub): void {
   app.on(METHODS, "/v1/clusters/:clusterId/proxy/*", async (c) => {
     const clusterId = c.req.param("clusterId");
-    const { cluster, principal } = await authorizeCluster(c, ctx, clusterId, "connectors:call");
     const { path, search } = upstreamTarget(c);
     assertSafeProxyPath(path);
+    const body =
+      c.req.method === "GET" || (c.req.method === "DELETE" && !c.req.header("content-length"))
+        ? undefined
+        : new Uint8Array(await c.req.arrayBuffer());
+    const upstream = { method: c.req.method, path: `${path}${search}`, body };
+    // The request's JWT is signed while authorization and policy are decided; it is sent only if both pass.
+    const signature = hub.presign(clusterId, upstream);
+    const { cluster, principal } = await authorizeProxiedCluster(c, ctx, clusterId, "connectors:call");
     const attributes = parseKubeRequest(c.req.method, path, new URLSearchParams(search));
     const context = {
       group: attributes.group,
@@ -67,16 +74,6 @@ export function registerClusterProxy(app: ServiceApp, ctx: ConnectionsContext, h
       });
     }
     if (deny) throw policyDenied(attributes.action, deny);
-    const body =
-      c.req.method === "GET" || (c.req.method === "DELETE" && !c.req.header("content-length"))
-        ? undefined
-        : new Uint8Array(await c.req.arrayBuffer());
-    return hub.send(cluster.id, {
-      method: c.req.method,
-      path: `${path}${search}`,
-      headers: c.req.raw.headers,
-      body,
-      signal: c.req.raw.signal,
-    });
+    return hub.send(cluster.id, { ...upstream, headers: c.req.raw.headers, signal: c.req.raw.signal, signature });
   });
 }
