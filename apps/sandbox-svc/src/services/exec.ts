@@ -1,6 +1,6 @@
 import { ProblemError } from "@agentplane/problem-details";
 import { type RunCommandResult, runCommand } from "../exec/run-command.ts";
-import { type Actor, audit, type SandboxDeps } from "./context.ts";
+import { type Actor, audit, type SandboxDeps, withAudit } from "./context.ts";
 import { type SandboxRow, toArgv } from "./mapping.ts";
 import { enforce, execContext } from "./policy.ts";
 import { touchActivity } from "./sandboxes.ts";
@@ -11,7 +11,11 @@ export function requireRunning(row: SandboxRow): void {
   }
 }
 
-/** Audits a command: what ran, how it ended, how long — never its output. */
+/**
+ * Audits a command: what ran, how it ended, how long — never its output. The record is written to
+ * the outbox in a transaction of its own, and a failure to write it fails the caller's request
+ * (the command has run; what cannot happen is that it runs unrecorded without anyone hearing).
+ */
 export function auditCommand(
   deps: SandboxDeps,
   actor: Actor,
@@ -20,15 +24,22 @@ export function auditCommand(
   details: { command: string | string[]; exitCode: number; durationMs: number; timedOut?: boolean; sessionId?: string },
 ): Promise<void> {
   const command = typeof details.command === "string" ? details.command : details.command.join(" ");
-  return audit(deps, actor, {
-    action,
-    projectId: row.project_id,
-    orgId: row.org_id,
-    targetType: "sandbox",
-    targetId: row.id,
-    outcome: details.exitCode === 0 ? "success" : "error",
-    details: { ...details, command: command.slice(0, 4096) },
-  });
+  return withAudit(deps, (trx) =>
+    audit(
+      deps,
+      actor,
+      {
+        action,
+        projectId: row.project_id,
+        orgId: row.org_id,
+        targetType: "sandbox",
+        targetId: row.id,
+        outcome: details.exitCode === 0 ? "success" : "error",
+        details: { ...details, command: command.slice(0, 4096) },
+      },
+      trx,
+    ),
+  );
 }
 
 export async function execInSandbox(

@@ -9,8 +9,9 @@ import {
   type UpdateSandboxRequest,
 } from "@agentplane/contracts";
 import { ProblemError } from "@agentplane/problem-details";
-import { sql } from "kysely";
+import { type Kysely, sql } from "kysely";
 import type { z } from "zod";
+import type { SandboxDB } from "../db/schema.ts";
 import { type Actor, audit, type SandboxDeps, withAudit } from "./context.ts";
 import { jsonb, runtimeSpec, type SandboxRow, specColumns, specOf } from "./mapping.ts";
 import { enforceAdmission } from "./policy.ts";
@@ -170,36 +171,68 @@ export async function startSandbox(deps: SandboxDeps, actor: Actor, projectId: s
   deps.driver.checkAvailable();
   await enforceAdmission(deps, actor, "sandbox:start", row, specOf(row));
   await transition(deps, row, ["pending", "stopped", "failed"], "starting", { last_error: null });
-  await bootSandbox(deps, row);
+  await bootSandbox(deps, row, (trx, running) =>
+    audit(
+      deps,
+      actor,
+      {
+        action: running ? "sandbox.started" : "sandbox.start_failed",
+        projectId,
+        orgId: row.org_id,
+        targetType: "sandbox",
+        targetId: sandboxId,
+        outcome: running ? "success" : "error",
+        details: { revision: row.current_revision },
+      },
+      trx,
+    ),
+  );
   const after = await getSandboxRow(deps, projectId, sandboxId);
-  await audit(deps, actor, {
-    action: after.state === "running" ? "sandbox.started" : "sandbox.start_failed",
-    projectId,
-    orgId: row.org_id,
-    targetType: "sandbox",
-    targetId: sandboxId,
-    outcome: after.state === "running" ? "success" : "error",
-    details: { revision: row.current_revision },
-  });
   if (after.state !== "running") {
     throw new ProblemError("internal-error", { detail: `Sandbox ${sandboxId} failed to start: ${after.last_error}` });
   }
   return after;
 }
 
-/** Starts the driver's side of a sandbox in state `starting`, with a fresh platform token in its environment. */
-export async function bootSandbox(deps: SandboxDeps, row: SandboxRow): Promise<void> {
+/** What a start writes beside the state it ends in, in the same transaction (its audit record). */
+export type StartRecord = (trx: Kysely<SandboxDB>, running: boolean) => Promise<void>;
+
+/**
+ * Starts the driver's side of a sandbox in state `starting`, with a fresh platform token in its
+ * environment, then writes the state it ended in (`running` or `failed`) and `record` in one
+ * transaction. When that transaction fails the start is undone: the process is stopped, the
+ * sandbox marked failed, and the error thrown.
+ */
+export async function bootSandbox(deps: SandboxDeps, row: SandboxRow, record?: StartRecord): Promise<void> {
+  let failure: string | undefined;
   try {
     const env: Record<string, string> = {};
     const token = await mintPlatformToken(deps, row);
     env.AGENTPLANE_TOKEN = token;
     if (deps.config.apiUrl) env.AGENTPLANE_API_URL = deps.config.apiUrl;
     await deps.driver.start(runtimeSpec(row, env));
-    const now = new Date();
-    await setState(deps, row.id, "running", { started_at: now, last_activity_at: now });
   } catch (err) {
     deps.logger.warn({ err, sandboxId: row.id }, "sandbox failed to start");
-    await setState(deps, row.id, "failed", { last_error: (err as Error).message.slice(0, 2000) });
+    failure = (err as Error).message.slice(0, 2000);
+  }
+  const now = new Date();
+  try {
+    await withAudit(deps, async (trx) => {
+      await trx
+        .updateTable("sandboxes")
+        .set(
+          (failure === undefined
+            ? { state: "running", started_at: now, last_activity_at: now, updated_at: now }
+            : { state: "failed", last_error: failure, updated_at: now }) as never,
+        )
+        .where("id", "=", row.id)
+        .execute();
+      await record?.(trx, failure === undefined);
+    });
+  } catch (err) {
+    if (failure === undefined) await deps.driver.stop(row.id).catch(() => {});
+    await setState(deps, row.id, "failed", { last_error: (err as Error).message.slice(0, 2000) }).catch(() => {});
+    throw err;
   }
 }
 
@@ -255,7 +288,8 @@ async function applyRevision(
   row: SandboxRow,
   spec: SandboxSpec,
   reason: string | null,
-  meta: { name?: string; labels?: Record<string, string> } = {},
+  meta: { name?: string; labels?: Record<string, string> },
+  record: (trx: Kysely<SandboxDB>, revision: number) => Promise<void>,
 ): Promise<number> {
   if (row.state === "deleting" || row.state === "stopping" || row.state === "starting") {
     throw new ProblemError("invalid-transition", { detail: `Sandbox ${row.id} is ${row.state}` });
@@ -288,6 +322,7 @@ async function applyRevision(
         created_at: new Date(),
       } as never)
       .execute();
+    await record(trx, revision);
   });
   if (row.state === "running") {
     await transition(deps, { ...row, state: "running" }, ["running"], "stopping");
@@ -333,18 +368,25 @@ export async function updateSandbox(
     }
     return getSandboxRow(deps, projectId, sandboxId);
   }
-  const revision = await applyRevision(deps, actor, row, next, input.reason ?? null, {
+  const meta = {
     ...(input.name !== undefined ? { name: input.name } : {}),
     ...(input.labels !== undefined ? { labels: input.labels } : {}),
-  });
-  await audit(deps, actor, {
-    action: "sandbox.updated",
-    projectId,
-    orgId: row.org_id,
-    targetType: "sandbox",
-    targetId: sandboxId,
-    details: { revision, restarted: row.state === "running" },
-  });
+  };
+  await applyRevision(deps, actor, row, next, input.reason ?? null, meta, (trx, revision) =>
+    audit(
+      deps,
+      actor,
+      {
+        action: "sandbox.updated",
+        projectId,
+        orgId: row.org_id,
+        targetType: "sandbox",
+        targetId: sandboxId,
+        details: { revision, restarted: row.state === "running" },
+      },
+      trx,
+    ),
+  );
   return getSandboxRow(deps, projectId, sandboxId);
 }
 
@@ -376,15 +418,21 @@ export async function rollbackSandbox(
   const spec = SandboxSpecSchema.parse(old.spec);
   // A rollback admits the old spec again under today's policies.
   await enforceAdmission(deps, actor, "sandbox:update", row, spec);
-  const revision = await applyRevision(deps, actor, row, spec, reason ?? `rollback to revision ${target}`);
-  await audit(deps, actor, {
-    action: "sandbox.rolled_back",
-    projectId,
-    orgId: row.org_id,
-    targetType: "sandbox",
-    targetId: sandboxId,
-    details: { fromRevision: row.current_revision, toRevision: target, newRevision: revision },
-  });
+  await applyRevision(deps, actor, row, spec, reason ?? `rollback to revision ${target}`, {}, (trx, revision) =>
+    audit(
+      deps,
+      actor,
+      {
+        action: "sandbox.rolled_back",
+        projectId,
+        orgId: row.org_id,
+        targetType: "sandbox",
+        targetId: sandboxId,
+        details: { fromRevision: row.current_revision, toRevision: target, newRevision: revision },
+      },
+      trx,
+    ),
+  );
   return getSandboxRow(deps, projectId, sandboxId);
 }
 

@@ -1,8 +1,8 @@
 import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
 import { newId, type Principal, SANDBOX_TOKEN_PREFIX } from "@agentplane/contracts";
 import { ProblemError } from "@agentplane/problem-details";
-import type { Selectable } from "kysely";
-import type { SandboxTokenTable } from "../db/schema.ts";
+import type { Kysely, Selectable } from "kysely";
+import type { SandboxDB, SandboxTokenTable } from "../db/schema.ts";
 import { type Actor, audit, type SandboxDeps, withAudit } from "./context.ts";
 import type { SandboxRow } from "./mapping.ts";
 
@@ -16,7 +16,7 @@ function hashSecret(secret: string): string {
 }
 
 async function insertToken(
-  deps: SandboxDeps,
+  db: Kysely<SandboxDB>,
   sandbox: SandboxRow,
   name: string,
   createdBy: string,
@@ -37,7 +37,7 @@ async function insertToken(
     last_used_at: null,
     revoked_at: null,
   };
-  await deps.db.insertInto("sandbox_tokens").values(row).execute();
+  await db.insertInto("sandbox_tokens").values(row).execute();
   return { row, token: `${SANDBOX_TOKEN_PREFIX}${id.slice(id.indexOf("_") + 1)}_${secret}` };
 }
 
@@ -48,16 +48,23 @@ export async function createSandboxToken(
   input: { name: string; expiresIn?: number | undefined },
 ) {
   const expiresAt = input.expiresIn ? new Date(Date.now() + input.expiresIn * 1000) : null;
-  const created = await insertToken(deps, sandbox, input.name, actor.principal.id, expiresAt);
-  await audit(deps, actor, {
-    action: "sandbox_token.created",
-    projectId: sandbox.project_id,
-    orgId: sandbox.org_id,
-    targetType: "sandboxToken",
-    targetId: created.row.id,
-    details: { sandboxId: sandbox.id, name: input.name },
+  return withAudit(deps, async (trx) => {
+    const created = await insertToken(trx, sandbox, input.name, actor.principal.id, expiresAt);
+    await audit(
+      deps,
+      actor,
+      {
+        action: "sandbox_token.created",
+        projectId: sandbox.project_id,
+        orgId: sandbox.org_id,
+        targetType: "sandboxToken",
+        targetId: created.row.id,
+        details: { sandboxId: sandbox.id, name: input.name },
+      },
+      trx,
+    );
+    return created;
   });
-  return created;
 }
 
 /** A fresh token for the sandbox's own environment at each start; the previous one is revoked. */
@@ -69,7 +76,7 @@ export async function mintPlatformToken(deps: SandboxDeps, sandbox: SandboxRow):
       .where("id", "=", sandbox.platform_token_id)
       .execute();
   }
-  const { row, token } = await insertToken(deps, sandbox, PLATFORM_TOKEN_NAME, "svc_sandbox", null);
+  const { row, token } = await insertToken(deps.db, sandbox, PLATFORM_TOKEN_NAME, "svc_sandbox", null);
   await deps.db.updateTable("sandboxes").set({ platform_token_id: row.id }).where("id", "=", sandbox.id).execute();
   return token;
 }
