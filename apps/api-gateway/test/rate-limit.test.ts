@@ -120,10 +120,17 @@ describe.skipIf(!redis.available)(`rate limit counted in Redis${redis.reason}`, 
 
 describe("rate limit in memory", () => {
   it("opens a new window after the old one ends", async () => {
-    const limiter = new MemoryRateLimiter({ limit: 1, windowSeconds: 1 });
-    expect((await limiter.hit("k")).allowed).toBe(true);
-    expect((await limiter.hit("k")).allowed).toBe(false);
-    await new Promise((r) => setTimeout(r, 1100));
-    expect((await limiter.hit("k")).allowed).toBe(true);
+    vi.useFakeTimers({ toFake: ["Date"] });
+    try {
+      const limiter = new MemoryRateLimiter({ limit: 1, windowSeconds: 1 });
+      expect((await limiter.hit("k")).allowed).toBe(true);
+      expect((await limiter.hit("k")).allowed).toBe(false);
+      vi.setSystemTime(Date.now() + 999);
+      expect((await limiter.hit("k")).allowed).toBe(false);
+      vi.setSystemTime(Date.now() + 1);
+      expect((await limiter.hit("k")).allowed).toBe(true);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });

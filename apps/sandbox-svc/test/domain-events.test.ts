@@ -2,7 +2,7 @@ import { AUDIT_RECORDED, type AuditRecorded } from "@agentplane/contracts";
 import { type Database, migrateToLatest, openDatabase } from "@agentplane/db";
 import { createOutbox, MemoryBus, outboxMigrations } from "@agentplane/events";
 import { silentLogger } from "@agentplane/service-kit";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { SANDBOX_SCHEMA } from "../src/app.ts";
 import { migrations } from "../src/db/migrations/index.ts";
 import type { SandboxDB } from "../src/db/schema.ts";
@@ -53,11 +53,10 @@ describe("sandbox domain events are written in the transaction of the change", (
     await withAudit(deps, async (trx) => {
       await audit(deps, actor, record, trx);
     });
-    for (let i = 0; i < 100 && seen.length === 0; i++) {
+    await vi.waitFor(async () => {
       await bus.drain();
-      await new Promise((r) => setTimeout(r, 20));
-    }
-    expect(seen).toHaveLength(1);
+      expect(seen).toHaveLength(1);
+    });
     expect(seen[0]).toMatchObject({
       action: "sandbox_token.revoked",
       source: "domain",

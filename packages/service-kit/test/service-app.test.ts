@@ -1,5 +1,5 @@
 import { INTERNAL_IDENTITY_HEADER, type Principal } from "@agentplane/contracts";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { z } from "zod";
 import { createServiceApp, generateInternalKeys, parseEnv, requirePrincipal, signIdentity } from "../src/index.ts";
 
@@ -74,9 +74,14 @@ describe("identity signer and verifier caches", () => {
     expect((await verifier.verify(a1)).principal).toEqual(alice);
     await expect(new IdentityVerifier(keys, "sandbox").verify(a1)).rejects.toThrow();
     // After half its lifetime the signer renews; after its lifetime the old token is refused.
-    await new Promise((r) => setTimeout(r, 1100));
-    expect(await signer.sign(alice, "tenancy")).not.toBe(a1);
-    await new Promise((r) => setTimeout(r, 1500));
-    await expect(verifier.verify(a1)).rejects.toThrow();
+    vi.useFakeTimers({ toFake: ["Date"] });
+    try {
+      vi.setSystemTime(Date.now() + 1100);
+      expect(await signer.sign(alice, "tenancy")).not.toBe(a1);
+      vi.setSystemTime(Date.now() + 1500);
+      await expect(verifier.verify(a1)).rejects.toThrow();
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });
