@@ -226,6 +226,17 @@ export function createGateway(deps: GatewayDeps): Gateway {
       }
     }
 
+    // A scoped API token reaches only the routes of the permissions it names (`authenticated`
+    // routes included: a token for model calls does not read the account either).
+    if (principal?.scopes && !principal.scopes.includes(entry.access)) {
+      audit(principal, 403);
+      return fail(
+        new ProblemError("forbidden", {
+          detail: `This token is restricted to ${principal.scopes.join(", ")}; this route needs ${entry.access === "authenticated" ? "an unrestricted token" : entry.access}`,
+        }),
+      );
+    }
+
     // Text no service can store (malformed escapes, NUL, lone surrogates) is refused here, once,
     // with the field named; a caller without a valid token got its 401 above.
     const invalid = [...(match.invalid ?? []), ...invalidQuery(url.search)];

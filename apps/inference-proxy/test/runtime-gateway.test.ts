@@ -80,6 +80,41 @@ describe.skipIf(!pg.available)(`the npm start runtime in gateway mode${pg.reason
     ]);
   });
 
+  it("gives the runtime a token scoped to llm:invoke: model calls work, every other route is 403", async () => {
+    const identity = runtime?.identity;
+    const token = identity?.token as string;
+    const invoke = await h.call("POST", "/v1/llm/cloud-a/us-east-1/model/anthropic.claude-haiku-4-5/invoke", {
+      token,
+      body: { anthropic_version: "bedrock-2023-05-31", max_tokens: 8, messages: [{ role: "user", content: "hi" }] },
+    });
+    expect(invoke.status, JSON.stringify(invoke.body)).toBe(200);
+    const providers = await h.call("GET", "/v1/inference/providers", { token });
+    expect(providers.status).toBe(200);
+    // Its role (member, developer on its project) would allow these; its scope does not.
+    for (const [method, path] of [
+      ["GET", "/v1/auth/me"],
+      ["GET", `/v1/orgs/${identity?.orgId}`],
+      ["GET", `/v1/projects/${identity?.projectId}`],
+      ["GET", `/v1/projects/${identity?.projectId}/sandboxes`],
+      ["GET", `/v1/orgs/${identity?.orgId}/usage-costs`],
+    ] as const) {
+      const r = await h.call(method, path, { token });
+      expect(r.status, `${method} ${path}: ${JSON.stringify(r.body)}`).toBe(403);
+    }
+    // Nor can it mint itself a wider token.
+    const minted = await h.call("POST", `/v1/orgs/${identity?.orgId}/api-tokens`, {
+      token,
+      body: { name: "wider", scopes: ["projects:read"] },
+    });
+    expect(minted.status).toBe(403);
+    // The restriction is on the token itself, as tenancy shows it.
+    const listed = await h.call<{ items: { name: string; scopes?: string[] }[] }>(
+      "GET",
+      `/v1/orgs/${identity?.orgId}/api-tokens`,
+    );
+    expect(listed.body.items.find((t) => t.name === "agent-runtime")?.scopes).toEqual(["llm:invoke"]);
+  });
+
   it("reuses the token across restarts; a spending limit turns into a brief failure notice", async () => {
     const first = runtime?.identity;
     await runtime?.close();

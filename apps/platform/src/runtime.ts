@@ -19,6 +19,8 @@ const PROVIDER_CREDENTIALS = [
 ];
 const IDENTITY_FILE = "agent-runtime-identity.json";
 const PROJECT_NAME = "agent";
+/** The runtime's token calls models and nothing else. */
+const RUNTIME_SCOPES = ["llm:invoke"];
 
 export interface RuntimeIdentity {
   orgId: string;
@@ -49,9 +51,11 @@ function decrypt(key: Buffer, s: StoredIdentity): string {
 
 /**
  * The runtime's own identity on this control plane: a project (named by AGENT_RUNTIME_PROJECT_ID,
- * else `agent` in the first organization) and an API token restricted to it with the member cap
- * (developer on that project: model calls, nothing org-wide). The token is kept encrypted with
- * the installation's secret key in the data dir and reused across restarts while it still resolves.
+ * else `agent` in the first organization) and an API token restricted to it and to the one scope
+ * `llm:invoke` (model calls through /v1/llm/**; every other route answers 403), with the member
+ * cap. The token is kept encrypted with the installation's secret key in the data dir and reused
+ * across restarts while it still resolves with that restriction; one that does not is revoked and
+ * replaced.
  * Undefined while the installation is not activated (there is no owner to act for yet).
  */
 export async function provisionRuntimeIdentity(options: {
@@ -71,17 +75,21 @@ export async function provisionRuntimeIdentity(options: {
   const file = join(dataDir, IDENTITY_FILE);
   const wantedProject = options.rawEnv.AGENT_RUNTIME_PROJECT_ID;
 
+  let stale: { id: string; userId: string } | undefined;
   if (existsSync(file)) {
     try {
       const stored = JSON.parse(readFileSync(file, "utf8")) as StoredIdentity;
       const token = decrypt(key, stored);
-      await client.request("POST", TENANCY_INTERNAL.resolveApiToken, {
+      const resolved = await client.request<{ principal: Principal }>("POST", TENANCY_INTERNAL.resolveApiToken, {
         principal: servicePrincipal("platform"),
         body: { token },
       });
-      if (!wantedProject || wantedProject === stored.projectId) {
+      const scoped = resolved.principal.scopes?.join(",") === RUNTIME_SCOPES.join(",");
+      if (scoped && (!wantedProject || wantedProject === stored.projectId)) {
         return { orgId: stored.orgId, projectId: stored.projectId, token };
       }
+      // A token of an earlier version (no scope) or for another project: revoke it, mint the new one.
+      if (resolved.principal.userId) stale = { id: resolved.principal.id, userId: resolved.principal.userId };
     } catch {
       // Revoked, expired or unreadable: provision a new one below.
     }
@@ -131,8 +139,15 @@ export async function provisionRuntimeIdentity(options: {
   }
   const created = await client.request<{ token: string }>("POST", `/v1/orgs/${orgId}/api-tokens`, {
     principal,
-    body: { name: "agent-runtime", role: "member", projectId },
+    body: { name: "agent-runtime", role: "member", projectId, scopes: RUNTIME_SCOPES },
   });
+  if (stale) {
+    await client
+      .request("DELETE", `/v1/api-tokens/${encodeURIComponent(stale.id)}`, {
+        principal: { type: "user", id: stale.userId },
+      })
+      .catch(() => undefined);
+  }
   const stored: StoredIdentity = { orgId, projectId, ...encrypt(key, created.token) };
   writeFileSync(`${file}.tmp`, JSON.stringify(stored), { mode: 0o600 });
   renameSync(`${file}.tmp`, file);

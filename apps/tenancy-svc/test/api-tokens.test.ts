@@ -77,9 +77,13 @@ describe.each(targets)("API tokens on $name", (target) => {
 
     it("validates the body: unknown fields, past expiry, foreign project, role above the creator", async () => {
       const path = `/v1/orgs/${h.orgId}/api-tokens`;
-      const unknown = await h.call("POST", path, { as: h.owner, body: { name: "a", scopes: ["*"] } });
+      const unknown = await h.call("POST", path, { as: h.owner, body: { name: "a", permissions: ["*"] } });
       expect(unknown.status).toBe(400);
-      expect((await json<{ errors: { pointer: string }[] }>(unknown)).errors[0]!.pointer).toBe("/body/scopes");
+      expect((await json<{ errors: { pointer: string }[] }>(unknown)).errors[0]!.pointer).toBe("/body/permissions");
+      // Scopes are permission names; anything else is named in the error.
+      const badScope = await h.call("POST", path, { as: h.owner, body: { name: "a", scopes: ["llm:invoke", "*"] } });
+      expect(badScope.status).toBe(400);
+      expect((await json<{ errors: { pointer: string }[] }>(badScope)).errors[0]!.pointer).toBe("/body/scopes/1");
       const past = await h.call("POST", path, { as: h.owner, body: { name: "a", expiresAt: "2001-01-01T00:00:00Z" } });
       expect(past.status).toBe(400);
       const project = await h.call("POST", path, { as: h.owner, body: { name: "a", projectId: "prj_missing" } });

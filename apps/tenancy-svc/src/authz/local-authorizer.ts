@@ -75,6 +75,17 @@ export class LocalAuthorizer implements Authorizer {
   }
 
   private async decide(request: AuthorizeRequest): Promise<AuthorizeResponse> {
+    const decision = await this.decideByRole(request);
+    // A scoped token uses only the permissions it names: what its role would allow beyond them is
+    // forbidden (still naming the org and project it can see, so callers answer 403, not 404).
+    const { principal, permission } = request;
+    if (decision.decision === "allowed" && principal.type === "api_token" && principal.scopes) {
+      if (!principal.scopes.includes(permission)) return { ...decision, decision: "forbidden" };
+    }
+    return decision;
+  }
+
+  private async decideByRole(request: AuthorizeRequest): Promise<AuthorizeResponse> {
     const { principal, permission } = request;
     if (!isPermission(permission)) return { decision: "forbidden" };
     const rule = PERMISSIONS[permission];

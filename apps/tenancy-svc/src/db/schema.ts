@@ -114,6 +114,8 @@ export interface ApiTokenTable {
   name: string;
   role: "owner" | "admin" | "member" | "viewer";
   project_id: string | null;
+  /** Permissions the token is restricted to (JSON array of permission names); null: its role cap only. */
+  scopes: ColumnType<string[] | null, string | null | undefined, string | null>;
   /** SHA-256 (hex) of the secret part (`apl_` tokens) or of the whole string (bootstrap token). */
   secret_hash: string;
   /** `apl` for generated tokens, `bootstrap` for AGENTPLANE_BOOTSTRAP_TOKEN. */

@@ -6,7 +6,7 @@ import type { TenancyContext } from "../context.ts";
 import { digestsEqual, sha256Hex } from "../crypto/secret-box.ts";
 import type { TenancyDatabase } from "../db/schema.ts";
 import { recordDomainEvent, withDomainEvents } from "./audit.ts";
-import { toApiToken } from "./serialize.ts";
+import { scopesOf, toApiToken } from "./serialize.ts";
 
 type Db = Kysely<TenancyDatabase>;
 
@@ -30,6 +30,7 @@ export interface NewTokenInput {
   name: string;
   role: OrgRole;
   projectId?: string | null;
+  scopes?: readonly string[] | null;
   expiresAt?: Date | null;
 }
 
@@ -45,6 +46,7 @@ export async function insertApiToken(db: Db, input: NewTokenInput): Promise<{ ro
       name: input.name,
       role: input.role,
       project_id: input.projectId ?? null,
+      scopes: input.scopes ? JSON.stringify(input.scopes) : null,
       secret_hash: secretHash,
       kind: "apl",
       prefix,
@@ -125,6 +127,7 @@ export async function resolveApiToken(db: Db, token: string): Promise<Principal 
     role: row.role,
     ...(row.org_id ? { orgId: row.org_id } : {}),
     ...(row.project_id ? { projectId: row.project_id } : {}),
+    ...(row.scopes ? { scopes: scopesOf(row.scopes) } : {}),
   };
 }
 
@@ -135,7 +138,13 @@ export interface CreateTokenRequest {
   creatorRole: OrgRole;
   userId: string;
   orgId: string;
-  input: { name: string; role?: OrgRole | undefined; projectId?: string | undefined; expiresAt?: string | undefined };
+  input: {
+    name: string;
+    role?: OrgRole | undefined;
+    projectId?: string | undefined;
+    scopes?: readonly string[] | undefined;
+    expiresAt?: string | undefined;
+  };
   requestId?: string;
 }
 
@@ -166,6 +175,14 @@ export async function createApiToken(req: CreateTokenRequest): Promise<ApiToken 
       });
     }
   }
+  // A scoped creator passes on at most its own scopes (a token never mints a wider one).
+  const scopes = input.scopes ?? (principal.type === "api_token" ? principal.scopes : undefined);
+  if (principal.type === "api_token" && principal.scopes) {
+    const allowed = new Set(principal.scopes);
+    if (!scopes || scopes.some((s) => !allowed.has(s))) {
+      throw new ProblemError("forbidden", { detail: "This token may only create tokens within its own scopes" });
+    }
+  }
   let expiresAt: Date | null = null;
   if (input.expiresAt) {
     expiresAt = new Date(input.expiresAt);
@@ -183,6 +200,7 @@ export async function createApiToken(req: CreateTokenRequest): Promise<ApiToken 
       name: input.name,
       role,
       projectId: projectId ?? null,
+      scopes: scopes ? [...new Set(scopes)] : null,
       expiresAt,
     });
     await recordDomainEvent(ctx, trx, principal, {
@@ -191,7 +209,7 @@ export async function createApiToken(req: CreateTokenRequest): Promise<ApiToken 
       projectId,
       targetType: "api_token",
       targetId: created.row.id,
-      details: { role, name: input.name },
+      details: { role, name: input.name, ...(scopes ? { scopes: [...new Set(scopes)] } : {}) },
       requestId: req.requestId,
     });
     return created;

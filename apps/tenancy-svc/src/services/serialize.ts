@@ -31,6 +31,7 @@ export function toProject(row: Selectable<ProjectTable>, role?: ProjectRole): Pr
     orgId: row.org_id,
     name: row.name,
     ...(row.description !== null ? { description: row.description } : {}),
+    labels: row.labels ?? {},
     createdAt: iso(row.created_at),
     updatedAt: iso(row.updated_at),
     ...(role ? { role } : {}),
@@ -62,6 +63,12 @@ export function toMember(
   };
 }
 
+/** The `scopes` column as a list (jsonb arrives parsed or as its text, depending on the driver). */
+export function scopesOf(raw: unknown): string[] {
+  const list: unknown = typeof raw === "string" ? JSON.parse(raw) : raw;
+  return Array.isArray(list) ? list.map(String) : [];
+}
+
 export function toApiToken(row: Selectable<ApiTokenTable>): ApiToken {
   return {
     id: row.id,
@@ -70,6 +77,7 @@ export function toApiToken(row: Selectable<ApiTokenTable>): ApiToken {
     name: row.name,
     role: row.role,
     ...(row.project_id ? { projectId: row.project_id } : {}),
+    ...(row.scopes ? { scopes: scopesOf(row.scopes) as ApiToken["scopes"] } : {}),
     prefix: row.prefix,
     createdAt: iso(row.created_at),
     ...(row.last_used_at ? { lastUsedAt: iso(row.last_used_at) } : {}),

@@ -20,6 +20,8 @@ export const PrincipalSchema = z.object({
   projectId: z.string().optional(),
   /** Role cap of an API token. */
   role: OrgRoleSchema.optional(),
+  /** When set, the only permissions an API token may use (on top of its role cap and project). */
+  scopes: z.array(z.string()).optional(),
   sandboxId: z.string().optional(),
 });
 export type Principal = z.infer<typeof PrincipalSchema>;

@@ -33,7 +33,7 @@ const ProjectQuery = z.object({
 });
 
 export const listInferenceProvidersRoute = defineRoute(
-  { service: "inference", access: "authenticated" },
+  { service: "inference", access: "llm:invoke" },
   {
     operationId: "listInferenceProviders",
     method: "get",

@@ -1,8 +1,20 @@
 import { z } from "@hono/zod-openapi";
+import { PERMISSIONS, type Permission } from "../common/permissions.ts";
 import { OrgRoleSchema } from "../common/roles.ts";
 import { defineRoute } from "../common/route.ts";
 import { pathParam, Timestamp } from "../common/schemas.ts";
 import { jsonBody, jsonRequest, Name, NoContent, OrgIdParams, PageQuery } from "./shared.ts";
+
+/** Permissions a token is restricted to: anything else answers 403, whatever its role allows. */
+export const TokenScopes = z
+  .array(z.enum(Object.keys(PERMISSIONS) as [Permission, ...Permission[]]))
+  .min(1)
+  .max(Object.keys(PERMISSIONS).length)
+  .openapi({
+    description:
+      'When set, the only permissions the token may use (e.g. `["llm:invoke"]`: model calls through `/v1/llm/**` and nothing else); every other route answers 403. Absent: everything its role cap allows.',
+    example: ["llm:invoke"],
+  });
 
 export const ApiToken = z
   .object({
@@ -15,6 +27,7 @@ export const ApiToken = z
     role: OrgRoleSchema,
     /** When set, the token works on this project only. */
     projectId: z.string().optional(),
+    scopes: TokenScopes.optional(),
     /** The first characters of the token, to recognize it (`apl_xxxxxxxx`). */
     prefix: z.string(),
     createdAt: Timestamp,
@@ -40,6 +53,7 @@ export const CreateApiTokenBody = z
     /** Defaults to the creator's role; may not be above it. */
     role: OrgRoleSchema.optional(),
     projectId: z.string().max(64).optional(),
+    scopes: TokenScopes.optional(),
     expiresAt: Timestamp.optional(),
   })
   .openapi("CreateApiToken");
@@ -52,7 +66,7 @@ export const createApiToken = defineRoute(
   {
     operationId: "createApiToken",
     description:
-      "Creates an API token (`apl_…`) with a role no higher than the caller's, optionally restricted to a project and given an expiry. The secret is in this response only; it is stored as a hash.",
+      "Creates an API token (`apl_…`) with a role no higher than the caller's, optionally restricted to a project, to a set of permissions (`scopes`) and given an expiry. The secret is in this response only; it is stored as a hash.",
     method: "post",
     path: "/v1/orgs/{orgId}/api-tokens",
     tags,

@@ -1,10 +1,12 @@
 import type { MigrationList } from "@agentplane/db";
 import { outboxMigrations } from "@agentplane/events";
 import * as initial from "./0001-initial.ts";
+import * as apiTokenScopes from "./0003-api-token-scopes.ts";
 
 /** Applied in this order; never rename or reorder an entry that has shipped. */
 export const migrations: MigrationList = {
   "0001_initial": initial,
   // `tenancy.event_outbox`: domain audit events waiting for the bus.
   ...outboxMigrations("0002"),
+  "0003_api_token_scopes": apiTokenScopes,
 };
