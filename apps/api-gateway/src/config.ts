@@ -1,16 +1,27 @@
+import type { ServiceName } from "@agentplane/contracts";
+import { parseEnv } from "@agentplane/service-kit";
 import { z } from "zod";
 
-/** Gateway settings; `main.ts` fills them from the environment, the launcher from its own config. */
-export const GatewayEnvSchema = z.object({
-  PORT: z.coerce.number().int().min(0).max(65535).default(8080),
-  HOST: z.string().min(1).default("0.0.0.0"),
+/** The gateway's own settings, read the same way by its deployable and the all-in-one launcher. */
+export const GatewaySettingsSchema = z.object({
   PUBLIC_URL: z.url().optional(),
+  /** Bearer JWTs of this identity provider are accepted (discovery at `<issuer>/.well-known/openid-configuration`). */
   OIDC_ISSUER: z.url().optional(),
+  /** The `aud` an OIDC token must carry (any when unset). */
   OIDC_AUDIENCE: z.string().optional(),
   /** How far an OIDC token's `iat` may be ahead of this host's clock. */
   OIDC_MAX_CLOCK_SKEW_SECONDS: z.coerce.number().int().min(0).max(3600).default(60),
+  /** Shared rate-limit counters (per-process memory when unset). */
   REDIS_URL: z.string().optional(),
   RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).default(1200),
+  SANDBOX_INGRESS_HOST: z.string().optional(),
+});
+export type GatewaySettings = z.infer<typeof GatewaySettingsSchema>;
+
+/** The gateway as its own deployable: where it listens, its signing key, the services' URLs, its settings. */
+export const GatewayEnvSchema = GatewaySettingsSchema.extend({
+  PORT: z.coerce.number().int().min(0).max(65535).default(8080),
+  HOST: z.string().min(1).default("0.0.0.0"),
   INTERNAL_IDENTITY_PRIVATE_KEY: z.string(),
   TENANCY_URL: z.url(),
   SANDBOX_URL: z.url().optional(),
@@ -18,10 +29,57 @@ export const GatewayEnvSchema = z.object({
   GOVERNANCE_URL: z.url().optional(),
   CONNECTIONS_URL: z.url().optional(),
   INFERENCE_URL: z.url().optional(),
-  SANDBOX_INGRESS_HOST: z.string().optional(),
   LOG_LEVEL: z.string().optional(),
 });
 export type GatewayEnv = z.infer<typeof GatewayEnvSchema>;
+
+/** What `buildGateway` takes as configuration, in both modes. */
+export interface GatewayConfig {
+  /** Where clients reach the platform (activation links, resource metadata). */
+  publicUrl?: string;
+  oidc?: { issuer: string; audience?: string; maxClockSkewSeconds: number };
+  redisUrl?: string;
+  rateLimitPerMinute: number;
+  /** Host-based ingress to exposed sandbox ports. */
+  ingressHost?: string;
+}
+
+/** The gateway's configuration from the environment (its settings only; a bad one names the variable). */
+export function configFromEnv(env: Record<string, string | undefined>): GatewayConfig {
+  return configFromSettings(parseEnv(GatewaySettingsSchema, env));
+}
+
+/** The gateway's configuration from its parsed settings. */
+export function configFromSettings(settings: GatewaySettings): GatewayConfig {
+  return {
+    ...(settings.PUBLIC_URL ? { publicUrl: settings.PUBLIC_URL } : {}),
+    ...(settings.OIDC_ISSUER
+      ? {
+          oidc: {
+            issuer: settings.OIDC_ISSUER,
+            ...(settings.OIDC_AUDIENCE ? { audience: settings.OIDC_AUDIENCE } : {}),
+            maxClockSkewSeconds: settings.OIDC_MAX_CLOCK_SKEW_SECONDS,
+          },
+        }
+      : {}),
+    ...(settings.REDIS_URL ? { redisUrl: settings.REDIS_URL } : {}),
+    rateLimitPerMinute: settings.RATE_LIMIT_PER_MINUTE,
+    ...(settings.SANDBOX_INGRESS_HOST ? { ingressHost: settings.SANDBOX_INGRESS_HOST } : {}),
+  };
+}
+
+/** The distributed gateway's service URLs by service name. */
+export function serviceUrls(env: GatewayEnv): Partial<Record<ServiceName, string>> {
+  const urls: Partial<Record<ServiceName, string | undefined>> = {
+    tenancy: env.TENANCY_URL,
+    sandbox: env.SANDBOX_URL,
+    audit: env.AUDIT_URL,
+    governance: env.GOVERNANCE_URL,
+    connections: env.CONNECTIONS_URL,
+    inference: env.INFERENCE_URL,
+  };
+  return Object.fromEntries(Object.entries(urls).filter(([, url]) => url)) as Partial<Record<ServiceName, string>>;
+}
 
 export interface RateLimitConfig {
   /** Requests per token per window. */

@@ -6,7 +6,18 @@ export {
   type OpaqueTokenResolver,
 } from "./authn/authenticator.ts";
 export { OidcVerifier } from "./authn/oidc.ts";
-export { type GatewayEnv, GatewayEnvSchema, type RateLimitConfig } from "./config.ts";
+export { type BuildGatewayOptions, type BuiltGateway, buildGateway, httpTargets } from "./build.ts";
+export {
+  configFromEnv as gatewayConfigFromEnv,
+  configFromSettings as gatewayConfigFromSettings,
+  type GatewayConfig,
+  type GatewayEnv,
+  GatewayEnvSchema,
+  type GatewaySettings,
+  GatewaySettingsSchema,
+  type RateLimitConfig,
+  serviceUrls,
+} from "./config.ts";
 export { createHttpIngress, type IngressRouter, type IngressTarget } from "./ingress.ts";
 export { createRateLimiter, MemoryRateLimiter, type RateLimiter, RedisRateLimiter } from "./rate-limit.ts";
 export { type RouteEntry, RouteTable } from "./route-table.ts";

@@ -1,6 +1,7 @@
+import { ConfigError, deploymentEnv, parseEnv } from "@agentplane/service-kit";
 import { z } from "zod";
 import type { ConsumerOptions } from "./ingest/consumer.ts";
-import type { PriceTable } from "./services/pricing.ts";
+import { type PriceTable, parsePriceOverrides } from "./services/pricing.ts";
 
 /** What `createAuditService` takes as configuration (main.ts builds it from the environment). */
 export interface AuditConfig {
@@ -17,18 +18,38 @@ export interface AuditConfig {
   consumer?: ConsumerOptions;
 }
 
-export const AuditEnvSchema = z.object({
-  PORT: z.coerce.number().int().min(0).max(65_535).default(8083),
-  /** The address to listen on: all interfaces by default (containers); 127.0.0.1 for this host only. */
-  HOST: z.string().min(1).default("0.0.0.0"),
-  DATABASE_URL: z.string().min(1),
-  REDIS_URL: z.string().min(1).optional(),
-  INTERNAL_IDENTITY_PUBLIC_KEY: z.string().optional(),
-  INTERNAL_IDENTITY_PRIVATE_KEY: z.string().optional(),
-  TENANCY_URL: z.url(),
+/** audit-svc's own settings, read the same way by its deployable and the all-in-one launcher. */
+export const AuditSettingsSchema = z.object({
   AUDIT_RETENTION_DAYS: z.coerce.number().int().positive().default(365),
   /** The price overrides as JSON, or a path to a JSON file. */
   PRICE_TABLE_JSON: z.string().optional(),
-  LOG_LEVEL: z.string().default("info"),
+});
+export type AuditSettings = z.infer<typeof AuditSettingsSchema>;
+
+/** audit-svc as its own deployable: the deployment variables, tenancy's URL and its settings. */
+export const AuditEnvSchema = deploymentEnv(8083).extend({
+  TENANCY_URL: z.url(),
+  ...AuditSettingsSchema.shape,
 });
 export type AuditEnv = z.infer<typeof AuditEnvSchema>;
+
+/** audit-svc's configuration from the environment (its settings only; a bad one names the variable). */
+export function configFromEnv(env: Record<string, string | undefined>): AuditConfig {
+  return configFromSettings(parseEnv(AuditSettingsSchema, env));
+}
+
+/** audit-svc's configuration from its parsed settings. */
+export function configFromSettings(settings: AuditSettings): AuditConfig {
+  try {
+    return {
+      retentionDays: settings.AUDIT_RETENTION_DAYS,
+      priceOverrides: parsePriceOverrides(settings.PRICE_TABLE_JSON),
+    };
+  } catch (err) {
+    const message =
+      err instanceof z.ZodError
+        ? err.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join(", ")
+        : (err as Error).message;
+    throw new ConfigError([{ name: "PRICE_TABLE_JSON", message }]);
+  }
+}

@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { parseEnv } from "@agentplane/service-kit";
+import { ConfigError, deploymentEnv, parseEnv } from "@agentplane/service-kit";
 import { z } from "zod";
 import { AddressPolicy } from "./connectors/fetch/index.ts";
 import type { ConnectorOptions } from "./connectors/services/runtime.ts";
@@ -21,50 +21,54 @@ export interface ConnectionsConfig {
   connectors?: ConnectorOptions;
 }
 
-export const ConnectionsEnvSchema = z.object({
-  PORT: z.coerce.number().int().min(0).max(65_535).default(8085),
-  HOST: z.string().min(1).default("0.0.0.0"),
-  DATABASE_URL: z.string().min(1),
-  REDIS_URL: z.string().min(1).optional(),
-  INTERNAL_IDENTITY_PUBLIC_KEY: z.string().optional(),
-  INTERNAL_IDENTITY_PRIVATE_KEY: z.string().optional(),
-  TENANCY_URL: z.url(),
-  GOVERNANCE_URL: z.url().optional(),
-  /** Where the MCP endpoints' platform tools reach sandboxes and the audit trail. */
-  SANDBOX_URL: z.url().optional(),
-  AUDIT_URL: z.url().optional(),
+/** connections-svc's own settings, read the same way by its deployable and the all-in-one launcher. */
+export const ConnectionsSettingsSchema = z.object({
   /** This replica's own internal URL (e.g. `http://$(POD_IP):8085`), for proxy forwarding across replicas. */
   CONNECTIONS_REPLICA_URL: z.url().optional(),
   CONNECTIONS_REPLICA_ID: z.string().min(1).optional(),
   CLUSTER_HEARTBEAT_MS: z.coerce.number().int().min(100).default(10_000),
   CLUSTER_JWT_TTL_SECONDS: z.coerce.number().int().min(60).max(86_400).default(900),
-  LOG_LEVEL: z.string().default("info"),
   /** Comma-separated hosts, host:port pairs or CIDR ranges connectors may reach although internal. */
   CONNECTOR_ALLOWED_HOSTS: z.string().optional(),
 });
+export type ConnectionsSettings = z.infer<typeof ConnectionsSettingsSchema>;
+
+/** connections-svc as its own deployable: the deployment variables, the services it calls, its settings. */
+export const ConnectionsEnvSchema = deploymentEnv(8085).extend({
+  TENANCY_URL: z.url(),
+  GOVERNANCE_URL: z.url().optional(),
+  /** Where the MCP endpoints' platform tools reach sandboxes and the audit trail. */
+  SANDBOX_URL: z.url().optional(),
+  AUDIT_URL: z.url().optional(),
+  ...ConnectionsSettingsSchema.shape,
+});
 export type ConnectionsEnv = z.infer<typeof ConnectionsEnvSchema>;
 
-/** Parses the environment (failing fast with the variable's name) into the env and the service config. */
-export function configFromEnv(env: Record<string, string | undefined> = process.env): {
-  env: ConnectionsEnv;
-  config: ConnectionsConfig;
-} {
-  const parsed = parseEnv(ConnectionsEnvSchema, env);
+/** connections-svc's configuration from the environment (its settings only; a bad one names the variable). */
+export function configFromEnv(env: Record<string, string | undefined>): ConnectionsConfig {
+  return configFromSettings(parseEnv(ConnectionsSettingsSchema, env));
+}
+
+/** connections-svc's configuration from its parsed settings. */
+export function configFromSettings(settings: ConnectionsSettings): ConnectionsConfig {
   return {
-    env: parsed,
-    config: {
-      replicaId: parsed.CONNECTIONS_REPLICA_ID ?? `conn-${randomBytes(6).toString("hex")}`,
-      ...(parsed.CONNECTIONS_REPLICA_URL ? { replicaUrl: parsed.CONNECTIONS_REPLICA_URL } : {}),
-      heartbeatMs: parsed.CLUSTER_HEARTBEAT_MS,
-      clusterJwtTtlSeconds: parsed.CLUSTER_JWT_TTL_SECONDS,
-      connectors: { allowedHosts: parseAllowedHosts(parsed.CONNECTOR_ALLOWED_HOSTS) },
-    },
+    replicaId: settings.CONNECTIONS_REPLICA_ID ?? `conn-${randomBytes(6).toString("hex")}`,
+    ...(settings.CONNECTIONS_REPLICA_URL ? { replicaUrl: settings.CONNECTIONS_REPLICA_URL } : {}),
+    heartbeatMs: settings.CLUSTER_HEARTBEAT_MS,
+    clusterJwtTtlSeconds: settings.CLUSTER_JWT_TTL_SECONDS,
+    connectors: { allowedHosts: parseAllowedHosts(settings.CONNECTOR_ALLOWED_HOSTS) },
   };
 }
 
 function parseAllowedHosts(value: string | undefined): string[] {
   // Validated here so a bad entry fails the start with the variable's name.
-  AddressPolicy.fromEnv(value);
+  try {
+    AddressPolicy.fromEnv(value);
+  } catch (err) {
+    throw new ConfigError([
+      { name: "CONNECTOR_ALLOWED_HOSTS", message: (err as Error).message.replace(/^CONNECTOR_ALLOWED_HOSTS: /, "") },
+    ]);
+  }
   return (value ?? "")
     .split(",")
     .map((s) => s.trim())

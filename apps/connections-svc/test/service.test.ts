@@ -47,9 +47,14 @@ describe.skipIf(!pg.available)(`connections-svc instance${pg.reason}`, () => {
     );
   });
 
-  it("configFromEnv names the missing variable", () => {
-    expect(() => configFromEnv({})).toThrow(/DATABASE_URL/);
-    const { config } = configFromEnv({ DATABASE_URL: "pglite://memory", TENANCY_URL: "http://tenancy:8081" });
+  it("configFromEnv names the bad variable", () => {
+    expect(() => configFromEnv({ CLUSTER_HEARTBEAT_MS: "5" })).toThrow(
+      /^invalid configuration: CLUSTER_HEARTBEAT_MS: /,
+    );
+    expect(() => configFromEnv({ CONNECTOR_ALLOWED_HOSTS: "10.0.0.0/99" })).toThrow(
+      "invalid configuration: CONNECTOR_ALLOWED_HOSTS: 10.0.0.0/99 is not a valid CIDR range",
+    );
+    const config = configFromEnv({});
     expect(config.heartbeatMs).toBe(10_000);
     expect(config.replicaId).toMatch(/^conn-/);
   });

@@ -1,4 +1,4 @@
-import { parseEnv } from "@agentplane/service-kit";
+import { deploymentEnv, parseEnv } from "@agentplane/service-kit";
 import { z } from "zod";
 import type { StsConfig } from "./services/credential-resolve.ts";
 
@@ -29,37 +29,41 @@ const key32 = (name: string) =>
     return key;
   });
 
-export const GovernanceEnvSchema = z.object({
-  PORT: z.coerce.number().int().min(0).max(65_535).default(8084),
-  HOST: z.string().min(1).default("0.0.0.0"),
-  DATABASE_URL: z.string().min(1),
-  REDIS_URL: z.string().min(1).optional(),
-  INTERNAL_IDENTITY_PUBLIC_KEY: z.string().optional(),
-  INTERNAL_IDENTITY_PRIVATE_KEY: z.string().optional(),
+/** governance-svc's own settings, read the same way by its deployable and the all-in-one launcher. */
+export const GovernanceSettingsSchema = z.object({
+  AGENTPLANE_SECRET_KEY_PREVIOUS: key32("AGENTPLANE_SECRET_KEY_PREVIOUS").optional(),
+  CREDENTIAL_ROTATION_GRACE_SECONDS: z.coerce.number().int().min(0).default(3600),
+  GOVERNANCE_DRIFT_INTERVAL_SECONDS: z.coerce.number().int().min(0).default(60),
+});
+export type GovernanceSettings = z.infer<typeof GovernanceSettingsSchema>;
+
+/** governance-svc as its own deployable: the deployment variables, the services it calls, the master key, its settings. */
+export const GovernanceEnvSchema = deploymentEnv(8084).extend({
   TENANCY_URL: z.url(),
   /** sandbox-svc, for effective policy and drift (they read sandboxes through its internal API). */
   SANDBOX_URL: z.url().optional(),
   AGENTPLANE_SECRET_KEY: key32("AGENTPLANE_SECRET_KEY"),
-  AGENTPLANE_SECRET_KEY_PREVIOUS: key32("AGENTPLANE_SECRET_KEY_PREVIOUS").optional(),
-  CREDENTIAL_ROTATION_GRACE_SECONDS: z.coerce.number().int().min(0).default(3600),
-  GOVERNANCE_DRIFT_INTERVAL_SECONDS: z.coerce.number().int().min(0).default(60),
-  LOG_LEVEL: z.string().default("info"),
+  ...GovernanceSettingsSchema.shape,
 });
 export type GovernanceEnv = z.infer<typeof GovernanceEnvSchema>;
 
-/** Parses the environment (failing fast with the variable's name) into the env and the service config. */
-export function configFromEnv(env: Record<string, string | undefined> = process.env): {
-  env: GovernanceEnv;
-  config: GovernanceConfig;
-} {
-  const parsed = parseEnv(GovernanceEnvSchema, env);
+/**
+ * governance-svc's configuration from the environment (its settings only; a bad one names the
+ * variable). The launcher decides the master key (the all-in-one keeps one under its data dir).
+ */
+export function configFromEnv(
+  env: Record<string, string | undefined>,
+  options: { secretKey: Uint8Array },
+): GovernanceConfig {
+  return configFromSettings(parseEnv(GovernanceSettingsSchema, env), options);
+}
+
+/** governance-svc's configuration from its parsed settings. */
+export function configFromSettings(settings: GovernanceSettings, options: { secretKey: Uint8Array }): GovernanceConfig {
   return {
-    env: parsed,
-    config: {
-      secretKey: parsed.AGENTPLANE_SECRET_KEY,
-      ...(parsed.AGENTPLANE_SECRET_KEY_PREVIOUS ? { previousSecretKey: parsed.AGENTPLANE_SECRET_KEY_PREVIOUS } : {}),
-      credentialGraceSeconds: parsed.CREDENTIAL_ROTATION_GRACE_SECONDS,
-      driftIntervalMs: parsed.GOVERNANCE_DRIFT_INTERVAL_SECONDS * 1000,
-    },
+    secretKey: options.secretKey,
+    ...(settings.AGENTPLANE_SECRET_KEY_PREVIOUS ? { previousSecretKey: settings.AGENTPLANE_SECRET_KEY_PREVIOUS } : {}),
+    credentialGraceSeconds: settings.CREDENTIAL_ROTATION_GRACE_SECONDS,
+    driftIntervalMs: settings.GOVERNANCE_DRIFT_INTERVAL_SECONDS * 1000,
   };
 }

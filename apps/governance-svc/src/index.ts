@@ -4,4 +4,12 @@ export {
   type GovernanceService,
   type GovernanceServiceDeps,
 } from "./app.ts";
-export { configFromEnv, type GovernanceConfig, GovernanceEnvSchema } from "./config.ts";
+export {
+  configFromEnv as governanceConfigFromEnv,
+  configFromSettings as governanceConfigFromSettings,
+  type GovernanceConfig,
+  type GovernanceEnv,
+  GovernanceEnvSchema,
+  type GovernanceSettings,
+  GovernanceSettingsSchema,
+} from "./config.ts";

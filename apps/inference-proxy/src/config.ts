@@ -1,3 +1,4 @@
+import { deploymentEnv, parseEnv } from "@agentplane/service-kit";
 import { z } from "zod";
 
 /** Installation-wide provider credentials, from the control plane's environment (the runtime's names). */
@@ -54,23 +55,24 @@ export const ProviderEnvSchema = z.object({
     .default(20 * 1024 * 1024),
 });
 
-export const InferenceEnvSchema = ProviderEnvSchema.extend({
-  PORT: z.coerce.number().int().min(0).max(65_535).default(8086),
-  HOST: z.string().min(1).default("0.0.0.0"),
-  DATABASE_URL: z.string().min(1),
-  REDIS_URL: z.string().min(1).optional(),
-  INTERNAL_IDENTITY_PUBLIC_KEY: z.string().optional(),
-  INTERNAL_IDENTITY_PRIVATE_KEY: z.string().optional(),
+/** inference-proxy as its own deployable: the deployment variables, the services it calls, its settings. */
+export const InferenceEnvSchema = deploymentEnv(8086).extend({
+  ...ProviderEnvSchema.shape,
   TENANCY_URL: z.url(),
   AUDIT_URL: z.url(),
   GOVERNANCE_URL: z.url().optional(),
   PRICE_TABLE_JSON: z.string().optional(),
-  LOG_LEVEL: z.string().default("info"),
 });
+export type InferenceEnv = z.infer<typeof InferenceEnvSchema>;
+export type InferenceSettings = z.infer<typeof ProviderEnvSchema>;
 
-/** Builds the service configuration from environment variables (unknown ones are ignored). */
+/** Builds the service configuration from environment variables (unknown ones are ignored; a bad one names the variable). */
 export function configFromEnv(env: Record<string, string | undefined>): InferenceConfig {
-  const e = ProviderEnvSchema.parse(env);
+  return configFromSettings(parseEnv(ProviderEnvSchema, env));
+}
+
+/** The service configuration from the parsed provider settings. */
+export function configFromSettings(e: InferenceSettings): InferenceConfig {
   let cloudA: CloudACredential | undefined;
   // Bearer auth is chosen automatically when the token is set (spec), as in the runtime.
   if (e.CLOUD_A_BEARER_TOKEN) cloudA = { kind: "bearer", token: e.CLOUD_A_BEARER_TOKEN };

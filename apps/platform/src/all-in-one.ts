@@ -2,8 +2,8 @@ import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { openDatabase } from "@agentplane/db";
 import { createBus } from "@agentplane/events";
-import { configFromEnv, hasProviderCredential } from "@agentplane/inference-proxy";
-import { createLogger, installProcessGuard, parseEnv } from "@agentplane/service-kit";
+import { hasProviderCredential, inferenceConfigFromSettings } from "@agentplane/inference-proxy";
+import { createLogger, installProcessGuard, onShutdown, parseEnv } from "@agentplane/service-kit";
 import { assemblePlatform } from "./assemble.ts";
 import { AllInOneEnvSchema, dataDirOf } from "./config.ts";
 import { type LocalRuntime, startLocalRuntime } from "./runtime.ts";
@@ -19,7 +19,7 @@ export async function runAllInOne(rawEnv: Record<string, string | undefined>): P
   const databaseUrl = env.DATABASE_URL ?? `pglite://${join(dataDir, "pgdata")}`;
   const database = await openDatabase(databaseUrl);
   const bus = createBus({ redisUrl: env.REDIS_URL });
-  const inference = configFromEnv(rawEnv);
+  const inference = inferenceConfigFromSettings(env);
   const platform = await assemblePlatform({ env, dataDir, database, bus, logger, inference });
   let runtime: LocalRuntime | undefined;
   if (env.AGENT_RUNTIME === "on") {
@@ -32,22 +32,10 @@ export async function runAllInOne(rawEnv: Record<string, string | undefined>): P
   }
   printWelcome({ env, dataDir, platform, runtime, hasModel: hasProviderCredential(inference) });
 
-  let stopping = false;
-  const stop = async (signal: string) => {
-    if (stopping) return;
-    stopping = true;
-    logger.info({ signal }, "shutting down");
-    const force = setTimeout(() => process.exit(1), 10_000);
-    force.unref();
-    try {
-      await runtime?.close();
-      await platform.close();
-      await bus.close();
-      await database.close();
-    } finally {
-      process.exit(0);
-    }
-  };
-  process.once("SIGINT", () => void stop("SIGINT"));
-  process.once("SIGTERM", () => void stop("SIGTERM"));
+  onShutdown(async () => {
+    await runtime?.close();
+    await platform.close();
+    await bus.close();
+    await database.close();
+  }, logger);
 }

@@ -1,29 +1,24 @@
 import { join } from "node:path";
 import {
-  Authenticator,
-  createGateway,
-  createRateLimiter,
-  type Gateway,
+  type BuiltGateway,
+  buildGateway,
   type GatewayTarget,
+  gatewayConfigFromSettings,
   type IngressRouter,
-  OidcVerifier,
 } from "@agentplane/api-gateway";
-import { createAuditService } from "@agentplane/audit-svc";
-import { createConnectionsService, TenancyProjectSigner } from "@agentplane/connections-svc";
+import { auditConfigFromSettings, createAuditService } from "@agentplane/audit-svc";
 import {
-  CONNECTIONS_INTERNAL,
-  parseIngressHost,
-  SANDBOX_INTERNAL,
-  SANDBOX_TOKEN_PREFIX,
-  type ServiceName,
-  TUNNEL_TOKEN_PREFIX,
-} from "@agentplane/contracts";
+  connectionsConfigFromSettings,
+  createConnectionsService,
+  TenancyProjectSigner,
+} from "@agentplane/connections-svc";
+import { parseIngressHost, type ServiceName } from "@agentplane/contracts";
 import type { Database } from "@agentplane/db";
 import type { Bus } from "@agentplane/events";
-import { createGovernanceService } from "@agentplane/governance-svc";
-import { createInferenceService, type InferenceConfig } from "@agentplane/inference-proxy";
+import { createGovernanceService, governanceConfigFromSettings } from "@agentplane/governance-svc";
+import { createInferenceService, type InferenceConfig, inferenceConfigFromSettings } from "@agentplane/inference-proxy";
 import { ProblemError, problemResponse } from "@agentplane/problem-details";
-import { createSandboxService } from "@agentplane/sandbox-svc";
+import { createSandboxService, sandboxConfigFromSettings } from "@agentplane/sandbox-svc";
 import {
   generateInternalKeys,
   type InternalKeys,
@@ -34,7 +29,7 @@ import {
   type ServiceInstance,
   serveFetch,
 } from "@agentplane/service-kit";
-import { createTenancyService, oidcSignInGap, tenancyConfigFromEnv } from "@agentplane/tenancy-svc";
+import { createTenancyService, oidcSignInGap, tenancyConfigFromSettings } from "@agentplane/tenancy-svc";
 import type { AllInOneEnv } from "./config.ts";
 import { loadOrCreateSecretKey } from "./secrets.ts";
 
@@ -42,7 +37,8 @@ export interface Platform {
   url: string;
   publicUrl: string;
   server: RunningServer;
-  gateway: Gateway;
+  /** Built by the gateway's own builder from its own settings, as the distributed gateway is. */
+  gateway: BuiltGateway;
   /** The internal identity keys of this process (benchmarks and tests sign direct calls with them). */
   keys: InternalKeys;
   services: Partial<Record<ServiceName, ServiceInstance>>;
@@ -57,7 +53,7 @@ export interface AssembleOptions {
   database: Database;
   bus: Bus;
   logger: Logger;
-  /** Model providers of the inference proxy (`configFromEnv` of the launcher's environment); none when absent. */
+  /** Model providers of the inference proxy; by default those of the launcher's settings. */
   inference?: InferenceConfig;
 }
 
@@ -72,7 +68,9 @@ function inProcessTarget(instance: ServiceInstance): GatewayTarget {
 
 /**
  * Builds every service in this process on one database and bus and puts the gateway in front,
- * dispatching in process. The same services run as separate deployables in the distributed mode.
+ * dispatching in process. Each service is built by its own builder from its own settings
+ * (`configFromSettings` of its config module), as its deployable builds it in the distributed mode;
+ * only the wiring differs: one database, one bus, generated keys and in-process clients.
  */
 export async function assemblePlatform(options: AssembleOptions): Promise<Platform> {
   const { env, database, bus, logger } = options;
@@ -80,7 +78,7 @@ export async function assemblePlatform(options: AssembleOptions): Promise<Platfo
   const secretKey = loadOrCreateSecretKey(options.dataDir, env.AGENTPLANE_SECRET_KEY);
   // Listen first so the public URL (activation links) is known when PORT is 0; requests that
   // arrive before the services are built get a 503 problem.
-  let handler: Gateway["fetch"] | undefined;
+  let handler: BuiltGateway["fetch"] | undefined;
   const server = await serveFetch(
     (req, nodeEnv) =>
       handler
@@ -100,7 +98,7 @@ export async function assemblePlatform(options: AssembleOptions): Promise<Platfo
     bus,
     keys,
     logger: logger.child({ service: "tenancy" }),
-    config: tenancyConfigFromEnv(env, { secretKey, publicUrl }),
+    config: tenancyConfigFromSettings(env, { secretKey, publicUrl }),
   });
   const audit = await createAuditService({
     database,
@@ -108,7 +106,7 @@ export async function assemblePlatform(options: AssembleOptions): Promise<Platfo
     keys,
     logger: logger.child({ service: "audit" }),
     authorizer: tenancy.authorizer,
-    config: {},
+    config: auditConfigFromSettings(env),
   });
   // Built before sandbox-svc so enforcement points can be handed its client; it reads sandboxes
   // (effective policy, drift) through sandbox-svc's internal API, resolved when first called.
@@ -119,12 +117,7 @@ export async function assemblePlatform(options: AssembleOptions): Promise<Platfo
     logger: logger.child({ service: "governance" }),
     authorizer: tenancy.authorizer,
     sandboxes: new ServiceClient("sandbox", async (request) => sandbox.fetch(request), keys),
-    config: {
-      secretKey,
-      ...(env.AGENTPLANE_SECRET_KEY_PREVIOUS
-        ? { previousSecretKey: Buffer.from(env.AGENTPLANE_SECRET_KEY_PREVIOUS, "base64") }
-        : {}),
-    },
+    config: governanceConfigFromSettings(env, { secretKey }),
   });
   const sandbox = await createSandboxService({
     database,
@@ -133,14 +126,7 @@ export async function assemblePlatform(options: AssembleOptions): Promise<Platfo
     logger: logger.child({ service: "sandbox" }),
     authorizer: tenancy.authorizer,
     governance: new ServiceClient("governance", inProcessFetch(governance), keys),
-    config: {
-      dataDir: join(options.dataDir, "sandboxes"),
-      apiUrl: publicUrl,
-      ...(env.SANDBOX_INGRESS_HOST ? { ingressHost: env.SANDBOX_INGRESS_HOST } : {}),
-      ...(env.SANDBOX_LOCAL_ISOLATION ? { isolation: env.SANDBOX_LOCAL_ISOLATION } : {}),
-      ...(env.SANDBOX_IMAGES_JSON ? { images: env.SANDBOX_IMAGES_JSON } : {}),
-      ...(env.SANDBOX_EGRESS_HOST_MAP ? { egressHostMap: env.SANDBOX_EGRESS_HOST_MAP } : {}),
-    },
+    config: sandboxConfigFromSettings(env, { dataDir: join(options.dataDir, "sandboxes"), apiUrl: publicUrl }),
   });
   const tenancyClient = new ServiceClient("tenancy", inProcessFetch(tenancy), keys);
   const connections = await createConnectionsService({
@@ -157,14 +143,7 @@ export async function assemblePlatform(options: AssembleOptions): Promise<Platfo
       sandbox: new ServiceClient("sandbox", inProcessFetch(sandbox), keys),
       audit: new ServiceClient("audit", inProcessFetch(audit), keys),
     },
-    config: {
-      connectors: {
-        allowedHosts: (env.CONNECTOR_ALLOWED_HOSTS ?? "")
-          .split(",")
-          .map((h) => h.trim())
-          .filter(Boolean),
-      },
-    },
+    config: connectionsConfigFromSettings(env),
   });
   const inference = await createInferenceService({
     database,
@@ -175,7 +154,7 @@ export async function assemblePlatform(options: AssembleOptions): Promise<Platfo
     tenancy: tenancyClient,
     audit: new ServiceClient("audit", inProcessFetch(audit), keys),
     governance: new ServiceClient("governance", inProcessFetch(governance), keys),
-    config: options.inference ?? { providers: { cloudARegion: "us-east-1" } },
+    config: options.inference ?? inferenceConfigFromSettings(env),
   });
   const services: Partial<Record<ServiceName, ServiceInstance>> = {
     tenancy,
@@ -199,29 +178,10 @@ export async function assemblePlatform(options: AssembleOptions): Promise<Platfo
     targets[name] = inProcessTarget(instance);
   }
 
-  const limiter = createRateLimiter({ redisUrl: env.REDIS_URL, limitPerMinute: env.RATE_LIMIT_PER_MINUTE, logger });
-  const gateway = createGateway({
+  const gateway = buildGateway({
+    config: gatewayConfigFromSettings(env),
     targets,
     keys,
-    authenticator: new Authenticator({
-      tenancy: new ServiceClient("tenancy", inProcessFetch(tenancy), keys),
-      opaqueResolvers: [
-        {
-          prefix: SANDBOX_TOKEN_PREFIX,
-          client: new ServiceClient("sandbox", inProcessFetch(sandbox), keys),
-          path: SANDBOX_INTERNAL.resolveSandboxToken,
-        },
-        {
-          prefix: TUNNEL_TOKEN_PREFIX,
-          client: new ServiceClient("connections", inProcessFetch(connections), keys),
-          path: CONNECTIONS_INTERNAL.resolveTunnelToken,
-        },
-      ],
-      oidc: env.OIDC_ISSUER ? new OidcVerifier({ issuer: env.OIDC_ISSUER, audience: env.OIDC_AUDIENCE }) : undefined,
-      logger,
-    }),
-    rateLimiter: limiter.rateLimiter,
-    rateLimit: limiter.rateLimit,
     bus,
     logger,
     publicUrl,
@@ -243,7 +203,6 @@ export async function assemblePlatform(options: AssembleOptions): Promise<Platfo
       await server.close();
       gateway.close();
       await Promise.allSettled(Object.values(services).map((s) => s.close()));
-      limiter.close();
     },
   };
 }

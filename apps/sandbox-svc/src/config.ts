@@ -1,4 +1,6 @@
+import { deploymentEnv, parseEnv } from "@agentplane/service-kit";
 import { z } from "zod";
+import type { SandboxConfig } from "./app.ts";
 
 /**
  * `SANDBOX_IMAGES_JSON`: the local driver's image catalog, `{"<name>": "<root filesystem dir>"}`.
@@ -33,3 +35,56 @@ export const SandboxEgressHostMapSchema = z.string().transform((s, ctx) => {
     return z.NEVER;
   }
 });
+
+/** sandbox-svc's own settings, read the same way by its deployable and the all-in-one launcher. */
+export const SandboxSettingsSchema = z.object({
+  /** Workspaces and runtime files of the local driver (default ./.agentplane/sandboxes). */
+  SANDBOX_DATA_DIR: z.string().min(1).optional(),
+  SANDBOX_INGRESS_HOST: z.string().optional(),
+  /** The platform's URL as sandboxes reach it (their `AGENTPLANE_API_URL`). */
+  AGENTPLANE_API_URL: z.url().optional(),
+  SANDBOX_LOCAL_ISOLATION: z.enum(["bwrap", "none"]).optional(),
+  SANDBOX_IMAGES_JSON: SandboxImagesJsonSchema.optional(),
+  /** Tests only: egress host names → local stand-ins (`{"registry.test":"127.0.0.1:8080"}`). */
+  SANDBOX_EGRESS_HOST_MAP: SandboxEgressHostMapSchema.optional(),
+});
+export type SandboxSettings = z.infer<typeof SandboxSettingsSchema>;
+
+/** sandbox-svc as its own deployable: the deployment variables, the services it calls, its settings. */
+export const SandboxEnvSchema = deploymentEnv(8082).extend({
+  TENANCY_URL: z.url(),
+  /** governance-svc: admission, exec and egress decisions (without it nothing is enforced and sandboxes have no egress). */
+  GOVERNANCE_URL: z.url().optional(),
+  ...SandboxSettingsSchema.shape,
+});
+export type SandboxEnv = z.infer<typeof SandboxEnvSchema>;
+
+/**
+ * The launcher's defaults where a setting is unset: the all-in-one keeps sandboxes under its data
+ * dir and knows its own public URL.
+ */
+export interface SandboxConfigDefaults {
+  dataDir?: string;
+  apiUrl?: string;
+}
+
+/** sandbox-svc's configuration from the environment (its settings only; a bad one names the variable). */
+export function configFromEnv(
+  env: Record<string, string | undefined>,
+  defaults: SandboxConfigDefaults = {},
+): SandboxConfig {
+  return configFromSettings(parseEnv(SandboxSettingsSchema, env), defaults);
+}
+
+/** sandbox-svc's configuration from its parsed settings. */
+export function configFromSettings(settings: SandboxSettings, defaults: SandboxConfigDefaults = {}): SandboxConfig {
+  const apiUrl = settings.AGENTPLANE_API_URL ?? defaults.apiUrl;
+  return {
+    dataDir: settings.SANDBOX_DATA_DIR ?? defaults.dataDir ?? "./.agentplane/sandboxes",
+    ...(settings.SANDBOX_LOCAL_ISOLATION ? { isolation: settings.SANDBOX_LOCAL_ISOLATION } : {}),
+    ...(settings.SANDBOX_IMAGES_JSON ? { images: settings.SANDBOX_IMAGES_JSON } : {}),
+    ...(settings.SANDBOX_INGRESS_HOST ? { ingressHost: settings.SANDBOX_INGRESS_HOST } : {}),
+    ...(apiUrl ? { apiUrl } : {}),
+    ...(settings.SANDBOX_EGRESS_HOST_MAP ? { egressHostMap: settings.SANDBOX_EGRESS_HOST_MAP } : {}),
+  };
+}

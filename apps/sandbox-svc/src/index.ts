@@ -5,6 +5,15 @@ export {
   type SandboxService,
   type SandboxServiceDeps,
 } from "./app.ts";
-export { SandboxEgressHostMapSchema, SandboxImagesJsonSchema } from "./config.ts";
+export {
+  configFromEnv as sandboxConfigFromEnv,
+  configFromSettings as sandboxConfigFromSettings,
+  SandboxEgressHostMapSchema,
+  type SandboxEnv,
+  SandboxEnvSchema,
+  SandboxImagesJsonSchema,
+  type SandboxSettings,
+  SandboxSettingsSchema,
+} from "./config.ts";
 export type { SandboxDriver } from "./driver/types.ts";
 export { type IngressTarget, parseIngressHost } from "./ingress.ts";

@@ -1,3 +1,4 @@
+import { deploymentEnv, parseEnv } from "@agentplane/service-kit";
 import { z } from "zod";
 import type { TenancyConfig } from "./context.ts";
 
@@ -17,12 +18,42 @@ export const TenancySettingsSchema = z.object({
 });
 export type TenancySettings = z.infer<typeof TenancySettingsSchema>;
 
+/** Tenancy as its own deployable: the deployment variables, the master key and its settings. */
+export const TenancyEnvSchema = deploymentEnv(8081)
+  .extend({
+    AGENTPLANE_SECRET_KEY: z
+      .string()
+      .refine((v) => Buffer.from(v, "base64").length === 32, "must be 32 bytes, base64-encoded"),
+    ...TenancySettingsSchema.shape,
+  })
+  // Alone, tenancy reads OIDC_ISSUER only for sign-in, so an issuer without a client is a mistake.
+  .refine((env) => !oidcSignInGap(env), {
+    message: "OIDC_CLIENT_ID is required when OIDC_ISSUER is set",
+    path: ["OIDC_CLIENT_ID"],
+  })
+  .refine((env) => env.INTERNAL_IDENTITY_PUBLIC_KEY || env.INTERNAL_IDENTITY_PRIVATE_KEY, {
+    message: "INTERNAL_IDENTITY_PUBLIC_KEY or INTERNAL_IDENTITY_PRIVATE_KEY is required",
+    path: ["INTERNAL_IDENTITY_PUBLIC_KEY"],
+  });
+export type TenancyEnv = z.infer<typeof TenancyEnvSchema>;
+
 /**
- * Tenancy's configuration from its settings. `publicUrl` is where the platform is reached when
+ * Tenancy's configuration from the environment (its settings only; a bad one fails with the
+ * variable's name). The launcher decides the master key and, when it knows it, the public URL.
+ */
+export function configFromEnv(
+  env: Record<string, string | undefined>,
+  options: { secretKey: Uint8Array; publicUrl?: string },
+): TenancyConfig {
+  return configFromSettings(parseEnv(TenancySettingsSchema, env), options);
+}
+
+/**
+ * Tenancy's configuration from its parsed settings. `publicUrl` is where the platform is reached when
  * PUBLIC_URL is not set (the all-in-one launcher knows its own port; a lone tenancy does not, and
  * then builds activation links from the gateway's forwarded address).
  */
-export function configFromEnv(
+export function configFromSettings(
   env: TenancySettings,
   options: { secretKey: Uint8Array; publicUrl?: string },
 ): TenancyConfig {

@@ -2,7 +2,10 @@ export { createTenancyService, TENANCY_SCHEMA, type TenancyDeps, type TenancySer
 export { actorOf, LocalAuthorizer, tokenProjectCap } from "./authz/local-authorizer.ts";
 export {
   configFromEnv as tenancyConfigFromEnv,
+  configFromSettings as tenancyConfigFromSettings,
   oidcSignInGap,
+  type TenancyEnv,
+  TenancyEnvSchema,
   type TenancySettings,
   TenancySettingsSchema,
 } from "./config.ts";

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { configFromEnv, oidcSignInGap, TenancySettingsSchema } from "../src/config.ts";
+import { configFromSettings, oidcSignInGap, TenancySettingsSchema } from "../src/config.ts";
 
 const secretKey = new Uint8Array(32);
 
@@ -11,7 +11,7 @@ describe("tenancy settings, one reading for the deployable and the all-in-one la
       OIDC_CLIENT_SECRET: "s3cret",
       OIDC_REDIRECT_URI: "https://cp.example.com/activate/callback",
     });
-    expect(configFromEnv(env, { secretKey }).oidc).toEqual({
+    expect(configFromSettings(env, { secretKey }).oidc).toEqual({
       issuer: "https://idp.example.com",
       clientId: "agentplane",
       clientSecret: "s3cret",
@@ -22,19 +22,21 @@ describe("tenancy settings, one reading for the deployable and the all-in-one la
 
   it("names the missing client id when an issuer is set without one", () => {
     const env = TenancySettingsSchema.parse({ OIDC_ISSUER: "https://idp.example.com" });
-    expect(configFromEnv(env, { secretKey }).oidc).toBeUndefined();
+    expect(configFromSettings(env, { secretKey }).oidc).toBeUndefined();
     expect(oidcSignInGap(env)).toMatch(/OIDC_CLIENT_ID/);
   });
 
   it("builds links from the caller's address only when no public URL is known", () => {
     const bare = TenancySettingsSchema.parse({});
-    expect(configFromEnv(bare, { secretKey })).toMatchObject({ publicUrlFromRequest: true });
-    expect(configFromEnv(bare, { secretKey, publicUrl: "http://localhost:9090" })).toMatchObject({
+    expect(configFromSettings(bare, { secretKey })).toMatchObject({ publicUrlFromRequest: true });
+    expect(configFromSettings(bare, { secretKey, publicUrl: "http://localhost:9090" })).toMatchObject({
       publicUrl: "http://localhost:9090",
     });
-    expect(configFromEnv(bare, { secretKey, publicUrl: "http://localhost:9090" }).publicUrlFromRequest).toBeUndefined();
+    expect(
+      configFromSettings(bare, { secretKey, publicUrl: "http://localhost:9090" }).publicUrlFromRequest,
+    ).toBeUndefined();
     const set = TenancySettingsSchema.parse({ PUBLIC_URL: "https://cp.example.com" });
-    expect(configFromEnv(set, { secretKey, publicUrl: "http://localhost:9090" }).publicUrl).toBe(
+    expect(configFromSettings(set, { secretKey, publicUrl: "http://localhost:9090" }).publicUrl).toBe(
       "https://cp.example.com",
     );
   });

@@ -47,8 +47,24 @@ export {
   verifyIdentity,
 } from "./identity.ts";
 export type { ServiceInstance, UpgradeHandler } from "./instance.ts";
+export {
+  callInternal,
+  type InternalAnswer,
+  type InternalCall,
+  internalRoute,
+  serviceOnly,
+} from "./internal-route.ts";
 export { createLogger, type Logger, silentLogger } from "./logger.ts";
 export { installProcessGuard, type ProcessFaults, processFaults } from "./process-guard.ts";
 export { noteResourceOrg, withResourceOrg } from "./resource-org.ts";
+export {
+  type DeploymentEnv,
+  deploymentEnv,
+  type RunDeps,
+  type RunnableService,
+  type RunningService,
+  type RunServiceOptions,
+  runService,
+} from "./run-service.ts";
 export { onShutdown, type RunningServer, serveFetch } from "./serve.ts";
 export { guardSocket, HOP_BY_HOP_HEADERS, rejectUpgrade, spliceUpgrade } from "./upgrade.ts";

@@ -13,7 +13,8 @@ export interface RunningServer {
 }
 
 /**
- * Serves a fetch handler on a port (0 picks one) and resolves once listening. Every socket handed
+ * Serves a fetch handler on a port (0 picks one) and resolves once listening; a failure to listen
+ * (`EADDRINUSE`, `EACCES`) rejects with the server's error. Every socket handed
  * to `'upgrade'` gets an error listener first (a client's reset ends that client's connection, not
  * the process); an upgrade nobody else listens for is answered 404.
  */
@@ -22,10 +23,11 @@ export function serveFetch(
   fetch: (request: Request, env?: any) => Response | Promise<Response>,
   options: { port: number; hostname?: string },
 ): Promise<RunningServer> {
-  return new Promise((resolve) => {
+  return new Promise((resolve, reject) => {
     const server = serve(
       { fetch, port: options.port, hostname: options.hostname ?? "0.0.0.0" },
       (info: AddressInfo) => {
+        server.off("error", reject);
         const host = options.hostname && options.hostname !== "0.0.0.0" ? options.hostname : "127.0.0.1";
         resolve({
           url: `http://${host}:${info.port}`,
@@ -40,6 +42,7 @@ export function serveFetch(
         });
       },
     );
+    server.once("error", reject);
     server.on("upgrade", (_req, socket: Duplex) => {
       guardSocket(socket);
       if (server.listenerCount("upgrade") === 1) {

@@ -1,0 +1,138 @@
+import type { ServiceName } from "@agentplane/contracts";
+import { type Database, openDatabase } from "@agentplane/db";
+import { type Bus, createBus } from "@agentplane/events";
+import { z } from "zod";
+import { httpFetch, ServiceClient } from "./client.ts";
+import { type InternalKeys, importInternalKeys } from "./identity.ts";
+import type { UpgradeHandler } from "./instance.ts";
+import { createLogger, type Logger } from "./logger.ts";
+import { installProcessGuard } from "./process-guard.ts";
+import { onShutdown, type RunningServer, serveFetch } from "./serve.ts";
+
+/**
+ * The deployment variables every distributed service reads besides its own settings: where it
+ * listens, its database and bus, the internal identity key and the log level. A service's env
+ * schema is `deploymentEnv(<its port>).extend({ …its settings })`.
+ */
+export function deploymentEnv(defaultPort: number) {
+  return z.object({
+    PORT: z.coerce.number().int().min(0).max(65_535).default(defaultPort),
+    /** The address to listen on: all interfaces by default (containers); 127.0.0.1 for this host only. */
+    HOST: z.string().min(1).default("0.0.0.0"),
+    DATABASE_URL: z.string().min(1),
+    REDIS_URL: z.string().min(1).optional(),
+    INTERNAL_IDENTITY_PUBLIC_KEY: z.string().optional(),
+    INTERNAL_IDENTITY_PRIVATE_KEY: z.string().optional(),
+    LOG_LEVEL: z.string().default("info"),
+  });
+}
+
+/** What `runService` reads of a service's parsed environment. */
+export interface DeploymentEnv {
+  PORT: number;
+  HOST: string;
+  DATABASE_URL?: string | undefined;
+  REDIS_URL?: string | undefined;
+  INTERNAL_IDENTITY_PUBLIC_KEY?: string | undefined;
+  INTERNAL_IDENTITY_PRIVATE_KEY?: string | undefined;
+  LOG_LEVEL?: string | undefined;
+}
+
+/** What a service's builder gets from the runner. */
+export interface RunDeps<E extends DeploymentEnv> {
+  env: E;
+  keys: InternalKeys;
+  logger: Logger;
+  bus: Bus;
+  /** The database of `DATABASE_URL` (a service whose env requires it always gets one). */
+  database: E extends { DATABASE_URL: string } ? Database : Database | undefined;
+  /** A client of another service over HTTP keep-alive, signing with this process's keys. */
+  client(service: ServiceName, url: string): ServiceClient;
+}
+
+/** A built service as the runner serves it. */
+export interface RunnableService {
+  // biome-ignore lint/suspicious/noExplicitAny: the node server passes its bindings ({ incoming, outgoing }) as env
+  fetch(request: Request, env?: any): Response | Promise<Response>;
+  handleUpgrade?: UpgradeHandler | undefined;
+  /** Stops the service's own background work; the runner closes the bus and database after it. */
+  close(): Promise<void> | void;
+}
+
+export interface RunServiceOptions<E extends DeploymentEnv, S extends RunnableService> {
+  /** The logger's name and the "<name> listening" log line. */
+  name: string;
+  env: E;
+  build(deps: RunDeps<E>): Promise<S> | S;
+  /** Extra fields of the "listening" log line. */
+  describe?(service: S): Record<string, unknown>;
+}
+
+export interface RunningService<S> {
+  service: S;
+  server: RunningServer;
+  logger: Logger;
+  close(): Promise<void>;
+}
+
+/**
+ * The one start-up of every distributed deployable: logger and process guard, internal keys,
+ * database and bus, the service from its builder, the HTTP server (and WebSocket upgrades), and a
+ * shutdown on SIGINT/SIGTERM that closes them in reverse order. A failure to start is thrown (the
+ * launcher turns the ones an operator can fix into one line).
+ */
+export async function runService<E extends DeploymentEnv, S extends RunnableService>(
+  options: RunServiceOptions<E, S>,
+): Promise<RunningService<S>> {
+  const { env, name } = options;
+  const logger = createLogger(name, env.LOG_LEVEL ?? "info");
+  installProcessGuard(logger);
+  const keys = await importInternalKeys({
+    ...(env.INTERNAL_IDENTITY_PRIVATE_KEY ? { privateJwk: env.INTERNAL_IDENTITY_PRIVATE_KEY } : {}),
+    ...(env.INTERNAL_IDENTITY_PUBLIC_KEY ? { publicJwk: env.INTERNAL_IDENTITY_PUBLIC_KEY } : {}),
+  });
+  const database = env.DATABASE_URL ? await openDatabase(env.DATABASE_URL) : undefined;
+  const bus = createBus({ redisUrl: env.REDIS_URL });
+  const closeStorage = async () => {
+    await bus.close();
+    await database?.close();
+  };
+  let service: S;
+  let server: RunningServer;
+  try {
+    service = await options.build({
+      env,
+      keys,
+      logger,
+      bus,
+      database: database as RunDeps<E>["database"],
+      client: (service, url) => new ServiceClient(service, httpFetch(url), keys),
+    });
+  } catch (err) {
+    await closeStorage().catch(() => {});
+    throw err;
+  }
+  try {
+    server = await serveFetch((request, nodeEnv) => service.fetch(request, nodeEnv), {
+      port: env.PORT,
+      hostname: env.HOST,
+    });
+  } catch (err) {
+    await service.close();
+    await closeStorage().catch(() => {});
+    throw err;
+  }
+  if (service.handleUpgrade) server.server.on("upgrade", service.handleUpgrade);
+  logger.info({ url: server.url, ...options.describe?.(service) }, `${name} listening`);
+  let closed: Promise<void> | undefined;
+  const close = () => {
+    closed ??= (async () => {
+      await server.close();
+      await service.close();
+      await closeStorage();
+    })();
+    return closed;
+  };
+  onShutdown(close, logger);
+  return { service, server, logger, close };
+}
