@@ -15,6 +15,8 @@ const SUBSCRIPTIONS = 100;
 const PER_SUBSCRIPTION = 11; // 1 running + 10 pending: every accept of a round answers 202
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 10);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
+// Rounds whose subscriptions each have a run started before the round: no worker starts during it.
+const WARM_ROUNDS = Number(process.env.BENCH_WARM_ROUNDS ?? 3);
 const DELIVER_ONLY_SECONDS = Number(process.env.BENCH_DELIVER_ONLY_SECONDS ?? 5);
 const PAYLOAD = JSON.stringify({
   event_type: "deploy.finished",
@@ -74,6 +76,9 @@ interface Figures {
   statuses: Record<string, number>;
   /** The load generator's own worst event-loop delay: when high, its latencies are inflated. */
   clientLagMax: number;
+  /** p99 of the first request on each new connection, and of all the others. */
+  firstOnConnectionP99: number;
+  laterP99: number;
 }
 
 /**
@@ -85,6 +90,8 @@ async function load(url: string, paths: string[], opts: { amount?: number; durat
   const agent = new Agent({ keepAlive: true, maxSockets: CONNECTIONS });
   const { hostname, port } = new URL(url);
   const latencies: number[] = [];
+  const first: number[] = [];
+  const later: number[] = [];
   const statuses: Record<string, number> = {};
   let issued = 0;
   const deadline = opts.duration ? performance.now() + opts.duration * 1000 : Number.POSITIVE_INFINITY;
@@ -106,12 +113,15 @@ async function load(url: string, paths: string[], opts: { amount?: number; durat
   const started = performance.now();
   await Promise.all(
     Array.from({ length: CONNECTIONS }, async () => {
+      let onThisConnection = 0;
       while (more()) {
         const path = paths[issued % paths.length] as string;
         issued++;
         const t = performance.now();
         const status = await one(path);
-        latencies.push(performance.now() - t);
+        const ms = performance.now() - t;
+        latencies.push(ms);
+        (onThisConnection++ === 0 ? first : later).push(ms);
         statuses[status] = (statuses[status] ?? 0) + 1;
       }
     }),
@@ -119,9 +129,11 @@ async function load(url: string, paths: string[], opts: { amount?: number; durat
   const seconds = (performance.now() - started) / 1000;
   lag.disable();
   agent.destroy();
-  latencies.sort((a, b) => a - b);
-  const pct = (p: number) =>
-    Number((latencies[Math.min(latencies.length - 1, Math.floor(latencies.length * p))] ?? 0).toFixed(1));
+  const pctOf = (list: number[], p: number) => {
+    const sorted = [...list].sort((a, b) => a - b);
+    return Number((sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))] ?? 0).toFixed(1));
+  };
+  const pct = (p: number) => pctOf(latencies, p);
   return {
     requests: latencies.length,
     seconds,
@@ -130,6 +142,8 @@ async function load(url: string, paths: string[], opts: { amount?: number; durat
     p99: pct(0.99),
     statuses,
     clientLagMax: Number((lag.max / 1e6).toFixed(1)),
+    firstOnConnectionP99: pctOf(first, 0.99),
+    laterP99: pctOf(later, 0.99),
   };
 }
 
@@ -152,12 +166,15 @@ function combine(list: Figures[]): Figures {
     p99: Math.max(...list.map((f) => f.p99)),
     statuses,
     clientLagMax: Math.max(...list.map((f) => f.clientLagMax)),
+    firstOnConnectionP99: Math.max(...list.map((f) => f.firstOnConnectionP99)),
+    laterP99: Math.max(...list.map((f) => f.laterP99)),
   };
 }
 
 const fmt = (f: Figures) =>
   `${f.perSecond.toFixed(0).padStart(6)} req/s  p50 ${String(f.p50).padStart(3)} ms  p99 ${String(f.p99).padStart(3)} ms  ` +
-  `(${f.requests} requests in ${f.seconds.toFixed(2)} s, statuses ${JSON.stringify(f.statuses)}, client lag max ${f.clientLagMax} ms)`;
+  `(${f.requests} requests in ${f.seconds.toFixed(2)} s, statuses ${JSON.stringify(f.statuses)}, client lag max ${f.clientLagMax} ms; ` +
+  `p99 first request per connection ${f.firstOnConnectionP99} ms, later ${f.laterP99} ms)`;
 
 async function main(): Promise<void> {
   const modelUrl = await startStalledModel();
@@ -201,6 +218,20 @@ async function main(): Promise<void> {
     if (process.env.BENCH_VERBOSE)
       process.stdout.write(`round ${round}: runtime ${fmt(a)}\n         bare    ${fmt(b)}\n`);
   }
+  // The same rounds with every subscription's worker already running (its first run posted and
+  // started before the round): what remains is accepting and storing, without worker starts.
+  const warm: Figures[] = [];
+  for (let round = 0; round < WARM_ROUNDS; round++) {
+    const paths = Array.from({ length: SUBSCRIPTIONS }, (_, i) => `/agents/webhooks/w${round}-s${i}`);
+    for (const [i] of paths.entries()) {
+      await call(runtimeUrl, "POST", "/agents/webhook-subscriptions", { name: `w${round}-s${i}`, deliverTo: "Chat" });
+    }
+    await load(runtimeUrl, paths, { amount: SUBSCRIPTIONS });
+    await new Promise((r) => setTimeout(r, 2000));
+    warm.push(await load(runtimeUrl, paths, { amount: SUBSCRIPTIONS * (PER_SUBSCRIPTION - 1) }));
+    if (process.env.BENCH_VERBOSE) process.stdout.write(`warm round ${round}: runtime ${fmt(warm.at(-1)!)}\n`);
+  }
+
   // Every queue is full now: the same subscriptions answer 429 from here on.
   const overflow = await load(runtimeUrl, roundPaths(1), { amount });
 
@@ -222,6 +253,7 @@ async function main(): Promise<void> {
     `Webhook receiver benchmark — ${SUBSCRIPTIONS} subscriptions, ${CONNECTIONS} connections, ${ROUNDS} rounds of ${amount} posts, Node ${process.versions.node}`,
     `accept (202, stored)      ${fmt(acc)}`,
     `bare Hono 202 (no store)  ${fmt(base)}`,
+    ...(warm.length ? [`accept, workers running   ${fmt(combine(warm))}`] : []),
     `  ratio runtime/baseline  throughput ${(acc.perSecond / base.perSecond).toFixed(2)}  p99 ${(acc.p99 / Math.max(1, base.p99)).toFixed(2)}x`,
     `  runs stored             ${stored} of ${acc.statuses["202"] ?? 0} accepted`,
     `queue full (429)          ${fmt(overflow)}`,
