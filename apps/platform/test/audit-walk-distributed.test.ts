@@ -17,7 +17,7 @@ import {
   type TestDatabase,
   waitForHealth,
 } from "@agentplane/testkit";
-import { afterAll, beforeAll, describe, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import {
   expectCompleteAudit,
   expectedRecordCount,
@@ -122,17 +122,13 @@ describe.skipIf(!pg.available || !redis.available)(
     async function expectAudited(calls: WalkedCall[]): Promise<void> {
       const expected = expectedRecordCount(calls);
       const ids = new Set(calls.map((c) => c.requestId));
-      const deadline = Date.now() + 90_000;
-      let records: StoredRequestRecord[] = [];
-      while (Date.now() < deadline) {
-        records = (await storedRequestRecords(database)).filter((r) => ids.has(r.requestId));
-        if (records.length >= expected) break;
-        await new Promise((r) => setTimeout(r, 300));
-      }
-      // Late duplicates would show here.
-      await new Promise((r) => setTimeout(r, 500));
-      records = (await storedRequestRecords(database)).filter((r) => ids.has(r.requestId));
-      expectCompleteAudit(calls, records);
+      const stored = async () => (await storedRequestRecords(database)).filter((r) => ids.has(r.requestId));
+      await vi.waitFor(async () => expect((await stored()).length).toBeGreaterThanOrEqual(expected), {
+        timeout: 90_000,
+        interval: 200,
+      });
+      // Every expected record is there; a duplicate already stored or a record of an unaudited call fails the check.
+      expectCompleteAudit(calls, await stored());
     }
 
     it("stores one request record per mutating call and per 401/403, naming its organization", async () => {

@@ -6,7 +6,7 @@ import { SERVICE_NAMES } from "@agentplane/contracts";
 import { type Database, openDatabase } from "@agentplane/db";
 import { MemoryBus } from "@agentplane/events";
 import { silentLogger } from "@agentplane/service-kit";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { assemblePlatform, type Platform } from "../src/assemble.ts";
 import { AllInOneEnvSchema } from "../src/config.ts";
 import {
@@ -60,16 +60,16 @@ describe("audit completeness, all-in-one: every contract route walked once per c
 
   async function expectAudited(calls: WalkedCall[]): Promise<void> {
     const expected = expectedRecordCount(calls);
-    const deadline = Date.now() + 60_000;
-    let records: StoredRequestRecord[] = [];
     const ids = new Set(calls.map((c) => c.requestId));
-    while (Date.now() < deadline) {
-      await drainAudit(platform);
-      records = (await storedRequestRecords(database)).filter((r) => ids.has(r.requestId));
-      if (records.length >= expected) break;
-      await new Promise((r) => setTimeout(r, 200));
-    }
-    expectCompleteAudit(calls, records);
+    const stored = async () => (await storedRequestRecords(database)).filter((r) => ids.has(r.requestId));
+    await vi.waitFor(
+      async () => {
+        await drainAudit(platform);
+        expect((await stored()).length).toBeGreaterThanOrEqual(expected);
+      },
+      { timeout: 60_000, interval: 100 },
+    );
+    expectCompleteAudit(calls, await stored());
   }
 
   it("stores one request record per mutating call and per 401/403, naming its organization", async () => {
@@ -104,18 +104,18 @@ describe("audit completeness, all-in-one: every contract route walked once per c
     const unknown = await fetch(`${platform.url}/v1/auth/me`, { headers: { authorization: "Bearer apl_nope_nope" } });
     expect(unknown.status).toBe(401);
     const requestId = unknown.headers.get("x-request-id");
-    let found = false;
-    for (let i = 0; i < 100 && !found; i++) {
-      await drainAudit(platform);
-      const page = await fetch(`${platform.url}/v1/installation/audit-trail?limit=200`, {
-        headers: { authorization: `Bearer ${token}` },
-      });
-      expect(page.status).toBe(200);
-      const body = (await page.json()) as { items: { requestId?: string; orgId?: string }[] };
-      found = body.items.some((item) => item.requestId === requestId && item.orgId === undefined);
-      if (!found) await new Promise((r) => setTimeout(r, 100));
-    }
-    expect(found).toBe(true);
+    await vi.waitFor(
+      async () => {
+        await drainAudit(platform);
+        const page = await fetch(`${platform.url}/v1/installation/audit-trail?limit=200`, {
+          headers: { authorization: `Bearer ${token}` },
+        });
+        expect(page.status).toBe(200);
+        const body = (await page.json()) as { items: { requestId?: string; orgId?: string }[] };
+        expect(body.items.some((item) => item.requestId === requestId && item.orgId === undefined)).toBe(true);
+      },
+      { timeout: 30_000, interval: 100 },
+    );
 
     // An owner of another organization (not the installation's owner) is refused.
     const org = await fetch(`${platform.url}/v1/orgs`, {
