@@ -2,6 +2,7 @@ export * from "./audit/index.ts";
 export * from "./common/cluster-jwt.ts";
 export * from "./common/identity.ts";
 export * from "./common/ids.ts";
+export * from "./common/internal-route.ts";
 export * from "./common/permissions.ts";
 export * from "./common/roles.ts";
 export * from "./common/route.ts";

@@ -1,4 +1,5 @@
 import { z } from "@hono/zod-openapi";
+import { defineInternalRoute, jsonBody, jsonOk } from "../common/internal-route.ts";
 
 /**
  * The spend decision API of audit-svc for the inference proxy. Internal: service principals only,
@@ -62,3 +63,36 @@ export type SpendReleaseRequest = z.infer<typeof SpendReleaseRequest>;
 export const SpendReservationState = z.enum(["active", "settled", "released", "expired"]);
 export const SpendReservationResponse = z.object({ reservationId: z.string(), state: SpendReservationState });
 export type SpendReservationResponse = z.infer<typeof SpendReservationResponse>;
+
+const audit = { service: "audit" } as const;
+
+/** The spend API as contracts: served with service-kit's `internalRoute`, called with `callInternal`. */
+export const AUDIT_INTERNAL_ROUTES = {
+  reserve: defineInternalRoute(audit, {
+    method: "post",
+    path: AUDIT_INTERNAL.reserve,
+    operationId: "internalSpendReserve",
+    summary: "Reserve spend",
+    description: "Holds an estimated amount before a model call; `denied` when it would pass a limit.",
+    request: jsonBody(SpendReserveRequest, "The organization, project and estimate"),
+    responses: jsonOk(SpendReserveResponse, "The decision and, when allowed, the reservation"),
+  }),
+  settle: defineInternalRoute(audit, {
+    method: "post",
+    path: AUDIT_INTERNAL.settle,
+    operationId: "internalSpendSettle",
+    summary: "Settle a reservation",
+    description: "Replaces the hold with the real cost after the call.",
+    request: jsonBody(SpendSettleRequest, "The reservation and the real cost"),
+    responses: jsonOk(SpendReservationResponse, "The reservation's state"),
+  }),
+  release: defineInternalRoute(audit, {
+    method: "post",
+    path: AUDIT_INTERNAL.release,
+    operationId: "internalSpendRelease",
+    summary: "Release a reservation",
+    description: "Drops the hold when the call never happened.",
+    request: jsonBody(SpendReleaseRequest, "The reservation"),
+    responses: jsonOk(SpendReservationResponse, "The reservation's state"),
+  }),
+};

@@ -1,4 +1,6 @@
 import { z } from "@hono/zod-openapi";
+import { defineInternalRoute, jsonBody, jsonOk } from "../common/internal-route.ts";
+import { ResolvedPrincipal } from "../tenancy/internal.ts";
 
 /** Internal connections-svc endpoints (service principals only; never routed by the gateway). */
 export const CONNECTIONS_INTERNAL = {
@@ -16,3 +18,19 @@ export const ResolveTunnelTokenRequest = z.object({ token: z.string().min(1).max
 
 /** Principal ids of tunnel-token callers start with this (cluster JWT callers carry the cluster id). */
 export const TUNNEL_TOKEN_ID_PREFIX = "ctt_";
+
+/** The internal connections-svc endpoints as contracts: served with service-kit's `internalRoute`, called with `callInternal`. */
+export const CONNECTIONS_INTERNAL_ROUTES = {
+  resolveTunnelToken: defineInternalRoute(
+    { service: "connections" },
+    {
+      method: "post",
+      path: CONNECTIONS_INTERNAL.resolveTunnelToken,
+      operationId: "internalResolveTunnelToken",
+      summary: "Resolve a tunnel token",
+      description: "The principal (type `cluster`) of a relay's tunnel token; 401 problem when unknown or rotated out.",
+      request: jsonBody(ResolveTunnelTokenRequest, "The token as presented"),
+      responses: jsonOk(ResolvedPrincipal, "The relay's principal"),
+    },
+  ),
+};

@@ -1,5 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { PrincipalSchema } from "../common/identity.ts";
+import { defineInternalRoute, jsonBody, jsonOk } from "../common/internal-route.ts";
 
 /**
  * Internal governance-svc endpoints: service principals only, never routed by the gateway. Every
@@ -190,3 +191,52 @@ export const FindCredentialsResponse = z.object({
   items: z.array(FoundCredential),
 });
 export type FindCredentialsResponse = z.infer<typeof FindCredentialsResponse>;
+
+export const GovernanceMetricsResponse = z.object({
+  /** Decisions of this replica since it started, by outcome. */
+  decisions: z.object({ allow: z.number().int(), deny: z.number().int(), dryrunDeny: z.number().int() }),
+  credentialResolutions: z.number().int(),
+});
+export type GovernanceMetricsResponse = z.infer<typeof GovernanceMetricsResponse>;
+
+const governance = { service: "governance" } as const;
+
+/** The internal governance endpoints as contracts: served with service-kit's `internalRoute`, called with `callInternal`. */
+export const GOVERNANCE_INTERNAL_ROUTES = {
+  decide: defineInternalRoute(governance, {
+    method: "post",
+    path: GOVERNANCE_INTERNAL.decide,
+    operationId: "internalDecide",
+    summary: "Policy decision",
+    description: "The one decision every enforcement point asks: may this principal do this action on this resource.",
+    request: jsonBody(DecisionRequest, "The principal, action, resource and context"),
+    responses: jsonOk(DecisionResponse, "The decision and the rules that made it"),
+  }),
+  resolveCredential: defineInternalRoute(governance, {
+    method: "post",
+    path: GOVERNANCE_INTERNAL.resolveCredential,
+    operationId: "internalResolveCredential",
+    summary: "Resolve a credential",
+    description:
+      "The plaintext fields of a credential, for the proxy that uses them; never cached by the caller's HTTP stack.",
+    request: jsonBody(ResolveCredentialRequest, "The credential, the caller's project and an optional version"),
+    responses: jsonOk(ResolveCredentialResponse, "The credential's fields"),
+  }),
+  findCredentials: defineInternalRoute(governance, {
+    method: "post",
+    path: GOVERNANCE_INTERNAL.findCredentials,
+    operationId: "internalFindCredentials",
+    summary: "Find a project's credentials",
+    description: "A project's oldest credential of each kind asked, without secrets.",
+    request: jsonBody(FindCredentialsRequest, "The project and the kinds"),
+    responses: jsonOk(FindCredentialsResponse, "One credential per kind found"),
+  }),
+  metrics: defineInternalRoute(governance, {
+    method: "get",
+    path: GOVERNANCE_INTERNAL.metrics,
+    operationId: "internalGovernanceMetrics",
+    summary: "Decision counters",
+    description: "Allows are counted rather than audited one by one: this replica's counts since it started.",
+    responses: jsonOk(GovernanceMetricsResponse, "The counters"),
+  }),
+};

@@ -1,4 +1,6 @@
 import { z } from "@hono/zod-openapi";
+import { defineInternalRoute, jsonBody, jsonOk } from "../common/internal-route.ts";
+import { ResolvedPrincipal } from "../tenancy/internal.ts";
 
 /** Sandbox tokens look like `apsb_<id>_<secret>`; the gateway sends tokens with this prefix to sandbox-svc. */
 export const SANDBOX_TOKEN_PREFIX = "apsb_";
@@ -62,3 +64,27 @@ export type SandboxSummary = z.infer<typeof SandboxSummarySchema>;
 
 export const QuerySandboxesResponse = z.object({ items: z.array(SandboxSummarySchema) });
 export type QuerySandboxesResponse = z.infer<typeof QuerySandboxesResponse>;
+
+const sandbox = { service: "sandbox" } as const;
+
+/** The internal sandbox-svc endpoints as contracts: served with service-kit's `internalRoute`, called with `callInternal`. */
+export const SANDBOX_INTERNAL_ROUTES = {
+  resolveSandboxToken: defineInternalRoute(sandbox, {
+    method: "post",
+    path: SANDBOX_INTERNAL.resolveSandboxToken,
+    operationId: "internalResolveSandboxToken",
+    summary: "Resolve a sandbox token",
+    description: "The principal of an `apsb_` token; 401 problem when unknown, revoked or expired.",
+    request: jsonBody(ResolveSandboxTokenRequest, "The token as presented"),
+    responses: jsonOk(ResolvedPrincipal, "The token's principal (type `sandbox`)"),
+  }),
+  querySandboxes: defineInternalRoute(sandbox, {
+    method: "post",
+    path: SANDBOX_INTERNAL.querySandboxes,
+    operationId: "internalQuerySandboxes",
+    summary: "Query an organization's sandboxes",
+    description: "What governance needs of an organization's sandboxes (effective policy, drift); never env values.",
+    request: jsonBody(QuerySandboxesRequest, "The organization, optionally one project or one sandbox"),
+    responses: jsonOk(QuerySandboxesResponse, "The sandboxes"),
+  }),
+};

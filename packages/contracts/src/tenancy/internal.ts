@@ -1,5 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { PrincipalSchema } from "../common/identity.ts";
+import { defineInternalRoute, jsonBody, jsonOk } from "../common/internal-route.ts";
 import { OrgRoleSchema, ProjectRoleSchema } from "../common/roles.ts";
 
 /**
@@ -20,6 +21,17 @@ export const TENANCY_INTERNAL = {
   /** GET → ResolveOrgResponse: the organization a tenancy resource (project, team, API token, invitation) belongs to. */
   resolveOrg: "/internal/org-of/{resourceId}",
 } as const;
+
+/**
+ * Bus topic: a project's labels as they are now (`labels: null` once it is deleted), published by
+ * tenancy with the change; governance keeps them for bindings that select projects by label.
+ */
+export const PROJECT_LABELS_TOPIC = "tenancy.project-labels";
+export interface ProjectLabelsChanged {
+  orgId: string;
+  projectId: string;
+  labels: Record<string, string> | null;
+}
 
 /**
  * The organization of a resource, by its prefixed id (`prj_`, `team_`, `tok_`, `inv_`), for the
@@ -78,3 +90,64 @@ export const SignProjectTokenRequest = z.object({
 });
 export type SignProjectTokenRequest = z.input<typeof SignProjectTokenRequest>;
 export const SignProjectTokenResponse = z.object({ token: z.string(), kid: z.string() });
+
+const ProjectIdParam = z.object({ projectId: z.string().min(1).max(200) });
+const tenancy = { service: "tenancy" } as const;
+
+/** The internal tenancy endpoints as contracts: served with service-kit's `internalRoute`, called with `callInternal`. */
+export const TENANCY_INTERNAL_ROUTES = {
+  resolveApiToken: defineInternalRoute(tenancy, {
+    method: "post",
+    path: TENANCY_INTERNAL.resolveApiToken,
+    operationId: "internalResolveApiToken",
+    summary: "Resolve an API token",
+    description: "The principal of an opaque API token; 401 problem when unknown, revoked or expired.",
+    request: jsonBody(ResolveApiTokenRequest, "The token as presented"),
+    responses: jsonOk(ResolvedPrincipal, "The token's principal"),
+  }),
+  resolveOidcUser: defineInternalRoute(tenancy, {
+    method: "post",
+    path: TENANCY_INTERNAL.resolveOidcUser,
+    operationId: "internalResolveOidcUser",
+    summary: "Find or provision an OIDC user",
+    description: "The user behind a verified OIDC identity, provisioned on first sight.",
+    request: jsonBody(ResolveOidcUserRequest, "The verified identity"),
+    responses: jsonOk(ResolvedPrincipal, "The user's principal"),
+  }),
+  projectVerificationKeys: defineInternalRoute(tenancy, {
+    method: "get",
+    path: TENANCY_INTERNAL.projectVerificationKeys,
+    operationId: "internalProjectVerificationKeys",
+    summary: "A project's verification keys",
+    description: "The published JWKS of a project, for cluster JWT verification; 404 problem when unknown.",
+    request: { params: ProjectIdParam },
+    responses: jsonOk(VerificationKeysResponse, "The project's organization and keys"),
+  }),
+  resolveOrg: defineInternalRoute(tenancy, {
+    method: "get",
+    path: TENANCY_INTERNAL.resolveOrg,
+    operationId: "internalResolveOrg",
+    summary: "The organization of a resource",
+    description: "The organization a project, team, API token or invitation belongs to; 404 problem when unknown.",
+    request: { params: z.object({ resourceId: z.string().min(1).max(200) }) },
+    responses: jsonOk(ResolveOrgResponse, "The organization, absent for a token bound to none"),
+  }),
+  signProjectToken: defineInternalRoute(tenancy, {
+    method: "post",
+    path: TENANCY_INTERNAL.signProjectToken,
+    operationId: "internalSignProjectToken",
+    summary: "Sign a project token",
+    description: "An ES256 JWT signed with the project's current key (the private key never leaves tenancy).",
+    request: { params: ProjectIdParam, ...jsonBody(SignProjectTokenRequest, "Subject, audience, lifetime, claims") },
+    responses: jsonOk(SignProjectTokenResponse, "The token and the key id"),
+  }),
+  authorize: defineInternalRoute(tenancy, {
+    method: "post",
+    path: TENANCY_INTERNAL.authorize,
+    operationId: "internalAuthorize",
+    summary: "Authorization decision",
+    description: "Whether a principal holds a permission in an organization or project.",
+    request: jsonBody(AuthorizeRequest, "The principal, the permission and the scope"),
+    responses: jsonOk(AuthorizeResponse, "The decision and the roles found"),
+  }),
+};

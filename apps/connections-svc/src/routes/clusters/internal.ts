@@ -1,24 +1,14 @@
-import { CONNECTIONS_INTERNAL, type Principal, ResolveTunnelTokenRequest } from "@agentplane/contracts";
+import { CONNECTIONS_INTERNAL, type Principal, CONNECTIONS_INTERNAL_ROUTES as R } from "@agentplane/contracts";
 import { ProblemError } from "@agentplane/problem-details";
-import { requirePrincipal, type ServiceApp, type ServiceContext, servicePrincipal } from "@agentplane/service-kit";
+import { internalRoute, type ServiceApp, serviceOnly } from "@agentplane/service-kit";
 import type { ConnectionsContext } from "../../context.ts";
 import { parseTunnelToken, secretMatches } from "../../services/tunnel-tokens.ts";
 import { TunnelHub } from "../../tunnel/hub.ts";
 
-function requireService(c: ServiceContext, name?: string): Principal {
-  const principal = requirePrincipal(c);
-  if (principal.type !== "service" || (name && principal.id !== servicePrincipal(name).id)) {
-    throw new ProblemError("forbidden", { detail: "Internal endpoints are for services only" });
-  }
-  return principal;
-}
-
 /** Tunnel token resolution (for the gateway) and proxy forwarding between connections replicas. */
 export function registerClusterInternalRoutes(app: ServiceApp, ctx: ConnectionsContext, hub: TunnelHub): void {
-  app.post(CONNECTIONS_INTERNAL.resolveTunnelToken, async (c) => {
-    requireService(c);
-    const parsed = ResolveTunnelTokenRequest.safeParse(await c.req.json().catch(() => undefined));
-    const token = parsed.success ? parseTunnelToken(parsed.data.token) : undefined;
+  app.openapi(internalRoute(R.resolveTunnelToken), async (c) => {
+    const token = parseTunnelToken(c.req.valid("json").token);
     const row = token
       ? await ctx.db
           .selectFrom("clusters")
@@ -40,8 +30,9 @@ export function registerClusterInternalRoutes(app: ServiceApp, ctx: ConnectionsC
   });
 
   const forwardPrefix = CONNECTIONS_INTERNAL.forwardToTunnel.replace("{clusterId}", ":clusterId");
+  // Any method and body, passed through unparsed; only another connections replica may forward.
+  app.use(`${forwardPrefix}/*`, serviceOnly(["connections"]));
   app.on(["GET", "POST", "PUT", "PATCH", "DELETE"], `${forwardPrefix}/*`, async (c) => {
-    requireService(c, "connections");
     const clusterId = c.req.param("clusterId") ?? "";
     const url = new URL(c.req.url);
     const at = url.pathname.indexOf("/forward/");

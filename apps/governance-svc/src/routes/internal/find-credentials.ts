@@ -1,6 +1,6 @@
-import { FindCredentialsRequest, type FindCredentialsResponse, GOVERNANCE_INTERNAL } from "@agentplane/contracts";
+import { type FindCredentialsResponse, GOVERNANCE_INTERNAL_ROUTES as R } from "@agentplane/contracts";
+import { internalRoute } from "@agentplane/service-kit";
 import type { RouteDeps } from "../scope.ts";
-import { parseJson, requireService } from "./service-only.ts";
 
 /**
  * A project's credential of each kind asked, without secrets (service identities only): how the
@@ -8,9 +8,8 @@ import { parseJson, requireService } from "./service-only.ts";
  * The oldest of a kind wins, so adding another one never silently switches the project's account.
  */
 export function registerFindCredentials({ app, ctx }: RouteDeps): void {
-  app.post(GOVERNANCE_INTERNAL.findCredentials, async (c) => {
-    requireService(c);
-    const request = await parseJson(c, FindCredentialsRequest);
+  app.openapi(internalRoute(R.findCredentials), async (c) => {
+    const request = c.req.valid("json");
     const rows = await ctx.db
       .selectFrom("credentials")
       .select(["id", "kind", "name", "secret_version", "updated_at"])

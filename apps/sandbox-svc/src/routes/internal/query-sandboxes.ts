@@ -1,6 +1,5 @@
-import { QuerySandboxesRequest, SANDBOX_INTERNAL } from "@agentplane/contracts";
-import { ProblemError } from "@agentplane/problem-details";
-import { requirePrincipal, type ServiceApp } from "@agentplane/service-kit";
+import { SANDBOX_INTERNAL_ROUTES as R } from "@agentplane/contracts";
+import { internalRoute, type ServiceApp } from "@agentplane/service-kit";
 import { querySandboxesOfOrg } from "../../services/org-sandboxes.ts";
 import type { RouteDeps } from "../helpers.ts";
 
@@ -9,17 +8,7 @@ import type { RouteDeps } from "../helpers.ts";
  * effective policy and drift audit; only service principals may ask. Env values never leave here.
  */
 export function registerQuerySandboxes(app: ServiceApp, deps: RouteDeps): void {
-  app.post(SANDBOX_INTERNAL.querySandboxes, async (c) => {
-    if (requirePrincipal(c).type !== "service") {
-      throw new ProblemError("forbidden", { detail: "Internal endpoint for services" });
-    }
-    const parsed = QuerySandboxesRequest.safeParse(await c.req.json().catch(() => null));
-    if (!parsed.success) {
-      throw new ProblemError("validation-failed", {
-        detail: "Expected {orgId, projectId?, sandboxId?}",
-        errors: parsed.error.issues.map((i) => ({ pointer: `/body/${i.path.join("/")}`, message: i.message })),
-      });
-    }
-    return c.json(await querySandboxesOfOrg(deps, parsed.data), 200);
-  });
+  app.openapi(internalRoute(R.querySandboxes), async (c) =>
+    c.json(await querySandboxesOfOrg(deps, c.req.valid("json")), 200),
+  );
 }

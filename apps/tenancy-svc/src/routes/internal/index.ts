@@ -1,70 +1,37 @@
-import {
-  AuthorizeRequest,
-  clusterJwtIssuer,
-  ID_PREFIXES,
-  type Principal,
-  ResolveApiTokenRequest,
-  ResolveOidcUserRequest,
-  SignProjectTokenRequest,
-  TENANCY_INTERNAL,
-} from "@agentplane/contracts";
-import { ProblemError, zodIssuesToFieldErrors } from "@agentplane/problem-details";
-import { requirePrincipal, type ServiceApp, type ServiceContext } from "@agentplane/service-kit";
+import { clusterJwtIssuer, ID_PREFIXES, TENANCY_INTERNAL_ROUTES as R } from "@agentplane/contracts";
+import { ProblemError } from "@agentplane/problem-details";
+import { internalRoute, type ServiceApp } from "@agentplane/service-kit";
 import { SignJWT } from "jose";
-import type { z } from "zod";
+import { LRUCache } from "lru-cache";
 import type { TenancyContext } from "../../context.ts";
 import { currentSigningKey, publishedKeys, SIGNING_ALG } from "../../keys/signing-keys.ts";
 import { resolveApiToken } from "../../services/api-tokens.ts";
 import { resolveOidcUser, userPrincipal } from "../../services/users.ts";
 
-/** Internal endpoints answer service identities only (the gateway and other services). */
-function requireService(c: ServiceContext): Principal {
-  const principal = requirePrincipal(c);
-  if (principal.type !== "service") {
-    throw new ProblemError("forbidden", { detail: "Internal endpoints are for services only" });
-  }
-  return principal;
-}
-
-async function parseJson<S extends z.ZodType>(c: ServiceContext, schema: S): Promise<z.infer<S>> {
-  const raw: unknown = await c.req.json();
-  const result = schema.safeParse(raw);
-  if (!result.success) {
-    throw new ProblemError("validation-failed", {
-      detail: "The request is not valid",
-      errors: zodIssuesToFieldErrors("body", result.error.issues),
-    });
-  }
-  return result.data;
-}
-
+/** The internal endpoints (service identities only: the gateway and other services), by their contracts. */
 export function registerInternalRoutes(app: ServiceApp, ctx: TenancyContext): void {
-  app.post(TENANCY_INTERNAL.resolveApiToken, async (c) => {
-    requireService(c);
-    const { token } = await parseJson(c, ResolveApiTokenRequest);
+  app.openapi(internalRoute(R.resolveApiToken), async (c) => {
+    const { token } = c.req.valid("json");
     const principal = await resolveApiToken(ctx.db, token);
     if (!principal) throw new ProblemError("unauthenticated", { detail: "The token is not valid" });
     return c.json({ principal }, 200);
   });
 
-  app.post(TENANCY_INTERNAL.resolveOidcUser, async (c) => {
-    requireService(c);
-    const input = await parseJson(c, ResolveOidcUserRequest);
+  app.openapi(internalRoute(R.resolveOidcUser), async (c) => {
+    const input = c.req.valid("json");
     const user = await resolveOidcUser(ctx.db, input);
     return c.json({ principal: userPrincipal(user) }, 200);
   });
 
-  app.get(TENANCY_INTERNAL.projectVerificationKeys.replace("{projectId}", ":projectId"), async (c) => {
-    requireService(c);
-    const projectId = c.req.param("projectId") ?? "";
+  app.openapi(internalRoute(R.projectVerificationKeys), async (c) => {
+    const { projectId } = c.req.valid("param");
     const project = await ctx.db.selectFrom("projects").select("org_id").where("id", "=", projectId).executeTakeFirst();
     if (!project) throw new ProblemError("not-found", { detail: `Project ${projectId} was not found` });
     return c.json({ orgId: project.org_id, keys: await publishedKeys(ctx.db, projectId) }, 200);
   });
 
-  app.get(TENANCY_INTERNAL.resolveOrg.replace("{resourceId}", ":resourceId"), async (c) => {
-    requireService(c);
-    const id = c.req.param("resourceId") ?? "";
+  app.openapi(internalRoute(R.resolveOrg), async (c) => {
+    const id = c.req.valid("param").resourceId;
     const orgId = await orgOfResource(ctx, id);
     if (orgId === undefined) throw new ProblemError("not-found", { detail: `${id} was not found` });
     return c.json({ ...(orgId ? { orgId } : {}) }, 200);
@@ -73,21 +40,20 @@ export function registerInternalRoutes(app: ServiceApp, ctx: TenancyContext): vo
   // Platform-signed tokens (cluster JWTs, per-request tunnel JWTs): the private key never leaves tenancy.
   // The decrypted current key is kept 5 s per project (one is signed per proxied request); after a
   // rotation the previous key stays published, so tokens signed with it in that window verify.
-  const signingKeys = new Map<string, { until: number; key: ReturnType<typeof currentSigningKey> }>();
+  const signingKeys = new LRUCache<string, ReturnType<typeof currentSigningKey>>({ max: 10_000, ttl: 5000 });
   const signingKey = (projectId: string) => {
-    const now = Date.now();
     const hit = signingKeys.get(projectId);
-    if (hit && hit.until > now) return hit.key;
+    if (hit) return hit;
     const key = currentSigningKey(ctx.db, ctx.config.secretKey, projectId);
-    if (signingKeys.size > 10_000) signingKeys.clear();
-    signingKeys.set(projectId, { until: now + 5000, key });
-    key.catch(() => signingKeys.delete(projectId));
+    signingKeys.set(projectId, key);
+    key.catch(() => {
+      if (signingKeys.peek(projectId) === key) signingKeys.delete(projectId);
+    });
     return key;
   };
-  app.post(TENANCY_INTERNAL.signProjectToken.replace("{projectId}", ":projectId"), async (c) => {
-    requireService(c);
-    const projectId = c.req.param("projectId") ?? "";
-    const input = await parseJson(c, SignProjectTokenRequest);
+  app.openapi(internalRoute(R.signProjectToken), async (c) => {
+    const { projectId } = c.req.valid("param");
+    const input = c.req.valid("json");
     const key = await signingKey(projectId);
     if (!key) {
       signingKeys.delete(projectId);
@@ -104,9 +70,8 @@ export function registerInternalRoutes(app: ServiceApp, ctx: TenancyContext): vo
     return c.json({ token, kid: key.kid }, 200);
   });
 
-  app.post(TENANCY_INTERNAL.authorize, async (c) => {
-    requireService(c);
-    const request = await parseJson(c, AuthorizeRequest);
+  app.openapi(internalRoute(R.authorize), async (c) => {
+    const request = c.req.valid("json");
     return c.json(await ctx.authorizer.check(request), 200);
   });
 }
