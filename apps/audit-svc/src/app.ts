@@ -61,8 +61,8 @@ export interface AuditService extends ServiceInstance {
   deadLetters(): Promise<{ stored: number; thisProcess: number }>;
   /** Runs retention once now; returns records deleted (-1 when another replica holds the lock). */
   prune(now?: Date): Promise<number>;
-  /** Settles expired reservations at their estimate now. */
-  expireReservations(): Promise<number>;
+  /** Settles reservations expired at `now` (default: the current time) at their estimate. */
+  expireReservations(now?: Date): Promise<number>;
 }
 
 /**
@@ -158,6 +158,6 @@ export async function createAuditService(deps: AuditServiceDeps): Promise<AuditS
     drain: () => ingestion.drain(),
     deadLetters,
     prune: (now) => pruneAuditRecords(deps.database, AUDIT_SCHEMA, retentionDays, now),
-    expireReservations: () => spend.expire(),
+    expireReservations: (now) => spend.expire(now),
   };
 }

@@ -12,7 +12,7 @@ import {
   testRedisPrefix,
 } from "@agentplane/testkit";
 import { sql } from "kysely";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { AUDIT_SCHEMA } from "../src/app.ts";
 import type { AuditDb } from "../src/db/schema.ts";
 import { auditTrailQuery, listAuditTrail, storeAuditRecords } from "../src/services/audit-records.ts";
@@ -170,11 +170,17 @@ describe.skipIf(!pg.available || !redis.available)(`audit ingestion${pg.reason}$
         await new Promise((r) => setTimeout(r, 3));
       }
     })();
-    await new Promise((r) => setTimeout(r, 500));
+    // Records are produced before, while and after Redis is down: each phase lasts until the
+    // producer has published another 30, however fast or slow the machine is.
+    const thirtyMore = async () => {
+      const from = produced.length;
+      await vi.waitFor(() => expect(produced.length).toBeGreaterThanOrEqual(from + 30), { timeout: 30_000 });
+    };
+    await thirtyMore();
     await server.stop();
-    await new Promise((r) => setTimeout(r, 1000));
+    await thirtyMore();
     await server.start();
-    await new Promise((r) => setTimeout(r, 500));
+    await thirtyMore();
     stop = true;
     await requests;
 

@@ -11,6 +11,9 @@ import { createSpendingLimit, spendingLimitStatus } from "../src/services/spendi
 import { storeUsageRecords, usageCosts } from "../src/services/usage.ts";
 import { startAudit, usageEvent } from "./helpers.ts";
 
+/** A clock reading a second from now: past the expiry of every reservation made in this suite. */
+const later = () => new Date(Date.now() + 1000);
+
 const pg = await requirePostgres();
 
 // A proxy that crashes mid-stream never settles nor releases: the reservation expires and the
@@ -60,10 +63,10 @@ describe.skipIf(!pg.available)(`reservation expiry after a crash${pg.reason}`, (
     let status = await spendingLimitStatus(db(), "org_crash");
     expect(status.items[0]).toMatchObject({ limitId: limit.id, reservedUsd: 0.123456, spentUsd: 0 });
 
-    await new Promise((resolve) => setTimeout(resolve, 250));
-    expect(await service.expireReservations()).toBe(1);
+    // A second later (the reservations of this suite live 150 ms).
+    expect(await service.expireReservations(later())).toBe(1);
     // A second maintenance run finds nothing left to do: the estimate is counted once.
-    expect(await service.expireReservations()).toBe(0);
+    expect(await service.expireReservations(later())).toBe(0);
 
     const costs = await usageCosts(db(), "org_crash", window(), "model");
     expect(costs.total).toMatchObject({ requests: 1, costMicroUsd: 123_456 });
@@ -81,8 +84,8 @@ describe.skipIf(!pg.available)(`reservation expiry after a crash${pg.reason}`, (
   it("replaces the estimate with the real cost when the usage event arrives after the expiry", async () => {
     await createSpendingLimit(db(), "org_late", { amountUsd: 1, period: "daily", alertThresholds: [] });
     const r = await service.spend.reserve({ orgId: "org_late", estimatedMicroUsd: 200_000, call });
-    await new Promise((resolve) => setTimeout(resolve, 250));
-    expect(await service.expireReservations()).toBe(1);
+    // A second later (the reservations of this suite live 150 ms).
+    expect(await service.expireReservations(later())).toBe(1);
     const deps = { pricing: new Pricing(), spend: new SpendLedger(db()) };
     const late = usageEvent({
       orgId: "org_late",

@@ -374,14 +374,15 @@ export class SpendLedger {
   /**
    * Settles reservations past their expiry at their estimate (run by the maintenance job): their
    * producer never reported, so the call may have run in full; a late report replaces the estimate.
+   * `now` is the clock reading expiry is judged against.
    */
-  async expire(batch = 500): Promise<number> {
+  async expire(now: Date = new Date(), batch = 500): Promise<number> {
     return this.db.transaction().execute(async (trx) => {
       const due = await trx
         .selectFrom("reservations")
         .select(["id", "amount_micro_usd"])
         .where("state", "=", "active")
-        .where("expires_at", "<", new Date())
+        .where("expires_at", "<", now)
         .orderBy("expires_at")
         .limit(batch)
         .forUpdate()
