@@ -1,6 +1,6 @@
 import { requirePostgres } from "@agentplane/testkit";
-import { exportJWK, generateKeyPair, SignJWT } from "jose";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { decodeProtectedHeader, exportJWK, generateKeyPair, SignJWT } from "jose";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { CLUSTER_JWT_AUDIENCE } from "../../../packages/contracts/src/common/cluster-jwt.ts";
 import { requestClaims } from "../../connections-svc/src/tunnel/protocol.ts";
 import { type ConnectionsPlatform, startConnectionsPlatform } from "../../platform/test/connections-harness.ts";
@@ -112,11 +112,19 @@ describe.skipIf(!pg.available)(`relay request verification by project JWKS${pg.r
 
   it("keeps verifying across a project key rotation (old key within its grace, new key fetched on sight)", async () => {
     const before = await sign(h.projectId, claims());
-    const rotated = await h.call("POST", `/v1/projects/${h.projectId}/rotate-keys`, { token: h.adminToken });
+    const rotated = await h.call<{ kid: string }>("POST", `/v1/projects/${h.projectId}/rotate-keys`, {
+      token: h.adminToken,
+    });
     expect(rotated.status).toBe(200);
-    // Tenancy keeps a project's decrypted key 5 s; after that, tokens carry the new key id.
-    await new Promise((r) => setTimeout(r, 5200));
-    const after = await sign(h.projectId, claims());
+    // Tenancy keeps a project's decrypted key up to 5 s; once that lapses, tokens carry the new key id.
+    let after = "";
+    await vi.waitFor(
+      async () => {
+        after = await sign(h.projectId, claims());
+        expect(decodeProtectedHeader(after).kid).toBe(rotated.body.kid);
+      },
+      { timeout: 20_000, interval: 250 },
+    );
     expect(
       (await verifier.verify({ token: after, method: "GET", path: "/api/v1/pods", body: new Uint8Array() })).sub,
     ).toBe(clusterId);
