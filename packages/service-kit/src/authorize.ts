@@ -4,13 +4,15 @@ import {
   PERMISSIONS,
   type Permission,
   type Principal,
-  TENANCY_INTERNAL,
+  TENANCY_INTERNAL_ROUTES,
 } from "@agentplane/contracts";
 import { ProblemError } from "@agentplane/problem-details";
 import type { Context } from "hono";
+import { LRUCache } from "lru-cache";
 import { requirePrincipal, type ServiceEnv } from "./app.ts";
 import type { ServiceClient } from "./client.ts";
 import { servicePrincipal } from "./identity.ts";
+import { callInternal } from "./internal-route.ts";
 import { noteResourceOrg } from "./resource-org.ts";
 
 /** Answers authorization questions; tenancy answers them from its tables, others ask tenancy. */
@@ -46,29 +48,28 @@ export async function authorize(
 
 /** Asks tenancy over its internal API, caching each answer for a few seconds. */
 export class RemoteAuthorizer implements Authorizer {
-  private readonly cache = new Map<string, { expires: number; value: Promise<AuthorizeResponse> }>();
+  private readonly cache: LRUCache<string, Promise<AuthorizeResponse>>;
   private readonly client: ServiceClient;
-  private readonly ttlMs: number;
   private readonly caller: Principal;
 
   constructor(client: ServiceClient, options: { ttlMs?: number; callerService: string }) {
     this.client = client;
-    this.ttlMs = options.ttlMs ?? 3000;
+    this.cache = new LRUCache({ max: 10_000, ttl: options.ttlMs ?? 3000 });
     this.caller = servicePrincipal(options.callerService);
   }
 
   check(request: AuthorizeRequest): Promise<AuthorizeResponse> {
     const key = JSON.stringify([request.principal, request.permission, request.orgId, request.projectId]);
-    const now = Date.now();
     const hit = this.cache.get(key);
-    if (hit && hit.expires > now) return hit.value.then(noteDecision);
-    const value = this.client.request<AuthorizeResponse>("POST", TENANCY_INTERNAL.authorize, {
+    if (hit) return hit.then(noteDecision);
+    const value = callInternal(this.client, TENANCY_INTERNAL_ROUTES.authorize, {
       principal: this.caller,
       body: request,
     });
-    this.cache.set(key, { expires: now + this.ttlMs, value });
-    value.catch(() => this.cache.delete(key));
-    if (this.cache.size > 10_000) this.cache.clear();
+    this.cache.set(key, value);
+    value.catch(() => {
+      if (this.cache.peek(key) === value) this.cache.delete(key);
+    });
     return value.then(noteDecision);
   }
 }

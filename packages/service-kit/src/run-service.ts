@@ -66,6 +66,8 @@ export interface RunServiceOptions<E extends DeploymentEnv, S extends RunnableSe
   build(deps: RunDeps<E>): Promise<S> | S;
   /** Extra fields of the "listening" log line. */
   describe?(service: S): Record<string, unknown>;
+  /** False to leave process-level handlers alone (process guard, SIGINT/SIGTERM): tests. */
+  processHandlers?: boolean;
 }
 
 export interface RunningService<S> {
@@ -86,7 +88,8 @@ export async function runService<E extends DeploymentEnv, S extends RunnableServ
 ): Promise<RunningService<S>> {
   const { env, name } = options;
   const logger = createLogger(name, env.LOG_LEVEL ?? "info");
-  installProcessGuard(logger);
+  const processHandlers = options.processHandlers ?? true;
+  if (processHandlers) installProcessGuard(logger);
   const keys = await importInternalKeys({
     ...(env.INTERNAL_IDENTITY_PRIVATE_KEY ? { privateJwk: env.INTERNAL_IDENTITY_PRIVATE_KEY } : {}),
     ...(env.INTERNAL_IDENTITY_PUBLIC_KEY ? { publicJwk: env.INTERNAL_IDENTITY_PUBLIC_KEY } : {}),
@@ -133,6 +136,6 @@ export async function runService<E extends DeploymentEnv, S extends RunnableServ
     })();
     return closed;
   };
-  onShutdown(close, logger);
+  if (processHandlers) onShutdown(close, logger);
   return { service, server, logger, close };
 }

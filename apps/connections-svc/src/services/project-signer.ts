@@ -1,5 +1,5 @@
-import { SignProjectTokenResponse, TENANCY_INTERNAL } from "@agentplane/contracts";
-import { type ServiceClient, servicePrincipal } from "@agentplane/service-kit";
+import { SignProjectTokenResponse, TENANCY_INTERNAL_ROUTES } from "@agentplane/contracts";
+import { callInternal, type ServiceClient, servicePrincipal } from "@agentplane/service-kit";
 import type { JWTPayload } from "jose";
 
 /**
@@ -27,11 +27,11 @@ export class TenancyProjectSigner implements ProjectSigner {
     ttlSeconds: number,
   ): Promise<string> {
     const { sub, aud, ...rest } = claims;
-    const body = await this.client.request<unknown>(
-      "POST",
-      TENANCY_INTERNAL.signProjectToken.replace("{projectId}", encodeURIComponent(projectId)),
-      { principal: this.caller, body: { subject: sub, audience: aud, ttlSeconds, claims: rest } },
-    );
-    return SignProjectTokenResponse.parse(body).token;
+    const answer = await callInternal(this.client, TENANCY_INTERNAL_ROUTES.signProjectToken, {
+      principal: this.caller,
+      params: { projectId },
+      body: { subject: sub, audience: aud, ttlSeconds, claims: rest },
+    });
+    return SignProjectTokenResponse.parse(answer).token;
   }
 }

@@ -1,6 +1,6 @@
-import { type QuerySandboxesResponse, SANDBOX_INTERNAL, type SandboxSummary } from "@agentplane/contracts";
+import { SANDBOX_INTERNAL_ROUTES, type SandboxSummary } from "@agentplane/contracts";
 import { ProblemError } from "@agentplane/problem-details";
-import { servicePrincipal } from "@agentplane/service-kit";
+import { callInternal, servicePrincipal } from "@agentplane/service-kit";
 import type { GovernanceContext } from "../context.ts";
 
 /** Sandboxes as sandbox-svc describes them (its internal query API; governance never reads its tables). */
@@ -11,7 +11,7 @@ export async function querySandboxes(
   if (!ctx.sandboxes) {
     throw new ProblemError("service-unavailable", { detail: "The sandbox service is not configured (SANDBOX_URL)" });
   }
-  const answer = await ctx.sandboxes.request<QuerySandboxesResponse>("POST", SANDBOX_INTERNAL.querySandboxes, {
+  const answer = await callInternal(ctx.sandboxes, SANDBOX_INTERNAL_ROUTES.querySandboxes, {
     principal: servicePrincipal("governance"),
     body: query,
   });
