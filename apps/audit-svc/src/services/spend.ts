@@ -168,13 +168,15 @@ export class SpendLedger {
     this.ttlMs = options.reservationTtlMs ?? 10 * 60_000;
   }
 
-  reserve(input: {
+  async reserve(input: {
     orgId: string;
     projectId?: string | undefined;
     estimatedMicroUsd: number;
     requestId?: string | undefined;
     call?: ReservedCall | undefined;
   }): Promise<SpendReserveResponse> {
+    const quick = await this.reserveUnlimited(input);
+    if (quick) return quick;
     return this.db.transaction().execute(async (trx) => {
       const now = new Date();
       const limits = await applicableLimits(trx, input.orgId, input.projectId ?? null);
@@ -232,6 +234,58 @@ export class SpendLedger {
         ...(remaining !== undefined ? { remainingMicroUsd: remaining } : {}),
       };
     });
+  }
+
+  /**
+   * The common case in one statement: no limit applies to the org (and project), so the hold is
+   * inserted without a transaction or a counter lock. Undefined when some limit applies (then the
+   * locking path decides). A limit created while this runs treats the call as reserved just before.
+   */
+  private async reserveUnlimited(input: {
+    orgId: string;
+    projectId?: string | undefined;
+    estimatedMicroUsd: number;
+    requestId?: string | undefined;
+    call?: ReservedCall | undefined;
+  }): Promise<SpendReserveResponse | undefined> {
+    const id = newId("reservation");
+    const expiresAt = new Date(Date.now() + this.ttlMs);
+    const projectId = input.projectId ?? null;
+    const inserted = await this.db
+      .insertInto("reservations")
+      .columns(["id", "org_id", "project_id", "amount_micro_usd", "state", "request_id", "call", "expires_at"])
+      .expression(
+        this.db
+          .selectNoFrom([
+            sql<string>`${id}`.as("id"),
+            sql<string>`${input.orgId}`.as("org_id"),
+            sql<string | null>`${projectId}::text`.as("project_id"),
+            sql<number>`${input.estimatedMicroUsd}::bigint`.as("amount_micro_usd"),
+            sql<string>`'active'`.as("state"),
+            sql<string | null>`${input.requestId ?? null}::text`.as("request_id"),
+            sql<string | null>`${input.call ? JSON.stringify(input.call) : null}::jsonb`.as("call"),
+            sql<Date>`${expiresAt.toISOString()}::timestamptz`.as("expires_at"),
+          ])
+          .where((eb) =>
+            eb.not(
+              eb.exists(
+                this.db
+                  .selectFrom("spending_limits")
+                  .select(sql`1`.as("one"))
+                  .where("org_id", "=", input.orgId)
+                  .where((w) =>
+                    projectId
+                      ? w.or([w("project_id", "is", null), w("project_id", "=", projectId)])
+                      : w("project_id", "is", null),
+                  ),
+              ),
+            ),
+          ),
+      )
+      .returning("id")
+      .executeTakeFirst();
+    if (!inserted) return undefined;
+    return { decision: "allowed", reservationId: id, expiresAt: expiresAt.toISOString() };
   }
 
   settle(input: { reservationId: string; costMicroUsd: number }): Promise<SpendReservationResponse> {
