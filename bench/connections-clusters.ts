@@ -16,6 +16,25 @@ function pct(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
 }
 
+/**
+ * CPU milliseconds the benchmark's process (gateway, connections, tenancy and governance run in
+ * it) spent per request, by kind: steadier than wall time on a loaded machine.
+ */
+const cpuMs: Record<string, { ms: number; n: number }> = {};
+function cpuPerRequest(kind: string): string {
+  const c = cpuMs[kind];
+  return c ? fmt(c.ms / c.n) : "-";
+}
+async function withCpu<T>(kind: string, n: number, work: () => Promise<T>): Promise<T> {
+  const start = process.cpuUsage();
+  const out = await work();
+  const used = process.cpuUsage(start);
+  const c = (cpuMs[kind] ??= { ms: 0, n: 0 });
+  c.ms += (used.user + used.system) / 1000;
+  c.n += n;
+  return out;
+}
+
 async function timeGets(url: string, token: string, rounds: number): Promise<number[]> {
   const out: number[] = [];
   for (let i = 0; i < rounds; i++) {
@@ -78,9 +97,9 @@ try {
   const proxied: number[] = [];
   const gateway: number[] = [];
   for (let r = 0; r < 4; r++) {
-    direct.push(...(await timeGets(directUrl, kube.token, ROUNDS / 4)));
-    proxied.push(...(await timeGets(proxyUrl, h.memberToken, ROUNDS / 4)));
-    gateway.push(...(await timeGets(gatewayUrl, h.memberToken, ROUNDS / 4)));
+    direct.push(...(await withCpu("direct", ROUNDS / 4, () => timeGets(directUrl, kube.token, ROUNDS / 4))));
+    proxied.push(...(await withCpu("proxy", ROUNDS / 4, () => timeGets(proxyUrl, h.memberToken, ROUNDS / 4))));
+    gateway.push(...(await withCpu("gateway", ROUNDS / 4, () => timeGets(gatewayUrl, h.memberToken, ROUNDS / 4))));
   }
   for (const a of [direct, proxied, gateway]) a.sort((x, y) => x - y);
   console.log(`cluster proxy GET ${path} (${ROUNDS} requests each, one at a time)`);
@@ -91,6 +110,9 @@ try {
     `  added by the proxy            p50 ${fmt(pct(proxied, 50) - pct(direct, 50))} ms  p99 ${fmt(pct(proxied, 99) - pct(direct, 99))} ms  (ratio p50 ${fmt(pct(proxied, 50) / pct(direct, 50))}x)`,
   );
   console.log(`  added beyond a gateway round trip p50 ${fmt(pct(proxied, 50) - pct(gateway, 50))} ms`);
+  console.log(
+    `  platform CPU per request: proxy ${cpuPerRequest("proxy")} ms, getCluster ${cpuPerRequest("gateway")} ms, direct (client side only) ${cpuPerRequest("direct")} ms`,
+  );
 
   // 100 watches through the one tunnel, then one change fanned out to all of them.
   const controllers: AbortController[] = [];
@@ -181,8 +203,8 @@ try {
   const dAws: number[] = [];
   const pAws: number[] = [];
   for (let i = 0; i < ROUNDS / 2; i++) {
-    dAws.push(await directAws());
-    pAws.push(await proxiedAws());
+    dAws.push(await withCpu("aws-direct", 1, directAws));
+    pAws.push(await withCpu("aws-proxy", 1, proxiedAws));
   }
   dAws.sort((a, b) => a - b);
   pAws.sort((a, b) => a - b);
@@ -193,6 +215,9 @@ try {
     `  added by the proxy              p50 ${fmt(pct(pAws, 50) - pct(dAws, 50))} ms  (ratio p50 ${fmt(pct(pAws, 50) / pct(dAws, 50))}x)`,
   );
   console.log(`  a gateway round trip alone (getCluster above) p50 ${fmt(pct(gateway, 50))} ms`);
+  console.log(
+    `  platform CPU per request: proxy ${cpuPerRequest("aws-proxy")} ms, direct (signing client) ${cpuPerRequest("aws-direct")} ms`,
+  );
   await aws.close();
 } finally {
   await relay.stop();
