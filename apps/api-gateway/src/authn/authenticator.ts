@@ -10,6 +10,7 @@ import {
 import { ProblemError } from "@agentplane/problem-details";
 import { type Logger, type ServiceClient, servicePrincipal } from "@agentplane/service-kit";
 import { createLocalJWKSet, decodeJwt, type JSONWebKeySet, jwtVerify } from "jose";
+import { LRUCache } from "lru-cache";
 import { assertIssuedInPast, DEFAULT_MAX_CLOCK_SKEW_SECONDS, OidcUnavailableError, type OidcVerifier } from "./oidc.ts";
 import { TokenCache } from "./token-cache.ts";
 
@@ -63,10 +64,11 @@ const GATEWAY = servicePrincipal("api-gateway");
 export class Authenticator {
   private readonly opaque: TokenCache<Principal>;
   private readonly oidcUsers = new TokenCache<Principal>(60_000);
-  private readonly projectKeys = new Map<
-    string,
-    { expires: number; value: Promise<JSONWebKeySet & { orgId: string }> }
-  >();
+  /** Each project's published verification keys, for 30 s. */
+  private readonly projectKeys = new LRUCache<string, Promise<JSONWebKeySet & { orgId: string }>>({
+    max: 10_000,
+    ttl: 30_000,
+  });
   private readonly options: AuthenticatorOptions;
 
   constructor(options: AuthenticatorOptions) {
@@ -149,9 +151,8 @@ export class Authenticator {
   }
 
   private keysOf(projectId: string, refresh: boolean): Promise<JSONWebKeySet & { orgId: string }> {
-    const now = Date.now();
-    const hit = this.projectKeys.get(projectId);
-    if (hit && hit.expires > now && !refresh) return hit.value;
+    const hit = refresh ? undefined : this.projectKeys.get(projectId);
+    if (hit) return hit;
     const value = this.options.tenancy
       .request<unknown>(
         "GET",
@@ -164,8 +165,10 @@ export class Authenticator {
         const parsed = VerificationKeysResponse.parse(body);
         return { keys: parsed.keys as JSONWebKeySet["keys"], orgId: parsed.orgId };
       });
-    this.projectKeys.set(projectId, { expires: now + 30_000, value });
-    value.catch(() => this.projectKeys.delete(projectId));
+    this.projectKeys.set(projectId, value);
+    value.catch(() => {
+      if (this.projectKeys.peek(projectId) === value) this.projectKeys.delete(projectId);
+    });
     return value;
   }
 

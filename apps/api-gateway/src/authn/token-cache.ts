@@ -1,14 +1,12 @@
 import { createHash } from "node:crypto";
+import { LRUCache } from "lru-cache";
 
 /** A short-lived cache keyed by a token's hash (the token itself is never kept as a key). */
 export class TokenCache<T> {
-  private readonly entries = new Map<string, { expires: number; value: Promise<T> }>();
-  private readonly ttlMs: number;
-  private readonly maxEntries: number;
+  private readonly entries: LRUCache<string, Promise<T>>;
 
   constructor(ttlMs: number, maxEntries = 50_000) {
-    this.ttlMs = ttlMs;
-    this.maxEntries = maxEntries;
+    this.entries = new LRUCache({ max: maxEntries, ttl: ttlMs });
   }
 
   static keyOf(token: string): string {
@@ -17,14 +15,14 @@ export class TokenCache<T> {
 
   get(token: string, load: () => Promise<T>): Promise<T> {
     const key = TokenCache.keyOf(token);
-    const now = Date.now();
     const hit = this.entries.get(key);
-    if (hit && hit.expires > now) return hit.value;
+    if (hit) return hit;
     const value = load();
-    if (this.entries.size >= this.maxEntries) this.entries.clear();
-    this.entries.set(key, { expires: now + this.ttlMs, value });
+    this.entries.set(key, value);
     // Failures are not cached: the next request asks again.
-    value.catch(() => this.entries.delete(key));
+    value.catch(() => {
+      if (this.entries.peek(key) === value) this.entries.delete(key);
+    });
     return value;
   }
 }

@@ -1,6 +1,7 @@
 import type { ResolveCredentialRequest, ResolveCredentialResponse } from "@agentplane/contracts";
 import { AssumeRoleCommand, STSClient } from "@aws-sdk/client-sts";
 import { sql } from "kysely";
+import { LRUCache } from "lru-cache";
 import type { GovernanceContext } from "../context.ts";
 import { openCredential } from "./credentials.ts";
 
@@ -12,7 +13,9 @@ export interface StsConfig {
   credentials?: { accessKeyId: string; secretAccessKey: string; sessionToken?: string };
 }
 
-const sessions = new Map<string, { fields: Record<string, string>; expiresAt: Date }>();
+/** Assumed-role sessions by credential version, each kept until five minutes before it expires. */
+const sessions = new LRUCache<string, { fields: Record<string, string>; expiresAt: Date }>({ max: 10_000 });
+const REFRESH_BEFORE_MS = 5 * 60_000;
 
 async function assumeRole(
   sts: StsConfig,
@@ -21,9 +24,9 @@ async function assumeRole(
   fields: Record<string, string>,
 ): Promise<{ fields: Record<string, string>; expiresAt: Date }> {
   const key = `${credentialId}:${version}`;
-  const cached = sessions.get(key);
   // Reused until five minutes before it expires, so each proxied call does not cost an STS round trip.
-  if (cached && cached.expiresAt.getTime() - Date.now() > 5 * 60_000) return cached;
+  const cached = sessions.get(key);
+  if (cached) return cached;
   const region = fields.region ?? sts.region ?? "us-east-1";
   const client = new STSClient({
     region,
@@ -53,8 +56,8 @@ async function assumeRole(
       },
       expiresAt: c.Expiration,
     };
-    if (sessions.size > 10_000) sessions.clear();
-    sessions.set(key, session);
+    const keepMs = session.expiresAt.getTime() - Date.now() - REFRESH_BEFORE_MS;
+    if (keepMs > 0) sessions.set(key, session, { ttl: keepMs });
     return session;
   } finally {
     client.destroy();

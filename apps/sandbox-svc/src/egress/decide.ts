@@ -6,6 +6,7 @@ import {
   type Principal,
 } from "@agentplane/contracts";
 import { ProblemError } from "@agentplane/problem-details";
+import { LRUCache } from "lru-cache";
 import { type Actor, audit, type SandboxDeps } from "../services/context.ts";
 import { blockingReasons, decide } from "../services/policy.ts";
 import type { EgressVerdict } from "./proxy.ts";
@@ -24,7 +25,7 @@ export function egressVerdict(response: DecisionResponse): EgressVerdict {
 
 /** How long a sandbox's "is egress governed at all" answer is reused (governance propagates changes within 2 s). */
 const GOVERNED_TTL_MS = 2000;
-const governedCache = new Map<string, { governed: boolean; until: number }>();
+const governedCache = new LRUCache<string, boolean>({ max: 10_000, ttl: GOVERNED_TTL_MS });
 
 function unavailable(): ProblemError {
   return new ProblemError("service-unavailable", {
@@ -42,7 +43,7 @@ function unavailable(): ProblemError {
 async function egressGoverned(deps: SandboxDeps, principal: Principal, projectId: string): Promise<boolean> {
   const sandboxId = principal.sandboxId as string;
   const cached = governedCache.get(sandboxId);
-  if (cached && cached.until > Date.now()) return cached.governed;
+  if (cached !== undefined) return cached;
   const governance = deps.governance;
   if (!governance) return false;
   const path = getSandboxEffectivePolicyRoute.path
@@ -57,8 +58,7 @@ async function egressGoverned(deps: SandboxDeps, principal: Principal, projectId
   }
   const summary = effective.actions?.find((a) => a.action === "sandbox:egress");
   const governed = summary?.governed === true && effective.egress?.access !== "none";
-  governedCache.set(sandboxId, { governed, until: Date.now() + GOVERNED_TTL_MS });
-  if (governedCache.size > 10_000) governedCache.delete(governedCache.keys().next().value as string);
+  governedCache.set(sandboxId, governed);
   return governed;
 }
 
