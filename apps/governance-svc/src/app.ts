@@ -21,6 +21,7 @@ import { ChangeFanout } from "./engine/invalidation.ts";
 import { registerRoutes } from "./routes/index.ts";
 import { startDriftAudit } from "./services/drift.ts";
 import { EgressVersions } from "./services/egress-versions.ts";
+import { followProjectLabels } from "./services/project-labels.ts";
 
 export { GOVERNANCE_SCHEMA };
 
@@ -94,6 +95,7 @@ export async function createGovernanceService(deps: GovernanceServiceDeps): Prom
     counters: { allow: 0, deny: 0, dryrunDeny: 0, credentialResolutions: 0 },
   };
   await fanout.start();
+  const projectLabels = await followProjectLabels(db, deps.bus, (orgId) => fanout.changed(orgId));
   outbox.start();
   const driftIntervalMs = config.driftIntervalMs ?? 60_000;
   const drift = driftIntervalMs > 0 ? startDriftAudit(context, driftIntervalMs) : undefined;
@@ -120,6 +122,7 @@ export async function createGovernanceService(deps: GovernanceServiceDeps): Prom
     async close() {
       closed = true;
       drift?.stop();
+      await projectLabels.close();
       await fanout.stop();
       await outbox.stop();
     },

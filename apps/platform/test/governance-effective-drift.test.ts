@@ -1,6 +1,6 @@
 import type { DriftReport, EffectivePolicy } from "@agentplane/contracts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type GovernedPlatform, startGovernedPlatform } from "./governance-harness.ts";
+import { eventually, type GovernedPlatform, startGovernedPlatform } from "./governance-harness.ts";
 import { requireBwrap } from "./sandbox-harness.ts";
 
 const bwrap = requireBwrap();
@@ -149,5 +149,31 @@ describe.skipIf(!bwrap.available)(`effective policy and drift against the platfo
     expect(privatized.status).toBe(200);
     const third = (await h.call<DriftReport>("GET", `${path}?refresh=true`)).body;
     expect(third.items.some((e) => e.reason === "resource" && e.target.id === older)).toBe(false);
+  });
+
+  it("an org binding that selects projects by label reaches the sandboxes of the labelled project only", async () => {
+    const orgPolicy = await h.call<{ id: string }>("POST", `/v1/orgs/${h.orgId}/policies`, {
+      name: "prod-no-start",
+      cedar: `@id("prod-frozen") forbid(principal, action == Action::"sandbox:start", resource);`,
+    });
+    expect(orgPolicy.status).toBe(201);
+    const binding = await h.call<{ id: string }>("POST", `/v1/orgs/${h.orgId}/policy-bindings`, {
+      policyId: orgPolicy.body.id,
+      target: { projectSelector: "env=prod" },
+    });
+    expect(binding.status).toBe(201);
+    const reaches = async () => (await effective(newer)).body.bindings.some((b) => b.bindingId === binding.body.id);
+    expect(await reaches()).toBe(false);
+    // Tenancy publishes the project's new labels; governance follows within seconds.
+    const labelled = await h.call<{ labels: Record<string, string> }>("PATCH", `/v1/projects/${h.projectId}`, {
+      labels: { env: "prod" },
+    });
+    expect(labelled.status).toBe(200);
+    expect(labelled.body.labels).toEqual({ env: "prod" });
+    expect(await eventually(reaches, (r) => r)).toBe(true);
+    const { body } = await effective(newer);
+    expect(action(body, "sandbox:start")).toMatchObject({ decision: "deny", ruleIds: ["prod-frozen"] });
+    await h.call("PATCH", `/v1/projects/${h.projectId}`, { labels: {} });
+    expect(await eventually(reaches, (r) => !r)).toBe(false);
   });
 });

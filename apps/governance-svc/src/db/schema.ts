@@ -39,6 +39,7 @@ export interface PolicyVersionsTable {
 
 export interface BindingTargetJson {
   projectIds?: string[];
+  projectSelector?: string;
   kind?: string;
   selector?: string;
 }
@@ -112,6 +113,13 @@ export interface EgressVersionsTable {
   decided_at: Timestamp;
 }
 
+export interface ProjectLabelsTable {
+  project_id: string;
+  org_id: string;
+  labels: Json<Record<string, string>>;
+  updated_at: Timestamp;
+}
+
 export interface GovernanceDb {
   policies: PoliciesTable;
   policy_versions: PolicyVersionsTable;
@@ -121,4 +129,5 @@ export interface GovernanceDb {
   leases: LeasesTable;
   drift_reports: DriftReportsTable;
   egress_versions: EgressVersionsTable;
+  project_labels: ProjectLabelsTable;
 }

@@ -150,7 +150,9 @@ export class DecisionEngine {
     const key = `${action}\u0000${resource.projectId ?? ""}\u0000${resource.kind ?? ""}\u0000${labels}`;
     const cached = state.lookups.get(key) as Resolution | undefined;
     if (cached) return cached;
-    const reaching = state.bindings.filter((b) => bindingReaches(b, resource) && coversAction(b, action));
+    const reaching = state.bindings.filter(
+      (b) => bindingReaches(b, resource, state.projectLabels) && coversAction(b, action),
+    );
     const enforce = reaching.filter((b) => b.mode === "enforce");
     const resolution: Resolution = {
       reaching,

@@ -1,6 +1,7 @@
 import { matchesSelector, parseSelector, type SelectorRequirement } from "@agentplane/contracts";
 import type { Kysely } from "kysely";
 import type { BindingTargetJson, GovernanceDb, StoredRule } from "../db/schema.ts";
+import { projectLabelsOf } from "../services/project-labels.ts";
 
 /** A binding as decisions use it: the policy version it resolves to, compiled. */
 export interface CompiledBinding {
@@ -16,6 +17,8 @@ export interface CompiledBinding {
   mode: "enforce" | "dryrun";
   target: BindingTargetJson;
   selector: SelectorRequirement[];
+  /** An org binding's project label selector, parsed (empty: no narrowing by project labels). */
+  projectSelector: SelectorRequirement[];
   rules: StoredRule[];
 }
 
@@ -23,6 +26,8 @@ export interface OrgState {
   orgId: string;
   bindings: CompiledBinding[];
   loadedAt: number;
+  /** Labels of the organization's projects, loaded when an org binding selects projects by label. */
+  projectLabels: Map<string, Record<string, string>>;
   /** Whether any binding selects by label (otherwise labels do not change which bindings reach). */
   selectsLabels: boolean;
   /** What decisions looked up in this state, by kind of request (the engine's cache; dies with the state). */
@@ -75,23 +80,37 @@ export async function loadOrgState(db: Kysely<GovernanceDb>, orgId: string): Pro
       mode: row.mode,
       target,
       selector: target.selector ? parseSelector(target.selector) : [],
+      projectSelector: target.projectSelector ? parseSelector(target.projectSelector) : [],
       rules: row.rules as unknown as StoredRule[],
     };
   });
+  const selectsProjects = bindings.some((b) => b.projectSelector.length > 0);
   return {
     orgId,
     loadedAt: Date.now(),
     bindings,
+    projectLabels: selectsProjects ? await projectLabelsOf(db, orgId) : new Map(),
     selectsLabels: bindings.some((b) => b.selector.length > 0),
     lookups: new Map(),
   };
 }
 
-/** Whether a binding reaches a resource: its project (or the org's narrowed projects), kind and labels. */
-export function bindingReaches(binding: CompiledBinding, resource: ResourceRef): boolean {
+/**
+ * Whether a binding reaches a resource: its project (or the org's projects narrowed by id or by
+ * their labels, `projectLabels` being the organization's), kind and labels.
+ */
+export function bindingReaches(
+  binding: CompiledBinding,
+  resource: ResourceRef,
+  projectLabels?: Map<string, Record<string, string>>,
+): boolean {
   if (binding.scope === "project" && binding.projectId !== resource.projectId) return false;
   const { projectIds, kind } = binding.target;
   if (projectIds && (!resource.projectId || !projectIds.includes(resource.projectId))) return false;
+  if (binding.projectSelector.length > 0) {
+    const labels = resource.projectId ? projectLabels?.get(resource.projectId) : undefined;
+    if (!matchesSelector(binding.projectSelector, labels ?? {})) return false;
+  }
   if (kind && kind !== resource.kind) return false;
   if (binding.selector.length > 0 && !matchesSelector(binding.selector, resource.labels ?? {})) return false;
   return true;

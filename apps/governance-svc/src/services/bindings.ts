@@ -50,6 +50,20 @@ export async function createBinding(
       { pointer: "/body/target/projectIds", message: "only organization bindings narrow to projects" },
     ]);
   }
+  if (target.projectSelector !== undefined) {
+    if (scope.projectId) {
+      throw badRequest("A project binding cannot select projects", [
+        { pointer: "/body/target/projectSelector", message: "only organization bindings select projects by label" },
+      ]);
+    }
+    try {
+      parseSelector(target.projectSelector);
+    } catch (err) {
+      throw badRequest("The project selector does not parse", [
+        { pointer: "/body/target/projectSelector", message: (err as Error).message },
+      ]);
+    }
+  }
   if (target.selector !== undefined) {
     if (!target.kind) {
       throw badRequest("A selector needs a kind", [

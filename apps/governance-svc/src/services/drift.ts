@@ -70,7 +70,7 @@ export async function computeDrift(ctx: GovernanceContext, orgId: string): Promi
   const resources = new Set<string>();
   const sandboxes = ctx.sandboxes && state.bindings.length > 0 ? await querySandboxes(ctx, { orgId }) : [];
   for (const sandbox of sandboxes) {
-    const reaching = bindingsReachingSandbox(state.bindings, sandbox);
+    const reaching = bindingsReachingSandbox(state, sandbox);
     if (reaching.length === 0) continue;
     const checks: [string, Record<string, unknown>][] = [
       ["sandbox:create", { image: sandbox.image, ports: sandbox.ports }],
@@ -100,7 +100,7 @@ export async function computeDrift(ctx: GovernanceContext, orgId: string): Promi
   for (const sandbox of sandboxes) {
     const record = held.get(sandbox.id);
     if (!record || sandbox.status !== "running") continue;
-    for (const binding of bindingsReachingSandbox(state.bindings, sandbox)) {
+    for (const binding of bindingsReachingSandbox(state, sandbox)) {
       if (!coversAction(binding, "sandbox:egress")) continue;
       const version = record.policies.find((p: { bindingId: string }) => p.bindingId === binding.id)?.version;
       if (version === undefined || version >= binding.version) continue;

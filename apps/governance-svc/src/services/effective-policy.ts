@@ -2,7 +2,7 @@ import { type EffectivePolicy, GOVERNED_ACTIONS, type SandboxSummary } from "@ag
 import type * as cedar from "@cedar-policy/cedar-wasm/nodejs";
 import { hostPatterns, type Statement, statementsFor, summarize } from "../cedar/analysis.ts";
 import type { GovernanceContext } from "../context.ts";
-import { bindingReaches, type CompiledBinding } from "../engine/org-state.ts";
+import { bindingReaches, type CompiledBinding, type OrgState } from "../engine/org-state.ts";
 
 export const SANDBOX_ACTIONS = GOVERNED_ACTIONS.filter((a) => a.startsWith("sandbox:"));
 
@@ -21,9 +21,12 @@ export function sandboxEntities(sandbox: SandboxSummary): { resource: cedar.Type
   };
 }
 
-export function bindingsReachingSandbox(bindings: CompiledBinding[], sandbox: SandboxSummary): CompiledBinding[] {
-  return bindings.filter((b) =>
-    bindingReaches(b, { projectId: sandbox.projectId, kind: "sandbox", labels: sandbox.labels }),
+export function bindingsReachingSandbox(
+  state: Pick<OrgState, "bindings" | "projectLabels">,
+  sandbox: SandboxSummary,
+): CompiledBinding[] {
+  return state.bindings.filter((b) =>
+    bindingReaches(b, { projectId: sandbox.projectId, kind: "sandbox", labels: sandbox.labels }, state.projectLabels),
   );
 }
 
@@ -34,7 +37,7 @@ export function bindingsReachingSandbox(bindings: CompiledBinding[], sandbox: Sa
  */
 export async function effectivePolicy(ctx: GovernanceContext, sandbox: SandboxSummary): Promise<EffectivePolicy> {
   const state = await ctx.engine.state(sandbox.orgId);
-  const reaching = bindingsReachingSandbox(state.bindings, sandbox);
+  const reaching = bindingsReachingSandbox(state, sandbox);
   const { resource, entities } = sandboxEntities(sandbox);
   const actions: EffectivePolicy["actions"] = [];
   let egressStatements: Statement[] = [];

@@ -1,4 +1,4 @@
-import type { ColumnType, Generated } from "kysely";
+import type { ColumnType, Generated, RawBuilder } from "kysely";
 
 /** A timestamptz: read as Date, written as Date or ISO string. */
 type Timestamp = ColumnType<Date, Date | string, Date | string>;
@@ -69,6 +69,8 @@ export interface ProjectTable {
   org_id: string;
   name: string;
   description: string | null;
+  /** Labels (JSON object) that organization policy bindings select projects by. */
+  labels: ColumnType<Record<string, string>, RawBuilder<string> | undefined, RawBuilder<string>>;
   created_at: CreatedAt;
   updated_at: Timestamp;
 }

@@ -1,24 +1,43 @@
-import { newId, type Principal, type Project } from "@agentplane/contracts";
+import {
+  newId,
+  PROJECT_LABELS_TOPIC,
+  type Principal,
+  type Project,
+  type ProjectLabelsChanged,
+} from "@agentplane/contracts";
 import { ProblemError } from "@agentplane/problem-details";
-import { sql } from "kysely";
+import { type Kysely, sql } from "kysely";
 import { actorOf } from "../authz/local-authorizer.ts";
 import type { TenancyContext } from "../context.ts";
+import type { TenancyDatabase } from "../db/schema.ts";
 import { insertCurrentKey, rotateKeys } from "../keys/signing-keys.ts";
 import { recordDomainEvent, withDomainEvents } from "./audit.ts";
 import { page, toProject } from "./serialize.ts";
+
+/** A labels object as a jsonb value that both drivers store as an object (a bare string parameter is stored as a JSON string). */
+const labelsJson = (labels: Record<string, string>) => sql<string>`${JSON.stringify(labels)}::text::jsonb`;
+
+/** Publishes a project's labels with the change (governance selects projects by them). */
+function labelsChanged(
+  ctx: TenancyContext,
+  trx: Kysely<TenancyDatabase>,
+  event: ProjectLabelsChanged,
+): Promise<string> {
+  return ctx.outbox.enqueue(trx as unknown as Kysely<never>, PROJECT_LABELS_TOPIC, event);
+}
 
 /** Creates the project with its first signing key; the creator gets a direct admin grant. */
 export async function createProject(
   ctx: TenancyContext,
   principal: Principal,
   orgId: string,
-  input: { name: string; description?: string | undefined },
+  input: { name: string; description?: string | undefined; labels?: Record<string, string> | undefined },
 ): Promise<Project> {
   const actor = actorOf(principal);
   if (!actor) throw new ProblemError("forbidden", { detail: "Only users and their API tokens create projects" });
   if (actor.projectId)
     throw new ProblemError("forbidden", { detail: "A project-restricted token cannot create projects" });
-  const row = await ctx.db.transaction().execute(async (trx) => {
+  const row = await withDomainEvents(ctx, async (trx) => {
     const project = await trx
       .insertInto("projects")
       .values({
@@ -26,10 +45,14 @@ export async function createProject(
         org_id: orgId,
         name: input.name,
         description: input.description ?? null,
+        labels: labelsJson(input.labels ?? {}),
         updated_at: new Date(),
       })
       .returningAll()
       .executeTakeFirstOrThrow();
+    if (input.labels && Object.keys(input.labels).length > 0) {
+      await labelsChanged(ctx, trx, { orgId, projectId: project.id, labels: input.labels });
+    }
     await trx
       .insertInto("project_members")
       .values({ project_id: project.id, user_id: actor.userId, role: "admin" })
@@ -72,24 +95,33 @@ export async function getProjectRow(ctx: TenancyContext, projectId: string) {
 export async function updateProject(
   ctx: TenancyContext,
   projectId: string,
-  input: { name?: string | undefined; description?: string | undefined },
+  input: { name?: string | undefined; description?: string | undefined; labels?: Record<string, string> | undefined },
 ) {
-  const row = await ctx.db
-    .updateTable("projects")
-    .set({
-      ...(input.name !== undefined ? { name: input.name } : {}),
-      ...(input.description !== undefined ? { description: input.description } : {}),
-      updated_at: sql<Date>`now()`,
-    })
-    .where("id", "=", projectId)
-    .returningAll()
-    .executeTakeFirst();
-  if (!row) throw new ProblemError("not-found", { detail: `Project ${projectId} was not found` });
-  return row;
+  return withDomainEvents(ctx, async (trx) => {
+    const row = await trx
+      .updateTable("projects")
+      .set({
+        ...(input.name !== undefined ? { name: input.name } : {}),
+        ...(input.description !== undefined ? { description: input.description } : {}),
+        ...(input.labels !== undefined ? { labels: labelsJson(input.labels) } : {}),
+        updated_at: sql<Date>`now()`,
+      })
+      .where("id", "=", projectId)
+      .returningAll()
+      .executeTakeFirst();
+    if (!row) throw new ProblemError("not-found", { detail: `Project ${projectId} was not found` });
+    if (input.labels !== undefined) {
+      await labelsChanged(ctx, trx, { orgId: row.org_id, projectId, labels: input.labels });
+    }
+    return row;
+  });
 }
 
 export async function deleteProject(ctx: TenancyContext, projectId: string): Promise<void> {
-  await ctx.db.deleteFrom("projects").where("id", "=", projectId).execute();
+  await withDomainEvents(ctx, async (trx) => {
+    const row = await trx.deleteFrom("projects").where("id", "=", projectId).returning("org_id").executeTakeFirst();
+    if (row) await labelsChanged(ctx, trx, { orgId: row.org_id, projectId, labels: null });
+  });
 }
 
 export async function rotateProjectKeys(

@@ -9,12 +9,18 @@ export type BindingTargetKind = (typeof BINDING_TARGET_KINDS)[number];
 
 /**
  * What a binding reaches. Without a target a project binding covers the whole project and an org
- * binding the whole organization. `projectIds` narrows an org binding to those projects; `kind`
+ * binding the whole organization. `projectIds` narrows an org binding to those projects and
+ * `projectSelector` to the projects whose labels match; `kind`
  * (with an optional label `selector`, Kubernetes syntax) narrows either to resources of that kind.
  */
 export const BindingTarget = z
   .strictObject({
     projectIds: z.array(z.string().min(1).max(64)).min(1).max(500).optional(),
+    projectSelector: z
+      .string()
+      .max(1000)
+      .optional()
+      .describe("Organization bindings only: the projects whose labels match this selector (Kubernetes syntax)"),
     kind: z.enum(BINDING_TARGET_KINDS).optional(),
     selector: z.string().max(1000).optional(),
   })

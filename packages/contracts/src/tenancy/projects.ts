@@ -13,12 +13,21 @@ import {
   ProjectIdParams,
 } from "./shared.ts";
 
+/** Project labels: what organization policy bindings select projects by (`projectSelector`). */
+export const ProjectLabels = z
+  .record(z.string().regex(/^[a-z0-9A-Z]([-a-z0-9A-Z_./]{0,61}[a-z0-9A-Z])?$/, "a label key"), z.string().max(63))
+  .refine((labels) => Object.keys(labels).length <= 64, "at most 64 labels")
+  .describe("Labels of the project; organization policy bindings select projects by them (projectSelector)");
+
 export const Project = z
   .object({
     id: z.string(),
     orgId: z.string(),
     name: z.string(),
     description: z.string().optional(),
+    labels: z
+      .record(z.string(), z.string())
+      .describe("Labels of the project; organization policy bindings select projects by them"),
     createdAt: Timestamp,
     updatedAt: Timestamp,
     /** The caller's effective role on the project. */
@@ -31,10 +40,14 @@ export const ProjectList = z
   .object({ items: z.array(Project), nextCursor: z.string().optional() })
   .openapi("ProjectList");
 export const CreateProjectBody = z
-  .strictObject({ name: Name, description: Description.optional() })
+  .strictObject({ name: Name, description: Description.optional(), labels: ProjectLabels.optional() })
   .openapi("CreateProject");
 export const UpdateProjectBody = z
-  .strictObject({ name: Name.optional(), description: Description.optional() })
+  .strictObject({
+    name: Name.optional(),
+    description: Description.optional(),
+    labels: ProjectLabels.optional().describe("Replaces the project's labels"),
+  })
   .openapi("UpdateProject");
 
 /** A public JWK as published: `kid`, `alg` ES256, `use` sig. */
@@ -118,7 +131,8 @@ export const updateProject = defineRoute(
   { service: "tenancy", access: "project:update" },
   {
     operationId: "updateProject",
-    description: "Changes a project's name or description.",
+    description:
+      "Changes a project's name, description or labels (labels are replaced as a whole; organization policy bindings that select projects by label follow within seconds).",
     method: "patch",
     path: "/v1/projects/{projectId}",
     tags,

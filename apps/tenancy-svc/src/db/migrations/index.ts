@@ -2,6 +2,7 @@ import type { MigrationList } from "@agentplane/db";
 import { outboxMigrations } from "@agentplane/events";
 import * as initial from "./0001-initial.ts";
 import * as apiTokenScopes from "./0003-api-token-scopes.ts";
+import * as projectLabels from "./0004-project-labels.ts";
 
 /** Applied in this order; never rename or reorder an entry that has shipped. */
 export const migrations: MigrationList = {
@@ -9,4 +10,5 @@ export const migrations: MigrationList = {
   // `tenancy.event_outbox`: domain audit events waiting for the bus.
   ...outboxMigrations("0002"),
   "0003_api_token_scopes": apiTokenScopes,
+  "0004_project_labels": projectLabels,
 };
