@@ -40,7 +40,7 @@ export interface Platform {
   /** Built by the gateway's own builder from its own settings, as the distributed gateway is. */
   gateway: BuiltGateway;
   /** The internal identity keys of this process (benchmarks and tests sign direct calls with them). */
-  keys: InternalKeys;
+  keys: InternalKeys & { privateJwk: JsonWebKey };
   services: Partial<Record<ServiceName, ServiceInstance>>;
   /** Printed at first start while the installation is not activated. */
   setupCode: string | undefined;
