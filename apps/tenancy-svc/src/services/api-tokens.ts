@@ -242,3 +242,35 @@ export async function revokeApiToken(
     });
   });
 }
+
+export function getApiTokenRow(db: Db, tokenId: string) {
+  return db.selectFrom("api_tokens").selectAll().where("id", "=", tokenId).executeTakeFirst();
+}
+
+/** One page of an org's tokens (ordered by id, `limit + 1` rows so the caller knows if more follow); `userId` keeps one user's. */
+export function listApiTokenRows(
+  db: Db,
+  orgId: string,
+  options: { limit: number; cursor?: string | undefined; userId?: string | undefined },
+) {
+  let q = db
+    .selectFrom("api_tokens")
+    .selectAll()
+    .where("org_id", "=", orgId)
+    .orderBy("id")
+    .limit(options.limit + 1);
+  if (options.userId) q = q.where("user_id", "=", options.userId);
+  if (options.cursor) q = q.where("id", ">", options.cursor);
+  return q.execute();
+}
+
+/** The role a user holds in an org now, if still a member. */
+export async function memberRole(db: Db, orgId: string, userId: string): Promise<OrgRole | undefined> {
+  const row = await db
+    .selectFrom("org_members")
+    .select("role")
+    .where("org_id", "=", orgId)
+    .where("user_id", "=", userId)
+    .executeTakeFirst();
+  return row?.role as OrgRole | undefined;
+}

@@ -3,6 +3,7 @@ import { ProblemError } from "@agentplane/problem-details";
 import { authorize, requirePrincipal, type ServiceContext } from "@agentplane/service-kit";
 import { actorOf } from "../../authz/local-authorizer.ts";
 import type { TenancyContext } from "../../context.ts";
+import { getApiTokenRow, memberRole } from "../../services/api-tokens.ts";
 import { toApiToken } from "../../services/serialize.ts";
 
 /**
@@ -18,7 +19,7 @@ export async function visibleToken(
 ): Promise<ApiToken> {
   const principal = requirePrincipal(c);
   const notFound = new ProblemError("not-found", { detail: `API token ${tokenId} was not found` });
-  const row = await ctx.db.selectFrom("api_tokens").selectAll().where("id", "=", tokenId).executeTakeFirst();
+  const row = await getApiTokenRow(ctx.db, tokenId);
   if (!row) throw notFound;
   const token = toApiToken(row);
   const actor = actorOf(principal);
@@ -40,13 +41,7 @@ export async function visibleToken(
   if (options.forChange && row.user_id !== actor.userId) {
     // The token acts for its user: it ranks as that user's role in the org (its own role when the
     // user has left), so an admin cannot revoke the access of an owner.
-    const holder = await ctx.db
-      .selectFrom("org_members")
-      .select("role")
-      .where("org_id", "=", row.org_id)
-      .where("user_id", "=", row.user_id)
-      .executeTakeFirst();
-    const targetRole = (holder?.role ?? row.role) as OrgRole;
+    const targetRole = (await memberRole(ctx.db, row.org_id, row.user_id)) ?? (row.role as OrgRole);
     if (!orgRoleAtLeast(decision.orgRole, targetRole)) {
       throw new ProblemError("forbidden", {
         detail: `This token belongs to a ${targetRole}; only a ${targetRole} or above can change it`,
