@@ -29,7 +29,8 @@ async function withCpu<T>(kind: string, n: number, work: () => Promise<T>): Prom
   const start = process.cpuUsage();
   const out = await work();
   const used = process.cpuUsage(start);
-  const c = (cpuMs[kind] ??= { ms: 0, n: 0 });
+  const c = cpuMs[kind] ?? { ms: 0, n: 0 };
+  cpuMs[kind] = c;
   c.ms += (used.user + used.system) / 1000;
   c.n += n;
   return out;
