@@ -2,7 +2,9 @@
 // `tools/call` and the project MCP endpoint with the SDK client, both in process, one call at a
 // time), `tools/list` of a 500-tool connector (MCP and REST), and discovery of a 500-operation
 // OpenAPI description (parse, validate, dereference, build tools). The baseline in the same run is
-// the same GET sent straight to the local API with a keep-alive undici pool.
+// the same GET sent straight to the local API with a keep-alive undici pool. A second replica on
+// the same database asks the real governance-svc (a project policy that forbids one tool): a call
+// it allows, and a call it denies (denies are never reused, so each one is a full decision).
 // Run: node scripts/bootstrap.mjs node bench/connections-tools.ts   (BENCH_ROUNDS=400 by default)
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -16,6 +18,7 @@ import {
   buildToolsFromDocument,
   loadOpenApiDescription,
 } from "../apps/connections-svc/src/connectors/openapi/index.ts";
+import { governProject, startGovernance } from "../apps/connections-svc/test/connectors-fixtures/governance.ts";
 import { inProcessMcpClient } from "../apps/connections-svc/test/connectors-fixtures/in-process-client.ts";
 import { generateLargeDescription } from "../apps/connections-svc/test/connectors-fixtures/large-description.ts";
 
@@ -54,19 +57,21 @@ const created = pg.available ? await createTestDatabase("bench_conn") : undefine
 const database = await openDatabase(created?.url ?? "pglite://memory");
 const keys = await generateInternalKeys();
 const principal = { type: "user" as const, id: "usr_bench" };
+const authorizer = {
+  check: async (r: { projectId?: string }) => ({
+    decision: "allowed" as const,
+    orgId: "org_bench",
+    ...(r.projectId ? { projectId: r.projectId } : {}),
+    projectRole: "admin" as const,
+  }),
+};
+const bus = new MemoryBus();
 const service = await createConnectionsService({
   database,
-  bus: new MemoryBus(),
+  bus,
   keys,
   logger: silentLogger(),
-  authorizer: {
-    check: async (r) => ({
-      decision: "allowed",
-      orgId: "org_bench",
-      ...(r.projectId ? { projectId: r.projectId } : {}),
-      projectRole: "admin",
-    }),
-  },
+  authorizer,
   signer: { sign: async () => "unused" },
   config: { connectors: { allowedHosts: ["127.0.0.1"], scheduler: false } },
 });
@@ -82,14 +87,11 @@ const call = async (method: string, path: string, body?: unknown) =>
     }),
   );
 
-// Discovery of the 500-operation description, in process (no HTTP): load + build.
+// The 500-operation description (its operations counted, not assumed).
 const description = generateLargeDescription({ resources: RESOURCES, serverUrl: `http://127.0.0.1:${port}` });
 const OPERATIONS = Object.values(description.paths as Record<string, Record<string, unknown>>).reduce(
   (n, item) => n + Object.keys(item).filter((k) => k !== "parameters").length,
   0,
-);
-const discovery = await timed(3, async () =>
-  buildToolsFromDocument((await loadOpenApiDescription(description)).document),
 );
 const createStart = performance.now();
 const res = await call("POST", "/v1/projects/prj_bench/mcp-servers/http", {
@@ -99,9 +101,39 @@ const res = await call("POST", "/v1/projects/prj_bench/mcp-servers/http", {
 const createMs = performance.now() - createStart;
 const connector = (await res.json()) as { id: string; toolCount: number };
 if (res.status !== 201) throw new Error(`create failed: ${res.status} ${JSON.stringify(connector)}`);
+// Calls are measured in steady state: the garbage of the discovery above is collected first.
+await new Promise((r) => setTimeout(r, 2000));
+
+// The same calls on a replica that asks the real governance-svc (policy bound to the project).
+const governance = await startGovernance({ database, bus, keys, authorizer });
+await governProject(governance, principal, "prj_bench", "unused-token");
+const governed = await createConnectionsService({
+  database,
+  bus,
+  keys,
+  logger: silentLogger(),
+  authorizer,
+  signer: { sign: async () => "unused" },
+  governance: governance.client,
+  config: { connectors: { allowedHosts: ["127.0.0.1"], scheduler: false } },
+});
+const callGoverned = async (name: string, expected: number) => {
+  const r = await governed.fetch(
+    new Request(`http://connections.bench/v1/mcp-servers/${connector.id}/tools/call`, {
+      method: "POST",
+      headers: { "x-agentplane-identity": await identity(), "content-type": "application/json" },
+      body: JSON.stringify({ name, arguments: { accountId: "acc-1" } }),
+    }),
+  );
+  if (r.status !== expected) throw new Error(`governed call of ${name}: ${r.status} ${await r.text()}`);
+  await r.json();
+};
+const client = await inProcessMcpClient("http://connections.bench/projects/prj_bench/mcp", identity, (r) =>
+  service.fetch(r),
+);
+const agent = new Agent({ keepAliveTimeout: 30_000 });
 
 // Baseline: the same GET straight to the local API.
-const agent = new Agent({ keepAliveTimeout: 30_000 });
 const direct = await timed(ROUNDS, async () => {
   const r = await request(`http://127.0.0.1:${port}/accounts/acc-1`, { dispatcher: agent });
   await r.body.json();
@@ -114,16 +146,23 @@ const rest = await timed(ROUNDS, async () => {
   if (r.status !== 200) throw new Error(`call failed: ${r.status}`);
   await r.json();
 });
-const client = await inProcessMcpClient("http://connections.bench/projects/prj_bench/mcp", identity, (r) =>
-  service.fetch(r),
-);
 const viaMcp = await timed(ROUNDS, () =>
   client.callTool({ name: "bench__getAccount", arguments: { accountId: "acc-1" } }),
 );
+const governedAllow = await timed(ROUNDS, () => callGoverned("getAccount", 200));
+const governedDeny = await timed(ROUNDS, () => callGoverned("deleteAccount", 403));
 const listRounds = Math.max(20, Math.floor(ROUNDS / 10));
 const mcpList = await timed(listRounds, () => client.listTools());
 const restList = await timed(listRounds, async () =>
   (await call("GET", `/v1/mcp-servers/${connector.id}/tools`)).json(),
+);
+const restListBytes = await timed(listRounds, async () =>
+  (await call("GET", `/v1/mcp-servers/${connector.id}/tools`)).arrayBuffer(),
+);
+
+// Discovery of the 500-operation description, in process (no HTTP): load + build, after the calls.
+const discovery = await timed(3, async () =>
+  buildToolsFromDocument((await loadOpenApiDescription(description)).document),
 );
 
 const p = (xs: number[]) => ({ p50: pct(xs, 0.5), p99: pct(xs, 0.99) });
@@ -135,20 +174,27 @@ console.log(`  direct GET to the local API      p50 ${ms(base.p50)}  p99 ${ms(ba
 for (const [label, xs] of [
   ["REST tools/call (in process)", rest],
   ["MCP tools/call (SDK client)  ", viaMcp],
+  ["REST, governed, allowed      ", governedAllow],
 ] as const) {
   const r = p(xs);
   console.log(
     `  ${label}     p50 ${ms(r.p50)}  p99 ${ms(r.p99)}   added p50 ${ms(r.p50 - base.p50)}  ×${(r.p50 / base.p50).toFixed(1)}`,
   );
 }
+const gd = p(governedDeny);
+console.log(`  REST, governed, denied (403, full decision each time) p50 ${ms(gd.p50)}  p99 ${ms(gd.p99)}`);
 const ml = p(mcpList);
 const rl = p(restList);
 console.log(`  tools/list, MCP (${connector.toolCount} tools + platform) p50 ${ms(ml.p50)}  p99 ${ms(ml.p99)}`);
-console.log(`  GET …/tools, REST                p50 ${ms(rl.p50)}  p99 ${ms(rl.p99)}`);
+console.log(`  GET …/tools, REST (+ JSON.parse)  p50 ${ms(rl.p50)}  p99 ${ms(rl.p99)}`);
+const rb = p(restListBytes);
+console.log(`  GET …/tools, REST (body bytes)   p50 ${ms(rb.p50)}  p99 ${ms(rb.p99)}`);
 console.log(`  discovery of ${OPERATIONS} operations, in process  median ${ms(pct(discovery, 0.5))}`);
 console.log(`  create HTTP connector from its URL (fetch + discovery + store)  ${ms(createMs)}`);
 
 await client.close();
+await governed.close();
+await governance.close();
 await service.close();
 await agent.close();
 api.close();
