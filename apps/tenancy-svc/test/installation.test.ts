@@ -1,6 +1,6 @@
 import { AUDIT_RECORDED, type AuditRecorded } from "@agentplane/contracts";
 import { type Database, openDatabase } from "@agentplane/db";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { BOOTSTRAP_TOKEN, type Harness, json, startTenancy, stopTenancies } from "./fixtures/harness.ts";
 
 interface Session {
@@ -106,11 +106,17 @@ describe("installation and device-flow activation (PGlite)", () => {
   it("expires sessions and denies after five wrong setup codes", async () => {
     const h = await startTenancy(database, { activationTtlSeconds: 1 });
     const short = await json<Session>(await h.call("POST", "/v1/installation/activation"));
-    await sleep(1100);
-    expect(await json(await h.call("GET", `/v1/installation/activation/${short.sessionId}`))).toMatchObject({
-      status: "expired",
-    });
-    expect((await approve(h, { userCode: short.userCode, setupCode: h.service.setupCode! })).status).toBe(410);
+    // Past the one-second lifetime on a clock moved forward, not by waiting.
+    vi.useFakeTimers({ toFake: ["Date"] });
+    try {
+      vi.setSystemTime(Date.now() + 1100);
+      expect(await json(await h.call("GET", `/v1/installation/activation/${short.sessionId}`))).toMatchObject({
+        status: "expired",
+      });
+      expect((await approve(h, { userCode: short.userCode, setupCode: h.service.setupCode! })).status).toBe(410);
+    } finally {
+      vi.useRealTimers();
+    }
 
     const h2 = await startTenancy(database, { activationTtlSeconds: 600 });
     // A restart while unactivated replaces the setup code: the old one no longer works.

@@ -1,6 +1,6 @@
 import { AUDIT_RECORDED, type AuditRecorded } from "@agentplane/contracts";
 import { type Database, openDatabase } from "@agentplane/db";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { addMember, json, startActivated, startTenancy, stopTenancies } from "./fixtures/harness.ts";
 
 describe("invitations (PGlite)", () => {
@@ -85,13 +85,19 @@ describe("invitations (PGlite)", () => {
       body: { email: "ivy@x.test" },
     });
     const invitation = await json<{ id: string }>(res);
-    await new Promise((r) => setTimeout(r, 1100));
-    const ivy = await short.oidcUser("ivy@x.test");
-    expect(await json(await short.call("GET", "/v1/invitations", { as: ivy }))).toEqual({ items: [] });
-    expect((await short.call("POST", `/v1/invitations/${invitation.id}/accept`, { as: ivy })).status).toBe(410);
-    const listed = await json<{ items: { id: string; status: string }[] }>(
-      await short.call("GET", `/v1/orgs/${h.orgId}/invitations`, { as: h.owner }),
-    );
-    expect(listed.items).toContainEqual(expect.objectContaining({ id: invitation.id, status: "expired" }));
+    // Past the one-second lifetime on a clock moved forward, not by waiting.
+    vi.useFakeTimers({ toFake: ["Date"] });
+    try {
+      vi.setSystemTime(Date.now() + 1100);
+      const ivy = await short.oidcUser("ivy@x.test");
+      expect(await json(await short.call("GET", "/v1/invitations", { as: ivy }))).toEqual({ items: [] });
+      expect((await short.call("POST", `/v1/invitations/${invitation.id}/accept`, { as: ivy })).status).toBe(410);
+      const listed = await json<{ items: { id: string; status: string }[] }>(
+        await short.call("GET", `/v1/orgs/${h.orgId}/invitations`, { as: h.owner }),
+      );
+      expect(listed.items).toContainEqual(expect.objectContaining({ id: invitation.id, status: "expired" }));
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });
