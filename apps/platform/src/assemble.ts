@@ -21,7 +21,6 @@ import { ProblemError, problemResponse } from "@agentplane/problem-details";
 import { createSandboxService, sandboxConfigFromSettings } from "@agentplane/sandbox-svc";
 import {
   generateInternalKeys,
-  type InternalKeys,
   inProcessFetch,
   type Logger,
   type RunningServer,
@@ -40,7 +39,7 @@ export interface Platform {
   /** Built by the gateway's own builder from its own settings, as the distributed gateway is. */
   gateway: BuiltGateway;
   /** The internal identity keys of this process (benchmarks and tests sign direct calls with them). */
-  keys: InternalKeys & { privateJwk: JsonWebKey };
+  keys: Awaited<ReturnType<typeof generateInternalKeys>>;
   services: Partial<Record<ServiceName, ServiceInstance>>;
   /** Printed at first start while the installation is not activated. */
   setupCode: string | undefined;

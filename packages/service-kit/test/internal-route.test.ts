@@ -56,6 +56,14 @@ async function serve(route: InternalRoute) {
 
 const hasBody = (route: InternalRoute) => Boolean(route.request?.body);
 
+interface Problem {
+  type: string;
+  status: number;
+  detail?: string;
+  errors: { pointer: string; message: string }[];
+}
+const problemOf = async (res: Response) => (await res.json()) as Problem;
+
 describe("internal endpoints as contracts", () => {
   for (const [name, route] of Object.entries(ALL_INTERNAL)) {
     it(`${route["x-service"]} ${name}: no identity 401, a user 403, problems before the body is read`, async () => {
@@ -67,7 +75,7 @@ describe("internal endpoints as contracts", () => {
       const user = await call(alice, "{not json");
       expect(user.status).toBe(403);
       expect(user.headers.get("content-type")).toBe("application/problem+json");
-      expect(await user.json()).toMatchObject({ status: 403, detail: "Internal endpoints are for services only" });
+      expect(await problemOf(user)).toMatchObject({ status: 403, detail: "Internal endpoints are for services only" });
     });
 
     if (hasBody(route)) {
@@ -77,10 +85,10 @@ describe("internal endpoints as contracts", () => {
         const malformed = await call(gateway, "{not json");
         expect(malformed.status).toBe(400);
         expect(malformed.headers.get("content-type")).toBe("application/problem+json");
-        expect((await malformed.json()).type).toMatch(/malformed-json$/);
+        expect((await problemOf(malformed)).type).toMatch(/malformed-json$/);
         const invalid = await call(gateway, JSON.stringify({ unexpected: 1 }));
         expect(invalid.status).toBe(400);
-        const problem = await invalid.json();
+        const problem = await problemOf(invalid);
         expect(problem.type).toMatch(/validation-failed$/);
         // Each error names the field by its pointer into the body.
         expect(problem.errors.length).toBeGreaterThan(0);
@@ -95,7 +103,7 @@ describe("internal endpoints as contracts", () => {
     expect((await call(servicePrincipal("connections"))).status).toBe(200);
     const other = await call(servicePrincipal("sandbox"));
     expect(other.status).toBe(403);
-    expect((await other.json()).detail).toBe("This internal endpoint is for connections only");
+    expect((await problemOf(other)).detail).toBe("This internal endpoint is for connections only");
   });
 
   it("callInternal fills path parameters, sends the body and rethrows problems", async () => {
