@@ -209,7 +209,8 @@ describe.skipIf(!pg.available)(`AWS connections through the platform${pg.reason}
     );
     const before = upstream.requests.filter((r) => r.path.startsWith("/brief/")).length;
     const refused = await put(wrong, "3");
-    expect(refused.status).toBeGreaterThanOrEqual(400);
+    expect(refused.status).toBe(502);
+    expect((refused.body as { detail?: string }).detail).toContain("AccessDenied");
     expect(upstream.assumed.some((a) => a.externalId === "guess")).toBe(false);
     expect(upstream.requests.filter((r) => r.path.startsWith("/brief/")).length).toBe(before);
   });

@@ -1,4 +1,5 @@
 import type { ResolveCredentialRequest, ResolveCredentialResponse } from "@agentplane/contracts";
+import { ProblemError } from "@agentplane/problem-details";
 import { AssumeRoleCommand, STSClient } from "@aws-sdk/client-sts";
 import { sql } from "kysely";
 import { LRUCache } from "lru-cache";
@@ -59,9 +60,31 @@ async function assumeRole(
     const keepMs = session.expiresAt.getTime() - Date.now() - REFRESH_BEFORE_MS;
     if (keepMs > 0) sessions.set(key, session, { ttl: keepMs });
     return session;
+  } catch (error) {
+    throw stsProblem(credentialId, error);
   } finally {
     client.destroy();
   }
+}
+
+/**
+ * STS refusing the role (wrong external id, no trust) is the upstream's answer, a 502 naming its
+ * error code; STS unreachable is a 503. Neither carries the credential's fields.
+ */
+function stsProblem(credentialId: string, error: unknown): ProblemError {
+  const e = error as { name?: string; $metadata?: { httpStatusCode?: number } };
+  const status = e.$metadata?.httpStatusCode;
+  if (status !== undefined) {
+    return new ProblemError("bad-gateway", {
+      detail: `STS refused AssumeRole for credential ${credentialId}: ${e.name ?? `HTTP ${status}`}`,
+      extensions: { credentialId, upstreamStatus: status, ...(e.name ? { upstreamError: e.name } : {}) },
+    });
+  }
+  return new ProblemError("service-unavailable", {
+    detail: `STS could not be reached to assume the role of credential ${credentialId}`,
+    headers: { "retry-after": "5" },
+    extensions: { credentialId },
+  });
 }
 
 /**
