@@ -171,7 +171,9 @@ export class SafeFetcher {
     let target = this.checkUrl(url);
     let method = (init.method ?? "GET").toUpperCase();
     let body = typeof init.body === "string" || init.body instanceof Uint8Array ? init.body : undefined;
-    let headers: Record<string, string> = Object.fromEntries(new Headers(init.headers as ConstructorParameters<typeof Headers>[0]).entries());
+    let headers: Record<string, string> = Object.fromEntries(
+      new Headers(init.headers as ConstructorParameters<typeof Headers>[0]).entries(),
+    );
     try {
       for (let hop = 0; ; hop++) {
         const response = await request(target, {
