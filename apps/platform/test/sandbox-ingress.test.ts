@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { request } from "node:http";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { WebSocket } from "ws";
 import {
   createSandbox,
@@ -88,14 +88,11 @@ describe.skipIf(!bwrap.available || !node.available)(
       });
       foreignToken = other.body.token;
       // The server inside needs a moment to listen.
-      const deadline = Date.now() + 10_000;
-      let last = 0;
-      while (Date.now() < deadline) {
-        last = (await viaHost(`8001-${slug}.${INGRESS}`, "/")).status;
-        if (last === 200) break;
-        await new Promise((r) => setTimeout(r, 100));
-      }
-      if (last !== 200) throw new Error(`the server in the sandbox never answered (last status ${last})`);
+      await vi.waitFor(
+        async () =>
+          expect((await viaHost(`8001-${slug}.${INGRESS}`, "/")).status, "the server in the sandbox").toBe(200),
+        { timeout: 10_000, interval: 100 },
+      );
     });
     afterAll(async () => {
       await h?.close();
