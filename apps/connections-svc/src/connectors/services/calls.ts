@@ -87,7 +87,7 @@ export async function callTool(
   );
   const deny = decision.decision === "deny" && decision.enforced;
   const reason = decision.reasons.find((r) => r.mode === "enforce") ?? decision.reasons[0];
-  const audit = (outcome: "success" | "denied" | "error", extra: Record<string, unknown>) => {
+  const audit = (outcome: "success" | "denied" | "error", extra: Record<string, unknown>) =>
     runtime.audit.record(caller.principal, {
       action: "callConnectorTool",
       orgId: row.org_id,
@@ -104,26 +104,26 @@ export async function callTool(
       },
       requestId: caller.requestId,
     });
-  };
   if (deny) {
-    audit("denied", {});
+    await audit("denied", {});
     throw new ToolCallDenied(name, reason?.ruleId, reason?.policyId);
   }
+  let result: { body: CallToolResultBody; isError?: boolean; status?: number };
   try {
-    const result =
+    result =
       row.kind === "mcp"
         ? await callRemoteTool(ctx, runtime, row, name, args)
         : await callHttpTool(ctx, runtime, row, tool, args);
-    audit(result.isError ? "error" : "success", {
-      ...(result.status ? { status: result.status } : {}),
-      isError: !!result.isError,
-    });
-    return result.body;
   } catch (error) {
-    audit("error", { error: error instanceof FetchRefusedError ? error.reason : "failed" });
+    await audit("error", { error: error instanceof FetchRefusedError ? error.reason : "failed" });
     if (error instanceof FetchRefusedError) throw error.toProblem(`Connector ${row.name}`);
     throw error;
   }
+  await audit(result.isError ? "error" : "success", {
+    ...(result.status ? { status: result.status } : {}),
+    isError: !!result.isError,
+  });
+  return result.body;
 }
 
 async function callRemoteTool(

@@ -40,7 +40,7 @@ export class ConnectorRuntime {
   readonly changes = new EventEmitter();
   /** Connector rows, entry settings and credentials the hot paths read, kept briefly. */
   readonly index = new ConnectorIndex();
-  /** Tool call audit records, written in batches behind the responses. */
+  /** Tool call audit records, committed before each call answers (group commit across concurrent calls). */
   readonly audit: CallAuditWriter;
   private readonly ajv = new Ajv({ strict: false, validateFormats: false, allErrors: true });
   private readonly toolSets = new LRUCache<string, LoadedTools>({ max: 500 });
