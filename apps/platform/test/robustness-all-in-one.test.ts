@@ -1,6 +1,7 @@
 import { randomBytes } from "node:crypto";
+import { request } from "node:http";
 import { freePort } from "@agentplane/testkit";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { attacksOn, runAttacks, slowServer } from "./reset-attacks.ts";
 import { createSandbox, type SandboxPlatform, startSandboxPlatform } from "./sandbox-harness.ts";
 
@@ -23,12 +24,25 @@ describe("all-in-one: clients that reset their connections never take the platfo
     });
     sandboxId = sbx.id;
     ingressHost = `${port}-${slug}.${INGRESS}`;
-    const deadline = Date.now() + 10_000;
-    while (Date.now() < deadline) {
-      const res = await fetch(`${h.url}/`, { headers: { host: ingressHost } }).catch(() => undefined);
-      if (res?.status === 200) break;
-      await new Promise((r) => setTimeout(r, 100));
-    }
+    // fetch() does not send a Host header of its own choosing; node:http does, as a browser resolving
+    // the ingress name would. The attacks need the server in the sandbox up.
+    const viaIngress = () =>
+      new Promise<number>((resolve, reject) => {
+        const url = new URL(h.url);
+        const req = request(
+          { host: url.hostname, port: url.port, path: "/", headers: { host: ingressHost } },
+          (res) => {
+            res.resume();
+            resolve(res.statusCode ?? 0);
+          },
+        );
+        req.on("error", reject);
+        req.end();
+      });
+    await vi.waitFor(async () => expect(await viaIngress(), "the server in the sandbox").toBe(200), {
+      timeout: 20_000,
+      interval: 100,
+    });
     // Migrations of three services on a loaded machine.
   }, 180_000);
   afterAll(async () => {
