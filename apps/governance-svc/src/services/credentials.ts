@@ -1,4 +1,10 @@
-import { type CredentialKind, type CredentialResource, newId } from "@agentplane/contracts";
+import {
+  type CredentialKind,
+  type CredentialResource,
+  type FindCredentialsRequest,
+  type FindCredentialsResponse,
+  newId,
+} from "@agentplane/contracts";
 import { conflict, notFound } from "@agentplane/problem-details";
 import type { Kysely, Selectable } from "kysely";
 import type { GovernanceContext } from "../context.ts";
@@ -239,6 +245,38 @@ export async function openCredential(
   }
   if (!envelope) throw notFound(`Version ${wanted} of credential`, id);
   return { row, fields: openFields(masterKeys(ctx), envelope, aad(id, wanted)), version: wanted };
+}
+
+/**
+ * A project's credential of each kind asked, without secrets: the oldest of a kind wins, so adding
+ * another one never silently switches the project's account.
+ */
+export async function findCredentials(
+  ctx: GovernanceContext,
+  request: FindCredentialsRequest,
+): Promise<FindCredentialsResponse> {
+  const rows = await ctx.db
+    .selectFrom("credentials")
+    .select(["id", "kind", "name", "secret_version", "updated_at"])
+    .where("project_id", "=", request.projectId)
+    .where("kind", "in", request.kinds)
+    .orderBy("created_at")
+    .orderBy("id")
+    .execute();
+  const items: FindCredentialsResponse["items"] = [];
+  const seen = new Set<string>();
+  for (const row of rows) {
+    if (seen.has(row.kind)) continue;
+    seen.add(row.kind);
+    items.push({
+      id: row.id,
+      kind: row.kind as FindCredentialsResponse["items"][number]["kind"],
+      name: row.name,
+      secretVersion: row.secret_version,
+      updatedAt: iso(row.updated_at),
+    });
+  }
+  return { items };
 }
 
 /**

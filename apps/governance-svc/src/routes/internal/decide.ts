@@ -8,9 +8,4 @@ export function registerDecide({ app, ctx }: RouteDeps): void {
   app.openapi(internalRoute(R.decide), async (c) =>
     c.json(await decide(ctx, c.req.valid("json"), c.get("requestId")), 200),
   );
-  // Allows are counted rather than audited one by one; this replica's counts since it started.
-  app.openapi(internalRoute(R.metrics), async (c) => {
-    const { credentialResolutions, ...decisions } = ctx.counters;
-    return c.json({ decisions, credentialResolutions }, 200);
-  });
 }

@@ -1,5 +1,6 @@
 import { type FindCredentialsResponse, GOVERNANCE_INTERNAL_ROUTES as R } from "@agentplane/contracts";
 import { internalRoute } from "@agentplane/service-kit";
+import { findCredentials } from "../../services/credentials.ts";
 import type { RouteDeps } from "../scope.ts";
 
 /**
@@ -9,29 +10,8 @@ import type { RouteDeps } from "../scope.ts";
  */
 export function registerFindCredentials({ app, ctx }: RouteDeps): void {
   app.openapi(internalRoute(R.findCredentials), async (c) => {
-    const request = c.req.valid("json");
-    const rows = await ctx.db
-      .selectFrom("credentials")
-      .select(["id", "kind", "name", "secret_version", "updated_at"])
-      .where("project_id", "=", request.projectId)
-      .where("kind", "in", request.kinds)
-      .orderBy("created_at")
-      .orderBy("id")
-      .execute();
-    const items: FindCredentialsResponse["items"] = [];
-    const seen = new Set<string>();
-    for (const row of rows) {
-      if (seen.has(row.kind)) continue;
-      seen.add(row.kind);
-      items.push({
-        id: row.id,
-        kind: row.kind as FindCredentialsResponse["items"][number]["kind"],
-        name: row.name,
-        secretVersion: row.secret_version,
-        updatedAt: new Date(row.updated_at).toISOString(),
-      });
-    }
+    const found = await findCredentials(ctx, c.req.valid("json"));
     c.header("cache-control", "no-store");
-    return c.json({ items } satisfies FindCredentialsResponse, 200);
+    return c.json(found satisfies FindCredentialsResponse, 200);
   });
 }

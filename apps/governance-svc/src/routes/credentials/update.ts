@@ -1,0 +1,12 @@
+import { updateCredentialRoute } from "@agentplane/contracts";
+import { updateCredential } from "../../services/credentials.ts";
+import { callerOf, projectScope, type RouteDeps } from "../scope.ts";
+
+/** Changes a credential's metadata or rotates its secret (project admins). */
+export function registerUpdateCredential({ app, ctx }: RouteDeps): void {
+  app.openapi(updateCredentialRoute, async (c) => {
+    const { projectId, credentialId } = c.req.valid("param");
+    const scope = await projectScope(c, ctx, "credentials:manage", projectId);
+    return c.json(await updateCredential(ctx, callerOf(c), scope, credentialId, c.req.valid("json")), 200);
+  });
+}
