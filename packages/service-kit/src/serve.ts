@@ -16,13 +16,18 @@ export interface RunningServer {
  * Serves a fetch handler on a port (0 picks one) and resolves once listening; a failure to listen
  * (`EADDRINUSE`, `EACCES`) rejects with the server's error. Every socket handed
  * to `'upgrade'` gets an error listener first (a client's reset ends that client's connection, not
- * the process); an upgrade nobody else listens for is answered 404.
+ * the process); an upgrade nobody else listens for is answered 404. `close` stops accepting, ends
+ * idle and in-flight HTTP connections, and gives upgraded connections (WebSockets, tunnels) a
+ * grace period to be closed by their service before it cuts them, so a connected client can never
+ * hold a shutdown open.
  */
 export function serveFetch(
   // biome-ignore lint/suspicious/noExplicitAny: the node server passes its bindings ({ incoming, outgoing }) as env
   fetch: (request: Request, env?: any) => Response | Promise<Response>,
-  options: { port: number; hostname?: string },
+  options: { port: number; hostname?: string; upgradeGraceMs?: number },
 ): Promise<RunningServer> {
+  const upgraded = new Set<Duplex>();
+  const graceMs = options.upgradeGraceMs ?? 1_000;
   return new Promise((resolve, reject) => {
     const server = serve(
       { fetch, port: options.port, hostname: options.hostname ?? "0.0.0.0" },
@@ -38,6 +43,11 @@ export function serveFetch(
               const s = server as unknown as { closeAllConnections?: () => void; close: (cb: () => void) => void };
               s.close(() => done());
               s.closeAllConnections?.();
+              if (upgraded.size) {
+                setTimeout(() => {
+                  for (const socket of upgraded) socket.destroy();
+                }, graceMs).unref();
+              }
             }),
         });
       },
@@ -45,6 +55,8 @@ export function serveFetch(
     server.once("error", reject);
     server.on("upgrade", (_req, socket: Duplex) => {
       guardSocket(socket);
+      upgraded.add(socket);
+      socket.once("close", () => upgraded.delete(socket));
       if (server.listenerCount("upgrade") === 1) {
         rejectUpgrade(socket, new ProblemError("not-found", { detail: "This service has no WebSocket endpoints" }));
       }
