@@ -22,7 +22,9 @@ import { registerListInstallationAuditTrail } from "./routes/audit-trail/list-in
 import { registerGetAuditTrailStats } from "./routes/audit-trail/stats.ts";
 import { registerGetAuditTrailTimeseries } from "./routes/audit-trail/timeseries.ts";
 import type { RouteDeps } from "./routes/deps.ts";
-import { registerSpendApi } from "./routes/internal/spend.ts";
+import { registerReleaseSpend } from "./routes/internal/release-spend.ts";
+import { registerReserveSpend } from "./routes/internal/reserve-spend.ts";
+import { registerSettleSpend } from "./routes/internal/settle-spend.ts";
 import { registerCreateSpendingLimit } from "./routes/spending-limits/create.ts";
 import { registerDeleteSpendingLimit } from "./routes/spending-limits/delete.ts";
 import { registerGetSpendingLimit } from "./routes/spending-limits/get.ts";
@@ -101,7 +103,9 @@ export async function createAuditService(deps: AuditServiceDeps): Promise<AuditS
     registerGetSpendingLimit,
     registerUpdateSpendingLimit,
     registerDeleteSpendingLimit,
-    registerSpendApi,
+    registerReserveSpend,
+    registerSettleSpend,
+    registerReleaseSpend,
   ]) {
     register(routeDeps);
   }
