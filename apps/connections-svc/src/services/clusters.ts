@@ -7,7 +7,7 @@ import type { ClustersTable } from "../db/schema/clusters.ts";
 import { recordDomainEvent, withDomainEvents } from "./audit.ts";
 import { jsonb } from "./jsonb.ts";
 import { perContext, RowCache } from "./row-cache.ts";
-import { newTunnelToken } from "./tunnel-tokens.ts";
+import { newTunnelToken, parseTunnelToken, secretMatches } from "./tunnel-tokens.ts";
 
 export type ClusterRow = Selectable<ClustersTable>;
 
@@ -232,4 +232,26 @@ export async function rotateTunnelToken(args: {
     });
   });
   return { token: token.token, tokenId: token.id, previousTokenId: cluster.tunnel_token_id, rotatedAt };
+}
+
+/** The cluster principal a relay's tunnel token stands for; 401 when the token is not a current one. */
+export async function resolveTunnelTokenPrincipal(ctx: ConnectionsContext, presented: string): Promise<Principal> {
+  const token = parseTunnelToken(presented);
+  const row = token
+    ? await ctx.db
+        .selectFrom("clusters")
+        .select(["id", "org_id", "project_id", "tunnel_token_hash"])
+        .where("tunnel_token_id", "=", token.id)
+        .executeTakeFirst()
+    : undefined;
+  if (!token || !row || !secretMatches(token.secret, row.tunnel_token_hash)) {
+    throw new ProblemError("unauthenticated", { detail: "The token is not valid" });
+  }
+  return {
+    type: "cluster",
+    id: token.id,
+    displayName: `relay of ${row.id}`,
+    orgId: row.org_id,
+    projectId: row.project_id,
+  };
 }

@@ -1,4 +1,5 @@
 import { getConnectorStatusRoute } from "@agentplane/contracts";
+import { countPendingSpecs } from "../services/specs.ts";
 import { toConnector } from "../services/store.ts";
 import { type ConnectorRouteDeps, connectorActor } from "./helpers.ts";
 
@@ -6,12 +7,7 @@ export function registerGetConnectorStatus(deps: ConnectorRouteDeps): void {
   deps.app.openapi(getConnectorStatusRoute, async (c) => {
     const { serverId } = c.req.valid("param");
     const { row } = await connectorActor(c, deps, "connections:read", serverId);
-    const pending = await deps.ctx.db
-      .selectFrom("connector_pending_specs")
-      .select((eb) => eb.fn.countAll<string>().as("n"))
-      .where("connector_id", "=", row.id)
-      .where("status", "=", "pending")
-      .executeTakeFirst();
+    const pendingSpecs = await countPendingSpecs(deps.ctx, row.id);
     const connector = toConnector(row);
     return c.json(
       {
@@ -20,7 +16,7 @@ export function registerGetConnectorStatus(deps: ConnectorRouteDeps): void {
         toolCount: connector.toolCount,
         ...(connector.lastDiscoveredAt ? { lastDiscoveredAt: connector.lastDiscoveredAt } : {}),
         version: connector.version,
-        pendingSpecs: Number(pending?.n ?? 0),
+        pendingSpecs,
       },
       200,
     );

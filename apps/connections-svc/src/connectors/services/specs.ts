@@ -114,6 +114,17 @@ export async function listPendingSpecs(ctx: ConnectionsContext, connectorId: str
   return { items: rows.map(toPendingSpec) };
 }
 
+/** How many specs of a connector wait for promotion. */
+export async function countPendingSpecs(ctx: ConnectionsContext, connectorId: string): Promise<number> {
+  const pending = await ctx.db
+    .selectFrom("connector_pending_specs")
+    .select((eb) => eb.fn.countAll<string>().as("n"))
+    .where("connector_id", "=", connectorId)
+    .where("status", "=", "pending")
+    .executeTakeFirst();
+  return Number(pending?.n ?? 0);
+}
+
 async function pendingRow(ctx: ConnectionsContext, connectorId: string, specId: string): Promise<PendingRow> {
   const row = await ctx.db
     .selectFrom("connector_pending_specs")

@@ -1,15 +1,13 @@
 import type { ServiceApp } from "@agentplane/service-kit";
 import { AwsCredentialResolver } from "../../aws/credentials.ts";
 import type { ConnectionsContext } from "../../context.ts";
-import {
-  registerCreateAwsConnection,
-  registerDeleteAwsConnection,
-  registerGetAwsConnection,
-  registerListAwsConnections,
-  registerUpdateAwsConnection,
-} from "./crud.ts";
+import { registerCreateAwsConnection } from "./create.ts";
+import { registerDeleteAwsConnection } from "./delete.ts";
+import { registerGetAwsConnection } from "./get.ts";
+import { registerListAwsConnections } from "./list.ts";
 import { registerAwsProxy } from "./proxy.ts";
 import { registerTestAwsConnection } from "./test.ts";
+import { registerUpdateAwsConnection } from "./update.ts";
 
 /** AWS connections: CRUD, the `test` action and the re-signing proxy. */
 export function registerAwsRoutes(app: ServiceApp, ctx: ConnectionsContext): void {

@@ -3,10 +3,11 @@ import type { ConnectionsContext } from "../../context.ts";
 import { TunnelHub } from "../../tunnel/hub.ts";
 import { registerCreateCluster } from "./create.ts";
 import { registerDeleteCluster } from "./delete.ts";
+import { registerForwardToTunnel } from "./forward-to-tunnel.ts";
 import { registerGetCluster } from "./get.ts";
-import { registerClusterInternalRoutes } from "./internal.ts";
 import { registerListClusters } from "./list.ts";
 import { registerClusterProxy } from "./proxy.ts";
+import { registerResolveTunnelToken } from "./resolve-tunnel-token.ts";
 import { registerRotateClusterTunnelToken } from "./rotate-tunnel-token.ts";
 import { registerUpdateCluster } from "./update.ts";
 
@@ -27,6 +28,7 @@ export function registerClusterRoutes(app: ServiceApp, ctx: ConnectionsContext):
   registerDeleteCluster(app, ctx, hub);
   registerRotateClusterTunnelToken(app, ctx, hub);
   registerClusterProxy(app, ctx, hub);
-  registerClusterInternalRoutes(app, ctx, hub);
+  registerResolveTunnelToken(app, ctx);
+  registerForwardToTunnel(app, hub);
   return { hub, handleUpgrade: hub.handleUpgrade, close: () => hub.close() };
 }
