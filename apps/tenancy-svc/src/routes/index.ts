@@ -6,6 +6,7 @@ import { registerListApiTokens } from "./api-tokens/list.ts";
 import { registerRevokeApiToken } from "./api-tokens/revoke.ts";
 import { registerActivateCallback } from "./installation/activate-callback.ts";
 import { registerActivatePage } from "./installation/activate-page.ts";
+import { registerActivateSubmit } from "./installation/activate-submit.ts";
 import { registerGetInstallation } from "./installation/get.ts";
 import { registerPollActivation } from "./installation/poll-activation.ts";
 import { registerStartActivation } from "./installation/start-activation.ts";
@@ -86,6 +87,7 @@ const REGISTRATIONS: ((app: ServiceApp, ctx: TenancyContext) => void)[] = [
   registerStartActivation,
   registerPollActivation,
   registerActivatePage,
+  registerActivateSubmit,
   registerActivateCallback,
   registerInternalRoutes,
 ];

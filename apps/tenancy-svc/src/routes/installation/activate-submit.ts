@@ -1,0 +1,61 @@
+import type { ServiceApp } from "@agentplane/service-kit";
+import { setCookie } from "hono/cookie";
+import type { TenancyContext } from "../../context.ts";
+import { approveActivation, checkPendingUserCode } from "../../services/installation.ts";
+import { form, outcomePage } from "./activate-html.ts";
+import { SIGN_IN_COOKIE } from "./activate-page.ts";
+
+function field(body: Record<string, unknown>, name: string, max = 320): string | undefined {
+  const value = body[name];
+  return typeof value === "string" && value.length <= max ? value : undefined;
+}
+
+/**
+ * The verification page's form (`POST /activate`): approves with the setup code, or starts the OIDC
+ * sign-in when one is configured.
+ */
+export function registerActivateSubmit(app: ServiceApp, ctx: TenancyContext): void {
+  const oidc = ctx.oidc !== undefined;
+
+  app.post("/activate", async (c) => {
+    const body = (await c.req.parseBody()) as Record<string, unknown>;
+    const userCode = field(body, "userCode", 32) ?? "";
+    c.header("cache-control", "no-store");
+    if (field(body, "method", 16) === "oidc") {
+      if (!ctx.oidc) return c.html(form(userCode, { error: "Sign-in is not configured here." }), 400);
+      if (!userCode) return c.html(form(userCode, { error: "The activation code is required.", oidc }), 400);
+      const refused = await checkPendingUserCode(ctx, userCode);
+      if (refused) {
+        const { html, status } = outcomePage(refused, userCode, oidc);
+        return c.html(html, status);
+      }
+      let started: { location: string; cookie: string };
+      try {
+        started = await ctx.oidc.begin({ userCode, orgName: field(body, "orgName", 100)?.trim() || undefined });
+      } catch (err) {
+        ctx.logger.warn({ err: (err as Error).message }, "OIDC sign-in could not start");
+        return c.html(form(userCode, { error: "The identity provider cannot be reached.", oidc }), 502);
+      }
+      setCookie(c, SIGN_IN_COOKIE, started.cookie, {
+        path: "/activate",
+        httpOnly: true,
+        // Lax: sent on the identity provider's top-level redirect back, not on cross-site subrequests.
+        sameSite: "Lax",
+        secure: ctx.config.publicUrl.startsWith("https:"),
+        maxAge: 600,
+      });
+      return c.redirect(started.location, 303);
+    }
+    const setupCode = field(body, "setupCode", 64) ?? "";
+    if (!userCode || !setupCode) return c.html(form(userCode, { error: "Both codes are required.", oidc }), 400);
+    const outcome = await approveActivation(ctx, {
+      userCode,
+      setupCode,
+      orgName: field(body, "orgName", 100),
+      ownerName: field(body, "ownerName", 100),
+      email: field(body, "email"),
+    });
+    const { html, status } = outcomePage(outcome, userCode, oidc);
+    return c.html(html, status);
+  });
+}
