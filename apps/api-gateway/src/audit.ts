@@ -4,12 +4,11 @@ import {
   auditPrincipal,
   type Principal,
   RESOURCE_ORG_HEADER,
-  type ResolveOrgResponse,
-  TENANCY_INTERNAL,
+  TENANCY_INTERNAL_ROUTES,
 } from "@agentplane/contracts";
 import { BufferedPublisher, type Bus } from "@agentplane/events";
 import { ProblemError } from "@agentplane/problem-details";
-import { type Logger, type ServiceClient, servicePrincipal } from "@agentplane/service-kit";
+import { callInternal, type Logger, type ServiceClient, servicePrincipal } from "@agentplane/service-kit";
 import { LRUCache } from "lru-cache";
 
 const MUTATING = new Set(["POST", "PUT", "PATCH", "DELETE"]);
@@ -73,8 +72,10 @@ export class OrgResolver {
 
   private async lookup(resourceId: string): Promise<string | undefined> {
     try {
-      const path = TENANCY_INTERNAL.resolveOrg.replace("{resourceId}", encodeURIComponent(resourceId));
-      const { orgId } = await this.tenancy.request<ResolveOrgResponse>("GET", path, { principal: GATEWAY });
+      const { orgId } = await callInternal(this.tenancy, TENANCY_INTERNAL_ROUTES.resolveOrg, {
+        principal: GATEWAY,
+        params: { resourceId },
+      });
       this.known.set(resourceId, { orgId: orgId ?? null });
       return orgId;
     } catch (err) {

@@ -2,8 +2,8 @@ import { createCipheriv, createDecipheriv, randomBytes } from "node:crypto";
 import { existsSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { startRuntime } from "@agentplane/agent-runtime";
-import { type Principal, TENANCY_INTERNAL } from "@agentplane/contracts";
-import { inProcessFetch, type Logger, ServiceClient, servicePrincipal } from "@agentplane/service-kit";
+import { type Principal, TENANCY_INTERNAL_ROUTES } from "@agentplane/contracts";
+import { callInternal, inProcessFetch, type Logger, ServiceClient, servicePrincipal } from "@agentplane/service-kit";
 import type { TenancyService } from "@agentplane/tenancy-svc";
 import type { Platform } from "./assemble.ts";
 import type { AllInOneEnv } from "./config.ts";
@@ -80,7 +80,7 @@ export async function provisionRuntimeIdentity(options: {
     try {
       const stored = JSON.parse(readFileSync(file, "utf8")) as StoredIdentity;
       const token = decrypt(key, stored);
-      const resolved = await client.request<{ principal: Principal }>("POST", TENANCY_INTERNAL.resolveApiToken, {
+      const resolved = await callInternal(client, TENANCY_INTERNAL_ROUTES.resolveApiToken, {
         principal: servicePrincipal("platform"),
         body: { token },
       });

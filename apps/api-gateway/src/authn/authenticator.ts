@@ -4,11 +4,12 @@ import {
   projectIdFromClusterIssuer,
   ResolvedPrincipal,
   TENANCY_INTERNAL,
+  TENANCY_INTERNAL_ROUTES,
   TUNNEL_TOKEN_PREFIX,
   VerificationKeysResponse,
 } from "@agentplane/contracts";
 import { ProblemError } from "@agentplane/problem-details";
-import { type Logger, type ServiceClient, servicePrincipal } from "@agentplane/service-kit";
+import { callInternal, type Logger, type ServiceClient, servicePrincipal } from "@agentplane/service-kit";
 import { createLocalJWKSet, decodeJwt, type JSONWebKeySet, jwtVerify } from "jose";
 import { LRUCache } from "lru-cache";
 import { assertIssuedInPast, DEFAULT_MAX_CLOCK_SKEW_SECONDS, OidcUnavailableError, type OidcVerifier } from "./oidc.ts";
@@ -133,7 +134,7 @@ export class Authenticator {
     const key = `${oidc.issuer}\u0000${verified.sub}`;
     return this.oidcUsers
       .get(key, async () => {
-        const body = await this.options.tenancy.request<unknown>("POST", TENANCY_INTERNAL.resolveOidcUser, {
+        const body = await callInternal(this.options.tenancy, TENANCY_INTERNAL_ROUTES.resolveOidcUser, {
           principal: GATEWAY,
           body: {
             issuer: oidc.issuer,
@@ -153,18 +154,13 @@ export class Authenticator {
   private keysOf(projectId: string, refresh: boolean): Promise<JSONWebKeySet & { orgId: string }> {
     const hit = refresh ? undefined : this.projectKeys.get(projectId);
     if (hit) return hit;
-    const value = this.options.tenancy
-      .request<unknown>(
-        "GET",
-        TENANCY_INTERNAL.projectVerificationKeys.replace("{projectId}", encodeURIComponent(projectId)),
-        {
-          principal: GATEWAY,
-        },
-      )
-      .then((body) => {
-        const parsed = VerificationKeysResponse.parse(body);
-        return { keys: parsed.keys as JSONWebKeySet["keys"], orgId: parsed.orgId };
-      });
+    const value = callInternal(this.options.tenancy, TENANCY_INTERNAL_ROUTES.projectVerificationKeys, {
+      principal: GATEWAY,
+      params: { projectId },
+    }).then((body) => {
+      const parsed = VerificationKeysResponse.parse(body);
+      return { keys: parsed.keys as JSONWebKeySet["keys"], orgId: parsed.orgId };
+    });
     this.projectKeys.set(projectId, value);
     value.catch(() => {
       if (this.projectKeys.peek(projectId) === value) this.projectKeys.delete(projectId);

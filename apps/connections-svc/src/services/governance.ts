@@ -2,12 +2,12 @@ import {
   type DecisionRequest,
   type DecisionResponse,
   DecisionResponse as DecisionResponseSchema,
-  GOVERNANCE_INTERNAL,
+  GOVERNANCE_INTERNAL_ROUTES,
   type Principal,
   ResolveCredentialResponse,
 } from "@agentplane/contracts";
 import { ProblemError } from "@agentplane/problem-details";
-import { servicePrincipal } from "@agentplane/service-kit";
+import { callInternal, servicePrincipal } from "@agentplane/service-kit";
 import type { ConnectionsContext } from "../context.ts";
 
 const CALLER = servicePrincipal("connections");
@@ -22,7 +22,7 @@ export async function decide(
   requestId?: string,
 ): Promise<DecisionResponse> {
   if (!ctx.governance) return { ...NO_POLICIES, evaluatedAt: new Date().toISOString() };
-  const body = await ctx.governance.request<unknown>("POST", GOVERNANCE_INTERNAL.decide, {
+  const body = await callInternal(ctx.governance, GOVERNANCE_INTERNAL_ROUTES.decide, {
     principal: CALLER,
     body: request,
     ...(requestId ? { requestId } : {}),
@@ -60,7 +60,7 @@ export async function resolveCredential(
   if (!ctx.governance) {
     throw new ProblemError("service-unavailable", { detail: "Credentials need the governance service" });
   }
-  const body = await ctx.governance.request<unknown>("POST", GOVERNANCE_INTERNAL.resolveCredential, {
+  const body = await callInternal(ctx.governance, GOVERNANCE_INTERNAL_ROUTES.resolveCredential, {
     principal: CALLER,
     body: { credentialId, projectId },
   });

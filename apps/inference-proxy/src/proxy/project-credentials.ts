@@ -1,10 +1,6 @@
-import {
-  type FindCredentialsResponse,
-  GOVERNANCE_INTERNAL,
-  type ResolveCredentialResponse,
-} from "@agentplane/contracts";
+import { type FindCredentialsResponse, GOVERNANCE_INTERNAL_ROUTES } from "@agentplane/contracts";
 import { ProblemError } from "@agentplane/problem-details";
-import { type ServiceClient, servicePrincipal } from "@agentplane/service-kit";
+import { callInternal, type ServiceClient, servicePrincipal } from "@agentplane/service-kit";
 import { LRUCache } from "lru-cache";
 import type { CloudACredential, ProviderSettings } from "../config.ts";
 
@@ -70,7 +66,7 @@ export class ProjectCredentials {
     const opts = { principal: SELF, ...(requestId ? { requestId } : {}) };
     let found: FindCredentialsResponse;
     try {
-      found = await governance.request<FindCredentialsResponse>("POST", GOVERNANCE_INTERNAL.findCredentials, {
+      found = await callInternal(governance, GOVERNANCE_INTERNAL_ROUTES.findCredentials, {
         ...opts,
         body: { projectId, kinds: [...PROVIDER_CREDENTIAL_KINDS] },
       });
@@ -80,7 +76,7 @@ export class ProjectCredentials {
     const byKind = new Map(found.items.map((item) => [item.kind, item]));
     const resolve = async (id: string) => {
       try {
-        return await governance.request<ResolveCredentialResponse>("POST", GOVERNANCE_INTERNAL.resolveCredential, {
+        return await callInternal(governance, GOVERNANCE_INTERNAL_ROUTES.resolveCredential, {
           ...opts,
           body: { credentialId: id, projectId },
         });

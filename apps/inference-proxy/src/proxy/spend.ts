@@ -1,13 +1,11 @@
 import {
-  AUDIT_INTERNAL,
-  type DecisionResponse,
-  GOVERNANCE_INTERNAL,
+  AUDIT_INTERNAL_ROUTES,
+  GOVERNANCE_INTERNAL_ROUTES,
   type Principal,
   type SpendReserveRequest,
-  type SpendReserveResponse,
 } from "@agentplane/contracts";
 import { ProblemError } from "@agentplane/problem-details";
-import { type Logger, type ServiceClient, servicePrincipal } from "@agentplane/service-kit";
+import { callInternal, type Logger, type ServiceClient, servicePrincipal } from "@agentplane/service-kit";
 import type { CallerScope } from "./caller.ts";
 
 const SELF = servicePrincipal("inference");
@@ -32,7 +30,7 @@ export class SpendGate {
     const body: SpendReserveRequest = { orgId: scope.orgId, projectId: scope.projectId, estimatedMicroUsd, requestId };
     // Names the call, so a hold this process never settles (a crash) expires into a usage record of it.
     if (call) body.call = call;
-    const r = await this.audit.request<SpendReserveResponse>("POST", AUDIT_INTERNAL.reserve, {
+    const r = await callInternal(this.audit, AUDIT_INTERNAL_ROUTES.reserve, {
       principal: SELF,
       requestId,
       body,
@@ -60,7 +58,11 @@ export class SpendGate {
   /** Best effort: a release that fails leaves the hold to expire in the audit service. */
   async release(reservationId: string, requestId: string): Promise<void> {
     try {
-      await this.audit.request("POST", AUDIT_INTERNAL.release, { principal: SELF, requestId, body: { reservationId } });
+      await callInternal(this.audit, AUDIT_INTERNAL_ROUTES.release, {
+        principal: SELF,
+        requestId,
+        body: { reservationId },
+      });
     } catch (err) {
       this.logger.warn({ reservationId, requestId, err: (err as Error).message }, "reservation not released");
     }
@@ -84,7 +86,7 @@ export async function decideLlmInvoke(
 ): Promise<void> {
   if (!governance) return;
   const model = input.modelId ?? "unknown";
-  const decision = await governance.request<DecisionResponse>("POST", GOVERNANCE_INTERNAL.decide, {
+  const decision = await callInternal(governance, GOVERNANCE_INTERNAL_ROUTES.decide, {
     principal: SELF,
     requestId,
     body: {

@@ -3,11 +3,12 @@ import {
   type DecisionRequest,
   type DecisionResource,
   type DecisionResponse,
-  GOVERNANCE_INTERNAL,
+  GOVERNANCE_INTERNAL_ROUTES,
   type GovernedAction,
   type SandboxSpec,
 } from "@agentplane/contracts";
 import { ProblemError } from "@agentplane/problem-details";
+import { callInternal } from "@agentplane/service-kit";
 import type { Actor, SandboxDeps } from "./context.ts";
 import type { SandboxRow } from "./mapping.ts";
 
@@ -54,7 +55,7 @@ export async function decide(
 ): Promise<DecisionResponse | undefined> {
   if (!deps.governance) return undefined;
   try {
-    return await deps.governance.request<DecisionResponse>("POST", GOVERNANCE_INTERNAL.decide, {
+    return await callInternal(deps.governance, GOVERNANCE_INTERNAL_ROUTES.decide, {
       principal: { type: "service", id: "svc_sandbox", displayName: "sandbox" },
       body: request,
       ...(requestId ? { requestId } : {}),

@@ -5,13 +5,13 @@ import {
   type DecisionRequest,
   type DecisionResponse,
   DecisionResponse as DecisionResponseSchema,
-  GOVERNANCE_INTERNAL,
+  GOVERNANCE_INTERNAL_ROUTES,
   newId,
   type Principal,
   ResolveCredentialResponse,
 } from "@agentplane/contracts";
 import { ProblemError } from "@agentplane/problem-details";
-import { servicePrincipal } from "@agentplane/service-kit";
+import { callInternal, servicePrincipal } from "@agentplane/service-kit";
 import type { Kysely } from "kysely";
 import type { ConnectionsContext } from "../../context.ts";
 import type { ConnectionsDb } from "../../db/schema/index.ts";
@@ -28,7 +28,7 @@ export async function decideToolCall(ctx: ConnectionsContext, request: DecisionR
       evaluatedAt: new Date().toISOString(),
     } as DecisionResponse;
   }
-  const body = await ctx.governance.request<unknown>("POST", GOVERNANCE_INTERNAL.decide, {
+  const body = await callInternal(ctx.governance, GOVERNANCE_INTERNAL_ROUTES.decide, {
     principal: CALLER,
     body: request,
     ...(requestId ? { requestId } : {}),
@@ -45,7 +45,7 @@ export async function credentialHeaders(
   if (!ctx.governance) {
     throw new ProblemError("service-unavailable", { detail: "Connector credentials need the governance service" });
   }
-  const body = await ctx.governance.request<unknown>("POST", GOVERNANCE_INTERNAL.resolveCredential, {
+  const body = await callInternal(ctx.governance, GOVERNANCE_INTERNAL_ROUTES.resolveCredential, {
     principal: CALLER,
     body: { credentialId, projectId },
   });
