@@ -27,9 +27,11 @@ const profiled = (name: string): Record<string, string> =>
 const token = `bench_${randomBytes(24).toString("hex")}`;
 const PATH = "/v1/auth/me";
 
+type Measured = LoadResult & { cpu?: { gateway: number; tenancy: number } };
+
 interface Pair {
-  direct: LoadResult;
-  gateway: LoadResult;
+  direct: Measured;
+  gateway: Measured;
 }
 
 /** Throughput at 10 connections (both saturate the 2 cores) and latency at 1 connection (no queueing). */
@@ -57,7 +59,7 @@ async function perRequestCpu<T extends LoadResult>(
   pids: Processes | undefined,
   requests: number,
   run: () => Promise<T>,
-): Promise<T & { cpu?: { gateway: number; tenancy: number } }> {
+): Promise<T & Measured> {
   const before = { gateway: cpuMs(pids?.gateway), tenancy: cpuMs(pids?.tenancy) };
   const result = await run();
   const after = { gateway: cpuMs(pids?.gateway), tenancy: cpuMs(pids?.tenancy) };
@@ -82,13 +84,13 @@ async function measure(direct: Target, gateway: Target, pids?: Processes): Promi
 }
 
 function report(mode: string, [busy, idle]: [Pair, Pair]): string {
-  const cpu = (r: LoadResult & { cpu?: { gateway: number; tenancy: number } }) =>
+  const cpu = (r: Measured) =>
     r.cpu ? `gateway ${fmt(r.cpu.gateway * 1000, 0)} µs + tenancy ${fmt(r.cpu.tenancy * 1000, 0)} µs` : "";
   const lines = [
     section(`${mode}, 10 connections`, busy.direct, busy.gateway),
     section(`${mode}, 1 request at a time`, idle.direct, idle.gateway),
   ];
-  if ("cpu" in idle.gateway) {
+  if (idle.gateway.cpu) {
     lines.push(`  CPU per request, 1 at a time: direct ${cpu(idle.direct)};  through the gateway ${cpu(idle.gateway)}`);
   }
   return lines.join("\n");
