@@ -147,17 +147,21 @@ export class RedisRateLimiter implements RateLimiter {
       return result(this.config, count, resetMs);
     } catch (err) {
       this.windows.delete(key);
-      this.state.failedOpen++;
-      if (!this.state.failingOpen) {
-        this.state.failingOpen = true;
-        this.state.outages++;
-        this.logger?.error(
-          { err: (err as Error).message },
-          "rate limiter: Redis unreachable, requests pass without limits until it is back",
-        );
-      }
+      this.failOpen(err, 1);
       return result(this.config, 0, this.config.windowSeconds * 1000);
     }
+  }
+
+  /** Redis could not count `hits`: they pass uncounted, and the outage is logged once and reported. */
+  private failOpen(err: unknown, hits: number): void {
+    this.state.failedOpen += hits;
+    if (this.state.failingOpen) return;
+    this.state.failingOpen = true;
+    this.state.outages++;
+    this.logger?.error(
+      { err: (err as Error).message },
+      "rate limiter: Redis unreachable, requests pass without limits until it is back",
+    );
   }
 
   /** Sends the hits answered locally; windows that ended are forgotten. */
@@ -176,9 +180,10 @@ export class RedisRateLimiter implements RateLimiter {
       sends.push(
         this.add(key, hits).then(
           ([count, ttl]) => this.remember(key, count, ttl > 0 ? ttl : this.config.windowSeconds * 1000),
-          // Redis is down: these hits pass uncounted, and the next hit asks Redis (and fails open).
-          () => {
+          // Redis is down: these hits passed uncounted (reported), and the next hit asks Redis.
+          (err) => {
             this.windows.delete(key);
+            this.failOpen(err, hits);
           },
         ),
       );

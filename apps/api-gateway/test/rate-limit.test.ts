@@ -104,6 +104,24 @@ describe.skipIf(!redis.available)(`rate limit counted in Redis${redis.reason}`, 
     expect(next.resetSeconds).toBe(1);
   });
 
+  it("reports the hits it answered locally and could not send as an outage", async () => {
+    const own = new Redis(TEST_REDIS_URL, { maxRetriesPerRequest: 0, enableOfflineQueue: false });
+    own.on("error", () => {});
+    clients.push(own);
+    await new Promise((ready) => own.once("ready", ready));
+    const limiter = new RedisRateLimiter(
+      own,
+      { limit: 1000, windowSeconds: 60 },
+      { prefix: testRedisPrefix("rl"), flushMs: 60_000 },
+    );
+    await limiter.hit("p:tok");
+    for (let i = 0; i < 5; i++) await limiter.hit("p:tok");
+    expect(limiter.status()).toMatchObject({ failingOpen: false, outages: 0 });
+    own.disconnect();
+    await limiter.flush();
+    expect(limiter.status()).toEqual({ failingOpen: true, failedOpen: 5, outages: 1 });
+  });
+
   it("fails open when Redis is unreachable rather than refusing every request", async () => {
     const down = new Redis("redis://127.0.0.1:1", {
       maxRetriesPerRequest: 0,

@@ -164,8 +164,12 @@ describe.skipIf(!pg.available || !redis.available)(
       // The rate limiter's store is that Redis too: requests pass, counted and reported.
       const me = await json(`${urls.gateway}/v1/auth/me`, { headers: { authorization: `Bearer ${adminToken}` } });
       expect(me.status).toBe(200);
+      // Below half the limit the hit is answered locally and sent with the next flush (50 ms), so
+      // the outage shows once that send fails.
+      await expect
+        .poll(async () => (await json(`${urls.gateway}/health`)).body.rateLimiter, { timeout: 10_000, interval: 50 })
+        .toMatchObject({ failingOpen: true, outages: 1 });
       const summary = await json(`${urls.gateway}/health`);
-      expect(summary.body.rateLimiter).toMatchObject({ failingOpen: true, outages: 1 });
       expect((summary.body.rateLimiter as { failedOpen: number }).failedOpen).toBeGreaterThan(0);
       expect(summary.body.dependencies).toMatchObject({ sandbox: { bus: "down" } });
       expect(processes.gateway!.output()).toMatch(/rate limiter: Redis unreachable/);
