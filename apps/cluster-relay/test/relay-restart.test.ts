@@ -1,25 +1,13 @@
 import { requirePostgres } from "@agentplane/testkit";
-import { CoreV1Api, KubeConfig } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   type RestartablePlatform,
   startRestartablePlatform,
 } from "../../connections-svc/test/fixtures/restartable-platform.ts";
 import { type RelayProcess, startRelayProcess, waitFor } from "../../platform/test/connections-harness.ts";
-import { type KubeStandIn, kubeconfigFor, startKubeStandIn } from "./fixtures/kube-stand-in.ts";
+import { type KubeStandIn, kubeconfigFor, proxyCoreApi, startKubeStandIn } from "./fixtures/kube-stand-in.ts";
 
 const pg = await requirePostgres();
-
-function core(base: string, clusterId: string, token: string): CoreV1Api {
-  const kc = new KubeConfig();
-  kc.loadFromOptions({
-    clusters: [{ name: "agentplane", server: `${base}/v1/clusters/${clusterId}/proxy`, skipTLSVerify: true }],
-    users: [{ name: "me", token }],
-    contexts: [{ name: "agentplane", cluster: "agentplane", user: "me" }],
-    currentContext: "agentplane",
-  });
-  return kc.makeApiClient(CoreV1Api);
-}
 
 describe.skipIf(!pg.available)(`the relay across a control plane restart${pg.reason}`, () => {
   let p: RestartablePlatform;
@@ -50,7 +38,7 @@ describe.skipIf(!pg.available)(`the relay across a control plane restart${pg.rea
     await p?.close();
   });
 
-  const listNamespaces = async () => (await core(p.url, clusterId, p.memberToken).listNamespace()).items.length;
+  const listNamespaces = async () => (await proxyCoreApi(p.url, clusterId, p.memberToken).listNamespace()).items.length;
 
   it("reconnects with jittered backoff once the control plane is back, and the proxy works again", async () => {
     await waitFor(async () => (await listNamespaces()) > 0, 25_000, "the first tunnel").catch((err) => {

@@ -1,5 +1,4 @@
 import { requirePostgres } from "@agentplane/testkit";
-import { CoreV1Api, KubeConfig } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { WebSocket } from "ws";
 import {
@@ -7,21 +6,10 @@ import {
   startConnectionsPlatform,
   waitFor,
 } from "../../platform/test/connections-harness.ts";
-import { type KubeStandIn, kubeconfigFor, startKubeStandIn } from "./fixtures/kube-stand-in.ts";
+import { type KubeStandIn, kubeconfigFor, proxyCoreApi, startKubeStandIn } from "./fixtures/kube-stand-in.ts";
 import { type SecretRelay, startSecretRelay } from "./fixtures/relay-process.ts";
 
 const pg = await requirePostgres();
-
-function core(base: string, clusterId: string, token: string): CoreV1Api {
-  const kc = new KubeConfig();
-  kc.loadFromOptions({
-    clusters: [{ name: "agentplane", server: `${base}/v1/clusters/${clusterId}/proxy`, skipTLSVerify: true }],
-    users: [{ name: "me", token }],
-    contexts: [{ name: "agentplane", cluster: "agentplane", user: "me" }],
-    currentContext: "agentplane",
-  });
-  return kc.makeApiClient(CoreV1Api);
-}
 
 function openTunnelStatus(url: string, clusterId: string, token: string): Promise<number> {
   return new Promise((resolve) => {
@@ -113,7 +101,7 @@ describe.skipIf(!pg.available)(`a relay installed from a Kubernetes Secret${pg.r
     expect(secret.metadata.labels).toEqual({ app: "agentplane-relay" });
     await waitFor(() => relay.opened() > before, 10_000, "the reconnect");
     expect(await openTunnelStatus(h.url, clusterId, tunnelToken)).toBe(401);
-    const namespaces = await core(h.url, clusterId, h.memberToken).listNamespace();
+    const namespaces = await proxyCoreApi(h.url, clusterId, h.memberToken).listNamespace();
     expect(namespaces.items.map((n) => n.metadata?.name)).toContain("default");
   });
 
@@ -133,7 +121,7 @@ describe.skipIf(!pg.available)(`a relay installed from a Kubernetes Secret${pg.r
       kubeconfig: kubeconfigFor(kube),
     });
     await waitFor(() => relay.opened() > 0, 25_000, "the relay to connect with the stored token");
-    const pods = await core(h.url, clusterId, h.memberToken).listNamespacedPod({ namespace: "default" });
+    const pods = await proxyCoreApi(h.url, clusterId, h.memberToken).listNamespacedPod({ namespace: "default" });
     expect(pods.items).toEqual([]);
   });
 });
