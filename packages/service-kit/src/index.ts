@@ -25,6 +25,7 @@ export {
   type ServiceFetch,
 } from "./client.ts";
 export { ConfigError, envBoolean, parseEnv } from "./config.ts";
+export { DecisionCache, type DecisionCacheOptions } from "./decision-cache.ts";
 export {
   type CheckState,
   checkReadiness,
