@@ -6,6 +6,7 @@ import {
   type Authorizer,
   checkReadiness,
   createServiceApp,
+  DecisionCache,
   IdentityVerifier,
   type InternalKeys,
   type Logger,
@@ -89,7 +90,9 @@ export async function createInferenceService(deps: InferenceServiceDeps): Promis
     callers,
     credentials,
     spend: new SpendGate(deps.audit, deps.logger),
-    governance: deps.governance,
+    ...(deps.governance
+      ? { governance: { client: deps.governance, cache: new DecisionCache({ callerService: "inference" }) } }
+      : {}),
     outbox,
     price: (model) => (model ? pricing.price(model) : undefined) ?? FALLBACK_PRICE,
     dispatcher,

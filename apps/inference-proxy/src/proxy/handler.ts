@@ -1,14 +1,21 @@
 import { INTERNAL_IDENTITY_HEADER, type Principal, REQUEST_ID_HEADER, USAGE_RECORDED } from "@agentplane/contracts";
 import type { Outbox } from "@agentplane/events";
 import { ProblemError, problemResponse } from "@agentplane/problem-details";
-import { HOP_BY_HOP_HEADERS, type IdentityVerifier, type Logger, type ServiceClient } from "@agentplane/service-kit";
+import {
+  type DecisionCache,
+  HOP_BY_HOP_HEADERS,
+  type IdentityVerifier,
+  type Logger,
+  type ServiceClient,
+} from "@agentplane/service-kit";
 import { type Dispatcher, request as undiciRequest } from "undici";
 import type { InferenceConfig } from "../config.ts";
 import type { CallerResolver } from "./caller.ts";
+import { decideLlmInvoke } from "./policy.ts";
 import type { ProjectCredentials } from "./project-credentials.ts";
 import { analyzeRequest, type EstimatePrice, estimateMicroUsd } from "./request.ts";
 import { signSigV4 } from "./sigv4.ts";
-import { decideLlmInvoke, type SpendGate } from "./spend.ts";
+import type { SpendGate } from "./spend.ts";
 import { parseLlmPath, resolveUpstream } from "./target.ts";
 import { UsageMeter } from "./usage.ts";
 
@@ -19,7 +26,8 @@ export interface ProxyDeps {
   /** The installation's providers with the project's own credentials over them. */
   credentials: ProjectCredentials;
   spend: SpendGate;
-  governance?: ServiceClient | undefined;
+  /** Governance and the decision cache in front of it; absent: every call is allowed. */
+  governance?: { client: ServiceClient; cache: DecisionCache } | undefined;
   outbox: Pick<Outbox, "publish">;
   /** USD per million tokens of a model; unknown models are estimated at `fallbackPrice`. */
   price(model: string | undefined): EstimatePrice;

@@ -1,9 +1,4 @@
-import {
-  AUDIT_INTERNAL_ROUTES,
-  GOVERNANCE_INTERNAL_ROUTES,
-  type Principal,
-  type SpendReserveRequest,
-} from "@agentplane/contracts";
+import { AUDIT_INTERNAL_ROUTES, type SpendReserveRequest } from "@agentplane/contracts";
 import { ProblemError } from "@agentplane/problem-details";
 import { callInternal, type Logger, type ServiceClient, servicePrincipal } from "@agentplane/service-kit";
 import type { CallerScope } from "./caller.ts";
@@ -66,47 +61,5 @@ export class SpendGate {
     } catch (err) {
       this.logger.warn({ reservationId, requestId, err: (err as Error).message }, "reservation not released");
     }
-  }
-}
-
-export interface LlmDecisionInput {
-  principal: Principal;
-  scope: CallerScope;
-  provider: string;
-  family?: string | undefined;
-  region?: string | undefined;
-  modelId?: string | undefined;
-}
-
-/** Governance's `llm:invoke` decision; without a governance service every call is allowed. */
-export async function decideLlmInvoke(
-  governance: ServiceClient | undefined,
-  input: LlmDecisionInput,
-  requestId: string,
-): Promise<void> {
-  if (!governance) return;
-  const model = input.modelId ?? "unknown";
-  const decision = await callInternal(governance, GOVERNANCE_INTERNAL_ROUTES.decide, {
-    principal: SELF,
-    requestId,
-    body: {
-      principal: input.principal,
-      action: "llm:invoke",
-      resource: { type: "Model", id: model, orgId: input.scope.orgId, projectId: input.scope.projectId },
-      // Every attribute is present (empty when the route has none) so policies can test them.
-      context: {
-        provider: input.provider,
-        family: input.family ?? "",
-        region: input.region ?? "",
-        modelId: input.modelId ?? "",
-      },
-    },
-  });
-  if (decision.decision === "deny" && decision.enforced) {
-    const rule = decision.reasons[0];
-    throw new ProblemError("policy-denied", {
-      detail: `A policy denies calling ${model} on ${input.provider}${rule ? ` (rule ${rule.ruleId} of ${rule.policyId})` : ""}`,
-      extensions: { reasons: decision.reasons },
-    });
   }
 }
