@@ -4,6 +4,7 @@ import { authorize, type ServiceApp, type ServiceEnv } from "@agentplane/service
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
 import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError } from "@modelcontextprotocol/sdk/types.js";
+import { AjvJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/ajv";
 import type { Context } from "hono";
 import { isProjectAdmin } from "../connectors/routes/helpers.ts";
 import type { ConnectorRuntime } from "../connectors/services/runtime.ts";
@@ -30,6 +31,9 @@ export function registerMcpEndpoints(
   clients: PlatformClients,
 ): void {
   const catalog = new McpToolCatalog(ctx, runtime, clients);
+  // The SDK server builds an Ajv instance (with formats) per server unless given one: ~0.25 ms of
+  // CPU per request in stateless mode. One for the endpoint serves every request's server.
+  const jsonSchemaValidator = new AjvJsonSchemaValidator();
   const handle = async (c: Context<ServiceEnv>, projectId: string | undefined) => {
     const principal = c.get("principal");
     if (!principal) {
@@ -44,7 +48,7 @@ export function registerMcpEndpoints(
     const scope = await resolveScope(c, ctx, clients, principal, projectId);
     const server = new Server(
       { name: projectId ? "agentplane-project" : "agentplane-org", version: "1.0.0" },
-      { capabilities: { tools: { listChanged: true } } },
+      { capabilities: { tools: { listChanged: true } }, jsonSchemaValidator },
     );
     server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: await catalog.list(scope) }));
     server.setRequestHandler(CallToolRequestSchema, async (request) => {
