@@ -47,9 +47,16 @@ export class CallAuditWriter {
       while (this.queue.length) {
         const batch = this.queue.splice(0, MAX_BATCH);
         try {
-          await this.ctx.db.transaction().execute(async (trx) => {
-            for (const { principal, event } of batch) await recordConnectorEvent(this.ctx, trx, principal, event);
-          });
+          const only = batch.length === 1 ? batch[0] : undefined;
+          if (only) {
+            // One INSERT outside a transaction commits on its own (one round trip instead of
+            // BEGIN, INSERT, COMMIT), with the same durability: acknowledged once committed.
+            await recordConnectorEvent(this.ctx, this.ctx.db, only.principal, only.event);
+          } else {
+            await this.ctx.db.transaction().execute(async (trx) => {
+              for (const { principal, event } of batch) await recordConnectorEvent(this.ctx, trx, principal, event);
+            });
+          }
           for (const p of batch) p.resolve();
         } catch (error) {
           this.ctx.logger.error(
