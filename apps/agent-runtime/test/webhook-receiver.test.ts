@@ -166,6 +166,7 @@ describe("queueing", () => {
       inFlight++;
       maxInFlight = Math.max(maxInFlight, inFlight);
       await burstDone;
+      // Holds the run briefly so a second run started alongside it (which must not happen) would overlap it.
       await new Promise((r) => setTimeout(r, 10));
       inFlight--;
       return { content: [{ type: "text", text: lastUserText(body) }] };
@@ -201,10 +202,16 @@ describe("queueing", () => {
     await subscribe({ name: "two", deliverTo: "Chat" });
     let inFlight = 0;
     let maxInFlight = 0;
+    // Each model call answers only once both are in flight: run one after the other, they never would.
+    let bothInFlight = () => {};
+    const both = new Promise<void>((r) => {
+      bothInFlight = r;
+    });
     fake.respond = async () => {
       inFlight++;
       maxInFlight = Math.max(maxInFlight, inFlight);
-      await new Promise((r) => setTimeout(r, 150));
+      if (inFlight === 2) bothInFlight();
+      await both;
       inFlight--;
       return { content: [{ type: "text", text: "ok" }] };
     };

@@ -26,10 +26,16 @@ export type CompactionResult =
   | { compacted: true; messages: number; throughSeq: number; summary: string }
   | { compacted: false; reason: string };
 
+/** Prepared once per connection: every turn reads its thread's context (preparing cost more than the read). */
+const readStatements = new WeakMap<Database.Database, Database.Statement<[string], ThreadContextTable>>();
+
 function readContext(sqlite: Database.Database, threadId: string): ThreadContextTable | undefined {
-  return sqlite.prepare("select * from thread_context where thread_id = ?").get(threadId) as
-    | ThreadContextTable
-    | undefined;
+  let statement = readStatements.get(sqlite);
+  if (!statement) {
+    statement = sqlite.prepare<[string], ThreadContextTable>("select * from thread_context where thread_id = ?");
+    readStatements.set(sqlite, statement);
+  }
+  return statement.get(threadId);
 }
 
 function upsertContext(sqlite: Database.Database, threadId: string, patch: Partial<ThreadContextTable>): void {
