@@ -82,9 +82,7 @@ export async function callTool(
     },
     context: { connectorId: row.id, tool: name },
   };
-  const decision = await runtime.index.decision(JSON.stringify([request.principal, request.resource.id, row.id]), () =>
-    decideToolCall(ctx, request, caller.requestId),
-  );
+  const decision = await decideToolCall(ctx, runtime.decisions, request, caller.requestId);
   const deny = decision.decision === "deny" && decision.enforced;
   const reason = decision.reasons.find((r) => r.mode === "enforce") ?? decision.reasons[0];
   const audit = (outcome: "success" | "denied" | "error", extra: Record<string, unknown>) =>

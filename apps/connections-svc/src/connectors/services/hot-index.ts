@@ -1,4 +1,3 @@
-import type { DecisionResponse } from "@agentplane/contracts";
 import { notFound } from "@agentplane/problem-details";
 import type { Kysely } from "kysely";
 import { LRUCache } from "lru-cache";
@@ -16,13 +15,6 @@ export const HOT_FRESH_MS = 2_000;
 /** How long a resolved connector credential is reused before governance is asked again (rotation reach). */
 export const CREDENTIAL_FRESH_MS = 5_000;
 
-/**
- * How long a plain allow of `tool:call` (no rule matched in any mode) is reused for the same caller,
- * tool and context. Denies, dry-run denies and allows that name a rule are asked every time, so
- * governance audits each of them; a new forbid reaches calls at most this much later than decisions.
- */
-export const DECISION_FRESH_MS = 1_000;
-
 const stampOf = (value: Date | string) => (value instanceof Date ? value.getTime() : new Date(value).getTime());
 
 /** The version of a row's settings: visibility changes bump `updated_at`. */
@@ -32,8 +24,9 @@ export function rowStamp(row: Pick<ConnectorRow, "id" | "updated_at">): string {
 
 /**
  * What the hot paths read per request, kept briefly in memory: connector rows by id and by project,
- * entry settings by row version, resolved credential headers. Promises are cached, so concurrent
- * requests share one read, and `invalidate` never races a read that started before the change.
+ * entry settings by row version, resolved credential headers (governance's `tool:call` answers are
+ * in the runtime's `DecisionCache`). Promises are cached, so concurrent requests share one read, and
+ * `invalidate` never races a read that started before the change.
  */
 export class ConnectorIndex {
   private readonly rows = new LRUCache<string, Promise<ConnectorRow | undefined>>({ max: 5_000, ttl: HOT_FRESH_MS });
@@ -43,17 +36,6 @@ export class ConnectorIndex {
     max: 2_000,
     ttl: CREDENTIAL_FRESH_MS,
   });
-
-  private readonly decisions = new LRUCache<string, DecisionResponse>({ max: 10_000, ttl: DECISION_FRESH_MS });
-
-  /** governance's decision for `key` (caller, tool, context), a plain allow reused briefly. */
-  async decision(key: string, decide: () => Promise<DecisionResponse>): Promise<DecisionResponse> {
-    const hit = this.decisions.get(key);
-    if (hit) return hit;
-    const answer = await decide();
-    if (answer.decision === "allow" && answer.reasons.length === 0) this.decisions.set(key, answer);
-    return answer;
-  }
 
   private remember<V>(cache: LRUCache<string, Promise<V>>, key: string, load: () => Promise<V>): Promise<V> {
     const hit = cache.get(key);

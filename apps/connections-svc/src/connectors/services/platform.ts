@@ -4,36 +4,34 @@ import {
   auditPrincipal,
   type DecisionRequest,
   type DecisionResponse,
-  DecisionResponse as DecisionResponseSchema,
   GOVERNANCE_INTERNAL_ROUTES,
   newId,
   type Principal,
   ResolveCredentialResponse,
 } from "@agentplane/contracts";
 import { ProblemError } from "@agentplane/problem-details";
-import { callInternal, servicePrincipal } from "@agentplane/service-kit";
+import { callInternal, type DecisionCache, servicePrincipal } from "@agentplane/service-kit";
 import type { Kysely } from "kysely";
 import type { ConnectionsContext } from "../../context.ts";
 import type { ConnectionsDb } from "../../db/schema/index.ts";
 
 const CALLER = servicePrincipal("connections");
 
-/** governance's decision for a tool call; with no governance deployed there are no policies (allow). */
-export async function decideToolCall(ctx: ConnectionsContext, request: DecisionRequest, requestId?: string) {
+/**
+ * governance's decision for a tool call through the shared decision cache (an allow is reused for
+ * up to a second, inside governance's 2 s propagation promise; denies are asked every time, so
+ * governance audits each). With no governance deployed there are no policies: allow.
+ */
+export function decideToolCall(
+  ctx: ConnectionsContext,
+  decisions: DecisionCache,
+  request: DecisionRequest,
+  requestId?: string,
+): Promise<DecisionResponse> {
   if (!ctx.governance) {
-    return {
-      decision: "allow",
-      enforced: false,
-      reasons: [],
-      evaluatedAt: new Date().toISOString(),
-    } as DecisionResponse;
+    return Promise.resolve({ decision: "allow", enforced: false, reasons: [], evaluatedAt: new Date().toISOString() });
   }
-  const body = await callInternal(ctx.governance, GOVERNANCE_INTERNAL_ROUTES.decide, {
-    principal: CALLER,
-    body: request,
-    ...(requestId ? { requestId } : {}),
-  });
-  return DecisionResponseSchema.parse(body);
+  return decisions.decide(ctx.governance, request, requestId);
 }
 
 /** A connector credential's header, resolved for the connector's project only; never logged or returned. */

@@ -1,4 +1,5 @@
 import { EventEmitter } from "node:events";
+import { DecisionCache } from "@agentplane/service-kit";
 import { Ajv, type ValidateFunction } from "ajv";
 import type { Kysely } from "kysely";
 import { LRUCache } from "lru-cache";
@@ -10,6 +11,13 @@ import type { ConnectorTool } from "../openapi/tools.ts";
 import { CallAuditWriter } from "./call-audit.ts";
 import { ConnectorIndex } from "./hot-index.ts";
 import { type ConnectorRow, fromJsonb } from "./store.ts";
+
+/**
+ * How long an allow of `tool:call` is reused for the same caller, tool and context. Governance
+ * reaches every enforcement point within 2 s of a policy change; a new forbid reaches calls at most
+ * this much later than decisions.
+ */
+export const DECISION_FRESH_MS = 1_000;
 
 export interface ConnectorOptions {
   /** `CONNECTOR_ALLOWED_HOSTS`: hosts, host:port pairs or CIDR ranges connectors may reach although internal. */
@@ -40,6 +48,8 @@ export class ConnectorRuntime {
   readonly changes = new EventEmitter();
   /** Connector rows, entry settings and credentials the hot paths read, kept briefly. */
   readonly index = new ConnectorIndex();
+  /** governance's `tool:call` answers: an allow reused for 1 s, denies asked every time. */
+  readonly decisions = new DecisionCache({ callerService: "connections", ttlMs: DECISION_FRESH_MS });
   /** Tool call audit records, committed before each call answers (group commit across concurrent calls). */
   readonly audit: CallAuditWriter;
   private readonly ajv = new Ajv({ strict: false, validateFormats: false, allErrors: true });
