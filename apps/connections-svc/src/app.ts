@@ -96,7 +96,7 @@ export async function createConnectionsService(deps: ConnectionsServiceDeps): Pr
   // background work to stop).
   const clusters = registerClusterRoutes(app, context);
   registerAwsRoutes(app, context);
-  const connectors = registerConnectorRoutes(app, context, config.connectors);
+  const connectors = registerConnectorRoutes(app, context, config.connectors, deps.platformClients?.tenancy);
   registerMcpEndpoints(app, context, connectors.runtime, { governance: deps.governance, ...deps.platformClients });
 
   return {

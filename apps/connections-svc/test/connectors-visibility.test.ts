@@ -90,6 +90,27 @@ describe.skipIf(!pg.available)(`tools restricted to teams${pg.reason}`, () => {
     ).rejects.toThrow(/Unknown tool/);
   });
 
+  it("refuses team ids that are not teams of the connector's organization with a 400 naming each", async () => {
+    const path = `/v1/mcp-servers/${connectorId}/entries/getAccount/visibility`;
+    const before = (await (await w.call("GET", `/v1/mcp-servers/${connectorId}/tools`, w.owner)).json()) as {
+      items: Array<{ name: string; teams?: string[] }>;
+    };
+    const res = await w.call("PUT", path, w.owner, {
+      visibility: "visible",
+      teams: [w.teamId, "team_00000000000000000000000000", w.otherTeamId, w.projectId],
+    });
+    expect(res.status).toBe(400);
+    expect(res.headers.get("content-type")).toContain("application/problem+json");
+    const problem = (await res.json()) as { errors: Array<{ pointer: string; message: string }> };
+    expect(problem.errors.map((e) => e.pointer)).toEqual(["/body/teams/1", "/body/teams/2", "/body/teams/3"]);
+    expect(problem.errors[1]?.message).toContain(w.otherTeamId);
+    // Nothing was changed.
+    const after = (await (await w.call("GET", `/v1/mcp-servers/${connectorId}/tools`, w.owner)).json()) as {
+      items: Array<{ name: string; teams?: string[] }>;
+    };
+    expect(after.items.find((t) => t.name === "getAccount")).toEqual(before.items.find((t) => t.name === "getAccount"));
+  });
+
   it("a change of the restriction applies to the next request on this replica", async () => {
     await restrict([w.teamId]);
     expect((await callGetAccount(w.developer)).status).toBe(404);

@@ -1,7 +1,7 @@
 import type { Principal } from "@agentplane/contracts";
 import { type Database, openDatabase } from "@agentplane/db";
 import { MemoryBus } from "@agentplane/events";
-import { signIdentity, silentLogger } from "@agentplane/service-kit";
+import { inProcessFetch, ServiceClient, signIdentity, silentLogger } from "@agentplane/service-kit";
 import { createTestDatabase } from "@agentplane/testkit";
 import { addMember, json, startActivated } from "../../../tenancy-svc/test/fixtures/harness.ts";
 import { type ConnectionsService, createConnectionsService } from "../../src/app.ts";
@@ -22,6 +22,9 @@ export interface World {
   orgId: string;
   projectId: string;
   otherProjectId: string;
+  /** The outsider's organization and its team `strangers`. */
+  otherOrgId: string;
+  otherTeamId: string;
   /** The project's bearer credential for the upstream API, stored by governance. */
   credentialId: string;
   /** The member of team `builders` (project developers); `developer` is not in it. */
@@ -67,6 +70,9 @@ export async function startWorld(name: string): Promise<World> {
   const otherProject = await json<{ id: string }>(
     await tenancy.call("POST", `/v1/orgs/${otherOrg.id}/projects`, { as: outsider, body: { name: "b" } }),
   );
+  const otherTeam = await json<{ id: string }>(
+    await tenancy.call("POST", `/v1/orgs/${otherOrg.id}/teams`, { as: outsider, body: { name: "strangers" } }),
+  );
   const bus = new MemoryBus();
   const audit: World["audit"] = [];
   await bus.subscribe("audit.recorded", async (event) => {
@@ -87,6 +93,7 @@ export async function startWorld(name: string): Promise<World> {
     authorizer: tenancy.service.authorizer,
     signer: { sign: async () => "unused" },
     governance: governance.client,
+    platformClients: { tenancy: new ServiceClient("tenancy", inProcessFetch(tenancy.service), tenancy.keys) },
     config: { connectors: { allowedHosts: ["127.0.0.1"], scheduler: false } },
   });
   const call = async (method: string, path: string, as?: Principal, body?: unknown) => {
@@ -113,6 +120,8 @@ export async function startWorld(name: string): Promise<World> {
     orgId,
     projectId: project.id,
     otherProjectId: otherProject.id,
+    otherOrgId: otherOrg.id,
+    otherTeamId: otherTeam.id,
     credentialId,
     teamMember,
     teamId: team.id,

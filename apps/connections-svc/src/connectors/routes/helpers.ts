@@ -1,6 +1,12 @@
 import type { AuthorizeResponse, Permission } from "@agentplane/contracts";
 import { notFound } from "@agentplane/problem-details";
-import { authorize, requirePrincipal, type ServiceApp, type ServiceEnv } from "@agentplane/service-kit";
+import {
+  authorize,
+  requirePrincipal,
+  type ServiceApp,
+  type ServiceClient,
+  type ServiceEnv,
+} from "@agentplane/service-kit";
 import type { Context } from "hono";
 import type { ConnectionsContext } from "../../context.ts";
 import type { Actor } from "../services/connectors.ts";
@@ -12,6 +18,8 @@ export interface ConnectorRouteDeps {
   app: ServiceApp;
   ctx: ConnectionsContext;
   runtime: ConnectorRuntime;
+  /** tenancy's internal API (team ids of a visibility restriction); absent where none is wired. */
+  tenancy?: ServiceClient | undefined;
 }
 
 export function isProjectAdmin(authz: AuthorizeResponse): boolean {

@@ -1,4 +1,4 @@
-import type { ServiceApp } from "@agentplane/service-kit";
+import type { ServiceApp, ServiceClient } from "@agentplane/service-kit";
 import type { ConnectionsContext } from "../../context.ts";
 import { type ConnectorOptions, ConnectorRuntime } from "../services/runtime.ts";
 import { runScheduledDiscoveries } from "../services/specs.ts";
@@ -33,9 +33,10 @@ export function registerConnectorRoutes(
   app: ServiceApp,
   ctx: ConnectionsContext,
   options: ConnectorOptions = {},
+  tenancy?: ServiceClient,
 ): ConnectorArea {
   const runtime = new ConnectorRuntime(ctx, options);
-  const deps: ConnectorRouteDeps = { app, ctx, runtime };
+  const deps: ConnectorRouteDeps = { app, ctx, runtime, tenancy };
   // Literal paths before parameterized ones (`…/mcp-servers/http` before `…/{serverId}`).
   for (const register of [
     registerListConnectors,

@@ -1,5 +1,6 @@
 import { setEntryVisibilityRoute } from "@agentplane/contracts";
 import { notFound } from "@agentplane/problem-details";
+import { checkTeamsOfOrg } from "../services/teams.ts";
 import { setEntryVisibility } from "../services/visibility.ts";
 import { type ConnectorRouteDeps, connectorActor } from "./helpers.ts";
 
@@ -10,6 +11,7 @@ export function registerSetConnectorEntryVisibility(deps: ConnectorRouteDeps): v
     const { row, actor } = await connectorActor(c, deps, "connections:manage", connectorId);
     if (!(await deps.runtime.tools(deps.ctx.db, row)).byName.has(entryName))
       throw notFound(`Tool ${entryName} of connector`, row.id);
+    await checkTeamsOfOrg(deps.tenancy, row.org_id, body.teams ?? []);
     return c.json(await setEntryVisibility(deps.ctx, deps.runtime, actor, row, entryName, body), 200);
   });
 }
