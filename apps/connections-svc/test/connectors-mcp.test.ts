@@ -4,7 +4,7 @@ import { requirePostgres } from "@agentplane/testkit";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { API_TOKEN, type ApiUpstream, startApiUpstream, startMcpUpstream } from "./connectors-fixtures/upstreams.ts";
 import { DENY_RULE, startWorld, type World } from "./connectors-fixtures/world.ts";
 
@@ -16,17 +16,23 @@ describe.skipIf(!pg.available)(`the platform's MCP endpoints${pg.reason}`, () =>
   let mcp: Awaited<ReturnType<typeof startMcpUpstream>>;
   const clients: Client[] = [];
 
+  /** Clients whose standalone SSE stream (the one `list_changed` arrives on) the service has opened. */
+  const listening = new WeakSet<Client>();
+
   /** The SDK client against the service in process; the identity header stands in for the gateway. */
   async function connect(path: string, as: Principal): Promise<Client> {
     const identity = await signIdentity(w.tenancy.keys, as, { audience: "connections" });
+    const client = new Client({ name: "test-client", version: "1.0.0" });
     const transport = new StreamableHTTPClientTransport(new URL(`http://connections.test${path}`), {
       fetch: async (input, init) => {
         const request = new Request(input, init);
         request.headers.set("x-agentplane-identity", identity);
-        return w.service.fetch(request);
+        const response = await w.service.fetch(request);
+        // The service watches for changes before it answers the GET that opens the stream.
+        if (request.method === "GET" && response.status === 200) listening.add(client);
+        return response;
       },
     });
-    const client = new Client({ name: "test-client", version: "1.0.0" });
     await client.connect(transport);
     clients.push(client);
     return client;
@@ -92,8 +98,8 @@ describe.skipIf(!pg.available)(`the platform's MCP endpoints${pg.reason}`, () =>
     const changed = new Promise<void>((resolve) => {
       client.setNotificationHandler(ToolListChangedNotificationSchema, async () => resolve());
     });
-    // The standalone SSE stream opens right after initialization; give it a moment.
-    await new Promise((r) => setTimeout(r, 300));
+    // The standalone SSE stream opens right after initialization, without the client waiting for it.
+    await vi.waitFor(() => expect(listening.has(client)).toBe(true));
     const res = await w.call(
       "PUT",
       `/v1/mcp-servers/${await connectorId("commerce")}/entries/listAccounts/visibility`,
