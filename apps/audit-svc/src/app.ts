@@ -22,6 +22,7 @@ import { registerListInstallationAuditTrail } from "./routes/audit-trail/list-in
 import { registerGetAuditTrailStats } from "./routes/audit-trail/stats.ts";
 import { registerGetAuditTrailTimeseries } from "./routes/audit-trail/timeseries.ts";
 import type { RouteDeps } from "./routes/deps.ts";
+import { registerOpenSpend } from "./routes/internal/open-spend.ts";
 import { registerReleaseSpend } from "./routes/internal/release-spend.ts";
 import { registerReserveSpend } from "./routes/internal/reserve-spend.ts";
 import { registerSettleSpend } from "./routes/internal/settle-spend.ts";
@@ -106,6 +107,7 @@ export async function createAuditService(deps: AuditServiceDeps): Promise<AuditS
     registerReserveSpend,
     registerSettleSpend,
     registerReleaseSpend,
+    registerOpenSpend,
   ]) {
     register(routeDeps);
   }

@@ -5,7 +5,10 @@ import { createTestDatabase, requirePostgres } from "@agentplane/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { AUDIT_SCHEMA, type AuditService } from "../src/app.ts";
 import type { AuditDb } from "../src/db/schema.ts";
+import { Pricing } from "../src/services/pricing.ts";
+import { SpendLedger } from "../src/services/spend.ts";
 import { createSpendingLimit, spendingLimitStatus } from "../src/services/spending-limits.ts";
+import { storeUsageRecords } from "../src/services/usage.ts";
 import { startAudit } from "./helpers.ts";
 
 const pg = await requirePostgres();
@@ -71,5 +74,75 @@ describe.skipIf(!pg.available)(`reservations of an organization without limits${
     expect(over).toMatchObject({ decision: "denied", limitId: limit.id });
     const status = await spendingLimitStatus(db(), "org_free");
     expect(status.items.find((i) => i.limitId === limit.id)?.reservedUsd).toBeCloseTo(0.0006, 9);
+  });
+
+  it("records calls opened without a reservation, says where a limit applies, and counts them toward a limit created meanwhile", async () => {
+    const ledger = new SpendLedger(db());
+    const call = {
+      principalType: "user",
+      principalId: "usr_1",
+      provider: "cloud-b",
+      model: "m",
+      route: "/llm/cloud-b",
+    };
+    await createSpendingLimit(db(), "org_open", {
+      amountUsd: 1,
+      period: "daily",
+      projectId: "prj_l",
+      alertThresholds: [],
+    });
+    const opened = await ledger.open({
+      reservations: [
+        { reservationId: "rsv_open_free", orgId: "org_open", projectId: "prj_f", estimatedMicroUsd: 900, call },
+        { reservationId: "rsv_open_lim", orgId: "org_open", projectId: "prj_l", estimatedMicroUsd: 900, call },
+      ],
+    });
+    expect(opened.items).toEqual([
+      { reservationId: "rsv_open_free", limited: false },
+      { reservationId: "rsv_open_lim", limited: true },
+    ]);
+    // A retried batch changes nothing; the rows are active and hold nothing against limits.
+    await ledger.open({
+      reservations: [
+        { reservationId: "rsv_open_free", orgId: "org_open", projectId: "prj_f", estimatedMicroUsd: 1, call },
+      ],
+    });
+    const rows = await db().selectFrom("reservations").selectAll().where("org_id", "=", "org_open").execute();
+    expect(rows.map((r) => [r.id, r.state, Number(r.amount_micro_usd)]).sort()).toEqual([
+      ["rsv_open_free", "active", 900],
+      ["rsv_open_lim", "active", 900],
+    ]);
+    expect(
+      await db().selectFrom("reservation_holds").selectAll().where("reservation_id", "like", "rsv_open%").execute(),
+    ).toEqual([]);
+
+    // A limit created while the call ran: its usage event settles it and counts toward the limit, once.
+    const late = await createSpendingLimit(db(), "org_open", { amountUsd: 1, period: "daily", alertThresholds: [] });
+    const usage = {
+      orgId: "org_open",
+      principalType: "user",
+      principalId: "usr_1",
+      provider: "cloud-b",
+      model: "m",
+      route: "/llm/cloud-b",
+      inputTokens: 1,
+      outputTokens: 1,
+      cacheReadTokens: 0,
+      cacheWriteTokens: 0,
+      costMicroUsd: 250,
+      time: new Date().toISOString(),
+    };
+    const deps = { pricing: new Pricing(), spend: ledger };
+    for (let i = 0; i < 2; i++) {
+      await storeUsageRecords(db(), deps, [
+        { ...usage, id: "evt_open_free", projectId: "prj_f", reservationId: "rsv_open_free" },
+        { ...usage, id: "evt_open_lim", projectId: "prj_l", reservationId: "rsv_open_lim" },
+      ]);
+    }
+    const status = await spendingLimitStatus(db(), "org_open");
+    expect(status.items.find((i) => i.limitId === late.id)).toMatchObject({ spentUsd: 0.0005, reservedUsd: 0 });
+    expect(status.items.find((i) => i.projectId === "prj_l")).toMatchObject({ spentUsd: 0.00025, reservedUsd: 0 });
+    const states = await db().selectFrom("reservations").select("state").where("org_id", "=", "org_open").execute();
+    expect(states.map((s) => s.state)).toEqual(["settled", "settled"]);
   });
 });

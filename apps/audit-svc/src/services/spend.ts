@@ -1,152 +1,32 @@
 import {
-  type AuditRecorded,
   newId,
+  type SpendOpenRequest,
+  type SpendOpenResponse,
   type SpendReservationResponse,
   type SpendReserveRequest,
   type SpendReserveResponse,
 } from "@agentplane/contracts";
 import { notFound } from "@agentplane/problem-details";
 import { type Kysely, type Selectable, sql } from "kysely";
-import type { AuditDb, ReservationsTable, SpendingLimitsTable } from "../db/schema.ts";
-import { storeAuditRecords } from "./audit-records.ts";
+import type { AuditDb, ReservationsTable } from "../db/schema.ts";
+import {
+  applicableLimits,
+  type Counter,
+  type Limit,
+  lockCounter,
+  reportCrossings,
+  saveCounter,
+} from "./spend-counters.ts";
+import { openReservations } from "./spend-open.ts";
 import { periodOf } from "./time.ts";
 
-type Limit = Pick<
-  SpendingLimitsTable,
-  "id" | "org_id" | "project_id" | "amount_micro_usd" | "period" | "alert_thresholds"
->;
-interface Counter {
-  limit: Limit;
-  periodStart: Date;
-  spent: number;
-  reserved: number;
-  alerted: number;
-  reached: boolean;
-}
-
-export function thresholdsOf(limit: Pick<Limit, "alert_thresholds">): number[] {
-  const raw = limit.alert_thresholds as unknown;
-  const list = (typeof raw === "string" ? JSON.parse(raw) : raw) as number[];
-  return [...list].sort((a, b) => a - b);
-}
-
-/** Limits that apply to spend of an organization, and of one of its projects when given. */
-async function applicableLimits(trx: Kysely<AuditDb>, orgId: string, projectId: string | null): Promise<Limit[]> {
-  let q = trx
-    .selectFrom("spending_limits")
-    .select(["id", "org_id", "project_id", "amount_micro_usd", "period", "alert_thresholds"])
-    .where("org_id", "=", orgId);
-  q = projectId
-    ? q.where((eb) => eb.or([eb("project_id", "is", null), eb("project_id", "=", projectId)]))
-    : q.where("project_id", "is", null);
-  return q.orderBy("id").execute();
-}
-
-/**
- * The counter of a limit for the period containing `at`, locked for this transaction. A counter
- * created mid-period starts from the usage already recorded in that period; `addOnConflict` is
- * added when it already exists (the caller's new usage rows are part of the initial sum).
- */
-async function lockCounter(trx: Kysely<AuditDb>, limit: Limit, at: Date, addOnConflict = 0): Promise<Counter> {
-  const { start, end } = periodOf(limit.period, at);
-  const select = () =>
-    trx
-      .selectFrom("spend_counters")
-      .selectAll()
-      .where("limit_id", "=", limit.id)
-      .where("period_start", "=", start)
-      .forUpdate()
-      .executeTakeFirst();
-  let row = await select();
-  let add = addOnConflict;
-  if (!row) {
-    let usage = trx
-      .selectFrom("usage_records")
-      .select(sql<number>`coalesce(sum(cost_micro_usd), 0)::bigint`.as("spent"))
-      .where("org_id", "=", limit.org_id)
-      .where("ts", ">=", start.toISOString())
-      .where("ts", "<", end.toISOString());
-    if (limit.project_id) usage = usage.where("project_id", "=", limit.project_id);
-    const initial = await usage.executeTakeFirstOrThrow();
-    // Another transaction may create the counter meanwhile: then its sum missed our rows, so add them.
-    await trx
-      .insertInto("spend_counters")
-      .values({ limit_id: limit.id, period_start: start, spent_micro_usd: Number(initial.spent) })
-      .onConflict((oc) =>
-        oc.columns(["limit_id", "period_start"]).doUpdateSet({
-          spent_micro_usd: sql`spend_counters.spent_micro_usd + ${addOnConflict}`,
-        }),
-      )
-      .execute();
-    row = await select();
-    add = 0;
-  }
-  if (!row) throw new Error(`spend counter of ${limit.id} vanished`);
-  return {
-    limit,
-    periodStart: start,
-    spent: Number(row.spent_micro_usd) + add,
-    reserved: Number(row.reserved_micro_usd),
-    alerted: row.alerted_threshold,
-    reached: row.reached,
-  };
-}
-
-async function saveCounter(trx: Kysely<AuditDb>, c: Counter): Promise<void> {
-  await trx
-    .updateTable("spend_counters")
-    .set({ spent_micro_usd: c.spent, reserved_micro_usd: c.reserved, alerted_threshold: c.alerted, reached: c.reached })
-    .where("limit_id", "=", c.limit.id)
-    .where("period_start", "=", c.periodStart)
-    .execute();
-}
-
-const SELF = { type: "service" as const, id: "svc_audit", displayName: "audit" };
+export { thresholdsOf } from "./spend-counters.ts";
 
 /** The call a reservation holds money for (SpendReserveRequest.call). */
 export type ReservedCall = NonNullable<SpendReserveRequest["call"]>;
 
 /** The usage record written when a reservation expires: one per reservation, so counted once. */
 export const expiryEventId = (reservationId: string) => `expired_${reservationId}`;
-
-/** Records (as audit records, in the same transaction) a newly crossed alert threshold or a reached limit. */
-async function reportCrossings(trx: Kysely<AuditDb>, c: Counter): Promise<void> {
-  const amount = Number(c.limit.amount_micro_usd);
-  const events: AuditRecorded[] = [];
-  const base = {
-    orgId: c.limit.org_id,
-    ...(c.limit.project_id ? { projectId: c.limit.project_id } : {}),
-    principal: SELF,
-    source: "domain" as const,
-    targetType: "spending_limit",
-    targetId: c.limit.id,
-    targets: { orgId: c.limit.org_id, limitId: c.limit.id },
-    outcome: "success" as const,
-    time: new Date().toISOString(),
-  };
-  const details = {
-    limitUsd: amount / 1e6,
-    spentUsd: c.spent / 1e6,
-    period: c.limit.period,
-    periodStart: c.periodStart.toISOString(),
-  };
-  const crossed = thresholdsOf(c.limit).filter((t) => c.spent * 100 >= t * amount);
-  const highest = crossed[crossed.length - 1] ?? 0;
-  if (highest > c.alerted) {
-    c.alerted = highest;
-    events.push({
-      ...base,
-      id: newId("audit"),
-      action: "spending_limit.threshold_crossed",
-      details: { ...details, threshold: highest },
-    });
-  }
-  if (!c.reached && c.spent >= amount) {
-    c.reached = true;
-    events.push({ ...base, id: newId("audit"), action: "spending_limit.reached", details });
-  }
-  if (events.length > 0) await storeAuditRecords(trx, events);
-}
 
 export interface SpendOptions {
   /** A reservation never settled or released is dropped after this long (default 10 minutes). */
@@ -197,6 +77,7 @@ export class SpendLedger {
             limitMicroUsd: amount,
             period: c.limit.period,
             resetsAt: periodOf(c.limit.period, now).end.toISOString(),
+            limited: true,
           };
         }
         remaining = remaining === undefined ? left : Math.min(remaining, left);
@@ -232,6 +113,7 @@ export class SpendLedger {
         reservationId: id,
         expiresAt: expiresAt.toISOString(),
         ...(remaining !== undefined ? { remainingMicroUsd: remaining } : {}),
+        limited: counters.length > 0,
       };
     });
   }
@@ -285,7 +167,12 @@ export class SpendLedger {
       .returning("id")
       .executeTakeFirst();
     if (!inserted) return undefined;
-    return { decision: "allowed", reservationId: id, expiresAt: expiresAt.toISOString() };
+    return { decision: "allowed", reservationId: id, expiresAt: expiresAt.toISOString(), limited: false };
+  }
+
+  /** Records calls forwarded without a reservation (see openReservations). */
+  open(input: SpendOpenRequest): Promise<SpendOpenResponse> {
+    return openReservations(this.db, this.ttlMs, input);
   }
 
   settle(input: { reservationId: string; costMicroUsd: number }): Promise<SpendReservationResponse> {
@@ -358,12 +245,35 @@ export class SpendLedger {
       await saveCounter(trx, c);
     }
     if (to === "expired" && cost > 0) await this.recordEstimate(trx, r, cost);
+    // A hold on nothing (no limit applied when the call started) still counts toward the limits
+    // that apply now, e.g. one created while the call ran: usage is never missed by a counter.
+    if (holds.length === 0 && cost > 0) await this.countUnheld(trx, r, cost);
     await trx
       .updateTable("reservations")
       .set({ state: to, settled_micro_usd: to === "released" ? null : cost })
       .where("id", "=", r.id)
       .execute();
     return { reservationId, state: to };
+  }
+
+  /** Adds the cost of a reservation that held nothing to the limits that apply now (none: one query). */
+  private async countUnheld(trx: Kysely<AuditDb>, r: Selectable<ReservationsTable>, cost: number) {
+    const limits = await applicableLimits(trx, r.org_id, r.project_id);
+    if (limits.length === 0) return;
+    const at = new Date(r.created_at);
+    const recorded = await trx
+      .selectFrom("usage_records")
+      .select("event_id")
+      .where("reservation_id", "=", r.id)
+      .executeTakeFirst();
+    // Its usage record is stored already (usage event, expiry): addSpend counts it exactly once.
+    if (recorded) return this.addSpend(trx, [{ orgId: r.org_id, projectId: r.project_id, at, cost }]);
+    for (const limit of limits) {
+      const c = await lockCounter(trx, limit, at);
+      c.spent += cost;
+      await reportCrossings(trx, c);
+      await saveCounter(trx, c);
+    }
   }
 
   /** The usage record of an expired reservation: its call, at the estimate, dated when it was reserved. */

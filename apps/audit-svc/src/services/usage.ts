@@ -68,22 +68,47 @@ export async function storeUsageRecords(
       .execute();
     const fresh = new Set(inserted.map((r) => r.event_id));
     const direct: { orgId: string; projectId: string | null; at: Date; cost: number }[] = [];
+    // The batch's reservations and which of them hold against limits, in two queries.
+    const reservationIds = rows.filter((r) => fresh.has(r.event_id) && r.reservation_id).map((r) => r.reservation_id!);
+    const states = new Map<string, string>();
+    const holding = new Set<string>();
+    if (reservationIds.length > 0) {
+      const found = await trx
+        .selectFrom("reservations")
+        .select(["id", "state"])
+        .where("id", "in", reservationIds)
+        .orderBy("id")
+        .forUpdate()
+        .execute();
+      for (const r of found) states.set(r.id, r.state);
+      const active = found.filter((r) => r.state === "active").map((r) => r.id);
+      if (active.length > 0) {
+        const holds = await trx
+          .selectFrom("reservation_holds")
+          .select("reservation_id")
+          .distinct()
+          .where("reservation_id", "in", active)
+          .execute();
+        for (const h of holds) holding.add(h.reservation_id);
+      }
+    }
     for (const row of rows) {
       if (!fresh.has(row.event_id)) continue;
-      if (row.reservation_id) {
-        const r = await trx
-          .selectFrom("reservations")
-          .select("state")
+      const state = row.reservation_id ? states.get(row.reservation_id) : undefined;
+      if (row.reservation_id && state === "active" && !holding.has(row.reservation_id)) {
+        // A reservation that holds nothing (no limit applied when it was made): settled here, its
+        // cost counted with the batch's other direct spend, so a counter created now counts it once.
+        await trx
+          .updateTable("reservations")
+          .set({ state: "settled", settled_micro_usd: row.cost_micro_usd })
           .where("id", "=", row.reservation_id)
-          .executeTakeFirst();
+          .execute();
+      } else if (row.reservation_id && state !== undefined) {
         // Active: settles it. Expired (settled at its estimate): the real cost replaces the estimate.
         // Released: the call did happen after all, so its cost is added.
-        if (r && r.state !== "settled") {
-          await deps.spend.finish(trx, row.reservation_id, "settled", row.cost_micro_usd);
-          continue;
-        }
+        if (state !== "settled") await deps.spend.finish(trx, row.reservation_id, "settled", row.cost_micro_usd);
         // Settled through the API already: counted once there.
-        if (r?.state === "settled") continue;
+        continue;
       }
       direct.push({ orgId: row.org_id, projectId: row.project_id, at: new Date(row.ts), cost: row.cost_micro_usd });
     }

@@ -12,7 +12,17 @@ export const AUDIT_INTERNAL = {
   settle: "/internal/spend/settle",
   /** POST: drop the hold when the call never happened. */
   release: "/internal/spend/release",
+  /** POST: record calls already forwarded in a scope no limit applied to (a batch, no limit check). */
+  open: "/internal/spend/open",
 } as const;
+
+const ReservedCall = z.object({
+  principalType: z.string().min(1).max(32),
+  principalId: z.string().min(1).max(128),
+  provider: z.string().min(1).max(64),
+  model: z.string().min(1).max(256),
+  route: z.string().min(1).max(256),
+});
 
 export const SpendReserveRequest = z.object({
   orgId: z.string().min(1),
@@ -23,15 +33,7 @@ export const SpendReserveRequest = z.object({
    * The call the hold is for. A reservation that is neither settled nor released before it
    * expires (its producer crashed mid-call) is settled at its estimate as a usage record of this call.
    */
-  call: z
-    .object({
-      principalType: z.string().min(1).max(32),
-      principalId: z.string().min(1).max(128),
-      provider: z.string().min(1).max(64),
-      model: z.string().min(1).max(256),
-      route: z.string().min(1).max(256),
-    })
-    .optional(),
+  call: ReservedCall.optional(),
 });
 export type SpendReserveRequest = z.infer<typeof SpendReserveRequest>;
 
@@ -48,6 +50,8 @@ export const SpendReserveResponse = z.object({
   limitMicroUsd: z.number().int().optional(),
   period: z.enum(["daily", "monthly"]).optional(),
   resetsAt: z.string().optional(),
+  /** Whether some limit applies to the organization and project (false: a caller may skip reserving for a while). */
+  limited: z.boolean().optional(),
 });
 export type SpendReserveResponse = z.infer<typeof SpendReserveResponse>;
 
@@ -59,6 +63,34 @@ export type SpendSettleRequest = z.infer<typeof SpendSettleRequest>;
 
 export const SpendReleaseRequest = z.object({ reservationId: z.string().min(1) });
 export type SpendReleaseRequest = z.infer<typeof SpendReleaseRequest>;
+
+/**
+ * Calls a producer already forwarded without reserving, because no limit applied to their scope
+ * when it last asked. Each becomes an active reservation under the producer's id that holds
+ * nothing against limits: settled by its usage event, or at its estimate when it expires.
+ */
+export const SpendOpenRequest = z.object({
+  reservations: z
+    .array(
+      z.object({
+        reservationId: z.string().min(1).max(64),
+        orgId: z.string().min(1),
+        projectId: z.string().min(1).optional(),
+        estimatedMicroUsd: z.number().int().nonnegative(),
+        requestId: z.string().optional(),
+        call: ReservedCall,
+      }),
+    )
+    .min(1)
+    .max(1000),
+});
+export type SpendOpenRequest = z.infer<typeof SpendOpenRequest>;
+
+/** Per recorded call, in request order: whether a limit now applies to its scope (then reserve again). */
+export const SpendOpenResponse = z.object({
+  items: z.array(z.object({ reservationId: z.string(), limited: z.boolean() })),
+});
+export type SpendOpenResponse = z.infer<typeof SpendOpenResponse>;
 
 export const SpendReservationState = z.enum(["active", "settled", "released", "expired"]);
 export const SpendReservationResponse = z.object({ reservationId: z.string(), state: SpendReservationState });
@@ -94,5 +126,15 @@ export const AUDIT_INTERNAL_ROUTES = {
     description: "Drops the hold when the call never happened.",
     request: jsonBody(SpendReleaseRequest, "The reservation"),
     responses: jsonOk(SpendReservationResponse, "The reservation's state"),
+  }),
+  open: defineInternalRoute(audit, {
+    method: "post",
+    path: AUDIT_INTERNAL.open,
+    operationId: "internalSpendOpen",
+    summary: "Record unreserved calls",
+    description:
+      "Records calls already forwarded in scopes no limit applied to, as reservations holding nothing (a crash settles them at their estimate); says per call whether a limit applies now.",
+    request: jsonBody(SpendOpenRequest, "The calls, with the producer's reservation ids"),
+    responses: jsonOk(SpendOpenResponse, "Whether a limit now applies to each call's scope"),
   }),
 };

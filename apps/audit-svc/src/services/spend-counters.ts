@@ -1,0 +1,144 @@
+import type { AuditRecorded } from "@agentplane/contracts";
+import { newId } from "@agentplane/contracts";
+import { type Kysely, sql } from "kysely";
+import type { AuditDb, SpendingLimitsTable } from "../db/schema.ts";
+import { storeAuditRecords } from "./audit-records.ts";
+import { periodOf } from "./time.ts";
+
+// Limit counters of the spend ledger: which limits apply, their per-period counters (row-locked),
+// and the alert and reached records written when spend crosses a threshold.
+
+export type Limit = Pick<
+  SpendingLimitsTable,
+  "id" | "org_id" | "project_id" | "amount_micro_usd" | "period" | "alert_thresholds"
+>;
+export interface Counter {
+  limit: Limit;
+  periodStart: Date;
+  spent: number;
+  reserved: number;
+  alerted: number;
+  reached: boolean;
+}
+
+export function thresholdsOf(limit: Pick<Limit, "alert_thresholds">): number[] {
+  const raw = limit.alert_thresholds as unknown;
+  const list = (typeof raw === "string" ? JSON.parse(raw) : raw) as number[];
+  return [...list].sort((a, b) => a - b);
+}
+
+/** Limits that apply to spend of an organization, and of one of its projects when given. */
+export async function applicableLimits(
+  trx: Kysely<AuditDb>,
+  orgId: string,
+  projectId: string | null,
+): Promise<Limit[]> {
+  let q = trx
+    .selectFrom("spending_limits")
+    .select(["id", "org_id", "project_id", "amount_micro_usd", "period", "alert_thresholds"])
+    .where("org_id", "=", orgId);
+  q = projectId
+    ? q.where((eb) => eb.or([eb("project_id", "is", null), eb("project_id", "=", projectId)]))
+    : q.where("project_id", "is", null);
+  return q.orderBy("id").execute();
+}
+
+/**
+ * The counter of a limit for the period containing `at`, locked for this transaction. A counter
+ * created mid-period starts from the usage already recorded in that period; `addOnConflict` is
+ * added when it already exists (the caller's new usage rows are part of the initial sum).
+ */
+export async function lockCounter(trx: Kysely<AuditDb>, limit: Limit, at: Date, addOnConflict = 0): Promise<Counter> {
+  const { start, end } = periodOf(limit.period, at);
+  const select = () =>
+    trx
+      .selectFrom("spend_counters")
+      .selectAll()
+      .where("limit_id", "=", limit.id)
+      .where("period_start", "=", start)
+      .forUpdate()
+      .executeTakeFirst();
+  let row = await select();
+  let add = addOnConflict;
+  if (!row) {
+    let usage = trx
+      .selectFrom("usage_records")
+      .select(sql<number>`coalesce(sum(cost_micro_usd), 0)::bigint`.as("spent"))
+      .where("org_id", "=", limit.org_id)
+      .where("ts", ">=", start.toISOString())
+      .where("ts", "<", end.toISOString());
+    if (limit.project_id) usage = usage.where("project_id", "=", limit.project_id);
+    const initial = await usage.executeTakeFirstOrThrow();
+    // Another transaction may create the counter meanwhile: then its sum missed our rows, so add them.
+    await trx
+      .insertInto("spend_counters")
+      .values({ limit_id: limit.id, period_start: start, spent_micro_usd: Number(initial.spent) })
+      .onConflict((oc) =>
+        oc.columns(["limit_id", "period_start"]).doUpdateSet({
+          spent_micro_usd: sql`spend_counters.spent_micro_usd + ${addOnConflict}`,
+        }),
+      )
+      .execute();
+    row = await select();
+    add = 0;
+  }
+  if (!row) throw new Error(`spend counter of ${limit.id} vanished`);
+  return {
+    limit,
+    periodStart: start,
+    spent: Number(row.spent_micro_usd) + add,
+    reserved: Number(row.reserved_micro_usd),
+    alerted: row.alerted_threshold,
+    reached: row.reached,
+  };
+}
+
+export async function saveCounter(trx: Kysely<AuditDb>, c: Counter): Promise<void> {
+  await trx
+    .updateTable("spend_counters")
+    .set({ spent_micro_usd: c.spent, reserved_micro_usd: c.reserved, alerted_threshold: c.alerted, reached: c.reached })
+    .where("limit_id", "=", c.limit.id)
+    .where("period_start", "=", c.periodStart)
+    .execute();
+}
+
+const SELF = { type: "service" as const, id: "svc_audit", displayName: "audit" };
+
+/** Records (as audit records, in the same transaction) a newly crossed alert threshold or a reached limit. */
+export async function reportCrossings(trx: Kysely<AuditDb>, c: Counter): Promise<void> {
+  const amount = Number(c.limit.amount_micro_usd);
+  const events: AuditRecorded[] = [];
+  const base = {
+    orgId: c.limit.org_id,
+    ...(c.limit.project_id ? { projectId: c.limit.project_id } : {}),
+    principal: SELF,
+    source: "domain" as const,
+    targetType: "spending_limit",
+    targetId: c.limit.id,
+    targets: { orgId: c.limit.org_id, limitId: c.limit.id },
+    outcome: "success" as const,
+    time: new Date().toISOString(),
+  };
+  const details = {
+    limitUsd: amount / 1e6,
+    spentUsd: c.spent / 1e6,
+    period: c.limit.period,
+    periodStart: c.periodStart.toISOString(),
+  };
+  const crossed = thresholdsOf(c.limit).filter((t) => c.spent * 100 >= t * amount);
+  const highest = crossed[crossed.length - 1] ?? 0;
+  if (highest > c.alerted) {
+    c.alerted = highest;
+    events.push({
+      ...base,
+      id: newId("audit"),
+      action: "spending_limit.threshold_crossed",
+      details: { ...details, threshold: highest },
+    });
+  }
+  if (!c.reached && c.spent >= amount) {
+    c.reached = true;
+    events.push({ ...base, id: newId("audit"), action: "spending_limit.reached", details });
+  }
+  if (events.length > 0) await storeAuditRecords(trx, events);
+}
