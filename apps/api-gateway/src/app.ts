@@ -16,6 +16,7 @@ import {
   type Logger,
   MAX_BODY_BYTES,
   type Readiness,
+  type ResponseHeaders,
   ServiceClient,
   type ServiceFetch,
 } from "@agentplane/service-kit";
@@ -23,7 +24,14 @@ import { RequestAuditor, shouldAudit } from "./audit.ts";
 import { AUTH_RETRY_AFTER_SECONDS, type Authenticator, bearerToken } from "./authn/authenticator.ts";
 import type { RateLimitConfig } from "./config.ts";
 import { docsPage, referenceBundle } from "./docs.ts";
-import { BodyTooLargeError, forwardHeaders, forwardRequest, toRequest } from "./forward.ts";
+import {
+  BodyTooLargeError,
+  forwardHeaders,
+  forwardRequest,
+  type HeaderReader,
+  requestHeaders,
+  toRequest,
+} from "./forward.ts";
 import { gatewayHealth, type HealthTarget } from "./health.ts";
 import type { IngressRouter } from "./ingress.ts";
 import { type RateLimiter, type RateLimitResult, rateLimitHeaders } from "./rate-limit.ts";
@@ -104,7 +112,8 @@ export function createGateway(deps: GatewayDeps): Gateway {
 
   async function handle(request: Request, env?: { incoming?: IncomingMessage }): Promise<Response> {
     const url = new URL(request.url);
-    const incomingId = request.headers.get(REQUEST_ID_HEADER);
+    const { reader: header, all: allHeaders } = requestHeaders(request, env?.incoming);
+    const incomingId = header.get(REQUEST_ID_HEADER);
     const requestId = incomingId && /^[\w.:-]{1,128}$/.test(incomingId) ? incomingId : randomUUID();
     const method = request.method.toUpperCase();
     const fail = (error: ProblemError, extra: Record<string, string> = {}) =>
@@ -113,10 +122,10 @@ export function createGateway(deps: GatewayDeps): Gateway {
         ...extra,
       });
 
-    const ingressTarget = deps.ingress?.parse(request.headers.get("host") ?? url.host);
+    const ingressTarget = deps.ingress?.parse(header.get("host") ?? url.host);
     if (ingressTarget && deps.ingress) {
       let principal: Principal | undefined;
-      const token = bearerToken(request.headers);
+      const token = bearerToken(header);
       if (token) {
         try {
           principal = await deps.authenticator.authenticate(token);
@@ -173,23 +182,24 @@ export function createGateway(deps: GatewayDeps): Gateway {
         { upgrade: "websocket", connection: "Upgrade" },
       );
     }
-    const audit = (principal: Principal | undefined, status: number, response?: Response) => {
+    const audit = (principal: Principal | undefined, status: number, response?: Response, resourceOrg?: string) => {
       if (!shouldAudit(method, status)) return;
       auditor.record({
         response,
+        resourceOrg,
         principal,
         operationId: entry.operationId,
         params,
         status,
         requestId,
         ip: clientIp(env),
-        userAgent: request.headers.get("user-agent") ?? undefined,
+        userAgent: header.get("user-agent") ?? undefined,
         method,
         path: url.pathname,
       });
     };
 
-    const length = Number(request.headers.get("content-length") ?? "0");
+    const length = Number(header.get("content-length") ?? "0");
     const bodyLimit = (deps.bodyLimits ?? DEFAULT_BODY_LIMITS)[entry.service] ?? MAX_BODY_BYTES;
     if (length > bodyLimit) {
       // Refused before authentication (nothing of the body is read): recorded without a principal.
@@ -203,7 +213,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
     if (entry.access !== "public") {
       try {
         principal = await deps.authenticator.authenticate(
-          bearerToken(request.headers) ?? awsSessionToken(entry.operationId, request.headers) ?? "",
+          bearerToken(header) ?? awsSessionToken(entry.operationId, header) ?? "",
         );
       } catch (err) {
         const problem =
@@ -269,12 +279,26 @@ export function createGateway(deps: GatewayDeps): Gateway {
     }
     const identity = principal ? await signer.sign(principal, entry.service) : undefined;
     let response: Response;
-    const headers = forwardHeaders(request.headers, identity, requestId, url);
-    if (AWS_PROXY_OPERATION.test(entry.operationId)) awsProxyHeaders(request.headers, headers);
+    const headers = forwardHeaders(allHeaders, identity, requestId, url);
+    if (AWS_PROXY_OPERATION.test(entry.operationId)) awsProxyHeaders(header, headers);
     const forwarded = forwardRequest(request, url, headers, bodyLimit);
+    // Over HTTP, the gateway's headers go into the answer's header record before its Response is
+    // built (nothing copied afterwards); the organization the service named is taken out first.
+    let named: string | undefined;
+    const adjust = (answer: ResponseHeaders) => {
+      const org = answer[RESOURCE_ORG_HEADER];
+      if (org !== undefined) {
+        named = Array.isArray(org) ? org[0] : org;
+        delete answer[RESOURCE_ORG_HEADER];
+      }
+      answer[REQUEST_ID_HEADER] = requestId;
+      Object.assign(answer, limitHeaders);
+    };
+    const send = (target.fetch as Partial<HttpServiceFetch>).send;
     try {
-      const send = (target.fetch as Partial<HttpServiceFetch>).send;
-      response = await (send ? send(forwarded.request) : target.fetch(toRequest(url.origin, forwarded.request)));
+      response = await (send
+        ? send(forwarded.request, adjust)
+        : target.fetch(toRequest(url.origin, forwarded.request)));
     } catch (err) {
       if (forwarded.overLimit() || err instanceof BodyTooLargeError) {
         audit(principal, 413);
@@ -290,8 +314,8 @@ export function createGateway(deps: GatewayDeps): Gateway {
       audit(principal, 413);
       return tooLarge();
     }
-    audit(principal, response.status, response);
-    return withHeaders(response, { [REQUEST_ID_HEADER]: requestId, ...limitHeaders });
+    audit(principal, response.status, response, named);
+    return send ? response : withHeaders(response, { [REQUEST_ID_HEADER]: requestId, ...limitHeaders });
   }
 
   const handleUpgrade = createUpgradeHandler({
@@ -330,12 +354,12 @@ export function createGateway(deps: GatewayDeps): Gateway {
  */
 const AWS_PROXY_OPERATION = /^awsProxy/;
 
-function awsSessionToken(operationId: string, headers: Headers): string | undefined {
+function awsSessionToken(operationId: string, headers: HeaderReader): string | undefined {
   if (!AWS_PROXY_OPERATION.test(operationId)) return undefined;
   return headers.get("x-amz-security-token") ?? undefined;
 }
 
-function awsProxyHeaders(incoming: Headers, outgoing: Record<string, string>): void {
+function awsProxyHeaders(incoming: HeaderReader, outgoing: Record<string, string>): void {
   delete outgoing["x-amz-security-token"];
   const auth = incoming.get("authorization");
   if (auth?.startsWith("AWS4-HMAC-SHA256 ")) outgoing["x-agentplane-aws-authorization"] = auth;

@@ -37,6 +37,8 @@ export interface RequestAudit {
   path: string;
   /** The service's answer: a created organization's id is read from it. */
   response?: Response | undefined;
+  /** The organization the service named (its resource-org header), when read before the answer was built. */
+  resourceOrg?: string | undefined;
 }
 
 const GATEWAY = servicePrincipal("api-gateway");
@@ -116,7 +118,7 @@ export class RequestAuditor {
     // The path's organization, else the one the service named for the resource it acted on, else
     // the one a service named earlier for an id of the path (a request refused before the service
     // looked at its resource, such as a bad body, names none).
-    const named = audit.response?.headers.get(RESOURCE_ORG_HEADER) ?? undefined;
+    const named = audit.resourceOrg ?? audit.response?.headers.get(RESOURCE_ORG_HEADER) ?? undefined;
     if (named) this.learn(audit.params, named);
     const orgId = audit.params.orgId ?? named ?? principal?.orgId ?? this.learned(audit.params);
     const projectId = audit.params.projectId ?? principal?.projectId;

@@ -1,3 +1,4 @@
+import type { IncomingHttpHeaders, IncomingMessage } from "node:http";
 import { INTERNAL_IDENTITY_HEADER, REQUEST_ID_HEADER } from "@agentplane/contracts";
 import { HOP_BY_HOP_HEADERS, type OutgoingRequest } from "@agentplane/service-kit";
 
@@ -11,20 +12,52 @@ const DROPPED = new Set([...HOP_BY_HOP_HEADERS, "authorization", INTERNAL_IDENTI
  * service can build links to the gateway.
  */
 export function forwardHeaders(
-  incoming: Headers,
+  incoming: Headers | IncomingHttpHeaders,
   identity: string | undefined,
   requestId: string,
   url: URL,
 ): Record<string, string> {
   const headers: Record<string, string> = {};
-  incoming.forEach((value, key) => {
-    if (!DROPPED.has(key)) headers[key] = value;
-  });
+  if (incoming instanceof Headers) {
+    incoming.forEach((value, key) => {
+      if (!DROPPED.has(key)) headers[key] = value;
+    });
+  } else {
+    for (const key in incoming) {
+      const value = incoming[key];
+      if (value !== undefined && !DROPPED.has(key)) headers[key] = Array.isArray(value) ? value.join(", ") : value;
+    }
+  }
   if (identity) headers[INTERNAL_IDENTITY_HEADER] = identity;
   headers[REQUEST_ID_HEADER] = requestId;
   headers["x-forwarded-host"] = url.host;
   headers["x-forwarded-proto"] = url.protocol.slice(0, -1);
   return headers;
+}
+
+/** What the gateway reads of a request's headers. */
+export type HeaderReader = Pick<Headers, "get">;
+
+/**
+ * The request's headers as the server parsed them when it came over HTTP (Node's lower-case
+ * record: no web `Headers` is built for a request the gateway only forwards), else the Request's.
+ */
+export function requestHeaders(
+  request: Request,
+  incoming: IncomingMessage | undefined,
+): { reader: HeaderReader; all: Headers | IncomingHttpHeaders } {
+  const raw = incoming?.headers;
+  if (!raw) return { reader: request.headers, all: request.headers };
+  return {
+    reader: {
+      get(name: string): string | null {
+        const value = raw[name.toLowerCase()];
+        if (value === undefined) return null;
+        return Array.isArray(value) ? value.join(", ") : value;
+      },
+    },
+    all: raw,
+  };
 }
 
 /** A streamed body went over the limit: the stream errors with this and the gateway answers 413. */

@@ -1,6 +1,6 @@
 import { createServer, type IncomingMessage, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import { INTERNAL_IDENTITY_HEADER } from "@agentplane/contracts";
+import { INTERNAL_IDENTITY_HEADER, RESOURCE_ORG_HEADER } from "@agentplane/contracts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { WebSocket, WebSocketServer } from "ws";
 import type { GatewayTarget } from "../src/app.ts";
@@ -26,6 +26,13 @@ function upstream() {
   const handleUpgrade = (req: IncomingMessage, socket: import("node:stream").Duplex, head: Buffer) =>
     wss.handleUpgrade(req, socket, head, (ws) => wss.emit("connection", ws, req));
   const fetch = async (request: Request): Promise<Response> => {
+    if (request.headers.get("x-answer") === "cookies") {
+      // Two cookies and the organization a service names for the gateway's audit record.
+      const headers = new Headers({ "content-type": "application/json", [RESOURCE_ORG_HEADER]: "org_named" });
+      headers.append("set-cookie", "a=1; Path=/; HttpOnly");
+      headers.append("set-cookie", "b=2; Path=/");
+      return new Response(JSON.stringify({ ok: true }), { headers });
+    }
     const received = request.body ? (await request.arrayBuffer()).byteLength : 0;
     let n = 0;
     const stream = new ReadableStream<Uint8Array>({
@@ -77,10 +84,14 @@ for (const mode of ["in-process", "http"] as const) {
           const response = await up.fetch(
             new Request(`http://x${req.url}`, {
               method: req.method!,
+              headers: req.headers["x-answer"] ? { "x-answer": String(req.headers["x-answer"]) } : {},
               body: req.method === "GET" ? null : Buffer.concat(chunks),
             }),
           );
-          res.writeHead(response.status, { "content-type": "text/plain" });
+          for (const [name, value] of response.headers) if (name !== "set-cookie") res.setHeader(name, value);
+          const cookies = response.headers.getSetCookie();
+          if (cookies.length > 0) res.setHeader("set-cookie", cookies);
+          res.writeHead(response.status);
           for await (const chunk of response.body!) res.write(chunk);
           res.end();
         });
@@ -120,6 +131,20 @@ for (const mode of ["in-process", "http"] as const) {
       expect(text).toMatch(/of 50\d\d/);
       // The first chunk arrived well before the last one was produced (no buffering).
       expect(total - firstAt).toBeGreaterThanOrEqual(450);
+    });
+
+    it("answers with every header of the service's answer, repeated ones too, less the organization it named", async () => {
+      const res = await fetch(`${h.url}/v1/shell/exec`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${h.ownerToken}`, "content-type": "application/json", "x-answer": "cookies" },
+        body: "{}",
+      });
+      expect(res.status).toBe(200);
+      expect(await res.json()).toEqual({ ok: true });
+      expect(res.headers.getSetCookie()).toEqual(["a=1; Path=/; HttpOnly", "b=2; Path=/"]);
+      expect(res.headers.get(RESOURCE_ORG_HEADER)).toBeNull();
+      expect(res.headers.get("x-request-id")).toMatch(/\S/);
+      expect(res.headers.get("ratelimit")).toMatch(/^"per-token";r=\d+;t=\d+$/);
     });
 
     it("passes WebSocket upgrades through with the internal identity, never the bearer token", async () => {

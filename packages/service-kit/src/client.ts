@@ -68,9 +68,38 @@ export interface OutgoingRequest {
   signal?: AbortSignal;
 }
 
+/**
+ * The answer's headers as `send` received them (lower-case names; a repeated header as an array),
+ * for a caller to read, remove and add to before the `Response` is built.
+ */
+export type ResponseHeaders = Record<string, string | string[]>;
+
 /** An HTTP service fetch, with `send` for callers that never had a web `Request` (the gateway). */
 export interface HttpServiceFetch extends ServiceFetch {
-  send(request: OutgoingRequest): Promise<Response>;
+  /**
+   * `adjust` sees the answer's headers before the Response is built: the Response then carries a
+   * plain header record, which the server writes as it is (no `Headers` built on the way).
+   */
+  send(request: OutgoingRequest, adjust?: (headers: ResponseHeaders) => void): Promise<Response>;
+}
+
+/** A header record as `ResponseInit` takes it: pairs when a header repeats (Set-Cookie), else the record. */
+function responseHeaders(headers: ResponseHeaders): Record<string, string> | [string, string][] {
+  let repeated = false;
+  for (const key in headers) {
+    if (Array.isArray(headers[key])) {
+      repeated = true;
+      break;
+    }
+  }
+  if (!repeated) return headers as Record<string, string>;
+  const pairs: [string, string][] = [];
+  for (const key in headers) {
+    const value = headers[key] as string | string[];
+    if (Array.isArray(value)) for (const v of value) pairs.push([key, v]);
+    else pairs.push([key, value]);
+  }
+  return pairs;
 }
 
 /**
@@ -96,7 +125,7 @@ export function httpFetch(baseUrl: string, options: { connections?: number } = {
     agents.set(origin, agent);
   }
   const dispatcher = agent;
-  const send = async (request: OutgoingRequest): Promise<Response> => {
+  const send = async (request: OutgoingRequest, adjust?: (headers: ResponseHeaders) => void): Promise<Response> => {
     const headers: Record<string, string> = {};
     for (const key in request.headers) {
       if (!NOT_FORWARDED.has(key)) headers[key] = request.headers[key] as string;
@@ -109,14 +138,13 @@ export function httpFetch(baseUrl: string, options: { connections?: number } = {
       // The web stream itself (async iterable): its error ends this request, never the process.
       ...(request.body ? { body: request.body as never } : {}),
     });
-    const out = new Headers();
+    const out: ResponseHeaders = {};
     for (const key in res.headers) {
       const value = res.headers[key];
-      if (value === undefined) continue;
-      if (Array.isArray(value)) for (const v of value) out.append(key, v);
-      else out.set(key, value);
+      if (value !== undefined) out[key] = value;
     }
-    const init = { status: res.statusCode, headers: out };
+    adjust?.(out);
+    const init = { status: res.statusCode, headers: responseHeaders(out) };
     if (NULL_BODY_STATUSES.has(res.statusCode) || request.method === "HEAD") {
       res.body.resume();
       return new Response(null, init);

@@ -21,6 +21,7 @@ export {
   httpFetch,
   inProcessFetch,
   type OutgoingRequest,
+  type ResponseHeaders,
   ServiceClient,
   type ServiceFetch,
 } from "./client.ts";

@@ -200,7 +200,7 @@ export class Authenticator {
  * Kubernetes subprotocol convention (browsers cannot set headers on a WebSocket). A plain HTTP
  * request never has its token read from `Sec-WebSocket-Protocol`.
  */
-export function bearerToken(headers: Headers, options: { websocket?: boolean } = {}): string | undefined {
+export function bearerToken(headers: Pick<Headers, "get">, options: { websocket?: boolean } = {}): string | undefined {
   const auth = headers.get("authorization");
   if (auth) {
     const m = /^Bearer\s+(.+)$/i.exec(auth.trim());
