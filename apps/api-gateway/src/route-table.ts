@@ -66,6 +66,8 @@ function compile(template: string): Omit<CompiledPath, "byMethod"> {
 /** The gateway's route table, derived from the contracts: one source of truth for paths. */
 export class RouteTable {
   private readonly paths: CompiledPath[] = [];
+  /** Templates without parameters by their path (and with a trailing slash): found without a scan. */
+  private readonly literal = new Map<string, CompiledPath>();
 
   constructor(routes: readonly ContractRoute[] = ALL_ROUTES) {
     const byTemplate = new Map<string, CompiledPath>();
@@ -113,6 +115,11 @@ export class RouteTable {
       }
     }
     this.paths.sort((a, b) => b.literalSegments - a.literalSegments);
+    for (const path of this.paths) {
+      if (path.paramNames.length > 0) continue;
+      this.literal.set(path.template, path);
+      this.literal.set(`${path.template}/`, path);
+    }
   }
 
   get entries(): RouteEntry[] {
@@ -120,6 +127,10 @@ export class RouteTable {
   }
 
   match(method: string, pathname: string): RouteMatch {
+    // A path that is all literal segments outranks any template with a parameter (the scan below
+    // tries templates with more literal segments first), so an exact hit with the method is final.
+    const exact = this.literal.get(pathname)?.byMethod.get(method === "HEAD" ? "GET" : method);
+    if (exact) return { kind: "route", entry: exact, params: {} };
     const allow = new Set<string>();
     for (const path of this.paths) {
       const m = path.regex.exec(pathname);

@@ -1,4 +1,4 @@
-import { createHash } from "node:crypto";
+import { hash } from "node:crypto";
 import { LRUCache } from "lru-cache";
 
 /** A short-lived cache keyed by a token's hash (the token itself is never kept as a key). */
@@ -10,7 +10,7 @@ export class TokenCache<T> {
   }
 
   static keyOf(token: string): string {
-    return createHash("sha256").update(token).digest("base64url");
+    return hash("sha256", token, "base64url");
   }
 
   get(token: string, load: () => Promise<T>): Promise<T> {
