@@ -1,6 +1,6 @@
 import {
-  CONNECTIONS_INTERNAL,
-  SANDBOX_INTERNAL,
+  CONNECTIONS_INTERNAL_ROUTES,
+  SANDBOX_INTERNAL_ROUTES,
   SANDBOX_TOKEN_PREFIX,
   type ServiceName,
   TUNNEL_TOKEN_PREFIX,
@@ -65,7 +65,7 @@ export function buildGateway(options: BuildGatewayOptions): BuiltGateway {
             {
               prefix: SANDBOX_TOKEN_PREFIX,
               client: new ServiceClient("sandbox", targets.sandbox.fetch, keys),
-              path: SANDBOX_INTERNAL.resolveSandboxToken,
+              route: SANDBOX_INTERNAL_ROUTES.resolveSandboxToken,
             },
           ]
         : []),
@@ -75,7 +75,7 @@ export function buildGateway(options: BuildGatewayOptions): BuiltGateway {
             {
               prefix: TUNNEL_TOKEN_PREFIX,
               client: new ServiceClient("connections", targets.connections.fetch, keys),
-              path: CONNECTIONS_INTERNAL.resolveTunnelToken,
+              route: CONNECTIONS_INTERNAL_ROUTES.resolveTunnelToken,
             },
           ]
         : []),

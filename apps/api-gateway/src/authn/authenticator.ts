@@ -1,9 +1,10 @@
 import {
   CLUSTER_JWT_AUDIENCE,
+  type CONNECTIONS_INTERNAL_ROUTES,
   type Principal,
   projectIdFromClusterIssuer,
   ResolvedPrincipal,
-  TENANCY_INTERNAL,
+  type SANDBOX_INTERNAL_ROUTES,
   TENANCY_INTERNAL_ROUTES,
   TUNNEL_TOKEN_PREFIX,
   VerificationKeysResponse,
@@ -15,11 +16,17 @@ import { LRUCache } from "lru-cache";
 import { assertIssuedInPast, DEFAULT_MAX_CLOCK_SKEW_SECONDS, OidcUnavailableError, type OidcVerifier } from "./oidc.ts";
 import { TokenCache } from "./token-cache.ts";
 
+/** The internal routes that turn an opaque token into its principal: `{token}` in, `{principal}` out. */
+export type TokenResolveRoute =
+  | typeof TENANCY_INTERNAL_ROUTES.resolveApiToken
+  | typeof SANDBOX_INTERNAL_ROUTES.resolveSandboxToken
+  | typeof CONNECTIONS_INTERNAL_ROUTES.resolveTunnelToken;
+
 /** Opaque tokens whose prefix names the service that resolves them (e.g. sandbox tokens). */
 export interface OpaqueTokenResolver {
   prefix: string;
   client: ServiceClient;
-  path: string;
+  route: TokenResolveRoute;
 }
 
 export interface AuthenticatorOptions {
@@ -88,14 +95,17 @@ export class Authenticator {
     }
     if (JWT_SHAPE.test(token)) return this.authenticateJwt(token);
     const resolver = this.options.opaqueResolvers?.find((r) => token.startsWith(r.prefix));
-    if (resolver) return this.resolveOpaque(token, resolver.client, resolver.path);
-    return this.resolveOpaque(token, this.options.tenancy, TENANCY_INTERNAL.resolveApiToken);
+    if (resolver) return this.resolveOpaque(token, resolver.client, resolver.route);
+    return this.resolveOpaque(token, this.options.tenancy, TENANCY_INTERNAL_ROUTES.resolveApiToken);
   }
 
-  private resolveOpaque(token: string, client: ServiceClient, path: string): Promise<Principal> {
+  private resolveOpaque(token: string, client: ServiceClient, route: TokenResolveRoute): Promise<Principal> {
     return this.opaque
       .get(token, async () => {
-        const body = await client.request<unknown>("POST", path, { principal: GATEWAY, body: { token } });
+        const body = await callInternal(client, route as typeof TENANCY_INTERNAL_ROUTES.resolveApiToken, {
+          principal: GATEWAY,
+          body: { token },
+        });
         return ResolvedPrincipal.parse(body).principal;
       })
       .catch((err) => {
