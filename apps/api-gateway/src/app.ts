@@ -322,7 +322,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
     routes,
     targets: deps.targets,
     authenticator: deps.authenticator,
-    keys: deps.keys,
+    signer,
     ...(deps.logger ? { logger: deps.logger } : {}),
     ...(deps.ingress ? { ingress: deps.ingress } : {}),
   });

@@ -6,10 +6,9 @@ import { INTERNAL_IDENTITY_HEADER, REQUEST_ID_HEADER, type ServiceName } from "@
 import { ProblemError } from "@agentplane/problem-details";
 import {
   guardSocket,
-  type InternalKeys,
+  type IdentitySigner,
   type Logger,
   rejectUpgrade,
-  signIdentity,
   spliceUpgrade,
   type UpgradeHandler,
 } from "@agentplane/service-kit";
@@ -68,7 +67,8 @@ export function createUpgradeHandler(deps: {
   routes: RouteTable;
   targets: Partial<Record<ServiceName, { upgrade?: UpgradeTarget }>>;
   authenticator: Authenticator;
-  keys: InternalKeys;
+  /** The gateway's signer: an identity is signed once per principal and service, not per upgrade. */
+  signer: IdentitySigner;
   logger?: Logger;
   ingress?: IngressRouter;
 }): UpgradeHandler {
@@ -94,7 +94,7 @@ export function createUpgradeHandler(deps: {
       const principal = await deps.authenticator.authenticate(bearerToken(toHeaders(req), { websocket: true }) ?? "", {
         tunnel: match.entry.operationId === "openClusterTunnel",
       });
-      const identity = await signIdentity(deps.keys, principal, { audience: match.entry.service, requestId });
+      const identity = await deps.signer.sign(principal, match.entry.service);
       // The service sees the identity, never the caller's credential.
       delete req.headers.authorization;
       const protocols = req.headers["sec-websocket-protocol"];
