@@ -1,5 +1,5 @@
 import { AUDIT_RECORDED, type AuditRecorded } from "@agentplane/contracts";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { call, type Harness, startHarness } from "./harness.ts";
 
 describe("gateway in front of tenancy", () => {
@@ -69,13 +69,11 @@ describe("gateway in front of tenancy", () => {
     const token = created.body.token as string;
     expect((await call(h, "GET", "/v1/auth/me", { token })).status).toBe(200);
     expect((await call(h, "DELETE", `/v1/api-tokens/${created.body.id}`)).status).toBe(204);
-    const deadline = Date.now() + 5000;
-    let status = 200;
-    while (Date.now() < deadline && status === 200) {
-      status = (await call(h, "GET", "/v1/auth/me", { token })).status;
-      if (status === 200) await new Promise((r) => setTimeout(r, 200));
-    }
-    expect(status).toBe(401);
+    // The gateway trusts a resolved token for 2 s: the revocation shows within that.
+    await vi.waitFor(async () => expect((await call(h, "GET", "/v1/auth/me", { token })).status).toBe(401), {
+      timeout: 5000,
+      interval: 100,
+    });
   });
 
   it("serves the OpenAPI document and the API reference page", async () => {

@@ -98,6 +98,7 @@ describe.skipIf(!redis.available)(`rate limit counted in Redis${redis.reason}`, 
       limiters: [a],
     } = replicas(1, { limit: 100, windowSeconds: 1 });
     for (let i = 0; i < 10; i++) await a!.hit("p:tok");
+    // The window ends in Redis (its key's TTL), on Redis's clock: only real time moves it.
     await new Promise((r) => setTimeout(r, 1100));
     const next = await a!.hit("p:tok");
     expect(next.remaining).toBe(99);
