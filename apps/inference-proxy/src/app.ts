@@ -1,4 +1,5 @@
 import { Pricing } from "@agentplane/audit-svc";
+import { USAGE_RECORDED } from "@agentplane/contracts";
 import type { Database } from "@agentplane/db";
 import { migrateToLatest } from "@agentplane/db";
 import { type Bus, createOutbox } from "@agentplane/events";
@@ -20,6 +21,7 @@ import { Agent } from "undici";
 import { hasProviderCredential, type InferenceConfig } from "./config.ts";
 import { INFERENCE_SCHEMA, migrations } from "./db/migrations.ts";
 import { CallerResolver } from "./proxy/caller.ts";
+import { GroupCommit } from "./proxy/group-commit.ts";
 import { createLlmProxy } from "./proxy/handler.ts";
 import { ProjectCredentials } from "./proxy/project-credentials.ts";
 import type { EstimatePrice } from "./proxy/request.ts";
@@ -84,16 +86,21 @@ export async function createInferenceService(deps: InferenceServiceDeps): Promis
   const app = createServiceApp({ name: "inference", keys: deps.keys, logger: deps.logger, checks });
   const credentials = new ProjectCredentials(deps.governance, deps.config.providers);
   registerListInferenceProviders({ app, callers, credentials });
+  const spend = new SpendGate(deps.audit, deps.logger, deps.config.spend);
+  // Usage events of concurrent calls share one outbox insert.
+  const usage = new GroupCommit<Record<string, unknown>, string>((batch) =>
+    outbox.publishMany(batch.map((data) => ({ topic: USAGE_RECORDED, data }))),
+  );
   const llm = createLlmProxy({
     config: deps.config,
     verifier: new IdentityVerifier(deps.keys, "inference"),
     callers,
     credentials,
-    spend: new SpendGate(deps.audit, deps.logger),
+    spend,
     ...(deps.governance
       ? { governance: { client: deps.governance, cache: new DecisionCache({ callerService: "inference" }) } }
       : {}),
-    outbox,
+    recordUsage: (event) => usage.add(event),
     price: (model) => (model ? pricing.price(model) : undefined) ?? FALLBACK_PRICE,
     dispatcher,
     logger: deps.logger,
@@ -112,6 +119,8 @@ export async function createInferenceService(deps: InferenceServiceDeps): Promis
     ready: async () => (await checkReadiness(checks)).ready,
     readiness: () => checkReadiness(checks),
     async close() {
+      await spend.drain();
+      await usage.drain();
       await outbox.stop();
       await dispatcher.close();
     },

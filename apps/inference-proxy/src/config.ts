@@ -1,5 +1,6 @@
 import { deploymentEnv, parseEnv } from "@agentplane/service-kit";
 import { z } from "zod";
+import type { SpendGateOptions } from "./proxy/spend.ts";
 
 /** Installation-wide provider credentials, from the control plane's environment (the runtime's names). */
 export type CloudACredential =
@@ -28,6 +29,8 @@ export interface InferenceConfig {
   defaultMaxTokens?: number;
   /** Time to the upstream's response headers (default 5 minutes). */
   headersTimeoutMs?: number;
+  /** How long audit's "no limit applies here" is trusted, and the clock that times it (tests). */
+  spend?: SpendGateOptions;
 }
 
 const optional = z

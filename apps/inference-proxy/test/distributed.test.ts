@@ -160,6 +160,23 @@ describe.skipIf(!pg.available || !redis.available)(
     it("50 concurrent streams across both replicas overshoot a nearly spent limit by at most one estimate", async () => {
       const spent = 2 * HAIKU_COST;
       const limitMicro = spent + 16_000;
+      // Calls billed to a project no call went to yet: the replicas hold no "no limit here" answer
+      // to trust, so each call reserves (the in-process suite covers a limit created while one is trusted).
+      const project = await call<{ id: string }>(gateways[0] as string, owner, "POST", `/v1/orgs/${orgId}/projects`, {
+        name: "limited",
+      });
+      const limited = await call<{ token: string }>(
+        gateways[0] as string,
+        owner,
+        "POST",
+        `/v1/orgs/${orgId}/api-tokens`,
+        {
+          name: "limited",
+          role: "member",
+          projectId: project.body.id,
+        },
+      );
+      expect(limited.status).toBe(201);
       const limit = await call<{ id: string }>(
         gateways[0] as string,
         owner,
@@ -177,7 +194,7 @@ describe.skipIf(!pg.available || !redis.available)(
             `${gateways[i % 2]}/v1/llm/cloud-a/us-east-1/model/${encodeURIComponent(HAIKU)}/invoke-with-response-stream`,
             {
               method: "POST",
-              headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+              headers: { authorization: `Bearer ${limited.body.token}`, "content-type": "application/json" },
               body: JSON.stringify({
                 anthropic_version: "bedrock-2023-05-31",
                 max_tokens: 1000,

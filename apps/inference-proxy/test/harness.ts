@@ -157,3 +157,17 @@ export async function eventually(check: () => Promise<boolean> | boolean, what: 
   }
   throw new Error(`timed out waiting for ${what}`);
 }
+
+/**
+ * A clock for the proxy's "no limit applies here" trust: frozen until a test moves it, e.g. past
+ * the trust (1 s) right after creating a limit, so the next call asks audit again.
+ */
+export function manualClock(): { now(): number; advance(ms: number): void } {
+  let t = 0;
+  return {
+    now: () => t,
+    advance(ms) {
+      t += ms;
+    },
+  };
+}

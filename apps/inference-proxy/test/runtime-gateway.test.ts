@@ -4,7 +4,7 @@ import { silentLogger } from "@agentplane/service-kit";
 import { requirePostgres } from "@agentplane/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type LocalRuntime, startLocalRuntime } from "../../platform/src/runtime.ts";
-import { eventually, type InferencePlatform, startInferencePlatform } from "./harness.ts";
+import { eventually, type InferencePlatform, manualClock, startInferencePlatform } from "./harness.ts";
 import { CREDS, type FakeUpstream, startFakeUpstream, USAGE } from "./upstream.ts";
 
 const pg = await requirePostgres();
@@ -15,11 +15,15 @@ describe.skipIf(!pg.available)(`the npm start runtime in gateway mode${pg.reason
   let up: FakeUpstream;
   let h: InferencePlatform;
   let runtime: LocalRuntime | undefined;
+  const clock = manualClock();
   const rawEnv = { CLOUD_A_BEARER_TOKEN: CREDS.bearer, CLOUD_A_REGION: "us-east-1", LOG_LEVEL: "silent" };
 
   beforeAll(async () => {
     up = await startFakeUpstream();
-    h = await startInferencePlatform({ cloudA: { kind: "bearer", token: CREDS.bearer }, cloudAEndpointUrl: up.url });
+    h = await startInferencePlatform(
+      { cloudA: { kind: "bearer", token: CREDS.bearer }, cloudAEndpointUrl: up.url },
+      { spend: { clock } },
+    );
   });
   afterAll(async () => {
     await runtime?.close();
@@ -125,6 +129,8 @@ describe.skipIf(!pg.available)(`the npm start runtime in gateway mode${pg.reason
       body: { amountUsd: 0, period: "monthly" },
     });
     expect(limit.status).toBe(201);
+    // Past the proxy's 1 s trust in audit's earlier "no limit here".
+    clock.advance(1000);
     expect((await rt("POST", "/agents/webhooks/ci", { event: "deploy" })).status).toBe(202);
     let notice = "";
     await eventually(

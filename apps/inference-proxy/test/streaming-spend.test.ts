@@ -1,6 +1,6 @@
 import { requirePostgres } from "@agentplane/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { eventually, type InferencePlatform, startInferencePlatform } from "./harness.ts";
+import { eventually, type InferencePlatform, manualClock, startInferencePlatform } from "./harness.ts";
 import { CREDS, type FakeUpstream, startFakeUpstream, USAGE } from "./upstream.ts";
 
 const pg = await requirePostgres();
@@ -19,15 +19,19 @@ const messages = [{ role: "user", content: "hi" }];
 describe.skipIf(!pg.available)(`streaming, spend reservations and limits${pg.reason}`, () => {
   let up: FakeUpstream;
   let h: InferencePlatform;
+  const clock = manualClock();
 
   beforeAll(async () => {
     up = await startFakeUpstream();
-    h = await startInferencePlatform({
-      cloudA: { kind: "bearer", token: CREDS.bearer },
-      cloudBKey: CREDS.cloudBKey,
-      cloudAEndpointUrl: up.url,
-      cloudBBaseUrl: `${up.url}/anthropic/v1`,
-    });
+    h = await startInferencePlatform(
+      {
+        cloudA: { kind: "bearer", token: CREDS.bearer },
+        cloudBKey: CREDS.cloudBKey,
+        cloudAEndpointUrl: up.url,
+        cloudBBaseUrl: `${up.url}/anthropic/v1`,
+      },
+      { spend: { clock } },
+    );
   });
   afterAll(async () => {
     await h?.close();
@@ -128,6 +132,8 @@ describe.skipIf(!pg.available)(`streaming, spend reservations and limits${pg.rea
       body: { amountUsd: 0, period: "daily" },
     });
     expect(created.status).toBe(201);
+    // The proxy trusted audit's earlier "no limit here" for at most 1 s: once that passed, it asks again.
+    clock.advance(1000);
     const calls = up.seen.length;
     try {
       const res = await post({ model: "claude-haiku-4-5", max_tokens: 50, messages });
@@ -156,6 +162,7 @@ describe.skipIf(!pg.available)(`streaming, spend reservations and limits${pg.rea
       body: { amountUsd: limitMicro / 1e6, period: "monthly" },
     });
     expect(created.status).toBe(201);
+    clock.advance(1000);
     try {
       const results = await Promise.all(
         Array.from({ length: 50 }, async () => {

@@ -1,5 +1,4 @@
-import { INTERNAL_IDENTITY_HEADER, type Principal, REQUEST_ID_HEADER, USAGE_RECORDED } from "@agentplane/contracts";
-import type { Outbox } from "@agentplane/events";
+import { INTERNAL_IDENTITY_HEADER, type Principal, REQUEST_ID_HEADER } from "@agentplane/contracts";
 import { ProblemError, problemResponse } from "@agentplane/problem-details";
 import {
   type DecisionCache,
@@ -28,7 +27,8 @@ export interface ProxyDeps {
   spend: SpendGate;
   /** Governance and the decision cache in front of it; absent: every call is allowed. */
   governance?: { client: ServiceClient; cache: DecisionCache } | undefined;
-  outbox: Pick<Outbox, "publish">;
+  /** Writes a `usage.recorded` event to the outbox (group-committed with concurrent calls' events). */
+  recordUsage(event: Record<string, unknown>): Promise<unknown>;
   /** USD per million tokens of a model; unknown models are estimated at `fallbackPrice`. */
   price(model: string | undefined): EstimatePrice;
   dispatcher: Dispatcher;
@@ -109,7 +109,7 @@ export function createLlmProxy(deps: ProxyDeps): (request: Request) => Promise<R
     );
     const estimate = estimateMicroUsd(analyzed, raw?.byteLength ?? 0, deps.price(analyzed.model), defaultMaxTokens);
     const route = `/llm/${target.provider}${target.family ? `/${target.family}` : ""}`;
-    const reservationId = await deps.spend.reserve(scope, estimate, requestId, {
+    const hold = await deps.spend.begin(scope, estimate, requestId, {
       principalType: principal.type,
       principalId: principal.id,
       provider: target.provider,
@@ -142,7 +142,7 @@ export function createLlmProxy(deps: ProxyDeps): (request: Request) => Promise<R
       });
     } catch (err) {
       request.signal.removeEventListener("abort", onClientGone);
-      await deps.spend.release(reservationId, requestId);
+      await deps.spend.release(hold, requestId);
       deps.logger.warn({ requestId, host: upstream.url.host, err: (err as Error).message }, "upstream unreachable");
       throw new ProblemError("bad-gateway", { detail: `${target.provider} at ${upstream.url.host} did not answer` });
     }
@@ -157,12 +157,14 @@ export function createLlmProxy(deps: ProxyDeps): (request: Request) => Promise<R
       request.signal.removeEventListener("abort", onClientGone);
       // Upstream errors are the provider's answer, not a model call: nothing to pay for.
       if (!ok || (outcome !== "complete" && !meter.hasOutput)) {
-        await deps.spend.release(reservationId, requestId);
+        await deps.spend.release(hold, requestId);
         return;
       }
       const usage = meter.result();
+      // After audit has the reservation, so the event settles it rather than racing it.
+      await hold.recorded;
       try {
-        await deps.outbox.publish(USAGE_RECORDED, {
+        await deps.recordUsage({
           id: crypto.randomUUID(),
           orgId: scope.orgId,
           projectId: scope.projectId,
@@ -173,11 +175,14 @@ export function createLlmProxy(deps: ProxyDeps): (request: Request) => Promise<R
           route,
           ...usage,
           requestId,
-          reservationId,
+          reservationId: hold.reservationId,
           time: new Date().toISOString(),
         });
       } catch (err) {
-        deps.logger.error({ requestId, reservationId, err: (err as Error).message }, "usage not recorded");
+        deps.logger.error(
+          { requestId, reservationId: hold.reservationId, err: (err as Error).message },
+          "usage not recorded",
+        );
       }
     };
 

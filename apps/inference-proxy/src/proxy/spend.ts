@@ -1,18 +1,72 @@
-import { AUDIT_INTERNAL_ROUTES, type SpendReserveRequest } from "@agentplane/contracts";
+import {
+  AUDIT_INTERNAL_ROUTES,
+  newId,
+  type SpendOpenRequest,
+  type SpendReserveRequest,
+  type SpendReserveResponse,
+} from "@agentplane/contracts";
 import { ProblemError } from "@agentplane/problem-details";
 import { callInternal, type Logger, type ServiceClient, servicePrincipal } from "@agentplane/service-kit";
 import type { CallerScope } from "./caller.ts";
+import { GroupCommit } from "./group-commit.ts";
 
 const SELF = servicePrincipal("inference");
 
-/** The audit service's spend API: reserve before forwarding, release when nothing was produced. */
+type ReservedCall = NonNullable<SpendReserveRequest["call"]>;
+type OpenItem = SpendOpenRequest["reservations"][number];
+
+/** A call's reservation: reserved before forwarding, or recorded in the background (`recorded`). */
+export interface Hold {
+  reservationId: string;
+  /** Resolves once audit has the reservation (true), or could not be told (false: nothing to settle or release). */
+  recorded: Promise<boolean>;
+}
+
+export interface SpendGateOptions {
+  /** How long "no limit applies to this org and project" is trusted without asking again (default 1 s). */
+  unlimitedTtlMs?: number;
+  /** Milliseconds on a monotonic clock (tests inject one); `performance.now` by default. */
+  clock?: { now(): number };
+}
+
+/**
+ * The audit service's spend API. Where a limit applies, each call reserves its estimate before it
+ * is forwarded (limits hold across replicas). Where audit answered that no limit applies, that
+ * answer is trusted for `unlimitedTtlMs`: the call is forwarded at once and recorded in the
+ * background, batched with the calls started meanwhile (one `/internal/spend/open` per batch),
+ * as a reservation holding nothing; the answer to each batch renews or drops the trust per scope,
+ * so a new limit applies from the next batch on, and after `unlimitedTtlMs` at the latest.
+ */
 export class SpendGate {
   private readonly audit: ServiceClient;
   private readonly logger: Logger;
+  private readonly ttlMs: number;
+  private readonly clock: { now(): number };
+  /** Scope → clock reading until which "no limit applies" is trusted. */
+  private readonly unlimited = new Map<string, number>();
+  /** Calls forwarded without reserving, recorded in audit one batch at a time. */
+  private readonly opens: GroupCommit<OpenItem, boolean>;
 
-  constructor(audit: ServiceClient, logger: Logger) {
+  constructor(audit: ServiceClient, logger: Logger, options: SpendGateOptions = {}) {
     this.audit = audit;
     this.logger = logger;
+    this.ttlMs = options.unlimitedTtlMs ?? 1000;
+    this.clock = options.clock ?? performance;
+    this.opens = new GroupCommit((batch) => this.open(batch));
+  }
+
+  /** Reserves (or, where no limit applies, records in the background) the call's estimate. */
+  async begin(scope: CallerScope, estimatedMicroUsd: number, requestId: string, call: ReservedCall): Promise<Hold> {
+    const key = scopeKey(scope.orgId, scope.projectId);
+    const until = this.unlimited.get(key);
+    if (until !== undefined && until > this.clock.now()) {
+      const reservationId = newId("reservation");
+      const item: OpenItem = { reservationId, orgId: scope.orgId, estimatedMicroUsd, requestId, call };
+      item.projectId = scope.projectId;
+      return { reservationId, recorded: this.opens.add(item) };
+    }
+    const reservationId = await this.reserve(scope, estimatedMicroUsd, requestId, call);
+    return { reservationId, recorded: Promise.resolve(true) };
   }
 
   /** Holds the estimate; over a limit → 429 `spending-limit-reached` naming the limit and its reset. */
@@ -20,7 +74,7 @@ export class SpendGate {
     scope: CallerScope,
     estimatedMicroUsd: number,
     requestId: string,
-    call?: SpendReserveRequest["call"],
+    call?: ReservedCall,
   ): Promise<string> {
     const body: SpendReserveRequest = { orgId: scope.orgId, projectId: scope.projectId, estimatedMicroUsd, requestId };
     // Names the call, so a hold this process never settles (a crash) expires into a usage record of it.
@@ -30,28 +84,15 @@ export class SpendGate {
       requestId,
       body,
     });
+    this.learn(scope.orgId, scope.projectId, r.limited);
     if (r.decision === "allowed" && r.reservationId) return r.reservationId;
-    const resetsAt = r.resetsAt;
-    const retryAfter = resetsAt ? Math.max(1, Math.ceil((Date.parse(resetsAt) - Date.now()) / 1000)) : undefined;
-    const usd = (micro: number | undefined) => (micro === undefined ? undefined : micro / 1e6);
-    throw new ProblemError("spending-limit-reached", {
-      detail:
-        `The ${r.period ?? ""} spending limit ${r.limitId ?? ""} of this organization is reached` +
-        `${resetsAt ? `; model access resumes at ${resetsAt}` : ""}. Sandboxes keep running.`.replace(/\s+/g, " "),
-      // The limit does not clear in seconds: SDK clients that honour x-should-retry stop at once.
-      headers: { "x-should-retry": "false", ...(retryAfter ? { "retry-after": String(retryAfter) } : {}) },
-      extensions: {
-        limitId: r.limitId,
-        ...(r.period ? { period: r.period } : {}),
-        ...(r.limitMicroUsd !== undefined ? { limitUsd: usd(r.limitMicroUsd) } : {}),
-        ...(r.remainingMicroUsd !== undefined ? { remainingUsd: usd(r.remainingMicroUsd) } : {}),
-        ...(resetsAt ? { resetsAt } : {}),
-      },
-    });
+    throw limitReached(r);
   }
 
   /** Best effort: a release that fails leaves the hold to expire in the audit service. */
-  async release(reservationId: string, requestId: string): Promise<void> {
+  async release(hold: Hold | string, requestId: string): Promise<void> {
+    const reservationId = typeof hold === "string" ? hold : hold.reservationId;
+    if (typeof hold !== "string" && !(await hold.recorded)) return;
     try {
       await callInternal(this.audit, AUDIT_INTERNAL_ROUTES.release, {
         principal: SELF,
@@ -62,4 +103,56 @@ export class SpendGate {
       this.logger.warn({ reservationId, requestId, err: (err as Error).message }, "reservation not released");
     }
   }
+
+  /** Waits until every call recorded so far reached audit (shutdown, tests). */
+  drain(): Promise<void> {
+    return this.opens.drain();
+  }
+
+  private learn(orgId: string, projectId: string | undefined, limited: boolean | undefined): void {
+    const key = scopeKey(orgId, projectId);
+    if (limited === false) {
+      if (this.unlimited.size >= 100_000) this.unlimited.clear();
+      this.unlimited.set(key, this.clock.now() + this.ttlMs);
+    } else this.unlimited.delete(key);
+  }
+
+  /** One batch of calls forwarded without reserving; never rejects (false: not recorded). */
+  private async open(batch: OpenItem[]): Promise<boolean[]> {
+    try {
+      const answer = await callInternal(this.audit, AUDIT_INTERNAL_ROUTES.open, {
+        principal: SELF,
+        body: { reservations: batch },
+      });
+      for (const [i, item] of batch.entries()) this.learn(item.orgId, item.projectId, answer.items[i]?.limited);
+      return batch.map(() => true);
+    } catch (err) {
+      // The calls run unrecorded until their usage event arrives (which still counts them).
+      this.logger.warn({ calls: batch.length, err: (err as Error).message }, "unreserved calls not recorded");
+      for (const item of batch) this.unlimited.delete(scopeKey(item.orgId, item.projectId));
+      return batch.map(() => false);
+    }
+  }
+}
+
+const scopeKey = (orgId: string, projectId: string | undefined) => `${orgId}\u0000${projectId ?? ""}`;
+
+function limitReached(r: SpendReserveResponse): ProblemError {
+  const resetsAt = r.resetsAt;
+  const retryAfter = resetsAt ? Math.max(1, Math.ceil((Date.parse(resetsAt) - Date.now()) / 1000)) : undefined;
+  const usd = (micro: number | undefined) => (micro === undefined ? undefined : micro / 1e6);
+  return new ProblemError("spending-limit-reached", {
+    detail:
+      `The ${r.period ?? ""} spending limit ${r.limitId ?? ""} of this organization is reached` +
+      `${resetsAt ? `; model access resumes at ${resetsAt}` : ""}. Sandboxes keep running.`.replace(/\s+/g, " "),
+    // The limit does not clear in seconds: SDK clients that honour x-should-retry stop at once.
+    headers: { "x-should-retry": "false", ...(retryAfter ? { "retry-after": String(retryAfter) } : {}) },
+    extensions: {
+      limitId: r.limitId,
+      ...(r.period ? { period: r.period } : {}),
+      ...(r.limitMicroUsd !== undefined ? { limitUsd: usd(r.limitMicroUsd) } : {}),
+      ...(r.remainingMicroUsd !== undefined ? { remainingUsd: usd(r.remainingMicroUsd) } : {}),
+      ...(resetsAt ? { resetsAt } : {}),
+    },
+  });
 }
