@@ -93,6 +93,16 @@ describe.skipIf(!pg.available)(`the platform's MCP endpoints${pg.reason}`, () =>
     await expect(client.callTool({ name: "commerce__nope", arguments: {} })).rejects.toThrow(/Unknown tool/);
   });
 
+  it("needs connectors:call to call a connector tool, as REST does: a viewer lists tools but cannot call them", async () => {
+    const client = await connect(`/projects/${w.projectId}/mcp`, w.viewer);
+    expect((await client.listTools()).tools.map((t) => t.name)).toContain("commerce__getAccount");
+    const before = api.seen.length;
+    const result = await client.callTool({ name: "commerce__getAccount", arguments: { accountId: "acc-1" } });
+    expect(result.isError).toBe(true);
+    expect(JSON.stringify(result.content)).toContain("connectors:call");
+    expect(api.seen.length).toBe(before);
+  });
+
   it("announces list changes after a visibility change, and hides the tool", async () => {
     const client = await connect(`/projects/${w.projectId}/mcp`, w.developer);
     const changed = new Promise<void>((resolve) => {

@@ -1,5 +1,5 @@
-import type { Principal } from "@agentplane/contracts";
-import { ProblemError } from "@agentplane/problem-details";
+import { PERMISSIONS, type Principal } from "@agentplane/contracts";
+import { forbidden, ProblemError } from "@agentplane/problem-details";
 import type { CallToolResult, Tool } from "@modelcontextprotocol/sdk/types.js";
 import { callTool, ToolCallDenied } from "../connectors/services/calls.ts";
 import { rowStamp } from "../connectors/services/hot-index.ts";
@@ -49,7 +49,7 @@ export class McpToolCatalog {
       .execute();
     const projects = new Map<string, { slug: string; viewer: ToolViewer } | null>();
     for (const projectId of new Set(rows.map((r) => r.project_id))) {
-      const authz = await this.ctx.authorizer.check({
+      const authz = await this.runtime.authorizer.check({
         principal: scope.principal,
         permission: "connections:read",
         projectId,
@@ -120,6 +120,19 @@ export class McpToolCatalog {
     return tools;
   }
 
+  /** The permission REST's `tools/call` needs (listing them needs only `connections:read`). */
+  private async mayCall(scope: McpScope, projectId: string): Promise<void> {
+    const authz = await this.runtime.authorizer.check({
+      principal: scope.principal,
+      permission: "connectors:call",
+      projectId,
+    });
+    if (authz.decision !== "allowed") {
+      const { minRole } = PERMISSIONS["connectors:call"];
+      throw forbidden(`Calling connector tools needs the permission connectors:call (role ${minRole} or above)`);
+    }
+  }
+
   /** The call's result, or undefined when no tool of that name is in scope. */
   async call(scope: McpScope, name: string, args: Record<string, unknown>): Promise<CallToolResult | undefined> {
     const platform = this.platformTools(scope).find((t) => t.name === name);
@@ -134,6 +147,7 @@ export class McpToolCatalog {
     for (const { row, prefix, viewer } of await this.connectors(scope)) {
       if (!name.startsWith(prefix)) continue;
       try {
+        await this.mayCall(scope, row.project_id);
         const result = await callTool(
           this.ctx,
           this.runtime,

@@ -1,6 +1,6 @@
 import type { Principal } from "@agentplane/contracts";
 import { ProblemError, problemJson } from "@agentplane/problem-details";
-import { authorize, type ServiceApp, type ServiceEnv } from "@agentplane/service-kit";
+import { type Authorizer, authorize, type ServiceApp, type ServiceEnv } from "@agentplane/service-kit";
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
 import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError } from "@modelcontextprotocol/sdk/types.js";
@@ -45,7 +45,7 @@ export function registerMcpEndpoints(
         }),
       );
     }
-    const scope = await resolveScope(c, ctx, clients, principal, projectId);
+    const scope = await resolveScope(c, runtime.authorizer, clients, principal, projectId);
     const server = new Server(
       { name: projectId ? "agentplane-project" : "agentplane-org", version: "1.0.0" },
       { capabilities: { tools: { listChanged: true } }, jsonSchemaValidator },
@@ -79,14 +79,14 @@ export function registerMcpEndpoints(
 
 async function resolveScope(
   c: Context<ServiceEnv>,
-  ctx: ConnectionsContext,
+  authorizer: Authorizer,
   clients: PlatformClients,
   principal: Principal,
   projectId: string | undefined,
 ): Promise<McpScope> {
   const requestId = c.get("requestId");
   if (projectId) {
-    const authz = await authorize(c, ctx.authorizer, "connections:read", { projectId });
+    const authz = await authorize(c, authorizer, "connections:read", { projectId });
     return {
       principal,
       orgId: authz.orgId ?? "",
@@ -104,7 +104,7 @@ async function resolveScope(
     orgId = me.organizations?.[0]?.id;
   }
   if (!orgId) throw new ProblemError("bad-request", { detail: "Name the organization with ?orgId=" });
-  const authz = await authorize(c, ctx.authorizer, "org:read", { orgId });
+  const authz = await authorize(c, authorizer, "org:read", { orgId });
   return {
     principal,
     orgId,

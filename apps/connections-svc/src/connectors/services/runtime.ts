@@ -1,5 +1,5 @@
 import { EventEmitter } from "node:events";
-import { DecisionCache } from "@agentplane/service-kit";
+import { type Authorizer, DecisionCache } from "@agentplane/service-kit";
 import { Ajv, type ValidateFunction } from "ajv";
 import type { Kysely } from "kysely";
 import { LRUCache } from "lru-cache";
@@ -9,6 +9,7 @@ import { AddressPolicy, SafeFetcher, type SafeFetcherOptions } from "../fetch/in
 import { RemoteClientPool } from "../mcp-client/remote.ts";
 import type { ConnectorTool } from "../openapi/tools.ts";
 import { CallAuditWriter } from "./call-audit.ts";
+import { hotAuthorizer } from "./hot-authorizer.ts";
 import { ConnectorIndex } from "./hot-index.ts";
 import { type ConnectorRow, fromJsonb } from "./store.ts";
 
@@ -48,6 +49,8 @@ export class ConnectorRuntime {
   readonly changes = new EventEmitter();
   /** Connector rows, entry settings and credentials the hot paths read, kept briefly. */
   readonly index = new ConnectorIndex();
+  /** tenancy's answers for the tool call and list paths, reused for 3 s (see `hotAuthorizer`). */
+  readonly authorizer: Authorizer;
   /** governance's `tool:call` answers: an allow reused for 1 s, denies asked every time. */
   readonly decisions = new DecisionCache({ callerService: "connections", ttlMs: DECISION_FRESH_MS });
   /** Tool call audit records, committed before each call answers (group commit across concurrent calls). */
@@ -57,6 +60,7 @@ export class ConnectorRuntime {
 
   constructor(ctx: ConnectionsContext, options: ConnectorOptions = {}) {
     this.audit = new CallAuditWriter(ctx);
+    this.authorizer = hotAuthorizer(ctx.authorizer);
     this.fetcher = new SafeFetcher({ ...options.fetcher, policy: new AddressPolicy(options.allowedHosts ?? []) });
     this.pool = new RemoteClientPool(this.fetcher);
     this.changes.setMaxListeners(0);
