@@ -7,6 +7,7 @@ import type { AwsConnectionsTable } from "../db/schema/aws.ts";
 import { recordDomainEvent, withDomainEvents } from "./audit.ts";
 import { prefixedId } from "./ids.ts";
 import { jsonb } from "./jsonb.ts";
+import { proxyAuthorizer } from "./proxy-authorizer.ts";
 import { perContext, RowCache } from "./row-cache.ts";
 
 export type AwsConnectionRow = Selectable<AwsConnectionsTable>;
@@ -36,7 +37,10 @@ export const proxiedAwsConnections = perContext(
   (ctx) => new RowCache<AwsConnectionRow>((id) => loadAwsConnection(ctx, id)),
 );
 
-/** Loads a connection (`cached`: maybe from the proxy's short-lived cache) and authorizes on its project (404 when absent or invisible, 403 role too low). */
+/**
+ * Loads a connection and authorizes on its project (404 when absent or invisible, 403 role too
+ * low); `cached`: the row and tenancy's answer may come from the proxy's short-lived caches.
+ */
 export async function authorizeAwsConnection(
   c: ServiceContext,
   ctx: ConnectionsContext,
@@ -50,7 +54,8 @@ export async function authorizeAwsConnection(
   const notFound = () => new ProblemError("not-found", { detail: `AWS connection ${connectionId} was not found` });
   if (!connection) throw notFound();
   try {
-    await authorize(c, ctx.authorizer, permission, { projectId: connection.project_id });
+    const authorizer = options.cached ? proxyAuthorizer(ctx) : ctx.authorizer;
+    await authorize(c, authorizer, permission, { projectId: connection.project_id });
   } catch (err) {
     if (err instanceof ProblemError && err.status === 404) throw notFound();
     throw err;

@@ -1,11 +1,12 @@
 import { type Cluster, newId, type Permission, type Principal } from "@agentplane/contracts";
 import { ProblemError } from "@agentplane/problem-details";
-import { authorize, requirePrincipal, type ServiceContext } from "@agentplane/service-kit";
+import { type Authorizer, authorize, requirePrincipal, type ServiceContext } from "@agentplane/service-kit";
 import type { Selectable } from "kysely";
 import type { ConnectionsContext } from "../context.ts";
 import type { ClustersTable } from "../db/schema/clusters.ts";
 import { recordDomainEvent, withDomainEvents } from "./audit.ts";
 import { jsonb } from "./jsonb.ts";
+import { proxyAuthorizer } from "./proxy-authorizer.ts";
 import { perContext, RowCache } from "./row-cache.ts";
 import { newTunnelToken, parseTunnelToken, secretMatches } from "./tunnel-tokens.ts";
 
@@ -48,7 +49,7 @@ export async function authorizeCluster(
   permission: Permission,
 ): Promise<{ cluster: ClusterRow; principal: Principal }> {
   const cluster = await ctx.db.selectFrom("clusters").selectAll().where("id", "=", clusterId).executeTakeFirst();
-  return authorizeLoadedCluster(c, ctx, clusterId, cluster, permission);
+  return authorizeLoadedCluster(c, ctx.authorizer, clusterId, cluster, permission);
 }
 
 /** The cluster rows the proxy reads on every request (see RowCache for staleness). */
@@ -57,19 +58,23 @@ export const proxiedClusters = perContext(
     new RowCache<ClusterRow>((id) => ctx.db.selectFrom("clusters").selectAll().where("id", "=", id).executeTakeFirst()),
 );
 
-/** `authorizeCluster` for the proxy's hot path: the row may come from the short-lived cache. */
+/**
+ * `authorizeCluster` for the proxy's hot path: the row may come from its short-lived cache, and
+ * tenancy's answer too (3 s, as a distributed replica's `RemoteAuthorizer` keeps it).
+ */
 export async function authorizeProxiedCluster(
   c: ServiceContext,
   ctx: ConnectionsContext,
   clusterId: string,
   permission: Permission,
 ): Promise<{ cluster: ClusterRow; principal: Principal }> {
-  return authorizeLoadedCluster(c, ctx, clusterId, await proxiedClusters(ctx).get(clusterId), permission);
+  const cluster = await proxiedClusters(ctx).get(clusterId);
+  return authorizeLoadedCluster(c, proxyAuthorizer(ctx), clusterId, cluster, permission);
 }
 
 async function authorizeLoadedCluster(
   c: ServiceContext,
-  ctx: ConnectionsContext,
+  authorizer: Authorizer,
   clusterId: string,
   cluster: ClusterRow | undefined,
   permission: Permission,
@@ -77,7 +82,7 @@ async function authorizeLoadedCluster(
   const notFound = () => new ProblemError("not-found", { detail: `Cluster ${clusterId} was not found` });
   if (!cluster) throw notFound();
   try {
-    await authorize(c, ctx.authorizer, permission, { projectId: cluster.project_id });
+    await authorize(c, authorizer, permission, { projectId: cluster.project_id });
   } catch (err) {
     if (err instanceof ProblemError && err.status === 404) throw notFound();
     throw err;
@@ -231,6 +236,7 @@ export async function rotateTunnelToken(args: {
       requestId: args.requestId,
     });
   });
+  proxiedClusters(ctx).forget(cluster.id);
   return { token: token.token, tokenId: token.id, previousTokenId: cluster.tunnel_token_id, rotatedAt };
 }
 

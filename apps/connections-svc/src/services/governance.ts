@@ -1,33 +1,42 @@
 import {
   type DecisionRequest,
   type DecisionResponse,
-  DecisionResponse as DecisionResponseSchema,
   GOVERNANCE_INTERNAL_ROUTES,
   type Principal,
   ResolveCredentialResponse,
 } from "@agentplane/contracts";
 import { ProblemError } from "@agentplane/problem-details";
-import { callInternal, servicePrincipal } from "@agentplane/service-kit";
+import { callInternal, DecisionCache, servicePrincipal } from "@agentplane/service-kit";
 import type { ConnectionsContext } from "../context.ts";
 
 const CALLER = servicePrincipal("connections");
 
+/**
+ * The proxies' decisions, one cache per service instance: an `allow` is reused for 1 s (inside
+ * governance's 2 s propagation promise), identical decisions in flight share one call, and a deny
+ * is asked every time (so every deny is decided, audited and answered with its rule).
+ */
+const decisionCaches = new WeakMap<ConnectionsContext, DecisionCache>();
+function decisionCache(ctx: ConnectionsContext): DecisionCache {
+  let cache = decisionCaches.get(ctx);
+  if (!cache) {
+    cache = new DecisionCache({ callerService: "connections", ttlMs: 1000 });
+    decisionCaches.set(ctx, cache);
+  }
+  return cache;
+}
+
 /** With no governance deployed there are no policies: everything is allowed, and said so. */
 const NO_POLICIES: Omit<DecisionResponse, "evaluatedAt"> = { decision: "allow", enforced: false, reasons: [] };
 
-/** Asks governance's one decision API. */
+/** Asks governance's one decision API (an allow asked again within 1 s is answered from the cache). */
 export async function decide(
   ctx: ConnectionsContext,
   request: DecisionRequest,
   requestId?: string,
 ): Promise<DecisionResponse> {
   if (!ctx.governance) return { ...NO_POLICIES, evaluatedAt: new Date().toISOString() };
-  const body = await callInternal(ctx.governance, GOVERNANCE_INTERNAL_ROUTES.decide, {
-    principal: CALLER,
-    body: request,
-    ...(requestId ? { requestId } : {}),
-  });
-  return DecisionResponseSchema.parse(body);
+  return decisionCache(ctx).decide(ctx.governance, request, requestId);
 }
 
 /** The deciding rule of a deny that is enforced, or undefined when the request may proceed. */
