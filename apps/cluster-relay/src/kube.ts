@@ -15,6 +15,7 @@ const DROPPED = new Set([
   "transfer-encoding",
   "upgrade",
   "x-agentplane-signature",
+  "x-agentplane-delegation",
 ]);
 
 /**

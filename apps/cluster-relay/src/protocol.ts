@@ -5,6 +5,11 @@
 export const REQUEST_SIGNATURE_HEADER = "x-agentplane-signature";
 export const RELAY_AUDIENCE = "agentplane-cluster-relay";
 export const MAX_REQUEST_JWT_LIFETIME_SECONDS = 60;
+/** The certificate of a delegated request-signing key (project-signed JWT, `cnf.jwk` the key). */
+export const DELEGATION_HEADER = "x-agentplane-delegation";
+export const DELEGATION_AUDIENCE = "agentplane-cluster-relay-delegation";
+/** The relay refuses certificates longer-lived than this (the platform asks for 10 minutes). */
+export const MAX_DELEGATION_LIFETIME_SECONDS = 3600;
 export const CLUSTER_ISSUER_PREFIX = "agentplane:project:";
 /** The tunnel upgrade's answer carries the relay's first cluster JWT and its lifetime (seconds). */
 export const CLUSTER_JWT_HEADER = "x-agentplane-cluster-jwt";

@@ -1,6 +1,6 @@
 import http2, { type IncomingHttpHeaders, type ServerHttp2Stream } from "node:http2";
 import type { KubeConfig } from "@kubernetes/client-node";
-import { createWebSocketStream, WebSocket } from "ws";
+import { WebSocket } from "ws";
 import { RELAY_VERSION } from "./config.ts";
 import { KubeClient } from "./kube.ts";
 import {
@@ -8,10 +8,12 @@ import {
   CLUSTER_JWT_TTL_HEADER,
   CONTROL_PATHS,
   CONTROL_PREFIX,
+  DELEGATION_HEADER,
   REQUEST_SIGNATURE_HEADER,
 } from "./protocol.ts";
 import type { TokenStore } from "./token-store.ts";
 import { RequestVerifier, VerificationError } from "./verifier.ts";
+import { tunnelStream } from "./ws-stream.ts";
 
 export interface RelayLogger {
   info(obj: object, msg?: string): void;
@@ -181,7 +183,7 @@ export class Relay {
       const previous = this.ws;
       this.ws = ws;
       previous?.close();
-      this.h2.emit("connection", createWebSocketStream(ws));
+      this.h2.emit("connection", tunnelStream(ws));
       this.startHeartbeat(ws);
       this.options.logger.info({ clusterId: this.options.clusterId }, "tunnel open");
     });
@@ -248,8 +250,15 @@ export class Relay {
     try {
       body = await this.readBody(stream);
       const signature = headers[REQUEST_SIGNATURE_HEADER];
+      const delegation = headers[DELEGATION_HEADER];
       const verifier = await this.verifier;
-      await verifier.verify({ token: typeof signature === "string" ? signature : undefined, method, path, body });
+      await verifier.verify({
+        token: typeof signature === "string" ? signature : undefined,
+        delegation: typeof delegation === "string" ? delegation : undefined,
+        method,
+        path,
+        body,
+      });
     } catch (err) {
       if (!(err instanceof VerificationError)) throw err;
       this.options.logger.warn({ method, path, reason: err.message }, "request refused");

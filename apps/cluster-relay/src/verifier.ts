@@ -1,13 +1,17 @@
 import { createHash } from "node:crypto";
 import { createRemoteJWKSet, customFetch, type JWTPayload, jwtVerify } from "jose";
+import { DelegationKeys } from "./delegation.ts";
 import { CLUSTER_ISSUER_PREFIX, CONTROL_PREFIX, MAX_REQUEST_JWT_LIFETIME_SECONDS, RELAY_AUDIENCE } from "./protocol.ts";
+import { VerificationError } from "./verification-error.ts";
 
-export class VerificationError extends Error {}
+export { VerificationError };
 
 /**
  * Verifies the platform-signed JWT of every request down the tunnel against the project's JWKS
  * (refetched on an unknown `kid`, so a key rotation never breaks a live tunnel), and refuses
- * replays and any request whose method, path or body differ from what was signed.
+ * replays and any request whose method, path or body differ from what was signed. A request JWT
+ * comes signed either by the project's key itself or by a key delegated to the tunnel, whose
+ * certificate (signed by the project's key, verified against the same JWKS) travels beside it.
  */
 export class RequestVerifier {
   private readonly jwks: ReturnType<typeof createRemoteJWKSet>;
@@ -15,6 +19,7 @@ export class RequestVerifier {
   private readonly issuer: string;
   private readonly clusterId: string;
   private readonly jwksUrl: URL;
+  private readonly delegations: DelegationKeys;
 
   constructor(options: { baseUrl: string; projectId: string; clusterId: string; bearer: () => string }) {
     this.issuer = `${CLUSTER_ISSUER_PREFIX}${options.projectId}`;
@@ -34,30 +39,24 @@ export class RequestVerifier {
         return fetch(url, { ...init, headers });
       },
     });
+    this.delegations = new DelegationKeys((token, audience) => this.verifyByProjectKey(token, audience));
   }
 
-  private async verifySignature(token: string): Promise<JWTPayload> {
-    const { payload } = await jwtVerify(token, this.jwks, {
-      issuer: this.issuer,
-      audience: RELAY_AUDIENCE,
-      subject: this.clusterId,
-      algorithms: ["ES256"],
-      clockTolerance: 5,
-      requiredClaims: ["jti", "iat", "exp"],
-    });
-    return payload;
-  }
-
-  async verify(args: {
-    token: string | undefined;
-    method: string;
-    path: string;
-    body: Uint8Array;
-  }): Promise<JWTPayload> {
-    if (!args.token) throw new VerificationError("the request carries no signature");
-    let payload: JWTPayload;
+  /** A JWT signed by one of the project's published keys, for this cluster and this audience. */
+  private async verifyByProjectKey(token: string, audience: string): Promise<JWTPayload> {
+    const verify = async () =>
+      (
+        await jwtVerify(token, this.jwks, {
+          issuer: this.issuer,
+          audience,
+          subject: this.clusterId,
+          algorithms: ["ES256"],
+          clockTolerance: 5,
+          requiredClaims: ["jti", "iat", "exp"],
+        })
+      ).payload;
     try {
-      payload = await this.verifySignature(args.token);
+      return await verify();
     } catch (err) {
       // A key published since the last fetch, within jose's refetch cooldown: wait it out once
       // (refetches stay at most one a second, whatever a flood of unknown key ids asks for).
@@ -66,11 +65,45 @@ export class RequestVerifier {
       }
       await new Promise((r) => setTimeout(r, 1000));
       try {
-        payload = await this.verifySignature(args.token);
+        return await verify();
       } catch (again) {
         throw new VerificationError(`signature refused: ${(again as Error).message}`);
       }
     }
+  }
+
+  /** A request JWT signed by a delegated key: the certificate first, then the JWT with its key. */
+  private async verifyDelegated(token: string, certificate: string): Promise<JWTPayload> {
+    const delegated = await this.delegations.key(certificate);
+    let payload: JWTPayload;
+    try {
+      ({ payload } = await jwtVerify(token, delegated.key, {
+        issuer: this.issuer,
+        audience: RELAY_AUDIENCE,
+        subject: this.clusterId,
+        algorithms: ["ES256"],
+        clockTolerance: 5,
+        requiredClaims: ["jti", "iat", "exp"],
+      }));
+    } catch (err) {
+      throw new VerificationError(`signature refused: ${(err as Error).message}`);
+    }
+    if (payload.exp! > delegated.expiresAt) throw new VerificationError("signature outlives its delegation");
+    return payload;
+  }
+
+  async verify(args: {
+    token: string | undefined;
+    /** The certificate of the key that signed `token`, when it is a delegated one. */
+    delegation?: string | undefined;
+    method: string;
+    path: string;
+    body: Uint8Array;
+  }): Promise<JWTPayload> {
+    if (!args.token) throw new VerificationError("the request carries no signature");
+    const payload = args.delegation
+      ? await this.verifyDelegated(args.token, args.delegation)
+      : await this.verifyByProjectKey(args.token, RELAY_AUDIENCE);
     if (payload.exp! - payload.iat! > MAX_REQUEST_JWT_LIFETIME_SECONDS) {
       throw new VerificationError("signature lives longer than 60 s");
     }

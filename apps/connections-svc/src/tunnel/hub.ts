@@ -18,18 +18,20 @@ import {
   type UpgradeHandler,
 } from "@agentplane/service-kit";
 import { sql } from "kysely";
-import { createWebSocketStream, type WebSocket, WebSocketServer } from "ws";
+import { type WebSocket, WebSocketServer } from "ws";
 import type { ConnectionsContext } from "../context.ts";
 import { bodyOf } from "./h2-body.ts";
 import {
   CLUSTER_JWT_HEADER,
   CLUSTER_JWT_TTL_HEADER,
   CONTROL_PATHS,
-  REQUEST_JWT_TTL_SECONDS,
+  DELEGATION_HEADER,
   REQUEST_SIGNATURE_HEADER,
   type RequestUse,
   requestClaims,
 } from "./protocol.ts";
+import { type SignedRequest, TunnelRequestSigner } from "./request-signer.ts";
+import { tunnelStream } from "./ws-stream.ts";
 
 /** One request to send down a tunnel. The body is whole: its hash is part of the signed claims. */
 export interface TunnelRequest {
@@ -40,8 +42,6 @@ export interface TunnelRequest {
   body?: Uint8Array | undefined;
   signal?: AbortSignal | undefined;
   use?: RequestUse;
-  /** Its JWT, signed ahead by `presign` for the tunnel this replica holds. */
-  signature?: Promise<string> | undefined;
 }
 
 interface Tunnel {
@@ -51,6 +51,8 @@ interface Tunnel {
   connectionId: string;
   ws: WebSocket;
   session: ClientHttp2Session;
+  /** Signs its requests with a key tenancy certified for this tunnel. */
+  signer: TunnelRequestSigner;
   closed: boolean;
   timers: NodeJS.Timeout[];
 }
@@ -65,6 +67,7 @@ const DROPPED = new Set([
   "x-amz-security-token",
   INTERNAL_IDENTITY_HEADER,
   REQUEST_SIGNATURE_HEADER,
+  DELEGATION_HEADER,
 ]);
 const TUNNEL_USE_HEADER = "x-agentplane-tunnel-use";
 const TUNNEL_PATH = /^\/v1\/clusters\/([^/]+)\/tunnel$/;
@@ -159,7 +162,7 @@ export class TunnelHub {
   }
 
   private async open(clusterId: string, projectId: string, tokenId: string, ws: WebSocket): Promise<void> {
-    const duplex = createWebSocketStream(ws);
+    const duplex = tunnelStream(ws);
     const session = http2.connect("http://relay.tunnel", { createConnection: () => duplex as never });
     const tunnel: Tunnel = {
       clusterId,
@@ -168,9 +171,11 @@ export class TunnelHub {
       connectionId: randomUUID(),
       ws,
       session,
+      signer: new TunnelRequestSigner({ signer: this.ctx.signer, projectId, clusterId }),
       closed: false,
       timers: [],
     };
+    tunnel.signer.prime();
     const drop = () => void this.closeTunnel(tunnel);
     session.on("error", drop);
     session.on("close", drop);
@@ -288,11 +293,12 @@ export class TunnelHub {
 
   /** Sends a request down the tunnel this replica holds; the response body streams. */
   private async requestLocal(tunnel: Tunnel, req: TunnelRequest): Promise<Response> {
-    const jwt = await (req.signature ?? this.signRequest(tunnel, req));
+    const signed = await this.signRequest(tunnel, req);
     const headers: OutgoingHttpHeaders = {
       ":method": req.method.toUpperCase(),
       ":path": req.path,
-      [REQUEST_SIGNATURE_HEADER]: jwt,
+      [REQUEST_SIGNATURE_HEADER]: signed.jwt,
+      [DELEGATION_HEADER]: signed.delegation,
     };
     req.headers?.forEach((value, key) => {
       if (!DROPPED.has(key) && !key.startsWith("x-agentplane-") && !key.startsWith("x-forwarded-"))
@@ -331,7 +337,7 @@ export class TunnelHub {
   }
 
   /** The platform-signed JWT of one request: cluster, method, path, body hash, `jti`, ≤ 60 s. */
-  private signRequest(tunnel: Tunnel, req: TunnelRequest): Promise<string> {
+  private signRequest(tunnel: Tunnel, req: TunnelRequest): Promise<SignedRequest> {
     const claims = requestClaims({
       clusterId: tunnel.clusterId,
       method: req.method,
@@ -339,20 +345,7 @@ export class TunnelHub {
       body: req.body,
       use: req.use ?? "kube",
     });
-    return this.ctx.signer.sign(tunnel.projectId, claims, REQUEST_JWT_TTL_SECONDS);
-  }
-
-  /**
-   * Starts signing a request for the tunnel this replica holds, so the proxy can overlap it with
-   * its authorization and policy check (nothing is sent before both pass); undefined when the
-   * tunnel lives on another replica (the owner signs there).
-   */
-  presign(clusterId: string, req: TunnelRequest): Promise<string> | undefined {
-    const local = this.tunnels.get(clusterId);
-    if (!local || local.closed) return undefined;
-    const signature = this.signRequest(local, req);
-    signature.catch(() => {});
-    return signature;
+    return tunnel.signer.sign(claims);
   }
 
   /**

@@ -13,6 +13,15 @@ export const CLUSTER_JWT_TTL_HEADER = "x-agentplane-cluster-jwt-expires-in";
 export const RELAY_AUDIENCE = "agentplane-cluster-relay";
 /** Per-request JWTs live this long at most; the relay refuses longer ones. */
 export const REQUEST_JWT_TTL_SECONDS = 60;
+/**
+ * A request JWT signed with a tunnel's delegated key carries, in this header, the certificate of
+ * that key: a JWT signed with the project's key (`aud` below, `sub` the cluster, `cnf.jwk` the
+ * delegated public key), which the relay verifies against the project's JWKS.
+ */
+export const DELEGATION_HEADER = "x-agentplane-delegation";
+export const DELEGATION_AUDIENCE = "agentplane-cluster-relay-delegation";
+/** How long a delegated key is certified (renewed at half; the relay refuses more than an hour). */
+export const DELEGATION_TTL_SECONDS = 600;
 
 /** Requests the relay answers itself (`use: control`), never passed to the Kubernetes API. */
 export const CONTROL_PATHS = {

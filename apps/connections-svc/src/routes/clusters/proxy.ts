@@ -30,8 +30,6 @@ export function registerClusterProxy(app: ServiceApp, ctx: ConnectionsContext, h
         ? undefined
         : new Uint8Array(await c.req.arrayBuffer());
     const upstream = { method: c.req.method, path: `${path}${search}`, body };
-    // The request's JWT is signed while authorization and policy are decided; it is sent only if both pass.
-    const signature = hub.presign(clusterId, upstream);
     const { cluster, principal } = await authorizeProxiedCluster(c, ctx, clusterId, "connectors:call");
     const attributes = parseKubeRequest(c.req.method, path, new URLSearchParams(search));
     const context = {
@@ -74,6 +72,6 @@ export function registerClusterProxy(app: ServiceApp, ctx: ConnectionsContext, h
       });
     }
     if (deny) throw policyDenied(attributes.action, deny);
-    return hub.send(cluster.id, { ...upstream, headers: c.req.raw.headers, signal: c.req.raw.signal, signature });
+    return hub.send(cluster.id, { ...upstream, headers: c.req.raw.headers, signal: c.req.raw.signal });
   });
 }
