@@ -1,4 +1,4 @@
-import { Sha256 } from "@aws-crypto/sha256-js";
+import { createHash, createHmac, type Hash, type Hmac } from "node:crypto";
 import { HttpRequest } from "@smithy/protocol-http";
 import { SignatureV4 } from "@smithy/signature-v4";
 
@@ -6,6 +6,44 @@ export interface AwsCredentials {
   accessKeyId: string;
   secretAccessKey: string;
   sessionToken?: string | undefined;
+}
+
+type SourceData = string | ArrayBuffer | ArrayBufferView;
+
+function bytesOf(data: SourceData): Buffer {
+  if (typeof data === "string") return Buffer.from(data, "utf8");
+  if (ArrayBuffer.isView(data)) return Buffer.from(data.buffer, data.byteOffset, data.byteLength);
+  return Buffer.from(data);
+}
+
+/**
+ * SHA-256 and HMAC-SHA-256 for SigV4 from node:crypto (OpenSSL), the way `@smithy/hash-node`
+ * does it, instead of the pure JavaScript `@aws-crypto/sha256-js`: a signature takes six of them.
+ */
+class NodeSha256 {
+  private readonly secret: SourceData | undefined;
+  private hash: Hash | Hmac;
+
+  constructor(secret?: SourceData) {
+    this.secret = secret;
+    this.hash = this.fresh();
+  }
+
+  private fresh(): Hash | Hmac {
+    return this.secret === undefined ? createHash("sha256") : createHmac("sha256", bytesOf(this.secret));
+  }
+
+  update(data: SourceData): void {
+    this.hash.update(bytesOf(data));
+  }
+
+  async digest(): Promise<Uint8Array> {
+    return this.hash.digest();
+  }
+
+  reset(): void {
+    this.hash = this.fresh();
+  }
 }
 
 /** Headers that belong to the caller's signature or hop (never forwarded upstream). */
@@ -64,7 +102,7 @@ export async function resignRequest(args: {
     credentials: args.credentials,
     region: args.region,
     service: args.service,
-    sha256: Sha256,
+    sha256: NodeSha256,
     // S3 signs paths as sent; other services normalize them.
     uriEscapePath: args.service !== "s3",
     applyChecksum: args.service === "s3",
