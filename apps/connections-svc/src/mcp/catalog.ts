@@ -4,7 +4,7 @@ import type { CallToolResult, Tool } from "@modelcontextprotocol/sdk/types.js";
 import { callTool, ToolCallDenied } from "../connectors/services/calls.ts";
 import { rowStamp } from "../connectors/services/hot-index.ts";
 import type { ConnectorRuntime } from "../connectors/services/runtime.ts";
-import { CONNECTOR_COLUMNS, type ConnectorRow } from "../connectors/services/store.ts";
+import type { ConnectorRow } from "../connectors/services/store.ts";
 import { type ToolViewer, viewerKey, visibleTools } from "../connectors/services/visibility.ts";
 import type { ConnectionsContext } from "../context.ts";
 import { ORG_TOOLS, type PlatformClients, PROJECT_TOOLS } from "./platform-tools.ts";
@@ -41,12 +41,7 @@ export class McpToolCatalog {
       const viewer = { projectAdmin: scope.projectAdmin, teamIds: scope.teamIds };
       return rows.map((row) => ({ row, prefix: `${row.name}${SEP}`, viewer }));
     }
-    const rows = await this.ctx.db
-      .selectFrom("connectors")
-      .select(CONNECTOR_COLUMNS)
-      .where("org_id", "=", scope.orgId)
-      .orderBy("name")
-      .execute();
+    const rows = await this.runtime.index.orgRows(this.ctx.db, scope.orgId);
     const projects = new Map<string, { slug: string; viewer: ToolViewer } | null>();
     for (const projectId of new Set(rows.map((r) => r.project_id))) {
       const authz = await this.runtime.authorizer.check({

@@ -31,6 +31,7 @@ export function rowStamp(row: Pick<ConnectorRow, "id" | "updated_at">): string {
 export class ConnectorIndex {
   private readonly rows = new LRUCache<string, Promise<ConnectorRow | undefined>>({ max: 5_000, ttl: HOT_FRESH_MS });
   private readonly projects = new LRUCache<string, Promise<ConnectorRow[]>>({ max: 2_000, ttl: HOT_FRESH_MS });
+  private readonly orgs = new LRUCache<string, Promise<ConnectorRow[]>>({ max: 1_000, ttl: HOT_FRESH_MS });
   private readonly settings = new LRUCache<string, Promise<Map<string, EntrySetting>>>({ max: 5_000 });
   private readonly credentials = new LRUCache<string, Promise<Record<string, string>>>({
     max: 2_000,
@@ -72,6 +73,13 @@ export class ConnectorIndex {
     );
   }
 
+  /** The organization's connectors by name (the organization MCP endpoint). */
+  orgRows(db: Kysely<ConnectionsDb>, orgId: string): Promise<ConnectorRow[]> {
+    return this.remember(this.orgs, orgId, () =>
+      db.selectFrom("connectors").select(CONNECTOR_COLUMNS).where("org_id", "=", orgId).orderBy("name").execute(),
+    );
+  }
+
   /** Entry settings of the rows (`<connectorId>/<entry>` → setting), read once per row version. */
   async entrySettings(db: Kysely<ConnectionsDb>, rows: ConnectorRow[]): Promise<Map<string, EntrySetting>> {
     const merged = new Map<string, EntrySetting>();
@@ -93,11 +101,13 @@ export class ConnectorIndex {
 
   /**
    * Forgets what was read of a project's connectors after a change on this replica. Rows are kept by
-   * id alone, so all of them go (each is one indexed read to take again).
+   * id alone and organizations' lists without their projects, so all of those go (each is one indexed
+   * read to take again).
    */
   invalidate(projectId: string): void {
     this.projects.delete(projectId);
     this.rows.clear();
+    this.orgs.clear();
     for (const key of [...this.credentials.keys()]) if (key.startsWith(`${projectId}/`)) this.credentials.delete(key);
   }
 }
