@@ -2,7 +2,7 @@ import { type DecisionResponse, GOVERNANCE_INTERNAL } from "@agentplane/contract
 import { databaseTargets } from "@agentplane/db/testing";
 import { BullMqBus } from "@agentplane/events";
 import { requireRedis, TEST_REDIS_URL, testRedisPrefix } from "@agentplane/testkit";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { type Harness, json, startHarness } from "./fixtures/harness.ts";
 
 const [postgres] = await databaseTargets();
@@ -64,10 +64,7 @@ describe.skipIf(!target.available || !redis.available)(
       const binding = await json<{ id: string }>(created);
       const waitFor = async (decision: "allow" | "deny") => {
         const started = Date.now();
-        while ((await ask(b)).decision !== decision) {
-          if (Date.now() - started > 2000) throw new Error(`replica B still not ${decision} after 2 s`);
-          await new Promise((r) => setTimeout(r, 25));
-        }
+        await vi.waitFor(async () => expect((await ask(b)).decision).toBe(decision), { timeout: 2000, interval: 25 });
         return Date.now() - started;
       };
       expect(await waitFor("deny")).toBeLessThan(2000);

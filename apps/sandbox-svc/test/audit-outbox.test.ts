@@ -2,7 +2,7 @@ import { AUDIT_RECORDED, type AuditRecorded } from "@agentplane/contracts";
 import { type Database, migrateToLatest, openDatabase } from "@agentplane/db";
 import { BullMqBus, createOutbox, MemoryBus, outboxMigrations } from "@agentplane/events";
 import { silentLogger } from "@agentplane/service-kit";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { SANDBOX_SCHEMA } from "../src/app.ts";
 import { migrations } from "../src/db/migrations/index.ts";
 import type { SandboxDB } from "../src/db/schema.ts";
@@ -48,15 +48,13 @@ describe("sandbox audit records go through the service's outbox", () => {
     expect(await outbox.pending()).toBe(1);
     await outbox.stop();
     await downBus.close();
-    // Past the retry backoff of the failed attempt.
-    await new Promise((r) => setTimeout(r, 100));
-
-    // A later process (or another replica) relays what was kept.
+    // A later process (or another replica) relays what was kept, once the failed attempt's retry
+    // backoff (50 ms) has passed.
     const bus = new MemoryBus();
     const seen: AuditRecorded[] = [];
     await bus.subscribe<AuditRecorded>(AUDIT_RECORDED, async (e) => void seen.push(e.data));
     const relay = createOutbox({ database, schema: SANDBOX_SCHEMA, bus, logger: silentLogger() });
-    expect(await relay.flush()).toBe(1);
+    await vi.waitFor(async () => expect(await relay.flush()).toBe(1), { timeout: 5000, interval: 20 });
     await bus.drain();
     expect(seen).toHaveLength(1);
     expect(seen[0]).toMatchObject({ action: "sandbox.exec", orgId: "org_1", details: { exitCode: 0 } });

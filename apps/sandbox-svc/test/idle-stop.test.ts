@@ -1,6 +1,6 @@
 import { openDatabase } from "@agentplane/db";
 import { generateInternalKeys, silentLogger } from "@agentplane/service-kit";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { createSandboxService, type SandboxService } from "../src/app.ts";
 import { execInSandbox } from "../src/services/exec.ts";
 import { createSandbox, getSandboxRow } from "../src/services/sandboxes.ts";
@@ -53,14 +53,15 @@ describe.skipIf(!bwrap.available)(`idle auto-stop${bwrap.reason}`, () => {
       start: true,
       idleTimeoutSeconds: 0,
     });
-    // Keep one sandbox busy with an exec every 300 ms for 2 s.
-    const started = Date.now();
-    while (Date.now() - started < 2000) {
-      const row = await getSandboxRow(fx.deps, P, busy.id);
-      expect((await execInSandbox(fx.deps, fx.actor, row, { command: "true", timeoutMs: 5000 })).exitCode).toBe(0);
-      await new Promise((r) => setTimeout(r, 300));
-    }
-    expect(await state(idle.id)).toBe("stopped");
+    // Keep one sandbox busy with an exec every 300 ms until the idle one (timeout 1 s) is stopped.
+    await vi.waitFor(
+      async () => {
+        const row = await getSandboxRow(fx.deps, P, busy.id);
+        expect((await execInSandbox(fx.deps, fx.actor, row, { command: "true", timeoutMs: 5000 })).exitCode).toBe(0);
+        expect(await state(idle.id)).toBe("stopped");
+      },
+      { timeout: 5000, interval: 300 },
+    );
     expect(await state(busy.id)).toBe("running");
     expect((await fx.driver.status(idle.id)).phase).toBe("stopped");
 

@@ -1,6 +1,6 @@
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import type { LocalDriver } from "../src/driver/local/local-driver.ts";
 import type { SandboxRuntimeSpec } from "../src/driver/types.ts";
 import { runCommand } from "../src/exec/run-command.ts";
@@ -138,8 +138,7 @@ describe.skipIf(!bwrap.available)(`local driver exec${bwrap.reason}`, () => {
     const events: string[] = [];
     driver.onEvent((e) => events.push(`${e.sandboxId}:${e.status.phase}`));
     await driver.start(spec("sbx_x", { command: ["/bin/sh", "-c", "exit 3"] }));
-    await new Promise((r) => setTimeout(r, 300));
-    expect(events).toContain("sbx_x:failed");
+    await vi.waitFor(() => expect(events).toContain("sbx_x:failed"), { timeout: 5000 });
   });
 
   it("refuses an unknown image with a 400 problem", () => {

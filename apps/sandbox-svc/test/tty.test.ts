@@ -31,16 +31,18 @@ describe.skipIf(!bwrap.available)(`TTY exec in an isolated sandbox${bwrap.reason
 
   it("passes the exit code and window-size changes through", async () => {
     const proc = await driver.exec("sbx_tty", {
-      argv: ["sh", "-c", "read line; stty size; exit 5"],
+      // `stty size` runs once the resize is seen (or after 5 s, and then the size check fails).
+      argv: [
+        "sh",
+        "-c",
+        `i=0; while [ $i -lt 100 ] && [ "$(stty size)" != "43 132" ]; do sleep 0.05; i=$((i+1)); done; stty size; exit 5`,
+      ],
       tty: true,
       cols: 80,
       rows: 24,
     });
     const done = collect(proc);
-    await new Promise((r) => setTimeout(r, 300));
     proc.resize?.(132, 43);
-    await new Promise((r) => setTimeout(r, 100));
-    proc.stdin.write("go\n");
     const { out, exitCode } = await done;
     expect(exitCode).toBe(5);
     expect(out).toContain("43 132");

@@ -98,13 +98,12 @@ describe.skipIf(!bwrap.available)(`WebSocket exec (Kubernetes protocol)${bwrap.r
 
   it("TTY: initial size from cols/rows and resize frames seen by stty size", async () => {
     const s = await connect(
-      `${base}${q(["sh", "-c", "stty size; read line; stty size"], "&tty=true&cols=100&rows=30")}`,
+      // The second `stty size` runs once the resize is seen (or after 5 s, and then fails).
+      `${base}${q(["sh", "-c", `stty size; i=0; while [ $i -lt 100 ] && [ "$(stty size)" != "43 132" ]; do sleep 0.05; i=$((i+1)); done; stty size`], "&tty=true&cols=100&rows=30")}`,
       "v5.channel.k8s.io",
     );
     await expect.poll(() => Buffer.concat(s.out).toString(), { timeout: 5000 }).toContain("30 100");
     send(s.ws, 4, JSON.stringify({ Width: 132, Height: 43 }));
-    await new Promise((r) => setTimeout(r, 100));
-    send(s.ws, 0, "go\n");
     await expect.poll(() => Buffer.concat(s.out).toString(), { timeout: 5000 }).toContain("43 132");
     expect(await s.status).toMatchObject({ status: "Success" });
   });

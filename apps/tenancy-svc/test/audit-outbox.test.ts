@@ -2,7 +2,8 @@ import { AUDIT_RECORDED, type AuditRecorded } from "@agentplane/contracts";
 import { type Database, openDatabase } from "@agentplane/db";
 import { BullMqBus } from "@agentplane/events";
 import { createTestDatabase, requirePostgres, requireRedis, testRedisPrefix } from "@agentplane/testkit";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { sql } from "kysely";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { addMember, startActivated, stopTenancies } from "./fixtures/harness.ts";
 import { OwnRedis, waitFor } from "./fixtures/own-redis.ts";
 
@@ -65,8 +66,14 @@ describe.skipIf(!redis.available || !postgres.available)(
       });
       expect(res.status).toBe(200);
       expect(await res.json()).toMatchObject({ userId: bob.id, role: "admin" });
-      // Let the relay try (and fail) a few rounds: the event must still be kept.
-      await new Promise((r) => setTimeout(r, 700));
+      // The relay tries (and fails) a few rounds: the event must still be kept.
+      const attempts = async () =>
+        (
+          await sql<{ n: number }>`select coalesce(max(attempts), 0)::int as n from tenancy.event_outbox`.execute(
+            database.kysely,
+          )
+        ).rows[0]?.n ?? 0;
+      await vi.waitFor(async () => expect(await attempts()).toBeGreaterThanOrEqual(3), { timeout: 10_000 });
       expect(await h.service.outbox.pending()).toBe(1);
       const isRoleChange = (e: AuditRecorded) => e.action === "member.role_changed" && e.targetId === bob.id;
       expect(seen.some(isRoleChange)).toBe(false);
