@@ -1,7 +1,7 @@
 import { requirePostgres } from "@agentplane/testkit";
 import { GetObjectCommand, PutObjectCommand, S3Client } from "@aws-sdk/client-s3";
 import { GetCallerIdentityCommand, STSClient } from "@aws-sdk/client-sts";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import {
   type ConnectionsPlatform,
   startConnectionsPlatform,
@@ -165,11 +165,16 @@ describe.skipIf(!pg.available)(`AWS connections through the platform${pg.reason}
       [first[0]!.accessKeyId, undefined],
       [first[0]!.accessKeyId, undefined],
     ]);
-    // Within five minutes of its expiry the session is replaced, not used.
-    await new Promise((r) => setTimeout(r, 2500));
-    expect((await put("c")).status).toBe(200);
+    // Within five minutes of its expiry (2 s after it was issued) the session is replaced, not used:
+    // calls keep succeeding with it until then, and the first one past that point assumes a new one.
+    await vi.waitFor(
+      async () => {
+        expect((await put("c")).status).toBe(200);
+        expect(upstream.assumed.filter((a) => a.roleArn === SHORT_ROLE)).toHaveLength(2);
+      },
+      { timeout: 15_000, interval: 200 },
+    );
     const after = upstream.assumed.filter((a) => a.roleArn === SHORT_ROLE);
-    expect(after).toHaveLength(2);
     expect(upstream.requests.at(-1)).toMatchObject({ accessKeyId: after[1]!.accessKeyId, failure: undefined });
   });
 
@@ -187,9 +192,15 @@ describe.skipIf(!pg.available)(`AWS connections through the platform${pg.reason}
     const put = (conn: string, key: string) =>
       h.call("PUT", `/v1/aws-connections/${conn}/aws/brief/${key}`, { token: h.memberToken, headers: s3, body: key });
     expect((await put(brief, "1")).status).toBe(200);
-    await new Promise((r) => setTimeout(r, 2500));
-    // The first session has expired by now (the stand-in answers ExpiredToken to it): a new one is assumed.
-    expect((await put(brief, "2")).status).toBe(200);
+    // On a clock moved past the first session's expiry (the stand-in answers ExpiredToken to it), not
+    // by waiting: a new session is assumed and used.
+    vi.useFakeTimers({ toFake: ["Date"] });
+    try {
+      vi.setSystemTime(Date.now() + 2500);
+      expect((await put(brief, "2")).status).toBe(200);
+    } finally {
+      vi.useRealTimers();
+    }
     const sessions = upstream.assumed.filter((a) => a.roleArn === BRIEF_ROLE).map((a) => a.accessKeyId);
     expect(sessions).toHaveLength(2);
     const writes = upstream.requests.filter((r) => r.path.startsWith("/brief/"));
