@@ -69,7 +69,10 @@ export function registerMcpEndpoints(
     if (c.req.method === "GET" && response.status === 200) {
       watchChanges(ctx, runtime, scope, server, c.req.raw.signal);
     } else {
-      await server.close();
+      // Closed once the SDK has finished with the request (it forgets the request's abort
+      // controller just after the answer): closing at once would abort, and so build an
+      // AbortError for, every answered request.
+      setImmediate(() => void server.close().catch(() => {}));
     }
     return response;
   };
