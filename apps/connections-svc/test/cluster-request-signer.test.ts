@@ -1,4 +1,4 @@
-import { decodeJwt, decodeProtectedHeader, generateKeyPair, importJWK, jwtVerify, SignJWT } from "jose";
+import { type CryptoKey, decodeJwt, decodeProtectedHeader, generateKeyPair, importJWK, jwtVerify, SignJWT } from "jose";
 import { beforeAll, describe, expect, it, vi } from "vitest";
 import type { ProjectSigner } from "../src/services/project-signer.ts";
 import { DELEGATION_AUDIENCE, RELAY_AUDIENCE, requestClaims } from "../src/tunnel/protocol.ts";
