@@ -2,6 +2,7 @@ import type { ServiceApp } from "@agentplane/service-kit";
 import type { AwsCredentialResolver } from "../../aws/credentials.ts";
 import { parseAwsCall } from "../../aws/operation.ts";
 import { resignRequest } from "../../aws/resign.ts";
+import { sendToAws } from "../../aws/upstream.ts";
 import { assertSafeProxyPath } from "../../clusters/k8s-attributes.ts";
 import type { ConnectionsContext } from "../../context.ts";
 import { recordDecision } from "../../services/audit.ts";
@@ -92,15 +93,6 @@ export function registerAwsProxy(app: ServiceApp, ctx: ConnectionsContext, creds
       region: call.region,
       credentials: await credentials,
     });
-    const answer = await fetch(target, {
-      method,
-      headers,
-      ...(body?.length ? { body } : {}),
-      redirect: "manual",
-      signal: c.req.raw.signal,
-    });
-    const out = new Headers(answer.headers);
-    for (const h of ["transfer-encoding", "connection", "keep-alive", "content-encoding"]) out.delete(h);
-    return new Response(answer.body, { status: answer.status, headers: out });
+    return sendToAws(target, { method, headers, body, signal: c.req.raw.signal });
   });
 }
