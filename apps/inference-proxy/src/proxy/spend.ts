@@ -1,6 +1,6 @@
+import { randomUUID } from "node:crypto";
 import {
   AUDIT_INTERNAL_ROUTES,
-  newId,
   type SpendOpenRequest,
   type SpendReserveRequest,
   type SpendReserveResponse,
@@ -60,7 +60,8 @@ export class SpendGate {
     const key = scopeKey(scope.orgId, scope.projectId);
     const until = this.unlimited.get(key);
     if (until !== undefined && until > this.clock.now()) {
-      const reservationId = newId("reservation");
+      // randomUUID draws from a buffered pool: cheaper per call than newId's randomBytes.
+      const reservationId = `rsv_${randomUUID().replaceAll("-", "")}`;
       const item: OpenItem = { reservationId, orgId: scope.orgId, estimatedMicroUsd, requestId, call };
       item.projectId = scope.projectId;
       return { reservationId, recorded: this.opens.add(item) };
