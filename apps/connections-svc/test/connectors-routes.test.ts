@@ -1,6 +1,8 @@
 import { readFileSync } from "node:fs";
 import { requirePostgres } from "@agentplane/testkit";
+import { sql } from "kysely";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { CONNECTIONS_SCHEMA } from "../src/app.ts";
 import { API_TOKEN, type ApiUpstream, startApiUpstream, startMcpUpstream } from "./connectors-fixtures/upstreams.ts";
 import { DENY_RULE, startWorld, type World } from "./connectors-fixtures/world.ts";
 
@@ -130,6 +132,29 @@ describe.skipIf(!pg.available)(`connector routes${pg.reason}`, () => {
     expect(everything).not.toContain("acc-secret-value-91");
     expect(everything).not.toContain("acc-1");
     expect(everything).not.toContain(API_TOKEN);
+  });
+
+  it("answers concurrent calls only once their audit records are committed (written together)", async () => {
+    // A record is in the outbox table until the relay has handed it to the bus (w.audit).
+    const committed = async () => {
+      type Audited = { action?: string; details?: { tool?: string } };
+      const rows = await sql<{ id: string; data: Audited | string }>`
+        select id, data from ${sql.table(`${CONNECTIONS_SCHEMA}.event_outbox`)}`.execute(w.service.context.db);
+      const ids = new Set(w.audit.filter((a) => a.details?.tool === "listAccounts").map((a) => a.id));
+      for (const { id, data } of rows.rows) {
+        const record = (typeof data === "string" ? JSON.parse(data) : data) as Audited;
+        if (record.action === "callConnectorTool" && record.details?.tool === "listAccounts") ids.add(id);
+      }
+      return ids.size;
+    };
+    const before = await committed();
+    const answers = await Promise.all(
+      Array.from({ length: 20 }, () =>
+        w.call("POST", `/v1/mcp-servers/${http.id}/tools/call`, w.developer, { name: "listAccounts", arguments: {} }),
+      ),
+    );
+    expect(answers.map((r) => r.status)).toEqual(Array(20).fill(200));
+    expect(await committed()).toBe(before + 20);
   });
 
   it("previews an inline description without saving, and refuses bad input", async () => {

@@ -14,7 +14,7 @@ export interface World {
   database: Database;
   service: ConnectionsService;
   bus: MemoryBus;
-  audit: Array<{ action: string; outcome: string; targetId: string; details?: Record<string, unknown> }>;
+  audit: Array<{ id: string; action: string; outcome: string; targetId: string; details?: Record<string, unknown> }>;
   owner: Principal;
   viewer: Principal;
   developer: Principal;

@@ -1,6 +1,6 @@
-import type { Principal } from "@agentplane/contracts";
+import { AUDIT_RECORDED, type Principal } from "@agentplane/contracts";
 import type { ConnectionsContext } from "../../context.ts";
-import { type ConnectorAuditEvent, recordConnectorEvent } from "./platform.ts";
+import { type ConnectorAuditEvent, connectorAuditRecord, recordConnectorEvent } from "./platform.ts";
 
 const MAX_BATCH = 200;
 
@@ -14,8 +14,8 @@ interface Pending {
 /**
  * Tool call audit records with group commit: a call waits until its record is in the outbox before
  * it answers, but the records of the calls that arrive while one write is in flight go to the
- * outbox together in the next transaction (one commit for many concurrent calls instead of one per
- * call). Nothing is acknowledged before it is written, so a crash loses no answered call's record;
+ * outbox together in the next write, one multi-row INSERT (one commit for many concurrent calls
+ * instead of one per call). Nothing is acknowledged before it is written, so a crash loses no answered call's record;
  * a failed write fails the calls it carried.
  */
 export class CallAuditWriter {
@@ -47,15 +47,20 @@ export class CallAuditWriter {
       while (this.queue.length) {
         const batch = this.queue.splice(0, MAX_BATCH);
         try {
+          // One INSERT outside a transaction commits on its own (one round trip instead of BEGIN,
+          // INSERT(s), COMMIT), as durably: Postgres acknowledges it once committed.
           const only = batch.length === 1 ? batch[0] : undefined;
           if (only) {
-            // One INSERT outside a transaction commits on its own (one round trip instead of
-            // BEGIN, INSERT, COMMIT), with the same durability: acknowledged once committed.
+            // The relay publishes it at its next poll, as with records written in a change's transaction.
             await recordConnectorEvent(this.ctx, this.ctx.db, only.principal, only.event);
           } else {
-            await this.ctx.db.transaction().execute(async (trx) => {
-              for (const { principal, event } of batch) await recordConnectorEvent(this.ctx, trx, principal, event);
-            });
+            // All the records in one multi-row INSERT; the relay is asked to publish them now.
+            await this.ctx.outbox.publishMany(
+              batch.map(({ principal, event }) => {
+                const record = connectorAuditRecord(principal, event);
+                return { topic: AUDIT_RECORDED, data: record, options: { id: record.id, time: record.time } };
+              }),
+            );
           }
           for (const p of batch) p.resolve();
         } catch (error) {

@@ -79,14 +79,9 @@ export interface ConnectorAuditEvent {
   requestId?: string | undefined;
 }
 
-/** Writes an `audit.recorded` record to the outbox in `trx` (the change's transaction, or the db alone). */
-export async function recordConnectorEvent(
-  ctx: ConnectionsContext,
-  trx: Kysely<ConnectionsDb>,
-  principal: Principal | undefined,
-  event: ConnectorAuditEvent,
-): Promise<void> {
-  const record: AuditRecorded = {
+/** The `audit.recorded` record of a connector change or call. */
+export function connectorAuditRecord(principal: Principal | undefined, event: ConnectorAuditEvent): AuditRecorded {
+  return {
     id: newId("audit"),
     principal: auditPrincipal(principal),
     action: event.action,
@@ -101,6 +96,16 @@ export async function recordConnectorEvent(
     ...(event.details ? { details: event.details } : {}),
     ...(event.requestId ? { requestId: event.requestId } : {}),
   };
+}
+
+/** Writes an `audit.recorded` record to the outbox in `trx` (the change's transaction, or the db alone). */
+export async function recordConnectorEvent(
+  ctx: ConnectionsContext,
+  trx: Kysely<ConnectionsDb>,
+  principal: Principal | undefined,
+  event: ConnectorAuditEvent,
+): Promise<void> {
+  const record = connectorAuditRecord(principal, event);
   await ctx.outbox.enqueue(trx as unknown as Kysely<never>, AUDIT_RECORDED, record, {
     id: record.id,
     time: record.time,
