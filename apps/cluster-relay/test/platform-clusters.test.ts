@@ -1,9 +1,8 @@
 import { readFileSync } from "node:fs";
 import { request as httpRequest } from "node:http";
 import { requirePostgres } from "@agentplane/testkit";
-import { CoreV1Api, KubeConfig, PatchStrategy, setHeaderOptions, Watch } from "@kubernetes/client-node";
+import { CoreV1Api, PatchStrategy, setHeaderOptions, Watch } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { WebSocket } from "ws";
 import { bindProjectPolicy } from "../../connections-svc/test/fixtures/governance-policy.ts";
 import {
   type ConnectionsPlatform,
@@ -12,7 +11,8 @@ import {
   startRelayProcess,
   waitFor,
 } from "../../platform/test/connections-harness.ts";
-import { type KubeStandIn, kubeconfigFor, startKubeStandIn } from "./fixtures/kube-stand-in.ts";
+import { tunnelUpgradeStatus, waitForClusterStatus } from "./fixtures/cluster-status.ts";
+import { type KubeStandIn, kubeconfigFor, proxyKubeConfig, startKubeStandIn } from "./fixtures/kube-stand-in.ts";
 
 const pg = await requirePostgres();
 
@@ -29,17 +29,6 @@ when { context has resource && context.resource == "pods" && context has namespa
 forbid(principal, action == Action::"cluster:watch", resource)
 when { context has namespace && context.namespace == "kube-system" };
 `;
-
-function kubeClient(base: string, clusterId: string, token: string): KubeConfig {
-  const kc = new KubeConfig();
-  kc.loadFromOptions({
-    clusters: [{ name: "agentplane", server: `${base}/v1/clusters/${clusterId}/proxy`, skipTLSVerify: true }],
-    users: [{ name: "me", token }],
-    contexts: [{ name: "agentplane", cluster: "agentplane", user: "me" }],
-    currentContext: "agentplane",
-  });
-  return kc;
-}
 
 /** A raw request whose path is sent exactly as written (no client-side normalization). */
 function rawGet(url: string, path: string, token: string): Promise<number> {
@@ -124,7 +113,7 @@ describe.skipIf(!pg.available)(`clusters through a real relay process${pg.reason
   });
 
   it("@kubernetes/client-node lists, creates, patches, reads and deletes through the proxy", async () => {
-    const core = kubeClient(h.url, clusterId, h.memberToken).makeApiClient(CoreV1Api);
+    const core = proxyKubeConfig(h.url, clusterId, h.memberToken).makeApiClient(CoreV1Api);
     const namespaces = await core.listNamespace();
     expect(namespaces.items.map((n) => n.metadata?.name)).toEqual(expect.arrayContaining(["default", "kube-system"]));
     await core.createNamespacedConfigMap({
@@ -151,7 +140,7 @@ describe.skipIf(!pg.available)(`clusters through a real relay process${pg.reason
   });
 
   it("a watch streams events as they happen and a client abort cancels it upstream", async () => {
-    const kc = kubeClient(h.url, clusterId, h.memberToken);
+    const kc = proxyKubeConfig(h.url, clusterId, h.memberToken);
     const events: string[] = [];
     const watch = new Watch(kc);
     const controller = await watch.watch(
@@ -252,34 +241,19 @@ describe.skipIf(!pg.available)(`clusters through a real relay process${pg.reason
     );
     await waitFor(() => (relay.output().match(/tunnel open/g)?.length ?? 0) > before, 10_000, "the reconnect");
     // The old token no longer opens a tunnel.
-    const status = await new Promise<number>((resolve) => {
-      const ws = new WebSocket(`${h.url.replace("http", "ws")}/v1/clusters/${clusterId}/tunnel`, {
-        headers: { authorization: `Bearer ${tunnelToken}` },
-      });
-      ws.on("unexpected-response", (_req, res) => resolve(res.statusCode ?? 0));
-      ws.on("open", () => {
-        ws.close();
-        resolve(101);
-      });
-      ws.on("error", () => {});
-    });
-    expect(status).toBe(401);
+    expect(await tunnelUpgradeStatus(h.url, clusterId, tunnelToken)).toBe(401);
     // Requests still flow, over the new tunnel.
-    const core = kubeClient(h.url, clusterId, h.memberToken).makeApiClient(CoreV1Api);
+    const core = proxyKubeConfig(h.url, clusterId, h.memberToken).makeApiClient(CoreV1Api);
     expect((await core.listNamespace()).items.length).toBeGreaterThan(0);
     tunnelToken = rotated.body.tunnelToken;
   });
 
   it("reports disconnected (with since) once the relay stops, and the proxy answers 503", async () => {
     await relay.stop();
-    const cluster = await waitFor(
-      async () => {
-        const r = await h.call<Record<string, string>>("GET", `/v1/clusters/${clusterId}`, { token: h.viewerToken });
-        return r.body.status === "disconnected" ? r.body : undefined;
-      },
-      15_000,
-      "the disconnect",
-    );
+    const cluster = await waitForClusterStatus(h, clusterId, "disconnected", {
+      timeoutMs: 15_000,
+      what: "the disconnect",
+    });
     expect(cluster.statusSince).toBeTruthy();
     const res = await h.call("GET", `/v1/clusters/${clusterId}/proxy/api/v1/namespaces`, { token: h.memberToken });
     expect(res.status).toBe(503);

@@ -1,29 +1,15 @@
 import { requirePostgres } from "@agentplane/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { WebSocket } from "ws";
 import {
   type ConnectionsPlatform,
   startConnectionsPlatform,
   waitFor,
 } from "../../platform/test/connections-harness.ts";
+import { tunnelUpgradeStatus, waitForClusterStatus } from "./fixtures/cluster-status.ts";
 import { type KubeStandIn, kubeconfigFor, proxyCoreApi, startKubeStandIn } from "./fixtures/kube-stand-in.ts";
 import { type SecretRelay, startSecretRelay } from "./fixtures/relay-process.ts";
 
 const pg = await requirePostgres();
-
-function openTunnelStatus(url: string, clusterId: string, token: string): Promise<number> {
-  return new Promise((resolve) => {
-    const ws = new WebSocket(`${url.replace("http", "ws")}/v1/clusters/${clusterId}/tunnel`, {
-      headers: { authorization: `Bearer ${token}` },
-    });
-    ws.on("unexpected-response", (_req, res) => resolve(res.statusCode ?? 0));
-    ws.on("open", () => {
-      ws.terminate();
-      resolve(101);
-    });
-    ws.on("error", () => {});
-  });
-}
 
 const SECRET = { namespace: "agentplane", name: "relay-token" };
 const secretToken = (kube: KubeStandIn): string | undefined => {
@@ -68,15 +54,7 @@ describe.skipIf(!pg.available)(`a relay installed from a Kubernetes Secret${pg.r
       secret: `${SECRET.namespace}/${SECRET.name}`,
       kubeconfig: kubeconfigFor(kube),
     });
-    await waitFor(
-      async () =>
-        (await h.call<{ status: string }>("GET", `/v1/clusters/${clusterId}`, { token: h.viewerToken })).body.status ===
-        "connected",
-      25_000,
-      "the relay to connect",
-    ).catch((err) => {
-      throw new Error(`${(err as Error).message}; relay output:\n${relay.output()}`);
-    });
+    await waitForClusterStatus(h, clusterId, "connected", { what: "the relay to connect", output: relay.output });
     expect(kube.requests).toEqual(
       expect.arrayContaining([
         { method: "GET", path: `/api/v1/namespaces/${SECRET.namespace}/secrets/${SECRET.name}`, authorized: true },
@@ -100,20 +78,14 @@ describe.skipIf(!pg.available)(`a relay installed from a Kubernetes Secret${pg.r
     expect(Buffer.from((secret.data as Record<string, string>).other!, "base64").toString()).toBe("kept");
     expect(secret.metadata.labels).toEqual({ app: "agentplane-relay" });
     await waitFor(() => relay.opened() > before, 10_000, "the reconnect");
-    expect(await openTunnelStatus(h.url, clusterId, tunnelToken)).toBe(401);
+    expect(await tunnelUpgradeStatus(h.url, clusterId, tunnelToken)).toBe(401);
     const namespaces = await proxyCoreApi(h.url, clusterId, h.memberToken).listNamespace();
     expect(namespaces.items.map((n) => n.metadata?.name)).toContain("default");
   });
 
   it("restarted, the relay reads the rotated token from the Secret and connects with it", async () => {
     await relay.stop();
-    await waitFor(
-      async () =>
-        (await h.call<{ status: string }>("GET", `/v1/clusters/${clusterId}`, { token: h.viewerToken })).body.status ===
-        "disconnected",
-      15_000,
-      "the disconnect",
-    );
+    await waitForClusterStatus(h, clusterId, "disconnected", { timeoutMs: 15_000, what: "the disconnect" });
     relay = startSecretRelay({
       url: h.url,
       clusterId,

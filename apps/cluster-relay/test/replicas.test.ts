@@ -13,6 +13,7 @@ import {
   startRelayProcess,
   waitFor,
 } from "../../platform/test/connections-harness.ts";
+import { waitForClusterStatus } from "./fixtures/cluster-status.ts";
 import { type KubeStandIn, kubeconfigFor, startKubeStandIn } from "./fixtures/kube-stand-in.ts";
 
 const pg = await requirePostgres();
@@ -56,13 +57,7 @@ describe.skipIf(!pg.available)(`cluster proxy across connections replicas${pg.re
       tunnelToken: created.body.tunnelToken,
       kubeconfig: kubeconfigFor(kube),
     });
-    await waitFor(
-      async () =>
-        (await h.call<{ status: string }>("GET", `/v1/clusters/${clusterId}`, { token: h.viewerToken })).body.status ===
-        "connected",
-      25_000,
-      "the relay to connect",
-    );
+    await waitForClusterStatus(h, clusterId, "connected", { what: "the relay to connect", output: relay.output });
   });
   afterAll(async () => {
     await relay?.stop();

@@ -39,8 +39,7 @@ describe("a tunnel's request signer (delegated key certified by the project key)
   beforeAll(async () => {
     projectKey = await generateKeyPair("ES256");
   });
-
-  it("asks tenancy once for a certificate; each request JWT verifies with the certified key, for 60 s", async () => {
+  const setUp = () => {
     const clock = { now: Date.parse("2026-01-01T00:00:00Z") };
     const tenancy = projectKeySigner(clock, projectKey.privateKey);
     const signer = new TunnelRequestSigner({
@@ -49,6 +48,11 @@ describe("a tunnel's request signer (delegated key certified by the project key)
       clusterId: "cls_1",
       now: () => clock.now,
     });
+    return { clock, tenancy, signer };
+  };
+
+  it("asks tenancy once for a certificate; each request JWT verifies with the certified key, for 60 s", async () => {
+    const { clock, tenancy, signer } = setUp();
     const [a, b] = await Promise.all([signer.sign(claims()), signer.sign(claims())]);
     expect(tenancy.calls).toEqual([{ audience: DELEGATION_AUDIENCE, ttl: 600 }]);
     expect(a!.delegation).toBe(b!.delegation);
@@ -74,14 +78,7 @@ describe("a tunnel's request signer (delegated key certified by the project key)
   });
 
   it("renews in the background past half the certificate's life, and never signs past its expiry", async () => {
-    const clock = { now: Date.parse("2026-01-01T00:00:00Z") };
-    const tenancy = projectKeySigner(clock, projectKey.privateKey);
-    const signer = new TunnelRequestSigner({
-      signer: tenancy.signer,
-      projectId: "prj_1",
-      clusterId: "cls_1",
-      now: () => clock.now,
-    });
+    const { clock, tenancy, signer } = setUp();
     const first = await signer.sign(claims());
     clock.now += 301_000;
     // Past half its life: this request still uses the current key while a renewal is asked.
