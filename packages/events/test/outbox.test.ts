@@ -2,7 +2,7 @@ import { migrateToLatest } from "@agentplane/db";
 import { databaseTargets } from "@agentplane/db/testing";
 import { OwnRedis, requireRedis, testRedisPrefix } from "@agentplane/testkit";
 import { sql } from "kysely";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { BufferedPublisher, BullMqBus, createOutbox, MemoryBus, outboxMigrations } from "../src/index.ts";
 
 function waitFor(check: () => boolean | Promise<boolean>, timeoutMs = 20_000): Promise<void> {
@@ -90,7 +90,14 @@ describe.each(targets)("outbox on $name $reason", (target) => {
       await server.stop();
       // Writes keep succeeding while the bus is down: the request path never sees the outage.
       for (let i = 30; i < 80; i++) ids.push(await outbox.publish("thing.changed", { i }));
-      await new Promise((r) => setTimeout(r, 300));
+      // The relay tries (and fails) at least twice while the bus is down; the rows stay.
+      const attempts = async () =>
+        (
+          await sql<{ n: number }>`select coalesce(max(attempts), 0)::int as n from producer.event_outbox`.execute(
+            database.database.kysely,
+          )
+        ).rows[0]?.n ?? 0;
+      await vi.waitFor(async () => expect(await attempts()).toBeGreaterThanOrEqual(2), { timeout: 10_000 });
       expect(await outbox.pending()).toBeGreaterThan(0);
 
       await server.start();
