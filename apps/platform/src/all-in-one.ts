@@ -20,7 +20,17 @@ export async function runAllInOne(rawEnv: Record<string, string | undefined>): P
   const database = await openDatabase(databaseUrl);
   const bus = createBus({ redisUrl: env.REDIS_URL });
   const inference = inferenceConfigFromSettings(env);
-  const platform = await assemblePlatform({ env, dataDir, database, bus, logger, inference });
+  const closeStorage = async () => {
+    await bus.close();
+    await database.close();
+  };
+  // As runService does: a start that fails closes the storage it opened before the launcher reports it.
+  const platform = await assemblePlatform({ env, dataDir, database, bus, logger, inference }).catch(
+    async (err: unknown) => {
+      await closeStorage().catch(() => {});
+      throw err;
+    },
+  );
   let runtime: LocalRuntime | undefined;
   if (env.AGENT_RUNTIME === "on") {
     try {
@@ -35,7 +45,6 @@ export async function runAllInOne(rawEnv: Record<string, string | undefined>): P
   onShutdown(async () => {
     await runtime?.close();
     await platform.close();
-    await bus.close();
-    await database.close();
+    await closeStorage();
   }, logger);
 }

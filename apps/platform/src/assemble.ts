@@ -6,7 +6,7 @@ import {
   gatewayConfigFromSettings,
   type IngressRouter,
 } from "@agentplane/api-gateway";
-import { auditConfigFromSettings, createAuditService } from "@agentplane/audit-svc";
+import { auditConfigFromSettings, createAuditService, Pricing } from "@agentplane/audit-svc";
 import {
   connectionsConfigFromSettings,
   createConnectionsService,
@@ -18,9 +18,10 @@ import type { Bus } from "@agentplane/events";
 import { createGovernanceService, governanceConfigFromSettings } from "@agentplane/governance-svc";
 import { createInferenceService, type InferenceConfig, inferenceConfigFromSettings } from "@agentplane/inference-proxy";
 import { ProblemError, problemResponse } from "@agentplane/problem-details";
-import { createSandboxService, sandboxConfigFromSettings } from "@agentplane/sandbox-svc";
+import { createSandboxService, type SandboxService, sandboxConfigFromSettings } from "@agentplane/sandbox-svc";
 import {
   generateInternalKeys,
+  type InternalKeys,
   inProcessFetch,
   type Logger,
   type RunningServer,
@@ -28,7 +29,12 @@ import {
   type ServiceInstance,
   serveFetch,
 } from "@agentplane/service-kit";
-import { createTenancyService, oidcSignInGap, tenancyConfigFromSettings } from "@agentplane/tenancy-svc";
+import {
+  createTenancyService,
+  oidcSignInGap,
+  type TenancyService,
+  tenancyConfigFromSettings,
+} from "@agentplane/tenancy-svc";
 import type { AllInOneEnv } from "./config.ts";
 import { loadOrCreateSecretKey } from "./secrets.ts";
 
@@ -72,7 +78,7 @@ function inProcessTarget(instance: ServiceInstance): GatewayTarget {
  * only the wiring differs: one database, one bus, generated keys and in-process clients.
  */
 export async function assemblePlatform(options: AssembleOptions): Promise<Platform> {
-  const { env, database, bus, logger } = options;
+  const { env, bus, logger } = options;
   const keys = await generateInternalKeys();
   const secretKey = loadOrCreateSecretKey(options.dataDir, env.AGENTPLANE_SECRET_KEY);
   // Listen first so the public URL (activation links) is known when PORT is 0; requests that
@@ -89,80 +95,22 @@ export async function assemblePlatform(options: AssembleOptions): Promise<Platfo
   );
   const publicUrl = env.PUBLIC_URL ?? `http://localhost:${server.port}`;
 
-  const signInGap = oidcSignInGap(env);
-  // Here OIDC_ISSUER also makes the gateway accept the issuer's JWTs, so it stands alone; say what is off.
-  if (signInGap) logger.warn(signInGap);
-  const tenancy = await createTenancyService({
-    database,
-    bus,
-    keys,
-    logger: logger.child({ service: "tenancy" }),
-    config: tenancyConfigFromSettings(env, { secretKey, publicUrl }),
-  });
-  const audit = await createAuditService({
-    database,
-    bus,
-    keys,
-    logger: logger.child({ service: "audit" }),
-    authorizer: tenancy.authorizer,
-    config: auditConfigFromSettings(env),
-  });
-  // Built before sandbox-svc so enforcement points can be handed its client; it reads sandboxes
-  // (effective policy, drift) through sandbox-svc's internal API, resolved when first called.
-  const governance = await createGovernanceService({
-    database,
-    bus,
-    keys,
-    logger: logger.child({ service: "governance" }),
-    authorizer: tenancy.authorizer,
-    sandboxes: new ServiceClient("sandbox", async (request) => sandbox.fetch(request), keys),
-    config: governanceConfigFromSettings(env, { secretKey }),
-  });
-  const sandbox = await createSandboxService({
-    database,
-    bus,
-    keys,
-    logger: logger.child({ service: "sandbox" }),
-    authorizer: tenancy.authorizer,
-    governance: new ServiceClient("governance", inProcessFetch(governance), keys),
-    config: sandboxConfigFromSettings(env, { dataDir: join(options.dataDir, "sandboxes"), apiUrl: publicUrl }),
-  });
-  const tenancyClient = new ServiceClient("tenancy", inProcessFetch(tenancy), keys);
-  const connections = await createConnectionsService({
-    database,
-    bus,
-    keys,
-    logger: logger.child({ service: "connections" }),
-    authorizer: tenancy.authorizer,
-    signer: new TenancyProjectSigner(tenancyClient),
-    governance: new ServiceClient("governance", inProcessFetch(governance), keys),
-    // The MCP endpoints' platform tools call these with the caller's own identity.
-    platformClients: {
-      tenancy: tenancyClient,
-      sandbox: new ServiceClient("sandbox", inProcessFetch(sandbox), keys),
-      audit: new ServiceClient("audit", inProcessFetch(audit), keys),
-    },
-    config: connectionsConfigFromSettings(env),
-  });
-  const inference = await createInferenceService({
-    database,
-    bus,
-    keys,
-    logger: logger.child({ service: "inference" }),
-    authorizer: tenancy.authorizer,
-    tenancy: tenancyClient,
-    audit: new ServiceClient("audit", inProcessFetch(audit), keys),
-    governance: new ServiceClient("governance", inProcessFetch(governance), keys),
-    config: options.inference ?? inferenceConfigFromSettings(env),
-  });
-  const services: Partial<Record<ServiceName, ServiceInstance>> = {
-    tenancy,
-    audit,
-    governance,
-    sandbox,
-    connections,
-    inference,
-  };
+  // As runService does for one service: a start that fails part-way closes what it opened (the
+  // services built so far and the port) before the error goes to the launcher.
+  const built: ServiceInstance[] = [];
+  let composed: Awaited<ReturnType<typeof buildServices>>;
+  try {
+    composed = await buildServices(options, { keys, secretKey, publicUrl }, (instance) => {
+      built.push(instance);
+      return instance;
+    });
+  } catch (err) {
+    await Promise.allSettled(built.map((s) => s.close()));
+    await server.close().catch(() => {});
+    throw err;
+  }
+  const { tenancy, sandbox } = composed;
+  const services: Partial<Record<ServiceName, ServiceInstance>> = composed;
   const ingressHost = env.SANDBOX_INGRESS_HOST;
   const ingress: IngressRouter | undefined = ingressHost
     ? {
@@ -204,4 +152,102 @@ export async function assemblePlatform(options: AssembleOptions): Promise<Platfo
       await Promise.allSettled(Object.values(services).map((s) => s.close()));
     },
   };
+}
+
+interface BuiltServices extends Record<string, ServiceInstance> {
+  tenancy: TenancyService;
+  sandbox: SandboxService;
+}
+
+/** Every service by its own builder from its own settings, in dependency order; `track` sees each one built. */
+async function buildServices(
+  options: AssembleOptions,
+  shared: { keys: InternalKeys; secretKey: Uint8Array; publicUrl: string },
+  track: <S extends ServiceInstance>(instance: S) => S,
+): Promise<BuiltServices> {
+  const { env, database, bus, logger } = options;
+  const { keys, secretKey, publicUrl } = shared;
+  const signInGap = oidcSignInGap(env);
+  // Here OIDC_ISSUER also makes the gateway accept the issuer's JWTs, so it stands alone; say what is off.
+  if (signInGap) logger.warn(signInGap);
+  const tenancy = track(
+    await createTenancyService({
+      database,
+      bus,
+      keys,
+      logger: logger.child({ service: "tenancy" }),
+      config: tenancyConfigFromSettings(env, { secretKey, publicUrl }),
+    }),
+  );
+  const auditConfig = auditConfigFromSettings(env);
+  const audit = track(
+    await createAuditService({
+      database,
+      bus,
+      keys,
+      logger: logger.child({ service: "audit" }),
+      authorizer: tenancy.authorizer,
+      config: auditConfig,
+    }),
+  );
+  // Built before sandbox-svc so enforcement points can be handed its client; it reads sandboxes
+  // (effective policy, drift) through sandbox-svc's internal API, resolved when first called.
+  const governance: ServiceInstance = track(
+    await createGovernanceService({
+      database,
+      bus,
+      keys,
+      logger: logger.child({ service: "governance" }),
+      authorizer: tenancy.authorizer,
+      sandboxes: new ServiceClient("sandbox", async (request) => sandbox.fetch(request), keys),
+      config: governanceConfigFromSettings(env, { secretKey }),
+    }),
+  );
+  const sandbox: SandboxService = track(
+    await createSandboxService({
+      database,
+      bus,
+      keys,
+      logger: logger.child({ service: "sandbox" }),
+      authorizer: tenancy.authorizer,
+      governance: new ServiceClient("governance", inProcessFetch(governance), keys),
+      config: sandboxConfigFromSettings(env, { dataDir: join(options.dataDir, "sandboxes"), apiUrl: publicUrl }),
+    }),
+  );
+  const tenancyClient = new ServiceClient("tenancy", inProcessFetch(tenancy), keys);
+  const connections = track(
+    await createConnectionsService({
+      database,
+      bus,
+      keys,
+      logger: logger.child({ service: "connections" }),
+      authorizer: tenancy.authorizer,
+      signer: new TenancyProjectSigner(tenancyClient),
+      governance: new ServiceClient("governance", inProcessFetch(governance), keys),
+      // The MCP endpoints' platform tools call these with the caller's own identity.
+      platformClients: {
+        tenancy: tenancyClient,
+        sandbox: new ServiceClient("sandbox", inProcessFetch(sandbox), keys),
+        audit: new ServiceClient("audit", inProcessFetch(audit), keys),
+      },
+      config: connectionsConfigFromSettings(env),
+    }),
+  );
+  const inference = track(
+    await createInferenceService({
+      database,
+      bus,
+      keys,
+      logger: logger.child({ service: "inference" }),
+      authorizer: tenancy.authorizer,
+      tenancy: tenancyClient,
+      audit: new ServiceClient("audit", inProcessFetch(audit), keys),
+      governance: new ServiceClient("governance", inProcessFetch(governance), keys),
+      config: options.inference ?? inferenceConfigFromSettings(env),
+      // PRICE_TABLE_JSON prices the proxy's spend estimates as it prices audit's records (the
+      // distributed proxy reads the same variable); parsed and checked once, by audit's config.
+      pricing: new Pricing(auditConfig.priceOverrides),
+    }),
+  );
+  return { tenancy, audit, governance, sandbox, connections, inference };
 }
