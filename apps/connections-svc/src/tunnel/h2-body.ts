@@ -1,4 +1,18 @@
 import http2 from "node:http2";
+import { HOP_BY_HOP_HEADERS } from "@agentplane/service-kit";
+
+/** The answer on an HTTP/2 stream as a Response: its status and headers (not hop-by-hop), the body streaming. */
+export function responseOf(stream: http2.ClientHttp2Stream, head: http2.IncomingHttpHeaders, method: string): Response {
+  const status = Number(head[":status"] ?? 502);
+  const headers = new Headers();
+  for (const [key, value] of Object.entries(head)) {
+    if (key.startsWith(":") || value === undefined || HOP_BY_HOP_HEADERS.includes(key)) continue;
+    for (const v of Array.isArray(value) ? value : [String(value)]) headers.append(key, v);
+  }
+  const empty = status === 204 || status === 304 || method === "HEAD";
+  if (empty) stream.resume();
+  return new Response(empty ? null : bodyOf(stream), { status, headers });
+}
 
 /**
  * The response body of an HTTP/2 stream as a web stream, with backpressure (the stream pauses

@@ -20,7 +20,7 @@ import {
 import { sql } from "kysely";
 import { type WebSocket, WebSocketServer } from "ws";
 import type { ConnectionsContext } from "../context.ts";
-import { bodyOf } from "./h2-body.ts";
+import { responseOf } from "./h2-body.ts";
 import {
   CLUSTER_JWT_HEADER,
   CLUSTER_JWT_TTL_HEADER,
@@ -312,9 +312,15 @@ export class TunnelHub {
     req.signal?.addEventListener("abort", cancel, { once: true });
     stream.once("close", () => req.signal?.removeEventListener("abort", cancel));
     const head = await new Promise<http2.IncomingHttpHeaders>((resolve, reject) => {
-      stream.once("response", resolve);
+      let answered = false;
+      stream.once("response", (h) => {
+        answered = true;
+        resolve(h);
+      });
       stream.once("error", reject);
       stream.once("close", () => {
+        // Every stream closes; only one closed before its response is an error (made only then).
+        if (answered) return;
         this.ctx.logger.debug(
           { rstCode: stream.rstCode, clusterId: tunnel.clusterId },
           "tunnel stream closed before its response",
@@ -322,18 +328,7 @@ export class TunnelHub {
         reject(disconnected(tunnel.clusterId));
       });
     });
-    const status = Number(head[":status"] ?? 502);
-    const out = new Headers();
-    for (const [key, value] of Object.entries(head)) {
-      if (key.startsWith(":") || value === undefined || HOP_BY_HOP_HEADERS.includes(key)) continue;
-      for (const v of Array.isArray(value) ? value : [String(value)]) out.append(key, v);
-    }
-    const empty = status === 204 || status === 304 || req.method === "HEAD";
-    if (empty) stream.resume();
-    return new Response(empty ? null : bodyOf(stream), {
-      status,
-      headers: out,
-    });
+    return responseOf(stream, head, req.method);
   }
 
   /** The platform-signed JWT of one request: cluster, method, path, body hash, `jti`, ≤ 60 s. */
