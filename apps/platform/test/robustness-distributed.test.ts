@@ -129,6 +129,8 @@ describe.skipIf(!pg.available || !redis.available)(
         const attacks = attacksOn({ ...target, url: urls[name]! }).filter((a) => !a.after);
         await runAttacks(urls[name]!, attacks, 1);
       }
+      // Asserts that nothing happens: a reset that lands while a service works on it surfaces (as a
+      // crash or a counted fault) a moment later, so the health is read after a short wait.
       await new Promise((r) => setTimeout(r, 300));
       for (const [name, p] of Object.entries(processes)) {
         expect(p.child.exitCode, `${name} exited:\n${p.output()}`).toBeNull();

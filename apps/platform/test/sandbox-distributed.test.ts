@@ -23,7 +23,7 @@ import {
   TEST_REDIS_URL,
   type TestDatabase,
 } from "@agentplane/testkit";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { WebSocket } from "ws";
 import { freePort, type Spawned, spawnNode, waitForHealth } from "../../../tests/e2e/processes.ts";
 import {
@@ -226,10 +226,10 @@ describe.skipIf(!pg.available || !redis.available || !bwrap.available || !node.a
         });
         return { status: res.status, body: (await res.json()) as Record<string, unknown> };
       };
-      const deadline = Date.now() + 10_000;
-      while ((await forwarded(`${slug}:8001`, false)).status !== 200 && Date.now() < deadline) {
-        await new Promise((r) => setTimeout(r, 100));
-      }
+      await vi.waitFor(async () => expect((await forwarded(`${slug}:8001`, false)).status).toBe(200), {
+        timeout: 10_000,
+        interval: 100,
+      });
       expect(await forwarded(`${slug}:8001`, false)).toMatchObject({
         status: 200,
         body: { port: 8001, path: "/v1/anything?q=1", internal: [] },

@@ -171,15 +171,21 @@ describe.skipIf(!bwrap.available)(`exec, shell sessions and WebSocket exec throu
 
     it("TTY: rows and cols from the query, resize frames seen by stty size", async () => {
       const s = opened(
-        await openExec(wsUrl(["sh", "-c", "stty size; read line; stty size"], "&tty=true&cols=100&rows=30"), [
-          "v5.channel.k8s.io",
-          bearerProtocol(h.adminToken),
-        ]),
+        // The second `stty size` runs once the resize is seen (or after 5 s, and then fails).
+        await openExec(
+          wsUrl(
+            [
+              "sh",
+              "-c",
+              `stty size; i=0; while [ $i -lt 100 ] && [ "$(stty size)" != "43 132" ]; do sleep 0.05; i=$((i+1)); done; stty size`,
+            ],
+            "&tty=true&cols=100&rows=30",
+          ),
+          ["v5.channel.k8s.io", bearerProtocol(h.adminToken)],
+        ),
       );
       await expect.poll(() => Buffer.concat(s.out).toString(), { timeout: 5000 }).toContain("30 100");
       send(s, 4, JSON.stringify({ Width: 132, Height: 43 }));
-      await new Promise((r) => setTimeout(r, 100));
-      send(s, 0, "go\n");
       await expect.poll(() => Buffer.concat(s.out).toString(), { timeout: 5000 }).toContain("43 132");
       expect(await s.status).toMatchObject({ status: "Success" });
     });
