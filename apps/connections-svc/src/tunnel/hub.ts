@@ -11,10 +11,10 @@ import {
 import { ProblemError } from "@agentplane/problem-details";
 import {
   HOP_BY_HOP_HEADERS,
+  IdentitySigner,
   IdentityVerifier,
   rejectUpgrade,
   servicePrincipal,
-  signIdentity,
   type UpgradeHandler,
 } from "@agentplane/service-kit";
 import { sql } from "kysely";
@@ -93,6 +93,8 @@ export class TunnelHub {
   private readonly wss = new WebSocketServer({ noServer: true, perMessageDeflate: false });
   private readonly verifier: IdentityVerifier;
   private readonly caller = servicePrincipal("connections");
+  /** The identity forwarded requests carry, reused while it has more than half its life left. */
+  private readonly identity: IdentitySigner;
 
   /** Extra headers of a pending upgrade's 101 answer (the first cluster JWT). */
   private readonly upgradeHeaders = new WeakMap<IncomingMessage, string[]>();
@@ -100,6 +102,7 @@ export class TunnelHub {
   constructor(ctx: ConnectionsContext) {
     this.ctx = ctx;
     this.verifier = new IdentityVerifier(ctx.keys, "connections");
+    this.identity = new IdentitySigner(ctx.keys);
     this.wss.on("headers", (headers, req) => {
       const extra = this.upgradeHeaders.get(req);
       if (extra) headers.push(...extra);
@@ -363,7 +366,7 @@ export class TunnelHub {
 
   private async forward(baseUrl: string, clusterId: string, req: TunnelRequest): Promise<Response> {
     const headers = new Headers(req.headers);
-    headers.set(INTERNAL_IDENTITY_HEADER, await signIdentity(this.ctx.keys, this.caller, { audience: "connections" }));
+    headers.set(INTERNAL_IDENTITY_HEADER, await this.identity.sign(this.caller, "connections"));
     headers.set(TUNNEL_USE_HEADER, req.use ?? "kube");
     headers.delete("content-length");
     const path = CONNECTIONS_INTERNAL.forwardToTunnel.replace("{clusterId}", encodeURIComponent(clusterId));
