@@ -5,11 +5,11 @@ import type { Kysely } from "kysely";
 import { LRUCache } from "lru-cache";
 import type { ConnectionsContext } from "../../context.ts";
 import type { ConnectionsDb } from "../../db/schema/index.ts";
+import { proxyAuthorizer } from "../../services/proxy-authorizer.ts";
 import { AddressPolicy, SafeFetcher, type SafeFetcherOptions } from "../fetch/index.ts";
 import { RemoteClientPool } from "../mcp-client/remote.ts";
 import type { ConnectorTool } from "../openapi/tools.ts";
 import { CallAuditWriter } from "./call-audit.ts";
-import { hotAuthorizer } from "./hot-authorizer.ts";
 import { ConnectorIndex } from "./hot-index.ts";
 import { type ConnectorRow, fromJsonb } from "./store.ts";
 
@@ -49,7 +49,10 @@ export class ConnectorRuntime {
   readonly changes = new EventEmitter();
   /** Connector rows, entry settings and credentials the hot paths read, kept briefly. */
   readonly index = new ConnectorIndex();
-  /** tenancy's answers for the tool call and list paths, reused for 3 s (see `hotAuthorizer`). */
+  /**
+   * tenancy's answers for the tool call and list paths: the service's shared cache (3 s, as a
+   * `RemoteAuthorizer` keeps them, also when tenancy answers in process; see `proxyAuthorizer`).
+   */
   readonly authorizer: Authorizer;
   /** governance's `tool:call` answers: an allow reused for 1 s, denies asked every time. */
   readonly decisions = new DecisionCache({ callerService: "connections", ttlMs: DECISION_FRESH_MS });
@@ -60,7 +63,7 @@ export class ConnectorRuntime {
 
   constructor(ctx: ConnectionsContext, options: ConnectorOptions = {}) {
     this.audit = new CallAuditWriter(ctx);
-    this.authorizer = hotAuthorizer(ctx.authorizer);
+    this.authorizer = proxyAuthorizer(ctx);
     this.fetcher = new SafeFetcher({ ...options.fetcher, policy: new AddressPolicy(options.allowedHosts ?? []) });
     this.pool = new RemoteClientPool(this.fetcher);
     this.changes.setMaxListeners(0);
