@@ -138,13 +138,17 @@ export async function openDatabase(url: string, options: OpenDatabaseOptions = {
       await sql.end({ timeout: 1 });
       throw err;
     }
-    return wrap("postgres", url, new Kysely({ dialect: new PostgresJSDialect({ postgres: sql }) }));
+    // A connection still reserved at close (work cut off by the shutdown) is closed after 5 s
+    // instead of holding the close forever.
+    return wrap("postgres", url, new Kysely({ dialect: new PostgresJSDialect({ postgres: sql }) }), () =>
+      sql.end({ timeout: 5 }),
+    );
   }
   throw new Error(`DATABASE_URL must start with postgres://, postgresql:// or pglite:// (got ${redactUrl(url)})`);
 }
 
 // biome-ignore lint/suspicious/noExplicitAny: see Database.kysely
-function wrap(kind: DatabaseKind, url: string, kysely: Kysely<any>): Database {
+function wrap(kind: DatabaseKind, url: string, kysely: Kysely<any>, end?: () => Promise<void>): Database {
   let closed = false;
   return {
     kind,
@@ -156,6 +160,7 @@ function wrap(kind: DatabaseKind, url: string, kysely: Kysely<any>): Database {
     async close() {
       if (closed) return;
       closed = true;
+      await end?.();
       await kysely.destroy();
     },
   };
