@@ -40,11 +40,19 @@ export function configFromEnv(env: Record<string, string | undefined>): AuditCon
 
 /** audit-svc's configuration from its parsed settings. */
 export function configFromSettings(settings: AuditSettings): AuditConfig {
+  return {
+    retentionDays: settings.AUDIT_RETENTION_DAYS,
+    priceOverrides: priceOverridesSetting(settings.PRICE_TABLE_JSON),
+  };
+}
+
+/**
+ * `PRICE_TABLE_JSON` (the JSON or a path to it) as price overrides; a bad value is a ConfigError
+ * naming the variable. Read by audit and by the inference proxy, which prices its estimates alike.
+ */
+export function priceOverridesSetting(value: string | undefined): PriceTable {
   try {
-    return {
-      retentionDays: settings.AUDIT_RETENTION_DAYS,
-      priceOverrides: parsePriceOverrides(settings.PRICE_TABLE_JSON),
-    };
+    return parsePriceOverrides(value);
   } catch (err) {
     const message =
       err instanceof z.ZodError

@@ -7,6 +7,7 @@ export {
   AuditSettingsSchema,
   configFromEnv as auditConfigFromEnv,
   configFromSettings as auditConfigFromSettings,
+  priceOverridesSetting,
 } from "./config.ts";
 export {
   BUNDLED_PRICES,

@@ -1,10 +1,13 @@
 // The distributed deployable: one inference-proxy replica; tenancy, audit (and governance) over HTTP.
-import { Pricing, parsePriceOverrides } from "@agentplane/audit-svc";
+import { Pricing, priceOverridesSetting } from "@agentplane/audit-svc";
 import { parseEnv, RemoteAuthorizer, runService } from "@agentplane/service-kit";
 import { createInferenceService } from "./app.ts";
 import { configFromEnv, InferenceEnvSchema } from "./config.ts";
 
 const env = parseEnv(InferenceEnvSchema);
+// Settings are checked before anything connects: a bad one is a one-line error naming it.
+const config = configFromEnv(process.env);
+const pricing = new Pricing(priceOverridesSetting(env.PRICE_TABLE_JSON));
 await runService({
   name: "inference-proxy",
   env,
@@ -19,8 +22,8 @@ await runService({
       tenancy,
       audit: client("audit", env.AUDIT_URL),
       ...(env.GOVERNANCE_URL ? { governance: client("governance", env.GOVERNANCE_URL) } : {}),
-      config: configFromEnv(process.env),
-      pricing: new Pricing(parsePriceOverrides(env.PRICE_TABLE_JSON)),
+      config,
+      pricing,
     });
   },
   describe: (service) => ({ hasModel: service.hasModel }),
