@@ -11,6 +11,15 @@ import { createSpendingLimit, spendingLimitStatus } from "../src/services/spendi
 import { storeUsageRecords } from "../src/services/usage.ts";
 import { startAudit } from "./helpers.ts";
 
+/** The call a reservation names (what its expiry turns into a usage record of). */
+const call = {
+  principalType: "user",
+  principalId: "usr_1",
+  provider: "cloud-b",
+  model: "m",
+  route: "/llm/cloud-b",
+};
+
 const pg = await requirePostgres();
 
 // Without any limit the hold is one insert; as soon as a limit applies, reservations lock its counter.
@@ -33,13 +42,6 @@ describe.skipIf(!pg.available)(`reservations of an organization without limits${
   });
 
   it("holds without a limit, then counts against a limit created for the project", async () => {
-    const call = {
-      principalType: "user",
-      principalId: "usr_1",
-      provider: "cloud-b",
-      model: "m",
-      route: "/llm/cloud-b",
-    };
     const free = await service.spend.reserve({ orgId: "org_free", projectId: "prj_a", estimatedMicroUsd: 700, call });
     expect(free).toMatchObject({ decision: "allowed", reservationId: expect.stringMatching(/.+/) });
     const row = await db()
@@ -78,13 +80,6 @@ describe.skipIf(!pg.available)(`reservations of an organization without limits${
 
   it("records calls opened without a reservation, says where a limit applies, and counts them toward a limit created meanwhile", async () => {
     const ledger = new SpendLedger(db());
-    const call = {
-      principalType: "user",
-      principalId: "usr_1",
-      provider: "cloud-b",
-      model: "m",
-      route: "/llm/cloud-b",
-    };
     await createSpendingLimit(db(), "org_open", {
       amountUsd: 1,
       period: "daily",
