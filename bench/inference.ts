@@ -3,11 +3,12 @@
 // upstream directly; streaming time to first byte, added; throughput vs a bare Hono pass-through
 // in the same process as the proxy; memory per 1,000 concurrent open streams.
 // Run: npm run bench -- inference   (or node bench/inference.ts on Node 24)
+// INFERENCE_BENCH_PROFILE=<dir> writes a V8 CPU profile of the platform process there.
 
 import { spawn } from "node:child_process";
 import autocannon from "autocannon";
 import { Agent, request } from "undici";
-import { firstLine, fmt, REPO_ROOT } from "./lib.ts";
+import { firstLine, fmt, postgresCpuMs, processCpuMs, REPO_ROOT } from "./lib.ts";
 
 const BODY = JSON.stringify({ model: "claude-haiku-4-5", max_tokens: 64, messages: [{ role: "user", content: "hi" }] });
 const STREAM_BODY = BODY.replace("{", '{"stream":true,');
@@ -27,7 +28,14 @@ interface Stats {
 }
 
 /** One request at a time over one keep-alive connection: `mode` total time, or time to first body byte. */
-async function sequential(url: string, headers: Record<string, string>, body: string, ttfb: boolean, n: number) {
+async function sequential(
+  url: string,
+  headers: Record<string, string>,
+  body: string,
+  ttfb: boolean,
+  n: number,
+  afterWarmUp?: () => void,
+) {
   const dispatcher = new Agent({ connections: 1, keepAliveTimeout: 30_000 });
   const once = async () => {
     const t = performance.now();
@@ -40,6 +48,7 @@ async function sequential(url: string, headers: Record<string, string>, body: st
     return ttfb ? first : performance.now() - t;
   };
   for (let i = 0; i < Math.min(200, n); i++) await once();
+  afterWarmUp?.();
   const samples: number[] = [];
   for (let i = 0; i < n; i++) samples.push(await once());
   await dispatcher.close();
@@ -75,7 +84,11 @@ const upstream = start("bench/servers/llm-upstream.ts", {});
 let platform: ReturnType<typeof start> | undefined;
 try {
   const up = (JSON.parse(await firstLine(upstream)) as { url: string }).url;
-  platform = start("bench/servers/inference.ts", { UPSTREAM_URL: up }, ["--expose-gc"]);
+  const profileDir = process.env.INFERENCE_BENCH_PROFILE;
+  const profile = profileDir
+    ? ["--cpu-prof", `--cpu-prof-dir=${profileDir}`, "--cpu-prof-name=platform.cpuprofile"]
+    : [];
+  platform = start("bench/servers/inference.ts", { UPSTREAM_URL: up }, ["--expose-gc", ...profile]);
   const info = JSON.parse(await firstLine(platform)) as { gateway: string; bare: string; token: string };
   const json = { "content-type": "application/json", "anthropic-version": "2023-06-01" };
   const auth = { ...json, authorization: `Bearer ${info.token}` };
@@ -86,13 +99,20 @@ try {
   const ms = (s: Stats) => `p50 ${fmt(s.p50, 3)} ms  p99 ${fmt(s.p99, 3)} ms`;
   // Each figure is printed as soon as it is measured.
   const latDirect = await sequential(direct, json, BODY, false, n);
-  const latGateway = await sequential(gateway, auth, BODY, false, n);
+  const cpuBefore = { platform: 0, postgres: 0 };
+  const latGateway = await sequential(gateway, auth, BODY, false, n, () => {
+    cpuBefore.platform = processCpuMs(platform?.pid) ?? 0;
+    cpuBefore.postgres = postgresCpuMs();
+  });
+  const platformCpu = ((processCpuMs(platform.pid) ?? 0) - cpuBefore.platform) / n;
+  const postgresCpu = (postgresCpuMs() - cpuBefore.postgres) / n;
   console.log(
     [
       `non-streaming, 1 request at a time (${n} requests):`,
       `  direct   ${ms(latDirect)}`,
       `  gateway  ${ms(latGateway)}`,
       `  added    p50 ${fmt(latGateway.p50 - latDirect.p50, 3)} ms  p99 ${fmt(latGateway.p99 - latDirect.p99, 3)} ms`,
+      `  CPU per gateway request: platform process ${fmt(platformCpu, 3)} ms, PostgreSQL ${fmt(postgresCpu, 3)} ms`,
     ].join("\n"),
   );
   const ttfbDirect = await sequential(direct, json, STREAM_BODY, true, Math.round(n / 2));
