@@ -11,7 +11,16 @@ import {
   signIdentity,
 } from "@agentplane/service-kit";
 import { createTestDatabase, TEST_REDIS_URL } from "@agentplane/testkit";
-import { firstLine, fmt, freePort, type LoadResult, load, sequentialLatency, startNode, waitForHealth } from "./lib.ts";
+import {
+  firstLine,
+  fmt,
+  freePort,
+  interleavedLatency,
+  type LoadResult,
+  load,
+  startNode,
+  waitForHealth,
+} from "./lib.ts";
 
 // GATEWAY_BENCH_MODES=distributed (or all-in-one) runs one mode; GATEWAY_BENCH_PROFILE=<dir> writes
 // V8 CPU profiles of the distributed gateway and tenancy processes there (node --cpu-prof).
@@ -54,32 +63,27 @@ interface Processes {
   tenancy: number | undefined;
 }
 
-/** CPU ms each process used for `run`, divided by the requests it made. */
-async function perRequestCpu<T extends LoadResult>(
-  pids: Processes | undefined,
-  requests: number,
-  run: () => Promise<T>,
-): Promise<T & Measured> {
-  const before = { gateway: cpuMs(pids?.gateway), tenancy: cpuMs(pids?.tenancy) };
-  const result = await run();
-  const after = { gateway: cpuMs(pids?.gateway), tenancy: cpuMs(pids?.tenancy) };
-  if (before.gateway === undefined || before.tenancy === undefined) return result;
-  return {
-    ...result,
-    cpu: {
-      gateway: ((after.gateway ?? 0) - before.gateway) / requests,
-      tenancy: ((after.tenancy ?? 0) - before.tenancy) / requests,
-    },
-  };
-}
-
 async function measure(direct: Target, gateway: Target, pids?: Processes): Promise<[Pair, Pair]> {
   const busy = { direct: await load(...direct), gateway: await load(...gateway) };
-  // One request at a time: 300 warm-up and 3,000 measured requests, the CPU of both counted.
-  const idle = {
-    direct: await perRequestCpu(pids, 3300, () => sequentialLatency(...direct)),
-    gateway: await perRequestCpu(pids, 3300, () => sequentialLatency(...gateway)),
-  };
+  // One request at a time: 300 warm-up and 3,000 measured requests per target, direct and through
+  // the gateway alternating in blocks of 100; the CPU each block used is counted for its target.
+  const used = [
+    { gateway: 0, tenancy: 0 },
+    { gateway: 0, tenancy: 0 },
+  ];
+  const requests = 3000;
+  const [direct1, gateway1] = (await interleavedLatency([direct, gateway], {
+    requests,
+    around: async (i, run) => {
+      const before = { gateway: cpuMs(pids?.gateway) ?? 0, tenancy: cpuMs(pids?.tenancy) ?? 0 };
+      await run();
+      used[i]!.gateway += (cpuMs(pids?.gateway) ?? 0) - before.gateway;
+      used[i]!.tenancy += (cpuMs(pids?.tenancy) ?? 0) - before.tenancy;
+    },
+  })) as [LoadResult, LoadResult];
+  const cpu = (i: number) =>
+    pids ? { cpu: { gateway: used[i]!.gateway / requests, tenancy: used[i]!.tenancy / requests } } : {};
+  const idle = { direct: { ...direct1, ...cpu(0) }, gateway: { ...gateway1, ...cpu(1) } };
   return [busy, idle];
 }
 

@@ -14,6 +14,58 @@ export interface LoadResult {
 }
 
 /** Drives `url` with autocannon for `seconds` after a short warm-up; latencies in ms. */
+/**
+ * Two targets measured one request at a time, in alternating blocks of `block` requests (each on
+ * its own keep-alive connection), so that a change in the machine's load during the run weighs on
+ * both alike instead of on whichever ran second. `around(i, run)` wraps every block of target `i`
+ * (to count the CPU it used, say).
+ */
+export async function interleavedLatency(
+  targets: [url: string, headers: Record<string, string>][],
+  options: {
+    requests?: number;
+    warmup?: number;
+    block?: number;
+    around?: (index: number, run: () => Promise<void>) => Promise<void>;
+  } = {},
+): Promise<LoadResult[]> {
+  const { Agent, request } = await import("undici");
+  const dispatchers = targets.map(() => new Agent({ connections: 1, keepAliveTimeout: 30_000 }));
+  const once = async (i: number) => {
+    const [url, headers] = targets[i]!;
+    const res = await request(url, { headers, dispatcher: dispatchers[i]! });
+    await res.body.arrayBuffer();
+    return res.statusCode;
+  };
+  for (let i = 0; i < targets.length; i++) for (let w = 0; w < (options.warmup ?? 300); w++) await once(i);
+  const samples: number[][] = targets.map(() => []);
+  const non2xx = targets.map(() => 0);
+  const elapsed = targets.map(() => 0);
+  const requests = options.requests ?? 3000;
+  const block = options.block ?? 100;
+  const around = options.around ?? ((_i, run) => run());
+  for (let done = 0; done < requests; done += block) {
+    for (let i = 0; i < targets.length; i++) {
+      await around(i, async () => {
+        const started = performance.now();
+        for (let r = 0; r < Math.min(block, requests - done); r++) {
+          const t = performance.now();
+          const status = await once(i);
+          samples[i]!.push(performance.now() - t);
+          if (status < 200 || status >= 300) non2xx[i]!++;
+        }
+        elapsed[i]! += performance.now() - started;
+      });
+    }
+  }
+  await Promise.all(dispatchers.map((d) => d.close()));
+  return samples.map((list, i) => {
+    list.sort((a, b) => a - b);
+    const at = (q: number) => list[Math.min(list.length - 1, Math.floor(q * list.length))]!;
+    return { rps: list.length / (elapsed[i]! / 1000), p50: at(0.5), p99: at(0.99), errors: 0, non2xx: non2xx[i]! };
+  });
+}
+
 export async function load(
   url: string,
   headers: Record<string, string>,
@@ -57,39 +109,6 @@ export function fmt(n: number, digits = 2): string {
 }
 
 export { freePort, waitForHealth } from "@agentplane/testkit";
-
-/**
- * Latency without queueing: one request at a time over one keep-alive connection, timed with
- * sub-millisecond resolution (autocannon reports whole milliseconds). Returns ms.
- */
-export async function sequentialLatency(
-  url: string,
-  headers: Record<string, string>,
-  options: { requests?: number; warmup?: number } = {},
-): Promise<LoadResult> {
-  const { Agent, request } = await import("undici");
-  const dispatcher = new Agent({ connections: 1, keepAliveTimeout: 30_000 });
-  const once = async () => {
-    const res = await request(url, { headers, dispatcher });
-    await res.body.arrayBuffer();
-    return res.statusCode;
-  };
-  for (let i = 0; i < (options.warmup ?? 300); i++) await once();
-  const samples: number[] = [];
-  let non2xx = 0;
-  const started = performance.now();
-  for (let i = 0; i < (options.requests ?? 3000); i++) {
-    const t = performance.now();
-    const status = await once();
-    samples.push(performance.now() - t);
-    if (status < 200 || status >= 300) non2xx++;
-  }
-  const elapsed = (performance.now() - started) / 1000;
-  await dispatcher.close();
-  samples.sort((a, b) => a - b);
-  const at = (q: number) => samples[Math.min(samples.length - 1, Math.floor(q * samples.length))]!;
-  return { rps: samples.length / elapsed, p50: at(0.5), p99: at(0.99), errors: 0, non2xx };
-}
 
 /** CPU time (user + system) a process has used so far, in ms, from /proc (Linux); undefined elsewhere. */
 export function processCpuMs(pid: number | undefined): number | undefined {
