@@ -1,5 +1,5 @@
 import type { AuditRecord, AuditRecorded } from "@agentplane/contracts";
-import { type Kysely, sql } from "kysely";
+import { CompiledQuery, type Kysely } from "kysely";
 import { AUDIT_SCHEMA, type AuditDb, type AuditRecordsTable } from "../db/schema.ts";
 import { isoToMicros, microParam, microsToIso, microText } from "./time.ts";
 
@@ -34,18 +34,14 @@ export async function storeAuditRecords(db: Kysely<AuditDb>, events: readonly Au
     if (byOrg.size > 0) {
       // Sorted so that concurrent batches lock clock rows in the same order (no deadlocks).
       const orgIds = [...byOrg.keys()].sort();
-      await trx
-        .insertInto("org_clocks")
-        .values(orgIds.map((org_id) => ({ org_id, last_ts: microParam(EPOCH) })))
-        .onConflict((oc) => oc.column("org_id").doNothing())
-        .execute();
-      const clocks = await trx
-        .selectFrom("org_clocks")
-        .select(["org_id", microText("last_ts").as("last")])
-        .where("org_id", "in", orgIds)
-        .orderBy("org_id")
-        .forUpdate()
-        .execute();
+      const ids = JSON.stringify(orgIds);
+      let clocks = (await trx.executeQuery<{ org_id: string; last: string }>(CompiledQuery.raw(LOCK_CLOCKS, [ids])))
+        .rows;
+      if (clocks.length < orgIds.length) {
+        // An organization's first records: its clock row is created, then all are locked in order.
+        await trx.executeQuery(CompiledQuery.raw(CREATE_CLOCKS, [ids, EPOCH]));
+        clocks = (await trx.executeQuery<{ org_id: string; last: string }>(CompiledQuery.raw(LOCK_CLOCKS, [ids]))).rows;
+      }
       const advanced: { orgId: string; last: string }[] = [];
       for (const clock of clocks) {
         const list = byOrg.get(clock.org_id) ?? [];
@@ -59,28 +55,41 @@ export async function storeAuditRecords(db: Kysely<AuditDb>, events: readonly Au
         }
         advanced.push({ orgId: clock.org_id, last: microsToIso(last) });
       }
-      await sql`
-        update ${sql.table(`${AUDIT_SCHEMA}.org_clocks`)} as c set last_ts = cast(v.last as timestamptz)
-        from (values ${sql.join(advanced.map((a) => sql`(cast(${a.orgId} as text), cast(${a.last} as text))`))}) as v(org_id, last)
-        where c.org_id = v.org_id`.execute(trx);
+      await trx.executeQuery(CompiledQuery.raw(ADVANCE_CLOCKS, [JSON.stringify(advanced)]));
     }
-    // One parameter holding every row as JSON: far cheaper to build and parse than 21 per row.
-    const result = await sql`
-      insert into ${sql.table(`${AUDIT_SCHEMA}.audit_records`)} (event_id, org_id, project_id, ts, occurred_at, principal_type,
-        principal_id, principal_name, action, source, target_type, target_id, targets, outcome, status,
-        request_id, ip, user_agent, method, path, details)
-      select event_id, org_id, project_id, cast(ts as timestamptz), cast(occurred_at as timestamptz), principal_type,
-        principal_id, principal_name, action, source, target_type, target_id, coalesce(targets, '{}'::jsonb), outcome,
-        status, request_id, ip, user_agent, method, path, details
-      from jsonb_to_recordset(cast(cast(${JSON.stringify(rows)} as text) as jsonb)) as r(event_id text, org_id text,
-        project_id text, ts text, occurred_at text, principal_type text, principal_id text, principal_name text,
-        action text, source text, target_type text, target_id text, targets jsonb, outcome text, status int,
-        request_id text, ip text, user_agent text, method text, path text, details jsonb)
-      on conflict (event_id) do nothing`.execute(trx);
+    const result = await trx.executeQuery(CompiledQuery.raw(INSERT_RECORDS, [JSON.stringify(rows)]));
     return Number(result.numAffectedRows ?? 0);
   };
   return db.isTransaction ? run(db) : db.transaction().execute(run);
 }
+
+// Fixed statement texts with the batch in one JSON parameter: prepared once per connection
+// whatever the batch size, and nothing to build per call.
+const LOCK_CLOCKS = `select org_id, to_char(last_ts at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as last from ${AUDIT_SCHEMA}.org_clocks
+  where org_id in (select jsonb_array_elements_text(cast(cast($1 as text) as jsonb)))
+  order by org_id
+  for update`;
+
+const CREATE_CLOCKS = `insert into ${AUDIT_SCHEMA}.org_clocks (org_id, last_ts)
+  select o, cast(cast($2 as text) as timestamptz) from jsonb_array_elements_text(cast(cast($1 as text) as jsonb)) as o
+  on conflict (org_id) do nothing`;
+
+const ADVANCE_CLOCKS = `update ${AUDIT_SCHEMA}.org_clocks as c set last_ts = cast(v.last as timestamptz)
+  from jsonb_to_recordset(cast(cast($1 as text) as jsonb)) as v("orgId" text, last text)
+  where c.org_id = v."orgId"`;
+
+// One parameter holding every row as JSON: far cheaper to build and parse than 21 per row.
+const INSERT_RECORDS = `insert into ${AUDIT_SCHEMA}.audit_records (event_id, org_id, project_id, ts, occurred_at,
+    principal_type, principal_id, principal_name, action, source, target_type, target_id, targets, outcome, status,
+    request_id, ip, user_agent, method, path, details)
+  select event_id, org_id, project_id, cast(ts as timestamptz), cast(occurred_at as timestamptz), principal_type,
+    principal_id, principal_name, action, source, target_type, target_id, coalesce(targets, '{}'::jsonb), outcome,
+    status, request_id, ip, user_agent, method, path, details
+  from jsonb_to_recordset(cast(cast($1 as text) as jsonb)) as r(event_id text, org_id text,
+    project_id text, ts text, occurred_at text, principal_type text, principal_id text, principal_name text,
+    action text, source text, target_type text, target_id text, targets jsonb, outcome text, status int,
+    request_id text, ip text, user_agent text, method text, path text, details jsonb)
+  on conflict (event_id) do nothing`;
 
 function toRow(e: AuditRecorded, ts: string): AuditRecordsTable {
   return {

@@ -4,8 +4,8 @@ import {
   type UsageGroupBy,
   type UsageRecorded,
 } from "@agentplane/contracts";
-import { type Kysely, sql } from "kysely";
-import type { AuditDb, UsageRecordsTable } from "../db/schema.ts";
+import { CompiledQuery, type Kysely, sql } from "kysely";
+import { AUDIT_SCHEMA, type AuditDb, type UsageRecordsTable } from "../db/schema.ts";
 import { bucketOf } from "./audit-analytics.ts";
 import type { Pricing } from "./pricing.ts";
 import type { SpendLedger } from "./spend.ts";
@@ -60,62 +60,68 @@ export async function storeUsageRecords(
     });
   }
   return db.transaction().execute(async (trx) => {
-    const inserted = await trx
-      .insertInto("usage_records")
-      .values(rows)
-      .onConflict((oc) => oc.column("event_id").doNothing())
-      .returning("event_id")
-      .execute();
-    const fresh = new Set(inserted.map((r) => r.event_id));
+    const inserted = await trx.executeQuery<{ event_id: string }>(
+      CompiledQuery.raw(INSERT_USAGE, [JSON.stringify(rows)]),
+    );
+    const fresh = new Set(inserted.rows.map((r) => r.event_id));
     const direct: { orgId: string; projectId: string | null; at: Date; cost: number }[] = [];
-    // The batch's reservations and which of them hold against limits, in two queries.
+    // The batch's reservations, locked, and whether each holds against limits: one query.
     const reservationIds = rows.filter((r) => fresh.has(r.event_id) && r.reservation_id).map((r) => r.reservation_id!);
-    const states = new Map<string, string>();
-    const holding = new Set<string>();
+    const found = new Map<string, { state: string; held: boolean }>();
     if (reservationIds.length > 0) {
-      const found = await trx
-        .selectFrom("reservations")
-        .select(["id", "state"])
-        .where("id", "in", reservationIds)
-        .orderBy("id")
-        .forUpdate()
-        .execute();
-      for (const r of found) states.set(r.id, r.state);
-      const active = found.filter((r) => r.state === "active").map((r) => r.id);
-      if (active.length > 0) {
-        const holds = await trx
-          .selectFrom("reservation_holds")
-          .select("reservation_id")
-          .distinct()
-          .where("reservation_id", "in", active)
-          .execute();
-        for (const h of holds) holding.add(h.reservation_id);
-      }
+      const locked = await trx.executeQuery<{ id: string; state: string; held: boolean }>(
+        CompiledQuery.raw(LOCK_RESERVATIONS, [JSON.stringify(reservationIds)]),
+      );
+      for (const r of locked.rows) found.set(r.id, r);
     }
+    // Reservations that hold nothing (no limit applied when they were made), settled in one update;
+    // their cost is counted with the batch's other direct spend, so a counter created now counts it once.
+    const unheld: { id: string; cost: number }[] = [];
     for (const row of rows) {
       if (!fresh.has(row.event_id)) continue;
-      const state = row.reservation_id ? states.get(row.reservation_id) : undefined;
-      if (row.reservation_id && state === "active" && !holding.has(row.reservation_id)) {
-        // A reservation that holds nothing (no limit applied when it was made): settled here, its
-        // cost counted with the batch's other direct spend, so a counter created now counts it once.
-        await trx
-          .updateTable("reservations")
-          .set({ state: "settled", settled_micro_usd: row.cost_micro_usd })
-          .where("id", "=", row.reservation_id)
-          .execute();
-      } else if (row.reservation_id && state !== undefined) {
+      const r = row.reservation_id ? found.get(row.reservation_id) : undefined;
+      if (row.reservation_id && r?.state === "active" && !r.held) {
+        unheld.push({ id: row.reservation_id, cost: row.cost_micro_usd });
+      } else if (row.reservation_id && r !== undefined) {
         // Active: settles it. Expired (settled at its estimate): the real cost replaces the estimate.
         // Released: the call did happen after all, so its cost is added.
-        if (state !== "settled") await deps.spend.finish(trx, row.reservation_id, "settled", row.cost_micro_usd);
+        if (r.state !== "settled") await deps.spend.finish(trx, row.reservation_id, "settled", row.cost_micro_usd);
         // Settled through the API already: counted once there.
         continue;
       }
       direct.push({ orgId: row.org_id, projectId: row.project_id, at: new Date(row.ts), cost: row.cost_micro_usd });
     }
+    if (unheld.length > 0) await trx.executeQuery(CompiledQuery.raw(SETTLE_UNHELD, [JSON.stringify(unheld)]));
     if (direct.length > 0) await deps.spend.addSpend(trx, direct);
     return fresh.size;
   });
 }
+
+// Fixed statement texts with the batch in one JSON parameter: prepared once per connection
+// whatever the batch size, and nothing to build per call.
+const INSERT_USAGE = `insert into ${AUDIT_SCHEMA}.usage_records (event_id, org_id, project_id, principal_type,
+    principal_id, provider, model, route, input_tokens, output_tokens, cache_read_tokens, cache_write_tokens,
+    cost_micro_usd, priced, request_id, reservation_id, ts)
+  select event_id, org_id, project_id, principal_type, principal_id, provider, model, route, input_tokens,
+    output_tokens, cache_read_tokens, cache_write_tokens, cost_micro_usd, priced, request_id, reservation_id,
+    cast(ts as timestamptz)
+  from jsonb_to_recordset(cast(cast($1 as text) as jsonb)) as r(event_id text, org_id text, project_id text,
+    principal_type text, principal_id text, provider text, model text, route text, input_tokens bigint,
+    output_tokens bigint, cache_read_tokens bigint, cache_write_tokens bigint, cost_micro_usd bigint,
+    priced boolean, request_id text, reservation_id text, ts text)
+  on conflict (event_id) do nothing
+  returning event_id`;
+
+const LOCK_RESERVATIONS = `select r.id, r.state,
+    exists (select 1 from ${AUDIT_SCHEMA}.reservation_holds h where h.reservation_id = r.id) as held
+  from ${AUDIT_SCHEMA}.reservations r
+  where r.id in (select jsonb_array_elements_text(cast(cast($1 as text) as jsonb)))
+  order by r.id
+  for update of r`;
+
+const SETTLE_UNHELD = `update ${AUDIT_SCHEMA}.reservations as r set state = 'settled', settled_micro_usd = v.cost
+  from jsonb_to_recordset(cast(cast($1 as text) as jsonb)) as v(id text, cost bigint)
+  where r.id = v.id`;
 
 const sums = {
   requests: sql<number>`count(*)::int`,
