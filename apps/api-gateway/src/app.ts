@@ -29,6 +29,8 @@ import {
   forwardHeaders,
   forwardRequest,
   type HeaderReader,
+  IncompleteBodyError,
+  readSmallBody,
   requestHeaders,
   toRequest,
 } from "./forward.ts";
@@ -281,7 +283,15 @@ export function createGateway(deps: GatewayDeps): Gateway {
     let response: Response;
     const headers = forwardHeaders(allHeaders, identity, requestId, url);
     if (AWS_PROXY_OPERATION.test(entry.operationId)) awsProxyHeaders(header, headers);
-    const forwarded = forwardRequest(request, url, headers, bodyLimit);
+    let bytes: Uint8Array | undefined;
+    try {
+      bytes = await readSmallBody(method, header, env?.incoming);
+    } catch (err) {
+      if (!(err instanceof IncompleteBodyError)) throw err;
+      audit(principal, 400);
+      return fail(new ProblemError("bad-request", { detail: "The body ended before the length it declared" }));
+    }
+    const forwarded = forwardRequest(request, url, headers, bodyLimit, bytes);
     // Over HTTP, the gateway's headers go into the answer's header record before its Response is
     // built (nothing copied afterwards); the organization the service named is taken out first.
     let named: string | undefined;

@@ -95,17 +95,82 @@ export function limitStream(
 }
 
 /**
- * The request as the service receives it; the body streams through without being buffered, its
- * bytes counted against `maxBodyBytes`. No web `Request` is built: a service over HTTP gets it as
- * it is (`send`), one in process through `toRequest`.
+ * Bodies that declare at most this many bytes are read whole from the connection before they are
+ * forwarded: no web stream (nor web Request) is built for them, and a service over HTTP receives
+ * headers and body in one write. Larger ones, and those of unknown length, stream.
+ */
+export const BUFFERED_REQUEST_BYTES = 64 * 1024;
+
+/** The request declared a length and the connection ended before it was all there. */
+export class IncompleteBodyError extends Error {
+  constructor() {
+    super("the connection closed before the declared body was received");
+    this.name = "IncompleteBodyError";
+  }
+}
+
+/**
+ * The body of a request that came over HTTP with a declared length of at most
+ * BUFFERED_REQUEST_BYTES, read whole from the connection; undefined when the request has no body,
+ * came another way, or has to stream (larger, or of unknown length).
+ */
+export async function readSmallBody(
+  method: string,
+  headers: Pick<Headers, "get">,
+  incoming: IncomingMessage | undefined,
+): Promise<Uint8Array | undefined> {
+  if (!incoming || method === "GET" || method === "HEAD") return undefined;
+  const declared = headers.get("content-length");
+  if (declared === null || headers.get("transfer-encoding") !== null) return undefined;
+  const length = Number(declared);
+  if (!Number.isSafeInteger(length) || length > BUFFERED_REQUEST_BYTES) return undefined;
+  return new Promise<Uint8Array>((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const finish = (err?: Error) => {
+      incoming.off("data", onData);
+      incoming.off("end", onEnd);
+      incoming.off("error", onError);
+      incoming.off("close", onClose);
+      if (err) reject(err);
+      else resolve(chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, size));
+    };
+    const onData = (chunk: Buffer) => {
+      chunks.push(chunk);
+      size += chunk.length;
+    };
+    const onEnd = () => finish();
+    const onError = () => finish(new IncompleteBodyError());
+    const onClose = () => {
+      if (!incoming.readableEnded) finish(new IncompleteBodyError());
+    };
+    incoming.on("data", onData);
+    incoming.on("end", onEnd);
+    incoming.on("error", onError);
+    incoming.on("close", onClose);
+  });
+}
+
+/**
+ * The request as the service receives it; the body streams through without being buffered (but
+ * for a small one already read, `bytes`), its bytes counted against `maxBodyBytes`. No web
+ * `Request` is built: a service over HTTP gets it as it is (`send`), one in process through
+ * `toRequest`.
  */
 export function forwardRequest(
   request: Request,
   url: URL,
   headers: Record<string, string>,
   maxBodyBytes = Number.POSITIVE_INFINITY,
+  bytes?: Uint8Array,
 ): { request: OutgoingRequest; overLimit(): boolean } {
   const method = request.method;
+  if (bytes) {
+    return {
+      request: { method, path: url.pathname + url.search, headers, body: bytes, signal: request.signal },
+      overLimit: () => false,
+    };
+  }
   // Checked in this order: reading `body` of a GET makes the server build a whole web Request.
   const body = method !== "GET" && method !== "HEAD" ? request.body : null;
   // A declared length was checked before; only a body of unknown length needs counting.
@@ -130,7 +195,11 @@ export function toRequest(origin: string, outgoing: OutgoingRequest): Request {
   return new Request(origin + outgoing.path, {
     method: outgoing.method,
     headers: outgoing.headers,
-    ...(outgoing.body ? { body: outgoing.body, duplex: "half" } : {}),
+    ...(outgoing.body instanceof Uint8Array
+      ? { body: outgoing.body }
+      : outgoing.body
+        ? { body: outgoing.body, duplex: "half" }
+        : {}),
     redirect: "manual",
     ...(outgoing.signal ? { signal: outgoing.signal } : {}),
   } as RequestInit);

@@ -139,6 +139,44 @@ describe("gateway edge: protocol details, tokens and streamed body limits", () =
     // The service never got a whole 10 MiB body.
     expect(received.slice(before).every((r) => r.bytes <= MiB)).toBe(true);
   });
+  it("forwards a small declared body whole, and never forwards one the client cut short", async () => {
+    const path = "/v1/orgs/org_x/spending-limits";
+    const body = JSON.stringify({ pad: "x".repeat(40 * 1024) });
+    const whole = await fetch(`${h.url}${path}`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${h.ownerToken}`, "content-type": "application/json" },
+      body,
+    });
+    expect(whole.status).toBe(201);
+    expect(await whole.json()).toEqual({ bytes: Buffer.byteLength(body) });
+
+    // Declares 100 bytes, sends 10 and closes its side: nothing reaches the service.
+    const before = received.length;
+    const { hostname, port } = new URL(h.url);
+    await new Promise<void>((resolve) => {
+      const socket = connect(Number(port), hostname, () => {
+        socket.write(
+          [
+            `POST ${path} HTTP/1.1`,
+            `Host: ${hostname}:${port}`,
+            `Authorization: Bearer ${h.ownerToken}`,
+            "Content-Type: application/json",
+            "Content-Length: 100",
+            "",
+            '{"pad":"x"',
+          ].join("\r\n"),
+        );
+        socket.end();
+      });
+      socket.on("data", () => {});
+      socket.on("error", () => resolve());
+      socket.on("close", () => resolve());
+    });
+    expect(received.length).toBe(before);
+    // The gateway is still answering.
+    const after = await fetch(`${h.url}/v1/auth/me`, { headers: { authorization: `Bearer ${h.ownerToken}` } });
+    expect(after.status).toBe(200);
+  });
 });
 
 describe("service apps count streamed bytes against their body limit", () => {

@@ -64,7 +64,7 @@ export interface OutgoingRequest {
   path: string;
   /** Lower-case names; connection-level headers are left out here. */
   headers: Record<string, string>;
-  body?: ReadableStream<Uint8Array> | string | null;
+  body?: ReadableStream<Uint8Array> | Uint8Array | string | null;
   signal?: AbortSignal;
 }
 
