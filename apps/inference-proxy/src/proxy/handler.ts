@@ -7,7 +7,7 @@ import {
   type Logger,
   type ServiceClient,
 } from "@agentplane/service-kit";
-import { type Dispatcher, request as undiciRequest } from "undici";
+import type { Dispatcher } from "undici";
 import type { InferenceConfig } from "../config.ts";
 import type { CallerResolver } from "./caller.ts";
 import { decideLlmInvoke } from "./policy.ts";
@@ -16,6 +16,7 @@ import { analyzeRequest, type EstimatePrice, estimateMicroUsd } from "./request.
 import { signSigV4 } from "./sigv4.ts";
 import type { SpendGate } from "./spend.ts";
 import { parseLlmPath, resolveUpstream } from "./target.ts";
+import { type CallOutcome, UpstreamCall } from "./upstream-call.ts";
 import { UsageMeter } from "./usage.ts";
 
 export interface ProxyDeps {
@@ -126,37 +127,17 @@ export function createLlmProxy(deps: ProxyDeps): (request: Request) => Promise<R
     if (upstream.auth.kind === "sigv4") headers = await signSigV4(upstream.auth, method, upstream.url, headers, body);
     else headers[upstream.auth.name] = upstream.auth.value;
 
-    const abort = new AbortController();
-    const onClientGone = () => abort.abort(new Error("client disconnected"));
-    request.signal.addEventListener("abort", onClientGone, { once: true });
-    let res: Dispatcher.ResponseData;
-    try {
-      res = await undiciRequest(upstream.url, {
-        method: method as Dispatcher.HttpMethod,
-        headers,
-        ...(body ? { body: Buffer.from(body.buffer, body.byteOffset, body.byteLength) } : {}),
-        signal: abort.signal,
-        dispatcher: deps.dispatcher,
-        headersTimeout: deps.config.headersTimeoutMs ?? 5 * 60_000,
-        bodyTimeout: 10 * 60_000,
-      });
-    } catch (err) {
-      request.signal.removeEventListener("abort", onClientGone);
-      await deps.spend.release(hold, requestId);
-      deps.logger.warn({ requestId, host: upstream.url.host, err: (err as Error).message }, "upstream unreachable");
-      throw new ProblemError("bad-gateway", { detail: `${target.provider} at ${upstream.url.host} did not answer` });
-    }
-
-    const ok = res.statusCode >= 200 && res.statusCode < 300;
-    const contentType = String(res.headers["content-type"] ?? "");
-    const meter = new UsageMeter(upstream.api, contentType, res.headers);
+    let meter: UsageMeter | undefined;
+    let ok = false;
     let finished = false;
-    const finish = async (outcome: "complete" | "aborted" | "failed") => {
+    let call: UpstreamCall | undefined;
+    const onClientGone = () => call?.abort(new Error("client disconnected"));
+    const finish = async (outcome: CallOutcome) => {
       if (finished) return;
       finished = true;
       request.signal.removeEventListener("abort", onClientGone);
       // Upstream errors are the provider's answer, not a model call: nothing to pay for.
-      if (!ok || (outcome !== "complete" && !meter.hasOutput)) {
+      if (!ok || !meter || (outcome !== "complete" && !meter.hasOutput)) {
         await deps.spend.release(hold, requestId);
         return;
       }
@@ -186,41 +167,51 @@ export function createLlmProxy(deps: ProxyDeps): (request: Request) => Promise<R
       }
     };
 
+    call = new UpstreamCall(
+      deps.dispatcher,
+      {
+        origin: upstream.url.origin,
+        path: upstream.url.pathname + upstream.url.search,
+        method: method as Dispatcher.HttpMethod,
+        headers,
+        body: body ? Buffer.from(body.buffer, body.byteOffset, body.byteLength) : undefined,
+        headersTimeout: deps.config.headersTimeoutMs ?? 5 * 60_000,
+        bodyTimeout: 10 * 60_000,
+      },
+      {
+        onStart: (status, answerHeaders) => {
+          ok = status >= 200 && status < 300;
+          meter = new UsageMeter(upstream.api, String(answerHeaders["content-type"] ?? ""), answerHeaders);
+        },
+        onChunk: (chunk) => meter?.push(chunk),
+        onEnd: (outcome) => void finish(outcome),
+      },
+    );
+    request.signal.addEventListener("abort", onClientGone, { once: true });
+    try {
+      await call.started;
+    } catch (err) {
+      request.signal.removeEventListener("abort", onClientGone);
+      await deps.spend.release(hold, requestId);
+      deps.logger.warn({ requestId, host: upstream.url.host, err: (err as Error).message }, "upstream unreachable");
+      throw new ProblemError("bad-gateway", { detail: `${target.provider} at ${upstream.url.host} did not answer` });
+    }
+
     const out = new Headers();
-    for (const [key, value] of Object.entries(res.headers)) {
+    for (const key in call.headers) {
+      const value = call.headers[key];
       if (value === undefined || NOT_RETURNED.has(key)) continue;
       if (Array.isArray(value)) for (const v of value) out.append(key, v);
       else out.set(key, value);
     }
-    const iterator = (res.body as AsyncIterable<Uint8Array>)[Symbol.asyncIterator]();
-    const stream = new ReadableStream<Uint8Array>(
-      {
-        // Pulled only when the client side wants more: backpressure reaches the upstream socket.
-        async pull(controller) {
-          try {
-            const { value, done } = await iterator.next();
-            if (done) {
-              controller.close();
-              await finish("complete");
-              return;
-            }
-            const chunk = value instanceof Uint8Array ? value : new Uint8Array(value);
-            meter.push(chunk);
-            controller.enqueue(chunk);
-          } catch (err) {
-            controller.error(err);
-            await finish(abort.signal.aborted ? "aborted" : "failed");
-          }
-        },
-        async cancel() {
-          abort.abort(new Error("client disconnected"));
-          res.body.destroy();
-          await finish("aborted");
-        },
-      },
-      { highWaterMark: 0 },
-    );
-    return new Response(method === "HEAD" ? null : stream, { status: res.statusCode, headers: out });
+    // An answer that came whole with its headers goes out in one write (status, headers, body);
+    // anything else streams on as it arrives.
+    const complete = call.complete();
+    if (method === "HEAD") {
+      if (!complete) void call.stream().cancel();
+      return new Response(null, { status: call.status, headers: out });
+    }
+    return new Response(complete ?? call.stream(), { status: call.status, headers: out });
   }
 
   async function authenticate(request: Request): Promise<Principal> {

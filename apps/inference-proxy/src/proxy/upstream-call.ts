@@ -1,0 +1,177 @@
+import type { IncomingHttpHeaders } from "node:http";
+import type { Dispatcher } from "undici";
+
+/** How the answer ended: read to its end, cut by the client, or broken by the upstream. */
+export type CallOutcome = "complete" | "aborted" | "failed";
+
+export interface UpstreamRequest {
+  origin: string;
+  /** Path and query, as sent. */
+  path: string;
+  method: Dispatcher.HttpMethod;
+  headers: Record<string, string>;
+  body: Buffer | undefined;
+  headersTimeout: number;
+  bodyTimeout: number;
+}
+
+export interface UpstreamCallEvents {
+  /** The status line and headers, before any chunk of the body. */
+  onStart(status: number, headers: IncomingHttpHeaders): void;
+  /** Every chunk of the answer as it arrives (before it is queued for the client). */
+  onChunk(chunk: Uint8Array): void;
+  /** Once, when the answer is over either way. */
+  onEnd(outcome: CallOutcome): void;
+}
+
+/**
+ * Bytes of the answer held for a client that is not reading (before its stream exists, or
+ * while it is slow); past this the upstream socket is paused until the client reads again.
+ */
+const HIGH_WATER_MARK = 64 * 1024;
+
+/**
+ * One call to the upstream on the dispatcher's keep-alive pool, read straight from the HTTP
+ * parser: no Node Readable, no abort signal, no async iterator per call. Chunks that arrive with
+ * the headers are held; when the whole answer came with them (a small JSON answer) `complete`
+ * gives it as one buffer, so the client gets status, headers and body in a single write.
+ * Otherwise `stream` hands the chunks on as they arrive, pausing the upstream socket whenever
+ * the client's side holds more than `HIGH_WATER_MARK`.
+ */
+export class UpstreamCall implements Dispatcher.DispatchHandler {
+  status = 0;
+  headers: IncomingHttpHeaders = {};
+  /** Resolves on the upstream's status line and headers; rejects if none arrive. */
+  readonly started: Promise<void>;
+  private resolveStarted!: () => void;
+  private rejectStarted!: (err: Error) => void;
+  private controller: Dispatcher.DispatchController | null = null;
+  private abortReason: Error | null = null;
+  private held: Uint8Array[] = [];
+  private heldBytes = 0;
+  private ended = false;
+  private error: Error | null = null;
+  private sink: ReadableStreamDefaultController<Uint8Array> | null = null;
+  private outcome: CallOutcome | null = null;
+  private readonly events: UpstreamCallEvents;
+
+  constructor(dispatcher: Dispatcher, request: UpstreamRequest, events: UpstreamCallEvents) {
+    this.events = events;
+    this.started = new Promise<void>((resolve, reject) => {
+      this.resolveStarted = resolve;
+      this.rejectStarted = reject;
+    });
+    dispatcher.dispatch(
+      {
+        origin: request.origin,
+        path: request.path,
+        method: request.method,
+        headers: request.headers,
+        body: request.body ?? null,
+        headersTimeout: request.headersTimeout,
+        bodyTimeout: request.bodyTimeout,
+      },
+      this,
+    );
+  }
+
+  /** Stops the call (client gone); the answer ends as `aborted`. */
+  abort(reason: Error): void {
+    if (this.outcome || this.abortReason) return;
+    this.abortReason = reason;
+    // Before the pool started the call, onRequestStart aborts it; before the headers, `started` rejects.
+    this.controller?.abort(reason);
+    if (this.status !== 0) this.end(this.ended && !this.error ? "complete" : "aborted");
+  }
+
+  /** The whole answer when it had already arrived (then the call is over), else undefined. */
+  complete(): Uint8Array | undefined {
+    if (!this.ended || this.error || this.sink) return undefined;
+    const body = this.held.length === 1 ? (this.held[0] as Uint8Array) : Buffer.concat(this.held, this.heldBytes);
+    this.held = [];
+    this.end("complete");
+    return body;
+  }
+
+  /** The answer as a web stream, starting with what arrived so far. */
+  stream(): ReadableStream<Uint8Array> {
+    return new ReadableStream<Uint8Array>(
+      {
+        start: (sink) => {
+          this.sink = sink;
+          for (const chunk of this.held) sink.enqueue(chunk);
+          this.held = [];
+          if (this.error) this.fail(this.error);
+          else if (this.ended) {
+            sink.close();
+            this.end("complete");
+          }
+        },
+        // The client read: let the upstream socket flow again.
+        pull: () => this.controller?.resume(),
+        cancel: () => this.abort(new Error("client disconnected")),
+      },
+      { highWaterMark: HIGH_WATER_MARK, size: (chunk) => chunk.byteLength },
+    );
+  }
+
+  onRequestStart(controller: Dispatcher.DispatchController): void {
+    this.controller = controller;
+    if (this.abortReason) controller.abort(this.abortReason);
+  }
+
+  onResponseStart(_controller: Dispatcher.DispatchController, statusCode: number, headers: IncomingHttpHeaders): void {
+    this.status = statusCode;
+    this.headers = headers;
+    this.events.onStart(statusCode, headers);
+    this.resolveStarted();
+  }
+
+  onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void {
+    this.events.onChunk(chunk);
+    const sink = this.sink;
+    if (sink) {
+      sink.enqueue(chunk);
+      if ((sink.desiredSize ?? 0) <= 0) controller.pause();
+      return;
+    }
+    this.held.push(chunk);
+    this.heldBytes += chunk.byteLength;
+    if (this.heldBytes >= HIGH_WATER_MARK) controller.pause();
+  }
+
+  onResponseEnd(): void {
+    this.ended = true;
+    if (this.sink) {
+      this.sink.close();
+      this.end("complete");
+    }
+  }
+
+  onResponseError(_controller: Dispatcher.DispatchController | null, err: Error): void {
+    if (this.status === 0) {
+      this.ended = true;
+      this.rejectStarted(err);
+      return;
+    }
+    this.error = err;
+    if (this.sink) this.fail(err);
+  }
+
+  private fail(err: Error): void {
+    try {
+      // Cut because the client went away: nobody reads the rest, and it is no error to report.
+      if (this.abortReason) this.sink?.close();
+      else this.sink?.error(err);
+    } catch {
+      // Already closed or cancelled by the client.
+    }
+    this.end(this.abortReason ? "aborted" : "failed");
+  }
+
+  private end(outcome: CallOutcome): void {
+    if (this.outcome) return;
+    this.outcome = outcome;
+    this.events.onEnd(outcome);
+  }
+}
