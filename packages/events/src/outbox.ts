@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import type { Database, MigrationList } from "@agentplane/db";
-import { type Generated, type Kysely, sql } from "kysely";
+import { CompiledQuery, type Generated, type Kysely, sql } from "kysely";
 import type { Migration } from "kysely/migration";
 import type { Bus } from "./bus.ts";
 import { storablePayload } from "./sanitize.ts";
@@ -100,6 +100,16 @@ export interface Outbox {
   stop(): Promise<void>;
 }
 
+interface OutboxRow {
+  id: string;
+  topic: string;
+  data: unknown;
+  time: string;
+}
+
+/** Batches published from memory at once; past this, new events wait for the relay. */
+const MAX_DIRECT_BATCHES = 8;
+
 export function createOutbox(options: OutboxOptions): Outbox {
   const db = options.database.forSchema<OutboxDb>(options.schema);
   const bus = options.bus;
@@ -116,30 +126,75 @@ export function createOutbox(options: OutboxOptions): Outbox {
 
   const backoff = () => Math.min(maxBackoffMs, 250 * 2 ** Math.min(failures, 10));
 
-  const row = <T>(topic: string, data: T, opts: EnqueueOptions = {}) => ({
+  const row = <T>(topic: string, data: T, opts: EnqueueOptions = {}): OutboxRow => ({
     id: opts.id ?? randomUUID(),
     topic,
-    data: JSON.stringify(storablePayload(data)),
+    data: storablePayload(data),
     time: opts.time ?? new Date().toISOString(),
   });
 
+  const table = `${options.schema}.${TABLE}`;
+  const lease = `${leaseMs} milliseconds`;
+  // Fixed statement texts with a batch in one JSON parameter: prepared once per connection
+  // whatever the batch size, and nothing to build per call.
+  const INSERT = `insert into ${table} (id, topic, data, time, available_at)
+    select id, topic, data, time, now() + cast(cast($2 as text) as interval)
+    from jsonb_to_recordset(cast(cast($1 as text) as jsonb)) as r(id text, topic text, data jsonb, time text)`;
+  // Claiming by moving `available_at` forward (a lease) keeps no transaction open while
+  // publishing, so a slow or unreachable bus never holds locks or blocks the producer's writes.
+  // The same statement deletes the rows published since the last round (they are leased, so no
+  // relay claims them meanwhile).
+  const CLAIM = `with published as (
+      delete from ${table} where id in (select jsonb_array_elements_text(cast(cast($1 as text) as jsonb)))
+    )
+    update ${table}
+    set available_at = now() + cast(cast($2 as text) as interval), attempts = attempts + 1
+    where id in (
+      select id from ${table}
+      where available_at <= now()
+      order by created_at
+      limit ${Number(batchSize)}
+      for update skip locked
+    )
+    returning id, topic, data, time`;
+  const DELETE = `delete from ${table} where id in (select jsonb_array_elements_text(cast(cast($1 as text) as jsonb)))`;
+  const RETRY_LATER = `update ${table} set available_at = now() + cast(cast($2 as text) as interval)
+    where id in (select jsonb_array_elements_text(cast(cast($1 as text) as jsonb)))`;
+  const run = <R>(text: string, parameters: unknown[]) =>
+    options.database.kysely.executeQuery<R>(CompiledQuery.raw(text, parameters));
+
+  /**
+   * Ids of rows already published, deleted with the next relay round's claim (one statement per
+   * round instead of one more per batch). A crash before that publishes them again once their lease
+   * ran out, which at-least-once delivery allows.
+   */
+  let published: string[] = [];
+  const takePublished = () => {
+    const ids = published;
+    published = [];
+    return ids;
+  };
+  const putBack = (ids: string[]) => {
+    published = ids.concat(published);
+  };
+
+  /** Rows whose publishing failed become available to the relay after the backoff. */
+  async function retryLater(ids: string[]): Promise<void> {
+    await run(RETRY_LATER, [JSON.stringify(ids), `${backoff()} milliseconds`]);
+  }
+
   async function relayOnce(): Promise<number> {
-    // Claiming by moving `available_at` forward (a lease) keeps no transaction open while
-    // publishing, so a slow or unreachable bus never holds locks or blocks the producer's writes.
-    const claimed = await sql<{ id: string; topic: string; data: unknown; time: string }>`
-      update ${sql.table(`${options.schema}.${TABLE}`)}
-      set available_at = now() + ${sql.lit(`${leaseMs} milliseconds`)}::interval, attempts = attempts + 1
-      where id in (
-        select id from ${sql.table(`${options.schema}.${TABLE}`)}
-        where available_at <= now()
-        order by created_at
-        limit ${batchSize}
-        for update skip locked
-      )
-      returning id, topic, data, time`.execute(options.database.kysely);
+    const done = takePublished();
+    let claimed: { rows: { id: string; topic: string; data: unknown; time: string }[] };
+    try {
+      claimed = await run(CLAIM, [JSON.stringify(done), lease]);
+    } catch (err) {
+      putBack(done);
+      throw err;
+    }
     const rows = claimed.rows.sort((a, b) => (a.time < b.time ? -1 : a.time > b.time ? 1 : 0));
     if (rows.length === 0) return 0;
-    const published: string[] = [];
+    let sent = 0;
     let failedFrom = -1;
     for (let i = 0; i < rows.length; i++) {
       const r = rows[i]!;
@@ -147,6 +202,7 @@ export function createOutbox(options: OutboxOptions): Outbox {
       try {
         await bus.publish(r.topic, data, { id: r.id, time: r.time });
         published.push(r.id);
+        sent++;
       } catch (err) {
         failedFrom = i;
         failures++;
@@ -157,18 +213,57 @@ export function createOutbox(options: OutboxOptions): Outbox {
         break;
       }
     }
-    if (published.length > 0) await db.deleteFrom(TABLE).where("id", "in", published).execute();
-    if (failedFrom >= 0) {
-      const retryIds = rows.slice(failedFrom).map((r) => r.id);
-      await db
-        .updateTable(TABLE)
-        .set({ available_at: sql<Date>`now() + ${sql.lit(`${backoff()} milliseconds`)}::interval` })
-        .where("id", "in", retryIds)
-        .execute();
-    } else {
-      failures = 0;
-    }
-    return published.length;
+    if (failedFrom >= 0) await retryLater(rows.slice(failedFrom).map((r) => r.id));
+    else failures = 0;
+    return sent;
+  }
+
+  /**
+   * Events written outside a transaction are published right after their insert, from memory:
+   * their rows are written leased (no relay claims them) and deleted with the next relay round.
+   * Should a publish fail, the rest become available to the relay after the backoff; should the
+   * process die, they become available when their lease runs out.
+   */
+  let delivering = 0;
+  let deliveries: Promise<void> = Promise.resolve();
+  const direct = () => started && !stopped && failures === 0 && delivering < MAX_DIRECT_BATCHES;
+  function deliver(values: OutboxRow[]): void {
+    delivering++;
+    deliveries = deliveries
+      .then(async () => {
+        for (let i = 0; i < values.length; i++) {
+          const v = values[i]!;
+          try {
+            await bus.publish(v.topic, v.data, { id: v.id, time: v.time });
+            published.push(v.id);
+          } catch (err) {
+            failures++;
+            options.logger?.warn(
+              { err: (err as Error).message, pending: values.length - i },
+              "event bus unavailable; outbox keeps the events and retries",
+            );
+            await retryLater(values.slice(i).map((r) => r.id));
+            schedule(backoff());
+            return;
+          }
+        }
+        if (published.length >= batchSize) schedule(0);
+      })
+      .catch((err) => options.logger?.warn({ err: (err as Error).message }, "outbox publish failed; the relay retries"))
+      .finally(() => {
+        delivering--;
+      });
+  }
+
+  async function write(values: OutboxRow[]): Promise<void> {
+    const now = direct();
+    await run(INSERT, [
+      JSON.stringify(values.map((v) => ({ id: v.id, topic: v.topic, data: v.data, time: v.time }))),
+      now ? lease : "0 milliseconds",
+    ]);
+    if (now) deliver(values);
+    // Publish soon rather than at the next poll, unless the bus is known to be down.
+    else if (started && failures === 0) schedule(0);
   }
 
   function flush(): Promise<number> {
@@ -209,21 +304,22 @@ export function createOutbox(options: OutboxOptions): Outbox {
   return {
     async enqueue(trx, topic, data, opts) {
       const value = row(topic, data, opts);
-      await (trx as unknown as Kysely<OutboxDb>).withSchema(options.schema).insertInto(TABLE).values(value).execute();
+      await (trx as unknown as Kysely<OutboxDb>)
+        .withSchema(options.schema)
+        .insertInto(TABLE)
+        .values({ ...value, data: JSON.stringify(value.data) })
+        .execute();
       return value.id;
     },
     async publish(topic, data, opts) {
       const value = row(topic, data, opts);
-      await db.insertInto(TABLE).values(value).execute();
-      // Publish soon rather than at the next poll, unless the bus is known to be down.
-      if (started && failures === 0) schedule(0);
+      await write([value]);
       return value.id;
     },
     async publishMany(events) {
       if (events.length === 0) return [];
       const values = events.map((e) => row(e.topic, e.data, e.options));
-      await db.insertInto(TABLE).values(values).execute();
-      if (started && failures === 0) schedule(0);
+      await write(values);
       return values.map((v) => v.id);
     },
     flush,
@@ -233,6 +329,13 @@ export function createOutbox(options: OutboxOptions): Outbox {
       flush().catch((err) => options.logger?.warn({ err: (err as Error).message }, "outbox relay round failed"));
     },
     async pending() {
+      const done = takePublished();
+      if (done.length > 0) {
+        await run(DELETE, [JSON.stringify(done)]).catch((err) => {
+          putBack(done);
+          throw err;
+        });
+      }
       const result = await db
         .selectFrom(TABLE)
         .select((eb) => eb.fn.countAll<number>().as("n"))
@@ -250,6 +353,10 @@ export function createOutbox(options: OutboxOptions): Outbox {
       if (timer) clearTimeout(timer);
       timer = undefined;
       await running?.catch(() => {});
+      await deliveries;
+      const done = takePublished();
+      // Left leased when this fails: published again after the lease, which at-least-once allows.
+      if (done.length > 0) await run(DELETE, [JSON.stringify(done)]).catch(() => {});
     },
   };
 }

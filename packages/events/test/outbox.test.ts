@@ -128,6 +128,95 @@ describe.each(targets)("outbox on $name $reason", (target) => {
     );
     expect(left.rows[0]?.n).toBe(0);
   });
+  const rowsOf = async (topic: string) =>
+    (
+      await sql<{
+        id: string;
+        attempts: number;
+      }>`select id, attempts from producer.event_outbox where topic = ${topic}`.execute(database.database.kysely)
+    ).rows;
+
+  it.skipIf(!target.available)(
+    "publishes events written outside a transaction right after their insert, without a relay claim",
+    async () => {
+      const bus = new MemoryBus();
+      const seen: string[] = [];
+      await bus.subscribe("thing.direct", async (e) => void seen.push(e.id));
+      // The relay's own rounds are an hour apart: only the direct path can deliver within the test.
+      const outbox = createOutbox({ database: database.database, schema: "producer", bus, pollIntervalMs: 3_600_000 });
+      outbox.start();
+      await outbox.flush();
+      const ids = await outbox.publishMany(
+        Array.from({ length: 5 }, (_, i) => ({ topic: "thing.direct", data: { i } })),
+      );
+      ids.push(await outbox.publish("thing.direct", { i: 5 }));
+      await waitFor(() => seen.length === 6);
+      await bus.drain();
+      expect(seen).toEqual(ids);
+      // Never claimed by a relay round (their rows go with the next round, or before a count).
+      const rows = await rowsOf("thing.direct");
+      expect(rows.map((r) => r.attempts)).toEqual(rows.map(() => 0));
+      expect(await outbox.pending()).toBe(0);
+      expect(await rowsOf("thing.direct")).toEqual([]);
+      await outbox.stop();
+    },
+  );
+
+  it.skipIf(!target.available)(
+    "leaves events whose publish failed to the relay, which delivers each once",
+    async () => {
+      const bus = new MemoryBus();
+      const seen: string[] = [];
+      await bus.subscribe("thing.flaky", async (e) => void seen.push(e.id));
+      let refusals = 1;
+      const flaky: typeof bus = Object.create(bus);
+      flaky.publish = async (topic, data, options) => {
+        if (refusals-- > 0) throw new Error("bus unavailable");
+        return bus.publish(topic, data, options);
+      };
+      const outbox = createOutbox({ database: database.database, schema: "producer", bus: flaky, pollIntervalMs: 20 });
+      outbox.start();
+      const ids = await outbox.publishMany(
+        Array.from({ length: 4 }, (_, i) => ({ topic: "thing.flaky", data: { i } })),
+      );
+      await waitFor(() => seen.length === 4);
+      await bus.drain();
+      expect([...seen].sort()).toEqual([...ids].sort());
+      await waitFor(async () => (await outbox.pending()) === 0);
+      await outbox.stop();
+      expect(seen.length).toBe(4);
+    },
+  );
+
+  it.skipIf(!target.available)(
+    "publishes the events of a process that died before publishing them once their lease ran out",
+    async () => {
+      const bus = new MemoryBus();
+      const seen: string[] = [];
+      await bus.subscribe("thing.orphaned", async (e) => void seen.push(e.id));
+      // A producer whose publish never completes stands for one that died right after its insert.
+      const stuck: typeof bus = Object.create(bus);
+      stuck.publish = () => new Promise(() => {});
+      const dead = createOutbox({
+        database: database.database,
+        schema: "producer",
+        bus: stuck,
+        pollIntervalMs: 3_600_000,
+        leaseMs: 300,
+      });
+      dead.start();
+      await dead.flush();
+      const ids = await dead.publishMany([1, 2, 3].map((i) => ({ topic: "thing.orphaned", data: { i } })));
+      const other = createOutbox({ database: database.database, schema: "producer", bus });
+      // Leased: another relay leaves them alone until the lease runs out, then delivers them.
+      expect(await other.flush()).toBe(0);
+      await new Promise((r) => setTimeout(r, 400));
+      expect(await other.flush()).toBe(3);
+      await bus.drain();
+      expect([...seen].sort()).toEqual([...ids].sort());
+      expect(await other.pending()).toBe(0);
+    },
+  );
 });
 
 describe.skipIf(!redis.available)(`buffered publisher${redis.reason}`, () => {
