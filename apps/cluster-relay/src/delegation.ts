@@ -1,4 +1,5 @@
 import { type CryptoKey, importJWK, type JWTPayload } from "jose";
+import { type AgreementPublicKey, agreementKeyOf } from "./mac.ts";
 import { DELEGATION_AUDIENCE, MAX_DELEGATION_LIFETIME_SECONDS } from "./protocol.ts";
 import { VerificationError } from "./verification-error.ts";
 
@@ -6,6 +7,10 @@ import { VerificationError } from "./verification-error.ts";
 export interface DelegatedKey {
   key: CryptoKey;
   expiresAt: number;
+  /** The platform's key-agreement key the certificate names (`kex`), when it names one (0008). */
+  kex?: AgreementPublicKey | undefined;
+  /** The MAC key agreed with `kex`, made on the first MAC'd request. */
+  mac?: Buffer;
 }
 
 /** Certificates kept at once (one per live platform tunnel signer, renewed every 5 minutes). */
@@ -76,7 +81,7 @@ export class DelegationKeys {
     }
     try {
       const key = await importJWK({ kty: "EC", crv: "P-256", x: String(jwk.x), y: String(jwk.y) }, "ES256");
-      return { key: key as CryptoKey, expiresAt: payload.exp! };
+      return { key: key as CryptoKey, expiresAt: payload.exp!, kex: agreementKeyOf(payload.kex) };
     } catch {
       throw new VerificationError("delegation names no usable key");
     }

@@ -3,6 +3,7 @@ import type { KubeConfig } from "@kubernetes/client-node";
 import { WebSocket } from "ws";
 import { RELAY_VERSION } from "./config.ts";
 import { KubeClient } from "./kube.ts";
+import { RelayAgreement } from "./mac.ts";
 import {
   CLUSTER_JWT_HEADER,
   CLUSTER_JWT_TTL_HEADER,
@@ -45,6 +46,8 @@ export class Relay {
   private readonly options: RelayOptions;
   private readonly kube: KubeClient;
   private readonly h2 = http2.createServer();
+  /** Its key-agreement key for MAC'd requests (0008): in memory, one per process. */
+  private readonly agreement = new RelayAgreement();
   private token = "";
   private projectId = "";
   private readonly verifier: Promise<RequestVerifier>;
@@ -112,6 +115,7 @@ export class Relay {
               clusterId: this.options.clusterId,
               // The JWKS route is read with the relay's current cluster JWT.
               bearer: () => this.clusterJwt?.token ?? "",
+              agreement: this.agreement,
             }),
           );
           return;
@@ -283,6 +287,8 @@ export class Relay {
       return respondJson(stream, 200, {
         relayVersion: RELAY_VERSION,
         kubernetesVersion: await this.kubernetesVersion(),
+        // The platform MACs its requests with the key agreed with this one (0008).
+        tunnelKey: this.agreement.publicJwk,
       });
     }
     if (method === "PUT" && path === CONTROL_PATHS.clusterJwt) {

@@ -1,17 +1,22 @@
 import { createHash } from "node:crypto";
-import { createRemoteJWKSet, customFetch, type JWTPayload, jwtVerify } from "jose";
-import { DelegationKeys } from "./delegation.ts";
+import { createRemoteJWKSet, customFetch, decodeProtectedHeader, type JWTPayload, jwtVerify } from "jose";
+import { type DelegatedKey, DelegationKeys } from "./delegation.ts";
+import { type RelayAgreement, verifyMac } from "./mac.ts";
 import { CLUSTER_ISSUER_PREFIX, CONTROL_PREFIX, MAX_REQUEST_JWT_LIFETIME_SECONDS, RELAY_AUDIENCE } from "./protocol.ts";
 import { VerificationError } from "./verification-error.ts";
 
 export { VerificationError };
+
+const CLOCK_TOLERANCE_SECONDS = 5;
 
 /**
  * Verifies the platform-signed JWT of every request down the tunnel against the project's JWKS
  * (refetched on an unknown `kid`, so a key rotation never breaks a live tunnel), and refuses
  * replays and any request whose method, path or body differ from what was signed. A request JWT
  * comes signed either by the project's key itself or by a key delegated to the tunnel, whose
- * certificate (signed by the project's key, verified against the same JWKS) travels beside it.
+ * certificate (signed by the project's key, verified against the same JWKS) travels beside it;
+ * a delegated request JWT may also be MAC'd (HS256) with the key the relay agreed with that
+ * certificate's `kex` key (docs/decisions/0008-tunnel-request-mac.md).
  */
 export class RequestVerifier {
   private readonly jwks: ReturnType<typeof createRemoteJWKSet>;
@@ -20,8 +25,17 @@ export class RequestVerifier {
   private readonly clusterId: string;
   private readonly jwksUrl: URL;
   private readonly delegations: DelegationKeys;
+  private readonly agreement: RelayAgreement | undefined;
 
-  constructor(options: { baseUrl: string; projectId: string; clusterId: string; bearer: () => string }) {
+  constructor(options: {
+    baseUrl: string;
+    projectId: string;
+    clusterId: string;
+    bearer: () => string;
+    /** The relay's key-agreement key; without it MAC'd requests are refused. */
+    agreement?: RelayAgreement;
+  }) {
+    this.agreement = options.agreement;
     this.issuer = `${CLUSTER_ISSUER_PREFIX}${options.projectId}`;
     this.clusterId = options.clusterId;
     this.jwksUrl = new URL(
@@ -51,7 +65,7 @@ export class RequestVerifier {
           audience,
           subject: this.clusterId,
           algorithms: ["ES256"],
-          clockTolerance: 5,
+          clockTolerance: CLOCK_TOLERANCE_SECONDS,
           requiredClaims: ["jti", "iat", "exp"],
         })
       ).payload;
@@ -76,19 +90,60 @@ export class RequestVerifier {
   private async verifyDelegated(token: string, certificate: string): Promise<JWTPayload> {
     const delegated = await this.delegations.key(certificate);
     let payload: JWTPayload;
+    let alg: unknown;
+    try {
+      alg = decodeProtectedHeader(token).alg;
+    } catch (err) {
+      throw new VerificationError(`signature refused: ${(err as Error).message}`);
+    }
+    if (alg === "HS256") {
+      payload = this.verifyMacd(token, delegated);
+    } else {
+      payload = await this.verifyWithDelegatedKey(token, delegated);
+    }
+    if (payload.exp! > delegated.expiresAt) throw new VerificationError("signature outlives its delegation");
+    return payload;
+  }
+
+  /** An HS256 request JWT: the MAC with the key agreed with the certificate, then jose's claim checks. */
+  private verifyMacd(token: string, delegated: DelegatedKey): JWTPayload {
+    if (!this.agreement || !delegated.kex) {
+      throw new VerificationError("signature refused: no MAC key is agreed for this delegation");
+    }
+    delegated.mac ??= this.agreement.macKey(delegated.kex, this.clusterId);
+    const payload = verifyMac(token, delegated.mac);
+    const now = Math.floor(Date.now() / 1000);
+    const aud = payload.aud;
+    const fail = (why: string) => new VerificationError(`signature refused: ${why}`);
+    if (payload.iss !== this.issuer) throw fail('unexpected "iss" claim value');
+    if (payload.sub !== this.clusterId) throw fail('unexpected "sub" claim value');
+    if (!(aud === RELAY_AUDIENCE || (Array.isArray(aud) && aud.includes(RELAY_AUDIENCE)))) {
+      throw fail('unexpected "aud" claim value');
+    }
+    if (typeof payload.jti !== "string" || typeof payload.iat !== "number" || typeof payload.exp !== "number") {
+      throw fail('missing required "jti", "iat" or "exp" claim');
+    }
+    if (payload.exp <= now - CLOCK_TOLERANCE_SECONDS) throw fail('"exp" claim timestamp check failed');
+    if (payload.nbf !== undefined && (typeof payload.nbf !== "number" || payload.nbf > now + CLOCK_TOLERANCE_SECONDS)) {
+      throw fail('"nbf" claim timestamp check failed');
+    }
+    return payload;
+  }
+
+  private async verifyWithDelegatedKey(token: string, delegated: DelegatedKey): Promise<JWTPayload> {
+    let payload: JWTPayload;
     try {
       ({ payload } = await jwtVerify(token, delegated.key, {
         issuer: this.issuer,
         audience: RELAY_AUDIENCE,
         subject: this.clusterId,
         algorithms: ["ES256"],
-        clockTolerance: 5,
+        clockTolerance: CLOCK_TOLERANCE_SECONDS,
         requiredClaims: ["jti", "iat", "exp"],
       }));
     } catch (err) {
       throw new VerificationError(`signature refused: ${(err as Error).message}`);
     }
-    if (payload.exp! > delegated.expiresAt) throw new VerificationError("signature outlives its delegation");
     return payload;
   }
 

@@ -1,8 +1,10 @@
+import { createHmac, createPublicKey, generateKeyPairSync } from "node:crypto";
 import { type CryptoKey, decodeJwt, decodeProtectedHeader, generateKeyPair, importJWK, jwtVerify, SignJWT } from "jose";
 import { beforeAll, describe, expect, it, vi } from "vitest";
 import type { ProjectSigner } from "../src/services/project-signer.ts";
 import { DELEGATION_AUDIENCE, RELAY_AUDIENCE, requestClaims } from "../src/tunnel/protocol.ts";
 import { TunnelRequestSigner } from "../src/tunnel/request-signer.ts";
+import { thumbprint, tunnelMacKey } from "../src/tunnel/tunnel-mac.ts";
 
 /**
  * Tenancy's signing endpoint as the tunnel signer sees it: ES256 with a project key, `iss` the
@@ -105,5 +107,88 @@ describe("a tunnel's request signer (delegated key certified by the project key)
     clock.now += 600_000;
     const short = await signer.sign(claims());
     expect(decodeJwt(short.jwt).exp).toBe(decodeJwt(short.delegation).exp);
+  });
+});
+
+describe("a tunnel's request signer once the relay names its key-agreement key (MAC'd requests)", () => {
+  const relayPair = () => {
+    const pair = generateKeyPairSync("ec", { namedCurve: "P-256" });
+    const jwk = pair.publicKey.export({ format: "jwk" });
+    return { privateKey: pair.privateKey, jwk: { kty: jwk.kty, crv: jwk.crv, x: jwk.x, y: jwk.y } };
+  };
+  /** The key the relay derives: its private key with the certificate's `kex`. */
+  const relaySideKey = (relay: ReturnType<typeof relayPair>, certificate: string) => {
+    const kex = decodeJwt(certificate).kex as { kty: string; crv: string; x: string; y: string; kid: string };
+    return tunnelMacKey({
+      privateKey: relay.privateKey,
+      publicKey: createPublicKey({ key: { kty: kex.kty, crv: kex.crv, x: kex.x, y: kex.y }, format: "jwk" }),
+      clusterId: "cls_1",
+      platformKid: kex.kid,
+      relayKid: thumbprint(relay.jwk),
+    });
+  };
+  const macOk = (jwt: string, key: Buffer) => {
+    const [h, p, s] = jwt.split(".") as [string, string, string];
+    return createHmac("sha256", key).update(`${h}.${p}`).digest("base64url") === s;
+  };
+
+  it("signs with ES256 until then; after, MACs with the key only that relay derives, per certificate", async () => {
+    const clock = { now: Date.parse("2026-01-01T00:00:00Z") };
+    const tenancy = projectKeySigner(clock, (await generateKeyPair("ES256")).privateKey);
+    const signer = new TunnelRequestSigner({
+      signer: tenancy.signer,
+      projectId: "prj_1",
+      clusterId: "cls_1",
+      now: () => clock.now,
+    });
+    const before = await signer.sign(claims());
+    expect(decodeProtectedHeader(before.jwt).alg).toBe("ES256");
+    const kex = decodeJwt(before.delegation).kex as Record<string, unknown>;
+    expect(kex).toMatchObject({ kty: "EC", crv: "P-256" });
+    expect(kex.d).toBeUndefined();
+
+    const relay = relayPair();
+    signer.acceptRelayKey(relay.jwk);
+    const after = await signer.sign(claims());
+    expect(after.delegation).toBe(before.delegation);
+    expect(decodeProtectedHeader(after.jwt)).toMatchObject({
+      alg: "HS256",
+      kid: decodeProtectedHeader(before.jwt).kid,
+    });
+    expect(decodeJwt(after.jwt)).toMatchObject({ iss: "agentplane:project:prj_1", sub: "cls_1", htu: "/api/v1/pods" });
+    expect(macOk(after.jwt, relaySideKey(relay, after.delegation))).toBe(true);
+    // Another relay's key (a hijacker's, say) derives another key.
+    expect(macOk(after.jwt, relaySideKey(relayPair(), after.delegation))).toBe(false);
+
+    // A renewed certificate names a new `kex`: a new key, still the relay's to derive.
+    clock.now += 600_000;
+    const renewed = await signer.sign(claims());
+    expect(renewed.delegation).not.toBe(after.delegation);
+    expect(macOk(renewed.jwt, relaySideKey(relay, renewed.delegation))).toBe(true);
+    expect(macOk(renewed.jwt, relaySideKey(relay, after.delegation))).toBe(false);
+  });
+
+  it("refuses a relay key that is private, of another curve or off the curve, and keeps signing", async () => {
+    const clock = { now: Date.parse("2026-01-01T00:00:00Z") };
+    const tenancy = projectKeySigner(clock, (await generateKeyPair("ES256")).privateKey);
+    const signer = new TunnelRequestSigner({
+      signer: tenancy.signer,
+      projectId: "prj_1",
+      clusterId: "cls_1",
+      now: () => clock.now,
+    });
+    const pair = generateKeyPairSync("ec", { namedCurve: "P-256" });
+    const p384 = generateKeyPairSync("ec", { namedCurve: "P-384" }).publicKey.export({ format: "jwk" });
+    const good = pair.publicKey.export({ format: "jwk" });
+    for (const bad of [
+      pair.privateKey.export({ format: "jwk" }),
+      p384,
+      { ...good, y: good.x },
+      { kty: "oct", k: "c2VjcmV0" },
+      "not a key",
+    ]) {
+      expect(() => signer.acceptRelayKey(bad)).toThrow();
+    }
+    expect(decodeProtectedHeader((await signer.sign(claims())).jwt).alg).toBe("ES256");
   });
 });

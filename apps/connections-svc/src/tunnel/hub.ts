@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import type { IncomingMessage } from "node:http";
-import http2, { type ClientHttp2Session, type OutgoingHttpHeaders } from "node:http2";
+import http2, { type ClientHttp2Session } from "node:http2";
 import type { Duplex } from "node:stream";
 import {
   CLUSTER_JWT_AUDIENCE,
@@ -10,7 +10,6 @@ import {
 } from "@agentplane/contracts";
 import { ProblemError } from "@agentplane/problem-details";
 import {
-  HOP_BY_HOP_HEADERS,
   IdentitySigner,
   IdentityVerifier,
   rejectUpgrade,
@@ -20,13 +19,14 @@ import {
 import { sql } from "kysely";
 import { type WebSocket, WebSocketServer } from "ws";
 import type { ConnectionsContext } from "../context.ts";
-import { responseOf } from "./h2-body.ts";
+import { disconnected, requestOnSession } from "./h2-request.ts";
+
+export { disconnected } from "./h2-request.ts";
+
 import {
   CLUSTER_JWT_HEADER,
   CLUSTER_JWT_TTL_HEADER,
   CONTROL_PATHS,
-  DELEGATION_HEADER,
-  REQUEST_SIGNATURE_HEADER,
   type RequestUse,
   requestClaims,
 } from "./protocol.ts";
@@ -57,30 +57,11 @@ interface Tunnel {
   timers: NodeJS.Timeout[];
 }
 
-/** Headers never passed down a tunnel (the relay authenticates to its API server itself). */
-const DROPPED = new Set([
-  ...HOP_BY_HOP_HEADERS,
-  "host",
-  "authorization",
-  "cookie",
-  "content-length",
-  "x-amz-security-token",
-  INTERNAL_IDENTITY_HEADER,
-  REQUEST_SIGNATURE_HEADER,
-  DELEGATION_HEADER,
-]);
 const TUNNEL_USE_HEADER = "x-agentplane-tunnel-use";
 const TUNNEL_PATH = /^\/v1\/clusters\/([^/]+)\/tunnel$/;
 
 function unauthenticated(detail: string): ProblemError {
   return new ProblemError("unauthenticated", { detail });
-}
-
-export function disconnected(clusterId: string): ProblemError {
-  return new ProblemError("cluster-disconnected", {
-    detail: `The relay of cluster ${clusterId} is not connected`,
-    headers: { "retry-after": "5" },
-  });
 }
 
 /**
@@ -245,7 +226,16 @@ export class TunnelHub {
   private async refreshStatus(tunnel: Tunnel): Promise<void> {
     const res = await this.requestLocal(tunnel, { method: "GET", path: CONTROL_PATHS.status, use: "control" });
     if (!res.ok) return;
-    const status = (await res.json()) as { relayVersion?: string; kubernetesVersion?: string };
+    const status = (await res.json()) as { relayVersion?: string; kubernetesVersion?: string; tunnelKey?: unknown };
+    // A relay naming its key-agreement key gets MAC'd requests from now on (0008); an older one
+    // names none and keeps getting signed ones.
+    if (status.tunnelKey !== undefined) {
+      try {
+        tunnel.signer.acceptRelayKey(status.tunnelKey);
+      } catch (err) {
+        this.ctx.logger.warn({ err: (err as Error).message, clusterId: tunnel.clusterId }, "relay key refused");
+      }
+    }
     await this.ctx.db
       .updateTable("clusters")
       .set({
@@ -297,41 +287,19 @@ export class TunnelHub {
   /** Sends a request down the tunnel this replica holds; the response body streams. */
   private async requestLocal(tunnel: Tunnel, req: TunnelRequest): Promise<Response> {
     const signed = await this.signRequest(tunnel, req);
-    const headers: OutgoingHttpHeaders = {
-      ":method": req.method.toUpperCase(),
-      ":path": req.path,
-      [REQUEST_SIGNATURE_HEADER]: signed.jwt,
-      [DELEGATION_HEADER]: signed.delegation,
-    };
-    req.headers?.forEach((value, key) => {
-      if (!DROPPED.has(key) && !key.startsWith("x-agentplane-") && !key.startsWith("x-forwarded-"))
-        headers[key] = value;
-    });
     if (tunnel.closed) throw disconnected(tunnel.clusterId);
-    const hasBody = req.body !== undefined && req.body.length > 0;
-    const stream = tunnel.session.request(headers, { endStream: !hasBody });
-    if (hasBody) stream.end(req.body);
-    const cancel = () => stream.close(http2.constants.NGHTTP2_CANCEL);
-    req.signal?.addEventListener("abort", cancel, { once: true });
-    stream.once("close", () => req.signal?.removeEventListener("abort", cancel));
-    const head = await new Promise<http2.IncomingHttpHeaders>((resolve, reject) => {
-      let answered = false;
-      stream.once("response", (h) => {
-        answered = true;
-        resolve(h);
-      });
-      stream.once("error", reject);
-      stream.once("close", () => {
-        // Every stream closes; only one closed before its response is an error (made only then).
-        if (answered) return;
-        this.ctx.logger.debug(
-          { rstCode: stream.rstCode, clusterId: tunnel.clusterId },
-          "tunnel stream closed before its response",
-        );
-        reject(disconnected(tunnel.clusterId));
-      });
+    return requestOnSession({
+      session: tunnel.session,
+      clusterId: tunnel.clusterId,
+      signed,
+      method: req.method,
+      path: req.path,
+      headers: req.headers,
+      body: req.body,
+      signal: req.signal,
+      onEarlyClose: (rstCode) =>
+        this.ctx.logger.debug({ rstCode, clusterId: tunnel.clusterId }, "tunnel stream closed before its response"),
     });
-    return responseOf(stream, head, req.method);
   }
 
   /** The platform-signed JWT of one request: cluster, method, path, body hash, `jti`, ≤ 60 s. */

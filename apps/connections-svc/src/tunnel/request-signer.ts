@@ -1,4 +1,4 @@
-import { createHash, generateKeyPairSync, type JsonWebKey, type KeyObject, randomUUID, sign } from "node:crypto";
+import { createHmac, generateKeyPairSync, type KeyObject, randomUUID, sign } from "node:crypto";
 import { clusterJwtIssuer } from "@agentplane/contracts";
 import { decodeJwt } from "jose";
 import type { ProjectSigner } from "../services/project-signer.ts";
@@ -8,6 +8,7 @@ import {
   REQUEST_JWT_TTL_SECONDS,
   type requestClaims,
 } from "./protocol.ts";
+import { type RelayAgreementKey, relayAgreementKey, thumbprint, tunnelMacKey } from "./tunnel-mac.ts";
 
 /** What a request down a tunnel carries: its JWT and the certificate of the key that signed it. */
 export interface SignedRequest {
@@ -19,6 +20,12 @@ interface Delegation {
   privateKey: KeyObject;
   /** The encoded protected header of every JWT this key signs (`alg`, `typ`, `kid`). */
   header: string;
+  /** The same header for a MAC'd request JWT (`HS256`, same `kid`). */
+  macHeader: string;
+  /** This certificate's key-agreement key (its public half is the certificate's `kex`, 0008). */
+  agreement: { privateKey: KeyObject; kid: string };
+  /** The MAC key agreed with the relay's key, once there is one. */
+  mac?: { relay: RelayAgreementKey; key: Buffer };
   certificate: string;
   /** Milliseconds: the certificate's `exp`, and when a renewal starts (half its life). */
   expiresAt: number;
@@ -27,11 +34,10 @@ interface Delegation {
 
 const b64url = (value: string | Buffer) => Buffer.from(value).toString("base64url");
 
-/** RFC 7638 thumbprint of an EC public key: its `kid`. */
-function thumbprint(jwk: JsonWebKey): string {
-  const canonical = JSON.stringify({ crv: jwk.crv, kty: jwk.kty, x: jwk.x, y: jwk.y });
-  return createHash("sha256").update(canonical).digest("base64url");
-}
+const publicJwk = (key: KeyObject, kid: string) => {
+  const jwk = key.export({ format: "jwk" });
+  return { kty: jwk.kty, crv: jwk.crv, x: jwk.x, y: jwk.y, kid };
+};
 
 /**
  * Signs the per-request JWTs of one tunnel (docs/decisions/0007-delegated-request-signing.md).
@@ -40,6 +46,10 @@ function thumbprint(jwk: JsonWebKey): string {
  * renewed at half. Each request is then signed here with the private key (ES256, the same claims:
  * method, path, body hash, `jti`, ≤ 60 s, never past the certificate), without a round trip to
  * tenancy. The private key never leaves this process and dies with the tunnel.
+ *
+ * Once the relay has named its key-agreement key (`acceptRelayKey`, from its status answer), a
+ * request is MAC'd instead (HS256 with the key both sides agree from the certificate's `kex` and
+ * the relay's key: docs/decisions/0008-tunnel-request-mac.md).
  */
 export class TunnelRequestSigner {
   private readonly signer: ProjectSigner;
@@ -49,6 +59,7 @@ export class TunnelRequestSigner {
   private readonly now: () => number;
   private current: Delegation | undefined;
   private pending: Promise<Delegation> | undefined;
+  private relayKey: RelayAgreementKey | undefined;
 
   constructor(args: { signer: ProjectSigner; projectId: string; clusterId: string; now?: () => number }) {
     this.signer = args.signer;
@@ -64,9 +75,36 @@ export class TunnelRequestSigner {
     const iat = Math.floor(this.now() / 1000);
     const exp = Math.min(iat + REQUEST_JWT_TTL_SECONDS, Math.floor(delegation.expiresAt / 1000));
     const payload = b64url(JSON.stringify({ ...claims, iss: this.issuer, iat, exp }));
-    const input = `${delegation.header}.${payload}`;
-    const signature = sign("sha256", Buffer.from(input), { key: delegation.privateKey, dsaEncoding: "ieee-p1363" });
+    const mac = this.macKey(delegation);
+    const input = `${mac ? delegation.macHeader : delegation.header}.${payload}`;
+    const signature = mac
+      ? createHmac("sha256", mac).update(input).digest()
+      : sign("sha256", Buffer.from(input), { key: delegation.privateKey, dsaEncoding: "ieee-p1363" });
     return { jwt: `${input}.${signature.toString("base64url")}`, delegation: delegation.certificate };
+  }
+
+  /**
+   * The relay's key-agreement key (a public EC P-256 JWK, from its status answer): requests are
+   * MAC'd from now on. Throws on anything else, leaving requests signed.
+   */
+  acceptRelayKey(jwk: unknown): void {
+    this.relayKey = relayAgreementKey(jwk);
+  }
+
+  private macKey(delegation: Delegation): Buffer | undefined {
+    const relay = this.relayKey;
+    if (!relay) return undefined;
+    if (delegation.mac?.relay !== relay) {
+      const key = tunnelMacKey({
+        privateKey: delegation.agreement.privateKey,
+        publicKey: relay.key,
+        clusterId: this.clusterId,
+        platformKid: delegation.agreement.kid,
+        relayKid: relay.kid,
+      });
+      delegation.mac = { relay, key };
+    }
+    return delegation.mac.key;
   }
 
   /** Gets a certificate ahead of the first request (errors are left to that request). */
@@ -104,6 +142,8 @@ export class TunnelRequestSigner {
     const { privateKey, publicKey } = generateKeyPairSync("ec", { namedCurve: "P-256" });
     const jwk = publicKey.export({ format: "jwk" });
     const kid = thumbprint(jwk);
+    const agreement = generateKeyPairSync("ec", { namedCurve: "P-256" });
+    const agreementKid = thumbprint(agreement.publicKey.export({ format: "jwk" }));
     const issuedAt = this.now();
     const certificate = await this.signer.sign(
       this.projectId,
@@ -112,6 +152,7 @@ export class TunnelRequestSigner {
         aud: DELEGATION_AUDIENCE,
         jti: randomUUID(),
         cnf: { jwk: { kty: jwk.kty, crv: jwk.crv, x: jwk.x, y: jwk.y, kid } },
+        kex: publicJwk(agreement.publicKey, agreementKid),
       },
       DELEGATION_TTL_SECONDS,
     );
@@ -120,6 +161,8 @@ export class TunnelRequestSigner {
     return {
       privateKey,
       header: b64url(JSON.stringify({ alg: "ES256", typ: "JWT", kid })),
+      macHeader: b64url(JSON.stringify({ alg: "HS256", typ: "JWT", kid })),
+      agreement: { privateKey: agreement.privateKey, kid: agreementKid },
       certificate,
       expiresAt,
       renewAt: issuedAt + (expiresAt - issuedAt) / 2,
