@@ -40,7 +40,7 @@ export class CallerResolver {
       }
       return { orgId: principal.orgId, projectId };
     }
-    const key = `${JSON.stringify(principal)}\u0000${projectId}`;
+    const key = `${principalKey(principal)}\u0000${projectId}`;
     const hit = this.allowed.get(key);
     if (hit) {
       noteResourceOrg(hit.orgId);
@@ -86,6 +86,17 @@ export class CallerResolver {
     if (projects.length !== 1) throw several(projects.length);
     return projects[0] as string;
   }
+}
+
+/** The verifier hands out the same principal object for a token it verified before. */
+const principalKeys = new WeakMap<Principal, string>();
+function principalKey(principal: Principal): string {
+  let key = principalKeys.get(principal);
+  if (key === undefined) {
+    key = JSON.stringify(principal);
+    principalKeys.set(principal, key);
+  }
+  return key;
 }
 
 function several(count: number): ProblemError {

@@ -53,6 +53,23 @@ async function readCapped(body: ReadableStream<Uint8Array> | null, cap: number):
   return chunks.length === 1 ? chunks[0] : Buffer.concat(chunks);
 }
 
+interface PathAndQuery {
+  pathname: string;
+  search: string;
+}
+
+/** The path and query of an absolute request URL, without parsing the whole URL. */
+function splitUrl(url: string): PathAndQuery {
+  const pathStart = url.indexOf("/", url.indexOf("//") + 2);
+  if (pathStart < 0) return { pathname: "/", search: "" };
+  const q = url.indexOf("?", pathStart);
+  const hash = url.indexOf("#", pathStart);
+  const end = hash < 0 ? url.length : hash;
+  return q < 0 || q > end
+    ? { pathname: url.slice(pathStart, end), search: "" }
+    : { pathname: url.slice(pathStart, q), search: q + 1 === end ? "" : url.slice(q, end) };
+}
+
 const tooLarge = (cap: number) =>
   new ProblemError("payload-too-large", { detail: `The body exceeds ${Math.round(cap / 1024 / 1024)} MiB` });
 
@@ -67,7 +84,7 @@ export function createLlmProxy(deps: ProxyDeps): (request: Request) => Promise<R
   const defaultMaxTokens = deps.config.defaultMaxTokens ?? 4096;
 
   return async (request) => {
-    const url = new URL(request.url);
+    const url = splitUrl(request.url);
     const requestId = request.headers.get(REQUEST_ID_HEADER) ?? crypto.randomUUID();
     try {
       const response = await proxy(request, url, requestId);
@@ -85,7 +102,7 @@ export function createLlmProxy(deps: ProxyDeps): (request: Request) => Promise<R
     }
   };
 
-  async function proxy(request: Request, url: URL, requestId: string): Promise<Response> {
+  async function proxy(request: Request, url: PathAndQuery, requestId: string): Promise<Response> {
     const target = parseLlmPath(url.pathname);
     const principal = await authenticate(request);
     const length = Number(request.headers.get("content-length") ?? "0");
@@ -170,8 +187,8 @@ export function createLlmProxy(deps: ProxyDeps): (request: Request) => Promise<R
     call = new UpstreamCall(
       deps.dispatcher,
       {
-        origin: upstream.url.origin,
-        path: upstream.url.pathname + upstream.url.search,
+        origin: upstream.origin,
+        path: upstream.path,
         method: method as Dispatcher.HttpMethod,
         headers,
         body: body ? Buffer.from(body.buffer, body.byteOffset, body.byteLength) : undefined,
@@ -184,7 +201,8 @@ export function createLlmProxy(deps: ProxyDeps): (request: Request) => Promise<R
           meter = new UsageMeter(upstream.api, String(answerHeaders["content-type"] ?? ""), answerHeaders);
         },
         onChunk: (chunk) => meter?.push(chunk),
-        onEnd: (outcome) => void finish(outcome),
+        // Reading the usage and settling wait until the answer's last bytes have been written.
+        onEnd: (outcome) => setImmediate(() => void finish(outcome)),
       },
     );
     request.signal.addEventListener("abort", onClientGone, { once: true });

@@ -21,6 +21,9 @@ export type UpstreamAuth =
 
 export interface Upstream {
   url: URL;
+  /** `url`'s origin, and its path with the query: what the dispatcher is given. */
+  origin: string;
+  path: string;
   auth: UpstreamAuth;
   api: ApiKind;
   /** The model named by the path (Bedrock `model/{id}/...`, Azure `deployments/{name}/...`). */
@@ -40,12 +43,27 @@ export function isLlmPath(pathname: string): boolean {
 
 const badRequest = (detail: string) => new ProblemError("bad-request", { detail });
 
+/** Most calls go to the same few model paths: their parsed targets and upstreams are reused. */
+const CACHED_PATHS = 1000;
+const targets = new Map<string, LlmTarget>();
+const upstreams = new WeakMap<ProviderSettings, Map<string, Upstream>>();
+
 /**
  * Splits the raw path into provider, family, region and the tail to forward. The tail is refused
  * when it could leave the provider's API: dot segments, encoded slashes or backslashes, empty
- * segments, or anything that parses as an absolute URL.
+ * segments, or anything that parses as an absolute URL. The result is shared: read only.
  */
 export function parseLlmPath(pathname: string): LlmTarget {
+  let target = targets.get(pathname);
+  if (!target) {
+    target = parsePath(pathname);
+    if (targets.size >= CACHED_PATHS) targets.clear();
+    targets.set(pathname, target);
+  }
+  return target;
+}
+
+function parsePath(pathname: string): LlmTarget {
   const m = LLM_PREFIX.exec(pathname);
   if (!m) throw new ProblemError("not-found", { detail: `No route for ${pathname}` });
   const projectId = m[1] ? decodeURIComponent(m[1]) : undefined;
@@ -104,8 +122,27 @@ function checkTail(tail: string): void {
 
 const trimSlash = (s: string) => s.replace(/\/+$/, "");
 
-/** Where the call goes and which credential it needs; a missing credential is a 503 naming the variable. */
+/**
+ * Where the call goes and which credential it needs; a missing credential is a 503 naming the
+ * variable. The result is shared by the calls with the same settings, target and query: read only.
+ */
 export function resolveUpstream(target: LlmTarget, search: string, p: ProviderSettings): Upstream {
+  let known = upstreams.get(p);
+  if (!known) {
+    known = new Map();
+    upstreams.set(p, known);
+  }
+  const key = `${target.provider}/${target.family ?? ""}/${target.region ?? ""}/${target.tail}${search}`;
+  let upstream = known.get(key);
+  if (!upstream) {
+    upstream = buildUpstream(target, search, p);
+    if (known.size >= CACHED_PATHS) known.clear();
+    known.set(key, upstream);
+  }
+  return upstream;
+}
+
+function buildUpstream(target: LlmTarget, search: string, p: ProviderSettings): Upstream {
   const { provider, family, tail } = target;
   let origin: string;
   let auth: UpstreamAuth;
@@ -153,7 +190,15 @@ export function resolveUpstream(target: LlmTarget, search: string, p: ProviderSe
   const url = new URL(`${origin}/${tail}${search}`);
   // Belt and braces after checkTail: the URL must still point at the provider's origin.
   if (url.origin !== new URL(origin).origin) throw badRequest("The path would leave the provider's host");
-  return { url, auth, api, ...(modelFromPath ? { modelFromPath } : {}), streamingPath };
+  return {
+    url,
+    origin: url.origin,
+    path: url.pathname + url.search,
+    auth,
+    api,
+    ...(modelFromPath ? { modelFromPath } : {}),
+    streamingPath,
+  };
 }
 
 function missing(provider: string, variables: string): ProblemError {
