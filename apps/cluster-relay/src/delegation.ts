@@ -1,3 +1,4 @@
+import type { KeyObject } from "node:crypto";
 import { type CryptoKey, importJWK, type JWTPayload } from "jose";
 import { type AgreementPublicKey, agreementKeyOf } from "./mac.ts";
 import { DELEGATION_AUDIENCE, MAX_DELEGATION_LIFETIME_SECONDS } from "./protocol.ts";
@@ -10,7 +11,7 @@ export interface DelegatedKey {
   /** The platform's key-agreement key the certificate names (`kex`), when it names one (0008). */
   kex?: AgreementPublicKey | undefined;
   /** The MAC key agreed with `kex`, made on the first MAC'd request. */
-  mac?: Buffer;
+  mac?: KeyObject;
 }
 
 /** Certificates kept at once (one per live platform tunnel signer, renewed every 5 minutes). */

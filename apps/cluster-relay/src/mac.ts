@@ -2,6 +2,7 @@ import {
   createHash,
   createHmac,
   createPublicKey,
+  createSecretKey,
   diffieHellman,
   generateKeyPairSync,
   hkdfSync,
@@ -63,15 +64,16 @@ export class RelayAgreement {
   }
 
   /** The MAC key agreed with a certificate's `kex` key, for this cluster. */
-  macKey(platform: AgreementPublicKey, clusterId: string): Buffer {
+  macKey(platform: AgreementPublicKey, clusterId: string): KeyObject {
     const secret = diffieHellman({ privateKey: this.privateKey, publicKey: platform.key });
     const info = `${TUNNEL_MAC_INFO}:${clusterId}:${platform.kid}:${this.kid}`;
-    return Buffer.from(hkdfSync("sha256", secret, Buffer.alloc(0), info, 32));
+    // A KeyObject: createHmac takes it without the checks a raw key goes through (a third of its cost).
+    return createSecretKey(Buffer.from(hkdfSync("sha256", secret, Buffer.alloc(0), info, 32)));
   }
 }
 
 /** The payload of an HS256 JWT whose MAC checks with `key` (claims are the caller's to check). */
-export function verifyMac(token: string, key: Buffer): JWTPayload {
+export function verifyMac(token: string, key: KeyObject): JWTPayload {
   const parts = token.split(".");
   if (parts.length !== 3) throw new VerificationError("signature refused: not a JWT");
   const [header, payload, mac] = parts as [string, string, string];

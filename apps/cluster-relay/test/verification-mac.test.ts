@@ -1,4 +1,4 @@
-import { createHmac } from "node:crypto";
+import { createHmac, createSecretKey, type KeyObject } from "node:crypto";
 import { requirePostgres } from "@agentplane/testkit";
 import { decodeJwt, decodeProtectedHeader, exportJWK, generateKeyPair } from "jose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -34,7 +34,7 @@ describe.skipIf(!pg.available)(`relay verification of MAC'd requests${pg.reason}
     return signer;
   };
   /** An HS256 JWT over any payload, MAC'd with `key`. */
-  const macJwt = (payload: Record<string, unknown>, key: Buffer) => {
+  const macJwt = (payload: Record<string, unknown>, key: KeyObject) => {
     const input = `${b64({ alg: "HS256", typ: "JWT" })}.${b64(payload)}`;
     return `${input}.${createHmac("sha256", key).update(input).digest("base64url")}`;
   };
@@ -167,7 +167,7 @@ describe.skipIf(!pg.available)(`relay verification of MAC'd requests${pg.reason}
     const iat = Math.floor(Date.now() / 1000);
     const guessed = macJwt(
       { ...claims(), iss: `agentplane:project:${h.projectId}`, iat, exp: iat + 30 },
-      Buffer.alloc(32),
+      createSecretKey(Buffer.alloc(32)),
     );
     await expect(verifier.verify({ token: guessed, delegation: noKex, ...GET })).rejects.toThrow(
       /no MAC key is agreed/,

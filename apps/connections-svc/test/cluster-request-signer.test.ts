@@ -1,4 +1,4 @@
-import { createHmac, createPublicKey, generateKeyPairSync } from "node:crypto";
+import { createHmac, createPublicKey, generateKeyPairSync, type KeyObject } from "node:crypto";
 import { type CryptoKey, decodeJwt, decodeProtectedHeader, generateKeyPair, importJWK, jwtVerify, SignJWT } from "jose";
 import { beforeAll, describe, expect, it, vi } from "vitest";
 import type { ProjectSigner } from "../src/services/project-signer.ts";
@@ -127,7 +127,7 @@ describe("a tunnel's request signer once the relay names its key-agreement key (
       relayKid: thumbprint(relay.jwk),
     });
   };
-  const macOk = (jwt: string, key: Buffer) => {
+  const macOk = (jwt: string, key: KeyObject) => {
     const [h, p, s] = jwt.split(".") as [string, string, string];
     return createHmac("sha256", key).update(`${h}.${p}`).digest("base64url") === s;
   };

@@ -25,7 +25,7 @@ interface Delegation {
   /** This certificate's key-agreement key (its public half is the certificate's `kex`, 0008). */
   agreement: { privateKey: KeyObject; kid: string };
   /** The MAC key agreed with the relay's key, once there is one. */
-  mac?: { relay: RelayAgreementKey; key: Buffer };
+  mac?: { relay: RelayAgreementKey; key: KeyObject };
   certificate: string;
   /** Milliseconds: the certificate's `exp`, and when a renewal starts (half its life). */
   expiresAt: number;
@@ -91,7 +91,7 @@ export class TunnelRequestSigner {
     this.relayKey = relayAgreementKey(jwk);
   }
 
-  private macKey(delegation: Delegation): Buffer | undefined {
+  private macKey(delegation: Delegation): KeyObject | undefined {
     const relay = this.relayKey;
     if (!relay) return undefined;
     if (delegation.mac?.relay !== relay) {
