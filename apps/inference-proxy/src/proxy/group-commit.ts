@@ -33,6 +33,21 @@ export class GroupCommit<T, R> {
     return done;
   }
 
+  /**
+   * Takes an item back out if its batch has not started yet, settling its `add` with `result`
+   * instead of a write; false when it is already being (or was) written.
+   */
+  withdraw(item: T, result: R): boolean {
+    for (let i = this.queue.length - 1; i >= 0; i--) {
+      const entry = this.queue[i]!;
+      if (entry.item !== item) continue;
+      this.queue.splice(i, 1);
+      entry.resolve(result);
+      return true;
+    }
+    return false;
+  }
+
   /** Resolves once everything added so far was written (or failed). */
   async drain(): Promise<void> {
     while (this.running || this.queue.length > 0) {

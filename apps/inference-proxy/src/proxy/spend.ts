@@ -18,8 +18,13 @@ type OpenItem = SpendOpenRequest["reservations"][number];
 /** A call's reservation: reserved before forwarding, or recorded in the background (`recorded`). */
 export interface Hold {
   reservationId: string;
-  /** Resolves once audit has the reservation (true), or could not be told (false: nothing to settle or release). */
-  recorded: Promise<boolean>;
+  /**
+   * Awaited once the call has ended, before its usage event is written: resolves once audit has
+   * the reservation (true), or when it has none (false: nothing to release; the usage event alone
+   * records the call, under `reservationId`). A call recorded in the background that ends before
+   * its batch was sent needs no reservation any more: awaiting this takes it out of the batch.
+   */
+  recorded: PromiseLike<boolean>;
 }
 
 export interface SpendGateOptions {
@@ -46,6 +51,8 @@ export class SpendGate {
   private readonly audit: ServiceClient;
   private readonly logger: Logger;
   private readonly ttlMs: number;
+  /** In the last part of a scope's trust, calls are recorded even when they ended, to renew it. */
+  private readonly renewWithinMs: number;
   private readonly clock: { now(): number };
   /** Scope → clock reading until which "no limit applies" is trusted. */
   private readonly unlimited = new Map<string, number>();
@@ -56,6 +63,7 @@ export class SpendGate {
     this.audit = audit;
     this.logger = logger;
     this.ttlMs = options.unlimitedTtlMs ?? 1000;
+    this.renewWithinMs = this.ttlMs / 4;
     this.clock = options.clock ?? performance;
     this.opens = new GroupCommit((batch) => this.open(batch), { delayMs: options.batchDelayMs ?? 20 });
   }
@@ -69,7 +77,18 @@ export class SpendGate {
       const reservationId = `rsv_${randomUUID().replaceAll("-", "")}`;
       const item: OpenItem = { reservationId, orgId: scope.orgId, estimatedMicroUsd, requestId, call };
       item.projectId = scope.projectId;
-      return { reservationId, recorded: this.opens.add(item) };
+      const opened = this.opens.add(item);
+      const recorded: PromiseLike<boolean> = {
+        // biome-ignore lint/suspicious/noThenProperty: awaited once the call ended (see Hold.recorded)
+        then: (onFulfilled, onRejected) => {
+          // Ended before its batch was sent: not sent at all, unless the scope's trust is due for
+          // renewal (the batch's answer renews it, so no call has to reserve synchronously).
+          const left = (this.unlimited.get(key) ?? 0) - this.clock.now();
+          if (left > this.renewWithinMs) this.opens.withdraw(item, false);
+          return opened.then(onFulfilled, onRejected);
+        },
+      };
+      return { reservationId, recorded };
     }
     const reservationId = await this.reserve(scope, estimatedMicroUsd, requestId, call);
     return { reservationId, recorded: Promise.resolve(true) };
