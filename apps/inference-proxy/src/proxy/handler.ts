@@ -87,9 +87,7 @@ export function createLlmProxy(deps: ProxyDeps): (request: Request) => Promise<R
     const url = splitUrl(request.url);
     const requestId = request.headers.get(REQUEST_ID_HEADER) ?? crypto.randomUUID();
     try {
-      const response = await proxy(request, url, requestId);
-      response.headers.set(REQUEST_ID_HEADER, requestId);
-      return response;
+      return await proxy(request, url, requestId);
     } catch (err) {
       const problem =
         err instanceof ProblemError
@@ -215,13 +213,14 @@ export function createLlmProxy(deps: ProxyDeps): (request: Request) => Promise<R
       throw new ProblemError("bad-gateway", { detail: `${target.provider} at ${upstream.url.host} did not answer` });
     }
 
-    const out = new Headers();
+    // A plain record: served on its own, the answer's headers are never turned into a web Headers.
+    const out: Record<string, string> = {};
     for (const key in call.headers) {
       const value = call.headers[key];
       if (value === undefined || NOT_RETURNED.has(key)) continue;
-      if (Array.isArray(value)) for (const v of value) out.append(key, v);
-      else out.set(key, value);
+      out[key] = Array.isArray(value) ? value.join(", ") : value;
     }
+    out[REQUEST_ID_HEADER] = requestId;
     // An answer that came whole with its headers goes out in one write (status, headers, body);
     // anything else streams on as it arrives.
     const complete = call.complete();
