@@ -24,7 +24,7 @@ export interface ConsumerOptions {
   workers?: number;
   /** Most rows per insert (default 1000). */
   batchSize?: number;
-  /** Longest wait to fill a batch while no write runs (default 10 ms). */
+  /** Longest wait to fill a batch while no write runs (default 20 ms, the producers' own gathering). */
   maxWaitMs?: number;
 }
 
@@ -51,7 +51,7 @@ export async function startIngestion(deps: {
   options?: ConsumerOptions | undefined;
 }): Promise<Ingestion> {
   const options = deps.options ?? {};
-  const batch = { maxSize: options.batchSize ?? 1000, maxWaitMs: options.maxWaitMs ?? 10 };
+  const batch = { maxSize: options.batchSize ?? 1000, maxWaitMs: options.maxWaitMs ?? 20 };
   let deadLettered = 0;
   const deadLetter =
     (topic: string) =>

@@ -60,36 +60,30 @@ export async function storeUsageRecords(
     });
   }
   return db.transaction().execute(async (trx) => {
-    const inserted = await trx.executeQuery<{ event_id: string }>(
-      CompiledQuery.raw(INSERT_USAGE, [JSON.stringify(rows)]),
-    );
-    const fresh = new Set(inserted.rows.map((r) => r.event_id));
+    // One statement: stores the new records, locks their reservations (with whether each holds
+    // against limits) and says whether any limit applies to each record's scope.
+    const stored = await trx.executeQuery<StoredRow>(CompiledQuery.raw(STORE_USAGE, [JSON.stringify(rows)]));
+    const fresh = new Map(stored.rows.map((r) => [r.event_id, r]));
     const direct: { orgId: string; projectId: string | null; at: Date; cost: number }[] = [];
-    // The batch's reservations, locked, and whether each holds against limits: one query.
-    const reservationIds = rows.filter((r) => fresh.has(r.event_id) && r.reservation_id).map((r) => r.reservation_id!);
-    const found = new Map<string, { state: string; held: boolean }>();
-    if (reservationIds.length > 0) {
-      const locked = await trx.executeQuery<{ id: string; state: string; held: boolean }>(
-        CompiledQuery.raw(LOCK_RESERVATIONS, [JSON.stringify(reservationIds)]),
-      );
-      for (const r of locked.rows) found.set(r.id, r);
-    }
     // Reservations that hold nothing (no limit applied when they were made), settled in one update;
     // their cost is counted with the batch's other direct spend, so a counter created now counts it once.
     const unheld: { id: string; cost: number }[] = [];
     for (const row of rows) {
-      if (!fresh.has(row.event_id)) continue;
-      const r = row.reservation_id ? found.get(row.reservation_id) : undefined;
-      if (row.reservation_id && r?.state === "active" && !r.held) {
+      const r = fresh.get(row.event_id);
+      if (!r) continue;
+      if (row.reservation_id && r.state === "active" && !r.held) {
         unheld.push({ id: row.reservation_id, cost: row.cost_micro_usd });
-      } else if (row.reservation_id && r !== undefined) {
+      } else if (row.reservation_id && r.state !== null) {
         // Active: settles it. Expired (settled at its estimate): the real cost replaces the estimate.
         // Released: the call did happen after all, so its cost is added.
         if (r.state !== "settled") await deps.spend.finish(trx, row.reservation_id, "settled", row.cost_micro_usd);
         // Settled through the API already: counted once there.
         continue;
       }
-      direct.push({ orgId: row.org_id, projectId: row.project_id, at: new Date(row.ts), cost: row.cost_micro_usd });
+      // No reservation (or one audit never had: the producer recorded the call by its usage alone).
+      if (r.limited) {
+        direct.push({ orgId: row.org_id, projectId: row.project_id, at: new Date(row.ts), cost: row.cost_micro_usd });
+      }
     }
     if (unheld.length > 0) await trx.executeQuery(CompiledQuery.raw(SETTLE_UNHELD, [JSON.stringify(unheld)]));
     if (direct.length > 0) await deps.spend.addSpend(trx, direct);
@@ -97,27 +91,43 @@ export async function storeUsageRecords(
   });
 }
 
-// Fixed statement texts with the batch in one JSON parameter: prepared once per connection
-// whatever the batch size, and nothing to build per call.
-const INSERT_USAGE = `insert into ${AUDIT_SCHEMA}.usage_records (event_id, org_id, project_id, principal_type,
-    principal_id, provider, model, route, input_tokens, output_tokens, cache_read_tokens, cache_write_tokens,
-    cost_micro_usd, priced, request_id, reservation_id, ts)
-  select event_id, org_id, project_id, principal_type, principal_id, provider, model, route, input_tokens,
-    output_tokens, cache_read_tokens, cache_write_tokens, cost_micro_usd, priced, request_id, reservation_id,
-    cast(ts as timestamptz)
-  from jsonb_to_recordset(cast(cast($1 as text) as jsonb)) as r(event_id text, org_id text, project_id text,
-    principal_type text, principal_id text, provider text, model text, route text, input_tokens bigint,
-    output_tokens bigint, cache_read_tokens bigint, cache_write_tokens bigint, cost_micro_usd bigint,
-    priced boolean, request_id text, reservation_id text, ts text)
-  on conflict (event_id) do nothing
-  returning event_id`;
+interface StoredRow {
+  event_id: string;
+  /** The state of the record's reservation (locked), null when it has none or audit never had it. */
+  state: string | null;
+  held: boolean | null;
+  /** Whether some limit applies to the record's organization (and project). */
+  limited: boolean;
+}
 
-const LOCK_RESERVATIONS = `select r.id, r.state,
-    exists (select 1 from ${AUDIT_SCHEMA}.reservation_holds h where h.reservation_id = r.id) as held
-  from ${AUDIT_SCHEMA}.reservations r
-  where r.id in (select jsonb_array_elements_text(cast(cast($1 as text) as jsonb)))
-  order by r.id
-  for update of r`;
+// A fixed statement text with the batch in one JSON parameter: prepared once per connection
+// whatever the batch size, and nothing to build per call.
+const STORE_USAGE = `with stored as (
+    insert into ${AUDIT_SCHEMA}.usage_records (event_id, org_id, project_id, principal_type, principal_id,
+      provider, model, route, input_tokens, output_tokens, cache_read_tokens, cache_write_tokens,
+      cost_micro_usd, priced, request_id, reservation_id, ts)
+    select event_id, org_id, project_id, principal_type, principal_id, provider, model, route, input_tokens,
+      output_tokens, cache_read_tokens, cache_write_tokens, cost_micro_usd, priced, request_id, reservation_id,
+      cast(ts as timestamptz)
+    from jsonb_to_recordset(cast(cast($1 as text) as jsonb)) as r(event_id text, org_id text, project_id text,
+      principal_type text, principal_id text, provider text, model text, route text, input_tokens bigint,
+      output_tokens bigint, cache_read_tokens bigint, cache_write_tokens bigint, cost_micro_usd bigint,
+      priced boolean, request_id text, reservation_id text, ts text)
+    on conflict (event_id) do nothing
+    returning event_id, org_id, project_id, reservation_id
+  ),
+  reserved as (
+    select r.id, r.state,
+      exists (select 1 from ${AUDIT_SCHEMA}.reservation_holds h where h.reservation_id = r.id) as held
+    from ${AUDIT_SCHEMA}.reservations r
+    where r.id in (select reservation_id from stored)
+    order by r.id
+    for update of r
+  )
+  select s.event_id, v.state, v.held,
+    exists (select 1 from ${AUDIT_SCHEMA}.spending_limits l
+      where l.org_id = s.org_id and (l.project_id is null or l.project_id = s.project_id)) as limited
+  from stored s left join reserved v on v.id = s.reservation_id`;
 
 const SETTLE_UNHELD = `update ${AUDIT_SCHEMA}.reservations as r set state = 'settled', settled_micro_usd = v.cost
   from jsonb_to_recordset(cast(cast($1 as text) as jsonb)) as v(id text, cost bigint)
