@@ -139,6 +139,35 @@ describe.skipIf(!pg.available)(`clusters through a real relay process${pg.reason
     expect(kube.requests.every((r) => r.authorized)).toBe(true);
   });
 
+  it("answers small bodies whole and larger ones streamed, byte for byte either way", async () => {
+    const big = "x".repeat(200 * 1024);
+    kube.put("configmaps", {
+      apiVersion: "v1",
+      kind: "ConfigMap",
+      metadata: { name: "big", namespace: "default" },
+      data: { big },
+    });
+    kube.put("configmaps", {
+      apiVersion: "v1",
+      kind: "ConfigMap",
+      metadata: { name: "small", namespace: "default" },
+      data: { s: "1" },
+    });
+    for (const [name, bytes] of [
+      ["big", big.length],
+      ["small", 1],
+    ] as const) {
+      const res = await fetch(`${h.url}/v1/clusters/${clusterId}/proxy/api/v1/namespaces/default/configmaps/${name}`, {
+        headers: { authorization: `Bearer ${h.memberToken}` },
+      });
+      expect(res.status).toBe(200);
+      const text = await res.text();
+      const direct = kube.get("configmaps", "default", name);
+      expect(JSON.parse(text)).toEqual(direct);
+      expect(Object.values((JSON.parse(text) as { data: Record<string, string> }).data)[0]).toHaveLength(bytes);
+    }
+  });
+
   it("a watch streams events as they happen and a client abort cancels it upstream", async () => {
     const kc = proxyKubeConfig(h.url, clusterId, h.memberToken);
     const events: string[] = [];

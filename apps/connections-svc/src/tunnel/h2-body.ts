@@ -1,8 +1,24 @@
 import http2 from "node:http2";
 import { HOP_BY_HOP_HEADERS } from "@agentplane/service-kit";
 
-/** The answer on an HTTP/2 stream as a Response: its status and headers (not hop-by-hop), the body streaming. */
-export function responseOf(stream: http2.ClientHttp2Stream, head: http2.IncomingHttpHeaders, method: string): Response {
+/**
+ * Answers declaring at most this many bytes are read whole and answered as one buffer (the
+ * server writes head and body at once); longer ones, and those of unknown length (a watch),
+ * stream.
+ */
+export const BUFFERED_BYTES = 64 * 1024;
+
+/**
+ * The answer on an HTTP/2 stream as a Response: its status and headers (not hop-by-hop), the body
+ * whole when it declares a small length, else streaming.
+ */
+export function responseOf(
+  stream: http2.ClientHttp2Stream,
+  head: http2.IncomingHttpHeaders,
+  method: string,
+  /** The error of a stream reset before its small body was whole. */
+  resetError: () => Error = () => new Error("the tunnel stream was reset"),
+): Response | Promise<Response> {
   const status = Number(head[":status"] ?? 502);
   const headers = new Headers();
   for (const [key, value] of Object.entries(head)) {
@@ -11,7 +27,29 @@ export function responseOf(stream: http2.ClientHttp2Stream, head: http2.Incoming
   }
   const empty = status === 204 || status === 304 || method === "HEAD";
   if (empty) stream.resume();
-  return new Response(empty ? null : bodyOf(stream), { status, headers });
+  if (empty) return new Response(null, { status, headers });
+  const declared = Number(head["content-length"] ?? Number.NaN);
+  if (declared <= BUFFERED_BYTES) {
+    return wholeBody(stream, resetError).then((body) => new Response(body, { status, headers }));
+  }
+  return new Response(bodyOf(stream), { status, headers });
+}
+
+/** The whole body of a stream; rejects when the stream ends otherwise (reset, closed). */
+function wholeBody(stream: http2.ClientHttp2Stream, resetError: () => Error): Promise<Uint8Array> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let ended = false;
+    stream.on("data", (chunk: Buffer) => chunks.push(chunk));
+    stream.once("end", () => {
+      ended = true;
+      resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks));
+    });
+    // Every stream closes; only one closed before its end is an error (made only then).
+    stream.once("close", () => {
+      if (!ended) reject(resetError());
+    });
+  });
 }
 
 /**

@@ -73,5 +73,5 @@ export async function requestOnSession(args: {
       reject(disconnected(clusterId));
     });
   });
-  return responseOf(stream, head, args.method);
+  return responseOf(stream, head, args.method, () => disconnected(clusterId));
 }
