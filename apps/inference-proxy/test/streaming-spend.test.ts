@@ -79,6 +79,26 @@ describe.skipIf(!pg.available)(`streaming, spend reservations and limits${pg.rea
     }
   });
 
+  it("a JSON answer that came whole goes out whole: its length, its exact bytes and the caller's request id", async () => {
+    const res = await fetch(messagesUrl(), {
+      method: "POST",
+      headers: {
+        authorization: `Bearer ${h.projectToken}`,
+        "content-type": "application/json",
+        "anthropic-version": "2023-06-01",
+        "x-request-id": "req-whole-answer",
+      },
+      body: JSON.stringify({ model: "claude-haiku-4-5", max_tokens: 50, messages }),
+    });
+    expect(res.status).toBe(200);
+    expect(res.headers.get("x-request-id")).toBe("req-whole-answer");
+    const bytes = new Uint8Array(await res.arrayBuffer());
+    expect(res.headers.get("content-length")).toBe(String(bytes.byteLength));
+    const message = JSON.parse(new TextDecoder().decode(bytes)) as { type: string; usage: { input_tokens: number } };
+    expect(message.type).toBe("message");
+    expect(message.usage.input_tokens).toBe(USAGE.input);
+  });
+
   it("a client abort mid-stream aborts the upstream and records the usage seen so far", async () => {
     await h.drainUsage();
     const before = await costs();
