@@ -25,6 +25,7 @@ export async function storeAuditRecords(db: Kysely<AuditDb>, events: readonly Au
     // one unused microsecond, which is cheaper than asking first for every batch.
     const byOrg = new Map<string, AuditRecorded[]>();
     const rows: AuditRecordsTable[] = [];
+    let clockParam = "[]";
     for (const e of unique.values()) {
       const clock = e.orgId ?? INSTALLATION_CLOCK;
       const list = byOrg.get(clock) ?? [];
@@ -55,9 +56,10 @@ export async function storeAuditRecords(db: Kysely<AuditDb>, events: readonly Au
         }
         advanced.push({ orgId: clock.org_id, last: microsToIso(last) });
       }
-      await trx.executeQuery(CompiledQuery.raw(ADVANCE_CLOCKS, [JSON.stringify(advanced)]));
+      // The clocks advance in the statement that inserts the records.
+      clockParam = JSON.stringify(advanced);
     }
-    const result = await trx.executeQuery(CompiledQuery.raw(INSERT_RECORDS, [JSON.stringify(rows)]));
+    const result = await trx.executeQuery(CompiledQuery.raw(INSERT_RECORDS, [JSON.stringify(rows), clockParam]));
     return Number(result.numAffectedRows ?? 0);
   };
   return db.isTransaction ? run(db) : db.transaction().execute(run);
@@ -74,12 +76,14 @@ const CREATE_CLOCKS = `insert into ${AUDIT_SCHEMA}.org_clocks (org_id, last_ts)
   select o, cast(cast($2 as text) as timestamptz) from jsonb_array_elements_text(cast(cast($1 as text) as jsonb)) as o
   on conflict (org_id) do nothing`;
 
-const ADVANCE_CLOCKS = `update ${AUDIT_SCHEMA}.org_clocks as c set last_ts = cast(v.last as timestamptz)
-  from jsonb_to_recordset(cast(cast($1 as text) as jsonb)) as v("orgId" text, last text)
-  where c.org_id = v."orgId"`;
-
-// One parameter holding every row as JSON: far cheaper to build and parse than 21 per row.
-const INSERT_RECORDS = `insert into ${AUDIT_SCHEMA}.audit_records (event_id, org_id, project_id, ts, occurred_at,
+// One parameter holding every row as JSON: far cheaper to build and parse than 21 per row. The
+// organizations' clocks ($2) advance in the same statement.
+const INSERT_RECORDS = `with advanced as (
+    update ${AUDIT_SCHEMA}.org_clocks as c set last_ts = cast(v.last as timestamptz)
+    from jsonb_to_recordset(cast(cast($2 as text) as jsonb)) as v("orgId" text, last text)
+    where c.org_id = v."orgId"
+  )
+  insert into ${AUDIT_SCHEMA}.audit_records (event_id, org_id, project_id, ts, occurred_at,
     principal_type, principal_id, principal_name, action, source, target_type, target_id, targets, outcome, status,
     request_id, ip, user_agent, method, path, details)
   select event_id, org_id, project_id, cast(ts as timestamptz), cast(occurred_at as timestamptz), principal_type,
