@@ -139,7 +139,7 @@ describe.skipIf(!pg.available)(`clusters through a real relay process${pg.reason
     expect(kube.requests.every((r) => r.authorized)).toBe(true);
   });
 
-  it("answers small bodies whole and larger ones streamed, byte for byte either way", async () => {
+  it("answers small bodies whole and larger ones streamed (the stand-in sends both chunked), byte for byte either way", async () => {
     const big = "x".repeat(200 * 1024);
     kube.put("configmaps", {
       apiVersion: "v1",

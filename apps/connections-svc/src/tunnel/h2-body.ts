@@ -3,20 +3,21 @@ import { HOP_BY_HOP_HEADERS } from "@agentplane/service-kit";
 
 /**
  * Answers declaring at most this many bytes are read whole and answered as one buffer (the
- * server writes head and body at once); longer ones, and those of unknown length (a watch),
- * stream.
+ * server writes head and body at once). So are answers of unknown length whose end arrives in
+ * the same turn as their head (the relay sends a small answer as one flush); others (a watch, a
+ * followed log, anything larger) stream from the bytes received so far.
  */
 export const BUFFERED_BYTES = 64 * 1024;
 
 /**
  * The answer on an HTTP/2 stream as a Response: its status and headers (not hop-by-hop), the body
- * whole when it declares a small length, else streaming.
+ * whole when it is small and complete, else streaming.
  */
 export function responseOf(
   stream: http2.ClientHttp2Stream,
   head: http2.IncomingHttpHeaders,
   method: string,
-  /** The error of a stream reset before its small body was whole. */
+  /** The error of a stream reset before its body was whole. */
   resetError: () => Error = () => new Error("the tunnel stream was reset"),
 ): Response | Promise<Response> {
   const status = Number(head[":status"] ?? 502);
@@ -29,26 +30,56 @@ export function responseOf(
   if (empty) stream.resume();
   if (empty) return new Response(null, { status, headers });
   const declared = Number(head["content-length"] ?? Number.NaN);
-  if (declared <= BUFFERED_BYTES) {
-    return wholeBody(stream, resetError).then((body) => new Response(body, { status, headers }));
-  }
-  return new Response(bodyOf(stream), { status, headers });
+  // The Response is made as the body is settled, so a streaming one listens from that moment on.
+  return firstBytes(stream, declared <= BUFFERED_BYTES, resetError, (chunks, ended) =>
+    ended
+      ? new Response(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks), { status, headers })
+      : new Response(bodyOf(stream, chunks), { status, headers }),
+  );
 }
 
-/** The whole body of a stream; rejects when the stream ends otherwise (reset, closed). */
-function wholeBody(stream: http2.ClientHttp2Stream, resetError: () => Error): Promise<Uint8Array> {
+/**
+ * The body's bytes until its end (`untilEnd`, a small declared length) or until the end of this
+ * turn of the event loop, whichever comes first, handed to `settle` with `ended` when they are
+ * the whole body. Rejects when the stream closes before that.
+ */
+function firstBytes<T>(
+  stream: http2.ClientHttp2Stream,
+  untilEnd: boolean,
+  resetError: () => Error,
+  settle: (chunks: Buffer[], ended: boolean) => T,
+): Promise<T> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
-    let ended = false;
-    stream.on("data", (chunk: Buffer) => chunks.push(chunk));
-    stream.once("end", () => {
-      ended = true;
-      resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks));
-    });
+    let size = 0;
+    let done = false;
+    const finish = (ended: boolean) => {
+      if (done) return;
+      done = true;
+      stream.off("data", onData).off("end", onEnd).off("close", onClose);
+      if (!ended) stream.pause();
+      try {
+        resolve(settle(chunks, ended));
+      } catch (err) {
+        reject(err);
+      }
+    };
+    const onData = (chunk: Buffer) => {
+      chunks.push(chunk);
+      size += chunk.length;
+      // Whatever was declared, more than this streams.
+      if (size > BUFFERED_BYTES) finish(false);
+    };
+    const onEnd = () => finish(true);
     // Every stream closes; only one closed before its end is an error (made only then).
-    stream.once("close", () => {
-      if (!ended) reject(resetError());
-    });
+    const onClose = () => {
+      if (done) return;
+      done = true;
+      stream.off("data", onData).off("end", onEnd);
+      reject(resetError());
+    };
+    stream.on("data", onData).once("end", onEnd).once("close", onClose);
+    if (!untilEnd) setImmediate(() => finish(false));
   });
 }
 
@@ -57,11 +88,12 @@ function wholeBody(stream: http2.ClientHttp2Stream, resetError: () => Error): Pr
  * while the reader is behind) and cancellation (a cancelled reader resets the HTTP/2 stream, which
  * the relay turns into an aborted upstream request: how a client abort ends a watch).
  */
-export function bodyOf(stream: http2.ClientHttp2Stream): ReadableStream<Uint8Array> {
+export function bodyOf(stream: http2.ClientHttp2Stream, first: Buffer[] = []): ReadableStream<Uint8Array> {
   let settled = false;
   return new ReadableStream<Uint8Array>(
     {
       start(controller) {
+        for (const chunk of first) controller.enqueue(new Uint8Array(chunk.buffer, chunk.byteOffset, chunk.byteLength));
         stream.on("data", (chunk: Buffer) => {
           if (settled) return;
           controller.enqueue(new Uint8Array(chunk.buffer, chunk.byteOffset, chunk.byteLength));
