@@ -101,7 +101,13 @@ export async function createInferenceService(deps: InferenceServiceDeps): Promis
     credentials,
     spend,
     ...(deps.governance
-      ? { governance: { client: deps.governance, cache: new DecisionCache({ callerService: "inference" }) } }
+      ? {
+          governance: {
+            client: deps.governance,
+            // The clock given explicitly: its ages are then read on each lookup, with no timer per millisecond.
+            cache: new DecisionCache({ callerService: "inference", clock: performance }),
+          },
+        }
       : {}),
     recordUsage: (event) => usage.add(event),
     price: (model) => (model ? pricing.price(model) : undefined) ?? FALLBACK_PRICE,

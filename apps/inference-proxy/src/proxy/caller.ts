@@ -22,9 +22,10 @@ const LONG_FORM = "/v1/projects/{projectId}/llm/...";
 export class CallerResolver {
   private readonly authorizer: Authorizer;
   private readonly tenancy: ServiceClient | undefined;
-  private readonly onlyProject = new LRUCache<string, Promise<string>>({ max: 10_000, ttl: 30_000 });
+  // ttlResolution 0: ages are read from the clock on each lookup, with no timer set per millisecond.
+  private readonly onlyProject = new LRUCache<string, Promise<string>>({ max: 10_000, ttl: 30_000, ttlResolution: 0 });
   /** Allowed decisions for a few seconds, as RemoteAuthorizer does: one lookup per burst of calls. */
-  private readonly allowed = new LRUCache<string, CallerScope>({ max: 10_000, ttl: 3_000 });
+  private readonly allowed = new LRUCache<string, CallerScope>({ max: 10_000, ttl: 3_000, ttlResolution: 0 });
 
   constructor(authorizer: Authorizer, tenancy: ServiceClient | undefined) {
     this.authorizer = authorizer;

@@ -41,7 +41,8 @@ export class ProjectCredentials {
   ) {
     this.governance = governance;
     this.installation = installation;
-    this.cache = new LRUCache({ max: 10_000, ttl: options.ttlMs ?? 10_000 });
+    // ttlResolution 0: ages are read from the clock on each lookup, with no timer set per millisecond.
+    this.cache = new LRUCache({ max: 10_000, ttl: options.ttlMs ?? 10_000, ttlResolution: 0 });
   }
 
   /** The providers for calls billed to `projectId`; a governance failure is a 503, never a silent fallback. */
