@@ -8,6 +8,7 @@ import { VerificationError } from "./verification-error.ts";
 export { VerificationError };
 
 const CLOCK_TOLERANCE_SECONDS = 5;
+const EMPTY_BODY_HASH = createHash("sha256").update(new Uint8Array()).digest("base64url");
 
 /**
  * Verifies the platform-signed JWT of every request down the tunnel against the project's JWKS
@@ -166,7 +167,7 @@ export class RequestVerifier {
     if (payload.use !== (control ? "control" : "kube")) throw new VerificationError("signed for another use");
     if (payload.htm !== args.method.toUpperCase()) throw new VerificationError("method differs from the signed one");
     if (payload.htu !== args.path) throw new VerificationError("path differs from the signed one");
-    const hash = createHash("sha256").update(args.body).digest("base64url");
+    const hash = args.body.length === 0 ? EMPTY_BODY_HASH : createHash("sha256").update(args.body).digest("base64url");
     if (payload.bh !== hash) throw new VerificationError("body differs from the signed one");
     const jti = String(payload.jti);
     const now = Date.now();

@@ -32,11 +32,12 @@ export const CONTROL_PATHS = {
 
 export type RequestUse = "kube" | "control";
 
-/** base64url SHA-256 of a body (of the empty body when there is none). */
+const EMPTY_BODY_HASH = createHash("sha256").update(new Uint8Array()).digest("base64url");
+
+/** base64url SHA-256 of a body (of the empty body when there is none: most requests, a constant). */
 export function bodyHash(body: Uint8Array | undefined): string {
-  return createHash("sha256")
-    .update(body ?? new Uint8Array())
-    .digest("base64url");
+  if (!body || body.length === 0) return EMPTY_BODY_HASH;
+  return createHash("sha256").update(body).digest("base64url");
 }
 
 /** The claims of one request's JWT: what the relay checks before acting. */
