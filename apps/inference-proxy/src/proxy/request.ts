@@ -13,19 +13,13 @@ type Json = Record<string, unknown>;
 
 /**
  * Reads what the estimate and the policy decision need from the request body: the model, the
- * output cap, whether it is an embedding call. For OpenAI-style streams that did not ask for
- * usage, `stream_options.include_usage` is added so the final chunk carries the counts.
+ * output cap, whether it is an embedding call. Only those top-level members are parsed; the
+ * conversation is skipped over, not built (a megabyte of it is milliseconds of JSON.parse). For
+ * OpenAI-style streams that did not ask for usage, `stream_options.include_usage` is added so the
+ * final chunk carries the counts.
  */
 export function analyzeRequest(upstream: Upstream, tail: string, raw: Uint8Array | undefined): AnalyzedRequest {
-  let json: Json | undefined;
-  if (raw && raw.byteLength > 0) {
-    try {
-      const parsed = JSON.parse(Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength).toString("utf8")) as unknown;
-      if (parsed && typeof parsed === "object" && !Array.isArray(parsed)) json = parsed as Json;
-    } catch {
-      // Not JSON: forwarded as is, estimated from its size.
-    }
-  }
+  const json = raw && raw.byteLength > 0 ? readTopLevel(raw) : undefined;
   const api: ApiKind = upstream.api;
   const model = upstream.modelFromPath ?? (typeof json?.model === "string" ? json.model : undefined);
   const embeddings =
@@ -33,21 +27,138 @@ export function analyzeRequest(upstream: Upstream, tail: string, raw: Uint8Array
   let maxTokens: number | undefined;
   const num = (v: unknown) => (typeof v === "number" && Number.isFinite(v) && v >= 0 ? Math.floor(v) : undefined);
   if (json) {
+    const config = json.inferenceConfig;
     maxTokens =
       num(json.max_tokens) ??
       num(json.max_completion_tokens) ??
-      num((json.inferenceConfig as Json | undefined)?.maxTokens) ??
+      num(config && typeof config === "object" ? (config as Json).maxTokens : undefined) ??
       num(json.max_output_tokens);
   }
   let body = raw;
-  if (api === "openai" && json?.stream === true) {
-    const options = (json.stream_options ?? {}) as Json;
-    if (options.include_usage !== true) {
-      json.stream_options = { ...options, include_usage: true };
-      body = new TextEncoder().encode(JSON.stringify(json));
+  if (api === "openai" && json?.stream === true && raw) {
+    const options = json.stream_options;
+    if (!(options && typeof options === "object" && (options as Json).include_usage === true)) {
+      // The one case that rewrites the body: parsed whole, as it is forwarded (a body that is not
+      // valid JSON after all goes as it is, for the provider to refuse).
+      try {
+        const whole = JSON.parse(Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength).toString("utf8")) as Json;
+        whole.stream_options = { ...((whole.stream_options ?? {}) as Json), include_usage: true };
+        body = new TextEncoder().encode(JSON.stringify(whole));
+      } catch {
+        body = raw;
+      }
     }
   }
   return { body, model, maxTokens, embeddings };
+}
+
+/** The top-level members `analyzeRequest` reads. */
+const READ = new Set([
+  "model",
+  "max_tokens",
+  "max_completion_tokens",
+  "max_output_tokens",
+  "inferenceConfig",
+  "stream",
+  "stream_options",
+  "inputText",
+]);
+
+/**
+ * The members of a JSON object body named in `READ`, each parsed on its own (the last of a
+ * duplicated name wins, as in JSON.parse); every other member is skipped by matching its quotes
+ * and brackets. Undefined when the body is not a JSON object (then it is forwarded as is and
+ * estimated from its size); what is skipped is checked by the provider, which parses it.
+ */
+export function readTopLevel(raw: Uint8Array): Json | undefined {
+  const b = Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength);
+  let i = skipSpace(b, 0);
+  if (b[i] !== OPEN_OBJECT) return undefined;
+  const out: Json = {};
+  i = skipSpace(b, i + 1);
+  if (b[i] === CLOSE_OBJECT) return skipSpace(b, i + 1) === b.length ? out : undefined;
+  try {
+    for (;;) {
+      if (b[i] !== QUOTE) return undefined;
+      const keyEnd = stringEnd(b, i);
+      if (keyEnd < 0) return undefined;
+      let key = b.toString("utf8", i + 1, keyEnd - 1);
+      if (key.includes("\\")) key = JSON.parse(b.toString("utf8", i, keyEnd)) as string;
+      i = skipSpace(b, keyEnd);
+      if (b[i] !== COLON) return undefined;
+      const start = skipSpace(b, i + 1);
+      const end = valueEnd(b, start);
+      if (end < 0) return undefined;
+      if (READ.has(key)) out[key] = JSON.parse(b.toString("utf8", start, end));
+      i = skipSpace(b, end);
+      if (b[i] === COMMA) i = skipSpace(b, i + 1);
+      else if (b[i] === CLOSE_OBJECT) return skipSpace(b, i + 1) === b.length ? out : undefined;
+      else return undefined;
+    }
+  } catch {
+    return undefined;
+  }
+}
+
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+const COLON = 0x3a;
+const COMMA = 0x2c;
+const OPEN_OBJECT = 0x7b;
+const CLOSE_OBJECT = 0x7d;
+const OPEN_ARRAY = 0x5b;
+const CLOSE_ARRAY = 0x5d;
+
+function skipSpace(b: Uint8Array, i: number): number {
+  while (i < b.length) {
+    const c = b[i];
+    if (c !== 0x20 && c !== 0x0a && c !== 0x0d && c !== 0x09) break;
+    i++;
+  }
+  return i;
+}
+
+/** Just past the closing quote of the string opening at `i`; -1 if it never closes. */
+function stringEnd(b: Uint8Array, i: number): number {
+  const n = b.length;
+  for (let j = i + 1; j < n; j++) {
+    const c = b[j];
+    if (c === BACKSLASH) j++;
+    else if (c === QUOTE) return j + 1;
+  }
+  return -1;
+}
+
+/** Just past the value starting at `i` (brackets matched by kind, strings skipped whole); -1 if malformed. */
+function valueEnd(b: Uint8Array, i: number): number {
+  const first = b[i];
+  if (first === QUOTE) return stringEnd(b, i);
+  if (first === OPEN_OBJECT || first === OPEN_ARRAY) {
+    const closers: number[] = [];
+    for (let j = i; j < b.length; j++) {
+      const c = b[j];
+      if (c === QUOTE) {
+        const end = stringEnd(b, j);
+        if (end < 0) return -1;
+        j = end - 1;
+      } else if (c === OPEN_OBJECT) closers.push(CLOSE_OBJECT);
+      else if (c === OPEN_ARRAY) closers.push(CLOSE_ARRAY);
+      else if (c === CLOSE_OBJECT || c === CLOSE_ARRAY) {
+        if (closers.pop() !== c) return -1;
+        if (closers.length === 0) return j + 1;
+      }
+    }
+    return -1;
+  }
+  // A number or a literal: up to the next delimiter.
+  let j = i;
+  while (j < b.length) {
+    const c = b[j];
+    if (c === COMMA || c === CLOSE_OBJECT || c === CLOSE_ARRAY || c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09)
+      break;
+    j++;
+  }
+  return j === i ? -1 : j;
 }
 
 /** Prices per million tokens, i.e. micro-USD per token. */

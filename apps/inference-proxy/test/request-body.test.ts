@@ -1,0 +1,79 @@
+import { describe, expect, it } from "vitest";
+import { analyzeRequest, readTopLevel } from "../src/proxy/request.ts";
+import type { Upstream } from "../src/proxy/target.ts";
+
+const enc = (s: string) => new TextEncoder().encode(s);
+const READ = ["model", "max_tokens", "max_completion_tokens", "max_output_tokens", "inferenceConfig", "stream"];
+
+/** What JSON.parse makes of the members the proxy reads. */
+function expected(text: string): Record<string, unknown> {
+  const all = JSON.parse(text) as Record<string, unknown>;
+  return Object.fromEntries(READ.filter((k) => k in all).map((k) => [k, all[k]]));
+}
+
+const upstream = (api: Upstream["api"]): Upstream => ({
+  url: new URL("http://127.0.0.1:9/x"),
+  origin: "http://127.0.0.1:9",
+  path: "/x",
+  auth: { kind: "header", name: "x-api-key", value: "k" },
+  api,
+  streamingPath: false,
+});
+
+describe("reading the request body's top-level members", () => {
+  it("reads what JSON.parse reads, whatever the conversation holds", () => {
+    const bodies = [
+      `{"model":"claude-haiku-4-5","max_tokens":64,"messages":[{"role":"user","content":"hi"}]}`,
+      // Nested members of the same names, quotes, backslashes and brackets inside strings.
+      `{"messages":[{"role":"user","content":"say \\"model\\": \\"x\\" } ] {","model":"nested"}],"model":"outer","max_tokens":5}`,
+      `{"system":"ends in a backslash \\\\","model":"after-backslash","max_tokens":7}`,
+      `{"system":"\\\\\\"still inside\\\\\\"","model":"m1"}`,
+      // Escaped member names, duplicates (the last wins), whitespace everywhere, unicode.
+      ` {\n "mod\\u0065l" : "escaped-name" ,\t"max_tokens" : 1e2, "model":"last-wins" } `,
+      `{"model":"日本語-model","stream":true,"inferenceConfig":{"maxTokens":300,"stopSequences":["]}"]}}`,
+      `{"tools":[{"input_schema":{"type":"object","properties":{"model":{"type":"string"}}}}],"model":"tools"}`,
+      `{"max_completion_tokens":0,"model":null,"stream":false,"extra":[1,-2.5e-3,true,false,null,{}]}`,
+      "{}",
+    ];
+    for (const text of bodies) expect(readTopLevel(enc(text)), text).toEqual(expected(text));
+  });
+
+  it("a body that is not a JSON object is not read (it is forwarded as is and estimated by size)", () => {
+    for (const text of [
+      "[1,2]",
+      '"model"',
+      "not json",
+      '{"model":"x"',
+      '{"model":"x",}',
+      '{"model":"x"} trailing',
+      '{"messages":[{"a":1]],"model":"x"}',
+      '{"model" "x"}',
+      '{"model":}',
+      '{"model":"unterminated}',
+    ]) {
+      expect(readTopLevel(enc(text)), text).toBeUndefined();
+    }
+  });
+
+  it("analyzes a large conversation without parsing it, and still adds include_usage to OpenAI-style streams", () => {
+    const messages = Array.from({ length: 4000 }, (_, n) => ({ role: "user", content: `turn ${n} "model": "no" ]}` }));
+    const big = enc(JSON.stringify({ messages, model: "claude-haiku-4-5", max_tokens: 99 }));
+    expect(big.byteLength).toBeGreaterThan(150_000);
+    const analyzed = analyzeRequest(upstream("anthropic"), "anthropic/v1/messages", big);
+    expect(analyzed.body).toBe(big);
+    expect(analyzed).toMatchObject({ model: "claude-haiku-4-5", maxTokens: 99, embeddings: false });
+
+    const chat = enc(JSON.stringify({ model: "gpt-x", stream: true, messages: [{ role: "user", content: "hi" }] }));
+    const rewritten = analyzeRequest(upstream("openai"), "openai/v1/chat/completions", chat);
+    expect(JSON.parse(new TextDecoder().decode(rewritten.body))).toMatchObject({
+      model: "gpt-x",
+      stream: true,
+      stream_options: { include_usage: true },
+    });
+    const asked = enc(JSON.stringify({ model: "gpt-x", stream: true, stream_options: { include_usage: true } }));
+    expect(analyzeRequest(upstream("openai"), "openai/v1/chat/completions", asked).body).toBe(asked);
+    expect(analyzeRequest(upstream("bedrock-invoke"), "model/m/invoke", enc('{"inputText":"a"}')).embeddings).toBe(
+      true,
+    );
+  });
+});
