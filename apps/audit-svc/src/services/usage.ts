@@ -59,6 +59,18 @@ export async function storeUsageRecords(
       ts: e.time,
     });
   }
+  // The common case, in one statement and no transaction: records under no limit whose reservation
+  // holds nothing (settled by the same statement) or that audit never had. The rest (and events
+  // stored before) take the transaction below, which locks their reservations first.
+  const quick = await db.executeQuery<{ event_id: string }>(CompiledQuery.raw(STORE_UNLIMITED, [JSON.stringify(rows)]));
+  const done = new Set(quick.rows.map((r) => r.event_id));
+  if (done.size === rows.length) return done.size;
+  const rest = rows.filter((r) => !done.has(r.event_id));
+  return done.size + (await storeLocking(db, deps, rest));
+}
+
+/** Stores records and feeds them into the counters in one transaction that locks their reservations. */
+function storeLocking(db: Kysely<AuditDb>, deps: { spend: SpendLedger }, rows: UsageRecordsTable[]): Promise<number> {
   return db.transaction().execute(async (trx) => {
     // One statement: stores the new records, locks their reservations (with whether each holds
     // against limits) and says whether any limit applies to each record's scope.
@@ -100,19 +112,49 @@ interface StoredRow {
   limited: boolean;
 }
 
-// A fixed statement text with the batch in one JSON parameter: prepared once per connection
+// Fixed statement texts with the batch in one JSON parameter: prepared once per connection
 // whatever the batch size, and nothing to build per call.
+const USAGE_INPUT = `jsonb_to_recordset(cast(cast($1 as text) as jsonb)) as r(event_id text, org_id text, project_id text,
+      principal_type text, principal_id text, provider text, model text, route text, input_tokens bigint,
+      output_tokens bigint, cache_read_tokens bigint, cache_write_tokens bigint, cost_micro_usd bigint,
+      priced boolean, request_id text, reservation_id text, ts text)`;
+const USAGE_COLUMNS = `event_id, org_id, project_id, principal_type, principal_id, provider, model, route,
+      input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, cost_micro_usd, priced, request_id,
+      reservation_id, ts`;
+
+// Settling a reservation and storing its record depend on each other inside the statement: a
+// reservation that stopped being active meanwhile (an expiry) is not settled, so its record is not
+// stored here either but left to the locking transaction.
+const STORE_UNLIMITED = `with input as (
+    select r.*, exists (select 1 from ${AUDIT_SCHEMA}.spending_limits l
+        where l.org_id = r.org_id and (l.project_id is null or l.project_id = r.project_id)) as limited
+    from ${USAGE_INPUT}
+  ),
+  settled as (
+    update ${AUDIT_SCHEMA}.reservations as res set state = 'settled', settled_micro_usd = i.cost_micro_usd
+    from input i
+    where res.id = i.reservation_id and not i.limited and res.state = 'active'
+      and not exists (select 1 from ${AUDIT_SCHEMA}.reservation_holds h where h.reservation_id = res.id)
+      and not exists (select 1 from ${AUDIT_SCHEMA}.usage_records u where u.event_id = i.event_id)
+    returning res.id
+  )
+  insert into ${AUDIT_SCHEMA}.usage_records (${USAGE_COLUMNS})
+  select event_id, org_id, project_id, principal_type, principal_id, provider, model, route, input_tokens,
+    output_tokens, cache_read_tokens, cache_write_tokens, cost_micro_usd, priced, request_id, reservation_id,
+    cast(ts as timestamptz)
+  from input i
+  where not i.limited and (i.reservation_id is null
+    or i.reservation_id in (select id from settled)
+    or not exists (select 1 from ${AUDIT_SCHEMA}.reservations res where res.id = i.reservation_id))
+  on conflict (event_id) do nothing
+  returning event_id`;
+
 const STORE_USAGE = `with stored as (
-    insert into ${AUDIT_SCHEMA}.usage_records (event_id, org_id, project_id, principal_type, principal_id,
-      provider, model, route, input_tokens, output_tokens, cache_read_tokens, cache_write_tokens,
-      cost_micro_usd, priced, request_id, reservation_id, ts)
+    insert into ${AUDIT_SCHEMA}.usage_records (${USAGE_COLUMNS})
     select event_id, org_id, project_id, principal_type, principal_id, provider, model, route, input_tokens,
       output_tokens, cache_read_tokens, cache_write_tokens, cost_micro_usd, priced, request_id, reservation_id,
       cast(ts as timestamptz)
-    from jsonb_to_recordset(cast(cast($1 as text) as jsonb)) as r(event_id text, org_id text, project_id text,
-      principal_type text, principal_id text, provider text, model text, route text, input_tokens bigint,
-      output_tokens bigint, cache_read_tokens bigint, cache_write_tokens bigint, cost_micro_usd bigint,
-      priced boolean, request_id text, reservation_id text, ts text)
+    from ${USAGE_INPUT}
     on conflict (event_id) do nothing
     returning event_id, org_id, project_id, reservation_id
   ),
