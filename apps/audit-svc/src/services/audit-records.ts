@@ -1,7 +1,7 @@
 import type { AuditRecord, AuditRecorded } from "@agentplane/contracts";
 import { CompiledQuery, type Kysely } from "kysely";
 import { AUDIT_SCHEMA, type AuditDb, type AuditRecordsTable } from "../db/schema.ts";
-import { isoToMicros, microParam, microsToIso, microText } from "./time.ts";
+import { microParam, microText } from "./time.ts";
 
 const EPOCH = "1970-01-01T00:00:00.000000Z";
 /** The `org_clocks` row of records that belong to no organization. */
@@ -20,87 +20,80 @@ export async function storeAuditRecords(db: Kysely<AuditDb>, events: readonly Au
   const unique = new Map<string, AuditRecorded>();
   for (const e of events) unique.set(e.id, e);
   if (unique.size === 0) return 0;
-  const run = async (trx: Kysely<AuditDb>) => {
-    // A redelivered event still takes a timestamp here and is then skipped by the insert: it costs
-    // one unused microsecond, which is cheaper than asking first for every batch.
-    const byOrg = new Map<string, AuditRecorded[]>();
-    const rows: AuditRecordsTable[] = [];
-    let clockParam = "[]";
-    for (const e of unique.values()) {
-      const clock = e.orgId ?? INSTALLATION_CLOCK;
-      const list = byOrg.get(clock) ?? [];
-      list.push(e);
-      byOrg.set(clock, list);
-    }
-    if (byOrg.size > 0) {
-      // Sorted so that concurrent batches lock clock rows in the same order (no deadlocks).
-      const orgIds = [...byOrg.keys()].sort();
-      const ids = JSON.stringify(orgIds);
-      let clocks = (await trx.executeQuery<{ org_id: string; last: string }>(CompiledQuery.raw(LOCK_CLOCKS, [ids])))
-        .rows;
-      if (clocks.length < orgIds.length) {
-        // An organization's first records: its clock row is created, then all are locked in order.
-        await trx.executeQuery(CompiledQuery.raw(CREATE_CLOCKS, [ids, EPOCH]));
-        clocks = (await trx.executeQuery<{ org_id: string; last: string }>(CompiledQuery.raw(LOCK_CLOCKS, [ids]))).rows;
-      }
-      const advanced: { orgId: string; last: string }[] = [];
-      for (const clock of clocks) {
-        const list = byOrg.get(clock.org_id) ?? [];
-        const timed = list
-          .map((e) => ({ e, at: isoToMicros(e.time) }))
-          .sort((a, b) => a.at - b.at || (a.e.id < b.e.id ? -1 : 1));
-        let last = isoToMicros(clock.last);
-        for (const { e, at } of timed) {
-          last = Math.max(at, last + 1);
-          rows.push(toRow(e, microsToIso(last)));
-        }
-        advanced.push({ orgId: clock.org_id, last: microsToIso(last) });
-      }
-      // The clocks advance in the statement that inserts the records.
-      clockParam = JSON.stringify(advanced);
-    }
-    const result = await trx.executeQuery(CompiledQuery.raw(INSERT_RECORDS, [JSON.stringify(rows), clockParam]));
-    return Number(result.numAffectedRows ?? 0);
-  };
-  return db.isTransaction ? run(db) : db.transaction().execute(run);
+  // A redelivered event still takes a timestamp and is then skipped by the insert: it costs one
+  // unused microsecond, which is cheaper than asking first for every batch.
+  const rows = JSON.stringify([...unique.values()].map(toRow));
+  const store = async () =>
+    (await db.executeQuery<{ stored: number; unclocked: number }>(CompiledQuery.raw(STORE_RECORDS, [rows]))).rows[0]!;
+  const first = await store();
+  if (Number(first.unclocked) === 0) return Number(first.stored);
+  // An organization's first records: its clock row is created, and the records without one stored.
+  const orgIds = [...new Set([...unique.values()].map((e) => e.orgId ?? INSTALLATION_CLOCK))].sort();
+  await db.executeQuery(CompiledQuery.raw(CREATE_CLOCKS, [JSON.stringify(orgIds), EPOCH]));
+  return Number(first.stored) + Number((await store()).stored);
 }
-
-// Fixed statement texts with the batch in one JSON parameter: prepared once per connection
-// whatever the batch size, and nothing to build per call.
-const LOCK_CLOCKS = `select org_id, to_char(last_ts at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as last from ${AUDIT_SCHEMA}.org_clocks
-  where org_id in (select jsonb_array_elements_text(cast(cast($1 as text) as jsonb)))
-  order by org_id
-  for update`;
 
 const CREATE_CLOCKS = `insert into ${AUDIT_SCHEMA}.org_clocks (org_id, last_ts)
   select o, cast(cast($2 as text) as timestamptz) from jsonb_array_elements_text(cast(cast($1 as text) as jsonb)) as o
   on conflict (org_id) do nothing`;
 
-// One parameter holding every row as JSON: far cheaper to build and parse than 21 per row. The
-// organizations' clocks ($2) advance in the same statement.
-const INSERT_RECORDS = `with advanced as (
-    update ${AUDIT_SCHEMA}.org_clocks as c set last_ts = cast(v.last as timestamptz)
-    from jsonb_to_recordset(cast(cast($2 as text) as jsonb)) as v("orgId" text, last text)
-    where c.org_id = v."orgId"
-  )
-  insert into ${AUDIT_SCHEMA}.audit_records (event_id, org_id, project_id, ts, occurred_at,
-    principal_type, principal_id, principal_name, action, source, target_type, target_id, targets, outcome, status,
-    request_id, ip, user_agent, method, path, details)
-  select event_id, org_id, project_id, cast(ts as timestamptz), cast(occurred_at as timestamptz), principal_type,
-    principal_id, principal_name, action, source, target_type, target_id, coalesce(targets, '{}'::jsonb), outcome,
-    status, request_id, ip, user_agent, method, path, details
-  from jsonb_to_recordset(cast(cast($1 as text) as jsonb)) as r(event_id text, org_id text,
-    project_id text, ts text, occurred_at text, principal_type text, principal_id text, principal_name text,
-    action text, source text, target_type text, target_id text, targets jsonb, outcome text, status int,
-    request_id text, ip text, user_agent text, method text, path text, details jsonb)
-  on conflict (event_id) do nothing`;
+const micros = (ts: string) => `(extract(epoch from ${ts}) * 1000000)::bigint`;
+const fromMicros = (m: string) => `(to_timestamp(${m} / 1000000) + (${m} % 1000000) * interval '1 microsecond')`;
 
-function toRow(e: AuditRecorded, ts: string): AuditRecordsTable {
+/**
+ * One statement, atomic on its own: locks the batch's clock rows (in order; a concurrent batch of
+ * the same organization waits, then reads the clock it advanced), numbers each organization's
+ * records by event time, gives the k-th one k + max(clock, max over j <= k of (time_j - j)) in
+ * microseconds (the same as moving each record to at least one microsecond after the one before
+ * it, starting from the clock), advances the clocks to their last record and inserts the records.
+ * Records of an organization without a clock row yet are counted as `unclocked` and not stored.
+ */
+const STORE_RECORDS = `with input as (
+    select r.*, coalesce(r.org_id, '') as clock, ${micros("cast(r.occurred_at as timestamptz)")} as at
+    from jsonb_to_recordset(cast(cast($1 as text) as jsonb)) as r(event_id text, org_id text,
+      project_id text, occurred_at text, principal_type text, principal_id text, principal_name text,
+      action text, source text, target_type text, target_id text, targets jsonb, outcome text, status int,
+      request_id text, ip text, user_agent text, method text, path text, details jsonb)
+  ),
+  locked as (
+    select org_id, ${micros("last_ts")} as c from ${AUDIT_SCHEMA}.org_clocks
+    where org_id in (select clock from input)
+    order by org_id
+    for update
+  ),
+  numbered as (
+    select i.*, row_number() over (partition by i.clock order by i.at, i.event_id collate "C") as k
+    from input i
+  ),
+  timed as (
+    select n.*, n.k + greatest(l.c, max(n.at - n.k) over (partition by n.clock order by n.k
+      rows between unbounded preceding and current row)) as ts
+    from numbered n join locked l on l.org_id = n.clock
+  ),
+  advanced as (
+    update ${AUDIT_SCHEMA}.org_clocks as c set last_ts = ${fromMicros("t.last")}
+    from (select clock, max(ts) as last from timed group by clock) as t
+    where c.org_id = t.clock
+  ),
+  stored as (
+    insert into ${AUDIT_SCHEMA}.audit_records (event_id, org_id, project_id, ts, occurred_at,
+      principal_type, principal_id, principal_name, action, source, target_type, target_id, targets, outcome,
+      status, request_id, ip, user_agent, method, path, details)
+    select event_id, org_id, project_id, ${fromMicros("ts")}, cast(occurred_at as timestamptz), principal_type,
+      principal_id, principal_name, action, source, target_type, target_id, coalesce(targets, '{}'::jsonb), outcome,
+      status, request_id, ip, user_agent, method, path, details
+    from timed
+    on conflict (event_id) do nothing
+    returning 1
+  )
+  select (select count(*) from stored)::int as stored,
+    (select count(*) from input i where not exists (select 1 from locked l where l.org_id = i.clock))::int as unclocked`;
+
+function toRow(e: AuditRecorded): Omit<AuditRecordsTable, "ts"> {
   return {
     event_id: e.id,
     org_id: e.orgId ?? null,
     project_id: e.projectId ?? null,
-    ts,
     occurred_at: e.time,
     principal_type: e.principal.type,
     principal_id: e.principal.id ?? null,
