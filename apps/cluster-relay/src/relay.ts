@@ -36,6 +36,8 @@ export interface RelayOptions {
 }
 
 const MAX_BODY_BYTES = 8 * 1024 * 1024;
+/** An API server answer complete on arrival and at most this long is sent back whole. */
+const WHOLE_ANSWER_BYTES = 64 * 1024;
 const HOP_BY_HOP = new Set(["connection", "keep-alive", "transfer-encoding", "upgrade", "proxy-connection", "te"]);
 
 /**
@@ -277,6 +279,20 @@ export class Relay {
       if (value !== undefined && !HOP_BY_HOP.has(key)) out[key] = value;
     }
     if (stream.destroyed) return abort();
+    // An answer the API server has already sent whole (a small one, most of them) goes back as
+    // one DATA frame with its length; others (a watch, a followed log, a large list) stream.
+    const bodiless = method === "HEAD" || response.statusCode === 204 || response.statusCode === 304;
+    if (!bodiless && response.complete && response.readableLength <= WHOLE_ANSWER_BYTES) {
+      const chunks: Buffer[] = [];
+      for (let chunk = response.read() as Buffer | null; chunk !== null; chunk = response.read() as Buffer | null) {
+        chunks.push(chunk);
+      }
+      const whole = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks);
+      if (out["content-length"] === undefined) out["content-length"] = whole.length;
+      stream.respond(out);
+      stream.end(whole);
+      return;
+    }
     stream.respond(out);
     response.pipe(stream);
   }
