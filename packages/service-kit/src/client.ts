@@ -1,7 +1,7 @@
-import type { Readable } from "node:stream";
 import { INTERNAL_IDENTITY_HEADER, type Principal, REQUEST_ID_HEADER } from "@agentplane/contracts";
 import { ProblemError } from "@agentplane/problem-details";
-import { Agent, type Dispatcher, request as undiciRequest } from "undici";
+import { Agent } from "undici";
+import { type DispatchOptions, dispatchRequest } from "./dispatch.ts";
 import { IdentitySigner, type InternalKeys } from "./identity.ts";
 
 /** A `fetch` for one service: in process (`app.fetch`) in all-in-one mode, HTTP keep-alive otherwise. */
@@ -29,33 +29,6 @@ const NOT_FORWARDED = new Set(["host", "connection", "keep-alive", "transfer-enc
 
 /** Statuses whose response has no body (RFC 9110): a Response must be built with `null`. */
 const NULL_BODY_STATUSES = new Set([101, 204, 205, 304]);
-
-/**
- * A web stream that pulls from a Node stream one chunk at a time. Unlike `Readable.toWeb`, nothing
- * is pushed into a stream its reader already cancelled (a caller that went away), which throws
- * "Controller is already closed" outside any handler; cancelling destroys the source.
- */
-function pullStream(source: Readable): ReadableStream<Uint8Array> {
-  source.on("error", () => {});
-  const chunks = source[Symbol.asyncIterator]();
-  return new ReadableStream<Uint8Array>(
-    {
-      async pull(controller) {
-        try {
-          const { done, value } = await chunks.next();
-          if (done) controller.close();
-          else controller.enqueue(value as Uint8Array);
-        } catch (err) {
-          controller.error(err);
-        }
-      },
-      cancel() {
-        source.destroy();
-      },
-    },
-    { highWaterMark: 0 },
-  );
-}
 
 /** A request as a proxy forwards it, without a web `Request` built for it. */
 export interface OutgoingRequest {
@@ -130,13 +103,16 @@ export function httpFetch(baseUrl: string, options: { connections?: number } = {
     for (const key in request.headers) {
       if (!NOT_FORWARDED.has(key)) headers[key] = request.headers[key] as string;
     }
-    const res = await undiciRequest(origin + request.path, {
-      method: request.method as Dispatcher.HttpMethod,
+    const res = await dispatchRequest(dispatcher, {
+      origin,
+      path: request.path,
+      method: request.method,
       headers,
-      dispatcher,
-      ...(request.signal ? { signal: request.signal } : {}),
+      signal: request.signal,
       // The web stream itself (async iterable): its error ends this request, never the process.
-      ...(request.body ? { body: request.body as never } : {}),
+      body: (request.body ?? null) as DispatchOptions["body"],
+      bufferUpTo: BUFFERED_RESPONSE_BYTES,
+      bodyless: (status) => NULL_BODY_STATUSES.has(status) || request.method === "HEAD",
     });
     const out: ResponseHeaders = {};
     for (const key in res.headers) {
@@ -144,16 +120,8 @@ export function httpFetch(baseUrl: string, options: { connections?: number } = {
       if (value !== undefined) out[key] = value;
     }
     adjust?.(out);
-    const init = { status: res.statusCode, headers: responseHeaders(out) };
-    if (NULL_BODY_STATUSES.has(res.statusCode) || request.method === "HEAD") {
-      res.body.resume();
-      return new Response(null, init);
-    }
-    const declared = res.headers["content-length"];
-    if (typeof declared === "string" && Number(declared) <= BUFFERED_RESPONSE_BYTES) {
-      return new Response(new Uint8Array(await res.body.arrayBuffer()), init);
-    }
-    return new Response(pullStream(res.body), init);
+    const init = { status: res.status, headers: responseHeaders(out) };
+    return new Response(res.bytes ?? res.stream, init);
   };
   const fetch = async (request: Request): Promise<Response> => {
     const url = new URL(request.url);

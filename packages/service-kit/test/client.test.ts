@@ -3,7 +3,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from "node:ht
 import type { AddressInfo } from "node:net";
 import { INTERNAL_IDENTITY_HEADER, type Principal, REQUEST_ID_HEADER } from "@agentplane/contracts";
 import { ProblemError } from "@agentplane/problem-details";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it, vi } from "vitest";
 import {
   BUFFERED_RESPONSE_BYTES,
   createServiceApp,
@@ -129,6 +129,38 @@ describe("httpFetch", () => {
     let total = first.value!.byteLength;
     for (let r = await reader.read(); !r.done; r = await reader.read()) total += r.value.byteLength;
     expect(total).toBe(size);
+  });
+
+  it("a streamed answer read slowly arrives whole; cancelling one closes the connection to the service", async () => {
+    const size = 4 * BUFFERED_RESPONSE_BYTES;
+    handler = (_req, res) => {
+      res.writeHead(200, { "content-type": "application/octet-stream" });
+      res.end(Buffer.alloc(size, "c"));
+    };
+    const slow = await client(new Request(`${base}/slow`));
+    const reader = slow.body!.getReader();
+    let total = 0;
+    for (let r = await reader.read(); !r.done; r = await reader.read()) {
+      expect(r.value.byteLength).toBeGreaterThan(0);
+      total += r.value.byteLength;
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    expect(total).toBe(size);
+
+    let closed = false;
+    handler = (_req, res) => {
+      res.writeHead(200, { "content-type": "text/event-stream" });
+      res.write("data: one\n\n");
+      res.on("close", () => {
+        closed = true;
+      });
+    };
+    const events = await client(new Request(`${base}/forever`));
+    const eventReader = events.body!.getReader();
+    const first = await eventReader.read();
+    expect(new TextDecoder().decode(first.value)).toBe("data: one\n\n");
+    await eventReader.cancel();
+    await vi.waitFor(() => expect(closed).toBe(true));
   });
 
   it("204 and HEAD answers have no body", async () => {
