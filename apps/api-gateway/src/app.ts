@@ -15,6 +15,7 @@ import {
   type InternalKeys,
   type Logger,
   MAX_BODY_BYTES,
+  type OutgoingRequest,
   type Readiness,
   type ResponseHeaders,
   ServiceClient,
@@ -35,6 +36,7 @@ import {
   toRequest,
 } from "./forward.ts";
 import { gatewayHealth, type HealthTarget } from "./health.ts";
+import { inProcessRequest } from "./in-process-request.ts";
 import type { IngressRouter } from "./ingress.ts";
 import { type RateLimiter, type RateLimitResult, rateLimitHeaders } from "./rate-limit.ts";
 import { invalidQuery, RouteTable } from "./route-table.ts";
@@ -308,7 +310,11 @@ export function createGateway(deps: GatewayDeps): Gateway {
     try {
       response = await (send
         ? send(forwarded.request, adjust)
-        : target.fetch(toRequest(url.origin, forwarded.request)));
+        : target.fetch(
+            forwarded.request.body instanceof Uint8Array || !forwarded.request.body
+              ? inProcessRequest(url.origin, forwarded.request as OutgoingRequest & { body?: Uint8Array | null })
+              : toRequest(url.origin, forwarded.request),
+          ));
     } catch (err) {
       if (forwarded.overLimit() || err instanceof BodyTooLargeError) {
         audit(principal, 413);
