@@ -41,7 +41,18 @@ const FORWARDED = new Set(["content-type", "accept", "anthropic-version", "anthr
 const FORWARDED_PREFIXES = ["x-amzn-bedrock-", "x-amz-target"];
 const NOT_RETURNED = new Set([...HOP_BY_HOP_HEADERS, "set-cookie", "content-encoding"]);
 
-async function readCapped(body: ReadableStream<Uint8Array> | null, cap: number): Promise<Uint8Array | undefined> {
+/**
+ * The request body, at most `cap` bytes. One of declared length (already checked against the
+ * cap) is read whole in one call; one of unknown length is counted as it streams.
+ */
+async function readCapped(request: Request, cap: number): Promise<Uint8Array | undefined> {
+  if (request.headers.get("content-length") !== null) {
+    // arrayBuffer, not bytes: the Node server's request reads it straight from the connection.
+    const bytes = new Uint8Array(await request.arrayBuffer());
+    if (bytes.byteLength > cap) throw tooLarge(cap);
+    return bytes;
+  }
+  const body = request.body;
   if (!body) return undefined;
   const chunks: Uint8Array[] = [];
   let size = 0;
@@ -109,7 +120,7 @@ export function createLlmProxy(deps: ProxyDeps): (request: Request) => Promise<R
     const providers = await deps.credentials.forProject(scope.projectId, requestId);
     const upstream = resolveUpstream(target, url.search, providers.settings);
     const method = request.method.toUpperCase();
-    const raw = method === "GET" || method === "HEAD" ? undefined : await readCapped(request.body, cap);
+    const raw = method === "GET" || method === "HEAD" ? undefined : await readCapped(request, cap);
     const analyzed = analyzeRequest(upstream, target.tail, raw);
     await decideLlmInvoke(
       deps.governance,
