@@ -1,7 +1,6 @@
 // Authenticated GET /v1/auth/me through the gateway vs the tenancy app called directly, in both
 // modes, measured in one run. Run: npm run bench -- gateway  (or node bench/gateway.ts on Node 24)
 import { randomBytes } from "node:crypto";
-import { readFileSync } from "node:fs";
 import { ResolvedPrincipal, TENANCY_INTERNAL } from "@agentplane/contracts";
 import {
   generateInternalKeys,
@@ -18,6 +17,7 @@ import {
   interleavedLatency,
   type LoadResult,
   load,
+  processCpuMs,
   startNode,
   waitForHealth,
 } from "./lib.ts";
@@ -46,17 +46,6 @@ interface Pair {
 /** Throughput at 10 connections (both saturate the 2 cores) and latency at 1 connection (no queueing). */
 type Target = [url: string, headers: Record<string, string>];
 
-/** CPU time (user + system) a process has used so far, in ms, from /proc (Linux); undefined elsewhere. */
-function cpuMs(pid: number | undefined): number | undefined {
-  if (pid === undefined) return undefined;
-  try {
-    const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
-    return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100; // utime, stime in 1/100 s ticks
-  } catch {
-    return undefined;
-  }
-}
-
 /** Processes whose CPU time per request is reported (the distributed mode). */
 interface Processes {
   gateway: number | undefined;
@@ -75,10 +64,10 @@ async function measure(direct: Target, gateway: Target, pids?: Processes): Promi
   const [direct1, gateway1] = (await interleavedLatency([direct, gateway], {
     requests,
     around: async (i, run) => {
-      const before = { gateway: cpuMs(pids?.gateway) ?? 0, tenancy: cpuMs(pids?.tenancy) ?? 0 };
+      const before = { gateway: processCpuMs(pids?.gateway) ?? 0, tenancy: processCpuMs(pids?.tenancy) ?? 0 };
       await run();
-      used[i]!.gateway += (cpuMs(pids?.gateway) ?? 0) - before.gateway;
-      used[i]!.tenancy += (cpuMs(pids?.tenancy) ?? 0) - before.tenancy;
+      used[i]!.gateway += (processCpuMs(pids?.gateway) ?? 0) - before.gateway;
+      used[i]!.tenancy += (processCpuMs(pids?.tenancy) ?? 0) - before.tenancy;
     },
   })) as [LoadResult, LoadResult];
   const cpu = (i: number) =>
