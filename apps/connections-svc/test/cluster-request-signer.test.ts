@@ -132,7 +132,8 @@ describe("a tunnel's request signer once the relay names its key-agreement key (
     return createHmac("sha256", key).update(`${h}.${p}`).digest("base64url") === s;
   };
 
-  it("signs with ES256 until then; after, MACs with the key only that relay derives, per certificate", async () => {
+  /** A tunnel signer for prj_1/cls_1 certified by a fresh project key, on a clock the test moves. */
+  const tunnelSigner = async () => {
     const clock = { now: Date.parse("2026-01-01T00:00:00Z") };
     const tenancy = projectKeySigner(clock, (await generateKeyPair("ES256")).privateKey);
     const signer = new TunnelRequestSigner({
@@ -141,6 +142,11 @@ describe("a tunnel's request signer once the relay names its key-agreement key (
       clusterId: "cls_1",
       now: () => clock.now,
     });
+    return { clock, signer };
+  };
+
+  it("signs with ES256 until then; after, MACs with the key only that relay derives, per certificate", async () => {
+    const { clock, signer } = await tunnelSigner();
     const before = await signer.sign(claims());
     expect(decodeProtectedHeader(before.jwt).alg).toBe("ES256");
     const kex = decodeJwt(before.delegation).kex as Record<string, unknown>;
@@ -169,14 +175,7 @@ describe("a tunnel's request signer once the relay names its key-agreement key (
   });
 
   it("refuses a relay key that is private, of another curve or off the curve, and keeps signing", async () => {
-    const clock = { now: Date.parse("2026-01-01T00:00:00Z") };
-    const tenancy = projectKeySigner(clock, (await generateKeyPair("ES256")).privateKey);
-    const signer = new TunnelRequestSigner({
-      signer: tenancy.signer,
-      projectId: "prj_1",
-      clusterId: "cls_1",
-      now: () => clock.now,
-    });
+    const { signer } = await tunnelSigner();
     const pair = generateKeyPairSync("ec", { namedCurve: "P-256" });
     const p384 = generateKeyPairSync("ec", { namedCurve: "P-384" }).publicKey.export({ format: "jwk" });
     const good = pair.publicKey.export({ format: "jwk" });
