@@ -1,23 +1,48 @@
 /**
- * A copy of an event payload that every store accepts: NUL characters and lone UTF-16 surrogates
- * in strings (and keys) become U+FFFD. Requests carrying them are refused at the edge; this keeps a
- * record of such a request (an audit record of a refused call) storable instead of losing it.
+ * An event payload that every store accepts: NUL characters and lone UTF-16 surrogates in strings
+ * (and keys) become U+FFFD. Requests carrying them are refused at the edge; this keeps a record of
+ * such a request (an audit record of a refused call) storable instead of losing it. A payload with
+ * nothing to replace is returned as it is (checking allocates nothing); otherwise a copy is made of
+ * the objects and arrays on the way to each replaced string, never changing the caller's value.
  */
 export function storablePayload<T>(value: T): T {
   return clean(value) as T;
 }
 
-function cleanText(text: string): string {
-  return text.includes("\u0000") || !text.isWellFormed() ? text.replaceAll("\u0000", "\uFFFD").toWellFormed() : text;
-}
+const cleanText = (text: string): string =>
+  text.includes("\u0000") || !text.isWellFormed() ? text.replaceAll("\u0000", "\uFFFD").toWellFormed() : text;
 
 function clean(value: unknown): unknown {
   if (typeof value === "string") return cleanText(value);
-  if (Array.isArray(value)) return value.map(clean);
+  if (Array.isArray(value)) {
+    let out: unknown[] | undefined;
+    for (let i = 0; i < value.length; i++) {
+      const item = value[i];
+      const cleaned = clean(item);
+      if (cleaned !== item && !out) out = value.slice(0, i);
+      out?.push(cleaned);
+    }
+    return out ?? value;
+  }
   if (value !== null && typeof value === "object" && Object.getPrototypeOf(value) === Object.prototype) {
-    const out: Record<string, unknown> = {};
-    for (const [key, item] of Object.entries(value)) out[cleanText(key)] = clean(item);
-    return out;
+    const record = value as Record<string, unknown>;
+    let out: Record<string, unknown> | undefined;
+    for (const key in record) {
+      if (!Object.hasOwn(record, key)) continue;
+      const item = record[key];
+      const cleanedKey = cleanText(key);
+      const cleaned = clean(item);
+      if (!out && (cleaned !== item || cleanedKey !== key)) {
+        out = {};
+        // The entries before this one, unchanged.
+        for (const before in record) {
+          if (before === key) break;
+          if (Object.hasOwn(record, before)) out[before] = record[before];
+        }
+      }
+      if (out) out[cleanedKey] = cleaned;
+    }
+    return out ?? value;
   }
   return value;
 }

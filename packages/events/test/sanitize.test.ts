@@ -14,6 +14,20 @@ describe("payloads are stored whatever text they carry", () => {
       none: null,
     });
     expect(input.path).toBe("/v1/projects/\u0000");
+    expect(input.nested[0]).toEqual({ "k\ud800": "a\udc00b" });
+  });
+
+  it("hands back a payload with nothing to replace as it is, and copies only the way to what it replaces", () => {
+    const clean = { a: "x", list: [{ b: "y" }], n: 1 };
+    expect(storablePayload(clean)).toBe(clean);
+    const kept = { ok: "fine" };
+    const input = { first: "keep", kept, list: [kept, "a\u0000"], last: 2 };
+    const out = storablePayload(input);
+    expect(out).toEqual({ first: "keep", kept, list: [kept, "a\uFFFD"], last: 2 });
+    expect(Object.keys(out)).toEqual(["first", "kept", "list", "last"]);
+    expect(out).not.toBe(input);
+    expect(out.kept).toBe(kept);
+    expect(input.list[1]).toBe("a\u0000");
   });
 
   it("the gateway's buffered publisher sends a storable payload", async () => {
