@@ -1,4 +1,5 @@
 import type { OutgoingRequest } from "@agentplane/service-kit";
+import { recordHeaders } from "./record-headers.ts";
 
 const OUTGOING = Symbol("outgoing");
 const ORIGIN = Symbol("origin");
@@ -65,7 +66,7 @@ class InProcessRequest implements Fields {
     return this[ORIGIN] + this[OUTGOING].path;
   }
   get headers() {
-    this[HEADERS] ??= new Headers(this[OUTGOING].headers);
+    this[HEADERS] ??= recordHeaders(this[OUTGOING].headers);
     return this[HEADERS];
   }
   get signal() {
