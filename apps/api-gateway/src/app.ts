@@ -39,6 +39,7 @@ import { gatewayHealth, type HealthTarget } from "./health.ts";
 import { inProcessRequest } from "./in-process-request.ts";
 import type { IngressRouter } from "./ingress.ts";
 import { type RateLimiter, type RateLimitResult, rateLimitHeaders } from "./rate-limit.ts";
+import { adjustResponseHeaders } from "./response-headers.ts";
 import { invalidQuery, RouteTable } from "./route-table.ts";
 import { createUpgradeHandler, type UpgradeTarget } from "./upgrade.ts";
 
@@ -330,8 +331,12 @@ export function createGateway(deps: GatewayDeps): Gateway {
       audit(principal, 413);
       return tooLarge();
     }
+    // In process, the same adjustment is made to the answer's own header record where it can be;
+    // not for a 201, whose body the audit record reads through a clone (a clone of a lightweight
+    // Response is built from the headers it was created with).
+    const adjusted = send !== undefined || (response.status !== 201 && adjustResponseHeaders(response, adjust));
     audit(principal, response.status, response, named);
-    return send ? response : withHeaders(response, { [REQUEST_ID_HEADER]: requestId, ...limitHeaders });
+    return adjusted ? response : withHeaders(response, { [REQUEST_ID_HEADER]: requestId, ...limitHeaders });
   }
 
   const handleUpgrade = createUpgradeHandler({

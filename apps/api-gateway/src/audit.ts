@@ -10,6 +10,7 @@ import { BufferedPublisher, type Bus } from "@agentplane/events";
 import { ProblemError } from "@agentplane/problem-details";
 import { callInternal, type Logger, type ServiceClient, servicePrincipal } from "@agentplane/service-kit";
 import { LRUCache } from "lru-cache";
+import { responseHeader } from "./response-headers.ts";
 
 const MUTATING = new Set(["POST", "PUT", "PATCH", "DELETE"]);
 
@@ -118,7 +119,8 @@ export class RequestAuditor {
     // The path's organization, else the one the service named for the resource it acted on, else
     // the one a service named earlier for an id of the path (a request refused before the service
     // looked at its resource, such as a bad body, names none).
-    const named = audit.resourceOrg ?? audit.response?.headers.get(RESOURCE_ORG_HEADER) ?? undefined;
+    const named =
+      audit.resourceOrg ?? (audit.response ? responseHeader(audit.response, RESOURCE_ORG_HEADER) : undefined);
     if (named) this.learn(audit.params, named);
     const orgId = audit.params.orgId ?? named ?? principal?.orgId ?? this.learned(audit.params);
     const projectId = audit.params.projectId ?? principal?.projectId;
