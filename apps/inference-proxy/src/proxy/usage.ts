@@ -35,8 +35,9 @@ export class UsageMeter {
   private jsonBytes = 0;
   private text = "";
   private pending: Uint8Array = new Uint8Array(0);
-  private readonly decoder = new TextDecoder();
-  private readonly codec = new EventStreamCodec(toUtf8, fromUtf8);
+  /** Built for a streamed answer only: most answers are one JSON document. */
+  private decoder: InstanceType<typeof TextDecoder> | undefined;
+  private codec: EventStreamCodec | undefined;
   model: string | undefined;
 
   constructor(api: ApiKind, contentType: string, headers?: Record<string, string | string[] | undefined>) {
@@ -68,7 +69,8 @@ export class UsageMeter {
       if (this.format === "json") {
         this.jsonBytes += chunk.byteLength;
         if (this.jsonBytes <= MAX_JSON_BYTES) this.json.push(chunk);
-      } else if (this.format === "sse") this.pushSse(this.decoder.decode(chunk, { stream: true }));
+      } else if (this.format === "sse")
+        this.pushSse((this.decoder ??= new TextDecoder()).decode(chunk, { stream: true }));
       else this.pushFrames(chunk);
     } catch {
       // Metering never breaks the stream; what was read so far still counts.
@@ -210,10 +212,12 @@ export class UsageMeter {
       const view = new DataView(joined.buffer, joined.byteOffset + offset);
       const length = view.getUint32(0);
       if (joined.byteLength - offset < length) break;
-      const message = this.codec.decode(joined.subarray(offset, offset + length));
+      const message = (this.codec ??= new EventStreamCodec(toUtf8, fromUtf8)).decode(
+        joined.subarray(offset, offset + length),
+      );
       offset += length;
       const type = message.headers[":event-type"]?.value;
-      const body = obj(JSON.parse(this.decoder.decode(message.body)));
+      const body = obj(JSON.parse((this.decoder ??= new TextDecoder()).decode(message.body)));
       if (!body) continue;
       if (type === "chunk" && typeof body.bytes === "string") {
         const e = obj(JSON.parse(Buffer.from(body.bytes, "base64").toString("utf8")));
