@@ -93,6 +93,7 @@ export class IdentitySigner {
   private readonly keys: InternalKeys;
   private readonly ttlSeconds: number;
   private readonly cache = new Map<string, { token: Promise<string>; renewAt: number }>();
+  private readonly byObject = new WeakMap<Principal, Map<string, { token: Promise<string>; renewAt: number }>>();
 
   constructor(keys: InternalKeys, options: { ttlSeconds?: number } = {}) {
     this.keys = keys;
@@ -100,15 +101,37 @@ export class IdentitySigner {
   }
 
   sign(principal: Principal, audience: string): Promise<string> {
-    const key = `${audience}\u0000${JSON.stringify(principal)}`;
     const now = Date.now();
+    // The same principal object (an authenticator's cached answer) finds its token without
+    // serializing the principal; another object with the same content finds it by its text.
+    const byAudience = this.byObject.get(principal);
+    const recent = byAudience?.get(audience);
+    if (recent && recent.renewAt > now) return recent.token;
+    const key = `${audience}\u0000${JSON.stringify(principal)}`;
     const hit = this.cache.get(key);
-    if (hit && hit.renewAt > now) return hit.token;
+    if (hit && hit.renewAt > now) {
+      this.remember(principal, audience, hit);
+      return hit.token;
+    }
     const token = signIdentity(this.keys, principal, { audience, ttlSeconds: this.ttlSeconds });
     if (this.cache.size > 10_000) this.cache.clear();
-    this.cache.set(key, { token, renewAt: now + (this.ttlSeconds * 1000) / 2 });
-    token.catch(() => this.cache.delete(key));
+    const entry = { token, renewAt: now + (this.ttlSeconds * 1000) / 2 };
+    this.cache.set(key, entry);
+    this.remember(principal, audience, entry);
+    token.catch(() => {
+      this.cache.delete(key);
+      this.byObject.get(principal)?.delete(audience);
+    });
     return token;
+  }
+
+  private remember(principal: Principal, audience: string, entry: { token: Promise<string>; renewAt: number }): void {
+    let byAudience = this.byObject.get(principal);
+    if (!byAudience) {
+      byAudience = new Map();
+      this.byObject.set(principal, byAudience);
+    }
+    byAudience.set(audience, entry);
   }
 }
 

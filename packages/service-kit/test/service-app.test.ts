@@ -70,6 +70,12 @@ describe("identity signer and verifier caches", () => {
     expect(await signer.sign(alice, "tenancy")).toBe(a1);
     expect(await signer.sign(alice, "sandbox")).not.toBe(a1);
     expect(await signer.sign({ ...alice, id: "usr_bob" }, "tenancy")).not.toBe(a1);
+    // Another object with the same content finds the same token; after it, the same object
+    // finds it too, for each audience on its own.
+    const copy = { ...alice };
+    expect(await signer.sign(copy, "tenancy")).toBe(a1);
+    expect(await signer.sign(copy, "tenancy")).toBe(a1);
+    expect(await signer.sign(copy, "sandbox")).toBe(await signer.sign(alice, "sandbox"));
     const verifier = new IdentityVerifier(keys, "tenancy");
     expect((await verifier.verify(a1)).principal).toEqual(alice);
     await expect(new IdentityVerifier(keys, "sandbox").verify(a1)).rejects.toThrow();
