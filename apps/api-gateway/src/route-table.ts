@@ -68,6 +68,13 @@ export class RouteTable {
   private readonly paths: CompiledPath[] = [];
   /** Templates without parameters by their path (and with a trailing slash): found without a scan. */
   private readonly literal = new Map<string, CompiledPath>();
+  /**
+   * The templates a path can match, by the path's first two segments (`/v1/llm`): those that begin
+   * with these two literal segments and those that do not begin with two literals, in scan order.
+   */
+  private readonly byPrefix = new Map<string, CompiledPath[]>();
+  /** Templates that do not begin with two literal segments: the candidates of any other path. */
+  private readonly unprefixed: CompiledPath[] = [];
 
   constructor(routes: readonly ContractRoute[] = ALL_ROUTES) {
     const byTemplate = new Map<string, CompiledPath>();
@@ -116,6 +123,18 @@ export class RouteTable {
     }
     this.paths.sort((a, b) => b.literalSegments - a.literalSegments);
     for (const path of this.paths) {
+      const prefix = templatePrefix(path.template);
+      if (prefix === undefined) {
+        this.unprefixed.push(path);
+        for (const list of this.byPrefix.values()) list.push(path);
+      } else {
+        let list = this.byPrefix.get(prefix);
+        if (!list) {
+          list = [...this.unprefixed];
+          this.byPrefix.set(prefix, list);
+        }
+        list.push(path);
+      }
       if (path.paramNames.length > 0) continue;
       this.literal.set(path.template, path);
       this.literal.set(`${path.template}/`, path);
@@ -132,7 +151,7 @@ export class RouteTable {
     const exact = this.literal.get(pathname)?.byMethod.get(method === "HEAD" ? "GET" : method);
     if (exact) return { kind: "route", entry: exact, params: {} };
     const allow = new Set<string>();
-    for (const path of this.paths) {
+    for (const path of this.byPrefix.get(pathPrefix(pathname)) ?? this.unprefixed) {
       const m = path.regex.exec(pathname);
       if (!m) continue;
       const params: Record<string, string> = {};
@@ -151,6 +170,19 @@ export class RouteTable {
     if (allow.size > 0) return { kind: "method-not-allowed", allow: [...allow].sort() };
     return { kind: "not-found" };
   }
+}
+
+/** `/a/b` of a template that begins with two literal segments `/a/b/...`; otherwise undefined. */
+function templatePrefix(template: string): string | undefined {
+  const [empty, first, second] = template.split("/", 3);
+  if (empty !== "" || !first || !second || first.startsWith("{") || second.startsWith("{")) return undefined;
+  return `/${first}/${second}`;
+}
+
+/** `/a/b` of a path `/a/b/...` (or `/a/b`), as it was sent. */
+function pathPrefix(pathname: string): string {
+  const end = pathname.indexOf("/", pathname.indexOf("/", 1) + 1);
+  return end < 0 ? pathname : pathname.slice(0, end);
 }
 
 /**

@@ -1,4 +1,4 @@
-import { ALL_ROUTES } from "@agentplane/contracts";
+import { ALL_ROUTES, type ContractRoute } from "@agentplane/contracts";
 import { describe, expect, it } from "vitest";
 import { RouteTable } from "../src/route-table.ts";
 
@@ -33,5 +33,32 @@ describe("route table from contracts", () => {
   it("does not match unknown paths", () => {
     expect(table.match("GET", "/v1/nothing-here").kind).toBe("not-found");
     expect(table.match("GET", "/v2/orgs").kind).toBe("not-found");
+  });
+
+  it("finds templates that do not begin with two literal segments beside those that do, most literal first", () => {
+    const route = (method: string, path: string, operationId: string) =>
+      ({ method, path, operationId, "x-service": "tenancy", "x-access": "authenticated" }) as unknown as ContractRoute;
+    const custom = new RouteTable([
+      route("get", "/v1/teams/{teamId}", "getTeam"),
+      route("get", "/v1/teams/mine", "myTeams"),
+      route("get", "/v1/teams/{teamId}/members", "members"),
+      route("get", "/{tenant}/teams/{teamId}", "tenantTeam"),
+      route("post", "/v1/{kind}/batch", "batch"),
+      route("get", "/v1", "root"),
+    ]);
+    const op = (method: string, path: string) => {
+      const m = custom.match(method, path);
+      return m.kind === "route" ? m.entry.operationId : m.kind;
+    };
+    expect(op("GET", "/v1/teams/mine")).toBe("myTeams");
+    expect(op("GET", "/v1/teams/t1")).toBe("getTeam");
+    expect(op("GET", "/v1/teams/t1/members/")).toBe("members");
+    expect(op("GET", "/acme/teams/t1")).toBe("tenantTeam");
+    expect(op("POST", "/v1/teams/batch")).toBe("batch");
+    expect(op("POST", "/v1/other/batch")).toBe("batch");
+    expect(op("GET", "/v1")).toBe("root");
+    expect(op("GET", "/v2/teams/t1")).toBe("tenantTeam");
+    expect(op("DELETE", "/v1/teams/t1")).toBe("method-not-allowed");
+    expect(op("GET", "/v1/nothing/here/at/all")).toBe("not-found");
   });
 });
