@@ -36,6 +36,17 @@ describe("reading the request body's top-level members", () => {
       "{}",
     ];
     for (const text of bodies) expect(readTopLevel(enc(text)), text).toEqual(expected(text));
+    // Past the size parsed whole, the same members come from the scan.
+    const padding = `"pad":"${"x".repeat(10_000)}"`;
+    for (const text of bodies.filter((t) => t.trim() !== "{}")) {
+      const big = text.replace("{", `{${padding},`);
+      expect(readTopLevel(enc(big)), text).toEqual(expected(text));
+    }
+  });
+
+  it("reads the members of a small body whose skipped members are not valid JSON, as the scan does", () => {
+    expect(readTopLevel(enc('{"messages":[tru],"model":"x","max_tokens":3}'))).toEqual({ model: "x", max_tokens: 3 });
+    expect(readTopLevel(enc('{"model":"y","note":nope}'))).toEqual({ model: "y" });
   });
 
   it("a body that is not a JSON object is not read (it is forwarded as is and estimated by size)", () => {

@@ -72,6 +72,27 @@ const READ = new Set([
  */
 export function readTopLevel(raw: Uint8Array): Json | undefined {
   const b = Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength);
+  if (b.length <= PARSE_WHOLE_BYTES) {
+    // A small body is parsed whole at once (native JSON.parse is quicker than scanning it here);
+    // one that is not valid JSON is still scanned, since its skipped members are not checked.
+    let whole: unknown;
+    try {
+      whole = JSON.parse(b.toString("utf8"));
+    } catch {
+      return scanTopLevel(b);
+    }
+    if (whole === null || typeof whole !== "object" || Array.isArray(whole)) return undefined;
+    const out: Json = {};
+    for (const key of READ) if (Object.hasOwn(whole, key)) out[key] = (whole as Json)[key];
+    return out;
+  }
+  return scanTopLevel(b);
+}
+
+/** Bodies up to this size are parsed whole rather than scanned. */
+const PARSE_WHOLE_BYTES = 8 * 1024;
+
+function scanTopLevel(b: Buffer): Json | undefined {
   let i = skipSpace(b, 0);
   if (b[i] !== OPEN_OBJECT) return undefined;
   const out: Json = {};
