@@ -48,7 +48,14 @@ class RecordHeaders {
   }
 
   forEach(callback: (value: string, key: string, parent: Headers) => void, thisArg?: unknown): void {
-    for (const [key, value] of this.entries()) callback.call(thisArg, value, key, this as unknown as Headers);
+    if (this[REAL]) {
+      this[REAL].forEach((value, key) => callback.call(thisArg, value, key, this as unknown as Headers));
+      return;
+    }
+    const record = this[RECORD];
+    for (const key of Object.keys(record).sort()) {
+      callback.call(thisArg, record[key] as string, key, this as unknown as Headers);
+    }
   }
 
   *entries(): Generator<[string, string], undefined> {

@@ -42,6 +42,12 @@ describe("the headers of a request a service answers in process", () => {
     expect(headers.get("accept")).toBe("application/json, text/html");
     expect(headers.has("content-type")).toBe(false);
     expect([...headers.keys()]).toEqual(["accept", "x-extra", "x-request-id"]);
+    const changed: string[] = [];
+    headers.forEach((value, key, parent) => {
+      expect(parent).toBe(headers);
+      changed.push(`${key}=${value}`);
+    });
+    expect(changed).toEqual(["accept=application/json, text/html", "x-extra=1", "x-request-id=r1"]);
     // The forwarded record itself is left as it was.
     expect(source).toEqual(record());
     expect(headers.getSetCookie()).toEqual([]);
