@@ -2,65 +2,103 @@ import { type Bus, type EventEnvelope, type EventHandler, envelope, type Subscri
 
 const MAX_ATTEMPTS = 5;
 
-/** In-process bus for the all-in-one mode and tests: same contract as the BullMQ bus. */
+/** One subscription: the events dispatched to its handler and not yet handed to it. */
+interface Lane {
+  readonly handler: EventHandler;
+  events: EventEnvelope[];
+  attempts: number[];
+  scheduled: boolean;
+}
+
+/**
+ * In-process bus for the all-in-one mode and tests: same contract as the BullMQ bus. Events
+ * dispatched to a handler in one turn are handed to it together in a later turn (one
+ * `setImmediate` per handler and turn, not one per event), each in its own call, so a failure
+ * redelivers only that event.
+ */
 export class MemoryBus implements Bus {
   readonly kind = "memory" as const;
-  private readonly handlers = new Map<string, EventHandler[]>();
+  private readonly lanes = new Map<string, Lane[]>();
   private readonly backlog = new Map<string, EventEnvelope[]>();
-  private next = new Map<string, number>();
-  private pending = new Set<Promise<void>>();
+  private readonly next = new Map<string, number>();
+  /** Events dispatched and not yet handled (or failed): what `drain` waits for. */
+  private inFlight = 0;
+  private idle: (() => void)[] = [];
   private closed = false;
 
   async publish<T>(topic: string, data: T, options?: { id?: string; time?: string }): Promise<EventEnvelope<T>> {
     if (this.closed) throw new Error("bus is closed");
     const event = envelope(topic, data, options);
-    const handlers = this.handlers.get(topic);
-    if (!handlers?.length) {
+    const lanes = this.lanes.get(topic);
+    if (!lanes?.length) {
       // Kept until a consumer subscribes, as a queue would keep it.
       const list = this.backlog.get(topic) ?? [];
       list.push(event);
       this.backlog.set(topic, list);
     } else {
-      this.dispatch(topic, event as EventEnvelope);
+      this.dispatch(topic, event as EventEnvelope, 1);
     }
     return event;
   }
 
-  private dispatch(topic: string, event: EventEnvelope, attempt = 1): void {
-    const handlers = this.handlers.get(topic);
-    if (!handlers?.length) return;
-    const index = (this.next.get(topic) ?? 0) % handlers.length;
+  private dispatch(topic: string, event: EventEnvelope, attempt: number): void {
+    const lanes = this.lanes.get(topic);
+    if (!lanes?.length) return;
+    const index = (this.next.get(topic) ?? 0) % lanes.length;
     this.next.set(topic, index + 1);
-    const handler = handlers[index]!;
-    const run = (async () => {
-      await new Promise((resolve) => setImmediate(resolve));
-      try {
-        await handler(event);
-      } catch {
-        if (attempt < MAX_ATTEMPTS && !this.closed) {
-          setTimeout(() => this.dispatch(topic, event, attempt + 1), 10 * 2 ** attempt).unref();
-        }
+    const lane = lanes[index]!;
+    lane.events.push(event);
+    lane.attempts.push(attempt);
+    this.inFlight++;
+    if (!lane.scheduled) {
+      lane.scheduled = true;
+      setImmediate(() => this.run(lane, topic));
+    }
+  }
+
+  private run(lane: Lane, topic: string): void {
+    const { events, attempts } = lane;
+    lane.events = [];
+    lane.attempts = [];
+    lane.scheduled = false;
+    for (let i = 0; i < events.length; i++) void this.handle(lane.handler, topic, events[i]!, attempts[i]!);
+  }
+
+  private async handle(handler: EventHandler, topic: string, event: EventEnvelope, attempt: number): Promise<void> {
+    try {
+      await handler(event);
+    } catch {
+      if (attempt < MAX_ATTEMPTS && !this.closed) {
+        setTimeout(() => this.dispatch(topic, event, attempt + 1), 10 * 2 ** attempt).unref();
       }
-    })();
-    this.pending.add(run);
-    void run.finally(() => this.pending.delete(run));
+    } finally {
+      if (--this.inFlight === 0) this.wake();
+    }
+  }
+
+  private wake(): void {
+    const idle = this.idle;
+    this.idle = [];
+    for (const resolve of idle) resolve();
   }
 
   async subscribe<T>(topic: string, handler: EventHandler<T>): Promise<Subscription> {
-    const list = this.handlers.get(topic) ?? [];
-    list.push(handler as EventHandler);
-    this.handlers.set(topic, list);
+    const lane: Lane = { handler: handler as EventHandler, events: [], attempts: [], scheduled: false };
+    const list = this.lanes.get(topic) ?? [];
+    list.push(lane);
+    this.lanes.set(topic, list);
     const waiting = this.backlog.get(topic);
     if (waiting) {
       this.backlog.delete(topic);
-      for (const event of waiting) this.dispatch(topic, event);
+      for (const event of waiting) this.dispatch(topic, event, 1);
     }
     return {
       close: async () => {
-        const current = this.handlers.get(topic) ?? [];
-        this.handlers.set(
+        // Events already dispatched to this handler are still handed to it.
+        const current = this.lanes.get(topic) ?? [];
+        this.lanes.set(
           topic,
-          current.filter((h) => h !== handler),
+          current.filter((l) => l !== lane),
         );
       },
     };
@@ -68,7 +106,7 @@ export class MemoryBus implements Bus {
 
   /** Waits until every event dispatched so far has been handled (tests, shutdown). */
   async drain(): Promise<void> {
-    while (this.pending.size > 0) await Promise.allSettled([...this.pending]);
+    while (this.inFlight > 0) await new Promise<void>((resolve) => this.idle.push(resolve));
   }
 
   async ready(): Promise<boolean> {
@@ -78,6 +116,6 @@ export class MemoryBus implements Bus {
   async close(): Promise<void> {
     await this.drain();
     this.closed = true;
-    this.handlers.clear();
+    this.lanes.clear();
   }
 }

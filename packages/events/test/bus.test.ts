@@ -67,6 +67,46 @@ for (const { name, skip, make } of buses) {
   });
 }
 
+describe("memory bus", () => {
+  it("hands each event of a burst to its handler on its own: one failure is redelivered alone", async () => {
+    const bus = new MemoryBus();
+    const calls: number[] = [];
+    let failed = false;
+    await bus.subscribe<{ n: number }>("t.burst", async (e) => {
+      calls.push(e.data.n);
+      if (e.data.n === 3 && !failed) {
+        failed = true;
+        throw new Error("transient");
+      }
+    });
+    for (let n = 0; n < 6; n++) await bus.publish("t.burst", { n });
+    expect(calls).toEqual([]);
+    await bus.drain();
+    expect(calls).toEqual([0, 1, 2, 3, 4, 5]);
+    await waitFor(() => calls.length === 7);
+    expect(calls[6]).toBe(3);
+    await bus.close();
+  });
+
+  it("drain waits for slow handlers and for the events they publish", async () => {
+    const bus = new MemoryBus();
+    const done: string[] = [];
+    await bus.subscribe("t.first", async () => {
+      await new Promise((r) => setTimeout(r, 30));
+      await bus.publish("t.second", {});
+      done.push("first");
+    });
+    await bus.subscribe("t.second", async () => {
+      await new Promise((r) => setTimeout(r, 30));
+      done.push("second");
+    });
+    await bus.publish("t.first", {});
+    await bus.drain();
+    expect(done).toEqual(["first", "second"]);
+    await bus.close();
+  });
+});
+
 describe("bullmq bus without Redis", () => {
   it("fails fast on publish so the producer can keep the event", async () => {
     const bus = new BullMqBus({ url: "redis://127.0.0.1:1", prefix: testRedisPrefix("down") });
