@@ -1,7 +1,21 @@
-interface Waiting<T> {
-  item: T;
+/** Items that are written together, and the promise every one of their callers waits on. */
+interface Group<T> {
+  items: T[];
+  done: Promise<void>;
   resolve: () => void;
   reject: (err: unknown) => void;
+}
+
+function group<T>(): Group<T> {
+  let resolve!: () => void;
+  let reject!: (err: unknown) => void;
+  const done = new Promise<void>((res, rej) => {
+    resolve = res;
+    reject = rej;
+  });
+  // A batch nobody waits on any more (its callers gave up) must not surface as unhandled.
+  done.catch(() => {});
+  return { items: [], done, resolve, reject };
 }
 
 /**
@@ -17,7 +31,8 @@ export class MicroBatcher<T> {
   private readonly write: (items: T[]) => Promise<void>;
   private readonly maxSize: number;
   private readonly maxWaitMs: number;
-  private waiting: Waiting<T>[] = [];
+  /** Batches to write, oldest first; each holds at most `maxSize` items and only the last one takes more. */
+  private groups: Group<T>[] = [];
   private timer: NodeJS.Timeout | undefined;
   private running: Promise<void> | undefined;
 
@@ -27,32 +42,39 @@ export class MicroBatcher<T> {
     this.maxWaitMs = options.maxWaitMs ?? 10;
   }
 
+  /**
+   * Settles once the batch holding `item` is written. The items of one batch share one promise
+   * (the same object for each of them), so adding an item allocates no promise of its own.
+   */
   add(item: T): Promise<void> {
-    return new Promise((resolve, reject) => {
-      this.waiting.push({ item, resolve, reject });
-      if (this.running) return;
-      if (this.waiting.length >= this.maxSize) this.start();
+    let last = this.groups[this.groups.length - 1];
+    if (!last || last.items.length >= this.maxSize) {
+      last = group<T>();
+      this.groups.push(last);
+    }
+    last.items.push(item);
+    if (!this.running) {
+      if (last.items.length >= this.maxSize) this.start();
       else if (!this.timer) this.timer = setTimeout(() => this.start(), this.maxWaitMs);
-    });
+    }
+    return last.done;
+  }
+
+  private get full(): boolean {
+    return this.groups.length > 1 || (this.groups[0]?.items.length ?? 0) >= this.maxSize;
   }
 
   private start(): void {
     if (this.timer) clearTimeout(this.timer);
     this.timer = undefined;
-    if (this.running || this.waiting.length === 0) return;
-    const batch = this.waiting.splice(0, this.maxSize);
-    this.running = this.write(batch.map((w) => w.item)).then(
-      () => {
-        for (const w of batch) w.resolve();
-      },
-      (err) => {
-        for (const w of batch) w.reject(err);
-      },
-    );
+    if (this.running) return;
+    const batch = this.groups.shift();
+    if (!batch) return;
+    this.running = this.write(batch.items).then(batch.resolve, batch.reject);
     void this.running.finally(() => {
       this.running = undefined;
-      if (this.waiting.length >= this.maxSize) this.start();
-      else if (this.waiting.length > 0) this.timer = setTimeout(() => this.start(), this.maxWaitMs);
+      if (this.full) this.start();
+      else if (this.groups.length > 0) this.timer = setTimeout(() => this.start(), this.maxWaitMs);
     });
   }
 
@@ -60,7 +82,7 @@ export class MicroBatcher<T> {
   async drain(): Promise<void> {
     for (;;) {
       if (this.running) await this.running.catch(() => {});
-      else if (this.waiting.length > 0) this.start();
+      else if (this.groups.length > 0) this.start();
       else return;
     }
   }

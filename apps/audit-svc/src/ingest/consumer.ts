@@ -1,11 +1,4 @@
-import {
-  AUDIT_RECORDED,
-  type AuditRecorded,
-  AuditRecordedSchema,
-  USAGE_RECORDED,
-  type UsageRecorded,
-  UsageRecordedSchema,
-} from "@agentplane/contracts";
+import { AUDIT_RECORDED, type AuditRecorded, USAGE_RECORDED, type UsageRecorded } from "@agentplane/contracts";
 import type { Bus, EventEnvelope, Subscription } from "@agentplane/events";
 import type { Logger } from "@agentplane/service-kit";
 import type { Kysely } from "kysely";
@@ -16,6 +9,9 @@ import type { SpendLedger } from "../services/spend.ts";
 import { storeUsageRecords } from "../services/usage.ts";
 import { MicroBatcher } from "./batcher.ts";
 import { storeDeadLetter, writeIsolating } from "./isolate.ts";
+import { readAuditEvent, readUsageEvent } from "./validate.ts";
+
+const DROPPED: Promise<void> = Promise.resolve();
 
 export interface ConsumerOptions {
   /** Jobs taken at once per worker; the upper bound of one batch (default 500). */
@@ -77,16 +73,11 @@ export async function startIngestion(deps: {
     subscriptions.push(
       await deps.bus.subscribe(
         AUDIT_RECORDED,
-        async (event: EventEnvelope) => {
-          const parsed = AuditRecordedSchema.safeParse({ ...(event.data as object), id: event.id });
-          if (!parsed.success) {
-            deps.logger.warn(
-              { eventId: event.id, issues: parsed.error.issues.length },
-              "malformed audit event dropped",
-            );
-            return;
-          }
-          await audits.add(parsed.data);
+        (event: EventEnvelope) => {
+          const read = readAuditEvent(event.data, event.id);
+          if (read.success) return audits.add(read.data);
+          deps.logger.warn({ eventId: event.id, issues: read.issues }, "malformed audit event dropped");
+          return DROPPED;
         },
         { concurrency },
       ),
@@ -94,16 +85,11 @@ export async function startIngestion(deps: {
     subscriptions.push(
       await deps.bus.subscribe(
         USAGE_RECORDED,
-        async (event: EventEnvelope) => {
-          const parsed = UsageRecordedSchema.safeParse({ ...(event.data as object), id: event.id });
-          if (!parsed.success) {
-            deps.logger.warn(
-              { eventId: event.id, issues: parsed.error.issues.length },
-              "malformed usage event dropped",
-            );
-            return;
-          }
-          await usage.add(parsed.data);
+        (event: EventEnvelope) => {
+          const read = readUsageEvent(event.data, event.id);
+          if (read.success) return usage.add(read.data);
+          deps.logger.warn({ eventId: event.id, issues: read.issues }, "malformed usage event dropped");
+          return DROPPED;
         },
         { concurrency },
       ),
