@@ -61,4 +61,50 @@ describe.each(targets)("outbox on $name keeps an event with NUL in it $reason", 
     await bus.drain();
     expect(seen).toEqual([{ name: "x\uFFFDy", bad: "\uFFFD" }]);
   });
+
+  it("in a batch, replaces only in the payloads that need it and leaves escape-like text alone", async () => {
+    const plain = { text: "ok", nested: { list: ["a", 1] } };
+    const escapeLike = { text: "a literal \\u0000 and \\ud800 stay" };
+    const dirty = { text: "x\u0000", "k\udfff": ["\ud800"] };
+    const expected = [plain, escapeLike, { text: "x\uFFFD", "k\uFFFD": ["\uFFFD"] }];
+    const bus = new MemoryBus();
+    const seen: { id: string; data: unknown }[] = [];
+    await bus.subscribe("t.batch", async (e) => void seen.push({ id: e.id, data: e.data }));
+    const outbox = createOutbox({
+      database: database.database,
+      schema: "nul_producer",
+      bus,
+      pollIntervalMs: 3_600_000,
+    });
+    outbox.start();
+    await outbox.flush();
+    const ids = await outbox.publishMany([plain, escapeLike, dirty].map((data) => ({ topic: "t.batch", data })));
+    for (let i = 0; i < 500 && seen.length < 3; i++) await new Promise((r) => setTimeout(r, 10));
+    await bus.drain();
+    // Published from memory.
+    expect(seen).toEqual(ids.map((id, i) => ({ id, data: expected[i] })));
+    expect(dirty.text).toBe("x\u0000");
+    await outbox.stop();
+
+    // As stored: what a relay publishes after a producer died before publishing.
+    const relayed: unknown[] = [];
+    await bus.subscribe("t.stored", async (e) => void relayed.push(e.data));
+    const stuck: typeof bus = Object.create(bus);
+    stuck.publish = () => new Promise(() => {});
+    const dead = createOutbox({
+      database: database.database,
+      schema: "nul_producer",
+      bus: stuck,
+      pollIntervalMs: 3_600_000,
+      leaseMs: 200,
+    });
+    dead.start();
+    await dead.flush();
+    await dead.publishMany([plain, escapeLike, dirty].map((data) => ({ topic: "t.stored", data })));
+    const relay = createOutbox({ database: database.database, schema: "nul_producer", bus });
+    await new Promise((r) => setTimeout(r, 300));
+    expect(await relay.flush()).toBeGreaterThanOrEqual(3);
+    await bus.drain();
+    expect(relayed).toEqual(expected);
+  });
 });
