@@ -27,19 +27,28 @@ interface Stats {
   p99: number;
 }
 
-/** One request at a time over one keep-alive connection: `mode` total time, or time to first body byte. */
+interface Target {
+  url: string;
+  headers: Record<string, string>;
+}
+
+/**
+ * One request at a time over one keep-alive connection per target (total time, or time to first
+ * body byte), the targets alternating in blocks of 100 so a change of load lands on all of them.
+ * `around` wraps each block (CPU accounting per target).
+ */
 async function sequential(
-  url: string,
-  headers: Record<string, string>,
+  targets: Target[],
   body: string,
   ttfb: boolean,
   n: number,
-  afterWarmUp?: () => void,
-) {
-  const dispatcher = new Agent({ connections: 1, keepAliveTimeout: 30_000 });
-  const once = async () => {
+  around: (index: number, run: () => Promise<void>) => Promise<void> = (_i, run) => run(),
+): Promise<Stats[]> {
+  const dispatchers = targets.map(() => new Agent({ connections: 1, keepAliveTimeout: 30_000 }));
+  const once = async (i: number) => {
+    const { url, headers } = targets[i] as Target;
     const t = performance.now();
-    const res = await request(url, { method: "POST", headers, body, dispatcher });
+    const res = await request(url, { method: "POST", headers, body, dispatcher: dispatchers[i] });
     if (res.statusCode !== 200) throw new Error(`${url} answered ${res.statusCode}: ${await res.body.text()}`);
     let first = 0;
     for await (const _chunk of res.body) {
@@ -47,14 +56,22 @@ async function sequential(
     }
     return ttfb ? first : performance.now() - t;
   };
-  for (let i = 0; i < Math.min(200, n); i++) await once();
-  afterWarmUp?.();
-  const samples: number[] = [];
-  for (let i = 0; i < n; i++) samples.push(await once());
-  await dispatcher.close();
-  samples.sort((a, b) => a - b);
-  const at = (q: number) => samples[Math.min(samples.length - 1, Math.floor(q * samples.length))] as number;
-  return { p50: at(0.5), p99: at(0.99) } satisfies Stats;
+  for (let i = 0; i < targets.length; i++) for (let w = 0; w < Math.min(200, n); w++) await once(i);
+  const samples: number[][] = targets.map(() => []);
+  const block = 100;
+  for (let done = 0; done < n; done += block) {
+    for (let i = 0; i < targets.length; i++) {
+      await around(i, async () => {
+        for (let r = 0; r < Math.min(block, n - done); r++) samples[i]?.push(await once(i));
+      });
+    }
+  }
+  await Promise.all(dispatchers.map((d) => d.close()));
+  return samples.map((list) => {
+    list.sort((a, b) => a - b);
+    const at = (q: number) => list[Math.min(list.length - 1, Math.floor(q * list.length))] as number;
+    return { p50: at(0.5), p99: at(0.99) } satisfies Stats;
+  });
 }
 
 async function throughput(url: string, headers: Record<string, string>, seconds: number): Promise<number> {
@@ -98,25 +115,44 @@ try {
   const n = Number(process.env.BENCH_REQUESTS ?? 1000);
   const ms = (s: Stats) => `p50 ${fmt(s.p50, 3)} ms  p99 ${fmt(s.p99, 3)} ms`;
   // Each figure is printed as soon as it is measured.
-  const latDirect = await sequential(direct, json, BODY, false, n);
-  const cpuBefore = { platform: 0, postgres: 0 };
-  const latGateway = await sequential(gateway, auth, BODY, false, n, () => {
-    cpuBefore.platform = processCpuMs(platform?.pid) ?? 0;
-    cpuBefore.postgres = postgresCpuMs();
-  });
-  const platformCpu = ((processCpuMs(platform.pid) ?? 0) - cpuBefore.platform) / n;
-  const postgresCpu = (postgresCpuMs() - cpuBefore.postgres) / n;
+  // Calls of the gateway are counted for its CPU; the direct ones in between are not.
+  const cpu = { platform: 0, postgres: 0 };
+  const [latDirect, latGateway] = (await sequential(
+    [
+      { url: direct, headers: json },
+      { url: gateway, headers: auth },
+    ],
+    BODY,
+    false,
+    n,
+    async (i, run) => {
+      if (i === 0) return run();
+      const before = { platform: processCpuMs(platform?.pid) ?? 0, postgres: postgresCpuMs() };
+      await run();
+      cpu.platform += (processCpuMs(platform?.pid) ?? 0) - before.platform;
+      cpu.postgres += postgresCpuMs() - before.postgres;
+    },
+  )) as [Stats, Stats];
+  const platformCpu = cpu.platform / n;
+  const postgresCpu = cpu.postgres / n;
   console.log(
     [
-      `non-streaming, 1 request at a time (${n} requests):`,
+      `non-streaming, 1 request at a time (${n} requests each, direct and gateway alternating in blocks of 100):`,
       `  direct   ${ms(latDirect)}`,
       `  gateway  ${ms(latGateway)}`,
       `  added    p50 ${fmt(latGateway.p50 - latDirect.p50, 3)} ms  p99 ${fmt(latGateway.p99 - latDirect.p99, 3)} ms`,
       `  CPU per gateway request: platform process ${fmt(platformCpu, 3)} ms, PostgreSQL ${fmt(postgresCpu, 3)} ms`,
     ].join("\n"),
   );
-  const ttfbDirect = await sequential(direct, json, STREAM_BODY, true, Math.round(n / 2));
-  const ttfbGateway = await sequential(gateway, auth, STREAM_BODY, true, Math.round(n / 2));
+  const [ttfbDirect, ttfbGateway] = (await sequential(
+    [
+      { url: direct, headers: json },
+      { url: gateway, headers: auth },
+    ],
+    STREAM_BODY,
+    true,
+    Math.round(n / 2),
+  )) as [Stats, Stats];
   console.log(
     [
       `streaming time to first byte (${Math.round(n / 2)} requests):`,
