@@ -12,6 +12,20 @@ export function storablePayload<T>(value: T): T {
 const cleanText = (text: string): string =>
   text.includes("\u0000") || !text.isWellFormed() ? text.replaceAll("\u0000", "\uFFFD").toWellFormed() : text;
 
+/**
+ * Keys found clean before: payloads repeat the same few field names, and looking one up here is
+ * cheaper than checking it again. Bounded, so that payloads with ever new keys cannot grow it.
+ */
+const cleanKeys = new Set<string>();
+const MAX_CLEAN_KEYS = 4096;
+
+function cleanKey(key: string): string {
+  if (cleanKeys.has(key)) return key;
+  const cleaned = cleanText(key);
+  if (cleaned === key && cleanKeys.size < MAX_CLEAN_KEYS) cleanKeys.add(key);
+  return cleaned;
+}
+
 function clean(value: unknown): unknown {
   if (typeof value === "string") return cleanText(value);
   if (Array.isArray(value)) {
@@ -30,7 +44,7 @@ function clean(value: unknown): unknown {
     for (const key in record) {
       if (!Object.hasOwn(record, key)) continue;
       const item = record[key];
-      const cleanedKey = cleanText(key);
+      const cleanedKey = cleanKey(key);
       const cleaned = clean(item);
       if (!out && (cleaned !== item || cleanedKey !== key)) {
         out = {};

@@ -30,6 +30,14 @@ describe("payloads are stored whatever text they carry", () => {
     expect(input.list[1]).toBe("a\u0000");
   });
 
+  it("replaces a key every time it comes, however often clean keys came before", () => {
+    for (let i = 0; i < 3; i++) {
+      const clean = { path: "/x", targets: { projectId: "p" } };
+      expect(storablePayload(clean)).toBe(clean);
+      expect(storablePayload({ path: "/x", "bad\u0000key": 1 })).toEqual({ path: "/x", "bad\uFFFDkey": 1 });
+    }
+  });
+
   it("the gateway's buffered publisher sends a storable payload", async () => {
     const bus = new MemoryBus();
     const seen: unknown[] = [];
