@@ -420,21 +420,20 @@ export class BufferedPublisher {
     return event.id;
   }
 
+  /** Settles a send that the bus accepted (one function for every event, not a closure each). */
+  private readonly sent = (): void => {
+    this.failures = 0;
+    this.inFlight--;
+  };
+
   private send(event: { topic: string; data: unknown; id: string; time: string }): void {
     this.inFlight++;
-    this.bus
-      .publish(event.topic, event.data, { id: event.id, time: event.time })
-      .then(() => {
-        this.failures = 0;
-      })
-      .catch((err) => {
-        this.failures++;
-        this.logger?.warn({ err: (err as Error).message }, "event not published; kept in memory for a retry");
-        this.keep(event);
-      })
-      .finally(() => {
-        this.inFlight--;
-      });
+    this.bus.publish(event.topic, event.data, { id: event.id, time: event.time }).then(this.sent, (err) => {
+      this.failures++;
+      this.logger?.warn({ err: (err as Error).message }, "event not published; kept in memory for a retry");
+      this.keep(event);
+      this.inFlight--;
+    });
   }
 
   private keep(event: { topic: string; data: unknown; id: string; time: string }): void {
