@@ -33,5 +33,21 @@ export interface Bus {
 }
 
 export function envelope<T>(topic: string, data: T, options: { id?: string; time?: string } = {}): EventEnvelope<T> {
-  return { id: options.id ?? randomUUID(), topic, time: options.time ?? new Date().toISOString(), data };
+  return { id: options.id ?? randomUUID(), topic, time: options.time ?? isoNow(), data };
+}
+
+let lastMs = Number.NaN;
+let lastIso = "";
+
+/**
+ * `new Date().toISOString()`, formatted once per millisecond: events of the same millisecond
+ * (a burst of calls) share the text instead of each formatting it again.
+ */
+export function isoNow(): string {
+  const ms = Date.now();
+  if (ms !== lastMs) {
+    lastIso = new Date(ms).toISOString();
+    lastMs = ms;
+  }
+  return lastIso;
 }

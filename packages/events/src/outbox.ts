@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import type { Database, MigrationList } from "@agentplane/db";
 import { CompiledQuery, type Generated, type Kysely, sql } from "kysely";
 import type { Migration } from "kysely/migration";
-import type { Bus } from "./bus.ts";
+import { type Bus, isoNow } from "./bus.ts";
 import { storablePayload } from "./sanitize.ts";
 
 /** The part of a logger the relay uses (pino's Logger fits). */
@@ -131,7 +131,7 @@ export function createOutbox(options: OutboxOptions): Outbox {
     id: opts.id ?? randomUUID(),
     topic,
     data,
-    time: opts.time ?? new Date().toISOString(),
+    time: opts.time ?? isoNow(),
   });
 
   const table = `${options.schema}.${TABLE}`;
@@ -409,7 +409,7 @@ export class BufferedPublisher {
       topic,
       data: storablePayload(data),
       id: options.id ?? randomUUID(),
-      time: options.time ?? new Date().toISOString(),
+      time: options.time ?? isoNow(),
     };
     if (this.buffer.length > 0 || this.failures > 0) {
       // Keep order behind what is already waiting.

@@ -1,5 +1,6 @@
 import { requireRedis, TEST_REDIS_URL, testRedisPrefix } from "@agentplane/testkit";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
+import { isoNow } from "../src/bus.ts";
 import { BullMqBus, type Bus, type EventEnvelope, MemoryBus } from "../src/index.ts";
 
 function waitFor(check: () => boolean, timeoutMs = 10_000): Promise<void> {
@@ -113,5 +114,20 @@ describe("bullmq bus without Redis", () => {
     await expect(bus.publish("t.down", { x: 1 })).rejects.toThrow(/not connected/);
     expect(await bus.ready()).toBe(false);
     await bus.close();
+  });
+});
+
+describe("event time", () => {
+  it("is the current millisecond's ISO text, whichever way the clock moves", () => {
+    vi.useFakeTimers();
+    try {
+      for (const at of ["2026-01-01T00:00:00.000Z", "2026-01-01T00:00:00.001Z", "2025-12-31T23:59:59.999Z"]) {
+        vi.setSystemTime(new Date(at));
+        expect(isoNow()).toBe(at);
+        expect(isoNow()).toBe(new Date().toISOString());
+      }
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });
