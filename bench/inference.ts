@@ -79,7 +79,9 @@ async function throughput(url: string, headers: Record<string, string>, seconds:
     autocannon({ url, method: "POST", headers, body: BODY, connections: 10, duration, pipelining: 1 });
   await run(1);
   const r = await run(seconds);
-  if (r.non2xx > 0) throw new Error(`${url}: ${r.non2xx} non-2xx answers`);
+  if (r.non2xx > 0 || r.errors > 0 || r.requests.total === 0) {
+    throw new Error(`${url}: ${r.non2xx} non-2xx answers, ${r.errors} errors of ${r.requests.total} requests`);
+  }
   return r.requests.average;
 }
 
@@ -161,23 +163,28 @@ try {
       `  added    p50 ${fmt(ttfbGateway.p50 - ttfbDirect.p50, 3)} ms`,
     ].join("\n"),
   );
-  // Bare and gateway alternate, round by round, so a change of load in between lands on both.
+  // The baselines and the gateway alternate, round by round, so a change of load lands on all.
   const seconds = Number(process.env.BENCH_SECONDS ?? 3);
   const rounds = Number(process.env.BENCH_ROUNDS ?? 3);
-  let totalBare = 0;
-  let totalGateway = 0;
+  const totals = { bare: 0, helper: 0, gateway: 0 };
   console.log(`throughput, 10 connections, ${rounds} rounds of ${seconds} s each:`);
   for (let round = 1; round <= rounds; round++) {
-    const rpsBare = await throughput(`${info.bare}/bare/anthropic/v1/messages`, json, seconds);
-    const rpsGateway = await throughput(gateway, auth, seconds);
-    totalBare += rpsBare;
-    totalGateway += rpsGateway;
+    const bare = await throughput(`${info.bare}/bare/anthropic/v1/messages`, json, seconds);
+    const helper = await throughput(`${info.bare}/hono-proxy/anthropic/v1/messages`, json, seconds);
+    const through = await throughput(gateway, auth, seconds);
+    totals.bare += bare;
+    totals.helper += helper;
+    totals.gateway += through;
     console.log(
-      `  round ${round}: bare Hono pass-through ${fmt(rpsBare, 0)} req/s, gateway + proxy ${fmt(rpsGateway, 0)} req/s (${fmt(rpsGateway / rpsBare)}x)`,
+      `  round ${round}: bare pass-through ${fmt(bare, 0)} req/s, hono/proxy ${fmt(helper, 0)} req/s, gateway + proxy ${fmt(through, 0)} req/s (${fmt(through / bare)}x)`,
     );
   }
+  const avg = (n: number) => fmt(n / rounds, 0);
   console.log(
-    `  all rounds: bare ${fmt(totalBare / rounds, 0)} req/s, gateway + proxy ${fmt(totalGateway / rounds, 0)} req/s  (${fmt(totalGateway / totalBare)}x the bare pass-through)`,
+    [
+      `  all rounds: bare Hono pass-through ${avg(totals.bare)} req/s, Hono's proxy helper ${avg(totals.helper)} req/s, gateway + proxy ${avg(totals.gateway)} req/s`,
+      `  gateway + proxy: ${fmt(totals.gateway / totals.bare)}x the bare pass-through (${fmt(totals.gateway / totals.helper)}x Hono's proxy helper)`,
+    ].join("\n"),
   );
 
   const mem = async () => (await (await fetch(`${info.bare}/__mem`)).json()) as { rss: number; heapUsed: number };

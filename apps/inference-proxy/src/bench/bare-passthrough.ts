@@ -1,13 +1,21 @@
 import { Hono } from "hono";
+import { proxy } from "hono/proxy";
 import { Agent, type Dispatcher, request } from "undici";
 
 /**
- * The benchmark's baseline: a bare Hono app that forwards to one upstream and streams the answer
- * back, with no auth, spend, metering or policy. What the proxy adds is measured against this.
+ * The benchmark's baselines, forwarding to one upstream with no auth, spend, metering or policy:
+ * - `/bare/*`: undici's request, the answer streamed back as a web stream. What the proxy adds
+ *   is measured against this one. (Handing the Node server undici's Node stream instead makes
+ *   it poll the body on a timer: half the throughput, a baseline too easy to beat.)
+ * - `/hono-proxy/*`: Hono's own proxy helper (`hono/proxy`, fetch underneath), for reference.
  */
 export function createBarePassThrough(upstreamOrigin: string): { app: Hono; close(): Promise<void> } {
   const dispatcher = new Agent({ keepAliveTimeout: 30_000, connections: 2048 });
   const app = new Hono();
+  app.all("/hono-proxy/*", (c) => {
+    const url = new URL(c.req.url);
+    return proxy(`${upstreamOrigin}${url.pathname.replace(/^\/hono-proxy/, "")}${url.search}`, c.req);
+  });
   app.all("*", async (c) => {
     const url = new URL(c.req.url);
     const body = c.req.method === "GET" ? undefined : Buffer.from(await c.req.arrayBuffer());
@@ -20,7 +28,19 @@ export function createBarePassThrough(upstreamOrigin: string): { app: Hono; clos
     const headers = new Headers();
     const type = res.headers["content-type"];
     if (typeof type === "string") headers.set("content-type", type);
-    return new Response(res.body as unknown as ReadableStream, { status: res.statusCode, headers });
+    // Read as the client pulls; a cancelled answer ends the upstream body.
+    const chunks = res.body[Symbol.asyncIterator]();
+    const stream = new ReadableStream<Uint8Array>({
+      async pull(controller) {
+        const next = await chunks.next();
+        if (next.done) controller.close();
+        else controller.enqueue(next.value as Uint8Array);
+      },
+      cancel(reason) {
+        res.body.destroy(reason instanceof Error ? reason : undefined);
+      },
+    });
+    return new Response(stream, { status: res.statusCode, headers });
   });
   return { app, close: () => dispatcher.close() };
 }
