@@ -91,7 +91,15 @@ export async function createInferenceService(deps: InferenceServiceDeps): Promis
   // one relay and one settling transaction in audit), written beside the calls rather than on
   // each one's path.
   const usage = new GroupCommit<Record<string, unknown>, string>(
-    (batch) => outbox.publishMany(batch.map((data) => ({ topic: USAGE_RECORDED, data }))),
+    // The event keeps the id and time it was made with (no second id drawn for its envelope).
+    (batch) =>
+      outbox.publishMany(
+        batch.map((data) => ({
+          topic: USAGE_RECORDED,
+          data,
+          options: { id: String(data.id), time: String(data.time) },
+        })),
+      ),
     { delayMs: 20 },
   );
   const llm = createLlmProxy({
