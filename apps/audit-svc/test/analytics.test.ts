@@ -196,6 +196,13 @@ describe.each(targets)("audit analytics on $name $reason", (target) => {
       expect(
         pricing.cost("some-other-model", { inputTokens: 1, outputTokens: 1, cacheReadTokens: 0, cacheWriteTokens: 0 }),
       ).toBeUndefined();
+      // Asked again, a name resolved through its canonical form (or to no price) answers the same.
+      for (let i = 0; i < 2; i++) {
+        expect(pricing.price("global.anthropic.claude-haiku-4-5-20251001-v1:0")).toBe(
+          pricing.price("claude-haiku-4-5"),
+        );
+        expect(pricing.price("some-other-model")).toBeUndefined();
+      }
     },
   );
 

@@ -80,8 +80,18 @@ export class Pricing {
     }
   }
 
+  /** Names resolved through `canonicalModel` (four patterns) before: a call names the same few. */
+  private readonly resolved = new Map<string, ModelPrice | null>();
+
   price(model: string): ModelPrice | undefined {
-    return this.table.get(model) ?? this.table.get(canonicalModel(model));
+    const exact = this.table.get(model);
+    if (exact) return exact;
+    const known = this.resolved.get(model);
+    if (known !== undefined) return known ?? undefined;
+    const price = this.table.get(canonicalModel(model));
+    if (this.resolved.size >= 1000) this.resolved.clear();
+    this.resolved.set(model, price ?? null);
+    return price;
   }
 
   /**
