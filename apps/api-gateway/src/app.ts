@@ -187,9 +187,15 @@ export function createGateway(deps: GatewayDeps): Gateway {
         { upgrade: "websocket", connection: "Upgrade" },
       );
     }
-    const audit = (principal: Principal | undefined, status: number, response?: Response, resourceOrg?: string) => {
+    const audit = (
+      principal: Principal | undefined,
+      status: number,
+      response?: Response,
+      resourceOrg?: string,
+      soon = false,
+    ) => {
       if (!shouldAudit(method, status)) return;
-      auditor.record({
+      (soon ? auditor.recordSoon : auditor.record).call(auditor, {
         response,
         resourceOrg,
         principal,
@@ -335,7 +341,10 @@ export function createGateway(deps: GatewayDeps): Gateway {
     // not for a 201, whose body the audit record reads through a clone (a clone of a lightweight
     // Response is built from the headers it was created with).
     const adjusted = send !== undefined || (response.status !== 201 && adjustResponseHeaders(response, adjust));
-    audit(principal, response.status, response, named);
+    // With its headers adjusted, the answer has nothing more the record needs (but a 201's body):
+    // the record is made once the answer is on its way.
+    if (adjusted && response.status !== 201) audit(principal, response.status, undefined, named, true);
+    else audit(principal, response.status, response, named);
     return adjusted ? response : withHeaders(response, { [REQUEST_ID_HEADER]: requestId, ...limitHeaders });
   }
 

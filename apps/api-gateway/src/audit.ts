@@ -113,6 +113,24 @@ export class RequestAuditor {
     this.logger = options.logger;
   }
 
+  /** Records waiting for `recordSoon`'s turn. */
+  private soon: RequestAudit[] = [];
+
+  /**
+   * Records the request once the current turn is over, so the answer goes out first. For an answer
+   * whose record needs nothing more from it: not a 201 (whose body is read for the created id),
+   * and with the organization it named (if any) already taken out as `resourceOrg`.
+   */
+  recordSoon(audit: RequestAudit): void {
+    if (this.soon.push(audit) === 1) setImmediate(() => this.flushSoon());
+  }
+
+  private flushSoon(): void {
+    const batch = this.soon;
+    this.soon = [];
+    for (const audit of batch) this.record(audit);
+  }
+
   record(audit: RequestAudit): void {
     const { principal } = audit;
     const outcome = audit.status === 401 || audit.status === 403 ? "denied" : audit.status >= 400 ? "error" : "success";
@@ -212,6 +230,7 @@ export class RequestAuditor {
 
   /** Waits until every record whose organization was being resolved has been handed to the publisher. */
   async settled(): Promise<void> {
+    this.flushSoon();
     while (this.resolving.size > 0) await Promise.allSettled([...this.resolving]);
   }
 
@@ -221,6 +240,7 @@ export class RequestAuditor {
   }
 
   close(): void {
+    this.flushSoon();
     this.publisher.close();
   }
 }

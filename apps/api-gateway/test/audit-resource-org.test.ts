@@ -3,7 +3,7 @@
 // looking at its resource (a bad body) is still recorded in that organization's trail.
 import { AUDIT_RECORDED, type AuditRecorded, type Principal, RESOURCE_ORG_HEADER } from "@agentplane/contracts";
 import { MemoryBus } from "@agentplane/events";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { type RequestAudit, RequestAuditor } from "../src/audit.ts";
 
 const alice: Principal = { type: "user", id: "usr_alice", displayName: "Alice" };
@@ -70,5 +70,32 @@ describe("request records of resources named by an id of their own", () => {
     // An id no service named stays in the installation's trail.
     expect(byRequest(stranger.requestId)?.orgId).toBeUndefined();
     auditor.close();
+  });
+
+  it("records made soon go out after the turn, in order, named as the service named them; closing sends what waits", async () => {
+    const bus = new MemoryBus();
+    const records: AuditRecorded[] = [];
+    await bus.subscribe<AuditRecorded>(AUDIT_RECORDED, async (e) => void records.push(e.data));
+    const auditor = new RequestAuditor(bus);
+    const spy = vi.spyOn(bus, "publish");
+    const first = request({ resourceOrg: "org_a" });
+    const second = request({ params: { clusterId: "cls_1" }, status: 400 });
+    auditor.recordSoon(first);
+    auditor.recordSoon(second);
+    expect(spy).not.toHaveBeenCalled();
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(spy.mock.calls.map(([, data]) => (data as AuditRecorded).requestId)).toEqual([
+      first.requestId,
+      second.requestId,
+    ]);
+    await expect.poll(() => records.length).toBe(2);
+    // The path's cluster was learned from the first record's organization.
+    expect(records.map((r) => r.orgId)).toEqual(["org_a", "org_a"]);
+
+    const last = request({ resourceOrg: "org_c" });
+    auditor.recordSoon(last);
+    auditor.close();
+    expect(spy).toHaveBeenCalledTimes(3);
+    await expect.poll(() => records.length).toBe(3);
   });
 });
