@@ -49,7 +49,9 @@ class RecordHeaders {
 
   forEach(callback: (value: string, key: string, parent: Headers) => void, thisArg?: unknown): void {
     if (this[REAL]) {
-      this[REAL].forEach((value, key) => callback.call(thisArg, value, key, this as unknown as Headers));
+      this[REAL].forEach((value, key) => {
+        callback.call(thisArg, value, key, this as unknown as Headers);
+      });
       return;
     }
     const record = this[RECORD];

@@ -58,6 +58,16 @@ export class UsageMeter {
     }
   }
 
+  private textDecoder(): InstanceType<typeof TextDecoder> {
+    this.decoder ??= new TextDecoder();
+    return this.decoder;
+  }
+
+  private eventStreamCodec(): EventStreamCodec {
+    this.codec ??= new EventStreamCodec(toUtf8, fromUtf8);
+    return this.codec;
+  }
+
   /** True once any output was streamed to the client (a failure after this is not released). */
   get hasOutput(): boolean {
     return this.sawOutput;
@@ -69,8 +79,7 @@ export class UsageMeter {
       if (this.format === "json") {
         this.jsonBytes += chunk.byteLength;
         if (this.jsonBytes <= MAX_JSON_BYTES) this.json.push(chunk);
-      } else if (this.format === "sse")
-        this.pushSse((this.decoder ??= new TextDecoder()).decode(chunk, { stream: true }));
+      } else if (this.format === "sse") this.pushSse(this.textDecoder().decode(chunk, { stream: true }));
       else this.pushFrames(chunk);
     } catch {
       // Metering never breaks the stream; what was read so far still counts.
@@ -212,12 +221,10 @@ export class UsageMeter {
       const view = new DataView(joined.buffer, joined.byteOffset + offset);
       const length = view.getUint32(0);
       if (joined.byteLength - offset < length) break;
-      const message = (this.codec ??= new EventStreamCodec(toUtf8, fromUtf8)).decode(
-        joined.subarray(offset, offset + length),
-      );
+      const message = this.eventStreamCodec().decode(joined.subarray(offset, offset + length));
       offset += length;
       const type = message.headers[":event-type"]?.value;
-      const body = obj(JSON.parse((this.decoder ??= new TextDecoder()).decode(message.body)));
+      const body = obj(JSON.parse(this.textDecoder().decode(message.body)));
       if (!body) continue;
       if (type === "chunk" && typeof body.bytes === "string") {
         const e = obj(JSON.parse(Buffer.from(body.bytes, "base64").toString("utf8")));
