@@ -1,6 +1,5 @@
 import { request as httpRequest, type IncomingMessage } from "node:http";
 import type { Duplex } from "node:stream";
-import { Readable } from "node:stream";
 import { INTERNAL_IDENTITY_HEADER, type Principal, SANDBOX_INGRESS_HEADER } from "@agentplane/contracts";
 
 /** Parsing lives in contracts so a gateway can route ingress without depending on this package. */
@@ -14,6 +13,7 @@ import {
   rejectUpgrade,
   spliceUpgrade,
   verifyIdentity,
+  webStreamOf,
 } from "@agentplane/service-kit";
 import { checkAccess, type SandboxDeps } from "./services/context.ts";
 import type { SandboxRow } from "./services/mapping.ts";
@@ -90,7 +90,7 @@ export async function ingressFetch(deps: SandboxDeps, request: Request, target: 
           const nullBody = status === 204 || status === 304 || request.method === "HEAD";
           if (nullBody) res.resume();
           res.on("end", () => stream.destroy());
-          resolve(new Response(nullBody ? null : (Readable.toWeb(res) as ReadableStream), { status, headers: out }));
+          resolve(new Response(nullBody ? null : webStreamOf(res), { status, headers: out }));
         },
       );
       req.on("error", () =>

@@ -70,3 +70,4 @@ export {
 } from "./run-service.ts";
 export { onShutdown, type RunningServer, serveFetch } from "./serve.ts";
 export { guardSocket, HOP_BY_HOP_HEADERS, rejectUpgrade, spliceUpgrade } from "./upgrade.ts";
+export { webStreamOf } from "./web-stream.ts";

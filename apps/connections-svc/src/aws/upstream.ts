@@ -1,4 +1,4 @@
-import { Readable } from "node:stream";
+import { webStreamOf } from "@agentplane/service-kit";
 import { Agent, type Dispatcher, request } from "undici";
 
 /** Keep-alive connections to AWS endpoints, shared by every connection's proxied calls. */
@@ -42,5 +42,5 @@ export async function sendToAws(
   if (typeof declared === "string" && Number(declared) <= BUFFERED_BYTES) {
     return new Response(new Uint8Array(await answer.body.arrayBuffer()), { status, headers: out });
   }
-  return new Response(Readable.toWeb(answer.body) as ReadableStream<Uint8Array>, { status, headers: out });
+  return new Response(webStreamOf(answer.body), { status, headers: out });
 }
