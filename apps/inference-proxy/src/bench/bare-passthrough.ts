@@ -1,3 +1,4 @@
+import { webStreamOf } from "@agentplane/service-kit";
 import { Hono } from "hono";
 import { proxy } from "hono/proxy";
 import { Agent, type Dispatcher, request } from "undici";
@@ -28,19 +29,7 @@ export function createBarePassThrough(upstreamOrigin: string): { app: Hono; clos
     const headers = new Headers();
     const type = res.headers["content-type"];
     if (typeof type === "string") headers.set("content-type", type);
-    // Read as the client pulls; a cancelled answer ends the upstream body.
-    const chunks = res.body[Symbol.asyncIterator]();
-    const stream = new ReadableStream<Uint8Array>({
-      async pull(controller) {
-        const next = await chunks.next();
-        if (next.done) controller.close();
-        else controller.enqueue(next.value as Uint8Array);
-      },
-      cancel(reason) {
-        res.body.destroy(reason instanceof Error ? reason : undefined);
-      },
-    });
-    return new Response(stream, { status: res.statusCode, headers });
+    return new Response(webStreamOf(res.body), { status: res.statusCode, headers });
   });
   return { app, close: () => dispatcher.close() };
 }
