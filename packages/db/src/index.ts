@@ -7,3 +7,4 @@ export {
   redactUrl,
 } from "./database.ts";
 export { type MigrationList, migrateToLatest } from "./migrate.ts";
+export { type ArrayElement, pgArray, pgColumns } from "./pg-array.ts";
