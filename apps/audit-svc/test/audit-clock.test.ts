@@ -74,4 +74,34 @@ describe.skipIf(!pg.available)(`audit record timestamps${pg.reason}`, () => {
     expect(times[0]).toBe("2026-02-01T00:00:00.000000Z");
     expect(times[319]).toBe("2026-02-01T00:00:00.000319Z");
   });
+
+  it("stores every field as sent: quotes, backslashes, braces, commas, line breaks and the word NULL", async () => {
+    const awkward = 'say "hi", {x} \\ NULL\nnext\tline ✓';
+    const sent: AuditRecorded = {
+      id: "odd_1",
+      orgId: "org_d",
+      projectId: "NULL",
+      time: "2026-03-01T00:00:00.000Z",
+      principal: { type: "user", id: "usr_\\1", displayName: awkward },
+      action: "thing.changed",
+      source: "request",
+      targetType: "path",
+      targetId: awkward,
+      targets: { path: awkward, empty: "" },
+      outcome: "success",
+      status: 200,
+      requestId: "",
+      ip: "::1",
+      userAgent: awkward,
+      method: "POST",
+      path: "/v1/a,b/{c}",
+      details: { note: awkward, nested: { list: [1, "\\", null] } },
+    };
+    expect(await storeAuditRecords(db(), [sent, event("plain_1", "org_d", "2026-03-01T00:00:01.000Z")])).toBe(2);
+    const [stored] = (await listAuditTrail(db(), "org_d", { limit: 10 })).items.filter((r) => r.id === "odd_1");
+    // An empty request id reads back as absent, like every other empty optional field.
+    const { requestId: _empty, ...expected } = sent;
+    expect(stored).toMatchObject({ ...expected, time: "2026-03-01T00:00:00.000000Z" });
+    expect(stored?.principal).toEqual(sent.principal);
+  });
 });

@@ -1,4 +1,5 @@
 import type { AuditRecord, AuditRecorded } from "@agentplane/contracts";
+import { pgColumns } from "@agentplane/db";
 import { CompiledQuery, type Kysely } from "kysely";
 import { AUDIT_SCHEMA, type AuditDb, type AuditRecordsTable } from "../db/schema.ts";
 import { microParam, microText } from "./time.ts";
@@ -22,9 +23,9 @@ export async function storeAuditRecords(db: Kysely<AuditDb>, events: readonly Au
   if (unique.size === 0) return 0;
   // A redelivered event still takes a timestamp and is then skipped by the insert: it costs one
   // unused microsecond, which is cheaper than asking first for every batch.
-  const rows = JSON.stringify([...unique.values()].map(toRow));
+  const rows = pgColumns([...unique.values()].map(toRow), INPUT_COLUMNS);
   const store = async () =>
-    (await db.executeQuery<{ stored: number; unclocked: number }>(CompiledQuery.raw(STORE_RECORDS, [rows]))).rows[0]!;
+    (await db.executeQuery<{ stored: number; unclocked: number }>(CompiledQuery.raw(STORE_RECORDS, rows))).rows[0]!;
   const first = await store();
   if (Number(first.unclocked) === 0) return Number(first.stored);
   // An organization's first records: its clock row is created, and the records without one stored.
@@ -32,6 +33,35 @@ export async function storeAuditRecords(db: Kysely<AuditDb>, events: readonly Au
   await db.executeQuery(CompiledQuery.raw(CREATE_CLOCKS, [JSON.stringify(orgIds), EPOCH]));
   return Number(first.stored) + Number((await store()).stored);
 }
+
+/** A batch's columns, one array each (`pgColumns`); the ones not listed in INPUT_TYPES are text. */
+const INPUT_COLUMNS = [
+  "event_id",
+  "org_id",
+  "project_id",
+  "occurred_at",
+  "principal_type",
+  "principal_id",
+  "principal_name",
+  "action",
+  "source",
+  "target_type",
+  "target_id",
+  "targets",
+  "outcome",
+  "status",
+  "request_id",
+  "ip",
+  "user_agent",
+  "method",
+  "path",
+  "details",
+] as const;
+const INPUT_TYPES: Partial<Record<(typeof INPUT_COLUMNS)[number], string>> = {
+  targets: "jsonb",
+  status: "int",
+  details: "jsonb",
+};
 
 const CREATE_CLOCKS = `insert into ${AUDIT_SCHEMA}.org_clocks (org_id, last_ts)
   select o, cast(cast($2 as text) as timestamptz) from jsonb_array_elements_text(cast(cast($1 as text) as jsonb)) as o
@@ -50,10 +80,8 @@ const fromMicros = (m: string) => `(to_timestamp(${m} / 1000000) + (${m} % 10000
  */
 const STORE_RECORDS = `with input as (
     select r.*, coalesce(r.org_id, '') as clock, ${micros("cast(r.occurred_at as timestamptz)")} as at
-    from jsonb_to_recordset(cast(cast($1 as text) as jsonb)) as r(event_id text, org_id text,
-      project_id text, occurred_at text, principal_type text, principal_id text, principal_name text,
-      action text, source text, target_type text, target_id text, targets jsonb, outcome text, status int,
-      request_id text, ip text, user_agent text, method text, path text, details jsonb)
+    from unnest(${INPUT_COLUMNS.map((c, i) => `cast($${i + 1} as ${INPUT_TYPES[c] ?? "text"}[])`).join(", ")})
+      as r(${INPUT_COLUMNS.join(", ")})
   ),
   locked as (
     select org_id, ${micros("last_ts")} as c from ${AUDIT_SCHEMA}.org_clocks
@@ -89,6 +117,7 @@ const STORE_RECORDS = `with input as (
   select (select count(*) from stored)::int as stored,
     (select count(*) from input i where not exists (select 1 from locked l where l.org_id = i.clock))::int as unclocked`;
 
+/** A record's input row; its jsonb columns as JSON text. */
 function toRow(e: AuditRecorded): Omit<AuditRecordsTable, "ts"> {
   return {
     event_id: e.id,
@@ -102,7 +131,7 @@ function toRow(e: AuditRecorded): Omit<AuditRecordsTable, "ts"> {
     source: e.source ?? "request",
     target_type: e.targetType ?? null,
     target_id: e.targetId ?? null,
-    targets: e.targets ?? {},
+    targets: JSON.stringify(e.targets ?? {}),
     outcome: e.outcome,
     status: e.status ?? null,
     request_id: e.requestId ?? null,
@@ -110,7 +139,7 @@ function toRow(e: AuditRecorded): Omit<AuditRecordsTable, "ts"> {
     user_agent: e.userAgent ?? null,
     method: e.method ?? null,
     path: e.path ?? null,
-    details: e.details ?? null,
+    details: e.details === undefined || e.details === null ? null : JSON.stringify(e.details),
   };
 }
 

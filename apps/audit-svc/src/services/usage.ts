@@ -4,6 +4,7 @@ import {
   type UsageGroupBy,
   type UsageRecorded,
 } from "@agentplane/contracts";
+import { pgColumns } from "@agentplane/db";
 import { CompiledQuery, type Kysely, sql } from "kysely";
 import { AUDIT_SCHEMA, type AuditDb, type UsageRecordsTable } from "../db/schema.ts";
 import { bucketOf } from "./audit-analytics.ts";
@@ -62,7 +63,9 @@ export async function storeUsageRecords(
   // The common case, in one statement and no transaction: records under no limit whose reservation
   // holds nothing (settled by the same statement) or that audit never had. The rest (and events
   // stored before) take the transaction below, which locks their reservations first.
-  const quick = await db.executeQuery<{ event_id: string }>(CompiledQuery.raw(STORE_UNLIMITED, [JSON.stringify(rows)]));
+  const quick = await db.executeQuery<{ event_id: string }>(
+    CompiledQuery.raw(STORE_UNLIMITED, pgColumns(rows, INPUT_COLUMNS)),
+  );
   const done = new Set(quick.rows.map((r) => r.event_id));
   if (done.size === rows.length) return done.size;
   const rest = rows.filter((r) => !done.has(r.event_id));
@@ -74,7 +77,7 @@ function storeLocking(db: Kysely<AuditDb>, deps: { spend: SpendLedger }, rows: U
   return db.transaction().execute(async (trx) => {
     // One statement: stores the new records, locks their reservations (with whether each holds
     // against limits) and says whether any limit applies to each record's scope.
-    const stored = await trx.executeQuery<StoredRow>(CompiledQuery.raw(STORE_USAGE, [JSON.stringify(rows)]));
+    const stored = await trx.executeQuery<StoredRow>(CompiledQuery.raw(STORE_USAGE, pgColumns(rows, INPUT_COLUMNS)));
     const fresh = new Map(stored.rows.map((r) => [r.event_id, r]));
     const direct: { orgId: string; projectId: string | null; at: Date; cost: number }[] = [];
     // Reservations that hold nothing (no limit applied when they were made), settled in one update;
@@ -112,12 +115,38 @@ interface StoredRow {
   limited: boolean;
 }
 
-// Fixed statement texts with the batch in one JSON parameter: prepared once per connection
-// whatever the batch size, and nothing to build per call.
-const USAGE_INPUT = `jsonb_to_recordset(cast(cast($1 as text) as jsonb)) as r(event_id text, org_id text, project_id text,
-      principal_type text, principal_id text, provider text, model text, route text, input_tokens bigint,
-      output_tokens bigint, cache_read_tokens bigint, cache_write_tokens bigint, cost_micro_usd bigint,
-      priced boolean, request_id text, reservation_id text, ts text)`;
+/** The batch's columns, one array each (`pgColumns`): text unless typed here. */
+const INPUT_COLUMNS = [
+  "event_id",
+  "org_id",
+  "project_id",
+  "principal_type",
+  "principal_id",
+  "provider",
+  "model",
+  "route",
+  "input_tokens",
+  "output_tokens",
+  "cache_read_tokens",
+  "cache_write_tokens",
+  "cost_micro_usd",
+  "priced",
+  "request_id",
+  "reservation_id",
+  "ts",
+] as const satisfies readonly (keyof UsageRecordsTable)[];
+const INPUT_TYPES: Partial<Record<(typeof INPUT_COLUMNS)[number], string>> = {
+  input_tokens: "bigint",
+  output_tokens: "bigint",
+  cache_read_tokens: "bigint",
+  cache_write_tokens: "bigint",
+  cost_micro_usd: "bigint",
+  priced: "boolean",
+};
+// Fixed statement texts with the batch in one array parameter per column: prepared once per
+// connection whatever the batch size, and nothing to build per call.
+const USAGE_INPUT = `unnest(${INPUT_COLUMNS.map((c, i) => `cast($${i + 1} as ${INPUT_TYPES[c] ?? "text"}[])`).join(", ")})
+      as r(${INPUT_COLUMNS.join(", ")})`;
 const USAGE_COLUMNS = `event_id, org_id, project_id, principal_type, principal_id, provider, model, route,
       input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, cost_micro_usd, priced, request_id,
       reservation_id, ts`;
