@@ -74,15 +74,55 @@ async function sequential(
   });
 }
 
-async function throughput(url: string, headers: Record<string, string>, seconds: number): Promise<number> {
+/** CPU time (ms) of each process on the machine that takes part in a throughput round. */
+interface CpuSplit {
+  platform: number;
+  postgres: number;
+  upstream: number;
+  loadGenerator: number;
+}
+const CPU_PARTS = ["platform", "postgres", "upstream", "loadGenerator"] as const;
+
+function cpuNow(platformPid: number | undefined, upstreamPid: number | undefined): CpuSplit {
+  const own = process.cpuUsage();
+  return {
+    platform: processCpuMs(platformPid) ?? 0,
+    postgres: postgresCpuMs(),
+    upstream: processCpuMs(upstreamPid) ?? 0,
+    loadGenerator: (own.user + own.system) / 1000,
+  };
+}
+
+/**
+ * Requests per second over `seconds` (after one second of warm-up), and the CPU each process
+ * spent per request meanwhile: on two cores shared by all of them, the machine's CPU per request
+ * bounds the throughput as much as the platform's own.
+ */
+async function throughput(
+  url: string,
+  headers: Record<string, string>,
+  seconds: number,
+  pids: { platform: number | undefined; upstream: number | undefined },
+): Promise<{ rate: number; requests: number; cpu: CpuSplit }> {
   const run = (duration: number) =>
     autocannon({ url, method: "POST", headers, body: BODY, connections: 10, duration, pipelining: 1 });
   await run(1);
+  const before = cpuNow(pids.platform, pids.upstream);
   const r = await run(seconds);
+  const after = cpuNow(pids.platform, pids.upstream);
   if (r.non2xx > 0 || r.errors > 0 || r.requests.total === 0) {
     throw new Error(`${url}: ${r.non2xx} non-2xx answers, ${r.errors} errors of ${r.requests.total} requests`);
   }
-  return r.requests.average;
+  const cpu = { ...before };
+  for (const part of CPU_PARTS) cpu[part] = after[part] - before[part];
+  return { rate: r.requests.average, requests: r.requests.total, cpu };
+}
+
+/** Microseconds of CPU per request, per process and in all, from CPU totals (ms) and a request count. */
+function perRequest(cpu: CpuSplit, requests: number): string {
+  const us = (ms: number) => fmt((ms * 1000) / requests, 0);
+  const all = CPU_PARTS.reduce((sum, part) => sum + cpu[part], 0);
+  return `${us(all)} us (platform ${us(cpu.platform)}, PostgreSQL ${us(cpu.postgres)}, upstream ${us(cpu.upstream)}, load generator ${us(cpu.loadGenerator)})`;
 }
 
 async function openStreams(url: string, headers: Record<string, string>, count: number) {
@@ -166,17 +206,31 @@ try {
   // The baselines and the gateway alternate, round by round, so a change of load lands on all.
   const seconds = Number(process.env.BENCH_SECONDS ?? 3);
   const rounds = Number(process.env.BENCH_ROUNDS ?? 3);
+  const kinds = ["bare", "helper", "gateway"] as const;
   const totals = { bare: 0, helper: 0, gateway: 0 };
+  const cpuTotals = Object.fromEntries(
+    kinds.map((k) => [k, { platform: 0, postgres: 0, upstream: 0, loadGenerator: 0 } as CpuSplit]),
+  ) as Record<(typeof kinds)[number], CpuSplit>;
+  const targets = {
+    bare: [`${info.bare}/bare/anthropic/v1/messages`, json],
+    helper: [`${info.bare}/hono-proxy/anthropic/v1/messages`, json],
+    gateway: [gateway, auth],
+  } as const;
+  const pids = { platform: platform?.pid, upstream: upstream.pid };
+  const counted = { bare: 0, helper: 0, gateway: 0 };
   console.log(`throughput, 10 connections, ${rounds} rounds of ${seconds} s each:`);
   for (let round = 1; round <= rounds; round++) {
-    const bare = await throughput(`${info.bare}/bare/anthropic/v1/messages`, json, seconds);
-    const helper = await throughput(`${info.bare}/hono-proxy/anthropic/v1/messages`, json, seconds);
-    const through = await throughput(gateway, auth, seconds);
-    totals.bare += bare;
-    totals.helper += helper;
-    totals.gateway += through;
+    const rates = { bare: 0, helper: 0, gateway: 0 };
+    for (const kind of kinds) {
+      const [url, headers] = targets[kind];
+      const { rate, requests, cpu } = await throughput(url, headers, seconds, pids);
+      rates[kind] = rate;
+      counted[kind] += requests;
+      totals[kind] += rate;
+      for (const part of CPU_PARTS) cpuTotals[kind][part] += cpu[part];
+    }
     console.log(
-      `  round ${round}: bare pass-through ${fmt(bare, 0)} req/s, hono/proxy ${fmt(helper, 0)} req/s, gateway + proxy ${fmt(through, 0)} req/s (${fmt(through / bare)}x)`,
+      `  round ${round}: bare pass-through ${fmt(rates.bare, 0)} req/s, hono/proxy ${fmt(rates.helper, 0)} req/s, gateway + proxy ${fmt(rates.gateway, 0)} req/s (${fmt(rates.gateway / rates.bare)}x)`,
     );
   }
   const avg = (n: number) => fmt(n / rounds, 0);
@@ -184,6 +238,10 @@ try {
     [
       `  all rounds: bare Hono pass-through ${avg(totals.bare)} req/s, Hono's proxy helper ${avg(totals.helper)} req/s, gateway + proxy ${avg(totals.gateway)} req/s`,
       `  gateway + proxy: ${fmt(totals.gateway / totals.bare)}x the bare pass-through (${fmt(totals.gateway / totals.helper)}x Hono's proxy helper)`,
+      "  CPU per request, every process on the machine (all rounds):",
+      `    bare pass-through  ${perRequest(cpuTotals.bare, counted.bare)}`,
+      `    hono/proxy         ${perRequest(cpuTotals.helper, counted.helper)}`,
+      `    gateway + proxy    ${perRequest(cpuTotals.gateway, counted.gateway)}`,
     ].join("\n"),
   );
 
