@@ -1,3 +1,4 @@
+export { BufferedPublisher, type BufferedPublisherOptions } from "./buffered-publisher.ts";
 export { BullMqBus, type BullMqBusOptions } from "./bullmq-bus.ts";
 export type { Bus, EventEnvelope, EventHandler, SubscribeOptions, Subscription } from "./bus.ts";
 export { envelope } from "./bus.ts";
@@ -5,8 +6,6 @@ export { createBus } from "./create-bus.ts";
 export { type DomainEvent, domainAuditRecord, recordDomainEvent, withDomainEvents } from "./domain-events.ts";
 export { MemoryBus } from "./memory-bus.ts";
 export {
-  BufferedPublisher,
-  type BufferedPublisherOptions,
   createOutbox,
   type EnqueueOptions,
   type Outbox,
