@@ -27,6 +27,13 @@ export interface Bus {
   readonly kind: "memory" | "bullmq";
   publish<T>(topic: string, data: T, options?: { id?: string; time?: string }): Promise<EventEnvelope<T>>;
   subscribe<T>(topic: string, handler: EventHandler<T>, options?: SubscribeOptions): Promise<Subscription>;
+  /**
+   * Only on a bus whose consumers run in this process (the memory bus): publishes and resolves
+   * once the consumer it went to has handled the event (a durable consumer: stored it), or rejects
+   * when no consumer is subscribed or its handler failed (the bus does not retry it then; the
+   * caller keeps the event). An outbox uses it to skip its table for events a consumer took.
+   */
+  deliver?<T>(topic: string, data: T, options?: { id?: string; time?: string }): Promise<void>;
   /** True when the bus can take events now (Redis reachable); for readiness checks. */
   ready(): Promise<boolean>;
   close(): Promise<void>;

@@ -2,11 +2,16 @@ import { type Bus, type EventEnvelope, type EventHandler, envelope, type Subscri
 
 const MAX_ATTEMPTS = 5;
 
+/** Settles a delivered event's `deliver` call once its handler is done (no retry then). */
+type Settle = (err?: unknown) => void;
+
 /** One subscription: the events dispatched to its handler and not yet handed to it. */
 interface Lane {
   readonly handler: EventHandler;
   events: EventEnvelope[];
   attempts: number[];
+  /** Per event: its `deliver` caller, or undefined for a published event. */
+  settles: (Settle | undefined)[];
   scheduled: boolean;
 }
 
@@ -41,7 +46,22 @@ export class MemoryBus implements Bus {
     return event;
   }
 
-  private dispatch(topic: string, event: EventEnvelope, attempt: number): void {
+  /**
+   * Hands the event to a subscribed handler and settles once it is done: resolved when the
+   * handler resolved, rejected when it threw (not retried: the caller keeps the event) or when no
+   * handler is subscribed (not kept for a later subscriber either).
+   */
+  deliver<T>(topic: string, data: T, options?: { id?: string; time?: string }): Promise<void> {
+    if (this.closed) return Promise.reject(new Error("bus is closed"));
+    if (!this.lanes.get(topic)?.length) return Promise.reject(new Error(`no consumer of ${topic}`));
+    return new Promise<void>((resolve, reject) => {
+      this.dispatch(topic, envelope(topic, data, options) as EventEnvelope, 1, (err) =>
+        err === undefined ? resolve() : reject(err),
+      );
+    });
+  }
+
+  private dispatch(topic: string, event: EventEnvelope, attempt: number, settle?: Settle): void {
     const lanes = this.lanes.get(topic);
     if (!lanes?.length) return;
     const index = (this.next.get(topic) ?? 0) % lanes.length;
@@ -49,6 +69,7 @@ export class MemoryBus implements Bus {
     const lane = lanes[index]!;
     lane.events.push(event);
     lane.attempts.push(attempt);
+    lane.settles.push(settle);
     this.inFlight++;
     if (!lane.scheduled) {
       lane.scheduled = true;
@@ -57,18 +78,29 @@ export class MemoryBus implements Bus {
   }
 
   private run(lane: Lane, topic: string): void {
-    const { events, attempts } = lane;
+    const { events, attempts, settles } = lane;
     lane.events = [];
     lane.attempts = [];
+    lane.settles = [];
     lane.scheduled = false;
-    for (let i = 0; i < events.length; i++) void this.handle(lane.handler, topic, events[i]!, attempts[i]!);
+    for (let i = 0; i < events.length; i++) {
+      void this.handle(lane.handler, topic, events[i]!, attempts[i]!, settles[i]);
+    }
   }
 
-  private async handle(handler: EventHandler, topic: string, event: EventEnvelope, attempt: number): Promise<void> {
+  private async handle(
+    handler: EventHandler,
+    topic: string,
+    event: EventEnvelope,
+    attempt: number,
+    settle: Settle | undefined,
+  ): Promise<void> {
     try {
       await handler(event);
-    } catch {
-      if (attempt < MAX_ATTEMPTS && !this.closed) {
+      settle?.();
+    } catch (err) {
+      if (settle) settle(err ?? new Error(`handler of ${topic} failed`));
+      else if (attempt < MAX_ATTEMPTS && !this.closed) {
         setTimeout(() => this.dispatch(topic, event, attempt + 1), 10 * 2 ** attempt).unref();
       }
     } finally {
@@ -83,7 +115,7 @@ export class MemoryBus implements Bus {
   }
 
   async subscribe<T>(topic: string, handler: EventHandler<T>): Promise<Subscription> {
-    const lane: Lane = { handler: handler as EventHandler, events: [], attempts: [], scheduled: false };
+    const lane: Lane = { handler: handler as EventHandler, events: [], attempts: [], settles: [], scheduled: false };
     const list = this.lanes.get(topic) ?? [];
     list.push(lane);
     this.lanes.set(topic, list);

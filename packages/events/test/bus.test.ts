@@ -106,6 +106,46 @@ describe("memory bus", () => {
     expect(done).toEqual(["first", "second"]);
     await bus.close();
   });
+
+  it("deliver settles once the handler is done with the event, not when it is queued", async () => {
+    const bus = new MemoryBus();
+    const stored: unknown[] = [];
+    await bus.subscribe("t.kept", async (e) => {
+      await new Promise((r) => setTimeout(r, 30));
+      stored.push(e.data);
+    });
+    const delivered = bus.deliver("t.kept", { n: 1 }, { id: "evt-1" });
+    await new Promise((r) => setImmediate(r));
+    expect(stored).toEqual([]);
+    await delivered;
+    expect(stored).toEqual([{ n: 1 }]);
+    await bus.close();
+  });
+
+  it("deliver rejects when nobody consumes the topic, and keeps nothing for a later consumer", async () => {
+    const bus = new MemoryBus();
+    await expect(bus.deliver("t.nobody", {})).rejects.toThrow(/no consumer/);
+    const seen: unknown[] = [];
+    await bus.subscribe("t.nobody", async (e) => void seen.push(e.data));
+    await bus.drain();
+    expect(seen).toEqual([]);
+    await bus.close();
+  });
+
+  it("deliver rejects with the handler's error and the bus does not hand the event over again", async () => {
+    const bus = new MemoryBus();
+    let calls = 0;
+    await bus.subscribe("t.fails", async () => {
+      calls++;
+      throw new Error("storage refused");
+    });
+    await expect(bus.deliver("t.fails", {})).rejects.toThrow("storage refused");
+    // A published event that fails is tried again after 20 ms; a delivered one is the caller's.
+    await new Promise((r) => setTimeout(r, 100));
+    expect(calls).toBe(1);
+    await bus.close();
+    await expect(bus.deliver("t.fails", {})).rejects.toThrow(/closed/);
+  });
 });
 
 describe("bullmq bus without Redis", () => {
