@@ -13,5 +13,6 @@ export {
   type OutboxOptions,
   outboxMigration,
   outboxMigrations,
+  type PublishManyOptions,
 } from "./outbox.ts";
 export { storablePayload } from "./sanitize.ts";

@@ -3,6 +3,7 @@ import type { Database, MigrationList } from "@agentplane/db";
 import { CompiledQuery, type Generated, type Kysely, sql } from "kysely";
 import type { Migration } from "kysely/migration";
 import { type Bus, isoNow } from "./bus.ts";
+import { canDeliver, handOff } from "./hand-off.ts";
 import { storablePayload } from "./sanitize.ts";
 
 /** The part of a logger the relay uses (pino's Logger fits). */
@@ -68,6 +69,19 @@ export interface OutboxOptions {
   maxBackoffMs?: number;
   /** A claimed row is retried by any replica after this long if its relay died mid-publish (default 30 s). */
   leaseMs?: number;
+  /** How long a hand-off (`PublishManyOptions.handOff`) waits for the consumer before writing rows (default 10 s). */
+  handOffTimeoutMs?: number;
+}
+
+export interface PublishManyOptions {
+  /**
+   * Resolve once the events are safe, rather than once their rows are written: where the bus has
+   * the consumer in this process (`Bus.deliver`, the all-in-one mode), an event its consumer
+   * handled (a durable consumer: stored) needs no row at all, and only the others are written.
+   * Either way nothing is lost that was acknowledged. For producers that wait off the request
+   * path (a consumer may gather events for some milliseconds before it stores them).
+   */
+  handOff?: boolean;
 }
 
 export interface EnqueueOptions {
@@ -89,7 +103,10 @@ export interface Outbox {
   /** Writes an event right away, for changes that have no transaction of their own. */
   publish<T>(topic: string, data: T, options?: EnqueueOptions): Promise<string>;
   /** Writes several events in one insert (a producer's group commit); returns their ids in order. */
-  publishMany<T>(events: { topic: string; data: T; options?: EnqueueOptions }[]): Promise<string[]>;
+  publishMany<T>(
+    events: { topic: string; data: T; options?: EnqueueOptions }[],
+    options?: PublishManyOptions,
+  ): Promise<string[]>;
   /** One relay round now; returns how many events were published. */
   flush(): Promise<number>;
   /** Publishes soon rather than at the next poll (after a transaction that enqueued has committed). */
@@ -117,6 +134,7 @@ export function createOutbox(options: OutboxOptions): Outbox {
   const batchSize = options.batchSize ?? 500;
   const maxBackoffMs = options.maxBackoffMs ?? 30_000;
   const leaseMs = options.leaseMs ?? 30_000;
+  const handOffMs = options.handOffTimeoutMs ?? 10_000;
   let failures = 0;
   let timer: NodeJS.Timeout | undefined;
   let running: Promise<number> | undefined;
@@ -263,8 +281,8 @@ export function createOutbox(options: OutboxOptions): Outbox {
    * the batch's text instead of a walk over every payload). Otherwise each payload is made
    * storable and the batch encoded again.
    */
-  async function write(values: OutboxRow[]): Promise<void> {
-    const now = direct();
+  async function write(values: OutboxRow[], viaRelay = false): Promise<void> {
+    const now = !viaRelay && direct();
     let text = JSON.stringify(values);
     if (text.includes("\\u")) {
       for (const v of values) v.data = storablePayload(v.data);
@@ -326,10 +344,18 @@ export function createOutbox(options: OutboxOptions): Outbox {
       await write([value]);
       return value.id;
     },
-    async publishMany(events) {
+    async publishMany(events, opts) {
       if (events.length === 0) return [];
       const values = events.map((e) => row(e.topic, e.data, e.options));
-      await write(values);
+      if (opts?.handOff && canDeliver(bus) && started && !stopped && failures === 0) {
+        // What a consumer would have read from the table.
+        for (const v of values) v.data = storablePayload(v.data);
+        const left = await handOff(bus, values, handOffMs);
+        // Written available at once, so the relay delivers them again soon.
+        if (left.length > 0) await write(left, true);
+      } else {
+        await write(values);
+      }
       return values.map((v) => v.id);
     },
     flush,
