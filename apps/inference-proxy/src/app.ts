@@ -89,7 +89,9 @@ export async function createInferenceService(deps: InferenceServiceDeps): Promis
   const spend = new SpendGate(deps.audit, deps.logger, deps.config.spend);
   // Usage events of the calls that end within 20 ms of each other share one outbox insert (and so
   // one relay and one settling transaction in audit), written beside the calls rather than on
-  // each one's path.
+  // each one's path. Where audit's consumer runs in this process (all-in-one), the batch is handed
+  // to it instead and only what it did not store is written to the outbox: each event is stored
+  // once, with no outbox row written and deleted for it.
   const usage = new GroupCommit<Record<string, unknown>, string>(
     // The event keeps the id and time it was made with (no second id drawn for its envelope).
     (batch) =>
@@ -99,6 +101,7 @@ export async function createInferenceService(deps: InferenceServiceDeps): Promis
           data,
           options: { id: String(data.id), time: String(data.time) },
         })),
+        { handOff: true },
       ),
     { delayMs: 20 },
   );

@@ -1,6 +1,6 @@
 // Each model call's usage event goes out under the id and time the proxy gave it: the envelope
 // audit stores it by is the event's own id, not a second one drawn for the outbox row.
-import { type EventEnvelope, MemoryBus } from "@agentplane/events";
+import { type EventEnvelope, type EventHandler, MemoryBus } from "@agentplane/events";
 import { requirePostgres } from "@agentplane/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { eventually, type InferencePlatform, startInferencePlatform } from "./harness.ts";
@@ -12,12 +12,15 @@ describe.skipIf(!pg.available)(`the usage event of a call${pg.reason}`, () => {
   let up: FakeUpstream;
   let h: InferencePlatform;
   const seen: EventEnvelope<Record<string, unknown>>[] = [];
-  // The audit service consumes the events; this bus also keeps a copy of each usage event published.
+  // The audit service consumes the events; this bus also keeps a copy of each usage event as its
+  // consumer received it (handed over in process, or published through the outbox's table).
   const bus = new (class extends MemoryBus {
-    override async publish<T>(topic: string, data: T, options?: { id?: string; time?: string }) {
-      const event = await super.publish(topic, data, options);
-      if (topic === "usage.recorded") seen.push(event as EventEnvelope<Record<string, unknown>>);
-      return event;
+    override async subscribe<T>(topic: string, handler: EventHandler<T>) {
+      if (topic !== "usage.recorded") return super.subscribe(topic, handler);
+      return super.subscribe<T>(topic, async (event) => {
+        await handler(event);
+        seen.push(event as EventEnvelope<Record<string, unknown>>);
+      });
     }
   })();
 
