@@ -76,6 +76,15 @@ describe.skipIf(!pg.available)(`a batch of usage events${pg.reason}`, () => {
     expect(await storeUsageRecords(db(), deps, batch)).toBe(6);
     // Redelivered, alone and within a new batch: nothing changes.
     expect(await storeUsageRecords(db(), deps, [batch[0]!, usage("evt_later", "org_b", 10)])).toBe(1);
+    // The same where no limit applies (the one-statement path): the new record is stored, the
+    // redelivered ones change neither their records nor the settled reservation.
+    expect(
+      await storeUsageRecords(db(), deps, [
+        { ...batch[4]!, costMicroUsd: 9 },
+        { ...batch[5]!, costMicroUsd: 9 },
+        usage("evt_free_later", "org_free", 20, "rsv_free_later_never_opened"),
+      ]),
+    ).toBe(1);
 
     const status = await spendingLimitStatus(db(), "org_b");
     expect(status.items.find((i) => i.limitId === limit.id)).toMatchObject({
@@ -101,6 +110,7 @@ describe.skipIf(!pg.available)(`a batch of usage events${pg.reason}`, () => {
       .execute();
     expect(records.map((r) => [r.event_id, Number(r.cost_micro_usd)])).toEqual([
       ["evt_free", 1600],
+      ["evt_free_later", 20],
       ["evt_free_never", 3200],
       ["evt_held", 200],
       ["evt_later", 10],

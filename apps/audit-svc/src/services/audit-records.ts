@@ -2,6 +2,7 @@ import type { AuditRecord, AuditRecorded } from "@agentplane/contracts";
 import { pgColumns } from "@agentplane/db";
 import { CompiledQuery, type Kysely } from "kysely";
 import { AUDIT_SCHEMA, type AuditDb, type AuditRecordsTable } from "../db/schema.ts";
+import { isUniqueViolation } from "./sql-errors.ts";
 import { microParam, microText } from "./time.ts";
 
 const EPOCH = "1970-01-01T00:00:00.000000Z";
@@ -24,9 +25,16 @@ export async function storeAuditRecords(db: Kysely<AuditDb>, events: readonly Au
   // A redelivered event still takes a timestamp and is then skipped by the insert: it costs one
   // unused microsecond, which is cheaper than asking first for every batch.
   const rows = pgColumns([...unique.values()].map(toRow), INPUT_COLUMNS);
-  const store = async () =>
-    (await db.executeQuery<{ stored: number; unclocked: number }>(CompiledQuery.raw(STORE_RECORDS, rows))).rows[0]!;
-  const first = await store();
+  const store = async (text = STORE_RECORDS) =>
+    (await db.executeQuery<{ stored: number; unclocked: number }>(CompiledQuery.raw(text, rows))).rows[0]!;
+  // Redeliveries are rare: first without looking up every event id (see storeRecords), unless a
+  // failed statement would abort the caller's transaction.
+  const first = db.isTransaction
+    ? await store()
+    : await store(STORE_NEW_RECORDS).catch((err: unknown) => {
+        if (!isUniqueViolation(err)) throw err;
+        return store();
+      });
   if (Number(first.unclocked) === 0) return Number(first.stored);
   // An organization's first records: its clock row is created, and the records without one stored.
   const orgIds = [...new Set([...unique.values()].map((e) => e.orgId ?? INSTALLATION_CLOCK))].sort();
@@ -78,7 +86,12 @@ const fromMicros = (m: string) => `(to_timestamp(${m} / 1000000) + (${m} % 10000
  * it, starting from the clock), advances the clocks to their last record and inserts the records.
  * Records of an organization without a clock row yet are counted as `unclocked` and not stored.
  */
-const STORE_RECORDS = `with input as (
+/**
+ * \`skipStored\`: also skip events stored before (redeliveries). Without it the insert has no per-row
+ * look-up of the event id, and a redelivered event fails the statement as a whole (a unique
+ * violation: no clock moved, nothing stored) so that the batch is stored again with it.
+ */
+const storeRecords = (skipStored: boolean) => `with input as (
     select r.*, coalesce(r.org_id, '') as clock, ${micros("cast(r.occurred_at as timestamptz)")} as at
     from unnest(${INPUT_COLUMNS.map((c, i) => `cast($${i + 1} as ${INPUT_TYPES[c] ?? "text"}[])`).join(", ")})
       as r(${INPUT_COLUMNS.join(", ")})
@@ -111,11 +124,13 @@ const STORE_RECORDS = `with input as (
       principal_id, principal_name, action, source, target_type, target_id, coalesce(targets, '{}'::jsonb), outcome,
       status, request_id, ip, user_agent, method, path, details
     from timed
-    on conflict (event_id) do nothing
+    ${skipStored ? "on conflict (event_id) do nothing" : ""}
     returning 1
   )
   select (select count(*) from stored)::int as stored,
     (select count(*) from input i where not exists (select 1 from locked l where l.org_id = i.clock))::int as unclocked`;
+const STORE_RECORDS = storeRecords(true);
+const STORE_NEW_RECORDS = storeRecords(false);
 
 /** A record's input row; its jsonb columns as JSON text. */
 function toRow(e: AuditRecorded): Omit<AuditRecordsTable, "ts"> {

@@ -10,6 +10,7 @@ import { AUDIT_SCHEMA, type AuditDb, type UsageRecordsTable } from "../db/schema
 import { bucketOf } from "./audit-analytics.ts";
 import type { Pricing } from "./pricing.ts";
 import type { SpendLedger } from "./spend.ts";
+import { isUniqueViolation } from "./sql-errors.ts";
 import { bucketSeries, bucketText, checkBucketCount, type Window } from "./time.ts";
 
 export interface UsageLogger {
@@ -63,9 +64,16 @@ export async function storeUsageRecords(
   // The common case, in one statement and no transaction: records under no limit whose reservation
   // holds nothing (settled by the same statement) or that audit never had. The rest (and events
   // stored before) take the transaction below, which locks their reservations first.
-  const quick = await db.executeQuery<{ event_id: string }>(
-    CompiledQuery.raw(STORE_UNLIMITED, pgColumns(rows, INPUT_COLUMNS)),
-  );
+  const columns = pgColumns(rows, INPUT_COLUMNS);
+  const quickly = (text: string) => db.executeQuery<{ event_id: string }>(CompiledQuery.raw(text, columns));
+  // Redeliveries are rare: first without looking up every event id (see storeUnlimited), unless a
+  // failed statement would abort the caller's transaction.
+  const quick = db.isTransaction
+    ? await quickly(STORE_UNLIMITED)
+    : await quickly(STORE_UNLIMITED_NEW).catch((err: unknown) => {
+        if (!isUniqueViolation(err)) throw err;
+        return quickly(STORE_UNLIMITED);
+      });
   const done = new Set(quick.rows.map((r) => r.event_id));
   if (done.size === rows.length) return done.size;
   const rest = rows.filter((r) => !done.has(r.event_id));
@@ -154,7 +162,12 @@ const USAGE_COLUMNS = `event_id, org_id, project_id, principal_type, principal_i
 // Settling a reservation and storing its record depend on each other inside the statement: a
 // reservation that stopped being active meanwhile (an expiry) is not settled, so its record is not
 // stored here either but left to the locking transaction.
-const STORE_UNLIMITED = `with input as (
+/**
+ * \`checkStored\`: also skip events stored before (redeliveries). Without it the statement has no
+ * per-row look-up of the event id, and a redelivered event in the batch fails it as a whole (a
+ * unique violation, nothing done) so that the batch is stored again with it.
+ */
+const storeUnlimited = (checkStored: boolean) => `with input as (
     select r.*, exists (select 1 from ${AUDIT_SCHEMA}.spending_limits l
         where l.org_id = r.org_id and (l.project_id is null or l.project_id = r.project_id)) as limited
     from ${USAGE_INPUT}
@@ -164,7 +177,7 @@ const STORE_UNLIMITED = `with input as (
     from input i
     where res.id = i.reservation_id and not i.limited and res.state = 'active'
       and not exists (select 1 from ${AUDIT_SCHEMA}.reservation_holds h where h.reservation_id = res.id)
-      and not exists (select 1 from ${AUDIT_SCHEMA}.usage_records u where u.event_id = i.event_id)
+      ${checkStored ? `and not exists (select 1 from ${AUDIT_SCHEMA}.usage_records u where u.event_id = i.event_id)` : ""}
     returning res.id
   )
   insert into ${AUDIT_SCHEMA}.usage_records (${USAGE_COLUMNS})
@@ -175,8 +188,10 @@ const STORE_UNLIMITED = `with input as (
   where not i.limited and (i.reservation_id is null
     or i.reservation_id in (select id from settled)
     or not exists (select 1 from ${AUDIT_SCHEMA}.reservations res where res.id = i.reservation_id))
-  on conflict (event_id) do nothing
+  ${checkStored ? "on conflict (event_id) do nothing" : ""}
   returning event_id`;
+const STORE_UNLIMITED = storeUnlimited(true);
+const STORE_UNLIMITED_NEW = storeUnlimited(false);
 
 const STORE_USAGE = `with stored as (
     insert into ${AUDIT_SCHEMA}.usage_records (${USAGE_COLUMNS})
