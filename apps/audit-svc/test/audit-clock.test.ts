@@ -62,6 +62,26 @@ describe.skipIf(!pg.available)(`audit record timestamps${pg.reason}`, () => {
     expect(await trail("org_b")).toEqual([["x1", "2026-01-01T00:00:00.000000Z"]]);
   });
 
+  it("numbers records the same way when Postgres has to read their times (not plain ISO 8601)", async () => {
+    // Such a time in the batch: the statement works out the clock itself, for the whole batch.
+    expect(
+      await storeAuditRecords(db(), [
+        event("p3", "org_p", "2026-01-01 00:00:00.000010+00"),
+        event("p1", "org_p", "2026-01-01T00:00:00.000000Z"),
+        event("p2", "org_p", "2026-01-01 00:00:00+00"),
+        event("q1", "org_q", "2026-01-01T00:00:00.000000Z"),
+      ]),
+    ).toBe(4);
+    expect(await storeAuditRecords(db(), [event("p4", "org_p", "2025-12-31T00:00:00.000000Z")])).toBe(1);
+    expect(await trail("org_p")).toEqual([
+      ["p1", "2026-01-01T00:00:00.000000Z"],
+      ["p2", "2026-01-01T00:00:00.000001Z"],
+      ["p3", "2026-01-01T00:00:00.000010Z"],
+      ["p4", "2026-01-01T00:00:00.000011Z"],
+    ]);
+    expect(await trail("org_q")).toEqual([["q1", "2026-01-01T00:00:00.000000Z"]]);
+  });
+
   it("concurrent batches of one organization never share a timestamp", async () => {
     const time = "2026-02-01T00:00:00.000Z";
     const batches = Array.from({ length: 8 }, (_, b) =>

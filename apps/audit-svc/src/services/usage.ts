@@ -163,7 +163,7 @@ const USAGE_COLUMNS = `event_id, org_id, project_id, principal_type, principal_i
 // reservation that stopped being active meanwhile (an expiry) is not settled, so its record is not
 // stored here either but left to the locking transaction.
 /**
- * \`checkStored\`: also skip events stored before (redeliveries). Without it the statement has no
+ * `checkStored`: also skip events stored before (redeliveries). Without it the statement has no
  * per-row look-up of the event id, and a redelivered event in the batch fails it as a whole (a
  * unique violation, nothing done) so that the batch is stored again with it.
  */
