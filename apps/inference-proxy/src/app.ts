@@ -91,7 +91,9 @@ export async function createInferenceService(deps: InferenceServiceDeps): Promis
   // one relay and one settling transaction in audit), written beside the calls rather than on
   // each one's path. Where audit's consumer runs in this process (all-in-one), the batch is handed
   // to it instead and only what it did not store is written to the outbox: each event is stored
-  // once, with no outbox row written and deleted for it.
+  // once, with no outbox row written and deleted for it. Once the service is closing, whatever is
+  // left goes to the outbox: the consumer may be closing too.
+  let closing = false;
   const usage = new GroupCommit<Record<string, unknown>, string>(
     // The event keeps the id and time it was made with (no second id drawn for its envelope).
     (batch) =>
@@ -101,7 +103,7 @@ export async function createInferenceService(deps: InferenceServiceDeps): Promis
           data,
           options: { id: String(data.id), time: String(data.time) },
         })),
-        { handOff: true },
+        { handOff: !closing },
       ),
     { delayMs: 20 },
   );
@@ -139,6 +141,9 @@ export async function createInferenceService(deps: InferenceServiceDeps): Promis
     ready: async () => (await checkReadiness(checks)).ready,
     readiness: () => checkReadiness(checks),
     async close() {
+      closing = true;
+      // Calls that just ended record their usage through the spend gate and the usage batches.
+      await llm.settled();
       await spend.drain();
       await usage.drain();
       await outbox.stop();

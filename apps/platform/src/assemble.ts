@@ -149,7 +149,12 @@ export async function assemblePlatform(options: AssembleOptions): Promise<Platfo
     async close() {
       await server.close();
       gateway.close();
-      await Promise.allSettled(Object.values(services).map((s) => s.close()));
+      // The producers first, then audit, which consumes their events: what a service records while
+      // it closes (the usage of calls that just ended, its outbox's last rows) still finds audit
+      // subscribed to the in-process bus instead of a bus nobody reads any more.
+      const { audit, ...producers } = services;
+      await Promise.allSettled(Object.values(producers).map((s) => s.close()));
+      await audit?.close();
     },
   };
 }

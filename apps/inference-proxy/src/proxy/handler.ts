@@ -90,11 +90,19 @@ const tooLarge = (cap: number) =>
  * answer back as it arrives while reading its usage, then record the usage once (which settles
  * the reservation in the audit service) or release the reservation when nothing was produced.
  */
-export function createLlmProxy(deps: ProxyDeps): (request: Request) => Promise<Response> {
+export interface LlmProxy {
+  (request: Request): Promise<Response>;
+  /** Resolves once every call that has ended so far has recorded its usage or released its hold. */
+  settled(): Promise<void>;
+}
+
+export function createLlmProxy(deps: ProxyDeps): LlmProxy {
   const cap = deps.config.maxBodyBytes ?? 20 * 1024 * 1024;
   const defaultMaxTokens = deps.config.defaultMaxTokens ?? 4096;
+  /** Calls that ended and are recording their usage (or releasing their hold). */
+  const finishing = new Set<Promise<void>>();
 
-  return async (request) => {
+  const handle = async (request: Request): Promise<Response> => {
     const url = splitUrl(request.url);
     const requestId = request.headers.get(REQUEST_ID_HEADER) ?? crypto.randomUUID();
     try {
@@ -110,6 +118,11 @@ export function createLlmProxy(deps: ProxyDeps): (request: Request) => Promise<R
       return response;
     }
   };
+  return Object.assign(handle, {
+    async settled() {
+      while (finishing.size > 0) await Promise.allSettled([...finishing]);
+    },
+  });
 
   async function proxy(request: Request, url: PathAndQuery, requestId: string): Promise<Response> {
     const target = parseLlmPath(url.pathname);
@@ -211,7 +224,11 @@ export function createLlmProxy(deps: ProxyDeps): (request: Request) => Promise<R
         },
         onChunk: (chunk) => meter?.push(chunk),
         // Reading the usage and settling wait until the answer's last bytes have been written.
-        onEnd: (outcome) => setImmediate(() => void finish(outcome)),
+        onEnd: (outcome) => {
+          const done = new Promise<void>((resolve) => setImmediate(() => void finish(outcome).finally(resolve)));
+          finishing.add(done);
+          void done.then(() => finishing.delete(done));
+        },
       },
     );
     request.signal.addEventListener("abort", onClientGone, { once: true });
