@@ -99,8 +99,15 @@ export interface LlmProxy {
 export function createLlmProxy(deps: ProxyDeps): LlmProxy {
   const cap = deps.config.maxBodyBytes ?? 20 * 1024 * 1024;
   const defaultMaxTokens = deps.config.defaultMaxTokens ?? 4096;
-  /** Calls that ended and are recording their usage (or releasing their hold). */
-  const finishing = new Set<Promise<void>>();
+  /** Calls that ended and are recording their usage (or releasing their hold), and who waits for none. */
+  let finishing = 0;
+  let waiting: (() => void)[] = [];
+  const callFinished = () => {
+    if (--finishing > 0) return;
+    const wake = waiting;
+    waiting = [];
+    for (const resolve of wake) resolve();
+  };
 
   const handle = async (request: Request): Promise<Response> => {
     const url = splitUrl(request.url);
@@ -119,9 +126,7 @@ export function createLlmProxy(deps: ProxyDeps): LlmProxy {
     }
   };
   return Object.assign(handle, {
-    async settled() {
-      while (finishing.size > 0) await Promise.allSettled([...finishing]);
-    },
+    settled: () => (finishing === 0 ? Promise.resolve() : new Promise<void>((resolve) => waiting.push(resolve))),
   });
 
   async function proxy(request: Request, url: PathAndQuery, requestId: string): Promise<Response> {
@@ -225,9 +230,8 @@ export function createLlmProxy(deps: ProxyDeps): LlmProxy {
         onChunk: (chunk) => meter?.push(chunk),
         // Reading the usage and settling wait until the answer's last bytes have been written.
         onEnd: (outcome) => {
-          const done = new Promise<void>((resolve) => setImmediate(() => void finish(outcome).finally(resolve)));
-          finishing.add(done);
-          void done.then(() => finishing.delete(done));
+          finishing++;
+          setImmediate(() => void finish(outcome).finally(callFinished));
         },
       },
     );
