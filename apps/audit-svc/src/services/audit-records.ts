@@ -1,8 +1,7 @@
 import type { AuditRecord, AuditRecorded } from "@agentplane/contracts";
-import { pgArray, pgColumns } from "@agentplane/db";
+import { pgColumns } from "@agentplane/db";
 import { CompiledQuery, type Kysely } from "kysely";
 import { AUDIT_SCHEMA, type AuditDb, type AuditRecordsTable } from "../db/schema.ts";
-import { clockInputs } from "./audit-clock.ts";
 import { isUniqueViolation } from "./sql-errors.ts";
 import { microParam, microText } from "./time.ts";
 
@@ -25,19 +24,14 @@ export async function storeAuditRecords(db: Kysely<AuditDb>, events: readonly Au
   if (unique.size === 0) return 0;
   // A redelivered event still takes a timestamp and is then skipped by the insert: it costs one
   // unused microsecond, which is cheaper than asking first for every batch.
-  const records = [...unique.values()];
-  const rows = pgColumns(records.map(toRow), INPUT_COLUMNS);
-  // The clock's per-record inputs, worked out here where the times allow (see audit-clock.ts).
-  const clock = clockInputs(records.map((e) => ({ clock: e.orgId ?? INSTALLATION_CLOCK, id: e.id, time: e.time })));
-  if (clock) rows.push(pgArray(clock.k), pgArray(clock.m));
-  const statements = clock ? TIMED : CLOCKED;
-  const store = async (text = statements.skipStored) =>
+  const rows = pgColumns([...unique.values()].map(toRow), INPUT_COLUMNS);
+  const store = async (text = STORE_RECORDS) =>
     (await db.executeQuery<{ stored: number; unclocked: number }>(CompiledQuery.raw(text, rows))).rows[0]!;
   // Redeliveries are rare: first without looking up every event id (see storeRecords), unless a
   // failed statement would abort the caller's transaction.
   const first = db.isTransaction
     ? await store()
-    : await store(statements.newOnly).catch((err: unknown) => {
+    : await store(STORE_NEW_RECORDS).catch((err: unknown) => {
         if (!isUniqueViolation(err)) throw err;
         return store();
       });
@@ -96,12 +90,10 @@ const fromMicros = (m: string) => `(to_timestamp(${m} / 1000000) + (${m} % 10000
  * look-up of the event id, and a redelivered event fails the statement as a whole (a unique
  * violation: no clock moved, nothing stored) so that the batch is stored again with it.
  */
-const storeRecords = (skipStored: boolean, timed: boolean) => `with input as (
-    select r.*, coalesce(r.org_id, '') as clock${timed ? "" : `, ${micros("cast(r.occurred_at as timestamptz)")} as at`}
-    from unnest(${INPUT_COLUMNS.map((c, i) => `cast($${i + 1} as ${INPUT_TYPES[c] ?? "text"}[])`).join(", ")}${
-      timed ? `, cast($${INPUT_COLUMNS.length + 1} as bigint[]), cast($${INPUT_COLUMNS.length + 2} as bigint[])` : ""
-    })
-      as r(${INPUT_COLUMNS.join(", ")}${timed ? ", k, m" : ""})
+const storeRecords = (skipStored: boolean) => `with input as (
+    select r.*, coalesce(r.org_id, '') as clock, ${micros("cast(r.occurred_at as timestamptz)")} as at
+    from unnest(${INPUT_COLUMNS.map((c, i) => `cast($${i + 1} as ${INPUT_TYPES[c] ?? "text"}[])`).join(", ")})
+      as r(${INPUT_COLUMNS.join(", ")})
   ),
   locked as (
     select org_id, ${micros("last_ts")} as c from ${AUDIT_SCHEMA}.org_clocks
@@ -109,13 +101,7 @@ const storeRecords = (skipStored: boolean, timed: boolean) => `with input as (
     order by org_id
     for update
   ),
-  ${
-    timed
-      ? `timed as (
-    select i.*, i.k + greatest(l.c, i.m) as ts
-    from input i join locked l on l.org_id = i.clock
-  ),`
-      : `numbered as (
+  numbered as (
     select i.*, row_number() over (partition by i.clock order by i.at, i.event_id collate "C") as k
     from input i
   ),
@@ -123,8 +109,7 @@ const storeRecords = (skipStored: boolean, timed: boolean) => `with input as (
     select n.*, n.k + greatest(l.c, max(n.at - n.k) over (partition by n.clock order by n.k
       rows between unbounded preceding and current row)) as ts
     from numbered n join locked l on l.org_id = n.clock
-  ),`
-  }
+  ),
   advanced as (
     update ${AUDIT_SCHEMA}.org_clocks as c set last_ts = ${fromMicros("t.last")}
     from (select clock, max(ts) as last from timed group by clock) as t
@@ -143,10 +128,8 @@ const storeRecords = (skipStored: boolean, timed: boolean) => `with input as (
   )
   select (select count(*) from stored)::int as stored,
     (select count(*) from input i where not exists (select 1 from locked l where l.org_id = i.clock))::int as unclocked`;
-/** Each record's place in its clock worked out by the statement (its time read, numbered, the running maximum). */
-const CLOCKED = { skipStored: storeRecords(true, false), newOnly: storeRecords(false, false) };
-/** The batch carries each record's `k` and `m` (`clockInputs`): times in plain ISO 8601. */
-const TIMED = { skipStored: storeRecords(true, true), newOnly: storeRecords(false, true) };
+const STORE_RECORDS = storeRecords(true);
+const STORE_NEW_RECORDS = storeRecords(false);
 
 /** A record's input row; its jsonb columns as JSON text. */
 function toRow(e: AuditRecorded): Omit<AuditRecordsTable, "ts"> {
