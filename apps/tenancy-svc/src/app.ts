@@ -14,12 +14,12 @@ import { LocalAuthorizer } from "./authz/local-authorizer.ts";
 import { type ResolvedTenancyConfig, resolveConfig, type TenancyConfig, type TenancyContext } from "./context.ts";
 import { assertSecretKey } from "./crypto/secret-box.ts";
 import { migrations } from "./db/migrations/index.ts";
-import type { TenancyDatabase } from "./db/schema.ts";
+import { TENANCY_SCHEMA, type TenancyDatabase } from "./db/schema.ts";
 import { registerRoutes } from "./routes/index.ts";
 import { initializeInstallation } from "./services/installation.ts";
 import { OidcActivation } from "./services/oidc-activation.ts";
 
-export const TENANCY_SCHEMA = "tenancy";
+export { TENANCY_SCHEMA };
 
 export interface TenancyDeps {
   database: Database;

@@ -14,8 +14,8 @@ import {
   projectRoleAtLeast,
 } from "@agentplane/contracts";
 import { type Authorizer, noteDecision } from "@agentplane/service-kit";
-import type { Kysely } from "kysely";
-import type { TenancyDatabase } from "../db/schema.ts";
+import { CompiledQuery, type Kysely } from "kysely";
+import { TENANCY_SCHEMA, type TenancyDatabase } from "../db/schema.ts";
 
 /** The user a principal acts for, with the restrictions of its token. */
 export interface Actor {
@@ -133,54 +133,58 @@ export class LocalAuthorizer implements Authorizer {
     principal: Principal,
     projectId: string,
   ): Promise<{ orgId: string; orgRole?: OrgRole; projectRole?: ProjectRole; teamIds?: string[] } | undefined> {
-    const project = await this.db
-      .selectFrom("projects")
-      .select(["id", "org_id"])
-      .where("id", "=", projectId)
-      .executeTakeFirst();
-    if (!project) return undefined;
     // A cluster sees its own project, read-only; sandboxes and services see nothing here.
     if (principal.type === "cluster") {
-      return principal.projectId === projectId ? { orgId: project.org_id, projectRole: "viewer" } : undefined;
+      if (principal.projectId !== projectId) return undefined;
+      const project = await this.db
+        .selectFrom("projects")
+        .select(["id", "org_id"])
+        .where("id", "=", projectId)
+        .executeTakeFirst();
+      return project ? { orgId: project.org_id, projectRole: "viewer" } : undefined;
     }
     const actor = actorOf(principal);
     if (!actor) return undefined;
-    if (actor.orgId && actor.orgId !== project.org_id) return undefined;
     if (actor.projectId && actor.projectId !== projectId) return undefined;
-    const member = await this.db
-      .selectFrom("org_members")
-      .select("role")
-      .where("org_id", "=", project.org_id)
-      .where("user_id", "=", actor.userId)
-      .executeTakeFirst();
-    if (!member) return undefined;
-    const direct = await this.db
-      .selectFrom("project_members")
-      .select("role")
-      .where("project_id", "=", projectId)
-      .where("user_id", "=", actor.userId)
-      .executeTakeFirst();
-    // Every team of the organization the user is in, with the team's grant on this project if any.
-    const teams = await this.db
-      .selectFrom("team_members as tm")
-      .innerJoin("teams as t", "t.id", "tm.team_id")
-      .leftJoin("team_projects as tp", (join) =>
-        join.onRef("tp.team_id", "=", "tm.team_id").on("tp.project_id", "=", projectId),
-      )
-      .select(["tm.team_id", "tp.role"])
-      .where("tm.user_id", "=", actor.userId)
-      .where("t.org_id", "=", project.org_id)
-      .orderBy("tm.team_id")
-      .execute();
-    let role = maxProjectRole(implicitProjectRole(member.role), direct?.role);
-    for (const grant of teams) if (grant.role) role = maxProjectRole(role, grant.role);
-    const orgRole = actor.cap ? minOrgRole(member.role, actor.cap) : member.role;
+    // One round trip: the project, the user's membership of its organization, a direct grant, and
+    // every team of the organization the user is in with the team's grant on this project.
+    const { rows } = await this.db.executeQuery<AccessRow>(
+      CompiledQuery.raw(PROJECT_ACCESS, [projectId, actor.userId]),
+    );
+    const row = rows[0];
+    if (!row?.member_role) return undefined;
+    if (actor.orgId && actor.orgId !== row.org_id) return undefined;
+    const teams = (typeof row.teams === "string" ? JSON.parse(row.teams) : row.teams) as [string, ProjectRole | null][];
+    let role = maxProjectRole(implicitProjectRole(row.member_role), row.direct_role ?? undefined);
+    for (const [, grant] of teams) if (grant) role = maxProjectRole(role, grant);
+    const orgRole = actor.cap ? minOrgRole(row.member_role, actor.cap) : row.member_role;
     if (role && actor.cap) role = minProjectRole(role, tokenProjectCap(actor.cap));
     return {
-      orgId: project.org_id,
+      orgId: row.org_id,
       orgRole,
       ...(role ? { projectRole: role } : {}),
-      teamIds: teams.map((t) => t.team_id),
+      teamIds: teams.map(([teamId]) => teamId),
     };
   }
 }
+
+interface AccessRow {
+  org_id: string;
+  member_role: OrgRole | null;
+  direct_role: ProjectRole | null;
+  /** JSON array of [team id, the team's role on the project or null], ordered by team id. */
+  teams: unknown;
+}
+
+const PROJECT_ACCESS = `select p.org_id, m.role as member_role, d.role as direct_role,
+    coalesce((
+      select json_agg(json_build_array(tm.team_id, tp.role) order by tm.team_id)
+      from ${TENANCY_SCHEMA}.team_members tm
+      join ${TENANCY_SCHEMA}.teams t on t.id = tm.team_id and t.org_id = p.org_id
+      left join ${TENANCY_SCHEMA}.team_projects tp on tp.team_id = tm.team_id and tp.project_id = p.id
+      where tm.user_id = $2
+    ), '[]') as teams
+  from ${TENANCY_SCHEMA}.projects p
+  left join ${TENANCY_SCHEMA}.org_members m on m.org_id = p.org_id and m.user_id = $2
+  left join ${TENANCY_SCHEMA}.project_members d on d.project_id = p.id and d.user_id = $2
+  where p.id = $1`;

@@ -1,5 +1,8 @@
 import type { ColumnType, Generated, RawBuilder } from "kysely";
 
+/** The Postgres schema that holds tenancy's tables. */
+export const TENANCY_SCHEMA = "tenancy";
+
 /** A timestamptz: read as Date, written as Date or ISO string. */
 type Timestamp = ColumnType<Date, Date | string, Date | string>;
 type CreatedAt = ColumnType<Date, Date | string | undefined, never>;
