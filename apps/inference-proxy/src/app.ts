@@ -76,7 +76,7 @@ export async function createInferenceService(deps: InferenceServiceDeps): Promis
   // No cap on connections per provider origin: streams stay open for minutes, and a cap would
   // queue new calls behind them (a thousand open streams need a thousand connections).
   const dispatcher = new Agent({ keepAliveTimeout: 30_000, connections: null });
-  // Usage is written to the outbox in the database; the bus carries it on to audit.
+  // Usage goes to audit over the bus: through the outbox in the database, or handed over in process.
   const checks: ReadinessChecks = {
     database: async () => {
       await sql`select 1`.execute(deps.database.kysely);
