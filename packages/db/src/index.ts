@@ -6,5 +6,6 @@ export {
   openDatabase,
   redactUrl,
 } from "./database.ts";
+export { isUniqueViolation } from "./errors.ts";
 export { type MigrationList, migrateToLatest } from "./migrate.ts";
 export { type ArrayElement, pgArray, pgColumns } from "./pg-array.ts";

@@ -1,8 +1,7 @@
 import type { AuditRecord, AuditRecorded } from "@agentplane/contracts";
-import { pgColumns } from "@agentplane/db";
+import { isUniqueViolation, pgColumns } from "@agentplane/db";
 import { CompiledQuery, type Kysely } from "kysely";
 import { AUDIT_SCHEMA, type AuditDb, type AuditRecordsTable } from "../db/schema.ts";
-import { isUniqueViolation } from "./sql-errors.ts";
 import { microParam, microText } from "./time.ts";
 
 const EPOCH = "1970-01-01T00:00:00.000000Z";

@@ -4,13 +4,12 @@ import {
   type UsageGroupBy,
   type UsageRecorded,
 } from "@agentplane/contracts";
-import { pgColumns } from "@agentplane/db";
+import { isUniqueViolation, pgColumns } from "@agentplane/db";
 import { CompiledQuery, type Kysely, sql } from "kysely";
 import { AUDIT_SCHEMA, type AuditDb, type UsageRecordsTable } from "../db/schema.ts";
 import { bucketOf } from "./audit-analytics.ts";
 import type { Pricing } from "./pricing.ts";
 import type { SpendLedger } from "./spend.ts";
-import { isUniqueViolation } from "./sql-errors.ts";
 import { bucketSeries, bucketText, checkBucketCount, type Window } from "./time.ts";
 
 export interface UsageLogger {

@@ -35,9 +35,3 @@ export function withDomainEvents<T>(
 ): Promise<T> {
   return inTransaction(ctx.db, { relaySoon: () => ctx.relaySoon() }, fn);
 }
-
-/** Postgres unique violation (duplicate name within a scope). */
-export function isUniqueViolation(err: unknown): boolean {
-  const e = err as { code?: string; cause?: { code?: string } };
-  return e?.code === "23505" || e?.cause?.code === "23505";
-}

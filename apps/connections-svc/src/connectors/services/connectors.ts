@@ -1,4 +1,5 @@
 import type { Connector, Principal } from "@agentplane/contracts";
+import { isUniqueViolation } from "@agentplane/db";
 import { badRequest, conflict, notFound, ProblemError } from "@agentplane/problem-details";
 import type { ConnectionsContext } from "../../context.ts";
 import type { OperationFilter } from "../openapi/filter.ts";
@@ -11,7 +12,6 @@ import {
   type ConnectorRow,
   fromJsonb,
   getConnectorRow,
-  isUniqueViolation,
   jsonb,
   toConnector,
   toolsHash,

@@ -95,8 +95,3 @@ export async function getConnectorRow(db: Kysely<ConnectionsDb>, id: string): Pr
   if (!row) throw notFound("Connector", id);
   return row;
 }
-
-export function isUniqueViolation(error: unknown): boolean {
-  const code = (error as { code?: string })?.code;
-  return code === "23505" || /unique|duplicate key/i.test((error as Error)?.message ?? "");
-}
