@@ -8,4 +8,4 @@ export {
 } from "./database.ts";
 export { isUniqueViolation } from "./errors.ts";
 export { type MigrationList, migrateToLatest } from "./migrate.ts";
-export { type ArrayElement, pgArray, pgColumns } from "./pg-array.ts";
+export { type ArrayElement, pgArray, pgColumns, pgUnnest } from "./pg-array.ts";

@@ -35,3 +35,16 @@ export function pgArray(values: readonly ArrayElement[]): string {
 export function pgColumns<Row>(rows: readonly Row[], columns: readonly (keyof Row)[]): string[] {
   return columns.map((column) => pgArray(rows.map((row) => row[column] as ArrayElement)));
 }
+
+/**
+ * The row source that reads `pgColumns` back, the first column from `$1`:
+ * `unnest(cast($1 as text[]), cast($2 as bigint[]), ...) as r(c1, c2, ...)`. Columns are text
+ * unless `types` names another type.
+ */
+export function pgUnnest<Column extends string>(
+  columns: readonly Column[],
+  types: Partial<Record<Column, string>> = {},
+): string {
+  const casts = columns.map((c, i) => `cast($${i + 1} as ${types[c] ?? "text"}[])`);
+  return `unnest(${casts.join(", ")}) as r(${columns.join(", ")})`;
+}

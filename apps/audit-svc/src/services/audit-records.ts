@@ -1,5 +1,5 @@
 import type { AuditRecord, AuditRecorded } from "@agentplane/contracts";
-import { isUniqueViolation, pgColumns } from "@agentplane/db";
+import { isUniqueViolation, pgColumns, pgUnnest } from "@agentplane/db";
 import { CompiledQuery, type Kysely } from "kysely";
 import { AUDIT_SCHEMA, type AuditDb, type AuditRecordsTable } from "../db/schema.ts";
 import { microParam, microText } from "./time.ts";
@@ -91,8 +91,7 @@ const fromMicros = (m: string) => `(to_timestamp(${m} / 1000000) + (${m} % 10000
  */
 const storeRecords = (skipStored: boolean) => `with input as (
     select r.*, coalesce(r.org_id, '') as clock, ${micros("cast(r.occurred_at as timestamptz)")} as at
-    from unnest(${INPUT_COLUMNS.map((c, i) => `cast($${i + 1} as ${INPUT_TYPES[c] ?? "text"}[])`).join(", ")})
-      as r(${INPUT_COLUMNS.join(", ")})
+    from ${pgUnnest(INPUT_COLUMNS, INPUT_TYPES)}
   ),
   locked as (
     select org_id, ${micros("last_ts")} as c from ${AUDIT_SCHEMA}.org_clocks

@@ -4,7 +4,7 @@ import {
   type UsageGroupBy,
   type UsageRecorded,
 } from "@agentplane/contracts";
-import { isUniqueViolation, pgColumns } from "@agentplane/db";
+import { isUniqueViolation, pgColumns, pgUnnest } from "@agentplane/db";
 import { CompiledQuery, type Kysely, sql } from "kysely";
 import { AUDIT_SCHEMA, type AuditDb, type UsageRecordsTable } from "../db/schema.ts";
 import { bucketOf } from "./audit-analytics.ts";
@@ -152,8 +152,7 @@ const INPUT_TYPES: Partial<Record<(typeof INPUT_COLUMNS)[number], string>> = {
 };
 // Fixed statement texts with the batch in one array parameter per column: prepared once per
 // connection whatever the batch size, and nothing to build per call.
-const USAGE_INPUT = `unnest(${INPUT_COLUMNS.map((c, i) => `cast($${i + 1} as ${INPUT_TYPES[c] ?? "text"}[])`).join(", ")})
-      as r(${INPUT_COLUMNS.join(", ")})`;
+const USAGE_INPUT = pgUnnest(INPUT_COLUMNS, INPUT_TYPES);
 const USAGE_COLUMNS = `event_id, org_id, project_id, principal_type, principal_id, provider, model, route,
       input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, cost_micro_usd, priced, request_id,
       reservation_id, ts`;
