@@ -6,7 +6,7 @@ import {
   RESOURCE_ORG_HEADER,
   TENANCY_INTERNAL_ROUTES,
 } from "@agentplane/contracts";
-import { BufferedPublisher, type Bus } from "@agentplane/events";
+import { BufferedPublisher, type Bus, eventId } from "@agentplane/events";
 import { ProblemError } from "@agentplane/problem-details";
 import { callInternal, type Logger, type ServiceClient, servicePrincipal } from "@agentplane/service-kit";
 import { LRUCache } from "lru-cache";
@@ -143,7 +143,7 @@ export class RequestAuditor {
     const orgId = audit.params.orgId ?? named ?? principal?.orgId ?? this.learned(audit.params);
     const projectId = audit.params.projectId ?? principal?.projectId;
     const event: AuditRecorded = {
-      id: crypto.randomUUID(),
+      id: eventId(),
       ...(orgId ? { orgId } : {}),
       ...(projectId ? { projectId } : {}),
       principal: auditPrincipal(principal),

@@ -1,5 +1,5 @@
-import { randomUUID } from "node:crypto";
 import { type Bus, isoNow } from "./bus.ts";
+import { eventId } from "./event-id.ts";
 import type { EnqueueOptions, OutboxLogger } from "./outbox.ts";
 import { storablePayload } from "./sanitize.ts";
 
@@ -40,7 +40,7 @@ export class BufferedPublisher {
     const event = {
       topic,
       data: storablePayload(data),
-      id: options.id ?? randomUUID(),
+      id: options.id ?? eventId(),
       time: options.time ?? isoNow(),
     };
     if (this.buffer.length > 0 || this.failures > 0) {

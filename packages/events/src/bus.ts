@@ -1,4 +1,4 @@
-import { randomUUID } from "node:crypto";
+import { eventId } from "./event-id.ts";
 
 /** What travels on the bus: an id (consumers deduplicate on it), the topic, when it happened, the payload. */
 export interface EventEnvelope<T = unknown> {
@@ -40,7 +40,7 @@ export interface Bus {
 }
 
 export function envelope<T>(topic: string, data: T, options: { id?: string; time?: string } = {}): EventEnvelope<T> {
-  return { id: options.id ?? randomUUID(), topic, time: options.time ?? isoNow(), data };
+  return { id: options.id ?? eventId(), topic, time: options.time ?? isoNow(), data };
 }
 
 let lastMs = Number.NaN;

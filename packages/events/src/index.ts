@@ -4,6 +4,7 @@ export type { Bus, EventEnvelope, EventHandler, SubscribeOptions, Subscription }
 export { envelope } from "./bus.ts";
 export { createBus } from "./create-bus.ts";
 export { type DomainEvent, domainAuditRecord, recordDomainEvent, withDomainEvents } from "./domain-events.ts";
+export { eventId } from "./event-id.ts";
 export { MemoryBus } from "./memory-bus.ts";
 export {
   createOutbox,

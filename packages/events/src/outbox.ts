@@ -1,8 +1,8 @@
-import { randomUUID } from "node:crypto";
 import type { Database, MigrationList } from "@agentplane/db";
 import { CompiledQuery, type Generated, type Kysely, sql } from "kysely";
 import type { Migration } from "kysely/migration";
 import { type Bus, isoNow } from "./bus.ts";
+import { eventId } from "./event-id.ts";
 import { canDeliver, handOff } from "./hand-off.ts";
 import { storablePayload } from "./sanitize.ts";
 
@@ -146,7 +146,7 @@ export function createOutbox(options: OutboxOptions): Outbox {
 
   /** A row as `write` takes it: its payload is made storable there, if it needs to be. */
   const row = <T>(topic: string, data: T, opts: EnqueueOptions = {}): OutboxRow => ({
-    id: opts.id ?? randomUUID(),
+    id: opts.id ?? eventId(),
     topic,
     data,
     time: opts.time ?? isoNow(),

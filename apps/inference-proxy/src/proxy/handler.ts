@@ -1,4 +1,5 @@
 import { INTERNAL_IDENTITY_HEADER, type Principal, REQUEST_ID_HEADER } from "@agentplane/contracts";
+import { eventId } from "@agentplane/events";
 import { ProblemError, problemResponse } from "@agentplane/problem-details";
 import {
   type DecisionCache,
@@ -190,7 +191,7 @@ export function createLlmProxy(deps: ProxyDeps): LlmProxy {
       await hold.recorded;
       try {
         await deps.recordUsage({
-          id: crypto.randomUUID(),
+          id: eventId(),
           orgId: scope.orgId,
           projectId: scope.projectId,
           principalType: principal.type,

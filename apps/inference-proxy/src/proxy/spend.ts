@@ -1,10 +1,10 @@
-import { randomUUID } from "node:crypto";
 import {
   AUDIT_INTERNAL_ROUTES,
   type SpendOpenRequest,
   type SpendReserveRequest,
   type SpendReserveResponse,
 } from "@agentplane/contracts";
+import { eventId } from "@agentplane/events";
 import { ProblemError } from "@agentplane/problem-details";
 import { callInternal, type Logger, type ServiceClient, servicePrincipal } from "@agentplane/service-kit";
 import type { CallerScope } from "./caller.ts";
@@ -73,8 +73,9 @@ export class SpendGate {
     const key = scopeKey(scope.orgId, scope.projectId);
     const until = this.unlimited.get(key);
     if (until !== undefined && until > this.clock.now()) {
-      // randomUUID draws from a buffered pool: cheaper per call than newId's randomBytes.
-      const reservationId = `rsv_${randomUUID().replaceAll("-", "")}`;
+      // Time-ordered (new rows at the right edge of the reservations key), and cheaper per call
+      // than newId's randomBytes (eventId draws from randomUUID's buffered pool).
+      const reservationId = `rsv_${eventId().replaceAll("-", "")}`;
       const item: OpenItem = { reservationId, orgId: scope.orgId, estimatedMicroUsd, requestId, call };
       item.projectId = scope.projectId;
       const opened = this.opens.add(item);
