@@ -9,3 +9,4 @@ export {
 export { isUniqueViolation } from "./errors.ts";
 export { type MigrationList, migrateToLatest } from "./migrate.ts";
 export { type ArrayElement, pgArray, pgColumns, pgUnnest } from "./pg-array.ts";
+export { pgTemplated, pgTemplatedSource } from "./pg-templates.ts";
