@@ -1,5 +1,5 @@
 import type { AuditRecord, AuditRecorded } from "@agentplane/contracts";
-import { isUniqueViolation, pgColumns, pgUnnest } from "@agentplane/db";
+import { isUniqueViolation, pgTemplated, pgTemplatedSource } from "@agentplane/db";
 import { CompiledQuery, type Kysely } from "kysely";
 import { AUDIT_SCHEMA, type AuditDb, type AuditRecordsTable } from "../db/schema.ts";
 import { microParam, microText } from "./time.ts";
@@ -23,7 +23,7 @@ export async function storeAuditRecords(db: Kysely<AuditDb>, events: readonly Au
   if (unique.size === 0) return 0;
   // A redelivered event still takes a timestamp and is then skipped by the insert: it costs one
   // unused microsecond, which is cheaper than asking first for every batch.
-  const rows = pgColumns([...unique.values()].map(toRow), INPUT_COLUMNS);
+  const rows = pgTemplated([...unique.values()].map(toRow), OWN_COLUMNS, SHARED_COLUMNS);
   const store = async (text = STORE_RECORDS) =>
     (await db.executeQuery<{ stored: number; unclocked: number }>(CompiledQuery.raw(text, rows))).rows[0]!;
   // Redeliveries are rare: first without looking up every event id (see storeRecords), unless a
@@ -41,12 +41,14 @@ export async function storeAuditRecords(db: Kysely<AuditDb>, events: readonly Au
   return Number(first.stored) + Number((await store()).stored);
 }
 
-/** A batch's columns, one array each (`pgColumns`); the ones not listed in INPUT_TYPES are text. */
-const INPUT_COLUMNS = [
-  "event_id",
+/**
+ * A batch's columns (`pgTemplated`): each record's own, and those that records of one caller and
+ * route repeat, sent once per distinct combination. Those not listed in INPUT_TYPES are text.
+ */
+const OWN_COLUMNS = ["event_id", "occurred_at", "request_id"] as const;
+const SHARED_COLUMNS = [
   "org_id",
   "project_id",
-  "occurred_at",
   "principal_type",
   "principal_id",
   "principal_name",
@@ -57,14 +59,13 @@ const INPUT_COLUMNS = [
   "targets",
   "outcome",
   "status",
-  "request_id",
   "ip",
   "user_agent",
   "method",
   "path",
   "details",
 ] as const;
-const INPUT_TYPES: Partial<Record<(typeof INPUT_COLUMNS)[number], string>> = {
+const INPUT_TYPES: Partial<Record<(typeof OWN_COLUMNS)[number] | (typeof SHARED_COLUMNS)[number], string>> = {
   targets: "jsonb",
   status: "int",
   details: "jsonb",
@@ -91,7 +92,7 @@ const fromMicros = (m: string) => `(to_timestamp(${m} / 1000000) + (${m} % 10000
  */
 const storeRecords = (skipStored: boolean) => `with input as (
     select r.*, coalesce(r.org_id, '') as clock, ${micros("cast(r.occurred_at as timestamptz)")} as at
-    from ${pgUnnest(INPUT_COLUMNS, INPUT_TYPES)}
+    from ${pgTemplatedSource(OWN_COLUMNS, SHARED_COLUMNS, INPUT_TYPES)}
   ),
   locked as (
     select org_id, ${micros("last_ts")} as c from ${AUDIT_SCHEMA}.org_clocks

@@ -1,0 +1,85 @@
+import { type Database, migrateToLatest, openDatabase } from "@agentplane/db";
+import { createTestDatabase, requirePostgres } from "@agentplane/testkit";
+import { type Kysely, sql } from "kysely";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { AUDIT_SCHEMA } from "../src/app.ts";
+import { migrations } from "../src/db/migrations/index.ts";
+import type { AuditDb } from "../src/db/schema.ts";
+import { Pricing } from "../src/services/pricing.ts";
+import { SpendLedger } from "../src/services/spend.ts";
+import { storeUsageRecords } from "../src/services/usage.ts";
+
+const pg = await requirePostgres();
+
+let n = 0;
+const usage = (reservationId: string) => ({
+  id: `evt_scale_${++n}`,
+  orgId: "org_scale",
+  projectId: "prj_scale",
+  principalType: "api_token",
+  principalId: "tok_scale",
+  provider: "cloud-b",
+  model: "claude-haiku-4-5",
+  route: "/llm/cloud-b/family-1",
+  inputTokens: 10,
+  outputTokens: 2,
+  cacheReadTokens: 0,
+  cacheWriteTokens: 0,
+  reservationId,
+  time: new Date().toISOString(),
+});
+
+/**
+ * Rows of `audit.reservations` read so far by scans of every session (sequential and index), once
+ * this session's own counts are flushed (`pg_stat_force_next_flush`, Postgres 15).
+ */
+async function reservationRowsRead(db: Kysely<AuditDb>): Promise<number> {
+  await sql`select pg_stat_force_next_flush()`.execute(db);
+  const { rows } = await sql<{ read: string | number }>`select
+      pg_stat_get_tuples_returned(${`${AUDIT_SCHEMA}.reservations`}::regclass) as read`.execute(db);
+  return Number(rows[0]?.read ?? 0);
+}
+
+// Every call's reservation stays in the table (settled, released or expired), so the table only
+// grows; storing a batch must read the reservations it names, not the table.
+describe.skipIf(!pg.available)(`usage batches against a large reservations table${pg.reason}`, () => {
+  let database: Database;
+  let drop: () => Promise<void>;
+
+  beforeAll(async () => {
+    const created = await createTestDatabase("usage_scale");
+    drop = created.drop;
+    // One connection: every batch runs the statement prepared on it first.
+    database = await openDatabase(created.url, { max: 1 });
+    await migrateToLatest(database, AUDIT_SCHEMA, migrations);
+  });
+  afterAll(async () => {
+    await database?.close();
+    await drop?.();
+  });
+
+  it("reads only the batch's own reservations, with a plan made while the table was empty", async () => {
+    const db = database.forSchema<AuditDb>(AUDIT_SCHEMA);
+    const deps = { pricing: new Pricing(), spend: new SpendLedger(db) };
+    // Enough batches on the empty table, on the one connection, for Postgres to settle on a plan.
+    // Batches the size of a busy replica's (a batch's size weighs in the plan).
+    const batchOf = (size: number, name: string) => Array.from({ length: size }, (_, i) => usage(`${name}_${i}`));
+    for (let i = 0; i < 8; i++) await storeUsageRecords(db, deps, batchOf(150, `rsv_never_${i}`));
+    await sql`insert into ${sql.table(`${AUDIT_SCHEMA}.reservations`)}
+        (id, org_id, project_id, amount_micro_usd, state, settled_micro_usd, expires_at)
+      select 'rsv_old_' || g, 'org_scale', 'prj_scale', 100, 'settled', 90, now()
+      from generate_series(1, 50000) g`.execute(db);
+    // One reservation the batch names and audit has, still active: settled by its record.
+    await sql`insert into ${sql.table(`${AUDIT_SCHEMA}.reservations`)}
+        (id, org_id, project_id, amount_micro_usd, state, expires_at)
+      values ('rsv_open', 'org_scale', 'prj_scale', 500, 'active', now() + interval '1 hour')`.execute(db);
+    const before = await reservationRowsRead(db);
+    const batch = [usage("rsv_open"), ...batchOf(149, "rsv_unknown")];
+    expect(await storeUsageRecords(db, deps, batch)).toBe(150);
+    // A plan that hashed the whole table for the batch's look-ups read all 50,001 rows here.
+    expect((await reservationRowsRead(db)) - before).toBeLessThan(200);
+    const settled = await sql<{ state: string }>`select state from ${sql.table(`${AUDIT_SCHEMA}.reservations`)}
+      where id = 'rsv_open'`.execute(db);
+    expect(settled.rows[0]?.state).toBe("settled");
+  });
+});
