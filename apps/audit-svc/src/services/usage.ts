@@ -4,7 +4,7 @@ import {
   type UsageGroupBy,
   type UsageRecorded,
 } from "@agentplane/contracts";
-import { isUniqueViolation, pgTemplated, pgTemplatedSource } from "@agentplane/db";
+import { isUniqueViolation, pgColumns, pgUnnest } from "@agentplane/db";
 import { CompiledQuery, type Kysely, sql } from "kysely";
 import { AUDIT_SCHEMA, type AuditDb, type UsageRecordsTable } from "../db/schema.ts";
 import { bucketOf } from "./audit-analytics.ts";
@@ -63,7 +63,7 @@ export async function storeUsageRecords(
   // The common case, in one statement and no transaction: records under no limit whose reservation
   // holds nothing (settled by the same statement) or that audit never had. The rest (and events
   // stored before) take the transaction below, which locks their reservations first.
-  const columns = pgTemplated(rows, OWN_COLUMNS, SHARED_COLUMNS);
+  const columns = pgColumns(rows, INPUT_COLUMNS);
   const quickly = (text: string) => db.executeQuery<{ event_id: string }>(CompiledQuery.raw(text, columns));
   // Redeliveries are rare: first without looking up every event id (see storeUnlimited), unless a
   // failed statement would abort the caller's transaction.
@@ -84,9 +84,7 @@ function storeLocking(db: Kysely<AuditDb>, deps: { spend: SpendLedger }, rows: U
   return db.transaction().execute(async (trx) => {
     // One statement: stores the new records, locks their reservations (with whether each holds
     // against limits) and says whether any limit applies to each record's scope.
-    const stored = await trx.executeQuery<StoredRow>(
-      CompiledQuery.raw(STORE_USAGE, pgTemplated(rows, OWN_COLUMNS, SHARED_COLUMNS)),
-    );
+    const stored = await trx.executeQuery<StoredRow>(CompiledQuery.raw(STORE_USAGE, pgColumns(rows, INPUT_COLUMNS)));
     const fresh = new Map(stored.rows.map((r) => [r.event_id, r]));
     const direct: { orgId: string; projectId: string | null; at: Date; cost: number }[] = [];
     // Reservations that hold nothing (no limit applied when they were made), settled in one update;
@@ -124,22 +122,9 @@ interface StoredRow {
   limited: boolean;
 }
 
-/**
- * The batch's columns (`pgTemplated`): each call's own, and those that the calls of one caller
- * and model repeat, sent once per distinct combination. Text unless typed here.
- */
-const OWN_COLUMNS = [
+/** The batch's columns, one array each (`pgColumns`): text unless typed here. */
+const INPUT_COLUMNS = [
   "event_id",
-  "input_tokens",
-  "output_tokens",
-  "cache_read_tokens",
-  "cache_write_tokens",
-  "cost_micro_usd",
-  "request_id",
-  "reservation_id",
-  "ts",
-] as const satisfies readonly (keyof UsageRecordsTable)[];
-const SHARED_COLUMNS = [
   "org_id",
   "project_id",
   "principal_type",
@@ -147,9 +132,17 @@ const SHARED_COLUMNS = [
   "provider",
   "model",
   "route",
+  "input_tokens",
+  "output_tokens",
+  "cache_read_tokens",
+  "cache_write_tokens",
+  "cost_micro_usd",
   "priced",
+  "request_id",
+  "reservation_id",
+  "ts",
 ] as const satisfies readonly (keyof UsageRecordsTable)[];
-const INPUT_TYPES: Partial<Record<(typeof OWN_COLUMNS)[number] | (typeof SHARED_COLUMNS)[number], string>> = {
+const INPUT_TYPES: Partial<Record<(typeof INPUT_COLUMNS)[number], string>> = {
   input_tokens: "bigint",
   output_tokens: "bigint",
   cache_read_tokens: "bigint",
@@ -157,21 +150,19 @@ const INPUT_TYPES: Partial<Record<(typeof OWN_COLUMNS)[number] | (typeof SHARED_
   cost_micro_usd: "bigint",
   priced: "boolean",
 };
-// Fixed statement texts with the batch in array parameters: prepared once per connection whatever
-// the batch size, and nothing to build per call.
-const USAGE_INPUT = pgTemplatedSource(OWN_COLUMNS, SHARED_COLUMNS, INPUT_TYPES);
-/** The same rows, with whether a spending limit applies to each one's scope, looked up once per template. */
-const USAGE_INPUT_LIMITED = pgTemplatedSource(OWN_COLUMNS, SHARED_COLUMNS, INPUT_TYPES, {
-  limited: `exists (select 1 from ${AUDIT_SCHEMA}.spending_limits l
-    where l.org_id = t.org_id and (l.project_id is null or l.project_id = t.project_id))`,
-});
+// Fixed statement texts with the batch in one array parameter per column: prepared once per
+// connection whatever the batch size, and nothing to build per call. (Not templates, as audit
+// records are: a templated source's row count is estimated from the join of its two halves, far
+// too low, and the settling below then planned a nested loop over the batch's rows.)
+const USAGE_INPUT = pgUnnest(INPUT_COLUMNS, INPUT_TYPES);
+
 /**
  * The batch's reservation ids (its own array parameter, again). The reservations it names are
  * looked up once, by key, for the whole batch: before, a reservation was looked up per record, in
  * a form the planner could answer by hashing the whole table (every reservation ever opened), and
  * a plan made while the table was small kept doing so: 70 ms a batch at 200,000 reservations.
  */
-const BATCH_RESERVATIONS = `cast($${OWN_COLUMNS.indexOf("reservation_id") + 1} as text[])`;
+const BATCH_RESERVATIONS = `cast($${INPUT_COLUMNS.indexOf("reservation_id") + 1} as text[])`;
 const USAGE_COLUMNS = `event_id, org_id, project_id, principal_type, principal_id, provider, model, route,
       input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, cost_micro_usd, priced, request_id,
       reservation_id, ts`;
@@ -185,7 +176,9 @@ const USAGE_COLUMNS = `event_id, org_id, project_id, principal_type, principal_i
  * unique violation, nothing done) so that the batch is stored again with it.
  */
 const storeUnlimited = (checkStored: boolean) => `with input as (
-    select r.* from ${USAGE_INPUT_LIMITED}
+    select r.*, exists (select 1 from ${AUDIT_SCHEMA}.spending_limits l
+        where l.org_id = r.org_id and (l.project_id is null or l.project_id = r.project_id)) as limited
+    from ${USAGE_INPUT}
   ),
   known as materialized (
     select res.id from ${AUDIT_SCHEMA}.reservations res where res.id = any(${BATCH_RESERVATIONS})
@@ -193,7 +186,7 @@ const storeUnlimited = (checkStored: boolean) => `with input as (
   settled as (
     update ${AUDIT_SCHEMA}.reservations as res set state = 'settled', settled_micro_usd = i.cost_micro_usd
     from input i
-    where res.id = i.reservation_id and res.id = any(${BATCH_RESERVATIONS}) and not i.limited and res.state = 'active'
+    where res.id = i.reservation_id and not i.limited and res.state = 'active'
       and not exists (select 1 from ${AUDIT_SCHEMA}.reservation_holds h where h.reservation_id = res.id)
       ${checkStored ? `and not exists (select 1 from ${AUDIT_SCHEMA}.usage_records u where u.event_id = i.event_id)` : ""}
     returning res.id
