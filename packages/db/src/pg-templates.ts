@@ -65,31 +65,24 @@ export function pgTemplated<Row>(
  * The row source that reads `pgTemplated` back, aliased `r` with the `own` columns then the
  * `shared` ones (text unless `types` names another type), its parameters from `$1`:
  * `(select o.a, o.b, t.c, t.d from unnest($1, $2, $3) as o(a, b, template) join unnest($4, $5)
- * with ordinality as t(c, d, template) using (template)) as r`.
+ * with ordinality as t(c, d, template) on t.template = o.template) as r`.
  *
- * `perTemplate` adds columns computed once per template from its shared columns (`t.c`), such as
- * a look-up that depends on them alone: `exists (select ... where x = t.c) as flag`.
+ * Postgres estimates the rows of this join far below the batch's size (it knows nothing of the
+ * template numbers): a statement that plans further joins on it can get nested loops over the
+ * whole batch. It suits statements whose other steps are cheap whatever their plan.
  */
 export function pgTemplatedSource<Column extends string>(
   own: readonly Column[],
   shared: readonly Column[],
   types: Partial<Record<Column, string>> = {},
-  perTemplate: Record<string, string> = {},
 ): string {
   const cast = (column: Column, n: number) => `cast($${n} as ${types[column] ?? "text"}[])`;
   const numbers = own.length + 1;
   const ownCasts = own.map((c, i) => cast(c, i + 1));
   const sharedCasts = shared.map((c, i) => cast(c, numbers + 1 + i));
-  const extra = Object.keys(perTemplate);
   const templates = `unnest(${sharedCasts.join(", ")}) with ordinality as t(${shared.join(", ")}, template)`;
-  // Computed columns are worked out in a subquery kept apart (offset 0), so once per template
-  // rather than once per row of the join.
-  const templateSource =
-    extra.length === 0
-      ? templates
-      : `(select t.*, ${extra.map((name) => `${perTemplate[name]} as ${name}`).join(", ")} from ${templates} offset 0) as t`;
-  const columns = [...own.map((c) => `o.${c}`), ...shared.map((c) => `t.${c}`), ...extra.map((c) => `t.${c}`)];
+  const columns = [...own.map((c) => `o.${c}`), ...shared.map((c) => `t.${c}`)];
   return `(select ${columns.join(", ")}
     from unnest(${ownCasts.join(", ")}, cast($${numbers} as int[])) as o(${own.join(", ")}, template)
-    join ${templateSource} on t.template = o.template) as r`;
+    join ${templates} on t.template = o.template) as r`;
 }

@@ -87,24 +87,5 @@ for (const target of await databaseTargets()) {
       );
       expect(read.rows).toEqual(rows);
     });
-
-    it("works out a per-template column once per template, from its shared values", async () => {
-      const rows = batch(30);
-      // Counts its evaluations in a sequence: one per template, not one per row.
-      await run("create temporary sequence evaluations", []);
-      const source = pgTemplatedSource(
-        OWN,
-        SHARED,
-        { n: "int", status: "int" },
-        { found: "(nextval('evaluations') > 0 and t.status is not distinct from 200)" },
-      );
-      const read = await run<Row & { found: boolean }>(
-        `select id, n, org, path, status, found from ${source} order by n`,
-        pgTemplated(rows, OWN, SHARED),
-      );
-      expect(read.rows).toEqual(rows.map((r) => ({ ...r, found: r.status === 200 })));
-      const { rows: used } = await run<{ v: string | number }>("select last_value as v from evaluations", []);
-      expect(Number(used[0]?.v)).toBe(AWKWARD.length);
-    });
   });
 }
