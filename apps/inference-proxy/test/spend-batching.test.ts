@@ -144,4 +144,20 @@ describe.skipIf(!pg.available)(`calls recorded in the background, where no limit
     await h.drainUsage();
     expect(await count()).toBe(before + 1);
   });
+
+  it("of the calls ending in the last quarter before their batch is sent, one renews the trust", async () => {
+    const count = async () => (await reservations()).length;
+    // The trust renewed above ends 1 s after its answer: 200 ms of it are left.
+    clock.advance(400);
+    const before = await count();
+    for (let i = 0; i < 4; i++) await call();
+    await eventually(async () => (await count()) === before + 1, "one call recorded to renew the trust");
+    await h.drainUsage();
+    expect(await count()).toBe(before + 1);
+    // Renewed: the next call is forwarded without reserving, and not sent.
+    clock.advance(300);
+    await call();
+    await h.drainUsage();
+    expect(await count()).toBe(before + 1);
+  });
 });

@@ -51,13 +51,15 @@ export class SpendGate {
   private readonly audit: ServiceClient;
   private readonly logger: Logger;
   private readonly ttlMs: number;
-  /** In the last part of a scope's trust, calls are recorded even when they ended, to renew it. */
+  /** In the last part of a scope's trust, a call is recorded even when it ended, to renew it. */
   private readonly renewWithinMs: number;
   private readonly clock: { now(): number };
   /** Scope → clock reading until which "no limit applies" is trusted. */
   private readonly unlimited = new Map<string, number>();
   /** Calls forwarded without reserving, recorded in audit one batch at a time. */
   private readonly opens: GroupCommit<OpenItem, boolean>;
+  /** Scopes with an ended call kept to renew their trust, until its batch is answered: one call does it. */
+  private readonly renewing = new Set<string>();
 
   constructor(audit: ServiceClient, logger: Logger, options: SpendGateOptions = {}) {
     this.audit = audit;
@@ -83,9 +85,15 @@ export class SpendGate {
         // biome-ignore lint/suspicious/noThenProperty: awaited once the call ended (see Hold.recorded)
         then: (onFulfilled, onRejected) => {
           // Ended before its batch was sent: not sent at all, unless the scope's trust is due for
-          // renewal (the batch's answer renews it, so no call has to reserve synchronously).
+          // renewal (the batch's answer renews it, so no call has to reserve synchronously) and
+          // no other ended call of the scope is on its way for that already.
           const left = (this.unlimited.get(key) ?? 0) - this.clock.now();
-          if (left > this.renewWithinMs) this.opens.withdraw(item, false);
+          if (left > this.renewWithinMs || this.renewing.has(key)) this.opens.withdraw(item, false);
+          else {
+            this.renewing.add(key);
+            const renewed = () => this.renewing.delete(key);
+            opened.then(renewed, renewed);
+          }
           return opened.then(onFulfilled, onRejected);
         },
       };
