@@ -8,26 +8,12 @@ import type { AuditDb } from "../src/db/schema.ts";
 import { Pricing } from "../src/services/pricing.ts";
 import { SpendLedger } from "../src/services/spend.ts";
 import { storeUsageRecords } from "../src/services/usage.ts";
+import { usageEvent } from "./helpers.ts";
 
 const pg = await requirePostgres();
 
-let n = 0;
-const usage = (reservationId: string) => ({
-  id: `evt_scale_${++n}`,
-  orgId: "org_scale",
-  projectId: "prj_scale",
-  principalType: "api_token",
-  principalId: "tok_scale",
-  provider: "cloud-b",
-  model: "claude-haiku-4-5",
-  route: "/llm/cloud-b/family-1",
-  inputTokens: 10,
-  outputTokens: 2,
-  cacheReadTokens: 0,
-  cacheWriteTokens: 0,
-  reservationId,
-  time: new Date().toISOString(),
-});
+const usage = (reservationId: string) =>
+  usageEvent({ orgId: "org_scale", projectId: "prj_scale", inputTokens: 10, outputTokens: 2, reservationId });
 
 /**
  * Rows of `audit.reservations` read so far by scans of every session (sequential and index), once
