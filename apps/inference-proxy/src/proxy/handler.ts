@@ -41,6 +41,8 @@ export interface ProxyDeps {
 const FORWARDED = new Set(["content-type", "accept", "anthropic-version", "anthropic-beta"]);
 const FORWARDED_PREFIXES = ["x-amzn-bedrock-", "x-amz-target"];
 const NOT_RETURNED = new Set([...HOP_BY_HOP_HEADERS, "set-cookie", "content-encoding"]);
+/** Statuses whose answer has no body (Fetch's null body statuses). */
+const NULL_BODY_STATUSES = new Set([101, 103, 204, 205, 304]);
 
 /**
  * The request body, at most `cap` bytes. One of declared length (already checked against the
@@ -257,7 +259,8 @@ export function createLlmProxy(deps: ProxyDeps): LlmProxy {
     // An answer that came whole with its headers goes out in one write (status, headers, body);
     // anything else streams on as it arrives.
     const complete = call.complete();
-    if (method === "HEAD") {
+    if (method === "HEAD" || NULL_BODY_STATUSES.has(call.status)) {
+      // A web Response with these statuses must have a null body (whatever bytes the upstream sent).
       if (!complete) void call.stream().cancel();
       return new Response(null, { status: call.status, headers: out });
     }
