@@ -34,7 +34,7 @@ import { registerGetSpendingLimitStatus } from "./routes/spending-limits/status.
 import { registerUpdateSpendingLimit } from "./routes/spending-limits/update.ts";
 import { registerListUsageCosts } from "./routes/usage-costs/list.ts";
 import { registerGetUsageCostTimeseries } from "./routes/usage-costs/timeseries.ts";
-import { pruneAuditRecords, startMaintenance } from "./services/maintenance.ts";
+import { pruneAuditRecords, pruneReservations, startMaintenance } from "./services/maintenance.ts";
 import { Pricing } from "./services/pricing.ts";
 import { SpendLedger } from "./services/spend.ts";
 
@@ -66,6 +66,8 @@ export interface AuditService extends ServiceInstance {
   prune(now?: Date): Promise<number>;
   /** Settles reservations expired at `now` (default: the current time) at their estimate. */
   expireReservations(now?: Date): Promise<number>;
+  /** Deletes finished reservations past their retention at `now`; -1 when another replica holds the lock. */
+  pruneReservations(now?: Date): Promise<number>;
 }
 
 /**
@@ -143,6 +145,7 @@ export async function createAuditService(deps: AuditServiceDeps): Promise<AuditS
           spend,
           logger: deps.logger,
           retentionDays,
+          ...(config.reservationRetentionMs ? { reservationRetentionMs: config.reservationRetentionMs } : {}),
           intervalMs: config.maintenanceIntervalMs ?? 30_000,
         });
 
@@ -165,5 +168,7 @@ export async function createAuditService(deps: AuditServiceDeps): Promise<AuditS
     deadLetters,
     prune: (now) => pruneAuditRecords(deps.database, AUDIT_SCHEMA, retentionDays, now),
     expireReservations: (now) => spend.expire(now),
+    pruneReservations: (now) =>
+      pruneReservations(deps.database, AUDIT_SCHEMA, config.reservationRetentionMs ?? undefined, now),
   };
 }

@@ -11,6 +11,8 @@ export interface AuditConfig {
   priceOverrides?: PriceTable;
   /** Unsettled reservations are released after this long (default 10 minutes). */
   reservationTtlMs?: number;
+  /** Finished reservations are deleted this long after they were opened (default 7 days). */
+  reservationRetentionMs?: number;
   /** How often retention and reservation expiry run (default 30 s; retention itself at most hourly). */
   maintenanceIntervalMs?: number;
   /** False to run no maintenance timer (tests call the jobs directly). */
