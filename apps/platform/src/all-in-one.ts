@@ -17,7 +17,9 @@ export async function runAllInOne(rawEnv: Record<string, string | undefined>): P
   const dataDir = dataDirOf(env);
   mkdirSync(dataDir, { recursive: true });
   const databaseUrl = env.DATABASE_URL ?? `pglite://${join(dataDir, "pgdata")}`;
-  const database = await openDatabase(databaseUrl);
+  const database = await openDatabase(databaseUrl, {
+    upkeep: { onError: (err) => logger.warn({ err: err.message }, "embedded database upkeep failed") },
+  });
   const bus = createBus({ redisUrl: env.REDIS_URL });
   const inference = inferenceConfigFromSettings(env);
   const closeStorage = async () => {

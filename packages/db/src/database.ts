@@ -3,6 +3,7 @@ import { Kysely } from "kysely";
 import { PGliteDialect } from "kysely-pglite-dialect";
 import { PostgresJSDialect } from "kysely-postgres-js";
 import postgres from "postgres";
+import { startUpkeep, type UpkeepOptions } from "./upkeep.ts";
 
 export type DatabaseKind = "postgres" | "pglite";
 
@@ -36,6 +37,8 @@ export interface OpenDatabaseOptions {
   createIfMissing?: boolean;
   /** Told once when the database had to be created. */
   onCreated?: (name: string) => void;
+  /** PGlite only: its periodic vacuum and analyze (`startUpkeep`), which a Postgres server does itself. */
+  upkeep?: UpkeepOptions;
 }
 
 /** A start-up failure with one line that says what to do; launchers print `message` alone. */
@@ -124,7 +127,9 @@ export async function openDatabase(url: string, options: OpenDatabaseOptions = {
       ...(dir ? { dataDir: dir } : {}),
       parsers: { [INT8_OID]: (value: string) => Number(value) },
     });
-    return wrap("pglite", url, new Kysely({ dialect: new PGliteDialect(pg) }));
+    const kysely = new Kysely({ dialect: new PGliteDialect(pg) });
+    const upkeep = startUpkeep(kysely, options.upkeep);
+    return wrap("pglite", url, kysely, () => upkeep.stop());
   }
   if (url.startsWith("postgres://") || url.startsWith("postgresql://")) {
     const sql = postgres(url, {

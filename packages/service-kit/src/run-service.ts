@@ -94,7 +94,8 @@ export async function runService<E extends DeploymentEnv, S extends RunnableServ
     ...(env.INTERNAL_IDENTITY_PRIVATE_KEY ? { privateJwk: env.INTERNAL_IDENTITY_PRIVATE_KEY } : {}),
     ...(env.INTERNAL_IDENTITY_PUBLIC_KEY ? { publicJwk: env.INTERNAL_IDENTITY_PUBLIC_KEY } : {}),
   });
-  const database = env.DATABASE_URL ? await openDatabase(env.DATABASE_URL) : undefined;
+  const upkeep = { onError: (err: Error) => logger.warn({ err: err.message }, "embedded database upkeep failed") };
+  const database = env.DATABASE_URL ? await openDatabase(env.DATABASE_URL, { upkeep }) : undefined;
   const bus = createBus({ redisUrl: env.REDIS_URL });
   const closeStorage = async () => {
     await bus.close();
