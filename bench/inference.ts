@@ -1,7 +1,8 @@
 // The inference proxy against a provider stand-in that answers at once, measured in one run:
 // non-streaming added latency (p50/p99, one request at a time) through the gateway vs calling the
-// upstream directly; streaming time to first byte, added; throughput vs a bare Hono pass-through
-// in the same process as the proxy; memory per 1,000 concurrent open streams.
+// upstream directly (and, as the floor of any proxy here, what a bare Hono pass-through in the same
+// process adds); streaming time to first byte, added; throughput vs that bare pass-through; memory
+// per 1,000 concurrent open streams.
 // Run: npm run bench -- inference   (or node bench/inference.ts on Node 24)
 // INFERENCE_BENCH_PROFILE=<dir> writes a V8 CPU profile of the platform process there.
 
@@ -159,48 +160,55 @@ try {
   // Each figure is printed as soon as it is measured.
   // Calls of the gateway are counted for its CPU; the direct ones in between are not.
   const cpu = { platform: 0, postgres: 0 };
-  const [latDirect, latGateway] = (await sequential(
+  // The bare pass-through's own added latency is the floor any proxy in this process starts from.
+  const bareUrl = `${info.bare}/bare/anthropic/v1/messages`;
+  const [latDirect, latBare, latGateway] = (await sequential(
     [
       { url: direct, headers: json },
+      { url: bareUrl, headers: json },
       { url: gateway, headers: auth },
     ],
     BODY,
     false,
     n,
     async (i, run) => {
-      if (i === 0) return run();
+      if (i !== 2) return run();
       const before = { platform: processCpuMs(platform?.pid) ?? 0, postgres: postgresCpuMs() };
       await run();
       cpu.platform += (processCpuMs(platform?.pid) ?? 0) - before.platform;
       cpu.postgres += postgresCpuMs() - before.postgres;
     },
-  )) as [Stats, Stats];
+  )) as [Stats, Stats, Stats];
   const platformCpu = cpu.platform / n;
   const postgresCpu = cpu.postgres / n;
   console.log(
     [
-      `non-streaming, 1 request at a time (${n} requests each, direct and gateway alternating in blocks of 100):`,
+      `non-streaming, 1 request at a time (${n} requests each, direct, bare and gateway alternating in blocks of 100):`,
       `  direct   ${ms(latDirect)}`,
+      `  bare     ${ms(latBare)}`,
       `  gateway  ${ms(latGateway)}`,
       `  added    p50 ${fmt(latGateway.p50 - latDirect.p50, 3)} ms  p99 ${fmt(latGateway.p99 - latDirect.p99, 3)} ms`,
+      `  added by the bare pass-through alone: p50 ${fmt(latBare.p50 - latDirect.p50, 3)} ms  p99 ${fmt(latBare.p99 - latDirect.p99, 3)} ms`,
       `  CPU per gateway request: platform process ${fmt(platformCpu, 3)} ms, PostgreSQL ${fmt(postgresCpu, 3)} ms`,
     ].join("\n"),
   );
-  const [ttfbDirect, ttfbGateway] = (await sequential(
+  const [ttfbDirect, ttfbBare, ttfbGateway] = (await sequential(
     [
       { url: direct, headers: json },
+      { url: bareUrl, headers: json },
       { url: gateway, headers: auth },
     ],
     STREAM_BODY,
     true,
     Math.round(n / 2),
-  )) as [Stats, Stats];
+  )) as [Stats, Stats, Stats];
   console.log(
     [
       `streaming time to first byte (${Math.round(n / 2)} requests):`,
       `  direct   ${ms(ttfbDirect)}`,
+      `  bare     ${ms(ttfbBare)}`,
       `  gateway  ${ms(ttfbGateway)}`,
-      `  added    p50 ${fmt(ttfbGateway.p50 - ttfbDirect.p50, 3)} ms`,
+      `  added    p50 ${fmt(ttfbGateway.p50 - ttfbDirect.p50, 3)} ms (bare pass-through alone ${fmt(ttfbBare.p50 - ttfbDirect.p50, 3)} ms)`,
     ].join("\n"),
   );
   // The baselines and the gateway alternate, round by round, so a change of load lands on all.
@@ -212,7 +220,7 @@ try {
     kinds.map((k) => [k, { platform: 0, postgres: 0, upstream: 0, loadGenerator: 0 } as CpuSplit]),
   ) as Record<(typeof kinds)[number], CpuSplit>;
   const targets = {
-    bare: [`${info.bare}/bare/anthropic/v1/messages`, json],
+    bare: [bareUrl, json],
     helper: [`${info.bare}/hono-proxy/anthropic/v1/messages`, json],
     gateway: [gateway, auth],
   } as const;
