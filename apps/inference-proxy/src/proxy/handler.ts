@@ -190,7 +190,7 @@ export function createLlmProxy(deps: ProxyDeps): LlmProxy {
       }
       const usage = meter.result();
       // After audit has the reservation, so the event settles it rather than racing it.
-      await hold.recorded;
+      await hold.ended();
       try {
         await deps.recordUsage({
           id: eventId(),

@@ -15,17 +15,20 @@ const SELF = servicePrincipal("inference");
 type ReservedCall = NonNullable<SpendReserveRequest["call"]>;
 type OpenItem = SpendOpenRequest["reservations"][number];
 
-/** A call's reservation: reserved before forwarding, or recorded in the background (`recorded`). */
+/** A call's reservation: reserved before forwarding, or recorded in the background. */
 export interface Hold {
   reservationId: string;
   /**
-   * Awaited once the call has ended, before its usage event is written: resolves once audit has
-   * the reservation (true), or when it has none (false: nothing to release; the usage event alone
-   * records the call, under `reservationId`). A call recorded in the background that ends before
-   * its batch was sent needs no reservation any more: awaiting this takes it out of the batch.
+   * Told once the call has ended, before its usage event is written or its hold released: resolves
+   * once audit has the reservation (true), or when it has none (false: nothing to release; the
+   * usage event alone records the call, under `reservationId`). A call recorded in the background
+   * that ends before its batch was sent needs no reservation any more: this takes it out of the
+   * batch. Asking again gives the same answer.
    */
-  recorded: PromiseLike<boolean>;
+  ended(): Promise<boolean>;
 }
+
+const RESERVED = Promise.resolve(true);
 
 export interface SpendGateOptions {
   /** How long "no limit applies to this org and project" is trusted without asking again (default 1 s). */
@@ -81,26 +84,27 @@ export class SpendGate {
       const item: OpenItem = { reservationId, orgId: scope.orgId, estimatedMicroUsd, requestId, call };
       item.projectId = scope.projectId;
       const opened = this.opens.add(item);
-      const recorded: PromiseLike<boolean> = {
-        // biome-ignore lint/suspicious/noThenProperty: awaited once the call ended (see Hold.recorded)
-        then: (onFulfilled, onRejected) => {
-          // Ended before its batch was sent: not sent at all, unless the scope's trust is due for
-          // renewal (the batch's answer renews it, so no call has to reserve synchronously) and
-          // no other ended call of the scope is on its way for that already.
-          const left = (this.unlimited.get(key) ?? 0) - this.clock.now();
-          if (left > this.renewWithinMs || this.renewing.has(key)) this.opens.withdraw(item, false);
-          else {
-            this.renewing.add(key);
-            const renewed = () => this.renewing.delete(key);
-            opened.then(renewed, renewed);
-          }
-          return opened.then(onFulfilled, onRejected);
-        },
-      };
-      return { reservationId, recorded };
+      let answer: Promise<boolean> | undefined;
+      return { reservationId, ended: () => (answer ??= this.ended(key, item, opened)) };
     }
     const reservationId = await this.reserve(scope, estimatedMicroUsd, requestId, call);
-    return { reservationId, recorded: Promise.resolve(true) };
+    return { reservationId, ended: () => RESERVED };
+  }
+
+  /**
+   * A call recorded in the background has ended. Still in its batch (not sent yet): taken out,
+   * unless the scope's trust is due for renewal (the batch's answer renews it, so no call has to
+   * reserve synchronously) and no other ended call of the scope is on its way for that already.
+   */
+  private ended(key: string, item: OpenItem, opened: Promise<boolean>): Promise<boolean> {
+    const left = (this.unlimited.get(key) ?? 0) - this.clock.now();
+    if (left > this.renewWithinMs || this.renewing.has(key)) this.opens.withdraw(item, false);
+    else {
+      this.renewing.add(key);
+      const renewed = () => this.renewing.delete(key);
+      opened.then(renewed, renewed);
+    }
+    return opened;
   }
 
   /** Holds the estimate; over a limit → 429 `spending-limit-reached` naming the limit and its reset. */
@@ -126,7 +130,7 @@ export class SpendGate {
   /** Best effort: a release that fails leaves the hold to expire in the audit service. */
   async release(hold: Hold | string, requestId: string): Promise<void> {
     const reservationId = typeof hold === "string" ? hold : hold.reservationId;
-    if (typeof hold !== "string" && !(await hold.recorded)) return;
+    if (typeof hold !== "string" && !(await hold.ended())) return;
     try {
       await callInternal(this.audit, AUDIT_INTERNAL_ROUTES.release, {
         principal: SELF,
