@@ -23,6 +23,8 @@ export interface AuditConfig {
 /** audit-svc's own settings, read the same way by its deployable and the all-in-one launcher. */
 export const AuditSettingsSchema = z.object({
   AUDIT_RETENTION_DAYS: z.coerce.number().int().positive().default(365),
+  /** Finished spend reservations are deleted this many days after they were opened. */
+  RESERVATION_RETENTION_DAYS: z.coerce.number().int().positive().default(7),
   /** The price overrides as JSON, or a path to a JSON file. */
   PRICE_TABLE_JSON: z.string().optional(),
 });
@@ -44,6 +46,7 @@ export function configFromEnv(env: Record<string, string | undefined>): AuditCon
 export function configFromSettings(settings: AuditSettings): AuditConfig {
   return {
     retentionDays: settings.AUDIT_RETENTION_DAYS,
+    reservationRetentionMs: settings.RESERVATION_RETENTION_DAYS * 24 * 3_600_000,
     priceOverrides: priceOverridesSetting(settings.PRICE_TABLE_JSON),
   };
 }

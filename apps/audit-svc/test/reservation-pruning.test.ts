@@ -4,6 +4,7 @@ import { MemoryBus } from "@agentplane/events";
 import { sql } from "kysely";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { AUDIT_SCHEMA, type AuditService } from "../src/app.ts";
+import { configFromEnv } from "../src/config.ts";
 import type { AuditDb } from "../src/db/schema.ts";
 import { Pricing } from "../src/services/pricing.ts";
 import { SpendLedger } from "../src/services/spend.ts";
@@ -91,6 +92,24 @@ describe.each(targets)("pruning finished reservations on $name $reason", (target
       expect(await ids()).toEqual([activeOld]);
     },
   );
+
+  it.skipIf(!target.available)("RESERVATION_RETENTION_DAYS sets how long finished reservations are kept", async () => {
+    expect(configFromEnv({}).reservationRetentionMs).toBe(7 * DAY);
+    const short = await startAudit(database, new MemoryBus(), {
+      ...configFromEnv({ RESERVATION_RETENTION_DAYS: "2" }),
+      maintenance: false,
+    });
+    try {
+      const { reservationId } = await service.spend.reserve({ orgId: "org_d", estimatedMicroUsd: 10 });
+      await service.spend.release({ reservationId: reservationId as string });
+      await age(reservationId as string, 3);
+      expect(await service.pruneReservations()).toBe(0);
+      expect(await short.pruneReservations()).toBe(1);
+    } finally {
+      await short.close();
+    }
+    expect(() => configFromEnv({ RESERVATION_RETENTION_DAYS: "0" })).toThrow(/RESERVATION_RETENTION_DAYS/);
+  });
 
   it.skipIf(!target.available)(
     "a usage report redelivered after its reservation was pruned is stored and counted once",
