@@ -28,7 +28,7 @@ function signerFor(keys: InternalKeys): IdentitySigner {
 const NOT_FORWARDED = new Set(["host", "connection", "keep-alive", "transfer-encoding", "upgrade", "expect"]);
 
 /** Statuses whose response has no body (RFC 9110): a Response must be built with `null`. */
-const NULL_BODY_STATUSES = new Set([101, 204, 205, 304]);
+export const NULL_BODY_STATUSES: ReadonlySet<number> = new Set([101, 204, 205, 304]);
 
 /** A request as a proxy forwards it, without a web `Request` built for it. */
 export interface OutgoingRequest {

@@ -20,6 +20,7 @@ export {
   type HttpServiceFetch,
   httpFetch,
   inProcessFetch,
+  NULL_BODY_STATUSES,
   type OutgoingRequest,
   type ResponseHeaders,
   ServiceClient,

@@ -1,11 +1,10 @@
-import { webStreamOf } from "@agentplane/service-kit";
+import { NULL_BODY_STATUSES, webStreamOf } from "@agentplane/service-kit";
 import { Agent, type Dispatcher, request } from "undici";
 
 /** Keep-alive connections to AWS endpoints, shared by every connection's proxied calls. */
 const agent = new Agent({ keepAliveTimeout: 30_000, connections: 128 });
 /** Answers declaring at most this many bytes are read whole (one write back); others stream. */
 const BUFFERED_BYTES = 64 * 1024;
-const NULL_BODY_STATUSES = new Set([101, 204, 205, 304]);
 const HOP_BY_HOP = new Set(["transfer-encoding", "connection", "keep-alive"]);
 
 /**

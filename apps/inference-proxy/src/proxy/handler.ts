@@ -6,6 +6,7 @@ import {
   HOP_BY_HOP_HEADERS,
   type IdentityVerifier,
   type Logger,
+  NULL_BODY_STATUSES,
   type ServiceClient,
 } from "@agentplane/service-kit";
 import type { Dispatcher } from "undici";
@@ -41,8 +42,6 @@ export interface ProxyDeps {
 const FORWARDED = new Set(["content-type", "accept", "anthropic-version", "anthropic-beta"]);
 const FORWARDED_PREFIXES = ["x-amzn-bedrock-", "x-amz-target"];
 const NOT_RETURNED = new Set([...HOP_BY_HOP_HEADERS, "set-cookie", "content-encoding"]);
-/** Statuses whose answer has no body (Fetch's null body statuses). */
-const NULL_BODY_STATUSES = new Set([101, 103, 204, 205, 304]);
 
 /**
  * The request body, at most `cap` bytes. One of declared length (already checked against the
