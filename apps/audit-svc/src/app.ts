@@ -34,7 +34,12 @@ import { registerGetSpendingLimitStatus } from "./routes/spending-limits/status.
 import { registerUpdateSpendingLimit } from "./routes/spending-limits/update.ts";
 import { registerListUsageCosts } from "./routes/usage-costs/list.ts";
 import { registerGetUsageCostTimeseries } from "./routes/usage-costs/timeseries.ts";
-import { pruneAuditRecords, pruneReservations, startMaintenance } from "./services/maintenance.ts";
+import {
+  pruneAuditRecords,
+  pruneReservations,
+  RESERVATION_RETENTION_MS,
+  startMaintenance,
+} from "./services/maintenance.ts";
 import { Pricing } from "./services/pricing.ts";
 import { SpendLedger } from "./services/spend.ts";
 
@@ -83,6 +88,7 @@ export async function createAuditService(deps: AuditServiceDeps): Promise<AuditS
     ...(config.reservationTtlMs ? { reservationTtlMs: config.reservationTtlMs } : {}),
   });
   const retentionDays = config.retentionDays ?? 365;
+  const reservationRetentionMs = config.reservationRetentionMs ?? RESERVATION_RETENTION_MS;
 
   // Audit consumes the bus: without it nothing reaches the trail, so both are required.
   const checks: ReadinessChecks = {
@@ -145,7 +151,7 @@ export async function createAuditService(deps: AuditServiceDeps): Promise<AuditS
           spend,
           logger: deps.logger,
           retentionDays,
-          ...(config.reservationRetentionMs ? { reservationRetentionMs: config.reservationRetentionMs } : {}),
+          reservationRetentionMs,
           intervalMs: config.maintenanceIntervalMs ?? 30_000,
         });
 
@@ -168,7 +174,6 @@ export async function createAuditService(deps: AuditServiceDeps): Promise<AuditS
     deadLetters,
     prune: (now) => pruneAuditRecords(deps.database, AUDIT_SCHEMA, retentionDays, now),
     expireReservations: (now) => spend.expire(now),
-    pruneReservations: (now) =>
-      pruneReservations(deps.database, AUDIT_SCHEMA, config.reservationRetentionMs ?? undefined, now),
+    pruneReservations: (now) => pruneReservations(deps.database, AUDIT_SCHEMA, reservationRetentionMs, now),
   };
 }

@@ -66,12 +66,7 @@ export async function pruneAuditRecords(database: Database, schema: string, rete
  * redelivery is recognized by its event id in any case). Active reservations are left to expiry.
  * Returns the number deleted, or -1 when another replica holds the retention lock.
  */
-export async function pruneReservations(
-  database: Database,
-  schema: string,
-  retentionMs = RESERVATION_RETENTION_MS,
-  now = new Date(),
-) {
+export async function pruneReservations(database: Database, schema: string, retentionMs: number, now = new Date()) {
   const cutoff = new Date(now.getTime() - retentionMs);
   return underRetentionLock(database, schema, (db) =>
     deleteInChunks(() =>
@@ -97,7 +92,7 @@ export function startMaintenance(deps: {
   spend: SpendLedger;
   logger: Logger;
   retentionDays: number;
-  reservationRetentionMs?: number;
+  reservationRetentionMs: number;
   intervalMs: number;
 }): { stop(): void } {
   let lastPrune = 0;
