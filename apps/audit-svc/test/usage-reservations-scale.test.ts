@@ -1,7 +1,7 @@
 import { type Database, migrateToLatest, openDatabase } from "@agentplane/db";
 import { createTestDatabase, requirePostgres } from "@agentplane/testkit";
 import { type Kysely, sql } from "kysely";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from "vitest";
 import { AUDIT_SCHEMA } from "../src/app.ts";
 import { migrations } from "../src/db/migrations/index.ts";
 import type { AuditDb } from "../src/db/schema.ts";
@@ -67,5 +67,47 @@ describe.skipIf(!pg.available)(`usage batches against a large reservations table
     const settled = await sql<{ state: string }>`select state from ${sql.table(`${AUDIT_SCHEMA}.reservations`)}
       where id = 'rsv_open'`.execute(db);
     expect(settled.rows[0]?.state).toBe("settled");
+  });
+
+  it("reads only the batch's own reservations while the table grows under it, never vacuumed", async () => {
+    // A table of its own, new: the plans are made while it is small.
+    const created = await createTestDatabase("usage_grow");
+    const own = await openDatabase(created.url, { max: 1 });
+    onTestFinished(async () => {
+      await own.close();
+      await created.drop();
+    });
+    await migrateToLatest(own, AUDIT_SCHEMA, migrations);
+    const db = own.forSchema<AuditDb>(AUDIT_SCHEMA);
+    const spend = new SpendLedger(db);
+    const deps = { pricing: new Pricing(), spend };
+    // As the inference proxy sends them: a few calls of each batch were recorded as reservations
+    // (their batch left before they ended), the others never were. Nothing analyzes or vacuums the
+    // table, as on a server with autovacuum off: settled rows leave dead entries behind.
+    const round = async (r: number) => {
+      const opened = Array.from({ length: 20 }, (_, i) => ({
+        reservationId: `rsv_grow_${r}_${i}`,
+        orgId: "org_grow",
+        projectId: "prj_grow",
+        estimatedMicroUsd: 500,
+        call: { principalType: "user", principalId: "usr_1", provider: "anthropic", model: "claude", route: "/v1/llm" },
+      }));
+      await spend.open({ reservations: opened });
+      const batch = Array.from({ length: 150 }, (_, i) => ({
+        ...usage(`rsv_grow_${r}_${i}`),
+        orgId: "org_grow",
+        projectId: "prj_grow",
+      }));
+      expect(await storeUsageRecords(db, deps, batch)).toBe(150);
+    };
+    for (let r = 0; r < 150; r++) await round(r);
+    const before = await reservationRowsRead(db);
+    await round(150);
+    // 3,000 reservations by now: a statement that scanned them (or every entry of the index of
+    // active ones, dead entries included) read thousands of rows for this batch.
+    expect((await reservationRowsRead(db)) - before).toBeLessThan(400);
+    const states = await sql<{ state: string; n: number }>`select state, count(*)::int as n
+      from ${sql.table(`${AUDIT_SCHEMA}.reservations`)} where id like 'rsv_grow_%' group by state`.execute(db);
+    expect(states.rows).toEqual([{ state: "settled", n: 151 * 20 }]);
   });
 });

@@ -156,37 +156,51 @@ const INPUT_TYPES: Partial<Record<(typeof INPUT_COLUMNS)[number], string>> = {
 // too low, and the settling below then planned a nested loop over the batch's rows.)
 const USAGE_INPUT = pgUnnest(INPUT_COLUMNS, INPUT_TYPES);
 
-/**
- * The batch's reservation ids (its own array parameter, again). The reservations it names are
- * looked up once, by key, for the whole batch: before, a reservation was looked up per record, in
- * a form the planner could answer by hashing the whole table (every reservation ever opened), and
- * a plan made while the table was small kept doing so: 70 ms a batch at 200,000 reservations.
- */
-const BATCH_RESERVATIONS = `cast($${INPUT_COLUMNS.indexOf("reservation_id") + 1} as text[])`;
 const USAGE_COLUMNS = `event_id, org_id, project_id, principal_type, principal_id, provider, model, route,
       input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, cost_micro_usd, priced, request_id,
       reservation_id, ts`;
 
+/**
+ * A record's reservation, looked up by key one record at a time: a lateral subquery with a limit
+ * runs once per row and is never turned into a join over the table, so the plan is a primary-key
+ * probe per record whatever the table's statistics say. Before, the batch's reservations were
+ * found in one join or `= any(...)`, which the planner answered by scanning the table whenever its
+ * statistics (or a plan cached while the table was new) said the table was small: without
+ * autovacuum's ANALYZE, every batch read every reservation of the last 7 days, more as they grew.
+ */
+const RESERVATION_OF = (r: string, columns: string, lock = "") =>
+  `left join lateral (select ${columns} from ${AUDIT_SCHEMA}.reservations res
+      where res.id = ${r}.reservation_id limit 1 ${lock}) res on true`;
+
+/** Whether some limit applies to a record's organization (and project): asked of the batch's limits. */
+const LIMITED = (r: string) => `exists (select 1 from limits l
+        where l.org_id = ${r}.org_id and (l.project_id is null or l.project_id = ${r}.project_id))`;
+/** The limits of the batch's organizations (almost always none), read once for the whole batch. */
+const BATCH_LIMITS = `limits as materialized (
+    select l.org_id, l.project_id from ${AUDIT_SCHEMA}.spending_limits l
+    where l.org_id = any(cast($${INPUT_COLUMNS.indexOf("org_id") + 1} as text[]))
+  )`;
+
 // Settling a reservation and storing its record depend on each other inside the statement: a
 // reservation that stopped being active meanwhile (an expiry) is not settled, so its record is not
-// stored here either but left to the locking transaction.
+// stored here either but left to the locking transaction. The update reaches each reservation by
+// the row version the lookup found (`ctid`); one changed since is re-read and checked again by
+// Postgres, as for any update that meets a concurrent one.
 /**
  * `checkStored`: also skip events stored before (redeliveries). Without it the statement has no
  * per-row look-up of the event id, and a redelivered event in the batch fails it as a whole (a
  * unique violation, nothing done) so that the batch is stored again with it.
  */
-const storeUnlimited = (checkStored: boolean) => `with input as (
-    select r.*, exists (select 1 from ${AUDIT_SCHEMA}.spending_limits l
-        where l.org_id = r.org_id and (l.project_id is null or l.project_id = r.project_id)) as limited
+const storeUnlimited = (checkStored: boolean) => `with ${BATCH_LIMITS},
+  input as materialized (
+    select r.*, ${LIMITED("r")} as limited, res.state, res.ctid as version
     from ${USAGE_INPUT}
-  ),
-  known as materialized (
-    select res.id from ${AUDIT_SCHEMA}.reservations res where res.id = any(${BATCH_RESERVATIONS})
+    ${RESERVATION_OF("r", "res.state, res.ctid")}
   ),
   settled as (
     update ${AUDIT_SCHEMA}.reservations as res set state = 'settled', settled_micro_usd = i.cost_micro_usd
     from input i
-    where res.id = i.reservation_id and not i.limited and res.state = 'active'
+    where res.ctid = i.version and i.state = 'active' and not i.limited and res.state = 'active'
       and not exists (select 1 from ${AUDIT_SCHEMA}.reservation_holds h where h.reservation_id = res.id)
       ${checkStored ? `and not exists (select 1 from ${AUDIT_SCHEMA}.usage_records u where u.event_id = i.event_id)` : ""}
     returning res.id
@@ -196,15 +210,15 @@ const storeUnlimited = (checkStored: boolean) => `with input as (
     output_tokens, cache_read_tokens, cache_write_tokens, cost_micro_usd, priced, request_id, reservation_id,
     cast(ts as timestamptz)
   from input i
-  where not i.limited and (i.reservation_id is null
-    or i.reservation_id in (select id from settled)
-    or not exists (select 1 from known k where k.id = i.reservation_id))
+  where not i.limited and (i.state is null or i.reservation_id in (select id from settled))
   ${checkStored ? "on conflict (event_id) do nothing" : ""}
   returning event_id`;
 const STORE_UNLIMITED = storeUnlimited(true);
 const STORE_UNLIMITED_NEW = storeUnlimited(false);
 
-const STORE_USAGE = `with stored as (
+/** The new records' reservations are locked in id order (concurrent batches never wait on each other in a cycle). */
+const STORE_USAGE = `with ${BATCH_LIMITS},
+  stored as (
     insert into ${AUDIT_SCHEMA}.usage_records (${USAGE_COLUMNS})
     select event_id, org_id, project_id, principal_type, principal_id, provider, model, route, input_tokens,
       output_tokens, cache_read_tokens, cache_write_tokens, cost_micro_usd, priced, request_id, reservation_id,
@@ -214,16 +228,13 @@ const STORE_USAGE = `with stored as (
     returning event_id, org_id, project_id, reservation_id
   ),
   reserved as (
-    select r.id, r.state,
-      exists (select 1 from ${AUDIT_SCHEMA}.reservation_holds h where h.reservation_id = r.id) as held
-    from ${AUDIT_SCHEMA}.reservations r
-    where r.id = any(${BATCH_RESERVATIONS}) and r.id in (select reservation_id from stored)
-    order by r.id
-    for update of r
+    select res.id, res.state,
+      exists (select 1 from ${AUDIT_SCHEMA}.reservation_holds h where h.reservation_id = res.id) as held
+    from (select distinct reservation_id from stored where reservation_id is not null order by reservation_id) r
+    ${RESERVATION_OF("r", "res.id, res.state", "for update")}
+    where res.id is not null
   )
-  select s.event_id, v.state, v.held,
-    exists (select 1 from ${AUDIT_SCHEMA}.spending_limits l
-      where l.org_id = s.org_id and (l.project_id is null or l.project_id = s.project_id)) as limited
+  select s.event_id, v.state, v.held, ${LIMITED("s")} as limited
   from stored s left join reserved v on v.id = s.reservation_id`;
 
 const SETTLE_UNHELD = `update ${AUDIT_SCHEMA}.reservations as r set state = 'settled', settled_micro_usd = v.cost
