@@ -151,14 +151,12 @@ const INPUT_TYPES: Partial<Record<(typeof INPUT_COLUMNS)[number], string>> = {
   priced: "boolean",
 };
 // Fixed statement texts with the batch in one array parameter per column: prepared once per
-// connection whatever the batch size, and nothing to build per call. (Not templates, as audit
-// records are: a templated source's row count is estimated from the join of its two halves, far
-// too low, and the settling below then planned a nested loop over the batch's rows.)
+// connection whatever the batch size, and nothing to build per call.
 const USAGE_INPUT = pgUnnest(INPUT_COLUMNS, INPUT_TYPES);
 
-const USAGE_COLUMNS = `event_id, org_id, project_id, principal_type, principal_id, provider, model, route,
-      input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, cost_micro_usd, priced, request_id,
-      reservation_id, ts`;
+/** The new records' insert, its rows read from the batch's columns by the `from` that follows it. */
+const INSERT_USAGE = `insert into ${AUDIT_SCHEMA}.usage_records (${INPUT_COLUMNS.join(", ")})
+    select ${INPUT_COLUMNS.map((c) => (c === "ts" ? "cast(ts as timestamptz)" : c)).join(", ")}`;
 
 /**
  * A record's reservation, looked up by key one record at a time: a lateral subquery with a limit
@@ -205,10 +203,7 @@ const storeUnlimited = (checkStored: boolean) => `with ${BATCH_LIMITS},
       ${checkStored ? `and not exists (select 1 from ${AUDIT_SCHEMA}.usage_records u where u.event_id = i.event_id)` : ""}
     returning res.id
   )
-  insert into ${AUDIT_SCHEMA}.usage_records (${USAGE_COLUMNS})
-  select event_id, org_id, project_id, principal_type, principal_id, provider, model, route, input_tokens,
-    output_tokens, cache_read_tokens, cache_write_tokens, cost_micro_usd, priced, request_id, reservation_id,
-    cast(ts as timestamptz)
+  ${INSERT_USAGE}
   from input i
   where not i.limited and (i.state is null or i.reservation_id in (select id from settled))
   ${checkStored ? "on conflict (event_id) do nothing" : ""}
@@ -219,10 +214,7 @@ const STORE_UNLIMITED_NEW = storeUnlimited(false);
 /** The new records' reservations are locked in id order (concurrent batches never wait on each other in a cycle). */
 const STORE_USAGE = `with ${BATCH_LIMITS},
   stored as (
-    insert into ${AUDIT_SCHEMA}.usage_records (${USAGE_COLUMNS})
-    select event_id, org_id, project_id, principal_type, principal_id, provider, model, route, input_tokens,
-      output_tokens, cache_read_tokens, cache_write_tokens, cost_micro_usd, priced, request_id, reservation_id,
-      cast(ts as timestamptz)
+    ${INSERT_USAGE}
     from ${USAGE_INPUT}
     on conflict (event_id) do nothing
     returning event_id, org_id, project_id, reservation_id
