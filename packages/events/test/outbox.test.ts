@@ -231,9 +231,20 @@ describe.each(targets)("outbox on $name $reason", (target) => {
     async () => {
       const bus = new MemoryBus();
       const stored = new Set<string>();
-      let refusals = 2;
+      const refused = new Set<string>();
+      // The relay takes the refused rows at once; their second delivery waits until the table was read.
+      let release = () => {};
+      const tableRead = new Promise<void>((resolve) => {
+        release = resolve;
+      });
       await bus.subscribe("thing.refused", async (e) => {
-        if ((e.data as { i: number }).i % 2 === 1 && refusals-- > 0) throw new Error("storage refused");
+        if ((e.data as { i: number }).i % 2 === 1) {
+          if (!refused.has(e.id)) {
+            refused.add(e.id);
+            throw new Error("storage refused");
+          }
+          await tableRead;
+        }
         stored.add(e.id);
       });
       const outbox = quiet(bus);
@@ -246,6 +257,7 @@ describe.each(targets)("outbox on $name $reason", (target) => {
       // The two refused are in the table, available to the relay at once.
       expect((await rowsOf("thing.refused")).map((r) => r.id).sort()).toEqual([ids[1], ids[3]].sort());
       expect(stored.size).toBe(2);
+      release();
       while ((await outbox.pending()) > 0) await outbox.flush();
       await bus.drain();
       expect([...stored].sort()).toEqual([...ids].sort());
