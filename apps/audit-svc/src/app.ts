@@ -12,7 +12,7 @@ import {
   type ServiceInstance,
 } from "@agentplane/service-kit";
 import { sql } from "kysely";
-import type { AuditConfig } from "./config.ts";
+import { type AuditConfig, DEFAULT_RESERVATION_RETENTION_MS, DEFAULT_RETENTION_DAYS } from "./config.ts";
 import { migrations } from "./db/migrations/index.ts";
 import { AUDIT_SCHEMA, type AuditDb } from "./db/schema.ts";
 import { type Ingestion, startIngestion } from "./ingest/consumer.ts";
@@ -34,12 +34,7 @@ import { registerGetSpendingLimitStatus } from "./routes/spending-limits/status.
 import { registerUpdateSpendingLimit } from "./routes/spending-limits/update.ts";
 import { registerListUsageCosts } from "./routes/usage-costs/list.ts";
 import { registerGetUsageCostTimeseries } from "./routes/usage-costs/timeseries.ts";
-import {
-  pruneAuditRecords,
-  pruneReservations,
-  RESERVATION_RETENTION_MS,
-  startMaintenance,
-} from "./services/maintenance.ts";
+import { pruneAuditRecords, pruneReservations, startMaintenance } from "./services/maintenance.ts";
 import { Pricing } from "./services/pricing.ts";
 import { SpendLedger } from "./services/spend.ts";
 
@@ -87,8 +82,8 @@ export async function createAuditService(deps: AuditServiceDeps): Promise<AuditS
   const spend = new SpendLedger(db, {
     ...(config.reservationTtlMs ? { reservationTtlMs: config.reservationTtlMs } : {}),
   });
-  const retentionDays = config.retentionDays ?? 365;
-  const reservationRetentionMs = config.reservationRetentionMs ?? RESERVATION_RETENTION_MS;
+  const retentionDays = config.retentionDays ?? DEFAULT_RETENTION_DAYS;
+  const reservationRetentionMs = config.reservationRetentionMs ?? DEFAULT_RESERVATION_RETENTION_MS;
 
   // Audit consumes the bus: without it nothing reaches the trail, so both are required.
   const checks: ReadinessChecks = {

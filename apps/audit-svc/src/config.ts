@@ -3,6 +3,12 @@ import { z } from "zod";
 import type { ConsumerOptions } from "./ingest/consumer.ts";
 import { type PriceTable, parsePriceOverrides } from "./services/pricing.ts";
 
+const DAY_MS = 24 * 3_600_000;
+/** Audit records are kept this many days unless configured otherwise. */
+export const DEFAULT_RETENTION_DAYS = 365;
+/** Finished reservations are kept this long unless configured otherwise: far longer than any usage report is late. */
+export const DEFAULT_RESERVATION_RETENTION_MS = 7 * DAY_MS;
+
 /** What `createAuditService` takes as configuration (main.ts builds it from the environment). */
 export interface AuditConfig {
   /** Audit records older than this are pruned (default 365). */
@@ -22,9 +28,13 @@ export interface AuditConfig {
 
 /** audit-svc's own settings, read the same way by its deployable and the all-in-one launcher. */
 export const AuditSettingsSchema = z.object({
-  AUDIT_RETENTION_DAYS: z.coerce.number().int().positive().default(365),
+  AUDIT_RETENTION_DAYS: z.coerce.number().int().positive().default(DEFAULT_RETENTION_DAYS),
   /** Finished spend reservations are deleted this many days after they were opened. */
-  RESERVATION_RETENTION_DAYS: z.coerce.number().int().positive().default(7),
+  RESERVATION_RETENTION_DAYS: z.coerce
+    .number()
+    .int()
+    .positive()
+    .default(DEFAULT_RESERVATION_RETENTION_MS / DAY_MS),
   /** The price overrides as JSON, or a path to a JSON file. */
   PRICE_TABLE_JSON: z.string().optional(),
 });
@@ -46,7 +56,7 @@ export function configFromEnv(env: Record<string, string | undefined>): AuditCon
 export function configFromSettings(settings: AuditSettings): AuditConfig {
   return {
     retentionDays: settings.AUDIT_RETENTION_DAYS,
-    reservationRetentionMs: settings.RESERVATION_RETENTION_DAYS * 24 * 3_600_000,
+    reservationRetentionMs: settings.RESERVATION_RETENTION_DAYS * DAY_MS,
     priceOverrides: priceOverridesSetting(settings.PRICE_TABLE_JSON),
   };
 }

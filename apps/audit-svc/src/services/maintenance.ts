@@ -9,9 +9,6 @@ const RETENTION_LOCK = 0x617564_6974_0001n;
 /** Rows deleted per statement, so no single transaction grows large. */
 const CHUNK = 5000;
 
-/** Finished reservations are kept this long (default): far longer than any usage report is late. */
-export const RESERVATION_RETENTION_MS = 7 * 24 * 3_600_000;
-
 /**
  * Runs `work` on one connection holding the retention lock, or returns -1 when another replica
  * holds it.
