@@ -158,7 +158,7 @@ try {
   const n = Number(process.env.BENCH_REQUESTS ?? 1000);
   const ms = (s: Stats) => `p50 ${fmt(s.p50, 3)} ms  p99 ${fmt(s.p99, 3)} ms`;
   // Each figure is printed as soon as it is measured.
-  // Calls of the gateway are counted for its CPU; the direct ones in between are not.
+  // Calls of the gateway are counted for its CPU; the direct and bare ones in between are not.
   const cpu = { platform: 0, postgres: 0 };
   // The bare pass-through's own added latency is the floor any proxy in this process starts from.
   const bareUrl = `${info.bare}/bare/anthropic/v1/messages`;
