@@ -247,11 +247,14 @@ export function getApiTokenRow(db: Db, tokenId: string) {
   return db.selectFrom("api_tokens").selectAll().where("id", "=", tokenId).executeTakeFirst();
 }
 
-/** One page of an org's tokens (ordered by id, `limit + 1` rows so the caller knows if more follow); `userId` keeps one user's. */
+/**
+ * One page of an org's tokens (ordered by id, `limit + 1` rows so the caller knows if more follow);
+ * `userId` keeps one user's, `roles` those of these roles.
+ */
 export function listApiTokenRows(
   db: Db,
   orgId: string,
-  options: { limit: number; cursor?: string | undefined; userId?: string | undefined },
+  options: { limit: number; cursor?: string | undefined; userId?: string | undefined; roles?: readonly OrgRole[] },
 ) {
   let q = db
     .selectFrom("api_tokens")
@@ -260,6 +263,7 @@ export function listApiTokenRows(
     .orderBy("id")
     .limit(options.limit + 1);
   if (options.userId) q = q.where("user_id", "=", options.userId);
+  if (options.roles) q = q.where("role", "in", options.roles);
   if (options.cursor) q = q.where("id", ">", options.cursor);
   return q.execute();
 }

@@ -119,8 +119,11 @@ export async function removeMember(change: MemberChange): Promise<void> {
       .forUpdate()
       .executeTakeFirst();
     if (!current) throw new ProblemError("not-found", { detail: `Member ${userId} was not found` });
-    // Leaving on one's own is allowed for every role; removing someone else follows the role rules.
-    if (change.principal.id !== userId && change.principal.userId !== userId) {
+    // Leaving on one's own is allowed for every role; removing someone else follows the role rules,
+    // and so does a token removing its own user when it ranks below that user (an owner's admin-role
+    // token cannot make the owner leave).
+    const self = change.principal.id === userId || change.principal.userId === userId;
+    if (!self || !orgRoleAtLeast(change.callerRole, current.role)) {
       assertMayTouch(change.callerRole, current.role);
     }
     if (current.role === "owner" && owners <= 1) {

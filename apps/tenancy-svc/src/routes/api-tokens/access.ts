@@ -1,4 +1,4 @@
-import { type ApiToken, type OrgRole, orgRoleAtLeast } from "@agentplane/contracts";
+import { type ApiToken, minOrgRole, type OrgRole, orgRoleAtLeast } from "@agentplane/contracts";
 import { ProblemError } from "@agentplane/problem-details";
 import { authorize, requirePrincipal, type ServiceContext } from "@agentplane/service-kit";
 import { actorOf } from "../../authz/local-authorizer.ts";
@@ -7,9 +7,12 @@ import { getApiTokenRow, memberRole } from "../../services/api-tokens.ts";
 import { toApiToken } from "../../services/serialize.ts";
 
 /**
- * A token the caller may see and revoke: its own tokens, or any token of an org where the caller
- * is admin. Anything else (another org's token included) answers 404. With `forChange`, a token of
- * someone else whose role is above the caller's (an owner's token, for an admin) answers 403.
+ * A token the caller may see and revoke: its user's own tokens ranked at most the caller's role, or
+ * any token of an org where the caller is admin. Anything else (another org's token included)
+ * answers 404. With `forChange`, a token that ranks above the caller answers 403: someone else's
+ * token ranks as its user's role (an admin cannot revoke the access of an owner), one's own as the
+ * lower of the token's role and the user's (an owner's admin-role token cannot revoke the owner's
+ * owner-role tokens; a token acts with the lower of its own role and its user's, everywhere).
  */
 export async function visibleToken(
   c: ServiceContext,
@@ -36,15 +39,21 @@ export async function visibleToken(
     if (err instanceof ProblemError && err.status === 404) throw notFound;
     throw err;
   }
-  const isAdmin = decision.orgRole === "owner" || decision.orgRole === "admin";
-  if (row.user_id !== actor.userId && !isAdmin) throw notFound;
-  if (options.forChange && row.user_id !== actor.userId) {
-    // The token acts for its user: it ranks as that user's role in the org (its own role when the
-    // user has left), so an admin cannot revoke the access of an owner.
-    const targetRole = (await memberRole(ctx.db, row.org_id, row.user_id)) ?? (row.role as OrgRole);
-    if (!orgRoleAtLeast(decision.orgRole, targetRole)) {
+  // The caller's role is already the lower of its token's role and its user's role.
+  const callerRole = decision.orgRole;
+  const isAdmin = callerRole === "owner" || callerRole === "admin";
+  const ownUser = row.user_id === actor.userId;
+  const userRole = await memberRole(ctx.db, row.org_id, row.user_id);
+  // The token acts for its user: the lower of the two roles (its own role when the user has left).
+  const tokenRank = userRole ? minOrgRole(row.role as OrgRole, userRole) : (row.role as OrgRole);
+  if (!isAdmin && (!ownUser || !orgRoleAtLeast(callerRole, tokenRank))) throw notFound;
+  if (options.forChange) {
+    const targetRole = ownUser ? tokenRank : (userRole ?? tokenRank);
+    if (!orgRoleAtLeast(callerRole, targetRole)) {
       throw new ProblemError("forbidden", {
-        detail: `This token belongs to a ${targetRole}; only a ${targetRole} or above can change it`,
+        detail: ownUser
+          ? `This token acts as ${targetRole}; only a token or user acting as ${targetRole} or above can change it`
+          : `This token belongs to a ${targetRole}; only a ${targetRole} or above can change it`,
       });
     }
   }
