@@ -1,21 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { defineInternalRoute, jsonBody, jsonOk } from "../common/internal-route.ts";
 
-/**
- * The spend decision API of audit-svc for the inference proxy. Internal: service principals only,
- * never routed by the gateway. Amounts are integer micro-USD.
- */
-export const AUDIT_INTERNAL = {
-  /** POST: hold an estimated amount before a model call; `denied` when it would pass a limit. */
-  reserve: "/internal/spend/reserve",
-  /** POST: replace the hold with the real cost after the call. */
-  settle: "/internal/spend/settle",
-  /** POST: drop the hold when the call never happened. */
-  release: "/internal/spend/release",
-  /** POST: record calls already forwarded in a scope no limit applied to (a batch, no limit check). */
-  open: "/internal/spend/open",
-} as const;
-
 const ReservedCall = z.object({
   principalType: z.string().min(1).max(32),
   principalId: z.string().min(1).max(128),
@@ -102,7 +87,7 @@ const audit = { service: "audit" } as const;
 export const AUDIT_INTERNAL_ROUTES = {
   reserve: defineInternalRoute(audit, {
     method: "post",
-    path: AUDIT_INTERNAL.reserve,
+    path: "/internal/spend/reserve",
     operationId: "internalSpendReserve",
     summary: "Reserve spend",
     description: "Holds an estimated amount before a model call; `denied` when it would pass a limit.",
@@ -111,7 +96,7 @@ export const AUDIT_INTERNAL_ROUTES = {
   }),
   settle: defineInternalRoute(audit, {
     method: "post",
-    path: AUDIT_INTERNAL.settle,
+    path: "/internal/spend/settle",
     operationId: "internalSpendSettle",
     summary: "Settle a reservation",
     description: "Replaces the hold with the real cost after the call.",
@@ -120,7 +105,7 @@ export const AUDIT_INTERNAL_ROUTES = {
   }),
   release: defineInternalRoute(audit, {
     method: "post",
-    path: AUDIT_INTERNAL.release,
+    path: "/internal/spend/release",
     operationId: "internalSpendRelease",
     summary: "Release a reservation",
     description: "Drops the hold when the call never happened.",
@@ -129,7 +114,7 @@ export const AUDIT_INTERNAL_ROUTES = {
   }),
   open: defineInternalRoute(audit, {
     method: "post",
-    path: AUDIT_INTERNAL.open,
+    path: "/internal/spend/open",
     operationId: "internalSpendOpen",
     summary: "Record unreserved calls",
     description:
@@ -138,3 +123,18 @@ export const AUDIT_INTERNAL_ROUTES = {
     responses: jsonOk(SpendOpenResponse, "Whether a limit now applies to each call's scope"),
   }),
 };
+
+/**
+ * The spend decision API of audit-svc for the inference proxy. Internal: service principals only,
+ * never routed by the gateway. Amounts are integer micro-USD.
+ */
+export const AUDIT_INTERNAL = {
+  /** POST: hold an estimated amount before a model call; `denied` when it would pass a limit. */
+  reserve: AUDIT_INTERNAL_ROUTES.reserve.path,
+  /** POST: replace the hold with the real cost after the call. */
+  settle: AUDIT_INTERNAL_ROUTES.settle.path,
+  /** POST: drop the hold when the call never happened. */
+  release: AUDIT_INTERNAL_ROUTES.release.path,
+  /** POST: record calls already forwarded in a scope no limit applied to (a batch, no limit check). */
+  open: AUDIT_INTERNAL_ROUTES.open.path,
+} as const;

@@ -26,8 +26,6 @@ const json = <T extends z.ZodType>(schema: T, description: string) => ({
   content: { "application/json": { schema } },
 });
 
-const BASE = "/v1/orgs/{orgId}";
-
 export const listAuditTrailRoute = defineRoute(
   { service: "audit", access: "audit:read" },
   {
@@ -35,7 +33,7 @@ export const listAuditTrailRoute = defineRoute(
     description:
       "The organization's audit records (requests, denials and domain events), newest first, filtered by action, target, outcome and time; page with `nextCursor`. Admins and owners only.",
     method: "get",
-    path: `${BASE}/audit-trail`,
+    path: "/v1/orgs/{orgId}/audit-trail",
     tags: ["Audit trail"],
     summary: "Audit records, newest first, paginated by timestamp cursor",
     request: { params: OrgParams, query: AuditTrailQuery },
@@ -69,7 +67,7 @@ export const getAuditTrailStatsRoute = defineRoute(
     operationId: "getAuditTrailStats",
     description: "Record counts by action, outcome and actor type over a time window (default: the last 24 hours).",
     method: "get",
-    path: `${BASE}/audit-trail/stats`,
+    path: "/v1/orgs/{orgId}/audit-trail/stats",
     tags: ["Audit trail"],
     summary: "Counts by action, outcome and actor type over a window (default: the last 24 hours)",
     request: { params: OrgParams, query: AuditStatsQuery },
@@ -83,7 +81,7 @@ export const getAuditTrailTimeseriesRoute = defineRoute(
     operationId: "getAuditTrailTimeseries",
     description: "Record counts per hour or day over a window, zero-filled, at most 1000 buckets.",
     method: "get",
-    path: `${BASE}/audit-trail/timeseries`,
+    path: "/v1/orgs/{orgId}/audit-trail/timeseries",
     tags: ["Audit trail"],
     summary: "Record counts per hour or day, zero-filled, at most 1000 buckets",
     request: { params: OrgParams, query: AuditTimeseriesQuery },
@@ -98,7 +96,7 @@ export const listUsageCostsRoute = defineRoute(
     description:
       "Model usage (tokens and cost priced from the price table) grouped by project, model, provider or day over a window (default: this calendar month).",
     method: "get",
-    path: `${BASE}/usage-costs`,
+    path: "/v1/orgs/{orgId}/usage-costs",
     tags: ["Usage costs"],
     summary: "Model usage totals grouped by project, model, provider or day (default: this calendar month)",
     request: { params: OrgParams, query: UsageCostsQuery },
@@ -112,7 +110,7 @@ export const getUsageCostTimeseriesRoute = defineRoute(
     operationId: "getUsageCostTimeseries",
     description: "Model cost per hour or day over a window, zero-filled, at most 1000 buckets.",
     method: "get",
-    path: `${BASE}/usage-costs/timeseries`,
+    path: "/v1/orgs/{orgId}/usage-costs/timeseries",
     tags: ["Usage costs"],
     summary: "Cost per hour or day, zero-filled, at most 1000 buckets",
     request: { params: OrgParams, query: UsageTimeseriesQuery },
@@ -127,7 +125,7 @@ export const createSpendingLimitRoute = defineRoute(
     description:
       "Caps model spend per day or month for the organization or one project; alerts at the thresholds given. Once reached, `/llm/**` answers 429 `spending-limit-reached` until the period resets.",
     method: "post",
-    path: `${BASE}/spending-limits`,
+    path: "/v1/orgs/{orgId}/spending-limits",
     tags: ["Spending limits"],
     summary: "Create a spending limit for the organization or one of its projects",
     request: {
@@ -144,7 +142,7 @@ export const listSpendingLimitsRoute = defineRoute(
     operationId: "listSpendingLimits",
     description: "The organization's spending limits.",
     method: "get",
-    path: `${BASE}/spending-limits`,
+    path: "/v1/orgs/{orgId}/spending-limits",
     tags: ["Spending limits"],
     summary: "List spending limits",
     request: { params: OrgParams },
@@ -158,7 +156,7 @@ export const getSpendingLimitStatusRoute = defineRoute(
     operationId: "getSpendingLimitStatus",
     description: "For every limit: spent, reserved, remaining and state in its current period.",
     method: "get",
-    path: `${BASE}/spending-limits/status`,
+    path: "/v1/orgs/{orgId}/spending-limits/status",
     tags: ["Spending limits"],
     summary: "Spent, remaining and state of every limit in its current period",
     request: { params: OrgParams },
@@ -172,7 +170,7 @@ export const getSpendingLimitRoute = defineRoute(
     operationId: "getSpendingLimit",
     description: "One spending limit.",
     method: "get",
-    path: `${BASE}/spending-limits/{limitId}`,
+    path: "/v1/orgs/{orgId}/spending-limits/{limitId}",
     tags: ["Spending limits"],
     summary: "Get a spending limit",
     request: { params: LimitParams },
@@ -186,7 +184,7 @@ export const updateSpendingLimitRoute = defineRoute(
     operationId: "updateSpendingLimit",
     description: "Changes a limit's amount, period or alert thresholds; takes effect for the next model call.",
     method: "patch",
-    path: `${BASE}/spending-limits/{limitId}`,
+    path: "/v1/orgs/{orgId}/spending-limits/{limitId}",
     tags: ["Spending limits"],
     summary: "Change the amount, period or alert thresholds of a limit",
     request: {
@@ -203,7 +201,7 @@ export const deleteSpendingLimitRoute = defineRoute(
     operationId: "deleteSpendingLimit",
     description: "Deletes the limit; model access it blocked resumes.",
     method: "delete",
-    path: `${BASE}/spending-limits/{limitId}`,
+    path: "/v1/orgs/{orgId}/spending-limits/{limitId}",
     tags: ["Spending limits"],
     summary: "Delete a spending limit",
     request: { params: LimitParams },

@@ -7,9 +7,6 @@ import { jsonBody, jsonRequest, NoContent, PageQuery, ProjectIdParams } from "..
 /** Tunnel tokens look like `apct_<tokenId>_<secret>`; the gateway sends tokens with this prefix to connections-svc. */
 export const TUNNEL_TOKEN_PREFIX = "apct_";
 
-/** The WebSocket path a relay dials (through the gateway), with its tunnel token as bearer. */
-export const CLUSTER_TUNNEL_PATH = "/v1/clusters/{clusterId}/tunnel";
-
 export const CLUSTER_STATUSES = ["pending", "connected", "disconnected"] as const;
 
 export const Cluster = z
@@ -177,7 +174,7 @@ export const openClusterTunnel = defineRoute(
   {
     operationId: "openClusterTunnel",
     method: "get",
-    path: CLUSTER_TUNNEL_PATH,
+    path: "/v1/clusters/{clusterId}/tunnel",
     tags,
     summary:
       "The relay's tunnel: a WebSocket authenticated by the cluster's tunnel token, carrying HTTP/2 (the platform is the client)",

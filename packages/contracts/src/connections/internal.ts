@@ -2,18 +2,6 @@ import { z } from "@hono/zod-openapi";
 import { defineInternalRoute, jsonBody, jsonOk } from "../common/internal-route.ts";
 import { ResolvedPrincipal } from "../tenancy/internal.ts";
 
-/** Internal connections-svc endpoints (service principals only; never routed by the gateway). */
-export const CONNECTIONS_INTERNAL = {
-  /** POST `{token}` → `{principal}` (type `cluster`, id = the tunnel token id), or 401 problem. */
-  resolveTunnelToken: "/internal/authn/tunnel-token",
-  /**
-   * Any method: a proxy request forwarded by the replica that received it to the replica holding
-   * the cluster's tunnel (`/internal/clusters/{clusterId}/forward/{path}`); the caller's identity
-   * travels in the internal identity header, the policy decision was already made.
-   */
-  forwardToTunnel: "/internal/clusters/{clusterId}/forward",
-} as const;
-
 export const ResolveTunnelTokenRequest = z.object({ token: z.string().min(1).max(512) });
 
 /** Principal ids of tunnel-token callers start with this (cluster JWT callers carry the cluster id). */
@@ -25,7 +13,7 @@ export const CONNECTIONS_INTERNAL_ROUTES = {
     { service: "connections" },
     {
       method: "post",
-      path: CONNECTIONS_INTERNAL.resolveTunnelToken,
+      path: "/internal/authn/tunnel-token",
       operationId: "internalResolveTunnelToken",
       summary: "Resolve a tunnel token",
       description: "The principal (type `cluster`) of a relay's tunnel token; 401 problem when unknown or rotated out.",
@@ -34,3 +22,15 @@ export const CONNECTIONS_INTERNAL_ROUTES = {
     },
   ),
 };
+
+/** Internal connections-svc endpoints (service principals only; never routed by the gateway). */
+export const CONNECTIONS_INTERNAL = {
+  /** POST `{token}` → `{principal}` (type `cluster`, id = the tunnel token id), or 401 problem. */
+  resolveTunnelToken: CONNECTIONS_INTERNAL_ROUTES.resolveTunnelToken.path,
+  /**
+   * Any method: a proxy request forwarded by the replica that received it to the replica holding
+   * the cluster's tunnel (`/internal/clusters/{clusterId}/forward/{path}`); the caller's identity
+   * travels in the internal identity header, the policy decision was already made.
+   */
+  forwardToTunnel: "/internal/clusters/{clusterId}/forward",
+} as const;

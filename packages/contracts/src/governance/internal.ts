@@ -2,22 +2,6 @@ import { z } from "@hono/zod-openapi";
 import { PrincipalSchema } from "../common/identity.ts";
 import { defineInternalRoute, jsonBody, jsonOk } from "../common/internal-route.ts";
 
-/**
- * Internal governance-svc endpoints: service principals only, never routed by the gateway. Every
- * enforcement point (sandbox admission, exec and egress, `/llm/**`, the cluster and AWS proxies,
- * connector tool calls) asks the one decision endpoint; proxies resolve the secrets they need here.
- */
-export const GOVERNANCE_INTERNAL = {
-  /** POST DecisionRequest → DecisionResponse. */
-  decide: "/internal/governance/decisions",
-  /** POST ResolveCredentialRequest → ResolveCredentialResponse (plaintext secret fields). */
-  resolveCredential: "/internal/governance/credentials/resolve",
-  /** POST FindCredentialsRequest → FindCredentialsResponse: a project's credential of each kind asked (no secrets). */
-  findCredentials: "/internal/governance/credentials/find",
-  /** GET → `{decisions: {allow, deny, dryrunDeny}, credentialResolutions}` since this replica started. */
-  metrics: "/internal/governance/metrics",
-} as const;
-
 /** The actions enforcement points ask about, by family. */
 export const GOVERNED_ACTIONS = [
   "sandbox:create",
@@ -205,7 +189,7 @@ const governance = { service: "governance" } as const;
 export const GOVERNANCE_INTERNAL_ROUTES = {
   decide: defineInternalRoute(governance, {
     method: "post",
-    path: GOVERNANCE_INTERNAL.decide,
+    path: "/internal/governance/decisions",
     operationId: "internalDecide",
     summary: "Policy decision",
     description: "The one decision every enforcement point asks: may this principal do this action on this resource.",
@@ -214,7 +198,7 @@ export const GOVERNANCE_INTERNAL_ROUTES = {
   }),
   resolveCredential: defineInternalRoute(governance, {
     method: "post",
-    path: GOVERNANCE_INTERNAL.resolveCredential,
+    path: "/internal/governance/credentials/resolve",
     operationId: "internalResolveCredential",
     summary: "Resolve a credential",
     description:
@@ -224,7 +208,7 @@ export const GOVERNANCE_INTERNAL_ROUTES = {
   }),
   findCredentials: defineInternalRoute(governance, {
     method: "post",
-    path: GOVERNANCE_INTERNAL.findCredentials,
+    path: "/internal/governance/credentials/find",
     operationId: "internalFindCredentials",
     summary: "Find a project's credentials",
     description: "A project's oldest credential of each kind asked, without secrets.",
@@ -233,10 +217,26 @@ export const GOVERNANCE_INTERNAL_ROUTES = {
   }),
   metrics: defineInternalRoute(governance, {
     method: "get",
-    path: GOVERNANCE_INTERNAL.metrics,
+    path: "/internal/governance/metrics",
     operationId: "internalGovernanceMetrics",
     summary: "Decision counters",
     description: "Allows are counted rather than audited one by one: this replica's counts since it started.",
     responses: jsonOk(GovernanceMetricsResponse, "The counters"),
   }),
 };
+
+/**
+ * Internal governance-svc endpoints: service principals only, never routed by the gateway. Every
+ * enforcement point (sandbox admission, exec and egress, `/llm/**`, the cluster and AWS proxies,
+ * connector tool calls) asks the one decision endpoint; proxies resolve the secrets they need here.
+ */
+export const GOVERNANCE_INTERNAL = {
+  /** POST DecisionRequest → DecisionResponse. */
+  decide: GOVERNANCE_INTERNAL_ROUTES.decide.path,
+  /** POST ResolveCredentialRequest → ResolveCredentialResponse (plaintext secret fields). */
+  resolveCredential: GOVERNANCE_INTERNAL_ROUTES.resolveCredential.path,
+  /** POST FindCredentialsRequest → FindCredentialsResponse: a project's credential of each kind asked (no secrets). */
+  findCredentials: GOVERNANCE_INTERNAL_ROUTES.findCredentials.path,
+  /** GET → `{decisions: {allow, deny, dryrunDeny}, credentialResolutions}` since this replica started. */
+  metrics: GOVERNANCE_INTERNAL_ROUTES.metrics.path,
+} as const;

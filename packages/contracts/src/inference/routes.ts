@@ -56,11 +56,16 @@ const Tail = z
   .openapi({ param: { name: "path", in: "path" }, example: "model/anthropic.claude-sonnet-4-5/invoke" });
 const ProjectId = pathParam("projectId", "prj_01hzx4c7v0m3q9w2e8r5t6y1ua");
 
-/** The pass-through routes: the provider's own API below each prefix; answers are the provider's. */
+/**
+ * The pass-through routes: the provider's own API below each prefix; answers are the provider's.
+ * Each prefix is spelled out whole, once bare and once under a named project, so a path from a log
+ * greps to its line here.
+ */
 const LLM_SHAPES = [
   {
     op: "CloudA",
-    suffix: "cloud-a/{region}/{path}",
+    path: "/v1/llm/cloud-a/{region}/{path}",
+    projectPath: "/v1/projects/{projectId}/llm/cloud-a/{region}/{path}",
     region: true,
     summary: "cloud-a model runtime",
     upstream:
@@ -68,7 +73,8 @@ const LLM_SHAPES = [
   },
   {
     op: "CloudBFamily1",
-    suffix: "cloud-b/family-1/{path}",
+    path: "/v1/llm/cloud-b/family-1/{path}",
+    projectPath: "/v1/projects/{projectId}/llm/cloud-b/family-1/{path}",
     region: false,
     summary: "cloud-b, first family",
     upstream:
@@ -76,7 +82,8 @@ const LLM_SHAPES = [
   },
   {
     op: "CloudBFamily2",
-    suffix: "cloud-b/family-2/{path}",
+    path: "/v1/llm/cloud-b/family-2/{path}",
+    projectPath: "/v1/projects/{projectId}/llm/cloud-b/family-2/{path}",
     region: false,
     summary: "cloud-b, second family",
     upstream:
@@ -84,14 +91,16 @@ const LLM_SHAPES = [
   },
   {
     op: "CloudAAltFamily1",
-    suffix: "cloud-a-alt/family-1/{region}/{path}",
+    path: "/v1/llm/cloud-a-alt/family-1/{region}/{path}",
+    projectPath: "/v1/projects/{projectId}/llm/cloud-a-alt/family-1/{region}/{path}",
     region: true,
     summary: "cloud-a-alt, first family",
     upstream: "the cloud-a-alt endpoint's messages API (`anthropic/v1/messages`), keyed with `x-api-key`",
   },
   {
     op: "CloudAAltFamily2",
-    suffix: "cloud-a-alt/family-2/{region}/{path}",
+    path: "/v1/llm/cloud-a-alt/family-2/{region}/{path}",
+    projectPath: "/v1/projects/{projectId}/llm/cloud-a-alt/family-2/{region}/{path}",
     region: true,
     summary: "cloud-a-alt, second family",
     upstream: "the cloud-a-alt endpoint's OpenAI-style chat API",
@@ -118,7 +127,7 @@ function llmRoutes(): ContractRoute[] {
             {
               operationId: `${method}Llm${shape.op}${scoped ? "InProject" : ""}`,
               method,
-              path: `${scoped ? "/v1/projects/{projectId}/llm/" : "/v1/llm/"}${shape.suffix}`,
+              path: scoped ? shape.projectPath : shape.path,
               tags: ["Inference"],
               summary: `${method.toUpperCase()} to the ${shape.summary}${scoped ? " for a named project" : ""}`,
               description: `Passes the request through to ${shape.upstream}. Our token never reaches the provider. The \`llm:invoke\` policy decision runs first, then an estimate is reserved against the organization's spending limits (429 \`spending-limit-reached\` when one is reached); the real usage is settled from the response. Bodies stream both ways; the provider's own status and body are passed back as they are. ${scoped ? "The project is named in the path." : "The project comes from the caller (a project-restricted or sandbox token, or the caller's only project); otherwise use the `/v1/projects/{projectId}/llm/…` form."}`,

@@ -5,14 +5,6 @@ import { ResolvedPrincipal } from "../tenancy/internal.ts";
 /** Sandbox tokens look like `apsb_<id>_<secret>`; the gateway sends tokens with this prefix to sandbox-svc. */
 export const SANDBOX_TOKEN_PREFIX = "apsb_";
 
-/** Internal sandbox-svc endpoints (service principals only; never routed by the gateway). */
-export const SANDBOX_INTERNAL = {
-  /** POST `{token}` → `{principal}` (type `sandbox`), or 401 problem when unknown, revoked or expired. */
-  resolveSandboxToken: "/internal/authn/sandbox-token",
-  /** POST QuerySandboxesRequest → QuerySandboxesResponse: the sandboxes of an organization (governance reads them). */
-  querySandboxes: "/internal/sandboxes/query",
-} as const;
-
 /**
  * Ingress over HTTP (distributed mode): the gateway forwards a request for `<slug>.<ingress host>`
  * (or `<port>-<slug>.…`) to sandbox-svc unchanged apart from this header, set to `<slug>` or
@@ -71,7 +63,7 @@ const sandbox = { service: "sandbox" } as const;
 export const SANDBOX_INTERNAL_ROUTES = {
   resolveSandboxToken: defineInternalRoute(sandbox, {
     method: "post",
-    path: SANDBOX_INTERNAL.resolveSandboxToken,
+    path: "/internal/authn/sandbox-token",
     operationId: "internalResolveSandboxToken",
     summary: "Resolve a sandbox token",
     description: "The principal of an `apsb_` token; 401 problem when unknown, revoked or expired.",
@@ -80,7 +72,7 @@ export const SANDBOX_INTERNAL_ROUTES = {
   }),
   querySandboxes: defineInternalRoute(sandbox, {
     method: "post",
-    path: SANDBOX_INTERNAL.querySandboxes,
+    path: "/internal/sandboxes/query",
     operationId: "internalQuerySandboxes",
     summary: "Query an organization's sandboxes",
     description: "What governance needs of an organization's sandboxes (effective policy, drift); never env values.",
@@ -88,3 +80,11 @@ export const SANDBOX_INTERNAL_ROUTES = {
     responses: jsonOk(QuerySandboxesResponse, "The sandboxes"),
   }),
 };
+
+/** Internal sandbox-svc endpoints (service principals only; never routed by the gateway). */
+export const SANDBOX_INTERNAL = {
+  /** POST `{token}` → `{principal}` (type `sandbox`), or 401 problem when unknown, revoked or expired. */
+  resolveSandboxToken: SANDBOX_INTERNAL_ROUTES.resolveSandboxToken.path,
+  /** POST QuerySandboxesRequest → QuerySandboxesResponse: the sandboxes of an organization (governance reads them). */
+  querySandboxes: SANDBOX_INTERNAL_ROUTES.querySandboxes.path,
+} as const;

@@ -32,10 +32,6 @@ const SandboxParams = ProjectParams.extend({ sandboxId: pathParam("sandboxId", "
 const SessionParams = ProjectParams.extend({ sessionId: pathParam("sessionId", "shs_01j0000000000000000000000") });
 const TokenParams = z.object({ id: pathParam("id", "sbt_01j0000000000000000000000") });
 
-const SANDBOXES = "/v1/projects/{projectId}/sandboxes";
-const SANDBOX = `${SANDBOXES}/{sandboxId}`;
-const SESSIONS = "/v1/projects/{projectId}/shell-sessions";
-
 export const listSandboxes = defineRoute(
   { service: "sandbox", access: "sandboxes:read" },
   {
@@ -43,7 +39,7 @@ export const listSandboxes = defineRoute(
     summary: "List sandboxes",
     description: "The project's sandboxes, newest first, filtered by state or label selector, cursor-paged.",
     method: "get",
-    path: SANDBOXES,
+    path: "/v1/projects/{projectId}/sandboxes",
     tags: ["Sandboxes"],
     request: { params: ProjectParams, query: SandboxListQuery },
     responses: { 200: json(CursorPage(SandboxSchema), "Sandboxes, newest first") },
@@ -58,7 +54,7 @@ export const createSandbox = defineRoute(
     description:
       "Creates an isolated workspace (image, command, environment, resources, ports, labels) as revision 1, started at once with `start: true`. Admission is checked against the project's policies (`sandbox:create`); audited.",
     method: "post",
-    path: SANDBOXES,
+    path: "/v1/projects/{projectId}/sandboxes",
     tags: ["Sandboxes"],
     request: { params: ProjectParams, body: body(CreateSandboxRequest) },
     responses: { 201: json(SandboxSchema, "Created (started when `start` is true)") },
@@ -72,7 +68,7 @@ export const getSandbox = defineRoute(
     summary: "Get a sandbox",
     description: "One sandbox with its current spec, state and last activity.",
     method: "get",
-    path: SANDBOX,
+    path: "/v1/projects/{projectId}/sandboxes/{sandboxId}",
     tags: ["Sandboxes"],
     request: { params: SandboxParams },
     responses: { 200: json(SandboxSchema, "The sandbox") },
@@ -87,7 +83,7 @@ export const updateSandbox = defineRoute(
     description:
       "Changes the spec as a new revision (a running sandbox is restarted with it). Checked against policy (`sandbox:update`); audited.",
     method: "patch",
-    path: SANDBOX,
+    path: "/v1/projects/{projectId}/sandboxes/{sandboxId}",
     tags: ["Sandboxes"],
     request: { params: SandboxParams, body: body(UpdateSandboxRequest) },
     responses: { 200: json(SandboxSchema, "Updated; a spec change creates a revision and restarts a running sandbox") },
@@ -101,7 +97,7 @@ export const deleteSandbox = defineRoute(
     description: "Stops the sandbox if it runs and deletes it with its workspace and revisions; audited.",
     summary: "Delete a sandbox",
     method: "delete",
-    path: SANDBOX,
+    path: "/v1/projects/{projectId}/sandboxes/{sandboxId}",
     tags: ["Sandboxes"],
     request: { params: SandboxParams },
     responses: { 204: { description: "Deleted with its workspace and tokens" } },
@@ -116,7 +112,7 @@ export const startSandbox = defineRoute(
     description:
       "Starts a stopped sandbox with its current revision. Checked against policy (`sandbox:start`); audited.",
     method: "post",
-    path: `${SANDBOX}/start`,
+    path: "/v1/projects/{projectId}/sandboxes/{sandboxId}/start",
     tags: ["Sandboxes"],
     request: { params: SandboxParams },
     responses: { 200: json(SandboxSchema, "Running") },
@@ -130,7 +126,7 @@ export const stopSandbox = defineRoute(
     summary: "Stop a sandbox",
     description: "Stops the sandbox's processes; the workspace is kept.",
     method: "post",
-    path: `${SANDBOX}/stop`,
+    path: "/v1/projects/{projectId}/sandboxes/{sandboxId}/stop",
     tags: ["Sandboxes"],
     request: { params: SandboxParams },
     responses: { 200: json(SandboxSchema, "Stopped") },
@@ -144,7 +140,7 @@ export const listSandboxRevisions = defineRoute(
     summary: "List revisions",
     description: "Every revision of the sandbox's spec, newest first, with who made it.",
     method: "get",
-    path: `${SANDBOX}/revisions`,
+    path: "/v1/projects/{projectId}/sandboxes/{sandboxId}/revisions",
     tags: ["Sandboxes"],
     request: { params: SandboxParams },
     responses: { 200: json(z.object({ items: z.array(SandboxRevisionSchema) }), "Revisions, newest first") },
@@ -158,7 +154,7 @@ export const rollbackSandbox = defineRoute(
     summary: "Roll back a sandbox",
     description: "Makes a new revision with an earlier revision's spec; a running sandbox restarts with it.",
     method: "post",
-    path: `${SANDBOX}/rollback`,
+    path: "/v1/projects/{projectId}/sandboxes/{sandboxId}/rollback",
     tags: ["Sandboxes"],
     request: { params: SandboxParams, body: body(RollbackRequest) },
     responses: { 200: json(SandboxSchema, "A new revision with the old spec; a running sandbox is restarted") },
@@ -171,7 +167,7 @@ export const execSandboxStream = defineRoute(
     operationId: "execSandboxStream",
     summary: "Exec in a sandbox over WebSocket",
     method: "get",
-    path: `${SANDBOX}/exec`,
+    path: "/v1/projects/{projectId}/sandboxes/{sandboxId}/exec",
     tags: ["Sandboxes"],
     description:
       "WebSocket, Kubernetes streaming protocol (`v5.channel.k8s.io`, `v4.channel.k8s.io`): binary frames of a channel byte (0 stdin, 1 stdout, 2 stderr, 3 status, 4 resize, 255 close) and the payload. The token may come as subprotocol `base64url.bearer.authorization.k8s.io.<token>`.",
@@ -211,7 +207,7 @@ export const createShellSession = defineRoute(
     description:
       "Opens a shell in a running sandbox that keeps its working directory and exported variables between commands.",
     method: "post",
-    path: SESSIONS,
+    path: "/v1/projects/{projectId}/shell-sessions",
     tags: ["Shell"],
     request: { params: ProjectParams, body: body(CreateShellSessionRequest) },
     responses: { 201: json(ShellSessionSchema, "A persistent shell") },
@@ -225,7 +221,7 @@ export const listShellSessions = defineRoute(
     summary: "List shell sessions",
     description: "The project's open shell sessions.",
     method: "get",
-    path: SESSIONS,
+    path: "/v1/projects/{projectId}/shell-sessions",
     tags: ["Shell"],
     request: { params: ProjectParams },
     responses: { 200: json(z.object({ items: z.array(ShellSessionSchema) }), "Open sessions") },
@@ -239,7 +235,7 @@ export const getShellSession = defineRoute(
     summary: "Get a shell session",
     description: "One shell session with its working directory and last activity.",
     method: "get",
-    path: `${SESSIONS}/{sessionId}`,
+    path: "/v1/projects/{projectId}/shell-sessions/{sessionId}",
     tags: ["Shell"],
     request: { params: SessionParams },
     responses: { 200: json(ShellSessionSchema, "The session") },
@@ -253,7 +249,7 @@ export const deleteShellSession = defineRoute(
     description: "Ends the session's shell.",
     summary: "Close a shell session",
     method: "delete",
-    path: `${SESSIONS}/{sessionId}`,
+    path: "/v1/projects/{projectId}/shell-sessions/{sessionId}",
     tags: ["Shell"],
     request: { params: SessionParams },
     responses: { 204: { description: "Closed" } },
@@ -268,7 +264,7 @@ export const runShellSessionCommand = defineRoute(
     description:
       "Runs a command in the session's shell, keeping its working directory and variables; returns exit code and capped output.",
     method: "post",
-    path: `${SESSIONS}/{sessionId}/commands`,
+    path: "/v1/projects/{projectId}/shell-sessions/{sessionId}/commands",
     tags: ["Shell"],
     request: { params: SessionParams, body: body(ShellSessionCommandRequest) },
     responses: { 200: json(ExecResultSchema, "The command ran in the session's shell") },

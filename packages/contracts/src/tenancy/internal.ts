@@ -4,25 +4,6 @@ import { defineInternalRoute, jsonBody, jsonOk } from "../common/internal-route.
 import { OrgRoleSchema, ProjectRoleSchema } from "../common/roles.ts";
 
 /**
- * Internal tenancy endpoints, called by the gateway and by other services with a service
- * identity. They are not part of `/v1` and the gateway never routes to them.
- */
-export const TENANCY_INTERNAL = {
-  /** POST: resolve an opaque API token to its principal; 401 problem when unknown, revoked or expired. */
-  resolveApiToken: "/internal/authn/api-token",
-  /** POST: find or provision the user behind a verified OIDC identity. */
-  resolveOidcUser: "/internal/authn/oidc-user",
-  /** GET: published verification keys of a project (JWKS), for cluster JWT verification. */
-  projectVerificationKeys: "/internal/projects/{projectId}/verification-keys",
-  /** POST: authorization decision for a principal, a permission and an org or project. */
-  authorize: "/internal/authz/check",
-  /** POST SignProjectTokenRequest → SignProjectTokenResponse: an ES256 JWT signed with the project's current key. */
-  signProjectToken: "/internal/projects/{projectId}/sign",
-  /** GET → ResolveOrgResponse: the organization a tenancy resource (project, team, API token, invitation) belongs to. */
-  resolveOrg: "/internal/org-of/{resourceId}",
-} as const;
-
-/**
  * Bus topic: a project's labels as they are now (`labels: null` once it is deleted), published by
  * tenancy with the change; governance keeps them for bindings that select projects by label.
  */
@@ -98,7 +79,7 @@ const tenancy = { service: "tenancy" } as const;
 export const TENANCY_INTERNAL_ROUTES = {
   resolveApiToken: defineInternalRoute(tenancy, {
     method: "post",
-    path: TENANCY_INTERNAL.resolveApiToken,
+    path: "/internal/authn/api-token",
     operationId: "internalResolveApiToken",
     summary: "Resolve an API token",
     description: "The principal of an opaque API token; 401 problem when unknown, revoked or expired.",
@@ -107,7 +88,7 @@ export const TENANCY_INTERNAL_ROUTES = {
   }),
   resolveOidcUser: defineInternalRoute(tenancy, {
     method: "post",
-    path: TENANCY_INTERNAL.resolveOidcUser,
+    path: "/internal/authn/oidc-user",
     operationId: "internalResolveOidcUser",
     summary: "Find or provision an OIDC user",
     description: "The user behind a verified OIDC identity, provisioned on first sight.",
@@ -116,7 +97,7 @@ export const TENANCY_INTERNAL_ROUTES = {
   }),
   projectVerificationKeys: defineInternalRoute(tenancy, {
     method: "get",
-    path: TENANCY_INTERNAL.projectVerificationKeys,
+    path: "/internal/projects/{projectId}/verification-keys",
     operationId: "internalProjectVerificationKeys",
     summary: "A project's verification keys",
     description: "The published JWKS of a project, for cluster JWT verification; 404 problem when unknown.",
@@ -125,7 +106,7 @@ export const TENANCY_INTERNAL_ROUTES = {
   }),
   resolveOrg: defineInternalRoute(tenancy, {
     method: "get",
-    path: TENANCY_INTERNAL.resolveOrg,
+    path: "/internal/org-of/{resourceId}",
     operationId: "internalResolveOrg",
     summary: "The organization of a resource",
     description: "The organization a project, team, API token or invitation belongs to; 404 problem when unknown.",
@@ -134,7 +115,7 @@ export const TENANCY_INTERNAL_ROUTES = {
   }),
   signProjectToken: defineInternalRoute(tenancy, {
     method: "post",
-    path: TENANCY_INTERNAL.signProjectToken,
+    path: "/internal/projects/{projectId}/sign",
     operationId: "internalSignProjectToken",
     summary: "Sign a project token",
     description: "An ES256 JWT signed with the project's current key (the private key never leaves tenancy).",
@@ -143,7 +124,7 @@ export const TENANCY_INTERNAL_ROUTES = {
   }),
   authorize: defineInternalRoute(tenancy, {
     method: "post",
-    path: TENANCY_INTERNAL.authorize,
+    path: "/internal/authz/check",
     operationId: "internalAuthorize",
     summary: "Authorization decision",
     description: "Whether a principal holds a permission in an organization or project.",
@@ -151,3 +132,22 @@ export const TENANCY_INTERNAL_ROUTES = {
     responses: jsonOk(AuthorizeResponse, "The decision and the roles found"),
   }),
 };
+
+/**
+ * Internal tenancy endpoints, called by the gateway and by other services with a service
+ * identity. They are not part of `/v1` and the gateway never routes to them.
+ */
+export const TENANCY_INTERNAL = {
+  /** POST: resolve an opaque API token to its principal; 401 problem when unknown, revoked or expired. */
+  resolveApiToken: TENANCY_INTERNAL_ROUTES.resolveApiToken.path,
+  /** POST: find or provision the user behind a verified OIDC identity. */
+  resolveOidcUser: TENANCY_INTERNAL_ROUTES.resolveOidcUser.path,
+  /** GET: published verification keys of a project (JWKS), for cluster JWT verification. */
+  projectVerificationKeys: TENANCY_INTERNAL_ROUTES.projectVerificationKeys.path,
+  /** POST: authorization decision for a principal, a permission and an org or project. */
+  authorize: TENANCY_INTERNAL_ROUTES.authorize.path,
+  /** POST SignProjectTokenRequest → SignProjectTokenResponse: an ES256 JWT signed with the project's current key. */
+  signProjectToken: TENANCY_INTERNAL_ROUTES.signProjectToken.path,
+  /** GET → ResolveOrgResponse: the organization a tenancy resource (project, team, API token, invitation) belongs to. */
+  resolveOrg: TENANCY_INTERNAL_ROUTES.resolveOrg.path,
+} as const;
