@@ -3,6 +3,13 @@ import { OpenAPIHono } from "@hono/zod-openapi";
 import type { RuntimeDeps } from "./deps.ts";
 import { registerRoutes } from "./routes/index.ts";
 
+/** `off`, `connecting`, `connected`, or `disabled: <reason>` (e.g. `disabled: app id mismatch`). */
+function teamChatHealth(deps: RuntimeDeps): string {
+  const status = deps.teamChat?.status?.();
+  if (!status) return deps.teamChat ? "connected" : "off";
+  return status.state === "disabled" ? `disabled: ${status.detail ?? "unknown reason"}` : status.state;
+}
+
 /** The runtime's HTTP API. No I/O here: the database, model client and queue come in as deps. */
 export function createRuntimeApp(deps: RuntimeDeps): OpenAPIHono {
   const app = new OpenAPIHono({ defaultHook: validationHook });
@@ -11,7 +18,8 @@ export function createRuntimeApp(deps: RuntimeDeps): OpenAPIHono {
   app.notFound((c) =>
     problemJson(c, new ProblemError("not-found", { detail: `No route for ${c.req.method} ${c.req.path}` })),
   );
-  app.get("/health", (c) => c.json({ status: "ok", provider: deps.config.provider }));
+  // Team chat is reported, never a reason to be unhealthy: web chat and webhooks serve without it.
+  app.get("/health", (c) => c.json({ status: "ok", provider: deps.config.provider, teamChat: teamChatHealth(deps) }));
 
   registerRoutes(app, deps);
 

@@ -71,6 +71,15 @@ export const RuntimeEnvSchema = z.object({
   CHAT_BOT_TOKEN: optional,
   CHAT_APP_TOKEN: optional,
   CHAT_EXPECTED_APP_ID: optional,
+  // Team chat (our additions): the Web API's address, personal or team mode, the owner's chat user id
+  CHAT_API_URL: withDefault("https://slack.com/api/").pipe(z.url()),
+  CHAT_MODE: withDefault("personal").pipe(z.enum(["personal", "team"], { error: "must be personal or team" })),
+  CHAT_OWNER_ID: optional.pipe(
+    z
+      .string()
+      .regex(/^[UW][A-Z0-9]{2,}$/, "must be a chat user id such as U0123ABCD")
+      .optional(),
+  ),
   // Endpoint overrides (our addition; production leaves them unset)
   CLOUD_A_ENDPOINT_URL: optional.pipe(z.url().optional()),
   CLOUD_A_ALT_BASE_URL: optional.pipe(z.url().optional()),
@@ -238,6 +247,9 @@ export function loadConfig(source: Record<string, string | undefined>): RuntimeC
   const provider = env.LLM_PROVIDER;
   checkCredentials(env, provider);
   checkModels(env, provider);
+  if (env.CHAT_BOT_TOKEN && !env.CHAT_APP_TOKEN) {
+    throw new ConfigError("CHAT_APP_TOKEN", "is required with CHAT_BOT_TOKEN (the app-level token for socket mode)");
+  }
   const agentHome = env.AGENT_HOME ?? join(homedir(), ".agent");
   const dataDir = env.AGENT_DATA_DIR ?? agentHome;
   const sandbox = sandboxOf(env);

@@ -11,9 +11,18 @@ export interface LinkedChannel extends TeamChatDestination {
   main: boolean;
 }
 
+/** Where a team-chat integration stands (the channels view and `/health` show it). */
+export interface TeamChatStatus {
+  state: "connecting" | "connected" | "disabled";
+  /** Why it is disabled (`app id mismatch`, `invalid_auth`, …) or reconnecting; null otherwise. */
+  detail: string | null;
+  appId: string | null;
+  botUserId: string | null;
+}
+
 /**
- * What the runtime needs from a team-chat integration. The Slack adapter implements it later;
- * tests use the in-process adapter below.
+ * What the runtime needs from a team-chat integration: the Slack adapter (chat/slack/) in
+ * production; tests of the delivery paths also use the in-process adapter below.
  */
 export interface TeamChatAdapter {
   /** personal: the agent talks to its owner in a DM; team: it lives in channels. */
@@ -21,6 +30,11 @@ export interface TeamChatAdapter {
   ownerDirectMessage(): Promise<TeamChatDestination | null>;
   linkedChannels(): Promise<LinkedChannel[]>;
   post(destination: TeamChatDestination, text: string): Promise<void>;
+  status?(): TeamChatStatus;
+  /** The paired owner was forgotten: a new pairing code is issued (and logged). */
+  ownerReset?(): Promise<void>;
+  /** A channel's display name, when the integration can look it up. */
+  channelName?(channelId: string): Promise<string | null>;
 }
 
 /**

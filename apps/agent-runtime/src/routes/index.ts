@@ -9,6 +9,10 @@ import { registerListSchedules } from "./schedules/list.ts";
 import { registerListScheduleRuns } from "./schedules/list-runs.ts";
 import { registerRunSchedule } from "./schedules/run.ts";
 import { registerUpdateSchedule } from "./schedules/update.ts";
+import { registerGetTeamChat } from "./team-chat/get.ts";
+import { registerListTeamChatChannels } from "./team-chat/list-channels.ts";
+import { registerResetTeamChatOwner } from "./team-chat/reset-owner.ts";
+import { registerUpdateTeamChatChannel } from "./team-chat/update-channel.ts";
 import { registerCreateThread } from "./threads/create.ts";
 import { registerFollowThread } from "./threads/follow.ts";
 import { registerListThreads } from "./threads/list.ts";
@@ -51,6 +55,11 @@ const REGISTRATIONS: ((app: RuntimeApp, deps: RuntimeDeps) => void)[] = [
   registerDeleteSchedule,
   registerRunSchedule,
   registerListScheduleRuns,
+
+  registerGetTeamChat,
+  registerResetTeamChatOwner,
+  registerListTeamChatChannels,
+  registerUpdateTeamChatChannel,
 ];
 
 /** Every operation of the runtime's API, one file each. */

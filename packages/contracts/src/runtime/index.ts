@@ -2,5 +2,6 @@ export * from "./agent.ts";
 export * from "./live.ts";
 export * from "./routes.ts";
 export * from "./schedules.ts";
+export * from "./team-chat.ts";
 export * from "./threads.ts";
 export * from "./webhooks.ts";

@@ -4,6 +4,7 @@ import * as threadContext from "./0002-thread-context.ts";
 import * as heartbeat from "./0003-heartbeat.ts";
 import * as schedules from "./0004-schedules.ts";
 import * as memory from "./0005-memory.ts";
+import * as teamChat from "./0006-team-chat.ts";
 
 /** Listed explicitly, in order: a folder scan would not survive bundling. */
 export const migrations: Record<string, Migration> = {
@@ -12,4 +13,5 @@ export const migrations: Record<string, Migration> = {
   "0003-heartbeat": heartbeat,
   "0004-schedules": schedules,
   "0005-memory": memory,
+  "0006-team-chat": teamChat,
 };

@@ -1,6 +1,7 @@
 import type { AgentTable, HeartbeatRunTable, SettingTable } from "./agent.ts";
 import type { MessageTable, ThreadContextTable, ThreadTable } from "./chat.ts";
 import type { ScheduleRunTable, ScheduleTable } from "./schedules.ts";
+import type { TeamChatChannelTable, TeamChatDeliveryTable, TeamChatEventTable } from "./team-chat.ts";
 import type { WebhookRunTable, WebhookSubscriptionTable } from "./webhooks.ts";
 
 export interface RuntimeDatabase {
@@ -14,6 +15,9 @@ export interface RuntimeDatabase {
   webhook_run: WebhookRunTable;
   schedule: ScheduleTable;
   schedule_run: ScheduleRunTable;
+  team_chat_channel: TeamChatChannelTable;
+  team_chat_event: TeamChatEventTable;
+  team_chat_delivery: TeamChatDeliveryTable;
 }
 
 export type {
@@ -23,6 +27,9 @@ export type {
   ScheduleRunTable,
   ScheduleTable,
   SettingTable,
+  TeamChatChannelTable,
+  TeamChatDeliveryTable,
+  TeamChatEventTable,
   ThreadContextTable,
   ThreadTable,
   WebhookRunTable,
