@@ -83,6 +83,19 @@ describe.skipIf(!bwrap.available)(`memory limits${bwrap.reason}`, () => {
     await driver.stop("sbx_mem");
   });
 
+  it("restarts a sandbox with limits back to back, each start in a cgroup of its own", async (ctx) => {
+    if (driver.cgroups.controllers.length === 0) ctx.skip();
+    const resources = { memoryMiB: 256, maxProcesses: 256, cpuMillicores: 1000 };
+    for (let round = 0; round < 8; round++) {
+      await driver.start({ id: "sbx_again", slug: "again", image: "default", env: {}, resources });
+      // The stop's cgroup removal must be finished, not still retrying, when the next start
+      // creates the same directories: a late removal took the new cgroup away before its first
+      // process moved in ("cgroup.procs: Directory nonexistent").
+      expect((await sh(driver, "sbx_again", "echo round")).stdout).toBe("round\n");
+      await driver.stop("sbx_again");
+    }
+  });
+
   it("leaves a sandbox without a limit alone", async () => {
     await driver.start({ id: "sbx_free", slug: "free", image: "default", env: {}, resources: {} });
     const big = await sh(driver, "sbx_free", hog(256 << 20));

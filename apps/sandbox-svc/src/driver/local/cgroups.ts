@@ -123,21 +123,31 @@ export function createSandboxCgroup(support: CgroupSupport, id: string, resource
     const ok = dir && (v2 ? write(dir, "cpu.max", `${quota} 100000`) : write(dir, "cpu.cfs_quota_us", quota));
     if (ok) enforced.push("cpu");
   }
+  // One removal per cgroup, shared by every caller: the main process's exit and stop() both ask for
+  // it, and a restart must not create the same directories while a retry loop of the first
+  // removal is still running (it would delete the new, still empty, cgroup before the sandbox's
+  // first process moves in).
+  let removal: Promise<void> | undefined;
   return {
     procsFiles: [...dirs].map((d) => join(d, "cgroup.procs")),
     enforced,
-    async remove() {
-      for (const dir of dirs) {
-        // The kernel refuses while the last processes are still being reaped; retry briefly.
-        for (let attempt = 0; attempt < 50; attempt++) {
-          try {
-            if (existsSync(dir)) rmdirSync(dir);
-            break;
-          } catch {
-            await new Promise((r) => setTimeout(r, 20));
-          }
-        }
-      }
+    remove() {
+      removal ??= removeDirs([...dirs]);
+      return removal;
     },
   };
+}
+
+async function removeDirs(dirs: string[]): Promise<void> {
+  for (const dir of dirs) {
+    // The kernel refuses while the last processes are still being reaped; retry briefly.
+    for (let attempt = 0; attempt < 50; attempt++) {
+      try {
+        if (existsSync(dir)) rmdirSync(dir);
+        break;
+      } catch {
+        await new Promise((r) => setTimeout(r, 20));
+      }
+    }
+  }
 }

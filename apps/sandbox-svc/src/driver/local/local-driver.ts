@@ -96,6 +96,8 @@ export class LocalDriver implements SandboxDriver {
   private readonly images: Record<string, string>;
   private readonly running = new Map<string, RunningSandbox>();
   private readonly starting = new Map<string, Promise<void>>();
+  /** Cgroup removals still under way, per sandbox: a new start of the sandbox waits for its old one. */
+  private readonly cgroupRemovals = new Map<string, Promise<void>>();
   private readonly listeners = new Set<(event: DriverEvent) => void>();
   private readonly tools: { bwrap?: string; nsenter?: string; socat?: string };
   readonly cgroups: CgroupSupport;
@@ -189,6 +191,7 @@ export class LocalDriver implements SandboxDriver {
     mkdirSync(workspace, { recursive: true });
     const env = this.sandboxEnv(spec, workspace);
     const main = spec.command && spec.command.length > 0 ? spec.command : ["sleep", "infinity"];
+    await this.cgroupRemovals.get(spec.id);
     const cgroup = createSandboxCgroup(this.cgroups, spec.id, spec.resources);
     let argv: string[];
     if (this.isolation === "none") {
@@ -257,7 +260,7 @@ export class LocalDriver implements SandboxDriver {
       for (const exec of running.execs) exec.kill();
       running.relay?.kill("SIGKILL");
       if (running.relay) void this.options.egress?.close(spec.id);
-      void cgroup.remove();
+      this.removeCgroup(spec.id, cgroup);
       if (running.stopping) return;
       const message = `main process exited (${signal ?? `code ${code}`})${tail(stderr) ? `: ${tail(stderr)}` : ""}`;
       const status: DriverStatus = { phase: code === 0 ? "stopped" : "failed", message };
@@ -385,7 +388,15 @@ export class LocalDriver implements SandboxDriver {
     }
     await running.gone;
     this.running.delete(sandboxId);
-    await running.cgroup.remove();
+    await this.removeCgroup(sandboxId, running.cgroup);
+  }
+
+  private removeCgroup(sandboxId: string, cgroup: SandboxCgroup): Promise<void> {
+    const removal = cgroup.remove().finally(() => {
+      if (this.cgroupRemovals.get(sandboxId) === removal) this.cgroupRemovals.delete(sandboxId);
+    });
+    this.cgroupRemovals.set(sandboxId, removal);
+    return removal;
   }
 
   async removeWorkspace(sandboxId: string): Promise<void> {
