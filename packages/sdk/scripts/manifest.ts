@@ -1,0 +1,93 @@
+import type { OperationSpec, ParameterSpec } from "../src/operation-spec.ts";
+
+// biome-ignore lint/suspicious/noExplicitAny: walking a generated JSON document
+type Json = any;
+
+const METHODS = ["get", "post", "put", "patch", "delete"] as const;
+
+/** Reduces the OpenAPI document to what callers need at run time without loading the document. */
+export function buildOperationManifest(doc: Json): OperationSpec[] {
+  const resolve = (schema: Json): Json => {
+    let s = schema;
+    while (s?.$ref) s = doc.components.schemas[String(s.$ref).split("/").pop() as string];
+    return s ?? {};
+  };
+  const typeOf = (schema: Json): ParameterSpec["type"] => {
+    const s = resolve(schema);
+    const types = [s.type].flat().filter((t: unknown) => t && t !== "null");
+    if (types.length === 1) return types[0];
+    if (s.anyOf || s.oneOf) {
+      const inner = (s.anyOf ?? s.oneOf).map((x: Json) => typeOf(x));
+      if (inner.includes("array")) return "array";
+      return inner.find((t: string) => t !== "object") ?? "object";
+    }
+    if (s.enum) return "string";
+    return s.properties ? "object" : "string";
+  };
+  const propertiesOf = (schema: Json): Record<string, Json> => {
+    const s = resolve(schema);
+    const props: Record<string, Json> = { ...(s.properties ?? {}) };
+    for (const part of s.allOf ?? []) Object.assign(props, propertiesOf(part));
+    return props;
+  };
+  const describe = (text: unknown) => (typeof text === "string" ? text.split("\n")[0]?.slice(0, 200) : undefined);
+
+  const ops: OperationSpec[] = [];
+  for (const [path, item] of Object.entries<Json>(doc.paths)) {
+    for (const method of METHODS) {
+      const op = item[method];
+      if (!op) continue;
+      const params: Json[] = op.parameters ?? [];
+      const query = params
+        .filter((p) => p.in === "query")
+        .map((p): ParameterSpec => {
+          const schema = resolve(p.schema);
+          return {
+            name: p.name,
+            required: Boolean(p.required),
+            type: typeOf(p.schema),
+            ...(schema.enum ? { enum: schema.enum.map(String) } : {}),
+            ...(describe(p.description) ? { description: describe(p.description) } : {}),
+          };
+        });
+      const bodySchema = op.requestBody?.content?.["application/json"]?.schema;
+      const bodyRequired = new Set<string>(resolve(bodySchema).required ?? []);
+      const body = bodySchema
+        ? {
+            required: Boolean(op.requestBody.required),
+            fields: Object.entries(propertiesOf(bodySchema)).map(
+              ([name, prop]): ParameterSpec => ({
+                name,
+                required: bodyRequired.has(name),
+                type: typeOf(prop),
+                ...(resolve(prop).enum ? { enum: resolve(prop).enum.map(String) } : {}),
+                ...(describe(resolve(prop).description ?? prop.description)
+                  ? { description: describe(resolve(prop).description ?? prop.description) }
+                  : {}),
+              }),
+            ),
+          }
+        : null;
+      const ok = Object.entries<Json>(op.responses ?? {}).find(([code]) => /^2/.test(code))?.[1];
+      const answer = ok?.content?.["application/json"]?.schema;
+      const answerProps = answer ? propertiesOf(answer) : {};
+      const isList = Boolean(answerProps.items && typeOf(answerProps.items) === "array");
+      const fields = Object.keys(isList ? propertiesOf(resolve(answerProps.items).items) : answerProps);
+      ops.push({
+        id: op.operationId,
+        method: method.toUpperCase() as OperationSpec["method"],
+        path,
+        tag: op.tags?.[0] ?? "",
+        summary: describe(op.summary) ?? "",
+        pathParams: params.filter((p) => p.in === "path").map((p) => p.name),
+        query,
+        body,
+        list: isList ? { paginated: Boolean(answerProps.nextCursor) } : null,
+        fields,
+        websocket: Boolean(op.responses?.["101"]),
+        passthrough: /\{path\}$/.test(path) || /\/aws$/.test(path),
+      });
+    }
+  }
+  return ops;
+}

@@ -1,0 +1,180 @@
+import createClient, { type Client } from "openapi-fetch";
+import type { operations, paths } from "./generated/openapi.ts";
+import { OPERATIONS } from "./generated/operations.ts";
+import type { OperationSpec } from "./operation-spec.ts";
+import { ProblemError } from "./problem.ts";
+import { type RetryOptions, withRetries } from "./retry.ts";
+
+/** A token, or a callback asked before every request (a credential store, a refreshing session). */
+export type TokenSource = string | (() => string | undefined | Promise<string | undefined>);
+
+export interface AgentplaneClientOptions {
+  /** The installation's address, e.g. `https://agentplane.example.com` (no `/v1`). */
+  baseUrl: string;
+  /** Sent as `Authorization: Bearer …`; leave out for a browser session carried by a cookie. */
+  token?: TokenSource;
+  /** Retry policy; `false` turns retries off. */
+  retry?: RetryOptions | false;
+  /** The fetch to send with (defaults to the global one, in Node and in browsers). */
+  fetch?: (request: Request) => Promise<Response>;
+  /** Extra headers on every request (a `user-agent` from a CLI, say). */
+  headers?: Record<string, string>;
+  /** Fetch's credentials mode, e.g. `include` for a cookie session in a browser. */
+  credentials?: "include" | "same-origin" | "omit";
+}
+
+export type OperationId = keyof operations & string;
+type Op<I extends OperationId> = operations[I];
+type Json<R> = R extends { content: { "application/json": infer T } } ? T : undefined;
+/** The parsed 2xx answer of an operation (`undefined` for 204). */
+export type ResponseOf<I extends OperationId> = Op<I>["responses"] extends infer R
+  ? R extends { 200: infer A }
+    ? Json<A>
+    : R extends { 201: infer A }
+      ? Json<A>
+      : R extends { 202: infer A }
+        ? Json<A>
+        : undefined
+  : never;
+type ParamsOf<I extends OperationId, K extends "path" | "query"> = Op<I>["parameters"] extends {
+  [P in K]?: infer T;
+}
+  ? T
+  : never;
+type BodyOf<I extends OperationId> = Op<I> extends { requestBody?: infer B } ? Json<NonNullable<B>> : never;
+/** What `request` takes for an operation: its path parameters, query and JSON body. */
+export interface RequestParams<I extends OperationId> {
+  path?: ParamsOf<I, "path">;
+  query?: ParamsOf<I, "query">;
+  body?: BodyOf<I>;
+  signal?: AbortSignal;
+}
+/** Operations answering a page of `items`. */
+export type ListOperationId = {
+  [K in OperationId]: ResponseOf<K> extends { items: unknown[] } ? K : never;
+}[OperationId];
+export type ItemOf<I extends ListOperationId> = ResponseOf<I> extends { items: (infer T)[] } ? T : never;
+
+const BY_ID = new Map<string, OperationSpec>(OPERATIONS.map((op) => [op.id, op]));
+
+/** The manifest entry of an operation, or an error naming the unknown id. */
+export function operationSpec(id: string): OperationSpec {
+  const spec = BY_ID.get(id);
+  if (!spec) throw new Error(`unknown operation ${id}`);
+  return spec;
+}
+
+/** Fills `{name}` path segments, encoded; a missing value is an error before anything is sent. */
+export function expandPath(template: string, values: Record<string, unknown> = {}): string {
+  return template.replace(/\{(\w+)\}/g, (_, name: string) => {
+    const value = values[name];
+    if (value === undefined || value === null || value === "") throw new Error(`missing path parameter ${name}`);
+    return name === "path"
+      ? String(value).split("/").map(encodeURIComponent).join("/")
+      : encodeURIComponent(String(value));
+  });
+}
+
+function appendQuery(url: URL, query: Record<string, unknown> = {}): void {
+  for (const [key, value] of Object.entries(query)) {
+    if (value === undefined || value === null) continue;
+    for (const v of Array.isArray(value) ? value : [value]) url.searchParams.append(key, String(v));
+  }
+}
+
+export interface AgentplaneClient {
+  readonly baseUrl: string;
+  /** The typed openapi-fetch client: `api.GET("/v1/orgs/{orgId}", { params: { path: { orgId } } })`. */
+  readonly api: Client<paths>;
+  /** The fetch every call goes through: auth, retries and ProblemError included. */
+  readonly fetch: (request: Request) => Promise<Response>;
+  /** Calls an operation by its id; resolves with the parsed answer, rejects with ProblemError. */
+  request<I extends OperationId>(id: I, params?: RequestParams<I>): Promise<ResponseOf<I>>;
+  /** Every item of a list operation, following `nextCursor` page after page. */
+  paginate<I extends ListOperationId>(id: I, params?: RequestParams<I>): AsyncGenerator<ItemOf<I>>;
+  /** A raw call (the `api` escape hatch): JSON in, JSON (or text) out, errors as ProblemError. */
+  raw(method: string, path: string, init?: { query?: Record<string, unknown>; body?: unknown }): Promise<unknown>;
+  /** The bearer token the next request would carry, if any. */
+  token(): Promise<string | undefined>;
+}
+
+export function createAgentplaneClient(options: AgentplaneClientOptions): AgentplaneClient {
+  const baseUrl = options.baseUrl.replace(/\/+$/, "");
+  const send = options.fetch ?? ((request: Request) => globalThis.fetch(request));
+  const token = async () => (typeof options.token === "function" ? await options.token() : options.token);
+  const retrying = options.retry === false ? send : withRetries(send, options.retry);
+
+  const authorizedFetch = async (request: Request): Promise<Response> => {
+    const bearer = await token();
+    if (bearer && !request.headers.has("authorization")) request.headers.set("authorization", `Bearer ${bearer}`);
+    for (const [k, v] of Object.entries(options.headers ?? {})) {
+      if (!request.headers.has(k)) request.headers.set(k, v);
+    }
+    const response = await retrying(request);
+    if (!response.ok) throw await ProblemError.fromResponse(response);
+    return response;
+  };
+
+  const api = createClient<paths>({
+    baseUrl,
+    fetch: authorizedFetch,
+    ...(options.credentials ? { credentials: options.credentials } : {}),
+  });
+
+  const readBody = async (response: Response): Promise<unknown> => {
+    if (response.status === 204) return undefined;
+    const text = await response.text();
+    if (!text) return undefined;
+    return /json/.test(response.headers.get("content-type") ?? "") ? JSON.parse(text) : text;
+  };
+
+  const call = async (
+    method: string,
+    path: string,
+    init: { query?: Record<string, unknown>; body?: unknown; signal?: AbortSignal } = {},
+  ) => {
+    const url = new URL(baseUrl + path);
+    appendQuery(url, init.query);
+    const headers: Record<string, string> = { accept: "application/json, application/problem+json" };
+    let body: string | undefined;
+    if (init.body !== undefined) {
+      headers["content-type"] = "application/json";
+      body = JSON.stringify(init.body);
+    }
+    const request = new Request(url, {
+      method: method.toUpperCase(),
+      headers,
+      ...(body !== undefined ? { body } : {}),
+      ...(init.signal ? { signal: init.signal } : {}),
+      ...(options.credentials ? { credentials: options.credentials } : {}),
+    });
+    return readBody(await authorizedFetch(request));
+  };
+
+  const request = async <I extends OperationId>(id: I, params: RequestParams<I> = {}): Promise<ResponseOf<I>> => {
+    const spec = operationSpec(id);
+    const path = expandPath(spec.path, params.path as Record<string, unknown> | undefined);
+    return (await call(spec.method, path, {
+      query: params.query as Record<string, unknown> | undefined,
+      body: params.body,
+      ...(params.signal ? { signal: params.signal } : {}),
+    })) as ResponseOf<I>;
+  };
+
+  async function* paginate<I extends ListOperationId>(id: I, params: RequestParams<I> = {}): AsyncGenerator<ItemOf<I>> {
+    const spec = operationSpec(id);
+    let query = { ...(params.query as Record<string, unknown> | undefined) };
+    for (;;) {
+      const page = (await request(id, { ...params, query } as RequestParams<I>)) as unknown as {
+        items?: ItemOf<I>[];
+        nextCursor?: string;
+      };
+      for (const item of page.items ?? []) yield item;
+      // Lists without a cursor come whole; a cursor that repeats would loop forever, so it ends too.
+      if (!spec.list?.paginated || !page.nextCursor || page.nextCursor === query.cursor) return;
+      query = { ...query, cursor: page.nextCursor };
+    }
+  }
+
+  return { baseUrl, api, fetch: authorizedFetch, request, paginate, raw: call, token };
+}
