@@ -1,0 +1,148 @@
+/**
+ * What each configuration variable means, for the generated reference (docs/configuration.md).
+ * One entry per variable; `<deployable>:<VARIABLE>` where one deployable reads it differently.
+ * A test fails when a deployable's schema has a variable without an entry here.
+ */
+export const CONFIG_GLOSSARY: Record<string, string> = {
+  // Deployment: where a process listens, its storage, its bus, its identity
+  PORT: "The HTTP port this process listens on (0 picks a free one).",
+  HOST: "The address to listen on: all interfaces by default (containers); `127.0.0.1` keeps it to this host.",
+  "agent-runtime:HOST": "The address to listen on: loopback for native starts; the container image sets `0.0.0.0`.",
+  DATABASE_URL:
+    "`postgres://…` (distributed) or `pglite://<dir>` (embedded). Each service owns one schema and migrates it at start under an advisory lock; the database is created when missing.",
+  "all-in-one:DATABASE_URL": "A Postgres server for every service of the process; unset: PGlite under the data dir.",
+  "agent-runtime:DATABASE_URL": "SQLite URL of the agent database (default `file:<data dir>/agent.db`).",
+  REDIS_URL:
+    "BullMQ event bus and shared rate-limit counters; in memory when unset. Run Redis with persistence (`appendonly yes`): queued events live there until consumed.",
+  LOG_LEVEL: "pino log level: `fatal`, `error`, `warn`, `info`, `debug`, `trace` or `silent`.",
+  INTERNAL_IDENTITY_PRIVATE_KEY:
+    "Ed25519 JWK: the gateway signs the short-lived internal identity it forwards; services verify it (and sign their own calls).",
+  INTERNAL_IDENTITY_PUBLIC_KEY: "The public half, for a service that only verifies the internal identity.",
+  AGENTPLANE_SECRET_KEY:
+    "32 bytes, base64: encrypts secrets at rest (credentials, project signing keys). Generated into the data dir when embedded.",
+  AGENTPLANE_SECRET_KEY_PREVIOUS:
+    "The master key being rotated out: still unwraps governance credentials until `rewrap.ts` re-wraps them.",
+  AGENTPLANE_DATA_DIR: "Where the embedded platform keeps PGlite, the secret key and sandbox workspaces.",
+  PUBLIC_URL: "The external address (activation links, the OpenAPI server); set it behind a TLS-terminating proxy.",
+  // Where each service is, for the processes that call it
+  TENANCY_URL: "tenancy-svc's address: identity, tenancy, authorization decisions.",
+  SANDBOX_URL: "sandbox-svc's address.",
+  AUDIT_URL: "audit-svc's address: audit records, usage and spend reservations.",
+  GOVERNANCE_URL:
+    "governance-svc's address: policy decisions and credentials (without it nothing is enforced and sandboxes have no egress).",
+  CONNECTIONS_URL: "connections-svc's address.",
+  INFERENCE_URL: "inference-proxy's address.",
+  // The all-in-one
+  AGENT_RUNTIME: "Start the agent runtime beside the control plane (`on`) or not (`off`).",
+  AGENT_RUNTIME_PORT: "The agent runtime's port in the all-in-one.",
+  AGENT_RUNTIME_HOST: "The agent runtime's listening address: loopback natively; the container image sets `0.0.0.0`.",
+  // Identity
+  AGENTPLANE_BOOTSTRAP_TOKEN:
+    "At least 32 characters: the installation activates itself on first start and accepts exactly this string as the owner's API token. Never logged.",
+  OIDC_ISSUER:
+    "Accept bearer JWTs of this identity provider (discovery at `<issuer>/.well-known/openid-configuration`); users are provisioned on first sight.",
+  OIDC_AUDIENCE: "The `aud` an OIDC token must carry (any when unset).",
+  OIDC_MAX_CLOCK_SKEW_SECONDS: "How far an OIDC token's `iat` may be ahead of this host's clock.",
+  OIDC_CLIENT_ID:
+    "With `OIDC_ISSUER`: the activation page also offers approval by signing in (authorization code + PKCE).",
+  OIDC_CLIENT_SECRET: "The OIDC client's secret, when the identity provider requires one.",
+  OIDC_REDIRECT_URI:
+    "The OIDC redirect URI registered with the identity provider (default `<PUBLIC_URL>/activate/oidc/callback`).",
+  KEY_ROTATION_GRACE_SECONDS: "How long a rotated project signing key stays published in the project's JWKS.",
+  RATE_LIMIT_PER_MINUTE: "Requests per token per minute (a 429 `rate-limited` problem past it).",
+  // Sandboxes
+  SANDBOX_DATA_DIR: "Workspaces and runtime files of the local driver (default `<data dir>/sandboxes`).",
+  SANDBOX_INGRESS_HOST:
+    "Reach exposed ports at `https://<slug>.<host>` and `https://<port>-<slug>.<host>` (needs a wildcard DNS record).",
+  SANDBOX_LOCAL_ISOLATION:
+    "`bwrap` (namespaces through bubblewrap, the default) or `none` (no isolation; a warning at every start).",
+  SANDBOX_IMAGES_JSON: 'Extra images of the local driver: `{"<name>": "<root filesystem dir>"}`.',
+  SANDBOX_EGRESS_HOST_MAP:
+    'Tests only: egress host names → local stand-ins (`{"registry.test":"127.0.0.1:8080"}`); leave unset in production.',
+  AGENTPLANE_API_URL: "The platform's API address as sandboxes (and the agent runtime's sandbox switch) reach it.",
+  // Governance
+  CREDENTIAL_ROTATION_GRACE_SECONDS: "How long a rotated credential's previous secret stays resolvable.",
+  GOVERNANCE_DRIFT_INTERVAL_SECONDS: "How often one replica audits every organization for drift.",
+  // Connections
+  CONNECTOR_ALLOWED_HOSTS:
+    "Internal destinations tenants may aim at (connectors, discovery, AWS endpoints): comma-separated hosts, `host:port` pairs or CIDR ranges.",
+  CONNECTIONS_REPLICA_ID: "This replica's name in cluster tunnel records (default: a generated one).",
+  CONNECTIONS_REPLICA_URL:
+    "This replica's own internal URL (e.g. `http://$(POD_IP):8085`), so others forward to the tunnel it holds.",
+  CLUSTER_HEARTBEAT_MS: "How often the control plane expects a relay heartbeat.",
+  CLUSTER_JWT_TTL_SECONDS: "Lifetime of the cluster JWTs the platform mints for relays.",
+  // Inference and spend
+  CLOUD_A_BEARER_TOKEN:
+    "Bearer API key for `cloud-a` (chosen automatically when set); the only credential of `cloud-a-alt` (as `x-api-key`).",
+  CLOUD_A_ACCESS_KEY_ID: "Request-signing (SigV4) key id for `cloud-a`, an alternative to the bearer token.",
+  CLOUD_A_SECRET_ACCESS_KEY: "Request-signing (SigV4) secret for `cloud-a`.",
+  CLOUD_A_SESSION_TOKEN: "Session token for temporary `cloud-a` signing credentials.",
+  CLOUD_A_REGION: "The `cloud-a` region (default `us-east-1`).",
+  CLOUD_A_ENDPOINT_URL: "Endpoint override for `cloud-a` (private endpoints, tests).",
+  CLOUD_A_ALT_BASE_URL: "Endpoint override for `cloud-a-alt`, up to `/anthropic`.",
+  CLOUD_B_API_KEY: "Resource key for `cloud-b` (may be a `__managed_cred:<uuid>__` placeholder a proxy rewrites).",
+  CLOUD_B_RESOURCE_NAME: "The `cloud-b` resource name; derives its chat and embeddings endpoints.",
+  CLOUD_B_BASE_URL: "Overrides the derived `cloud-b` chat endpoint (must end at `/anthropic/v1`).",
+  CLOUD_B_OPENAI_BASE_URL: "Overrides the `cloud-b` OpenAI-style endpoint (family-2).",
+  INFERENCE_MAX_BODY_BYTES: "Model request body cap (a 413 problem above it).",
+  PRICE_TABLE_JSON: "Price overrides as JSON, or a path to a JSON file, merged over the bundled price table.",
+  AUDIT_RETENTION_DAYS: "Audit records older than this are pruned.",
+  RESERVATION_RETENTION_DAYS: "Finished spend reservations are deleted this many days after they were opened.",
+  // The cluster relay
+  AGENTPLANE_URL: "The control plane's public base URL (`https://agentplane.example.com`).",
+  CLUSTER_ID: "The registered cluster's id (`cl_…`).",
+  TUNNEL_TOKEN_FILE: "A file holding the tunnel token; a rotated token is written back to it.",
+  TUNNEL_TOKEN_SECRET: "Or a Kubernetes Secret holding it, `namespace/name`; a rotated token is written back to it.",
+  TUNNEL_TOKEN_SECRET_KEY: "The key of the token inside that Secret.",
+  HEARTBEAT_MS: "How often the relay sends a heartbeat down the tunnel.",
+  // The agent runtime
+  LLM_PROVIDER: "`cloud-a`, `cloud-a-alt` or `cloud-b`: the model provider the agent calls.",
+  GATEWAY_API_URL: "Route model calls through this control plane's `/v1/llm` (no local model credential needed).",
+  GATEWAY_API_TOKEN: "The bearer token sent to the gateway with `GATEWAY_API_URL`.",
+  CLOUD_A_MODEL_ID: "`cloud-a` main model.",
+  CLOUD_A_CLASSIFICATION_MODEL_ID: "`cloud-a` fast model of the heartbeat DELIVER/SUPPRESS gate.",
+  CLOUD_A_EMBEDDING_MODEL_ID: "`cloud-a` embedding model for searchable memory.",
+  CLOUD_B_MODEL_ID: "`cloud-b` main model (chat deployment name).",
+  CLOUD_B_CLASSIFICATION_MODEL_ID: "`cloud-b` fast deployment of the heartbeat gate.",
+  CLOUD_B_EMBEDDING_MODEL_ID: "`cloud-b` embedding deployment (1024 dimensions); `''` skips embeddings.",
+  CLOUD_B_API_VERSION: "`cloud-b` API version for embeddings only.",
+  CONTEXT_WINDOW_TOKENS: "The context window assumed for a model the catalog does not know.",
+  MODELS_DEV_URL: "A model-window catalog refreshed once at start; unset means no outbound call.",
+  COMPACTION_THRESHOLD_PERCENT: "Context occupancy that triggers compaction after a turn (0 disables).",
+  COMPACTION_TAIL_MESSAGES: "Newest messages kept verbatim by compaction.",
+  HEARTBEAT_INTERVAL_MINUTES: "How often the heartbeat runs `HEARTBEAT.md`.",
+  AGENT_HOME: "Install directory (`~/.agent`; `%USERPROFILE%\\.agent` on Windows); its `.env` is read at start.",
+  AGENT_DATA_DIR: "Persistent dir for skills, plugins and the database (default `<AGENT_HOME>`).",
+  AGENT_SKILLS_DIR: "Skills directory override (default `<data dir>/skills`).",
+  AGENT_PLUGINS_DIR: "Plugins directory override (default `<data dir>/plugins`).",
+  SHELL_WORKSPACE_ROOT: "Working directory of the shell tools (default `<AGENT_HOME>/workspace`).",
+  AGENT_ID: "Pins the agent's UUID (generated at first boot when unset).",
+  AGENT_NAME: "The agent's display name at first boot.",
+  TEAM_NAME: "The team name at first boot.",
+  OWNER_USER_ID: "The owner's user id at first boot.",
+  AGENT_HTTP_URL: "The runtime URL the terminal UI connects to.",
+  AGENTPLANE_TOKEN:
+    "Sandbox switch: the token the runtime's shell tools use to run in a sandbox through `/v1/shell/exec`.",
+  AGENTPLANE_PROJECT_ID: "Sandbox switch: the sandbox's project.",
+  AGENTPLANE_SANDBOX_ID: "Sandbox switch: the sandbox the shell tools run in.",
+  CHAT_BOT_TOKEN: "Team-chat bot token: enables the Slack adapter; validated with `auth.test` at boot.",
+  CHAT_APP_TOKEN: "Team-chat app-level token for Socket Mode (required with `CHAT_BOT_TOKEN`).",
+  CHAT_EXPECTED_APP_ID: "When set, the bot token's and the app token's app id must equal it, else team chat stays off.",
+  CHAT_API_URL: "The Slack Web API base (private deployments, tests).",
+  CHAT_MODE: "`personal` (the owner's direct messages) or `team` (linked channels).",
+  CHAT_OWNER_ID: "The owner's Slack user id; unset: claimed by pairing with a one-time code logged at boot.",
+  VOICE_API_KEY: "Enables voice meetings (may be a managed-credential placeholder).",
+  VOICE_REALTIME_MODEL: "The realtime voice model.",
+  VOICE_REALTIME_VOICE: "The realtime voice's name.",
+  VOICE_TRANSCRIPTION_MODEL: "The transcriber that decides whether the agent was addressed.",
+  MEETING_BOT_EMAIL: "The meeting account the agent signs in with (anonymous guests are auto-denied).",
+  MEETING_BOT_PASSWORD: "That account's real password (typed into a sign-in form, so never a placeholder).",
+  MEETING_TIMEOUT_MINUTES: "Hard cap of one call.",
+  MEETING_ADMISSION_TIMEOUT_SECONDS: "The wait in the waiting room, counted from the join request.",
+  TRACING_SECRET_KEY: "Enables LLM tracing (Langfuse secret key).",
+  TRACING_PUBLIC_KEY: "The Langfuse public key.",
+  TRACING_BASE_URL: "The Langfuse server.",
+  OTEL_EXPORTER_OTLP_ENDPOINT: "Enables OpenTelemetry export (OTLP/HTTP) to this collector.",
+  OTEL_EXPORTER_OTLP_API_KEY: "Sent to the collector as header `x-api-key`.",
+  DEPLOYMENT_ENVIRONMENT: "Tag on telemetry: `production`, `staging` or `development`.",
+};
