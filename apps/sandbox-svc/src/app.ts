@@ -15,6 +15,7 @@ import {
   type ServiceInstance,
 } from "@agentplane/service-kit";
 import { sql } from "kysely";
+import type { SandboxContext } from "./context.ts";
 import { migrations } from "./db/migrations/index.ts";
 import type { SandboxDB } from "./db/schema.ts";
 import { LocalDriver, type LocalIsolation } from "./driver/local/local-driver.ts";
@@ -29,7 +30,6 @@ import {
   ingressUpgrade,
 } from "./ingress.ts";
 import { createExecUpgradeHandler } from "./routes/exec-stream/upgrade.ts";
-import type { RouteDeps } from "./routes/helpers.ts";
 import { registerRoutes } from "./routes/index.ts";
 import type { SandboxDeps, SandboxServiceConfig } from "./services/context.ts";
 import { startLifecycle } from "./services/lifecycle.ts";
@@ -109,7 +109,7 @@ export async function createSandboxService(input: SandboxServiceDeps): Promise<S
     ...(input.governance ? { governance: input.governance } : {}),
   };
   const sessions = new ShellSessions(base);
-  const deps: RouteDeps = { ...base, sessions };
+  const deps: SandboxContext = { ...base, sessions };
   egressDeps = deps;
 
   const checks: ReadinessChecks = {

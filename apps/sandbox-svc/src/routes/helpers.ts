@@ -1,12 +1,6 @@
 import type { Permission } from "@agentplane/contracts";
 import { requirePrincipal, type ServiceContext } from "@agentplane/service-kit";
 import { type Actor, checkAccess, type SandboxDeps } from "../services/context.ts";
-import type { ShellSessions } from "../services/shell-sessions.ts";
-
-/** What every route handler gets. */
-export interface RouteDeps extends SandboxDeps {
-  sessions: ShellSessions;
-}
 
 /** Authorizes the caller for `permission` on the project and returns it as an actor for service verbs. */
 export async function actorFor(

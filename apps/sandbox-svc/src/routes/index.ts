@@ -1,15 +1,15 @@
 import type { ServiceApp } from "@agentplane/service-kit";
-import type { RouteDeps } from "./helpers.ts";
-import { registerQuerySandboxes } from "./internal/query-sandboxes.ts";
-import { registerResolveSandboxToken } from "./internal/resolve-token.ts";
-import { registerK8sApiResources } from "./k8s/api-resources.ts";
-import { registerK8sApiVersions } from "./k8s/api-versions.ts";
+import type { SandboxContext } from "../context.ts";
+import { registerInternalQuerySandboxes } from "./internal/query-sandboxes.ts";
+import { registerInternalResolveSandboxToken } from "./internal/resolve-token.ts";
+import { registerK8sGetApiResources } from "./k8s/api-resources.ts";
+import { registerK8sGetApiVersions } from "./k8s/api-versions.ts";
 import { registerK8sGetPod } from "./k8s/get-pod.ts";
 import { registerK8sListPods } from "./k8s/list-pods.ts";
 import { registerCreateSandboxToken } from "./sandbox-tokens/create.ts";
+import { registerDeleteSandboxToken } from "./sandbox-tokens/delete.ts";
 import { registerGetSandboxToken } from "./sandbox-tokens/get.ts";
 import { registerListSandboxTokens } from "./sandbox-tokens/list.ts";
-import { registerRevokeSandboxToken } from "./sandbox-tokens/revoke.ts";
 import { registerCreateSandbox } from "./sandboxes/create.ts";
 import { registerDeleteSandbox } from "./sandboxes/delete.ts";
 import { registerGetSandbox } from "./sandboxes/get.ts";
@@ -26,7 +26,7 @@ import { registerGetShellSession } from "./shell-sessions/get.ts";
 import { registerListShellSessions } from "./shell-sessions/list.ts";
 import { registerRunShellSessionCommand } from "./shell-sessions/run-command.ts";
 
-const REGISTRATIONS: ((app: ServiceApp, deps: RouteDeps) => void)[] = [
+const REGISTRATIONS: ((app: ServiceApp, ctx: SandboxContext) => void)[] = [
   registerListSandboxes,
   registerCreateSandbox,
   registerGetSandbox,
@@ -36,8 +36,8 @@ const REGISTRATIONS: ((app: ServiceApp, deps: RouteDeps) => void)[] = [
   registerStopSandbox,
   registerListSandboxRevisions,
   registerRollbackSandbox,
-  registerK8sApiVersions,
-  registerK8sApiResources,
+  registerK8sGetApiVersions,
+  registerK8sGetApiResources,
   registerK8sListPods,
   registerK8sGetPod,
   registerExecShell,
@@ -49,15 +49,15 @@ const REGISTRATIONS: ((app: ServiceApp, deps: RouteDeps) => void)[] = [
   registerCreateSandboxToken,
   registerListSandboxTokens,
   registerGetSandboxToken,
-  registerRevokeSandboxToken,
-  registerResolveSandboxToken,
-  registerQuerySandboxes,
+  registerDeleteSandboxToken,
+  registerInternalResolveSandboxToken,
+  registerInternalQuerySandboxes,
 ];
 
 /**
  * Every HTTP operation of sandbox-svc, one file each. The WebSocket exec and attach are served by
  * `exec-stream/upgrade.ts` (upgrades do not go through the HTTP app).
  */
-export function registerRoutes(app: ServiceApp, deps: RouteDeps): void {
-  for (const register of REGISTRATIONS) register(app, deps);
+export function registerRoutes(app: ServiceApp, ctx: SandboxContext): void {
+  for (const register of REGISTRATIONS) register(app, ctx);
 }

@@ -82,7 +82,7 @@ const StreamQuery = z.object({
   tty: z.enum(["true", "false", "1", "0"]).optional().describe("Run on a terminal inside the sandbox"),
 });
 
-export const k8sGetApiVersions = defineRoute(
+export const k8sGetApiVersionsRoute = defineRoute(
   { service: "sandbox", access: "authenticated" },
   {
     operationId: "k8sGetApiVersions",
@@ -100,7 +100,7 @@ export const k8sGetApiVersions = defineRoute(
   },
 );
 
-export const k8sGetApiResources = defineRoute(
+export const k8sGetApiResourcesRoute = defineRoute(
   { service: "sandbox", access: "authenticated" },
   {
     operationId: "k8sGetApiResources",
@@ -131,7 +131,7 @@ export const k8sGetApiResources = defineRoute(
   },
 );
 
-export const k8sListPods = defineRoute(
+export const k8sListPodsRoute = defineRoute(
   { service: "sandbox", access: "sandboxes:read" },
   {
     operationId: "k8sListPods",
@@ -145,7 +145,7 @@ export const k8sListPods = defineRoute(
   },
 );
 
-export const k8sGetPod = defineRoute(
+export const k8sGetPodRoute = defineRoute(
   { service: "sandbox", access: "sandboxes:read" },
   {
     operationId: "k8sGetPod",
@@ -159,7 +159,7 @@ export const k8sGetPod = defineRoute(
   },
 );
 
-export const k8sExecPod = defineRoute(
+export const k8sExecPodRoute = defineRoute(
   { service: "sandbox", access: "sandboxes:exec", websocket: true },
   {
     operationId: "k8sExecPod",
@@ -174,7 +174,7 @@ export const k8sExecPod = defineRoute(
   },
 );
 
-export const k8sAttachPod = defineRoute(
+export const k8sAttachPodRoute = defineRoute(
   { service: "sandbox", access: "sandboxes:exec", websocket: true },
   {
     operationId: "k8sAttachPod",

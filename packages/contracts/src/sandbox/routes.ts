@@ -32,7 +32,7 @@ const SandboxParams = ProjectParams.extend({ sandboxId: pathParam("sandboxId", "
 const SessionParams = ProjectParams.extend({ sessionId: pathParam("sessionId", "shs_01j0000000000000000000000") });
 const TokenParams = z.object({ id: pathParam("id", "sbt_01j0000000000000000000000") });
 
-export const listSandboxes = defineRoute(
+export const listSandboxesRoute = defineRoute(
   { service: "sandbox", access: "sandboxes:read" },
   {
     operationId: "listSandboxes",
@@ -46,7 +46,7 @@ export const listSandboxes = defineRoute(
   },
 );
 
-export const createSandbox = defineRoute(
+export const createSandboxRoute = defineRoute(
   { service: "sandbox", access: "sandboxes:write" },
   {
     operationId: "createSandbox",
@@ -61,7 +61,7 @@ export const createSandbox = defineRoute(
   },
 );
 
-export const getSandbox = defineRoute(
+export const getSandboxRoute = defineRoute(
   { service: "sandbox", access: "sandboxes:read" },
   {
     operationId: "getSandbox",
@@ -75,7 +75,7 @@ export const getSandbox = defineRoute(
   },
 );
 
-export const updateSandbox = defineRoute(
+export const updateSandboxRoute = defineRoute(
   { service: "sandbox", access: "sandboxes:write" },
   {
     operationId: "updateSandbox",
@@ -90,7 +90,7 @@ export const updateSandbox = defineRoute(
   },
 );
 
-export const deleteSandbox = defineRoute(
+export const deleteSandboxRoute = defineRoute(
   { service: "sandbox", access: "sandboxes:write" },
   {
     operationId: "deleteSandbox",
@@ -104,7 +104,7 @@ export const deleteSandbox = defineRoute(
   },
 );
 
-export const startSandbox = defineRoute(
+export const startSandboxRoute = defineRoute(
   { service: "sandbox", access: "sandboxes:write" },
   {
     operationId: "startSandbox",
@@ -119,7 +119,7 @@ export const startSandbox = defineRoute(
   },
 );
 
-export const stopSandbox = defineRoute(
+export const stopSandboxRoute = defineRoute(
   { service: "sandbox", access: "sandboxes:write" },
   {
     operationId: "stopSandbox",
@@ -133,7 +133,7 @@ export const stopSandbox = defineRoute(
   },
 );
 
-export const listSandboxRevisions = defineRoute(
+export const listSandboxRevisionsRoute = defineRoute(
   { service: "sandbox", access: "sandboxes:read" },
   {
     operationId: "listSandboxRevisions",
@@ -147,7 +147,7 @@ export const listSandboxRevisions = defineRoute(
   },
 );
 
-export const rollbackSandbox = defineRoute(
+export const rollbackSandboxRoute = defineRoute(
   { service: "sandbox", access: "sandboxes:write" },
   {
     operationId: "rollbackSandbox",
@@ -161,7 +161,7 @@ export const rollbackSandbox = defineRoute(
   },
 );
 
-export const execSandboxStream = defineRoute(
+export const execSandboxStreamRoute = defineRoute(
   { service: "sandbox", access: "sandboxes:exec", websocket: true },
   {
     operationId: "execSandboxStream",
@@ -184,7 +184,7 @@ export const execSandboxStream = defineRoute(
   },
 );
 
-export const execShell = defineRoute(
+export const execShellRoute = defineRoute(
   { service: "sandbox", access: "sandboxes:exec" },
   {
     operationId: "execShell",
@@ -199,7 +199,7 @@ export const execShell = defineRoute(
   },
 );
 
-export const createShellSession = defineRoute(
+export const createShellSessionRoute = defineRoute(
   { service: "sandbox", access: "sandboxes:exec" },
   {
     operationId: "createShellSession",
@@ -214,7 +214,7 @@ export const createShellSession = defineRoute(
   },
 );
 
-export const listShellSessions = defineRoute(
+export const listShellSessionsRoute = defineRoute(
   { service: "sandbox", access: "sandboxes:read" },
   {
     operationId: "listShellSessions",
@@ -228,7 +228,7 @@ export const listShellSessions = defineRoute(
   },
 );
 
-export const getShellSession = defineRoute(
+export const getShellSessionRoute = defineRoute(
   { service: "sandbox", access: "sandboxes:read" },
   {
     operationId: "getShellSession",
@@ -242,7 +242,7 @@ export const getShellSession = defineRoute(
   },
 );
 
-export const deleteShellSession = defineRoute(
+export const deleteShellSessionRoute = defineRoute(
   { service: "sandbox", access: "sandboxes:exec" },
   {
     operationId: "deleteShellSession",
@@ -256,7 +256,7 @@ export const deleteShellSession = defineRoute(
   },
 );
 
-export const runShellSessionCommand = defineRoute(
+export const runShellSessionCommandRoute = defineRoute(
   { service: "sandbox", access: "sandboxes:exec" },
   {
     operationId: "runShellSessionCommand",
@@ -271,7 +271,7 @@ export const runShellSessionCommand = defineRoute(
   },
 );
 
-export const createSandboxToken = defineRoute(
+export const createSandboxTokenRoute = defineRoute(
   { service: "sandbox", access: "sandbox-tokens:manage" },
   {
     operationId: "createSandboxToken",
@@ -286,7 +286,7 @@ export const createSandboxToken = defineRoute(
   },
 );
 
-export const listSandboxTokens = defineRoute(
+export const listSandboxTokensRoute = defineRoute(
   { service: "sandbox", access: "sandbox-tokens:manage" },
   {
     operationId: "listSandboxTokens",
@@ -300,7 +300,7 @@ export const listSandboxTokens = defineRoute(
   },
 );
 
-export const getSandboxToken = defineRoute(
+export const getSandboxTokenRoute = defineRoute(
   { service: "sandbox", access: "sandbox-tokens:manage" },
   {
     operationId: "getSandboxToken",
@@ -314,7 +314,7 @@ export const getSandboxToken = defineRoute(
   },
 );
 
-export const deleteSandboxToken = defineRoute(
+export const deleteSandboxTokenRoute = defineRoute(
   { service: "sandbox", access: "sandbox-tokens:manage" },
   {
     operationId: "deleteSandboxToken",

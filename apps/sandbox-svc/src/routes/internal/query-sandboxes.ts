@@ -1,14 +1,14 @@
 import { SANDBOX_INTERNAL_ROUTES as R } from "@agentplane/contracts";
 import { internalRoute, type ServiceApp } from "@agentplane/service-kit";
+import type { SandboxContext } from "../../context.ts";
 import { querySandboxesOfOrg } from "../../services/org-sandboxes.ts";
-import type { RouteDeps } from "../helpers.ts";
 
 /**
  * The sandboxes of an organization (optionally one project or one sandbox) for governance's
  * effective policy and drift audit; only service principals may ask. Env values never leave here.
  */
-export function registerQuerySandboxes(app: ServiceApp, deps: RouteDeps): void {
+export function registerInternalQuerySandboxes(app: ServiceApp, ctx: SandboxContext): void {
   app.openapi(internalRoute(R.querySandboxes), async (c) =>
-    c.json(await querySandboxesOfOrg(deps, c.req.valid("json")), 200),
+    c.json(await querySandboxesOfOrg(ctx, c.req.valid("json")), 200),
   );
 }

@@ -1,9 +1,9 @@
-import { k8sContracts } from "@agentplane/contracts";
+import { k8sGetApiResourcesRoute } from "@agentplane/contracts";
 import type { ServiceApp } from "@agentplane/service-kit";
 
 /** `GET /k8s/api/v1`: the resources of the `/k8s` surface (pods, read-only, with exec and attach). */
-export function registerK8sApiResources(app: ServiceApp): void {
-  app.openapi(k8sContracts.k8sGetApiResources, (c) =>
+export function registerK8sGetApiResources(app: ServiceApp): void {
+  app.openapi(k8sGetApiResourcesRoute, (c) =>
     c.json(
       {
         kind: "APIResourceList" as const,

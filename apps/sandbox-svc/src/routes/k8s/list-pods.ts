@@ -1,14 +1,15 @@
-import { k8sContracts } from "@agentplane/contracts";
+import { k8sListPodsRoute } from "@agentplane/contracts";
 import type { ServiceApp } from "@agentplane/service-kit";
+import type { SandboxContext } from "../../context.ts";
 import { toPod } from "../../services/k8s-pods.ts";
 import { listSandboxes } from "../../services/sandboxes.ts";
-import { actorFor, type RouteDeps } from "../helpers.ts";
+import { actorFor } from "../helpers.ts";
 
-export function registerK8sListPods(app: ServiceApp, deps: RouteDeps): void {
-  app.openapi(k8sContracts.k8sListPods, async (c) => {
+export function registerK8sListPods(app: ServiceApp, ctx: SandboxContext): void {
+  app.openapi(k8sListPodsRoute, async (c) => {
     const { projectId } = c.req.valid("param");
-    await actorFor(deps, c, "sandboxes:read", projectId);
-    const page = await listSandboxes(deps, projectId, { limit: 500 });
+    await actorFor(ctx, c, "sandboxes:read", projectId);
+    const page = await listSandboxes(ctx, projectId, { limit: 500 });
     return c.json(
       { apiVersion: "v1" as const, kind: "PodList" as const, metadata: {}, items: page.items.map(toPod) },
       200,

@@ -1,16 +1,17 @@
-import { sandboxContracts } from "@agentplane/contracts";
+import { deleteSandboxRoute } from "@agentplane/contracts";
 import type { ServiceApp } from "@agentplane/service-kit";
+import type { SandboxContext } from "../../context.ts";
 import { deleteSandbox } from "../../services/sandboxes.ts";
-import { actorFor, type RouteDeps } from "../helpers.ts";
+import { actorFor } from "../helpers.ts";
 
-export function registerDeleteSandbox(app: ServiceApp, deps: RouteDeps): void {
-  app.openapi(sandboxContracts.deleteSandbox, async (c) => {
+export function registerDeleteSandbox(app: ServiceApp, ctx: SandboxContext): void {
+  app.openapi(deleteSandboxRoute, async (c) => {
     const { projectId, sandboxId } = c.req.valid("param");
-    const actor = await actorFor(deps, c, "sandboxes:write", projectId);
-    for (const session of deps.sessions.list(projectId)) {
-      if (session.sandboxId === sandboxId) deps.sessions.close(session);
+    const actor = await actorFor(ctx, c, "sandboxes:write", projectId);
+    for (const session of ctx.sessions.list(projectId)) {
+      if (session.sandboxId === sandboxId) ctx.sessions.close(session);
     }
-    await deleteSandbox(deps, actor, projectId, sandboxId);
+    await deleteSandbox(ctx, actor, projectId, sandboxId);
     return c.body(null, 204);
   });
 }

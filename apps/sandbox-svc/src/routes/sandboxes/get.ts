@@ -1,13 +1,14 @@
-import { sandboxContracts } from "@agentplane/contracts";
+import { getSandboxRoute } from "@agentplane/contracts";
 import type { ServiceApp } from "@agentplane/service-kit";
+import type { SandboxContext } from "../../context.ts";
 import { toSandbox } from "../../services/mapping.ts";
 import { getSandboxRow } from "../../services/sandboxes.ts";
-import { actorFor, type RouteDeps } from "../helpers.ts";
+import { actorFor } from "../helpers.ts";
 
-export function registerGetSandbox(app: ServiceApp, deps: RouteDeps): void {
-  app.openapi(sandboxContracts.getSandbox, async (c) => {
+export function registerGetSandbox(app: ServiceApp, ctx: SandboxContext): void {
+  app.openapi(getSandboxRoute, async (c) => {
     const { projectId, sandboxId } = c.req.valid("param");
-    await actorFor(deps, c, "sandboxes:read", projectId, sandboxId);
-    return c.json(toSandbox(await getSandboxRow(deps, projectId, sandboxId)), 200);
+    await actorFor(ctx, c, "sandboxes:read", projectId, sandboxId);
+    return c.json(toSandbox(await getSandboxRow(ctx, projectId, sandboxId)), 200);
   });
 }

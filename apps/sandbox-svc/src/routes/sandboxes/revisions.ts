@@ -1,14 +1,15 @@
-import { SandboxSpecSchema, sandboxContracts } from "@agentplane/contracts";
+import { listSandboxRevisionsRoute, SandboxSpecSchema } from "@agentplane/contracts";
 import type { ServiceApp } from "@agentplane/service-kit";
+import type { SandboxContext } from "../../context.ts";
 import { getSandboxRow, listRevisions } from "../../services/sandboxes.ts";
-import { actorFor, type RouteDeps } from "../helpers.ts";
+import { actorFor } from "../helpers.ts";
 
-export function registerListSandboxRevisions(app: ServiceApp, deps: RouteDeps): void {
-  app.openapi(sandboxContracts.listSandboxRevisions, async (c) => {
+export function registerListSandboxRevisions(app: ServiceApp, ctx: SandboxContext): void {
+  app.openapi(listSandboxRevisionsRoute, async (c) => {
     const { projectId, sandboxId } = c.req.valid("param");
-    await actorFor(deps, c, "sandboxes:read", projectId, sandboxId);
-    await getSandboxRow(deps, projectId, sandboxId);
-    const rows = await listRevisions(deps, sandboxId);
+    await actorFor(ctx, c, "sandboxes:read", projectId, sandboxId);
+    await getSandboxRow(ctx, projectId, sandboxId);
+    const rows = await listRevisions(ctx, sandboxId);
     const items = rows.map((r) => ({
       sandboxId: r.sandbox_id,
       revision: r.revision,

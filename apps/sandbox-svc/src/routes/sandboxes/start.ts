@@ -1,13 +1,14 @@
-import { sandboxContracts } from "@agentplane/contracts";
+import { startSandboxRoute } from "@agentplane/contracts";
 import type { ServiceApp } from "@agentplane/service-kit";
+import type { SandboxContext } from "../../context.ts";
 import { toSandbox } from "../../services/mapping.ts";
 import { startSandbox } from "../../services/sandboxes.ts";
-import { actorFor, type RouteDeps } from "../helpers.ts";
+import { actorFor } from "../helpers.ts";
 
-export function registerStartSandbox(app: ServiceApp, deps: RouteDeps): void {
-  app.openapi(sandboxContracts.startSandbox, async (c) => {
+export function registerStartSandbox(app: ServiceApp, ctx: SandboxContext): void {
+  app.openapi(startSandboxRoute, async (c) => {
     const { projectId, sandboxId } = c.req.valid("param");
-    const actor = await actorFor(deps, c, "sandboxes:write", projectId);
-    return c.json(toSandbox(await startSandbox(deps, actor, projectId, sandboxId)), 200);
+    const actor = await actorFor(ctx, c, "sandboxes:write", projectId);
+    return c.json(toSandbox(await startSandbox(ctx, actor, projectId, sandboxId)), 200);
   });
 }

@@ -1,13 +1,14 @@
-import { sandboxContracts } from "@agentplane/contracts";
+import { stopSandboxRoute } from "@agentplane/contracts";
 import type { ServiceApp } from "@agentplane/service-kit";
+import type { SandboxContext } from "../../context.ts";
 import { toSandbox } from "../../services/mapping.ts";
 import { stopSandbox } from "../../services/sandboxes.ts";
-import { actorFor, type RouteDeps } from "../helpers.ts";
+import { actorFor } from "../helpers.ts";
 
-export function registerStopSandbox(app: ServiceApp, deps: RouteDeps): void {
-  app.openapi(sandboxContracts.stopSandbox, async (c) => {
+export function registerStopSandbox(app: ServiceApp, ctx: SandboxContext): void {
+  app.openapi(stopSandboxRoute, async (c) => {
     const { projectId, sandboxId } = c.req.valid("param");
-    const actor = await actorFor(deps, c, "sandboxes:write", projectId);
-    return c.json(toSandbox(await stopSandbox(deps, actor, projectId, sandboxId)), 200);
+    const actor = await actorFor(ctx, c, "sandboxes:write", projectId);
+    return c.json(toSandbox(await stopSandbox(ctx, actor, projectId, sandboxId)), 200);
   });
 }

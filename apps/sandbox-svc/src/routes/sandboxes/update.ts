@@ -1,13 +1,14 @@
-import { sandboxContracts } from "@agentplane/contracts";
+import { updateSandboxRoute } from "@agentplane/contracts";
 import type { ServiceApp } from "@agentplane/service-kit";
+import type { SandboxContext } from "../../context.ts";
 import { toSandbox } from "../../services/mapping.ts";
 import { updateSandbox } from "../../services/sandboxes.ts";
-import { actorFor, type RouteDeps } from "../helpers.ts";
+import { actorFor } from "../helpers.ts";
 
-export function registerUpdateSandbox(app: ServiceApp, deps: RouteDeps): void {
-  app.openapi(sandboxContracts.updateSandbox, async (c) => {
+export function registerUpdateSandbox(app: ServiceApp, ctx: SandboxContext): void {
+  app.openapi(updateSandboxRoute, async (c) => {
     const { projectId, sandboxId } = c.req.valid("param");
-    const actor = await actorFor(deps, c, "sandboxes:write", projectId);
-    return c.json(toSandbox(await updateSandbox(deps, actor, projectId, sandboxId, c.req.valid("json"))), 200);
+    const actor = await actorFor(ctx, c, "sandboxes:write", projectId);
+    return c.json(toSandbox(await updateSandbox(ctx, actor, projectId, sandboxId, c.req.valid("json"))), 200);
   });
 }

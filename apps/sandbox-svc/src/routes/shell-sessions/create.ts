@@ -1,13 +1,14 @@
-import { sandboxContracts } from "@agentplane/contracts";
+import { createShellSessionRoute } from "@agentplane/contracts";
 import type { ServiceApp } from "@agentplane/service-kit";
+import type { SandboxContext } from "../../context.ts";
 import { openShellSession, toShellSession } from "../../services/shell-commands.ts";
-import { actorFor, type RouteDeps } from "../helpers.ts";
+import { actorFor } from "../helpers.ts";
 
-export function registerCreateShellSession(app: ServiceApp, deps: RouteDeps): void {
-  app.openapi(sandboxContracts.createShellSession, async (c) => {
+export function registerCreateShellSession(app: ServiceApp, ctx: SandboxContext): void {
+  app.openapi(createShellSessionRoute, async (c) => {
     const { projectId } = c.req.valid("param");
-    await actorFor(deps, c, "sandboxes:exec", projectId);
-    const session = await openShellSession(deps, deps.sessions, projectId, c.req.valid("json").sandboxId);
-    return c.json(toShellSession(session, deps.sessions.idleMs), 201);
+    await actorFor(ctx, c, "sandboxes:exec", projectId);
+    const session = await openShellSession(ctx, ctx.sessions, projectId, c.req.valid("json").sandboxId);
+    return c.json(toShellSession(session, ctx.sessions.idleMs), 201);
   });
 }

@@ -1,12 +1,13 @@
-import { sandboxContracts } from "@agentplane/contracts";
+import { deleteShellSessionRoute } from "@agentplane/contracts";
 import type { ServiceApp } from "@agentplane/service-kit";
-import { actorFor, type RouteDeps } from "../helpers.ts";
+import type { SandboxContext } from "../../context.ts";
+import { actorFor } from "../helpers.ts";
 
-export function registerDeleteShellSession(app: ServiceApp, deps: RouteDeps): void {
-  app.openapi(sandboxContracts.deleteShellSession, async (c) => {
+export function registerDeleteShellSession(app: ServiceApp, ctx: SandboxContext): void {
+  app.openapi(deleteShellSessionRoute, async (c) => {
     const { projectId, sessionId } = c.req.valid("param");
-    await actorFor(deps, c, "sandboxes:exec", projectId);
-    deps.sessions.close(deps.sessions.get(projectId, sessionId));
+    await actorFor(ctx, c, "sandboxes:exec", projectId);
+    ctx.sessions.close(ctx.sessions.get(projectId, sessionId));
     return c.body(null, 204);
   });
 }

@@ -1,12 +1,13 @@
-import { sandboxContracts } from "@agentplane/contracts";
+import { getShellSessionRoute } from "@agentplane/contracts";
 import type { ServiceApp } from "@agentplane/service-kit";
+import type { SandboxContext } from "../../context.ts";
 import { toShellSession } from "../../services/shell-commands.ts";
-import { actorFor, type RouteDeps } from "../helpers.ts";
+import { actorFor } from "../helpers.ts";
 
-export function registerGetShellSession(app: ServiceApp, deps: RouteDeps): void {
-  app.openapi(sandboxContracts.getShellSession, async (c) => {
+export function registerGetShellSession(app: ServiceApp, ctx: SandboxContext): void {
+  app.openapi(getShellSessionRoute, async (c) => {
     const { projectId, sessionId } = c.req.valid("param");
-    await actorFor(deps, c, "sandboxes:read", projectId);
-    return c.json(toShellSession(deps.sessions.get(projectId, sessionId), deps.sessions.idleMs), 200);
+    await actorFor(ctx, c, "sandboxes:read", projectId);
+    return c.json(toShellSession(ctx.sessions.get(projectId, sessionId), ctx.sessions.idleMs), 200);
   });
 }

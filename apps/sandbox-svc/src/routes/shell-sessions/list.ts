@@ -1,13 +1,14 @@
-import { sandboxContracts } from "@agentplane/contracts";
+import { listShellSessionsRoute } from "@agentplane/contracts";
 import type { ServiceApp } from "@agentplane/service-kit";
+import type { SandboxContext } from "../../context.ts";
 import { toShellSession } from "../../services/shell-commands.ts";
-import { actorFor, type RouteDeps } from "../helpers.ts";
+import { actorFor } from "../helpers.ts";
 
-export function registerListShellSessions(app: ServiceApp, deps: RouteDeps): void {
-  app.openapi(sandboxContracts.listShellSessions, async (c) => {
+export function registerListShellSessions(app: ServiceApp, ctx: SandboxContext): void {
+  app.openapi(listShellSessionsRoute, async (c) => {
     const { projectId } = c.req.valid("param");
-    await actorFor(deps, c, "sandboxes:read", projectId);
-    const items = deps.sessions.list(projectId).map((s) => toShellSession(s, deps.sessions.idleMs));
+    await actorFor(ctx, c, "sandboxes:read", projectId);
+    const items = ctx.sessions.list(projectId).map((s) => toShellSession(s, ctx.sessions.idleMs));
     return c.json({ items }, 200);
   });
 }
