@@ -68,7 +68,7 @@ const NOOP_SPAN: Span = trace.wrapSpanContext(INVALID_SPAN_CONTEXT);
 
 const noopTracer: Tracer = {
   startSpan: () => NOOP_SPAN,
-  startActiveSpan: ((name: string, ...rest: unknown[]) => {
+  startActiveSpan: ((_name: string, ...rest: unknown[]) => {
     const fn = rest[rest.length - 1] as (span: Span) => unknown;
     return fn(NOOP_SPAN);
   }) as Tracer["startActiveSpan"],
