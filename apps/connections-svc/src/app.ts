@@ -12,6 +12,7 @@ import {
   type ServiceClient,
   type ServiceInstance,
 } from "@agentplane/service-kit";
+import { AddressPolicy, SafeFetcher } from "@agentplane/service-kit/outbound";
 import { sql } from "kysely";
 import type { ConnectionsConfig } from "./config.ts";
 import { registerConnectorRoutes } from "./connectors/routes/index.ts";
@@ -84,10 +85,15 @@ export async function createConnectionsService(deps: ConnectionsServiceDeps): Pr
     signer: deps.signer,
     keys: deps.keys,
     logger: deps.logger,
+    outbound: new SafeFetcher({
+      ...config.connectors?.fetcher,
+      policy: new AddressPolicy(config.connectors?.allowedHosts ?? []),
+    }),
     config: {
       replicaId: config.replicaId ?? `conn-${randomBytes(6).toString("hex")}`,
       heartbeatMs: config.heartbeatMs ?? 10_000,
       clusterJwtTtlSeconds: config.clusterJwtTtlSeconds ?? 900,
+      awsTimeoutMs: config.awsTimeoutMs ?? 60_000,
       ...(config.replicaUrl ? { replicaUrl: config.replicaUrl } : {}),
     },
   };
@@ -111,6 +117,7 @@ export async function createConnectionsService(deps: ConnectionsServiceDeps): Pr
       closed = true;
       await clusters.close();
       await connectors.close();
+      await context.outbound.close();
       await outbox.stop();
     },
   };

@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { ConfigError, deploymentEnv, parseEnv } from "@agentplane/service-kit";
+import { AddressPolicy } from "@agentplane/service-kit/outbound";
 import { z } from "zod";
-import { AddressPolicy } from "./connectors/fetch/index.ts";
 import type { ConnectorOptions } from "./connectors/services/runtime.ts";
 
 /** What `createConnectionsService` takes as configuration (`configFromEnv` builds it for main.ts). */
@@ -17,8 +17,13 @@ export interface ConnectionsConfig {
   heartbeatMs?: number;
   /** Lifetime of the cluster JWT handed to a relay over its tunnel (default 900 s, renewed at half). */
   clusterJwtTtlSeconds?: number;
-  /** Connectors: `CONNECTOR_ALLOWED_HOSTS` (internal hosts they may reach), scheduler, fetch limits. */
+  /**
+   * Connectors and every other outbound call a tenant can aim (AWS endpoints): `CONNECTOR_ALLOWED_HOSTS`
+   * (internal hosts they may reach), fetch limits; the connectors' scheduler.
+   */
   connectors?: ConnectorOptions;
+  /** How long an AWS endpoint may take to answer a proxied call or the connection test (default 60 s). */
+  awsTimeoutMs?: number;
 }
 
 /** connections-svc's own settings, read the same way by its deployable and the all-in-one launcher. */
@@ -30,6 +35,8 @@ export const ConnectionsSettingsSchema = z.object({
   CLUSTER_JWT_TTL_SECONDS: z.coerce.number().int().min(60).max(86_400).default(900),
   /** Comma-separated hosts, host:port pairs or CIDR ranges connectors may reach although internal. */
   CONNECTOR_ALLOWED_HOSTS: z.string().optional(),
+  /** How long an AWS endpoint may take to send its answer's headers before the call is a 504. */
+  AWS_UPSTREAM_TIMEOUT_MS: z.coerce.number().int().min(100).max(900_000).default(60_000),
 });
 export type ConnectionsSettings = z.infer<typeof ConnectionsSettingsSchema>;
 
@@ -56,6 +63,7 @@ export function configFromSettings(settings: ConnectionsSettings): ConnectionsCo
     ...(settings.CONNECTIONS_REPLICA_URL ? { replicaUrl: settings.CONNECTIONS_REPLICA_URL } : {}),
     heartbeatMs: settings.CLUSTER_HEARTBEAT_MS,
     clusterJwtTtlSeconds: settings.CLUSTER_JWT_TTL_SECONDS,
+    awsTimeoutMs: settings.AWS_UPSTREAM_TIMEOUT_MS,
     connectors: { allowedHosts: parseAllowedHosts(settings.CONNECTOR_ALLOWED_HOSTS) },
   };
 }

@@ -1,6 +1,7 @@
 import type { Database } from "@agentplane/db";
 import type { Bus, Outbox } from "@agentplane/events";
 import type { Authorizer, InternalKeys, Logger, ServiceApp, ServiceClient } from "@agentplane/service-kit";
+import type { SafeFetcher } from "@agentplane/service-kit/outbound";
 import type { Kysely } from "kysely";
 import type { ConnectionsConfig } from "./config.ts";
 import type { ConnectionsDb } from "./db/schema/index.ts";
@@ -25,5 +26,10 @@ export interface ConnectionsContext {
   signer: ProjectSigner;
   keys: InternalKeys;
   logger: Logger;
+  /**
+   * The one way out to addresses a tenant chose (connector APIs and MCP servers, their discovery,
+   * AWS endpoint overrides): every address checked against `CONNECTOR_ALLOWED_HOSTS`'s policy.
+   */
+  outbound: SafeFetcher;
   config: ResolvedConnectionsConfig;
 }

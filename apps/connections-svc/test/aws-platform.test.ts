@@ -45,7 +45,8 @@ describe.skipIf(!pg.available)(`AWS connections through the platform${pg.reason}
     process.env.AWS_ACCESS_KEY_ID = UPSTREAM_KEY.accessKeyId;
     process.env.AWS_SECRET_ACCESS_KEY = UPSTREAM_KEY.secretAccessKey;
     process.env.AWS_REGION = "us-east-1";
-    h = await startConnectionsPlatform();
+    // The stand-in listens on loopback, which the outbound address policy refuses unless allowed.
+    h = await startConnectionsPlatform({ env: { CONNECTOR_ALLOWED_HOSTS: `127.0.0.1:${new URL(upstream.url).port}` } });
     await bindProjectPolicy(h, "aws-calls", AWS_POLICY);
   });
   afterAll(async () => {

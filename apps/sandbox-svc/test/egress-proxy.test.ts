@@ -25,6 +25,11 @@ describe("egress proxy destinations", () => {
       expect(isPrivateAddress(a)).toBe(true);
     }
     expect(isPrivateAddress("::ffff:127.0.0.1")).toBe(true);
+    // IPv4-compatible, translated, NAT64, 6to4 and Teredo forms carry an IPv4 address too.
+    for (const a of ["::7f00:1", "::a9fe:a9fe", "::ffff:0:7f00:1", "64:ff9b::a9fe:a9fe", "2002:7f00:1::1", "2001::1"]) {
+      expect(isPrivateAddress(a), a).toBe(true);
+    }
+    expect(isPrivateAddress("100.64.0.1")).toBe(true);
     expect(isPrivateAddress("93.184.216.34")).toBe(false);
     expect(isPrivateAddress("2606:4700::1111")).toBe(false);
   });

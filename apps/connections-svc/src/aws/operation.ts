@@ -1,3 +1,4 @@
+import { AWS_REGION_PATTERN, AWS_SERVICE_PATTERN } from "@agentplane/contracts";
 import { ProblemError } from "@agentplane/problem-details";
 
 /** What an AWS call is about, for the `aws:call` decision and for re-signing. */
@@ -84,13 +85,20 @@ export function parseAwsCall(args: {
     args.headers.get("x-agentplane-aws-authorization") ?? args.headers.get("authorization"),
   );
   const service = scope?.service ?? args.headers.get(AWS_SERVICE_HEADER)?.toLowerCase();
-  if (!service || !/^[a-z0-9-]{1,64}$/.test(service)) {
+  if (!service) {
     throw new ProblemError("bad-request", {
       detail: `The AWS service is not named: sign with SigV4 or send ${AWS_SERVICE_HEADER}`,
       errors: [{ pointer: `/headers/${AWS_SERVICE_HEADER}`, message: "the AWS service could not be determined" }],
     });
   }
+  // Both become labels of the upstream host name (and the signature's scope): nothing else passes.
+  if (!AWS_SERVICE_PATTERN.test(service)) {
+    throw malformed(scope ? "authorization" : AWS_SERVICE_HEADER, "service", "an AWS service name such as s3");
+  }
   const region = scope?.region ?? args.headers.get(AWS_REGION_HEADER) ?? args.defaultRegion;
+  if (!AWS_REGION_PATTERN.test(region)) {
+    throw malformed(scope ? "authorization" : AWS_REGION_HEADER, "region", "an AWS region such as eu-west-1");
+  }
   const base = { service, region, sdk: Boolean(scope) };
   const target = args.headers.get("x-amz-target");
   if (target) return { ...base, operation: target.slice(target.lastIndexOf(".") + 1) };
@@ -102,4 +110,12 @@ export function parseAwsCall(args: {
   if (action) return { ...base, operation: action };
   if (service === "s3") return { ...base, ...s3Operation(args.method, args.path, args.query, args.headers) };
   return { ...base, operation: `${args.method.toUpperCase()} ${args.path}` };
+}
+
+function malformed(header: string, what: string, expected: string): ProblemError {
+  const where = header === "authorization" ? "the SigV4 credential scope" : header;
+  return new ProblemError("bad-request", {
+    detail: `The AWS ${what} in ${where} is malformed: expected ${expected}`,
+    errors: [{ pointer: `/headers/${header}`, message: `expected ${expected}` }],
+  });
 }

@@ -1,32 +1,39 @@
+import { ProblemError } from "@agentplane/problem-details";
 import { NULL_BODY_STATUSES, webStreamOf } from "@agentplane/service-kit";
-import { Agent, type Dispatcher, request } from "undici";
+import { FetchRefusedError, type SafeFetcher } from "@agentplane/service-kit/outbound";
 
-/** Keep-alive connections to AWS endpoints, shared by every connection's proxied calls. */
-const agent = new Agent({ keepAliveTimeout: 30_000, connections: 128 });
 /** Answers declaring at most this many bytes are read whole (one write back); others stream. */
 const BUFFERED_BYTES = 64 * 1024;
 const HOP_BY_HOP = new Set(["transfer-encoding", "connection", "keep-alive"]);
 
 /**
- * Sends a re-signed call to AWS with `undici.request` (no fetch algorithm bookkeeping, no
- * decoding: the body and its `content-encoding` pass through as AWS sent them; redirects are not
- * followed) and answers with AWS's status, headers and body.
+ * Sends a re-signed call to AWS through the outbound policy (the endpoint's addresses checked, a
+ * refused one never connected to), with undici's `request` underneath (no decoding: the body and
+ * its `content-encoding` pass through as AWS sent them; redirects are not followed), and answers
+ * with AWS's status, headers and body. An endpoint that is refused, does not resolve, refuses the
+ * connection or fails TLS is a 502 problem naming the cause; no answer within `timeoutMs` a 504.
  */
 export async function sendToAws(
+  outbound: SafeFetcher,
   target: URL,
-  init: { method: string; headers: Headers; body: Uint8Array | undefined; signal: AbortSignal },
+  init: { method: string; headers: Headers; body: Uint8Array | undefined; signal: AbortSignal; timeoutMs: number },
 ): Promise<Response> {
   const headers: Record<string, string> = {};
   init.headers.forEach((value, key) => {
     headers[key] = value;
   });
-  const answer = await request(target, {
-    method: init.method as Dispatcher.HttpMethod,
-    headers,
-    dispatcher: agent,
-    signal: init.signal,
-    ...(init.body?.length ? { body: init.body } : {}),
-  });
+  let answer: Awaited<ReturnType<SafeFetcher["send"]>>;
+  try {
+    answer = await outbound.send(target, {
+      method: init.method,
+      headers,
+      body: init.body,
+      signal: init.signal,
+      headersTimeoutMs: init.timeoutMs,
+    });
+  } catch (error) {
+    throw awsUnreachable(error, target);
+  }
   const out = new Headers();
   for (const [key, value] of Object.entries(answer.headers)) {
     if (value === undefined || HOP_BY_HOP.has(key)) continue;
@@ -42,4 +49,22 @@ export async function sendToAws(
     return new Response(new Uint8Array(await answer.body.arrayBuffer()), { status, headers: out });
   }
   return new Response(webStreamOf(answer.body), { status, headers: out });
+}
+
+/** A failure to reach an AWS endpoint as the problem that names it (502, or 504 for a timeout). */
+export function awsUnreachable(error: unknown, target: URL): unknown {
+  // The fetcher turns every failure to reach the endpoint into a FetchRefusedError.
+  if (!(error instanceof FetchRefusedError)) return error;
+  const where = `The AWS endpoint ${target.host}`;
+  if (error.reason === "timeout") {
+    return new ProblemError("gateway-timeout", {
+      detail: `${where} did not answer in time: ${error.message}`,
+      extensions: { reason: error.reason },
+    });
+  }
+  const detail =
+    error.reason === "blocked-address"
+      ? `${where} is refused by the outbound address policy (${error.message}); operators allow internal endpoints with CONNECTOR_ALLOWED_HOSTS`
+      : `${where} could not be reached: ${error.message}`;
+  return new ProblemError("bad-gateway", { detail, extensions: { reason: error.reason } });
 }

@@ -1,6 +1,7 @@
 import type { AwsConnection, Permission, Principal } from "@agentplane/contracts";
 import { ProblemError } from "@agentplane/problem-details";
 import { authorize, requirePrincipal, type ServiceContext } from "@agentplane/service-kit";
+import { FetchRefusedError } from "@agentplane/service-kit/outbound";
 import type { Selectable } from "kysely";
 import type { ConnectionsContext } from "../context.ts";
 import type { AwsConnectionsTable } from "../db/schema/aws.ts";
@@ -63,6 +64,29 @@ export async function authorizeAwsConnection(
   return { connection, principal: requirePrincipal(c) };
 }
 
+/**
+ * Endpoint overrides that name an address the outbound policy refuses (loopback, metadata, private
+ * ranges not in `CONNECTOR_ALLOWED_HOSTS`) are a 400 when set; names are checked at each call, as
+ * their addresses can change.
+ */
+function checkEndpoints(ctx: ConnectionsContext, endpoints: Record<string, string> | undefined): void {
+  const errors: Array<{ pointer: string; message: string }> = [];
+  for (const [service, url] of Object.entries(endpoints ?? {})) {
+    try {
+      ctx.outbound.checkUrl(url);
+    } catch (err) {
+      if (!(err instanceof FetchRefusedError)) throw err;
+      errors.push({ pointer: `/endpoints/${service}`, message: err.message });
+    }
+  }
+  if (errors.length) {
+    throw new ProblemError("bad-request", {
+      detail: `Endpoint overrides must be reachable under the outbound address policy: ${errors.map((e) => e.message).join("; ")}`,
+      errors,
+    });
+  }
+}
+
 type Input = {
   name?: string | undefined;
   description?: string | undefined;
@@ -81,6 +105,7 @@ export async function createAwsConnection(args: {
   requestId?: string;
 }): Promise<AwsConnection> {
   const { ctx, input } = args;
+  checkEndpoints(ctx, input.endpoints);
   const row = await withDomainEvents(ctx, async (trx) => {
     const inserted = await trx
       .insertInto("aws_connections")
@@ -137,6 +162,7 @@ export async function updateAwsConnection(args: {
   requestId?: string;
 }): Promise<AwsConnection> {
   const { ctx, connection, input } = args;
+  checkEndpoints(ctx, input.endpoints);
   const row = await withDomainEvents(ctx, async (trx) => {
     const updated = await trx
       .updateTable("aws_connections")
@@ -188,8 +214,19 @@ export async function deleteAwsConnection(args: {
   proxiedAwsConnections(ctx).forget(connection.id);
 }
 
-/** The upstream endpoint of a service for a connection: its override, else the public regional one. */
+/**
+ * The upstream endpoint of a service for a connection: its override, else the public regional one,
+ * built with the URL API from a service and region already held to their patterns (never pasted
+ * into a URL string, so no character of them can move the request to another host).
+ */
 export function awsEndpoint(connection: AwsConnectionRow, service: string, region: string): URL {
   const override = connection.endpoints?.[service];
-  return new URL(override ?? `https://${service}.${region}.amazonaws.com`);
+  if (override) return new URL(override);
+  const url = new URL("https://amazonaws.com/");
+  const host = `${service}.${region}.amazonaws.com`;
+  url.hostname = host;
+  if (url.hostname !== host) {
+    throw new ProblemError("bad-request", { detail: `No AWS endpoint for service ${service} in region ${region}` });
+  }
+  return url;
 }

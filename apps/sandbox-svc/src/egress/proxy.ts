@@ -7,12 +7,13 @@ import {
   type Server,
   type ServerResponse,
 } from "node:http";
-import { BlockList, connect, isIP, type Socket } from "node:net";
+import { connect, isIP, type Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Duplex } from "node:stream";
 import { ProblemError } from "@agentplane/problem-details";
 import { HOP_BY_HOP_HEADERS, type Logger } from "@agentplane/service-kit";
+import { AddressPolicy } from "@agentplane/service-kit/outbound";
 
 /** The answer for one destination: allowed, or refused with the rule that refused it. */
 export interface EgressVerdict {
@@ -42,34 +43,15 @@ interface Destination {
   port: number;
 }
 
-/** Loopback, private, link-local, CGNAT and unspecified ranges: never reachable through the proxy by DNS. */
-const PRIVATE = new BlockList();
-for (const [net, prefix] of [
-  ["0.0.0.0", 8],
-  ["10.0.0.0", 8],
-  ["100.64.0.0", 10],
-  ["127.0.0.0", 8],
-  ["169.254.0.0", 16],
-  ["172.16.0.0", 12],
-  ["192.168.0.0", 16],
-] as const) {
-  PRIVATE.addSubnet(net, prefix, "ipv4");
-}
-for (const [net, prefix] of [
-  ["::", 128],
-  ["::1", 128],
-  ["fc00::", 7],
-  ["fe80::", 10],
-] as const) {
-  PRIVATE.addSubnet(net, prefix, "ipv6");
-}
+/**
+ * The platform's one outbound address policy with nothing allowed: only globally routable unicast
+ * addresses; loopback, private, link-local (cloud metadata), CGNAT, reserved and every IPv6 form
+ * that carries an IPv4 address are never reachable through the proxy by DNS.
+ */
+const PUBLIC_ONLY = new AddressPolicy();
 
 export function isPrivateAddress(address: string): boolean {
-  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
-  if (mapped) return PRIVATE.check(mapped[1] as string, "ipv4");
-  const family = isIP(address);
-  if (family === 0) return true;
-  return PRIVATE.check(address, family === 4 ? "ipv4" : "ipv6");
+  return !PUBLIC_ONLY.allowsAddress(address);
 }
 
 const HOST_NAME = /^(?=.{1,253}$)[a-z0-9_]([a-z0-9_-]{0,62})(\.[a-z0-9_]([a-z0-9_-]{0,62}))*$/;

@@ -4,9 +4,19 @@ import { CursorPage, pathParam, Timestamp } from "../common/schemas.ts";
 import { LabelsSchema } from "../sandbox/schemas.ts";
 import { jsonBody, jsonRequest, NoContent, PageQuery, ProjectIdParams } from "../tenancy/shared.ts";
 
-const Region = z.string().regex(/^[a-z]{2}(-[a-z]+)+-\d$/, "an AWS region such as eu-west-1");
+/**
+ * An AWS region and service as SigV4 credential scopes and endpoint host names carry them
+ * (`eu-west-1`, `us-gov-west-1`; `s3`, `execute-api`): nothing a URL could read as more than a label.
+ */
+export const AWS_REGION_PATTERN = /^[a-z]{2}(-[a-z]+)+-\d{1,2}$/;
+export const AWS_SERVICE_PATTERN = /^[a-z0-9](?:[a-z0-9-]{0,62}[a-z0-9])?$/;
+
+const Region = z.string().regex(AWS_REGION_PATTERN, "an AWS region such as eu-west-1");
+const EndpointUrl = z
+  .url({ protocol: /^https?$/, error: "an http or https URL" })
+  .refine((u) => !/^[a-z]+:\/\/[^/?#]*@/i.test(u), "an endpoint URL without user name or password");
 const Endpoints = z
-  .record(z.string().regex(/^[a-z0-9-]{1,64}$/, "an AWS service name such as s3"), z.url())
+  .record(z.string().regex(AWS_SERVICE_PATTERN, "an AWS service name such as s3"), EndpointUrl)
   .refine((e) => Object.keys(e).length <= 50, "at most 50 endpoint overrides");
 
 export const AwsConnection = z

@@ -1,10 +1,10 @@
+import { FetchRefusedError, type SafeFetcher } from "@agentplane/service-kit/outbound";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { SSEClientTransport } from "@modelcontextprotocol/sdk/client/sse.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { FetchLike } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { LRUCache } from "lru-cache";
-import { FetchRefusedError, type SafeFetcher } from "../fetch/index.ts";
 import type { ConnectorTool } from "../openapi/tools.ts";
 
 const CLIENT_INFO = { name: "agentplane-connections", version: "1.0.0" };

@@ -35,7 +35,7 @@ export function registerConnectorRoutes(
   options: ConnectorOptions = {},
   tenancy?: ServiceClient,
 ): ConnectorArea {
-  const runtime = new ConnectorRuntime(ctx, options);
+  const runtime = new ConnectorRuntime(ctx);
   const deps: ConnectorRouteDeps = { app, ctx, runtime, tenancy };
   // Literal paths before parameterized ones (`…/mcp-servers/http` before `…/{serverId}`).
   for (const register of [

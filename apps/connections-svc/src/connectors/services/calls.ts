@@ -1,8 +1,8 @@
 import type { CallToolResultBody, Principal } from "@agentplane/contracts";
 import { badRequest, notFound } from "@agentplane/problem-details";
+import { FetchRefusedError } from "@agentplane/service-kit/outbound";
 import type { ErrorObject } from "ajv";
 import type { ConnectionsContext } from "../../context.ts";
-import { FetchRefusedError } from "../fetch/index.ts";
 import { buildHttpRequest } from "../openapi/request.ts";
 import type { ConnectorTool } from "../openapi/tools.ts";
 import { credentialHeaders, decideToolCall } from "./platform.ts";

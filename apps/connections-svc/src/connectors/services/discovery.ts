@@ -1,5 +1,5 @@
 import { badRequest } from "@agentplane/problem-details";
-import { FetchRefusedError } from "../fetch/index.ts";
+import { FetchRefusedError } from "@agentplane/service-kit/outbound";
 import { connectRemote, listRemoteTools } from "../mcp-client/remote.ts";
 import type { OperationFilter } from "../openapi/filter.ts";
 import { defaultBaseUrl, loadOpenApiDescription } from "../openapi/load.ts";

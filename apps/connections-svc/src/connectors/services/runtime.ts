@@ -1,12 +1,12 @@
 import { EventEmitter } from "node:events";
 import { type Authorizer, DecisionCache } from "@agentplane/service-kit";
+import type { SafeFetcher, SafeFetcherOptions } from "@agentplane/service-kit/outbound";
 import { Ajv, type ValidateFunction } from "ajv";
 import type { Kysely } from "kysely";
 import { LRUCache } from "lru-cache";
 import type { ConnectionsContext } from "../../context.ts";
 import type { ConnectionsDb } from "../../db/schema/index.ts";
 import { proxyAuthorizer } from "../../services/proxy-authorizer.ts";
-import { AddressPolicy, SafeFetcher, type SafeFetcherOptions } from "../fetch/index.ts";
 import { RemoteClientPool } from "../mcp-client/remote.ts";
 import type { ConnectorTool } from "../openapi/tools.ts";
 import { CallAuditWriter } from "./call-audit.ts";
@@ -21,7 +21,10 @@ import { type ConnectorRow, fromJsonb } from "./store.ts";
 export const DECISION_FRESH_MS = 1_000;
 
 export interface ConnectorOptions {
-  /** `CONNECTOR_ALLOWED_HOSTS`: hosts, host:port pairs or CIDR ranges connectors may reach although internal. */
+  /**
+   * `CONNECTOR_ALLOWED_HOSTS`: hosts, host:port pairs or CIDR ranges that connectors and AWS endpoint
+   * overrides may reach although internal.
+   */
   allowedHosts?: string[];
   /** Overrides for the fetcher (tests: a resolver, short timeouts). */
   fetcher?: Omit<SafeFetcherOptions, "policy">;
@@ -61,10 +64,10 @@ export class ConnectorRuntime {
   private readonly ajv = new Ajv({ strict: false, validateFormats: false, allErrors: true });
   private readonly toolSets = new LRUCache<string, LoadedTools>({ max: 500 });
 
-  constructor(ctx: ConnectionsContext, options: ConnectorOptions = {}) {
+  constructor(ctx: ConnectionsContext) {
     this.audit = new CallAuditWriter(ctx);
     this.authorizer = proxyAuthorizer(ctx);
-    this.fetcher = new SafeFetcher({ ...options.fetcher, policy: new AddressPolicy(options.allowedHosts ?? []) });
+    this.fetcher = ctx.outbound;
     this.pool = new RemoteClientPool(this.fetcher);
     this.changes.setMaxListeners(0);
   }
@@ -129,6 +132,5 @@ export class ConnectorRuntime {
   async close(): Promise<void> {
     await this.audit.close();
     await this.pool.close();
-    await this.fetcher.close();
   }
 }

@@ -93,6 +93,12 @@ export function registerAwsProxy(app: ServiceApp, ctx: ConnectionsContext, creds
       region: call.region,
       credentials: await credentials,
     });
-    return sendToAws(target, { method, headers, body, signal: c.req.raw.signal });
+    return sendToAws(ctx.outbound, target, {
+      method,
+      headers,
+      body,
+      signal: c.req.raw.signal,
+      timeoutMs: ctx.config.awsTimeoutMs,
+    });
   });
 }

@@ -1,8 +1,11 @@
 import { testAwsConnection } from "@agentplane/contracts";
 import { ProblemError } from "@agentplane/problem-details";
 import type { ServiceApp } from "@agentplane/service-kit";
+import { FetchRefusedError } from "@agentplane/service-kit/outbound";
 import { GetCallerIdentityCommand, STSClient } from "@aws-sdk/client-sts";
 import type { AwsCredentialResolver } from "../../aws/credentials.ts";
+import { outboundStsHandler } from "../../aws/sts-handler.ts";
+import { awsUnreachable } from "../../aws/upstream.ts";
 import type { ConnectionsContext } from "../../context.ts";
 import { authorizeAwsConnection, awsEndpoint } from "../../services/aws-connections.ts";
 
@@ -19,16 +22,27 @@ export function registerTestAwsConnection(
       "connections:manage",
     );
     const region = connection.default_region;
+    const endpoint = awsEndpoint(connection, "sts", region);
     const sts = new STSClient({
       region,
-      endpoint: awsEndpoint(connection, "sts", region).toString(),
+      endpoint: endpoint.toString(),
       credentials: await creds.resolve(connection),
+      requestHandler: outboundStsHandler(ctx.outbound, ctx.config.awsTimeoutMs),
+      // One attempt: the caller is waiting, and a failure is reported with its cause.
+      maxAttempts: 1,
     });
     try {
       const me = await sts.send(new GetCallerIdentityCommand({}));
       return c.json({ account: me.Account ?? "", arn: me.Arn ?? "", ...(me.UserId ? { userId: me.UserId } : {}) }, 200);
     } catch (err) {
-      throw new ProblemError("bad-gateway", { detail: `STS refused the credentials: ${(err as Error).name}` });
+      if (err instanceof FetchRefusedError) throw awsUnreachable(err, endpoint);
+      const e = err as Error & { $metadata?: { httpStatusCode?: number } };
+      const status = e.$metadata?.httpStatusCode;
+      throw new ProblemError("bad-gateway", {
+        detail: `STS refused the credentials${status ? ` (HTTP ${status})` : ""}: ${e.name}${e.message && e.message !== e.name ? `: ${e.message}` : ""}`,
+      });
+    } finally {
+      sts.destroy();
     }
   });
 }

@@ -76,6 +76,8 @@ export class SafeFetcher {
     this.maxRedirects = options.maxRedirects ?? MAX_REDIRECTS;
     const base = buildConnector({ timeout: Math.min(this.timeoutMs, 10_000) });
     this.agent = new Agent({
+      // Proxied AWS calls reuse connections across calls seconds apart (a TLS handshake each otherwise).
+      keepAliveTimeout: 30_000,
       connect: (opts, callback) => {
         const port = Number(opts.port) || (opts.protocol === "https:" ? 443 : 80);
         this.checkedAddress(opts.hostname, port).then(
@@ -96,8 +98,12 @@ export class SafeFetcher {
     let addresses: Array<{ address: string }>;
     try {
       addresses = await this.resolve(host);
-    } catch {
-      throw new FetchRefusedError("unreachable", `${host} does not resolve`);
+    } catch (error) {
+      const code = (error as { code?: string }).code;
+      throw new FetchRefusedError(
+        "unreachable",
+        `${host} does not resolve${code && code !== "ENOTFOUND" ? ` (${code})` : ""}`,
+      );
     }
     if (this.policy.allowsHost(host, port)) {
       const first = addresses[0];
@@ -233,6 +239,36 @@ export class SafeFetcher {
     }
   }
 
+  /**
+   * One request to a checked URL for a proxy: redirects are passed back, not followed; the body is
+   * not read; the answer's headers must arrive within `headersTimeoutMs` (default: the fetcher's
+   * timeout). A failure is a FetchRefusedError naming its cause (blocked, DNS, refused, TLS, timeout).
+   */
+  async send(
+    url: URL,
+    init: {
+      method: string;
+      headers: Record<string, string>;
+      body?: Uint8Array | undefined;
+      signal?: AbortSignal | undefined;
+      headersTimeoutMs?: number;
+    },
+  ): Promise<Dispatcher.ResponseData> {
+    const target = this.checkUrl(url.href);
+    try {
+      return await request(target, {
+        dispatcher: this.agent,
+        method: init.method as Dispatcher.HttpMethod,
+        headers: init.headers,
+        ...(init.body?.length ? { body: init.body } : {}),
+        ...(init.signal ? { signal: init.signal } : {}),
+        headersTimeout: init.headersTimeoutMs ?? this.timeoutMs,
+      });
+    } catch (error) {
+      throw translate(error);
+    }
+  }
+
   async close(): Promise<void> {
     await this.agent.close();
   }
@@ -254,11 +290,47 @@ function translate(error: unknown): Error {
   let cause: unknown = error;
   for (let depth = 0; cause && depth < 5; depth++) {
     if (cause instanceof FetchRefusedError) return cause;
-    const name = (cause as Error).name;
-    if (name === "TimeoutError" || name === "AbortError" || name === "ConnectTimeoutError") {
-      return new FetchRefusedError("timeout", "the server did not answer in time");
-    }
+    const failure = describeConnectionFailure(cause);
+    if (failure) return new FetchRefusedError(failure.timeout ? "timeout" : "unreachable", failure.detail);
     cause = (cause as { cause?: unknown }).cause;
   }
   return new FetchRefusedError("unreachable", (error as Error)?.message ?? "connection failed");
+}
+
+/**
+ * What went wrong reaching a server, in words an operator can act on (refused, DNS, TLS, timeout,
+ * reset), from a Node or undici error; undefined for anything else.
+ */
+export function describeConnectionFailure(error: unknown): { detail: string; timeout: boolean } | undefined {
+  const e = error as { name?: string; code?: string; message?: string; hostname?: string };
+  const code = e?.code ?? "";
+  const name = e?.name ?? "";
+  if (
+    name === "TimeoutError" ||
+    name === "AbortError" ||
+    name === "ConnectTimeoutError" ||
+    name === "HeadersTimeoutError" ||
+    code === "ETIMEDOUT" ||
+    code === "UND_ERR_CONNECT_TIMEOUT" ||
+    code === "UND_ERR_HEADERS_TIMEOUT"
+  ) {
+    return { detail: "the server did not answer in time", timeout: true };
+  }
+  if (code === "ECONNREFUSED") return { detail: "the connection was refused", timeout: false };
+  if (code === "ENOTFOUND" || code === "EAI_AGAIN" || code === "EAI_NONAME") {
+    return { detail: `${e.hostname ?? "the host name"} does not resolve (${code})`, timeout: false };
+  }
+  if (code === "ECONNRESET" || code === "EPIPE" || code === "UND_ERR_SOCKET") {
+    return { detail: "the connection was closed before an answer", timeout: false };
+  }
+  if (code === "EHOSTUNREACH" || code === "ENETUNREACH") return { detail: "no route to the host", timeout: false };
+  if (
+    code.startsWith("ERR_TLS_") ||
+    code.startsWith("ERR_SSL_") ||
+    code === "EPROTO" ||
+    /CERT|SELF_SIGNED|UNABLE_TO_VERIFY/.test(code)
+  ) {
+    return { detail: `TLS failed (${code}${e.message ? `: ${e.message}` : ""})`, timeout: false };
+  }
+  return undefined;
 }

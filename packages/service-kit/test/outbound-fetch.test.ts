@@ -1,6 +1,6 @@
 import { type LocalServer, startLocalServer } from "@agentplane/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { AddressPolicy, FetchRefusedError, type Resolver, SafeFetcher } from "../src/connectors/fetch/index.ts";
+import { AddressPolicy, FetchRefusedError, type Resolver, SafeFetcher } from "../src/outbound/index.ts";
 
 const NAMES: Record<string, string[]> = {
   "localhost.test": ["127.0.0.1", "::1"],
@@ -9,6 +9,8 @@ const NAMES: Record<string, string[]> = {
   "ec2v6.test": ["fd00:ec2::254"],
   "api.test": ["127.0.0.1"],
   "mixed.test": ["10.0.0.7", "127.0.0.1"],
+  "compat.test": ["::7f00:1"],
+  "nat64.test": ["64:ff9b::a9fe:a9fe"],
 };
 const resolver: Resolver = async (host) => {
   const addresses = NAMES[host];
@@ -92,6 +94,36 @@ describe("SSRF-safe fetching", () => {
     ["name resolving only to internal addresses", "https://mixed.test/"],
   ])("refuses %s (%s) without the allowlist", async (_label, url) => {
     expect(await reason(closed, url)).toBe("blocked-address");
+  });
+
+  it("refuses every IPv6 form that carries an IPv4 address, by literal and by name, before connecting", async () => {
+    const before = hits;
+    const refused: string[] = [];
+    for (const host of [
+      "[::127.0.0.1]", // IPv4-compatible ::/96, the form that passed before
+      "[::7f00:1]",
+      "[::a9fe:a9fe]", // ::169.254.169.254
+      "[::a00:1]", // ::10.0.0.1
+      "[::808:808]", // ::8.8.8.8 still not dialled as an IPv6 address
+      "[::ffff:8.8.8.8]", // mapped, even when the IPv4 address is public
+      "[::ffff:0:7f00:1]", // IPv4-translated (RFC 6145)
+      "[64:ff9b::7f00:1]", // NAT64
+      "[64:ff9b:1::7f00:1]", // local-use NAT64
+      "[2002:7f00:1::1]", // 6to4 of 127.0.0.1
+      "[2001:0:4136:e378:8000:63bf:80ff:fffe]", // Teredo
+      "compat.test",
+      "nat64.test",
+    ]) {
+      refused.push(`${host}=${await reason(closed, `http://${host}:${server.port}/ok`)}`);
+    }
+    expect(refused.filter((r) => !r.endsWith("=blocked-address"))).toEqual([]);
+    expect(hits).toBe(before);
+    // An operator's IPv4 allowance covers the forms that carry that address, nothing wider.
+    const allowed = new AddressPolicy(["127.0.0.0/8"]);
+    expect(allowed.allowsAddress("::127.0.0.1")).toBe(true);
+    expect(allowed.allowsAddress("::ffff:127.0.0.1")).toBe(true);
+    expect(allowed.allowsAddress("::10.0.0.1")).toBe(false);
+    expect(allowed.allowsAddress("2002:7f00:1::1")).toBe(false);
   });
 
   it("refuses other schemes and credentials in URLs", async () => {

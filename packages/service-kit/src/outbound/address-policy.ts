@@ -2,11 +2,12 @@ import { isIP } from "node:net";
 import ipaddr from "ipaddr.js";
 
 /**
- * Which destinations a connector may reach. Only globally routable unicast addresses pass by
- * default: loopback, private, link-local (cloud metadata 169.254.169.254), unique-local (AWS
- * fd00:ec2::254), unspecified, multicast, reserved and the IPv6 forms that embed an IPv4 address
- * (mapped, NAT64, 6to4, Teredo) are refused. Operators open internal destinations explicitly with
- * `CONNECTOR_ALLOWED_HOSTS`: `host` (any port), `host:port`, or an IP or CIDR range.
+ * Which destinations a call a tenant can aim (connectors, their discovery, AWS endpoints, sandbox
+ * egress) may reach. Only globally routable unicast addresses pass by default: loopback, private,
+ * link-local (cloud metadata 169.254.169.254), unique-local (AWS fd00:ec2::254), unspecified,
+ * multicast, reserved and every IPv6 form that embeds an IPv4 address (IPv4-compatible `::/96`,
+ * mapped, translated, NAT64, 6to4, Teredo) are refused. Operators open internal destinations
+ * explicitly with `CONNECTOR_ALLOWED_HOSTS`: `host` (any port), `host:port`, or an IP or CIDR range.
  */
 export class AddressPolicy {
   private readonly hosts = new Set<string>();
@@ -61,9 +62,15 @@ export class AddressPolicy {
       return false;
     }
     if (this.inAllowedRange(ip)) return true;
-    if (ip.kind() === "ipv6" && (ip as ipaddr.IPv6).isIPv4MappedAddress()) {
-      const v4 = (ip as ipaddr.IPv6).toIPv4Address();
-      return this.inAllowedRange(v4) || v4.range() === "unicast";
+    if (ip.kind() === "ipv6") {
+      const v6 = ip as ipaddr.IPv6;
+      // An address that carries an IPv4 address is reached (by the kernel, a NAT64 gateway or a
+      // tunnel) at that IPv4 address, which a global-unicast look at the IPv6 form cannot judge:
+      // refused, unless an operator allowed the IPv4 address it carries.
+      if (EMBEDDED_IPV4.some(([range, bits]) => v6.match(range, bits))) {
+        const carried = lastIpv4(v6);
+        return carried !== undefined && this.inAllowedRange(carried);
+      }
     }
     return ip.range() === "unicast";
   }
@@ -71,6 +78,29 @@ export class AddressPolicy {
   private inAllowedRange(ip: ipaddr.IPv4 | ipaddr.IPv6): boolean {
     return this.ranges.some(([range, bits]) => range.kind() === ip.kind() && ip.match(range, bits));
   }
+}
+
+/**
+ * IPv6 prefixes whose addresses carry an IPv4 address: IPv4-compatible (`::/96`, e.g. `::127.0.0.1`),
+ * IPv4-mapped, IPv4-translated (RFC 6145), NAT64 (well-known and local-use), 6to4 and Teredo.
+ */
+const EMBEDDED_IPV4 = [
+  "::/96",
+  "::ffff:0:0/96",
+  "::ffff:0:0:0/96",
+  "64:ff9b::/96",
+  "64:ff9b:1::/48",
+  "2002::/16",
+  "2001::/32",
+].map((cidr) => ipaddr.IPv6.parseCIDR(cidr));
+
+/** Prefixes whose carried IPv4 address is the last 32 bits (6to4 and Teredo place it elsewhere). */
+const TRAILING_IPV4 = EMBEDDED_IPV4.slice(0, 4);
+
+function lastIpv4(ip: ipaddr.IPv6): ipaddr.IPv4 | undefined {
+  if (!TRAILING_IPV4.some(([range, bits]) => ip.match(range, bits))) return undefined;
+  const bytes = ip.toByteArray().slice(12);
+  return new ipaddr.IPv4(bytes);
 }
 
 export function stripBrackets(host: string): string {

@@ -1,5 +1,6 @@
 export { AddressPolicy } from "./address-policy.ts";
 export {
+  describeConnectionFailure,
   FETCH_TIMEOUT_MS,
   type FetchedBody,
   FetchRefusedError,
