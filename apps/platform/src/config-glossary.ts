@@ -71,6 +71,8 @@ export const CONFIG_GLOSSARY: Record<string, string> = {
     "This replica's own internal URL (e.g. `http://$(POD_IP):8085`), so others forward to the tunnel it holds.",
   CLUSTER_HEARTBEAT_MS: "How often the control plane expects a relay heartbeat.",
   CLUSTER_JWT_TTL_SECONDS: "Lifetime of the cluster JWTs the platform mints for relays.",
+  AWS_UPSTREAM_TIMEOUT_MS:
+    "How long an AWS endpoint may take to answer a proxied call or a connection test before it is a 504.",
   // Inference and spend
   CLOUD_A_BEARER_TOKEN:
     "Bearer API key for `cloud-a` (chosen automatically when set); the only credential of `cloud-a-alt` (as `x-api-key`).",
