@@ -1,6 +1,7 @@
 import type { SpendReleaseRequest, SpendReserveRequest, SpendSettleRequest } from "@agentplane/contracts";
 import { type Database, migrateToLatest } from "@agentplane/db";
 import type { Bus } from "@agentplane/events";
+import { Pricing } from "@agentplane/pricing";
 import {
   type Authorizer,
   checkReadiness,
@@ -35,7 +36,6 @@ import { registerUpdateSpendingLimit } from "./routes/spending-limits/update.ts"
 import { registerListUsageCosts } from "./routes/usage-costs/list.ts";
 import { registerGetUsageCostTimeseries } from "./routes/usage-costs/timeseries.ts";
 import { pruneAuditRecords, pruneReservations, startMaintenance } from "./services/maintenance.ts";
-import { Pricing } from "./services/pricing.ts";
 import { SpendLedger } from "./services/spend.ts";
 
 export { AUDIT_SCHEMA };

@@ -1,7 +1,7 @@
-import { ConfigError, deploymentEnv, parseEnv } from "@agentplane/service-kit";
+import { type PriceTable, priceOverridesSetting } from "@agentplane/pricing";
+import { deploymentEnv, parseEnv } from "@agentplane/service-kit";
 import { z } from "zod";
 import type { ConsumerOptions } from "./ingest/consumer.ts";
-import { type PriceTable, parsePriceOverrides } from "./services/pricing.ts";
 
 const DAY_MS = 24 * 3_600_000;
 /** Audit records are kept this many days unless configured otherwise. */
@@ -59,20 +59,4 @@ export function configFromSettings(settings: AuditSettings): AuditConfig {
     reservationRetentionMs: settings.RESERVATION_RETENTION_DAYS * DAY_MS,
     priceOverrides: priceOverridesSetting(settings.PRICE_TABLE_JSON),
   };
-}
-
-/**
- * `PRICE_TABLE_JSON` (the JSON or a path to it) as price overrides; a bad value is a ConfigError
- * naming the variable. Read by audit and by the inference proxy, which prices its estimates alike.
- */
-export function priceOverridesSetting(value: string | undefined): PriceTable {
-  try {
-    return parsePriceOverrides(value);
-  } catch (err) {
-    const message =
-      err instanceof z.ZodError
-        ? err.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join(", ")
-        : (err as Error).message;
-    throw new ConfigError([{ name: "PRICE_TABLE_JSON", message }]);
-  }
 }

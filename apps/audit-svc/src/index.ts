@@ -7,13 +7,4 @@ export {
   AuditSettingsSchema,
   configFromEnv as auditConfigFromEnv,
   configFromSettings as auditConfigFromSettings,
-  priceOverridesSetting,
 } from "./config.ts";
-export {
-  BUNDLED_PRICES,
-  canonicalModel,
-  type ModelPrice,
-  type PriceTable,
-  Pricing,
-  parsePriceOverrides,
-} from "./services/pricing.ts";

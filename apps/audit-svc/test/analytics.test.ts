@@ -1,11 +1,11 @@
 import { databaseTargets } from "@agentplane/db/testing";
 import { MemoryBus } from "@agentplane/events";
+import { canonicalModel, Pricing } from "@agentplane/pricing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { AUDIT_SCHEMA, type AuditService } from "../src/app.ts";
 import type { AuditDb } from "../src/db/schema.ts";
 import { auditTrailStats, auditTrailTimeseries } from "../src/services/audit-analytics.ts";
 import { listAuditTrail, storeAuditRecords } from "../src/services/audit-records.ts";
-import { canonicalModel, Pricing } from "../src/services/pricing.ts";
 import { SpendLedger } from "../src/services/spend.ts";
 import { storeUsageRecords, usageCosts, usageCostTimeseries } from "../src/services/usage.ts";
 import { auditEvent, startAudit, usageEvent } from "./helpers.ts";

@@ -1,11 +1,11 @@
 import type { Database } from "@agentplane/db";
 import { openDatabase } from "@agentplane/db";
 import { MemoryBus } from "@agentplane/events";
+import { Pricing } from "@agentplane/pricing";
 import { createTestDatabase, requirePostgres } from "@agentplane/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { AUDIT_SCHEMA, type AuditService } from "../src/app.ts";
 import type { AuditDb } from "../src/db/schema.ts";
-import { Pricing } from "../src/services/pricing.ts";
 import { SpendLedger } from "../src/services/spend.ts";
 import { createSpendingLimit, spendingLimitStatus } from "../src/services/spending-limits.ts";
 import { storeUsageRecords, usageCosts } from "../src/services/usage.ts";

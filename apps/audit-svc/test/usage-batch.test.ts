@@ -1,10 +1,10 @@
 import { type Database, migrateToLatest, openDatabase } from "@agentplane/db";
+import { Pricing } from "@agentplane/pricing";
 import { createTestDatabase, requirePostgres } from "@agentplane/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { AUDIT_SCHEMA } from "../src/app.ts";
 import { migrations } from "../src/db/migrations/index.ts";
 import type { AuditDb } from "../src/db/schema.ts";
-import { Pricing } from "../src/services/pricing.ts";
 import { SpendLedger } from "../src/services/spend.ts";
 import { createSpendingLimit, spendingLimitStatus } from "../src/services/spending-limits.ts";
 import { storeUsageRecords } from "../src/services/usage.ts";

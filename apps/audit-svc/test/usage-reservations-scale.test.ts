@@ -1,11 +1,11 @@
 import { type Database, migrateToLatest, openDatabase } from "@agentplane/db";
+import { Pricing } from "@agentplane/pricing";
 import { createTestDatabase, requirePostgres } from "@agentplane/testkit";
 import { type Kysely, sql } from "kysely";
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from "vitest";
 import { AUDIT_SCHEMA } from "../src/app.ts";
 import { migrations } from "../src/db/migrations/index.ts";
 import type { AuditDb } from "../src/db/schema.ts";
-import { Pricing } from "../src/services/pricing.ts";
 import { SpendLedger } from "../src/services/spend.ts";
 import { storeUsageRecords } from "../src/services/usage.ts";
 import { usageEvent } from "./helpers.ts";

@@ -1,8 +1,8 @@
-import { Pricing } from "@agentplane/audit-svc";
 import { USAGE_RECORDED } from "@agentplane/contracts";
 import type { Database } from "@agentplane/db";
 import { migrateToLatest } from "@agentplane/db";
 import { type Bus, createOutbox } from "@agentplane/events";
+import { Pricing } from "@agentplane/pricing";
 import {
   type Authorizer,
   checkReadiness,
@@ -24,7 +24,6 @@ import { CallerResolver } from "./proxy/caller.ts";
 import { GroupCommit } from "./proxy/group-commit.ts";
 import { createLlmProxy } from "./proxy/handler.ts";
 import { ProjectCredentials } from "./proxy/project-credentials.ts";
-import type { EstimatePrice } from "./proxy/request.ts";
 import { SpendGate } from "./proxy/spend.ts";
 import { isLlmPath } from "./proxy/target.ts";
 import { registerListInferenceProviders } from "./routes/providers/list.ts";
@@ -54,9 +53,6 @@ export interface InferenceService extends ServiceInstance {
   /** True when some provider has a credential (the start banner says so). */
   hasModel: boolean;
 }
-
-/** Unknown models are estimated at a top-tier rate, so a missing price never under-reserves. */
-const FALLBACK_PRICE: EstimatePrice = { input: 15, output: 75 };
 
 /**
  * The inference proxy: `/v1/inference/providers` and the `/v1/llm/**` streaming pass-through with
@@ -123,7 +119,9 @@ export async function createInferenceService(deps: InferenceServiceDeps): Promis
         }
       : {}),
     recordUsage: (event) => usage.add(event),
-    price: (model) => (model ? pricing.price(model) : undefined) ?? FALLBACK_PRICE,
+    // A model absent from the table is estimated as the dearest of its family (the table's dearest
+    // when the family or the model is unknown), as audit prices its usage: never under-reserved.
+    price: (model) => pricing.quote(model).price,
     dispatcher,
     logger: deps.logger,
   });

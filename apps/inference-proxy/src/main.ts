@@ -1,5 +1,5 @@
 // The distributed deployable: one inference-proxy replica; tenancy, audit (and governance) over HTTP.
-import { Pricing, priceOverridesSetting } from "@agentplane/audit-svc";
+import { Pricing, priceOverridesSetting } from "@agentplane/pricing";
 import { parseEnv, RemoteAuthorizer, runService } from "@agentplane/service-kit";
 import { createInferenceService } from "./app.ts";
 import { configFromEnv, InferenceEnvSchema } from "./config.ts";

@@ -6,7 +6,7 @@ import {
   gatewayConfigFromSettings,
   type IngressRouter,
 } from "@agentplane/api-gateway";
-import { auditConfigFromSettings, createAuditService, Pricing } from "@agentplane/audit-svc";
+import { auditConfigFromSettings, createAuditService } from "@agentplane/audit-svc";
 import {
   connectionsConfigFromSettings,
   createConnectionsService,
@@ -17,6 +17,7 @@ import type { Database } from "@agentplane/db";
 import type { Bus } from "@agentplane/events";
 import { createGovernanceService, governanceConfigFromSettings } from "@agentplane/governance-svc";
 import { createInferenceService, type InferenceConfig, inferenceConfigFromSettings } from "@agentplane/inference-proxy";
+import { Pricing } from "@agentplane/pricing";
 import { ProblemError, problemResponse } from "@agentplane/problem-details";
 import { createSandboxService, type SandboxService, sandboxConfigFromSettings } from "@agentplane/sandbox-svc";
 import {

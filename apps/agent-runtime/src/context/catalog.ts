@@ -6,7 +6,7 @@ import type { Logger } from "pino";
  * `us.anthropic.claude-sonnet-4-5-20250929-v1:0`, `cloud-a-alt` bare ids and `cloud-b`
  * deployment names left at their model id all reduce to these.
  */
-const BUNDLED: Record<string, number> = {
+export const BUNDLED_CONTEXT_WINDOWS: Readonly<Record<string, number>> = {
   "claude-opus-4-6": 200_000,
   "claude-sonnet-4-6": 200_000,
   "claude-opus-4-5": 200_000,
@@ -56,7 +56,7 @@ export class ContextWindowCatalog {
   readonly #fallback: number | undefined;
 
   /** `fallback` is CONTEXT_WINDOW_TOKENS: used only for models the catalog does not know. */
-  constructor(fallback?: number, entries: Record<string, number> = BUNDLED) {
+  constructor(fallback?: number, entries: Readonly<Record<string, number>> = BUNDLED_CONTEXT_WINDOWS) {
     this.#fallback = fallback;
     for (const [id, window] of Object.entries(entries)) this.#windows.set(baseModelId(id), window);
   }

@@ -1,10 +1,10 @@
 import { AUDIT_RECORDED, type AuditRecorded, USAGE_RECORDED, type UsageRecorded } from "@agentplane/contracts";
 import type { Bus, EventEnvelope, Subscription } from "@agentplane/events";
+import type { Pricing } from "@agentplane/pricing";
 import type { Logger } from "@agentplane/service-kit";
 import type { Kysely } from "kysely";
 import type { AuditDb } from "../db/schema.ts";
 import { storeAuditRecords } from "../services/audit-records.ts";
-import type { Pricing } from "../services/pricing.ts";
 import type { SpendLedger } from "../services/spend.ts";
 import { storeUsageRecords } from "../services/usage.ts";
 import { MicroBatcher } from "./batcher.ts";

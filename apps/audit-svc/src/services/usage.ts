@@ -5,16 +5,18 @@ import {
   type UsageRecorded,
 } from "@agentplane/contracts";
 import { isUniqueViolation, pgColumns, pgUnnest } from "@agentplane/db";
+import type { Pricing } from "@agentplane/pricing";
 import { CompiledQuery, type Kysely, sql } from "kysely";
 import { AUDIT_SCHEMA, type AuditDb, type UsageRecordsTable } from "../db/schema.ts";
 import { bucketOf } from "./audit-analytics.ts";
-import type { Pricing } from "./pricing.ts";
 import type { SpendLedger } from "./spend.ts";
 import { bucketSeries, bucketText, checkBucketCount, type Window } from "./time.ts";
 
 export interface UsageLogger {
   warn(obj: object, msg?: string): void;
 }
+
+const warnedModels = new Set<string>();
 
 /**
  * Stores usage events once each, priced from the price table unless the producer sent a cost,
@@ -37,9 +39,17 @@ export async function storeUsageRecords(
       cacheReadTokens: e.cacheReadTokens ?? 0,
       cacheWriteTokens: e.cacheWriteTokens ?? 0,
     };
-    const priced = e.costMicroUsd ?? deps.pricing.cost(e.model, tokens);
-    if (priced === undefined)
-      deps.logger?.warn({ model: e.model }, "no price for this model; its usage is recorded at zero cost");
+    // A model absent from the table is charged as the dearest of its family, never at zero, and
+    // stored as not priced (usage-costs counts those calls); said once per model and process.
+    const charged = e.costMicroUsd === undefined ? deps.pricing.charge(e.model, tokens) : undefined;
+    if (charged && !charged.known && !warnedModels.has(e.model)) {
+      if (warnedModels.size >= 1000) warnedModels.clear();
+      warnedModels.add(e.model);
+      deps.logger?.warn(
+        { model: e.model, chargedAs: charged.basis },
+        "no price for this model; its usage is charged as the dearest model of its family (set PRICE_TABLE_JSON)",
+      );
+    }
     rows.push({
       event_id: e.id,
       org_id: e.orgId,
@@ -53,8 +63,8 @@ export async function storeUsageRecords(
       output_tokens: tokens.outputTokens,
       cache_read_tokens: tokens.cacheReadTokens,
       cache_write_tokens: tokens.cacheWriteTokens,
-      cost_micro_usd: priced ?? 0,
-      priced: priced !== undefined,
+      cost_micro_usd: e.costMicroUsd ?? charged?.costMicroUsd ?? 0,
+      priced: charged?.known ?? true,
       request_id: e.requestId ?? null,
       reservation_id: e.reservationId ?? null,
       ts: e.time,
@@ -240,6 +250,7 @@ const sums = {
   cacheReadTokens: sql<number>`coalesce(sum(cache_read_tokens), 0)::bigint`,
   cacheWriteTokens: sql<number>`coalesce(sum(cache_write_tokens), 0)::bigint`,
   costMicroUsd: sql<number>`coalesce(sum(cost_micro_usd), 0)::bigint`,
+  fallbackPricedRequests: sql<number>`count(*) filter (where not priced)::int`,
 };
 
 function totals(r: Record<keyof typeof sums, number | string>) {
@@ -252,6 +263,7 @@ function totals(r: Record<keyof typeof sums, number | string>) {
     cacheWriteTokens: Number(r.cacheWriteTokens),
     costMicroUsd,
     costUsd: costMicroUsd / 1e6,
+    fallbackPricedRequests: Number(r.fallbackPricedRequests),
   };
 }
 

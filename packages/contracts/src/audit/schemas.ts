@@ -105,6 +105,12 @@ const UsageTotals = {
   cacheWriteTokens: z.number().int(),
   costMicroUsd: z.number().int(),
   costUsd: z.number(),
+  fallbackPricedRequests: z
+    .number()
+    .int()
+    .describe(
+      "Requests to models absent from the price table, charged as the dearest model of their provider family (never at zero)",
+    ),
 };
 
 export const UsageCosts = z
