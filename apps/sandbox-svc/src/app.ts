@@ -18,6 +18,7 @@ import { sql } from "kysely";
 import type { SandboxContext } from "./context.ts";
 import { migrations } from "./db/migrations/index.ts";
 import type { SandboxDB } from "./db/schema.ts";
+import type { KubernetesConfig } from "./driver/kubernetes/config.ts";
 import { LocalDriver, type LocalIsolation } from "./driver/local/local-driver.ts";
 import type { SandboxDriver } from "./driver/types.ts";
 import { decideEgress } from "./egress/decide.ts";
@@ -46,6 +47,10 @@ export interface SandboxConfig extends SandboxServiceConfig {
   images?: Record<string, string>;
   /** Test-only (`SANDBOX_EGRESS_HOST_MAP`): egress names → local `address[:port]` stand-ins. */
   egressHostMap?: Record<string, string>;
+  /** `SANDBOX_DRIVER`: `local` when absent. */
+  driver?: "local" | "kubernetes";
+  /** The `kubernetes` driver's placement and timeouts (`SANDBOX_K8S_*`). */
+  kubernetes?: KubernetesConfig;
 }
 
 export interface SandboxServiceDeps {
@@ -79,15 +84,24 @@ export async function createSandboxService(input: SandboxServiceDeps): Promise<S
   // each connection's destination as it opens (so a policy change applies without a restart).
   let egressDeps: SandboxDeps | undefined;
   const egress =
-    input.governance && !input.driver && (config.isolation ?? "bwrap") === "bwrap"
+    input.governance && !input.driver && config.driver !== "kubernetes" && (config.isolation ?? "bwrap") === "bwrap"
       ? new EgressProxy({
           decide: (sandboxId, host, port) => decideEgress(egressDeps as SandboxDeps, sandboxId, host, port),
           logger,
           ...(config.egressHostMap ? { hostMap: config.egressHostMap } : {}),
         })
       : undefined;
+  // The Kubernetes client is loaded only when that driver is chosen.
+  const kubernetes =
+    !input.driver && config.driver === "kubernetes"
+      ? (await import("./driver/kubernetes/index.ts")).createKubernetesDriver(
+          config.kubernetes ?? (await import("./driver/kubernetes/config.ts")).kubernetesConfigFrom({}),
+          logger,
+        )
+      : undefined;
   const driver =
     input.driver ??
+    kubernetes ??
     new LocalDriver({
       dataDir: config.dataDir,
       isolation: config.isolation ?? "bwrap",

@@ -1,6 +1,7 @@
 import { deploymentEnv, parseEnv } from "@agentplane/service-kit";
 import { z } from "zod";
 import type { SandboxConfig } from "./app.ts";
+import { KubernetesSettingsSchema, kubernetesConfigFrom } from "./driver/kubernetes/config.ts";
 
 /**
  * `SANDBOX_IMAGES_JSON`: the local driver's image catalog, `{"<name>": "<root filesystem dir>"}`.
@@ -47,6 +48,9 @@ export const SandboxSettingsSchema = z.object({
   SANDBOX_IMAGES_JSON: SandboxImagesJsonSchema.optional(),
   /** Tests only: egress host names → local stand-ins (`{"registry.test":"127.0.0.1:8080"}`). */
   SANDBOX_EGRESS_HOST_MAP: SandboxEgressHostMapSchema.optional(),
+  /** Where sandboxes run: `local` (bubblewrap on this host, the default) or `kubernetes` (Pods). */
+  SANDBOX_DRIVER: z.enum(["local", "kubernetes"]).optional(),
+  ...KubernetesSettingsSchema.shape,
 });
 export type SandboxSettings = z.infer<typeof SandboxSettingsSchema>;
 
@@ -86,5 +90,8 @@ export function configFromSettings(settings: SandboxSettings, defaults: SandboxC
     ...(settings.SANDBOX_INGRESS_HOST ? { ingressHost: settings.SANDBOX_INGRESS_HOST } : {}),
     ...(apiUrl ? { apiUrl } : {}),
     ...(settings.SANDBOX_EGRESS_HOST_MAP ? { egressHostMap: settings.SANDBOX_EGRESS_HOST_MAP } : {}),
+    ...(settings.SANDBOX_DRIVER === "kubernetes"
+      ? { driver: "kubernetes" as const, kubernetes: kubernetesConfigFrom(settings) }
+      : {}),
   };
 }

@@ -13,6 +13,9 @@ export interface SandboxRuntimeSpec {
   id: string;
   /** DNS label, used as hostname inside the sandbox. */
   slug: string;
+  /** Owners, for labels on what a driver creates (Kubernetes objects). */
+  orgId?: string;
+  projectId?: string;
   /** Catalog name for the local driver, an OCI reference for Kubernetes. */
   image: string;
   /** Main process (argv); when absent the sandbox idles until stopped. */
@@ -24,6 +27,7 @@ export interface SandboxRuntimeSpec {
 export type DriverPhase = "starting" | "running" | "stopped" | "failed";
 
 export interface DriverStatus {
+  /** An event with `starting` reports why a start is still waiting (unschedulable, image pull). */
   phase: DriverPhase;
   message?: string;
 }

@@ -79,6 +79,17 @@ export async function stopIdleSandboxes(deps: SandboxDeps, sessions: ShellSessio
  */
 export async function startLifecycle(deps: SandboxDeps, sessions: ShellSessions): Promise<{ stop(): void }> {
   const unsubscribe = deps.driver.onEvent(({ sandboxId, status }) => {
+    if (status.phase === "starting") {
+      // Why a start is still waiting (the scheduler's or kubelet's reason) shows as the sandbox's lastError.
+      void deps.db
+        .updateTable("sandboxes")
+        .set({ last_error: status.message ?? null, updated_at: new Date() })
+        .where("id", "=", sandboxId)
+        .where("state", "=", "starting")
+        .execute()
+        .catch((err) => deps.logger.warn({ err, sandboxId }, "recording a start's progress failed"));
+      return;
+    }
     void recordUnexpectedExit(deps, sandboxId, status.phase, status.message).catch((err) =>
       deps.logger.error({ err, sandboxId }, "recording a sandbox exit failed"),
     );

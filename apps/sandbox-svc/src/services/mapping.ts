@@ -71,6 +71,8 @@ export function runtimeSpec(row: SandboxRow, extraEnv: Record<string, string>): 
   return {
     id: row.id,
     slug: row.slug,
+    projectId: row.project_id,
+    ...(row.org_id ? { orgId: row.org_id } : {}),
     image: row.image,
     ...(command ? { command: toArgv(command) } : {}),
     env: { ...row.env, ...extraEnv },

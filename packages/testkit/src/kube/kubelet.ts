@@ -121,6 +121,7 @@ export class FakeKubelet {
             {
               name: container.name,
               image: container.image,
+              imageID: "",
               ready: false,
               restartCount: 0,
               state: {
@@ -171,6 +172,8 @@ export class FakeKubelet {
             {
               name: container.name,
               image: container.image,
+              imageID: `${container.image}@sha256:${"0".repeat(64)}`,
+              containerID: `containerd://${name}`,
               ready: true,
               restartCount: 0,
               state: { running: { startedAt } },
@@ -193,6 +196,8 @@ export class FakeKubelet {
             {
               name: container.name,
               image: container.image,
+              imageID: `${container.image}@sha256:${"0".repeat(64)}`,
+              containerID: `containerd://${name}`,
               ready: false,
               restartCount: 0,
               state: {

@@ -20,6 +20,7 @@ const KINDS: Record<string, [apiVersion: string, kind: string]> = {
   "coordination.k8s.io/leases": ["coordination.k8s.io/v1", "Lease"],
   "snapshot.storage.k8s.io/volumesnapshots": ["snapshot.storage.k8s.io/v1", "VolumeSnapshot"],
   "snapshot.storage.k8s.io/volumesnapshotclasses": ["snapshot.storage.k8s.io/v1", "VolumeSnapshotClass"],
+  "authorization.k8s.io/selfsubjectaccessreviews": ["authorization.k8s.io/v1", "SelfSubjectAccessReview"],
 };
 
 /** The protocols the server picks from, in order: v4 only makes clients fall back. */
@@ -282,6 +283,9 @@ export class FakeKubeApiServer {
       if (!found) throw notFound(target.resource, name);
       return reply(200, { apiVersion, kind, ...found });
     }
+    if (target.resource === "authorization.k8s.io/selfsubjectaccessreviews" && verb === "create") {
+      return reply(201, this.review(await readBody(req)));
+    }
     if (verb === "create") {
       const body = await readBody(req);
       return reply(201, this.store.create(target.resource, target.namespace, { apiVersion, kind, ...body }));
@@ -301,6 +305,18 @@ export class FakeKubeApiServer {
       return reply(200, this.store.replace(target.resource, target.namespace, name, merged));
     }
     return reply(200, this.delete(target.resource, target.namespace, name));
+  }
+
+  /** A SelfSubjectAccessReview answered from the denials (everything else is allowed). */
+  private review(body: KubeObject): KubeObject {
+    const attributes = (body.spec?.resourceAttributes ?? {}) as {
+      verb?: string;
+      resource?: string;
+      subresource?: string;
+    };
+    const resource = attributes.subresource ? `${attributes.resource}/${attributes.subresource}` : attributes.resource;
+    const denied = this.denials.some((d) => d.verb === attributes.verb && d.resource === resource);
+    return { ...body, status: { allowed: !denied, ...(denied ? { reason: "no RBAC policy matched" } : {}) } };
   }
 
   /** Deletes an object; a Pod first gets a deletionTimestamp and its processes are killed. Dependents follow. */
@@ -374,6 +390,7 @@ export class FakeKubeApiServer {
 
   private upgrade(req: IncomingMessage, socket: Socket, head: Buffer): void {
     const url = new URL(req.url ?? "/", "http://fake");
+    this.requests.push(`${req.method} ${url.pathname}`);
     const target = parsePath(url.pathname);
     const refuse = (err: StatusError) => {
       const body = JSON.stringify({

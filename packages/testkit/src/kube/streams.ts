@@ -55,6 +55,10 @@ export async function serveExec(
   };
   const env = { ...container.env, ...(query.tty ? { TERM: "xterm-256color" } : {}) };
   if (query.tty) {
+    // Frames may arrive while node-pty loads: keep them for the terminal.
+    const early: Buffer[] = [];
+    const collectEarly = (data: Buffer) => early.push(data);
+    ws.on("message", collectEarly);
     const pty = await import("node-pty");
     let term: import("node-pty").IPty;
     try {
@@ -71,7 +75,7 @@ export async function serveExec(
       // node-pty reports the exit before the last output has been read.
       setTimeout(() => finish(exitCode), 20);
     });
-    ws.on("message", (data: Buffer) => {
+    const onFrame = (data: Buffer) => {
       const channel = data[0];
       const body = data.subarray(1);
       if (channel === STDIN) term.write(body.toString("utf8"));
@@ -79,7 +83,10 @@ export async function serveExec(
         const size = JSON.parse(body.toString("utf8")) as Record<string, number>;
         term.resize(size.Width ?? size.width ?? 80, size.Height ?? size.height ?? 24);
       }
-    });
+    };
+    ws.off("message", collectEarly);
+    for (const data of early) onFrame(data);
+    ws.on("message", onFrame);
     ws.on("close", stop);
     return;
   }

@@ -1,0 +1,437 @@
+import type { Duplex } from "node:stream";
+import { ProblemError } from "@agentplane/problem-details";
+import type { Logger } from "@agentplane/service-kit";
+import {
+  AuthorizationV1Api,
+  CoreV1Api,
+  type Informer,
+  type KubeConfig,
+  makeInformer,
+  NetworkingV1Api,
+  type ObjectCache,
+  type V1PersistentVolumeClaim,
+  type V1Pod,
+} from "@kubernetes/client-node";
+import type {
+  DriverEvent,
+  DriverStatus,
+  ExecOptions,
+  ExecProcess,
+  SandboxDriver,
+  SandboxRuntimeSpec,
+} from "../types.ts";
+import { apiMessage, statusCode } from "./api-errors.ts";
+import {
+  claimName,
+  DRIVER_SELECTOR,
+  type KubernetesPlacement,
+  SANDBOX_ID,
+  sandboxNetworkPolicy,
+  sandboxPod,
+  workspaceClaim,
+} from "./objects.ts";
+import { exitMessage, isReady, isTerminated, phaseOf, podProblem } from "./pod-state.ts";
+import { podExec, podPortForward } from "./streams.ts";
+
+export interface KubernetesDriverOptions {
+  kubeConfig: KubeConfig;
+  placement: KubernetesPlacement;
+  logger: Logger;
+  /** How long a start waits for the Pod to become Ready (default 5 minutes). */
+  startTimeoutMs?: number;
+  /** Dial ports on the Pod's IP (sandbox-svc runs in the cluster) instead of `pods/portforward`. */
+  dialPodIP?: boolean;
+}
+
+/** What the driver does through the API server: checked at start, a missing one is named in readiness. */
+export const REQUIRED_ACCESS: { verb: string; resource: string; subresource?: string; group?: string }[] = [
+  ...["get", "list", "watch", "create", "delete"].map((verb) => ({ verb, resource: "pods" })),
+  { verb: "create", resource: "pods", subresource: "exec" },
+  { verb: "create", resource: "pods", subresource: "portforward" },
+  ...["get", "list", "create", "delete"].map((verb) => ({ verb, resource: "persistentvolumeclaims" })),
+  ...["get", "create", "delete"].map((verb) => ({ verb, resource: "networkpolicies", group: "networking.k8s.io" })),
+];
+
+const RETRY_AFTER_SECONDS = 5;
+const MAX_BACKOFF_MS = 30_000;
+const FIRST_SYNC_WAIT_MS = 5000;
+
+type Waiter = (pod: V1Pod | undefined) => void;
+
+/**
+ * Sandboxes as Pods. One informer (list once, then watch) on the driver's label keeps every
+ * replica's view of the Pods current, so status, readiness waits and unexpected exits need no
+ * polling. Writes are idempotent by name (the slug), so replicas can share the work.
+ */
+export class KubernetesDriver implements SandboxDriver {
+  readonly name = "kubernetes";
+  private readonly options: KubernetesDriverOptions;
+  private readonly core: CoreV1Api;
+  private readonly networking: NetworkingV1Api;
+  private readonly authorization: AuthorizationV1Api;
+  private readonly informer: Informer<V1Pod> & ObjectCache<V1Pod>;
+  private readonly listeners = new Set<(event: DriverEvent) => void>();
+  private readonly waiters = new Map<string, Set<Waiter>>();
+  /** Last phase seen per Pod name: an exit is a change into a terminal phase. */
+  private readonly phases = new Map<string, string>();
+  /** Up until a list or watch fails: the first sync is waited for by each operation (whenSynced). */
+  private health: { up: boolean; message: string } = { up: true, message: "" };
+  private synced: Promise<void>;
+  private markSynced: () => void = () => {};
+  private backoffMs = 1000;
+  private retryTimer: NodeJS.Timeout | undefined;
+  private closed = false;
+  private attempts = 0;
+  private failedAttempt = 0;
+
+  constructor(options: KubernetesDriverOptions) {
+    this.options = options;
+    const kc = options.kubeConfig;
+    this.core = kc.makeApiClient(CoreV1Api);
+    this.networking = kc.makeApiClient(NetworkingV1Api);
+    this.authorization = kc.makeApiClient(AuthorizationV1Api);
+    const namespace = options.placement.namespace;
+    this.synced = new Promise((resolve) => {
+      this.markSynced = resolve;
+    });
+    this.informer = makeInformer(
+      kc,
+      `/api/v1/namespaces/${namespace}/pods`,
+      async () => {
+        const list = await this.core.listNamespacedPod({ namespace, labelSelector: DRIVER_SELECTOR });
+        await this.checkAccess();
+        return list;
+      },
+      DRIVER_SELECTOR,
+    );
+    this.informer.on("add", (pod) => this.observe(pod));
+    this.informer.on("update", (pod) => this.observe(pod));
+    this.informer.on("delete", (pod) => this.observe(pod, true));
+    this.informer.on("error", (err) => this.lost(err));
+    this.connect();
+  }
+
+  private connect(): void {
+    const attempt = ++this.attempts;
+    this.informer.start().then(
+      () => {
+        // The informer reports a failed list through its error callback and still resolves.
+        if (this.closed || this.failedAttempt === attempt) return;
+        this.backoffMs = 1000;
+        if (!this.health.up) this.options.logger.info({ driver: "kubernetes" }, "Kubernetes API server reachable");
+        this.health = { up: true, message: "" };
+        this.markSynced();
+      },
+      (err) => this.lost(err),
+    );
+  }
+
+  /** The watch or list failed: down until a reconnect (with backoff) succeeds. */
+  private lost(err: unknown): void {
+    if (this.closed) return;
+    this.failedAttempt = this.attempts;
+    const message = apiMessage(err);
+    if (this.health.up || this.health.message !== message) {
+      this.options.logger.warn({ driver: "kubernetes", message }, "Kubernetes API server unavailable");
+    }
+    this.health = { up: false, message };
+    if (this.retryTimer) return;
+    this.retryTimer = setTimeout(() => {
+      this.retryTimer = undefined;
+      if (!this.closed) this.connect();
+    }, this.backoffMs);
+    this.retryTimer.unref();
+    this.backoffMs = Math.min(this.backoffMs * 2, MAX_BACKOFF_MS);
+  }
+
+  /** Asks the API server whether this identity may do everything the driver does (a 403 later is confusing). */
+  private async checkAccess(): Promise<void> {
+    const namespace = this.options.placement.namespace;
+    const answers = await Promise.all(
+      REQUIRED_ACCESS.map(async (access) => {
+        const review = await this.authorization.createSelfSubjectAccessReview({
+          body: {
+            apiVersion: "authorization.k8s.io/v1",
+            kind: "SelfSubjectAccessReview",
+            spec: {
+              resourceAttributes: {
+                namespace,
+                verb: access.verb,
+                resource: access.resource,
+                ...(access.subresource ? { subresource: access.subresource } : {}),
+                group: access.group ?? "",
+              },
+            },
+          },
+        });
+        return { access, allowed: review.status?.allowed === true };
+      }),
+    );
+    const missing = answers
+      .filter((a) => !a.allowed)
+      .map(({ access }) => `${access.verb} ${access.resource}${access.subresource ? `/${access.subresource}` : ""}`);
+    if (missing.length > 0) throw new Error(`RBAC: cannot ${missing.join(", ")} in the namespace "${namespace}"`);
+  }
+
+  private observe(pod: V1Pod, deleted = false): void {
+    const name = pod.metadata?.name as string;
+    const id = pod.metadata?.labels?.[SANDBOX_ID];
+    const previous = this.phases.get(name);
+    const phase = deleted ? "Deleted" : (pod.status?.phase ?? "Pending");
+    if (deleted) this.phases.delete(name);
+    else this.phases.set(name, phase);
+    for (const waiter of this.waiters.get(name) ?? []) waiter(deleted ? undefined : pod);
+    if (!id || previous === undefined || previous === phase) return;
+    const wasLive = previous === "Running" || previous === "Pending";
+    if (wasLive && !deleted && isTerminated(pod)) {
+      this.emit({ sandboxId: id, status: { phase: phaseOf(pod), message: exitMessage(pod) } });
+    } else if (wasLive && deleted) {
+      // Ours, another replica's or an eviction: only a sandbox recorded as running takes it as a failure.
+      this.emit({ sandboxId: id, status: { phase: "failed", message: "Pod was deleted" } });
+    }
+  }
+
+  private emit(event: DriverEvent): void {
+    for (const listener of this.listeners) listener(event);
+  }
+
+  describe(): Record<string, unknown> {
+    const p = this.options.placement;
+    return {
+      driver: "kubernetes",
+      namespace: p.namespace,
+      server: this.options.kubeConfig.getCurrentCluster()?.server ?? null,
+      runtimeClassName: p.runtimeClassName ?? null,
+      ports: this.options.dialPodIP ? "pod IP" : "pods/portforward",
+    };
+  }
+
+  checkAvailable(): void {
+    if (this.health.up) return;
+    throw new ProblemError("service-unavailable", {
+      detail: `The Kubernetes API server is unavailable: ${this.health.message}`,
+      headers: { "retry-after": String(RETRY_AFTER_SECONDS) },
+    });
+  }
+
+  validateImage(image: string): void {
+    // An OCI reference: [registry[:port]/]path[:tag][@digest], or the platform's `default`.
+    if (
+      image === "default" ||
+      /^[a-z0-9]+([._-][a-z0-9]+)*(:\d+)?(\/[a-z0-9]+([._-]+[a-z0-9]+)*)*(:[\w][\w.-]{0,127})?(@sha256:[a-f0-9]{64})?$/.test(
+        image,
+      )
+    ) {
+      return;
+    }
+    throw new ProblemError("validation-failed", {
+      detail: `${image} is not an OCI image reference`,
+      errors: [{ pointer: "/body/image", message: "an OCI image reference such as docker.io/library/debian:12" }],
+    });
+  }
+
+  onEvent(listener: (event: DriverEvent) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  /** The cached Pod of a sandbox (after the first sync). */
+  private podOf(sandboxId: string): V1Pod | undefined {
+    return this.informer
+      .list(this.options.placement.namespace)
+      .find((p) => p.metadata?.labels?.[SANDBOX_ID] === sandboxId);
+  }
+
+  async status(sandboxId: string): Promise<DriverStatus> {
+    await this.whenSynced();
+    const pod = this.podOf(sandboxId);
+    const problem = pod ? podProblem(pod) : undefined;
+    return { phase: phaseOf(pod), ...(problem ? { message: problem.message } : {}) };
+  }
+
+  /** Waits (a few seconds at most) for the first list, then answers as readiness does. */
+  private async whenSynced(): Promise<void> {
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([this.synced, new Promise((resolve) => (timer = setTimeout(resolve, FIRST_SYNC_WAIT_MS)))]);
+    clearTimeout(timer);
+    this.checkAvailable();
+  }
+
+  private async createOrGet<T>(create: () => Promise<T>, get: () => Promise<T>): Promise<T> {
+    try {
+      return await create();
+    } catch (err) {
+      if (statusCode(err) === 409) return get();
+      throw err;
+    }
+  }
+
+  async start(spec: SandboxRuntimeSpec): Promise<void> {
+    await this.whenSynced();
+    const { placement } = this.options;
+    const namespace = placement.namespace;
+    try {
+      const claimBody = workspaceClaim(spec, placement);
+      const claim: V1PersistentVolumeClaim = await this.createOrGet(
+        () => this.core.createNamespacedPersistentVolumeClaim({ namespace, body: claimBody }),
+        () => this.core.readNamespacedPersistentVolumeClaim({ namespace, name: claimName(spec.slug) }),
+      );
+      const policy = sandboxNetworkPolicy(spec, placement, claim);
+      await this.createOrGet(
+        () => this.networking.createNamespacedNetworkPolicy({ namespace, body: policy }),
+        async () => policy,
+      );
+      const existing = this.informer.get(spec.slug, namespace);
+      if (existing && (isTerminated(existing) || existing.metadata?.deletionTimestamp)) {
+        await this.deletePod(spec.slug);
+      }
+      await this.createOrGet(
+        () => this.core.createNamespacedPod({ namespace, body: sandboxPod(spec, placement, claim) }),
+        async () => undefined,
+      );
+    } catch (err) {
+      throw new Error(`Kubernetes API server: ${apiMessage(err)}`);
+    }
+    await this.waitReady(spec);
+  }
+
+  /** Resolves once the Pod is Ready; fails at once when it ended or cannot be fixed by waiting, else at the timeout. */
+  private waitReady(spec: SandboxRuntimeSpec): Promise<void> {
+    const timeoutMs = this.options.startTimeoutMs ?? 300_000;
+    const name = spec.slug;
+    return new Promise<void>((resolve, reject) => {
+      let reported: string | undefined;
+      const done = (err?: Error) => {
+        clearTimeout(timer);
+        this.waiters.get(name)?.delete(check);
+        if (err) reject(err);
+        else resolve();
+      };
+      const check: Waiter = (pod) => {
+        if (!pod) return;
+        if (isReady(pod)) return done();
+        if (isTerminated(pod)) return done(new Error(`sandbox failed to start: ${exitMessage(pod)}`));
+        const problem = podProblem(pod);
+        if (problem && problem.message !== reported) {
+          reported = problem.message;
+          this.emit({ sandboxId: spec.id, status: { phase: "starting", message: problem.message } });
+        }
+        if (problem?.fatal) {
+          void this.deletePod(name).catch(() => {});
+          done(new Error(problem.message));
+        }
+      };
+      const timer = setTimeout(() => {
+        void this.deletePod(name).catch(() => {});
+        done(
+          new Error(
+            `Pod ${name} was not ready within ${Math.round(timeoutMs / 1000)} s${reported ? `: ${reported}` : ""}`,
+          ),
+        );
+      }, timeoutMs);
+      const set = this.waiters.get(name) ?? new Set();
+      set.add(check);
+      this.waiters.set(name, set);
+      check(this.informer.get(name, this.options.placement.namespace));
+    });
+  }
+
+  /** Deletes a Pod and resolves once the informer saw it go (or it was not there). */
+  private async deletePod(name: string): Promise<void> {
+    const namespace = this.options.placement.namespace;
+    const gone = new Promise<void>((resolve) => {
+      const timer = setTimeout(finish, 60_000);
+      function finish() {
+        clearTimeout(timer);
+        resolve();
+      }
+      const waiter: Waiter = (pod) => {
+        if (pod) return;
+        this.waiters.get(name)?.delete(waiter);
+        finish();
+      };
+      const set = this.waiters.get(name) ?? new Set();
+      set.add(waiter);
+      this.waiters.set(name, set);
+    });
+    try {
+      await this.core.deleteNamespacedPod({ namespace, name, gracePeriodSeconds: 5 });
+    } catch (err) {
+      if (statusCode(err) !== 404) throw err;
+      if (!this.informer.get(name, namespace)) return;
+    }
+    await gone;
+  }
+
+  async stop(sandboxId: string): Promise<void> {
+    await this.whenSynced();
+    const pod = this.podOf(sandboxId);
+    if (!pod) return;
+    try {
+      await this.deletePod(pod.metadata?.name as string);
+    } catch (err) {
+      throw new Error(`Kubernetes API server: ${apiMessage(err)}`);
+    }
+  }
+
+  /**
+   * The sandbox's Ready Pod. Another replica may have started it a moment ago, before this
+   * replica's watch delivered it: then the API server is asked once.
+   */
+  private async runningPod(sandboxId: string): Promise<V1Pod> {
+    await this.whenSynced();
+    let pod = this.podOf(sandboxId);
+    if (!pod || !isReady(pod)) {
+      const namespace = this.options.placement.namespace;
+      const labelSelector = `${DRIVER_SELECTOR},${SANDBOX_ID}=${sandboxId}`;
+      const listed = await this.core.listNamespacedPod({ namespace, labelSelector }).catch(() => undefined);
+      pod = listed?.items[0];
+    }
+    if (!pod || !isReady(pod)) {
+      throw new ProblemError("invalid-transition", { detail: `Sandbox ${sandboxId} is not running` });
+    }
+    return pod;
+  }
+
+  async exec(sandboxId: string, options: ExecOptions): Promise<ExecProcess> {
+    const pod = await this.runningPod(sandboxId);
+    return podExec(this.options.kubeConfig, this.options.placement.namespace, pod.metadata?.name as string, options);
+  }
+
+  async portForward(sandboxId: string, port: number): Promise<Duplex> {
+    const pod = await this.runningPod(sandboxId);
+    const podIP = this.options.dialPodIP ? pod.status?.podIP : undefined;
+    return podPortForward(
+      this.options.kubeConfig,
+      this.options.placement.namespace,
+      pod.metadata?.name as string,
+      port,
+      podIP,
+    );
+  }
+
+  /** Deletes the workspace claim; the garbage collector removes the Pod and NetworkPolicy it owns. */
+  async removeWorkspace(sandboxId: string): Promise<void> {
+    this.checkAvailable();
+    const namespace = this.options.placement.namespace;
+    const labelSelector = `${DRIVER_SELECTOR},${SANDBOX_ID}=${sandboxId}`;
+    try {
+      const claims = await this.core.listNamespacedPersistentVolumeClaim({ namespace, labelSelector });
+      for (const claim of claims.items) {
+        await this.core
+          .deleteNamespacedPersistentVolumeClaim({ namespace, name: claim.metadata?.name as string })
+          .catch((err) => {
+            if (statusCode(err) !== 404) throw err;
+          });
+      }
+    } catch (err) {
+      throw new Error(`Kubernetes API server: ${apiMessage(err)}`);
+    }
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    if (this.retryTimer) clearTimeout(this.retryTimer);
+    await this.informer.stop();
+  }
+}

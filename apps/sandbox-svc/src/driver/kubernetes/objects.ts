@@ -1,0 +1,204 @@
+import type { V1NetworkPolicy, V1PersistentVolumeClaim, V1Pod, V1Toleration } from "@kubernetes/client-node";
+import type { SandboxRuntimeSpec } from "../types.ts";
+
+/** The label every object of the driver carries; its informer watches exactly these. */
+export const MANAGED_BY = "app.kubernetes.io/managed-by";
+export const COMPONENT = "app.kubernetes.io/component";
+export const SANDBOX_ID = "agentplane.dev/sandbox-id";
+export const ORG_ID = "agentplane.dev/org-id";
+export const PROJECT_ID = "agentplane.dev/project-id";
+export const DRIVER_SELECTOR = `${MANAGED_BY}=agentplane,${COMPONENT}=sandbox`;
+
+export const CONTAINER = "sandbox";
+export const WORKSPACE = "/workspace";
+const SANDBOX_UID = 1000;
+
+/** Where and how sandbox Pods run: from configuration (`SANDBOX_K8S_*`). */
+export interface KubernetesPlacement {
+  namespace: string;
+  /** OCI reference used for the platform's `default` image. */
+  defaultImage: string;
+  /** A service account with no permissions (its token is not mounted anyway). */
+  serviceAccountName: string;
+  runtimeClassName?: string;
+  nodeSelector?: Record<string, string>;
+  tolerations?: V1Toleration[];
+  storageClassName?: string;
+  /** Workspace claim size when the sandbox sets no `diskMiB`. */
+  workspaceSize: string;
+  /** Limits applied where the sandbox sets none (the restricted profile wants every one bounded). */
+  defaults: { cpuMillicores: number; memoryMiB: number; ephemeralMiB: number };
+  /** Labels of the egress proxy's Pods (in `egressNamespace`): the only egress a sandbox has. */
+  egressProxy?: { namespace: string; labels: Record<string, string>; port: number };
+  /** Labels of sandbox-svc's Pods (in `platformNamespace`): the only ones that may connect in. */
+  platform?: { namespace: string; labels: Record<string, string> };
+}
+
+export function claimName(slug: string): string {
+  return `${slug}-workspace`;
+}
+
+/** Valid label values only: ids are `[a-z0-9_]`, an org may be absent. */
+export function sandboxLabels(spec: Pick<SandboxRuntimeSpec, "id" | "orgId" | "projectId">): Record<string, string> {
+  return {
+    [MANAGED_BY]: "agentplane",
+    [COMPONENT]: "sandbox",
+    [SANDBOX_ID]: spec.id,
+    ...(spec.orgId ? { [ORG_ID]: spec.orgId } : {}),
+    ...(spec.projectId ? { [PROJECT_ID]: spec.projectId } : {}),
+  };
+}
+
+export function resolveImage(image: string, placement: KubernetesPlacement): string {
+  return image === "default" ? placement.defaultImage : image;
+}
+
+/**
+ * The workspace claim: it outlives the Pod (stop keeps it) and owns the Pod and the NetworkPolicy,
+ * so deleting it (sandbox deleted) lets the garbage collector remove everything of the sandbox.
+ */
+export function workspaceClaim(spec: SandboxRuntimeSpec, placement: KubernetesPlacement): V1PersistentVolumeClaim {
+  const size = spec.resources.diskMiB ? `${spec.resources.diskMiB}Mi` : placement.workspaceSize;
+  return {
+    apiVersion: "v1",
+    kind: "PersistentVolumeClaim",
+    metadata: { name: claimName(spec.slug), namespace: placement.namespace, labels: sandboxLabels(spec) },
+    spec: {
+      accessModes: ["ReadWriteOnce"],
+      resources: { requests: { storage: size } },
+      ...(placement.storageClassName ? { storageClassName: placement.storageClassName } : {}),
+    },
+  };
+}
+
+function ownedBy(claim: V1PersistentVolumeClaim) {
+  return [
+    {
+      apiVersion: "v1",
+      kind: "PersistentVolumeClaim",
+      name: claim.metadata?.name as string,
+      uid: claim.metadata?.uid as string,
+      blockOwnerDeletion: true,
+    },
+  ];
+}
+
+/**
+ * One Pod per sandbox, named by its slug, under the *restricted* Pod Security profile: non-root,
+ * no privilege escalation, every capability dropped, seccomp RuntimeDefault; no API token mounted;
+ * cpu, memory and ephemeral-storage limited.
+ */
+export function sandboxPod(
+  spec: SandboxRuntimeSpec,
+  placement: KubernetesPlacement,
+  claim: V1PersistentVolumeClaim,
+): V1Pod {
+  const cpu = `${spec.resources.cpuMillicores ?? placement.defaults.cpuMillicores}m`;
+  const memory = `${spec.resources.memoryMiB ?? placement.defaults.memoryMiB}Mi`;
+  const ephemeral = `${placement.defaults.ephemeralMiB}Mi`;
+  const limits = { cpu, memory, "ephemeral-storage": ephemeral };
+  const env = {
+    HOME: WORKSPACE,
+    USER: "sandbox",
+    LANG: "C.UTF-8",
+    ...spec.env,
+  };
+  return {
+    apiVersion: "v1",
+    kind: "Pod",
+    metadata: {
+      name: spec.slug,
+      namespace: placement.namespace,
+      labels: sandboxLabels(spec),
+      ownerReferences: ownedBy(claim),
+    },
+    spec: {
+      restartPolicy: "Never",
+      hostname: spec.slug,
+      serviceAccountName: placement.serviceAccountName,
+      automountServiceAccountToken: false,
+      enableServiceLinks: false,
+      ...(placement.runtimeClassName ? { runtimeClassName: placement.runtimeClassName } : {}),
+      ...(placement.nodeSelector ? { nodeSelector: placement.nodeSelector } : {}),
+      ...(placement.tolerations ? { tolerations: placement.tolerations } : {}),
+      securityContext: {
+        runAsNonRoot: true,
+        runAsUser: SANDBOX_UID,
+        runAsGroup: SANDBOX_UID,
+        fsGroup: SANDBOX_UID,
+        seccompProfile: { type: "RuntimeDefault" },
+      },
+      containers: [
+        {
+          name: CONTAINER,
+          image: resolveImage(spec.image, placement),
+          command: spec.command && spec.command.length > 0 ? spec.command : ["sleep", "infinity"],
+          env: Object.entries(env).map(([name, value]) => ({ name, value })),
+          workingDir: WORKSPACE,
+          resources: { requests: limits, limits },
+          securityContext: {
+            runAsNonRoot: true,
+            allowPrivilegeEscalation: false,
+            privileged: false,
+            capabilities: { drop: ["ALL"] },
+            seccompProfile: { type: "RuntimeDefault" },
+          },
+          volumeMounts: [{ name: "workspace", mountPath: WORKSPACE }],
+        },
+      ],
+      volumes: [{ name: "workspace", persistentVolumeClaim: { claimName: claim.metadata?.name as string } }],
+    },
+  };
+}
+
+/**
+ * The sandbox's own NetworkPolicy: in, only from sandbox-svc (ports reached through the Pod's IP);
+ * out, only to the egress proxy (so the cloud metadata address and everything else is unreachable).
+ * Without an egress proxy configured the sandbox has no egress at all.
+ */
+export function sandboxNetworkPolicy(
+  spec: SandboxRuntimeSpec,
+  placement: KubernetesPlacement,
+  claim: V1PersistentVolumeClaim,
+): V1NetworkPolicy {
+  const nsSelector = (ns: string) => ({ matchLabels: { "kubernetes.io/metadata.name": ns } });
+  return {
+    apiVersion: "networking.k8s.io/v1",
+    kind: "NetworkPolicy",
+    metadata: {
+      name: spec.slug,
+      namespace: placement.namespace,
+      labels: sandboxLabels(spec),
+      ownerReferences: ownedBy(claim),
+    },
+    spec: {
+      podSelector: { matchLabels: { [SANDBOX_ID]: spec.id } },
+      policyTypes: ["Ingress", "Egress"],
+      ingress: placement.platform
+        ? [
+            {
+              _from: [
+                {
+                  namespaceSelector: nsSelector(placement.platform.namespace),
+                  podSelector: { matchLabels: placement.platform.labels },
+                },
+              ],
+            },
+          ]
+        : [],
+      egress: placement.egressProxy
+        ? [
+            {
+              to: [
+                {
+                  namespaceSelector: nsSelector(placement.egressProxy.namespace),
+                  podSelector: { matchLabels: placement.egressProxy.labels },
+                },
+              ],
+              ports: [{ protocol: "TCP", port: placement.egressProxy.port }],
+            },
+          ]
+        : [],
+    },
+  };
+}

@@ -1,0 +1,240 @@
+import type { Database } from "@agentplane/db";
+import { databaseTargets } from "@agentplane/db/testing";
+import { MemoryBus } from "@agentplane/events";
+import type { ProblemError } from "@agentplane/problem-details";
+import { generateInternalKeys, silentLogger } from "@agentplane/service-kit";
+import type { FakeKubeApiServer } from "@agentplane/testkit/kube";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { createSandboxService, SANDBOX_SCHEMA } from "../../src/app.ts";
+import { configFromEnv } from "../../src/config.ts";
+import type { SandboxDB } from "../../src/db/schema.ts";
+import type { Actor, SandboxDeps } from "../../src/services/context.ts";
+import { execInSandbox } from "../../src/services/exec.ts";
+import {
+  createSandbox,
+  deleteSandbox,
+  getSandboxRow,
+  startSandbox,
+  stopSandbox,
+} from "../../src/services/sandboxes.ts";
+import { ShellSessions } from "../../src/services/shell-sessions.ts";
+import { kubeDriver, NS, startFakeKube } from "./fixture.ts";
+
+const P = "prj_kube";
+const actor: Actor = { principal: { type: "user", id: "usr_kube" }, orgId: "org_kube" };
+
+/** One sandbox-svc replica with the kubernetes driver, on a shared database. */
+async function replica(database: Database, fake: FakeKubeApiServer) {
+  const bus = new MemoryBus();
+  const driver = kubeDriver(fake, { startTimeoutMs: 2000 });
+  const authorizer = { check: () => Promise.reject(new Error("verbs do not authorize; routes do")) };
+  const service = await createSandboxService({
+    database,
+    bus,
+    keys: await generateInternalKeys(),
+    logger: silentLogger(),
+    authorizer,
+    config: { dataDir: "/nonexistent", idleCheckIntervalMs: 100 },
+    driver,
+  });
+  const deps: SandboxDeps = {
+    db: database.forSchema<SandboxDB>(SANDBOX_SCHEMA),
+    database,
+    bus,
+    driver,
+    authorizer,
+    logger: silentLogger(),
+    config: {},
+  };
+  return {
+    service,
+    deps,
+    async close() {
+      await service.close();
+      await bus.close();
+    },
+  };
+}
+
+// Two replicas share Postgres, as in a deployment.
+const postgres = (await databaseTargets()).find((t) => t.name === "postgres");
+
+describe.skipIf(!postgres?.available)(`sandbox-svc on the kubernetes driver${postgres?.reason ?? ""}`, () => {
+  let fake: FakeKubeApiServer;
+  let database: Database;
+  let cleanup: () => Promise<void>;
+  let a: Awaited<ReturnType<typeof replica>>;
+  let b: Awaited<ReturnType<typeof replica>>;
+  beforeAll(async () => {
+    fake = await startFakeKube();
+    const opened = await (postgres as NonNullable<typeof postgres>).open();
+    database = opened.database;
+    cleanup = opened.cleanup;
+    a = await replica(database, fake);
+    b = await replica(database, fake);
+  });
+  afterAll(async () => {
+    await a?.close();
+    await b?.close();
+    await cleanup?.();
+    await fake?.close();
+  });
+
+  it("runs the verbs on either replica: create and start on one, exec and stop on the other", async () => {
+    const created = await createSandbox(a.deps, actor, P, { name: "two replicas", labels: {}, start: true });
+    expect(created.state).toBe("running");
+    const pod = fake.store.get("/pods", NS, created.slug);
+    expect(pod?.metadata.labels?.["agentplane.dev/org-id"]).toBe("org_kube");
+    const containers = pod?.spec?.containers as { env: { name: string }[] }[];
+    const env = containers[0]?.env.map((e) => e.name) ?? [];
+    expect(env).toContain("AGENTPLANE_TOKEN");
+    const row = await getSandboxRow(b.deps, P, created.id);
+    const result = await execInSandbox(b.deps, actor, row, { command: "echo from-b; exit 2", timeoutMs: 5000 });
+    expect(result).toMatchObject({ exitCode: 2, stdout: "from-b\n" });
+    await stopSandbox(b.deps, actor, P, created.id);
+    expect(fake.store.get("/pods", NS, created.slug)).toBeUndefined();
+    // Neither replica took the stop for a crash.
+    await new Promise((r) => setTimeout(r, 200));
+    expect((await getSandboxRow(a.deps, P, created.id)).state).toBe("stopped");
+    await startSandbox(a.deps, actor, P, created.id);
+    await deleteSandbox(a.deps, actor, P, created.id);
+    expect(fake.store.get("/persistentvolumeclaims", NS, `${created.slug}-workspace`)).toBeUndefined();
+  });
+
+  it("keeps a shell session's working directory and variables between commands", async () => {
+    const created = await createSandbox(a.deps, actor, P, { name: "session", labels: {}, start: true });
+    const sessions = new ShellSessions(a.deps);
+    const session = await sessions.open(P, created.id);
+    await sessions.run(session, "mkdir -p sub && cd sub && export KEPT=yes", 5000);
+    const result = await sessions.run(session, 'basename "$PWD"; echo $KEPT', 5000);
+    expect(result).toMatchObject({ exitCode: 0, stdout: "sub\nyes\n" });
+    sessions.closeAll();
+    await deleteSandbox(a.deps, actor, P, created.id);
+  });
+
+  it("records a main process that exits, and stops idle sandboxes", async () => {
+    const crashing = await createSandbox(a.deps, actor, P, {
+      name: "crash",
+      labels: {},
+      start: true,
+      command: "sleep 0.3; exit 9",
+    });
+    const idle = await createSandbox(a.deps, actor, P, {
+      name: "idle",
+      labels: {},
+      start: true,
+      idleTimeoutSeconds: 1,
+    });
+    await vi.waitFor(async () => {
+      const row = await getSandboxRow(a.deps, P, crashing.id);
+      expect(row.state).toBe("failed");
+      expect(row.last_error).toBe("main process exited (code 9, Error)");
+    });
+    await vi.waitFor(async () => expect((await getSandboxRow(a.deps, P, idle.id)).state).toBe("stopped"), {
+      timeout: 5000,
+    });
+    expect(fake.store.get("/pods", NS, idle.slug)).toBeUndefined();
+    expect(fake.store.get("/persistentvolumeclaims", NS, `${idle.slug}-workspace`)).toBeDefined();
+  });
+
+  it("shows the scheduler's reason as lastError while starting, and fails the start with it", async () => {
+    fake.unschedulable = "0/2 nodes are available: 2 Insufficient cpu.";
+    try {
+      const created = await createSandbox(a.deps, actor, P, { name: "pending", labels: {}, start: false });
+      const start = startSandbox(a.deps, actor, P, created.id).catch((e: Error) => e);
+      await vi.waitFor(async () => {
+        const row = await getSandboxRow(a.deps, P, created.id);
+        expect(row).toMatchObject({
+          state: "starting",
+          last_error: "Unschedulable: 0/2 nodes are available: 2 Insufficient cpu.",
+        });
+      });
+      expect(((await start) as Error).message).toContain("was not ready within 2 s: Unschedulable");
+      expect((await getSandboxRow(a.deps, P, created.id)).state).toBe("failed");
+    } finally {
+      fake.unschedulable = undefined;
+    }
+  });
+
+  it("reports driver: down with the API server's message and answers 503 with Retry-After", async () => {
+    const created = await createSandbox(a.deps, actor, P, { name: "outage", labels: {}, start: false });
+    await fake.down();
+    try {
+      await vi.waitFor(async () => expect((await a.service.readiness?.())?.checks.driver).toBe("down"), {
+        timeout: 5000,
+      });
+      // The watch is cut first; then reconnecting is refused.
+      await vi.waitFor(
+        async () => {
+          const refused = (await startSandbox(a.deps, actor, P, created.id).catch((e) => e)) as ProblemError;
+          expect(refused.status).toBe(503);
+          expect(refused.headers["retry-after"]).toBe("5");
+          expect(refused.message).toBe("The Kubernetes API server is unavailable: fetch failed (ECONNREFUSED)");
+        },
+        { timeout: 5000 },
+      );
+    } finally {
+      await fake.up();
+    }
+    await vi.waitFor(async () => expect((await a.service.readiness?.())?.checks.driver).toBe("up"), {
+      timeout: 10_000,
+    });
+    expect((await startSandbox(a.deps, actor, P, created.id)).state).toBe("running");
+    await deleteSandbox(a.deps, actor, P, created.id);
+  });
+
+  it("names the missing RBAC permission when the service account lacks one", async () => {
+    fake.denials.push({ verb: "create", resource: "pods/exec" });
+    const driver = kubeDriver(fake);
+    try {
+      await vi.waitFor(
+        () => {
+          expect(() => driver.checkAvailable()).toThrow(
+            'The Kubernetes API server is unavailable: RBAC: cannot create pods/exec in the namespace "agentplane-sandboxes"',
+          );
+        },
+        { timeout: 5000 },
+      );
+    } finally {
+      fake.denials.length = 0;
+      await driver.close();
+    }
+    fake.denials.push({ verb: "list", resource: "pods" });
+    const listless = kubeDriver(fake);
+    try {
+      await vi.waitFor(
+        () => expect(() => listless.checkAvailable()).toThrow(/403 pods is forbidden: .* cannot list resource "pods"/),
+        {
+          timeout: 5000,
+        },
+      );
+    } finally {
+      fake.denials.length = 0;
+      await listless.close();
+    }
+  });
+
+  it("is chosen by SANDBOX_DRIVER=kubernetes and finds the API server through KUBECONFIG", async () => {
+    expect(() => configFromEnv({ SANDBOX_DRIVER: "docker" })).toThrow(/SANDBOX_DRIVER/);
+    const previous = process.env.KUBECONFIG;
+    process.env.KUBECONFIG = fake.kubeconfigFile(NS);
+    const bus = new MemoryBus();
+    try {
+      const service = await createSandboxService({
+        database,
+        bus,
+        keys: await generateInternalKeys(),
+        logger: silentLogger(),
+        authorizer: { check: () => Promise.reject(new Error("unused")) },
+        config: configFromEnv({ SANDBOX_DRIVER: "kubernetes", SANDBOX_K8S_NAMESPACE: NS }, { dataDir: "/nonexistent" }),
+      });
+      expect(service.driver.describe()).toMatchObject({ driver: "kubernetes", namespace: NS, server: fake.url });
+      await vi.waitFor(async () => expect(await service.readiness?.()).toMatchObject({ checks: { driver: "up" } }));
+      await service.close();
+    } finally {
+      if (previous === undefined) delete process.env.KUBECONFIG;
+      else process.env.KUBECONFIG = previous;
+      await bus.close();
+    }
+  });
+});
