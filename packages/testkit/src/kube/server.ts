@@ -100,6 +100,16 @@ function mergePatch(target: unknown, patch: unknown): unknown {
   return out;
 }
 
+/** A Secret's `stringData` is write-only: the API server stores it base64-encoded in `data`. */
+function secretData(resource: string, body: KubeObject): KubeObject {
+  if (resource !== "/secrets" || !body.stringData) return body;
+  const { stringData, ...rest } = body;
+  const data = { ...((rest.data as Record<string, string>) ?? {}) };
+  for (const [k, v] of Object.entries(stringData as Record<string, string>))
+    data[k] = Buffer.from(v).toString("base64");
+  return { ...rest, data };
+}
+
 async function readBody(req: IncomingMessage): Promise<KubeObject> {
   const chunks: Buffer[] = [];
   for await (const chunk of req) chunks.push(chunk as Buffer);
@@ -287,11 +297,11 @@ export class FakeKubeApiServer {
       return reply(201, this.review(await readBody(req)));
     }
     if (verb === "create") {
-      const body = await readBody(req);
+      const body = secretData(target.resource, await readBody(req));
       return reply(201, this.store.create(target.resource, target.namespace, { apiVersion, kind, ...body }));
     }
     if (verb === "update") {
-      const body = await readBody(req);
+      const body = secretData(target.resource, await readBody(req));
       return reply(200, this.store.replace(target.resource, target.namespace, name, body));
     }
     if (verb === "patch") {

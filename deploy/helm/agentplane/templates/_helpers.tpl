@@ -1,0 +1,78 @@
+{{- define "agentplane.fullname" -}}
+{{- if contains .Chart.Name .Release.Name -}}
+{{- .Release.Name | trunc 63 | trimSuffix "-" -}}
+{{- else -}}
+{{- printf "%s-%s" .Release.Name .Chart.Name | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+{{- end -}}
+
+{{- define "agentplane.labels" -}}
+app.kubernetes.io/name: agentplane
+app.kubernetes.io/instance: {{ .Release.Name }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
+{{- end -}}
+
+{{- define "agentplane.image" -}}
+{{ .Values.image.repository }}:{{ .Values.image.tag | default .Chart.AppVersion }}
+{{- end -}}
+
+{{- define "agentplane.serviceAccountName" -}}
+{{- if .Values.serviceAccount.create -}}
+{{- default (include "agentplane.fullname" .) .Values.serviceAccount.name -}}
+{{- else -}}
+{{- default "default" .Values.serviceAccount.name -}}
+{{- end -}}
+{{- end -}}
+
+{{/* The Secret holding the platform's keys. */}}
+{{- define "agentplane.keysSecret" -}}
+{{- default (printf "%s-keys" (include "agentplane.fullname" .)) .Values.keys.existingSecret -}}
+{{- end -}}
+
+{{- define "agentplane.postgresSecret" -}}
+{{- if .Values.postgres.dev.enabled -}}{{ include "agentplane.fullname" . }}-postgres{{- else -}}{{ .Values.postgres.existingSecret }}{{- end -}}
+{{- end -}}
+
+{{- define "agentplane.redisSecret" -}}
+{{- if .Values.redis.dev.enabled -}}{{ include "agentplane.fullname" . }}-redis{{- else -}}{{ .Values.redis.existingSecret }}{{- end -}}
+{{- end -}}
+
+{{/* A service's settings: the shared defaults with its own overrides merged over them. */}}
+{{- define "agentplane.serviceValues" -}}
+{{- $root := index . 0 -}}
+{{- $svc := index . 1 -}}
+{{- toYaml (mergeOverwrite (deepCopy $root.Values.defaults) (deepCopy $svc)) -}}
+{{- end -}}
+
+{{/* Environment every service gets: where the others listen, the stores, the keys. */}}
+{{- define "agentplane.commonEnv" -}}
+{{- $full := include "agentplane.fullname" . -}}
+{{- range $name, $svc := .Values.services }}
+{{- if and $svc.enabled (ne $name "gateway") (ne $name "runtime") }}
+- name: {{ upper $name }}_URL
+  value: {{ printf "http://%s-%s:%v" $full $name $svc.port | quote }}
+{{- end }}
+{{- end }}
+- name: DATABASE_URL
+  valueFrom:
+    secretKeyRef:
+      name: {{ include "agentplane.postgresSecret" . }}
+      key: {{ if .Values.postgres.dev.enabled }}url{{ else }}{{ .Values.postgres.existingSecretKey }}{{ end }}
+- name: REDIS_URL
+  valueFrom:
+    secretKeyRef:
+      name: {{ include "agentplane.redisSecret" . }}
+      key: {{ if .Values.redis.dev.enabled }}url{{ else }}{{ .Values.redis.existingSecretKey }}{{ end }}
+- name: INTERNAL_IDENTITY_PRIVATE_KEY
+  valueFrom:
+    secretKeyRef:
+      name: {{ include "agentplane.keysSecret" . }}
+      key: INTERNAL_IDENTITY_PRIVATE_KEY
+- name: AGENTPLANE_SECRET_KEY
+  valueFrom:
+    secretKeyRef:
+      name: {{ include "agentplane.keysSecret" . }}
+      key: AGENTPLANE_SECRET_KEY
+{{- end -}}

@@ -1,0 +1,166 @@
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { restrictedViolations, validateKubeObject } from "@agentplane/testkit/kube";
+import { HTTPRoute } from "@kubernetes-models/gateway-api/gateway.networking.k8s.io/v1";
+import { describe, expect, it } from "vitest";
+import { GOLDEN_DIR, type K8sObject, parseObjects, renderChart, VALUES_DIR, valueSets } from "./chart.ts";
+import { CHART, helm } from "./helm.ts";
+
+const SERVICES = ["gateway", "tenancy", "sandbox", "audit", "governance", "connections", "inference"];
+
+const rendered = Object.fromEntries(
+  valueSets().map((name) => [name, renderChart(join(VALUES_DIR, `${name}.yaml`))]),
+) as Record<string, string>;
+const objects = (name: string) => parseObjects(rendered[name] as string);
+const ofKind = (list: K8sObject[], kind: string) => list.filter((o) => o.kind === kind);
+const named = (list: K8sObject[], kind: string, name: string) =>
+  list.find((o) => o.kind === kind && o.metadata.name === name);
+
+interface PodTemplate {
+  metadata: { annotations?: Record<string, string> };
+  spec: {
+    automountServiceAccountToken?: boolean;
+    containers: {
+      livenessProbe?: { httpGet?: { path: string } };
+      readinessProbe?: { httpGet?: { path: string } };
+      startupProbe?: { httpGet?: { path: string } };
+    }[];
+  };
+}
+const podTemplate = (o: K8sObject) => (o.spec as { template: PodTemplate }).template;
+
+describe("the agentplane Helm chart", () => {
+  it.each(valueSets())("passes helm lint --strict with %s values", (name) => {
+    const result = helm(["lint", "--strict", CHART, "-f", join(VALUES_DIR, `${name}.yaml`)]);
+    expect(result.stderr).toBe("");
+    expect(result.status).toBe(0);
+  });
+
+  it.each(valueSets())("renders %s as its golden file (rewrite: node tests/deploy/update-golden.ts)", (name) => {
+    expect(rendered[name]).toBe(readFileSync(join(GOLDEN_DIR, `${name}.yaml`), "utf8"));
+  });
+
+  it.each(valueSets())("renders only objects valid against the Kubernetes schemas (%s)", (name) => {
+    for (const object of objects(name)) {
+      if (object.kind === "HTTPRoute") new HTTPRoute(object as never).validate();
+      else expect(() => validateKubeObject(object), `${object.kind} ${object.metadata.name}`).not.toThrow();
+    }
+  });
+
+  it("gives every service liveness, readiness and startup probes and a config checksum", () => {
+    const deployments = ofKind(objects("external"), "Deployment");
+    expect(deployments.map((d) => d.metadata.name).sort()).toEqual(SERVICES.map((s) => `agentplane-${s}`).sort());
+    for (const deployment of deployments) {
+      const template = podTemplate(deployment);
+      const container = template.spec.containers[0];
+      expect(container?.livenessProbe?.httpGet?.path).toBe("/health/live");
+      expect(container?.readinessProbe?.httpGet?.path).toBe("/health/ready");
+      expect(container?.startupProbe?.httpGet?.path).toBe("/health/live");
+      expect(template.metadata.annotations?.["checksum/config"]).toMatch(/^[0-9a-f]{64}$/);
+      expect(restrictedViolations(template.spec as never), deployment.metadata.name).toEqual([]);
+      // Only sandbox-svc holds an API token (the kubernetes driver).
+      expect(template.spec.automountServiceAccountToken).toBe(deployment.metadata.name === "agentplane-sandbox");
+    }
+    // A configuration change rolls the Pods.
+    const changed = parseObjects(renderChart(join(VALUES_DIR, "external.yaml"), ["--set", "config.logLevel=debug"]));
+    const before = podTemplate(named(deployments, "Deployment", "agentplane-gateway") as K8sObject);
+    const after = podTemplate(named(changed, "Deployment", "agentplane-gateway") as K8sObject);
+    expect(after.metadata.annotations?.["checksum/config"]).not.toBe(before.metadata.annotations?.["checksum/config"]);
+  });
+
+  it("renders no Secret and no key generation when every secret is an existing one", () => {
+    const list = objects("external");
+    expect(ofKind(list, "Secret")).toEqual([]);
+    expect(ofKind(list, "Job")).toEqual([]);
+    const env = (
+      podTemplate(named(list, "Deployment", "agentplane-tenancy") as K8sObject).spec.containers[0] as {
+        env: { name: string; valueFrom?: { secretKeyRef: { name: string; key: string } } }[];
+      }
+    ).env;
+    expect(env.find((e) => e.name === "DATABASE_URL")?.valueFrom?.secretKeyRef).toEqual({
+      name: "agentplane-postgres",
+      key: "url",
+    });
+    expect(env.find((e) => e.name === "REDIS_URL")?.valueFrom?.secretKeyRef).toEqual({
+      name: "agentplane-redis",
+      key: "connection",
+    });
+    expect(env.find((e) => e.name === "INTERNAL_IDENTITY_PRIVATE_KEY")?.valueFrom?.secretKeyRef.name).toBe(
+      "agentplane-keys",
+    );
+  });
+
+  it("renders a PodDisruptionBudget only where more than one replica runs", () => {
+    const external = ofKind(objects("external"), "PodDisruptionBudget").map((p) => p.metadata.name);
+    expect(external).toContain("agentplane-tenancy");
+    expect(external).not.toContain("agentplane-audit");
+    const dev = objects("dev");
+    // Replicas 1 by default there; the gateway autoscales from 2.
+    expect(ofKind(dev, "PodDisruptionBudget").map((p) => p.metadata.name)).toEqual(["agentplane-gateway"]);
+    expect(named(dev, "HorizontalPodAutoscaler", "agentplane-gateway")).toBeDefined();
+    const gateway = named(dev, "Deployment", "agentplane-gateway") as K8sObject;
+    expect(gateway.spec).not.toHaveProperty("replicas");
+  });
+
+  it("generates the keys once through an install hook, and runs dev stores only when asked", () => {
+    const dev = objects("dev");
+    const job = named(dev, "Job", "agentplane-keys");
+    expect(job?.metadata.annotations).toMatchObject({ "helm.sh/hook": "pre-install,pre-upgrade" });
+    expect(named(dev, "StatefulSet", "agentplane-postgres")).toBeDefined();
+    expect(ofKind(objects("external"), "StatefulSet")).toEqual([]);
+  });
+
+  it("creates the sandbox namespace under restricted Pod Security with the driver's Role", () => {
+    const list = objects("dev");
+    const namespace = named(list, "Namespace", "agentplane-sandboxes");
+    expect(namespace?.metadata.labels?.["pod-security.kubernetes.io/enforce"]).toBe("restricted");
+    const role = named(list, "Role", "agentplane-sandbox-driver") as unknown as {
+      rules: { resources: string[]; verbs: string[] }[];
+    };
+    const can = (resource: string, verb: string) =>
+      role.rules.some((r) => r.resources.includes(resource) && r.verbs.includes(verb));
+    for (const [resource, verb] of [
+      ["pods", "watch"],
+      ["pods", "create"],
+      ["pods/exec", "create"],
+      ["pods/exec", "get"],
+      ["pods/portforward", "create"],
+      ["pods/log", "get"],
+      ["persistentvolumeclaims", "delete"],
+      ["networkpolicies", "create"],
+      ["volumesnapshots", "create"],
+      ["events", "list"],
+    ] as const) {
+      expect(can(resource, verb), `${verb} ${resource}`).toBe(true);
+    }
+    expect(named(list, "NetworkPolicy", "default-deny")?.spec).toEqual({
+      podSelector: {},
+      policyTypes: ["Ingress", "Egress"],
+    });
+    const config = named(list, "ConfigMap", "agentplane-config") as unknown as { data: Record<string, string> };
+    expect(config.data).toMatchObject({
+      SANDBOX_DRIVER: "kubernetes",
+      SANDBOX_K8S_RUNTIME_CLASS: "gvisor",
+      SANDBOX_K8S_NODE_SELECTOR_JSON: '{"agentplane.dev/pool":"sandboxes"}',
+    });
+  });
+
+  it("installs only the cluster relay in a customer's cluster", () => {
+    const list = objects("relay");
+    expect(ofKind(list, "Deployment").map((d) => d.metadata.name)).toEqual(["agentplane-cluster-relay"]);
+    expect(ofKind(list, "Namespace")).toEqual([]);
+  });
+
+  it.each([
+    ["no Postgres secret and no dev database", ["--set", "postgres.existingSecret="], "/postgres/existingSecret"],
+    ["negative replicas", ["--set", "services.gateway.replicas=-1"], "/services/gateway/replicas"],
+    ["an unknown setting", ["--set", "services.gateway.replica=2"], "replica"],
+    ["an unknown sandbox driver", ["--set", "sandboxes.driver=docker"], "/sandboxes/driver"],
+    ["an HTTPRoute without a parent", ["--set", "httpRoute.enabled=true"], "/httpRoute/parentRefs"],
+    ["a relay without its cluster", ["--set", "clusterRelay.enabled=true"], "/clusterRelay"],
+  ])("refuses %s through values.schema.json", (_name, args, pointer) => {
+    const result = helm(["template", "agentplane", CHART, "-f", join(VALUES_DIR, "external.yaml"), ...args]);
+    expect(result.status).not.toBe(0);
+    expect(result.stderr).toContain(pointer);
+  });
+});
