@@ -60,6 +60,30 @@ export const CONFIG_GLOSSARY: Record<string, string> = {
   SANDBOX_EGRESS_HOST_MAP:
     'Tests only: egress host names → local stand-ins (`{"registry.test":"127.0.0.1:8080"}`); leave unset in production.',
   AGENTPLANE_API_URL: "The platform's API address as sandboxes (and the agent runtime's sandbox switch) reach it.",
+  SANDBOX_DRIVER:
+    "Where sandboxes run: `local` (bubblewrap on this host, the default) or `kubernetes` (a Pod each; the API server from in-cluster config or `KUBECONFIG`).",
+  SANDBOX_K8S_NAMESPACE:
+    "kubernetes driver: namespace of the sandbox Pods, claims and NetworkPolicies (default `agentplane-sandboxes`).",
+  SANDBOX_K8S_DEFAULT_IMAGE:
+    "kubernetes driver: the OCI image the `default` image stands for (default `docker.io/library/debian:bookworm-slim`).",
+  SANDBOX_K8S_SERVICE_ACCOUNT:
+    "kubernetes driver: the permissionless service account sandbox Pods run as (default `agentplane-sandbox`; its token is never mounted).",
+  SANDBOX_K8S_RUNTIME_CLASS: "kubernetes driver: RuntimeClass of sandbox Pods, e.g. `gvisor`.",
+  SANDBOX_K8S_NODE_SELECTOR_JSON:
+    'kubernetes driver: node selector of sandbox Pods (`{"agentplane.dev/pool":"sandboxes"}`).',
+  SANDBOX_K8S_TOLERATIONS_JSON:
+    'kubernetes driver: tolerations of sandbox Pods (`[{"key":"sandboxes","operator":"Exists","effect":"NoSchedule"}]`).',
+  SANDBOX_K8S_STORAGE_CLASS: "kubernetes driver: StorageClass of workspace claims (the cluster's default when unset).",
+  SANDBOX_K8S_WORKSPACE_SIZE:
+    "kubernetes driver: size of a workspace claim when the sandbox sets no `diskMiB` (default `10Gi`).",
+  SANDBOX_K8S_START_TIMEOUT_SECONDS:
+    "kubernetes driver: how long a start waits for the Pod to be Ready before failing with the scheduler's or kubelet's reason (default 300).",
+  SANDBOX_K8S_DIAL_POD_IP:
+    "kubernetes driver: `true` when sandbox-svc runs in the cluster: ports are dialled on the Pod's IP instead of `pods/portforward`.",
+  SANDBOX_K8S_EGRESS_PROXY:
+    "kubernetes driver: `<namespace>/<label>=<value>[,…]:<port>` of the egress proxy's Pods, the only egress a sandbox's NetworkPolicy allows (none when unset).",
+  SANDBOX_K8S_PLATFORM_PODS:
+    "kubernetes driver: `<namespace>/<label>=<value>[,…]` of sandbox-svc's Pods, the only ones a sandbox's NetworkPolicy lets in.",
   // Governance
   CREDENTIAL_ROTATION_GRACE_SECONDS: "How long a rotated credential's previous secret stays resolvable.",
   GOVERNANCE_DRIFT_INTERVAL_SECONDS: "How often one replica audits every organization for drift.",
