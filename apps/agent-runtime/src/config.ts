@@ -147,8 +147,8 @@ export const RuntimeEnvSchema = z.object({
   // Observability
   TRACING_SECRET_KEY: optional,
   TRACING_PUBLIC_KEY: optional,
-  TRACING_BASE_URL: withDefault("http://localhost:3100"),
-  OTEL_EXPORTER_OTLP_ENDPOINT: optional,
+  TRACING_BASE_URL: withDefault("http://localhost:3100").pipe(z.url()),
+  OTEL_EXPORTER_OTLP_ENDPOINT: optional.pipe(z.url({ protocol: /^https?$/ }).optional()),
   OTEL_EXPORTER_OTLP_API_KEY: optional,
   DEPLOYMENT_ENVIRONMENT: z.enum(["production", "staging", "development"]).optional(),
   LOG_LEVEL: withDefault("info"),

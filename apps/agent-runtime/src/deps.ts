@@ -7,6 +7,8 @@ import type { RuntimeDb } from "./db/database.ts";
 import type { LiveHub } from "./live/hub.ts";
 import type { MemoryStore } from "./memory/store.ts";
 import type { ModelClient } from "./models/provider.ts";
+import type { LlmTracing } from "./observability/llm-tracing.ts";
+import type { ProductTelemetry } from "./observability/product-events.ts";
 import type { Scheduler } from "./schedules/scheduler.ts";
 import type { AgentActivity } from "./services/activity.ts";
 import type { MessageWriter } from "./services/message-writer.ts";
@@ -39,6 +41,10 @@ export interface RuntimeDeps {
   plugins: PluginReport[];
   teamChat: TeamChatAdapter | null;
   logger: Logger;
+  /** LLM tracing to Langfuse (off without TRACING_SECRET_KEY). */
+  tracing: LlmTracing;
+  /** Product telemetry events over OTLP (off without OTEL_EXPORTER_OTLP_ENDPOINT). */
+  telemetry: ProductTelemetry;
   registry: WebhookRegistry;
   runs: WebhookRunQueue;
   /** Live listeners of the web chat: every message stored in a web thread outside a turn stream. */

@@ -1,4 +1,6 @@
+import { readFileSync } from "node:fs";
 import type { AddressInfo } from "node:net";
+import { createTelemetry, type Telemetry } from "@agentplane/telemetry";
 import { serve } from "@hono/node-server";
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import pino, { type Logger } from "pino";
@@ -15,6 +17,8 @@ import { memoryTool } from "./memory/memory-tool.ts";
 import { MemoryStore } from "./memory/store.ts";
 import type { ModelClient, ModelClientOptions } from "./models/provider.ts";
 import { WorkerModelClient } from "./models/worker-client.ts";
+import { createLlmTracing } from "./observability/llm-tracing.ts";
+import { productTelemetry } from "./observability/product-events.ts";
 import { scheduleTool } from "./schedules/schedule-tool.ts";
 import { type Clock, Scheduler } from "./schedules/scheduler.ts";
 import { AgentActivity } from "./services/activity.ts";
@@ -24,6 +28,11 @@ import { coreTools, loadPlugins } from "./tools/index.ts";
 import { executeWebhookRun, notifyWebhookFailure } from "./webhooks/execute-run.ts";
 import { WebhookRegistry } from "./webhooks/registry.ts";
 import { WebhookRunQueue } from "./webhooks/run-queue.ts";
+
+/** The runtime's version, as telemetry reports it. */
+export const RUNTIME_VERSION: string = (
+  JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")) as { version: string }
+).version;
 
 export interface RuntimeOptions {
   logger?: Logger;
@@ -64,13 +73,28 @@ export async function createRuntime(config: RuntimeConfig, options: RuntimeOptio
   const registry = new WebhookRegistry(database.db);
   await registry.load();
 
-  const { registry: tools, skills } = coreTools(config, logger);
+  // OTLP export of product telemetry (off without an endpoint) and LLM tracing to Langfuse (off
+  // without a secret key): neither ever changes what a run does.
+  const otlp: Telemetry = createTelemetry(
+    {
+      endpoint: config.env.OTEL_EXPORTER_OTLP_ENDPOINT,
+      apiKey: config.env.OTEL_EXPORTER_OTLP_API_KEY,
+      environment: config.env.DEPLOYMENT_ENVIRONMENT ?? "production",
+      serviceName: "agent-runtime",
+      serviceVersion: RUNTIME_VERSION,
+    },
+    logger,
+  );
+  const telemetry = productTelemetry(otlp);
+  const tracing = createLlmTracing(config, agent.id, logger);
+  const { registry: coreRegistry, skills } = coreTools(config, logger);
+  const tools = tracing.tools(coreRegistry);
   const catalog = new ContextWindowCatalog(config.env.CONTEXT_WINDOW_TOKENS);
   await catalog.refresh(config.env.MODELS_DEV_URL, logger);
   const live = new LiveHub();
   const memory = new MemoryStore(
     database.sqlite,
-    options.embedder !== undefined ? options.embedder : createEmbedder(config),
+    tracing.embedder(options.embedder !== undefined ? options.embedder : createEmbedder(config)),
     logger,
     {
       useExtension: options.vectorExtension !== false,
@@ -90,7 +114,7 @@ export async function createRuntime(config: RuntimeConfig, options: RuntimeOptio
     config,
     database,
     messages: new MessageWriter(database.sqlite),
-    model: options.model ?? new WorkerModelClient(config, options.modelOptions),
+    model: tracing.model(options.model ?? new WorkerModelClient(config, options.modelOptions)),
     tools,
     skills,
     plugins: [],
@@ -103,6 +127,8 @@ export async function createRuntime(config: RuntimeConfig, options: RuntimeOptio
     onWebMessage: (message) => live.publishMessage(message),
     teamChat: options.teamChat ?? null,
     logger,
+    tracing,
+    telemetry,
     registry,
     runs,
   };
@@ -110,8 +136,16 @@ export async function createRuntime(config: RuntimeConfig, options: RuntimeOptio
   deps.scheduler = scheduler;
   // Built-in tools are registered before plugins, so a plugin cannot take their names.
   tools.register(scheduleTool(scheduler));
-  tools.register(memoryTool(memory));
+  tools.register(memoryTool(memory, telemetry));
   deps.plugins = await loadPlugins(config.pluginsDir, tools, logger);
+  telemetry.emit("agent.started", {
+    "agent.id": agent.id,
+    provider: config.provider,
+    "gateway.used": Boolean(config.env.GATEWAY_API_URL),
+    "tracing.enabled": tracing.enabled,
+    "team_chat.enabled": Boolean(deps.teamChat),
+    "plugins.count": deps.plugins.length,
+  });
   const app = createRuntimeApp(deps);
   await runs.recover();
   await scheduler.recover();
@@ -154,6 +188,7 @@ export async function createRuntime(config: RuntimeConfig, options: RuntimeOptio
       await runs.close();
       // Only the client built here is closed; one passed in belongs to the caller.
       if (!options.model) await deps.model.close?.();
+      await Promise.all([tracing.shutdown(), otlp.shutdown()]);
       await database.close();
     },
   };

@@ -5,6 +5,7 @@ import type { RuntimeConfig } from "../config.ts";
 import type { ThreadContextTable } from "../db/schema/index.ts";
 import { nowIso } from "../ids.ts";
 import type { ModelClient } from "../models/provider.ts";
+import type { ProductTelemetry } from "../observability/product-events.ts";
 import type { MessageWriter } from "../services/message-writer.ts";
 import type { MessageRow } from "../services/threads.ts";
 import { historyOf, textOf } from "../turns/run-turn.ts";
@@ -20,6 +21,7 @@ export interface CompactionDeps {
   config: RuntimeConfig;
   catalog: ContextWindowCatalog;
   logger: Logger;
+  telemetry?: ProductTelemetry;
 }
 
 export type CompactionResult =
@@ -170,6 +172,11 @@ export async function compactThread(
     context_tokens: null,
   });
   deps.logger.info({ threadId, messages: older.length, throughSeq }, "thread compacted");
+  deps.telemetry?.emit("compaction.ran", {
+    "thread.id": threadId,
+    "compaction.messages": older.length,
+    trigger: focus === undefined ? "threshold" : "command",
+  });
   return { compacted: true, messages: older.length, throughSeq, summary };
 }
 

@@ -80,7 +80,20 @@ export class Heartbeat {
         // Missing: same as empty.
       }
       if (checklist === "") return { status: "empty" };
-      return await this.#execute(checklist);
+      const started = performance.now();
+      const result = await deps.tracing.run("heartbeat", {}, () => this.#execute(checklist));
+      const duration = performance.now() - started;
+      if (result.status === "delivered") {
+        const failedOpen = result.reason?.startsWith("gate failed open") ?? false;
+        deps.telemetry.emit("heartbeat.delivered", {
+          "run.id": result.runId,
+          "gate.failed_open": failedOpen,
+          "run.duration_ms": duration,
+        });
+      } else if (result.status === "suppressed") {
+        deps.telemetry.emit("heartbeat.suppressed", { "run.id": result.runId, "run.duration_ms": duration });
+      }
+      return result;
     } finally {
       end();
     }

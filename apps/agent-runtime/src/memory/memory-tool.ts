@@ -1,4 +1,5 @@
 import { z } from "zod";
+import type { ProductTelemetry } from "../observability/product-events.ts";
 import { type AgentTool, toolError, toolResult } from "../tools/types.ts";
 import type { MemoryStore } from "./store.ts";
 
@@ -13,7 +14,7 @@ const Input = z.discriminatedUnion("action", [
 ]);
 
 /** The agent's long-term notes: remember, search (hybrid text and meaning), forget. */
-export function memoryTool(store: MemoryStore): AgentTool {
+export function memoryTool(store: MemoryStore, telemetry?: ProductTelemetry): AgentTool {
   return {
     name: "memory",
     description:
@@ -43,7 +44,12 @@ export function memoryTool(store: MemoryStore): AgentTool {
       if (input.action === "forget") {
         return store.forget(input.id) ? toolResult({ forgotten: input.id }) : toolError(`No note ${input.id}`);
       }
+      const started = performance.now();
       const hits = await store.search(input.query, input.limit ?? 5);
+      telemetry?.emit("memory.search", {
+        "memory.results": hits.length,
+        "memory.duration_ms": performance.now() - started,
+      });
       return toolResult({
         hits: hits.map((h) => ({ id: h.id, text: h.text, createdAt: h.createdAt, score: Number(h.score.toFixed(4)) })),
       });

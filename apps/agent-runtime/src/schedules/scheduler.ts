@@ -228,9 +228,23 @@ export class Scheduler {
         title: `Schedule ${schedule.name} ${runId}`,
         externalId: runId,
       });
-      const outcome = await runAgentTurn(deps, { threadId: thread.id, text: schedule.prompt, source, purpose: "cron" });
-      const answer = outcome.delivered.map((m) => m.text).join("\n\n") || "(The agent finished without a text answer.)";
-      await deliver(deliveryDeps(deps), schedule.deliver_to, `${label(schedule.name)}\n\n${answer}`, source);
+      const answer = await deps.tracing.run("schedule", { threadId: thread.id, runId }, async () => {
+        const outcome = await runAgentTurn(deps, {
+          threadId: thread.id,
+          text: schedule.prompt,
+          source,
+          purpose: "cron",
+        });
+        const text = outcome.delivered.map((m) => m.text).join("\n\n") || "(The agent finished without a text answer.)";
+        await deliver(deliveryDeps(deps), schedule.deliver_to, `${label(schedule.name)}\n\n${text}`, source);
+        return text;
+      });
+      deps.telemetry.emit("schedule.run", {
+        "schedule.id": schedule.id,
+        "run.id": runId,
+        outcome: "delivered",
+        "run.duration_ms": this.#clock() - startedAt,
+      });
       await db
         .updateTable("schedule_run")
         .set({ status: "succeeded", result: answer, finished_at: iso(this.#clock()) })
@@ -238,6 +252,12 @@ export class Scheduler {
         .execute();
       await db.updateTable("schedule").set({ consecutive_failures: 0 }).where("id", "=", schedule.id).execute();
     } catch (err) {
+      deps.telemetry.emit("schedule.run", {
+        "schedule.id": schedule.id,
+        "run.id": runId,
+        outcome: "failed",
+        "run.duration_ms": this.#clock() - startedAt,
+      });
       await this.#failed(schedule, runId, err);
     }
   }

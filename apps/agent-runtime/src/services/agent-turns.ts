@@ -6,7 +6,18 @@ import type { MessageRow } from "./threads.ts";
 
 export type TurnDeps = Pick<
   RuntimeDeps,
-  "database" | "messages" | "model" | "config" | "tools" | "logger" | "skills" | "catalog" | "live" | "activity"
+  | "database"
+  | "messages"
+  | "model"
+  | "config"
+  | "tools"
+  | "logger"
+  | "skills"
+  | "catalog"
+  | "live"
+  | "activity"
+  | "tracing"
+  | "telemetry"
 >;
 
 export interface AgentTurnInput {
@@ -54,9 +65,48 @@ async function runCompactCommand(deps: TurnDeps, input: AgentTurnInput, modelId:
   return { userMessage, delivered: [row], steps: 0, stepLimitReached: false, contextTokens: 0 };
 }
 
+/** Where a turn came from, as telemetry and tracing name it. */
+export function runSource(input: Pick<AgentTurnInput, "source" | "purpose">): RunSource {
+  if (input.purpose === "heartbeat") return "heartbeat";
+  if (input.purpose === "cron" || input.source.startsWith("schedule:")) return "schedule";
+  if (input.source.startsWith("webhook:")) return "webhook";
+  if (input.source.startsWith("team-chat") || input.source.startsWith("slack")) return "team_chat";
+  return "web";
+}
+type RunSource = "web" | "webhook" | "heartbeat" | "schedule" | "team_chat";
+const TRACE_KIND = {
+  web: "chat",
+  webhook: "webhook",
+  heartbeat: "heartbeat",
+  schedule: "schedule",
+  team_chat: "team_chat",
+} as const;
+
 /** Runs one turn of the agent in a thread with its current verbose setting and the model for its purpose. */
 export function runAgentTurn(deps: TurnDeps, input: AgentTurnInput): Promise<TurnOutcome> {
-  return deps.activity.track(() => agentTurn(deps, input));
+  const source = runSource(input);
+  const kind = COMPACT.test(input.text.trim()) ? "compaction" : TRACE_KIND[source];
+  return deps.activity.track(() =>
+    deps.tracing.run(kind, { threadId: input.threadId }, async () => {
+      const started = performance.now();
+      const common = { "thread.id": input.threadId, "run.source": source } as const;
+      try {
+        const outcome = await agentTurn(deps, input);
+        deps.telemetry.emit("turn.completed", {
+          ...common,
+          "turn.steps": outcome.steps,
+          "turn.delivered": outcome.delivered.length,
+          "turn.step_limit_reached": outcome.stepLimitReached,
+          "turn.duration_ms": performance.now() - started,
+          "context.tokens": outcome.contextTokens,
+        });
+        return outcome;
+      } catch (err) {
+        deps.telemetry.emit("turn.failed", { ...common, "turn.duration_ms": performance.now() - started });
+        throw err;
+      }
+    }),
+  );
 }
 
 async function agentTurn(deps: TurnDeps, input: AgentTurnInput): Promise<TurnOutcome> {

@@ -17,9 +17,17 @@ export async function executeWebhookRun(deps: RuntimeDeps, run: QueuedRun): Prom
     externalId: run.id,
   });
   const source = `webhook:${run.subscription}`;
-  const outcome = await runAgentTurn(deps, { threadId: thread.id, text: prompt, source });
-  const answer = outcome.delivered.map((m) => m.text).join("\n\n") || "(The agent finished without a text answer.)";
-  await deliver(deliveryDeps(deps), run.deliver_to, `${webhookLabel(run.subscription)}\n\n${answer}`, source);
+  const started = performance.now();
+  await deps.tracing.run("webhook", { threadId: thread.id, runId: run.id }, async () => {
+    const outcome = await runAgentTurn(deps, { threadId: thread.id, text: prompt, source });
+    const answer = outcome.delivered.map((m) => m.text).join("\n\n") || "(The agent finished without a text answer.)";
+    await deliver(deliveryDeps(deps), run.deliver_to, `${webhookLabel(run.subscription)}\n\n${answer}`, source);
+  });
+  deps.telemetry.emit("run.delivered", {
+    "run.id": run.id,
+    "webhook.subscription": run.subscription,
+    "run.duration_ms": performance.now() - started,
+  });
 }
 
 /**
@@ -52,6 +60,7 @@ export function failureSentence(error: string, runId: string): string {
 }
 
 export async function notifyWebhookFailure(deps: RuntimeDeps, run: QueuedRun, error: string): Promise<void> {
+  deps.telemetry.emit("run.failed", { "run.id": run.id, "webhook.subscription": run.subscription });
   const text = `${webhookLabel(run.subscription)}\n\nThe run for event \`${run.event}\` failed: ${failureSentence(error, run.id)}`;
   await deliver(deliveryDeps(deps), run.deliver_to, text, `webhook:${run.subscription}`);
 }

@@ -68,27 +68,42 @@ export function registerReceiveWebhook(app: OpenAPIHono, deps: RuntimeDeps): voi
   // contract puts it in the runtime's OpenAPI document.
   app.openAPIRegistry.registerPath(receiveWebhookRoute);
   app.post("/agents/webhooks/:name", async (c) => {
-    const { registry, runs } = deps;
-    if (!registry.enabled) throw new ProblemError("forbidden", { detail: "The webhook receiver is disabled" });
+    const { registry, runs, telemetry } = deps;
+    const rejected = (reason: "receiver_disabled" | "unknown_subscription" | "inactive" | "bad_body") =>
+      telemetry.emit("webhook.rejected", { reason });
+    if (!registry.enabled) {
+      rejected("receiver_disabled");
+      throw new ProblemError("forbidden", { detail: "The webhook receiver is disabled" });
+    }
     const name = c.req.param("name");
     const subscription = registry.get(name);
-    if (!subscription) throw new ProblemError("not-found", { detail: `No webhook subscription named ${name}` });
+    if (!subscription) {
+      rejected("unknown_subscription");
+      throw new ProblemError("not-found", { detail: `No webhook subscription named ${name}` });
+    }
     const row = subscription.row;
-    if (row.active !== 1)
+    if (row.active !== 1) {
+      rejected("inactive");
       throw new ProblemError("forbidden", { detail: `The webhook subscription ${name} is disabled` });
+    }
 
     const body = isJsonContentType(c.req.header("content-type")) ? await readLimited(c.req, MAX_BODY_BYTES) : "";
     const payload = body ? parseObject(body) : undefined;
     if (!payload) {
+      rejected("bad_body");
       throw new ProblemError("bad-request", { detail: "The body must be a JSON object sent as application/json" });
     }
 
     const event = resolveEventType((h) => c.req.header(h), payload);
-    if (!eventAllowed(subscription.events, event)) return c.json({ status: "ignored", event }, 200);
+    if (!eventAllowed(subscription.events, event)) {
+      telemetry.emit("webhook.ignored", { "webhook.subscription": name, reason: "event_not_subscribed" });
+      return c.json({ status: "ignored", event }, 200);
+    }
 
     if (row.deliver_only === 1) {
       const text = `${webhookLabel(name)}\n\n${renderPrompt(row.prompt, payload, event, name)}`;
       await deliver(deliveryDeps(deps), row.deliver_to, text, `webhook:${name}`);
+      telemetry.emit("webhook.accepted", { "webhook.subscription": name, "webhook.mode": "deliver_only" });
       return c.json({ status: "delivered", event }, 200);
     }
 
@@ -102,6 +117,7 @@ export function registerReceiveWebhook(app: OpenAPIHono, deps: RuntimeDeps): voi
         headers: { "retry-after": String(QUEUE_FULL_RETRY_AFTER_SECONDS) },
       });
     }
+    telemetry.emit("webhook.accepted", { "webhook.subscription": name, "webhook.mode": "agent" });
     return c.json({ status: "accepted", event, runId }, 202);
   });
 }

@@ -1,0 +1,235 @@
+// LLM tracing to Langfuse (TRACING_SECRET_KEY): one trace per agent run, a `generation` per model
+// call, a `tool` per tool call, an `embedding` per embedding batch. Langfuse is where content
+// belongs (the operator enabled it), so prompts and answers go there, truncated; nothing of it
+// goes to the OTLP export. Spans are exported by Langfuse's span processor, in batches, on a
+// tracer provider of their own (never the global one). Tracing never fails or slows a run: every
+// tracing call is guarded, and export happens off the request path with a bounded queue.
+import { AsyncLocalStorage } from "node:async_hooks";
+import { LangfuseSpanProcessor } from "@langfuse/otel";
+import { setLangfuseTracerProvider, startObservation } from "@langfuse/tracing";
+import type { Span } from "@opentelemetry/api";
+import { BasicTracerProvider } from "@opentelemetry/sdk-trace-base";
+import type { Logger } from "pino";
+import type { RuntimeConfig } from "../config.ts";
+import type { Embedder } from "../memory/embeddings.ts";
+import type { ModelClient } from "../models/provider.ts";
+import type { ToolRegistry } from "../tools/types.ts";
+
+/** The kinds of agent run, each its own trace. */
+export type RunKind = "chat" | "webhook" | "heartbeat" | "schedule" | "compaction" | "team_chat";
+
+/** Inputs and outputs sent to Langfuse are cut at this many characters (documented in the README). */
+export const TRACE_CONTENT_LIMIT = 8192;
+
+export interface RunMeta {
+  agentId?: string;
+  threadId?: string;
+  runId?: string;
+}
+
+export interface LlmTracing {
+  readonly enabled: boolean;
+  /** Runs `fn` as one agent run; a run inside another becomes a span of the outer run's trace. */
+  run<T>(kind: RunKind, meta: RunMeta, fn: () => Promise<T>): Promise<T>;
+  /** The model client whose calls become generations of the current run. */
+  model(client: ModelClient): ModelClient;
+  /** Makes the registry's calls tool observations of the current run. */
+  tools(registry: ToolRegistry): ToolRegistry;
+  embedder(embedder: Embedder | null): Embedder | null;
+  /** Flushes queued spans, bounded by `timeoutMs`. */
+  shutdown(timeoutMs?: number): Promise<void>;
+}
+
+/** What every observation kind used here offers (spans, agents, generations, tools, embeddings). */
+interface Observation {
+  readonly otelSpan: Span;
+  update(attributes: Record<string, unknown>): unknown;
+  end(): void;
+}
+
+/** startObservation with the option shapes of every kind used here. */
+const observe = (name: string, attributes: Record<string, unknown>, options: Record<string, unknown>): Observation =>
+  (startObservation as unknown as (n: string, a: unknown, o: unknown) => Observation)(name, attributes, options);
+
+export const DISABLED_TRACING: LlmTracing = {
+  enabled: false,
+  run: (_kind, _meta, fn) => fn(),
+  model: (client) => client,
+  tools: (registry) => registry,
+  embedder: (embedder) => embedder,
+  shutdown: async () => {},
+};
+
+const cut = (value: unknown): unknown => {
+  const text = typeof value === "string" ? value : JSON.stringify(value);
+  if (text === undefined) return undefined;
+  return text.length > TRACE_CONTENT_LIMIT ? `${text.slice(0, TRACE_CONTENT_LIMIT)}… [truncated]` : value;
+};
+
+export function createLlmTracing(config: RuntimeConfig, agentId: string, logger: Logger): LlmTracing {
+  const { TRACING_SECRET_KEY: secretKey, TRACING_PUBLIC_KEY: publicKey, TRACING_BASE_URL: baseUrl } = config.env;
+  if (!secretKey) return DISABLED_TRACING;
+  const processor = new LangfuseSpanProcessor({
+    publicKey: publicKey ?? "",
+    secretKey,
+    baseUrl,
+    exportMode: "batched",
+    flushAt: 64,
+    flushInterval: 2,
+    timeout: 10,
+    mediaUploadEnabled: false,
+    ...(config.env.DEPLOYMENT_ENVIRONMENT ? { environment: config.env.DEPLOYMENT_ENVIRONMENT } : {}),
+  });
+  const provider = new BasicTracerProvider({ spanProcessors: [processor] });
+  setLangfuseTracerProvider(provider);
+  const current = new AsyncLocalStorage<Observation>();
+  let failures = 0;
+  /** Tracing trouble is logged once, then counted: it must never reach the run. */
+  const guard = <T>(what: string, f: () => T): T | undefined => {
+    try {
+      return f();
+    } catch (err) {
+      if (failures++ === 0) logger.warn({ err: (err as Error).message, what }, "LLM tracing failed; the run goes on");
+      return undefined;
+    }
+  };
+  const child = (name: string, attributes: Record<string, unknown>, asType: "generation" | "tool" | "embedding") =>
+    guard("start", () => {
+      const parent = current.getStore();
+      return observe(
+        name,
+        attributes,
+        parent ? { asType, parentSpanContext: parent.otelSpan.spanContext() } : { asType },
+      );
+    });
+
+  return {
+    enabled: true,
+    async run(kind, meta, fn) {
+      const parent = current.getStore();
+      const observation = guard("run", () => {
+        const metadata = { agentId, ...meta };
+        if (parent) return observe(kind, { metadata }, { parentSpanContext: parent.otelSpan.spanContext() });
+        const root = observe(kind, { metadata }, { asType: "agent" });
+        root.otelSpan.setAttributes({
+          "langfuse.trace.name": kind,
+          ...(meta.threadId ? { "session.id": meta.threadId } : {}),
+          "langfuse.trace.metadata.agent_id": agentId,
+          ...(meta.runId ? { "langfuse.trace.metadata.run_id": meta.runId } : {}),
+          ...(meta.threadId ? { "langfuse.trace.metadata.thread_id": meta.threadId } : {}),
+        });
+        return root;
+      });
+      if (!observation) return fn();
+      try {
+        const result = await current.run(observation, fn);
+        guard("end", () => observation.end());
+        return result;
+      } catch (err) {
+        guard("end", () => {
+          observation.update({ level: "ERROR", statusMessage: (err as Error).message.slice(0, 500) });
+          observation.end();
+        });
+        throw err;
+      }
+    },
+    model(client) {
+      return {
+        provider: client.provider,
+        endpoint: client.endpoint,
+        ...(client.close ? { close: () => (client.close as () => Promise<void>).call(client) } : {}),
+        async createMessage(request, options = {}) {
+          const generation = child(
+            "model-call",
+            {
+              model: request.model,
+              modelParameters: { max_tokens: request.max_tokens },
+              input: cut({ system: request.system, messages: request.messages }),
+              metadata: { provider: client.provider, tools: request.tools?.length ?? 0 },
+            },
+            "generation",
+          );
+          let firstToken: Date | undefined;
+          const onText = (delta: string) => {
+            firstToken ??= new Date();
+            options.onText?.(delta);
+          };
+          try {
+            const message = await client.createMessage(request, { ...options, onText });
+            guard("generation", () => {
+              const usage = message.usage as unknown as Record<string, number | null | undefined>;
+              generation?.update({
+                model: message.model || request.model,
+                output: cut(message.content),
+                usageDetails: {
+                  input: usage.input_tokens ?? 0,
+                  output: usage.output_tokens ?? 0,
+                  cache_read_input_tokens: usage.cache_read_input_tokens ?? 0,
+                  cache_creation_input_tokens: usage.cache_creation_input_tokens ?? 0,
+                },
+                ...(firstToken ? { completionStartTime: firstToken } : {}),
+                metadata: { provider: client.provider, stopReason: message.stop_reason },
+              });
+              generation?.end();
+            });
+            return message;
+          } catch (err) {
+            guard("generation", () => {
+              generation?.update({ level: "ERROR", statusMessage: (err as Error).message.slice(0, 500) });
+              generation?.end();
+            });
+            throw err;
+          }
+        },
+      };
+    },
+    tools(registry) {
+      const run = registry.run.bind(registry);
+      registry.run = async (name, input, context) => {
+        const observation = child(name, { input: cut(input) }, "tool");
+        const started = performance.now();
+        const outcome = await run(name, input, context);
+        guard("tool", () => {
+          observation?.update({
+            output: cut(outcome.content),
+            metadata: { success: !outcome.isError, durationMs: Math.round(performance.now() - started) },
+            ...(outcome.isError ? { level: "WARNING" } : {}),
+          });
+          observation?.end();
+        });
+        return outcome;
+      };
+      return registry;
+    },
+    embedder(embedder) {
+      if (!embedder) return embedder;
+      return {
+        model: embedder.model,
+        async embed(texts) {
+          const observation = child("embed", { model: embedder.model, input: cut(texts) }, "embedding");
+          try {
+            const vectors = await embedder.embed(texts);
+            guard("embedding", () => {
+              observation?.update({ metadata: { texts: texts.length } });
+              observation?.end();
+            });
+            return vectors;
+          } catch (err) {
+            guard("embedding", () => {
+              observation?.update({ level: "ERROR", statusMessage: (err as Error).message.slice(0, 500) });
+              observation?.end();
+            });
+            throw err;
+          }
+        },
+      };
+    },
+    async shutdown(timeoutMs = 5000) {
+      await Promise.race([
+        provider.shutdown().catch(() => {}),
+        new Promise((resolve) => setTimeout(resolve, timeoutMs).unref()),
+      ]);
+      setLangfuseTracerProvider(null);
+    },
+  };
+}
