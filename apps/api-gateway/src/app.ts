@@ -224,7 +224,10 @@ export function createGateway(deps: GatewayDeps): Gateway {
     if (entry.access !== "public") {
       try {
         principal = await deps.authenticator.authenticate(
-          bearerToken(header) ?? awsSessionToken(entry.operationId, header) ?? "",
+          bearerToken(header) ??
+            awsSessionToken(entry.operationId, header) ??
+            llmKeyToken(entry.operationId, header) ??
+            "",
         );
       } catch (err) {
         const problem =
@@ -292,6 +295,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
     let response: Response;
     const headers = forwardHeaders(allHeaders, identity, requestId, url);
     if (AWS_PROXY_OPERATION.test(entry.operationId)) awsProxyHeaders(header, headers);
+    if (LLM_OPERATION.test(entry.operationId)) for (const name of LLM_KEY_HEADERS) delete headers[name];
     let bytes: Uint8Array | undefined;
     try {
       bytes = await readSmallBody(method, header, env?.incoming);
@@ -387,6 +391,25 @@ const AWS_PROXY_OPERATION = /^awsProxy/;
 function awsSessionToken(operationId: string, headers: HeaderReader): string | undefined {
   if (!AWS_PROXY_OPERATION.test(operationId)) return undefined;
   return headers.get("x-amz-security-token") ?? undefined;
+}
+
+/**
+ * The model pass-through routes (`/v1/llm/**`, `/v1/projects/{projectId}/llm/**`) are called by
+ * unchanged provider SDKs, which send their key in their own header: Anthropic's as `x-api-key`,
+ * Azure OpenAI's (and Foundry's OpenAI-style API) as `api-key`. On these routes only, an Agentplane
+ * token is taken from those headers when no bearer token came, and neither header goes past the
+ * gateway (the proxy adds the provider's own key).
+ */
+const LLM_OPERATION = /^(?:post|get)Llm/;
+const LLM_KEY_HEADERS = ["x-api-key", "api-key"] as const;
+
+function llmKeyToken(operationId: string, headers: HeaderReader): string | undefined {
+  if (!LLM_OPERATION.test(operationId)) return undefined;
+  for (const name of LLM_KEY_HEADERS) {
+    const value = headers.get(name)?.trim();
+    if (value) return value;
+  }
+  return undefined;
 }
 
 function awsProxyHeaders(incoming: HeaderReader, outgoing: Record<string, string>): void {
