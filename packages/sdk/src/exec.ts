@@ -30,8 +30,10 @@ export interface ExecStreamOptions {
   token?: string;
   projectId: string;
   sandboxId: string;
-  /** An argv array, or a string run with `sh -c`. */
+  /** An argv array, or a string run with `sh -c` (ignored by `k8s-attach`). */
   command: string[] | string;
+  /** The endpoint: `/v1/…/exec` (default), or the Kubernetes-compatible pod `exec` or `attach`. */
+  endpoint?: "exec" | "k8s-exec" | "k8s-attach";
   tty?: boolean;
   cols?: number;
   rows?: number;
@@ -93,12 +95,15 @@ export function exitCodeOf(status: Record<string, unknown> | undefined): number 
 }
 
 export function execUrl(options: ExecStreamOptions): string {
-  const url = new URL(
-    `${options.baseUrl.replace(/\/+$/, "")}/v1/projects/${encodeURIComponent(options.projectId)}/sandboxes/${encodeURIComponent(options.sandboxId)}/exec`,
-  );
+  const [project, sandbox] = [encodeURIComponent(options.projectId), encodeURIComponent(options.sandboxId)];
+  const path =
+    options.endpoint === "k8s-exec" || options.endpoint === "k8s-attach"
+      ? `/k8s/api/v1/namespaces/${project}/pods/${sandbox}/${options.endpoint.slice(4)}`
+      : `/v1/projects/${project}/sandboxes/${sandbox}/exec`;
+  const url = new URL(`${options.baseUrl.replace(/\/+$/, "")}${path}`);
   url.protocol = url.protocol === "https:" ? "wss:" : "ws:";
   const argv = typeof options.command === "string" ? ["sh", "-c", options.command] : options.command;
-  for (const arg of argv) url.searchParams.append("command", arg);
+  if (options.endpoint !== "k8s-attach") for (const arg of argv) url.searchParams.append("command", arg);
   if (options.tty) url.searchParams.set("tty", "true");
   if (options.cols) url.searchParams.set("cols", String(options.cols));
   if (options.rows) url.searchParams.set("rows", String(options.rows));

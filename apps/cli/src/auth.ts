@@ -1,0 +1,130 @@
+import { readFileSync } from "node:fs";
+import { hostname } from "node:os";
+import { createAgentplaneClient, ProblemError } from "@agentplane/sdk";
+import type { Command } from "commander";
+import { openSession, requireToken, resolveUrl } from "./context.ts";
+import { deviceLogin } from "./device-login.ts";
+import { CliError, EXIT } from "./exit-codes.ts";
+import { addOutputOptions, type CommandDeps } from "./operations.ts";
+import { type OutputFlags, printResult } from "./output.ts";
+import { hostKey, normalizeUrl } from "./store.ts";
+
+const mask = (token: string) => `${token.slice(0, 8)}${"*".repeat(Math.max(0, Math.min(24, token.length - 8)))}`;
+
+async function whoami(url: string, token: string): Promise<{ principal: string; detail: Record<string, unknown> }> {
+  const sdk = createAgentplaneClient({ baseUrl: url, token });
+  const me = (await sdk.raw("GET", "/v1/auth/me")) as Record<string, unknown>;
+  const who = String(me.email ?? me.displayName ?? me.id ?? "unknown");
+  return { principal: who, detail: me };
+}
+
+export function addAuthCommands(root: Command, deps: CommandDeps): void {
+  const { io, store } = deps;
+  const auth = root.commands.find((c) => c.name() === "auth") ?? root.command("auth");
+  auth.description("Log in, show the identity, print or forget the token");
+
+  auth
+    .command("login")
+    .description("Log in to an installation (device flow, or --with-token from stdin)")
+    .option("--with-token", "read an API token from stdin instead of the device flow")
+    .option("--no-browser", "do not open a browser (the address is printed either way)")
+    .action(async (_opts, command: Command) => {
+      const opts = command.optsWithGlobals() as { url?: string; withToken?: boolean; browser?: boolean };
+      const url = opts.url ? normalizeUrl(opts.url) : resolveUrl(io, store, undefined);
+      if (opts.withToken) {
+        if (io.stdin.isTTY) io.stderr.write("Paste a token, then press Ctrl-D:\n");
+        const token = readFileSync(0, "utf8").trim();
+        if (!token) throw new CliError("no token on stdin", EXIT.auth);
+        const me = await whoami(url, token);
+        store.saveCredentials({ url, token, principal: me.principal, via: "token", savedAt: new Date().toISOString() });
+        io.stderr.write(`Logged in to ${hostKey(url)} as ${me.principal}\n`);
+        return;
+      }
+      const result = await deviceLogin(io, url, {
+        browser: opts.browser !== false,
+        clientName: `agentplane CLI on ${hostname()}`,
+      });
+      const me = await whoami(url, result.token);
+      store.saveCredentials({
+        url,
+        token: result.token,
+        ...(result.tokenId ? { tokenId: result.tokenId } : {}),
+        principal: me.principal,
+        via: result.via,
+        savedAt: new Date().toISOString(),
+      });
+      io.stderr.write(`Logged in to ${hostKey(url)} as ${me.principal}\n`);
+    });
+
+  addOutputOptions(
+    auth
+      .command("status")
+      .description("Show the installations logged in to and who the token acts for")
+      .action(async (_opts, command: Command) => {
+        const opts = command.optsWithGlobals() as { url?: string } & OutputFlags;
+        const urls =
+          opts.url || io.env.AGENTPLANE_URL
+            ? [resolveUrl(io, store, opts.url)]
+            : Object.values(store.hosts()).map((h) => h.url);
+        if (urls.length === 0 && !io.env.AGENTPLANE_TOKEN)
+          throw new CliError("not logged in to any installation: run `agentplane auth login`", EXIT.auth);
+        const rows: Record<string, unknown>[] = [];
+        let failed = false;
+        for (const url of urls) {
+          const session = openSession(io, store, url);
+          const row: Record<string, unknown> = { host: hostKey(url), url, tokenSource: session.tokenSource };
+          if (session.token) {
+            row.token = mask(session.token);
+            try {
+              row.principal = (await whoami(url, session.token)).principal;
+              row.status = "ok";
+            } catch (error) {
+              failed = true;
+              row.status =
+                error instanceof ProblemError ? `refused: ${error.title}` : `unreachable: ${(error as Error).message}`;
+            }
+          } else {
+            failed = true;
+            row.status = "no token";
+          }
+          rows.push(row);
+        }
+        await printResult(io, rows, opts, {
+          fields: ["host", "principal", "status", "tokenSource", "token", "url"],
+          list: true,
+        });
+        if (failed) process.exitCode = EXIT.auth;
+      }),
+  );
+
+  auth
+    .command("token")
+    .description(
+      'Print the token of the installation (for scripts: `curl -H "authorization: Bearer $(agentplane auth token)"`)',
+    )
+    .action((_opts, command: Command) => {
+      const opts = command.optsWithGlobals() as { url?: string };
+      io.stdout.write(`${requireToken(openSession(io, store, opts.url))}\n`);
+    });
+
+  auth
+    .command("logout")
+    .description("Forget the stored token; one that login minted is revoked on the installation")
+    .action(async (_opts, command: Command) => {
+      const opts = command.optsWithGlobals() as { url?: string };
+      const url = resolveUrl(io, store, opts.url);
+      const stored = store.credentials(url);
+      if (!stored) throw new CliError(`not logged in to ${hostKey(url)}`, EXIT.auth);
+      if (stored.tokenId) {
+        const sdk = createAgentplaneClient({ baseUrl: url, token: stored.token });
+        try {
+          await sdk.request("revokeApiToken", { path: { tokenId: stored.tokenId } });
+        } catch (error) {
+          // Already revoked or expired: forgetting it is all that is left to do.
+          if (!(error instanceof ProblemError) || ![401, 404].includes(error.status)) throw error;
+        }
+      }
+      store.removeCredentials(url);
+      io.stderr.write(`Logged out of ${hostKey(url)}${stored.tokenId ? " (token revoked)" : ""}\n`);
+    });
+}

@@ -1,0 +1,118 @@
+// `auth login` without --with-token: RFC 8628 device authorization. An installation not activated
+// yet runs its activation flow (the person enters the setup code on /activate) and hands over the
+// owner token; an activated one runs the sign-in device flow, which mints a token of the person.
+import { spawn } from "node:child_process";
+import { createAgentplaneClient, ProblemError } from "@agentplane/sdk";
+import type { Io } from "./context.ts";
+import { CliError, EXIT } from "./exit-codes.ts";
+
+export interface DeviceLoginResult {
+  token: string;
+  tokenId?: string;
+  via: "device" | "activation";
+}
+
+interface DeviceStart {
+  userCode: string;
+  verificationUri: string;
+  verificationUriComplete: string;
+  expiresIn: number;
+  interval: number;
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+function openBrowser(url: string): void {
+  const command = process.platform === "darwin" ? "open" : process.platform === "win32" ? "explorer" : "xdg-open";
+  try {
+    const child = spawn(command, [url], { stdio: "ignore", detached: true });
+    child.on("error", () => {});
+    child.unref();
+  } catch {
+    // No opener installed: the address is on the screen already.
+  }
+}
+
+function announce(io: Io, start: DeviceStart, what: string, browser: boolean): void {
+  io.stderr.write(`! First copy your one-time code: ${start.userCode}\n`);
+  io.stderr.write(`  Then open ${start.verificationUri} ${what}\n`);
+  // A browser only for a person at a terminal: never from a script or CI.
+  if (browser && io.stdin.isTTY && io.stderr.isTTY) openBrowser(start.verificationUriComplete);
+}
+
+export async function deviceLogin(
+  io: Io,
+  url: string,
+  options: { browser: boolean; clientName: string },
+): Promise<DeviceLoginResult> {
+  const sdk = createAgentplaneClient({ baseUrl: url });
+  const installation = await sdk.request("getInstallation");
+  if (installation.status !== "activated") return activate(io, url, options.browser);
+  return signIn(io, url, options);
+}
+
+async function activate(io: Io, url: string, browser: boolean): Promise<DeviceLoginResult> {
+  const sdk = createAgentplaneClient({ baseUrl: url });
+  const start = await sdk.request("startActivation");
+  io.stderr.write(`${url} is not activated yet: activating it makes you its owner.\n`);
+  announce(io, start, "and enter it with the setup code the installation printed when it first started.", browser);
+  let interval = start.interval;
+  const deadline = Date.now() + start.expiresIn * 1000;
+  while (Date.now() < deadline) {
+    await sleep(interval * 1000);
+    const poll = await sdk.request("pollActivation", { path: { sessionId: start.sessionId } });
+    interval = Math.max(interval, poll.interval);
+    if (poll.status === "approved") {
+      if (!poll.token) throw new CliError("the activation was approved, but its token was already handed out");
+      return { token: poll.token, via: "activation" };
+    }
+    if (poll.status === "denied") throw new CliError("the activation was denied", EXIT.auth);
+    if (poll.status === "expired") break;
+  }
+  throw new CliError("the code expired before it was entered: run `agentplane auth login` again", EXIT.auth);
+}
+
+async function signIn(
+  io: Io,
+  url: string,
+  options: { browser: boolean; clientName: string },
+): Promise<DeviceLoginResult> {
+  const sdk = createAgentplaneClient({ baseUrl: url });
+  let start: DeviceStart & { deviceCode: string };
+  try {
+    start = (await sdk.raw("POST", "/v1/auth/device", { body: { clientName: options.clientName } })) as typeof start;
+  } catch (error) {
+    if (error instanceof ProblemError && (error.status === 404 || error.status === 405)) {
+      throw new CliError(
+        "this installation does not offer device sign-in: create a token and run `agentplane auth login --with-token`",
+        EXIT.auth,
+      );
+    }
+    throw error;
+  }
+  announce(io, start, "and approve this sign-in.", options.browser);
+  let interval = start.interval;
+  const deadline = Date.now() + start.expiresIn * 1000;
+  // RFC 8628 §3.5: wait `interval` between polls; `slow_down` adds five seconds for good.
+  while (Date.now() < deadline) {
+    await sleep(interval * 1000);
+    try {
+      const answer = (await sdk.raw("POST", "/v1/auth/device/token", { body: { deviceCode: start.deviceCode } })) as {
+        token: string;
+        tokenId: string;
+      };
+      return { token: answer.token, tokenId: answer.tokenId, via: "device" };
+    } catch (error) {
+      const code = error instanceof ProblemError ? String(error.body.error ?? "") : "";
+      if (code === "authorization_pending") continue;
+      if (code === "slow_down") {
+        interval += 5;
+        continue;
+      }
+      if (code === "access_denied") throw new CliError("the sign-in was denied", EXIT.auth);
+      if (code === "expired_token") break;
+      throw error;
+    }
+  }
+  throw new CliError("the code expired before the sign-in was approved: run `agentplane auth login` again", EXIT.auth);
+}

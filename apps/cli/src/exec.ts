@@ -1,0 +1,100 @@
+// `sandboxes exec [-i] [-t] <sandbox> -- <cmd…>`: the exec WebSocket wired to this terminal. Raw
+// mode only with -t on a terminal, restored on every way out; the size sent first and on every
+// resize; piped stdin forwarded then half-closed; the remote exit code becomes ours.
+import { type ExecStream, openExecStream, type WebSocketConstructor } from "@agentplane/sdk/exec";
+import { WebSocket } from "ws";
+import { type Io, openSession, requireToken } from "./context.ts";
+import { CliError, EXIT } from "./exit-codes.ts";
+import type { CommandDeps } from "./operations.ts";
+import { resolveProject } from "./scope.ts";
+
+export interface ExecFlags {
+  interactive?: boolean;
+  tty?: boolean;
+  project?: string;
+  org?: string;
+  url?: string;
+}
+
+/** Runs the command and resolves with the exit code to leave with. */
+export async function runExec(
+  deps: CommandDeps,
+  sandboxId: string,
+  argv: string[],
+  flags: ExecFlags,
+  endpoint: "exec" | "k8s-exec" | "k8s-attach" = "exec",
+): Promise<number> {
+  const { io } = deps;
+  if (argv.length === 0 && endpoint !== "k8s-attach")
+    throw new CliError("no command: put it after --, e.g. `agentplane sandboxes exec box -- ls -la`");
+  const session = openSession(io, deps.store, flags.url);
+  const token = requireToken(session);
+  const projectId = await resolveProject(io, deps.store, session, flags.project, flags.org);
+  const tty = Boolean(flags.tty && io.stdin.isTTY && io.stdout.isTTY);
+  if (flags.tty && !tty) io.stderr.write("warning: -t ignored: stdin or stdout is not a terminal\n");
+
+  const stream = await openExecStream({
+    baseUrl: session.url,
+    token,
+    projectId,
+    sandboxId,
+    command: argv,
+    endpoint,
+    tty,
+    ...(tty ? { cols: io.stdout.columns, rows: io.stdout.rows } : {}),
+    WebSocket: WebSocket as unknown as WebSocketConstructor,
+  });
+  return pump(io, stream, { tty, interactive: Boolean(flags.interactive) });
+}
+
+async function pump(io: Io, stream: ExecStream, mode: { tty: boolean; interactive: boolean }): Promise<number> {
+  const stdin = io.stdin;
+  const restore: (() => void)[] = [];
+  const cleanup = () => {
+    for (const undo of restore.splice(0).reverse()) undo();
+  };
+  // Whatever ends the process (a crash included), the terminal is given back cooked.
+  process.once("exit", cleanup);
+  try {
+    stream.onStdout((chunk) => io.stdout.write(chunk));
+    stream.onStderr((chunk) => io.stderr.write(chunk));
+    if (mode.tty) {
+      stdin.setRawMode(true);
+      restore.push(() => stdin.setRawMode(false));
+      const onResize = () => stream.resize(io.stdout.columns, io.stdout.rows);
+      io.stdout.on("resize", onResize);
+      restore.push(() => io.stdout.off("resize", onResize));
+      onResize();
+    } else {
+      // Without a terminal of ours, Ctrl-C stops the remote command by closing the stream.
+      const onSigint = () => stream.close();
+      process.on("SIGINT", onSigint);
+      restore.push(() => process.off("SIGINT", onSigint));
+    }
+    if (mode.interactive || mode.tty) {
+      const onData = (chunk: Buffer) => stream.write(chunk);
+      const onEnd = () => stream.end();
+      stdin.on("data", onData);
+      stdin.once("end", onEnd);
+      restore.push(() => {
+        stdin.off("data", onData);
+        stdin.off("end", onEnd);
+        stdin.pause();
+      });
+      stdin.resume();
+    } else {
+      stream.end();
+    }
+    const exit = await stream.exited;
+    return exit.exitCode;
+  } catch (error) {
+    cleanup();
+    if ((error as Error).name === "ExecConnectionLost") {
+      throw new CliError(`\r\n${(error as Error).message}`, EXIT.error);
+    }
+    throw error;
+  } finally {
+    cleanup();
+    process.off("exit", cleanup);
+  }
+}

@@ -1,0 +1,40 @@
+import { ProblemError } from "@agentplane/sdk";
+
+/** The exit codes scripts can rely on (`agentplane help exit-codes`). 2 never means a usage error. */
+export const EXIT = {
+  ok: 0,
+  error: 1,
+  cancelled: 2,
+  notFoundOrDenied: 3,
+  auth: 4,
+} as const;
+
+export const EXIT_CODES_HELP = `Exit codes of agentplane:
+
+  0  success
+  1  an error: a failed request, bad input, an unknown command or flag, a lost connection
+  2  cancelled: a confirmation was declined or the command was interrupted
+  3  not found or denied (the API answered 404 or 403)
+  4  authentication needed: no token, or the token was refused (401)
+
+\`agentplane sandboxes exec\` exits with the remote command's exit code instead.
+`;
+
+/** An error the CLI reports as one line on stderr with a chosen exit code. */
+export class CliError extends Error {
+  readonly exitCode: number;
+  constructor(message: string, exitCode: number = EXIT.error) {
+    super(message);
+    this.name = "CliError";
+    this.exitCode = exitCode;
+  }
+}
+
+export function exitCodeFor(error: unknown): number {
+  if (error instanceof CliError) return error.exitCode;
+  if (error instanceof ProblemError) {
+    if (error.status === 401) return EXIT.auth;
+    if (error.status === 403 || error.status === 404) return EXIT.notFoundOrDenied;
+  }
+  return EXIT.error;
+}

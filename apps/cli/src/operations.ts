@@ -1,0 +1,288 @@
+// Builds one command per entry of the command map from the generated operation manifest: path
+// parameters become --org/--project or positional arguments, query parameters and scalar body
+// fields become flags, any body field can be given with -f key=value or --input.
+import { readFileSync } from "node:fs";
+import { OPERATIONS, type OperationSpec, type ParameterSpec } from "@agentplane/sdk";
+import { type Command, Option } from "commander";
+import { COMMANDS } from "./command-map.ts";
+import { type Io, openSession, requireToken } from "./context.ts";
+import { CliError } from "./exit-codes.ts";
+import { type OutputFlags, printResult } from "./output.ts";
+import { confirm, withSpinner } from "./prompt.ts";
+import { resolveOrg, resolveProject } from "./scope.ts";
+import type { Store } from "./store.ts";
+
+export interface CommandDeps {
+  io: Io;
+  store: Store;
+}
+
+/** Flags every operation command may have; a body field of the same name is set with -f instead. */
+const RESERVED = new Set([
+  "json",
+  "jq",
+  "org",
+  "project",
+  "limit",
+  "all",
+  "yes",
+  "input",
+  "field",
+  "url",
+  "help",
+  "method",
+]);
+const DESTRUCTIVE = /^(delete|remove|revoke)/;
+
+export const kebab = (name: string) =>
+  name
+    .replace(/([a-z0-9])([A-Z])/g, "$1-$2")
+    .replace(/_/g, "-")
+    .toLowerCase();
+/** `sandboxId` → `sandbox`, `entryName` → `entry-name`: the positional argument's name in help. */
+export const argName = (param: string) => kebab(param.replace(/Id$/, "")) || param;
+
+/** The operations grouped by the command that serves them, in the order of the map. */
+export function commandGroups(): Map<string, OperationSpec[]> {
+  const byId = new Map(OPERATIONS.map((op) => [op.id, op]));
+  const groups = new Map<string, OperationSpec[]>();
+  for (const [id, path] of Object.entries(COMMANDS)) {
+    const op = byId.get(id);
+    if (!op) continue;
+    groups.set(path, [...(groups.get(path) ?? []), op]);
+  }
+  return groups;
+}
+
+/** Finds or makes the nested command for `words` under `root`. */
+export function ensureCommand(root: Command, words: string[], describe: (path: string) => string | undefined): Command {
+  let cmd = root;
+  words.forEach((word, i) => {
+    let next = cmd.commands.find((c) => c.name() === word);
+    if (!next) {
+      next = cmd.command(word);
+      const text = describe(words.slice(0, i + 1).join(" "));
+      if (text) next.description(text);
+    }
+    cmd = next;
+  });
+  return cmd;
+}
+
+export function addOutputOptions(cmd: Command): Command {
+  return cmd
+    .option("--json [fields]", "print the API's JSON; with a comma-separated list, only those fields")
+    .option("--jq <expression>", "filter the JSON with a jq expression (implies --json)");
+}
+
+function coerce(spec: ParameterSpec | undefined, raw: string, flag: string): unknown {
+  const type = spec?.type ?? "string";
+  if (type === "integer" || type === "number") {
+    const n = Number(raw);
+    if (!Number.isFinite(n) || (type === "integer" && !Number.isInteger(n))) {
+      throw new CliError(`${flag} takes a${type === "integer" ? "n integer" : " number"}, not "${raw}"`);
+    }
+    return n;
+  }
+  if (type === "boolean") {
+    if (raw === "true" || raw === "false") return raw === "true";
+    throw new CliError(`${flag} takes true or false, not "${raw}"`);
+  }
+  if (type === "array" || type === "object") {
+    try {
+      return JSON.parse(raw);
+    } catch {
+      if (type === "array") return raw.split(",").map((s) => s.trim());
+      throw new CliError(`${flag} takes JSON, e.g. '{"key":"value"}'`);
+    }
+  }
+  if (spec?.enum && !spec.enum.includes(raw)) throw new CliError(`${flag} must be one of ${spec.enum.join(", ")}`);
+  return raw;
+}
+
+/** `-f key=value`: the value as JSON when it parses (numbers, booleans, objects), else a string. */
+export function parseFields(pairs: string[]): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const pair of pairs) {
+    const eq = pair.indexOf("=");
+    if (eq <= 0) throw new CliError(`-f takes key=value, not "${pair}"`);
+    const value = pair.slice(eq + 1);
+    try {
+      out[pair.slice(0, eq)] = JSON.parse(value);
+    } catch {
+      out[pair.slice(0, eq)] = value;
+    }
+  }
+  return out;
+}
+
+export function readInput(file: string): unknown {
+  const text = file === "-" ? readFileSync(0, "utf8") : readFileSync(file, "utf8");
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw new CliError(`--input ${file === "-" ? "(stdin)" : file} is not JSON`);
+  }
+}
+
+/** Adds the command for one group of operations; `handlers` take over the special ones (exec). */
+export function addOperationCommand(
+  root: Command,
+  path: string,
+  ops: OperationSpec[],
+  deps: CommandDeps,
+  describe: (path: string) => string | undefined,
+): Command {
+  const words = path.split(" ");
+  const parent = ensureCommand(root, words.slice(0, -1), describe);
+  const primary = ops.find((op) => !op.pathParams.includes("projectId")) ?? ops[0]!;
+  const cmd = parent.command(words.at(-1)!).description(primary.summary);
+  // `orgs get <org>`, `projects delete <project>`: under its own noun the id is the argument.
+  const target = (p: string) =>
+    (words[0] === "orgs" && p === "orgId") || (words[0] === "projects" && p === "projectId");
+  const scoped = (p: string) => ops.some((op) => op.pathParams.includes(p) && !target(p));
+  const positional = primary.pathParams.filter((p) => (p !== "orgId" && p !== "projectId") || target(p));
+  for (const p of positional) cmd.argument(`<${argName(p)}>`);
+  if (scoped("orgId"))
+    cmd.option("--org <id>", "the organization (default: AGENTPLANE_ORG, the saved default, or your only one)");
+  if (scoped("projectId")) {
+    const dual = ops.length > 1 && ops.some((op) => !op.pathParams.includes("projectId"));
+    cmd.option(
+      "--project <id>",
+      dual
+        ? "act on this project's instead of the organization's"
+        : "the project (default: AGENTPLANE_PROJECT, the saved default, or your only one)",
+    );
+  }
+  const list = primary.list;
+  const queryFlags = new Map<string, ParameterSpec>();
+  for (const q of ops.flatMap((op) => op.query)) {
+    if (queryFlags.has(q.name) || (list?.paginated && (q.name === "cursor" || q.name === "limit"))) continue;
+    if (RESERVED.has(q.name)) continue;
+    queryFlags.set(q.name, q);
+    const option = new Option(`--${kebab(q.name)} <value>`, q.description ?? q.name);
+    if (q.enum) option.choices(q.enum);
+    cmd.addOption(option);
+  }
+  if (list?.paginated) {
+    cmd.option("--limit <n>", "the most items to show", "30");
+    cmd.option("--all", "every item, following the pages");
+  }
+  const bodyFields = new Map<string, ParameterSpec>();
+  const withBody = ops.find((op) => op.body);
+  if (withBody?.body) {
+    for (const f of withBody.body.fields) {
+      if (RESERVED.has(f.name) || queryFlags.has(f.name)) continue;
+      bodyFields.set(f.name, f);
+      const hint = f.type === "array" || f.type === "object" ? "json" : f.type === "boolean" ? "true|false" : "value";
+      const option = new Option(
+        `--${kebab(f.name)} <${hint}>`,
+        `${f.description ?? f.name}${f.required ? " (required)" : ""}`,
+      );
+      if (f.enum) option.choices(f.enum);
+      cmd.addOption(option);
+    }
+    cmd.option(
+      "-f, --field <key=value>",
+      "a body field (repeatable; JSON values are parsed)",
+      (v: string, acc: string[]) => [...acc, v],
+      [],
+    );
+    cmd.option("--input <file>", "the JSON body from a file, or - for stdin");
+  }
+  if (DESTRUCTIVE.test(words.at(-1)!) || primary.method === "DELETE")
+    cmd.option("-y, --yes", "do not ask for confirmation");
+  addOutputOptions(cmd);
+
+  cmd.action(async (...args: unknown[]) => {
+    const command = args.at(-1) as Command;
+    const values = args.slice(0, positional.length) as string[];
+    const opts = command.optsWithGlobals() as Record<string, unknown> & OutputFlags;
+    const session = openSession(deps.io, deps.store, opts.url as string | undefined);
+    if (primary.id !== "getInstallation" && primary.id !== "startActivation" && primary.id !== "pollActivation") {
+      requireToken(session);
+    }
+    // The project's variant when --project was given on the command line, else the organization's.
+    const op =
+      ops.length > 1 && opts.project !== undefined
+        ? (ops.find((o) => o.pathParams.includes("projectId")) ?? primary)
+        : primary;
+    const pathValues: Record<string, string> = {};
+    positional.forEach((p, i) => {
+      pathValues[p] = values[i]!;
+    });
+    if (op.pathParams.includes("orgId") && !target("orgId")) {
+      pathValues.orgId = await resolveOrg(deps.io, deps.store, session, opts.org as string | undefined);
+    }
+    if (op.pathParams.includes("projectId") && !target("projectId")) {
+      pathValues.projectId = await resolveProject(
+        deps.io,
+        deps.store,
+        session,
+        opts.project as string | undefined,
+        opts.org as string | undefined,
+      );
+    }
+    const query: Record<string, unknown> = {};
+    for (const [name, spec] of queryFlags) {
+      const raw = opts[command.options.find((o) => o.long === `--${kebab(name)}`)?.attributeName() ?? name];
+      if (raw !== undefined) query[name] = coerce(spec, String(raw), `--${kebab(name)}`);
+    }
+    let body: Record<string, unknown> | undefined;
+    if (op.body) {
+      body = opts.input ? (readInput(String(opts.input)) as Record<string, unknown>) : {};
+      for (const [name, spec] of bodyFields) {
+        const raw = opts[command.options.find((o) => o.long === `--${kebab(name)}`)?.attributeName() ?? name];
+        if (raw !== undefined) body[name] = coerce(spec, String(raw), `--${kebab(name)}`);
+      }
+      Object.assign(body, parseFields((opts.field as string[] | undefined) ?? []));
+      const missing = op.body.fields.filter((f) => f.required && body?.[f.name] === undefined).map((f) => f.name);
+      if (missing.length > 0) {
+        throw new CliError(
+          `missing ${missing.map((m) => (bodyFields.has(m) ? `--${kebab(m)}` : `-f ${m}=…`)).join(", ")}`,
+        );
+      }
+    }
+    if (cmd.options.some((o) => o.long === "--yes")) {
+      const target = values.at(-1) ?? pathValues.projectId ?? pathValues.orgId ?? "";
+      await confirm(deps.io, `${words.join(" ")} ${target}?`, Boolean(opts.yes));
+    }
+    const expanded = op.path.replace(/\{(\w+)\}/g, (_, n: string) => encodeURIComponent(pathValues[n] ?? ""));
+    const shape = { fields: op.fields, list: Boolean(op.list) };
+    if (op.list?.paginated) {
+      const max = opts.all
+        ? Number.POSITIVE_INFINITY
+        : (coerce({ name: "limit", required: false, type: "integer" }, String(opts.limit), "--limit") as number);
+      const items = await withSpinner(deps.io, "Loading", async () => {
+        const out: unknown[] = [];
+        const pageSize = Math.min(Number.isFinite(max) ? max : 100, 100);
+        let cursor: string | undefined;
+        do {
+          const page = (await session.sdk.raw(op.method, expanded, {
+            query: { ...query, limit: pageSize, ...(cursor ? { cursor } : {}) },
+          })) as { items: unknown[]; nextCursor?: string };
+          out.push(...page.items);
+          cursor = page.nextCursor;
+        } while (cursor && out.length < max);
+        return out.slice(0, max);
+      });
+      await printResult(deps.io, items, opts, shape);
+      return;
+    }
+    const slow = /^(start|create|rollback)/.test(words.at(-1)!) && words[0] === "sandboxes";
+    const result = await withSpinner(deps.io, slow ? "Working" : "", () =>
+      session.sdk.raw(op.method, expanded, { query, ...(body ? { body } : {}) }),
+    );
+    // A bare list answer prints as its items; one with more to say (totals, a kind) prints whole.
+    const bare =
+      op.list &&
+      result &&
+      typeof result === "object" &&
+      Object.keys(result).every((k) => k === "items" || k === "nextCursor");
+    await printResult(deps.io, bare ? (result as { items: unknown[] }).items : result, opts, {
+      ...shape,
+      list: Boolean(bare),
+    });
+  });
+  return cmd;
+}

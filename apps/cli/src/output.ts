@@ -1,0 +1,200 @@
+// The output contract: a table for people on a terminal, tab-separated lines for pipes, the API's
+// JSON unchanged with --json, field selection with --json a,b, and --jq through jq compiled to
+// WebAssembly (no jq binary needed).
+import { createRequire } from "node:module";
+import { styleText } from "node:util";
+import Table from "cli-table3";
+import type { Io } from "./context.ts";
+import { CliError } from "./exit-codes.ts";
+
+export interface OutputFlags {
+  /** `--json` alone is `true`; `--json a,b` is the field list. */
+  json?: string | boolean;
+  jq?: string;
+}
+
+export interface Shape {
+  /** Field names of one object (of one item for a list), from the OpenAPI document. */
+  fields: readonly string[];
+  list: boolean;
+  /** The table's columns when the usual choice would not do. */
+  columns?: string[];
+}
+
+const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/;
+const PREFERRED = ["id", "name", "slug", "email", "role", "state", "status", "action", "outcome", "kind", "createdAt"];
+const MAX_COLUMNS = 6;
+
+export function wantsJson(flags: OutputFlags): boolean {
+  return Boolean(flags.json) || Boolean(flags.jq);
+}
+
+/** The columns a table shows: the usual identifying fields first, at most six. */
+export function defaultColumns(fields: readonly string[], sample: Record<string, unknown> | undefined): string[] {
+  const available = fields.length > 0 ? fields : Object.keys(sample ?? {});
+  const picked = PREFERRED.filter((f) => available.includes(f));
+  for (const f of available) {
+    if (picked.length >= MAX_COLUMNS) break;
+    const value = sample?.[f];
+    if (!picked.includes(f) && (value === undefined || typeof value !== "object")) picked.push(f);
+  }
+  return picked.slice(0, MAX_COLUMNS);
+}
+
+const relative = new Intl.RelativeTimeFormat("en", { numeric: "auto" });
+export function relativeTime(iso: string, now = Date.now()): string {
+  const seconds = Math.round((Date.parse(iso) - now) / 1000);
+  const abs = Math.abs(seconds);
+  if (abs < 60) return relative.format(seconds, "second");
+  if (abs < 3600) return relative.format(Math.round(seconds / 60), "minute");
+  if (abs < 86_400) return relative.format(Math.round(seconds / 3600), "hour");
+  if (abs < 86_400 * 45) return relative.format(Math.round(seconds / 86_400), "day");
+  return relative.format(Math.round(seconds / (86_400 * 30)), "month");
+}
+
+function cell(value: unknown, tty: boolean): string {
+  if (value === undefined || value === null) return "";
+  if (typeof value === "string") return tty && ISO.test(value) ? relativeTime(value) : value;
+  if (typeof value === "object") return JSON.stringify(value);
+  return String(value);
+}
+
+/** Tabs and newlines inside a value would break a tab-separated line: they become spaces. */
+const tsv = (s: string) => s.replace(/[\t\r\n]+/g, " ");
+
+function selectFields(data: unknown, names: string[], shape: Shape): unknown {
+  const sample = (shape.list ? (data as unknown[])[0] : data) as Record<string, unknown> | undefined;
+  const available = [...new Set([...shape.fields, ...Object.keys(sample ?? {})])].sort();
+  const unknown = names.filter((n) => !available.includes(n));
+  if (unknown.length > 0) {
+    throw new CliError(
+      `unknown JSON field${unknown.length > 1 ? "s" : ""} ${unknown.join(", ")}; available: ${available.join(", ")}`,
+    );
+  }
+  const pick = (o: unknown) =>
+    Object.fromEntries(names.map((n) => [n, (o as Record<string, unknown> | null)?.[n] ?? null]));
+  return shape.list ? (data as unknown[]).map(pick) : pick(data);
+}
+
+let jqModule: Promise<{ raw(json: string, filter: string, flags?: string[]): string }> | undefined;
+/** jq-web is a CommonJS Emscripten build, loaded only when --jq is used (it costs ~150 ms). */
+function loadJq() {
+  jqModule ??= createRequire(import.meta.url)("jq-web") as Promise<{
+    raw(json: string, filter: string, flags?: string[]): string;
+  }>;
+  return jqModule;
+}
+
+export async function runJq(data: unknown, expression: string): Promise<string> {
+  const jq = await loadJq();
+  try {
+    return jq.raw(JSON.stringify(data), expression, ["-r"]);
+  } catch (error) {
+    const message = String((error as Error).message ?? error)
+      .split("\n")
+      .find((line) => line.startsWith("jq: error"));
+    throw new CliError(`--jq: ${message?.replace(/^jq: error:?\s*/, "") ?? "invalid expression"}`);
+  }
+}
+
+/** Prints a command's answer following the output contract. */
+export async function printResult(io: Io, data: unknown, flags: OutputFlags, shape: Shape): Promise<void> {
+  if (data === undefined) return;
+  if (wantsJson(flags)) {
+    let selected: unknown = data;
+    if (typeof flags.json === "string") {
+      selected = selectFields(
+        data,
+        flags.json
+          .split(",")
+          .map((s) => s.trim())
+          .filter(Boolean),
+        shape,
+      );
+    }
+    if (flags.jq) {
+      const out = await runJq(selected, flags.jq);
+      io.stdout.write(out.endsWith("\n") || out === "" ? out : `${out}\n`);
+      return;
+    }
+    io.stdout.write(`${JSON.stringify(selected, null, 2)}\n`);
+    return;
+  }
+  const tty = Boolean(io.stdout.isTTY);
+  if (typeof data !== "object" || data === null) {
+    io.stdout.write(`${String(data)}\n`);
+    return;
+  }
+  if (shape.list && Array.isArray(data)) {
+    printTable(
+      io,
+      data as Record<string, unknown>[],
+      defaultColumns(shape.fields, data[0] as Record<string, unknown>),
+      tty,
+    );
+    return;
+  }
+  printObject(io, data as Record<string, unknown>, tty);
+}
+
+export function printTable(io: Io, rows: Record<string, unknown>[], columns: string[], tty: boolean): void {
+  if (!tty) {
+    for (const row of rows) io.stdout.write(`${columns.map((c) => tsv(cell(row[c], false))).join("\t")}\n`);
+    return;
+  }
+  if (rows.length === 0) {
+    io.stderr.write("No results\n");
+    return;
+  }
+  // Natural widths (content plus a gap of two); when the terminal is narrower, the widest column
+  // gives way first, down to eight characters, and cli-table3 truncates what no longer fits with "…".
+  const width = io.stdout.columns || 120;
+  const widths = columns.map((c) => Math.max(c.length, ...rows.map((r) => tsv(cell(r[c], true)).length)) + 2);
+  while (widths.reduce((a, b) => a + b, 0) > width) {
+    const widest = widths.indexOf(Math.max(...widths));
+    if (widths[widest]! <= 8) break;
+    widths[widest]! -= 1;
+  }
+  const table = new Table({
+    head: columns.map((c) =>
+      styleText("bold", c.replace(/([a-z])([A-Z])/g, "$1 $2").toUpperCase(), { stream: io.stdout }),
+    ),
+    colWidths: widths,
+    chars: {
+      top: "",
+      "top-mid": "",
+      "top-left": "",
+      "top-right": "",
+      bottom: "",
+      "bottom-mid": "",
+      "bottom-left": "",
+      "bottom-right": "",
+      left: "",
+      "left-mid": "",
+      mid: "",
+      "mid-mid": "",
+      right: "",
+      "right-mid": "",
+      middle: "",
+    },
+    style: { head: [], border: [], "padding-left": 0, "padding-right": 2 },
+  });
+  for (const row of rows) table.push(columns.map((c) => tsv(cell(row[c], true))));
+  io.stdout.write(
+    `${table
+      .toString()
+      .split("\n")
+      .map((l) => l.trimEnd())
+      .join("\n")}\n`,
+  );
+}
+
+function printObject(io: Io, data: Record<string, unknown>, tty: boolean): void {
+  const keys = Object.keys(data);
+  const pad = Math.max(0, ...keys.map((k) => k.length));
+  for (const key of keys) {
+    const value = cell(data[key], tty);
+    if (tty) io.stdout.write(`${styleText("bold", `${key}:`.padEnd(pad + 1), { stream: io.stdout })}  ${value}\n`);
+    else io.stdout.write(`${key}\t${tsv(value)}\n`);
+  }
+}

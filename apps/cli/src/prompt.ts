@@ -1,0 +1,30 @@
+import { createInterface } from "node:readline/promises";
+import yoctoSpinner from "yocto-spinner";
+import type { Io } from "./context.ts";
+import { CliError, EXIT } from "./exit-codes.ts";
+
+/** Asks on a terminal; without one, refuses unless --yes (a script must say what it means). */
+export async function confirm(io: Io, question: string, yes: boolean): Promise<void> {
+  if (yes) return;
+  if (!io.stdin.isTTY || !io.stderr.isTTY) {
+    throw new CliError(`${question.replace(/\?$/, "")}: pass --yes to confirm (no terminal to ask on)`);
+  }
+  const rl = createInterface({ input: io.stdin, output: io.stderr });
+  try {
+    const answer = await rl.question(`${question} [y/N] `);
+    if (!/^y(es)?$/i.test(answer.trim())) throw new CliError("cancelled", EXIT.cancelled);
+  } finally {
+    rl.close();
+  }
+}
+
+/** A spinner on stderr while `work` runs, only when both stdout and stderr are terminals. */
+export async function withSpinner<T>(io: Io, text: string, work: () => Promise<T>): Promise<T> {
+  if (!text || !io.stdout.isTTY || !io.stderr.isTTY) return work();
+  const spinner = yoctoSpinner({ text, stream: io.stderr }).start();
+  try {
+    return await work();
+  } finally {
+    spinner.stop();
+  }
+}

@@ -1,0 +1,57 @@
+import { styleText } from "node:util";
+import { ProblemError } from "@agentplane/sdk";
+import { CommanderError } from "commander";
+import { type Io, processIo } from "./context.ts";
+import { CliError, EXIT, EXIT_CODES_HELP, exitCodeFor } from "./exit-codes.ts";
+import { buildProgram } from "./program.ts";
+
+/** Prints an error the way the output contract says: one line (or a few) on stderr. */
+export function reportError(io: Io, error: unknown, json: boolean): void {
+  const red = (s: string) => styleText("red", s, { stream: io.stderr });
+  if (error instanceof ProblemError) {
+    if (json) io.stdout.write(`${JSON.stringify(error.body, null, 2)}\n`);
+    const detail = error.detail ? `: ${error.detail}` : "";
+    io.stderr.write(
+      `${red("error:")} ${error.title}${detail}${error.requestId ? ` (request id ${error.requestId})` : ""}\n`,
+    );
+    for (const e of error.errors) io.stderr.write(`  ${e.pointer}: ${e.message}\n`);
+    return;
+  }
+  const message = error instanceof Error ? error.message : String(error);
+  io.stderr.write(`${red("error:")} ${message}\n`);
+}
+
+/** Runs one command line; resolves with the exit code. */
+export async function run(argv: string[], io: Io = processIo()): Promise<number> {
+  if (argv[0] === "help" && argv[1] === "exit-codes") {
+    io.stdout.write(EXIT_CODES_HELP);
+    return EXIT.ok;
+  }
+  const program = buildProgram(io);
+  program.exitOverride();
+  for (const cmd of walk(program)) cmd.exitOverride();
+  const json = argv.some((a) => a === "--json" || a.startsWith("--json=") || a === "--jq" || a.startsWith("--jq="));
+  // Commands that end with a code of their own (exec, auth status) set process.exitCode.
+  process.exitCode = undefined;
+  try {
+    await program.parseAsync(argv, { from: "user" });
+    const code = typeof process.exitCode === "number" ? process.exitCode : EXIT.ok;
+    process.exitCode = undefined;
+    return code;
+  } catch (error) {
+    if (error instanceof CommanderError) {
+      // Commander printed its message (help, version, an unknown flag with the closest match).
+      return error.exitCode === 0 ? EXIT.ok : EXIT.error;
+    }
+    if (!(error instanceof CliError) && !(error instanceof ProblemError) && !(error instanceof Error)) throw error;
+    reportError(io, error, json);
+    return exitCodeFor(error);
+  }
+}
+
+function* walk(cmd: import("commander").Command): Generator<import("commander").Command> {
+  for (const c of cmd.commands) {
+    yield c;
+    yield* walk(c);
+  }
+}

@@ -1,0 +1,36 @@
+// The organization and project a command acts in: the flag, then AGENTPLANE_ORG / AGENTPLANE_PROJECT,
+// then the default saved with `agentplane config set`, then the caller's only one. Never a prompt.
+import type { Io, Session } from "./context.ts";
+import { CliError } from "./exit-codes.ts";
+import { hostKey, type Store } from "./store.ts";
+
+export async function resolveOrg(io: Io, store: Store, session: Session, flag: string | undefined): Promise<string> {
+  const chosen = flag ?? io.env.AGENTPLANE_ORG ?? store.settings().defaults?.[hostKey(session.url)]?.org;
+  if (chosen) return chosen;
+  const page = await session.sdk.request("listOrganizations", { query: { limit: 2 } });
+  if (page.items.length === 1) return page.items[0]!.id;
+  throw new CliError(
+    page.items.length === 0
+      ? "no organization yet: create one with `agentplane orgs create --name <name>`"
+      : "several organizations: pass --org <id>, set AGENTPLANE_ORG, or save one with `agentplane config set org <id>`",
+  );
+}
+
+export async function resolveProject(
+  io: Io,
+  store: Store,
+  session: Session,
+  flag: string | undefined,
+  orgFlag: string | undefined,
+): Promise<string> {
+  const chosen = flag ?? io.env.AGENTPLANE_PROJECT ?? store.settings().defaults?.[hostKey(session.url)]?.project;
+  if (chosen) return chosen;
+  const orgId = await resolveOrg(io, store, session, orgFlag);
+  const page = await session.sdk.request("listProjects", { path: { orgId }, query: { limit: 2 } });
+  if (page.items.length === 1) return page.items[0]!.id;
+  throw new CliError(
+    page.items.length === 0
+      ? "no project yet: create one with `agentplane projects create --name <name>`"
+      : "several projects: pass --project <id>, set AGENTPLANE_PROJECT, or save one with `agentplane config set project <id>`",
+  );
+}

@@ -1,0 +1,126 @@
+// The commands the generic builder cannot make: the exec streams and the raw pass-throughs (model
+// calls, a cluster's Kubernetes API, AWS), whose paths and bodies are the upstream's, not ours.
+import type { Command } from "commander";
+import { openSession, requireToken } from "./context.ts";
+import { runExec } from "./exec.ts";
+import { addOutputOptions, type CommandDeps, ensureCommand, parseFields, readInput } from "./operations.ts";
+import { type OutputFlags, printResult } from "./output.ts";
+import { resolveProject } from "./scope.ts";
+
+/** Command paths built here rather than by the generic builder. */
+export const SPECIAL = new Set([
+  "sandboxes exec",
+  "k8s pods exec",
+  "k8s pods attach",
+  "llm request",
+  "clusters proxy",
+  "clusters tunnel",
+  "aws proxy",
+]);
+
+function addExec(parent: Command, name: string, deps: CommandDeps, endpoint: "exec" | "k8s-exec" | "k8s-attach"): void {
+  const attach = endpoint === "k8s-attach";
+  const cmd = parent
+    .command(name)
+    .description(
+      attach
+        ? "Attach to a sandbox's main process over the exec WebSocket"
+        : "Run a command in a sandbox over the exec WebSocket (-i stdin, -t a terminal)",
+    )
+    .argument(attach ? "<pod>" : "<sandbox>")
+    .option("-i, --interactive", "forward stdin to the command")
+    .option("-t, --tty", "allocate a terminal (raw mode; Ctrl-C goes to the command)")
+    .option("--project <id>", "the project (default: AGENTPLANE_PROJECT, the saved default, or your only one)")
+    .option("--org <id>", "the organization to look for your only project in");
+  if (!attach) cmd.argument("[command...]", "the command and its arguments, after --");
+  cmd.action(async (sandbox: string, ...rest: unknown[]) => {
+    const command = rest.at(-1) as Command;
+    const argv = attach ? [] : ((rest[0] as string[] | undefined) ?? []);
+    const code = await runExec(deps, sandbox, argv, command.optsWithGlobals(), endpoint);
+    process.exitCode = code;
+  });
+}
+
+function addPassthrough(
+  cmd: Command,
+  deps: CommandDeps,
+  build: (args: string[], opts: Record<string, unknown>) => Promise<string>,
+): void {
+  cmd
+    .option("-X, --method <method>", "the HTTP method", "GET")
+    .option("-f, --field <key=value>", "a JSON body field (repeatable)", (v: string, acc: string[]) => [...acc, v], [])
+    .option("--input <file>", "the body from a JSON file, or - for stdin");
+  addOutputOptions(cmd);
+  cmd.action(async (...args: unknown[]) => {
+    const command = args.at(-1) as Command;
+    const opts = command.optsWithGlobals() as Record<string, unknown> & OutputFlags;
+    const session = openSession(deps.io, deps.store, opts.url as string | undefined);
+    requireToken(session);
+    const path = await build(command.args, opts);
+    const fields = parseFields((opts.field as string[]) ?? []);
+    const body = opts.input ? readInput(String(opts.input)) : Object.keys(fields).length ? fields : undefined;
+    const result = await session.sdk.raw(String(opts.method).toUpperCase(), path, body === undefined ? {} : { body });
+    await printResult(deps.io, result, opts, { fields: [], list: false });
+  });
+}
+
+const trimSlashes = (p: string | undefined) => (p ?? "").replace(/^\/+/, "");
+
+export function addSpecialCommands(
+  root: Command,
+  deps: CommandDeps,
+  describe: (p: string) => string | undefined,
+): void {
+  addExec(ensureCommand(root, ["sandboxes"], describe), "exec", deps, "exec");
+  const pods = ensureCommand(root, ["k8s", "pods"], describe);
+  addExec(pods, "exec", deps, "k8s-exec");
+  addExec(pods, "attach", deps, "k8s-attach");
+
+  const llm = ensureCommand(root, ["llm"], describe);
+  const request = llm
+    .command("request")
+    .description("Call a model provider through the inference proxy (the path after /v1/llm/)")
+    .argument("<path>", "e.g. cloud-b/family-1/v1/messages")
+    .option("--project <id>", "bill and govern the call in this project");
+  addPassthrough(request, deps, async (args, opts) => {
+    const rest = trimSlashes(args[0]);
+    if (opts.project === undefined) return `/v1/llm/${rest}`;
+    const session = openSession(deps.io, deps.store, opts.url as string | undefined);
+    const projectId = await resolveProject(deps.io, deps.store, session, opts.project as string, undefined);
+    return `/v1/projects/${encodeURIComponent(projectId)}/llm/${rest}`;
+  });
+
+  const clusters = ensureCommand(root, ["clusters"], describe);
+  addPassthrough(
+    clusters
+      .command("proxy")
+      .description("Call a connected cluster's Kubernetes API through the platform")
+      .argument("<cluster>")
+      .argument("<path>", "e.g. api/v1/namespaces"),
+    deps,
+    async (args) => `/v1/clusters/${encodeURIComponent(args[0]!)}/proxy/${trimSlashes(args[1])}`,
+  );
+  clusters
+    .command("tunnel")
+    .description("Print the tunnel address a cluster relay connects to (the relay holds the tunnel token)")
+    .argument("<cluster>")
+    .action((cluster: string, _opts, command: Command) => {
+      const session = openSession(deps.io, deps.store, command.optsWithGlobals().url);
+      const url = new URL(`${session.url}/v1/clusters/${encodeURIComponent(cluster)}/tunnel`);
+      url.protocol = url.protocol === "https:" ? "wss:" : "ws:";
+      deps.io.stdout.write(`${url}\n`);
+    });
+
+  addPassthrough(
+    ensureCommand(root, ["aws"], describe)
+      .command("proxy")
+      .description("Call an AWS API with a connection's credentials, signed by the platform")
+      .argument("<connection>")
+      .argument("[path]", "the AWS path (omit for the service root)"),
+    deps,
+    async (args) => {
+      const base = `/v1/aws-connections/${encodeURIComponent(args[0]!)}/aws`;
+      return args[1] ? `${base}/${trimSlashes(args[1])}` : base;
+    },
+  );
+}

@@ -1,0 +1,52 @@
+import { buildOpenApiDocument } from "@agentplane/contracts";
+import type { Command } from "commander";
+import { describe, expect, it } from "vitest";
+import { COMMANDS } from "../src/command-map.ts";
+import { buildProgram } from "../src/program.ts";
+import { runInProcess } from "./harness.ts";
+
+function paths(cmd: Command, prefix: string[] = []): string[] {
+  return cmd.commands.flatMap((c) => {
+    const here = [...prefix, c.name()];
+    return [here.join(" "), ...paths(c, here)];
+  });
+}
+
+describe("every OpenAPI operation is reachable from the command line", () => {
+  const doc = buildOpenApiDocument();
+  const operations: string[] = [];
+  for (const item of Object.values<Record<string, { operationId: string }>>(doc.paths)) {
+    for (const op of Object.values(item)) operations.push(op.operationId);
+  }
+  const { stdout, stderr } = { stdout: process.stdout, stderr: process.stderr };
+  const program = buildProgram({ env: {}, stdin: process.stdin, stdout, stderr });
+  const commands = new Set(paths(program));
+
+  it("maps every operation of the document to a command that exists", () => {
+    const unmapped = operations.filter((id) => !COMMANDS[id]);
+    expect(unmapped, "operations without a command: add them to apps/cli/src/command-map.ts").toEqual([]);
+    const missing = operations.filter((id) => COMMANDS[id] && !commands.has(COMMANDS[id]));
+    expect(missing, "mapped to a command the tree does not have").toEqual([]);
+  });
+
+  it("has no command for an operation that is gone", () => {
+    const gone = Object.keys(COMMANDS).filter((id) => !operations.includes(id));
+    expect(gone, "remove these from apps/cli/src/command-map.ts").toEqual([]);
+  });
+
+  it("answers an unknown command or flag with one line naming the closest match, exit 1", async () => {
+    const unknown = await runInProcess(["orgs", "lsit"], {});
+    expect(unknown.code).toBe(1);
+    expect(unknown.stderr).toBe("error: unknown command 'lsit' (did you mean list?)\n");
+    const flag = await runInProcess(["orgs", "list", "--limt", "3"], {});
+    expect(flag.code).toBe(1);
+    expect(flag.stderr).toBe("error: unknown option '--limt' (did you mean --limit?)\n");
+  });
+
+  it("documents the exit codes", async () => {
+    const help = await runInProcess(["help", "exit-codes"], {});
+    expect(help.code).toBe(0);
+    expect(help.stdout).toMatch(/4\s+authentication needed/);
+    expect(help.stdout).toMatch(/3\s+not found or denied/);
+  });
+});
