@@ -3336,6 +3336,8 @@ export interface components {
                 costMicroUsd: number;
                 /** @description Cost in US dollars */
                 costUsd: number;
+                /** @description Requests to models absent from the price table, charged as the dearest model of their provider family (never at zero) */
+                fallbackPricedRequests: number;
             };
             /** @description One entry per group */
             groups: {
@@ -3355,6 +3357,8 @@ export interface components {
                 costMicroUsd: number;
                 /** @description Cost in US dollars */
                 costUsd: number;
+                /** @description Requests to models absent from the price table, charged as the dearest model of their provider family (never at zero) */
+                fallbackPricedRequests: number;
             }[];
         };
         UsageCostTimeseries: {
