@@ -1,6 +1,7 @@
 import http, { type IncomingMessage } from "node:http";
 import https from "node:https";
-import type { KubeConfig } from "@kubernetes/client-node";
+import { KubeConfig } from "@kubernetes/client-node";
+import { CONNECT_TIMEOUT_MS, ConnectTimeoutError } from "./upstream-failure.ts";
 
 /** Headers the relay never passes to the API server (it authenticates with its own credentials). */
 const DROPPED = new Set([
@@ -21,19 +22,22 @@ const DROPPED = new Set([
 /**
  * Sends requests to the cluster's API server with the credentials of the loaded kubeconfig (the
  * in-cluster service account, or a kubeconfig file): `@kubernetes/client-node` applies server,
- * CA, client certificate and token to each request.
+ * CA, client certificate and token to each request. An `http://` server (as `kubectl proxy`
+ * serves) is used as kubectl uses it, although client-node refuses one unless TLS verification is
+ * skipped (there is no TLS to verify). A connection not made within 10 s fails the request.
  */
 export class KubeClient {
   private readonly kube: KubeConfig;
-  private readonly server: URL;
+  /** The server as the kubeconfig names it (for messages). */
+  readonly server: URL;
   private readonly agentHttps = new https.Agent({ keepAlive: true });
   private readonly agentHttp = new http.Agent({ keepAlive: true });
 
   constructor(kube: KubeConfig) {
     const cluster = kube.getCurrentCluster();
     if (!cluster) throw new Error("the kubeconfig names no current cluster");
-    this.kube = kube;
     this.server = new URL(cluster.server);
+    this.kube = this.server.protocol === "http:" ? withoutTlsCheck(kube, cluster.name) : kube;
   }
 
   /** Starts a request; the caller streams the answer and aborts it with the returned request. */
@@ -64,8 +68,20 @@ export class KubeClient {
     const secure = this.server.protocol === "https:";
     const req = (secure ? https : http).request({ ...options, agent: secure ? this.agentHttps : this.agentHttp });
     return new Promise((resolve, reject) => {
-      req.once("response", (response) => resolve({ response, abort: () => req.destroy() }));
-      req.once("error", reject);
+      const connecting = setTimeout(() => req.destroy(new ConnectTimeoutError(this.server.origin)), CONNECT_TIMEOUT_MS);
+      req.once("socket", (socket) => {
+        // A kept-alive socket is connected already; a new one is done once TCP (and TLS) is.
+        if (!socket.connecting) clearTimeout(connecting);
+        socket.once(secure ? "secureConnect" : "connect", () => clearTimeout(connecting));
+      });
+      req.once("response", (response) => {
+        clearTimeout(connecting);
+        resolve({ response, abort: () => req.destroy() });
+      });
+      req.once("error", (err) => {
+        clearTimeout(connecting);
+        reject(err);
+      });
       req.end(args.body.length ? args.body : undefined);
     });
   }
@@ -74,6 +90,18 @@ export class KubeClient {
     this.agentHttps.destroy();
     this.agentHttp.destroy();
   }
+}
+
+/** The same kubeconfig with the current cluster's TLS check off: client-node's gate for `http://` servers. */
+function withoutTlsCheck(kube: KubeConfig, clusterName: string): KubeConfig {
+  const copy = new KubeConfig();
+  copy.loadFromOptions({
+    clusters: kube.clusters.map((c) => (c.name === clusterName ? { ...c, skipTLSVerify: true } : c)),
+    users: kube.users,
+    contexts: kube.contexts,
+    currentContext: kube.currentContext,
+  });
+  return copy;
 }
 
 function pickAuth(headers: unknown): Record<string, string> {

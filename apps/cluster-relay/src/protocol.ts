@@ -14,6 +14,8 @@ export const CLUSTER_ISSUER_PREFIX = "agentplane:project:";
 /** The tunnel upgrade's answer carries the relay's first cluster JWT and its lifetime (seconds). */
 export const CLUSTER_JWT_HEADER = "x-agentplane-cluster-jwt";
 export const CLUSTER_JWT_TTL_HEADER = "x-agentplane-cluster-jwt-expires-in";
+/** Marks an answer the relay made itself because the API server could not be asked (a 502 problem). */
+export const RELAY_FAILURE_HEADER = "x-agentplane-relay-failure";
 export const CONTROL_PREFIX = "/agentplane/v1/";
 export const CONTROL_PATHS = {
   status: "/agentplane/v1/status",

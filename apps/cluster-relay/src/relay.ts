@@ -10,9 +10,11 @@ import {
   CONTROL_PATHS,
   CONTROL_PREFIX,
   DELEGATION_HEADER,
+  RELAY_FAILURE_HEADER,
   REQUEST_SIGNATURE_HEADER,
 } from "./protocol.ts";
 import type { TokenStore } from "./token-store.ts";
+import { describeUpstreamFailure } from "./upstream-failure.ts";
 import { RequestVerifier, VerificationError } from "./verifier.ts";
 import { tunnelStream } from "./ws-stream.ts";
 
@@ -73,9 +75,11 @@ export class Relay {
     });
     this.h2.on("stream", (stream, headers) => {
       this.handle(stream, headers).catch((err) => {
-        this.options.logger.error({ err: (err as Error).message }, "request failed");
-        if (!stream.headersSent && !stream.destroyed) stream.respond({ ":status": 502 });
-        if (!stream.destroyed) stream.end();
+        // Every tunnelled request is answered: the platform passes this problem to the caller.
+        const detail = `The relay could not ask the Kubernetes API server: ${describeUpstreamFailure(err, this.kube.server.origin)}`;
+        this.options.logger.error({ err: (err as Error).message, path: headers[":path"] }, "request failed");
+        if (!stream.headersSent) return respondProblem(stream, 502, detail);
+        if (!stream.destroyed) stream.close(http2.constants.NGHTTP2_INTERNAL_ERROR);
       });
     });
     this.h2.on("sessionError", (err) => this.options.logger.warn({ err: err.message }, "tunnel session error"));
@@ -294,6 +298,9 @@ export class Relay {
       return;
     }
     stream.respond(out);
+    // An answer cut off upstream is cut off here too (a reset, not a body that never ends).
+    response.once("error", () => stream.close(http2.constants.NGHTTP2_INTERNAL_ERROR));
+    response.once("aborted", () => stream.close(http2.constants.NGHTTP2_INTERNAL_ERROR));
     response.pipe(stream);
   }
 
@@ -355,6 +362,23 @@ export class Relay {
     this.h2.close();
     this.kube.close();
   }
+}
+
+function respondProblem(stream: ServerHttp2Stream, status: number, detail: string): void {
+  if (stream.destroyed) return;
+  const body = JSON.stringify({
+    type: "https://agentplane.dev/problems/bad-gateway",
+    title: "Bad Gateway",
+    status,
+    detail,
+  });
+  stream.respond({
+    ":status": status,
+    "content-type": "application/problem+json",
+    "content-length": Buffer.byteLength(body),
+    [RELAY_FAILURE_HEADER]: "upstream",
+  });
+  stream.end(body);
 }
 
 function respondJson(stream: ServerHttp2Stream, status: number, body: unknown): void {

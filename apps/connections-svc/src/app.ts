@@ -94,6 +94,7 @@ export async function createConnectionsService(deps: ConnectionsServiceDeps): Pr
       heartbeatMs: config.heartbeatMs ?? 10_000,
       clusterJwtTtlSeconds: config.clusterJwtTtlSeconds ?? 900,
       awsTimeoutMs: config.awsTimeoutMs ?? 60_000,
+      clusterProxyTimeoutMs: config.clusterProxyTimeoutMs ?? 60_000,
       ...(config.replicaUrl ? { replicaUrl: config.replicaUrl } : {}),
     },
   };

@@ -22,6 +22,8 @@ export interface ConnectionsConfig {
    * (internal hosts they may reach), fetch limits; the connectors' scheduler.
    */
   connectors?: ConnectorOptions;
+  /** How long a cluster proxy request other than a watch or a followed log may take (default 60 s). */
+  clusterProxyTimeoutMs?: number;
   /** How long an AWS endpoint may take to answer a proxied call or the connection test (default 60 s). */
   awsTimeoutMs?: number;
 }
@@ -35,6 +37,8 @@ export const ConnectionsSettingsSchema = z.object({
   CLUSTER_JWT_TTL_SECONDS: z.coerce.number().int().min(60).max(86_400).default(900),
   /** Comma-separated hosts, host:port pairs or CIDR ranges connectors may reach although internal. */
   CONNECTOR_ALLOWED_HOSTS: z.string().optional(),
+  /** How long a cluster proxy request other than a watch or followed log may take before it is a 504. */
+  CLUSTER_PROXY_TIMEOUT_MS: z.coerce.number().int().min(100).max(3_600_000).default(60_000),
   /** How long an AWS endpoint may take to send its answer's headers before the call is a 504. */
   AWS_UPSTREAM_TIMEOUT_MS: z.coerce.number().int().min(100).max(900_000).default(60_000),
 });
@@ -64,6 +68,7 @@ export function configFromSettings(settings: ConnectionsSettings): ConnectionsCo
     heartbeatMs: settings.CLUSTER_HEARTBEAT_MS,
     clusterJwtTtlSeconds: settings.CLUSTER_JWT_TTL_SECONDS,
     awsTimeoutMs: settings.AWS_UPSTREAM_TIMEOUT_MS,
+    clusterProxyTimeoutMs: settings.CLUSTER_PROXY_TIMEOUT_MS,
     connectors: { allowedHosts: parseAllowedHosts(settings.CONNECTOR_ALLOWED_HOSTS) },
   };
 }

@@ -95,6 +95,8 @@ export const CONFIG_GLOSSARY: Record<string, string> = {
     "This replica's own internal URL (e.g. `http://$(POD_IP):8085`), so others forward to the tunnel it holds.",
   CLUSTER_HEARTBEAT_MS: "How often the control plane expects a relay heartbeat.",
   CLUSTER_JWT_TTL_SECONDS: "Lifetime of the cluster JWTs the platform mints for relays.",
+  CLUSTER_PROXY_TIMEOUT_MS:
+    "How long a cluster proxy request other than a watch or a followed log may take before it is a 504 (Kubernetes bounds its own the same way).",
   AWS_UPSTREAM_TIMEOUT_MS:
     "How long an AWS endpoint may take to answer a proxied call or a connection test before it is a 504.",
   // Inference and spend

@@ -78,6 +78,8 @@ function firstBytes<T>(
       stream.off("data", onData).off("end", onEnd);
       reject(resetError());
     };
+    if (stream.readableEnded) return finish(true);
+    if (stream.destroyed) return onClose();
     stream.on("data", onData).once("end", onEnd).once("close", onClose);
     if (!untilEnd) setImmediate(() => finish(false));
   });

@@ -26,11 +26,18 @@ export function disconnected(clusterId: string): ProblemError {
   });
 }
 
+export function tunnelTimedOut(clusterId: string, timeoutMs: number): ProblemError {
+  return new ProblemError("gateway-timeout", {
+    detail: `The Kubernetes API server of cluster ${clusterId} did not answer within ${timeoutMs} ms`,
+  });
+}
+
 /**
  * One signed request on a tunnel's HTTP/2 session: the caller's headers without credentials and
  * hop-by-hop ones, the body whole; resolves with the answer once its head arrives (the body
  * streams), rejects with `cluster-disconnected` when the stream closes before that. An abort of
- * `signal` resets the stream.
+ * `signal` resets the stream. With `timeoutMs`, the whole exchange is bounded: no head by then is
+ * a 504 problem, a body still arriving then is cut (the stream reset, the caller's body errors).
  */
 export async function requestOnSession(args: {
   session: ClientHttp2Session;
@@ -41,6 +48,7 @@ export async function requestOnSession(args: {
   headers?: Headers | undefined;
   body?: Uint8Array | undefined;
   signal?: AbortSignal | undefined;
+  timeoutMs?: number | undefined;
   onEarlyClose?: (rstCode: number) => void;
 }): Promise<Response> {
   const { session, clusterId, signal } = args;
@@ -58,20 +66,34 @@ export async function requestOnSession(args: {
   if (hasBody) stream.end(args.body);
   const cancel = () => stream.close(http2.constants.NGHTTP2_CANCEL);
   signal?.addEventListener("abort", cancel, { once: true });
-  stream.once("close", () => signal?.removeEventListener("abort", cancel));
-  const head = await new Promise<http2.IncomingHttpHeaders>((resolve, reject) => {
-    let answered = false;
-    stream.once("response", (h) => {
+  let answered = false;
+  let timedOut = false;
+  const deadline = args.timeoutMs
+    ? setTimeout(() => {
+        timedOut = true;
+        stream.close(http2.constants.NGHTTP2_CANCEL);
+      }, args.timeoutMs)
+    : undefined;
+  stream.once("close", () => {
+    signal?.removeEventListener("abort", cancel);
+    clearTimeout(deadline);
+  });
+  const ended = () => (timedOut ? tunnelTimedOut(clusterId, args.timeoutMs ?? 0) : disconnected(clusterId));
+  return new Promise<Response>((resolve, reject) => {
+    // The body's listeners are attached in the same turn as the head arrives: an empty answer's
+    // end can follow it at once, and would be missed a turn later (a body that never ends).
+    stream.once("response", (head) => {
       answered = true;
-      resolve(h);
+      resolve(responseOf(stream, head, args.method, ended));
     });
-    stream.once("error", reject);
+    stream.once("error", (err) => {
+      if (!answered) reject(timedOut ? ended() : err);
+    });
     stream.once("close", () => {
       // Every stream closes; only one closed before its response is an error (made only then).
       if (answered) return;
       args.onEarlyClose?.(stream.rstCode ?? 0);
-      reject(disconnected(clusterId));
+      reject(ended());
     });
   });
-  return responseOf(stream, head, args.method, () => disconnected(clusterId));
 }

@@ -27,6 +27,7 @@ import {
   CLUSTER_JWT_HEADER,
   CLUSTER_JWT_TTL_HEADER,
   CONTROL_PATHS,
+  RELAY_FAILURE_HEADER,
   type RequestUse,
   requestClaims,
 } from "./protocol.ts";
@@ -59,6 +60,17 @@ interface Tunnel {
 
 const TUNNEL_USE_HEADER = "x-agentplane-tunnel-use";
 const TUNNEL_PATH = /^\/v1\/clusters\/([^/]+)\/tunnel$/;
+
+/** A watch (`?watch=true`) or a followed log (`?follow=true`): answers that stream for as long as they last. */
+export function isLongRunning(path: string): boolean {
+  const q = path.indexOf("?");
+  if (q === -1) return false;
+  const query = new URLSearchParams(path.slice(q + 1));
+  return ["watch", "follow"].some((name) => {
+    const value = query.get(name);
+    return value !== null && value !== "false" && value !== "0";
+  });
+}
 
 function unauthenticated(detail: string): ProblemError {
   return new ProblemError("unauthenticated", { detail });
@@ -284,11 +296,14 @@ export class TunnelHub {
       .catch(() => {});
   }
 
-  /** Sends a request down the tunnel this replica holds; the response body streams. */
+  /**
+   * Sends a request down the tunnel this replica holds; the response body streams. The relay's own
+   * answer that the API server could not be asked becomes this platform's 502 problem.
+   */
   private async requestLocal(tunnel: Tunnel, req: TunnelRequest): Promise<Response> {
     const signed = await this.signRequest(tunnel, req);
     if (tunnel.closed) throw disconnected(tunnel.clusterId);
-    return requestOnSession({
+    const res = await requestOnSession({
       session: tunnel.session,
       clusterId: tunnel.clusterId,
       signed,
@@ -297,8 +312,19 @@ export class TunnelHub {
       headers: req.headers,
       body: req.body,
       signal: req.signal,
+      // Watches and followed logs are meant to last; everything else is bounded as Kubernetes
+      // bounds its own non-long-running requests.
+      timeoutMs: isLongRunning(req.path) ? undefined : this.ctx.config.clusterProxyTimeoutMs,
       onEarlyClose: (rstCode) =>
         this.ctx.logger.debug({ rstCode, clusterId: tunnel.clusterId }, "tunnel stream closed before its response"),
+    });
+    if (!res.headers.has(RELAY_FAILURE_HEADER)) return res;
+    const failure = (await res.json().catch(() => ({}))) as { detail?: unknown };
+    throw new ProblemError("bad-gateway", {
+      detail:
+        typeof failure.detail === "string"
+          ? failure.detail.slice(0, 1000)
+          : `The relay of cluster ${tunnel.clusterId} could not ask its Kubernetes API server`,
     });
   }
 

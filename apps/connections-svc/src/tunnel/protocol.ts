@@ -23,6 +23,12 @@ export const DELEGATION_AUDIENCE = "agentplane-cluster-relay-delegation";
 /** How long a delegated key is certified (renewed at half; the relay refuses more than an hour). */
 export const DELEGATION_TTL_SECONDS = 600;
 
+/**
+ * On an answer the relay made itself because the API server could not be asked (refused, DNS,
+ * TLS, timeout): a problem+json whose `detail` names the cause, re-issued as the platform's own.
+ */
+export const RELAY_FAILURE_HEADER = "x-agentplane-relay-failure";
+
 /** Requests the relay answers itself (`use: control`), never passed to the Kubernetes API. */
 export const CONTROL_PATHS = {
   status: "/agentplane/v1/status",
