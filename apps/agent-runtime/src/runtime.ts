@@ -5,6 +5,7 @@ import { serve } from "@hono/node-server";
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import pino, { type Logger } from "pino";
 import { createRuntimeApp } from "./app.ts";
+import { SlackTeamChat, type SlackTeamChatOptions } from "./chat/slack/adapter.ts";
 import type { TeamChatAdapter } from "./chat/team-chat.ts";
 import { configWarnings, loadConfig, type RuntimeConfig, readEnvironment } from "./config.ts";
 import { ContextWindowCatalog } from "./context/catalog.ts";
@@ -36,8 +37,10 @@ export const RUNTIME_VERSION: string = (
 
 export interface RuntimeOptions {
   logger?: Logger;
-  /** The team-chat integration; none by default (the Slack adapter comes later). */
+  /** Replaces the team-chat integration (default: the Slack adapter when CHAT_BOT_TOKEN is set). */
   teamChat?: TeamChatAdapter | null;
+  /** Timeouts and retry intervals of the Slack adapter (tests shorten them). */
+  slack?: SlackTeamChatOptions;
   /** Replaces the provider client built from the configuration. */
   model?: ModelClient;
   modelOptions?: ModelClientOptions;
@@ -138,6 +141,10 @@ export async function createRuntime(config: RuntimeConfig, options: RuntimeOptio
   tools.register(scheduleTool(scheduler));
   tools.register(memoryTool(memory, telemetry));
   deps.plugins = await loadPlugins(config.pluginsDir, tools, logger);
+  // Team chat boots in the background: the runtime serves whatever Slack answers.
+  const slack =
+    options.teamChat === undefined && config.env.CHAT_BOT_TOKEN ? new SlackTeamChat(deps, options.slack) : undefined;
+  if (slack) deps.teamChat = slack;
   telemetry.emit("agent.started", {
     "agent.id": agent.id,
     provider: config.provider,
@@ -147,6 +154,7 @@ export async function createRuntime(config: RuntimeConfig, options: RuntimeOptio
     "plugins.count": deps.plugins.length,
   });
   const app = createRuntimeApp(deps);
+  slack?.start();
   await runs.recover();
   await scheduler.recover();
   if (options.scheduleTimer !== false) scheduler.start();
@@ -182,6 +190,7 @@ export async function createRuntime(config: RuntimeConfig, options: RuntimeOptio
         });
       }
       clearInterval(embedTimer);
+      await slack?.close();
       await heartbeat.stop();
       await memory.embedPending();
       await scheduler.close();

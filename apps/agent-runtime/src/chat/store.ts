@@ -131,11 +131,16 @@ export function forgetOldEvents(sqlite: Database.Database, now = Date.now()): vo
     .run(new Date(now - EVENT_MEMORY_MS).toISOString());
 }
 
+/** Longer than one attempt can take (the Web API client's retries, a Retry-After wait). */
+const DELIVERY_LEASE_MS = 120_000;
+
 export async function createDelivery(
   db: Kysely<RuntimeDatabase>,
   input: { channelId: string; threadTs: string | null; text: string },
 ): Promise<TeamChatDeliveryTable> {
   const now = nowIso();
+  // The first attempt runs right away; the retry pass leaves the row alone until this lease ends.
+  const lease = new Date(Date.now() + DELIVERY_LEASE_MS).toISOString();
   const row: TeamChatDeliveryTable = {
     id: newId("dlv"),
     channel_id: input.channelId,
@@ -145,7 +150,7 @@ export async function createDelivery(
     attempts: 0,
     status: "pending",
     last_error: null,
-    next_attempt_at: now,
+    next_attempt_at: lease,
     created_at: now,
   };
   await db.insertInto("team_chat_delivery").values(row).execute();

@@ -1,3 +1,4 @@
+import type { MessageParam } from "@anthropic-ai/sdk/resources/messages";
 import { afterTurn, COMMAND_SOURCE, compactThread, contextHistory } from "../context/compaction.ts";
 import type { RuntimeDeps } from "../deps.ts";
 import { runTurn, type TurnEvent, type TurnOutcome } from "../turns/run-turn.ts";
@@ -29,6 +30,8 @@ export interface AgentTurnInput {
   onDelivered?: (message: MessageRow) => void;
   /** Deliveries of this turn are not published live (a heartbeat result waits for the gate). */
   quiet?: boolean;
+  /** The model's view of the thread, when it is not the stored one (team chat re-reads it live). */
+  buildHistory?: (threadId: string) => MessageParam[];
 }
 
 const COMPACT = /^\/compact(?:\s+([\s\S]*))?$/;
@@ -140,7 +143,9 @@ async function agentTurn(deps: TurnDeps, input: AgentTurnInput): Promise<TurnOut
     system: skills ? `${system}\n\n${skills}` : system,
     source: input.source,
     ...(live ? { onUserMessage: (message: MessageRow) => live.publishMessage(message) } : {}),
-    buildHistory: (threadId) => contextHistory({ sqlite: deps.database.sqlite, messages: deps.messages }, threadId),
+    buildHistory:
+      input.buildHistory ??
+      ((threadId) => contextHistory({ sqlite: deps.database.sqlite, messages: deps.messages }, threadId)),
     onDelivered: (message) => {
       input.onDelivered?.(message);
       live?.publishMessage(message);

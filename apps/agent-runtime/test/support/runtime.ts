@@ -47,7 +47,8 @@ export async function startTestRuntime(
   const config = loadConfig({ ...fakeModelEnv(fake, home), ...options.env });
   const runtime = await createRuntime(config, {
     logger: options.logger ?? pino({ level: "silent" }),
-    teamChat: options.teamChat ?? null,
+    // Left out, the runtime builds the Slack adapter when the environment has CHAT_BOT_TOKEN.
+    ...(options.teamChat !== undefined ? { teamChat: options.teamChat } : {}),
     modelOptions: { maxRetries: 0, timeoutMs: 20_000 },
     ...options.runtimeOptions,
   });

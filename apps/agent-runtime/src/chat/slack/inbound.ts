@@ -1,0 +1,205 @@
+import type { MessageParam } from "@anthropic-ai/sdk/resources/messages";
+import type { Logger } from "pino";
+import type { RuntimeDeps } from "../../deps.ts";
+import { runAgentTurn } from "../../services/agent-turns.ts";
+import { teamChatThread } from "../../services/threads.ts";
+import { historyOf } from "../../turns/run-turn.ts";
+import { cacheOwnerDm, firstSighting, isLinked, linkChannel, pairingCode, pairOwner } from "../store.ts";
+import type { SlackIdentity, SlackTeamChat } from "./adapter.ts";
+import { slackErrorCode } from "./clients.ts";
+import {
+  historyFromSlack,
+  inboundText,
+  joinHistory,
+  readSlackHistory,
+  type SlackConversationRef,
+  type SlackHistoryMessage,
+} from "./history.ts";
+
+/** The source stored on team-chat turns. */
+export const TEAM_CHAT_SOURCE = "team-chat";
+/** The reaction shown on a message while the agent works on it. */
+export const WORKING_REACTION = "hourglass_flowing_sand";
+
+export interface SlackEventBody {
+  event_id?: string;
+  event?: SlackEvent;
+}
+
+interface SlackEvent extends SlackHistoryMessage {
+  type: string;
+  channel?: string;
+  channel_type?: string;
+  thread_ts?: string;
+  user?: string;
+}
+
+/** Message subtypes that are a person writing; the rest (edits, deletions, joins) are not turns. */
+const TURN_SUBTYPES = new Set([undefined, "file_share", "thread_broadcast"]);
+
+/**
+ * Inbound events: deduplicated on event_id, routed (owner DMs, mentions and threads in linked
+ * channels, the bot's own joins), and run as turns one at a time per Slack conversation.
+ */
+export class SlackInbound {
+  readonly #deps: RuntimeDeps;
+  readonly #chat: SlackTeamChat;
+  readonly #identity: SlackIdentity;
+  readonly #logger: Logger;
+  /** The tail of each conversation's queue of turns. */
+  readonly #queues = new Map<string, Promise<void>>();
+  readonly #names = new Map<string, string>();
+  /** Turns finished (tests and the benchmark wait on it). */
+  turnsFinished = 0;
+
+  constructor(deps: RuntimeDeps, chat: SlackTeamChat, identity: SlackIdentity, logger: Logger) {
+    this.#deps = deps;
+    this.#chat = chat;
+    this.#identity = identity;
+    this.#logger = logger;
+  }
+
+  accept(body: SlackEventBody): void {
+    const event = body.event;
+    if (!event || !body.event_id) return;
+    // Slack delivers at least once: a redelivered event is acked (already) and dropped here.
+    if (!firstSighting(this.#deps.database.sqlite, body.event_id)) return;
+    void this.#route(event).catch((err) =>
+      this.#logger.error({ eventId: body.event_id, error: slackErrorCode(err) }, "team chat event failed"),
+    );
+  }
+
+  /** Resolves when every queued turn has finished. */
+  async idle(): Promise<void> {
+    while (this.#queues.size > 0) await Promise.allSettled([...this.#queues.values()]);
+  }
+
+  async #route(event: SlackEvent): Promise<void> {
+    const team = this.#chat.mode() === "team";
+    if (event.type === "member_joined_channel") {
+      if (team && event.user === this.#identity.botUserId && event.channel) await this.#link(event.channel);
+      return;
+    }
+    if (event.type !== "message" && event.type !== "app_mention") return;
+    if (!TURN_SUBTYPES.has(event.subtype) || !event.channel || !event.user) return;
+    // Its own messages and other bots' are never turns.
+    if (event.bot_id || event.user === this.#identity.botUserId) return;
+    if (event.type === "message" && event.channel_type === "im") {
+      await this.#direct(event as SlackEvent & { channel: string; user: string });
+      return;
+    }
+    if (!team || !(await isLinked(this.#deps.database.db, event.channel))) return;
+    const mentioned = (event.text ?? "").includes(`<@${this.#identity.botUserId}>`);
+    if (event.type === "message") {
+      // A mention arrives again as app_mention; a plain message counts only in a thread the agent is in.
+      if (mentioned || !event.thread_ts) return;
+      const known = await this.#deps.database.db
+        .selectFrom("thread")
+        .select("id")
+        .where("kind", "=", "team-chat")
+        .where("external_id", "=", `${event.channel}:${event.thread_ts}`)
+        .executeTakeFirst();
+      if (!known) return;
+    }
+    const threadTs = event.thread_ts ?? event.ts;
+    this.#enqueue(event, { channel: event.channel, threadTs, isDm: false });
+  }
+
+  async #link(channel: string): Promise<void> {
+    const name = await this.#chat.channelName(channel).catch(() => null);
+    await linkChannel(this.#deps.database.db, channel, name);
+    this.#logger.info({ channel, name }, "team chat linked a channel the bot was invited to");
+  }
+
+  async #direct(event: SlackEvent & { channel: string; user: string }): Promise<void> {
+    const owner = await this.#chat.ownerId();
+    const reply = (text: string) => this.#chat.outbox.send(event.channel, event.thread_ts ?? null, text);
+    if (!owner) {
+      const code = await pairingCode(this.#deps.database.db);
+      if (code && (event.text ?? "").trim() === code) {
+        await pairOwner(this.#deps.database.db, event.user);
+        await cacheOwnerDm(this.#deps.database.db, event.channel);
+        this.#logger.info({ owner: event.user }, "team chat paired with its owner");
+        await reply("Paired: you are now my owner. Talk to me here.");
+      } else {
+        await reply("I am not paired with an owner yet. Send me the one-time pairing code from my runtime's log.");
+      }
+      return;
+    }
+    // Personal agent: another person gets one polite refusal per message, and no turn runs.
+    if (event.user !== owner) {
+      await reply(`I am the personal agent of <@${owner}> and only take requests from them.`);
+      return;
+    }
+    this.#enqueue(event, { channel: event.channel, threadTs: event.thread_ts ?? null, isDm: true });
+  }
+
+  #enqueue(event: SlackEvent, ref: SlackConversationRef): void {
+    const key = ref.threadTs ? `${ref.channel}:${ref.threadTs}` : ref.channel;
+    const previous = this.#queues.get(key) ?? Promise.resolve();
+    const next = previous
+      .then(() => this.#turn(key, event, ref))
+      .catch((err) => this.#logger.error({ conversation: key, error: slackErrorCode(err) }, "team chat turn failed"))
+      .finally(() => {
+        this.turnsFinished += 1;
+        if (this.#queues.get(key) === next) this.#queues.delete(key);
+      });
+    this.#queues.set(key, next);
+  }
+
+  async #names_of(messages: SlackHistoryMessage[]): Promise<void> {
+    for (const user of new Set(messages.map((m) => m.user).filter((u): u is string => Boolean(u)))) {
+      if (this.#names.has(user)) continue;
+      const info = await this.#chat.web.users.info({ user }).catch(() => undefined);
+      this.#names.set(user, info?.user?.profile?.display_name || info?.user?.real_name || info?.user?.name || user);
+    }
+  }
+
+  async #turn(key: string, event: SlackEvent, ref: SlackConversationRef): Promise<void> {
+    const web = this.#chat.web;
+    const deps = this.#deps;
+    const replyThread = ref.isDm ? ref.threadTs : (ref.threadTs ?? event.ts);
+    const thread = await teamChatThread(deps.database.db, key);
+    await web.reactions.add({ channel: ref.channel, timestamp: event.ts, name: WORKING_REACTION }).catch((err) => {
+      this.#logger.debug({ error: slackErrorCode(err) }, "team chat could not show the working reaction");
+    });
+    // Re-read now: what the model sees is Slack's conversation as it is, edits and deletions included.
+    const slackMessages = await readSlackHistory(web, ref);
+    if (!ref.isDm) await this.#names_of(slackMessages);
+    const before = historyFromSlack(slackMessages, {
+      botUserId: this.#identity.botUserId,
+      botId: this.#identity.botId,
+      beforeTs: event.ts,
+      names: this.#names,
+      isDm: ref.isDm,
+    });
+    const named = (text: string) => (ref.isDm ? text : `${this.#names.get(event.user ?? "") ?? event.user}: ${text}`);
+    const text = named(inboundText(event).replace(`<@${this.#identity.botUserId}>`, "").trim() || "(empty message)");
+    const startSeq = deps.messages.listAll(thread.id).at(-1)?.seq ?? 0;
+    const buildHistory = (threadId: string): MessageParam[] =>
+      joinHistory(before, historyOf(deps.messages.listAll(threadId).filter((r) => r.seq > startSeq)));
+    // Steps are posted in order as they are delivered (verbose: every text step; else the last).
+    let posting = Promise.resolve();
+    const post = (answer: string) => {
+      posting = posting.then(async () => {
+        await this.#chat.outbox.send(ref.channel, replyThread, answer);
+      });
+    };
+    try {
+      await runAgentTurn(deps, {
+        threadId: thread.id,
+        text,
+        source: TEAM_CHAT_SOURCE,
+        buildHistory,
+        onDelivered: (row) => post(row.text),
+      });
+    } catch (err) {
+      this.#logger.warn({ conversation: key, error: slackErrorCode(err) }, "team chat turn failed");
+      post("Sorry, I could not answer this time: the model call failed. Please try again.");
+    }
+    await posting;
+    await web.reactions
+      .remove({ channel: ref.channel, timestamp: event.ts, name: WORKING_REACTION })
+      .catch(() => undefined);
+  }
+}

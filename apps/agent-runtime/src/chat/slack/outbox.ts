@@ -1,0 +1,89 @@
+import type { WebClient } from "@slack/web-api";
+import type { Kysely } from "kysely";
+import type { Logger } from "pino";
+import type { RuntimeDatabase, TeamChatDeliveryTable } from "../../db/schema/index.ts";
+import { createDelivery, dueDeliveries, markDelivered, markDeliveryFailed, recordChunkSent } from "../store.ts";
+import { slackErrorCode } from "./clients.ts";
+import { splitForSlack } from "./split.ts";
+
+/** Waits before the n-th retry of a stored delivery: `baseMs` (15 s) doubling, at most an hour. */
+export function retryDelayMs(attempts: number, baseMs = 15_000): number {
+  return Math.min(baseMs * 2 ** Math.max(0, attempts - 1), 3_600_000);
+}
+
+/**
+ * Every outbound post goes through the delivery store: stored first, posted chunk by chunk (each
+ * chunk recorded, so a retry resumes instead of repeating), and kept for a later retry when Slack
+ * still refuses after the Web API client's own retries. Failures are logged with the delivery id.
+ */
+export class SlackOutbox {
+  readonly #db: Kysely<RuntimeDatabase>;
+  readonly #web: WebClient;
+  readonly #logger: Logger;
+  #timer: NodeJS.Timeout | undefined;
+  #retrying: Promise<void> | undefined;
+  readonly #retryBaseMs: number | undefined;
+
+  constructor(db: Kysely<RuntimeDatabase>, web: WebClient, logger: Logger, retryBaseMs?: number) {
+    this.#retryBaseMs = retryBaseMs;
+    this.#db = db;
+    this.#web = web;
+    this.#logger = logger;
+  }
+
+  /** Posts `text` (split at Slack's limit) to a channel, in a thread when `threadTs` is set. Never throws. */
+  async send(channel: string, threadTs: string | null, text: string): Promise<boolean> {
+    const row = await createDelivery(this.#db, { channelId: channel, threadTs, text });
+    return this.#attempt(row);
+  }
+
+  async #attempt(row: TeamChatDeliveryTable): Promise<boolean> {
+    const chunks = splitForSlack(row.text);
+    let sent = row.chunks_sent;
+    try {
+      for (; sent < chunks.length; sent++) {
+        await this.#web.chat.postMessage({
+          channel: row.channel_id,
+          text: chunks[sent] as string,
+          ...(row.thread_ts ? { thread_ts: row.thread_ts } : {}),
+        });
+        await recordChunkSent(this.#db, row.id, sent + 1);
+      }
+      await markDelivered(this.#db, row.id);
+      if (row.attempts > 0) this.#logger.info({ deliveryId: row.id }, "team-chat delivery posted on retry");
+      return true;
+    } catch (err) {
+      const attempts = row.attempts + 1;
+      const next = new Date(Date.now() + retryDelayMs(attempts, this.#retryBaseMs));
+      const error = slackErrorCode(err);
+      await markDeliveryFailed(this.#db, row.id, attempts, error, next);
+      this.#logger.warn(
+        { deliveryId: row.id, channel: row.channel_id, attempts, error, retryAt: next.toISOString() },
+        "team-chat delivery failed; stored and retried later",
+      );
+      return false;
+    }
+  }
+
+  /** Posts every stored delivery that is due, oldest first (one pass at a time). */
+  retryDue(now = new Date()): Promise<void> {
+    this.#retrying ??= (async () => {
+      try {
+        for (const row of await dueDeliveries(this.#db, now)) await this.#attempt(row);
+      } finally {
+        this.#retrying = undefined;
+      }
+    })();
+    return this.#retrying;
+  }
+
+  start(intervalMs = 15_000): void {
+    this.#timer = setInterval(() => void this.retryDue().catch(() => {}), intervalMs);
+    this.#timer.unref();
+  }
+
+  async stop(): Promise<void> {
+    clearInterval(this.#timer);
+    await this.#retrying;
+  }
+}

@@ -1,0 +1,247 @@
+import { type SlackStandIn, startSlackStandIn } from "@agentplane/testkit/slack";
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { pairingCode } from "../src/chat/store.ts";
+import { type FakeModel, lastUserText, startFakeModel } from "./support/fake-model.ts";
+import { capturingLogger, waitFor } from "./support/runtime.ts";
+import { type SlackTestRuntime, settled, startSlackRuntime } from "./support/slack.ts";
+
+const OWNER = "U0OWNER";
+const STRANGER = "U0STRANGER";
+
+let fake: FakeModel;
+let standIn: SlackStandIn;
+let rt: SlackTestRuntime | undefined;
+beforeAll(async () => {
+  fake = await startFakeModel();
+});
+afterAll(() => fake.close());
+beforeEach(async () => {
+  fake.requests.length = 0;
+  fake.respond = (body) => ({ content: [{ type: "text", text: `echo: ${lastUserText(body)}` }] });
+  standIn = await startSlackStandIn();
+  standIn.workspace.addUser(OWNER, "olivia");
+  standIn.workspace.addUser(STRANGER, "sam");
+});
+afterEach(async () => {
+  await rt?.close();
+  rt = undefined;
+  await standIn.close();
+});
+
+async function personal(env: Record<string, string> = { CHAT_OWNER_ID: OWNER }, logger = capturingLogger().logger) {
+  rt = await startSlackRuntime(fake, standIn, { env, logger });
+  expect(await settled(rt)).toMatchObject({ state: "connected" });
+  return rt;
+}
+
+const dmOf = (user: string) => standIn.workspace.dm(user).id;
+const botTexts = (channel: string) => standIn.botMessages(channel).map((m) => m.text);
+const repliesIn = (channel: string, n: number) =>
+  waitFor(() => (standIn.botMessages(channel).length >= n ? standIn.botMessages(channel) : undefined));
+/** The text of every message the model was sent in its n-th request. */
+const modelSaw = (n: number) => JSON.stringify(fake.requests[n]?.body.messages ?? null);
+
+describe("personal mode", () => {
+  it("acks the owner's DM within 3 s, before the model answers, and answers in the DM", async () => {
+    await personal();
+    fake.respond = (body) => ({ content: [{ type: "text", text: `echo: ${lastUserText(body)}` }], delayMs: 300 });
+    const sent = standIn.say(OWNER, "hello agent");
+    const [reply] = await repliesIn(dmOf(OWNER), 1);
+    expect(reply?.text).toBe("echo: hello agent");
+    const envelope = standIn.envelopes.get(sent.envelopeId);
+    expect(envelope?.ackedAt).toBeDefined();
+    expect((envelope?.ackedAt as number) - (envelope?.sentAt as number)).toBeLessThan(300);
+    // The working reaction was shown on the message and taken away after the answer.
+    expect(standIn.api.callsOf("reactions.add")[0]?.params).toMatchObject({ timestamp: sent.ts });
+    await waitFor(() => standIn.api.reactions.length === 0 || undefined);
+    // The conversation is a team-chat thread: not among the web threads.
+    const threads = await rt?.json<{ items: Array<{ id: string }> }>("GET", "/agents/threads");
+    expect(threads?.body.items).toHaveLength(1);
+    const kinds = await rt?.runtime.deps.database.db.selectFrom("thread").select(["kind", "external_id"]).execute();
+    expect(kinds).toContainEqual({ kind: "team-chat", external_id: dmOf(OWNER) });
+  });
+
+  it("answers a DM thread reply in that thread", async () => {
+    await personal();
+    const root = standIn.say(OWNER, "first");
+    await repliesIn(dmOf(OWNER), 1);
+    standIn.say(OWNER, "in the thread", { threadTs: root.ts });
+    const replies = await repliesIn(dmOf(OWNER), 2);
+    expect(replies[1]?.thread_ts).toBe(root.ts);
+    // The thread (its root, then the reply) is what the model was given.
+    expect(replies[1]?.text).toBe("echo: first\nin the thread");
+  });
+
+  it("refuses other people politely and runs no turn for them; ignores bots and its own messages", async () => {
+    await personal();
+    standIn.say(STRANGER, "do something for me");
+    const [refusal] = await repliesIn(dmOf(STRANGER), 1);
+    expect(refusal?.text).toContain(`<@${OWNER}>`);
+    standIn.sendEvent({
+      type: "message",
+      channel: dmOf(OWNER),
+      channel_type: "im",
+      user: "U0OTHERBOT",
+      bot_id: "B0OTHER",
+      text: "beep",
+      ts: "1700000100.000100",
+    });
+    standIn.sendEvent({
+      type: "message",
+      channel: dmOf(OWNER),
+      channel_type: "im",
+      user: standIn.botUserId,
+      bot_id: standIn.botId,
+      text: "me",
+      ts: "1700000101.000100",
+    });
+    standIn.sendEnvelope("slash_commands", { command: "/unknown" });
+    standIn.sendEnvelope("some_future_type", { anything: true });
+    await waitFor(() => [...standIn.envelopes.values()].every((e) => e.ackedAt !== undefined) || undefined);
+    await new Promise((r) => setTimeout(r, 200));
+    expect(fake.requests).toHaveLength(0);
+    expect(standIn.botMessages(dmOf(OWNER))).toHaveLength(0);
+  });
+
+  it("pairs the first person who DMs the one-time code, and the channels view can reset it", async () => {
+    const db = (await personal({})).runtime.deps.database.db;
+    const code = await waitFor(async () => (await pairingCode(db)) ?? undefined);
+    standIn.say(STRANGER, "0000-0000");
+    expect((await repliesIn(dmOf(STRANGER), 1))[0]?.text).toContain("not paired");
+    standIn.say(OWNER, code);
+    expect((await repliesIn(dmOf(OWNER), 1))[0]?.text).toContain("Paired");
+    expect((await rt?.json("GET", "/agents/team-chat"))?.body).toMatchObject({
+      owner: { id: OWNER, source: "paired", pairingPending: false },
+    });
+    standIn.say(OWNER, "now a real question");
+    expect((await repliesIn(dmOf(OWNER), 2))[1]?.text).toBe("echo: now a real question");
+    const reset = await rt?.json("DELETE", "/agents/team-chat/owner");
+    expect(reset?.body).toMatchObject({ owner: { id: null, pairingPending: true } });
+    expect(await pairingCode(db)).not.toBe(code);
+  });
+
+  it("re-reads the conversation from Slack before each turn: edits and deletions are what the model sees", async () => {
+    await personal();
+    fake.respond = () => ({ content: [{ type: "text", text: "noted" }] });
+    const first = standIn.say(OWNER, "my favourite colour is blue");
+    await repliesIn(dmOf(OWNER), 1);
+    const aside = standIn.say(OWNER, "remember the code word pineapple");
+    await repliesIn(dmOf(OWNER), 2);
+    standIn.workspace.edit(dmOf(OWNER), first.ts, "my favourite colour is green");
+    standIn.workspace.delete(dmOf(OWNER), aside.ts);
+    standIn.say(OWNER, "what is my favourite colour?");
+    await repliesIn(dmOf(OWNER), 3);
+    const third = modelSaw(2);
+    expect(third).toContain("my favourite colour is green");
+    expect(third).not.toContain("blue");
+    expect(third).not.toContain("pineapple");
+    expect(third).toContain("what is my favourite colour?");
+  });
+
+  it("tells the model what arrived when a message has attachments only, and cuts a 2 MB message with a note", async () => {
+    await personal();
+    standIn.say(OWNER, "", { files: [{ id: "F1", name: "report.pdf", mimetype: "application/pdf" }] });
+    await repliesIn(dmOf(OWNER), 1);
+    expect(modelSaw(0)).toContain("report.pdf (application/pdf)");
+    standIn.say(OWNER, "x".repeat(2 * 1024 * 1024));
+    await repliesIn(dmOf(OWNER), 2);
+    const seen = modelSaw(1);
+    expect(seen.length).toBeLessThan(300_000);
+    expect(seen).toContain("Message truncated");
+  });
+
+  it("splits a long answer on paragraph boundaries at Slack's limit", async () => {
+    await personal();
+    const paragraphs = ["a", "b", "c"].map((ch) => ch.repeat(2500));
+    fake.respond = () => ({ content: [{ type: "text", text: paragraphs.join("\n\n") }] });
+    standIn.say(OWNER, "write a lot");
+    await repliesIn(dmOf(OWNER), 3);
+    await new Promise((r) => setTimeout(r, 100));
+    expect(botTexts(dmOf(OWNER))).toEqual(paragraphs);
+  });
+
+  it("posts only the last text step with verbose off, every text step with it on", async () => {
+    await personal();
+    let call = 0;
+    fake.respond = () => {
+      call += 1;
+      return call % 2 === 1
+        ? {
+            content: [
+              { type: "text", text: "let me look" },
+              { type: "tool_use", id: `t${call}`, name: "no_such_tool", input: {} },
+            ],
+          }
+        : { content: [{ type: "text", text: "the answer" }] };
+    };
+    standIn.say(OWNER, "question one");
+    await repliesIn(dmOf(OWNER), 1);
+    await rt?.json("PATCH", "/agents/verbose", { verbose: true });
+    standIn.say(OWNER, "question two");
+    await repliesIn(dmOf(OWNER), 3);
+    expect(botTexts(dmOf(OWNER))).toEqual(["the answer", "let me look", "the answer"]);
+  });
+});
+
+describe("faults", () => {
+  it("answers a redelivered event_id once", async () => {
+    await personal();
+    const sent = standIn.say(OWNER, "only once please");
+    standIn.redeliver(sent.eventId);
+    standIn.redeliver(sent.eventId);
+    await repliesIn(dmOf(OWNER), 1);
+    await waitFor(() => [...standIn.envelopes.values()].every((e) => e.ackedAt !== undefined) || undefined);
+    await new Promise((r) => setTimeout(r, 300));
+    expect(botTexts(dmOf(OWNER))).toEqual(["echo: only once please"]);
+    expect(fake.requests).toHaveLength(1);
+  });
+
+  it("waits out a 429's Retry-After on chat.postMessage and posts once", async () => {
+    await personal();
+    standIn.api.rateLimitNext("chat.postMessage", 1);
+    standIn.say(OWNER, "rate limited");
+    await repliesIn(dmOf(OWNER), 1);
+    const posts = standIn.api.callsOf("chat.postMessage");
+    expect(posts).toHaveLength(2);
+    expect((posts[1]?.at ?? 0) - (posts[0]?.at ?? 0)).toBeGreaterThanOrEqual(1000);
+    expect(botTexts(dmOf(OWNER))).toEqual(["echo: rate limited"]);
+  });
+
+  it("reconnects on refresh_requested mid-turn with no lost or doubled reply", async () => {
+    await personal();
+    fake.respond = (body) => ({ content: [{ type: "text", text: `echo: ${lastUserText(body)}` }], delayMs: 500 });
+    const first = standIn.say(OWNER, "before the refresh");
+    await waitFor(() => fake.requests.length === 1 || undefined);
+    standIn.disconnect("refresh_requested");
+    await waitFor(() => (standIn.connections === 2 && standIn.connected) || undefined);
+    // Slack may deliver again what it sent around the refresh.
+    standIn.redeliver(first.eventId);
+    standIn.say(OWNER, "after the refresh");
+    await repliesIn(dmOf(OWNER), 2);
+    await new Promise((r) => setTimeout(r, 300));
+    expect(botTexts(dmOf(OWNER))).toEqual(["echo: before the refresh", "echo: after the refresh"]);
+  });
+
+  it("reconnects after the connection is dropped", async () => {
+    await personal();
+    standIn.dropSocket();
+    await waitFor(() => (standIn.connections === 2 && standIn.connected) || undefined);
+    standIn.say(OWNER, "still there?");
+    expect((await repliesIn(dmOf(OWNER), 1))[0]?.text).toBe("echo: still there?");
+  });
+
+  it("stores a delivery Slack refuses, logs its id, and posts it on a later retry", async () => {
+    const { logger, records } = capturingLogger();
+    await personal({ CHAT_OWNER_ID: OWNER }, logger);
+    standIn.api.failNext("chat.postMessage", "internal_error", 2);
+    standIn.say(OWNER, "eventually");
+    await repliesIn(dmOf(OWNER), 1);
+    const failures = records.filter((r) => r.msg === "team-chat delivery failed; stored and retried later");
+    expect(failures.length).toBe(2);
+    expect(String(failures[0]?.deliveryId)).toMatch(/^dlv_/);
+    expect(failures[0]?.error).toBe("internal_error");
+    const row = await rt?.runtime.deps.database.db.selectFrom("team_chat_delivery").selectAll().executeTakeFirst();
+    expect(row).toMatchObject({ id: failures[0]?.deliveryId, status: "sent", attempts: 2 });
+    expect(botTexts(dmOf(OWNER))).toEqual(["echo: eventually"]);
+  });
+});
