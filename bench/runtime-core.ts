@@ -9,8 +9,6 @@
 // BENCH_MEMORY_NOTES (default "10000,100000"), BENCH_QUERIES (200), BENCH_TURNS (100),
 // BENCH_FANOUT_MESSAGES (50) change the sizes.
 import { mkdtempSync, rmSync } from "node:fs";
-import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
-import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { loadConfig } from "../apps/agent-runtime/src/config.ts";
@@ -20,6 +18,7 @@ import { MemoryStore } from "../apps/agent-runtime/src/memory/store.ts";
 import { WorkerModelClient } from "../apps/agent-runtime/src/models/worker-client.ts";
 import { createRuntime, type RuntimeOptions } from "../apps/agent-runtime/src/runtime.ts";
 import { runAgentTurn } from "../apps/agent-runtime/src/services/agent-turns.ts";
+import { startInstantModel } from "./instant-model.ts";
 import { fmt } from "./lib.ts";
 
 const NOTE_COUNTS = (process.env.BENCH_MEMORY_NOTES ?? "10000,100000").split(",").map(Number);
@@ -112,63 +111,6 @@ async function memoryBench(): Promise<void> {
     await Promise.race([database.close(), new Promise((r) => setTimeout(r, 2000))]);
     rmSync(dir, { recursive: true, force: true });
   }
-}
-
-/** An instant model: a tool call first (when tools are offered and no result came back yet), then text. */
-function startInstantModel(): Promise<{ url: string; close: () => void }> {
-  const server = createServer((req: IncomingMessage, res: ServerResponse) => {
-    let raw = "";
-    req.on("data", (c) => {
-      raw += c;
-    });
-    req.on("end", () => {
-      const body = JSON.parse(raw || "{}") as {
-        messages?: Array<{ content: unknown }>;
-        tools?: unknown[];
-        model?: string;
-      };
-      const last = body.messages?.at(-1)?.content;
-      const sawResult = Array.isArray(last) && last.some((b: { type?: string }) => b.type === "tool_result");
-      const wantsTool = (body.tools?.length ?? 0) > 0 && !sawResult && JSON.stringify(last).includes("use a tool");
-      const block = wantsTool
-        ? { type: "tool_use", id: "toolu_1", name: "list_files", input: {} }
-        : { type: "text", text: "" };
-      const events: unknown[] = [
-        {
-          type: "message_start",
-          message: {
-            id: "msg_1",
-            type: "message",
-            role: "assistant",
-            model: body.model,
-            content: [],
-            stop_reason: null,
-            stop_sequence: null,
-            usage: { input_tokens: 10, output_tokens: 0 },
-          },
-        },
-        { type: "content_block_start", index: 0, content_block: block },
-        wantsTool
-          ? { type: "content_block_delta", index: 0, delta: { type: "input_json_delta", partial_json: "{}" } }
-          : { type: "content_block_delta", index: 0, delta: { type: "text_delta", text: "Done." } },
-        { type: "content_block_stop", index: 0 },
-        {
-          type: "message_delta",
-          delta: { stop_reason: wantsTool ? "tool_use" : "end_turn", stop_sequence: null },
-          usage: { output_tokens: 3 },
-        },
-        { type: "message_stop" },
-      ];
-      res.writeHead(200, { "content-type": "text/event-stream" });
-      for (const e of events) res.write(`event: ${(e as { type: string }).type}\ndata: ${JSON.stringify(e)}\n\n`);
-      res.end();
-    });
-  });
-  return new Promise((resolve) =>
-    server.listen(0, "127.0.0.1", () =>
-      resolve({ url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, close: () => server.close() }),
-    ),
-  );
 }
 
 async function turnBench(): Promise<void> {

@@ -96,6 +96,21 @@ describe("team chat boot", () => {
     expect(JSON.stringify(records)).not.toContain("xapp-wrong");
   });
 
+  it("stops on link_disabled (Socket Mode turned off for the app) instead of reconnecting in a loop", async () => {
+    standIn = await startSlackStandIn();
+    // A 1 s pong timeout makes the client's reconnect delay 1 s: a reconnect would show within 1.5 s.
+    rt = await startSlackRuntime(fake, standIn, { slack: { clientPingTimeoutMs: 1000 } });
+    await settled(rt);
+    standIn.disconnect("link_disabled");
+    await waitFor(() => rt?.slack.status().state === "disabled" || undefined);
+    await waitFor(() => !standIn?.connected || undefined);
+    await new Promise((r) => setTimeout(r, 1500));
+    expect(standIn.connections).toBe(1);
+    expect((await rt.json("GET", "/health")).body).toMatchObject({
+      teamChat: expect.stringMatching(/^disabled: .*link_disabled/),
+    });
+  });
+
   it("reconnects when no server ping arrives for 30 s (fake timers), and not before", async () => {
     standIn = await startSlackStandIn({ pingIntervalMs: 0 });
     rt = await startSlackRuntime(fake, standIn);

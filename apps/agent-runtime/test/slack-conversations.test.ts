@@ -183,6 +183,26 @@ describe("personal mode", () => {
   });
 });
 
+describe("deliveries in personal mode", () => {
+  it("posts All channels and Team chat deliveries to the owner's DM, opened with conversations.open", async () => {
+    const r = await personal();
+    await r.json("PUT", "/agents/webhooks/enabled", { enabled: true });
+    await r.json("POST", "/agents/webhook-subscriptions", { name: "ci", deliverOnly: true, prompt: "build {n} red" });
+    await r.json("POST", "/agents/webhook-subscriptions", {
+      name: "pager",
+      deliverOnly: true,
+      deliverTo: "Team chat",
+      prompt: "page {n}",
+    });
+    expect((await r.request("POST", "/agents/webhooks/ci", { n: 7 })).status).toBe(200);
+    expect((await r.request("POST", "/agents/webhooks/pager", { n: 8 })).status).toBe(200);
+    await repliesIn(dmOf(OWNER), 2);
+    expect(botTexts(dmOf(OWNER))).toEqual(["**Webhook: ci**\n\nbuild 7 red", "**Webhook: pager**\n\npage 8"]);
+    expect(standIn.api.callsOf("conversations.open")).toHaveLength(1);
+    expect(standIn.api.callsOf("conversations.open")[0]?.params.users).toBe(OWNER);
+  });
+});
+
 describe("faults", () => {
   it("answers a redelivered event_id once", async () => {
     await personal();

@@ -119,11 +119,16 @@ const EVENT_MEMORY_MS = 24 * 3600 * 1000;
  * connection so that two copies arriving in the same tick cannot both pass.
  */
 export function firstSighting(sqlite: Database.Database, eventId: string): boolean {
-  const result = sqlite
-    .prepare("insert into team_chat_event (event_id, received_at) values (?, ?) on conflict do nothing")
-    .run(eventId, nowIso());
-  return result.changes === 1;
+  let insert = sightingStatements.get(sqlite);
+  if (!insert) {
+    insert = sqlite.prepare("insert into team_chat_event (event_id, received_at) values (?, ?) on conflict do nothing");
+    sightingStatements.set(sqlite, insert);
+  }
+  return insert.run(eventId, nowIso()).changes === 1;
 }
+
+/** Prepared once per connection: every inbound event runs it. */
+const sightingStatements = new WeakMap<Database.Database, Database.Statement<[string, string]>>();
 
 export function forgetOldEvents(sqlite: Database.Database, now = Date.now()): void {
   sqlite

@@ -201,7 +201,8 @@ export class SlackTeamChat implements TeamChatAdapter {
   #onEnvelope(event: { ack: () => Promise<void>; type: string; body: unknown }): void {
     event.ack().catch((err) => this.#logger.warn({ error: slackErrorCode(err) }, "team chat ack failed"));
     if (this.#status.state === "disabled" || event.type !== "events_api") return;
-    this.#inbound?.accept(event.body as Parameters<SlackInbound["accept"]>[0]);
+    // After the I/O phase: the acks of every frame read together go out before any event's work.
+    setImmediate(() => this.#inbound?.accept(event.body as Parameters<SlackInbound["accept"]>[0]));
   }
 
   async #announcePairing(): Promise<void> {
