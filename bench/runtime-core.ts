@@ -16,24 +16,16 @@ import { openDatabase } from "../apps/agent-runtime/src/db/database.ts";
 import { EMBEDDING_DIMENSIONS } from "../apps/agent-runtime/src/memory/embeddings.ts";
 import { MemoryStore } from "../apps/agent-runtime/src/memory/store.ts";
 import { WorkerModelClient } from "../apps/agent-runtime/src/models/worker-client.ts";
-import { createRuntime, type RuntimeOptions } from "../apps/agent-runtime/src/runtime.ts";
+import { createRuntime } from "../apps/agent-runtime/src/runtime.ts";
 import { runAgentTurn } from "../apps/agent-runtime/src/services/agent-turns.ts";
-import { startInstantModel } from "./instant-model.ts";
 import { fmt } from "./lib.ts";
+import { instantModelConfig, percentile, silent, startInstantModel } from "./runtime-lib.ts";
 
 const NOTE_COUNTS = (process.env.BENCH_MEMORY_NOTES ?? "10000,100000").split(",").map(Number);
 const QUERIES = Number(process.env.BENCH_QUERIES ?? 200);
 const TURNS = Number(process.env.BENCH_TURNS ?? 100);
 const FANOUT_MESSAGES = Number(process.env.BENCH_FANOUT_MESSAGES ?? 50);
-// A logger that drops everything (pino is the runtime's dependency, not the bench package's).
-const silent: NonNullable<RuntimeOptions["logger"]> = new Proxy({} as NonNullable<RuntimeOptions["logger"]>, {
-  get: (_target, key) => (key === "child" ? () => silent : key === "level" ? "silent" : () => undefined),
-});
 
-function percentile(samples: number[], p: number): number {
-  const sorted = [...samples].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? Number.NaN;
-}
 const line = (label: string, samples: number[]) =>
   `${label.padEnd(34)} p50 ${fmt(percentile(samples, 50), 3).padStart(8)} ms   p95 ${fmt(percentile(samples, 95), 3).padStart(8)} ms`;
 
@@ -117,15 +109,7 @@ async function turnBench(): Promise<void> {
   console.log("\n-- tool-loop turn vs bare model calls (instant local model, model calls in the worker thread) --");
   const model = await startInstantModel();
   const home = mkdtempSync(join(tmpdir(), "bench-turn-"));
-  const config = loadConfig({
-    AGENT_HOME: home,
-    LLM_PROVIDER: "cloud-b",
-    CLOUD_B_API_KEY: "bench",
-    CLOUD_B_BASE_URL: `${model.url}/anthropic/v1`,
-    CLOUD_B_EMBEDDING_MODEL_ID: "",
-    HEARTBEAT_INTERVAL_MINUTES: "0",
-    COMPACTION_THRESHOLD_PERCENT: "0",
-  });
+  const config = instantModelConfig(model.url, { AGENT_HOME: home });
   const client = new WorkerModelClient(config, { maxRetries: 0 });
   const runtime = await createRuntime(config, { logger: silent, model: client, scheduleTimer: false });
   const deps = runtime.deps;

@@ -9,27 +9,16 @@
 //    turn through web chat (POST /agents/threads/{id}/messages?stream=false).
 // Everything (stand-in, SDK clients, runtime) shares one process, as the runtime tests do.
 // BENCH_ENVELOPES (200) and BENCH_TURNS (50) change the sizes.
-import { mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { startSlackStandIn } from "@agentplane/testkit/slack";
 import type { SlackTeamChat } from "../apps/agent-runtime/src/chat/slack/adapter.ts";
-import { loadConfig } from "../apps/agent-runtime/src/config.ts";
-import { createRuntime, type RuntimeOptions } from "../apps/agent-runtime/src/runtime.ts";
-import { startInstantModel } from "./instant-model.ts";
+import { createRuntime } from "../apps/agent-runtime/src/runtime.ts";
 import { fmt } from "./lib.ts";
+import { instantModelConfig, percentile, silent, startInstantModel } from "./runtime-lib.ts";
 
 const ENVELOPES = Number(process.env.BENCH_ENVELOPES ?? 200);
 const TURNS = Number(process.env.BENCH_TURNS ?? 50);
 const OWNER = "U0OWNER";
-const silent: NonNullable<RuntimeOptions["logger"]> = new Proxy({} as NonNullable<RuntimeOptions["logger"]>, {
-  get: (_target, key) => (key === "child" ? () => silent : key === "level" ? "silent" : () => undefined),
-});
 
-function percentile(samples: number[], p: number): number {
-  const sorted = [...samples].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? Number.NaN;
-}
 const line = (label: string, samples: number[]) =>
   `${label.padEnd(40)} p50 ${fmt(percentile(samples, 50), 2).padStart(8)} ms   p99 ${fmt(percentile(samples, 99), 2).padStart(8)} ms   max ${fmt(Math.max(...samples), 2).padStart(8)} ms`;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -44,14 +33,7 @@ async function until(check: () => boolean, timeoutMs = 120_000): Promise<void> {
 const model = await startInstantModel();
 const standIn = await startSlackStandIn({ pingIntervalMs: 10_000 });
 standIn.workspace.addUser(OWNER, "olivia");
-const config = loadConfig({
-  AGENT_HOME: mkdtempSync(join(tmpdir(), "bench-team-chat-")),
-  LLM_PROVIDER: "cloud-b",
-  CLOUD_B_API_KEY: "bench",
-  CLOUD_B_BASE_URL: `${model.url}/anthropic/v1`,
-  CLOUD_B_EMBEDDING_MODEL_ID: "",
-  HEARTBEAT_INTERVAL_MINUTES: "0",
-  COMPACTION_THRESHOLD_PERCENT: "0",
+const config = instantModelConfig(model.url, {
   CHAT_BOT_TOKEN: standIn.botToken,
   CHAT_APP_TOKEN: standIn.appToken,
   CHAT_API_URL: standIn.apiUrl,

@@ -1,9 +1,9 @@
-import { type SlackStandIn, startSlackStandIn } from "@agentplane/testkit/slack";
+import type { SlackStandIn } from "@agentplane/testkit/slack";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { pairingCode } from "../src/chat/store.ts";
 import { type FakeModel, lastUserText, startFakeModel } from "./support/fake-model.ts";
 import { capturingLogger, waitFor } from "./support/runtime.ts";
-import { type SlackTestRuntime, settled, startSlackRuntime } from "./support/slack.ts";
+import { freshStandIn, type SlackTestRuntime, settled, startSlackRuntime } from "./support/slack.ts";
 
 const OWNER = "U0OWNER";
 const STRANGER = "U0STRANGER";
@@ -16,11 +16,7 @@ beforeAll(async () => {
 });
 afterAll(() => fake.close());
 beforeEach(async () => {
-  fake.requests.length = 0;
-  fake.respond = (body) => ({ content: [{ type: "text", text: `echo: ${lastUserText(body)}` }] });
-  standIn = await startSlackStandIn();
-  standIn.workspace.addUser(OWNER, "olivia");
-  standIn.workspace.addUser(STRANGER, "sam");
+  standIn = await freshStandIn(fake, { [OWNER]: "olivia", [STRANGER]: "sam" });
 });
 afterEach(async () => {
   await rt?.close();

@@ -1,9 +1,9 @@
-import { type SlackStandIn, startSlackStandIn } from "@agentplane/testkit/slack";
+import type { SlackStandIn } from "@agentplane/testkit/slack";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { threadContext } from "../src/context/compaction.ts";
-import { type FakeModel, lastUserText, startFakeModel } from "./support/fake-model.ts";
+import { type FakeModel, startFakeModel } from "./support/fake-model.ts";
 import { capturingLogger, readSse, waitFor } from "./support/runtime.ts";
-import { type SlackTestRuntime, settled, startSlackRuntime } from "./support/slack.ts";
+import { freshStandIn, type SlackTestRuntime, settled, startSlackRuntime } from "./support/slack.ts";
 
 const OWNER = "U0OWNER";
 const MEMBER = "U0MEMBER";
@@ -17,11 +17,7 @@ beforeAll(async () => {
 });
 afterAll(() => fake.close());
 beforeEach(async () => {
-  fake.requests.length = 0;
-  fake.respond = (body) => ({ content: [{ type: "text", text: `echo: ${lastUserText(body)}` }] });
-  standIn = await startSlackStandIn();
-  standIn.workspace.addUser(OWNER, "olivia");
-  standIn.workspace.addUser(MEMBER, "max");
+  standIn = await freshStandIn(fake, { [OWNER]: "olivia", [MEMBER]: "max" });
   for (const [id, name] of [
     ["C0OPS", "ops"],
     ["C0DEV", "dev"],

@@ -1,7 +1,7 @@
-import type { SlackStandIn } from "@agentplane/testkit/slack";
+import { type SlackStandIn, startSlackStandIn } from "@agentplane/testkit/slack";
 import type { Logger } from "pino";
 import type { SlackTeamChat, SlackTeamChatOptions } from "../../src/chat/slack/adapter.ts";
-import type { FakeModel } from "./fake-model.ts";
+import { type FakeModel, lastUserText } from "./fake-model.ts";
 import { startTestRuntime, type TestRuntime, waitFor } from "./runtime.ts";
 
 export interface SlackTestRuntime extends TestRuntime {
@@ -34,4 +34,13 @@ export function settled(rt: SlackTestRuntime, timeoutMs = 10_000) {
     const status = rt.slack.status();
     return status.state === "connected" || status.state === "disabled" ? status : undefined;
   }, timeoutMs);
+}
+
+/** A fresh stand-in with these people (id -> name), and the fake model back to echoing, with no requests. */
+export async function freshStandIn(fake: FakeModel, people: Record<string, string>): Promise<SlackStandIn> {
+  fake.requests.length = 0;
+  fake.respond = (body) => ({ content: [{ type: "text", text: `echo: ${lastUserText(body)}` }] });
+  const standIn = await startSlackStandIn();
+  for (const [id, name] of Object.entries(people)) standIn.workspace.addUser(id, name);
+  return standIn;
 }

@@ -1,7 +1,37 @@
-// Bench helper: an instant local model speaking the Messages API (SSE), imported by the runtime
-// benchmarks. It answers "Done." at once, or a tool call first when asked to "use a tool".
+// Helpers of the agent runtime benchmarks: an instant local model speaking the Messages API (SSE),
+// a logger that drops everything, percentiles.
+
+import { mkdtempSync } from "node:fs";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { loadConfig, type RuntimeConfig } from "../apps/agent-runtime/src/config.ts";
+import type { RuntimeOptions } from "../apps/agent-runtime/src/runtime.ts";
+
+/** A runtime configuration in a fresh home on the instant model: no embeddings, heartbeat or compaction. */
+export function instantModelConfig(modelUrl: string, extra: Record<string, string> = {}): RuntimeConfig {
+  return loadConfig({
+    AGENT_HOME: mkdtempSync(join(tmpdir(), "bench-runtime-")),
+    LLM_PROVIDER: "cloud-b",
+    CLOUD_B_API_KEY: "bench",
+    CLOUD_B_BASE_URL: `${modelUrl}/anthropic/v1`,
+    CLOUD_B_EMBEDDING_MODEL_ID: "",
+    HEARTBEAT_INTERVAL_MINUTES: "0",
+    COMPACTION_THRESHOLD_PERCENT: "0",
+    ...extra,
+  });
+}
+
+// A logger that drops everything (pino is the runtime's dependency, not the bench package's).
+export const silent: NonNullable<RuntimeOptions["logger"]> = new Proxy({} as NonNullable<RuntimeOptions["logger"]>, {
+  get: (_target, key) => (key === "child" ? () => silent : key === "level" ? "silent" : () => undefined),
+});
+
+export function percentile(samples: number[], p: number): number {
+  const sorted = [...samples].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? Number.NaN;
+}
 
 /** An instant model: a tool call first (when tools are offered and no result came back yet), then text. */
 export function startInstantModel(): Promise<{ url: string; close: () => void }> {
