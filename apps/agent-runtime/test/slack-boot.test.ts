@@ -133,8 +133,12 @@ describe("team chat boot", () => {
     expect(standIn.connections).toBe(1);
     expect(standIn.connected).toBe(true);
     await advance(2);
-    // The client closes the quiet connection, waits its reconnect delay, and connects again.
-    for (let i = 0; i < 20 && standIn.connections < 2; i++) await advance(1);
+    // The client closes the quiet connection, waits its reconnect delay, and connects again; the
+    // close handshake is real I/O, so fake time moves on slowly until the new connection is up.
+    for (let i = 0; i < 60 && standIn.connections < 2; i++) {
+      await advance(1);
+      await realSleep(25);
+    }
     vi.useRealTimers();
     await waitFor(() => (standIn?.connections === 2 && standIn.connected) || undefined);
     await waitFor(() => rt?.slack.status().state === "connected" || undefined);

@@ -130,10 +130,17 @@ export function firstSighting(sqlite: Database.Database, eventId: string): boole
 /** Prepared once per connection: every inbound event runs it. */
 const sightingStatements = new WeakMap<Database.Database, Database.Statement<[string, string]>>();
 
+/** Days a posted delivery is kept (pending ones stay until posted). */
+const SENT_DELIVERY_MEMORY_MS = 7 * 24 * 3600 * 1000;
+
+/** Forgets event ids older than a day and deliveries posted more than a week ago. */
 export function forgetOldEvents(sqlite: Database.Database, now = Date.now()): void {
   sqlite
     .prepare("delete from team_chat_event where received_at < ?")
     .run(new Date(now - EVENT_MEMORY_MS).toISOString());
+  sqlite
+    .prepare("delete from team_chat_delivery where status = 'sent' and created_at < ?")
+    .run(new Date(now - SENT_DELIVERY_MEMORY_MS).toISOString());
 }
 
 /** Longer than one attempt can take (the Web API client's retries, a Retry-After wait). */

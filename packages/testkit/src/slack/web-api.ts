@@ -34,9 +34,10 @@ function parseParams(raw: string, contentType: string | undefined): Record<strin
   return Object.fromEntries(new URLSearchParams(raw));
 }
 
-function page<T>(items: T[], params: Record<string, string>, fallbackLimit: number) {
+function page<T>(items: T[], params: Record<string, string>, fallbackLimit: number, maxPage: number) {
   const offset = params.cursor ? Number(Buffer.from(params.cursor, "base64").toString("utf8")) : 0;
-  const limit = Math.max(1, Math.min(Number(params.limit) || fallbackLimit, 1000));
+  // Slack may return fewer items than `limit`: clients must follow next_cursor.
+  const limit = Math.max(1, Math.min(Number(params.limit) || fallbackLimit, maxPage));
   const slice = items.slice(offset, offset + limit);
   const next = offset + limit < items.length ? Buffer.from(String(offset + limit)).toString("base64") : "";
   return { slice, has_more: next !== "", response_metadata: { next_cursor: next } };
@@ -52,6 +53,8 @@ export class SlackWebApi {
   readonly #failures = new Map<string, Array<{ error?: string; retryAfter?: number }>>();
   readonly #identity: WebApiIdentity;
   readonly #handlers: Record<string, Handler>;
+  /** The most items one page of a paginated method returns, whatever `limit` asks. */
+  maxPageSize = 1000;
   /** Called after chat.postMessage stored a message (tests wait on replies). */
   onPosted?: (channel: string, message: SlackMessage) => void;
 
@@ -116,12 +119,12 @@ export class SlackWebApi {
         const conversation = channelOf(p);
         const thread = ws.replies(conversation.id, p.ts ?? "");
         if (thread.length === 0) throw new SlackApiError("thread_not_found");
-        const { slice, ...rest } = page(thread, p, 1000);
+        const { slice, ...rest } = page(thread, p, 1000, this.maxPageSize);
         return { messages: slice, ...rest };
       },
       "conversations.history": (p) => {
         const conversation = channelOf(p);
-        const { slice, ...rest } = page(ws.history(conversation.id), p, 100);
+        const { slice, ...rest } = page(ws.history(conversation.id), p, 100, this.maxPageSize);
         return { messages: slice, ...rest };
       },
       "conversations.info": (p) => {
@@ -131,7 +134,7 @@ export class SlackWebApi {
         };
       },
       "conversations.members": (p) => {
-        const { slice, ...rest } = page(channelOf(p).members, p, 100);
+        const { slice, ...rest } = page(channelOf(p).members, p, 100, this.maxPageSize);
         return { members: slice, ...rest };
       },
       "users.info": (p) => {
