@@ -9,6 +9,7 @@ const BENCHES: Record<string, string> = {
   "service-client": "service-client.ts",
   audit: "audit-ingest.ts",
   sandbox: "sandbox.ts",
+  "sandbox-kubernetes": "sandbox-kubernetes.ts",
   "sandbox-policy": "sandbox-policy.ts",
   governance: "governance.ts",
   runtime: "runtime-webhooks.ts",
