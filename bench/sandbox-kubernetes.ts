@@ -12,15 +12,15 @@ import { silentLogger } from "@agentplane/service-kit";
 import { FakeKubeApiServer } from "@agentplane/testkit/kube";
 import { SANDBOX_SCHEMA } from "../apps/sandbox-svc/src/app.ts";
 import { migrations } from "../apps/sandbox-svc/src/db/migrations/index.ts";
-import type { SandboxDB } from "../apps/sandbox-svc/src/db/schema.ts";
 import { kubernetesConfigFrom } from "../apps/sandbox-svc/src/driver/kubernetes/config.ts";
 import { createKubernetesDriver } from "../apps/sandbox-svc/src/driver/kubernetes/index.ts";
 import { LocalDriver } from "../apps/sandbox-svc/src/driver/local/local-driver.ts";
 import type { SandboxDriver } from "../apps/sandbox-svc/src/driver/types.ts";
-import type { Actor, SandboxDeps } from "../apps/sandbox-svc/src/services/context.ts";
+import type { Actor } from "../apps/sandbox-svc/src/services/context.ts";
 import { execInSandbox } from "../apps/sandbox-svc/src/services/exec.ts";
 import { createSandbox, deleteSandbox } from "../apps/sandbox-svc/src/services/sandboxes.ts";
 import { migrateToLatest } from "../packages/db/src/migrate.ts";
+import { sandboxDeps } from "./sandbox-deps.ts";
 
 const ROUNDS = 20;
 const pct = (xs: number[], p: number) =>
@@ -42,25 +42,17 @@ const drivers: Record<string, SandboxDriver> = {
   kubernetes: createKubernetesDriver(kubernetesConfigFrom({ SANDBOX_K8S_NAMESPACE: NS }), logger),
 };
 
-const results: Record<string, number[]> = {};
+const results: Record<string, number[]> = Object.fromEntries(Object.keys(drivers).map((name) => [name, []]));
 // Interleaved rounds, so load elsewhere on the machine weighs on both drivers alike.
 for (let i = 0; i < ROUNDS; i++) {
   for (const [name, driver] of Object.entries(drivers)) {
-    const deps: SandboxDeps = {
-      db: database.forSchema<SandboxDB>(SANDBOX_SCHEMA),
-      database,
-      bus,
-      driver,
-      authorizer: { check: () => Promise.reject(new Error("unused")) },
-      logger,
-      config: {},
-    };
+    const deps = sandboxDeps(database, bus, driver, logger);
     const t0 = performance.now();
     const row = await createSandbox(deps, actor, `prj_${name}`, { name: `${name}-${i}`, labels: {}, start: true });
     const exec = await execInSandbox(deps, actor, row, { command: ["true"], timeoutMs: 5000 });
     const elapsed = performance.now() - t0;
     if (exec.exitCode !== 0) throw new Error(`${name}: exec failed: ${exec.stderr}`);
-    (results[name] ??= []).push(elapsed);
+    results[name]?.push(elapsed);
     await deleteSandbox(deps, actor, `prj_${name}`, row.id);
   }
 }

@@ -12,12 +12,12 @@ import { generateInternalKeys, inProcessFetch, ServiceClient, silentLogger } fro
 import { createGovernanceService } from "../apps/governance-svc/src/app.ts";
 import { SANDBOX_SCHEMA } from "../apps/sandbox-svc/src/app.ts";
 import { migrations } from "../apps/sandbox-svc/src/db/migrations/index.ts";
-import type { SandboxDB } from "../apps/sandbox-svc/src/db/schema.ts";
 import { LocalDriver } from "../apps/sandbox-svc/src/driver/local/local-driver.ts";
 import type { Actor, SandboxDeps } from "../apps/sandbox-svc/src/services/context.ts";
 import { execInSandbox } from "../apps/sandbox-svc/src/services/exec.ts";
 import { createSandbox, getSandboxRow } from "../apps/sandbox-svc/src/services/sandboxes.ts";
 import { migrateToLatest } from "../packages/db/src/migrate.ts";
+import { sandboxDeps } from "./sandbox-deps.ts";
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 150);
 const POLICIES = 10;
@@ -63,15 +63,7 @@ for (let i = 0; i < POLICIES; i++) {
 }
 
 const driver = new LocalDriver({ dataDir, logger });
-const base: SandboxDeps = {
-  db: database.forSchema<SandboxDB>(SANDBOX_SCHEMA),
-  database,
-  bus,
-  driver,
-  authorizer: { check: () => Promise.reject(new Error("unused")) },
-  logger,
-  config: {},
-};
+const base = sandboxDeps(database, bus, driver, logger);
 const governed: SandboxDeps = { ...base, governance };
 const actor: Actor = { principal: admin, orgId: ORG };
 const row = await createSandbox(base, actor, P, { name: "bench", labels: {}, start: true });

@@ -11,13 +11,13 @@ import { MemoryBus } from "@agentplane/events";
 import { silentLogger } from "@agentplane/service-kit";
 import { SANDBOX_SCHEMA } from "../apps/sandbox-svc/src/app.ts";
 import { migrations } from "../apps/sandbox-svc/src/db/migrations/index.ts";
-import type { SandboxDB } from "../apps/sandbox-svc/src/db/schema.ts";
 import { LocalDriver } from "../apps/sandbox-svc/src/driver/local/local-driver.ts";
 import { serveStream, WebSocketServer } from "../apps/sandbox-svc/src/routes/exec-stream/channels.ts";
 import type { Actor } from "../apps/sandbox-svc/src/services/context.ts";
 import { execInSandbox } from "../apps/sandbox-svc/src/services/exec.ts";
 import { createSandbox, getSandboxRow } from "../apps/sandbox-svc/src/services/sandboxes.ts";
 import { migrateToLatest } from "../packages/db/src/migrate.ts";
+import { sandboxDeps } from "./sandbox-deps.ts";
 
 const pct = (xs: number[], p: number) =>
   [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(xs.length * p))] as number;
@@ -29,15 +29,7 @@ await migrateToLatest(database, SANDBOX_SCHEMA, migrations);
 const logger = silentLogger();
 const driver = new LocalDriver({ dataDir, logger });
 const bus = new MemoryBus();
-const deps = {
-  db: database.forSchema<SandboxDB>(SANDBOX_SCHEMA),
-  database,
-  bus,
-  driver,
-  authorizer: { check: () => Promise.reject(new Error("unused")) },
-  logger,
-  config: {},
-};
+const deps = sandboxDeps(database, bus, driver, logger);
 const actor: Actor = { principal: { type: "user", id: "usr_bench" } };
 const P = "prj_bench";
 console.log("driver:", JSON.stringify(driver.describe()));
