@@ -2,6 +2,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
 import { parseEnv } from "node:util";
+import pino from "pino";
 import { z } from "zod";
 
 export const PROVIDERS = ["cloud-a", "cloud-a-alt", "cloud-b"] as const;
@@ -54,10 +55,8 @@ const percent = (fallback: number) =>
  */
 export const RuntimeEnvSchema = z.object({
   // Provider selection and routing
-  LLM_PROVIDER: z
-    .string()
-    .optional()
-    .transform((v): Provider => ((PROVIDERS as readonly string[]).includes(v ?? "") ? (v as Provider) : "cloud-a")),
+  // An unknown provider is a start error naming the allowed ones, never a silent fall back to cloud-a.
+  LLM_PROVIDER: withDefault("cloud-a").pipe(z.enum(PROVIDERS)),
   GATEWAY_API_URL: optional.pipe(z.url().optional()),
   GATEWAY_API_TOKEN: optional,
   // Credentials and integrations
@@ -151,7 +150,8 @@ export const RuntimeEnvSchema = z.object({
   OTEL_EXPORTER_OTLP_ENDPOINT: optional.pipe(z.url({ protocol: /^https?$/ }).optional()),
   OTEL_EXPORTER_OTLP_API_KEY: optional,
   DEPLOYMENT_ENVIRONMENT: z.enum(["production", "staging", "development"]).optional(),
-  LOG_LEVEL: withDefault("info"),
+  // pino's level names and `silent`.
+  LOG_LEVEL: withDefault("info").pipe(z.enum([...Object.keys(pino.levels.values), "silent"])),
   // Installer
   AGENT_HOME: optional,
   AGENT_HTTP_URL: withDefault("http://localhost:3003"),

@@ -57,7 +57,7 @@ describe("runtime configuration", () => {
 
   it.each([
     [{}, "CLOUD_A_BEARER_TOKEN"],
-    [{ LLM_PROVIDER: "nonsense" }, "CLOUD_A_BEARER_TOKEN"],
+    [{ LLM_PROVIDER: "nonsense" }, "LLM_PROVIDER"],
     [{ CLOUD_A_ACCESS_KEY_ID: "AKID" }, "CLOUD_A_SECRET_ACCESS_KEY"],
     [
       { LLM_PROVIDER: "cloud-a-alt", CLOUD_A_MODEL_ID: "anthropic.x", CLOUD_A_CLASSIFICATION_MODEL_ID: "anthropic.y" },

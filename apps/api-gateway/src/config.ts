@@ -1,5 +1,5 @@
 import type { ServiceName } from "@agentplane/contracts";
-import { parseEnv } from "@agentplane/service-kit";
+import { LogLevelSchema, parseEnv } from "@agentplane/service-kit";
 import { z } from "zod";
 
 /** The gateway's own settings, read the same way by its deployable and the all-in-one launcher. */
@@ -29,7 +29,7 @@ export const GatewayEnvSchema = GatewaySettingsSchema.extend({
   GOVERNANCE_URL: z.url().optional(),
   CONNECTIONS_URL: z.url().optional(),
   INFERENCE_URL: z.url().optional(),
-  LOG_LEVEL: z.string().optional(),
+  LOG_LEVEL: LogLevelSchema.optional(),
 });
 export type GatewayEnv = z.infer<typeof GatewayEnvSchema>;
 

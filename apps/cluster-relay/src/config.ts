@@ -1,3 +1,4 @@
+import pino from "pino";
 import { z } from "zod";
 
 export const RELAY_VERSION = "0.1.0";
@@ -17,7 +18,8 @@ export const RelayEnvSchema = z
       .optional(),
     TUNNEL_TOKEN_SECRET_KEY: z.string().min(1).default("token"),
     HEARTBEAT_MS: z.coerce.number().int().min(100).default(10_000),
-    LOG_LEVEL: z.string().default("info"),
+    /** pino's level names and `silent`. */
+    LOG_LEVEL: z.enum([...Object.keys(pino.levels.values), "silent"]).default("info"),
   })
   .refine((env) => env.TUNNEL_TOKEN_FILE || env.TUNNEL_TOKEN_SECRET, {
     message: "set TUNNEL_TOKEN_FILE or TUNNEL_TOKEN_SECRET",

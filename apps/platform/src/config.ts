@@ -5,6 +5,7 @@ import { ConnectionsSettingsSchema } from "@agentplane/connections-svc";
 import { GovernanceSettingsSchema } from "@agentplane/governance-svc";
 import { ProviderEnvSchema } from "@agentplane/inference-proxy";
 import { SandboxSettingsSchema } from "@agentplane/sandbox-svc";
+import { LogLevelSchema } from "@agentplane/service-kit";
 import { TenancySettingsSchema } from "@agentplane/tenancy-svc";
 import { z } from "zod";
 
@@ -30,7 +31,7 @@ export const AllInOneEnvSchema = z.object({
   AGENT_RUNTIME_PORT: z.coerce.number().int().min(0).max(65535).default(3003),
   /** The runtime binds loopback natively; the container image sets 0.0.0.0. */
   AGENT_RUNTIME_HOST: z.string().default("127.0.0.1"),
-  LOG_LEVEL: z.string().default("info"),
+  LOG_LEVEL: LogLevelSchema.default("info"),
 });
 export type AllInOneEnv = z.infer<typeof AllInOneEnvSchema>;
 /** What the launcher's schema accepts (tests and benchmarks build it from a few variables). */

@@ -23,6 +23,12 @@ export function parseEnv<S extends z.ZodType>(
   );
 }
 
+/**
+ * `LOG_LEVEL`: pino's level names and `silent`, nothing else (an unknown level is a start error
+ * naming the variable and these values, not pino's own error at the first log line).
+ */
+export const LogLevelSchema = z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]);
+
 /** `"true"/"1"/"yes"` → true; for boolean environment variables. */
 export const envBoolean = z
   .string()

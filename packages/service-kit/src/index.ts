@@ -26,7 +26,7 @@ export {
   ServiceClient,
   type ServiceFetch,
 } from "./client.ts";
-export { ConfigError, envBoolean, parseEnv } from "./config.ts";
+export { ConfigError, envBoolean, LogLevelSchema, parseEnv } from "./config.ts";
 export { DecisionCache, type DecisionCacheOptions } from "./decision-cache.ts";
 export {
   type CheckState,

@@ -3,6 +3,7 @@ import { type Database, openDatabase } from "@agentplane/db";
 import { type Bus, createBus } from "@agentplane/events";
 import { z } from "zod";
 import { httpFetch, ServiceClient } from "./client.ts";
+import { LogLevelSchema } from "./config.ts";
 import { type InternalKeys, importInternalKeys } from "./identity.ts";
 import type { UpgradeHandler } from "./instance.ts";
 import { createLogger, type Logger } from "./logger.ts";
@@ -23,7 +24,7 @@ export function deploymentEnv(defaultPort: number) {
     REDIS_URL: z.string().min(1).optional(),
     INTERNAL_IDENTITY_PUBLIC_KEY: z.string().optional(),
     INTERNAL_IDENTITY_PRIVATE_KEY: z.string().optional(),
-    LOG_LEVEL: z.string().default("info"),
+    LOG_LEVEL: LogLevelSchema.default("info"),
   });
 }
 
