@@ -10,7 +10,12 @@ import { registerActivateSubmit } from "./installation/activate-submit.ts";
 import { registerGetInstallation } from "./installation/get.ts";
 import { registerPollActivation } from "./installation/poll-activation.ts";
 import { registerStartActivation } from "./installation/start-activation.ts";
-import { registerInternalRoutes } from "./internal/index.ts";
+import { registerInternalAuthorize } from "./internal/authorize.ts";
+import { registerInternalProjectVerificationKeys } from "./internal/project-verification-keys.ts";
+import { registerInternalResolveApiToken } from "./internal/resolve-api-token.ts";
+import { registerInternalResolveOidcUser } from "./internal/resolve-oidc-user.ts";
+import { registerInternalResolveOrg } from "./internal/resolve-org.ts";
+import { registerInternalSignProjectToken } from "./internal/sign-project-token.ts";
 import { registerAcceptInvitation } from "./invitations/accept.ts";
 import { registerCreateInvitation } from "./invitations/create.ts";
 import { registerDeclineInvitation } from "./invitations/decline.ts";
@@ -89,9 +94,15 @@ const REGISTRATIONS: ((app: ServiceApp, ctx: TenancyContext) => void)[] = [
   registerActivatePage,
   registerActivateSubmit,
   registerActivateCallback,
-  registerInternalRoutes,
+  registerInternalResolveApiToken,
+  registerInternalResolveOidcUser,
+  registerInternalProjectVerificationKeys,
+  registerInternalResolveOrg,
+  registerInternalSignProjectToken,
+  registerInternalAuthorize,
 ];
 
+/** Every operation of tenancy-svc and its activation pages, one file each. */
 export function registerRoutes(app: ServiceApp, ctx: TenancyContext): void {
   for (const register of REGISTRATIONS) register(app, ctx);
 }

@@ -61,7 +61,7 @@ export const CreateApiTokenBody = z
 const TokenParams = z.object({ tokenId: pathParam("tokenId", "tok_01jc2x3y4z5a6b7c8d9e0f1g2h") });
 const tags = ["API tokens"];
 
-export const createApiToken = defineRoute(
+export const createApiTokenRoute = defineRoute(
   { service: "tenancy", access: "api-tokens:manage" },
   {
     operationId: "createApiToken",
@@ -76,7 +76,7 @@ export const createApiToken = defineRoute(
   },
 );
 
-export const listApiTokens = defineRoute(
+export const listApiTokensRoute = defineRoute(
   { service: "tenancy", access: "api-tokens:manage" },
   {
     operationId: "listApiTokens",
@@ -90,7 +90,7 @@ export const listApiTokens = defineRoute(
   },
 );
 
-export const getApiToken = defineRoute(
+export const getApiTokenRoute = defineRoute(
   { service: "tenancy", access: "api-tokens:manage" },
   {
     operationId: "getApiToken",
@@ -104,7 +104,7 @@ export const getApiToken = defineRoute(
   },
 );
 
-export const revokeApiToken = defineRoute(
+export const revokeApiTokenRoute = defineRoute(
   { service: "tenancy", access: "api-tokens:manage" },
   {
     operationId: "revokeApiToken",
@@ -119,4 +119,4 @@ export const revokeApiToken = defineRoute(
   },
 );
 
-export const apiTokenRoutes = [createApiToken, listApiTokens, getApiToken, revokeApiToken] as const;
+export const apiTokenRoutes = [createApiTokenRoute, listApiTokensRoute, getApiTokenRoute, revokeApiTokenRoute] as const;

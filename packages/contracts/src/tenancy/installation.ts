@@ -47,7 +47,7 @@ export type ActivationPoll = z.infer<typeof ActivationPoll>;
 
 const tags = ["Installation"];
 
-export const getInstallation = defineRoute(
+export const getInstallationRoute = defineRoute(
   { service: "tenancy", access: "public" },
   {
     operationId: "getInstallation",
@@ -60,7 +60,7 @@ export const getInstallation = defineRoute(
   },
 );
 
-export const startActivation = defineRoute(
+export const startActivationRoute = defineRoute(
   { service: "tenancy", access: "public" },
   {
     operationId: "startActivation",
@@ -74,7 +74,7 @@ export const startActivation = defineRoute(
   },
 );
 
-export const pollActivation = defineRoute(
+export const pollActivationRoute = defineRoute(
   { service: "tenancy", access: "public" },
   {
     operationId: "pollActivation",
@@ -89,4 +89,4 @@ export const pollActivation = defineRoute(
   },
 );
 
-export const installationRoutes = [getInstallation, startActivation, pollActivation] as const;
+export const installationRoutes = [getInstallationRoute, startActivationRoute, pollActivationRoute] as const;

@@ -51,7 +51,7 @@ const InvitationParams = z.object({
 const OrgInvitationParams = OrgIdParams.merge(InvitationParams);
 const tags = ["Invitations"];
 
-export const createInvitation = defineRoute(
+export const createInvitationRoute = defineRoute(
   { service: "tenancy", access: "invitations:manage" },
   {
     operationId: "createInvitation",
@@ -66,7 +66,7 @@ export const createInvitation = defineRoute(
   },
 );
 
-export const listInvitations = defineRoute(
+export const listInvitationsRoute = defineRoute(
   { service: "tenancy", access: "invitations:manage" },
   {
     operationId: "listInvitations",
@@ -80,7 +80,7 @@ export const listInvitations = defineRoute(
   },
 );
 
-export const revokeInvitation = defineRoute(
+export const revokeInvitationRoute = defineRoute(
   { service: "tenancy", access: "invitations:manage" },
   {
     operationId: "revokeInvitation",
@@ -94,7 +94,7 @@ export const revokeInvitation = defineRoute(
   },
 );
 
-export const listMyInvitations = defineRoute(
+export const listMyInvitationsRoute = defineRoute(
   { service: "tenancy", access: "authenticated" },
   {
     operationId: "listMyInvitations",
@@ -107,7 +107,7 @@ export const listMyInvitations = defineRoute(
   },
 );
 
-export const acceptInvitation = defineRoute(
+export const acceptInvitationRoute = defineRoute(
   { service: "tenancy", access: "authenticated" },
   {
     operationId: "acceptInvitation",
@@ -122,7 +122,7 @@ export const acceptInvitation = defineRoute(
   },
 );
 
-export const declineInvitation = defineRoute(
+export const declineInvitationRoute = defineRoute(
   { service: "tenancy", access: "authenticated" },
   {
     operationId: "declineInvitation",
@@ -137,10 +137,10 @@ export const declineInvitation = defineRoute(
 );
 
 export const invitationRoutes = [
-  createInvitation,
-  listInvitations,
-  revokeInvitation,
-  listMyInvitations,
-  acceptInvitation,
-  declineInvitation,
+  createInvitationRoute,
+  listInvitationsRoute,
+  revokeInvitationRoute,
+  listMyInvitationsRoute,
+  acceptInvitationRoute,
+  declineInvitationRoute,
 ] as const;

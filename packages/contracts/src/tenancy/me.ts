@@ -25,7 +25,7 @@ export const Me = z
   .openapi("Me");
 export type Me = z.infer<typeof Me>;
 
-export const getMe = defineRoute(
+export const getMeRoute = defineRoute(
   { service: "tenancy", access: "authenticated" },
   {
     operationId: "getMe",
@@ -39,4 +39,4 @@ export const getMe = defineRoute(
   },
 );
 
-export const meRoutes = [getMe] as const;
+export const meRoutes = [getMeRoute] as const;

@@ -22,7 +22,7 @@ export const UpdateMemberBody = z.strictObject({ role: OrgRoleSchema }).openapi(
 const MemberParams = OrgIdParams.extend({ userId: pathParam("userId", "usr_01jc2x3y4z5a6b7c8d9e0f1g2h") });
 const tags = ["Members"];
 
-export const listMembers = defineRoute(
+export const listMembersRoute = defineRoute(
   { service: "tenancy", access: "members:read" },
   {
     operationId: "listMembers",
@@ -36,7 +36,7 @@ export const listMembers = defineRoute(
   },
 );
 
-export const getMember = defineRoute(
+export const getMemberRoute = defineRoute(
   { service: "tenancy", access: "members:read" },
   {
     operationId: "getMember",
@@ -50,7 +50,7 @@ export const getMember = defineRoute(
   },
 );
 
-export const updateMember = defineRoute(
+export const updateMemberRoute = defineRoute(
   { service: "tenancy", access: "members:manage" },
   {
     operationId: "updateMember",
@@ -64,7 +64,7 @@ export const updateMember = defineRoute(
   },
 );
 
-export const removeMember = defineRoute(
+export const removeMemberRoute = defineRoute(
   { service: "tenancy", access: "members:manage" },
   {
     operationId: "removeMember",
@@ -79,4 +79,4 @@ export const removeMember = defineRoute(
   },
 );
 
-export const memberRoutes = [listMembers, getMember, updateMember, removeMember] as const;
+export const memberRoutes = [listMembersRoute, getMemberRoute, updateMemberRoute, removeMemberRoute] as const;

@@ -24,7 +24,7 @@ export const OrganizationList = z
 
 const tags = ["Organizations"];
 
-export const createOrganization = defineRoute(
+export const createOrganizationRoute = defineRoute(
   { service: "tenancy", access: "authenticated" },
   {
     operationId: "createOrganization",
@@ -39,7 +39,7 @@ export const createOrganization = defineRoute(
   },
 );
 
-export const listOrganizations = defineRoute(
+export const listOrganizationsRoute = defineRoute(
   { service: "tenancy", access: "authenticated" },
   {
     operationId: "listOrganizations",
@@ -54,7 +54,7 @@ export const listOrganizations = defineRoute(
   },
 );
 
-export const getOrganization = defineRoute(
+export const getOrganizationRoute = defineRoute(
   { service: "tenancy", access: "org:read" },
   {
     operationId: "getOrganization",
@@ -68,7 +68,7 @@ export const getOrganization = defineRoute(
   },
 );
 
-export const updateOrganization = defineRoute(
+export const updateOrganizationRoute = defineRoute(
   { service: "tenancy", access: "org:update" },
   {
     operationId: "updateOrganization",
@@ -82,7 +82,7 @@ export const updateOrganization = defineRoute(
   },
 );
 
-export const deleteOrganization = defineRoute(
+export const deleteOrganizationRoute = defineRoute(
   { service: "tenancy", access: "org:delete" },
   {
     operationId: "deleteOrganization",
@@ -98,9 +98,9 @@ export const deleteOrganization = defineRoute(
 );
 
 export const orgRoutes = [
-  createOrganization,
-  listOrganizations,
-  getOrganization,
-  updateOrganization,
-  deleteOrganization,
+  createOrganizationRoute,
+  listOrganizationsRoute,
+  getOrganizationRoute,
+  updateOrganizationRoute,
+  deleteOrganizationRoute,
 ] as const;

@@ -83,7 +83,7 @@ export const KeyRotation = z
 
 const tags = ["Projects"];
 
-export const createProject = defineRoute(
+export const createProjectRoute = defineRoute(
   { service: "tenancy", access: "projects:create" },
   {
     operationId: "createProject",
@@ -98,7 +98,7 @@ export const createProject = defineRoute(
   },
 );
 
-export const listProjects = defineRoute(
+export const listProjectsRoute = defineRoute(
   { service: "tenancy", access: "projects:list" },
   {
     operationId: "listProjects",
@@ -113,7 +113,7 @@ export const listProjects = defineRoute(
   },
 );
 
-export const getProject = defineRoute(
+export const getProjectRoute = defineRoute(
   { service: "tenancy", access: "project:read" },
   {
     operationId: "getProject",
@@ -127,7 +127,7 @@ export const getProject = defineRoute(
   },
 );
 
-export const updateProject = defineRoute(
+export const updateProjectRoute = defineRoute(
   { service: "tenancy", access: "project:update" },
   {
     operationId: "updateProject",
@@ -142,7 +142,7 @@ export const updateProject = defineRoute(
   },
 );
 
-export const deleteProject = defineRoute(
+export const deleteProjectRoute = defineRoute(
   { service: "tenancy", access: "project:delete" },
   {
     operationId: "deleteProject",
@@ -156,7 +156,7 @@ export const deleteProject = defineRoute(
   },
 );
 
-export const rotateProjectKeys = defineRoute(
+export const rotateProjectKeysRoute = defineRoute(
   { service: "tenancy", access: "project:keys:rotate" },
   {
     operationId: "rotateProjectKeys",
@@ -171,7 +171,7 @@ export const rotateProjectKeys = defineRoute(
   },
 );
 
-export const getProjectPublicKey = defineRoute(
+export const getProjectPublicKeyRoute = defineRoute(
   { service: "tenancy", access: "project:keys:read" },
   {
     operationId: "getProjectPublicKey",
@@ -185,7 +185,7 @@ export const getProjectPublicKey = defineRoute(
   },
 );
 
-export const getProjectJwks = defineRoute(
+export const getProjectJwksRoute = defineRoute(
   { service: "tenancy", access: "project:keys:read" },
   {
     operationId: "getProjectJwks",
@@ -201,12 +201,12 @@ export const getProjectJwks = defineRoute(
 );
 
 export const projectRoutes = [
-  createProject,
-  listProjects,
-  getProject,
-  updateProject,
-  deleteProject,
-  rotateProjectKeys,
-  getProjectPublicKey,
-  getProjectJwks,
+  createProjectRoute,
+  listProjectsRoute,
+  getProjectRoute,
+  updateProjectRoute,
+  deleteProjectRoute,
+  rotateProjectKeysRoute,
+  getProjectPublicKeyRoute,
+  getProjectJwksRoute,
 ] as const;

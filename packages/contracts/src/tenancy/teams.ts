@@ -47,7 +47,7 @@ const TeamProjectParams = TeamIdParams.extend({
 });
 const tags = ["Teams"];
 
-export const createTeam = defineRoute(
+export const createTeamRoute = defineRoute(
   { service: "tenancy", access: "teams:manage" },
   {
     operationId: "createTeam",
@@ -61,7 +61,7 @@ export const createTeam = defineRoute(
   },
 );
 
-export const listTeams = defineRoute(
+export const listTeamsRoute = defineRoute(
   { service: "tenancy", access: "teams:read" },
   {
     operationId: "listTeams",
@@ -75,7 +75,7 @@ export const listTeams = defineRoute(
   },
 );
 
-export const getTeam = defineRoute(
+export const getTeamRoute = defineRoute(
   { service: "tenancy", access: "teams:read" },
   {
     operationId: "getTeam",
@@ -89,7 +89,7 @@ export const getTeam = defineRoute(
   },
 );
 
-export const updateTeam = defineRoute(
+export const updateTeamRoute = defineRoute(
   { service: "tenancy", access: "teams:manage" },
   {
     operationId: "updateTeam",
@@ -103,7 +103,7 @@ export const updateTeam = defineRoute(
   },
 );
 
-export const deleteTeam = defineRoute(
+export const deleteTeamRoute = defineRoute(
   { service: "tenancy", access: "teams:manage" },
   {
     operationId: "deleteTeam",
@@ -117,7 +117,7 @@ export const deleteTeam = defineRoute(
   },
 );
 
-export const addTeamMember = defineRoute(
+export const addTeamMemberRoute = defineRoute(
   { service: "tenancy", access: "teams:manage" },
   {
     operationId: "addTeamMember",
@@ -131,7 +131,7 @@ export const addTeamMember = defineRoute(
   },
 );
 
-export const removeTeamMember = defineRoute(
+export const removeTeamMemberRoute = defineRoute(
   { service: "tenancy", access: "teams:manage" },
   {
     operationId: "removeTeamMember",
@@ -145,7 +145,7 @@ export const removeTeamMember = defineRoute(
   },
 );
 
-export const grantTeamProject = defineRoute(
+export const grantTeamProjectRoute = defineRoute(
   { service: "tenancy", access: "teams:manage" },
   {
     operationId: "grantTeamProject",
@@ -160,7 +160,7 @@ export const grantTeamProject = defineRoute(
   },
 );
 
-export const revokeTeamProject = defineRoute(
+export const revokeTeamProjectRoute = defineRoute(
   { service: "tenancy", access: "teams:manage" },
   {
     operationId: "revokeTeamProject",
@@ -175,13 +175,13 @@ export const revokeTeamProject = defineRoute(
 );
 
 export const teamRoutes = [
-  createTeam,
-  listTeams,
-  getTeam,
-  updateTeam,
-  deleteTeam,
-  addTeamMember,
-  removeTeamMember,
-  grantTeamProject,
-  revokeTeamProject,
+  createTeamRoute,
+  listTeamsRoute,
+  getTeamRoute,
+  updateTeamRoute,
+  deleteTeamRoute,
+  addTeamMemberRoute,
+  removeTeamMemberRoute,
+  grantTeamProjectRoute,
+  revokeTeamProjectRoute,
 ] as const;

@@ -1,10 +1,10 @@
-import { getApiToken } from "@agentplane/contracts";
+import { getApiTokenRoute } from "@agentplane/contracts";
 import type { ServiceApp } from "@agentplane/service-kit";
 import type { TenancyContext } from "../../context.ts";
 import { visibleToken } from "./access.ts";
 
 export function registerGetApiToken(app: ServiceApp, ctx: TenancyContext): void {
-  app.openapi(getApiToken, async (c) => {
+  app.openapi(getApiTokenRoute, async (c) => {
     return c.json(await visibleToken(c, ctx, c.req.valid("param").tokenId), 200);
   });
 }

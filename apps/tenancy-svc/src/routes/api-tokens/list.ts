@@ -1,4 +1,4 @@
-import { listApiTokens, ORG_ROLES, orgRoleAtLeast } from "@agentplane/contracts";
+import { listApiTokensRoute, ORG_ROLES, orgRoleAtLeast } from "@agentplane/contracts";
 import { authorize, requirePrincipal, type ServiceApp } from "@agentplane/service-kit";
 import { actorOf } from "../../authz/local-authorizer.ts";
 import type { TenancyContext } from "../../context.ts";
@@ -6,7 +6,7 @@ import { listApiTokenRows, memberRole } from "../../services/api-tokens.ts";
 import { page, toApiToken } from "../../services/serialize.ts";
 
 export function registerListApiTokens(app: ServiceApp, ctx: TenancyContext): void {
-  app.openapi(listApiTokens, async (c) => {
+  app.openapi(listApiTokensRoute, async (c) => {
     const { orgId } = c.req.valid("param");
     const { limit, cursor } = c.req.valid("query");
     const decision = await authorize(c, ctx.authorizer, "api-tokens:manage", { orgId });

@@ -1,4 +1,4 @@
-import { startActivation } from "@agentplane/contracts";
+import { startActivationRoute } from "@agentplane/contracts";
 import type { ServiceApp } from "@agentplane/service-kit";
 import type { TenancyContext } from "../../context.ts";
 import * as installation from "../../services/installation.ts";
@@ -13,7 +13,7 @@ function forwardedOrigin(headers: Headers): string | undefined {
 }
 
 export function registerStartActivation(app: ServiceApp, ctx: TenancyContext): void {
-  app.openapi(startActivation, async (c) =>
+  app.openapi(startActivationRoute, async (c) =>
     c.json(await installation.startActivation(ctx, forwardedOrigin(c.req.raw.headers)), 201),
   );
 }

@@ -4,7 +4,7 @@ import { internalRoute, type ServiceApp } from "@agentplane/service-kit";
 import type { TenancyContext } from "../../context.ts";
 import { projectVerificationKeys } from "../../services/project-tokens.ts";
 
-export function registerProjectVerificationKeys(app: ServiceApp, ctx: TenancyContext): void {
+export function registerInternalProjectVerificationKeys(app: ServiceApp, ctx: TenancyContext): void {
   app.openapi(internalRoute(R.projectVerificationKeys), async (c) => {
     const { projectId } = c.req.valid("param");
     const found = await projectVerificationKeys(ctx.db, projectId);

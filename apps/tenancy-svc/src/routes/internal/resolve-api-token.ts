@@ -4,7 +4,7 @@ import { internalRoute, type ServiceApp } from "@agentplane/service-kit";
 import type { TenancyContext } from "../../context.ts";
 import { resolveApiToken } from "../../services/api-tokens.ts";
 
-export function registerResolveApiToken(app: ServiceApp, ctx: TenancyContext): void {
+export function registerInternalResolveApiToken(app: ServiceApp, ctx: TenancyContext): void {
   app.openapi(internalRoute(R.resolveApiToken), async (c) => {
     const { token } = c.req.valid("json");
     const principal = await resolveApiToken(ctx.db, token);

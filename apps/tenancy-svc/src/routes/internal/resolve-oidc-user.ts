@@ -3,7 +3,7 @@ import { internalRoute, type ServiceApp } from "@agentplane/service-kit";
 import type { TenancyContext } from "../../context.ts";
 import { resolveOidcUser, userPrincipal } from "../../services/users.ts";
 
-export function registerResolveOidcUser(app: ServiceApp, ctx: TenancyContext): void {
+export function registerInternalResolveOidcUser(app: ServiceApp, ctx: TenancyContext): void {
   app.openapi(internalRoute(R.resolveOidcUser), async (c) => {
     const input = c.req.valid("json");
     const user = await resolveOidcUser(ctx.db, input);

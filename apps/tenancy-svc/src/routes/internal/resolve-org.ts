@@ -4,7 +4,7 @@ import { internalRoute, type ServiceApp } from "@agentplane/service-kit";
 import type { TenancyContext } from "../../context.ts";
 import { orgOfResource } from "../../services/resources.ts";
 
-export function registerResolveOrg(app: ServiceApp, ctx: TenancyContext): void {
+export function registerInternalResolveOrg(app: ServiceApp, ctx: TenancyContext): void {
   app.openapi(internalRoute(R.resolveOrg), async (c) => {
     const id = c.req.valid("param").resourceId;
     const orgId = await orgOfResource(ctx.db, id);

@@ -4,7 +4,7 @@ import { internalRoute, type ServiceApp } from "@agentplane/service-kit";
 import type { TenancyContext } from "../../context.ts";
 import { ProjectTokenSigner } from "../../services/project-tokens.ts";
 
-export function registerSignProjectToken(app: ServiceApp, ctx: TenancyContext): void {
+export function registerInternalSignProjectToken(app: ServiceApp, ctx: TenancyContext): void {
   const signer = new ProjectTokenSigner(ctx.db, ctx.config.secretKey);
   app.openapi(internalRoute(R.signProjectToken), async (c) => {
     const { projectId } = c.req.valid("param");

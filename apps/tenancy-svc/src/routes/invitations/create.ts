@@ -1,10 +1,10 @@
-import { createInvitation } from "@agentplane/contracts";
+import { createInvitationRoute } from "@agentplane/contracts";
 import { authorize, requirePrincipal, type ServiceApp } from "@agentplane/service-kit";
 import type { TenancyContext } from "../../context.ts";
 import * as invitations from "../../services/invitations.ts";
 
 export function registerCreateInvitation(app: ServiceApp, ctx: TenancyContext): void {
-  app.openapi(createInvitation, async (c) => {
+  app.openapi(createInvitationRoute, async (c) => {
     const { orgId } = c.req.valid("param");
     const decision = await authorize(c, ctx.authorizer, "invitations:manage", { orgId });
     const invitation = await invitations.createInvitation(

@@ -1,10 +1,10 @@
-import { declineInvitation } from "@agentplane/contracts";
+import { declineInvitationRoute } from "@agentplane/contracts";
 import { requirePrincipal, type ServiceApp } from "@agentplane/service-kit";
 import type { TenancyContext } from "../../context.ts";
 import * as invitations from "../../services/invitations.ts";
 
 export function registerDeclineInvitation(app: ServiceApp, ctx: TenancyContext): void {
-  app.openapi(declineInvitation, async (c) => {
+  app.openapi(declineInvitationRoute, async (c) => {
     const { invitationId } = c.req.valid("param");
     await invitations.respondToInvitation(ctx, requirePrincipal(c), invitationId, "declined", c.get("requestId"));
     return c.body(null, 204);

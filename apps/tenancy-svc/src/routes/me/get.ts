@@ -1,4 +1,4 @@
-import { getMe, type Me, minOrgRole } from "@agentplane/contracts";
+import { getMeRoute, type Me, minOrgRole } from "@agentplane/contracts";
 import { requirePrincipal, type ServiceApp } from "@agentplane/service-kit";
 import { actorOf } from "../../authz/local-authorizer.ts";
 import type { TenancyContext } from "../../context.ts";
@@ -6,7 +6,7 @@ import { organizationOfProject, organizationsOfUser } from "../../services/me.ts
 import { getUser } from "../../services/users.ts";
 
 export function registerGetMe(app: ServiceApp, ctx: TenancyContext): void {
-  app.openapi(getMe, async (c) => {
+  app.openapi(getMeRoute, async (c) => {
     const principal = requirePrincipal(c);
     const me: Me = {
       type: principal.type,

@@ -1,10 +1,10 @@
-import { getMember } from "@agentplane/contracts";
+import { getMemberRoute } from "@agentplane/contracts";
 import { authorize, type ServiceApp } from "@agentplane/service-kit";
 import type { TenancyContext } from "../../context.ts";
 import * as members from "../../services/members.ts";
 
 export function registerGetMember(app: ServiceApp, ctx: TenancyContext): void {
-  app.openapi(getMember, async (c) => {
+  app.openapi(getMemberRoute, async (c) => {
     const { orgId, userId } = c.req.valid("param");
     await authorize(c, ctx.authorizer, "members:read", { orgId });
     return c.json(await members.getMember(ctx, orgId, userId), 200);

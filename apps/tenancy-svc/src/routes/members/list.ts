@@ -1,10 +1,10 @@
-import { listMembers } from "@agentplane/contracts";
+import { listMembersRoute } from "@agentplane/contracts";
 import { authorize, type ServiceApp } from "@agentplane/service-kit";
 import type { TenancyContext } from "../../context.ts";
 import * as members from "../../services/members.ts";
 
 export function registerListMembers(app: ServiceApp, ctx: TenancyContext): void {
-  app.openapi(listMembers, async (c) => {
+  app.openapi(listMembersRoute, async (c) => {
     const { orgId } = c.req.valid("param");
     await authorize(c, ctx.authorizer, "members:read", { orgId });
     return c.json(await members.listMembers(ctx, orgId, c.req.valid("query")), 200);

@@ -1,10 +1,10 @@
-import { updateMember } from "@agentplane/contracts";
+import { updateMemberRoute } from "@agentplane/contracts";
 import { authorize, requirePrincipal, type ServiceApp } from "@agentplane/service-kit";
 import type { TenancyContext } from "../../context.ts";
 import * as members from "../../services/members.ts";
 
 export function registerUpdateMember(app: ServiceApp, ctx: TenancyContext): void {
-  app.openapi(updateMember, async (c) => {
+  app.openapi(updateMemberRoute, async (c) => {
     const { orgId, userId } = c.req.valid("param");
     const decision = await authorize(c, ctx.authorizer, "members:manage", { orgId });
     const member = await members.updateMemberRole(

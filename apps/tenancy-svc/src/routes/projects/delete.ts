@@ -1,10 +1,10 @@
-import { deleteProject } from "@agentplane/contracts";
+import { deleteProjectRoute } from "@agentplane/contracts";
 import { authorize, type ServiceApp } from "@agentplane/service-kit";
 import type { TenancyContext } from "../../context.ts";
 import * as projects from "../../services/projects.ts";
 
 export function registerDeleteProject(app: ServiceApp, ctx: TenancyContext): void {
-  app.openapi(deleteProject, async (c) => {
+  app.openapi(deleteProjectRoute, async (c) => {
     const { projectId } = c.req.valid("param");
     await authorize(c, ctx.authorizer, "project:delete", { projectId });
     await projects.deleteProject(ctx, projectId);

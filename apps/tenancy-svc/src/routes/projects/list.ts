@@ -1,10 +1,10 @@
-import { listProjects } from "@agentplane/contracts";
+import { listProjectsRoute } from "@agentplane/contracts";
 import { authorize, requirePrincipal, type ServiceApp } from "@agentplane/service-kit";
 import type { TenancyContext } from "../../context.ts";
 import * as projects from "../../services/projects.ts";
 
 export function registerListProjects(app: ServiceApp, ctx: TenancyContext): void {
-  app.openapi(listProjects, async (c) => {
+  app.openapi(listProjectsRoute, async (c) => {
     const { orgId } = c.req.valid("param");
     await authorize(c, ctx.authorizer, "projects:list", { orgId });
     return c.json(await projects.listProjects(ctx, requirePrincipal(c), orgId, c.req.valid("query")), 200);

@@ -1,4 +1,4 @@
-import { getProjectPublicKey } from "@agentplane/contracts";
+import { getProjectPublicKeyRoute } from "@agentplane/contracts";
 import { ProblemError } from "@agentplane/problem-details";
 import { authorize, type ServiceApp } from "@agentplane/service-kit";
 import type { TenancyContext } from "../../context.ts";
@@ -6,7 +6,7 @@ import { currentPublicKey } from "../../keys/signing-keys.ts";
 import { iso } from "../../services/serialize.ts";
 
 export function registerGetProjectPublicKey(app: ServiceApp, ctx: TenancyContext): void {
-  app.openapi(getProjectPublicKey, async (c) => {
+  app.openapi(getProjectPublicKeyRoute, async (c) => {
     const { projectId } = c.req.valid("param");
     await authorize(c, ctx.authorizer, "project:keys:read", { projectId });
     const key = await currentPublicKey(ctx.db, projectId);

@@ -1,10 +1,10 @@
-import { createTeam } from "@agentplane/contracts";
+import { createTeamRoute } from "@agentplane/contracts";
 import { authorize, type ServiceApp } from "@agentplane/service-kit";
 import type { TenancyContext } from "../../context.ts";
 import * as teams from "../../services/teams.ts";
 
 export function registerCreateTeam(app: ServiceApp, ctx: TenancyContext): void {
-  app.openapi(createTeam, async (c) => {
+  app.openapi(createTeamRoute, async (c) => {
     const { orgId } = c.req.valid("param");
     await authorize(c, ctx.authorizer, "teams:manage", { orgId });
     return c.json(await teams.createTeam(ctx, orgId, c.req.valid("json")), 201);

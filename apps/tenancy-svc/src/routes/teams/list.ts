@@ -1,10 +1,10 @@
-import { listTeams } from "@agentplane/contracts";
+import { listTeamsRoute } from "@agentplane/contracts";
 import { authorize, type ServiceApp } from "@agentplane/service-kit";
 import type { TenancyContext } from "../../context.ts";
 import * as teams from "../../services/teams.ts";
 
 export function registerListTeams(app: ServiceApp, ctx: TenancyContext): void {
-  app.openapi(listTeams, async (c) => {
+  app.openapi(listTeamsRoute, async (c) => {
     const { orgId } = c.req.valid("param");
     await authorize(c, ctx.authorizer, "teams:read", { orgId });
     return c.json(await teams.listTeams(ctx, orgId, c.req.valid("query")), 200);

@@ -1,11 +1,11 @@
-import { removeTeamMember } from "@agentplane/contracts";
+import { removeTeamMemberRoute } from "@agentplane/contracts";
 import type { ServiceApp } from "@agentplane/service-kit";
 import type { TenancyContext } from "../../context.ts";
 import * as teams from "../../services/teams.ts";
 import { authorizeTeam } from "./access.ts";
 
 export function registerRemoveTeamMember(app: ServiceApp, ctx: TenancyContext): void {
-  app.openapi(removeTeamMember, async (c) => {
+  app.openapi(removeTeamMemberRoute, async (c) => {
     const { teamId, userId } = c.req.valid("param");
     await authorizeTeam(c, ctx, teamId, "teams:manage");
     await teams.removeTeamMember(ctx, teamId, userId);

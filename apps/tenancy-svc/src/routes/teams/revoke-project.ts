@@ -1,11 +1,11 @@
-import { revokeTeamProject } from "@agentplane/contracts";
+import { revokeTeamProjectRoute } from "@agentplane/contracts";
 import type { ServiceApp } from "@agentplane/service-kit";
 import type { TenancyContext } from "../../context.ts";
 import * as teams from "../../services/teams.ts";
 import { authorizeTeam } from "./access.ts";
 
 export function registerRevokeTeamProject(app: ServiceApp, ctx: TenancyContext): void {
-  app.openapi(revokeTeamProject, async (c) => {
+  app.openapi(revokeTeamProjectRoute, async (c) => {
     const { teamId, projectId } = c.req.valid("param");
     await authorizeTeam(c, ctx, teamId, "teams:manage");
     await teams.revokeTeamProject(ctx, teamId, projectId);
