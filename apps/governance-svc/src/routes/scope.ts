@@ -4,11 +4,6 @@ import { authorize, requirePrincipal, type ServiceApp, type ServiceContext } fro
 import type { GovernanceContext } from "../context.ts";
 import type { Caller, PolicyScope } from "../services/policies.ts";
 
-export interface RouteDeps {
-  app: ServiceApp;
-  ctx: GovernanceContext;
-}
-
 export function callerOf(c: ServiceContext): Caller {
   return { principal: requirePrincipal(c), requestId: c.get("requestId") };
 }

@@ -1,12 +1,13 @@
 import { getSandboxEffectivePolicyRoute } from "@agentplane/contracts";
 import { notFound } from "@agentplane/problem-details";
+import type { ServiceApp } from "@agentplane/service-kit";
 import { authorize, requirePrincipal } from "@agentplane/service-kit";
+import type { GovernanceContext } from "../../context.ts";
 import { effectivePolicy } from "../../services/effective-policy.ts";
 import { querySandboxes } from "../../services/sandboxes.ts";
-import type { RouteDeps } from "../scope.ts";
 
 /** A project viewer reads any sandbox's effective policy; a sandbox token reads its own sandbox's. */
-export function registerGetEffectivePolicy({ app, ctx }: RouteDeps): void {
+export function registerGetSandboxEffectivePolicy(app: ServiceApp, ctx: GovernanceContext): void {
   app.openapi(getSandboxEffectivePolicyRoute, async (c) => {
     const { projectId, sandboxId } = c.req.valid("param");
     const principal = requirePrincipal(c);

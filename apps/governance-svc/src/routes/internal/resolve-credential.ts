@@ -1,10 +1,11 @@
 import { GOVERNANCE_INTERNAL_ROUTES as R } from "@agentplane/contracts";
+import type { ServiceApp } from "@agentplane/service-kit";
 import { internalRoute } from "@agentplane/service-kit";
+import type { GovernanceContext } from "../../context.ts";
 import { resolveCredential } from "../../services/credential-resolve.ts";
-import type { RouteDeps } from "../scope.ts";
 
 /** Plaintext credential fields for the service that uses them (service identities only). */
-export function registerResolveCredential({ app, ctx }: RouteDeps): void {
+export function registerInternalResolveCredential(app: ServiceApp, ctx: GovernanceContext): void {
   app.openapi(internalRoute(R.resolveCredential), async (c) => {
     const request = c.req.valid("json");
     c.header("cache-control", "no-store");
