@@ -14,27 +14,12 @@ import {
 } from "@agentplane/service-kit";
 import { sql } from "kysely";
 import { type AuditConfig, DEFAULT_RESERVATION_RETENTION_MS, DEFAULT_RETENTION_DAYS } from "./config.ts";
+import type { AuditContext } from "./context.ts";
 import { migrations } from "./db/migrations/index.ts";
 import { AUDIT_SCHEMA, type AuditDb } from "./db/schema.ts";
 import { type Ingestion, startIngestion } from "./ingest/consumer.ts";
 import { countDeadLetters } from "./ingest/isolate.ts";
-import { registerListAuditTrail } from "./routes/audit-trail/list.ts";
-import { registerListInstallationAuditTrail } from "./routes/audit-trail/list-installation.ts";
-import { registerGetAuditTrailStats } from "./routes/audit-trail/stats.ts";
-import { registerGetAuditTrailTimeseries } from "./routes/audit-trail/timeseries.ts";
-import type { RouteDeps } from "./routes/deps.ts";
-import { registerOpenSpend } from "./routes/internal/open-spend.ts";
-import { registerReleaseSpend } from "./routes/internal/release-spend.ts";
-import { registerReserveSpend } from "./routes/internal/reserve-spend.ts";
-import { registerSettleSpend } from "./routes/internal/settle-spend.ts";
-import { registerCreateSpendingLimit } from "./routes/spending-limits/create.ts";
-import { registerDeleteSpendingLimit } from "./routes/spending-limits/delete.ts";
-import { registerGetSpendingLimit } from "./routes/spending-limits/get.ts";
-import { registerListSpendingLimits } from "./routes/spending-limits/list.ts";
-import { registerGetSpendingLimitStatus } from "./routes/spending-limits/status.ts";
-import { registerUpdateSpendingLimit } from "./routes/spending-limits/update.ts";
-import { registerListUsageCosts } from "./routes/usage-costs/list.ts";
-import { registerGetUsageCostTimeseries } from "./routes/usage-costs/timeseries.ts";
+import { registerRoutes } from "./routes/index.ts";
 import { pruneAuditRecords, pruneReservations, startMaintenance } from "./services/maintenance.ts";
 import { SpendLedger } from "./services/spend.ts";
 
@@ -93,27 +78,8 @@ export async function createAuditService(deps: AuditServiceDeps): Promise<AuditS
     bus: () => deps.bus.ready(),
   };
   const app = createServiceApp({ name: "audit", keys: deps.keys, logger: deps.logger, checks });
-  const routeDeps: RouteDeps = { app, db, authorizer: deps.authorizer, spend };
-  for (const register of [
-    registerListAuditTrail,
-    registerListInstallationAuditTrail,
-    registerGetAuditTrailStats,
-    registerGetAuditTrailTimeseries,
-    registerListUsageCosts,
-    registerGetUsageCostTimeseries,
-    registerCreateSpendingLimit,
-    registerListSpendingLimits,
-    registerGetSpendingLimitStatus,
-    registerGetSpendingLimit,
-    registerUpdateSpendingLimit,
-    registerDeleteSpendingLimit,
-    registerReserveSpend,
-    registerSettleSpend,
-    registerReleaseSpend,
-    registerOpenSpend,
-  ]) {
-    register(routeDeps);
-  }
+  const context: AuditContext = { db, authorizer: deps.authorizer, spend };
+  registerRoutes(app, context);
 
   const ingestion: Ingestion = await startIngestion({
     db,

@@ -1,11 +1,11 @@
 import { listInstallationAuditTrailRoute, type Principal } from "@agentplane/contracts";
 import { forbidden } from "@agentplane/problem-details";
-import { type Authorizer, requirePrincipal } from "@agentplane/service-kit";
+import { type Authorizer, requirePrincipal, type ServiceApp } from "@agentplane/service-kit";
 import type { Kysely } from "kysely";
+import type { AuditContext } from "../../context.ts";
 import type { AuditDb } from "../../db/schema.ts";
 import { installationOwner, listAuditTrail } from "../../services/audit-records.ts";
 import { resolveWindow } from "../../services/time.ts";
-import type { RouteDeps } from "../deps.ts";
 
 /**
  * The installation's first owner (the user who activated it) while still an owner of the
@@ -26,7 +26,7 @@ async function requireInstallationOwner(
   if (decision.decision !== "allowed" || (decision.orgRole && decision.orgRole !== "owner")) throw denied();
 }
 
-export function registerListInstallationAuditTrail({ app, db, authorizer }: RouteDeps): void {
+export function registerListInstallationAuditTrail(app: ServiceApp, { db, authorizer }: AuditContext): void {
   // The activation record never changes once stored: looked up until found, then kept.
   let owner: { orgId: string; ownerId: string } | undefined;
   const ownerOf = async (trail: Kysely<AuditDb>) => {

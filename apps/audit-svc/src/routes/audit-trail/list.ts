@@ -1,10 +1,10 @@
 import { listAuditTrailRoute } from "@agentplane/contracts";
-import { authorize } from "@agentplane/service-kit";
+import { authorize, type ServiceApp } from "@agentplane/service-kit";
+import type { AuditContext } from "../../context.ts";
 import { listAuditTrail } from "../../services/audit-records.ts";
 import { resolveWindow } from "../../services/time.ts";
-import type { RouteDeps } from "../deps.ts";
 
-export function registerListAuditTrail({ app, db, authorizer }: RouteDeps): void {
+export function registerListAuditTrail(app: ServiceApp, { db, authorizer }: AuditContext): void {
   app.openapi(listAuditTrailRoute, async (c) => {
     const { orgId } = c.req.valid("param");
     const q = c.req.valid("query");

@@ -1,12 +1,12 @@
 import { getAuditTrailStatsRoute } from "@agentplane/contracts";
-import { authorize } from "@agentplane/service-kit";
+import { authorize, type ServiceApp } from "@agentplane/service-kit";
+import type { AuditContext } from "../../context.ts";
 import { auditTrailStats } from "../../services/audit-analytics.ts";
 import { resolveWindow } from "../../services/time.ts";
-import type { RouteDeps } from "../deps.ts";
 
 const DAY_MS = 24 * 3_600_000;
 
-export function registerGetAuditTrailStats({ app, db, authorizer }: RouteDeps): void {
+export function registerGetAuditTrailStats(app: ServiceApp, { db, authorizer }: AuditContext): void {
   app.openapi(getAuditTrailStatsRoute, async (c) => {
     const { orgId } = c.req.valid("param");
     const window = resolveWindow(c.req.valid("query"), DAY_MS);

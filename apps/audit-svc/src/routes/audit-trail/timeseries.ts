@@ -1,12 +1,12 @@
 import { getAuditTrailTimeseriesRoute, MAX_TIMESERIES_BUCKETS } from "@agentplane/contracts";
-import { authorize } from "@agentplane/service-kit";
+import { authorize, type ServiceApp } from "@agentplane/service-kit";
+import type { AuditContext } from "../../context.ts";
 import { auditTrailTimeseries } from "../../services/audit-analytics.ts";
 import { checkBucketCount, resolveWindow } from "../../services/time.ts";
-import type { RouteDeps } from "../deps.ts";
 
 const HOUR_MS = 3_600_000;
 
-export function registerGetAuditTrailTimeseries({ app, db, authorizer }: RouteDeps): void {
+export function registerGetAuditTrailTimeseries(app: ServiceApp, { db, authorizer }: AuditContext): void {
   app.openapi(getAuditTrailTimeseriesRoute, async (c) => {
     const { orgId } = c.req.valid("param");
     const q = c.req.valid("query");

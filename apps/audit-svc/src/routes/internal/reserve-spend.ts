@@ -1,11 +1,11 @@
 import { AUDIT_INTERNAL_ROUTES as R } from "@agentplane/contracts";
-import { internalRoute } from "@agentplane/service-kit";
-import type { RouteDeps } from "../deps.ts";
+import { internalRoute, type ServiceApp } from "@agentplane/service-kit";
+import type { AuditContext } from "../../context.ts";
 
 /**
  * Internal spend decision API (not under /v1; the gateway never routes here; only other services,
  * the inference proxy, decide about spend): holds an estimated cost against the limits that apply before a call runs.
  */
-export function registerReserveSpend({ app, spend }: RouteDeps): void {
+export function registerInternalSpendReserve(app: ServiceApp, { spend }: AuditContext): void {
   app.openapi(internalRoute(R.reserve), async (c) => c.json(await spend.reserve(c.req.valid("json")), 200));
 }

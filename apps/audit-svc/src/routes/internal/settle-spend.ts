@@ -1,11 +1,11 @@
 import { AUDIT_INTERNAL_ROUTES as R } from "@agentplane/contracts";
-import { internalRoute } from "@agentplane/service-kit";
-import type { RouteDeps } from "../deps.ts";
+import { internalRoute, type ServiceApp } from "@agentplane/service-kit";
+import type { AuditContext } from "../../context.ts";
 
 /**
  * Internal spend decision API (not under /v1; the gateway never routes here; only other services,
  * the inference proxy, decide about spend): replaces a hold with the call's actual cost once it is known.
  */
-export function registerSettleSpend({ app, spend }: RouteDeps): void {
+export function registerInternalSpendSettle(app: ServiceApp, { spend }: AuditContext): void {
   app.openapi(internalRoute(R.settle), async (c) => c.json(await spend.settle(c.req.valid("json")), 200));
 }

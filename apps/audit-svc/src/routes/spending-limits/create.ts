@@ -1,10 +1,10 @@
 import { createSpendingLimitRoute } from "@agentplane/contracts";
 import { notFound } from "@agentplane/problem-details";
-import { authorize } from "@agentplane/service-kit";
+import { authorize, type ServiceApp } from "@agentplane/service-kit";
+import type { AuditContext } from "../../context.ts";
 import { createSpendingLimit } from "../../services/spending-limits.ts";
-import type { RouteDeps } from "../deps.ts";
 
-export function registerCreateSpendingLimit({ app, db, authorizer }: RouteDeps): void {
+export function registerCreateSpendingLimit(app: ServiceApp, { db, authorizer }: AuditContext): void {
   app.openapi(createSpendingLimitRoute, async (c) => {
     const { orgId } = c.req.valid("param");
     await authorize(c, authorizer, "spending-limits:manage", { orgId });

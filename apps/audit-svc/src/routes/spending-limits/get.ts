@@ -1,9 +1,9 @@
 import { getSpendingLimitRoute } from "@agentplane/contracts";
-import { authorize } from "@agentplane/service-kit";
+import { authorize, type ServiceApp } from "@agentplane/service-kit";
+import type { AuditContext } from "../../context.ts";
 import { getSpendingLimit } from "../../services/spending-limits.ts";
-import type { RouteDeps } from "../deps.ts";
 
-export function registerGetSpendingLimit({ app, db, authorizer }: RouteDeps): void {
+export function registerGetSpendingLimit(app: ServiceApp, { db, authorizer }: AuditContext): void {
   app.openapi(getSpendingLimitRoute, async (c) => {
     const { orgId, limitId } = c.req.valid("param");
     await authorize(c, authorizer, "spending-limits:read", { orgId });

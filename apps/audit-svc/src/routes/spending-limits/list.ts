@@ -1,9 +1,9 @@
 import { listSpendingLimitsRoute } from "@agentplane/contracts";
-import { authorize } from "@agentplane/service-kit";
+import { authorize, type ServiceApp } from "@agentplane/service-kit";
+import type { AuditContext } from "../../context.ts";
 import { listSpendingLimits } from "../../services/spending-limits.ts";
-import type { RouteDeps } from "../deps.ts";
 
-export function registerListSpendingLimits({ app, db, authorizer }: RouteDeps): void {
+export function registerListSpendingLimits(app: ServiceApp, { db, authorizer }: AuditContext): void {
   app.openapi(listSpendingLimitsRoute, async (c) => {
     const { orgId } = c.req.valid("param");
     await authorize(c, authorizer, "spending-limits:read", { orgId });

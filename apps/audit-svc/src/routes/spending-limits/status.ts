@@ -1,9 +1,9 @@
 import { getSpendingLimitStatusRoute } from "@agentplane/contracts";
-import { authorize } from "@agentplane/service-kit";
+import { authorize, type ServiceApp } from "@agentplane/service-kit";
+import type { AuditContext } from "../../context.ts";
 import { spendingLimitStatus } from "../../services/spending-limits.ts";
-import type { RouteDeps } from "../deps.ts";
 
-export function registerGetSpendingLimitStatus({ app, db, authorizer }: RouteDeps): void {
+export function registerGetSpendingLimitStatus(app: ServiceApp, { db, authorizer }: AuditContext): void {
   app.openapi(getSpendingLimitStatusRoute, async (c) => {
     const { orgId } = c.req.valid("param");
     await authorize(c, authorizer, "spending-limits:read", { orgId });

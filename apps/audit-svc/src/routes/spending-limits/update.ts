@@ -1,9 +1,9 @@
 import { updateSpendingLimitRoute } from "@agentplane/contracts";
-import { authorize } from "@agentplane/service-kit";
+import { authorize, type ServiceApp } from "@agentplane/service-kit";
+import type { AuditContext } from "../../context.ts";
 import { updateSpendingLimit } from "../../services/spending-limits.ts";
-import type { RouteDeps } from "../deps.ts";
 
-export function registerUpdateSpendingLimit({ app, db, authorizer }: RouteDeps): void {
+export function registerUpdateSpendingLimit(app: ServiceApp, { db, authorizer }: AuditContext): void {
   app.openapi(updateSpendingLimitRoute, async (c) => {
     const { orgId, limitId } = c.req.valid("param");
     await authorize(c, authorizer, "spending-limits:manage", { orgId });

@@ -1,10 +1,10 @@
 import { listUsageCostsRoute } from "@agentplane/contracts";
-import { authorize } from "@agentplane/service-kit";
+import { authorize, type ServiceApp } from "@agentplane/service-kit";
+import type { AuditContext } from "../../context.ts";
 import { monthStart, resolveWindow } from "../../services/time.ts";
 import { usageCosts } from "../../services/usage.ts";
-import type { RouteDeps } from "../deps.ts";
 
-export function registerListUsageCosts({ app, db, authorizer }: RouteDeps): void {
+export function registerListUsageCosts(app: ServiceApp, { db, authorizer }: AuditContext): void {
   app.openapi(listUsageCostsRoute, async (c) => {
     const { orgId } = c.req.valid("param");
     const q = c.req.valid("query");

@@ -1,12 +1,12 @@
 import { getUsageCostTimeseriesRoute, MAX_TIMESERIES_BUCKETS } from "@agentplane/contracts";
-import { authorize } from "@agentplane/service-kit";
+import { authorize, type ServiceApp } from "@agentplane/service-kit";
+import type { AuditContext } from "../../context.ts";
 import { checkBucketCount, resolveWindow } from "../../services/time.ts";
 import { usageCostTimeseries } from "../../services/usage.ts";
-import type { RouteDeps } from "../deps.ts";
 
 const HOUR_MS = 3_600_000;
 
-export function registerGetUsageCostTimeseries({ app, db, authorizer }: RouteDeps): void {
+export function registerGetUsageCostTimeseries(app: ServiceApp, { db, authorizer }: AuditContext): void {
   app.openapi(getUsageCostTimeseriesRoute, async (c) => {
     const { orgId } = c.req.valid("param");
     const q = c.req.valid("query");
