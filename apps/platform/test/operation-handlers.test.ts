@@ -21,7 +21,7 @@ const APP_OF: Record<ServiceName, string> = {
 };
 
 /** The services whose handlers follow the rule (all of them once the last one is converted). */
-const CHECKED: readonly ServiceName[] = ["sandbox"];
+const CHECKED: readonly ServiceName[] = ["sandbox", "tenancy", "governance", "audit"];
 
 const operationIds = (prefix: string) => ALL_ROUTES.map((r) => r.operationId).filter((id) => id.startsWith(prefix));
 
