@@ -19,14 +19,15 @@ import {
 import { sql } from "kysely";
 import { Agent } from "undici";
 import { hasProviderCredential, type InferenceConfig } from "./config.ts";
+import type { InferenceContext } from "./context.ts";
 import { INFERENCE_SCHEMA, migrations } from "./db/migrations.ts";
 import { CallerResolver } from "./proxy/caller.ts";
 import { GroupCommit } from "./proxy/group-commit.ts";
 import { createLlmProxy } from "./proxy/handler.ts";
 import { ProjectCredentials } from "./proxy/project-credentials.ts";
 import { SpendGate } from "./proxy/spend.ts";
-import { isLlmPath } from "./proxy/target.ts";
-import { registerListInferenceProviders } from "./routes/providers/list.ts";
+import { registerRoutes } from "./routes/index.ts";
+import { llmPassThroughFetch } from "./routes/llm/pass-through.ts";
 
 export { INFERENCE_SCHEMA };
 
@@ -81,7 +82,6 @@ export async function createInferenceService(deps: InferenceServiceDeps): Promis
   };
   const app = createServiceApp({ name: "inference", keys: deps.keys, logger: deps.logger, checks });
   const credentials = new ProjectCredentials(deps.governance, deps.config.providers);
-  registerListInferenceProviders({ app, callers, credentials });
   const spend = new SpendGate(deps.audit, deps.logger, deps.config.spend);
   // Usage events of the calls that end within 20 ms of each other share one outbox insert (and so
   // one relay and one settling transaction in audit), written beside the calls rather than on
@@ -125,17 +125,14 @@ export async function createInferenceService(deps: InferenceServiceDeps): Promis
     dispatcher,
     logger: deps.logger,
   });
+  const context: InferenceContext = { callers, credentials, llm };
+  registerRoutes(app, context);
 
   return {
     name: "inference",
     app,
     hasModel: hasProviderCredential(deps.config),
-    fetch: (request) => {
-      const q = request.url.indexOf("?");
-      const pathStart = request.url.indexOf("/", request.url.indexOf("//") + 2);
-      const pathname = request.url.slice(pathStart, q < 0 ? undefined : q);
-      return isLlmPath(pathname) ? llm(request) : app.fetch(request);
-    },
+    fetch: llmPassThroughFetch(app, context),
     ready: async () => (await checkReadiness(checks)).ready,
     readiness: () => checkReadiness(checks),
     async close() {

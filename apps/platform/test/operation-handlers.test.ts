@@ -7,7 +7,7 @@ import { describe, expect, it } from "vitest";
 // Path → handler is mechanical: the contract's operationId names its handler `register<OperationId>`,
 // exported by one file under the owning service's `src/routes/`, which its `routes/index.ts` lists.
 // A few operations are served as one family by one handler (a pass-through or a proxy that takes
-// every method, a WebSocket upgrade); each family is named here with the handler that serves it.
+// every method, a WebSocket upgrade); each family is named here with the function that serves it.
 
 const repo = resolve(import.meta.dirname, "../../..");
 
@@ -21,12 +21,12 @@ const APP_OF: Record<ServiceName, string> = {
 };
 
 /** The services whose handlers follow the rule (all of them once the last one is converted). */
-const CHECKED: readonly ServiceName[] = ["sandbox", "tenancy", "governance", "audit"];
+const CHECKED: readonly ServiceName[] = ["sandbox", "tenancy", "governance", "audit", "inference"];
 
 const operationIds = (prefix: string) => ALL_ROUTES.map((r) => r.operationId).filter((id) => id.startsWith(prefix));
 
 const FAMILIES: readonly { handler: string; operationIds: readonly string[] }[] = [
-  { handler: "registerLlmPassThrough", operationIds: llmPassThroughRoutes.map((r) => r.operationId) },
+  { handler: "llmPassThroughFetch", operationIds: llmPassThroughRoutes.map((r) => r.operationId) },
   { handler: "registerAwsProxy", operationIds: operationIds("awsProxy") },
   { handler: "registerClusterProxy", operationIds: operationIds("clusterProxy") },
   { handler: "createExecUpgradeHandler", operationIds: ["execSandboxStream", "k8sExecPod", "k8sAttachPod"] },
@@ -55,12 +55,16 @@ function filesUnder(dir: string): string[] {
     .map((e) => join(e.parentPath, e.name));
 }
 
-/** `register…`/`create…UpgradeHandler` exports of each file under a service's `src/routes/`. */
+const FAMILY_HANDLERS = FAMILIES.map((f) => f.handler).join("|");
+
+/** `register…` and family handler exports of each file under a service's `src/routes/`. */
 function handlerExports(app: string): Map<string, string[]> {
   const out = new Map<string, string[]>();
   for (const file of filesUnder(join(repo, "apps", app, "src", "routes"))) {
     const text = readFileSync(file, "utf8");
-    const names = [...text.matchAll(/export function (register\w+|create\w+UpgradeHandler)\b/g)].map((m) => m[1] ?? "");
+    const names = [...text.matchAll(new RegExp(`export function (register\\w+|${FAMILY_HANDLERS})\\b`, "g"))].map(
+      (m) => m[1] ?? "",
+    );
     if (names.length > 0) out.set(relative(repo, file), names);
   }
   return out;

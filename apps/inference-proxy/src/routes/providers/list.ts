@@ -1,7 +1,7 @@
 import { type InferenceProviderInfo, listInferenceProvidersRoute } from "@agentplane/contracts";
 import { requirePrincipal, type ServiceApp } from "@agentplane/service-kit";
-import type { CallerResolver } from "../../proxy/caller.ts";
-import type { ProjectCredentials, ProjectProviders } from "../../proxy/project-credentials.ts";
+import type { InferenceContext } from "../../context.ts";
+import type { ProjectProviders } from "../../proxy/project-credentials.ts";
 
 const hostOf = (url: string) => new URL(url).host;
 
@@ -69,15 +69,11 @@ export function describeProviders(project: ProjectProviders): InferenceProviderI
   ];
 }
 
-export function registerListInferenceProviders(deps: {
-  app: ServiceApp;
-  callers: CallerResolver;
-  credentials: ProjectCredentials;
-}): void {
-  deps.app.openapi(listInferenceProvidersRoute, async (c) => {
+export function registerListInferenceProviders(app: ServiceApp, ctx: InferenceContext): void {
+  app.openapi(listInferenceProvidersRoute, async (c) => {
     const { projectId } = c.req.valid("query");
-    const scope = await deps.callers.resolve(requirePrincipal(c), projectId, c.get("requestId"));
-    const providers = await deps.credentials.forProject(scope.projectId, c.get("requestId"));
+    const scope = await ctx.callers.resolve(requirePrincipal(c), projectId, c.get("requestId"));
+    const providers = await ctx.credentials.forProject(scope.projectId, c.get("requestId"));
     return c.json({ projectId: scope.projectId, items: describeProviders(providers) }, 200);
   });
 }
