@@ -14,15 +14,19 @@ import {
 } from "@agentplane/service-kit";
 import { AddressPolicy, SafeFetcher } from "@agentplane/service-kit/outbound";
 import { sql } from "kysely";
+import { AwsCredentialResolver } from "./aws/credentials.ts";
 import type { ConnectionsConfig } from "./config.ts";
-import { registerConnectorRoutes } from "./connectors/routes/index.ts";
+import { startScheduledDiscoveries } from "./connectors/scheduler.ts";
+import { ConnectorRuntime } from "./connectors/services/runtime.ts";
 import type { ConnectionsContext } from "./context.ts";
 import { migrations } from "./db/migrations/index.ts";
 import { CONNECTIONS_SCHEMA, type ConnectionsDb } from "./db/schema/index.ts";
 import { type PlatformClients, registerMcpEndpoints } from "./mcp/index.ts";
-import { registerAwsRoutes } from "./routes/aws/index.ts";
-import { registerClusterRoutes } from "./routes/clusters/index.ts";
+import { createTunnelUpgradeHandler } from "./routes/clusters/open-tunnel.ts";
+import type { ConnectionsRouteContext } from "./routes/context.ts";
+import { registerRoutes } from "./routes/index.ts";
 import type { ProjectSigner } from "./services/project-signer.ts";
+import { TunnelHub } from "./tunnel/hub.ts";
 
 export { CONNECTIONS_SCHEMA };
 
@@ -99,25 +103,33 @@ export async function createConnectionsService(deps: ConnectionsServiceDeps): Pr
     },
   };
 
-  // One registration per area. Each returns what the instance needs from it (an upgrade handler,
-  // background work to stop).
-  const clusters = registerClusterRoutes(app, context);
-  registerAwsRoutes(app, context);
-  const connectors = registerConnectorRoutes(app, context, config.connectors, deps.platformClients?.tenancy);
-  registerMcpEndpoints(app, context, connectors.runtime, { governance: deps.governance, ...deps.platformClients });
+  const connectorOptions = config.connectors ?? {};
+  const routeContext: ConnectionsRouteContext = {
+    ...context,
+    hub: new TunnelHub(context),
+    awsCredentials: new AwsCredentialResolver(context),
+    connectors: new ConnectorRuntime(context),
+    tenancy: deps.platformClients?.tenancy,
+  };
+  registerRoutes(app, routeContext);
+  registerMcpEndpoints(app, context, routeContext.connectors, { governance: deps.governance, ...deps.platformClients });
+  // Background work lives here, beside what stops it, rather than inside a route registration.
+  const stopScheduledDiscoveries =
+    connectorOptions.scheduler === false ? undefined : startScheduledDiscoveries(context, routeContext.connectors);
 
   return {
     name: "connections",
     app,
     context,
     fetch: (request) => app.fetch(request),
-    handleUpgrade: clusters.handleUpgrade,
+    handleUpgrade: createTunnelUpgradeHandler(routeContext),
     ready: async () => (await checkReadiness(checks)).ready,
     readiness: () => checkReadiness(checks),
     async close() {
       closed = true;
-      await clusters.close();
-      await connectors.close();
+      await routeContext.hub.close();
+      stopScheduledDiscoveries?.();
+      await routeContext.connectors.close();
       await context.outbound.close();
       await outbox.stop();
     },

@@ -21,7 +21,7 @@ const APP_OF: Record<ServiceName, string> = {
 };
 
 /** The services whose handlers follow the rule (all of them once the last one is converted). */
-const CHECKED: readonly ServiceName[] = ["sandbox", "tenancy", "governance", "audit", "inference"];
+const CHECKED: readonly ServiceName[] = ["sandbox", "tenancy", "governance", "audit", "inference", "connections"];
 
 const operationIds = (prefix: string) => ALL_ROUTES.map((r) => r.operationId).filter((id) => id.startsWith(prefix));
 
@@ -30,6 +30,7 @@ const FAMILIES: readonly { handler: string; operationIds: readonly string[] }[] 
   { handler: "registerAwsProxy", operationIds: operationIds("awsProxy") },
   { handler: "registerClusterProxy", operationIds: operationIds("clusterProxy") },
   { handler: "createExecUpgradeHandler", operationIds: ["execSandboxStream", "k8sExecPod", "k8sAttachPod"] },
+  { handler: "createTunnelUpgradeHandler", operationIds: ["openClusterTunnel"] },
 ];
 
 interface Operation {

@@ -6,9 +6,9 @@ import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/
 import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError } from "@modelcontextprotocol/sdk/types.js";
 import { AjvJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/ajv";
 import type { Context } from "hono";
-import { isProjectAdmin } from "../connectors/routes/helpers.ts";
 import type { ConnectorRuntime } from "../connectors/services/runtime.ts";
 import type { ConnectionsContext } from "../context.ts";
+import { isProjectAdmin } from "../routes/connectors/helpers.ts";
 import { type McpScope, McpToolCatalog } from "./catalog.ts";
 import type { PlatformClients } from "./platform-tools.ts";
 

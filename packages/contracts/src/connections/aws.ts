@@ -76,7 +76,7 @@ const AwsProxyParams = AwsConnectionIdParams.extend({
 
 const tags = ["AWS connections"];
 
-export const createAwsConnection = defineRoute(
+export const createAwsConnectionRoute = defineRoute(
   { service: "connections", access: "connections:manage" },
   {
     operationId: "createAwsConnection",
@@ -90,7 +90,7 @@ export const createAwsConnection = defineRoute(
     responses: { 201: jsonBody(AwsConnection, "Created") },
   },
 );
-export const listAwsConnections = defineRoute(
+export const listAwsConnectionsRoute = defineRoute(
   { service: "connections", access: "connections:read" },
   {
     operationId: "listAwsConnections",
@@ -103,7 +103,7 @@ export const listAwsConnections = defineRoute(
     responses: { 200: jsonBody(AwsConnectionList, "One page") },
   },
 );
-export const getAwsConnection = defineRoute(
+export const getAwsConnectionRoute = defineRoute(
   { service: "connections", access: "connections:read" },
   {
     operationId: "getAwsConnection",
@@ -116,7 +116,7 @@ export const getAwsConnection = defineRoute(
     responses: { 200: jsonBody(AwsConnection, "The connection") },
   },
 );
-export const updateAwsConnection = defineRoute(
+export const updateAwsConnectionRoute = defineRoute(
   { service: "connections", access: "connections:manage" },
   {
     operationId: "updateAwsConnection",
@@ -129,7 +129,7 @@ export const updateAwsConnection = defineRoute(
     responses: { 200: jsonBody(AwsConnection, "Updated") },
   },
 );
-export const deleteAwsConnection = defineRoute(
+export const deleteAwsConnectionRoute = defineRoute(
   { service: "connections", access: "connections:manage" },
   {
     operationId: "deleteAwsConnection",
@@ -142,7 +142,7 @@ export const deleteAwsConnection = defineRoute(
     responses: { 204: NoContent },
   },
 );
-export const testAwsConnection = defineRoute(
+export const testAwsConnectionRoute = defineRoute(
   { service: "connections", access: "connections:manage" },
   {
     operationId: "testAwsConnection",
@@ -191,26 +191,26 @@ function awsProxyRootRoute<const M extends "get" | "post">(method: M, operationI
     },
   );
 }
-export const awsProxyRootGet = awsProxyRootRoute("get", "awsProxyRootGet");
-export const awsProxyRootPost = awsProxyRootRoute("post", "awsProxyRootPost");
-export const awsProxyGet = awsProxyRoute("get", "awsProxyGet");
-export const awsProxyPost = awsProxyRoute("post", "awsProxyPost");
-export const awsProxyPut = awsProxyRoute("put", "awsProxyPut");
-export const awsProxyPatch = awsProxyRoute("patch", "awsProxyPatch");
-export const awsProxyDelete = awsProxyRoute("delete", "awsProxyDelete");
+export const awsProxyRootGetRoute = awsProxyRootRoute("get", "awsProxyRootGet");
+export const awsProxyRootPostRoute = awsProxyRootRoute("post", "awsProxyRootPost");
+export const awsProxyGetRoute = awsProxyRoute("get", "awsProxyGet");
+export const awsProxyPostRoute = awsProxyRoute("post", "awsProxyPost");
+export const awsProxyPutRoute = awsProxyRoute("put", "awsProxyPut");
+export const awsProxyPatchRoute = awsProxyRoute("patch", "awsProxyPatch");
+export const awsProxyDeleteRoute = awsProxyRoute("delete", "awsProxyDelete");
 
 export const awsRoutes = [
-  createAwsConnection,
-  listAwsConnections,
-  getAwsConnection,
-  updateAwsConnection,
-  deleteAwsConnection,
-  testAwsConnection,
-  awsProxyRootGet,
-  awsProxyRootPost,
-  awsProxyGet,
-  awsProxyPost,
-  awsProxyPut,
-  awsProxyPatch,
-  awsProxyDelete,
+  createAwsConnectionRoute,
+  listAwsConnectionsRoute,
+  getAwsConnectionRoute,
+  updateAwsConnectionRoute,
+  deleteAwsConnectionRoute,
+  testAwsConnectionRoute,
+  awsProxyRootGetRoute,
+  awsProxyRootPostRoute,
+  awsProxyGetRoute,
+  awsProxyPostRoute,
+  awsProxyPutRoute,
+  awsProxyPatchRoute,
+  awsProxyDeleteRoute,
 ] as const;

@@ -82,7 +82,7 @@ const ListClustersQuery = PageQuery.extend({
 
 const tags = ["Clusters"];
 
-export const createCluster = defineRoute(
+export const createClusterRoute = defineRoute(
   { service: "connections", access: "connections:manage" },
   {
     operationId: "createCluster",
@@ -97,7 +97,7 @@ export const createCluster = defineRoute(
   },
 );
 
-export const listClusters = defineRoute(
+export const listClustersRoute = defineRoute(
   { service: "connections", access: "connections:read" },
   {
     operationId: "listClusters",
@@ -111,7 +111,7 @@ export const listClusters = defineRoute(
   },
 );
 
-export const getCluster = defineRoute(
+export const getClusterRoute = defineRoute(
   { service: "connections", access: "connections:read" },
   {
     operationId: "getCluster",
@@ -126,7 +126,7 @@ export const getCluster = defineRoute(
   },
 );
 
-export const updateCluster = defineRoute(
+export const updateClusterRoute = defineRoute(
   { service: "connections", access: "connections:manage" },
   {
     operationId: "updateCluster",
@@ -140,7 +140,7 @@ export const updateCluster = defineRoute(
   },
 );
 
-export const deleteCluster = defineRoute(
+export const deleteClusterRoute = defineRoute(
   { service: "connections", access: "connections:manage" },
   {
     operationId: "deleteCluster",
@@ -154,7 +154,7 @@ export const deleteCluster = defineRoute(
   },
 );
 
-export const rotateClusterTunnelToken = defineRoute(
+export const rotateClusterTunnelTokenRoute = defineRoute(
   { service: "connections", access: "connections:manage" },
   {
     operationId: "rotateClusterTunnelToken",
@@ -169,7 +169,7 @@ export const rotateClusterTunnelToken = defineRoute(
   },
 );
 
-export const openClusterTunnel = defineRoute(
+export const openClusterTunnelRoute = defineRoute(
   { service: "connections", access: "authenticated", websocket: true },
   {
     operationId: "openClusterTunnel",
@@ -204,23 +204,23 @@ function proxyRoute<const M extends "get" | "post" | "put" | "patch" | "delete">
   );
 }
 
-export const clusterProxyGet = proxyRoute("get", "clusterProxyGet");
-export const clusterProxyPost = proxyRoute("post", "clusterProxyPost");
-export const clusterProxyPut = proxyRoute("put", "clusterProxyPut");
-export const clusterProxyPatch = proxyRoute("patch", "clusterProxyPatch");
-export const clusterProxyDelete = proxyRoute("delete", "clusterProxyDelete");
+export const clusterProxyGetRoute = proxyRoute("get", "clusterProxyGet");
+export const clusterProxyPostRoute = proxyRoute("post", "clusterProxyPost");
+export const clusterProxyPutRoute = proxyRoute("put", "clusterProxyPut");
+export const clusterProxyPatchRoute = proxyRoute("patch", "clusterProxyPatch");
+export const clusterProxyDeleteRoute = proxyRoute("delete", "clusterProxyDelete");
 
 export const clusterRoutes = [
-  createCluster,
-  listClusters,
-  getCluster,
-  updateCluster,
-  deleteCluster,
-  rotateClusterTunnelToken,
-  openClusterTunnel,
-  clusterProxyGet,
-  clusterProxyPost,
-  clusterProxyPut,
-  clusterProxyPatch,
-  clusterProxyDelete,
+  createClusterRoute,
+  listClustersRoute,
+  getClusterRoute,
+  updateClusterRoute,
+  deleteClusterRoute,
+  rotateClusterTunnelTokenRoute,
+  openClusterTunnelRoute,
+  clusterProxyGetRoute,
+  clusterProxyPostRoute,
+  clusterProxyPutRoute,
+  clusterProxyPatchRoute,
+  clusterProxyDeleteRoute,
 ] as const;

@@ -65,7 +65,7 @@ export const createHttpConnectorRoute = defineRoute(manage, {
   responses: { 201: jsonBody(ConnectorSchema, "The connector") },
 });
 
-export const previewDiscoveryRoute = defineRoute(manage, {
+export const previewConnectorDiscoveryRoute = defineRoute(manage, {
   operationId: "previewConnectorDiscovery",
   method: "post",
   path: "/v1/projects/{projectId}/mcp-servers/discover/preview",
@@ -202,7 +202,7 @@ export const promotePendingSpecRoute = defineRoute(manage, {
   responses: { 200: jsonBody(PromoteResult, "The connector and the promoted spec") },
 });
 
-export const setEntryVisibilityRoute = defineRoute(manage, {
+export const setConnectorEntryVisibilityRoute = defineRoute(manage, {
   operationId: "setConnectorEntryVisibility",
   method: "put",
   path: "/v1/mcp-servers/{connectorId}/entries/{entryName}/visibility",
@@ -233,7 +233,7 @@ export const connectorRoutes = [
   listConnectorsRoute,
   createMcpConnectorRoute,
   createHttpConnectorRoute,
-  previewDiscoveryRoute,
+  previewConnectorDiscoveryRoute,
   attachConnectorCredentialRoute,
   removeConnectorCredentialRoute,
   getConnectorRoute,
@@ -245,6 +245,6 @@ export const connectorRoutes = [
   listPendingSpecsRoute,
   getPendingSpecDiffRoute,
   promotePendingSpecRoute,
-  setEntryVisibilityRoute,
+  setConnectorEntryVisibilityRoute,
   callConnectorToolRoute,
 ] as const;

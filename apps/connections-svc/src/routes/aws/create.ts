@@ -1,10 +1,10 @@
-import { createAwsConnection } from "@agentplane/contracts";
+import { createAwsConnectionRoute } from "@agentplane/contracts";
 import { authorize, requirePrincipal, type ServiceApp } from "@agentplane/service-kit";
-import type { ConnectionsContext } from "../../context.ts";
 import * as aws from "../../services/aws-connections.ts";
+import type { ConnectionsRouteContext } from "../context.ts";
 
-export function registerCreateAwsConnection(app: ServiceApp, ctx: ConnectionsContext): void {
-  app.openapi(createAwsConnection, async (c) => {
+export function registerCreateAwsConnection(app: ServiceApp, ctx: ConnectionsRouteContext): void {
+  app.openapi(createAwsConnectionRoute, async (c) => {
     const { projectId } = c.req.valid("param");
     const decision = await authorize(c, ctx.authorizer, "connections:manage", { projectId });
     const created = await aws.createAwsConnection({

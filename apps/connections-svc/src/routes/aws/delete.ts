@@ -1,10 +1,10 @@
-import { deleteAwsConnection } from "@agentplane/contracts";
+import { deleteAwsConnectionRoute } from "@agentplane/contracts";
 import type { ServiceApp } from "@agentplane/service-kit";
-import type { ConnectionsContext } from "../../context.ts";
 import * as aws from "../../services/aws-connections.ts";
+import type { ConnectionsRouteContext } from "../context.ts";
 
-export function registerDeleteAwsConnection(app: ServiceApp, ctx: ConnectionsContext): void {
-  app.openapi(deleteAwsConnection, async (c) => {
+export function registerDeleteAwsConnection(app: ServiceApp, ctx: ConnectionsRouteContext): void {
+  app.openapi(deleteAwsConnectionRoute, async (c) => {
     const { connection, principal } = await aws.authorizeAwsConnection(
       c,
       ctx,

@@ -1,10 +1,10 @@
-import { getAwsConnection } from "@agentplane/contracts";
+import { getAwsConnectionRoute } from "@agentplane/contracts";
 import type { ServiceApp } from "@agentplane/service-kit";
-import type { ConnectionsContext } from "../../context.ts";
 import * as aws from "../../services/aws-connections.ts";
+import type { ConnectionsRouteContext } from "../context.ts";
 
-export function registerGetAwsConnection(app: ServiceApp, ctx: ConnectionsContext): void {
-  app.openapi(getAwsConnection, async (c) => {
+export function registerGetAwsConnection(app: ServiceApp, ctx: ConnectionsRouteContext): void {
+  app.openapi(getAwsConnectionRoute, async (c) => {
     const { connection } = await aws.authorizeAwsConnection(
       c,
       ctx,

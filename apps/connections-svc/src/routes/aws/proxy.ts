@@ -1,13 +1,12 @@
 import type { ServiceApp } from "@agentplane/service-kit";
-import type { AwsCredentialResolver } from "../../aws/credentials.ts";
 import { parseAwsCall } from "../../aws/operation.ts";
 import { resignRequest } from "../../aws/resign.ts";
 import { sendToAws } from "../../aws/upstream.ts";
 import { assertSafeProxyPath } from "../../clusters/k8s-attributes.ts";
-import type { ConnectionsContext } from "../../context.ts";
 import { recordDecision } from "../../services/audit.ts";
 import { authorizeAwsConnection, awsEndpoint } from "../../services/aws-connections.ts";
 import { decide, enforcedDeny, policyDenied } from "../../services/governance.ts";
+import type { ConnectionsRouteContext } from "../context.ts";
 
 const PREFIX = /^\/v1\/aws-connections\/[^/]+\/aws(\/.*)?$/;
 
@@ -17,7 +16,7 @@ const PREFIX = /^\/v1\/aws-connections\/[^/]+\/aws(\/.*)?$/;
  * the answer back as AWS sent it. A deny is a 403 problem (for SDK callers too: the SDK surfaces
  * the status and the body text).
  */
-export function registerAwsProxy(app: ServiceApp, ctx: ConnectionsContext, creds: AwsCredentialResolver): void {
+export function registerAwsProxy(app: ServiceApp, ctx: ConnectionsRouteContext): void {
   const paths = ["/v1/aws-connections/:connectionId/aws", "/v1/aws-connections/:connectionId/aws/*"];
   app.on(["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD"], paths, async (c) => {
     const { connection, principal } = await authorizeAwsConnection(
@@ -48,7 +47,7 @@ export function registerAwsProxy(app: ServiceApp, ctx: ConnectionsContext, creds
       ...(call.key ? { key: call.key } : {}),
     };
     // Credentials (usually cached) are fetched while policy decides; they are used only on an allow.
-    const credentials = creds.resolve(connection);
+    const credentials = ctx.awsCredentials.resolve(connection);
     credentials.catch(() => {});
     const decision = await decide(
       ctx,

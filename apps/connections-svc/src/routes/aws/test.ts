@@ -1,20 +1,15 @@
-import { testAwsConnection } from "@agentplane/contracts";
+import { testAwsConnectionRoute } from "@agentplane/contracts";
 import { ProblemError } from "@agentplane/problem-details";
 import type { ServiceApp } from "@agentplane/service-kit";
 import { FetchRefusedError } from "@agentplane/service-kit/outbound";
 import { GetCallerIdentityCommand, STSClient } from "@aws-sdk/client-sts";
-import type { AwsCredentialResolver } from "../../aws/credentials.ts";
 import { outboundStsHandler } from "../../aws/sts-handler.ts";
 import { awsUnreachable } from "../../aws/upstream.ts";
-import type { ConnectionsContext } from "../../context.ts";
 import { authorizeAwsConnection, awsEndpoint } from "../../services/aws-connections.ts";
+import type { ConnectionsRouteContext } from "../context.ts";
 
-export function registerTestAwsConnection(
-  app: ServiceApp,
-  ctx: ConnectionsContext,
-  creds: AwsCredentialResolver,
-): void {
-  app.openapi(testAwsConnection, async (c) => {
+export function registerTestAwsConnection(app: ServiceApp, ctx: ConnectionsRouteContext): void {
+  app.openapi(testAwsConnectionRoute, async (c) => {
     const { connection } = await authorizeAwsConnection(
       c,
       ctx,
@@ -26,7 +21,7 @@ export function registerTestAwsConnection(
     const sts = new STSClient({
       region,
       endpoint: endpoint.toString(),
-      credentials: await creds.resolve(connection),
+      credentials: await ctx.awsCredentials.resolve(connection),
       requestHandler: outboundStsHandler(ctx.outbound, ctx.config.awsTimeoutMs),
       // One attempt: the caller is waiting, and a failure is reported with its cause.
       maxAttempts: 1,

@@ -1,10 +1,10 @@
-import { updateAwsConnection } from "@agentplane/contracts";
+import { updateAwsConnectionRoute } from "@agentplane/contracts";
 import type { ServiceApp } from "@agentplane/service-kit";
-import type { ConnectionsContext } from "../../context.ts";
 import * as aws from "../../services/aws-connections.ts";
+import type { ConnectionsRouteContext } from "../context.ts";
 
-export function registerUpdateAwsConnection(app: ServiceApp, ctx: ConnectionsContext): void {
-  app.openapi(updateAwsConnection, async (c) => {
+export function registerUpdateAwsConnection(app: ServiceApp, ctx: ConnectionsRouteContext): void {
+  app.openapi(updateAwsConnectionRoute, async (c) => {
     const { connection, principal } = await aws.authorizeAwsConnection(
       c,
       ctx,

@@ -1,10 +1,10 @@
-import { createCluster } from "@agentplane/contracts";
+import { createClusterRoute } from "@agentplane/contracts";
 import { authorize, requirePrincipal, type ServiceApp } from "@agentplane/service-kit";
-import type { ConnectionsContext } from "../../context.ts";
 import * as clusters from "../../services/clusters.ts";
+import type { ConnectionsRouteContext } from "../context.ts";
 
-export function registerCreateCluster(app: ServiceApp, ctx: ConnectionsContext): void {
-  app.openapi(createCluster, async (c) => {
+export function registerCreateCluster(app: ServiceApp, ctx: ConnectionsRouteContext): void {
+  app.openapi(createClusterRoute, async (c) => {
     const { projectId } = c.req.valid("param");
     const decision = await authorize(c, ctx.authorizer, "connections:manage", { projectId });
     const created = await clusters.createCluster({

@@ -1,9 +1,10 @@
 import { CONNECTIONS_INTERNAL } from "@agentplane/contracts";
 import { type ServiceApp, serviceOnly } from "@agentplane/service-kit";
 import { TunnelHub } from "../../tunnel/hub.ts";
+import type { ConnectionsRouteContext } from "../context.ts";
 
 /** Proxy forwarding between connections replicas: a request for a tunnel another replica holds. */
-export function registerForwardToTunnel(app: ServiceApp, hub: TunnelHub): void {
+export function registerForwardToTunnel(app: ServiceApp, ctx: ConnectionsRouteContext): void {
   const forwardPrefix = CONNECTIONS_INTERNAL.forwardToTunnel.replace("{clusterId}", ":clusterId");
   // Any method and body, passed through unparsed; only another connections replica may forward.
   app.use(`${forwardPrefix}/*`, serviceOnly(["connections"]));
@@ -13,7 +14,7 @@ export function registerForwardToTunnel(app: ServiceApp, hub: TunnelHub): void {
     const at = url.pathname.indexOf("/forward/");
     const path = url.pathname.slice(at + "/forward".length);
     const hasBody = c.req.method !== "GET" && c.req.method !== "DELETE";
-    return hub.sendLocal(clusterId, {
+    return ctx.hub.sendLocal(clusterId, {
       method: c.req.method,
       path: `${path}${url.search}`,
       headers: c.req.raw.headers,

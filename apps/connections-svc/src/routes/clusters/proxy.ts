@@ -1,10 +1,9 @@
 import type { ServiceApp, ServiceContext } from "@agentplane/service-kit";
 import { assertSafeProxyPath, parseKubeRequest } from "../../clusters/k8s-attributes.ts";
-import type { ConnectionsContext } from "../../context.ts";
 import { recordDecision } from "../../services/audit.ts";
 import { authorizeProxiedCluster } from "../../services/clusters.ts";
 import { decide, enforcedDeny, policyDenied } from "../../services/governance.ts";
-import type { TunnelHub } from "../../tunnel/hub.ts";
+import type { ConnectionsRouteContext } from "../context.ts";
 
 const METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE"];
 const PREFIX = /^\/v1\/clusters\/([^/]+)\/proxy(\/.*)?$/;
@@ -20,7 +19,7 @@ function upstreamTarget(c: ServiceContext): { path: string; search: string } {
  * `/v1/clusters/{clusterId}/proxy/{path}`: authorize, parse the Kubernetes request attributes, ask
  * governance (`cluster:<verb>`), then send it down the cluster's tunnel and stream the answer back.
  */
-export function registerClusterProxy(app: ServiceApp, ctx: ConnectionsContext, hub: TunnelHub): void {
+export function registerClusterProxy(app: ServiceApp, ctx: ConnectionsRouteContext): void {
   app.on(METHODS, "/v1/clusters/:clusterId/proxy/*", async (c) => {
     const clusterId = c.req.param("clusterId");
     const { path, search } = upstreamTarget(c);
@@ -72,6 +71,6 @@ export function registerClusterProxy(app: ServiceApp, ctx: ConnectionsContext, h
       });
     }
     if (deny) throw policyDenied(attributes.action, deny);
-    return hub.send(cluster.id, { ...upstream, headers: c.req.raw.headers, signal: c.req.raw.signal });
+    return ctx.hub.send(cluster.id, { ...upstream, headers: c.req.raw.headers, signal: c.req.raw.signal });
   });
 }

@@ -1,11 +1,10 @@
-import { rotateClusterTunnelToken } from "@agentplane/contracts";
+import { rotateClusterTunnelTokenRoute } from "@agentplane/contracts";
 import type { ServiceApp } from "@agentplane/service-kit";
-import type { ConnectionsContext } from "../../context.ts";
 import * as clusters from "../../services/clusters.ts";
-import type { TunnelHub } from "../../tunnel/hub.ts";
+import type { ConnectionsRouteContext } from "../context.ts";
 
-export function registerRotateClusterTunnelToken(app: ServiceApp, ctx: ConnectionsContext, hub: TunnelHub): void {
-  app.openapi(rotateClusterTunnelToken, async (c) => {
+export function registerRotateClusterTunnelToken(app: ServiceApp, ctx: ConnectionsRouteContext): void {
+  app.openapi(rotateClusterTunnelTokenRoute, async (c) => {
     const { cluster, principal } = await clusters.authorizeCluster(
       c,
       ctx,
@@ -13,7 +12,7 @@ export function registerRotateClusterTunnelToken(app: ServiceApp, ctx: Connectio
       "connections:manage",
     );
     const rotated = await clusters.rotateTunnelToken({ ctx, principal, cluster, requestId: c.get("requestId") });
-    const delivered = await hub.deliverTunnelToken(cluster.id, rotated.token, rotated.previousTokenId);
+    const delivered = await ctx.hub.deliverTunnelToken(cluster.id, rotated.token, rotated.previousTokenId);
     return c.json(
       {
         clusterId: cluster.id,

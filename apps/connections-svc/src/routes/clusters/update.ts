@@ -1,10 +1,10 @@
-import { updateCluster } from "@agentplane/contracts";
+import { updateClusterRoute } from "@agentplane/contracts";
 import type { ServiceApp } from "@agentplane/service-kit";
-import type { ConnectionsContext } from "../../context.ts";
 import * as clusters from "../../services/clusters.ts";
+import type { ConnectionsRouteContext } from "../context.ts";
 
-export function registerUpdateCluster(app: ServiceApp, ctx: ConnectionsContext): void {
-  app.openapi(updateCluster, async (c) => {
+export function registerUpdateCluster(app: ServiceApp, ctx: ConnectionsRouteContext): void {
+  app.openapi(updateClusterRoute, async (c) => {
     const { cluster, principal } = await clusters.authorizeCluster(
       c,
       ctx,

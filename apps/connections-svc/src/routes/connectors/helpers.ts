@@ -1,26 +1,11 @@
 import type { AuthorizeResponse, Permission } from "@agentplane/contracts";
 import { notFound } from "@agentplane/problem-details";
-import {
-  authorize,
-  requirePrincipal,
-  type ServiceApp,
-  type ServiceClient,
-  type ServiceEnv,
-} from "@agentplane/service-kit";
+import { authorize, requirePrincipal, type ServiceEnv } from "@agentplane/service-kit";
 import type { Context } from "hono";
-import type { ConnectionsContext } from "../../context.ts";
-import type { Actor } from "../services/connectors.ts";
-import type { ConnectorRuntime } from "../services/runtime.ts";
-import { type ConnectorRow, getConnectorRow } from "../services/store.ts";
-import type { ToolViewer } from "../services/visibility.ts";
-
-export interface ConnectorRouteDeps {
-  app: ServiceApp;
-  ctx: ConnectionsContext;
-  runtime: ConnectorRuntime;
-  /** tenancy's internal API (team ids of a visibility restriction); absent where none is wired. */
-  tenancy?: ServiceClient | undefined;
-}
+import type { Actor } from "../../connectors/services/connectors.ts";
+import { type ConnectorRow, getConnectorRow } from "../../connectors/services/store.ts";
+import type { ToolViewer } from "../../connectors/services/visibility.ts";
+import type { ConnectionsRouteContext } from "../context.ts";
 
 export function isProjectAdmin(authz: AuthorizeResponse): boolean {
   return authz.projectRole === "admin" || authz.orgRole === "owner" || authz.orgRole === "admin";
@@ -34,10 +19,10 @@ export function toolViewer(authz: AuthorizeResponse): ToolViewer {
 /** Authorizes against a project named in the path. */
 export async function projectActor(
   c: Context<ServiceEnv>,
-  deps: ConnectorRouteDeps,
+  ctx: ConnectionsRouteContext,
   permission: Permission,
   projectId: string,
-  authorizer = deps.ctx.authorizer,
+  authorizer = ctx.authorizer,
 ): Promise<{ actor: Actor; authz: AuthorizeResponse }> {
   const authz = await authorize(c, authorizer, permission, { projectId });
   const principal = requirePrincipal(c);
@@ -52,17 +37,17 @@ export async function projectActor(
  */
 export async function connectorActor(
   c: Context<ServiceEnv>,
-  deps: ConnectorRouteDeps,
+  ctx: ConnectionsRouteContext,
   permission: Permission,
   connectorId: string,
   options: { hot?: boolean } = {},
 ): Promise<{ row: ConnectorRow; actor: Actor; authz: AuthorizeResponse }> {
   requirePrincipal(c);
   const row = options.hot
-    ? await deps.runtime.index.row(deps.ctx.db, connectorId)
-    : await getConnectorRow(deps.ctx.db, connectorId);
-  const authorizer = options.hot ? deps.runtime.authorizer : deps.ctx.authorizer;
-  const { actor, authz } = await projectActor(c, deps, permission, row.project_id, authorizer).catch(
+    ? await ctx.connectors.index.row(ctx.db, connectorId)
+    : await getConnectorRow(ctx.db, connectorId);
+  const authorizer = options.hot ? ctx.connectors.authorizer : ctx.authorizer;
+  const { actor, authz } = await projectActor(c, ctx, permission, row.project_id, authorizer).catch(
     (error: unknown) => {
       if ((error as { status?: number }).status === 404) throw notFound("Connector", connectorId);
       throw error;

@@ -1,15 +1,17 @@
-import { previewDiscoveryRoute } from "@agentplane/contracts";
-import { discoverSource } from "../services/discovery.ts";
-import { type ConnectorRouteDeps, projectActor } from "./helpers.ts";
+import { previewConnectorDiscoveryRoute } from "@agentplane/contracts";
+import type { ServiceApp } from "@agentplane/service-kit";
+import { discoverSource } from "../../connectors/services/discovery.ts";
+import type { ConnectionsRouteContext } from "../context.ts";
+import { projectActor } from "./helpers.ts";
 
 /** Discovery without saving anything: the tools a description or MCP server would give. */
-export function registerPreviewConnectorDiscovery(deps: ConnectorRouteDeps): void {
-  deps.app.openapi(previewDiscoveryRoute, async (c) => {
+export function registerPreviewConnectorDiscovery(app: ServiceApp, ctx: ConnectionsRouteContext): void {
+  app.openapi(previewConnectorDiscoveryRoute, async (c) => {
     const { projectId } = c.req.valid("param");
     const body = c.req.valid("json");
-    await projectActor(c, deps, "connections:manage", projectId);
+    await projectActor(c, ctx, "connections:manage", projectId);
     const discovered = await discoverSource(
-      deps.runtime,
+      ctx.connectors,
       body.url
         ? { kind: "mcp", url: body.url, headers: {} }
         : { kind: "http", specUrl: body.specUrl, spec: body.spec, include: body.include, exclude: body.exclude },

@@ -1,21 +1,23 @@
 import { listConnectorToolsRoute } from "@agentplane/contracts";
-import { rowStamp } from "../services/hot-index.ts";
-import { isVisibleTo, viewerKey } from "../services/visibility.ts";
-import { type ConnectorRouteDeps, connectorActor, toolViewer } from "./helpers.ts";
+import type { ServiceApp } from "@agentplane/service-kit";
+import { rowStamp } from "../../connectors/services/hot-index.ts";
+import { isVisibleTo, viewerKey } from "../../connectors/services/visibility.ts";
+import type { ConnectionsRouteContext } from "../context.ts";
+import { connectorActor, toolViewer } from "./helpers.ts";
 
 /**
  * Managers see every tool with its visibility; others only the tools visible to them (teams
  * included). The serialized body is kept per tool set, settings version and viewer class, so a
  * 500-tool list is built and stringified once rather than per request.
  */
-export function registerListConnectorTools(deps: ConnectorRouteDeps): void {
-  deps.app.openapi(listConnectorToolsRoute, async (c) => {
+export function registerListConnectorTools(app: ServiceApp, ctx: ConnectionsRouteContext): void {
+  app.openapi(listConnectorToolsRoute, async (c) => {
     const { serverId } = c.req.valid("param");
-    const { row, authz } = await connectorActor(c, deps, "connections:read", serverId, { hot: true });
+    const { row, authz } = await connectorActor(c, ctx, "connections:read", serverId, { hot: true });
     const viewer = toolViewer(authz);
-    const loaded = await deps.runtime.tools(deps.ctx.db, row);
-    const settings = await deps.runtime.index.entrySettings(deps.ctx.db, [row]);
-    const { body } = deps.runtime.view(loaded, `rest:${rowStamp(row)}:${viewerKey(viewer)}`, () => {
+    const loaded = await ctx.connectors.tools(ctx.db, row);
+    const settings = await ctx.connectors.index.entrySettings(ctx.db, [row]);
+    const { body } = ctx.connectors.view(loaded, `rest:${rowStamp(row)}:${viewerKey(viewer)}`, () => {
       const items = loaded.tools
         .filter((t) => viewer.projectAdmin || isVisibleTo(settings.get(`${row.id}/${t.name}`), viewer))
         .map((t) => {

@@ -1,17 +1,19 @@
 import { callConnectorToolRoute } from "@agentplane/contracts";
 import { ProblemError } from "@agentplane/problem-details";
-import { callTool, ToolCallDenied } from "../services/calls.ts";
-import { type ConnectorRouteDeps, connectorActor, toolViewer } from "./helpers.ts";
+import type { ServiceApp } from "@agentplane/service-kit";
+import { callTool, ToolCallDenied } from "../../connectors/services/calls.ts";
+import type { ConnectionsRouteContext } from "../context.ts";
+import { connectorActor, toolViewer } from "./helpers.ts";
 
-export function registerCallConnectorTool(deps: ConnectorRouteDeps): void {
-  deps.app.openapi(callConnectorToolRoute, async (c) => {
+export function registerCallConnectorTool(app: ServiceApp, ctx: ConnectionsRouteContext): void {
+  app.openapi(callConnectorToolRoute, async (c) => {
     const { serverId } = c.req.valid("param");
     const body = c.req.valid("json");
-    const { row, actor, authz } = await connectorActor(c, deps, "connectors:call", serverId, { hot: true });
+    const { row, actor, authz } = await connectorActor(c, ctx, "connectors:call", serverId, { hot: true });
     try {
       const result = await callTool(
-        deps.ctx,
-        deps.runtime,
+        ctx,
+        ctx.connectors,
         row,
         { principal: actor.principal, ...toolViewer(authz), requestId: actor.requestId },
         body.name,
