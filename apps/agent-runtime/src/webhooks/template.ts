@@ -19,9 +19,68 @@ function lookup(payload: unknown, path: string): { found: boolean; value: unknow
   return { found: true, value: current };
 }
 
+interface Frame {
+  container: unknown[] | Record<string, unknown>;
+  keys: string[] | undefined;
+  index: number;
+  indent: string;
+}
+
+/**
+ * `JSON.stringify(value, null, 2)` for parsed JSON, without recursion (any depth renders) and
+ * stopping once the text passes `limit` characters (a 1 MiB payload is not printed whole to keep
+ * its first 4000 characters). Returns the text, cut at `limit`, and whether it was cut.
+ */
+export function prettyJson(value: unknown, limit = Number.POSITIVE_INFINITY): { text: string; truncated: boolean } {
+  const parts: string[] = [];
+  let length = 0;
+  const push = (s: string) => {
+    parts.push(s);
+    length += s.length;
+  };
+  const stack: Frame[] = [];
+  const write = (v: unknown, indent: string) => {
+    if (Array.isArray(v)) {
+      if (v.length === 0) push("[]");
+      else {
+        push("[");
+        stack.push({ container: v, keys: undefined, index: 0, indent });
+      }
+    } else if (typeof v === "object" && v !== null) {
+      const keys = Object.keys(v).filter((k) => (v as Record<string, unknown>)[k] !== undefined);
+      if (keys.length === 0) push("{}");
+      else {
+        push("{");
+        stack.push({ container: v as Record<string, unknown>, keys, index: 0, indent });
+      }
+    } else push(JSON.stringify(v) ?? "null");
+  };
+  write(value, "");
+  while (stack.length > 0 && length <= limit) {
+    const frame = stack[stack.length - 1] as Frame;
+    const size = frame.keys ? frame.keys.length : (frame.container as unknown[]).length;
+    if (frame.index === size) {
+      push(`\n${frame.indent}${frame.keys ? "}" : "]"}`);
+      stack.pop();
+      continue;
+    }
+    const inner = `${frame.indent}  `;
+    const key = frame.keys?.[frame.index];
+    const item =
+      key === undefined
+        ? (frame.container as unknown[])[frame.index]
+        : (frame.container as Record<string, unknown>)[key];
+    push(`${frame.index > 0 ? "," : ""}\n${inner}${key === undefined ? "" : `${JSON.stringify(key)}: `}`);
+    frame.index++;
+    write(item, inner);
+  }
+  const text = parts.join("");
+  return length > limit ? { text: text.slice(0, limit), truncated: true } : { text, truncated: false };
+}
+
 export function rawPayload(payload: unknown): string {
-  const text = JSON.stringify(payload, null, 2);
-  return text.length > RAW_LIMIT ? `${text.slice(0, RAW_LIMIT)}\n… (truncated)` : text;
+  const { text, truncated } = prettyJson(payload, RAW_LIMIT);
+  return truncated ? `${text}\n… (truncated)` : text;
 }
 
 /**
@@ -34,7 +93,7 @@ export function renderPrompt(template: string, payload: Record<string, unknown>,
   if (template.trim() === "") {
     return (
       `Webhook event "${event}" received on route /agents/webhooks/${name}. Payload:\n\n` +
-      `\`\`\`json\n${JSON.stringify(payload, null, 2)}\n\`\`\``
+      `\`\`\`json\n${prettyJson(payload).text}\n\`\`\``
     );
   }
   return template.replace(PLACEHOLDER, (whole, path: string) => {

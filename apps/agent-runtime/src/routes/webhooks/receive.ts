@@ -5,6 +5,7 @@ import type { HonoRequest } from "hono";
 import { deliver } from "../../chat/deliver.ts";
 import { deliveryDeps, type RuntimeDeps } from "../../deps.ts";
 import { eventAllowed, resolveEventType } from "../../webhooks/event-type.ts";
+import { MAX_JSON_DEPTH, nestsDeeperThan } from "../../webhooks/json-depth.ts";
 import { renderPrompt, webhookLabel } from "../../webhooks/template.ts";
 
 const MAX_BODY_BYTES = 1024 * 1024;
@@ -88,6 +89,12 @@ export function registerReceiveWebhook(app: OpenAPIHono, deps: RuntimeDeps): voi
     }
 
     const body = isJsonContentType(c.req.header("content-type")) ? await readLimited(c.req, MAX_BODY_BYTES) : "";
+    if (nestsDeeperThan(body, MAX_JSON_DEPTH)) {
+      rejected("bad_body");
+      throw new ProblemError("bad-request", {
+        detail: `The body nests objects and arrays deeper than ${MAX_JSON_DEPTH} levels`,
+      });
+    }
     const payload = body ? parseObject(body) : undefined;
     if (!payload) {
       rejected("bad_body");
