@@ -129,6 +129,7 @@ describe("the agentplane Helm chart", () => {
       ["persistentvolumeclaims", "delete"],
       ["networkpolicies", "create"],
       ["volumesnapshots", "create"],
+      ["leases", "update"],
       ["events", "list"],
     ] as const) {
       expect(can(resource, verb), `${verb} ${resource}`).toBe(true);

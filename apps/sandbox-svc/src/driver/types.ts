@@ -84,5 +84,10 @@ export interface SandboxDriver {
   removeWorkspace(sandboxId: string): Promise<void>;
   /** What this host enforces, for logs and the operator. */
   describe(): Record<string, unknown>;
+  /**
+   * Drivers whose sandboxes outlive the service (Kubernetes): removes those of sandboxes `exists`
+   * does not know any more; returns their ids.
+   */
+  collectGarbage?(exists: (sandboxIds: string[]) => Promise<Set<string>>): Promise<string[]>;
   close(): Promise<void>;
 }

@@ -14,6 +14,8 @@ export interface SandboxServiceConfig {
   /** How often idle sandboxes and sessions are looked for (ms). */
   idleCheckIntervalMs?: number;
   sessionIdleMs?: number;
+  /** How often a driver's garbage collection runs (ms, default 60 s; Kubernetes only). */
+  gcIntervalMs?: number;
 }
 
 /** Everything a service verb needs; built once in createSandboxService. */

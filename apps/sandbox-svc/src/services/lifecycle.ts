@@ -4,6 +4,16 @@ import { bootSandbox, recordUnexpectedExit, stopSandbox } from "./sandboxes.ts";
 import type { ShellSessions } from "./shell-sessions.ts";
 
 const DEFAULT_IDLE_CHECK_INTERVAL_MS = 15_000;
+const DEFAULT_GC_INTERVAL_MS = 60_000;
+
+/** Asks the driver to remove what belongs to sandboxes whose row is gone. */
+export async function collectGarbage(deps: SandboxDeps): Promise<string[]> {
+  if (!deps.driver.collectGarbage) return [];
+  return deps.driver.collectGarbage(async (ids) => {
+    const rows = await deps.db.selectFrom("sandboxes").select("id").where("id", "in", ids).execute();
+    return new Set(rows.map((r) => r.id));
+  });
+}
 
 /** Open interactive streams (WebSocket exec and attach) per sandbox: they count as activity for the idle stop. */
 const openStreams = new Map<string, number>();
@@ -100,9 +110,16 @@ export async function startLifecycle(deps: SandboxDeps, sessions: ShellSessions)
     void stopIdleSandboxes(deps, sessions).catch((err) => deps.logger.warn({ err }, "idle check failed"));
   }, deps.config.idleCheckIntervalMs ?? DEFAULT_IDLE_CHECK_INTERVAL_MS);
   idleTimer.unref();
+  const gcTimer = deps.driver.collectGarbage
+    ? setInterval(() => {
+        void collectGarbage(deps).catch((err) => deps.logger.warn({ err }, "sandbox garbage collection failed"));
+      }, deps.config.gcIntervalMs ?? DEFAULT_GC_INTERVAL_MS)
+    : undefined;
+  gcTimer?.unref();
   return {
     stop() {
       clearInterval(idleTimer);
+      if (gcTimer) clearInterval(gcTimer);
       unsubscribe();
     },
   };

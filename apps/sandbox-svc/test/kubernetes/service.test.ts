@@ -10,6 +10,7 @@ import { configFromEnv } from "../../src/config.ts";
 import type { SandboxDB } from "../../src/db/schema.ts";
 import type { Actor, SandboxDeps } from "../../src/services/context.ts";
 import { execInSandbox } from "../../src/services/exec.ts";
+import { collectGarbage } from "../../src/services/lifecycle.ts";
 import {
   createSandbox,
   deleteSandbox,
@@ -236,5 +237,22 @@ describe.skipIf(!postgres?.available)(`sandbox-svc on the kubernetes driver${pos
       else process.env.KUBECONFIG = previous;
       await bus.close();
     }
+  });
+
+  it("lets one replica, the lease holder, remove the Pod and claim of a sandbox whose row is gone", async () => {
+    const kept = await createSandbox(a.deps, actor, P, { name: "kept", labels: {}, start: true });
+    const orphan = await createSandbox(a.deps, actor, P, { name: "orphan", labels: {}, start: true });
+    // As if its row had been deleted while the API server was unreachable.
+    await a.deps.db.deleteFrom("sandboxes").where("id", "=", orphan.id).execute();
+    const first = await collectGarbage(a.deps);
+    const second = await collectGarbage(b.deps);
+    expect([first, second]).toEqual([[orphan.id], []]);
+    expect(
+      fake.store.get("coordination.k8s.io/leases", NS, "agentplane-sandbox-gc")?.spec?.holderIdentity,
+    ).toBeTruthy();
+    await vi.waitFor(() => expect(fake.store.get("/pods", NS, orphan.slug)).toBeUndefined());
+    expect(fake.store.get("/persistentvolumeclaims", NS, `${orphan.slug}-workspace`)).toBeUndefined();
+    expect(fake.store.get("/pods", NS, kept.slug)).toBeDefined();
+    await deleteSandbox(a.deps, actor, P, kept.id);
   });
 });

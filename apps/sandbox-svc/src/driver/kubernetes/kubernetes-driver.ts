@@ -3,6 +3,7 @@ import { ProblemError } from "@agentplane/problem-details";
 import type { Logger } from "@agentplane/service-kit";
 import {
   AuthorizationV1Api,
+  CoordinationV1Api,
   CoreV1Api,
   type Informer,
   type KubeConfig,
@@ -21,6 +22,7 @@ import type {
   SandboxRuntimeSpec,
 } from "../types.ts";
 import { apiMessage, statusCode } from "./api-errors.ts";
+import { LeaderLease } from "./lease.ts";
 import {
   claimName,
   DRIVER_SELECTOR,
@@ -41,6 +43,8 @@ export interface KubernetesDriverOptions {
   startTimeoutMs?: number;
   /** Dial ports on the Pod's IP (sandbox-svc runs in the cluster) instead of `pods/portforward`. */
   dialPodIP?: boolean;
+  /** How long the garbage collector's leader lease lasts without renewal (default 120 s). */
+  gcLeaseSeconds?: number;
 }
 
 /** What the driver does through the API server: checked at start, a missing one is named in readiness. */
@@ -50,7 +54,10 @@ export const REQUIRED_ACCESS: { verb: string; resource: string; subresource?: st
   { verb: "create", resource: "pods", subresource: "portforward" },
   ...["get", "list", "create", "delete"].map((verb) => ({ verb, resource: "persistentvolumeclaims" })),
   ...["get", "create", "delete"].map((verb) => ({ verb, resource: "networkpolicies", group: "networking.k8s.io" })),
+  ...["get", "create", "update"].map((verb) => ({ verb, resource: "leases", group: "coordination.k8s.io" })),
 ];
+
+const GC_LEASE = "agentplane-sandbox-gc";
 
 const RETRY_AFTER_SECONDS = 5;
 const MAX_BACKOFF_MS = 30_000;
@@ -83,6 +90,7 @@ export class KubernetesDriver implements SandboxDriver {
   private closed = false;
   private attempts = 0;
   private failedAttempt = 0;
+  private readonly lease: LeaderLease;
 
   constructor(options: KubernetesDriverOptions) {
     this.options = options;
@@ -91,6 +99,11 @@ export class KubernetesDriver implements SandboxDriver {
     this.networking = kc.makeApiClient(NetworkingV1Api);
     this.authorization = kc.makeApiClient(AuthorizationV1Api);
     const namespace = options.placement.namespace;
+    this.lease = new LeaderLease(kc.makeApiClient(CoordinationV1Api), {
+      namespace,
+      name: GC_LEASE,
+      durationSeconds: options.gcLeaseSeconds ?? 120,
+    });
     this.synced = new Promise((resolve) => {
       this.markSynced = resolve;
     });
@@ -427,6 +440,38 @@ export class KubernetesDriver implements SandboxDriver {
     } catch (err) {
       throw new Error(`Kubernetes API server: ${apiMessage(err)}`);
     }
+  }
+
+  /**
+   * Leader only (a Lease, so one replica at a time): deletes the claims, and with them the Pods and
+   * policies, of sandboxes `exists` no longer knows, e.g. rows deleted while the API server was
+   * down. Returns the sandbox ids collected.
+   */
+  async collectGarbage(exists: (sandboxIds: string[]) => Promise<Set<string>>): Promise<string[]> {
+    if (!this.health.up || this.closed) return [];
+    if (!(await this.lease.tryAcquire())) return [];
+    const namespace = this.options.placement.namespace;
+    const claims = await this.core.listNamespacedPersistentVolumeClaim({ namespace, labelSelector: DRIVER_SELECTOR });
+    const ids = new Set<string>();
+    for (const object of [...claims.items, ...this.informer.list(namespace)]) {
+      const id = object.metadata?.labels?.[SANDBOX_ID];
+      if (id) ids.add(id);
+    }
+    if (ids.size === 0) return [];
+    const live = await exists([...ids]);
+    const gone = [...ids].filter((id) => !live.has(id));
+    for (const id of gone) {
+      const pod = this.podOf(id);
+      if (pod) await this.deletePod(pod.metadata?.name as string);
+      await this.removeWorkspace(id);
+      this.options.logger.info({ sandboxId: id }, "removed the Pod and claim of a deleted sandbox");
+    }
+    return gone;
+  }
+
+  /** Whether this replica holds the garbage collector's lease (after its last attempt). */
+  get isGarbageCollector(): boolean {
+    return this.lease.isHeld;
   }
 
   async close(): Promise<void> {
