@@ -12,18 +12,21 @@ const root = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 const rootPkg = JSON.parse(readFileSync(join(root, "package.json"), "utf8"));
 const NODE_VERSION = readFileSync(join(root, ".node-version"), "utf8").trim();
 const PNPM_VERSION = rootPkg.packageManager.replace(/^pnpm@/, "").split("+")[0];
-const MIN_NODE_MAJOR = 22;
+// The sources need the Node of package.json `engines` (24: it runs .ts files as they are). This script
+// itself needs only Node 18; under an older Node than the floor it runs the jobs on the pinned one.
+const MIN_NODE_MAJOR = Number(/\d+/.exec(rootPkg.engines.node)?.[0] ?? "24");
 const cacheHome = process.env.XDG_CACHE_HOME || join(homedir(), ".cache");
 const toolchain = join(cacheHome, "agentplane", "toolchain");
 
 const JOBS = {
   start: ["node", ["apps/platform/src/main.ts"]],
+  // The all-in-one platform, restarted whenever a file it imports changes.
+  dev: ["node", ["--watch", "apps/platform/src/main.ts"]],
   runtime: ["node", ["apps/agent-runtime/src/main.ts"]],
   platform: ["node", ["apps/platform/src/main.ts"]],
   test: ["pnpm", ["exec", "vitest", "run"]],
   lint: ["pnpm", ["exec", "biome", "check", "."]],
   typecheck: ["pnpm", ["exec", "turbo", "run", "typecheck"]],
-  build: ["pnpm", ["exec", "turbo", "run", "build"]],
   bench: ["node", ["bench/run.ts"]],
   pnpm: ["pnpm", []],
   node: ["node", []],
