@@ -96,6 +96,25 @@ describe("team chat boot", () => {
     expect(JSON.stringify(records)).not.toContain("xapp-wrong");
   });
 
+  it("keeps retrying while Slack is unreachable, reporting it, and connects once it answers", async () => {
+    standIn = await startSlackStandIn();
+    standIn.api.down = true;
+    rt = await startSlackRuntime(fake, standIn);
+    await waitFor(() => (rt?.slack.status().detail ?? "").startsWith("Slack unreachable") || undefined);
+    expect((await rt.json("GET", "/health")).body).toMatchObject({ status: "ok", teamChat: "connecting" });
+    standIn.api.down = false;
+    expect(await settled(rt)).toMatchObject({ state: "connected" });
+  });
+
+  it("reconnects on a warning disconnect frame", async () => {
+    standIn = await startSlackStandIn();
+    rt = await startSlackRuntime(fake, standIn);
+    await settled(rt);
+    standIn.disconnect("warning");
+    await waitFor(() => (standIn?.connections === 2 && standIn.connected) || undefined);
+    await waitFor(() => rt?.slack.status().state === "connected" || undefined);
+  });
+
   it("stops on link_disabled (Socket Mode turned off for the app) instead of reconnecting in a loop", async () => {
     standIn = await startSlackStandIn();
     // A 1 s pong timeout makes the client's reconnect delay 1 s: a reconnect would show within 1.5 s.

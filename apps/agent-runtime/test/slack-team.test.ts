@@ -105,6 +105,39 @@ describe("team mode", () => {
     expect(standIn.botMessages("C0OPS")).toHaveLength(1);
   });
 
+  it("ignores other bots by default; with CHAT_ALLOW_BOTS=true their mentions run turns, its own messages never", async () => {
+    standIn.workspace.addUser("U0CIBOT", "ci-bot", true);
+    standIn.inviteBot("C0OPS", OWNER);
+    await waitFor(async () => ((await channels()).length === 1 ? true : undefined));
+    const botMention = (text: string) => {
+      const message = standIn.workspace.add("C0OPS", {
+        user: "U0CIBOT",
+        bot_id: "B0CIBOT",
+        text: `<@${standIn.botUserId}> ${text}`,
+      });
+      standIn.sendEvent({ ...message, type: "app_mention", channel: "C0OPS", event_ts: message.ts });
+    };
+    botMention("build 1 failed");
+    await new Promise((r) => setTimeout(r, 300));
+    expect(fake.requests).toHaveLength(0);
+
+    await rt.close();
+    // The same database (the link stays), now taking other bots' messages.
+    rt = await startSlackRuntime(fake, standIn, { home: rt.home, env: { CHAT_MODE: "team", CHAT_ALLOW_BOTS: "true" } });
+    expect(await settled(rt)).toMatchObject({ state: "connected" });
+    botMention("build 2 failed");
+    await waitFor(() => (standIn.botMessages("C0OPS").length === 1 ? true : undefined));
+    expect(standIn.botMessages("C0OPS")[0]?.text).toBe("echo: ci-bot: build 2 failed");
+    const own = standIn.workspace.add("C0OPS", {
+      user: standIn.botUserId,
+      bot_id: standIn.botId,
+      text: `<@${standIn.botUserId}> me`,
+    });
+    standIn.sendEvent({ ...own, type: "app_mention", channel: "C0OPS", event_ts: own.ts });
+    await new Promise((r) => setTimeout(r, 300));
+    expect(fake.requests).toHaveLength(1);
+  });
+
   it("never compacts team-chat threads, while a web thread with the same settings is compacted", async () => {
     standIn.inviteBot("C0OPS", OWNER);
     await waitFor(async () => ((await channels()).length === 1 ? true : undefined));

@@ -159,6 +159,8 @@ export const CONFIG_GLOSSARY: Record<string, string> = {
   CHAT_API_URL: "The Slack Web API base (private deployments, tests).",
   CHAT_MODE: "`personal` (the owner's direct messages) or `team` (linked channels).",
   CHAT_OWNER_ID: "The owner's Slack user id; unset: claimed by pairing with a one-time code logged at boot.",
+  CHAT_ALLOW_BOTS:
+    "`true`: other bots' messages in linked channels run turns and are part of the re-read history (the bot's own never are).",
   VOICE_API_KEY: "Enables voice meetings (may be a managed-credential placeholder).",
   VOICE_REALTIME_MODEL: "The realtime voice model.",
   VOICE_REALTIME_VOICE: "The realtime voice's name.",

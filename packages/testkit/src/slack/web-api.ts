@@ -53,6 +53,8 @@ export class SlackWebApi {
   readonly #failures = new Map<string, Array<{ error?: string; retryAfter?: number }>>();
   readonly #identity: WebApiIdentity;
   readonly #handlers: Record<string, Handler>;
+  /** While set, every call answers HTTP 503 (Slack unreachable for the client). */
+  down = false;
   /** The most items one page of a paginated method returns, whatever `limit` asks. */
   maxPageSize = 1000;
   /** Called after chat.postMessage stored a message (tests wait on replies). */
@@ -198,6 +200,7 @@ export class SlackWebApi {
       res.writeHead(status, { "content-type": "application/json; charset=utf-8", ...headers });
       res.end(JSON.stringify(body));
     };
+    if (this.down) return reply(503, { ok: false, error: "service_unavailable" });
     const failure = this.#failures.get(method)?.shift();
     if (failure?.retryAfter !== undefined) {
       reply(429, { ok: false, error: "ratelimited" }, { "retry-after": String(failure.retryAfter) });

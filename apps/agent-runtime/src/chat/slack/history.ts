@@ -79,18 +79,26 @@ export const tsBefore = (a: string, b: string) => Number(a) < Number(b);
 
 /**
  * The Slack conversation before the current message as Messages API history: the bot's own
- * messages are the assistant's, people's the user's (named in channels), other bots' are left out;
+ * messages are the assistant's, people's the user's (named in channels), other bots' are left out unless allowed;
  * consecutive messages of one role are merged.
  */
 export function historyFromSlack(
   messages: SlackHistoryMessage[],
-  options: { botUserId: string; botId: string; beforeTs: string; names: Map<string, string>; isDm: boolean },
+  options: {
+    botUserId: string;
+    botId: string;
+    beforeTs: string;
+    names: Map<string, string>;
+    isDm: boolean;
+    /** Other bots' messages are part of the conversation (CHAT_ALLOW_BOTS). */
+    allowBots?: boolean;
+  },
 ): MessageParam[] {
   const history: MessageParam[] = [];
   for (const m of messages) {
     if (!tsBefore(m.ts, options.beforeTs)) continue;
     const own = m.bot_id === options.botId || m.user === options.botUserId;
-    if (!own && (m.bot_id || m.subtype === "bot_message")) continue;
+    if (!own && (m.bot_id || m.subtype === "bot_message") && !options.allowBots) continue;
     let text = inboundText(m);
     if (!text) continue;
     if (!own && !options.isDm && m.user) text = `${options.names.get(m.user) ?? m.user}: ${text}`;

@@ -81,10 +81,16 @@ export class SlackInbound {
       return;
     }
     if (event.type !== "message" && event.type !== "app_mention") return;
-    if (!TURN_SUBTYPES.has(event.subtype) || !event.channel || !event.user) return;
-    // Its own messages and other bots' are never turns.
-    if (event.bot_id || event.user === this.#identity.botUserId) return;
+    // Its own messages are never turns; other bots' only with CHAT_ALLOW_BOTS.
+    if (event.bot_id === this.#identity.botId || event.user === this.#identity.botUserId) return;
+    const fromBot = Boolean(event.bot_id) || event.subtype === "bot_message";
+    const allowBots = this.#deps.config.env.CHAT_ALLOW_BOTS;
+    if (fromBot && !allowBots) return;
+    if (!(TURN_SUBTYPES.has(event.subtype) || (allowBots && event.subtype === "bot_message"))) return;
+    if (!event.channel || !event.user) return;
     if (event.type === "message" && event.channel_type === "im") {
+      // A bot is never the owner, and a refusal could start two bots answering each other.
+      if (fromBot) return;
       await this.#direct(event as SlackEvent & { channel: string; user: string });
       return;
     }
@@ -172,6 +178,7 @@ export class SlackInbound {
       beforeTs: event.ts,
       names: this.#names,
       isDm: ref.isDm,
+      allowBots: deps.config.env.CHAT_ALLOW_BOTS,
     });
     const named = (text: string) => (ref.isDm ? text : `${this.#names.get(event.user ?? "") ?? event.user}: ${text}`);
     const text = named(inboundText(event).replace(`<@${this.#identity.botUserId}>`, "").trim() || "(empty message)");
