@@ -104,7 +104,11 @@ export async function startLifecycle(deps: SandboxDeps, sessions: ShellSessions)
       deps.logger.error({ err, sandboxId }, "recording a sandbox exit failed"),
     );
   });
-  await reconcileSandboxes(deps);
+  // A driver that cannot answer yet (an unreachable API server) must not keep the service from
+  // starting: readiness reports it, and its sandboxes are found again once it answers.
+  await reconcileSandboxes(deps).catch((err) =>
+    deps.logger.warn({ err }, "sandboxes not reconciled at start: the driver is unavailable"),
+  );
   const idleTimer = setInterval(() => {
     sessions.closeIdle();
     void stopIdleSandboxes(deps, sessions).catch((err) => deps.logger.warn({ err }, "idle check failed"));

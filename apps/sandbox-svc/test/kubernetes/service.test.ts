@@ -255,4 +255,26 @@ describe.skipIf(!postgres?.available)(`sandbox-svc on the kubernetes driver${pos
     expect(fake.store.get("/pods", NS, kept.slug)).toBeDefined();
     await deleteSandbox(a.deps, actor, P, kept.id);
   });
+
+  it("starts while the API server is unreachable, reporting driver: down, and recovers", async () => {
+    const running = await createSandbox(a.deps, actor, P, { name: "survivor", labels: {}, start: true });
+    await fake.down();
+    let c: Awaited<ReturnType<typeof replica>> | undefined;
+    try {
+      c = await replica(database, fake);
+      await vi.waitFor(async () => expect((await c?.service.readiness?.())?.checks.driver).toBe("down"), {
+        timeout: 10_000,
+      });
+    } finally {
+      await fake.up();
+    }
+    await vi.waitFor(async () => expect((await c?.service.readiness?.())?.checks.driver).toBe("up"), {
+      timeout: 10_000,
+    });
+    const row = await getSandboxRow(a.deps, P, running.id);
+    expect(row.state).toBe("running");
+    expect((await execInSandbox(c.deps, actor, row, { command: "echo back", timeoutMs: 5000 })).stdout).toBe("back\n");
+    await c.close();
+    await deleteSandbox(a.deps, actor, P, running.id);
+  });
 });
