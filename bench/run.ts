@@ -18,6 +18,7 @@ const BENCHES: Record<string, string> = {
   inference: "inference.ts",
   "connections-tools": "connections-tools.ts",
   "connections-clusters": "connections-clusters.ts",
+  cli: "cli.ts",
 };
 
 const wanted = process.argv.slice(2);

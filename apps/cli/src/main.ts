@@ -1,11 +1,14 @@
 #!/usr/bin/env node
 // The `agentplane` command. `--version` answers before anything heavy is loaded.
+import { enableCompileCache } from "node:module";
 import { VERSION } from "./version.ts";
 
 const argv = process.argv.slice(2);
 if (argv.length === 1 && (argv[0] === "--version" || argv[0] === "-v")) {
   process.stdout.write(`${VERSION}\n`);
 } else {
+  // Later starts reuse the compiled (and type-stripped) modules of earlier ones.
+  enableCompileCache();
   const { run } = await import("./run.ts");
   process.exitCode = await run(argv);
 }

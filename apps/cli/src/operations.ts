@@ -42,6 +42,10 @@ export const kebab = (name: string) =>
 /** `sandboxId` → `sandbox`, `entryName` → `entry-name`: the positional argument's name in help. */
 export const argName = (param: string) => kebab(param.replace(/Id$/, "")) || param;
 
+const OPERATION_OF = new WeakMap<Command, OperationSpec>();
+/** The operation a command was built for (completion reads its `--json` field names). */
+export const operationOf = (cmd: Command) => OPERATION_OF.get(cmd);
+
 /** The operations grouped by the command that serves them, in the order of the map. */
 export function commandGroups(): Map<string, OperationSpec[]> {
   const byId = new Map(OPERATIONS.map((op) => [op.id, op]));
@@ -137,6 +141,7 @@ export function addOperationCommand(
   const parent = ensureCommand(root, words.slice(0, -1), describe);
   const primary = ops.find((op) => !op.pathParams.includes("projectId")) ?? ops[0]!;
   const cmd = parent.command(words.at(-1)!).description(primary.summary);
+  OPERATION_OF.set(cmd, primary);
   // `orgs get <org>`, `projects delete <project>`: under its own noun the id is the argument.
   const target = (p: string) =>
     (words[0] === "orgs" && p === "orgId") || (words[0] === "projects" && p === "projectId");

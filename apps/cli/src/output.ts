@@ -3,7 +3,6 @@
 // WebAssembly (no jq binary needed).
 import { createRequire } from "node:module";
 import { styleText } from "node:util";
-import Table from "cli-table3";
 import type { Io } from "./context.ts";
 import { CliError } from "./exit-codes.ts";
 
@@ -126,18 +125,19 @@ export async function printResult(io: Io, data: unknown, flags: OutputFlags, sha
     return;
   }
   if (shape.list && Array.isArray(data)) {
-    printTable(
-      io,
-      data as Record<string, unknown>[],
-      defaultColumns(shape.fields, data[0] as Record<string, unknown>),
-      tty,
-    );
+    const columns = shape.columns ?? defaultColumns(shape.fields, data[0] as Record<string, unknown>);
+    await printTable(io, data as Record<string, unknown>[], columns, tty);
     return;
   }
   printObject(io, data as Record<string, unknown>, tty);
 }
 
-export function printTable(io: Io, rows: Record<string, unknown>[], columns: string[], tty: boolean): void {
+export async function printTable(
+  io: Io,
+  rows: Record<string, unknown>[],
+  columns: string[],
+  tty: boolean,
+): Promise<void> {
   if (!tty) {
     for (const row of rows) io.stdout.write(`${columns.map((c) => tsv(cell(row[c], false))).join("\t")}\n`);
     return;
@@ -155,6 +155,8 @@ export function printTable(io: Io, rows: Record<string, unknown>[], columns: str
     if (widths[widest]! <= 8) break;
     widths[widest]! -= 1;
   }
+  // Loaded for terminals only: pipes and --json never pay for it.
+  const { default: Table } = await import("cli-table3");
   const table = new Table({
     head: columns.map((c) =>
       styleText("bold", c.replace(/([a-z])([A-Z])/g, "$1 $2").toUpperCase(), { stream: io.stdout }),

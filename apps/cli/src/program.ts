@@ -4,6 +4,7 @@ import { Command } from "commander";
 import { addApiCommand } from "./api.ts";
 import { addAuthCommands } from "./auth.ts";
 import { NOUNS } from "./command-map.ts";
+import { addCompletionCommands } from "./completion.ts";
 import { addConfigCommands } from "./config.ts";
 import type { Io } from "./context.ts";
 import { addOperationCommand, type CommandDeps, commandGroups } from "./operations.ts";
@@ -31,6 +32,7 @@ export function buildProgram(io: Io, store = new Store(io.env)): Command {
   addAuthCommands(program, deps);
   addConfigCommands(program, deps);
   addApiCommand(program, deps);
+  addCompletionCommands(program, deps);
   for (const [path, ops] of commandGroups()) {
     if (!SPECIAL.has(path)) addOperationCommand(program, path, ops, deps, describe);
   }

@@ -1,5 +1,4 @@
 import { createInterface } from "node:readline/promises";
-import yoctoSpinner from "yocto-spinner";
 import type { Io } from "./context.ts";
 import { CliError, EXIT } from "./exit-codes.ts";
 
@@ -21,6 +20,7 @@ export async function confirm(io: Io, question: string, yes: boolean): Promise<v
 /** A spinner on stderr while `work` runs, only when both stdout and stderr are terminals. */
 export async function withSpinner<T>(io: Io, text: string, work: () => Promise<T>): Promise<T> {
   if (!text || !io.stdout.isTTY || !io.stderr.isTTY) return work();
+  const { default: yoctoSpinner } = await import("yocto-spinner");
   const spinner = yoctoSpinner({ text, stream: io.stderr }).start();
   try {
     return await work();

@@ -2,7 +2,6 @@
 // calls, a cluster's Kubernetes API, AWS), whose paths and bodies are the upstream's, not ours.
 import type { Command } from "commander";
 import { openSession, requireToken } from "./context.ts";
-import { runExec } from "./exec.ts";
 import { addOutputOptions, type CommandDeps, ensureCommand, parseFields, readInput } from "./operations.ts";
 import { type OutputFlags, printResult } from "./output.ts";
 import { resolveProject } from "./scope.ts";
@@ -36,6 +35,8 @@ function addExec(parent: Command, name: string, deps: CommandDeps, endpoint: "ex
   cmd.action(async (sandbox: string, ...rest: unknown[]) => {
     const command = rest.at(-1) as Command;
     const argv = attach ? [] : ((rest[0] as string[] | undefined) ?? []);
+    // Loaded on use: the WebSocket client costs start-up time every other command would pay.
+    const { runExec } = await import("./exec.ts");
     const code = await runExec(deps, sandbox, argv, command.optsWithGlobals(), endpoint);
     process.exitCode = code;
   });

@@ -11,7 +11,7 @@ import { run } from "../src/run.ts";
 
 export { startTestPlatform, type TestPlatform } from "../../../packages/sdk/test/platform.ts";
 
-export const MAIN = fileURLToPath(new URL("../src/main.ts", import.meta.url));
+export const MAIN = fileURLToPath(new URL("../bin/agentplane.mjs", import.meta.url));
 
 export interface Ran {
   code: number;

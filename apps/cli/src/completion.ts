@@ -1,0 +1,113 @@
+// Shell completion: `agentplane completion bash|zsh|fish` prints a script that asks the CLI itself
+// (`agentplane __complete <words…>`) for the candidates, so commands, flags, `--json` field names
+// and project and sandbox ids are always those of this version and this installation.
+import type { Command, Option } from "commander";
+import { openSession } from "./context.ts";
+import { CliError } from "./exit-codes.ts";
+import { type CommandDeps, operationOf } from "./operations.ts";
+import { resolveOrg, resolveProject } from "./scope.ts";
+
+const SCRIPTS: Record<string, string> = {
+  bash: `# agentplane completion for bash: eval "$(agentplane completion bash)"
+_agentplane() {
+  local IFS=$'\\n'
+  COMPREPLY=( $(agentplane __complete "\${COMP_WORDS[@]:1:COMP_CWORD}" 2>/dev/null) )
+}
+complete -o default -F _agentplane agentplane
+`,
+  zsh: `#compdef agentplane
+# agentplane completion for zsh: eval "$(agentplane completion zsh)"
+_agentplane() {
+  local -a candidates
+  candidates=("\${(@f)$(agentplane __complete "\${words[@]:1:$((CURRENT-1))}" 2>/dev/null)}")
+  compadd -a candidates
+}
+compdef _agentplane agentplane
+`,
+  fish: `# agentplane completion for fish: agentplane completion fish | source
+complete -c agentplane -f -a '(agentplane __complete (commandline -opc)[2..-1] (commandline -ct))'
+`,
+};
+
+export function addCompletionCommands(root: Command, deps: CommandDeps): void {
+  root
+    .command("completion")
+    .description("Print the shell completion script: bash, zsh or fish")
+    .argument("<shell>", "bash | zsh | fish")
+    .action((shell: string) => {
+      const script = SCRIPTS[shell];
+      if (!script) throw new CliError(`no completion for ${shell}: bash, zsh or fish`);
+      deps.io.stdout.write(script);
+    });
+  root
+    .command("__complete", { hidden: true })
+    .argument("[words...]")
+    .allowUnknownOption()
+    .helpOption(false)
+    .action(async (words: string[]) => {
+      const candidates = await complete(root, deps, words);
+      if (candidates.length) deps.io.stdout.write(`${candidates.join("\n")}\n`);
+    });
+}
+
+const longNames = (cmd: Command) =>
+  [...cmd.options, ...(cmd.parent?.options ?? [])].map((o: Option) => o.long).filter((l): l is string => Boolean(l));
+
+/** The candidates for the last word, given the words before it. */
+export async function complete(root: Command, deps: CommandDeps, words: string[]): Promise<string[]> {
+  const current = words.at(-1) ?? "";
+  const before = words.slice(0, -1);
+  let cmd = root;
+  const positionals: string[] = [];
+  for (let i = 0; i < before.length; i++) {
+    const word = before[i]!;
+    const sub = cmd.commands.find((c) => c.name() === word);
+    if (sub && positionals.length === 0) {
+      cmd = sub;
+      continue;
+    }
+    if (word.startsWith("-")) {
+      const option = cmd.options.find((o) => o.long === word || o.short === word);
+      if (option?.required || option?.optional) i++;
+      continue;
+    }
+    positionals.push(word);
+  }
+  const previous = before.at(-1);
+  const match = (xs: string[]) => xs.filter((x) => x.startsWith(current)).sort();
+  const visible = cmd.commands.filter((c) => !(c as Command & { _hidden?: boolean })._hidden).map((c) => c.name());
+  const op = operationOf(cmd);
+  if (previous === "--json" && op) return match([...op.fields]);
+  if (previous === "--project") return match(await ids(deps, "project"));
+  if (current.startsWith("-")) return match(longNames(cmd));
+  if (visible.length > 0) return match(visible);
+  const expected = cmd.registeredArguments[positionals.length]?.name();
+  if (expected === "sandbox") return match(await ids(deps, "sandbox"));
+  if (expected === "project") return match(await ids(deps, "project"));
+  return [];
+}
+
+/** Ids from the installation, best effort: completion never fails aloud or waits long. */
+async function ids(deps: CommandDeps, kind: "project" | "sandbox"): Promise<string[]> {
+  try {
+    const session = openSession(deps.io, deps.store, undefined);
+    if (!session.token) return [];
+    const signal = AbortSignal.timeout(3000);
+    if (kind === "project") {
+      const orgId = await resolveOrg(deps.io, deps.store, session, undefined);
+      const page = (await session.sdk.raw("GET", `/v1/orgs/${encodeURIComponent(orgId)}/projects`, {
+        query: { limit: 100 },
+        signal,
+      } as never)) as { items: { id: string }[] };
+      return page.items.map((p) => p.id);
+    }
+    const projectId = await resolveProject(deps.io, deps.store, session, undefined, undefined);
+    const page = (await session.sdk.raw("GET", `/v1/projects/${encodeURIComponent(projectId)}/sandboxes`, {
+      query: { limit: 100 },
+      signal,
+    } as never)) as { items: { id: string; slug?: string }[] };
+    return page.items.map((s) => s.id);
+  } catch {
+    return [];
+  }
+}
