@@ -212,13 +212,19 @@ export function createGateway(deps: GatewayDeps): Gateway {
 
     const length = Number(header.get("content-length") ?? "0");
     const bodyLimit = (deps.bodyLimits ?? DEFAULT_BODY_LIMITS)[entry.service] ?? MAX_BODY_BYTES;
+    // A client's mistake, not the platform's: one info line with the route, then the 413 problem.
+    const tooLarge = () => {
+      deps.logger?.info(
+        { route: entry.operationId, path: url.pathname, status: 413, limit: bodyLimit, requestId },
+        "request body too large",
+      );
+      return fail(new ProblemError("payload-too-large", { detail: `The body exceeds ${mib(bodyLimit)}` }));
+    };
     if (length > bodyLimit) {
       // Refused before authentication (nothing of the body is read): recorded without a principal.
       audit(undefined, 413);
-      return fail(new ProblemError("payload-too-large", { detail: `The body exceeds ${mib(bodyLimit)}` }));
+      return tooLarge();
     }
-    const tooLarge = () =>
-      fail(new ProblemError("payload-too-large", { detail: `The body exceeds ${mib(bodyLimit)}` }));
 
     let principal: Principal | undefined;
     if (entry.access !== "public") {

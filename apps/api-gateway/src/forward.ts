@@ -1,5 +1,6 @@
 import type { IncomingHttpHeaders, IncomingMessage } from "node:http";
 import { INTERNAL_IDENTITY_HEADER, REQUEST_ID_HEADER } from "@agentplane/contracts";
+import { ProblemError } from "@agentplane/problem-details";
 import { HOP_BY_HOP_HEADERS, type OutgoingRequest } from "@agentplane/service-kit";
 
 /** Hop-by-hop headers and credentials that must not travel past the gateway. */
@@ -60,10 +61,14 @@ export function requestHeaders(
   };
 }
 
-/** A streamed body went over the limit: the stream errors with this and the gateway answers 413. */
-export class BodyTooLargeError extends Error {
+/**
+ * A streamed body went over the limit: the stream errors with this and the gateway answers 413.
+ * A problem itself, so a service that was reading the body (in process) answers it as the 413 it
+ * is instead of logging an unhandled error; the gateway logs it once, at info.
+ */
+export class BodyTooLargeError extends ProblemError {
   constructor(limit: number) {
-    super(`the body exceeds ${limit} bytes`);
+    super("payload-too-large", { detail: `The body exceeds ${limit} bytes` });
     this.name = "BodyTooLargeError";
   }
 }

@@ -6,6 +6,7 @@ import { MemoryBus } from "@agentplane/events";
 import {
   generateInternalKeys,
   inProcessFetch,
+  type Logger,
   type RunningServer,
   ServiceClient,
   serveFetch,
@@ -36,6 +37,8 @@ export async function startHarness(
     oidc?: OidcVerifier;
     /** How long a resolved API token is trusted (revocation latency). */
     opaqueTtlMs?: number;
+    /** The gateway's logger (none by default). */
+    logger?: Logger;
   } = {},
 ): Promise<Harness> {
   const database = await openDatabase("pglite://memory");
@@ -61,6 +64,7 @@ export async function startHarness(
     rateLimiter: new MemoryRateLimiter(rateLimit),
     rateLimit,
     bus,
+    ...(options.logger ? { logger: options.logger } : {}),
   });
   const server: RunningServer = await serveFetch(
     (req, env: { incoming?: IncomingMessage } | undefined) => gateway.fetch(req, env),
