@@ -106,6 +106,16 @@ describe("team chat boot", () => {
     expect(await settled(rt)).toMatchObject({ state: "connected" });
   });
 
+  it("tries again when apps.connections.open cannot be reached, instead of disabling team chat", async () => {
+    standIn = await startSlackStandIn();
+    // The socket client retries opening a connection (1 s, then 1.3 s later); a failure that outlasts
+    // its retries boots the adapter again (30 s later) rather than disabling it.
+    standIn.api.unavailableNext("apps.connections.open", 2);
+    rt = await startSlackRuntime(fake, standIn);
+    expect(await settled(rt, 20_000)).toMatchObject({ state: "connected" });
+    expect(standIn.api.callsOf("apps.connections.open")).toHaveLength(3);
+  });
+
   it("reconnects on a warning disconnect frame", async () => {
     standIn = await startSlackStandIn();
     rt = await startSlackRuntime(fake, standIn);

@@ -50,7 +50,7 @@ function page<T>(items: T[], params: Record<string, string>, fallbackLimit: numb
 export class SlackWebApi {
   readonly calls: RecordedCall[] = [];
   readonly reactions: Array<{ channel: string; timestamp: string; name: string }> = [];
-  readonly #failures = new Map<string, Array<{ error?: string; retryAfter?: number }>>();
+  readonly #failures = new Map<string, Array<{ error?: string; retryAfter?: number; status?: number }>>();
   readonly #identity: WebApiIdentity;
   readonly #handlers: Record<string, Handler>;
   /** While set, every call answers HTTP 503 (Slack unreachable for the client). */
@@ -167,6 +167,11 @@ export class SlackWebApi {
     this.#queue(method, { error }, times);
   }
 
+  /** The next `times` calls of `method` answer HTTP 503, as an unreachable Slack would. */
+  unavailableNext(method: string, times = 1): void {
+    this.#queue(method, { status: 503 }, times);
+  }
+
   /** The next `times` calls of `method` answer HTTP 429 with `Retry-After: seconds`. */
   rateLimitNext(method: string, retryAfterSeconds: number, times = 1): void {
     this.#queue(method, { retryAfter: retryAfterSeconds }, times);
@@ -176,7 +181,7 @@ export class SlackWebApi {
     return this.calls.filter((c) => c.method === method);
   }
 
-  #queue(method: string, failure: { error?: string; retryAfter?: number }, times: number): void {
+  #queue(method: string, failure: { error?: string; retryAfter?: number; status?: number }, times: number): void {
     const list = this.#failures.get(method) ?? [];
     for (let i = 0; i < times; i++) list.push(failure);
     this.#failures.set(method, list);
@@ -206,6 +211,7 @@ export class SlackWebApi {
       reply(429, { ok: false, error: "ratelimited" }, { "retry-after": String(failure.retryAfter) });
       return;
     }
+    if (failure?.status) return reply(failure.status, { ok: false, error: "service_unavailable" });
     if (failure?.error) return reply(200, { ok: false, error: failure.error });
     const handler = this.#handlers[method];
     if (!handler) return reply(200, { ok: false, error: "unknown_method" });

@@ -160,6 +160,13 @@ export class SlackTeamChat implements TeamChatAdapter {
       await socket.start();
     } catch (err) {
       if (this.#status.state === "disabled" || this.#closed) return;
+      if (!isAuthError(err)) {
+        // Slack could not be reached for a socket URL: the whole boot is tried again later.
+        await socket.disconnect().catch(() => {});
+        this.#socket = undefined;
+        this.#retryBoot(err);
+        return;
+      }
       const code = slackErrorCode(err);
       this.#disable(code, `team chat disabled: CHAT_APP_TOKEN was refused by apps.connections.open (${code})`);
       return;

@@ -153,7 +153,7 @@ export class SlackInbound {
     this.#queues.set(key, next);
   }
 
-  async #names_of(messages: SlackHistoryMessage[]): Promise<void> {
+  async #loadNames(messages: SlackHistoryMessage[]): Promise<void> {
     for (const user of new Set(messages.map((m) => m.user).filter((u): u is string => Boolean(u)))) {
       if (this.#names.has(user)) continue;
       const info = await this.#chat.web.users.info({ user }).catch(() => undefined);
@@ -171,7 +171,7 @@ export class SlackInbound {
     });
     // Re-read now: what the model sees is Slack's conversation as it is, edits and deletions included.
     const slackMessages = await readSlackHistory(web, ref);
-    if (!ref.isDm) await this.#names_of(slackMessages);
+    if (!ref.isDm) await this.#loadNames(slackMessages);
     const before = historyFromSlack(slackMessages, {
       botUserId: this.#identity.botUserId,
       botId: this.#identity.botId,
