@@ -67,6 +67,15 @@ describe.skipIf(!pg.available)(`access, project resolution and bad input${pg.rea
     expect((await invoke(long, h.ownerToken)).status).toBe(200);
   });
 
+  it("GET /v1/inference/providers with several projects: 400 pointing at ?projectId=, which works", async () => {
+    const res = await h.call("GET", "/v1/inference/providers", { token: h.ownerToken });
+    expect(res.status).toBe(400);
+    expect(String(res.body.detail)).toContain("?projectId=");
+    expect(String(res.body.detail)).not.toContain("/llm/");
+    const named = await h.call("GET", `/v1/inference/providers?projectId=${h.projectId}`, { token: h.ownerToken });
+    expect(named.status).toBe(200);
+  });
+
   it("another organization's project answers 404, and so does a project token on another project", async () => {
     const long = (p: string) => `/v1/projects/${p}/llm/cloud-a/us-east-1/model/${encodeURIComponent(MODEL)}/invoke`;
     const seen = up.seen.length;

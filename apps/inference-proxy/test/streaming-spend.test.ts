@@ -172,6 +172,31 @@ describe.skipIf(!pg.available)(`streaming, spend reservations and limits${pg.rea
     }
   });
 
+  it("with some of the limit left: 429 saying the call's estimate exceeds what remains, both figures", async () => {
+    await h.drainUsage();
+    const spent = (await costs()).costMicroUsd;
+    const created = await h.call<{ id: string }>("POST", `/v1/orgs/${h.orgId}/spending-limits`, {
+      token: h.adminToken,
+      body: { amountUsd: (spent + 1000) / 1e6, period: "monthly" },
+    });
+    expect(created.status).toBe(201);
+    clock.advance(1000);
+    try {
+      // 4,096 output tokens of Haiku 4.5 at $5/M is about $0.02, above the $0.001 left.
+      const res = await post({ model: "claude-haiku-4-5", max_tokens: 4096, messages });
+      expect(res.status).toBe(429);
+      const body = (await res.json()) as { detail: string; remainingUsd: number; estimatedUsd: number };
+      expect(body.remainingUsd).toBeGreaterThan(0);
+      expect(body.estimatedUsd).toBeGreaterThan(body.remainingUsd);
+      expect(body.detail).not.toContain("is reached");
+      expect(body.detail).toContain("exceeds");
+      expect(body.detail).toContain(`$${Number(body.remainingUsd.toPrecision(4))}`);
+      expect(body.detail).toContain(`$${Number(body.estimatedUsd.toPrecision(4))}`);
+    } finally {
+      await h.call("DELETE", `/v1/orgs/${h.orgId}/spending-limits/${created.body.id}`, { token: h.adminToken });
+    }
+  });
+
   it("50 concurrent streams against a nearly spent limit overshoot it by at most one estimate", async () => {
     await h.drainUsage();
     const spentBefore = (await costs()).costMicroUsd;

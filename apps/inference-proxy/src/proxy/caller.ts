@@ -32,8 +32,19 @@ export class CallerResolver {
     this.tenancy = tenancy;
   }
 
-  async resolve(principal: Principal, explicitProject: string | undefined, requestId?: string): Promise<CallerScope> {
-    const projectId = explicitProject ?? principal.projectId ?? (await this.only(principal, requestId));
+  /** `nameWith`: how the caller names a project on this route, for the 400 when it must. */
+  async resolve(
+    principal: Principal,
+    explicitProject: string | undefined,
+    requestId?: string,
+    nameWith = LONG_FORM,
+  ): Promise<CallerScope> {
+    const projectId =
+      explicitProject ??
+      principal.projectId ??
+      (await this.only(principal, requestId).catch((err: unknown) => {
+        throw err instanceof ProjectCount ? several(err.count, nameWith) : err;
+      }));
     if (principal.type === "sandbox") {
       // Tenancy does not know sandboxes: a sandbox token acts in its own project only.
       if (principal.projectId !== projectId || !principal.orgId) {
@@ -71,7 +82,7 @@ export class CallerResolver {
   }
 
   private async listOnly(principal: Principal, requestId?: string): Promise<string> {
-    if (!this.tenancy) throw several(0);
+    if (!this.tenancy) throw new ProjectCount(0);
     const opts = { principal, ...(requestId ? { requestId } : {}) };
     const orgs = await this.tenancy.request<Page<{ id: string }>>("GET", "/v1/orgs?limit=3", opts);
     const projects: string[] = [];
@@ -84,7 +95,7 @@ export class CallerResolver {
       projects.push(...page.items.map((p) => p.id));
       if (projects.length > 1) break;
     }
-    if (projects.length !== 1) throw several(projects.length);
+    if (projects.length !== 1) throw new ProjectCount(projects.length);
     return projects[0] as string;
   }
 }
@@ -100,11 +111,20 @@ function principalKey(principal: Principal): string {
   return key;
 }
 
-function several(count: number): ProblemError {
+/** The caller has no project, or several: which one is meant must be named (how depends on the route). */
+class ProjectCount extends Error {
+  readonly count: number;
+  constructor(count: number) {
+    super(`the caller can use ${count} projects`);
+    this.count = count;
+  }
+}
+
+function several(count: number, nameWith: string): ProblemError {
   return new ProblemError("bad-request", {
     detail:
       count === 0
-        ? `The caller has no project to bill this call to; create one and use ${LONG_FORM}`
-        : `The caller can use several projects; name one with ${LONG_FORM}`,
+        ? `The caller has no project to bill this call to; create one and use ${nameWith}`
+        : `The caller can use several projects; name one with ${nameWith}`,
   });
 }

@@ -124,7 +124,7 @@ export class SpendGate {
     });
     this.learn(scope.orgId, scope.projectId, r.limited);
     if (r.decision === "allowed" && r.reservationId) return r.reservationId;
-    throw limitReached(r);
+    throw limitReached(r, estimatedMicroUsd);
   }
 
   /** Best effort: a release that fails leaves the hold to expire in the audit service. */
@@ -175,14 +175,25 @@ export class SpendGate {
 
 const scopeKey = (orgId: string, projectId: string | undefined) => `${orgId}\u0000${projectId ?? ""}`;
 
-function limitReached(r: SpendReserveResponse): ProblemError {
+/** USD for people: cents below a dollar keep up to four significant digits ($0.0123), else cents. */
+function dollars(micro: number): string {
+  const usd = micro / 1e6;
+  return usd >= 1 ? `$${usd.toFixed(2)}` : `$${Number(usd.toPrecision(4))}`;
+}
+
+function limitReached(r: SpendReserveResponse, estimatedMicroUsd: number): ProblemError {
   const resetsAt = r.resetsAt;
   const retryAfter = resetsAt ? Math.max(1, Math.ceil((Date.parse(resetsAt) - Date.now()) / 1000)) : undefined;
   const usd = (micro: number | undefined) => (micro === undefined ? undefined : micro / 1e6);
+  const limit = `the ${r.period ?? ""} spending limit ${r.limitId ?? ""} of this organization`;
+  // Some of the limit may remain: then it is this call's estimate (its max_tokens at the model's
+  // output price) that does not fit, and a smaller max_tokens may.
+  const why =
+    r.remainingMicroUsd !== undefined && r.remainingMicroUsd > 0
+      ? `This call's estimated cost of ${dollars(estimatedMicroUsd)} exceeds the ${dollars(r.remainingMicroUsd)} that remains of ${limit} (a lower max_tokens lowers the estimate)`
+      : `${limit[0]?.toUpperCase()}${limit.slice(1)} is reached`;
   return new ProblemError("spending-limit-reached", {
-    detail:
-      `The ${r.period ?? ""} spending limit ${r.limitId ?? ""} of this organization is reached` +
-      `${resetsAt ? `; model access resumes at ${resetsAt}` : ""}. Sandboxes keep running.`.replace(/\s+/g, " "),
+    detail: `${why}${resetsAt ? `; it resets at ${resetsAt}` : ""}. Sandboxes keep running.`.replace(/\s+/g, " "),
     // The limit does not clear in seconds: SDK clients that honour x-should-retry stop at once.
     headers: { "x-should-retry": "false", ...(retryAfter ? { "retry-after": String(retryAfter) } : {}) },
     extensions: {
@@ -190,6 +201,7 @@ function limitReached(r: SpendReserveResponse): ProblemError {
       ...(r.period ? { period: r.period } : {}),
       ...(r.limitMicroUsd !== undefined ? { limitUsd: usd(r.limitMicroUsd) } : {}),
       ...(r.remainingMicroUsd !== undefined ? { remainingUsd: usd(r.remainingMicroUsd) } : {}),
+      estimatedUsd: usd(estimatedMicroUsd),
       ...(resetsAt ? { resetsAt } : {}),
     },
   });

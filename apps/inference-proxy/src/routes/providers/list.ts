@@ -72,7 +72,12 @@ export function describeProviders(project: ProjectProviders): InferenceProviderI
 export function registerListInferenceProviders(app: ServiceApp, ctx: InferenceContext): void {
   app.openapi(listInferenceProvidersRoute, async (c) => {
     const { projectId } = c.req.valid("query");
-    const scope = await ctx.callers.resolve(requirePrincipal(c), projectId, c.get("requestId"));
+    const scope = await ctx.callers.resolve(
+      requirePrincipal(c),
+      projectId,
+      c.get("requestId"),
+      "`?projectId=` (GET /v1/inference/providers?projectId=prj_…)",
+    );
     const providers = await ctx.credentials.forProject(scope.projectId, c.get("requestId"));
     return c.json({ projectId: scope.projectId, items: describeProviders(providers) }, 200);
   });
