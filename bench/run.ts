@@ -19,6 +19,7 @@ const BENCHES: Record<string, string> = {
   "connections-tools": "connections-tools.ts",
   "connections-clusters": "connections-clusters.ts",
   cli: "cli.ts",
+  telemetry: "telemetry.ts",
 };
 
 const wanted = process.argv.slice(2);

@@ -28,6 +28,8 @@ const env = AllInOneEnvSchema.parse({
   RATE_LIMIT_PER_MINUTE: "100000000",
   AGENT_RUNTIME: "off",
   LOG_LEVEL: "silent",
+  // bench/telemetry.ts starts one platform exporting spans and one that does not.
+  OTEL_EXPORTER_OTLP_ENDPOINT: process.env.OTEL_EXPORTER_OTLP_ENDPOINT,
 });
 const database = await openDatabase(`pglite://${join(dataDir, "pgdata")}`);
 const platform = await assemblePlatform({ env, dataDir, database, bus: new MemoryBus(), logger: silentLogger() });

@@ -21,6 +21,7 @@ import {
   ServiceClient,
   type ServiceFetch,
 } from "@agentplane/service-kit";
+import { annotateSpan, nameRequestSpan } from "@agentplane/telemetry";
 import { RequestAuditor, shouldAudit } from "./audit.ts";
 import { AUTH_RETRY_AFTER_SECONDS, type Authenticator, bearerToken } from "./authn/authenticator.ts";
 import type { RateLimitConfig } from "./config.ts";
@@ -178,6 +179,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
       });
     }
     const { entry, params } = match;
+    nameRequestSpan(method, entry.template);
     if (entry.websocket) {
       // A WebSocket endpoint reached by plain HTTP (RFC 9110 §15.5.22).
       return fail(
@@ -256,6 +258,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
       }
     }
 
+    if (principal) annotateSpan({ "agentplane.principal.type": principal.type });
     // A scoped API token reaches only the routes of the permissions it names (`authenticated`
     // routes included: a token for model calls does not read the account either).
     if (principal?.scopes && !principal.scopes.includes(entry.access)) {

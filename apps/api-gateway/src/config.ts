@@ -1,5 +1,6 @@
 import type { ServiceName } from "@agentplane/contracts";
 import { LogLevelSchema, parseEnv } from "@agentplane/service-kit";
+import { TelemetryEnvSchema } from "@agentplane/telemetry";
 import { z } from "zod";
 
 /** The gateway's own settings, read the same way by its deployable and the all-in-one launcher. */
@@ -30,6 +31,7 @@ export const GatewayEnvSchema = GatewaySettingsSchema.extend({
   CONNECTIONS_URL: z.url().optional(),
   INFERENCE_URL: z.url().optional(),
   LOG_LEVEL: LogLevelSchema.optional(),
+  ...TelemetryEnvSchema.shape,
 });
 export type GatewayEnv = z.infer<typeof GatewayEnvSchema>;
 

@@ -2,6 +2,7 @@ import type { IncomingHttpHeaders, IncomingMessage } from "node:http";
 import { INTERNAL_IDENTITY_HEADER, REQUEST_ID_HEADER } from "@agentplane/contracts";
 import { ProblemError } from "@agentplane/problem-details";
 import { HOP_BY_HOP_HEADERS, type OutgoingRequest } from "@agentplane/service-kit";
+import { injectTraceparent } from "@agentplane/telemetry";
 
 /** Hop-by-hop headers and credentials that must not travel past the gateway. */
 const DROPPED = new Set([...HOP_BY_HOP_HEADERS, "authorization", INTERNAL_IDENTITY_HEADER]);
@@ -31,6 +32,8 @@ export function forwardHeaders(
   }
   if (identity) headers[INTERNAL_IDENTITY_HEADER] = identity;
   headers[REQUEST_ID_HEADER] = requestId;
+  // The request's span continues in the service (the caller's own traceparent was its parent).
+  injectTraceparent(headers);
   headers["x-forwarded-host"] = url.host;
   headers["x-forwarded-proto"] = url.protocol.slice(0, -1);
   return headers;

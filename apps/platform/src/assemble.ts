@@ -12,7 +12,7 @@ import {
   createConnectionsService,
   TenancyProjectSigner,
 } from "@agentplane/connections-svc";
-import { parseIngressHost, type ServiceName } from "@agentplane/contracts";
+import { API_VERSION, parseIngressHost, type ServiceName } from "@agentplane/contracts";
 import type { Database } from "@agentplane/db";
 import type { Bus } from "@agentplane/events";
 import { createGovernanceService, governanceConfigFromSettings } from "@agentplane/governance-svc";
@@ -30,6 +30,7 @@ import {
   type ServiceInstance,
   serveFetch,
 } from "@agentplane/service-kit";
+import { createTelemetry, telemetrySettings, traceRequests } from "@agentplane/telemetry";
 import {
   createTenancyService,
   oidcSignInGap,
@@ -81,6 +82,8 @@ function inProcessTarget(instance: ServiceInstance): GatewayTarget {
 export async function assemblePlatform(options: AssembleOptions): Promise<Platform> {
   const { env, bus, logger } = options;
   const keys = await generateInternalKeys();
+  // One deployable, one telemetry: the gateway's request span, and a span per service it calls.
+  const telemetry = createTelemetry(telemetrySettings(env, "agentplane", API_VERSION), logger);
   const secretKey = loadOrCreateSecretKey(options.dataDir, env.AGENTPLANE_SECRET_KEY);
   // Listen first so the public URL (activation links) is known when PORT is 0; requests that
   // arrive before the services are built get a 503 problem.
@@ -136,7 +139,7 @@ export async function assemblePlatform(options: AssembleOptions): Promise<Platfo
     ...(ingress ? { ingress } : {}),
   });
 
-  handler = gateway.fetch;
+  handler = traceRequests(telemetry, gateway.fetch);
   server.server.on("upgrade", gateway.handleUpgrade);
 
   return {
@@ -156,6 +159,7 @@ export async function assemblePlatform(options: AssembleOptions): Promise<Platfo
       const { audit, ...producers } = services;
       await Promise.allSettled(Object.values(producers).map((s) => s.close()));
       await audit?.close();
+      await telemetry.shutdown();
     },
   };
 }

@@ -6,6 +6,7 @@ import { GovernanceSettingsSchema } from "@agentplane/governance-svc";
 import { ProviderEnvSchema } from "@agentplane/inference-proxy";
 import { SandboxSettingsSchema } from "@agentplane/sandbox-svc";
 import { LogLevelSchema } from "@agentplane/service-kit";
+import { TelemetryEnvSchema } from "@agentplane/telemetry";
 import { TenancySettingsSchema } from "@agentplane/tenancy-svc";
 import { z } from "zod";
 
@@ -32,6 +33,7 @@ export const AllInOneEnvSchema = z.object({
   /** The runtime binds loopback natively; the container image sets 0.0.0.0. */
   AGENT_RUNTIME_HOST: z.string().default("127.0.0.1"),
   LOG_LEVEL: LogLevelSchema.default("info"),
+  ...TelemetryEnvSchema.shape,
 });
 export type AllInOneEnv = z.infer<typeof AllInOneEnvSchema>;
 /** What the launcher's schema accepts (tests and benchmarks build it from a few variables). */

@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { INTERNAL_IDENTITY_HEADER, type Principal, REQUEST_ID_HEADER } from "@agentplane/contracts";
 import { createOnError, ProblemError, problemJson, validationHook } from "@agentplane/problem-details";
+import { inServiceSpan } from "@agentplane/telemetry";
 import { OpenAPIHono } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { bodyLimit } from "hono/body-limit";
@@ -47,7 +48,10 @@ export function createServiceApp(options: ServiceAppOptions): ServiceApp {
         throw new ProblemError("unauthenticated", { detail: "Invalid internal identity" });
       }
     }
-    await withResourceOrg(c, next);
+    await inServiceSpan(c.req.method, async (nameRoute) => {
+      await withResourceOrg(c, next);
+      nameRoute(c.req.routePath.replace(/:(\w+)/g, "{$1}"));
+    });
     c.header(REQUEST_ID_HEADER, c.get("requestId"));
   });
   app.use(

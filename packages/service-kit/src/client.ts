@@ -1,5 +1,6 @@
 import { INTERNAL_IDENTITY_HEADER, type Principal, REQUEST_ID_HEADER } from "@agentplane/contracts";
 import { ProblemError } from "@agentplane/problem-details";
+import { injectTraceparent } from "@agentplane/telemetry";
 import { Agent } from "undici";
 import { type DispatchOptions, dispatchRequest } from "./dispatch.ts";
 import { IdentitySigner, type InternalKeys } from "./identity.ts";
@@ -168,6 +169,7 @@ export class ServiceClient {
       [INTERNAL_IDENTITY_HEADER]: await this.signer.sign(options.principal, this.service),
     };
     if (options.requestId) headers[REQUEST_ID_HEADER] = options.requestId;
+    injectTraceparent(headers);
     let body: string | undefined;
     if (options.body !== undefined) {
       headers["content-type"] = "application/json";

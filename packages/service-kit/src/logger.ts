@@ -1,3 +1,4 @@
+import { traceFields } from "@agentplane/telemetry";
 import pino, { type Logger } from "pino";
 
 export type { Logger };
@@ -22,7 +23,8 @@ const REDACT = [
 ];
 
 export function createLogger(name: string, level = process.env.LOG_LEVEL ?? "info"): Logger {
-  return pino({ name, level, redact: { paths: REDACT, censor: "[redacted]" } });
+  // A line written while a traced request runs carries its trace_id and span_id.
+  return pino({ name, level, redact: { paths: REDACT, censor: "[redacted]" }, mixin: traceFields });
 }
 
 /** A logger that writes nothing (tests, benchmarks). */

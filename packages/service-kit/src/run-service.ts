@@ -1,6 +1,14 @@
-import type { ServiceName } from "@agentplane/contracts";
+import { API_VERSION, type ServiceName } from "@agentplane/contracts";
 import { type Database, openDatabase } from "@agentplane/db";
 import { type Bus, createBus } from "@agentplane/events";
+import {
+  createTelemetry,
+  type Telemetry,
+  type TelemetryEnv,
+  TelemetryEnvSchema,
+  telemetrySettings,
+  traceRequests,
+} from "@agentplane/telemetry";
 import { z } from "zod";
 import { httpFetch, ServiceClient } from "./client.ts";
 import { LogLevelSchema } from "./config.ts";
@@ -25,6 +33,7 @@ export function deploymentEnv(defaultPort: number) {
     INTERNAL_IDENTITY_PUBLIC_KEY: z.string().optional(),
     INTERNAL_IDENTITY_PRIVATE_KEY: z.string().optional(),
     LOG_LEVEL: LogLevelSchema.default("info"),
+    ...TelemetryEnvSchema.shape,
   });
 }
 
@@ -37,6 +46,9 @@ export interface DeploymentEnv {
   INTERNAL_IDENTITY_PUBLIC_KEY?: string | undefined;
   INTERNAL_IDENTITY_PRIVATE_KEY?: string | undefined;
   LOG_LEVEL?: string | undefined;
+  OTEL_EXPORTER_OTLP_ENDPOINT?: string | undefined;
+  OTEL_EXPORTER_OTLP_API_KEY?: string | undefined;
+  DEPLOYMENT_ENVIRONMENT?: TelemetryEnv["DEPLOYMENT_ENVIRONMENT"] | undefined;
 }
 
 /** What a service's builder gets from the runner. */
@@ -47,6 +59,8 @@ export interface RunDeps<E extends DeploymentEnv> {
   bus: Bus;
   /** The database of `DATABASE_URL` (a service whose env requires it always gets one). */
   database: E extends { DATABASE_URL: string } ? Database : Database | undefined;
+  /** OpenTelemetry export of this deployable (a no-op without OTEL_EXPORTER_OTLP_ENDPOINT). */
+  telemetry: Telemetry;
   /** A client of another service over HTTP keep-alive, signing with this process's keys. */
   client(service: ServiceName, url: string): ServiceClient;
 }
@@ -98,9 +112,22 @@ export async function runService<E extends DeploymentEnv, S extends RunnableServ
   const upkeep = { onError: (err: Error) => logger.warn({ err: err.message }, "embedded database upkeep failed") };
   const database = env.DATABASE_URL ? await openDatabase(env.DATABASE_URL, { upkeep }) : undefined;
   const bus = createBus({ redisUrl: env.REDIS_URL });
+  const telemetry = createTelemetry(
+    telemetrySettings(
+      TelemetryEnvSchema.parse({
+        OTEL_EXPORTER_OTLP_ENDPOINT: env.OTEL_EXPORTER_OTLP_ENDPOINT,
+        OTEL_EXPORTER_OTLP_API_KEY: env.OTEL_EXPORTER_OTLP_API_KEY,
+        DEPLOYMENT_ENVIRONMENT: env.DEPLOYMENT_ENVIRONMENT,
+      }),
+      name,
+      API_VERSION,
+    ),
+    logger,
+  );
   const closeStorage = async () => {
     await bus.close();
     await database?.close();
+    await telemetry.shutdown();
   };
   let service: S;
   let server: RunningServer;
@@ -111,6 +138,7 @@ export async function runService<E extends DeploymentEnv, S extends RunnableServ
       logger,
       bus,
       database: database as RunDeps<E>["database"],
+      telemetry,
       client: (service, url) => new ServiceClient(service, httpFetch(url), keys),
     });
   } catch (err) {
@@ -118,7 +146,8 @@ export async function runService<E extends DeploymentEnv, S extends RunnableServ
     throw err;
   }
   try {
-    server = await serveFetch((request, nodeEnv) => service.fetch(request, nodeEnv), {
+    const traced = traceRequests(telemetry, (request: Request, nodeEnv?: unknown) => service.fetch(request, nodeEnv));
+    server = await serveFetch((request, nodeEnv) => traced(request, nodeEnv as never), {
       port: env.PORT,
       hostname: env.HOST,
     });

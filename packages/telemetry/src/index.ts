@@ -6,6 +6,18 @@ export {
   telemetrySettings,
 } from "./config.ts";
 export {
+  annotateSpan,
+  currentSpan,
+  injectTraceparent,
+  inServiceSpan,
+  nameRequestSpan,
+  SpanKind,
+  startChildSpan,
+  traceFields,
+  traceRequests,
+  withChildSpan,
+} from "./http.ts";
+export {
   createTelemetry,
   DISABLED_TELEMETRY,
   type ExportStats,

@@ -64,7 +64,7 @@ const QUEUE = 2048;
 const FAILURE_LOG_INTERVAL_MS = 60_000;
 
 /** A span that records nothing, for when export is off (spans then cost one object). */
-const NOOP_SPAN: Span = trace.wrapSpanContext(INVALID_SPAN_CONTEXT);
+export const NOOP_SPAN: Span = trace.wrapSpanContext(INVALID_SPAN_CONTEXT);
 
 const noopTracer: Tracer = {
   startSpan: () => NOOP_SPAN,

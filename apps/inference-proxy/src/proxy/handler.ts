@@ -9,6 +9,7 @@ import {
   NULL_BODY_STATUSES,
   type ServiceClient,
 } from "@agentplane/service-kit";
+import { injectTraceparent, nameRequestSpan, startChildSpan } from "@agentplane/telemetry";
 import type { Dispatcher } from "undici";
 import type { InferenceConfig } from "../config.ts";
 import type { CallerResolver } from "./caller.ts";
@@ -156,6 +157,7 @@ export function createLlmProxy(deps: ProxyDeps): LlmProxy {
     );
     const estimate = estimateMicroUsd(analyzed, raw?.byteLength ?? 0, deps.price(analyzed.model), defaultMaxTokens);
     const route = `/llm/${target.provider}${target.family ? `/${target.family}` : ""}`;
+    nameRequestSpan(method, `/v1${route}/{path}`);
     const hold = await deps.spend.begin(scope, estimate, requestId, {
       principalType: principal.type,
       principalId: principal.id,
@@ -170,6 +172,14 @@ export function createLlmProxy(deps: ProxyDeps): LlmProxy {
     });
     const body = analyzed.body;
     if (body) headers["content-length"] = String(body.byteLength);
+    // The model call as a span of its own (it outlives the request span when the answer streams),
+    // with the gen_ai attributes of the OpenTelemetry conventions: ids and counts, no content.
+    const upstreamSpan = startChildSpan(`chat ${analyzed.model ?? "unknown"}`, {
+      "gen_ai.operation.name": "chat",
+      "gen_ai.system": target.provider,
+      "gen_ai.request.model": analyzed.model ?? "unknown",
+    });
+    injectTraceparent(headers, upstreamSpan);
     if (upstream.auth.kind === "sigv4") headers = await signSigV4(upstream.auth, method, upstream.url, headers, body);
     else headers[upstream.auth.name] = upstream.auth.value;
 
@@ -184,10 +194,20 @@ export function createLlmProxy(deps: ProxyDeps): LlmProxy {
       request.signal.removeEventListener("abort", onClientGone);
       // Upstream errors are the provider's answer, not a model call: nothing to pay for.
       if (!ok || !meter || (outcome !== "complete" && !meter.hasOutput)) {
+        upstreamSpan?.setAttribute("gen_ai.outcome", outcome);
+        upstreamSpan?.end();
         await deps.spend.release(hold, requestId);
         return;
       }
       const usage = meter.result();
+      upstreamSpan?.setAttributes({
+        "gen_ai.response.model": meter.model ?? analyzed.model ?? "unknown",
+        "gen_ai.usage.input_tokens": usage.inputTokens,
+        "gen_ai.usage.output_tokens": usage.outputTokens,
+        "gen_ai.usage.cache_read_input_tokens": usage.cacheReadTokens,
+        "gen_ai.usage.cache_creation_input_tokens": usage.cacheWriteTokens,
+      });
+      upstreamSpan?.end();
       // After audit has the reservation, so the event settles it rather than racing it.
       await hold.ended();
       try {
