@@ -78,6 +78,7 @@ export const COMMANDS: Record<string, string> = {
   runShellSessionCommand: "sessions run",
 
   k8sGetApiVersions: "k8s api-versions",
+  k8sGetApiGroups: "k8s api-groups",
   k8sGetApiResources: "k8s api-resources",
   k8sListPods: "k8s pods list",
   k8sGetPod: "k8s pods get",

@@ -41,6 +41,7 @@ const REQUESTS: Record<string, (ids: Ids) => { body?: unknown }> = {
   getSandboxToken: () => ({}),
   deleteSandboxToken: () => ({}),
   k8sGetApiVersions: () => ({}),
+  k8sGetApiGroups: () => ({}),
   k8sGetApiResources: () => ({}),
   k8sListPods: () => ({}),
   k8sGetPod: () => ({}),

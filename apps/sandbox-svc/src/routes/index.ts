@@ -2,6 +2,7 @@ import type { ServiceApp } from "@agentplane/service-kit";
 import type { SandboxContext } from "../context.ts";
 import { registerInternalQuerySandboxes } from "./internal/query-sandboxes.ts";
 import { registerInternalResolveSandboxToken } from "./internal/resolve-token.ts";
+import { registerK8sGetApiGroups } from "./k8s/api-groups.ts";
 import { registerK8sGetApiResources } from "./k8s/api-resources.ts";
 import { registerK8sGetApiVersions } from "./k8s/api-versions.ts";
 import { registerK8sGetPod } from "./k8s/get-pod.ts";
@@ -37,6 +38,7 @@ const REGISTRATIONS: ((app: ServiceApp, ctx: SandboxContext) => void)[] = [
   registerListSandboxRevisions,
   registerRollbackSandbox,
   registerK8sGetApiVersions,
+  registerK8sGetApiGroups,
   registerK8sGetApiResources,
   registerK8sListPods,
   registerK8sGetPod,

@@ -2,6 +2,7 @@ import type { ContractRoute } from "../common/route.ts";
 import {
   k8sAttachPodRoute,
   k8sExecPodRoute,
+  k8sGetApiGroupsRoute,
   k8sGetApiResourcesRoute,
   k8sGetApiVersionsRoute,
   k8sGetPodRoute,
@@ -17,6 +18,7 @@ export * from "./schemas.ts";
 export const sandboxRoutes: readonly ContractRoute[] = [
   ...Object.values(routes),
   k8sGetApiVersionsRoute,
+  k8sGetApiGroupsRoute,
   k8sGetApiResourcesRoute,
   k8sListPodsRoute,
   k8sGetPodRoute,

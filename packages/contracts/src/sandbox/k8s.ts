@@ -82,6 +82,20 @@ const StreamQuery = z.object({
   tty: z.enum(["true", "false", "1", "0"]).optional().describe("Run on a terminal inside the sandbox"),
 });
 
+/** The aggregated discovery document (`apidiscovery.k8s.io` v2 or v2beta1), as kubectl ≥ 1.30 asks for it first. */
+const AggregatedDiscovery = z
+  .object({
+    kind: z.literal("APIGroupDiscoveryList"),
+    apiVersion: z.string().describe("`apidiscovery.k8s.io/v2` or `apidiscovery.k8s.io/v2beta1`, as asked"),
+    metadata: z.object({}).describe("Empty"),
+    items: z
+      .array(z.record(z.string(), z.unknown()))
+      .describe("The core group with pods and their exec and attach subresources (`/k8s/api`), none (`/k8s/apis`)"),
+  })
+  .openapi("K8sAPIGroupDiscoveryList");
+const AGGREGATED_NOTE =
+  " With `Accept: application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList` (or `v=v2beta1`) the aggregated discovery document instead, with that media type.";
+
 export const k8sGetApiVersionsRoute = defineRoute(
   { service: "sandbox", access: "authenticated" },
   {
@@ -90,11 +104,39 @@ export const k8sGetApiVersionsRoute = defineRoute(
     path: "/k8s/api",
     tags: ["Kubernetes-compatible sandboxes"],
     summary: "Kubernetes API versions",
-    description: "Discovery for Kubernetes clients: the core group at version v1.",
+    description: `Discovery for Kubernetes clients: the core group at version v1.${AGGREGATED_NOTE}`,
     responses: {
       200: json(
-        z.object({ kind: z.literal("APIVersions"), versions: z.array(z.string()).describe('Always `["v1"]`') }),
+        z.union([
+          z.object({ kind: z.literal("APIVersions"), versions: z.array(z.string()).describe('Always `["v1"]`') }),
+          AggregatedDiscovery,
+        ]),
         "The core API versions",
+      ),
+    },
+  },
+);
+
+export const k8sGetApiGroupsRoute = defineRoute(
+  { service: "sandbox", access: "authenticated" },
+  {
+    operationId: "k8sGetApiGroups",
+    method: "get",
+    path: "/k8s/apis",
+    tags: ["Kubernetes-compatible sandboxes"],
+    summary: "Kubernetes API groups",
+    description: `Discovery for Kubernetes clients: no named API groups (sandboxes are core v1 pods).${AGGREGATED_NOTE}`,
+    responses: {
+      200: json(
+        z.union([
+          z.object({
+            kind: z.literal("APIGroupList"),
+            apiVersion: z.literal("v1"),
+            groups: z.array(z.unknown()).describe("Always empty"),
+          }),
+          AggregatedDiscovery,
+        ]),
+        "The named API groups: none",
       ),
     },
   },
@@ -113,11 +155,15 @@ export const k8sGetApiResourcesRoute = defineRoute(
       200: json(
         z.object({
           kind: z.literal("APIResourceList"),
+          apiVersion: z.literal("v1").describe("Always v1"),
           groupVersion: z.literal("v1").describe("Always v1"),
           resources: z
             .array(
               z.object({
                 name: z.string().describe("`pods`, `pods/exec` or `pods/attach`"),
+                singularName: z.string().describe("`pod` for pods, empty for subresources"),
+                shortNames: z.array(z.string()).optional().describe("`po` for pods"),
+                categories: z.array(z.string()).optional().describe("`all` for pods"),
                 namespaced: z.boolean().describe("Always true"),
                 kind: z.string().describe("The kind the resource returns"),
                 verbs: z.array(z.string()).describe("What can be done with it"),

@@ -841,9 +841,29 @@ export interface paths {
         };
         /**
          * Kubernetes API versions
-         * @description Discovery for Kubernetes clients: the core group at version v1.
+         * @description Discovery for Kubernetes clients: the core group at version v1. With `Accept: application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList` (or `v=v2beta1`) the aggregated discovery document instead, with that media type.
          */
         get: operations["k8sGetApiVersions"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/k8s/apis": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Kubernetes API groups
+         * @description Discovery for Kubernetes clients: no named API groups (sandboxes are core v1 pods). With `Accept: application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList` (or `v=v2beta1`) the aggregated discovery document instead, with that media type.
+         */
+        get: operations["k8sGetApiGroups"];
         put?: never;
         post?: never;
         delete?: never;
@@ -3120,6 +3140,21 @@ export interface components {
             idleTimeoutSeconds?: number;
             /** @description Recorded on the new revision */
             reason?: string;
+        };
+        K8sAPIGroupDiscoveryList: {
+            /**
+             * @description What kind of thing it is
+             * @enum {string}
+             */
+            kind: "APIGroupDiscoveryList";
+            /** @description `apidiscovery.k8s.io/v2` or `apidiscovery.k8s.io/v2beta1`, as asked */
+            apiVersion: string;
+            /** @description Empty */
+            metadata: Record<string, never>;
+            /** @description The core group with pods and their exec and attach subresources (`/k8s/api`), none (`/k8s/apis`) */
+            items: {
+                [key: string]: unknown;
+            }[];
         };
         K8sPodList: {
             /**
@@ -10288,7 +10323,109 @@ export interface operations {
                         kind: "APIVersions";
                         /** @description Always `["v1"]` */
                         versions: string[];
-                    };
+                    } | components["schemas"]["K8sAPIGroupDiscoveryList"];
+                };
+            };
+            /** @description The request is malformed or fails validation */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No valid bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The caller's role does not allow this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found (also for resources of another organization) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflicts with the current state */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body larger than 1 MiB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limited */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unexpected error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    k8sGetApiGroups: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The named API groups: none */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description What kind of thing it is
+                         * @enum {string}
+                         */
+                        kind: "APIGroupList";
+                        /** @enum {string} */
+                        apiVersion: "v1";
+                        /** @description Always empty */
+                        groups: unknown[];
+                    } | components["schemas"]["K8sAPIGroupDiscoveryList"];
                 };
             };
             /** @description The request is malformed or fails validation */
@@ -10390,11 +10527,22 @@ export interface operations {
                          * @description Always v1
                          * @enum {string}
                          */
+                        apiVersion: "v1";
+                        /**
+                         * @description Always v1
+                         * @enum {string}
+                         */
                         groupVersion: "v1";
                         /** @description The resources served */
                         resources: {
                             /** @description `pods`, `pods/exec` or `pods/attach` */
                             name: string;
+                            /** @description `pod` for pods, empty for subresources */
+                            singularName: string;
+                            /** @description `po` for pods */
+                            shortNames?: string[];
+                            /** @description `all` for pods */
+                            categories?: string[];
                             /** @description Always true */
                             namespaced: boolean;
                             /** @description The kind the resource returns */
