@@ -1,10 +1,8 @@
-import { execFileSync } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync } from "node:fs";
+import { existsSync } from "node:fs";
 import { createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import { createServer as createHttpsServer } from "node:https";
 import type { AddressInfo } from "node:net";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { selfSignedCertificate } from "@agentplane/testkit/tls";
 
 /** The egress tests run curl inside the sandbox (the default image shows the host's /usr). */
 export function requireSandboxCurl(): { available: boolean; reason: string } {
@@ -28,37 +26,13 @@ export interface Upstreams {
 
 /** Local stand-ins for internet hosts: an HTTP and an HTTPS server on 127.0.0.1, port 0. */
 export async function startUpstreams(tlsName = "secure.test"): Promise<Upstreams> {
-  const dir = mkdtempSync(join(tmpdir(), "egress-tls-"));
-  execFileSync(
-    "openssl",
-    [
-      "req",
-      "-x509",
-      "-newkey",
-      "ec",
-      "-pkeyopt",
-      "ec_paramgen_curve:prime256v1",
-      "-nodes",
-      "-keyout",
-      join(dir, "key.pem"),
-      "-out",
-      join(dir, "cert.pem"),
-      "-days",
-      "1",
-      "-subj",
-      `/CN=${tlsName}`,
-      "-addext",
-      `subjectAltName=DNS:${tlsName}`,
-    ],
-    { stdio: "ignore" },
-  );
-  const certPem = readFileSync(join(dir, "cert.pem"), "utf8");
+  const { key, cert: certPem } = selfSignedCertificate(tlsName, `DNS:${tlsName}`);
   const answer = (name: string) => (req: IncomingMessage, res: ServerResponse) => {
     res.setHeader("content-type", "text/plain");
     res.end(`${name} saw ${req.url} host=${req.headers.host} proxyauth=${req.headers["proxy-authorization"] ?? "-"}`);
   };
   const http = createHttpServer(answer("http"));
-  const https = createHttpsServer({ key: readFileSync(join(dir, "key.pem")), cert: certPem }, answer("https"));
+  const https = createHttpsServer({ key, cert: certPem }, answer("https"));
   await Promise.all([
     new Promise<void>((r) => http.listen(0, "127.0.0.1", r)),
     new Promise<void>((r) => https.listen(0, "127.0.0.1", r)),

@@ -15,10 +15,13 @@ export interface TlsTerminator {
 }
 
 /**
- * A self-signed certificate for 127.0.0.1 and localhost, made with the system's `openssl` (Node
- * cannot issue certificates). Valid for a day.
+ * A self-signed certificate (by default for 127.0.0.1 and localhost), made with the system's
+ * `openssl` (Node cannot issue certificates). Valid for a day.
  */
-export function selfSignedCertificate(): { key: string; cert: string } {
+export function selfSignedCertificate(
+  commonName = "127.0.0.1",
+  altNames = "IP:127.0.0.1,DNS:localhost",
+): { key: string; cert: string } {
   const dir = mkdtempSync(join(tmpdir(), "tls-"));
   try {
     execFileSync(
@@ -34,9 +37,9 @@ export function selfSignedCertificate(): { key: string; cert: string } {
         "-days",
         "1",
         "-subj",
-        "/CN=127.0.0.1",
+        `/CN=${commonName}`,
         "-addext",
-        "subjectAltName=IP:127.0.0.1,DNS:localhost",
+        `subjectAltName=${altNames}`,
         "-keyout",
         join(dir, "key.pem"),
         "-out",
