@@ -200,6 +200,11 @@ export const COMMANDS: Record<string, string> = {
   setConnectorEntryVisibility: "connectors visibility",
 };
 
+/** Commands of our own over an operation's answer (not operations themselves). */
+export const DERIVED: Record<string, string> = {
+  "sandboxes ports": "getSandbox",
+};
+
 /** One-line descriptions of the nouns (the API's tags), for `agentplane --help`. */
 export const NOUNS: Record<string, string> = {
   auth: "Log in, show the identity, print or forget the token",

@@ -77,6 +77,28 @@ export function addSpecialCommands(
   addExec(pods, "exec", deps, "k8s-exec");
   addExec(pods, "attach", deps, "k8s-attach");
 
+  const ports = ensureCommand(root, ["sandboxes"], describe)
+    .command("ports")
+    .description("The ports a sandbox exposes and who may reach them")
+    .argument("<sandbox>")
+    .option("--project <id>", "the project (default: AGENTPLANE_PROJECT, the saved default, or your only one)")
+    .option("--org <id>", "the organization to look for your only project in");
+  addOutputOptions(ports);
+  ports.action(async (sandbox: string, _opts, command: Command) => {
+    const opts = command.optsWithGlobals() as Record<string, unknown> & OutputFlags;
+    const session = openSession(deps.io, deps.store, opts.url as string | undefined);
+    requireToken(session);
+    const projectId = await resolveProject(
+      deps.io,
+      deps.store,
+      session,
+      opts.project as string | undefined,
+      opts.org as string | undefined,
+    );
+    const got = await session.sdk.request("getSandbox", { path: { projectId, sandboxId: sandbox } });
+    await printResult(deps.io, got.ports, opts, { fields: ["port", "visibility"], list: true });
+  });
+
   const llm = ensureCommand(root, ["llm"], describe);
   const request = llm
     .command("request")

@@ -1,7 +1,7 @@
 import { buildOpenApiDocument } from "@agentplane/contracts";
 import type { Command } from "commander";
 import { describe, expect, it } from "vitest";
-import { COMMANDS } from "../src/command-map.ts";
+import { COMMANDS, DERIVED } from "../src/command-map.ts";
 import { buildProgram } from "../src/program.ts";
 import { runInProcess } from "./harness.ts";
 
@@ -32,6 +32,10 @@ describe("every OpenAPI operation is reachable from the command line", () => {
   it("has no command for an operation that is gone", () => {
     const gone = Object.keys(COMMANDS).filter((id) => !operations.includes(id));
     expect(gone, "remove these from apps/cli/src/command-map.ts").toEqual([]);
+    for (const [command, id] of Object.entries(DERIVED)) {
+      expect(commands.has(command), command).toBe(true);
+      expect(operations, `${command} reads ${id}`).toContain(id);
+    }
   });
 
   it("answers an unknown command or flag with one line naming the closest match, exit 1", async () => {

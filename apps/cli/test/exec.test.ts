@@ -45,6 +45,17 @@ describe.skipIf(!bwrap.available)(`sandboxes exec${bwrap.reason}`, () => {
     expect((await runCli(["sandboxes", "exec", sandboxId, "--", "true"], env)).code).toBe(0);
   });
 
+  it("lists a sandbox's ports", async () => {
+    // A JSON-valued flag: the ports array parsed from the command line.
+    const update = await runCli(
+      ["sandboxes", "update", sandboxId, "--ports", '[{"port":8000}]', "--json", "ports"],
+      env,
+    );
+    expect(update.stderr).toBe("");
+    const ports = await runCli(["sandboxes", "ports", sandboxId], env);
+    expect(ports).toMatchObject({ code: 0, stdout: "8000\tprivate\n" });
+  });
+
   it("forwards 100 kB of piped stdin whole and half-closes it", async () => {
     const input = randomBytes(50_000).toString("hex");
     const ran = await runCli(["sandboxes", "exec", "-i", sandboxId, "--", "sh", "-c", "wc -c; exit 0"], env, input);
