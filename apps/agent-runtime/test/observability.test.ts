@@ -243,7 +243,9 @@ describe("exporter faults", () => {
     });
     const closeTime = faulty.pop() as number;
     baseline.pop();
-    expect(median(faulty)).toBeLessThan(median(baseline) + 100);
+    // An export on the turn's path would wait for the collector's 10 s timeout; within noise of a
+    // loaded machine, the turns take as long as without telemetry.
+    expect(median(faulty)).toBeLessThan(median(baseline) * 3 + 500);
     // Shutdown flushes for a bounded time, even against a collector that never answers.
     expect(closeTime).toBeLessThan(15_000);
   }, 60_000);

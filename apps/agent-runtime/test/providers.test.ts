@@ -53,13 +53,10 @@ describe("cloud-a (Bedrock runtime)", () => {
     expect(request.headers["x-api-key"]).toBeUndefined();
   });
 
-  it("an unknown LLM_PROVIDER behaves as cloud-a", async () => {
-    const { request } = await callOnce({
-      LLM_PROVIDER: "something-else",
-      CLOUD_A_BEARER_TOKEN: "k",
-      CLOUD_A_ENDPOINT_URL: fake.url,
-    });
-    expect(request.path).toBe("/model/m-1/invoke-with-response-stream");
+  it("an unknown LLM_PROVIDER stops the start, naming the variable and the allowed values", () => {
+    expect(() => loadConfig({ LLM_PROVIDER: "something-else", CLOUD_A_BEARER_TOKEN: "k" })).toThrow(
+      /LLM_PROVIDER.*cloud-a.*cloud-a-alt.*cloud-b/,
+    );
   });
 });
 
