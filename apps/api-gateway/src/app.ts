@@ -140,7 +140,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
           throw err;
         }
       }
-      return deps.ingress.fetch(request, { ...ingressTarget, ...(principal ? { principal } : {}) });
+      return deps.ingress.fetch(request, { ...ingressTarget, requestId, ...(principal ? { principal } : {}) });
     }
 
     const healthKind = healthPaths[url.pathname as keyof typeof healthPaths];

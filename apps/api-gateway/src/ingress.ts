@@ -5,6 +5,7 @@ import {
   ingressHeaderValue,
   type Principal,
   parseIngressHost,
+  REQUEST_ID_HEADER,
   SANDBOX_INGRESS_HEADER,
 } from "@agentplane/contracts";
 import { type InternalKeys, type ServiceFetch, signIdentity } from "@agentplane/service-kit";
@@ -15,6 +16,8 @@ export interface IngressTarget {
   slug: string;
   port?: number;
   principal?: Principal;
+  /** The gateway's request id, for the problems the sandbox service answers. */
+  requestId?: string;
 }
 
 /**
@@ -49,6 +52,7 @@ export function createHttpIngress(options: {
       headers.delete("authorization");
       headers.delete(INTERNAL_IDENTITY_HEADER);
       headers.set(SANDBOX_INGRESS_HEADER, ingressHeaderValue(target));
+      if (target.requestId) headers.set(REQUEST_ID_HEADER, target.requestId);
       const identity = await identityOf(target);
       if (identity) headers.set(INTERNAL_IDENTITY_HEADER, identity);
       const hasBody = request.body !== null && request.method !== "GET" && request.method !== "HEAD";

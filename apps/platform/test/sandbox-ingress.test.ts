@@ -114,9 +114,13 @@ describe.skipIf(!bwrap.available || !node.available)(
     });
 
     it("refuses a private port without a token (401), with a bad token (401), from another organization (404)", async () => {
-      const none = await viaHost(`${slug}.${INGRESS}`, "/");
+      const none = await viaHost(`${slug}.${INGRESS}`, "/some/path");
       expect(none.status).toBe(401);
       expect(none.type).toBe("application/problem+json");
+      // Like every other problem: the path and the request id.
+      expect(none.body).toMatchObject({ instance: "/some/path", requestId: expect.any(String) });
+      const missing = await viaHost(`9999-${slug}.${INGRESS}`, "/x", h.adminToken);
+      expect(missing.body).toMatchObject({ status: 404, instance: "/x", requestId: expect.any(String) });
       expect((await viaHost(`${slug}.${INGRESS}`, "/", "apl_bad_token")).status).toBe(401);
       expect((await viaHost(`${slug}.${INGRESS}`, "/", foreignToken)).status).toBe(404);
     });

@@ -1,6 +1,11 @@
 import { request as httpRequest, type IncomingMessage } from "node:http";
 import type { Duplex } from "node:stream";
-import { INTERNAL_IDENTITY_HEADER, type Principal, SANDBOX_INGRESS_HEADER } from "@agentplane/contracts";
+import {
+  INTERNAL_IDENTITY_HEADER,
+  type Principal,
+  REQUEST_ID_HEADER,
+  SANDBOX_INGRESS_HEADER,
+} from "@agentplane/contracts";
 
 /** Parsing lives in contracts so a gateway can route ingress without depending on this package. */
 export { parseIngressHost } from "@agentplane/contracts";
@@ -26,6 +31,8 @@ export interface IngressTarget {
   port?: number;
   /** The caller, when the request carried a bearer token the gateway authenticated. */
   principal?: Principal;
+  /** The gateway's request id: every problem answered here names it, and the path, as others do. */
+  requestId?: string;
 }
 
 const HOP_BY_HOP = new Set([
@@ -60,6 +67,10 @@ async function resolveTarget(deps: SandboxDeps, target: IngressTarget): Promise<
 
 /** HTTP to an exposed port: the request is relayed into the sandbox's network namespace. */
 export async function ingressFetch(deps: SandboxDeps, request: Request, target: IngressTarget): Promise<Response> {
+  const where = {
+    instance: new URL(request.url).pathname,
+    ...(target.requestId ? { requestId: target.requestId } : {}),
+  };
   try {
     const { row, port } = await resolveTarget(deps, target);
     const stream = await deps.driver.portForward(row.id, port);
@@ -99,9 +110,9 @@ export async function ingressFetch(deps: SandboxDeps, request: Request, target: 
       req.end(body);
     });
   } catch (err) {
-    if (err instanceof ProblemError) return problemResponse(err);
+    if (err instanceof ProblemError) return problemResponse(err, where);
     deps.logger.error({ err }, "ingress failed");
-    return problemResponse(new ProblemError("bad-gateway", { detail: "The sandbox did not answer" }));
+    return problemResponse(new ProblemError("bad-gateway", { detail: "The sandbox did not answer" }), where);
   }
 }
 
@@ -154,12 +165,19 @@ export async function forwardedIngressFetch(
   keys: InternalKeys,
   request: Request,
 ): Promise<Response> {
+  const requestId = request.headers.get(REQUEST_ID_HEADER) ?? undefined;
   try {
     const target = targetFromHeader(request.headers.get(SANDBOX_INGRESS_HEADER) ?? "");
     const principal = await principalFromHeader(keys, request.headers.get(INTERNAL_IDENTITY_HEADER) ?? undefined);
-    return await ingressFetch(deps, request, { ...target, ...(principal ? { principal } : {}) });
+    return await ingressFetch(deps, request, {
+      ...target,
+      ...(principal ? { principal } : {}),
+      ...(requestId ? { requestId } : {}),
+    });
   } catch (err) {
-    if (err instanceof ProblemError) return problemResponse(err);
+    if (err instanceof ProblemError) {
+      return problemResponse(err, { instance: new URL(request.url).pathname, ...(requestId ? { requestId } : {}) });
+    }
     throw err;
   }
 }
