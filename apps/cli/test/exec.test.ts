@@ -71,6 +71,47 @@ describe.skipIf(!bwrap.available)(`sandboxes exec${bwrap.reason}`, () => {
     expect(ran.stderr).toMatch(/^error: Invalid State Transition: .*not running/);
   });
 
+  it("asks before deleting on a terminal: no cancels with exit 2, yes deletes", async () => {
+    const sdk = createAgentplaneClient({ baseUrl: p.url, token: p.ownerToken });
+    const project = await sdk.request("getProject", { path: { projectId: env.AGENTPLANE_PROJECT! } });
+    const doomed = await sdk.request("createProject", { path: { orgId: project.orgId }, body: { name: "doomed" } });
+    const socket = `ap-cli-ask-${process.pid}`;
+    const tmux = (...args: string[]) =>
+      execFileSync("tmux", ["-L", socket, "-f", "/dev/null", ...args], { encoding: "utf8" });
+    const vars = Object.entries(env).map(([k, v]) => `${k}=${v}`);
+    const del = ["env", ...vars, process.execPath, MAIN, "projects", "delete", doomed.id].join(" ");
+    tmux(
+      "new-session",
+      "-d",
+      "-s",
+      "t",
+      "-x",
+      "120",
+      "-y",
+      "20",
+      `${del}; echo EXIT=$?; ${del}; echo EXIT=$?; sleep 30`,
+    );
+    try {
+      const waitFor = async (pattern: RegExp) => {
+        for (let i = 0; i < 150; i++) {
+          const text = tmux("capture-pane", "-p", "-t", "t");
+          if (pattern.test(text)) return text;
+          await sleep(100);
+        }
+        throw new Error(`waited for ${pattern}; the screen shows:\n${tmux("capture-pane", "-p", "-t", "t")}`);
+      };
+      await waitFor(/\[y\/N\] ?$/m);
+      tmux("send-keys", "-t", "t", "n", "Enter");
+      await waitFor(/^EXIT=2$/m);
+      await waitFor(/EXIT=2[\s\S]*\[y\/N\] ?$/m);
+      tmux("send-keys", "-t", "t", "y", "Enter");
+      await waitFor(/^EXIT=0$/m);
+    } finally {
+      tmux("kill-server");
+    }
+    await expect(sdk.request("getProject", { path: { projectId: doomed.id } })).rejects.toMatchObject({ status: 404 });
+  }, 90_000);
+
   it("under a real terminal (tmux): raw mode, resizes, Ctrl-C to the remote, the terminal restored", async () => {
     const socket = `ap-cli-test-${process.pid}`;
     const tmux = (...args: string[]) =>
