@@ -3,6 +3,7 @@ import { join } from "node:path";
 import { restrictedViolations, validateKubeObject } from "@agentplane/testkit/kube";
 import { HTTPRoute } from "@kubernetes-models/gateway-api/gateway.networking.k8s.io/v1";
 import { describe, expect, it } from "vitest";
+import { configFromEnv } from "../../apps/sandbox-svc/src/config.ts";
 import { GOLDEN_DIR, type K8sObject, parseObjects, renderChart, VALUES_DIR, valueSets } from "./chart.ts";
 import { CHART, helm } from "./helm.ts";
 
@@ -144,6 +145,28 @@ describe("the agentplane Helm chart", () => {
       SANDBOX_K8S_RUNTIME_CLASS: "gvisor",
       SANDBOX_K8S_NODE_SELECTOR_JSON: '{"agentplane.dev/pool":"sandboxes"}',
     });
+  });
+
+  it("configures sandbox-svc with settings its own schema accepts, letting its Pods into sandboxes", () => {
+    const list = objects("dev");
+    const data = (named(list, "ConfigMap", "agentplane-config") as unknown as { data: Record<string, string> }).data;
+    const config = configFromEnv(data);
+    expect(config.driver).toBe("kubernetes");
+    const placement = config.kubernetes?.placement;
+    expect(placement).toMatchObject({
+      namespace: "agentplane-sandboxes",
+      runtimeClassName: "gvisor",
+      storageClassName: "fast",
+      tolerations: [{ key: "sandboxes", operator: "Exists", effect: "NoSchedule" }],
+    });
+    // The sandboxes' NetworkPolicy admits exactly the Pods of the sandbox Deployment.
+    expect(placement?.platform?.namespace).toBe("agentplane");
+    const podLabels = (
+      podTemplate(named(list, "Deployment", "agentplane-sandbox") as K8sObject) as unknown as {
+        metadata: { labels: Record<string, string> };
+      }
+    ).metadata.labels;
+    expect(podLabels).toMatchObject(placement?.platform?.labels ?? { missing: "platform pods" });
   });
 
   it("installs only the cluster relay in a customer's cluster", () => {
