@@ -147,6 +147,21 @@ export interface ActivationSessionTable {
   created_at: CreatedAt;
 }
 
+export interface BrowserSessionTable {
+  id: string;
+  user_id: string;
+  /** The API token the session was exchanged from: its restrictions and revocation carry over. */
+  api_token_id: string | null;
+  via: "api_token" | "oidc" | "invitation" | "session";
+  /** SHA-256 (hex) of the secret part of the cookie's value. */
+  secret_hash: string;
+  user_agent: string | null;
+  created_at: CreatedAt;
+  expires_at: Timestamp;
+  last_used_at: Timestamp | null;
+  revoked_at: Timestamp | null;
+}
+
 export interface TenancyDatabase {
   installation: InstallationTable;
   users: UserTable;
@@ -162,4 +177,5 @@ export interface TenancyDatabase {
   invitations: InvitationTable;
   api_tokens: ApiTokenTable;
   activation_sessions: ActivationSessionTable;
+  browser_sessions: BrowserSessionTable;
 }

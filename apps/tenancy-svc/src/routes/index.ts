@@ -15,6 +15,7 @@ import { registerInternalProjectVerificationKeys } from "./internal/project-veri
 import { registerInternalResolveApiToken } from "./internal/resolve-api-token.ts";
 import { registerInternalResolveOidcUser } from "./internal/resolve-oidc-user.ts";
 import { registerInternalResolveOrg } from "./internal/resolve-org.ts";
+import { registerInternalResolveSession } from "./internal/resolve-session.ts";
 import { registerInternalSignProjectToken } from "./internal/sign-project-token.ts";
 import { registerAcceptInvitation } from "./invitations/accept.ts";
 import { registerCreateInvitation } from "./invitations/create.ts";
@@ -40,6 +41,11 @@ import { registerListProjects } from "./projects/list.ts";
 import { registerGetProjectPublicKey } from "./projects/public-key.ts";
 import { registerRotateProjectKeys } from "./projects/rotate-keys.ts";
 import { registerUpdateProject } from "./projects/update.ts";
+import { registerCreateSession } from "./sessions/create.ts";
+import { registerDeleteCurrentSession } from "./sessions/delete-current.ts";
+import { registerGetCurrentSession } from "./sessions/get-current.ts";
+import { registerListSessions } from "./sessions/list.ts";
+import { registerRevokeSession } from "./sessions/revoke.ts";
 import { registerAddTeamMember } from "./teams/add-member.ts";
 import { registerCreateTeam } from "./teams/create.ts";
 import { registerDeleteTeam } from "./teams/delete.ts";
@@ -52,6 +58,11 @@ import { registerUpdateTeam } from "./teams/update.ts";
 
 const REGISTRATIONS: ((app: ServiceApp, ctx: TenancyContext) => void)[] = [
   registerGetMe,
+  registerCreateSession,
+  registerGetCurrentSession,
+  registerDeleteCurrentSession,
+  registerListSessions,
+  registerRevokeSession,
   registerCreateOrganization,
   registerListOrganizations,
   registerGetOrganization,
@@ -96,6 +107,7 @@ const REGISTRATIONS: ((app: ServiceApp, ctx: TenancyContext) => void)[] = [
   registerActivateCallback,
   registerInternalResolveApiToken,
   registerInternalResolveOidcUser,
+  registerInternalResolveSession,
   registerInternalProjectVerificationKeys,
   registerInternalResolveOrg,
   registerInternalSignProjectToken,

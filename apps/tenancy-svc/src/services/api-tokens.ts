@@ -1,10 +1,10 @@
 import { randomBytes } from "node:crypto";
 import { type ApiToken, newId, type OrgRole, orgRoleAtLeast, type Principal } from "@agentplane/contracts";
 import { ProblemError } from "@agentplane/problem-details";
-import { type Kysely, sql } from "kysely";
+import { type Kysely, type Selectable, sql } from "kysely";
 import type { TenancyContext } from "../context.ts";
 import { digestsEqual, sha256Hex } from "../crypto/secret-box.ts";
-import type { TenancyDatabase } from "../db/schema.ts";
+import type { ApiTokenTable, TenancyDatabase } from "../db/schema.ts";
 import { recordDomainEvent, withDomainEvents } from "./audit.ts";
 import { scopesOf, toApiToken } from "./serialize.ts";
 
@@ -106,8 +106,7 @@ export async function resolveApiToken(db: Db, token: string): Promise<Principal 
       .executeTakeFirst();
   }
   if (!row || !digestsEqual(row.secret_hash, presentedHash)) return undefined;
-  if (row.revoked_at) return undefined;
-  if (row.expires_at && new Date(row.expires_at).getTime() <= Date.now()) return undefined;
+  if (!tokenUsable(row)) return undefined;
   await db
     .updateTable("api_tokens")
     .set({ last_used_at: new Date() })
@@ -119,6 +118,17 @@ export async function resolveApiToken(db: Db, token: string): Promise<Principal 
       ]),
     )
     .execute();
+  return tokenPrincipal(row);
+}
+
+/** Neither revoked nor expired. */
+export function tokenUsable(row: Pick<Selectable<ApiTokenTable>, "revoked_at" | "expires_at">): boolean {
+  if (row.revoked_at) return false;
+  return !row.expires_at || new Date(row.expires_at).getTime() > Date.now();
+}
+
+/** The principal a token row acts as: its creator, within the token's restrictions. */
+export function tokenPrincipal(row: Selectable<ApiTokenTable>): Principal {
   return {
     type: "api_token",
     id: row.id,

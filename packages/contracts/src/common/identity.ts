@@ -23,6 +23,8 @@ export const PrincipalSchema = z.object({
   /** When set, the only permissions an API token may use (on top of its role cap and project). */
   scopes: z.array(z.string()).optional(),
   sandboxId: z.string().optional(),
+  /** The browser session (`ses_` id) the request came through, when it carried the session cookie. */
+  sessionId: z.string().optional(),
 });
 export type Principal = z.infer<typeof PrincipalSchema>;
 

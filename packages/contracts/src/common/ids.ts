@@ -16,6 +16,7 @@ export const ID_PREFIXES = {
   sandboxToken: "sbt",
   revision: "rev",
   shellSession: "shs",
+  browserSession: "ses",
   run: "run",
   spendingLimit: "spl",
   reservation: "rsv",

@@ -6,6 +6,7 @@ import { meRoutes } from "./me.ts";
 import { memberRoutes } from "./members.ts";
 import { orgRoutes } from "./orgs.ts";
 import { projectRoutes } from "./projects.ts";
+import { sessionRoutes } from "./sessions.ts";
 import { teamRoutes } from "./teams.ts";
 
 export * from "./api-tokens.ts";
@@ -16,10 +17,12 @@ export * from "./me.ts";
 export * from "./members.ts";
 export * from "./orgs.ts";
 export * from "./projects.ts";
+export * from "./sessions.ts";
 export * from "./teams.ts";
 
 export const tenancyRoutes: readonly ContractRoute[] = [
   ...meRoutes,
+  ...sessionRoutes,
   ...orgRoutes,
   ...memberRoutes,
   ...teamRoutes,

@@ -30,6 +30,10 @@ export const ResolveOidcUserRequest = z.object({
   name: z.string().optional(),
 });
 export const ResolvedPrincipal = z.object({ principal: PrincipalSchema });
+export const ResolveSessionRequest = z.object({ secret: z.string().max(200) });
+/** A session's principal and the CSRF token its mutating requests must carry. */
+export const ResolvedSession = z.object({ principal: PrincipalSchema, csrfToken: z.string() });
+export type ResolvedSession = z.infer<typeof ResolvedSession>;
 
 export const AuthorizeRequest = z.object({
   principal: PrincipalSchema,
@@ -85,6 +89,16 @@ export const TENANCY_INTERNAL_ROUTES = {
     description: "The principal of an opaque API token; 401 problem when unknown, revoked or expired.",
     request: jsonBody(ResolveApiTokenRequest, "The token as presented"),
     responses: jsonOk(ResolvedPrincipal, "The token's principal"),
+  }),
+  resolveSession: defineInternalRoute(tenancy, {
+    method: "post",
+    path: "/internal/authn/session",
+    operationId: "internalResolveSession",
+    summary: "Resolve a browser session",
+    description:
+      "The principal and CSRF token of an open browser session; 401 problem when unknown, revoked or expired.",
+    request: jsonBody(ResolveSessionRequest, "The session cookie's value"),
+    responses: jsonOk(ResolvedSession, "The session's principal"),
   }),
   resolveOidcUser: defineInternalRoute(tenancy, {
     method: "post",

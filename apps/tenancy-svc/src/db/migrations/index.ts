@@ -3,6 +3,7 @@ import { outboxMigrations } from "@agentplane/events";
 import * as initial from "./0001-initial.ts";
 import * as apiTokenScopes from "./0003-api-token-scopes.ts";
 import * as projectLabels from "./0004-project-labels.ts";
+import * as browserSessions from "./0005-browser-sessions.ts";
 
 /** Applied in this order; never rename or reorder an entry that has shipped. */
 export const migrations: MigrationList = {
@@ -11,4 +12,5 @@ export const migrations: MigrationList = {
   ...outboxMigrations("0002"),
   "0003_api_token_scopes": apiTokenScopes,
   "0004_project_labels": projectLabels,
+  "0005_browser_sessions": browserSessions,
 };

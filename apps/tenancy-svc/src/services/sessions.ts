@@ -1,0 +1,184 @@
+import { createHmac, randomBytes } from "node:crypto";
+import {
+  type BrowserSession,
+  newId,
+  type Principal,
+  type ResolvedSession,
+  SESSION_SECRET_PREFIX,
+  SESSION_TTL_SECONDS,
+} from "@agentplane/contracts";
+import { ProblemError } from "@agentplane/problem-details";
+import type { Selectable } from "kysely";
+import { actorOf } from "../authz/local-authorizer.ts";
+import type { TenancyContext } from "../context.ts";
+import { digestsEqual, sha256Hex } from "../crypto/secret-box.ts";
+import type { BrowserSessionTable } from "../db/schema.ts";
+import { tokenPrincipal, tokenUsable } from "./api-tokens.ts";
+import { iso } from "./serialize.ts";
+
+/** `aps_<id without ses_>_<secret>`: the id finds the row, only the secret's SHA-256 is stored. */
+const SECRET_PATTERN = /^aps_([0-9a-z]{26})_([A-Za-z0-9_-]{43})$/;
+const LAST_USED_RESOLUTION_MS = 60_000;
+const LIST_LIMIT = 100;
+
+type SessionRow = Selectable<BrowserSessionTable>;
+
+/**
+ * The CSRF token of a session: an HMAC of its id under the installation's secret key, so it needs
+ * no storage, cannot be derived from anything a page can read, and dies with the session.
+ */
+export function csrfTokenOf(ctx: TenancyContext, sessionId: string): string {
+  return createHmac("sha256", ctx.config.secretKey).update(`csrf\u0000${sessionId}`).digest("base64url");
+}
+
+export function toBrowserSession(row: SessionRow, currentId?: string): BrowserSession {
+  return {
+    id: row.id,
+    userId: row.user_id,
+    via: row.via,
+    ...(row.api_token_id ? { apiTokenId: row.api_token_id } : {}),
+    ...(row.user_agent ? { userAgent: row.user_agent } : {}),
+    createdAt: iso(row.created_at),
+    expiresAt: iso(row.expires_at),
+    ...(row.last_used_at ? { lastUsedAt: iso(row.last_used_at) } : {}),
+    current: row.id === currentId,
+  };
+}
+
+/** The user a session would act for and the token whose restrictions it keeps. */
+async function sessionSource(
+  ctx: TenancyContext,
+  principal: Principal,
+): Promise<{ userId: string; apiTokenId: string | null; via: SessionRow["via"] }> {
+  if (principal.sessionId) {
+    const current = await ctx.db
+      .selectFrom("browser_sessions")
+      .selectAll()
+      .where("id", "=", principal.sessionId)
+      .executeTakeFirst();
+    if (current) return { userId: current.user_id, apiTokenId: current.api_token_id, via: "session" };
+  }
+  if (principal.type === "api_token" && principal.userId) {
+    return { userId: principal.userId, apiTokenId: principal.id, via: "api_token" };
+  }
+  if (principal.type === "user") return { userId: principal.id, apiTokenId: null, via: "oidc" };
+  throw new ProblemError("forbidden", { detail: "Only users and their API tokens can open a browser session" });
+}
+
+/** Opens a session for the user behind `principal`; `via` overrides how it is recorded (invitations). */
+export async function openSession(
+  ctx: TenancyContext,
+  principal: Principal,
+  options: { userAgent?: string | undefined; via?: SessionRow["via"] } = {},
+): Promise<{ session: BrowserSession; secret: string; csrfToken: string }> {
+  const source = await sessionSource(ctx, principal);
+  const id = newId("browserSession");
+  const secretPart = randomBytes(32).toString("base64url");
+  const row = await ctx.db
+    .insertInto("browser_sessions")
+    .values({
+      id,
+      user_id: source.userId,
+      api_token_id: source.apiTokenId,
+      via: options.via ?? source.via,
+      secret_hash: sha256Hex(secretPart),
+      user_agent: options.userAgent?.slice(0, 300) ?? null,
+      expires_at: new Date(Date.now() + SESSION_TTL_SECONDS * 1000),
+      last_used_at: null,
+      revoked_at: null,
+    })
+    .returningAll()
+    .executeTakeFirstOrThrow();
+  return {
+    session: toBrowserSession(row, id),
+    secret: `${SESSION_SECRET_PREFIX}${id.slice("ses_".length)}_${secretPart}`,
+    csrfToken: csrfTokenOf(ctx, id),
+  };
+}
+
+function open(row: SessionRow): boolean {
+  return !row.revoked_at && new Date(row.expires_at).getTime() > Date.now();
+}
+
+/**
+ * The principal of an open session. A session opened with an unrestricted token (the owner's
+ * installation token, an owner-role token bound to nothing) acts as the user; one opened with a
+ * restricted token keeps the token's restrictions. Either way it ends when its token does.
+ */
+export async function resolveSession(ctx: TenancyContext, secret: string): Promise<ResolvedSession | undefined> {
+  const match = SECRET_PATTERN.exec(secret);
+  if (!match) return undefined;
+  const id = `ses_${match[1]}`;
+  const row = await ctx.db.selectFrom("browser_sessions").selectAll().where("id", "=", id).executeTakeFirst();
+  if (!row || !digestsEqual(row.secret_hash, sha256Hex(match[2]!)) || !open(row)) return undefined;
+  let principal: Principal;
+  if (row.api_token_id) {
+    const token = await ctx.db
+      .selectFrom("api_tokens")
+      .selectAll()
+      .where("id", "=", row.api_token_id)
+      .executeTakeFirst();
+    if (!token || !tokenUsable(token)) return undefined;
+    const restricted = token.org_id || token.project_id || token.scopes || token.role !== "owner";
+    principal = restricted ? tokenPrincipal(token) : await userPrincipal(ctx, row.user_id);
+  } else {
+    principal = await userPrincipal(ctx, row.user_id);
+  }
+  if (!row.last_used_at || new Date(row.last_used_at).getTime() < Date.now() - LAST_USED_RESOLUTION_MS) {
+    await ctx.db.updateTable("browser_sessions").set({ last_used_at: new Date() }).where("id", "=", id).execute();
+  }
+  return { principal: { ...principal, sessionId: id }, csrfToken: csrfTokenOf(ctx, id) };
+}
+
+async function userPrincipal(ctx: TenancyContext, userId: string): Promise<Principal> {
+  const user = await ctx.db
+    .selectFrom("users")
+    .select(["display_name", "email"])
+    .where("id", "=", userId)
+    .executeTakeFirst();
+  const displayName = user?.display_name ?? user?.email ?? undefined;
+  return { type: "user", id: userId, ...(displayName ? { displayName } : {}) };
+}
+
+function userOf(principal: Principal): string {
+  const actor = actorOf(principal);
+  if (!actor) throw new ProblemError("forbidden", { detail: "Only users have browser sessions" });
+  return actor.userId;
+}
+
+export async function currentSession(ctx: TenancyContext, principal: Principal): Promise<BrowserSession> {
+  const row = principal.sessionId
+    ? await ctx.db.selectFrom("browser_sessions").selectAll().where("id", "=", principal.sessionId).executeTakeFirst()
+    : undefined;
+  if (!row || !open(row)) {
+    throw new ProblemError("not-found", { detail: "The request did not come through a browser session" });
+  }
+  return toBrowserSession(row, row.id);
+}
+
+export async function listSessions(ctx: TenancyContext, principal: Principal): Promise<BrowserSession[]> {
+  const rows = await ctx.db
+    .selectFrom("browser_sessions")
+    .selectAll()
+    .where("user_id", "=", userOf(principal))
+    .where("revoked_at", "is", null)
+    .where("expires_at", ">", new Date())
+    .orderBy("id", "desc")
+    .limit(LIST_LIMIT)
+    .execute();
+  return rows.map((r) => toBrowserSession(r, principal.sessionId));
+}
+
+/** Revokes one of the caller's own sessions; another user's (or an unknown id) answers 404. */
+export async function revokeSession(ctx: TenancyContext, principal: Principal, sessionId: string): Promise<void> {
+  const result = await ctx.db
+    .updateTable("browser_sessions")
+    .set({ revoked_at: new Date() })
+    .where("id", "=", sessionId)
+    .where("user_id", "=", userOf(principal))
+    .where("revoked_at", "is", null)
+    .executeTakeFirst();
+  if (Number(result.numUpdatedRows) === 0) {
+    throw new ProblemError("not-found", { detail: `No open session ${sessionId}` });
+  }
+}

@@ -1,0 +1,124 @@
+import { z } from "@hono/zod-openapi";
+import { defineRoute } from "../common/route.ts";
+import { pathParam, Timestamp } from "../common/schemas.ts";
+import { jsonBody, NoContent } from "./shared.ts";
+
+/**
+ * Browser sessions: the admin console's credential. The session id travels only in an HttpOnly
+ * cookie; a mutating request must also carry the session's CSRF token in `X-CSRF-Token` and come
+ * from the installation's own origin (the gateway checks both).
+ */
+export const SESSION_COOKIE = "agentplane_session";
+export const CSRF_HEADER = "x-csrf-token";
+/** Opaque session secret format: `aps_<id>_<secret>` (the id without its `ses_` prefix). */
+export const SESSION_SECRET_PREFIX = "aps_";
+/** Twelve hours: a working day, then sign in again. */
+export const SESSION_TTL_SECONDS = 12 * 3600;
+
+export const BrowserSession = z
+  .object({
+    id: z.string(),
+    userId: z.string(),
+    /** How the session was opened. */
+    via: z.enum(["api_token", "oidc", "invitation", "session"]),
+    /** The API token it was exchanged from; the session ends when that token is revoked. */
+    apiTokenId: z.string().optional(),
+    userAgent: z.string().optional(),
+    createdAt: Timestamp,
+    expiresAt: Timestamp,
+    lastUsedAt: Timestamp.optional(),
+    /** True for the session the request came through. */
+    current: z.boolean(),
+  })
+  .openapi("BrowserSession");
+export type BrowserSession = z.infer<typeof BrowserSession>;
+
+export const OpenedSession = z
+  .object({
+    session: BrowserSession,
+    /** Send it as `X-CSRF-Token` with every mutating request made with the session cookie. */
+    csrfToken: z.string(),
+  })
+  .openapi("OpenedSession");
+export type OpenedSession = z.infer<typeof OpenedSession>;
+
+export const BrowserSessionList = z.object({ items: z.array(BrowserSession) }).openapi("BrowserSessionList");
+
+const SessionParams = z.object({ sessionId: pathParam("sessionId", "ses_01jc2x3y4z5a6b7c8d9e0f1g2h") });
+const tags = ["Identity"];
+
+export const createSession = defineRoute(
+  { service: "tenancy", access: "authenticated" },
+  {
+    operationId: "createSession",
+    description:
+      "Exchanges the presented credential (an API token or an OIDC token) for a browser session: the answer sets the HttpOnly session cookie and returns the CSRF token. The token itself is not kept by the browser. A session opened with a restricted token keeps its restrictions and ends when the token is revoked.",
+    method: "post",
+    path: "/v1/auth/sessions",
+    tags,
+    summary: "Sign in: open a browser session",
+    responses: { 201: jsonBody(OpenedSession, "Opened; the Set-Cookie header carries the session") },
+  },
+);
+
+export const getCurrentSession = defineRoute(
+  { service: "tenancy", access: "authenticated" },
+  {
+    operationId: "getCurrentSession",
+    description:
+      "The browser session the request came through and its CSRF token; 404 when the request carried no session cookie.",
+    method: "get",
+    path: "/v1/auth/session",
+    tags,
+    summary: "The current browser session",
+    responses: { 200: jsonBody(OpenedSession, "The session") },
+  },
+);
+
+export const deleteCurrentSession = defineRoute(
+  { service: "tenancy", access: "authenticated" },
+  {
+    operationId: "deleteCurrentSession",
+    description: "Sign out: revokes the session the request came through and clears its cookie.",
+    method: "delete",
+    path: "/v1/auth/session",
+    tags,
+    summary: "Sign out: revoke the current browser session",
+    responses: { 204: NoContent },
+  },
+);
+
+export const listSessions = defineRoute(
+  { service: "tenancy", access: "authenticated" },
+  {
+    operationId: "listSessions",
+    description: "The caller's browser sessions that are neither revoked nor expired, newest first (at most 100).",
+    method: "get",
+    path: "/v1/auth/sessions",
+    tags,
+    summary: "The caller's open browser sessions",
+    responses: { 200: jsonBody(BrowserSessionList, "Open sessions") },
+  },
+);
+
+export const revokeSession = defineRoute(
+  { service: "tenancy", access: "authenticated" },
+  {
+    operationId: "revokeSession",
+    description: "Revokes one of the caller's browser sessions (another user's answers 404).",
+    method: "delete",
+    path: "/v1/auth/sessions/{sessionId}",
+    tags,
+    summary: "Revoke a browser session",
+    request: { params: SessionParams },
+    responses: { 204: NoContent },
+  },
+);
+
+export const sessionRoutes = [
+  createSession,
+  getCurrentSession,
+  deleteCurrentSession,
+  listSessions,
+  revokeSession,
+] as const;
