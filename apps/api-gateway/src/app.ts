@@ -24,7 +24,9 @@ import {
 import { annotateSpan, nameRequestSpan } from "@agentplane/telemetry";
 import { RequestAuditor, shouldAudit } from "./audit.ts";
 import { AUTH_RETRY_AFTER_SECONDS, type Authenticator, bearerToken } from "./authn/authenticator.ts";
+import { authenticateSession, ownOrigins, sessionSecretOf, stripSessionCookie } from "./authn/session.ts";
 import type { RateLimitConfig } from "./config.ts";
+import type { ConsoleAssets } from "./console-assets.ts";
 import { docsPage, referenceBundle } from "./docs.ts";
 import {
   BodyTooLargeError,
@@ -66,6 +68,8 @@ export interface GatewayDeps {
   ingress?: IngressRouter;
   /** Request body limits per service where they differ from 1 MiB (default: inference 20 MiB). */
   bodyLimits?: Partial<Record<ServiceName, number>>;
+  /** The admin console's built pages, served at `/` (everything that is not an API path). */
+  console?: ConsoleAssets;
 }
 
 /** Model requests carry whole conversations; the inference proxy applies its own cap below this. */
@@ -171,6 +175,8 @@ export function createGateway(deps: GatewayDeps): Gateway {
 
     const match = routes.match(method, url.pathname);
     if (match.kind === "not-found") {
+      const page = deps.console && (await deps.console.serve(method, url.pathname, header));
+      if (page) return page;
       return fail(new ProblemError("not-found", { detail: `No route for ${url.pathname}` }));
     }
     if (match.kind === "method-not-allowed") {
@@ -229,14 +235,21 @@ export function createGateway(deps: GatewayDeps): Gateway {
     }
 
     let principal: Principal | undefined;
+    let sessionSecret: string | undefined;
     if (entry.access !== "public") {
       try {
-        principal = await deps.authenticator.authenticate(
-          bearerToken(header) ??
-            awsSessionToken(entry.operationId, header) ??
-            llmKeyToken(entry.operationId, header) ??
-            "",
-        );
+        const bearer =
+          bearerToken(header) ?? awsSessionToken(entry.operationId, header) ?? llmKeyToken(entry.operationId, header);
+        sessionSecret = bearer ? undefined : sessionSecretOf(header);
+        principal = sessionSecret
+          ? await authenticateSession(
+              deps.authenticator,
+              sessionSecret,
+              header,
+              method,
+              ownOrigins(url.origin, deps.publicUrl),
+            )
+          : await deps.authenticator.authenticate(bearer ?? "");
       } catch (err) {
         const problem =
           err instanceof ProblemError
@@ -303,6 +316,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
     const identity = principal ? await signer.sign(principal, entry.service) : undefined;
     let response: Response;
     const headers = forwardHeaders(allHeaders, identity, requestId, url);
+    stripSessionCookie(headers);
     if (AWS_PROXY_OPERATION.test(entry.operationId)) awsProxyHeaders(header, headers);
     if (LLM_OPERATION.test(entry.operationId)) for (const name of LLM_KEY_HEADERS) delete headers[name];
     let bytes: Uint8Array | undefined;
@@ -344,6 +358,9 @@ export function createGateway(deps: GatewayDeps): Gateway {
       audit(principal, 502);
       return fail(new ProblemError("bad-gateway", { detail: `The ${entry.service} service did not answer` }));
     }
+    if (sessionSecret && entry.operationId === "deleteCurrentSession" && response.status === 204) {
+      deps.authenticator.forgetSession(sessionSecret);
+    }
     if (forwarded.overLimit()) {
       // The service saw a body cut short; what the caller must hear is that it was too large.
       await response.body?.cancel().catch(() => {});
@@ -368,6 +385,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
     signer,
     ...(deps.logger ? { logger: deps.logger } : {}),
     ...(deps.ingress ? { ingress: deps.ingress } : {}),
+    ...(deps.publicUrl ? { publicUrl: deps.publicUrl } : {}),
   });
 
   return {

@@ -11,6 +11,7 @@ import { createGateway, type Gateway, type GatewayTarget } from "./app.ts";
 import { Authenticator } from "./authn/authenticator.ts";
 import { OidcVerifier } from "./authn/oidc.ts";
 import type { GatewayConfig } from "./config.ts";
+import { consoleAssets } from "./console-assets.ts";
 import { remoteReadiness } from "./health.ts";
 import { createHttpIngress, type IngressRouter } from "./ingress.ts";
 import { createRateLimiter } from "./rate-limit.ts";
@@ -30,6 +31,8 @@ export interface BuildGatewayOptions {
   sandboxUrl?: string;
   /** Overrides `config.publicUrl` (the all-in-one knows its own address when PUBLIC_URL is unset). */
   publicUrl?: string;
+  /** The admin console's build (apps/console/dist), served at `/`. */
+  consoleDir?: string;
 }
 
 export interface BuiltGateway extends Gateway {
@@ -103,6 +106,7 @@ export function buildGateway(options: BuildGatewayOptions): BuiltGateway {
     logger,
     ...(publicUrl ? { publicUrl } : {}),
     ...(config.ingressHost && ingress ? { ingress } : {}),
+    ...(options.consoleDir ? { console: consoleAssets(options.consoleDir) } : {}),
   });
   return {
     ...gateway,

@@ -1,9 +1,11 @@
 // The gateway as its own deployable (distributed mode): services are reached over HTTP keep-alive.
+import { ensureConsoleBuild } from "@agentplane/console";
 import { parseEnv, runService } from "@agentplane/service-kit";
 import { buildGateway, httpTargets } from "./build.ts";
 import { configFromEnv, GatewayEnvSchema, serviceUrls } from "./config.ts";
 
 const env = parseEnv(GatewayEnvSchema);
+const consoleDir = await ensureConsoleBuild((message) => process.stderr.write(`${message}\n`));
 await runService({
   name: "api-gateway",
   env,
@@ -14,6 +16,7 @@ await runService({
       keys,
       bus,
       logger,
+      consoleDir,
       ...(env.SANDBOX_URL ? { sandboxUrl: env.SANDBOX_URL } : {}),
     }),
   describe: () => ({ services: Object.keys(serviceUrls(env)) }),

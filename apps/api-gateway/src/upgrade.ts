@@ -13,6 +13,7 @@ import {
   type UpgradeHandler,
 } from "@agentplane/service-kit";
 import { type Authenticator, bearerToken } from "./authn/authenticator.ts";
+import { checkSessionOrigin, ownOrigins, sessionSecretOf, stripSessionCookie } from "./authn/session.ts";
 import type { IngressRouter } from "./ingress.ts";
 import type { RouteTable } from "./route-table.ts";
 
@@ -71,6 +72,7 @@ export function createUpgradeHandler(deps: {
   signer: IdentitySigner;
   logger?: Logger;
   ingress?: IngressRouter;
+  publicUrl?: string;
 }): UpgradeHandler {
   return (req, socket, head) => {
     guardSocket(socket);
@@ -91,9 +93,23 @@ export function createUpgradeHandler(deps: {
       }
       const target = deps.targets[match.entry.service]?.upgrade;
       if (!target) throw new ProblemError("service-unavailable", { detail: `${match.entry.service} is not available` });
-      const principal = await deps.authenticator.authenticate(bearerToken(toHeaders(req), { websocket: true }) ?? "", {
-        tunnel: match.entry.operationId === "openClusterTunnel",
-      });
+      const headers = toHeaders(req);
+      const bearer = bearerToken(headers, { websocket: true });
+      const sessionSecret = bearer ? undefined : sessionSecretOf(headers);
+      let principal: Awaited<ReturnType<Authenticator["authenticate"]>>;
+      if (sessionSecret) {
+        // A browser's WebSocket carries the session cookie and always its Origin: the page must be
+        // the console's own (cross-site WebSocket hijacking is refused here).
+        const origins = ownOrigins(`http://${req.headers.host ?? "gateway"}`, deps.publicUrl);
+        origins.add(`https://${req.headers.host ?? "gateway"}`);
+        checkSessionOrigin(headers, "WEBSOCKET", origins);
+        principal = (await deps.authenticator.authenticateSession(sessionSecret)).principal;
+      } else {
+        principal = await deps.authenticator.authenticate(bearer ?? "", {
+          tunnel: match.entry.operationId === "openClusterTunnel",
+        });
+      }
+      stripSessionCookie(req.headers);
       const identity = await deps.signer.sign(principal, match.entry.service);
       // The service sees the identity, never the caller's credential.
       delete req.headers.authorization;

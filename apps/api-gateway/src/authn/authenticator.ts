@@ -4,6 +4,7 @@ import {
   type Principal,
   projectIdFromClusterIssuer,
   ResolvedPrincipal,
+  ResolvedSession,
   type SANDBOX_INTERNAL_ROUTES,
   TENANCY_INTERNAL_ROUTES,
   TUNNEL_TOKEN_PREFIX,
@@ -71,6 +72,7 @@ const GATEWAY = servicePrincipal("api-gateway");
 /** Turns a bearer token of any accepted kind into a principal, or throws a 401 problem. */
 export class Authenticator {
   private readonly opaque: TokenCache<Principal>;
+  private readonly sessions: TokenCache<ResolvedSession>;
   private readonly oidcUsers = new TokenCache<Principal>(60_000);
   /** Each project's published verification keys, for 30 s. */
   private readonly projectKeys = new LRUCache<string, Promise<JSONWebKeySet & { orgId: string }>>({
@@ -82,6 +84,28 @@ export class Authenticator {
   constructor(options: AuthenticatorOptions) {
     this.options = options;
     this.opaque = new TokenCache(options.opaqueTtlMs ?? 2000);
+    this.sessions = new TokenCache(options.opaqueTtlMs ?? 2000);
+  }
+
+  /** A browser session's principal and CSRF token, from the session cookie's value. */
+  authenticateSession(secret: string): Promise<ResolvedSession> {
+    return this.sessions
+      .get(secret, async () => {
+        const body = await callInternal(this.options.tenancy, TENANCY_INTERNAL_ROUTES.resolveSession, {
+          principal: GATEWAY,
+          body: { secret },
+        });
+        return ResolvedSession.parse(body);
+      })
+      .catch((err) => {
+        if (isRefusal(err)) throw new AuthenticationError("The session is not valid; sign in again");
+        throw new AuthenticationUnavailableError("The tenancy service");
+      });
+  }
+
+  /** Forgets a session at once (signed out through this gateway; other replicas within the cache's lifetime). */
+  forgetSession(secret: string): void {
+    this.sessions.forget(secret);
   }
 
   /**

@@ -25,4 +25,9 @@ export class TokenCache<T> {
     });
     return value;
   }
+
+  /** Forgets a token at once (its credential was just revoked through this gateway). */
+  forget(token: string): void {
+    this.entries.delete(TokenCache.keyOf(token));
+  }
 }

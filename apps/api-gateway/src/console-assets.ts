@@ -1,0 +1,106 @@
+import { readFile, stat } from "node:fs/promises";
+import { extname, join } from "node:path";
+import type { HeaderReader } from "./forward.ts";
+
+/**
+ * The admin console: a single-page app built to static files (apps/console/dist). Its assets have
+ * content hashes in their names and are cached for a year; `index.html` is revalidated on every
+ * load so a new build is picked up at once. Every page is answered with a content security policy
+ * that lets it load and connect only to this installation's own origin.
+ */
+export interface ConsoleAssets {
+  serve(method: string, path: string, headers: HeaderReader): Promise<Response | undefined>;
+}
+
+/** Only the installation's own origin; inline styles for the terminal and the editor, which inject them. */
+export const CONSOLE_CSP = [
+  "default-src 'self'",
+  "script-src 'self'",
+  "style-src 'self' 'unsafe-inline'",
+  "img-src 'self' data:",
+  "font-src 'self'",
+  "connect-src 'self'",
+  "worker-src 'self'",
+  "object-src 'none'",
+  "base-uri 'self'",
+  "form-action 'self'",
+  "frame-ancestors 'none'",
+].join("; ");
+
+const TYPES: Record<string, string> = {
+  ".js": "text/javascript; charset=utf-8",
+  ".css": "text/css; charset=utf-8",
+  ".html": "text/html; charset=utf-8",
+  ".svg": "image/svg+xml",
+  ".png": "image/png",
+  ".ico": "image/x-icon",
+  ".woff2": "font/woff2",
+  ".json": "application/json",
+  ".txt": "text/plain; charset=utf-8",
+};
+
+/** Paths that belong to the API, the reference or the protocols beside it: never a console page. */
+const NOT_PAGES = /^\/(v1|docs|health|k8s|mcp|agent|activate|\.well-known)(\/|$)/;
+const ASSET_NAME = /^\/assets\/[\w.-]+$/;
+const ROOT_FILE = /^\/[\w-]+\.(svg|png|ico|txt)$/;
+
+const SECURITY_HEADERS = {
+  "x-content-type-options": "nosniff",
+  "referrer-policy": "same-origin",
+};
+
+export function consoleAssets(dir: string): ConsoleAssets {
+  let index: Promise<Buffer | undefined> | undefined;
+  const readIndex = () => {
+    index ??= readFile(join(dir, "index.html")).catch(() => undefined);
+    return index;
+  };
+
+  async function file(path: string, cacheControl: string): Promise<Response | undefined> {
+    const full = join(dir, path);
+    const info = await stat(full).catch(() => undefined);
+    if (!info?.isFile()) return undefined;
+    return new Response(new Uint8Array(await readFile(full)), {
+      headers: {
+        "content-type": TYPES[extname(path)] ?? "application/octet-stream",
+        "cache-control": cacheControl,
+        ...SECURITY_HEADERS,
+      },
+    });
+  }
+
+  return {
+    async serve(method, path, headers) {
+      if (method !== "GET" && method !== "HEAD") return undefined;
+      if (ASSET_NAME.test(path)) {
+        return (
+          (await file(path, "public, max-age=31536000, immutable")) ??
+          new Response("Not found", { status: 404, headers: { "cache-control": "no-store", ...SECURITY_HEADERS } })
+        );
+      }
+      if (ROOT_FILE.test(path)) {
+        const found = await file(path, "public, max-age=3600");
+        if (found) return found;
+      }
+      // A page of the app (its router reads the path); API clients asking for JSON keep their 404.
+      if (NOT_PAGES.test(path)) return undefined;
+      const accept = headers.get("accept") ?? "";
+      if (path !== "/" && !accept.includes("text/html")) return undefined;
+      const html = await readIndex();
+      const body =
+        html ??
+        Buffer.from(
+          "<!doctype html><title>Agentplane</title><p>The console is not built: run <code>npm start</code> again or <code>npm run build</code>.</p>",
+        );
+      return new Response(new Uint8Array(body), {
+        status: html ? 200 : 503,
+        headers: {
+          "content-type": TYPES[".html"]!,
+          "cache-control": "no-cache",
+          "content-security-policy": CONSOLE_CSP,
+          ...SECURITY_HEADERS,
+        },
+      });
+    },
+  };
+}
