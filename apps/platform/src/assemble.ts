@@ -12,6 +12,7 @@ import {
   createConnectionsService,
   TenancyProjectSigner,
 } from "@agentplane/connections-svc";
+import { ensureConsoleBuild } from "@agentplane/console";
 import { API_VERSION, parseIngressHost, type ServiceName } from "@agentplane/contracts";
 import type { Database } from "@agentplane/db";
 import type { Bus } from "@agentplane/events";
@@ -129,8 +130,10 @@ export async function assemblePlatform(options: AssembleOptions): Promise<Platfo
     targets[name] = inProcessTarget(instance);
   }
 
+  const consoleDir = await ensureConsoleBuild((message) => logger.info(message));
   const gateway = buildGateway({
     config: gatewayConfigFromSettings(env),
+    consoleDir,
     targets,
     keys,
     bus,

@@ -17,6 +17,7 @@ export function printWelcome(options: {
     "",
     "  Agentplane control plane is running (all-in-one, embedded storage)",
     "",
+    `  Console        ${base}/  (sign in with an API token)`,
     `  API            ${base}/v1`,
     `  API reference  ${base}/docs`,
     `  OpenAPI        ${base}/v1/openapi.json`,

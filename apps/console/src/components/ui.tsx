@@ -1,0 +1,140 @@
+import type { ButtonHTMLAttributes, ReactNode } from "react";
+import { useId } from "react";
+import type { Allowance } from "../lib/permissions.ts";
+import { ApiError, describeError } from "../lib/problem.ts";
+
+const BUTTON = {
+  primary: "bg-indigo-600 text-white hover:bg-indigo-700 disabled:bg-indigo-600/50",
+  secondary:
+    "border border-slate-300 bg-white text-slate-900 hover:bg-slate-50 dark:border-slate-600 dark:bg-slate-800 dark:text-slate-100 dark:hover:bg-slate-700",
+  danger: "bg-red-700 text-white hover:bg-red-800 disabled:bg-red-700/50",
+} as const;
+
+export function Button({
+  variant = "secondary",
+  className = "",
+  ...props
+}: ButtonHTMLAttributes<HTMLButtonElement> & { variant?: keyof typeof BUTTON }) {
+  return (
+    <button
+      type="button"
+      className={`inline-flex items-center gap-1 rounded-md px-3 py-1.5 text-sm font-medium focus-visible:outline-2 focus-visible:outline-offset-2 focus-visible:outline-indigo-500 disabled:cursor-not-allowed disabled:opacity-60 ${BUTTON[variant]} ${className}`}
+      {...props}
+    />
+  );
+}
+
+/**
+ * A control the signed-in role may not use: shown disabled with the reason beside it (and
+ * announced with it), instead of a click that fails.
+ */
+export function Guarded({ allowance, children }: { allowance: Allowance; children: (disabled: boolean) => ReactNode }) {
+  const id = useId();
+  if (allowance.allowed) return <>{children(false)}</>;
+  return (
+    <span className="inline-flex items-center gap-2" aria-describedby={id}>
+      {children(true)}
+      <span id={id} className="text-xs text-slate-600 dark:text-slate-300">
+        {allowance.reason}
+      </span>
+    </span>
+  );
+}
+
+export function ErrorNote({ error, retry }: { error: unknown; retry?: () => void }) {
+  if (!error) return null;
+  const rule = error instanceof ApiError ? error.ruleId : undefined;
+  return (
+    <div
+      role="alert"
+      className="my-2 rounded-md border border-red-300 bg-red-50 px-3 py-2 text-sm text-red-900 dark:border-red-800 dark:bg-red-950 dark:text-red-100"
+    >
+      {describeError(error)}
+      {rule ? (
+        <span className="ml-2 font-mono" data-testid="rule-id">
+          Rule: {rule}
+        </span>
+      ) : null}
+      {retry ? (
+        <Button className="ml-3" onClick={retry}>
+          Retry
+        </Button>
+      ) : null}
+    </div>
+  );
+}
+
+export function PageTitle({ children, actions }: { children: ReactNode; actions?: ReactNode }) {
+  return (
+    <div className="mb-4 flex flex-wrap items-center justify-between gap-2">
+      <h1 className="text-xl font-semibold">{children}</h1>
+      {actions ? <div className="flex items-center gap-2">{actions}</div> : null}
+    </div>
+  );
+}
+
+export function Field({
+  label,
+  error,
+  hint,
+  children,
+}: {
+  label: string;
+  error?: string | undefined;
+  hint?: string;
+  children: (props: { id: string; "aria-describedby"?: string; "aria-invalid"?: boolean }) => ReactNode;
+}) {
+  const id = useId();
+  const noteId = `${id}-note`;
+  const note = error ?? hint;
+  return (
+    <div className="mb-3 flex flex-col gap-1">
+      <label htmlFor={id} className="text-sm font-medium">
+        {label}
+      </label>
+      {children({ id, ...(note ? { "aria-describedby": noteId } : {}), ...(error ? { "aria-invalid": true } : {}) })}
+      {note ? (
+        <span
+          id={noteId}
+          className={`text-xs ${error ? "text-red-700 dark:text-red-300" : "text-slate-600 dark:text-slate-300"}`}
+        >
+          {note}
+        </span>
+      ) : null}
+    </div>
+  );
+}
+
+export const INPUT =
+  "rounded-md border border-slate-300 bg-white px-2 py-1.5 text-sm text-slate-900 dark:border-slate-600 dark:bg-slate-900 dark:text-slate-100";
+
+export function Table({ headers, children, label }: { headers: string[]; children: ReactNode; label: string }) {
+  return (
+    <div className="overflow-x-auto rounded-md border border-slate-200 dark:border-slate-700">
+      <table className="w-full text-left text-sm" aria-label={label}>
+        <thead className="bg-slate-100 dark:bg-slate-800">
+          <tr>
+            {headers.map((h) => (
+              <th key={h} scope="col" className="px-3 py-2 font-medium">
+                {h}
+              </th>
+            ))}
+          </tr>
+        </thead>
+        <tbody className="divide-y divide-slate-200 dark:divide-slate-700">{children}</tbody>
+      </table>
+    </div>
+  );
+}
+
+export function Td({ children, mono = false }: { children: ReactNode; mono?: boolean }) {
+  return <td className={`px-3 py-2 align-top ${mono ? "font-mono text-xs" : ""}`}>{children}</td>;
+}
+
+export function Loading({ what }: { what: string }) {
+  return (
+    <p role="status" className="text-sm text-slate-600 dark:text-slate-300">
+      Loading {what}…
+    </p>
+  );
+}

@@ -1,0 +1,168 @@
+import { useQuery } from "@tanstack/react-query";
+import { type FormEvent, useState } from "react";
+import { useParams, useSearchParams } from "react-router";
+import { get } from "../api/client.ts";
+import { useOrgRole } from "../api/hooks.ts";
+import type { AuditRecord, Page } from "../api/types.ts";
+import { Dialog } from "../components/dialog.tsx";
+import { Button, ErrorNote, Field, INPUT, Loading, PageTitle, Table, Td } from "../components/ui.tsx";
+import { exportAuditCsv } from "../lib/audit-export.ts";
+import {
+  type AuditView,
+  auditApiQuery,
+  nextPage,
+  previousPage,
+  readAuditView,
+  withFilters,
+  writeAuditView,
+} from "../lib/audit-query.ts";
+import { allows } from "../lib/permissions.ts";
+
+const PAGE = 50;
+
+export function AuditPage() {
+  const { orgId } = useParams() as { orgId: string };
+  const role = useOrgRole(orgId);
+  const [params, setParams] = useSearchParams();
+  const view = readAuditView(params);
+  const [selected, setSelected] = useState<AuditRecord | undefined>();
+  const [exporting, setExporting] = useState<string | undefined>();
+  const [exportError, setExportError] = useState<unknown>();
+  const read = allows("audit:read", { ...(role ? { org: role } : {}) });
+  const records = useQuery({
+    queryKey: ["audit", orgId, params.toString()],
+    queryFn: () => get<Page<AuditRecord>>(`/v1/orgs/${orgId}/audit-trail`, auditApiQuery(view, PAGE)),
+    enabled: read.allowed,
+  });
+  const go = (next: AuditView) => setParams(writeAuditView(next));
+
+  async function exportCsv() {
+    setExportError(undefined);
+    setExporting("Starting…");
+    try {
+      await exportAuditCsv(orgId, view, (n) => setExporting(`${n} records…`));
+    } catch (err) {
+      setExportError(err);
+    } finally {
+      setExporting(undefined);
+    }
+  }
+
+  if (role && !read.allowed) {
+    return (
+      <>
+        <PageTitle>Audit trail</PageTitle>
+        <p className="text-sm">Reading the audit trail: {read.reason}.</p>
+      </>
+    );
+  }
+  const pageNumber = view.trail.length + 1;
+  return (
+    <>
+      <PageTitle
+        actions={
+          <Button onClick={() => void exportCsv()} disabled={!!exporting}>
+            {exporting ? `Exporting ${exporting}` : "Export CSV"}
+          </Button>
+        }
+      >
+        Audit trail
+      </PageTitle>
+      <Filters key={params.toString()} view={view} onApply={(filters) => go(withFilters(filters))} />
+      <ErrorNote error={exportError} />
+      {records.isPending ? <Loading what="audit records" /> : null}
+      <ErrorNote error={records.error} retry={() => void records.refetch()} />
+      {records.data ? (
+        <>
+          <Table label="Audit records" headers={["Time", "Actor", "Action", "Target", "Outcome", ""]}>
+            {records.data.items.map((r) => (
+              <tr key={`${r.time}-${r.id}`}>
+                <Td mono>{r.time}</Td>
+                <Td>{r.principal.displayName ?? r.principal.id ?? r.principal.type}</Td>
+                <Td mono>{r.action}</Td>
+                <Td mono>{r.targetId ?? ""}</Td>
+                <Td>{r.outcome}</Td>
+                <Td>
+                  <Button onClick={() => setSelected(r)} aria-label={`Details of ${r.action} at ${r.time}`}>
+                    Details
+                  </Button>
+                </Td>
+              </tr>
+            ))}
+          </Table>
+          <nav aria-label="Audit pages" className="mt-3 flex items-center gap-3">
+            <Button disabled={view.trail.length === 0} onClick={() => go(previousPage(view))}>
+              Previous page
+            </Button>
+            <span className="text-sm">Page {pageNumber}</span>
+            <Button
+              disabled={!records.data.nextCursor}
+              onClick={() => records.data.nextCursor && go(nextPage(view, records.data.nextCursor))}
+            >
+              Next page
+            </Button>
+          </nav>
+        </>
+      ) : null}
+      <Dialog
+        open={!!selected}
+        onOpenChange={(o) => (o ? undefined : setSelected(undefined))}
+        title="Audit record"
+        side
+      >
+        <pre className="overflow-x-auto rounded bg-slate-100 p-3 text-xs dark:bg-slate-800" data-testid="audit-json">
+          {JSON.stringify(selected, null, 2)}
+        </pre>
+        <Button className="mt-3" onClick={() => setSelected(undefined)}>
+          Close
+        </Button>
+      </Dialog>
+    </>
+  );
+}
+
+function Filters({ view, onApply }: { view: AuditView; onApply: (filters: AuditView["filters"]) => void }) {
+  const [filters, setFilters] = useState(view.filters);
+  const set = (key: keyof AuditView["filters"]) => (e: { target: { value: string } }) =>
+    setFilters((f) => ({ ...f, [key]: e.target.value }));
+  const submit = (e: FormEvent) => {
+    e.preventDefault();
+    onApply(Object.fromEntries(Object.entries(filters).filter(([, v]) => v)));
+  };
+  return (
+    <form onSubmit={submit} aria-label="Audit filters" className="mb-4 grid grid-cols-2 gap-x-4 md:grid-cols-4">
+      <Field label="Actor">
+        {(p) => <input {...p} className={INPUT} value={filters.actor ?? ""} onChange={set("actor")} />}
+      </Field>
+      <Field label="Action">
+        {(p) => <input {...p} className={INPUT} value={filters.action ?? ""} onChange={set("action")} />}
+      </Field>
+      <Field label="Target id">
+        {(p) => <input {...p} className={INPUT} value={filters.targetId ?? ""} onChange={set("targetId")} />}
+      </Field>
+      <Field label="Outcome">
+        {(p) => (
+          <select {...p} className={INPUT} value={filters.outcome ?? ""} onChange={set("outcome")}>
+            <option value="">Any</option>
+            <option value="success">success</option>
+            <option value="denied">denied</option>
+            <option value="error">error</option>
+          </select>
+        )}
+      </Field>
+      <Field label="From">
+        {(p) => (
+          <input {...p} type="datetime-local" className={INPUT} value={filters.from ?? ""} onChange={set("from")} />
+        )}
+      </Field>
+      <Field label="To">
+        {(p) => <input {...p} type="datetime-local" className={INPUT} value={filters.to ?? ""} onChange={set("to")} />}
+      </Field>
+      <div className="flex items-end pb-3">
+        <Button type="submit" variant="primary">
+          Apply filters
+        </Button>
+      </div>
+    </form>
+  );
+}

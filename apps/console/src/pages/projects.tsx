@@ -1,0 +1,134 @@
+import { useInfiniteQuery, useMutation, useQueryClient } from "@tanstack/react-query";
+import { type FormEvent, useState } from "react";
+import { Link, useParams } from "react-router";
+import { get, post } from "../api/client.ts";
+import { useOrgRole } from "../api/hooks.ts";
+import type { Page, Project } from "../api/types.ts";
+import { Dialog } from "../components/dialog.tsx";
+import { Button, ErrorNote, Field, Guarded, INPUT, Loading, PageTitle, Table, Td } from "../components/ui.tsx";
+import { allows } from "../lib/permissions.ts";
+import { ApiError } from "../lib/problem.ts";
+
+const PAGE = 25;
+
+export function ProjectsPage() {
+  const { orgId } = useParams() as { orgId: string };
+  const role = useOrgRole(orgId);
+  const [creating, setCreating] = useState(false);
+  const projects = useInfiniteQuery({
+    queryKey: ["projects", orgId],
+    queryFn: ({ pageParam }) => get<Page<Project>>(`/v1/orgs/${orgId}/projects`, { limit: PAGE, cursor: pageParam }),
+    initialPageParam: undefined as string | undefined,
+    getNextPageParam: (last) => last.nextCursor,
+  });
+  const rows = projects.data?.pages.flatMap((p) => p.items) ?? [];
+  return (
+    <>
+      <PageTitle
+        actions={
+          <Guarded allowance={allows("projects:create", { ...(role ? { org: role } : {}) })}>
+            {(disabled) => (
+              <Button variant="primary" disabled={disabled} onClick={() => setCreating(true)}>
+                New project
+              </Button>
+            )}
+          </Guarded>
+        }
+      >
+        Projects
+      </PageTitle>
+      {projects.isPending ? <Loading what="projects" /> : null}
+      <ErrorNote error={projects.error} retry={() => void projects.refetch()} />
+      {rows.length ? (
+        <Table label="Projects" headers={["Name", "Id", "Labels", "Your role", ""]}>
+          {rows.map((p) => (
+            <tr key={p.id}>
+              <Td>{p.name}</Td>
+              <Td mono>{p.id}</Td>
+              <Td mono>
+                {Object.entries(p.labels)
+                  .map(([k, v]) => `${k}=${v}`)
+                  .join(", ")}
+              </Td>
+              <Td>{p.role ?? ""}</Td>
+              <Td>
+                <Link to={`/projects/${p.id}/sandboxes`}>Sandboxes</Link>
+                {" · "}
+                <a href={`/v1/projects/${p.id}/.well-known/jwks.json`}>JWKS</a>
+              </Td>
+            </tr>
+          ))}
+        </Table>
+      ) : projects.isSuccess ? (
+        <p className="text-sm">No projects yet.</p>
+      ) : null}
+      {projects.hasNextPage ? (
+        <Button className="mt-3" onClick={() => void projects.fetchNextPage()} disabled={projects.isFetchingNextPage}>
+          {projects.isFetchingNextPage ? "Loading…" : "Load more"}
+        </Button>
+      ) : null}
+      <CreateProject orgId={orgId} open={creating} onOpenChange={setCreating} />
+    </>
+  );
+}
+
+function CreateProject({
+  orgId,
+  open,
+  onOpenChange,
+}: {
+  orgId: string;
+  open: boolean;
+  onOpenChange: (o: boolean) => void;
+}) {
+  const queryClient = useQueryClient();
+  const [name, setName] = useState("");
+  const [description, setDescription] = useState("");
+  const create = useMutation({
+    mutationFn: () => post<Project>(`/v1/orgs/${orgId}/projects`, { name, ...(description ? { description } : {}) }),
+    onSuccess: () => {
+      void queryClient.invalidateQueries({ queryKey: ["projects", orgId] });
+      setName("");
+      setDescription("");
+      onOpenChange(false);
+    },
+  });
+  const fieldError = (f: string) => (create.error instanceof ApiError ? create.error.fieldError(f) : undefined);
+  const submit = (e: FormEvent) => {
+    e.preventDefault();
+    create.mutate();
+  };
+  return (
+    <Dialog open={open} onOpenChange={onOpenChange} title="New project">
+      <form onSubmit={submit}>
+        <Field label="Name" error={fieldError("name")}>
+          {(p) => (
+            <input
+              {...p}
+              className={INPUT}
+              required
+              maxLength={100}
+              value={name}
+              onChange={(e) => setName(e.target.value)}
+            />
+          )}
+        </Field>
+        <Field label="Description" error={fieldError("description")}>
+          {(p) => (
+            <input
+              {...p}
+              className={INPUT}
+              maxLength={1000}
+              value={description}
+              onChange={(e) => setDescription(e.target.value)}
+            />
+          )}
+        </Field>
+        <ErrorNote error={create.error} />
+        <Button type="submit" variant="primary" disabled={create.isPending}>
+          {create.isPending ? "Creating…" : "Create project"}
+        </Button>
+      </form>
+    </Dialog>
+  );
+}

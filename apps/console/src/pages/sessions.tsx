@@ -1,0 +1,44 @@
+import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
+import { del, get } from "../api/client.ts";
+import type { BrowserSession } from "../api/types.ts";
+import { Button, ErrorNote, Loading, PageTitle, Table, Td } from "../components/ui.tsx";
+
+export function SessionsPage() {
+  const queryClient = useQueryClient();
+  const sessions = useQuery({
+    queryKey: ["sessions"],
+    queryFn: () => get<{ items: BrowserSession[] }>("/v1/auth/sessions"),
+  });
+  const revoke = useMutation({
+    mutationFn: (id: string) => del(`/v1/auth/sessions/${id}`),
+    onSuccess: () => void queryClient.invalidateQueries({ queryKey: ["sessions"] }),
+  });
+  return (
+    <>
+      <PageTitle>Your browser sessions</PageTitle>
+      {sessions.isPending ? <Loading what="sessions" /> : null}
+      <ErrorNote error={sessions.error ?? revoke.error} retry={() => void sessions.refetch()} />
+      {sessions.data ? (
+        <Table label="Sessions" headers={["Opened", "Via", "Browser", "Expires", ""]}>
+          {sessions.data.items.map((s) => (
+            <tr key={s.id}>
+              <Td>{new Date(s.createdAt).toLocaleString()}</Td>
+              <Td>{s.via}</Td>
+              <Td>{s.userAgent ?? ""}</Td>
+              <Td>{new Date(s.expiresAt).toLocaleString()}</Td>
+              <Td>
+                {s.current ? (
+                  "this session"
+                ) : (
+                  <Button variant="danger" onClick={() => revoke.mutate(s.id)} aria-label={`Revoke session ${s.id}`}>
+                    Revoke
+                  </Button>
+                )}
+              </Td>
+            </tr>
+          ))}
+        </Table>
+      ) : null}
+    </>
+  );
+}

@@ -1,0 +1,88 @@
+import { useQuery, useQueryClient } from "@tanstack/react-query";
+import { type FormEvent, useState } from "react";
+import { useNavigate, useSearchParams } from "react-router";
+import { get } from "../api/client.ts";
+import { signIn } from "../api/session.ts";
+import { Button, ErrorNote, Field, INPUT } from "../components/ui.tsx";
+
+interface Installation {
+  status: "unactivated" | "activated";
+}
+
+/** Only paths of this app: a `next` pointing elsewhere is ignored. */
+export function safeNext(next: string | null): string {
+  return next?.startsWith("/") && !next.startsWith("//") ? next : "/";
+}
+
+export function SignInPage() {
+  const [params] = useSearchParams();
+  const navigate = useNavigate();
+  const queryClient = useQueryClient();
+  const [token, setToken] = useState("");
+  const [error, setError] = useState<unknown>();
+  const [busy, setBusy] = useState(false);
+  const installation = useQuery({
+    queryKey: ["installation"],
+    queryFn: () => get<Installation>("/v1/installation"),
+    retry: false,
+  });
+
+  async function submit(e: FormEvent) {
+    e.preventDefault();
+    setBusy(true);
+    setError(undefined);
+    try {
+      const opened = await signIn(token);
+      setToken("");
+      queryClient.clear();
+      queryClient.setQueryData(["session"], opened);
+      navigate(safeNext(params.get("next")), { replace: true });
+    } catch (err) {
+      setError(err);
+    } finally {
+      setBusy(false);
+    }
+  }
+
+  return (
+    <main className="mx-auto mt-24 max-w-md rounded-lg border border-slate-200 bg-white p-6 shadow-sm dark:border-slate-700 dark:bg-slate-900">
+      <h1 className="mb-4 text-xl font-semibold">Sign in to Agentplane</h1>
+      {installation.data?.status === "unactivated" ? (
+        <section aria-label="Activation" className="mb-4 text-sm">
+          <p className="mb-2">This installation is not activated yet. To activate it:</p>
+          <ol className="list-decimal pl-5">
+            <li>
+              Run <code>POST /v1/installation/activation</code> (or the CLI's login) to get a user code.
+            </li>
+            <li>
+              Open <a href="/activate">/activate</a> and enter the user code and the setup code printed at start.
+            </li>
+            <li>Paste the owner token you receive below.</li>
+          </ol>
+        </section>
+      ) : null}
+      <form onSubmit={submit}>
+        <Field label="API token" hint="Exchanged once for a browser session; the token is not kept by this page.">
+          {(props) => (
+            <input
+              {...props}
+              type="password"
+              autoComplete="off"
+              required
+              className={INPUT}
+              value={token}
+              onChange={(e) => setToken(e.target.value)}
+            />
+          )}
+        </Field>
+        <ErrorNote error={error} />
+        <Button type="submit" variant="primary" disabled={busy || !token.trim()}>
+          {busy ? "Signing in…" : "Sign in"}
+        </Button>
+      </form>
+      <p className="mt-4 text-sm">
+        <a href="/docs">API reference</a>
+      </p>
+    </main>
+  );
+}

@@ -1,0 +1,242 @@
+import { useInfiniteQuery, useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
+import { type FormEvent, useState } from "react";
+import { useParams } from "react-router";
+import { del, get, post } from "../api/client.ts";
+import { useOrgRole } from "../api/hooks.ts";
+import type { ApiToken, Page, Project } from "../api/types.ts";
+import { Dialog } from "../components/dialog.tsx";
+import { Button, ErrorNote, Field, Guarded, INPUT, Loading, PageTitle, Table, Td } from "../components/ui.tsx";
+import { parseExpiry } from "../lib/expiry.ts";
+import { allows, grantableRoles, type OrgRole } from "../lib/permissions.ts";
+import { ApiError } from "../lib/problem.ts";
+
+const PAGE = 50;
+
+export function TokensPage() {
+  const { orgId } = useParams() as { orgId: string };
+  const role = useOrgRole(orgId);
+  const queryClient = useQueryClient();
+  const [creating, setCreating] = useState(false);
+  const manage = allows("api-tokens:manage", { ...(role ? { org: role } : {}) });
+  const tokens = useInfiniteQuery({
+    queryKey: ["api-tokens", orgId],
+    queryFn: ({ pageParam }) => get<Page<ApiToken>>(`/v1/orgs/${orgId}/api-tokens`, { limit: PAGE, cursor: pageParam }),
+    initialPageParam: undefined as string | undefined,
+    getNextPageParam: (last) => last.nextCursor,
+    enabled: manage.allowed,
+  });
+  const revoke = useMutation({
+    mutationFn: (id: string) => del(`/v1/api-tokens/${id}`),
+    onSuccess: () => void queryClient.invalidateQueries({ queryKey: ["api-tokens", orgId] }),
+  });
+  const rows = tokens.data?.pages.flatMap((p) => p.items) ?? [];
+  return (
+    <>
+      <PageTitle
+        actions={
+          <Guarded allowance={manage}>
+            {(disabled) => (
+              <Button variant="primary" disabled={disabled} onClick={() => setCreating(true)}>
+                New API token
+              </Button>
+            )}
+          </Guarded>
+        }
+      >
+        API tokens
+      </PageTitle>
+      {tokens.isLoading ? <Loading what="tokens" /> : null}
+      <ErrorNote error={tokens.error ?? revoke.error} retry={() => void tokens.refetch()} />
+      {rows.length ? (
+        <Table label="API tokens" headers={["Name", "Prefix", "Role", "Project", "Expires", "Last used", ""]}>
+          {rows.map((t) => (
+            <tr key={t.id}>
+              <Td>{t.name}</Td>
+              <Td mono>{t.prefix}…</Td>
+              <Td>{t.role}</Td>
+              <Td mono>{t.projectId ?? "all"}</Td>
+              <Td>{t.expiresAt ? new Date(t.expiresAt).toLocaleDateString() : "never"}</Td>
+              <Td>{t.lastUsedAt ? new Date(t.lastUsedAt).toLocaleString() : "never"}</Td>
+              <Td>
+                {t.revokedAt ? (
+                  "revoked"
+                ) : (
+                  <Button
+                    variant="danger"
+                    aria-label={`Revoke ${t.name}`}
+                    disabled={revoke.isPending}
+                    onClick={() => {
+                      if (window.confirm(`Revoke the token "${t.name}"? Clients using it stop working at once.`)) {
+                        revoke.mutate(t.id);
+                      }
+                    }}
+                  >
+                    Revoke
+                  </Button>
+                )}
+              </Td>
+            </tr>
+          ))}
+        </Table>
+      ) : tokens.isSuccess ? (
+        <p className="text-sm">No tokens yet.</p>
+      ) : null}
+      {tokens.hasNextPage ? (
+        <Button className="mt-3" onClick={() => void tokens.fetchNextPage()}>
+          Load more
+        </Button>
+      ) : null}
+      {role ? <CreateToken orgId={orgId} role={role} open={creating} onOpenChange={setCreating} /> : null}
+    </>
+  );
+}
+
+function CreateToken({
+  orgId,
+  role,
+  open,
+  onOpenChange,
+}: {
+  orgId: string;
+  role: OrgRole;
+  open: boolean;
+  onOpenChange: (o: boolean) => void;
+}) {
+  const queryClient = useQueryClient();
+  const [name, setName] = useState("");
+  const [tokenRole, setTokenRole] = useState<OrgRole>(role);
+  const [projectId, setProjectId] = useState("");
+  const [expiry, setExpiry] = useState("30d");
+  const [created, setCreated] = useState<(ApiToken & { token: string }) | undefined>();
+  const [confirmed, setConfirmed] = useState(false);
+  const [copied, setCopied] = useState(false);
+  const projects = useQuery({
+    queryKey: ["projects", orgId, "choices"],
+    queryFn: () => get<Page<Project>>(`/v1/orgs/${orgId}/projects`, { limit: 200 }),
+    enabled: open,
+  });
+  const parsed = parseExpiry(expiry);
+  const create = useMutation({
+    mutationFn: () =>
+      post<ApiToken & { token: string }>(`/v1/orgs/${orgId}/api-tokens`, {
+        name,
+        role: tokenRole,
+        ...(projectId ? { projectId } : {}),
+        ...(parsed.expiresAt ? { expiresAt: parsed.expiresAt } : {}),
+      }),
+    onSuccess: (token) => {
+      setCreated(token);
+      void queryClient.invalidateQueries({ queryKey: ["api-tokens", orgId] });
+    },
+  });
+  const close = () => {
+    setCreated(undefined);
+    setConfirmed(false);
+    setCopied(false);
+    setName("");
+    create.reset();
+    onOpenChange(false);
+  };
+  const fieldError = (f: string) => (create.error instanceof ApiError ? create.error.fieldError(f) : undefined);
+  const submit = (e: FormEvent) => {
+    e.preventDefault();
+    if (!parsed.error) create.mutate();
+  };
+
+  if (created) {
+    return (
+      <Dialog
+        open={open}
+        onOpenChange={(o) => (o ? undefined : close())}
+        title="Copy your new token"
+        description="This is the only time the token is shown. Store it now; it cannot be read again."
+        locked={!confirmed}
+      >
+        <label className="text-sm font-medium" htmlFor="new-token-secret">
+          Token
+        </label>
+        <div className="mb-3 flex gap-2">
+          <input
+            id="new-token-secret"
+            readOnly
+            className={`${INPUT} flex-1 font-mono`}
+            value={created.token}
+            onFocus={(e) => e.target.select()}
+          />
+          <Button
+            onClick={async () => {
+              await navigator.clipboard?.writeText(created.token).catch(() => {});
+              setCopied(true);
+            }}
+          >
+            {copied ? "Copied" : "Copy"}
+          </Button>
+        </div>
+        <label className="mb-3 flex items-center gap-2 text-sm">
+          <input type="checkbox" checked={confirmed} onChange={(e) => setConfirmed(e.target.checked)} />I have stored
+          this token
+        </label>
+        <Button variant="primary" disabled={!confirmed} onClick={close}>
+          Done
+        </Button>
+      </Dialog>
+    );
+  }
+  return (
+    <Dialog open={open} onOpenChange={(o) => (o ? onOpenChange(true) : close())} title="New API token">
+      <form onSubmit={submit}>
+        <Field label="Name" error={fieldError("name")}>
+          {(p) => (
+            <input
+              {...p}
+              className={INPUT}
+              required
+              maxLength={100}
+              value={name}
+              onChange={(e) => setName(e.target.value)}
+            />
+          )}
+        </Field>
+        <Field label="Role" error={fieldError("role")} hint="At most your own role">
+          {(p) => (
+            <select
+              {...p}
+              className={INPUT}
+              value={tokenRole}
+              onChange={(e) => setTokenRole(e.target.value as OrgRole)}
+            >
+              {grantableRoles(role).map((r) => (
+                <option key={r} value={r}>
+                  {r}
+                </option>
+              ))}
+            </select>
+          )}
+        </Field>
+        <Field label="Project" error={fieldError("projectId")} hint="Restrict the token to one project">
+          {(p) => (
+            <select {...p} className={INPUT} value={projectId} onChange={(e) => setProjectId(e.target.value)}>
+              <option value="">Every project</option>
+              {projects.data?.items.map((pr) => (
+                <option key={pr.id} value={pr.id}>
+                  {pr.name}
+                </option>
+              ))}
+            </select>
+          )}
+        </Field>
+        <Field
+          label="Expires in"
+          error={parsed.error ?? fieldError("expiresAt")}
+          hint="30d, 12h, 2w, 1y; empty for never"
+        >
+          {(p) => <input {...p} className={INPUT} value={expiry} onChange={(e) => setExpiry(e.target.value)} />}
+        </Field>
+        <ErrorNote error={create.error} />
+        <Button type="submit" variant="primary" disabled={create.isPending || !!parsed.error}>
+          {create.isPending ? "Creating…" : "Create token"}
+        </Button>
+      </form>
+    </Dialog>
+  );
+}

@@ -1,0 +1,37 @@
+import { lazy } from "react";
+import { createBrowserRouter, Navigate } from "react-router";
+import { Layout, OrgHome } from "./components/layout.tsx";
+import { AuditPage } from "./pages/audit.tsx";
+import { MembersPage } from "./pages/members.tsx";
+import { OrgOverview } from "./pages/org-overview.tsx";
+import { ProjectsPage } from "./pages/projects.tsx";
+import { SessionsPage } from "./pages/sessions.tsx";
+import { SignInPage } from "./pages/sign-in.tsx";
+import { TokensPage } from "./pages/tokens.tsx";
+
+// The pages with the terminal and the editor load on demand: they carry most of the weight.
+const SandboxesPage = lazy(() => import("./pages/sandboxes.tsx"));
+
+export function signInPath(next: string): string {
+  return next && next !== "/" ? `/sign-in?next=${encodeURIComponent(next)}` : "/sign-in";
+}
+
+export function createConsoleRouter() {
+  return createBrowserRouter([
+    { path: "/sign-in", element: <SignInPage /> },
+    {
+      element: <Layout />,
+      children: [
+        { path: "/", element: <OrgHome /> },
+        { path: "/orgs/:orgId", element: <OrgOverview /> },
+        { path: "/orgs/:orgId/projects", element: <ProjectsPage /> },
+        { path: "/orgs/:orgId/members", element: <MembersPage /> },
+        { path: "/orgs/:orgId/api-tokens", element: <TokensPage /> },
+        { path: "/orgs/:orgId/audit", element: <AuditPage /> },
+        { path: "/projects/:projectId/sandboxes", element: <SandboxesPage /> },
+        { path: "/account/sessions", element: <SessionsPage /> },
+        { path: "*", element: <Navigate to="/" replace /> },
+      ],
+    },
+  ]);
+}

@@ -1,0 +1,189 @@
+import { readFileSync } from "node:fs";
+import { launchChromium, requireChromium } from "@agentplane/testkit/browser";
+import type { Browser, BrowserContext, Page } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { screenshot, seriousViolations } from "./console/browser.ts";
+import { startPlatform } from "./console/platform.ts";
+
+const chromium = requireChromium();
+
+/**
+ * The admin console in Debian's Chromium against the embedded platform: one browser for the file,
+ * the scenarios in order (each builds on the previous one, as a person would work).
+ */
+describe.skipIf(!chromium.available)(`console in a browser${chromium.reason}`, () => {
+  let platform: Awaited<ReturnType<typeof startPlatform>>;
+  let browser: Browser;
+  let context: BrowserContext;
+  let page: Page;
+  let orgId: string;
+  let projectId: string;
+  const foreignRequests: string[] = [];
+  const violations: Record<string, string[]> = {};
+
+  /** Every page passes axe-core (no serious or critical violations) and is photographed. */
+  async function check(name: string) {
+    await page.waitForLoadState("networkidle");
+    violations[name] = await seriousViolations(page);
+    await screenshot(page, name);
+    expect(violations[name], name).toEqual([]);
+  }
+
+  beforeAll(async () => {
+    platform = await startPlatform();
+    const org = await platform.api<{ id: string }>("POST", "/v1/orgs", { name: "Acme" });
+    orgId = org.body.id;
+    browser = await launchChromium();
+    context = await browser.newContext({ viewport: { width: 1280, height: 800 }, acceptDownloads: true });
+    page = await context.newPage();
+    page.setDefaultTimeout(15_000);
+    page.on("request", (req) => {
+      const url = new URL(req.url());
+      if (!["http:", "ws:", "blob:", "data:"].includes(url.protocol) || url.origin !== platform.url) {
+        if (url.protocol !== "blob:" && url.protocol !== "data:") foreignRequests.push(req.url());
+      }
+    });
+  }, 180_000);
+
+  afterAll(async () => {
+    await browser?.close();
+    await platform?.stop();
+  });
+
+  it("sends a deep link to sign-in, signs in with an API token and returns to the page", async () => {
+    await page.goto(`${platform.url}/orgs/${orgId}/projects`);
+    await page.waitForURL(/\/sign-in\?next=/);
+    await check("sign-in");
+    await page.getByLabel("API token").fill(platform.token);
+    await page.getByRole("button", { name: "Sign in" }).click();
+    await page.waitForURL(`${platform.url}/orgs/${orgId}/projects`);
+    await expect.poll(() => page.getByRole("heading", { name: "Projects" }).isVisible()).toBe(true);
+    // The token is not kept by the page: only the HttpOnly cookie and the CSRF token.
+    const stored = await page.evaluate(() => JSON.stringify({ ...localStorage, ...sessionStorage }));
+    expect(stored).not.toContain(platform.token);
+    const cookies = await context.cookies();
+    expect(cookies.find((c) => c.name === "agentplane_session")).toMatchObject({ httpOnly: true, sameSite: "Lax" });
+  });
+
+  it("shows the organization overview with the role and what it may not do", async () => {
+    await page.getByRole("link", { name: "Overview" }).click();
+    await expect.poll(() => page.getByRole("heading", { name: "Acme" }).isVisible()).toBe(true);
+    await expect.poll(() => page.getByText("Nothing: as owner").isVisible()).toBe(true);
+    await check("org-overview");
+  });
+
+  it("creates a project", async () => {
+    await page.getByRole("link", { name: "Projects" }).click();
+    await page.getByRole("button", { name: "New project" }).click();
+    await page.getByRole("dialog").getByLabel("Name").fill("web");
+    await check("project-create");
+    await page.getByRole("button", { name: "Create project" }).click();
+    const row = page.getByRole("row", { name: /web/ });
+    await expect.poll(() => row.isVisible()).toBe(true);
+    projectId = (await row.locator("td").nth(1).textContent())!.trim();
+    expect(projectId).toMatch(/^prj_/);
+    await check("projects");
+  });
+
+  it("creates an API token whose secret is shown once, behind a confirmation", async () => {
+    await page.getByRole("link", { name: "API tokens" }).click();
+    await page.getByRole("button", { name: "New API token" }).click();
+    const dialog = page.getByRole("dialog");
+    await dialog.getByLabel("Name").fill("ci");
+    await dialog.getByLabel("Expires in").fill("forever");
+    await expect.poll(() => dialog.getByText(/Use a number and a unit/).isVisible()).toBe(true);
+    await dialog.getByLabel("Expires in").fill("30d");
+    await dialog.getByRole("button", { name: "Create token" }).click();
+    const secret = page.getByLabel("Token", { exact: true });
+    await expect.poll(async () => (await secret.inputValue()).startsWith("apl_")).toBe(true);
+    const value = await secret.inputValue();
+    await check("token-secret");
+    const done = page.getByRole("button", { name: "Done" });
+    expect(await done.isDisabled()).toBe(true);
+    await page.keyboard.press("Escape");
+    expect(await secret.isVisible()).toBe(true);
+    await page.getByRole("button", { name: "Copy" }).click();
+    await page.getByLabel("I have stored this token").check();
+    await done.click();
+    await expect.poll(() => page.getByRole("row", { name: /ci/ }).isVisible()).toBe(true);
+    expect(await page.content()).not.toContain(value);
+    // The minted token works against the API.
+    const me = await fetch(`${platform.url}/v1/auth/me`, { headers: { authorization: `Bearer ${value}` } });
+    expect(me.status).toBe(200);
+    await check("api-tokens");
+  });
+
+  it("creates a sandbox, starts it and runs echo in the terminal", async () => {
+    await page.goto(`${platform.url}/projects/${projectId}/sandboxes`);
+    await page.getByRole("button", { name: "New sandbox" }).click();
+    await page.getByRole("dialog").getByLabel("Name").fill("box");
+    await page.getByRole("button", { name: "Create sandbox" }).click();
+    await expect.poll(() => page.getByTestId("state-box").textContent(), { timeout: 30_000 }).toBe("running");
+    await check("sandboxes");
+    await page.getByRole("button", { name: "Terminal of box" }).click();
+    await expect.poll(() => page.getByText("Connected").isVisible(), { timeout: 20_000 }).toBe(true);
+    await page.getByTestId("terminal").click();
+    await page.keyboard.type("echo console-$((6*7))\n");
+    await expect
+      .poll(() => page.locator(".xterm-rows").textContent(), { timeout: 15_000 })
+      .toContain("console-42");
+    await screenshot(page, "terminal");
+    await page.keyboard.type("exit 3\n");
+    await expect.poll(() => page.getByText("Session ended (exit 3)").isVisible(), { timeout: 15_000 }).toBe(true);
+  });
+
+  it("browses the audit trail two pages forward and back, opens a record and exports CSV", async () => {
+    // Enough records for two pages of 50: each change is recorded.
+    for (let i = 0; i < 60; i++) {
+      const res = await platform.api("PATCH", `/v1/orgs/${orgId}`, { name: `Acme ${i}` });
+      expect(res.status).toBe(200);
+    }
+    await platform.api("PATCH", `/v1/orgs/${orgId}`, { name: "Acme" });
+    // Records arrive through the event bus: wait until the trail holds more than one page.
+    await expect
+      .poll(async () => {
+        const trail = await platform.api<{ items: unknown[] }>("GET", `/v1/orgs/${orgId}/audit-trail?limit=60`);
+        return trail.body.items.length;
+      })
+      .toBeGreaterThan(55);
+    await page.goto(`${platform.url}/orgs/${orgId}/audit`);
+    await expect.poll(() => page.getByText("Page 1").isVisible()).toBe(true);
+    const firstRow = await page.getByRole("row").nth(1).textContent();
+    await check("audit");
+    await page.getByRole("button", { name: "Next page" }).click();
+    await expect.poll(() => page.getByText("Page 2").isVisible()).toBe(true);
+    expect(page.url()).toContain("cursor=");
+    expect(await page.getByRole("row").nth(1).textContent()).not.toBe(firstRow);
+    await page.goBack();
+    await expect.poll(() => page.getByText("Page 1").isVisible()).toBe(true);
+    expect(await page.getByRole("row").nth(1).textContent()).toBe(firstRow);
+    await page.getByRole("button", { name: /^Details of/ }).first().click();
+    await expect.poll(() => page.getByTestId("audit-json").textContent()).toContain('"action"');
+    await check("audit-record");
+    await page.keyboard.press("Escape");
+
+    const download = page.waitForEvent("download");
+    await page.getByRole("button", { name: "Export CSV" }).click();
+    const file = await (await download).path();
+    const lines = readFileSync(file, "utf8").trim().split("\r\n");
+    expect(lines[0]).toMatch(/^time,action,outcome/);
+    expect(lines.length).toBeGreaterThan(51);
+  });
+
+  it("lists the session and signs out, which revokes it", async () => {
+    await page.getByRole("link", { name: "Sessions" }).click();
+    await expect.poll(() => page.getByText("this session").isVisible()).toBe(true);
+    await check("sessions");
+    const cookie = (await context.cookies()).find((c) => c.name === "agentplane_session")!;
+    await page.getByRole("button", { name: "Sign out" }).click();
+    await page.waitForURL(/\/sign-in/);
+    const after = await fetch(`${platform.url}/v1/auth/me`, { headers: { cookie: `${cookie.name}=${cookie.value}` } });
+    expect(after.status).toBe(401);
+    await page.goto(`${platform.url}/orgs/${orgId}`);
+    await page.waitForURL(/\/sign-in\?next=/);
+  });
+
+  it("made no request outside the installation", () => {
+    expect(foreignRequests).toEqual([]);
+  });
+});
