@@ -124,9 +124,7 @@ describe.skipIf(!chromium.available)(`console in a browser${chromium.reason}`, (
     await expect.poll(() => page.getByText("Connected").isVisible(), { timeout: 20_000 }).toBe(true);
     await page.getByTestId("terminal").click();
     await page.keyboard.type("echo console-$((6*7))\n");
-    await expect
-      .poll(() => page.locator(".xterm-rows").textContent(), { timeout: 15_000 })
-      .toContain("console-42");
+    await expect.poll(() => page.locator(".xterm-rows").textContent(), { timeout: 15_000 }).toContain("console-42");
     await screenshot(page, "terminal");
     await page.keyboard.type("exit 3\n");
     await expect.poll(() => page.getByText("Session ended (exit 3)").isVisible(), { timeout: 15_000 }).toBe(true);
@@ -157,7 +155,10 @@ describe.skipIf(!chromium.available)(`console in a browser${chromium.reason}`, (
     await page.goBack();
     await expect.poll(() => page.getByText("Page 1").isVisible()).toBe(true);
     expect(await page.getByRole("row").nth(1).textContent()).toBe(firstRow);
-    await page.getByRole("button", { name: /^Details of/ }).first().click();
+    await page
+      .getByRole("button", { name: /^Details of/ })
+      .first()
+      .click();
     await expect.poll(() => page.getByTestId("audit-json").textContent()).toContain('"action"');
     await check("audit-record");
     await page.keyboard.press("Escape");

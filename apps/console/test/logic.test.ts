@@ -102,9 +102,7 @@ describe("the exec stream's frames", () => {
     expect([...frame(CHANNEL.stdin, "ls\n")]).toEqual([0, 108, 115, 10]);
     expect(new TextDecoder().decode(resizeFrame(80, 24).subarray(1))).toBe('{"Width":80,"Height":24}');
     expect(exitCodeOf('{"status":"Success"}')).toBe(0);
-    expect(
-      exitCodeOf('{"status":"Failure","details":{"causes":[{"reason":"ExitCode","message":"3"}]}}'),
-    ).toBe(3);
+    expect(exitCodeOf('{"status":"Failure","details":{"causes":[{"reason":"ExitCode","message":"3"}]}}')).toBe(3);
     expect(exitCodeOf("not json")).toBeUndefined();
   });
 });

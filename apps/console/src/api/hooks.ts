@@ -1,23 +1,22 @@
 import { useQuery } from "@tanstack/react-query";
 import type { OrgRole, ProjectRole } from "../lib/permissions.ts";
 import { projectRoleOf } from "../lib/permissions.ts";
-import { get } from "./client.ts";
-import type { Me, Project } from "./types.ts";
+import { call } from "./client.ts";
 
 export function useMe() {
-  return useQuery({ queryKey: ["me"], queryFn: () => get<Me>("/v1/auth/me"), staleTime: 30_000 });
+  return useQuery({ queryKey: ["me"], queryFn: () => call("getMe"), staleTime: 30_000 });
 }
 
 /** The signed-in role in an organization (from /v1/auth/me), undefined while loading or when not a member. */
 export function useOrgRole(orgId: string | undefined): OrgRole | undefined {
   const me = useMe();
-  return me.data?.organizations.find((o) => o.id === orgId)?.role as OrgRole | undefined;
+  return me.data?.organizations.find((o) => o.id === orgId)?.role;
 }
 
 export function useProject(projectId: string | undefined) {
   return useQuery({
     queryKey: ["project", projectId],
-    queryFn: () => get<Project>(`/v1/projects/${projectId}`),
+    queryFn: () => call("getProject", { path: { projectId: projectId! } }),
     enabled: !!projectId,
   });
 }
@@ -27,5 +26,5 @@ export function useProjectRole(projectId: string | undefined): { org?: OrgRole; 
   const project = useProject(projectId);
   const org = useOrgRole(project.data?.orgId);
   if (!project.data || !org) return {};
-  return { org, project: projectRoleOf(org, project.data.role as ProjectRole | undefined) };
+  return { org, project: projectRoleOf(org, project.data.role) };
 }

@@ -1,16 +1,16 @@
-// The shapes of the /v1 operations the console calls, from the contracts the OpenAPI document is
-// generated from (type-only: nothing of the server code reaches the bundle).
-export type {
-  ApiToken,
-  AuditRecord,
-  BrowserSession,
-  Invitation,
-  Me,
-  Member,
-  OpenedSession,
-  Organization,
-  Project,
-} from "@agentplane/contracts";
+import type { components } from "@agentplane/sdk";
+
+// The shapes of the /v1 operations the console shows, from the SDK's generated types.
+type Schemas = components["schemas"];
+export type ApiToken = Schemas["ApiToken"];
+export type AuditRecord = Schemas["AuditRecord"];
+export type BrowserSession = Schemas["BrowserSession"];
+export type Me = Schemas["Me"];
+export type Member = Schemas["Member"];
+export type OpenedSession = Schemas["OpenedSession"];
+export type Organization = Schemas["Organization"];
+export type Project = Schemas["Project"];
+export type Sandbox = Schemas["Sandbox"];
 
 export interface Page<T> {
   items: T[];

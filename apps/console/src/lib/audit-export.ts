@@ -1,5 +1,4 @@
-import { get } from "../api/client.ts";
-import type { AuditRecord, Page } from "../api/types.ts";
+import { call } from "../api/client.ts";
 import { type AuditView, auditApiQuery } from "./audit-query.ts";
 import { auditCsvHeader, auditCsvRows } from "./csv.ts";
 
@@ -18,7 +17,7 @@ export async function exportAuditCsv(orgId: string, view: AuditView, progress: (
   let total = 0;
   for (let page = 0; page < MAX_PAGES; page++) {
     const query = auditApiQuery({ filters: view.filters, trail: [], ...(cursor ? { cursor } : {}) }, EXPORT_PAGE);
-    const body = await get<Page<AuditRecord>>(`/v1/orgs/${orgId}/audit-trail`, query);
+    const body = await call("listAuditTrail", { path: { orgId }, query });
     chunks.push(auditCsvRows(body.items));
     total += body.items.length;
     progress(total);

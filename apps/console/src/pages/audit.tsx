@@ -1,9 +1,9 @@
 import { useQuery } from "@tanstack/react-query";
 import { type FormEvent, useState } from "react";
 import { useParams, useSearchParams } from "react-router";
-import { get } from "../api/client.ts";
+import { call } from "../api/client.ts";
 import { useOrgRole } from "../api/hooks.ts";
-import type { AuditRecord, Page } from "../api/types.ts";
+import type { AuditRecord } from "../api/types.ts";
 import { Dialog } from "../components/dialog.tsx";
 import { Button, ErrorNote, Field, INPUT, Loading, PageTitle, Table, Td } from "../components/ui.tsx";
 import { exportAuditCsv } from "../lib/audit-export.ts";
@@ -31,7 +31,7 @@ export function AuditPage() {
   const read = allows("audit:read", { ...(role ? { org: role } : {}) });
   const records = useQuery({
     queryKey: ["audit", orgId, params.toString()],
-    queryFn: () => get<Page<AuditRecord>>(`/v1/orgs/${orgId}/audit-trail`, auditApiQuery(view, PAGE)),
+    queryFn: () => call("listAuditTrail", { path: { orgId }, query: auditApiQuery(view, PAGE) }),
     enabled: read.allowed,
   });
   const go = (next: AuditView) => setParams(writeAuditView(next));

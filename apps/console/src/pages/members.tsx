@@ -1,8 +1,7 @@
 import { useInfiniteQuery } from "@tanstack/react-query";
 import { useParams } from "react-router";
-import { get } from "../api/client.ts";
+import { call } from "../api/client.ts";
 import { useOrgRole } from "../api/hooks.ts";
-import type { Member, Page } from "../api/types.ts";
 import { Button, ErrorNote, Loading, PageTitle, Table, Td } from "../components/ui.tsx";
 import { allows } from "../lib/permissions.ts";
 
@@ -13,7 +12,7 @@ export function MembersPage() {
   const role = useOrgRole(orgId);
   const members = useInfiniteQuery({
     queryKey: ["members", orgId],
-    queryFn: ({ pageParam }) => get<Page<Member>>(`/v1/orgs/${orgId}/members`, { limit: PAGE, cursor: pageParam }),
+    queryFn: ({ pageParam }) => call("listMembers", { path: { orgId }, query: { limit: PAGE, cursor: pageParam } }),
     initialPageParam: undefined as string | undefined,
     getNextPageParam: (last) => last.nextCursor,
   });

@@ -1,8 +1,8 @@
 import { useQuery } from "@tanstack/react-query";
 import { Link, useParams } from "react-router";
-import { get } from "../api/client.ts";
+import { call } from "../api/client.ts";
 import { useOrgRole } from "../api/hooks.ts";
-import type { Member, Organization, Page, Project } from "../api/types.ts";
+import type { Page } from "../api/types.ts";
 import { ErrorNote, Loading, PageTitle } from "../components/ui.tsx";
 import { missingOrgPermissions } from "../lib/permissions.ts";
 
@@ -16,14 +16,14 @@ function count(page: Page<unknown> | undefined): string {
 export function OrgOverview() {
   const { orgId } = useParams() as { orgId: string };
   const role = useOrgRole(orgId);
-  const org = useQuery({ queryKey: ["org", orgId], queryFn: () => get<Organization>(`/v1/orgs/${orgId}`) });
+  const org = useQuery({ queryKey: ["org", orgId], queryFn: () => call("getOrganization", { path: { orgId } }) });
   const projects = useQuery({
     queryKey: ["projects", orgId, "sample"],
-    queryFn: () => get<Page<Project>>(`/v1/orgs/${orgId}/projects`, { limit: SAMPLE }),
+    queryFn: () => call("listProjects", { path: { orgId }, query: { limit: SAMPLE } }),
   });
   const members = useQuery({
     queryKey: ["members", orgId, "sample"],
-    queryFn: () => get<Page<Member>>(`/v1/orgs/${orgId}/members`, { limit: SAMPLE }),
+    queryFn: () => call("listMembers", { path: { orgId }, query: { limit: SAMPLE } }),
   });
   if (org.isPending) return <Loading what="the organization" />;
   if (org.error) return <ErrorNote error={org.error} retry={() => void org.refetch()} />;

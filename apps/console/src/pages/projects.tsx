@@ -1,9 +1,8 @@
 import { useInfiniteQuery, useMutation, useQueryClient } from "@tanstack/react-query";
 import { type FormEvent, useState } from "react";
 import { Link, useParams } from "react-router";
-import { get, post } from "../api/client.ts";
+import { call } from "../api/client.ts";
 import { useOrgRole } from "../api/hooks.ts";
-import type { Page, Project } from "../api/types.ts";
 import { Dialog } from "../components/dialog.tsx";
 import { Button, ErrorNote, Field, Guarded, INPUT, Loading, PageTitle, Table, Td } from "../components/ui.tsx";
 import { allows } from "../lib/permissions.ts";
@@ -17,7 +16,7 @@ export function ProjectsPage() {
   const [creating, setCreating] = useState(false);
   const projects = useInfiniteQuery({
     queryKey: ["projects", orgId],
-    queryFn: ({ pageParam }) => get<Page<Project>>(`/v1/orgs/${orgId}/projects`, { limit: PAGE, cursor: pageParam }),
+    queryFn: ({ pageParam }) => call("listProjects", { path: { orgId }, query: { limit: PAGE, cursor: pageParam } }),
     initialPageParam: undefined as string | undefined,
     getNextPageParam: (last) => last.nextCursor,
   });
@@ -85,7 +84,8 @@ function CreateProject({
   const [name, setName] = useState("");
   const [description, setDescription] = useState("");
   const create = useMutation({
-    mutationFn: () => post<Project>(`/v1/orgs/${orgId}/projects`, { name, ...(description ? { description } : {}) }),
+    mutationFn: () =>
+      call("createProject", { path: { orgId }, body: { name, ...(description ? { description } : {}) } }),
     onSuccess: () => {
       void queryClient.invalidateQueries({ queryKey: ["projects", orgId] });
       setName("");

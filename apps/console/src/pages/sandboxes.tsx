@@ -1,24 +1,15 @@
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { type FormEvent, lazy, Suspense, useState } from "react";
 import { Link, useParams } from "react-router";
-import { del, get, post } from "../api/client.ts";
+import { call } from "../api/client.ts";
 import { useProject, useProjectRole } from "../api/hooks.ts";
-import type { Page } from "../api/types.ts";
+import type { Sandbox } from "../api/types.ts";
 import { Dialog } from "../components/dialog.tsx";
 import { Button, ErrorNote, Field, Guarded, INPUT, Loading, PageTitle, Table, Td } from "../components/ui.tsx";
 import { allows } from "../lib/permissions.ts";
 import { ApiError } from "../lib/problem.ts";
 
 const Terminal = lazy(() => import("../components/terminal.tsx"));
-
-interface Sandbox {
-  id: string;
-  name: string;
-  image: string;
-  state: string;
-  lastError: string | null;
-  labels: Record<string, string>;
-}
 
 const STATES = ["", "pending", "starting", "running", "stopping", "stopped", "failed", "deleting"];
 
@@ -34,16 +25,20 @@ export default function SandboxesPage() {
   const exec = allows("sandboxes:exec", role);
   const sandboxes = useQuery({
     queryKey: ["sandboxes", projectId, state],
-    queryFn: () => get<Page<Sandbox>>(`/v1/projects/${projectId}/sandboxes`, { limit: 50, state }),
+    queryFn: () =>
+      call("listSandboxes", {
+        path: { projectId },
+        query: { limit: 50, ...(state ? { state: state as Sandbox["state"] } : {}) },
+      }),
     // A sandbox on its way somewhere is followed until it gets there.
     refetchInterval: (q) =>
       q.state.data?.items.some((s) => ["pending", "starting", "stopping", "deleting"].includes(s.state)) ? 1000 : false,
   });
   const act = useMutation({
     mutationFn: ({ id, action }: { id: string; action: "start" | "stop" | "delete" }) =>
-      action === "delete"
-        ? del(`/v1/projects/${projectId}/sandboxes/${id}`)
-        : post(`/v1/projects/${projectId}/sandboxes/${id}/${action}`),
+      call(action === "delete" ? "deleteSandbox" : action === "start" ? "startSandbox" : "stopSandbox", {
+        path: { projectId, sandboxId: id },
+      }),
     onSettled: () => void queryClient.invalidateQueries({ queryKey: ["sandboxes", projectId] }),
   });
   return (
@@ -165,7 +160,7 @@ function CreateSandbox({
   const [start, setStart] = useState(true);
   const create = useMutation({
     mutationFn: () =>
-      post<Sandbox>(`/v1/projects/${projectId}/sandboxes`, { name, start, ...(image ? { image } : {}) }),
+      call("createSandbox", { path: { projectId }, body: { name, start, ...(image ? { image } : {}) } }),
     onSuccess: () => {
       void queryClient.invalidateQueries({ queryKey: ["sandboxes", projectId] });
       setName("");

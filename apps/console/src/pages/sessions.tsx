@@ -1,16 +1,15 @@
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
-import { del, get } from "../api/client.ts";
-import type { BrowserSession } from "../api/types.ts";
+import { call } from "../api/client.ts";
 import { Button, ErrorNote, Loading, PageTitle, Table, Td } from "../components/ui.tsx";
 
 export function SessionsPage() {
   const queryClient = useQueryClient();
   const sessions = useQuery({
     queryKey: ["sessions"],
-    queryFn: () => get<{ items: BrowserSession[] }>("/v1/auth/sessions"),
+    queryFn: () => call("listSessions"),
   });
   const revoke = useMutation({
-    mutationFn: (id: string) => del(`/v1/auth/sessions/${id}`),
+    mutationFn: (id: string) => call("revokeSession", { path: { sessionId: id } }),
     onSuccess: () => void queryClient.invalidateQueries({ queryKey: ["sessions"] }),
   });
   return (

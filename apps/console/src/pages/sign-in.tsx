@@ -1,13 +1,9 @@
 import { useQuery, useQueryClient } from "@tanstack/react-query";
 import { type FormEvent, useState } from "react";
 import { useNavigate, useSearchParams } from "react-router";
-import { get } from "../api/client.ts";
+import { call } from "../api/client.ts";
 import { signIn } from "../api/session.ts";
 import { Button, ErrorNote, Field, INPUT } from "../components/ui.tsx";
-
-interface Installation {
-  status: "unactivated" | "activated";
-}
 
 /** Only paths of this app: a `next` pointing elsewhere is ignored. */
 export function safeNext(next: string | null): string {
@@ -23,7 +19,7 @@ export function SignInPage() {
   const [busy, setBusy] = useState(false);
   const installation = useQuery({
     queryKey: ["installation"],
-    queryFn: () => get<Installation>("/v1/installation"),
+    queryFn: () => call("getInstallation"),
     retry: false,
   });
 

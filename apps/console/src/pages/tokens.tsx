@@ -1,9 +1,9 @@
 import { useInfiniteQuery, useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { type FormEvent, useState } from "react";
 import { useParams } from "react-router";
-import { del, get, post } from "../api/client.ts";
+import { call } from "../api/client.ts";
 import { useOrgRole } from "../api/hooks.ts";
-import type { ApiToken, Page, Project } from "../api/types.ts";
+import type { ApiToken } from "../api/types.ts";
 import { Dialog } from "../components/dialog.tsx";
 import { Button, ErrorNote, Field, Guarded, INPUT, Loading, PageTitle, Table, Td } from "../components/ui.tsx";
 import { parseExpiry } from "../lib/expiry.ts";
@@ -20,13 +20,13 @@ export function TokensPage() {
   const manage = allows("api-tokens:manage", { ...(role ? { org: role } : {}) });
   const tokens = useInfiniteQuery({
     queryKey: ["api-tokens", orgId],
-    queryFn: ({ pageParam }) => get<Page<ApiToken>>(`/v1/orgs/${orgId}/api-tokens`, { limit: PAGE, cursor: pageParam }),
+    queryFn: ({ pageParam }) => call("listApiTokens", { path: { orgId }, query: { limit: PAGE, cursor: pageParam } }),
     initialPageParam: undefined as string | undefined,
     getNextPageParam: (last) => last.nextCursor,
     enabled: manage.allowed,
   });
   const revoke = useMutation({
-    mutationFn: (id: string) => del(`/v1/api-tokens/${id}`),
+    mutationFn: (id: string) => call("revokeApiToken", { path: { tokenId: id } }),
     onSuccess: () => void queryClient.invalidateQueries({ queryKey: ["api-tokens", orgId] }),
   });
   const rows = tokens.data?.pages.flatMap((p) => p.items) ?? [];
@@ -112,17 +112,20 @@ function CreateToken({
   const [copied, setCopied] = useState(false);
   const projects = useQuery({
     queryKey: ["projects", orgId, "choices"],
-    queryFn: () => get<Page<Project>>(`/v1/orgs/${orgId}/projects`, { limit: 200 }),
+    queryFn: () => call("listProjects", { path: { orgId }, query: { limit: 200 } }),
     enabled: open,
   });
   const parsed = parseExpiry(expiry);
   const create = useMutation({
     mutationFn: () =>
-      post<ApiToken & { token: string }>(`/v1/orgs/${orgId}/api-tokens`, {
-        name,
-        role: tokenRole,
-        ...(projectId ? { projectId } : {}),
-        ...(parsed.expiresAt ? { expiresAt: parsed.expiresAt } : {}),
+      call("createApiToken", {
+        path: { orgId },
+        body: {
+          name,
+          role: tokenRole,
+          ...(projectId ? { projectId } : {}),
+          ...(parsed.expiresAt ? { expiresAt: parsed.expiresAt } : {}),
+        },
       }),
     onSuccess: (token) => {
       setCreated(token);
