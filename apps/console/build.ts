@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { existsSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join, relative } from "node:path";
 
 /**
@@ -10,6 +10,9 @@ import { join, relative } from "node:path";
 export const CONSOLE_ROOT = import.meta.dirname;
 export const CONSOLE_DIST = join(CONSOLE_ROOT, "dist");
 const STAMP = ".source-hash";
+const LOCK = join(CONSOLE_ROOT, ".build-lock");
+/** A lock older than this was left by a process that died while building. */
+const STALE_LOCK_MS = 120_000;
 const INPUTS = ["src", "index.html", "vite.config.ts", "package.json", "public"];
 
 function files(path: string): string[] {
@@ -68,13 +71,36 @@ export async function buildConsole(): Promise<string> {
   return CONSOLE_DIST;
 }
 
+/**
+ * One build at a time across processes (test files starting platforms in parallel): the others
+ * wait for it and use its result.
+ */
+async function underBuildLock(build: () => Promise<unknown>): Promise<void> {
+  for (;;) {
+    try {
+      mkdirSync(LOCK);
+      break;
+    } catch {
+      const age = Date.now() - (statSync(LOCK, { throwIfNoEntry: false })?.mtimeMs ?? Date.now());
+      if (age > STALE_LOCK_MS) rmSync(LOCK, { recursive: true, force: true });
+      if (buildIsCurrent()) return;
+      await new Promise((resolve) => setTimeout(resolve, 250));
+    }
+  }
+  try {
+    if (!buildIsCurrent()) await build();
+  } finally {
+    rmSync(LOCK, { recursive: true, force: true });
+  }
+}
+
 /** The directory to serve the console from, built first when missing or stale. */
 export async function ensureConsoleBuild(log: (message: string) => void = () => {}): Promise<string> {
   if (buildIsCurrent()) return CONSOLE_DIST;
   const started = Date.now();
-  log("building the console (apps/console) once for these sources");
-  await buildConsole();
-  log(`console built in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+  log("building the console (apps/console) for its current sources");
+  await underBuildLock(buildConsole);
+  log(`console ready in ${((Date.now() - started) / 1000).toFixed(1)} s`);
   return CONSOLE_DIST;
 }
 

@@ -11,6 +11,8 @@ export default defineConfig({
     emptyOutDir: true,
     assetsInlineLimit: 0,
     chunkSizeWarningLimit: 1000,
+    // Quiet builds at start: the timing report is for tuning, not for every launch.
+    rolldownOptions: { checks: { pluginTimings: false } },
   },
   logLevel: "warn",
 });

@@ -130,6 +130,40 @@ describe.skipIf(!chromium.available)(`console in a browser${chromium.reason}`, (
     await expect.poll(() => page.getByText("Session ended (exit 3)").isVisible(), { timeout: 15_000 }).toBe(true);
   });
 
+  it("shows a Cedar syntax error at its line, saves the fix, binds it and shows the rule of a denied exec", async () => {
+    await page.getByRole("link", { name: "Policies" }).click();
+    await page.getByRole("link", { name: "New policy" }).click();
+    await page.getByLabel("Policy name").fill("no exec");
+    const editor = page.getByTestId("cedar-editor").locator(".cm-content");
+    await editor.click();
+    await page.keyboard.press("Control+A");
+    await page.keyboard.press("Delete");
+    await page.keyboard.type('@id("no-exec")\nforbid(principal, action == Action::"sandbox:exec" resource);');
+    await page.getByRole("button", { name: "Save policy" }).click();
+    const errors = page.getByRole("list", { name: "Policy errors" });
+    await expect.poll(() => errors.textContent()).toMatch(/^Line 2, column \d+/);
+    await check("policy-error");
+    await editor.click();
+    await page.keyboard.press("Control+A");
+    await page.keyboard.press("Delete");
+    await page.keyboard.type('@id("no-exec")\nforbid(principal, action == Action::"sandbox:exec", resource);');
+    await page.getByRole("button", { name: "Save policy" }).click();
+    await page.waitForURL(/\/policies\/pol_/);
+    await expect.poll(() => page.getByRole("table", { name: "Policy versions" }).isVisible()).toBe(true);
+    await check("policy");
+
+    await page.getByRole("link", { name: "All policies and bindings" }).click();
+    await page.getByRole("button", { name: "Bind policy" }).click();
+    await expect.poll(() => page.getByRole("row", { name: /no exec.*enforce/ }).isVisible()).toBe(true);
+    await check("policies");
+
+    await page.goto(`${platform.url}/projects/${projectId}/sandboxes`);
+    await page.getByRole("button", { name: "Terminal of box" }).click();
+    await page.getByRole("button", { name: "Run", exact: true }).click();
+    await expect.poll(() => page.getByTestId("rule-id").textContent()).toBe("Rule: no-exec");
+    await check("exec-denied");
+  });
+
   it("browses the audit trail two pages forward and back, opens a record and exports CSV", async () => {
     // Enough records for two pages of 50: each change is recorded.
     for (let i = 0; i < 60; i++) {

@@ -4,6 +4,7 @@ import { Layout, OrgHome } from "./components/layout.tsx";
 import { AuditPage } from "./pages/audit.tsx";
 import { MembersPage } from "./pages/members.tsx";
 import { OrgOverview } from "./pages/org-overview.tsx";
+import { PoliciesPage } from "./pages/policies.tsx";
 import { ProjectsPage } from "./pages/projects.tsx";
 import { SessionsPage } from "./pages/sessions.tsx";
 import { SignInPage } from "./pages/sign-in.tsx";
@@ -11,6 +12,7 @@ import { TokensPage } from "./pages/tokens.tsx";
 
 // The pages with the terminal and the editor load on demand: they carry most of the weight.
 const SandboxesPage = lazy(() => import("./pages/sandboxes.tsx"));
+const PolicyEditorPage = lazy(() => import("./pages/policy-editor.tsx"));
 
 export function signInPath(next: string): string {
   return next && next !== "/" ? `/sign-in?next=${encodeURIComponent(next)}` : "/sign-in";
@@ -28,6 +30,9 @@ export function createConsoleRouter() {
         { path: "/orgs/:orgId/members", element: <MembersPage /> },
         { path: "/orgs/:orgId/api-tokens", element: <TokensPage /> },
         { path: "/orgs/:orgId/audit", element: <AuditPage /> },
+        { path: "/orgs/:orgId/policies", element: <PoliciesPage /> },
+        { path: "/orgs/:orgId/policies/new", element: <PolicyEditorPage /> },
+        { path: "/orgs/:orgId/policies/:policyId", element: <PolicyEditorPage /> },
         { path: "/projects/:projectId/sandboxes", element: <SandboxesPage /> },
         { path: "/account/sessions", element: <SessionsPage /> },
         { path: "*", element: <Navigate to="/" replace /> },

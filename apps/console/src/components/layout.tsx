@@ -129,6 +129,11 @@ function Nav() {
             </NavLink>
           </li>
           <li>
+            <NavLink to={`/orgs/${orgId}/policies`} className={link}>
+              Policies
+            </NavLink>
+          </li>
+          <li>
             <NavLink to="/account/sessions" className={link}>
               Sessions
             </NavLink>

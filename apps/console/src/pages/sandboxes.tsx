@@ -5,6 +5,7 @@ import { call } from "../api/client.ts";
 import { useProject, useProjectRole } from "../api/hooks.ts";
 import type { Sandbox } from "../api/types.ts";
 import { Dialog } from "../components/dialog.tsx";
+import { RunCommand } from "../components/run-command.tsx";
 import { Button, ErrorNote, Field, Guarded, INPUT, Loading, PageTitle, Table, Td } from "../components/ui.tsx";
 import { allows } from "../lib/permissions.ts";
 import { ApiError } from "../lib/problem.ts";
@@ -136,9 +137,12 @@ export default function SandboxesPage() {
         <p className="mt-2 text-sm">Creating and changing sandboxes: {write.reason}.</p>
       ) : null}
       {terminal ? (
-        <Suspense fallback={<Loading what="the terminal" />}>
-          <Terminal key={terminal} projectId={projectId} sandboxId={terminal} />
-        </Suspense>
+        <>
+          <Suspense fallback={<Loading what="the terminal" />}>
+            <Terminal key={terminal} projectId={projectId} sandboxId={terminal} />
+          </Suspense>
+          <RunCommand projectId={projectId} sandboxId={terminal} allowance={exec} />
+        </>
       ) : null}
       <CreateSandbox projectId={projectId} open={creating} onOpenChange={setCreating} />
     </>

@@ -19,16 +19,18 @@ export const BrowserSession = z
   .object({
     id: z.string(),
     userId: z.string(),
-    /** How the session was opened. */
-    via: z.enum(["api_token", "oidc", "invitation", "session"]),
-    /** The API token it was exchanged from; the session ends when that token is revoked. */
-    apiTokenId: z.string().optional(),
+    via: z
+      .enum(["api_token", "oidc", "invitation", "session"])
+      .describe("How the session was opened: with an API token, an OIDC token, an invitation, or from another session"),
+    apiTokenId: z
+      .string()
+      .optional()
+      .describe("The API token the session was opened with; its restrictions apply and its revocation ends the session"),
     userAgent: z.string().optional(),
     createdAt: Timestamp,
     expiresAt: Timestamp,
     lastUsedAt: Timestamp.optional(),
-    /** True for the session the request came through. */
-    current: z.boolean(),
+    current: z.boolean().describe("True for the session the request came through"),
   })
   .openapi("BrowserSession");
 export type BrowserSession = z.infer<typeof BrowserSession>;
@@ -36,8 +38,9 @@ export type BrowserSession = z.infer<typeof BrowserSession>;
 export const OpenedSession = z
   .object({
     session: BrowserSession,
-    /** Send it as `X-CSRF-Token` with every mutating request made with the session cookie. */
-    csrfToken: z.string(),
+    csrfToken: z
+      .string()
+      .describe("Send it as `X-CSRF-Token` with every mutating request made with the session cookie"),
   })
   .openapi("OpenedSession");
 export type OpenedSession = z.infer<typeof OpenedSession>;

@@ -2480,6 +2480,7 @@ export interface components {
         };
         OpenedSession: {
             session: components["schemas"]["BrowserSession"];
+            /** @description Send it as `X-CSRF-Token` with every mutating request made with the session cookie */
             csrfToken: string;
         };
         BrowserSession: {
@@ -2487,8 +2488,12 @@ export interface components {
             id: string;
             /** @description The user's id (`usr_…`) */
             userId: string;
-            /** @enum {string} */
+            /**
+             * @description How the session was opened: with an API token, an OIDC token, an invitation, or from another session
+             * @enum {string}
+             */
             via: "api_token" | "oidc" | "invitation" | "session";
+            /** @description The API token the session was opened with; its restrictions apply and its revocation ends the session */
             apiTokenId?: string;
             /** @description The caller's User-Agent */
             userAgent?: string;
@@ -2510,6 +2515,7 @@ export interface components {
              * @example 2026-01-01T00:00:00.000Z
              */
             lastUsedAt?: string;
+            /** @description True for the session the request came through */
             current: boolean;
         };
         BrowserSessionList: {

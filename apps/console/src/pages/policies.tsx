@@ -1,0 +1,187 @@
+import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
+import { type FormEvent, useState } from "react";
+import { Link, useParams } from "react-router";
+import { call } from "../api/client.ts";
+import { useOrgRole } from "../api/hooks.ts";
+import { Button, ErrorNote, Field, Guarded, INPUT, Loading, PageTitle, Table, Td } from "../components/ui.tsx";
+import { allows } from "../lib/permissions.ts";
+import { ApiError } from "../lib/problem.ts";
+
+/** Organization policies (Cedar) and their bindings: what is enforced or watched (dryrun), and where. */
+export function PoliciesPage() {
+  const { orgId } = useParams() as { orgId: string };
+  const role = useOrgRole(orgId);
+  const queryClient = useQueryClient();
+  const manage = allows("policies:manage", { ...(role ? { org: role } : {}) });
+  const policies = useQuery({
+    queryKey: ["policies", orgId],
+    queryFn: () => call("listOrgPolicies", { path: { orgId }, query: { limit: 100 } }),
+  });
+  const bindings = useQuery({
+    queryKey: ["bindings", orgId],
+    queryFn: () => call("listOrgPolicyBindings", { path: { orgId }, query: { limit: 100 } }),
+  });
+  const unbind = useMutation({
+    mutationFn: (bindingId: string) => call("deleteOrgPolicyBinding", { path: { orgId, bindingId } }),
+    onSuccess: () => void queryClient.invalidateQueries({ queryKey: ["bindings", orgId] }),
+  });
+  const names = new Map(policies.data?.items.map((p) => [p.id, p.name]));
+  return (
+    <>
+      <PageTitle
+        actions={
+          <Guarded allowance={manage}>
+            {(disabled) =>
+              disabled ? (
+                <Button disabled>New policy</Button>
+              ) : (
+                <Link
+                  to={`/orgs/${orgId}/policies/new`}
+                  className="rounded-md bg-indigo-600 px-3 py-1.5 text-sm text-white"
+                >
+                  New policy
+                </Link>
+              )
+            }
+          </Guarded>
+        }
+      >
+        Policies
+      </PageTitle>
+      {policies.isPending ? <Loading what="policies" /> : null}
+      <ErrorNote error={policies.error} retry={() => void policies.refetch()} />
+      {policies.data?.items.length ? (
+        <Table label="Policies" headers={["Name", "Version", "Rules", "Updated"]}>
+          {policies.data.items.map((p) => (
+            <tr key={p.id}>
+              <Td>
+                <Link to={`/orgs/${orgId}/policies/${p.id}`}>{p.name}</Link>
+              </Td>
+              <Td>{p.version}</Td>
+              <Td mono>{p.rules.map((r) => `${r.effect} ${r.id}`).join(", ")}</Td>
+              <Td>{new Date(p.updatedAt).toLocaleString()}</Td>
+            </tr>
+          ))}
+        </Table>
+      ) : policies.isSuccess ? (
+        <p className="text-sm">No policies yet.</p>
+      ) : null}
+
+      <h2 className="mt-8 mb-2 text-lg font-semibold">Bindings</h2>
+      <ErrorNote error={bindings.error ?? unbind.error} />
+      {bindings.data?.items.length ? (
+        <Table label="Policy bindings" headers={["Policy", "Version", "Mode", "Target", ""]}>
+          {bindings.data.items.map((b) => (
+            <tr key={b.id}>
+              <Td>{names.get(b.policyId) ?? b.policyId}</Td>
+              <Td>{String(b.version)}</Td>
+              <Td>{b.mode}</Td>
+              <Td mono>{Object.keys(b.target).length ? JSON.stringify(b.target) : "the whole organization"}</Td>
+              <Td>
+                <Button
+                  variant="danger"
+                  disabled={!manage.allowed || unbind.isPending}
+                  title={manage.reason}
+                  aria-label={`Remove binding of ${names.get(b.policyId) ?? b.policyId}`}
+                  onClick={() => unbind.mutate(b.id)}
+                >
+                  Remove
+                </Button>
+              </Td>
+            </tr>
+          ))}
+        </Table>
+      ) : bindings.isSuccess ? (
+        <p className="text-sm">Nothing is bound: no policy applies yet.</p>
+      ) : null}
+      {manage.allowed && policies.data?.items.length ? (
+        <BindForm orgId={orgId} policies={policies.data.items} />
+      ) : !manage.allowed ? (
+        <p className="mt-2 text-sm">Binding policies: {manage.reason}.</p>
+      ) : null}
+    </>
+  );
+}
+
+function BindForm({ orgId, policies }: { orgId: string; policies: { id: string; name: string }[] }) {
+  const queryClient = useQueryClient();
+  const [policyId, setPolicyId] = useState(policies[0]!.id);
+  const [mode, setMode] = useState<"enforce" | "dryrun">("enforce");
+  const [version, setVersion] = useState("latest");
+  const [projectId, setProjectId] = useState("");
+  const projects = useQuery({
+    queryKey: ["projects", orgId, "choices"],
+    queryFn: () => call("listProjects", { path: { orgId }, query: { limit: 200 } }),
+  });
+  const bind = useMutation({
+    mutationFn: () =>
+      call("createOrgPolicyBinding", {
+        path: { orgId },
+        body: {
+          policyId,
+          mode,
+          version: version === "latest" ? "latest" : Number(version),
+          ...(projectId ? { target: { projectIds: [projectId] } } : {}),
+        },
+      }),
+    onSuccess: () => void queryClient.invalidateQueries({ queryKey: ["bindings", orgId] }),
+  });
+  const fieldError = (f: string) => (bind.error instanceof ApiError ? bind.error.fieldError(f) : undefined);
+  const submit = (e: FormEvent) => {
+    e.preventDefault();
+    bind.mutate();
+  };
+  return (
+    <form
+      onSubmit={submit}
+      aria-label="Bind a policy"
+      className="mt-4 grid max-w-3xl grid-cols-2 gap-x-4 md:grid-cols-4"
+    >
+      <Field label="Policy to bind" error={fieldError("policyId")}>
+        {(p) => (
+          <select {...p} className={INPUT} value={policyId} onChange={(e) => setPolicyId(e.target.value)}>
+            {policies.map((pol) => (
+              <option key={pol.id} value={pol.id}>
+                {pol.name}
+              </option>
+            ))}
+          </select>
+        )}
+      </Field>
+      <Field label="Mode">
+        {(p) => (
+          <select
+            {...p}
+            className={INPUT}
+            value={mode}
+            onChange={(e) => setMode(e.target.value as "enforce" | "dryrun")}
+          >
+            <option value="enforce">enforce</option>
+            <option value="dryrun">dryrun (record only)</option>
+          </select>
+        )}
+      </Field>
+      <Field label="Version" error={fieldError("version")} hint="latest, or a number to pin">
+        {(p) => <input {...p} className={INPUT} value={version} onChange={(e) => setVersion(e.target.value)} />}
+      </Field>
+      <Field label="Project">
+        {(p) => (
+          <select {...p} className={INPUT} value={projectId} onChange={(e) => setProjectId(e.target.value)}>
+            <option value="">Every project</option>
+            {projects.data?.items.map((pr) => (
+              <option key={pr.id} value={pr.id}>
+                {pr.name}
+              </option>
+            ))}
+          </select>
+        )}
+      </Field>
+      <div className="col-span-full">
+        <ErrorNote error={bind.error} />
+        <Button type="submit" variant="primary" disabled={bind.isPending}>
+          {bind.isPending ? "Binding…" : "Bind policy"}
+        </Button>
+      </div>
+    </form>
+  );
+}
