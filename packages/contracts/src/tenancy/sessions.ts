@@ -25,7 +25,9 @@ export const BrowserSession = z
     apiTokenId: z
       .string()
       .optional()
-      .describe("The API token the session was opened with; its restrictions apply and its revocation ends the session"),
+      .describe(
+        "The API token the session was opened with; its restrictions apply and its revocation ends the session",
+      ),
     userAgent: z.string().optional(),
     createdAt: Timestamp,
     expiresAt: Timestamp,
