@@ -2,7 +2,7 @@ import { useMutation } from "@tanstack/react-query";
 import { type FormEvent, useState } from "react";
 import { call } from "../api/client.ts";
 import type { Allowance } from "../lib/permissions.ts";
-import { Button, ErrorNote, Field, INPUT } from "./ui.tsx";
+import { Button, ErrorNote, TextField } from "./ui.tsx";
 
 /** One command in a sandbox (`POST /v1/shell/exec`): its output, or the policy rule that denied it. */
 export function RunCommand({
@@ -24,11 +24,13 @@ export function RunCommand({
   };
   return (
     <form onSubmit={submit} aria-label="Run a command" className="mt-4 max-w-3xl">
-      <Field label="Command" hint={allowance.reason}>
-        {(p) => (
-          <input {...p} className={`${INPUT} font-mono`} value={command} onChange={(e) => setCommand(e.target.value)} />
-        )}
-      </Field>
+      <TextField
+        label="Command"
+        hint={allowance.reason}
+        className="font-mono"
+        value={command}
+        onChange={(e) => setCommand(e.target.value)}
+      />
       <Button type="submit" disabled={!allowance.allowed || run.isPending}>
         {run.isPending ? "Running…" : "Run"}
       </Button>

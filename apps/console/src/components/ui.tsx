@@ -1,4 +1,4 @@
-import type { ButtonHTMLAttributes, ReactNode } from "react";
+import type { ButtonHTMLAttributes, InputHTMLAttributes, ReactNode } from "react";
 import { useId } from "react";
 import type { Allowance } from "../lib/permissions.ts";
 import { ApiError, describeError } from "../lib/problem.ts";
@@ -136,5 +136,20 @@ export function Loading({ what }: { what: string }) {
     <p role="status" className="text-sm text-slate-600 dark:text-slate-300">
       Loading {what}…
     </p>
+  );
+}
+
+/** A labelled text input with the API's error (or a hint) beside it. */
+export function TextField({
+  label,
+  error,
+  hint,
+  className = "",
+  ...input
+}: InputHTMLAttributes<HTMLInputElement> & { label: string; error?: string | undefined; hint?: string | undefined }) {
+  return (
+    <Field label={label} error={error} {...(hint ? { hint } : {})}>
+      {(p) => <input {...p} {...input} className={`${INPUT} ${className}`} />}
+    </Field>
   );
 }

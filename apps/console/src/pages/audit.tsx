@@ -5,7 +5,7 @@ import { call } from "../api/client.ts";
 import { useOrgRole } from "../api/hooks.ts";
 import type { AuditRecord } from "../api/types.ts";
 import { Dialog } from "../components/dialog.tsx";
-import { Button, ErrorNote, Field, INPUT, Loading, PageTitle, Table, Td } from "../components/ui.tsx";
+import { Button, ErrorNote, Field, INPUT, Loading, PageTitle, Table, Td, TextField } from "../components/ui.tsx";
 import { exportAuditCsv } from "../lib/audit-export.ts";
 import {
   type AuditView,
@@ -131,15 +131,9 @@ function Filters({ view, onApply }: { view: AuditView; onApply: (filters: AuditV
   };
   return (
     <form onSubmit={submit} aria-label="Audit filters" className="mb-4 grid grid-cols-2 gap-x-4 md:grid-cols-4">
-      <Field label="Actor">
-        {(p) => <input {...p} className={INPUT} value={filters.actor ?? ""} onChange={set("actor")} />}
-      </Field>
-      <Field label="Action">
-        {(p) => <input {...p} className={INPUT} value={filters.action ?? ""} onChange={set("action")} />}
-      </Field>
-      <Field label="Target id">
-        {(p) => <input {...p} className={INPUT} value={filters.targetId ?? ""} onChange={set("targetId")} />}
-      </Field>
+      <TextField label="Actor" value={filters.actor ?? ""} onChange={set("actor")} />
+      <TextField label="Action" value={filters.action ?? ""} onChange={set("action")} />
+      <TextField label="Target id" value={filters.targetId ?? ""} onChange={set("targetId")} />
       <Field label="Outcome">
         {(p) => (
           <select {...p} className={INPUT} value={filters.outcome ?? ""} onChange={set("outcome")}>
@@ -150,14 +144,8 @@ function Filters({ view, onApply }: { view: AuditView; onApply: (filters: AuditV
           </select>
         )}
       </Field>
-      <Field label="From">
-        {(p) => (
-          <input {...p} type="datetime-local" className={INPUT} value={filters.from ?? ""} onChange={set("from")} />
-        )}
-      </Field>
-      <Field label="To">
-        {(p) => <input {...p} type="datetime-local" className={INPUT} value={filters.to ?? ""} onChange={set("to")} />}
-      </Field>
+      <TextField label="From" type="datetime-local" value={filters.from ?? ""} onChange={set("from")} />
+      <TextField label="To" type="datetime-local" value={filters.to ?? ""} onChange={set("to")} />
       <div className="flex items-end pb-3">
         <Button type="submit" variant="primary">
           Apply filters

@@ -3,7 +3,19 @@ import { type FormEvent, useState } from "react";
 import { Link, useParams } from "react-router";
 import { call } from "../api/client.ts";
 import { useOrgRole } from "../api/hooks.ts";
-import { Button, ErrorNote, Field, Guarded, INPUT, Loading, PageTitle, Table, Td } from "../components/ui.tsx";
+import { ProjectSelect } from "../components/project-select.tsx";
+import {
+  Button,
+  ErrorNote,
+  Field,
+  Guarded,
+  INPUT,
+  Loading,
+  PageTitle,
+  Table,
+  Td,
+  TextField,
+} from "../components/ui.tsx";
 import { allows } from "../lib/permissions.ts";
 import { ApiError } from "../lib/problem.ts";
 
@@ -109,10 +121,6 @@ function BindForm({ orgId, policies }: { orgId: string; policies: { id: string; 
   const [mode, setMode] = useState<"enforce" | "dryrun">("enforce");
   const [version, setVersion] = useState("latest");
   const [projectId, setProjectId] = useState("");
-  const projects = useQuery({
-    queryKey: ["projects", orgId, "choices"],
-    queryFn: () => call("listProjects", { path: { orgId }, query: { limit: 200 } }),
-  });
   const bind = useMutation({
     mutationFn: () =>
       call("createOrgPolicyBinding", {
@@ -161,21 +169,14 @@ function BindForm({ orgId, policies }: { orgId: string; policies: { id: string; 
           </select>
         )}
       </Field>
-      <Field label="Version" error={fieldError("version")} hint="latest, or a number to pin">
-        {(p) => <input {...p} className={INPUT} value={version} onChange={(e) => setVersion(e.target.value)} />}
-      </Field>
-      <Field label="Project">
-        {(p) => (
-          <select {...p} className={INPUT} value={projectId} onChange={(e) => setProjectId(e.target.value)}>
-            <option value="">Every project</option>
-            {projects.data?.items.map((pr) => (
-              <option key={pr.id} value={pr.id}>
-                {pr.name}
-              </option>
-            ))}
-          </select>
-        )}
-      </Field>
+      <TextField
+        label="Version"
+        error={fieldError("version")}
+        hint="latest, or a number to pin"
+        value={version}
+        onChange={(e) => setVersion(e.target.value)}
+      />
+      <ProjectSelect orgId={orgId} value={projectId} onChange={setProjectId} />
       <div className="col-span-full">
         <ErrorNote error={bind.error} />
         <Button type="submit" variant="primary" disabled={bind.isPending}>

@@ -3,7 +3,7 @@ import { type FormEvent, lazy, Suspense, useEffect, useState } from "react";
 import { Link, useNavigate, useParams } from "react-router";
 import { call } from "../api/client.ts";
 import { useOrgRole } from "../api/hooks.ts";
-import { Button, ErrorNote, Field, INPUT, Loading, PageTitle, Table, Td } from "../components/ui.tsx";
+import { Button, ErrorNote, Loading, PageTitle, Table, Td, TextField } from "../components/ui.tsx";
 import { cedarErrors } from "../lib/cedar-errors.ts";
 import { allows } from "../lib/permissions.ts";
 import { ApiError } from "../lib/problem.ts";
@@ -76,18 +76,14 @@ export default function PolicyEditorPage() {
       <ErrorNote error={existing.error} />
       {!manage.allowed && manage.reason ? <p className="mb-3 text-sm">Changing policies: {manage.reason}.</p> : null}
       <form onSubmit={submit} className="max-w-3xl">
-        <Field label="Policy name" error={save.error instanceof ApiError ? save.error.fieldError("name") : undefined}>
-          {(p) => (
-            <input
-              {...p}
-              className={INPUT}
-              required
-              maxLength={100}
-              value={name}
-              onChange={(e) => setName(e.target.value)}
-            />
-          )}
-        </Field>
+        <TextField
+          label="Policy name"
+          error={save.error instanceof ApiError ? save.error.fieldError("name") : undefined}
+          required
+          maxLength={100}
+          value={name}
+          onChange={(e) => setName(e.target.value)}
+        />
         <span className="text-sm font-medium">Cedar</span>
         {cedar !== undefined ? (
           <Suspense fallback={<Loading what="the editor" />}>
@@ -95,17 +91,12 @@ export default function PolicyEditorPage() {
           </Suspense>
         ) : null}
         {policyId ? (
-          <Field label="Reason for this version">
-            {(p) => (
-              <input
-                {...p}
-                className={INPUT}
-                maxLength={1000}
-                value={reason}
-                onChange={(e) => setReason(e.target.value)}
-              />
-            )}
-          </Field>
+          <TextField
+            label="Reason for this version"
+            maxLength={1000}
+            value={reason}
+            onChange={(e) => setReason(e.target.value)}
+          />
         ) : null}
         <ErrorNote error={errors.length ? undefined : save.error} />
         {save.isSuccess ? (

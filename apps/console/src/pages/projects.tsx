@@ -4,7 +4,7 @@ import { Link, useParams } from "react-router";
 import { call } from "../api/client.ts";
 import { useOrgRole } from "../api/hooks.ts";
 import { Dialog } from "../components/dialog.tsx";
-import { Button, ErrorNote, Field, Guarded, INPUT, Loading, PageTitle, Table, Td } from "../components/ui.tsx";
+import { Button, ErrorNote, Guarded, Loading, PageTitle, Table, Td, TextField } from "../components/ui.tsx";
 import { allows } from "../lib/permissions.ts";
 import { ApiError } from "../lib/problem.ts";
 
@@ -101,29 +101,21 @@ function CreateProject({
   return (
     <Dialog open={open} onOpenChange={onOpenChange} title="New project">
       <form onSubmit={submit}>
-        <Field label="Name" error={fieldError("name")}>
-          {(p) => (
-            <input
-              {...p}
-              className={INPUT}
-              required
-              maxLength={100}
-              value={name}
-              onChange={(e) => setName(e.target.value)}
-            />
-          )}
-        </Field>
-        <Field label="Description" error={fieldError("description")}>
-          {(p) => (
-            <input
-              {...p}
-              className={INPUT}
-              maxLength={1000}
-              value={description}
-              onChange={(e) => setDescription(e.target.value)}
-            />
-          )}
-        </Field>
+        <TextField
+          label="Name"
+          error={fieldError("name")}
+          required
+          maxLength={100}
+          value={name}
+          onChange={(e) => setName(e.target.value)}
+        />
+        <TextField
+          label="Description"
+          error={fieldError("description")}
+          maxLength={1000}
+          value={description}
+          onChange={(e) => setDescription(e.target.value)}
+        />
         <ErrorNote error={create.error} />
         <Button type="submit" variant="primary" disabled={create.isPending}>
           {create.isPending ? "Creating…" : "Create project"}

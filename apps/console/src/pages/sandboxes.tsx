@@ -6,7 +6,7 @@ import { useProject, useProjectRole } from "../api/hooks.ts";
 import type { Sandbox } from "../api/types.ts";
 import { Dialog } from "../components/dialog.tsx";
 import { RunCommand } from "../components/run-command.tsx";
-import { Button, ErrorNote, Field, Guarded, INPUT, Loading, PageTitle, Table, Td } from "../components/ui.tsx";
+import { Button, ErrorNote, Guarded, INPUT, Loading, PageTitle, Table, Td, TextField } from "../components/ui.tsx";
 import { allows } from "../lib/permissions.ts";
 import { ApiError } from "../lib/problem.ts";
 
@@ -179,23 +179,22 @@ function CreateSandbox({
   return (
     <Dialog open={open} onOpenChange={onOpenChange} title="New sandbox">
       <form onSubmit={submit}>
-        <Field label="Name" error={fieldError("name")}>
-          {(p) => (
-            <input
-              {...p}
-              className={INPUT}
-              required
-              maxLength={100}
-              value={name}
-              onChange={(e) => setName(e.target.value)}
-            />
-          )}
-        </Field>
-        <Field label="Image" error={fieldError("image")} hint="Empty for the installation's default image">
-          {(p) => (
-            <input {...p} className={INPUT} maxLength={512} value={image} onChange={(e) => setImage(e.target.value)} />
-          )}
-        </Field>
+        <TextField
+          label="Name"
+          error={fieldError("name")}
+          required
+          maxLength={100}
+          value={name}
+          onChange={(e) => setName(e.target.value)}
+        />
+        <TextField
+          label="Image"
+          error={fieldError("image")}
+          hint="Empty for the installation's default image"
+          maxLength={512}
+          value={image}
+          onChange={(e) => setImage(e.target.value)}
+        />
         <label className="mb-3 flex items-center gap-2 text-sm">
           <input type="checkbox" checked={start} onChange={(e) => setStart(e.target.checked)} />
           Start it right away

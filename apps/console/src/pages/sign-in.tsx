@@ -3,7 +3,7 @@ import { type FormEvent, useState } from "react";
 import { useNavigate, useSearchParams } from "react-router";
 import { call } from "../api/client.ts";
 import { signIn } from "../api/session.ts";
-import { Button, ErrorNote, Field, INPUT } from "../components/ui.tsx";
+import { Button, ErrorNote, TextField } from "../components/ui.tsx";
 
 /** Only paths of this app: a `next` pointing elsewhere is ignored. */
 export function safeNext(next: string | null): string {
@@ -58,19 +58,15 @@ export function SignInPage() {
         </section>
       ) : null}
       <form onSubmit={submit}>
-        <Field label="API token" hint="Exchanged once for a browser session; the token is not kept by this page.">
-          {(props) => (
-            <input
-              {...props}
-              type="password"
-              autoComplete="off"
-              required
-              className={INPUT}
-              value={token}
-              onChange={(e) => setToken(e.target.value)}
-            />
-          )}
-        </Field>
+        <TextField
+          label="API token"
+          hint="Exchanged once for a browser session; the token is not kept by this page."
+          type="password"
+          autoComplete="off"
+          required
+          value={token}
+          onChange={(e) => setToken(e.target.value)}
+        />
         <ErrorNote error={error} />
         <Button type="submit" variant="primary" disabled={busy || !token.trim()}>
           {busy ? "Signing in…" : "Sign in"}

@@ -1,11 +1,23 @@
-import { useInfiniteQuery, useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
+import { useInfiniteQuery, useMutation, useQueryClient } from "@tanstack/react-query";
 import { type FormEvent, useState } from "react";
 import { useParams } from "react-router";
 import { call } from "../api/client.ts";
 import { useOrgRole } from "../api/hooks.ts";
 import type { ApiToken } from "../api/types.ts";
 import { Dialog } from "../components/dialog.tsx";
-import { Button, ErrorNote, Field, Guarded, INPUT, Loading, PageTitle, Table, Td } from "../components/ui.tsx";
+import { ProjectSelect } from "../components/project-select.tsx";
+import {
+  Button,
+  ErrorNote,
+  Field,
+  Guarded,
+  INPUT,
+  Loading,
+  PageTitle,
+  Table,
+  Td,
+  TextField,
+} from "../components/ui.tsx";
 import { parseExpiry } from "../lib/expiry.ts";
 import { allows, grantableRoles, type OrgRole } from "../lib/permissions.ts";
 import { ApiError } from "../lib/problem.ts";
@@ -110,11 +122,6 @@ function CreateToken({
   const [created, setCreated] = useState<(ApiToken & { token: string }) | undefined>();
   const [confirmed, setConfirmed] = useState(false);
   const [copied, setCopied] = useState(false);
-  const projects = useQuery({
-    queryKey: ["projects", orgId, "choices"],
-    queryFn: () => call("listProjects", { path: { orgId }, query: { limit: 200 } }),
-    enabled: open,
-  });
   const parsed = parseExpiry(expiry);
   const create = useMutation({
     mutationFn: () =>
@@ -188,18 +195,14 @@ function CreateToken({
   return (
     <Dialog open={open} onOpenChange={(o) => (o ? onOpenChange(true) : close())} title="New API token">
       <form onSubmit={submit}>
-        <Field label="Name" error={fieldError("name")}>
-          {(p) => (
-            <input
-              {...p}
-              className={INPUT}
-              required
-              maxLength={100}
-              value={name}
-              onChange={(e) => setName(e.target.value)}
-            />
-          )}
-        </Field>
+        <TextField
+          label="Name"
+          error={fieldError("name")}
+          required
+          maxLength={100}
+          value={name}
+          onChange={(e) => setName(e.target.value)}
+        />
         <Field label="Role" error={fieldError("role")} hint="At most your own role">
           {(p) => (
             <select
@@ -216,18 +219,13 @@ function CreateToken({
             </select>
           )}
         </Field>
-        <Field label="Project" error={fieldError("projectId")} hint="Restrict the token to one project">
-          {(p) => (
-            <select {...p} className={INPUT} value={projectId} onChange={(e) => setProjectId(e.target.value)}>
-              <option value="">Every project</option>
-              {projects.data?.items.map((pr) => (
-                <option key={pr.id} value={pr.id}>
-                  {pr.name}
-                </option>
-              ))}
-            </select>
-          )}
-        </Field>
+        <ProjectSelect
+          orgId={orgId}
+          value={projectId}
+          onChange={setProjectId}
+          error={fieldError("projectId")}
+          hint="Restrict the token to one project"
+        />
         <Field
           label="Expires in"
           error={parsed.error ?? fieldError("expiresAt")}
