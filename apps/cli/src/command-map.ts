@@ -6,6 +6,11 @@
 
 export const COMMANDS: Record<string, string> = {
   getMe: "auth whoami",
+  listSessions: "auth sessions list",
+  createSession: "auth sessions create",
+  getCurrentSession: "auth sessions current",
+  deleteCurrentSession: "auth sessions end",
+  revokeSession: "auth sessions revoke",
 
   createOrganization: "orgs create",
   listOrganizations: "orgs list",
@@ -208,6 +213,7 @@ export const DERIVED: Record<string, string> = {
 /** One-line descriptions of the nouns (the API's tags), for `agentplane --help`. */
 export const NOUNS: Record<string, string> = {
   auth: "Log in, show the identity, print or forget the token",
+  "auth sessions": "Browser sessions of the caller",
   orgs: "Organizations",
   members: "Members of an organization",
   teams: "Teams, their members and project grants",
