@@ -57,12 +57,29 @@ export async function serveExec(
   if (query.tty) {
     // Frames may arrive while node-pty loads: keep them for the terminal.
     const early: Buffer[] = [];
-    const collectEarly = (data: Buffer) => early.push(data);
+    let sized: () => void = () => {};
+    const firstSize = new Promise<void>((resolve) => {
+      sized = resolve;
+    });
+    const collectEarly = (data: Buffer) => {
+      early.push(data);
+      if (data[0] === RESIZE) sized();
+    };
     ws.on("message", collectEarly);
     const pty = await import("node-pty");
+    // Clients send the terminal's size first thing; start the command at that size (waiting a
+    // moment for it), so its first `stty size` does not depend on which arrives first.
+    await Promise.race([firstSize, new Promise((resolve) => setTimeout(resolve, 1000))]);
+    const initial = early.filter((d) => d[0] === RESIZE).at(-1);
+    const size = initial ? (JSON.parse(initial.subarray(1).toString("utf8")) as Record<string, number>) : {};
     let term: import("node-pty").IPty;
     try {
-      term = pty.spawn(query.argv[0] as string, query.argv.slice(1), { cwd: container.cwd, env, cols: 80, rows: 24 });
+      term = pty.spawn(query.argv[0] as string, query.argv.slice(1), {
+        cwd: container.cwd,
+        env,
+        cols: size.Width ?? size.width ?? 80,
+        rows: size.Height ?? size.height ?? 24,
+      });
     } catch (err) {
       finish(null, (err as Error).message);
       return;
