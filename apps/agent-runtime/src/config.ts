@@ -276,9 +276,13 @@ export function loadConfig(source: Record<string, string | undefined>): RuntimeC
  * GATEWAY_API_URL without GATEWAY_API_TOKEN is one: the all-in-one launcher may start the
  * runtime before a project token exists, but every model call will then be refused (401).
  */
-export function configWarnings(config: RuntimeConfig): Array<{ variable: string; message: string }> {
+export function configWarnings(
+  config: RuntimeConfig,
+  options: { gatewayTokenPending?: boolean } = {},
+): Array<{ variable: string; message: string }> {
   const warnings: Array<{ variable: string; message: string }> = [];
-  if (config.env.GATEWAY_API_URL && !config.env.GATEWAY_API_TOKEN) {
+  // A launcher that provisions the token itself (and restarts the runtime with it) says so.
+  if (config.env.GATEWAY_API_URL && !config.env.GATEWAY_API_TOKEN && !options.gatewayTokenPending) {
     warnings.push({
       variable: "GATEWAY_API_TOKEN",
       message:

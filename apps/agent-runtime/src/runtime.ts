@@ -52,6 +52,11 @@ export interface RuntimeOptions {
   embedder?: Embedder | null;
   /** false: vector search scans in process instead of loading sqlite-vec. */
   vectorExtension?: boolean;
+  /**
+   * The launcher wires GATEWAY_API_TOKEN itself once it exists (the all-in-one after activation)
+   * and restarts the runtime with it: its absence until then is not worth a warning.
+   */
+  gatewayTokenPending?: boolean;
 }
 
 export interface Runtime {
@@ -70,7 +75,8 @@ export interface Runtime {
  */
 export async function createRuntime(config: RuntimeConfig, options: RuntimeOptions = {}): Promise<Runtime> {
   const logger = options.logger ?? pino({ level: config.env.LOG_LEVEL, name: "agent-runtime" });
-  for (const { variable, message } of configWarnings(config)) logger.warn({ variable }, `${variable} ${message}`);
+  const warnings = configWarnings(config, { gatewayTokenPending: options.gatewayTokenPending === true });
+  for (const { variable, message } of warnings) logger.warn({ variable }, `${variable} ${message}`);
   const database = await openDatabase(config.databasePath);
   const agent = await ensureAgent(database.db, config);
   const registry = new WebhookRegistry(database.db);

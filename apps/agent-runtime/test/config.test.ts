@@ -2,7 +2,7 @@ import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { ConfigError, LOCAL_OWNER_USER_ID, loadConfig, readEnvironment } from "../src/config.ts";
+import { ConfigError, configWarnings, LOCAL_OWNER_USER_ID, loadConfig, readEnvironment } from "../src/config.ts";
 
 function failure(env: Record<string, string>): ConfigError {
   try {
@@ -117,5 +117,14 @@ describe("runtime configuration", () => {
     expect(merged.PORT).toBe("4200");
     expect(merged.OWNER_NAME).toBe("Ada L");
     expect(merged.EMPTY).toBe("");
+  });
+});
+
+describe("start warnings", () => {
+  const env = { GATEWAY_API_URL: "http://127.0.0.1:8080" };
+  it("warns of GATEWAY_API_URL without GATEWAY_API_TOKEN, unless the launcher provisions the token itself", () => {
+    const config = loadConfig(env);
+    expect(configWarnings(config).map((w) => w.variable)).toEqual(["GATEWAY_API_TOKEN"]);
+    expect(configWarnings(config, { gatewayTokenPending: true })).toEqual([]);
   });
 });

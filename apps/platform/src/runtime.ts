@@ -186,17 +186,21 @@ export async function startLocalRuntime(options: {
   for (const name of PROVIDER_CREDENTIALS) delete base[name];
   const provider = providerFor(rawEnv);
   const launch = async (identity: RuntimeIdentity | undefined) =>
-    startRuntime({
-      ...base,
-      ...(provider ? { LLM_PROVIDER: provider } : {}),
-      PORT: String(env.AGENT_RUNTIME_PORT),
-      HOST: env.AGENT_RUNTIME_HOST,
-      AGENT_HOME: home,
-      AGENT_DATA_DIR: rawEnv.AGENT_DATA_DIR ?? home,
-      DATABASE_URL: rawEnv.AGENT_DATABASE_URL ?? `file:${join(home, "agent.db")}`,
-      GATEWAY_API_URL: rawEnv.GATEWAY_API_URL ?? publicUrl,
-      GATEWAY_API_TOKEN: rawEnv.GATEWAY_API_TOKEN ?? identity?.token,
-    });
+    startRuntime(
+      {
+        ...base,
+        ...(provider ? { LLM_PROVIDER: provider } : {}),
+        PORT: String(env.AGENT_RUNTIME_PORT),
+        HOST: env.AGENT_RUNTIME_HOST,
+        AGENT_HOME: home,
+        AGENT_DATA_DIR: rawEnv.AGENT_DATA_DIR ?? home,
+        DATABASE_URL: rawEnv.AGENT_DATABASE_URL ?? `file:${join(home, "agent.db")}`,
+        GATEWAY_API_URL: rawEnv.GATEWAY_API_URL ?? publicUrl,
+        GATEWAY_API_TOKEN: rawEnv.GATEWAY_API_TOKEN ?? identity?.token,
+      },
+      // Before activation there is no token yet: this launcher provisions it and restarts the runtime.
+      { gatewayTokenPending: !rawEnv.GATEWAY_API_TOKEN && !identity },
+    );
   const provision = () => provisionRuntimeIdentity({ platform: options.platform, env, rawEnv, dataDir });
   let identity = rawEnv.GATEWAY_API_TOKEN ? undefined : await provision();
   let runtime = await launch(identity);

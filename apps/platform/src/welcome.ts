@@ -1,16 +1,25 @@
+import { ProblemError } from "@agentplane/problem-details";
+import type { SandboxService } from "@agentplane/sandbox-svc";
 import type { Platform } from "./assemble.ts";
 import type { AllInOneEnv } from "./config.ts";
 import type { LocalRuntime } from "./runtime.ts";
 
-/** What an operator needs after `npm start`: where things are and how to get the first token. */
-export function printWelcome(options: {
+export interface WelcomeOptions {
   env: AllInOneEnv;
   dataDir: string;
-  platform: Platform;
+  platform: Pick<Platform, "publicUrl" | "setupCode" | "services">;
   runtime?: LocalRuntime | undefined;
   /** Whether the control plane holds a model provider credential. */
   hasModel?: boolean;
-}): void {
+}
+
+/** What an operator needs after `npm start`: where things are and how to get the first token. */
+export function printWelcome(options: WelcomeOptions): void {
+  process.stdout.write(`${welcomeLines(options).join("\n")}\n`);
+}
+
+/** The lines of the start banner. */
+export function welcomeLines(options: WelcomeOptions): string[] {
   const { platform, dataDir, env } = options;
   const base = platform.publicUrl;
   const lines = [
@@ -25,6 +34,7 @@ export function printWelcome(options: {
     `  Data           ${dataDir}`,
     ...(options.runtime ? [`  Agent runtime  ${options.runtime.url}  (webhooks: /agents/webhooks/<name>)`] : []),
     ...(options.runtime ? agentModelLines(options.runtime, options.hasModel === true) : []),
+    ...sandboxLines(platform.services.sandbox as Partial<SandboxService> | undefined),
     "",
   ];
   if (platform.setupCode) {
@@ -45,7 +55,21 @@ export function printWelcome(options: {
   } else {
     lines.push("  The installation is activated. Use an API token: Authorization: Bearer apl_...", "");
   }
-  process.stdout.write(`${lines.join("\n")}\n`);
+  return lines;
+}
+
+/**
+ * Whether sandboxes can start here, said at start rather than at the first sandbox: the local
+ * driver needs bubblewrap (the driver's own check, so the banner and the 503 say the same).
+ */
+function sandboxLines(sandbox: Partial<SandboxService> | undefined): string[] {
+  try {
+    sandbox?.driver?.checkAvailable();
+    return [];
+  } catch (err) {
+    const reason = err instanceof ProblemError ? (err.detail ?? err.message) : (err as Error).message;
+    return [`  Sandboxes      cannot start yet: ${reason}`];
+  }
 }
 
 /** Whether the agent can reach a model, and if not the one thing to do about it. */

@@ -15,5 +15,6 @@ export {
   type SandboxSettings,
   SandboxSettingsSchema,
 } from "./config.ts";
+export { LocalDriver, type LocalDriverOptions } from "./driver/local/local-driver.ts";
 export type { SandboxDriver } from "./driver/types.ts";
 export { type IngressTarget, parseIngressHost } from "./ingress.ts";
