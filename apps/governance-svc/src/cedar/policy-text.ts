@@ -45,6 +45,18 @@ function actionsOf(json: cedar.PolicyJson): string[] | null {
   return uids.map((uid) => ("__entity" in uid ? uid.__entity.id : uid.id));
 }
 
+/** How each statement is named in errors, in text order: `@id("…")`, else its position. */
+function statementNames(text: string): string[] {
+  const parts = cedar.policySetTextToParts(text);
+  if (parts.type === "failure") return [];
+  const ordered = [...parts.policies].sort((a, b) => text.indexOf(a) - text.indexOf(b));
+  return ordered.map((statement, i) => {
+    const json = cedar.policyToJson(statement);
+    const id = json.type === "success" ? json.json.annotations?.id : undefined;
+    return id ? `@id("${id}")` : `#${i + 1} (no @id)`;
+  });
+}
+
 /**
  * Parses and validates a policy body against the published schema and splits it into its
  * statements, each with its rule id (`@id("…")`, or a stable id derived from the statement's text)
@@ -59,11 +71,18 @@ export function compilePolicyText(text: string, pointer = "/body/cedar"): Stored
     throw invalid("The Cedar policy is not valid", toFieldErrors(text, validated.errors, pointer));
   }
   if (validated.validationErrors.length > 0) {
+    // Cedar names statements `policy0`, `policy1`… in text order; people know them by their @id.
+    const names = statementNames(text);
+    const named = (message: string) =>
+      message.replace(/\bpolicy `?policy(\d+)`?/g, (whole, n: string) => {
+        const name = names[Number(n)];
+        return name ? `statement ${name}` : whole;
+      });
     throw invalid(
       "The Cedar policy does not match the Agentplane schema (unknown action, entity type or attribute)",
       toFieldErrors(
         text,
-        validated.validationErrors.map((e) => e.error),
+        validated.validationErrors.map((e) => ({ ...e.error, message: named(e.error.message) })),
         pointer,
       ),
     );
