@@ -183,7 +183,8 @@ export class FakeKubelet {
       }),
     );
     const exited = (code: number | null, signal: NodeJS.Signals | null, error?: string) => {
-      this.running.delete(`${ns}/${name}`);
+      // A deleted Pod's process may end after a new Pod of the same name started: leave that one be.
+      if (this.running.get(`${ns}/${name}`) === running) this.running.delete(`${ns}/${name}`);
       for (const stop of running.streams) stop();
       if (running.deleting) return;
       const exitCode = code ?? (signal ? 128 + 9 : 128);
