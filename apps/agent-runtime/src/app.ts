@@ -19,7 +19,16 @@ export function createRuntimeApp(deps: RuntimeDeps): OpenAPIHono {
     problemJson(c, new ProblemError("not-found", { detail: `No route for ${c.req.method} ${c.req.path}` })),
   );
   // Team chat is reported, never a reason to be unhealthy: web chat and webhooks serve without it.
-  app.get("/health", (c) => c.json({ status: "ok", provider: deps.config.provider, teamChat: teamChatHealth(deps) }));
+  // Voice is reported the same way: `available`, or `off` with `voiceReason`.
+  app.get("/health", (c) =>
+    c.json({
+      status: "ok",
+      provider: deps.config.provider,
+      teamChat: teamChatHealth(deps),
+      voice: deps.voice.status,
+      ...(deps.voice.status === "off" ? { voiceReason: deps.voice.reason } : {}),
+    }),
+  );
 
   registerRoutes(app, deps);
 

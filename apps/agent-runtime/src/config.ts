@@ -8,6 +8,12 @@ import { z } from "zod";
 export const PROVIDERS = ["cloud-a", "cloud-a-alt", "cloud-b"] as const;
 export type Provider = (typeof PROVIDERS)[number];
 
+/** The voice vendor's realtime WebSocket endpoint (GA). */
+export const DEFAULT_VOICE_API_URL = "wss://api.openai.com/v1/realtime";
+
+/** A managed-credential placeholder that a proxy rewrites on the way out (`__managed_cred:<uuid>__`). */
+export const CREDENTIAL_PLACEHOLDER = /^__managed_cred:[0-9a-fA-F-]{36}__$/;
+
 /** The fixed owner id of a local install (spec: "a fixed local sentinel UUID"). */
 export const LOCAL_OWNER_USER_ID = "00000000-0000-4000-8000-000000000001";
 
@@ -142,6 +148,11 @@ export const RuntimeEnvSchema = z.object({
   VOICE_REALTIME_MODEL: optional,
   VOICE_REALTIME_VOICE: optional,
   VOICE_TRANSCRIPTION_MODEL: optional,
+  // Our additions: the realtime API's WebSocket address and the browser the meeting bot drives
+  VOICE_API_URL: withDefault(DEFAULT_VOICE_API_URL).pipe(
+    z.url({ protocol: /^wss?$/, error: "must be a ws:// or wss:// URL" }),
+  ),
+  VOICE_BROWSER_PATH: withDefault("/usr/bin/chromium"),
   MEETING_BOT_EMAIL: optional,
   MEETING_BOT_PASSWORD: optional,
   MEETING_TIMEOUT_MINUTES: positiveInt(60),
@@ -252,6 +263,13 @@ export function loadConfig(source: Record<string, string | undefined>): RuntimeC
   checkModels(env, provider);
   if (env.CHAT_BOT_TOKEN && !env.CHAT_APP_TOKEN) {
     throw new ConfigError("CHAT_APP_TOKEN", "is required with CHAT_BOT_TOKEN (the app-level token for socket mode)");
+  }
+  if (env.MEETING_BOT_PASSWORD && CREDENTIAL_PLACEHOLDER.test(env.MEETING_BOT_PASSWORD)) {
+    // Placeholders are rewritten in outgoing API requests; this password is typed into a sign-in form.
+    throw new ConfigError(
+      "MEETING_BOT_PASSWORD",
+      "is a credential placeholder; it must be the real password, because it is typed into the meeting service's sign-in form",
+    );
   }
   const agentHome = env.AGENT_HOME ?? join(homedir(), ".agent");
   const dataDir = env.AGENT_DATA_DIR ?? agentHome;

@@ -16,6 +16,7 @@ import type { MessageRow } from "./services/threads.ts";
 import type { PluginReport } from "./tools/plugins.ts";
 import type { SkillCatalog } from "./tools/skills.ts";
 import type { ToolRegistry } from "./tools/types.ts";
+import type { VoiceAvailability } from "./voice/index.ts";
 import type { WebhookRegistry } from "./webhooks/registry.ts";
 import type { WebhookRunQueue } from "./webhooks/run-queue.ts";
 
@@ -47,6 +48,8 @@ export interface RuntimeDeps {
   telemetry: ProductTelemetry;
   registry: WebhookRegistry;
   runs: WebhookRunQueue;
+  /** Whether the voice meeting tools are offered, and why not. */
+  voice: VoiceAvailability;
   /** Live listeners of the web chat: every message stored in a web thread outside a turn stream. */
   onWebMessage?: (message: MessageRow) => void;
 }

@@ -26,6 +26,7 @@ import { AgentActivity } from "./services/activity.ts";
 import { ensureAgent } from "./services/agent.ts";
 import { MessageWriter } from "./services/message-writer.ts";
 import { coreTools, loadPlugins } from "./tools/index.ts";
+import { setupVoice, type VoiceOptions } from "./voice/index.ts";
 import { executeWebhookRun, notifyWebhookFailure } from "./webhooks/execute-run.ts";
 import { WebhookRegistry } from "./webhooks/registry.ts";
 import { WebhookRunQueue } from "./webhooks/run-queue.ts";
@@ -57,6 +58,8 @@ export interface RuntimeOptions {
    * and restarts the runtime with it: its absence until then is not worth a warning.
    */
   gatewayTokenPending?: boolean;
+  /** Meeting hosts and controller of the voice tools (tests point them at the stand-ins). */
+  voice?: VoiceOptions;
 }
 
 export interface Runtime {
@@ -140,12 +143,15 @@ export async function createRuntime(config: RuntimeConfig, options: RuntimeOptio
     telemetry,
     registry,
     runs,
+    voice: { status: "off", reason: "not probed yet" },
   };
   const scheduler = new Scheduler(deps, options.clock);
   deps.scheduler = scheduler;
   // Built-in tools are registered before plugins, so a plugin cannot take their names.
   tools.register(scheduleTool(scheduler));
   tools.register(memoryTool(memory, telemetry));
+  const voice = await setupVoice(config, tools, logger, options.voice);
+  deps.voice = voice.availability;
   deps.plugins = await loadPlugins(config.pluginsDir, tools, logger);
   // Team chat boots in the background: the runtime serves whatever Slack answers.
   const slack =
@@ -201,6 +207,7 @@ export async function createRuntime(config: RuntimeConfig, options: RuntimeOptio
       await memory.embedPending();
       await scheduler.close();
       await runs.close();
+      await voice.meetings?.close();
       // Only the client built here is closed; one passed in belongs to the caller.
       if (!options.model) await deps.model.close?.();
       await Promise.all([tracing.shutdown(), otlp.shutdown()]);
