@@ -35,31 +35,67 @@ export function domainAuditRecord(principal: Principal | undefined, event: Domai
 }
 
 /**
+ * What the domain-event helpers need of a service: its database, its outbox and a way to ask the
+ * relay to publish now. Every service context has these three, so each passes its own context.
+ */
+export interface DomainEventContext<DB> {
+  db: Kysely<DB>;
+  outbox: Outbox;
+  /** Asks the outbox relay to publish now (after a commit) rather than at its next poll. */
+  relaySoon(): void;
+}
+
+/**
  * Writes an `audit.recorded` domain record to the outbox inside `trx`, the transaction of the
  * change it describes: the record exists exactly when the change does, and the relay publishes it
  * once the bus accepts it. The request never waits for (or fails because of) the bus.
  */
 export async function recordDomainEvent<DB>(
-  outbox: Outbox,
-  trx: Kysely<DB>,
+  ctx: { outbox: Outbox },
+  trx: Transaction<DB> | Kysely<DB>,
   principal: Principal | undefined,
   event: DomainEvent,
 ): Promise<AuditRecorded> {
-  const record = domainAuditRecord(principal, event);
-  await outbox.enqueue(trx as unknown as Kysely<never>, AUDIT_RECORDED, record, { id: record.id, time: record.time });
+  return enqueueAuditRecord(ctx, trx, domainAuditRecord(principal, event));
+}
+
+/** Writes a ready `audit.recorded` record to the outbox inside `trx` (see `recordDomainEvent`). */
+export async function enqueueAuditRecord<DB>(
+  ctx: { outbox: Outbox },
+  trx: Transaction<DB> | Kysely<DB>,
+  record: AuditRecorded,
+): Promise<AuditRecorded> {
+  await ctx.outbox.enqueue(trx as unknown as Kysely<never>, AUDIT_RECORDED, record, {
+    id: record.id,
+    time: record.time,
+  });
   return record;
 }
 
 /**
- * Runs `fn` in one transaction of `db` and, once it has committed, asks the relay (the outbox, or a
- * service's own wrapper of it) to publish what it recorded now rather than at its next poll.
+ * A record with no change of its own behind it (a denial, a policy decision at a proxy): written
+ * to the outbox alone, then the relay is asked to publish it now.
+ */
+export async function recordStandaloneEvent(
+  ctx: { outbox: Outbox; relaySoon(): void },
+  principal: Principal | undefined,
+  event: DomainEvent,
+): Promise<AuditRecorded> {
+  const record = domainAuditRecord(principal, event);
+  await ctx.outbox.publish(AUDIT_RECORDED, record, { id: record.id, time: record.time });
+  ctx.relaySoon();
+  return record;
+}
+
+/**
+ * Runs `fn` in one transaction of the service's database and, once it has committed, asks the
+ * relay to publish what it recorded now rather than at its next poll.
  */
 export async function withDomainEvents<DB, T>(
-  db: Kysely<DB>,
-  relay: Pick<Outbox, "relaySoon">,
+  ctx: { db: Kysely<DB>; relaySoon(): void },
   fn: (trx: Transaction<DB>) => Promise<T>,
 ): Promise<T> {
-  const result = await db.transaction().execute(fn);
-  relay.relaySoon();
+  const result = await ctx.db.transaction().execute(fn);
+  ctx.relaySoon();
   return result;
 }

@@ -3,7 +3,15 @@ export { BullMqBus, type BullMqBusOptions } from "./bullmq-bus.ts";
 export type { Bus, EventEnvelope, EventHandler, SubscribeOptions, Subscription } from "./bus.ts";
 export { envelope } from "./bus.ts";
 export { createBus } from "./create-bus.ts";
-export { type DomainEvent, domainAuditRecord, recordDomainEvent, withDomainEvents } from "./domain-events.ts";
+export {
+  type DomainEvent,
+  type DomainEventContext,
+  domainAuditRecord,
+  enqueueAuditRecord,
+  recordDomainEvent,
+  recordStandaloneEvent,
+  withDomainEvents,
+} from "./domain-events.ts";
 export { eventId } from "./event-id.ts";
 export { MemoryBus } from "./memory-bus.ts";
 export {

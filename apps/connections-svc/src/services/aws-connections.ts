@@ -1,11 +1,11 @@
 import type { AwsConnection, Permission, Principal } from "@agentplane/contracts";
+import { recordDomainEvent, withDomainEvents } from "@agentplane/events";
 import { ProblemError } from "@agentplane/problem-details";
 import { authorize, requirePrincipal, type ServiceContext } from "@agentplane/service-kit";
 import { FetchRefusedError } from "@agentplane/service-kit/outbound";
 import type { Selectable } from "kysely";
 import type { ConnectionsContext } from "../context.ts";
 import type { AwsConnectionsTable } from "../db/schema/aws.ts";
-import { recordDomainEvent, withDomainEvents } from "./audit.ts";
 import { prefixedId } from "./ids.ts";
 import { jsonb } from "./jsonb.ts";
 import { proxyAuthorizer } from "./proxy-authorizer.ts";

@@ -1,10 +1,10 @@
 import { type Cluster, newId, type Permission, type Principal } from "@agentplane/contracts";
+import { recordDomainEvent, withDomainEvents } from "@agentplane/events";
 import { ProblemError } from "@agentplane/problem-details";
 import { type Authorizer, authorize, requirePrincipal, type ServiceContext } from "@agentplane/service-kit";
 import type { Selectable } from "kysely";
 import type { ConnectionsContext } from "../context.ts";
 import type { ClustersTable } from "../db/schema/clusters.ts";
-import { recordDomainEvent, withDomainEvents } from "./audit.ts";
 import { jsonb } from "./jsonb.ts";
 import { proxyAuthorizer } from "./proxy-authorizer.ts";
 import { perContext, RowCache } from "./row-cache.ts";

@@ -1,10 +1,10 @@
 import { type BindingTarget, newId, type PolicyBindingResource, parseSelector } from "@agentplane/contracts";
+import { recordDomainEvent, withDomainEvents } from "@agentplane/events";
 import { badRequest, notFound, ProblemError } from "@agentplane/problem-details";
 import type { Selectable } from "kysely";
 import type { GovernanceContext } from "../context.ts";
 import { jsonb } from "../db/json.ts";
 import type { BindingsTable, BindingTargetJson } from "../db/schema.ts";
-import { recordDomainEvent, withDomainEvents } from "./audit.ts";
 import type { Caller, PolicyScope } from "./policies.ts";
 
 export function toBinding(row: Selectable<BindingsTable>): PolicyBindingResource {

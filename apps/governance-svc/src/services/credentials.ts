@@ -6,13 +6,13 @@ import {
   newId,
 } from "@agentplane/contracts";
 import { isUniqueViolation } from "@agentplane/db";
+import { recordDomainEvent, withDomainEvents } from "@agentplane/events";
 import { conflict, notFound } from "@agentplane/problem-details";
 import type { Kysely, Selectable } from "kysely";
 import type { GovernanceContext } from "../context.ts";
 import { type Envelope, type MasterKeys, openFields, rewrapKey, sealFields } from "../crypto/envelope.ts";
 import { jsonb } from "../db/json.ts";
 import type { CredentialsTable, GovernanceDb } from "../db/schema.ts";
-import { recordDomainEvent, withDomainEvents } from "./audit.ts";
 import { fieldsOf, metadataOf } from "./credential-fields.ts";
 import type { Caller } from "./policies.ts";
 

@@ -1,6 +1,6 @@
 import type { DecisionRequest, DecisionResponse } from "@agentplane/contracts";
+import { recordStandaloneEvent } from "@agentplane/events";
 import type { GovernanceContext } from "../context.ts";
-import { recordEvent } from "./audit.ts";
 
 /**
  * One decision: answered by the engine from memory. A deny, or a dryrun "would deny", becomes an
@@ -22,7 +22,7 @@ export async function decide(
   else ctx.counters.dryrunDeny++;
   const first = response.reasons[0];
   const context = request.context ?? {};
-  recordEvent(ctx, request.principal, {
+  recordStandaloneEvent(ctx, request.principal, {
     action: response.enforced ? "policy.denied" : "policy.dryrun_denied",
     outcome: response.enforced ? "denied" : "success",
     orgId: request.resource.orgId,

@@ -1,12 +1,12 @@
 import { newId, type PolicyResource, type PolicyVersionResource, type Principal } from "@agentplane/contracts";
 import { isUniqueViolation } from "@agentplane/db";
+import { recordDomainEvent, withDomainEvents } from "@agentplane/events";
 import { conflict, notFound } from "@agentplane/problem-details";
 import type { Kysely, Selectable } from "kysely";
 import { compilePolicyText } from "../cedar/policy-text.ts";
 import type { GovernanceContext } from "../context.ts";
 import { jsonb } from "../db/json.ts";
 import type { GovernanceDb, PoliciesTable, PolicyVersionsTable, StoredRule } from "../db/schema.ts";
-import { recordDomainEvent, withDomainEvents } from "./audit.ts";
 
 /** Where a policy lives: an organization, or a project of it. */
 export interface PolicyScope {

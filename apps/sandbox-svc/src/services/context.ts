@@ -74,7 +74,7 @@ export async function checkAccess(
  * exist exactly when the change does; the relay publishes them once it has committed.
  */
 export function withAudit<T>(deps: SandboxDeps, fn: (trx: Transaction<SandboxDB>) => Promise<T>): Promise<T> {
-  return withDomainEvents(deps.db, deps.outbox ?? { relaySoon() {} }, fn);
+  return withDomainEvents({ db: deps.db, relaySoon: () => deps.outbox?.relaySoon() }, fn);
 }
 
 /**
@@ -109,7 +109,7 @@ export async function audit(
     requestId: actor.requestId,
   };
   if (trx && deps.outbox) {
-    await recordDomainEvent(deps.outbox, trx, actor.principal, domainEvent);
+    await recordDomainEvent({ outbox: deps.outbox }, trx, actor.principal, domainEvent);
     return;
   }
   const event: AuditRecorded = domainAuditRecord(actor.principal, domainEvent);

@@ -1,11 +1,11 @@
 import { randomBytes } from "node:crypto";
 import { type ApiToken, newId, type OrgRole, orgRoleAtLeast, type Principal } from "@agentplane/contracts";
+import { recordDomainEvent, withDomainEvents } from "@agentplane/events";
 import { ProblemError } from "@agentplane/problem-details";
 import { type Kysely, type Selectable, sql } from "kysely";
 import type { TenancyContext } from "../context.ts";
 import { digestsEqual, sha256Hex } from "../crypto/secret-box.ts";
 import type { ApiTokenTable, TenancyDatabase } from "../db/schema.ts";
-import { recordDomainEvent, withDomainEvents } from "./audit.ts";
 import { scopesOf, toApiToken } from "./serialize.ts";
 
 type Db = Kysely<TenancyDatabase>;

@@ -1,12 +1,12 @@
 import { randomInt } from "node:crypto";
 import { type ActivationPoll, type Installation, newId } from "@agentplane/contracts";
+import { recordDomainEvent, withDomainEvents } from "@agentplane/events";
 import { ProblemError } from "@agentplane/problem-details";
 import type { Kysely } from "kysely";
 import type { TenancyContext } from "../context.ts";
 import { digestsEqual, open, seal, sha256Hex } from "../crypto/secret-box.ts";
 import type { TenancyDatabase } from "../db/schema.ts";
 import { insertApiToken, insertBootstrapToken } from "./api-tokens.ts";
-import { recordDomainEvent, withDomainEvents } from "./audit.ts";
 import { iso } from "./serialize.ts";
 import { createUser } from "./users.ts";
 

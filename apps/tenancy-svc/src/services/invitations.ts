@@ -1,9 +1,9 @@
 import { type Invitation, newId, type OrgRole, orgRoleAtLeast, type Principal } from "@agentplane/contracts";
+import { recordDomainEvent, withDomainEvents } from "@agentplane/events";
 import { ProblemError } from "@agentplane/problem-details";
 import { sql } from "kysely";
 import { actorOf } from "../authz/local-authorizer.ts";
 import type { TenancyContext } from "../context.ts";
-import { recordDomainEvent, withDomainEvents } from "./audit.ts";
 import { page, toInvitation } from "./serialize.ts";
 import { getUser } from "./users.ts";
 

@@ -1,9 +1,9 @@
 import { type Member, type OrgRole, orgRoleAtLeast, type Principal } from "@agentplane/contracts";
+import { recordDomainEvent, withDomainEvents } from "@agentplane/events";
 import { ProblemError } from "@agentplane/problem-details";
 import { type Kysely, sql, type Transaction } from "kysely";
 import type { TenancyContext } from "../context.ts";
 import type { TenancyDatabase } from "../db/schema.ts";
-import { recordDomainEvent, withDomainEvents } from "./audit.ts";
 import { page, toMember } from "./serialize.ts";
 
 type Db = Kysely<TenancyDatabase>;

@@ -5,13 +5,13 @@ import {
   type Project,
   type ProjectLabelsChanged,
 } from "@agentplane/contracts";
+import { recordDomainEvent, withDomainEvents } from "@agentplane/events";
 import { ProblemError } from "@agentplane/problem-details";
 import { type Kysely, sql } from "kysely";
 import { actorOf } from "../authz/local-authorizer.ts";
 import type { TenancyContext } from "../context.ts";
 import type { TenancyDatabase } from "../db/schema.ts";
 import { insertCurrentKey, rotateKeys } from "../keys/signing-keys.ts";
-import { recordDomainEvent, withDomainEvents } from "./audit.ts";
 import { page, toProject } from "./serialize.ts";
 
 /** A labels object as a jsonb value that both drivers store as an object (a bare string parameter is stored as a JSON string). */

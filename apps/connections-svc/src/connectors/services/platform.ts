@@ -1,5 +1,4 @@
 import {
-  AUDIT_RECORDED,
   type AuditRecorded,
   auditPrincipal,
   type DecisionRequest,
@@ -9,6 +8,7 @@ import {
   type Principal,
   ResolveCredentialResponse,
 } from "@agentplane/contracts";
+import { enqueueAuditRecord } from "@agentplane/events";
 import { ProblemError } from "@agentplane/problem-details";
 import { callInternal, type DecisionCache, servicePrincipal } from "@agentplane/service-kit";
 import type { Kysely } from "kysely";
@@ -105,9 +105,5 @@ export async function recordConnectorEvent(
   principal: Principal | undefined,
   event: ConnectorAuditEvent,
 ): Promise<void> {
-  const record = connectorAuditRecord(principal, event);
-  await ctx.outbox.enqueue(trx as unknown as Kysely<never>, AUDIT_RECORDED, record, {
-    id: record.id,
-    time: record.time,
-  });
+  await enqueueAuditRecord(ctx, trx, connectorAuditRecord(principal, event));
 }

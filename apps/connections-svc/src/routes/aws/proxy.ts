@@ -1,9 +1,9 @@
+import { recordStandaloneEvent } from "@agentplane/events";
 import type { ServiceApp } from "@agentplane/service-kit";
 import { parseAwsCall } from "../../aws/operation.ts";
 import { resignRequest } from "../../aws/resign.ts";
 import { sendToAws } from "../../aws/upstream.ts";
 import { assertSafeProxyPath } from "../../clusters/k8s-attributes.ts";
-import { recordDecision } from "../../services/audit.ts";
 import { authorizeAwsConnection, awsEndpoint } from "../../services/aws-connections.ts";
 import { decide, enforcedDeny, policyDenied } from "../../services/governance.ts";
 import type { ConnectionsRouteContext } from "../context.ts";
@@ -68,7 +68,7 @@ export function registerAwsProxy(app: ServiceApp, ctx: ConnectionsRouteContext):
     );
     const deny = enforcedDeny(decision);
     if (decision.decision === "deny") {
-      await recordDecision(ctx, principal, {
+      await recordStandaloneEvent(ctx, principal, {
         action: "aws:call",
         orgId: connection.org_id,
         projectId: connection.project_id,

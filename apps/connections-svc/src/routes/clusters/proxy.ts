@@ -1,6 +1,6 @@
+import { recordStandaloneEvent } from "@agentplane/events";
 import type { ServiceApp, ServiceContext } from "@agentplane/service-kit";
 import { assertSafeProxyPath, parseKubeRequest } from "../../clusters/k8s-attributes.ts";
-import { recordDecision } from "../../services/audit.ts";
 import { authorizeProxiedCluster } from "../../services/clusters.ts";
 import { decide, enforcedDeny, policyDenied } from "../../services/governance.ts";
 import type { ConnectionsRouteContext } from "../context.ts";
@@ -59,7 +59,7 @@ export function registerClusterProxy(app: ServiceApp, ctx: ConnectionsRouteConte
     );
     const deny = enforcedDeny(decision);
     if (decision.decision === "deny") {
-      await recordDecision(ctx, principal, {
+      await recordStandaloneEvent(ctx, principal, {
         action: attributes.action,
         orgId: cluster.org_id,
         projectId: cluster.project_id,
