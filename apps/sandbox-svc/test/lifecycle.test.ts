@@ -105,7 +105,10 @@ describe.each(targets)("sandbox verbs on $name", (target) => {
       expect(row.state).toBe("running");
       await exec(row.id, "echo data > /workspace/keep");
       const updated = await updateSandbox(fx.deps, fx.actor, P, row.id, { env: { MODE: "two" }, reason: "try two" });
-      expect(updated).toMatchObject({ current_revision: 2, state: "running" });
+      // The answer says the running sandbox was restarted onto the change; a rename restarts nothing.
+      expect(updated).toMatchObject({ restarted: true, row: { current_revision: 2, state: "running" } });
+      const renamed = await updateSandbox(fx.deps, fx.actor, P, row.id, { name: "Rev two" });
+      expect(renamed).toMatchObject({ restarted: false, row: { current_revision: 2, name: "Rev two" } });
       expect((await exec(row.id, 'echo "$MODE"; cat /workspace/keep')).stdout).toBe("two\ndata\n");
       const rolled = await rollbackSandbox(fx.deps, fx.actor, P, row.id, 1);
       expect(rolled).toMatchObject({ current_revision: 3, state: "running", env: { MODE: "one" } });

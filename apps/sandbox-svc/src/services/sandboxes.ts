@@ -366,7 +366,7 @@ export async function updateSandbox(
         .where("id", "=", sandboxId)
         .execute();
     }
-    return getSandboxRow(deps, projectId, sandboxId);
+    return { row: await getSandboxRow(deps, projectId, sandboxId), restarted: false };
   }
   const meta = {
     ...(input.name !== undefined ? { name: input.name } : {}),
@@ -387,7 +387,7 @@ export async function updateSandbox(
       trx,
     ),
   );
-  return getSandboxRow(deps, projectId, sandboxId);
+  return { row: await getSandboxRow(deps, projectId, sandboxId), restarted: row.state === "running" };
 }
 
 export async function listRevisions(deps: SandboxDeps, sandboxId: string) {

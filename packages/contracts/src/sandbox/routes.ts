@@ -15,6 +15,7 @@ import {
   SandboxTokenSchema,
   ShellSessionCommandRequest,
   ShellSessionSchema,
+  UpdatedSandboxSchema,
   UpdateSandboxRequest,
 } from "./schemas.ts";
 
@@ -81,12 +82,17 @@ export const updateSandboxRoute = defineRoute(
     operationId: "updateSandbox",
     summary: "Update a sandbox",
     description:
-      "Changes the spec as a new revision (a running sandbox is restarted with it). Checked against policy (`sandbox:update`); audited.",
+      "Changes the spec as a new revision. A running sandbox is restarted with it: its processes and sessions end, and the answer says `restarted: true`. Name and labels alone change no revision and restart nothing. Checked against policy (`sandbox:update`); audited.",
     method: "patch",
     path: "/v1/projects/{projectId}/sandboxes/{sandboxId}",
     tags: ["Sandboxes"],
     request: { params: SandboxParams, body: body(UpdateSandboxRequest) },
-    responses: { 200: json(SandboxSchema, "Updated; a spec change creates a revision and restarts a running sandbox") },
+    responses: {
+      200: json(
+        UpdatedSandboxSchema,
+        "Updated; `restarted` says whether a running sandbox was restarted onto the change",
+      ),
+    },
   },
 );
 

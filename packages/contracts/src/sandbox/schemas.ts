@@ -82,6 +82,14 @@ export const SandboxSchema = z
   .openapi("Sandbox");
 export type Sandbox = z.infer<typeof SandboxSchema>;
 
+export const UpdatedSandboxSchema = SandboxSchema.extend({
+  restarted: z
+    .boolean()
+    .describe(
+      "True when the change made a new revision of a sandbox that was running: it was stopped and started again on it (processes and open sessions ended)",
+    ),
+}).openapi("UpdatedSandbox");
+
 export const CreateSandboxRequest = z
   .strictObject({
     name: z.string().min(1).max(100),

@@ -9,6 +9,7 @@ export function registerUpdateSandbox(app: ServiceApp, ctx: SandboxContext): voi
   app.openapi(updateSandboxRoute, async (c) => {
     const { projectId, sandboxId } = c.req.valid("param");
     const actor = await actorFor(ctx, c, "sandboxes:write", projectId);
-    return c.json(toSandbox(await updateSandbox(ctx, actor, projectId, sandboxId, c.req.valid("json"))), 200);
+    const { row, restarted } = await updateSandbox(ctx, actor, projectId, sandboxId, c.req.valid("json"));
+    return c.json({ ...toSandbox(row), restarted }, 200);
   });
 }
