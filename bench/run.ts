@@ -20,6 +20,7 @@ const BENCHES: Record<string, string> = {
   "connections-clusters": "connections-clusters.ts",
   cli: "cli.ts",
   telemetry: "telemetry.ts",
+  console: "console.ts",
 };
 
 const wanted = process.argv.slice(2);

@@ -218,6 +218,19 @@ describe.skipIf(!chromium.available)(`console in a browser${chromium.reason}`, (
     await page.waitForURL(/\/sign-in\?next=/);
   });
 
+  it("the API reference links to the console and offers no vendor-cloud buttons", async () => {
+    await page.goto(`${platform.url}/docs`);
+    // Scalar renders the document into #app (an invalid configuration would leave it empty).
+    await expect.poll(() => page.locator("#app *").count(), { timeout: 30_000 }).toBeGreaterThan(50);
+    await page.waitForLoadState("networkidle");
+    const text = await page.locator("body").innerText();
+    expect(text).not.toMatch(/Ask AI|Generate MCP|Deploy|Share/);
+    await screenshot(page, "docs");
+    await page.getByRole("link", { name: "Admin console" }).click();
+    await page.waitForURL(/\/sign-in/);
+    expect(await page.getByRole("link", { name: "API reference" }).getAttribute("href")).toBe("/docs");
+  });
+
   it("made no request outside the installation", () => {
     expect(foreignRequests).toEqual([]);
   });

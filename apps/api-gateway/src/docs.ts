@@ -13,16 +13,37 @@ export function referenceBundle(): Promise<Buffer> {
   return bundle;
 }
 
+/**
+ * Scalar as an offline installation needs it: the features that call the vendor's cloud (the AI
+ * agent, MCP generation, the developer toolbar with deploy and share) are off, requests are sent
+ * from the page itself (no proxy), and Bearer authentication is the preselected scheme. A link
+ * leads to the admin console, which links back here.
+ */
+export const DOCS_CONFIG = {
+  withDefaultFonts: false,
+  hideClientButton: false,
+  agent: { disabled: true },
+  mcp: { disabled: true },
+  showDeveloperTools: "never",
+  telemetry: false,
+  authentication: { preferredSecurityScheme: "bearerAuth" },
+} as const;
+
 export function docsPage(specUrl: string, scriptUrl: string): string {
-  const config = JSON.stringify({ url: specUrl, withDefaultFonts: false, hideClientButton: false });
+  const config = JSON.stringify({ url: specUrl, ...DOCS_CONFIG });
   return `<!doctype html>
 <html lang="en">
   <head>
     <meta charset="utf-8" />
     <meta name="viewport" content="width=device-width, initial-scale=1" />
     <title>Agentplane API reference</title>
+    <style>
+      .agentplane-console-link { position: fixed; right: 1rem; bottom: 1rem; z-index: 1000; padding: 0.4rem 0.8rem;
+        border-radius: 0.4rem; background: #4f46e5; color: #fff; font: 14px system-ui, sans-serif; text-decoration: none; }
+    </style>
   </head>
   <body>
+    <a class="agentplane-console-link" href="/">Admin console</a>
     <div id="app"></div>
     <script src="${scriptUrl}"></script>
     <script>Scalar.createApiReference("#app", ${config});</script>
