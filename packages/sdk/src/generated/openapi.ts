@@ -707,7 +707,7 @@ export interface paths {
         head?: never;
         /**
          * Update a sandbox
-         * @description Changes the spec as a new revision (a running sandbox is restarted with it). Checked against policy (`sandbox:update`); audited.
+         * @description Changes the spec as a new revision. A running sandbox is restarted with it: its processes and sessions end, and the answer says `restarted: true`. Name and labels alone change no revision and restart nothing. Checked against policy (`sandbox:update`); audited.
          */
         patch: operations["updateSandbox"];
         trace?: never;
@@ -3220,6 +3220,10 @@ export interface components {
              * @default 1800
              */
             idleTimeoutSeconds?: number;
+        };
+        UpdatedSandbox: components["schemas"]["Sandbox"] & {
+            /** @description True when the change made a new revision of a sandbox that was running: it was stopped and started again on it (processes and open sessions ended) */
+            restarted: boolean;
         };
         UpdateSandboxRequest: {
             /** @description The name people see */
@@ -9699,13 +9703,13 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Updated; a spec change creates a revision and restarts a running sandbox */
+            /** @description Updated; `restarted` says whether a running sandbox was restarted onto the change */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Sandbox"];
+                    "application/json": components["schemas"]["UpdatedSandbox"];
                 };
             };
             /** @description The request is malformed or fails validation */
