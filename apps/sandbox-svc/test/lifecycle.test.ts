@@ -135,6 +135,14 @@ describe.each(targets)("sandbox verbs on $name", (target) => {
       const slow = await fx.deps.sessions.run(session, "sleep 5", 200);
       expect(slow.timedOut).toBe(true);
       await expect(fx.deps.sessions.run(session, "true", 1000)).rejects.toMatchObject({ status: 410 });
+      // Looked up again (as every request does), the session answers 410 with why it ended, not 404.
+      let gone: unknown;
+      try {
+        fx.deps.sessions.get(P, session.id);
+      } catch (err) {
+        gone = err;
+      }
+      expect(gone).toMatchObject({ status: 410, detail: expect.stringContaining("200 ms timeout") });
     });
 
     it("mints sandbox tokens that resolve to a sandbox principal until revoked", async () => {

@@ -37,6 +37,11 @@ const DEFAULT_SESSION_IDLE_MS = 10 * 60 * 1000;
  */
 export class ShellSessions {
   private readonly sessions = new Map<string, ShellSession>();
+  /**
+   * Why recent sessions ended (the newest 1,000): asked for again, an ended session answers 410
+   * Gone with its reason rather than 404, so a client can tell a timeout from a typo.
+   */
+  private readonly ended = new Map<string, { projectId: string; reason: string }>();
   private readonly deps: SandboxDeps;
   readonly idleMs: number;
 
@@ -61,6 +66,7 @@ export class ShellSessions {
     proc.stdout.on("data", (chunk: Buffer) => this.onOutput(session, "stdout", chunk));
     proc.stderr.on("data", (chunk: Buffer) => this.onOutput(session, "stderr", chunk));
     void proc.exited.then(() => {
+      if (!session.closed) this.remember(session, "its shell exited");
       session.closed = true;
       this.sessions.delete(session.id);
       session.pending?.finish();
@@ -72,6 +78,10 @@ export class ShellSessions {
   get(projectId: string, sessionId: string): ShellSession {
     const session = this.sessions.get(sessionId);
     if (!session || session.projectId !== projectId) {
+      const ended = this.ended.get(sessionId);
+      if (ended && ended.projectId === projectId) {
+        throw new ProblemError("gone", { detail: `Shell session ${sessionId} has ended: ${ended.reason}` });
+      }
       throw new ProblemError("not-found", { detail: `Shell session ${sessionId} was not found` });
     }
     return session;
@@ -86,7 +96,8 @@ export class ShellSessions {
     return [...this.sessions.values()].some((s) => s.sandboxId === sandboxId);
   }
 
-  close(session: ShellSession): void {
+  close(session: ShellSession, reason = "it was closed"): void {
+    if (!session.closed) this.remember(session, reason);
     session.closed = true;
     this.sessions.delete(session.id);
     session.proc.kill("SIGKILL");
@@ -94,7 +105,9 @@ export class ShellSessions {
 
   closeIdle(now = Date.now()): void {
     for (const session of this.sessions.values()) {
-      if (now - session.lastActivityAt.getTime() > this.idleMs) this.close(session);
+      if (now - session.lastActivityAt.getTime() > this.idleMs) {
+        this.close(session, `it was idle for more than ${Math.round(this.idleMs / 1000)} s`);
+      }
     }
   }
 
@@ -109,7 +122,10 @@ export class ShellSessions {
   }
 
   private runNow(session: ShellSession, command: string, timeoutMs: number): Promise<RunCommandResult> {
-    if (session.closed) throw new ProblemError("gone", { detail: `Shell session ${session.id} has ended` });
+    if (session.closed) {
+      const reason = this.ended.get(session.id)?.reason;
+      throw new ProblemError("gone", { detail: `Shell session ${session.id} has ended${reason ? `: ${reason}` : ""}` });
+    }
     session.lastActivityAt = new Date();
     const started = performance.now();
     const marker = `__agentplane_${randomBytes(12).toString("hex")}__`;
@@ -118,7 +134,7 @@ export class ShellSessions {
       const timer = setTimeout(() => {
         timedOut = true;
         // The shell is in an unknown state after a kill; the session ends with it.
-        this.close(session);
+        this.close(session, `a command ran past its ${timeoutMs} ms timeout and the shell was killed`);
       }, timeoutMs);
       const pending: Pending = {
         marker,
@@ -148,6 +164,11 @@ export class ShellSessions {
         `{\n${command}\n} </dev/null\n__ap_rc=$?; printf '\\n${marker} %d\\n' "$__ap_rc"; printf '\\n${marker}\\n' >&2\n`,
       );
     });
+  }
+
+  private remember(session: ShellSession, reason: string): void {
+    if (this.ended.size >= 1000) this.ended.delete(this.ended.keys().next().value as string);
+    this.ended.set(session.id, { projectId: session.projectId, reason });
   }
 
   private onOutput(session: ShellSession, stream: "stdout" | "stderr", chunk: Buffer): void {
