@@ -14,6 +14,7 @@ const BENCHES: Record<string, string> = {
   governance: "governance.ts",
   runtime: "runtime-webhooks.ts",
   "runtime-core": "runtime-core.ts",
+  "runtime-memory": "runtime-memory.ts",
   "runtime-team-chat": "runtime-team-chat.ts",
   inference: "inference.ts",
   "connections-tools": "connections-tools.ts",

@@ -1,109 +1,25 @@
 // Agent runtime core benchmark (issue "Agent runtime core", Benchmark):
 //   node scripts/bootstrap.mjs node bench/runtime-core.ts
-// 1. Memory search p50/p95 with 10k and 100k notes (1024-dimension vectors: a sqlite-vec binary
-//    index picks candidates, their float vectors rank them; FTS5 text index), hybrid against text
-//    only and vector only measured on the same store.
-// 2. A tool-loop turn (model → tool → model, every step stored) against the bare model calls it
+// (Memory search has its own benchmark: bench/runtime-memory.ts.)
+// 1. A tool-loop turn (model → tool → model, every step stored) against the bare model calls it
 //    makes, on an instant local model speaking the Messages API.
-// 3. Live fan-out: one delivered message to 100 SSE followers of a thread, against 1 follower.
-// BENCH_MEMORY_NOTES (default "10000,100000"), BENCH_QUERIES (200), BENCH_TURNS (100),
-// BENCH_FANOUT_MESSAGES (50) change the sizes.
+// 2. Live fan-out: one delivered message to 100 SSE followers of a thread, against 1 follower.
+// BENCH_TURNS (100) and BENCH_FANOUT_MESSAGES (50) change the sizes.
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { loadConfig } from "../apps/agent-runtime/src/config.ts";
-import { openDatabase } from "../apps/agent-runtime/src/db/database.ts";
-import { EMBEDDING_DIMENSIONS } from "../apps/agent-runtime/src/memory/embeddings.ts";
-import { MemoryStore } from "../apps/agent-runtime/src/memory/store.ts";
 import { WorkerModelClient } from "../apps/agent-runtime/src/models/worker-client.ts";
 import { createRuntime } from "../apps/agent-runtime/src/runtime.ts";
 import { runAgentTurn } from "../apps/agent-runtime/src/services/agent-turns.ts";
 import { fmt } from "./lib.ts";
 import { instantModelConfig, percentile, silent, startInstantModel } from "./runtime-lib.ts";
 
-const NOTE_COUNTS = (process.env.BENCH_MEMORY_NOTES ?? "10000,100000").split(",").map(Number);
-const QUERIES = Number(process.env.BENCH_QUERIES ?? 200);
 const TURNS = Number(process.env.BENCH_TURNS ?? 100);
 const FANOUT_MESSAGES = Number(process.env.BENCH_FANOUT_MESSAGES ?? 50);
 
 const line = (label: string, samples: number[]) =>
   `${label.padEnd(34)} p50 ${fmt(percentile(samples, 50), 3).padStart(8)} ms   p95 ${fmt(percentile(samples, 95), 3).padStart(8)} ms`;
-
-// A fixed pseudo-random sequence: the same corpus every run.
-let seed = 42;
-const random = () => {
-  seed = (seed * 1103515245 + 12345) & 0x7fffffff;
-  return seed / 0x7fffffff;
-};
-const WORDS = Array.from({ length: 5000 }, (_, i) => `w${i.toString(36)}`);
-const sentence = (n: number) =>
-  Array.from({ length: n }, () => WORDS[Math.floor(random() ** 2 * WORDS.length)]).join(" ");
-function unitVector(): Float32Array {
-  const v = new Float32Array(EMBEDDING_DIMENSIONS);
-  let norm = 0;
-  for (let i = 0; i < v.length; i++) {
-    const x = random() - 0.5;
-    v[i] = x;
-    norm += x * x;
-  }
-  norm = Math.sqrt(norm);
-  for (let i = 0; i < v.length; i++) v[i] = (v[i] as number) / norm;
-  return v;
-}
-
-async function memoryBench(): Promise<void> {
-  console.log("\n-- memory search (hybrid FTS5 BM25 + sqlite-vec, 1024 dimensions) --");
-  for (const count of NOTE_COUNTS) {
-    const dir = mkdtempSync(join(tmpdir(), "bench-memory-"));
-    const path = join(dir, "agent.db");
-    const database = await openDatabase(path);
-    const store = new MemoryStore(database.sqlite, null, silent, { vectorPath: `${path}-vec` });
-    const sqlite = database.sqlite;
-    const started = performance.now();
-    const insertNote = sqlite.prepare(
-      "insert into memory_note (id, text, source, embedding, embedding_model, created_at) values (?, ?, 'bench', ?, 'bench', ?)",
-    );
-    const insertText = sqlite.prepare("insert into memory_fts (rowid, text) values (?, ?)");
-    const insertVec = sqlite.prepare(
-      "insert into memvec.memory_bits (rowid, embedding) values (?, vec_quantize_binary(vec_f32(?)))",
-    );
-    const batch = sqlite.transaction((from: number, to: number) => {
-      for (let i = from; i < to; i++) {
-        const text = sentence(12);
-        const vector = Buffer.from(unitVector().buffer);
-        const { lastInsertRowid } = insertNote.run(`mem_${i}`, text, vector, new Date(1e12 + i).toISOString());
-        insertText.run(lastInsertRowid, text);
-        insertVec.run(BigInt(lastInsertRowid), vector);
-      }
-    });
-    for (let i = 0; i < count; i += 5000) batch(i, Math.min(count, i + 5000));
-    const loadSeconds = (performance.now() - started) / 1000;
-    const queries = Array.from({ length: QUERIES }, () => ({ text: sentence(3), vector: unitVector() }));
-    const measure = (run: (q: (typeof queries)[number]) => unknown) => {
-      for (const q of queries.slice(0, 3)) run(q);
-      return queries.map((q) => {
-        const t = performance.now();
-        run(q);
-        return performance.now() - t;
-      });
-    };
-    const hybrid = measure((q) => store.searchWith(q.text, q.vector, 5));
-    const textOnly = measure((q) => store.searchWith(q.text, undefined, 5));
-    const vectorOnly = measure((q) => store.searchWith("", q.vector, 5));
-    console.log(
-      `${count} notes (loaded in ${fmt(loadSeconds, 1)} s, sqlite-vec ${store.vectorExtension ? "on" : "off"})`,
-    );
-    console.log(`  ${line("hybrid search (top 5)", hybrid)}`);
-    console.log(`  ${line("baseline: text only (BM25)", textOnly)}`);
-    console.log(`  ${line("baseline: vector only (top 5)", vectorOnly)}`);
-    console.log(
-      `  hybrid / (text + vector) p50: ${fmt(percentile(hybrid, 50) / (percentile(textOnly, 50) + percentile(vectorOnly, 50)))}x; p95 aim < 50 ms: ${percentile(hybrid, 95) < 50 ? "met" : "not met"}`,
-    );
-    // The checkpointer may still be copying a large WAL back: not waited for past 2 s.
-    await Promise.race([database.close(), new Promise((r) => setTimeout(r, 2000))]);
-    rmSync(dir, { recursive: true, force: true });
-  }
-}
 
 async function turnBench(): Promise<void> {
   console.log("\n-- tool-loop turn vs bare model calls (instant local model, model calls in the worker thread) --");
@@ -142,7 +58,7 @@ async function turnBench(): Promise<void> {
     `  overhead per turn p50: 1 step ${fmt(p50(plain) - p50(bare), 3)} ms (${fmt(p50(plain) / p50(bare))}x a bare call); ` +
       `tool loop ${fmt(p50(tool) - 2 * p50(bare), 3)} ms over its 2 calls (${fmt(p50(tool) / (2 * p50(bare)))}x)`,
   );
-  // As in the memory part: a checkpoint still copying the WAL back is not waited for past 2 s.
+  // A checkpoint still copying the WAL back is not waited for past 2 s.
   await Promise.race([runtime.close(), new Promise((r) => setTimeout(r, 2000))]);
   await client.close();
   model.close();
@@ -221,13 +137,12 @@ async function fanoutBench(): Promise<void> {
   console.log(`  ${line("1 follower (baseline)", results[1] ?? [])}`);
   console.log(`  ${line("100 followers, all received", results[100] ?? [])}`);
   console.log(`  100 / 1 p50: ${fmt(percentile(results[100] ?? [], 50) / percentile(results[1] ?? [], 50))}x`);
-  // As in the memory part: a checkpoint still copying the WAL back is not waited for past 2 s.
+  // As in the turn part: a checkpoint still copying the WAL back is not waited for past 2 s.
   await Promise.race([runtime.close(), new Promise((r) => setTimeout(r, 2000))]);
   rmSync(home, { recursive: true, force: true });
 }
 
 const only = process.env.BENCH_PART;
-if (!only || only === "memory") await memoryBench();
 if (!only || only === "turn") await turnBench();
 if (!only || only === "fanout") await fanoutBench();
 process.exit(0);

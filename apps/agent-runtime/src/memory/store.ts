@@ -2,6 +2,7 @@ import type Database from "better-sqlite3";
 import type { Logger } from "pino";
 import * as sqliteVec from "sqlite-vec";
 import { newId, nowIso } from "../ids.ts";
+import { BinaryIndex, binaryCode } from "./binary-index.ts";
 import { EMBEDDING_DIMENSIONS, type Embedder } from "./embeddings.ts";
 
 export interface MemoryNote {
@@ -21,8 +22,13 @@ export interface MemoryHit extends MemoryNote {
 export const TEXT_WEIGHT = 0.4;
 export const VECTOR_WEIGHT = 0.6;
 const CANDIDATES = 50;
-/** Binary-index candidates per wanted vector hit, re-ranked with the full vectors. */
-const PREFILTER_FACTOR = 8;
+/**
+ * Binary-code candidates re-ranked with the full vectors: per wanted vector hit, and at least
+ * RERANK_MIN (near neighbours of a topic differ by little, which sign bits blur; see
+ * bench/runtime-memory.ts for recall against exact search).
+ */
+const PREFILTER_FACTOR = 4;
+const RERANK_MIN = 200;
 const EMBED_BATCH = 32;
 const MODEL_KEY = "memory.embedding_model";
 
@@ -50,11 +56,19 @@ export function ftsQuery(text: string): string | undefined {
   return unique.length === 0 ? undefined : unique.map((w) => `"${w}"`).join(" OR ");
 }
 
-type NoteRow = { rowid: number; id: string; text: string; source: string; created_at: string };
+type NoteRow = {
+  rowid: number;
+  id: string;
+  text: string;
+  source: string;
+  created_at: string;
+  embedding: Buffer | null;
+};
 
 /**
  * Notes with hybrid search: FTS5 BM25 over the text, and vector similarity through the
- * sqlite-vec extension (or an in-process cosine scan when it cannot load). Embedding failures
+ * sign-bit codes of the vectors in memory, re-ranked with the stored float vectors (the codes are
+ * persisted in a sqlite-vec table when the extension loads, else derived from the vectors). Embedding failures
  * fail open: the note is stored, search is text only, and pending notes are embedded later.
  */
 export class MemoryStore {
@@ -65,6 +79,8 @@ export class MemoryStore {
   readonly vectorExtension: boolean;
   #reembedding = false;
   #embedding: Promise<void> | undefined;
+  /** The sign-bit codes in memory, loaded at the first vector search and kept current after. */
+  #codes: BinaryIndex | undefined;
 
   /**
    * `vectorPath`: the file of the vector index (`<database>-vec`, `:memory:` for an in-memory
@@ -142,6 +158,7 @@ export class MemoryStore {
     this.#sqlite.transaction(() => {
       this.#sqlite.prepare("update memory_note set embedding = null, embedding_model = null").run();
       if (this.vectorExtension) this.#sqlite.exec("delete from memvec.memory_bits");
+      this.#codes?.clear();
       this.#sqlite
         .prepare(
           "insert into setting (key, value) values (?, ?) on conflict (key) do update set value = excluded.value",
@@ -197,6 +214,7 @@ export class MemoryStore {
         this.#sqlite.prepare("delete from memvec.memory_bits where rowid = ?").run(BigInt(row.rowid));
       this.#sqlite.prepare("delete from memory_note where rowid = ?").run(row.rowid);
     })();
+    this.#codes?.delete(row.rowid);
     return true;
   }
 
@@ -241,6 +259,9 @@ export class MemoryStore {
           saveVec?.run(BigInt(b.rowid), blob);
         });
       })();
+      batch.forEach((b, i) => {
+        this.#codes?.set(b.rowid, binaryCode(vectors[i] as Float32Array));
+      });
     }
     if (this.#reembedding) this.#logger.info({ model: embedder.model }, "re-embedding done");
     this.#reembedding = false;
@@ -258,39 +279,62 @@ export class MemoryStore {
     }
   }
 
-  #vectorCandidates(vector: Float32Array, k: number): Map<number, number> {
-    const out = new Map<number, number>();
+  /**
+   * The codes come from the sqlite-vec table when it is there (128 bytes a note), else from the
+   * stored float vectors.
+   */
+  #loadCodes(): BinaryIndex {
+    const index = new BinaryIndex(EMBEDDING_DIMENSIONS);
     if (this.vectorExtension) {
-      // Hamming distance over sign bits (128 bytes a note) picks candidates; the stored float
-      // vectors of those rank them exactly.
-      const rows = this.#sqlite
+      for (const r of this.#sqlite.prepare("select rowid, embedding from memvec.memory_bits").iterate() as Iterable<{
+        rowid: number | bigint;
+        embedding: Buffer;
+      }>)
+        index.set(Number(r.rowid), r.embedding);
+    } else {
+      for (const r of this.#sqlite
+        .prepare("select rowid, embedding from memory_note where embedding is not null")
+        .iterate() as Iterable<{ rowid: number; embedding: Buffer }>)
+        index.set(r.rowid, binaryCode(fromBlob(r.embedding)));
+    }
+    return index;
+  }
+
+  /**
+   * Hamming distance over sign bits picks the candidates; the stored float
+   * vectors of those rank them exactly.
+   */
+  #vectorCandidates(vector: Float32Array, k: number): Map<number, number> {
+    this.#codes ??= this.#loadCodes();
+    const out = new Map<number, number>();
+    const ids = this.#codes.nearest(vector, Math.max(k * PREFILTER_FACTOR, RERANK_MIN));
+    if (ids.length === 0) return out;
+    const scored = (
+      this.#sqlite
         .prepare(
-          "select rowid from memvec.memory_bits where embedding match vec_quantize_binary(vec_f32(?)) and k = ? order by distance",
+          `select rowid, embedding from memory_note where embedding is not null and rowid in (${ids.map(() => "?").join(",")})`,
         )
-        .all(toBlob(vector), k * PREFILTER_FACTOR) as Array<{ rowid: number | bigint }>;
-      if (rows.length === 0) return out;
-      const ids = rows.map((r) => Number(r.rowid));
-      const scored = (
-        this.#sqlite
-          .prepare(`select rowid, embedding from memory_note where rowid in (${ids.map(() => "?").join(",")})`)
-          .all(...ids) as Array<{ rowid: number; embedding: Buffer }>
-      ).map((r): [number, number] => [r.rowid, cosine(vector, fromBlob(r.embedding))]);
-      scored.sort((a, b) => b[1] - a[1]);
-      for (const [rowid, sim] of scored.slice(0, k)) out.set(rowid, sim);
-      return out;
-    }
-    const scored: Array<[number, number]> = [];
-    for (const r of this.#sqlite
-      .prepare("select rowid, embedding from memory_note where embedding is not null")
-      .iterate() as Iterable<{
-      rowid: number;
-      embedding: Buffer;
-    }>) {
-      scored.push([r.rowid, cosine(vector, fromBlob(r.embedding))]);
-    }
+        .all(...ids) as Array<{ rowid: number; embedding: Buffer }>
+    ).map((r): [number, number] => [r.rowid, cosine(vector, fromBlob(r.embedding))]);
     scored.sort((a, b) => b[1] - a[1]);
     for (const [rowid, sim] of scored.slice(0, k)) out.set(rowid, sim);
     return out;
+  }
+
+  /** Exact vector search over every stored vector: the reference the quantized search is measured against. */
+  exactVectorSearch(vector: Float32Array, k: number): Array<{ rowid: number; similarity: number }> {
+    const scored: Array<{ rowid: number; similarity: number }> = [];
+    for (const r of this.#sqlite
+      .prepare("select rowid, embedding from memory_note where embedding is not null")
+      .iterate() as Iterable<{ rowid: number; embedding: Buffer }>)
+      scored.push({ rowid: r.rowid, similarity: cosine(vector, fromBlob(r.embedding)) });
+    scored.sort((a, b) => b.similarity - a.similarity);
+    return scored.slice(0, k);
+  }
+
+  /** The quantized vector search alone (what hybrid search merges with the text candidates). */
+  vectorSearch(vector: Float32Array, k: number): Array<{ rowid: number; similarity: number }> {
+    return [...this.#vectorCandidates(vector, k)].map(([rowid, similarity]) => ({ rowid, similarity }));
   }
 
   /** Hybrid search: BM25 and vector candidates merged by a weighted score, newer first on ties. */
@@ -319,7 +363,7 @@ export class MemoryStore {
       (
         this.#sqlite
           .prepare(
-            `select rowid, id, text, source, created_at from memory_note where rowid in (${ids.map(() => "?").join(",")})`,
+            `select rowid, id, text, source, created_at, embedding from memory_note where rowid in (${ids.map(() => "?").join(",")})`,
           )
           .all(...ids) as NoteRow[]
       ).map((n) => [n.rowid, n]),
@@ -329,7 +373,10 @@ export class MemoryStore {
       .map((rowid) => {
         const n = notes.get(rowid) as NoteRow;
         const textScore = text.get(rowid) ?? 0;
-        const vectorScore = vector ? (vectors.get(rowid) ?? 0) : null;
+        // A text candidate past the vector candidates still gets its own similarity.
+        const vectorScore = vector
+          ? (vectors.get(rowid) ?? (n.embedding ? cosine(vector, fromBlob(n.embedding)) : 0))
+          : null;
         const score =
           vectorScore === null ? textScore : TEXT_WEIGHT * textScore + VECTOR_WEIGHT * Math.max(0, vectorScore);
         return {
