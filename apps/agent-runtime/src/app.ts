@@ -2,6 +2,7 @@ import { createOnError, ProblemError, problemJson, validationHook } from "@agent
 import { OpenAPIHono } from "@hono/zod-openapi";
 import type { RuntimeDeps } from "./deps.ts";
 import { registerRoutes } from "./routes/index.ts";
+import { serveWebUi } from "./web/serve.ts";
 
 /** `off`, `connecting`, `connected`, or `disabled: <reason>` (e.g. `disabled: app id mismatch`). */
 function teamChatHealth(deps: RuntimeDeps): string {
@@ -31,6 +32,7 @@ export function createRuntimeApp(deps: RuntimeDeps): OpenAPIHono {
   );
 
   registerRoutes(app, deps);
+  serveWebUi(app);
 
   app.doc31("/openapi.json", { openapi: "3.1.0", info: { title: "Agentplane agent runtime", version: "1" } });
   return app;

@@ -13,10 +13,12 @@ import type { Scheduler } from "./schedules/scheduler.ts";
 import type { AgentActivity } from "./services/activity.ts";
 import type { MessageWriter } from "./services/message-writer.ts";
 import type { MessageRow } from "./services/threads.ts";
+import type { TurnControl } from "./services/turn-control.ts";
 import type { PluginReport } from "./tools/plugins.ts";
 import type { SkillCatalog } from "./tools/skills.ts";
 import type { ToolRegistry } from "./tools/types.ts";
 import type { VoiceAvailability } from "./voice/index.ts";
+import type { DeliveryLog } from "./webhooks/deliveries.ts";
 import type { WebhookRegistry } from "./webhooks/registry.ts";
 import type { WebhookRunQueue } from "./webhooks/run-queue.ts";
 
@@ -34,6 +36,8 @@ export interface RuntimeDeps {
   catalog: ContextWindowCatalog;
   /** Live followers of threads (the SSE route). */
   live: LiveHub;
+  /** Turns running per thread, so they can be stopped. */
+  turns: TurnControl;
   /** Runs of the agent executing now: a heartbeat tick does not start while one is. */
   activity: AgentActivity;
   scheduler: Scheduler;
@@ -47,6 +51,8 @@ export interface RuntimeDeps {
   /** Product telemetry events over OTLP (off without OTEL_EXPORTER_OTLP_ENDPOINT). */
   telemetry: ProductTelemetry;
   registry: WebhookRegistry;
+  /** Delivery ids of the last 24 h, so a sender's retry does not run the agent twice. */
+  deliveries: DeliveryLog;
   runs: WebhookRunQueue;
   /** Whether the voice meeting tools are offered, and why not. */
   voice: VoiceAvailability;

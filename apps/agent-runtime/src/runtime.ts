@@ -25,8 +25,11 @@ import { type Clock, Scheduler } from "./schedules/scheduler.ts";
 import { AgentActivity } from "./services/activity.ts";
 import { ensureAgent } from "./services/agent.ts";
 import { MessageWriter } from "./services/message-writer.ts";
+import { TurnControl } from "./services/turn-control.ts";
 import { coreTools, loadPlugins } from "./tools/index.ts";
 import { setupVoice, type VoiceOptions } from "./voice/index.ts";
+import { ensureWebAssets } from "./web/build.ts";
+import { DeliveryLog } from "./webhooks/deliveries.ts";
 import { executeWebhookRun, notifyWebhookFailure } from "./webhooks/execute-run.ts";
 import { WebhookRegistry } from "./webhooks/registry.ts";
 import { WebhookRunQueue } from "./webhooks/run-queue.ts";
@@ -133,6 +136,7 @@ export async function createRuntime(config: RuntimeConfig, options: RuntimeOptio
     catalog,
     live,
     activity: new AgentActivity(),
+    turns: new TurnControl(),
     // Replaced right below: the scheduler needs deps itself.
     scheduler: undefined as unknown as Scheduler,
     memory,
@@ -142,6 +146,7 @@ export async function createRuntime(config: RuntimeConfig, options: RuntimeOptio
     tracing,
     telemetry,
     registry,
+    deliveries: new DeliveryLog(database.sqlite),
     runs,
     voice: { status: "off", reason: "not probed yet" },
   };
@@ -222,6 +227,8 @@ export async function startRuntime(
   options: RuntimeOptions = {},
 ): Promise<Runtime & { url: string }> {
   const config = loadConfig(readEnvironment(env));
+  // A checkout builds its web UI on the first start and after its sources change (a few seconds).
+  await ensureWebAssets(options.logger ?? pino({ level: config.env.LOG_LEVEL, name: "agent-runtime" }));
   const runtime = await createRuntime(config, options);
   const { url } = await runtime.listen();
   runtime.deps.logger.info(

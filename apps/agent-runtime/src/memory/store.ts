@@ -203,6 +203,14 @@ export class MemoryStore {
     return { id: note.id, text, source, createdAt: note.created_at };
   }
 
+  /** The newest notes first (the memory page before anything is searched). */
+  recent(limit = 50): MemoryNote[] {
+    const rows = this.#sqlite
+      .prepare("select id, text, source, created_at from memory_note order by rowid desc limit ?")
+      .all(limit) as Array<{ id: string; text: string; source: string; created_at: string }>;
+    return rows.map((r) => ({ id: r.id, text: r.text, source: r.source, createdAt: r.created_at }));
+  }
+
   forget(id: string): boolean {
     const row = this.#sqlite.prepare("select rowid from memory_note where id = ?").get(id) as
       | { rowid: number }

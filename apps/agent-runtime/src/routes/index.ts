@@ -2,6 +2,9 @@ import type { RuntimeDeps } from "../deps.ts";
 import { registerGetProfile } from "./agent/get-profile.ts";
 import { registerUpdateModels } from "./agent/update-models.ts";
 import { registerUpdateVerbose } from "./agent/update-verbose.ts";
+import { registerGetHeartbeatSettings } from "./heartbeat/get.ts";
+import { registerDeleteMemoryNote } from "./memory/delete.ts";
+import { registerListMemoryNotes } from "./memory/list.ts";
 import { registerCreateSchedule } from "./schedules/create.ts";
 import { registerDeleteSchedule } from "./schedules/delete.ts";
 import { registerGetSchedule } from "./schedules/get.ts";
@@ -18,6 +21,7 @@ import { registerFollowThread } from "./threads/follow.ts";
 import { registerListThreads } from "./threads/list.ts";
 import { registerListMessages } from "./threads/list-messages.ts";
 import { registerPostMessage } from "./threads/post-message.ts";
+import { registerStopThreadTurn } from "./threads/stop.ts";
 import type { RuntimeApp } from "./types.ts";
 import { registerCreateSubscription } from "./webhook-subscriptions/create.ts";
 import { registerDeleteSubscription } from "./webhook-subscriptions/delete.ts";
@@ -38,6 +42,7 @@ const REGISTRATIONS: ((app: RuntimeApp, deps: RuntimeDeps) => void)[] = [
   registerListMessages,
   registerPostMessage,
   registerFollowThread,
+  registerStopThreadTurn,
 
   registerGetReceiver,
   registerSetReceiverEnabled,
@@ -60,6 +65,10 @@ const REGISTRATIONS: ((app: RuntimeApp, deps: RuntimeDeps) => void)[] = [
   registerResetTeamChatOwner,
   registerListTeamChatChannels,
   registerUpdateTeamChatChannel,
+
+  registerListMemoryNotes,
+  registerDeleteMemoryNote,
+  registerGetHeartbeatSettings,
 ];
 
 /** Every operation of the runtime's API, one file each. */

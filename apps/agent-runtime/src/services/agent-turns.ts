@@ -19,7 +19,8 @@ export type TurnDeps = Pick<
   | "activity"
   | "tracing"
   | "telemetry"
->;
+> &
+  Partial<Pick<RuntimeDeps, "turns">>;
 
 export interface AgentTurnInput {
   threadId: string;
@@ -129,7 +130,9 @@ async function agentTurn(deps: TurnDeps, input: AgentTurnInput): Promise<TurnOut
     `Shell tools work in the workspace ${deps.config.workspaceRoot}; paths are relative to it.`;
   const skills = deps.skills.promptSection();
   const live = input.quiet ? undefined : deps.live;
+  const control = deps.turns?.begin(input.threadId);
   const outcome = await runTurn({
+    ...(control ? { signal: control.signal } : {}),
     db,
     messages: deps.messages,
     model: deps.model,
@@ -151,7 +154,7 @@ async function agentTurn(deps: TurnDeps, input: AgentTurnInput): Promise<TurnOut
       live?.publishMessage(message);
     },
     ...(live ? { onEvent: (event: TurnEvent) => live.publishTurnEvent(input.threadId, event) } : {}),
-  });
+  }).finally(() => control?.end());
   await afterTurn(
     { ...deps, sqlite: deps.database.sqlite, catalog: deps.catalog },
     thread,

@@ -42,6 +42,8 @@ export interface TurnInput {
   buildHistory?: (threadId: string) => MessageParam[];
   maxSteps?: number;
   maxTokens?: number;
+  /** Aborted: the model call or tool in progress is cut short and the turn ends with a notice. */
+  signal?: AbortSignal;
 }
 
 export interface TurnOutcome {
@@ -52,7 +54,11 @@ export interface TurnOutcome {
   stepLimitReached: boolean;
   /** Tokens the last model call saw and wrote (input, cache reads and writes, output): the context occupancy. */
   contextTokens: number;
+  /** The turn was stopped (its signal aborted); its last delivered message says so. */
+  stopped?: boolean;
 }
+
+export const STOPPED_NOTICE = "Stopped: the turn was cut short at your request. The steps before it are kept.";
 
 export class TurnError extends Error {
   override readonly name = "TurnError";
@@ -109,7 +115,15 @@ export async function runTurn(input: TurnInput): Promise<TurnOutcome> {
   const maxSteps = input.maxSteps ?? DEFAULT_MAX_STEPS;
   const emit = input.onEvent;
   const buildHistory = input.buildHistory ?? ((id: string) => historyOf(messages.listAll(id)));
-  const toolContext = { db, provider: input.provider, threadId, source, logger: input.logger };
+  const signal = input.signal;
+  const toolContext = {
+    db,
+    provider: input.provider,
+    threadId,
+    source,
+    logger: input.logger,
+    ...(signal ? { signal } : {}),
+  };
   const userMessage = await messages.append({
     threadId,
     role: "user",
@@ -126,20 +140,43 @@ export async function runTurn(input: TurnInput): Promise<TurnOutcome> {
   };
   let lastHiddenText: MessageRow | undefined;
   let contextTokens = 0;
+  const stop = async (step: number): Promise<TurnOutcome> => {
+    const row = await messages.append({
+      threadId,
+      role: "assistant",
+      content: [{ type: "text", text: STOPPED_NOTICE }],
+      text: STOPPED_NOTICE,
+      internal: false,
+      source,
+    });
+    emit?.({ type: "step", step, messageId: row.id, delivered: true });
+    deliver(row);
+    return { userMessage, delivered, steps: step - 1, stepLimitReached: false, contextTokens, stopped: true };
+  };
 
   for (let step = 1; step <= maxSteps; step++) {
+    if (signal?.aborted) return stop(step);
     const history = buildHistory(threadId);
     const definitions = input.tools.definitions();
-    const message = await input.model.createMessage(
-      {
-        model: input.modelId,
-        max_tokens: input.maxTokens ?? 4096,
-        system: input.system,
-        messages: history,
-        ...(definitions.length > 0 ? { tools: definitions } : {}),
-      },
-      emit ? { onText: (text) => emit({ type: "delta", step, text }) } : {},
-    );
+    let message: Awaited<ReturnType<ModelClient["createMessage"]>>;
+    try {
+      message = await input.model.createMessage(
+        {
+          model: input.modelId,
+          max_tokens: input.maxTokens ?? 4096,
+          system: input.system,
+          messages: history,
+          ...(definitions.length > 0 ? { tools: definitions } : {}),
+        },
+        {
+          ...(emit ? { onText: (text: string) => emit({ type: "delta", step, text }) } : {}),
+          ...(signal ? { signal } : {}),
+        },
+      );
+    } catch (err) {
+      if (signal?.aborted) return stop(step);
+      throw err;
+    }
     contextTokens = tokensOf(message.usage as unknown as Record<string, unknown>);
     const toolUses = message.content.filter((b) => b.type === "tool_use");
     const text = textOf(message.content);
@@ -174,6 +211,7 @@ export async function runTurn(input: TurnInput): Promise<TurnOutcome> {
       results.push({ type: "tool_result", tool_use_id: use.id, content: outcome.content, is_error: outcome.isError });
     }
     await messages.append({ threadId, role: "user", content: results, text: "", internal: true, source: "tool" });
+    if (signal?.aborted) return stop(step + 1);
   }
   // The tool results of the last step stay stored; the channel is told why the turn stopped.
   const notice =

@@ -1,13 +1,18 @@
-import type {
-  CreateWebhookSubscriptionBody,
-  UpdateWebhookSubscriptionBody,
-  WebhookSubscription,
+import {
+  type CreateWebhookSubscriptionBody,
+  DEFAULT_SIGNATURE_HEADER,
+  DEFAULT_TIMESTAMP_HEADER,
+  DEFAULT_TIMESTAMP_TOLERANCE_SECONDS,
+  type UpdateWebhookSubscriptionBody,
+  type WebhookSubscription,
+  type WebhookVerificationInput,
 } from "@agentplane/contracts/runtime";
-import { conflict, notFound } from "@agentplane/problem-details";
+import { badRequest, conflict, notFound } from "@agentplane/problem-details";
 import type { Kysely } from "kysely";
 import type { RuntimeDatabase, WebhookSubscriptionTable } from "../db/schema/index.ts";
 import { nowIso } from "../ids.ts";
 import { parseEventList } from "./event-type.ts";
+import type { VerificationSettings } from "./verify.ts";
 
 export type SubscriptionRow = WebhookSubscriptionTable;
 
@@ -15,6 +20,42 @@ export type SubscriptionRow = WebhookSubscriptionTable;
 export interface CachedSubscription {
   row: SubscriptionRow;
   events: string[];
+  verification: VerificationSettings;
+}
+
+type VerificationColumns = Pick<
+  SubscriptionRow,
+  | "verification_kind"
+  | "verification_secret"
+  | "verification_signature_header"
+  | "verification_timestamp_header"
+  | "verification_tolerance_seconds"
+>;
+
+const NO_VERIFICATION: VerificationColumns = {
+  verification_kind: "none",
+  verification_secret: null,
+  verification_signature_header: DEFAULT_SIGNATURE_HEADER,
+  verification_timestamp_header: DEFAULT_TIMESTAMP_HEADER,
+  verification_tolerance_seconds: DEFAULT_TIMESTAMP_TOLERANCE_SECONDS,
+};
+
+/** The columns after a verification change; a kind other than none needs a secret, given now or kept. */
+function verificationColumns(current: VerificationColumns, input: WebhookVerificationInput): VerificationColumns {
+  if (input.kind === "none") return { ...NO_VERIFICATION };
+  const secret = input.secret ?? current.verification_secret;
+  if (!secret) {
+    throw badRequest(`Verification ${input.kind} needs a secret`, [
+      { pointer: "/body/verification/secret", message: "Required for this kind of verification" },
+    ]);
+  }
+  return {
+    verification_kind: input.kind,
+    verification_secret: secret,
+    verification_signature_header: input.signatureHeader ?? current.verification_signature_header,
+    verification_timestamp_header: input.timestampHeader ?? current.verification_timestamp_header,
+    verification_tolerance_seconds: input.toleranceSeconds ?? current.verification_tolerance_seconds,
+  };
 }
 
 const RECEIVER_KEY = "webhooks.enabled";
@@ -28,6 +69,13 @@ export function toSubscription(row: SubscriptionRow): WebhookSubscription {
     deliverOnly: row.deliver_only === 1,
     prompt: row.prompt,
     active: row.active === 1,
+    verification: {
+      kind: row.verification_kind,
+      secretSet: Boolean(row.verification_secret),
+      signatureHeader: row.verification_signature_header,
+      timestampHeader: row.verification_timestamp_header,
+      toleranceSeconds: row.verification_tolerance_seconds,
+    },
     endpoint: `/agents/webhooks/${row.name}`,
     createdAt: row.created_at,
     updatedAt: row.updated_at,
@@ -98,6 +146,7 @@ export class WebhookRegistry {
       deliver_only: input.deliverOnly ? 1 : 0,
       prompt: input.prompt,
       active: input.active ? 1 : 0,
+      ...(input.verification ? verificationColumns(NO_VERIFICATION, input.verification) : NO_VERIFICATION),
       created_at: now,
       updated_at: now,
     };
@@ -116,6 +165,7 @@ export class WebhookRegistry {
       ...(patch.deliverOnly !== undefined ? { deliver_only: patch.deliverOnly ? 1 : 0 } : {}),
       ...(patch.prompt !== undefined ? { prompt: patch.prompt } : {}),
       ...(patch.active !== undefined ? { active: patch.active ? 1 : 0 } : {}),
+      ...(patch.verification ? verificationColumns(current, patch.verification) : {}),
       updated_at: nowIso(),
     };
     await this.#db.updateTable("webhook_subscription").set(row).where("name", "=", name).execute();
@@ -131,6 +181,16 @@ export class WebhookRegistry {
   }
 
   #cache(row: SubscriptionRow): void {
-    this.#subscriptions.set(row.name, { row, events: parseEventList(row.events) });
+    this.#subscriptions.set(row.name, {
+      row,
+      events: parseEventList(row.events),
+      verification: {
+        kind: row.verification_kind,
+        secret: row.verification_secret,
+        signatureHeader: row.verification_signature_header,
+        timestampHeader: row.verification_timestamp_header,
+        toleranceSeconds: row.verification_tolerance_seconds,
+      },
+    });
   }
 }

@@ -1,4 +1,5 @@
 export * from "./agent.ts";
+export * from "./console.ts";
 export * from "./live.ts";
 export * from "./routes.ts";
 export * from "./schedules.ts";

@@ -189,21 +189,27 @@ export const receiveWebhookRoute = createRoute({
   operationId: "receiveWebhook",
   summary: "Receive a webhook",
   description:
-    "Takes a JSON object (at most 1 MiB) from an external system for the named subscription. Checked in this order: receiver off (403), unknown name (404), subscription inactive (403), body not a JSON object (400), event not subscribed (200 `ignored`), deliver-only (200 `delivered`), queue full (429 with Retry-After); otherwise the run is stored and answered 202 without waiting for it.",
+    "Takes a JSON object (at most 1 MiB) from an external system for the named subscription. Checked in this order: receiver off (403), unknown name (404), subscription inactive (403), the subscription's verification (401), a delivery id seen in the last 24 h (200 with the first answer), body not a JSON object (400), event not subscribed (200 `ignored`), deliver-only (200 `delivered`), queue full (429 with Retry-After); otherwise the run is stored and answered 202 without waiting for it.",
   request: {
     params: nameParam,
     body: { required: true, content: { "application/json": { schema: z.record(z.string(), z.unknown()) } } },
   },
   responses: {
     200: json(
-      z.object({ status: z.enum(["ignored", "delivered"]), event: z.string().nullable() }),
-      "Not run: the event is not subscribed, or the subscription only delivers",
+      z.object({
+        status: z.enum(["ignored", "delivered", "accepted"]),
+        event: z.string().nullable(),
+        runId: z.string().optional(),
+        duplicate: z.boolean().optional(),
+      }),
+      "Not run: the event is not subscribed, the subscription only delivers, or the delivery id was seen in the last 24 h (`duplicate`: the first delivery's status and run id)",
     ),
     202: json(
       z.object({ status: z.literal("accepted"), event: z.string().nullable(), runId: z.string() }),
       "Stored; the run starts without the sender waiting",
     ),
     400: errorResponses[400],
+    401: errorResponses[401],
     403: errorResponses[403],
     404: errorResponses[404],
     413: errorResponses[413],

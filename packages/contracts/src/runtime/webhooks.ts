@@ -1,23 +1,57 @@
 import { z } from "@hono/zod-openapi";
+import { normalizeWebhookName, WEBHOOK_NAME_PATTERN, WEBHOOK_NAME_RULE } from "./webhook-name.ts";
 
-export const WEBHOOK_NAME_PATTERN = /^[a-z0-9][a-z0-9_-]*$/;
+export { normalizeWebhookName, WEBHOOK_NAME_PATTERN, WEBHOOK_NAME_RULE };
 export const DELIVERY_TARGETS = ["All channels", "Chat", "Team chat"] as const;
 export const WEBHOOK_RUN_STATUSES = ["queued", "running", "delivered", "failed"] as const;
 /** Accepted runs not yet started, per subscription; one more answers 429. */
 export const MAX_PENDING_WEBHOOK_RUNS = 10;
 
-/** Lowercases and turns spaces into hyphens; the result must still match the slug pattern. */
-export function normalizeWebhookName(raw: string): string {
-  return raw.trim().toLowerCase().replace(/\s+/g, "-");
-}
-
 const WebhookName = z
   .string()
   .max(100)
   .transform(normalizeWebhookName)
-  .pipe(z.string().regex(WEBHOOK_NAME_PATTERN, "Must match [a-z0-9][a-z0-9_-]* after lowercasing"));
+  .pipe(z.string().regex(WEBHOOK_NAME_PATTERN, WEBHOOK_NAME_RULE));
 
 export const DeliveryTarget = z.enum(DELIVERY_TARGETS);
+
+/**
+ * Per-subscription verification of deliveries (our addition; `none` by default): GitHub's
+ * `X-Hub-Signature-256` HMAC of the body, GitLab's `X-Gitlab-Token`, a generic HMAC-SHA256 of
+ * `<timestamp>.<body>` in a header of your choice with the timestamp in another, or a shared bearer
+ * secret. A failed check answers 401 and runs nothing.
+ */
+export const VERIFICATION_KINDS = ["none", "github", "gitlab", "hmac", "bearer"] as const;
+export const DEFAULT_SIGNATURE_HEADER = "X-Signature";
+export const DEFAULT_TIMESTAMP_HEADER = "X-Timestamp";
+export const DEFAULT_TIMESTAMP_TOLERANCE_SECONDS = 300;
+const HeaderName = z
+  .string()
+  .max(100)
+  .regex(/^[A-Za-z0-9-]+$/, "A header name: letters, digits and hyphens");
+
+export const WebhookVerification = z
+  .object({
+    kind: z.enum(VERIFICATION_KINDS),
+    /** The secret itself is never returned. */
+    secretSet: z.boolean(),
+    signatureHeader: z.string(),
+    timestampHeader: z.string(),
+    toleranceSeconds: z.number().int(),
+  })
+  .openapi("WebhookVerification");
+
+export const WebhookVerificationInput = z
+  .object({
+    kind: z.enum(VERIFICATION_KINDS),
+    /** Required with any kind but `none` unless one is already stored; kept when omitted. */
+    secret: z.string().min(8, "At least 8 characters").max(500).optional(),
+    signatureHeader: HeaderName.optional(),
+    timestampHeader: HeaderName.optional(),
+    toleranceSeconds: z.number().int().min(1).max(3600).optional(),
+  })
+  .strict()
+  .openapi("WebhookVerificationInput");
 
 export const WebhookSubscription = z
   .object({
@@ -30,6 +64,7 @@ export const WebhookSubscription = z
     deliverOnly: z.boolean(),
     prompt: z.string(),
     active: z.boolean(),
+    verification: WebhookVerification,
     endpoint: z.string().openapi({ example: "/agents/webhooks/ci-alerts" }),
     createdAt: z.string(),
     updatedAt: z.string(),
@@ -45,6 +80,7 @@ export const CreateWebhookSubscriptionBody = z
     deliverOnly: z.boolean().default(false),
     prompt: z.string().max(20_000).default(""),
     active: z.boolean().default(true),
+    verification: WebhookVerificationInput.optional(),
   })
   .strict()
   .openapi("CreateWebhookSubscription");
@@ -57,6 +93,7 @@ export const UpdateWebhookSubscriptionBody = z
     deliverOnly: z.boolean().optional(),
     prompt: z.string().max(20_000).optional(),
     active: z.boolean().optional(),
+    verification: WebhookVerificationInput.optional(),
   })
   .strict()
   .openapi("UpdateWebhookSubscription");
@@ -92,6 +129,8 @@ export const WebhookReceiverAnswer = z
   .openapi("WebhookReceiverAnswer");
 
 export type DeliveryTarget = z.infer<typeof DeliveryTarget>;
+export type VerificationKind = (typeof VERIFICATION_KINDS)[number];
+export type WebhookVerificationInput = z.infer<typeof WebhookVerificationInput>;
 export type WebhookSubscription = z.infer<typeof WebhookSubscription>;
 export type CreateWebhookSubscriptionBody = z.infer<typeof CreateWebhookSubscriptionBody>;
 export type UpdateWebhookSubscriptionBody = z.infer<typeof UpdateWebhookSubscriptionBody>;

@@ -5,6 +5,7 @@ import * as heartbeat from "./0003-heartbeat.ts";
 import * as schedules from "./0004-schedules.ts";
 import * as memory from "./0005-memory.ts";
 import * as teamChat from "./0006-team-chat.ts";
+import * as webhookVerification from "./0007-webhook-verification.ts";
 
 /** Listed explicitly, in order: a folder scan would not survive bundling. */
 export const migrations: Record<string, Migration> = {
@@ -14,4 +15,5 @@ export const migrations: Record<string, Migration> = {
   "0004-schedules": schedules,
   "0005-memory": memory,
   "0006-team-chat": teamChat,
+  "0007-webhook-verification": webhookVerification,
 };

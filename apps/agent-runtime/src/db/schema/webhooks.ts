@@ -1,4 +1,4 @@
-import type { DeliveryTarget, WebhookRunStatus } from "@agentplane/contracts/runtime";
+import type { DeliveryTarget, VerificationKind, WebhookRunStatus } from "@agentplane/contracts/runtime";
 import type { Generated } from "kysely";
 
 export interface WebhookSubscriptionTable {
@@ -9,6 +9,12 @@ export interface WebhookSubscriptionTable {
   deliver_only: number;
   prompt: string;
   active: number;
+  verification_kind: VerificationKind;
+  /** Kept as given: the HMAC kinds need the secret itself. Never returned by the API. */
+  verification_secret: string | null;
+  verification_signature_header: string;
+  verification_timestamp_header: string;
+  verification_tolerance_seconds: number;
   created_at: string;
   updated_at: string;
 }

@@ -4,9 +4,11 @@ import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { HonoRequest } from "hono";
 import { deliver } from "../../chat/deliver.ts";
 import { deliveryDeps, type RuntimeDeps } from "../../deps.ts";
+import type { DeliveryAnswer } from "../../webhooks/deliveries.ts";
 import { eventAllowed, resolveEventType } from "../../webhooks/event-type.ts";
 import { MAX_JSON_DEPTH, nestsDeeperThan } from "../../webhooks/json-depth.ts";
 import { renderPrompt, webhookLabel } from "../../webhooks/template.ts";
+import { deliveryIdOf, verificationFailure } from "../../webhooks/verify.ts";
 
 const MAX_BODY_BYTES = 1024 * 1024;
 /** What a sender is told to wait when the subscription's queue of pending runs is full. */
@@ -61,8 +63,9 @@ function parseObject(text: string): Record<string, unknown> | undefined {
 
 /**
  * `POST /agents/webhooks/{name}` (spec "Runtime: webhook receiver"). The checks run in this
- * order: receiver off, unknown name, subscription inactive, body not a JSON object, event not in
- * the list, deliver-only, queue full; then the run is stored and answered 202 without waiting.
+ * order: receiver off, unknown name, subscription inactive, the subscription's verification (401),
+ * a delivery id seen in the last 24 h (the first answer again), body not a JSON object, event not
+ * in the list, deliver-only, queue full; then the run is stored and answered 202 without waiting.
  */
 export function registerReceiveWebhook(app: OpenAPIHono, deps: RuntimeDeps): void {
   // A plain handler (the body is read as it streams, not parsed by a validator first); the
@@ -89,42 +92,57 @@ export function registerReceiveWebhook(app: OpenAPIHono, deps: RuntimeDeps): voi
     }
 
     const body = isJsonContentType(c.req.header("content-type")) ? await readLimited(c.req, MAX_BODY_BYTES) : "";
+    const header = (h: string) => c.req.header(h);
+    const failure = verificationFailure(subscription.verification, header, body);
+    if (failure) throw new ProblemError("unauthenticated", { detail: `The delivery was not verified: ${failure}` });
     if (nestsDeeperThan(body, MAX_JSON_DEPTH)) {
       rejected("bad_body");
       throw new ProblemError("bad-request", {
         detail: `The body nests objects and arrays deeper than ${MAX_JSON_DEPTH} levels`,
       });
     }
-    const payload = body ? parseObject(body) : undefined;
-    if (!payload) {
-      rejected("bad_body");
-      throw new ProblemError("bad-request", { detail: "The body must be a JSON object sent as application/json" });
-    }
 
-    const event = resolveEventType((h) => c.req.header(h), payload);
-    if (!eventAllowed(subscription.events, event)) {
-      telemetry.emit("webhook.ignored", { "webhook.subscription": name, reason: "event_not_subscribed" });
-      return c.json({ status: "ignored", event }, 200);
-    }
+    const handle = async (): Promise<DeliveryAnswer> => {
+      const payload = body ? parseObject(body) : undefined;
+      if (!payload) {
+        rejected("bad_body");
+        throw new ProblemError("bad-request", { detail: "The body must be a JSON object sent as application/json" });
+      }
+      const event = resolveEventType(header, payload);
+      if (!eventAllowed(subscription.events, event)) {
+        telemetry.emit("webhook.ignored", { "webhook.subscription": name, reason: "event_not_subscribed" });
+        return { status: "ignored", event };
+      }
 
-    if (row.deliver_only === 1) {
-      const text = `${webhookLabel(name)}\n\n${renderPrompt(row.prompt, payload, event, name)}`;
-      await deliver(deliveryDeps(deps), row.deliver_to, text, `webhook:${name}`);
-      telemetry.emit("webhook.accepted", { "webhook.subscription": name, "webhook.mode": "deliver_only" });
-      return c.json({ status: "delivered", event }, 200);
-    }
+      if (row.deliver_only === 1) {
+        const text = `${webhookLabel(name)}\n\n${renderPrompt(row.prompt, payload, event, name)}`;
+        await deliver(deliveryDeps(deps), row.deliver_to, text, `webhook:${name}`);
+        telemetry.emit("webhook.accepted", { "webhook.subscription": name, "webhook.mode": "deliver_only" });
+        return { status: "delivered", event };
+      }
 
-    const runId = await runs.accept(
-      { subscription: name, event, payload: body, prompt: row.prompt, deliverTo: row.deliver_to },
-      MAX_PENDING_WEBHOOK_RUNS,
-    );
-    if (!runId) {
-      throw new ProblemError("rate-limited", {
-        detail: `The subscription ${name} already has ${MAX_PENDING_WEBHOOK_RUNS} pending runs`,
-        headers: { "retry-after": String(QUEUE_FULL_RETRY_AFTER_SECONDS) },
-      });
+      const runId = await runs.accept(
+        { subscription: name, event, payload: body, prompt: row.prompt, deliverTo: row.deliver_to },
+        MAX_PENDING_WEBHOOK_RUNS,
+      );
+      if (!runId) {
+        throw new ProblemError("rate-limited", {
+          detail: `The subscription ${name} already has ${MAX_PENDING_WEBHOOK_RUNS} pending runs`,
+          headers: { "retry-after": String(QUEUE_FULL_RETRY_AFTER_SECONDS) },
+        });
+      }
+      telemetry.emit("webhook.accepted", { "webhook.subscription": name, "webhook.mode": "agent" });
+      return { status: "accepted", event, runId };
+    };
+
+    const deliveryId = deliveryIdOf(header);
+    if (!deliveryId) {
+      const answer = await handle();
+      return c.json(answer, answer.status === "accepted" ? 202 : 200);
     }
-    telemetry.emit("webhook.accepted", { "webhook.subscription": name, "webhook.mode": "agent" });
-    return c.json({ status: "accepted", event, runId }, 202);
+    // A sender's retry of a delivery it already made gets the first answer and runs nothing.
+    const { answer, duplicate } = await deps.deliveries.once(name, deliveryId, handle);
+    if (duplicate) return c.json({ ...answer, duplicate: true }, 200);
+    return c.json(answer, answer.status === "accepted" ? 202 : 200);
   });
 }

@@ -1,0 +1,178 @@
+import type {
+  AgentProfile,
+  ChatMessage,
+  CreateScheduleBody,
+  CreateWebhookSubscriptionBody,
+  HeartbeatSettings,
+  MemoryNote,
+  Schedule,
+  ScheduleRun,
+  Thread,
+  UpdateModelsBody,
+  UpdateScheduleBody,
+  UpdateWebhookSubscriptionBody,
+  WebhookRun,
+  WebhookSubscription,
+} from "@agentplane/contracts/runtime";
+import { readSseFrames } from "./sse.ts";
+
+export type {
+  AgentProfile,
+  ChatMessage,
+  HeartbeatSettings,
+  MemoryNote,
+  Schedule,
+  ScheduleRun,
+  Thread,
+  WebhookRun,
+  WebhookSubscription,
+};
+
+export interface ReceiverState {
+  enabled: boolean;
+  subscriptions: WebhookSubscription[];
+}
+
+/** A problem+json answer of the runtime (or of the gateway in front of it). */
+export interface Problem {
+  title?: string;
+  status?: number;
+  detail?: string;
+  errors?: Array<{ pointer?: string; message: string }>;
+}
+
+export class ApiError extends Error {
+  override readonly name = "ApiError";
+  readonly status: number;
+  readonly problem: Problem;
+  constructor(status: number, problem: Problem) {
+    super(problemText(problem, status));
+    this.status = status;
+    this.problem = problem;
+  }
+}
+
+/** The runtime could not be reached at all (refused, reset, DNS). */
+export class UnreachableError extends Error {
+  override readonly name = "UnreachableError";
+}
+
+export function problemText(problem: Problem, status: number): string {
+  const head = problem.detail ?? problem.title ?? `HTTP ${status}`;
+  const fields = (problem.errors ?? []).map((e) => (e.pointer ? `${e.pointer}: ${e.message}` : e.message));
+  return fields.length > 0 ? `${head} (${fields.join("; ")})` : head;
+}
+
+export interface TurnEnd {
+  status: "done" | "error";
+  error?: string;
+}
+
+/**
+ * The runtime's HTTP API for its own web and terminal UIs. `base` ends with a slash: `/` when the
+ * runtime serves the page itself, `/agent/api/` behind the gateway, `http://localhost:3003/` in
+ * the terminal UI.
+ */
+export class RuntimeClient {
+  readonly base: string;
+  readonly #fetch: typeof fetch;
+
+  constructor(base: string, fetchImpl: typeof fetch = (...args) => fetch(...args)) {
+    this.base = base.endsWith("/") ? base : `${base}/`;
+    this.#fetch = fetchImpl;
+  }
+
+  url(path: string): string {
+    return `${this.base}${path.replace(/^\//, "")}`;
+  }
+
+  async raw(
+    method: string,
+    path: string,
+    body?: unknown,
+    headers: Record<string, string> = {},
+    signal?: AbortSignal,
+  ): Promise<Response> {
+    let res: Response;
+    try {
+      res = await this.#fetch(this.url(path), {
+        method,
+        ...(signal ? { signal } : {}),
+        headers: body === undefined ? headers : { "content-type": "application/json", ...headers },
+        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+      });
+    } catch (err) {
+      if (signal?.aborted) throw err;
+      throw new UnreachableError(`The agent runtime cannot be reached (${(err as Error).message})`);
+    }
+    if (!res.ok) {
+      const text = await res.text().catch(() => "");
+      let problem: Problem = { status: res.status };
+      try {
+        problem = JSON.parse(text) as Problem;
+      } catch {
+        if (text) problem = { status: res.status, detail: text.slice(0, 300) };
+      }
+      throw new ApiError(res.status, problem);
+    }
+    return res;
+  }
+
+  async call<T>(method: string, path: string, body?: unknown): Promise<T> {
+    const res = await this.raw(method, path, body);
+    if (res.status === 204) return undefined as T;
+    return (await res.json()) as T;
+  }
+
+  profile = () => this.call<AgentProfile>("GET", "agents/profile");
+  setVerbose = (verbose: boolean) => this.call<AgentProfile>("PATCH", "agents/verbose", { verbose });
+  setModels = (body: UpdateModelsBody) => this.call<AgentProfile>("PATCH", "agents/models", body);
+  heartbeat = () => this.call<HeartbeatSettings>("GET", "agents/heartbeat");
+
+  threads = async () => (await this.call<{ items: Thread[] }>("GET", "agents/threads")).items;
+  createThread = (title?: string) => this.call<Thread>("POST", "agents/threads", title ? { title } : {});
+  messages = async (threadId: string) =>
+    (await this.call<{ items: ChatMessage[] }>("GET", `agents/threads/${enc(threadId)}/messages`)).items;
+  stop = (threadId: string) => this.call<{ stopped: boolean }>("POST", `agents/threads/${enc(threadId)}/stop`);
+
+  /** Posts a message and waits for the turn's end; what it says arrives on the thread's live stream. */
+  async send(threadId: string, text: string): Promise<TurnEnd> {
+    const res = await this.raw("POST", `agents/threads/${enc(threadId)}/messages`, { text });
+    if (!res.body) return { status: "done" };
+    for await (const frame of readSseFrames(res.body)) {
+      if (frame.event === "done") return { status: "done" };
+      if (frame.event === "error") {
+        const problem = JSON.parse(frame.data) as Problem;
+        return { status: "error", error: problemText(problem, problem.status ?? 502) };
+      }
+    }
+    return { status: "done" };
+  }
+
+  receiver = () => this.call<ReceiverState>("GET", "agents/webhooks");
+  setReceiver = (enabled: boolean) => this.call<ReceiverState>("PUT", "agents/webhooks/enabled", { enabled });
+  createSubscription = (body: Partial<CreateWebhookSubscriptionBody> & { name: string }) =>
+    this.call<WebhookSubscription>("POST", "agents/webhook-subscriptions", body);
+  updateSubscription = (name: string, body: UpdateWebhookSubscriptionBody) =>
+    this.call<WebhookSubscription>("PATCH", `agents/webhook-subscriptions/${enc(name)}`, body);
+  deleteSubscription = (name: string) => this.call<void>("DELETE", `agents/webhook-subscriptions/${enc(name)}`);
+  subscriptionRuns = async (name: string) =>
+    (await this.call<{ items: WebhookRun[] }>("GET", `agents/webhook-subscriptions/${enc(name)}/runs?limit=20`)).items;
+
+  schedules = async () => (await this.call<{ items: Schedule[] }>("GET", "agents/schedules")).items;
+  createSchedule = (body: Partial<CreateScheduleBody> & { name: string; prompt: string }) =>
+    this.call<Schedule>("POST", "agents/schedules", body);
+  updateSchedule = (id: string, body: UpdateScheduleBody) =>
+    this.call<Schedule>("PATCH", `agents/schedules/${enc(id)}`, body);
+  deleteSchedule = (id: string) => this.call<void>("DELETE", `agents/schedules/${enc(id)}`);
+  runSchedule = (id: string) => this.call<ScheduleRun>("POST", `agents/schedules/${enc(id)}/run`);
+  scheduleRuns = async (id: string) =>
+    (await this.call<{ items: ScheduleRun[] }>("GET", `agents/schedules/${enc(id)}/runs`)).items;
+
+  memory = async (query: string) =>
+    (await this.call<{ items: MemoryNote[] }>("GET", `agents/memory${query ? `?q=${encodeURIComponent(query)}` : ""}`))
+      .items;
+  forget = (id: string) => this.call<void>("DELETE", `agents/memory/${enc(id)}`);
+}
+
+const enc = encodeURIComponent;

@@ -1,0 +1,5 @@
+// Builds the runtime's web UI into apps/agent-runtime/web/dist (also done at start when stale).
+import { ensureWebAssets } from "../src/web/build.ts";
+
+const ok = await ensureWebAssets({ info: (o, m) => console.log(m, o), warn: (o, m) => console.error(m, o) });
+process.exit(ok ? 0 : 1);

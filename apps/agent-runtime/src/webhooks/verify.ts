@@ -1,0 +1,81 @@
+import { createHmac, timingSafeEqual } from "node:crypto";
+import type { VerificationKind } from "@agentplane/contracts/runtime";
+
+export interface VerificationSettings {
+  kind: VerificationKind;
+  secret: string | null;
+  signatureHeader: string;
+  timestampHeader: string;
+  toleranceSeconds: number;
+}
+
+type HeaderReader = (name: string) => string | undefined;
+
+function sameText(a: string, b: string): boolean {
+  const left = Buffer.from(a);
+  const right = Buffer.from(b);
+  // Lengths differ: unequal, but still compare something so the time does not tell how close it was.
+  if (left.length !== right.length) {
+    timingSafeEqual(left, left);
+    return false;
+  }
+  return timingSafeEqual(left, right);
+}
+
+const hmacHex = (secret: string, text: string) => createHmac("sha256", secret).update(text).digest("hex");
+
+/**
+ * Checks a delivery against its subscription's verification. Returns why it failed (for the 401's
+ * detail: which header is missing or wrong, never the expected value), or undefined when it passes.
+ */
+export function verificationFailure(
+  settings: VerificationSettings,
+  header: HeaderReader,
+  body: string,
+  nowMs = Date.now(),
+): string | undefined {
+  if (settings.kind === "none") return undefined;
+  const secret = settings.secret ?? "";
+  // A kind without a stored secret cannot be met; the API refuses to store one, this is a backstop.
+  if (!secret) return "The subscription's verification has no secret";
+  switch (settings.kind) {
+    case "github": {
+      const given = header("x-hub-signature-256");
+      if (!given) return "Missing X-Hub-Signature-256";
+      return sameText(given.trim(), `sha256=${hmacHex(secret, body)}`) ? undefined : "Bad X-Hub-Signature-256";
+    }
+    case "gitlab": {
+      const given = header("x-gitlab-token");
+      if (!given) return "Missing X-Gitlab-Token";
+      return sameText(given, secret) ? undefined : "Bad X-Gitlab-Token";
+    }
+    case "bearer": {
+      const given = header("authorization");
+      const token = /^Bearer\s+(.+)$/i.exec(given ?? "")?.[1]?.trim();
+      if (!token) return "Missing Authorization: Bearer";
+      return sameText(token, secret) ? undefined : "Bad bearer secret";
+    }
+    case "hmac": {
+      const given = header(settings.signatureHeader.toLowerCase());
+      const stamp = header(settings.timestampHeader.toLowerCase());
+      if (!given) return `Missing ${settings.signatureHeader}`;
+      if (!stamp || !/^\d{1,12}$/.test(stamp.trim())) return `Missing or malformed ${settings.timestampHeader}`;
+      const skew = Math.abs(nowMs / 1000 - Number(stamp.trim()));
+      if (skew > settings.toleranceSeconds) return `${settings.timestampHeader} is outside the tolerance`;
+      const expected = hmacHex(secret, `${stamp.trim()}.${body}`);
+      const signature = given.trim().replace(/^sha256=/i, "");
+      return sameText(signature.toLowerCase(), expected) ? undefined : `Bad ${settings.signatureHeader}`;
+    }
+  }
+}
+
+/** The sender's delivery id, which makes a retry of the same delivery recognizable. */
+export const DELIVERY_ID_HEADERS = ["x-github-delivery", "x-gitlab-event-uuid", "idempotency-key", "x-webhook-id"];
+
+export function deliveryIdOf(header: HeaderReader): string | undefined {
+  for (const name of DELIVERY_ID_HEADERS) {
+    const value = header(name)?.trim();
+    if (value) return value.slice(0, 200);
+  }
+  return undefined;
+}

@@ -1,0 +1,40 @@
+import { mkdirSync } from "node:fs";
+import { createRequire } from "node:module";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import type { Page } from "playwright-core";
+
+const require = createRequire(import.meta.url);
+const AXE_PATH = require.resolve("axe-core/axe.min.js");
+export const SCREENSHOTS = join(dirname(fileURLToPath(import.meta.url)), "..", "screenshots");
+
+export interface AxeViolation {
+  id: string;
+  impact: string | null;
+  help: string;
+  nodes: Array<{ target: string[] }>;
+}
+
+/** axe-core's serious and critical findings on the page as it is now (the admin UI's bar). */
+export async function seriousViolations(page: Page): Promise<AxeViolation[]> {
+  // The callbacks run in the page; the test's own types know no DOM, hence globalThis.
+  if (!(await page.evaluate(() => "axe" in globalThis))) await page.addScriptTag({ path: AXE_PATH });
+  const violations = await page.evaluate(async () => {
+    const axe = (globalThis as unknown as { axe: { run(): Promise<{ violations: AxeViolation[] }> } }).axe;
+    return (await axe.run()).violations;
+  });
+  return violations.filter((v) => v.impact === "serious" || v.impact === "critical");
+}
+
+export async function screenshot(page: Page, name: string): Promise<void> {
+  mkdirSync(SCREENSHOTS, { recursive: true });
+  await page.screenshot({ path: join(SCREENSHOTS, `${name}.png`), fullPage: true });
+}
+
+/** How far the page scrolls sideways (0 when it fits the viewport). */
+export function horizontalOverflow(page: Page): Promise<number> {
+  return page.evaluate(() => {
+    const w = globalThis as unknown as { innerWidth: number; document: { documentElement: { scrollWidth: number } } };
+    return w.document.documentElement.scrollWidth - w.innerWidth;
+  });
+}

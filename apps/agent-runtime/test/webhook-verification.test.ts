@@ -1,0 +1,148 @@
+import { createHmac } from "node:crypto";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { deliveryIdOf, verificationFailure } from "../src/webhooks/verify.ts";
+import { type FakeModel, startFakeModel } from "./support/fake-model.ts";
+import { startTestRuntime, type TestRuntime, waitFor } from "./support/runtime.ts";
+
+let fake: FakeModel;
+let rt: TestRuntime;
+
+beforeAll(async () => {
+  fake = await startFakeModel();
+  rt = await startTestRuntime(fake);
+  await rt.json("PUT", "/agents/webhooks/enabled", { enabled: true });
+});
+afterAll(async () => {
+  await rt.close();
+  await fake.close();
+});
+
+const none = { signatureHeader: "X-Signature", timestampHeader: "X-Timestamp", toleranceSeconds: 300 };
+const headersOf = (h: Record<string, string>) => (name: string) => h[name.toLowerCase()];
+
+describe("verification of a delivery", () => {
+  it("accepts GitHub's documented example signature and refuses a changed body", () => {
+    // The example of GitHub's "Validating webhook deliveries" page.
+    const settings = { kind: "github" as const, secret: "It's a Secret to Everybody", ...none };
+    const signature = "sha256=757107ea0eb2509fc211221cce984b8a37570b6d7586c22c46f4379c8b043e17";
+    expect(
+      verificationFailure(settings, headersOf({ "x-hub-signature-256": signature }), "Hello, World!"),
+    ).toBeUndefined();
+    expect(verificationFailure(settings, headersOf({ "x-hub-signature-256": signature }), "Hello, World?")).toBe(
+      "Bad X-Hub-Signature-256",
+    );
+    expect(verificationFailure(settings, headersOf({}), "Hello, World!")).toBe("Missing X-Hub-Signature-256");
+  });
+
+  it("checks the generic HMAC with its timestamp tolerance", () => {
+    const settings = { kind: "hmac" as const, secret: "s3cret-value", ...none, toleranceSeconds: 60 };
+    const now = 1_800_000_000_000;
+    const sign = (ts: number, body: string) =>
+      createHmac("sha256", "s3cret-value").update(`${ts}.${body}`).digest("hex");
+    const ts = now / 1000;
+    const ok = headersOf({ "x-signature": `sha256=${sign(ts, "{}")}`, "x-timestamp": String(ts) });
+    expect(verificationFailure(settings, ok, "{}", now)).toBeUndefined();
+    const bare = headersOf({ "x-signature": sign(ts, "{}"), "x-timestamp": String(ts) });
+    expect(verificationFailure(settings, bare, "{}", now)).toBeUndefined();
+    const old = headersOf({ "x-signature": sign(ts - 61, "{}"), "x-timestamp": String(ts - 61) });
+    expect(verificationFailure(settings, old, "{}", now)).toBe("X-Timestamp is outside the tolerance");
+    // A signature replayed with a fresh timestamp does not match.
+    const replay = headersOf({ "x-signature": sign(ts - 61, "{}"), "x-timestamp": String(ts) });
+    expect(verificationFailure(settings, replay, "{}", now)).toBe("Bad X-Signature");
+  });
+
+  it("compares GitLab's token and a bearer secret; takes the delivery id from the first header present", () => {
+    const gitlab = { kind: "gitlab" as const, secret: "gl-token-123", ...none };
+    expect(verificationFailure(gitlab, headersOf({ "x-gitlab-token": "gl-token-123" }), "")).toBeUndefined();
+    expect(verificationFailure(gitlab, headersOf({ "x-gitlab-token": "gl-token-124" }), "")).toBe("Bad X-Gitlab-Token");
+    const bearer = { kind: "bearer" as const, secret: "shared-secret", ...none };
+    expect(verificationFailure(bearer, headersOf({ authorization: "Bearer shared-secret" }), "")).toBeUndefined();
+    expect(verificationFailure(bearer, headersOf({ authorization: "Basic c2hhcmVk" }), "")).toBe(
+      "Missing Authorization: Bearer",
+    );
+    expect(deliveryIdOf(headersOf({ "x-gitlab-event-uuid": "u-1", "idempotency-key": "k-1" }))).toBe("u-1");
+    expect(deliveryIdOf(headersOf({ "x-webhook-id": "w-1" }))).toBe("w-1");
+    expect(deliveryIdOf(headersOf({}))).toBeUndefined();
+  });
+});
+
+describe("the receiver with a verified subscription", () => {
+  const SECRET = "gh-webhook-secret";
+  const post = (body: string, headers: Record<string, string>) =>
+    fetch(`${rt.url}/agents/webhooks/github-ci`, {
+      method: "POST",
+      headers: { "content-type": "application/json", "x-github-event": "push", ...headers },
+      body,
+    });
+  const signed = (body: string) => `sha256=${createHmac("sha256", SECRET).update(body).digest("hex")}`;
+  const runCount = async () =>
+    (await rt.json<{ items: unknown[] }>("GET", "/agents/webhook-subscriptions/github-ci/runs")).body.items.length;
+
+  it("stores the secret without ever returning it; a kind without a secret is a 400", async () => {
+    const refused = await rt.json<{ errors: Array<{ pointer: string }> }>("POST", "/agents/webhook-subscriptions", {
+      name: "github-ci",
+      verification: { kind: "github" },
+    });
+    expect(refused.status).toBe(400);
+    expect(refused.body.errors[0]?.pointer).toBe("/body/verification/secret");
+
+    const created = await rt.request("POST", "/agents/webhook-subscriptions", {
+      name: "github-ci",
+      verification: { kind: "github", secret: SECRET },
+    });
+    const text = await created.text();
+    expect(created.status).toBe(201);
+    expect(text).not.toContain(SECRET);
+    expect(JSON.parse(text).verification).toMatchObject({ kind: "github", secretSet: true });
+    // Changing another field keeps the secret.
+    const patched = await rt.json<{ verification: { secretSet: boolean } }>(
+      "PATCH",
+      "/agents/webhook-subscriptions/github-ci",
+      { verification: { kind: "github" } },
+    );
+    expect(patched.body.verification.secretSet).toBe(true);
+  });
+
+  it("runs a signed delivery, refuses a bad or missing signature with 401, and runs a redelivery once", async () => {
+    const body = JSON.stringify({ ref: "refs/heads/main", commits: [] });
+    const bad = await post(body, { "x-hub-signature-256": signed(`${body} `), "x-github-delivery": "d-bad" });
+    expect(bad.status).toBe(401);
+    expect(((await bad.json()) as { detail: string }).detail).toContain("Bad X-Hub-Signature-256");
+    expect((await post(body, { "x-github-delivery": "d-none" })).status).toBe(401);
+    expect(await runCount()).toBe(0);
+
+    const first = await post(body, { "x-hub-signature-256": signed(body), "x-github-delivery": "d-1" });
+    expect(first.status).toBe(202);
+    const firstBody = (await first.json()) as { runId: string };
+    const again = await post(body, { "x-hub-signature-256": signed(body), "x-github-delivery": "d-1" });
+    expect(again.status).toBe(200);
+    expect(await again.json()).toEqual({ status: "accepted", event: "push", runId: firstBody.runId, duplicate: true });
+    // Two copies at once: one run between them.
+    const [a, b] = await Promise.all([
+      post(body, { "x-hub-signature-256": signed(body), "x-github-delivery": "d-2" }),
+      post(body, { "x-hub-signature-256": signed(body), "x-github-delivery": "d-2" }),
+    ]);
+    expect([a.status, b.status].sort()).toEqual([200, 202]);
+    expect(await runCount()).toBe(2);
+    await waitFor(async () => {
+      const runs = (
+        await rt.json<{ items: Array<{ status: string }> }>("GET", "/agents/webhook-subscriptions/github-ci/runs")
+      ).body.items;
+      return runs.every((r) => r.status === "delivered") || undefined;
+    });
+    // The bad signature stored nothing: a correctly signed retry of that delivery id runs.
+    const retried = await post(body, { "x-hub-signature-256": signed(body), "x-github-delivery": "d-bad" });
+    expect(retried.status).toBe(202);
+  });
+
+  it("turning verification off accepts unsigned deliveries again", async () => {
+    await rt.json("PATCH", "/agents/webhook-subscriptions/github-ci", { verification: { kind: "none" } });
+    const res = await post(JSON.stringify({ ok: true }), {});
+    expect(res.status).toBe(202);
+    const sub = await rt.json<{ verification: { kind: string; secretSet: boolean } }>(
+      "GET",
+      "/agents/webhook-subscriptions/github-ci",
+    );
+    expect(sub.body.verification).toMatchObject({ kind: "none", secretSet: false });
+  });
+});

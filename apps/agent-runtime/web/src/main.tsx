@@ -1,0 +1,128 @@
+import { StrictMode, useEffect, useState } from "react";
+import { createRoot } from "react-dom/client";
+import { type AgentProfile, UnreachableError } from "../../client/api.ts";
+import { api } from "./base.ts";
+import { ChannelsPage } from "./pages/channels.tsx";
+import { ChatPage } from "./pages/chat.tsx";
+import { MemoryPage } from "./pages/memory.tsx";
+import { ProfilePage } from "./pages/profile.tsx";
+import { SchedulesPage } from "./pages/schedules.tsx";
+import { WebhooksPage } from "./pages/webhooks.tsx";
+import { errorText } from "./ui.tsx";
+import "./styles.css";
+
+const PAGES = [
+  { id: "chat", title: "Chat" },
+  { id: "profile", title: "Profile" },
+  { id: "webhooks", title: "Webhooks" },
+  { id: "schedules", title: "Schedules" },
+  { id: "memory", title: "Memory" },
+  { id: "channels", title: "Channels" },
+] as const;
+type PageId = (typeof PAGES)[number]["id"];
+
+/** Hash routes (`#/chat/<thread>`): the page works the same at `/` and behind `/agent/`. */
+function readRoute(): { page: PageId; arg: string | undefined } {
+  const [, page, arg] = window.location.hash.split("/");
+  const known = PAGES.find((p) => p.id === page);
+  return { page: known?.id ?? "chat", arg: arg ? decodeURIComponent(arg) : undefined };
+}
+
+const RETRY_MS = 2000;
+
+function App() {
+  const [route, setRoute] = useState(readRoute);
+  const [profile, setProfile] = useState<AgentProfile | undefined>();
+  const [unreachable, setUnreachable] = useState<string | undefined>();
+
+  useEffect(() => {
+    const onHash = () => setRoute(readRoute());
+    window.addEventListener("hashchange", onHash);
+    return () => window.removeEventListener("hashchange", onHash);
+  }, []);
+
+  // The profile is the first call: while it fails the page says so and tries again.
+  useEffect(() => {
+    let stopped = false;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const load = async () => {
+      try {
+        const p = await api.profile();
+        if (stopped) return;
+        setProfile(p);
+        setUnreachable(undefined);
+      } catch (err) {
+        if (stopped) return;
+        setUnreachable(
+          err instanceof UnreachableError ? err.message : `The agent runtime cannot be reached: ${errorText(err)}`,
+        );
+        timer = setTimeout(load, RETRY_MS);
+      }
+    };
+    void load();
+    return () => {
+      stopped = true;
+      clearTimeout(timer);
+    };
+  }, []);
+
+  const current = PAGES.find((p) => p.id === route.page) ?? PAGES[0];
+  useEffect(() => {
+    document.title = `${current.title} · ${profile?.name ?? "Agent"}`;
+  }, [current, profile]);
+
+  return (
+    <>
+      <header className="top">
+        <span className="brand">{profile ? profile.name : "Agent"}</span>
+        <nav aria-label="Pages">
+          {PAGES.map((p) => (
+            <a key={p.id} href={`#/${p.id}`} aria-current={p.id === route.page ? "page" : undefined}>
+              {p.title}
+            </a>
+          ))}
+        </nav>
+      </header>
+      <main>
+        <h1 className="visually-hidden">{current.title}</h1>
+        {unreachable && (
+          <p className="error" role="alert">
+            {unreachable}. Retrying…
+          </p>
+        )}
+        {profile && <Page page={route.page} arg={route.arg} profile={profile} onProfile={setProfile} />}
+        {!profile && !unreachable && <p role="status">Loading…</p>}
+      </main>
+    </>
+  );
+}
+
+function Page(props: {
+  page: PageId;
+  arg: string | undefined;
+  profile: AgentProfile;
+  onProfile: (p: AgentProfile) => void;
+}) {
+  switch (props.page) {
+    case "chat":
+      return <ChatPage threadId={props.arg} profile={props.profile} onProfile={props.onProfile} />;
+    case "profile":
+      return <ProfilePage profile={props.profile} onProfile={props.onProfile} />;
+    case "webhooks":
+      return <WebhooksPage />;
+    case "schedules":
+      return <SchedulesPage />;
+    case "memory":
+      return <MemoryPage />;
+    case "channels":
+      return <ChannelsPage />;
+  }
+}
+
+const root = document.getElementById("root");
+if (root)
+  createRoot(root).render(
+    <StrictMode>
+      <App />
+    </StrictMode>,
+  );
