@@ -7,6 +7,8 @@ import type {
   MemoryNote,
   Schedule,
   ScheduleRun,
+  TeamChatChannel,
+  TeamChatState,
   Thread,
   UpdateModelsBody,
   UpdateScheduleBody,
@@ -23,6 +25,8 @@ export type {
   MemoryNote,
   Schedule,
   ScheduleRun,
+  TeamChatChannel,
+  TeamChatState,
   Thread,
   WebhookRun,
   WebhookSubscription,
@@ -173,6 +177,11 @@ export class RuntimeClient {
     (await this.call<{ items: MemoryNote[] }>("GET", `agents/memory${query ? `?q=${encodeURIComponent(query)}` : ""}`))
       .items;
   forget = (id: string) => this.call<void>("DELETE", `agents/memory/${enc(id)}`);
+
+  teamChat = () => this.call<TeamChatState>("GET", "agents/team-chat");
+  channels = async () => (await this.call<{ data: TeamChatChannel[] }>("GET", "agents/team-chat/channels")).data;
+  updateChannel = async (id: string, body: { linked?: boolean; main?: boolean }) =>
+    (await this.call<{ data: TeamChatChannel[] }>("PATCH", `agents/team-chat/channels/${enc(id)}`, body)).data;
 }
 
 const enc = encodeURIComponent;

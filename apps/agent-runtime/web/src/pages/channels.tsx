@@ -1,46 +1,82 @@
-import { ApiError } from "../../../client/api.ts";
+import { useState } from "react";
 import { api } from "../base.ts";
-import { ErrorBox, Section, useLoad } from "../ui.tsx";
+import { ConfirmDelete, ErrorBox, Section, Switch, useLoad } from "../ui.tsx";
 
-interface Channel {
-  id: string;
-  name?: string;
-  main?: boolean;
-}
-
-/**
- * Linked team-chat channels. The team-chat adapter serves them; a runtime without it answers
- * 404 here, which is the "not configured" state, not an error.
- */
-async function loadChannels(): Promise<Channel[] | null> {
-  try {
-    const body = await api.call<{ items: Channel[] }>("GET", "agents/channels");
-    return body.items;
-  } catch (err) {
-    if (err instanceof ApiError && err.status === 404) return null;
-    throw err;
-  }
-}
-
+/** Linked team-chat channels and the main one (spec: the channel flagged on the channels view). */
 export function ChannelsPage() {
-  const channels = useLoad(loadChannels);
-  return (
-    <Section title="Channels">
-      <ErrorBox error={channels.error} />
-      {channels.data === null && (
+  const state = useLoad(api.teamChat);
+  const channels = useLoad(api.channels);
+  const [error, setError] = useState<unknown>();
+  const act = async (action: () => Promise<unknown>) => {
+    try {
+      await action();
+      setError(undefined);
+    } catch (err) {
+      setError(err);
+    }
+    await channels.reload();
+  };
+  const chat = state.data;
+  if (chat?.state === "off") {
+    return (
+      <Section title="Channels">
         <p className="empty">
-          Team chat is not configured. Deliveries to <q>All channels</q> and <q>Team chat</q> go to the web chat.
+          Team chat is not configured (no <code>CHAT_BOT_TOKEN</code>). Deliveries to <q>All channels</q> and{" "}
+          <q>Team chat</q> go to the web chat.
         </p>
-      )}
-      {channels.data?.length === 0 && <p className="empty">No team-chat channel is linked yet.</p>}
-      <ul>
-        {channels.data?.map((c) => (
-          <li key={c.id}>
-            {c.name ?? c.id}
-            {c.main ? " (main channel)" : ""}
-          </li>
-        ))}
-      </ul>
-    </Section>
+      </Section>
+    );
+  }
+  return (
+    <div className="stack">
+      <Section title="Team chat">
+        <ErrorBox error={state.error} />
+        {chat && (
+          <dl className="facts">
+            <dt>State</dt>
+            <dd>
+              {chat.state}
+              {chat.detail ? `: ${chat.detail}` : ""}
+            </dd>
+            <dt>Mode</dt>
+            <dd>
+              {chat.mode === "team"
+                ? "Team: deliveries go to the main channel (else the oldest linked one)"
+                : "Personal: deliveries go to the owner's direct messages"}
+            </dd>
+            <dt>Owner</dt>
+            <dd>
+              {chat.owner.id ?? (chat.owner.pairingPending ? "waiting for the pairing code" : "not paired")}
+              {chat.owner.source ? ` (${chat.owner.source})` : ""}
+            </dd>
+          </dl>
+        )}
+      </Section>
+      <Section title="Channels">
+        <ErrorBox error={error ?? channels.error} />
+        {channels.data?.length === 0 && <p className="empty">No channel is linked yet: invite the bot to one.</p>}
+        <ul className="notes">
+          {channels.data?.map((c) => (
+            <li key={c.id} className="row">
+              <span>
+                #{c.name ?? c.id} <span className="muted">linked {new Date(c.linkedAt).toLocaleString()}</span>
+              </span>
+              <span className="row">
+                Main{" "}
+                <Switch
+                  label={`Main channel ${c.name ?? c.id}`}
+                  checked={c.main}
+                  onChange={(main) => act(() => api.updateChannel(c.id, { main }))}
+                />
+              </span>
+              <ConfirmDelete
+                what={`link to #${c.name ?? c.id}`}
+                onConfirm={() => act(() => api.updateChannel(c.id, { linked: false }))}
+              />
+            </li>
+          ))}
+        </ul>
+      </Section>
+    </div>
   );
 }
