@@ -23,6 +23,7 @@ const JOBS = {
   // The all-in-one platform, restarted whenever a file it imports changes.
   dev: ["node", ["--watch", "apps/platform/src/main.ts"]],
   runtime: ["node", ["apps/agent-runtime/src/main.ts"]],
+  tui: ["node", ["apps/agent-runtime/tui/main.ts"]],
   platform: ["node", ["apps/platform/src/main.ts"]],
   test: ["pnpm", ["exec", "vitest", "run"]],
   lint: ["pnpm", ["exec", "biome", "check", "."]],

@@ -61,6 +61,11 @@ export class UnreachableError extends Error {
   override readonly name = "UnreachableError";
 }
 
+/** What to show a person for any failure of a call. */
+export function errorMessage(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
+
 export function problemText(problem: Problem, status: number): string {
   const head = problem.detail ?? problem.title ?? `HTTP ${status}`;
   const fields = (problem.errors ?? []).map((e) => (e.pointer ? `${e.pointer}: ${e.message}` : e.message));

@@ -12,6 +12,8 @@ export interface Reply {
   /** Answer with this HTTP status and an error body instead. */
   status?: number;
   delayMs?: number;
+  /** Pause after each streamed text delta, so a client can be seen showing a half-written answer. */
+  chunkDelayMs?: number;
 }
 
 export interface RecordedRequest {
@@ -106,9 +108,12 @@ function streamEvents(reply: Reply, model: string): Array<Record<string, unknown
   return events;
 }
 
-function writeSse(res: ServerResponse, events: Array<Record<string, unknown>>): void {
+async function writeSse(res: ServerResponse, events: Array<Record<string, unknown>>, chunkDelayMs = 0): Promise<void> {
   res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" });
-  for (const event of events) res.write(`event: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`);
+  for (const event of events) {
+    res.write(`event: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`);
+    if (chunkDelayMs > 0 && event.type === "content_block_delta") await sleep(chunkDelayMs);
+  }
   res.end();
 }
 
@@ -207,7 +212,7 @@ export async function startFakeModel(): Promise<FakeModel> {
     }
     if (/\/v1\/messages(\?.*)?$/.test(path)) {
       const model = String(body.model ?? "");
-      if (body.stream) writeSse(res, streamEvents(reply, model));
+      if (body.stream) await writeSse(res, streamEvents(reply, model), reply.chunkDelayMs);
       else {
         res.writeHead(200, { "content-type": "application/json" });
         res.end(JSON.stringify(messageJson(reply, model)));
