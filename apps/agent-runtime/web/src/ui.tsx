@@ -79,6 +79,21 @@ export function ConfirmDelete(props: { what: string; onConfirm: () => Promise<vo
   );
 }
 
+/** Runs a change, keeps its error for the page to show, and reloads what the page lists. */
+export function useAction(reload: () => Promise<void>) {
+  const [error, setError] = useState<unknown>();
+  const act = async (action: () => Promise<unknown>) => {
+    try {
+      await action();
+      setError(undefined);
+    } catch (err) {
+      setError(err);
+    }
+    await reload();
+  };
+  return { act, error };
+}
+
 /** Loads data and reloads it on demand; keeps the last good value while a reload fails. */
 export function useLoad<T>(load: () => Promise<T>, deps: unknown[] = []) {
   const [data, setData] = useState<T | undefined>();

@@ -1,21 +1,11 @@
-import { useState } from "react";
 import { api } from "../base.ts";
-import { ConfirmDelete, ErrorBox, Section, Switch, useLoad } from "../ui.tsx";
+import { ConfirmDelete, ErrorBox, Section, Switch, useAction, useLoad } from "../ui.tsx";
 
 /** Linked team-chat channels and the main one (spec: the channel flagged on the channels view). */
 export function ChannelsPage() {
   const state = useLoad(api.teamChat);
   const channels = useLoad(api.channels);
-  const [error, setError] = useState<unknown>();
-  const act = async (action: () => Promise<unknown>) => {
-    try {
-      await action();
-      setError(undefined);
-    } catch (err) {
-      setError(err);
-    }
-    await channels.reload();
-  };
+  const { act, error } = useAction(channels.reload);
   const chat = state.data;
   if (chat?.state === "off") {
     return (

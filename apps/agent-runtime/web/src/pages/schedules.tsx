@@ -1,7 +1,7 @@
 import { type FormEvent, useState } from "react";
 import type { Schedule } from "../../../client/api.ts";
 import { api } from "../base.ts";
-import { ConfirmDelete, ErrorBox, fieldErrors, Section, Switch, useLoad } from "../ui.tsx";
+import { ConfirmDelete, ErrorBox, fieldErrors, Section, Switch, useAction, useLoad } from "../ui.tsx";
 
 type Kind = "cron" | "everySeconds" | "at";
 
@@ -13,16 +13,7 @@ function timing(s: Schedule): string {
 
 export function SchedulesPage() {
   const list = useLoad(api.schedules);
-  const [error, setError] = useState<unknown>();
-  const act = async (action: () => Promise<unknown>) => {
-    try {
-      await action();
-      setError(undefined);
-    } catch (err) {
-      setError(err);
-    }
-    await list.reload();
-  };
+  const { act, error } = useAction(list.reload);
   return (
     <div className="stack">
       <CreateSchedule onCreated={() => void list.reload()} />

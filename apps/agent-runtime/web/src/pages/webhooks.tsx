@@ -7,7 +7,7 @@ import { type FormEvent, useEffect, useMemo, useState } from "react";
 import type { WebhookRun, WebhookSubscription } from "../../../client/api.ts";
 import { renderPrompt } from "../../../src/webhooks/template.ts";
 import { api, webhookUrl } from "../base.ts";
-import { ConfirmDelete, ErrorBox, fieldErrors, Section, Switch, useLoad } from "../ui.tsx";
+import { ConfirmDelete, ErrorBox, fieldErrors, Section, Switch, useAction, useLoad } from "../ui.tsx";
 
 const TARGETS = ["All channels", "Chat", "Team chat"] as const;
 const VERIFICATIONS = [
@@ -22,18 +22,9 @@ const SAMPLE = '{\n  "event_type": "deploy",\n  "service": "api",\n  "status": "
 
 export function WebhooksPage() {
   const state = useLoad(api.receiver);
-  const [error, setError] = useState<unknown>();
   const [editing, setEditing] = useState<WebhookSubscription | "new" | undefined>();
 
-  const act = async (action: () => Promise<unknown>) => {
-    try {
-      await action();
-      setError(undefined);
-    } catch (err) {
-      setError(err);
-    }
-    await state.reload();
-  };
+  const { act, error } = useAction(state.reload);
 
   return (
     <div className="stack">
