@@ -118,7 +118,8 @@ describe.skipIf(!tmux.available || !chromium.available)(
       session.keys("C-c");
       await session.waitForScreen((s) => s.includes("Ctrl-C again to quit."));
       session.keys("C-c");
-      const screen = await session.waitForScreen((s) => s.includes("EXITED"));
+      // The shell prints the modes a moment after the exit status.
+      const screen = await session.waitForScreen((s) => s.includes("EXITED") && /^-?icanon -?echo/m.test(s));
       expect(screen).toContain("EXITED 0");
       // Raw mode is undone: line editing and echo are back on (stty prints -icanon / -echo when off).
       expect(screen).toMatch(/^icanon echo\s*$/m);
