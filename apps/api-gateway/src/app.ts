@@ -22,6 +22,8 @@ import {
   type ServiceFetch,
 } from "@agentplane/service-kit";
 import { annotateSpan, nameRequestSpan } from "@agentplane/telemetry";
+import { AGENT_PREFIX, AgentFront, type AgentRuntimeTarget } from "./agent-front.ts";
+import { agentRequest } from "./agent-request.ts";
 import { RequestAuditor, shouldAudit } from "./audit.ts";
 import { AUTH_RETRY_AFTER_SECONDS, type Authenticator, bearerToken } from "./authn/authenticator.ts";
 import { authenticateSession, ownOrigins, sessionSecretOf, stripSessionCookie } from "./authn/session.ts";
@@ -70,6 +72,8 @@ export interface GatewayDeps {
   bodyLimits?: Partial<Record<ServiceName, number>>;
   /** The admin console's built pages, served at `/` (everything that is not an API path). */
   console?: ConsoleAssets;
+  /** The agent runtime fronted at /agent (distributed: AGENT_RUNTIME_URL); the all-in-one connects it later. */
+  agentRuntime?: AgentRuntimeTarget;
 }
 
 /** Model requests carry whole conversations; the inference proxy applies its own cap below this. */
@@ -81,6 +85,8 @@ export interface Gateway {
   fetch(request: Request, env?: { incoming?: IncomingMessage }): Promise<Response>;
   handleUpgrade: ReturnType<typeof createUpgradeHandler>;
   routes: RouteTable;
+  /** The agent runtime behind /agent; `agent.connect(...)` once it runs. */
+  agent: AgentFront;
   close(): void;
 }
 
@@ -115,6 +121,8 @@ export function createGateway(deps: GatewayDeps): Gateway {
     ...(deps.targets.tenancy ? { tenancy: new ServiceClient("tenancy", deps.targets.tenancy.fetch, deps.keys) } : {}),
   });
   let openapi: string | undefined;
+  const agent = new AgentFront();
+  agent.connect(deps.agentRuntime);
 
   const healthPaths = { "/health": "summary", "/health/live": "live", "/health/ready": "ready" } as const;
   const health = (kind: "live" | "ready" | "summary") =>
@@ -170,6 +178,13 @@ export function createGateway(deps: GatewayDeps): Gateway {
       return new Response(
         JSON.stringify({ resource: `${base}/mcp`, bearer_methods_supported: ["header"], resource_name: "Agentplane" }),
         { headers: { "content-type": "application/json" } },
+      );
+    }
+
+    if (url.pathname === AGENT_PREFIX || url.pathname.startsWith(`${AGENT_PREFIX}/`)) {
+      return agentRequest(
+        { agent, deps, auditor, fail },
+        { request, url, method, header, requestId, ip: clientIp(env) },
       );
     }
 
@@ -402,6 +417,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
     },
     handleUpgrade,
     routes,
+    agent,
     close: () => auditor.close(),
   };
 }

@@ -7,6 +7,7 @@ import {
 } from "@agentplane/contracts";
 import type { Bus } from "@agentplane/events";
 import { httpFetch, type InternalKeys, type Logger, ServiceClient } from "@agentplane/service-kit";
+import type { AgentRuntimeTarget } from "./agent-front.ts";
 import { createGateway, type Gateway, type GatewayTarget } from "./app.ts";
 import { Authenticator } from "./authn/authenticator.ts";
 import { OidcVerifier } from "./authn/oidc.ts";
@@ -33,6 +34,8 @@ export interface BuildGatewayOptions {
   publicUrl?: string;
   /** The admin console's build (apps/console/dist), served at `/`. */
   consoleDir?: string;
+  /** The agent runtime fronted at /agent (the all-in-one connects its own later). */
+  agentRuntime?: AgentRuntimeTarget;
 }
 
 export interface BuiltGateway extends Gateway {
@@ -107,6 +110,7 @@ export function buildGateway(options: BuildGatewayOptions): BuiltGateway {
     ...(publicUrl ? { publicUrl } : {}),
     ...(config.ingressHost && ingress ? { ingress } : {}),
     ...(options.consoleDir ? { console: consoleAssets(options.consoleDir) } : {}),
+    ...(options.agentRuntime ? { agentRuntime: options.agentRuntime } : {}),
   });
   return {
     ...gateway,

@@ -32,6 +32,10 @@ export const GatewayEnvSchema = GatewaySettingsSchema.extend({
   INFERENCE_URL: z.url().optional(),
   LOG_LEVEL: LogLevelSchema.optional(),
   ...TelemetryEnvSchema.shape,
+  /** The agent runtime fronted at /agent (its UI, its API for the project's members, its webhooks). */
+  AGENT_RUNTIME_URL: z.url().optional(),
+  /** The project whose members may use that runtime (`agent:read`, `agent:chat`, `agent:manage`). */
+  AGENT_RUNTIME_PROJECT_ID: z.string().min(1).optional(),
 });
 export type GatewayEnv = z.infer<typeof GatewayEnvSchema>;
 

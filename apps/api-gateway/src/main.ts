@@ -18,6 +18,9 @@ await runService({
       logger,
       consoleDir,
       ...(env.SANDBOX_URL ? { sandboxUrl: env.SANDBOX_URL } : {}),
+      ...(env.AGENT_RUNTIME_URL && env.AGENT_RUNTIME_PROJECT_ID
+        ? { agentRuntime: { url: env.AGENT_RUNTIME_URL.replace(/\/$/, ""), projectId: env.AGENT_RUNTIME_PROJECT_ID } }
+        : {}),
     }),
   describe: () => ({ services: Object.keys(serviceUrls(env)) }),
 });

@@ -32,6 +32,10 @@ export const CONFIG_GLOSSARY: Record<string, string> = {
     "governance-svc's address: policy decisions and credentials (without it nothing is enforced and sandboxes have no egress).",
   CONNECTIONS_URL: "connections-svc's address.",
   INFERENCE_URL: "inference-proxy's address.",
+  AGENT_RUNTIME_URL:
+    "An agent runtime the gateway fronts at `/agent/` (UI, API for its project's members, webhooks); with AGENT_RUNTIME_PROJECT_ID.",
+  AGENT_RUNTIME_PROJECT_ID:
+    "The project whose members may use the fronted agent runtime (viewers read, developers chat, admins change settings).",
   // The all-in-one
   AGENT_RUNTIME: "Start the agent runtime beside the control plane (`on`) or not (`off`).",
   AGENT_RUNTIME_PORT: "The agent runtime's port in the all-in-one.",

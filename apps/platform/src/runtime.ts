@@ -205,6 +205,11 @@ export async function startLocalRuntime(options: {
   let identity = rawEnv.GATEWAY_API_TOKEN ? undefined : await provision();
   let runtime = await launch(identity);
   options.logger.debug({ url: runtime.url, projectId: identity?.projectId }, "agent runtime started");
+  // The gateway fronts the runtime at /agent for the callers authorized on its project.
+  const front = (projectId: string | undefined) => {
+    if (projectId) options.platform.gateway.agent.connect({ url: runtime.url, projectId });
+  };
+  front(identity?.projectId ?? rawEnv.AGENT_RUNTIME_PROJECT_ID);
 
   let watcher: NodeJS.Timeout | undefined;
   let closed = false;
@@ -218,6 +223,7 @@ export async function startLocalRuntime(options: {
         identity = next;
         await runtime.close();
         runtime = await launch(next);
+        front(next.projectId);
         options.logger.info({ projectId: next.projectId }, "agent runtime restarted with its project token");
       })();
     }, 2000);
@@ -233,6 +239,7 @@ export async function startLocalRuntime(options: {
     async close() {
       closed = true;
       if (watcher) clearInterval(watcher);
+      options.platform.gateway.agent.connect(undefined);
       await runtime.close();
     },
   };

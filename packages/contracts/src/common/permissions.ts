@@ -37,6 +37,14 @@ export const PERMISSIONS = {
   "connectors:call": { scope: "project", minRole: "developer", description: "Call connector tools" },
   "project-policies:manage": { scope: "project", minRole: "admin", description: "Manage project policies" },
   "credentials:manage": { scope: "project", minRole: "admin", description: "Manage project credentials" },
+  // The agent runtime the platform fronts at /agent/ (its UI and API belong to one project).
+  "agent:read": { scope: "project", minRole: "viewer", description: "Read the agent runtime: threads, settings, runs" },
+  "agent:chat": { scope: "project", minRole: "developer", description: "Chat with the agent runtime, stop its turns" },
+  "agent:manage": {
+    scope: "project",
+    minRole: "admin",
+    description: "Change the agent runtime's settings, webhooks, schedules and memory",
+  },
 } as const satisfies Record<
   string,
   | { scope: "org"; minRole: OrgRole; description: string }

@@ -2841,7 +2841,7 @@ export interface components {
              *       "llm:invoke"
              *     ]
              */
-            scopes?: ("org:read" | "org:update" | "org:delete" | "members:read" | "members:manage" | "teams:read" | "teams:manage" | "projects:list" | "projects:create" | "invitations:manage" | "api-tokens:manage" | "audit:read" | "usage:read" | "spending-limits:read" | "spending-limits:manage" | "policies:read" | "policies:manage" | "project:read" | "project:update" | "project:delete" | "project:keys:rotate" | "project:keys:read" | "sandboxes:read" | "sandboxes:write" | "sandboxes:exec" | "sandbox-tokens:manage" | "llm:invoke" | "connections:read" | "connections:manage" | "connectors:call" | "project-policies:manage" | "credentials:manage")[];
+            scopes?: ("org:read" | "org:update" | "org:delete" | "members:read" | "members:manage" | "teams:read" | "teams:manage" | "projects:list" | "projects:create" | "invitations:manage" | "api-tokens:manage" | "audit:read" | "usage:read" | "spending-limits:read" | "spending-limits:manage" | "policies:read" | "policies:manage" | "project:read" | "project:update" | "project:delete" | "project:keys:rotate" | "project:keys:read" | "sandboxes:read" | "sandboxes:write" | "sandboxes:exec" | "sandbox-tokens:manage" | "llm:invoke" | "connections:read" | "connections:manage" | "connectors:call" | "project-policies:manage" | "credentials:manage" | "agent:read" | "agent:chat" | "agent:manage")[];
             /** @description The token's visible prefix, to recognise it in lists and logs */
             prefix: string;
             /**
@@ -2881,7 +2881,7 @@ export interface components {
              *       "llm:invoke"
              *     ]
              */
-            scopes?: ("org:read" | "org:update" | "org:delete" | "members:read" | "members:manage" | "teams:read" | "teams:manage" | "projects:list" | "projects:create" | "invitations:manage" | "api-tokens:manage" | "audit:read" | "usage:read" | "spending-limits:read" | "spending-limits:manage" | "policies:read" | "policies:manage" | "project:read" | "project:update" | "project:delete" | "project:keys:rotate" | "project:keys:read" | "sandboxes:read" | "sandboxes:write" | "sandboxes:exec" | "sandbox-tokens:manage" | "llm:invoke" | "connections:read" | "connections:manage" | "connectors:call" | "project-policies:manage" | "credentials:manage")[];
+            scopes?: ("org:read" | "org:update" | "org:delete" | "members:read" | "members:manage" | "teams:read" | "teams:manage" | "projects:list" | "projects:create" | "invitations:manage" | "api-tokens:manage" | "audit:read" | "usage:read" | "spending-limits:read" | "spending-limits:manage" | "policies:read" | "policies:manage" | "project:read" | "project:update" | "project:delete" | "project:keys:rotate" | "project:keys:read" | "sandboxes:read" | "sandboxes:write" | "sandboxes:exec" | "sandbox-tokens:manage" | "llm:invoke" | "connections:read" | "connections:manage" | "connectors:call" | "project-policies:manage" | "credentials:manage" | "agent:read" | "agent:chat" | "agent:manage")[];
             /**
              * Format: date-time
              * @description When it stops being valid (RFC 3339)

@@ -1,0 +1,127 @@
+import type { Permission, Principal } from "@agentplane/contracts";
+import { ProblemError } from "@agentplane/problem-details";
+
+/** The agent runtime the gateway fronts: its address (loopback in the all-in-one) and its project. */
+export interface AgentRuntimeTarget {
+  url: string;
+  projectId: string;
+}
+
+export const AGENT_PREFIX = "/agent";
+/** The runtime's receiver takes 1 MiB; a little more lets it answer the 413 itself. */
+const MAX_FORWARDED_BODY = 1024 * 1024 + 1024;
+
+/** Hop-by-hop and gateway-only headers never go to the runtime. */
+const DROPPED = new Set([
+  "host",
+  "connection",
+  "keep-alive",
+  "transfer-encoding",
+  "upgrade",
+  "content-length",
+  "cookie",
+]);
+
+/**
+ * What a request to the runtime's API needs: viewers read, developers chat (and stop their turns),
+ * admins change settings, webhooks, schedules and memory.
+ */
+export function agentPermission(method: string, runtimePath: string): Permission {
+  if (method === "GET" || method === "HEAD") return "agent:read";
+  if (method === "POST" && /^\/agents\/threads(\/[^/]+\/(messages|stop))?$/.test(runtimePath)) return "agent:chat";
+  return "agent:manage";
+}
+
+export type AgentRoute =
+  | { kind: "redirect" }
+  | { kind: "page"; runtimePath: string }
+  | { kind: "api"; runtimePath: string }
+  | { kind: "webhook"; runtimePath: string }
+  | { kind: "none" };
+
+/** Where a path below /agent goes on the runtime. */
+export function agentRoute(method: string, pathname: string): AgentRoute {
+  if (pathname === AGENT_PREFIX) return { kind: "redirect" };
+  const rest = pathname.slice(AGENT_PREFIX.length);
+  if (rest.startsWith("/api/")) return { kind: "api", runtimePath: rest.slice("/api".length) };
+  const hook = /^\/webhooks\/([^/]+)$/.exec(rest);
+  if (hook && method === "POST") return { kind: "webhook", runtimePath: `/agents/webhooks/${hook[1]}` };
+  if ((method === "GET" || method === "HEAD") && (rest === "/" || /^\/assets\/[\w.-]+$/.test(rest)))
+    return { kind: "page", runtimePath: rest };
+  return { kind: "none" };
+}
+
+function forwardedHeaders(source: Headers, options: { keepAuthorization: boolean; requestId: string }): Headers {
+  const headers = new Headers();
+  source.forEach((value, name) => {
+    const key = name.toLowerCase();
+    if (DROPPED.has(key)) return;
+    // Our own credentials stop here; a webhook's Authorization is the sender's (bearer verification).
+    if (key === "authorization" && !options.keepAuthorization) return;
+    if (key.startsWith("x-agentplane-")) return;
+    headers.set(name, value);
+  });
+  headers.set("x-request-id", options.requestId);
+  return headers;
+}
+
+/**
+ * Fronts the agent runtime at /agent: the web UI's files (public: they hold no data), its API at
+ * /agent/api/** for callers authorized on the runtime's project, and the webhook receiver at
+ * /agent/webhooks/<name>, passed through unauthenticated (senders cannot carry our tokens; the
+ * runtime applies each subscription's own verification).
+ */
+export class AgentFront {
+  #target: AgentRuntimeTarget | undefined;
+
+  /** Set once the runtime runs (the all-in-one starts it after the gateway). */
+  connect(target: AgentRuntimeTarget | undefined): void {
+    this.#target = target;
+  }
+
+  get target(): AgentRuntimeTarget | undefined {
+    return this.#target;
+  }
+
+  async forward(
+    request: Request,
+    url: URL,
+    route: Exclude<AgentRoute, { kind: "redirect" } | { kind: "none" }>,
+    requestId: string,
+  ): Promise<Response> {
+    const target = this.#target;
+    if (!target)
+      throw new ProblemError("service-unavailable", { detail: "No agent runtime is connected to this platform" });
+    const method = request.method.toUpperCase();
+    let body: ArrayBuffer | undefined;
+    if (method !== "GET" && method !== "HEAD") {
+      if (Number(request.headers.get("content-length") ?? 0) > MAX_FORWARDED_BODY)
+        throw new ProblemError("payload-too-large", { detail: "The body is larger than 1 MiB" });
+      body = await request.arrayBuffer();
+      if (body.byteLength > MAX_FORWARDED_BODY)
+        throw new ProblemError("payload-too-large", { detail: "The body is larger than 1 MiB" });
+    }
+    const headers = forwardedHeaders(request.headers, { keepAuthorization: route.kind === "webhook", requestId });
+    let response: Response;
+    try {
+      response = await fetch(`${target.url}${route.runtimePath}${url.search}`, {
+        method,
+        headers,
+        redirect: "manual",
+        ...(body ? { body } : {}),
+        signal: request.signal,
+      });
+    } catch {
+      throw new ProblemError("bad-gateway", { detail: "The agent runtime did not answer" });
+    }
+    // Streamed through as it comes (the live SSE of a thread must not be buffered).
+    const out = new Headers(response.headers);
+    out.delete("content-encoding");
+    out.delete("content-length");
+    out.delete("transfer-encoding");
+    out.set("x-request-id", requestId);
+    return new Response(response.body, { status: response.status, headers: out });
+  }
+}
+
+export type { Principal };

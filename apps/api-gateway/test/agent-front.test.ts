@@ -1,0 +1,162 @@
+import { createHmac } from "node:crypto";
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { createRuntime, loadConfig, type Runtime } from "@agentplane/agent-runtime";
+import { AUDIT_RECORDED, type AuditRecorded } from "@agentplane/contracts";
+import { silentLogger } from "@agentplane/service-kit";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { call, type Harness, startHarness } from "./harness.ts";
+
+// The runtime behind /agent: a real one, its model unreachable (nothing here waits for an answer).
+function runtimeEnv(home: string, extra: Record<string, string> = {}) {
+  return {
+    AGENT_HOME: home,
+    LLM_PROVIDER: "cloud-b",
+    CLOUD_B_API_KEY: "unused",
+    CLOUD_B_BASE_URL: "http://127.0.0.1:9/anthropic/v1",
+    HEARTBEAT_INTERVAL_MINUTES: "0",
+    LOG_LEVEL: "silent",
+    ...extra,
+  };
+}
+
+describe("the gateway fronting the agent runtime at /agent", () => {
+  let h: Harness;
+  let runtime: Runtime;
+  let runtimeUrl: string;
+  const tokens: Record<"viewer" | "member" | "admin" | "otherOrg", string> = {
+    viewer: "",
+    member: "",
+    admin: "",
+    otherOrg: "",
+  };
+  const SECRET = "github-webhook-secret";
+
+  beforeAll(async () => {
+    h = await startHarness();
+    const home = mkdtempSync(join(tmpdir(), "agent-front-"));
+    runtime = await createRuntime(loadConfig(runtimeEnv(home)), { logger: silentLogger() });
+    runtimeUrl = (await runtime.listen(0, "127.0.0.1")).url;
+
+    const org = await call(h, "POST", "/v1/orgs", { body: { name: "Agent Org" } });
+    const project = await call(h, "POST", `/v1/orgs/${org.body.id}/projects`, { body: { name: "agent" } });
+    h.gateway.agent.connect({ url: runtimeUrl, projectId: project.body.id as string });
+    for (const role of ["viewer", "member", "admin"] as const) {
+      const created = await call(h, "POST", `/v1/orgs/${org.body.id}/api-tokens`, { body: { name: role, role } });
+      expect(created.status).toBe(201);
+      tokens[role] = created.body.token as string;
+    }
+    const other = await call(h, "POST", "/v1/orgs", { body: { name: "Other Org" } });
+    const otherToken = await call(h, "POST", `/v1/orgs/${other.body.id}/api-tokens`, { body: { name: "outsider" } });
+    tokens.otherOrg = otherToken.body.token as string;
+  });
+
+  afterAll(async () => {
+    await runtime?.close();
+    await h?.close();
+  });
+
+  it("keeps the runtime's own port on loopback by default", () => {
+    expect(loadConfig(runtimeEnv(mkdtempSync(join(tmpdir(), "agent-front-")))).host).toBe("127.0.0.1");
+    expect(new URL(runtimeUrl).hostname).toBe("127.0.0.1");
+  });
+
+  it("serves the web UI's page without a token, redirects /agent, and needs a token for the API", async () => {
+    const page = await fetch(`${h.url}/agent/`);
+    expect(page.status).toBe(200);
+    expect(page.headers.get("content-type")).toContain("text/html");
+    const bare = await fetch(`${h.url}/agent`, { redirect: "manual" });
+    expect(bare.status).toBe(308);
+    expect(bare.headers.get("location")).toBe("/agent/");
+    expect((await call(h, "GET", "/agent/api/agents/profile", { token: null })).status).toBe(401);
+    expect((await call(h, "GET", "/agent/nothing-here", { token: null })).status).toBe(404);
+  });
+
+  it("lets viewers read, members chat, admins change settings; another organization gets 404", async () => {
+    const profile = await call(h, "GET", "/agent/api/agents/profile", { token: tokens.viewer });
+    expect(profile.status).toBe(200);
+    expect(profile.body.verbose).toBe(false);
+
+    const viewerChange = await call(h, "PATCH", "/agent/api/agents/verbose", {
+      token: tokens.viewer,
+      body: { verbose: true },
+    });
+    expect(viewerChange.status).toBe(403);
+    expect(String(viewerChange.body.detail)).toContain("agent:manage");
+    expect((await call(h, "POST", "/agent/api/agents/threads", { token: tokens.viewer, body: {} })).status).toBe(403);
+
+    expect((await call(h, "POST", "/agent/api/agents/threads", { token: tokens.member, body: {} })).status).toBe(201);
+    const memberChange = await call(h, "PUT", "/agent/api/agents/webhooks/enabled", {
+      token: tokens.member,
+      body: { enabled: true },
+    });
+    expect(memberChange.status).toBe(403);
+
+    const adminChange = await call(h, "PATCH", "/agent/api/agents/verbose", {
+      token: tokens.admin,
+      body: { verbose: true },
+    });
+    expect(adminChange.status).toBe(200);
+    expect(adminChange.body.verbose).toBe(true);
+
+    const outsider = await call(h, "GET", "/agent/api/agents/profile", { token: tokens.otherOrg });
+    expect(outsider.status).toBe(404);
+    const outsiderChange = await call(h, "PATCH", "/agent/api/agents/verbose", {
+      token: tokens.otherOrg,
+      body: { verbose: false },
+    });
+    expect(outsiderChange.status).toBe(404);
+    expect((await call(h, "GET", "/agent/api/agents/profile", { token: tokens.admin })).body.verbose).toBe(true);
+  });
+
+  it("audits the API's changes and refusals with the caller", async () => {
+    const audits: AuditRecorded[] = [];
+    await h.bus.subscribe<AuditRecorded>(AUDIT_RECORDED, async (e) => void audits.push(e.data));
+    const refused = await call(h, "PATCH", "/agent/api/agents/verbose", {
+      token: tokens.viewer,
+      body: { verbose: true },
+    });
+    const done = await call(h, "PATCH", "/agent/api/agents/verbose", { token: tokens.admin, body: { verbose: false } });
+    await h.bus.drain();
+    const ids = [refused.headers.get("x-request-id"), done.headers.get("x-request-id")];
+    const ours = audits.filter((a) => ids.includes(a.requestId ?? null) && a.action === "agent:api");
+    expect(ours.map((a) => a.status).sort()).toEqual([200, 403]);
+    expect(ours.every((a) => a.principal.type !== "anonymous")).toBe(true);
+  });
+
+  it("passes webhooks through unauthenticated to the receiver, which verifies the GitHub signature and runs a redelivery once", async () => {
+    await call(h, "PUT", "/agent/api/agents/webhooks/enabled", { token: tokens.admin, body: { enabled: true } });
+    const created = await call(h, "POST", "/agent/api/agents/webhook-subscriptions", {
+      token: tokens.admin,
+      body: { name: "gh", verification: { kind: "github", secret: SECRET } },
+    });
+    expect(created.status).toBe(201);
+    expect(JSON.stringify(created.body)).not.toContain(SECRET);
+
+    const body = JSON.stringify({ zen: "Keep it logically awesome.", hook_id: 1 });
+    const signature = `sha256=${createHmac("sha256", SECRET).update(body).digest("hex")}`;
+    const deliver = (sig: string, id: string) =>
+      fetch(`${h.url}/agent/webhooks/gh`, {
+        method: "POST",
+        headers: {
+          "content-type": "application/json",
+          "x-github-event": "ping",
+          "x-github-delivery": id,
+          "x-hub-signature-256": sig,
+        },
+        body,
+      });
+
+    const bad = await deliver(`sha256=${"0".repeat(64)}`, "delivery-0");
+    expect(bad.status).toBe(401);
+    const first = await deliver(signature, "delivery-1");
+    expect(first.status).toBe(202);
+    const { runId } = (await first.json()) as { runId: string };
+    const again = await deliver(signature, "delivery-1");
+    expect(again.status).toBe(200);
+    expect(await again.json()).toMatchObject({ status: "accepted", runId, duplicate: true });
+    const runs = await call(h, "GET", "/agent/api/agents/webhook-subscriptions/gh/runs", { token: tokens.viewer });
+    expect((runs.body.items as unknown[]).length).toBe(1);
+  });
+});
