@@ -10,3 +10,4 @@ export {
 } from "./config.ts";
 export { createModelClient, type ModelClient } from "./models/provider.ts";
 export { createRuntime, type Runtime, type RuntimeOptions, startRuntime } from "./runtime.ts";
+export { ensureWebAssets } from "./web/build.ts";

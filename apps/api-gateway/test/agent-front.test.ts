@@ -2,9 +2,10 @@ import { createHmac } from "node:crypto";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { createRuntime, loadConfig, type Runtime } from "@agentplane/agent-runtime";
+import { createRuntime, ensureWebAssets, loadConfig, type Runtime } from "@agentplane/agent-runtime";
 import { AUDIT_RECORDED, type AuditRecorded } from "@agentplane/contracts";
 import { silentLogger } from "@agentplane/service-kit";
+import { launchChromium, requireChromium } from "@agentplane/testkit/browser";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { call, type Harness, startHarness } from "./harness.ts";
 
@@ -159,4 +160,27 @@ describe("the gateway fronting the agent runtime at /agent", () => {
     const runs = await call(h, "GET", "/agent/api/agents/webhook-subscriptions/gh/runs", { token: tokens.viewer });
     expect((runs.body.items as unknown[]).length).toBe(1);
   });
+
+  it.skipIf(!requireChromium().available)(
+    "the web UI at /agent/ asks for a token, then works through the gateway",
+    async () => {
+      expect(await ensureWebAssets()).toBe(true);
+      const browser = await launchChromium();
+      try {
+        const page = await browser.newPage();
+        await page.goto(`${h.url}/agent/#/profile`);
+        await page.getByLabel("API token").fill("apl_not_a_token");
+        await page.getByRole("button", { name: "Continue" }).click();
+        await page.getByLabel("API token").waitFor();
+        await page.getByLabel("API token").fill(tokens.viewer);
+        await page.getByRole("button", { name: "Continue" }).click();
+        await page.getByRole("switch", { name: "Verbose" }).first().waitFor();
+        // A viewer reads; the change is refused by the gateway and the page shows why.
+        await page.getByRole("switch", { name: "Verbose" }).first().click();
+        await page.getByRole("alert").filter({ hasText: "agent:manage" }).first().waitFor();
+      } finally {
+        await browser.close();
+      }
+    },
+  );
 });

@@ -1,7 +1,7 @@
-import { StrictMode, useEffect, useState } from "react";
+import { type FormEvent, StrictMode, useEffect, useState } from "react";
 import { createRoot } from "react-dom/client";
-import { type AgentProfile, UnreachableError } from "../../client/api.ts";
-import { api } from "./base.ts";
+import { type AgentProfile, ApiError, UnreachableError } from "../../client/api.ts";
+import { api, session } from "./base.ts";
 import { ChannelsPage } from "./pages/channels.tsx";
 import { ChatPage } from "./pages/chat.tsx";
 import { MemoryPage } from "./pages/memory.tsx";
@@ -34,6 +34,8 @@ function App() {
   const [route, setRoute] = useState(readRoute);
   const [profile, setProfile] = useState<AgentProfile | undefined>();
   const [unreachable, setUnreachable] = useState<string | undefined>();
+  const [needsToken, setNeedsToken] = useState(false);
+  const [attempt, setAttempt] = useState(0);
 
   useEffect(() => {
     const onHash = () => setRoute(readRoute());
@@ -42,6 +44,7 @@ function App() {
   }, []);
 
   // The profile is the first call: while it fails the page says so and tries again.
+  // biome-ignore lint/correctness/useExhaustiveDependencies: a new attempt after a token was entered
   useEffect(() => {
     let stopped = false;
     let timer: ReturnType<typeof setTimeout> | undefined;
@@ -53,6 +56,16 @@ function App() {
         setUnreachable(undefined);
       } catch (err) {
         if (stopped) return;
+        // Behind the platform's gateway: no or a refused token. Ask for one instead of retrying.
+        if (
+          err instanceof ApiError &&
+          (err.status === 401 || err.status === 403 || err.status === 404) &&
+          session.fronted
+        ) {
+          setNeedsToken(true);
+          setUnreachable(undefined);
+          return;
+        }
         setUnreachable(
           err instanceof UnreachableError ? err.message : `The agent runtime cannot be reached: ${errorText(err)}`,
         );
@@ -64,7 +77,7 @@ function App() {
       stopped = true;
       clearTimeout(timer);
     };
-  }, []);
+  }, [attempt]);
 
   const current = PAGES.find((p) => p.id === route.page) ?? PAGES[0];
   useEffect(() => {
@@ -90,10 +103,39 @@ function App() {
             {unreachable}. Retrying…
           </p>
         )}
+        {needsToken && !profile && (
+          <TokenForm
+            onToken={(token) => {
+              session.setToken(token);
+              setNeedsToken(false);
+              setAttempt((n) => n + 1);
+            }}
+          />
+        )}
         {profile && <Page page={route.page} arg={route.arg} profile={profile} onProfile={setProfile} />}
-        {!profile && !unreachable && <p role="status">Loading…</p>}
+        {!profile && !unreachable && !needsToken && <p role="status">Loading…</p>}
       </main>
     </>
+  );
+}
+
+function TokenForm(props: { onToken: (token: string) => void }) {
+  const [token, setToken] = useState("");
+  const submit = (event: FormEvent) => {
+    event.preventDefault();
+    if (token.trim()) props.onToken(token);
+  };
+  return (
+    <form className="card form" onSubmit={submit}>
+      <h2>Sign in to the agent</h2>
+      <p>
+        This agent is reached through the platform: paste an API token of its project (<code>apl_…</code>). It is kept
+        for this tab only.
+      </p>
+      <label htmlFor="agent-token">API token</label>
+      <input id="agent-token" type="password" value={token} onChange={(e) => setToken(e.target.value)} />
+      <button type="submit">Continue</button>
+    </form>
   );
 }
 
