@@ -70,6 +70,7 @@ export const ENV_SECTIONS: Array<{ title: string; note?: string; variables: stri
       "CHAT_API_URL",
       "CHAT_MODE",
       "CHAT_OWNER_ID",
+      "CHAT_ALLOW_BOTS",
     ],
   },
   {

@@ -245,28 +245,33 @@ export function App(props: { client: RuntimeClient; url: string; threadId?: stri
       setNotice(busy ? "Stopping the turn. Ctrl-C again to quit." : "Ctrl-C again to quit.");
       return;
     }
-    const current = inputRef.current;
-    if (key.return) {
-      const text = current;
+    const submit = () => {
+      const text = inputRef.current;
       setInput("");
       if (text.trim()) {
         if (!text.startsWith("/") || text.startsWith("/compact")) say(line(`> ${text}`, "gray"));
         void run(text);
       }
-      return;
-    }
-    if (key.tab) {
-      const { completed, candidates } = completeCommand(current);
+    };
+    const complete = () => {
+      const { completed, candidates } = completeCommand(inputRef.current);
       setInput(completed);
       if (candidates.length > 1) setNotice(candidates.join("  "));
-      return;
-    }
+    };
+    if (key.return) return submit();
+    if (key.tab) return complete();
     if (key.backspace || key.delete) {
-      setInput(current.slice(0, -1));
+      setInput(inputRef.current.slice(0, -1));
       return;
     }
     if (key.ctrl || key.meta || key.upArrow || key.downArrow || key.leftArrow || key.rightArrow || key.escape) return;
-    if (typed) setInput(current + typed.replace(/[\r\n]/g, " "));
+    // Keys typed faster than the terminal is read arrive as one chunk ("/mo\t", "hi\r"): the
+    // Tab and Enter inside it still complete and send.
+    for (const part of typed.split(/([\t\r])/)) {
+      if (part === "\t") complete();
+      else if (part === "\r") submit();
+      else if (part) setInput(inputRef.current + part.replace(/\n/g, " "));
+    }
   });
 
   const statusText = unreachable
