@@ -77,6 +77,8 @@ export const ENV_SECTIONS: Array<{ title: string; note?: string; variables: stri
     title: "Voice meetings",
     variables: [
       "VOICE_API_KEY",
+      "VOICE_API_URL",
+      "VOICE_BROWSER_PATH",
       "VOICE_REALTIME_MODEL",
       "VOICE_REALTIME_VOICE",
       "VOICE_TRANSCRIPTION_MODEL",
