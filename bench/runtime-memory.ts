@@ -124,10 +124,10 @@ for (const count of NOTE_COUNTS) {
   const hybrid = measure(queries, (q) => store.searchWith(q.text, q.vector, 5));
   const vectorOnly = measure(queries, (q) => store.vectorSearch(q.vector, 5));
   const textOnly = measure(queries, (q) => store.searchWith(q.text, undefined, 5));
-  // The candidate scan alone (the rest of a vector search is reading and scoring 200 vectors).
+  // The candidate scan alone (the rest of a vector search is reading and scoring 100 vectors).
   const codes = new BinaryIndex(D);
   for (let n = 0; n < count; n++) codes.set(n + 1, binaryCode(all.subarray(n * D, (n + 1) * D)));
-  const scanOnly = measure(queries, (q) => codes.nearest(q.vector, 200));
+  const scanOnly = measure(queries, (q) => codes.nearest(q.vector, 100));
 
   const baseline = queries.slice(0, BASELINE_QUERIES);
   const exact: number[][] = [];
@@ -153,7 +153,7 @@ for (const count of NOTE_COUNTS) {
   );
   console.log(`  ${line("hybrid search, top 5 (codes + re-rank)", hybrid)}`);
   console.log(`  ${line("vector only, top 5 (codes + re-rank)", vectorOnly)}`);
-  console.log(`  ${line("  of which the Hamming scan (200 candidates)", scanOnly)}`);
+  console.log(`  ${line("  of which the Hamming scan (100 candidates)", scanOnly)}`);
   console.log(`  ${line("baseline: text only (BM25)", textOnly)}`);
   console.log(`  ${line(`baseline: exact vector, in memory (${baseline.length} q)`, exactTimes)}`);
   console.log(`  ${line(`baseline: former sqlite-vec bit KNN (${baseline.length} q)`, former)}`);

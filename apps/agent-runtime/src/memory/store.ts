@@ -28,7 +28,7 @@ const CANDIDATES = 50;
  * bench/runtime-memory.ts for recall against exact search).
  */
 const PREFILTER_FACTOR = 4;
-const RERANK_MIN = 200;
+const RERANK_MIN = 100;
 const EMBED_BATCH = 32;
 const MODEL_KEY = "memory.embedding_model";
 
@@ -364,7 +364,8 @@ export class MemoryStore {
       const best = Math.max(...rows.map((r) => -r.rank), 1e-9);
       for (const r of rows) text.set(r.rowid, -r.rank / best);
     }
-    const vectors = vector ? this.#vectorCandidates(vector, CANDIDATES) : new Map<number, number>();
+    // Text hits outside these get their own cosine, so a few per wanted hit are enough.
+    const vectors = vector ? this.#vectorCandidates(vector, Math.max(4 * limit, 20)) : new Map<number, number>();
     const ids = [...new Set([...text.keys(), ...vectors.keys()])];
     if (ids.length === 0) return [];
     const notes = new Map(
