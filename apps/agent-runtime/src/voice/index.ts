@@ -2,8 +2,9 @@ import type { Logger } from "pino";
 import type { RuntimeConfig } from "../config.ts";
 import type { ToolRegistry } from "../tools/types.ts";
 import { probeVoice, type VoiceAvailability } from "./availability.ts";
+import { MeetingBrowser } from "./meeting-session.ts";
 import { voiceTools } from "./tools.ts";
-import type { MeetingController, MeetingStatus } from "./types.ts";
+import type { MeetingController } from "./types.ts";
 
 export type { VoiceAvailability } from "./availability.ts";
 export type { MeetingController, MeetingStatus } from "./types.ts";
@@ -13,25 +14,6 @@ export interface VoiceOptions {
   meetingHosts?: readonly string[];
   /** Replaces the meeting controller. */
   meetings?: MeetingController;
-}
-
-/**
- * The meeting browser is not part of this build yet: joining says so instead of pretending. The
- * tools, link checks and availability are real so that configuration problems surface now.
- */
-class UnbuiltMeetings implements MeetingController {
-  join(): Promise<MeetingStatus> {
-    return Promise.reject(new Error("joining meetings is not available in this version of the runtime yet"));
-  }
-  leave(): Promise<MeetingStatus | undefined> {
-    return Promise.resolve(undefined);
-  }
-  status(): MeetingStatus | undefined {
-    return undefined;
-  }
-  close(): Promise<void> {
-    return Promise.resolve();
-  }
 }
 
 /** Probes availability and, when available, registers the voice tools. */
@@ -46,7 +28,16 @@ export async function setupVoice(
     if (config.env.VOICE_API_KEY) logger.warn({ reason: availability.reason }, "voice meetings are off");
     return { availability, meetings: undefined };
   }
-  const meetings = options.meetings ?? new UnbuiltMeetings();
+  const meetings =
+    options.meetings ??
+    new MeetingBrowser({
+      browserPath: config.env.VOICE_BROWSER_PATH,
+      dataDir: config.dataDir,
+      account: { email: config.env.MEETING_BOT_EMAIL ?? "", password: config.env.MEETING_BOT_PASSWORD },
+      admissionTimeoutMs: config.env.MEETING_ADMISSION_TIMEOUT_SECONDS * 1000,
+      meetingCapMs: config.env.MEETING_TIMEOUT_MINUTES * 60_000,
+      logger,
+    });
   for (const tool of voiceTools({
     config,
     meetings,
