@@ -8,12 +8,11 @@ import { requireBwrap } from "./sandbox-harness.ts";
 const bwrap = requireBwrap();
 const curl = requireSandboxCurl();
 
-/** The README's policy, with the registry's local stand-in in place of registry.npmjs.org. */
+/** The governance documentation's policy, with the registry's local stand-in in place of registry.npmjs.org. */
 function readmePolicy(): string {
-  const readme = readFileSync(new URL("../../../README.md", import.meta.url), "utf8");
-  const governance = readme.slice(readme.indexOf("## Governance"));
+  const governance = readFileSync(new URL("../../../docs/governance.md", import.meta.url), "utf8");
   const cedar = /<<'CEDAR'\n([\s\S]*?)\nCEDAR/.exec(governance)?.[1];
-  if (!cedar) throw new Error("the README's Governance section has no Cedar policy");
+  if (!cedar) throw new Error("docs/governance.md has no Cedar policy");
   return cedar.replace(/"registry\.npmjs\.org"/g, '"registry.test"').replace(/"\*\.npmjs\.org"/g, '"*.registry.test"');
 }
 
@@ -24,12 +23,12 @@ interface AuditItem {
   details?: Record<string, unknown>;
 }
 
-// "Done when": an admin follows the README's Governance section: writes the policy that lets
+// "Done when": an admin follows docs/governance.md: writes the policy that lets
 // agents run only git and npm and reach only the registry, binds it, sees it in the sandbox's
 // effective policy, watches an exec and an egress attempt get denied with the rule id in the audit
 // trail, and sees the older sandbox in drift once the policy changes under its egress proxy.
 describe.skipIf(!bwrap.available || !curl.available)(
-  `the README's governance walkthrough${bwrap.reason}${curl.reason}`,
+  `the governance walkthrough of docs/governance.md${bwrap.reason}${curl.reason}`,
   () => {
     let h: GovernedPlatform;
     let upstreams: Upstreams;
