@@ -166,6 +166,8 @@ export const CONFIG_GLOSSARY: Record<string, string> = {
   CHAT_ALLOW_BOTS:
     "`true`: other bots' messages in linked channels run turns and are part of the re-read history (the bot's own never are).",
   VOICE_API_KEY: "Enables voice meetings (may be a managed-credential placeholder).",
+  VOICE_API_URL: "The realtime voice API's WebSocket URL (private deployments, tests; the vendor's by default).",
+  VOICE_BROWSER_PATH: "The Chromium the meeting bot drives (default the system's `chromium`).",
   VOICE_REALTIME_MODEL: "The realtime voice model.",
   VOICE_REALTIME_VOICE: "The realtime voice's name.",
   VOICE_TRANSCRIPTION_MODEL: "The transcriber that decides whether the agent was addressed.",

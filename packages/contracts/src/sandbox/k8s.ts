@@ -131,7 +131,7 @@ export const k8sGetApiGroupsRoute = defineRoute(
         z.union([
           z.object({
             kind: z.literal("APIGroupList"),
-            apiVersion: z.literal("v1"),
+            apiVersion: z.literal("v1").describe("Always v1"),
             groups: z.array(z.unknown()).describe("Always empty"),
           }),
           AggregatedDiscovery,

@@ -10996,7 +10996,10 @@ export interface operations {
                          * @enum {string}
                          */
                         kind: "APIGroupList";
-                        /** @enum {string} */
+                        /**
+                         * @description Always v1
+                         * @enum {string}
+                         */
                         apiVersion: "v1";
                         /** @description Always empty */
                         groups: unknown[];
