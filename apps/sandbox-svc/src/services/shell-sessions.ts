@@ -96,8 +96,13 @@ export class ShellSessions {
     return [...this.sessions.values()].some((s) => s.sandboxId === sandboxId);
   }
 
-  close(session: ShellSession, reason = "it was closed"): void {
-    if (!session.closed) this.remember(session, reason);
+  /**
+   * Ends a session. With a reason (idle, a command's timeout) the service ended it, and a later
+   * request answers 410 with that reason; without one its client closed it (DELETE), and the
+   * session is simply gone: 404, like any id that does not exist.
+   */
+  close(session: ShellSession, reason?: string): void {
+    if (!session.closed && reason) this.remember(session, reason);
     session.closed = true;
     this.sessions.delete(session.id);
     session.proc.kill("SIGKILL");
