@@ -18,7 +18,8 @@ export class TmuxSession {
       String(size.columns),
       "-y",
       String(size.rows),
-      `env ${exports.join(" ")} ${command}`,
+      // A person's terminal, not CI: Ink draws only its last frame when it sees CI variables.
+      `env -u CI -u CONTINUOUS_INTEGRATION ${exports.join(" ")} ${command}`,
     ]);
   }
 
