@@ -66,3 +66,23 @@ export function spawnNode(script: string, args: string[], env: Record<string, st
 }
 
 export { freePort, waitForHealth } from "@agentplane/testkit";
+
+/** One JSON call to a started platform, as a client with a bearer token sends it. */
+export async function callApi<T = Record<string, unknown>>(
+  base: string,
+  token: string | undefined,
+  method: string,
+  path: string,
+  body?: unknown,
+): Promise<{ status: number; headers: Headers; body: T }> {
+  const res = await fetch(`${base}${path}`, {
+    method,
+    headers: {
+      ...(token ? { authorization: `Bearer ${token}` } : {}),
+      ...(body !== undefined ? { "content-type": "application/json" } : {}),
+    },
+    ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+  });
+  const text = await res.text();
+  return { status: res.status, headers: res.headers, body: (text ? JSON.parse(text) : {}) as T };
+}

@@ -3,7 +3,7 @@ import { generateInternalKeys } from "@agentplane/service-kit";
 import { createTestDatabase, requirePostgres, requireRedis, type TestDatabase } from "@agentplane/testkit";
 import { AnthropicBedrock } from "@anthropic-ai/bedrock-sdk";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { freePort, type Spawned, spawnNode, waitForHealth } from "../../../tests/e2e/processes.ts";
+import { callApi as call, freePort, type Spawned, spawnNode, waitForHealth } from "../../../tests/e2e/processes.ts";
 import { eventually } from "./harness.ts";
 import { CREDS, type FakeUpstream, startFakeUpstream, USAGE } from "./upstream.ts";
 
@@ -14,25 +14,6 @@ const LAUNCHER = "apps/platform/src/main.ts";
 const REDIS_URL = "redis://127.0.0.1:6379/11";
 const HAIKU = "us.anthropic.claude-haiku-4-5-20251001-v1:0";
 const HAIKU_COST = Math.round(USAGE.input * 1 + USAGE.output * 5 + USAGE.cacheRead * 0.1 + USAGE.cacheWrite * 1.25);
-
-async function call<T = Record<string, unknown>>(
-  base: string,
-  token: string,
-  method: string,
-  path: string,
-  body?: unknown,
-) {
-  const res = await fetch(`${base}${path}`, {
-    method,
-    headers: {
-      authorization: `Bearer ${token}`,
-      ...(body !== undefined ? { "content-type": "application/json" } : {}),
-    },
-    ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
-  });
-  const text = await res.text();
-  return { status: res.status, body: (text ? JSON.parse(text) : {}) as T };
-}
 
 describe.skipIf(!pg.available || !redis.available)(
   `distributed: two inference-proxy replicas behind two gateways on Postgres and Redis${pg.reason}${redis.reason}`,

@@ -8,7 +8,7 @@ import { generateInternalKeys } from "@agentplane/service-kit";
 import { createTestDatabase, requirePostgres, requireRedis, type TestDatabase } from "@agentplane/testkit";
 import { type CollectorStandIn, startOtlpCollector } from "@agentplane/testkit/telemetry";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { freePort, type Spawned, spawnNode, waitForHealth } from "../../../tests/e2e/processes.ts";
+import { callApi as call, freePort, type Spawned, spawnNode, waitForHealth } from "../../../tests/e2e/processes.ts";
 import { CREDS, type FakeUpstream, startFakeUpstream } from "../../inference-proxy/test/upstream.ts";
 import { requireBwrap } from "./sandbox-harness.ts";
 
@@ -18,25 +18,6 @@ const bwrap = requireBwrap();
 const LAUNCHER = "apps/platform/src/main.ts";
 const HAIKU = "us.anthropic.claude-haiku-4-5-20251001-v1:0";
 const COLLECTOR_KEY = "collector-key-for-tests";
-
-async function call<T = Record<string, unknown>>(
-  base: string,
-  token: string,
-  method: string,
-  path: string,
-  body?: unknown,
-) {
-  const res = await fetch(`${base}${path}`, {
-    method,
-    headers: {
-      authorization: `Bearer ${token}`,
-      ...(body !== undefined ? { "content-type": "application/json" } : {}),
-    },
-    ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
-  });
-  const text = await res.text();
-  return { status: res.status, headers: res.headers, body: (text ? JSON.parse(text) : {}) as T };
-}
 
 async function until(check: () => boolean, what: () => string, ms = 20_000): Promise<void> {
   const end = Date.now() + ms;
