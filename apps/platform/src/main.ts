@@ -28,6 +28,18 @@ if (args[0] === "keys") {
   );
   process.exit(0);
 }
+if (args[0] === "migrate") {
+  // Every service's schema, then exit (the Helm chart's pre-install/pre-upgrade Job).
+  const { runMigrations } = await import("./migrate.ts");
+  const { describeStartupError } = await import("./launch.ts");
+  await runMigrations(process.env).catch((err: unknown) => {
+    const line = describeStartupError(err);
+    if (!line) throw err;
+    process.stderr.write(`agentplane migrate: ${line}\n`);
+    process.exit(1);
+  });
+  process.exit(0);
+}
 const targetArg = (args.find((a) => a.startsWith("--target="))?.slice("--target=".length) ?? "all").trim();
 const targets = targetArg
   .split(",")
