@@ -3,6 +3,7 @@ import { join } from "node:path";
 import { restrictedViolations, validateKubeObject } from "@agentplane/testkit/kube";
 import { HTTPRoute } from "@kubernetes-models/gateway-api/gateway.networking.k8s.io/v1";
 import { describe, expect, it } from "vitest";
+import { parseRelayEnv } from "../../apps/cluster-relay/src/config.ts";
 import { configFromEnv } from "../../apps/sandbox-svc/src/config.ts";
 import { GOLDEN_DIR, type K8sObject, parseObjects, renderChart, VALUES_DIR, valueSets } from "./chart.ts";
 import { CHART, helm } from "./helm.ts";
@@ -72,7 +73,7 @@ describe("the agentplane Helm chart", () => {
   it("renders no Secret and no key generation when every secret is an existing one", () => {
     const list = objects("external");
     expect(ofKind(list, "Secret")).toEqual([]);
-    expect(ofKind(list, "Job")).toEqual([]);
+    expect(ofKind(list, "Job").map((j) => j.metadata.name)).toEqual(["agentplane-migrate"]);
     const env = (
       podTemplate(named(list, "Deployment", "agentplane-tenancy") as K8sObject).spec.containers[0] as {
         env: { name: string; valueFrom?: { secretKeyRef: { name: string; key: string } } }[];
@@ -109,6 +110,37 @@ describe("the agentplane Helm chart", () => {
     expect(job?.metadata.annotations).toMatchObject({ "helm.sh/hook": "pre-install,pre-upgrade" });
     expect(named(dev, "StatefulSet", "agentplane-postgres")).toBeDefined();
     expect(ofKind(objects("external"), "StatefulSet")).toEqual([]);
+  });
+
+  it("migrates every schema in a pre-install/pre-upgrade Job before the Pods start", () => {
+    const job = named(objects("external"), "Job", "agentplane-migrate") as K8sObject;
+    expect(job.metadata.annotations).toMatchObject({
+      "helm.sh/hook": "pre-install,pre-upgrade",
+      "helm.sh/hook-delete-policy": "before-hook-creation,hook-succeeded",
+    });
+    // After the key generation hook (weight -5).
+    expect(Number(job.metadata.annotations?.["helm.sh/hook-weight"])).toBeGreaterThan(-5);
+    const template = podTemplate(job) as unknown as {
+      spec: { restartPolicy: string; automountServiceAccountToken: boolean; containers: Record<string, unknown>[] };
+    };
+    expect(template.spec.restartPolicy).toBe("Never");
+    expect(template.spec.automountServiceAccountToken).toBe(false);
+    expect(restrictedViolations(template.spec as never)).toEqual([]);
+    const container = template.spec.containers[0] as {
+      image: string;
+      args: string[];
+      env: { name: string; valueFrom?: unknown }[];
+    };
+    // The same image as the services, run as `main.ts migrate` (apps/platform/test/migrate-job.test.ts).
+    expect(container.image).toBe("ghcr.io/agentplane/agentplane:1.2.3");
+    expect(container.args).toEqual(["migrate"]);
+    expect(container.env).toEqual([
+      { name: "DATABASE_URL", valueFrom: { secretKeyRef: { name: "agentplane-postgres", key: "url" } } },
+    ]);
+    // The dev Postgres is part of the release and not up yet when pre-install hooks run.
+    expect(named(objects("dev"), "Job", "agentplane-migrate")).toBeUndefined();
+    const off = parseObjects(renderChart(join(VALUES_DIR, "external.yaml"), ["--set", "migrations.enabled=false"]));
+    expect(named(off, "Job", "agentplane-migrate")).toBeUndefined();
   });
 
   it("creates the sandbox namespace under restricted Pod Security with the driver's Role", () => {
@@ -169,10 +201,15 @@ describe("the agentplane Helm chart", () => {
     expect(podLabels).toMatchObject(placement?.platform?.labels ?? { missing: "platform pods" });
   });
 
-  it("installs only the cluster relay in a customer's cluster", () => {
-    const list = objects("relay");
-    expect(ofKind(list, "Deployment").map((d) => d.metadata.name)).toEqual(["agentplane-cluster-relay"]);
-    expect(ofKind(list, "Namespace")).toEqual([]);
+  it("runs the cluster relay as an optional component with the settings the relay accepts", () => {
+    expect(named(objects("external"), "Deployment", "agentplane-cluster-relay")).toBeUndefined();
+    const relay = named(objects("dev"), "Deployment", "agentplane-cluster-relay") as K8sObject;
+    const container = podTemplate(relay).spec.containers[0] as unknown as { env: { name: string; value: string }[] };
+    const env = Object.fromEntries(container.env.map((e) => [e.name, e.value]));
+    expect(parseRelayEnv(env)).toMatchObject({
+      CLUSTER_ID: "cl_self",
+      TUNNEL_TOKEN_SECRET: "agentplane/agentplane-tunnel",
+    });
   });
 
   it.each([
