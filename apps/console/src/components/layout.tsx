@@ -3,8 +3,11 @@ import { Suspense, useEffect } from "react";
 import { Navigate, NavLink, Outlet, useLocation, useNavigate, useParams } from "react-router";
 import { useMe, useProject } from "../api/hooks.ts";
 import { restoreSession, signOut } from "../api/session.ts";
+import { isConnectionLost } from "../lib/connection.ts";
 import { ApiError } from "../lib/problem.ts";
+import { opsNavLinks } from "../ops-routes.tsx";
 import { signInPath } from "../router.tsx";
+import { ConnectionBanner, PageErrorBoundary, RetryBanner } from "./connection-banner.tsx";
 import { Button, ErrorNote, INPUT, Loading } from "./ui.tsx";
 
 const LAST_ORG = "agentplane.org";
@@ -21,7 +24,11 @@ export function Layout() {
   if (session.error) {
     return (
       <main className="p-6">
-        <ErrorNote error={session.error} retry={() => void session.refetch()} />
+        {isConnectionLost(session.error) ? (
+          <RetryBanner onRetry={() => void session.refetch()} retrying={session.isFetching} />
+        ) : (
+          <ErrorNote error={session.error} retry={() => void session.refetch()} />
+        )}
       </main>
     );
   }
@@ -31,9 +38,12 @@ export function Layout() {
       <div className="flex flex-1">
         <Nav />
         <main id="main" className="flex-1 p-6">
-          <Suspense fallback={<Loading what="the page" />}>
-            <Outlet />
-          </Suspense>
+          <ConnectionBanner />
+          <PageErrorBoundary resetKey={location.pathname}>
+            <Suspense fallback={<Loading what="the page" />}>
+              <Outlet />
+            </Suspense>
+          </PageErrorBoundary>
         </main>
       </div>
     </div>
@@ -133,6 +143,13 @@ function Nav() {
               Policies
             </NavLink>
           </li>
+          {opsNavLinks(orgId).map((l) => (
+            <li key={l.to}>
+              <NavLink to={l.to} className={link}>
+                {l.label}
+              </NavLink>
+            </li>
+          ))}
           <li>
             <NavLink to="/account/sessions" className={link}>
               Sessions
