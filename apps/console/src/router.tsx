@@ -1,6 +1,7 @@
 import { lazy } from "react";
 import { createBrowserRouter, Navigate } from "react-router";
 import { Layout, OrgHome } from "./components/layout.tsx";
+import { opsRoutes } from "./ops-routes.tsx";
 import { AuditPage } from "./pages/audit.tsx";
 import { MembersPage } from "./pages/members.tsx";
 import { OrgOverview } from "./pages/org-overview.tsx";
@@ -35,6 +36,7 @@ export function createConsoleRouter() {
         { path: "/orgs/:orgId/policies/:policyId", element: <PolicyEditorPage /> },
         { path: "/projects/:projectId/sandboxes", element: <SandboxesPage /> },
         { path: "/account/sessions", element: <SessionsPage /> },
+        ...opsRoutes,
         { path: "*", element: <Navigate to="/" replace /> },
       ],
     },

@@ -1,0 +1,205 @@
+import { useInfiniteQuery, useMutation, useQueryClient } from "@tanstack/react-query";
+import { type FormEvent, useState } from "react";
+import { Link } from "react-router";
+import { call } from "../api/client.ts";
+import { Dialog } from "../components/dialog.tsx";
+import { Button, ErrorNote, Field, Guarded, INPUT, Loading, Table, Td, TextField } from "../components/ui.tsx";
+import type { Allowance } from "../lib/permissions.ts";
+import { ApiError } from "../lib/problem.ts";
+import { PAGE, Section } from "./connections.tsx";
+
+/** The project's connectors: remote MCP servers and HTTP APIs from an OpenAPI description. */
+export function ConnectorsSection({ projectId, manage }: { projectId: string; manage: Allowance }) {
+  const [creating, setCreating] = useState(false);
+  const connectors = useInfiniteQuery({
+    queryKey: ["connectors", projectId],
+    queryFn: ({ pageParam }) =>
+      call("listConnectors", { path: { projectId }, query: { limit: PAGE, cursor: pageParam } }),
+    initialPageParam: undefined as string | undefined,
+    getNextPageParam: (last) => last.nextCursor,
+  });
+  const rows = connectors.data?.pages.flatMap((p) => p.items) ?? [];
+  return (
+    <Section
+      title="Connectors"
+      actions={
+        <Guarded allowance={manage}>
+          {(disabled) => (
+            <Button variant="primary" disabled={disabled} onClick={() => setCreating(true)}>
+              New connector
+            </Button>
+          )}
+        </Guarded>
+      }
+    >
+      {connectors.isPending ? <Loading what="connectors" /> : null}
+      <ErrorNote error={connectors.error} retry={() => void connectors.refetch()} />
+      {rows.length ? (
+        <Table label="Connectors" headers={["Name", "Kind", "Status", "Tools", "Version", "Source"]}>
+          {rows.map((c) => (
+            <tr key={c.id}>
+              <Td>
+                <Link to={`/connectors/${c.id}`} className="text-indigo-700 underline dark:text-indigo-300">
+                  {c.name}
+                </Link>
+              </Td>
+              <Td>{c.kind === "mcp" ? "MCP server" : "HTTP API"}</Td>
+              <Td>
+                {c.status}
+                {c.lastError ? (
+                  <span className="block text-xs text-red-800 dark:text-red-300">{c.lastError}</span>
+                ) : null}
+              </Td>
+              <Td>{c.toolCount}</Td>
+              <Td>{c.version}</Td>
+              <Td mono>{c.url ?? c.specUrl ?? "inline description"}</Td>
+            </tr>
+          ))}
+        </Table>
+      ) : connectors.isSuccess ? (
+        <p className="text-sm">No connectors.</p>
+      ) : null}
+      {connectors.hasNextPage ? (
+        <Button className="mt-3" onClick={() => void connectors.fetchNextPage()}>
+          More connectors
+        </Button>
+      ) : null}
+      <CreateConnector projectId={projectId} open={creating} onOpenChange={setCreating} />
+    </Section>
+  );
+}
+
+type Source = "mcp" | "openapi-url" | "openapi-inline";
+
+function CreateConnector({
+  projectId,
+  open,
+  onOpenChange,
+}: {
+  projectId: string;
+  open: boolean;
+  onOpenChange: (o: boolean) => void;
+}) {
+  const queryClient = useQueryClient();
+  const [source, setSource] = useState<Source>("mcp");
+  const [name, setName] = useState("");
+  const [url, setUrl] = useState("");
+  const [spec, setSpec] = useState("");
+  const [baseUrl, setBaseUrl] = useState("");
+  const described = source === "openapi-url" ? { specUrl: url } : source === "openapi-inline" ? { spec } : { url };
+  const preview = useMutation({
+    mutationFn: () => call("previewConnectorDiscovery", { path: { projectId }, body: described }),
+  });
+  const create = useMutation({
+    mutationFn: () =>
+      source === "mcp"
+        ? call("createMcpConnector", { path: { projectId }, body: { name, url } })
+        : call("createHttpConnector", {
+            path: { projectId },
+            body: { name, ...described, ...(baseUrl ? { baseUrl } : {}) },
+          }),
+    onSuccess: () => {
+      void queryClient.invalidateQueries({ queryKey: ["connectors", projectId] });
+      setName("");
+      setUrl("");
+      setSpec("");
+      preview.reset();
+      create.reset();
+      onOpenChange(false);
+    },
+  });
+  const error = create.error ?? preview.error;
+  const fieldError = (f: string) => (error instanceof ApiError ? error.fieldError(f) : undefined);
+  const submit = (e: FormEvent) => {
+    e.preventDefault();
+    create.mutate();
+  };
+  return (
+    <Dialog open={open} onOpenChange={onOpenChange} title="New connector">
+      <form onSubmit={submit} noValidate className="max-h-[80vh] overflow-y-auto">
+        <fieldset className="mb-3 flex flex-wrap gap-3 text-sm">
+          <legend className="mb-1 font-medium">Source</legend>
+          {(
+            [
+              ["mcp", "MCP server URL"],
+              ["openapi-url", "OpenAPI description URL"],
+              ["openapi-inline", "OpenAPI description (pasted)"],
+            ] as const
+          ).map(([value, label]) => (
+            <label key={value} className="flex items-center gap-1">
+              <input
+                type="radio"
+                name="connector-source"
+                checked={source === value}
+                onChange={() => {
+                  setSource(value);
+                  preview.reset();
+                }}
+              />
+              {label}
+            </label>
+          ))}
+        </fieldset>
+        <TextField label="Name" error={fieldError("name")} value={name} onChange={(e) => setName(e.target.value)} />
+        {source === "openapi-inline" ? (
+          <Field label="Description (JSON or YAML)" error={fieldError("spec")}>
+            {(p) => (
+              <textarea
+                {...p}
+                rows={6}
+                className={`${INPUT} font-mono`}
+                value={spec}
+                onChange={(e) => setSpec(e.target.value)}
+              />
+            )}
+          </Field>
+        ) : (
+          <TextField
+            label={source === "mcp" ? "Server URL" : "Description URL"}
+            error={fieldError(source === "mcp" ? "url" : "specUrl")}
+            value={url}
+            onChange={(e) => setUrl(e.target.value)}
+          />
+        )}
+        {source !== "mcp" ? (
+          <TextField
+            label="Base URL"
+            hint="Where calls go; empty for the description's own server"
+            error={fieldError("baseUrl")}
+            value={baseUrl}
+            onChange={(e) => setBaseUrl(e.target.value)}
+          />
+        ) : null}
+        <ErrorNote error={error} />
+        {preview.data ? (
+          <div className="mb-3 text-sm" data-testid="connector-preview">
+            <p className="font-medium">
+              {preview.data.tools.length} tools{preview.data.title ? ` from ${preview.data.title}` : ""}
+            </p>
+            <ul className="max-h-40 list-disc overflow-y-auto pl-5">
+              {preview.data.tools.map((t) => (
+                <li key={t.name}>
+                  <span className="font-mono">{t.name}</span> — {t.description}
+                </li>
+              ))}
+            </ul>
+            {preview.data.warnings.length ? (
+              <p className="mt-1 text-amber-900 dark:text-amber-200">
+                {preview.data.warnings.length} operations skipped:{" "}
+                {preview.data.warnings.map((w) => `${w.method} ${w.path} (${w.reason})`).join("; ")}
+              </p>
+            ) : null}
+          </div>
+        ) : null}
+        <div className="flex gap-2">
+          <Button disabled={preview.isPending} onClick={() => preview.mutate()}>
+            {preview.isPending ? "Discovering…" : "Preview tools"}
+          </Button>
+          <Button type="submit" variant="primary" disabled={create.isPending}>
+            {create.isPending ? "Connecting…" : "Create connector"}
+          </Button>
+        </div>
+      </form>
+    </Dialog>
+  );
+}
