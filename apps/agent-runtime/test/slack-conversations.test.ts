@@ -1,9 +1,10 @@
 import type { SlackStandIn } from "@agentplane/testkit/slack";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { WORKING_STATUS } from "../src/chat/slack/history.ts";
 import { pairingCode } from "../src/chat/store.ts";
 import { type FakeModel, lastUserText, startFakeModel } from "./support/fake-model.ts";
 import { capturingLogger, waitFor } from "./support/runtime.ts";
-import { freshStandIn, type SlackTestRuntime, settled, startSlackRuntime } from "./support/slack.ts";
+import { answers, freshStandIn, type SlackTestRuntime, settled, startSlackRuntime } from "./support/slack.ts";
 
 const OWNER = "U0OWNER";
 const STRANGER = "U0STRANGER";
@@ -31,9 +32,9 @@ async function personal(env: Record<string, string> = { CHAT_OWNER_ID: OWNER }, 
 }
 
 const dmOf = (user: string) => standIn.workspace.dm(user).id;
-const botTexts = (channel: string) => standIn.botMessages(channel).map((m) => m.text);
+const botTexts = (channel: string) => answers(standIn, channel).map((m) => m.text);
 const repliesIn = (channel: string, n: number) =>
-  waitFor(() => (standIn.botMessages(channel).length >= n ? standIn.botMessages(channel) : undefined));
+  waitFor(() => (answers(standIn, channel).length >= n ? answers(standIn, channel) : undefined));
 /** The text of every message the model was sent in its n-th request. */
 const modelSaw = (n: number) => JSON.stringify(fake.requests[n]?.body.messages ?? null);
 
@@ -44,13 +45,20 @@ describe("personal mode", () => {
     fake.respond = (body) => ({ content: [{ type: "text", text: `echo: ${lastUserText(body)}` }], delayMs: 1500 });
     const sent = standIn.say(OWNER, "hello agent");
     const acked = await waitFor(() => standIn.envelopes.get(sent.envelopeId)?.ackedAt);
-    expect(standIn.botMessages(dmOf(OWNER))).toHaveLength(0);
+    expect(answers(standIn, dmOf(OWNER))).toHaveLength(0);
     const [reply] = await repliesIn(dmOf(OWNER), 1);
     expect(reply?.text).toBe("echo: hello agent");
     expect(acked - (standIn.envelopes.get(sent.envelopeId)?.sentAt as number)).toBeLessThan(1500);
-    // The working reaction was shown on the message and taken away after the answer.
-    expect(standIn.api.callsOf("reactions.add")[0]?.params).toMatchObject({ timestamp: sent.ts });
-    await waitFor(() => standIn.api.reactions.length === 0 || undefined);
+    // While the model worked, a status message stood where the answer goes; the answer replaced it
+    // in place (chat.update of that message), so the DM holds one message from the bot.
+    const [status] = standIn.api.callsOf("chat.postMessage");
+    expect(status?.params).toMatchObject({ channel: dmOf(OWNER), text: WORKING_STATUS });
+    expect(status?.params.thread_ts).toBeUndefined();
+    const updates = standIn.api.callsOf("chat.update");
+    expect((updates.at(-1)?.at ?? 0) - (status?.at ?? 0)).toBeGreaterThanOrEqual(1000);
+    expect(updates.at(-1)?.params).toMatchObject({ ts: reply?.ts, text: "echo: hello agent" });
+    expect(standIn.api.callsOf("chat.postMessage")).toHaveLength(1);
+    expect(standIn.botMessages(dmOf(OWNER))).toHaveLength(1);
     // The conversation is a team-chat thread: not among the web threads.
     const threads = await rt?.json<{ items: Array<{ id: string }> }>("GET", "/agents/threads");
     expect(threads?.body.items).toHaveLength(1);
@@ -97,7 +105,7 @@ describe("personal mode", () => {
     await waitFor(() => [...standIn.envelopes.values()].every((e) => e.ackedAt !== undefined) || undefined);
     await new Promise((r) => setTimeout(r, 200));
     expect(fake.requests).toHaveLength(0);
-    expect(standIn.botMessages(dmOf(OWNER))).toHaveLength(0);
+    expect(answers(standIn, dmOf(OWNER))).toHaveLength(0);
   });
 
   it("pairs the first person who DMs the one-time code, and the channels view can reset it", async () => {
@@ -193,7 +201,12 @@ describe("personal mode", () => {
         : { content: [{ type: "text", text: "the answer" }] };
     };
     standIn.say(OWNER, "question one");
-    await repliesIn(dmOf(OWNER), 1);
+    const [first] = await repliesIn(dmOf(OWNER), 1);
+    // The working status said which tool ran, then the answer took its place: one message, updated in place.
+    expect(standIn.api.callsOf("chat.update").map((c) => [c.params.ts, c.params.text])).toEqual([
+      [first?.ts, `${WORKING_STATUS} running \`no_such_tool\``],
+      [first?.ts, "the answer"],
+    ]);
     await rt?.json("PATCH", "/agents/verbose", { verbose: true });
     standIn.say(OWNER, "question two");
     await repliesIn(dmOf(OWNER), 3);
@@ -236,12 +249,17 @@ describe("faults", () => {
 
   it("waits out a 429's Retry-After on chat.postMessage and posts once", async () => {
     await personal();
+    // The turn's first post is its working status, and the answer replaces it with chat.update.
     standIn.api.rateLimitNext("chat.postMessage", 1);
+    standIn.api.rateLimitNext("chat.update", 1);
     standIn.say(OWNER, "rate limited");
     await repliesIn(dmOf(OWNER), 1);
     const posts = standIn.api.callsOf("chat.postMessage");
     expect(posts).toHaveLength(2);
     expect((posts[1]?.at ?? 0) - (posts[0]?.at ?? 0)).toBeGreaterThanOrEqual(1000);
+    const updates = standIn.api.callsOf("chat.update");
+    expect(updates).toHaveLength(2);
+    expect((updates[1]?.at ?? 0) - (updates[0]?.at ?? 0)).toBeGreaterThanOrEqual(1000);
     expect(botTexts(dmOf(OWNER))).toEqual(["echo: rate limited"]);
   });
 
@@ -271,7 +289,9 @@ describe("faults", () => {
   it("stores a delivery Slack refuses, logs its id, and posts it on a later retry", async () => {
     const { logger, records } = capturingLogger();
     await personal({ CHAT_OWNER_ID: OWNER }, logger);
-    standIn.api.failNext("chat.postMessage", "internal_error", 2);
+    // The first refusal is the working status (not retried: the answer then posts as a new
+    // message); the next two are the answer's, stored and retried.
+    standIn.api.failNext("chat.postMessage", "internal_error", 3);
     standIn.say(OWNER, "eventually");
     await repliesIn(dmOf(OWNER), 1);
     const failures = records.filter((r) => r.msg === "team-chat delivery failed; stored and retried later");

@@ -3,7 +3,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import { threadContext } from "../src/context/compaction.ts";
 import { type FakeModel, startFakeModel } from "./support/fake-model.ts";
 import { capturingLogger, readSse, waitFor } from "./support/runtime.ts";
-import { freshStandIn, type SlackTestRuntime, settled, startSlackRuntime } from "./support/slack.ts";
+import { answers, freshStandIn, type SlackTestRuntime, settled, startSlackRuntime } from "./support/slack.ts";
 
 const OWNER = "U0OWNER";
 const MEMBER = "U0MEMBER";
@@ -62,21 +62,52 @@ describe("team mode", () => {
     await waitFor(async () => ((await channels()).length === 1 ? true : undefined));
     expect(await channels()).toMatchObject([{ id: "C0OPS", name: "ops", main: false }]);
     const mention = standIn.mention(MEMBER, "C0OPS", "is the deploy done?");
-    const [answer] = await waitFor(() =>
-      standIn.botMessages("C0OPS").length ? standIn.botMessages("C0OPS") : undefined,
-    );
+    // Slack sends a mention in a channel twice, as `app_mention` and as `message`: one turn runs.
+    const copy = standIn.workspace.find("C0OPS", mention.ts);
+    standIn.sendEvent({ ...copy, type: "message", channel: "C0OPS", channel_type: "channel", event_ts: mention.ts });
+    const [answer] = await waitFor(() => (answers(standIn, "C0OPS").length ? answers(standIn, "C0OPS") : undefined));
     expect(answer).toMatchObject({ thread_ts: mention.ts, text: "echo: max: is the deploy done?" });
     // A reply in that thread, without a mention, continues the conversation.
     standIn.say(OWNER, "and the migration?", { channel: "C0OPS", threadTs: mention.ts });
-    await waitFor(() => (standIn.botMessages("C0OPS").length === 2 ? true : undefined));
-    expect(standIn.botMessages("C0OPS")[1]).toMatchObject({ thread_ts: mention.ts });
+    await waitFor(() => (answers(standIn, "C0OPS").length === 2 ? true : undefined));
+    expect(answers(standIn, "C0OPS")[1]).toMatchObject({ thread_ts: mention.ts });
     expect(JSON.stringify(fake.requests[1]?.body)).toContain("olivia: and the migration?");
-    // Unlinked channels, and plain channel messages outside the agent's threads, run nothing.
+    expect(fake.requests).toHaveLength(2);
+    // A channel the bot is not in runs nothing, mention or not.
     standIn.mention(MEMBER, "C0RANDOM", "hello?");
-    standIn.say(MEMBER, "chatter", { channel: "C0OPS" });
+    standIn.say(MEMBER, "anyone?", { channel: "C0RANDOM" });
     await new Promise((r) => setTimeout(r, 400));
     expect(standIn.botMessages("C0RANDOM")).toHaveLength(0);
     expect(fake.requests).toHaveLength(2);
+  });
+
+  it("answers plain messages in a linked channel, without a mention, in a thread under each", async () => {
+    standIn.inviteBot("C0OPS", OWNER);
+    await waitFor(async () => ((await channels()).length === 1 ? true : undefined));
+    const plain = standIn.say(MEMBER, "the build is red again", { channel: "C0OPS" });
+    const [answer] = await waitFor(() => (answers(standIn, "C0OPS").length ? answers(standIn, "C0OPS") : undefined));
+    expect(answer).toMatchObject({ thread_ts: plain.ts, text: "echo: max: the build is red again" });
+    // A reply in a thread the agent has not answered in yet (a person's own thread) is a turn too.
+    const root = standIn.say(OWNER, "standup notes", { channel: "C0OPS" });
+    await waitFor(() => (answers(standIn, "C0OPS").length === 2 ? true : undefined));
+    standIn.say(MEMBER, "I am late today", { channel: "C0OPS", threadTs: root.ts });
+    await waitFor(() => (answers(standIn, "C0OPS").length === 3 ? true : undefined));
+    expect(answers(standIn, "C0OPS")[2]).toMatchObject({ thread_ts: root.ts });
+    expect(JSON.stringify(fake.requests[2]?.body)).toContain("olivia: standup notes");
+    // Each answer replaced its working status in place: no status is left in the channel.
+    await rt.slack.inbound?.idle();
+    expect(standIn.botMessages("C0OPS")).toHaveLength(3);
+    expect(standIn.api.callsOf("chat.update")).toHaveLength(3);
+    // Personal mode ignores channels: the same channel, linked, runs nothing then.
+    await rt.close();
+    rt = await startSlackRuntime(fake, standIn, {
+      home: rt.home,
+      env: { CHAT_MODE: "personal", CHAT_OWNER_ID: OWNER },
+    });
+    expect(await settled(rt)).toMatchObject({ state: "connected" });
+    standIn.say(MEMBER, "hello?", { channel: "C0OPS" });
+    await new Promise((r) => setTimeout(r, 400));
+    expect(fake.requests).toHaveLength(3);
   });
 
   it("delivers Team chat to the flagged main channel, else the oldest linked; nothing linked falls back to web with a warning", async () => {
@@ -94,15 +125,15 @@ describe("team mode", () => {
     await new Promise((r) => setTimeout(r, 5));
     await rt.json("PATCH", "/agents/team-chat/channels/C0DEV", { linked: true });
     res = await webhook("alerts2", "Team chat", "cpu hot");
-    await waitFor(() => (standIn.botMessages("C0OPS").length === 1 ? true : undefined));
-    expect(standIn.botMessages("C0OPS")[0]?.text).toBe("**Webhook: alerts2**\n\ncpu hot");
-    expect(standIn.botMessages("C0DEV")).toHaveLength(0);
+    await waitFor(() => (answers(standIn, "C0OPS").length === 1 ? true : undefined));
+    expect(answers(standIn, "C0OPS")[0]?.text).toBe("**Webhook: alerts2**\n\ncpu hot");
+    expect(answers(standIn, "C0DEV")).toHaveLength(0);
 
     await rt.json("PATCH", "/agents/team-chat/channels/C0DEV", { main: true });
     await webhook("alerts3", "All channels", "memory low");
-    await waitFor(() => (standIn.botMessages("C0DEV").length === 1 ? true : undefined));
-    expect(standIn.botMessages("C0DEV")[0]?.text).toBe("**Webhook: alerts3**\n\nmemory low");
-    expect(standIn.botMessages("C0OPS")).toHaveLength(1);
+    await waitFor(() => (answers(standIn, "C0DEV").length === 1 ? true : undefined));
+    expect(answers(standIn, "C0DEV")[0]?.text).toBe("**Webhook: alerts3**\n\nmemory low");
+    expect(answers(standIn, "C0OPS")).toHaveLength(1);
   });
 
   it("ignores other bots by default; with CHAT_ALLOW_BOTS=true their mentions run turns, its own messages never", async () => {
@@ -126,8 +157,8 @@ describe("team mode", () => {
     rt = await startSlackRuntime(fake, standIn, { home: rt.home, env: { CHAT_MODE: "team", CHAT_ALLOW_BOTS: "true" } });
     expect(await settled(rt)).toMatchObject({ state: "connected" });
     botMention("build 2 failed");
-    await waitFor(() => (standIn.botMessages("C0OPS").length === 1 ? true : undefined));
-    expect(standIn.botMessages("C0OPS")[0]?.text).toBe("echo: ci-bot: build 2 failed");
+    await waitFor(() => (answers(standIn, "C0OPS").length === 1 ? true : undefined));
+    expect(answers(standIn, "C0OPS")[0]?.text).toBe("echo: ci-bot: build 2 failed");
     const own = standIn.workspace.add("C0OPS", {
       user: standIn.botUserId,
       bot_id: standIn.botId,
@@ -142,12 +173,12 @@ describe("team mode", () => {
     standIn.inviteBot("C0OPS", OWNER);
     await waitFor(async () => ((await channels()).length === 1 ? true : undefined));
     const mention = standIn.mention(MEMBER, "C0OPS", "one");
-    await waitFor(() => (standIn.botMessages("C0OPS").length === 1 ? true : undefined));
+    await waitFor(() => (answers(standIn, "C0OPS").length === 1 ? true : undefined));
     for (const text of ["two", "three"]) {
       standIn.say(MEMBER, text, { channel: "C0OPS", threadTs: mention.ts });
       await waitFor(() => (fake.requests.length === ["one", "two", "three"].indexOf(text) + 1 ? true : undefined));
     }
-    await waitFor(() => (standIn.botMessages("C0OPS").length === 3 ? true : undefined));
+    await waitFor(() => (answers(standIn, "C0OPS").length === 3 ? true : undefined));
     await rt.slack.inbound?.idle();
     const teamThread = await rt.runtime.deps.database.db
       .selectFrom("thread")

@@ -29,6 +29,8 @@ export interface AgentTurnInput {
   /** Which model override applies: main (chat, webhooks), heartbeat or cron. */
   purpose?: "main" | "heartbeat" | "cron";
   onDelivered?: (message: MessageRow) => void;
+  /** Called as each tool starts, whatever the verbose setting. */
+  onToolStart?: (name: string) => void;
   /** Deliveries of this turn are not published live (a heartbeat result waits for the gate). */
   quiet?: boolean;
   /** The model's view of the thread, when it is not the stored one (team chat re-reads it live). */
@@ -154,6 +156,7 @@ async function agentTurn(deps: TurnDeps, input: AgentTurnInput): Promise<TurnOut
       live?.publishMessage(message);
     },
     ...(live ? { onEvent: (event: TurnEvent) => live.publishTurnEvent(input.threadId, event) } : {}),
+    ...(input.onToolStart ? { onToolStart: input.onToolStart } : {}),
   }).finally(() => control?.end());
   await afterTurn(
     { ...deps, sqlite: deps.database.sqlite, catalog: deps.catalog },

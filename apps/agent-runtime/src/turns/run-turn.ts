@@ -38,6 +38,8 @@ export interface TurnInput {
   onDelivered?: (message: MessageRow) => void;
   /** Deltas, step boundaries and (verbose on) tool calls and results, as they happen. */
   onEvent?: (event: TurnEvent) => void;
+  /** Called as each tool starts, whatever the verbose setting (a working indication names it). */
+  onToolStart?: (name: string) => void;
   /** The model's view of the thread (compaction replaces older steps by a summary). */
   buildHistory?: (threadId: string) => MessageParam[];
   maxSteps?: number;
@@ -206,6 +208,7 @@ export async function runTurn(input: TurnInput): Promise<TurnOutcome> {
     const results: ToolResultBlockParam[] = [];
     for (const use of toolUses) {
       if (input.verbose) emit?.({ type: "tool_call", step, id: use.id, name: use.name, input: use.input });
+      input.onToolStart?.(use.name);
       const outcome = await input.tools.run(use.name, use.input, toolContext);
       if (input.verbose) emit?.({ type: "tool_result", step, id: use.id, name: use.name, ...outcome });
       results.push({ type: "tool_result", tool_use_id: use.id, content: outcome.content, is_error: outcome.isError });

@@ -1,6 +1,7 @@
 import { type SlackStandIn, startSlackStandIn } from "@agentplane/testkit/slack";
 import type { Logger } from "pino";
 import type { SlackTeamChat, SlackTeamChatOptions } from "../../src/chat/slack/adapter.ts";
+import { WORKING_STATUS } from "../../src/chat/slack/history.ts";
 import { type FakeModel, lastUserText } from "./fake-model.ts";
 import { startTestRuntime, type TestRuntime, waitFor } from "./runtime.ts";
 
@@ -43,4 +44,9 @@ export async function freshStandIn(fake: FakeModel, people: Record<string, strin
   const standIn = await startSlackStandIn();
   for (const [id, name] of Object.entries(people)) standIn.workspace.addUser(id, name);
   return standIn;
+}
+
+/** The bot's messages in a conversation that are answers: a working status not yet replaced is not one. */
+export function answers(standIn: SlackStandIn, channel: string) {
+  return standIn.botMessages(channel).filter((m) => !m.text.startsWith(WORKING_STATUS));
 }

@@ -19,6 +19,9 @@ export interface SlackHistoryMessage {
 }
 
 /** Messages re-read per turn; older ones are left out (the model sees the recent conversation). */
+/** The bot's status message while a turn runs, replaced in place by the answer. */
+export const WORKING_STATUS = "_Working on it…_";
+
 export const HISTORY_LIMIT = 100;
 /** Characters of one inbound message handed to the model; the rest is cut with a note. */
 export const MESSAGE_CHAR_LIMIT = 100_000;
@@ -98,6 +101,8 @@ export function historyFromSlack(
   for (const m of messages) {
     if (!tsBefore(m.ts, options.beforeTs)) continue;
     const own = m.bot_id === options.botId || m.user === options.botUserId;
+    // A working status left behind (its turn failed to replace it) is not part of the conversation.
+    if (own && m.text?.startsWith(WORKING_STATUS)) continue;
     if (!own && (m.bot_id || m.subtype === "bot_message") && !options.allowBots) continue;
     let text = inboundText(m);
     if (!text) continue;

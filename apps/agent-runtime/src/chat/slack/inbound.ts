@@ -14,12 +14,13 @@ import {
   readSlackHistory,
   type SlackConversationRef,
   type SlackHistoryMessage,
+  WORKING_STATUS,
 } from "./history.ts";
 
 /** The source stored on team-chat turns. */
 export const TEAM_CHAT_SOURCE = "team-chat";
-/** The reaction shown on a message while the agent works on it. */
-export const WORKING_REACTION = "hourglass_flowing_sand";
+/** Status updates while a turn runs are at most this often (chat.update is rate limited). */
+const STATUS_UPDATE_MS = 1000;
 
 export interface SlackEventBody {
   event_id?: string;
@@ -95,18 +96,11 @@ export class SlackInbound {
       return;
     }
     if (!team || !(await isLinked(this.#deps.database.db, event.channel))) return;
+    // In a linked channel every message is the agent's to answer: a mention, a plain message (the
+    // answer opens a thread under it) or a reply in a thread. A mention also arrives as `message`;
+    // only its `app_mention` runs the turn, so it runs once.
     const mentioned = (event.text ?? "").includes(`<@${this.#identity.botUserId}>`);
-    if (event.type === "message") {
-      // A mention arrives again as app_mention; a plain message counts only in a thread the agent is in.
-      if (mentioned || !event.thread_ts) return;
-      const known = await this.#deps.database.db
-        .selectFrom("thread")
-        .select("id")
-        .where("kind", "=", "team-chat")
-        .where("external_id", "=", `${event.channel}:${event.thread_ts}`)
-        .executeTakeFirst();
-      if (!known) return;
-    }
+    if (event.type === "message" && mentioned) return;
     const threadTs = event.thread_ts ?? event.ts;
     this.#enqueue(event, { channel: event.channel, threadTs, isDm: false });
   }
@@ -166,9 +160,9 @@ export class SlackInbound {
     const deps = this.#deps;
     const replyThread = ref.isDm ? ref.threadTs : (ref.threadTs ?? event.ts);
     const thread = await teamChatThread(deps.database.db, key);
-    await web.reactions.add({ channel: ref.channel, timestamp: event.ts, name: WORKING_REACTION }).catch((err) => {
-      this.#logger.debug({ error: slackErrorCode(err) }, "team chat could not show the working reaction");
-    });
+    // The working indication: a status message in the reply's place, updated in place with the
+    // tool that runs, then replaced by the answer's first piece.
+    const status = new WorkingStatus(web, ref.channel, replyThread, this.#logger);
     // Re-read now: what the model sees is Slack's conversation as it is, edits and deletions included.
     const slackMessages = await readSlackHistory(web, ref);
     if (!ref.isDm) await this.#loadNames(slackMessages);
@@ -189,7 +183,7 @@ export class SlackInbound {
     let posting = Promise.resolve();
     const post = (answer: string) => {
       posting = posting.then(async () => {
-        await this.#chat.outbox.send(ref.channel, replyThread, answer);
+        await this.#chat.outbox.send(ref.channel, replyThread, answer, await status.take());
       });
     };
     try {
@@ -199,14 +193,67 @@ export class SlackInbound {
         source: TEAM_CHAT_SOURCE,
         buildHistory,
         onDelivered: (row) => post(row.text),
+        onToolStart: (name) => status.update(`${WORKING_STATUS} running \`${name}\``),
       });
     } catch (err) {
       this.#logger.warn({ conversation: key, error: slackErrorCode(err) }, "team chat turn failed");
       post("Sorry, I could not answer this time: the model call failed. Please try again.");
     }
     await posting;
-    await web.reactions
-      .remove({ channel: ref.channel, timestamp: event.ts, name: WORKING_REACTION })
-      .catch(() => undefined);
+    await status.finish("_(no answer)_");
+  }
+}
+
+/**
+ * The bot's "working" message for one turn: posted at once (not through the outbox: a status is
+ * not worth retrying), updated in place at most once a second, and handed to the first answer to
+ * replace. A turn that delivers nothing leaves it saying so.
+ */
+class WorkingStatus {
+  readonly #web: SlackTeamChat["web"];
+  readonly #channel: string;
+  readonly #logger: Logger;
+  readonly #posted: Promise<string | undefined>;
+  #taken = false;
+  #lastUpdate = 0;
+  #updating: Promise<unknown> = Promise.resolve();
+
+  constructor(web: SlackTeamChat["web"], channel: string, threadTs: string | null, logger: Logger) {
+    this.#web = web;
+    this.#channel = channel;
+    this.#logger = logger;
+    this.#posted = web.chat
+      .postMessage({ channel, text: WORKING_STATUS, ...(threadTs ? { thread_ts: threadTs } : {}) })
+      .then((r) => r.ts)
+      .catch((err) => {
+        logger.debug({ error: slackErrorCode(err) }, "team chat could not post the working status");
+        return undefined;
+      });
+  }
+
+  update(text: string): void {
+    const now = Date.now();
+    if (this.#taken || now - this.#lastUpdate < STATUS_UPDATE_MS) return;
+    this.#lastUpdate = now;
+    this.#updating = this.#updating.then(async () => {
+      const ts = await this.#posted;
+      if (!ts || this.#taken) return;
+      await this.#web.chat.update({ channel: this.#channel, ts, text }).catch((err) => {
+        this.#logger.debug({ error: slackErrorCode(err) }, "team chat could not update the working status");
+      });
+    });
+  }
+
+  /** The status message's ts for the first answer to replace (then undefined: later answers post). */
+  async take(): Promise<string | undefined> {
+    if (this.#taken) return undefined;
+    this.#taken = true;
+    await this.#updating;
+    return this.#posted;
+  }
+
+  async finish(text: string): Promise<void> {
+    const ts = await this.take();
+    if (ts) await this.#web.chat.update({ channel: this.#channel, ts, text }).catch(() => undefined);
   }
 }

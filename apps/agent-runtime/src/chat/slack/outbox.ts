@@ -31,22 +31,29 @@ export class SlackOutbox {
     this.#logger = logger;
   }
 
-  /** Posts `text` (split at Slack's limit) to a channel, in a thread when `threadTs` is set. Never throws. */
-  async send(channel: string, threadTs: string | null, text: string): Promise<boolean> {
+  /**
+   * Posts `text` (split at Slack's limit) to a channel, in a thread when `threadTs` is set. With
+   * `replaceTs` (a status message of the bot's), the first piece replaces that message's text in
+   * place (`chat.update`) instead of posting; a retry later posts it as a new message. Never throws.
+   */
+  async send(channel: string, threadTs: string | null, text: string, replaceTs?: string): Promise<boolean> {
     const row = await createDelivery(this.#db, { channelId: channel, threadTs, text });
-    return this.#attempt(row);
+    return this.#attempt(row, replaceTs);
   }
 
-  async #attempt(row: TeamChatDeliveryTable): Promise<boolean> {
+  async #attempt(row: TeamChatDeliveryTable, replaceTs?: string): Promise<boolean> {
     const chunks = splitForSlack(row.text);
     let sent = row.chunks_sent;
     try {
       for (; sent < chunks.length; sent++) {
-        await this.#web.chat.postMessage({
-          channel: row.channel_id,
-          text: chunks[sent] as string,
-          ...(row.thread_ts ? { thread_ts: row.thread_ts } : {}),
-        });
+        const text = chunks[sent] as string;
+        if (sent === 0 && replaceTs) await this.#web.chat.update({ channel: row.channel_id, ts: replaceTs, text });
+        else
+          await this.#web.chat.postMessage({
+            channel: row.channel_id,
+            text,
+            ...(row.thread_ts ? { thread_ts: row.thread_ts } : {}),
+          });
         await recordChunkSent(this.#db, row.id, sent + 1);
       }
       await markDelivered(this.#db, row.id);
