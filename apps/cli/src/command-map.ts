@@ -48,6 +48,8 @@ export const COMMANDS: Record<string, string> = {
   listMyInvitations: "invitations mine",
   acceptInvitation: "invitations accept",
   declineInvitation: "invitations decline",
+  previewInvitation: "invitations preview",
+  redeemInvitation: "invitations redeem",
 
   createApiToken: "tokens create",
   listApiTokens: "tokens list",

@@ -22,6 +22,8 @@ import { registerCreateInvitation } from "./invitations/create.ts";
 import { registerDeclineInvitation } from "./invitations/decline.ts";
 import { registerListInvitations } from "./invitations/list.ts";
 import { registerListMyInvitations } from "./invitations/list-mine.ts";
+import { registerPreviewInvitation } from "./invitations/preview.ts";
+import { registerRedeemInvitation } from "./invitations/redeem.ts";
 import { registerRevokeInvitation } from "./invitations/revoke.ts";
 import { registerGetMe } from "./me/get.ts";
 import { registerGetMember } from "./members/get.ts";
@@ -87,6 +89,8 @@ const REGISTRATIONS: ((app: ServiceApp, ctx: TenancyContext) => void)[] = [
   registerListMyInvitations,
   registerAcceptInvitation,
   registerDeclineInvitation,
+  registerPreviewInvitation,
+  registerRedeemInvitation,
   registerCreateProject,
   registerListProjects,
   registerGetProject,

@@ -160,6 +160,7 @@ export async function getInstallation(ctx: TenancyContext): Promise<Installation
     version: ctx.config.version,
     installationId: row.installation_id,
     ...(row.activated_at ? { activatedAt: iso(row.activated_at) } : {}),
+    oidcSignIn: ctx.oidc !== undefined,
   };
 }
 

@@ -1,6 +1,7 @@
 import type { ContractRoute } from "../common/route.ts";
 import { apiTokenRoutes } from "./api-tokens.ts";
 import { installationRoutes } from "./installation.ts";
+import { invitationLinkRoutes } from "./invitation-links.ts";
 import { invitationRoutes } from "./invitations.ts";
 import { meRoutes } from "./me.ts";
 import { memberRoutes } from "./members.ts";
@@ -12,6 +13,7 @@ import { teamRoutes } from "./teams.ts";
 export * from "./api-tokens.ts";
 export * from "./installation.ts";
 export * from "./internal.ts";
+export * from "./invitation-links.ts";
 export * from "./invitations.ts";
 export * from "./me.ts";
 export * from "./members.ts";
@@ -28,6 +30,7 @@ export const tenancyRoutes: readonly ContractRoute[] = [
   ...teamRoutes,
   ...projectRoutes,
   ...invitationRoutes,
+  ...invitationLinkRoutes,
   ...apiTokenRoutes,
   ...installationRoutes,
 ];

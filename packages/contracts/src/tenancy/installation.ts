@@ -9,6 +9,10 @@ export const Installation = z
     version: z.string(),
     installationId: z.string(),
     activatedAt: Timestamp.optional(),
+    oidcSignIn: z
+      .boolean()
+      .optional()
+      .describe("True when people sign in to the console with the installation's identity provider"),
   })
   .openapi("Installation");
 export type Installation = z.infer<typeof Installation>;

@@ -18,6 +18,12 @@ export const Invitation = z
     invitedBy: z.string().describe("The user id of who invited"),
     expiresAt: Timestamp,
     createdAt: Timestamp,
+    acceptUrl: z
+      .string()
+      .optional()
+      .describe(
+        "The link to send the invitee (pending invitations, in the organization's list): it opens the console, where the invitee accepts",
+      ),
   })
   .openapi("Invitation");
 export type Invitation = z.infer<typeof Invitation>;

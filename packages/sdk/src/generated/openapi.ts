@@ -504,6 +504,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/invitations/{invitationId}/preview": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Read an invitation through its link
+         * @description What an invitation's link offers (organization, email, role, status) and how to accept it here. Needs no token: the link's token is the proof; a wrong token answers 404.
+         */
+        post: operations["previewInvitation"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/invitations/{invitationId}/redeem": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Join through an invitation's link as a new user
+         * @description On an installation without an identity provider: the holder of the invitation's link joins as a new user with the invitation's email, the chosen display name and the invited role, and is signed in with a browser session (the answer sets the session cookie). With an identity provider this answers 409: sign in there and accept. An email that already has a user answers 409 too: that user signs in and accepts. Audited as `invitation.accepted`.
+         */
+        post: operations["redeemInvitation"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/orgs/{orgId}/api-tokens": {
         parameters: {
             query?: never;
@@ -2793,6 +2833,8 @@ export interface components {
              * @example 2026-01-01T00:00:00.000Z
              */
             createdAt: string;
+            /** @description The link to send the invitee (pending invitations, in the organization's list): it opens the console, where the invitee accepts */
+            acceptUrl?: string;
         };
         CreateInvitation: {
             /**
@@ -2818,6 +2860,45 @@ export interface components {
             /** @description The user's id (`usr_…`) */
             userId: string;
             role: components["schemas"]["OrgRole"];
+        };
+        InvitationPreview: {
+            /** @description The id, prefixed by kind */
+            id: string;
+            orgName: string;
+            /** @description An email address */
+            email: string;
+            role: components["schemas"]["OrgRole"];
+            /**
+             * @description The current status
+             * @enum {string}
+             */
+            status: "pending" | "accepted" | "declined" | "revoked" | "expired";
+            /**
+             * Format: date-time
+             * @description When it stops being valid (RFC 3339)
+             * @example 2026-01-01T00:00:00.000Z
+             */
+            expiresAt: string;
+            /**
+             * @description `oidc`: sign in with the identity provider, then accept; `display-name`: join by choosing a display name
+             * @enum {string}
+             */
+            signIn: "oidc" | "display-name";
+        };
+        PreviewInvitation: {
+            /** @description The token from the invitation's link */
+            token: string;
+        };
+        RedeemedInvitation: {
+            acceptance: components["schemas"]["InvitationAcceptance"];
+            session: components["schemas"]["BrowserSession"];
+            csrfToken: string;
+        };
+        RedeemInvitation: {
+            /** @description The token from the invitation's link */
+            token: string;
+            /** @description How the new member is shown to others */
+            displayName: string;
         };
         CreatedApiToken: components["schemas"]["ApiToken"] & {
             /** @description A secret token, shown only here */
@@ -2911,6 +2992,8 @@ export interface components {
              * @example 2026-01-01T00:00:00.000Z
              */
             activatedAt?: string;
+            /** @description True when people sign in to the console with the installation's identity provider */
+            oidcSignIn?: boolean;
         };
         ActivationSession: {
             /** @description The session's id */
@@ -8140,6 +8223,204 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+            /** @description The request is malformed or fails validation */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No valid bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The caller's role does not allow this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found (also for resources of another organization) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflicts with the current state */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body larger than 1 MiB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limited */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unexpected error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    previewInvitation: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The invitation's id */
+                invitationId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PreviewInvitation"];
+            };
+        };
+        responses: {
+            /** @description The invitation */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InvitationPreview"];
+                };
+            };
+            /** @description The request is malformed or fails validation */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No valid bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The caller's role does not allow this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found (also for resources of another organization) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflicts with the current state */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body larger than 1 MiB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limited */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unexpected error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    redeemInvitation: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The invitation's id */
+                invitationId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RedeemInvitation"];
+            };
+        };
+        responses: {
+            /** @description Joined and signed in; Set-Cookie carries the session */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RedeemedInvitation"];
+                };
             };
             /** @description The request is malformed or fails validation */
             400: {

@@ -1,7 +1,9 @@
 import { createInvitationRoute } from "@agentplane/contracts";
 import { authorize, requirePrincipal, type ServiceApp } from "@agentplane/service-kit";
 import type { TenancyContext } from "../../context.ts";
+import { withAcceptUrl } from "../../services/invitation-links.ts";
 import * as invitations from "../../services/invitations.ts";
+import { forwardedOrigin } from "../forwarded-origin.ts";
 
 export function registerCreateInvitation(app: ServiceApp, ctx: TenancyContext): void {
   app.openapi(createInvitationRoute, async (c) => {
@@ -14,6 +16,6 @@ export function registerCreateInvitation(app: ServiceApp, ctx: TenancyContext): 
       orgId,
       c.req.valid("json"),
     );
-    return c.json(invitation, 201);
+    return c.json(withAcceptUrl(ctx, invitation, forwardedOrigin(c.req.raw.headers)), 201);
   });
 }

@@ -1,0 +1,127 @@
+import { createHmac, timingSafeEqual } from "node:crypto";
+import type { Invitation, InvitationPreview, OrgRole, Principal } from "@agentplane/contracts";
+import { recordDomainEvent, withDomainEvents } from "@agentplane/events";
+import { ProblemError } from "@agentplane/problem-details";
+import { sql } from "kysely";
+import type { TenancyContext } from "../context.ts";
+import { toInvitation } from "./serialize.ts";
+import { openSession } from "./sessions.ts";
+import { createUser } from "./users.ts";
+
+/**
+ * The token of an invitation's link: an HMAC of its id under the installation's key. It needs no
+ * storage (an admin can copy the link again from the list), cannot be derived from the id, which
+ * appears in lists and audit records, and dies with the invitation's status.
+ */
+export function invitationToken(ctx: TenancyContext, invitationId: string): string {
+  return createHmac("sha256", ctx.config.secretKey).update(`invitation\u0000${invitationId}`).digest("base64url");
+}
+
+/** Where the invitee opens the console; the token rides in the fragment, which no server sees. */
+export function acceptUrl(ctx: TenancyContext, invitationId: string, requestOrigin?: string): string {
+  const base = (ctx.config.publicUrlFromRequest && requestOrigin) || ctx.config.publicUrl;
+  return `${base}/invitations/${invitationId}#token=${invitationToken(ctx, invitationId)}`;
+}
+
+/** A pending invitation of the organization's list carries its link. */
+export function withAcceptUrl(ctx: TenancyContext, invitation: Invitation, requestOrigin?: string): Invitation {
+  return invitation.status === "pending"
+    ? { ...invitation, acceptUrl: acceptUrl(ctx, invitation.id, requestOrigin) }
+    : invitation;
+}
+
+function tokenMatches(ctx: TenancyContext, invitationId: string, token: string): boolean {
+  const expected = Buffer.from(invitationToken(ctx, invitationId));
+  const presented = Buffer.from(token);
+  return expected.length === presented.length && timingSafeEqual(expected, presented);
+}
+
+const notFound = (id: string) => new ProblemError("not-found", { detail: `Invitation ${id} was not found` });
+
+export async function previewInvitation(
+  ctx: TenancyContext,
+  invitationId: string,
+  token: string,
+): Promise<InvitationPreview> {
+  if (!tokenMatches(ctx, invitationId, token)) throw notFound(invitationId);
+  const row = await ctx.db
+    .selectFrom("invitations as i")
+    .innerJoin("orgs as o", "o.id", "i.org_id")
+    .selectAll("i")
+    .select("o.name as org_name")
+    .where("i.id", "=", invitationId)
+    .executeTakeFirst();
+  if (!row) throw notFound(invitationId);
+  const invitation = toInvitation(row);
+  return {
+    id: invitation.id,
+    orgName: row.org_name,
+    email: invitation.email,
+    role: invitation.role,
+    status: invitation.status,
+    expiresAt: invitation.expiresAt,
+    signIn: ctx.oidc ? "oidc" : "display-name",
+  };
+}
+
+/**
+ * Joins the holder of the link as a new user: only without an identity provider (with one, the
+ * identity that signs in accepts), and only for an email no user has yet (an existing user signs
+ * in as themselves and accepts, so a link never opens a session as someone who already exists).
+ */
+export async function redeemInvitation(
+  ctx: TenancyContext,
+  invitationId: string,
+  input: { token: string; displayName: string; userAgent?: string | undefined; requestId?: string | undefined },
+) {
+  if (!tokenMatches(ctx, invitationId, input.token)) throw notFound(invitationId);
+  if (ctx.oidc) {
+    throw new ProblemError("conflict", {
+      detail: "This installation signs people in with its identity provider: sign in there, then accept",
+    });
+  }
+  const joined = await withDomainEvents(ctx, async (trx) => {
+    const row = await trx
+      .selectFrom("invitations")
+      .selectAll()
+      .where("id", "=", invitationId)
+      .forUpdate()
+      .executeTakeFirst();
+    if (!row) throw notFound(invitationId);
+    if (row.status !== "pending") {
+      throw new ProblemError("conflict", { detail: `The invitation is already ${row.status}` });
+    }
+    if (new Date(row.expires_at).getTime() <= Date.now()) {
+      throw new ProblemError("gone", { detail: "The invitation has expired" });
+    }
+    const existing = await trx
+      .selectFrom("users")
+      .select("id")
+      .where(sql`lower(email)`, "=", row.email.toLowerCase())
+      .executeTakeFirst();
+    if (existing) {
+      throw new ProblemError("conflict", {
+        detail: `${row.email} already has an account here: sign in with it, then accept the invitation`,
+      });
+    }
+    const user = await createUser(trx, { email: row.email, name: input.displayName });
+    await trx.insertInto("org_members").values({ org_id: row.org_id, user_id: user.id, role: row.role }).execute();
+    await trx
+      .updateTable("invitations")
+      .set({ status: "accepted", responded_at: new Date() })
+      .where("id", "=", invitationId)
+      .execute();
+    const principal: Principal = { type: "user", id: user.id, displayName: input.displayName };
+    await recordDomainEvent(ctx, trx, principal, {
+      action: "invitation.accepted",
+      orgId: row.org_id,
+      targetType: "invitation",
+      targetId: invitationId,
+      details: { userId: user.id, role: row.role, via: "link" },
+      requestId: input.requestId,
+    });
+    return { principal, acceptance: { invitationId, orgId: row.org_id, userId: user.id, role: row.role as OrgRole } };
+  });
+  const opened = await openSession(ctx, joined.principal, { userAgent: input.userAgent, via: "invitation" });
+  return { acceptance: joined.acceptance, ...opened };
+}

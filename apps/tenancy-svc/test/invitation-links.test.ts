@@ -1,0 +1,175 @@
+import { AUDIT_RECORDED, type AuditRecorded, TENANCY_INTERNAL_ROUTES } from "@agentplane/contracts";
+import { type Database, openDatabase } from "@agentplane/db";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { json, startActivated, stopTenancies } from "./fixtures/harness.ts";
+
+interface Invitation {
+  id: string;
+  acceptUrl?: string;
+  status: string;
+}
+
+function tokenOf(invitation: Invitation): string {
+  return new URL(invitation.acceptUrl!).hash.replace(/^#token=/, "");
+}
+
+describe("invitation links without an identity provider (PGlite)", () => {
+  let database: Database;
+  let h: Awaited<ReturnType<typeof startActivated>>;
+  beforeAll(async () => {
+    database = await openDatabase("pglite://memory");
+    h = await startActivated(database);
+  });
+  afterAll(async () => {
+    await stopTenancies();
+    await database.close();
+  });
+
+  const invite = async (email: string, role = "member") => {
+    const res = await h.call("POST", `/v1/orgs/${h.orgId}/invitations`, { as: h.owner, body: { email, role } });
+    expect(res.status).toBe(201);
+    return json<Invitation>(res);
+  };
+
+  it("hands out a link that previews the invitation and joins a new user by display name", async () => {
+    const events: AuditRecorded[] = [];
+    await h.bus.subscribe<AuditRecorded>(AUDIT_RECORDED, async (e) => {
+      events.push(e.data);
+    });
+    const invitation = await invite("Ivy@X.test", "admin");
+    expect(invitation.acceptUrl).toMatch(
+      new RegExp(`^http://platform\\.test/invitations/${invitation.id}#token=[A-Za-z0-9_-]{43}$`),
+    );
+    const listed = await json<{ items: Invitation[] }>(
+      await h.call("GET", `/v1/orgs/${h.orgId}/invitations`, { as: h.owner }),
+    );
+    expect(listed.items.find((i) => i.id === invitation.id)?.acceptUrl).toBe(invitation.acceptUrl);
+    const token = tokenOf(invitation);
+
+    const preview = await h.call("POST", `/v1/invitations/${invitation.id}/preview`, { body: { token } });
+    expect(await json(preview)).toMatchObject({
+      id: invitation.id,
+      orgName: "Default",
+      email: "Ivy@X.test",
+      role: "admin",
+      status: "pending",
+      signIn: "display-name",
+    });
+    const wrong = `${token.slice(0, -1)}${token.endsWith("A") ? "B" : "A"}`;
+    expect((await h.call("POST", `/v1/invitations/${invitation.id}/preview`, { body: { token: wrong } })).status).toBe(
+      404,
+    );
+    expect(
+      (
+        await h.call("POST", `/v1/invitations/${invitation.id}/redeem`, {
+          body: { token: wrong, displayName: "Mallory" },
+        })
+      ).status,
+    ).toBe(404);
+    const blank = await h.call("POST", `/v1/invitations/${invitation.id}/redeem`, {
+      body: { token, displayName: "  " },
+    });
+    expect(blank.status).toBe(400);
+    expect((await json<{ errors: { pointer: string }[] }>(blank)).errors[0]?.pointer).toBe("/body/displayName");
+
+    const redeemed = await h.call("POST", `/v1/invitations/${invitation.id}/redeem`, {
+      body: { token, displayName: "Ivy Invitee" },
+      headers: { "user-agent": "test-browser" },
+    });
+    expect(redeemed.status).toBe(201);
+    const cookie = redeemed.headers.get("set-cookie") ?? "";
+    expect(cookie).toMatch(/^agentplane_session=aps_[0-9a-z]{26}_[A-Za-z0-9_-]{43}; Path=\/; HttpOnly; SameSite=Lax/);
+    const body = await json<{
+      acceptance: { userId: string; role: string; orgId: string };
+      session: { via: string; userId: string };
+      csrfToken: string;
+    }>(redeemed);
+    expect(body.acceptance).toMatchObject({ invitationId: invitation.id, orgId: h.orgId, role: "admin" });
+    expect(body.session).toMatchObject({ via: "invitation", userId: body.acceptance.userId });
+
+    // The session is the new user's, a member with the invited role.
+    const secret = cookie.split(";")[0]!.split("=")[1]!;
+    const resolved = await json<{ principal: { type: string; id: string }; csrfToken: string }>(
+      await h.internal("POST", TENANCY_INTERNAL_ROUTES.resolveSession.path, { secret }),
+    );
+    expect(resolved.principal).toMatchObject({ type: "user", id: body.acceptance.userId });
+    expect(resolved.csrfToken).toBe(body.csrfToken);
+    const me = await json<{ email: string; displayName: string; organizations: { id: string; role: string }[] }>(
+      await h.call("GET", "/v1/auth/me", { as: resolved.principal as never }),
+    );
+    expect(me).toMatchObject({ email: "Ivy@X.test", displayName: "Ivy Invitee" });
+    expect(me.organizations).toContainEqual(expect.objectContaining({ id: h.orgId, role: "admin" }));
+
+    // One use: the link cannot join a second person, and it is no longer offered in the list.
+    const again = await h.call("POST", `/v1/invitations/${invitation.id}/redeem`, {
+      body: { token, displayName: "Someone Else" },
+    });
+    expect(again.status).toBe(409);
+    const after = await json<{ items: Invitation[] }>(
+      await h.call("GET", `/v1/orgs/${h.orgId}/invitations`, { as: h.owner }),
+    );
+    expect(after.items.find((i) => i.id === invitation.id)).toMatchObject({ status: "accepted" });
+    expect(after.items.find((i) => i.id === invitation.id)?.acceptUrl).toBeUndefined();
+
+    await h.settle();
+    expect(events).toContainEqual(
+      expect.objectContaining({
+        action: "invitation.accepted",
+        targetId: invitation.id,
+        orgId: h.orgId,
+        principal: expect.objectContaining({ type: "user", id: body.acceptance.userId }),
+      }),
+    );
+  });
+
+  it("refuses revoked invitations and emails that already have a user", async () => {
+    const revoked = await invite("rex@x.test");
+    expect((await h.call("DELETE", `/v1/orgs/${h.orgId}/invitations/${revoked.id}`, { as: h.owner })).status).toBe(204);
+    const res = await h.call("POST", `/v1/invitations/${revoked.id}/redeem`, {
+      body: { token: tokenOf(revoked), displayName: "Rex" },
+    });
+    expect(res.status).toBe(409);
+
+    await h.oidcUser("known@x.test");
+    const known = await invite("known@x.test");
+    const taken = await h.call("POST", `/v1/invitations/${known.id}/redeem`, {
+      body: { token: tokenOf(known), displayName: "Impostor" },
+    });
+    expect(taken.status).toBe(409);
+    expect((await json<{ detail: string }>(taken)).detail).toMatch(/already has an account/);
+    expect(taken.headers.get("set-cookie")).toBeNull();
+  });
+});
+
+describe("invitation links with an identity provider (PGlite)", () => {
+  let database: Database;
+  let h: Awaited<ReturnType<typeof startActivated>>;
+  beforeAll(async () => {
+    database = await openDatabase("pglite://memory");
+    // Discovery is lazy: no provider needs to answer for the link to say how to accept.
+    h = await startActivated(database, { oidc: { issuer: "http://127.0.0.1:9/idp", clientId: "console" } });
+  });
+  afterAll(async () => {
+    await stopTenancies();
+    await database.close();
+  });
+
+  it("asks the invitee to sign in with the provider and binds the invitation to that identity", async () => {
+    const created = await json<Invitation>(
+      await h.call("POST", `/v1/orgs/${h.orgId}/invitations`, { as: h.owner, body: { email: "oz@x.test" } }),
+    );
+    const token = tokenOf(created);
+    const preview = await json(await h.call("POST", `/v1/invitations/${created.id}/preview`, { body: { token } }));
+    expect(preview).toMatchObject({ signIn: "oidc", email: "oz@x.test" });
+    const redeem = await h.call("POST", `/v1/invitations/${created.id}/redeem`, {
+      body: { token, displayName: "Oz" },
+    });
+    expect(redeem.status).toBe(409);
+    expect(redeem.headers.get("set-cookie")).toBeNull();
+
+    const oz = await h.oidcUser("oz@x.test");
+    const accepted = await h.call("POST", `/v1/invitations/${created.id}/accept`, { as: oz });
+    expect(await json(accepted)).toMatchObject({ userId: oz.id, orgId: h.orgId, role: "member" });
+    expect(await json(await h.call("GET", "/v1/installation"))).toMatchObject({ oidcSignIn: true });
+  });
+});
