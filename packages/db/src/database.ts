@@ -3,6 +3,7 @@ import { Kysely } from "kysely";
 import { PGliteDialect } from "kysely-pglite-dialect";
 import { PostgresJSDialect } from "kysely-postgres-js";
 import postgres from "postgres";
+import { tracedDialect } from "./traced-dialect.ts";
 import { startUpkeep, type UpkeepOptions } from "./upkeep.ts";
 
 export type DatabaseKind = "postgres" | "pglite";
@@ -127,7 +128,7 @@ export async function openDatabase(url: string, options: OpenDatabaseOptions = {
       ...(dir ? { dataDir: dir } : {}),
       parsers: { [INT8_OID]: (value: string) => Number(value) },
     });
-    const kysely = new Kysely({ dialect: new PGliteDialect(pg) });
+    const kysely = new Kysely({ dialect: tracedDialect(new PGliteDialect(pg)) });
     const upkeep = startUpkeep(kysely, options.upkeep);
     return wrap("pglite", url, kysely, () => upkeep.stop());
   }
@@ -145,7 +146,7 @@ export async function openDatabase(url: string, options: OpenDatabaseOptions = {
     }
     // A connection still reserved at close (work cut off by the shutdown) is closed after 5 s
     // instead of holding the close forever.
-    return wrap("postgres", url, new Kysely({ dialect: new PostgresJSDialect({ postgres: sql }) }), () =>
+    return wrap("postgres", url, new Kysely({ dialect: tracedDialect(new PostgresJSDialect({ postgres: sql })) }), () =>
       sql.end({ timeout: 5 }),
     );
   }

@@ -4,6 +4,7 @@ import {
   GOVERNANCE_INTERNAL_ROUTES,
   type Principal,
 } from "@agentplane/contracts";
+import { inChildSpan } from "@agentplane/telemetry";
 import { LRUCache } from "lru-cache";
 import type { ServiceClient } from "./client.ts";
 import { servicePrincipal } from "./identity.ts";
@@ -40,9 +41,29 @@ export class DecisionCache {
     });
   }
 
+  /** One decision, as a `governance.decision` span of the current request (action and outcome only). */
   decide(governance: ServiceClient, request: DecisionRequest, requestId?: string): Promise<DecisionResponse> {
+    return inChildSpan("governance.decision", { "agentplane.governance.action": request.action }, async (span) => {
+      const answer = await this.answer(governance, request, requestId, (cached) =>
+        span.setAttribute("agentplane.governance.cached", cached),
+      );
+      span.setAttributes({
+        "agentplane.governance.decision": answer.decision,
+        "agentplane.governance.enforced": answer.enforced,
+      });
+      return answer;
+    });
+  }
+
+  private answer(
+    governance: ServiceClient,
+    request: DecisionRequest,
+    requestId: string | undefined,
+    cached: (hit: boolean) => void,
+  ): Promise<DecisionResponse> {
     const key = JSON.stringify([request.principal, request.action, request.resource, request.context ?? {}]);
     const hit = this.cache.get(key);
+    cached(hit !== undefined);
     if (hit) return hit;
     const value = callInternal(governance, GOVERNANCE_INTERNAL_ROUTES.decide, {
       principal: this.caller,

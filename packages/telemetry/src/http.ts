@@ -182,4 +182,20 @@ export async function withChildSpan<T>(
   }
 }
 
+/**
+ * Runs `fn` as a child span of the current span, whatever telemetry traces it (a governance
+ * decision, a spend reservation); what `fn` calls is inside the child. Attributes: ids, enums,
+ * counts. Without a current span, `fn` runs as it is, with a span that records nothing.
+ */
+export async function inChildSpan<T>(
+  spanName: string,
+  attributes: Attributes,
+  fn: (span: Span) => Promise<T>,
+  kind: SpanKind = SpanKind.INTERNAL,
+): Promise<T> {
+  const parent = active.getStore();
+  if (!parent) return fn(NOOP_SPAN);
+  return withChildSpan(parent.telemetry, spanName, attributes, fn, kind);
+}
+
 export { SpanKind };

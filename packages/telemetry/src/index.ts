@@ -8,6 +8,7 @@ export {
 export {
   annotateSpan,
   currentSpan,
+  inChildSpan,
   injectTraceparent,
   inServiceSpan,
   nameRequestSpan,

@@ -1,5 +1,6 @@
 import type { DecisionRequest, DecisionResponse } from "@agentplane/contracts";
 import { recordStandaloneEvent } from "@agentplane/events";
+import { inChildSpan } from "@agentplane/telemetry";
 import type { GovernanceContext } from "../context.ts";
 
 /**
@@ -12,7 +13,20 @@ export async function decide(
   request: DecisionRequest,
   requestId?: string,
 ): Promise<DecisionResponse> {
-  const response = await ctx.engine.decide(request);
+  const response = await inChildSpan(
+    "governance.evaluate",
+    { "agentplane.governance.action": request.action },
+    async (span) => {
+      const answer = await ctx.engine.decide(request);
+      span.setAttributes({
+        "agentplane.governance.decision": answer.decision,
+        "agentplane.governance.enforced": answer.enforced,
+        "agentplane.governance.policies": answer.policies?.length ?? 0,
+        "agentplane.governance.reasons": answer.reasons.length,
+      });
+      return answer;
+    },
+  );
   if (request.action === "sandbox:egress") void ctx.egressVersions.note(request, response);
   if (response.decision === "allow") {
     ctx.counters.allow++;

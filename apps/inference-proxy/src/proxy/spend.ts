@@ -7,6 +7,7 @@ import {
 import { eventId } from "@agentplane/events";
 import { ProblemError } from "@agentplane/problem-details";
 import { callInternal, type Logger, type ServiceClient, servicePrincipal } from "@agentplane/service-kit";
+import { inChildSpan } from "@agentplane/telemetry";
 import type { CallerScope } from "./caller.ts";
 import { GroupCommit } from "./group-commit.ts";
 
@@ -75,6 +76,20 @@ export class SpendGate {
 
   /** Reserves (or, where no limit applies, records in the background) the call's estimate. */
   async begin(scope: CallerScope, estimatedMicroUsd: number, requestId: string, call: ReservedCall): Promise<Hold> {
+    return inChildSpan("spend.reserve", { "agentplane.spend.estimated_micro_usd": estimatedMicroUsd }, async (span) => {
+      const hold = await this.hold(scope, estimatedMicroUsd, requestId, call);
+      // `deferred`: no limit applies, the call is recorded in the background; `reserved`: held in audit.
+      span.setAttribute("agentplane.spend.mode", hold.deferred ? "deferred" : "reserved");
+      return hold.hold;
+    });
+  }
+
+  private async hold(
+    scope: CallerScope,
+    estimatedMicroUsd: number,
+    requestId: string,
+    call: ReservedCall,
+  ): Promise<{ hold: Hold; deferred: boolean }> {
     const key = scopeKey(scope.orgId, scope.projectId);
     const until = this.unlimited.get(key);
     if (until !== undefined && until > this.clock.now()) {
@@ -85,10 +100,10 @@ export class SpendGate {
       item.projectId = scope.projectId;
       const opened = this.opens.add(item);
       let answer: Promise<boolean> | undefined;
-      return { reservationId, ended: () => (answer ??= this.ended(key, item, opened)) };
+      return { hold: { reservationId, ended: () => (answer ??= this.ended(key, item, opened)) }, deferred: true };
     }
     const reservationId = await this.reserve(scope, estimatedMicroUsd, requestId, call);
-    return { reservationId, ended: () => RESERVED };
+    return { hold: { reservationId, ended: () => RESERVED }, deferred: false };
   }
 
   /**
@@ -132,11 +147,13 @@ export class SpendGate {
     const reservationId = typeof hold === "string" ? hold : hold.reservationId;
     if (typeof hold !== "string" && !(await hold.ended())) return;
     try {
-      await callInternal(this.audit, AUDIT_INTERNAL_ROUTES.release, {
-        principal: SELF,
-        requestId,
-        body: { reservationId },
-      });
+      await inChildSpan("spend.release", {}, () =>
+        callInternal(this.audit, AUDIT_INTERNAL_ROUTES.release, {
+          principal: SELF,
+          requestId,
+          body: { reservationId },
+        }),
+      );
     } catch (err) {
       this.logger.warn({ reservationId, requestId, err: (err as Error).message }, "reservation not released");
     }
