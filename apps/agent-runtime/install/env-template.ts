@@ -49,6 +49,7 @@ export const ENV_SECTIONS: Array<{ title: string; note?: string; variables: stri
       "OWNER_USER_ID",
       "AGENT_HOME",
       "AGENT_DATA_DIR",
+      "AGENT_SECRET_KEY",
       "SHELL_WORKSPACE_ROOT",
       "AGENT_SKILLS_DIR",
       "AGENT_PLUGINS_DIR",

@@ -166,6 +166,8 @@ export const RuntimeEnvSchema = z.object({
   DEPLOYMENT_ENVIRONMENT: z.enum(["production", "staging", "development"]).optional(),
   // pino's level names and `silent`.
   LOG_LEVEL: withDefault("info").pipe(z.enum([...Object.keys(pino.levels.values), "silent"])),
+  // Our addition: the AES-256-GCM key of secrets at rest (32 bytes, base64); else <data dir>/secret.key
+  AGENT_SECRET_KEY: optional,
   // Installer
   AGENT_HOME: optional,
   AGENT_HTTP_URL: withDefault("http://localhost:3003"),
@@ -250,6 +252,14 @@ function checkModels(env: RuntimeEnv, provider: Provider): void {
   }
 }
 
+/** A 32-byte AES-256 key from base64, or undefined when it is not one. */
+export function parseSecretKey(text: string): Buffer | undefined {
+  const trimmed = text.trim();
+  if (!/^[A-Za-z0-9+/]+={0,2}$/.test(trimmed)) return undefined;
+  const key = Buffer.from(trimmed, "base64");
+  return key.length === 32 ? key : undefined;
+}
+
 /** Parses and checks the environment; throws a ConfigError naming the variable at fault. */
 export function loadConfig(source: Record<string, string | undefined>): RuntimeConfig {
   const parsed = RuntimeEnvSchema.safeParse(source);
@@ -270,6 +280,9 @@ export function loadConfig(source: Record<string, string | undefined>): RuntimeC
       "MEETING_BOT_PASSWORD",
       "is a credential placeholder; it must be the real password, because it is typed into the meeting service's sign-in form",
     );
+  }
+  if (env.AGENT_SECRET_KEY !== undefined && !parseSecretKey(env.AGENT_SECRET_KEY)) {
+    throw new ConfigError("AGENT_SECRET_KEY", "must be 32 bytes, base64-encoded (e.g. `openssl rand -base64 32`)");
   }
   const agentHome = env.AGENT_HOME ?? join(homedir(), ".agent");
   const dataDir = env.AGENT_DATA_DIR ?? agentHome;

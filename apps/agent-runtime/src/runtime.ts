@@ -22,6 +22,7 @@ import { createLlmTracing } from "./observability/llm-tracing.ts";
 import { productTelemetry } from "./observability/product-events.ts";
 import { scheduleTool } from "./schedules/schedule-tool.ts";
 import { type Clock, Scheduler } from "./schedules/scheduler.ts";
+import { loadSecretKey, SecretBox, sealStoredSecrets } from "./secrets/secret-box.ts";
 import { AgentActivity } from "./services/activity.ts";
 import { ensureAgent } from "./services/agent.ts";
 import { MessageWriter } from "./services/message-writer.ts";
@@ -85,8 +86,16 @@ export async function createRuntime(config: RuntimeConfig, options: RuntimeOptio
   for (const { variable, message } of warnings) logger.warn({ variable }, `${variable} ${message}`);
   const database = await openDatabase(config.databasePath);
   const agent = await ensureAgent(database.db, config);
-  const registry = new WebhookRegistry(database.db);
-  await registry.load();
+  let registry: WebhookRegistry;
+  try {
+    const box = new SecretBox(loadSecretKey(config));
+    await sealStoredSecrets(database.db, box);
+    registry = new WebhookRegistry(database.db, box);
+    await registry.load();
+  } catch (err) {
+    await database.close();
+    throw err;
+  }
 
   // OTLP export of product telemetry (off without an endpoint) and LLM tracing to Langfuse (off
   // without a secret key): neither ever changes what a run does.

@@ -145,6 +145,8 @@ export const CONFIG_GLOSSARY: Record<string, string> = {
   HEARTBEAT_INTERVAL_MINUTES: "How often the heartbeat runs `HEARTBEAT.md`.",
   AGENT_HOME: "Install directory (`~/.agent`; `%USERPROFILE%\\.agent` on Windows); its `.env` is read at start.",
   AGENT_DATA_DIR: "Persistent dir for skills, plugins and the database (default `<AGENT_HOME>`).",
+  AGENT_SECRET_KEY:
+    "32 bytes, base64: encrypts the runtime's secrets at rest (webhook verification secrets, AES-256-GCM). Unset: generated into `<data dir>/secret.key`. An invalid key, or one that does not open the stored secrets, stops the start.",
   AGENT_SKILLS_DIR: "Skills directory override (default `<data dir>/skills`).",
   AGENT_PLUGINS_DIR: "Plugins directory override (default `<data dir>/plugins`).",
   SHELL_WORKSPACE_ROOT: "Working directory of the shell tools (default `<AGENT_HOME>/workspace`).",

@@ -11,6 +11,7 @@ import { badRequest, conflict, notFound } from "@agentplane/problem-details";
 import type { Kysely } from "kysely";
 import type { RuntimeDatabase, WebhookSubscriptionTable } from "../db/schema/index.ts";
 import { nowIso } from "../ids.ts";
+import type { SecretBox } from "../secrets/secret-box.ts";
 import { parseEventList } from "./event-type.ts";
 import type { VerificationSettings } from "./verify.ts";
 
@@ -27,6 +28,7 @@ type VerificationColumns = Pick<
   SubscriptionRow,
   | "verification_kind"
   | "verification_secret"
+  | "verification_secret_sealed"
   | "verification_signature_header"
   | "verification_timestamp_header"
   | "verification_tolerance_seconds"
@@ -35,15 +37,21 @@ type VerificationColumns = Pick<
 const NO_VERIFICATION: VerificationColumns = {
   verification_kind: "none",
   verification_secret: null,
+  verification_secret_sealed: 1,
   verification_signature_header: DEFAULT_SIGNATURE_HEADER,
   verification_timestamp_header: DEFAULT_TIMESTAMP_HEADER,
   verification_tolerance_seconds: DEFAULT_TIMESTAMP_TOLERANCE_SECONDS,
 };
 
 /** The columns after a verification change; a kind other than none needs a secret, given now or kept. */
-function verificationColumns(current: VerificationColumns, input: WebhookVerificationInput): VerificationColumns {
+function verificationColumns(
+  current: VerificationColumns,
+  input: WebhookVerificationInput,
+  box: SecretBox,
+): VerificationColumns {
   if (input.kind === "none") return { ...NO_VERIFICATION };
-  const secret = input.secret ?? current.verification_secret;
+  // A new secret is sealed before it is stored; a kept one is already.
+  const secret = input.secret !== undefined ? box.seal(input.secret) : current.verification_secret;
   if (!secret) {
     throw badRequest(`Verification ${input.kind} needs a secret`, [
       { pointer: "/body/verification/secret", message: "Required for this kind of verification" },
@@ -52,6 +60,7 @@ function verificationColumns(current: VerificationColumns, input: WebhookVerific
   return {
     verification_kind: input.kind,
     verification_secret: secret,
+    verification_secret_sealed: 1,
     verification_signature_header: input.signatureHeader ?? current.verification_signature_header,
     verification_timestamp_header: input.timestampHeader ?? current.verification_timestamp_header,
     verification_tolerance_seconds: input.toleranceSeconds ?? current.verification_tolerance_seconds,
@@ -91,8 +100,11 @@ export class WebhookRegistry {
   readonly #subscriptions = new Map<string, CachedSubscription>();
   #enabled = false;
 
-  constructor(db: Kysely<RuntimeDatabase>) {
+  readonly #box: SecretBox;
+
+  constructor(db: Kysely<RuntimeDatabase>, box: SecretBox) {
     this.#db = db;
+    this.#box = box;
   }
 
   async load(): Promise<void> {
@@ -146,7 +158,7 @@ export class WebhookRegistry {
       deliver_only: input.deliverOnly ? 1 : 0,
       prompt: input.prompt,
       active: input.active ? 1 : 0,
-      ...(input.verification ? verificationColumns(NO_VERIFICATION, input.verification) : NO_VERIFICATION),
+      ...(input.verification ? verificationColumns(NO_VERIFICATION, input.verification, this.#box) : NO_VERIFICATION),
       created_at: now,
       updated_at: now,
     };
@@ -165,7 +177,7 @@ export class WebhookRegistry {
       ...(patch.deliverOnly !== undefined ? { deliver_only: patch.deliverOnly ? 1 : 0 } : {}),
       ...(patch.prompt !== undefined ? { prompt: patch.prompt } : {}),
       ...(patch.active !== undefined ? { active: patch.active ? 1 : 0 } : {}),
-      ...(patch.verification ? verificationColumns(current, patch.verification) : {}),
+      ...(patch.verification ? verificationColumns(current, patch.verification, this.#box) : {}),
       updated_at: nowIso(),
     };
     await this.#db.updateTable("webhook_subscription").set(row).where("name", "=", name).execute();
@@ -186,7 +198,7 @@ export class WebhookRegistry {
       events: parseEventList(row.events),
       verification: {
         kind: row.verification_kind,
-        secret: row.verification_secret,
+        secret: row.verification_secret === null ? null : this.#box.open(row.verification_secret),
         signatureHeader: row.verification_signature_header,
         timestampHeader: row.verification_timestamp_header,
         toleranceSeconds: row.verification_tolerance_seconds,

@@ -6,6 +6,7 @@ import * as schedules from "./0004-schedules.ts";
 import * as memory from "./0005-memory.ts";
 import * as teamChat from "./0006-team-chat.ts";
 import * as webhookVerification from "./0007-webhook-verification.ts";
+import * as sealedWebhookSecrets from "./0008-sealed-webhook-secrets.ts";
 
 /** Listed explicitly, in order: a folder scan would not survive bundling. */
 export const migrations: Record<string, Migration> = {
@@ -16,4 +17,5 @@ export const migrations: Record<string, Migration> = {
   "0005-memory": memory,
   "0006-team-chat": teamChat,
   "0007-webhook-verification": webhookVerification,
+  "0008-sealed-webhook-secrets": sealedWebhookSecrets,
 };

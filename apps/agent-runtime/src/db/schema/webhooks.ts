@@ -10,8 +10,13 @@ export interface WebhookSubscriptionTable {
   prompt: string;
   active: number;
   verification_kind: VerificationKind;
-  /** Kept as given: the HMAC kinds need the secret itself. Never returned by the API. */
+  /**
+   * Sealed with the runtime's secret key (AES-256-GCM, `src/secrets/secret-box.ts`): the HMAC
+   * kinds need the secret itself, so it is encrypted, not hashed. Never returned by the API.
+   */
   verification_secret: string | null;
+  /** 1 once sealed; rows written before migration 0008 hold 0 until the start seals them. */
+  verification_secret_sealed: number;
   verification_signature_header: string;
   verification_timestamp_header: string;
   verification_tolerance_seconds: number;
