@@ -48,10 +48,10 @@ export const CONFIG_GLOSSARY: Record<string, string> = {
   OIDC_AUDIENCE: "The `aud` an OIDC token must carry (any when unset).",
   OIDC_MAX_CLOCK_SKEW_SECONDS: "How far an OIDC token's `iat` may be ahead of this host's clock.",
   OIDC_CLIENT_ID:
-    "With `OIDC_ISSUER`: the activation page also offers approval by signing in (authorization code + PKCE).",
+    "With `OIDC_ISSUER`: the console signs people in with the identity provider and the activation page offers approval by signing in (authorization code + PKCE). Register `<PUBLIC_URL>/sign-in/oidc/callback` as a redirect URI for the console.",
   OIDC_CLIENT_SECRET: "The OIDC client's secret, when the identity provider requires one.",
   OIDC_REDIRECT_URI:
-    "The OIDC redirect URI registered with the identity provider (default `<PUBLIC_URL>/activate/oidc/callback`).",
+    "The activation page's OIDC redirect URI registered with the identity provider (default `<PUBLIC_URL>/activate/callback`).",
   KEY_ROTATION_GRACE_SECONDS: "How long a rotated project signing key stays published in the project's JWKS.",
   RATE_LIMIT_PER_MINUTE: "Requests per token per minute (a 429 `rate-limited` problem past it).",
   // Sandboxes

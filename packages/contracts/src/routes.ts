@@ -20,6 +20,9 @@ export const ALL_ROUTES: readonly ContractRoute[] = [
 export const PUBLIC_PAGES: readonly { path: string; service: "tenancy"; methods: readonly string[] }[] = [
   { path: "/activate", service: "tenancy", methods: ["GET", "POST"] },
   { path: "/activate/callback", service: "tenancy", methods: ["GET"] },
+  // The console's sign-in with the identity provider (authorization code + PKCE) and its return.
+  { path: "/sign-in/oidc", service: "tenancy", methods: ["GET"] },
+  { path: "/sign-in/oidc/callback", service: "tenancy", methods: ["GET"] },
 ];
 
 /**

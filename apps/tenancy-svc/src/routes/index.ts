@@ -47,6 +47,7 @@ import { registerCreateSession } from "./sessions/create.ts";
 import { registerDeleteCurrentSession } from "./sessions/delete-current.ts";
 import { registerGetCurrentSession } from "./sessions/get-current.ts";
 import { registerListSessions } from "./sessions/list.ts";
+import { registerConsoleOidcSignIn } from "./sessions/oidc-sign-in.ts";
 import { registerRevokeSession } from "./sessions/revoke.ts";
 import { registerAddTeamMember } from "./teams/add-member.ts";
 import { registerCreateTeam } from "./teams/create.ts";
@@ -65,6 +66,7 @@ const REGISTRATIONS: ((app: ServiceApp, ctx: TenancyContext) => void)[] = [
   registerDeleteCurrentSession,
   registerListSessions,
   registerRevokeSession,
+  registerConsoleOidcSignIn,
   registerCreateOrganization,
   registerListOrganizations,
   registerGetOrganization,

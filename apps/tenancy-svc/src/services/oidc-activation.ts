@@ -17,8 +17,8 @@ interface SignInState {
   state: string;
   nonce: string;
   verifier: string;
-  userCode: string;
-  orgName?: string | undefined;
+  /** What the purpose of the sign-in needs afterwards (the activation's user code, the console's page). */
+  carried: Record<string, string>;
   expiresAt: number;
 }
 
@@ -132,24 +132,11 @@ export class OidcActivation {
     userCode: string;
     orgName?: string | undefined;
   }): Promise<{ location: string; cookie: string }> {
-    const configuration = await this.load();
-    const signIn: SignInState = {
-      state: oidc.randomState(),
-      nonce: oidc.randomNonce(),
-      verifier: oidc.randomPKCECodeVerifier(),
-      userCode: input.userCode,
-      ...(input.orgName ? { orgName: input.orgName } : {}),
-      expiresAt: Date.now() + SIGN_IN_TTL_MS,
-    };
-    const url = oidc.buildAuthorizationUrl(configuration, {
-      redirect_uri: this.redirectUri,
-      scope: "openid email profile",
-      state: signIn.state,
-      nonce: signIn.nonce,
-      code_challenge: await oidc.calculatePKCECodeChallenge(signIn.verifier),
-      code_challenge_method: "S256",
-    });
-    return { location: url.href, cookie: seal(this.secretKey, JSON.stringify(signIn), COOKIE_CONTEXT) };
+    return this.beginSignIn(
+      { userCode: input.userCode, ...(input.orgName ? { orgName: input.orgName } : {}) },
+      this.redirectUri,
+      COOKIE_CONTEXT,
+    );
   }
 
   /**
@@ -161,17 +148,61 @@ export class OidcActivation {
     /** The callback's query: `code`, `state` and, from providers that send it, `iss`. */
     params: URLSearchParams;
   }): Promise<{ identity: OidcIdentity; userCode: string; orgName?: string | undefined }> {
-    const signIn = this.openCookie(input.cookie);
-    const state = input.params.get("state");
+    const done = await this.completeSignIn<{ userCode: string; orgName?: string }>(
+      input.cookie,
+      input.params,
+      this.redirectUri,
+      COOKIE_CONTEXT,
+    );
+    return { identity: done.identity, userCode: done.carried.userCode, orgName: done.carried.orgName };
+  }
+
+  /**
+   * The same sign-in for another purpose (the console's): `carried` travels sealed with the state,
+   * the provider sends the browser back to `redirectUri`, and `context` keeps one purpose's cookie
+   * from completing another's.
+   */
+  async beginSignIn(
+    carried: Record<string, string>,
+    redirectUri: string,
+    context: string,
+  ): Promise<{ location: string; cookie: string }> {
+    const configuration = await this.load();
+    const signIn: SignInState = {
+      state: oidc.randomState(),
+      nonce: oidc.randomNonce(),
+      verifier: oidc.randomPKCECodeVerifier(),
+      carried,
+      expiresAt: Date.now() + SIGN_IN_TTL_MS,
+    };
+    const url = oidc.buildAuthorizationUrl(configuration, {
+      redirect_uri: redirectUri,
+      scope: "openid email profile",
+      state: signIn.state,
+      nonce: signIn.nonce,
+      code_challenge: await oidc.calculatePKCECodeChallenge(signIn.verifier),
+      code_challenge_method: "S256",
+    });
+    return { location: url.href, cookie: seal(this.secretKey, JSON.stringify(signIn), context) };
+  }
+
+  async completeSignIn<T extends Record<string, string | undefined>>(
+    cookie: string | undefined,
+    params: URLSearchParams,
+    redirectUri: string,
+    context: string,
+  ): Promise<{ identity: OidcIdentity; carried: T }> {
+    const signIn = this.openCookie(cookie, context);
+    const state = params.get("state");
     if (!state || !sameString(state, signIn.state)) {
       throw new SignInError("The sign-in does not match the one started from this browser.");
     }
-    if (!input.params.get("code")) throw new SignInError("The identity provider sent no authorization code.");
+    if (!params.get("code")) throw new SignInError("The identity provider sent no authorization code.");
     const configuration = await this.load().catch(() => {
       throw new SignInError("The identity provider cannot be reached.", 502);
     });
-    const callback = new URL(this.redirectUri);
-    callback.search = input.params.toString();
+    const callback = new URL(redirectUri);
+    callback.search = params.toString();
     let tokens: Awaited<ReturnType<typeof oidc.authorizationCodeGrant>>;
     try {
       tokens = await oidc.authorizationCodeGrant(configuration, callback, {
@@ -190,18 +221,14 @@ export class OidcActivation {
     if (typeof claims.sub !== "string" || claims.sub === "") throw new SignInError("The ID token has no subject.");
     const email = typeof claims.email === "string" && claims.email.length <= 320 ? claims.email : undefined;
     const name = typeof claims.name === "string" && claims.name.length <= 200 ? claims.name : undefined;
-    return {
-      identity: { issuer: this.issuer, subject: claims.sub, email, name },
-      userCode: signIn.userCode,
-      orgName: signIn.orgName,
-    };
+    return { identity: { issuer: this.issuer, subject: claims.sub, email, name }, carried: signIn.carried as T };
   }
 
-  private openCookie(cookie: string | undefined): SignInState {
+  private openCookie(cookie: string | undefined, context: string): SignInState {
     if (!cookie) throw new SignInError("No sign-in was started from this browser, or it has expired.");
     let signIn: SignInState;
     try {
-      signIn = JSON.parse(open(this.secretKey, cookie, COOKIE_CONTEXT).toString("utf8")) as SignInState;
+      signIn = JSON.parse(open(this.secretKey, cookie, context).toString("utf8")) as SignInState;
     } catch {
       throw new SignInError("No sign-in was started from this browser, or it has expired.");
     }

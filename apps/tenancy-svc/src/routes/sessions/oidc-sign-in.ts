@@ -1,0 +1,86 @@
+import type { ServiceApp } from "@agentplane/service-kit";
+import type { Context } from "hono";
+import { deleteCookie, getCookie, setCookie } from "hono/cookie";
+import type { TenancyContext } from "../../context.ts";
+import { SignInError } from "../../services/oidc-activation.ts";
+import { openSession } from "../../services/sessions.ts";
+import { resolveOidcUser, userPrincipal } from "../../services/users.ts";
+import { forwardedOrigin } from "../forwarded-origin.ts";
+import { sessionCookie } from "./cookie.ts";
+
+/** The console's sign-in with the identity provider: `/sign-in/oidc` starts it, the provider returns to the callback. */
+export const CONSOLE_SIGN_IN_PATH = "/sign-in/oidc";
+export const CONSOLE_CALLBACK_PATH = "/sign-in/oidc/callback";
+/** Holds the sealed state, nonce, PKCE verifier and return path between the two. */
+const STATE_COOKIE = "agentplane_sign_in";
+const COOKIE_CONTEXT = "oidc-console-sign-in";
+
+/** Only a path of this installation: anything else (another host, `//host`, `/\\host`) returns to `/`. */
+export function safeNext(next: string | undefined): string {
+  return next?.startsWith("/") && !next.startsWith("//") && !next.includes("\\") && next.length <= 2000 ? next : "/";
+}
+
+function base(c: Context, ctx: TenancyContext): string {
+  return (ctx.config.publicUrlFromRequest && forwardedOrigin(c.req.raw.headers)) || ctx.config.publicUrl;
+}
+
+/** Back to the console's sign-in page with what went wrong, keeping where the person was going. */
+function backToSignIn(c: Context, message: string, next: string): Response {
+  const query = new URLSearchParams({ error: message, ...(next !== "/" ? { next } : {}) });
+  return c.redirect(`/sign-in?${query}`, 302);
+}
+
+/**
+ * Console sign-in with the installation's identity provider (authorization code + PKCE, the same
+ * `openid-client` flow as activation): the verified identity's user gets a browser session, the
+ * same cookie an API token's sign-in sets, and the browser returns to `next`.
+ */
+export function registerConsoleOidcSignIn(app: ServiceApp, ctx: TenancyContext): void {
+  app.get(CONSOLE_SIGN_IN_PATH, async (c) => {
+    c.header("cache-control", "no-store");
+    const next = safeNext(c.req.query("next"));
+    if (!ctx.oidc) return backToSignIn(c, "Sign-in with an identity provider is not configured here.", next);
+    let begun: { location: string; cookie: string };
+    try {
+      begun = await ctx.oidc.beginSignIn({ next }, `${base(c, ctx)}${CONSOLE_CALLBACK_PATH}`, COOKIE_CONTEXT);
+    } catch (err) {
+      ctx.logger.warn({ err: (err as Error).message }, "console sign-in could not start");
+      return backToSignIn(c, "The identity provider cannot be reached.", next);
+    }
+    setCookie(c, STATE_COOKIE, begun.cookie, {
+      path: CONSOLE_CALLBACK_PATH,
+      httpOnly: true,
+      sameSite: "Lax",
+      maxAge: 600,
+      secure: c.req.header("x-forwarded-proto") === "https",
+    });
+    return c.redirect(begun.location, 302);
+  });
+
+  app.get(CONSOLE_CALLBACK_PATH, async (c) => {
+    c.header("cache-control", "no-store");
+    if (!ctx.oidc) return backToSignIn(c, "Sign-in with an identity provider is not configured here.", "/");
+    const cookie = getCookie(c, STATE_COOKIE);
+    // One sign-in, one callback: the state cannot be replayed from this browser.
+    deleteCookie(c, STATE_COOKIE, { path: CONSOLE_CALLBACK_PATH });
+    const error = c.req.query("error");
+    if (error) return backToSignIn(c, `The identity provider did not sign you in (${error.slice(0, 100)}).`, "/");
+    let done: Awaited<ReturnType<NonNullable<TenancyContext["oidc"]>["completeSignIn"]>>;
+    try {
+      done = await ctx.oidc.completeSignIn<{ next: string }>(
+        cookie,
+        new URL(c.req.url).searchParams,
+        `${base(c, ctx)}${CONSOLE_CALLBACK_PATH}`,
+        COOKIE_CONTEXT,
+      );
+    } catch (err) {
+      if (!(err instanceof SignInError)) throw err;
+      ctx.logger.warn({ reason: err.message }, "console sign-in refused");
+      return backToSignIn(c, err.message, "/");
+    }
+    const user = await resolveOidcUser(ctx.db, done.identity);
+    const opened = await openSession(ctx, userPrincipal(user), { userAgent: c.req.header("user-agent") });
+    c.header("set-cookie", sessionCookie(c, opened.secret), { append: true });
+    return c.redirect(safeNext(done.carried.next as string | undefined), 302);
+  });
+}
