@@ -115,7 +115,9 @@ describe.skipIf(!target.available)(`decision semantics on postgres${target.reaso
     expect((await ask("sandbox:exec", { argv: ["ls"] })).decision).toBe("allow");
     const denied = await ask("sandbox:exec", { argv: ["rm", "-rf", "/"] });
     expect(denied).toMatchObject({ decision: "deny", enforced: true });
-    expect(denied.reasons).toEqual([expect.objectContaining({ ruleId: "no-rm", bindingId: binding, mode: "enforce" })]);
+    expect(denied.reasons).toEqual([
+      expect.objectContaining({ ruleId: "no-rm", bindingId: binding, mode: "enforce", forbid: true }),
+    ]);
     const record = await vi.waitFor(async () => {
       await h.settle();
       const found = h.audit.find((r) => r.action === "policy.denied" && r.details?.ruleId === "no-rm");

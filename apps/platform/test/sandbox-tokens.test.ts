@@ -89,11 +89,18 @@ describe.skipIf(!bwrap.available)(`sandbox tokens through the gateway${bwrap.rea
       const res = await h.call(method, path, { token, ...(method === "PATCH" ? { body: { name: "mine" } } : {}) });
       expect(res.status, `${method} ${path}`).toBe(403);
     }
-    const execAsSandbox = await h.call("POST", "/v1/shell/exec", {
+    // It runs commands in itself (the agent runtime's sandbox switch), never in another sandbox.
+    const execAsSandbox = await h.call<{ exitCode: number; stdout: string }>("POST", "/v1/shell/exec", {
       token,
-      body: { projectId: h.projectId, sandboxId: own.id, command: "true" },
+      body: { projectId: h.projectId, sandboxId: own.id, command: ["echo", "self"] },
     });
-    expect(execAsSandbox.status).toBe(403);
+    expect(execAsSandbox.status).toBe(200);
+    expect(execAsSandbox.body).toMatchObject({ exitCode: 0, stdout: "self\n" });
+    const execElsewhere = await h.call("POST", "/v1/shell/exec", {
+      token,
+      body: { projectId: h.projectId, sandboxId: other.id, command: "true" },
+    });
+    expect(execElsewhere.status).toBe(404);
 
     // Tenancy: nothing but /v1/auth/me.
     for (const path of [`/v1/orgs/${h.orgId}`, `/v1/orgs/${h.orgId}/projects`, `/v1/projects/${h.projectId}`]) {
@@ -108,11 +115,18 @@ describe.skipIf(!bwrap.available)(`sandbox tokens through the gateway${bwrap.rea
     expect([403, 404]).toContain(apiToken.status);
   });
 
-  it("puts a platform token and the API URL into the sandbox's environment", async () => {
-    const env = await exec(h, own.id, 'printf "%s\\n%s" "$AGENTPLANE_TOKEN" "$AGENTPLANE_API_URL"');
-    const [token, apiUrl] = env.body.stdout.split("\n") as [string, string];
+  it("puts a platform token, the API URL and its own ids into the sandbox's environment", async () => {
+    const env = await exec(
+      h,
+      own.id,
+      'printf "%s\\n%s\\n%s\\n%s" "$AGENTPLANE_TOKEN" "$AGENTPLANE_API_URL" "$AGENTPLANE_PROJECT_ID" "$AGENTPLANE_SANDBOX_ID"',
+    );
+    const [token, apiUrl, projectId, sandboxId] = env.body.stdout.split("\n") as [string, string, string, string];
     expect(token).toMatch(/^apsb_/);
-    expect(apiUrl).toBe(h.platform.publicUrl);
+    // The platform listens on the host's loopback, which the sandbox's network cannot see: it
+    // reaches it by name through the egress proxy.
+    expect(apiUrl).toBe(`http://agentplane.internal:${new URL(h.platform.publicUrl).port}`);
+    expect([projectId, sandboxId]).toEqual([h.projectId, own.id]);
     const me = await h.call<{ type: string; sandboxId: string }>("GET", "/v1/auth/me", { token });
     expect(me.body).toMatchObject({ type: "sandbox", sandboxId: own.id });
   });

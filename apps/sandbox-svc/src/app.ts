@@ -22,6 +22,7 @@ import type { KubernetesConfig } from "./driver/kubernetes/config.ts";
 import { LocalDriver, type LocalIsolation } from "./driver/local/local-driver.ts";
 import type { SandboxDriver } from "./driver/types.ts";
 import { decideEgress } from "./egress/decide.ts";
+import { platformDestination } from "./egress/platform.ts";
 import { EgressProxy } from "./egress/proxy.ts";
 import {
   forwardedIngressFetch,
@@ -82,15 +83,23 @@ export async function createSandboxService(input: SandboxServiceDeps): Promise<S
   outbox.start();
   // With governance to ask, every bwrap sandbox gets the platform's egress proxy, which decides
   // each connection's destination as it opens (so a policy change applies without a restart).
+  // The platform's own API is one of its destinations: sandboxes call it through the proxy.
   let egressDeps: SandboxDeps | undefined;
-  const egress =
-    input.governance && !input.driver && config.driver !== "kubernetes" && (config.isolation ?? "bwrap") === "bwrap"
-      ? new EgressProxy({
-          decide: (sandboxId, host, port) => decideEgress(egressDeps as SandboxDeps, sandboxId, host, port),
-          logger,
-          ...(config.egressHostMap ? { hostMap: config.egressHostMap } : {}),
-        })
-      : undefined;
+  const withEgress =
+    input.governance !== undefined &&
+    !input.driver &&
+    config.driver !== "kubernetes" &&
+    (config.isolation ?? "bwrap") === "bwrap";
+  const platform = withEgress && config.apiUrl ? platformDestination(config.apiUrl) : undefined;
+  const egress = withEgress
+    ? new EgressProxy({
+        decide: (sandboxId, host, port, toPlatform) =>
+          decideEgress(egressDeps as SandboxDeps, sandboxId, host, port, toPlatform),
+        logger,
+        ...(config.egressHostMap ? { hostMap: config.egressHostMap } : {}),
+        ...(platform ? { platform } : {}),
+      })
+    : undefined;
   // The Kubernetes client is loaded only when that driver is chosen.
   const kubernetes =
     !input.driver && config.driver === "kubernetes"
@@ -119,7 +128,8 @@ export async function createSandboxService(input: SandboxServiceDeps): Promise<S
     driver,
     authorizer,
     logger,
-    config,
+    // Sandboxes receive the platform's address as they reach it (through the proxy).
+    config: platform ? { ...config, apiUrl: platform.sandboxUrl } : config,
     ...(input.governance ? { governance: input.governance } : {}),
   };
   const sessions = new ShellSessions(base);

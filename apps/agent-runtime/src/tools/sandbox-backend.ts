@@ -84,7 +84,11 @@ printf '%s\\t%s\\t%s\\n' "$t" "$(wc -c < "$f" 2>/dev/null || echo 0)" "$f"; done
   }
 
   async #call(command: string[], timeoutMs: number, stdin?: string, signal?: AbortSignal): Promise<ExecResult> {
-    const res = await fetch(`${this.#target.apiUrl.replace(/\/+$/, "")}/v1/shell/exec`, {
+    // Inside a sandbox the platform is reached through its egress proxy: Node's fetch follows
+    // HTTP(S)_PROXY there because the sandbox sets NODE_USE_ENV_PROXY=1.
+    const base = new URL(this.#target.apiUrl);
+    if (!base.pathname.endsWith("/")) base.pathname += "/";
+    const res = await fetch(new URL("v1/shell/exec", base), {
       method: "POST",
       headers: { authorization: `Bearer ${this.#target.token}`, "content-type": "application/json" },
       body: JSON.stringify({

@@ -53,7 +53,11 @@ export function cedarContext(action: string, context: Ctx): cedar.Context {
   }
   if (action === "sandbox:expose-port") return { port: long(context.port), visibility: str(context.visibility) };
   if (action === "sandbox:egress") {
-    return { host: str(context.host).toLowerCase().replace(/\.$/, ""), port: long(context.port) || 443 };
+    return {
+      host: str(context.host).toLowerCase().replace(/\.$/, ""),
+      port: long(context.port) || 443,
+      platform: context.platform === true,
+    };
   }
   if (action === "llm:invoke") {
     return {

@@ -219,7 +219,7 @@ export class DecisionEngine {
     });
     const forbids = response.diagnostics.reason.flatMap((key) => {
       const statement = plan.statements.find((s) => s.key === key);
-      return statement ? [reasonOf(statement.binding, statement.ruleId)] : [];
+      return statement ? [{ ...reasonOf(statement.binding, statement.ruleId), forbid: true }] : [];
     });
     if (forbids.length > 0) return { decision: "deny", reasons: forbids };
     // No permit applied: name the permits that cover the action (the rules to widen), or the bindings.

@@ -65,13 +65,18 @@ async function egressGoverned(deps: SandboxDeps, principal: Principal, projectId
 /**
  * One destination of one sandbox, asked of governance as `sandbox:egress` by the sandbox itself on
  * the resource `Host::"<name>"` (with the sandbox's labels, so bindings that select sandboxes by
- * label apply), context `{host, port}`. A refusal is audited with the rule that refused it.
+ * label apply), context `{host, port, platform}`. A refusal is audited with the rule that refused it.
+ *
+ * The platform's own API (`platform`) is open by default, governed or not: only an enforced rule
+ * that names it (a `forbid`, e.g. `when { context.platform }`) closes it; "no permit matched"
+ * does not, so a policy that opens egress to a registry does not cut a sandbox off its platform.
  */
 export async function decideEgress(
   deps: SandboxDeps,
   sandboxId: string,
   host: string,
   port: number,
+  platform = false,
 ): Promise<EgressVerdict> {
   const row = await deps.db
     .selectFrom("sandboxes")
@@ -86,7 +91,9 @@ export async function decideEgress(
     projectId: row.project_id,
     orgId: row.org_id,
   };
-  if (!(await egressGoverned(deps, principal, row.project_id))) {
+  const governed = await egressGoverned(deps, principal, row.project_id);
+  if (!governed && platform) return { allowed: true };
+  if (!governed) {
     await refuse(deps, principal, row, host, port, undefined, []);
     return { allowed: false, detail: `No policy permits egress from this sandbox (to ${host}:${port})` };
   }
@@ -101,9 +108,16 @@ export async function decideEgress(
       labels: row.labels ?? {},
       kind: "sandbox",
     },
-    context: { host, port },
+    context: { host, port, platform },
   });
-  const verdict: EgressVerdict = response ? egressVerdict(response) : { allowed: false };
+  let verdict: EgressVerdict = response ? egressVerdict(response) : { allowed: false };
+  if (platform && response && !verdict.allowed) {
+    // Only a forbid that matched closes the platform; "no permit applied" leaves it open.
+    const forbids = blockingReasons(response).filter((r) => r.forbid === true);
+    verdict = forbids[0]
+      ? { allowed: false, ruleId: forbids[0].ruleId, policies: verdict.policies ?? [] }
+      : { allowed: true, policies: verdict.policies ?? [] };
+  }
   if (!verdict.allowed) {
     await refuse(
       deps,

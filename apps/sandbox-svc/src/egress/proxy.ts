@@ -14,6 +14,7 @@ import type { Duplex } from "node:stream";
 import { ProblemError } from "@agentplane/problem-details";
 import { HOP_BY_HOP_HEADERS, type Logger } from "@agentplane/service-kit";
 import { AddressPolicy } from "@agentplane/service-kit/outbound";
+import type { PlatformDestination } from "./platform.ts";
 
 /** The answer for one destination: allowed, or refused with the rule that refused it. */
 export interface EgressVerdict {
@@ -25,8 +26,16 @@ export interface EgressVerdict {
   policies?: { bindingId: string; policyId: string; version: number }[];
 }
 
-/** Decides one destination of one sandbox; throws a ProblemError (503) when it cannot decide. */
-export type EgressDecider = (sandboxId: string, host: string, port: number) => Promise<EgressVerdict>;
+/**
+ * Decides one destination of one sandbox; throws a ProblemError (503) when it cannot decide.
+ * `platform` is true when the destination is the platform's own API.
+ */
+export type EgressDecider = (
+  sandboxId: string,
+  host: string,
+  port: number,
+  platform: boolean,
+) => Promise<EgressVerdict>;
 
 export interface EgressProxyOptions {
   decide: EgressDecider;
@@ -35,6 +44,8 @@ export interface EgressProxyOptions {
    * Policies still see the name the sandbox asked for; mapped names may point at private addresses.
    */
   hostMap?: Record<string, string>;
+  /** The platform's own API: reachable from sandboxes (decided as `platform`), dialed where configured. */
+  platform?: Pick<PlatformDestination, "host" | "port" | "dial">;
   logger: Logger;
 }
 
@@ -180,8 +191,12 @@ export class EgressProxy {
 
   /** Decides, then resolves the destination to an address that may be dialed. */
   private async admit(sandboxId: string, dest: Destination): Promise<Destination> {
-    const verdict = await this.options.decide(sandboxId, dest.host, dest.port);
+    const platform = this.options.platform;
+    const toPlatform = platform !== undefined && platform.host === dest.host && platform.port === dest.port;
+    const verdict = await this.options.decide(sandboxId, dest.host, dest.port, toPlatform);
     if (!verdict.allowed) throw denied(dest, verdict);
+    // The operator named this address, not a tenant: it may be private (or the host's loopback).
+    if (toPlatform) return { ...platform.dial };
     const map = this.options.hostMap;
     const mapped = map?.[`${dest.host}:${dest.port}`] ?? map?.[dest.host];
     if (mapped) {

@@ -41,8 +41,15 @@ export interface Actor {
 }
 
 /**
+ * What a sandbox token may do in sandbox-svc: read its own sandbox and run commands in it (the
+ * agent runtime's sandbox switch). Nothing else here, and never another sandbox (see
+ * docs/sandboxes.md for the whole list across the platform).
+ */
+const SANDBOX_TOKEN_PERMISSIONS: ReadonlySet<Permission> = new Set<Permission>(["sandboxes:read", "sandboxes:exec"]);
+
+/**
  * Authorization for a project-scoped permission. Sandbox principals (sandbox tokens) are decided
- * here: they may read their own sandbox and nothing else; everyone else is asked of tenancy.
+ * here, on their own sandbox only; everyone else is asked of tenancy.
  */
 export async function checkAccess(
   deps: SandboxDeps,
@@ -54,8 +61,10 @@ export async function checkAccess(
   if (principal.type === "sandbox") {
     const own = principal.projectId === projectId && (sandboxId === undefined || principal.sandboxId === sandboxId);
     if (!own) throw new ProblemError("not-found", { detail: `Project ${projectId} was not found` });
-    if (permission !== "sandboxes:read" || sandboxId === undefined) {
-      throw new ProblemError("forbidden", { detail: "A sandbox token can only read its own sandbox" });
+    if (!SANDBOX_TOKEN_PERMISSIONS.has(permission) || sandboxId === undefined) {
+      throw new ProblemError("forbidden", {
+        detail: "A sandbox token can only read its own sandbox and run commands in it",
+      });
     }
     return principal.orgId ? { orgId: principal.orgId } : {};
   }

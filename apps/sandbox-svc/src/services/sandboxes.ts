@@ -209,6 +209,9 @@ export async function bootSandbox(deps: SandboxDeps, row: SandboxRow, record?: S
     const env: Record<string, string> = {};
     const token = await mintPlatformToken(deps, row);
     env.AGENTPLANE_TOKEN = token;
+    // What the agent runtime's sandbox switch (and any client) needs to call the platform about itself.
+    env.AGENTPLANE_PROJECT_ID = row.project_id;
+    env.AGENTPLANE_SANDBOX_ID = row.id;
     if (deps.config.apiUrl) env.AGENTPLANE_API_URL = deps.config.apiUrl;
     await deps.driver.start(runtimeSpec(row, env));
   } catch (err) {

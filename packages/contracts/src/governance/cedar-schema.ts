@@ -53,7 +53,8 @@ action "sandbox:expose-port" appliesTo {
 action "sandbox:egress" appliesTo {
   principal: [User, ApiToken, SandboxToken, Cluster, Service],
   resource: [Sandbox, Host],
-  context: { host: String, port: Long },
+  // platform: true when the destination is the platform's own API (open unless a rule forbids it).
+  context: { host: String, port: Long, platform: Bool },
 };
 action "llm:invoke" appliesTo {
   principal: [User, ApiToken, SandboxToken, Cluster, Service],

@@ -54,6 +54,11 @@ export const DecisionReason = z.object({
   ruleId: z.string(),
   bindingId: z.string(),
   mode: z.enum(["enforce", "dryrun"]),
+  /**
+   * True when the rule named is a `forbid` that matched; absent when the deny is that no permit
+   * applied (the reason then names the permits to widen, or `default-deny`).
+   */
+  forbid: z.boolean().optional(),
 });
 export type DecisionReason = z.infer<typeof DecisionReason>;
 

@@ -4,11 +4,15 @@ import type { Readable } from "node:stream";
 /** Where a sandbox finds the platform's forward proxy: its own loopback (no other route leaves it). */
 export const EGRESS_PROXY_PORT = 3128;
 
-/** The proxy environment every HTTP client inside honours (curl reads the lower-case names). */
+/**
+ * The proxy environment every HTTP client inside honours (curl reads the lower-case names; Node's
+ * own `fetch` and `http` only with `NODE_USE_ENV_PROXY=1`, which the agent runtime relies on).
+ */
 export function egressEnv(slug: string): Record<string, string> {
   const proxy = `http://127.0.0.1:${EGRESS_PROXY_PORT}`;
   const noProxy = `localhost,127.0.0.1,::1,${slug}`;
   return {
+    NODE_USE_ENV_PROXY: "1",
     HTTP_PROXY: proxy,
     HTTPS_PROXY: proxy,
     NO_PROXY: noProxy,

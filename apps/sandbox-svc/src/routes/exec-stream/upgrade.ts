@@ -15,7 +15,13 @@ const K8S_STREAM_PATH = /^\/k8s\/api\/v1\/namespaces\/([^/]+)\/pods\/([^/]+)\/(e
 const ATTACH_ARGV = ["/bin/sh", "-l"];
 
 /** Who asks, from the internal identity the gateway signed, authorized to exec in the project. */
-async function execActor(deps: SandboxDeps, keys: InternalKeys, req: IncomingMessage, projectId: string) {
+async function execActor(
+  deps: SandboxDeps,
+  keys: InternalKeys,
+  req: IncomingMessage,
+  projectId: string,
+  sandboxId: string,
+) {
   const token = req.headers[INTERNAL_IDENTITY_HEADER];
   if (typeof token !== "string") throw new ProblemError("unauthenticated", { detail: "Authentication is required" });
   let principal: Principal;
@@ -24,7 +30,7 @@ async function execActor(deps: SandboxDeps, keys: InternalKeys, req: IncomingMes
   } catch {
     throw new ProblemError("unauthenticated", { detail: "Invalid internal identity" });
   }
-  const { orgId } = await checkAccess(deps, principal, "sandboxes:exec", projectId);
+  const { orgId } = await checkAccess(deps, principal, "sandboxes:exec", projectId, sandboxId);
   const requestId = req.headers[REQUEST_ID_HEADER];
   const actor: Actor = {
     principal,
@@ -54,7 +60,7 @@ export function createExecUpgradeHandler(deps: SandboxDeps, keys: InternalKeys) 
       const match = EXEC_PATH.exec(url.pathname) ?? K8S_STREAM_PATH.exec(url.pathname);
       if (!match) throw new ProblemError("not-found", { detail: `No WebSocket endpoint at ${url.pathname}` });
       const [projectId, sandboxId] = [decodeURIComponent(match[1] as string), decodeURIComponent(match[2] as string)];
-      const actor = await execActor(deps, keys, req, projectId);
+      const actor = await execActor(deps, keys, req, projectId, sandboxId);
       const argv = match[3] === "attach" ? ATTACH_ARGV : url.searchParams.getAll("command");
       const tty = ["true", "1"].includes(url.searchParams.get("tty") ?? "");
       const cols = Number(url.searchParams.get("cols") ?? 80) || 80;
