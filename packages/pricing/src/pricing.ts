@@ -174,7 +174,7 @@ export class Pricing {
    * The price a call to `model` is charged. A model absent from the table is never free: it is
    * charged as the dearest model of its provider family (the dearest of the whole table when the
    * family is unknown), so spending limits bind it and usage never under-counts it
-   * (docs/decisions/0010-unknown-model-prices.md).
+   * (docs/decisions/0012-unknown-model-prices.md).
    */
   quote(model: string | undefined): PriceQuote {
     const price = model ? this.price(model) : undefined;
