@@ -1,4 +1,5 @@
 import { createOnError, ProblemError, problemJson, validationHook } from "@agentplane/problem-details";
+import { exportHealth } from "@agentplane/telemetry";
 import { OpenAPIHono } from "@hono/zod-openapi";
 import type { RuntimeDeps } from "./deps.ts";
 import { registerRoutes } from "./routes/index.ts";
@@ -28,6 +29,8 @@ export function createRuntimeApp(deps: RuntimeDeps): OpenAPIHono {
       teamChat: teamChatHealth(deps),
       voice: deps.voice.status,
       ...(deps.voice.status === "off" ? { voiceReason: deps.voice.reason } : {}),
+      // With export on: what reached the OTLP collector and Langfuse, failed batches, drops.
+      ...(exportHealth() ? { telemetry: exportHealth() } : {}),
     }),
   );
 

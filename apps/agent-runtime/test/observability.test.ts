@@ -251,6 +251,51 @@ describe("exporter faults", () => {
   }, 60_000);
 });
 
+describe("export failures at /health", () => {
+  it("counts a collector that refuses (401) and a Langfuse that answers 500; the turns go on", async () => {
+    const otlp = await startOtlpCollector({ apiKey: "the-right-key" });
+    const langfuse = await startLangfuse(KEYS);
+    stands.push(otlp, langfuse);
+    langfuse.behave({ status: 500 });
+    fake.respond = () => ({ content: [{ type: "text", text: "ok" }] });
+    rt = await startTestRuntime(fake, {
+      env: {
+        OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url,
+        OTEL_EXPORTER_OTLP_API_KEY: "a-wrong-key",
+        TRACING_SECRET_KEY: KEYS.secretKey,
+        TRACING_PUBLIC_KEY: KEYS.publicKey,
+        TRACING_BASE_URL: langfuse.url,
+      },
+    });
+    await chat(rt, "one");
+    await chat(rt, "two");
+    type Health = { status: string; telemetry?: Record<string, { failedBatches: number; lastError?: string }> };
+    let health: Health | undefined;
+    const end = Date.now() + 20_000;
+    while (Date.now() < end) {
+      health = (await rt.json<Health>("GET", "/health")).body;
+      if ((health.telemetry?.otlp?.failedBatches ?? 0) > 0 && (health.telemetry?.langfuse?.failedBatches ?? 0) > 0)
+        break;
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    expect(health?.status).toBe("ok");
+    expect(health?.telemetry?.otlp).toMatchObject({ exported: 0, lastError: "refused (401)" });
+    expect(health?.telemetry?.langfuse).toMatchObject({ exported: 0, lastError: "refused (500)" });
+    expect(health?.telemetry?.otlp?.failedBatches).toBeGreaterThan(0);
+    expect(health?.telemetry?.langfuse?.failedBatches).toBeGreaterThan(0);
+    // Neither address nor key is shown.
+    expect(JSON.stringify(health)).not.toContain("127.0.0.1");
+    expect(JSON.stringify(health)).not.toContain("a-wrong-key");
+    await chat(rt, "three");
+  }, 60_000);
+
+  it("says nothing about telemetry when export is off", async () => {
+    rt = await startTestRuntime(fake);
+    const health = await rt.json<Record<string, unknown>>("GET", "/health");
+    expect(health.body.telemetry).toBeUndefined();
+  });
+});
+
 describe("the product telemetry allowlist", () => {
   it("drops what the catalog does not allow: unknown attributes, and values not of their kind", async () => {
     const { productTelemetry } = await import("../src/observability/product-events.ts");

@@ -1,4 +1,4 @@
-import { type CheckState, processFaults, type Readiness } from "@agentplane/service-kit";
+import { type CheckState, processFaults, type Readiness, telemetryHealth } from "@agentplane/service-kit";
 import type { RateLimiterStatus } from "./rate-limit.ts";
 
 /** What the gateway's health endpoints need to know of a service it dispatches to. */
@@ -56,6 +56,7 @@ export async function gatewayHealth(
       dependencies: Object.fromEntries(entries.map(([name, r]) => [name, r.checks])),
       ...(rateLimiter ? { rateLimiter } : {}),
       process: processFaults(),
+      ...telemetryHealth(),
     },
     { status },
   );

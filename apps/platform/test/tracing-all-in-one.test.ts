@@ -93,6 +93,12 @@ describe("tracing in the all-in-one", () => {
       return span ? [span.spanId, ...ancestors(span.parentSpanId)] : [];
     };
     expect(ancestors(insert?.parentSpanId)).toContain(service?.spanId);
+    // The gateway's /health counts what reached the collector.
+    const health = (await (await fetch(`${platform?.url}/health`)).json()) as {
+      telemetry?: { otlp?: { exported: number; failedBatches: number } };
+    };
+    expect(health.telemetry?.otlp?.exported).toBeGreaterThan(0);
+    expect(health.telemetry?.otlp?.failedBatches).toBe(0);
     // No statement text and no parameter: the organization's name is nowhere.
     expect(collector.everything()).not.toContain("Traced in process");
     expect(collector.everything()).not.toContain(OWNER);

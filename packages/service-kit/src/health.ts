@@ -1,3 +1,4 @@
+import { exportHealth } from "@agentplane/telemetry";
 import { processFaults } from "./process-guard.ts";
 
 /** One dependency's check: resolves (true or nothing) when it is up; false or a throw means down. */
@@ -55,8 +56,9 @@ export async function checkReadiness(checks: ReadinessChecks, timeoutMs = READIN
  * The three health answers every deployable gives:
  * - `GET /health/live`: the process is up and serving (200 always; a liveness probe restarts on failure).
  * - `GET /health/ready`: every required dependency is reachable (200, else 503 naming the one down).
- * - `GET /health`: the summary for people and dashboards (readiness, each check, process faults);
- *   its status code follows readiness.
+ * - `GET /health`: the summary for people and dashboards (readiness, each check, process faults,
+ *   and with export on, `telemetry`: what reached the collector, failed batches, drops); its
+ *   status code follows readiness (a failing collector never makes a service unready).
  */
 export async function healthResponse(
   kind: "live" | "ready" | "summary",
@@ -80,6 +82,13 @@ export async function healthResponse(
       ready: r.ready,
       checks: r.checks,
       process: processFaults(),
+      ...telemetryHealth(),
     },
   };
+}
+
+/** `{ telemetry: … }` when this process exports telemetry, else nothing. */
+export function telemetryHealth(): { telemetry?: ReturnType<typeof exportHealth> } {
+  const telemetry = exportHealth();
+  return telemetry ? { telemetry } : {};
 }

@@ -36,6 +36,7 @@ export {
   type Readiness,
   type ReadinessCheck,
   type ReadinessChecks,
+  telemetryHealth,
 } from "./health.ts";
 export {
   generateInternalKeys,

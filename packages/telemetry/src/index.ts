@@ -6,6 +6,13 @@ export {
   telemetrySettings,
 } from "./config.ts";
 export {
+  ExportCounter,
+  type Exporter,
+  exportHealth,
+  failureKind,
+  registerExporter,
+} from "./export-health.ts";
+export {
   annotateSpan,
   currentSpan,
   inChildSpan,

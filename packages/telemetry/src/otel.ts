@@ -12,7 +12,6 @@ import {
   trace,
 } from "@opentelemetry/api";
 import { type AnyValueMap, SeverityNumber } from "@opentelemetry/api-logs";
-import { type ExportResult, ExportResultCode } from "@opentelemetry/core";
 import { OTLPLogExporter } from "@opentelemetry/exporter-logs-otlp-http";
 import { OTLPTraceExporter } from "@opentelemetry/exporter-trace-otlp-http";
 import { resourceFromAttributes } from "@opentelemetry/resources";
@@ -29,21 +28,9 @@ import {
   type SpanExporter,
 } from "@opentelemetry/sdk-trace-base";
 import type { TelemetrySettings } from "./config.ts";
+import { ExportCounter, type ExportStats, registerExporter, type WarnLogger } from "./export-health.ts";
 
-/** What the platform's loggers offer; telemetry reports its own trouble through one. */
-export interface WarnLogger {
-  warn(obj: object, msg: string): void;
-}
-
-export interface ExportStats {
-  /** Spans and log records the collector accepted. */
-  exported: number;
-  /** Batches the collector refused or that failed (down, 401, timeout). */
-  failedBatches: number;
-  /** Records dropped because the queue was full (a collector slower than the load). */
-  dropped: number;
-  lastError?: string;
-}
+export type { ExportStats, WarnLogger };
 
 export interface Telemetry {
   readonly enabled: boolean;
@@ -61,7 +48,6 @@ export interface Telemetry {
 }
 
 const QUEUE = 2048;
-const FAILURE_LOG_INTERVAL_MS = 60_000;
 
 /** A span that records nothing, for when export is off (spans then cost one object). */
 export const NOOP_SPAN: Span = trace.wrapSpanContext(INVALID_SPAN_CONTEXT);
@@ -82,42 +68,6 @@ export const DISABLED_TELEMETRY: Telemetry = {
   shutdown: async () => {},
 };
 
-/**
- * Counts what an exporter achieves and reports failures at most once a minute, so a collector
- * that is down or refuses costs one log line a minute and never an exception in the caller.
- */
-class CountingExporter<T> {
-  private readonly inner: { export(items: T[], done: (r: ExportResult) => void): void; shutdown(): Promise<void> };
-  private readonly stats: ExportStats;
-  private readonly report: (error: string) => void;
-  private readonly pending: { count: number };
-  constructor(
-    inner: { export(items: T[], done: (r: ExportResult) => void): void; shutdown(): Promise<void> },
-    stats: ExportStats,
-    report: (error: string) => void,
-    pending: { count: number },
-  ) {
-    this.inner = inner;
-    this.stats = stats;
-    this.report = report;
-    this.pending = pending;
-  }
-  export(items: T[], done: (result: ExportResult) => void): void {
-    this.inner.export(items, (result) => {
-      this.pending.count = Math.max(0, this.pending.count - items.length);
-      if (result.code === ExportResultCode.SUCCESS) this.stats.exported += items.length;
-      else {
-        this.stats.failedBatches += 1;
-        this.report(result.error?.message ?? "export failed");
-      }
-      done(result);
-    });
-  }
-  shutdown(): Promise<void> {
-    return this.inner.shutdown();
-  }
-}
-
 export function createTelemetry(settings: TelemetrySettings, logger: WarnLogger): Telemetry {
   if (!settings.endpoint) return DISABLED_TELEMETRY;
   const base = settings.endpoint.replace(/\/+$/, "");
@@ -127,19 +77,8 @@ export function createTelemetry(settings: TelemetrySettings, logger: WarnLogger)
     "service.version": settings.serviceVersion,
     "deployment.environment.name": settings.environment,
   });
-  const stats: ExportStats = { exported: 0, failedBatches: 0, dropped: 0 };
-  let lastReport = 0;
-  const report = (error: string) => {
-    stats.lastError = error;
-    const now = Date.now();
-    if (now - lastReport < FAILURE_LOG_INTERVAL_MS) return;
-    lastReport = now;
-    logger.warn(
-      { collector: "otlp", failedBatches: stats.failedBatches, dropped: stats.dropped, error },
-      "telemetry export failing",
-    );
-  };
-  const pending = { count: 0 };
+  const counter = new ExportCounter("otlp", logger);
+  const unregister = registerExporter("otlp", counter);
   const batch = {
     maxQueueSize: QUEUE,
     maxExportBatchSize: 512,
@@ -147,12 +86,10 @@ export function createTelemetry(settings: TelemetrySettings, logger: WarnLogger)
     exportTimeoutMillis: 10_000,
   };
 
-  const spanExporter = new CountingExporter<ReadableSpan>(
+  const spanExporter = counter.wrap<ReadableSpan>(
     new OTLPTraceExporter({ url: `${base}/v1/traces`, headers, timeoutMillis: 10_000 }),
-    stats,
-    report,
-    pending,
-  ) as unknown as SpanExporter;
+    true,
+  ) as SpanExporter;
   const spans = new BatchSpanProcessor(spanExporter, batch);
   const tracerProvider = new BasicTracerProvider({
     resource,
@@ -161,12 +98,11 @@ export function createTelemetry(settings: TelemetrySettings, logger: WarnLogger)
         // Counts what the batch processor will drop when its queue is full.
         onStart: () => {},
         onEnd: (span) => {
-          if (pending.count >= QUEUE) {
-            stats.dropped += 1;
-            report("queue full");
+          if (counter.pending >= QUEUE) {
+            counter.dropped();
             return;
           }
-          pending.count += 1;
+          counter.pending += 1;
           spans.onEnd(span);
         },
         forceFlush: () => spans.forceFlush(),
@@ -175,12 +111,10 @@ export function createTelemetry(settings: TelemetrySettings, logger: WarnLogger)
     ],
   });
 
-  const logExporter = new CountingExporter<ReadableLogRecord>(
+  // Log records are bounded by their own processor's queue.
+  const logExporter = counter.wrap<ReadableLogRecord>(
     new OTLPLogExporter({ url: `${base}/v1/logs`, headers, timeoutMillis: 10_000 }),
-    stats,
-    report,
-    { count: 0 },
-  ) as unknown as LogRecordExporter;
+  ) as LogRecordExporter;
   const loggerProvider = new LoggerProvider({
     resource,
     processors: [new BatchLogRecordProcessor({ exporter: logExporter, ...batch })],
@@ -201,11 +135,12 @@ export function createTelemetry(settings: TelemetrySettings, logger: WarnLogger)
         ...(options.context ? { context: options.context } : {}),
       });
     },
-    stats: () => ({ ...stats }),
+    stats: () => ({ ...counter.stats }),
     async shutdown(timeoutMs = 5000) {
       const bounded = (p: Promise<unknown>) =>
         Promise.race([p.catch(() => {}), new Promise((r) => setTimeout(r, timeoutMs).unref())]);
       await Promise.all([bounded(tracerProvider.shutdown()), bounded(loggerProvider.shutdown())]);
+      unregister();
     },
   };
 }

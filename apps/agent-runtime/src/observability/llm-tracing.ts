@@ -5,10 +5,12 @@
 // tracer provider of their own (never the global one). Tracing never fails or slows a run: every
 // tracing call is guarded, and export happens off the request path with a bounded queue.
 import { AsyncLocalStorage } from "node:async_hooks";
+import { ExportCounter, registerExporter } from "@agentplane/telemetry";
 import { LangfuseSpanProcessor } from "@langfuse/otel";
 import { setLangfuseTracerProvider, startObservation } from "@langfuse/tracing";
 import type { Span } from "@opentelemetry/api";
-import { BasicTracerProvider } from "@opentelemetry/sdk-trace-base";
+import { OTLPTraceExporter } from "@opentelemetry/exporter-trace-otlp-http";
+import { BasicTracerProvider, type ReadableSpan, type SpanExporter } from "@opentelemetry/sdk-trace-base";
 import type { Logger } from "pino";
 import type { RuntimeConfig } from "../config.ts";
 import type { Embedder } from "../memory/embeddings.ts";
@@ -69,7 +71,23 @@ const cut = (value: unknown): unknown => {
 export function createLlmTracing(config: RuntimeConfig, agentId: string, logger: Logger): LlmTracing {
   const { TRACING_SECRET_KEY: secretKey, TRACING_PUBLIC_KEY: publicKey, TRACING_BASE_URL: baseUrl } = config.env;
   if (!secretKey) return DISABLED_TRACING;
+  // Langfuse's own exporter, counted: a Langfuse that refuses or is down shows at `/health`
+  // (`telemetry.langfuse`) and is logged at most once a minute.
+  const counter = new ExportCounter("langfuse", logger);
+  const unregister = registerExporter("langfuse", counter);
+  const exporter = counter.wrap<ReadableSpan>(
+    new OTLPTraceExporter({
+      url: `${baseUrl.replace(/\/+$/, "")}/api/public/otel/v1/traces`,
+      headers: {
+        authorization: `Basic ${Buffer.from(`${publicKey ?? ""}:${secretKey}`).toString("base64")}`,
+        "x-langfuse-public-key": publicKey ?? "",
+        "x-langfuse-sdk-name": "javascript",
+      },
+      timeoutMillis: 10_000,
+    }),
+  ) as SpanExporter;
   const processor = new LangfuseSpanProcessor({
+    exporter,
     publicKey: publicKey ?? "",
     secretKey,
     baseUrl,
@@ -230,6 +248,7 @@ export function createLlmTracing(config: RuntimeConfig, agentId: string, logger:
         new Promise((resolve) => setTimeout(resolve, timeoutMs).unref()),
       ]);
       setLangfuseTracerProvider(null);
+      unregister();
     },
   };
 }
