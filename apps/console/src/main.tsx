@@ -4,6 +4,7 @@ import { createRoot } from "react-dom/client";
 import { RouterProvider } from "react-router";
 import { onSessionEnded } from "./api/client.ts";
 import { ApiError } from "./lib/problem.ts";
+import { isPublicPath } from "./people-routes.tsx";
 import { createConsoleRouter, signInPath } from "./router.tsx";
 import "./styles.css";
 
@@ -21,7 +22,7 @@ const router = createConsoleRouter();
 // Any 401: the session ended; sign in again and come back to this page.
 onSessionEnded(() => {
   const here = `${window.location.pathname}${window.location.search}`;
-  if (window.location.pathname === "/sign-in") return;
+  if (isPublicPath(window.location.pathname)) return;
   queryClient.clear();
   void router.navigate(signInPath(here), { replace: true });
 });

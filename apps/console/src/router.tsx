@@ -10,6 +10,7 @@ import { ProjectsPage } from "./pages/projects.tsx";
 import { SessionsPage } from "./pages/sessions.tsx";
 import { SignInPage } from "./pages/sign-in.tsx";
 import { TokensPage } from "./pages/tokens.tsx";
+import { peopleRoutes, publicPeopleRoutes } from "./people-routes.tsx";
 
 // The pages with the terminal and the editor load on demand: they carry most of the weight.
 const SandboxesPage = lazy(() => import("./pages/sandboxes.tsx"));
@@ -22,6 +23,7 @@ export function signInPath(next: string): string {
 export function createConsoleRouter() {
   return createBrowserRouter([
     { path: "/sign-in", element: <SignInPage /> },
+    ...publicPeopleRoutes,
     {
       element: <Layout />,
       children: [
@@ -37,6 +39,7 @@ export function createConsoleRouter() {
         { path: "/projects/:projectId/sandboxes", element: <SandboxesPage /> },
         { path: "/account/sessions", element: <SessionsPage /> },
         ...opsRoutes,
+        ...peopleRoutes,
         { path: "*", element: <Navigate to="/" replace /> },
       ],
     },

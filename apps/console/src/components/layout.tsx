@@ -6,6 +6,7 @@ import { restoreSession, signOut } from "../api/session.ts";
 import { isConnectionLost } from "../lib/connection.ts";
 import { ApiError } from "../lib/problem.ts";
 import { opsNavLinks } from "../ops-routes.tsx";
+import { peopleNavLinks } from "../people-routes.tsx";
 import { signInPath } from "../router.tsx";
 import { ConnectionBanner, PageErrorBoundary, RetryBanner } from "./connection-banner.tsx";
 import { Button, ErrorNote, INPUT, Loading } from "./ui.tsx";
@@ -143,7 +144,7 @@ function Nav() {
               Policies
             </NavLink>
           </li>
-          {opsNavLinks(orgId).map((l) => (
+          {[...peopleNavLinks(orgId), ...opsNavLinks(orgId)].map((l) => (
             <li key={l.to}>
               <NavLink to={l.to} className={link}>
                 {l.label}

@@ -1,47 +1,109 @@
-import { useInfiniteQuery } from "@tanstack/react-query";
+import { useInfiniteQuery, useMutation, useQueryClient } from "@tanstack/react-query";
 import { useParams } from "react-router";
 import { call } from "../api/client.ts";
-import { useOrgRole } from "../api/hooks.ts";
-import { Button, ErrorNote, Loading, PageTitle, Table, Td } from "../components/ui.tsx";
-import { allows } from "../lib/permissions.ts";
+import { useMe, useOrgRole } from "../api/hooks.ts";
+import { Button, ErrorNote, Guarded, INPUT, Loading, PageTitle, Table, Td } from "../components/ui.tsx";
+import { type Allowance, allows, grantableRoles, ORG_ROLES, type OrgRole } from "../lib/permissions.ts";
 
 const PAGE = 50;
+const LAST_OWNER: Allowance = {
+  allowed: false,
+  reason: "The last owner cannot be removed or demoted: make someone else owner first",
+};
 
 export function MembersPage() {
   const { orgId } = useParams() as { orgId: string };
   const role = useOrgRole(orgId);
+  const me = useMe();
+  const queryClient = useQueryClient();
   const members = useInfiniteQuery({
     queryKey: ["members", orgId],
     queryFn: ({ pageParam }) => call("listMembers", { path: { orgId }, query: { limit: PAGE, cursor: pageParam } }),
     initialPageParam: undefined as string | undefined,
     getNextPageParam: (last) => last.nextCursor,
   });
+  const changed = () => {
+    void queryClient.invalidateQueries({ queryKey: ["members", orgId] });
+    void queryClient.invalidateQueries({ queryKey: ["me"] });
+  };
+  const update = useMutation({
+    mutationFn: (v: { userId: string; role: OrgRole }) =>
+      call("updateMember", { path: { orgId, userId: v.userId }, body: { role: v.role } }),
+    onSuccess: changed,
+  });
+  const remove = useMutation({
+    mutationFn: (userId: string) => call("removeMember", { path: { orgId, userId } }),
+    onSuccess: changed,
+  });
   const rows = members.data?.pages.flatMap((p) => p.items) ?? [];
   const owners = rows.filter((m) => m.role === "owner").length;
   const manage = allows("members:manage", { ...(role ? { org: role } : {}) });
+  /** What the signed-in person may do to this member: the role matrix, then the last-owner guard. */
+  const allowanceFor = (m: { role: OrgRole }): Allowance => {
+    if (!manage.allowed) return manage;
+    if (m.role === "owner" && owners === 1) return LAST_OWNER;
+    if (m.role === "owner" && role !== "owner") return { allowed: false, reason: "Only an owner can change an owner" };
+    return { allowed: true };
+  };
   return (
     <>
       <PageTitle>Members</PageTitle>
       {!manage.allowed ? <p className="mb-3 text-sm">Changing roles and removing members: {manage.reason}.</p> : null}
       {members.isPending ? <Loading what="members" /> : null}
       <ErrorNote error={members.error} retry={() => void members.refetch()} />
+      <ErrorNote error={update.error ?? remove.error} />
       {rows.length ? (
-        <Table label="Members" headers={["Name", "Email", "Role", "Joined"]}>
-          {rows.map((m) => (
-            <tr key={m.userId}>
-              <Td>{m.displayName ?? m.userId}</Td>
-              <Td>{m.email ?? ""}</Td>
-              <Td>
-                {m.role}
-                {m.role === "owner" && owners === 1 ? (
-                  <span className="ml-2 text-xs text-slate-600 dark:text-slate-300">
-                    (the last owner: cannot be removed or demoted)
-                  </span>
-                ) : null}
-              </Td>
-              <Td>{new Date(m.joinedAt).toLocaleString()}</Td>
-            </tr>
-          ))}
+        <Table label="Members" headers={["Name", "Email", "Role", "Joined", ""]}>
+          {rows.map((m) => {
+            const allowance = allowanceFor(m);
+            const name = m.displayName ?? m.email ?? m.userId;
+            const choices = role ? grantableRoles(role) : ORG_ROLES;
+            return (
+              <tr key={m.userId}>
+                <Td>
+                  {name}
+                  {m.userId === me.data?.id ? " (you)" : ""}
+                </Td>
+                <Td>{m.email ?? ""}</Td>
+                <Td>
+                  <Guarded allowance={allowance}>
+                    {(disabled) => (
+                      <select
+                        aria-label={`Role of ${name}`}
+                        className={INPUT}
+                        disabled={disabled || update.isPending}
+                        value={m.role}
+                        onChange={(e) => update.mutate({ userId: m.userId, role: e.target.value as OrgRole })}
+                      >
+                        {(choices.includes(m.role) ? choices : [m.role, ...choices]).map((r) => (
+                          <option key={r} value={r}>
+                            {r}
+                          </option>
+                        ))}
+                      </select>
+                    )}
+                  </Guarded>
+                </Td>
+                <Td>{new Date(m.joinedAt).toLocaleString()}</Td>
+                <Td>
+                  {allowance.allowed ? (
+                    <Button
+                      variant="danger"
+                      aria-label={`Remove ${name}`}
+                      disabled={remove.isPending}
+                      onClick={() => remove.mutate(m.userId)}
+                    >
+                      Remove
+                    </Button>
+                  ) : (
+                    <Button variant="danger" aria-label={`Remove ${name}`} disabled title={allowance.reason}>
+                      Remove
+                    </Button>
+                  )}
+                </Td>
+              </tr>
+            );
+          })}
         </Table>
       ) : null}
       {members.hasNextPage ? (

@@ -5,7 +5,7 @@ import { call } from "../api/client.ts";
 import { useOrgRole } from "../api/hooks.ts";
 import { Dialog } from "../components/dialog.tsx";
 import { Button, ErrorNote, Guarded, Loading, PageTitle, Table, Td, TextField } from "../components/ui.tsx";
-import { allows } from "../lib/permissions.ts";
+import { type Allowance, allows, projectRoleOf } from "../lib/permissions.ts";
 import { ApiError } from "../lib/problem.ts";
 
 const PAGE = 25;
@@ -54,6 +54,14 @@ export function ProjectsPage() {
                 <Link to={`/projects/${p.id}/sandboxes`}>Sandboxes</Link>
                 {" · "}
                 <a href={`/v1/projects/${p.id}/.well-known/jwks.json`}>JWKS</a>
+                {" · "}
+                <RotateKeys
+                  projectId={p.id}
+                  name={p.name}
+                  allowance={allows("project:keys:rotate", {
+                    ...(role ? { org: role, project: projectRoleOf(role, p.role) } : {}),
+                  })}
+                />
               </Td>
             </tr>
           ))}
@@ -122,5 +130,32 @@ function CreateProject({
         </Button>
       </form>
     </Dialog>
+  );
+}
+
+/** Rotates the project's signing keys; the previous key stays in the JWKS for the grace period. */
+function RotateKeys({ projectId, name, allowance }: { projectId: string; name: string; allowance: Allowance }) {
+  const rotate = useMutation({ mutationFn: () => call("rotateProjectKeys", { path: { projectId } }) });
+  return (
+    <span className="inline-flex flex-col gap-1">
+      <Guarded allowance={allowance}>
+        {(disabled) => (
+          <Button
+            aria-label={`Rotate the signing keys of ${name}`}
+            disabled={disabled || rotate.isPending}
+            onClick={() => rotate.mutate()}
+          >
+            {rotate.isPending ? "Rotating…" : "Rotate keys"}
+          </Button>
+        )}
+      </Guarded>
+      {rotate.data ? (
+        <span role="status" className="text-xs">
+          New key {rotate.data.kid}; {rotate.data.previousKid} stays published until{" "}
+          {new Date(rotate.data.previousPublishedUntil).toLocaleString()}
+        </span>
+      ) : null}
+      <ErrorNote error={rotate.error} />
+    </span>
   );
 }

@@ -57,6 +57,22 @@ export function SignInPage() {
           </ol>
         </section>
       ) : null}
+      {params.get("error") ? (
+        <p role="alert" className="mb-3 text-sm text-red-700 dark:text-red-300">
+          {params.get("error")}
+        </p>
+      ) : null}
+      {installation.data?.oidcSignIn ? (
+        <p className="mb-4">
+          <a
+            className="inline-flex rounded-md bg-indigo-600 px-3 py-1.5 text-sm font-medium text-white no-underline hover:bg-indigo-700"
+            href={`/sign-in/oidc?next=${encodeURIComponent(safeNext(params.get("next")))}`}
+          >
+            Sign in with your identity provider
+          </a>
+          <span className="mt-3 block text-sm text-slate-600 dark:text-slate-300">Or, for automation:</span>
+        </p>
+      ) : null}
       <form onSubmit={submit}>
         <TextField
           label="API token"
