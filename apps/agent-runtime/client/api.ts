@@ -185,6 +185,8 @@ export class RuntimeClient {
 
   teamChat = () => this.call<TeamChatState>("GET", "agents/team-chat");
   channels = async () => (await this.call<{ data: TeamChatChannel[] }>("GET", "agents/team-chat/channels")).data;
+  /** Forgets a paired owner; the runtime logs a new pairing code (409 when CHAT_OWNER_ID names the owner). */
+  resetOwner = () => this.call<TeamChatState>("DELETE", "agents/team-chat/owner");
   updateChannel = async (id: string, body: { linked?: boolean; main?: boolean }) =>
     (await this.call<{ data: TeamChatChannel[] }>("PATCH", `agents/team-chat/channels/${enc(id)}`, body)).data;
 }
