@@ -331,7 +331,9 @@ export function createGateway(deps: GatewayDeps): Gateway {
     const identity = principal ? await signer.sign(principal, entry.service) : undefined;
     let response: Response;
     const headers = forwardHeaders(allHeaders, identity, requestId, url);
-    stripSessionCookie(headers);
+    // Services never see the session cookie, but for the one page that checks it (and its CSRF
+    // token) itself: the sign-in device flow's approval page.
+    if (!entry.sessionCookie) stripSessionCookie(headers);
     if (AWS_PROXY_OPERATION.test(entry.operationId)) awsProxyHeaders(header, headers);
     if (LLM_OPERATION.test(entry.operationId)) for (const name of LLM_KEY_HEADERS) delete headers[name];
     let bytes: Uint8Array | undefined;

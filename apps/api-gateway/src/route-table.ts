@@ -15,6 +15,8 @@ export interface RouteEntry {
   service: ServiceName;
   access: RouteAccess;
   websocket: boolean;
+  /** A page that reads the browser session itself: the cookie is forwarded to it. */
+  sessionCookie?: boolean;
 }
 
 interface CompiledPath {
@@ -106,6 +108,7 @@ export class RouteTable {
           service: page.service,
           access: "public",
           websocket: false,
+          ...(page.sessionCookie ? { sessionCookie: true } : {}),
         });
       }
     }

@@ -11,6 +11,8 @@ export const COMMANDS: Record<string, string> = {
   getCurrentSession: "auth sessions current",
   deleteCurrentSession: "auth sessions end",
   revokeSession: "auth sessions revoke",
+  startDeviceAuthorization: "auth device start",
+  pollDeviceAuthorization: "auth device poll",
 
   createOrganization: "orgs create",
   listOrganizations: "orgs list",
@@ -216,6 +218,7 @@ export const DERIVED: Record<string, string> = {
 export const NOUNS: Record<string, string> = {
   auth: "Log in, show the identity, print or forget the token",
   "auth sessions": "Browser sessions of the caller",
+  "auth device": "The sign-in device flow step by step (`auth login` runs all of it)",
   orgs: "Organizations",
   members: "Members of an organization",
   teams: "Teams, their members and project grants",

@@ -17,12 +17,20 @@ export const ALL_ROUTES: readonly ContractRoute[] = [
 ];
 
 /** Pages outside `/v1` that a service serves through the gateway without authentication. */
-export const PUBLIC_PAGES: readonly { path: string; service: "tenancy"; methods: readonly string[] }[] = [
+export const PUBLIC_PAGES: readonly {
+  path: string;
+  service: "tenancy";
+  methods: readonly string[];
+  /** The page receives the browser session cookie (the gateway strips it from every other request). */
+  sessionCookie?: boolean;
+}[] = [
   { path: "/activate", service: "tenancy", methods: ["GET", "POST"] },
   { path: "/activate/callback", service: "tenancy", methods: ["GET"] },
   // The console's sign-in with the identity provider (authorization code + PKCE) and its return.
   { path: "/sign-in/oidc", service: "tenancy", methods: ["GET"] },
   { path: "/sign-in/oidc/callback", service: "tenancy", methods: ["GET"] },
+  // The sign-in device flow's approval page: it reads the browser session itself (see the gateway).
+  { path: "/device", service: "tenancy", methods: ["GET", "POST"], sessionCookie: true },
 ];
 
 /**

@@ -162,6 +162,24 @@ export interface BrowserSessionTable {
   revoked_at: Timestamp | null;
 }
 
+/** A sign-in device flow (RFC 8628): both codes are kept as SHA-256 hashes only. */
+export interface DeviceAuthorizationTable {
+  id: string;
+  device_code_hash: string;
+  user_code_hash: string;
+  client_name: string;
+  status: "pending" | "approved" | "denied" | "consumed";
+  interval_seconds: number;
+  expires_at: Timestamp;
+  last_polled_at: Timestamp | null;
+  /** Who approved or denied it, and the token minted on approval (sealed until the client polls). */
+  user_id: string | null;
+  token_id: string | null;
+  token_enc: string | null;
+  created_at: CreatedAt;
+  decided_at: Timestamp | null;
+}
+
 export interface TenancyDatabase {
   installation: InstallationTable;
   users: UserTable;
@@ -178,4 +196,5 @@ export interface TenancyDatabase {
   api_tokens: ApiTokenTable;
   activation_sessions: ActivationSessionTable;
   browser_sessions: BrowserSessionTable;
+  device_authorizations: DeviceAuthorizationTable;
 }

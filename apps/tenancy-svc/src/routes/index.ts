@@ -4,6 +4,10 @@ import { registerCreateApiToken } from "./api-tokens/create.ts";
 import { registerGetApiToken } from "./api-tokens/get.ts";
 import { registerListApiTokens } from "./api-tokens/list.ts";
 import { registerRevokeApiToken } from "./api-tokens/revoke.ts";
+import { registerDevicePage } from "./device-auth/page.ts";
+import { registerPollDeviceAuthorization } from "./device-auth/poll.ts";
+import { registerStartDeviceAuthorization } from "./device-auth/start.ts";
+import { registerDeviceSubmit } from "./device-auth/submit.ts";
 import { registerActivateCallback } from "./installation/activate-callback.ts";
 import { registerActivatePage } from "./installation/activate-page.ts";
 import { registerActivateSubmit } from "./installation/activate-submit.ts";
@@ -111,6 +115,10 @@ const REGISTRATIONS: ((app: ServiceApp, ctx: TenancyContext) => void)[] = [
   registerActivatePage,
   registerActivateSubmit,
   registerActivateCallback,
+  registerStartDeviceAuthorization,
+  registerPollDeviceAuthorization,
+  registerDevicePage,
+  registerDeviceSubmit,
   registerInternalResolveApiToken,
   registerInternalResolveOidcUser,
   registerInternalResolveSession,

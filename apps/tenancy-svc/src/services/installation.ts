@@ -15,10 +15,10 @@ type Db = Kysely<TenancyDatabase>;
 /** Wrong setup codes a session survives; the next one denies it. */
 export const MAX_SETUP_CODE_ATTEMPTS = 5;
 // RFC 8628 §6.1: consonants only, so no words and no look-alike characters.
-const USER_CODE_ALPHABET = "BCDFGHJKLMNPQRSTVWXZ";
+export const USER_CODE_ALPHABET = "BCDFGHJKLMNPQRSTVWXZ";
 const SETUP_CODE_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789";
 
-function randomCode(alphabet: string, groups: number): string {
+export function randomCode(alphabet: string, groups: number): string {
   const parts: string[] = [];
   for (let g = 0; g < groups; g++) {
     let part = "";

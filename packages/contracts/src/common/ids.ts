@@ -11,6 +11,7 @@ export const ID_PREFIXES = {
   signingKey: "key",
   installation: "inst",
   activation: "act",
+  deviceAuthorization: "dva",
   cluster: "cl",
   sandbox: "sbx",
   sandboxToken: "sbt",

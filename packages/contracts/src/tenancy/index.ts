@@ -1,5 +1,6 @@
 import type { ContractRoute } from "../common/route.ts";
 import { apiTokenRoutes } from "./api-tokens.ts";
+import { deviceAuthRoutes } from "./device-auth.ts";
 import { installationRoutes } from "./installation.ts";
 import { invitationLinkRoutes } from "./invitation-links.ts";
 import { invitationRoutes } from "./invitations.ts";
@@ -11,6 +12,7 @@ import { sessionRoutes } from "./sessions.ts";
 import { teamRoutes } from "./teams.ts";
 
 export * from "./api-tokens.ts";
+export * from "./device-auth.ts";
 export * from "./installation.ts";
 export * from "./internal.ts";
 export * from "./invitation-links.ts";
@@ -25,6 +27,7 @@ export * from "./teams.ts";
 export const tenancyRoutes: readonly ContractRoute[] = [
   ...meRoutes,
   ...sessionRoutes,
+  ...deviceAuthRoutes,
   ...orgRoutes,
   ...memberRoutes,
   ...teamRoutes,

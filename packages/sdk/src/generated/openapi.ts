@@ -88,6 +88,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/auth/device": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Start a sign-in device flow (needs no token)
+         * @description Starts a sign-in device flow (RFC 8628 §3.1) on an activated installation: returns the device code to poll with, the user code and the approval page. Needs no token. 409 while the installation is not activated (use the activation flow).
+         */
+        post: operations["startDeviceAuthorization"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/auth/device/token": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Poll a sign-in device flow for its token
+         * @description Polls a sign-in device flow (RFC 8628 §3.4) no faster than its `interval`. Until approved it answers 400 with `error` set to `authorization_pending`, `slow_down` (the interval grows by 5 s for good), `expired_token` or `access_denied`; once approved, a new API token of the approving person (their role, named after the client, expiring in 30 days), exactly once.
+         */
+        post: operations["pollDeviceAuthorization"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/orgs": {
         parameters: {
             query?: never;
@@ -2561,6 +2601,44 @@ export interface components {
         BrowserSessionList: {
             /** @description The items of this page */
             items: components["schemas"]["BrowserSession"][];
+        };
+        DeviceAuthorization: {
+            /** @description The client's secret for polling; stored hashed */
+            deviceCode: string;
+            /** @description What the person confirms on the approval page, `BCDF-GHJK` */
+            userCode: string;
+            /** @description The activation page */
+            verificationUri: string;
+            /** @description The approval page with the user code filled in */
+            verificationUriComplete: string;
+            /** @description Seconds until both codes expire */
+            expiresIn: number;
+            /** @description Seconds to wait between polls; faster answers `slow_down` */
+            interval: number;
+        };
+        StartDeviceAuthorization: {
+            /**
+             * @description Which client asks, shown on the approval page and used as the new token's name (e.g. `agentplane CLI on build-7`)
+             * @example agentplane CLI on build-7
+             */
+            clientName?: string;
+        };
+        DeviceToken: {
+            /** @description The new API token (`apl_…`), returned once */
+            token: string;
+            /** @description The new token's id (`tok_…`), to revoke it with */
+            tokenId: string;
+            /**
+             * @description How to present it: `Authorization: Bearer <token>`
+             * @enum {string}
+             */
+            tokenType: "Bearer";
+            /** @description When the token expires (30 days after approval) */
+            expiresAt: string;
+        };
+        PollDeviceAuthorization: {
+            /** @description The `deviceCode` the flow started with */
+            deviceCode: string;
         };
         Organization: {
             /** @description The id, prefixed by kind */
@@ -5131,6 +5209,198 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+            /** @description The request is malformed or fails validation */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No valid bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The caller's role does not allow this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found (also for resources of another organization) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflicts with the current state */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body larger than 1 MiB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limited */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unexpected error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    startDeviceAuthorization: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["StartDeviceAuthorization"];
+            };
+        };
+        responses: {
+            /** @description Started */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeviceAuthorization"];
+                };
+            };
+            /** @description The request is malformed or fails validation */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No valid bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The caller's role does not allow this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found (also for resources of another organization) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflicts with the current state */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body larger than 1 MiB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limited */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unexpected error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    pollDeviceAuthorization: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PollDeviceAuthorization"];
+            };
+        };
+        responses: {
+            /** @description Approved: the new token, returned once */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeviceToken"];
+                };
             };
             /** @description The request is malformed or fails validation */
             400: {

@@ -4,6 +4,7 @@ import * as initial from "./0001-initial.ts";
 import * as apiTokenScopes from "./0003-api-token-scopes.ts";
 import * as projectLabels from "./0004-project-labels.ts";
 import * as browserSessions from "./0005-browser-sessions.ts";
+import * as deviceAuthorizations from "./0006-device-authorizations.ts";
 
 /** Applied in this order; never rename or reorder an entry that has shipped. */
 export const migrations: MigrationList = {
@@ -13,4 +14,5 @@ export const migrations: MigrationList = {
   "0003_api_token_scopes": apiTokenScopes,
   "0004_project_labels": projectLabels,
   "0005_browser_sessions": browserSessions,
+  "0006_device_authorizations": deviceAuthorizations,
 };

@@ -1,0 +1,95 @@
+import type { DecisionOutcome, DeviceLookup } from "../../services/device-auth.ts";
+import { escapeHtml, layout } from "../installation/activate-html.ts";
+
+// The sign-in device flow's approval page (`/device`), server-rendered like `/activate`.
+
+export interface PageState {
+  userCode: string;
+  lookup?: DeviceLookup | undefined;
+  /** Who the browser session is signed in as; absent without a session. */
+  signedInAs?: string | undefined;
+  csrfToken?: string | undefined;
+  error?: string | undefined;
+}
+
+const alert = (error: string | undefined) => (error ? `<p class="error" role="alert">${escapeHtml(error)}</p>` : "");
+
+/** Where the console's sign-in sends the person back to afterwards. */
+export function signInLink(userCode: string): string {
+  const back = userCode ? `/device?code=${encodeURIComponent(userCode)}` : "/device";
+  return `/sign-in?next=${encodeURIComponent(back)}`;
+}
+
+function codeForm(state: PageState): string {
+  return layout(
+    "Sign in a device",
+    `${alert(state.error)}
+<p>Enter the code your command-line client or device shows.</p>
+<form method="get" action="/device">
+<label for="code">Code</label><input id="code" name="code" value="${escapeHtml(state.userCode)}" required autocomplete="off">
+<button type="submit">Continue</button></form>`,
+  );
+}
+
+export function devicePage(state: PageState): string {
+  const lookup = state.lookup;
+  if (!state.userCode || !lookup || lookup.state === "unknown") {
+    return codeForm({
+      ...state,
+      error: state.error ?? (state.userCode ? "No sign-in with this code is waiting." : undefined),
+    });
+  }
+  if (lookup.state === "expired") {
+    return layout("Code expired", `<p class="error">This code expired: start the sign-in again on the device.</p>`);
+  }
+  if (lookup.state !== "pending") {
+    return layout("Already decided", `<p>This sign-in was already approved or denied.</p>`);
+  }
+  const code = escapeHtml(state.userCode);
+  const asks = `<p><strong>${escapeHtml(lookup.clientName)}</strong> asks to sign in as you.</p>
+<p>Check that it shows the code <strong id="user-code">${code}</strong>. Approving gives it an API token with your access, for 30 days.</p>`;
+  const buttons = `<button type="submit" name="decision" value="approve">Approve</button>
+<button type="submit" name="decision" value="deny">Deny</button>`;
+  if (state.signedInAs && state.csrfToken) {
+    return layout(
+      "Approve a sign-in",
+      `${alert(state.error)}${asks}<p>Signed in as ${escapeHtml(state.signedInAs)}.</p>
+<form method="post" action="/device">
+<input type="hidden" name="userCode" value="${code}"><input type="hidden" name="csrfToken" value="${escapeHtml(state.csrfToken)}">
+${buttons}</form>`,
+    );
+  }
+  return layout(
+    "Approve a sign-in",
+    `${alert(state.error)}${asks}
+<p><a href="${escapeHtml(signInLink(state.userCode))}">Sign in to the console</a> to decide, or paste an API token of yours (used once for this decision, not kept).</p>
+<form method="post" action="/device">
+<input type="hidden" name="userCode" value="${code}">
+<label for="token">API token</label><input id="token" name="token" type="password" autocomplete="off" required>
+${buttons}</form>`,
+  );
+}
+
+export function decisionPage(outcome: DecisionOutcome): { html: string; status: 200 | 404 | 409 | 410 } {
+  switch (outcome.outcome) {
+    case "approved":
+      return {
+        status: 200,
+        html: layout(
+          "Sign-in approved",
+          `<p class="ok">Approved. ${escapeHtml(outcome.clientName)} now receives a token with the ${escapeHtml(outcome.role)} role; you can close this page.</p>`,
+        ),
+      };
+    case "denied":
+      return {
+        status: 200,
+        html: layout("Sign-in denied", `<p>Denied. ${escapeHtml(outcome.clientName)} gets no token.</p>`),
+      };
+    case "unknown":
+      return { status: 404, html: codeForm({ userCode: "", error: "No sign-in with this code is waiting." }) };
+    case "expired":
+      return { status: 410, html: layout("Code expired", `<p class="error">This code expired.</p>`) };
+    case "decided":
+      return { status: 409, html: layout("Already decided", `<p>This sign-in was already approved or denied.</p>`) };
+  }
+}

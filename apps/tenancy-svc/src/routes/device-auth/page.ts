@@ -1,0 +1,49 @@
+import { type ResolvedSession, SESSION_COOKIE } from "@agentplane/contracts";
+import type { ServiceApp } from "@agentplane/service-kit";
+import type { Context } from "hono";
+import { getCookie } from "hono/cookie";
+import type { TenancyContext } from "../../context.ts";
+import { lookUpUserCode } from "../../services/device-auth.ts";
+import { getInstallation } from "../../services/installation.ts";
+import { resolveSession } from "../../services/sessions.ts";
+import { layout } from "../installation/activate-html.ts";
+import { devicePage } from "./device-html.ts";
+
+/** The browser session the page was opened with (the gateway forwards its cookie to this page only). */
+export async function pageSession(c: Context, ctx: TenancyContext): Promise<ResolvedSession | undefined> {
+  const secret = getCookie(c, SESSION_COOKIE);
+  return secret ? resolveSession(ctx, secret) : undefined;
+}
+
+/**
+ * The sign-in device flow's approval page (`GET /device?code=…`), outside `/v1`: shows which client
+ * asks and lets the signed-in person (browser session, or an API token pasted once) approve or deny
+ * it. The form posts to `POST /device` (submit.ts).
+ */
+export function registerDevicePage(app: ServiceApp, ctx: TenancyContext): void {
+  app.get("/device", async (c) => {
+    c.header("cache-control", "no-store");
+    // The page shows a code to confirm: never inside another site's frame.
+    c.header("x-frame-options", "DENY");
+    c.header("content-security-policy", "frame-ancestors 'none'");
+    if ((await getInstallation(ctx)).status !== "activated") {
+      return c.html(
+        layout(
+          "Not activated",
+          `<p>This installation is not activated yet: use <a href="/activate">/activate</a>.</p>`,
+        ),
+        409,
+      );
+    }
+    const userCode = c.req.query("code")?.trim().slice(0, 32) ?? "";
+    const lookup = userCode ? await lookUpUserCode(ctx.db, userCode) : undefined;
+    const session = await pageSession(c, ctx);
+    const html = devicePage({
+      userCode,
+      lookup,
+      signedInAs: session ? (session.principal.displayName ?? session.principal.id) : undefined,
+      csrfToken: session?.csrfToken,
+    });
+    return c.html(html, lookup && lookup.state === "unknown" ? 404 : 200);
+  });
+}

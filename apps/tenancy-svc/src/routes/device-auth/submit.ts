@@ -1,0 +1,69 @@
+import { timingSafeEqual } from "node:crypto";
+import type { Principal } from "@agentplane/contracts";
+import type { ServiceApp } from "@agentplane/service-kit";
+import type { TenancyContext } from "../../context.ts";
+import { resolveApiToken } from "../../services/api-tokens.ts";
+import { decideDeviceAuthorization, lookUpUserCode } from "../../services/device-auth.ts";
+import { forwardedOrigin } from "../forwarded-origin.ts";
+import { decisionPage, devicePage } from "./device-html.ts";
+import { pageSession } from "./page.ts";
+
+function field(body: Record<string, unknown>, name: string, max: number): string {
+  const value = body[name];
+  return typeof value === "string" && value.length <= max ? value.trim() : "";
+}
+
+function same(a: string, b: string): boolean {
+  const x = Buffer.from(a);
+  const y = Buffer.from(b);
+  return x.length === y.length && timingSafeEqual(x, y);
+}
+
+/**
+ * The approval page's form (`POST /device`). The person proves who they are with the browser
+ * session (plus its CSRF token, which only a page of this origin can have read) or with an API
+ * token pasted into the form, used for this decision only.
+ */
+export function registerDeviceSubmit(app: ServiceApp, ctx: TenancyContext): void {
+  app.post("/device", async (c) => {
+    c.header("cache-control", "no-store");
+    const origin = c.req.header("origin");
+    const own = new Set([new URL(ctx.config.publicUrl).origin, forwardedOrigin(c.req.raw.headers)]);
+    const site = c.req.header("sec-fetch-site");
+    if ((origin && !own.has(origin)) || (site && site !== "same-origin" && site !== "none")) {
+      return c.html(
+        devicePage({ userCode: "", error: "This form is accepted only from this installation's own page." }),
+        403,
+      );
+    }
+    const body = (await c.req.parseBody()) as Record<string, unknown>;
+    const userCode = field(body, "userCode", 32);
+    const decision = field(body, "decision", 16);
+    const pasted = field(body, "token", 512);
+    const lookup = userCode ? await lookUpUserCode(ctx.db, userCode) : undefined;
+    const again = (error: string, status: 400 | 401 | 403) => c.html(devicePage({ userCode, lookup, error }), status);
+    if (decision !== "approve" && decision !== "deny") return again("Choose Approve or Deny.", 400);
+
+    let approver: Principal | undefined;
+    if (pasted) {
+      approver = await resolveApiToken(ctx.db, pasted);
+      if (!approver) return again("That API token is not valid (unknown, revoked or expired).", 401);
+    } else {
+      const session = await pageSession(c, ctx);
+      if (!session) return again("Sign in first, or paste an API token.", 401);
+      // A cross-site form cannot know the session's CSRF token, nor (SameSite=Lax) send its cookie.
+      if (!origin || !same(field(body, "csrfToken", 128), session.csrfToken)) {
+        return again("The form expired or did not come from this page: reload it and try again.", 403);
+      }
+      approver = session.principal;
+    }
+    const outcome = await decideDeviceAuthorization(ctx, {
+      userCode,
+      approve: decision === "approve",
+      approver,
+      requestId: c.get("requestId"),
+    });
+    const { html, status } = decisionPage(outcome);
+    return c.html(html, status);
+  });
+}
