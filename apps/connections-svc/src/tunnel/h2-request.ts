@@ -2,6 +2,7 @@ import http2, { type ClientHttp2Session, type OutgoingHttpHeaders } from "node:h
 import { INTERNAL_IDENTITY_HEADER } from "@agentplane/contracts";
 import { ProblemError } from "@agentplane/problem-details";
 import { HOP_BY_HOP_HEADERS } from "@agentplane/service-kit";
+import { injectTraceparent, startChildSpan } from "@agentplane/telemetry";
 import { responseOf } from "./h2-body.ts";
 import { DELEGATION_HEADER, REQUEST_SIGNATURE_HEADER } from "./protocol.ts";
 import type { SignedRequest } from "./request-signer.ts";
@@ -61,6 +62,14 @@ export async function requestOnSession(args: {
   args.headers?.forEach((value, key) => {
     if (!DROPPED.has(key) && !key.startsWith("x-agentplane-") && !key.startsWith("x-forwarded-")) headers[key] = value;
   });
+  // The hop through the relay is a span of its own; the relay passes its traceparent on to the
+  // API server, so the request stays one trace from the gateway to the cluster.
+  const method = args.method.toUpperCase();
+  const span = startChildSpan(`tunnel ${method}`, {
+    "http.request.method": method,
+    "agentplane.cluster.id": clusterId,
+  });
+  if (span) injectTraceparent(headers as Record<string, string>, span);
   const hasBody = args.body !== undefined && args.body.length > 0;
   const stream = session.request(headers, { endStream: !hasBody });
   if (hasBody) stream.end(args.body);
@@ -77,6 +86,9 @@ export async function requestOnSession(args: {
   stream.once("close", () => {
     signal?.removeEventListener("abort", cancel);
     clearTimeout(deadline);
+    if (!span) return;
+    if (!answered) span.setStatus({ code: 2 });
+    span.end();
   });
   const ended = () => (timedOut ? tunnelTimedOut(clusterId, args.timeoutMs ?? 0) : disconnected(clusterId));
   return new Promise<Response>((resolve, reject) => {
@@ -84,6 +96,7 @@ export async function requestOnSession(args: {
     // end can follow it at once, and would be missed a turn later (a body that never ends).
     stream.once("response", (head) => {
       answered = true;
+      span?.setAttribute("http.response.status_code", Number(head[":status"] ?? 0));
       resolve(responseOf(stream, head, args.method, ended));
     });
     stream.once("error", (err) => {

@@ -16,6 +16,7 @@ import {
   servicePrincipal,
   type UpgradeHandler,
 } from "@agentplane/service-kit";
+import { injectTraceparent } from "@agentplane/telemetry";
 import { sql } from "kysely";
 import { type WebSocket, WebSocketServer } from "ws";
 import type { ConnectionsContext } from "../context.ts";
@@ -363,6 +364,8 @@ export class TunnelHub {
     headers.set(INTERNAL_IDENTITY_HEADER, await this.identity.sign(this.caller, "connections"));
     headers.set(TUNNEL_USE_HEADER, req.use ?? "kube");
     headers.delete("content-length");
+    // The replica holding the tunnel continues this request's trace, not its caller's.
+    injectTraceparent(headers);
     const path = CONNECTIONS_INTERNAL.forwardToTunnel.replace("{clusterId}", encodeURIComponent(clusterId));
     try {
       return await fetch(new URL(`${path}${req.path}`, baseUrl), {
