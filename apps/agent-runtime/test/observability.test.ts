@@ -1,10 +1,12 @@
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { type LocalServer, startLocalServer } from "@agentplane/testkit";
-import { type CollectorStandIn, startLangfuse, startOtlpCollector } from "@agentplane/testkit/telemetry";
+import { type SlackStandIn, startSlackStandIn } from "@agentplane/testkit/slack";
+import { attributesOf, type CollectorStandIn, startLangfuse, startOtlpCollector } from "@agentplane/testkit/telemetry";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { type FakeModel, type Reply, startFakeModel } from "./support/fake-model.ts";
-import { readSse, startTestRuntime, type TestRuntime } from "./support/runtime.ts";
+import { readSse, startTestRuntime, type TestRuntime, waitFor } from "./support/runtime.ts";
+import { startSlackRuntime } from "./support/slack.ts";
 
 const KEYS = { publicKey: "pk-lf-test", secretKey: "sk-lf-test" };
 let fake: FakeModel;
@@ -248,6 +250,32 @@ describe("exporter faults", () => {
     expect(median(faulty)).toBeLessThan(median(baseline) * 3 + 500);
     // Shutdown flushes for a bounded time, even against a collector that never answers.
     expect(closeTime).toBeLessThan(15_000);
+  }, 60_000);
+});
+
+describe("team chat telemetry", () => {
+  let slack: SlackStandIn | undefined;
+  afterEach(async () => {
+    await slack?.close();
+    slack = undefined;
+  });
+
+  it("team_chat.connected says the mode and whether an owner is paired, never a token or an app id", async () => {
+    const otlp = await startOtlpCollector();
+    stands.push(otlp);
+    slack = await startSlackStandIn({ botAppId: "A0TRACED" });
+    rt = await startSlackRuntime(fake, slack, { env: { OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url, CHAT_MODE: "team" } });
+    const connected = await waitFor(() => otlp.logRecords().find((r) => r.eventName === "team_chat.connected"), 15_000);
+    expect(attributesOf(connected.attributes)).toEqual({
+      "team_chat.mode": "team",
+      "team_chat.owner_paired": false,
+    });
+    const started = otlp.logRecords().find((r) => r.eventName === "agent.started");
+    expect(attributesOf(started?.attributes)["team_chat.enabled"]).toBe(true);
+    const everything = otlp.everything();
+    for (const secret of [slack.botToken, slack.appToken, "A0TRACED", slack.apiUrl]) {
+      expect(everything).not.toContain(secret);
+    }
   }, 60_000);
 });
 

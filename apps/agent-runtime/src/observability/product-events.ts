@@ -47,6 +47,7 @@ export const PRODUCT_EVENTS = {
   },
   "compaction.ran": { "thread.id": "id", "compaction.messages": "count", trigger: ["threshold", "command"] },
   "memory.search": { "memory.results": "count", "memory.duration_ms": "duration_ms" },
+  "team_chat.connected": { "team_chat.mode": ["personal", "team"], "team_chat.owner_paired": "flag" },
 } as const satisfies Record<string, Record<string, Kind>>;
 
 export type ProductEventName = keyof typeof PRODUCT_EVENTS;

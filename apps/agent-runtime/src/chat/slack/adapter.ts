@@ -176,6 +176,11 @@ export class SlackTeamChat implements TeamChatAdapter {
       { botUserId: identity.botUserId, appId: identity.appId, mode: this.mode() },
       "team chat connected",
     );
+    const owner = await this.ownerId().catch(() => null);
+    this.#deps.telemetry.emit("team_chat.connected", {
+      "team_chat.mode": this.mode(),
+      "team_chat.owner_paired": owner !== null,
+    });
     await this.#announcePairing();
   }
 
