@@ -86,6 +86,10 @@ export const CONFIG_GLOSSARY: Record<string, string> = {
     "kubernetes driver: `true` when sandbox-svc runs in the cluster: ports are dialled on the Pod's IP instead of `pods/portforward`.",
   SANDBOX_K8S_EGRESS_PROXY:
     "kubernetes driver: `<namespace>/<label>=<value>[,…]:<port>` of the egress proxy's Pods, the only egress a sandbox's NetworkPolicy allows (none when unset).",
+  SANDBOX_K8S_EGRESS_PROXY_URL:
+    "kubernetes driver: the egress proxy's Service as sandboxes dial it (`http://<host>:<port>`); each sandbox gets it with its own credential in `HTTPS_PROXY` and the other proxy variables (needs `AGENTPLANE_SECRET_KEY`).",
+  EGRESS_PROXY_PORT:
+    "egress proxy: the port sandbox Pods connect to (default 3128); its health endpoints stay on `PORT`.",
   SANDBOX_K8S_PLATFORM_PODS:
     "kubernetes driver: `<namespace>/<label>=<value>[,…]` of sandbox-svc's Pods, the only ones a sandbox's NetworkPolicy lets in.",
   // Governance

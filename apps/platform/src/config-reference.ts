@@ -9,7 +9,7 @@ import { RelayEnvSchema } from "@agentplane/cluster-relay";
 import { ConnectionsEnvSchema } from "@agentplane/connections-svc";
 import { GovernanceEnvSchema } from "@agentplane/governance-svc";
 import { InferenceEnvSchema } from "@agentplane/inference-proxy";
-import { SandboxEnvSchema } from "@agentplane/sandbox-svc";
+import { EgressEnvSchema, SandboxEnvSchema } from "@agentplane/sandbox-svc";
 import { TenancyEnvSchema } from "@agentplane/tenancy-svc";
 import { z } from "zod";
 import { AllInOneEnvSchema } from "./config.ts";
@@ -30,6 +30,11 @@ export const DEPLOYABLES: Deployable[] = [
   { name: "api-gateway", start: "`--target=gateway`", schema: GatewayEnvSchema },
   { name: "tenancy-svc", start: "`--target=tenancy`", schema: TenancyEnvSchema },
   { name: "sandbox-svc", start: "`--target=sandbox`", schema: SandboxEnvSchema },
+  {
+    name: "egress proxy",
+    start: "`--target=egress`, with the kubernetes sandbox driver",
+    schema: EgressEnvSchema,
+  },
   { name: "governance-svc", start: "`--target=governance`", schema: GovernanceEnvSchema },
   { name: "connections-svc", start: "`--target=connections`", schema: ConnectionsEnvSchema },
   { name: "inference-proxy", start: "`--target=inference`", schema: InferenceEnvSchema },

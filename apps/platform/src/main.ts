@@ -9,6 +9,7 @@ const TARGETS = {
   audit: "../../audit-svc/src/main.ts",
   governance: "../../governance-svc/src/main.ts",
   sandbox: "../../sandbox-svc/src/main.ts",
+  egress: "../../sandbox-svc/src/egress-main.ts",
   connections: "../../connections-svc/src/main.ts",
   "cluster-relay": "../../cluster-relay/src/main.ts",
   inference: "../../inference-proxy/src/main.ts",

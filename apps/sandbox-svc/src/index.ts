@@ -15,6 +15,7 @@ export {
   type SandboxSettings,
   SandboxSettingsSchema,
 } from "./config.ts";
+export { EgressEnvSchema } from "./driver/kubernetes/egress-service.ts";
 export { LocalDriver, type LocalDriverOptions } from "./driver/local/local-driver.ts";
 export type { SandboxDriver } from "./driver/types.ts";
 export { type IngressTarget, parseIngressHost } from "./ingress.ts";

@@ -2,6 +2,7 @@ import { silentLogger } from "@agentplane/service-kit";
 import { FakeKubeApiServer } from "@agentplane/testkit/kube";
 import { KubeConfig } from "@kubernetes/client-node";
 import { kubernetesConfigFrom } from "../../src/driver/kubernetes/config.ts";
+import { EgressCredentials } from "../../src/driver/kubernetes/egress-credential.ts";
 import { KubernetesDriver } from "../../src/driver/kubernetes/kubernetes-driver.ts";
 import type { ExecProcess, SandboxRuntimeSpec } from "../../src/driver/types.ts";
 
@@ -11,8 +12,13 @@ export async function startFakeKube(): Promise<FakeKubeApiServer> {
   return FakeKubeApiServer.start({ token: "sandbox-svc-token", namespaces: [NS] });
 }
 
-/** A driver as a deployment builds it, against the fake API server. */
-export function kubeDriver(fake: FakeKubeApiServer, options: { startTimeoutMs?: number; dialPodIP?: boolean } = {}) {
+export const EGRESS_SECRET = "a-test-secret-of-the-platform-32b";
+
+/** A driver as a deployment builds it, against the fake API server; `egressProxyUrl` gives sandboxes the proxy. */
+export function kubeDriver(
+  fake: FakeKubeApiServer,
+  options: { startTimeoutMs?: number; dialPodIP?: boolean; egressProxyUrl?: string } = {},
+) {
   const kc = new KubeConfig();
   kc.loadFromString(fake.kubeconfig(NS));
   const config = kubernetesConfigFrom({
@@ -21,6 +27,9 @@ export function kubeDriver(fake: FakeKubeApiServer, options: { startTimeoutMs?: 
     SANDBOX_K8S_TOLERATIONS_JSON: [{ key: "sandboxes", operator: "Exists", effect: "NoSchedule" }],
     SANDBOX_K8S_EGRESS_PROXY: "agentplane/app.kubernetes.io/component=egress-proxy:3128",
     SANDBOX_K8S_PLATFORM_PODS: "agentplane/app.kubernetes.io/component=sandbox-svc",
+    ...(options.egressProxyUrl
+      ? { SANDBOX_K8S_EGRESS_PROXY_URL: options.egressProxyUrl, AGENTPLANE_SECRET_KEY: EGRESS_SECRET }
+      : {}),
   });
   return new KubernetesDriver({
     kubeConfig: kc,
@@ -28,6 +37,7 @@ export function kubeDriver(fake: FakeKubeApiServer, options: { startTimeoutMs?: 
     placement: config.placement,
     startTimeoutMs: options.startTimeoutMs ?? 10_000,
     dialPodIP: options.dialPodIP ?? false,
+    ...(config.egressSecret ? { egressCredentials: new EgressCredentials(config.egressSecret) } : {}),
   });
 }
 

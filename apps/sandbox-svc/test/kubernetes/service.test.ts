@@ -86,9 +86,12 @@ describe.skipIf(!postgres?.available)(`sandbox-svc on the kubernetes driver${pos
     expect(created.state).toBe("running");
     const pod = fake.store.get("/pods", NS, created.slug);
     expect(pod?.metadata.labels?.["agentplane.dev/org-id"]).toBe("org_kube");
-    const containers = pod?.spec?.containers as { env: { name: string }[] }[];
-    const env = containers[0]?.env.map((e) => e.name) ?? [];
-    expect(env).toContain("AGENTPLANE_TOKEN");
+    // The sandbox's platform token is in its Secret, referenced by the Pod, never in the Pod spec.
+    const containers = pod?.spec?.containers as { env: { name: string }[]; envFrom: unknown[] }[];
+    expect(containers[0]?.env.map((e) => e.name)).not.toContain("AGENTPLANE_TOKEN");
+    expect(containers[0]?.envFrom).toEqual([{ secretRef: { name: `${created.slug}-env` } }]);
+    const secret = fake.store.get("/secrets", NS, `${created.slug}-env`);
+    expect(Object.keys((secret?.data ?? {}) as object)).toContain("AGENTPLANE_TOKEN");
     const row = await getSandboxRow(b.deps, P, created.id);
     const result = await execInSandbox(b.deps, actor, row, { command: "echo from-b; exit 2", timeoutMs: 5000 });
     expect(result).toMatchObject({ exitCode: 2, stdout: "from-b\n" });

@@ -4,6 +4,7 @@ import { join } from "node:path";
 import type { KubeObject, ObjectStore, StoreEvent } from "./store.ts";
 
 const PODS = "/pods";
+const SECRETS = "/secrets";
 const CLAIMS = "/persistentvolumeclaims";
 
 interface Container {
@@ -11,7 +12,8 @@ interface Container {
   image?: string;
   command?: string[];
   args?: string[];
-  env?: { name: string; value?: string }[];
+  env?: { name: string; value?: string; valueFrom?: { secretKeyRef?: { name: string; key: string } } }[];
+  envFrom?: { prefix?: string; secretRef?: { name: string } }[];
   workingDir?: string;
   volumeMounts?: { name: string; mountPath: string }[];
 }
@@ -76,6 +78,8 @@ export class FakeKubelet {
     if (event.resource === CLAIMS && event.type === "DELETED") {
       rmSync(this.claimDir(ns, metadata.name), { recursive: true, force: true });
     }
+    // A Pod waiting for its Secret starts once it exists.
+    if (event.resource === SECRETS && event.type !== "DELETED") setImmediate(() => this.reschedule());
     if (event.resource !== PODS) return;
     if (event.type === "ADDED") setImmediate(() => this.schedule(ns, metadata.name));
     if (event.type === "DELETED") this.kill(ns, metadata.name);
@@ -136,10 +140,58 @@ export class FakeKubelet {
       });
       return;
     }
-    this.start(ns, pod, container);
+    const env = this.containerEnv(ns, container);
+    if (typeof env === "string") {
+      // As a kubelet does: the Pod waits (CreateContainerConfigError) until the Secret exists.
+      this.store.update(PODS, ns, name, (o) => {
+        o.spec = { ...o.spec, nodeName: "fake-node" };
+        o.status = {
+          phase: "Pending",
+          conditions: [{ type: "PodScheduled", status: "True", lastTransitionTime: now() }],
+          containerStatuses: [
+            {
+              name: container.name,
+              image: container.image,
+              imageID: "",
+              ready: false,
+              restartCount: 0,
+              state: { waiting: { reason: "CreateContainerConfigError", message: env } },
+            },
+          ],
+        };
+      });
+      return;
+    }
+    this.start(ns, pod, container, env);
   }
 
-  private start(ns: string, pod: KubeObject, container: Container): void {
+  /** `envFrom` Secrets, then `env` (values and secretKeyRefs), as a kubelet resolves them; a missing Secret is the error. */
+  private containerEnv(ns: string, container: Container): Record<string, string> | string {
+    const env: Record<string, string> = {};
+    const secret = (name: string) => {
+      const found = this.store.get(SECRETS, ns, name);
+      if (!found) return undefined;
+      const data = (found.data ?? {}) as Record<string, string>;
+      return Object.fromEntries(Object.entries(data).map(([k, v]) => [k, Buffer.from(v, "base64").toString("utf8")]));
+    };
+    for (const from of container.envFrom ?? []) {
+      if (!from.secretRef) continue;
+      const data = secret(from.secretRef.name);
+      if (!data) return `secret "${from.secretRef.name}" not found`;
+      for (const [k, v] of Object.entries(data)) env[`${from.prefix ?? ""}${k}`] = v;
+    }
+    for (const e of container.env ?? []) {
+      const ref = e.valueFrom?.secretKeyRef;
+      if (ref) {
+        const value = secret(ref.name)?.[ref.key];
+        if (value === undefined) return `couldn't find key ${ref.key} in Secret ${ns}/${ref.name}`;
+        env[e.name] = value;
+      } else env[e.name] = e.value ?? "";
+    }
+    return env;
+  }
+
+  private start(ns: string, pod: KubeObject, container: Container, containerEnv: Record<string, string>): void {
     const name = pod.metadata.name;
     const volumes = (pod.spec?.volumes as { name: string; persistentVolumeClaim?: { claimName: string } }[]) ?? [];
     const podDir = join(this.dataDir, "pods", ns, name);
@@ -150,7 +202,7 @@ export class FakeKubelet {
     });
     for (const m of mounts) mkdirSync(m.dir, { recursive: true });
     const env: Record<string, string> = { PATH: process.env.PATH ?? "/usr/bin:/bin", HOSTNAME: name };
-    for (const e of container.env ?? []) env[e.name] = e.value ?? "";
+    Object.assign(env, containerEnv);
     const cwd = this.localPath(mounts, container.workingDir) ?? podDir;
     const argv = [...(container.command ?? ["sleep", "infinity"]), ...(container.args ?? [])];
     const proc = spawn(argv[0] as string, argv.slice(1), { cwd, env, stdio: "ignore", detached: true });

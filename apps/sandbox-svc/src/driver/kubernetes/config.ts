@@ -1,3 +1,4 @@
+import { ConfigError } from "@agentplane/service-kit";
 import { z } from "zod";
 import type { KubernetesPlacement } from "./objects.ts";
 
@@ -52,6 +53,13 @@ export const KubernetesSettingsSchema = z.object({
     .string()
     .regex(/^[a-z0-9-]+\/[^:]+:\d{1,5}$/)
     .optional(),
+  /** The egress proxy's Service as sandboxes dial it (`http://agentplane-egress.agentplane.svc:3128`). */
+  SANDBOX_K8S_EGRESS_PROXY_URL: z
+    .url()
+    .regex(/^http:\/\/[^/@]+:\d{1,5}\/?$/, "http://<host>:<port>")
+    .optional(),
+  /** Shared with the egress proxy: each sandbox's proxy credential is derived from it. */
+  AGENTPLANE_SECRET_KEY: z.string().min(16).optional(),
   /** `<namespace>/<label>=<value>[,…]` of sandbox-svc's Pods, the only ones that may connect to a sandbox. */
   SANDBOX_K8S_PLATFORM_PODS: z
     .string()
@@ -62,6 +70,8 @@ export type KubernetesSettings = z.infer<typeof KubernetesSettingsSchema>;
 
 export interface KubernetesConfig {
   placement: KubernetesPlacement;
+  /** The secret per-sandbox egress credentials derive from (with an egress proxy URL). */
+  egressSecret?: string;
   startTimeoutMs: number;
   dialPodIP: boolean;
 }
@@ -76,7 +86,25 @@ function podsRef(value: string): { namespace: string; labels: Record<string, str
 
 export function kubernetesConfigFrom(settings: KubernetesSettings): KubernetesConfig {
   const egress = settings.SANDBOX_K8S_EGRESS_PROXY;
+  const egressUrl = settings.SANDBOX_K8S_EGRESS_PROXY_URL;
+  if (egressUrl && !settings.AGENTPLANE_SECRET_KEY) {
+    throw new ConfigError([
+      {
+        name: "AGENTPLANE_SECRET_KEY",
+        message: "required with SANDBOX_K8S_EGRESS_PROXY_URL (sandbox egress credentials)",
+      },
+    ]);
+  }
+  if (egressUrl && !egress) {
+    throw new ConfigError([
+      {
+        name: "SANDBOX_K8S_EGRESS_PROXY",
+        message: "required with SANDBOX_K8S_EGRESS_PROXY_URL (the NetworkPolicy's peer)",
+      },
+    ]);
+  }
   return {
+    ...(egressUrl ? { egressSecret: settings.AGENTPLANE_SECRET_KEY as string } : {}),
     placement: {
       namespace: settings.SANDBOX_K8S_NAMESPACE ?? "agentplane-sandboxes",
       defaultImage: settings.SANDBOX_K8S_DEFAULT_IMAGE ?? "docker.io/library/debian:bookworm-slim",
@@ -96,6 +124,7 @@ export function kubernetesConfigFrom(settings: KubernetesSettings): KubernetesCo
           }
         : {}),
       ...(settings.SANDBOX_K8S_PLATFORM_PODS ? { platform: podsRef(settings.SANDBOX_K8S_PLATFORM_PODS) } : {}),
+      ...(egressUrl ? { egressProxyUrl: egressUrl } : {}),
     },
     startTimeoutMs: (settings.SANDBOX_K8S_START_TIMEOUT_SECONDS ?? 300) * 1000,
     dialPodIP: settings.SANDBOX_K8S_DIAL_POD_IP === "true",

@@ -1,6 +1,7 @@
 import type { Logger } from "@agentplane/service-kit";
 import { KubeConfig } from "@kubernetes/client-node";
 import type { KubernetesConfig } from "./config.ts";
+import { EgressCredentials } from "./egress-credential.ts";
 import { KubernetesDriver } from "./kubernetes-driver.ts";
 
 /**
@@ -17,5 +18,11 @@ export function createKubernetesDriver(
     kc = new KubeConfig();
     kc.loadFromDefault();
   }
-  return new KubernetesDriver({ kubeConfig: kc, logger, ...config });
+  const { egressSecret, ...rest } = config;
+  return new KubernetesDriver({
+    kubeConfig: kc,
+    logger,
+    ...rest,
+    ...(egressSecret ? { egressCredentials: new EgressCredentials(egressSecret) } : {}),
+  });
 }

@@ -22,12 +22,15 @@ import type {
   SandboxRuntimeSpec,
 } from "../types.ts";
 import { apiMessage, statusCode } from "./api-errors.ts";
+import { type EgressCredentials, sandboxProxyEnv } from "./egress-credential.ts";
 import { LeaderLease } from "./lease.ts";
 import {
   claimName,
   DRIVER_SELECTOR,
+  envSecretName,
   type KubernetesPlacement,
   SANDBOX_ID,
+  sandboxEnvSecret,
   sandboxNetworkPolicy,
   sandboxPod,
   workspaceClaim,
@@ -45,6 +48,8 @@ export interface KubernetesDriverOptions {
   dialPodIP?: boolean;
   /** How long the garbage collector's leader lease lasts without renewal (default 120 s). */
   gcLeaseSeconds?: number;
+  /** Per-sandbox egress proxy credentials (required with `placement.egressProxyUrl`). */
+  egressCredentials?: EgressCredentials;
 }
 
 /** What the driver does through the API server: checked at start, a missing one is named in readiness. */
@@ -54,6 +59,7 @@ export const REQUIRED_ACCESS: { verb: string; resource: string; subresource?: st
   { verb: "create", resource: "pods", subresource: "portforward" },
   ...["get", "list", "create", "delete"].map((verb) => ({ verb, resource: "persistentvolumeclaims" })),
   ...["get", "create", "delete"].map((verb) => ({ verb, resource: "networkpolicies", group: "networking.k8s.io" })),
+  ...["create", "update", "delete"].map((verb) => ({ verb, resource: "secrets" })),
   ...["get", "create", "update"].map((verb) => ({ verb, resource: "leases", group: "coordination.k8s.io" })),
 ];
 
@@ -294,6 +300,16 @@ export class KubernetesDriver implements SandboxDriver {
         () => this.networking.createNamespacedNetworkPolicy({ namespace, body: policy }),
         async () => policy,
       );
+      const secret = sandboxEnvSecret(
+        spec,
+        placement,
+        claim,
+        await sandboxProxyEnv(this.options.egressCredentials, placement, spec),
+      );
+      await this.createOrGet(
+        () => this.core.createNamespacedSecret({ namespace, body: secret }),
+        () => this.core.replaceNamespacedSecret({ namespace, name: envSecretName(spec.slug), body: secret }),
+      );
       const existing = this.informer.get(spec.slug, namespace);
       if (existing && (isTerminated(existing) || existing.metadata?.deletionTimestamp)) {
         await this.deletePod(spec.slug);
@@ -380,8 +396,15 @@ export class KubernetesDriver implements SandboxDriver {
     await this.whenSynced();
     const pod = this.podOf(sandboxId);
     if (!pod) return;
+    const name = pod.metadata?.name as string;
     try {
-      await this.deletePod(pod.metadata?.name as string);
+      await this.deletePod(name);
+      // The token and credential it holds are of no use to a stopped sandbox; start writes new ones.
+      await this.core
+        .deleteNamespacedSecret({ namespace: this.options.placement.namespace, name: envSecretName(name) })
+        .catch((err) => {
+          if (statusCode(err) !== 404) throw err;
+        });
     } catch (err) {
       throw new Error(`Kubernetes API server: ${apiMessage(err)}`);
     }

@@ -1,4 +1,4 @@
-import type { V1NetworkPolicy, V1PersistentVolumeClaim, V1Pod, V1Toleration } from "@kubernetes/client-node";
+import type { V1NetworkPolicy, V1PersistentVolumeClaim, V1Pod, V1Secret, V1Toleration } from "@kubernetes/client-node";
 import type { SandboxRuntimeSpec } from "../types.ts";
 
 /** The label every object of the driver carries; its informer watches exactly these. */
@@ -30,12 +30,37 @@ export interface KubernetesPlacement {
   defaults: { cpuMillicores: number; memoryMiB: number; ephemeralMiB: number };
   /** Labels of the egress proxy's Pods (in `egressNamespace`): the only egress a sandbox has. */
   egressProxy?: { namespace: string; labels: Record<string, string>; port: number };
+  /** The egress proxy's address as sandboxes dial it (its Service); they get it with their credential. */
+  egressProxyUrl?: string;
   /** Labels of sandbox-svc's Pods (in `platformNamespace`): the only ones that may connect in. */
   platform?: { namespace: string; labels: Record<string, string> };
 }
 
 export function claimName(slug: string): string {
   return `${slug}-workspace`;
+}
+
+/** The Secret holding a sandbox's environment (its token, its egress credential, its own variables). */
+export function envSecretName(slug: string): string {
+  return `${slug}-env`;
+}
+
+/** Set for every sandbox unless its own env says otherwise. */
+function baseEnv(): Record<string, string> {
+  return { HOME: WORKSPACE, USER: "sandbox", LANG: "C.UTF-8" };
+}
+
+/** The proxy variables tools read (curl, pip, npm, git…): everything but the sandbox itself goes through it. */
+export function proxyEnv(proxyUrl: string, slug: string): Record<string, string> {
+  const noProxy = `localhost,127.0.0.1,::1,${slug}`;
+  return {
+    HTTP_PROXY: proxyUrl,
+    HTTPS_PROXY: proxyUrl,
+    NO_PROXY: noProxy,
+    http_proxy: proxyUrl,
+    https_proxy: proxyUrl,
+    no_proxy: noProxy,
+  };
 }
 
 /** Valid label values only: ids are `[a-z0-9_]`, an org may be absent. */
@@ -97,12 +122,9 @@ export function sandboxPod(
   const memory = `${spec.resources.memoryMiB ?? placement.defaults.memoryMiB}Mi`;
   const ephemeral = `${placement.defaults.ephemeralMiB}Mi`;
   const limits = { cpu, memory, "ephemeral-storage": ephemeral };
-  const env = {
-    HOME: WORKSPACE,
-    USER: "sandbox",
-    LANG: "C.UTF-8",
-    ...spec.env,
-  };
+  // The sandbox's own variables (its platform token among them) come from its Secret: a Pod spec is
+  // readable by anyone who may list Pods, a Secret only by who may read Secrets.
+  const env = Object.entries(baseEnv()).filter(([name]) => !(name in spec.env));
   return {
     apiVersion: "v1",
     kind: "Pod",
@@ -133,7 +155,8 @@ export function sandboxPod(
           name: CONTAINER,
           image: resolveImage(spec.image, placement),
           command: spec.command && spec.command.length > 0 ? spec.command : ["sleep", "infinity"],
-          env: Object.entries(env).map(([name, value]) => ({ name, value })),
+          env: env.map(([name, value]) => ({ name, value })),
+          envFrom: [{ secretRef: { name: envSecretName(spec.slug) } }],
           workingDir: WORKSPACE,
           resources: { requests: limits, limits },
           securityContext: {
@@ -148,6 +171,31 @@ export function sandboxPod(
       ],
       volumes: [{ name: "workspace", persistentVolumeClaim: { claimName: claim.metadata?.name as string } }],
     },
+  };
+}
+
+/**
+ * The sandbox's environment as a Secret, owned by its claim: its own variables and, with an egress
+ * proxy, the proxy variables carrying its per-sandbox credential. Rewritten at each start (the
+ * platform token is new each time).
+ */
+export function sandboxEnvSecret(
+  spec: SandboxRuntimeSpec,
+  placement: KubernetesPlacement,
+  claim: V1PersistentVolumeClaim,
+  egress: Record<string, string>,
+): V1Secret {
+  return {
+    apiVersion: "v1",
+    kind: "Secret",
+    type: "Opaque",
+    metadata: {
+      name: envSecretName(spec.slug),
+      namespace: placement.namespace,
+      labels: sandboxLabels(spec),
+      ownerReferences: ownedBy(claim),
+    },
+    stringData: { ...spec.env, ...egress },
   };
 }
 

@@ -1,0 +1,98 @@
+import type { AddressInfo } from "node:net";
+import type { Database } from "@agentplane/db";
+import { type Bus, createOutbox } from "@agentplane/events";
+import {
+  createServiceApp,
+  deploymentEnv,
+  type InternalKeys,
+  type Logger,
+  type ReadinessChecks,
+  type ServiceClient,
+} from "@agentplane/service-kit";
+import { sql } from "kysely";
+import { z } from "zod";
+import { SandboxEgressHostMapSchema } from "../../config.ts";
+import type { SandboxDB } from "../../db/schema.ts";
+import { decideEgress } from "../../egress/decide.ts";
+import { EgressProxy } from "../../egress/proxy.ts";
+import type { SandboxDeps } from "../../services/context.ts";
+import { EgressCredentials } from "./egress-credential.ts";
+import { EgressGateway } from "./egress-gateway.ts";
+
+/** The egress proxy as its own deployable (`--target=egress`). */
+export const EgressEnvSchema = deploymentEnv(8087).extend({
+  /** governance-svc: every destination of every sandbox is decided there. */
+  GOVERNANCE_URL: z.url(),
+  /** Shared with sandbox-svc: the per-sandbox proxy credentials derive from it. */
+  AGENTPLANE_SECRET_KEY: z.string().min(16),
+  /** Where sandboxes connect. */
+  EGRESS_PROXY_PORT: z.coerce.number().int().min(0).max(65_535).default(3128),
+  SANDBOX_EGRESS_HOST_MAP: SandboxEgressHostMapSchema.optional(),
+});
+
+export interface EgressProxyServiceDeps {
+  database: Database;
+  bus: Bus;
+  keys: InternalKeys;
+  logger: Logger;
+  /** governance-svc: every destination is decided there. */
+  governance: ServiceClient;
+  /** The platform's `AGENTPLANE_SECRET_KEY`, which sandbox-svc derives the same credentials from. */
+  secret: string;
+  /** Where sandboxes connect (3128 in the chart; 0 for any free port). */
+  proxyPort: number;
+  proxyHost?: string;
+  /** Tests only: egress names → local stand-ins. */
+  hostMap?: Record<string, string>;
+}
+
+export interface EgressProxyService {
+  fetch(request: Request): Response | Promise<Response>;
+  /** The proxy's listening address (its port when 0 was asked). */
+  proxyAddress: AddressInfo;
+  close(): Promise<void>;
+}
+
+/**
+ * The cluster's egress proxy as its own deployable (`--target=egress`): health endpoints on its
+ * service port, the proxy on `proxyPort`. It reads the sandbox schema (a sandbox's org, project and
+ * labels) and writes refusals to its outbox, as sandbox-svc's own proxy does; it migrates nothing.
+ */
+export async function createEgressProxyService(deps: EgressProxyServiceDeps): Promise<EgressProxyService> {
+  const { database, bus, logger } = deps;
+  const outbox = createOutbox({ database, schema: "sandbox", bus, logger });
+  outbox.start();
+  const decideDeps = {
+    db: database.forSchema<SandboxDB>("sandbox"),
+    database,
+    bus,
+    outbox,
+    logger,
+    config: {},
+    governance: deps.governance,
+  } as unknown as SandboxDeps;
+  const proxy = new EgressProxy({
+    decide: (sandboxId, host, port) => decideEgress(decideDeps, sandboxId, host, port),
+    logger,
+    ...(deps.hostMap ? { hostMap: deps.hostMap } : {}),
+  });
+  const gateway = new EgressGateway({ proxy, credentials: new EgressCredentials(deps.secret), logger });
+  const proxyAddress = await gateway.listen(deps.proxyPort, deps.proxyHost);
+  const checks: ReadinessChecks = {
+    // The sandbox schema exists once sandbox-svc (or the migration Job) has migrated it.
+    database: async () => {
+      await sql`select 1 from sandbox.sandboxes limit 0`.execute(database.kysely);
+    },
+    bus: () => bus.ready(),
+  };
+  const app = createServiceApp({ name: "egress", keys: deps.keys, logger, checks });
+  logger.info({ port: proxyAddress.port }, "egress proxy listening");
+  return {
+    fetch: (request) => app.fetch(request),
+    proxyAddress,
+    async close() {
+      await gateway.close();
+      await outbox.stop();
+    },
+  };
+}
