@@ -8,7 +8,7 @@ import { configFromEnv } from "../../apps/sandbox-svc/src/config.ts";
 import { GOLDEN_DIR, type K8sObject, parseObjects, renderChart, VALUES_DIR, valueSets } from "./chart.ts";
 import { CHART, helm } from "./helm.ts";
 
-const SERVICES = ["gateway", "tenancy", "sandbox", "audit", "governance", "connections", "inference"];
+const SERVICES = ["gateway", "tenancy", "sandbox", "egress", "audit", "governance", "connections", "inference"];
 
 const rendered = Object.fromEntries(
   valueSets().map((name) => [name, renderChart(join(VALUES_DIR, `${name}.yaml`))]),
@@ -182,7 +182,8 @@ describe("the agentplane Helm chart", () => {
   it("configures sandbox-svc with settings its own schema accepts, letting its Pods into sandboxes", () => {
     const list = objects("dev");
     const data = (named(list, "ConfigMap", "agentplane-config") as unknown as { data: Record<string, string> }).data;
-    const config = configFromEnv(data);
+    // AGENTPLANE_SECRET_KEY comes from the keys Secret (every service's env), not the ConfigMap.
+    const config = configFromEnv({ ...data, AGENTPLANE_SECRET_KEY: "a-platform-secret-key-of-32-bytes" });
     expect(config.driver).toBe("kubernetes");
     const placement = config.kubernetes?.placement;
     expect(placement).toMatchObject({
@@ -199,6 +200,54 @@ describe("the agentplane Helm chart", () => {
       }
     ).metadata.labels;
     expect(podLabels).toMatchObject(placement?.platform?.labels ?? { missing: "platform pods" });
+  });
+
+  it("runs the egress proxy sandboxes are confined to, and gives sandbox-svc its address and Pods", () => {
+    const list = objects("dev");
+    const data = (named(list, "ConfigMap", "agentplane-config") as unknown as { data: Record<string, string> }).data;
+    const placement = configFromEnv({ ...data, AGENTPLANE_SECRET_KEY: "a-platform-secret-key-of-32-bytes" }).kubernetes
+      ?.placement;
+    const deployment = named(list, "Deployment", "agentplane-egress") as K8sObject;
+    const template = podTemplate(deployment) as unknown as {
+      metadata: { labels: Record<string, string> };
+      spec: {
+        automountServiceAccountToken: boolean;
+        containers: { args: string[]; ports: { name: string; containerPort: number }[]; env: { name: string }[] }[];
+      };
+    };
+    const container = template.spec.containers[0];
+    expect(container?.args).toEqual(["--target=egress"]);
+    expect(container?.ports).toContainEqual({ name: "proxy", containerPort: 3128 });
+    // It derives each sandbox's credential from the same secret as sandbox-svc.
+    expect(container?.env.map((e) => e.name)).toContain("AGENTPLANE_SECRET_KEY");
+    expect(template.spec.automountServiceAccountToken).toBe(false);
+    // The sandboxes' NetworkPolicy peer is exactly these Pods, on the proxy port.
+    expect(placement?.egressProxy).toEqual({
+      namespace: "agentplane",
+      labels: { "app.kubernetes.io/instance": "agentplane", "app.kubernetes.io/component": "egress" },
+      port: 3128,
+    });
+    expect(template.metadata.labels).toMatchObject(placement?.egressProxy?.labels ?? { missing: "egress labels" });
+    // Sandboxes dial its Service.
+    const service = named(list, "Service", "agentplane-egress") as unknown as {
+      metadata: { name: string };
+      spec: { ports: { name: string; port: number }[] };
+    };
+    expect(service.spec.ports).toContainEqual(expect.objectContaining({ name: "proxy", port: 3128 }));
+    expect(placement?.egressProxyUrl).toBe("http://agentplane-egress.agentplane.svc:3128");
+    // sandbox-svc may write each sandbox's Secret.
+    const role = named(list, "Role", "agentplane-sandbox-driver") as unknown as {
+      rules: { resources: string[]; verbs: string[] }[];
+    };
+    for (const verb of ["create", "update", "delete"]) {
+      expect(
+        role.rules.some((r) => r.resources.includes("secrets") && r.verbs.includes(verb)),
+        verb,
+      ).toBe(true);
+    }
+    // Not rendered when sandboxes are not Pods.
+    const local = parseObjects(renderChart(join(VALUES_DIR, "external.yaml"), ["--set", "sandboxes.driver=local"]));
+    expect(named(local, "Deployment", "agentplane-egress")).toBeUndefined();
   });
 
   it("runs the cluster relay as an optional component with the settings the relay accepts", () => {

@@ -17,6 +17,7 @@ await runService({
       secret: env.AGENTPLANE_SECRET_KEY,
       proxyPort: env.EGRESS_PROXY_PORT,
       proxyHost: env.HOST,
+      ...(env.AGENTPLANE_API_URL ? { apiUrl: env.AGENTPLANE_API_URL } : {}),
       ...(env.SANDBOX_EGRESS_HOST_MAP ? { hostMap: env.SANDBOX_EGRESS_HOST_MAP } : {}),
     }),
 });

@@ -50,7 +50,7 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
 {{- define "agentplane.commonEnv" -}}
 {{- $full := include "agentplane.fullname" . -}}
 {{- range $name, $svc := .Values.services }}
-{{- if and $svc.enabled (ne $name "gateway") (ne $name "runtime") }}
+{{- if and $svc.enabled (ne $name "gateway") (ne $name "runtime") (ne $name "egress") }}
 - name: {{ upper $name }}_URL
   value: {{ printf "http://%s-%s:%v" $full $name $svc.port | quote }}
 {{- end }}
@@ -75,4 +75,12 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
     secretKeyRef:
       name: {{ include "agentplane.keysSecret" . }}
       key: AGENTPLANE_SECRET_KEY
+{{- end -}}
+
+{{/* Whether a service is rendered: enabled, and the egress proxy only for Pods as sandboxes. */}}
+{{- define "agentplane.serviceRendered" -}}
+{{- $root := index . 0 -}}
+{{- $name := index . 1 -}}
+{{- $svc := index . 2 -}}
+{{- if and $svc.enabled (or (ne $name "egress") (eq $root.Values.sandboxes.driver "kubernetes")) -}}true{{- end -}}
 {{- end -}}

@@ -14,6 +14,7 @@ import { z } from "zod";
 import { SandboxEgressHostMapSchema } from "../../config.ts";
 import type { SandboxDB } from "../../db/schema.ts";
 import { decideEgress } from "../../egress/decide.ts";
+import { platformDestination } from "../../egress/platform.ts";
 import { EgressProxy } from "../../egress/proxy.ts";
 import type { SandboxDeps } from "../../services/context.ts";
 import { EgressCredentials } from "./egress-credential.ts";
@@ -27,6 +28,8 @@ export const EgressEnvSchema = deploymentEnv(8087).extend({
   AGENTPLANE_SECRET_KEY: z.string().min(16),
   /** Where sandboxes connect. */
   EGRESS_PROXY_PORT: z.coerce.number().int().min(0).max(65_535).default(3128),
+  /** The platform's API as sandboxes name it: a destination open by default (decided as `platform`). */
+  AGENTPLANE_API_URL: z.url().optional(),
   SANDBOX_EGRESS_HOST_MAP: SandboxEgressHostMapSchema.optional(),
 });
 
@@ -44,6 +47,8 @@ export interface EgressProxyServiceDeps {
   proxyHost?: string;
   /** Tests only: egress names → local stand-ins. */
   hostMap?: Record<string, string>;
+  /** `AGENTPLANE_API_URL`: sandboxes reach their platform through the proxy. */
+  apiUrl?: string;
 }
 
 export interface EgressProxyService {
@@ -72,9 +77,10 @@ export async function createEgressProxyService(deps: EgressProxyServiceDeps): Pr
     governance: deps.governance,
   } as unknown as SandboxDeps;
   const proxy = new EgressProxy({
-    decide: (sandboxId, host, port) => decideEgress(decideDeps, sandboxId, host, port),
+    decide: (sandboxId, host, port, toPlatform) => decideEgress(decideDeps, sandboxId, host, port, toPlatform),
     logger,
     ...(deps.hostMap ? { hostMap: deps.hostMap } : {}),
+    ...(deps.apiUrl ? { platform: platformDestination(deps.apiUrl) } : {}),
   });
   const gateway = new EgressGateway({ proxy, credentials: new EgressCredentials(deps.secret), logger });
   const proxyAddress = await gateway.listen(deps.proxyPort, deps.proxyHost);
