@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { isConnectionLost } from "../src/lib/connection.ts";
+import { parseEndpoints } from "../src/lib/endpoints.ts";
 import { ApiError } from "../src/lib/problem.ts";
 import { fieldOfPointer, schemaFields, toArguments } from "../src/lib/schema-form.ts";
 import { formatThresholds, parseAmount, parseThresholds, usd, usedPercent } from "../src/lib/spend.ts";
@@ -117,5 +118,16 @@ describe("a lost connection", () => {
     );
     expect(isConnectionLost(new ApiError(403, { type: "https://agentplane.dev/problems/policy-denied" }))).toBe(false);
     expect(isConnectionLost(new Error("boom"))).toBe(false);
+  });
+});
+
+describe("AWS endpoint overrides", () => {
+  it("reads service=url lines and refuses anything else", () => {
+    expect(parseEndpoints(" sts = http://127.0.0.1:9/ \n\nS3=https://s3.internal")).toEqual({
+      endpoints: { sts: "http://127.0.0.1:9/", s3: "https://s3.internal" },
+    });
+    expect(parseEndpoints("")).toEqual({ endpoints: {} });
+    expect(parseEndpoints("sts http://x").error).toMatch(/service=url/);
+    expect(parseEndpoints("sts=not a url").error).toMatch(/service=url|not a URL/);
   });
 });

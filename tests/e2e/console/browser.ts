@@ -35,3 +35,11 @@ export async function seriousViolations(page: Page): Promise<string[]> {
     .filter((v) => v.impact === "serious" || v.impact === "critical")
     .map((v) => `${v.id} (${v.impact}): ${v.help} at ${v.nodes.map((n) => n.target.join(" ")).join("; ")}`);
 }
+
+/** Signs in on the console's sign-in page with an API token and waits for the signed-in frame. */
+export async function signInWithToken(page: Page, baseUrl: string, token: string, next = "/"): Promise<void> {
+  await page.goto(`${baseUrl}/sign-in${next === "/" ? "" : `?next=${encodeURIComponent(next)}`}`);
+  await page.getByLabel("API token").fill(token);
+  await page.getByRole("button", { name: "Sign in" }).click();
+  await page.getByRole("button", { name: "Sign out" }).waitFor();
+}

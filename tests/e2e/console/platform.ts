@@ -4,8 +4,11 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { freePort, type Spawned, spawnNode } from "../processes.ts";
 
-/** The embedded platform as `npm start` runs it, on a free port and a temporary data dir. */
-export async function startPlatform(): Promise<{
+/**
+ * The embedded platform as `npm start` runs it, on a free port and a temporary data dir; `env`
+ * adds settings (e.g. `CONNECTOR_ALLOWED_HOSTS` for local stand-ins).
+ */
+export async function startPlatform(env: Record<string, string> = {}): Promise<{
   url: string;
   token: string;
   process: Spawned;
@@ -23,6 +26,7 @@ export async function startPlatform(): Promise<{
     AGENT_RUNTIME: "off",
     SANDBOX_LOCAL_ISOLATION: "none",
     PUBLIC_URL: `http://localhost:${port}`,
+    ...env,
   });
   await child.waitFor(/Health\s+http:\/\/\S+\/health/, 120_000);
   const url = `http://localhost:${port}`;

@@ -3,6 +3,7 @@ import { type FormEvent, useState } from "react";
 import { call } from "../api/client.ts";
 import { Dialog } from "../components/dialog.tsx";
 import { Button, ErrorNote, Field, Guarded, INPUT, Loading, Table, Td, TextField } from "../components/ui.tsx";
+import { parseEndpoints } from "../lib/endpoints.ts";
 import type { Allowance } from "../lib/permissions.ts";
 import { ApiError } from "../lib/problem.ts";
 import { PAGE, Section } from "./connections.tsx";
@@ -103,6 +104,8 @@ function CreateAwsConnection({
   const [name, setName] = useState("");
   const [credentialId, setCredentialId] = useState("");
   const [region, setRegion] = useState("us-east-1");
+  const [endpointText, setEndpointText] = useState("");
+  const endpoints = parseEndpoints(endpointText);
   const credentials = useQuery({
     queryKey: ["credentials", projectId, "aws"],
     queryFn: () => call("listCredentials", { path: { projectId }, query: { limit: 100 } }),
@@ -113,7 +116,12 @@ function CreateAwsConnection({
     mutationFn: () =>
       call("createAwsConnection", {
         path: { projectId },
-        body: { name, credentialId: credentialId || (aws[0]?.id ?? ""), defaultRegion: region },
+        body: {
+          name,
+          credentialId: credentialId || (aws[0]?.id ?? ""),
+          defaultRegion: region,
+          ...(endpoints.endpoints && Object.keys(endpoints.endpoints).length ? { endpoints: endpoints.endpoints } : {}),
+        },
       }),
     onSuccess: () => {
       void queryClient.invalidateQueries({ queryKey: ["aws-connections", projectId] });
@@ -125,7 +133,7 @@ function CreateAwsConnection({
   const fieldError = (f: string) => (create.error instanceof ApiError ? create.error.fieldError(f) : undefined);
   const submit = (e: FormEvent) => {
     e.preventDefault();
-    create.mutate();
+    if (!endpoints.error) create.mutate();
   };
   return (
     <Dialog open={open} onOpenChange={onOpenChange} title="Connect an AWS account">
@@ -154,8 +162,23 @@ function CreateAwsConnection({
           value={region}
           onChange={(e) => setRegion(e.target.value)}
         />
+        <Field
+          label="Endpoint overrides"
+          error={endpoints.error ?? fieldError("endpoints")}
+          hint="Optional, one per line: sts=https://sts.internal"
+        >
+          {(p) => (
+            <textarea
+              {...p}
+              rows={2}
+              className={`${INPUT} font-mono`}
+              value={endpointText}
+              onChange={(e) => setEndpointText(e.target.value)}
+            />
+          )}
+        </Field>
         <ErrorNote error={create.error} />
-        <Button type="submit" variant="primary" disabled={create.isPending}>
+        <Button type="submit" variant="primary" disabled={create.isPending || !!endpoints.error}>
           {create.isPending ? "Connecting…" : "Connect"}
         </Button>
       </form>

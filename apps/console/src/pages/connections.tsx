@@ -119,7 +119,7 @@ function ClustersSection({ projectId, manage }: { projectId: string; manage: All
                   {(disabled) => (
                     <span className="flex gap-2">
                       <Button
-                        aria-label={`Rotate the tunnel token of ${c.name}`}
+                        aria-label={`Rotate token of ${c.name}`}
                         disabled={disabled || rotate.isPending}
                         onClick={() => {
                           if (window.confirm(`Rotate the tunnel token of "${c.name}"? The old token stops working.`)) {
