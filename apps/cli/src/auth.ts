@@ -115,16 +115,27 @@ export function addAuthCommands(root: Command, deps: CommandDeps): void {
       const url = resolveUrl(io, store, opts.url);
       const stored = store.credentials(url);
       if (!stored) throw new CliError(`not logged in to ${hostKey(url)}`, EXIT.auth);
+      let refused: ProblemError | undefined;
       if (stored.tokenId) {
         const sdk = createAgentplaneClient({ baseUrl: url, token: stored.token });
         try {
           await sdk.request("revokeApiToken", { path: { tokenId: stored.tokenId } });
         } catch (error) {
-          // Already revoked or expired: forgetting it is all that is left to do.
-          if (!(error instanceof ProblemError) || ![401, 404].includes(error.status)) throw error;
+          if (!(error instanceof ProblemError)) throw error;
+          // Already revoked or expired: forgetting it is all that is left to do. Refused (a role
+          // that may not manage tokens): forget it all the same, but say it still works.
+          if (error.status === 403) refused = error;
+          else if (![401, 404].includes(error.status)) throw error;
         }
       }
       store.removeCredentials(url);
+      if (refused) {
+        io.stderr.write(
+          `Logged out of ${hostKey(url)}, but the token ${stored.tokenId} could not be revoked (${refused.detail ?? refused.title}): revoke it in the console or with a token allowed to\n`,
+        );
+        process.exitCode = EXIT.error;
+        return;
+      }
       io.stderr.write(`Logged out of ${hostKey(url)}${stored.tokenId ? " (token revoked)" : ""}\n`);
     });
 }

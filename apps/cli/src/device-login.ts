@@ -80,7 +80,7 @@ async function signIn(
   const sdk = createAgentplaneClient({ baseUrl: url });
   let start: DeviceStart & { deviceCode: string };
   try {
-    start = (await sdk.raw("POST", "/v1/auth/device", { body: { clientName: options.clientName } })) as typeof start;
+    start = await sdk.request("startDeviceAuthorization", { body: { clientName: options.clientName } });
   } catch (error) {
     if (error instanceof ProblemError && (error.status === 404 || error.status === 405)) {
       throw new CliError(
@@ -97,16 +97,15 @@ async function signIn(
   while (Date.now() < deadline) {
     await sleep(interval * 1000);
     try {
-      const answer = (await sdk.raw("POST", "/v1/auth/device/token", { body: { deviceCode: start.deviceCode } })) as {
-        token: string;
-        tokenId: string;
-      };
+      const answer = await sdk.request("pollDeviceAuthorization", { body: { deviceCode: start.deviceCode } });
       return { token: answer.token, tokenId: answer.tokenId, via: "device" };
     } catch (error) {
-      const code = error instanceof ProblemError ? String(error.body.error ?? "") : "";
+      if (!(error instanceof ProblemError)) throw error;
+      const code = String(error.body.error ?? "");
       if (code === "authorization_pending") continue;
       if (code === "slow_down") {
-        interval += 5;
+        const asked = Number(error.body.interval);
+        interval = Math.max(interval + 5, Number.isFinite(asked) ? asked : 0);
         continue;
       }
       if (code === "access_denied") throw new CliError("the sign-in was denied", EXIT.auth);

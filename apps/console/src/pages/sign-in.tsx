@@ -5,6 +5,11 @@ import { call } from "../api/client.ts";
 import { signIn } from "../api/session.ts";
 import { Button, ErrorNote, TextField } from "../components/ui.tsx";
 
+/** Pages the server renders (not this app's routes): going back to one needs a full page load. */
+export function isServerPage(next: string): boolean {
+  return /^\/(device|activate)(?:[/?#]|$)/.test(next);
+}
+
 /** Only paths of this app: a `next` pointing elsewhere is ignored. */
 export function safeNext(next: string | null): string {
   return next?.startsWith("/") && !next.startsWith("//") ? next : "/";
@@ -32,7 +37,10 @@ export function SignInPage() {
       setToken("");
       queryClient.clear();
       queryClient.setQueryData(["session"], opened);
-      navigate(safeNext(params.get("next")), { replace: true });
+      const next = safeNext(params.get("next"));
+      // The device sign-in's approval page is the server's, not a route of this app.
+      if (isServerPage(next)) window.location.assign(next);
+      else navigate(next, { replace: true });
     } catch (err) {
       setError(err);
     } finally {
