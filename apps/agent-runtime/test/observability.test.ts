@@ -119,6 +119,58 @@ describe("LLM tracing (Langfuse)", () => {
   });
 });
 
+describe("scheduled and webhook runs (Langfuse)", () => {
+  it("each is a trace of its own kind, its generations with the model the run used", async () => {
+    const langfuse = await startLangfuse(KEYS);
+    stands.push(langfuse);
+    let now = Date.parse("2026-06-01T08:00:00.000Z");
+    rt = await startTestRuntime(fake, {
+      env: { TRACING_SECRET_KEY: KEYS.secretKey, TRACING_PUBLIC_KEY: KEYS.publicKey, TRACING_BASE_URL: langfuse.url },
+      runtimeOptions: { clock: () => now, scheduleTimer: false },
+    });
+    fake.respond = () => ({ content: [{ type: "text", text: "done" }] });
+    await rt.json("PATCH", "/agents/models", { cron: "cron-model" });
+    const schedule = await rt.json<{ id: string }>("POST", "/agents/schedules", {
+      name: "traced",
+      everySeconds: 60,
+      prompt: "Summarize",
+    });
+    expect(schedule.status).toBe(201);
+    now += 60_000;
+    await rt.runtime.deps.scheduler.tick();
+    await rt.json("PUT", "/agents/webhooks/enabled", { enabled: true });
+    await rt.json("POST", "/agents/webhook-subscriptions", { name: "ci", deliverTo: "Chat", prompt: "build {n}" });
+    const hook = await rt.request("POST", "/agents/webhooks/ci", { n: 7 });
+    expect(hook.status).toBe(202);
+    const { runId } = (await hook.json()) as { runId: string };
+    await waitFor(async () => {
+      const runs = await rt!.json<{ items: { id: string; status: string }[] }>(
+        "GET",
+        "/agents/webhook-subscriptions/ci/runs",
+      );
+      return runs.body.items.some((r) => r.id === runId && r.status === "delivered") || undefined;
+    }, 15_000);
+    await rt.close();
+    rt = undefined;
+    const spans = langfuse.spans();
+    const rootOf = (kind: string) =>
+      spans.find((s) => s.name === kind && attr(s, "langfuse.observation.type") === "agent");
+    const modelsOf = (traceId: string | undefined) =>
+      spans
+        .filter((s) => s.traceId === traceId && attr(s, "langfuse.observation.type") === "generation")
+        .map((s) => attr(s, "langfuse.observation.model.name"));
+    const scheduled = rootOf("schedule");
+    expect(scheduled).toBeDefined();
+    expect(modelsOf(scheduled?.traceId)).toEqual(["cron-model"]);
+    const webhook = rootOf("webhook");
+    expect(webhook).toBeDefined();
+    expect(attr(webhook!, "langfuse.trace.metadata.run_id")).toBe(runId);
+    expect(modelsOf(webhook?.traceId)).toHaveLength(1);
+    expect(modelsOf(webhook?.traceId)[0]).not.toBe("cron-model");
+    expect(webhook?.traceId).not.toBe(scheduled?.traceId);
+  }, 60_000);
+});
+
 describe("product telemetry (OTLP)", () => {
   it("carries ids, enums, flags and counts only: no key, token, prompt, URL or path reaches the collector", async () => {
     const otlp = await startOtlpCollector({ apiKey: "collector-key" });
