@@ -26,6 +26,8 @@ export async function interleavedLatency(
     requests?: number;
     warmup?: number;
     block?: number;
+    /** Sent with every request as a POST (else GETs). */
+    body?: string;
     around?: (index: number, run: () => Promise<void>) => Promise<void>;
   } = {},
 ): Promise<LoadResult[]> {
@@ -33,7 +35,11 @@ export async function interleavedLatency(
   const dispatchers = targets.map(() => new Agent({ connections: 1, keepAliveTimeout: 30_000 }));
   const once = async (i: number) => {
     const [url, headers] = targets[i]!;
-    const res = await request(url, { headers, dispatcher: dispatchers[i]! });
+    const res = await request(url, {
+      headers,
+      dispatcher: dispatchers[i]!,
+      ...(options.body === undefined ? {} : { method: "POST" as const, body: options.body }),
+    });
     await res.body.arrayBuffer();
     return res.statusCode;
   };
@@ -69,10 +75,11 @@ export async function interleavedLatency(
 export async function load(
   url: string,
   headers: Record<string, string>,
-  options: { seconds?: number; connections?: number } = {},
+  options: { seconds?: number; connections?: number; body?: string } = {},
 ): Promise<LoadResult> {
+  const post = options.body === undefined ? {} : { method: "POST" as const, body: options.body };
   const run = (duration: number) =>
-    autocannon({ url, headers, connections: options.connections ?? 10, duration, pipelining: 1 });
+    autocannon({ url, headers, connections: options.connections ?? 10, duration, pipelining: 1, ...post });
   await run(2);
   const r = await run(options.seconds ?? 8);
   return {

@@ -1,52 +1,176 @@
-// What OpenTelemetry export costs on the hot path: the same authenticated GET /v1/auth/me through
-// two all-in-one platforms started side by side, one with export off (no endpoint) and one
-// exporting every request's spans to a local OTLP collector stand-in, measured interleaved in one
-// run (ratios, not absolute times). Run: npm run bench -- telemetry
+// What telemetry costs on the hot paths, each leg side by side in one run (ratios, not absolute
+// times), the exporting side sending to local stand-ins of an OTLP collector and of Langfuse:
+// 1. Gateway `GET /v1/auth/me`: two all-in-one platforms, OpenTelemetry export off and on.
+// 2. The inference pass-through (`POST /v1/llm/cloud-b/…/messages` to an instant upstream): two
+//    all-in-one platforms, export off and on.
+// 3. A runtime chat turn on an instant model: two runtimes in this process, one with LLM tracing
+//    (Langfuse) and product telemetry (OTLP) on, one with both off.
+// Run: npm run bench -- telemetry   (BENCH_SECONDS=6 per load run, BENCH_TURNS=150)
 import { randomBytes } from "node:crypto";
-import { startOtlpCollector } from "@agentplane/testkit/telemetry";
+import { rmSync } from "node:fs";
+import { startLangfuse, startOtlpCollector } from "@agentplane/testkit/telemetry";
+import { createRuntime } from "../apps/agent-runtime/src/runtime.ts";
+import { runAgentTurn } from "../apps/agent-runtime/src/services/agent-turns.ts";
 import { firstLine, fmt, interleavedLatency, type LoadResult, load, startNode } from "./lib.ts";
+import { instantModelConfig, percentile, silent, startInstantModel } from "./runtime-lib.ts";
 
-const token = `bench_${randomBytes(24).toString("hex")}`;
-const PATH = "/v1/auth/me";
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 6);
+const TURNS = Number(process.env.BENCH_TURNS ?? 150);
+delete process.env.OTEL_EXPORTER_OTLP_ENDPOINT;
 
 const collector = await startOtlpCollector();
-const off = startNode("bench/servers/all-in-one.ts", [], { AGENTPLANE_BOOTSTRAP_TOKEN: token });
-const on = startNode("bench/servers/all-in-one.ts", [], {
-  AGENTPLANE_BOOTSTRAP_TOKEN: token,
-  OTEL_EXPORTER_OTLP_ENDPOINT: collector.url,
-});
-try {
-  const [offInfo, onInfo] = (await Promise.all([firstLine(off), firstLine(on)])).map(
-    (line) => JSON.parse(line) as { gateway: string },
-  ) as [{ gateway: string }, { gateway: string }];
-  const headers = { authorization: `Bearer ${token}` };
-  const targets: [string, Record<string, string>][] = [
-    [`${offInfo.gateway}${PATH}`, headers],
-    [`${onInfo.gateway}${PATH}`, headers],
-  ];
-  // Throughput at 10 connections, one after the other, twice in alternating order.
+type Target = [string, Record<string, string>];
+
+/** Throughput at 10 connections (off, on, on, off) and one-at-a-time latency, interleaved. */
+async function compare(targets: [Target, Target], body?: string) {
   const busy: LoadResult[][] = [[], []];
-  for (const order of [
-    [0, 1],
-    [1, 0],
-  ]) {
-    for (const i of order)
-      busy[i]!.push(await load(...(targets[i] as [string, Record<string, string>]), { seconds: 6 }));
+  for (const i of [0, 1, 1, 0]) {
+    busy[i]!.push(await load(...targets[i]!, { seconds: SECONDS, ...(body ? { body } : {}) }));
   }
   const rps = busy.map((runs) => runs.reduce((sum, r) => sum + r.rps, 0) / runs.length) as [number, number];
-  const [idleOff, idleOn] = (await interleavedLatency(targets, { requests: 3000 })) as [LoadResult, LoadResult];
-  const spans = collector.spans().length;
-  console.log(
-    [
-      `GET ${PATH} through the all-in-one gateway, OpenTelemetry export off vs on (spans to a local collector):`,
-      `  10 connections: off ${fmt(rps[0], 0)} req/s, on ${fmt(rps[1], 0)} req/s  -> on/off ${fmt(rps[1] / rps[0], 3)}x (aim >= 0.95)`,
-      `  1 at a time:    off p50 ${fmt(idleOff.p50, 3)} ms p99 ${fmt(idleOff.p99, 3)} ms;  on p50 ${fmt(idleOn.p50, 3)} ms p99 ${fmt(idleOn.p99, 3)} ms`,
-      `  added by export: p50 ${fmt(idleOn.p50 - idleOff.p50, 3)} ms (aim <= 0.1 ms), p99 ${fmt(idleOn.p99 - idleOff.p99, 3)} ms`,
-      `  spans received by the collector: ${spans}; non-2xx off ${idleOff.non2xx}, on ${idleOn.non2xx}`,
-    ].join("\n"),
-  );
+  const non2xx = busy.flat().reduce((n, r) => n + r.non2xx + r.errors, 0);
+  const [off, on] = (await interleavedLatency(targets, { requests: 2000, ...(body ? { body } : {}) })) as [
+    LoadResult,
+    LoadResult,
+  ];
+  return [
+    `  10 connections: off ${fmt(rps[0], 0)} req/s, on ${fmt(rps[1], 0)} req/s  -> on/off ${fmt(rps[1] / rps[0], 3)}x (aim >= 0.95)`,
+    `  1 at a time:    off p50 ${fmt(off.p50, 3)} ms p99 ${fmt(off.p99, 3)} ms;  on p50 ${fmt(on.p50, 3)} ms p99 ${fmt(on.p99, 3)} ms`,
+    `  added by export: p50 ${fmt(on.p50 - off.p50, 3)} ms (aim <= 0.1 ms), p99 ${fmt(on.p99 - off.p99, 3)} ms;  failed requests ${non2xx + off.non2xx + on.non2xx}`,
+  ].join("\n");
+}
+
+async function gatewayLeg(): Promise<string> {
+  const token = `bench_${randomBytes(24).toString("hex")}`;
+  const off = startNode("bench/servers/all-in-one.ts", [], { AGENTPLANE_BOOTSTRAP_TOKEN: token });
+  const on = startNode("bench/servers/all-in-one.ts", [], {
+    AGENTPLANE_BOOTSTRAP_TOKEN: token,
+    OTEL_EXPORTER_OTLP_ENDPOINT: collector.url,
+  });
+  try {
+    const [a, b] = (await Promise.all([firstLine(off), firstLine(on)])).map(
+      (line) => JSON.parse(line) as { gateway: string },
+    ) as [{ gateway: string }, { gateway: string }];
+    const headers = { authorization: `Bearer ${token}` };
+    const before = collector.spans().length;
+    const lines = await compare([
+      [`${a.gateway}/v1/auth/me`, headers],
+      [`${b.gateway}/v1/auth/me`, headers],
+    ]);
+    return `1. GET /v1/auth/me through the all-in-one gateway, OpenTelemetry export off vs on:\n${lines}\n  spans received: ${collector.spans().length - before}`;
+  } finally {
+    off.kill("SIGTERM");
+    on.kill("SIGTERM");
+  }
+}
+
+async function inferenceLeg(): Promise<string> {
+  const upstream = startNode("bench/servers/llm-upstream.ts", [], {});
+  const up = (JSON.parse(await firstLine(upstream)) as { url: string }).url;
+  const off = startNode("bench/servers/inference.ts", [], { UPSTREAM_URL: up });
+  const on = startNode("bench/servers/inference.ts", [], {
+    UPSTREAM_URL: up,
+    OTEL_EXPORTER_OTLP_ENDPOINT: collector.url,
+  });
+  try {
+    const [a, b] = (await Promise.all([firstLine(off), firstLine(on)])).map(
+      (line) => JSON.parse(line) as { gateway: string; token: string },
+    ) as [{ gateway: string; token: string }, { gateway: string; token: string }];
+    const body = JSON.stringify({
+      model: "claude-haiku-4-5",
+      max_tokens: 64,
+      messages: [{ role: "user", content: "hi" }],
+    });
+    const path = "/v1/llm/cloud-b/family-1/anthropic/v1/messages";
+    const headers = (token: string) => ({ authorization: `Bearer ${token}`, "content-type": "application/json" });
+    const before = collector.spans().length;
+    const lines = await compare(
+      [
+        [`${a.gateway}${path}`, headers(a.token)],
+        [`${b.gateway}${path}`, headers(b.token)],
+      ],
+      body,
+    );
+    return `2. The inference pass-through (POST ${path}, instant upstream), export off vs on:\n${lines}\n  spans received: ${collector.spans().length - before}`;
+  } finally {
+    off.kill("SIGTERM");
+    on.kill("SIGTERM");
+    upstream.kill("SIGTERM");
+  }
+}
+
+async function turnLeg(): Promise<string> {
+  const keys = { publicKey: "pk-bench", secretKey: "sk-bench" };
+  const langfuse = await startLangfuse(keys);
+  const model = await startInstantModel();
+  const offConfig = instantModelConfig(model.url);
+  const onConfig = instantModelConfig(model.url, {
+    TRACING_SECRET_KEY: keys.secretKey,
+    TRACING_PUBLIC_KEY: keys.publicKey,
+    TRACING_BASE_URL: langfuse.url,
+    OTEL_EXPORTER_OTLP_ENDPOINT: collector.url,
+  });
+  const runtimes = [
+    await createRuntime(offConfig, { logger: silent, scheduleTimer: false }),
+    await createRuntime(onConfig, { logger: silent, scheduleTimer: false }),
+  ] as const;
+  const logsBefore = collector.logRecords().length;
+  try {
+    const threads = await Promise.all(
+      runtimes.map(async (rt) =>
+        Promise.all(
+          Array.from(
+            { length: TURNS + 10 },
+            async () => (await rt.deps.messages.createThread({ kind: "webhook", title: "bench" })).id,
+          ),
+        ),
+      ),
+    );
+    let n = 0;
+    const turn = (i: 0 | 1) =>
+      runAgentTurn(runtimes[i].deps, {
+        threadId: threads[i]![n]!,
+        text: "use a tool then answer",
+        source: "bench",
+      });
+    for (; n < 10; n++) for (const i of [0, 1] as const) await turn(i);
+    const samples: [number[], number[]] = [[], []];
+    // Alternating: a change of the machine's load lands on both alike.
+    for (; n < TURNS + 10; n++) {
+      for (const i of (n % 2 ? [0, 1] : [1, 0]) as (0 | 1)[]) {
+        const t = performance.now();
+        await turn(i);
+        samples[i].push(performance.now() - t);
+      }
+    }
+    const [off, on] = samples.map((s) => ({ p50: percentile(s, 50), p95: percentile(s, 95) })) as [
+      { p50: number; p95: number },
+      { p50: number; p95: number },
+    ];
+    await new Promise((r) => setTimeout(r, 2500));
+    return [
+      `3. A chat turn with a tool call (2 model calls, instant model), LLM tracing + product telemetry off vs on (${TURNS} turns each):`,
+      `  off p50 ${fmt(off.p50, 3)} ms p95 ${fmt(off.p95, 3)} ms;  on p50 ${fmt(on.p50, 3)} ms p95 ${fmt(on.p95, 3)} ms`,
+      `  on/off p50 ${fmt(on.p50 / off.p50, 3)}x, added p50 ${fmt(on.p50 - off.p50, 3)} ms`,
+      `  Langfuse spans received: ${langfuse.spans().length}; OTLP log records: ${collector.logRecords().length - logsBefore}`,
+    ].join("\n");
+  } finally {
+    for (const rt of runtimes) await Promise.race([rt.close(), new Promise((r) => setTimeout(r, 3000))]);
+    model.close();
+    await langfuse.close();
+    for (const config of [offConfig, onConfig])
+      rmSync(config.env.AGENT_HOME as string, { recursive: true, force: true });
+  }
+}
+
+try {
+  const only = process.env.BENCH_LEGS?.split(",");
+  const legs: [string, () => Promise<string>][] = [
+    ["gateway", gatewayLeg],
+    ["inference", inferenceLeg],
+    ["turn", turnLeg],
+  ];
+  for (const [name, leg] of legs) if (!only || only.includes(name)) console.log(`${await leg()}\n`);
 } finally {
-  off.kill("SIGTERM");
-  on.kill("SIGTERM");
   await collector.close();
 }

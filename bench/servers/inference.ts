@@ -25,6 +25,8 @@ const env = AllInOneEnvSchema.parse({
   RATE_LIMIT_PER_MINUTE: "100000000",
   AGENT_RUNTIME: "off",
   LOG_LEVEL: "silent",
+  // bench/telemetry.ts starts one platform exporting spans and one that does not.
+  OTEL_EXPORTER_OTLP_ENDPOINT: process.env.OTEL_EXPORTER_OTLP_ENDPOINT,
 });
 const testDb = await createTestDatabase("bench_inference");
 const database = await openDatabase(testDb.url);
