@@ -2,11 +2,20 @@ import type { LocalServer } from "@agentplane/testkit";
 import { launchChromium, requireChromium } from "@agentplane/testkit/browser";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { usd, usedPercent } from "../../apps/console/src/lib/spend.ts";
 import { screenshot, seriousViolations, signInWithToken } from "./console/browser.ts";
 import { startPlatform } from "./console/platform.ts";
-import { startMcpStandIn, startOpenApiStandIn, startStsStandIn } from "./console/upstreams.ts";
+import {
+  MODEL_BEARER,
+  startMcpStandIn,
+  startModelStandIn,
+  startOpenApiStandIn,
+  startStsStandIn,
+} from "./console/upstreams.ts";
 
 const chromium = requireChromium();
+const HAIKU = "us.anthropic.claude-haiku-4-5-20251001-v1:0";
+const SONNET = "us.anthropic.claude-sonnet-4-5-20250929-v1:0";
 
 /**
  * The console's connection, inference, usage and installation pages in Debian's Chromium against
@@ -18,6 +27,7 @@ describe.skipIf(!chromium.available)(`console operations pages${chromium.reason}
   let mcp: LocalServer & { calls: string[] };
   let openapi: LocalServer & { revision: number };
   let sts: LocalServer & { keyIds: string[] };
+  let model: LocalServer & { calls: number };
   let browser: Browser;
   let context: BrowserContext;
   let page: Page;
@@ -35,8 +45,17 @@ describe.skipIf(!chromium.available)(`console operations pages${chromium.reason}
   const dialog = () => page.getByRole("dialog");
 
   beforeAll(async () => {
-    [mcp, openapi, sts] = await Promise.all([startMcpStandIn(), startOpenApiStandIn(), startStsStandIn()]);
-    platform = await startPlatform({ CONNECTOR_ALLOWED_HOSTS: "127.0.0.1" });
+    [mcp, openapi, sts, model] = await Promise.all([
+      startMcpStandIn(),
+      startOpenApiStandIn(),
+      startStsStandIn(),
+      startModelStandIn(),
+    ]);
+    platform = await startPlatform({
+      CONNECTOR_ALLOWED_HOSTS: "127.0.0.1",
+      CLOUD_A_BEARER_TOKEN: MODEL_BEARER,
+      CLOUD_A_ENDPOINT_URL: model.url,
+    });
     orgId = (await platform.api<{ id: string }>("POST", "/v1/orgs", { name: "Ops" })).body.id;
     projectId = (await platform.api<{ id: string }>("POST", `/v1/orgs/${orgId}/projects`, { name: "web" })).body.id;
     const credential = await platform.api("POST", `/v1/projects/${projectId}/credentials`, {
@@ -61,7 +80,7 @@ describe.skipIf(!chromium.available)(`console operations pages${chromium.reason}
   afterAll(async () => {
     await browser?.close();
     await platform?.stop();
-    await Promise.all([mcp?.close(), openapi?.close(), sts?.close()]);
+    await Promise.all([mcp?.close(), openapi?.close(), sts?.close(), model?.close()]);
   });
 
   it("registers a cluster: the API's field error beside the field, the tunnel token once, rotate", async () => {
@@ -189,13 +208,43 @@ describe.skipIf(!chromium.available)(`console operations pages${chromium.reason}
     await page.getByRole("link", { name: "Inference", exact: true }).click();
     const table = page.getByRole("table", { name: "Model providers" });
     await expect.poll(() => table.isVisible()).toBe(true);
-    expect(await table.textContent()).toMatch(/cloud-a/);
-    expect(await table.textContent()).toMatch(/installation's environment|A project credential|None needed/);
+    // cloud-a has the installation's bearer (its environment); it is usable.
+    const cloudA = table.getByRole("row", { name: /^cloud-a\b(?!-alt)/ });
+    expect(await cloudA.textContent()).toContain("The installation's environment");
+    expect(await page.getByTestId("usable-cloud-a").textContent()).toBe("yes");
     await check("inference");
   });
 
   it("charts usage by day, model and project and edits a spending limit with its status", async () => {
+    // Three metered model calls through the inference proxy, billed to the project.
+    for (const id of [HAIKU, HAIKU, SONNET]) {
+      const res = await fetch(`${platform.url}/v1/projects/${projectId}/llm/cloud-a/us-east-1/model/${id}/invoke`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${platform.token}`, "content-type": "application/json" },
+        body: JSON.stringify({
+          anthropic_version: "bedrock-2023-05-31",
+          max_tokens: 20,
+          messages: [{ role: "user", content: "hi" }],
+        }),
+      });
+      expect(res.status, await res.clone().text()).toBe(200);
+    }
+    expect(model.calls).toBe(3);
+    await expect
+      .poll(
+        async () =>
+          (await platform.api<{ total: { requests: number } }>("GET", `/v1/orgs/${orgId}/usage-costs`)).body.total
+            .requests,
+        { timeout: 30_000 },
+      )
+      .toBe(3);
     await page.getByRole("link", { name: "Usage and spend" }).click();
+    await expect.poll(() => page.getByTestId("usage-total").textContent()).toContain("over 3 requests");
+    const byModel = page.getByRole("table", { name: "Cost by model" });
+    await expect.poll(() => byModel.textContent()).toContain(SONNET);
+    expect(await byModel.textContent()).toContain(HAIKU);
+    await expect.poll(() => page.getByRole("table", { name: "Cost by project" }).textContent()).toContain("web");
+    await expect.poll(() => page.getByTestId("chart-by-model").locator(".recharts-bar-rectangle").count()).toBe(2);
     await expect.poll(() => page.getByTestId("chart-by-day").locator("svg").count()).toBeGreaterThan(0);
     // Thirty zero-filled days from the timeseries endpoint.
     await expect
@@ -218,14 +267,24 @@ describe.skipIf(!chromium.available)(`console operations pages${chromium.reason}
     await dialog().getByRole("button", { name: "Create limit" }).click();
     const row = page.getByRole("row", { name: /Organization/ });
     await expect.poll(() => row.textContent()).toContain("$100.00");
-    await expect.poll(() => page.getByTestId("spent-Organization").textContent()).toContain("$0.00");
+    // Used and remaining as the platform counts them for this period (the calls above included).
+    const status = await platform.api<{ items: { spentUsd: number; remainingUsd: number; periodEnd: string }[] }>(
+      "GET",
+      `/v1/orgs/${orgId}/spending-limits/status`,
+    );
+    const [limit] = status.body.items;
+    expect(limit!.spentUsd).toBeGreaterThan(0);
+    await expect.poll(() => page.getByTestId("spent-Organization").textContent()).toContain(usd(limit!.spentUsd));
+    expect(await row.textContent()).toContain(usd(limit!.remainingUsd));
     expect(await row.textContent()).toMatch(/50, 90 %/);
-    expect(await row.getByRole("progressbar").getAttribute("aria-valuenow")).toBe("0");
+    expect(await row.getByRole("progressbar").getAttribute("aria-valuenow")).toBe(
+      String(usedPercent({ limitUsd: 100, spentUsd: limit!.spentUsd, reservedUsd: 0 })),
+    );
     await page.getByRole("button", { name: "Edit the Organization limit" }).click();
     await dialog().getByLabel("Amount (USD)").fill("250");
     await dialog().getByRole("button", { name: "Save limit" }).click();
     await expect.poll(() => row.textContent()).toContain("$250.00");
-    await expect.poll(() => row.textContent()).toContain("$250.00");
+    await expect.poll(() => row.textContent()).toContain(usd(250 - limit!.spentUsd));
     await check("usage");
   });
 

@@ -144,3 +144,38 @@ export async function startStsStandIn(): Promise<LocalServer & { keyIds: string[
   });
   return Object.assign(server, { keyIds });
 }
+
+/** The bearer the model stand-in accepts (the installation's `CLOUD_A_BEARER_TOKEN`). */
+export const MODEL_BEARER = "console-model-bearer";
+
+/**
+ * A `cloud-a` model runtime: `POST /model/{id}/invoke` answers an Anthropic message with token
+ * usage, so calls through the inference proxy are metered and priced.
+ */
+export async function startModelStandIn(): Promise<LocalServer & { calls: number }> {
+  const state = { calls: 0 };
+  const server = await startLocalServer(async (req, res) => {
+    await readBody(req);
+    const match = /^\/model\/([^/]+)\/invoke$/.exec((req.url ?? "").split("?")[0] ?? "");
+    if (req.headers.authorization !== `Bearer ${MODEL_BEARER}` || !match) {
+      res.writeHead(403, { "content-type": "application/json" });
+      res.end(JSON.stringify({ message: "The security token included in the request is invalid." }));
+      return;
+    }
+    state.calls++;
+    res.writeHead(200, { "content-type": "application/json" });
+    res.end(
+      JSON.stringify({
+        id: `msg_${state.calls}`,
+        type: "message",
+        role: "assistant",
+        model: decodeURIComponent(match[1] ?? ""),
+        content: [{ type: "text", text: "Hello" }],
+        stop_reason: "end_turn",
+        stop_sequence: null,
+        usage: { input_tokens: 1200, output_tokens: 400 },
+      }),
+    );
+  });
+  return Object.defineProperty(server, "calls", { get: () => state.calls }) as LocalServer & { calls: number };
+}

@@ -11,6 +11,8 @@ export interface DayPoint {
 }
 
 const money = (v: number) => `$${v.toFixed(v < 1 && v > 0 ? 4 : 2)}`;
+/** Long keys (model ids) keep their distinctive end on the axis; the table below has them whole. */
+const tail = (v: string) => (v.length > 24 ? `…${v.slice(-23)}` : v);
 
 export function CostByDayChart({ points }: { points: DayPoint[] }) {
   return (
@@ -43,7 +45,7 @@ export function CostByGroupChart({
         <BarChart data={rows} layout="vertical" margin={{ top: 8, right: 8, bottom: 8, left: 8 }}>
           <CartesianGrid strokeDasharray="3 3" stroke="#94a3b8" strokeOpacity={0.4} />
           <XAxis type="number" tickFormatter={money} tick={{ fontSize: 11 }} />
-          <YAxis type="category" dataKey="label" width={140} tick={{ fontSize: 11 }} />
+          <YAxis type="category" dataKey="label" width={170} tick={{ fontSize: 11 }} tickFormatter={tail} />
           <Tooltip formatter={(v) => money(Number(v))} />
           <Bar dataKey="costUsd" name="Cost" fill="#0d9488" isAnimationActive={false} />
         </BarChart>

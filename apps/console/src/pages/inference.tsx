@@ -47,7 +47,9 @@ export default function InferencePage() {
                 {p.reason ? <span className="block text-xs text-slate-600 dark:text-slate-300">{p.reason}</span> : null}
               </Td>
               <Td>
-                {SOURCE[p.credentialSource] ?? p.credentialSource}
+                {p.credentialSource === "none" && !p.usable
+                  ? "None configured"
+                  : (SOURCE[p.credentialSource] ?? p.credentialSource)}
                 {p.credentialId ? <span className="block font-mono text-xs">{p.credentialId}</span> : null}
               </Td>
               <Td>{p.authMode}</Td>
