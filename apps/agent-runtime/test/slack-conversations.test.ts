@@ -286,6 +286,24 @@ describe("faults", () => {
     expect((await repliesIn(dmOf(OWNER), 1))[0]?.text).toBe("echo: still there?");
   });
 
+  it("posts the answer as a new message when its working status cannot be replaced", async () => {
+    await personal();
+    standIn.api.failNext("chat.update", "message_not_found");
+    standIn.say(OWNER, "status gone");
+    const [reply] = await repliesIn(dmOf(OWNER), 1);
+    expect(reply?.text).toBe("echo: status gone");
+    expect(standIn.api.callsOf("chat.update")).toHaveLength(1);
+    expect(standIn.api.callsOf("chat.postMessage").map((c) => c.params.text)).toEqual([
+      WORKING_STATUS,
+      "echo: status gone",
+    ]);
+    // The next turn's model request leaves the stale status out of the conversation.
+    standIn.say(OWNER, "next");
+    await repliesIn(dmOf(OWNER), 2);
+    expect(modelSaw(1)).not.toContain("Working on it");
+    expect(modelSaw(1)).toContain("echo: status gone");
+  });
+
   it("stores a delivery Slack refuses, logs its id, and posts it on a later retry", async () => {
     const { logger, records } = capturingLogger();
     await personal({ CHAT_OWNER_ID: OWNER }, logger);

@@ -34,7 +34,8 @@ export class SlackOutbox {
   /**
    * Posts `text` (split at Slack's limit) to a channel, in a thread when `threadTs` is set. With
    * `replaceTs` (a status message of the bot's), the first piece replaces that message's text in
-   * place (`chat.update`) instead of posting; a retry later posts it as a new message. Never throws.
+   * place (`chat.update`) instead of posting; when that fails (the status was deleted, say) and on a
+   * later retry, it is posted as a new message. Never throws.
    */
   async send(channel: string, threadTs: string | null, text: string, replaceTs?: string): Promise<boolean> {
     const row = await createDelivery(this.#db, { channelId: channel, threadTs, text });
@@ -47,13 +48,16 @@ export class SlackOutbox {
     try {
       for (; sent < chunks.length; sent++) {
         const text = chunks[sent] as string;
-        if (sent === 0 && replaceTs) await this.#web.chat.update({ channel: row.channel_id, ts: replaceTs, text });
-        else
-          await this.#web.chat.postMessage({
+        const post = () =>
+          this.#web.chat.postMessage({
             channel: row.channel_id,
             text,
             ...(row.thread_ts ? { thread_ts: row.thread_ts } : {}),
           });
+        // A status that cannot be replaced (deleted in Slack, say) does not hold the answer back.
+        if (sent === 0 && replaceTs)
+          await this.#web.chat.update({ channel: row.channel_id, ts: replaceTs, text }).catch(post);
+        else await post();
         await recordChunkSent(this.#db, row.id, sent + 1);
       }
       await markDelivered(this.#db, row.id);
