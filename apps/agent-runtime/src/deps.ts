@@ -9,7 +9,7 @@ import type { MemoryStore } from "./memory/store.ts";
 import type { ModelClient } from "./models/provider.ts";
 import type { LlmTracing } from "./observability/llm-tracing.ts";
 import type { ProductTelemetry } from "./observability/product-events.ts";
-import type { Scheduler } from "./schedules/scheduler.ts";
+import type { ScheduleRunner } from "./schedules/runner.ts";
 import type { AgentActivity } from "./services/activity.ts";
 import type { MessageWriter } from "./services/message-writer.ts";
 import type { MessageRow } from "./services/threads.ts";
@@ -40,7 +40,7 @@ export interface RuntimeDeps {
   turns: TurnControl;
   /** Runs of the agent executing now: a heartbeat tick does not start while one is. */
   activity: AgentActivity;
-  scheduler: Scheduler;
+  scheduler: ScheduleRunner;
   memory: MemoryStore;
   /** What happened to each plugin at start (loaded, failed, tools skipped). */
   plugins: PluginReport[];

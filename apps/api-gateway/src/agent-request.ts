@@ -2,9 +2,9 @@ import { PERMISSIONS, type Principal } from "@agentplane/contracts";
 import { ProblemError } from "@agentplane/problem-details";
 import { RemoteAuthorizer, ServiceClient } from "@agentplane/service-kit";
 import { type AgentFront, agentPermission, agentRoute } from "./agent-front.ts";
-import type { GatewayDeps } from "./app.ts";
 import { type RequestAuditor, shouldAudit } from "./audit.ts";
 import { bearerToken } from "./authn/authenticator.ts";
+import type { GatewayDeps } from "./deps.ts";
 import type { HeaderReader } from "./forward.ts";
 import { rateLimitHeaders } from "./rate-limit.ts";
 

@@ -1,34 +1,22 @@
 import { randomUUID } from "node:crypto";
 import type { IncomingMessage } from "node:http";
-import {
-  buildOpenApiDocument,
-  type Principal,
-  REQUEST_ID_HEADER,
-  RESOURCE_ORG_HEADER,
-  type ServiceName,
-} from "@agentplane/contracts";
-import type { Bus } from "@agentplane/events";
+import { buildOpenApiDocument, type Principal, REQUEST_ID_HEADER, RESOURCE_ORG_HEADER } from "@agentplane/contracts";
 import { PROBLEM_CONTENT_TYPE, ProblemError, problemResponse } from "@agentplane/problem-details";
 import {
   type HttpServiceFetch,
   IdentitySigner,
-  type InternalKeys,
-  type Logger,
   MAX_BODY_BYTES,
   type OutgoingRequest,
-  type Readiness,
   type ResponseHeaders,
   ServiceClient,
-  type ServiceFetch,
 } from "@agentplane/service-kit";
 import { annotateSpan, nameRequestSpan } from "@agentplane/telemetry";
-import { AGENT_PREFIX, AgentFront, type AgentRuntimeTarget } from "./agent-front.ts";
+import { AGENT_PREFIX, AgentFront } from "./agent-front.ts";
 import { agentRequest } from "./agent-request.ts";
 import { RequestAuditor, shouldAudit } from "./audit.ts";
-import { AUTH_RETRY_AFTER_SECONDS, type Authenticator, bearerToken } from "./authn/authenticator.ts";
+import { AUTH_RETRY_AFTER_SECONDS, bearerToken } from "./authn/authenticator.ts";
 import { authenticateSession, ownOrigins, sessionSecretOf, stripSessionCookie } from "./authn/session.ts";
-import type { RateLimitConfig } from "./config.ts";
-import type { ConsoleAssets } from "./console-assets.ts";
+import { DEFAULT_BODY_LIMITS, type GatewayDeps } from "./deps.ts";
 import { docsPage, referenceBundle } from "./docs.ts";
 import {
   BodyTooLargeError,
@@ -42,42 +30,10 @@ import {
 } from "./forward.ts";
 import { gatewayHealth, type HealthTarget } from "./health.ts";
 import { inProcessRequest } from "./in-process-request.ts";
-import type { IngressRouter } from "./ingress.ts";
-import { type RateLimiter, type RateLimitResult, rateLimitHeaders } from "./rate-limit.ts";
+import { type RateLimitResult, rateLimitHeaders } from "./rate-limit.ts";
 import { adjustResponseHeaders } from "./response-headers.ts";
 import { invalidQuery, RouteTable } from "./route-table.ts";
-import { createUpgradeHandler, type UpgradeTarget } from "./upgrade.ts";
-
-/** Where the gateway sends a service's requests: in process or over HTTP. */
-export interface GatewayTarget {
-  fetch: ServiceFetch;
-  upgrade?: UpgradeTarget;
-  ready(): Promise<boolean>;
-  /** Each dependency of the service (database, bus, driver), when it reports them. */
-  readiness?(): Promise<Readiness>;
-}
-
-export interface GatewayDeps {
-  targets: Partial<Record<ServiceName, GatewayTarget>>;
-  keys: InternalKeys;
-  authenticator: Authenticator;
-  rateLimiter: RateLimiter;
-  rateLimit: RateLimitConfig;
-  bus: Bus;
-  logger?: Logger;
-  publicUrl?: string;
-  /** Host-based ingress to exposed sandbox ports, when SANDBOX_INGRESS_HOST is configured. */
-  ingress?: IngressRouter;
-  /** Request body limits per service where they differ from 1 MiB (default: inference 20 MiB). */
-  bodyLimits?: Partial<Record<ServiceName, number>>;
-  /** The admin console's built pages, served at `/` (everything that is not an API path). */
-  console?: ConsoleAssets;
-  /** The agent runtime fronted at /agent (distributed: AGENT_RUNTIME_URL); the all-in-one connects it later. */
-  agentRuntime?: AgentRuntimeTarget;
-}
-
-/** Model requests carry whole conversations; the inference proxy applies its own cap below this. */
-export const DEFAULT_BODY_LIMITS: Partial<Record<ServiceName, number>> = { inference: 20 * 1024 * 1024 };
+import { createUpgradeHandler } from "./upgrade.ts";
 
 const mib = (bytes: number) => `${Math.round((bytes / (1024 * 1024)) * 10) / 10} MiB`;
 

@@ -8,13 +8,15 @@ import {
 import type { Bus } from "@agentplane/events";
 import { httpFetch, type InternalKeys, type Logger, ServiceClient } from "@agentplane/service-kit";
 import type { AgentRuntimeTarget } from "./agent-front.ts";
-import { createGateway, type Gateway, type GatewayTarget } from "./app.ts";
+import { createGateway, type Gateway } from "./app.ts";
 import { Authenticator } from "./authn/authenticator.ts";
 import { OidcVerifier } from "./authn/oidc.ts";
 import type { GatewayConfig } from "./config.ts";
 import { consoleAssets } from "./console-assets.ts";
+import type { GatewayTarget } from "./deps.ts";
 import { remoteReadiness } from "./health.ts";
-import { createHttpIngress, type IngressRouter } from "./ingress.ts";
+import { createHttpIngress } from "./ingress.ts";
+import type { IngressRouter } from "./ingress-router.ts";
 import { createRateLimiter } from "./rate-limit.ts";
 
 export interface BuildGatewayOptions {

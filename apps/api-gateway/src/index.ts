@@ -1,4 +1,4 @@
-export { createGateway, type Gateway, type GatewayDeps, type GatewayTarget } from "./app.ts";
+export { createGateway, type Gateway } from "./app.ts";
 export {
   Authenticator,
   type AuthenticatorOptions,
@@ -18,7 +18,9 @@ export {
   type RateLimitConfig,
   serviceUrls,
 } from "./config.ts";
-export { createHttpIngress, type IngressRouter, type IngressTarget } from "./ingress.ts";
+export { DEFAULT_BODY_LIMITS, type GatewayDeps, type GatewayTarget } from "./deps.ts";
+export { createHttpIngress } from "./ingress.ts";
+export type { IngressRouter, IngressTarget } from "./ingress-router.ts";
 export { createRateLimiter, MemoryRateLimiter, type RateLimiter, RedisRateLimiter } from "./rate-limit.ts";
 export { type RouteEntry, RouteTable } from "./route-table.ts";
 export type { UpgradeTarget } from "./upgrade.ts";

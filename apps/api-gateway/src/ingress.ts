@@ -1,35 +1,13 @@
-import type { IncomingMessage } from "node:http";
-import type { Duplex } from "node:stream";
 import {
   INTERNAL_IDENTITY_HEADER,
   ingressHeaderValue,
-  type Principal,
   parseIngressHost,
   REQUEST_ID_HEADER,
   SANDBOX_INGRESS_HEADER,
 } from "@agentplane/contracts";
 import { type InternalKeys, type ServiceFetch, signIdentity } from "@agentplane/service-kit";
+import type { IngressRouter, IngressTarget } from "./ingress-router.ts";
 import { pipeUpgrade, setUpgradeHeaders } from "./upgrade.ts";
-
-/** A request for an exposed sandbox port, as the gateway resolved it from the Host header. */
-export interface IngressTarget {
-  slug: string;
-  port?: number;
-  principal?: Principal;
-  /** The gateway's request id, for the problems the sandbox service answers. */
-  requestId?: string;
-}
-
-/**
- * Host-based ingress to sandbox ports (`<slug>.<ingress host>`, `<port>-<slug>.<ingress host>`).
- * The gateway authenticates an optional bearer token; the sandbox service decides whether the
- * port needs one and proxies to it.
- */
-export interface IngressRouter {
-  parse(host: string): { slug: string; port?: number } | undefined;
-  fetch(request: Request, target: IngressTarget): Promise<Response>;
-  upgrade(req: IncomingMessage, socket: Duplex, head: Buffer, target: IngressTarget): void;
-}
 
 /**
  * Ingress in the distributed mode: requests for sandbox hosts go to the sandbox service over HTTP

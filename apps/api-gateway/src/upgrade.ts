@@ -14,7 +14,7 @@ import {
 } from "@agentplane/service-kit";
 import { type Authenticator, bearerToken } from "./authn/authenticator.ts";
 import { checkSessionOrigin, ownOrigins, sessionSecretOf, stripSessionCookie } from "./authn/session.ts";
-import type { IngressRouter } from "./ingress.ts";
+import type { IngressRouter } from "./ingress-router.ts";
 import type { RouteTable } from "./route-table.ts";
 
 /** Where a WebSocket upgrade goes: a handler in this process, or a service's HTTP address. */

@@ -13,9 +13,10 @@ import {
   silentLogger,
 } from "@agentplane/service-kit";
 import { createTenancyService } from "@agentplane/tenancy-svc";
-import { createGateway, type Gateway, type GatewayTarget } from "../src/app.ts";
+import { createGateway, type Gateway } from "../src/app.ts";
 import { Authenticator } from "../src/authn/authenticator.ts";
 import type { OidcVerifier } from "../src/authn/oidc.ts";
+import type { GatewayTarget } from "../src/deps.ts";
 import { MemoryRateLimiter } from "../src/rate-limit.ts";
 
 export interface Harness {

@@ -3,7 +3,7 @@ import type { AddressInfo } from "node:net";
 import { INTERNAL_IDENTITY_HEADER, RESOURCE_ORG_HEADER } from "@agentplane/contracts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { WebSocket, WebSocketServer } from "ws";
-import type { GatewayTarget } from "../src/app.ts";
+import type { GatewayTarget } from "../src/deps.ts";
 import { type Harness, startHarness } from "./harness.ts";
 
 const EXEC_PATH = "/v1/projects/prj_x/sandboxes/sbx_x/exec";

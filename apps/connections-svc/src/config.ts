@@ -1,8 +1,20 @@
 import { randomBytes } from "node:crypto";
 import { ConfigError, deploymentEnv, parseEnv } from "@agentplane/service-kit";
-import { AddressPolicy } from "@agentplane/service-kit/outbound";
+import { AddressPolicy, type SafeFetcherOptions } from "@agentplane/service-kit/outbound";
 import { z } from "zod";
-import type { ConnectorOptions } from "./connectors/services/runtime.ts";
+
+/** How connectors and other tenant-aimed outbound calls are fetched, and whether they are re-discovered. */
+export interface ConnectorOptions {
+  /**
+   * `CONNECTOR_ALLOWED_HOSTS`: hosts, host:port pairs or CIDR ranges that connectors and AWS endpoint
+   * overrides may reach although internal.
+   */
+  allowedHosts?: string[];
+  /** Overrides for the fetcher (tests: a resolver, short timeouts). */
+  fetcher?: Omit<SafeFetcherOptions, "policy">;
+  /** Periodic re-discovery into pending specs (default on; tests turn it off). */
+  scheduler?: boolean;
+}
 
 /** What `createConnectionsService` takes as configuration (`configFromEnv` builds it for main.ts). */
 export interface ConnectionsConfig {

@@ -4,8 +4,9 @@ import { createRoot } from "react-dom/client";
 import { RouterProvider } from "react-router";
 import { onSessionEnded } from "./api/client.ts";
 import { ApiError } from "./lib/problem.ts";
+import { signInPath } from "./lib/sign-in-path.ts";
 import { isPublicPath } from "./people-routes.tsx";
-import { createConsoleRouter, signInPath } from "./router.tsx";
+import { createConsoleRouter } from "./router.tsx";
 import "./styles.css";
 
 const queryClient = new QueryClient({

@@ -16,10 +16,6 @@ import { peopleRoutes, publicPeopleRoutes } from "./people-routes.tsx";
 const SandboxesPage = lazy(() => import("./pages/sandboxes.tsx"));
 const PolicyEditorPage = lazy(() => import("./pages/policy-editor.tsx"));
 
-export function signInPath(next: string): string {
-  return next && next !== "/" ? `/sign-in?next=${encodeURIComponent(next)}` : "/sign-in";
-}
-
 export function createConsoleRouter() {
   return createBrowserRouter([
     { path: "/sign-in", element: <SignInPage /> },

@@ -1,6 +1,13 @@
 import { deploymentEnv, parseEnv } from "@agentplane/service-kit";
 import { z } from "zod";
-import type { StsConfig } from "./services/credential-resolve.ts";
+
+/** How `aws-role` credentials reach STS (the platform's own AWS identity signs AssumeRole). */
+export interface StsConfig {
+  /** Default: the regional AWS endpoint the SDK picks. */
+  endpoint?: string;
+  region?: string;
+  credentials?: { accessKeyId: string; secretAccessKey: string; sessionToken?: string };
+}
 
 /** What `createGovernanceService` takes as configuration (`configFromEnv` builds it for main.ts). */
 export interface GovernanceConfig {

@@ -2,10 +2,10 @@ import type { Database } from "@agentplane/db";
 import type { Bus, Outbox } from "@agentplane/events";
 import type { Authorizer, Logger, ServiceClient } from "@agentplane/service-kit";
 import type { Kysely } from "kysely";
+import type { StsConfig } from "./config.ts";
 import type { GovernanceDb } from "./db/schema.ts";
 import type { DecisionEngine } from "./engine/decision-engine.ts";
 import type { ChangeFanout } from "./engine/invalidation.ts";
-import type { StsConfig } from "./services/credential-resolve.ts";
 import type { EgressVersions } from "./services/egress-versions.ts";
 
 export interface DecisionCounters {

@@ -11,7 +11,8 @@ import {
 } from "@agentplane/service-kit";
 import { sql } from "kysely";
 import { LocalAuthorizer } from "./authz/local-authorizer.ts";
-import { type ResolvedTenancyConfig, resolveConfig, type TenancyConfig, type TenancyContext } from "./context.ts";
+import { type ResolvedTenancyConfig, resolveConfig, type TenancyConfig } from "./config.ts";
+import type { TenancyContext } from "./context.ts";
 import { assertSecretKey } from "./crypto/secret-box.ts";
 import { migrations } from "./db/migrations/index.ts";
 import { TENANCY_SCHEMA, type TenancyDatabase } from "./db/schema.ts";

@@ -1,5 +1,6 @@
 export { createTenancyService, TENANCY_SCHEMA, type TenancyDeps, type TenancyService } from "./app.ts";
 export { actorOf, LocalAuthorizer, tokenProjectCap } from "./authz/local-authorizer.ts";
+export type { TenancyConfig } from "./config.ts";
 export {
   configFromEnv as tenancyConfigFromEnv,
   configFromSettings as tenancyConfigFromSettings,
@@ -9,5 +10,4 @@ export {
   type TenancySettings,
   TenancySettingsSchema,
 } from "./config.ts";
-export type { TenancyConfig } from "./context.ts";
 export { currentSigningKey, publishedKeys, SIGNING_ALG } from "./keys/signing-keys.ts";

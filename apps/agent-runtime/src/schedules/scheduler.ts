@@ -4,6 +4,7 @@ import { deliver } from "../chat/deliver.ts";
 import { deliveryDeps, type RuntimeDeps } from "../deps.ts";
 import { newId } from "../ids.ts";
 import { runAgentTurn } from "../services/agent-turns.ts";
+import type { ScheduleRunner } from "./runner.ts";
 import { getSchedule, type ScheduleRow, type ScheduleRunRow } from "./store.ts";
 import { backoffMs, intervalAt, nextAfter } from "./timing.ts";
 
@@ -21,7 +22,7 @@ const MAX_SLEEP_MS = 30_000;
  * a run missed while the runtime was down runs once if it is less than one interval late,
  * else it is recorded as skipped.
  */
-export class Scheduler {
+export class Scheduler implements ScheduleRunner {
   readonly #deps: RuntimeDeps;
   readonly #clock: Clock;
   readonly #running = new Map<string, Promise<void>>();

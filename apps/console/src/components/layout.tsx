@@ -5,9 +5,9 @@ import { useMe, useProject } from "../api/hooks.ts";
 import { restoreSession, signOut } from "../api/session.ts";
 import { isConnectionLost } from "../lib/connection.ts";
 import { ApiError } from "../lib/problem.ts";
+import { signInPath } from "../lib/sign-in-path.ts";
 import { opsNavLinks } from "../ops-routes.tsx";
 import { peopleNavLinks } from "../people-routes.tsx";
-import { signInPath } from "../router.tsx";
 import { ConnectionBanner, PageErrorBoundary, RetryBanner } from "./connection-banner.tsx";
 import { Button, ErrorNote, INPUT, Loading } from "./ui.tsx";
 

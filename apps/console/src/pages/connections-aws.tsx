@@ -2,11 +2,11 @@ import { useInfiniteQuery, useMutation, useQuery, useQueryClient } from "@tansta
 import { type FormEvent, useState } from "react";
 import { call } from "../api/client.ts";
 import { Dialog } from "../components/dialog.tsx";
+import { PAGE, Section } from "../components/section.tsx";
 import { Button, ErrorNote, Field, Guarded, INPUT, Loading, Table, Td, TextField } from "../components/ui.tsx";
 import { parseEndpoints } from "../lib/endpoints.ts";
 import type { Allowance } from "../lib/permissions.ts";
 import { ApiError } from "../lib/problem.ts";
-import { PAGE, Section } from "./connections.tsx";
 
 /** AWS accounts the project reaches through a governance credential; a test calls STS. */
 export function AwsConnectionsSection({ projectId, manage }: { orgId: string; projectId: string; manage: Allowance }) {

@@ -6,13 +6,12 @@ import { useProjectRole } from "../api/hooks.ts";
 import { Dialog } from "../components/dialog.tsx";
 import { ProjectPicker, useChosenProject } from "../components/project-picker.tsx";
 import { SecretDialog } from "../components/secret-dialog.tsx";
+import { PAGE, Section } from "../components/section.tsx";
 import { Button, ErrorNote, Guarded, Loading, PageTitle, Table, Td, TextField } from "../components/ui.tsx";
 import { type Allowance, allows } from "../lib/permissions.ts";
 import { ApiError } from "../lib/problem.ts";
 import { AwsConnectionsSection } from "./connections-aws.tsx";
 import { ConnectorsSection } from "./connectors.tsx";
-
-export const PAGE = 20;
 
 /** Clusters, AWS connections and connectors of one project (chosen in the URL). */
 export default function ConnectionsPage() {
@@ -34,26 +33,6 @@ export default function ConnectionsPage() {
         </>
       ) : null}
     </>
-  );
-}
-
-export function Section({
-  title,
-  actions,
-  children,
-}: {
-  title: string;
-  actions?: React.ReactNode;
-  children: React.ReactNode;
-}) {
-  return (
-    <section aria-label={title} className="mb-8">
-      <div className="mb-2 flex flex-wrap items-center justify-between gap-2">
-        <h2 className="text-lg font-semibold">{title}</h2>
-        {actions}
-      </div>
-      {children}
-    </section>
   );
 }
 

@@ -3,10 +3,10 @@ import { useState } from "react";
 import { Link, useParams } from "react-router";
 import { call } from "../api/client.ts";
 import { useProjectRole } from "../api/hooks.ts";
+import { Section } from "../components/section.tsx";
 import { ToolCallForm } from "../components/tool-call-form.tsx";
 import { Button, ErrorNote, Guarded, Loading, PageTitle, Table, Td } from "../components/ui.tsx";
 import { allows } from "../lib/permissions.ts";
-import { Section } from "./connections.tsx";
 
 /** One connector: its status, tools with visibility, pending specs (diff, promote) and a tool call. */
 export default function ConnectorPage() {

@@ -3,10 +3,10 @@ import { type FormEvent, useState } from "react";
 import { Link } from "react-router";
 import { call } from "../api/client.ts";
 import { Dialog } from "../components/dialog.tsx";
+import { PAGE, Section } from "../components/section.tsx";
 import { Button, ErrorNote, Field, Guarded, INPUT, Loading, Table, Td, TextField } from "../components/ui.tsx";
 import type { Allowance } from "../lib/permissions.ts";
 import { ApiError } from "../lib/problem.ts";
-import { PAGE, Section } from "./connections.tsx";
 
 /** The project's connectors: remote MCP servers and HTTP APIs from an OpenAPI description. */
 export function ConnectorsSection({ projectId, manage }: { projectId: string; manage: Allowance }) {

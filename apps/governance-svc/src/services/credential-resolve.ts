@@ -3,16 +3,9 @@ import { ProblemError } from "@agentplane/problem-details";
 import { AssumeRoleCommand, STSClient } from "@aws-sdk/client-sts";
 import { sql } from "kysely";
 import { LRUCache } from "lru-cache";
+import type { StsConfig } from "../config.ts";
 import type { GovernanceContext } from "../context.ts";
 import { openCredential } from "./credentials.ts";
-
-/** How `aws-role` credentials reach STS (the platform's own AWS identity signs AssumeRole). */
-export interface StsConfig {
-  /** Default: the regional AWS endpoint the SDK picks. */
-  endpoint?: string;
-  region?: string;
-  credentials?: { accessKeyId: string; secretAccessKey: string; sessionToken?: string };
-}
 
 /** Assumed-role sessions by credential version, each kept until five minutes before it expires. */
 const sessions = new LRUCache<string, { fields: Record<string, string>; expiresAt: Date }>({ max: 10_000 });

@@ -7,6 +7,7 @@ import type { TenancyContext } from "../context.ts";
 import { digestsEqual, open, seal, sha256Hex } from "../crypto/secret-box.ts";
 import type { TenancyDatabase } from "../db/schema.ts";
 import { insertApiToken, insertBootstrapToken } from "./api-tokens.ts";
+import type { OidcIdentity } from "./oidc-activation.ts";
 import { iso } from "./serialize.ts";
 import { createUser } from "./users.ts";
 
@@ -41,14 +42,6 @@ export interface InstallationStartup {
   setupCode?: string;
   /** True when this start activated the installation with the bootstrap token. */
   bootstrapped: boolean;
-}
-
-/** A verified identity-provider sign-in (issuer, subject and profile from the ID token). */
-export interface OidcIdentity {
-  issuer: string;
-  subject: string;
-  email?: string | undefined;
-  name?: string | undefined;
 }
 
 /**

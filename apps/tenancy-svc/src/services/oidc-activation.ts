@@ -1,9 +1,8 @@
 import { timingSafeEqual } from "node:crypto";
 import { decodeProtectedHeader } from "jose";
 import * as oidc from "openid-client";
-import type { OidcConfig, ResolvedTenancyConfig } from "../context.ts";
+import type { OidcConfig, ResolvedTenancyConfig } from "../config.ts";
 import { open, seal } from "../crypto/secret-box.ts";
-import type { OidcIdentity } from "./installation.ts";
 
 /** Asymmetric algorithms only: `none` and HMAC (e.g. HS256 keyed with a public key) are refused. */
 const ALLOWED_ALGS = ["RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512", "EdDSA"];
@@ -68,6 +67,14 @@ function signInFailure(err: unknown): SignInError {
   }
   // fetch failures and timeouts
   return new SignInError("The identity provider cannot be reached.", 502);
+}
+
+/** A verified identity-provider sign-in (issuer, subject and profile from the ID token). */
+export interface OidcIdentity {
+  issuer: string;
+  subject: string;
+  email?: string | undefined;
+  name?: string | undefined;
 }
 
 /**

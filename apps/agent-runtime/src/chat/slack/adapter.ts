@@ -15,6 +15,7 @@ import type { LinkedChannel, TeamChatAdapter, TeamChatDestination, TeamChatStatu
 import { createSocketClient, createWebClient, isAuthError, type SocketTimeouts, slackErrorCode } from "./clients.ts";
 import { SlackInbound } from "./inbound.ts";
 import { SlackOutbox } from "./outbox.ts";
+import type { SlackChat, SlackIdentity } from "./types.ts";
 
 export interface SlackTeamChatOptions extends SocketTimeouts {
   /** How often stored deliveries that failed are looked at, and the first wait before a retry. */
@@ -24,19 +25,12 @@ export interface SlackTeamChatOptions extends SocketTimeouts {
   bootRetryMs?: number;
 }
 
-/** A bot that belongs to the app: what boot resolved from the bot token. */
-export interface SlackIdentity {
-  botUserId: string;
-  botId: string;
-  appId: string;
-}
-
 /**
  * The Slack adapter: the Web API for reads and posts, Socket Mode for events. Boot checks the bot
  * token (auth.test), resolves its app id (bots.info) and checks the socket's app id (`hello`);
  * a mismatch or an invalid token disables team chat with one log line, never the runtime.
  */
-export class SlackTeamChat implements TeamChatAdapter {
+export class SlackTeamChat implements TeamChatAdapter, SlackChat {
   readonly web: WebClient;
   readonly outbox: SlackOutbox;
   #socket: SocketModeClient | undefined;

@@ -5,7 +5,6 @@ import { runAgentTurn } from "../../services/agent-turns.ts";
 import { teamChatThread } from "../../services/threads.ts";
 import { historyOf } from "../../turns/run-turn.ts";
 import { cacheOwnerDm, firstSighting, isLinked, linkChannel, pairingCode, pairOwner } from "../store.ts";
-import type { SlackIdentity, SlackTeamChat } from "./adapter.ts";
 import { slackErrorCode } from "./clients.ts";
 import {
   historyFromSlack,
@@ -16,6 +15,7 @@ import {
   type SlackHistoryMessage,
   WORKING_STATUS,
 } from "./history.ts";
+import type { SlackChat, SlackIdentity } from "./types.ts";
 
 /** The source stored on team-chat turns. */
 export const TEAM_CHAT_SOURCE = "team-chat";
@@ -44,7 +44,7 @@ const TURN_SUBTYPES = new Set([undefined, "file_share", "thread_broadcast"]);
  */
 export class SlackInbound {
   readonly #deps: RuntimeDeps;
-  readonly #chat: SlackTeamChat;
+  readonly #chat: SlackChat;
   readonly #identity: SlackIdentity;
   readonly #logger: Logger;
   /** The tail of each conversation's queue of turns. */
@@ -53,7 +53,7 @@ export class SlackInbound {
   /** Turns finished (tests and the benchmark wait on it). */
   turnsFinished = 0;
 
-  constructor(deps: RuntimeDeps, chat: SlackTeamChat, identity: SlackIdentity, logger: Logger) {
+  constructor(deps: RuntimeDeps, chat: SlackChat, identity: SlackIdentity, logger: Logger) {
     this.#deps = deps;
     this.#chat = chat;
     this.#identity = identity;
@@ -210,7 +210,7 @@ export class SlackInbound {
  * replace. A turn that delivers nothing leaves it saying so.
  */
 class WorkingStatus {
-  readonly #web: SlackTeamChat["web"];
+  readonly #web: SlackChat["web"];
   readonly #channel: string;
   readonly #logger: Logger;
   readonly #posted: Promise<string | undefined>;
@@ -218,7 +218,7 @@ class WorkingStatus {
   #lastUpdate = 0;
   #updating: Promise<unknown> = Promise.resolve();
 
-  constructor(web: SlackTeamChat["web"], channel: string, threadTs: string | null, logger: Logger) {
+  constructor(web: SlackChat["web"], channel: string, threadTs: string | null, logger: Logger) {
     this.#web = web;
     this.#channel = channel;
     this.#logger = logger;

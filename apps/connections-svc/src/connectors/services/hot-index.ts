@@ -3,7 +3,11 @@ import type { Kysely } from "kysely";
 import { LRUCache } from "lru-cache";
 import type { ConnectionsDb } from "../../db/schema/index.ts";
 import { CONNECTOR_COLUMNS, type ConnectorRow } from "./store.ts";
-import type { EntrySetting } from "./visibility.ts";
+
+export interface EntrySetting {
+  visibility: "visible" | "hidden";
+  teams?: string[];
+}
 
 /**
  * How long the tool-call and tool-list paths trust a connector row they read. A change made on this

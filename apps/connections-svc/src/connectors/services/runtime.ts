@@ -1,6 +1,6 @@
 import { EventEmitter } from "node:events";
 import { type Authorizer, DecisionCache } from "@agentplane/service-kit";
-import type { SafeFetcher, SafeFetcherOptions } from "@agentplane/service-kit/outbound";
+import type { SafeFetcher } from "@agentplane/service-kit/outbound";
 import { Ajv, type ValidateFunction } from "ajv";
 import type { Kysely } from "kysely";
 import { LRUCache } from "lru-cache";
@@ -19,18 +19,6 @@ import { type ConnectorRow, fromJsonb } from "./store.ts";
  * this much later than decisions.
  */
 export const DECISION_FRESH_MS = 1_000;
-
-export interface ConnectorOptions {
-  /**
-   * `CONNECTOR_ALLOWED_HOSTS`: hosts, host:port pairs or CIDR ranges that connectors and AWS endpoint
-   * overrides may reach although internal.
-   */
-  allowedHosts?: string[];
-  /** Overrides for the fetcher (tests: a resolver, short timeouts). */
-  fetcher?: Omit<SafeFetcherOptions, "policy">;
-  /** Periodic re-discovery into pending specs (default on; tests turn it off). */
-  scheduler?: boolean;
-}
 
 export interface LoadedTools {
   tools: ConnectorTool[];

@@ -1,14 +1,10 @@
 import type { ConnectionsContext } from "../../context.ts";
 import type { ConnectorTool } from "../openapi/tools.ts";
 import type { Actor } from "./connectors.ts";
+import type { EntrySetting } from "./hot-index.ts";
 import { recordConnectorEvent } from "./platform.ts";
 import type { ConnectorRuntime } from "./runtime.ts";
 import { type ConnectorRow, jsonb } from "./store.ts";
-
-export interface EntrySetting {
-  visibility: "visible" | "hidden";
-  teams?: string[];
-}
 
 /** Who is looking at a connector's tools: project admins see every visible tool, others per team. */
 export interface ToolViewer {
