@@ -369,6 +369,40 @@ describe("export failures at /health", () => {
     await chat(rt, "three");
   }, 60_000);
 
+  it("a Langfuse that hangs: spans past the queue are dropped, counted there, and nothing waits", async () => {
+    const langfuse = await startLangfuse(KEYS);
+    stands.push(langfuse);
+    langfuse.behave({ hang: true });
+    rt = await startTestRuntime(fake, {
+      env: { TRACING_SECRET_KEY: KEYS.secretKey, TRACING_PUBLIC_KEY: KEYS.publicKey, TRACING_BASE_URL: langfuse.url },
+    });
+    const { tracing } = rt.runtime.deps;
+    const instant = tracing.model({
+      provider: "cloud-b",
+      endpoint: "instant",
+      createMessage: async (request) =>
+        ({
+          id: "msg",
+          type: "message",
+          role: "assistant",
+          model: request.model,
+          content: [{ type: "text", text: "ok" }],
+          stop_reason: "end_turn",
+          usage: { input_tokens: 1, output_tokens: 1 },
+        }) as never,
+    });
+    const started = performance.now();
+    await tracing.run("chat", { threadId: "thr_load" }, async () => {
+      for (let i = 0; i < 3000; i++)
+        await instant.createMessage({ model: "m", max_tokens: 1, messages: [{ role: "user", content: "x" }] });
+    });
+    expect(performance.now() - started).toBeLessThan(10_000);
+    type Health = { telemetry?: { langfuse?: { dropped: number; lastError?: string } } };
+    const health = (await rt.json<Health>("GET", "/health")).body;
+    expect(health.telemetry?.langfuse?.dropped).toBeGreaterThan(0);
+    expect(health.telemetry?.langfuse?.lastError).toBe("queue full");
+  }, 60_000);
+
   it("says nothing about telemetry when export is off", async () => {
     rt = await startTestRuntime(fake);
     const health = await rt.json<Record<string, unknown>>("GET", "/health");

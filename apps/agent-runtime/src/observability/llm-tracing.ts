@@ -10,7 +10,12 @@ import { LangfuseSpanProcessor } from "@langfuse/otel";
 import { setLangfuseTracerProvider, startObservation } from "@langfuse/tracing";
 import type { Span } from "@opentelemetry/api";
 import { OTLPTraceExporter } from "@opentelemetry/exporter-trace-otlp-http";
-import { BasicTracerProvider, type ReadableSpan, type SpanExporter } from "@opentelemetry/sdk-trace-base";
+import {
+  BasicTracerProvider,
+  type ReadableSpan,
+  type SpanExporter,
+  type SpanProcessor,
+} from "@opentelemetry/sdk-trace-base";
 import type { Logger } from "pino";
 import type { RuntimeConfig } from "../config.ts";
 import type { Embedder } from "../memory/embeddings.ts";
@@ -22,6 +27,9 @@ export type RunKind = "chat" | "webhook" | "heartbeat" | "schedule" | "compactio
 
 /** Inputs and outputs sent to Langfuse are cut at this many characters (documented in the README). */
 export const TRACE_CONTENT_LIMIT = 8192;
+
+/** Spans waiting for Langfuse at most (the batch processor's own queue size). */
+const QUEUE = 2048;
 
 export interface RunMeta {
   agentId?: string;
@@ -85,6 +93,7 @@ export function createLlmTracing(config: RuntimeConfig, agentId: string, logger:
       },
       timeoutMillis: 10_000,
     }),
+    true,
   ) as SpanExporter;
   const processor = new LangfuseSpanProcessor({
     exporter,
@@ -98,7 +107,18 @@ export function createLlmTracing(config: RuntimeConfig, agentId: string, logger:
     mediaUploadEnabled: false,
     ...(config.env.DEPLOYMENT_ENVIRONMENT ? { environment: config.env.DEPLOYMENT_ENVIRONMENT } : {}),
   });
-  const provider = new BasicTracerProvider({ spanProcessors: [processor] });
+  // The processor's queue holds QUEUE spans: past that, a span is dropped here, counted and logged.
+  const bounded: SpanProcessor = {
+    onStart: (span, context) => processor.onStart(span, context),
+    onEnd: (span) => {
+      if (counter.pending >= QUEUE) return counter.dropped();
+      counter.pending += 1;
+      processor.onEnd(span);
+    },
+    forceFlush: () => processor.forceFlush(),
+    shutdown: () => processor.shutdown(),
+  };
+  const provider = new BasicTracerProvider({ spanProcessors: [bounded] });
   setLangfuseTracerProvider(provider);
   const current = new AsyncLocalStorage<Observation>();
   let failures = 0;
