@@ -141,7 +141,7 @@ function RotateKeys({ projectId, name, allowance }: { projectId: string; name: s
       <Guarded allowance={allowance}>
         {(disabled) => (
           <Button
-            aria-label={`Rotate the signing keys of ${name}`}
+            aria-label={`Rotate keys of ${name}`}
             disabled={disabled || rotate.isPending}
             onClick={() => rotate.mutate()}
           >
