@@ -120,6 +120,19 @@ describe.skipIf(!chromium.available)(`console operations pages${chromium.reason}
     await check("connections");
   });
 
+  it("pages through the clusters instead of fetching them all", async () => {
+    for (let i = 0; i < 20; i++) {
+      const res = await platform.api("POST", `/v1/projects/${projectId}/clusters`, { name: `bulk-${i}` });
+      expect(res.status).toBe(201);
+    }
+    await page.reload();
+    const rows = page.getByRole("table", { name: "Clusters" }).getByRole("row");
+    await expect.poll(() => rows.count()).toBe(21); // the header and one page of 20
+    await page.getByRole("button", { name: "More clusters" }).click();
+    await expect.poll(() => rows.count()).toBe(22);
+    expect(await page.getByRole("button", { name: "More clusters" }).count()).toBe(0);
+  });
+
   it("connects an AWS account through its credential and tests it against STS", async () => {
     await page.getByRole("button", { name: "Connect AWS account" }).click();
     await dialog().getByLabel("Name").fill("prod");
@@ -314,6 +327,12 @@ describe.skipIf(!chromium.available)(`console operations pages${chromium.reason}
       expect(await viewer.getByText("Needs the admin role on the project").first().isVisible()).toBe(true);
       expect(await viewer.getByRole("button", { name: "New connector" }).isDisabled()).toBe(true);
       await check("connections-viewer", viewer);
+      // A connector's page: a viewer may read its tools but neither change nor call them.
+      await viewer.getByRole("link", { name: "helpers" }).click();
+      await expect.poll(() => viewer.getByRole("button", { name: "Call echo" }).isDisabled()).toBe(true);
+      expect(await viewer.getByLabel("echo visible").isDisabled()).toBe(true);
+      expect(await viewer.getByText("Needs the developer role on the project").first().isVisible()).toBe(true);
+      await check("connector-viewer", viewer);
       await viewer.getByRole("link", { name: "Usage and spend" }).click();
       await expect.poll(() => viewer.getByRole("button", { name: "New spending limit" }).isDisabled()).toBe(true);
       expect(await viewer.getByText("Needs the admin role in the organization").first().isVisible()).toBe(true);
