@@ -40,8 +40,11 @@ export function defaultColumns(fields: readonly string[], sample: Record<string,
   return picked.slice(0, MAX_COLUMNS);
 }
 
-const relative = new Intl.RelativeTimeFormat("en", { numeric: "auto" });
+// Made on first use: building it loads ICU data (~10 ms), which --json and pipes never need.
+let relativeFormat: Intl.RelativeTimeFormat | undefined;
 export function relativeTime(iso: string, now = Date.now()): string {
+  relativeFormat ??= new Intl.RelativeTimeFormat("en", { numeric: "auto" });
+  const relative = relativeFormat;
   const seconds = Math.round((Date.parse(iso) - now) / 1000);
   const abs = Math.abs(seconds);
   if (abs < 60) return relative.format(seconds, "second");

@@ -3,7 +3,7 @@
 import { Command } from "commander";
 import { addApiCommand } from "./api.ts";
 import { addAuthCommands } from "./auth.ts";
-import { NOUNS } from "./command-map.ts";
+import { COMMANDS, NOUNS } from "./command-map.ts";
 import { addCompletionCommands } from "./completion.ts";
 import { addConfigCommands } from "./config.ts";
 import type { Io } from "./context.ts";
@@ -14,8 +14,34 @@ import { VERSION } from "./version.ts";
 
 const describe = (path: string) => NOUNS[path];
 
-export function buildProgram(io: Io, store = new Store(io.env)): Command {
+/** Top-level commands that are not operation nouns. */
+const OWN_COMMANDS = new Set(["auth", "config", "api", "completion", "__complete", "help"]);
+
+/**
+ * The top-level command a command line runs, when building only its branch of the tree is enough;
+ * undefined when the whole tree is needed (help, completion, an unknown word to suggest for).
+ */
+export function branchOf(argv: readonly string[]): string | undefined {
+  let i = 0;
+  while (i < argv.length && argv[i]!.startsWith("-")) {
+    // The only option before a command that takes a value.
+    if (argv[i] === "--url") i++;
+    i++;
+  }
+  const word = argv[i];
+  if (!word || word === "help" || word === "completion" || word === "__complete") return undefined;
+  if (OWN_COMMANDS.has(word)) return word;
+  for (const path of Object.values(COMMANDS)) if (path.split(" ")[0] === word) return word;
+  return undefined;
+}
+
+/**
+ * The command tree; with `branch`, only that top-level command's part of it (a cold start builds
+ * one noun's commands, not all 180 operations').
+ */
+export function buildProgram(io: Io, store = new Store(io.env), branch?: string): Command {
   const deps: CommandDeps = { io, store };
+  const wanted = (word: string) => branch === undefined || branch === word;
   const program = new Command("agentplane")
     .description("Command-line client of the Agentplane API")
     .version(VERSION, "-v, --version")
@@ -29,14 +55,14 @@ export function buildProgram(io: Io, store = new Store(io.env)): Command {
     });
   program.configureHelp({ sortSubcommands: true, helpWidth: 100 });
 
-  addAuthCommands(program, deps);
-  addConfigCommands(program, deps);
-  addApiCommand(program, deps);
-  addCompletionCommands(program, deps);
+  if (wanted("auth")) addAuthCommands(program, deps);
+  if (wanted("config")) addConfigCommands(program, deps);
+  if (wanted("api")) addApiCommand(program, deps);
+  if (branch === undefined) addCompletionCommands(program, deps);
   for (const [path, ops] of commandGroups()) {
-    if (!SPECIAL.has(path)) addOperationCommand(program, path, ops, deps, describe);
+    if (!SPECIAL.has(path) && wanted(path.split(" ")[0]!)) addOperationCommand(program, path, ops, deps, describe);
   }
-  addSpecialCommands(program, deps, describe);
+  addSpecialCommands(program, deps, describe, branch);
 
   program.addHelpText("after", "\nRun `agentplane help exit-codes` for the exit codes scripts can rely on.");
   return program;

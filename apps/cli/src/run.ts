@@ -3,7 +3,7 @@ import { ProblemError } from "@agentplane/sdk";
 import { CommanderError } from "commander";
 import { type Io, processIo } from "./context.ts";
 import { CliError, EXIT, EXIT_CODES_HELP, exitCodeFor } from "./exit-codes.ts";
-import { buildProgram } from "./program.ts";
+import { branchOf, buildProgram } from "./program.ts";
 
 /** Prints an error the way the output contract says: one line (or a few) on stderr. */
 export function reportError(io: Io, error: unknown, json: boolean): void {
@@ -27,7 +27,7 @@ export async function run(argv: string[], io: Io = processIo()): Promise<number>
     io.stdout.write(EXIT_CODES_HELP);
     return EXIT.ok;
   }
-  const program = buildProgram(io);
+  const program = buildProgram(io, undefined, branchOf(argv));
   program.exitOverride();
   for (const cmd of walk(program)) cmd.exitOverride();
   const json = argv.some((a) => a === "--json" || a.startsWith("--json=") || a === "--jq" || a.startsWith("--jq="));

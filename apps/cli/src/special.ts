@@ -17,6 +17,8 @@ export const SPECIAL = new Set([
   "aws proxy",
 ]);
 
+const SPECIAL_NOUNS = new Set([...SPECIAL].map((path) => path.split(" ")[0]!));
+
 function addExec(parent: Command, name: string, deps: CommandDeps, endpoint: "exec" | "k8s-exec" | "k8s-attach"): void {
   const attach = endpoint === "k8s-attach";
   const cmd = parent
@@ -71,7 +73,10 @@ export function addSpecialCommands(
   root: Command,
   deps: CommandDeps,
   describe: (p: string) => string | undefined,
+  branch?: string,
 ): void {
+  // Building one branch of the tree: these commands live under these nouns only.
+  if (branch !== undefined && !SPECIAL_NOUNS.has(branch)) return;
   addExec(ensureCommand(root, ["sandboxes"], describe), "exec", deps, "exec");
   const pods = ensureCommand(root, ["k8s", "pods"], describe);
   addExec(pods, "exec", deps, "k8s-exec");
