@@ -100,13 +100,13 @@ function CopyLink({ url, email }: { url: string; email: string }) {
   const [copied, setCopied] = useState(false);
   return (
     <Button
-      aria-label={`Copy the invitation link for ${email}`}
       onClick={async () => {
         await navigator.clipboard?.writeText(url).catch(() => {});
         setCopied(true);
       }}
     >
       {copied ? "Copied" : "Copy link"}
+      <span className="sr-only"> for {email}</span>
     </Button>
   );
 }

@@ -78,7 +78,7 @@ function CreateTeam({ orgId, manage }: { orgId: string; manage: Allowance }) {
   };
   const fieldError = create.error instanceof ApiError ? create.error.fieldError("name") : undefined;
   return (
-    <form onSubmit={submit} className="mb-4 flex flex-wrap items-end gap-2" aria-label="New team">
+    <form onSubmit={submit} className="mb-4 flex flex-wrap items-end gap-2" aria-label="Create a team">
       <TextField
         label="New team"
         maxLength={100}
