@@ -118,6 +118,7 @@ export const COMMANDS: Record<string, string> = {
   getProjectPolicy: "policies get",
   updateOrgPolicy: "policies update",
   updateProjectPolicy: "policies update",
+  evaluatePolicyDecision: "policies decide",
   deleteOrgPolicy: "policies delete",
   deleteProjectPolicy: "policies delete",
   listOrgPolicyVersions: "policies versions",

@@ -23,6 +23,7 @@ const BODIES: Record<string, unknown> = {
   createProjectPolicyBinding: { policyId: "pol_x" },
   createCredential: { name: "sec", kind: "http-bearer", token: "t" },
   updateCredential: { name: "sec2" },
+  evaluatePolicyDecision: { action: "sandbox:exec", resource: { type: "Sandbox", id: "sbx_x" } },
 };
 
 type Ids = Record<string, string>;

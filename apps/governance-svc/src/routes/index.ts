@@ -14,6 +14,7 @@ import { registerDeleteCredential } from "./credentials/delete.ts";
 import { registerGetCredential } from "./credentials/get.ts";
 import { registerListCredentials } from "./credentials/list.ts";
 import { registerUpdateCredential } from "./credentials/update.ts";
+import { registerEvaluatePolicyDecision } from "./decisions/evaluate.ts";
 import { registerGetSandboxEffectivePolicy } from "./effective-policy/get.ts";
 import { registerInternalDecide } from "./internal/decide.ts";
 import { registerInternalFindCredentials } from "./internal/find-credentials.ts";
@@ -67,6 +68,7 @@ const REGISTRATIONS: ((app: ServiceApp, ctx: GovernanceContext) => void)[] = [
   registerUpdateCredential,
   registerDeleteCredential,
   registerGetSandboxEffectivePolicy,
+  registerEvaluatePolicyDecision,
   registerInternalDecide,
   registerInternalGovernanceMetrics,
   registerInternalResolveCredential,

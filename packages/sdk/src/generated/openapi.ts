@@ -1704,6 +1704,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/projects/{projectId}/policy-decisions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Would this be allowed? Evaluate the bound policies for the caller
+         * @description Would this be allowed? Evaluates the project's bound policies for the caller, an action and a resource of the project, as an enforcement point would, and answers the decision with the rules that decided. Nothing is enforced and no denial is recorded.
+         */
+        post: operations["evaluatePolicyDecision"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/inference/providers": {
         parameters: {
             query?: never;
@@ -4174,6 +4194,71 @@ export interface components {
              * @enum {string}
              */
             mode?: "enforce" | "dryrun";
+        };
+        PolicyDecision: {
+            /**
+             * @description `allow` or `deny`
+             * @enum {string}
+             */
+            decision: "allow" | "deny";
+            /** @description False when only dryrun bindings denied: the request would proceed */
+            enforced: boolean;
+            reasons: components["schemas"]["PolicyDecisionReason"][];
+            /** @description The bound policy versions evaluated */
+            policies?: {
+                /** @description The policy binding's id */
+                bindingId: string;
+                /** @description The policy's id (`pol_…`) */
+                policyId: string;
+                /** @description A version number, counting from 1 */
+                version: number;
+                /**
+                 * @description `enforce` (a deny blocks) or `dryrun` (a deny is only recorded)
+                 * @enum {string}
+                 */
+                mode: "enforce" | "dryrun";
+            }[];
+            /** @description When the decision was made (RFC 3339) */
+            evaluatedAt: string;
+        };
+        PolicyDecisionReason: {
+            /** @description The policy's id (`pol_…`) */
+            policyId: string;
+            /** @description A version number, counting from 1 */
+            version: number;
+            /** @description The Cedar `@id` of the rule that decided */
+            ruleId: string;
+            /** @description The policy binding's id */
+            bindingId: string;
+            /**
+             * @description `enforce` (a deny blocks) or `dryrun` (a deny is only recorded)
+             * @enum {string}
+             */
+            mode: "enforce" | "dryrun";
+            forbid?: boolean;
+        };
+        PolicyDecisionQuery: {
+            /**
+             * @description The governed action, e.g. `sandbox:exec` or `llm:invoke`
+             * @enum {string}
+             */
+            action: "sandbox:create" | "sandbox:update" | "sandbox:start" | "sandbox:exec" | "sandbox:expose-port" | "sandbox:egress" | "llm:invoke" | "cluster:get" | "cluster:list" | "cluster:watch" | "cluster:create" | "cluster:update" | "cluster:patch" | "cluster:delete" | "cluster:deletecollection" | "cluster:exec" | "aws:call" | "tool:call";
+            resource: {
+                /** @description The Cedar entity type: `Sandbox`, `Model`, `ClusterResource`, `AwsService`, `Tool`, `Host` */
+                type: string;
+                /** @description The id, prefixed by kind */
+                id: string;
+                /** @description The kind bindings select on (`sandbox`, `cluster`, `aws-connection`, `connector`) */
+                kind?: string;
+                /** @description Key/value labels, for selection and grouping */
+                labels?: {
+                    [key: string]: string;
+                };
+            };
+            /** @description The action's attributes, as the enforcement point would send them (e.g. `program`, `argv`) */
+            context?: {
+                [key: string]: unknown;
+            };
         };
         InferenceProviderList: {
             /** @description The project's id (`prj_…`) */
@@ -16250,6 +16335,105 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["EffectivePolicy"];
+                };
+            };
+            /** @description The request is malformed or fails validation */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No valid bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The caller's role does not allow this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found (also for resources of another organization) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflicts with the current state */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body larger than 1 MiB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limited */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unexpected error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    evaluatePolicyDecision: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The project's id (`prj_…`) */
+                projectId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PolicyDecisionQuery"];
+            };
+        };
+        responses: {
+            /** @description The decision */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PolicyDecision"];
                 };
             };
             /** @description The request is malformed or fails validation */
