@@ -35,6 +35,16 @@ export interface RevisionTable {
   created_at: Generated<Date>;
 }
 
+export interface WorkspaceArchiveTable {
+  sandbox_id: string;
+  revision: number;
+  /** `tar` (a gzipped tar stream over exec). */
+  method: string;
+  size_bytes: number;
+  data: Uint8Array;
+  created_at: Generated<Date>;
+}
+
 export interface SandboxTokenTable {
   id: string;
   project_id: string;
@@ -52,5 +62,6 @@ export interface SandboxTokenTable {
 export interface SandboxDB {
   sandboxes: SandboxTable;
   revisions: RevisionTable;
+  workspace_archives: WorkspaceArchiveTable;
   sandbox_tokens: SandboxTokenTable;
 }

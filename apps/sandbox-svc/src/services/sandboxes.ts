@@ -16,6 +16,7 @@ import { type Actor, audit, type SandboxDeps, withAudit } from "./context.ts";
 import { jsonb, runtimeSpec, type SandboxRow, specColumns, specOf } from "./mapping.ts";
 import { enforceAdmission } from "./policy.ts";
 import { mintPlatformToken, revokeTokensOfSandbox } from "./tokens.ts";
+import { archiveWorkspace, restoreWorkspace } from "./workspace-archives.ts";
 
 type CreateInput = z.infer<typeof CreateSandboxRequest>;
 type UpdateInput = z.infer<typeof UpdateSandboxRequest>;
@@ -293,6 +294,8 @@ async function applyRevision(
   reason: string | null,
   meta: { name?: string; labels?: Record<string, string> },
   record: (trx: Kysely<SandboxDB>, revision: number) => Promise<void>,
+  /** Rollback: the revision whose archived workspace replaces the current one (running sandboxes). */
+  restoreFrom?: number,
 ): Promise<number> {
   if (row.state === "deleting" || row.state === "stopping" || row.state === "starting") {
     throw new ProblemError("invalid-transition", { detail: `Sandbox ${row.id} is ${row.state}` });
@@ -328,10 +331,19 @@ async function applyRevision(
     await record(trx, revision);
   });
   if (row.state === "running") {
+    // The workspace as the revision being left has it, so a rollback to it can bring it back.
+    await archiveWorkspace(deps, row.id, row.current_revision);
     await transition(deps, { ...row, state: "running" }, ["running"], "stopping");
     await deps.driver.stop(row.id);
     await setState(deps, row.id, "starting");
     await bootSandbox(deps, await getSandboxRow(deps, row.project_id, row.id));
+    if (restoreFrom !== undefined && (await getSandboxRow(deps, row.project_id, row.id)).state === "running") {
+      const restored = await restoreWorkspace(deps, row.id, restoreFrom).catch((err: Error) => {
+        deps.logger.warn({ err, sandboxId: row.id, revision: restoreFrom }, "workspace not restored");
+        return false;
+      });
+      deps.logger.info({ sandboxId: row.id, revision: restoreFrom, restored }, "rollback workspace");
+    }
   }
   return revision;
 }
@@ -421,20 +433,29 @@ export async function rollbackSandbox(
   const spec = SandboxSpecSchema.parse(old.spec);
   // A rollback admits the old spec again under today's policies.
   await enforceAdmission(deps, actor, "sandbox:update", row, spec);
-  await applyRevision(deps, actor, row, spec, reason ?? `rollback to revision ${target}`, {}, (trx, revision) =>
-    audit(
-      deps,
-      actor,
-      {
-        action: "sandbox.rolled_back",
-        projectId,
-        orgId: row.org_id,
-        targetType: "sandbox",
-        targetId: sandboxId,
-        details: { fromRevision: row.current_revision, toRevision: target, newRevision: revision },
-      },
-      trx,
-    ),
+  const restoreFrom = row.state === "running" ? target : undefined;
+  await applyRevision(
+    deps,
+    actor,
+    row,
+    spec,
+    reason ?? `rollback to revision ${target}`,
+    {},
+    (trx, revision) =>
+      audit(
+        deps,
+        actor,
+        {
+          action: "sandbox.rolled_back",
+          projectId,
+          orgId: row.org_id,
+          targetType: "sandbox",
+          targetId: sandboxId,
+          details: { fromRevision: row.current_revision, toRevision: target, newRevision: revision },
+        },
+        trx,
+      ),
+    restoreFrom,
   );
   return getSandboxRow(deps, projectId, sandboxId);
 }

@@ -15,10 +15,14 @@ import {
   createSandbox,
   deleteSandbox,
   getSandboxRow,
+  listRevisions,
+  rollbackSandbox,
   startSandbox,
   stopSandbox,
+  updateSandbox,
 } from "../../src/services/sandboxes.ts";
 import { ShellSessions } from "../../src/services/shell-sessions.ts";
+import { archivesOf } from "../../src/services/workspace-archives.ts";
 import { kubeDriver, NS, startFakeKube } from "./fixture.ts";
 
 const P = "prj_kube";
@@ -103,6 +107,29 @@ describe.skipIf(!postgres?.available)(`sandbox-svc on the kubernetes driver${pos
     await startSandbox(a.deps, actor, P, created.id);
     await deleteSandbox(a.deps, actor, P, created.id);
     expect(fake.store.get("/persistentvolumeclaims", NS, `${created.slug}-workspace`)).toBeUndefined();
+  });
+
+  it("archives the workspace a revision leaves (tar over pods/exec) and a rollback restores it", async () => {
+    const created = await createSandbox(a.deps, actor, P, { name: "revisions", labels: {}, start: true });
+    const run = async (command: string) =>
+      execInSandbox(a.deps, actor, await getSandboxRow(a.deps, P, created.id), { command, timeoutMs: 10_000 });
+    await run("mkdir -p src && echo one > src/file && echo keep > notes");
+    // Revision 2 restarts the sandbox: the workspace of revision 1 is archived first.
+    await updateSandbox(a.deps, actor, P, created.id, { env: { STAGE: "two" } });
+    await run("echo two > src/file && rm notes && echo new > added");
+    expect((await run("cat src/file; ls")).stdout).toBe("two\nadded\nsrc\n");
+    const archives = await archivesOf(a.deps, created.id);
+    expect(archives.get(1)).toMatchObject({ method: "tar" });
+    expect(archives.get(1)?.sizeBytes).toBeGreaterThan(0);
+
+    // On the other replica: revision 3 is revision 1's spec and workspace (revision 2's is archived).
+    await rollbackSandbox(b.deps, actor, P, created.id, 1);
+    const row = await getSandboxRow(a.deps, P, created.id);
+    expect(row).toMatchObject({ state: "running", current_revision: 3 });
+    expect((await run('cat src/file notes; ls; echo "$STAGE"')).stdout).toBe("one\nkeep\nnotes\nsrc\n\n");
+    expect([...(await archivesOf(a.deps, created.id)).keys()].sort()).toEqual([1, 2]);
+    expect((await listRevisions(a.deps, created.id)).map((r) => r.revision)).toEqual([3, 2, 1]);
+    await deleteSandbox(a.deps, actor, P, created.id);
   });
 
   it("keeps a shell session's working directory and variables between commands", async () => {

@@ -138,11 +138,24 @@ export const SandboxRevisionSchema = z
     author: z.object({ type: z.string(), id: z.string() }),
     reason: z.string().nullable(),
     createdAt: Timestamp,
+    workspace: z
+      .object({
+        method: z.enum(["tar"]).describe("`tar`: a gzipped tar stream of the workspace, taken over exec"),
+        sizeBytes: z.number().int(),
+      })
+      .nullable()
+      .describe(
+        "The workspace as it was when this revision stopped being current (a running sandbox's); a rollback to this revision restores it. Null when none was taken.",
+      ),
   })
   .openapi("SandboxRevision");
 
 export const RollbackRequest = z.strictObject({
-  revision: z.number().int().min(1).describe("The revision whose spec to restore"),
+  revision: z
+    .number()
+    .int()
+    .min(1)
+    .describe("The revision whose spec to restore (and, for a running sandbox, its archived workspace)"),
   reason: z.string().max(500).optional(),
 });
 

@@ -3362,6 +3362,15 @@ export interface components {
              * @example 2026-01-01T00:00:00.000Z
              */
             createdAt: string;
+            /** @description The workspace as it was when this revision stopped being current (a running sandbox's); a rollback to this revision restores it. Null when none was taken. */
+            workspace: {
+                /**
+                 * @description `tar`: a gzipped tar stream of the workspace, taken over exec
+                 * @enum {string}
+                 */
+                method: "tar";
+                sizeBytes: number;
+            } | null;
         };
         SandboxSpec: {
             /**
@@ -11117,7 +11126,7 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    /** @description The revision whose spec to restore */
+                    /** @description The revision whose spec to restore (and, for a running sandbox, its archived workspace) */
                     revision: number;
                     /** @description Why, in a few words */
                     reason?: string;

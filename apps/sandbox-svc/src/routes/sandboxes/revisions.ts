@@ -2,6 +2,7 @@ import { listSandboxRevisionsRoute, SandboxSpecSchema } from "@agentplane/contra
 import type { ServiceApp } from "@agentplane/service-kit";
 import type { SandboxContext } from "../../context.ts";
 import { getSandboxRow, listRevisions } from "../../services/sandboxes.ts";
+import { archivesOf } from "../../services/workspace-archives.ts";
 import { actorFor } from "../helpers.ts";
 
 export function registerListSandboxRevisions(app: ServiceApp, ctx: SandboxContext): void {
@@ -10,6 +11,7 @@ export function registerListSandboxRevisions(app: ServiceApp, ctx: SandboxContex
     await actorFor(ctx, c, "sandboxes:read", projectId, sandboxId);
     await getSandboxRow(ctx, projectId, sandboxId);
     const rows = await listRevisions(ctx, sandboxId);
+    const archives = await archivesOf(ctx, sandboxId);
     const items = rows.map((r) => ({
       sandboxId: r.sandbox_id,
       revision: r.revision,
@@ -17,6 +19,7 @@ export function registerListSandboxRevisions(app: ServiceApp, ctx: SandboxContex
       author: { type: r.author_type, id: r.author_id },
       reason: r.reason,
       createdAt: new Date(r.created_at).toISOString(),
+      workspace: archives.get(r.revision) ?? null,
     }));
     return c.json({ items }, 200);
   });

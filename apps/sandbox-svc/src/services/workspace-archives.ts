@@ -1,0 +1,103 @@
+import type { SandboxDeps } from "./context.ts";
+
+/** A workspace larger than this (gzipped) is not archived; the revision says so. */
+export const MAX_ARCHIVE_BYTES = 256 * 1024 * 1024;
+
+export interface ArchiveSummary {
+  method: "tar";
+  sizeBytes: number;
+}
+
+/**
+ * Archives a running sandbox's workspace for `revision` (the one it is leaving): a gzipped tar
+ * stream over the driver's exec, so it works the same on every driver (on Kubernetes, `pods/exec`),
+ * kept in the service's database. Never fails the change it accompanies: a workspace that cannot
+ * be read, or is larger than MAX_ARCHIVE_BYTES, is logged and left without an archive.
+ */
+export async function archiveWorkspace(
+  deps: SandboxDeps,
+  sandboxId: string,
+  revision: number,
+): Promise<ArchiveSummary | undefined> {
+  try {
+    // The exec's working directory is the workspace on every driver.
+    const proc = await deps.driver.exec(sandboxId, { argv: ["tar", "-czf", "-", "."] });
+    proc.stdin.end();
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let tooLarge = false;
+    proc.stdout.on("data", (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > MAX_ARCHIVE_BYTES) {
+        tooLarge = true;
+        proc.kill("SIGKILL");
+        return;
+      }
+      chunks.push(chunk);
+    });
+    const stderr: Buffer[] = [];
+    proc.stderr.on("data", (chunk: Buffer) => stderr.push(chunk));
+    const exit = await proc.exited;
+    if (tooLarge) {
+      deps.logger.warn({ sandboxId, revision }, `workspace larger than ${MAX_ARCHIVE_BYTES} bytes: not archived`);
+      return undefined;
+    }
+    if (exit.exitCode !== 0) {
+      deps.logger.warn(
+        { sandboxId, revision, exitCode: exit.exitCode, stderr: Buffer.concat(stderr).toString().slice(0, 500) },
+        "workspace archive failed",
+      );
+      return undefined;
+    }
+    const data = Buffer.concat(chunks);
+    await deps.db
+      .insertInto("workspace_archives")
+      .values({ sandbox_id: sandboxId, revision, method: "tar", size_bytes: data.length, data } as never)
+      .onConflict((oc) =>
+        oc.columns(["sandbox_id", "revision"]).doUpdateSet({ data, size_bytes: data.length } as never),
+      )
+      .execute();
+    return { method: "tar", sizeBytes: data.length };
+  } catch (err) {
+    deps.logger.warn({ err, sandboxId, revision }, "workspace archive failed");
+    return undefined;
+  }
+}
+
+/**
+ * Puts the archived workspace of `revision` back into the running sandbox: everything in the
+ * workspace is replaced by the archive's content. Returns false when there is no archive.
+ */
+export async function restoreWorkspace(deps: SandboxDeps, sandboxId: string, revision: number): Promise<boolean> {
+  const archive = await deps.db
+    .selectFrom("workspace_archives")
+    .select(["data"])
+    .where("sandbox_id", "=", sandboxId)
+    .where("revision", "=", revision)
+    .executeTakeFirst();
+  if (!archive) return false;
+  const proc = await deps.driver.exec(sandboxId, {
+    argv: ["sh", "-c", "find . -mindepth 1 -delete && tar -xzf -"],
+  });
+  const stderr: Buffer[] = [];
+  proc.stderr.on("data", (chunk: Buffer) => stderr.push(chunk));
+  proc.stdout.resume();
+  proc.stdin.end(Buffer.from(archive.data));
+  const exit = await proc.exited;
+  if (exit.exitCode !== 0) {
+    throw new Error(
+      `workspace restore failed (exit ${exit.exitCode}): ${Buffer.concat(stderr).toString().slice(0, 500)}`,
+    );
+  }
+  return true;
+}
+
+/** What each revision's archive is, for the revision list. */
+export async function archivesOf(deps: SandboxDeps, sandboxId: string): Promise<Map<number, ArchiveSummary>> {
+  const rows = await deps.db
+    .selectFrom("workspace_archives")
+    .select(["revision", "method", "size_bytes"])
+    .where("sandbox_id", "=", sandboxId)
+    .execute();
+  return new Map(rows.map((r) => [r.revision, { method: r.method as "tar", sizeBytes: Number(r.size_bytes) }]));
+}
