@@ -5,7 +5,10 @@
 //    all-in-one platforms, export off and on.
 // 3. A runtime chat turn on an instant model: two runtimes in this process, one with LLM tracing
 //    (Langfuse) and product telemetry (OTLP) on, one with both off.
-// Run: npm run bench -- telemetry   (BENCH_SECONDS=6 per load run, BENCH_TURNS=150)
+// The platforms export to a sink in a process of its own (bench/servers/otlp-sink.ts), as a real
+// collector is elsewhere: receiving costs the load generator nothing.
+// Run: npm run bench -- telemetry   (BENCH_SECONDS=6 per load run, BENCH_TURNS=150,
+// BENCH_LEGS=gateway,inference,turn)
 import { randomBytes } from "node:crypto";
 import { rmSync } from "node:fs";
 import { startLangfuse, startOtlpCollector } from "@agentplane/testkit/telemetry";
@@ -18,7 +21,10 @@ const SECONDS = Number(process.env.BENCH_SECONDS ?? 6);
 const TURNS = Number(process.env.BENCH_TURNS ?? 150);
 delete process.env.OTEL_EXPORTER_OTLP_ENDPOINT;
 
-const collector = await startOtlpCollector();
+const sinkProcess = startNode("bench/servers/otlp-sink.ts", [], {});
+const sink = JSON.parse(await firstLine(sinkProcess)) as { url: string };
+const sinkSpans = async () =>
+  ((await (await fetch(`${sink.url}/__count`)).json()) as { spans: number; requests: number }).spans;
 type Target = [string, Record<string, string>];
 
 /** Throughput at 10 connections (off, on, on, off) and one-at-a-time latency, interleaved. */
@@ -45,19 +51,20 @@ async function gatewayLeg(): Promise<string> {
   const off = startNode("bench/servers/all-in-one.ts", [], { AGENTPLANE_BOOTSTRAP_TOKEN: token });
   const on = startNode("bench/servers/all-in-one.ts", [], {
     AGENTPLANE_BOOTSTRAP_TOKEN: token,
-    OTEL_EXPORTER_OTLP_ENDPOINT: collector.url,
+    OTEL_EXPORTER_OTLP_ENDPOINT: sink.url,
   });
   try {
     const [a, b] = (await Promise.all([firstLine(off), firstLine(on)])).map(
       (line) => JSON.parse(line) as { gateway: string },
     ) as [{ gateway: string }, { gateway: string }];
     const headers = { authorization: `Bearer ${token}` };
-    const before = collector.spans().length;
+    const before = await sinkSpans();
     const lines = await compare([
       [`${a.gateway}/v1/auth/me`, headers],
       [`${b.gateway}/v1/auth/me`, headers],
     ]);
-    return `1. GET /v1/auth/me through the all-in-one gateway, OpenTelemetry export off vs on:\n${lines}\n  spans received: ${collector.spans().length - before}`;
+    await new Promise((r) => setTimeout(r, 1500));
+    return `1. GET /v1/auth/me through the all-in-one gateway, OpenTelemetry export off vs on:\n${lines}\n  spans received: ${(await sinkSpans()) - before}`;
   } finally {
     off.kill("SIGTERM");
     on.kill("SIGTERM");
@@ -70,7 +77,7 @@ async function inferenceLeg(): Promise<string> {
   const off = startNode("bench/servers/inference.ts", [], { UPSTREAM_URL: up });
   const on = startNode("bench/servers/inference.ts", [], {
     UPSTREAM_URL: up,
-    OTEL_EXPORTER_OTLP_ENDPOINT: collector.url,
+    OTEL_EXPORTER_OTLP_ENDPOINT: sink.url,
   });
   try {
     const [a, b] = (await Promise.all([firstLine(off), firstLine(on)])).map(
@@ -83,7 +90,7 @@ async function inferenceLeg(): Promise<string> {
     });
     const path = "/v1/llm/cloud-b/family-1/anthropic/v1/messages";
     const headers = (token: string) => ({ authorization: `Bearer ${token}`, "content-type": "application/json" });
-    const before = collector.spans().length;
+    const before = await sinkSpans();
     const lines = await compare(
       [
         [`${a.gateway}${path}`, headers(a.token)],
@@ -91,7 +98,8 @@ async function inferenceLeg(): Promise<string> {
       ],
       body,
     );
-    return `2. The inference pass-through (POST ${path}, instant upstream), export off vs on:\n${lines}\n  spans received: ${collector.spans().length - before}`;
+    await new Promise((r) => setTimeout(r, 1500));
+    return `2. The inference pass-through (POST ${path}, instant upstream), export off vs on:\n${lines}\n  spans received: ${(await sinkSpans()) - before}`;
   } finally {
     off.kill("SIGTERM");
     on.kill("SIGTERM");
@@ -100,6 +108,7 @@ async function inferenceLeg(): Promise<string> {
 }
 
 async function turnLeg(): Promise<string> {
+  const collector = await startOtlpCollector();
   const keys = { publicKey: "pk-bench", secretKey: "sk-bench" };
   const langfuse = await startLangfuse(keys);
   const model = await startInstantModel();
@@ -158,6 +167,7 @@ async function turnLeg(): Promise<string> {
     for (const rt of runtimes) await Promise.race([rt.close(), new Promise((r) => setTimeout(r, 3000))]);
     model.close();
     await langfuse.close();
+    await collector.close();
     for (const config of [offConfig, onConfig])
       rmSync(config.env.AGENT_HOME as string, { recursive: true, force: true });
   }
@@ -172,5 +182,5 @@ try {
   ];
   for (const [name, leg] of legs) if (!only || only.includes(name)) console.log(`${await leg()}\n`);
 } finally {
-  await collector.close();
+  sinkProcess.kill("SIGTERM");
 }

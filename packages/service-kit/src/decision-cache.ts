@@ -4,7 +4,7 @@ import {
   GOVERNANCE_INTERNAL_ROUTES,
   type Principal,
 } from "@agentplane/contracts";
-import { inChildSpan } from "@agentplane/telemetry";
+import { annotateSpan, inChildSpan } from "@agentplane/telemetry";
 import { LRUCache } from "lru-cache";
 import type { ServiceClient } from "./client.ts";
 import { servicePrincipal } from "./identity.ts";
@@ -41,12 +41,21 @@ export class DecisionCache {
     });
   }
 
-  /** One decision, as a `governance.decision` span of the current request (action and outcome only). */
+  /**
+   * One decision. Asking governance is a `governance.decision` span of the current request (action
+   * and outcome only); a reused answer costs no span, only `agentplane.governance.cached` on the
+   * current one.
+   */
   decide(governance: ServiceClient, request: DecisionRequest, requestId?: string): Promise<DecisionResponse> {
-    return inChildSpan("governance.decision", { "agentplane.governance.action": request.action }, async (span) => {
-      const answer = await this.answer(governance, request, requestId, (cached) =>
-        span.setAttribute("agentplane.governance.cached", cached),
-      );
+    const key = JSON.stringify([request.principal, request.action, request.resource, request.context ?? {}]);
+    const hit = this.cache.get(key);
+    if (hit) {
+      annotateSpan({ "agentplane.governance.cached": true });
+      return hit;
+    }
+    const attributes = { "agentplane.governance.action": request.action, "agentplane.governance.cached": false };
+    return inChildSpan("governance.decision", attributes, async (span) => {
+      const answer = await this.ask(governance, request, requestId, key);
       span.setAttributes({
         "agentplane.governance.decision": answer.decision,
         "agentplane.governance.enforced": answer.enforced,
@@ -55,16 +64,12 @@ export class DecisionCache {
     });
   }
 
-  private answer(
+  private ask(
     governance: ServiceClient,
     request: DecisionRequest,
     requestId: string | undefined,
-    cached: (hit: boolean) => void,
+    key: string,
   ): Promise<DecisionResponse> {
-    const key = JSON.stringify([request.principal, request.action, request.resource, request.context ?? {}]);
-    const hit = this.cache.get(key);
-    cached(hit !== undefined);
-    if (hit) return hit;
     const value = callInternal(governance, GOVERNANCE_INTERNAL_ROUTES.decide, {
       principal: this.caller,
       body: request,

@@ -7,7 +7,7 @@ import {
 import { eventId } from "@agentplane/events";
 import { ProblemError } from "@agentplane/problem-details";
 import { callInternal, type Logger, type ServiceClient, servicePrincipal } from "@agentplane/service-kit";
-import { inChildSpan } from "@agentplane/telemetry";
+import { annotateSpan, inChildSpan } from "@agentplane/telemetry";
 import type { CallerScope } from "./caller.ts";
 import { GroupCommit } from "./group-commit.ts";
 
@@ -74,25 +74,16 @@ export class SpendGate {
     this.opens = new GroupCommit((batch) => this.open(batch), { delayMs: options.batchDelayMs ?? 20 });
   }
 
-  /** Reserves (or, where no limit applies, records in the background) the call's estimate. */
+  /**
+   * Reserves (or, where no limit applies, records in the background) the call's estimate. A
+   * reservation is a `spend.reserve` span of the current request; a call recorded in the
+   * background costs no span, only `agentplane.spend.mode: deferred` on the current one.
+   */
   async begin(scope: CallerScope, estimatedMicroUsd: number, requestId: string, call: ReservedCall): Promise<Hold> {
-    return inChildSpan("spend.reserve", { "agentplane.spend.estimated_micro_usd": estimatedMicroUsd }, async (span) => {
-      const hold = await this.hold(scope, estimatedMicroUsd, requestId, call);
-      // `deferred`: no limit applies, the call is recorded in the background; `reserved`: held in audit.
-      span.setAttribute("agentplane.spend.mode", hold.deferred ? "deferred" : "reserved");
-      return hold.hold;
-    });
-  }
-
-  private async hold(
-    scope: CallerScope,
-    estimatedMicroUsd: number,
-    requestId: string,
-    call: ReservedCall,
-  ): Promise<{ hold: Hold; deferred: boolean }> {
     const key = scopeKey(scope.orgId, scope.projectId);
     const until = this.unlimited.get(key);
     if (until !== undefined && until > this.clock.now()) {
+      annotateSpan({ "agentplane.spend.mode": "deferred" });
       // Time-ordered (new rows at the right edge of the reservations key), and cheaper per call
       // than newId's randomBytes (eventId draws from randomUUID's buffered pool).
       const reservationId = `rsv_${eventId().replaceAll("-", "")}`;
@@ -100,10 +91,16 @@ export class SpendGate {
       item.projectId = scope.projectId;
       const opened = this.opens.add(item);
       let answer: Promise<boolean> | undefined;
-      return { hold: { reservationId, ended: () => (answer ??= this.ended(key, item, opened)) }, deferred: true };
+      return { reservationId, ended: () => (answer ??= this.ended(key, item, opened)) };
     }
-    const reservationId = await this.reserve(scope, estimatedMicroUsd, requestId, call);
-    return { hold: { reservationId, ended: () => RESERVED }, deferred: false };
+    const attributes = {
+      "agentplane.spend.mode": "reserved",
+      "agentplane.spend.estimated_micro_usd": estimatedMicroUsd,
+    };
+    const reservationId = await inChildSpan("spend.reserve", attributes, () =>
+      this.reserve(scope, estimatedMicroUsd, requestId, call),
+    );
+    return { reservationId, ended: () => RESERVED };
   }
 
   /**
