@@ -1,7 +1,10 @@
 import type { SandboxDeps } from "./context.ts";
 
-/** A workspace larger than this (gzipped) is not archived; the revision says so. */
-export const MAX_ARCHIVE_BYTES = 256 * 1024 * 1024;
+/** A workspace larger than this (gzipped) is not archived (it is held in memory while read); the revision says so. */
+export const MAX_ARCHIVE_BYTES = 64 * 1024 * 1024;
+
+/** Archives kept per sandbox: the newest revisions'; older ones are deleted as new ones are taken. */
+export const KEPT_ARCHIVES = 5;
 
 export interface ArchiveSummary {
   method: "tar";
@@ -56,6 +59,17 @@ export async function archiveWorkspace(
       .onConflict((oc) =>
         oc.columns(["sandbox_id", "revision"]).doUpdateSet({ data, size_bytes: data.length } as never),
       )
+      .execute();
+    const kept = deps.db
+      .selectFrom("workspace_archives")
+      .select("revision")
+      .where("sandbox_id", "=", sandboxId)
+      .orderBy("revision", "desc")
+      .limit(KEPT_ARCHIVES);
+    await deps.db
+      .deleteFrom("workspace_archives")
+      .where("sandbox_id", "=", sandboxId)
+      .where("revision", "not in", kept)
       .execute();
     return { method: "tar", sizeBytes: data.length };
   } catch (err) {

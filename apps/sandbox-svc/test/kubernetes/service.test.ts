@@ -129,6 +129,10 @@ describe.skipIf(!postgres?.available)(`sandbox-svc on the kubernetes driver${pos
     expect((await run('cat src/file notes; ls; echo "$STAGE"')).stdout).toBe("one\nkeep\nnotes\nsrc\n\n");
     expect([...(await archivesOf(a.deps, created.id)).keys()].sort()).toEqual([1, 2]);
     expect((await listRevisions(a.deps, created.id)).map((r) => r.revision)).toEqual([3, 2, 1]);
+    // Only the newest archives stay.
+    for (const stage of ["4", "5", "6", "7"])
+      await updateSandbox(a.deps, actor, P, created.id, { env: { STAGE: stage } });
+    expect([...(await archivesOf(a.deps, created.id)).keys()].sort()).toEqual([2, 3, 4, 5, 6]);
     await deleteSandbox(a.deps, actor, P, created.id);
   });
 
