@@ -187,6 +187,56 @@ describe.skipIf(!chromium.available)(`console people pages in a browser${chromiu
       await check(owner, "drift");
     });
 
+    it("asks the decision API whether an exec would be allowed and shows the deciding rule", async () => {
+      const cedar = `@id("allow-exec")
+permit(principal, action == Action::"sandbox:exec", resource);
+@id("no-rm")
+forbid(principal, action == Action::"sandbox:exec", resource) when { context.program == "rm" };`;
+      const policy = await platform.api<{ id: string }>("POST", `/v1/projects/${projectId}/policies`, {
+        name: "no-rm",
+        cedar,
+      });
+      const bound = await platform.api("POST", `/v1/projects/${projectId}/policy-bindings`, {
+        policyId: policy.body.id,
+      });
+      expect(bound.status).toBe(201);
+      await owner.getByRole("link", { name: "Would this be allowed?" }).click();
+      await owner.getByLabel("Sandbox id").fill("sbx_example");
+      await owner.getByLabel("Context (JSON)").fill('{ "argv": ["rm", "-rf", "/tmp/x"] }');
+      // Bindings take effect within seconds: ask until the answer reflects this one.
+      await expect
+        .poll(
+          async () => {
+            await owner.getByRole("button", { name: "Ask" }).click();
+            await owner
+              .getByRole("status")
+              .filter({ hasText: /Allowed|Denied/ })
+              .waitFor();
+            return owner
+              .getByRole("status")
+              .filter({ hasText: /Allowed|Denied/ })
+              .textContent();
+          },
+          { timeout: 20_000 },
+        )
+        .toBe("Denied");
+      await expect.poll(() => owner.getByRole("cell", { name: "no-rm (forbid)" }).isVisible()).toBe(true);
+      await owner.getByLabel("Context (JSON)").fill("not json");
+      await owner.getByRole("button", { name: "Ask" }).click();
+      await visible(owner, /Not JSON/);
+      await owner.getByLabel("Context (JSON)").fill('{ "argv": ["ls"] }');
+      await owner.getByRole("button", { name: "Ask" }).click();
+      await expect
+        .poll(() =>
+          owner
+            .getByRole("status")
+            .filter({ hasText: /Allowed|Denied/ })
+            .textContent(),
+        )
+        .toBe("Allowed");
+      await check(owner, "would-this-be-allowed");
+    });
+
     it("rotates a project's signing keys and links its JWKS", async () => {
       await owner.getByRole("link", { name: "Projects" }).click();
       await owner.getByRole("button", { name: "Rotate keys of web" }).click();

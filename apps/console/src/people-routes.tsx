@@ -6,6 +6,7 @@ const InvitationsPage = lazy(() => import("./pages/invitations.tsx"));
 const TeamsPage = lazy(() => import("./pages/teams.tsx"));
 const CredentialsPage = lazy(() => import("./pages/credentials.tsx"));
 const DriftPage = lazy(() => import("./pages/drift.tsx"));
+const DecisionCheckPage = lazy(() => import("./pages/decision-check.tsx"));
 const AcceptInvitationPage = lazy(() => import("./pages/accept-invitation.tsx"));
 
 /** Pages inside the signed-in frame. */
@@ -14,6 +15,7 @@ export const peopleRoutes: RouteObject[] = [
   { path: "/orgs/:orgId/teams", element: <TeamsPage /> },
   { path: "/orgs/:orgId/credentials", element: <CredentialsPage /> },
   { path: "/orgs/:orgId/drift", element: <DriftPage /> },
+  { path: "/orgs/:orgId/decisions", element: <DecisionCheckPage /> },
 ];
 
 /** Pages a person opens before having a session: an invitation's link. */
@@ -33,5 +35,6 @@ export function peopleNavLinks(orgId: string): { to: string; label: string }[] {
     { to: `/orgs/${orgId}/teams`, label: "Teams" },
     { to: `/orgs/${orgId}/credentials`, label: "Credentials" },
     { to: `/orgs/${orgId}/drift`, label: "Policy drift" },
+    { to: `/orgs/${orgId}/decisions`, label: "Would this be allowed?" },
   ];
 }
