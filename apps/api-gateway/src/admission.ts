@@ -1,0 +1,122 @@
+import { type FieldError, ProblemError } from "@agentplane/problem-details";
+import { annotateSpan } from "@agentplane/telemetry";
+import { AUTH_RETRY_AFTER_SECONDS, bearerToken } from "./authn/authenticator.ts";
+import { authenticateSession, ownOrigins, sessionSecretOf } from "./authn/session.ts";
+import { audit, clientIp, fail, type GatewayCore, type Routed, tooLarge } from "./exchange.ts";
+import { awsSessionToken, llmKeyToken } from "./provider-credentials.ts";
+import { rateLimitHeaders } from "./rate-limit.ts";
+import { invalidQuery } from "./route-table.ts";
+
+/** Where MCP clients read how this resource server takes tokens (RFC 9728). */
+export const RESOURCE_METADATA_PATH = "/.well-known/oauth-protected-resource";
+
+/**
+ * Whether a routed request goes on to its service, stage by stage: the declared body size, the
+ * caller's credentials, a scoped token's reach, the text of the path and query, the rate limit.
+ * Undefined when it goes on (`r` then carries the principal and the rate limit's headers); else
+ * the problem answer, recorded.
+ */
+export async function admit(core: GatewayCore, r: Routed, invalidPath: FieldError[] | undefined) {
+  return (
+    refuseDeclaredSize(core, r) ??
+    (await authenticate(core, r)) ??
+    checkTokenScope(core, r) ??
+    checkText(core, r, invalidPath) ??
+    (await applyRateLimit(core, r))
+  );
+}
+
+/** Refused before authentication (nothing of the body is read): recorded without a principal. */
+function refuseDeclaredSize(core: GatewayCore, r: Routed): Response | undefined {
+  const length = Number(r.header.get("content-length") ?? "0");
+  if (length <= r.bodyLimit) return undefined;
+  audit(core, r, 413);
+  return tooLarge(core, r);
+}
+
+/** The bearer token (or a provider SDK's header on its routes), else the browser session. */
+async function authenticate(core: GatewayCore, r: Routed): Promise<Response | undefined> {
+  const { deps } = core;
+  const { entry, header } = r;
+  if (entry.access === "public") return undefined;
+  try {
+    const bearer =
+      bearerToken(header) ?? awsSessionToken(entry.operationId, header) ?? llmKeyToken(entry.operationId, header);
+    const sessionSecret = bearer ? undefined : sessionSecretOf(header);
+    if (sessionSecret) r.sessionSecret = sessionSecret;
+    const principal = sessionSecret
+      ? await authenticateSession(
+          deps.authenticator,
+          sessionSecret,
+          header,
+          r.method,
+          ownOrigins(r.url.origin, deps.publicUrl),
+        )
+      : await deps.authenticator.authenticate(bearer ?? "");
+    if (principal) r.principal = principal;
+  } catch (err) {
+    const problem =
+      err instanceof ProblemError
+        ? err
+        : new ProblemError("service-unavailable", {
+            detail: "Authentication failed; retry later",
+            headers: { "retry-after": String(AUTH_RETRY_AFTER_SECONDS) },
+          });
+    if (!(err instanceof ProblemError)) deps.logger?.error({ err, requestId: r.requestId }, "authentication error");
+    audit(core, r, problem.status);
+    // MCP clients find how to authenticate from the resource metadata (MCP authorization spec).
+    const mcpChallenge: Record<string, string> =
+      problem.status === 401 && entry.operationId.startsWith("page:") && entry.access === "authenticated"
+        ? {
+            "www-authenticate": `Bearer resource_metadata="${deps.publicUrl ?? r.url.origin}${RESOURCE_METADATA_PATH}"`,
+          }
+        : {};
+    return fail(r, problem, mcpChallenge);
+  }
+  if (r.principal) annotateSpan({ "agentplane.principal.type": r.principal.type });
+  return undefined;
+}
+
+/**
+ * A scoped API token reaches only the routes of the permissions it names (`authenticated` routes
+ * included: a token for model calls does not read the account either).
+ */
+function checkTokenScope(core: GatewayCore, r: Routed): Response | undefined {
+  const { principal, entry } = r;
+  if (!principal?.scopes || principal.scopes.includes(entry.access)) return undefined;
+  audit(core, r, 403);
+  return fail(
+    r,
+    new ProblemError("forbidden", {
+      detail: `This token is restricted to ${principal.scopes.join(", ")}; this route needs ${entry.access === "authenticated" ? "an unrestricted token" : entry.access}`,
+    }),
+  );
+}
+
+/**
+ * Text no service can store (malformed escapes, NUL, lone surrogates) is refused here, once, with
+ * the field named; a caller without a valid token got its 401 before.
+ */
+function checkText(core: GatewayCore, r: Routed, invalidPath: FieldError[] | undefined): Response | undefined {
+  const invalid = [...(invalidPath ?? []), ...invalidQuery(r.url.search)];
+  if (invalid.length === 0) return undefined;
+  audit(core, r, 400);
+  return fail(r, new ProblemError("validation-failed", { detail: "The request is not valid", errors: invalid }));
+}
+
+/** Per principal, or per address for a public route called without credentials. */
+async function applyRateLimit(core: GatewayCore, r: Routed): Promise<Response | undefined> {
+  const { deps } = core;
+  const limitKey = r.principal ? `p:${r.principal.id}` : `ip:${clientIp(r.env) ?? "unknown"}`;
+  const limit = await deps.rateLimiter.hit(limitKey);
+  r.limitHeaders = rateLimitHeaders(deps.rateLimit, limit);
+  if (limit.allowed) return undefined;
+  audit(core, r, 429);
+  return fail(
+    r,
+    new ProblemError("rate-limited", {
+      detail: `More than ${limit.limit} requests in ${deps.rateLimit.windowSeconds} s for this token`,
+    }),
+    { ...r.limitHeaders, "retry-after": String(limit.resetSeconds) },
+  );
+}

@@ -1,0 +1,121 @@
+import { randomUUID } from "node:crypto";
+import type { IncomingHttpHeaders, IncomingMessage } from "node:http";
+import { type Principal, REQUEST_ID_HEADER, RESOURCE_ORG_HEADER } from "@agentplane/contracts";
+import { ProblemError, problemResponse } from "@agentplane/problem-details";
+import type { IdentitySigner } from "@agentplane/service-kit";
+import type { AgentFront } from "./agent-front.ts";
+import { type RequestAuditor, shouldAudit } from "./audit.ts";
+import type { GatewayDeps } from "./deps.ts";
+import { type HeaderReader, requestHeaders } from "./forward.ts";
+import type { RouteEntry, RouteTable } from "./route-table.ts";
+
+/** The gateway's parts every stage of a request reads, built once by `createGateway`. */
+export interface GatewayCore {
+  deps: GatewayDeps;
+  routes: RouteTable;
+  signer: IdentitySigner;
+  auditor: RequestAuditor;
+  agent: AgentFront;
+  /** The OpenAPI document as served (built on first use). */
+  openapi(): string;
+  health(kind: "live" | "ready" | "summary"): Promise<Response>;
+}
+
+export type GatewayEnv = { incoming?: IncomingMessage } | undefined;
+
+/** One request as the stages see it, from the moment it arrived. */
+export interface Exchange {
+  request: Request;
+  env: GatewayEnv;
+  url: URL;
+  method: string;
+  header: HeaderReader;
+  allHeaders: Headers | IncomingHttpHeaders;
+  requestId: string;
+}
+
+/** A request matched to a service's route, on its way there; the admission stages fill it in. */
+export interface Routed extends Exchange {
+  entry: RouteEntry;
+  params: Record<string, string>;
+  /** The largest body this route's service takes. */
+  bodyLimit: number;
+  principal?: Principal;
+  /** The browser session's secret when the caller came with the session cookie. */
+  sessionSecret?: string;
+  /** The rate limit's headers, added to the answer. */
+  limitHeaders: Record<string, string>;
+}
+
+/** The first stage: the request's URL, headers and id (the caller's when it is sane). */
+export function begin(request: Request, env: GatewayEnv): Exchange {
+  const url = new URL(request.url);
+  const { reader: header, all: allHeaders } = requestHeaders(request, env?.incoming);
+  const incomingId = header.get(REQUEST_ID_HEADER);
+  const requestId = incomingId && /^[\w.:-]{1,128}$/.test(incomingId) ? incomingId : randomUUID();
+  return { request, env, url, method: request.method.toUpperCase(), header, allHeaders, requestId };
+}
+
+export function clientIp(env: GatewayEnv): string | undefined {
+  return env?.incoming?.socket?.remoteAddress ?? undefined;
+}
+
+/** The problem answer, with the request id and any `extra` headers. */
+export function fail(ex: Exchange, error: ProblemError, extra: Record<string, string> = {}): Response {
+  return withHeaders(problemResponse(error, { instance: ex.url.pathname, requestId: ex.requestId }), {
+    [REQUEST_ID_HEADER]: ex.requestId,
+    ...extra,
+  });
+}
+
+/** Records the request in the audit trail when its method and status are recorded at all. */
+export function audit(
+  core: GatewayCore,
+  r: Routed,
+  status: number,
+  response?: Response,
+  resourceOrg?: string,
+  soon = false,
+): void {
+  if (!shouldAudit(r.method, status)) return;
+  const { auditor } = core;
+  (soon ? auditor.recordSoon : auditor.record).call(auditor, {
+    response,
+    resourceOrg,
+    principal: r.principal,
+    operationId: r.entry.operationId,
+    params: r.params,
+    status,
+    requestId: r.requestId,
+    ip: clientIp(r.env),
+    userAgent: r.header.get("user-agent") ?? undefined,
+    method: r.method,
+    path: r.url.pathname,
+  });
+}
+
+export function withHeaders(response: Response, headers: Record<string, string>): Response {
+  // Responses from in-process apps may have immutable headers; copy when needed. The organization
+  // a service named for the audit record stays inside.
+  try {
+    for (const [k, v] of Object.entries(headers)) response.headers.set(k, v);
+    response.headers.delete(RESOURCE_ORG_HEADER);
+    return response;
+  } catch {
+    const copy = new Response(response.body, response);
+    for (const [k, v] of Object.entries(headers)) copy.headers.set(k, v);
+    copy.headers.delete(RESOURCE_ORG_HEADER);
+    return copy;
+  }
+}
+
+const mib = (bytes: number) => `${Math.round((bytes / (1024 * 1024)) * 10) / 10} MiB`;
+
+/** A client's mistake, not the platform's: one info line with the route, then the 413 problem. */
+export function tooLarge(core: GatewayCore, r: Routed): Response {
+  core.deps.logger?.info(
+    { route: r.entry.operationId, path: r.url.pathname, status: 413, limit: r.bodyLimit, requestId: r.requestId },
+    "request body too large",
+  );
+  return fail(r, new ProblemError("payload-too-large", { detail: `The body exceeds ${mib(r.bodyLimit)}` }));
+}

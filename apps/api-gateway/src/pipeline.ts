@@ -1,0 +1,132 @@
+import { buildOpenApiDocument, type Principal } from "@agentplane/contracts";
+import { type FieldError, ProblemError } from "@agentplane/problem-details";
+import { MAX_BODY_BYTES } from "@agentplane/service-kit";
+import { nameRequestSpan } from "@agentplane/telemetry";
+import { admit, RESOURCE_METADATA_PATH } from "./admission.ts";
+import { AGENT_PREFIX } from "./agent-front.ts";
+import { agentRequest } from "./agent-request.ts";
+import { bearerToken } from "./authn/authenticator.ts";
+import { DEFAULT_BODY_LIMITS } from "./deps.ts";
+import { dispatch } from "./dispatch-stage.ts";
+import { docsPage, referenceBundle } from "./docs.ts";
+import { begin, clientIp, type Exchange, fail, type GatewayCore, type GatewayEnv, type Routed } from "./exchange.ts";
+
+/**
+ * One request through the gateway, stage by stage: a sandbox's host (ingress), the gateway's own
+ * pages (health, OpenAPI, docs, resource metadata), the agent runtime under /agent, then a route
+ * of the table: matched, admitted (size, credentials, scope, text, rate limit) and dispatched.
+ */
+export async function handleRequest(core: GatewayCore, request: Request, env: GatewayEnv): Promise<Response> {
+  const ex = begin(request, env);
+  const ingress = core.deps.ingress;
+  const ingressTarget = ingress?.parse(ex.header.get("host") ?? ex.url.host);
+  if (ingressTarget && ingress) return toSandboxIngress(core, ex, ingressTarget);
+
+  const page = await gatewayPage(core, ex);
+  if (page) return page;
+
+  const { pathname } = ex.url;
+  if (pathname === AGENT_PREFIX || pathname.startsWith(`${AGENT_PREFIX}/`)) {
+    return agentRequest(
+      { agent: core.agent, deps: core.deps, auditor: core.auditor, fail: (error, extra) => fail(ex, error, extra) },
+      { request, url: ex.url, method: ex.method, header: ex.header, requestId: ex.requestId, ip: clientIp(env) },
+    );
+  }
+
+  const routed = await route(core, ex);
+  if (routed instanceof Response) return routed;
+  return (await admit(core, routed.r, routed.invalid)) ?? dispatch(core, routed.r);
+}
+
+/** A request for an exposed sandbox port (its Host names it): an optional bearer token, then on. */
+async function toSandboxIngress(
+  core: GatewayCore,
+  ex: Exchange,
+  target: { slug: string; port?: number },
+): Promise<Response> {
+  let principal: Principal | undefined;
+  const token = bearerToken(ex.header);
+  if (token) {
+    try {
+      principal = await core.deps.authenticator.authenticate(token);
+    } catch (err) {
+      if (err instanceof ProblemError) return fail(ex, err);
+      throw err;
+    }
+  }
+  return (core.deps.ingress as NonNullable<typeof core.deps.ingress>).fetch(ex.request, {
+    ...target,
+    requestId: ex.requestId,
+    ...(principal ? { principal } : {}),
+  });
+}
+
+const HEALTH_PATHS = { "/health": "summary", "/health/live": "live", "/health/ready": "ready" } as const;
+
+/** The gateway's own answers: health, the OpenAPI document, the API reference, resource metadata. */
+async function gatewayPage(core: GatewayCore, ex: Exchange): Promise<Response | undefined> {
+  const { url, method } = ex;
+  const healthKind = HEALTH_PATHS[url.pathname as keyof typeof HEALTH_PATHS];
+  if (healthKind && (method === "GET" || method === "HEAD")) return core.health(healthKind);
+  if (method !== "GET") return undefined;
+  if (url.pathname === "/v1/openapi.json") {
+    return new Response(core.openapi(), { headers: { "content-type": "application/json" } });
+  }
+  if (url.pathname === "/docs" || url.pathname === "/docs/") {
+    return new Response(docsPage("/v1/openapi.json", "/docs/reference.js"), {
+      headers: { "content-type": "text/html; charset=utf-8" },
+    });
+  }
+  if (url.pathname === "/docs/reference.js") {
+    return new Response(new Uint8Array(await referenceBundle()), {
+      headers: { "content-type": "text/javascript; charset=utf-8", "cache-control": "public, max-age=86400" },
+    });
+  }
+  if (url.pathname.startsWith(RESOURCE_METADATA_PATH)) {
+    // OAuth protected-resource metadata (RFC 9728) for MCP clients: Bearer tokens in the header.
+    const base = core.deps.publicUrl ?? url.origin;
+    return new Response(
+      JSON.stringify({ resource: `${base}/mcp`, bearer_methods_supported: ["header"], resource_name: "Agentplane" }),
+      { headers: { "content-type": "application/json" } },
+    );
+  }
+  return undefined;
+}
+
+/** The route of the table the request is for; else a console page, a 404, a 405 or a 426. */
+async function route(
+  core: GatewayCore,
+  ex: Exchange,
+): Promise<Response | { r: Routed; invalid: FieldError[] | undefined }> {
+  const { url, method, header } = ex;
+  const match = core.routes.match(method, url.pathname);
+  if (match.kind === "not-found") {
+    const page = core.deps.console && (await core.deps.console.serve(method, url.pathname, header));
+    if (page) return page;
+    return fail(ex, new ProblemError("not-found", { detail: `No route for ${url.pathname}` }));
+  }
+  if (match.kind === "method-not-allowed") {
+    return fail(ex, new ProblemError("method-not-allowed", { detail: `${method} is not allowed on ${url.pathname}` }), {
+      allow: match.allow.join(", "),
+    });
+  }
+  const { entry, params } = match;
+  nameRequestSpan(method, entry.template);
+  if (entry.websocket) {
+    // A WebSocket endpoint reached by plain HTTP (RFC 9110 §15.5.22).
+    return fail(
+      ex,
+      new ProblemError("upgrade-required", {
+        detail: `${url.pathname} is a WebSocket endpoint: send the request with Upgrade: websocket`,
+      }),
+      { upgrade: "websocket", connection: "Upgrade" },
+    );
+  }
+  const bodyLimit = (core.deps.bodyLimits ?? DEFAULT_BODY_LIMITS)[entry.service] ?? MAX_BODY_BYTES;
+  return { r: { ...ex, entry, params, bodyLimit, limitHeaders: {} }, invalid: match.invalid };
+}
+
+/** The OpenAPI document as the gateway serves it (its server URL the public one when known). */
+export function openApiDocument(publicUrl: string | undefined): string {
+  return JSON.stringify(buildOpenApiDocument(publicUrl ? { serverUrl: publicUrl } : {}));
+}
