@@ -27,7 +27,7 @@ const JOBS = {
   platform: ["node", ["apps/platform/src/main.ts"]],
   test: ["pnpm", ["exec", "vitest", "run"]],
   lint: ["pnpm", ["exec", "biome", "check", "."]],
-  typecheck: ["pnpm", ["exec", "turbo", "run", "typecheck"]],
+  typecheck: ["node", ["scripts/typecheck.mjs"]],
   bench: ["node", ["bench/run.ts"]],
   pnpm: ["pnpm", []],
   node: ["node", []],
