@@ -4,6 +4,7 @@ import type { Migration } from "kysely/migration";
 import { type Bus, isoNow } from "./bus.ts";
 import { eventId } from "./event-id.ts";
 import { canDeliver, handOff } from "./hand-off.ts";
+import { outboxStatements } from "./outbox-sql.ts";
 import { storablePayload } from "./sanitize.ts";
 
 /** The part of a logger the relay uses (pino's Logger fits). */
@@ -152,33 +153,8 @@ export function createOutbox(options: OutboxOptions): Outbox {
     time: opts.time ?? isoNow(),
   });
 
-  const table = `${options.schema}.${TABLE}`;
+  const statements = outboxStatements(`${options.schema}.${TABLE}`, batchSize);
   const lease = `${leaseMs} milliseconds`;
-  // Fixed statement texts with a batch in one JSON parameter: prepared once per connection
-  // whatever the batch size, and nothing to build per call.
-  const INSERT = `insert into ${table} (id, topic, data, time, available_at)
-    select id, topic, data, time, now() + cast(cast($2 as text) as interval)
-    from jsonb_to_recordset(cast(cast($1 as text) as jsonb)) as r(id text, topic text, data jsonb, time text)`;
-  // Claiming by moving `available_at` forward (a lease) keeps no transaction open while
-  // publishing, so a slow or unreachable bus never holds locks or blocks the producer's writes.
-  // The same statement deletes the rows published since the last round (they are leased, so no
-  // relay claims them meanwhile).
-  const CLAIM = `with published as (
-      delete from ${table} where id in (select jsonb_array_elements_text(cast(cast($1 as text) as jsonb)))
-    )
-    update ${table}
-    set available_at = now() + cast(cast($2 as text) as interval), attempts = attempts + 1
-    where id in (
-      select id from ${table}
-      where available_at <= now()
-      order by created_at
-      limit ${Number(batchSize)}
-      for update skip locked
-    )
-    returning id, topic, data, time`;
-  const DELETE = `delete from ${table} where id in (select jsonb_array_elements_text(cast(cast($1 as text) as jsonb)))`;
-  const RETRY_LATER = `update ${table} set available_at = now() + cast(cast($2 as text) as interval)
-    where id in (select jsonb_array_elements_text(cast(cast($1 as text) as jsonb)))`;
   const run = <R>(text: string, parameters: unknown[]) =>
     options.database.kysely.executeQuery<R>(CompiledQuery.raw(text, parameters));
 
@@ -199,20 +175,30 @@ export function createOutbox(options: OutboxOptions): Outbox {
 
   /** Rows whose publishing failed become available to the relay after the backoff. */
   async function retryLater(ids: string[]): Promise<void> {
-    await run(RETRY_LATER, [JSON.stringify(ids), `${backoff()} milliseconds`]);
+    await run(statements.retryLater, [JSON.stringify(ids), `${backoff()} milliseconds`]);
   }
 
+  /** One relay round: claim a batch (deleting what was published since), publish it in order. */
   async function relayOnce(): Promise<number> {
+    const rows = await claimBatch();
+    return rows.length === 0 ? 0 : publishClaimed(rows);
+  }
+
+  /** Available rows, leased to this relay, oldest event first. */
+  async function claimBatch(): Promise<OutboxRow[]> {
     const done = takePublished();
-    let claimed: { rows: { id: string; topic: string; data: unknown; time: string }[] };
+    let claimed: { rows: OutboxRow[] };
     try {
-      claimed = await run(CLAIM, [JSON.stringify(done), lease]);
+      claimed = await run(statements.claim, [JSON.stringify(done), lease]);
     } catch (err) {
       putBack(done);
       throw err;
     }
-    const rows = claimed.rows.sort((a, b) => (a.time < b.time ? -1 : a.time > b.time ? 1 : 0));
-    if (rows.length === 0) return 0;
+    return claimed.rows.sort((a, b) => (a.time < b.time ? -1 : a.time > b.time ? 1 : 0));
+  }
+
+  /** Publishes claimed rows in order; from the first the bus refuses, they wait for the backoff. */
+  async function publishClaimed(rows: OutboxRow[]): Promise<number> {
     let sent = 0;
     let failedFrom = -1;
     for (let i = 0; i < rows.length; i++) {
@@ -224,17 +210,21 @@ export function createOutbox(options: OutboxOptions): Outbox {
         sent++;
       } catch (err) {
         failedFrom = i;
-        failures++;
-        options.logger?.warn(
-          { err: (err as Error).message, pending: rows.length - i },
-          "event bus unavailable; outbox keeps the events and retries",
-        );
+        busRefused(err, rows.length - i);
         break;
       }
     }
     if (failedFrom >= 0) await retryLater(rows.slice(failedFrom).map((r) => r.id));
     else failures = 0;
     return sent;
+  }
+
+  function busRefused(err: unknown, pending: number): void {
+    failures++;
+    options.logger?.warn(
+      { err: (err as Error).message, pending },
+      "event bus unavailable; outbox keeps the events and retries",
+    );
   }
 
   /**
@@ -256,11 +246,7 @@ export function createOutbox(options: OutboxOptions): Outbox {
             await bus.publish(v.topic, v.data, { id: v.id, time: v.time });
             published.push(v.id);
           } catch (err) {
-            failures++;
-            options.logger?.warn(
-              { err: (err as Error).message, pending: values.length - i },
-              "event bus unavailable; outbox keeps the events and retries",
-            );
+            busRefused(err, values.length - i);
             await retryLater(values.slice(i).map((r) => r.id));
             schedule(backoff());
             return;
@@ -288,7 +274,7 @@ export function createOutbox(options: OutboxOptions): Outbox {
       for (const v of values) v.data = storablePayload(v.data);
       text = JSON.stringify(values);
     }
-    await run(INSERT, [text, now ? lease : "0 milliseconds"]);
+    await run(statements.insert, [text, now ? lease : "0 milliseconds"]);
     if (now) deliver(values);
     // Publish soon rather than at the next poll, unless the bus is known to be down.
     else if (started && failures === 0) schedule(0);
@@ -367,7 +353,7 @@ export function createOutbox(options: OutboxOptions): Outbox {
     async pending() {
       const done = takePublished();
       if (done.length > 0) {
-        await run(DELETE, [JSON.stringify(done)]).catch((err) => {
+        await run(statements.delete, [JSON.stringify(done)]).catch((err) => {
           putBack(done);
           throw err;
         });
@@ -392,7 +378,7 @@ export function createOutbox(options: OutboxOptions): Outbox {
       await deliveries;
       const done = takePublished();
       // Left leased when this fails: published again after the lease, which at-least-once allows.
-      if (done.length > 0) await run(DELETE, [JSON.stringify(done)]).catch(() => {});
+      if (done.length > 0) await run(statements.delete, [JSON.stringify(done)]).catch(() => {});
     },
   };
 }
