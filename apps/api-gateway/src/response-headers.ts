@@ -7,6 +7,8 @@ import type { ResponseHeaders } from "@agentplane/service-kit";
  * through `response.headers` builds undici's Headers (validating every header) and makes the
  * server turn them back into a record. These helpers work on the record instead, and fall back to
  * `headers` for any other Response.
+ * Pinned and watched: docs/decisions/0016-node-server-response-internals.md (canary test:
+ * test/node-server-internals.test.ts).
  */
 let cacheKey: symbol | undefined;
 
