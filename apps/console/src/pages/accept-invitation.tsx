@@ -4,12 +4,8 @@ import { useLocation, useNavigate, useParams } from "react-router";
 import { call, setCsrfToken } from "../api/client.ts";
 import { restoreSession } from "../api/session.ts";
 import { Button, ErrorNote, Loading, TextField } from "../components/ui.tsx";
+import { linkToken } from "../lib/invitation-link.ts";
 import { ApiError } from "../lib/problem.ts";
-
-/** The token of an invitation's link rides in the fragment (`#token=…`), which no server sees. */
-export function linkToken(hash: string): string {
-  return new URLSearchParams(hash.replace(/^#/, "")).get("token") ?? "";
-}
 
 const FRAME =
   "mx-auto mt-24 max-w-md rounded-lg border border-slate-200 bg-white p-6 shadow-sm dark:border-slate-700 dark:bg-slate-900";

@@ -3,14 +3,10 @@ import { useParams } from "react-router";
 import { call } from "../api/client.ts";
 import { useMe, useOrgRole } from "../api/hooks.ts";
 import { Button, ErrorNote, Guarded, INPUT, Loading, PageTitle, Table, Td } from "../components/ui.tsx";
+import { memberAllowance } from "../lib/member-guard.ts";
 import { type Allowance, allows, grantableRoles, ORG_ROLES, type OrgRole } from "../lib/permissions.ts";
 
 const PAGE = 50;
-const LAST_OWNER: Allowance = {
-  allowed: false,
-  reason: "The last owner cannot be removed or demoted: make someone else owner first",
-};
-
 export function MembersPage() {
   const { orgId } = useParams() as { orgId: string };
   const role = useOrgRole(orgId);
@@ -38,13 +34,7 @@ export function MembersPage() {
   const rows = members.data?.pages.flatMap((p) => p.items) ?? [];
   const owners = rows.filter((m) => m.role === "owner").length;
   const manage = allows("members:manage", { ...(role ? { org: role } : {}) });
-  /** What the signed-in person may do to this member: the role matrix, then the last-owner guard. */
-  const allowanceFor = (m: { role: OrgRole }): Allowance => {
-    if (!manage.allowed) return manage;
-    if (m.role === "owner" && owners === 1) return LAST_OWNER;
-    if (m.role === "owner" && role !== "owner") return { allowed: false, reason: "Only an owner can change an owner" };
-    return { allowed: true };
-  };
+  const allowanceFor = (m: { role: OrgRole }): Allowance => memberAllowance(manage, m, owners, role);
   return (
     <>
       <PageTitle>Members</PageTitle>
