@@ -8,7 +8,7 @@ import {
   k8sGetPodRoute,
   k8sListPodsRoute,
 } from "./k8s.ts";
-import * as routes from "./routes.ts";
+import { sandboxApiRoutes } from "./routes.ts";
 
 export * from "./internal.ts";
 export * from "./k8s.ts";
@@ -16,7 +16,7 @@ export * from "./routes.ts";
 export * from "./schemas.ts";
 
 export const sandboxRoutes: readonly ContractRoute[] = [
-  ...Object.values(routes),
+  ...sandboxApiRoutes,
   k8sGetApiVersionsRoute,
   k8sGetApiGroupsRoute,
   k8sGetApiResourcesRoute,

@@ -333,3 +333,27 @@ export const deleteSandboxTokenRoute = defineRoute(
     responses: { 204: { description: "Revoked" } },
   },
 );
+
+/** Every `/v1` sandbox operation of this file, by name (in the order the OpenAPI document lists them). */
+export const sandboxApiRoutes = [
+  createSandboxRoute,
+  createSandboxTokenRoute,
+  createShellSessionRoute,
+  deleteSandboxRoute,
+  deleteSandboxTokenRoute,
+  deleteShellSessionRoute,
+  execSandboxStreamRoute,
+  execShellRoute,
+  getSandboxRoute,
+  getSandboxTokenRoute,
+  getShellSessionRoute,
+  listSandboxRevisionsRoute,
+  listSandboxTokensRoute,
+  listSandboxesRoute,
+  listShellSessionsRoute,
+  rollbackSandboxRoute,
+  runShellSessionCommandRoute,
+  startSandboxRoute,
+  stopSandboxRoute,
+  updateSandboxRoute,
+] as const;
