@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { usd, usedPercent } from "../../apps/console/src/lib/spend.ts";
 import { screenshot, seriousViolations, signInWithToken } from "./console/browser.ts";
 import { startPlatform } from "./console/platform.ts";
+import { startRelay } from "./console/relay.ts";
 import {
   MODEL_BEARER,
   startMcpStandIn,
@@ -28,6 +29,7 @@ describe.skipIf(!chromium.available)(`console operations pages${chromium.reason}
   let openapi: LocalServer & { revision: number };
   let sts: LocalServer & { keyIds: string[] };
   let model: LocalServer & { calls: number };
+  let relay: Awaited<ReturnType<typeof startRelay>> | undefined;
   let browser: Browser;
   let context: BrowserContext;
   let page: Page;
@@ -79,6 +81,7 @@ describe.skipIf(!chromium.available)(`console operations pages${chromium.reason}
 
   afterAll(async () => {
     await browser?.close();
+    await relay?.stop();
     await platform?.stop();
     await Promise.all([mcp?.close(), openapi?.close(), sts?.close(), model?.close()]);
   });
@@ -114,9 +117,22 @@ describe.skipIf(!chromium.available)(`console operations pages${chromium.reason}
     page.once("dialog", (d) => void d.accept());
     await page.getByRole("button", { name: "Rotate token of edge-1" }).click();
     await expect.poll(async () => (await secret.inputValue()).length).toBeGreaterThan(20);
-    expect(await secret.inputValue()).not.toBe(first);
+    const rotated = await secret.inputValue();
+    expect(rotated).not.toBe(first);
     await page.getByLabel("I have stored it").check();
     await page.getByRole("button", { name: "Done" }).click();
+
+    // The relay dials in with the rotated token: the page follows the status without a reload.
+    const clusterId = (await page
+      .getByRole("row", { name: /edge-1/ })
+      .locator("td")
+      .nth(1)
+      .textContent())!.trim();
+    relay = await startRelay({ url: platform.url, clusterId, tunnelToken: rotated });
+    await expect
+      .poll(() => page.getByTestId("cluster-status-edge-1").textContent(), { timeout: 40_000 })
+      .toBe("connected");
+    await expect.poll(() => page.getByRole("row", { name: /edge-1/ }).textContent()).toContain("v1.32.4");
     await check("connections");
   });
 
