@@ -10,20 +10,22 @@ import { GovProjectParams, jsonBody, jsonRequest } from "./shared.ts";
 export const PolicyDecisionQuery = z
   .strictObject({
     action: z.enum(GOVERNED_ACTIONS).describe("The governed action, e.g. `sandbox:exec` or `llm:invoke`"),
-    resource: z.strictObject({
-      type: z
-        .string()
-        .min(1)
-        .max(64)
-        .describe("The Cedar entity type: `Sandbox`, `Model`, `ClusterResource`, `AwsService`, `Tool`, `Host`"),
-      id: z.string().min(1).max(256),
-      kind: z
-        .string()
-        .max(64)
-        .optional()
-        .describe("The kind bindings select on (`sandbox`, `cluster`, `aws-connection`, `connector`)"),
-      labels: z.record(z.string(), z.string()).optional(),
-    }),
+    resource: z
+      .strictObject({
+        type: z
+          .string()
+          .min(1)
+          .max(64)
+          .describe("The Cedar entity type: `Sandbox`, `Model`, `ClusterResource`, `AwsService`, `Tool`, `Host`"),
+        id: z.string().min(1).max(256),
+        kind: z
+          .string()
+          .max(64)
+          .optional()
+          .describe("The kind bindings select on (`sandbox`, `cluster`, `aws-connection`, `connector`)"),
+        labels: z.record(z.string(), z.string()).optional(),
+      })
+      .describe("The resource asked about: its Cedar type and id, optionally its kind and labels"),
     context: z
       .record(z.string(), z.unknown())
       .optional()

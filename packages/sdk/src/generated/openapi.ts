@@ -4252,6 +4252,7 @@ export interface components {
              * @enum {string}
              */
             action: "sandbox:create" | "sandbox:update" | "sandbox:start" | "sandbox:exec" | "sandbox:expose-port" | "sandbox:egress" | "llm:invoke" | "cluster:get" | "cluster:list" | "cluster:watch" | "cluster:create" | "cluster:update" | "cluster:patch" | "cluster:delete" | "cluster:deletecollection" | "cluster:exec" | "aws:call" | "tool:call";
+            /** @description The resource asked about: its Cedar type and id, optionally its kind and labels */
             resource: {
                 /** @description The Cedar entity type: `Sandbox`, `Model`, `ClusterResource`, `AwsService`, `Tool`, `Host` */
                 type: string;
