@@ -147,6 +147,10 @@ describe.skipIf(!pg.available || !redis.available || !bwrap.available)(
       expect(attr(model!, "gen_ai.request.model")).toBe(HAIKU);
       expect(attr(model!, "gen_ai.usage.input_tokens")).toBeGreaterThan(0);
       expect(spans.every((s) => s.resource["deployment.environment.name"] === "staging")).toBe(true);
+      // The proxy's first call of the project reserves its estimate: a span inside the proxy's own.
+      const reserve = spans.find((s) => s.name === "spend.reserve");
+      expect(reserve?.resource["service.name"]).toBe("inference-proxy");
+      expect(attr(reserve!, "agentplane.spend.mode")).toBe("reserved");
     });
 
     it("a sandbox exec is one trace across the gateway, sandbox-svc and tenancy", async () => {
@@ -172,6 +176,9 @@ describe.skipIf(!pg.available || !redis.available || !bwrap.available)(
       );
       const names = byTrace(traceId).map((s) => s.name);
       expect(names).toContain("POST /v1/shell/exec");
+      // Database statements are spans of the service that ran them, named by operation and table.
+      const statement = byTrace(traceId).find((s) => attr(s, "db.system.name") === "postgresql");
+      expect(statement?.name).toMatch(/^(SELECT|INSERT|UPDATE|DELETE|WITH)( [a-z_]+)?$/);
       // Span names are route templates: no id of the request appears in them.
       expect(names.join(" ")).not.toContain(created.body.id);
       expect(names.join(" ")).not.toContain(projectId);
