@@ -14,7 +14,7 @@ import { rmSync } from "node:fs";
 import { startLangfuse, startOtlpCollector } from "@agentplane/testkit/telemetry";
 import { createRuntime } from "../apps/agent-runtime/src/runtime.ts";
 import { runAgentTurn } from "../apps/agent-runtime/src/services/agent-turns.ts";
-import { firstLine, fmt, interleavedLatency, type LoadResult, load, startNode } from "./lib.ts";
+import { firstLine, fmt, interleavedLatency, type LoadResult, load, processCpuMs, startNode } from "./lib.ts";
 import { instantModelConfig, percentile, silent, startInstantModel } from "./runtime-lib.ts";
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 6);
@@ -27,20 +27,31 @@ const sinkSpans = async () =>
   ((await (await fetch(`${sink.url}/__count`)).json()) as { spans: number; requests: number }).spans;
 type Target = [string, Record<string, string>];
 
-/** Throughput at 10 connections (off, on, on, off) and one-at-a-time latency, interleaved. */
-async function compare(targets: [Target, Target], body?: string) {
+/**
+ * Throughput at 10 connections (off, on, on, off), one-at-a-time latency interleaved, and the CPU
+ * each platform process spent per request in both (from /proc: what export costs the process
+ * itself, whatever else the shared machine is doing).
+ */
+async function compare(targets: [Target, Target], pids: [number | undefined, number | undefined], body?: string) {
+  const post = body ? { body } : {};
   const busy: LoadResult[][] = [[], []];
+  const cpu = [0, 0];
+  const served = [0, 0];
   for (const i of [0, 1, 1, 0]) {
-    busy[i]!.push(await load(...targets[i]!, { seconds: SECONDS, ...(body ? { body } : {}) }));
+    const before = processCpuMs(pids[i]) ?? 0;
+    const result = await load(...targets[i]!, { seconds: SECONDS, ...post });
+    // The 2 s warm-up of `load` runs at about the same rate.
+    cpu[i]! += (processCpuMs(pids[i]) ?? 0) - before;
+    served[i]! += result.rps * (SECONDS + 2);
+    busy[i]!.push(result);
   }
   const rps = busy.map((runs) => runs.reduce((sum, r) => sum + r.rps, 0) / runs.length) as [number, number];
   const non2xx = busy.flat().reduce((n, r) => n + r.non2xx + r.errors, 0);
-  const [off, on] = (await interleavedLatency(targets, { requests: 2000, ...(body ? { body } : {}) })) as [
-    LoadResult,
-    LoadResult,
-  ];
+  const [off, on] = (await interleavedLatency(targets, { requests: 2000, ...post })) as [LoadResult, LoadResult];
+  const perRequest = cpu.map((ms, i) => (ms * 1000) / (served[i] || 1)) as [number, number];
   return [
     `  10 connections: off ${fmt(rps[0], 0)} req/s, on ${fmt(rps[1], 0)} req/s  -> on/off ${fmt(rps[1] / rps[0], 3)}x (aim >= 0.95)`,
+    `  platform CPU per request at 10 connections: off ${fmt(perRequest[0], 0)} us, on ${fmt(perRequest[1], 0)} us  -> on/off ${fmt(perRequest[1] / perRequest[0], 3)}x`,
     `  1 at a time:    off p50 ${fmt(off.p50, 3)} ms p99 ${fmt(off.p99, 3)} ms;  on p50 ${fmt(on.p50, 3)} ms p99 ${fmt(on.p99, 3)} ms`,
     `  added by export: p50 ${fmt(on.p50 - off.p50, 3)} ms (aim <= 0.1 ms), p99 ${fmt(on.p99 - off.p99, 3)} ms;  failed requests ${non2xx + off.non2xx + on.non2xx}`,
   ].join("\n");
@@ -59,10 +70,13 @@ async function gatewayLeg(): Promise<string> {
     ) as [{ gateway: string }, { gateway: string }];
     const headers = { authorization: `Bearer ${token}` };
     const before = await sinkSpans();
-    const lines = await compare([
-      [`${a.gateway}/v1/auth/me`, headers],
-      [`${b.gateway}/v1/auth/me`, headers],
-    ]);
+    const lines = await compare(
+      [
+        [`${a.gateway}/v1/auth/me`, headers],
+        [`${b.gateway}/v1/auth/me`, headers],
+      ],
+      [off.pid, on.pid],
+    );
     await new Promise((r) => setTimeout(r, 1500));
     return `1. GET /v1/auth/me through the all-in-one gateway, OpenTelemetry export off vs on:\n${lines}\n  spans received: ${(await sinkSpans()) - before}`;
   } finally {
@@ -96,6 +110,7 @@ async function inferenceLeg(): Promise<string> {
         [`${a.gateway}${path}`, headers(a.token)],
         [`${b.gateway}${path}`, headers(b.token)],
       ],
+      [off.pid, on.pid],
       body,
     );
     await new Promise((r) => setTimeout(r, 1500));
