@@ -10,6 +10,7 @@ import {
   type ServiceApp,
   type ServiceClient,
   type ServiceInstance,
+  withSandboxTokens,
 } from "@agentplane/service-kit";
 import { sql } from "kysely";
 import type { GovernanceConfig } from "./config.ts";
@@ -79,7 +80,8 @@ export async function createGovernanceService(deps: GovernanceServiceDeps): Prom
     outbox,
     relaySoon,
     logger: deps.logger,
-    authorizer: deps.authorizer,
+    // A sandbox token reads its own sandbox's effective policy (an agent asks what it may do).
+    authorizer: withSandboxTokens(deps.authorizer, ["sandboxes:read"]),
     engine,
     egressVersions: new EgressVersions(db, (err) =>
       deps.logger.warn({ err: (err as Error).message }, "egress policy versions not recorded"),

@@ -13,6 +13,7 @@ import {
   type ReadinessChecks,
   type ServiceClient,
   type ServiceInstance,
+  withSandboxTokens,
 } from "@agentplane/service-kit";
 import { sql } from "kysely";
 import type { SandboxContext } from "./context.ts";
@@ -76,6 +77,13 @@ export interface SandboxService extends ServiceInstance {
   driver: SandboxDriver;
 }
 
+/**
+ * What a sandbox token may do in sandbox-svc: read its own sandbox and run commands in it (the
+ * agent runtime's sandbox switch). Nothing else here, and never another sandbox (see
+ * docs/sandboxes.md for the whole list across the platform).
+ */
+const SANDBOX_TOKEN_PERMISSIONS = ["sandboxes:read", "sandboxes:exec"] as const;
+
 export async function createSandboxService(input: SandboxServiceDeps): Promise<SandboxService> {
   const { database, bus, keys, logger, authorizer, config } = input;
   await migrateToLatest(database, SANDBOX_SCHEMA, { ...migrations, ...outboxMigrations("0002") });
@@ -126,7 +134,7 @@ export async function createSandboxService(input: SandboxServiceDeps): Promise<S
     bus,
     outbox,
     driver,
-    authorizer,
+    authorizer: withSandboxTokens(authorizer, SANDBOX_TOKEN_PERMISSIONS),
     logger,
     // Sandboxes receive the platform's address as they reach it (through the proxy).
     config: platform ? { ...config, apiUrl: platform.sandboxUrl } : config,

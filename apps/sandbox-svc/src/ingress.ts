@@ -12,6 +12,7 @@ export { parseIngressHost } from "@agentplane/contracts";
 
 import { ProblemError, problemResponse } from "@agentplane/problem-details";
 import {
+  authorize,
   guardSocket,
   HOP_BY_HOP_HEADERS,
   type InternalKeys,
@@ -20,7 +21,7 @@ import {
   verifyIdentity,
   webStreamOf,
 } from "@agentplane/service-kit";
-import { checkAccess, type SandboxDeps } from "./services/context.ts";
+import type { SandboxDeps } from "./services/context.ts";
 import type { SandboxRow } from "./services/mapping.ts";
 import { touchActivity } from "./services/sandboxes.ts";
 
@@ -56,7 +57,10 @@ async function resolveTarget(deps: SandboxDeps, target: IngressTarget): Promise<
         headers: { "www-authenticate": "Bearer" },
       });
     }
-    await checkAccess(deps, target.principal, "sandboxes:read", row.project_id, row.id);
+    await authorize({ principal: target.principal }, deps.authorizer, "sandboxes:read", {
+      projectId: row.project_id,
+      sandboxId: row.id,
+    });
   }
   if (row.state !== "running") {
     throw new ProblemError("service-unavailable", { detail: `Sandbox ${target.slug} is ${row.state}` });

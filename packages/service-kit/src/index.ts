@@ -9,11 +9,18 @@ export {
   type ServiceVariables,
 } from "./app.ts";
 export {
+  type AuthorizationQuestion,
+  type AuthorizeOptions,
   type Authorizer,
   type AuthzScope,
   authorize,
+  type Caller,
   noteDecision,
+  type ProjectCaller,
   RemoteAuthorizer,
+  type Requester,
+  requesterOf,
+  withSandboxTokens,
 } from "./authorize.ts";
 export {
   BUFFERED_RESPONSE_BYTES,

@@ -1,14 +1,12 @@
-import type { AwsConnection, Permission, Principal } from "@agentplane/contracts";
+import type { AwsConnection, Principal } from "@agentplane/contracts";
 import { recordDomainEvent, withDomainEvents } from "@agentplane/events";
-import { ProblemError } from "@agentplane/problem-details";
-import { authorize, requirePrincipal, type ServiceContext } from "@agentplane/service-kit";
+import { notFound, ProblemError } from "@agentplane/problem-details";
 import { FetchRefusedError } from "@agentplane/service-kit/outbound";
 import type { Selectable } from "kysely";
 import type { ConnectionsContext } from "../context.ts";
 import type { AwsConnectionsTable } from "../db/schema/aws.ts";
 import { prefixedId } from "./ids.ts";
 import { jsonb } from "./jsonb.ts";
-import { proxyAuthorizer } from "./proxy-authorizer.ts";
 import { perContext, RowCache } from "./row-cache.ts";
 
 export type AwsConnectionRow = Selectable<AwsConnectionsTable>;
@@ -38,30 +36,17 @@ export const proxiedAwsConnections = perContext(
   (ctx) => new RowCache<AwsConnectionRow>((id) => loadAwsConnection(ctx, id)),
 );
 
-/**
- * Loads a connection and authorizes on its project (404 when absent or invisible, 403 role too
- * low); `cached`: the row and tenancy's answer may come from the proxy's short-lived caches.
- */
-export async function authorizeAwsConnection(
-  c: ServiceContext,
+/** A connection by id, 404 when there is none; `cached`: from the proxy's short-lived cache (see RowCache). */
+export async function findAwsConnection(
   ctx: ConnectionsContext,
   connectionId: string,
-  permission: Permission,
   options: { cached?: boolean } = {},
-): Promise<{ connection: AwsConnectionRow; principal: Principal }> {
+): Promise<AwsConnectionRow> {
   const connection = options.cached
     ? await proxiedAwsConnections(ctx).get(connectionId)
     : await loadAwsConnection(ctx, connectionId);
-  const notFound = () => new ProblemError("not-found", { detail: `AWS connection ${connectionId} was not found` });
-  if (!connection) throw notFound();
-  try {
-    const authorizer = options.cached ? proxyAuthorizer(ctx) : ctx.authorizer;
-    await authorize(c, authorizer, permission, { projectId: connection.project_id });
-  } catch (err) {
-    if (err instanceof ProblemError && err.status === 404) throw notFound();
-    throw err;
-  }
-  return { connection, principal: requirePrincipal(c) };
+  if (!connection) throw notFound("AWS connection", connectionId);
+  return connection;
 }
 
 /**

@@ -1,12 +1,10 @@
-import { type Cluster, newId, type Permission, type Principal } from "@agentplane/contracts";
+import { type Cluster, newId, type Principal } from "@agentplane/contracts";
 import { recordDomainEvent, withDomainEvents } from "@agentplane/events";
-import { ProblemError } from "@agentplane/problem-details";
-import { type Authorizer, authorize, requirePrincipal, type ServiceContext } from "@agentplane/service-kit";
+import { notFound, ProblemError } from "@agentplane/problem-details";
 import type { Selectable } from "kysely";
 import type { ConnectionsContext } from "../context.ts";
 import type { ClustersTable } from "../db/schema/clusters.ts";
 import { jsonb } from "./jsonb.ts";
-import { proxyAuthorizer } from "./proxy-authorizer.ts";
 import { perContext, RowCache } from "./row-cache.ts";
 import { newTunnelToken, parseTunnelToken, secretMatches } from "./tunnel-tokens.ts";
 
@@ -38,18 +36,17 @@ export function serializeCluster(row: ClusterRow, now = Date.now()): Cluster {
   };
 }
 
-/**
- * Loads a cluster and authorizes the caller on its project: 404 when it does not exist or the
- * caller cannot see its project (ids do not leak), 403 when the role is too low.
- */
-export async function authorizeCluster(
-  c: ServiceContext,
+/** A cluster by id, 404 when there is none; `cached`: from the proxy's short-lived cache (see RowCache). */
+export async function findCluster(
   ctx: ConnectionsContext,
   clusterId: string,
-  permission: Permission,
-): Promise<{ cluster: ClusterRow; principal: Principal }> {
-  const cluster = await ctx.db.selectFrom("clusters").selectAll().where("id", "=", clusterId).executeTakeFirst();
-  return authorizeLoadedCluster(c, ctx.authorizer, clusterId, cluster, permission);
+  options: { cached?: boolean } = {},
+): Promise<ClusterRow> {
+  const cluster = options.cached
+    ? await proxiedClusters(ctx).get(clusterId)
+    : await ctx.db.selectFrom("clusters").selectAll().where("id", "=", clusterId).executeTakeFirst();
+  if (!cluster) throw notFound("Cluster", clusterId);
+  return cluster;
 }
 
 /** The cluster rows the proxy reads on every request (see RowCache for staleness). */
@@ -57,38 +54,6 @@ export const proxiedClusters = perContext(
   (ctx) =>
     new RowCache<ClusterRow>((id) => ctx.db.selectFrom("clusters").selectAll().where("id", "=", id).executeTakeFirst()),
 );
-
-/**
- * `authorizeCluster` for the proxy's hot path: the row may come from its short-lived cache, and
- * tenancy's answer too (3 s, as a distributed replica's `RemoteAuthorizer` keeps it).
- */
-export async function authorizeProxiedCluster(
-  c: ServiceContext,
-  ctx: ConnectionsContext,
-  clusterId: string,
-  permission: Permission,
-): Promise<{ cluster: ClusterRow; principal: Principal }> {
-  const cluster = await proxiedClusters(ctx).get(clusterId);
-  return authorizeLoadedCluster(c, proxyAuthorizer(ctx), clusterId, cluster, permission);
-}
-
-async function authorizeLoadedCluster(
-  c: ServiceContext,
-  authorizer: Authorizer,
-  clusterId: string,
-  cluster: ClusterRow | undefined,
-  permission: Permission,
-): Promise<{ cluster: ClusterRow; principal: Principal }> {
-  const notFound = () => new ProblemError("not-found", { detail: `Cluster ${clusterId} was not found` });
-  if (!cluster) throw notFound();
-  try {
-    await authorize(c, authorizer, permission, { projectId: cluster.project_id });
-  } catch (err) {
-    if (err instanceof ProblemError && err.status === 404) throw notFound();
-    throw err;
-  }
-  return { cluster, principal: requirePrincipal(c) };
-}
 
 export async function createCluster(args: {
   ctx: ConnectionsContext;

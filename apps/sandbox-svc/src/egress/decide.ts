@@ -144,7 +144,7 @@ async function refuse(
   reasons: DecisionReason[],
   policies: EgressVerdict["policies"] = [],
 ): Promise<void> {
-  const actor: Actor = { principal, ...(row.org_id ? { orgId: row.org_id } : {}) };
+  const actor: Actor = { principal, orgId: row.org_id ?? "" };
   await audit(deps, actor, {
     action: "sandbox.egress_denied",
     projectId: row.project_id,

@@ -1,8 +1,7 @@
-import { AUDIT_RECORDED, type AuditRecorded, type Permission, type Principal } from "@agentplane/contracts";
+import { AUDIT_RECORDED, type AuditRecorded } from "@agentplane/contracts";
 import type { Database } from "@agentplane/db";
 import { type Bus, domainAuditRecord, type Outbox, recordDomainEvent, withDomainEvents } from "@agentplane/events";
-import { ProblemError } from "@agentplane/problem-details";
-import type { Authorizer, Logger, ServiceClient } from "@agentplane/service-kit";
+import type { Authorizer, Caller, Logger, ServiceClient } from "@agentplane/service-kit";
 import type { Kysely, Transaction } from "kysely";
 import type { SandboxDB } from "../db/schema.ts";
 import type { SandboxDriver } from "../driver/types.ts";
@@ -31,51 +30,6 @@ export interface SandboxDeps {
   config: SandboxServiceConfig;
   /** governance-svc's decision API; no policy enforcement when absent. */
   governance?: ServiceClient;
-}
-
-/** The caller of a verb: who, from which request, in which organization. */
-export interface Actor {
-  principal: Principal;
-  requestId?: string;
-  orgId?: string;
-}
-
-/**
- * What a sandbox token may do in sandbox-svc: read its own sandbox and run commands in it (the
- * agent runtime's sandbox switch). Nothing else here, and never another sandbox (see
- * docs/sandboxes.md for the whole list across the platform).
- */
-const SANDBOX_TOKEN_PERMISSIONS: ReadonlySet<Permission> = new Set<Permission>(["sandboxes:read", "sandboxes:exec"]);
-
-/**
- * Authorization for a project-scoped permission. Sandbox principals (sandbox tokens) are decided
- * here, on their own sandbox only; everyone else is asked of tenancy.
- */
-export async function checkAccess(
-  deps: SandboxDeps,
-  principal: Principal,
-  permission: Permission,
-  projectId: string,
-  sandboxId?: string,
-): Promise<{ orgId?: string }> {
-  if (principal.type === "sandbox") {
-    const own = principal.projectId === projectId && (sandboxId === undefined || principal.sandboxId === sandboxId);
-    if (!own) throw new ProblemError("not-found", { detail: `Project ${projectId} was not found` });
-    if (!SANDBOX_TOKEN_PERMISSIONS.has(permission) || sandboxId === undefined) {
-      throw new ProblemError("forbidden", {
-        detail: "A sandbox token can only read its own sandbox and run commands in it",
-      });
-    }
-    return principal.orgId ? { orgId: principal.orgId } : {};
-  }
-  const result = await deps.authorizer.check({ principal, permission, projectId });
-  if (result.decision === "not_found") {
-    throw new ProblemError("not-found", { detail: `Project ${projectId} was not found` });
-  }
-  if (result.decision === "forbidden") {
-    throw new ProblemError("forbidden", { detail: `This needs the permission ${permission}` });
-  }
-  return result.orgId ? { orgId: result.orgId } : {};
 }
 
 /**
@@ -108,7 +62,7 @@ export async function audit(
 ): Promise<void> {
   const domainEvent = {
     action: record.action,
-    orgId: record.orgId ?? actor.orgId,
+    orgId: record.orgId ?? (actor.orgId || undefined),
     projectId: record.projectId,
     targetType: record.targetType,
     targetId: record.targetId,
@@ -134,5 +88,10 @@ export async function audit(
   }
 }
 
-/** The system acting on its own (idle stop, reconciliation). */
-export const SYSTEM_ACTOR: Actor = { principal: { type: "service", id: "svc_sandbox", displayName: "sandbox" } };
+/** The caller of a verb (see `authorize` in service-kit). */
+export type Actor = Caller;
+
+/** The system acting on its own in an organization (idle stop, reconciliation). */
+export function systemCaller(orgId: string | null): Caller {
+  return { principal: { type: "service", id: "svc_sandbox", displayName: "sandbox" }, orgId: orgId ?? "" };
+}

@@ -1,4 +1,4 @@
-import { type SandboxDeps, SYSTEM_ACTOR } from "./context.ts";
+import { type SandboxDeps, systemCaller } from "./context.ts";
 import type { SandboxRow } from "./mapping.ts";
 import { bootSandbox, recordUnexpectedExit, stopSandbox } from "./sandboxes.ts";
 import type { ShellSessions } from "./shell-sessions.ts";
@@ -76,7 +76,7 @@ export async function stopIdleSandboxes(deps: SandboxDeps, sessions: ShellSessio
   for (const row of rows) {
     if (now - lastActivity(row) < row.idle_timeout_seconds * 1000) continue;
     if (hasOpenStreams(row.id) || sessions.hasSessions(row.id)) continue;
-    await stopSandbox(deps, SYSTEM_ACTOR, row.project_id, row.id, "idle timeout").catch((err) =>
+    await stopSandbox(deps, systemCaller(row.org_id), row.project_id, row.id, "idle timeout").catch((err) =>
       deps.logger.warn({ err, sandboxId: row.id }, "idle stop failed"),
     );
   }

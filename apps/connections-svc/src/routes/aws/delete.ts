@@ -1,17 +1,21 @@
 import { deleteAwsConnectionRoute } from "@agentplane/contracts";
-import type { ServiceApp } from "@agentplane/service-kit";
+import { notFound } from "@agentplane/problem-details";
+import { authorize, type ServiceApp } from "@agentplane/service-kit";
 import * as aws from "../../services/aws-connections.ts";
 import type { ConnectionsRouteContext } from "../context.ts";
 
 export function registerDeleteAwsConnection(app: ServiceApp, ctx: ConnectionsRouteContext): void {
   app.openapi(deleteAwsConnectionRoute, async (c) => {
-    const { connection, principal } = await aws.authorizeAwsConnection(
+    const connectionId = c.req.valid("param").connectionId;
+    const connection = await aws.findAwsConnection(ctx, connectionId);
+    const caller = await authorize(
       c,
-      ctx,
-      c.req.valid("param").connectionId,
+      ctx.authorizer,
       "connections:manage",
+      { projectId: connection.project_id },
+      { notFound: () => notFound("AWS connection", connectionId) },
     );
-    await aws.deleteAwsConnection({ ctx, principal, connection, requestId: c.get("requestId") });
+    await aws.deleteAwsConnection({ ctx, principal: caller.principal, connection, requestId: caller.requestId });
     return c.body(null, 204);
   });
 }

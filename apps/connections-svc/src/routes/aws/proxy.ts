@@ -1,11 +1,13 @@
 import { recordStandaloneEvent } from "@agentplane/events";
-import type { ServiceApp } from "@agentplane/service-kit";
+import { notFound } from "@agentplane/problem-details";
+import { authorize, type ServiceApp } from "@agentplane/service-kit";
 import { parseAwsCall } from "../../aws/operation.ts";
 import { resignRequest } from "../../aws/resign.ts";
 import { sendToAws } from "../../aws/upstream.ts";
 import { assertSafeProxyPath } from "../../clusters/k8s-attributes.ts";
-import { authorizeAwsConnection, awsEndpoint } from "../../services/aws-connections.ts";
+import { awsEndpoint, findAwsConnection } from "../../services/aws-connections.ts";
 import { decide, enforcedDeny, policyDenied } from "../../services/governance.ts";
+import { proxyAuthorizer } from "../../services/proxy-authorizer.ts";
 import type { ConnectionsRouteContext } from "../context.ts";
 
 const PREFIX = /^\/v1\/aws-connections\/[^/]+\/aws(\/.*)?$/;
@@ -19,12 +21,14 @@ const PREFIX = /^\/v1\/aws-connections\/[^/]+\/aws(\/.*)?$/;
 export function registerAwsProxy(app: ServiceApp, ctx: ConnectionsRouteContext): void {
   const paths = ["/v1/aws-connections/:connectionId/aws", "/v1/aws-connections/:connectionId/aws/*"];
   app.on(["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD"], paths, async (c) => {
-    const { connection, principal } = await authorizeAwsConnection(
+    const connectionId = c.req.param("connectionId") ?? "";
+    const connection = await findAwsConnection(ctx, connectionId, { cached: true });
+    const caller = await authorize(
       c,
-      ctx,
-      c.req.param("connectionId") ?? "",
+      proxyAuthorizer(ctx),
       "connectors:call",
-      { cached: true },
+      { projectId: connection.project_id },
+      { notFound: () => notFound("AWS connection", connectionId) },
     );
     const url = new URL(c.req.url);
     const path = PREFIX.exec(url.pathname)?.[1] || "/";
@@ -52,7 +56,7 @@ export function registerAwsProxy(app: ServiceApp, ctx: ConnectionsRouteContext):
     const decision = await decide(
       ctx,
       {
-        principal,
+        principal: caller.principal,
         action: "aws:call",
         resource: {
           type: "AwsService",
@@ -64,11 +68,11 @@ export function registerAwsProxy(app: ServiceApp, ctx: ConnectionsRouteContext):
         },
         context,
       },
-      c.get("requestId"),
+      caller.requestId,
     );
     const deny = enforcedDeny(decision);
     if (decision.decision === "deny") {
-      await recordStandaloneEvent(ctx, principal, {
+      await recordStandaloneEvent(ctx, caller.principal, {
         action: "aws:call",
         orgId: connection.org_id,
         projectId: connection.project_id,
@@ -76,7 +80,7 @@ export function registerAwsProxy(app: ServiceApp, ctx: ConnectionsRouteContext):
         targetId: connection.id,
         outcome: deny ? "denied" : "success",
         details: { ...context, enforced: decision.enforced, reasons: decision.reasons },
-        requestId: c.get("requestId"),
+        requestId: caller.requestId,
       });
     }
     if (deny) throw policyDenied("aws:call", deny);

@@ -1,20 +1,23 @@
 import { testAwsConnectionRoute } from "@agentplane/contracts";
-import { ProblemError } from "@agentplane/problem-details";
-import type { ServiceApp } from "@agentplane/service-kit";
+import { notFound, ProblemError } from "@agentplane/problem-details";
+import { authorize, type ServiceApp } from "@agentplane/service-kit";
 import { FetchRefusedError } from "@agentplane/service-kit/outbound";
 import { GetCallerIdentityCommand, STSClient } from "@aws-sdk/client-sts";
 import { outboundStsHandler } from "../../aws/sts-handler.ts";
 import { awsUnreachable } from "../../aws/upstream.ts";
-import { authorizeAwsConnection, awsEndpoint } from "../../services/aws-connections.ts";
+import { awsEndpoint, findAwsConnection } from "../../services/aws-connections.ts";
 import type { ConnectionsRouteContext } from "../context.ts";
 
 export function registerTestAwsConnection(app: ServiceApp, ctx: ConnectionsRouteContext): void {
   app.openapi(testAwsConnectionRoute, async (c) => {
-    const { connection } = await authorizeAwsConnection(
+    const connectionId = c.req.valid("param").connectionId;
+    const connection = await findAwsConnection(ctx, connectionId);
+    const _caller = await authorize(
       c,
-      ctx,
-      c.req.valid("param").connectionId,
+      ctx.authorizer,
       "connections:manage",
+      { projectId: connection.project_id },
+      { notFound: () => notFound("AWS connection", connectionId) },
     );
     const region = connection.default_region;
     const endpoint = awsEndpoint(connection, "sts", region);

@@ -1,19 +1,29 @@
 import { updateAwsConnectionRoute } from "@agentplane/contracts";
-import type { ServiceApp } from "@agentplane/service-kit";
+import { notFound } from "@agentplane/problem-details";
+import { authorize, type ServiceApp } from "@agentplane/service-kit";
 import * as aws from "../../services/aws-connections.ts";
 import type { ConnectionsRouteContext } from "../context.ts";
 
 export function registerUpdateAwsConnection(app: ServiceApp, ctx: ConnectionsRouteContext): void {
   app.openapi(updateAwsConnectionRoute, async (c) => {
-    const { connection, principal } = await aws.authorizeAwsConnection(
+    const connectionId = c.req.valid("param").connectionId;
+    const connection = await aws.findAwsConnection(ctx, connectionId);
+    const caller = await authorize(
       c,
-      ctx,
-      c.req.valid("param").connectionId,
+      ctx.authorizer,
       "connections:manage",
+      { projectId: connection.project_id },
+      { notFound: () => notFound("AWS connection", connectionId) },
     );
     const input = c.req.valid("json");
     return c.json(
-      await aws.updateAwsConnection({ ctx, principal, connection, input, requestId: c.get("requestId") }),
+      await aws.updateAwsConnection({
+        ctx,
+        principal: caller.principal,
+        connection,
+        input,
+        requestId: caller.requestId,
+      }),
       200,
     );
   });

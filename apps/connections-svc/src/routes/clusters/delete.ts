@@ -1,17 +1,21 @@
 import { deleteClusterRoute } from "@agentplane/contracts";
-import type { ServiceApp } from "@agentplane/service-kit";
+import { notFound } from "@agentplane/problem-details";
+import { authorize, type ServiceApp } from "@agentplane/service-kit";
 import * as clusters from "../../services/clusters.ts";
 import type { ConnectionsRouteContext } from "../context.ts";
 
 export function registerDeleteCluster(app: ServiceApp, ctx: ConnectionsRouteContext): void {
   app.openapi(deleteClusterRoute, async (c) => {
-    const { cluster, principal } = await clusters.authorizeCluster(
+    const clusterId = c.req.valid("param").clusterId;
+    const cluster = await clusters.findCluster(ctx, clusterId);
+    const caller = await authorize(
       c,
-      ctx,
-      c.req.valid("param").clusterId,
+      ctx.authorizer,
       "connections:manage",
+      { projectId: cluster.project_id },
+      { notFound: () => notFound("Cluster", clusterId) },
     );
-    await clusters.deleteCluster({ ctx, principal, cluster, requestId: c.get("requestId") });
+    await clusters.deleteCluster({ ctx, principal: caller.principal, cluster, requestId: caller.requestId });
     // A tunnel on another replica ends at its next heartbeat, when its registry row is gone.
     await ctx.hub.disconnect(cluster.id);
     return c.body(null, 204);

@@ -1,8 +1,10 @@
 import { recordStandaloneEvent } from "@agentplane/events";
-import type { ServiceApp, ServiceContext } from "@agentplane/service-kit";
+import { notFound } from "@agentplane/problem-details";
+import { authorize, type ServiceApp, type ServiceContext } from "@agentplane/service-kit";
 import { assertSafeProxyPath, parseKubeRequest } from "../../clusters/k8s-attributes.ts";
-import { authorizeProxiedCluster } from "../../services/clusters.ts";
+import { findCluster } from "../../services/clusters.ts";
 import { decide, enforcedDeny, policyDenied } from "../../services/governance.ts";
+import { proxyAuthorizer } from "../../services/proxy-authorizer.ts";
 import type { ConnectionsRouteContext } from "../context.ts";
 
 const METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE"];
@@ -29,7 +31,14 @@ export function registerClusterProxy(app: ServiceApp, ctx: ConnectionsRouteConte
         ? undefined
         : new Uint8Array(await c.req.arrayBuffer());
     const upstream = { method: c.req.method, path: `${path}${search}`, body };
-    const { cluster, principal } = await authorizeProxiedCluster(c, ctx, clusterId, "connectors:call");
+    const cluster = await findCluster(ctx, clusterId, { cached: true });
+    const caller = await authorize(
+      c,
+      proxyAuthorizer(ctx),
+      "connectors:call",
+      { projectId: cluster.project_id },
+      { notFound: () => notFound("Cluster", clusterId) },
+    );
     const attributes = parseKubeRequest(c.req.method, path, new URLSearchParams(search));
     const context = {
       group: attributes.group,
@@ -43,7 +52,7 @@ export function registerClusterProxy(app: ServiceApp, ctx: ConnectionsRouteConte
     const decision = await decide(
       ctx,
       {
-        principal,
+        principal: caller.principal,
         action: attributes.action,
         resource: {
           type: "ClusterResource",
@@ -55,11 +64,11 @@ export function registerClusterProxy(app: ServiceApp, ctx: ConnectionsRouteConte
         },
         context,
       },
-      c.get("requestId"),
+      caller.requestId,
     );
     const deny = enforcedDeny(decision);
     if (decision.decision === "deny") {
-      await recordStandaloneEvent(ctx, principal, {
+      await recordStandaloneEvent(ctx, caller.principal, {
         action: attributes.action,
         orgId: cluster.org_id,
         projectId: cluster.project_id,
@@ -67,7 +76,7 @@ export function registerClusterProxy(app: ServiceApp, ctx: ConnectionsRouteConte
         targetId: cluster.id,
         outcome: deny ? "denied" : "success",
         details: { verb: attributes.verb, ...context, enforced: decision.enforced, reasons: decision.reasons },
-        requestId: c.get("requestId"),
+        requestId: caller.requestId,
       });
     }
     if (deny) throw policyDenied(attributes.action, deny);

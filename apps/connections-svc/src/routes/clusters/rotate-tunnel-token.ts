@@ -1,17 +1,26 @@
 import { rotateClusterTunnelTokenRoute } from "@agentplane/contracts";
-import type { ServiceApp } from "@agentplane/service-kit";
+import { notFound } from "@agentplane/problem-details";
+import { authorize, type ServiceApp } from "@agentplane/service-kit";
 import * as clusters from "../../services/clusters.ts";
 import type { ConnectionsRouteContext } from "../context.ts";
 
 export function registerRotateClusterTunnelToken(app: ServiceApp, ctx: ConnectionsRouteContext): void {
   app.openapi(rotateClusterTunnelTokenRoute, async (c) => {
-    const { cluster, principal } = await clusters.authorizeCluster(
+    const clusterId = c.req.valid("param").clusterId;
+    const cluster = await clusters.findCluster(ctx, clusterId);
+    const caller = await authorize(
       c,
-      ctx,
-      c.req.valid("param").clusterId,
+      ctx.authorizer,
       "connections:manage",
+      { projectId: cluster.project_id },
+      { notFound: () => notFound("Cluster", clusterId) },
     );
-    const rotated = await clusters.rotateTunnelToken({ ctx, principal, cluster, requestId: c.get("requestId") });
+    const rotated = await clusters.rotateTunnelToken({
+      ctx,
+      principal: caller.principal,
+      cluster,
+      requestId: caller.requestId,
+    });
     const delivered = await ctx.hub.deliverTunnelToken(cluster.id, rotated.token, rotated.previousTokenId);
     return c.json(
       {

@@ -1,22 +1,26 @@
 import { updateClusterRoute } from "@agentplane/contracts";
-import type { ServiceApp } from "@agentplane/service-kit";
+import { notFound } from "@agentplane/problem-details";
+import { authorize, type ServiceApp } from "@agentplane/service-kit";
 import * as clusters from "../../services/clusters.ts";
 import type { ConnectionsRouteContext } from "../context.ts";
 
 export function registerUpdateCluster(app: ServiceApp, ctx: ConnectionsRouteContext): void {
   app.openapi(updateClusterRoute, async (c) => {
-    const { cluster, principal } = await clusters.authorizeCluster(
+    const clusterId = c.req.valid("param").clusterId;
+    const cluster = await clusters.findCluster(ctx, clusterId);
+    const caller = await authorize(
       c,
-      ctx,
-      c.req.valid("param").clusterId,
+      ctx.authorizer,
       "connections:manage",
+      { projectId: cluster.project_id },
+      { notFound: () => notFound("Cluster", clusterId) },
     );
     const updated = await clusters.updateCluster({
       ctx,
-      principal,
+      principal: caller.principal,
       cluster,
       input: c.req.valid("json"),
-      requestId: c.get("requestId"),
+      requestId: caller.requestId,
     });
     return c.json(updated, 200);
   });

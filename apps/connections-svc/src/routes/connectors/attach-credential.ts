@@ -1,15 +1,14 @@
 import { attachConnectorCredentialRoute } from "@agentplane/contracts";
-import type { ServiceApp } from "@agentplane/service-kit";
+import { authorize, type ServiceApp } from "@agentplane/service-kit";
 import { connectorInProject, setConnectorCredential } from "../../connectors/services/connectors.ts";
 import type { ConnectionsRouteContext } from "../context.ts";
-import { projectActor } from "./helpers.ts";
 
 export function registerAttachConnectorCredential(app: ServiceApp, ctx: ConnectionsRouteContext): void {
   app.openapi(attachConnectorCredentialRoute, async (c) => {
     const { projectId, serverId } = c.req.valid("param");
     const { credentialId } = c.req.valid("json");
-    const { actor } = await projectActor(c, ctx, "connections:manage", projectId);
+    const caller = await authorize(c, ctx.authorizer, "connections:manage", { projectId });
     const row = await connectorInProject(ctx, projectId, serverId);
-    return c.json(await setConnectorCredential(ctx, ctx.connectors, actor, row, credentialId), 200);
+    return c.json(await setConnectorCredential(ctx, ctx.connectors, caller, row, credentialId), 200);
   });
 }

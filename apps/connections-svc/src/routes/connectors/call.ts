@@ -1,21 +1,28 @@
 import { callConnectorToolRoute } from "@agentplane/contracts";
-import { ProblemError } from "@agentplane/problem-details";
-import type { ServiceApp } from "@agentplane/service-kit";
+import { notFound, ProblemError } from "@agentplane/problem-details";
+import { authorize, type ServiceApp } from "@agentplane/service-kit";
 import { callTool, ToolCallDenied } from "../../connectors/services/calls.ts";
 import type { ConnectionsRouteContext } from "../context.ts";
-import { connectorActor, toolViewer } from "./helpers.ts";
+import { toolViewer } from "./helpers.ts";
 
 export function registerCallConnectorTool(app: ServiceApp, ctx: ConnectionsRouteContext): void {
   app.openapi(callConnectorToolRoute, async (c) => {
     const { serverId } = c.req.valid("param");
     const body = c.req.valid("json");
-    const { row, actor, authz } = await connectorActor(c, ctx, "connectors:call", serverId, { hot: true });
+    const row = await ctx.connectors.index.row(ctx.db, serverId);
+    const caller = await authorize(
+      c,
+      ctx.connectors.authorizer,
+      "connectors:call",
+      { projectId: row.project_id },
+      { notFound: () => notFound("Connector", serverId) },
+    );
     try {
       const result = await callTool(
         ctx,
         ctx.connectors,
         row,
-        { principal: actor.principal, ...toolViewer(authz), requestId: actor.requestId },
+        { principal: caller.principal, ...toolViewer(caller), requestId: caller.requestId },
         body.name,
         body.arguments,
       );

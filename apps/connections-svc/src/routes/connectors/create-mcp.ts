@@ -1,15 +1,14 @@
 import { createMcpConnectorRoute } from "@agentplane/contracts";
-import type { ServiceApp } from "@agentplane/service-kit";
+import { authorize, type ServiceApp } from "@agentplane/service-kit";
 import { createConnector } from "../../connectors/services/connectors.ts";
 import type { ConnectionsRouteContext } from "../context.ts";
-import { projectActor } from "./helpers.ts";
 
 export function registerCreateMcpConnector(app: ServiceApp, ctx: ConnectionsRouteContext): void {
   app.openapi(createMcpConnectorRoute, async (c) => {
     const { projectId } = c.req.valid("param");
     const body = c.req.valid("json");
-    const { actor } = await projectActor(c, ctx, "connections:manage", projectId);
-    const connector = await createConnector(ctx, ctx.connectors, actor, {
+    const caller = await authorize(c, ctx.authorizer, "connections:manage", { projectId });
+    const connector = await createConnector(ctx, ctx.connectors, caller, {
       projectId,
       name: body.name,
       credentialId: body.credentialId,

@@ -1,14 +1,22 @@
 import { deleteConnectorRoute } from "@agentplane/contracts";
-import type { ServiceApp } from "@agentplane/service-kit";
+import { notFound } from "@agentplane/problem-details";
+import { authorize, type ServiceApp } from "@agentplane/service-kit";
 import { deleteConnector } from "../../connectors/services/connectors.ts";
+import { getConnectorRow } from "../../connectors/services/store.ts";
 import type { ConnectionsRouteContext } from "../context.ts";
-import { connectorActor } from "./helpers.ts";
 
 export function registerDeleteConnector(app: ServiceApp, ctx: ConnectionsRouteContext): void {
   app.openapi(deleteConnectorRoute, async (c) => {
     const { serverId } = c.req.valid("param");
-    const { row, actor } = await connectorActor(c, ctx, "connections:manage", serverId);
-    await deleteConnector(ctx, ctx.connectors, actor, row);
+    const row = await getConnectorRow(ctx.db, serverId);
+    const caller = await authorize(
+      c,
+      ctx.authorizer,
+      "connections:manage",
+      { projectId: row.project_id },
+      { notFound: () => notFound("Connector", serverId) },
+    );
+    await deleteConnector(ctx, ctx.connectors, caller, row);
     return c.body(null, 204);
   });
 }

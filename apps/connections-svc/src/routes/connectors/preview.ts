@@ -1,15 +1,14 @@
 import { previewConnectorDiscoveryRoute } from "@agentplane/contracts";
-import type { ServiceApp } from "@agentplane/service-kit";
+import { authorize, type ServiceApp } from "@agentplane/service-kit";
 import { discoverSource } from "../../connectors/services/discovery.ts";
 import type { ConnectionsRouteContext } from "../context.ts";
-import { projectActor } from "./helpers.ts";
 
 /** Discovery without saving anything: the tools a description or MCP server would give. */
 export function registerPreviewConnectorDiscovery(app: ServiceApp, ctx: ConnectionsRouteContext): void {
   app.openapi(previewConnectorDiscoveryRoute, async (c) => {
     const { projectId } = c.req.valid("param");
     const body = c.req.valid("json");
-    await projectActor(c, ctx, "connections:manage", projectId);
+    await authorize(c, ctx.authorizer, "connections:manage", { projectId });
     const discovered = await discoverSource(
       ctx.connectors,
       body.url

@@ -1,14 +1,21 @@
 import { getConnectorStatusRoute } from "@agentplane/contracts";
-import type { ServiceApp } from "@agentplane/service-kit";
+import { notFound } from "@agentplane/problem-details";
+import { authorize, type ServiceApp } from "@agentplane/service-kit";
 import { countPendingSpecs } from "../../connectors/services/specs.ts";
-import { toConnector } from "../../connectors/services/store.ts";
+import { getConnectorRow, toConnector } from "../../connectors/services/store.ts";
 import type { ConnectionsRouteContext } from "../context.ts";
-import { connectorActor } from "./helpers.ts";
 
 export function registerGetConnectorStatus(app: ServiceApp, ctx: ConnectionsRouteContext): void {
   app.openapi(getConnectorStatusRoute, async (c) => {
     const { serverId } = c.req.valid("param");
-    const { row } = await connectorActor(c, ctx, "connections:read", serverId);
+    const row = await getConnectorRow(ctx.db, serverId);
+    await authorize(
+      c,
+      ctx.authorizer,
+      "connections:read",
+      { projectId: row.project_id },
+      { notFound: () => notFound("Connector", serverId) },
+    );
     const pendingSpecs = await countPendingSpecs(ctx, row.id);
     const connector = toConnector(row);
     return c.json(

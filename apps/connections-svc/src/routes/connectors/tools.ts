@@ -1,9 +1,10 @@
 import { listConnectorToolsRoute } from "@agentplane/contracts";
-import type { ServiceApp } from "@agentplane/service-kit";
+import { notFound } from "@agentplane/problem-details";
+import { authorize, type ServiceApp } from "@agentplane/service-kit";
 import { rowStamp } from "../../connectors/services/hot-index.ts";
 import { isVisibleTo, viewerKey } from "../../connectors/services/visibility.ts";
 import type { ConnectionsRouteContext } from "../context.ts";
-import { connectorActor, toolViewer } from "./helpers.ts";
+import { toolViewer } from "./helpers.ts";
 
 /**
  * Managers see every tool with its visibility; others only the tools visible to them (teams
@@ -13,8 +14,15 @@ import { connectorActor, toolViewer } from "./helpers.ts";
 export function registerListConnectorTools(app: ServiceApp, ctx: ConnectionsRouteContext): void {
   app.openapi(listConnectorToolsRoute, async (c) => {
     const { serverId } = c.req.valid("param");
-    const { row, authz } = await connectorActor(c, ctx, "connections:read", serverId, { hot: true });
-    const viewer = toolViewer(authz);
+    const row = await ctx.connectors.index.row(ctx.db, serverId);
+    const caller = await authorize(
+      c,
+      ctx.connectors.authorizer,
+      "connections:read",
+      { projectId: row.project_id },
+      { notFound: () => notFound("Connector", serverId) },
+    );
+    const viewer = toolViewer(caller);
     const loaded = await ctx.connectors.tools(ctx.db, row);
     const settings = await ctx.connectors.index.entrySettings(ctx.db, [row]);
     const { body } = ctx.connectors.view(loaded, `rest:${rowStamp(row)}:${viewerKey(viewer)}`, () => {

@@ -1,14 +1,22 @@
 import { updateConnectorRoute } from "@agentplane/contracts";
-import type { ServiceApp } from "@agentplane/service-kit";
+import { notFound } from "@agentplane/problem-details";
+import { authorize, type ServiceApp } from "@agentplane/service-kit";
 import { updateConnector } from "../../connectors/services/connectors.ts";
+import { getConnectorRow } from "../../connectors/services/store.ts";
 import type { ConnectionsRouteContext } from "../context.ts";
-import { connectorActor } from "./helpers.ts";
 
 export function registerUpdateConnector(app: ServiceApp, ctx: ConnectionsRouteContext): void {
   app.openapi(updateConnectorRoute, async (c) => {
     const { serverId } = c.req.valid("param");
     const body = c.req.valid("json");
-    const { row, actor } = await connectorActor(c, ctx, "connections:manage", serverId);
-    return c.json(await updateConnector(ctx, ctx.connectors, actor, row, body), 200);
+    const row = await getConnectorRow(ctx.db, serverId);
+    const caller = await authorize(
+      c,
+      ctx.authorizer,
+      "connections:manage",
+      { projectId: row.project_id },
+      { notFound: () => notFound("Connector", serverId) },
+    );
+    return c.json(await updateConnector(ctx, ctx.connectors, caller, row, body), 200);
   });
 }

@@ -1,7 +1,6 @@
 import { evaluatePolicyDecisionRoute } from "@agentplane/contracts";
-import { requirePrincipal, type ServiceApp } from "@agentplane/service-kit";
+import { authorize, type ServiceApp } from "@agentplane/service-kit";
 import type { GovernanceContext } from "../../context.ts";
-import { projectScope } from "../scope.ts";
 
 /**
  * "Would this be allowed?" for the caller: the engine's evaluation alone, without the enforcement
@@ -10,12 +9,12 @@ import { projectScope } from "../scope.ts";
 export function registerEvaluatePolicyDecision(app: ServiceApp, ctx: GovernanceContext): void {
   app.openapi(evaluatePolicyDecisionRoute, async (c) => {
     const { projectId } = c.req.valid("param");
-    const scope = await projectScope(c, ctx, "project:read", projectId);
+    const caller = await authorize(c, ctx.authorizer, "project:read", { projectId });
     const query = c.req.valid("json");
     const answer = await ctx.engine.decide({
-      principal: requirePrincipal(c),
+      principal: caller.principal,
       action: query.action,
-      resource: { ...query.resource, orgId: scope.orgId, projectId },
+      resource: { ...query.resource, orgId: caller.orgId, projectId },
       context: query.context ?? {},
     });
     return c.json(answer, 200);

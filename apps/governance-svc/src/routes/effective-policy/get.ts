@@ -1,7 +1,6 @@
 import { getSandboxEffectivePolicyRoute } from "@agentplane/contracts";
 import { notFound } from "@agentplane/problem-details";
-import type { ServiceApp } from "@agentplane/service-kit";
-import { authorize, requirePrincipal } from "@agentplane/service-kit";
+import { authorize, type ServiceApp } from "@agentplane/service-kit";
 import type { GovernanceContext } from "../../context.ts";
 import { effectivePolicy } from "../../services/effective-policy.ts";
 import { querySandboxes } from "../../services/sandboxes.ts";
@@ -10,16 +9,8 @@ import { querySandboxes } from "../../services/sandboxes.ts";
 export function registerGetSandboxEffectivePolicy(app: ServiceApp, ctx: GovernanceContext): void {
   app.openapi(getSandboxEffectivePolicyRoute, async (c) => {
     const { projectId, sandboxId } = c.req.valid("param");
-    const principal = requirePrincipal(c);
-    let orgId: string | undefined;
-    if (principal.type === "sandbox") {
-      // An agent asks what it may do; any other sandbox is invisible to it.
-      if (principal.sandboxId !== sandboxId || principal.projectId !== projectId) throw notFound("Sandbox", sandboxId);
-      orgId = principal.orgId;
-    } else {
-      orgId = (await authorize(c, ctx.authorizer, "sandboxes:read", { projectId })).orgId;
-    }
-    if (!orgId) throw notFound("Sandbox", sandboxId);
+    // A sandbox token reads its own sandbox's (an agent asks what it may do); any other is invisible.
+    const { orgId } = await authorize(c, ctx.authorizer, "sandboxes:read", { projectId, sandboxId });
     const [sandbox] = await querySandboxes(ctx, { orgId, projectId, sandboxId });
     if (!sandbox) throw notFound("Sandbox", sandboxId);
     return c.json(await effectivePolicy(ctx, sandbox), 200);

@@ -1,13 +1,13 @@
 import { deleteProjectPolicyRoute } from "@agentplane/contracts";
-import type { ServiceApp } from "@agentplane/service-kit";
+import { authorize, type ServiceApp } from "@agentplane/service-kit";
 import type { GovernanceContext } from "../../context.ts";
 import { deletePolicy } from "../../services/policies.ts";
-import { callerOf, projectScope } from "../scope.ts";
 
 export function registerDeleteProjectPolicy(app: ServiceApp, ctx: GovernanceContext): void {
   app.openapi(deleteProjectPolicyRoute, async (c) => {
     const { projectId, policyId } = c.req.valid("param");
-    await deletePolicy(ctx, callerOf(c), await projectScope(c, ctx, "project-policies:manage", projectId), policyId);
+    const caller = await authorize(c, ctx.authorizer, "project-policies:manage", { projectId });
+    await deletePolicy(ctx, caller, caller, policyId);
     return c.body(null, 204);
   });
 }

@@ -1,12 +1,11 @@
 import { listOrgPoliciesRoute } from "@agentplane/contracts";
-import type { ServiceApp } from "@agentplane/service-kit";
+import { authorize, type ServiceApp } from "@agentplane/service-kit";
 import type { GovernanceContext } from "../../context.ts";
 import { listPolicies } from "../../services/policies.ts";
-import { orgScope } from "../scope.ts";
 
 export function registerListOrgPolicies(app: ServiceApp, ctx: GovernanceContext): void {
   app.openapi(listOrgPoliciesRoute, async (c) => {
-    const scope = await orgScope(c, ctx, "policies:read", c.req.valid("param").orgId);
-    return c.json(await listPolicies(ctx, scope, c.req.valid("query")), 200);
+    const caller = await authorize(c, ctx.authorizer, "policies:read", { orgId: c.req.valid("param").orgId });
+    return c.json(await listPolicies(ctx, caller, c.req.valid("query")), 200);
   });
 }

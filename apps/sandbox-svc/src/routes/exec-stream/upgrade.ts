@@ -2,9 +2,9 @@ import type { IncomingMessage } from "node:http";
 import type { Duplex } from "node:stream";
 import { INTERNAL_IDENTITY_HEADER, type Principal, REQUEST_ID_HEADER } from "@agentplane/contracts";
 import { ProblemError } from "@agentplane/problem-details";
-import { guardSocket, type InternalKeys, rejectUpgrade, verifyIdentity } from "@agentplane/service-kit";
+import { authorize, guardSocket, type InternalKeys, rejectUpgrade, verifyIdentity } from "@agentplane/service-kit";
 import { WebSocketServer } from "ws";
-import { type Actor, checkAccess, type SandboxDeps } from "../../services/context.ts";
+import type { SandboxDeps } from "../../services/context.ts";
 import { startExecStream, trackExecStream } from "../../services/exec-stream.ts";
 import { STREAM_PROTOCOLS, serveStream } from "./channels.ts";
 
@@ -30,14 +30,9 @@ async function execActor(
   } catch {
     throw new ProblemError("unauthenticated", { detail: "Invalid internal identity" });
   }
-  const { orgId } = await checkAccess(deps, principal, "sandboxes:exec", projectId, sandboxId);
   const requestId = req.headers[REQUEST_ID_HEADER];
-  const actor: Actor = {
-    principal,
-    ...(orgId ? { orgId } : {}),
-    ...(typeof requestId === "string" ? { requestId } : {}),
-  };
-  return actor;
+  const requester = { principal, ...(typeof requestId === "string" ? { requestId } : {}) };
+  return authorize(requester, deps.authorizer, "sandboxes:exec", { projectId, sandboxId });
 }
 
 /**

@@ -1,18 +1,17 @@
 import { createSandboxTokenRoute } from "@agentplane/contracts";
-import type { ServiceApp } from "@agentplane/service-kit";
+import { authorize, type ServiceApp } from "@agentplane/service-kit";
 import type { SandboxContext } from "../../context.ts";
 import { getSandboxRow } from "../../services/sandboxes.ts";
 import { createSandboxToken, toSandboxToken } from "../../services/tokens.ts";
-import { actorFor } from "../helpers.ts";
 
 /** Creates a sandbox token; its secret is in this response only. */
 export function registerCreateSandboxToken(app: ServiceApp, ctx: SandboxContext): void {
   app.openapi(createSandboxTokenRoute, async (c) => {
     const { projectId } = c.req.valid("param");
-    const actor = await actorFor(ctx, c, "sandbox-tokens:manage", projectId);
+    const caller = await authorize(c, ctx.authorizer, "sandbox-tokens:manage", { projectId });
     const input = c.req.valid("json");
     const sandbox = await getSandboxRow(ctx, projectId, input.sandboxId);
-    const { row, token } = await createSandboxToken(ctx, actor, sandbox, input);
+    const { row, token } = await createSandboxToken(ctx, caller, sandbox, input);
     return c.json({ ...toSandboxToken(row), token }, 201);
   });
 }

@@ -1,14 +1,13 @@
 import { getSandboxRoute } from "@agentplane/contracts";
-import type { ServiceApp } from "@agentplane/service-kit";
+import { authorize, type ServiceApp } from "@agentplane/service-kit";
 import type { SandboxContext } from "../../context.ts";
 import { toSandbox } from "../../services/mapping.ts";
 import { getSandboxRow } from "../../services/sandboxes.ts";
-import { actorFor } from "../helpers.ts";
 
 export function registerGetSandbox(app: ServiceApp, ctx: SandboxContext): void {
   app.openapi(getSandboxRoute, async (c) => {
     const { projectId, sandboxId } = c.req.valid("param");
-    await actorFor(ctx, c, "sandboxes:read", projectId, sandboxId);
+    await authorize(c, ctx.authorizer, "sandboxes:read", { projectId, sandboxId });
     return c.json(toSandbox(await getSandboxRow(ctx, projectId, sandboxId)), 200);
   });
 }

@@ -1,14 +1,13 @@
 import { listSandboxesRoute } from "@agentplane/contracts";
-import type { ServiceApp } from "@agentplane/service-kit";
+import { authorize, type ServiceApp } from "@agentplane/service-kit";
 import type { SandboxContext } from "../../context.ts";
 import { toSandbox } from "../../services/mapping.ts";
 import { listSandboxes } from "../../services/sandboxes.ts";
-import { actorFor } from "../helpers.ts";
 
 export function registerListSandboxes(app: ServiceApp, ctx: SandboxContext): void {
   app.openapi(listSandboxesRoute, async (c) => {
     const { projectId } = c.req.valid("param");
-    await actorFor(ctx, c, "sandboxes:read", projectId);
+    await authorize(c, ctx.authorizer, "sandboxes:read", { projectId });
     const page = await listSandboxes(ctx, projectId, c.req.valid("query"));
     return c.json(
       { items: page.items.map(toSandbox), ...(page.nextCursor ? { nextCursor: page.nextCursor } : {}) },

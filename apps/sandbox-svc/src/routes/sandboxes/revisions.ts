@@ -1,14 +1,13 @@
 import { listSandboxRevisionsRoute, SandboxSpecSchema } from "@agentplane/contracts";
-import type { ServiceApp } from "@agentplane/service-kit";
+import { authorize, type ServiceApp } from "@agentplane/service-kit";
 import type { SandboxContext } from "../../context.ts";
 import { getSandboxRow, listRevisions } from "../../services/sandboxes.ts";
 import { archivesOf } from "../../services/workspace-archives.ts";
-import { actorFor } from "../helpers.ts";
 
 export function registerListSandboxRevisions(app: ServiceApp, ctx: SandboxContext): void {
   app.openapi(listSandboxRevisionsRoute, async (c) => {
     const { projectId, sandboxId } = c.req.valid("param");
-    await actorFor(ctx, c, "sandboxes:read", projectId, sandboxId);
+    await authorize(c, ctx.authorizer, "sandboxes:read", { projectId, sandboxId });
     await getSandboxRow(ctx, projectId, sandboxId);
     const rows = await listRevisions(ctx, sandboxId);
     const archives = await archivesOf(ctx, sandboxId);

@@ -1,15 +1,14 @@
 import { rollbackSandboxRoute } from "@agentplane/contracts";
-import type { ServiceApp } from "@agentplane/service-kit";
+import { authorize, type ServiceApp } from "@agentplane/service-kit";
 import type { SandboxContext } from "../../context.ts";
 import { toSandbox } from "../../services/mapping.ts";
 import { rollbackSandbox } from "../../services/sandboxes.ts";
-import { actorFor } from "../helpers.ts";
 
 export function registerRollbackSandbox(app: ServiceApp, ctx: SandboxContext): void {
   app.openapi(rollbackSandboxRoute, async (c) => {
     const { projectId, sandboxId } = c.req.valid("param");
-    const actor = await actorFor(ctx, c, "sandboxes:write", projectId);
+    const caller = await authorize(c, ctx.authorizer, "sandboxes:write", { projectId });
     const { revision, reason } = c.req.valid("json");
-    return c.json(toSandbox(await rollbackSandbox(ctx, actor, projectId, sandboxId, revision, reason)), 200);
+    return c.json(toSandbox(await rollbackSandbox(ctx, caller, projectId, sandboxId, revision, reason)), 200);
   });
 }

@@ -1,14 +1,13 @@
 import { startSandboxRoute } from "@agentplane/contracts";
-import type { ServiceApp } from "@agentplane/service-kit";
+import { authorize, type ServiceApp } from "@agentplane/service-kit";
 import type { SandboxContext } from "../../context.ts";
 import { toSandbox } from "../../services/mapping.ts";
 import { startSandbox } from "../../services/sandboxes.ts";
-import { actorFor } from "../helpers.ts";
 
 export function registerStartSandbox(app: ServiceApp, ctx: SandboxContext): void {
   app.openapi(startSandboxRoute, async (c) => {
     const { projectId, sandboxId } = c.req.valid("param");
-    const actor = await actorFor(ctx, c, "sandboxes:write", projectId);
-    return c.json(toSandbox(await startSandbox(ctx, actor, projectId, sandboxId)), 200);
+    const caller = await authorize(c, ctx.authorizer, "sandboxes:write", { projectId });
+    return c.json(toSandbox(await startSandbox(ctx, caller, projectId, sandboxId)), 200);
   });
 }

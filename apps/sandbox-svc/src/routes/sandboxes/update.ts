@@ -1,15 +1,14 @@
 import { updateSandboxRoute } from "@agentplane/contracts";
-import type { ServiceApp } from "@agentplane/service-kit";
+import { authorize, type ServiceApp } from "@agentplane/service-kit";
 import type { SandboxContext } from "../../context.ts";
 import { toSandbox } from "../../services/mapping.ts";
 import { updateSandbox } from "../../services/sandboxes.ts";
-import { actorFor } from "../helpers.ts";
 
 export function registerUpdateSandbox(app: ServiceApp, ctx: SandboxContext): void {
   app.openapi(updateSandboxRoute, async (c) => {
     const { projectId, sandboxId } = c.req.valid("param");
-    const actor = await actorFor(ctx, c, "sandboxes:write", projectId);
-    const { row, restarted } = await updateSandbox(ctx, actor, projectId, sandboxId, c.req.valid("json"));
+    const caller = await authorize(c, ctx.authorizer, "sandboxes:write", { projectId });
+    const { row, restarted } = await updateSandbox(ctx, caller, projectId, sandboxId, c.req.valid("json"));
     return c.json({ ...toSandbox(row), restarted }, 200);
   });
 }

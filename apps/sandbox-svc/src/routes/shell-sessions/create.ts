@@ -1,13 +1,12 @@
 import { createShellSessionRoute } from "@agentplane/contracts";
-import type { ServiceApp } from "@agentplane/service-kit";
+import { authorize, type ServiceApp } from "@agentplane/service-kit";
 import type { SandboxContext } from "../../context.ts";
 import { openShellSession, toShellSession } from "../../services/shell-commands.ts";
-import { actorFor } from "../helpers.ts";
 
 export function registerCreateShellSession(app: ServiceApp, ctx: SandboxContext): void {
   app.openapi(createShellSessionRoute, async (c) => {
     const { projectId } = c.req.valid("param");
-    await actorFor(ctx, c, "sandboxes:exec", projectId);
+    await authorize(c, ctx.authorizer, "sandboxes:exec", { projectId });
     const session = await openShellSession(ctx, ctx.sessions, projectId, c.req.valid("json").sandboxId);
     return c.json(toShellSession(session, ctx.sessions.idleMs), 201);
   });

@@ -1,13 +1,12 @@
 import { getShellSessionRoute } from "@agentplane/contracts";
-import type { ServiceApp } from "@agentplane/service-kit";
+import { authorize, type ServiceApp } from "@agentplane/service-kit";
 import type { SandboxContext } from "../../context.ts";
 import { toShellSession } from "../../services/shell-commands.ts";
-import { actorFor } from "../helpers.ts";
 
 export function registerGetShellSession(app: ServiceApp, ctx: SandboxContext): void {
   app.openapi(getShellSessionRoute, async (c) => {
     const { projectId, sessionId } = c.req.valid("param");
-    await actorFor(ctx, c, "sandboxes:read", projectId);
+    await authorize(c, ctx.authorizer, "sandboxes:read", { projectId });
     return c.json(toShellSession(ctx.sessions.get(projectId, sessionId), ctx.sessions.idleMs), 200);
   });
 }

@@ -32,13 +32,13 @@ export async function visibleToken(
     if (row.user_id !== actor.userId || actor.orgId) throw notFound;
     return token;
   }
-  let decision: Awaited<ReturnType<typeof authorize>>;
-  try {
-    decision = await authorize(c, ctx.authorizer, "api-tokens:manage", { orgId: row.org_id });
-  } catch (err) {
-    if (err instanceof ProblemError && err.status === 404) throw notFound;
-    throw err;
-  }
+  const decision = await authorize(
+    c,
+    ctx.authorizer,
+    "api-tokens:manage",
+    { orgId: row.org_id },
+    { notFound: () => notFound },
+  );
   // The caller's role is already the lower of its token's role and its user's role.
   const callerRole = decision.orgRole;
   const isAdmin = callerRole === "owner" || callerRole === "admin";
