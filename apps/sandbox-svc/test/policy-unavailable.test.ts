@@ -1,12 +1,12 @@
 import { type Database, migrateToLatest, openDatabase } from "@agentplane/db";
 import { MemoryBus } from "@agentplane/events";
 import { ProblemError } from "@agentplane/problem-details";
-import { generateInternalKeys, httpFetch, ServiceClient, silentLogger } from "@agentplane/service-kit";
+import { type Caller, generateInternalKeys, httpFetch, ServiceClient, silentLogger } from "@agentplane/service-kit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SANDBOX_SCHEMA } from "../src/app.ts";
 import { migrations } from "../src/db/migrations/index.ts";
 import type { SandboxDB } from "../src/db/schema.ts";
-import type { Actor, SandboxDeps } from "../src/services/context.ts";
+import type { SandboxDeps } from "../src/services/context.ts";
 import { admissionContext, execContext } from "../src/services/policy.ts";
 import { createSandbox, listSandboxes } from "../src/services/sandboxes.ts";
 import { newDriver } from "./helpers.ts";
@@ -14,7 +14,7 @@ import { newDriver } from "./helpers.ts";
 describe("policy checks fail closed", () => {
   let database: Database;
   let deps: SandboxDeps;
-  const actor: Actor = { principal: { type: "user", id: "usr_1" }, orgId: "org_1" };
+  const actor: Caller = { principal: { type: "user", id: "usr_1" }, orgId: "org_1" };
 
   beforeAll(async () => {
     database = await openDatabase("pglite://memory");

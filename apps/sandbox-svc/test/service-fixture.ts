@@ -1,11 +1,11 @@
 import { type Database, migrateToLatest } from "@agentplane/db";
 import { type Bus, MemoryBus } from "@agentplane/events";
-import { silentLogger } from "@agentplane/service-kit";
+import { type Caller, silentLogger } from "@agentplane/service-kit";
 import { SANDBOX_SCHEMA } from "../src/app.ts";
 import { migrations } from "../src/db/migrations/index.ts";
 import type { SandboxDB } from "../src/db/schema.ts";
 import type { LocalDriver } from "../src/driver/local/local-driver.ts";
-import type { Actor, SandboxDeps } from "../src/services/context.ts";
+import type { SandboxDeps } from "../src/services/context.ts";
 import { ShellSessions } from "../src/services/shell-sessions.ts";
 import { newDriver } from "./helpers.ts";
 
@@ -14,7 +14,7 @@ export interface VerbFixture {
   driver: LocalDriver;
   bus: Bus;
   events: { action: string; details?: Record<string, unknown> }[];
-  actor: Actor;
+  actor: Caller;
   close(): Promise<void>;
 }
 

@@ -1,6 +1,7 @@
-import type { AwsConnection, Principal } from "@agentplane/contracts";
+import type { AwsConnection } from "@agentplane/contracts";
 import { recordDomainEvent, withDomainEvents } from "@agentplane/events";
 import { notFound, ProblemError } from "@agentplane/problem-details";
+import type { Caller, ProjectCaller } from "@agentplane/service-kit";
 import { FetchRefusedError } from "@agentplane/service-kit/outbound";
 import type { Selectable } from "kysely";
 import type { ConnectionsContext } from "../context.ts";
@@ -81,23 +82,19 @@ type Input = {
   labels?: Record<string, string> | undefined;
 };
 
-export async function createAwsConnection(args: {
-  ctx: ConnectionsContext;
-  principal: Principal;
-  orgId: string;
-  projectId: string;
-  input: Input & { name: string; credentialId: string; defaultRegion: string };
-  requestId?: string;
-}): Promise<AwsConnection> {
-  const { ctx, input } = args;
+export async function createAwsConnection(
+  ctx: ConnectionsContext,
+  caller: ProjectCaller,
+  input: Input & { name: string; credentialId: string; defaultRegion: string },
+): Promise<AwsConnection> {
   checkEndpoints(ctx, input.endpoints);
   const row = await withDomainEvents(ctx, async (trx) => {
     const inserted = await trx
       .insertInto("aws_connections")
       .values({
         id: prefixedId("awc"),
-        org_id: args.orgId,
-        project_id: args.projectId,
+        org_id: caller.orgId,
+        project_id: caller.projectId,
         name: input.name,
         description: input.description ?? null,
         credential_id: input.credentialId,
@@ -107,14 +104,14 @@ export async function createAwsConnection(args: {
       })
       .returningAll()
       .executeTakeFirstOrThrow();
-    await recordDomainEvent(ctx, trx, args.principal, {
+    await recordDomainEvent(ctx, trx, caller.principal, {
       action: "aws_connection.created",
-      orgId: args.orgId,
-      projectId: args.projectId,
+      orgId: caller.orgId,
+      projectId: caller.projectId,
       targetType: "aws_connection",
       targetId: inserted.id,
       details: { name: input.name, credentialId: input.credentialId },
-      requestId: args.requestId,
+      requestId: caller.requestId,
     });
     return inserted;
   });
@@ -123,10 +120,10 @@ export async function createAwsConnection(args: {
 
 export async function listAwsConnections(
   ctx: ConnectionsContext,
-  projectId: string,
+  caller: ProjectCaller,
   query: { limit: number; cursor?: string | undefined },
 ): Promise<{ items: AwsConnection[]; nextCursor?: string }> {
-  let q = ctx.db.selectFrom("aws_connections").selectAll().where("project_id", "=", projectId);
+  let q = ctx.db.selectFrom("aws_connections").selectAll().where("project_id", "=", caller.projectId);
   if (query.cursor) q = q.where("id", ">", query.cursor);
   const rows = await q
     .orderBy("id")
@@ -139,14 +136,11 @@ export async function listAwsConnections(
   };
 }
 
-export async function updateAwsConnection(args: {
-  ctx: ConnectionsContext;
-  principal: Principal;
-  connection: AwsConnectionRow;
-  input: Input;
-  requestId?: string;
-}): Promise<AwsConnection> {
-  const { ctx, connection, input } = args;
+export async function updateAwsConnection(
+  ctx: ConnectionsContext,
+  caller: Caller,
+  { connection, ...input }: { connection: AwsConnectionRow } & Input,
+): Promise<AwsConnection> {
   checkEndpoints(ctx, input.endpoints);
   const row = await withDomainEvents(ctx, async (trx) => {
     const updated = await trx
@@ -163,14 +157,14 @@ export async function updateAwsConnection(args: {
       .where("id", "=", connection.id)
       .returningAll()
       .executeTakeFirstOrThrow();
-    await recordDomainEvent(ctx, trx, args.principal, {
+    await recordDomainEvent(ctx, trx, caller.principal, {
       action: "aws_connection.updated",
       orgId: connection.org_id,
       projectId: connection.project_id,
       targetType: "aws_connection",
       targetId: connection.id,
       details: { fields: Object.keys(input) },
-      requestId: args.requestId,
+      requestId: caller.requestId,
     });
     return updated;
   });
@@ -178,22 +172,20 @@ export async function updateAwsConnection(args: {
   return serializeAwsConnection(row);
 }
 
-export async function deleteAwsConnection(args: {
-  ctx: ConnectionsContext;
-  principal: Principal;
-  connection: AwsConnectionRow;
-  requestId?: string;
-}): Promise<void> {
-  const { ctx, connection } = args;
+export async function deleteAwsConnection(
+  ctx: ConnectionsContext,
+  caller: Caller,
+  { connection }: { connection: AwsConnectionRow },
+): Promise<void> {
   await withDomainEvents(ctx, async (trx) => {
     await trx.deleteFrom("aws_connections").where("id", "=", connection.id).execute();
-    await recordDomainEvent(ctx, trx, args.principal, {
+    await recordDomainEvent(ctx, trx, caller.principal, {
       action: "aws_connection.deleted",
       orgId: connection.org_id,
       projectId: connection.project_id,
       targetType: "aws_connection",
       targetId: connection.id,
-      requestId: args.requestId,
+      requestId: caller.requestId,
     });
   });
   proxiedAwsConnections(ctx).forget(connection.id);

@@ -1,6 +1,7 @@
 import { type Cluster, newId, type Principal } from "@agentplane/contracts";
 import { recordDomainEvent, withDomainEvents } from "@agentplane/events";
 import { notFound, ProblemError } from "@agentplane/problem-details";
+import type { Caller, ProjectCaller } from "@agentplane/service-kit";
 import type { Selectable } from "kysely";
 import type { ConnectionsContext } from "../context.ts";
 import type { ClustersTable } from "../db/schema/clusters.ts";
@@ -55,23 +56,19 @@ export const proxiedClusters = perContext(
     new RowCache<ClusterRow>((id) => ctx.db.selectFrom("clusters").selectAll().where("id", "=", id).executeTakeFirst()),
 );
 
-export async function createCluster(args: {
-  ctx: ConnectionsContext;
-  principal: Principal;
-  orgId: string;
-  projectId: string;
-  input: { name: string; description?: string | undefined; labels?: Record<string, string> | undefined };
-  requestId?: string;
-}): Promise<{ cluster: Cluster; tunnelToken: string }> {
-  const { ctx, input } = args;
+export async function createCluster(
+  ctx: ConnectionsContext,
+  caller: ProjectCaller,
+  input: { name: string; description?: string | undefined; labels?: Record<string, string> | undefined },
+): Promise<{ cluster: Cluster; tunnelToken: string }> {
   const token = newTunnelToken();
   const row = await withDomainEvents(ctx, async (trx) => {
     const inserted = await trx
       .insertInto("clusters")
       .values({
         id: newId("cluster"),
-        org_id: args.orgId,
-        project_id: args.projectId,
+        org_id: caller.orgId,
+        project_id: caller.projectId,
         name: input.name,
         description: input.description ?? null,
         labels: jsonb(input.labels ?? {}),
@@ -80,14 +77,14 @@ export async function createCluster(args: {
       })
       .returningAll()
       .executeTakeFirstOrThrow();
-    await recordDomainEvent(ctx, trx, args.principal, {
+    await recordDomainEvent(ctx, trx, caller.principal, {
       action: "cluster.registered",
-      orgId: args.orgId,
-      projectId: args.projectId,
+      orgId: caller.orgId,
+      projectId: caller.projectId,
       targetType: "cluster",
       targetId: inserted.id,
       details: { name: input.name },
-      requestId: args.requestId,
+      requestId: caller.requestId,
     });
     return inserted;
   });
@@ -96,11 +93,11 @@ export async function createCluster(args: {
 
 export async function listClusters(
   ctx: ConnectionsContext,
-  projectId: string,
+  caller: ProjectCaller,
   query: { limit: number; cursor?: string | undefined; status?: Cluster["status"] | undefined },
 ): Promise<{ items: Cluster[]; nextCursor?: string }> {
   const now = new Date();
-  let q = ctx.db.selectFrom("clusters").selectAll().where("project_id", "=", projectId);
+  let q = ctx.db.selectFrom("clusters").selectAll().where("project_id", "=", caller.projectId);
   if (query.cursor) q = q.where("id", ">", query.cursor);
   if (query.status === "connected") q = q.where("tunnel_expires_at", ">", now);
   if (query.status === "pending" || query.status === "disconnected") {
@@ -119,14 +116,18 @@ export async function listClusters(
   };
 }
 
-export async function updateCluster(args: {
-  ctx: ConnectionsContext;
-  principal: Principal;
-  cluster: ClusterRow;
-  input: { name?: string | undefined; description?: string | undefined; labels?: Record<string, string> | undefined };
-  requestId?: string;
-}): Promise<Cluster> {
-  const { ctx, cluster, input } = args;
+export async function updateCluster(
+  ctx: ConnectionsContext,
+  caller: Caller,
+  {
+    cluster,
+    ...input
+  }: { cluster: ClusterRow } & {
+    name?: string | undefined;
+    description?: string | undefined;
+    labels?: Record<string, string> | undefined;
+  },
+): Promise<Cluster> {
   const row = await withDomainEvents(ctx, async (trx) => {
     const updated = await trx
       .updateTable("clusters")
@@ -139,14 +140,14 @@ export async function updateCluster(args: {
       .where("id", "=", cluster.id)
       .returningAll()
       .executeTakeFirstOrThrow();
-    await recordDomainEvent(ctx, trx, args.principal, {
+    await recordDomainEvent(ctx, trx, caller.principal, {
       action: "cluster.updated",
       orgId: cluster.org_id,
       projectId: cluster.project_id,
       targetType: "cluster",
       targetId: cluster.id,
       details: { fields: Object.keys(input) },
-      requestId: args.requestId,
+      requestId: caller.requestId,
     });
     return updated;
   });
@@ -154,35 +155,31 @@ export async function updateCluster(args: {
   return serializeCluster(row);
 }
 
-export async function deleteCluster(args: {
-  ctx: ConnectionsContext;
-  principal: Principal;
-  cluster: ClusterRow;
-  requestId?: string;
-}): Promise<void> {
-  const { ctx, cluster } = args;
+export async function deleteCluster(
+  ctx: ConnectionsContext,
+  caller: Caller,
+  { cluster }: { cluster: ClusterRow },
+): Promise<void> {
   await withDomainEvents(ctx, async (trx) => {
     await trx.deleteFrom("clusters").where("id", "=", cluster.id).execute();
-    await recordDomainEvent(ctx, trx, args.principal, {
+    await recordDomainEvent(ctx, trx, caller.principal, {
       action: "cluster.deleted",
       orgId: cluster.org_id,
       projectId: cluster.project_id,
       targetType: "cluster",
       targetId: cluster.id,
-      requestId: args.requestId,
+      requestId: caller.requestId,
     });
   });
   proxiedClusters(ctx).forget(cluster.id);
 }
 
 /** Replaces the tunnel token (the old one stops opening tunnels at once) and returns the new one. */
-export async function rotateTunnelToken(args: {
-  ctx: ConnectionsContext;
-  principal: Principal;
-  cluster: ClusterRow;
-  requestId?: string;
-}): Promise<{ token: string; tokenId: string; previousTokenId: string; rotatedAt: Date }> {
-  const { ctx, cluster } = args;
+export async function rotateTunnelToken(
+  ctx: ConnectionsContext,
+  caller: Caller,
+  { cluster }: { cluster: ClusterRow },
+): Promise<{ token: string; tokenId: string; previousTokenId: string; rotatedAt: Date }> {
   const token = newTunnelToken();
   const rotatedAt = new Date();
   await withDomainEvents(ctx, async (trx) => {
@@ -191,14 +188,14 @@ export async function rotateTunnelToken(args: {
       .set({ tunnel_token_id: token.id, tunnel_token_hash: token.hash, updated_at: rotatedAt })
       .where("id", "=", cluster.id)
       .execute();
-    await recordDomainEvent(ctx, trx, args.principal, {
+    await recordDomainEvent(ctx, trx, caller.principal, {
       action: "cluster.tunnel_token_rotated",
       orgId: cluster.org_id,
       projectId: cluster.project_id,
       targetType: "cluster",
       targetId: cluster.id,
       details: { previousTokenId: cluster.tunnel_token_id, tokenId: token.id },
-      requestId: args.requestId,
+      requestId: caller.requestId,
     });
   });
   proxiedClusters(ctx).forget(cluster.id);

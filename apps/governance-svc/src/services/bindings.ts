@@ -1,11 +1,12 @@
 import { type BindingTarget, newId, type PolicyBindingResource, parseSelector } from "@agentplane/contracts";
 import { recordDomainEvent, withDomainEvents } from "@agentplane/events";
 import { badRequest, notFound, ProblemError } from "@agentplane/problem-details";
+import type { Caller } from "@agentplane/service-kit";
 import type { Selectable } from "kysely";
 import type { GovernanceContext } from "../context.ts";
 import { jsonb } from "../db/json.ts";
 import type { BindingsTable, BindingTargetJson } from "../db/schema.ts";
-import type { Caller, PolicyScope } from "./policies.ts";
+import type { PolicyScope } from "./policies.ts";
 
 export function toBinding(row: Selectable<BindingsTable>): PolicyBindingResource {
   return {
@@ -41,17 +42,16 @@ async function checkProjects(ctx: GovernanceContext, caller: Caller, orgId: stri
 export async function createBinding(
   ctx: GovernanceContext,
   caller: Caller,
-  scope: PolicyScope,
   input: CreateBindingInput,
 ): Promise<PolicyBindingResource> {
   const target: BindingTarget = input.target ?? {};
-  if (target.projectIds && scope.projectId) {
+  if (target.projectIds && caller.projectId) {
     throw badRequest("A project binding cannot name projects", [
       { pointer: "/body/target/projectIds", message: "only organization bindings narrow to projects" },
     ]);
   }
   if (target.projectSelector !== undefined) {
-    if (scope.projectId) {
+    if (caller.projectId) {
       throw badRequest("A project binding cannot select projects", [
         { pointer: "/body/target/projectSelector", message: "only organization bindings select projects by label" },
       ]);
@@ -82,11 +82,11 @@ export async function createBinding(
     .selectFrom("policies")
     .select(["id", "project_id", "latest_version"])
     .where("id", "=", input.policyId)
-    .where("org_id", "=", scope.orgId)
+    .where("org_id", "=", caller.orgId)
     .executeTakeFirst();
   // A project policy is visible only from its own project; an org policy from the org and its projects.
-  if (!policy || (policy.project_id !== null && policy.project_id !== scope.projectId)) {
-    if (policy && !scope.projectId) {
+  if (!policy || (policy.project_id !== null && policy.project_id !== caller.projectId)) {
+    if (policy && !caller.projectId) {
       throw new ProblemError("bad-request", { detail: "A project policy cannot be bound at the organization level" });
     }
     throw notFound("Policy", input.policyId);
@@ -97,15 +97,15 @@ export async function createBinding(
       { pointer: "/body/version", message: `at most ${policy.latest_version}` },
     ]);
   }
-  if (target.projectIds) await checkProjects(ctx, caller, scope.orgId, target.projectIds);
+  if (target.projectIds) await checkProjects(ctx, caller, caller.orgId, target.projectIds);
   const id = newId("policyBinding");
   const row = await withDomainEvents(ctx, async (trx) => {
     const inserted = await trx
       .insertInto("bindings")
       .values({
         id,
-        org_id: scope.orgId,
-        project_id: scope.projectId ?? null,
+        org_id: caller.orgId,
+        project_id: caller.projectId ?? null,
         policy_id: policy.id,
         version,
         mode: input.mode ?? "enforce",
@@ -117,8 +117,8 @@ export async function createBinding(
       .executeTakeFirstOrThrow();
     await recordDomainEvent(ctx, trx, caller.principal, {
       action: "policy_binding.created",
-      orgId: scope.orgId,
-      projectId: scope.projectId,
+      orgId: caller.orgId,
+      projectId: caller.projectId,
       targetType: "policy_binding",
       targetId: id,
       details: { policyId: policy.id, version: version ?? "latest", mode: inserted.mode, target },
@@ -126,7 +126,7 @@ export async function createBinding(
     });
     return inserted;
   });
-  await ctx.fanout.changed(scope.orgId);
+  await ctx.fanout.changed(caller.orgId);
   return toBinding(row);
 }
 
@@ -138,41 +138,41 @@ async function findBinding(ctx: GovernanceContext, scope: PolicyScope, bindingId
   return row;
 }
 
-export async function getBinding(ctx: GovernanceContext, scope: PolicyScope, bindingId: string) {
-  return toBinding(await findBinding(ctx, scope, bindingId));
+export async function getBinding(ctx: GovernanceContext, caller: Caller, { bindingId }: { bindingId: string }) {
+  return toBinding(await findBinding(ctx, caller, bindingId));
 }
 
 export async function listBindings(
   ctx: GovernanceContext,
-  scope: PolicyScope,
+  caller: Caller,
   page: { limit: number; cursor?: string | undefined },
 ): Promise<{ items: PolicyBindingResource[]; nextCursor?: string }> {
   let query = ctx.db
     .selectFrom("bindings")
     .selectAll()
-    .where("org_id", "=", scope.orgId)
+    .where("org_id", "=", caller.orgId)
     .orderBy("id")
     .limit(page.limit + 1);
-  query = scope.projectId ? query.where("project_id", "=", scope.projectId) : query.where("project_id", "is", null);
+  query = caller.projectId ? query.where("project_id", "=", caller.projectId) : query.where("project_id", "is", null);
   if (page.cursor) query = query.where("id", ">", page.cursor);
   const rows = await query.execute();
   const items = rows.slice(0, page.limit).map(toBinding);
   return rows.length > page.limit ? { items, nextCursor: items.at(-1)!.id } : { items };
 }
 
-export async function deleteBinding(ctx: GovernanceContext, caller: Caller, scope: PolicyScope, bindingId: string) {
-  const row = await findBinding(ctx, scope, bindingId);
+export async function deleteBinding(ctx: GovernanceContext, caller: Caller, { bindingId }: { bindingId: string }) {
+  const row = await findBinding(ctx, caller, bindingId);
   await withDomainEvents(ctx, async (trx) => {
     await trx.deleteFrom("bindings").where("id", "=", row.id).execute();
     await recordDomainEvent(ctx, trx, caller.principal, {
       action: "policy_binding.deleted",
-      orgId: scope.orgId,
-      projectId: scope.projectId,
+      orgId: caller.orgId,
+      projectId: caller.projectId,
       targetType: "policy_binding",
       targetId: row.id,
       details: { policyId: row.policy_id },
       requestId: caller.requestId,
     });
   });
-  await ctx.fanout.changed(scope.orgId);
+  await ctx.fanout.changed(caller.orgId);
 }

@@ -8,13 +8,13 @@ import {
 import { isUniqueViolation } from "@agentplane/db";
 import { recordDomainEvent, withDomainEvents } from "@agentplane/events";
 import { conflict, notFound } from "@agentplane/problem-details";
+import type { ProjectCaller } from "@agentplane/service-kit";
 import type { Kysely, Selectable } from "kysely";
 import type { GovernanceContext } from "../context.ts";
 import { type Envelope, type MasterKeys, openFields, rewrapKey, sealFields } from "../crypto/envelope.ts";
 import { jsonb } from "../db/json.ts";
 import type { CredentialsTable, GovernanceDb } from "../db/schema.ts";
 import { fieldsOf, metadataOf } from "./credential-fields.ts";
-import type { Caller } from "./policies.ts";
 
 type Row = Selectable<CredentialsTable>;
 const iso = (d: Date | string) => new Date(d).toISOString();
@@ -50,8 +50,7 @@ export interface CredentialScope {
 
 export async function createCredential(
   ctx: GovernanceContext,
-  caller: Caller,
-  scope: CredentialScope,
+  caller: ProjectCaller,
   body: {
     name: string;
     kind: CredentialKind;
@@ -69,8 +68,8 @@ export async function createCredential(
         .insertInto("credentials")
         .values({
           id,
-          org_id: scope.orgId,
-          project_id: scope.projectId,
+          org_id: caller.orgId,
+          project_id: caller.projectId,
           name: body.name,
           kind: body.kind,
           description: body.description ?? null,
@@ -88,8 +87,8 @@ export async function createCredential(
       // The record names the credential and its kind, never a field value.
       await recordDomainEvent(ctx, trx, caller.principal, {
         action: "credential.created",
-        orgId: scope.orgId,
-        projectId: scope.projectId,
+        orgId: caller.orgId,
+        projectId: caller.projectId,
         targetType: "credential",
         targetId: id,
         details: { name: body.name, kind: body.kind },
@@ -115,19 +114,23 @@ async function findCredential(db: Kysely<GovernanceDb>, scope: CredentialScope, 
   return row;
 }
 
-export async function getCredential(ctx: GovernanceContext, scope: CredentialScope, id: string) {
-  return toCredential(await findCredential(ctx.db, scope, id));
+export async function getCredential(
+  ctx: GovernanceContext,
+  caller: ProjectCaller,
+  { credentialId: id }: { credentialId: string },
+) {
+  return toCredential(await findCredential(ctx.db, caller, id));
 }
 
 export async function listCredentials(
   ctx: GovernanceContext,
-  scope: CredentialScope,
+  caller: ProjectCaller,
   page: { limit: number; cursor?: string | undefined },
 ): Promise<{ items: CredentialResource[]; nextCursor?: string }> {
   let query = ctx.db
     .selectFrom("credentials")
     .selectAll()
-    .where("project_id", "=", scope.projectId)
+    .where("project_id", "=", caller.projectId)
     .orderBy("id")
     .limit(page.limit + 1);
   if (page.cursor) query = query.where("id", ">", page.cursor);
@@ -139,16 +142,18 @@ export async function listCredentials(
 /** Metadata changes, or a rotation: new fields make secret version n+1, the old one usable for the grace period. */
 export async function updateCredential(
   ctx: GovernanceContext,
-  caller: Caller,
-  scope: CredentialScope,
-  id: string,
-  body: {
+  caller: ProjectCaller,
+  {
+    credentialId: id,
+    ...body
+  }: {
+    credentialId: string;
     name?: string | undefined;
     description?: string | undefined;
     labels?: Record<string, string> | undefined;
   } & Record<string, unknown>,
 ): Promise<CredentialResource> {
-  const current = await findCredential(ctx.db, scope, id);
+  const current = await findCredential(ctx.db, caller, id);
   const kind = current.kind as CredentialKind;
   const fields = fieldsOf(kind, body, false);
   const now = new Date();
@@ -186,8 +191,8 @@ export async function updateCredential(
       if (!updated) throw conflict("The credential changed meanwhile; retry");
       await recordDomainEvent(ctx, trx, caller.principal, {
         action: envelope ? "credential.rotated" : "credential.updated",
-        orgId: scope.orgId,
-        projectId: scope.projectId,
+        orgId: caller.orgId,
+        projectId: caller.projectId,
         targetType: "credential",
         targetId: id,
         details: { secretVersion: updated.secret_version },
@@ -202,14 +207,18 @@ export async function updateCredential(
   }
 }
 
-export async function deleteCredential(ctx: GovernanceContext, caller: Caller, scope: CredentialScope, id: string) {
-  await findCredential(ctx.db, scope, id);
+export async function deleteCredential(
+  ctx: GovernanceContext,
+  caller: ProjectCaller,
+  { credentialId: id }: { credentialId: string },
+) {
+  await findCredential(ctx.db, caller, id);
   await withDomainEvents(ctx, async (trx) => {
     await trx.deleteFrom("credentials").where("id", "=", id).execute();
     await recordDomainEvent(ctx, trx, caller.principal, {
       action: "credential.deleted",
-      orgId: scope.orgId,
-      projectId: scope.projectId,
+      orgId: caller.orgId,
+      projectId: caller.projectId,
       targetType: "credential",
       targetId: id,
       requestId: caller.requestId,

@@ -1,4 +1,5 @@
 import type { DriftReport, SandboxSummary } from "@agentplane/contracts";
+import type { Caller } from "@agentplane/service-kit";
 import { type Kysely, sql } from "kysely";
 import { partial, statementsFor } from "../cedar/analysis.ts";
 import { cedarContext } from "../cedar/request.ts";
@@ -142,7 +143,12 @@ export async function computeDrift(ctx: GovernanceContext, orgId: string): Promi
   return report;
 }
 
-export async function getDrift(ctx: GovernanceContext, orgId: string, refresh: boolean): Promise<DriftReport> {
+export async function getDrift(
+  ctx: GovernanceContext,
+  caller: Caller,
+  { refresh }: { refresh: boolean },
+): Promise<DriftReport> {
+  const { orgId } = caller;
   if (!refresh) {
     const stored = await ctx.db
       .selectFrom("drift_reports")

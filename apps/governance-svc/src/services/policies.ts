@@ -1,7 +1,8 @@
-import { newId, type PolicyResource, type PolicyVersionResource, type Principal } from "@agentplane/contracts";
+import { newId, type PolicyResource, type PolicyVersionResource } from "@agentplane/contracts";
 import { isUniqueViolation } from "@agentplane/db";
 import { recordDomainEvent, withDomainEvents } from "@agentplane/events";
 import { conflict, notFound } from "@agentplane/problem-details";
+import type { Caller } from "@agentplane/service-kit";
 import type { Kysely, Selectable } from "kysely";
 import { compilePolicyText } from "../cedar/policy-text.ts";
 import type { GovernanceContext } from "../context.ts";
@@ -14,9 +15,13 @@ export interface PolicyScope {
   projectId?: string | undefined;
 }
 
-export interface Caller {
-  principal: Principal;
-  requestId?: string | undefined;
+/** The fields of a policy a change may set (with the reason recorded on a new version). */
+export interface PolicyPatch {
+  name?: string | undefined;
+  description?: string | undefined;
+  labels?: Record<string, string> | undefined;
+  cedar?: string | undefined;
+  reason?: string | undefined;
 }
 
 const iso = (d: Date | string) => new Date(d).toISOString();
@@ -72,7 +77,6 @@ async function versionRow(db: Kysely<GovernanceDb>, policyId: string, version: n
 export async function createPolicy(
   ctx: GovernanceContext,
   caller: Caller,
-  scope: PolicyScope,
   input: { name: string; description?: string | undefined; labels?: Record<string, string> | undefined; cedar: string },
 ): Promise<PolicyResource> {
   const rules = compilePolicyText(input.cedar);
@@ -84,9 +88,9 @@ export async function createPolicy(
         .insertInto("policies")
         .values({
           id,
-          org_id: scope.orgId,
-          project_id: scope.projectId ?? null,
-          scope_key: scope.projectId ?? scope.orgId,
+          org_id: caller.orgId,
+          project_id: caller.projectId ?? null,
+          scope_key: caller.projectId ?? caller.orgId,
           name: input.name,
           description: input.description ?? null,
           labels: jsonb(input.labels ?? {}),
@@ -111,8 +115,8 @@ export async function createPolicy(
         .executeTakeFirstOrThrow();
       await recordDomainEvent(ctx, trx, caller.principal, {
         action: "policy.created",
-        orgId: scope.orgId,
-        projectId: scope.projectId,
+        orgId: caller.orgId,
+        projectId: caller.projectId,
         targetType: "policy",
         targetId: id,
         details: { name: input.name, version: 1, ruleIds: rules.map((r) => r.id) },
@@ -128,7 +132,7 @@ export async function createPolicy(
 
 export async function listPolicies(
   ctx: GovernanceContext,
-  scope: PolicyScope,
+  caller: Caller,
   page: { limit: number; cursor?: string | undefined },
 ): Promise<{ items: PolicyResource[]; nextCursor?: string }> {
   let query = ctx.db
@@ -138,10 +142,12 @@ export async function listPolicies(
     )
     .selectAll("p")
     .select(["v.cedar", "v.rules", "v.author", "v.reason", "v.policy_id", "v.version", "v.created_at as v_created_at"])
-    .where("p.org_id", "=", scope.orgId)
+    .where("p.org_id", "=", caller.orgId)
     .orderBy("p.id")
     .limit(page.limit + 1);
-  query = scope.projectId ? query.where("p.project_id", "=", scope.projectId) : query.where("p.project_id", "is", null);
+  query = caller.projectId
+    ? query.where("p.project_id", "=", caller.projectId)
+    : query.where("p.project_id", "is", null);
   if (page.cursor) query = query.where("p.id", ">", page.cursor);
   const rows = await query.execute();
   const items = rows.slice(0, page.limit).map((row) =>
@@ -158,8 +164,12 @@ export async function listPolicies(
   return rows.length > page.limit ? { items, nextCursor: items.at(-1)!.id } : { items };
 }
 
-export async function getPolicy(ctx: GovernanceContext, scope: PolicyScope, policyId: string): Promise<PolicyResource> {
-  const row = await findPolicy(ctx.db, scope, policyId);
+export async function getPolicy(
+  ctx: GovernanceContext,
+  caller: Caller,
+  { policyId }: { policyId: string },
+): Promise<PolicyResource> {
+  const row = await findPolicy(ctx.db, caller, policyId);
   const version = await versionRow(ctx.db, row.id, row.latest_version);
   if (!version) throw notFound("Policy", policyId);
   return toPolicy(row, version);
@@ -168,20 +178,12 @@ export async function getPolicy(ctx: GovernanceContext, scope: PolicyScope, poli
 export async function updatePolicy(
   ctx: GovernanceContext,
   caller: Caller,
-  scope: PolicyScope,
-  policyId: string,
-  input: {
-    name?: string | undefined;
-    description?: string | undefined;
-    labels?: Record<string, string> | undefined;
-    cedar?: string | undefined;
-    reason?: string | undefined;
-  },
+  { policyId, ...input }: PolicyPatch & { policyId: string },
 ): Promise<PolicyResource> {
   const rules = input.cedar !== undefined ? compilePolicyText(input.cedar) : undefined;
   try {
     const result = await withDomainEvents(ctx, async (trx) => {
-      const current = await findPolicy(trx, scope, policyId);
+      const current = await findPolicy(trx, caller, policyId);
       const now = new Date();
       const nextVersion = rules ? current.latest_version + 1 : current.latest_version;
       const row = await trx
@@ -216,8 +218,8 @@ export async function updatePolicy(
       const version = await versionRow(trx, policyId, nextVersion);
       await recordDomainEvent(ctx, trx, caller.principal, {
         action: rules ? "policy.version_created" : "policy.updated",
-        orgId: scope.orgId,
-        projectId: scope.projectId,
+        orgId: caller.orgId,
+        projectId: caller.projectId,
         targetType: "policy",
         targetId: policyId,
         details: { version: nextVersion, ...(rules ? { ruleIds: rules.map((r) => r.id) } : {}) },
@@ -225,7 +227,7 @@ export async function updatePolicy(
       });
       return toPolicy(row, version!);
     });
-    if (rules) await ctx.fanout.changed(scope.orgId);
+    if (rules) await ctx.fanout.changed(caller.orgId);
     return result;
   } catch (err) {
     if (isUniqueViolation(err)) throw conflict(`A policy named "${input.name}" already exists here`);
@@ -233,9 +235,9 @@ export async function updatePolicy(
   }
 }
 
-export async function deletePolicy(ctx: GovernanceContext, caller: Caller, scope: PolicyScope, policyId: string) {
+export async function deletePolicy(ctx: GovernanceContext, caller: Caller, { policyId }: { policyId: string }) {
   await withDomainEvents(ctx, async (trx) => {
-    await findPolicy(trx, scope, policyId);
+    await findPolicy(trx, caller, policyId);
     const bound = await trx.selectFrom("bindings").select("id").where("policy_id", "=", policyId).execute();
     if (bound.length > 0) {
       throw conflict(`The policy is bound (${bound.map((b) => b.id).join(", ")}); remove those bindings first`);
@@ -243,8 +245,8 @@ export async function deletePolicy(ctx: GovernanceContext, caller: Caller, scope
     await trx.deleteFrom("policies").where("id", "=", policyId).execute();
     await recordDomainEvent(ctx, trx, caller.principal, {
       action: "policy.deleted",
-      orgId: scope.orgId,
-      projectId: scope.projectId,
+      orgId: caller.orgId,
+      projectId: caller.projectId,
       targetType: "policy",
       targetId: policyId,
       requestId: caller.requestId,
@@ -254,11 +256,10 @@ export async function deletePolicy(ctx: GovernanceContext, caller: Caller, scope
 
 export async function listPolicyVersions(
   ctx: GovernanceContext,
-  scope: PolicyScope,
-  policyId: string,
-  page: { limit: number; cursor?: string | undefined },
+  caller: Caller,
+  { policyId, ...page }: { limit: number; cursor?: string | undefined } & { policyId: string },
 ): Promise<{ items: PolicyVersionResource[]; nextCursor?: string }> {
-  await findPolicy(ctx.db, scope, policyId);
+  await findPolicy(ctx.db, caller, policyId);
   let query = ctx.db
     .selectFrom("policy_versions")
     .selectAll()
@@ -273,11 +274,10 @@ export async function listPolicyVersions(
 
 export async function getPolicyVersion(
   ctx: GovernanceContext,
-  scope: PolicyScope,
-  policyId: string,
-  version: number,
+  caller: Caller,
+  { policyId, version }: { policyId: string; version: number },
 ): Promise<PolicyVersionResource> {
-  await findPolicy(ctx.db, scope, policyId);
+  await findPolicy(ctx.db, caller, policyId);
   const row = await versionRow(ctx.db, policyId, version);
   if (!row) throw notFound(`Version ${version} of policy`, policyId);
   return toVersion(row);

@@ -6,8 +6,9 @@ import {
   type Principal,
 } from "@agentplane/contracts";
 import { ProblemError } from "@agentplane/problem-details";
+import type { Caller } from "@agentplane/service-kit";
 import { LRUCache } from "lru-cache";
-import { type Actor, audit, type SandboxDeps } from "../services/context.ts";
+import { audit, type SandboxDeps } from "../services/context.ts";
 import { blockingReasons, decide } from "../services/policy.ts";
 import type { EgressVerdict } from "./proxy.ts";
 
@@ -144,8 +145,8 @@ async function refuse(
   reasons: DecisionReason[],
   policies: EgressVerdict["policies"] = [],
 ): Promise<void> {
-  const actor: Actor = { principal, orgId: row.org_id ?? "" };
-  await audit(deps, actor, {
+  const caller: Caller = { principal, orgId: row.org_id ?? "" };
+  await audit(deps, caller, {
     action: "sandbox.egress_denied",
     projectId: row.project_id,
     orgId: row.org_id,

@@ -48,7 +48,7 @@ export function withAudit<T>(deps: SandboxDeps, fn: (trx: Transaction<SandboxDB>
  */
 export async function audit(
   deps: SandboxDeps,
-  actor: Actor,
+  caller: Caller,
   record: {
     action: string;
     projectId?: string;
@@ -62,20 +62,20 @@ export async function audit(
 ): Promise<void> {
   const domainEvent = {
     action: record.action,
-    orgId: record.orgId ?? (actor.orgId || undefined),
+    orgId: record.orgId ?? (caller.orgId || undefined),
     projectId: record.projectId,
     targetType: record.targetType,
     targetId: record.targetId,
     targets: { [`${record.targetType}Id`]: record.targetId },
     outcome: record.outcome ?? "success",
     details: record.details,
-    requestId: actor.requestId,
+    requestId: caller.requestId,
   };
   if (trx && deps.outbox) {
-    await recordDomainEvent({ outbox: deps.outbox }, trx, actor.principal, domainEvent);
+    await recordDomainEvent({ outbox: deps.outbox }, trx, caller.principal, domainEvent);
     return;
   }
-  const event: AuditRecorded = domainAuditRecord(actor.principal, domainEvent);
+  const event: AuditRecorded = domainAuditRecord(caller.principal, domainEvent);
   try {
     if (deps.outbox) {
       await deps.outbox.publish(AUDIT_RECORDED, event, { id: event.id, time: event.time });
@@ -87,9 +87,6 @@ export async function audit(
     deps.logger.warn({ err, action: record.action }, "audit event not published");
   }
 }
-
-/** The caller of a verb (see `authorize` in service-kit). */
-export type Actor = Caller;
 
 /** The system acting on its own in an organization (idle stop, reconciliation). */
 export function systemCaller(orgId: string | null): Caller {

@@ -1,6 +1,7 @@
 import { ProblemError } from "@agentplane/problem-details";
+import type { Caller } from "@agentplane/service-kit";
 import type { ExecProcess } from "../driver/types.ts";
-import type { Actor, SandboxDeps } from "./context.ts";
+import type { SandboxDeps } from "./context.ts";
 import { auditCommand, requireRunning } from "./exec.ts";
 import { streamClosed, streamOpened } from "./lifecycle.ts";
 import type { SandboxRow } from "./mapping.ts";
@@ -21,7 +22,7 @@ export interface ExecStreamRequest {
  */
 export async function startExecStream(
   deps: SandboxDeps,
-  actor: Actor,
+  caller: Caller,
   projectId: string,
   sandboxId: string,
   request: ExecStreamRequest,
@@ -36,7 +37,7 @@ export async function startExecStream(
       errors: [{ pointer: "/query/command", message: "at least one command argument is required" }],
     });
   }
-  await enforce(deps, actor, "sandbox:exec", row, execContext(argv, tty), `Exec in sandbox ${sandboxId}`);
+  await enforce(deps, caller, "sandbox:exec", row, execContext(argv, tty), `Exec in sandbox ${sandboxId}`);
   if (aborted()) return undefined;
   const proc = await deps.driver.exec(sandboxId, request);
   if (aborted()) {
@@ -53,7 +54,7 @@ export async function startExecStream(
  */
 export async function trackExecStream(
   deps: SandboxDeps,
-  actor: Actor,
+  caller: Caller,
   row: SandboxRow,
   argv: string[],
   serve: () => Promise<number>,
@@ -67,7 +68,7 @@ export async function trackExecStream(
     streamClosed(row.id);
   }
   await touchActivity(deps, row.id).catch(() => {});
-  await auditCommand(deps, actor, row, "sandbox.exec_stream", {
+  await auditCommand(deps, caller, row, "sandbox.exec_stream", {
     command: argv,
     exitCode,
     durationMs: Math.round(performance.now() - started),

@@ -1,6 +1,7 @@
 import { ProblemError } from "@agentplane/problem-details";
+import type { Caller } from "@agentplane/service-kit";
 import { type RunCommandResult, runCommand } from "../exec/run-command.ts";
-import { type Actor, audit, type SandboxDeps, withAudit } from "./context.ts";
+import { audit, type SandboxDeps, withAudit } from "./context.ts";
 import { type SandboxRow, toArgv } from "./mapping.ts";
 import { enforce, execContext } from "./policy.ts";
 import { touchActivity } from "./sandboxes.ts";
@@ -18,7 +19,7 @@ export function requireRunning(row: SandboxRow): void {
  */
 export function auditCommand(
   deps: SandboxDeps,
-  actor: Actor,
+  caller: Caller,
   row: SandboxRow,
   action: string,
   details: { command: string | string[]; exitCode: number; durationMs: number; timedOut?: boolean; sessionId?: string },
@@ -27,7 +28,7 @@ export function auditCommand(
   return withAudit(deps, (trx) =>
     audit(
       deps,
-      actor,
+      caller,
       {
         action,
         projectId: row.project_id,
@@ -44,7 +45,7 @@ export function auditCommand(
 
 export async function execInSandbox(
   deps: SandboxDeps,
-  actor: Actor,
+  caller: Caller,
   row: SandboxRow,
   input: {
     command: string | string[];
@@ -62,7 +63,7 @@ export async function execInSandbox(
     });
   }
   const argv = toArgv(input.command);
-  await enforce(deps, actor, "sandbox:exec", row, execContext(argv), `Exec in sandbox ${row.id}`);
+  await enforce(deps, caller, "sandbox:exec", row, execContext(argv), `Exec in sandbox ${row.id}`);
   const activity = touchActivity(deps, row.id);
   const result = await runCommand(deps.driver, row.id, {
     argv,
@@ -72,7 +73,7 @@ export async function execInSandbox(
     ...(input.stdin !== undefined ? { stdin: input.stdin } : {}),
   });
   await activity;
-  await auditCommand(deps, actor, row, "sandbox.exec", {
+  await auditCommand(deps, caller, row, "sandbox.exec", {
     command: input.command,
     exitCode: result.exitCode,
     durationMs: result.durationMs,

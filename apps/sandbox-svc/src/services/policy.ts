@@ -8,8 +8,8 @@ import {
   type SandboxSpec,
 } from "@agentplane/contracts";
 import { ProblemError } from "@agentplane/problem-details";
-import { callInternal } from "@agentplane/service-kit";
-import type { Actor, SandboxDeps } from "./context.ts";
+import { type Caller, callInternal } from "@agentplane/service-kit";
+import type { SandboxDeps } from "./context.ts";
 import type { SandboxRow } from "./mapping.ts";
 
 /** The sandbox a decision is about, as governance's bindings select it (kind `sandbox`, labels). */
@@ -99,20 +99,20 @@ export function policyDenied(action: string, reasons: DecisionReason[], what: st
  */
 export async function enforce(
   deps: SandboxDeps,
-  actor: Actor,
+  caller: Caller,
   action: GovernedAction,
   row: Pick<SandboxRow, "id" | "project_id" | "org_id" | "labels">,
   context: Record<string, unknown>,
   what: string,
 ): Promise<void> {
   if (!deps.governance) return;
-  const orgId = row.org_id ?? actor.orgId;
+  const orgId = row.org_id ?? caller.orgId;
   // Bindings live in an organization; a sandbox outside any (installation owner's) has none.
   if (!orgId) return;
   const response = await decide(
     deps,
-    { principal: actor.principal, action, resource: sandboxResource(row, orgId), context },
-    actor.requestId,
+    { principal: caller.principal, action, resource: sandboxResource(row, orgId), context },
+    caller.requestId,
   );
   const reasons = response ? blockingReasons(response) : [];
   if (reasons.length > 0 || (response?.decision === "deny" && response.enforced)) {
@@ -123,7 +123,7 @@ export async function enforce(
 /** Admission of a spec: the verb's action, then `sandbox:expose-port` for every public port. */
 export async function enforceAdmission(
   deps: SandboxDeps,
-  actor: Actor,
+  caller: Caller,
   action: "sandbox:create" | "sandbox:update" | "sandbox:start",
   row: Pick<SandboxRow, "id" | "project_id" | "org_id" | "labels">,
   spec: SandboxSpec,
@@ -131,11 +131,11 @@ export async function enforceAdmission(
   if (!deps.governance) return;
   const context = admissionContext(spec, row.labels ?? {});
   const verb = action.slice("sandbox:".length);
-  await enforce(deps, actor, action, row, context, `${verb[0]?.toUpperCase()}${verb.slice(1)} of sandbox ${row.id}`);
+  await enforce(deps, caller, action, row, context, `${verb[0]?.toUpperCase()}${verb.slice(1)} of sandbox ${row.id}`);
   for (const port of spec.ports.filter((p) => p.visibility === "public")) {
     await enforce(
       deps,
-      actor,
+      caller,
       "sandbox:expose-port",
       row,
       { port: port.port, visibility: port.visibility },

@@ -9,10 +9,11 @@ import {
   type UpdateSandboxRequest,
 } from "@agentplane/contracts";
 import { ProblemError } from "@agentplane/problem-details";
+import type { Caller } from "@agentplane/service-kit";
 import { type Kysely, sql } from "kysely";
 import type { z } from "zod";
 import type { SandboxDB } from "../db/schema.ts";
-import { type Actor, audit, type SandboxDeps, withAudit } from "./context.ts";
+import { audit, type SandboxDeps, withAudit } from "./context.ts";
 import { jsonb, runtimeSpec, type SandboxRow, specColumns, specOf } from "./mapping.ts";
 import { enforceAdmission } from "./policy.ts";
 import { mintPlatformToken, revokeTokensOfSandbox } from "./tokens.ts";
@@ -49,7 +50,7 @@ export async function getSandboxRow(deps: SandboxDeps, projectId: string, sandbo
 
 export async function createSandbox(
   deps: SandboxDeps,
-  actor: Actor,
+  caller: Caller,
   projectId: string,
   input: CreateInput,
 ): Promise<SandboxRow> {
@@ -63,8 +64,8 @@ export async function createSandbox(
   });
   deps.driver.validateImage(spec.image);
   const id = newId("sandbox");
-  const admitted = { id, project_id: projectId, org_id: actor.orgId ?? null, labels: input.labels };
-  await enforceAdmission(deps, actor, "sandbox:create", admitted, spec);
+  const admitted = { id, project_id: projectId, org_id: caller.orgId ?? null, labels: input.labels };
+  await enforceAdmission(deps, caller, "sandbox:create", admitted, spec);
   const now = new Date();
   try {
     await withAudit(deps, async (trx) => {
@@ -73,7 +74,7 @@ export async function createSandbox(
         .values({
           id,
           project_id: projectId,
-          org_id: actor.orgId ?? null,
+          org_id: caller.orgId ?? null,
           name: input.name,
           slug: input.slug ?? slugFrom(input.name),
           ...specColumns(spec),
@@ -94,19 +95,19 @@ export async function createSandbox(
           sandbox_id: id,
           revision: 1,
           spec: jsonb(spec),
-          author_type: actor.principal.type,
-          author_id: actor.principal.id,
+          author_type: caller.principal.type,
+          author_id: caller.principal.id,
           reason: "created",
           created_at: now,
         } as never)
         .execute();
-      await audit(deps, actor, { action: "sandbox.created", projectId, targetType: "sandbox", targetId: id }, trx);
+      await audit(deps, caller, { action: "sandbox.created", projectId, targetType: "sandbox", targetId: id }, trx);
     });
   } catch (err) {
     if (isUniqueViolation(err)) throw new ProblemError("conflict", { detail: `The slug ${input.slug} is taken` });
     throw err;
   }
-  if (input.start) return startSandbox(deps, actor, projectId, id);
+  if (input.start) return startSandbox(deps, caller, projectId, id);
   return getSandboxRow(deps, projectId, id);
 }
 
@@ -166,16 +167,16 @@ async function setState(deps: SandboxDeps, id: string, state: SandboxState, extr
     .execute();
 }
 
-export async function startSandbox(deps: SandboxDeps, actor: Actor, projectId: string, sandboxId: string) {
+export async function startSandbox(deps: SandboxDeps, caller: Caller, projectId: string, sandboxId: string) {
   const row = await getSandboxRow(deps, projectId, sandboxId);
   if (row.state === "running") return row;
   deps.driver.checkAvailable();
-  await enforceAdmission(deps, actor, "sandbox:start", row, specOf(row));
+  await enforceAdmission(deps, caller, "sandbox:start", row, specOf(row));
   await transition(deps, row, ["pending", "stopped", "failed"], "starting", { last_error: null });
   await bootSandbox(deps, row, (trx, running) =>
     audit(
       deps,
-      actor,
+      caller,
       {
         action: running ? "sandbox.started" : "sandbox.start_failed",
         projectId,
@@ -240,7 +241,13 @@ export async function bootSandbox(deps: SandboxDeps, row: SandboxRow, record?: S
   }
 }
 
-export async function stopSandbox(deps: SandboxDeps, actor: Actor, projectId: string, sandboxId: string, reason = "") {
+export async function stopSandbox(
+  deps: SandboxDeps,
+  caller: Caller,
+  projectId: string,
+  sandboxId: string,
+  reason = "",
+) {
   const row = await getSandboxRow(deps, projectId, sandboxId);
   if (row.state === "stopped") return row;
   await transition(deps, row, ["running", "starting", "failed"], "stopping");
@@ -253,7 +260,7 @@ export async function stopSandbox(deps: SandboxDeps, actor: Actor, projectId: st
       .execute();
     await audit(
       deps,
-      actor,
+      caller,
       {
         action: "sandbox.stopped",
         projectId,
@@ -268,7 +275,7 @@ export async function stopSandbox(deps: SandboxDeps, actor: Actor, projectId: st
   return getSandboxRow(deps, projectId, sandboxId);
 }
 
-export async function deleteSandbox(deps: SandboxDeps, actor: Actor, projectId: string, sandboxId: string) {
+export async function deleteSandbox(deps: SandboxDeps, caller: Caller, projectId: string, sandboxId: string) {
   const row = await getSandboxRow(deps, projectId, sandboxId);
   await transition(deps, row, ["pending", "running", "starting", "stopped", "failed"], "deleting");
   await deps.driver.stop(sandboxId);
@@ -278,7 +285,7 @@ export async function deleteSandbox(deps: SandboxDeps, actor: Actor, projectId: 
     await trx.deleteFrom("sandboxes").where("id", "=", sandboxId).execute();
     await audit(
       deps,
-      actor,
+      caller,
       { action: "sandbox.deleted", projectId, orgId: row.org_id, targetType: "sandbox", targetId: sandboxId },
       trx,
     );
@@ -288,7 +295,7 @@ export async function deleteSandbox(deps: SandboxDeps, actor: Actor, projectId: 
 /** Writes a new revision with `spec` and makes it current; a running sandbox restarts onto it. */
 async function applyRevision(
   deps: SandboxDeps,
-  actor: Actor,
+  caller: Caller,
   row: SandboxRow,
   spec: SandboxSpec,
   reason: string | null,
@@ -322,8 +329,8 @@ async function applyRevision(
         sandbox_id: row.id,
         revision,
         spec: jsonb(spec),
-        author_type: actor.principal.type,
-        author_id: actor.principal.id,
+        author_type: caller.principal.type,
+        author_id: caller.principal.id,
         reason,
         created_at: new Date(),
       } as never)
@@ -350,7 +357,7 @@ async function applyRevision(
 
 export async function updateSandbox(
   deps: SandboxDeps,
-  actor: Actor,
+  caller: Caller,
   projectId: string,
   sandboxId: string,
   input: UpdateInput,
@@ -366,7 +373,7 @@ export async function updateSandbox(
     idleTimeoutSeconds: input.idleTimeoutSeconds ?? current.idleTimeoutSeconds,
   };
   deps.driver.validateImage(next.image);
-  await enforceAdmission(deps, actor, "sandbox:update", { ...row, labels: input.labels ?? row.labels }, next);
+  await enforceAdmission(deps, caller, "sandbox:update", { ...row, labels: input.labels ?? row.labels }, next);
   const specChanged = JSON.stringify(next) !== JSON.stringify(current);
   if (!specChanged) {
     // Name and labels are metadata: no revision, no restart.
@@ -387,10 +394,10 @@ export async function updateSandbox(
     ...(input.name !== undefined ? { name: input.name } : {}),
     ...(input.labels !== undefined ? { labels: input.labels } : {}),
   };
-  await applyRevision(deps, actor, row, next, input.reason ?? null, meta, (trx, revision) =>
+  await applyRevision(deps, caller, row, next, input.reason ?? null, meta, (trx, revision) =>
     audit(
       deps,
-      actor,
+      caller,
       {
         action: "sandbox.updated",
         projectId,
@@ -416,7 +423,7 @@ export async function listRevisions(deps: SandboxDeps, sandboxId: string) {
 
 export async function rollbackSandbox(
   deps: SandboxDeps,
-  actor: Actor,
+  caller: Caller,
   projectId: string,
   sandboxId: string,
   target: number,
@@ -432,11 +439,11 @@ export async function rollbackSandbox(
   if (!old) throw new ProblemError("not-found", { detail: `Revision ${target} of sandbox ${sandboxId} was not found` });
   const spec = SandboxSpecSchema.parse(old.spec);
   // A rollback admits the old spec again under today's policies.
-  await enforceAdmission(deps, actor, "sandbox:update", row, spec);
+  await enforceAdmission(deps, caller, "sandbox:update", row, spec);
   const restoreFrom = row.state === "running" ? target : undefined;
   await applyRevision(
     deps,
-    actor,
+    caller,
     row,
     spec,
     reason ?? `rollback to revision ${target}`,
@@ -444,7 +451,7 @@ export async function rollbackSandbox(
     (trx, revision) =>
       audit(
         deps,
-        actor,
+        caller,
         {
           action: "sandbox.rolled_back",
           projectId,

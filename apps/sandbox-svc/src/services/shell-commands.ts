@@ -1,5 +1,6 @@
+import type { Caller } from "@agentplane/service-kit";
 import type { RunCommandResult } from "../exec/run-command.ts";
-import type { Actor, SandboxDeps } from "./context.ts";
+import type { SandboxDeps } from "./context.ts";
 import { auditCommand, requireRunning } from "./exec.ts";
 import { toArgv } from "./mapping.ts";
 import { enforce, execContext } from "./policy.ts";
@@ -37,7 +38,7 @@ export async function openShellSession(
 export async function runShellSessionCommand(
   deps: SandboxDeps,
   sessions: ShellSessions,
-  actor: Actor,
+  caller: Caller,
   projectId: string,
   sessionId: string,
   input: { command: string; timeoutMs: number },
@@ -45,11 +46,11 @@ export async function runShellSessionCommand(
   const session = sessions.get(projectId, sessionId);
   const row = await getSandboxRow(deps, projectId, session.sandboxId);
   requireRunning(row);
-  await enforce(deps, actor, "sandbox:exec", row, execContext(toArgv(input.command)), `Session command in ${row.id}`);
+  await enforce(deps, caller, "sandbox:exec", row, execContext(toArgv(input.command)), `Session command in ${row.id}`);
   const activity = touchActivity(deps, row.id);
   const result = await sessions.run(session, input.command, input.timeoutMs);
   await activity;
-  await auditCommand(deps, actor, row, "sandbox.session_command", {
+  await auditCommand(deps, caller, row, "sandbox.session_command", {
     command: input.command,
     exitCode: result.exitCode,
     durationMs: result.durationMs,

@@ -1,9 +1,10 @@
 import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
 import { newId, type Principal, SANDBOX_TOKEN_PREFIX } from "@agentplane/contracts";
 import { ProblemError } from "@agentplane/problem-details";
+import type { Caller } from "@agentplane/service-kit";
 import type { Kysely, Selectable } from "kysely";
 import type { SandboxDB, SandboxTokenTable } from "../db/schema.ts";
-import { type Actor, audit, type SandboxDeps, withAudit } from "./context.ts";
+import { audit, type SandboxDeps, withAudit } from "./context.ts";
 import type { SandboxRow } from "./mapping.ts";
 
 export type TokenRow = Selectable<SandboxTokenTable>;
@@ -43,16 +44,16 @@ async function insertToken(
 
 export async function createSandboxToken(
   deps: SandboxDeps,
-  actor: Actor,
+  caller: Caller,
   sandbox: SandboxRow,
   input: { name: string; expiresIn?: number | undefined },
 ) {
   const expiresAt = input.expiresIn ? new Date(Date.now() + input.expiresIn * 1000) : null;
   return withAudit(deps, async (trx) => {
-    const created = await insertToken(trx, sandbox, input.name, actor.principal.id, expiresAt);
+    const created = await insertToken(trx, sandbox, input.name, caller.principal.id, expiresAt);
     await audit(
       deps,
-      actor,
+      caller,
       {
         action: "sandbox_token.created",
         projectId: sandbox.project_id,
@@ -102,12 +103,12 @@ export async function getSandboxTokenRow(deps: SandboxDeps, id: string): Promise
   return row;
 }
 
-export async function revokeSandboxToken(deps: SandboxDeps, actor: Actor, row: TokenRow): Promise<void> {
+export async function revokeSandboxToken(deps: SandboxDeps, caller: Caller, row: TokenRow): Promise<void> {
   await withAudit(deps, async (trx) => {
     await trx.updateTable("sandbox_tokens").set({ revoked_at: new Date() }).where("id", "=", row.id).execute();
     await audit(
       deps,
-      actor,
+      caller,
       {
         action: "sandbox_token.revoked",
         projectId: row.project_id,

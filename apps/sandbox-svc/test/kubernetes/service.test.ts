@@ -2,13 +2,13 @@ import type { Database } from "@agentplane/db";
 import { databaseTargets } from "@agentplane/db/testing";
 import { MemoryBus } from "@agentplane/events";
 import type { ProblemError } from "@agentplane/problem-details";
-import { generateInternalKeys, silentLogger } from "@agentplane/service-kit";
+import { type Caller, generateInternalKeys, silentLogger } from "@agentplane/service-kit";
 import type { FakeKubeApiServer } from "@agentplane/testkit/kube";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { createSandboxService, SANDBOX_SCHEMA } from "../../src/app.ts";
 import { configFromEnv } from "../../src/config.ts";
 import type { SandboxDB } from "../../src/db/schema.ts";
-import type { Actor, SandboxDeps } from "../../src/services/context.ts";
+import type { SandboxDeps } from "../../src/services/context.ts";
 import { execInSandbox } from "../../src/services/exec.ts";
 import { collectGarbage } from "../../src/services/lifecycle.ts";
 import {
@@ -26,7 +26,7 @@ import { archivesOf } from "../../src/services/workspace-archives.ts";
 import { kubeDriver, NS, startFakeKube } from "./fixture.ts";
 
 const P = "prj_kube";
-const actor: Actor = { principal: { type: "user", id: "usr_kube" }, orgId: "org_kube" };
+const actor: Caller = { principal: { type: "user", id: "usr_kube" }, orgId: "org_kube" };
 
 /** One sandbox-svc replica with the kubernetes driver, on a shared database. */
 async function replica(database: Database, fake: FakeKubeApiServer) {

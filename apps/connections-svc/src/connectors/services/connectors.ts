@@ -1,6 +1,7 @@
-import type { Connector, Principal } from "@agentplane/contracts";
+import type { Connector } from "@agentplane/contracts";
 import { isUniqueViolation } from "@agentplane/db";
 import { badRequest, conflict, notFound, ProblemError } from "@agentplane/problem-details";
+import type { Caller } from "@agentplane/service-kit";
 import type { ConnectionsContext } from "../../context.ts";
 import type { OperationFilter } from "../openapi/filter.ts";
 import { type Discovered, type DiscoverySource, discoverSource } from "./discovery.ts";
@@ -16,12 +17,6 @@ import {
   toConnector,
   toolsHash,
 } from "./store.ts";
-
-export interface Actor {
-  principal: Principal;
-  orgId: string;
-  requestId?: string | undefined;
-}
 
 export interface CreateConnectorInput {
   projectId: string;
@@ -69,7 +64,7 @@ export async function connectionHeaders(ctx: ConnectionsContext, row: ConnectorR
 export async function createConnector(
   ctx: ConnectionsContext,
   runtime: ConnectorRuntime,
-  actor: Actor,
+  actor: Caller,
   input: CreateConnectorInput,
 ): Promise<Connector> {
   const credential = input.credentialId
@@ -164,7 +159,7 @@ export async function listConnectors(
 export async function updateConnector(
   ctx: ConnectionsContext,
   runtime: ConnectorRuntime,
-  actor: Actor,
+  actor: Caller,
   row: ConnectorRow,
   input: {
     name?: string | undefined;
@@ -222,7 +217,7 @@ export async function updateConnector(
 export async function deleteConnector(
   ctx: ConnectionsContext,
   runtime: ConnectorRuntime,
-  actor: Actor,
+  actor: Caller,
   row: ConnectorRow,
 ): Promise<void> {
   await ctx.db.transaction().execute(async (trx) => {
@@ -243,7 +238,7 @@ export async function deleteConnector(
 export async function setConnectorCredential(
   ctx: ConnectionsContext,
   runtime: ConnectorRuntime,
-  actor: Actor,
+  actor: Caller,
   row: ConnectorRow,
   credentialId: string | null,
 ): Promise<Connector> {

@@ -1,9 +1,10 @@
 import { conflict, notFound, ProblemError } from "@agentplane/problem-details";
+import type { Caller } from "@agentplane/service-kit";
 import type { Selectable } from "kysely";
 import type { ConnectionsContext } from "../../context.ts";
 import type { ConnectorPendingSpecsTable } from "../../db/schema/connectors.ts";
 import type { ConnectorTool, SkippedOperation } from "../openapi/tools.ts";
-import { type Actor, sourceOf } from "./connectors.ts";
+import { sourceOf } from "./connectors.ts";
 import { diffToolSets, type ToolSetDiff } from "./diff.ts";
 import { discoverSource } from "./discovery.ts";
 import { prefixedConnectorId } from "./ids.ts";
@@ -44,7 +45,7 @@ export async function discoverAgain(
   ctx: ConnectionsContext,
   runtime: ConnectorRuntime,
   row: ConnectorRow,
-  actor: Actor | undefined,
+  actor: Caller | undefined,
 ): Promise<{ changed: boolean; pendingSpec?: ReturnType<typeof toPendingSpec> }> {
   const now = new Date();
   const nextDiscovery = row.discovery_interval_minutes
@@ -153,7 +154,7 @@ export async function diffPendingSpec(
 export async function promotePendingSpec(
   ctx: ConnectionsContext,
   runtime: ConnectorRuntime,
-  actor: Actor,
+  actor: Caller,
   connectorId: string,
   specId: string,
 ) {

@@ -1,6 +1,6 @@
+import type { Caller } from "@agentplane/service-kit";
 import type { ConnectionsContext } from "../../context.ts";
 import type { ConnectorTool } from "../openapi/tools.ts";
-import type { Actor } from "./connectors.ts";
 import type { EntrySetting } from "./hot-index.ts";
 import { recordConnectorEvent } from "./platform.ts";
 import type { ConnectorRuntime } from "./runtime.ts";
@@ -41,7 +41,7 @@ export function visibleTools(
 export async function setEntryVisibility(
   ctx: ConnectionsContext,
   runtime: ConnectorRuntime,
-  actor: Actor,
+  actor: Caller,
   row: ConnectorRow,
   entryName: string,
   input: { visibility: "visible" | "hidden"; teams?: string[] | undefined },

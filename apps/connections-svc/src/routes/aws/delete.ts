@@ -15,7 +15,7 @@ export function registerDeleteAwsConnection(app: ServiceApp, ctx: ConnectionsRou
       { projectId: connection.project_id },
       { notFound: () => notFound("AWS connection", connectionId) },
     );
-    await aws.deleteAwsConnection({ ctx, principal: caller.principal, connection, requestId: caller.requestId });
+    await aws.deleteAwsConnection(ctx, caller, { connection });
     return c.body(null, 204);
   });
 }

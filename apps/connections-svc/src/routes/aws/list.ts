@@ -6,7 +6,7 @@ import type { ConnectionsRouteContext } from "../context.ts";
 export function registerListAwsConnections(app: ServiceApp, ctx: ConnectionsRouteContext): void {
   app.openapi(listAwsConnectionsRoute, async (c) => {
     const { projectId } = c.req.valid("param");
-    await authorize(c, ctx.authorizer, "connections:read", { projectId });
-    return c.json(await aws.listAwsConnections(ctx, projectId, c.req.valid("query")), 200);
+    const caller = await authorize(c, ctx.authorizer, "connections:read", { projectId });
+    return c.json(await aws.listAwsConnections(ctx, caller, c.req.valid("query")), 200);
   });
 }

@@ -16,15 +16,6 @@ export function registerUpdateAwsConnection(app: ServiceApp, ctx: ConnectionsRou
       { notFound: () => notFound("AWS connection", connectionId) },
     );
     const input = c.req.valid("json");
-    return c.json(
-      await aws.updateAwsConnection({
-        ctx,
-        principal: caller.principal,
-        connection,
-        input,
-        requestId: caller.requestId,
-      }),
-      200,
-    );
+    return c.json(await aws.updateAwsConnection(ctx, caller, { connection, ...input }), 200);
   });
 }

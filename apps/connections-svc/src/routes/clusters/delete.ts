@@ -15,7 +15,7 @@ export function registerDeleteCluster(app: ServiceApp, ctx: ConnectionsRouteCont
       { projectId: cluster.project_id },
       { notFound: () => notFound("Cluster", clusterId) },
     );
-    await clusters.deleteCluster({ ctx, principal: caller.principal, cluster, requestId: caller.requestId });
+    await clusters.deleteCluster(ctx, caller, { cluster });
     // A tunnel on another replica ends at its next heartbeat, when its registry row is gone.
     await ctx.hub.disconnect(cluster.id);
     return c.body(null, 204);

@@ -15,12 +15,7 @@ export function registerRotateClusterTunnelToken(app: ServiceApp, ctx: Connectio
       { projectId: cluster.project_id },
       { notFound: () => notFound("Cluster", clusterId) },
     );
-    const rotated = await clusters.rotateTunnelToken({
-      ctx,
-      principal: caller.principal,
-      cluster,
-      requestId: caller.requestId,
-    });
+    const rotated = await clusters.rotateTunnelToken(ctx, caller, { cluster });
     const delivered = await ctx.hub.deliverTunnelToken(cluster.id, rotated.token, rotated.previousTokenId);
     return c.json(
       {

@@ -15,13 +15,7 @@ export function registerUpdateCluster(app: ServiceApp, ctx: ConnectionsRouteCont
       { projectId: cluster.project_id },
       { notFound: () => notFound("Cluster", clusterId) },
     );
-    const updated = await clusters.updateCluster({
-      ctx,
-      principal: caller.principal,
-      cluster,
-      input: c.req.valid("json"),
-      requestId: caller.requestId,
-    });
+    const updated = await clusters.updateCluster(ctx, caller, { cluster, ...c.req.valid("json") });
     return c.json(updated, 200);
   });
 }

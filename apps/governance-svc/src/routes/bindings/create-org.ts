@@ -6,6 +6,6 @@ import { createBinding } from "../../services/bindings.ts";
 export function registerCreateOrgPolicyBinding(app: ServiceApp, ctx: GovernanceContext): void {
   app.openapi(createOrgPolicyBindingRoute, async (c) => {
     const caller = await authorize(c, ctx.authorizer, "policies:manage", { orgId: c.req.valid("param").orgId });
-    return c.json(await createBinding(ctx, caller, caller, c.req.valid("json")), 201);
+    return c.json(await createBinding(ctx, caller, c.req.valid("json")), 201);
   });
 }

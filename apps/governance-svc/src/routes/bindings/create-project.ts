@@ -8,6 +8,6 @@ export function registerCreateProjectPolicyBinding(app: ServiceApp, ctx: Governa
     const caller = await authorize(c, ctx.authorizer, "project-policies:manage", {
       projectId: c.req.valid("param").projectId,
     });
-    return c.json(await createBinding(ctx, caller, caller, c.req.valid("json")), 201);
+    return c.json(await createBinding(ctx, caller, c.req.valid("json")), 201);
   });
 }

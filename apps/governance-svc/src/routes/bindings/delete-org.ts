@@ -7,7 +7,7 @@ export function registerDeleteOrgPolicyBinding(app: ServiceApp, ctx: GovernanceC
   app.openapi(deleteOrgPolicyBindingRoute, async (c) => {
     const { orgId, bindingId } = c.req.valid("param");
     const caller = await authorize(c, ctx.authorizer, "policies:manage", { orgId });
-    await deleteBinding(ctx, caller, caller, bindingId);
+    await deleteBinding(ctx, caller, { bindingId });
     return c.body(null, 204);
   });
 }

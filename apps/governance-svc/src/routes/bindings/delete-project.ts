@@ -7,7 +7,7 @@ export function registerDeleteProjectPolicyBinding(app: ServiceApp, ctx: Governa
   app.openapi(deleteProjectPolicyBindingRoute, async (c) => {
     const { projectId, bindingId } = c.req.valid("param");
     const caller = await authorize(c, ctx.authorizer, "project-policies:manage", { projectId });
-    await deleteBinding(ctx, caller, caller, bindingId);
+    await deleteBinding(ctx, caller, { bindingId });
     return c.body(null, 204);
   });
 }

@@ -7,6 +7,6 @@ import { getDrift } from "../../services/drift.ts";
 export function registerGetPolicyBindingDrift(app: ServiceApp, ctx: GovernanceContext): void {
   app.openapi(getPolicyBindingDriftRoute, async (c) => {
     const caller = await authorize(c, ctx.authorizer, "policies:manage", { orgId: c.req.valid("param").orgId });
-    return c.json(await getDrift(ctx, caller.orgId, c.req.valid("query").refresh === "true"), 200);
+    return c.json(await getDrift(ctx, caller, { refresh: c.req.valid("query").refresh === "true" }), 200);
   });
 }

@@ -7,6 +7,6 @@ export function registerGetOrgPolicyBinding(app: ServiceApp, ctx: GovernanceCont
   app.openapi(getOrgPolicyBindingRoute, async (c) => {
     const { orgId, bindingId } = c.req.valid("param");
     const caller = await authorize(c, ctx.authorizer, "policies:read", { orgId });
-    return c.json(await getBinding(ctx, caller, bindingId), 200);
+    return c.json(await getBinding(ctx, caller, { bindingId }), 200);
   });
 }

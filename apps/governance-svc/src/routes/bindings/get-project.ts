@@ -7,6 +7,6 @@ export function registerGetProjectPolicyBinding(app: ServiceApp, ctx: Governance
   app.openapi(getProjectPolicyBindingRoute, async (c) => {
     const { projectId, bindingId } = c.req.valid("param");
     const caller = await authorize(c, ctx.authorizer, "project:read", { projectId });
-    return c.json(await getBinding(ctx, caller, bindingId), 200);
+    return c.json(await getBinding(ctx, caller, { bindingId }), 200);
   });
 }

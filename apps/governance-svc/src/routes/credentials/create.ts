@@ -9,6 +9,6 @@ export function registerCreateCredential(app: ServiceApp, ctx: GovernanceContext
     const caller = await authorize(c, ctx.authorizer, "credentials:manage", {
       projectId: c.req.valid("param").projectId,
     });
-    return c.json(await createCredential(ctx, caller, caller, c.req.valid("json")), 201);
+    return c.json(await createCredential(ctx, caller, c.req.valid("json")), 201);
   });
 }

@@ -8,7 +8,7 @@ export function registerDeleteCredential(app: ServiceApp, ctx: GovernanceContext
   app.openapi(deleteCredentialRoute, async (c) => {
     const { projectId, credentialId } = c.req.valid("param");
     const caller = await authorize(c, ctx.authorizer, "credentials:manage", { projectId });
-    await deleteCredential(ctx, caller, caller, credentialId);
+    await deleteCredential(ctx, caller, { credentialId });
     return c.body(null, 204);
   });
 }

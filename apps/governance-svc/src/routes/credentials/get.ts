@@ -8,6 +8,6 @@ export function registerGetCredential(app: ServiceApp, ctx: GovernanceContext): 
   app.openapi(getCredentialRoute, async (c) => {
     const { projectId, credentialId } = c.req.valid("param");
     const caller = await authorize(c, ctx.authorizer, "credentials:manage", { projectId });
-    return c.json(await getCredential(ctx, caller, credentialId), 200);
+    return c.json(await getCredential(ctx, caller, { credentialId }), 200);
   });
 }

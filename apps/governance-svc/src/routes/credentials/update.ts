@@ -8,6 +8,6 @@ export function registerUpdateCredential(app: ServiceApp, ctx: GovernanceContext
   app.openapi(updateCredentialRoute, async (c) => {
     const { projectId, credentialId } = c.req.valid("param");
     const caller = await authorize(c, ctx.authorizer, "credentials:manage", { projectId });
-    return c.json(await updateCredential(ctx, caller, caller, credentialId, c.req.valid("json")), 200);
+    return c.json(await updateCredential(ctx, caller, { credentialId, ...c.req.valid("json") }), 200);
   });
 }

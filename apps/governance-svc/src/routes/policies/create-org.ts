@@ -6,6 +6,6 @@ import { createPolicy } from "../../services/policies.ts";
 export function registerCreateOrgPolicy(app: ServiceApp, ctx: GovernanceContext): void {
   app.openapi(createOrgPolicyRoute, async (c) => {
     const caller = await authorize(c, ctx.authorizer, "policies:manage", { orgId: c.req.valid("param").orgId });
-    return c.json(await createPolicy(ctx, caller, caller, c.req.valid("json")), 201);
+    return c.json(await createPolicy(ctx, caller, c.req.valid("json")), 201);
   });
 }

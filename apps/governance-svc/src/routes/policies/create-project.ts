@@ -8,6 +8,6 @@ export function registerCreateProjectPolicy(app: ServiceApp, ctx: GovernanceCont
     const caller = await authorize(c, ctx.authorizer, "project-policies:manage", {
       projectId: c.req.valid("param").projectId,
     });
-    return c.json(await createPolicy(ctx, caller, caller, c.req.valid("json")), 201);
+    return c.json(await createPolicy(ctx, caller, c.req.valid("json")), 201);
   });
 }

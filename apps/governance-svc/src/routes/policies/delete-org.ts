@@ -7,7 +7,7 @@ export function registerDeleteOrgPolicy(app: ServiceApp, ctx: GovernanceContext)
   app.openapi(deleteOrgPolicyRoute, async (c) => {
     const { orgId, policyId } = c.req.valid("param");
     const caller = await authorize(c, ctx.authorizer, "policies:manage", { orgId });
-    await deletePolicy(ctx, caller, caller, policyId);
+    await deletePolicy(ctx, caller, { policyId });
     return c.body(null, 204);
   });
 }

@@ -7,7 +7,7 @@ export function registerDeleteProjectPolicy(app: ServiceApp, ctx: GovernanceCont
   app.openapi(deleteProjectPolicyRoute, async (c) => {
     const { projectId, policyId } = c.req.valid("param");
     const caller = await authorize(c, ctx.authorizer, "project-policies:manage", { projectId });
-    await deletePolicy(ctx, caller, caller, policyId);
+    await deletePolicy(ctx, caller, { policyId });
     return c.body(null, 204);
   });
 }

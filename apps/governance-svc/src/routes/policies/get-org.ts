@@ -7,6 +7,6 @@ export function registerGetOrgPolicy(app: ServiceApp, ctx: GovernanceContext): v
   app.openapi(getOrgPolicyRoute, async (c) => {
     const { orgId, policyId } = c.req.valid("param");
     const caller = await authorize(c, ctx.authorizer, "policies:read", { orgId });
-    return c.json(await getPolicy(ctx, caller, policyId), 200);
+    return c.json(await getPolicy(ctx, caller, { policyId }), 200);
   });
 }

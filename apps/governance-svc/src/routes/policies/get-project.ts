@@ -7,6 +7,6 @@ export function registerGetProjectPolicy(app: ServiceApp, ctx: GovernanceContext
   app.openapi(getProjectPolicyRoute, async (c) => {
     const { projectId, policyId } = c.req.valid("param");
     const caller = await authorize(c, ctx.authorizer, "project:read", { projectId });
-    return c.json(await getPolicy(ctx, caller, policyId), 200);
+    return c.json(await getPolicy(ctx, caller, { policyId }), 200);
   });
 }

@@ -8,6 +8,6 @@ export function registerGetOrgPolicyVersion(app: ServiceApp, ctx: GovernanceCont
   app.openapi(getOrgPolicyVersionRoute, async (c) => {
     const { orgId, policyId, version } = c.req.valid("param");
     const caller = await authorize(c, ctx.authorizer, "policies:read", { orgId });
-    return c.json(await getPolicyVersion(ctx, caller, policyId, version), 200);
+    return c.json(await getPolicyVersion(ctx, caller, { policyId, version }), 200);
   });
 }

@@ -8,6 +8,6 @@ export function registerGetProjectPolicyVersion(app: ServiceApp, ctx: Governance
   app.openapi(getProjectPolicyVersionRoute, async (c) => {
     const { projectId, policyId, version } = c.req.valid("param");
     const caller = await authorize(c, ctx.authorizer, "project:read", { projectId });
-    return c.json(await getPolicyVersion(ctx, caller, policyId, version), 200);
+    return c.json(await getPolicyVersion(ctx, caller, { policyId, version }), 200);
   });
 }

@@ -8,6 +8,6 @@ export function registerListOrgPolicyVersions(app: ServiceApp, ctx: GovernanceCo
   app.openapi(listOrgPolicyVersionsRoute, async (c) => {
     const { orgId, policyId } = c.req.valid("param");
     const caller = await authorize(c, ctx.authorizer, "policies:read", { orgId });
-    return c.json(await listPolicyVersions(ctx, caller, policyId, c.req.valid("query")), 200);
+    return c.json(await listPolicyVersions(ctx, caller, { policyId, ...c.req.valid("query") }), 200);
   });
 }

@@ -8,6 +8,6 @@ export function registerListProjectPolicyVersions(app: ServiceApp, ctx: Governan
   app.openapi(listProjectPolicyVersionsRoute, async (c) => {
     const { projectId, policyId } = c.req.valid("param");
     const caller = await authorize(c, ctx.authorizer, "project:read", { projectId });
-    return c.json(await listPolicyVersions(ctx, caller, policyId, c.req.valid("query")), 200);
+    return c.json(await listPolicyVersions(ctx, caller, { policyId, ...c.req.valid("query") }), 200);
   });
 }

@@ -7,6 +7,6 @@ export function registerUpdateOrgPolicy(app: ServiceApp, ctx: GovernanceContext)
   app.openapi(updateOrgPolicyRoute, async (c) => {
     const { orgId, policyId } = c.req.valid("param");
     const caller = await authorize(c, ctx.authorizer, "policies:manage", { orgId });
-    return c.json(await updatePolicy(ctx, caller, caller, policyId, c.req.valid("json")), 200);
+    return c.json(await updatePolicy(ctx, caller, { policyId, ...c.req.valid("json") }), 200);
   });
 }

@@ -7,6 +7,6 @@ export function registerUpdateProjectPolicy(app: ServiceApp, ctx: GovernanceCont
   app.openapi(updateProjectPolicyRoute, async (c) => {
     const { projectId, policyId } = c.req.valid("param");
     const caller = await authorize(c, ctx.authorizer, "project-policies:manage", { projectId });
-    return c.json(await updatePolicy(ctx, caller, caller, policyId, c.req.valid("json")), 200);
+    return c.json(await updatePolicy(ctx, caller, { policyId, ...c.req.valid("json") }), 200);
   });
 }

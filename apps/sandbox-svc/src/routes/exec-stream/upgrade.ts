@@ -55,14 +55,14 @@ export function createExecUpgradeHandler(deps: SandboxDeps, keys: InternalKeys) 
       const match = EXEC_PATH.exec(url.pathname) ?? K8S_STREAM_PATH.exec(url.pathname);
       if (!match) throw new ProblemError("not-found", { detail: `No WebSocket endpoint at ${url.pathname}` });
       const [projectId, sandboxId] = [decodeURIComponent(match[1] as string), decodeURIComponent(match[2] as string)];
-      const actor = await execActor(deps, keys, req, projectId, sandboxId);
+      const caller = await execActor(deps, keys, req, projectId, sandboxId);
       const argv = match[3] === "attach" ? ATTACH_ARGV : url.searchParams.getAll("command");
       const tty = ["true", "1"].includes(url.searchParams.get("tty") ?? "");
       const cols = Number(url.searchParams.get("cols") ?? 80) || 80;
       const rows = Number(url.searchParams.get("rows") ?? 24) || 24;
       const started = await startExecStream(
         deps,
-        actor,
+        caller,
         projectId,
         sandboxId,
         { argv, tty, cols, rows },
@@ -76,7 +76,7 @@ export function createExecUpgradeHandler(deps: SandboxDeps, keys: InternalKeys) 
       });
       wss.handleUpgrade(req, socket, head, (ws) => {
         upgraded = true;
-        void trackExecStream(deps, actor, row, argv, () => serveStream(ws, proc)).catch((err) =>
+        void trackExecStream(deps, caller, row, argv, () => serveStream(ws, proc)).catch((err) =>
           deps.logger.warn({ err, sandboxId }, "recording an exec stream failed"),
         );
       });
