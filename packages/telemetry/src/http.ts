@@ -5,18 +5,23 @@
 import { AsyncLocalStorage } from "node:async_hooks";
 import {
   type Attributes,
-  defaultTextMapGetter,
   defaultTextMapSetter,
   ROOT_CONTEXT,
   type Span,
   SpanKind,
   SpanStatusCode,
+  type TextMapGetter,
   trace,
 } from "@opentelemetry/api";
 import { W3CTraceContextPropagator } from "@opentelemetry/core";
 import { NOOP_SPAN, type Telemetry } from "./otel.ts";
 
 const propagator = new W3CTraceContextPropagator();
+/** Reads `traceparent`/`tracestate` straight from a request's headers (no copy of all of them). */
+const headersGetter: TextMapGetter<Headers> = {
+  get: (headers, key) => headers.get(key) ?? undefined,
+  keys: (headers) => [...headers.keys()],
+};
 const HEALTH = /^\/health(\/|$)/;
 
 interface Active {
@@ -127,8 +132,8 @@ export function traceRequests<F extends Fetch>(telemetry: Telemetry, fetch: F, a
   if (!telemetry.enabled) return fetch;
   const traced = async (request: Request, ...rest: never[]) => {
     // Probes are not requests anyone follows: no span for every readiness check.
-    if (HEALTH.test(new URL(request.url).pathname)) return fetch(request, ...rest);
-    const incoming = propagator.extract(ROOT_CONTEXT, Object.fromEntries(request.headers), defaultTextMapGetter);
+    if (request.url.includes("/health") && HEALTH.test(new URL(request.url).pathname)) return fetch(request, ...rest);
+    const incoming = propagator.extract(ROOT_CONTEXT, request.headers, headersGetter);
     const outer = active.getStore()?.span;
     const parent = trace.getSpan(incoming) ? incoming : outer ? trace.setSpan(ROOT_CONTEXT, outer) : ROOT_CONTEXT;
     const span = telemetry.tracer.startSpan(
