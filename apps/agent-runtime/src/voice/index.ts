@@ -2,6 +2,7 @@ import type { Logger } from "pino";
 import type { RuntimeConfig } from "../config.ts";
 import type { ToolRegistry } from "../tools/types.ts";
 import { probeVoice, type VoiceAvailability } from "./availability.ts";
+import { RealtimeMeetingCall } from "./call.ts";
 import { MeetingBrowser } from "./meeting-session.ts";
 import { voiceTools } from "./tools.ts";
 import type { MeetingController } from "./types.ts";
@@ -37,6 +38,17 @@ export async function setupVoice(
       admissionTimeoutMs: config.env.MEETING_ADMISSION_TIMEOUT_SECONDS * 1000,
       meetingCapMs: config.env.MEETING_TIMEOUT_MINUTES * 60_000,
       logger,
+      call: () =>
+        new RealtimeMeetingCall({
+          url: config.env.VOICE_API_URL,
+          apiKey: config.env.VOICE_API_KEY as string,
+          ...(config.env.VOICE_REALTIME_MODEL ? { model: config.env.VOICE_REALTIME_MODEL } : {}),
+          ...(config.env.VOICE_REALTIME_VOICE ? { voice: config.env.VOICE_REALTIME_VOICE } : {}),
+          ...(config.env.VOICE_TRANSCRIPTION_MODEL ? { transcriptionModel: config.env.VOICE_TRANSCRIPTION_MODEL } : {}),
+          instructions: `You are ${config.env.AGENT_NAME}, in a video meeting. Answer briefly and by voice, only when addressed.`,
+          names: [config.env.AGENT_NAME],
+          logger,
+        }),
     });
   for (const tool of voiceTools({
     config,

@@ -3,6 +3,7 @@ import { join } from "node:path";
 import type { Logger } from "pino";
 import { type BrowserContext, chromium, type Page } from "playwright-core";
 import { BROWSER_ARGS } from "./availability.ts";
+import type { CallRecord, MeetingCall } from "./call.ts";
 import { PAGE } from "./page-texts.ts";
 import {
   FINAL_STATES,
@@ -21,8 +22,10 @@ export interface MeetingBrowserOptions {
   logger: Logger;
   /** How often the page is looked at. */
   pollMs?: number;
-  /** Called once an attempt ends (the summary hook). */
-  onEnded?(status: MeetingStatus): void;
+  /** Called once an attempt ends (the summary hook), with the call's record when it had audio. */
+  onEnded?(status: MeetingStatus, record?: CallRecord, threadId?: string): void;
+  /** The audio side of each attempt (none: the browser joins without audio). */
+  call?: () => MeetingCall;
 }
 
 class Ended extends Error {}
@@ -56,7 +59,7 @@ export class MeetingBrowser implements MeetingController {
     const askedOrEnded = new Promise<void>((resolve) => {
       asked = resolve;
     });
-    this.#run = this.#attempt(request.url, request.name, asked).finally(asked);
+    this.#run = this.#attempt(request.url, request.name, asked, request.threadId).finally(asked);
     await askedOrEnded;
     return this.status() as MeetingStatus;
   }
@@ -93,10 +96,13 @@ export class MeetingBrowser implements MeetingController {
     }
   }
 
-  async #attempt(url: URL, name: string, asked: () => void): Promise<void> {
+  async #attempt(url: URL, name: string, asked: () => void, threadId: string): Promise<void> {
     let page: Page | undefined;
+    const call = this.#o.call?.();
+    let record: CallRecord | undefined;
     try {
       page = await (await this.#browser()).newPage();
+      await call?.prepare(page);
       await page.goto(url.href);
       await this.#signInIfAsked(page);
       this.#set("prejoin");
@@ -108,7 +114,9 @@ export class MeetingBrowser implements MeetingController {
       this.#set("asked");
       asked();
       await this.#awaitAdmission(page, askedAt);
-      await this.#stayInCall(page, Date.now());
+      const admittedAt = Date.now();
+      await call?.start(page);
+      await this.#stayInCall(page, admittedAt, call);
     } catch (err) {
       if (!(err instanceof Ended)) {
         const message = err instanceof Error ? err.message.split("\n")[0] : String(err);
@@ -117,8 +125,9 @@ export class MeetingBrowser implements MeetingController {
           this.#set("ended", `the meeting page failed: ${message}`);
       }
     } finally {
+      if (call) record = await call.stop().catch(() => undefined);
       if (page) await this.#leaveAndClose(page);
-      this.#o.onEnded?.(this.status() as MeetingStatus);
+      this.#o.onEnded?.(this.status() as MeetingStatus, record, threadId);
     }
   }
 
@@ -170,9 +179,10 @@ export class MeetingBrowser implements MeetingController {
     }
   }
 
-  async #stayInCall(page: Page, admittedAt: number): Promise<void> {
+  async #stayInCall(page: Page, admittedAt: number, call: MeetingCall | undefined): Promise<void> {
     for (;;) {
       this.#checkLeave();
+      if (call?.failure) this.#end("ended", `the voice connection failed: ${call.failure}`);
       const state = await this.#read(page);
       if (state === "ended" || state === "denied") this.#end("ended", "the meeting ended");
       if (Date.now() - admittedAt >= this.#o.meetingCapMs) {

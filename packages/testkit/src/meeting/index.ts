@@ -19,6 +19,10 @@ export interface MeetingStandIn {
   end(): void;
   /** The bot clicked "Leave call". */
   left: number;
+  /** `${origin}/participant/${code}`: a human participant joined over loopback WebRTC. */
+  participantUrl: string;
+  /** The WAV the participant's microphone plays when the page's `speak()` is called. */
+  setParticipantVoice(wav: Buffer): void;
   close(): Promise<void>;
 }
 
@@ -41,6 +45,7 @@ async function poll() {
   if (state === "waiting") show('<p>Asking to be let in…</p>');
   if (state === "admitted" && !document.getElementById("leave")) {
     show('<h1>In call</h1><button id="leave" aria-label="Leave call">☎</button>');
+    connectMedia().catch((e) => console.error("media", e));
     document.getElementById("leave").onclick = async () => {
       left = true;
       await fetch(api + "/leave", { method: "POST" });
@@ -53,6 +58,79 @@ async function poll() {
   setTimeout(poll, 150);
 }
 document.getElementById("ask").onclick = ask;
+// The call's media: the in-call page offers, the participant answers (host candidates only).
+async function connectMedia() {
+  const mic = await navigator.mediaDevices.getUserMedia({ audio: true });
+  const pc = new RTCPeerConnection();
+  window.callPeer = pc;
+  for (const t of mic.getAudioTracks()) pc.addTrack(t, mic);
+  await pc.setLocalDescription(await pc.createOffer());
+  await gathered(pc);
+  await fetch("/rtc/${code}/offer", { method: "POST", body: JSON.stringify(pc.localDescription) });
+  for (;;) {
+    const r = await fetch("/rtc/${code}/answer");
+    if (r.status === 200) return pc.setRemoteDescription(await r.json());
+    await new Promise((ok) => setTimeout(ok, 100));
+  }
+}
+${GATHERED}
+`;
+
+const GATHERED = `
+function gathered(pc) {
+  if (pc.iceGatheringState === "complete") return Promise.resolve();
+  return new Promise((ok) => {
+    pc.addEventListener("icegatheringstatechange", () => pc.iceGatheringState === "complete" && ok());
+    setTimeout(ok, 3000);
+  });
+}`;
+
+/**
+ * A human participant: answers the in-call page's offer, speaks the configured WAV on `speak()`
+ * and measures what it hears (window.heard: peak RMS of 16-bit samples, and loud milliseconds).
+ */
+const PARTICIPANT = (code: string) => `
+const ctx = new AudioContext();
+const mic = ctx.createMediaStreamDestination();
+window.heard = { peakRms: 0, loudMs: 0, connected: false };
+const pc = new RTCPeerConnection();
+pc.onconnectionstatechange = () => { if (pc.connectionState === "connected") window.heard.connected = true; };
+pc.ontrack = (e) => {
+  const stream = new MediaStream([e.track]);
+  const element = new Audio(); element.muted = true; element.srcObject = stream; element.play().catch(() => {});
+  window.keep = element;
+  const analyser = ctx.createAnalyser(); analyser.fftSize = 2048;
+  ctx.createMediaStreamSource(stream).connect(analyser);
+  const data = new Float32Array(analyser.fftSize);
+  setInterval(() => {
+    analyser.getFloatTimeDomainData(data);
+    let sum = 0; for (const v of data) sum += v * v;
+    const r = Math.sqrt(sum / data.length) * 32768;
+    if (r > window.heard.peakRms) window.heard.peakRms = r;
+    if (r > 300) window.heard.loudMs += 20;
+  }, 20);
+};
+window.speak = async () => {
+  const wav = await (await fetch("/participant/${code}/voice.wav")).arrayBuffer();
+  const buffer = await ctx.decodeAudioData(wav);
+  const source = ctx.createBufferSource(); source.buffer = buffer; source.connect(mic);
+  await new Promise((ok) => { source.onended = ok; source.start(); });
+};
+${GATHERED}
+window.joined = (async () => {
+  await ctx.resume();
+  let offer;
+  for (;;) {
+    const r = await fetch("/rtc/${code}/offer");
+    if (r.status === 200) { offer = await r.json(); break; }
+    await new Promise((ok) => setTimeout(ok, 100));
+  }
+  await pc.setRemoteDescription(offer);
+  pc.addTrack(mic.stream.getAudioTracks()[0], mic.stream);
+  await pc.setLocalDescription(await pc.createAnswer());
+  await gathered(pc);
+  await fetch("/rtc/${code}/answer", { method: "POST", body: JSON.stringify(pc.localDescription) });
+})();
 `;
 
 async function body(req: IncomingMessage): Promise<string> {
@@ -77,6 +155,8 @@ export async function startMeetingStandIn(account: { email: string; password: st
     else preset = next;
   };
   const stand = { asks: [] as string[], signIns: 0, left: 0 };
+  const rtc: { offer?: string; answer?: string } = {};
+  let voice: Buffer | undefined;
 
   const server = createServer(async (req, res) => {
     const url = new URL(req.url ?? "/", "http://127.0.0.1");
@@ -100,6 +180,31 @@ export async function startMeetingStandIn(account: { email: string; password: st
         "set-cookie": `sid=${id}; Path=/; Max-Age=86400; HttpOnly`,
       });
       return res.end();
+    }
+    // Signalling between the in-call page and the participant: one offer, one answer.
+    if (url.pathname === `/rtc/${code}/offer` || url.pathname === `/rtc/${code}/answer`) {
+      const kind = url.pathname.endsWith("offer") ? "offer" : "answer";
+      if (req.method === "POST") {
+        rtc[kind] = await body(req);
+        // A new offer starts a new exchange.
+        if (kind === "offer") rtc.answer = undefined;
+        res.writeHead(204);
+        return res.end();
+      }
+      const value = rtc[kind];
+      if (!value) {
+        res.writeHead(204);
+        return res.end();
+      }
+      res.writeHead(200, { "content-type": "application/json" });
+      return res.end(value);
+    }
+    if (url.pathname === `/participant/${code}/voice.wav` && voice) {
+      res.writeHead(200, { "content-type": "audio/wav" });
+      return res.end(voice);
+    }
+    if (url.pathname === `/participant/${code}`) {
+      return html(200, page("Participant", `<h1>Participant</h1><script>${PARTICIPANT(code)}</script>`));
     }
     if (url.pathname === `/${code}`) {
       if (!signedIn) {
@@ -151,6 +256,10 @@ export async function startMeetingStandIn(account: { email: string; password: st
     },
     get left() {
       return stand.left;
+    },
+    participantUrl: `${origin}/participant/${code}`,
+    setParticipantVoice(wav) {
+      voice = wav;
     },
     admit: () => decide("admitted"),
     deny: () => decide("denied"),

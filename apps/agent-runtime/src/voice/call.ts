@@ -1,0 +1,111 @@
+import type { Page } from "playwright-core";
+import { IN_BINDING, pageAudioScript } from "./page-audio.ts";
+import { RealtimeClient, type RealtimeClientOptions, type RealtimeUsage } from "./realtime.ts";
+
+/** What one call heard and said, for the summary and the usage records. */
+export interface CallRecord {
+  transcripts: Array<{ at: string; text: string; addressed: boolean }>;
+  responses: number;
+  /** Seconds of audio sent to the realtime API (also what the transcriber is billed for). */
+  inputAudioSeconds: number;
+  /** Seconds of the model's audio played into the meeting. */
+  outputAudioSeconds: number;
+  usage: RealtimeUsage;
+}
+
+/** The audio side of one meeting attempt, as the meeting browser drives it. */
+export interface MeetingCall {
+  /** Before the meeting page loads: the in-page bridge and its binding. */
+  prepare(page: Page): Promise<void>;
+  /** Once admitted: the realtime session is confirmed and the page's audio flows both ways. */
+  start(page: Page): Promise<void>;
+  /** Set when the call cannot go on (the realtime connection is gone). */
+  readonly failure: string | undefined;
+  /** Ends the audio; the record of what was said. */
+  stop(): Promise<CallRecord>;
+}
+
+const BYTES_PER_SECOND = 24_000 * 2;
+
+/** Bridges the meeting page's audio and the vendor's realtime API. */
+export class RealtimeMeetingCall implements MeetingCall {
+  readonly #options: RealtimeClientOptions;
+  #client: RealtimeClient | undefined;
+  #page: Page | undefined;
+  #failure: string | undefined;
+  #inBytes = 0;
+  #outBytes = 0;
+  readonly #transcripts: CallRecord["transcripts"] = [];
+
+  constructor(options: RealtimeClientOptions) {
+    this.#options = options;
+  }
+
+  get failure(): string | undefined {
+    return this.#failure;
+  }
+
+  async prepare(page: Page): Promise<void> {
+    await page.exposeFunction(IN_BINDING, (b64: string) => {
+      const client = this.#client;
+      if (!client?.ready) return;
+      const pcm = Buffer.from(b64, "base64");
+      this.#inBytes += pcm.length;
+      client.appendAudio(pcm);
+    });
+    await page.addInitScript(pageAudioScript());
+  }
+
+  async start(page: Page): Promise<void> {
+    this.#page = page;
+    const play = (fn: string, arg?: string) =>
+      page
+        .evaluate(
+          ([f, a]) => {
+            const bridge = (globalThis as unknown as { __agentplaneAudio: Record<string, (x?: string) => void> })
+              .__agentplaneAudio;
+            bridge[f as string]?.(a);
+          },
+          [fn, arg] as const,
+        )
+        .catch(() => {});
+    this.#client = new RealtimeClient(this.#options, {
+      onAudio: (pcm) => {
+        this.#outBytes += pcm.length;
+        void play("play", pcm.toString("base64"));
+      },
+      onFlush: () => void play("flush"),
+      onTranscript: (text, addressed) => {
+        this.#transcripts.push({ at: new Date().toISOString(), text, addressed });
+      },
+      onFailed: (reason) => {
+        this.#failure = reason;
+      },
+    });
+    await this.#client.connect();
+    await page.evaluate(() =>
+      (globalThis as unknown as { __agentplaneAudio: { start(): Promise<void> } }).__agentplaneAudio.start(),
+    );
+  }
+
+  async stop(): Promise<CallRecord> {
+    await this.#page
+      ?.evaluate(() => (globalThis as unknown as { __agentplaneAudio?: { stop(): void } }).__agentplaneAudio?.stop())
+      .catch(() => {});
+    this.#client?.close();
+    const usage = this.#client?.usage ?? {
+      responses: 0,
+      inputTokens: 0,
+      outputTokens: 0,
+      inputAudioTokens: 0,
+      outputAudioTokens: 0,
+    };
+    return {
+      transcripts: [...this.#transcripts],
+      responses: usage.responses,
+      inputAudioSeconds: this.#inBytes / BYTES_PER_SECOND,
+      outputAudioSeconds: this.#outBytes / BYTES_PER_SECOND,
+      usage: { ...usage },
+    };
+  }
+}

@@ -1,0 +1,138 @@
+import { execFileSync } from "node:child_process";
+import { mkdtempSync, readFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { launchChromium, requireBinary, requireChromium } from "@agentplane/testkit/browser";
+import { type MeetingStandIn, startMeetingStandIn } from "@agentplane/testkit/meeting";
+import { type RealtimeStandIn, rms, startRealtimeStandIn } from "@agentplane/testkit/realtime";
+import type { Browser, Page } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type FakeModel, type Reply, startFakeModel } from "../support/fake-model.ts";
+import { readSse, startTestRuntime, type TestRuntime } from "../support/runtime.ts";
+import { scripted, text, toolResultsOf, toolUse } from "../support/script.ts";
+
+const chromium = requireChromium();
+const espeak = requireBinary("espeak-ng", "/usr/bin/espeak-ng");
+const account = { email: "bot@example.com", password: "s3cret-pw" };
+
+const until = async (check: () => boolean | Promise<boolean>, what: string, timeoutMs = 15_000) => {
+  const end = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > end) throw new Error(`${what}: not within ${timeoutMs} ms`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+};
+
+const calls = (name: string, input: Record<string, unknown>): Reply => ({
+  content: [toolUse(name, input)],
+  stopReason: "tool_use",
+});
+
+/** Non-silent audio the realtime stand-in received (RMS of each appended chunk). */
+const loudChunks = (realtime: RealtimeStandIn) =>
+  realtime.events.filter(
+    (e) => e.event.type === "input_audio_buffer.append" && rms(Buffer.from(String(e.event.audio), "base64")) > 500,
+  ).length;
+
+// Serial: one runtime, one meeting, one participant browser.
+describe.skipIf(!chromium.available || !espeak.available)(
+  `a meeting through the runtime's tools, with audio both ways${chromium.reason}${espeak.reason}`,
+  () => {
+    let fake: FakeModel;
+    let meeting: MeetingStandIn;
+    let realtime: RealtimeStandIn;
+    let runtime: TestRuntime;
+    let participantBrowser: Browser;
+    let participant: Page;
+
+    beforeAll(async () => {
+      fake = await startFakeModel();
+      meeting = await startMeetingStandIn(account);
+      realtime = await startRealtimeStandIn();
+      // The participant's voice, made now: "Hey Prism, ..." as a WAV.
+      const dir = mkdtempSync(join(tmpdir(), "agent-voice-"));
+      const wav = join(dir, "hey.wav");
+      execFileSync("espeak-ng", ["-a", "200", "-w", wav, "Hey Prism, what is the status of the release?"]);
+      meeting.setParticipantVoice(readFileSync(wav));
+      runtime = await startTestRuntime(fake, {
+        env: {
+          VOICE_API_KEY: "vk-test",
+          VOICE_API_URL: realtime.url,
+          MEETING_BOT_EMAIL: account.email,
+          MEETING_BOT_PASSWORD: account.password,
+        },
+        runtimeOptions: { voice: { meetingHosts: [meeting.host] } },
+      });
+      // Host candidates must be real addresses (not mDNS names) for loopback WebRTC.
+      participantBrowser = await launchChromium({
+        args: ["--autoplay-policy=no-user-gesture-required", "--disable-features=WebRtcHideLocalIpsWithMdns"],
+      });
+    }, 60_000);
+
+    afterAll(async () => {
+      await participantBrowser?.close();
+      await runtime?.close();
+      await realtime?.close();
+      await meeting?.close();
+      await fake?.close();
+    });
+
+    async function chat(message: string): Promise<void> {
+      const threads = await runtime.json<{ items: Array<{ id: string; main: boolean }> }>("GET", "/agents/threads");
+      const thread = threads.body.items.find((t) => t.main)?.id as string;
+      const res = await runtime.request("POST", `/agents/threads/${thread}/messages`, { text: message });
+      expect(res.status).toBe(200);
+      await readSse(res);
+    }
+
+    it("joins on the model's join_meeting call, hears the participant, answers when addressed, leaves", async () => {
+      fake.respond = scripted([calls("join_meeting", { url: meeting.meetingUrl }), text("Joining.")]);
+      await chat("Please join the standup.");
+      const joined = toolResultsOf(fake.requests.at(-1)?.body ?? {})[0];
+      expect(joined?.is_error).not.toBe(true);
+      expect(JSON.parse(joined?.content ?? "{}")).toMatchObject({ state: "asked", name: "Prism" });
+      await until(() => meeting.state() === "waiting", "the request to join");
+      expect(meeting.asks).toEqual(["Prism"]);
+      meeting.admit();
+
+      // Admitted: the realtime session is opened and confirmed before any audio.
+      await realtime.waitFor("session.update", 15_000);
+      expect(realtime.connections[0]?.authorization).toBe("Bearer vk-test");
+
+      participant = await participantBrowser.newPage();
+      await participant.goto(meeting.participantUrl);
+      await participant.evaluate(() => (globalThis as unknown as { joined: Promise<void> }).joined);
+      await until(
+        () => participant.evaluate(() => (globalThis as unknown as { heard: { connected: boolean } }).heard.connected),
+        "the participant's WebRTC connection",
+      );
+
+      // Nothing is played into the meeting before anyone speaks to the agent.
+      expect(
+        await participant.evaluate(() => (globalThis as unknown as { heard: { loudMs: number } }).heard.loudMs),
+      ).toBe(0);
+      // The participant speaks; the stand-in "recognises" it as addressed to the agent.
+      realtime.script(["Hey Prism, what is the status of the release?"]);
+      await participant.evaluate(() => (globalThis as unknown as { speak(): Promise<void> }).speak());
+      await until(() => loudChunks(realtime) > 3, "the participant's speech at the realtime API");
+      expect(realtime.events.every((e) => e.event.type === "session.update" || e.afterSessionUpdated)).toBe(true);
+      await realtime.waitFor("response.create", 15_000);
+
+      // The model's tone is played into the meeting and heard by the participant.
+      await until(
+        () => participant.evaluate(() => (globalThis as unknown as { heard: { loudMs: number } }).heard.loudMs > 200),
+        "the agent's answer at the participant",
+      );
+      const heard = await participant.evaluate(() => (globalThis as unknown as { heard: { peakRms: number } }).heard);
+      expect(heard.peakRms).toBeGreaterThan(1000);
+
+      fake.respond = scripted([calls("leave_meeting", {}), text("Left.")]);
+      await chat("You can leave now.");
+      await until(() => meeting.left === 1, "the bot's click on Leave call");
+      const left = toolResultsOf(fake.requests.at(-1)?.body ?? {})[0];
+      expect(JSON.parse(left?.content ?? "{}")).toMatchObject({ state: "ended", reason: "left on request" });
+      // The realtime session is closed with the call.
+      await until(() => realtime.connections.length === 1, "one realtime connection");
+    }, 90_000);
+  },
+);
