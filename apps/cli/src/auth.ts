@@ -9,6 +9,9 @@ import { addOutputOptions, type CommandDeps } from "./operations.ts";
 import { type OutputFlags, printResult } from "./output.ts";
 import { hostKey, normalizeUrl } from "./store.ts";
 
+const storedIn = (where: "keyring" | "file", store: { dir: string }) =>
+  where === "keyring" ? "OS keyring" : `file ${store.dir}/hosts.json`;
+
 const mask = (token: string) => `${token.slice(0, 8)}${"*".repeat(Math.max(0, Math.min(24, token.length - 8)))}`;
 
 async function whoami(url: string, token: string): Promise<{ principal: string; detail: Record<string, unknown> }> {
@@ -36,8 +39,14 @@ export function addAuthCommands(root: Command, deps: CommandDeps): void {
         const token = readFileSync(0, "utf8").trim();
         if (!token) throw new CliError("no token on stdin", EXIT.auth);
         const me = await whoami(url, token);
-        store.saveCredentials({ url, token, principal: me.principal, via: "token", savedAt: new Date().toISOString() });
-        io.stderr.write(`Logged in to ${hostKey(url)} as ${me.principal}\n`);
+        const where = await store.saveCredentials({
+          url,
+          token,
+          principal: me.principal,
+          via: "token",
+          savedAt: new Date().toISOString(),
+        });
+        io.stderr.write(`Logged in to ${hostKey(url)} as ${me.principal} (token in the ${storedIn(where, store)})\n`);
         return;
       }
       const result = await deviceLogin(io, url, {
@@ -45,7 +54,7 @@ export function addAuthCommands(root: Command, deps: CommandDeps): void {
         clientName: `agentplane CLI on ${hostname()}`,
       });
       const me = await whoami(url, result.token);
-      store.saveCredentials({
+      const where = await store.saveCredentials({
         url,
         token: result.token,
         ...(result.tokenId ? { tokenId: result.tokenId } : {}),
@@ -53,7 +62,7 @@ export function addAuthCommands(root: Command, deps: CommandDeps): void {
         via: result.via,
         savedAt: new Date().toISOString(),
       });
-      io.stderr.write(`Logged in to ${hostKey(url)} as ${me.principal}\n`);
+      io.stderr.write(`Logged in to ${hostKey(url)} as ${me.principal} (token in the ${storedIn(where, store)})\n`);
     });
 
   addOutputOptions(
@@ -128,7 +137,7 @@ export function addAuthCommands(root: Command, deps: CommandDeps): void {
           else if (![401, 404].includes(error.status)) throw error;
         }
       }
-      store.removeCredentials(url);
+      await store.removeCredentials(url);
       if (refused) {
         io.stderr.write(
           `Logged out of ${hostKey(url)}, but the token ${stored.tokenId} could not be revoked (${refused.detail ?? refused.title}): revoke it in the console or with a token allowed to\n`,

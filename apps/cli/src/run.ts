@@ -4,6 +4,7 @@ import { CommanderError } from "commander";
 import { type Io, processIo } from "./context.ts";
 import { CliError, EXIT, EXIT_CODES_HELP, exitCodeFor } from "./exit-codes.ts";
 import { branchOf, buildProgram } from "./program.ts";
+import { Store } from "./store.ts";
 
 /** Prints an error the way the output contract says: one line (or a few) on stderr. */
 export function reportError(io: Io, error: unknown, json: boolean): void {
@@ -27,7 +28,9 @@ export async function run(argv: string[], io: Io = processIo()): Promise<number>
     io.stdout.write(EXIT_CODES_HELP);
     return EXIT.ok;
   }
-  const program = buildProgram(io, undefined, branchOf(argv));
+  const store = new Store(io.env);
+  await store.loadSecrets();
+  const program = buildProgram(io, store, branchOf(argv));
   program.exitOverride();
   for (const cmd of walk(program)) cmd.exitOverride();
   const json = argv.some((a) => a === "--json" || a.startsWith("--json=") || a === "--jq" || a.startsWith("--jq="));

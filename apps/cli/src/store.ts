@@ -1,15 +1,19 @@
 // Where the CLI keeps its settings and credentials: files under one directory, the directory 0700
-// and every file 0600. No OS keyring: the maintained Node binding (@napi-rs/keyring) needs a
-// running Secret Service on Linux, which servers, containers and CI do not have; a file readable by
-// its owner only is what `gh` falls back to as well.
+// and every file 0600. A token goes to the OS keyring where one is usable (keyring.ts), and the
+// file then names the keyring instead of holding it; elsewhere (servers, containers, CI: no
+// Secret Service) it stays in the file readable by its owner only, as `gh` does too.
 import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
+import { openKeyring } from "./keyring.ts";
 
 export interface HostCredentials {
   /** The installation's address, e.g. `https://agentplane.example.com`. */
   url: string;
+  /** The token; in the file only when it is not in the keyring. */
   token: string;
+  /** `keyring`: the token is in the OS keyring under the host's key, not in the file. */
+  secret?: "keyring";
   /** The token's id (`tok_…`) when login minted it, so `auth logout` can revoke it. */
   tokenId?: string;
   /** Who the token acts for, as `auth/me` said at login. */
@@ -46,8 +50,24 @@ export function normalizeUrl(url: string): string {
 
 export class Store {
   readonly dir: string;
+  private readonly env: NodeJS.ProcessEnv;
+  /** Tokens read from the keyring by `loadSecrets`, by host key. */
+  private readonly secrets = new Map<string, string>();
   constructor(env: NodeJS.ProcessEnv = process.env) {
     this.dir = configDir(env);
+    this.env = env;
+  }
+
+  /** Reads the tokens kept in the keyring (none to read: no keyring is touched). */
+  async loadSecrets(): Promise<void> {
+    const inKeyring = Object.entries(this.fileHosts()).filter(([, h]) => h.secret === "keyring");
+    if (inKeyring.length === 0) return;
+    const { store } = await openKeyring(this.env, { probe: false });
+    if (!store) return;
+    for (const [key] of inKeyring) {
+      const token = await store.get(key).catch(() => undefined);
+      if (token) this.secrets.set(key, token);
+    }
   }
 
   private read<T>(name: string, fallback: T): T {
@@ -71,28 +91,61 @@ export class Store {
     chmodSync(file, 0o600);
   }
 
-  hosts(): Record<string, HostCredentials> {
+  private fileHosts(): Record<string, HostCredentials> {
     return this.read<{ hosts?: Record<string, HostCredentials> }>("hosts.json", {}).hosts ?? {};
+  }
+
+  hosts(): Record<string, HostCredentials> {
+    const hosts = this.fileHosts();
+    for (const [key, h] of Object.entries(hosts)) {
+      if (h.secret === "keyring") hosts[key] = { ...h, token: this.secrets.get(key) ?? "" };
+    }
+    return hosts;
   }
 
   credentials(url: string): HostCredentials | undefined {
     return this.hosts()[hostKey(url)];
   }
 
-  saveCredentials(credentials: HostCredentials): void {
-    const hosts = this.hosts();
-    hosts[hostKey(credentials.url)] = credentials;
+  /** Saves a host's credentials; answers where the token went. */
+  async saveCredentials(credentials: HostCredentials): Promise<"keyring" | "file"> {
+    const key = hostKey(credentials.url);
+    const hosts = this.fileHosts();
+    const { store: keyring } = await openKeyring(this.env);
+    let where: "keyring" | "file" = "file";
+    if (keyring) {
+      try {
+        await keyring.set(key, credentials.token);
+        where = "keyring";
+      } catch {
+        // Locked or refused after all: the file it is.
+      }
+    }
+    if (where === "keyring") {
+      hosts[key] = { ...credentials, token: "", secret: "keyring" };
+      this.secrets.set(key, credentials.token);
+    } else {
+      const { secret: _, ...plain } = credentials;
+      hosts[key] = plain;
+    }
     this.write("hosts.json", { hosts });
     const settings = this.settings();
     if (!settings.current) this.saveSettings({ ...settings, current: credentials.url });
+    return where;
   }
 
-  removeCredentials(url: string): void {
-    const hosts = this.hosts();
-    delete hosts[hostKey(url)];
+  async removeCredentials(url: string): Promise<void> {
+    const key = hostKey(url);
+    const hosts = this.fileHosts();
+    if (hosts[key]?.secret === "keyring") {
+      const { store: keyring } = await openKeyring(this.env, { probe: false });
+      await keyring?.delete(key).catch(() => {});
+      this.secrets.delete(key);
+    }
+    delete hosts[key];
     this.write("hosts.json", { hosts });
     const settings = this.settings();
-    if (settings.current && hostKey(settings.current) === hostKey(url)) {
+    if (settings.current && hostKey(settings.current) === key) {
       const next = Object.values(hosts)[0]?.url;
       const { current: _, ...rest } = settings;
       this.saveSettings(next ? { ...rest, current: next } : rest);
