@@ -1,6 +1,6 @@
 import type { SpendReleaseRequest, SpendReserveRequest, SpendSettleRequest } from "@agentplane/contracts";
 import { type Database, migrateToLatest } from "@agentplane/db";
-import type { Bus } from "@agentplane/events";
+import { type Bus, createOutbox } from "@agentplane/events";
 import { Pricing } from "@agentplane/pricing";
 import {
   type Authorizer,
@@ -37,6 +37,8 @@ export interface AuditServiceDeps {
 
 export interface AuditService extends ServiceInstance {
   app: ServiceApp;
+  /** Internals for tests and for services that share the process. */
+  context: AuditContext;
   /** The spend decision API in process (the same verbs as `/internal/spend/*`). */
   spend: {
     reserve(input: SpendReserveRequest): ReturnType<SpendLedger["reserve"]>;
@@ -78,8 +80,15 @@ export async function createAuditService(deps: AuditServiceDeps): Promise<AuditS
     bus: () => deps.bus.ready(),
   };
   const app = createServiceApp({ name: "audit", keys: deps.keys, logger: deps.logger, checks });
-  const context: AuditContext = { db, authorizer: deps.authorizer, spend };
+  const outbox = createOutbox({ database: deps.database, schema: AUDIT_SCHEMA, bus: deps.bus, logger: deps.logger });
+  let closed = false;
+  const relaySoon = () => {
+    if (closed) return;
+    outbox.flush().catch((err) => deps.logger.warn({ err: (err as Error).message }, "outbox relay round failed"));
+  };
+  const context: AuditContext = { db, outbox, relaySoon, authorizer: deps.authorizer, spend };
   registerRoutes(app, context);
+  outbox.start();
 
   const ingestion: Ingestion = await startIngestion({
     db,
@@ -119,11 +128,14 @@ export async function createAuditService(deps: AuditServiceDeps): Promise<AuditS
   return {
     name: "audit",
     app,
+    context,
     fetch: (request) => app.fetch(request),
     ready: async () => (await checkReadiness(checks)).ready,
     readiness: () => checkReadiness(checks),
     async close() {
+      closed = true;
       maintenance?.stop();
+      await outbox.stop();
       await ingestion.close();
     },
     spend: {

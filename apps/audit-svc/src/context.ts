@@ -1,3 +1,4 @@
+import type { Outbox } from "@agentplane/events";
 import type { Authorizer } from "@agentplane/service-kit";
 import type { Kysely } from "kysely";
 import type { AuditDb } from "./db/schema.ts";
@@ -6,6 +7,10 @@ import type { SpendLedger } from "./services/spend.ts";
 /** What every route handler gets. */
 export interface AuditContext {
   db: Kysely<AuditDb>;
+  /** Domain events of this service's own writes are written here inside the transaction of the change. */
+  outbox: Outbox;
+  /** Asks the outbox relay to publish now (after a commit). */
+  relaySoon(): void;
   authorizer: Authorizer;
   spend: SpendLedger;
 }

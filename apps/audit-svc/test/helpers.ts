@@ -1,9 +1,11 @@
 import type { AuditRecorded, UsageRecorded } from "@agentplane/contracts";
 import type { Database } from "@agentplane/db";
-import type { Bus } from "@agentplane/events";
-import { type Authorizer, generateInternalKeys, silentLogger } from "@agentplane/service-kit";
-import { type AuditService, createAuditService } from "../src/app.ts";
+import { type Bus, createOutbox, MemoryBus } from "@agentplane/events";
+import { type Authorizer, type Caller, generateInternalKeys, silentLogger } from "@agentplane/service-kit";
+import { AUDIT_SCHEMA, type AuditService, createAuditService } from "../src/app.ts";
 import type { AuditConfig } from "../src/config.ts";
+import type { AuditDb } from "../src/db/schema.ts";
+import type { SpendingLimitsContext } from "../src/services/spending-limits.ts";
 
 export function waitFor(check: () => boolean | Promise<boolean>, timeoutMs = 30_000): Promise<void> {
   const start = Date.now();
@@ -83,3 +85,16 @@ export async function startAudit(
 }
 
 export { OwnRedis } from "@agentplane/testkit";
+
+/**
+ * The context of a spending-limit verb over `database` (its events stay in the outbox table: no
+ * relay runs) and an owner of `orgId` calling it: `createSpendingLimit(...asOwner(db, "org_a"), input)`.
+ */
+export function asOwner(database: Database, orgId: string): [SpendingLimitsContext, Caller] {
+  const ctx = {
+    db: database.forSchema<AuditDb>(AUDIT_SCHEMA),
+    outbox: createOutbox({ database, schema: AUDIT_SCHEMA, bus: new MemoryBus() }),
+    relaySoon: () => {},
+  };
+  return [ctx, { principal: { type: "user", id: "usr_owner" }, orgId, orgRole: "owner" }];
+}

@@ -10,7 +10,7 @@ import type { AuditDb } from "../src/db/schema.ts";
 import { SpendLedger } from "../src/services/spend.ts";
 import { createSpendingLimit, spendingLimitStatus } from "../src/services/spending-limits.ts";
 import { storeUsageRecords, usageCosts } from "../src/services/usage.ts";
-import { startAudit, usageEvent } from "./helpers.ts";
+import { asOwner, startAudit, usageEvent } from "./helpers.ts";
 
 const targets = await databaseTargets();
 const DAY = 24 * 3_600_000;
@@ -44,7 +44,11 @@ describe.each(targets)("pruning finished reservations on $name $reason", (target
   it.skipIf(!target.available)(
     "deletes ended reservations older than the retention with their holds, and keeps the rest",
     async () => {
-      await createSpendingLimit(db(), "org_p", { amountUsd: 10, period: "monthly", alertThresholds: [] });
+      await createSpendingLimit(...asOwner(database, "org_p"), {
+        amountUsd: 10,
+        period: "monthly",
+        alertThresholds: [],
+      });
       const reserve = async () =>
         (await service.spend.reserve({ orgId: "org_p", estimatedMicroUsd: 1000 })).reservationId as string;
       const settledOld = await reserve();
@@ -114,7 +118,11 @@ describe.each(targets)("pruning finished reservations on $name $reason", (target
   it.skipIf(!target.available)(
     "a usage report redelivered after its reservation was pruned is stored and counted once",
     async () => {
-      await createSpendingLimit(db(), "org_r", { amountUsd: 10, period: "monthly", alertThresholds: [] });
+      await createSpendingLimit(...asOwner(database, "org_r"), {
+        amountUsd: 10,
+        period: "monthly",
+        alertThresholds: [],
+      });
       const { reservationId } = await service.spend.reserve({ orgId: "org_r", estimatedMicroUsd: 5000 });
       const deps = { pricing: new Pricing(), spend: new SpendLedger(db()) };
       const report = usageEvent({ orgId: "org_r", projectId: undefined, costMicroUsd: 4000, reservationId });

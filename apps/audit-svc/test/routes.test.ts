@@ -144,6 +144,35 @@ describe.skipIf(!pg.available)(`audit routes through the real tenancy service${p
     expect((await call("GET", `/v1/orgs/${orgId}/spending-limits/${limit.id}`, owner)).status).toBe(404);
   });
 
+  it("records a domain event for each spending-limit write, committed with it", async () => {
+    const created = await call("POST", `/v1/orgs/${orgId}/spending-limits`, owner, { amountUsd: 5, period: "daily" });
+    const limit = (await created.json()) as { id: string };
+    await call("PATCH", `/v1/orgs/${orgId}/spending-limits/${limit.id}`, owner, { amountUsd: 6 });
+    expect((await call("DELETE", `/v1/orgs/${orgId}/spending-limits/${limit.id}`, owner)).status).toBe(204);
+    // The service's outbox relays them to the bus, from which this same service stores the trail.
+    const db = database.forSchema<AuditDb>(AUDIT_SCHEMA);
+    const recorded = () =>
+      db
+        .selectFrom("audit_records")
+        .select(["action", "source", "org_id", "principal_id", "target_type"])
+        .where("target_id", "=", limit.id)
+        .orderBy("ts")
+        .execute();
+    await expect.poll(async () => (await recorded()).length, { timeout: 15_000, interval: 100 }).toBe(3);
+    await audit.drain();
+    expect(await recorded()).toEqual(
+      ["spending_limit.created", "spending_limit.updated", "spending_limit.deleted"].map((action) => ({
+        action,
+        source: "domain",
+        org_id: orgId,
+        principal_id: owner.id,
+        target_type: "spending_limit",
+      })),
+    );
+    const res = await call("POST", `/v1/orgs/${orgId}/spending-limits`, viewer, { amountUsd: 5 });
+    expect(res.status).toBe(403);
+  });
+
   it("serves the spend decision API to service principals only", async () => {
     const asProxy = servicePrincipal("inference");
     const reserved = await call("POST", AUDIT_INTERNAL.reserve, asProxy, { orgId, estimatedMicroUsd: 5000 });

@@ -9,7 +9,7 @@ import type { AuditDb } from "../src/db/schema.ts";
 import { SpendLedger } from "../src/services/spend.ts";
 import { createSpendingLimit, spendingLimitStatus } from "../src/services/spending-limits.ts";
 import { storeUsageRecords, usageCosts } from "../src/services/usage.ts";
-import { startAudit, usageEvent } from "./helpers.ts";
+import { asOwner, startAudit, usageEvent } from "./helpers.ts";
 
 /** A clock reading a second from now: past the expiry of every reservation made in this suite. */
 const later = () => new Date(Date.now() + 1000);
@@ -45,7 +45,7 @@ describe.skipIf(!pg.available)(`reservation expiry after a crash${pg.reason}`, (
   });
 
   it("settles an expired reservation at its estimate, once, as a usage record of the call", async () => {
-    const limit = await createSpendingLimit(db(), "org_crash", {
+    const limit = await createSpendingLimit(...asOwner(database, "org_crash"), {
       amountUsd: 1,
       period: "monthly",
       alertThresholds: [],
@@ -82,7 +82,7 @@ describe.skipIf(!pg.available)(`reservation expiry after a crash${pg.reason}`, (
   });
 
   it("replaces the estimate with the real cost when the usage event arrives after the expiry", async () => {
-    await createSpendingLimit(db(), "org_late", { amountUsd: 1, period: "daily", alertThresholds: [] });
+    await createSpendingLimit(...asOwner(database, "org_late"), { amountUsd: 1, period: "daily", alertThresholds: [] });
     const r = await service.spend.reserve({ orgId: "org_late", estimatedMicroUsd: 200_000, call });
     // A second later (the reservations of this suite live 150 ms).
     expect(await service.expireReservations(later())).toBe(1);

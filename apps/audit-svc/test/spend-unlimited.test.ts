@@ -9,7 +9,7 @@ import type { AuditDb } from "../src/db/schema.ts";
 import { SpendLedger } from "../src/services/spend.ts";
 import { createSpendingLimit, spendingLimitStatus } from "../src/services/spending-limits.ts";
 import { storeUsageRecords } from "../src/services/usage.ts";
-import { startAudit } from "./helpers.ts";
+import { asOwner, startAudit } from "./helpers.ts";
 
 /** The call a reservation names (what its expiry turns into a usage record of). */
 const call = {
@@ -55,7 +55,7 @@ describe.skipIf(!pg.available)(`reservations of an organization without limits${
     expect(await db().selectFrom("reservation_holds").selectAll().execute()).toEqual([]);
 
     // A limit of another project does not apply; one of this project does.
-    await createSpendingLimit(db(), "org_free", {
+    await createSpendingLimit(...asOwner(database, "org_free"), {
       amountUsd: 1,
       period: "daily",
       projectId: "prj_b",
@@ -64,7 +64,7 @@ describe.skipIf(!pg.available)(`reservations of an organization without limits${
     const stillFree = await service.spend.reserve({ orgId: "org_free", projectId: "prj_a", estimatedMicroUsd: 1 });
     expect(stillFree.decision).toBe("allowed");
     expect(stillFree.remainingMicroUsd).toBeUndefined();
-    const limit = await createSpendingLimit(db(), "org_free", {
+    const limit = await createSpendingLimit(...asOwner(database, "org_free"), {
       amountUsd: 0.001,
       period: "daily",
       projectId: "prj_a",
@@ -80,7 +80,7 @@ describe.skipIf(!pg.available)(`reservations of an organization without limits${
 
   it("records calls opened without a reservation, says where a limit applies, and counts them toward a limit created meanwhile", async () => {
     const ledger = new SpendLedger(db());
-    await createSpendingLimit(db(), "org_open", {
+    await createSpendingLimit(...asOwner(database, "org_open"), {
       amountUsd: 1,
       period: "daily",
       projectId: "prj_l",
@@ -112,7 +112,11 @@ describe.skipIf(!pg.available)(`reservations of an organization without limits${
     ).toEqual([]);
 
     // A limit created while the call ran: its usage event settles it and counts toward the limit, once.
-    const late = await createSpendingLimit(db(), "org_open", { amountUsd: 1, period: "daily", alertThresholds: [] });
+    const late = await createSpendingLimit(...asOwner(database, "org_open"), {
+      amountUsd: 1,
+      period: "daily",
+      alertThresholds: [],
+    });
     const usage = {
       orgId: "org_open",
       principalType: "user",

@@ -9,7 +9,7 @@ import type { AuditDb } from "../src/db/schema.ts";
 import { SpendLedger } from "../src/services/spend.ts";
 import { createSpendingLimit, spendingLimitStatus } from "../src/services/spending-limits.ts";
 import { storeUsageRecords, usageCosts } from "../src/services/usage.ts";
-import { startAudit, usageEvent } from "./helpers.ts";
+import { asOwner, startAudit, usageEvent } from "./helpers.ts";
 
 const pg = await requirePostgres();
 
@@ -32,7 +32,11 @@ describe.skipIf(!pg.available)(`a model absent from the price table is never fre
   });
 
   it("counts the runtime's default model and an unknown model toward a limit, and says which were estimated", async () => {
-    await createSpendingLimit(db(), "org_unknown", { amountUsd: 10, period: "monthly", alertThresholds: [] });
+    await createSpendingLimit(...asOwner(database, "org_unknown"), {
+      amountUsd: 10,
+      period: "monthly",
+      alertThresholds: [],
+    });
     const warnings: object[] = [];
     const deps = {
       pricing: new Pricing(),

@@ -8,6 +8,7 @@ import type { AuditDb } from "../src/db/schema.ts";
 import { SpendLedger } from "../src/services/spend.ts";
 import { createSpendingLimit, spendingLimitStatus } from "../src/services/spending-limits.ts";
 import { storeUsageRecords } from "../src/services/usage.ts";
+import { asOwner } from "./helpers.ts";
 
 const call = { principalType: "user", principalId: "usr_1", provider: "cloud-b", model: "m", route: "/llm/cloud-b" };
 const usage = (id: string, orgId: string, costMicroUsd: number, reservationId?: string) => ({
@@ -55,7 +56,11 @@ describe.skipIf(!pg.available)(`a batch of usage events${pg.reason}`, () => {
     await ledger.open({
       reservations: [{ reservationId: "rsv_unheld", orgId: "org_b", projectId: "prj_1", estimatedMicroUsd: 900, call }],
     });
-    const limit = await createSpendingLimit(db(), "org_b", { amountUsd: 1, period: "daily", alertThresholds: [] });
+    const limit = await createSpendingLimit(...asOwner(database, "org_b"), {
+      amountUsd: 1,
+      period: "daily",
+      alertThresholds: [],
+    });
     const held = await ledger.reserve({ orgId: "org_b", projectId: "prj_1", estimatedMicroUsd: 5000, call });
     expect(held.decision).toBe("allowed");
     await ledger.open({

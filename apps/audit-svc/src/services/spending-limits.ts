@@ -1,11 +1,36 @@
 import { newId, type SpendingLimit } from "@agentplane/contracts";
+import { type DomainEventContext, recordDomainEvent, withDomainEvents } from "@agentplane/events";
 import { notFound } from "@agentplane/problem-details";
-import { type Kysely, sql } from "kysely";
+import type { Caller } from "@agentplane/service-kit";
+import { type Kysely, sql, type Transaction } from "kysely";
 import type { AuditDb, SpendingLimitsTable } from "../db/schema.ts";
 import { thresholdsOf } from "./spend.ts";
 import { periodOf } from "./time.ts";
 
 type Row = SpendingLimitsTable & { created_at: Date; updated_at: Date };
+
+/** What the spending-limit writes need: the database, and the outbox their domain events go to. */
+export type SpendingLimitsContext = DomainEventContext<AuditDb>;
+
+/** The domain event of a spending-limit write, in the transaction of the change. */
+function recordLimitEvent(
+  ctx: SpendingLimitsContext,
+  trx: Transaction<AuditDb>,
+  caller: Caller,
+  action: string,
+  row: Row,
+  details?: Record<string, unknown>,
+) {
+  return recordDomainEvent(ctx, trx, caller.principal, {
+    action,
+    orgId: row.org_id,
+    ...(row.project_id ? { projectId: row.project_id } : {}),
+    targetType: "spending_limit",
+    targetId: row.id,
+    ...(details ? { details } : {}),
+    requestId: caller.requestId,
+  });
+}
 
 const toMicro = (usd: number) => Math.round(usd * 1e6);
 
@@ -23,22 +48,29 @@ function toLimit(r: Row): SpendingLimit {
 }
 
 export async function createSpendingLimit(
-  db: Kysely<AuditDb>,
-  orgId: string,
+  ctx: SpendingLimitsContext,
+  caller: Caller,
   input: { amountUsd: number; period: "monthly" | "daily"; projectId?: string | undefined; alertThresholds: number[] },
 ): Promise<SpendingLimit> {
-  const row = await db
-    .insertInto("spending_limits")
-    .values({
-      id: newId("spendingLimit"),
-      org_id: orgId,
-      project_id: input.projectId ?? null,
-      amount_micro_usd: toMicro(input.amountUsd),
+  const row = await withDomainEvents(ctx, async (trx) => {
+    const inserted = await trx
+      .insertInto("spending_limits")
+      .values({
+        id: newId("spendingLimit"),
+        org_id: caller.orgId,
+        project_id: input.projectId ?? null,
+        amount_micro_usd: toMicro(input.amountUsd),
+        period: input.period,
+        alert_thresholds: JSON.stringify([...input.alertThresholds].sort((a, b) => a - b)),
+      })
+      .returningAll()
+      .executeTakeFirstOrThrow();
+    await recordLimitEvent(ctx, trx, caller, "spending_limit.created", inserted as Row, {
+      amountUsd: input.amountUsd,
       period: input.period,
-      alert_thresholds: JSON.stringify([...input.alertThresholds].sort((a, b) => a - b)),
-    })
-    .returningAll()
-    .executeTakeFirstOrThrow();
+    });
+    return inserted;
+  });
   return toLimit(row as Row);
 }
 
@@ -63,16 +95,19 @@ export async function getSpendingLimit(db: Kysely<AuditDb>, orgId: string, limit
  * reporting: crossings already past under the new settings are not announced again.
  */
 export async function updateSpendingLimit(
-  db: Kysely<AuditDb>,
-  orgId: string,
-  limitId: string,
-  input: {
+  ctx: SpendingLimitsContext,
+  caller: Caller,
+  {
+    limitId,
+    ...input
+  }: {
+    limitId: string;
     amountUsd?: number | undefined;
     period?: "monthly" | "daily" | undefined;
     alertThresholds?: number[] | undefined;
   },
 ): Promise<SpendingLimit> {
-  return db.transaction().execute(async (trx) => {
+  return withDomainEvents(ctx, async (trx) => {
     const row = await trx
       .updateTable("spending_limits")
       .set({
@@ -83,11 +118,12 @@ export async function updateSpendingLimit(
           : {}),
         updated_at: sql`now()`,
       })
-      .where("org_id", "=", orgId)
+      .where("org_id", "=", caller.orgId)
       .where("id", "=", limitId)
       .returningAll()
       .executeTakeFirst();
     if (!row) throw notFound("Spending limit", limitId);
+    await recordLimitEvent(ctx, trx, caller, "spending_limit.updated", row as Row, { fields: Object.keys(input) });
     const { start } = periodOf(row.period, new Date());
     const amount = Number(row.amount_micro_usd);
     const counter = await trx
@@ -111,13 +147,21 @@ export async function updateSpendingLimit(
   });
 }
 
-export async function deleteSpendingLimit(db: Kysely<AuditDb>, orgId: string, limitId: string): Promise<void> {
-  const result = await db
-    .deleteFrom("spending_limits")
-    .where("org_id", "=", orgId)
-    .where("id", "=", limitId)
-    .executeTakeFirst();
-  if (Number(result.numDeletedRows) === 0) throw notFound("Spending limit", limitId);
+export async function deleteSpendingLimit(
+  ctx: SpendingLimitsContext,
+  caller: Caller,
+  { limitId }: { limitId: string },
+): Promise<void> {
+  await withDomainEvents(ctx, async (trx) => {
+    const row = await trx
+      .deleteFrom("spending_limits")
+      .where("org_id", "=", caller.orgId)
+      .where("id", "=", limitId)
+      .returningAll()
+      .executeTakeFirst();
+    if (!row) throw notFound("Spending limit", limitId);
+    await recordLimitEvent(ctx, trx, caller, "spending_limit.deleted", row as Row);
+  });
 }
 
 export async function spendingLimitStatus(db: Kysely<AuditDb>, orgId: string, now = new Date()) {

@@ -1,4 +1,5 @@
 import type { MigrationList } from "@agentplane/db";
+import { outboxMigrations } from "@agentplane/events";
 import * as init from "./0001-init.ts";
 import * as deadLetters from "./0002-dead-letters.ts";
 import * as reservationCall from "./0003-reservation-call.ts";
@@ -10,4 +11,6 @@ export const migrations: MigrationList = {
   "0002_dead_letters": deadLetters,
   "0003_reservation_call": reservationCall,
   "0004_reservation_age": reservationAge,
+  // Domain events of spending-limit writes, committed with the change (see recordDomainEvent).
+  ...outboxMigrations("0005"),
 };

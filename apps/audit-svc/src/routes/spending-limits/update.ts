@@ -3,10 +3,10 @@ import { authorize, type ServiceApp } from "@agentplane/service-kit";
 import type { AuditContext } from "../../context.ts";
 import { updateSpendingLimit } from "../../services/spending-limits.ts";
 
-export function registerUpdateSpendingLimit(app: ServiceApp, { db, authorizer }: AuditContext): void {
+export function registerUpdateSpendingLimit(app: ServiceApp, ctx: AuditContext): void {
   app.openapi(updateSpendingLimitRoute, async (c) => {
     const { orgId, limitId } = c.req.valid("param");
-    await authorize(c, authorizer, "spending-limits:manage", { orgId });
-    return c.json(await updateSpendingLimit(db, orgId, limitId, c.req.valid("json")), 200);
+    const caller = await authorize(c, ctx.authorizer, "spending-limits:manage", { orgId });
+    return c.json(await updateSpendingLimit(ctx, caller, { limitId, ...c.req.valid("json") }), 200);
   });
 }
