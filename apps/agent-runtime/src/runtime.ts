@@ -164,7 +164,11 @@ export async function createRuntime(config: RuntimeConfig, options: RuntimeOptio
   // Built-in tools are registered before plugins, so a plugin cannot take their names.
   tools.register(scheduleTool(scheduler));
   tools.register(memoryTool(memory, telemetry));
-  const voice = await setupVoice(config, tools, logger, options.voice);
+  const voice = await setupVoice(config, tools, logger, options.voice, {
+    messages: deps.messages,
+    ...(deps.onWebMessage ? { onWebMessage: deps.onWebMessage } : {}),
+    telemetry,
+  });
   deps.voice = voice.availability;
   deps.plugins = await loadPlugins(config.pluginsDir, tools, logger);
   // Team chat boots in the background: the runtime serves whatever Slack answers.

@@ -47,6 +47,15 @@ export const PRODUCT_EVENTS = {
   },
   "compaction.ran": { "thread.id": "id", "compaction.messages": "count", trigger: ["threshold", "command"] },
   "memory.search": { "memory.results": "count", "memory.duration_ms": "duration_ms" },
+  "meeting.ended": {
+    "meeting.state": ["ended", "denied", "admission-timeout"],
+    "meeting.admitted": "flag",
+    "meeting.duration_ms": "duration_ms",
+    "meeting.responses": "count",
+    "realtime.input_audio_ms": "duration_ms",
+    "realtime.output_audio_ms": "duration_ms",
+    "transcription.audio_ms": "duration_ms",
+  },
   "team_chat.connected": { "team_chat.mode": ["personal", "team"], "team_chat.owner_paired": "flag" },
 } as const satisfies Record<string, Record<string, Kind>>;
 

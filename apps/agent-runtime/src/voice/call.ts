@@ -5,6 +5,8 @@ import { RealtimeClient, type RealtimeClientOptions, type RealtimeUsage } from "
 /** What one call heard and said, for the summary and the usage records. */
 export interface CallRecord {
   transcripts: Array<{ at: string; text: string; addressed: boolean }>;
+  /** What the agent said (the transcripts of its answers). */
+  answers: string[];
   responses: number;
   /** Seconds of audio sent to the realtime API (also what the transcriber is billed for). */
   inputAudioSeconds: number;
@@ -36,6 +38,7 @@ export class RealtimeMeetingCall implements MeetingCall {
   #inBytes = 0;
   #outBytes = 0;
   readonly #transcripts: CallRecord["transcripts"] = [];
+  readonly #answers: string[] = [];
 
   constructor(options: RealtimeClientOptions) {
     this.#options = options;
@@ -78,6 +81,9 @@ export class RealtimeMeetingCall implements MeetingCall {
       onTranscript: (text, addressed) => {
         this.#transcripts.push({ at: new Date().toISOString(), text, addressed });
       },
+      onAnswer: (text) => {
+        if (text) this.#answers.push(text);
+      },
       onFailed: (reason) => {
         this.#failure = reason;
       },
@@ -102,6 +108,7 @@ export class RealtimeMeetingCall implements MeetingCall {
     };
     return {
       transcripts: [...this.#transcripts],
+      answers: [...this.#answers],
       responses: usage.responses,
       inputAudioSeconds: this.#inBytes / BYTES_PER_SECOND,
       outputAudioSeconds: this.#outBytes / BYTES_PER_SECOND,

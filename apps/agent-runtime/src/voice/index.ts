@@ -4,6 +4,7 @@ import type { ToolRegistry } from "../tools/types.ts";
 import { probeVoice, type VoiceAvailability } from "./availability.ts";
 import { RealtimeMeetingCall } from "./call.ts";
 import { MeetingBrowser } from "./meeting-session.ts";
+import { type CallReportDeps, reportCall } from "./summary.ts";
 import { voiceTools } from "./tools.ts";
 import type { MeetingController } from "./types.ts";
 
@@ -23,6 +24,7 @@ export async function setupVoice(
   tools: ToolRegistry,
   logger: Logger,
   options: VoiceOptions = {},
+  report?: Omit<CallReportDeps, "logger">,
 ): Promise<{ availability: VoiceAvailability; meetings: MeetingController | undefined }> {
   const availability = await probeVoice(config);
   if (availability.status === "off") {
@@ -38,6 +40,16 @@ export async function setupVoice(
       admissionTimeoutMs: config.env.MEETING_ADMISSION_TIMEOUT_SECONDS * 1000,
       meetingCapMs: config.env.MEETING_TIMEOUT_MINUTES * 60_000,
       logger,
+      ...(report
+        ? {
+            onEnded: (status, record, threadId) => {
+              if (!threadId) return;
+              reportCall({ ...report, logger }, status, record, threadId).catch((err: Error) =>
+                logger.warn({ err: err.message }, "the meeting summary could not be posted"),
+              );
+            },
+          }
+        : {}),
       call: () =>
         new RealtimeMeetingCall({
           url: config.env.VOICE_API_URL,

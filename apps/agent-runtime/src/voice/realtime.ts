@@ -35,6 +35,8 @@ export interface RealtimeHandlers {
   onAudio?(pcm: Buffer): void;
   /** Someone spoke over the agent: drop queued playback. */
   onFlush?(): void;
+  /** The transcript of what the model said in one answer. */
+  onAnswer?(text: string): void;
   /** Every finished transcript, and whether it addressed the agent. */
   onTranscript?(text: string, addressed: boolean): void;
   /** The socket dropped twice (or could not reconnect): the call cannot go on. */
@@ -191,6 +193,9 @@ export class RealtimeClient {
         this.#handlers.onAudio?.(pcm);
         return;
       }
+      case "response.output_audio_transcript.done":
+        this.#handlers.onAnswer?.(String(event.transcript ?? ""));
+        return;
       case "input_audio_buffer.speech_started":
         this.#bargeIn();
         return;

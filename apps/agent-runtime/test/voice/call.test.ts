@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { launchChromium, requireBinary, requireChromium } from "@agentplane/testkit/browser";
 import { type MeetingStandIn, startMeetingStandIn } from "@agentplane/testkit/meeting";
 import { type RealtimeStandIn, rms, startRealtimeStandIn } from "@agentplane/testkit/realtime";
+import { attributesOf, type CollectorStandIn, startOtlpCollector } from "@agentplane/testkit/telemetry";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type FakeModel, type Reply, startFakeModel } from "../support/fake-model.ts";
@@ -44,11 +45,14 @@ describe.skipIf(!chromium.available || !espeak.available)(
     let runtime: TestRuntime;
     let participantBrowser: Browser;
     let participant: Page;
+    let otlp: CollectorStandIn;
+    let closed = false;
 
     beforeAll(async () => {
       fake = await startFakeModel();
       meeting = await startMeetingStandIn(account);
       realtime = await startRealtimeStandIn();
+      otlp = await startOtlpCollector();
       // The participant's voice, made now: "Hey Prism, ..." as a WAV.
       const dir = mkdtempSync(join(tmpdir(), "agent-voice-"));
       const wav = join(dir, "hey.wav");
@@ -60,6 +64,7 @@ describe.skipIf(!chromium.available || !espeak.available)(
           VOICE_API_URL: realtime.url,
           MEETING_BOT_EMAIL: account.email,
           MEETING_BOT_PASSWORD: account.password,
+          OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url,
         },
         runtimeOptions: { voice: { meetingHosts: [meeting.host] } },
       });
@@ -71,10 +76,11 @@ describe.skipIf(!chromium.available || !espeak.available)(
 
     afterAll(async () => {
       await participantBrowser?.close();
-      await runtime?.close();
+      if (!closed) await runtime?.close();
       await realtime?.close();
       await meeting?.close();
       await fake?.close();
+      await otlp?.close();
     });
 
     async function chat(message: string): Promise<void> {
@@ -134,5 +140,37 @@ describe.skipIf(!chromium.available || !espeak.available)(
       // The realtime session is closed with the call.
       await until(() => realtime.connections.length === 1, "one realtime connection");
     }, 90_000);
+
+    it("posts a summary of the call to the asking thread, and records its usage in telemetry", async () => {
+      const db = runtime.runtime.deps.database.db;
+      let summary: { text: string; thread_id: string } | undefined;
+      await until(async () => {
+        summary = await db
+          .selectFrom("message")
+          .select(["text", "thread_id"])
+          .where("source", "=", "meeting")
+          .executeTakeFirst();
+        return summary !== undefined;
+      }, "the meeting summary");
+      const threads = await runtime.json<{ items: Array<{ id: string; main: boolean }> }>("GET", "/agents/threads");
+      expect(summary?.thread_id).toBe(threads.body.items.find((t) => t.main)?.id);
+      expect(summary?.text).toContain("left on request");
+      expect(summary?.text).toMatch(/In the call for \d+ s/);
+      expect(summary?.text).toContain("Said to the agent:\n- Hey Prism, what is the status of the release?");
+      expect(summary?.text).toContain("The agent said:\n- The release is on track.");
+      expect(summary?.text).toMatch(/answered 1 time\(s\)\. Audio: \d+\.\d\d min in/);
+
+      await runtime.close();
+      closed = true;
+      const ended = otlp.logRecords().find((r) => r.eventName === "meeting.ended");
+      const attrs = attributesOf(ended?.attributes) as Record<string, number>;
+      expect(attrs).toMatchObject({ "meeting.state": "ended", "meeting.admitted": true, "meeting.responses": 1 });
+      // The participant spoke for about 3 s, and the whole call was streamed and transcribed.
+      expect(attrs["realtime.input_audio_ms"]).toBeGreaterThan(2_000);
+      expect(attrs["transcription.audio_ms"]).toBe(attrs["realtime.input_audio_ms"]);
+      // The stand-in's answer is a 600 ms tone.
+      expect(attrs["realtime.output_audio_ms"]).toBeGreaterThanOrEqual(550);
+      expect(attrs["realtime.output_audio_ms"]).toBeLessThanOrEqual(650);
+    }, 30_000);
   },
 );

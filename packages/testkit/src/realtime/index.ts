@@ -16,6 +16,8 @@ export interface RealtimeStandInOptions {
   /** Audio per delta, and the pause between deltas (the pace of the stream). */
   deltaMs?: number;
   deltaIntervalMs?: number;
+  /** The transcript of what each response "says". */
+  answerText?: string;
 }
 
 export interface RecordedClientEvent {
@@ -95,6 +97,7 @@ export async function startRealtimeStandIn(options: RealtimeStandInOptions = {})
   const toneHz = options.toneHz ?? 440;
   const deltaMs = options.deltaMs ?? 100;
   const deltaIntervalMs = options.deltaIntervalMs ?? 20;
+  const answerText = options.answerText ?? "The release is on track.";
   const events: RecordedClientEvent[] = [];
   const connections: RealtimeStandIn["connections"] = [];
   const transcripts: string[] = [];
@@ -116,6 +119,14 @@ export async function startRealtimeStandIn(options: RealtimeStandInOptions = {})
     clearTimeout(r.timer);
     c.response = undefined;
     send(c, { type: "response.output_audio.done", response_id: r.id, item_id: r.itemId });
+    send(c, {
+      type: "response.output_audio_transcript.done",
+      response_id: r.id,
+      item_id: r.itemId,
+      output_index: 0,
+      content_index: 0,
+      transcript: answerText,
+    });
     send(c, {
       type: "response.done",
       response: {
