@@ -190,6 +190,7 @@ describe("the agentplane Helm chart", () => {
       namespace: "agentplane-sandboxes",
       runtimeClassName: "gvisor",
       storageClassName: "fast",
+      snapshotClassName: "csi-snapshots",
       tolerations: [{ key: "sandboxes", operator: "Exists", effect: "NoSchedule" }],
     });
     // The sandboxes' NetworkPolicy admits exactly the Pods of the sandbox Deployment.
@@ -235,6 +236,11 @@ describe("the agentplane Helm chart", () => {
     };
     expect(service.spec.ports).toContainEqual(expect.objectContaining({ name: "proxy", port: 3128 }));
     expect(placement?.egressProxyUrl).toBe("http://agentplane-egress.agentplane.svc:3128");
+    // sandbox-svc may see which VolumeSnapshotClasses exist (cluster-scoped), nothing more there.
+    const classes = named(list, "ClusterRole", "agentplane-snapshot-classes") as unknown as { rules: unknown[] };
+    expect(classes.rules).toEqual([
+      { apiGroups: ["snapshot.storage.k8s.io"], resources: ["volumesnapshotclasses"], verbs: ["get", "list"] },
+    ]);
     // sandbox-svc may write each sandbox's Secret.
     const role = named(list, "Role", "agentplane-sandbox-driver") as unknown as {
       rules: { resources: string[]; verbs: string[] }[];

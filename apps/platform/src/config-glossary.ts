@@ -78,6 +78,8 @@ export const CONFIG_GLOSSARY: Record<string, string> = {
   SANDBOX_K8S_TOLERATIONS_JSON:
     'kubernetes driver: tolerations of sandbox Pods (`[{"key":"sandboxes","operator":"Exists","effect":"NoSchedule"}]`).',
   SANDBOX_K8S_STORAGE_CLASS: "kubernetes driver: StorageClass of workspace claims (the cluster's default when unset).",
+  SANDBOX_K8S_SNAPSHOT_CLASS:
+    "kubernetes driver: VolumeSnapshotClass of workspace snapshots taken for revisions; the cluster's default class when unset, and a tar stream over exec when the cluster has none.",
   SANDBOX_K8S_WORKSPACE_SIZE:
     "kubernetes driver: size of a workspace claim when the sandbox sets no `diskMiB` (default `10Gi`).",
   SANDBOX_K8S_START_TIMEOUT_SECONDS:

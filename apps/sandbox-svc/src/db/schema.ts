@@ -38,8 +38,9 @@ export interface RevisionTable {
 export interface WorkspaceArchiveTable {
   sandbox_id: string;
   revision: number;
-  /** `tar` (a gzipped tar stream over exec). */
+  /** `tar` (a gzipped tar stream over exec, in `data`) or `volume-snapshot` (named `ref`). */
   method: string;
+  ref: string | null;
   size_bytes: number;
   data: Uint8Array;
   created_at: Generated<Date>;

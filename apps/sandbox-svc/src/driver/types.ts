@@ -89,5 +89,13 @@ export interface SandboxDriver {
    * does not know any more; returns their ids.
    */
   collectGarbage?(exists: (sandboxIds: string[]) => Promise<Set<string>>): Promise<string[]>;
+  /**
+   * Drivers with volume snapshots (Kubernetes with a VolumeSnapshotClass): snapshots the sandbox's
+   * workspace for `revision` and returns the snapshot's name; undefined when it cannot (the caller
+   * archives the workspace over exec instead).
+   */
+  snapshotWorkspace?(sandboxId: string, slug: string, revision: number): Promise<string | undefined>;
+  /** Replaces a stopped sandbox's workspace with the snapshot `ref` (a new volume from it). */
+  restoreWorkspaceSnapshot?(sandboxId: string, slug: string, ref: string): Promise<void>;
   close(): Promise<void>;
 }

@@ -17,7 +17,7 @@ import { audit, type SandboxDeps, withAudit } from "./context.ts";
 import { jsonb, runtimeSpec, type SandboxRow, specColumns, specOf } from "./mapping.ts";
 import { enforceAdmission } from "./policy.ts";
 import { mintPlatformToken, revokeTokensOfSandbox } from "./tokens.ts";
-import { archiveWorkspace, restoreWorkspace } from "./workspace-archives.ts";
+import { keepWorkspace, restoreSnapshotBeforeStart, restoreWorkspace } from "./workspace-archives.ts";
 
 type CreateInput = z.infer<typeof CreateSandboxRequest>;
 type UpdateInput = z.infer<typeof UpdateSandboxRequest>;
@@ -337,14 +337,28 @@ async function applyRevision(
       .execute();
     await record(trx, revision);
   });
+  // A rollback's volume snapshot replaces the workspace while no Pod uses it.
+  const restoreSnapshot = async () => {
+    if (restoreFrom === undefined) return false;
+    return restoreSnapshotBeforeStart(deps, row, restoreFrom).catch((err: Error) => {
+      deps.logger.warn({ err, sandboxId: row.id, revision: restoreFrom }, "workspace snapshot not restored");
+      return false;
+    });
+  };
+  if (row.state !== "running") await restoreSnapshot();
   if (row.state === "running") {
     // The workspace as the revision being left has it, so a rollback to it can bring it back.
-    await archiveWorkspace(deps, row.id, row.current_revision);
+    await keepWorkspace(deps, row, row.current_revision);
     await transition(deps, { ...row, state: "running" }, ["running"], "stopping");
     await deps.driver.stop(row.id);
+    const restoredSnapshot = await restoreSnapshot();
     await setState(deps, row.id, "starting");
     await bootSandbox(deps, await getSandboxRow(deps, row.project_id, row.id));
-    if (restoreFrom !== undefined && (await getSandboxRow(deps, row.project_id, row.id)).state === "running") {
+    if (
+      restoreFrom !== undefined &&
+      !restoredSnapshot &&
+      (await getSandboxRow(deps, row.project_id, row.id)).state === "running"
+    ) {
       const restored = await restoreWorkspace(deps, row.id, restoreFrom).catch((err: Error) => {
         deps.logger.warn({ err, sandboxId: row.id, revision: restoreFrom }, "workspace not restored");
         return false;
@@ -440,7 +454,6 @@ export async function rollbackSandbox(
   const spec = SandboxSpecSchema.parse(old.spec);
   // A rollback admits the old spec again under today's policies.
   await enforceAdmission(deps, caller, "sandbox:update", row, spec);
-  const restoreFrom = row.state === "running" ? target : undefined;
   await applyRevision(
     deps,
     caller,
@@ -462,7 +475,7 @@ export async function rollbackSandbox(
         },
         trx,
       ),
-    restoreFrom,
+    target,
   );
   return getSandboxRow(deps, projectId, sandboxId);
 }

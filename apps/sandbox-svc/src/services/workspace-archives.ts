@@ -7,7 +7,7 @@ export const MAX_ARCHIVE_BYTES = 64 * 1024 * 1024;
 export const KEPT_ARCHIVES = 5;
 
 export interface ArchiveSummary {
-  method: "tar";
+  method: "tar" | "volume-snapshot";
   sizeBytes: number;
 }
 
@@ -64,11 +64,13 @@ export async function archiveWorkspace(
       .selectFrom("workspace_archives")
       .select("revision")
       .where("sandbox_id", "=", sandboxId)
+      .where("method", "=", "tar")
       .orderBy("revision", "desc")
       .limit(KEPT_ARCHIVES);
     await deps.db
       .deleteFrom("workspace_archives")
       .where("sandbox_id", "=", sandboxId)
+      .where("method", "=", "tar")
       .where("revision", "not in", kept)
       .execute();
     return { method: "tar", sizeBytes: data.length };
@@ -76,6 +78,56 @@ export async function archiveWorkspace(
     deps.logger.warn({ err, sandboxId, revision }, "workspace archive failed");
     return undefined;
   }
+}
+
+/**
+ * Keeps the workspace of `revision` (the one a running sandbox is leaving): a volume snapshot
+ * where the driver can take one (Kubernetes with a VolumeSnapshotClass), else a tar archive.
+ */
+export async function keepWorkspace(
+  deps: SandboxDeps,
+  row: { id: string; slug: string },
+  revision: number,
+): Promise<ArchiveSummary | undefined> {
+  const ref = await deps.driver.snapshotWorkspace?.(row.id, row.slug, revision).catch((err: Error) => {
+    deps.logger.warn({ err, sandboxId: row.id, revision }, "workspace snapshot failed; archiving over exec");
+    return undefined;
+  });
+  if (!ref) return archiveWorkspace(deps, row.id, revision);
+  await deps.db
+    .insertInto("workspace_archives")
+    .values({
+      sandbox_id: row.id,
+      revision,
+      method: "volume-snapshot",
+      ref,
+      size_bytes: 0,
+      data: new Uint8Array(),
+    } as never)
+    .onConflict((oc) => oc.columns(["sandbox_id", "revision"]).doUpdateSet({ method: "volume-snapshot", ref } as never))
+    .execute();
+  return { method: "volume-snapshot", sizeBytes: 0 };
+}
+
+/**
+ * Before a rollback's start: a stopped sandbox's workspace replaced by `revision`'s volume snapshot
+ * (a new volume from it). Returns false when that revision has none (a tar archive is restored
+ * after the start instead, see restoreWorkspace).
+ */
+export async function restoreSnapshotBeforeStart(
+  deps: SandboxDeps,
+  row: { id: string; slug: string },
+  revision: number,
+): Promise<boolean> {
+  const archive = await deps.db
+    .selectFrom("workspace_archives")
+    .select(["method", "ref"])
+    .where("sandbox_id", "=", row.id)
+    .where("revision", "=", revision)
+    .executeTakeFirst();
+  if (archive?.method !== "volume-snapshot" || !archive.ref || !deps.driver.restoreWorkspaceSnapshot) return false;
+  await deps.driver.restoreWorkspaceSnapshot(row.id, row.slug, archive.ref);
+  return true;
 }
 
 /**
@@ -88,6 +140,7 @@ export async function restoreWorkspace(deps: SandboxDeps, sandboxId: string, rev
     .select(["data"])
     .where("sandbox_id", "=", sandboxId)
     .where("revision", "=", revision)
+    .where("method", "=", "tar")
     .executeTakeFirst();
   if (!archive) return false;
   const proc = await deps.driver.exec(sandboxId, {
@@ -113,5 +166,7 @@ export async function archivesOf(deps: SandboxDeps, sandboxId: string): Promise<
     .select(["revision", "method", "size_bytes"])
     .where("sandbox_id", "=", sandboxId)
     .execute();
-  return new Map(rows.map((r) => [r.revision, { method: r.method as "tar", sizeBytes: Number(r.size_bytes) }]));
+  return new Map(
+    rows.map((r) => [r.revision, { method: r.method as ArchiveSummary["method"], sizeBytes: Number(r.size_bytes) }]),
+  );
 }

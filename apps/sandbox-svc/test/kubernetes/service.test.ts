@@ -5,10 +5,8 @@ import type { ProblemError } from "@agentplane/problem-details";
 import { type Caller, generateInternalKeys, silentLogger } from "@agentplane/service-kit";
 import type { FakeKubeApiServer } from "@agentplane/testkit/kube";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { createSandboxService, SANDBOX_SCHEMA } from "../../src/app.ts";
+import { createSandboxService } from "../../src/app.ts";
 import { configFromEnv } from "../../src/config.ts";
-import type { SandboxDB } from "../../src/db/schema.ts";
-import type { SandboxDeps } from "../../src/services/context.ts";
 import { execInSandbox } from "../../src/services/exec.ts";
 import { collectGarbage } from "../../src/services/lifecycle.ts";
 import {
@@ -24,42 +22,10 @@ import {
 import { ShellSessions } from "../../src/services/shell-sessions.ts";
 import { archivesOf } from "../../src/services/workspace-archives.ts";
 import { kubeDriver, NS, startFakeKube } from "./fixture.ts";
+import { replica } from "./replica.ts";
 
 const P = "prj_kube";
 const actor: Caller = { principal: { type: "user", id: "usr_kube" }, orgId: "org_kube" };
-
-/** One sandbox-svc replica with the kubernetes driver, on a shared database. */
-async function replica(database: Database, fake: FakeKubeApiServer) {
-  const bus = new MemoryBus();
-  const driver = kubeDriver(fake, { startTimeoutMs: 2000 });
-  const authorizer = { check: () => Promise.reject(new Error("verbs do not authorize; routes do")) };
-  const service = await createSandboxService({
-    database,
-    bus,
-    keys: await generateInternalKeys(),
-    logger: silentLogger(),
-    authorizer,
-    config: { dataDir: "/nonexistent", idleCheckIntervalMs: 100 },
-    driver,
-  });
-  const deps: SandboxDeps = {
-    db: database.forSchema<SandboxDB>(SANDBOX_SCHEMA),
-    database,
-    bus,
-    driver,
-    authorizer,
-    logger: silentLogger(),
-    config: {},
-  };
-  return {
-    service,
-    deps,
-    async close() {
-      await service.close();
-      await bus.close();
-    },
-  };
-}
 
 // Two replicas share Postgres, as in a deployment.
 const postgres = (await databaseTargets()).find((t) => t.name === "postgres");

@@ -140,7 +140,11 @@ export const SandboxRevisionSchema = z
     createdAt: Timestamp,
     workspace: z
       .object({
-        method: z.enum(["tar"]).describe("`tar`: a gzipped tar stream of the workspace, taken over exec"),
+        method: z
+          .enum(["tar", "volume-snapshot"])
+          .describe(
+            "`volume-snapshot`: a VolumeSnapshot of the workspace's claim (Kubernetes with a VolumeSnapshotClass); `tar`: a gzipped tar stream of the workspace, taken over exec",
+          ),
         sizeBytes: z.number().int(),
       })
       .nullable()
@@ -155,7 +159,7 @@ export const RollbackRequest = z.strictObject({
     .number()
     .int()
     .min(1)
-    .describe("The revision whose spec to restore (and, for a running sandbox, its archived workspace)"),
+    .describe("The revision whose spec to restore, and its workspace where one was kept"),
   reason: z.string().max(500).optional(),
 });
 

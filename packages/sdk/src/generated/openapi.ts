@@ -3365,10 +3365,10 @@ export interface components {
             /** @description The workspace as it was when this revision stopped being current (a running sandbox's); a rollback to this revision restores it. Null when none was taken. */
             workspace: {
                 /**
-                 * @description `tar`: a gzipped tar stream of the workspace, taken over exec
+                 * @description `volume-snapshot`: a VolumeSnapshot of the workspace's claim (Kubernetes with a VolumeSnapshotClass); `tar`: a gzipped tar stream of the workspace, taken over exec
                  * @enum {string}
                  */
-                method: "tar";
+                method: "tar" | "volume-snapshot";
                 sizeBytes: number;
             } | null;
         };
@@ -11127,7 +11127,7 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    /** @description The revision whose spec to restore (and, for a running sandbox, its archived workspace) */
+                    /** @description The revision whose spec to restore, and its workspace where one was kept */
                     revision: number;
                     /** @description Why, in a few words */
                     reason?: string;

@@ -1,10 +1,11 @@
 import { type ChildProcess, spawn } from "node:child_process";
-import { mkdirSync, rmSync } from "node:fs";
+import { cpSync, existsSync, mkdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import type { KubeObject, ObjectStore, StoreEvent } from "./store.ts";
 
 const PODS = "/pods";
 const SECRETS = "/secrets";
+const SNAPSHOTS = "snapshot.storage.k8s.io/volumesnapshots";
 const CLAIMS = "/persistentvolumeclaims";
 
 interface Container {
@@ -63,11 +64,38 @@ export class FakeKubelet {
     return join(this.dataDir, "claims", namespace, claim);
   }
 
+  snapshotDir(namespace: string, snapshot: string): string {
+    return join(this.dataDir, "snapshots", namespace, snapshot);
+  }
+
   private onEvent(event: StoreEvent): void {
     const { metadata } = event.object;
     const ns = metadata.namespace ?? "default";
+    // The CSI snapshotter: a copy of the claim's content, ready at once.
+    if (event.resource === SNAPSHOTS && event.type === "ADDED") {
+      const source = (event.object.spec?.source as { persistentVolumeClaimName?: string } | undefined)
+        ?.persistentVolumeClaimName;
+      const from = source ? this.claimDir(ns, source) : undefined;
+      if (from && existsSync(from)) {
+        cpSync(from, this.snapshotDir(ns, metadata.name), { recursive: true });
+        queueMicrotask(() =>
+          this.store.update(SNAPSHOTS, ns, metadata.name, (o) => {
+            o.status = { readyToUse: true, creationTime: now(), boundVolumeSnapshotContentName: `snapcontent-${o.metadata.uid}` };
+          }),
+        );
+      }
+    }
+    if (event.resource === SNAPSHOTS && event.type === "DELETED") {
+      rmSync(this.snapshotDir(ns, metadata.name), { recursive: true, force: true });
+    }
     if (event.resource === CLAIMS && event.type === "ADDED") {
       mkdirSync(this.claimDir(ns, metadata.name), { recursive: true });
+      // Provisioned from a VolumeSnapshot: the snapshot's content.
+      const dataSource = event.object.spec?.dataSource as { kind?: string; name?: string } | undefined;
+      if (dataSource?.kind === "VolumeSnapshot" && dataSource.name) {
+        const snapshot = this.snapshotDir(ns, dataSource.name);
+        if (existsSync(snapshot)) cpSync(snapshot, this.claimDir(ns, metadata.name), { recursive: true });
+      }
       // Bound at once, as with an immediate-binding storage class.
       queueMicrotask(() =>
         this.store.update(CLAIMS, ns, metadata.name, (o) => {

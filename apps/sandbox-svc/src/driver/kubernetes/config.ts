@@ -41,6 +41,8 @@ export const KubernetesSettingsSchema = z.object({
     '[{"key":"sandboxes","operator":"Exists","effect":"NoSchedule"}]',
   ).optional(),
   SANDBOX_K8S_STORAGE_CLASS: z.string().min(1).optional(),
+  /** VolumeSnapshotClass of workspace snapshots (the cluster's default class when unset; none: tar over exec). */
+  SANDBOX_K8S_SNAPSHOT_CLASS: z.string().min(1).optional(),
   SANDBOX_K8S_WORKSPACE_SIZE: z
     .string()
     .regex(/^\d+(Ki|Mi|Gi|Ti)$/)
@@ -115,6 +117,7 @@ export function kubernetesConfigFrom(settings: KubernetesSettings): KubernetesCo
       ...(settings.SANDBOX_K8S_NODE_SELECTOR_JSON ? { nodeSelector: settings.SANDBOX_K8S_NODE_SELECTOR_JSON } : {}),
       ...(settings.SANDBOX_K8S_TOLERATIONS_JSON ? { tolerations: settings.SANDBOX_K8S_TOLERATIONS_JSON } : {}),
       ...(settings.SANDBOX_K8S_STORAGE_CLASS ? { storageClassName: settings.SANDBOX_K8S_STORAGE_CLASS } : {}),
+      ...(settings.SANDBOX_K8S_SNAPSHOT_CLASS ? { snapshotClassName: settings.SANDBOX_K8S_SNAPSHOT_CLASS } : {}),
       ...(egress
         ? {
             egressProxy: {

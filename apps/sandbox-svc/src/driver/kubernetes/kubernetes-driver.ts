@@ -5,6 +5,7 @@ import {
   AuthorizationV1Api,
   CoordinationV1Api,
   CoreV1Api,
+  CustomObjectsApi,
   type Informer,
   type KubeConfig,
   makeInformer,
@@ -36,6 +37,7 @@ import {
   workspaceClaim,
 } from "./objects.ts";
 import { exitMessage, isReady, isTerminated, phaseOf, podProblem } from "./pod-state.ts";
+import { WorkspaceSnapshots } from "./snapshots.ts";
 import { podExec, podPortForward } from "./streams.ts";
 
 export interface KubernetesDriverOptions {
@@ -97,6 +99,7 @@ export class KubernetesDriver implements SandboxDriver {
   private attempts = 0;
   private failedAttempt = 0;
   private readonly lease: LeaderLease;
+  private readonly snapshots: WorkspaceSnapshots;
 
   constructor(options: KubernetesDriverOptions) {
     this.options = options;
@@ -105,6 +108,11 @@ export class KubernetesDriver implements SandboxDriver {
     this.networking = kc.makeApiClient(NetworkingV1Api);
     this.authorization = kc.makeApiClient(AuthorizationV1Api);
     const namespace = options.placement.namespace;
+    this.snapshots = new WorkspaceSnapshots(
+      { core: this.core, custom: kc.makeApiClient(CustomObjectsApi), networking: this.networking },
+      namespace,
+      options.placement.snapshotClassName,
+    );
     this.lease = new LeaderLease(kc.makeApiClient(CoordinationV1Api), {
       namespace,
       name: GC_LEASE,
@@ -452,6 +460,10 @@ export class KubernetesDriver implements SandboxDriver {
     const namespace = this.options.placement.namespace;
     const labelSelector = `${DRIVER_SELECTOR},${SANDBOX_ID}=${sandboxId}`;
     try {
+      await this.snapshots.removeAll(sandboxId).catch((err) => {
+        // No snapshot API (404): nothing to remove.
+        if (statusCode(err) !== 404) throw err;
+      });
       const claims = await this.core.listNamespacedPersistentVolumeClaim({ namespace, labelSelector });
       for (const claim of claims.items) {
         await this.core
@@ -460,6 +472,24 @@ export class KubernetesDriver implements SandboxDriver {
             if (statusCode(err) !== 404) throw err;
           });
       }
+    } catch (err) {
+      throw new Error(`Kubernetes API server: ${apiMessage(err)}`);
+    }
+  }
+
+  async snapshotWorkspace(_sandboxId: string, slug: string, revision: number): Promise<string | undefined> {
+    this.checkAvailable();
+    try {
+      return await this.snapshots.take(slug, revision);
+    } catch (err) {
+      throw new Error(`Kubernetes API server: ${apiMessage(err)}`);
+    }
+  }
+
+  async restoreWorkspaceSnapshot(_sandboxId: string, slug: string, ref: string): Promise<void> {
+    this.checkAvailable();
+    try {
+      await this.snapshots.restore(slug, ref);
     } catch (err) {
       throw new Error(`Kubernetes API server: ${apiMessage(err)}`);
     }

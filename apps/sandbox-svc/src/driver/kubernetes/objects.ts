@@ -24,6 +24,8 @@ export interface KubernetesPlacement {
   nodeSelector?: Record<string, string>;
   tolerations?: V1Toleration[];
   storageClassName?: string;
+  /** VolumeSnapshotClass for workspace snapshots; the cluster's default class when unset. */
+  snapshotClassName?: string;
   /** Workspace claim size when the sandbox sets no `diskMiB`. */
   workspaceSize: string;
   /** Limits applied where the sandbox sets none (the restricted profile wants every one bounded). */

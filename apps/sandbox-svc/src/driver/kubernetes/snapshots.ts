@@ -1,0 +1,161 @@
+import type { CoreV1Api, CustomObjectsApi, NetworkingV1Api, V1PersistentVolumeClaim } from "@kubernetes/client-node";
+import { statusCode } from "./api-errors.ts";
+import { claimName, envSecretName, SANDBOX_ID } from "./objects.ts";
+
+const GROUP = "snapshot.storage.k8s.io";
+const VERSION = "v1";
+const DEFAULT_CLASS = "snapshot.storage.kubernetes.io/is-default-class";
+
+interface NamedObject {
+  metadata?: { name?: string; annotations?: Record<string, string> };
+}
+
+/**
+ * Workspace snapshots as VolumeSnapshots, where the cluster has them: the capability is detected
+ * once (the snapshot API group answers and offers a class: the configured one, else the default
+ * one); without it the caller falls back to a tar stream over exec. A snapshot is not owned by the
+ * claim (a restore replaces the claim); deleting the sandbox deletes its snapshots by label.
+ */
+export class WorkspaceSnapshots {
+  private readonly core: CoreV1Api;
+  private readonly custom: CustomObjectsApi;
+  private readonly networking: NetworkingV1Api;
+  private readonly namespace: string;
+  private readonly configuredClass: string | undefined;
+  private detected: string | null | undefined;
+
+  constructor(
+    apis: { core: CoreV1Api; custom: CustomObjectsApi; networking: NetworkingV1Api },
+    namespace: string,
+    configuredClass?: string,
+  ) {
+    this.core = apis.core;
+    this.custom = apis.custom;
+    this.networking = apis.networking;
+    this.namespace = namespace;
+    this.configuredClass = configuredClass;
+  }
+
+  /** The VolumeSnapshotClass to use, or null when the cluster has none (answers are kept once known). */
+  async snapshotClass(): Promise<string | null> {
+    if (this.detected !== undefined) return this.detected;
+    let items: NamedObject[];
+    try {
+      items =
+        (
+          (await this.custom.listClusterCustomObject({
+            group: GROUP,
+            version: VERSION,
+            plural: "volumesnapshotclasses",
+          })) as { items?: NamedObject[] }
+        ).items ?? [];
+    } catch (err) {
+      // No such API group (404): no snapshots here. Anything else may pass: ask again next time.
+      if (statusCode(err) === 404) this.detected = null;
+      return null;
+    }
+    const names = items.map((i) => i.metadata?.name).filter((n): n is string => Boolean(n));
+    const chosen = this.configuredClass
+      ? names.find((n) => n === this.configuredClass)
+      : (items.find((i) => i.metadata?.annotations?.[DEFAULT_CLASS] === "true")?.metadata?.name ??
+        (names.length === 1 ? names[0] : undefined));
+    this.detected = chosen ?? null;
+    return this.detected;
+  }
+
+  /** Snapshots the sandbox's workspace claim as `<slug>-r<revision>`; undefined without the capability. */
+  async take(slug: string, revision: number): Promise<string | undefined> {
+    const volumeSnapshotClassName = await this.snapshotClass();
+    if (!volumeSnapshotClassName) return undefined;
+    const claim = await this.core.readNamespacedPersistentVolumeClaim({
+      namespace: this.namespace,
+      name: claimName(slug),
+    });
+    const name = `${slug}-r${revision}`;
+    const body = {
+      apiVersion: `${GROUP}/${VERSION}`,
+      kind: "VolumeSnapshot",
+      metadata: { name, namespace: this.namespace, labels: claim.metadata?.labels ?? {} },
+      spec: { volumeSnapshotClassName, source: { persistentVolumeClaimName: claimName(slug) } },
+    };
+    try {
+      await this.custom.createNamespacedCustomObject({
+        group: GROUP,
+        version: VERSION,
+        namespace: this.namespace,
+        plural: "volumesnapshots",
+        body,
+      });
+    } catch (err) {
+      if (statusCode(err) !== 409) throw err;
+    }
+    return name;
+  }
+
+  /**
+   * Replaces a stopped sandbox's workspace claim by a new one provisioned from the snapshot `ref`
+   * (same name and spec, `dataSource` the snapshot). Waits for the old claim to be gone first.
+   */
+  async restore(slug: string, ref: string, timeoutMs = 60_000): Promise<void> {
+    const namespace = this.namespace;
+    const name = claimName(slug);
+    const old = await this.core.readNamespacedPersistentVolumeClaim({ namespace, name });
+    const gone = (err: unknown) => {
+      if (statusCode(err) !== 404) throw err;
+    };
+    // What the old claim owns goes now, not whenever the garbage collector gets to it: the next
+    // start creates them anew, owned by the new claim.
+    await this.networking.deleteNamespacedNetworkPolicy({ namespace, name: slug }).catch(gone);
+    await this.core.deleteNamespacedSecret({ namespace, name: envSecretName(slug) }).catch(gone);
+    await this.core.deleteNamespacedPersistentVolumeClaim({ namespace, name });
+    // The claim's protection finalizer holds it while a Pod uses it; the sandbox is stopped.
+    const deadline = Date.now() + timeoutMs;
+    for (let wait = 100; ; wait = Math.min(wait * 2, 2000)) {
+      try {
+        await this.core.readNamespacedPersistentVolumeClaim({ namespace, name });
+      } catch (err) {
+        if (statusCode(err) === 404) break;
+        throw err;
+      }
+      if (Date.now() > deadline) throw new Error(`claim ${name} was not deleted within ${timeoutMs / 1000} s`);
+      await new Promise((r) => setTimeout(r, wait));
+    }
+    const body: V1PersistentVolumeClaim = {
+      apiVersion: "v1",
+      kind: "PersistentVolumeClaim",
+      metadata: { name, namespace, labels: old.metadata?.labels ?? {} },
+      spec: {
+        accessModes: old.spec?.accessModes ?? ["ReadWriteOnce"],
+        resources: { requests: old.spec?.resources?.requests ?? {} },
+        ...(old.spec?.storageClassName ? { storageClassName: old.spec.storageClassName } : {}),
+        dataSource: { apiGroup: GROUP, kind: "VolumeSnapshot", name: ref },
+      },
+    };
+    await this.core.createNamespacedPersistentVolumeClaim({ namespace, body });
+  }
+
+  /** Deletes every snapshot of a sandbox (it was deleted). */
+  async removeAll(sandboxId: string): Promise<void> {
+    if ((await this.snapshotClass()) === null && this.detected === null) return;
+    const list = (await this.custom.listNamespacedCustomObject({
+      group: GROUP,
+      version: VERSION,
+      namespace: this.namespace,
+      plural: "volumesnapshots",
+      labelSelector: `${SANDBOX_ID}=${sandboxId}`,
+    })) as { items?: NamedObject[] };
+    for (const item of list.items ?? []) {
+      await this.custom
+        .deleteNamespacedCustomObject({
+          group: GROUP,
+          version: VERSION,
+          namespace: this.namespace,
+          plural: "volumesnapshots",
+          name: item.metadata?.name as string,
+        })
+        .catch((err) => {
+          if (statusCode(err) !== 404) throw err;
+        });
+    }
+  }
+}

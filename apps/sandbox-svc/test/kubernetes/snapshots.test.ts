@@ -1,0 +1,98 @@
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import type { Database } from "@agentplane/db";
+import { databaseTargets } from "@agentplane/db/testing";
+import type { Caller } from "@agentplane/service-kit";
+import { type FakeKubeApiServer, validateKubeObject } from "@agentplane/testkit/kube";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { execInSandbox } from "../../src/services/exec.ts";
+import {
+  createSandbox,
+  deleteSandbox,
+  getSandboxRow,
+  rollbackSandbox,
+  stopSandbox,
+  updateSandbox,
+} from "../../src/services/sandboxes.ts";
+import { archivesOf } from "../../src/services/workspace-archives.ts";
+import { NS, startFakeKube } from "./fixture.ts";
+import { replica } from "./replica.ts";
+
+const P = "prj_snap";
+const actor: Caller = { principal: { type: "user", id: "usr_snap" }, orgId: "org_snap" };
+const SNAPSHOTS = "snapshot.storage.k8s.io/volumesnapshots";
+const postgres = (await databaseTargets()).find((t) => t.name === "postgres");
+
+describe.skipIf(!postgres?.available)(`workspace revisions as VolumeSnapshots${postgres?.reason ?? ""}`, () => {
+  let fake: FakeKubeApiServer;
+  let database: Database;
+  let cleanup: () => Promise<void>;
+  let a: Awaited<ReturnType<typeof replica>>;
+  beforeAll(async () => {
+    fake = await startFakeKube();
+    // The cluster offers snapshots: a default VolumeSnapshotClass.
+    fake.store.create("snapshot.storage.k8s.io/volumesnapshotclasses", undefined, {
+      apiVersion: "snapshot.storage.k8s.io/v1",
+      kind: "VolumeSnapshotClass",
+      metadata: { name: "csi-snapshots", annotations: { "snapshot.storage.kubernetes.io/is-default-class": "true" } },
+      driver: "csi.example.com",
+      deletionPolicy: "Delete",
+    } as never);
+    const opened = await (postgres as NonNullable<typeof postgres>).open();
+    database = opened.database;
+    cleanup = opened.cleanup;
+    a = await replica(database, fake);
+  });
+  afterAll(async () => {
+    await a?.close();
+    await cleanup?.();
+    await fake?.close();
+  });
+
+  it("snapshots the workspace a revision leaves and restores it into a new claim, running or stopped", async () => {
+    const created = await createSandbox(a.deps, actor, P, { name: "snapshots", labels: {}, start: true });
+    const run = async (command: string) =>
+      execInSandbox(a.deps, actor, await getSandboxRow(a.deps, P, created.id), { command, timeoutMs: 10_000 });
+    const claim = () => fake.store.get("/persistentvolumeclaims", NS, `${created.slug}-workspace`);
+    await run("echo one > file");
+    await updateSandbox(a.deps, actor, P, created.id, { env: { STAGE: "two" } });
+    // Revision 1's workspace is a VolumeSnapshot of the claim, labelled with the sandbox, not owned by the claim.
+    const snapshot = fake.store.get(SNAPSHOTS, NS, `${created.slug}-r1`);
+    expect(snapshot?.spec).toEqual({
+      volumeSnapshotClassName: "csi-snapshots",
+      source: { persistentVolumeClaimName: `${created.slug}-workspace` },
+    });
+    expect(snapshot?.metadata.labels?.["agentplane.dev/sandbox-id"]).toBe(created.id);
+    expect(snapshot?.metadata.ownerReferences ?? []).toEqual([]);
+    expect((await archivesOf(a.deps, created.id)).get(1)).toEqual({ method: "volume-snapshot", sizeBytes: 0 });
+
+    await run("echo two > file && echo extra > added");
+    const firstClaim = claim()?.metadata.uid;
+    await rollbackSandbox(a.deps, actor, P, created.id, 1);
+    // A new claim, provisioned from the snapshot, mounted by the new Pod.
+    expect(claim()?.metadata.uid).not.toBe(firstClaim);
+    expect(claim()?.spec?.dataSource).toEqual({
+      apiGroup: "snapshot.storage.k8s.io",
+      kind: "VolumeSnapshot",
+      name: `${created.slug}-r1`,
+    });
+    expect((await getSandboxRow(a.deps, P, created.id)).state).toBe("running");
+    expect((await run("cat file; ls")).stdout).toBe("one\nfile\n");
+    expect(() => validateKubeObject(claim() as never)).not.toThrow();
+    // Its NetworkPolicy and Secret belong to the new claim (the old one's were removed with it).
+    const owner = claim()?.metadata.uid;
+    expect(
+      fake.store.get("networking.k8s.io/networkpolicies", NS, created.slug)?.metadata.ownerReferences?.[0]?.uid,
+    ).toBe(owner);
+    expect(fake.store.get("/secrets", NS, `${created.slug}-env`)?.metadata.ownerReferences?.[0]?.uid).toBe(owner);
+
+    // A stopped sandbox's rollback restores its workspace too: revision 2's snapshot ("two").
+    await stopSandbox(a.deps, actor, P, created.id);
+    await rollbackSandbox(a.deps, actor, P, created.id, 2);
+    const dir = fake.claimDir(NS, `${created.slug}-workspace`);
+    expect(readFileSync(join(dir, "file"), "utf8")).toBe("two\n");
+
+    await deleteSandbox(a.deps, actor, P, created.id);
+    expect(fake.store.list(SNAPSHOTS, NS).filter((s) => s.metadata.name.startsWith(created.slug))).toEqual([]);
+  });
+});
