@@ -1,9 +1,9 @@
 import { once } from "node:events";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import { type CallOutcome, UpstreamCall } from "@agentplane/service-kit";
 import { Agent } from "undici";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { type CallOutcome, UpstreamCall } from "../src/proxy/upstream-call.ts";
 
 type Route = (req: IncomingMessage, res: ServerResponse) => void;
 const routes = new Map<string, Route>();

@@ -2,12 +2,14 @@ import { INTERNAL_IDENTITY_HEADER, type Principal, REQUEST_ID_HEADER } from "@ag
 import { eventId } from "@agentplane/events";
 import { ProblemError, problemResponse } from "@agentplane/problem-details";
 import {
+  type CallOutcome,
   type DecisionCache,
   HOP_BY_HOP_HEADERS,
   type IdentityVerifier,
   type Logger,
   NULL_BODY_STATUSES,
   type ServiceClient,
+  UpstreamCall,
 } from "@agentplane/service-kit";
 import { injectTraceparent, nameRequestSpan, startChildSpan } from "@agentplane/telemetry";
 import type { Dispatcher } from "undici";
@@ -19,7 +21,6 @@ import { analyzeRequest, type EstimatePrice, estimateMicroUsd } from "./request.
 import { signSigV4 } from "./sigv4.ts";
 import type { SpendGate } from "./spend.ts";
 import { parseLlmPath, resolveUpstream } from "./target.ts";
-import { type CallOutcome, UpstreamCall } from "./upstream-call.ts";
 import { UsageMeter } from "./usage.ts";
 
 export interface ProxyDeps {

@@ -10,9 +10,10 @@ export interface UpstreamRequest {
   path: string;
   method: Dispatcher.HttpMethod;
   headers: Record<string, string>;
-  body: Buffer | undefined;
-  headersTimeout: number;
-  bodyTimeout: number;
+  body?: Uint8Array | string | AsyncIterable<Uint8Array> | null | undefined;
+  /** Default: the dispatcher's. */
+  headersTimeout?: number;
+  bodyTimeout?: number;
 }
 
 export interface UpstreamCallEvents {
@@ -31,7 +32,9 @@ export interface UpstreamCallEvents {
 const HIGH_WATER_MARK = 64 * 1024;
 
 /**
- * One call to the upstream on the dispatcher's keep-alive pool, read straight from the HTTP
+ * The one undici dispatch handler of the platform (the gateway's HTTP dispatch through
+ * `dispatchRequest` and the inference proxy's upstream calls both use it). One call on the
+ * dispatcher's keep-alive pool, read straight from the HTTP
  * parser: no Node Readable, no abort signal, no async iterator per call. Chunks that arrive with
  * the headers are held; when the whole answer came with them (a small JSON answer) `complete`
  * gives it as one buffer, so the client gets status, headers and body in a single write.
@@ -53,9 +56,10 @@ export class UpstreamCall implements Dispatcher.DispatchHandler {
   private error: Error | null = null;
   private sink: ReadableStreamDefaultController<Uint8Array> | null = null;
   private outcome: CallOutcome | null = null;
-  private readonly events: UpstreamCallEvents;
+  private collector: { resolve: (body: Uint8Array) => void; reject: (err: Error) => void } | null = null;
+  private readonly events: UpstreamCallEvents | undefined;
 
-  constructor(dispatcher: Dispatcher, request: UpstreamRequest, events: UpstreamCallEvents) {
+  constructor(dispatcher: Dispatcher, request: UpstreamRequest, events?: UpstreamCallEvents) {
     this.events = events;
     this.started = new Promise<void>((resolve, reject) => {
       this.resolveStarted = resolve;
@@ -67,9 +71,9 @@ export class UpstreamCall implements Dispatcher.DispatchHandler {
         path: request.path,
         method: request.method,
         headers: request.headers,
-        body: request.body ?? null,
-        headersTimeout: request.headersTimeout,
-        bodyTimeout: request.bodyTimeout,
+        body: (request.body ?? null) as Dispatcher.DispatchOptions["body"],
+        ...(request.headersTimeout !== undefined ? { headersTimeout: request.headersTimeout } : {}),
+        ...(request.bodyTimeout !== undefined ? { bodyTimeout: request.bodyTimeout } : {}),
       },
       this,
     );
@@ -91,6 +95,21 @@ export class UpstreamCall implements Dispatcher.DispatchHandler {
     this.held = [];
     this.end("complete");
     return body;
+  }
+
+  /**
+   * The whole answer once it has arrived, for one whose declared length is known to be small: the
+   * socket is not paused meanwhile (nobody reads before the end). Rejects if the answer breaks.
+   */
+  whole(): Promise<Uint8Array> {
+    const body = this.complete();
+    if (body) return Promise.resolve(body);
+    if (this.error) return Promise.reject(this.error);
+    const whole = new Promise<Uint8Array>((resolve, reject) => {
+      this.collector = { resolve, reject };
+    });
+    this.controller?.resume();
+    return whole;
   }
 
   /** The answer as a web stream, starting with what arrived so far. */
@@ -121,14 +140,16 @@ export class UpstreamCall implements Dispatcher.DispatchHandler {
   }
 
   onResponseStart(_controller: Dispatcher.DispatchController, statusCode: number, headers: IncomingHttpHeaders): void {
+    // An interim answer (103 Early Hints): the final one follows.
+    if (statusCode < 200) return;
     this.status = statusCode;
     this.headers = headers;
-    this.events.onStart(statusCode, headers);
+    this.events?.onStart(statusCode, headers);
     this.resolveStarted();
   }
 
   onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void {
-    this.events.onChunk(chunk);
+    this.events?.onChunk(chunk);
     const sink = this.sink;
     if (sink) {
       sink.enqueue(chunk);
@@ -137,11 +158,17 @@ export class UpstreamCall implements Dispatcher.DispatchHandler {
     }
     this.held.push(chunk);
     this.heldBytes += chunk.byteLength;
-    if (this.heldBytes >= HIGH_WATER_MARK) controller.pause();
+    if (this.heldBytes >= HIGH_WATER_MARK && !this.collector) controller.pause();
   }
 
   onResponseEnd(): void {
     this.ended = true;
+    if (this.collector) {
+      const { resolve } = this.collector;
+      this.collector = null;
+      resolve(this.complete() as Uint8Array);
+      return;
+    }
     if (this.sink) {
       this.sink.close();
       this.end("complete");
@@ -155,6 +182,13 @@ export class UpstreamCall implements Dispatcher.DispatchHandler {
       return;
     }
     this.error = err;
+    if (this.collector) {
+      const { reject } = this.collector;
+      this.collector = null;
+      reject(err);
+      this.end(this.abortReason ? "aborted" : "failed");
+      return;
+    }
     if (this.sink) this.fail(err);
   }
 
@@ -172,6 +206,6 @@ export class UpstreamCall implements Dispatcher.DispatchHandler {
   private end(outcome: CallOutcome): void {
     if (this.outcome) return;
     this.outcome = outcome;
-    this.events.onEnd(outcome);
+    this.events?.onEnd(outcome);
   }
 }
