@@ -22,6 +22,7 @@ const BENCHES: Record<string, string> = {
   cli: "cli.ts",
   telemetry: "telemetry.ts",
   console: "console.ts",
+  "platform-start": "platform-start.ts",
 };
 
 const wanted = process.argv.slice(2);

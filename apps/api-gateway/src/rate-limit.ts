@@ -1,5 +1,6 @@
+import { createRequire } from "node:module";
 import type { Logger } from "@agentplane/service-kit";
-import { Redis } from "ioredis";
+import type { Redis } from "ioredis";
 import type { RateLimitConfig } from "./config.ts";
 
 export interface RateLimitResult {
@@ -228,7 +229,9 @@ export function createRateLimiter(options: {
 } {
   const rateLimit = { limit: options.limitPerMinute, windowSeconds: 60 };
   if (!options.redisUrl) return { rateLimiter: new MemoryRateLimiter(rateLimit), rateLimit, close: () => {} };
-  const redis = new Redis(options.redisUrl, { maxRetriesPerRequest: 1 });
+  // Loaded only here (ioredis is CommonJS): a gateway without Redis never loads the client.
+  const { Redis: RedisClient } = createRequire(import.meta.url)("ioredis") as typeof import("ioredis");
+  const redis = new RedisClient(options.redisUrl, { maxRetriesPerRequest: 1 });
   // Once connected, no offline queue: while Redis is down a hit fails at once (and fails open)
   // instead of holding the request until a reconnect. Before the first connection, hits wait.
   redis.once("ready", () => {

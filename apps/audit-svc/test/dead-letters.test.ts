@@ -1,6 +1,7 @@
 import { AUDIT_RECORDED } from "@agentplane/contracts";
 import { type Database, openDatabase } from "@agentplane/db";
-import { BullMqBus, MemoryBus } from "@agentplane/events";
+import { MemoryBus } from "@agentplane/events";
+import { BullMqBus } from "@agentplane/events/bullmq";
 import {
   createTestDatabase,
   requirePostgres,

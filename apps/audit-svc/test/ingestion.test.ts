@@ -3,7 +3,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { AUDIT_RECORDED } from "@agentplane/contracts";
 import { type Database, migrateToLatest, openDatabase } from "@agentplane/db";
-import { BullMqBus, createOutbox, MemoryBus, outboxMigrations } from "@agentplane/events";
+import { createOutbox, MemoryBus, outboxMigrations } from "@agentplane/events";
+import { BullMqBus } from "@agentplane/events/bullmq";
 import {
   createTestDatabase,
   requirePostgres,

@@ -1,6 +1,6 @@
 import { type DecisionResponse, GOVERNANCE_INTERNAL } from "@agentplane/contracts";
 import { databaseTargets } from "@agentplane/db/testing";
-import { BullMqBus } from "@agentplane/events";
+import { BullMqBus } from "@agentplane/events/bullmq";
 import { requireRedis, TEST_REDIS_URL, testRedisPrefix } from "@agentplane/testkit";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { type Harness, json, startHarness } from "./fixtures/harness.ts";

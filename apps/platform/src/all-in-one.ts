@@ -1,4 +1,4 @@
-import { mkdirSync } from "node:fs";
+import { existsSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { openDatabase } from "@agentplane/db";
 import { createBus } from "@agentplane/events";
@@ -17,10 +17,22 @@ export async function runAllInOne(rawEnv: Record<string, string | undefined>): P
   const dataDir = dataDirOf(env);
   mkdirSync(dataDir, { recursive: true });
   const databaseUrl = env.DATABASE_URL ?? `pglite://${join(dataDir, "pgdata")}`;
+  // What a start is doing, while it does it: the first start initialises the embedded database.
+  const started = performance.now();
+  const step = (msg: string) => logger.info({ elapsedMs: Math.round(performance.now() - started) }, msg);
+  const embedded = databaseUrl.startsWith("pglite://");
+  if (embedded) {
+    step(
+      existsSync(join(dataDir, "pgdata", "PG_VERSION"))
+        ? "opening the embedded database"
+        : "initialising the embedded database (first start only)",
+    );
+  }
   const database = await openDatabase(databaseUrl, {
     upkeep: { onError: (err) => logger.warn({ err: err.message }, "embedded database upkeep failed") },
   });
-  const bus = createBus({ redisUrl: env.REDIS_URL });
+  step("starting services and applying migrations");
+  const bus = await createBus({ redisUrl: env.REDIS_URL });
   const inference = inferenceConfigFromSettings(env);
   const closeStorage = async () => {
     await bus.close();
@@ -33,6 +45,7 @@ export async function runAllInOne(rawEnv: Record<string, string | undefined>): P
       throw err;
     },
   );
+  step("services ready");
   let runtime: LocalRuntime | undefined;
   if (env.AGENT_RUNTIME === "on") {
     try {

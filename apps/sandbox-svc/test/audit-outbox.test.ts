@@ -1,6 +1,7 @@
 import { AUDIT_RECORDED, type AuditRecorded } from "@agentplane/contracts";
 import { type Database, migrateToLatest, openDatabase } from "@agentplane/db";
-import { BullMqBus, createOutbox, MemoryBus, outboxMigrations } from "@agentplane/events";
+import { createOutbox, MemoryBus, outboxMigrations } from "@agentplane/events";
+import { BullMqBus } from "@agentplane/events/bullmq";
 import { silentLogger } from "@agentplane/service-kit";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { SANDBOX_SCHEMA } from "../src/app.ts";

@@ -1,6 +1,6 @@
 import { AUDIT_RECORDED, type AuditRecorded } from "@agentplane/contracts";
 import { type Database, openDatabase } from "@agentplane/db";
-import { BullMqBus } from "@agentplane/events";
+import { BullMqBus } from "@agentplane/events/bullmq";
 import { createTestDatabase, requirePostgres, requireRedis, testRedisPrefix } from "@agentplane/testkit";
 import { sql } from "kysely";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";

@@ -120,12 +120,29 @@ async function probePostgres(sql: postgres.Sql, url: string, options: OpenDataba
   options.onCreated?.(database);
 }
 
+/**
+ * The embedded database's server settings. Postgres's default 128 MB of shared buffers lives in
+ * PGlite's WebAssembly memory, which never shrinks: most of the embedded platform's resident memory
+ * at rest. The embedded mode's data is small and the files behind it stay in the OS page cache, so
+ * 32 MB serves it; a larger installation belongs on Postgres.
+ */
+const EMBEDDED_START_PARAMS = [
+  ...PGlite.defaultStartParams,
+  "-c",
+  "shared_buffers=32MB",
+  "-c",
+  "wal_buffers=1MB",
+  "-c",
+  "temp_buffers=2MB",
+];
+
 /** Opens `postgres://…`/`postgresql://…` with postgres.js, or `pglite://<dir>` / `pglite://memory` in process. */
 export async function openDatabase(url: string, options: OpenDatabaseOptions = {}): Promise<Database> {
   if (url.startsWith("pglite://")) {
     const dir = pgliteDir(url);
     const pg = await PGlite.create({
       ...(dir ? { dataDir: dir } : {}),
+      startParams: EMBEDDED_START_PARAMS,
       parsers: { [INT8_OID]: (value: string) => Number(value) },
     });
     const kysely = new Kysely({ dialect: tracedDialect(new PGliteDialect(pg)) });

@@ -1,5 +1,4 @@
 export { BufferedPublisher, type BufferedPublisherOptions } from "./buffered-publisher.ts";
-export { BullMqBus, type BullMqBusOptions } from "./bullmq-bus.ts";
 export type { Bus, EventEnvelope, EventHandler, SubscribeOptions, Subscription } from "./bus.ts";
 export { envelope } from "./bus.ts";
 export { createBus } from "./create-bus.ts";

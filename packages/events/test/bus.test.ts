@@ -1,7 +1,8 @@
 import { requireRedis, TEST_REDIS_URL, testRedisPrefix } from "@agentplane/testkit";
 import { describe, expect, it, vi } from "vitest";
+import { BullMqBus } from "../src/bullmq-bus.ts";
 import { isoNow } from "../src/bus.ts";
-import { BullMqBus, type Bus, type EventEnvelope, MemoryBus } from "../src/index.ts";
+import { type Bus, type EventEnvelope, MemoryBus } from "../src/index.ts";
 
 function waitFor(check: () => boolean, timeoutMs = 10_000): Promise<void> {
   const start = Date.now();

@@ -5,7 +5,8 @@ import { migrateToLatest } from "@agentplane/db";
 import { databaseTargets } from "@agentplane/db/testing";
 import { OwnRedis, requireRedis, testRedisPrefix } from "@agentplane/testkit";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { BufferedPublisher, BullMqBus, createOutbox, outboxMigrations } from "../src/index.ts";
+import { BullMqBus } from "../src/bullmq-bus.ts";
+import { BufferedPublisher, createOutbox, outboxMigrations } from "../src/index.ts";
 
 const redis = await requireRedis();
 const targets = (await databaseTargets()).filter((t) => t.name === "postgres");

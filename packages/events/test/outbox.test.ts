@@ -3,14 +3,8 @@ import { databaseTargets } from "@agentplane/db/testing";
 import { OwnRedis, requireRedis, testRedisPrefix } from "@agentplane/testkit";
 import { sql } from "kysely";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import {
-  BufferedPublisher,
-  BullMqBus,
-  createOutbox,
-  MemoryBus,
-  type OutboxOptions,
-  outboxMigrations,
-} from "../src/index.ts";
+import { BullMqBus } from "../src/bullmq-bus.ts";
+import { BufferedPublisher, createOutbox, MemoryBus, type OutboxOptions, outboxMigrations } from "../src/index.ts";
 
 function waitFor(check: () => boolean | Promise<boolean>, timeoutMs = 20_000): Promise<void> {
   const start = Date.now();

@@ -111,7 +111,7 @@ export async function runService<E extends DeploymentEnv, S extends RunnableServ
   });
   const upkeep = { onError: (err: Error) => logger.warn({ err: err.message }, "embedded database upkeep failed") };
   const database = env.DATABASE_URL ? await openDatabase(env.DATABASE_URL, { upkeep }) : undefined;
-  const bus = createBus({ redisUrl: env.REDIS_URL });
+  const bus = await createBus({ redisUrl: env.REDIS_URL });
   const telemetry = createTelemetry(
     telemetrySettings(
       TelemetryEnvSchema.parse({

@@ -1,10 +1,7 @@
 import type { Principal } from "@agentplane/contracts";
 import { ProblemError, problemJson } from "@agentplane/problem-details";
 import { type Authorizer, authorize, type ServiceApp, type ServiceEnv } from "@agentplane/service-kit";
-import { Server } from "@modelcontextprotocol/sdk/server/index.js";
-import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
-import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError } from "@modelcontextprotocol/sdk/types.js";
-import { AjvJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/ajv";
+import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import type { Context } from "hono";
 import type { ConnectorRuntime } from "../connectors/services/runtime.ts";
 import type { ConnectionsContext } from "../context.ts";
@@ -15,6 +12,34 @@ import type { PlatformClients } from "./platform-tools.ts";
 /** The path of the OAuth protected-resource metadata the 401 points MCP clients to (RFC 9728). */
 export const RESOURCE_METADATA_PATH = "/.well-known/oauth-protected-resource";
 const CHANGE_POLL_MS = 5_000;
+
+/**
+ * The MCP SDK's server side, loaded on the first MCP request rather than at start. The SDK server
+ * builds an Ajv instance (with formats) per server unless given one: ~0.25 ms of CPU per request
+ * in stateless mode, so one validator serves every request's server.
+ */
+let serverModules:
+  | Promise<{
+      Server: typeof import("@modelcontextprotocol/sdk/server/index.js").Server;
+      WebStandardStreamableHTTPServerTransport: typeof import("@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js").WebStandardStreamableHTTPServerTransport;
+      types: typeof import("@modelcontextprotocol/sdk/types.js");
+      jsonSchemaValidator: import("@modelcontextprotocol/sdk/validation/ajv").AjvJsonSchemaValidator;
+    }>
+  | undefined;
+function mcpServerModules() {
+  serverModules ??= Promise.all([
+    import("@modelcontextprotocol/sdk/server/index.js"),
+    import("@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js"),
+    import("@modelcontextprotocol/sdk/types.js"),
+    import("@modelcontextprotocol/sdk/validation/ajv"),
+  ]).then(([server, transport, types, ajv]) => ({
+    Server: server.Server,
+    WebStandardStreamableHTTPServerTransport: transport.WebStandardStreamableHTTPServerTransport,
+    types,
+    jsonSchemaValidator: new ajv.AjvJsonSchemaValidator(),
+  }));
+  return serverModules;
+}
 
 /**
  * The platform's MCP endpoints (`/mcp` for an organization, `/projects/{projectId}/mcp` for a
@@ -31,10 +56,9 @@ export function registerMcpEndpoints(
   clients: PlatformClients,
 ): void {
   const catalog = new McpToolCatalog(ctx, runtime, clients);
-  // The SDK server builds an Ajv instance (with formats) per server unless given one: ~0.25 ms of
-  // CPU per request in stateless mode. One for the endpoint serves every request's server.
-  const jsonSchemaValidator = new AjvJsonSchemaValidator();
   const handle = async (c: Context<ServiceEnv>, projectId: string | undefined) => {
+    const { Server, WebStandardStreamableHTTPServerTransport, types, jsonSchemaValidator } = await mcpServerModules();
+    const { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError } = types;
     const principal = c.get("principal");
     if (!principal) {
       return problemJson(

@@ -1,6 +1,5 @@
 import type { ResolveCredentialRequest, ResolveCredentialResponse } from "@agentplane/contracts";
 import { ProblemError } from "@agentplane/problem-details";
-import { AssumeRoleCommand, STSClient } from "@aws-sdk/client-sts";
 import { sql } from "kysely";
 import { LRUCache } from "lru-cache";
 import type { StsConfig } from "../config.ts";
@@ -22,6 +21,8 @@ async function assumeRole(
   const cached = sessions.get(key);
   if (cached) return cached;
   const region = fields.region ?? sts.region ?? "us-east-1";
+  // The AWS SDK is loaded on the first role credential, not when the service starts.
+  const { AssumeRoleCommand, STSClient } = await import("@aws-sdk/client-sts");
   const client = new STSClient({
     region,
     ...(sts.endpoint ? { endpoint: sts.endpoint } : {}),

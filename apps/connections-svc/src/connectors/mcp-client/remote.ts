@@ -1,7 +1,5 @@
 import { FetchRefusedError, type SafeFetcher } from "@agentplane/service-kit/outbound";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { SSEClientTransport } from "@modelcontextprotocol/sdk/client/sse.js";
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import type { FetchLike } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { LRUCache } from "lru-cache";
@@ -16,12 +14,34 @@ export interface RemoteServer {
   headers: Record<string, string>;
 }
 
+/** The MCP SDK's client side, loaded when a connector first talks to a server (not at start). */
+let clientModules:
+  | Promise<{
+      Client: typeof import("@modelcontextprotocol/sdk/client/index.js").Client;
+      SSEClientTransport: typeof import("@modelcontextprotocol/sdk/client/sse.js").SSEClientTransport;
+      StreamableHTTPClientTransport: typeof import("@modelcontextprotocol/sdk/client/streamableHttp.js").StreamableHTTPClientTransport;
+    }>
+  | undefined;
+function mcpClientModules() {
+  clientModules ??= Promise.all([
+    import("@modelcontextprotocol/sdk/client/index.js"),
+    import("@modelcontextprotocol/sdk/client/sse.js"),
+    import("@modelcontextprotocol/sdk/client/streamableHttp.js"),
+  ]).then(([index, sse, streamable]) => ({
+    Client: index.Client,
+    SSEClientTransport: sse.SSEClientTransport,
+    StreamableHTTPClientTransport: streamable.StreamableHTTPClientTransport,
+  }));
+  return clientModules;
+}
+
 /**
  * Connects to a remote MCP server with the official SDK client: Streamable HTTP first and, when the
  * server answers that attempt with a 4xx, the older HTTP+SSE transport. Every request goes through
  * the SSRF-safe fetcher.
  */
 export async function connectRemote(server: RemoteServer, fetcher: SafeFetcher): Promise<Client> {
+  const { Client, SSEClientTransport, StreamableHTTPClientTransport } = await mcpClientModules();
   const fetchLike = fetcher.fetch as unknown as FetchLike;
   const requestInit = { headers: server.headers };
   const url = new URL(server.url);

@@ -1,7 +1,5 @@
+import { createRequire } from "node:module";
 import { badRequest, type FieldError } from "@agentplane/problem-details";
-import { dereference, validate } from "@readme/openapi-parser";
-import { convertObj } from "swagger2openapi";
-import { parse as parseYaml } from "yaml";
 
 /** A dereferenced OpenAPI 3.x document. `$ref` cycles become object cycles (cut when tools are built). */
 export interface OpenApiDocument {
@@ -21,13 +19,19 @@ export interface LoadedDescription {
 
 const FRAME_LINES = 12;
 
+/** YAML, loaded (synchronously, from its CommonJS build) when the first YAML description arrives. */
+function parseYaml(text: string): unknown {
+  const { parse } = createRequire(import.meta.url)("yaml") as typeof import("yaml");
+  return parse(text, { maxAliasCount: 100 });
+}
+
 /** Turns the text (JSON or YAML) or object into a plain object; a syntax error is a 400 naming `spec`. */
 export function parseDescriptionText(input: string | object, pointer = "/spec"): Record<string, unknown> {
   if (typeof input !== "string") return structuredClone(input) as Record<string, unknown>;
   const text = input.trim();
   let parsed: unknown;
   try {
-    parsed = text.startsWith("{") ? JSON.parse(text) : parseYaml(text, { maxAliasCount: 100 });
+    parsed = text.startsWith("{") ? JSON.parse(text) : parseYaml(text);
   } catch (error) {
     throw badRequest("The description is neither valid JSON nor valid YAML", [
       { pointer, message: (error as Error).message.split("\n").slice(0, FRAME_LINES).join("\n") },
@@ -53,6 +57,7 @@ export async function loadOpenApiDescription(input: string | object, pointer = "
   if (raw.swagger === "2.0") {
     sourceVersion = "2.0";
     try {
+      const { convertObj } = await import("swagger2openapi");
       const converted = await convertObj(raw as never, { patch: true, warnOnly: true, resolve: false } as never);
       raw = converted.openapi as unknown as Record<string, unknown>;
       warnings.push("Swagger 2.0 description converted to OpenAPI 3.0");
@@ -70,6 +75,8 @@ export async function loadOpenApiDescription(input: string | object, pointer = "
     ]);
   }
   const options = { resolve: { external: false, file: false }, timeoutMs: 10_000 };
+  // The parser is loaded when a description is first loaded, not when the service starts.
+  const { dereference, validate } = await import("@readme/openapi-parser");
   const result = await validate(structuredClone(raw) as never, options);
   if (!result.valid) {
     const errors: FieldError[] = result.errors.map((e) => ({ pointer, message: trimFrame(e.message) }));

@@ -1,7 +1,8 @@
 import { EventEmitter } from "node:events";
+import { createRequire } from "node:module";
 import { type Authorizer, DecisionCache } from "@agentplane/service-kit";
 import type { SafeFetcher } from "@agentplane/service-kit/outbound";
-import { Ajv, type ValidateFunction } from "ajv";
+import type { Ajv, ValidateFunction } from "ajv";
 import type { Kysely } from "kysely";
 import { LRUCache } from "lru-cache";
 import type { ConnectionsContext } from "../../context.ts";
@@ -49,7 +50,15 @@ export class ConnectorRuntime {
   readonly decisions = new DecisionCache({ callerService: "connections", ttlMs: DECISION_FRESH_MS });
   /** Tool call audit records, committed before each call answers (group commit across concurrent calls). */
   readonly audit: CallAuditWriter;
-  private readonly ajv = new Ajv({ strict: false, validateFormats: false, allErrors: true });
+  private ajvInstance: Ajv | undefined;
+  /** Ajv (CommonJS) is loaded when the first tool input is checked, not when the service starts. */
+  private get ajv(): Ajv {
+    if (!this.ajvInstance) {
+      const { Ajv: AjvClass } = createRequire(import.meta.url)("ajv") as typeof import("ajv");
+      this.ajvInstance = new AjvClass({ strict: false, validateFormats: false, allErrors: true });
+    }
+    return this.ajvInstance;
+  }
   private readonly toolSets = new LRUCache<string, LoadedTools>({ max: 500 });
 
   constructor(ctx: ConnectionsContext) {

@@ -2,7 +2,6 @@ import { testAwsConnectionRoute } from "@agentplane/contracts";
 import { notFound, ProblemError } from "@agentplane/problem-details";
 import { authorize, type ServiceApp } from "@agentplane/service-kit";
 import { FetchRefusedError } from "@agentplane/service-kit/outbound";
-import { GetCallerIdentityCommand, STSClient } from "@aws-sdk/client-sts";
 import { outboundStsHandler } from "../../aws/sts-handler.ts";
 import { awsUnreachable } from "../../aws/upstream.ts";
 import { awsEndpoint, findAwsConnection } from "../../services/aws-connections.ts";
@@ -21,6 +20,8 @@ export function registerTestAwsConnection(app: ServiceApp, ctx: ConnectionsRoute
     );
     const region = connection.default_region;
     const endpoint = awsEndpoint(connection, "sts", region);
+    // The AWS SDK is loaded on the first test, not when the service starts.
+    const { GetCallerIdentityCommand, STSClient } = await import("@aws-sdk/client-sts");
     const sts = new STSClient({
       region,
       endpoint: endpoint.toString(),
