@@ -9,7 +9,7 @@ import { auditTrailQuery } from "../apps/audit-svc/src/services/audit-records.ts
 import type { AuditRecorded } from "../packages/contracts/src/index.ts";
 import { AUDIT_RECORDED, type Principal } from "../packages/contracts/src/index.ts";
 import { openDatabase } from "../packages/db/src/index.ts";
-import { BullMqBus } from "../packages/events/src/index.ts";
+import { BullMqBus } from "../packages/events/src/bullmq-bus.ts";
 import { generateInternalKeys, signIdentity, silentLogger } from "../packages/service-kit/src/index.ts";
 import { createTestDatabase, TEST_REDIS_URL, testRedisPrefix } from "../packages/testkit/src/index.ts";
 
