@@ -8,6 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { openDatabase } from "@agentplane/db";
 import { MemoryBus } from "@agentplane/events";
+import type { Caller } from "@agentplane/service-kit";
 import { silentLogger } from "@agentplane/service-kit";
 import { FakeKubeApiServer } from "@agentplane/testkit/kube";
 import { SANDBOX_SCHEMA } from "../apps/sandbox-svc/src/app.ts";
@@ -16,7 +17,6 @@ import { kubernetesConfigFrom } from "../apps/sandbox-svc/src/driver/kubernetes/
 import { createKubernetesDriver } from "../apps/sandbox-svc/src/driver/kubernetes/index.ts";
 import { LocalDriver } from "../apps/sandbox-svc/src/driver/local/local-driver.ts";
 import type { SandboxDriver } from "../apps/sandbox-svc/src/driver/types.ts";
-import type { Actor } from "../apps/sandbox-svc/src/services/context.ts";
 import { execInSandbox } from "../apps/sandbox-svc/src/services/exec.ts";
 import { createSandbox, deleteSandbox } from "../apps/sandbox-svc/src/services/sandboxes.ts";
 import { migrateToLatest } from "../packages/db/src/migrate.ts";
@@ -35,7 +35,7 @@ const database = await openDatabase("pglite://memory");
 await migrateToLatest(database, SANDBOX_SCHEMA, migrations);
 const logger = silentLogger();
 const bus = new MemoryBus();
-const actor: Actor = { principal: { type: "user", id: "usr_bench" }, orgId: "org_bench" };
+const actor: Caller = { principal: { type: "user", id: "usr_bench" }, orgId: "org_bench" };
 
 const drivers: Record<string, SandboxDriver> = {
   local: new LocalDriver({ dataDir, logger }),

@@ -8,12 +8,13 @@ import { join } from "node:path";
 import { GOVERNANCE_INTERNAL } from "@agentplane/contracts";
 import { openDatabase } from "@agentplane/db";
 import { MemoryBus } from "@agentplane/events";
+import type { Caller } from "@agentplane/service-kit";
 import { generateInternalKeys, inProcessFetch, ServiceClient, silentLogger } from "@agentplane/service-kit";
 import { createGovernanceService } from "../apps/governance-svc/src/app.ts";
 import { SANDBOX_SCHEMA } from "../apps/sandbox-svc/src/app.ts";
 import { migrations } from "../apps/sandbox-svc/src/db/migrations/index.ts";
 import { LocalDriver } from "../apps/sandbox-svc/src/driver/local/local-driver.ts";
-import type { Actor, SandboxDeps } from "../apps/sandbox-svc/src/services/context.ts";
+import type { SandboxDeps } from "../apps/sandbox-svc/src/services/context.ts";
 import { execInSandbox } from "../apps/sandbox-svc/src/services/exec.ts";
 import { createSandbox, getSandboxRow } from "../apps/sandbox-svc/src/services/sandboxes.ts";
 import { migrateToLatest } from "../packages/db/src/migrate.ts";
@@ -65,7 +66,7 @@ for (let i = 0; i < POLICIES; i++) {
 const driver = new LocalDriver({ dataDir, logger });
 const base = sandboxDeps(database, bus, driver, logger);
 const governed: SandboxDeps = { ...base, governance };
-const actor: Actor = { principal: admin, orgId: ORG };
+const actor: Caller = { principal: admin, orgId: ORG };
 const row = await createSandbox(base, actor, P, { name: "bench", labels: {}, start: true });
 const live = await getSandboxRow(base, P, row.id);
 

@@ -37,7 +37,9 @@ export const PolicyDecision = z
   .object({
     decision: z.enum(["allow", "deny"]),
     enforced: z.boolean().describe("False when only dryrun bindings denied: the request would proceed"),
-    reasons: z.array(DecisionReason.openapi("PolicyDecisionReason")),
+    reasons: z
+      .array(DecisionReason.openapi("PolicyDecisionReason"))
+      .describe("The rules that decided a deny (empty on allow)"),
     policies: z
       .array(
         z.object({

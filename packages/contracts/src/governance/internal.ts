@@ -58,7 +58,10 @@ export const DecisionReason = z.object({
    * True when the rule named is a `forbid` that matched; absent when the deny is that no permit
    * applied (the reason then names the permits to widen, or `default-deny`).
    */
-  forbid: z.boolean().optional(),
+  forbid: z
+    .boolean()
+    .optional()
+    .describe("True when the rule named is a forbid that matched; absent when no permit applied"),
 });
 export type DecisionReason = z.infer<typeof DecisionReason>;
 

@@ -145,7 +145,7 @@ export const SandboxRevisionSchema = z
           .describe(
             "`volume-snapshot`: a VolumeSnapshot of the workspace's claim (Kubernetes with a VolumeSnapshotClass); `tar`: a gzipped tar stream of the workspace, taken over exec",
           ),
-        sizeBytes: z.number().int(),
+        sizeBytes: z.number().int().describe("Size of the stored workspace in bytes"),
       })
       .nullable()
       .describe(

@@ -17,7 +17,7 @@ const InvitationToken = z.string().min(20).max(200).describe("The token from the
 export const InvitationPreview = z
   .object({
     id: z.string(),
-    orgName: z.string(),
+    orgName: z.string().describe("The inviting organization's name"),
     email: z.string(),
     role: OrgRoleSchema,
     status: z.enum(INVITATION_STATUSES),
@@ -41,7 +41,11 @@ export const RedeemInvitationBody = z
   .openapi("RedeemInvitation");
 
 export const RedeemedInvitation = z
-  .object({ acceptance: InvitationAcceptance, session: OpenedSession.shape.session, csrfToken: z.string() })
+  .object({
+    acceptance: InvitationAcceptance,
+    session: OpenedSession.shape.session,
+    csrfToken: z.string().describe("The session's CSRF token, sent back as x-csrf-token on mutating requests"),
+  })
   .openapi("RedeemedInvitation");
 export type RedeemedInvitation = z.infer<typeof RedeemedInvitation>;
 

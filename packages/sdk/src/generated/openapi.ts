@@ -2962,6 +2962,7 @@ export interface components {
         InvitationPreview: {
             /** @description The id, prefixed by kind */
             id: string;
+            /** @description The inviting organization's name */
             orgName: string;
             /** @description An email address */
             email: string;
@@ -2990,6 +2991,7 @@ export interface components {
         RedeemedInvitation: {
             acceptance: components["schemas"]["InvitationAcceptance"];
             session: components["schemas"]["BrowserSession"];
+            /** @description The session's CSRF token, sent back as x-csrf-token on mutating requests */
             csrfToken: string;
         };
         RedeemInvitation: {
@@ -3369,6 +3371,7 @@ export interface components {
                  * @enum {string}
                  */
                 method: "tar" | "volume-snapshot";
+                /** @description Size of the stored workspace in bytes */
                 sizeBytes: number;
             } | null;
         };
@@ -4212,6 +4215,7 @@ export interface components {
             decision: "allow" | "deny";
             /** @description False when only dryrun bindings denied: the request would proceed */
             enforced: boolean;
+            /** @description The rules that decided a deny (empty on allow) */
             reasons: components["schemas"]["PolicyDecisionReason"][];
             /** @description The bound policy versions evaluated */
             policies?: {
@@ -4244,6 +4248,7 @@ export interface components {
              * @enum {string}
              */
             mode: "enforce" | "dryrun";
+            /** @description True when the rule named is a forbid that matched; absent when no permit applied */
             forbid?: boolean;
         };
         PolicyDecisionQuery: {
