@@ -23,11 +23,16 @@ export interface MeetingCall {
   start(page: Page): Promise<void>;
   /** Set when the call cannot go on (the realtime connection is gone). */
   readonly failure: string | undefined;
+  /** The call cannot go on: say so in the meeting when a realtime session can still be had. */
+  apologize(timeoutMs?: number): Promise<boolean>;
   /** Ends the audio; the record of what was said. */
   stop(): Promise<CallRecord>;
 }
 
 const BYTES_PER_SECOND = 24_000 * 2;
+
+export const APOLOGY_INSTRUCTIONS =
+  "Apologise in one short sentence: a technical problem with your voice connection means you have to leave the meeting now.";
 
 /** Bridges the meeting page's audio and the vendor's realtime API. */
 export class RealtimeMeetingCall implements MeetingCall {
@@ -94,18 +99,92 @@ export class RealtimeMeetingCall implements MeetingCall {
     );
   }
 
+  /**
+   * One fresh session, used for nothing but the apology: it is spoken into the meeting, then the
+   * session closes. False when no session could be had or the answer did not finish in time.
+   */
+  async apologize(timeoutMs = 15_000): Promise<boolean> {
+    const page = this.#page;
+    if (!page) return false;
+    let done: () => void = () => {};
+    const finished = new Promise<void>((resolve) => {
+      done = resolve;
+    });
+    const client = new RealtimeClient(
+      { ...this.#options, connectTimeoutMs: Math.min(this.#options.connectTimeoutMs ?? 5_000, timeoutMs) },
+      {
+        onAudio: (pcm) => {
+          this.#outBytes += pcm.length;
+          void this.#evaluate("play", pcm.toString("base64"));
+        },
+        onAnswer: (text) => {
+          if (text) this.#answers.push(text);
+        },
+        onResponseDone: () => done(),
+      },
+    );
+    const timer = new Promise<boolean>((resolve) => setTimeout(() => resolve(false), timeoutMs).unref());
+    try {
+      const spoken = await Promise.race([
+        (async () => {
+          await client.connect();
+          client.respond(APOLOGY_INSTRUCTIONS);
+          await finished;
+          return true;
+        })(),
+        timer,
+      ]);
+      if (spoken) await this.#evaluate("drain");
+      return spoken;
+    } catch {
+      return false;
+    } finally {
+      this.#usageOf(client);
+      client.close();
+    }
+  }
+
+  /** Sessions opened after the main one (the apology's): their usage counts too. */
+  readonly #extra: RealtimeClient[] = [];
+
+  #usageOf(client: RealtimeClient): void {
+    this.#extra.push(client);
+  }
+
+  #evaluate(fn: string, arg?: string): Promise<void> {
+    const page = this.#page;
+    if (!page) return Promise.resolve();
+    return page
+      .evaluate(
+        ([f, a]) => {
+          const bridge = (globalThis as unknown as { __agentplaneAudio: Record<string, (x?: string) => unknown> })
+            .__agentplaneAudio;
+          return bridge[f as string]?.(a);
+        },
+        [fn, arg] as const,
+      )
+      .then(
+        () => {},
+        () => {},
+      );
+  }
+
   async stop(): Promise<CallRecord> {
     await this.#page
       ?.evaluate(() => (globalThis as unknown as { __agentplaneAudio?: { stop(): void } }).__agentplaneAudio?.stop())
       .catch(() => {});
     this.#client?.close();
-    const usage = this.#client?.usage ?? {
+    const usage: RealtimeUsage = {
       responses: 0,
       inputTokens: 0,
       outputTokens: 0,
       inputAudioTokens: 0,
       outputAudioTokens: 0,
     };
+    for (const client of [this.#client, ...this.#extra]) {
+      if (!client) continue;
+      for (const key of Object.keys(usage) as (keyof RealtimeUsage)[]) usage[key] += client.usage[key];
+    }
     return {
       transcripts: [...this.#transcripts],
       answers: [...this.#answers],

@@ -182,7 +182,10 @@ export class MeetingBrowser implements MeetingController {
   async #stayInCall(page: Page, admittedAt: number, call: MeetingCall | undefined): Promise<void> {
     for (;;) {
       this.#checkLeave();
-      if (call?.failure) this.#end("ended", `the voice connection failed: ${call.failure}`);
+      if (call?.failure) {
+        await call.apologize();
+        this.#end("ended", `the voice connection failed: ${call.failure}`);
+      }
       const state = await this.#read(page);
       if (state === "ended" || state === "denied") this.#end("ended", "the meeting ended");
       if (Date.now() - admittedAt >= this.#o.meetingCapMs) {

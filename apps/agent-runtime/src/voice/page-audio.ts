@@ -113,6 +113,12 @@ const BRIDGE = `function bridge(binding) {
       source.onended = () => queued.delete(source);
       stats.played++;
     },
+    // Resolves once everything queued has been played.
+    drain() {
+      const c = audio();
+      const left = Math.max(0, nextTime - c.currentTime);
+      return new Promise((resolve) => setTimeout(resolve, left * 1000 + 100));
+    },
     flush() {
       for (const source of queued) source.stop();
       queued.clear();

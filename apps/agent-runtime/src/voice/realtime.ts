@@ -35,6 +35,8 @@ export interface RealtimeHandlers {
   onAudio?(pcm: Buffer): void;
   /** Someone spoke over the agent: drop queued playback. */
   onFlush?(): void;
+  /** An answer finished (or was cancelled). */
+  onResponseDone?(): void;
   /** The transcript of what the model said in one answer. */
   onAnswer?(text: string): void;
   /** Every finished transcript, and whether it addressed the agent. */
@@ -201,6 +203,7 @@ export class RealtimeClient {
         return;
       case "response.done": {
         this.#response = undefined;
+        this.#handlers.onResponseDone?.();
         const usage = (event.response as { usage?: Record<string, unknown> } | undefined)?.usage;
         this.usage.responses++;
         if (usage) {

@@ -172,5 +172,67 @@ describe.skipIf(!chromium.available || !espeak.available)(
       expect(attrs["realtime.output_audio_ms"]).toBeGreaterThanOrEqual(550);
       expect(attrs["realtime.output_audio_ms"]).toBeLessThanOrEqual(650);
     }, 30_000);
+
+    it("apologises aloud and leaves when the realtime connection is lost for good", async () => {
+      const second = await startTestRuntime(fake, {
+        env: {
+          VOICE_API_KEY: "vk-test",
+          VOICE_API_URL: realtime.url,
+          MEETING_BOT_EMAIL: account.email,
+          MEETING_BOT_PASSWORD: account.password,
+        },
+        runtimeOptions: { voice: { meetingHosts: [meeting.host] } },
+      });
+      try {
+        const threads = await second.json<{ items: Array<{ id: string; main: boolean }> }>("GET", "/agents/threads");
+        const thread = threads.body.items.find((t) => t.main)?.id as string;
+        fake.respond = scripted([calls("join_meeting", { url: meeting.meetingUrl }), text("Joining.")]);
+        await readSse(await second.request("POST", `/agents/threads/${thread}/messages`, { text: "Join again." }));
+        await until(() => meeting.state() === "waiting", "the second request to join");
+        const before = realtime.connections.length;
+        const leftBefore = meeting.left;
+        meeting.admit();
+        await until(() => realtime.connections.length === before + 1, "the call's realtime session");
+        const listener = await participantBrowser.newPage();
+        await listener.goto(meeting.participantUrl);
+        await listener.evaluate(() => (globalThis as unknown as { joined: Promise<void> }).joined);
+        await until(
+          () => listener.evaluate(() => (globalThis as unknown as { heard: { connected: boolean } }).heard.connected),
+          "the listener's WebRTC connection",
+        );
+
+        // Dropped, reconnected once, dropped again: the call cannot go on.
+        realtime.dropConnections();
+        await until(() => realtime.connections.length === before + 2, "the one reconnect");
+        await new Promise((r) => setTimeout(r, 300));
+        realtime.dropConnections();
+
+        // A fresh session speaks the apology into the meeting, then the bot leaves.
+        await until(() => realtime.connections.length === before + 3, "the apology's session", 20_000);
+        await until(
+          () =>
+            realtime.events.some(
+              (e) =>
+                e.connection === before + 2 &&
+                e.event.type === "response.create" &&
+                /apologi[sz]e/i.test(String((e.event.response as { instructions?: string })?.instructions)),
+            ),
+          "the apology's response.create",
+        );
+        await until(
+          () => listener.evaluate(() => (globalThis as unknown as { heard: { loudMs: number } }).heard.loudMs > 200),
+          "the apology at the listener",
+        );
+        await until(() => meeting.left === leftBefore + 1, "the bot's leave");
+        fake.respond = scripted([calls("meeting_status", {}), text("Done.")]);
+        await readSse(await second.request("POST", `/agents/threads/${thread}/messages`, { text: "Status?" }));
+        const status = JSON.parse(toolResultsOf(fake.requests.at(-1)?.body ?? {})[0]?.content ?? "{}");
+        expect(status).toMatchObject({ state: "ended" });
+        expect(status.reason).toMatch(/^the voice connection failed: the realtime connection dropped again/);
+        await listener.close();
+      } finally {
+        await second.close();
+      }
+    }, 60_000);
   },
 );
