@@ -28,7 +28,10 @@ export type AuthorizationQuestion = AuthorizeRequest & { sandboxId?: string };
  * What an authorization question is about: an organization, or a project (with the sandbox it
  * reads, for authorizers that decide sandbox tokens, which may read their own sandbox only).
  */
-export type AuthzScope = { orgId: string } | { projectId: string; sandboxId?: string };
+export type AuthzScope = ({ orgId: string } | { projectId: string; sandboxId?: string }) & {
+  /** The resource a 404 names instead of the org or project ("Cluster cl_1"): one loaded by id. */
+  resource?: string;
+};
 
 /** Who asks, before authorization: the principal and the request it came in. */
 export interface Requester {
@@ -53,47 +56,36 @@ export interface Caller extends Requester {
 /** A caller authorized on a project. */
 export type ProjectCaller = Caller & { projectId: string };
 
-export interface AuthorizeOptions {
-  /** The 404 to answer instead of the scope's own (a resource loaded by id names itself). */
-  notFound?: () => Error;
-}
-
 /**
  * The one authorization call of every service. Throws 404 when the principal cannot see the org or
- * project (ids do not leak across organizations), 403 when it can but its role is too low (an API
- * token acts with the lower of its own role and its user's, as tenancy decides). Returns the caller
- * to hand to service verbs. `from` is the request's context in a handler, or who asks elsewhere
- * (a WebSocket upgrade, an ingress request).
+ * project (ids do not leak across organizations; `scope.resource` names a resource loaded by id in
+ * that 404), 403 when it can but its role is too low (an API token acts with the lower of its own
+ * role and its user's, as tenancy decides). Returns the caller to hand to service verbs. `from` is
+ * the request's context in a handler, or who asks elsewhere (a WebSocket upgrade, an ingress request).
  */
 export async function authorize(
   from: ServiceContext | Requester,
   authorizer: Authorizer,
   permission: Permission,
-  scope: { projectId: string; sandboxId?: string },
-  options?: AuthorizeOptions,
+  scope: { projectId: string; sandboxId?: string; resource?: string },
 ): Promise<ProjectCaller>;
 export async function authorize(
   from: ServiceContext | Requester,
   authorizer: Authorizer,
   permission: Permission,
   scope: AuthzScope,
-  options?: AuthorizeOptions,
 ): Promise<Caller>;
 export async function authorize(
   from: ServiceContext | Requester,
   authorizer: Authorizer,
   permission: Permission,
   scope: AuthzScope,
-  options: AuthorizeOptions = {},
 ): Promise<Caller> {
   const requester = requesterOf(from);
-  const notFound = () =>
-    options.notFound?.() ??
-    new ProblemError("not-found", {
-      detail:
-        "orgId" in scope ? `Organization ${scope.orgId} was not found` : `Project ${scope.projectId} was not found`,
-    });
-  const result = noteDecision(await authorizer.check({ principal: requester.principal, permission, ...scope }));
+  const { resource, ...question } = scope;
+  const what = resource ?? ("orgId" in scope ? `Organization ${scope.orgId}` : `Project ${scope.projectId}`);
+  const notFound = () => new ProblemError("not-found", { detail: `${what} was not found` });
+  const result = noteDecision(await authorizer.check({ principal: requester.principal, permission, ...question }));
   if (result.decision === "not_found") throw notFound();
   if (result.decision === "forbidden") {
     throw new ProblemError("forbidden", {

@@ -10,7 +10,6 @@ export {
 } from "./app.ts";
 export {
   type AuthorizationQuestion,
-  type AuthorizeOptions,
   type Authorizer,
   type AuthzScope,
   authorize,

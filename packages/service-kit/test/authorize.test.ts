@@ -1,5 +1,4 @@
 import type { AuthorizeResponse, Principal } from "@agentplane/contracts";
-import { notFound } from "@agentplane/problem-details";
 import { describe, expect, it } from "vitest";
 import { type AuthorizationQuestion, type Authorizer, authorize, withSandboxTokens } from "../src/index.ts";
 
@@ -49,13 +48,7 @@ describe("authorize, the one authorization call", () => {
       detail: "Project prj_x was not found",
     });
     await expect(
-      authorize(
-        who,
-        authorizer,
-        "connections:read",
-        { projectId: "prj_x" },
-        { notFound: () => notFound("Cluster", "cl_1") },
-      ),
+      authorize(who, authorizer, "connections:read", { projectId: "prj_x", resource: "Cluster cl_1" }),
     ).rejects.toMatchObject({ status: 404, detail: "Cluster cl_1 was not found" });
     await expect(authorize(who, authorizer, "sandboxes:write", { projectId: "prj_b" })).rejects.toMatchObject({
       status: 403,

@@ -32,6 +32,11 @@ function loadAwsConnection(ctx: ConnectionsContext, id: string): Promise<AwsConn
   return ctx.db.selectFrom("aws_connections").selectAll().where("id", "=", id).executeTakeFirst();
 }
 
+/** What authorizing on an AWS connection asks: its project, answering 404 in the connection's name. */
+export function awsConnectionScope(connection: AwsConnectionRow): { projectId: string; resource: string } {
+  return { projectId: connection.project_id, resource: `AWS connection ${connection.id}` };
+}
+
 /** The connection rows the proxy reads on every request (see RowCache for staleness). */
 export const proxiedAwsConnections = perContext(
   (ctx) => new RowCache<AwsConnectionRow>((id) => loadAwsConnection(ctx, id)),

@@ -50,6 +50,11 @@ export async function findCluster(
   return cluster;
 }
 
+/** What authorizing on a cluster asks: its project, answering 404 in the cluster's name. */
+export function clusterScope(cluster: ClusterRow): { projectId: string; resource: string } {
+  return { projectId: cluster.project_id, resource: `Cluster ${cluster.id}` };
+}
+
 /** The cluster rows the proxy reads on every request (see RowCache for staleness). */
 export const proxiedClusters = perContext(
   (ctx) =>

@@ -95,3 +95,8 @@ export async function getConnectorRow(db: Kysely<ConnectionsDb>, id: string): Pr
   if (!row) throw notFound("Connector", id);
   return row;
 }
+
+/** What authorizing on a connector asks: its project, answering 404 in the connector's name. */
+export function connectorScope(row: ConnectorRow): { projectId: string; resource: string } {
+  return { projectId: row.project_id, resource: `Connector ${row.id}` };
+}

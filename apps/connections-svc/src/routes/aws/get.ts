@@ -1,5 +1,4 @@
 import { getAwsConnectionRoute } from "@agentplane/contracts";
-import { notFound } from "@agentplane/problem-details";
 import { authorize, type ServiceApp } from "@agentplane/service-kit";
 import * as aws from "../../services/aws-connections.ts";
 import type { ConnectionsRouteContext } from "../context.ts";
@@ -8,13 +7,7 @@ export function registerGetAwsConnection(app: ServiceApp, ctx: ConnectionsRouteC
   app.openapi(getAwsConnectionRoute, async (c) => {
     const connectionId = c.req.valid("param").connectionId;
     const connection = await aws.findAwsConnection(ctx, connectionId);
-    const _caller = await authorize(
-      c,
-      ctx.authorizer,
-      "connections:read",
-      { projectId: connection.project_id },
-      { notFound: () => notFound("AWS connection", connectionId) },
-    );
+    const _caller = await authorize(c, ctx.authorizer, "connections:read", aws.awsConnectionScope(connection));
     return c.json(aws.serializeAwsConnection(connection), 200);
   });
 }

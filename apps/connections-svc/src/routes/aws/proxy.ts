@@ -1,11 +1,10 @@
 import { recordStandaloneEvent } from "@agentplane/events";
-import { notFound } from "@agentplane/problem-details";
 import { authorize, type ServiceApp } from "@agentplane/service-kit";
 import { parseAwsCall } from "../../aws/operation.ts";
 import { resignRequest } from "../../aws/resign.ts";
 import { sendToAws } from "../../aws/upstream.ts";
 import { assertSafeProxyPath } from "../../clusters/k8s-attributes.ts";
-import { awsEndpoint, findAwsConnection } from "../../services/aws-connections.ts";
+import { awsConnectionScope, awsEndpoint, findAwsConnection } from "../../services/aws-connections.ts";
 import { decide, enforcedDeny, policyDenied } from "../../services/governance.ts";
 import { proxyAuthorizer } from "../../services/proxy-authorizer.ts";
 import type { ConnectionsRouteContext } from "../context.ts";
@@ -23,13 +22,7 @@ export function registerAwsProxy(app: ServiceApp, ctx: ConnectionsRouteContext):
   app.on(["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD"], paths, async (c) => {
     const connectionId = c.req.param("connectionId") ?? "";
     const connection = await findAwsConnection(ctx, connectionId, { cached: true });
-    const caller = await authorize(
-      c,
-      proxyAuthorizer(ctx),
-      "connectors:call",
-      { projectId: connection.project_id },
-      { notFound: () => notFound("AWS connection", connectionId) },
-    );
+    const caller = await authorize(c, proxyAuthorizer(ctx), "connectors:call", awsConnectionScope(connection));
     const url = new URL(c.req.url);
     const path = PREFIX.exec(url.pathname)?.[1] || "/";
     assertSafeProxyPath(path);

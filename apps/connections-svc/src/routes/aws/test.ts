@@ -1,23 +1,17 @@
 import { testAwsConnectionRoute } from "@agentplane/contracts";
-import { notFound, ProblemError } from "@agentplane/problem-details";
+import { ProblemError } from "@agentplane/problem-details";
 import { authorize, type ServiceApp } from "@agentplane/service-kit";
 import { FetchRefusedError } from "@agentplane/service-kit/outbound";
 import { outboundStsHandler } from "../../aws/sts-handler.ts";
 import { awsUnreachable } from "../../aws/upstream.ts";
-import { awsEndpoint, findAwsConnection } from "../../services/aws-connections.ts";
+import { awsConnectionScope, awsEndpoint, findAwsConnection } from "../../services/aws-connections.ts";
 import type { ConnectionsRouteContext } from "../context.ts";
 
 export function registerTestAwsConnection(app: ServiceApp, ctx: ConnectionsRouteContext): void {
   app.openapi(testAwsConnectionRoute, async (c) => {
     const connectionId = c.req.valid("param").connectionId;
     const connection = await findAwsConnection(ctx, connectionId);
-    const _caller = await authorize(
-      c,
-      ctx.authorizer,
-      "connections:manage",
-      { projectId: connection.project_id },
-      { notFound: () => notFound("AWS connection", connectionId) },
-    );
+    const _caller = await authorize(c, ctx.authorizer, "connections:manage", awsConnectionScope(connection));
     const region = connection.default_region;
     const endpoint = awsEndpoint(connection, "sts", region);
     // The AWS SDK is loaded on the first test, not when the service starts.

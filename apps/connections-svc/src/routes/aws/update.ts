@@ -1,5 +1,4 @@
 import { updateAwsConnectionRoute } from "@agentplane/contracts";
-import { notFound } from "@agentplane/problem-details";
 import { authorize, type ServiceApp } from "@agentplane/service-kit";
 import * as aws from "../../services/aws-connections.ts";
 import type { ConnectionsRouteContext } from "../context.ts";
@@ -8,13 +7,7 @@ export function registerUpdateAwsConnection(app: ServiceApp, ctx: ConnectionsRou
   app.openapi(updateAwsConnectionRoute, async (c) => {
     const connectionId = c.req.valid("param").connectionId;
     const connection = await aws.findAwsConnection(ctx, connectionId);
-    const caller = await authorize(
-      c,
-      ctx.authorizer,
-      "connections:manage",
-      { projectId: connection.project_id },
-      { notFound: () => notFound("AWS connection", connectionId) },
-    );
+    const caller = await authorize(c, ctx.authorizer, "connections:manage", aws.awsConnectionScope(connection));
     const input = c.req.valid("json");
     return c.json(await aws.updateAwsConnection(ctx, caller, { connection, ...input }), 200);
   });

@@ -1,8 +1,7 @@
 import { recordStandaloneEvent } from "@agentplane/events";
-import { notFound } from "@agentplane/problem-details";
 import { authorize, type ServiceApp, type ServiceContext } from "@agentplane/service-kit";
 import { assertSafeProxyPath, parseKubeRequest } from "../../clusters/k8s-attributes.ts";
-import { findCluster } from "../../services/clusters.ts";
+import { clusterScope, findCluster } from "../../services/clusters.ts";
 import { decide, enforcedDeny, policyDenied } from "../../services/governance.ts";
 import { proxyAuthorizer } from "../../services/proxy-authorizer.ts";
 import type { ConnectionsRouteContext } from "../context.ts";
@@ -32,13 +31,7 @@ export function registerClusterProxy(app: ServiceApp, ctx: ConnectionsRouteConte
         : new Uint8Array(await c.req.arrayBuffer());
     const upstream = { method: c.req.method, path: `${path}${search}`, body };
     const cluster = await findCluster(ctx, clusterId, { cached: true });
-    const caller = await authorize(
-      c,
-      proxyAuthorizer(ctx),
-      "connectors:call",
-      { projectId: cluster.project_id },
-      { notFound: () => notFound("Cluster", clusterId) },
-    );
+    const caller = await authorize(c, proxyAuthorizer(ctx), "connectors:call", clusterScope(cluster));
     const attributes = parseKubeRequest(c.req.method, path, new URLSearchParams(search));
     const context = {
       group: attributes.group,

@@ -1,5 +1,4 @@
 import { rotateClusterTunnelTokenRoute } from "@agentplane/contracts";
-import { notFound } from "@agentplane/problem-details";
 import { authorize, type ServiceApp } from "@agentplane/service-kit";
 import * as clusters from "../../services/clusters.ts";
 import type { ConnectionsRouteContext } from "../context.ts";
@@ -8,13 +7,7 @@ export function registerRotateClusterTunnelToken(app: ServiceApp, ctx: Connectio
   app.openapi(rotateClusterTunnelTokenRoute, async (c) => {
     const clusterId = c.req.valid("param").clusterId;
     const cluster = await clusters.findCluster(ctx, clusterId);
-    const caller = await authorize(
-      c,
-      ctx.authorizer,
-      "connections:manage",
-      { projectId: cluster.project_id },
-      { notFound: () => notFound("Cluster", clusterId) },
-    );
+    const caller = await authorize(c, ctx.authorizer, "connections:manage", clusters.clusterScope(cluster));
     const rotated = await clusters.rotateTunnelToken(ctx, caller, { cluster });
     const delivered = await ctx.hub.deliverTunnelToken(cluster.id, rotated.token, rotated.previousTokenId);
     return c.json(

@@ -1,7 +1,8 @@
 import { callConnectorToolRoute } from "@agentplane/contracts";
-import { notFound, ProblemError } from "@agentplane/problem-details";
+import { ProblemError } from "@agentplane/problem-details";
 import { authorize, type ServiceApp } from "@agentplane/service-kit";
 import { callTool, ToolCallDenied } from "../../connectors/services/calls.ts";
+import { connectorScope } from "../../connectors/services/store.ts";
 import type { ConnectionsRouteContext } from "../context.ts";
 import { toolViewer } from "./helpers.ts";
 
@@ -10,13 +11,7 @@ export function registerCallConnectorTool(app: ServiceApp, ctx: ConnectionsRoute
     const { serverId } = c.req.valid("param");
     const body = c.req.valid("json");
     const row = await ctx.connectors.index.row(ctx.db, serverId);
-    const caller = await authorize(
-      c,
-      ctx.connectors.authorizer,
-      "connectors:call",
-      { projectId: row.project_id },
-      { notFound: () => notFound("Connector", serverId) },
-    );
+    const caller = await authorize(c, ctx.connectors.authorizer, "connectors:call", connectorScope(row));
     try {
       const result = await callTool(
         ctx,

@@ -1,21 +1,14 @@
 import { deleteConnectorRoute } from "@agentplane/contracts";
-import { notFound } from "@agentplane/problem-details";
 import { authorize, type ServiceApp } from "@agentplane/service-kit";
 import { deleteConnector } from "../../connectors/services/connectors.ts";
-import { getConnectorRow } from "../../connectors/services/store.ts";
+import { connectorScope, getConnectorRow } from "../../connectors/services/store.ts";
 import type { ConnectionsRouteContext } from "../context.ts";
 
 export function registerDeleteConnector(app: ServiceApp, ctx: ConnectionsRouteContext): void {
   app.openapi(deleteConnectorRoute, async (c) => {
     const { serverId } = c.req.valid("param");
     const row = await getConnectorRow(ctx.db, serverId);
-    const caller = await authorize(
-      c,
-      ctx.authorizer,
-      "connections:manage",
-      { projectId: row.project_id },
-      { notFound: () => notFound("Connector", serverId) },
-    );
+    const caller = await authorize(c, ctx.authorizer, "connections:manage", connectorScope(row));
     await deleteConnector(ctx, ctx.connectors, caller, row);
     return c.body(null, 204);
   });

@@ -1,21 +1,14 @@
 import { getConnectorStatusRoute } from "@agentplane/contracts";
-import { notFound } from "@agentplane/problem-details";
 import { authorize, type ServiceApp } from "@agentplane/service-kit";
 import { countPendingSpecs } from "../../connectors/services/specs.ts";
-import { getConnectorRow, toConnector } from "../../connectors/services/store.ts";
+import { connectorScope, getConnectorRow, toConnector } from "../../connectors/services/store.ts";
 import type { ConnectionsRouteContext } from "../context.ts";
 
 export function registerGetConnectorStatus(app: ServiceApp, ctx: ConnectionsRouteContext): void {
   app.openapi(getConnectorStatusRoute, async (c) => {
     const { serverId } = c.req.valid("param");
     const row = await getConnectorRow(ctx.db, serverId);
-    await authorize(
-      c,
-      ctx.authorizer,
-      "connections:read",
-      { projectId: row.project_id },
-      { notFound: () => notFound("Connector", serverId) },
-    );
+    await authorize(c, ctx.authorizer, "connections:read", connectorScope(row));
     const pendingSpecs = await countPendingSpecs(ctx, row.id);
     const connector = toConnector(row);
     return c.json(

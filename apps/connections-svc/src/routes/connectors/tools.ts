@@ -1,7 +1,7 @@
 import { listConnectorToolsRoute } from "@agentplane/contracts";
-import { notFound } from "@agentplane/problem-details";
 import { authorize, type ServiceApp } from "@agentplane/service-kit";
 import { rowStamp } from "../../connectors/services/hot-index.ts";
+import { connectorScope } from "../../connectors/services/store.ts";
 import { isVisibleTo, viewerKey } from "../../connectors/services/visibility.ts";
 import type { ConnectionsRouteContext } from "../context.ts";
 import { toolViewer } from "./helpers.ts";
@@ -15,13 +15,7 @@ export function registerListConnectorTools(app: ServiceApp, ctx: ConnectionsRout
   app.openapi(listConnectorToolsRoute, async (c) => {
     const { serverId } = c.req.valid("param");
     const row = await ctx.connectors.index.row(ctx.db, serverId);
-    const caller = await authorize(
-      c,
-      ctx.connectors.authorizer,
-      "connections:read",
-      { projectId: row.project_id },
-      { notFound: () => notFound("Connector", serverId) },
-    );
+    const caller = await authorize(c, ctx.connectors.authorizer, "connections:read", connectorScope(row));
     const viewer = toolViewer(caller);
     const loaded = await ctx.connectors.tools(ctx.db, row);
     const settings = await ctx.connectors.index.entrySettings(ctx.db, [row]);

@@ -1,8 +1,7 @@
 import { updateConnectorRoute } from "@agentplane/contracts";
-import { notFound } from "@agentplane/problem-details";
 import { authorize, type ServiceApp } from "@agentplane/service-kit";
 import { updateConnector } from "../../connectors/services/connectors.ts";
-import { getConnectorRow } from "../../connectors/services/store.ts";
+import { connectorScope, getConnectorRow } from "../../connectors/services/store.ts";
 import type { ConnectionsRouteContext } from "../context.ts";
 
 export function registerUpdateConnector(app: ServiceApp, ctx: ConnectionsRouteContext): void {
@@ -10,13 +9,7 @@ export function registerUpdateConnector(app: ServiceApp, ctx: ConnectionsRouteCo
     const { serverId } = c.req.valid("param");
     const body = c.req.valid("json");
     const row = await getConnectorRow(ctx.db, serverId);
-    const caller = await authorize(
-      c,
-      ctx.authorizer,
-      "connections:manage",
-      { projectId: row.project_id },
-      { notFound: () => notFound("Connector", serverId) },
-    );
+    const caller = await authorize(c, ctx.authorizer, "connections:manage", connectorScope(row));
     return c.json(await updateConnector(ctx, ctx.connectors, caller, row, body), 200);
   });
 }

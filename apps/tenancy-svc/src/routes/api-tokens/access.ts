@@ -32,13 +32,10 @@ export async function visibleToken(
     if (row.user_id !== actor.userId || actor.orgId) throw notFound;
     return token;
   }
-  const decision = await authorize(
-    c,
-    ctx.authorizer,
-    "api-tokens:manage",
-    { orgId: row.org_id },
-    { notFound: () => notFound },
-  );
+  const decision = await authorize(c, ctx.authorizer, "api-tokens:manage", {
+    orgId: row.org_id,
+    resource: `API token ${tokenId}`,
+  });
   // The caller's role is already the lower of its token's role and its user's role.
   const callerRole = decision.orgRole;
   const isAdmin = callerRole === "owner" || callerRole === "admin";
