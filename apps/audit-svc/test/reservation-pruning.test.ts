@@ -59,17 +59,19 @@ describe.each(targets)("pruning finished reservations on $name $reason", (target
       await service.spend.settle({ reservationId: settledOld, costMicroUsd: 700 });
       await service.spend.release({ reservationId: releasedOld });
       await service.spend.settle({ reservationId: settledNew, costMicroUsd: 700 });
+      // The active one is kept far from its expiry first: with a 150 ms TTL a slow machine would
+      // expire it too before the sweep below.
+      await db()
+        .updateTable("reservations")
+        .set({ expires_at: new Date(Date.now() + DAY) })
+        .where("id", "=", activeOld)
+        .execute();
       await db()
         .updateTable("reservations")
         .set({ expires_at: new Date(0) })
         .where("id", "=", expiredOld)
         .execute();
       expect(await service.expireReservations()).toBe(1);
-      await db()
-        .updateTable("reservations")
-        .set({ expires_at: new Date(Date.now() + DAY) })
-        .where("id", "=", activeOld)
-        .execute();
       for (const id of [settledOld, releasedOld, expiredOld, activeOld]) await age(id, 8);
       await age(settledNew, 6);
       const holdsOf = async (id: string) =>

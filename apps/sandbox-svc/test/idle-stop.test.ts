@@ -41,11 +41,12 @@ describe.skipIf(!bwrap.available)(`idle auto-stop${bwrap.reason}`, () => {
       start: true,
       idleTimeoutSeconds: 1,
     });
+    // Three seconds, so an exec slowed by a loaded machine still lands within its idle timeout.
     const busy = await createSandbox(fx.deps, fx.actor, P, {
       name: "busy",
       labels: {},
       start: true,
-      idleTimeoutSeconds: 1,
+      idleTimeoutSeconds: 3,
     });
     const never = await createSandbox(fx.deps, fx.actor, P, {
       name: "never",
@@ -60,12 +61,12 @@ describe.skipIf(!bwrap.available)(`idle auto-stop${bwrap.reason}`, () => {
         expect((await execInSandbox(fx.deps, fx.actor, row, { command: "true", timeoutMs: 5000 })).exitCode).toBe(0);
         expect(await state(idle.id)).toBe("stopped");
       },
-      { timeout: 5000, interval: 300 },
+      { timeout: 15_000, interval: 300 },
     );
     expect(await state(busy.id)).toBe("running");
     expect((await fx.driver.status(idle.id)).phase).toBe("stopped");
 
-    await expect.poll(() => state(busy.id), { timeout: 4000, interval: 100 }).toBe("stopped");
+    await expect.poll(() => state(busy.id), { timeout: 10_000, interval: 100 }).toBe("stopped");
     expect(await state(never.id)).toBe("running");
     const stops = fx.events.filter((e) => e.action === "sandbox.stopped");
     expect(stops.map((e) => e.details)).toEqual([{ reason: "idle timeout" }, { reason: "idle timeout" }]);

@@ -1,5 +1,5 @@
 import { type Database, migrateToLatest, openDatabase } from "@agentplane/db";
-import { MemoryBus } from "@agentplane/events";
+import { MemoryBus, outboxMigrations } from "@agentplane/events";
 import { ProblemError } from "@agentplane/problem-details";
 import { type Caller, generateInternalKeys, httpFetch, ServiceClient, silentLogger } from "@agentplane/service-kit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -18,7 +18,8 @@ describe("policy checks fail closed", () => {
 
   beforeAll(async () => {
     database = await openDatabase("pglite://memory");
-    await migrateToLatest(database, SANDBOX_SCHEMA, migrations);
+    // With the outbox's tables, in the order the service applies them (0002 between 0001 and 0003).
+    await migrateToLatest(database, SANDBOX_SCHEMA, { ...migrations, ...outboxMigrations("0002") });
     const keys = await generateInternalKeys();
     deps = {
       db: database.forSchema<SandboxDB>(SANDBOX_SCHEMA),

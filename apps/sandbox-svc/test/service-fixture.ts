@@ -1,5 +1,5 @@
 import { type Database, migrateToLatest } from "@agentplane/db";
-import { type Bus, MemoryBus } from "@agentplane/events";
+import { type Bus, MemoryBus, outboxMigrations } from "@agentplane/events";
 import { type Caller, silentLogger } from "@agentplane/service-kit";
 import { SANDBOX_SCHEMA } from "../src/app.ts";
 import { migrations } from "../src/db/migrations/index.ts";
@@ -26,7 +26,8 @@ export async function verbFixture(
   database: Database,
   options: { driver?: Parameters<typeof newDriver>[0] } = {},
 ): Promise<VerbFixture> {
-  await migrateToLatest(database, SANDBOX_SCHEMA, migrations);
+  // With the outbox's tables, in the order the service applies them (0002 between 0001 and 0003).
+  await migrateToLatest(database, SANDBOX_SCHEMA, { ...migrations, ...outboxMigrations("0002") });
   const bus = new MemoryBus();
   const events: VerbFixture["events"] = [];
   await bus.subscribe("audit.recorded", async (e) => {
