@@ -80,7 +80,11 @@ export class FakeKubelet {
         cpSync(from, this.snapshotDir(ns, metadata.name), { recursive: true });
         queueMicrotask(() =>
           this.store.update(SNAPSHOTS, ns, metadata.name, (o) => {
-            o.status = { readyToUse: true, creationTime: now(), boundVolumeSnapshotContentName: `snapcontent-${o.metadata.uid}` };
+            o.status = {
+              readyToUse: true,
+              creationTime: now(),
+              boundVolumeSnapshotContentName: `snapcontent-${o.metadata.uid}`,
+            };
           }),
         );
       }
