@@ -234,5 +234,63 @@ describe.skipIf(!chromium.available || !espeak.available)(
         await second.close();
       }
     }, 60_000);
+
+    it("stops the agent's answer when the participant speaks over it (barge-in)", async () => {
+      // A long answer at the pace of speech, so there is time to speak over it.
+      const slow = await startRealtimeStandIn({ toneMs: 8_000, deltaMs: 100, deltaIntervalMs: 100 });
+      const third = await startTestRuntime(fake, {
+        env: {
+          VOICE_API_KEY: "vk-test",
+          VOICE_API_URL: slow.url,
+          MEETING_BOT_EMAIL: account.email,
+          MEETING_BOT_PASSWORD: account.password,
+        },
+        runtimeOptions: { voice: { meetingHosts: [meeting.host] } },
+      });
+      try {
+        const threads = await third.json<{ items: Array<{ id: string; main: boolean }> }>("GET", "/agents/threads");
+        const thread = threads.body.items.find((t) => t.main)?.id as string;
+        fake.respond = scripted([calls("join_meeting", { url: meeting.meetingUrl }), text("Joining.")]);
+        await readSse(await third.request("POST", `/agents/threads/${thread}/messages`, { text: "Join." }));
+        await until(() => meeting.state() === "waiting", "the request to join");
+        meeting.admit();
+        await slow.waitFor("session.update", 15_000);
+        const listener = await participantBrowser.newPage();
+        await listener.goto(meeting.participantUrl);
+        await listener.evaluate(() => (globalThis as unknown as { joined: Promise<void> }).joined);
+        await until(
+          () => listener.evaluate(() => (globalThis as unknown as { heard: { connected: boolean } }).heard.connected),
+          "the listener's WebRTC connection",
+        );
+        const speak = () => listener.evaluate(() => (globalThis as unknown as { speak(): Promise<void> }).speak());
+        slow.script(["Hey Prism, what is the status of the release?", "Sorry, one more thing"]);
+        await speak();
+        await slow.waitFor("response.create", 15_000);
+        await until(
+          () => listener.evaluate(() => (globalThis as unknown as { heard: { loudMs: number } }).heard.loudMs > 200),
+          "the answer at the listener",
+        );
+        // Speaking over the answer cancels it and cuts it where its audio got to.
+        const over = speak();
+        const cancel = await slow.waitFor("response.cancel", 15_000);
+        const truncate = await slow.waitFor("conversation.item.truncate", 5_000);
+        expect(cancel.event.type).toBe("response.cancel");
+        expect(Number(truncate.event.audio_end_ms)).toBeGreaterThan(0);
+        expect(Number(truncate.event.audio_end_ms)).toBeLessThan(8_000);
+        // The answer stops reaching the listener long before its 8 s. (The stand-in streams at the
+        // pace of speech here, so this shows the cancel, not the flush of a long queue.)
+        await new Promise((r) => setTimeout(r, 1_000));
+        const heard = () =>
+          listener.evaluate(() => (globalThis as unknown as { heard: { loudMs: number } }).heard.loudMs);
+        const after = await heard();
+        await new Promise((r) => setTimeout(r, 1_500));
+        expect((await heard()) - after).toBeLessThan(300);
+        await over;
+        await listener.close();
+      } finally {
+        await third.close();
+        await slow.close();
+      }
+    }, 60_000);
   },
 );
