@@ -81,6 +81,11 @@ export class RealtimeClient {
   #reconnected = false;
   /** The response being spoken: its assistant item and how much of its audio arrived. */
   #response: { itemId: string | undefined; audioMs: number } | undefined;
+  /**
+   * The last answer's playback: the API sends audio faster than it is spoken, so an answer can
+   * be done (response.done) while the meeting still hears it.
+   */
+  #playback: { itemId: string; startedAt: number; audioMs: number } | undefined;
 
   constructor(options: RealtimeClientOptions, handlers: RealtimeHandlers = {}) {
     this.#options = options;
@@ -191,7 +196,11 @@ export class RealtimeClient {
         const pcm = Buffer.from(String(event.delta ?? ""), "base64");
         if (!this.#response) this.#response = { itemId: undefined, audioMs: 0 };
         this.#response.itemId = String(event.item_id);
-        this.#response.audioMs += (pcm.length / 2 / 24_000) * 1000;
+        const ms = (pcm.length / 2 / 24_000) * 1000;
+        this.#response.audioMs += ms;
+        const itemId = String(event.item_id);
+        if (this.#playback?.itemId !== itemId) this.#playback = { itemId, startedAt: Date.now(), audioMs: 0 };
+        this.#playback.audioMs += ms;
         this.#handlers.onAudio?.(pcm);
         return;
       }
@@ -229,7 +238,23 @@ export class RealtimeClient {
   /** Someone speaks while the agent does: stop the answer and cut it where the audio got to. */
   #bargeIn(): void {
     const response = this.#response;
-    if (!response) return;
+    if (!response) {
+      // Done, but still being played: cut it where playback got to, and drop the rest.
+      const playback = this.#playback;
+      if (!playback) return;
+      const played = Date.now() - playback.startedAt;
+      this.#playback = undefined;
+      if (played >= playback.audioMs) return;
+      this.#send({
+        type: "conversation.item.truncate",
+        item_id: playback.itemId,
+        content_index: 0,
+        audio_end_ms: Math.floor(played),
+      });
+      this.#handlers.onFlush?.();
+      return;
+    }
+    this.#playback = undefined;
     this.#response = undefined;
     this.#send({ type: "response.cancel" });
     if (response.itemId) {

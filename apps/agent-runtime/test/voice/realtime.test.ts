@@ -139,6 +139,21 @@ describe("realtime API client", () => {
     await until(() => client.usage.responses === 1);
   });
 
+  it("flushes an answer that is done but still playing when someone speaks over it", async () => {
+    let flushed = 0;
+    // 3 s of audio arrives in about 0.6 s: response.done comes long before the meeting heard it all.
+    const { stand, client } = await connect({ onFlush: () => flushed++ }, 3000);
+    stand.script(["Prism, summarise please"]);
+    speak(client, 300);
+    await stand.waitFor("response.create");
+    await until(() => client.usage.responses === 1);
+    speak(client, 200, 0);
+    const truncate = await stand.waitFor("conversation.item.truncate");
+    expect(flushed).toBe(1);
+    expect(stand.eventTypes()).not.toContain("response.cancel");
+    expect(Number(truncate.event.audio_end_ms)).toBeLessThan(3000);
+  });
+
   it("reconnects once on a dropped socket, then gives up on the second drop", async () => {
     const failures: string[] = [];
     const { stand, client } = await connect({ onFailed: (reason) => failures.push(reason) });
