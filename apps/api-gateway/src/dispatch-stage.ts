@@ -88,7 +88,9 @@ async function outgoing(core: GatewayCore, r: Routed): Promise<ForwardedRequest 
   const { entry, header } = r;
   const identity = r.principal ? await core.signer.sign(r.principal, entry.service) : undefined;
   const headers = forwardHeaders(r.allHeaders, identity, r.requestId, r.url);
-  stripSessionCookie(headers);
+  // Services never see the session cookie, but for the one page that checks it itself (the device
+  // approval page, with its CSRF form).
+  if (!entry.sessionCookie) stripSessionCookie(headers);
   if (AWS_PROXY_OPERATION.test(entry.operationId)) awsProxyHeaders(header, headers);
   if (LLM_OPERATION.test(entry.operationId)) for (const name of LLM_KEY_HEADERS) delete headers[name];
   let bytes: Uint8Array | undefined;
