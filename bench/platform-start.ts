@@ -51,7 +51,8 @@ interface Started {
 async function startPlatform(dataDir: string): Promise<Started> {
   const port = await freePort();
   const started = performance.now();
-  const child = spawn(process.execPath, [MAIN], {
+  // As `npm start` runs it (scripts/bootstrap.mjs).
+  const child = spawn(process.execPath, ["--max-semi-space-size=2", MAIN], {
     env: {
       ...process.env,
       AGENTPLANE_DATA_DIR: dataDir,

@@ -19,12 +19,14 @@ const cacheHome = process.env.XDG_CACHE_HOME || join(homedir(), ".cache");
 const toolchain = join(cacheHome, "agentplane", "toolchain");
 
 const JOBS = {
-  start: ["node", ["apps/platform/src/main.ts"]],
+  // A small young generation: the all-in-one idles at ~80 MB less resident memory for a little
+  // more garbage-collection work under load (bench/platform-start.ts measures both).
+  start: ["node", ["--max-semi-space-size=2", "apps/platform/src/main.ts"]],
   // The all-in-one platform, restarted whenever a file it imports changes.
   dev: ["node", ["--watch", "apps/platform/src/main.ts"]],
   runtime: ["node", ["apps/agent-runtime/src/main.ts"]],
   tui: ["node", ["apps/agent-runtime/tui/main.ts"]],
-  platform: ["node", ["apps/platform/src/main.ts"]],
+  platform: ["node", ["--max-semi-space-size=2", "apps/platform/src/main.ts"]],
   test: ["pnpm", ["exec", "vitest", "run"]],
   lint: ["pnpm", ["exec", "biome", "check", "."]],
   typecheck: ["node", ["scripts/typecheck.mjs"]],
