@@ -14,6 +14,7 @@ import { peopleRoutes, publicPeopleRoutes } from "./people-routes.tsx";
 
 // The pages with the terminal and the editor load on demand: they carry most of the weight.
 const SandboxesPage = lazy(() => import("./pages/sandboxes.tsx"));
+const SandboxDetailPage = lazy(() => import("./pages/sandbox-detail.tsx"));
 const PolicyEditorPage = lazy(() => import("./pages/policy-editor.tsx"));
 
 export function createConsoleRouter() {
@@ -33,6 +34,7 @@ export function createConsoleRouter() {
         { path: "/orgs/:orgId/policies/new", element: <PolicyEditorPage /> },
         { path: "/orgs/:orgId/policies/:policyId", element: <PolicyEditorPage /> },
         { path: "/projects/:projectId/sandboxes", element: <SandboxesPage /> },
+        { path: "/projects/:projectId/sandboxes/:sandboxId", element: <SandboxDetailPage /> },
         { path: "/account/sessions", element: <SessionsPage /> },
         ...opsRoutes,
         ...peopleRoutes,

@@ -80,7 +80,7 @@ export default function SandboxesPage() {
           {sandboxes.data.items.map((s) => (
             <tr key={s.id}>
               <Td>
-                {s.name}
+                <Link to={`/projects/${projectId}/sandboxes/${s.id}`}>{s.name}</Link>
                 <div className="font-mono text-xs text-slate-600 dark:text-slate-300">{s.id}</div>
               </Td>
               <Td mono>{s.image}</Td>

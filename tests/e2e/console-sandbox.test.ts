@@ -1,0 +1,99 @@
+import { launchChromium, requireChromium } from "@agentplane/testkit/browser";
+import type { Browser, Page } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { screenshot, seriousViolations, signInWithToken } from "./console/browser.ts";
+import { startPlatform } from "./console/platform.ts";
+
+const chromium = requireChromium();
+
+/**
+ * The sandbox detail view in Chromium against the embedded platform: revisions and rollback,
+ * exposed ports, the effective policy and the open shell sessions of one sandbox.
+ */
+describe.skipIf(!chromium.available)(`console sandbox detail${chromium.reason}`, () => {
+  let platform: Awaited<ReturnType<typeof startPlatform>>;
+  let browser: Browser;
+  let page: Page;
+  let projectId: string;
+  let sandboxId: string;
+
+  beforeAll(async () => {
+    platform = await startPlatform();
+    const org = await platform.api<{ id: string }>("POST", "/v1/orgs", { name: "Acme" });
+    const project = await platform.api<{ id: string }>("POST", `/v1/orgs/${org.body.id}/projects`, { name: "web" });
+    expect(project.status).toBe(201);
+    projectId = project.body.id;
+    browser = await launchChromium();
+    const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+    page = await context.newPage();
+    page.setDefaultTimeout(15_000);
+    await signInWithToken(page, platform.url, platform.token);
+  }, 180_000);
+
+  afterAll(async () => {
+    await browser?.close();
+    await platform?.stop();
+  });
+
+  it("creates and starts a sandbox from the list and opens its detail view", async () => {
+    await page.goto(`${platform.url}/projects/${projectId}/sandboxes`);
+    await page.getByRole("button", { name: "New sandbox" }).click();
+    await page.getByRole("dialog").getByLabel("Name").fill("box");
+    await page.getByRole("button", { name: "Create sandbox" }).click();
+    await expect.poll(() => page.getByTestId("state-box").textContent(), { timeout: 30_000 }).toBe("running");
+    await page.getByRole("link", { name: "box", exact: true }).click();
+    await page.waitForURL(/\/sandboxes\/sbx_/);
+    sandboxId = new URL(page.url()).pathname.split("/").at(-1)!;
+    await expect.poll(() => page.getByRole("heading", { name: "Sandbox box" }).isVisible()).toBe(true);
+    expect(await page.getByTestId("current-revision").textContent()).toBe("1");
+    expect(await page.getByText("No ports exposed.").isVisible()).toBe(true);
+  });
+
+  it("shows a new revision with its ports, rolls back after confirming and shows the rollback", async () => {
+    const changed = await platform.api("PATCH", `/v1/projects/${projectId}/sandboxes/${sandboxId}`, {
+      ports: [{ port: 8080, visibility: "public" }],
+      reason: "serve the app",
+    });
+    expect(changed.status).toBe(200);
+    const slug = (changed.body as { slug: string }).slug;
+    await page.reload();
+    await expect.poll(() => page.getByTestId("current-revision").textContent(), { timeout: 30_000 }).toBe("2");
+    const revisions = page.getByRole("table", { name: "Revisions" });
+    await expect.poll(() => revisions.getByRole("row", { name: /serve the app/ }).isVisible()).toBe(true);
+    const ports = page.getByRole("table", { name: "Exposed ports" });
+    await expect.poll(() => ports.textContent()).toContain(`8080-${slug}.`);
+    expect(await ports.textContent()).toContain("public");
+
+    await page.getByRole("button", { name: "Roll back to revision 1" }).click();
+    const dialog = page.getByRole("dialog");
+    await expect.poll(() => dialog.getByText(/The running sandbox restarts/).isVisible()).toBe(true);
+    await dialog.getByLabel("Reason").fill("back to no ports");
+    await dialog.getByRole("button", { name: "Roll back" }).click();
+    await expect.poll(() => dialog.isVisible(), { timeout: 60_000 }).toBe(false);
+    await expect.poll(() => page.getByTestId("current-revision").textContent()).toBe("3");
+    await expect.poll(() => revisions.getByRole("row", { name: /back to no ports/ }).isVisible()).toBe(true);
+    await expect.poll(() => page.getByText("No ports exposed.").isVisible()).toBe(true);
+    const after = await platform.api<{ ports: unknown[]; currentRevision: number }>(
+      "GET",
+      `/v1/projects/${projectId}/sandboxes/${sandboxId}`,
+    );
+    expect(after.body).toMatchObject({ ports: [], currentRevision: 3 });
+  });
+
+  it("shows the effective policy and an open shell session, with no serious accessibility issue", async () => {
+    await expect.poll(() => page.getByTestId("detail-state").textContent(), { timeout: 30_000 }).toBe("running");
+    const opened = await platform.api<{ id: string }>("POST", `/v1/projects/${projectId}/shell-sessions`, {
+      sandboxId,
+    });
+    expect(opened.status).toBe(201);
+    await page.reload();
+    const actions = page.getByRole("table", { name: "Sandbox actions" });
+    await expect.poll(() => actions.getByRole("row", { name: /sandbox:exec/ }).isVisible()).toBe(true);
+    await expect.poll(() => page.getByTestId("egress").textContent()).toMatch(/^Egress: \w+/);
+    const sessions = page.getByRole("table", { name: "Shell sessions" });
+    await expect.poll(() => sessions.getByRole("row", { name: new RegExp(opened.body.id) }).isVisible()).toBe(true);
+    await page.waitForLoadState("networkidle");
+    expect((await seriousViolations(page)).join("\n")).toBe("");
+    await screenshot(page, "sandbox-detail");
+  });
+});
