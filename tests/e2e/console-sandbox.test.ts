@@ -14,13 +14,15 @@ describe.skipIf(!chromium.available)(`console sandbox detail${chromium.reason}`,
   let platform: Awaited<ReturnType<typeof startPlatform>>;
   let browser: Browser;
   let page: Page;
+  let orgId: string;
   let projectId: string;
   let sandboxId: string;
 
   beforeAll(async () => {
     platform = await startPlatform();
     const org = await platform.api<{ id: string }>("POST", "/v1/orgs", { name: "Acme" });
-    const project = await platform.api<{ id: string }>("POST", `/v1/orgs/${org.body.id}/projects`, { name: "web" });
+    orgId = org.body.id;
+    const project = await platform.api<{ id: string }>("POST", `/v1/orgs/${orgId}/projects`, { name: "web" });
     expect(project.status).toBe(201);
     projectId = project.body.id;
     browser = await launchChromium();
@@ -95,5 +97,36 @@ describe.skipIf(!chromium.available)(`console sandbox detail${chromium.reason}`,
     await page.waitForLoadState("networkidle");
     expect((await seriousViolations(page)).join("\n")).toBe("");
     await screenshot(page, "sandbox-detail");
+  });
+
+  it("shows the rule of a policy that denies a rollback, and the binding in the effective policy", async () => {
+    const policy = await platform.api<{ id: string }>("POST", `/v1/orgs/${orgId}/policies`, {
+      name: "frozen",
+      cedar: '@id("no-sandbox-changes")\nforbid(principal, action == Action::"sandbox:update", resource);',
+    });
+    expect(policy.status).toBe(201);
+    const bound = await platform.api("POST", `/v1/orgs/${orgId}/policy-bindings`, { policyId: policy.body.id });
+    expect(bound.status).toBe(201);
+    await page.reload();
+    await page.getByRole("button", { name: "Roll back to revision 2" }).click();
+    const dialog = page.getByRole("dialog");
+    await dialog.getByRole("button", { name: "Roll back" }).click();
+    await expect.poll(() => dialog.getByTestId("rule-id").textContent()).toBe("Rule: no-sandbox-changes");
+    expect(await dialog.getByRole("alert").textContent()).toMatch(/\S/);
+    await page.keyboard.press("Escape");
+    expect(await page.getByTestId("current-revision").textContent()).toBe("3");
+    await page.getByRole("button", { name: "Re-evaluate" }).click();
+    await expect
+      .poll(() =>
+        page
+          .getByRole("table", { name: "Policy bindings" })
+          .getByRole("row", { name: /frozen/ })
+          .isVisible(),
+      )
+      .toBe(true);
+    const update = page.getByRole("table", { name: "Sandbox actions" }).getByRole("row", { name: /sandbox:update/ });
+    await expect.poll(() => update.textContent()).toMatch(/deny.*no-sandbox-changes/);
+    expect((await seriousViolations(page)).join("\n")).toBe("");
+    await screenshot(page, "sandbox-detail-denied");
   });
 });
