@@ -129,4 +129,31 @@ describe.skipIf(!chromium.available)(`console sandbox detail${chromium.reason}`,
     expect((await seriousViolations(page)).join("\n")).toBe("");
     await screenshot(page, "sandbox-detail-denied");
   });
+
+  it("a viewer sees the rollback disabled with the reason, and still reads the policy and sessions", async () => {
+    const minted = await platform.api<{ token: string }>("POST", `/v1/orgs/${orgId}/api-tokens`, {
+      name: "viewer",
+      role: "viewer",
+    });
+    expect(minted.status).toBe(201);
+    const viewerContext = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+    const viewer = await viewerContext.newPage();
+    viewer.setDefaultTimeout(15_000);
+    try {
+      await signInWithToken(viewer, platform.url, minted.body.token, `/projects/${projectId}/sandboxes/${sandboxId}`);
+      await viewer.waitForURL(/\/sandboxes\/sbx_/);
+      const rollback = viewer.getByRole("button", { name: "Roll back to revision 1" });
+      await expect.poll(() => rollback.isDisabled()).toBe(true);
+      expect(await viewer.getByText("Rolling back: Needs the developer role on the project").isVisible()).toBe(true);
+      await expect
+        .poll(() => viewer.getByRole("table", { name: "Sandbox actions" }).getByRole("row").count())
+        .toBeGreaterThan(1);
+      expect(await viewer.getByRole("table", { name: "Revisions" }).getByRole("row").count()).toBe(4);
+      await expect
+        .poll(() => viewer.getByRole("table", { name: "Shell sessions" }).getByRole("row").count())
+        .toBeGreaterThan(1);
+    } finally {
+      await viewerContext.close();
+    }
+  });
 });
