@@ -117,7 +117,30 @@ describe.skipIf(!chromium.available || !espeak.available)(
       expect(
         await participant.evaluate(() => (globalThis as unknown as { heard: { loudMs: number } }).heard.loudMs),
       ).toBe(0);
-      // The participant speaks; the stand-in "recognises" it as addressed to the agent.
+      // Speech not addressed to the agent: it reaches the API and is transcribed, but no response
+      // is created and nothing is played into the meeting.
+      const heardMs = () =>
+        participant.evaluate(() => (globalThis as unknown as { heard: { loudMs: number } }).heard.loudMs);
+      realtime.script(["What is the status of the release?"]);
+      await participant.evaluate(() => (globalThis as unknown as { speak(): Promise<void> }).speak());
+      await until(() => realtime.transcribed() >= 1, "the unaddressed utterance transcribed");
+      // Every utterance of that recording is transcribed (a pause may split it) before going on.
+      let settled = -1;
+      await until(
+        async () => {
+          const n = realtime.transcribed();
+          const done = n === settled;
+          settled = n;
+          if (!done) await new Promise((r) => setTimeout(r, 1500));
+          return done;
+        },
+        "the unaddressed recording finished",
+        20_000,
+      );
+      expect(realtime.eventTypes()).not.toContain("response.create");
+      expect(await heardMs()).toBe(0);
+
+      // The participant speaks again; the stand-in "recognises" it as addressed to the agent.
       realtime.script(["Hey Prism, what is the status of the release?"]);
       await participant.evaluate(() => (globalThis as unknown as { speak(): Promise<void> }).speak());
       await until(() => loudChunks(realtime) > 3, "the participant's speech at the realtime API");

@@ -36,6 +36,8 @@ export interface RealtimeStandIn {
   connections: Array<{ authorization: string | undefined; model: string | null }>;
   /** Queues transcripts: each finished utterance is "recognised" as the next one. */
   script(transcripts: string[]): void;
+  /** How many utterances have been transcribed so far (scripted or empty). */
+  transcribed(): number;
   /** Closes every open socket abruptly (a dropped connection). */
   dropConnections(): void;
   /** Resolves once a client event of this type arrives (or rejects after timeoutMs). */
@@ -101,6 +103,7 @@ export async function startRealtimeStandIn(options: RealtimeStandInOptions = {})
   const events: RecordedClientEvent[] = [];
   const connections: RealtimeStandIn["connections"] = [];
   const transcripts: string[] = [];
+  let utterances = 0;
   const open = new Set<Connection>();
   const waiters: Array<{ type: string; resolve: (e: RecordedClientEvent) => void }> = [];
 
@@ -191,6 +194,7 @@ export async function startRealtimeStandIn(options: RealtimeStandInOptions = {})
     const itemId = `item_${randomUUID()}`;
     send(c, { type: "input_audio_buffer.speech_stopped", item_id: itemId });
     send(c, { type: "input_audio_buffer.committed", item_id: itemId });
+    utterances += 1;
     send(c, {
       type: "conversation.item.input_audio_transcription.completed",
       item_id: itemId,
@@ -283,6 +287,7 @@ export async function startRealtimeStandIn(options: RealtimeStandInOptions = {})
     script(next) {
       transcripts.push(...next);
     },
+    transcribed: () => utterances,
     dropConnections() {
       for (const c of open) c.socket.terminate();
     },
