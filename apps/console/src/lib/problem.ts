@@ -38,6 +38,11 @@ export class ApiError extends Error {
   }
 }
 
+/** A form's field-error lookup from its mutation's error: the API's message for a field, if any. */
+export function fieldErrorsOf(error: unknown): (field: string) => string | undefined {
+  return (field) => (error instanceof ApiError ? error.fieldError(field) : undefined);
+}
+
 /** A one-line description of any error, for banners and toasts. */
 export function describeError(err: unknown): string {
   if (err instanceof ApiError) {

@@ -6,7 +6,7 @@ import { PAGE, Section } from "../components/section.tsx";
 import { Button, ErrorNote, Field, Guarded, INPUT, Loading, Table, Td, TextField } from "../components/ui.tsx";
 import { parseEndpoints } from "../lib/endpoints.ts";
 import type { Allowance } from "../lib/permissions.ts";
-import { ApiError } from "../lib/problem.ts";
+import { fieldErrorsOf } from "../lib/problem.ts";
 
 /** AWS accounts the project reaches through a governance credential; a test calls STS. */
 export function AwsConnectionsSection({ projectId, manage }: { orgId: string; projectId: string; manage: Allowance }) {
@@ -130,7 +130,7 @@ function CreateAwsConnection({
       onOpenChange(false);
     },
   });
-  const fieldError = (f: string) => (create.error instanceof ApiError ? create.error.fieldError(f) : undefined);
+  const fieldError = fieldErrorsOf(create.error);
   const submit = (e: FormEvent) => {
     e.preventDefault();
     if (!endpoints.error) create.mutate();

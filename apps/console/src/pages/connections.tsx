@@ -9,7 +9,7 @@ import { SecretDialog } from "../components/secret-dialog.tsx";
 import { PAGE, Section } from "../components/section.tsx";
 import { Button, ErrorNote, Guarded, Loading, PageTitle, Table, Td, TextField } from "../components/ui.tsx";
 import { type Allowance, allows } from "../lib/permissions.ts";
-import { ApiError } from "../lib/problem.ts";
+import { fieldErrorsOf } from "../lib/problem.ts";
 import { AwsConnectionsSection } from "./connections-aws.tsx";
 import { ConnectorsSection } from "./connectors.tsx";
 
@@ -179,7 +179,7 @@ function RegisterCluster({
       onCreated(cluster.tunnelToken);
     },
   });
-  const fieldError = (f: string) => (create.error instanceof ApiError ? create.error.fieldError(f) : undefined);
+  const fieldError = fieldErrorsOf(create.error);
   const submit = (e: FormEvent) => {
     e.preventDefault();
     create.mutate();

@@ -6,7 +6,7 @@ import { Dialog } from "../components/dialog.tsx";
 import { PAGE, Section } from "../components/section.tsx";
 import { Button, ErrorNote, Field, Guarded, INPUT, Loading, Table, Td, TextField } from "../components/ui.tsx";
 import type { Allowance } from "../lib/permissions.ts";
-import { ApiError } from "../lib/problem.ts";
+import { fieldErrorsOf } from "../lib/problem.ts";
 
 /** The project's connectors: remote MCP servers and HTTP APIs from an OpenAPI description. */
 export function ConnectorsSection({ projectId, manage }: { projectId: string; manage: Allowance }) {
@@ -109,7 +109,7 @@ function CreateConnector({
     },
   });
   const error = create.error ?? preview.error;
-  const fieldError = (f: string) => (error instanceof ApiError ? error.fieldError(f) : undefined);
+  const fieldError = fieldErrorsOf(error);
   const submit = (e: FormEvent) => {
     e.preventDefault();
     create.mutate();

@@ -19,7 +19,7 @@ import {
 } from "../components/ui.tsx";
 import { CREDENTIAL_KINDS, secretFields } from "../lib/credential-kinds.ts";
 import { allows } from "../lib/permissions.ts";
-import { ApiError } from "../lib/problem.ts";
+import { ApiError, fieldErrorsOf } from "../lib/problem.ts";
 
 /** A project's credentials: created, rotated and deleted here; their secrets are never shown back. */
 export default function CredentialsPage() {
@@ -156,7 +156,7 @@ function CredentialForm({
     save.reset();
     onClose();
   };
-  const fieldError = (f: string) => (save.error instanceof ApiError ? save.error.fieldError(f) : undefined);
+  const fieldError = fieldErrorsOf(save.error);
   const submit = (e: FormEvent) => {
     e.preventDefault();
     save.mutate();

@@ -7,7 +7,7 @@ import { useProjectRole } from "../api/hooks.ts";
 import { ProjectPicker, useChosenProject } from "../components/project-picker.tsx";
 import { Button, ErrorNote, Field, Guarded, INPUT, PageTitle, Table, Td, TextField } from "../components/ui.tsx";
 import { allows } from "../lib/permissions.ts";
-import { ApiError } from "../lib/problem.ts";
+import { ApiError, fieldErrorsOf } from "../lib/problem.ts";
 
 type Action = components["schemas"]["PolicyDecisionQuery"]["action"];
 
@@ -66,7 +66,7 @@ export default function DecisionCheckPage() {
     setContextError(undefined);
     decide.mutate(parsed as Record<string, unknown>);
   };
-  const fieldError = (f: string) => (decide.error instanceof ApiError ? decide.error.fieldError(f) : undefined);
+  const fieldError = fieldErrorsOf(decide.error);
   const answer = decide.data;
   return (
     <>

@@ -17,7 +17,7 @@ import {
   TextField,
 } from "../components/ui.tsx";
 import { allows, grantableRoles, type OrgRole } from "../lib/permissions.ts";
-import { ApiError } from "../lib/problem.ts";
+import { ApiError, fieldErrorsOf } from "../lib/problem.ts";
 
 const PAGE = 50;
 
@@ -129,7 +129,7 @@ function Invite({
     mutationFn: () => call("createInvitation", { path: { orgId }, body: { email, role: invitedRole } }),
     onSuccess: () => void queryClient.invalidateQueries({ queryKey: ["invitations", orgId] }),
   });
-  const fieldError = (f: string) => (create.error instanceof ApiError ? create.error.fieldError(f) : undefined);
+  const fieldError = fieldErrorsOf(create.error);
   const close = () => {
     create.reset();
     setEmail("");

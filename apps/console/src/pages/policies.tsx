@@ -17,7 +17,7 @@ import {
   TextField,
 } from "../components/ui.tsx";
 import { allows } from "../lib/permissions.ts";
-import { ApiError } from "../lib/problem.ts";
+import { fieldErrorsOf } from "../lib/problem.ts";
 
 /** Organization policies (Cedar) and their bindings: what is enforced or watched (dryrun), and where. */
 export function PoliciesPage() {
@@ -134,7 +134,7 @@ function BindForm({ orgId, policies }: { orgId: string; policies: { id: string; 
       }),
     onSuccess: () => void queryClient.invalidateQueries({ queryKey: ["bindings", orgId] }),
   });
-  const fieldError = (f: string) => (bind.error instanceof ApiError ? bind.error.fieldError(f) : undefined);
+  const fieldError = fieldErrorsOf(bind.error);
   const submit = (e: FormEvent) => {
     e.preventDefault();
     bind.mutate();

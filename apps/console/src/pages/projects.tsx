@@ -6,7 +6,7 @@ import { useOrgRole } from "../api/hooks.ts";
 import { Dialog } from "../components/dialog.tsx";
 import { Button, ErrorNote, Guarded, Loading, PageTitle, Table, Td, TextField } from "../components/ui.tsx";
 import { type Allowance, allows, projectRoleOf } from "../lib/permissions.ts";
-import { ApiError } from "../lib/problem.ts";
+import { fieldErrorsOf } from "../lib/problem.ts";
 
 const PAGE = 25;
 
@@ -101,7 +101,7 @@ function CreateProject({
       onOpenChange(false);
     },
   });
-  const fieldError = (f: string) => (create.error instanceof ApiError ? create.error.fieldError(f) : undefined);
+  const fieldError = fieldErrorsOf(create.error);
   const submit = (e: FormEvent) => {
     e.preventDefault();
     create.mutate();

@@ -8,7 +8,7 @@ import { Dialog } from "../components/dialog.tsx";
 import { RunCommand } from "../components/run-command.tsx";
 import { Button, ErrorNote, Guarded, INPUT, Loading, PageTitle, Table, Td, TextField } from "../components/ui.tsx";
 import { allows } from "../lib/permissions.ts";
-import { ApiError } from "../lib/problem.ts";
+import { fieldErrorsOf } from "../lib/problem.ts";
 
 const Terminal = lazy(() => import("../components/terminal.tsx"));
 
@@ -171,7 +171,7 @@ function CreateSandbox({
       onOpenChange(false);
     },
   });
-  const fieldError = (f: string) => (create.error instanceof ApiError ? create.error.fieldError(f) : undefined);
+  const fieldError = fieldErrorsOf(create.error);
   const submit = (e: FormEvent) => {
     e.preventDefault();
     create.mutate();

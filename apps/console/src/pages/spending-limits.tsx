@@ -6,7 +6,7 @@ import { Dialog } from "../components/dialog.tsx";
 import { ProjectSelect } from "../components/project-select.tsx";
 import { Button, ErrorNote, Field, Guarded, INPUT, Loading, Table, Td, TextField } from "../components/ui.tsx";
 import { allows, type OrgRole } from "../lib/permissions.ts";
-import { ApiError } from "../lib/problem.ts";
+import { fieldErrorsOf } from "../lib/problem.ts";
 import { formatThresholds, parseAmount, parseThresholds, usd, usedPercent } from "../lib/spend.ts";
 
 type Limit = components["schemas"]["SpendingLimit"];
@@ -173,7 +173,7 @@ function LimitForm({ orgId, limit, onClose }: { orgId: string; limit: Limit | un
       onClose();
     },
   });
-  const fieldError = (f: string) => (save.error instanceof ApiError ? save.error.fieldError(f) : undefined);
+  const fieldError = fieldErrorsOf(save.error);
   const submit = (e: FormEvent) => {
     e.preventDefault();
     setTouched(true);

@@ -20,7 +20,7 @@ import {
 } from "../components/ui.tsx";
 import { parseExpiry } from "../lib/expiry.ts";
 import { allows, grantableRoles, type OrgRole } from "../lib/permissions.ts";
-import { ApiError } from "../lib/problem.ts";
+import { fieldErrorsOf } from "../lib/problem.ts";
 
 const PAGE = 50;
 
@@ -147,7 +147,7 @@ function CreateToken({
     create.reset();
     onOpenChange(false);
   };
-  const fieldError = (f: string) => (create.error instanceof ApiError ? create.error.fieldError(f) : undefined);
+  const fieldError = fieldErrorsOf(create.error);
   const submit = (e: FormEvent) => {
     e.preventDefault();
     if (!parsed.error) create.mutate();
