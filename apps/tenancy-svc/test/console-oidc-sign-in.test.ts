@@ -1,4 +1,4 @@
-import { TENANCY_INTERNAL_ROUTES } from "@agentplane/contracts";
+import { AUDIT_RECORDED, type AuditRecorded, TENANCY_INTERNAL_ROUTES } from "@agentplane/contracts";
 import { type Database, openDatabase } from "@agentplane/db";
 import { startOidcProvider } from "@agentplane/testkit/oidc";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -11,6 +11,7 @@ describe("console sign-in with the identity provider (PGlite, local identity pro
   let database: Database;
   let provider: Awaited<ReturnType<typeof startOidcProvider>>;
   let h: Awaited<ReturnType<typeof startActivated>>;
+  const events: AuditRecorded[] = [];
 
   beforeAll(async () => {
     provider = await startOidcProvider({ clientId: CLIENT_ID, clientSecret: CLIENT_SECRET });
@@ -18,7 +19,16 @@ describe("console sign-in with the identity provider (PGlite, local identity pro
     h = await startActivated(database, {
       oidc: { issuer: provider.url, clientId: CLIENT_ID, clientSecret: CLIENT_SECRET },
     });
+    await h.bus.subscribe<AuditRecorded>(AUDIT_RECORDED, async (e) => {
+      events.push(e.data);
+    });
   });
+
+  /** The sign-in records published since `from`, once the outbox has been relayed. */
+  async function signInRecords(from: number): Promise<AuditRecorded[]> {
+    await h.settle();
+    return events.slice(from).filter((e) => e.action.startsWith("session."));
+  }
   afterAll(async () => {
     await stopTenancies();
     await database?.close();
@@ -41,6 +51,7 @@ describe("console sign-in with the identity provider (PGlite, local identity pro
 
   it("signs in with authorization code + PKCE, opens a session for the identity's user and returns to next", async () => {
     provider.state.user = { sub: "person-1", email: "pat@acme.test", name: "Pat Person" };
+    const before = events.length;
     const { callback, cookie } = await signIn("/orgs/x/members?tab=1");
     const request = provider.state.authorizeRequests.at(-1)!;
     expect(request.get("redirect_uri")).toBe("http://platform.test/sign-in/oidc/callback");
@@ -58,10 +69,23 @@ describe("console sign-in with the identity provider (PGlite, local identity pro
       await h.internal("POST", TENANCY_INTERNAL_ROUTES.resolveSession.path, { secret }),
     );
     expect(resolved.principal).toMatchObject({ type: "user", displayName: "Pat Person" });
-    const sessions = await json<{ items: { via: string }[] }>(
+    const sessions = await json<{ items: { id: string; via: string }[] }>(
       await h.call("GET", "/v1/auth/sessions", { as: resolved.principal as never }),
     );
     expect(sessions.items).toEqual([expect.objectContaining({ via: "oidc" })]);
+
+    // In the audit trail as the person who signed in, with how, and the session it opened.
+    const [signedIn, ...others] = await signInRecords(before);
+    expect(others).toEqual([]);
+    expect(signedIn).toMatchObject({
+      action: "session.signed_in",
+      source: "domain",
+      outcome: "success",
+      principal: { type: "user", id: resolved.principal.id, displayName: "Pat Person" },
+      targetType: "session",
+      targetId: sessions.items[0]!.id,
+      details: { method: "oidc", issuer: provider.url, userId: resolved.principal.id },
+    });
 
     // The same person signing in again is the same user.
     const again = await signIn("/");
@@ -81,6 +105,7 @@ describe("console sign-in with the identity provider (PGlite, local identity pro
   });
 
   it("never returns to another site, and refuses a callback without this browser's state", async () => {
+    const before = events.length;
     const { callback, cookie } = await signIn("//evil.test/steal");
     const done = await h.call("GET", `${callback.pathname}${callback.search}`, { headers: { cookie } });
     expect(done.headers.get("location")).toBe("/");
@@ -99,6 +124,47 @@ describe("console sign-in with the identity provider (PGlite, local identity pro
     provider.state.tamper = {};
     const reason = new URL(refused.headers.get("location")!, "http://platform.test").searchParams.get("error");
     expect(reason).toContain("not issued for this sign-in");
+
+    // One success, then each refusal recorded as denied, by nobody known, without the code or state.
+    const records = await signInRecords(before);
+    expect(records.map((r) => [r.action, r.outcome])).toEqual([
+      ["session.signed_in", "success"],
+      ["session.sign_in_refused", "denied"],
+      ["session.sign_in_refused", "denied"],
+    ]);
+    const [, stolenRecord, tamperedRecord] = records;
+    expect(stolenRecord).toMatchObject({
+      principal: { type: "anonymous" },
+      targetType: "identity_provider",
+      targetId: provider.url,
+      details: { method: "oidc", reason: "No sign-in was started from this browser, or it has expired." },
+    });
+    expect(tamperedRecord!.details).toMatchObject({ reason: expect.stringContaining("not issued for this sign-in") });
+    const written = JSON.stringify(records);
+    for (const url of [other.callback, tampered.callback]) {
+      expect(written).not.toContain(url.searchParams.get("code")!);
+      expect(written).not.toContain(url.searchParams.get("state")!);
+    }
+    expect(written).not.toContain(tampered.cookie.split("=")[1]!);
+  });
+
+  it("records the identity provider's refusal by its error code alone", async () => {
+    const before = events.length;
+    const { cookie } = await signIn("/");
+    const res = await h.call(
+      "GET",
+      "/sign-in/oidc/callback?error=access_denied&error_description=user%20said%20no%20secret-xyz&state=s",
+      { headers: { cookie } },
+    );
+    expect(res.headers.get("location")).toMatch(/^\/sign-in\?error=/);
+    const [refused, ...others] = await signInRecords(before);
+    expect(others).toEqual([]);
+    expect(refused).toMatchObject({
+      action: "session.sign_in_refused",
+      outcome: "denied",
+      details: { method: "oidc", reason: "The identity provider answered access_denied." },
+    });
+    expect(JSON.stringify(refused)).not.toContain("secret-xyz");
   });
 });
 

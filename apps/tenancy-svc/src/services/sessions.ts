@@ -7,6 +7,7 @@ import {
   SESSION_SECRET_PREFIX,
   SESSION_TTL_SECONDS,
 } from "@agentplane/contracts";
+import { recordDomainEvent, recordStandaloneEvent, withDomainEvents } from "@agentplane/events";
 import { ProblemError } from "@agentplane/problem-details";
 import type { Selectable } from "kysely";
 import { actorOf } from "../authz/local-authorizer.ts";
@@ -65,35 +66,76 @@ async function sessionSource(
   throw new ProblemError("forbidden", { detail: "Only users and their API tokens can open a browser session" });
 }
 
+/**
+ * A sign-in that happens outside `/v1` (the identity provider's callback), so the gateway's
+ * request record does not cover it: the session's opening is recorded as a domain event instead.
+ */
+export interface SignInRecord {
+  method: "oidc";
+  issuer: string;
+  requestId?: string | undefined;
+}
+
 /** Opens a session for the user behind `principal`; `via` overrides how it is recorded (invitations). */
 export async function openSession(
   ctx: TenancyContext,
   principal: Principal,
-  options: { userAgent?: string | undefined; via?: SessionRow["via"] } = {},
+  options: { userAgent?: string | undefined; via?: SessionRow["via"]; signIn?: SignInRecord } = {},
 ): Promise<{ session: BrowserSession; secret: string; csrfToken: string }> {
   const source = await sessionSource(ctx, principal);
   const id = newId("browserSession");
   const secretPart = randomBytes(32).toString("base64url");
-  const row = await ctx.db
-    .insertInto("browser_sessions")
-    .values({
-      id,
-      user_id: source.userId,
-      api_token_id: source.apiTokenId,
-      via: options.via ?? source.via,
-      secret_hash: sha256Hex(secretPart),
-      user_agent: options.userAgent?.slice(0, 300) ?? null,
-      expires_at: new Date(Date.now() + SESSION_TTL_SECONDS * 1000),
-      last_used_at: null,
-      revoked_at: null,
-    })
-    .returningAll()
-    .executeTakeFirstOrThrow();
+  const { signIn } = options;
+  const row = await withDomainEvents(ctx, async (trx) => {
+    const inserted = await trx
+      .insertInto("browser_sessions")
+      .values({
+        id,
+        user_id: source.userId,
+        api_token_id: source.apiTokenId,
+        via: options.via ?? source.via,
+        secret_hash: sha256Hex(secretPart),
+        user_agent: options.userAgent?.slice(0, 300) ?? null,
+        expires_at: new Date(Date.now() + SESSION_TTL_SECONDS * 1000),
+        last_used_at: null,
+        revoked_at: null,
+      })
+      .returningAll()
+      .executeTakeFirstOrThrow();
+    if (signIn) {
+      await recordDomainEvent(ctx, trx, principal, {
+        action: "session.signed_in",
+        targetType: "session",
+        targetId: id,
+        details: { method: signIn.method, issuer: signIn.issuer, userId: source.userId },
+        requestId: signIn.requestId,
+      });
+    }
+    return inserted;
+  });
   return {
     session: toBrowserSession(row, id),
     secret: `${SESSION_SECRET_PREFIX}${id.slice("ses_".length)}_${secretPart}`,
     csrfToken: csrfTokenOf(ctx, id),
   };
+}
+
+/**
+ * A refused sign-in, by nobody yet known: the reason is one of the sign-in's own fixed messages
+ * (never the code, the state or a token), so the record holds nothing a reader could replay.
+ */
+export async function recordRefusedSignIn(
+  ctx: TenancyContext,
+  signIn: SignInRecord & { reason: string },
+): Promise<void> {
+  await recordStandaloneEvent(ctx, undefined, {
+    action: "session.sign_in_refused",
+    targetType: "identity_provider",
+    targetId: signIn.issuer,
+    outcome: "denied",
+    details: { method: signIn.method, issuer: signIn.issuer, reason: signIn.reason },
+    requestId: signIn.requestId,
+  });
 }
 
 function open(row: SessionRow): boolean {

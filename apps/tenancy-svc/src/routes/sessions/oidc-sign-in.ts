@@ -3,7 +3,7 @@ import type { Context } from "hono";
 import { deleteCookie, getCookie, setCookie } from "hono/cookie";
 import type { TenancyContext } from "../../context.ts";
 import { SignInError } from "../../services/oidc-activation.ts";
-import { openSession } from "../../services/sessions.ts";
+import { openSession, recordRefusedSignIn } from "../../services/sessions.ts";
 import { resolveOidcUser, userPrincipal } from "../../services/users.ts";
 import { forwardedOrigin } from "../forwarded-origin.ts";
 import { sessionCookie } from "./cookie.ts";
@@ -63,8 +63,14 @@ export function registerConsoleOidcSignIn(app: ServiceApp, ctx: TenancyContext):
     const cookie = getCookie(c, STATE_COOKIE);
     // One sign-in, one callback: the state cannot be replayed from this browser.
     deleteCookie(c, STATE_COOKIE, { path: CONSOLE_CALLBACK_PATH });
+    const record = { method: "oidc" as const, issuer: ctx.oidc.issuer, requestId: c.get("requestId") };
     const error = c.req.query("error");
-    if (error) return backToSignIn(c, `The identity provider did not sign you in (${error.slice(0, 100)}).`, "/");
+    if (error) {
+      // The provider's error code (an OAuth token such as `access_denied`), never its description.
+      const code = /^[A-Za-z0-9_.-]{1,64}$/.test(error) ? error : "invalid";
+      await recordRefusedSignIn(ctx, { ...record, reason: `The identity provider answered ${code}.` });
+      return backToSignIn(c, `The identity provider did not sign you in (${error.slice(0, 100)}).`, "/");
+    }
     let done: Awaited<ReturnType<NonNullable<TenancyContext["oidc"]>["completeSignIn"]>>;
     try {
       done = await ctx.oidc.completeSignIn<{ next: string }>(
@@ -76,10 +82,14 @@ export function registerConsoleOidcSignIn(app: ServiceApp, ctx: TenancyContext):
     } catch (err) {
       if (!(err instanceof SignInError)) throw err;
       ctx.logger.warn({ reason: err.message }, "console sign-in refused");
+      await recordRefusedSignIn(ctx, { ...record, reason: err.message });
       return backToSignIn(c, err.message, "/");
     }
     const user = await resolveOidcUser(ctx.db, done.identity);
-    const opened = await openSession(ctx, userPrincipal(user), { userAgent: c.req.header("user-agent") });
+    const opened = await openSession(ctx, userPrincipal(user), {
+      userAgent: c.req.header("user-agent"),
+      signIn: record,
+    });
     c.header("set-cookie", sessionCookie(c, opened.secret), { append: true });
     return c.redirect(safeNext(done.carried.next as string | undefined), 302);
   });
