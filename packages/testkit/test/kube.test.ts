@@ -12,7 +12,7 @@ function pod(name: string, command: string[], labels: Record<string, string> = {
   };
 }
 
-async function run(kc: KubeConfig, name: string, argv: string[], stdinText?: string) {
+async function run(kc: KubeConfig, name: string, argv: string[], stdinText?: string, container = "sandbox") {
   const stdout = new PassThrough();
   const stderr = new PassThrough();
   const out: Buffer[] = [];
@@ -21,9 +21,12 @@ async function run(kc: KubeConfig, name: string, argv: string[], stdinText?: str
   stderr.on("data", (c) => err.push(c));
   const stdin = stdinText === undefined ? null : new PassThrough();
   const status = new Promise<V1Status>((resolve) => {
-    void new Exec(kc).exec(NS, name, "sandbox", argv, stdout, stderr, stdin, false, resolve).then(() => {
-      stdin?.end(stdinText);
-    });
+    void new Exec(kc)
+      .exec(NS, name, container, argv, stdout, stderr, stdin, false, resolve)
+      .then(() => {
+        stdin?.end(stdinText);
+      })
+      .catch((err: Error) => resolve({ status: "Failure", message: err.message } as V1Status));
   });
   const result = await status;
   return { status: result, stdout: Buffer.concat(out).toString(), stderr: Buffer.concat(err).toString() };
@@ -156,5 +159,70 @@ describe("fake Kubernetes API server with @kubernetes/client-node", () => {
     await vi.waitFor(async () =>
       expect((await core.readNamespacedPod({ name: "big", namespace: NS })).status?.phase).toBe("Running"),
     );
+  });
+
+  it("runs init containers first, each reachable by exec, and fails the Pod with a failed one's log", async () => {
+    const body = pod("init", ["sh", "-c", "cat seen > seen-by-main; sleep 30"]);
+    const data = [{ name: "data", mountPath: "/data" }];
+    body.spec = {
+      ...body.spec,
+      containers: (body.spec?.containers ?? []).map((c) => ({ ...c, workingDir: "/data", volumeMounts: data })),
+      initContainers: [
+        {
+          name: "setup",
+          image: "busybox",
+          command: ["sh", "-c", 'until [ -e ready ]; do sleep 0.05; done; echo "$POD_UID" > seen'],
+          env: [{ name: "POD_UID", valueFrom: { fieldRef: { fieldPath: "metadata.uid" } } }],
+          workingDir: "/data",
+          volumeMounts: data,
+        },
+      ],
+      volumes: [{ name: "data", emptyDir: {} }],
+    };
+    const created = await core.createNamespacedPod({ namespace: NS, body });
+    await vi.waitFor(async () => {
+      const p = await core.readNamespacedPod({ name: "init", namespace: NS });
+      expect(p.status?.initContainerStatuses?.[0]?.state?.running).toBeDefined();
+    });
+    const p = await core.readNamespacedPod({ name: "init", namespace: NS });
+    expect(p.status).toMatchObject({
+      phase: "Pending",
+      containerStatuses: [{ name: "sandbox", state: { waiting: { reason: "PodInitializing" } } }],
+    });
+    expect(p.status?.conditions?.find((c) => c.type === "Initialized")?.status).toBe("False");
+    // The main container does not run yet; the init container does, and takes an exec.
+    const early = (await run(kc, "init", ["true"])).status;
+    expect(early).toMatchObject({ status: "Failure", message: expect.stringContaining("400") });
+    expect((await run(kc, "init", ["sh", "-c", "touch ready"], undefined, "setup")).status.status).toBe("Success");
+    await vi.waitFor(async () =>
+      expect((await core.readNamespacedPod({ name: "init", namespace: NS })).status?.phase).toBe("Running"),
+    );
+    expect((await run(kc, "init", ["cat", "seen-by-main"])).stdout).toBe(`${created.metadata?.uid}\n`);
+    const running = await core.readNamespacedPod({ name: "init", namespace: NS });
+    expect(running.status?.initContainerStatuses?.[0]?.state?.terminated).toMatchObject({ exitCode: 0 });
+
+    const broken = pod("init-fails", ["sleep", "30"]);
+    broken.spec = {
+      ...broken.spec,
+      containers: broken.spec?.containers ?? [],
+      initContainers: [
+        {
+          name: "setup",
+          image: "busybox",
+          command: ["sh", "-c", "echo no archive >&2; exit 4"],
+          terminationMessagePolicy: "FallbackToLogsOnError",
+        },
+      ],
+    };
+    await core.createNamespacedPod({ namespace: NS, body: broken });
+    await vi.waitFor(async () =>
+      expect((await core.readNamespacedPod({ name: "init-fails", namespace: NS })).status?.phase).toBe("Failed"),
+    );
+    const failed = await core.readNamespacedPod({ name: "init-fails", namespace: NS });
+    expect(failed.status?.initContainerStatuses?.[0]?.state?.terminated).toMatchObject({
+      exitCode: 4,
+      message: "no archive",
+    });
+    expect(failed.status?.containerStatuses?.[0]?.state?.waiting?.reason).toBe("PodInitializing");
   });
 });

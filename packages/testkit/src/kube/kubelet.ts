@@ -1,26 +1,32 @@
 import { type ChildProcess, spawn } from "node:child_process";
-import { cpSync, existsSync, mkdirSync, rmSync } from "node:fs";
+import { mkdirSync } from "node:fs";
 import { join } from "node:path";
+import { FakeStorage } from "./storage.ts";
 import type { KubeObject, ObjectStore, StoreEvent } from "./store.ts";
 
 const PODS = "/pods";
 const SECRETS = "/secrets";
-const SNAPSHOTS = "snapshot.storage.k8s.io/volumesnapshots";
-const CLAIMS = "/persistentvolumeclaims";
 
 interface Container {
   name: string;
   image?: string;
   command?: string[];
   args?: string[];
-  env?: { name: string; value?: string; valueFrom?: { secretKeyRef?: { name: string; key: string } } }[];
+  env?: {
+    name: string;
+    value?: string;
+    valueFrom?: { secretKeyRef?: { name: string; key: string }; fieldRef?: { fieldPath: string } };
+  }[];
   envFrom?: { prefix?: string; secretRef?: { name: string } }[];
   workingDir?: string;
   volumeMounts?: { name: string; mountPath: string }[];
+  terminationMessagePolicy?: string;
 }
 
 interface RunningPod {
   proc: ChildProcess;
+  /** The container this process is: an init container while the Pod initializes, then the main one. */
+  container: string;
   /** Directory standing in for the container's root: mount paths map to claim directories. */
   mounts: { mountPath: string; dir: string }[];
   env: Record<string, string>;
@@ -42,79 +48,45 @@ const now = () => new Date().toISOString().replace(/\.\d+Z$/, "Z");
 /**
  * A node's kubelet for the fake API server: Pods are "run" by starting their container's command as
  * a local process (environment, working directory and the claim's directory for a mounted
- * PersistentVolumeClaim), and their status follows it (Running/Ready, Succeeded/Failed with the exit
+ * PersistentVolumeClaim), after their init containers one by one (the Pod Pending and not
+ * Initialized meanwhile; a failed one fails the Pod), and their status follows it (Running/Ready, Succeeded/Failed with the exit
  * code, Pending with Unschedulable or ErrImagePull when asked to fail).
  */
 export class FakeKubelet {
   private readonly running = new Map<string, RunningPod>();
+  /** Init containers completed per Pod uid: a Pod rescheduled while waiting does not run them again. */
+  private readonly initDone = new Map<string, number>();
   private readonly unsubscribe: () => void;
 
   private readonly store: ObjectStore;
   private readonly dataDir: string;
   readonly failures: KubeletFailures;
+  private readonly storage: FakeStorage;
 
   constructor(store: ObjectStore, dataDir: string, failures: KubeletFailures) {
     this.store = store;
     this.dataDir = dataDir;
     this.failures = failures;
+    this.storage = new FakeStorage(store, dataDir);
     this.unsubscribe = store.subscribe((event) => this.onEvent(event));
   }
 
   claimDir(namespace: string, claim: string): string {
-    return join(this.dataDir, "claims", namespace, claim);
-  }
-
-  snapshotDir(namespace: string, snapshot: string): string {
-    return join(this.dataDir, "snapshots", namespace, snapshot);
+    return this.storage.claimDir(namespace, claim);
   }
 
   private onEvent(event: StoreEvent): void {
     const { metadata } = event.object;
     const ns = metadata.namespace ?? "default";
-    // The CSI snapshotter: a copy of the claim's content, ready at once.
-    if (event.resource === SNAPSHOTS && event.type === "ADDED") {
-      const source = (event.object.spec?.source as { persistentVolumeClaimName?: string } | undefined)
-        ?.persistentVolumeClaimName;
-      const from = source ? this.claimDir(ns, source) : undefined;
-      if (from && existsSync(from)) {
-        cpSync(from, this.snapshotDir(ns, metadata.name), { recursive: true });
-        queueMicrotask(() =>
-          this.store.update(SNAPSHOTS, ns, metadata.name, (o) => {
-            o.status = {
-              readyToUse: true,
-              creationTime: now(),
-              boundVolumeSnapshotContentName: `snapcontent-${o.metadata.uid}`,
-            };
-          }),
-        );
-      }
-    }
-    if (event.resource === SNAPSHOTS && event.type === "DELETED") {
-      rmSync(this.snapshotDir(ns, metadata.name), { recursive: true, force: true });
-    }
-    if (event.resource === CLAIMS && event.type === "ADDED") {
-      mkdirSync(this.claimDir(ns, metadata.name), { recursive: true });
-      // Provisioned from a VolumeSnapshot: the snapshot's content.
-      const dataSource = event.object.spec?.dataSource as { kind?: string; name?: string } | undefined;
-      if (dataSource?.kind === "VolumeSnapshot" && dataSource.name) {
-        const snapshot = this.snapshotDir(ns, dataSource.name);
-        if (existsSync(snapshot)) cpSync(snapshot, this.claimDir(ns, metadata.name), { recursive: true });
-      }
-      // Bound at once, as with an immediate-binding storage class.
-      queueMicrotask(() =>
-        this.store.update(CLAIMS, ns, metadata.name, (o) => {
-          o.status = { phase: "Bound", accessModes: (o.spec?.accessModes as string[]) ?? ["ReadWriteOnce"] };
-        }),
-      );
-    }
-    if (event.resource === CLAIMS && event.type === "DELETED") {
-      rmSync(this.claimDir(ns, metadata.name), { recursive: true, force: true });
-    }
+    this.storage.onEvent(event);
     // A Pod waiting for its Secret starts once it exists.
     if (event.resource === SECRETS && event.type !== "DELETED") setImmediate(() => this.reschedule());
     if (event.resource !== PODS) return;
     if (event.type === "ADDED") setImmediate(() => this.schedule(ns, metadata.name));
-    if (event.type === "DELETED") this.kill(ns, metadata.name);
+    if (event.type === "DELETED") {
+      this.kill(ns, metadata.name);
+      this.initDone.delete(metadata.uid as string);
+    }
   }
 
   /** Places a Pending Pod again (after a scheduling failure was lifted). */
@@ -172,7 +144,18 @@ export class FakeKubelet {
       });
       return;
     }
-    const env = this.containerEnv(ns, container);
+    this.initialize(ns, pod, container);
+  }
+
+  /** Runs the Pod's init containers one after the other (those done are not run again), then its container. */
+  private initialize(ns: string, pod: KubeObject, main: Container): void {
+    const name = pod.metadata.name;
+    const inits = (pod.spec?.initContainers as Container[] | undefined) ?? [];
+    const uid = pod.metadata.uid as string;
+    const index = this.initDone.get(uid) ?? 0;
+    const current = inits[index];
+    const target = current ?? main;
+    const env = this.containerEnv(ns, pod, target);
     if (typeof env === "string") {
       // As a kubelet does: the Pod waits (CreateContainerConfigError) until the Secret exists.
       this.store.update(PODS, ns, name, (o) => {
@@ -180,31 +163,115 @@ export class FakeKubelet {
         o.status = {
           phase: "Pending",
           conditions: [{ type: "PodScheduled", status: "True", lastTransitionTime: now() }],
-          containerStatuses: [
-            {
-              name: container.name,
-              image: container.image,
-              imageID: "",
-              ready: false,
-              restartCount: 0,
-              state: { waiting: { reason: "CreateContainerConfigError", message: env } },
-            },
-          ],
+          ...this.statuses(inits, index, main, {
+            waiting: { reason: "CreateContainerConfigError", message: env },
+          }),
         };
       });
       return;
     }
-    this.start(ns, pod, container, env);
+    if (!current) {
+      this.start(ns, pod, main, env, inits);
+      return;
+    }
+    const running = this.spawnContainer(ns, pod, current, env);
+    const startedAt = now();
+    running.proc.once("spawn", () =>
+      this.store.update(PODS, ns, name, (o) => {
+        o.spec = { ...o.spec, nodeName: "fake-node" };
+        o.status = {
+          phase: "Pending",
+          startTime: startedAt,
+          conditions: [
+            { type: "PodScheduled", status: "True", lastTransitionTime: startedAt },
+            { type: "Initialized", status: "False", reason: "ContainersNotInitialized", lastTransitionTime: startedAt },
+          ],
+          ...this.statuses(inits, index, main, { running: { startedAt } }),
+        };
+      }),
+    );
+    const exited = (code: number | null, signal: NodeJS.Signals | null, error?: string) => {
+      if (this.running.get(`${ns}/${name}`) === running) this.running.delete(`${ns}/${name}`);
+      for (const stop of running.streams) stop();
+      if (running.deleting) return;
+      const exitCode = code ?? (signal ? 128 + 9 : 128);
+      if (exitCode === 0) {
+        this.initDone.set(uid, index + 1);
+        const latest = this.store.get(PODS, ns, name);
+        if (latest && latest.metadata.uid === uid && !latest.metadata.deletionTimestamp) {
+          this.initialize(ns, latest, main);
+        }
+        return;
+      }
+      // restartPolicy Never: a failed init container fails the Pod; its log's end is the message.
+      const logs = current.terminationMessagePolicy === "FallbackToLogsOnError" ? running.stderrTail() : "";
+      const message = error ?? (logs || undefined);
+      this.store.update(PODS, ns, name, (o) => {
+        o.status = {
+          ...o.status,
+          phase: "Failed",
+          conditions: [
+            { type: "Initialized", status: "False", reason: "ContainersNotInitialized", lastTransitionTime: now() },
+            { type: "Ready", status: "False", reason: "PodFailed", lastTransitionTime: now() },
+          ],
+          ...this.statuses(inits, index, main, {
+            terminated: {
+              exitCode,
+              reason: error ? "StartError" : "Error",
+              ...(message ? { message } : {}),
+              finishedAt: now(),
+            },
+          }),
+        };
+      });
+    };
+    running.proc.once("error", (err) => exited(128, null, err.message));
+    running.proc.once("exit", (code, signal) => exited(code, signal));
   }
 
-  /** `envFrom` Secrets, then `env` (values and secretKeyRefs), as a kubelet resolves them; a missing Secret is the error. */
-  private containerEnv(ns: string, container: Container): Record<string, string> | string {
+  /**
+   * `initContainerStatuses` and `containerStatuses` while init container `index` is in `state`:
+   * those before it completed, those after it and the main container waiting (PodInitializing).
+   */
+  private statuses(inits: Container[], index: number, main: Container, state: Record<string, unknown>) {
+    const status = (c: Container, s: Record<string, unknown>) => ({
+      name: c.name,
+      image: c.image,
+      imageID: "",
+      ready: false,
+      restartCount: 0,
+      state: s,
+    });
+    const initializing = { waiting: { reason: "PodInitializing" } };
+    const completed = { terminated: { exitCode: 0, reason: "Completed", finishedAt: now() } };
+    if (index >= inits.length) {
+      return {
+        ...(inits.length > 0 ? { initContainerStatuses: inits.map((c) => status(c, completed)) } : {}),
+        containerStatuses: [status(main, state)],
+      };
+    }
+    return {
+      initContainerStatuses: inits.map((c, i) => status(c, i < index ? completed : i === index ? state : initializing)),
+      containerStatuses: [status(main, initializing)],
+    };
+  }
+
+  /**
+   * `envFrom` Secrets, then `env` (values, secretKeyRefs and the Pod's name, namespace and uid by
+   * fieldRef), as a kubelet resolves them; a missing Secret is the error.
+   */
+  private containerEnv(ns: string, pod: KubeObject, container: Container): Record<string, string> | string {
     const env: Record<string, string> = {};
     const secret = (name: string) => {
       const found = this.store.get(SECRETS, ns, name);
       if (!found) return undefined;
       const data = (found.data ?? {}) as Record<string, string>;
       return Object.fromEntries(Object.entries(data).map(([k, v]) => [k, Buffer.from(v, "base64").toString("utf8")]));
+    };
+    const fields: Record<string, string> = {
+      "metadata.name": pod.metadata.name,
+      "metadata.namespace": ns,
+      "metadata.uid": pod.metadata.uid as string,
     };
     for (const from of container.envFrom ?? []) {
       if (!from.secretRef) continue;
@@ -214,16 +281,26 @@ export class FakeKubelet {
     }
     for (const e of container.env ?? []) {
       const ref = e.valueFrom?.secretKeyRef;
+      const field = e.valueFrom?.fieldRef?.fieldPath;
       if (ref) {
         const value = secret(ref.name)?.[ref.key];
         if (value === undefined) return `couldn't find key ${ref.key} in Secret ${ns}/${ref.name}`;
         env[e.name] = value;
+      } else if (field) {
+        if (!(field in fields)) return `unsupported fieldPath ${field}`;
+        env[e.name] = fields[field] as string;
       } else env[e.name] = e.value ?? "";
     }
     return env;
   }
 
-  private start(ns: string, pod: KubeObject, container: Container, containerEnv: Record<string, string>): void {
+  /** Starts a container's command as a local process, its mounts mapped to the claims' directories. */
+  private spawnContainer(
+    ns: string,
+    pod: KubeObject,
+    container: Container,
+    containerEnv: Record<string, string>,
+  ): RunningPod & { stderrTail(): string } {
     const name = pod.metadata.name;
     const volumes = (pod.spec?.volumes as { name: string; persistentVolumeClaim?: { claimName: string } }[]) ?? [];
     const podDir = join(this.dataDir, "pods", ns, name);
@@ -237,32 +314,64 @@ export class FakeKubelet {
     Object.assign(env, containerEnv);
     const cwd = this.localPath(mounts, container.workingDir) ?? podDir;
     const argv = [...(container.command ?? ["sleep", "infinity"]), ...(container.args ?? [])];
-    const proc = spawn(argv[0] as string, argv.slice(1), { cwd, env, stdio: "ignore", detached: true });
-    const running: RunningPod = { proc, mounts, env, cwd, streams: new Set(), deleting: false };
+    const proc = spawn(argv[0] as string, argv.slice(1), {
+      cwd,
+      env,
+      stdio: ["ignore", "ignore", "pipe"],
+      detached: true,
+    });
+    // The end of its standard error, for a termination message (FallbackToLogsOnError).
+    let tail = "";
+    proc.stderr?.on("data", (chunk: Buffer) => {
+      tail = (tail + chunk.toString("utf8")).slice(-4096);
+    });
+    const running = {
+      proc,
+      container: container.name,
+      mounts,
+      env,
+      cwd,
+      streams: new Set<() => void>(),
+      deleting: false,
+      stderrTail: () => tail.trim(),
+    };
     this.running.set(`${ns}/${name}`, running);
+    return running;
+  }
+
+  private start(
+    ns: string,
+    pod: KubeObject,
+    container: Container,
+    containerEnv: Record<string, string>,
+    inits: Container[],
+  ): void {
+    const name = pod.metadata.name;
+    const running = this.spawnContainer(ns, pod, container, containerEnv);
+    const { proc } = running;
     const startedAt = now();
+    const image = {
+      name: container.name,
+      image: container.image,
+      imageID: `${container.image}@sha256:${"0".repeat(64)}`,
+      containerID: `containerd://${name}`,
+      restartCount: 0,
+    };
+    const initialized = inits.length > 0 ? this.statuses(inits, inits.length, container, {}) : {};
     proc.once("spawn", () =>
       this.store.update(PODS, ns, name, (o) => {
         o.spec = { ...o.spec, nodeName: "fake-node" };
         o.status = {
           phase: "Running",
           podIP: "127.0.0.1",
-          startTime: startedAt,
+          startTime: (o.status?.startTime as string | undefined) ?? startedAt,
           conditions: [
             { type: "PodScheduled", status: "True", lastTransitionTime: startedAt },
+            { type: "Initialized", status: "True", lastTransitionTime: startedAt },
             { type: "Ready", status: "True", lastTransitionTime: startedAt },
           ],
-          containerStatuses: [
-            {
-              name: container.name,
-              image: container.image,
-              imageID: `${container.image}@sha256:${"0".repeat(64)}`,
-              containerID: `containerd://${name}`,
-              ready: true,
-              restartCount: 0,
-              state: { running: { startedAt } },
-            },
-          ],
+          ...initialized,
+          containerStatuses: [{ ...image, ready: true, state: { running: { startedAt } } }],
         };
       }),
     );
@@ -279,12 +388,8 @@ export class FakeKubelet {
           conditions: [{ type: "Ready", status: "False", reason: "PodCompleted", lastTransitionTime: now() }],
           containerStatuses: [
             {
-              name: container.name,
-              image: container.image,
-              imageID: `${container.image}@sha256:${"0".repeat(64)}`,
-              containerID: `containerd://${name}`,
+              ...image,
               ready: false,
-              restartCount: 0,
               state: {
                 terminated: {
                   exitCode,
@@ -301,7 +406,6 @@ export class FakeKubelet {
     proc.once("error", (err) => exited(128, null, err.message));
     proc.once("exit", (code, signal) => exited(code, signal));
   }
-
   /** The local directory for a path inside the container, when it lies under a mount. */
   localPath(mounts: RunningPod["mounts"], path: string | undefined): string | undefined {
     if (!path) return undefined;
@@ -312,13 +416,18 @@ export class FakeKubelet {
     return undefined;
   }
 
-  /** The running container of a Pod, for exec and port-forward. */
+  /**
+   * The running container of a Pod, for exec and port-forward: `container` names it (an init
+   * container while the Pod initializes); without a name, whichever runs.
+   */
   container(
     ns: string,
     name: string,
+    container?: string,
   ): { env: Record<string, string>; cwd: string; streams: Set<() => void> } | undefined {
     const running = this.running.get(`${ns}/${name}`);
-    return running && !running.deleting ? { env: running.env, cwd: running.cwd, streams: running.streams } : undefined;
+    if (!running || running.deleting || (container !== undefined && running.container !== container)) return undefined;
+    return { env: running.env, cwd: running.cwd, streams: running.streams };
   }
 
   /** Stops a Pod's processes (deletion: SIGKILL, as with a zero grace period). */

@@ -122,7 +122,8 @@ async function readBody(req: IncomingMessage): Promise<KubeObject> {
  * CRUD with resourceVersions and 409s, list/watch with label selectors (headers flushed at once,
  * resume from a resourceVersion, 410 when too old), owner-reference garbage collection, bearer
  * authentication, RBAC denials on demand (403 naming the verb and resource), `pods/exec` and
- * `pods/portforward` over WebSocket, and a kubelet that runs Pods as local processes.
+ * `pods/portforward` over WebSocket, and a kubelet that runs Pods (init containers first) as local
+ * processes.
  */
 export class FakeKubeApiServer {
   readonly store = new ObjectStore();
@@ -426,8 +427,12 @@ export class FakeKubeApiServer {
       this.authorize(req, "create", target);
       const ns = target.namespace ?? "default";
       if (!this.store.get("/pods", ns, target.name)) throw notFound("/pods", target.name);
-      const container = this.kubelet.container(ns, target.name);
-      if (!container) throw new StatusError(400, "BadRequest", `container sandbox is not valid for pod ${target.name}`);
+      // Exec may name any running container, an init container included (kubectl exec -c).
+      const named = url.searchParams.get("container") ?? undefined;
+      const container = this.kubelet.container(ns, target.name, named);
+      if (!container) {
+        throw new StatusError(400, "BadRequest", `container ${named ?? "sandbox"} is not valid for pod ${target.name}`);
+      }
       const subresource = target.subresource;
       this.wss.handleUpgrade(req, socket, head, (ws) => {
         if (subresource === "portforward") {
