@@ -22,6 +22,11 @@ export interface SandboxRuntimeSpec {
   command?: string[];
   env: Record<string, string>;
   resources: SandboxResources;
+  /**
+   * A gzipped tar that replaces the workspace's content before the main process starts (a
+   * rollback's workspace); only given to drivers with `restoresWorkspaceAtStart`.
+   */
+  workspaceArchive?: Uint8Array;
 }
 
 export type DriverPhase = "starting" | "running" | "stopped" | "failed";
@@ -66,6 +71,11 @@ export type DriverEvent = { sandboxId: string; status: DriverStatus };
  */
 export interface SandboxDriver {
   readonly name: string;
+  /**
+   * Takes `workspaceArchive` in the start spec and unpacks it before the main process starts
+   * (Kubernetes: an init step). Without it, the caller restores an archive over exec after the start.
+   */
+  readonly restoresWorkspaceAtStart?: boolean;
   /** Throws a 400 ProblemError when the image cannot be used by this driver. */
   validateImage(image: string): void;
   /** Throws a ProblemError when the driver cannot run sandboxes on this host. */

@@ -37,6 +37,7 @@ import {
   workspaceClaim,
 } from "./objects.ts";
 import { exitMessage, isReady, isTerminated, phaseOf, podProblem } from "./pod-state.ts";
+import { hasRestoreStep, restoreWaiting, unpackIntoRestoreStep, withRestoreStep } from "./restore.ts";
 import { WorkspaceSnapshots } from "./snapshots.ts";
 import { podExec, podPortForward } from "./streams.ts";
 
@@ -80,6 +81,8 @@ type Waiter = (pod: V1Pod | undefined) => void;
  */
 export class KubernetesDriver implements SandboxDriver {
   readonly name = "kubernetes";
+  /** A start's workspace archive is unpacked by an init step before the sandbox's container starts (restore.ts). */
+  readonly restoresWorkspaceAtStart = true;
   private readonly options: KubernetesDriverOptions;
   private readonly core: CoreV1Api;
   private readonly networking: NetworkingV1Api;
@@ -297,6 +300,9 @@ export class KubernetesDriver implements SandboxDriver {
     await this.whenSynced();
     const { placement } = this.options;
     const namespace = placement.namespace;
+    const timeoutMs = this.options.startTimeoutMs ?? 300_000;
+    const deadline = Date.now() + timeoutMs;
+    const archive = spec.workspaceArchive;
     try {
       const claimBody = workspaceClaim(spec, placement);
       const claim: V1PersistentVolumeClaim = await this.createOrGet(
@@ -319,34 +325,58 @@ export class KubernetesDriver implements SandboxDriver {
         () => this.core.replaceNamespacedSecret({ namespace, name: envSecretName(spec.slug), body: secret }),
       );
       const existing = this.informer.get(spec.slug, namespace);
-      if (existing && (isTerminated(existing) || existing.metadata?.deletionTimestamp)) {
-        await this.deletePod(spec.slug);
-      }
+      if (existing && this.staleFor(existing, archive !== undefined)) await this.deletePod(spec.slug);
+      const pod = sandboxPod(spec, placement, claim);
+      const body = archive ? withRestoreStep(pod, Math.ceil(timeoutMs / 1000)) : pod;
       await this.createOrGet(
-        () => this.core.createNamespacedPod({ namespace, body: sandboxPod(spec, placement, claim) }),
+        () => this.core.createNamespacedPod({ namespace, body }),
         async () => undefined,
       );
     } catch (err) {
       throw new Error(`Kubernetes API server: ${apiMessage(err)}`);
     }
-    await this.waitReady(spec);
+    if (archive) {
+      // The workspace is replaced while the restore step holds the sandbox's container back.
+      const waiting = await this.waitFor(spec, restoreWaiting, deadline);
+      try {
+        await unpackIntoRestoreStep(this.options.kubeConfig, namespace, waiting, archive);
+      } catch (err) {
+        await this.deletePod(spec.slug).catch(() => {});
+        throw err;
+      }
+    }
+    await this.waitFor(spec, isReady, deadline);
   }
 
-  /** Resolves once the Pod is Ready; fails at once when it ended or cannot be fixed by waiting, else at the timeout. */
-  private waitReady(spec: SandboxRuntimeSpec): Promise<void> {
+  /**
+   * An existing Pod this start cannot use: ended or ending, or not matching whether the workspace
+   * is to be restored (one with a restore step still initializing waits for an archive; one
+   * without, or past that step, would never restore it).
+   */
+  private staleFor(pod: V1Pod, restoring: boolean): boolean {
+    if (isTerminated(pod) || pod.metadata?.deletionTimestamp) return true;
+    const initializing = hasRestoreStep(pod) && (pod.status?.phase ?? "Pending") === "Pending";
+    return restoring !== initializing;
+  }
+
+  /**
+   * Resolves with the Pod once `until` holds (Ready; or its restore step waiting); fails at once
+   * when the Pod ended or cannot be fixed by waiting, else at `deadline`.
+   */
+  private waitFor(spec: SandboxRuntimeSpec, until: (pod: V1Pod) => boolean, deadline: number): Promise<V1Pod> {
     const timeoutMs = this.options.startTimeoutMs ?? 300_000;
     const name = spec.slug;
-    return new Promise<void>((resolve, reject) => {
+    return new Promise<V1Pod>((resolve, reject) => {
       let reported: string | undefined;
-      const done = (err?: Error) => {
+      const done = (err?: Error, pod?: V1Pod) => {
         clearTimeout(timer);
         this.waiters.get(name)?.delete(check);
         if (err) reject(err);
-        else resolve();
+        else resolve(pod as V1Pod);
       };
       const check: Waiter = (pod) => {
         if (!pod) return;
-        if (isReady(pod)) return done();
+        if (until(pod)) return done(undefined, pod);
         if (isTerminated(pod)) return done(new Error(`sandbox failed to start: ${exitMessage(pod)}`));
         const problem = podProblem(pod);
         if (problem && problem.message !== reported) {
@@ -358,14 +388,17 @@ export class KubernetesDriver implements SandboxDriver {
           done(new Error(problem.message));
         }
       };
-      const timer = setTimeout(() => {
-        void this.deletePod(name).catch(() => {});
-        done(
-          new Error(
-            `Pod ${name} was not ready within ${Math.round(timeoutMs / 1000)} s${reported ? `: ${reported}` : ""}`,
-          ),
-        );
-      }, timeoutMs);
+      const timer = setTimeout(
+        () => {
+          void this.deletePod(name).catch(() => {});
+          done(
+            new Error(
+              `Pod ${name} was not ready within ${Math.round(timeoutMs / 1000)} s${reported ? `: ${reported}` : ""}`,
+            ),
+          );
+        },
+        Math.max(0, deadline - Date.now()),
+      );
       const set = this.waiters.get(name) ?? new Set();
       set.add(check);
       this.waiters.set(name, set);

@@ -37,7 +37,8 @@ export function podProblem(pod: V1Pod): { message: string; fatal: boolean } | un
   const unscheduled = (pod.status?.conditions ?? []).find((c) => c.type === "PodScheduled" && c.status === "False");
   if (unscheduled)
     return { message: `${unscheduled.reason ?? "Unschedulable"}: ${unscheduled.message ?? ""}`.trim(), fatal: false };
-  for (const status of pod.status?.containerStatuses ?? []) {
+  // Init containers first: while one waits (its image cannot be pulled) the others show PodInitializing.
+  for (const status of [...(pod.status?.initContainerStatuses ?? []), ...(pod.status?.containerStatuses ?? [])]) {
     const waiting = status.state?.waiting;
     if (waiting?.reason && !NORMAL_WAITING.has(waiting.reason)) {
       return {
@@ -49,8 +50,14 @@ export function podProblem(pod: V1Pod): { message: string; fatal: boolean } | un
   return undefined;
 }
 
-/** How the main process ended, like the local driver says it. */
+/** How the main process ended, like the local driver says it; or which init container failed. */
 export function exitMessage(pod: V1Pod): string {
+  const failedInit = pod.status?.initContainerStatuses?.find((s) => (s.state?.terminated?.exitCode ?? 0) !== 0);
+  const initEnd = failedInit?.state?.terminated;
+  if (failedInit && initEnd) {
+    const detail = initEnd.message ? `: ${initEnd.message}` : "";
+    return `init container ${failedInit.name} exited (code ${initEnd.exitCode}${initEnd.reason ? `, ${initEnd.reason}` : ""})${detail}`;
+  }
   const terminated = pod.status?.containerStatuses?.[0]?.state?.terminated;
   if (!terminated) return `Pod ${pod.status?.phase?.toLowerCase() ?? "ended"}`;
   const detail = terminated.message ? `: ${terminated.message}` : "";

@@ -37,6 +37,7 @@ export async function podExec(
   namespace: string,
   pod: string,
   options: ExecOptions,
+  container = CONTAINER,
 ): Promise<ExecProcess> {
   const tty = options.tty === true;
   const stdout = new PassThrough();
@@ -55,7 +56,7 @@ export async function podExec(
   const ws = await new Exec(kc, handler).exec(
     namespace,
     pod,
-    CONTAINER,
+    container,
     execArgv(options),
     stdout,
     tty ? null : stderr,

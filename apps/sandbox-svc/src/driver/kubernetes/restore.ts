@@ -1,0 +1,102 @@
+import type { KubeConfig, V1Container, V1Pod } from "@kubernetes/client-node";
+import { CONTAINER, WORKSPACE } from "./objects.ts";
+import { podExec } from "./streams.ts";
+
+/** The init container that holds a Pod back until its workspace archive is unpacked. */
+export const RESTORE_CONTAINER = "restore";
+
+/** Created by the unpack once it succeeded: per Pod (its uid), so one left behind never releases another Pod. */
+const MARKER_PREFIX = ".agentplane-restored-";
+
+/**
+ * Run in the restore step with the marker's name as `$0` and the archive on stdin: the archive is
+ * unpacked whole into a directory beside the workspace's content first, so a broken one leaves the
+ * workspace as it was, and so tar never sets the mode or times of the volume's root (owned by
+ * root, writable through fsGroup: tar's `./` entry would fail there as a non-root user). Then the
+ * old content goes and the new moves up (renames, on the same volume).
+ */
+const UNPACK = [
+  'a="$0.tar.gz"; d="$0.d"',
+  'cat > "$a" && mkdir "$d" && tar -xzf "$a" -C "$d" || { rm -rf "$a" "$d"; exit 2; }',
+  'find . -mindepth 1 -maxdepth 1 ! -name "$a" ! -name "$d" -exec rm -rf {} + &&',
+  '(cd "$d" && find . -mindepth 1 -maxdepth 1 -exec mv {} .. \\;) && rm -rf "$a" "$d" && : > "$0"',
+].join("\n");
+
+/**
+ * A sandbox Pod whose workspace is replaced by an archive before its main process starts: an init
+ * container `restore` (the sandbox's own image, limits and restricted security context, the
+ * workspace mounted, no Secret) waits in the workspace for a marker named by the Pod's uid. The
+ * driver streams the archive into that container over `pods/exec` (which reaches a running init
+ * container as it does any other), where it is unpacked and replaces the workspace's content
+ * (UNPACK) and the marker is written; the init container removes it and ends, and only then does the kubelet start the
+ * sandbox's container. Nothing beyond what a sandbox already has is needed: no privileges, no
+ * network path from the Pod to the platform, no second image. A wait longer than `waitSeconds`
+ * (the driver's start timeout) ends it with an error, failing the Pod.
+ */
+export function withRestoreStep(pod: V1Pod, waitSeconds: number): V1Pod {
+  const main = pod.spec?.containers.find((c) => c.name === CONTAINER) as V1Container;
+  // Polled in the container (the kubelet offers no way to wake it); 0.2 s where `sleep` takes fractions.
+  const rounds = Math.max(1, Math.ceil(waitSeconds * 5));
+  const script = [
+    `m="${MARKER_PREFIX}$POD_UID"; n=0`,
+    'until [ -e "$m" ]; do',
+    "  n=$((n+1))",
+    `  if [ "$n" -gt ${rounds} ]; then echo "no workspace archive arrived within ${waitSeconds} s" >&2; exit 1; fi`,
+    "  sleep 0.2 2>/dev/null || sleep 1",
+    "done",
+    'rm -f "$m"',
+  ].join("\n");
+  const init: V1Container = {
+    name: RESTORE_CONTAINER,
+    image: main.image as string,
+    command: ["sh", "-c", script],
+    env: [{ name: "POD_UID", valueFrom: { fieldRef: { fieldPath: "metadata.uid" } } }],
+    workingDir: WORKSPACE,
+    ...(main.resources ? { resources: main.resources } : {}),
+    ...(main.securityContext ? { securityContext: main.securityContext } : {}),
+    volumeMounts: main.volumeMounts?.filter((m) => m.mountPath === WORKSPACE) ?? [],
+    terminationMessagePolicy: "FallbackToLogsOnError",
+  };
+  return { ...pod, spec: { ...pod.spec, containers: pod.spec?.containers ?? [], initContainers: [init] } };
+}
+
+/** Whether the Pod's restore step runs now, waiting for its archive. */
+export function restoreWaiting(pod: V1Pod): boolean {
+  const status = pod.status?.initContainerStatuses?.find((s) => s.name === RESTORE_CONTAINER);
+  return Boolean(status?.state?.running) && !pod.metadata?.deletionTimestamp;
+}
+
+/** Whether the Pod was made with a restore step (a Pod without one never restores). */
+export function hasRestoreStep(pod: V1Pod): boolean {
+  return (pod.spec?.initContainers ?? []).some((c) => c.name === RESTORE_CONTAINER);
+}
+
+/**
+ * Streams a gzipped tar into the Pod's waiting restore step: unpacked, the workspace's content
+ * replaced by it, then the marker releases the step. Throws with tar's message when the unpack
+ * fails (the step keeps waiting, the sandbox's container never starts).
+ */
+export async function unpackIntoRestoreStep(
+  kc: KubeConfig,
+  namespace: string,
+  pod: V1Pod,
+  archive: Uint8Array,
+): Promise<void> {
+  const marker = `${MARKER_PREFIX}${pod.metadata?.uid}`;
+  const proc = await podExec(
+    kc,
+    namespace,
+    pod.metadata?.name as string,
+    { argv: ["sh", "-c", UNPACK, marker] },
+    RESTORE_CONTAINER,
+  );
+  const stderr: Buffer[] = [];
+  proc.stderr.on("data", (chunk: Buffer) => stderr.push(chunk));
+  proc.stdout.resume();
+  proc.stdin.end(Buffer.from(archive));
+  const exit = await proc.exited;
+  if (exit.exitCode !== 0) {
+    const message = Buffer.concat(stderr).toString().trim().slice(0, 500);
+    throw new Error(`workspace restore failed (exit ${exit.exitCode})${message ? `: ${message}` : ""}`);
+  }
+}
