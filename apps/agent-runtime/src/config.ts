@@ -122,6 +122,19 @@ export const RuntimeEnvSchema = z.object({
       }
       return n;
     }),
+  // Usage (our addition): days the usage records are kept; 0 keeps them all
+  USAGE_RETENTION_DAYS: z
+    .string()
+    .optional()
+    .transform((v, ctx) => {
+      if (v === undefined || v.trim() === "") return 400;
+      const n = Number(v);
+      if (!Number.isInteger(n) || n < 0) {
+        ctx.addIssue({ code: "custom", message: "must be a whole number of days (0 keeps every usage record)" });
+        return z.NEVER;
+      }
+      return n;
+    }),
   // Models
   CLOUD_A_MODEL_ID: withDefault("us.anthropic.claude-sonnet-4-5-20250929-v1:0"),
   CLOUD_A_CLASSIFICATION_MODEL_ID: withDefault("us.anthropic.claude-haiku-4-5-20251001-v1:0"),

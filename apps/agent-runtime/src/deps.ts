@@ -17,6 +17,7 @@ import type { TurnControl } from "./services/turn-control.ts";
 import type { PluginReport } from "./tools/plugins.ts";
 import type { SkillCatalog } from "./tools/skills.ts";
 import type { ToolRegistry } from "./tools/types.ts";
+import type { UsageRecorder } from "./usage/recorder.ts";
 import type { VoiceAvailability } from "./voice/index.ts";
 import type { DeliveryLog } from "./webhooks/deliveries.ts";
 import type { WebhookRegistry } from "./webhooks/registry.ts";
@@ -54,6 +55,8 @@ export interface RuntimeDeps {
   /** Delivery ids of the last 24 h, so a sender's retry does not run the agent twice. */
   deliveries: DeliveryLog;
   runs: WebhookRunQueue;
+  /** The runtime's usage: model calls as they return, voice sessions as they go. */
+  usage: UsageRecorder;
   /** Whether the voice meeting tools are offered, and why not. */
   voice: VoiceAvailability;
   /** Live listeners of the web chat: every message stored in a web thread outside a turn stream. */

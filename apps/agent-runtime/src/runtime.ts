@@ -28,6 +28,8 @@ import { ensureAgent } from "./services/agent.ts";
 import { MessageWriter } from "./services/message-writer.ts";
 import { TurnControl } from "./services/turn-control.ts";
 import { coreTools, loadPlugins } from "./tools/index.ts";
+import { UsageRecorder } from "./usage/recorder.ts";
+import { UsageStore } from "./usage/store.ts";
 import { setupVoice, type VoiceOptions } from "./voice/index.ts";
 import { ensureWebAssets } from "./web/build.ts";
 import { DeliveryLog } from "./webhooks/deliveries.ts";
@@ -116,6 +118,21 @@ export async function createRuntime(config: RuntimeConfig, options: RuntimeOptio
   const catalog = new ContextWindowCatalog(config.env.CONTEXT_WINDOW_TOKENS);
   await catalog.refresh(config.env.MODELS_DEV_URL, logger);
   const live = new LiveHub();
+  const usage = new UsageRecorder(new UsageStore(database.sqlite), logger);
+  const interrupted = usage.store.closeInterrupted();
+  if (interrupted > 0)
+    logger.warn({ sessions: interrupted }, "voice sessions cut by a stop were closed at their last write");
+  const pruneUsage = () => {
+    try {
+      const pruned = usage.store.prune(config.env.USAGE_RETENTION_DAYS);
+      if (pruned.modelCalls + pruned.voiceSessions > 0) logger.info({ ...pruned }, "old usage records deleted");
+    } catch (err) {
+      logger.warn({ err: (err as Error).message }, "old usage records could not be deleted");
+    }
+  };
+  pruneUsage();
+  const pruneTimer = setInterval(pruneUsage, 24 * 3_600_000);
+  pruneTimer.unref();
   const memory = new MemoryStore(
     database.sqlite,
     tracing.embedder(options.embedder !== undefined ? options.embedder : createEmbedder(config)),
@@ -138,7 +155,7 @@ export async function createRuntime(config: RuntimeConfig, options: RuntimeOptio
     config,
     database,
     messages: new MessageWriter(database.sqlite),
-    model: tracing.model(options.model ?? new WorkerModelClient(config, options.modelOptions)),
+    model: usage.model(tracing.model(options.model ?? new WorkerModelClient(config, options.modelOptions))),
     tools,
     skills,
     plugins: [],
@@ -157,6 +174,7 @@ export async function createRuntime(config: RuntimeConfig, options: RuntimeOptio
     registry,
     deliveries: new DeliveryLog(database.sqlite),
     runs,
+    usage,
     voice: { status: "off", reason: "not probed yet" },
   };
   const scheduler = new Scheduler(deps, options.clock);
@@ -168,6 +186,7 @@ export async function createRuntime(config: RuntimeConfig, options: RuntimeOptio
     messages: deps.messages,
     ...(deps.onWebMessage ? { onWebMessage: deps.onWebMessage } : {}),
     telemetry,
+    usage: usage.store,
   });
   deps.voice = voice.availability;
   deps.plugins = await loadPlugins(config.pluginsDir, tools, logger);
@@ -220,6 +239,7 @@ export async function createRuntime(config: RuntimeConfig, options: RuntimeOptio
         });
       }
       clearInterval(embedTimer);
+      clearInterval(pruneTimer);
       await slack?.close();
       await heartbeat.stop();
       await memory.embedPending();

@@ -149,6 +149,8 @@ export const CONFIG_GLOSSARY: Record<string, string> = {
   COMPACTION_THRESHOLD_PERCENT: "Context occupancy that triggers compaction after a turn (0 disables).",
   COMPACTION_TAIL_MESSAGES: "Newest messages kept verbatim by compaction.",
   HEARTBEAT_INTERVAL_MINUTES: "How often the heartbeat runs `HEARTBEAT.md`.",
+  USAGE_RETENTION_DAYS:
+    "Days the runtime keeps its usage records (model calls, voice sessions; `GET /agents/usage`); 0 keeps them all.",
   AGENT_HOME: "Install directory (`~/.agent`; `%USERPROFILE%\\.agent` on Windows); its `.env` is read at start.",
   AGENT_DATA_DIR: "Persistent dir for skills, plugins and the database (default `<AGENT_HOME>`).",
   AGENT_SECRET_KEY:

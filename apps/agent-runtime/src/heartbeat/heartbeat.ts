@@ -136,6 +136,7 @@ export class Heartbeat {
         threadId,
         text: prompt,
         source: HEARTBEAT_SOURCE,
+        runId,
         purpose: "heartbeat",
         quiet: true,
       });
@@ -145,7 +146,9 @@ export class Heartbeat {
       return finish("failed", null, (err as Error).message.slice(0, 2000));
     }
     if (finalText === "") return finish("suppressed", null, "the run ended without text");
-    const gate = await classifyHeartbeat(deps.model, models.classification, finalText, deps.logger);
+    const gate = await deps.usage.within({ source: "heartbeat", threadId, runId }, () =>
+      classifyHeartbeat(deps.model, models.classification, finalText, deps.logger),
+    );
     if (gate.decision === "SUPPRESS") return finish("suppressed", finalText, null);
     await deliver(deliveryDeps(deps), "All channels", finalText, HEARTBEAT_SOURCE);
     return finish("delivered", finalText, gate.failedOpen ? `gate failed open: ${gate.reason}` : null);

@@ -23,6 +23,7 @@ import { registerListMessages } from "./threads/list-messages.ts";
 import { registerPostMessage } from "./threads/post-message.ts";
 import { registerStopThreadTurn } from "./threads/stop.ts";
 import type { RuntimeApp } from "./types.ts";
+import { registerGetRuntimeUsage } from "./usage/get.ts";
 import { registerCreateSubscription } from "./webhook-subscriptions/create.ts";
 import { registerDeleteSubscription } from "./webhook-subscriptions/delete.ts";
 import { registerGetSubscription } from "./webhook-subscriptions/get.ts";
@@ -69,6 +70,7 @@ const REGISTRATIONS: ((app: RuntimeApp, deps: RuntimeDeps) => void)[] = [
   registerListMemoryNotes,
   registerDeleteMemoryNote,
   registerGetHeartbeatSettings,
+  registerGetRuntimeUsage,
 ];
 
 /** Every operation of the runtime's API, one file each. */

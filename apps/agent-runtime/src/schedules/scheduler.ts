@@ -234,6 +234,7 @@ export class Scheduler implements ScheduleRunner {
           threadId: thread.id,
           text: schedule.prompt,
           source,
+          runId,
           purpose: "cron",
         });
         const text = outcome.delivered.map((m) => m.text).join("\n\n") || "(The agent finished without a text answer.)";

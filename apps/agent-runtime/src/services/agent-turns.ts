@@ -19,6 +19,7 @@ export type TurnDeps = Pick<
   | "activity"
   | "tracing"
   | "telemetry"
+  | "usage"
 > &
   Partial<Pick<RuntimeDeps, "turns">>;
 
@@ -26,6 +27,8 @@ export interface AgentTurnInput {
   threadId: string;
   text: string;
   source: string;
+  /** The webhook, schedule or heartbeat run the turn belongs to (usage records carry it). */
+  runId?: string;
   /** Which model override applies: main (chat, webhooks), heartbeat or cron. */
   purpose?: "main" | "heartbeat" | "cron";
   onDelivered?: (message: MessageRow) => void;
@@ -92,26 +95,29 @@ const TRACE_KIND = {
 export function runAgentTurn(deps: TurnDeps, input: AgentTurnInput): Promise<TurnOutcome> {
   const source = runSource(input);
   const kind = COMPACT.test(input.text.trim()) ? "compaction" : TRACE_KIND[source];
+  const usage = { source, threadId: input.threadId, runId: input.runId };
   return deps.activity.track(() =>
-    deps.tracing.run(kind, { threadId: input.threadId }, async () => {
-      const started = performance.now();
-      const common = { "thread.id": input.threadId, "run.source": source } as const;
-      try {
-        const outcome = await agentTurn(deps, input);
-        deps.telemetry.emit("turn.completed", {
-          ...common,
-          "turn.steps": outcome.steps,
-          "turn.delivered": outcome.delivered.length,
-          "turn.step_limit_reached": outcome.stepLimitReached,
-          "turn.duration_ms": performance.now() - started,
-          "context.tokens": outcome.contextTokens,
-        });
-        return outcome;
-      } catch (err) {
-        deps.telemetry.emit("turn.failed", { ...common, "turn.duration_ms": performance.now() - started });
-        throw err;
-      }
-    }),
+    deps.tracing.run(kind, { threadId: input.threadId }, () =>
+      deps.usage.within(usage, async () => {
+        const started = performance.now();
+        const common = { "thread.id": input.threadId, "run.source": source } as const;
+        try {
+          const outcome = await agentTurn(deps, input);
+          deps.telemetry.emit("turn.completed", {
+            ...common,
+            "turn.steps": outcome.steps,
+            "turn.delivered": outcome.delivered.length,
+            "turn.step_limit_reached": outcome.stepLimitReached,
+            "turn.duration_ms": performance.now() - started,
+            "context.tokens": outcome.contextTokens,
+          });
+          return outcome;
+        } catch (err) {
+          deps.telemetry.emit("turn.failed", { ...common, "turn.duration_ms": performance.now() - started });
+          throw err;
+        }
+      }),
+    ),
   );
 }
 

@@ -25,6 +25,8 @@ export interface MeetingCall {
   readonly failure: string | undefined;
   /** The call cannot go on: say so in the meeting when a realtime session can still be had. */
   apologize(timeoutMs?: number): Promise<boolean>;
+  /** The record so far, while the call goes on (the usage is written from it as the call goes). */
+  snapshot(): CallRecord;
   /** Ends the audio; the record of what was said. */
   stop(): Promise<CallRecord>;
 }
@@ -174,6 +176,10 @@ export class RealtimeMeetingCall implements MeetingCall {
       ?.evaluate(() => (globalThis as unknown as { __agentplaneAudio?: { stop(): void } }).__agentplaneAudio?.stop())
       .catch(() => {});
     this.#client?.close();
+    return this.snapshot();
+  }
+
+  snapshot(): CallRecord {
     const usage: RealtimeUsage = {
       responses: 0,
       inputTokens: 0,

@@ -2,6 +2,7 @@ import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import type { Logger } from "pino";
 import { type BrowserContext, chromium, type Page } from "playwright-core";
+import { newId } from "../ids.ts";
 import { BROWSER_ARGS } from "./availability.ts";
 import type { CallRecord, MeetingCall } from "./call.ts";
 import { PAGE } from "./page-texts.ts";
@@ -24,6 +25,10 @@ export interface MeetingBrowserOptions {
   pollMs?: number;
   /** Called once an attempt ends (the summary hook), with the call's record when it had audio. */
   onEnded?(status: MeetingStatus, record?: CallRecord, threadId?: string): void;
+  /** Called at admission and every `progressMs` in the call with the record so far (the usage). */
+  onProgress?(status: MeetingStatus, record: CallRecord, threadId: string): void;
+  /** How often `onProgress` is called in the call (default 10 s). */
+  progressMs?: number;
   /** The audio side of each attempt (none: the browser joins without audio). */
   call?: () => MeetingCall;
 }
@@ -54,7 +59,13 @@ export class MeetingBrowser implements MeetingController {
   async join(request: { url: URL; name: string; threadId: string }): Promise<MeetingStatus> {
     if (this.#status && !FINAL_STATES.has(this.#status.state)) throw new MeetingBusyError(this.#status);
     this.#leaveRequested = undefined;
-    this.#status = { url: request.url.href, name: request.name, state: "prejoin", startedAt: new Date().toISOString() };
+    this.#status = {
+      id: newId("mtg"),
+      url: request.url.href,
+      name: request.name,
+      state: "prejoin",
+      startedAt: new Date().toISOString(),
+    };
     let asked: () => void = () => {};
     const askedOrEnded = new Promise<void>((resolve) => {
       asked = resolve;
@@ -115,8 +126,10 @@ export class MeetingBrowser implements MeetingController {
       asked();
       await this.#awaitAdmission(page, askedAt);
       const admittedAt = Date.now();
+      // Written before the audio starts: a call whose start fails is still on record.
+      if (call) this.#progress(call, threadId);
       await call?.start(page);
-      await this.#stayInCall(page, admittedAt, call);
+      await this.#stayInCall(page, admittedAt, call, threadId);
     } catch (err) {
       if (!(err instanceof Ended)) {
         const message = err instanceof Error ? err.message.split("\n")[0] : String(err);
@@ -125,7 +138,8 @@ export class MeetingBrowser implements MeetingController {
           this.#set("ended", `the meeting page failed: ${message}`);
       }
     } finally {
-      if (call) record = await call.stop().catch(() => undefined);
+      // A stop that fails still leaves what the call had so far.
+      if (call) record = await call.stop().catch(() => call.snapshot());
       if (page) await this.#leaveAndClose(page);
       this.#o.onEnded?.(this.status() as MeetingStatus, record, threadId);
     }
@@ -179,9 +193,14 @@ export class MeetingBrowser implements MeetingController {
     }
   }
 
-  async #stayInCall(page: Page, admittedAt: number, call: MeetingCall | undefined): Promise<void> {
+  async #stayInCall(page: Page, admittedAt: number, call: MeetingCall | undefined, threadId: string): Promise<void> {
+    let progressAt = Date.now();
     for (;;) {
       this.#checkLeave();
+      if (call && Date.now() - progressAt >= (this.#o.progressMs ?? 10_000)) {
+        progressAt = Date.now();
+        this.#progress(call, threadId);
+      }
       if (call?.failure) {
         await call.apologize();
         this.#end("ended", `the voice connection failed: ${call.failure}`);
@@ -192,6 +211,14 @@ export class MeetingBrowser implements MeetingController {
         this.#end("ended", "the meeting cap (MEETING_TIMEOUT_MINUTES) was reached");
       }
       await page.waitForTimeout(this.#o.pollMs ?? 200);
+    }
+  }
+
+  #progress(call: MeetingCall, threadId: string): void {
+    try {
+      this.#o.onProgress?.(this.status() as MeetingStatus, call.snapshot(), threadId);
+    } catch (err) {
+      this.#o.logger.warn({ err: (err as Error).message }, "the call's usage so far was not written");
     }
   }
 

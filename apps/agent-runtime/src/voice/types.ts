@@ -12,6 +12,8 @@ export type MeetingState =
 export const FINAL_STATES: ReadonlySet<MeetingState> = new Set(["denied", "admission-timeout", "ended"]);
 
 export interface MeetingStatus {
+  /** One attempt to join (`mtg_…`): the voice session's id in the usage records. */
+  id: string;
   url: string;
   name: string;
   state: MeetingState;

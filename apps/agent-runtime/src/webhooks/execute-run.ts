@@ -19,7 +19,7 @@ export async function executeWebhookRun(deps: RuntimeDeps, run: QueuedRun): Prom
   const source = `webhook:${run.subscription}`;
   const started = performance.now();
   await deps.tracing.run("webhook", { threadId: thread.id, runId: run.id }, async () => {
-    const outcome = await runAgentTurn(deps, { threadId: thread.id, text: prompt, source });
+    const outcome = await runAgentTurn(deps, { threadId: thread.id, text: prompt, source, runId: run.id });
     const answer = outcome.delivered.map((m) => m.text).join("\n\n") || "(The agent finished without a text answer.)";
     await deliver(deliveryDeps(deps), run.deliver_to, `${webhookLabel(run.subscription)}\n\n${answer}`, source);
   });

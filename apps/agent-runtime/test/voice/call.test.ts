@@ -2,6 +2,7 @@ import { execFileSync } from "node:child_process";
 import { mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import type { RuntimeUsage } from "@agentplane/contracts/runtime";
 import { launchChromium, requireBinary, requireChromium } from "@agentplane/testkit/browser";
 import { type MeetingStandIn, startMeetingStandIn } from "@agentplane/testkit/meeting";
 import { type RealtimeStandIn, rms, startRealtimeStandIn } from "@agentplane/testkit/realtime";
@@ -66,7 +67,7 @@ describe.skipIf(!chromium.available || !espeak.available)(
           MEETING_BOT_PASSWORD: account.password,
           OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url,
         },
-        runtimeOptions: { voice: { meetingHosts: [meeting.host] } },
+        runtimeOptions: { voice: { meetingHosts: [meeting.host], progressMs: 500 } },
       });
       // Host candidates must be real addresses (not mDNS names) for loopback WebRTC.
       participantBrowser = await launchChromium({
@@ -155,6 +156,18 @@ describe.skipIf(!chromium.available || !espeak.available)(
       const heard = await participant.evaluate(() => (globalThis as unknown as { heard: { peakRms: number } }).heard);
       expect(heard.peakRms).toBeGreaterThan(1000);
 
+      // While the call goes on, its usage so far is already in the runtime's usage.
+      const sqlite = runtime.runtime.deps.database.sqlite;
+      await until(async () => {
+        const voice = (await runtime.json<RuntimeUsage>("GET", "/agents/usage?groupBy=source")).body.groups.find(
+          (g) => g.key === "voice",
+        );
+        return (voice?.audioInputMinutes ?? 0) > 0 && (voice?.audioOutputMinutes ?? 0) > 0;
+      }, "the call's usage written during the call");
+      expect(sqlite.prepare("select ended_at, meeting_id from voice_session_usage").all()).toEqual([
+        { ended_at: null, meeting_id: new URL(meeting.meetingUrl).pathname.slice(1) },
+      ]);
+
       fake.respond = scripted([calls("leave_meeting", {}), text("Left.")]);
       await chat("You can leave now.");
       await until(() => meeting.left === 1, "the bot's click on Leave call");
@@ -183,8 +196,22 @@ describe.skipIf(!chromium.available || !espeak.available)(
       expect(summary?.text).toContain("The agent said:\n- The release is on track.");
       expect(summary?.text).toMatch(/answered 1 time\(s\)\. Audio: \d+\.\d\d min in/);
 
+      const usage = (await runtime.json<RuntimeUsage>("GET", "/agents/usage?groupBy=source")).body;
+      const session = runtime.runtime.deps.database.sqlite
+        .prepare("select ended_at, end_reason, thread_id, responses from voice_session_usage")
+        .get();
+      expect(session).toEqual({
+        ended_at: expect.any(String),
+        end_reason: "left on request",
+        thread_id: summary?.thread_id,
+        responses: 1,
+      });
       await runtime.close();
       closed = true;
+      const voice = usage.groups.find((g) => g.key === "voice");
+      // The chat turns that asked to join and to leave are there too.
+      expect(usage.groups.find((g) => g.key === "web")?.modelCalls).toBeGreaterThanOrEqual(4);
+      expect(voice).toMatchObject({ voiceSessions: 1, modelCalls: 0, unpriced: 1 });
       const ended = otlp.logRecords().find((r) => r.eventName === "meeting.ended");
       const attrs = attributesOf(ended?.attributes) as Record<string, number>;
       expect(attrs).toMatchObject({ "meeting.state": "ended", "meeting.admitted": true, "meeting.responses": 1 });
@@ -194,6 +221,10 @@ describe.skipIf(!chromium.available || !espeak.available)(
       // The stand-in's answer is a 600 ms tone.
       expect(attrs["realtime.output_audio_ms"]).toBeGreaterThanOrEqual(550);
       expect(attrs["realtime.output_audio_ms"]).toBeLessThanOrEqual(650);
+      // The usage holds the same minutes as the event (rounded to a thousandth of a minute).
+      expect(voice?.audioInputMinutes).toBeCloseTo(Number(attrs["realtime.input_audio_ms"]) / 60_000, 2);
+      expect(voice?.transcriptionMinutes).toBe(voice?.audioInputMinutes);
+      expect(voice?.audioOutputMinutes).toBeCloseTo(Number(attrs["realtime.output_audio_ms"]) / 60_000, 2);
     }, 30_000);
 
     it("apologises aloud and leaves when the realtime connection is lost for good", async () => {
@@ -253,6 +284,20 @@ describe.skipIf(!chromium.available || !espeak.available)(
         expect(status).toMatchObject({ state: "ended" });
         expect(status.reason).toMatch(/^the voice connection failed: the realtime connection dropped again/);
         await listener.close();
+        // The lost call is in the usage, ended with its reason, the apology's audio included.
+        const ended = () =>
+          second.runtime.deps.database.sqlite
+            .prepare("select end_reason, output_audio_seconds from voice_session_usage where ended_at is not null")
+            .get() as { end_reason: string; output_audio_seconds: number } | undefined;
+        await until(() => ended() !== undefined, "the lost call's usage");
+        const row = ended() as { end_reason: string; output_audio_seconds: number };
+        expect(row.end_reason).toBe(status.reason);
+        expect(row.output_audio_seconds).toBeGreaterThanOrEqual(0.55);
+        const voice = (await second.json<RuntimeUsage>("GET", "/agents/usage?groupBy=source")).body.groups.find(
+          (g) => g.key === "voice",
+        );
+        expect(voice).toMatchObject({ voiceSessions: 1 });
+        expect(voice?.audioOutputMinutes).toBeGreaterThan(0);
       } finally {
         await second.close();
       }

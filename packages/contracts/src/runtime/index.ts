@@ -5,4 +5,5 @@ export * from "./routes.ts";
 export * from "./schedules.ts";
 export * from "./team-chat.ts";
 export * from "./threads.ts";
+export * from "./usage.ts";
 export * from "./webhooks.ts";

@@ -7,6 +7,7 @@ import * as memory from "./0005-memory.ts";
 import * as teamChat from "./0006-team-chat.ts";
 import * as webhookVerification from "./0007-webhook-verification.ts";
 import * as sealedWebhookSecrets from "./0008-sealed-webhook-secrets.ts";
+import * as usage from "./0009-usage.ts";
 
 /** Listed explicitly, in order: a folder scan would not survive bundling. */
 export const migrations: Record<string, Migration> = {
@@ -18,4 +19,5 @@ export const migrations: Record<string, Migration> = {
   "0006-team-chat": teamChat,
   "0007-webhook-verification": webhookVerification,
   "0008-sealed-webhook-secrets": sealedWebhookSecrets,
+  "0009-usage": usage,
 };

@@ -2,6 +2,7 @@ import type { AgentTable, HeartbeatRunTable, SettingTable } from "./agent.ts";
 import type { MessageTable, ThreadContextTable, ThreadTable } from "./chat.ts";
 import type { ScheduleRunTable, ScheduleTable } from "./schedules.ts";
 import type { TeamChatChannelTable, TeamChatDeliveryTable, TeamChatEventTable } from "./team-chat.ts";
+import type { ModelCallUsageTable, VoiceSessionUsageTable } from "./usage.ts";
 import type { WebhookRunTable, WebhookSubscriptionTable } from "./webhooks.ts";
 
 export interface RuntimeDatabase {
@@ -18,12 +19,15 @@ export interface RuntimeDatabase {
   team_chat_channel: TeamChatChannelTable;
   team_chat_event: TeamChatEventTable;
   team_chat_delivery: TeamChatDeliveryTable;
+  model_call_usage: ModelCallUsageTable;
+  voice_session_usage: VoiceSessionUsageTable;
 }
 
 export type {
   AgentTable,
   HeartbeatRunTable,
   MessageTable,
+  ModelCallUsageTable,
   ScheduleRunTable,
   ScheduleTable,
   SettingTable,
@@ -32,6 +36,7 @@ export type {
   TeamChatEventTable,
   ThreadContextTable,
   ThreadTable,
+  VoiceSessionUsageTable,
   WebhookRunTable,
   WebhookSubscriptionTable,
 };
