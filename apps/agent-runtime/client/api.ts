@@ -5,6 +5,9 @@ import type {
   CreateWebhookSubscriptionBody,
   HeartbeatSettings,
   MemoryNote,
+  RuntimeUsage,
+  RuntimeUsageFigures,
+  RuntimeUsageGroupBy,
   Schedule,
   ScheduleRun,
   TeamChatChannel,
@@ -23,6 +26,8 @@ export type {
   ChatMessage,
   HeartbeatSettings,
   MemoryNote,
+  RuntimeUsage,
+  RuntimeUsageFigures,
   Schedule,
   ScheduleRun,
   TeamChatChannel,
@@ -31,6 +36,7 @@ export type {
   WebhookRun,
   WebhookSubscription,
 };
+export type UsageGroupBy = RuntimeUsageGroupBy;
 
 export interface ReceiverState {
   enabled: boolean;
@@ -182,6 +188,14 @@ export class RuntimeClient {
     (await this.call<{ items: MemoryNote[] }>("GET", `agents/memory${query ? `?q=${encodeURIComponent(query)}` : ""}`))
       .items;
   forget = (id: string) => this.call<void>("DELETE", `agents/memory/${enc(id)}`);
+
+  /** Tokens, cost and meeting audio minutes over [from, to) (RFC 3339), grouped by day, model or source. */
+  usage = (query: { from?: string; to?: string; groupBy?: UsageGroupBy } = {}) => {
+    const params = new URLSearchParams();
+    for (const [key, value] of Object.entries(query)) if (value) params.set(key, value);
+    const search = params.toString();
+    return this.call<RuntimeUsage>("GET", `agents/usage${search ? `?${search}` : ""}`);
+  };
 
   teamChat = () => this.call<TeamChatState>("GET", "agents/team-chat");
   channels = async () => (await this.call<{ data: TeamChatChannel[] }>("GET", "agents/team-chat/channels")).data;

@@ -1,5 +1,6 @@
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
+import type { RuntimeUsage } from "@agentplane/contracts/runtime";
 import { launchChromium, requireChromium } from "@agentplane/testkit/browser";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -10,7 +11,7 @@ import { toolResultsOf } from "./support/script.ts";
 import { horizontalOverflow, screenshot, seriousViolations } from "./support/web-page.ts";
 
 const chromium = requireChromium();
-const PAGES = ["chat", "profile", "webhooks", "schedules", "memory", "channels"] as const;
+const PAGES = ["chat", "profile", "webhooks", "schedules", "memory", "channels", "usage"] as const;
 
 /** Echo by default; "use a tool" plays a two-step turn; "slow" waits long enough to be stopped. */
 function respond(body: Record<string, unknown>) {
@@ -186,6 +187,23 @@ describe.skipIf(!chromium.available)(`web UI in Chromium${chromium.reason}`, () 
     expect((await postWebhook("deploy-alerts")).status).toBe(404);
   });
 
+  it("shows the chat turns' tokens and cost on the usage page, by day and by source", async () => {
+    const api = await rt.json<RuntimeUsage>("GET", "/agents/usage?groupBy=source");
+    const chat = api.body.groups.find((g) => g.key === "web");
+    expect(chat?.modelCalls).toBeGreaterThan(0);
+    await go("usage");
+    const totals = page.getByRole("definition").filter({ hasText: " in · " });
+    await expect.poll(() => totals.textContent()).toContain(`${api.body.total.inputTokens.toLocaleString("en-US")} in`);
+    await page.getByRole("region", { name: "Usage by day" }).waitFor();
+    // Keyboard only: focus the grouping and pick "Source" with the arrow keys.
+    await page.getByLabel("Group by").focus();
+    await page.keyboard.press("ArrowDown");
+    const bySource = page.getByRole("region", { name: "Usage by source" });
+    await bySource.waitFor();
+    const row = bySource.getByRole("row", { name: /^Chat / });
+    expect(await row.getByRole("cell").nth(3).textContent()).toBe(String(chat?.modelCalls));
+  });
+
   it("every page: no serious axe-core violation, fits 390 px, shows the empty channels state; screenshots", async () => {
     await rt.json("POST", "/agents/webhook-subscriptions", { name: "ci", events: "push" });
     for (const width of [1280, 390]) {
@@ -202,7 +220,8 @@ describe.skipIf(!chromium.available)(`web UI in Chromium${chromium.reason}`, () 
     }
     await go("channels");
     expect(await page.getByText("Team chat is not configured").isVisible()).toBe(true);
-  });
+    // Fourteen page loads, each with an axe-core run and a screenshot.
+  }, 60_000);
 
   it("says so and retries when the runtime cannot be reached", async () => {
     await page.route("**/agents/profile", (route) => route.abort("connectionrefused"));

@@ -7,6 +7,7 @@ import { ChatPage } from "./pages/chat.tsx";
 import { MemoryPage } from "./pages/memory.tsx";
 import { ProfilePage } from "./pages/profile.tsx";
 import { SchedulesPage } from "./pages/schedules.tsx";
+import { UsagePage } from "./pages/usage.tsx";
 import { WebhooksPage } from "./pages/webhooks.tsx";
 import { errorText } from "./ui.tsx";
 import "./styles.css";
@@ -18,6 +19,7 @@ const PAGES = [
   { id: "schedules", title: "Schedules" },
   { id: "memory", title: "Memory" },
   { id: "channels", title: "Channels" },
+  { id: "usage", title: "Usage" },
 ] as const;
 type PageId = (typeof PAGES)[number]["id"];
 
@@ -158,6 +160,8 @@ function Page(props: {
       return <MemoryPage />;
     case "channels":
       return <ChannelsPage />;
+    case "usage":
+      return <UsagePage />;
   }
 }
 
