@@ -33,6 +33,8 @@ export interface GovernanceServiceDeps {
   logger: Logger;
   /** Tenancy's decisions: the tenancy service itself in process, or a RemoteAuthorizer. */
   authorizer: Authorizer;
+  /** tenancy's internal API: the principal a project admin asks a decision for. */
+  tenancy?: ServiceClient;
   /** sandbox-svc's internal API (effective policy, drift); without it those answer from bindings alone. */
   sandboxes?: ServiceClient;
   config: GovernanceConfig;
@@ -87,6 +89,7 @@ export async function createGovernanceService(deps: GovernanceServiceDeps): Prom
       deps.logger.warn({ err: (err as Error).message }, "egress policy versions not recorded"),
     ),
     fanout,
+    tenancy: deps.tenancy,
     sandboxes: deps.sandboxes,
     secrets: {
       current: config.secretKey,

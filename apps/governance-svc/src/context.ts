@@ -28,6 +28,8 @@ export interface GovernanceContext {
   /** The policy versions each sandbox's egress proxy last enforced (for drift). */
   egressVersions: EgressVersions;
   fanout: ChangeFanout;
+  /** tenancy's internal API (the members and API tokens a decision is asked for). */
+  tenancy: ServiceClient | undefined;
   /** sandbox-svc's internal API (effective policy and drift read sandboxes through it). */
   sandboxes: ServiceClient | undefined;
   secrets: { current: Uint8Array; previous: Uint8Array | undefined; rotationGraceMs: number };

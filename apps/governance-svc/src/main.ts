@@ -7,14 +7,17 @@ const env = parseEnv(GovernanceEnvSchema);
 await runService({
   name: "governance-svc",
   env,
-  build: ({ database, bus, keys, logger, client }) =>
-    createGovernanceService({
+  build: ({ database, bus, keys, logger, client }) => {
+    const tenancy = client("tenancy", env.TENANCY_URL);
+    return createGovernanceService({
       database,
       bus,
       keys,
       logger,
-      authorizer: new RemoteAuthorizer(client("tenancy", env.TENANCY_URL), { callerService: "governance" }),
+      authorizer: new RemoteAuthorizer(tenancy, { callerService: "governance" }),
+      tenancy,
       ...(env.SANDBOX_URL ? { sandboxes: client("sandbox", env.SANDBOX_URL) } : {}),
       config: configFromEnv(process.env, { secretKey: env.AGENTPLANE_SECRET_KEY }),
-    }),
+    });
+  },
 });

@@ -212,6 +212,7 @@ async function buildServices(
       keys,
       logger: logger.child({ service: "governance" }),
       authorizer: tenancy.authorizer,
+      tenancy: new ServiceClient("tenancy", inProcessFetch(tenancy), keys),
       sandboxes: new ServiceClient("sandbox", async (request) => sandbox.fetch(request), keys),
       config: governanceConfigFromSettings(env, { secretKey }),
     }),

@@ -15,6 +15,7 @@ import { registerGetInstallation } from "./installation/get.ts";
 import { registerPollActivation } from "./installation/poll-activation.ts";
 import { registerStartActivation } from "./installation/start-activation.ts";
 import { registerInternalAuthorize } from "./internal/authorize.ts";
+import { registerInternalProjectPrincipal } from "./internal/project-principal.ts";
 import { registerInternalProjectVerificationKeys } from "./internal/project-verification-keys.ts";
 import { registerInternalResolveApiToken } from "./internal/resolve-api-token.ts";
 import { registerInternalResolveOidcUser } from "./internal/resolve-oidc-user.ts";
@@ -125,6 +126,7 @@ const REGISTRATIONS: ((app: ServiceApp, ctx: TenancyContext) => void)[] = [
   registerInternalProjectVerificationKeys,
   registerInternalResolveOrg,
   registerInternalSignProjectToken,
+  registerInternalProjectPrincipal,
   registerInternalAuthorize,
 ];
 

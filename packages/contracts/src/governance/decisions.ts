@@ -3,12 +3,27 @@ import { defineRoute } from "../common/route.ts";
 import { DecisionReason, GOVERNED_ACTIONS } from "./internal.ts";
 import { GovProjectParams, jsonBody, jsonRequest } from "./shared.ts";
 
+/** Someone of the project a decision is asked for, other than the caller. */
+export const PolicyDecisionPrincipal = z
+  .strictObject({
+    type: z
+      .enum(["user", "api_token", "sandbox"])
+      .describe("`user` (a member), `api_token` (an API token) or `sandbox` (a sandbox's own identity)"),
+    id: z.string().min(1).max(200).describe("The user, API token or sandbox id"),
+  })
+  .openapi("PolicyDecisionPrincipal");
+export type PolicyDecisionPrincipal = z.infer<typeof PolicyDecisionPrincipal>;
+
 /**
  * "Would this be allowed?": the same evaluation the enforcement points ask for, answered to the
- * caller about the caller, with nothing enforced, counted or recorded as a denial.
+ * caller about the caller (or, for a project admin, about another principal of the project), with
+ * nothing enforced, counted or recorded as a denial.
  */
 export const PolicyDecisionQuery = z
   .strictObject({
+    principal: PolicyDecisionPrincipal.optional().describe(
+      "Whom to ask for; the caller when absent. Asking for anyone else needs the project's admin role.",
+    ),
     action: z.enum(GOVERNED_ACTIONS).describe("The governed action, e.g. `sandbox:exec` or `llm:invoke`"),
     resource: z
       .strictObject({
@@ -51,6 +66,13 @@ export const PolicyDecision = z
       )
       .optional()
       .describe("The bound policy versions evaluated"),
+    principal: z
+      .object({
+        type: z.string().describe("The principal's type: `user`, `api_token` or `sandbox`"),
+        id: z.string().describe("The principal's id"),
+        displayName: z.string().optional().describe("Its name, when it has one"),
+      })
+      .describe("Whom the decision was evaluated for"),
     evaluatedAt: z.string(),
   })
   .openapi("PolicyDecision");
@@ -60,11 +82,11 @@ export const evaluatePolicyDecisionRoute = defineRoute(
   {
     operationId: "evaluatePolicyDecision",
     description:
-      "Would this be allowed? Evaluates the project's bound policies for the caller, an action and a resource of the project, as an enforcement point would, and answers the decision with the rules that decided. Nothing is enforced and no denial is recorded.",
+      "Would this be allowed? Evaluates the project's bound policies for the caller (or, for a project admin, another member, API token or sandbox of the project), an action and a resource of the project, as an enforcement point would, and answers the decision with the rules that decided. Nothing is enforced and no denial is recorded.",
     method: "post",
     path: "/v1/projects/{projectId}/policy-decisions",
     tags: ["Governance"],
-    summary: "Would this be allowed? Evaluate the bound policies for the caller",
+    summary: "Would this be allowed? Evaluate the bound policies for the caller or another principal",
     request: { params: GovProjectParams, ...jsonRequest(PolicyDecisionQuery) },
     responses: { 200: jsonBody(PolicyDecision, "The decision") },
   },

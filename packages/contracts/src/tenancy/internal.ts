@@ -77,6 +77,11 @@ export type SignProjectTokenRequest = z.input<typeof SignProjectTokenRequest>;
 export const SignProjectTokenResponse = z.object({ token: z.string(), kid: z.string() });
 
 const ProjectIdParam = z.object({ projectId: z.string().min(1).max(200) });
+/** A user or API token named by id, looked up as a principal of one project. */
+export const ProjectPrincipalRequest = z.object({
+  type: z.enum(["user", "api_token"]),
+  id: z.string().min(1).max(200),
+});
 const tenancy = { service: "tenancy" } as const;
 
 /** The internal tenancy endpoints as contracts: served with service-kit's `internalRoute`, called with `callInternal`. */
@@ -135,6 +140,16 @@ export const TENANCY_INTERNAL_ROUTES = {
     description: "An ES256 JWT signed with the project's current key (the private key never leaves tenancy).",
     request: { params: ProjectIdParam, ...jsonBody(SignProjectTokenRequest, "Subject, audience, lifetime, claims") },
     responses: jsonOk(SignProjectTokenResponse, "The token and the key id"),
+  }),
+  projectPrincipal: defineInternalRoute(tenancy, {
+    method: "post",
+    path: "/internal/projects/{projectId}/principal",
+    operationId: "internalProjectPrincipal",
+    summary: "A principal of a project",
+    description:
+      "The principal a user or a usable API token acts as, when it can see the project; 404 problem otherwise.",
+    request: { params: ProjectIdParam, ...jsonBody(ProjectPrincipalRequest, "The principal's type and id") },
+    responses: jsonOk(ResolvedPrincipal, "The principal as the platform sees it"),
   }),
   authorize: defineInternalRoute(tenancy, {
     method: "post",

@@ -1714,8 +1714,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Would this be allowed? Evaluate the bound policies for the caller
-         * @description Would this be allowed? Evaluates the project's bound policies for the caller, an action and a resource of the project, as an enforcement point would, and answers the decision with the rules that decided. Nothing is enforced and no denial is recorded.
+         * Would this be allowed? Evaluate the bound policies for the caller or another principal
+         * @description Would this be allowed? Evaluates the project's bound policies for the caller (or, for a project admin, another member, API token or sandbox of the project), an action and a resource of the project, as an enforcement point would, and answers the decision with the rules that decided. Nothing is enforced and no denial is recorded.
          */
         post: operations["evaluatePolicyDecision"];
         delete?: never;
@@ -4231,6 +4231,15 @@ export interface components {
                  */
                 mode: "enforce" | "dryrun";
             }[];
+            /** @description Whom the decision was evaluated for */
+            principal: {
+                /** @description The principal's type: `user`, `api_token` or `sandbox` */
+                type: string;
+                /** @description The principal's id */
+                id: string;
+                /** @description Its name, when it has one */
+                displayName?: string;
+            };
             /** @description When the decision was made (RFC 3339) */
             evaluatedAt: string;
         };
@@ -4252,6 +4261,7 @@ export interface components {
             forbid?: boolean;
         };
         PolicyDecisionQuery: {
+            principal?: components["schemas"]["PolicyDecisionPrincipal"];
             /**
              * @description The governed action, e.g. `sandbox:exec` or `llm:invoke`
              * @enum {string}
@@ -4274,6 +4284,16 @@ export interface components {
             context?: {
                 [key: string]: unknown;
             };
+        };
+        /** @description Whom to ask for; the caller when absent. Asking for anyone else needs the project's admin role. */
+        PolicyDecisionPrincipal: {
+            /**
+             * @description `user` (a member), `api_token` (an API token) or `sandbox` (a sandbox's own identity)
+             * @enum {string}
+             */
+            type: "user" | "api_token" | "sandbox";
+            /** @description The user, API token or sandbox id */
+            id: string;
         };
         InferenceProviderList: {
             /** @description The project's id (`prj_…`) */
