@@ -1,7 +1,9 @@
-import { writeFileSync } from "node:fs";
+import { spawn } from "node:child_process";
+import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { silentLogger } from "@agentplane/service-kit";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import type { LocalDriver } from "../src/driver/local/local-driver.ts";
 import { EgressProxy, type EgressVerdict, isPrivateAddress, parseAuthority } from "../src/egress/proxy.ts";
 import { runCommand } from "../src/exec/run-command.ts";
@@ -125,4 +127,44 @@ describe.skipIf(!bwrap.available || !curl.available)(`egress from a bwrap sandbo
     const r = await sh(driver, id, "curl -sS http://registry.test/after");
     expect(r.stdout).toBe("http saw /after host=registry.test proxyauth=-");
   });
+
+  it("leaves neither relay nor sandbox behind when the service process dies", async () => {
+    const sandboxId = `sbx_orphan${process.pid}`;
+    const service = spawn(process.execPath, [fileURLToPath(new URL("orphan-driver.ts", import.meta.url)), sandboxId], {
+      stdio: ["ignore", "pipe", "inherit"],
+    });
+    try {
+      await new Promise((resolve, reject) => {
+        service.stdout.once("data", resolve);
+        service.once("exit", (code) => reject(new Error(`the service exited with ${code}`)));
+      });
+      // The relay (its socket is named after the sandbox) and the sandbox's own processes.
+      expect(processesNaming(`${sandboxId}-`).length).toBeGreaterThan(0);
+      expect(processesNaming(`workspaces/${sandboxId}`).length).toBeGreaterThan(0);
+      service.kill("SIGKILL");
+      await vi.waitFor(
+        () => {
+          expect(processesNaming(`${sandboxId}-`)).toEqual([]);
+          expect(processesNaming(`workspaces/${sandboxId}`)).toEqual([]);
+        },
+        { timeout: 10_000, interval: 100 },
+      );
+    } finally {
+      service.kill("SIGKILL");
+    }
+  });
 });
+
+/** Pids of the processes whose command line contains `text`. */
+function processesNaming(text: string): number[] {
+  const pids: number[] = [];
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      if (readFileSync(`/proc/${entry}/cmdline`, "utf8").includes(text)) pids.push(Number(entry));
+    } catch {
+      // Gone meanwhile.
+    }
+  }
+  return pids;
+}

@@ -47,6 +47,25 @@ describe("spawner helper", () => {
     expect(Date.now() - started).toBeLessThan(5000);
   });
 
+  it("hands the child further fds as sockets and /dev/null where told to ignore", async () => {
+    const script = 'readlink /proc/self/fd/0 >&3; read -r x <&4; echo "got $x" >&3';
+    const child = await spawner.spawnChild(["sh", "-c", script], ENV, {
+      stdio: ["ignore", "pipe", "pipe", "pipe", "pipe"],
+    });
+    if (!child) throw new Error("the helper did not start");
+    expect(child.stdio[0]).toBeUndefined();
+    const [, , , three, four] = child.stdio as NodeJS.ReadWriteStream[];
+    const said: Buffer[] = [];
+    const ended = new Promise((r) => three?.once("end", r));
+    // Written once the child runs (it said something): the helper's copy would take earlier bytes.
+    three?.on("data", (c: Buffer) => {
+      if (said.push(c) === 1) four?.end("hello\n");
+    });
+    expect(await child.exited).toEqual({ exitCode: 0 });
+    await ended;
+    expect(Buffer.concat(said).toString()).toBe("/dev/null\ngot hello\n");
+  });
+
   it("reports a command that cannot start as exit 127", async () => {
     const proc = await spawner.spawn(["/nonexistent/binary"], ENV);
     expect(await proc?.exited).toMatchObject({ exitCode: 127 });

@@ -1,5 +1,5 @@
-import { type ChildProcess, spawn } from "node:child_process";
-import type { Readable } from "node:stream";
+import type { Duplex } from "node:stream";
+import type { SpawnedChild } from "./spawner.ts";
 
 /** Where a sandbox finds the platform's forward proxy: its own loopback (no other route leaves it). */
 export const EGRESS_PROXY_PORT = 3128;
@@ -25,9 +25,10 @@ export function egressEnv(slug: string): Record<string, string> {
 /**
  * The host's node, in the sandbox's network namespace only (the host's filesystem stays visible):
  * listens on the sandbox's 127.0.0.1:3128 and relays every connection to the proxy's Unix socket.
- * It exits when its stdin closes, so it never outlives the service that started it.
+ * It exits when its stdin closes, so it never outlives the service that started it. Used where
+ * socat is missing: a Node start costs tens of milliseconds more than socat's.
  */
-const RELAY = `
+const NODE_RELAY = `
 const net = require("net");
 const [path, port] = process.argv.slice(1);
 const server = net.createServer((c) => {
@@ -43,22 +44,77 @@ process.stdin.on("error", () => process.exit(0));
 process.stdin.resume();
 `;
 
-/** Starts the relay inside the network namespace of `pid`; resolves once it listens. */
-export async function startEgressRelay(nsenter: string, pid: number, socketPath: string): Promise<ChildProcess> {
-  const proc = spawn(
-    nsenter,
-    ["-t", String(pid), "-n", "--", process.execPath, "-e", RELAY, socketPath, String(EGRESS_PROXY_PORT)],
-    { stdio: ["pipe", "pipe", "pipe"], env: { PATH: "/usr/bin:/bin" } },
-  );
-  const stderr: Buffer[] = [];
-  proc.stderr?.on("data", (c: Buffer) => stderr.push(c));
-  await new Promise<void>((resolve, reject) => {
-    (proc.stdout as Readable).once("data", () => resolve());
-    proc.once("error", reject);
-    proc.once("exit", (code) =>
-      reject(new Error(`egress relay exited (${code}): ${Buffer.concat(stderr).toString("utf8").slice(-500)}`)),
-    );
-  });
-  proc.stdout?.resume();
-  return proc;
+/** Host programs the relay can run with. */
+export interface RelayTools {
+  nsenter: string;
+  /** socat, with util-linux setpriv to tie its life to the spawning process; else the host's node. */
+  socat?: string | undefined;
+  setpriv?: string | undefined;
+}
+
+/**
+ * The relay's command line. socat forks a child per connection; `setpriv --pdeathsig KILL` makes
+ * the listener die with the process that spawned it (nsenter execs it in place, so that parent is
+ * the spawner), as the node relay dies when its stdin closes. socat says it listens on stderr.
+ */
+export function relayArgv(tools: RelayTools, pid: number, socketPath: string): { argv: string[]; socat: boolean } {
+  const enter = [tools.nsenter, "-t", String(pid), "-n", "--"];
+  if (tools.socat && tools.setpriv) {
+    const listen = `TCP-LISTEN:${EGRESS_PROXY_PORT},bind=127.0.0.1,reuseaddr,fork`;
+    const argv = [
+      tools.setpriv,
+      "--pdeathsig",
+      "KILL",
+      "--",
+      tools.socat,
+      "-d",
+      "-d",
+      listen,
+      `UNIX-CONNECT:${socketPath}`,
+    ];
+    return { argv: [...enter, ...argv], socat: true };
+  }
+  return { argv: [...enter, process.execPath, "-e", NODE_RELAY, socketPath, String(EGRESS_PROXY_PORT)], socat: false };
+}
+
+/**
+ * Starts the relay inside the network namespace of `pid` through `spawn` (stdin, stdout, stderr
+ * piped); resolves with it once it listens.
+ */
+export async function startEgressRelay(
+  spawn: (argv: string[], env: Record<string, string>) => Promise<SpawnedChild>,
+  tools: RelayTools,
+  pid: number,
+  socketPath: string,
+): Promise<SpawnedChild> {
+  const { argv, socat } = relayArgv(tools, pid, socketPath);
+  const relay = await spawn(argv, { PATH: "/usr/bin:/bin" });
+  const [, stdout, stderr] = relay.stdio as [Duplex, Duplex, Duplex];
+  let said = "";
+  try {
+    await new Promise<void>((resolve, reject) => {
+      if (socat) {
+        stderr.on("data", (c: Buffer) => {
+          said = (said + c.toString("utf8")).slice(-2000);
+          if (said.includes(" listening on ")) resolve();
+        });
+      } else {
+        stderr.on("data", (c: Buffer) => {
+          said = (said + c.toString("utf8")).slice(-2000);
+        });
+        stdout.once("data", () => resolve());
+      }
+      void relay.exited.then(({ exitCode }) =>
+        reject(new Error(`egress relay exited (${exitCode}): ${said.slice(-500)}`)),
+      );
+    });
+  } catch (err) {
+    relay.kill("SIGKILL");
+    throw err;
+  }
+  // socat logs each connection on stderr; read and drop it from here on.
+  stderr.removeAllListeners("data");
+  stderr.resume();
+  stdout.resume();
+  return relay;
 }

@@ -1,4 +1,3 @@
-import { type ChildProcess, spawn } from "node:child_process";
 import { accessSync, constants, mkdirSync, writeFileSync } from "node:fs";
 import { rm } from "node:fs/promises";
 import { connect } from "node:net";
@@ -15,10 +14,10 @@ import type {
   SandboxRuntimeSpec,
 } from "../types.ts";
 import { type CgroupSupport, createSandboxCgroup, detectCgroups, type SandboxCgroup } from "./cgroups.ts";
-import { egressEnv, startEgressRelay } from "./egress-relay.ts";
+import { egressEnv, type RelayTools, startEgressRelay } from "./egress-relay.ts";
 import { DEFAULT_IMAGE, imageMountArgs } from "./images.ts";
-import { readChildPid, readReady, spawnPiped, spawnTty, withCgroups } from "./process.ts";
-import { Spawner } from "./spawner.ts";
+import { readChildPid, readReady, spawnDirect, spawnPiped, spawnTty, withCgroups } from "./process.ts";
+import { type SpawnedChild, Spawner, type StdioSpec } from "./spawner.ts";
 
 export type LocalIsolation = "bwrap" | "none";
 
@@ -54,7 +53,7 @@ const NODE_RELAY =
 
 interface RunningSandbox {
   id: string;
-  proc: ChildProcess;
+  proc: SpawnedChild;
   /** Host pid of the sandbox's first process (inside its namespaces). */
   pid: number;
   env: Record<string, string>;
@@ -62,7 +61,7 @@ interface RunningSandbox {
   cgroup: SandboxCgroup;
   execs: Set<ExecProcess>;
   /** The egress relay inside its network namespace, when the sandbox has egress. */
-  relay?: ChildProcess;
+  relay?: SpawnedChild;
   stopping: boolean;
   gone: Promise<void>;
 }
@@ -99,7 +98,7 @@ export class LocalDriver implements SandboxDriver {
   /** Cgroup removals still under way, per sandbox: a new start of the sandbox waits for its old one. */
   private readonly cgroupRemovals = new Map<string, Promise<void>>();
   private readonly listeners = new Set<(event: DriverEvent) => void>();
-  private readonly tools: { bwrap?: string; nsenter?: string; socat?: string };
+  private readonly tools: { bwrap?: string; nsenter?: string; socat?: string; setpriv?: string };
   readonly cgroups: CgroupSupport;
   private readonly spawner = new Spawner();
 
@@ -108,7 +107,12 @@ export class LocalDriver implements SandboxDriver {
     this.isolation = options.isolation ?? "bwrap";
     this.images = options.images ?? {};
     const dirs = options.searchPath ?? SEARCH_PATH;
-    this.tools = { bwrap: find("bwrap", dirs), nsenter: find("nsenter", dirs), socat: find("socat", dirs) };
+    this.tools = {
+      bwrap: find("bwrap", dirs),
+      nsenter: find("nsenter", dirs),
+      socat: find("socat", dirs),
+      setpriv: find("setpriv", dirs),
+    };
     this.cgroups = detectCgroups();
   }
 
@@ -207,38 +211,41 @@ export class LocalDriver implements SandboxDriver {
       const signalReady = ["/bin/sh", "-c", script, "sh", ...main];
       argv = [this.tools.bwrap as string, ...this.bwrapArgs(spec, workspace), "--", ...signalReady];
     }
-    const [file, ...args] = withCgroups(cgroup.procsFiles, argv) as [string, ...string[]];
-    const proc = spawn(file, args, {
-      env,
+    const egress = this.egressEnabled() ? (this.options.egress as EgressSockets) : undefined;
+    // The sandbox's proxy listens while bwrap builds the sandbox.
+    const egressSocket = egress?.open(spec.id);
+    egressSocket?.catch(() => {});
+    const stdio: StdioSpec = ["ignore", "ignore", "pipe", "pipe", "pipe", ...(egress ? (["pipe"] as const) : [])];
+    const proc = await this.spawnChild(withCgroups(cgroup.procsFiles, argv), env, {
       cwd: this.isolation === "none" ? workspace : "/",
-      stdio: ["ignore", "ignore", "pipe", "pipe", "pipe", ...(this.egressEnabled() ? (["pipe"] as const) : [])],
-      detached: true,
+      stdio,
     });
+    const [, , errors, info, ready, go] = proc.stdio;
     const stderr: Buffer[] = [];
-    proc.stderr?.on("data", (chunk: Buffer) => {
+    errors?.on("data", (chunk: Buffer) => {
       stderr.push(chunk);
       if (stderr.length > 64) stderr.shift();
     });
-    const gone = new Promise<void>((resolve) => proc.once("close", () => resolve()));
-    let pid: number;
-    let relay: ChildProcess | undefined;
+    const gone = proc.exited.then(() => {});
+    let pid = 0;
+    let relay: SpawnedChild | undefined;
     try {
-      if (this.isolation === "none") pid = proc.pid as number;
-      else [pid] = await Promise.all([readChildPid(proc), readReady(proc)]);
-      if (this.egressEnabled()) {
-        const socketPath = await (this.options.egress as EgressSockets).open(spec.id);
-        relay = await startEgressRelay(this.tools.nsenter as string, pid, socketPath);
-        (proc.stdio as unknown as Duplex[])[5]?.end("go\n");
+      if (this.isolation !== "none") {
+        [pid] = await Promise.all([
+          readChildPid(info as Readable, proc.exited),
+          readReady(ready as Readable, proc.exited),
+        ]);
+      }
+      if (egress) {
+        const socketPath = (await egressSocket) as string;
+        relay = await startEgressRelay((a, e) => this.spawnChild(a, e), this.relayTools(), pid, socketPath);
+        go?.end("go\n");
       }
     } catch (err) {
       relay?.kill("SIGKILL");
-      try {
-        process.kill(-(proc.pid as number), "SIGKILL");
-      } catch {
-        // Already gone.
-      }
+      proc.kill("SIGKILL");
       await gone;
-      await this.options.egress?.close(spec.id);
+      await egress?.close(spec.id);
       await cgroup.remove();
       throw new Error(`sandbox failed to start: ${tail(stderr) || (err as Error).message}`);
     }
@@ -255,15 +262,15 @@ export class LocalDriver implements SandboxDriver {
       gone,
     };
     this.running.set(spec.id, running);
-    proc.once("exit", (code, signal) => {
+    void proc.exited.then(({ exitCode, signal }) => {
       this.running.delete(spec.id);
       for (const exec of running.execs) exec.kill();
       running.relay?.kill("SIGKILL");
       if (running.relay) void this.options.egress?.close(spec.id);
       this.removeCgroup(spec.id, cgroup);
       if (running.stopping) return;
-      const message = `main process exited (${signal ?? `code ${code}`})${tail(stderr) ? `: ${tail(stderr)}` : ""}`;
-      const status: DriverStatus = { phase: code === 0 ? "stopped" : "failed", message };
+      const message = `main process exited (${signal ?? `code ${exitCode}`})${tail(stderr) ? `: ${tail(stderr)}` : ""}`;
+      const status: DriverStatus = { phase: exitCode === 0 ? "stopped" : "failed", message };
       for (const listener of this.listeners) listener({ sandboxId: spec.id, status });
     });
     if (cgroup.enforced.length > 0)
@@ -316,6 +323,24 @@ export class LocalDriver implements SandboxDriver {
       "--info-fd",
       "3",
     ];
+  }
+
+  /**
+   * Children are forked by the spawner helper: forking this process (with PGlite, all-in-one,
+   * hundreds of MB resident) costs far more than the bwrap or relay it starts. This process
+   * spawns them itself only when the helper cannot start.
+   */
+  private async spawnChild(
+    argv: string[],
+    env: Record<string, string>,
+    options: { cwd?: string; stdio?: StdioSpec } = {},
+  ): Promise<SpawnedChild> {
+    const spawnOptions = { cwd: options.cwd, stdio: options.stdio ?? (["pipe", "pipe", "pipe"] as StdioSpec) };
+    return (await this.spawner.spawnChild(argv, env, spawnOptions)) ?? spawnDirect(argv, env, spawnOptions);
+  }
+
+  private relayTools(): RelayTools {
+    return { nsenter: this.tools.nsenter as string, socat: this.tools.socat, setpriv: this.tools.setpriv };
   }
 
   private require(sandboxId: string): RunningSandbox {
@@ -381,11 +406,7 @@ export class LocalDriver implements SandboxDriver {
     running.stopping = true;
     for (const exec of running.execs) exec.kill();
     // The bwrap we started dies; --die-with-parent takes the sandbox's pid 1, and with it every process.
-    try {
-      process.kill(-(running.proc.pid as number), "SIGKILL");
-    } catch {
-      running.proc.kill("SIGKILL");
-    }
+    running.proc.kill("SIGKILL");
     await running.gone;
     this.running.delete(sandboxId);
     await this.removeCgroup(sandboxId, running.cgroup);

@@ -1,7 +1,8 @@
 import { type ChildProcess, spawn } from "node:child_process";
-import { PassThrough, type Readable } from "node:stream";
+import { type Duplex, PassThrough, type Readable } from "node:stream";
 import type { IPty } from "node-pty";
 import type { ExecExit, ExecProcess } from "../types.ts";
+import type { SpawnedChild, StdioSpec } from "./spawner.ts";
 
 /**
  * Moves the shell into each cgroup given as arguments, then execs the real command, so the
@@ -106,20 +107,46 @@ export async function spawnTty(
   };
 }
 
-export function readReady(proc: ChildProcess): Promise<void> {
-  const ready = proc.stdio[4] as Readable;
+/**
+ * A child of this process with `SpawnedChild`'s shape, in a process group of its own: what the
+ * driver falls back to when the spawner helper cannot start.
+ */
+export function spawnDirect(
+  argv: string[],
+  env: Record<string, string>,
+  options: { cwd?: string | undefined; stdio: StdioSpec },
+): SpawnedChild {
+  const [file, ...args] = argv as [string, ...string[]];
+  const child: ChildProcess = spawn(file, args, {
+    env,
+    stdio: options.stdio,
+    detached: true,
+    ...(options.cwd ? { cwd: options.cwd } : {}),
+  });
+  const exited = new Promise<ExecExit>((resolve) => {
+    child.once("error", () => resolve({ exitCode: 127 }));
+    child.once("exit", (code, signal) =>
+      resolve(signal ? { exitCode: 128 + signalNumber(signal), signal } : { exitCode: code ?? 1 }),
+    );
+  });
+  const stdio = options.stdio.map((kind, i) => (kind === "pipe" ? (child.stdio[i] as Duplex) : undefined));
+  for (const s of stdio) s?.on("error", () => {});
+  return { stdio, kill: (signal = "SIGKILL") => killGroup(child.pid, signal), exited };
+}
+
+/** Resolves once the sandbox's first process says "ready" on `ready` (its mounts are done). */
+export function readReady(ready: Readable, exited: Promise<ExecExit>): Promise<void> {
   return new Promise((resolve, reject) => {
     ready.once("data", () => {
       ready.resume();
       resolve();
     });
-    proc.once("exit", (code) => reject(new Error(`bwrap exited with code ${code}`)));
+    void exited.then(({ exitCode }) => reject(new Error(`bwrap exited with code ${exitCode}`)));
   });
 }
 
 /** bwrap writes `{"child-pid": N, …}` to the info fd once the namespaces exist. */
-export function readChildPid(proc: ChildProcess): Promise<number> {
-  const info = proc.stdio[3] as Readable;
+export function readChildPid(info: Readable, exited: Promise<ExecExit>): Promise<number> {
   return new Promise((resolve, reject) => {
     let text = "";
     const onData = (chunk: Buffer) => {
@@ -132,7 +159,6 @@ export function readChildPid(proc: ChildProcess): Promise<number> {
       }
     };
     info.on("data", onData);
-    proc.once("exit", (code) => reject(new Error(`bwrap exited with code ${code}`)));
-    proc.once("error", reject);
+    void exited.then(({ exitCode }) => reject(new Error(`bwrap exited with code ${exitCode}`)));
   });
 }

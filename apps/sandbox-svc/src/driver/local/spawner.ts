@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { connect, type Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
-import { PassThrough } from "node:stream";
+import { type Duplex, PassThrough } from "node:stream";
 import type { ExecExit, ExecProcess } from "../types.ts";
 
 /**
@@ -23,19 +23,22 @@ function entry(id) {
 }
 function tryStart(id) {
   const e = waiting.get(id);
-  if (!e || !e.request || e.sockets.filter(Boolean).length < 3) return;
+  if (!e || !e.request) return;
+  const { argv, env, cwd, stdio } = e.request;
+  if (stdio.some((s, i) => s === "pipe" && !e.sockets[i])) return;
   waiting.delete(id);
-  const { argv, env, cwd } = e.request;
+  const fds = stdio.map((s, i) => (s === "pipe" ? e.sockets[i] : "ignore"));
+  const sockets = e.sockets.filter(Boolean);
   let child;
   try {
-    child = spawn(argv[0], argv.slice(1), { stdio: e.sockets, env, cwd: cwd || undefined, detached: true });
+    child = spawn(argv[0], argv.slice(1), { stdio: fds, env, cwd: cwd || undefined, detached: true });
   } catch (err) {
     process.send({ type: "exit", id, code: 127, error: String(err) });
-    for (const s of e.sockets) s.destroy();
+    for (const s of sockets) s.destroy();
     return;
   }
   // The child holds its own copies of the sockets; ours must go or EOF never reaches the service.
-  for (const s of e.sockets) s.destroy();
+  for (const s of sockets) s.destroy();
   child.once("error", (err) => process.send({ type: "exit", id, code: 127, error: err.message }));
   child.once("spawn", () => process.send({ type: "spawned", id, pid: child.pid }));
   child.once("exit", (code, signal) => process.send({ type: "exit", id, code, signal }));
@@ -65,6 +68,17 @@ process.on("message", (m) => {
 process.on("disconnect", () => process.exit(0));
 `;
 
+export type StdioSpec = ("pipe" | "ignore")[];
+
+/** A child started through the helper. */
+export interface SpawnedChild {
+  /** The service's end of each `pipe` entry of the child's stdio (undefined for `ignore`). */
+  stdio: (Duplex | undefined)[];
+  /** Signals the child's process group (once it runs, if asked before). */
+  kill(signal?: NodeJS.Signals): void;
+  readonly exited: Promise<ExecExit>;
+}
+
 interface Pending {
   spawned: (pid: number) => void;
   /** The child is gone (or never started): release what the caller still holds for it. */
@@ -84,7 +98,7 @@ function connectTagged(path: string, tag: string): Promise<Socket> {
   });
 }
 
-/** Spawns piped children through the helper; `undefined` from `spawn` means "do it yourself". */
+/** Spawns children through the helper; `undefined` from a spawn means "do it yourself". */
 export class Spawner {
   private socketPath = "";
   private helper: ChildProcess | undefined;
@@ -135,23 +149,39 @@ export class Spawner {
     return this.starting;
   }
 
-  async spawn(argv: string[], env: Record<string, string>, cwd?: string): Promise<ExecProcess | undefined> {
+  /**
+   * Starts `argv` with one Unix socket for each `pipe` entry of `stdio` (fd 0, 1, 2, 3, …) and
+   * /dev/null for each `ignore`, in a process group of its own. Undefined when the helper cannot.
+   * Write to a socket only once the child runs (`onSpawned`, or after it said something): until
+   * then the helper holds a copy of it, which may read and lose what arrives.
+   */
+  async spawnChild(
+    argv: string[],
+    env: Record<string, string>,
+    options: {
+      cwd?: string | undefined;
+      stdio: StdioSpec;
+      onSpawned?: (stdio: (Duplex | undefined)[]) => void;
+      /** The child is gone (or never started): release what the caller still holds for it. */
+      onGone?: (stdio: (Duplex | undefined)[]) => void;
+    },
+  ): Promise<SpawnedChild | undefined> {
     if (this.closed) return undefined;
     const helper = await this.start();
     if (!helper) return undefined;
     const id = String(++this.next);
-    let sockets: Socket[];
+    const stdio: (Socket | undefined)[] = [];
     try {
-      sockets = await Promise.all([0, 1, 2].map((i) => connectTagged(this.socketPath, `${id} ${i}`)));
+      await Promise.all(
+        options.stdio.map(async (kind, i) => {
+          if (kind === "pipe") stdio[i] = await connectTagged(this.socketPath, `${id} ${i}`);
+        }),
+      );
     } catch {
+      for (const s of stdio) s?.destroy();
       return undefined;
     }
-    for (const s of sockets) s.on("error", () => {});
-    const [stdinSocket, stdout, stderr] = sockets as [Socket, Socket, Socket];
-    // Until the child holds its stdin, the helper's copy of the socket would read (and lose)
-    // whatever the caller writes: hold the bytes here and let them through once it is spawned.
-    const stdin = new PassThrough();
-    stdin.on("error", () => {});
+    for (const s of stdio) s?.on("error", () => {});
     let pid = 0;
     let killWith: NodeJS.Signals | undefined;
     const signalGroup = (signal: NodeJS.Signals) => {
@@ -168,23 +198,40 @@ export class Spawner {
     this.pending.set(id, {
       spawned: (p) => {
         pid = p;
-        stdin.pipe(stdinSocket);
+        options.onSpawned?.(stdio);
         if (killWith) signalGroup(killWith);
       },
-      gone: () => {
-        stdin.unpipe(stdinSocket);
-        stdinSocket.destroy();
-      },
+      gone: () => options.onGone?.(stdio),
       exited: resolveExit,
     });
-    helper.send({ type: "spawn", id, argv, env, cwd });
-    // Return without awaiting "spawned": the caller attaches its listeners in this same turn, as
-    // with child_process.spawn, before the end of a short command's output can be emitted unseen.
+    helper.send({ type: "spawn", id, argv, env, cwd: options.cwd, stdio: options.stdio });
     const kill = (signal: NodeJS.Signals = "SIGKILL") => {
       if (pid) signalGroup(signal);
       else killWith = signal;
     };
-    return { stdin, stdout, stderr, resize() {}, kill, exited };
+    return { stdio, kill, exited };
+  }
+
+  /** A piped child (stdin, stdout, stderr) as an exec runs it. */
+  async spawn(argv: string[], env: Record<string, string>, cwd?: string): Promise<ExecProcess | undefined> {
+    // Until the child holds its stdin, the helper's copy of the socket would read (and lose)
+    // whatever the caller writes: hold the bytes here and let them through once it is spawned.
+    const stdin = new PassThrough();
+    stdin.on("error", () => {});
+    const child = await this.spawnChild(argv, env, {
+      cwd,
+      stdio: ["pipe", "pipe", "pipe"],
+      onSpawned: ([socket]) => stdin.pipe(socket as Duplex),
+      onGone: ([socket]) => {
+        stdin.unpipe(socket);
+        socket?.destroy();
+      },
+    });
+    if (!child) return undefined;
+    const [, stdout, stderr] = child.stdio as [Duplex, Duplex, Duplex];
+    // Return without awaiting "spawned": the caller attaches its listeners in this same turn, as
+    // with child_process.spawn, before the end of a short command's output can be emitted unseen.
+    return { stdin, stdout, stderr, resize() {}, kill: child.kill, exited: child.exited };
   }
 
   close(): void {
