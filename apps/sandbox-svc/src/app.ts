@@ -133,6 +133,7 @@ export async function createSandboxService(input: SandboxServiceDeps): Promise<S
     database,
     bus,
     outbox,
+    relaySoon: () => outbox.relaySoon(),
     driver,
     authorizer: withSandboxTokens(authorizer, SANDBOX_TOKEN_PERMISSIONS),
     logger,

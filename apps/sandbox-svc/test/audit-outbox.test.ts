@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { SANDBOX_SCHEMA } from "../src/app.ts";
 import { migrations } from "../src/db/migrations/index.ts";
 import type { SandboxDB } from "../src/db/schema.ts";
-import { audit, type SandboxDeps } from "../src/services/context.ts";
+import { recordStandaloneSandboxEvent, type SandboxDeps } from "../src/services/context.ts";
 
 describe("sandbox audit records go through the service's outbox", () => {
   let database: Database;
@@ -31,9 +31,10 @@ describe("sandbox audit records go through the service's outbox", () => {
       database,
       bus: downBus,
       outbox,
+      relaySoon: () => outbox.relaySoon(),
       logger: silentLogger(),
     } as unknown as SandboxDeps;
-    await audit(
+    await recordStandaloneSandboxEvent(
       deps,
       { principal: { type: "user", id: "usr_1" }, orgId: "org_1" },
       {

@@ -1,12 +1,12 @@
 import { AUDIT_RECORDED, type AuditRecorded } from "@agentplane/contracts";
 import { type Database, migrateToLatest, openDatabase } from "@agentplane/db";
-import { createOutbox, MemoryBus, outboxMigrations } from "@agentplane/events";
+import { createOutbox, MemoryBus, outboxMigrations, withDomainEvents } from "@agentplane/events";
 import { silentLogger } from "@agentplane/service-kit";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { SANDBOX_SCHEMA } from "../src/app.ts";
 import { migrations } from "../src/db/migrations/index.ts";
 import type { SandboxDB } from "../src/db/schema.ts";
-import { audit, type SandboxDeps, withAudit } from "../src/services/context.ts";
+import { recordSandboxEvent, type SandboxDeps } from "../src/services/context.ts";
 
 const actor = { principal: { type: "user" as const, id: "usr_1" }, orgId: "org_1", requestId: "req-1" };
 const record = { action: "sandbox_token.revoked", projectId: "prj_1", targetType: "sandboxToken", targetId: "sbt_1" };
@@ -27,6 +27,7 @@ describe("sandbox domain events are written in the transaction of the change", (
       database,
       bus,
       outbox,
+      relaySoon: () => outbox.relaySoon(),
       logger: silentLogger(),
     } as unknown as SandboxDeps;
     return { bus, outbox, deps };
@@ -36,8 +37,8 @@ describe("sandbox domain events are written in the transaction of the change", (
     const { outbox, deps } = setup();
     const before = await outbox.pending();
     await expect(
-      withAudit(deps, async (trx) => {
-        await audit(deps, actor, record, trx);
+      withDomainEvents(deps, async (trx) => {
+        await recordSandboxEvent(deps, trx, actor, record);
         throw new Error("the change failed after its record was written");
       }),
     ).rejects.toThrow(/change failed/);
@@ -50,8 +51,8 @@ describe("sandbox domain events are written in the transaction of the change", (
     const seen: AuditRecorded[] = [];
     await bus.subscribe<AuditRecorded>(AUDIT_RECORDED, async (e) => void seen.push(e.data));
     outbox.start();
-    await withAudit(deps, async (trx) => {
-      await audit(deps, actor, record, trx);
+    await withDomainEvents(deps, async (trx) => {
+      await recordSandboxEvent(deps, trx, actor, record);
     });
     await vi.waitFor(async () => {
       await bus.drain();
@@ -72,9 +73,9 @@ describe("sandbox domain events are written in the transaction of the change", (
     const { outbox, deps } = setup();
     const broken = { ...deps, outbox: createOutbox({ database, schema: "no_such_schema", bus: deps.bus }) };
     await expect(
-      withAudit(broken, async (trx) => {
+      withDomainEvents(broken, async (trx) => {
         await trx.deleteFrom("sandboxes").where("id", "=", "sbx_none").execute();
-        await audit(broken, actor, record, trx);
+        await recordSandboxEvent(broken, trx, actor, record);
       }),
     ).rejects.toThrow();
     await outbox.stop();

@@ -35,20 +35,23 @@ describe.skipIf(!bwrap.available)(`idle auto-stop${bwrap.reason}`, () => {
   const state = async (id: string) => (await getSandboxRow(fx.deps, P, id)).state;
 
   it("stops a sandbox after its idle timeout, postponed by exec activity, and audits why", async () => {
-    const idle = await createSandbox(fx.deps, fx.actor, P, {
+    const idle = await createSandbox(fx.deps, fx.actor, {
+      projectId: P,
       name: "idle",
       labels: {},
       start: true,
       idleTimeoutSeconds: 1,
     });
     // Three seconds, so an exec slowed by a loaded machine still lands within its idle timeout.
-    const busy = await createSandbox(fx.deps, fx.actor, P, {
+    const busy = await createSandbox(fx.deps, fx.actor, {
+      projectId: P,
       name: "busy",
       labels: {},
       start: true,
       idleTimeoutSeconds: 3,
     });
-    const never = await createSandbox(fx.deps, fx.actor, P, {
+    const never = await createSandbox(fx.deps, fx.actor, {
+      projectId: P,
       name: "never",
       labels: {},
       start: true,
@@ -58,7 +61,9 @@ describe.skipIf(!bwrap.available)(`idle auto-stop${bwrap.reason}`, () => {
     await vi.waitFor(
       async () => {
         const row = await getSandboxRow(fx.deps, P, busy.id);
-        expect((await execInSandbox(fx.deps, fx.actor, row, { command: "true", timeoutMs: 5000 })).exitCode).toBe(0);
+        expect(
+          (await execInSandbox(fx.deps, fx.actor, { command: "true", timeoutMs: 5000, sandbox: row })).exitCode,
+        ).toBe(0);
         expect(await state(idle.id)).toBe("stopped");
       },
       { timeout: 15_000, interval: 300 },
@@ -68,7 +73,10 @@ describe.skipIf(!bwrap.available)(`idle auto-stop${bwrap.reason}`, () => {
 
     await expect.poll(() => state(busy.id), { timeout: 10_000, interval: 100 }).toBe("stopped");
     expect(await state(never.id)).toBe("running");
-    const stops = fx.events.filter((e) => e.action === "sandbox.stopped");
-    expect(stops.map((e) => e.details)).toEqual([{ reason: "idle timeout" }, { reason: "idle timeout" }]);
+    // The records reach the bus through the outbox's relay, right after each stop's commit.
+    await vi.waitFor(() => {
+      const stops = fx.events.filter((e) => e.action === "sandbox.stopped");
+      expect(stops.map((e) => e.details)).toEqual([{ reason: "idle timeout" }, { reason: "idle timeout" }]);
+    });
   });
 });

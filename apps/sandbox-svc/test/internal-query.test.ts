@@ -14,6 +14,7 @@ import type { SandboxDB } from "../src/db/schema.ts";
 import type { SandboxDeps } from "../src/services/context.ts";
 import { createSandbox } from "../src/services/sandboxes.ts";
 import { tempDataDir } from "./helpers.ts";
+import { sandboxOutbox } from "./service-fixture.ts";
 
 describe("internal sandbox query (governance reads sandboxes of an organization)", () => {
   let database: Database;
@@ -38,6 +39,7 @@ describe("internal sandbox query (governance reads sandboxes of an organization)
       db: database.forSchema<SandboxDB>(SANDBOX_SCHEMA),
       database,
       bus,
+      ...sandboxOutbox(database, bus),
       driver: service.driver,
       authorizer: { check: () => Promise.reject(new Error("verbs do not authorize")) },
       logger: silentLogger(),
@@ -46,7 +48,8 @@ describe("internal sandbox query (governance reads sandboxes of an organization)
     client = new ServiceClient("sandbox", inProcessFetch(service), keys);
     const inOrg = (orgId: string) => ({ principal: { type: "user" as const, id: "usr_test" }, orgId });
     ids.a1 = (
-      await createSandbox(deps, inOrg("org_a"), "prj_a1", {
+      await createSandbox(deps, inOrg("org_a"), {
+        projectId: "prj_a1",
         name: "web",
         labels: { team: "ml" },
         start: false,
@@ -57,11 +60,16 @@ describe("internal sandbox query (governance reads sandboxes of an organization)
         ],
       })
     ).id;
-    ids.a2 = (await createSandbox(deps, inOrg("org_a"), "prj_a2", { name: "db", labels: {}, start: false })).id;
-    ids.b = (await createSandbox(deps, inOrg("org_b"), "prj_b", { name: "other", labels: {}, start: false })).id;
+    ids.a2 = (
+      await createSandbox(deps, inOrg("org_a"), { projectId: "prj_a2", name: "db", labels: {}, start: false })
+    ).id;
+    ids.b = (
+      await createSandbox(deps, inOrg("org_b"), { projectId: "prj_b", name: "other", labels: {}, start: false })
+    ).id;
   });
   afterAll(async () => {
     await service.close();
+    await deps.outbox.stop();
     await database.close();
   });
 

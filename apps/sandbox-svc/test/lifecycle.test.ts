@@ -37,21 +37,23 @@ describe.each(targets)("sandbox verbs on $name", (target) => {
       await cleanup();
     });
     const exec = async (id: string, command: string) =>
-      execInSandbox(fx.deps, fx.actor, await getSandboxRow(fx.deps, P, id), { command, timeoutMs: 5000 });
+      execInSandbox(fx.deps, fx.actor, { command, timeoutMs: 5000, sandbox: await getSandboxRow(fx.deps, P, id) });
 
     it("moves through the states and refuses transitions that make no sense", async () => {
-      const row = await createSandbox(fx.deps, fx.actor, P, { ...base, name: "Life", slug: "life" });
+      const row = await createSandbox(fx.deps, fx.actor, { projectId: P, ...base, name: "Life", slug: "life" });
       expect(row.state).toBe("pending");
       await expect(exec(row.id, "true")).rejects.toMatchObject({ status: 409 });
-      expect((await startSandbox(fx.deps, fx.actor, P, row.id)).state).toBe("running");
-      expect((await startSandbox(fx.deps, fx.actor, P, row.id)).state).toBe("running");
+      expect((await startSandbox(fx.deps, fx.actor, { projectId: P, sandboxId: row.id })).state).toBe("running");
+      expect((await startSandbox(fx.deps, fx.actor, { projectId: P, sandboxId: row.id })).state).toBe("running");
       expect((await exec(row.id, "echo hi")).stdout).toBe("hi\n");
-      expect((await stopSandbox(fx.deps, fx.actor, P, row.id)).state).toBe("stopped");
+      expect((await stopSandbox(fx.deps, fx.actor, { projectId: P, sandboxId: row.id })).state).toBe("stopped");
       await expect(exec(row.id, "true")).rejects.toMatchObject({ status: 409 });
       await fx.deps.db.updateTable("sandboxes").set({ state: "deleting" }).where("id", "=", row.id).execute();
-      await expect(startSandbox(fx.deps, fx.actor, P, row.id)).rejects.toMatchObject({ status: 409 });
+      await expect(startSandbox(fx.deps, fx.actor, { projectId: P, sandboxId: row.id })).rejects.toMatchObject({
+        status: 409,
+      });
       await fx.deps.db.updateTable("sandboxes").set({ state: "stopped" }).where("id", "=", row.id).execute();
-      await deleteSandbox(fx.deps, fx.actor, P, row.id);
+      await deleteSandbox(fx.deps, fx.actor, { projectId: P, sandboxId: row.id });
       await expect(getSandboxRow(fx.deps, P, row.id)).rejects.toMatchObject({ status: 404 });
       await vi.waitFor(() =>
         expect(fx.events.map((e) => e.action)).toEqual(
@@ -70,11 +72,15 @@ describe.each(targets)("sandbox verbs on $name", (target) => {
     });
 
     it("rejects a duplicate slug, an unknown image and another project's sandbox", async () => {
-      const row = await createSandbox(fx.deps, fx.actor, P, { ...base, name: "Dup", slug: "dup" });
-      await expect(createSandbox(fx.deps, fx.actor, P, { ...base, name: "Dup", slug: "dup" })).rejects.toMatchObject({
+      const row = await createSandbox(fx.deps, fx.actor, { projectId: P, ...base, name: "Dup", slug: "dup" });
+      await expect(
+        createSandbox(fx.deps, fx.actor, { projectId: P, ...base, name: "Dup", slug: "dup" }),
+      ).rejects.toMatchObject({
         status: 409,
       });
-      await expect(createSandbox(fx.deps, fx.actor, P, { ...base, name: "X", image: "nope" })).rejects.toMatchObject({
+      await expect(
+        createSandbox(fx.deps, fx.actor, { projectId: P, ...base, name: "X", image: "nope" }),
+      ).rejects.toMatchObject({
         status: 400,
       });
       await expect(getSandboxRow(fx.deps, "prj_other", row.id)).rejects.toMatchObject({ status: 404 });
@@ -82,7 +88,12 @@ describe.each(targets)("sandbox verbs on $name", (target) => {
 
     it("lists with state and label filters and a cursor", async () => {
       for (const [i, team] of ["ml", "ml", "web"].entries()) {
-        await createSandbox(fx.deps, fx.actor, "prj_list", { ...base, name: `L${i}`, labels: { team, n: String(i) } });
+        await createSandbox(fx.deps, fx.actor, {
+          projectId: "prj_list",
+          ...base,
+          name: `L${i}`,
+          labels: { team, n: String(i) },
+        });
       }
       const ml = await listSandboxes(fx.deps, "prj_list", { limit: 50, labelSelector: "team=ml" });
       expect(ml.items.map((r) => r.name)).toEqual(["L1", "L0"]);
@@ -96,7 +107,8 @@ describe.each(targets)("sandbox verbs on $name", (target) => {
     });
 
     it("records revisions and rolls back spec while files persist across restarts", async () => {
-      const row = await createSandbox(fx.deps, fx.actor, P, {
+      const row = await createSandbox(fx.deps, fx.actor, {
+        projectId: P,
         ...base,
         name: "Rev",
         env: { MODE: "one" },
@@ -104,13 +116,18 @@ describe.each(targets)("sandbox verbs on $name", (target) => {
       });
       expect(row.state).toBe("running");
       await exec(row.id, "echo data > /workspace/keep");
-      const updated = await updateSandbox(fx.deps, fx.actor, P, row.id, { env: { MODE: "two" }, reason: "try two" });
+      const updated = await updateSandbox(fx.deps, fx.actor, {
+        projectId: P,
+        sandboxId: row.id,
+        env: { MODE: "two" },
+        reason: "try two",
+      });
       // The answer says the running sandbox was restarted onto the change; a rename restarts nothing.
       expect(updated).toMatchObject({ restarted: true, row: { current_revision: 2, state: "running" } });
-      const renamed = await updateSandbox(fx.deps, fx.actor, P, row.id, { name: "Rev two" });
+      const renamed = await updateSandbox(fx.deps, fx.actor, { projectId: P, sandboxId: row.id, name: "Rev two" });
       expect(renamed).toMatchObject({ restarted: false, row: { current_revision: 2, name: "Rev two" } });
       expect((await exec(row.id, 'echo "$MODE"; cat /workspace/keep')).stdout).toBe("two\ndata\n");
-      const rolled = await rollbackSandbox(fx.deps, fx.actor, P, row.id, 1);
+      const rolled = await rollbackSandbox(fx.deps, fx.actor, { projectId: P, sandboxId: row.id, revision: 1 });
       expect(rolled).toMatchObject({ current_revision: 3, state: "running", env: { MODE: "one" } });
       expect((await exec(row.id, 'echo "$MODE"; cat /workspace/keep')).stdout).toBe("one\ndata\n");
       const revisions = await listRevisions(fx.deps, row.id);
@@ -119,13 +136,15 @@ describe.each(targets)("sandbox verbs on $name", (target) => {
         [2, "two", "try two"],
         [1, "one", "created"],
       ]);
-      await expect(rollbackSandbox(fx.deps, fx.actor, P, row.id, 9)).rejects.toMatchObject({ status: 404 });
+      await expect(
+        rollbackSandbox(fx.deps, fx.actor, { projectId: P, sandboxId: row.id, revision: 9 }),
+      ).rejects.toMatchObject({ status: 404 });
       expect(readFileSync(join(fx.driver.workspaceDir(row.id), "keep"), "utf8")).toBe("data\n");
       await vi.waitFor(() => expect(fx.events.map((e) => e.action)).toContain("sandbox.rolled_back"));
     });
 
     it("keeps cwd and exported variables in a shell session", async () => {
-      const row = await createSandbox(fx.deps, fx.actor, P, { ...base, name: "Sess", start: true });
+      const row = await createSandbox(fx.deps, fx.actor, { projectId: P, ...base, name: "Sess", start: true });
       const session = await fx.deps.sessions.open(P, row.id);
       await fx.deps.sessions.run(session, "mkdir -p /tmp/s && cd /tmp/s && export COLOR=blue", 5000);
       const r = await fx.deps.sessions.run(session, 'pwd; echo "$COLOR"; echo err >&2; false', 5000);
@@ -146,14 +165,14 @@ describe.each(targets)("sandbox verbs on $name", (target) => {
     });
 
     it("mints sandbox tokens that resolve to a sandbox principal until revoked", async () => {
-      const row = await createSandbox(fx.deps, fx.actor, P, { ...base, name: "Tok", start: true });
+      const row = await createSandbox(fx.deps, fx.actor, { projectId: P, ...base, name: "Tok", start: true });
       const envToken = (await exec(row.id, 'echo "$AGENTPLANE_TOKEN $AGENTPLANE_API_URL"')).stdout.trim().split(" ");
       expect(envToken[1]).toBe("http://platform.test");
       expect(await resolveSandboxToken(fx.deps, envToken[0] as string)).toMatchObject({
         type: "sandbox",
         sandboxId: row.id,
       });
-      const { row: tokenRow, token } = await createSandboxToken(fx.deps, fx.actor, row, { name: "ci" });
+      const { row: tokenRow, token } = await createSandboxToken(fx.deps, fx.actor, { name: "ci", sandbox: row });
       expect(token).toMatch(/^apsb_[0-9a-z]{26}_[0-9a-f]{64}$/);
       expect(await resolveSandboxToken(fx.deps, token)).toMatchObject({
         type: "sandbox",
@@ -163,10 +182,10 @@ describe.each(targets)("sandbox verbs on $name", (target) => {
       await expect(
         resolveSandboxToken(fx.deps, `${token.slice(0, -1)}${token.endsWith("0") ? "1" : "0"}`),
       ).rejects.toMatchObject({ status: 401 });
-      await revokeSandboxToken(fx.deps, fx.actor, tokenRow);
+      await revokeSandboxToken(fx.deps, fx.actor, { token: tokenRow });
       await expect(resolveSandboxToken(fx.deps, token)).rejects.toMatchObject({ status: 401 });
-      await stopSandbox(fx.deps, fx.actor, P, row.id);
-      await deleteSandbox(fx.deps, fx.actor, P, row.id);
+      await stopSandbox(fx.deps, fx.actor, { projectId: P, sandboxId: row.id });
+      await deleteSandbox(fx.deps, fx.actor, { projectId: P, sandboxId: row.id });
       await expect(resolveSandboxToken(fx.deps, envToken[0] as string)).rejects.toMatchObject({ status: 401 });
       const stored = await fx.deps.db.selectFrom("sandbox_tokens").select("secret_hash").execute();
       expect(stored.every((s) => !token.includes(s.secret_hash))).toBe(true);

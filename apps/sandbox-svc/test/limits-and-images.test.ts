@@ -117,14 +117,15 @@ describe.skipIf(!bwrap.available)(`registered images${bwrap.reason}`, () => {
   });
 
   it("runs a sandbox on a registered root filesystem instead of the host's system directories", async () => {
-    const row = await createSandbox(fx.deps, fx.actor, "prj_img", {
+    const row = await createSandbox(fx.deps, fx.actor, {
+      projectId: "prj_img",
       name: "tiny",
       image: "tiny",
       labels: {},
       start: true,
     });
     expect(row).toMatchObject({ image: "tiny", state: "running" });
-    const run = (command: string) => execInSandbox(fx.deps, fx.actor, row, { command, timeoutMs: 10_000 });
+    const run = (command: string) => execInSandbox(fx.deps, fx.actor, { command, timeoutMs: 10_000, sandbox: row });
     expect((await run("cat /etc/os-release")).stdout).toContain("ID=tiny");
     // Nothing of the host's /usr: no python, no node, only the copied binaries.
     const listing = await run("ls /; ls /bin; test -e /usr/bin/python3 || echo no-python");
@@ -137,7 +138,8 @@ describe.skipIf(!bwrap.available)(`registered images${bwrap.reason}`, () => {
   });
 
   it("refuses an image the catalog does not have with a 400 naming the known ones", async () => {
-    const err = await createSandbox(fx.deps, fx.actor, "prj_img", {
+    const err = await createSandbox(fx.deps, fx.actor, {
+      projectId: "prj_img",
       name: "ghost",
       image: "debian",
       labels: {},

@@ -10,6 +10,7 @@ import type { SandboxDeps } from "../src/services/context.ts";
 import { admissionContext, execContext } from "../src/services/policy.ts";
 import { createSandbox, listSandboxes } from "../src/services/sandboxes.ts";
 import { newDriver } from "./helpers.ts";
+import { sandboxOutbox } from "./service-fixture.ts";
 
 describe("policy checks fail closed", () => {
   let database: Database;
@@ -21,10 +22,12 @@ describe("policy checks fail closed", () => {
     // With the outbox's tables, in the order the service applies them (0002 between 0001 and 0003).
     await migrateToLatest(database, SANDBOX_SCHEMA, { ...migrations, ...outboxMigrations("0002") });
     const keys = await generateInternalKeys();
+    const bus = new MemoryBus();
     deps = {
       db: database.forSchema<SandboxDB>(SANDBOX_SCHEMA),
       database,
-      bus: new MemoryBus(),
+      bus,
+      ...sandboxOutbox(database, bus),
       driver: newDriver(),
       authorizer: { check: () => Promise.reject(new Error("verbs do not authorize")) },
       logger: silentLogger(),
@@ -33,10 +36,15 @@ describe("policy checks fail closed", () => {
       governance: new ServiceClient("governance", httpFetch("http://127.0.0.1:1"), keys),
     };
   });
-  afterAll(() => database.close());
+  afterAll(async () => {
+    await deps.outbox.stop();
+    await database.close();
+  });
 
   it("answers 503 with Retry-After when governance cannot be asked, and writes nothing", async () => {
-    const err = await createSandbox(deps, actor, "prj_1", { name: "box", labels: {}, start: false }).catch((e) => e);
+    const err = await createSandbox(deps, actor, { projectId: "prj_1", name: "box", labels: {}, start: false }).catch(
+      (e) => e,
+    );
     expect(err).toBeInstanceOf(ProblemError);
     expect(err).toMatchObject({ status: 503, headers: { "retry-after": "2" } });
     expect((await listSandboxes(deps, "prj_1", { limit: 10 })).items).toEqual([]);

@@ -1,5 +1,5 @@
 import { type Database, migrateToLatest } from "@agentplane/db";
-import { type Bus, MemoryBus, outboxMigrations } from "@agentplane/events";
+import { type Bus, createOutbox, MemoryBus, outboxMigrations } from "@agentplane/events";
 import { type Caller, silentLogger } from "@agentplane/service-kit";
 import { SANDBOX_SCHEMA } from "../src/app.ts";
 import { migrations } from "../src/db/migrations/index.ts";
@@ -8,6 +8,16 @@ import type { LocalDriver } from "../src/driver/local/local-driver.ts";
 import type { SandboxDeps } from "../src/services/context.ts";
 import { ShellSessions } from "../src/services/shell-sessions.ts";
 import { newDriver } from "./helpers.ts";
+
+/**
+ * The service's outbox on `database`, started and relaying to `bus` as the service's is: a verb's
+ * audit records reach the bus through it. Stop it (`outbox.stop()`) when done.
+ */
+export function sandboxOutbox(database: Database, bus: Bus): Pick<SandboxDeps, "outbox" | "relaySoon"> {
+  const outbox = createOutbox({ database, schema: SANDBOX_SCHEMA, bus, logger: silentLogger() });
+  outbox.start();
+  return { outbox, relaySoon: () => outbox.relaySoon() };
+}
 
 export interface VerbFixture {
   deps: SandboxDeps & { sessions: ShellSessions };
@@ -19,7 +29,7 @@ export interface VerbFixture {
 }
 
 /**
- * The service's verbs on a real database, bus and driver. Authorization is not exercised here
+ * The service's verbs on a real database, outbox, bus and driver. Authorization is not exercised here
  * (route tests go through tenancy): verbs run after it, so no authorizer is consulted.
  */
 export async function verbFixture(
@@ -38,6 +48,7 @@ export async function verbFixture(
     db: database.forSchema<SandboxDB>(SANDBOX_SCHEMA),
     database,
     bus,
+    ...sandboxOutbox(database, bus),
     driver,
     authorizer: {
       check: () => Promise.reject(new Error("verbs do not authorize; routes do")),
@@ -55,6 +66,7 @@ export async function verbFixture(
     async close() {
       sessions.closeAll();
       await driver.close();
+      await base.outbox.stop();
       await bus.close();
     },
   };

@@ -41,6 +41,7 @@ describe("sandbox verbs write their audit records in the transaction of the chan
       database,
       bus,
       outbox,
+      relaySoon: () => outbox.relaySoon(),
       driver,
       logger: silentLogger(),
       config: {},
@@ -55,19 +56,17 @@ describe("sandbox verbs write their audit records in the transaction of the chan
   });
 
   const newSandbox = (name: string) =>
-    createSandbox(
-      deps,
-      actor,
-      PROJECT,
-      CreateSandboxRequest.parse({ name, command: ["node", "-e", "setInterval(() => {}, 1000)"] }),
-    );
+    createSandbox(deps, actor, {
+      projectId: PROJECT,
+      ...CreateSandboxRequest.parse({ name, command: ["node", "-e", "setInterval(() => {}, 1000)"] }),
+    });
 
   it("creates no sandbox token when its record cannot be written", async () => {
     const sandbox = await newSandbox("tokens");
-    await expect(createSandboxToken(broken, actor, sandbox, { name: "unrecorded" })).rejects.toThrow();
+    await expect(createSandboxToken(broken, actor, { name: "unrecorded", sandbox })).rejects.toThrow();
     expect((await listSandboxTokens(deps, PROJECT)).map((t) => t.name)).not.toContain("unrecorded");
 
-    const { row } = await createSandboxToken(deps, actor, sandbox, { name: "recorded" });
+    const { row } = await createSandboxToken(deps, actor, { name: "recorded", sandbox });
     await vi.waitFor(() =>
       expect(seen.some((r) => r.targetId === row.id && r.action === "sandbox_token.created")).toBe(true),
     );
@@ -75,33 +74,35 @@ describe("sandbox verbs write their audit records in the transaction of the chan
 
   it("undoes a start whose record cannot be written: the process stops and the sandbox is failed", async () => {
     const sandbox = await newSandbox("start");
-    await expect(startSandbox(broken, actor, PROJECT, sandbox.id)).rejects.toThrow();
+    await expect(startSandbox(broken, actor, { projectId: PROJECT, sandboxId: sandbox.id })).rejects.toThrow();
     const after = await getSandboxRow(deps, PROJECT, sandbox.id);
     expect(after.state).toBe("failed");
     expect((await driver.status(sandbox.id)).phase).not.toBe("running");
     expect(seen.some((r) => r.targetId === sandbox.id && r.action === "sandbox.started")).toBe(false);
 
     // Started again with a working outbox: running, and recorded.
-    expect((await startSandbox(deps, actor, PROJECT, sandbox.id)).state).toBe("running");
+    expect((await startSandbox(deps, actor, { projectId: PROJECT, sandboxId: sandbox.id })).state).toBe("running");
     await vi.waitFor(() =>
       expect(seen.some((r) => r.targetId === sandbox.id && r.action === "sandbox.started")).toBe(true),
     );
 
     // A command whose record cannot be written fails the request rather than passing unrecorded.
     await expect(
-      execInSandbox(broken, actor, await getSandboxRow(deps, PROJECT, sandbox.id), {
+      execInSandbox(broken, actor, {
         command: ["true"],
         timeoutMs: 10_000,
+        sandbox: await getSandboxRow(deps, PROJECT, sandbox.id),
       }),
     ).rejects.toThrow();
-    const ran = await execInSandbox(deps, actor, await getSandboxRow(deps, PROJECT, sandbox.id), {
+    const ran = await execInSandbox(deps, actor, {
       command: ["true"],
       timeoutMs: 10_000,
+      sandbox: await getSandboxRow(deps, PROJECT, sandbox.id),
     });
     expect(ran.exitCode).toBe(0);
     await vi.waitFor(() =>
       expect(seen.filter((r) => r.targetId === sandbox.id && r.action === "sandbox.exec")).toHaveLength(1),
     );
-    await stopSandbox(deps, actor, PROJECT, sandbox.id);
+    await stopSandbox(deps, actor, { projectId: PROJECT, sandboxId: sandbox.id });
   }, 60_000);
 });

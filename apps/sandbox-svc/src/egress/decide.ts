@@ -8,7 +8,7 @@ import {
 import { ProblemError } from "@agentplane/problem-details";
 import type { Caller } from "@agentplane/service-kit";
 import { LRUCache } from "lru-cache";
-import { audit, type SandboxDeps } from "../services/context.ts";
+import { recordStandaloneSandboxEvent, type SandboxDeps } from "../services/context.ts";
 import { blockingReasons, decide } from "../services/policy.ts";
 import type { EgressVerdict } from "./proxy.ts";
 
@@ -146,7 +146,7 @@ async function refuse(
   policies: EgressVerdict["policies"] = [],
 ): Promise<void> {
   const caller: Caller = { principal, orgId: row.org_id ?? "" };
-  await audit(deps, caller, {
+  await recordStandaloneSandboxEvent(deps, caller, {
     action: "sandbox.egress_denied",
     projectId: row.project_id,
     orgId: row.org_id,

@@ -1,8 +1,8 @@
-import { AUDIT_RECORDED, type AuditRecorded } from "@agentplane/contracts";
+import type { AuditRecorded } from "@agentplane/contracts";
 import type { Database } from "@agentplane/db";
-import { type Bus, domainAuditRecord, type Outbox, recordDomainEvent, withDomainEvents } from "@agentplane/events";
+import { type Bus, type DomainEvent, type Outbox, recordDomainEvent, recordStandaloneEvent } from "@agentplane/events";
 import type { Authorizer, Caller, Logger, ServiceClient } from "@agentplane/service-kit";
-import type { Kysely, Transaction } from "kysely";
+import type { Kysely } from "kysely";
 import type { SandboxDB } from "../db/schema.ts";
 import type { SandboxDriver } from "../driver/types.ts";
 
@@ -22,8 +22,10 @@ export interface SandboxDeps {
   db: Kysely<SandboxDB>;
   database: Database;
   bus: Bus;
-  /** Durable path for audit records (the service's outbox); the bus directly when absent. */
-  outbox?: Outbox;
+  /** Audit records are written here inside the transaction of the change they describe. */
+  outbox: Outbox;
+  /** Asks the outbox relay to publish now (after a commit) rather than at its next poll. */
+  relaySoon(): void;
   driver: SandboxDriver;
   authorizer: Authorizer;
   logger: Logger;
@@ -32,59 +34,58 @@ export interface SandboxDeps {
   governance?: ServiceClient;
 }
 
-/**
- * Runs a change and the audit records it writes (`audit(…, trx)`) in one transaction: the records
- * exist exactly when the change does; the relay publishes them once it has committed.
- */
-export function withAudit<T>(deps: SandboxDeps, fn: (trx: Transaction<SandboxDB>) => Promise<T>): Promise<T> {
-  return withDomainEvents({ db: deps.db, relaySoon: () => deps.outbox?.relaySoon() }, fn);
+/** What happened to a sandbox (or one of its tokens), as its domain event records it. */
+export interface SandboxEvent {
+  action: string;
+  projectId?: string;
+  orgId?: string | null;
+  targetType: string;
+  targetId: string;
+  outcome?: AuditRecorded["outcome"];
+  details?: Record<string, unknown>;
+}
+
+function domainEvent(caller: Caller, event: SandboxEvent): DomainEvent {
+  return {
+    action: event.action,
+    orgId: event.orgId ?? (caller.orgId || undefined),
+    projectId: event.projectId,
+    targetType: event.targetType,
+    targetId: event.targetId,
+    targets: { [`${event.targetType}Id`]: event.targetId },
+    outcome: event.outcome ?? "success",
+    details: event.details,
+    requestId: caller.requestId,
+  };
 }
 
 /**
- * Records a domain audit event. With `trx` (inside `withAudit`) it is written to the outbox in the
- * transaction of the change and fails with it. Without, for steps that are not one transaction
- * (a driver start, a command run), it is written to the outbox right after (kept and retried while
- * the bus is down), or published directly when no outbox is configured, and never fails the request.
+ * Records a sandbox's domain event in `trx`, the transaction of the change (run it in
+ * `withDomainEvents(deps, …)`): the record exists exactly when the change does, and a failure to
+ * write it fails the change.
  */
-export async function audit(
+export async function recordSandboxEvent(
+  deps: SandboxDeps,
+  trx: Kysely<SandboxDB>,
+  caller: Caller,
+  event: SandboxEvent,
+): Promise<void> {
+  await recordDomainEvent(deps, trx, caller.principal, domainEvent(caller, event));
+}
+
+/**
+ * Records an event with no change of its own behind it (a refused connection): written to the
+ * outbox alone (kept and retried while the bus is down) and never failing the request.
+ */
+export async function recordStandaloneSandboxEvent(
   deps: SandboxDeps,
   caller: Caller,
-  record: {
-    action: string;
-    projectId?: string;
-    orgId?: string | null;
-    targetType: string;
-    targetId: string;
-    outcome?: AuditRecorded["outcome"];
-    details?: Record<string, unknown>;
-  },
-  trx?: Kysely<SandboxDB>,
+  event: SandboxEvent,
 ): Promise<void> {
-  const domainEvent = {
-    action: record.action,
-    orgId: record.orgId ?? (caller.orgId || undefined),
-    projectId: record.projectId,
-    targetType: record.targetType,
-    targetId: record.targetId,
-    targets: { [`${record.targetType}Id`]: record.targetId },
-    outcome: record.outcome ?? "success",
-    details: record.details,
-    requestId: caller.requestId,
-  };
-  if (trx && deps.outbox) {
-    await recordDomainEvent({ outbox: deps.outbox }, trx, caller.principal, domainEvent);
-    return;
-  }
-  const event: AuditRecorded = domainAuditRecord(caller.principal, domainEvent);
   try {
-    if (deps.outbox) {
-      await deps.outbox.publish(AUDIT_RECORDED, event, { id: event.id, time: event.time });
-      deps.outbox.flush().catch(() => {});
-    } else {
-      await deps.bus.publish(AUDIT_RECORDED, event, { id: event.id });
-    }
+    await recordStandaloneEvent(deps, caller.principal, domainEvent(caller, event));
   } catch (err) {
-    deps.logger.warn({ err, action: record.action }, "audit event not published");
+    deps.logger.warn({ err, action: event.action }, "audit event not recorded");
   }
 }
 

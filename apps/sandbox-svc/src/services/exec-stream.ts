@@ -23,10 +23,12 @@ export interface ExecStreamRequest {
 export async function startExecStream(
   deps: SandboxDeps,
   caller: Caller,
-  projectId: string,
-  sandboxId: string,
-  request: ExecStreamRequest,
-  aborted: () => boolean,
+  {
+    projectId,
+    sandboxId,
+    request,
+    aborted,
+  }: { projectId: string; sandboxId: string; request: ExecStreamRequest; aborted: () => boolean },
 ): Promise<{ row: SandboxRow; proc: ExecProcess } | undefined> {
   const row = await getSandboxRow(deps, projectId, sandboxId);
   requireRunning(row);
@@ -55,9 +57,7 @@ export async function startExecStream(
 export async function trackExecStream(
   deps: SandboxDeps,
   caller: Caller,
-  row: SandboxRow,
-  argv: string[],
-  serve: () => Promise<number>,
+  { sandbox: row, argv, serve }: { sandbox: SandboxRow; argv: string[]; serve: () => Promise<number> },
 ): Promise<void> {
   const started = performance.now();
   streamOpened(row.id);

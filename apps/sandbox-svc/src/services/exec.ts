@@ -1,7 +1,8 @@
+import { withDomainEvents } from "@agentplane/events";
 import { ProblemError } from "@agentplane/problem-details";
 import type { Caller } from "@agentplane/service-kit";
 import { type RunCommandResult, runCommand } from "../exec/run-command.ts";
-import { audit, type SandboxDeps, withAudit } from "./context.ts";
+import { recordSandboxEvent, type SandboxDeps } from "./context.ts";
 import { type SandboxRow, toArgv } from "./mapping.ts";
 import { enforce, execContext } from "./policy.ts";
 import { touchActivity } from "./sandboxes.ts";
@@ -25,29 +26,25 @@ export function auditCommand(
   details: { command: string | string[]; exitCode: number; durationMs: number; timedOut?: boolean; sessionId?: string },
 ): Promise<void> {
   const command = typeof details.command === "string" ? details.command : details.command.join(" ");
-  return withAudit(deps, (trx) =>
-    audit(
-      deps,
-      caller,
-      {
-        action,
-        projectId: row.project_id,
-        orgId: row.org_id,
-        targetType: "sandbox",
-        targetId: row.id,
-        outcome: details.exitCode === 0 ? "success" : "error",
-        details: { ...details, command: command.slice(0, 4096) },
-      },
-      trx,
-    ),
+  return withDomainEvents(deps, (trx) =>
+    recordSandboxEvent(deps, trx, caller, {
+      action,
+      projectId: row.project_id,
+      orgId: row.org_id,
+      targetType: "sandbox",
+      targetId: row.id,
+      outcome: details.exitCode === 0 ? "success" : "error",
+      details: { ...details, command: command.slice(0, 4096) },
+    }),
   );
 }
 
 export async function execInSandbox(
   deps: SandboxDeps,
   caller: Caller,
-  row: SandboxRow,
   input: {
+    /** The sandbox, loaded (and authorized on) by the handler. */
+    sandbox: SandboxRow;
     command: string | string[];
     cwd?: string | undefined;
     env?: Record<string, string> | undefined;
@@ -55,6 +52,7 @@ export async function execInSandbox(
     timeoutMs: number;
   },
 ): Promise<RunCommandResult> {
+  const row = input.sandbox;
   requireRunning(row);
   if (Array.isArray(input.command) && input.command.every((a) => a === "")) {
     throw new ProblemError("validation-failed", {

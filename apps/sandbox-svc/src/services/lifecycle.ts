@@ -76,9 +76,11 @@ export async function stopIdleSandboxes(deps: SandboxDeps, sessions: ShellSessio
   for (const row of rows) {
     if (now - lastActivity(row) < row.idle_timeout_seconds * 1000) continue;
     if (hasOpenStreams(row.id) || sessions.hasSessions(row.id)) continue;
-    await stopSandbox(deps, systemCaller(row.org_id), row.project_id, row.id, "idle timeout").catch((err) =>
-      deps.logger.warn({ err, sandboxId: row.id }, "idle stop failed"),
-    );
+    await stopSandbox(deps, systemCaller(row.org_id), {
+      projectId: row.project_id,
+      sandboxId: row.id,
+      reason: "idle timeout",
+    }).catch((err) => deps.logger.warn({ err, sandboxId: row.id }, "idle stop failed"));
   }
 }
 

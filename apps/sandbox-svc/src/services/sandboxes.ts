@@ -8,19 +8,25 @@ import {
   type SandboxState,
   type UpdateSandboxRequest,
 } from "@agentplane/contracts";
+import { withDomainEvents } from "@agentplane/events";
 import { ProblemError } from "@agentplane/problem-details";
 import type { Caller } from "@agentplane/service-kit";
 import { type Kysely, sql } from "kysely";
 import type { z } from "zod";
 import type { SandboxDB } from "../db/schema.ts";
-import { audit, type SandboxDeps, withAudit } from "./context.ts";
+import { recordSandboxEvent, type SandboxDeps } from "./context.ts";
 import { jsonb, runtimeSpec, type SandboxRow, specColumns, specOf } from "./mapping.ts";
 import { enforceAdmission } from "./policy.ts";
 import { mintPlatformToken, revokeTokensOfSandbox } from "./tokens.ts";
 import { keepWorkspace, restoreSnapshotBeforeStart, restoreWorkspace } from "./workspace-archives.ts";
 
-type CreateInput = z.infer<typeof CreateSandboxRequest>;
-type UpdateInput = z.infer<typeof UpdateSandboxRequest>;
+/** A sandbox of a project, as a verb's input names it. */
+export interface SandboxRef {
+  projectId: string;
+  sandboxId: string;
+}
+type CreateInput = z.infer<typeof CreateSandboxRequest> & { projectId: string };
+type UpdateInput = z.infer<typeof UpdateSandboxRequest> & SandboxRef;
 type ListQuery = z.infer<typeof SandboxListQuery>;
 
 function slugFrom(name: string): string {
@@ -48,12 +54,8 @@ export async function getSandboxRow(deps: SandboxDeps, projectId: string, sandbo
   return row;
 }
 
-export async function createSandbox(
-  deps: SandboxDeps,
-  caller: Caller,
-  projectId: string,
-  input: CreateInput,
-): Promise<SandboxRow> {
+export async function createSandbox(deps: SandboxDeps, caller: Caller, input: CreateInput): Promise<SandboxRow> {
+  const { projectId } = input;
   const spec = SandboxSpecSchema.parse({
     image: input.image,
     command: input.command,
@@ -68,7 +70,7 @@ export async function createSandbox(
   await enforceAdmission(deps, caller, "sandbox:create", admitted, spec);
   const now = new Date();
   try {
-    await withAudit(deps, async (trx) => {
+    await withDomainEvents(deps, async (trx) => {
       await trx
         .insertInto("sandboxes")
         .values({
@@ -101,13 +103,18 @@ export async function createSandbox(
           created_at: now,
         } as never)
         .execute();
-      await audit(deps, caller, { action: "sandbox.created", projectId, targetType: "sandbox", targetId: id }, trx);
+      await recordSandboxEvent(deps, trx, caller, {
+        action: "sandbox.created",
+        projectId,
+        targetType: "sandbox",
+        targetId: id,
+      });
     });
   } catch (err) {
     if (isUniqueViolation(err)) throw new ProblemError("conflict", { detail: `The slug ${input.slug} is taken` });
     throw err;
   }
-  if (input.start) return startSandbox(deps, caller, projectId, id);
+  if (input.start) return startSandbox(deps, caller, { projectId, sandboxId: id });
   return getSandboxRow(deps, projectId, id);
 }
 
@@ -167,27 +174,22 @@ async function setState(deps: SandboxDeps, id: string, state: SandboxState, extr
     .execute();
 }
 
-export async function startSandbox(deps: SandboxDeps, caller: Caller, projectId: string, sandboxId: string) {
+export async function startSandbox(deps: SandboxDeps, caller: Caller, { projectId, sandboxId }: SandboxRef) {
   const row = await getSandboxRow(deps, projectId, sandboxId);
   if (row.state === "running") return row;
   deps.driver.checkAvailable();
   await enforceAdmission(deps, caller, "sandbox:start", row, specOf(row));
   await transition(deps, row, ["pending", "stopped", "failed"], "starting", { last_error: null });
   await bootSandbox(deps, row, (trx, running) =>
-    audit(
-      deps,
-      caller,
-      {
-        action: running ? "sandbox.started" : "sandbox.start_failed",
-        projectId,
-        orgId: row.org_id,
-        targetType: "sandbox",
-        targetId: sandboxId,
-        outcome: running ? "success" : "error",
-        details: { revision: row.current_revision },
-      },
-      trx,
-    ),
+    recordSandboxEvent(deps, trx, caller, {
+      action: running ? "sandbox.started" : "sandbox.start_failed",
+      projectId,
+      orgId: row.org_id,
+      targetType: "sandbox",
+      targetId: sandboxId,
+      outcome: running ? "success" : "error",
+      details: { revision: row.current_revision },
+    }),
   );
   const after = await getSandboxRow(deps, projectId, sandboxId);
   if (after.state !== "running") {
@@ -222,7 +224,7 @@ export async function bootSandbox(deps: SandboxDeps, row: SandboxRow, record?: S
   }
   const now = new Date();
   try {
-    await withAudit(deps, async (trx) => {
+    await withDomainEvents(deps, async (trx) => {
       await trx
         .updateTable("sandboxes")
         .set(
@@ -244,51 +246,45 @@ export async function bootSandbox(deps: SandboxDeps, row: SandboxRow, record?: S
 export async function stopSandbox(
   deps: SandboxDeps,
   caller: Caller,
-  projectId: string,
-  sandboxId: string,
-  reason = "",
+  { projectId, sandboxId, reason = "" }: SandboxRef & { reason?: string },
 ) {
   const row = await getSandboxRow(deps, projectId, sandboxId);
   if (row.state === "stopped") return row;
   await transition(deps, row, ["running", "starting", "failed"], "stopping");
   await deps.driver.stop(sandboxId);
-  await withAudit(deps, async (trx) => {
+  await withDomainEvents(deps, async (trx) => {
     await trx
       .updateTable("sandboxes")
       .set({ state: "stopped", updated_at: new Date() } as never)
       .where("id", "=", sandboxId)
       .execute();
-    await audit(
-      deps,
-      caller,
-      {
-        action: "sandbox.stopped",
-        projectId,
-        orgId: row.org_id,
-        targetType: "sandbox",
-        targetId: sandboxId,
-        ...(reason ? { details: { reason } } : {}),
-      },
-      trx,
-    );
+    await recordSandboxEvent(deps, trx, caller, {
+      action: "sandbox.stopped",
+      projectId,
+      orgId: row.org_id,
+      targetType: "sandbox",
+      targetId: sandboxId,
+      ...(reason ? { details: { reason } } : {}),
+    });
   });
   return getSandboxRow(deps, projectId, sandboxId);
 }
 
-export async function deleteSandbox(deps: SandboxDeps, caller: Caller, projectId: string, sandboxId: string) {
+export async function deleteSandbox(deps: SandboxDeps, caller: Caller, { projectId, sandboxId }: SandboxRef) {
   const row = await getSandboxRow(deps, projectId, sandboxId);
   await transition(deps, row, ["pending", "running", "starting", "stopped", "failed"], "deleting");
   await deps.driver.stop(sandboxId);
   await revokeTokensOfSandbox(deps, sandboxId);
   await deps.driver.removeWorkspace(sandboxId);
-  await withAudit(deps, async (trx) => {
+  await withDomainEvents(deps, async (trx) => {
     await trx.deleteFrom("sandboxes").where("id", "=", sandboxId).execute();
-    await audit(
-      deps,
-      caller,
-      { action: "sandbox.deleted", projectId, orgId: row.org_id, targetType: "sandbox", targetId: sandboxId },
-      trx,
-    );
+    await recordSandboxEvent(deps, trx, caller, {
+      action: "sandbox.deleted",
+      projectId,
+      orgId: row.org_id,
+      targetType: "sandbox",
+      targetId: sandboxId,
+    });
   });
 }
 
@@ -308,7 +304,7 @@ async function applyRevision(
     throw new ProblemError("invalid-transition", { detail: `Sandbox ${row.id} is ${row.state}` });
   }
   const revision = row.current_revision + 1;
-  await deps.db.transaction().execute(async (trx) => {
+  await withDomainEvents(deps, async (trx) => {
     const updated = await trx
       .updateTable("sandboxes")
       .set({
@@ -369,13 +365,8 @@ async function applyRevision(
   return revision;
 }
 
-export async function updateSandbox(
-  deps: SandboxDeps,
-  caller: Caller,
-  projectId: string,
-  sandboxId: string,
-  input: UpdateInput,
-) {
+export async function updateSandbox(deps: SandboxDeps, caller: Caller, input: UpdateInput) {
+  const { projectId, sandboxId } = input;
   const row = await getSandboxRow(deps, projectId, sandboxId);
   const current = specOf(row);
   const next: SandboxSpec = {
@@ -409,19 +400,14 @@ export async function updateSandbox(
     ...(input.labels !== undefined ? { labels: input.labels } : {}),
   };
   await applyRevision(deps, caller, row, next, input.reason ?? null, meta, (trx, revision) =>
-    audit(
-      deps,
-      caller,
-      {
-        action: "sandbox.updated",
-        projectId,
-        orgId: row.org_id,
-        targetType: "sandbox",
-        targetId: sandboxId,
-        details: { revision, restarted: row.state === "running" },
-      },
-      trx,
-    ),
+    recordSandboxEvent(deps, trx, caller, {
+      action: "sandbox.updated",
+      projectId,
+      orgId: row.org_id,
+      targetType: "sandbox",
+      targetId: sandboxId,
+      details: { revision, restarted: row.state === "running" },
+    }),
   );
   return { row: await getSandboxRow(deps, projectId, sandboxId), restarted: row.state === "running" };
 }
@@ -438,10 +424,7 @@ export async function listRevisions(deps: SandboxDeps, sandboxId: string) {
 export async function rollbackSandbox(
   deps: SandboxDeps,
   caller: Caller,
-  projectId: string,
-  sandboxId: string,
-  target: number,
-  reason?: string,
+  { projectId, sandboxId, revision: target, reason }: SandboxRef & { revision: number; reason?: string | undefined },
 ) {
   const row = await getSandboxRow(deps, projectId, sandboxId);
   const old = await deps.db
@@ -462,19 +445,14 @@ export async function rollbackSandbox(
     reason ?? `rollback to revision ${target}`,
     {},
     (trx, revision) =>
-      audit(
-        deps,
-        caller,
-        {
-          action: "sandbox.rolled_back",
-          projectId,
-          orgId: row.org_id,
-          targetType: "sandbox",
-          targetId: sandboxId,
-          details: { fromRevision: row.current_revision, toRevision: target, newRevision: revision },
-        },
-        trx,
-      ),
+      recordSandboxEvent(deps, trx, caller, {
+        action: "sandbox.rolled_back",
+        projectId,
+        orgId: row.org_id,
+        targetType: "sandbox",
+        targetId: sandboxId,
+        details: { fromRevision: row.current_revision, toRevision: target, newRevision: revision },
+      }),
     target,
   );
   return getSandboxRow(deps, projectId, sandboxId);

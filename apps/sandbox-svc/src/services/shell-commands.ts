@@ -1,11 +1,11 @@
 import type { Caller } from "@agentplane/service-kit";
+import type { SandboxContext } from "../context.ts";
 import type { RunCommandResult } from "../exec/run-command.ts";
-import type { SandboxDeps } from "./context.ts";
 import { auditCommand, requireRunning } from "./exec.ts";
 import { toArgv } from "./mapping.ts";
 import { enforce, execContext } from "./policy.ts";
 import { getSandboxRow, touchActivity } from "./sandboxes.ts";
-import type { ShellSession, ShellSessions } from "./shell-sessions.ts";
+import type { ShellSession } from "./shell-sessions.ts";
 
 /** A shell session as the API shows it: it expires after `idleMs` without a command. */
 export function toShellSession(s: ShellSession, idleMs: number) {
@@ -21,14 +21,13 @@ export function toShellSession(s: ShellSession, idleMs: number) {
 
 /** Opens a persistent shell in a running sandbox of the project. */
 export async function openShellSession(
-  deps: SandboxDeps,
-  sessions: ShellSessions,
-  projectId: string,
-  sandboxId: string,
+  ctx: SandboxContext,
+  _caller: Caller,
+  { projectId, sandboxId }: { projectId: string; sandboxId: string },
 ): Promise<ShellSession> {
-  const row = await getSandboxRow(deps, projectId, sandboxId);
+  const row = await getSandboxRow(ctx, projectId, sandboxId);
   requireRunning(row);
-  return sessions.open(projectId, row.id);
+  return ctx.sessions.open(projectId, row.id);
 }
 
 /**
@@ -36,21 +35,19 @@ export async function openShellSession(
  * sandbox counts as active, and the command (never its output) is audited.
  */
 export async function runShellSessionCommand(
-  deps: SandboxDeps,
-  sessions: ShellSessions,
+  ctx: SandboxContext,
   caller: Caller,
-  projectId: string,
-  sessionId: string,
-  input: { command: string; timeoutMs: number },
+  input: { projectId: string; sessionId: string; command: string; timeoutMs: number },
 ): Promise<RunCommandResult> {
-  const session = sessions.get(projectId, sessionId);
-  const row = await getSandboxRow(deps, projectId, session.sandboxId);
+  const { projectId, sessionId } = input;
+  const session = ctx.sessions.get(projectId, sessionId);
+  const row = await getSandboxRow(ctx, projectId, session.sandboxId);
   requireRunning(row);
-  await enforce(deps, caller, "sandbox:exec", row, execContext(toArgv(input.command)), `Session command in ${row.id}`);
-  const activity = touchActivity(deps, row.id);
-  const result = await sessions.run(session, input.command, input.timeoutMs);
+  await enforce(ctx, caller, "sandbox:exec", row, execContext(toArgv(input.command)), `Session command in ${row.id}`);
+  const activity = touchActivity(ctx, row.id);
+  const result = await ctx.sessions.run(session, input.command, input.timeoutMs);
   await activity;
-  await auditCommand(deps, caller, row, "sandbox.session_command", {
+  await auditCommand(ctx, caller, row, "sandbox.session_command", {
     command: input.command,
     exitCode: result.exitCode,
     durationMs: result.durationMs,

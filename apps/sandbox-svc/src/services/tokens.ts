@@ -1,10 +1,11 @@
 import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
 import { newId, type Principal, SANDBOX_TOKEN_PREFIX } from "@agentplane/contracts";
+import { withDomainEvents } from "@agentplane/events";
 import { ProblemError } from "@agentplane/problem-details";
 import type { Caller } from "@agentplane/service-kit";
 import type { Kysely, Selectable } from "kysely";
 import type { SandboxDB, SandboxTokenTable } from "../db/schema.ts";
-import { audit, type SandboxDeps, withAudit } from "./context.ts";
+import { recordSandboxEvent, type SandboxDeps } from "./context.ts";
 import type { SandboxRow } from "./mapping.ts";
 
 export type TokenRow = Selectable<SandboxTokenTable>;
@@ -45,25 +46,19 @@ async function insertToken(
 export async function createSandboxToken(
   deps: SandboxDeps,
   caller: Caller,
-  sandbox: SandboxRow,
-  input: { name: string; expiresIn?: number | undefined },
+  { sandbox, ...input }: { sandbox: SandboxRow; name: string; expiresIn?: number | undefined },
 ) {
   const expiresAt = input.expiresIn ? new Date(Date.now() + input.expiresIn * 1000) : null;
-  return withAudit(deps, async (trx) => {
+  return withDomainEvents(deps, async (trx) => {
     const created = await insertToken(trx, sandbox, input.name, caller.principal.id, expiresAt);
-    await audit(
-      deps,
-      caller,
-      {
-        action: "sandbox_token.created",
-        projectId: sandbox.project_id,
-        orgId: sandbox.org_id,
-        targetType: "sandboxToken",
-        targetId: created.row.id,
-        details: { sandboxId: sandbox.id, name: input.name },
-      },
-      trx,
-    );
+    await recordSandboxEvent(deps, trx, caller, {
+      action: "sandbox_token.created",
+      projectId: sandbox.project_id,
+      orgId: sandbox.org_id,
+      targetType: "sandboxToken",
+      targetId: created.row.id,
+      details: { sandboxId: sandbox.id, name: input.name },
+    });
     return created;
   });
 }
@@ -103,22 +98,21 @@ export async function getSandboxTokenRow(deps: SandboxDeps, id: string): Promise
   return row;
 }
 
-export async function revokeSandboxToken(deps: SandboxDeps, caller: Caller, row: TokenRow): Promise<void> {
-  await withAudit(deps, async (trx) => {
+export async function revokeSandboxToken(
+  deps: SandboxDeps,
+  caller: Caller,
+  { token: row }: { token: TokenRow },
+): Promise<void> {
+  await withDomainEvents(deps, async (trx) => {
     await trx.updateTable("sandbox_tokens").set({ revoked_at: new Date() }).where("id", "=", row.id).execute();
-    await audit(
-      deps,
-      caller,
-      {
-        action: "sandbox_token.revoked",
-        projectId: row.project_id,
-        orgId: row.org_id,
-        targetType: "sandboxToken",
-        targetId: row.id,
-        details: { sandboxId: row.sandbox_id },
-      },
-      trx,
-    );
+    await recordSandboxEvent(deps, trx, caller, {
+      action: "sandbox_token.revoked",
+      projectId: row.project_id,
+      orgId: row.org_id,
+      targetType: "sandboxToken",
+      targetId: row.id,
+      details: { sandboxId: row.sandbox_id },
+    });
   });
 }
 

@@ -5,6 +5,7 @@ import type { FakeKubeApiServer } from "@agentplane/testkit/kube";
 import { createSandboxService, SANDBOX_SCHEMA } from "../../src/app.ts";
 import type { SandboxDB } from "../../src/db/schema.ts";
 import type { SandboxDeps } from "../../src/services/context.ts";
+import { sandboxOutbox } from "../service-fixture.ts";
 import { kubeDriver } from "./fixture.ts";
 
 /** One sandbox-svc replica with the kubernetes driver, on a shared database. */
@@ -25,6 +26,7 @@ export async function replica(database: Database, fake: FakeKubeApiServer) {
     db: database.forSchema<SandboxDB>(SANDBOX_SCHEMA),
     database,
     bus,
+    ...sandboxOutbox(database, bus),
     driver,
     authorizer,
     logger: silentLogger(),
@@ -35,6 +37,7 @@ export async function replica(database: Database, fake: FakeKubeApiServer) {
     deps,
     async close() {
       await service.close();
+      await deps.outbox.stop();
       await bus.close();
     },
   };

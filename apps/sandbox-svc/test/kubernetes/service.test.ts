@@ -52,7 +52,7 @@ describe.skipIf(!postgres?.available)(`sandbox-svc on the kubernetes driver${pos
   });
 
   it("runs the verbs on either replica: create and start on one, exec and stop on the other", async () => {
-    const created = await createSandbox(a.deps, actor, P, { name: "two replicas", labels: {}, start: true });
+    const created = await createSandbox(a.deps, actor, { projectId: P, name: "two replicas", labels: {}, start: true });
     expect(created.state).toBe("running");
     const pod = fake.store.get("/pods", NS, created.slug);
     expect(pod?.metadata.labels?.["agentplane.dev/org-id"]).toBe("org_kube");
@@ -63,25 +63,29 @@ describe.skipIf(!postgres?.available)(`sandbox-svc on the kubernetes driver${pos
     const secret = fake.store.get("/secrets", NS, `${created.slug}-env`);
     expect(Object.keys((secret?.data ?? {}) as object)).toContain("AGENTPLANE_TOKEN");
     const row = await getSandboxRow(b.deps, P, created.id);
-    const result = await execInSandbox(b.deps, actor, row, { command: "echo from-b; exit 2", timeoutMs: 5000 });
+    const result = await execInSandbox(b.deps, actor, {
+      command: "echo from-b; exit 2",
+      timeoutMs: 5000,
+      sandbox: row,
+    });
     expect(result).toMatchObject({ exitCode: 2, stdout: "from-b\n" });
-    await stopSandbox(b.deps, actor, P, created.id);
+    await stopSandbox(b.deps, actor, { projectId: P, sandboxId: created.id });
     expect(fake.store.get("/pods", NS, created.slug)).toBeUndefined();
     // Neither replica took the stop for a crash.
     await new Promise((r) => setTimeout(r, 200));
     expect((await getSandboxRow(a.deps, P, created.id)).state).toBe("stopped");
-    await startSandbox(a.deps, actor, P, created.id);
-    await deleteSandbox(a.deps, actor, P, created.id);
+    await startSandbox(a.deps, actor, { projectId: P, sandboxId: created.id });
+    await deleteSandbox(a.deps, actor, { projectId: P, sandboxId: created.id });
     expect(fake.store.get("/persistentvolumeclaims", NS, `${created.slug}-workspace`)).toBeUndefined();
   });
 
   it("archives the workspace a revision leaves (tar over pods/exec) and a rollback restores it", async () => {
-    const created = await createSandbox(a.deps, actor, P, { name: "revisions", labels: {}, start: true });
+    const created = await createSandbox(a.deps, actor, { projectId: P, name: "revisions", labels: {}, start: true });
     const run = async (command: string) =>
-      execInSandbox(a.deps, actor, await getSandboxRow(a.deps, P, created.id), { command, timeoutMs: 10_000 });
+      execInSandbox(a.deps, actor, { command, timeoutMs: 10_000, sandbox: await getSandboxRow(a.deps, P, created.id) });
     await run("mkdir -p src && echo one > src/file && echo keep > notes");
     // Revision 2 restarts the sandbox: the workspace of revision 1 is archived first.
-    await updateSandbox(a.deps, actor, P, created.id, { env: { STAGE: "two" } });
+    await updateSandbox(a.deps, actor, { projectId: P, sandboxId: created.id, env: { STAGE: "two" } });
     await run("echo two > src/file && rm notes && echo new > added");
     expect((await run("cat src/file; ls")).stdout).toBe("two\nadded\nsrc\n");
     const archives = await archivesOf(a.deps, created.id);
@@ -89,7 +93,7 @@ describe.skipIf(!postgres?.available)(`sandbox-svc on the kubernetes driver${pos
     expect(archives.get(1)?.sizeBytes).toBeGreaterThan(0);
 
     // On the other replica: revision 3 is revision 1's spec and workspace (revision 2's is archived).
-    await rollbackSandbox(b.deps, actor, P, created.id, 1);
+    await rollbackSandbox(b.deps, actor, { projectId: P, sandboxId: created.id, revision: 1 });
     const row = await getSandboxRow(a.deps, P, created.id);
     expect(row).toMatchObject({ state: "running", current_revision: 3 });
     expect((await run('cat src/file notes; ls; echo "$STAGE"')).stdout).toBe("one\nkeep\nnotes\nsrc\n\n");
@@ -97,30 +101,32 @@ describe.skipIf(!postgres?.available)(`sandbox-svc on the kubernetes driver${pos
     expect((await listRevisions(a.deps, created.id)).map((r) => r.revision)).toEqual([3, 2, 1]);
     // Only the newest archives stay.
     for (const stage of ["4", "5", "6", "7"])
-      await updateSandbox(a.deps, actor, P, created.id, { env: { STAGE: stage } });
+      await updateSandbox(a.deps, actor, { projectId: P, sandboxId: created.id, env: { STAGE: stage } });
     expect([...(await archivesOf(a.deps, created.id)).keys()].sort()).toEqual([2, 3, 4, 5, 6]);
-    await deleteSandbox(a.deps, actor, P, created.id);
+    await deleteSandbox(a.deps, actor, { projectId: P, sandboxId: created.id });
   });
 
   it("keeps a shell session's working directory and variables between commands", async () => {
-    const created = await createSandbox(a.deps, actor, P, { name: "session", labels: {}, start: true });
+    const created = await createSandbox(a.deps, actor, { projectId: P, name: "session", labels: {}, start: true });
     const sessions = new ShellSessions(a.deps);
     const session = await sessions.open(P, created.id);
     await sessions.run(session, "mkdir -p sub && cd sub && export KEPT=yes", 5000);
     const result = await sessions.run(session, 'basename "$PWD"; echo $KEPT', 5000);
     expect(result).toMatchObject({ exitCode: 0, stdout: "sub\nyes\n" });
     sessions.closeAll();
-    await deleteSandbox(a.deps, actor, P, created.id);
+    await deleteSandbox(a.deps, actor, { projectId: P, sandboxId: created.id });
   });
 
   it("records a main process that exits, and stops idle sandboxes", async () => {
-    const crashing = await createSandbox(a.deps, actor, P, {
+    const crashing = await createSandbox(a.deps, actor, {
+      projectId: P,
       name: "crash",
       labels: {},
       start: true,
       command: "sleep 0.3; exit 9",
     });
-    const idle = await createSandbox(a.deps, actor, P, {
+    const idle = await createSandbox(a.deps, actor, {
+      projectId: P,
       name: "idle",
       labels: {},
       start: true,
@@ -141,8 +147,8 @@ describe.skipIf(!postgres?.available)(`sandbox-svc on the kubernetes driver${pos
   it("shows the scheduler's reason as lastError while starting, and fails the start with it", async () => {
     fake.unschedulable = "0/2 nodes are available: 2 Insufficient cpu.";
     try {
-      const created = await createSandbox(a.deps, actor, P, { name: "pending", labels: {}, start: false });
-      const start = startSandbox(a.deps, actor, P, created.id).catch((e: Error) => e);
+      const created = await createSandbox(a.deps, actor, { projectId: P, name: "pending", labels: {}, start: false });
+      const start = startSandbox(a.deps, actor, { projectId: P, sandboxId: created.id }).catch((e: Error) => e);
       await vi.waitFor(async () => {
         const row = await getSandboxRow(a.deps, P, created.id);
         expect(row).toMatchObject({
@@ -158,7 +164,7 @@ describe.skipIf(!postgres?.available)(`sandbox-svc on the kubernetes driver${pos
   });
 
   it("reports driver: down with the API server's message and answers 503 with Retry-After", async () => {
-    const created = await createSandbox(a.deps, actor, P, { name: "outage", labels: {}, start: false });
+    const created = await createSandbox(a.deps, actor, { projectId: P, name: "outage", labels: {}, start: false });
     await fake.down();
     try {
       await vi.waitFor(async () => expect((await a.service.readiness?.())?.checks.driver).toBe("down"), {
@@ -167,7 +173,9 @@ describe.skipIf(!postgres?.available)(`sandbox-svc on the kubernetes driver${pos
       // The watch is cut first; then reconnecting is refused.
       await vi.waitFor(
         async () => {
-          const refused = (await startSandbox(a.deps, actor, P, created.id).catch((e) => e)) as ProblemError;
+          const refused = (await startSandbox(a.deps, actor, { projectId: P, sandboxId: created.id }).catch(
+            (e) => e,
+          )) as ProblemError;
           expect(refused.status).toBe(503);
           expect(refused.headers["retry-after"]).toBe("5");
           expect(refused.message).toBe("The Kubernetes API server is unavailable: fetch failed (ECONNREFUSED)");
@@ -180,8 +188,8 @@ describe.skipIf(!postgres?.available)(`sandbox-svc on the kubernetes driver${pos
     await vi.waitFor(async () => expect((await a.service.readiness?.())?.checks.driver).toBe("up"), {
       timeout: 10_000,
     });
-    expect((await startSandbox(a.deps, actor, P, created.id)).state).toBe("running");
-    await deleteSandbox(a.deps, actor, P, created.id);
+    expect((await startSandbox(a.deps, actor, { projectId: P, sandboxId: created.id })).state).toBe("running");
+    await deleteSandbox(a.deps, actor, { projectId: P, sandboxId: created.id });
   });
 
   it("names the missing RBAC permission when the service account lacks one", async () => {
@@ -240,8 +248,8 @@ describe.skipIf(!postgres?.available)(`sandbox-svc on the kubernetes driver${pos
   });
 
   it("lets one replica, the lease holder, remove the Pod and claim of a sandbox whose row is gone", async () => {
-    const kept = await createSandbox(a.deps, actor, P, { name: "kept", labels: {}, start: true });
-    const orphan = await createSandbox(a.deps, actor, P, { name: "orphan", labels: {}, start: true });
+    const kept = await createSandbox(a.deps, actor, { projectId: P, name: "kept", labels: {}, start: true });
+    const orphan = await createSandbox(a.deps, actor, { projectId: P, name: "orphan", labels: {}, start: true });
     // As if its row had been deleted while the API server was unreachable.
     await a.deps.db.deleteFrom("sandboxes").where("id", "=", orphan.id).execute();
     const first = await collectGarbage(a.deps);
@@ -253,11 +261,11 @@ describe.skipIf(!postgres?.available)(`sandbox-svc on the kubernetes driver${pos
     await vi.waitFor(() => expect(fake.store.get("/pods", NS, orphan.slug)).toBeUndefined());
     expect(fake.store.get("/persistentvolumeclaims", NS, `${orphan.slug}-workspace`)).toBeUndefined();
     expect(fake.store.get("/pods", NS, kept.slug)).toBeDefined();
-    await deleteSandbox(a.deps, actor, P, kept.id);
+    await deleteSandbox(a.deps, actor, { projectId: P, sandboxId: kept.id });
   });
 
   it("starts while the API server is unreachable, reporting driver: down, and recovers", async () => {
-    const running = await createSandbox(a.deps, actor, P, { name: "survivor", labels: {}, start: true });
+    const running = await createSandbox(a.deps, actor, { projectId: P, name: "survivor", labels: {}, start: true });
     await fake.down();
     let c: Awaited<ReturnType<typeof replica>> | undefined;
     try {
@@ -273,8 +281,10 @@ describe.skipIf(!postgres?.available)(`sandbox-svc on the kubernetes driver${pos
     });
     const row = await getSandboxRow(a.deps, P, running.id);
     expect(row.state).toBe("running");
-    expect((await execInSandbox(c.deps, actor, row, { command: "echo back", timeoutMs: 5000 })).stdout).toBe("back\n");
+    expect((await execInSandbox(c.deps, actor, { command: "echo back", timeoutMs: 5000, sandbox: row })).stdout).toBe(
+      "back\n",
+    );
     await c.close();
-    await deleteSandbox(a.deps, actor, P, running.id);
+    await deleteSandbox(a.deps, actor, { projectId: P, sandboxId: running.id });
   });
 });

@@ -50,12 +50,12 @@ describe.skipIf(!postgres?.available)(`workspace revisions as VolumeSnapshots${p
   });
 
   it("snapshots the workspace a revision leaves and restores it into a new claim, running or stopped", async () => {
-    const created = await createSandbox(a.deps, actor, P, { name: "snapshots", labels: {}, start: true });
+    const created = await createSandbox(a.deps, actor, { projectId: P, name: "snapshots", labels: {}, start: true });
     const run = async (command: string) =>
-      execInSandbox(a.deps, actor, await getSandboxRow(a.deps, P, created.id), { command, timeoutMs: 10_000 });
+      execInSandbox(a.deps, actor, { command, timeoutMs: 10_000, sandbox: await getSandboxRow(a.deps, P, created.id) });
     const claim = () => fake.store.get("/persistentvolumeclaims", NS, `${created.slug}-workspace`);
     await run("echo one > file");
-    await updateSandbox(a.deps, actor, P, created.id, { env: { STAGE: "two" } });
+    await updateSandbox(a.deps, actor, { projectId: P, sandboxId: created.id, env: { STAGE: "two" } });
     // Revision 1's workspace is a VolumeSnapshot of the claim, labelled with the sandbox, not owned by the claim.
     const snapshot = fake.store.get(SNAPSHOTS, NS, `${created.slug}-r1`);
     expect(snapshot?.spec).toEqual({
@@ -68,7 +68,7 @@ describe.skipIf(!postgres?.available)(`workspace revisions as VolumeSnapshots${p
 
     await run("echo two > file && echo extra > added");
     const firstClaim = claim()?.metadata.uid;
-    await rollbackSandbox(a.deps, actor, P, created.id, 1);
+    await rollbackSandbox(a.deps, actor, { projectId: P, sandboxId: created.id, revision: 1 });
     // A new claim, provisioned from the snapshot, mounted by the new Pod.
     expect(claim()?.metadata.uid).not.toBe(firstClaim);
     expect(claim()?.spec?.dataSource).toEqual({
@@ -87,12 +87,12 @@ describe.skipIf(!postgres?.available)(`workspace revisions as VolumeSnapshots${p
     expect(fake.store.get("/secrets", NS, `${created.slug}-env`)?.metadata.ownerReferences?.[0]?.uid).toBe(owner);
 
     // A stopped sandbox's rollback restores its workspace too: revision 2's snapshot ("two").
-    await stopSandbox(a.deps, actor, P, created.id);
-    await rollbackSandbox(a.deps, actor, P, created.id, 2);
+    await stopSandbox(a.deps, actor, { projectId: P, sandboxId: created.id });
+    await rollbackSandbox(a.deps, actor, { projectId: P, sandboxId: created.id, revision: 2 });
     const dir = fake.claimDir(NS, `${created.slug}-workspace`);
     expect(readFileSync(join(dir, "file"), "utf8")).toBe("two\n");
 
-    await deleteSandbox(a.deps, actor, P, created.id);
+    await deleteSandbox(a.deps, actor, { projectId: P, sandboxId: created.id });
     expect(fake.store.list(SNAPSHOTS, NS).filter((s) => s.metadata.name.startsWith(created.slug))).toEqual([]);
   });
 });

@@ -72,6 +72,7 @@ export async function createEgressProxyService(deps: EgressProxyServiceDeps): Pr
     database,
     bus,
     outbox,
+    relaySoon: () => outbox.relaySoon(),
     logger,
     config: {},
     governance: deps.governance,

@@ -60,14 +60,12 @@ export function createExecUpgradeHandler(deps: SandboxDeps, keys: InternalKeys) 
       const tty = ["true", "1"].includes(url.searchParams.get("tty") ?? "");
       const cols = Number(url.searchParams.get("cols") ?? 80) || 80;
       const rows = Number(url.searchParams.get("rows") ?? 24) || 24;
-      const started = await startExecStream(
-        deps,
-        caller,
+      const started = await startExecStream(deps, caller, {
         projectId,
         sandboxId,
-        { argv, tty, cols, rows },
-        () => socket.destroyed,
-      );
+        request: { argv, tty, cols, rows },
+        aborted: () => socket.destroyed,
+      });
       if (!started) return;
       const { row, proc } = started;
       let upgraded = false;
@@ -76,7 +74,7 @@ export function createExecUpgradeHandler(deps: SandboxDeps, keys: InternalKeys) 
       });
       wss.handleUpgrade(req, socket, head, (ws) => {
         upgraded = true;
-        void trackExecStream(deps, caller, row, argv, () => serveStream(ws, proc)).catch((err) =>
+        void trackExecStream(deps, caller, { sandbox: row, argv, serve: () => serveStream(ws, proc) }).catch((err) =>
           deps.logger.warn({ err, sandboxId }, "recording an exec stream failed"),
         );
       });

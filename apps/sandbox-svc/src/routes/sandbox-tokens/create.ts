@@ -11,7 +11,7 @@ export function registerCreateSandboxToken(app: ServiceApp, ctx: SandboxContext)
     const caller = await authorize(c, ctx.authorizer, "sandbox-tokens:manage", { projectId });
     const input = c.req.valid("json");
     const sandbox = await getSandboxRow(ctx, projectId, input.sandboxId);
-    const { row, token } = await createSandboxToken(ctx, caller, sandbox, input);
+    const { row, token } = await createSandboxToken(ctx, caller, { ...input, sandbox });
     return c.json({ ...toSandboxToken(row), token }, 201);
   });
 }

@@ -7,7 +7,7 @@ export function registerDeleteSandboxToken(app: ServiceApp, ctx: SandboxContext)
   app.openapi(deleteSandboxTokenRoute, async (c) => {
     const row = await getSandboxTokenRow(ctx, c.req.valid("param").id);
     const caller = await authorize(c, ctx.authorizer, "sandbox-tokens:manage", { projectId: row.project_id });
-    await revokeSandboxToken(ctx, caller, row);
+    await revokeSandboxToken(ctx, caller, { token: row });
     return c.body(null, 204);
   });
 }

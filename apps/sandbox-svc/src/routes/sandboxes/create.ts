@@ -8,7 +8,7 @@ export function registerCreateSandbox(app: ServiceApp, ctx: SandboxContext): voi
   app.openapi(createSandboxRoute, async (c) => {
     const { projectId } = c.req.valid("param");
     const caller = await authorize(c, ctx.authorizer, "sandboxes:write", { projectId });
-    const row = await createSandbox(ctx, caller, projectId, c.req.valid("json"));
+    const row = await createSandbox(ctx, caller, { projectId, ...c.req.valid("json") });
     return c.json(toSandbox(row), 201);
   });
 }

@@ -10,7 +10,7 @@ export function registerDeleteSandbox(app: ServiceApp, ctx: SandboxContext): voi
     for (const session of ctx.sessions.list(projectId)) {
       if (session.sandboxId === sandboxId) ctx.sessions.close(session);
     }
-    await deleteSandbox(ctx, caller, projectId, sandboxId);
+    await deleteSandbox(ctx, caller, { projectId, sandboxId });
     return c.body(null, 204);
   });
 }

@@ -8,7 +8,6 @@ export function registerRollbackSandbox(app: ServiceApp, ctx: SandboxContext): v
   app.openapi(rollbackSandboxRoute, async (c) => {
     const { projectId, sandboxId } = c.req.valid("param");
     const caller = await authorize(c, ctx.authorizer, "sandboxes:write", { projectId });
-    const { revision, reason } = c.req.valid("json");
-    return c.json(toSandbox(await rollbackSandbox(ctx, caller, projectId, sandboxId, revision, reason)), 200);
+    return c.json(toSandbox(await rollbackSandbox(ctx, caller, { projectId, sandboxId, ...c.req.valid("json") })), 200);
   });
 }

@@ -8,7 +8,7 @@ export function registerUpdateSandbox(app: ServiceApp, ctx: SandboxContext): voi
   app.openapi(updateSandboxRoute, async (c) => {
     const { projectId, sandboxId } = c.req.valid("param");
     const caller = await authorize(c, ctx.authorizer, "sandboxes:write", { projectId });
-    const { row, restarted } = await updateSandbox(ctx, caller, projectId, sandboxId, c.req.valid("json"));
+    const { row, restarted } = await updateSandbox(ctx, caller, { projectId, sandboxId, ...c.req.valid("json") });
     return c.json({ ...toSandbox(row), restarted }, 200);
   });
 }

@@ -6,8 +6,8 @@ import { openShellSession, toShellSession } from "../../services/shell-commands.
 export function registerCreateShellSession(app: ServiceApp, ctx: SandboxContext): void {
   app.openapi(createShellSessionRoute, async (c) => {
     const { projectId } = c.req.valid("param");
-    await authorize(c, ctx.authorizer, "sandboxes:exec", { projectId });
-    const session = await openShellSession(ctx, ctx.sessions, projectId, c.req.valid("json").sandboxId);
+    const caller = await authorize(c, ctx.authorizer, "sandboxes:exec", { projectId });
+    const session = await openShellSession(ctx, caller, { projectId, sandboxId: c.req.valid("json").sandboxId });
     return c.json(toShellSession(session, ctx.sessions.idleMs), 201);
   });
 }

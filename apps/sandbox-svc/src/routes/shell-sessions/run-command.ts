@@ -7,7 +7,7 @@ export function registerRunShellSessionCommand(app: ServiceApp, ctx: SandboxCont
   app.openapi(runShellSessionCommandRoute, async (c) => {
     const { projectId, sessionId } = c.req.valid("param");
     const caller = await authorize(c, ctx.authorizer, "sandboxes:exec", { projectId });
-    const result = await runShellSessionCommand(ctx, ctx.sessions, caller, projectId, sessionId, c.req.valid("json"));
+    const result = await runShellSessionCommand(ctx, caller, { projectId, sessionId, ...c.req.valid("json") });
     return c.json(result, 200);
   });
 }

@@ -12,6 +12,6 @@ export function registerExecShell(app: ServiceApp, ctx: SandboxContext): void {
       sandboxId: input.sandboxId,
     });
     const row = await getSandboxRow(ctx, input.projectId, input.sandboxId);
-    return c.json(await execInSandbox(ctx, caller, row, input), 200);
+    return c.json(await execInSandbox(ctx, caller, { ...input, sandbox: row }), 200);
   });
 }
