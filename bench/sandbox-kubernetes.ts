@@ -7,7 +7,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { openDatabase } from "@agentplane/db";
-import { MemoryBus } from "@agentplane/events";
+import { MemoryBus, outboxMigrations } from "@agentplane/events";
 import type { Caller } from "@agentplane/service-kit";
 import { silentLogger } from "@agentplane/service-kit";
 import { FakeKubeApiServer } from "@agentplane/testkit/kube";
@@ -32,7 +32,7 @@ const fake = await FakeKubeApiServer.start({ token: "bench", namespaces: [NS] })
 process.env.KUBECONFIG = fake.kubeconfigFile(NS);
 const dataDir = mkdtempSync(join(tmpdir(), "bench-k8s-"));
 const database = await openDatabase("pglite://memory");
-await migrateToLatest(database, SANDBOX_SCHEMA, migrations);
+await migrateToLatest(database, SANDBOX_SCHEMA, { ...migrations, ...outboxMigrations("0002") });
 const logger = silentLogger();
 const bus = new MemoryBus();
 const actor: Caller = { principal: { type: "user", id: "usr_bench" }, orgId: "org_bench" };
@@ -48,12 +48,18 @@ for (let i = 0; i < ROUNDS; i++) {
   for (const [name, driver] of Object.entries(drivers)) {
     const deps = sandboxDeps(database, bus, driver, logger);
     const t0 = performance.now();
-    const row = await createSandbox(deps, actor, `prj_${name}`, { name: `${name}-${i}`, labels: {}, start: true });
-    const exec = await execInSandbox(deps, actor, row, { command: ["true"], timeoutMs: 5000 });
+    const row = await createSandbox(deps, actor, {
+      projectId: `prj_${name}`,
+      name: `${name}-${i}`,
+      labels: {},
+      start: true,
+    });
+    const exec = await execInSandbox(deps, actor, { command: ["true"], timeoutMs: 5000, sandbox: row });
     const elapsed = performance.now() - t0;
     if (exec.exitCode !== 0) throw new Error(`${name}: exec failed: ${exec.stderr}`);
     results[name]?.push(elapsed);
-    await deleteSandbox(deps, actor, `prj_${name}`, row.id);
+    await deleteSandbox(deps, actor, { projectId: `prj_${name}`, sandboxId: row.id });
+    await deps.outbox.stop();
   }
 }
 

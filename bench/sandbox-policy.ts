@@ -7,7 +7,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { GOVERNANCE_INTERNAL } from "@agentplane/contracts";
 import { openDatabase } from "@agentplane/db";
-import { MemoryBus } from "@agentplane/events";
+import { MemoryBus, outboxMigrations } from "@agentplane/events";
 import type { Caller } from "@agentplane/service-kit";
 import { generateInternalKeys, inProcessFetch, ServiceClient, silentLogger } from "@agentplane/service-kit";
 import { createGovernanceService } from "../apps/governance-svc/src/app.ts";
@@ -30,7 +30,7 @@ const ORG = "org_bench";
 const P = "prj_bench";
 const dataDir = mkdtempSync(join(tmpdir(), "bench-sandbox-policy-"));
 const database = await openDatabase("pglite://memory");
-await migrateToLatest(database, SANDBOX_SCHEMA, migrations);
+await migrateToLatest(database, SANDBOX_SCHEMA, { ...migrations, ...outboxMigrations("0002") });
 const logger = silentLogger();
 const bus = new MemoryBus();
 const keys = await generateInternalKeys();
@@ -67,7 +67,7 @@ const driver = new LocalDriver({ dataDir, logger });
 const base = sandboxDeps(database, bus, driver, logger);
 const governed: SandboxDeps = { ...base, governance };
 const actor: Caller = { principal: admin, orgId: ORG };
-const row = await createSandbox(base, actor, P, { name: "bench", labels: {}, start: true });
+const row = await createSandbox(base, actor, { projectId: P, name: "bench", labels: {}, start: true });
 const live = await getSandboxRow(base, P, row.id);
 
 // The decision alone, as sandbox-svc asks it (in process, through the service client).
@@ -93,15 +93,15 @@ for (let i = 0; i < ROUNDS * 4; i++) {
 const plain: number[] = [];
 const checked: number[] = [];
 for (let i = 0; i < 10; i++) {
-  await execInSandbox(base, actor, live, { command: ["true"], timeoutMs: 5000 });
-  await execInSandbox(governed, actor, live, { command: ["true", `warm-${i}`], timeoutMs: 5000 });
+  await execInSandbox(base, actor, { command: ["true"], timeoutMs: 5000, sandbox: live });
+  await execInSandbox(governed, actor, { command: ["true", `warm-${i}`], timeoutMs: 5000, sandbox: live });
 }
 for (let i = 0; i < ROUNDS; i++) {
   let t = performance.now();
-  await execInSandbox(base, actor, live, { command: ["true", String(i)], timeoutMs: 5000 });
+  await execInSandbox(base, actor, { command: ["true", String(i)], timeoutMs: 5000, sandbox: live });
   plain.push(performance.now() - t);
   t = performance.now();
-  const r = await execInSandbox(governed, actor, live, { command: ["true", String(i)], timeoutMs: 5000 });
+  const r = await execInSandbox(governed, actor, { command: ["true", String(i)], timeoutMs: 5000, sandbox: live });
   checked.push(performance.now() - t);
   if (r.exitCode !== 0) throw new Error("exec failed");
 }
@@ -113,6 +113,7 @@ console.log(
   `exec true: with policy check p50 ${ms(pct(checked, 0.5))}  p95 ${ms(pct(checked, 0.95))} | no check p50 ${ms(pct(plain, 0.5))}  p95 ${ms(pct(plain, 0.95))}  overhead p50 ${(overhead * 100).toFixed(1)}%  (aim < 10%)`,
 );
 
+await base.outbox.stop();
 await driver.close();
 await governanceService.close();
 await bus.close();

@@ -7,7 +7,7 @@ import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { openDatabase } from "@agentplane/db";
-import { MemoryBus } from "@agentplane/events";
+import { MemoryBus, outboxMigrations } from "@agentplane/events";
 import type { Caller } from "@agentplane/service-kit";
 import { silentLogger } from "@agentplane/service-kit";
 import { SANDBOX_SCHEMA } from "../apps/sandbox-svc/src/app.ts";
@@ -25,7 +25,7 @@ const ms = (x: number) => `${x.toFixed(1)} ms`;
 
 const dataDir = mkdtempSync(join(tmpdir(), "bench-sandbox-"));
 const database = await openDatabase("pglite://memory");
-await migrateToLatest(database, SANDBOX_SCHEMA, migrations);
+await migrateToLatest(database, SANDBOX_SCHEMA, { ...migrations, ...outboxMigrations("0002") });
 const logger = silentLogger();
 const driver = new LocalDriver({ dataDir, logger });
 const bus = new MemoryBus();
@@ -38,8 +38,8 @@ console.log("driver:", JSON.stringify(driver.describe()));
 const firstExec: number[] = [];
 for (let i = 0; i < 20; i++) {
   const t0 = performance.now();
-  const row = await createSandbox(deps, actor, P, { name: `first-${i}`, labels: {}, start: true });
-  await execInSandbox(deps, actor, row, { command: ["true"], timeoutMs: 5000 });
+  const row = await createSandbox(deps, actor, { projectId: P, name: `first-${i}`, labels: {}, start: true });
+  await execInSandbox(deps, actor, { command: ["true"], timeoutMs: 5000, sandbox: row });
   firstExec.push(performance.now() - t0);
   await driver.stop(row.id);
 }
@@ -52,7 +52,7 @@ console.log(
 // forked by the driver's small spawner helper instead, which is why the ratio can be below 1.
 const spawnTrue = () =>
   new Promise<void>((resolve) => spawn("true", { stdio: "ignore" }).once("exit", () => resolve()));
-const row = await createSandbox(deps, actor, P, { name: "rt", labels: {}, start: true });
+const row = await createSandbox(deps, actor, { projectId: P, name: "rt", labels: {}, start: true });
 const live = await getSandboxRow(deps, P, row.id);
 const direct: number[] = [];
 const viaSandbox: number[] = [];
@@ -61,7 +61,7 @@ for (let i = 0; i < 200; i++) {
   await spawnTrue();
   direct.push(performance.now() - t);
   t = performance.now();
-  await execInSandbox(deps, actor, live, { command: ["true"], timeoutMs: 5000 });
+  await execInSandbox(deps, actor, { command: ["true"], timeoutMs: 5000, sandbox: live });
   viaSandbox.push(performance.now() - t);
 }
 console.log(
@@ -113,14 +113,14 @@ await driver.stop(row.id);
 const t50 = performance.now();
 const ids: string[] = [];
 for (let i = 0; i < 50; i++) {
-  const r = await createSandbox(deps, actor, P, { name: `many-${i}`, labels: {}, start: true });
+  const r = await createSandbox(deps, actor, { projectId: P, name: `many-${i}`, labels: {}, start: true });
   ids.push(r.id);
 }
 const started50 = performance.now() - t50;
 const tExec = performance.now();
 const results = await Promise.all(
   ids.map(async (id) =>
-    execInSandbox(deps, actor, await getSandboxRow(deps, P, id), { command: "echo up", timeoutMs: 10_000 }),
+    execInSandbox(deps, actor, { command: "echo up", timeoutMs: 10_000, sandbox: await getSandboxRow(deps, P, id) }),
   ),
 );
 const ok = results.filter((r) => r.stdout === "up\n").length;
@@ -128,6 +128,7 @@ console.log(
   `50 sandboxes: all started in ${ms(started50)} (${ms(started50 / 50)} each); ${ok}/50 answered a concurrent exec in ${ms(performance.now() - tExec)}`,
 );
 
+await deps.outbox.stop();
 await driver.close();
 await bus.close();
 await database.close();
