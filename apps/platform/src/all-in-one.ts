@@ -6,7 +6,7 @@ import { hasProviderCredential, inferenceConfigFromSettings } from "@agentplane/
 import { createLogger, installProcessGuard, onShutdown, parseEnv } from "@agentplane/service-kit";
 import { assemblePlatform } from "./assemble.ts";
 import { AllInOneEnvSchema, dataDirOf } from "./config.ts";
-import { type LocalRuntime, startLocalRuntime } from "./runtime.ts";
+import type { LocalRuntime } from "./runtime.ts";
 import { printWelcome } from "./welcome.ts";
 
 /** `npm start`: every service in this process, PGlite under the data dir, the in-memory bus. */
@@ -49,6 +49,9 @@ export async function runAllInOne(rawEnv: Record<string, string | undefined>): P
   let runtime: LocalRuntime | undefined;
   if (env.AGENT_RUNTIME === "on") {
     try {
+      // Imported only when it runs: the runtime's module graph (its tools, the meeting browser's
+      // driver, model SDKs) is tens of MB of heap that AGENT_RUNTIME=off never needs.
+      const { startLocalRuntime } = await import("./runtime.ts");
       runtime = await startLocalRuntime({ env, rawEnv, dataDir, publicUrl: platform.publicUrl, platform, logger });
     } catch (err) {
       // The control plane stays useful without the runtime (e.g. its port is taken).
