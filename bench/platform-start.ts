@@ -52,7 +52,7 @@ async function startPlatform(dataDir: string): Promise<Started> {
   const port = await freePort();
   const started = performance.now();
   // As `npm start` runs it (scripts/bootstrap.mjs).
-  const child = spawn(process.execPath, ["--max-semi-space-size=2", MAIN], {
+  const child = spawn(process.execPath, ["--max-semi-space-size=2", "--liftoff-only", MAIN], {
     env: {
       ...process.env,
       AGENTPLANE_DATA_DIR: dataDir,

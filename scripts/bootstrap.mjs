@@ -18,15 +18,19 @@ const MIN_NODE_MAJOR = Number(/\d+/.exec(rootPkg.engines.node)?.[0] ?? "24");
 const cacheHome = process.env.XDG_CACHE_HOME || join(homedir(), ".cache");
 const toolchain = join(cacheHome, "agentplane", "toolchain");
 
+/** Kept equal to the all-in-one image's ENTRYPOINT (infra/Dockerfile) and bench/platform-start.ts. */
+const ALL_IN_ONE_FLAGS = ["--max-semi-space-size=2", "--liftoff-only"];
+
 const JOBS = {
-  // A small young generation: the all-in-one idles at ~80 MB less resident memory for a little
-  // more garbage-collection work under load (bench/platform-start.ts measures both).
-  start: ["node", ["--max-semi-space-size=2", "apps/platform/src/main.ts"]],
+  // The all-in-one's V8 flags (docs/operations.md, "Memory of the all-in-one"; bench/platform-start.ts
+  // measures them): a small young generation, and the embedded database's WebAssembly kept on its
+  // baseline compiler (its optimizing tier-up held ~100 MB more, and ~450 MB at its peak).
+  start: ["node", [...ALL_IN_ONE_FLAGS, "apps/platform/src/main.ts"]],
   // The all-in-one platform, restarted whenever a file it imports changes.
   dev: ["node", ["--watch", "apps/platform/src/main.ts"]],
   runtime: ["node", ["apps/agent-runtime/src/main.ts"]],
   tui: ["node", ["apps/agent-runtime/tui/main.ts"]],
-  platform: ["node", ["--max-semi-space-size=2", "apps/platform/src/main.ts"]],
+  platform: ["node", [...ALL_IN_ONE_FLAGS, "apps/platform/src/main.ts"]],
   test: ["pnpm", ["exec", "vitest", "run"]],
   lint: ["pnpm", ["exec", "biome", "check", "."]],
   typecheck: ["node", ["scripts/typecheck.mjs"]],

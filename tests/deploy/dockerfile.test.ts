@@ -112,6 +112,22 @@ describe("infra/Dockerfile", () => {
     }
   });
 
+  it("starts the all-in-one with the V8 flags of `npm start` and of the start benchmark", () => {
+    const entrypoint = lineage("all-in-one")
+      .filter((i) => i.getKeyword() === "ENTRYPOINT")
+      .at(-1) as JSONInstruction;
+    const words = entrypoint.getJSONStrings().map((s) => s.getJSONValue());
+    const imageFlags = words.slice(words.indexOf("node") + 1, words.indexOf("apps/platform/src/main.ts"));
+    const listed = /const ALL_IN_ONE_FLAGS = \[([^\]]*)\]/.exec(
+      readFileSync(join(root, "scripts/bootstrap.mjs"), "utf8"),
+    );
+    const bootstrapFlags = [...(listed?.[1] ?? "").matchAll(/"([^"]+)"/g)].map((m) => m[1]);
+    expect(imageFlags).toContain("--liftoff-only");
+    expect(bootstrapFlags).toEqual(imageFlags);
+    const bench = readFileSync(join(root, "bench/platform-start.ts"), "utf8");
+    expect(bench).toContain(`spawn(process.execPath, [${imageFlags.map((f) => JSON.stringify(f)).join(", ")}, MAIN]`);
+  });
+
   it("carries bubblewrap only in the all-in-one, and Chromium only where the agent runtime runs", () => {
     for (const name of VARIANTS) {
       const installs = lineage(name)
