@@ -1,6 +1,7 @@
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import type { RuntimeUsage } from "@agentplane/contracts/runtime";
 import { launchChromium, requireChromium } from "@agentplane/testkit/browser";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ensureWebAssets } from "../src/web/build.ts";
@@ -22,6 +23,8 @@ describe("terminal UI commands", () => {
     expect(parseCommand("/verbose on")).toEqual({ kind: "verbose", value: true });
     expect(parseCommand("/threads 2")).toEqual({ kind: "threads", pick: 2 });
     expect(parseCommand("/nope")).toEqual({ kind: "unknown", text: "/nope" });
+    expect(parseCommand("/usage")).toEqual({ kind: "usage", groupBy: "day" });
+    expect(parseCommand("/usage source")).toEqual({ kind: "usage", groupBy: "source" });
     expect(completeCommand("/hea")).toEqual({ completed: "/heartbeat-model ", candidates: ["/heartbeat-model"] });
     expect(completeCommand("/h").candidates).toEqual(["/heartbeat-model", "/help"]);
     expect(completeCommand("/h").completed).toBe("/he");
@@ -94,6 +97,22 @@ describe.skipIf(!tmux.available || !chromium.available)(
       expect(partial).not.toContain("streamed answer to answer slowly please");
       expect(partial).toContain("working (Ctrl-C stops)");
       await session.waitForScreen((s) => /^Prism: streamed answer to answer slowly please$/m.test(s));
+    });
+
+    it("/usage shows the tokens and cost of the chat turns, by source", async () => {
+      const threads = await rt.json<{ items: Array<{ id: string; main: boolean }> }>("GET", "/agents/threads");
+      const main = threads.body.items.find((t) => t.main)?.id as string;
+      await rt.request("POST", `/agents/threads/${main}/messages?stream=false`, { text: "count this" });
+      const { body } = await rt.json<RuntimeUsage>("GET", "/agents/usage?groupBy=source");
+      const web = body.groups.find((g) => g.key === "web");
+      expect(web?.modelCalls).toBeGreaterThan(0);
+      session.type("/usage source");
+      session.keys("Enter");
+      // The turns ran on the override set above (tui-model-1), which has no price: the cost is a floor.
+      const figures = (f: RuntimeUsage["total"]) =>
+        `${f.unpriced ? "≥ " : ""}$${f.costUsd.toFixed(4)}, ${f.inputTokens} in / ${f.outputTokens} out tokens, ${f.modelCalls} model`;
+      const screen = await session.waitForScreen((s) => s.includes(`Last 30 days: ${figures(body.total)}`));
+      expect(screen).toContain(`web: ${figures(web as RuntimeUsage["total"])}`);
     });
 
     it("shows an API error for a bad command value and keeps going", async () => {

@@ -8,7 +8,13 @@ import {
   useRef,
   useState,
 } from "react";
-import { type AgentProfile, type ChatMessage, errorMessage, type RuntimeClient } from "../client/api.ts";
+import {
+  type AgentProfile,
+  type ChatMessage,
+  errorMessage,
+  type RuntimeClient,
+  type RuntimeUsageFigures,
+} from "../client/api.ts";
 import { followThread, type LiveEventFrame, type LiveStatus } from "../client/live.ts";
 import { COMMANDS, completeCommand, type ModelSlot, parseCommand } from "./commands.ts";
 
@@ -38,6 +44,16 @@ const FALLBACK: Record<ModelSlot, string> = {
 const SLOT_NAME: Record<ModelSlot, string> = { main: "main", heartbeat: "heartbeat", cron: "cron" };
 
 let lineSeq = 0;
+/** One line of usage figures; the cost is a floor (≥) when some usage has no known price. */
+function usageText(f: RuntimeUsageFigures): string {
+  const cost = `${f.unpriced > 0 ? "≥ " : ""}$${f.costUsd.toFixed(4)}`;
+  const audio =
+    f.voiceSessions > 0
+      ? `, meetings ${f.audioInputMinutes.toFixed(2)} min heard / ${f.audioOutputMinutes.toFixed(2)} min spoken`
+      : "";
+  return `${cost}, ${f.inputTokens} in / ${f.outputTokens} out tokens, ${f.modelCalls} model calls${audio}`;
+}
+
 const line = (text: string, color?: string, bold?: boolean): Line => ({
   id: `l${++lineSeq}`,
   text,
@@ -213,6 +229,14 @@ export function App(props: { client: RuntimeClient; url: string; threadId?: stri
               line(`${i + 1}. ${t.title}${t.main ? " (main)" : ""}${t.id === thread?.id ? " ←" : ""}`, "gray"),
             ),
             line("/threads <n> switches", "gray"),
+          );
+          return;
+        }
+        case "usage": {
+          const usage = await client.usage({ groupBy: command.groupBy });
+          say(
+            line(`Last 30 days: ${usageText(usage.total)}`, "gray"),
+            ...usage.groups.map((g) => line(`  ${g.key}: ${usageText(g)}`, "gray")),
           );
           return;
         }

@@ -7,11 +7,17 @@ export const COMMANDS = [
   { name: "/compact", usage: "/compact [focus]", help: "summarize the older messages of this thread now" },
   { name: "/new", usage: "/new [title]", help: "start a new thread" },
   { name: "/threads", usage: "/threads [n]", help: "list threads; with a number, switch to it" },
+  {
+    name: "/usage",
+    usage: "/usage [day|model|source]",
+    help: "tokens, cost and meeting minutes of the last 30 days",
+  },
   { name: "/help", usage: "/help", help: "this list" },
   { name: "/quit", usage: "/quit", help: "leave (Ctrl-C twice does too)" },
 ] as const;
 
 export type ModelSlot = "main" | "heartbeat" | "cron";
+export type UsageGrouping = "day" | "model" | "source";
 
 export type Command =
   | { kind: "message"; text: string }
@@ -19,6 +25,7 @@ export type Command =
   | { kind: "verbose"; value: boolean | undefined }
   | { kind: "new"; title: string | undefined }
   | { kind: "threads"; pick: number | undefined }
+  | { kind: "usage"; groupBy: UsageGrouping }
   | { kind: "help" }
   | { kind: "quit" }
   | { kind: "unknown"; text: string };
@@ -42,6 +49,8 @@ export function parseCommand(line: string): Command {
       return { kind: "new", title: arg || undefined };
     case "/threads":
       return { kind: "threads", pick: /^\d+$/.test(arg) ? Number(arg) : undefined };
+    case "/usage":
+      return { kind: "usage", groupBy: arg === "model" || arg === "source" ? arg : "day" };
     case "/help":
       return { kind: "help" };
     case "/quit":
