@@ -61,12 +61,15 @@ export async function connectionHeaders(ctx: ConnectionsContext, row: ConnectorR
   return headers;
 }
 
+/** What the connector verbs work with: the service context and the live connector runtime. */
+export type ConnectorsContext = ConnectionsContext & { connectors: ConnectorRuntime };
+
 export async function createConnector(
-  ctx: ConnectionsContext,
-  runtime: ConnectorRuntime,
+  ctx: ConnectorsContext,
   actor: Caller,
   input: CreateConnectorInput,
 ): Promise<Connector> {
+  const runtime = ctx.connectors;
   const credential = input.credentialId
     ? await credentialHeaders(ctx, input.credentialId, input.projectId).catch((error: unknown) => {
         if (error instanceof ProblemError && error.status === 404) {
@@ -157,17 +160,21 @@ export async function listConnectors(
 }
 
 export async function updateConnector(
-  ctx: ConnectionsContext,
-  runtime: ConnectorRuntime,
+  ctx: ConnectorsContext,
   actor: Caller,
-  row: ConnectorRow,
-  input: {
+  {
+    connector: row,
+    ...input
+  }: {
+    /** The connector, loaded (and authorized on) by the handler. */
+    connector: ConnectorRow;
     name?: string | undefined;
     baseUrl?: string | undefined;
     headers?: Record<string, string> | undefined;
     discoveryIntervalMinutes?: number | null | undefined;
   },
 ): Promise<Connector> {
+  const runtime = ctx.connectors;
   if (input.baseUrl && row.kind !== "http") {
     throw badRequest("Only HTTP connectors have a base URL", [
       { pointer: "/body/baseUrl", message: "not for kind mcp" },
@@ -215,11 +222,11 @@ export async function updateConnector(
 }
 
 export async function deleteConnector(
-  ctx: ConnectionsContext,
-  runtime: ConnectorRuntime,
+  ctx: ConnectorsContext,
   actor: Caller,
-  row: ConnectorRow,
+  { connector: row }: { connector: ConnectorRow },
 ): Promise<void> {
+  const runtime = ctx.connectors;
   await ctx.db.transaction().execute(async (trx) => {
     await trx.deleteFrom("connectors").where("id", "=", row.id).execute();
     await recordConnectorEvent(ctx, trx, actor.principal, {
@@ -236,12 +243,11 @@ export async function deleteConnector(
 }
 
 export async function setConnectorCredential(
-  ctx: ConnectionsContext,
-  runtime: ConnectorRuntime,
+  ctx: ConnectorsContext,
   actor: Caller,
-  row: ConnectorRow,
-  credentialId: string | null,
+  { connector: row, credentialId }: { connector: ConnectorRow; credentialId: string | null },
 ): Promise<Connector> {
+  const runtime = ctx.connectors;
   if (credentialId) {
     await credentialHeaders(ctx, credentialId, row.project_id).catch((error: unknown) => {
       if (error instanceof ProblemError && error.status === 404) {

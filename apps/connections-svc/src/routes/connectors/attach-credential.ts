@@ -9,6 +9,6 @@ export function registerAttachConnectorCredential(app: ServiceApp, ctx: Connecti
     const { credentialId } = c.req.valid("json");
     const caller = await authorize(c, ctx.authorizer, "connections:manage", { projectId });
     const row = await connectorInProject(ctx, projectId, serverId);
-    return c.json(await setConnectorCredential(ctx, ctx.connectors, caller, row, credentialId), 200);
+    return c.json(await setConnectorCredential(ctx, caller, { connector: row, credentialId }), 200);
   });
 }

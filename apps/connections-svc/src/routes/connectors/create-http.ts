@@ -8,7 +8,7 @@ export function registerCreateHttpConnector(app: ServiceApp, ctx: ConnectionsRou
     const { projectId } = c.req.valid("param");
     const body = c.req.valid("json");
     const caller = await authorize(c, ctx.authorizer, "connections:manage", { projectId });
-    const connector = await createConnector(ctx, ctx.connectors, caller, {
+    const connector = await createConnector(ctx, caller, {
       projectId,
       name: body.name,
       credentialId: body.credentialId,

@@ -9,7 +9,7 @@ export function registerDeleteConnector(app: ServiceApp, ctx: ConnectionsRouteCo
     const { serverId } = c.req.valid("param");
     const row = await getConnectorRow(ctx.db, serverId);
     const caller = await authorize(c, ctx.authorizer, "connections:manage", connectorScope(row));
-    await deleteConnector(ctx, ctx.connectors, caller, row);
+    await deleteConnector(ctx, caller, { connector: row });
     return c.body(null, 204);
   });
 }

@@ -8,7 +8,7 @@ export function registerRemoveConnectorCredential(app: ServiceApp, ctx: Connecti
     const { projectId, serverId } = c.req.valid("param");
     const caller = await authorize(c, ctx.authorizer, "connections:manage", { projectId });
     const row = await connectorInProject(ctx, projectId, serverId);
-    await setConnectorCredential(ctx, ctx.connectors, caller, row, null);
+    await setConnectorCredential(ctx, caller, { connector: row, credentialId: null });
     return c.body(null, 204);
   });
 }

@@ -10,6 +10,6 @@ export function registerUpdateConnector(app: ServiceApp, ctx: ConnectionsRouteCo
     const body = c.req.valid("json");
     const row = await getConnectorRow(ctx.db, serverId);
     const caller = await authorize(c, ctx.authorizer, "connections:manage", connectorScope(row));
-    return c.json(await updateConnector(ctx, ctx.connectors, caller, row, body), 200);
+    return c.json(await updateConnector(ctx, caller, { ...body, connector: row }), 200);
   });
 }
