@@ -23,6 +23,11 @@ export interface SandboxTable {
   updated_at: Date;
   started_at: Date | null;
   last_activity_at: Date | null;
+  /**
+   * A rollback to a revision with a tar archive: that revision, whose workspace the next start puts
+   * back (before the main process on drivers that can, else right after); cleared by that start.
+   */
+  restore_revision: number | null;
 }
 
 export interface RevisionTable {

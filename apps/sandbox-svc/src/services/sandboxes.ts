@@ -18,7 +18,13 @@ import { recordSandboxEvent, type SandboxDeps } from "./context.ts";
 import { jsonb, runtimeSpec, type SandboxRow, specColumns, specOf } from "./mapping.ts";
 import { enforceAdmission } from "./policy.ts";
 import { mintPlatformToken, revokeTokensOfSandbox } from "./tokens.ts";
-import { keepWorkspace, restoreSnapshotBeforeStart, restoreWorkspace } from "./workspace-archives.ts";
+import {
+  archiveMethod,
+  keepWorkspace,
+  restoreIntoRunning,
+  restoreSnapshotBeforeStart,
+  tarArchive,
+} from "./workspace-archives.ts";
 
 /** A sandbox of a project, as a verb's input names it. */
 export interface SandboxRef {
@@ -209,6 +215,14 @@ export type StartRecord = (trx: Kysely<SandboxDB>, running: boolean) => Promise<
  */
 export async function bootSandbox(deps: SandboxDeps, row: SandboxRow, record?: StartRecord): Promise<void> {
   let failure: string | undefined;
+  // A rollback's tar archive goes back in: before the main process where the driver can (an init
+  // step on Kubernetes), else right after the start, over exec.
+  const restore = row.restore_revision ?? undefined;
+  const archive = restore === undefined ? undefined : await tarArchive(deps, row.id, restore);
+  if (restore !== undefined && !archive) {
+    deps.logger.warn({ sandboxId: row.id, revision: restore }, "the archived workspace to restore is gone");
+  }
+  const beforeStart = archive !== undefined && deps.driver.restoresWorkspaceAtStart === true;
   try {
     const env: Record<string, string> = {};
     const token = await mintPlatformToken(deps, row);
@@ -217,7 +231,13 @@ export async function bootSandbox(deps: SandboxDeps, row: SandboxRow, record?: S
     env.AGENTPLANE_PROJECT_ID = row.project_id;
     env.AGENTPLANE_SANDBOX_ID = row.id;
     if (deps.config.apiUrl) env.AGENTPLANE_API_URL = deps.config.apiUrl;
-    await deps.driver.start(runtimeSpec(row, env));
+    await deps.driver.start({ ...runtimeSpec(row, env), ...(beforeStart ? { workspaceArchive: archive } : {}) });
+    if (archive && !beforeStart) {
+      await restoreIntoRunning(deps, row.id, archive).catch((err: Error) => {
+        deps.logger.warn({ err, sandboxId: row.id, revision: restore }, "workspace not restored");
+      });
+    }
+    if (archive) deps.logger.info({ sandboxId: row.id, revision: restore, beforeStart }, "workspace restored");
   } catch (err) {
     deps.logger.warn({ err, sandboxId: row.id }, "sandbox failed to start");
     failure = (err as Error).message.slice(0, 2000);
@@ -229,7 +249,13 @@ export async function bootSandbox(deps: SandboxDeps, row: SandboxRow, record?: S
         .updateTable("sandboxes")
         .set(
           (failure === undefined
-            ? { state: "running", started_at: now, last_activity_at: now, updated_at: now }
+            ? {
+                state: "running",
+                started_at: now,
+                last_activity_at: now,
+                updated_at: now,
+                ...(restore !== undefined ? { restore_revision: null } : {}),
+              }
             : { state: "failed", last_error: failure, updated_at: now }) as never,
         )
         .where("id", "=", row.id)
@@ -297,18 +323,23 @@ async function applyRevision(
   reason: string | null,
   meta: { name?: string; labels?: Record<string, string> },
   record: (trx: Kysely<SandboxDB>, revision: number) => Promise<void>,
-  /** Rollback: the revision whose archived workspace replaces the current one (running sandboxes). */
+  /** Rollback: the revision whose kept workspace replaces the current one. */
   restoreFrom?: number,
 ): Promise<number> {
   if (row.state === "deleting" || row.state === "stopping" || row.state === "starting") {
     throw new ProblemError("invalid-transition", { detail: `Sandbox ${row.id} is ${row.state}` });
   }
   const revision = row.current_revision + 1;
+  // A rollback brings back the workspace its revision kept: a volume snapshot replaces the volume
+  // before the start below; a tar archive is put back by the next start (this one if running).
+  const kept = restoreFrom === undefined ? undefined : await archiveMethod(deps, row.id, restoreFrom);
   await withDomainEvents(deps, async (trx) => {
     const updated = await trx
       .updateTable("sandboxes")
       .set({
         ...specColumns(spec),
+        ...(kept === "tar" ? { restore_revision: restoreFrom } : {}),
+        ...(kept === "volume-snapshot" ? { restore_revision: null } : {}),
         ...(meta.name ? { name: meta.name } : {}),
         ...(meta.labels ? { labels: jsonb(meta.labels) } : {}),
         current_revision: revision,
@@ -335,7 +366,7 @@ async function applyRevision(
   });
   // A rollback's volume snapshot replaces the workspace while no Pod uses it.
   const restoreSnapshot = async () => {
-    if (restoreFrom === undefined) return false;
+    if (restoreFrom === undefined || kept !== "volume-snapshot") return false;
     return restoreSnapshotBeforeStart(deps, row, restoreFrom).catch((err: Error) => {
       deps.logger.warn({ err, sandboxId: row.id, revision: restoreFrom }, "workspace snapshot not restored");
       return false;
@@ -344,23 +375,12 @@ async function applyRevision(
   if (row.state !== "running") await restoreSnapshot();
   if (row.state === "running") {
     // The workspace as the revision being left has it, so a rollback to it can bring it back.
-    await keepWorkspace(deps, row, row.current_revision);
+    await keepWorkspace(deps, row, row.current_revision, restoreFrom);
     await transition(deps, { ...row, state: "running" }, ["running"], "stopping");
     await deps.driver.stop(row.id);
-    const restoredSnapshot = await restoreSnapshot();
+    await restoreSnapshot();
     await setState(deps, row.id, "starting");
     await bootSandbox(deps, await getSandboxRow(deps, row.project_id, row.id));
-    if (
-      restoreFrom !== undefined &&
-      !restoredSnapshot &&
-      (await getSandboxRow(deps, row.project_id, row.id)).state === "running"
-    ) {
-      const restored = await restoreWorkspace(deps, row.id, restoreFrom).catch((err: Error) => {
-        deps.logger.warn({ err, sandboxId: row.id, revision: restoreFrom }, "workspace not restored");
-        return false;
-      });
-      deps.logger.info({ sandboxId: row.id, revision: restoreFrom, restored }, "rollback workspace");
-    }
   }
   return revision;
 }

@@ -21,6 +21,8 @@ export async function archiveWorkspace(
   deps: SandboxDeps,
   sandboxId: string,
   revision: number,
+  /** A revision whose archive stays whatever its age (the one a rollback is about to restore). */
+  spare?: number,
 ): Promise<ArchiveSummary | undefined> {
   try {
     // The exec's working directory is the workspace on every driver.
@@ -72,6 +74,7 @@ export async function archiveWorkspace(
       .where("sandbox_id", "=", sandboxId)
       .where("method", "=", "tar")
       .where("revision", "not in", kept)
+      .$if(spare !== undefined, (q) => q.where("revision", "!=", spare as number))
       .execute();
     return { method: "tar", sizeBytes: data.length };
   } catch (err) {
@@ -88,12 +91,14 @@ export async function keepWorkspace(
   deps: SandboxDeps,
   row: { id: string; slug: string },
   revision: number,
+  /** A revision whose archive stays whatever its age (the one a rollback is about to restore). */
+  spare?: number,
 ): Promise<ArchiveSummary | undefined> {
   const ref = await deps.driver.snapshotWorkspace?.(row.id, row.slug, revision).catch((err: Error) => {
     deps.logger.warn({ err, sandboxId: row.id, revision }, "workspace snapshot failed; archiving over exec");
     return undefined;
   });
-  if (!ref) return archiveWorkspace(deps, row.id, revision);
+  if (!ref) return archiveWorkspace(deps, row.id, revision, spare);
   await deps.db
     .insertInto("workspace_archives")
     .values({
@@ -111,8 +116,8 @@ export async function keepWorkspace(
 
 /**
  * Before a rollback's start: a stopped sandbox's workspace replaced by `revision`'s volume snapshot
- * (a new volume from it). Returns false when that revision has none (a tar archive is restored
- * after the start instead, see restoreWorkspace).
+ * (a new volume from it). Returns false when that revision has none (a tar archive is restored by
+ * the next start instead: `restore_revision`, see bootSandbox).
  */
 export async function restoreSnapshotBeforeStart(
   deps: SandboxDeps,
@@ -130,11 +135,27 @@ export async function restoreSnapshotBeforeStart(
   return true;
 }
 
-/**
- * Puts the archived workspace of `revision` back into the running sandbox: everything in the
- * workspace is replaced by the archive's content. Returns false when there is no archive.
- */
-export async function restoreWorkspace(deps: SandboxDeps, sandboxId: string, revision: number): Promise<boolean> {
+/** How `revision`'s workspace was kept, if it was. */
+export async function archiveMethod(
+  deps: SandboxDeps,
+  sandboxId: string,
+  revision: number,
+): Promise<ArchiveSummary["method"] | undefined> {
+  const archive = await deps.db
+    .selectFrom("workspace_archives")
+    .select("method")
+    .where("sandbox_id", "=", sandboxId)
+    .where("revision", "=", revision)
+    .executeTakeFirst();
+  return archive?.method as ArchiveSummary["method"] | undefined;
+}
+
+/** The tar archive of `revision`, if there is one. */
+export async function tarArchive(
+  deps: SandboxDeps,
+  sandboxId: string,
+  revision: number,
+): Promise<Uint8Array | undefined> {
   const archive = await deps.db
     .selectFrom("workspace_archives")
     .select(["data"])
@@ -142,21 +163,27 @@ export async function restoreWorkspace(deps: SandboxDeps, sandboxId: string, rev
     .where("revision", "=", revision)
     .where("method", "=", "tar")
     .executeTakeFirst();
-  if (!archive) return false;
+  return archive?.data;
+}
+
+/**
+ * Puts a tar archive into a sandbox that runs already (drivers that cannot restore before the main
+ * process starts): everything in the workspace is replaced by the archive's content.
+ */
+export async function restoreIntoRunning(deps: SandboxDeps, sandboxId: string, data: Uint8Array): Promise<void> {
   const proc = await deps.driver.exec(sandboxId, {
     argv: ["sh", "-c", "find . -mindepth 1 -delete && tar -xzf -"],
   });
   const stderr: Buffer[] = [];
   proc.stderr.on("data", (chunk: Buffer) => stderr.push(chunk));
   proc.stdout.resume();
-  proc.stdin.end(Buffer.from(archive.data));
+  proc.stdin.end(Buffer.from(data));
   const exit = await proc.exited;
   if (exit.exitCode !== 0) {
     throw new Error(
       `workspace restore failed (exit ${exit.exitCode}): ${Buffer.concat(stderr).toString().slice(0, 500)}`,
     );
   }
-  return true;
 }
 
 /** What each revision's archive is, for the revision list. */

@@ -39,7 +39,7 @@ const PLACEMENT = {
 };
 
 // What the main process saw the moment it started: the workspace's names and the file's content.
-const RECORDS_AT_START = ["sh", "-c", "{ ls -A; cat src/file; } > .seen-at-start 2>&1; exec sleep 60"];
+const RECORDS_AT_START = ["sh", "-c", "{ ls -A; cat src/file; } > .seen 2>&1; mv .seen .seen-at-start; exec sleep 60"];
 
 describe("kubernetes driver: a start that restores the workspace first", () => {
   let fake: FakeKubeApiServer;
@@ -105,7 +105,9 @@ describe("kubernetes driver: a start that restores the workspace first", () => {
     expect((created.status as V1Pod["status"] & object).containerStatuses?.[0]?.restartCount).toBe(0);
 
     // The main process found the archive's content (and nothing else) when it started.
-    expect(readFileSync(join(workspace, ".seen-at-start"), "utf8")).toBe(".hidden\n.seen-at-start\nsrc\nrestored\n");
+    await vi.waitFor(() =>
+      expect(readFileSync(join(workspace, ".seen-at-start"), "utf8")).toBe(".hidden\n.seen\nsrc\nrestored\n"),
+    );
     expect(readdirSync(workspace).sort()).toEqual([".hidden", ".seen-at-start", "src"]);
     const cat = await collect(await driver.exec(spec.id, { argv: ["cat", "src/file"] }));
     expect(cat).toMatchObject({ exitCode: 0, stdout: "restored\n" });
