@@ -62,6 +62,14 @@ export interface ExecProcess {
   readonly exited: Promise<ExecExit>;
 }
 
+/** Which of a sandbox's workspace snapshots stay when a new one is taken. */
+export interface SnapshotRetention {
+  /** The snapshots of this many newest revisions (the new one among them). */
+  newest: number;
+  /** And this revision's, whatever its age (the one a rollback is about to restore). */
+  revision?: number;
+}
+
 export type DriverEvent = { sandboxId: string; status: DriverStatus };
 
 /**
@@ -102,9 +110,15 @@ export interface SandboxDriver {
   /**
    * Drivers with volume snapshots (Kubernetes with a VolumeSnapshotClass): snapshots the sandbox's
    * workspace for `revision` and returns the snapshot's name; undefined when it cannot (the caller
-   * archives the workspace over exec instead).
+   * archives the workspace over exec instead). The sandbox's other snapshots are deleted but those
+   * `keep` names.
    */
-  snapshotWorkspace?(sandboxId: string, slug: string, revision: number): Promise<string | undefined>;
+  snapshotWorkspace?(
+    sandboxId: string,
+    slug: string,
+    revision: number,
+    keep?: SnapshotRetention,
+  ): Promise<string | undefined>;
   /** Replaces a stopped sandbox's workspace with the snapshot `ref` (a new volume from it). */
   restoreWorkspaceSnapshot?(sandboxId: string, slug: string, ref: string): Promise<void>;
   close(): Promise<void>;

@@ -3,12 +3,38 @@ import type { SandboxDeps } from "./context.ts";
 /** A workspace larger than this (gzipped) is not archived (it is held in memory while read); the revision says so. */
 export const MAX_ARCHIVE_BYTES = 64 * 1024 * 1024;
 
-/** Archives kept per sandbox: the newest revisions'; older ones are deleted as new ones are taken. */
+/**
+ * Archives kept per sandbox, of each method: the newest revisions' (and the one a rollback is
+ * restoring); older ones are deleted as new ones are taken, volume snapshots by the driver too.
+ */
 export const KEPT_ARCHIVES = 5;
 
 export interface ArchiveSummary {
   method: "tar" | "volume-snapshot";
   sizeBytes: number;
+}
+
+/** Deletes a sandbox's archives of `method` but the KEPT_ARCHIVES newest and `spare`'s. */
+async function pruneArchives(
+  deps: SandboxDeps,
+  sandboxId: string,
+  method: ArchiveSummary["method"],
+  spare: number | undefined,
+): Promise<void> {
+  const kept = deps.db
+    .selectFrom("workspace_archives")
+    .select("revision")
+    .where("sandbox_id", "=", sandboxId)
+    .where("method", "=", method)
+    .orderBy("revision", "desc")
+    .limit(KEPT_ARCHIVES);
+  await deps.db
+    .deleteFrom("workspace_archives")
+    .where("sandbox_id", "=", sandboxId)
+    .where("method", "=", method)
+    .where("revision", "not in", kept)
+    .$if(spare !== undefined, (q) => q.where("revision", "!=", spare as number))
+    .execute();
 }
 
 /**
@@ -62,20 +88,7 @@ export async function archiveWorkspace(
         oc.columns(["sandbox_id", "revision"]).doUpdateSet({ data, size_bytes: data.length } as never),
       )
       .execute();
-    const kept = deps.db
-      .selectFrom("workspace_archives")
-      .select("revision")
-      .where("sandbox_id", "=", sandboxId)
-      .where("method", "=", "tar")
-      .orderBy("revision", "desc")
-      .limit(KEPT_ARCHIVES);
-    await deps.db
-      .deleteFrom("workspace_archives")
-      .where("sandbox_id", "=", sandboxId)
-      .where("method", "=", "tar")
-      .where("revision", "not in", kept)
-      .$if(spare !== undefined, (q) => q.where("revision", "!=", spare as number))
-      .execute();
+    await pruneArchives(deps, sandboxId, "tar", spare);
     return { method: "tar", sizeBytes: data.length };
   } catch (err) {
     deps.logger.warn({ err, sandboxId, revision }, "workspace archive failed");
@@ -94,7 +107,8 @@ export async function keepWorkspace(
   /** A revision whose archive stays whatever its age (the one a rollback is about to restore). */
   spare?: number,
 ): Promise<ArchiveSummary | undefined> {
-  const ref = await deps.driver.snapshotWorkspace?.(row.id, row.slug, revision).catch((err: Error) => {
+  const keep = { newest: KEPT_ARCHIVES, ...(spare !== undefined ? { revision: spare } : {}) };
+  const ref = await deps.driver.snapshotWorkspace?.(row.id, row.slug, revision, keep).catch((err: Error) => {
     deps.logger.warn({ err, sandboxId: row.id, revision }, "workspace snapshot failed; archiving over exec");
     return undefined;
   });
@@ -111,6 +125,8 @@ export async function keepWorkspace(
     } as never)
     .onConflict((oc) => oc.columns(["sandbox_id", "revision"]).doUpdateSet({ method: "volume-snapshot", ref } as never))
     .execute();
+  // The driver deleted the older snapshots by the same rule.
+  await pruneArchives(deps, row.id, "volume-snapshot", spare);
   return { method: "volume-snapshot", sizeBytes: 0 };
 }
 

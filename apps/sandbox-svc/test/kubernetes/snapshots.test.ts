@@ -1,4 +1,4 @@
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Database } from "@agentplane/db";
 import { databaseTargets } from "@agentplane/db/testing";
@@ -94,5 +94,41 @@ describe.skipIf(!postgres?.available)(`workspace revisions as VolumeSnapshots${p
 
     await deleteSandbox(a.deps, actor, { projectId: P, sandboxId: created.id });
     expect(fake.store.list(SNAPSHOTS, NS).filter((s) => s.metadata.name.startsWith(created.slug))).toEqual([]);
+  });
+
+  it("keeps the newest five VolumeSnapshots and the one a rollback restores, deleting older ones", async () => {
+    const created = await createSandbox(a.deps, actor, { projectId: P, name: "pruned", labels: {}, start: true });
+    const run = async (command: string) =>
+      execInSandbox(a.deps, actor, { command, timeoutMs: 10_000, sandbox: await getSandboxRow(a.deps, P, created.id) });
+    const snapshots = () =>
+      fake.store
+        .list(SNAPSHOTS, NS)
+        .filter((s) => s.metadata.labels?.["agentplane.dev/sandbox-id"] === created.id)
+        .map((s) => s.metadata.name)
+        .sort();
+    const names = (revisions: number[]) => revisions.map((r) => `${created.slug}-r${r}`).sort();
+    const archived = async () => [...(await archivesOf(a.deps, created.id)).keys()].sort((x, y) => x - y);
+    await run("echo 1 > file");
+    for (const stage of [2, 3, 4, 5, 6, 7]) {
+      await updateSandbox(a.deps, actor, { projectId: P, sandboxId: created.id, env: { STAGE: String(stage) } });
+      await run(`echo ${stage} > file`);
+    }
+    // Revisions 1…6 were snapshotted; revision 1's went when revision 6's was taken.
+    expect(snapshots()).toEqual(names([2, 3, 4, 5, 6]));
+    expect(fake.store.get(SNAPSHOTS, NS, `${created.slug}-r6`)?.metadata.labels?.["agentplane.dev/revision"]).toBe("6");
+    expect(existsSync(fake.snapshotDir(NS, `${created.slug}-r1`))).toBe(false);
+    expect(await archived()).toEqual([2, 3, 4, 5, 6]);
+
+    // A rollback to the oldest kept: revision 7's snapshot is taken, revision 2's stays to be restored.
+    await rollbackSandbox(a.deps, actor, { projectId: P, sandboxId: created.id, revision: 2 });
+    expect(snapshots()).toEqual(names([2, 3, 4, 5, 6, 7]));
+    expect((await run("cat file")).stdout).toBe("2\n");
+    expect(await archived()).toEqual([2, 3, 4, 5, 6, 7]);
+    // The next change goes back to the newest five.
+    await updateSandbox(a.deps, actor, { projectId: P, sandboxId: created.id, env: { STAGE: "9" } });
+    expect(snapshots()).toEqual(names([4, 5, 6, 7, 8]));
+    expect(await archived()).toEqual([4, 5, 6, 7, 8]);
+    await deleteSandbox(a.deps, actor, { projectId: P, sandboxId: created.id });
+    expect(snapshots()).toEqual([]);
   });
 });

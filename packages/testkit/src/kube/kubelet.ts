@@ -75,6 +75,10 @@ export class FakeKubelet {
     return this.storage.claimDir(namespace, claim);
   }
 
+  snapshotDir(namespace: string, snapshot: string): string {
+    return this.storage.snapshotDir(namespace, snapshot);
+  }
+
   private onEvent(event: StoreEvent): void {
     const { metadata } = event.object;
     const ns = metadata.namespace ?? "default";

@@ -204,6 +204,11 @@ export class FakeKubeApiServer {
     return this.kubelet.claimDir(namespace, claim);
   }
 
+  /** The local directory holding a VolumeSnapshot's content (gone once the snapshot is deleted). */
+  snapshotDir(namespace: string, snapshot: string): string {
+    return this.kubelet.snapshotDir(namespace, snapshot);
+  }
+
   private async listen(): Promise<void> {
     await new Promise<void>((resolve) => this.server.listen(this.port, "127.0.0.1", resolve));
     this.port = (this.server.address() as AddressInfo).port;

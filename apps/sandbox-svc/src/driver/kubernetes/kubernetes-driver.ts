@@ -21,6 +21,7 @@ import type {
   ExecProcess,
   SandboxDriver,
   SandboxRuntimeSpec,
+  SnapshotRetention,
 } from "../types.ts";
 import { apiMessage, statusCode } from "./api-errors.ts";
 import { type EgressCredentials, sandboxProxyEnv } from "./egress-credential.ts";
@@ -510,13 +511,26 @@ export class KubernetesDriver implements SandboxDriver {
     }
   }
 
-  async snapshotWorkspace(_sandboxId: string, slug: string, revision: number): Promise<string | undefined> {
+  async snapshotWorkspace(
+    sandboxId: string,
+    slug: string,
+    revision: number,
+    keep?: SnapshotRetention,
+  ): Promise<string | undefined> {
     this.checkAvailable();
+    let name: string | undefined;
     try {
-      return await this.snapshots.take(slug, revision);
+      name = await this.snapshots.take(slug, revision);
     } catch (err) {
       throw new Error(`Kubernetes API server: ${apiMessage(err)}`);
     }
+    if (name && keep) {
+      // The snapshot is taken; one that cannot be deleted now goes at the next one, or with the sandbox.
+      await this.snapshots.prune(sandboxId, keep).catch((err) => {
+        this.options.logger.warn({ sandboxId, message: apiMessage(err) }, "old workspace snapshots not deleted");
+      });
+    }
+    return name;
   }
 
   async restoreWorkspaceSnapshot(_sandboxId: string, slug: string, ref: string): Promise<void> {

@@ -1,13 +1,23 @@
 import type { CoreV1Api, CustomObjectsApi, NetworkingV1Api, V1PersistentVolumeClaim } from "@kubernetes/client-node";
+import type { SnapshotRetention } from "../types.ts";
 import { statusCode } from "./api-errors.ts";
 import { claimName, envSecretName, SANDBOX_ID } from "./objects.ts";
 
 const GROUP = "snapshot.storage.k8s.io";
 const VERSION = "v1";
 const DEFAULT_CLASS = "snapshot.storage.kubernetes.io/is-default-class";
+/** The revision whose workspace a snapshot holds. */
+export const REVISION = "agentplane.dev/revision";
 
 interface NamedObject {
-  metadata?: { name?: string; annotations?: Record<string, string> };
+  metadata?: { name?: string; annotations?: Record<string, string>; labels?: Record<string, string> };
+}
+
+/** A snapshot's revision: its label, else its name's `-r<revision>` (snapshots taken before the label). */
+function revisionOf(item: NamedObject): number | undefined {
+  const label = item.metadata?.labels?.[REVISION];
+  const value = label ?? /-r(\d+)$/.exec(item.metadata?.name ?? "")?.[1];
+  return value === undefined ? undefined : Number(value);
 }
 
 /**
@@ -75,7 +85,11 @@ export class WorkspaceSnapshots {
     const body = {
       apiVersion: `${GROUP}/${VERSION}`,
       kind: "VolumeSnapshot",
-      metadata: { name, namespace: this.namespace, labels: claim.metadata?.labels ?? {} },
+      metadata: {
+        name,
+        namespace: this.namespace,
+        labels: { ...(claim.metadata?.labels ?? {}), [REVISION]: String(revision) },
+      },
       spec: { volumeSnapshotClassName, source: { persistentVolumeClaimName: claimName(slug) } },
     };
     try {
@@ -134,9 +148,8 @@ export class WorkspaceSnapshots {
     await this.core.createNamespacedPersistentVolumeClaim({ namespace, body });
   }
 
-  /** Deletes every snapshot of a sandbox (it was deleted). */
-  async removeAll(sandboxId: string): Promise<void> {
-    if ((await this.snapshotClass()) === null && this.detected === null) return;
+  /** The sandbox's snapshots (by its label). */
+  private async list(sandboxId: string): Promise<NamedObject[]> {
     const list = (await this.custom.listNamespacedCustomObject({
       group: GROUP,
       version: VERSION,
@@ -144,18 +157,40 @@ export class WorkspaceSnapshots {
       plural: "volumesnapshots",
       labelSelector: `${SANDBOX_ID}=${sandboxId}`,
     })) as { items?: NamedObject[] };
-    for (const item of list.items ?? []) {
-      await this.custom
-        .deleteNamespacedCustomObject({
-          group: GROUP,
-          version: VERSION,
-          namespace: this.namespace,
-          plural: "volumesnapshots",
-          name: item.metadata?.name as string,
-        })
-        .catch((err) => {
-          if (statusCode(err) !== 404) throw err;
-        });
-    }
+    return list.items ?? [];
+  }
+
+  private async remove(name: string): Promise<void> {
+    await this.custom
+      .deleteNamespacedCustomObject({
+        group: GROUP,
+        version: VERSION,
+        namespace: this.namespace,
+        plural: "volumesnapshots",
+        name,
+      })
+      .catch((err) => {
+        if (statusCode(err) !== 404) throw err;
+      });
+  }
+
+  /**
+   * Deletes the sandbox's snapshots but those of its `keep.newest` newest revisions and of
+   * `keep.revision`, as the tar archives are kept. Returns the names deleted.
+   */
+  async prune(sandboxId: string, keep: SnapshotRetention): Promise<string[]> {
+    const items = (await this.list(sandboxId))
+      .map((item) => ({ name: item.metadata?.name as string, revision: revisionOf(item) }))
+      .filter((s): s is { name: string; revision: number } => s.revision !== undefined)
+      .sort((x, y) => y.revision - x.revision);
+    const old = items.slice(keep.newest).filter((s) => s.revision !== keep.revision);
+    for (const snapshot of old) await this.remove(snapshot.name);
+    return old.map((s) => s.name);
+  }
+
+  /** Deletes every snapshot of a sandbox (it was deleted). */
+  async removeAll(sandboxId: string): Promise<void> {
+    if ((await this.snapshotClass()) === null && this.detected === null) return;
+    for (const item of await this.list(sandboxId)) await this.remove(item.metadata?.name as string);
   }
 }
