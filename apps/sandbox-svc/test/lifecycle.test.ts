@@ -143,6 +143,26 @@ describe.each(targets)("sandbox verbs on $name", (target) => {
       await vi.waitFor(() => expect(fx.events.map((e) => e.action)).toContain("sandbox.rolled_back"));
     });
 
+    it("restores a stopped sandbox's workspace at its next start when rolled back", async () => {
+      const row = await createSandbox(fx.deps, fx.actor, {
+        projectId: P,
+        ...base,
+        name: "Stopped rollback",
+        start: true,
+      });
+      await exec(row.id, "echo one > /workspace/file");
+      await updateSandbox(fx.deps, fx.actor, { projectId: P, sandboxId: row.id, env: { MODE: "two" } });
+      await exec(row.id, "echo two > /workspace/file");
+      await stopSandbox(fx.deps, fx.actor, { projectId: P, sandboxId: row.id });
+      await rollbackSandbox(fx.deps, fx.actor, { projectId: P, sandboxId: row.id, revision: 1 });
+      expect(await getSandboxRow(fx.deps, P, row.id)).toMatchObject({ state: "stopped", restore_revision: 1 });
+      // This driver puts the archive back right after the start.
+      await startSandbox(fx.deps, fx.actor, { projectId: P, sandboxId: row.id });
+      expect((await exec(row.id, "cat /workspace/file")).stdout).toBe("one\n");
+      expect((await getSandboxRow(fx.deps, P, row.id)).restore_revision).toBeNull();
+      await deleteSandbox(fx.deps, fx.actor, { projectId: P, sandboxId: row.id });
+    });
+
     it("keeps cwd and exported variables in a shell session", async () => {
       const row = await createSandbox(fx.deps, fx.actor, { projectId: P, ...base, name: "Sess", start: true });
       const session = await fx.deps.sessions.open(P, row.id);
