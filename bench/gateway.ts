@@ -1,7 +1,7 @@
 // Authenticated GET /v1/auth/me through the gateway vs the tenancy app called directly, in both
 // modes, measured in one run. Run: npm run bench -- gateway  (or node bench/gateway.ts on Node 24)
 import { randomBytes } from "node:crypto";
-import { ResolvedPrincipal, TENANCY_INTERNAL } from "@agentplane/contracts";
+import { internalResolveApiTokenRoute, ResolvedPrincipal } from "@agentplane/contracts";
 import {
   generateInternalKeys,
   httpFetch,
@@ -140,7 +140,7 @@ async function distributed(): Promise<string> {
     await waitForHealth(`http://127.0.0.1:${gatewayPort}`);
     const client = new ServiceClient("tenancy", httpFetch(shared.TENANCY_URL), keys);
     const { principal } = ResolvedPrincipal.parse(
-      await client.request("POST", TENANCY_INTERNAL.resolveApiToken, {
+      await client.request("POST", internalResolveApiTokenRoute.path, {
         principal: servicePrincipal("bench"),
         body: { token },
       }),

@@ -5,7 +5,7 @@
 // time, so no answer comes from the memo of identical requests; "repeated" ones are identical.
 // Run: node scripts/bootstrap.mjs node bench/governance.ts   (BENCH_ROUNDS=2000 by default)
 import { randomBytes } from "node:crypto";
-import { type DecisionRequest, GOVERNANCE_INTERNAL } from "@agentplane/contracts";
+import { type DecisionRequest, internalDecideRoute } from "@agentplane/contracts";
 import { openDatabase } from "@agentplane/db";
 import { MemoryBus } from "@agentplane/events";
 import {
@@ -56,7 +56,7 @@ const remote = new ServiceClient("governance", httpFetch(server.url, { connectio
 // The baseline over HTTP: a service app with the same middleware answering a constant decision.
 const noop = createServiceApp({ name: "governance", keys });
 const NOOP_ANSWER = { decision: "allow", enforced: true, reasons: [], evaluatedAt: new Date(0).toISOString() };
-noop.post(GOVERNANCE_INTERNAL.decide, async (c) => c.json(NOOP_ANSWER, 200));
+noop.post(internalDecideRoute.path, async (c) => c.json(NOOP_ANSWER, 200));
 const noopServer = await serveFetch(noop.fetch, { port: 0, hostname: "127.0.0.1" });
 const noopRemote = new ServiceClient("governance", httpFetch(noopServer.url, { connections: 16 }), keys);
 const noopLocal = new ServiceClient("governance", inProcessFetch(noop), keys);
@@ -123,9 +123,9 @@ const line = (label: string, xs: number[], base?: number[]) =>
   );
 
 const noopLocalCall = (i: number) =>
-  noopLocal.request("POST", GOVERNANCE_INTERNAL.decide, { principal: svc, body: request("prj_0", i) });
+  noopLocal.request("POST", internalDecideRoute.path, { principal: svc, body: request("prj_0", i) });
 const noopHttpCall = (i: number) =>
-  noopRemote.request("POST", GOVERNANCE_INTERNAL.decide, { principal: svc, body: request("prj_0", i) });
+  noopRemote.request("POST", internalDecideRoute.path, { principal: svc, body: request("prj_0", i) });
 const baseFn = await time(ROUNDS, async () => NOOP_ANSWER);
 console.log(`baseline no-op decision function: p50 ${us(pct(baseFn, 0.5))}  p99 ${us(pct(baseFn, 0.99))}`);
 
@@ -153,14 +153,14 @@ for (const count of [1, 10, 100]) {
   const engineUnique = await time(ROUNDS, (i) => check(decide(service.context, request(project, i))));
   const engineRepeated = await time(ROUNDS, () => check(decide(service.context, request(project, undefined))));
   const [baseLocal, appUnique] = await paired(ROUNDS, noopLocalCall, (i) =>
-    check(client.request("POST", GOVERNANCE_INTERNAL.decide, { principal: svc, body: request(project, i) })),
+    check(client.request("POST", internalDecideRoute.path, { principal: svc, body: request(project, i) })),
   );
   const [baseHttp, httpUnique] = await paired(ROUNDS / 2, noopHttpCall, (i) =>
-    check(remote.request("POST", GOVERNANCE_INTERNAL.decide, { principal: svc, body: request(project, i) })),
+    check(remote.request("POST", internalDecideRoute.path, { principal: svc, body: request(project, i) })),
   );
   const baseRps = await throughput(2, 10, noopHttpCall);
   const rps = await throughput(2, 10, (i) =>
-    check(remote.request("POST", GOVERNANCE_INTERNAL.decide, { principal: svc, body: request(project, i) })),
+    check(remote.request("POST", internalDecideRoute.path, { principal: svc, body: request(project, i) })),
   );
   line("  in process, decision verb, unique", engineUnique);
   line("  in process, decision verb, repeated", engineRepeated);

@@ -5,7 +5,7 @@ import { randomBytes } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { GOVERNANCE_INTERNAL } from "@agentplane/contracts";
+import { internalDecideRoute } from "@agentplane/contracts";
 import { openDatabase } from "@agentplane/db";
 import { MemoryBus, outboxMigrations } from "@agentplane/events";
 import type { Caller } from "@agentplane/service-kit";
@@ -80,7 +80,7 @@ const decision = {
 const decideTimes: number[] = [];
 for (let i = 0; i < ROUNDS * 4; i++) {
   const t = performance.now();
-  const answer = await governance.request<{ decision: string }>("POST", GOVERNANCE_INTERNAL.decide, {
+  const answer = await governance.request<{ decision: string }>("POST", internalDecideRoute.path, {
     principal: { type: "service", id: "svc_sandbox" },
     body: { ...decision, context: { ...decision.context, argv: ["true", String(i)] } },
   });

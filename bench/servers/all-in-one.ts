@@ -4,7 +4,7 @@
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { ResolvedPrincipal, TENANCY_INTERNAL } from "@agentplane/contracts";
+import { internalResolveApiTokenRoute, ResolvedPrincipal } from "@agentplane/contracts";
 import { openDatabase } from "@agentplane/db";
 import { MemoryBus } from "@agentplane/events";
 import {
@@ -37,7 +37,7 @@ const tenancy = platform.services.tenancy!;
 const direct = await serveFetch((req) => tenancy.fetch(req), { port: 0, hostname: "127.0.0.1" });
 const client = new ServiceClient("tenancy", inProcessFetch(tenancy), platform.keys);
 const resolved = ResolvedPrincipal.parse(
-  await client.request("POST", TENANCY_INTERNAL.resolveApiToken, {
+  await client.request("POST", internalResolveApiTokenRoute.path, {
     principal: servicePrincipal("bench"),
     body: { token },
   }),

@@ -2,9 +2,9 @@ import {
   AUDIT_RECORDED,
   type AuditRecorded,
   auditPrincipal,
+  internalResolveOrgRoute,
   type Principal,
   RESOURCE_ORG_HEADER,
-  TENANCY_INTERNAL_ROUTES,
 } from "@agentplane/contracts";
 import { BufferedPublisher, type Bus, eventId } from "@agentplane/events";
 import { ProblemError } from "@agentplane/problem-details";
@@ -75,7 +75,7 @@ export class OrgResolver {
 
   private async lookup(resourceId: string): Promise<string | undefined> {
     try {
-      const { orgId } = await callInternal(this.tenancy, TENANCY_INTERNAL_ROUTES.resolveOrg, {
+      const { orgId } = await callInternal(this.tenancy, internalResolveOrgRoute, {
         principal: GATEWAY,
         params: { resourceId },
       });

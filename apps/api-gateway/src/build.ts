@@ -1,6 +1,6 @@
 import {
-  CONNECTIONS_INTERNAL_ROUTES,
-  SANDBOX_INTERNAL_ROUTES,
+  internalResolveSandboxTokenRoute,
+  internalResolveTunnelTokenRoute,
   SANDBOX_TOKEN_PREFIX,
   type ServiceName,
   TUNNEL_TOKEN_PREFIX,
@@ -73,7 +73,7 @@ export function buildGateway(options: BuildGatewayOptions): BuiltGateway {
             {
               prefix: SANDBOX_TOKEN_PREFIX,
               client: new ServiceClient("sandbox", targets.sandbox.fetch, keys),
-              route: SANDBOX_INTERNAL_ROUTES.resolveSandboxToken,
+              route: internalResolveSandboxTokenRoute,
             },
           ]
         : []),
@@ -83,7 +83,7 @@ export function buildGateway(options: BuildGatewayOptions): BuiltGateway {
             {
               prefix: TUNNEL_TOKEN_PREFIX,
               client: new ServiceClient("connections", targets.connections.fetch, keys),
-              route: CONNECTIONS_INTERNAL_ROUTES.resolveTunnelToken,
+              route: internalResolveTunnelTokenRoute,
             },
           ]
         : []),

@@ -1,4 +1,9 @@
-import { AUDIT_INTERNAL, type Principal } from "@agentplane/contracts";
+import {
+  internalSpendReleaseRoute,
+  internalSpendReserveRoute,
+  internalSpendSettleRoute,
+  type Principal,
+} from "@agentplane/contracts";
 import { type Database, openDatabase } from "@agentplane/db";
 import { MemoryBus } from "@agentplane/events";
 import { servicePrincipal, signIdentity, silentLogger } from "@agentplane/service-kit";
@@ -175,14 +180,20 @@ describe.skipIf(!pg.available)(`audit routes through the real tenancy service${p
 
   it("serves the spend decision API to service principals only", async () => {
     const asProxy = servicePrincipal("inference");
-    const reserved = await call("POST", AUDIT_INTERNAL.reserve, asProxy, { orgId, estimatedMicroUsd: 5000 });
+    const reserved = await call("POST", internalSpendReserveRoute.path, asProxy, { orgId, estimatedMicroUsd: 5000 });
     expect(reserved.status).toBe(200);
     const { reservationId, decision } = (await reserved.json()) as { reservationId: string; decision: string };
     expect(decision).toBe("allowed");
-    const settled = await call("POST", AUDIT_INTERNAL.settle, asProxy, { reservationId, costMicroUsd: 4000 });
+    const settled = await call("POST", internalSpendSettleRoute.path, asProxy, { reservationId, costMicroUsd: 4000 });
     expect(await settled.json()).toEqual({ reservationId, state: "settled" });
-    expect((await call("POST", AUDIT_INTERNAL.reserve, owner, { orgId, estimatedMicroUsd: 1 })).status).toBe(403);
-    expect((await call("POST", AUDIT_INTERNAL.release, asProxy, { reservationId: "rsv_nope" })).status).toBe(404);
-    expect((await call("POST", AUDIT_INTERNAL.reserve, asProxy, { orgId, estimatedMicroUsd: -1 })).status).toBe(400);
+    expect((await call("POST", internalSpendReserveRoute.path, owner, { orgId, estimatedMicroUsd: 1 })).status).toBe(
+      403,
+    );
+    expect((await call("POST", internalSpendReleaseRoute.path, asProxy, { reservationId: "rsv_nope" })).status).toBe(
+      404,
+    );
+    expect((await call("POST", internalSpendReserveRoute.path, asProxy, { orgId, estimatedMicroUsd: -1 })).status).toBe(
+      400,
+    );
   });
 });

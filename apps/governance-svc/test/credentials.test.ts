@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { GOVERNANCE_INTERNAL, type Principal } from "@agentplane/contracts";
+import { internalResolveCredentialRoute, type Principal } from "@agentplane/contracts";
 import { databaseTargets } from "@agentplane/db/testing";
 import { readBody, startLocalServer } from "@agentplane/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -76,7 +76,7 @@ describe.skipIf(!target.available)(`credentials on postgres${target.reason}`, ()
   };
   const base = () => `/v1/projects/${projectId}/credentials`;
   const resolve = async (credentialId: string, extra: Record<string, unknown> = {}, inProject = projectId) => {
-    const res = await h.internal(GOVERNANCE_INTERNAL.resolveCredential, {
+    const res = await h.internal(internalResolveCredentialRoute.path, {
       credentialId,
       projectId: inProject,
       ...extra,
@@ -136,7 +136,7 @@ describe.skipIf(!target.available)(`credentials on postgres${target.reason}`, ()
     const after = await call("GET", `${base()}/${bearer.id}`);
     expect(after.body.useCount).toBe(2);
     expect(after.body.lastUsedAt).toBeDefined();
-    const asUser = await h.call("POST", GOVERNANCE_INTERNAL.resolveCredential, {
+    const asUser = await h.call("POST", internalResolveCredentialRoute.path, {
       as: h.owner,
       body: { credentialId: bearer.id, projectId },
     });
@@ -183,7 +183,7 @@ describe.skipIf(!target.available)(`credentials on postgres${target.reason}`, ()
       config: { secretKey: K2, previousSecretKey: K1 },
     });
     try {
-      const viaPrevious = await rotatedKeys.internal(GOVERNANCE_INTERNAL.resolveCredential, {
+      const viaPrevious = await rotatedKeys.internal(internalResolveCredentialRoute.path, {
         credentialId: aws.id,
         projectId,
       });
@@ -202,11 +202,11 @@ describe.skipIf(!target.available)(`credentials on postgres${target.reason}`, ()
       config: { secretKey: K2 },
     });
     try {
-      const res = await newOnly.internal(GOVERNANCE_INTERNAL.resolveCredential, { credentialId: aws.id, projectId });
+      const res = await newOnly.internal(internalResolveCredentialRoute.path, { credentialId: aws.id, projectId });
       expect((await json<{ fields: { secretAccessKey: string } }>(res)).fields.secretAccessKey).toBe(SECRETS.awsSecret);
       // The rotated-out bearer secret was re-wrapped too and still resolves in its grace period.
       const bearer = list.items.find((c: { name: string }) => c.name === "bearer");
-      const old = await newOnly.internal(GOVERNANCE_INTERNAL.resolveCredential, {
+      const old = await newOnly.internal(internalResolveCredentialRoute.path, {
         credentialId: bearer.id,
         projectId,
         version: 1,

@@ -1,7 +1,7 @@
 import {
   type DecisionRequest,
   type DecisionResponse,
-  GOVERNANCE_INTERNAL,
+  internalDecideRoute,
   type Principal,
 } from "@agentplane/contracts";
 import { databaseTargets } from "@agentplane/db/testing";
@@ -91,7 +91,7 @@ describe.skipIf(!target.available)(`the decision index on postgres${target.reaso
         for (const tty of [false, true]) {
           for (const labels of [{}, { locked: "yes" }]) {
             const r = request("sandbox:exec", { argv: program ? [program, ...args] : [], tty }, labels);
-            const res = await h.internal(GOVERNANCE_INTERNAL.decide, r);
+            const res = await h.internal(internalDecideRoute.path, r);
             expect(res.status).toBe(200);
             const answer = await json<DecisionResponse>(res);
             expect(answer.decision, JSON.stringify(r.context) + JSON.stringify(labels)).toBe(reference(r));
@@ -107,19 +107,19 @@ describe.skipIf(!target.available)(`the decision index on postgres${target.reaso
       ["elsewhere.test", 443],
     ] as const) {
       const r = request("sandbox:egress", { host, port });
-      const answer = await json<DecisionResponse>(await h.internal(GOVERNANCE_INTERNAL.decide, r));
+      const answer = await json<DecisionResponse>(await h.internal(internalDecideRoute.path, r));
       expect(answer.decision, `${host}:${port}`).toBe(reference(r));
     }
   });
 
   it("names the deciding rules and the policy versions it evaluated", async () => {
     const pushed = await json<DecisionResponse>(
-      await h.internal(GOVERNANCE_INTERNAL.decide, request("sandbox:exec", { argv: ["git", "push"] })),
+      await h.internal(internalDecideRoute.path, request("sandbox:exec", { argv: ["git", "push"] })),
     );
     expect(pushed.reasons).toEqual([expect.objectContaining({ ruleId: "no-git-push", bindingId })]);
     // No permit applies to rm: the permits of the action are named, whatever the index left out.
     const rm = await json<DecisionResponse>(
-      await h.internal(GOVERNANCE_INTERNAL.decide, request("sandbox:exec", { argv: ["rm"] })),
+      await h.internal(internalDecideRoute.path, request("sandbox:exec", { argv: ["rm"] })),
     );
     expect(rm.reasons.map((r) => r.ruleId).sort()).toEqual([
       "git",
@@ -130,7 +130,7 @@ describe.skipIf(!target.available)(`the decision index on postgres${target.reaso
     ]);
     expect(rm.policies).toEqual([{ bindingId, policyId, version: 1, mode: "enforce" }]);
     const allowed = await json<DecisionResponse>(
-      await h.internal(GOVERNANCE_INTERNAL.decide, request("sandbox:exec", { argv: ["git", "status"] })),
+      await h.internal(internalDecideRoute.path, request("sandbox:exec", { argv: ["git", "status"] })),
     );
     expect(allowed).toMatchObject({ decision: "allow", policies: [{ bindingId, policyId, version: 1 }] });
   });

@@ -1,7 +1,7 @@
 import {
   type DecisionRequest,
   type DecisionResponse,
-  GOVERNANCE_INTERNAL,
+  internalDecideRoute,
   type Principal,
 } from "@agentplane/contracts";
 import { databaseTargets } from "@agentplane/db/testing";
@@ -43,7 +43,7 @@ describe.skipIf(!target.available)(`decision semantics on postgres${target.reaso
     context: Record<string, unknown>,
     resource: Partial<DecisionRequest["resource"]> = {},
   ): Promise<DecisionResponse> => {
-    const res = await h.internal(GOVERNANCE_INTERNAL.decide, {
+    const res = await h.internal(internalDecideRoute.path, {
       principal: agent,
       action,
       resource: { type: "Sandbox", id: "sbx_a", orgId: h.orgId, projectId, kind: "sandbox", ...resource },
@@ -66,19 +66,19 @@ describe.skipIf(!target.available)(`decision semantics on postgres${target.reaso
   const unbind = (id: string) => h.call("DELETE", `/v1/projects/${projectId}/policy-bindings/${id}`, { as: h.owner });
 
   it("answers only service identities", async () => {
-    const res = await h.call("POST", GOVERNANCE_INTERNAL.decide, {
+    const res = await h.call("POST", internalDecideRoute.path, {
       as: h.owner,
       body: { principal: agent, action: "sandbox:exec", resource: { type: "Sandbox", id: "x", orgId: h.orgId } },
     });
     expect(res.status).toBe(403);
-    const anonymous = await h.call("POST", GOVERNANCE_INTERNAL.decide, { body: {} });
+    const anonymous = await h.call("POST", internalDecideRoute.path, { body: {} });
     expect(anonymous.status).toBe(401);
   });
 
   it("rejects an unknown action or entity type with 400", async () => {
     const base = { principal: agent, resource: { type: "Sandbox", id: "x", orgId: h.orgId }, context: {} };
-    expect((await h.internal(GOVERNANCE_INTERNAL.decide, { ...base, action: "sandbox:fly" })).status).toBe(400);
-    const entity = await h.internal(GOVERNANCE_INTERNAL.decide, {
+    expect((await h.internal(internalDecideRoute.path, { ...base, action: "sandbox:fly" })).status).toBe(400);
+    const entity = await h.internal(internalDecideRoute.path, {
       ...base,
       action: "sandbox:exec",
       resource: { type: "Spaceship", id: "x", orgId: h.orgId },

@@ -1,4 +1,8 @@
-import { GOVERNANCE_INTERNAL } from "@agentplane/contracts";
+import {
+  internalDecideRoute,
+  internalGovernanceMetricsRoute,
+  internalResolveCredentialRoute,
+} from "@agentplane/contracts";
 import { openDatabase } from "@agentplane/db";
 import { servicePrincipal } from "@agentplane/service-kit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -45,7 +49,7 @@ describe("governance on PGlite", { timeout: 120_000 }, () => {
     });
     expect(binding.status).toBe(201);
     const decide = (labels: Record<string, string>) =>
-      h.internal(GOVERNANCE_INTERNAL.decide, {
+      h.internal(internalDecideRoute.path, {
         principal: { type: "user", id: "usr_x" },
         action: "sandbox:exec",
         resource: { type: "Sandbox", id: "sbx_1", orgId: h.orgId, projectId, kind: "sandbox", labels },
@@ -60,7 +64,7 @@ describe("governance on PGlite", { timeout: 120_000 }, () => {
     });
     const hdrCred = await json<{ id: string; metadata: Record<string, string> }>(hdr);
     expect(hdrCred.metadata).toEqual({ headerName: "x-api-key" });
-    const hdrFields = await h.call("POST", GOVERNANCE_INTERNAL.resolveCredential, {
+    const hdrFields = await h.call("POST", internalResolveCredentialRoute.path, {
       as: servicePrincipal("connections"),
       body: { credentialId: hdrCred.id, projectId },
     });
@@ -74,7 +78,7 @@ describe("governance on PGlite", { timeout: 120_000 }, () => {
     });
     const created = await json<{ id: string; metadata: Record<string, string> }>(header);
     expect(created.metadata).toEqual({ resourceName: "acct" });
-    const resolved = await h.call("POST", GOVERNANCE_INTERNAL.resolveCredential, {
+    const resolved = await h.call("POST", internalResolveCredentialRoute.path, {
       as: servicePrincipal("inference"),
       body: { credentialId: created.id, projectId },
     });
@@ -84,7 +88,7 @@ describe("governance on PGlite", { timeout: 120_000 }, () => {
       await h.call("GET", `/v1/orgs/${h.orgId}/policy-bindings/drift?refresh=true`, { as: h.owner }),
     );
     expect(drift.items.map((e) => e.reason)).toEqual(["pinned-version"]);
-    const metrics = await h.call("GET", GOVERNANCE_INTERNAL.metrics, { as: servicePrincipal("ops") });
+    const metrics = await h.call("GET", internalGovernanceMetricsRoute.path, { as: servicePrincipal("ops") });
     expect(await json(metrics)).toMatchObject({ decisions: { allow: 1, deny: 1 }, credentialResolutions: 2 });
   });
 });

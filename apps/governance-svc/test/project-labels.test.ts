@@ -1,4 +1,4 @@
-import { type DecisionResponse, GOVERNANCE_INTERNAL, type Project } from "@agentplane/contracts";
+import { type DecisionResponse, internalDecideRoute, type Project } from "@agentplane/contracts";
 import { databaseTargets } from "@agentplane/db/testing";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { type Harness, json, startHarness } from "./fixtures/harness.ts";
@@ -36,7 +36,7 @@ describe.skipIf(!target.available)(`org bindings that select projects by label o
     return json<Project>(res);
   };
   const exec = async (projectId: string, program: string) => {
-    const res = await h.internal(GOVERNANCE_INTERNAL.decide, {
+    const res = await h.internal(internalDecideRoute.path, {
       principal: { type: "sandbox", id: "sbt_x", orgId: h.orgId, projectId, sandboxId: "sbx_x" },
       action: "sandbox:exec",
       resource: { type: "Sandbox", id: "sbx_x", orgId: h.orgId, projectId, kind: "sandbox" },

@@ -1,4 +1,4 @@
-import { type DecisionResponse, GOVERNANCE_INTERNAL } from "@agentplane/contracts";
+import { type DecisionResponse, internalDecideRoute } from "@agentplane/contracts";
 import { databaseTargets } from "@agentplane/db/testing";
 import { BullMqBus } from "@agentplane/events/bullmq";
 import { requireRedis, TEST_REDIS_URL, testRedisPrefix } from "@agentplane/testkit";
@@ -37,7 +37,7 @@ describe.skipIf(!target.available || !redis.available)(
       const projectId = await a.project("replicated");
       const ask = async (h: Harness) =>
         json<DecisionResponse>(
-          await h.internal(GOVERNANCE_INTERNAL.decide, {
+          await h.internal(internalDecideRoute.path, {
             principal: { type: "user", id: "usr_x" },
             action: "sandbox:exec",
             resource: { type: "Sandbox", id: "sbx_r", orgId: a.orgId, projectId, kind: "sandbox" },

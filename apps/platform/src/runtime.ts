@@ -2,7 +2,7 @@ import { createCipheriv, createDecipheriv, randomBytes } from "node:crypto";
 import { existsSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { startRuntime } from "@agentplane/agent-runtime";
-import { type Principal, TENANCY_INTERNAL_ROUTES } from "@agentplane/contracts";
+import { internalResolveApiTokenRoute, type Principal } from "@agentplane/contracts";
 import { callInternal, inProcessFetch, type Logger, ServiceClient, servicePrincipal } from "@agentplane/service-kit";
 import type { TenancyService } from "@agentplane/tenancy-svc";
 import type { Platform } from "./assemble.ts";
@@ -80,7 +80,7 @@ export async function provisionRuntimeIdentity(options: {
     try {
       const stored = JSON.parse(readFileSync(file, "utf8")) as StoredIdentity;
       const token = decrypt(key, stored);
-      const resolved = await callInternal(client, TENANCY_INTERNAL_ROUTES.resolveApiToken, {
+      const resolved = await callInternal(client, internalResolveApiTokenRoute, {
         principal: servicePrincipal("platform"),
         body: { token },
       });

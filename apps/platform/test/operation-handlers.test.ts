@@ -1,7 +1,6 @@
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join, relative, resolve } from "node:path";
-import * as contracts from "@agentplane/contracts";
-import { ALL_ROUTES, llmPassThroughRoutes, type ServiceName } from "@agentplane/contracts";
+import { ALL_INTERNAL_ROUTES, ALL_ROUTES, llmPassThroughRoutes, type ServiceName } from "@agentplane/contracts";
 import { describe, expect, it } from "vitest";
 
 // Path → handler is mechanical: the contract's operationId names its handler `register<OperationId>`,
@@ -41,12 +40,7 @@ interface Operation {
 /** Every operation with a contract: the `/v1` document and the internal endpoints. */
 function allOperations(): Operation[] {
   const ops: Operation[] = ALL_ROUTES.map((r) => ({ operationId: r.operationId, service: r["x-service"] }));
-  for (const [name, value] of Object.entries(contracts)) {
-    if (!name.endsWith("_INTERNAL_ROUTES")) continue;
-    for (const r of Object.values(value as Record<string, contracts.InternalRoute>)) {
-      ops.push({ operationId: r.operationId, service: r["x-service"] });
-    }
-  }
+  for (const r of ALL_INTERNAL_ROUTES) ops.push({ operationId: r.operationId, service: r["x-service"] });
   return ops;
 }
 

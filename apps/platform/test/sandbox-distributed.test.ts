@@ -5,9 +5,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import {
   INTERNAL_IDENTITY_HEADER,
+  internalResolveApiTokenRoute,
   type Principal,
   SANDBOX_INGRESS_HEADER,
-  TENANCY_INTERNAL,
 } from "@agentplane/contracts";
 import {
   generateInternalKeys,
@@ -212,7 +212,7 @@ describe.skipIf(!pg.available || !redis.available || !bwrap.available || !node.a
       expect(web.status).toBe(201);
       // What the gateway does: resolve the bearer with tenancy, sign the principal for sandbox-svc.
       const tenancy = new ServiceClient("tenancy", httpFetch(tenancyUrl), keys);
-      const { principal } = await tenancy.request<{ principal: Principal }>("POST", TENANCY_INTERNAL.resolveApiToken, {
+      const { principal } = await tenancy.request<{ principal: Principal }>("POST", internalResolveApiTokenRoute.path, {
         principal: servicePrincipal("api-gateway"),
         body: { token: adminToken },
       });

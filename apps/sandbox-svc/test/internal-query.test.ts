@@ -1,4 +1,4 @@
-import { type QuerySandboxesResponse, SANDBOX_INTERNAL } from "@agentplane/contracts";
+import { internalQuerySandboxesRoute, type QuerySandboxesResponse } from "@agentplane/contracts";
 import { type Database, openDatabase } from "@agentplane/db";
 import { MemoryBus } from "@agentplane/events";
 import {
@@ -74,7 +74,7 @@ describe("internal sandbox query (governance reads sandboxes of an organization)
   });
 
   const query = (body: unknown) =>
-    client.request<QuerySandboxesResponse>("POST", SANDBOX_INTERNAL.querySandboxes, {
+    client.request<QuerySandboxesResponse>("POST", internalQuerySandboxesRoute.path, {
       principal: servicePrincipal("governance"),
       body,
     });
@@ -110,13 +110,13 @@ describe("internal sandbox query (governance reads sandboxes of an organization)
   it("answers 400 naming the field for a bad body and 403 to anything but a service", async () => {
     await expect(query({ projectId: "prj_a1" })).rejects.toMatchObject({ status: 400 });
     await expect(
-      client.request("POST", SANDBOX_INTERNAL.querySandboxes, {
+      client.request("POST", internalQuerySandboxesRoute.path, {
         principal: { type: "user", id: "usr_1" },
         body: { orgId: "org_a" },
       }),
     ).rejects.toMatchObject({ status: 403 });
     const res = await service.fetch(
-      new Request(`http://sandbox.internal${SANDBOX_INTERNAL.querySandboxes}`, {
+      new Request(`http://sandbox.internal${internalQuerySandboxesRoute.path}`, {
         method: "POST",
         headers: { "content-type": "application/json" },
         body: JSON.stringify({ orgId: "org_a" }),

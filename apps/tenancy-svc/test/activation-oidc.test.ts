@@ -1,4 +1,4 @@
-import { type Principal, TENANCY_INTERNAL } from "@agentplane/contracts";
+import { internalResolveOidcUserRoute, type Principal } from "@agentplane/contracts";
 import { type Database, openDatabase } from "@agentplane/db";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Harness, json, startTenancy, stopTenancies } from "./fixtures/harness.ts";
@@ -132,7 +132,7 @@ describe("activation approved by OIDC sign-in (PGlite, local identity provider)"
     expect(me).toMatchObject({ email: "ops@acme.test", organizations: [{ name: "Acme", role: "owner" }] });
 
     // The gateway finds the same user when the operator later presents an OIDC token (iss, sub).
-    const resolved = await h.internal("POST", TENANCY_INTERNAL.resolveOidcUser, {
+    const resolved = await h.internal("POST", internalResolveOidcUserRoute.path, {
       issuer: provider.url,
       subject: "operator-1",
     });

@@ -1,4 +1,4 @@
-import { AUDIT_RECORDED, type AuditRecorded, TENANCY_INTERNAL_ROUTES } from "@agentplane/contracts";
+import { AUDIT_RECORDED, type AuditRecorded, internalResolveSessionRoute } from "@agentplane/contracts";
 import { type Database, openDatabase } from "@agentplane/db";
 import { startOidcProvider } from "@agentplane/testkit/oidc";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -66,7 +66,7 @@ describe("console sign-in with the identity provider (PGlite, local identity pro
     expect(session).toMatch(/HttpOnly; SameSite=Lax/);
     const secret = session!.split(";")[0]!.split("=")[1]!;
     const resolved = await json<{ principal: { type: string; id: string; displayName?: string } }>(
-      await h.internal("POST", TENANCY_INTERNAL_ROUTES.resolveSession.path, { secret }),
+      await h.internal("POST", internalResolveSessionRoute.path, { secret }),
     );
     expect(resolved.principal).toMatchObject({ type: "user", displayName: "Pat Person" });
     const sessions = await json<{ items: { id: string; via: string }[] }>(
@@ -99,7 +99,7 @@ describe("console sign-in with the identity provider (PGlite, local identity pro
       .split(";")[0]!
       .split("=")[1]!;
     const resolved2 = await json<{ principal: { id: string } }>(
-      await h.internal("POST", TENANCY_INTERNAL_ROUTES.resolveSession.path, { secret: secret2 }),
+      await h.internal("POST", internalResolveSessionRoute.path, { secret: secret2 }),
     );
     expect(resolved2.principal.id).toBe(resolved.principal.id);
   });

@@ -1,4 +1,10 @@
-import { type AuthorizeResponse, TENANCY_INTERNAL } from "@agentplane/contracts";
+import {
+  type AuthorizeResponse,
+  internalAuthorizeRoute,
+  internalProjectVerificationKeysRoute,
+  internalResolveApiTokenRoute,
+  internalResolveOidcUserRoute,
+} from "@agentplane/contracts";
 import { type Database, openDatabase } from "@agentplane/db";
 import type { MemoryBus } from "@agentplane/events";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -23,33 +29,33 @@ describe("internal endpoints (PGlite)", () => {
   });
 
   const decide = async (principal: object, permission: string, scope: object) =>
-    json<AuthorizeResponse>(await h.internal("POST", TENANCY_INTERNAL.authorize, { principal, permission, ...scope }));
+    json<AuthorizeResponse>(await h.internal("POST", internalAuthorizeRoute.path, { principal, permission, ...scope }));
 
   it("answers service identities only", async () => {
     const user = await h.oidcUser("jo@x.test");
     const body = { token: "apl_x" };
-    expect((await h.call("POST", TENANCY_INTERNAL.resolveApiToken, { body })).status).toBe(401);
-    expect((await h.call("POST", TENANCY_INTERNAL.resolveApiToken, { as: user, body })).status).toBe(403);
-    expect((await h.call("POST", TENANCY_INTERNAL.authorize, { as: h.owner, body: {} })).status).toBe(403);
-    const path = TENANCY_INTERNAL.projectVerificationKeys.replace("{projectId}", projectId);
+    expect((await h.call("POST", internalResolveApiTokenRoute.path, { body })).status).toBe(401);
+    expect((await h.call("POST", internalResolveApiTokenRoute.path, { as: user, body })).status).toBe(403);
+    expect((await h.call("POST", internalAuthorizeRoute.path, { as: h.owner, body: {} })).status).toBe(403);
+    const path = internalProjectVerificationKeysRoute.path.replace("{projectId}", projectId);
     expect((await h.call("GET", path, { as: user })).status).toBe(403);
     expect((await h.internal("GET", path.replace(projectId, "prj_missing"))).status).toBe(404);
-    expect((await h.internal("POST", TENANCY_INTERNAL.resolveApiToken, { tok: 1 })).status).toBe(400);
+    expect((await h.internal("POST", internalResolveApiTokenRoute.path, { tok: 1 })).status).toBe(400);
   });
 
   it("provisions an OIDC user once per (issuer, subject) and keeps the profile current", async () => {
-    const first = await h.internal("POST", TENANCY_INTERNAL.resolveOidcUser, {
+    const first = await h.internal("POST", internalResolveOidcUserRoute.path, {
       issuer: "https://a",
       subject: "42",
       email: "a@x.test",
     });
-    const again = await h.internal("POST", TENANCY_INTERNAL.resolveOidcUser, {
+    const again = await h.internal("POST", internalResolveOidcUserRoute.path, {
       issuer: "https://a",
       subject: "42",
       email: "a@x.test",
       name: "Ann",
     });
-    const other = await h.internal("POST", TENANCY_INTERNAL.resolveOidcUser, { issuer: "https://b", subject: "42" });
+    const other = await h.internal("POST", internalResolveOidcUserRoute.path, { issuer: "https://b", subject: "42" });
     const a = (await json<{ principal: { id: string } }>(first)).principal;
     const b = (await json<{ principal: { id: string; displayName: string } }>(again)).principal;
     expect(b.id).toBe(a.id);

@@ -1,4 +1,4 @@
-import { AUDIT_RECORDED, type AuditRecorded, TENANCY_INTERNAL_ROUTES } from "@agentplane/contracts";
+import { AUDIT_RECORDED, type AuditRecorded, internalResolveSessionRoute } from "@agentplane/contracts";
 import { type Database, openDatabase } from "@agentplane/db";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { json, startActivated, stopTenancies } from "./fixtures/harness.ts";
@@ -90,7 +90,7 @@ describe("invitation links without an identity provider (PGlite)", () => {
     // The session is the new user's, a member with the invited role.
     const secret = cookie.split(";")[0]!.split("=")[1]!;
     const resolved = await json<{ principal: { type: string; id: string }; csrfToken: string }>(
-      await h.internal("POST", TENANCY_INTERNAL_ROUTES.resolveSession.path, { secret }),
+      await h.internal("POST", internalResolveSessionRoute.path, { secret }),
     );
     expect(resolved.principal).toMatchObject({ type: "user", id: body.acceptance.userId });
     expect(resolved.csrfToken).toBe(body.csrfToken);

@@ -1,4 +1,4 @@
-import { type AuthorizeResponse, TENANCY_INTERNAL } from "@agentplane/contracts";
+import { type AuthorizeResponse, internalAuthorizeRoute } from "@agentplane/contracts";
 import { type Database, openDatabase } from "@agentplane/db";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { addMember, json, startActivated, stopTenancies } from "./fixtures/harness.ts";
@@ -17,7 +17,7 @@ describe("teams (PGlite)", () => {
 
   async function decide(principal: object, permission: string, projectId: string): Promise<AuthorizeResponse> {
     return json<AuthorizeResponse>(
-      await h.internal("POST", TENANCY_INTERNAL.authorize, { principal, permission, projectId }),
+      await h.internal("POST", internalAuthorizeRoute.path, { principal, permission, projectId }),
     );
   }
 

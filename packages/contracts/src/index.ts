@@ -12,6 +12,6 @@ export * from "./events/index.ts";
 export * from "./governance/index.ts";
 export * from "./inference/index.ts";
 export { API_VERSION, buildOpenApiDocument } from "./openapi.ts";
-export { ALL_ROUTES, AUTHENTICATED_PAGES, PUBLIC_PAGES } from "./routes.ts";
+export { ALL_INTERNAL_ROUTES, ALL_ROUTES, AUTHENTICATED_PAGES, PUBLIC_PAGES } from "./routes.ts";
 export * from "./sandbox/index.ts";
 export * from "./tenancy/index.ts";

@@ -1,10 +1,11 @@
-import { auditRoutes } from "./audit/index.ts";
+import { auditInternalRoutes, auditRoutes } from "./audit/index.ts";
+import type { InternalRoute } from "./common/internal-route.ts";
 import type { ContractRoute } from "./common/route.ts";
-import { connectionsRoutes } from "./connections/index.ts";
-import { governanceRoutes } from "./governance/index.ts";
+import { connectionsInternalRoutes, connectionsRoutes } from "./connections/index.ts";
+import { governanceInternalRoutes, governanceRoutes } from "./governance/index.ts";
 import { inferenceRoutes } from "./inference/index.ts";
-import { sandboxRoutes } from "./sandbox/index.ts";
-import { tenancyRoutes } from "./tenancy/index.ts";
+import { sandboxInternalRoutes, sandboxRoutes } from "./sandbox/index.ts";
+import { tenancyInternalRoutes, tenancyRoutes } from "./tenancy/index.ts";
 
 /** Every `/v1` operation, the single source of the gateway's route table and the OpenAPI document. */
 export const ALL_ROUTES: readonly ContractRoute[] = [
@@ -14,6 +15,15 @@ export const ALL_ROUTES: readonly ContractRoute[] = [
   ...governanceRoutes,
   ...inferenceRoutes,
   ...connectionsRoutes,
+];
+
+/** Every internal (`/internal/**`) endpoint: not in the `/v1` document, listed for the checks that walk them all. */
+export const ALL_INTERNAL_ROUTES: readonly InternalRoute[] = [
+  ...tenancyInternalRoutes,
+  ...sandboxInternalRoutes,
+  ...auditInternalRoutes,
+  ...governanceInternalRoutes,
+  ...connectionsInternalRoutes,
 ];
 
 /** Pages outside `/v1` that a service serves through the gateway without authentication. */

@@ -1,12 +1,12 @@
 import {
   type AuthorizeRequest,
   type AuthorizeResponse,
+  internalAuthorizeRoute,
   type OrgRole,
   PERMISSIONS,
   type Permission,
   type Principal,
   type ProjectRole,
-  TENANCY_INTERNAL_ROUTES,
 } from "@agentplane/contracts";
 import { ProblemError } from "@agentplane/problem-details";
 import { LRUCache } from "lru-cache";
@@ -129,7 +129,7 @@ export class RemoteAuthorizer implements Authorizer {
     const key = JSON.stringify([request.principal, request.permission, request.orgId, request.projectId]);
     const hit = this.cache.get(key);
     if (hit) return hit.then(noteDecision);
-    const value = callInternal(this.client, TENANCY_INTERNAL_ROUTES.authorize, {
+    const value = callInternal(this.client, internalAuthorizeRoute, {
       principal: this.caller,
       body: request,
     });

@@ -1,7 +1,7 @@
 import {
   type DecisionRequest,
   type DecisionResponse,
-  GOVERNANCE_INTERNAL_ROUTES,
+  internalDecideRoute,
   type Principal,
 } from "@agentplane/contracts";
 import { annotateSpan, inChildSpan } from "@agentplane/telemetry";
@@ -70,7 +70,7 @@ export class DecisionCache {
     requestId: string | undefined,
     key: string,
   ): Promise<DecisionResponse> {
-    const value = callInternal(governance, GOVERNANCE_INTERNAL_ROUTES.decide, {
+    const value = callInternal(governance, internalDecideRoute, {
       principal: this.caller,
       body: request,
       ...(requestId ? { requestId } : {}),

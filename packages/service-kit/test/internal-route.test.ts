@@ -1,13 +1,11 @@
 import { createServer } from "node:net";
 import {
-  AUDIT_INTERNAL_ROUTES,
-  CONNECTIONS_INTERNAL_ROUTES,
-  GOVERNANCE_INTERNAL_ROUTES,
+  ALL_INTERNAL_ROUTES,
   INTERNAL_IDENTITY_HEADER,
   type InternalRoute,
+  internalGovernanceMetricsRoute,
+  internalSignProjectTokenRoute,
   type Principal,
-  SANDBOX_INTERNAL_ROUTES,
-  TENANCY_INTERNAL_ROUTES,
 } from "@agentplane/contracts";
 import { ProblemError } from "@agentplane/problem-details";
 import { describe, expect, it } from "vitest";
@@ -22,14 +20,6 @@ import {
   servicePrincipal,
   signIdentity,
 } from "../src/index.ts";
-
-const ALL_INTERNAL: Record<string, InternalRoute> = {
-  ...TENANCY_INTERNAL_ROUTES,
-  ...SANDBOX_INTERNAL_ROUTES,
-  ...AUDIT_INTERNAL_ROUTES,
-  ...GOVERNANCE_INTERNAL_ROUTES,
-  ...CONNECTIONS_INTERNAL_ROUTES,
-};
 
 const alice: Principal = { type: "user", id: "usr_alice", displayName: "Alice" };
 
@@ -65,7 +55,14 @@ interface Problem {
 const problemOf = async (res: Response) => (await res.json()) as Problem;
 
 describe("internal endpoints as contracts", () => {
-  for (const [name, route] of Object.entries(ALL_INTERNAL)) {
+  it("lists every internal contract once, each under its own operationId", () => {
+    const ids = ALL_INTERNAL_ROUTES.map((r) => r.operationId);
+    expect(new Set(ids).size).toBe(ids.length);
+    expect(ids.length).toBeGreaterThanOrEqual(18);
+  });
+
+  for (const route of ALL_INTERNAL_ROUTES) {
+    const name = route.operationId;
     it(`${route["x-service"]} ${name}: no identity 401, a user 403, problems before the body is read`, async () => {
       const { call } = await serve(route);
       const anonymous = await call(undefined, "{}");
@@ -98,7 +95,7 @@ describe("internal endpoints as contracts", () => {
   }
 
   it("lets only the named callers in when the contract names them", async () => {
-    const route = { ...GOVERNANCE_INTERNAL_ROUTES.metrics, "x-callers": ["connections"] } as InternalRoute;
+    const route = { ...internalGovernanceMetricsRoute, "x-callers": ["connections"] } as InternalRoute;
     const { call } = await serve(route);
     expect((await call(servicePrincipal("connections"))).status).toBe(200);
     const other = await call(servicePrincipal("sandbox"));
@@ -109,7 +106,7 @@ describe("internal endpoints as contracts", () => {
   it("callInternal fills path parameters, sends the body and rethrows problems", async () => {
     const keys = await generateInternalKeys();
     const app = createServiceApp({ name: "tenancy", keys });
-    app.openapi(internalRoute(TENANCY_INTERNAL_ROUTES.signProjectToken), (c) => {
+    app.openapi(internalRoute(internalSignProjectTokenRoute), (c) => {
       const { projectId } = c.req.valid("param");
       const body = c.req.valid("json");
       if (projectId === "prj_gone")
@@ -119,14 +116,14 @@ describe("internal endpoints as contracts", () => {
     const client = new ServiceClient("tenancy", inProcessFetch(app), keys);
     const principal = servicePrincipal("connections");
     const body = { subject: "relay", audience: "cluster", ttlSeconds: 60 };
-    const answer = await callInternal(client, TENANCY_INTERNAL_ROUTES.signProjectToken, {
+    const answer = await callInternal(client, internalSignProjectTokenRoute, {
       principal,
       params: { projectId: "prj a/b" },
       body,
     });
     expect(answer).toEqual({ token: "prj a/b/relay/60", kid: "k1" });
     await expect(
-      callInternal(client, TENANCY_INTERNAL_ROUTES.signProjectToken, {
+      callInternal(client, internalSignProjectTokenRoute, {
         principal,
         params: { projectId: "prj_gone" },
         body,
@@ -134,7 +131,7 @@ describe("internal endpoints as contracts", () => {
     ).rejects.toMatchObject({ status: 404, detail: "Project prj_gone was not found" });
     // A user identity through the same client is refused by the gate.
     await expect(
-      callInternal(client, TENANCY_INTERNAL_ROUTES.signProjectToken, {
+      callInternal(client, internalSignProjectTokenRoute, {
         principal: alice,
         params: { projectId: "p" },
         body,

@@ -1,12 +1,15 @@
 import {
   CLUSTER_JWT_AUDIENCE,
-  type CONNECTIONS_INTERNAL_ROUTES,
+  internalProjectVerificationKeysRoute,
+  internalResolveApiTokenRoute,
+  internalResolveOidcUserRoute,
+  type internalResolveSandboxTokenRoute,
+  internalResolveSessionRoute,
+  type internalResolveTunnelTokenRoute,
   type Principal,
   projectIdFromClusterIssuer,
   ResolvedPrincipal,
   ResolvedSession,
-  type SANDBOX_INTERNAL_ROUTES,
-  TENANCY_INTERNAL_ROUTES,
   TUNNEL_TOKEN_PREFIX,
   VerificationKeysResponse,
 } from "@agentplane/contracts";
@@ -19,9 +22,9 @@ import { TokenCache } from "./token-cache.ts";
 
 /** The internal routes that turn an opaque token into its principal: `{token}` in, `{principal}` out. */
 export type TokenResolveRoute =
-  | typeof TENANCY_INTERNAL_ROUTES.resolveApiToken
-  | typeof SANDBOX_INTERNAL_ROUTES.resolveSandboxToken
-  | typeof CONNECTIONS_INTERNAL_ROUTES.resolveTunnelToken;
+  | typeof internalResolveApiTokenRoute
+  | typeof internalResolveSandboxTokenRoute
+  | typeof internalResolveTunnelTokenRoute;
 
 /** Opaque tokens whose prefix names the service that resolves them (e.g. sandbox tokens). */
 export interface OpaqueTokenResolver {
@@ -91,7 +94,7 @@ export class Authenticator {
   authenticateSession(secret: string): Promise<ResolvedSession> {
     return this.sessions
       .get(secret, async () => {
-        const body = await callInternal(this.options.tenancy, TENANCY_INTERNAL_ROUTES.resolveSession, {
+        const body = await callInternal(this.options.tenancy, internalResolveSessionRoute, {
           principal: GATEWAY,
           body: { secret },
         });
@@ -120,13 +123,13 @@ export class Authenticator {
     if (JWT_SHAPE.test(token)) return this.authenticateJwt(token);
     const resolver = this.options.opaqueResolvers?.find((r) => token.startsWith(r.prefix));
     if (resolver) return this.resolveOpaque(token, resolver.client, resolver.route);
-    return this.resolveOpaque(token, this.options.tenancy, TENANCY_INTERNAL_ROUTES.resolveApiToken);
+    return this.resolveOpaque(token, this.options.tenancy, internalResolveApiTokenRoute);
   }
 
   private resolveOpaque(token: string, client: ServiceClient, route: TokenResolveRoute): Promise<Principal> {
     return this.opaque
       .get(token, async () => {
-        const body = await callInternal(client, route as typeof TENANCY_INTERNAL_ROUTES.resolveApiToken, {
+        const body = await callInternal(client, route as typeof internalResolveApiTokenRoute, {
           principal: GATEWAY,
           body: { token },
         });
@@ -168,7 +171,7 @@ export class Authenticator {
     const key = `${oidc.issuer}\u0000${verified.sub}`;
     return this.oidcUsers
       .get(key, async () => {
-        const body = await callInternal(this.options.tenancy, TENANCY_INTERNAL_ROUTES.resolveOidcUser, {
+        const body = await callInternal(this.options.tenancy, internalResolveOidcUserRoute, {
           principal: GATEWAY,
           body: {
             issuer: oidc.issuer,
@@ -188,7 +191,7 @@ export class Authenticator {
   private keysOf(projectId: string, refresh: boolean): Promise<JSONWebKeySet & { orgId: string }> {
     const hit = refresh ? undefined : this.projectKeys.get(projectId);
     if (hit) return hit;
-    const value = callInternal(this.options.tenancy, TENANCY_INTERNAL_ROUTES.projectVerificationKeys, {
+    const value = callInternal(this.options.tenancy, internalProjectVerificationKeysRoute, {
       principal: GATEWAY,
       params: { projectId },
     }).then((body) => {

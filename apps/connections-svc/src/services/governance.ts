@@ -1,7 +1,7 @@
 import {
   type DecisionRequest,
   type DecisionResponse,
-  GOVERNANCE_INTERNAL_ROUTES,
+  internalResolveCredentialRoute,
   type Principal,
   ResolveCredentialResponse,
 } from "@agentplane/contracts";
@@ -69,7 +69,7 @@ export async function resolveCredential(
   if (!ctx.governance) {
     throw new ProblemError("service-unavailable", { detail: "Credentials need the governance service" });
   }
-  const body = await callInternal(ctx.governance, GOVERNANCE_INTERNAL_ROUTES.resolveCredential, {
+  const body = await callInternal(ctx.governance, internalResolveCredentialRoute, {
     principal: CALLER,
     body: { credentialId, projectId },
   });

@@ -1,4 +1,4 @@
-import { SignProjectTokenResponse, TENANCY_INTERNAL_ROUTES } from "@agentplane/contracts";
+import { internalSignProjectTokenRoute, SignProjectTokenResponse } from "@agentplane/contracts";
 import { callInternal, type ServiceClient, servicePrincipal } from "@agentplane/service-kit";
 import type { JWTPayload } from "jose";
 
@@ -27,7 +27,7 @@ export class TenancyProjectSigner implements ProjectSigner {
     ttlSeconds: number,
   ): Promise<string> {
     const { sub, aud, ...rest } = claims;
-    const answer = await callInternal(this.client, TENANCY_INTERNAL_ROUTES.signProjectToken, {
+    const answer = await callInternal(this.client, internalSignProjectTokenRoute, {
       principal: this.caller,
       params: { projectId },
       body: { subject: sub, audience: aud, ttlSeconds, claims: rest },

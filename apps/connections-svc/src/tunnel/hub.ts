@@ -4,7 +4,7 @@ import http2, { type ClientHttp2Session } from "node:http2";
 import type { Duplex } from "node:stream";
 import {
   CLUSTER_JWT_AUDIENCE,
-  CONNECTIONS_INTERNAL,
+  FORWARD_TO_TUNNEL_PATH,
   INTERNAL_IDENTITY_HEADER,
   TUNNEL_TOKEN_ID_PREFIX,
 } from "@agentplane/contracts";
@@ -366,7 +366,7 @@ export class TunnelHub {
     headers.delete("content-length");
     // The replica holding the tunnel continues this request's trace, not its caller's.
     injectTraceparent(headers);
-    const path = CONNECTIONS_INTERNAL.forwardToTunnel.replace("{clusterId}", encodeURIComponent(clusterId));
+    const path = FORWARD_TO_TUNNEL_PATH.replace("{clusterId}", encodeURIComponent(clusterId));
     try {
       return await fetch(new URL(`${path}${req.path}`, baseUrl), {
         method: req.method,

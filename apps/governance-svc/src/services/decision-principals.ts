@@ -1,4 +1,4 @@
-import { type PolicyDecisionPrincipal, type Principal, TENANCY_INTERNAL_ROUTES } from "@agentplane/contracts";
+import { internalProjectPrincipalRoute, type PolicyDecisionPrincipal, type Principal } from "@agentplane/contracts";
 import { ProblemError } from "@agentplane/problem-details";
 import { type Caller, callInternal, servicePrincipal } from "@agentplane/service-kit";
 import type { GovernanceContext } from "../context.ts";
@@ -32,7 +32,7 @@ export async function decisionPrincipal(
   if (!ctx.tenancy) {
     throw new ProblemError("service-unavailable", { detail: "The tenancy service is not configured (TENANCY_URL)" });
   }
-  const { principal } = await callInternal(ctx.tenancy, TENANCY_INTERNAL_ROUTES.projectPrincipal, {
+  const { principal } = await callInternal(ctx.tenancy, internalProjectPrincipalRoute, {
     principal: GOVERNANCE,
     params: { projectId },
     body: { type: ref.type, id: ref.id },

@@ -1,4 +1,4 @@
-import { SANDBOX_INTERNAL_ROUTES, type SandboxSummary } from "@agentplane/contracts";
+import { internalQuerySandboxesRoute, type SandboxSummary } from "@agentplane/contracts";
 import { ProblemError } from "@agentplane/problem-details";
 import { callInternal, servicePrincipal } from "@agentplane/service-kit";
 import type { GovernanceContext } from "../context.ts";
@@ -11,7 +11,7 @@ export async function querySandboxes(
   if (!ctx.sandboxes) {
     throw new ProblemError("service-unavailable", { detail: "The sandbox service is not configured (SANDBOX_URL)" });
   }
-  const answer = await callInternal(ctx.sandboxes, SANDBOX_INTERNAL_ROUTES.querySandboxes, {
+  const answer = await callInternal(ctx.sandboxes, internalQuerySandboxesRoute, {
     principal: servicePrincipal("governance"),
     body: query,
   });

@@ -1,4 +1,8 @@
-import { type FindCredentialsResponse, GOVERNANCE_INTERNAL_ROUTES } from "@agentplane/contracts";
+import {
+  type FindCredentialsResponse,
+  internalFindCredentialsRoute,
+  internalResolveCredentialRoute,
+} from "@agentplane/contracts";
 import { ProblemError } from "@agentplane/problem-details";
 import { callInternal, type ServiceClient, servicePrincipal } from "@agentplane/service-kit";
 import { LRUCache } from "lru-cache";
@@ -67,7 +71,7 @@ export class ProjectCredentials {
     const opts = { principal: SELF, ...(requestId ? { requestId } : {}) };
     let found: FindCredentialsResponse;
     try {
-      found = await callInternal(governance, GOVERNANCE_INTERNAL_ROUTES.findCredentials, {
+      found = await callInternal(governance, internalFindCredentialsRoute, {
         ...opts,
         body: { projectId, kinds: [...PROVIDER_CREDENTIAL_KINDS] },
       });
@@ -77,7 +81,7 @@ export class ProjectCredentials {
     const byKind = new Map(found.items.map((item) => [item.kind, item]));
     const resolve = async (id: string) => {
       try {
-        return await callInternal(governance, GOVERNANCE_INTERNAL_ROUTES.resolveCredential, {
+        return await callInternal(governance, internalResolveCredentialRoute, {
           ...opts,
           body: { credentialId: id, projectId },
         });

@@ -1,5 +1,7 @@
 import {
-  AUDIT_INTERNAL_ROUTES,
+  internalSpendOpenRoute,
+  internalSpendReleaseRoute,
+  internalSpendReserveRoute,
   type SpendOpenRequest,
   type SpendReserveRequest,
   type SpendReserveResponse,
@@ -129,7 +131,7 @@ export class SpendGate {
     const body: SpendReserveRequest = { orgId: scope.orgId, projectId: scope.projectId, estimatedMicroUsd, requestId };
     // Names the call, so a hold this process never settles (a crash) expires into a usage record of it.
     if (call) body.call = call;
-    const r = await callInternal(this.audit, AUDIT_INTERNAL_ROUTES.reserve, {
+    const r = await callInternal(this.audit, internalSpendReserveRoute, {
       principal: SELF,
       requestId,
       body,
@@ -145,7 +147,7 @@ export class SpendGate {
     if (typeof hold !== "string" && !(await hold.ended())) return;
     try {
       await inChildSpan("spend.release", {}, () =>
-        callInternal(this.audit, AUDIT_INTERNAL_ROUTES.release, {
+        callInternal(this.audit, internalSpendReleaseRoute, {
           principal: SELF,
           requestId,
           body: { reservationId },
@@ -172,7 +174,7 @@ export class SpendGate {
   /** One batch of calls forwarded without reserving; never rejects (false: not recorded). */
   private async open(batch: OpenItem[]): Promise<boolean[]> {
     try {
-      const answer = await callInternal(this.audit, AUDIT_INTERNAL_ROUTES.open, {
+      const answer = await callInternal(this.audit, internalSpendOpenRoute, {
         principal: SELF,
         body: { reservations: batch },
       });

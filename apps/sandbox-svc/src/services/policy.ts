@@ -3,8 +3,8 @@ import {
   type DecisionRequest,
   type DecisionResource,
   type DecisionResponse,
-  GOVERNANCE_INTERNAL_ROUTES,
   type GovernedAction,
+  internalDecideRoute,
   type SandboxSpec,
 } from "@agentplane/contracts";
 import { ProblemError } from "@agentplane/problem-details";
@@ -55,7 +55,7 @@ export async function decide(
 ): Promise<DecisionResponse | undefined> {
   if (!deps.governance) return undefined;
   try {
-    return await callInternal(deps.governance, GOVERNANCE_INTERNAL_ROUTES.decide, {
+    return await callInternal(deps.governance, internalDecideRoute, {
       principal: { type: "service", id: "svc_sandbox", displayName: "sandbox" },
       body: request,
       ...(requestId ? { requestId } : {}),

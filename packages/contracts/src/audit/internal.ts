@@ -1,5 +1,5 @@
 import { z } from "@hono/zod-openapi";
-import { defineInternalRoute, jsonBody, jsonOk } from "../common/internal-route.ts";
+import { defineInternalRoute, type InternalRoute, jsonBody, jsonOk } from "../common/internal-route.ts";
 
 const ReservedCall = z.object({
   principalType: z.string().min(1).max(32),
@@ -83,58 +83,55 @@ export type SpendReservationResponse = z.infer<typeof SpendReservationResponse>;
 
 const audit = { service: "audit" } as const;
 
-/** The spend API as contracts: served with service-kit's `internalRoute`, called with `callInternal`. */
-export const AUDIT_INTERNAL_ROUTES = {
-  reserve: defineInternalRoute(audit, {
-    method: "post",
-    path: "/internal/spend/reserve",
-    operationId: "internalSpendReserve",
-    summary: "Reserve spend",
-    description: "Holds an estimated amount before a model call; `denied` when it would pass a limit.",
-    request: jsonBody(SpendReserveRequest, "The organization, project and estimate"),
-    responses: jsonOk(SpendReserveResponse, "The decision and, when allowed, the reservation"),
-  }),
-  settle: defineInternalRoute(audit, {
-    method: "post",
-    path: "/internal/spend/settle",
-    operationId: "internalSpendSettle",
-    summary: "Settle a reservation",
-    description: "Replaces the hold with the real cost after the call.",
-    request: jsonBody(SpendSettleRequest, "The reservation and the real cost"),
-    responses: jsonOk(SpendReservationResponse, "The reservation's state"),
-  }),
-  release: defineInternalRoute(audit, {
-    method: "post",
-    path: "/internal/spend/release",
-    operationId: "internalSpendRelease",
-    summary: "Release a reservation",
-    description: "Drops the hold when the call never happened.",
-    request: jsonBody(SpendReleaseRequest, "The reservation"),
-    responses: jsonOk(SpendReservationResponse, "The reservation's state"),
-  }),
-  open: defineInternalRoute(audit, {
-    method: "post",
-    path: "/internal/spend/open",
-    operationId: "internalSpendOpen",
-    summary: "Record unreserved calls",
-    description:
-      "Records calls already forwarded in scopes no limit applied to, as reservations holding nothing (a crash settles them at their estimate); says per call whether a limit applies now.",
-    request: jsonBody(SpendOpenRequest, "The calls, with the producer's reservation ids"),
-    responses: jsonOk(SpendOpenResponse, "Whether a limit now applies to each call's scope"),
-  }),
-};
+export const internalSpendReserveRoute = defineInternalRoute(audit, {
+  method: "post",
+  path: "/internal/spend/reserve",
+  operationId: "internalSpendReserve",
+  summary: "Reserve spend",
+  description: "Holds an estimated amount before a model call; `denied` when it would pass a limit.",
+  request: jsonBody(SpendReserveRequest, "The organization, project and estimate"),
+  responses: jsonOk(SpendReserveResponse, "The decision and, when allowed, the reservation"),
+});
+
+export const internalSpendSettleRoute = defineInternalRoute(audit, {
+  method: "post",
+  path: "/internal/spend/settle",
+  operationId: "internalSpendSettle",
+  summary: "Settle a reservation",
+  description: "Replaces the hold with the real cost after the call.",
+  request: jsonBody(SpendSettleRequest, "The reservation and the real cost"),
+  responses: jsonOk(SpendReservationResponse, "The reservation's state"),
+});
+
+export const internalSpendReleaseRoute = defineInternalRoute(audit, {
+  method: "post",
+  path: "/internal/spend/release",
+  operationId: "internalSpendRelease",
+  summary: "Release a reservation",
+  description: "Drops the hold when the call never happened.",
+  request: jsonBody(SpendReleaseRequest, "The reservation"),
+  responses: jsonOk(SpendReservationResponse, "The reservation's state"),
+});
+
+export const internalSpendOpenRoute = defineInternalRoute(audit, {
+  method: "post",
+  path: "/internal/spend/open",
+  operationId: "internalSpendOpen",
+  summary: "Record unreserved calls",
+  description:
+    "Records calls already forwarded in scopes no limit applied to, as reservations holding nothing (a crash settles them at their estimate); says per call whether a limit applies now.",
+  request: jsonBody(SpendOpenRequest, "The calls, with the producer's reservation ids"),
+  responses: jsonOk(SpendOpenResponse, "Whether a limit now applies to each call's scope"),
+});
 
 /**
- * The spend decision API of audit-svc for the inference proxy. Internal: service principals only,
- * never routed by the gateway. Amounts are integer micro-USD.
+ * The spend decision API of audit-svc for the inference proxy, each exported by name above:
+ * served with service-kit's `internalRoute`, called with `callInternal`. Amounts are integer
+ * micro-USD. This list is for checks that walk them all.
  */
-export const AUDIT_INTERNAL = {
-  /** POST: hold an estimated amount before a model call; `denied` when it would pass a limit. */
-  reserve: AUDIT_INTERNAL_ROUTES.reserve.path,
-  /** POST: replace the hold with the real cost after the call. */
-  settle: AUDIT_INTERNAL_ROUTES.settle.path,
-  /** POST: drop the hold when the call never happened. */
-  release: AUDIT_INTERNAL_ROUTES.release.path,
-  /** POST: record calls already forwarded in a scope no limit applied to (a batch, no limit check). */
-  open: AUDIT_INTERNAL_ROUTES.open.path,
-} as const;
+export const auditInternalRoutes: readonly InternalRoute[] = [
+  internalSpendReserveRoute,
+  internalSpendSettleRoute,
+  internalSpendReleaseRoute,
+  internalSpendOpenRoute,
+];

@@ -1,6 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { PrincipalSchema } from "../common/identity.ts";
-import { defineInternalRoute, jsonBody, jsonOk } from "../common/internal-route.ts";
+import { defineInternalRoute, type InternalRoute, jsonBody, jsonOk } from "../common/internal-route.ts";
 
 /** The actions enforcement points ask about, by family. */
 export const GOVERNED_ACTIONS = [
@@ -193,58 +193,53 @@ export type GovernanceMetricsResponse = z.infer<typeof GovernanceMetricsResponse
 
 const governance = { service: "governance" } as const;
 
-/** The internal governance endpoints as contracts: served with service-kit's `internalRoute`, called with `callInternal`. */
-export const GOVERNANCE_INTERNAL_ROUTES = {
-  decide: defineInternalRoute(governance, {
-    method: "post",
-    path: "/internal/governance/decisions",
-    operationId: "internalDecide",
-    summary: "Policy decision",
-    description: "The one decision every enforcement point asks: may this principal do this action on this resource.",
-    request: jsonBody(DecisionRequest, "The principal, action, resource and context"),
-    responses: jsonOk(DecisionResponse, "The decision and the rules that made it"),
-  }),
-  resolveCredential: defineInternalRoute(governance, {
-    method: "post",
-    path: "/internal/governance/credentials/resolve",
-    operationId: "internalResolveCredential",
-    summary: "Resolve a credential",
-    description:
-      "The plaintext fields of a credential, for the proxy that uses them; never cached by the caller's HTTP stack.",
-    request: jsonBody(ResolveCredentialRequest, "The credential, the caller's project and an optional version"),
-    responses: jsonOk(ResolveCredentialResponse, "The credential's fields"),
-  }),
-  findCredentials: defineInternalRoute(governance, {
-    method: "post",
-    path: "/internal/governance/credentials/find",
-    operationId: "internalFindCredentials",
-    summary: "Find a project's credentials",
-    description: "A project's oldest credential of each kind asked, without secrets.",
-    request: jsonBody(FindCredentialsRequest, "The project and the kinds"),
-    responses: jsonOk(FindCredentialsResponse, "One credential per kind found"),
-  }),
-  metrics: defineInternalRoute(governance, {
-    method: "get",
-    path: "/internal/governance/metrics",
-    operationId: "internalGovernanceMetrics",
-    summary: "Decision counters",
-    description: "Allows are counted rather than audited one by one: this replica's counts since it started.",
-    responses: jsonOk(GovernanceMetricsResponse, "The counters"),
-  }),
-};
+export const internalDecideRoute = defineInternalRoute(governance, {
+  method: "post",
+  path: "/internal/governance/decisions",
+  operationId: "internalDecide",
+  summary: "Policy decision",
+  description: "The one decision every enforcement point asks: may this principal do this action on this resource.",
+  request: jsonBody(DecisionRequest, "The principal, action, resource and context"),
+  responses: jsonOk(DecisionResponse, "The decision and the rules that made it"),
+});
+
+export const internalResolveCredentialRoute = defineInternalRoute(governance, {
+  method: "post",
+  path: "/internal/governance/credentials/resolve",
+  operationId: "internalResolveCredential",
+  summary: "Resolve a credential",
+  description:
+    "The plaintext fields of a credential, for the proxy that uses them; never cached by the caller's HTTP stack.",
+  request: jsonBody(ResolveCredentialRequest, "The credential, the caller's project and an optional version"),
+  responses: jsonOk(ResolveCredentialResponse, "The credential's fields"),
+});
+
+export const internalFindCredentialsRoute = defineInternalRoute(governance, {
+  method: "post",
+  path: "/internal/governance/credentials/find",
+  operationId: "internalFindCredentials",
+  summary: "Find a project's credentials",
+  description: "A project's oldest credential of each kind asked, without secrets.",
+  request: jsonBody(FindCredentialsRequest, "The project and the kinds"),
+  responses: jsonOk(FindCredentialsResponse, "One credential per kind found"),
+});
+
+export const internalGovernanceMetricsRoute = defineInternalRoute(governance, {
+  method: "get",
+  path: "/internal/governance/metrics",
+  operationId: "internalGovernanceMetrics",
+  summary: "Decision counters",
+  description: "Allows are counted rather than audited one by one: this replica's counts since it started.",
+  responses: jsonOk(GovernanceMetricsResponse, "The counters"),
+});
 
 /**
- * Internal governance-svc endpoints: service principals only, never routed by the gateway. Every
- * enforcement point (sandbox admission, exec and egress, `/llm/**`, the cluster and AWS proxies,
- * connector tool calls) asks the one decision endpoint; proxies resolve the secrets they need here.
+ * The internal governance-svc endpoints, each exported by name above: served with service-kit's
+ * `internalRoute`, called with `callInternal`. This list is for checks that walk them all.
  */
-export const GOVERNANCE_INTERNAL = {
-  /** POST DecisionRequest → DecisionResponse. */
-  decide: GOVERNANCE_INTERNAL_ROUTES.decide.path,
-  /** POST ResolveCredentialRequest → ResolveCredentialResponse (plaintext secret fields). */
-  resolveCredential: GOVERNANCE_INTERNAL_ROUTES.resolveCredential.path,
-  /** POST FindCredentialsRequest → FindCredentialsResponse: a project's credential of each kind asked (no secrets). */
-  findCredentials: GOVERNANCE_INTERNAL_ROUTES.findCredentials.path,
-  /** GET → `{decisions: {allow, deny, dryrunDeny}, credentialResolutions}` since this replica started. */
-  metrics: GOVERNANCE_INTERNAL_ROUTES.metrics.path,
-} as const;
+export const governanceInternalRoutes: readonly InternalRoute[] = [
+  internalDecideRoute,
+  internalResolveCredentialRoute,
+  internalFindCredentialsRoute,
+  internalGovernanceMetricsRoute,
+];

@@ -1,5 +1,5 @@
 import { z } from "@hono/zod-openapi";
-import { defineInternalRoute, jsonBody, jsonOk } from "../common/internal-route.ts";
+import { defineInternalRoute, type InternalRoute, jsonBody, jsonOk } from "../common/internal-route.ts";
 import { ResolvedPrincipal } from "../tenancy/internal.ts";
 
 /** Sandbox tokens look like `apsb_<id>_<secret>`; the gateway sends tokens with this prefix to sandbox-svc. */
@@ -59,32 +59,31 @@ export type QuerySandboxesResponse = z.infer<typeof QuerySandboxesResponse>;
 
 const sandbox = { service: "sandbox" } as const;
 
-/** The internal sandbox-svc endpoints as contracts: served with service-kit's `internalRoute`, called with `callInternal`. */
-export const SANDBOX_INTERNAL_ROUTES = {
-  resolveSandboxToken: defineInternalRoute(sandbox, {
-    method: "post",
-    path: "/internal/authn/sandbox-token",
-    operationId: "internalResolveSandboxToken",
-    summary: "Resolve a sandbox token",
-    description: "The principal of an `apsb_` token; 401 problem when unknown, revoked or expired.",
-    request: jsonBody(ResolveSandboxTokenRequest, "The token as presented"),
-    responses: jsonOk(ResolvedPrincipal, "The token's principal (type `sandbox`)"),
-  }),
-  querySandboxes: defineInternalRoute(sandbox, {
-    method: "post",
-    path: "/internal/sandboxes/query",
-    operationId: "internalQuerySandboxes",
-    summary: "Query an organization's sandboxes",
-    description: "What governance needs of an organization's sandboxes (effective policy, drift); never env values.",
-    request: jsonBody(QuerySandboxesRequest, "The organization, optionally one project or one sandbox"),
-    responses: jsonOk(QuerySandboxesResponse, "The sandboxes"),
-  }),
-};
+export const internalResolveSandboxTokenRoute = defineInternalRoute(sandbox, {
+  method: "post",
+  path: "/internal/authn/sandbox-token",
+  operationId: "internalResolveSandboxToken",
+  summary: "Resolve a sandbox token",
+  description: "The principal of an `apsb_` token; 401 problem when unknown, revoked or expired.",
+  request: jsonBody(ResolveSandboxTokenRequest, "The token as presented"),
+  responses: jsonOk(ResolvedPrincipal, "The token's principal (type `sandbox`)"),
+});
 
-/** Internal sandbox-svc endpoints (service principals only; never routed by the gateway). */
-export const SANDBOX_INTERNAL = {
-  /** POST `{token}` → `{principal}` (type `sandbox`), or 401 problem when unknown, revoked or expired. */
-  resolveSandboxToken: SANDBOX_INTERNAL_ROUTES.resolveSandboxToken.path,
-  /** POST QuerySandboxesRequest → QuerySandboxesResponse: the sandboxes of an organization (governance reads them). */
-  querySandboxes: SANDBOX_INTERNAL_ROUTES.querySandboxes.path,
-} as const;
+export const internalQuerySandboxesRoute = defineInternalRoute(sandbox, {
+  method: "post",
+  path: "/internal/sandboxes/query",
+  operationId: "internalQuerySandboxes",
+  summary: "Query an organization's sandboxes",
+  description: "What governance needs of an organization's sandboxes (effective policy, drift); never env values.",
+  request: jsonBody(QuerySandboxesRequest, "The organization, optionally one project or one sandbox"),
+  responses: jsonOk(QuerySandboxesResponse, "The sandboxes"),
+});
+
+/**
+ * The internal sandbox-svc endpoints, each exported by name above: served with service-kit's
+ * `internalRoute`, called with `callInternal`. This list is for checks that walk them all.
+ */
+export const sandboxInternalRoutes: readonly InternalRoute[] = [
+  internalResolveSandboxTokenRoute,
+  internalQuerySandboxesRoute,
+];

@@ -1,6 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { PrincipalSchema } from "../common/identity.ts";
-import { defineInternalRoute, jsonBody, jsonOk } from "../common/internal-route.ts";
+import { defineInternalRoute, type InternalRoute, jsonBody, jsonOk } from "../common/internal-route.ts";
 import { OrgRoleSchema, ProjectRoleSchema } from "../common/roles.ts";
 
 /**
@@ -82,101 +82,101 @@ export const ProjectPrincipalRequest = z.object({
   type: z.enum(["user", "api_token"]),
   id: z.string().min(1).max(200),
 });
+
 const tenancy = { service: "tenancy" } as const;
 
-/** The internal tenancy endpoints as contracts: served with service-kit's `internalRoute`, called with `callInternal`. */
-export const TENANCY_INTERNAL_ROUTES = {
-  resolveApiToken: defineInternalRoute(tenancy, {
-    method: "post",
-    path: "/internal/authn/api-token",
-    operationId: "internalResolveApiToken",
-    summary: "Resolve an API token",
-    description: "The principal of an opaque API token; 401 problem when unknown, revoked or expired.",
-    request: jsonBody(ResolveApiTokenRequest, "The token as presented"),
-    responses: jsonOk(ResolvedPrincipal, "The token's principal"),
-  }),
-  resolveSession: defineInternalRoute(tenancy, {
-    method: "post",
-    path: "/internal/authn/session",
-    operationId: "internalResolveSession",
-    summary: "Resolve a browser session",
-    description:
-      "The principal and CSRF token of an open browser session; 401 problem when unknown, revoked or expired.",
-    request: jsonBody(ResolveSessionRequest, "The session cookie's value"),
-    responses: jsonOk(ResolvedSession, "The session's principal"),
-  }),
-  resolveOidcUser: defineInternalRoute(tenancy, {
-    method: "post",
-    path: "/internal/authn/oidc-user",
-    operationId: "internalResolveOidcUser",
-    summary: "Find or provision an OIDC user",
-    description: "The user behind a verified OIDC identity, provisioned on first sight.",
-    request: jsonBody(ResolveOidcUserRequest, "The verified identity"),
-    responses: jsonOk(ResolvedPrincipal, "The user's principal"),
-  }),
-  projectVerificationKeys: defineInternalRoute(tenancy, {
-    method: "get",
-    path: "/internal/projects/{projectId}/verification-keys",
-    operationId: "internalProjectVerificationKeys",
-    summary: "A project's verification keys",
-    description: "The published JWKS of a project, for cluster JWT verification; 404 problem when unknown.",
-    request: { params: ProjectIdParam },
-    responses: jsonOk(VerificationKeysResponse, "The project's organization and keys"),
-  }),
-  resolveOrg: defineInternalRoute(tenancy, {
-    method: "get",
-    path: "/internal/org-of/{resourceId}",
-    operationId: "internalResolveOrg",
-    summary: "The organization of a resource",
-    description: "The organization a project, team, API token or invitation belongs to; 404 problem when unknown.",
-    request: { params: z.object({ resourceId: z.string().min(1).max(200) }) },
-    responses: jsonOk(ResolveOrgResponse, "The organization, absent for a token bound to none"),
-  }),
-  signProjectToken: defineInternalRoute(tenancy, {
-    method: "post",
-    path: "/internal/projects/{projectId}/sign",
-    operationId: "internalSignProjectToken",
-    summary: "Sign a project token",
-    description: "An ES256 JWT signed with the project's current key (the private key never leaves tenancy).",
-    request: { params: ProjectIdParam, ...jsonBody(SignProjectTokenRequest, "Subject, audience, lifetime, claims") },
-    responses: jsonOk(SignProjectTokenResponse, "The token and the key id"),
-  }),
-  projectPrincipal: defineInternalRoute(tenancy, {
-    method: "post",
-    path: "/internal/projects/{projectId}/principal",
-    operationId: "internalProjectPrincipal",
-    summary: "A principal of a project",
-    description:
-      "The principal a user or a usable API token acts as, when it can see the project; 404 problem otherwise.",
-    request: { params: ProjectIdParam, ...jsonBody(ProjectPrincipalRequest, "The principal's type and id") },
-    responses: jsonOk(ResolvedPrincipal, "The principal as the platform sees it"),
-  }),
-  authorize: defineInternalRoute(tenancy, {
-    method: "post",
-    path: "/internal/authz/check",
-    operationId: "internalAuthorize",
-    summary: "Authorization decision",
-    description: "Whether a principal holds a permission in an organization or project.",
-    request: jsonBody(AuthorizeRequest, "The principal, the permission and the scope"),
-    responses: jsonOk(AuthorizeResponse, "The decision and the roles found"),
-  }),
-};
+export const internalResolveApiTokenRoute = defineInternalRoute(tenancy, {
+  method: "post",
+  path: "/internal/authn/api-token",
+  operationId: "internalResolveApiToken",
+  summary: "Resolve an API token",
+  description: "The principal of an opaque API token; 401 problem when unknown, revoked or expired.",
+  request: jsonBody(ResolveApiTokenRequest, "The token as presented"),
+  responses: jsonOk(ResolvedPrincipal, "The token's principal"),
+});
+
+export const internalResolveSessionRoute = defineInternalRoute(tenancy, {
+  method: "post",
+  path: "/internal/authn/session",
+  operationId: "internalResolveSession",
+  summary: "Resolve a browser session",
+  description: "The principal and CSRF token of an open browser session; 401 problem when unknown, revoked or expired.",
+  request: jsonBody(ResolveSessionRequest, "The session cookie's value"),
+  responses: jsonOk(ResolvedSession, "The session's principal"),
+});
+
+export const internalResolveOidcUserRoute = defineInternalRoute(tenancy, {
+  method: "post",
+  path: "/internal/authn/oidc-user",
+  operationId: "internalResolveOidcUser",
+  summary: "Find or provision an OIDC user",
+  description: "The user behind a verified OIDC identity, provisioned on first sight.",
+  request: jsonBody(ResolveOidcUserRequest, "The verified identity"),
+  responses: jsonOk(ResolvedPrincipal, "The user's principal"),
+});
+
+export const internalProjectVerificationKeysRoute = defineInternalRoute(tenancy, {
+  method: "get",
+  path: "/internal/projects/{projectId}/verification-keys",
+  operationId: "internalProjectVerificationKeys",
+  summary: "A project's verification keys",
+  description: "The published JWKS of a project, for cluster JWT verification; 404 problem when unknown.",
+  request: { params: ProjectIdParam },
+  responses: jsonOk(VerificationKeysResponse, "The project's organization and keys"),
+});
+
+export const internalResolveOrgRoute = defineInternalRoute(tenancy, {
+  method: "get",
+  path: "/internal/org-of/{resourceId}",
+  operationId: "internalResolveOrg",
+  summary: "The organization of a resource",
+  description: "The organization a project, team, API token or invitation belongs to; 404 problem when unknown.",
+  request: { params: z.object({ resourceId: z.string().min(1).max(200) }) },
+  responses: jsonOk(ResolveOrgResponse, "The organization, absent for a token bound to none"),
+});
+
+export const internalSignProjectTokenRoute = defineInternalRoute(tenancy, {
+  method: "post",
+  path: "/internal/projects/{projectId}/sign",
+  operationId: "internalSignProjectToken",
+  summary: "Sign a project token",
+  description: "An ES256 JWT signed with the project's current key (the private key never leaves tenancy).",
+  request: { params: ProjectIdParam, ...jsonBody(SignProjectTokenRequest, "Subject, audience, lifetime, claims") },
+  responses: jsonOk(SignProjectTokenResponse, "The token and the key id"),
+});
+
+export const internalProjectPrincipalRoute = defineInternalRoute(tenancy, {
+  method: "post",
+  path: "/internal/projects/{projectId}/principal",
+  operationId: "internalProjectPrincipal",
+  summary: "A principal of a project",
+  description:
+    "The principal a user or a usable API token acts as, when it can see the project; 404 problem otherwise.",
+  request: { params: ProjectIdParam, ...jsonBody(ProjectPrincipalRequest, "The principal's type and id") },
+  responses: jsonOk(ResolvedPrincipal, "The principal as the platform sees it"),
+});
+
+export const internalAuthorizeRoute = defineInternalRoute(tenancy, {
+  method: "post",
+  path: "/internal/authz/check",
+  operationId: "internalAuthorize",
+  summary: "Authorization decision",
+  description: "Whether a principal holds a permission in an organization or project.",
+  request: jsonBody(AuthorizeRequest, "The principal, the permission and the scope"),
+  responses: jsonOk(AuthorizeResponse, "The decision and the roles found"),
+});
 
 /**
- * Internal tenancy endpoints, called by the gateway and by other services with a service
- * identity. They are not part of `/v1` and the gateway never routes to them.
+ * The internal tenancy-svc endpoints, each exported by name above: served with service-kit's
+ * `internalRoute`, called with `callInternal`. This list is for checks that walk them all.
  */
-export const TENANCY_INTERNAL = {
-  /** POST: resolve an opaque API token to its principal; 401 problem when unknown, revoked or expired. */
-  resolveApiToken: TENANCY_INTERNAL_ROUTES.resolveApiToken.path,
-  /** POST: find or provision the user behind a verified OIDC identity. */
-  resolveOidcUser: TENANCY_INTERNAL_ROUTES.resolveOidcUser.path,
-  /** GET: published verification keys of a project (JWKS), for cluster JWT verification. */
-  projectVerificationKeys: TENANCY_INTERNAL_ROUTES.projectVerificationKeys.path,
-  /** POST: authorization decision for a principal, a permission and an org or project. */
-  authorize: TENANCY_INTERNAL_ROUTES.authorize.path,
-  /** POST SignProjectTokenRequest → SignProjectTokenResponse: an ES256 JWT signed with the project's current key. */
-  signProjectToken: TENANCY_INTERNAL_ROUTES.signProjectToken.path,
-  /** GET → ResolveOrgResponse: the organization a tenancy resource (project, team, API token, invitation) belongs to. */
-  resolveOrg: TENANCY_INTERNAL_ROUTES.resolveOrg.path,
-} as const;
+export const tenancyInternalRoutes: readonly InternalRoute[] = [
+  internalResolveApiTokenRoute,
+  internalResolveSessionRoute,
+  internalResolveOidcUserRoute,
+  internalProjectVerificationKeysRoute,
+  internalResolveOrgRoute,
+  internalSignProjectTokenRoute,
+  internalProjectPrincipalRoute,
+  internalAuthorizeRoute,
+];

@@ -1,4 +1,4 @@
-import { AUDIT_INTERNAL_ROUTES as R } from "@agentplane/contracts";
+import { internalSpendOpenRoute } from "@agentplane/contracts";
 import { internalRoute, type ServiceApp } from "@agentplane/service-kit";
 import type { AuditContext } from "../../context.ts";
 
@@ -8,5 +8,5 @@ import type { AuditContext } from "../../context.ts";
  * limit applied to, so a crash still settles them at their estimate, and says where a limit applies now.
  */
 export function registerInternalSpendOpen(app: ServiceApp, { spend }: AuditContext): void {
-  app.openapi(internalRoute(R.open), async (c) => c.json(await spend.open(c.req.valid("json")), 200));
+  app.openapi(internalRoute(internalSpendOpenRoute), async (c) => c.json(await spend.open(c.req.valid("json")), 200));
 }

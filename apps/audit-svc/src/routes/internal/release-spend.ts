@@ -1,4 +1,4 @@
-import { AUDIT_INTERNAL_ROUTES as R } from "@agentplane/contracts";
+import { internalSpendReleaseRoute } from "@agentplane/contracts";
 import { internalRoute, type ServiceApp } from "@agentplane/service-kit";
 import type { AuditContext } from "../../context.ts";
 
@@ -7,5 +7,7 @@ import type { AuditContext } from "../../context.ts";
  * the inference proxy, decide about spend): drops a hold whose call did not run, returning its amount to the limits.
  */
 export function registerInternalSpendRelease(app: ServiceApp, { spend }: AuditContext): void {
-  app.openapi(internalRoute(R.release), async (c) => c.json(await spend.release(c.req.valid("json")), 200));
+  app.openapi(internalRoute(internalSpendReleaseRoute), async (c) =>
+    c.json(await spend.release(c.req.valid("json")), 200),
+  );
 }

@@ -1,4 +1,4 @@
-import { AUDIT_INTERNAL_ROUTES as R } from "@agentplane/contracts";
+import { internalSpendReserveRoute } from "@agentplane/contracts";
 import { internalRoute, type ServiceApp } from "@agentplane/service-kit";
 import type { AuditContext } from "../../context.ts";
 
@@ -7,5 +7,7 @@ import type { AuditContext } from "../../context.ts";
  * the inference proxy, decide about spend): holds an estimated cost against the limits that apply before a call runs.
  */
 export function registerInternalSpendReserve(app: ServiceApp, { spend }: AuditContext): void {
-  app.openapi(internalRoute(R.reserve), async (c) => c.json(await spend.reserve(c.req.valid("json")), 200));
+  app.openapi(internalRoute(internalSpendReserveRoute), async (c) =>
+    c.json(await spend.reserve(c.req.valid("json")), 200),
+  );
 }

@@ -1,4 +1,4 @@
-import { AUDIT_INTERNAL_ROUTES as R } from "@agentplane/contracts";
+import { internalSpendSettleRoute } from "@agentplane/contracts";
 import { internalRoute, type ServiceApp } from "@agentplane/service-kit";
 import type { AuditContext } from "../../context.ts";
 
@@ -7,5 +7,7 @@ import type { AuditContext } from "../../context.ts";
  * the inference proxy, decide about spend): replaces a hold with the call's actual cost once it is known.
  */
 export function registerInternalSpendSettle(app: ServiceApp, { spend }: AuditContext): void {
-  app.openapi(internalRoute(R.settle), async (c) => c.json(await spend.settle(c.req.valid("json")), 200));
+  app.openapi(internalRoute(internalSpendSettleRoute), async (c) =>
+    c.json(await spend.settle(c.req.valid("json")), 200),
+  );
 }

@@ -3,7 +3,7 @@ import {
   auditPrincipal,
   type DecisionRequest,
   type DecisionResponse,
-  GOVERNANCE_INTERNAL_ROUTES,
+  internalResolveCredentialRoute,
   newId,
   type Principal,
   ResolveCredentialResponse,
@@ -43,7 +43,7 @@ export async function credentialHeaders(
   if (!ctx.governance) {
     throw new ProblemError("service-unavailable", { detail: "Connector credentials need the governance service" });
   }
-  const body = await callInternal(ctx.governance, GOVERNANCE_INTERNAL_ROUTES.resolveCredential, {
+  const body = await callInternal(ctx.governance, internalResolveCredentialRoute, {
     principal: CALLER,
     body: { credentialId, projectId },
   });

@@ -1,4 +1,4 @@
-import { idPattern, TENANCY_INTERNAL_ROUTES } from "@agentplane/contracts";
+import { idPattern, internalResolveOrgRoute } from "@agentplane/contracts";
 import { badRequest, ProblemError } from "@agentplane/problem-details";
 import { callInternal, type ServiceClient, servicePrincipal } from "@agentplane/service-kit";
 
@@ -27,7 +27,7 @@ export async function checkTeamsOfOrg(
     let org = orgs.get(teamId);
     if (!org) {
       org = TEAM_ID.test(teamId)
-        ? callInternal(tenancy, TENANCY_INTERNAL_ROUTES.resolveOrg, {
+        ? callInternal(tenancy, internalResolveOrgRoute, {
             principal: CALLER,
             params: { resourceId: teamId },
           }).then(

@@ -1,11 +1,11 @@
-import { CONNECTIONS_INTERNAL } from "@agentplane/contracts";
+import { FORWARD_TO_TUNNEL_PATH } from "@agentplane/contracts";
 import { type ServiceApp, serviceOnly } from "@agentplane/service-kit";
 import { TunnelHub } from "../../tunnel/hub.ts";
 import type { ConnectionsRouteContext } from "../context.ts";
 
 /** Proxy forwarding between connections replicas: a request for a tunnel another replica holds. */
 export function registerForwardToTunnel(app: ServiceApp, ctx: ConnectionsRouteContext): void {
-  const forwardPrefix = CONNECTIONS_INTERNAL.forwardToTunnel.replace("{clusterId}", ":clusterId");
+  const forwardPrefix = FORWARD_TO_TUNNEL_PATH.replace("{clusterId}", ":clusterId");
   // Any method and body, passed through unparsed; only another connections replica may forward.
   app.use(`${forwardPrefix}/*`, serviceOnly(["connections"]));
   app.on(["GET", "POST", "PUT", "PATCH", "DELETE"], `${forwardPrefix}/*`, async (c) => {

@@ -1,4 +1,4 @@
-import { GOVERNANCE_INTERNAL_ROUTES as R } from "@agentplane/contracts";
+import { internalDecideRoute } from "@agentplane/contracts";
 import type { ServiceApp } from "@agentplane/service-kit";
 import { internalRoute } from "@agentplane/service-kit";
 import type { GovernanceContext } from "../../context.ts";
@@ -6,7 +6,7 @@ import { decide } from "../../services/decisions.ts";
 
 /** The one decision endpoint every enforcement point asks (service identities only). */
 export function registerInternalDecide(app: ServiceApp, ctx: GovernanceContext): void {
-  app.openapi(internalRoute(R.decide), async (c) =>
+  app.openapi(internalRoute(internalDecideRoute), async (c) =>
     c.json(await decide(ctx, c.req.valid("json"), c.get("requestId")), 200),
   );
 }

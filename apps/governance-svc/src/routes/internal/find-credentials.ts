@@ -1,4 +1,4 @@
-import { type FindCredentialsResponse, GOVERNANCE_INTERNAL_ROUTES as R } from "@agentplane/contracts";
+import { type FindCredentialsResponse, internalFindCredentialsRoute } from "@agentplane/contracts";
 import type { ServiceApp } from "@agentplane/service-kit";
 import { internalRoute } from "@agentplane/service-kit";
 import type { GovernanceContext } from "../../context.ts";
@@ -10,7 +10,7 @@ import { findCredentials } from "../../services/credentials.ts";
  * The oldest of a kind wins, so adding another one never silently switches the project's account.
  */
 export function registerInternalFindCredentials(app: ServiceApp, ctx: GovernanceContext): void {
-  app.openapi(internalRoute(R.findCredentials), async (c) => {
+  app.openapi(internalRoute(internalFindCredentialsRoute), async (c) => {
     const found = await findCredentials(ctx, c.req.valid("json"));
     c.header("cache-control", "no-store");
     return c.json(found satisfies FindCredentialsResponse, 200);

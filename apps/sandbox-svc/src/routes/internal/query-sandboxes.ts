@@ -1,4 +1,4 @@
-import { SANDBOX_INTERNAL_ROUTES as R } from "@agentplane/contracts";
+import { internalQuerySandboxesRoute } from "@agentplane/contracts";
 import { internalRoute, type ServiceApp } from "@agentplane/service-kit";
 import type { SandboxContext } from "../../context.ts";
 import { querySandboxesOfOrg } from "../../services/org-sandboxes.ts";
@@ -8,7 +8,7 @@ import { querySandboxesOfOrg } from "../../services/org-sandboxes.ts";
  * effective policy and drift audit; only service principals may ask. Env values never leave here.
  */
 export function registerInternalQuerySandboxes(app: ServiceApp, ctx: SandboxContext): void {
-  app.openapi(internalRoute(R.querySandboxes), async (c) =>
+  app.openapi(internalRoute(internalQuerySandboxesRoute), async (c) =>
     c.json(await querySandboxesOfOrg(ctx, c.req.valid("json")), 200),
   );
 }

@@ -1,4 +1,4 @@
-import { TENANCY_INTERNAL_ROUTES as R } from "@agentplane/contracts";
+import { internalSignProjectTokenRoute } from "@agentplane/contracts";
 import { ProblemError } from "@agentplane/problem-details";
 import { internalRoute, type ServiceApp } from "@agentplane/service-kit";
 import type { TenancyContext } from "../../context.ts";
@@ -6,7 +6,7 @@ import { ProjectTokenSigner } from "../../services/project-tokens.ts";
 
 export function registerInternalSignProjectToken(app: ServiceApp, ctx: TenancyContext): void {
   const signer = new ProjectTokenSigner(ctx.db, ctx.config.secretKey);
-  app.openapi(internalRoute(R.signProjectToken), async (c) => {
+  app.openapi(internalRoute(internalSignProjectTokenRoute), async (c) => {
     const { projectId } = c.req.valid("param");
     const signed = await signer.sign(projectId, c.req.valid("json"));
     if (!signed) throw new ProblemError("not-found", { detail: `Project ${projectId} was not found` });
