@@ -97,4 +97,21 @@ describe("runtime HTTP edge", () => {
     const accepted = await rt.request("POST", "/agents/webhooks/doc", { hello: "world" });
     expect(accepted.status).toBe(202);
   });
+
+  it("documents no authentication and, per operation, only the problems it answers", async () => {
+    type Op = { operationId: string; security?: unknown; responses: Record<string, { content?: object }> };
+    const doc = await rt.json<{ paths: Record<string, Record<string, Op>>; components?: Record<string, unknown> }>(
+      "GET",
+      "/openapi.json",
+    );
+    // The platform routing in front of the runtime authenticates; the runtime asks for nothing.
+    expect(doc.body.components?.securitySchemes).toBeUndefined();
+    const ops = Object.values(doc.body.paths).flatMap((item) => Object.values(item));
+    expect(ops.length).toBeGreaterThan(20);
+    for (const op of ops) expect(op.security, op.operationId).toBeUndefined();
+    const post = doc.body.paths["/agents/threads/{threadId}/messages"]?.post;
+    expect(Object.keys(post?.responses ?? {})).toEqual(["200", "400", "404", "502"]);
+    expect(Object.keys(post?.responses["502"]?.content ?? {})).toEqual(["application/problem+json"]);
+    expect(Object.keys(doc.body.paths["/agents/threads"]?.get?.responses ?? {})).toEqual(["200"]);
+  });
 });

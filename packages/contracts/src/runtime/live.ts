@@ -1,5 +1,5 @@
-import { errorResponses } from "@agentplane/problem-details";
-import { createRoute, z } from "@hono/zod-openapi";
+import { z } from "@hono/zod-openapi";
+import { defineRuntimeRoute } from "./define-route.ts";
 
 /**
  * Event names of a thread's live stream. `message`: a message shown in the thread (the user's
@@ -11,30 +11,33 @@ import { createRoute, z } from "@hono/zod-openapi";
  */
 export const LIVE_EVENTS = ["message", "delta", "step", "tool_call", "tool_result"] as const;
 
-export const followThreadRoute = createRoute({
-  method: "get",
-  path: "/agents/threads/{threadId}/events",
-  operationId: "followThread",
-  request: {
-    params: z.object({
-      threadId: z
-        .string()
-        .min(1)
-        .openapi({ param: { name: "threadId", in: "path" } }),
-    }),
-    headers: z.object({
-      "last-event-id": z
-        .string()
-        .regex(/^\d+$/, "an event id from this stream")
-        .optional()
-        .openapi({ description: "Resume: events after this id are replayed first" }),
-    }),
-  },
-  responses: {
-    200: {
-      description: "Server-Sent Events: `id`, `event` (one of LIVE_EVENTS) and JSON `data`; a comment line every 15 s",
-      content: { "text/event-stream": { schema: z.string() } },
+export const followThreadRoute = defineRuntimeRoute(
+  { errors: [404] },
+  {
+    method: "get",
+    path: "/agents/threads/{threadId}/events",
+    operationId: "followThread",
+    request: {
+      params: z.object({
+        threadId: z
+          .string()
+          .min(1)
+          .openapi({ param: { name: "threadId", in: "path" } }),
+      }),
+      headers: z.object({
+        "last-event-id": z
+          .string()
+          .regex(/^\d+$/, "an event id from this stream")
+          .optional()
+          .openapi({ description: "Resume: events after this id are replayed first" }),
+      }),
     },
-    404: errorResponses[404],
+    responses: {
+      200: {
+        description:
+          "Server-Sent Events: `id`, `event` (one of LIVE_EVENTS) and JSON `data`; a comment line every 15 s",
+        content: { "text/event-stream": { schema: z.string() } },
+      },
+    },
   },
-});
+);

@@ -1,6 +1,7 @@
 import { errorResponses } from "@agentplane/problem-details";
-import { createRoute, z } from "@hono/zod-openapi";
+import { z } from "@hono/zod-openapi";
 import { AgentProfile, UpdateModelsBody, UpdateVerboseBody } from "./agent.ts";
+import { defineRuntimeRoute } from "./define-route.ts";
 import {
   ChatMessageList,
   CreateThreadBody,
@@ -42,177 +43,212 @@ const nameParam = z.object({
     .openapi({ param: { name: "name", in: "path" } }),
 });
 
-export const getProfileRoute = createRoute({
-  method: "get",
-  path: "/agents/profile",
-  operationId: "getAgentProfile",
-  responses: { 200: json(AgentProfile, "The agent profile"), 500: errorResponses[500] },
-});
+export const getAgentProfileRoute = defineRuntimeRoute(
+  { errors: [500] },
+  {
+    method: "get",
+    path: "/agents/profile",
+    operationId: "getAgentProfile",
+    responses: { 200: json(AgentProfile, "The agent profile") },
+  },
+);
 
-export const updateVerboseRoute = createRoute({
-  method: "patch",
-  path: "/agents/verbose",
-  operationId: "updateAgentVerbose",
-  request: { body: body(UpdateVerboseBody) },
-  responses: { 200: json(AgentProfile, "The updated profile"), 400: errorResponses[400] },
-});
+export const updateAgentVerboseRoute = defineRuntimeRoute(
+  { errors: [400] },
+  {
+    method: "patch",
+    path: "/agents/verbose",
+    operationId: "updateAgentVerbose",
+    request: { body: body(UpdateVerboseBody) },
+    responses: { 200: json(AgentProfile, "The updated profile") },
+  },
+);
 
-export const updateModelsRoute = createRoute({
-  method: "patch",
-  path: "/agents/models",
-  operationId: "updateAgentModels",
-  request: { body: body(UpdateModelsBody) },
-  responses: { 200: json(AgentProfile, "The updated profile"), 400: errorResponses[400] },
-});
+export const updateAgentModelsRoute = defineRuntimeRoute(
+  { errors: [400] },
+  {
+    method: "patch",
+    path: "/agents/models",
+    operationId: "updateAgentModels",
+    request: { body: body(UpdateModelsBody) },
+    responses: { 200: json(AgentProfile, "The updated profile") },
+  },
+);
 
-export const listThreadsRoute = createRoute({
-  method: "get",
-  path: "/agents/threads",
-  operationId: "listThreads",
-  responses: { 200: json(ThreadList, "Web chat threads, newest first") },
-});
+export const listThreadsRoute = defineRuntimeRoute(
+  { errors: [] },
+  {
+    method: "get",
+    path: "/agents/threads",
+    operationId: "listThreads",
+    responses: { 200: json(ThreadList, "Web chat threads, newest first") },
+  },
+);
 
-export const createThreadRoute = createRoute({
-  method: "post",
-  path: "/agents/threads",
-  operationId: "createThread",
-  request: { body: { required: false, content: { "application/json": { schema: CreateThreadBody } } } },
-  responses: { 201: json(Thread, "The new thread"), 400: errorResponses[400] },
-});
+export const createThreadRoute = defineRuntimeRoute(
+  { errors: [400] },
+  {
+    method: "post",
+    path: "/agents/threads",
+    operationId: "createThread",
+    request: { body: { required: false, content: { "application/json": { schema: CreateThreadBody } } } },
+    responses: { 201: json(Thread, "The new thread") },
+  },
+);
 
-export const listMessagesRoute = createRoute({
-  method: "get",
-  path: "/agents/threads/{threadId}/messages",
-  operationId: "listThreadMessages",
-  request: { params: threadIdParam },
-  responses: { 200: json(ChatMessageList, "Visible messages, oldest first"), 404: errorResponses[404] },
-});
+export const listThreadMessagesRoute = defineRuntimeRoute(
+  { errors: [404] },
+  {
+    method: "get",
+    path: "/agents/threads/{threadId}/messages",
+    operationId: "listThreadMessages",
+    request: { params: threadIdParam },
+    responses: { 200: json(ChatMessageList, "Visible messages, oldest first") },
+  },
+);
 
-export const postMessageRoute = createRoute({
-  method: "post",
-  path: "/agents/threads/{threadId}/messages",
-  operationId: "postThreadMessage",
-  request: { params: threadIdParam, query: PostMessageQuery, body: body(PostMessageBody) },
-  responses: {
-    200: {
-      description: "The delivered steps: an SSE stream (`message`, `done`, `error` events) or, with stream=false, JSON",
-      content: { "text/event-stream": { schema: z.string() }, "application/json": { schema: TurnResult } },
+export const postThreadMessageRoute = defineRuntimeRoute(
+  { errors: [400, 404] },
+  {
+    method: "post",
+    path: "/agents/threads/{threadId}/messages",
+    operationId: "postThreadMessage",
+    request: { params: threadIdParam, query: PostMessageQuery, body: body(PostMessageBody) },
+    responses: {
+      200: {
+        description:
+          "The delivered steps: an SSE stream (`message`, `done`, `error` events) or, with stream=false, JSON",
+        content: { "text/event-stream": { schema: z.string() }, "application/json": { schema: TurnResult } },
+      },
+      // A failed model turn (`bad-gateway`); not in the shared set, so listed with the 500's text.
+      502: errorResponses[500],
     },
-    400: errorResponses[400],
-    404: errorResponses[404],
-    502: errorResponses[500],
   },
-});
+);
 
-export const getWebhooksRoute = createRoute({
-  method: "get",
-  path: "/agents/webhooks",
-  operationId: "getWebhookReceiver",
-  responses: { 200: json(WebhookReceiverState, "The receiver switch and every subscription") },
-});
-
-export const setReceiverEnabledRoute = createRoute({
-  method: "put",
-  path: "/agents/webhooks/enabled",
-  operationId: "setWebhookReceiverEnabled",
-  request: { body: body(SetReceiverEnabledBody) },
-  responses: { 200: json(WebhookReceiverState, "The receiver state"), 400: errorResponses[400] },
-});
-
-export const createSubscriptionRoute = createRoute({
-  method: "post",
-  path: "/agents/webhook-subscriptions",
-  operationId: "createWebhookSubscription",
-  request: { body: body(CreateWebhookSubscriptionBody) },
-  responses: {
-    201: json(WebhookSubscription, "The new subscription"),
-    400: errorResponses[400],
-    409: errorResponses[409],
+export const getWebhookReceiverRoute = defineRuntimeRoute(
+  { errors: [] },
+  {
+    method: "get",
+    path: "/agents/webhooks",
+    operationId: "getWebhookReceiver",
+    responses: { 200: json(WebhookReceiverState, "The receiver switch and every subscription") },
   },
-});
+);
 
-export const getSubscriptionRoute = createRoute({
-  method: "get",
-  path: "/agents/webhook-subscriptions/{name}",
-  operationId: "getWebhookSubscription",
-  request: { params: nameParam },
-  responses: { 200: json(WebhookSubscription, "The subscription"), 404: errorResponses[404] },
-});
-
-export const updateSubscriptionRoute = createRoute({
-  method: "patch",
-  path: "/agents/webhook-subscriptions/{name}",
-  operationId: "updateWebhookSubscription",
-  request: { params: nameParam, body: body(UpdateWebhookSubscriptionBody) },
-  responses: {
-    200: json(WebhookSubscription, "The updated subscription"),
-    400: errorResponses[400],
-    404: errorResponses[404],
+export const setWebhookReceiverEnabledRoute = defineRuntimeRoute(
+  { errors: [400] },
+  {
+    method: "put",
+    path: "/agents/webhooks/enabled",
+    operationId: "setWebhookReceiverEnabled",
+    request: { body: body(SetReceiverEnabledBody) },
+    responses: { 200: json(WebhookReceiverState, "The receiver state") },
   },
-});
+);
 
-export const deleteSubscriptionRoute = createRoute({
-  method: "delete",
-  path: "/agents/webhook-subscriptions/{name}",
-  operationId: "deleteWebhookSubscription",
-  request: { params: nameParam },
-  responses: { 204: { description: "Deleted" }, 404: errorResponses[404] },
-});
-
-export const listSubscriptionRunsRoute = createRoute({
-  method: "get",
-  path: "/agents/webhook-subscriptions/{name}/runs",
-  operationId: "listWebhookRuns",
-  request: {
-    params: nameParam,
-    query: z.object({
-      limit: z.coerce
-        .number()
-        .int()
-        .min(1)
-        .max(200)
-        .default(50)
-        .openapi({ param: { name: "limit", in: "query" } }),
-    }),
+export const createWebhookSubscriptionRoute = defineRuntimeRoute(
+  { errors: [400, 409] },
+  {
+    method: "post",
+    path: "/agents/webhook-subscriptions",
+    operationId: "createWebhookSubscription",
+    request: { body: body(CreateWebhookSubscriptionBody) },
+    responses: {
+      201: json(WebhookSubscription, "The new subscription"),
+    },
   },
-  responses: { 200: json(WebhookRunList, "Recent runs, newest first"), 404: errorResponses[404] },
-});
+);
+
+export const getWebhookSubscriptionRoute = defineRuntimeRoute(
+  { errors: [404] },
+  {
+    method: "get",
+    path: "/agents/webhook-subscriptions/{name}",
+    operationId: "getWebhookSubscription",
+    request: { params: nameParam },
+    responses: { 200: json(WebhookSubscription, "The subscription") },
+  },
+);
+
+export const updateWebhookSubscriptionRoute = defineRuntimeRoute(
+  { errors: [400, 404] },
+  {
+    method: "patch",
+    path: "/agents/webhook-subscriptions/{name}",
+    operationId: "updateWebhookSubscription",
+    request: { params: nameParam, body: body(UpdateWebhookSubscriptionBody) },
+    responses: {
+      200: json(WebhookSubscription, "The updated subscription"),
+    },
+  },
+);
+
+export const deleteWebhookSubscriptionRoute = defineRuntimeRoute(
+  { errors: [404] },
+  {
+    method: "delete",
+    path: "/agents/webhook-subscriptions/{name}",
+    operationId: "deleteWebhookSubscription",
+    request: { params: nameParam },
+    responses: { 204: { description: "Deleted" } },
+  },
+);
+
+export const listWebhookRunsRoute = defineRuntimeRoute(
+  { errors: [404] },
+  {
+    method: "get",
+    path: "/agents/webhook-subscriptions/{name}/runs",
+    operationId: "listWebhookRuns",
+    request: {
+      params: nameParam,
+      query: z.object({
+        limit: z.coerce
+          .number()
+          .int()
+          .min(1)
+          .max(200)
+          .default(50)
+          .openapi({ param: { name: "limit", in: "query" } }),
+      }),
+    },
+    responses: { 200: json(WebhookRunList, "Recent runs, newest first") },
+  },
+);
 
 /**
  * The webhook receiver (spec "Runtime: webhook receiver"). Served by a plain handler on the hot
  * path (the body is read as it streams, capped at 1 MiB); registered here so the runtime's
  * OpenAPI document lists it.
  */
-export const receiveWebhookRoute = createRoute({
-  method: "post",
-  path: "/agents/webhooks/{name}",
-  operationId: "receiveWebhook",
-  summary: "Receive a webhook",
-  description:
-    "Takes a JSON object (at most 1 MiB) from an external system for the named subscription. Checked in this order: receiver off (403), unknown name (404), subscription inactive (403), the subscription's verification (401), a delivery id seen in the last 24 h (200 with the first answer), body not a JSON object (400), event not subscribed (200 `ignored`), deliver-only (200 `delivered`), queue full (429 with Retry-After); otherwise the run is stored and answered 202 without waiting for it.",
-  request: {
-    params: nameParam,
-    body: { required: true, content: { "application/json": { schema: z.record(z.string(), z.unknown()) } } },
+export const receiveWebhookRoute = defineRuntimeRoute(
+  { errors: [400, 401, 403, 404, 413, 429] },
+  {
+    method: "post",
+    path: "/agents/webhooks/{name}",
+    operationId: "receiveWebhook",
+    summary: "Receive a webhook",
+    description:
+      "Takes a JSON object (at most 1 MiB) from an external system for the named subscription. Checked in this order: receiver off (403), unknown name (404), subscription inactive (403), the subscription's verification (401), a delivery id seen in the last 24 h (200 with the first answer), body not a JSON object (400), event not subscribed (200 `ignored`), deliver-only (200 `delivered`), queue full (429 with Retry-After); otherwise the run is stored and answered 202 without waiting for it.",
+    request: {
+      params: nameParam,
+      body: { required: true, content: { "application/json": { schema: z.record(z.string(), z.unknown()) } } },
+    },
+    responses: {
+      200: json(
+        z.object({
+          status: z.enum(["ignored", "delivered", "accepted"]),
+          event: z.string().nullable(),
+          runId: z.string().optional(),
+          duplicate: z.boolean().optional(),
+        }),
+        "Not run: the event is not subscribed, the subscription only delivers, or the delivery id was seen in the last 24 h (`duplicate`: the first delivery's status and run id)",
+      ),
+      202: json(
+        z.object({ status: z.literal("accepted"), event: z.string().nullable(), runId: z.string() }),
+        "Stored; the run starts without the sender waiting",
+      ),
+    },
   },
-  responses: {
-    200: json(
-      z.object({
-        status: z.enum(["ignored", "delivered", "accepted"]),
-        event: z.string().nullable(),
-        runId: z.string().optional(),
-        duplicate: z.boolean().optional(),
-      }),
-      "Not run: the event is not subscribed, the subscription only delivers, or the delivery id was seen in the last 24 h (`duplicate`: the first delivery's status and run id)",
-    ),
-    202: json(
-      z.object({ status: z.literal("accepted"), event: z.string().nullable(), runId: z.string() }),
-      "Stored; the run starts without the sender waiting",
-    ),
-    400: errorResponses[400],
-    401: errorResponses[401],
-    403: errorResponses[403],
-    404: errorResponses[404],
-    413: errorResponses[413],
-    429: errorResponses[429],
-  },
-});
+);

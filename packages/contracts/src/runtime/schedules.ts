@@ -1,5 +1,5 @@
-import { errorResponses } from "@agentplane/problem-details";
-import { createRoute, z } from "@hono/zod-openapi";
+import { z } from "@hono/zod-openapi";
+import { defineRuntimeRoute } from "./define-route.ts";
 import { DeliveryTarget } from "./webhooks.ts";
 
 export const SCHEDULE_RUN_STATUSES = ["running", "succeeded", "failed", "skipped"] as const;
@@ -108,70 +108,84 @@ const idParam = z.object({
     .openapi({ param: { name: "id", in: "path" } }),
 });
 
-export const listSchedulesRoute = createRoute({
-  method: "get",
-  path: "/agents/schedules",
-  operationId: "listSchedules",
-  responses: { 200: json(ScheduleList, "Every schedule, oldest first") },
-});
-
-export const createScheduleRoute = createRoute({
-  method: "post",
-  path: "/agents/schedules",
-  operationId: "createSchedule",
-  request: { body: body(CreateScheduleBody) },
-  responses: {
-    201: json(Schedule, "The new schedule"),
-    400: errorResponses[400],
-    409: errorResponses[409],
+export const listSchedulesRoute = defineRuntimeRoute(
+  { errors: [] },
+  {
+    method: "get",
+    path: "/agents/schedules",
+    operationId: "listSchedules",
+    responses: { 200: json(ScheduleList, "Every schedule, oldest first") },
   },
-});
+);
 
-export const getScheduleRoute = createRoute({
-  method: "get",
-  path: "/agents/schedules/{id}",
-  operationId: "getSchedule",
-  request: { params: idParam },
-  responses: { 200: json(Schedule, "The schedule"), 404: errorResponses[404] },
-});
-
-export const updateScheduleRoute = createRoute({
-  method: "patch",
-  path: "/agents/schedules/{id}",
-  operationId: "updateSchedule",
-  request: { params: idParam, body: body(UpdateScheduleBody) },
-  responses: {
-    200: json(Schedule, "The updated schedule"),
-    400: errorResponses[400],
-    404: errorResponses[404],
-    409: errorResponses[409],
+export const createScheduleRoute = defineRuntimeRoute(
+  { errors: [400, 409] },
+  {
+    method: "post",
+    path: "/agents/schedules",
+    operationId: "createSchedule",
+    request: { body: body(CreateScheduleBody) },
+    responses: {
+      201: json(Schedule, "The new schedule"),
+    },
   },
-});
+);
 
-export const deleteScheduleRoute = createRoute({
-  method: "delete",
-  path: "/agents/schedules/{id}",
-  operationId: "deleteSchedule",
-  request: { params: idParam },
-  responses: { 204: { description: "Deleted, with its run history" }, 404: errorResponses[404] },
-});
-
-export const runScheduleRoute = createRoute({
-  method: "post",
-  path: "/agents/schedules/{id}/run",
-  operationId: "runSchedule",
-  request: { params: idParam },
-  responses: {
-    202: json(ScheduleRun, "The run started"),
-    404: errorResponses[404],
-    409: errorResponses[409],
+export const getScheduleRoute = defineRuntimeRoute(
+  { errors: [404] },
+  {
+    method: "get",
+    path: "/agents/schedules/{id}",
+    operationId: "getSchedule",
+    request: { params: idParam },
+    responses: { 200: json(Schedule, "The schedule") },
   },
-});
+);
 
-export const listScheduleRunsRoute = createRoute({
-  method: "get",
-  path: "/agents/schedules/{id}/runs",
-  operationId: "listScheduleRuns",
-  request: { params: idParam },
-  responses: { 200: json(ScheduleRunList, "Recent runs, newest first"), 404: errorResponses[404] },
-});
+export const updateScheduleRoute = defineRuntimeRoute(
+  { errors: [400, 404, 409] },
+  {
+    method: "patch",
+    path: "/agents/schedules/{id}",
+    operationId: "updateSchedule",
+    request: { params: idParam, body: body(UpdateScheduleBody) },
+    responses: {
+      200: json(Schedule, "The updated schedule"),
+    },
+  },
+);
+
+export const deleteScheduleRoute = defineRuntimeRoute(
+  { errors: [404] },
+  {
+    method: "delete",
+    path: "/agents/schedules/{id}",
+    operationId: "deleteSchedule",
+    request: { params: idParam },
+    responses: { 204: { description: "Deleted, with its run history" } },
+  },
+);
+
+export const runScheduleRoute = defineRuntimeRoute(
+  { errors: [404, 409] },
+  {
+    method: "post",
+    path: "/agents/schedules/{id}/run",
+    operationId: "runSchedule",
+    request: { params: idParam },
+    responses: {
+      202: json(ScheduleRun, "The run started"),
+    },
+  },
+);
+
+export const listScheduleRunsRoute = defineRuntimeRoute(
+  { errors: [404] },
+  {
+    method: "get",
+    path: "/agents/schedules/{id}/runs",
+    operationId: "listScheduleRuns",
+    request: { params: idParam },
+    responses: { 200: json(ScheduleRunList, "Recent runs, newest first") },
+  },
+);

@@ -1,5 +1,5 @@
-import { errorResponses } from "@agentplane/problem-details";
-import { createRoute, z } from "@hono/zod-openapi";
+import { z } from "@hono/zod-openapi";
+import { defineRuntimeRoute } from "./define-route.ts";
 
 export const TEAM_CHAT_STATES = ["off", "connecting", "connected", "disabled"] as const;
 
@@ -57,45 +57,55 @@ const channelIdParam = z.object({
     .openapi({ param: { name: "channelId", in: "path" }, example: "C0123ABCD" }),
 });
 
-export const getTeamChatRoute = createRoute({
-  method: "get",
-  path: "/agents/team-chat",
-  operationId: "getTeamChat",
-  responses: { 200: json(TeamChatState, "The team-chat integration's state, mode and owner") },
-});
-
-export const resetTeamChatOwnerRoute = createRoute({
-  method: "delete",
-  path: "/agents/team-chat/owner",
-  operationId: "resetTeamChatOwner",
-  description:
-    "Forgets the paired owner; a new one-time pairing code is written to the runtime's log. An owner set by CHAT_OWNER_ID cannot be reset here (409).",
-  responses: { 200: json(TeamChatState, "The state after the reset"), 409: errorResponses[409] },
-});
-
-export const listTeamChatChannelsRoute = createRoute({
-  method: "get",
-  path: "/agents/team-chat/channels",
-  operationId: "listTeamChatChannels",
-  responses: { 200: json(TeamChatChannelList, "Linked channels, oldest link first") },
-});
-
-export const updateTeamChatChannelRoute = createRoute({
-  method: "patch",
-  path: "/agents/team-chat/channels/{channelId}",
-  operationId: "updateTeamChatChannel",
-  description:
-    "Links (`linked: true`), unlinks (`linked: false`) or flags as main (`main: true`, which unflags any other) a channel. A channel that is not linked answers 404 unless the body links it.",
-  request: {
-    params: channelIdParam,
-    body: { required: true, content: { "application/json": { schema: UpdateTeamChatChannelBody } } },
+export const getTeamChatRoute = defineRuntimeRoute(
+  { errors: [] },
+  {
+    method: "get",
+    path: "/agents/team-chat",
+    operationId: "getTeamChat",
+    responses: { 200: json(TeamChatState, "The team-chat integration's state, mode and owner") },
   },
-  responses: {
-    200: json(TeamChatChannelList, "Every linked channel after the change"),
-    400: errorResponses[400],
-    404: errorResponses[404],
+);
+
+export const resetTeamChatOwnerRoute = defineRuntimeRoute(
+  { errors: [409] },
+  {
+    method: "delete",
+    path: "/agents/team-chat/owner",
+    operationId: "resetTeamChatOwner",
+    description:
+      "Forgets the paired owner; a new one-time pairing code is written to the runtime's log. An owner set by CHAT_OWNER_ID cannot be reset here (409).",
+    responses: { 200: json(TeamChatState, "The state after the reset") },
   },
-});
+);
+
+export const listTeamChatChannelsRoute = defineRuntimeRoute(
+  { errors: [] },
+  {
+    method: "get",
+    path: "/agents/team-chat/channels",
+    operationId: "listTeamChatChannels",
+    responses: { 200: json(TeamChatChannelList, "Linked channels, oldest link first") },
+  },
+);
+
+export const updateTeamChatChannelRoute = defineRuntimeRoute(
+  { errors: [400, 404] },
+  {
+    method: "patch",
+    path: "/agents/team-chat/channels/{channelId}",
+    operationId: "updateTeamChatChannel",
+    description:
+      "Links (`linked: true`), unlinks (`linked: false`) or flags as main (`main: true`, which unflags any other) a channel. A channel that is not linked answers 404 unless the body links it.",
+    request: {
+      params: channelIdParam,
+      body: { required: true, content: { "application/json": { schema: UpdateTeamChatChannelBody } } },
+    },
+    responses: {
+      200: json(TeamChatChannelList, "Every linked channel after the change"),
+    },
+  },
+);
 
 export type TeamChatState = z.infer<typeof TeamChatState>;
 export type TeamChatChannel = z.infer<typeof TeamChatChannel>;

@@ -1,6 +1,6 @@
-import { errorResponses } from "@agentplane/problem-details";
-import { createRoute, z } from "@hono/zod-openapi";
+import { z } from "@hono/zod-openapi";
 import { Timestamp } from "../common/schemas.ts";
+import { defineRuntimeRoute } from "./define-route.ts";
 
 // The runtime's own usage (docs/decisions/0018-runtime-usage.md): its model calls and the audio
 // of its voice meetings, kept in the runtime's database. The control plane's usage costs
@@ -86,20 +86,22 @@ export const RuntimeUsage = z
   })
   .openapi("RuntimeUsage");
 
-export const getUsageRoute = createRoute({
-  method: "get",
-  path: "/agents/usage",
-  operationId: "getRuntimeUsage",
-  tags: ["Usage"],
-  summary: "The runtime's model tokens, cost and meeting audio minutes over a window",
-  description:
-    "Model calls (tokens, cost at the bundled list prices where known) and voice meetings (audio minutes in and out, transcription minutes, realtime tokens) recorded by this runtime, totalled and grouped by day, model or source. A `from` after `to` is a 400.",
-  request: { query: RuntimeUsageQuery },
-  responses: {
-    200: { description: "Totals and groups", content: { "application/json": { schema: RuntimeUsage } } },
-    400: errorResponses[400],
+export const getRuntimeUsageRoute = defineRuntimeRoute(
+  { errors: [400] },
+  {
+    method: "get",
+    path: "/agents/usage",
+    operationId: "getRuntimeUsage",
+    tags: ["Usage"],
+    summary: "The runtime's model tokens, cost and meeting audio minutes over a window",
+    description:
+      "Model calls (tokens, cost at the bundled list prices where known) and voice meetings (audio minutes in and out, transcription minutes, realtime tokens) recorded by this runtime, totalled and grouped by day, model or source. A `from` after `to` is a 400.",
+    request: { query: RuntimeUsageQuery },
+    responses: {
+      200: { description: "Totals and groups", content: { "application/json": { schema: RuntimeUsage } } },
+    },
   },
-});
+);
 
 export type RuntimeUsage = z.infer<typeof RuntimeUsage>;
 export type RuntimeUsageFigures = z.infer<typeof RuntimeUsageFigures>;

@@ -1,10 +1,10 @@
-import { getProfileRoute } from "@agentplane/contracts/runtime";
+import { getAgentProfileRoute } from "@agentplane/contracts/runtime";
 import type { RuntimeDeps } from "../../deps.ts";
 import { loadAgent, toProfile } from "../../services/agent.ts";
 import type { RuntimeApp } from "../types.ts";
 
 export function registerGetProfile(app: RuntimeApp, deps: RuntimeDeps): void {
-  app.openapi(getProfileRoute, async (c) =>
+  app.openapi(getAgentProfileRoute, async (c) =>
     c.json(toProfile(await loadAgent(deps.database.db), deps.config, deps.catalog), 200),
   );
 }

@@ -1,10 +1,10 @@
-import { updateModelsRoute } from "@agentplane/contracts/runtime";
+import { updateAgentModelsRoute } from "@agentplane/contracts/runtime";
 import type { RuntimeDeps } from "../../deps.ts";
 import { checkModelOverrides, setModelOverrides, toProfile } from "../../services/agent.ts";
 import type { RuntimeApp } from "../types.ts";
 
 export function registerUpdateModels(app: RuntimeApp, deps: RuntimeDeps): void {
-  app.openapi(updateModelsRoute, async (c) => {
+  app.openapi(updateAgentModelsRoute, async (c) => {
     const body = c.req.valid("json");
     checkModelOverrides(deps.config.provider, body);
     const agent = await setModelOverrides(deps.database.db, body);

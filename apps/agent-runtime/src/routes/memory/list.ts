@@ -1,9 +1,9 @@
-import { listMemoryRoute } from "@agentplane/contracts/runtime";
+import { listMemoryNotesRoute } from "@agentplane/contracts/runtime";
 import type { RuntimeDeps } from "../../deps.ts";
 import type { RuntimeApp } from "../types.ts";
 
 export function registerListMemoryNotes(app: RuntimeApp, deps: RuntimeDeps): void {
-  app.openapi(listMemoryRoute, async (c) => {
+  app.openapi(listMemoryNotesRoute, async (c) => {
     const { q, limit } = c.req.valid("query");
     const query = q?.trim();
     if (!query) return c.json({ items: deps.memory.recent(limit) }, 200);

@@ -1,10 +1,10 @@
-import { listMessagesRoute } from "@agentplane/contracts/runtime";
+import { listThreadMessagesRoute } from "@agentplane/contracts/runtime";
 import type { RuntimeDeps } from "../../deps.ts";
 import { getWebThread, listVisibleMessages, toChatMessage } from "../../services/threads.ts";
 import type { RuntimeApp } from "../types.ts";
 
 export function registerListMessages(app: RuntimeApp, deps: RuntimeDeps): void {
-  app.openapi(listMessagesRoute, async (c) => {
+  app.openapi(listThreadMessagesRoute, async (c) => {
     const { threadId } = c.req.valid("param");
     const thread = await getWebThread(deps.database.db, threadId);
     const rows = await listVisibleMessages(deps.database.db, thread.id);

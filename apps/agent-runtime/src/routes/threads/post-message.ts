@@ -1,4 +1,4 @@
-import { postMessageRoute } from "@agentplane/contracts/runtime";
+import { postThreadMessageRoute } from "@agentplane/contracts/runtime";
 import { ProblemError } from "@agentplane/problem-details";
 import { streamSSE } from "hono/streaming";
 import type { RuntimeDeps } from "../../deps.ts";
@@ -13,7 +13,7 @@ function modelFailure(err: unknown): ProblemError {
 }
 
 export function registerPostMessage(app: RuntimeApp, deps: RuntimeDeps): void {
-  app.openapi(postMessageRoute, async (c) => {
+  app.openapi(postThreadMessageRoute, async (c) => {
     const { threadId } = c.req.valid("param");
     const { text } = c.req.valid("json");
     const { stream } = c.req.valid("query");

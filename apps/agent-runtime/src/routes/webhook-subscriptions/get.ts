@@ -1,10 +1,10 @@
-import { getSubscriptionRoute } from "@agentplane/contracts/runtime";
+import { getWebhookSubscriptionRoute } from "@agentplane/contracts/runtime";
 import type { RuntimeDeps } from "../../deps.ts";
 import { toSubscription } from "../../webhooks/registry.ts";
 import type { RuntimeApp } from "../types.ts";
 
 export function registerGetSubscription(app: RuntimeApp, deps: RuntimeDeps): void {
-  app.openapi(getSubscriptionRoute, (c) =>
+  app.openapi(getWebhookSubscriptionRoute, (c) =>
     c.json(toSubscription(deps.registry.require(c.req.valid("param").name)), 200),
   );
 }

@@ -1,10 +1,10 @@
-import { listSubscriptionRunsRoute } from "@agentplane/contracts/runtime";
+import { listWebhookRunsRoute } from "@agentplane/contracts/runtime";
 import type { RuntimeDeps } from "../../deps.ts";
 import { listWebhookRuns } from "../../webhooks/run-history.ts";
 import type { RuntimeApp } from "../types.ts";
 
 export function registerListRuns(app: RuntimeApp, deps: RuntimeDeps): void {
-  app.openapi(listSubscriptionRunsRoute, async (c) => {
+  app.openapi(listWebhookRunsRoute, async (c) => {
     const { name } = c.req.valid("param");
     const { limit } = c.req.valid("query");
     deps.registry.require(name);

@@ -1,10 +1,10 @@
-import { updateSubscriptionRoute } from "@agentplane/contracts/runtime";
+import { updateWebhookSubscriptionRoute } from "@agentplane/contracts/runtime";
 import type { RuntimeDeps } from "../../deps.ts";
 import { toSubscription } from "../../webhooks/registry.ts";
 import type { RuntimeApp } from "../types.ts";
 
 export function registerUpdateSubscription(app: RuntimeApp, deps: RuntimeDeps): void {
-  app.openapi(updateSubscriptionRoute, async (c) => {
+  app.openapi(updateWebhookSubscriptionRoute, async (c) => {
     const row = await deps.registry.update(c.req.valid("param").name, c.req.valid("json"));
     return c.json(toSubscription(row), 200);
   });

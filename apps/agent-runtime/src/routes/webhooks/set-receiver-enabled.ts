@@ -1,10 +1,10 @@
-import { setReceiverEnabledRoute } from "@agentplane/contracts/runtime";
+import { setWebhookReceiverEnabledRoute } from "@agentplane/contracts/runtime";
 import type { RuntimeDeps } from "../../deps.ts";
 import type { RuntimeApp } from "../types.ts";
 import { receiverState } from "./receiver-state.ts";
 
 export function registerSetReceiverEnabled(app: RuntimeApp, deps: RuntimeDeps): void {
-  app.openapi(setReceiverEnabledRoute, async (c) => {
+  app.openapi(setWebhookReceiverEnabledRoute, async (c) => {
     await deps.registry.setEnabled(c.req.valid("json").enabled);
     return c.json(receiverState(deps), 200);
   });
