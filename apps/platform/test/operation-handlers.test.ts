@@ -1,6 +1,7 @@
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join, relative, resolve } from "node:path";
 import { ALL_INTERNAL_ROUTES, ALL_ROUTES, llmPassThroughRoutes, type ServiceName } from "@agentplane/contracts";
+import * as runtimeContracts from "@agentplane/contracts/runtime";
 import { describe, expect, it } from "vitest";
 
 // Path → handler is mechanical: the contract's operationId names its handler `register<OperationId>`,
@@ -69,17 +70,35 @@ const handlerName = (operationId: string) =>
   FAMILIES.find((f) => f.operationIds.includes(operationId))?.handler ??
   `register${operationId[0]?.toUpperCase()}${operationId.slice(1)}`;
 
-describe.each(CHECKED)("%s: every operationId maps to exactly one handler file", (service) => {
-  const app = APP_OF[service];
+/** The agent runtime's operations: every contract `@agentplane/contracts/runtime` exports. */
+const runtimeOperationIds = Object.values(runtimeContracts).flatMap((value) =>
+  typeof value === "object" && value !== null && "operationId" in value && "path" in value
+    ? [String(value.operationId)]
+    : [],
+);
+
+/** Each app whose handlers follow the rule, with the operationIds it serves. */
+const TARGETS: readonly { app: string; operationIds: readonly string[] }[] = [
+  ...CHECKED.map((service) => ({
+    app: APP_OF[service],
+    operationIds: allOperations()
+      .filter((o) => o.service === service)
+      .map((o) => o.operationId),
+  })),
+  { app: "agent-runtime", operationIds: runtimeOperationIds },
+];
+
+describe.each(TARGETS)("$app: every operationId maps to exactly one handler file", ({ app, operationIds }) => {
   const handlers = handlerExports(app);
   const indexFile = join(repo, "apps", app, "src", "routes", "index.ts");
 
   it("names one handler file per operation", () => {
+    expect(operationIds.length).toBeGreaterThan(0);
     const problems: string[] = [];
-    for (const op of allOperations().filter((o) => o.service === service)) {
-      const name = handlerName(op.operationId);
+    for (const operationId of operationIds) {
+      const name = handlerName(operationId);
       const files = [...handlers].filter(([, names]) => names.includes(name)).map(([file]) => file);
-      if (files.length !== 1) problems.push(`${op.operationId}: ${name} in ${files.length} files ${files.join(", ")}`);
+      if (files.length !== 1) problems.push(`${operationId}: ${name} in ${files.length} files ${files.join(", ")}`);
     }
     expect(problems).toEqual([]);
   });

@@ -26,6 +26,13 @@ const exportedContracts = (module: Record<string, unknown>) =>
   Object.entries(module).filter((entry): entry is [string, Contract] => isContract(entry[1]));
 
 describe("route contracts are exported by name", () => {
+  it("names each `/v1` contract `<operationId>Route`", () => {
+    const routes = exportedContracts(contracts).filter(([, route]) => !route["x-internal"]);
+    expect(routes.length).toBeGreaterThan(100);
+    const misnamed = routes.filter(([name, route]) => name !== `${route.operationId}Route`).map(([name]) => name);
+    expect(misnamed).toEqual([]);
+  });
+
   it("names each internal contract `<operationId>Route`", () => {
     const internal = exportedContracts(contracts).filter(([, route]) => route["x-internal"]);
     expect(internal.length).toBeGreaterThan(0);

@@ -1,7 +1,7 @@
 import type { RuntimeDeps } from "../deps.ts";
-import { registerGetProfile } from "./agent/get-profile.ts";
-import { registerUpdateModels } from "./agent/update-models.ts";
-import { registerUpdateVerbose } from "./agent/update-verbose.ts";
+import { registerGetAgentProfile } from "./agent/get-profile.ts";
+import { registerUpdateAgentModels } from "./agent/update-models.ts";
+import { registerUpdateAgentVerbose } from "./agent/update-verbose.ts";
 import { registerGetHeartbeatSettings } from "./heartbeat/get.ts";
 import { registerDeleteMemoryNote } from "./memory/delete.ts";
 import { registerListMemoryNotes } from "./memory/list.ts";
@@ -19,40 +19,40 @@ import { registerUpdateTeamChatChannel } from "./team-chat/update-channel.ts";
 import { registerCreateThread } from "./threads/create.ts";
 import { registerFollowThread } from "./threads/follow.ts";
 import { registerListThreads } from "./threads/list.ts";
-import { registerListMessages } from "./threads/list-messages.ts";
-import { registerPostMessage } from "./threads/post-message.ts";
+import { registerListThreadMessages } from "./threads/list-messages.ts";
+import { registerPostThreadMessage } from "./threads/post-message.ts";
 import { registerStopThreadTurn } from "./threads/stop.ts";
 import type { RuntimeApp } from "./types.ts";
 import { registerGetRuntimeUsage } from "./usage/get.ts";
-import { registerCreateSubscription } from "./webhook-subscriptions/create.ts";
-import { registerDeleteSubscription } from "./webhook-subscriptions/delete.ts";
-import { registerGetSubscription } from "./webhook-subscriptions/get.ts";
-import { registerListRuns } from "./webhook-subscriptions/list-runs.ts";
-import { registerUpdateSubscription } from "./webhook-subscriptions/update.ts";
-import { registerGetReceiver } from "./webhooks/get-receiver.ts";
+import { registerCreateWebhookSubscription } from "./webhook-subscriptions/create.ts";
+import { registerDeleteWebhookSubscription } from "./webhook-subscriptions/delete.ts";
+import { registerGetWebhookSubscription } from "./webhook-subscriptions/get.ts";
+import { registerListWebhookRuns } from "./webhook-subscriptions/list-runs.ts";
+import { registerUpdateWebhookSubscription } from "./webhook-subscriptions/update.ts";
+import { registerGetWebhookReceiver } from "./webhooks/get-receiver.ts";
 import { registerReceiveWebhook } from "./webhooks/receive.ts";
-import { registerSetReceiverEnabled } from "./webhooks/set-receiver-enabled.ts";
+import { registerSetWebhookReceiverEnabled } from "./webhooks/set-receiver-enabled.ts";
 
 const REGISTRATIONS: ((app: RuntimeApp, deps: RuntimeDeps) => void)[] = [
-  registerGetProfile,
-  registerUpdateVerbose,
-  registerUpdateModels,
+  registerGetAgentProfile,
+  registerUpdateAgentVerbose,
+  registerUpdateAgentModels,
 
   registerListThreads,
   registerCreateThread,
-  registerListMessages,
-  registerPostMessage,
+  registerListThreadMessages,
+  registerPostThreadMessage,
   registerFollowThread,
   registerStopThreadTurn,
 
-  registerGetReceiver,
-  registerSetReceiverEnabled,
+  registerGetWebhookReceiver,
+  registerSetWebhookReceiverEnabled,
   registerReceiveWebhook,
-  registerCreateSubscription,
-  registerGetSubscription,
-  registerUpdateSubscription,
-  registerDeleteSubscription,
-  registerListRuns,
+  registerCreateWebhookSubscription,
+  registerGetWebhookSubscription,
+  registerUpdateWebhookSubscription,
+  registerDeleteWebhookSubscription,
+  registerListWebhookRuns,
 
   registerListSchedules,
   registerCreateSchedule,

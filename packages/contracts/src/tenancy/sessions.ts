@@ -52,7 +52,7 @@ export const BrowserSessionList = z.object({ items: z.array(BrowserSession) }).o
 const SessionParams = z.object({ sessionId: pathParam("sessionId", "ses_01jc2x3y4z5a6b7c8d9e0f1g2h") });
 const tags = ["Identity"];
 
-export const createSession = defineRoute(
+export const createSessionRoute = defineRoute(
   { service: "tenancy", access: "authenticated" },
   {
     operationId: "createSession",
@@ -66,7 +66,7 @@ export const createSession = defineRoute(
   },
 );
 
-export const getCurrentSession = defineRoute(
+export const getCurrentSessionRoute = defineRoute(
   { service: "tenancy", access: "authenticated" },
   {
     operationId: "getCurrentSession",
@@ -80,7 +80,7 @@ export const getCurrentSession = defineRoute(
   },
 );
 
-export const deleteCurrentSession = defineRoute(
+export const deleteCurrentSessionRoute = defineRoute(
   { service: "tenancy", access: "authenticated" },
   {
     operationId: "deleteCurrentSession",
@@ -93,7 +93,7 @@ export const deleteCurrentSession = defineRoute(
   },
 );
 
-export const listSessions = defineRoute(
+export const listSessionsRoute = defineRoute(
   { service: "tenancy", access: "authenticated" },
   {
     operationId: "listSessions",
@@ -106,7 +106,7 @@ export const listSessions = defineRoute(
   },
 );
 
-export const revokeSession = defineRoute(
+export const revokeSessionRoute = defineRoute(
   { service: "tenancy", access: "authenticated" },
   {
     operationId: "revokeSession",
@@ -121,9 +121,9 @@ export const revokeSession = defineRoute(
 );
 
 export const sessionRoutes = [
-  createSession,
-  getCurrentSession,
-  deleteCurrentSession,
-  listSessions,
-  revokeSession,
+  createSessionRoute,
+  getCurrentSessionRoute,
+  deleteCurrentSessionRoute,
+  listSessionsRoute,
+  revokeSessionRoute,
 ] as const;

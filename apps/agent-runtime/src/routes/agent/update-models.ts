@@ -3,7 +3,7 @@ import type { RuntimeDeps } from "../../deps.ts";
 import { checkModelOverrides, setModelOverrides, toProfile } from "../../services/agent.ts";
 import type { RuntimeApp } from "../types.ts";
 
-export function registerUpdateModels(app: RuntimeApp, deps: RuntimeDeps): void {
+export function registerUpdateAgentModels(app: RuntimeApp, deps: RuntimeDeps): void {
   app.openapi(updateAgentModelsRoute, async (c) => {
     const body = c.req.valid("json");
     checkModelOverrides(deps.config.provider, body);

@@ -3,7 +3,7 @@ import type { RuntimeDeps } from "../../deps.ts";
 import { setVerbose, toProfile } from "../../services/agent.ts";
 import type { RuntimeApp } from "../types.ts";
 
-export function registerUpdateVerbose(app: RuntimeApp, deps: RuntimeDeps): void {
+export function registerUpdateAgentVerbose(app: RuntimeApp, deps: RuntimeDeps): void {
   app.openapi(updateAgentVerboseRoute, async (c) => {
     const { verbose } = c.req.valid("json");
     return c.json(toProfile(await setVerbose(deps.database.db, verbose), deps.config, deps.catalog), 200);

@@ -3,7 +3,7 @@ import type { RuntimeDeps } from "../../deps.ts";
 import { getWebThread, listVisibleMessages, toChatMessage } from "../../services/threads.ts";
 import type { RuntimeApp } from "../types.ts";
 
-export function registerListMessages(app: RuntimeApp, deps: RuntimeDeps): void {
+export function registerListThreadMessages(app: RuntimeApp, deps: RuntimeDeps): void {
   app.openapi(listThreadMessagesRoute, async (c) => {
     const { threadId } = c.req.valid("param");
     const thread = await getWebThread(deps.database.db, threadId);

@@ -12,7 +12,7 @@ function modelFailure(err: unknown): ProblemError {
   return new ProblemError("bad-gateway", { detail: `The turn failed: ${detail.slice(0, 300)}` });
 }
 
-export function registerPostMessage(app: RuntimeApp, deps: RuntimeDeps): void {
+export function registerPostThreadMessage(app: RuntimeApp, deps: RuntimeDeps): void {
   app.openapi(postThreadMessageRoute, async (c) => {
     const { threadId } = c.req.valid("param");
     const { text } = c.req.valid("json");

@@ -3,7 +3,7 @@ import type { RuntimeDeps } from "../../deps.ts";
 import { listWebhookRuns } from "../../webhooks/run-history.ts";
 import type { RuntimeApp } from "../types.ts";
 
-export function registerListRuns(app: RuntimeApp, deps: RuntimeDeps): void {
+export function registerListWebhookRuns(app: RuntimeApp, deps: RuntimeDeps): void {
   app.openapi(listWebhookRunsRoute, async (c) => {
     const { name } = c.req.valid("param");
     const { limit } = c.req.valid("query");

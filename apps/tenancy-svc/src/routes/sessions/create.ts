@@ -1,11 +1,11 @@
-import { createSession } from "@agentplane/contracts";
+import { createSessionRoute } from "@agentplane/contracts";
 import { requirePrincipal, type ServiceApp } from "@agentplane/service-kit";
 import type { TenancyContext } from "../../context.ts";
 import { openSession } from "../../services/sessions.ts";
 import { sessionCookie } from "./cookie.ts";
 
 export function registerCreateSession(app: ServiceApp, ctx: TenancyContext): void {
-  app.openapi(createSession, async (c) => {
+  app.openapi(createSessionRoute, async (c) => {
     const opened = await openSession(ctx, requirePrincipal(c), { userAgent: c.req.header("user-agent") });
     c.header("set-cookie", sessionCookie(c, opened.secret));
     c.header("cache-control", "no-store");
