@@ -25,6 +25,32 @@ describe("usage read from every response kind", () => {
     expect(m.result()).toEqual({ inputTokens: 11, outputTokens: 22, cacheReadTokens: 33, cacheWriteTokens: 44 });
   });
 
+  it("a long JSON answer: the usage and model read past text that looks like them", () => {
+    // Past 8 KiB the answer is scanned, not built whole: the text (with braces, quotes, escapes and
+    // a "usage" of its own inside strings and nested objects) must not be taken for the usage.
+    const text = `${'{"usage": {"input_tokens": 999}} \\" [ '.repeat(600)}é`;
+    const answer = {
+      id: "msg_1",
+      content: [
+        { type: "text", text },
+        { type: "tool_use", input: { usage: { input_tokens: 1 }, model: "not-this" } },
+      ],
+      model: "claude-long",
+      usage: { input_tokens: 12, output_tokens: 3400, cache_read_input_tokens: 5 },
+    };
+    const bytes = enc(JSON.stringify(answer));
+    expect(bytes.byteLength).toBeGreaterThan(8 * 1024);
+    for (const piece of [bytes.byteLength, 1000, 7]) {
+      const m = new UsageMeter("anthropic", "application/json");
+      feed(m, bytes, piece);
+      expect(m.result()).toEqual({ inputTokens: 12, outputTokens: 3400, cacheReadTokens: 5, cacheWriteTokens: 0 });
+      expect(m.model).toBe("claude-long");
+    }
+    const cut = new UsageMeter("anthropic", "application/json");
+    feed(cut, bytes.subarray(0, bytes.byteLength - 20));
+    expect(cut.result()).toEqual({ inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0 });
+  });
+
   it("Anthropic SSE: message_start then message_delta; partial output counted from deltas", () => {
     const start = {
       type: "message_start",

@@ -90,9 +90,13 @@ export function readTopLevel(raw: Uint8Array): Json | undefined {
 }
 
 /** Bodies up to this size are parsed whole rather than scanned. */
-const PARSE_WHOLE_BYTES = 8 * 1024;
+export const PARSE_WHOLE_BYTES = 8 * 1024;
 
-function scanTopLevel(b: Buffer): Json | undefined {
+/**
+ * The members named in `names` of a JSON object document, each parsed on its own and every other
+ * member skipped (see `readTopLevel`); undefined when the document is not a JSON object.
+ */
+export function scanTopLevel(b: Buffer, names: ReadonlySet<string> = READ): Json | undefined {
   let i = skipSpace(b, 0);
   if (b[i] !== OPEN_OBJECT) return undefined;
   const out: Json = {};
@@ -110,7 +114,7 @@ function scanTopLevel(b: Buffer): Json | undefined {
       const start = skipSpace(b, i + 1);
       const end = valueEnd(b, start);
       if (end < 0) return undefined;
-      if (READ.has(key)) out[key] = JSON.parse(b.toString("utf8", start, end));
+      if (names.has(key)) out[key] = JSON.parse(b.toString("utf8", start, end));
       i = skipSpace(b, end);
       if (b[i] === COMMA) i = skipSpace(b, i + 1);
       else if (b[i] === CLOSE_OBJECT) return skipSpace(b, i + 1) === b.length ? out : undefined;

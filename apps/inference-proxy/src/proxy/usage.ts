@@ -1,5 +1,6 @@
 import { EventStreamCodec } from "@smithy/eventstream-codec";
 import { fromUtf8, toUtf8 } from "@smithy/util-utf8";
+import { PARSE_WHOLE_BYTES, scanTopLevel } from "./request.ts";
 import type { ApiKind } from "./target.ts";
 
 export interface TokenUsage {
@@ -12,6 +13,9 @@ export interface TokenUsage {
 const n = (v: unknown): number => (typeof v === "number" && Number.isFinite(v) && v > 0 ? Math.floor(v) : 0);
 type Json = Record<string, unknown>;
 const obj = (v: unknown): Json | undefined => (v && typeof v === "object" ? (v as Json) : undefined);
+
+/** The members of a JSON answer `readDocument` reads. */
+const DOCUMENT_MEMBERS: ReadonlySet<string> = new Set(["model", "usage", "inputTextTokenCount"]);
 
 /** The largest JSON body read for usage; past it the body still streams, unmetered but for headers. */
 const MAX_JSON_BYTES = 8 * 1024 * 1024;
@@ -89,8 +93,17 @@ export class UsageMeter {
   /** The usage: final when the response completed, otherwise what was seen so far. */
   result(): TokenUsage {
     if (this.format === "json" && this.json.length > 0 && this.jsonBytes <= MAX_JSON_BYTES) {
+      const first = this.json[0] as Uint8Array;
+      const body =
+        this.json.length === 1
+          ? Buffer.from(first.buffer, first.byteOffset, first.byteLength)
+          : Buffer.concat(this.json, this.jsonBytes);
       try {
-        this.readDocument(JSON.parse(Buffer.concat(this.json).toString("utf8")));
+        // A large answer (a long completion) is not built whole: only the members read here are
+        // parsed, the text it carries is skipped over.
+        this.readDocument(
+          body.length <= PARSE_WHOLE_BYTES ? JSON.parse(body.toString("utf8")) : scanTopLevel(body, DOCUMENT_MEMBERS),
+        );
       } catch {
         // Not JSON (an upstream error page): header counts only.
       }
