@@ -1,4 +1,5 @@
-import { type FieldError, ProblemError } from "@agentplane/problem-details";
+import type { Principal } from "@agentplane/contracts";
+import { ProblemError } from "@agentplane/problem-details";
 import { annotateSpan } from "@agentplane/telemetry";
 import { AUTH_RETRY_AFTER_SECONDS, bearerToken } from "./authn/authenticator.ts";
 import { authenticateSession, ownOrigins, sessionSecretOf } from "./authn/session.ts";
@@ -14,16 +15,17 @@ export const RESOURCE_METADATA_PATH = "/.well-known/oauth-protected-resource";
  * Whether a routed request goes on to its service, stage by stage: the declared body size, the
  * caller's credentials, a scoped token's reach, the text of the path and query, the rate limit.
  * Undefined when it goes on (`r` then carries the principal and the rate limit's headers); else
- * the problem answer, recorded.
+ * the problem answer, recorded. A stage that waits for nothing answers at once.
  */
-export async function admit(core: GatewayCore, r: Routed, invalidPath: FieldError[] | undefined) {
-  return (
-    refuseDeclaredSize(core, r) ??
-    (await authenticate(core, r)) ??
-    checkTokenScope(core, r) ??
-    checkText(core, r, invalidPath) ??
-    (await applyRateLimit(core, r))
-  );
+export function admit(core: GatewayCore, r: Routed): Response | undefined | Promise<Response | undefined> {
+  const refused = refuseDeclaredSize(core, r);
+  if (refused) return refused;
+  if (r.entry.access === "public") return afterAuthentication(core, r);
+  return authenticate(core, r).then((denied) => denied ?? afterAuthentication(core, r));
+}
+
+function afterAuthentication(core: GatewayCore, r: Routed): Response | Promise<Response | undefined> | undefined {
+  return checkTokenScope(core, r) ?? checkText(core, r) ?? applyRateLimit(core, r);
 }
 
 /** Refused before authentication (nothing of the body is read): recorded without a principal. */
@@ -35,46 +37,59 @@ function refuseDeclaredSize(core: GatewayCore, r: Routed): Response | undefined 
 }
 
 /** The bearer token (or a provider SDK's header on its routes), else the browser session. */
-async function authenticate(core: GatewayCore, r: Routed): Promise<Response | undefined> {
+function authenticate(core: GatewayCore, r: Routed): Promise<Response | undefined> {
   const { deps } = core;
   const { entry, header } = r;
-  if (entry.access === "public") return undefined;
+  let principal: Promise<Principal | undefined>;
   try {
     const bearer =
       bearerToken(header) ?? awsSessionToken(entry.operationId, header) ?? llmKeyToken(entry.operationId, header);
     const sessionSecret = bearer ? undefined : sessionSecretOf(header);
     if (sessionSecret) r.sessionSecret = sessionSecret;
-    const principal = sessionSecret
-      ? await authenticateSession(
+    principal = sessionSecret
+      ? authenticateSession(
           deps.authenticator,
           sessionSecret,
           header,
           r.method,
           ownOrigins(r.url.origin, deps.publicUrl),
         )
-      : await deps.authenticator.authenticate(bearer ?? "");
-    if (principal) r.principal = principal;
+      : deps.authenticator.authenticate(bearer ?? "");
   } catch (err) {
-    const problem =
-      err instanceof ProblemError
-        ? err
-        : new ProblemError("service-unavailable", {
-            detail: "Authentication failed; retry later",
-            headers: { "retry-after": String(AUTH_RETRY_AFTER_SECONDS) },
-          });
-    if (!(err instanceof ProblemError)) deps.logger?.error({ err, requestId: r.requestId }, "authentication error");
-    audit(core, r, problem.status);
-    // MCP clients find how to authenticate from the resource metadata (MCP authorization spec).
-    const mcpChallenge: Record<string, string> =
-      problem.status === 401 && entry.operationId.startsWith("page:") && entry.access === "authenticated"
-        ? {
-            "www-authenticate": `Bearer resource_metadata="${deps.publicUrl ?? r.url.origin}${RESOURCE_METADATA_PATH}"`,
-          }
-        : {};
-    return fail(r, problem, mcpChallenge);
+    return Promise.resolve(refuseCredentials(core, r, err));
   }
-  if (r.principal) annotateSpan({ "agentplane.principal.type": r.principal.type });
-  return undefined;
+  return principal.then(
+    (found) => {
+      if (!found) return undefined;
+      r.principal = found;
+      annotateSpan({ "agentplane.principal.type": found.type });
+      return undefined;
+    },
+    (err: unknown) => refuseCredentials(core, r, err),
+  );
+}
+
+/** The answer to credentials that were refused (or could not be checked), recorded. */
+function refuseCredentials(core: GatewayCore, r: Routed, err: unknown): Response {
+  const { deps } = core;
+  const { entry } = r;
+  const problem =
+    err instanceof ProblemError
+      ? err
+      : new ProblemError("service-unavailable", {
+          detail: "Authentication failed; retry later",
+          headers: { "retry-after": String(AUTH_RETRY_AFTER_SECONDS) },
+        });
+  if (!(err instanceof ProblemError)) deps.logger?.error({ err, requestId: r.requestId }, "authentication error");
+  audit(core, r, problem.status);
+  // MCP clients find how to authenticate from the resource metadata (MCP authorization spec).
+  const mcpChallenge: Record<string, string> =
+    problem.status === 401 && entry.operationId.startsWith("page:") && entry.access === "authenticated"
+      ? {
+          "www-authenticate": `Bearer resource_metadata="${deps.publicUrl ?? r.url.origin}${RESOURCE_METADATA_PATH}"`,
+        }
+      : {};
+  return fail(r, problem, mcpChallenge);
 }
 
 /**
@@ -97,26 +112,28 @@ function checkTokenScope(core: GatewayCore, r: Routed): Response | undefined {
  * Text no service can store (malformed escapes, NUL, lone surrogates) is refused here, once, with
  * the field named; a caller without a valid token got its 401 before.
  */
-function checkText(core: GatewayCore, r: Routed, invalidPath: FieldError[] | undefined): Response | undefined {
-  const invalid = [...(invalidPath ?? []), ...invalidQuery(r.url.search)];
-  if (invalid.length === 0) return undefined;
+function checkText(core: GatewayCore, r: Routed): Response | undefined {
+  const fromQuery = r.url.search ? invalidQuery(r.url.search) : [];
+  if (!r.invalidPath?.length && fromQuery.length === 0) return undefined;
+  const invalid = [...(r.invalidPath ?? []), ...fromQuery];
   audit(core, r, 400);
   return fail(r, new ProblemError("validation-failed", { detail: "The request is not valid", errors: invalid }));
 }
 
 /** Per principal, or per address for a public route called without credentials. */
-async function applyRateLimit(core: GatewayCore, r: Routed): Promise<Response | undefined> {
+function applyRateLimit(core: GatewayCore, r: Routed): Promise<Response | undefined> {
   const { deps } = core;
   const limitKey = r.principal ? `p:${r.principal.id}` : `ip:${clientIp(r.env) ?? "unknown"}`;
-  const limit = await deps.rateLimiter.hit(limitKey);
-  r.limitHeaders = rateLimitHeaders(deps.rateLimit, limit);
-  if (limit.allowed) return undefined;
-  audit(core, r, 429);
-  return fail(
-    r,
-    new ProblemError("rate-limited", {
-      detail: `More than ${limit.limit} requests in ${deps.rateLimit.windowSeconds} s for this token`,
-    }),
-    { ...r.limitHeaders, "retry-after": String(limit.resetSeconds) },
-  );
+  return deps.rateLimiter.hit(limitKey).then((limit) => {
+    r.limitHeaders = rateLimitHeaders(deps.rateLimit, limit);
+    if (limit.allowed) return undefined;
+    audit(core, r, 429);
+    return fail(
+      r,
+      new ProblemError("rate-limited", {
+        detail: `More than ${limit.limit} requests in ${deps.rateLimit.windowSeconds} s for this token`,
+      }),
+      { ...r.limitHeaders, "retry-after": String(limit.resetSeconds) },
+    );
+  });
 }

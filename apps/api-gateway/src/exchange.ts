@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import type { IncomingHttpHeaders, IncomingMessage } from "node:http";
 import { type Principal, REQUEST_ID_HEADER, RESOURCE_ORG_HEADER } from "@agentplane/contracts";
-import { ProblemError, problemResponse } from "@agentplane/problem-details";
+import { type FieldError, ProblemError, problemResponse } from "@agentplane/problem-details";
 import type { IdentitySigner } from "@agentplane/service-kit";
 import type { AgentFront } from "./agent-front.ts";
 import { type RequestAuditor, shouldAudit } from "./audit.ts";
@@ -38,6 +38,8 @@ export interface Exchange {
 export interface Routed extends Exchange {
   entry: RouteEntry;
   params: Record<string, string>;
+  /** Text of the path no service can store, found when the route was matched. */
+  invalidPath: FieldError[] | undefined;
   /** The largest body this route's service takes. */
   bodyLimit: number;
   principal?: Principal;

@@ -1,5 +1,5 @@
 import { buildOpenApiDocument, type Principal } from "@agentplane/contracts";
-import { type FieldError, ProblemError } from "@agentplane/problem-details";
+import { ProblemError } from "@agentplane/problem-details";
 import { MAX_BODY_BYTES } from "@agentplane/service-kit";
 import { nameRequestSpan } from "@agentplane/telemetry";
 import { admit, RESOURCE_METADATA_PATH } from "./admission.ts";
@@ -16,13 +16,13 @@ import { begin, clientIp, type Exchange, fail, type GatewayCore, type GatewayEnv
  * pages (health, OpenAPI, docs, resource metadata), the agent runtime under /agent, then a route
  * of the table: matched, admitted (size, credentials, scope, text, rate limit) and dispatched.
  */
-export async function handleRequest(core: GatewayCore, request: Request, env: GatewayEnv): Promise<Response> {
+export function handleRequest(core: GatewayCore, request: Request, env: GatewayEnv): Response | Promise<Response> {
   const ex = begin(request, env);
   const ingress = core.deps.ingress;
   const ingressTarget = ingress?.parse(ex.header.get("host") ?? ex.url.host);
   if (ingressTarget && ingress) return toSandboxIngress(core, ex, ingressTarget);
 
-  const page = await gatewayPage(core, ex);
+  const page = gatewayPage(core, ex);
   if (page) return page;
 
   const { pathname } = ex.url;
@@ -33,9 +33,18 @@ export async function handleRequest(core: GatewayCore, request: Request, env: Ga
     );
   }
 
-  const routed = await route(core, ex);
-  if (routed instanceof Response) return routed;
-  return (await admit(core, routed.r, routed.invalid)) ?? dispatch(core, routed.r);
+  // Each stage answers at once when it can: a request that goes on awaits only what it waits for
+  // (its credentials, the rate limit, the service), with no promise of a stage's own in between.
+  const routed = route(core, ex);
+  if (!isRouted(routed)) return routed;
+  const refused = admit(core, routed);
+  if (refused === undefined) return dispatch(core, routed);
+  if (refused instanceof Response) return refused;
+  return refused.then((answer) => answer ?? dispatch(core, routed));
+}
+
+function isRouted(value: Routed | Response | Promise<Response>): value is Routed {
+  return !(value instanceof Response) && !(value instanceof Promise);
 }
 
 /** A request for an exposed sandbox port (its Host names it): an optional bearer token, then on. */
@@ -64,7 +73,7 @@ async function toSandboxIngress(
 const HEALTH_PATHS = { "/health": "summary", "/health/live": "live", "/health/ready": "ready" } as const;
 
 /** The gateway's own answers: health, the OpenAPI document, the API reference, resource metadata. */
-async function gatewayPage(core: GatewayCore, ex: Exchange): Promise<Response | undefined> {
+function gatewayPage(core: GatewayCore, ex: Exchange): Response | Promise<Response> | undefined {
   const { url, method } = ex;
   const healthKind = HEALTH_PATHS[url.pathname as keyof typeof HEALTH_PATHS];
   if (healthKind && (method === "GET" || method === "HEAD")) return core.health(healthKind);
@@ -78,9 +87,12 @@ async function gatewayPage(core: GatewayCore, ex: Exchange): Promise<Response | 
     });
   }
   if (url.pathname === "/docs/reference.js") {
-    return new Response(new Uint8Array(await referenceBundle()), {
-      headers: { "content-type": "text/javascript; charset=utf-8", "cache-control": "public, max-age=86400" },
-    });
+    return referenceBundle().then(
+      (bundle) =>
+        new Response(new Uint8Array(bundle), {
+          headers: { "content-type": "text/javascript; charset=utf-8", "cache-control": "public, max-age=86400" },
+        }),
+    );
   }
   if (url.pathname.startsWith(RESOURCE_METADATA_PATH)) {
     // OAuth protected-resource metadata (RFC 9728) for MCP clients: Bearer tokens in the header.
@@ -94,17 +106,10 @@ async function gatewayPage(core: GatewayCore, ex: Exchange): Promise<Response | 
 }
 
 /** The route of the table the request is for; else a console page, a 404, a 405 or a 426. */
-async function route(
-  core: GatewayCore,
-  ex: Exchange,
-): Promise<Response | { r: Routed; invalid: FieldError[] | undefined }> {
-  const { url, method, header } = ex;
+function route(core: GatewayCore, ex: Exchange): Routed | Response | Promise<Response> {
+  const { url, method } = ex;
   const match = core.routes.match(method, url.pathname);
-  if (match.kind === "not-found") {
-    const page = core.deps.console && (await core.deps.console.serve(method, url.pathname, header));
-    if (page) return page;
-    return fail(ex, new ProblemError("not-found", { detail: `No route for ${url.pathname}` }));
-  }
+  if (match.kind === "not-found") return notFound(core, ex);
   if (match.kind === "method-not-allowed") {
     return fail(ex, new ProblemError("method-not-allowed", { detail: `${method} is not allowed on ${url.pathname}` }), {
       allow: match.allow.join(", "),
@@ -123,7 +128,18 @@ async function route(
     );
   }
   const bodyLimit = (core.deps.bodyLimits ?? DEFAULT_BODY_LIMITS)[entry.service] ?? MAX_BODY_BYTES;
-  return { r: { ...ex, entry, params, bodyLimit, limitHeaders: {} }, invalid: match.invalid };
+  return { ...ex, entry, params, invalidPath: match.invalid, bodyLimit, limitHeaders: NO_HEADERS };
+}
+
+/** Set by the rate limit's stage; until then (and for a refused request) the answer has none of them. */
+const NO_HEADERS: Record<string, string> = Object.freeze({}) as Record<string, string>;
+
+/** No route of the table: a console page, else the 404. */
+async function notFound(core: GatewayCore, ex: Exchange): Promise<Response> {
+  const { url, method, header } = ex;
+  const page = core.deps.console && (await core.deps.console.serve(method, url.pathname, header));
+  if (page) return page;
+  return fail(ex, new ProblemError("not-found", { detail: `No route for ${url.pathname}` }));
 }
 
 /** The OpenAPI document as the gateway serves it (its server URL the public one when known). */
