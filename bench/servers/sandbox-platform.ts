@@ -1,0 +1,59 @@
+// Bench helper: the all-in-one platform as `npm start` runs it (PGlite on disk, governance with
+// sandbox-svc's egress proxy), with an organization, a project, an admin API token and policies
+// bound to the project that cover admission and exec, so every create, start and exec is decided.
+// Prints one JSON line: the gateway URL, the token and the project.
+import { randomBytes } from "node:crypto";
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { openDatabase } from "@agentplane/db";
+import { MemoryBus } from "@agentplane/events";
+import { silentLogger } from "@agentplane/service-kit";
+import { assemblePlatform } from "../../apps/platform/src/assemble.ts";
+import { AllInOneEnvSchema } from "../../apps/platform/src/config.ts";
+
+const owner = `boot_${randomBytes(24).toString("hex")}`;
+const dataDir = mkdtempSync(join(tmpdir(), "agentplane-bench-sandbox-"));
+const env = AllInOneEnvSchema.parse({
+  PORT: "0",
+  HOST: "127.0.0.1",
+  AGENTPLANE_DATA_DIR: dataDir,
+  AGENTPLANE_BOOTSTRAP_TOKEN: owner,
+  RATE_LIMIT_PER_MINUTE: "100000000",
+  AGENT_RUNTIME: "off",
+  LOG_LEVEL: "silent",
+});
+const database = await openDatabase(`pglite://${join(dataDir, "pgdata")}`);
+const platform = await assemblePlatform({ env, dataDir, database, bus: new MemoryBus(), logger: silentLogger() });
+const url = platform.url.replace("0.0.0.0", "127.0.0.1");
+
+let token = owner;
+async function call<T>(method: string, path: string, body: unknown): Promise<T> {
+  const res = await fetch(`${url}${path}`, {
+    method,
+    headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+    body: JSON.stringify(body),
+  });
+  if (res.status !== 201) throw new Error(`${method} ${path}: ${res.status} ${await res.text()}`);
+  return (await res.json()) as T;
+}
+const org = await call<{ id: string }>("POST", "/v1/orgs", { name: "Bench" });
+const project = await call<{ id: string }>("POST", `/v1/orgs/${org.id}/projects`, { name: "sandboxes" });
+token = (await call<{ token: string }>("POST", `/v1/orgs/${org.id}/api-tokens`, { name: "admin", role: "admin" }))
+  .token;
+const POLICIES = [
+  `@id("sandboxes-allowed")
+permit(principal, action in [Action::"sandbox:create", Action::"sandbox:start", Action::"sandbox:update"], resource);
+@id("no-cloud-keys-in-env")
+forbid(principal, action == Action::"sandbox:create", resource) when { context.envNames.contains("AWS_SECRET_ACCESS_KEY") };`,
+  `@id("agents-run-tools")
+permit(principal, action == Action::"sandbox:exec", resource) when { ["true", "git", "npm"].contains(context.program) };`,
+];
+for (const [i, cedar] of POLICIES.entries()) {
+  const policy = await call<{ id: string }>("POST", `/v1/projects/${project.id}/policies`, { name: `p${i}`, cedar });
+  await call("POST", `/v1/projects/${project.id}/policy-bindings`, { policyId: policy.id });
+}
+process.stdout.write(`${JSON.stringify({ url, token, projectId: project.id, pid: process.pid })}\n`);
+process.on("SIGTERM", () => {
+  void platform.close().finally(() => process.exit(0));
+});
