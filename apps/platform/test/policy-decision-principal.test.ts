@@ -24,7 +24,10 @@ describe.skipIf(!bwrap.available)(`a decision asked for a sandbox of the project
 permit(principal, action == Action::"sandbox:egress", resource);
 @id("sandboxes-stay-home")
 forbid(principal is SandboxToken, action == Action::"sandbox:egress", resource) when { context.host == "example.com" };`;
-    const policy = await h.call<{ id: string }>("POST", `/v1/projects/${h.projectId}/policies`, { name: "home", cedar });
+    const policy = await h.call<{ id: string }>("POST", `/v1/projects/${h.projectId}/policies`, {
+      name: "home",
+      cedar,
+    });
     expect(policy.status).toBe(201);
     const bound = await h.call("POST", `/v1/projects/${h.projectId}/policy-bindings`, { policyId: policy.body.id });
     expect(bound.status).toBe(201);
