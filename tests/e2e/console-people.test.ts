@@ -234,6 +234,27 @@ forbid(principal, action == Action::"sandbox:exec", resource) when { context.pro
             .textContent(),
         )
         .toBe("Allowed");
+
+      // An admin asks for a sandbox of the project, chosen from its list.
+      const sandbox = await platform.api<{ id: string }>("POST", `/v1/projects/${projectId}/sandboxes`, {
+        name: "worker",
+      });
+      expect(sandbox.status).toBe(201);
+      await owner.getByLabel("Ask for").selectOption({ label: "A sandbox" });
+      await owner.getByRole("button", { name: "Ask" }).click();
+      await visible(owner, /Too small|at least 1|expected string/i);
+      await owner.getByLabel("Which sandbox").selectOption({ label: `worker · ${sandbox.body.id}` });
+      await owner.getByLabel("Context (JSON)").fill('{ "argv": ["rm", "x"] }');
+      await owner.getByRole("button", { name: "Ask" }).click();
+      await visible(owner, "Decided for worker (sandbox)");
+      await expect
+        .poll(() =>
+          owner
+            .getByRole("status")
+            .filter({ hasText: /Allowed|Denied/ })
+            .textContent(),
+        )
+        .toBe("Denied");
       await check(owner, "would-this-be-allowed");
     });
 

@@ -4,6 +4,7 @@ import { type FormEvent, useState } from "react";
 import { useParams } from "react-router";
 import { call } from "../api/client.ts";
 import { useProjectRole } from "../api/hooks.ts";
+import { type DecisionPrincipal, PrincipalPicker } from "../components/principal-picker.tsx";
 import { ProjectPicker, useChosenProject } from "../components/project-picker.tsx";
 import { Button, ErrorNote, Field, Guarded, INPUT, PageTitle, Table, Td, TextField } from "../components/ui.tsx";
 import { allows } from "../lib/permissions.ts";
@@ -34,6 +35,8 @@ export default function DecisionCheckPage() {
   const { projectId, choose } = useChosenProject(orgId);
   const role = useProjectRole(projectId);
   const ask = allows("project:read", role);
+  const askForOthers = allows("project-policies:manage", role);
+  const [principal, setPrincipal] = useState<DecisionPrincipal>();
   const [action, setAction] = useState<Action>("sandbox:exec");
   const [resourceId, setResourceId] = useState("");
   const [context, setContext] = useState('{ "argv": ["rm", "-rf", "/tmp/x"] }');
@@ -47,6 +50,7 @@ export default function DecisionCheckPage() {
           action,
           resource: { type: entry.type, id: resourceId, ...(entry.kind ? { kind: entry.kind } : {}) },
           context: parsed,
+          ...(principal ? { principal } : {}),
         },
       }),
   });
@@ -72,10 +76,23 @@ export default function DecisionCheckPage() {
     <>
       <PageTitle>Would this be allowed?</PageTitle>
       <p className="mb-3 text-sm text-slate-600 dark:text-slate-300">
-        Asks the project's bound policies what they decide for you. Nothing runs and no denial is recorded.
+        Asks the project's bound policies what they decide for you, or for another member, API token or sandbox of the
+        project. Nothing runs and no denial is recorded.
       </p>
       <ProjectPicker orgId={orgId} projectId={projectId} onChange={choose} />
       <form onSubmit={submit} noValidate className="max-w-xl">
+        <Guarded allowance={askForOthers}>
+          {(disabled) => (
+            <PrincipalPicker
+              orgId={orgId}
+              projectId={projectId}
+              value={principal}
+              onChange={setPrincipal}
+              disabled={disabled}
+              error={fieldError("principal/id") ?? fieldError("principal/type")}
+            />
+          )}
+        </Guarded>
         <Field label="Action" error={fieldError("action")}>
           {(p) => (
             <select {...p} className={INPUT} value={action} onChange={(e) => setAction(e.target.value as Action)}>
@@ -125,6 +142,9 @@ export default function DecisionCheckPage() {
               : answer.enforced
                 ? "Denied"
                 : "Allowed (only dryrun bindings deny)"}
+          </p>
+          <p className="mb-3 text-sm">
+            Decided for {answer.principal.displayName ?? answer.principal.id} ({answer.principal.type})
           </p>
           {answer.reasons.length ? (
             <Table label="Rules that decided" headers={["Rule", "Policy", "Binding", "Mode"]}>
