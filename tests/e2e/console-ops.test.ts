@@ -149,6 +149,37 @@ describe.skipIf(!chromium.available)(`console operations pages${chromium.reason}
     expect(await page.getByRole("button", { name: "More clusters" }).count()).toBe(0);
   });
 
+  it("edits a cluster: the API's errors beside the name and the labels, then the change saved", async () => {
+    await page.getByRole("button", { name: "Edit edge-1" }).click();
+    const name = dialog().getByLabel("Name");
+    await name.fill(" ");
+    await dialog().getByLabel("Labels").fill("bad key!=x");
+    await dialog().getByRole("button", { name: "Save" }).click();
+    await expect.poll(() => name.getAttribute("aria-invalid")).toBe("true");
+    await expect.poll(() => dialog().getByLabel("Labels").getAttribute("aria-invalid")).toBe("true");
+    await check("cluster-edit-errors");
+    await dialog().getByLabel("Labels").fill("team=ml\nnot a line");
+    await expect
+      .poll(() =>
+        dialog()
+          .getByText(/write key=value/)
+          .isVisible(),
+      )
+      .toBe(true);
+    await name.fill("edge-1");
+    await dialog().getByLabel("Description").fill("the edge cluster");
+    await dialog().getByLabel("Labels").fill("team=ml\ntier=edge");
+    await dialog().getByRole("button", { name: "Save" }).click();
+    await expect.poll(() => dialog().count()).toBe(0);
+    const listed = await platform.api<{
+      items: { name: string; description?: string; labels: Record<string, string> }[];
+    }>("GET", `/v1/projects/${projectId}/clusters?limit=200`);
+    expect(listed.body.items.find((c) => c.name === "edge-1")).toMatchObject({
+      description: "the edge cluster",
+      labels: { team: "ml", tier: "edge" },
+    });
+  });
+
   it("connects an AWS account through its credential and tests it against STS", async () => {
     await page.getByRole("button", { name: "Connect AWS account" }).click();
     await dialog().getByLabel("Name").fill("prod");
@@ -159,6 +190,17 @@ describe.skipIf(!chromium.available)(`console operations pages${chromium.reason}
     await page.getByRole("button", { name: "Test prod" }).click();
     await expect.poll(() => page.getByText("arn:aws:iam::123456789012:user/console").isVisible()).toBe(true);
     expect(sts.keyIds).toContain("AKIACONSOLEEXAMPLE");
+
+    // Edited in place: a bad region is refused beside its field, a good one is saved.
+    await page.getByRole("button", { name: "Edit prod" }).click();
+    const region = dialog().getByLabel("Default region");
+    await region.fill("nowhere 1");
+    await dialog().getByRole("button", { name: "Save" }).click();
+    await expect.poll(() => region.getAttribute("aria-invalid")).toBe("true");
+    await check("aws-connection-edit-error");
+    await region.fill("eu-west-1");
+    await dialog().getByRole("button", { name: "Save" }).click();
+    await expect.poll(() => page.getByRole("row", { name: /prod/ }).textContent()).toContain("eu-west-1");
   });
 
   it("creates an MCP connector after previewing its tools, hides a tool and calls one from its schema", async () => {

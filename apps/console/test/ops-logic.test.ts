@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { isConnectionLost } from "../src/lib/connection.ts";
 import { parseEndpoints } from "../src/lib/endpoints.ts";
+import { formatLabels, parseLabels } from "../src/lib/labels.ts";
 import { ApiError } from "../src/lib/problem.ts";
 import { fieldOfPointer, schemaFields, toArguments } from "../src/lib/schema-form.ts";
 import { formatThresholds, parseAmount, parseThresholds, usd, usedPercent } from "../src/lib/spend.ts";
@@ -129,5 +130,34 @@ describe("AWS endpoint overrides", () => {
     expect(parseEndpoints("")).toEqual({ endpoints: {} });
     expect(parseEndpoints("sts http://x").error).toMatch(/service=url/);
     expect(parseEndpoints("sts=not a url").error).toMatch(/service=url|not a URL/);
+  });
+});
+
+describe("labels typed as key=value lines", () => {
+  it("reads them back from the text they are shown as", () => {
+    const labels = { tier: "edge", team: "ml", "app.kubernetes.io/name": "a=b" };
+    const text = formatLabels(labels);
+    expect(text.split("\n")[0]).toBe("app.kubernetes.io/name=a=b");
+    expect(parseLabels(text)).toEqual({ labels });
+    expect(parseLabels("\n  team = ml \n\n")).toEqual({ labels: { team: "ml" } });
+    expect(formatLabels(undefined)).toBe("");
+  });
+
+  it("names the line it cannot read and a key given twice", () => {
+    expect(parseLabels("team=ml\nnot a line").error).toBe('"not a line": write key=value, one per line');
+    expect(parseLabels("=x").error).toContain("write key=value");
+    expect(parseLabels("team=a\nteam=b").error).toBe('"team" is given twice');
+  });
+
+  it("shows what the API said of one label beside the labels field", () => {
+    const error = new ApiError(400, {
+      errors: [
+        { pointer: "/body/labels/bad key!", message: "a label key" },
+        { pointer: "/body/name", message: "Too small" },
+      ],
+    });
+    expect(error.fieldError("labels")).toBe("a label key");
+    expect(error.fieldError("name")).toBe("Too small");
+    expect(error.fieldError("label")).toBeUndefined();
   });
 });

@@ -32,9 +32,14 @@ export class ApiError extends Error {
     return typeof this.problem.ruleId === "string" ? this.problem.ruleId : undefined;
   }
 
-  /** The message the API gave for one field (`/body/name`), shown next to it. */
+  /**
+   * The message the API gave for one field (`/body/name`), shown next to it; a field holding an
+   * object (labels) also shows what was said of its members (`/body/labels/Team Name`).
+   */
   fieldError(field: string): string | undefined {
-    return this.problem.errors?.find((e) => e.pointer === `/body/${field}` || e.pointer === `/${field}`)?.message;
+    const names = [`/body/${field}`, `/${field}`];
+    return this.problem.errors?.find((e) => names.some((n) => e.pointer === n || e.pointer.startsWith(`${n}/`)))
+      ?.message;
   }
 }
 

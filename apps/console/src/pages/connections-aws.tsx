@@ -7,11 +7,13 @@ import { Button, ErrorNote, Field, Guarded, INPUT, Loading, Table, Td, TextField
 import { parseEndpoints } from "../lib/endpoints.ts";
 import type { Allowance } from "../lib/permissions.ts";
 import { fieldErrorsOf } from "../lib/problem.ts";
+import { EditAwsConnection } from "./connections-edit.tsx";
 
 /** AWS accounts the project reaches through a governance credential; a test calls STS. */
 export function AwsConnectionsSection({ projectId, manage }: { orgId: string; projectId: string; manage: Allowance }) {
   const queryClient = useQueryClient();
   const [creating, setCreating] = useState(false);
+  const [editing, setEditing] = useState<string>();
   const connections = useInfiniteQuery({
     queryKey: ["aws-connections", projectId],
     queryFn: ({ pageParam }) =>
@@ -63,14 +65,21 @@ export function AwsConnectionsSection({ projectId, manage }: { orgId: string; pr
                   </Button>
                   <Guarded allowance={manage}>
                     {(disabled) => (
-                      <Button
-                        variant="danger"
-                        aria-label={`Delete ${c.name}`}
-                        disabled={disabled || remove.isPending}
-                        onClick={() => window.confirm(`Delete the AWS connection "${c.name}"?`) && remove.mutate(c.id)}
-                      >
-                        Delete
-                      </Button>
+                      <span className="flex gap-2">
+                        <Button aria-label={`Edit ${c.name}`} disabled={disabled} onClick={() => setEditing(c.id)}>
+                          Edit
+                        </Button>
+                        <Button
+                          variant="danger"
+                          aria-label={`Delete ${c.name}`}
+                          disabled={disabled || remove.isPending}
+                          onClick={() =>
+                            window.confirm(`Delete the AWS connection "${c.name}"?`) && remove.mutate(c.id)
+                          }
+                        >
+                          Delete
+                        </Button>
+                      </span>
                     )}
                   </Guarded>
                 </span>
@@ -85,6 +94,13 @@ export function AwsConnectionsSection({ projectId, manage }: { orgId: string; pr
         <Button className="mt-3" onClick={() => void connections.fetchNextPage()}>
           More AWS connections
         </Button>
+      ) : null}
+      {editing && rows.some((c) => c.id === editing) ? (
+        <EditAwsConnection
+          key={editing}
+          connection={rows.find((c) => c.id === editing)!}
+          onClose={() => setEditing(undefined)}
+        />
       ) : null}
       <CreateAwsConnection projectId={projectId} open={creating} onOpenChange={setCreating} />
     </Section>

@@ -11,6 +11,7 @@ import { Button, ErrorNote, Guarded, Loading, PageTitle, Table, Td, TextField } 
 import { type Allowance, allows } from "../lib/permissions.ts";
 import { fieldErrorsOf } from "../lib/problem.ts";
 import { AwsConnectionsSection } from "./connections-aws.tsx";
+import { EditCluster } from "./connections-edit.tsx";
 import { ConnectorsSection } from "./connectors.tsx";
 
 /** Clusters, AWS connections and connectors of one project (chosen in the URL). */
@@ -45,6 +46,7 @@ const STATUS_STYLE: Record<string, string> = {
 function ClustersSection({ projectId, manage }: { projectId: string; manage: Allowance }) {
   const queryClient = useQueryClient();
   const [creating, setCreating] = useState(false);
+  const [editing, setEditing] = useState<string>();
   const [secret, setSecret] = useState<{ title: string; token: string } | undefined>();
   const clusters = useInfiniteQuery({
     queryKey: ["clusters", projectId],
@@ -97,6 +99,9 @@ function ClustersSection({ projectId, manage }: { projectId: string; manage: All
                 <Guarded allowance={manage}>
                   {(disabled) => (
                     <span className="flex gap-2">
+                      <Button aria-label={`Edit ${c.name}`} disabled={disabled} onClick={() => setEditing(c.id)}>
+                        Edit
+                      </Button>
                       <Button
                         aria-label={`Rotate token of ${c.name}`}
                         disabled={disabled || rotate.isPending}
@@ -132,6 +137,13 @@ function ClustersSection({ projectId, manage }: { projectId: string; manage: All
         <Button className="mt-3" onClick={() => void clusters.fetchNextPage()} disabled={clusters.isFetchingNextPage}>
           {clusters.isFetchingNextPage ? "Loading…" : "More clusters"}
         </Button>
+      ) : null}
+      {editing && rows.some((c) => c.id === editing) ? (
+        <EditCluster
+          key={editing}
+          cluster={rows.find((c) => c.id === editing)!}
+          onClose={() => setEditing(undefined)}
+        />
       ) : null}
       <RegisterCluster
         projectId={projectId}
