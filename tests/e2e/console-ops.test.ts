@@ -221,6 +221,31 @@ describe.skipIf(!chromium.available)(`console operations pages${chromium.reason}
     await page.getByLabel("add visible").click();
     await expect.poll(() => page.getByRole("row", { name: /add/ }).textContent()).toContain("visible");
 
+    // Limited to a team, shown by its name; hiding and showing again keeps the team.
+    const team = await platform.api<{ id: string }>("POST", `/v1/orgs/${orgId}/teams`, { name: "ml-team" });
+    expect(team.status).toBe(201);
+    await page.reload();
+    await page.getByRole("button", { name: "Teams of add" }).click();
+    await dialog().getByLabel("ml-team").check();
+    await check("tool-teams");
+    await dialog().getByRole("button", { name: "Limit to 1 team(s)" }).click();
+    await expect.poll(() => page.getByTestId("tool-teams-add").textContent()).toBe("visible to ml-team");
+    await page.getByLabel("add visible").click();
+    await expect.poll(() => page.getByRole("row", { name: /add/ }).textContent()).toContain("hidden");
+    await page.getByLabel("add visible").click();
+    await expect.poll(() => page.getByTestId("tool-teams-add").textContent()).toBe("visible to ml-team");
+    const serverId = page.url().split("/connectors/")[1]!.split(/[?#]/)[0]!;
+    const listed = await platform.api<{ items: { name: string; teams?: string[] }[] }>(
+      "GET",
+      `/v1/mcp-servers/${serverId}/tools`,
+    );
+    expect(listed.body.items.find((t) => t.name === "add")?.teams).toEqual([team.body.id]);
+    await page.getByRole("button", { name: "Teams of add" }).click();
+    await dialog().getByLabel("ml-team").uncheck();
+    await dialog().getByRole("button", { name: "Show to everyone" }).click();
+    await expect.poll(() => page.getByTestId("tool-teams-add").count()).toBe(0);
+    await expect.poll(() => page.getByRole("row", { name: /add/ }).textContent()).toContain("visible");
+
     await page.getByRole("button", { name: "Call echo" }).click();
     await dialog().getByRole("button", { name: "Call tool" }).click();
     await expect.poll(() => dialog().getByText("Required", { exact: true }).isVisible()).toBe(true);

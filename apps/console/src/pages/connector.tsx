@@ -7,6 +7,7 @@ import { Section } from "../components/section.tsx";
 import { ToolCallForm } from "../components/tool-call-form.tsx";
 import { Button, ErrorNote, Guarded, Loading, PageTitle, Table, Td } from "../components/ui.tsx";
 import { allows } from "../lib/permissions.ts";
+import { ToolAudience, ToolTeamsDialog, useTeamNames } from "./tool-teams.tsx";
 
 /** One connector: its status, tools with visibility, pending specs (diff, promote) and a tool call. */
 export default function ConnectorPage() {
@@ -28,16 +29,19 @@ export default function ConnectorPage() {
     queryFn: () => call("listConnectorTools", { path: { serverId } }),
   });
   const [calling, setCalling] = useState<string | undefined>();
+  const [limiting, setLimiting] = useState<string | undefined>();
+  const { nameOf } = useTeamNames(connector.data?.orgId);
   const refresh = () => void queryClient.invalidateQueries({ queryKey: ["connector", serverId] });
   const discover = useMutation({
     mutationFn: () => call("discoverConnector", { path: { connectorId: serverId } }),
     onSuccess: refresh,
   });
   const visibility = useMutation({
-    mutationFn: (v: { name: string; visibility: "visible" | "hidden" }) =>
+    // A tool hidden and shown again keeps the teams it was limited to.
+    mutationFn: (v: { name: string; visibility: "visible" | "hidden"; teams?: string[] | undefined }) =>
       call("setConnectorEntryVisibility", {
         path: { connectorId: serverId, entryName: v.name },
-        body: { visibility: v.visibility },
+        body: { visibility: v.visibility, ...(v.teams?.length ? { teams: v.teams } : {}) },
       }),
     onSuccess: refresh,
   });
@@ -45,6 +49,7 @@ export default function ConnectorPage() {
   if (connector.error) return <ErrorNote error={connector.error} retry={() => void connector.refetch()} />;
   const c = connector.data;
   const tool = tools.data?.items.find((t) => t.name === calling);
+  const limited = tools.data?.items.find((t) => t.name === limiting);
   return (
     <>
       <p className="mb-2 text-sm">
@@ -105,19 +110,31 @@ export default function ConnectorPage() {
                 <Td>
                   <Guarded allowance={manage}>
                     {(disabled) => (
-                      <label className="flex items-center gap-1">
-                        <input
-                          type="checkbox"
-                          aria-label={`${t.name} visible`}
-                          checked={t.visibility !== "hidden"}
-                          disabled={disabled || visibility.isPending}
-                          onChange={(e) =>
-                            visibility.mutate({ name: t.name, visibility: e.target.checked ? "visible" : "hidden" })
-                          }
-                        />
-                        {t.visibility}
-                        {t.teams?.length ? ` (teams ${t.teams.join(", ")})` : ""}
-                      </label>
+                      <span className="flex items-center gap-2">
+                        <label className="flex items-center gap-1">
+                          <input
+                            type="checkbox"
+                            aria-label={`${t.name} visible`}
+                            checked={t.visibility !== "hidden"}
+                            disabled={disabled || visibility.isPending}
+                            onChange={(e) =>
+                              visibility.mutate({
+                                name: t.name,
+                                visibility: e.target.checked ? "visible" : "hidden",
+                                teams: t.teams,
+                              })
+                            }
+                          />
+                          <ToolAudience tool={t} nameOf={nameOf} />
+                        </label>
+                        <Button
+                          aria-label={`Teams of ${t.name}`}
+                          disabled={disabled || t.visibility === "hidden"}
+                          onClick={() => setLimiting(t.name)}
+                        >
+                          Teams
+                        </Button>
+                      </span>
                     )}
                   </Guarded>
                 </Td>
@@ -137,6 +154,16 @@ export default function ConnectorPage() {
           <p className="text-sm">No tools.</p>
         ) : null}
       </Section>
+      {limited ? (
+        <ToolTeamsDialog
+          key={limited.name}
+          connectorId={serverId}
+          orgId={c.orgId}
+          tool={limited}
+          onClose={() => setLimiting(undefined)}
+          onSaved={refresh}
+        />
+      ) : null}
       {tool ? (
         <ToolCallForm key={tool.name} serverId={serverId} tool={tool} onClose={() => setCalling(undefined)} />
       ) : null}
