@@ -2,29 +2,16 @@
 // UPSTREAM_URL, plus a bare Hono pass-through to the same upstream served by this same process.
 // Prints one JSON line: gateway URL, the bare URL and a project token. GET <bare>/__mem reports
 // this process's memory after a GC (run with --expose-gc).
-import { randomBytes } from "node:crypto";
-import { mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { openDatabase } from "@agentplane/db";
 import { MemoryBus } from "@agentplane/events";
 import { serveFetch, silentLogger } from "@agentplane/service-kit";
 import { createTestDatabase } from "@agentplane/testkit";
 import { createBarePassThrough } from "../../apps/inference-proxy/src/bench/bare-passthrough.ts";
 import { assemblePlatform } from "../../apps/platform/src/assemble.ts";
-import { AllInOneEnvSchema } from "../../apps/platform/src/config.ts";
+import { benchPlatformEnv } from "./platform-env.ts";
 
 const upstream = process.env.UPSTREAM_URL as string;
-const owner = `boot_${randomBytes(24).toString("hex")}`;
-const dataDir = mkdtempSync(join(tmpdir(), "agentplane-bench-inference-"));
-const env = AllInOneEnvSchema.parse({
-  PORT: "0",
-  HOST: "127.0.0.1",
-  AGENTPLANE_DATA_DIR: dataDir,
-  AGENTPLANE_BOOTSTRAP_TOKEN: owner,
-  RATE_LIMIT_PER_MINUTE: "100000000",
-  AGENT_RUNTIME: "off",
-  LOG_LEVEL: "silent",
+const { owner, dataDir, env } = benchPlatformEnv("inference", {
   // bench/telemetry.ts starts one platform exporting spans and one that does not.
   OTEL_EXPORTER_OTLP_ENDPOINT: process.env.OTEL_EXPORTER_OTLP_ENDPOINT,
 });

@@ -2,27 +2,14 @@
 // sandbox-svc's egress proxy), with an organization, a project, an admin API token and policies
 // bound to the project that cover admission and exec, so every create, start and exec is decided.
 // Prints one JSON line: the gateway URL, the token and the project.
-import { randomBytes } from "node:crypto";
-import { mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { openDatabase } from "@agentplane/db";
 import { MemoryBus } from "@agentplane/events";
 import { silentLogger } from "@agentplane/service-kit";
 import { assemblePlatform } from "../../apps/platform/src/assemble.ts";
-import { AllInOneEnvSchema } from "../../apps/platform/src/config.ts";
+import { benchPlatformEnv } from "./platform-env.ts";
 
-const owner = `boot_${randomBytes(24).toString("hex")}`;
-const dataDir = mkdtempSync(join(tmpdir(), "agentplane-bench-sandbox-"));
-const env = AllInOneEnvSchema.parse({
-  PORT: "0",
-  HOST: "127.0.0.1",
-  AGENTPLANE_DATA_DIR: dataDir,
-  AGENTPLANE_BOOTSTRAP_TOKEN: owner,
-  RATE_LIMIT_PER_MINUTE: "100000000",
-  AGENT_RUNTIME: "off",
-  LOG_LEVEL: "silent",
-});
+const { owner, dataDir, env } = benchPlatformEnv("sandbox");
 const database = await openDatabase(`pglite://${join(dataDir, "pgdata")}`);
 const platform = await assemblePlatform({ env, dataDir, database, bus: new MemoryBus(), logger: silentLogger() });
 const url = platform.url.replace("0.0.0.0", "127.0.0.1");
