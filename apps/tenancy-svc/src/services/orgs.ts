@@ -1,17 +1,18 @@
-import { minOrgRole, newId, type Organization, type Principal } from "@agentplane/contracts";
+import { minOrgRole, newId, type Organization } from "@agentplane/contracts";
 import { ProblemError } from "@agentplane/problem-details";
+import type { Caller, Requester } from "@agentplane/service-kit";
 import { sql } from "kysely";
 import { actorOf } from "../authz/local-authorizer.ts";
 import type { TenancyContext } from "../context.ts";
 import { page, toOrganization } from "./serialize.ts";
 
-/** Creates an organization with the caller as its owner. */
+/** Creates an organization with the caller as its owner (there is no organization to authorize in yet). */
 export async function createOrganization(
   ctx: TenancyContext,
-  principal: Principal,
+  caller: Requester,
   input: { name: string },
 ): Promise<Organization> {
-  const actor = actorOf(principal);
+  const actor = actorOf(caller.principal);
   if (!actor) throw new ProblemError("forbidden", { detail: "Only users and their API tokens create organizations" });
   if (actor.orgId) {
     throw new ProblemError("forbidden", { detail: "A token bound to an organization cannot create organizations" });
@@ -28,12 +29,13 @@ export async function createOrganization(
   return toOrganization(org, actor.cap ? minOrgRole("owner", actor.cap) : "owner");
 }
 
+/** The organizations the caller is a member of, each with the caller's role there. */
 export async function listOrganizations(
   ctx: TenancyContext,
-  principal: Principal,
+  caller: Requester,
   query: { limit: number; cursor?: string | undefined },
 ): Promise<{ items: Organization[]; nextCursor?: string }> {
-  const actor = actorOf(principal);
+  const actor = actorOf(caller.principal);
   if (!actor) return { items: [] };
   let q = ctx.db
     .selectFrom("orgs as o")
@@ -53,17 +55,19 @@ export async function listOrganizations(
   };
 }
 
-export async function getOrganizationRow(ctx: TenancyContext, orgId: string) {
-  const row = await ctx.db.selectFrom("orgs").selectAll().where("id", "=", orgId).executeTakeFirst();
-  if (!row) throw new ProblemError("not-found", { detail: `Organization ${orgId} was not found` });
-  return row;
+/** The caller's organization, with the caller's role in it. */
+export async function getOrganization(ctx: TenancyContext, caller: Caller): Promise<Organization> {
+  const row = await ctx.db.selectFrom("orgs").selectAll().where("id", "=", caller.orgId).executeTakeFirst();
+  if (!row) throw new ProblemError("not-found", { detail: `Organization ${caller.orgId} was not found` });
+  return toOrganization(row, caller.orgRole);
 }
 
 export async function updateOrganization(
   ctx: TenancyContext,
-  orgId: string,
+  caller: Caller,
   input: { name?: string | undefined },
 ): Promise<Organization> {
+  const { orgId } = caller;
   const row = await ctx.db
     .updateTable("orgs")
     .set({ ...(input.name !== undefined ? { name: input.name } : {}), updated_at: sql<Date>`now()` })
@@ -71,10 +75,10 @@ export async function updateOrganization(
     .returningAll()
     .executeTakeFirst();
   if (!row) throw new ProblemError("not-found", { detail: `Organization ${orgId} was not found` });
-  return toOrganization(row);
+  return toOrganization(row, caller.orgRole);
 }
 
 /** Deletes the organization; teams, projects, keys, invitations, memberships and tokens go with it. */
-export async function deleteOrganization(ctx: TenancyContext, orgId: string): Promise<void> {
-  await ctx.db.deleteFrom("orgs").where("id", "=", orgId).execute();
+export async function deleteOrganization(ctx: TenancyContext, caller: Caller): Promise<void> {
+  await ctx.db.deleteFrom("orgs").where("id", "=", caller.orgId).execute();
 }

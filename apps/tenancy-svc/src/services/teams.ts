@@ -1,5 +1,6 @@
 import { newId, type ProjectRole, type Team } from "@agentplane/contracts";
 import { ProblemError } from "@agentplane/problem-details";
+import type { Caller } from "@agentplane/service-kit";
 import { sql } from "kysely";
 import type { TenancyContext } from "../context.ts";
 import { iso, page, toTeam } from "./serialize.ts";
@@ -17,14 +18,14 @@ export async function teamOrgId(ctx: TenancyContext, teamId: string): Promise<st
 
 export async function createTeam(
   ctx: TenancyContext,
-  orgId: string,
+  caller: Caller,
   input: { name: string; description?: string | undefined },
 ): Promise<Team> {
   const row = await ctx.db
     .insertInto("teams")
     .values({
       id: newId("team"),
-      org_id: orgId,
+      org_id: caller.orgId,
       name: input.name,
       description: input.description ?? null,
       updated_at: new Date(),
@@ -36,13 +37,13 @@ export async function createTeam(
 
 export async function listTeams(
   ctx: TenancyContext,
-  orgId: string,
+  caller: Caller,
   query: { limit: number; cursor?: string | undefined },
 ): Promise<{ items: Team[]; nextCursor?: string }> {
   let q = ctx.db
     .selectFrom("teams")
     .selectAll()
-    .where("org_id", "=", orgId)
+    .where("org_id", "=", caller.orgId)
     .orderBy("id")
     .limit(query.limit + 1);
   if (query.cursor) q = q.where("id", ">", query.cursor);
@@ -53,8 +54,14 @@ export async function listTeams(
   };
 }
 
-export async function getTeam(ctx: TenancyContext, teamId: string): Promise<Team> {
-  const row = await ctx.db.selectFrom("teams").selectAll().where("id", "=", teamId).executeTakeFirst();
+export async function getTeam(ctx: TenancyContext, caller: Caller, input: { teamId: string }): Promise<Team> {
+  const { teamId } = input;
+  const row = await ctx.db
+    .selectFrom("teams")
+    .selectAll()
+    .where("id", "=", teamId)
+    .where("org_id", "=", caller.orgId)
+    .executeTakeFirst();
   if (!row) throw teamNotFound(teamId);
   const members = await ctx.db
     .selectFrom("team_members")
@@ -77,9 +84,10 @@ export async function getTeam(ctx: TenancyContext, teamId: string): Promise<Team
 
 export async function updateTeam(
   ctx: TenancyContext,
-  teamId: string,
-  input: { name?: string | undefined; description?: string | undefined },
+  caller: Caller,
+  input: { teamId: string; name?: string | undefined; description?: string | undefined },
 ): Promise<Team> {
+  const { teamId } = input;
   const row = await ctx.db
     .updateTable("teams")
     .set({
@@ -88,22 +96,24 @@ export async function updateTeam(
       updated_at: sql<Date>`now()`,
     })
     .where("id", "=", teamId)
+    .where("org_id", "=", caller.orgId)
     .returningAll()
     .executeTakeFirst();
   if (!row) throw teamNotFound(teamId);
   return toTeam(row);
 }
 
-export async function deleteTeam(ctx: TenancyContext, teamId: string): Promise<void> {
-  await ctx.db.deleteFrom("teams").where("id", "=", teamId).execute();
+export async function deleteTeam(ctx: TenancyContext, caller: Caller, input: { teamId: string }): Promise<void> {
+  await ctx.db.deleteFrom("teams").where("id", "=", input.teamId).where("org_id", "=", caller.orgId).execute();
 }
 
 /** Only members of the team's organization can join it; anyone else is not found. */
-export async function addTeamMember(ctx: TenancyContext, orgId: string, teamId: string, userId: string) {
+export async function addTeamMember(ctx: TenancyContext, caller: Caller, input: { teamId: string; userId: string }) {
+  const { teamId, userId } = input;
   const member = await ctx.db
     .selectFrom("org_members")
     .select("user_id")
-    .where("org_id", "=", orgId)
+    .where("org_id", "=", caller.orgId)
     .where("user_id", "=", userId)
     .executeTakeFirst();
   if (!member) throw new ProblemError("not-found", { detail: `User ${userId} is not a member of the organization` });
@@ -115,7 +125,12 @@ export async function addTeamMember(ctx: TenancyContext, orgId: string, teamId: 
   return { teamId, userId };
 }
 
-export async function removeTeamMember(ctx: TenancyContext, teamId: string, userId: string): Promise<void> {
+export async function removeTeamMember(
+  ctx: TenancyContext,
+  _caller: Caller,
+  input: { teamId: string; userId: string },
+): Promise<void> {
+  const { teamId, userId } = input;
   const removed = await ctx.db
     .deleteFrom("team_members")
     .where("team_id", "=", teamId)
@@ -129,16 +144,15 @@ export async function removeTeamMember(ctx: TenancyContext, teamId: string, user
 /** Grants a project role to the team; the project must belong to the team's organization. */
 export async function grantTeamProject(
   ctx: TenancyContext,
-  orgId: string,
-  teamId: string,
-  projectId: string,
-  role: ProjectRole,
+  caller: Caller,
+  input: { teamId: string; projectId: string; role: ProjectRole },
 ) {
+  const { teamId, projectId, role } = input;
   const project = await ctx.db
     .selectFrom("projects")
     .select("id")
     .where("id", "=", projectId)
-    .where("org_id", "=", orgId)
+    .where("org_id", "=", caller.orgId)
     .executeTakeFirst();
   if (!project) throw new ProblemError("not-found", { detail: `Project ${projectId} was not found` });
   await ctx.db
@@ -149,7 +163,12 @@ export async function grantTeamProject(
   return { teamId, projectId, role };
 }
 
-export async function revokeTeamProject(ctx: TenancyContext, teamId: string, projectId: string): Promise<void> {
+export async function revokeTeamProject(
+  ctx: TenancyContext,
+  _caller: Caller,
+  input: { teamId: string; projectId: string },
+): Promise<void> {
+  const { teamId, projectId } = input;
   const removed = await ctx.db
     .deleteFrom("team_projects")
     .where("team_id", "=", teamId)

@@ -6,8 +6,8 @@ import * as orgs from "../../services/orgs.ts";
 export function registerDeleteOrganization(app: ServiceApp, ctx: TenancyContext): void {
   app.openapi(deleteOrganizationRoute, async (c) => {
     const { orgId } = c.req.valid("param");
-    await authorize(c, ctx.authorizer, "org:delete", { orgId });
-    await orgs.deleteOrganization(ctx, orgId);
+    const caller = await authorize(c, ctx.authorizer, "org:delete", { orgId });
+    await orgs.deleteOrganization(ctx, caller);
     return c.body(null, 204);
   });
 }

@@ -6,8 +6,7 @@ import * as orgs from "../../services/orgs.ts";
 export function registerUpdateOrganization(app: ServiceApp, ctx: TenancyContext): void {
   app.openapi(updateOrganizationRoute, async (c) => {
     const { orgId } = c.req.valid("param");
-    const decision = await authorize(c, ctx.authorizer, "org:update", { orgId });
-    const org = await orgs.updateOrganization(ctx, orgId, c.req.valid("json"));
-    return c.json({ ...org, ...(decision.orgRole ? { role: decision.orgRole } : {}) }, 200);
+    const caller = await authorize(c, ctx.authorizer, "org:update", { orgId });
+    return c.json(await orgs.updateOrganization(ctx, caller, c.req.valid("json")), 200);
   });
 }

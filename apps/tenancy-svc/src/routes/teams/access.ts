@@ -1,5 +1,5 @@
 import type { Permission } from "@agentplane/contracts";
-import { authorize, type ServiceContext } from "@agentplane/service-kit";
+import { authorize, type Caller, type ServiceContext } from "@agentplane/service-kit";
 import type { TenancyContext } from "../../context.ts";
 import { teamOrgId } from "../../services/teams.ts";
 
@@ -9,8 +9,6 @@ export async function authorizeTeam(
   ctx: TenancyContext,
   teamId: string,
   permission: Permission,
-): Promise<string> {
-  const orgId = await teamOrgId(ctx, teamId);
-  await authorize(c, ctx.authorizer, permission, { orgId });
-  return orgId;
+): Promise<Caller> {
+  return authorize(c, ctx.authorizer, permission, { orgId: await teamOrgId(ctx, teamId) });
 }

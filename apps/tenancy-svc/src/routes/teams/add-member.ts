@@ -7,7 +7,7 @@ import { authorizeTeam } from "./access.ts";
 export function registerAddTeamMember(app: ServiceApp, ctx: TenancyContext): void {
   app.openapi(addTeamMemberRoute, async (c) => {
     const { teamId, userId } = c.req.valid("param");
-    const orgId = await authorizeTeam(c, ctx, teamId, "teams:manage");
-    return c.json(await teams.addTeamMember(ctx, orgId, teamId, userId), 200);
+    const caller = await authorizeTeam(c, ctx, teamId, "teams:manage");
+    return c.json(await teams.addTeamMember(ctx, caller, { teamId, userId }), 200);
   });
 }

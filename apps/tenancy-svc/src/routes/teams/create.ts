@@ -6,7 +6,7 @@ import * as teams from "../../services/teams.ts";
 export function registerCreateTeam(app: ServiceApp, ctx: TenancyContext): void {
   app.openapi(createTeamRoute, async (c) => {
     const { orgId } = c.req.valid("param");
-    await authorize(c, ctx.authorizer, "teams:manage", { orgId });
-    return c.json(await teams.createTeam(ctx, orgId, c.req.valid("json")), 201);
+    const caller = await authorize(c, ctx.authorizer, "teams:manage", { orgId });
+    return c.json(await teams.createTeam(ctx, caller, c.req.valid("json")), 201);
   });
 }

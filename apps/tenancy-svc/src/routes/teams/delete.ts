@@ -7,8 +7,8 @@ import { authorizeTeam } from "./access.ts";
 export function registerDeleteTeam(app: ServiceApp, ctx: TenancyContext): void {
   app.openapi(deleteTeamRoute, async (c) => {
     const { teamId } = c.req.valid("param");
-    await authorizeTeam(c, ctx, teamId, "teams:manage");
-    await teams.deleteTeam(ctx, teamId);
+    const caller = await authorizeTeam(c, ctx, teamId, "teams:manage");
+    await teams.deleteTeam(ctx, caller, { teamId });
     return c.body(null, 204);
   });
 }

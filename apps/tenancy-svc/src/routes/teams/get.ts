@@ -7,7 +7,7 @@ import { authorizeTeam } from "./access.ts";
 export function registerGetTeam(app: ServiceApp, ctx: TenancyContext): void {
   app.openapi(getTeamRoute, async (c) => {
     const { teamId } = c.req.valid("param");
-    await authorizeTeam(c, ctx, teamId, "teams:read");
-    return c.json(await teams.getTeam(ctx, teamId), 200);
+    const caller = await authorizeTeam(c, ctx, teamId, "teams:read");
+    return c.json(await teams.getTeam(ctx, caller, { teamId }), 200);
   });
 }

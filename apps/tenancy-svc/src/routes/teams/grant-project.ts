@@ -7,7 +7,8 @@ import { authorizeTeam } from "./access.ts";
 export function registerGrantTeamProject(app: ServiceApp, ctx: TenancyContext): void {
   app.openapi(grantTeamProjectRoute, async (c) => {
     const { teamId, projectId } = c.req.valid("param");
-    const orgId = await authorizeTeam(c, ctx, teamId, "teams:manage");
-    return c.json(await teams.grantTeamProject(ctx, orgId, teamId, projectId, c.req.valid("json").role), 200);
+    const caller = await authorizeTeam(c, ctx, teamId, "teams:manage");
+    const { role } = c.req.valid("json");
+    return c.json(await teams.grantTeamProject(ctx, caller, { teamId, projectId, role }), 200);
   });
 }

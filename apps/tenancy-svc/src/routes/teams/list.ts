@@ -6,7 +6,7 @@ import * as teams from "../../services/teams.ts";
 export function registerListTeams(app: ServiceApp, ctx: TenancyContext): void {
   app.openapi(listTeamsRoute, async (c) => {
     const { orgId } = c.req.valid("param");
-    await authorize(c, ctx.authorizer, "teams:read", { orgId });
-    return c.json(await teams.listTeams(ctx, orgId, c.req.valid("query")), 200);
+    const caller = await authorize(c, ctx.authorizer, "teams:read", { orgId });
+    return c.json(await teams.listTeams(ctx, caller, c.req.valid("query")), 200);
   });
 }

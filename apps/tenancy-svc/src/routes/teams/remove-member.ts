@@ -7,8 +7,8 @@ import { authorizeTeam } from "./access.ts";
 export function registerRemoveTeamMember(app: ServiceApp, ctx: TenancyContext): void {
   app.openapi(removeTeamMemberRoute, async (c) => {
     const { teamId, userId } = c.req.valid("param");
-    await authorizeTeam(c, ctx, teamId, "teams:manage");
-    await teams.removeTeamMember(ctx, teamId, userId);
+    const caller = await authorizeTeam(c, ctx, teamId, "teams:manage");
+    await teams.removeTeamMember(ctx, caller, { teamId, userId });
     return c.body(null, 204);
   });
 }

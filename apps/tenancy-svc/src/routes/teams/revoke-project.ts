@@ -7,8 +7,8 @@ import { authorizeTeam } from "./access.ts";
 export function registerRevokeTeamProject(app: ServiceApp, ctx: TenancyContext): void {
   app.openapi(revokeTeamProjectRoute, async (c) => {
     const { teamId, projectId } = c.req.valid("param");
-    await authorizeTeam(c, ctx, teamId, "teams:manage");
-    await teams.revokeTeamProject(ctx, teamId, projectId);
+    const caller = await authorizeTeam(c, ctx, teamId, "teams:manage");
+    await teams.revokeTeamProject(ctx, caller, { teamId, projectId });
     return c.body(null, 204);
   });
 }

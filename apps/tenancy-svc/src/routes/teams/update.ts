@@ -7,7 +7,7 @@ import { authorizeTeam } from "./access.ts";
 export function registerUpdateTeam(app: ServiceApp, ctx: TenancyContext): void {
   app.openapi(updateTeamRoute, async (c) => {
     const { teamId } = c.req.valid("param");
-    await authorizeTeam(c, ctx, teamId, "teams:manage");
-    return c.json(await teams.updateTeam(ctx, teamId, c.req.valid("json")), 200);
+    const caller = await authorizeTeam(c, ctx, teamId, "teams:manage");
+    return c.json(await teams.updateTeam(ctx, caller, { teamId, ...c.req.valid("json") }), 200);
   });
 }
