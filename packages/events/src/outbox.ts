@@ -4,14 +4,11 @@ import type { Migration } from "kysely/migration";
 import { type Bus, isoNow } from "./bus.ts";
 import { eventId } from "./event-id.ts";
 import { canDeliver, handOff } from "./hand-off.ts";
+import { type OutboxLogger, OutboxRelay, type OutboxRow, type RunStatement } from "./outbox-relay.ts";
 import { outboxStatements } from "./outbox-sql.ts";
 import { storablePayload } from "./sanitize.ts";
 
-/** The part of a logger the relay uses (pino's Logger fits). */
-export interface OutboxLogger {
-  warn(obj: object, msg?: string): void;
-  error(obj: object, msg?: string): void;
-}
+export type { OutboxLogger } from "./outbox-relay.ts";
 
 const TABLE = "event_outbox";
 
@@ -118,32 +115,24 @@ export interface Outbox {
   stop(): Promise<void>;
 }
 
-interface OutboxRow {
-  id: string;
-  topic: string;
-  data: unknown;
-  time: string;
-}
-
-/** Batches published from memory at once; past this, new events wait for the relay. */
-const MAX_DIRECT_BATCHES = 8;
-
 export function createOutbox(options: OutboxOptions): Outbox {
   const db = options.database.forSchema<OutboxDb>(options.schema);
   const bus = options.bus;
-  const pollMs = options.pollIntervalMs ?? 250;
   const batchSize = options.batchSize ?? 500;
-  const maxBackoffMs = options.maxBackoffMs ?? 30_000;
-  const leaseMs = options.leaseMs ?? 30_000;
   const handOffMs = options.handOffTimeoutMs ?? 10_000;
-  let failures = 0;
-  let timer: NodeJS.Timeout | undefined;
-  let running: Promise<number> | undefined;
-  let rerun = false;
-  let started = false;
-  let stopped = false;
-
-  const backoff = () => Math.min(maxBackoffMs, 250 * 2 ** Math.min(failures, 10));
+  const statements = outboxStatements(`${options.schema}.${TABLE}`, batchSize);
+  const run: RunStatement = (text, parameters) =>
+    options.database.kysely.executeQuery(CompiledQuery.raw(text, parameters));
+  const relay = new OutboxRelay({
+    bus,
+    statements,
+    run,
+    logger: options.logger,
+    pollMs: options.pollIntervalMs ?? 250,
+    batchSize,
+    maxBackoffMs: options.maxBackoffMs ?? 30_000,
+    leaseMs: options.leaseMs ?? 30_000,
+  });
 
   /** A row as `write` takes it: its payload is made storable there, if it needs to be. */
   const row = <T>(topic: string, data: T, opts: EnqueueOptions = {}): OutboxRow => ({
@@ -153,166 +142,24 @@ export function createOutbox(options: OutboxOptions): Outbox {
     time: opts.time ?? isoNow(),
   });
 
-  const statements = outboxStatements(`${options.schema}.${TABLE}`, batchSize);
-  const lease = `${leaseMs} milliseconds`;
-  const run = <R>(text: string, parameters: unknown[]) =>
-    options.database.kysely.executeQuery<R>(CompiledQuery.raw(text, parameters));
-
-  /**
-   * Ids of rows already published, deleted with the next relay round's claim (one statement per
-   * round instead of one more per batch). A crash before that publishes them again once their lease
-   * ran out, which at-least-once delivery allows.
-   */
-  let published: string[] = [];
-  const takePublished = () => {
-    const ids = published;
-    published = [];
-    return ids;
-  };
-  const putBack = (ids: string[]) => {
-    published = ids.concat(published);
-  };
-
-  /** Rows whose publishing failed become available to the relay after the backoff. */
-  async function retryLater(ids: string[]): Promise<void> {
-    await run(statements.retryLater, [JSON.stringify(ids), `${backoff()} milliseconds`]);
-  }
-
-  /** One relay round: claim a batch (deleting what was published since), publish it in order. */
-  async function relayOnce(): Promise<number> {
-    const rows = await claimBatch();
-    return rows.length === 0 ? 0 : publishClaimed(rows);
-  }
-
-  /** Available rows, leased to this relay, oldest event first. */
-  async function claimBatch(): Promise<OutboxRow[]> {
-    const done = takePublished();
-    let claimed: { rows: OutboxRow[] };
-    try {
-      claimed = await run(statements.claim, [JSON.stringify(done), lease]);
-    } catch (err) {
-      putBack(done);
-      throw err;
-    }
-    return claimed.rows.sort((a, b) => (a.time < b.time ? -1 : a.time > b.time ? 1 : 0));
-  }
-
-  /** Publishes claimed rows in order; from the first the bus refuses, they wait for the backoff. */
-  async function publishClaimed(rows: OutboxRow[]): Promise<number> {
-    let sent = 0;
-    let failedFrom = -1;
-    for (let i = 0; i < rows.length; i++) {
-      const r = rows[i]!;
-      const data = typeof r.data === "string" ? (JSON.parse(r.data) as unknown) : r.data;
-      try {
-        await bus.publish(r.topic, data, { id: r.id, time: r.time });
-        published.push(r.id);
-        sent++;
-      } catch (err) {
-        failedFrom = i;
-        busRefused(err, rows.length - i);
-        break;
-      }
-    }
-    if (failedFrom >= 0) await retryLater(rows.slice(failedFrom).map((r) => r.id));
-    else failures = 0;
-    return sent;
-  }
-
-  function busRefused(err: unknown, pending: number): void {
-    failures++;
-    options.logger?.warn(
-      { err: (err as Error).message, pending },
-      "event bus unavailable; outbox keeps the events and retries",
-    );
-  }
-
-  /**
-   * Events written outside a transaction are published right after their insert, from memory:
-   * their rows are written leased (no relay claims them) and deleted with the next relay round.
-   * Should a publish fail, the rest become available to the relay after the backoff; should the
-   * process die, they become available when their lease runs out.
-   */
-  let delivering = 0;
-  let deliveries: Promise<void> = Promise.resolve();
-  const direct = () => started && !stopped && failures === 0 && delivering < MAX_DIRECT_BATCHES;
-  function deliver(values: OutboxRow[]): void {
-    delivering++;
-    deliveries = deliveries
-      .then(async () => {
-        for (let i = 0; i < values.length; i++) {
-          const v = values[i]!;
-          try {
-            await bus.publish(v.topic, v.data, { id: v.id, time: v.time });
-            published.push(v.id);
-          } catch (err) {
-            busRefused(err, values.length - i);
-            await retryLater(values.slice(i).map((r) => r.id));
-            schedule(backoff());
-            return;
-          }
-        }
-        if (published.length >= batchSize) schedule(0);
-      })
-      .catch((err) => options.logger?.warn({ err: (err as Error).message }, "outbox publish failed; the relay retries"))
-      .finally(() => {
-        delivering--;
-      });
-  }
-
   /**
    * Writes rows whose payloads were not made storable yet. Their JSON text shows whether any has
    * something to replace: NUL and lone surrogates come out of JSON.stringify only as `\u` escapes,
    * so a text without one needs nothing, and the payloads are published as they are (one search of
    * the batch's text instead of a walk over every payload). Otherwise each payload is made
-   * storable and the batch encoded again.
+   * storable and the batch encoded again. While the bus is healthy, rows written outside a
+   * transaction are written leased and delivered from memory; otherwise the relay takes them.
    */
   async function write(values: OutboxRow[], viaRelay = false): Promise<void> {
-    const now = !viaRelay && direct();
+    const now = !viaRelay && relay.canDeliverNow();
     let text = JSON.stringify(values);
     if (text.includes("\\u")) {
       for (const v of values) v.data = storablePayload(v.data);
       text = JSON.stringify(values);
     }
-    await run(statements.insert, [text, now ? lease : "0 milliseconds"]);
-    if (now) deliver(values);
-    // Publish soon rather than at the next poll, unless the bus is known to be down.
-    else if (started && failures === 0) schedule(0);
-  }
-
-  function flush(): Promise<number> {
-    if (running) {
-      rerun = true;
-      return running;
-    }
-    running = (async () => {
-      let total = 0;
-      try {
-        for (;;) {
-          rerun = false;
-          const n = await relayOnce();
-          total += n;
-          // Keep draining while full batches come back and the bus accepts them.
-          if (!(n === batchSize || rerun) || failures > 0) break;
-        }
-      } finally {
-        running = undefined;
-      }
-      return total;
-    })();
-    return running;
-  }
-
-  function schedule(delayMs: number): void {
-    if (!started) return;
-    if (timer) clearTimeout(timer);
-    timer = setTimeout(() => {
-      timer = undefined;
-      flush()
-        .catch((err) => options.logger?.error({ err: (err as Error).message }, "outbox relay round failed"))
-        .finally(() => schedule(failures > 0 ? backoff() : pollMs));
-    }, delayMs);
-    timer.unref();
+    await run(statements.insert, [text, now ? relay.lease : "0 milliseconds"]);
+    if (now) relay.deliver(values);
+    else relay.written();
   }
 
   return {
@@ -333,7 +180,7 @@ export function createOutbox(options: OutboxOptions): Outbox {
     async publishMany(events, opts) {
       if (events.length === 0) return [];
       const values = events.map((e) => row(e.topic, e.data, e.options));
-      if (opts?.handOff && canDeliver(bus) && started && !stopped && failures === 0) {
+      if (opts?.handOff && canDeliver(bus) && relay.healthy) {
         // What a consumer would have read from the table.
         for (const v of values) v.data = storablePayload(v.data);
         const left = await handOff(bus, values, handOffMs);
@@ -344,41 +191,17 @@ export function createOutbox(options: OutboxOptions): Outbox {
       }
       return values.map((v) => v.id);
     },
-    flush,
-    relaySoon() {
-      // Unless the bus is known to be down (the backoff schedule stands) or the relay was stopped.
-      if (stopped || failures > 0) return;
-      flush().catch((err) => options.logger?.warn({ err: (err as Error).message }, "outbox relay round failed"));
-    },
+    flush: () => relay.flush(),
+    relaySoon: () => relay.relaySoon(),
     async pending() {
-      const done = takePublished();
-      if (done.length > 0) {
-        await run(statements.delete, [JSON.stringify(done)]).catch((err) => {
-          putBack(done);
-          throw err;
-        });
-      }
+      await relay.deletePublished();
       const result = await db
         .selectFrom(TABLE)
         .select((eb) => eb.fn.countAll<number>().as("n"))
         .executeTakeFirstOrThrow();
       return Number(result.n);
     },
-    start() {
-      if (started) return;
-      started = true;
-      schedule(0);
-    },
-    async stop() {
-      started = false;
-      stopped = true;
-      if (timer) clearTimeout(timer);
-      timer = undefined;
-      await running?.catch(() => {});
-      await deliveries;
-      const done = takePublished();
-      // Left leased when this fails: published again after the lease, which at-least-once allows.
-      if (done.length > 0) await run(statements.delete, [JSON.stringify(done)]).catch(() => {});
-    },
+    start: () => relay.start(),
+    stop: () => relay.stop(),
   };
 }
