@@ -1,12 +1,7 @@
-import {
-  newId,
-  PROJECT_LABELS_TOPIC,
-  type Principal,
-  type Project,
-  type ProjectLabelsChanged,
-} from "@agentplane/contracts";
+import { newId, PROJECT_LABELS_TOPIC, type Project, type ProjectLabelsChanged } from "@agentplane/contracts";
 import { recordDomainEvent, withDomainEvents } from "@agentplane/events";
 import { ProblemError } from "@agentplane/problem-details";
+import type { Caller, ProjectCaller } from "@agentplane/service-kit";
 import { type Kysely, sql } from "kysely";
 import { actorOf } from "../authz/local-authorizer.ts";
 import type { TenancyContext } from "../context.ts";
@@ -29,10 +24,10 @@ function labelsChanged(
 /** Creates the project with its first signing key; the creator gets a direct admin grant. */
 export async function createProject(
   ctx: TenancyContext,
-  principal: Principal,
-  orgId: string,
+  caller: Caller,
   input: { name: string; description?: string | undefined; labels?: Record<string, string> | undefined },
 ): Promise<Project> {
+  const { orgId, principal } = caller;
   const actor = actorOf(principal);
   if (!actor) throw new ProblemError("forbidden", { detail: "Only users and their API tokens create projects" });
   if (actor.projectId)
@@ -66,14 +61,14 @@ export async function createProject(
 
 export async function listProjects(
   ctx: TenancyContext,
-  principal: Principal,
-  orgId: string,
+  caller: Caller,
   query: { limit: number; cursor?: string | undefined },
 ): Promise<{ items: Project[]; nextCursor?: string }> {
+  const { principal } = caller;
   let q = ctx.db
     .selectFrom("projects")
     .selectAll()
-    .where("org_id", "=", orgId)
+    .where("org_id", "=", caller.orgId)
     .orderBy("id")
     .limit(query.limit + 1);
   // Every member sees every project of the org (at least as viewer), except project-restricted tokens.
@@ -86,18 +81,21 @@ export async function listProjects(
   };
 }
 
-export async function getProjectRow(ctx: TenancyContext, projectId: string) {
+/** The caller's project, with the caller's role in it. */
+export async function getProject(ctx: TenancyContext, caller: ProjectCaller): Promise<Project> {
+  const { projectId } = caller;
   const row = await ctx.db.selectFrom("projects").selectAll().where("id", "=", projectId).executeTakeFirst();
   if (!row) throw new ProblemError("not-found", { detail: `Project ${projectId} was not found` });
-  return row;
+  return toProject(row, caller.projectRole);
 }
 
 export async function updateProject(
   ctx: TenancyContext,
-  projectId: string,
+  caller: ProjectCaller,
   input: { name?: string | undefined; description?: string | undefined; labels?: Record<string, string> | undefined },
-) {
-  return withDomainEvents(ctx, async (trx) => {
+): Promise<Project> {
+  const { projectId } = caller;
+  const row = await withDomainEvents(ctx, async (trx) => {
     const row = await trx
       .updateTable("projects")
       .set({
@@ -115,32 +113,29 @@ export async function updateProject(
     }
     return row;
   });
+  return toProject(row, caller.projectRole);
 }
 
-export async function deleteProject(ctx: TenancyContext, projectId: string): Promise<void> {
+export async function deleteProject(ctx: TenancyContext, caller: ProjectCaller): Promise<void> {
+  const { projectId } = caller;
   await withDomainEvents(ctx, async (trx) => {
     const row = await trx.deleteFrom("projects").where("id", "=", projectId).returning("org_id").executeTakeFirst();
     if (row) await labelsChanged(ctx, trx, { orgId: row.org_id, projectId, labels: null });
   });
 }
 
-export async function rotateProjectKeys(
-  ctx: TenancyContext,
-  principal: Principal,
-  projectId: string,
-  orgId: string,
-  requestId?: string,
-) {
+export async function rotateProjectKeys(ctx: TenancyContext, caller: ProjectCaller) {
+  const { projectId } = caller;
   return withDomainEvents(ctx, async (trx) => {
     const result = await rotateKeys(trx, ctx.config.secretKey, projectId, ctx.config.keyRotationGraceSeconds);
-    await recordDomainEvent(ctx, trx, principal, {
+    await recordDomainEvent(ctx, trx, caller.principal, {
       action: "project.keys_rotated",
-      orgId,
+      orgId: caller.orgId,
       projectId,
       targetType: "project",
       targetId: projectId,
       details: { kid: result.kid, previousKid: result.previousKid },
-      requestId,
+      requestId: caller.requestId,
     });
     return result;
   });

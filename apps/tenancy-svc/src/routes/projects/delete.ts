@@ -6,8 +6,8 @@ import * as projects from "../../services/projects.ts";
 export function registerDeleteProject(app: ServiceApp, ctx: TenancyContext): void {
   app.openapi(deleteProjectRoute, async (c) => {
     const { projectId } = c.req.valid("param");
-    await authorize(c, ctx.authorizer, "project:delete", { projectId });
-    await projects.deleteProject(ctx, projectId);
+    const caller = await authorize(c, ctx.authorizer, "project:delete", { projectId });
+    await projects.deleteProject(ctx, caller);
     return c.body(null, 204);
   });
 }

@@ -1,19 +1,13 @@
 import { rotateProjectKeysRoute } from "@agentplane/contracts";
-import { authorize, requirePrincipal, type ServiceApp } from "@agentplane/service-kit";
+import { authorize, type ServiceApp } from "@agentplane/service-kit";
 import type { TenancyContext } from "../../context.ts";
 import * as projects from "../../services/projects.ts";
 
 export function registerRotateProjectKeys(app: ServiceApp, ctx: TenancyContext): void {
   app.openapi(rotateProjectKeysRoute, async (c) => {
     const { projectId } = c.req.valid("param");
-    const decision = await authorize(c, ctx.authorizer, "project:keys:rotate", { projectId });
-    const result = await projects.rotateProjectKeys(
-      ctx,
-      requirePrincipal(c),
-      projectId,
-      decision.orgId!,
-      c.get("requestId"),
-    );
+    const caller = await authorize(c, ctx.authorizer, "project:keys:rotate", { projectId });
+    const result = await projects.rotateProjectKeys(ctx, caller);
     return c.json(
       {
         projectId,
