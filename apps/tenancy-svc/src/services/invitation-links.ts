@@ -38,11 +38,12 @@ function tokenMatches(ctx: TenancyContext, invitationId: string, token: string):
 
 const notFound = (id: string) => new ProblemError("not-found", { detail: `Invitation ${id} was not found` });
 
+/** What the link shows its holder, who is nobody known yet: the token of the link is the only proof. */
 export async function previewInvitation(
   ctx: TenancyContext,
-  invitationId: string,
-  token: string,
+  input: { invitationId: string; token: string },
 ): Promise<InvitationPreview> {
+  const { invitationId, token } = input;
   if (!tokenMatches(ctx, invitationId, token)) throw notFound(invitationId);
   const row = await ctx.db
     .selectFrom("invitations as i")
@@ -71,9 +72,15 @@ export async function previewInvitation(
  */
 export async function redeemInvitation(
   ctx: TenancyContext,
-  invitationId: string,
-  input: { token: string; displayName: string; userAgent?: string | undefined; requestId?: string | undefined },
+  input: {
+    invitationId: string;
+    token: string;
+    displayName: string;
+    userAgent?: string | undefined;
+    requestId?: string | undefined;
+  },
 ) {
+  const { invitationId } = input;
   if (!tokenMatches(ctx, invitationId, input.token)) throw notFound(invitationId);
   if (ctx.oidc) {
     throw new ProblemError("conflict", {

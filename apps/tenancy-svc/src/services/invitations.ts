@@ -1,20 +1,21 @@
 import { type Invitation, newId, type OrgRole, orgRoleAtLeast, type Principal } from "@agentplane/contracts";
 import { recordDomainEvent, withDomainEvents } from "@agentplane/events";
 import { ProblemError } from "@agentplane/problem-details";
+import type { Caller, Requester } from "@agentplane/service-kit";
 import { sql } from "kysely";
 import { actorOf } from "../authz/local-authorizer.ts";
 import type { TenancyContext } from "../context.ts";
+import { orgRoleOf } from "./caller.ts";
 import { page, toInvitation } from "./serialize.ts";
 import { getUser } from "./users.ts";
 
 export async function createInvitation(
   ctx: TenancyContext,
-  principal: Principal,
-  callerRole: OrgRole,
-  orgId: string,
+  caller: Caller,
   input: { email: string; role: OrgRole; expiresInSeconds?: number | undefined },
 ): Promise<Invitation> {
-  if (!orgRoleAtLeast(callerRole, input.role)) {
+  const { orgId, principal } = caller;
+  if (!orgRoleAtLeast(orgRoleOf(caller), input.role)) {
     throw new ProblemError("forbidden", { detail: "You cannot invite with a role above your own" });
   }
   const email = input.email.trim();
@@ -56,13 +57,13 @@ export async function createInvitation(
 
 export async function listOrgInvitations(
   ctx: TenancyContext,
-  orgId: string,
+  caller: Caller,
   query: { limit: number; cursor?: string | undefined },
 ): Promise<{ items: Invitation[]; nextCursor?: string }> {
   let q = ctx.db
     .selectFrom("invitations")
     .selectAll()
-    .where("org_id", "=", orgId)
+    .where("org_id", "=", caller.orgId)
     .orderBy("id")
     .limit(query.limit + 1);
   if (query.cursor) q = q.where("id", ">", query.cursor);
@@ -73,12 +74,17 @@ export async function listOrgInvitations(
   };
 }
 
-export async function revokeInvitation(ctx: TenancyContext, orgId: string, invitationId: string): Promise<void> {
+export async function revokeInvitation(
+  ctx: TenancyContext,
+  caller: Caller,
+  input: { invitationId: string },
+): Promise<void> {
+  const { invitationId } = input;
   const row = await ctx.db
     .selectFrom("invitations")
     .select(["status", "expires_at"])
     .where("id", "=", invitationId)
-    .where("org_id", "=", orgId)
+    .where("org_id", "=", caller.orgId)
     .executeTakeFirst();
   if (!row) throw new ProblemError("not-found", { detail: `Invitation ${invitationId} was not found` });
   if (row.status !== "pending") {
@@ -98,8 +104,9 @@ async function callerEmail(ctx: TenancyContext, principal: Principal): Promise<{
   return { userId: actor.userId, ...(user?.email ? { email: user.email } : {}) };
 }
 
-export async function listMyInvitations(ctx: TenancyContext, principal: Principal): Promise<Invitation[]> {
-  const { email } = await callerEmail(ctx, principal);
+/** The pending invitations addressed to the caller's email, in every organization. */
+export async function listMyInvitations(ctx: TenancyContext, caller: Requester): Promise<Invitation[]> {
+  const { email } = await callerEmail(ctx, caller.principal);
   if (!email) return [];
   const rows = await ctx.db
     .selectFrom("invitations as i")
@@ -117,12 +124,11 @@ export async function listMyInvitations(ctx: TenancyContext, principal: Principa
 /** Accepting or declining: the invitation must be addressed to the caller's email, else it is not found. */
 export async function respondToInvitation(
   ctx: TenancyContext,
-  principal: Principal,
-  invitationId: string,
-  answer: "accepted" | "declined",
-  requestId?: string,
+  caller: Requester,
+  input: { invitationId: string; answer: "accepted" | "declined" },
 ): Promise<{ invitationId: string; orgId: string; userId: string; role: OrgRole }> {
-  const { userId, email } = await callerEmail(ctx, principal);
+  const { invitationId, answer } = input;
+  const { userId, email } = await callerEmail(ctx, caller.principal);
   const notFound = new ProblemError("not-found", { detail: `Invitation ${invitationId} was not found` });
   if (!email) throw notFound;
   return withDomainEvents(ctx, async (trx) => {
@@ -152,13 +158,13 @@ export async function respondToInvitation(
         .executeTakeFirst();
       if (existing) throw new ProblemError("conflict", { detail: "You are already a member of this organization" });
       await trx.insertInto("org_members").values({ org_id: row.org_id, user_id: userId, role: row.role }).execute();
-      await recordDomainEvent(ctx, trx, principal, {
+      await recordDomainEvent(ctx, trx, caller.principal, {
         action: "invitation.accepted",
         orgId: row.org_id,
         targetType: "invitation",
         targetId: invitationId,
         details: { userId, role: row.role },
-        requestId,
+        requestId: caller.requestId,
       });
     }
     return { invitationId, orgId: row.org_id, userId, role: row.role };

@@ -1,9 +1,11 @@
-import { type Member, type OrgRole, orgRoleAtLeast, type Principal } from "@agentplane/contracts";
+import { type Member, type OrgRole, orgRoleAtLeast } from "@agentplane/contracts";
 import { recordDomainEvent, withDomainEvents } from "@agentplane/events";
 import { ProblemError } from "@agentplane/problem-details";
+import type { Caller } from "@agentplane/service-kit";
 import { type Kysely, sql, type Transaction } from "kysely";
 import type { TenancyContext } from "../context.ts";
 import type { TenancyDatabase } from "../db/schema.ts";
+import { orgRoleOf } from "./caller.ts";
 import { page, toMember } from "./serialize.ts";
 
 type Db = Kysely<TenancyDatabase>;
@@ -18,10 +20,10 @@ function memberQuery(db: Db, orgId: string) {
 
 export async function listMembers(
   ctx: TenancyContext,
-  orgId: string,
+  caller: Caller,
   query: { limit: number; cursor?: string | undefined },
 ): Promise<{ items: Member[]; nextCursor?: string }> {
-  let q = memberQuery(ctx.db, orgId)
+  let q = memberQuery(ctx.db, caller.orgId)
     .orderBy("m.user_id")
     .limit(query.limit + 1);
   if (query.cursor) q = q.where("m.user_id", ">", query.cursor);
@@ -33,8 +35,9 @@ export async function listMembers(
   };
 }
 
-export async function getMember(ctx: TenancyContext, orgId: string, userId: string): Promise<Member> {
-  const row = await memberQuery(ctx.db, orgId).where("m.user_id", "=", userId).executeTakeFirst();
+export async function getMember(ctx: TenancyContext, caller: Caller, input: { userId: string }): Promise<Member> {
+  const { userId } = input;
+  const row = await memberQuery(ctx.db, caller.orgId).where("m.user_id", "=", userId).executeTakeFirst();
   if (!row) throw new ProblemError("not-found", { detail: `Member ${userId} was not found` });
   return toMember(row, row);
 }
@@ -61,17 +64,13 @@ function assertMayTouch(callerRole: OrgRole, targetRole: OrgRole, newRole?: OrgR
   }
 }
 
-export interface MemberChange {
-  ctx: TenancyContext;
-  principal: Principal;
-  callerRole: OrgRole;
-  orgId: string;
-  userId: string;
-  requestId?: string | undefined;
-}
-
-export async function updateMemberRole(change: MemberChange, role: OrgRole): Promise<Member> {
-  const { ctx, orgId, userId } = change;
+export async function updateMemberRole(
+  ctx: TenancyContext,
+  caller: Caller,
+  input: { userId: string; role: OrgRole },
+): Promise<Member> {
+  const { orgId } = caller;
+  const { userId, role } = input;
   await withDomainEvents(ctx, async (trx) => {
     const owners = await lockedOwnerCount(trx, orgId);
     const current = await trx
@@ -82,7 +81,7 @@ export async function updateMemberRole(change: MemberChange, role: OrgRole): Pro
       .forUpdate()
       .executeTakeFirst();
     if (!current) throw new ProblemError("not-found", { detail: `Member ${userId} was not found` });
-    assertMayTouch(change.callerRole, current.role, role);
+    assertMayTouch(orgRoleOf(caller), current.role, role);
     if (current.role === "owner" && role !== "owner" && owners <= 1) {
       throw new ProblemError("conflict", { detail: "The organization must keep at least one owner" });
     }
@@ -93,22 +92,24 @@ export async function updateMemberRole(change: MemberChange, role: OrgRole): Pro
       .where("user_id", "=", userId)
       .execute();
     if (current.role !== role) {
-      await recordDomainEvent(ctx, trx, change.principal, {
+      await recordDomainEvent(ctx, trx, caller.principal, {
         action: "member.role_changed",
         orgId,
         targetType: "user",
         targetId: userId,
         details: { from: current.role, to: role },
-        requestId: change.requestId,
+        requestId: caller.requestId,
       });
     }
   });
-  return getMember(ctx, orgId, userId);
+  return getMember(ctx, caller, { userId });
 }
 
 /** Removes a member, with their team memberships, direct project grants and tokens in the org. */
-export async function removeMember(change: MemberChange): Promise<void> {
-  const { ctx, orgId, userId } = change;
+export async function removeMember(ctx: TenancyContext, caller: Caller, input: { userId: string }): Promise<void> {
+  const { orgId } = caller;
+  const { userId } = input;
+  const callerRole = orgRoleOf(caller);
   await withDomainEvents(ctx, async (trx) => {
     const owners = await lockedOwnerCount(trx, orgId);
     const current = await trx
@@ -122,9 +123,9 @@ export async function removeMember(change: MemberChange): Promise<void> {
     // Leaving on one's own is allowed for every role; removing someone else follows the role rules,
     // and so does a token removing its own user when it ranks below that user (an owner's admin-role
     // token cannot make the owner leave).
-    const self = change.principal.id === userId || change.principal.userId === userId;
-    if (!self || !orgRoleAtLeast(change.callerRole, current.role)) {
-      assertMayTouch(change.callerRole, current.role);
+    const self = caller.principal.id === userId || caller.principal.userId === userId;
+    if (!self || !orgRoleAtLeast(callerRole, current.role)) {
+      assertMayTouch(callerRole, current.role);
     }
     if (current.role === "owner" && owners <= 1) {
       throw new ProblemError("conflict", { detail: "The last owner of an organization cannot be removed" });
@@ -147,13 +148,13 @@ export async function removeMember(change: MemberChange): Promise<void> {
       .where("user_id", "=", userId)
       .where("revoked_at", "is", null)
       .execute();
-    await recordDomainEvent(ctx, trx, change.principal, {
+    await recordDomainEvent(ctx, trx, caller.principal, {
       action: "member.removed",
       orgId,
       targetType: "user",
       targetId: userId,
       details: { role: current.role },
-      requestId: change.requestId,
+      requestId: caller.requestId,
     });
   });
 }

@@ -1,5 +1,5 @@
 import { createInvitationRoute } from "@agentplane/contracts";
-import { authorize, requirePrincipal, type ServiceApp } from "@agentplane/service-kit";
+import { authorize, type ServiceApp } from "@agentplane/service-kit";
 import type { TenancyContext } from "../../context.ts";
 import { withAcceptUrl } from "../../services/invitation-links.ts";
 import * as invitations from "../../services/invitations.ts";
@@ -8,14 +8,8 @@ import { forwardedOrigin } from "../forwarded-origin.ts";
 export function registerCreateInvitation(app: ServiceApp, ctx: TenancyContext): void {
   app.openapi(createInvitationRoute, async (c) => {
     const { orgId } = c.req.valid("param");
-    const decision = await authorize(c, ctx.authorizer, "invitations:manage", { orgId });
-    const invitation = await invitations.createInvitation(
-      ctx,
-      requirePrincipal(c),
-      decision.orgRole!,
-      orgId,
-      c.req.valid("json"),
-    );
+    const caller = await authorize(c, ctx.authorizer, "invitations:manage", { orgId });
+    const invitation = await invitations.createInvitation(ctx, caller, c.req.valid("json"));
     return c.json(withAcceptUrl(ctx, invitation, forwardedOrigin(c.req.raw.headers)), 201);
   });
 }

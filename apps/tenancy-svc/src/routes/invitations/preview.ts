@@ -7,6 +7,6 @@ export function registerPreviewInvitation(app: ServiceApp, ctx: TenancyContext):
   app.openapi(previewInvitationRoute, async (c) => {
     const { invitationId } = c.req.valid("param");
     c.header("cache-control", "no-store");
-    return c.json(await previewInvitation(ctx, invitationId, c.req.valid("json").token), 200);
+    return c.json(await previewInvitation(ctx, { invitationId, token: c.req.valid("json").token }), 200);
   });
 }

@@ -8,7 +8,8 @@ export function registerRedeemInvitation(app: ServiceApp, ctx: TenancyContext): 
   app.openapi(redeemInvitationRoute, async (c) => {
     const { invitationId } = c.req.valid("param");
     const body = c.req.valid("json");
-    const redeemed = await redeemInvitation(ctx, invitationId, {
+    const redeemed = await redeemInvitation(ctx, {
+      invitationId,
       token: body.token,
       displayName: body.displayName,
       userAgent: c.req.header("user-agent"),

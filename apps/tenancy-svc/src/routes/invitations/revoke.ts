@@ -6,8 +6,8 @@ import * as invitations from "../../services/invitations.ts";
 export function registerRevokeInvitation(app: ServiceApp, ctx: TenancyContext): void {
   app.openapi(revokeInvitationRoute, async (c) => {
     const { orgId, invitationId } = c.req.valid("param");
-    await authorize(c, ctx.authorizer, "invitations:manage", { orgId });
-    await invitations.revokeInvitation(ctx, orgId, invitationId);
+    const caller = await authorize(c, ctx.authorizer, "invitations:manage", { orgId });
+    await invitations.revokeInvitation(ctx, caller, { invitationId });
     return c.body(null, 204);
   });
 }

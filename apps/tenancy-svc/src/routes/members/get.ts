@@ -6,7 +6,7 @@ import * as members from "../../services/members.ts";
 export function registerGetMember(app: ServiceApp, ctx: TenancyContext): void {
   app.openapi(getMemberRoute, async (c) => {
     const { orgId, userId } = c.req.valid("param");
-    await authorize(c, ctx.authorizer, "members:read", { orgId });
-    return c.json(await members.getMember(ctx, orgId, userId), 200);
+    const caller = await authorize(c, ctx.authorizer, "members:read", { orgId });
+    return c.json(await members.getMember(ctx, caller, { userId }), 200);
   });
 }

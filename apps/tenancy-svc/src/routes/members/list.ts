@@ -6,7 +6,7 @@ import * as members from "../../services/members.ts";
 export function registerListMembers(app: ServiceApp, ctx: TenancyContext): void {
   app.openapi(listMembersRoute, async (c) => {
     const { orgId } = c.req.valid("param");
-    await authorize(c, ctx.authorizer, "members:read", { orgId });
-    return c.json(await members.listMembers(ctx, orgId, c.req.valid("query")), 200);
+    const caller = await authorize(c, ctx.authorizer, "members:read", { orgId });
+    return c.json(await members.listMembers(ctx, caller, c.req.valid("query")), 200);
   });
 }
