@@ -1,12 +1,15 @@
 import { randomBytes } from "node:crypto";
-import { type ApiToken, newId, type OrgRole, orgRoleAtLeast, type Principal } from "@agentplane/contracts";
+import { type ApiToken, newId, ORG_ROLES, type OrgRole, orgRoleAtLeast, type Principal } from "@agentplane/contracts";
 import { recordDomainEvent, withDomainEvents } from "@agentplane/events";
 import { ProblemError } from "@agentplane/problem-details";
+import type { Caller, Requester } from "@agentplane/service-kit";
 import { type Kysely, type Selectable, sql } from "kysely";
+import { actorOf } from "../authz/local-authorizer.ts";
 import type { TenancyContext } from "../context.ts";
 import { digestsEqual, sha256Hex } from "../crypto/secret-box.ts";
 import type { ApiTokenTable, TenancyDatabase } from "../db/schema.ts";
-import { scopesOf, toApiToken } from "./serialize.ts";
+import { orgRoleOf } from "./caller.ts";
+import { page, scopesOf, toApiToken } from "./serialize.ts";
 
 type Db = Kysely<TenancyDatabase>;
 
@@ -141,29 +144,33 @@ export function tokenPrincipal(row: Selectable<ApiTokenTable>): Principal {
   };
 }
 
-export interface CreateTokenRequest {
-  ctx: TenancyContext;
-  principal: Principal;
-  /** The creator's effective role in the org (already capped by the creator's own token). */
-  creatorRole: OrgRole;
-  userId: string;
-  orgId: string;
+/** The user who acts, directly or through one of their tokens (a token of the caller's own user). */
+function userIdOf(caller: Requester): string {
+  const actor = actorOf(caller.principal);
+  if (!actor) throw new ProblemError("forbidden", { detail: "Only users and their API tokens have API tokens" });
+  return actor.userId;
+}
+
+/** A new token of the caller's user in the caller's org, never above what the caller may do. */
+export async function createApiToken(
+  ctx: TenancyContext,
+  caller: Caller,
   input: {
     name: string;
     role?: OrgRole | undefined;
     projectId?: string | undefined;
     scopes?: readonly string[] | undefined;
     expiresAt?: string | undefined;
-  };
-  requestId?: string;
-}
-
-export async function createApiToken(req: CreateTokenRequest): Promise<ApiToken & { token: string }> {
-  const { ctx, principal, input } = req;
-  const role = input.role ?? req.creatorRole;
-  if (!orgRoleAtLeast(req.creatorRole, role)) {
+  },
+): Promise<ApiToken & { token: string }> {
+  const { principal, orgId } = caller;
+  const userId = userIdOf(caller);
+  // The creator's role is already the lower of its token's role and its user's role.
+  const creatorRole = orgRoleOf(caller);
+  const role = input.role ?? creatorRole;
+  if (!orgRoleAtLeast(creatorRole, role)) {
     throw new ProblemError("forbidden", {
-      detail: `A token's role cannot be above its creator's role (${req.creatorRole})`,
+      detail: `A token's role cannot be above its creator's role (${creatorRole})`,
     });
   }
   // A project-restricted creator can only mint tokens restricted to the same project.
@@ -176,7 +183,7 @@ export async function createApiToken(req: CreateTokenRequest): Promise<ApiToken 
       .selectFrom("projects")
       .select("id")
       .where("id", "=", projectId)
-      .where("org_id", "=", req.orgId)
+      .where("org_id", "=", orgId)
       .executeTakeFirst();
     if (!project) {
       throw new ProblemError("validation-failed", {
@@ -205,8 +212,8 @@ export async function createApiToken(req: CreateTokenRequest): Promise<ApiToken 
   }
   const { row, token } = await withDomainEvents(ctx, async (trx) => {
     const created = await insertApiToken(trx, {
-      orgId: req.orgId,
-      userId: req.userId,
+      orgId,
+      userId,
       name: input.name,
       role,
       projectId: projectId ?? null,
@@ -215,42 +222,71 @@ export async function createApiToken(req: CreateTokenRequest): Promise<ApiToken 
     });
     await recordDomainEvent(ctx, trx, principal, {
       action: "api_token.created",
-      orgId: req.orgId,
+      orgId,
       projectId,
       targetType: "api_token",
       targetId: created.row.id,
       details: { role, name: input.name, ...(scopes ? { scopes: [...new Set(scopes)] } : {}) },
-      requestId: req.requestId,
+      requestId: caller.requestId,
     });
     return created;
   });
   return { ...row, token };
 }
 
+/**
+ * Revokes a token the caller may change (`visibleToken` decided that, with the caller: the one
+ * `authorize` returned, or the requester for the installation owner token, which has no org).
+ */
 export async function revokeApiToken(
   ctx: TenancyContext,
-  principal: Principal,
-  token: ApiToken,
-  requestId?: string,
+  caller: Requester,
+  input: { tokenId: string },
 ): Promise<void> {
+  const { tokenId } = input;
   await withDomainEvents(ctx, async (trx) => {
     const revoked = await trx
       .updateTable("api_tokens")
       .set({ revoked_at: sql<Date>`now()` })
-      .where("id", "=", token.id)
+      .where("id", "=", tokenId)
       .where("revoked_at", "is", null)
-      .returning("id")
+      .returning(["id", "org_id"])
       .executeTakeFirst();
     // Revoking an already revoked token changes nothing, so it records nothing either.
     if (!revoked) return;
-    await recordDomainEvent(ctx, trx, principal, {
+    await recordDomainEvent(ctx, trx, caller.principal, {
       action: "api_token.revoked",
-      orgId: token.orgId,
+      orgId: revoked.org_id ?? undefined,
       targetType: "api_token",
-      targetId: token.id,
-      requestId,
+      targetId: tokenId,
+      requestId: caller.requestId,
     });
   });
+}
+
+/**
+ * The org's tokens the caller may see: admins see every one; others only their user's, ranked at
+ * most their own role (a member-role token of an owner does not list the owner's higher tokens).
+ */
+export async function listApiTokens(
+  ctx: TenancyContext,
+  caller: Caller,
+  query: { limit: number; cursor?: string | undefined },
+): Promise<{ items: ApiToken[]; nextCursor?: string }> {
+  const { orgId } = caller;
+  const callerRole = orgRoleOf(caller);
+  const own = callerRole !== "owner" && callerRole !== "admin";
+  const userId = userIdOf(caller);
+  // A token capped below its user's role: every token of the user ranks at least that cap.
+  const capped = own && !orgRoleAtLeast(callerRole, (await memberRole(ctx.db, orgId, userId)) ?? "viewer");
+  const rows = await listApiTokenRows(ctx.db, orgId, {
+    limit: query.limit,
+    cursor: query.cursor,
+    ...(own ? { userId } : {}),
+    ...(capped ? { roles: ORG_ROLES.filter((role) => orgRoleAtLeast(callerRole, role)) } : {}),
+  });
+  const result = page(rows, query.limit);
+  return { items: result.items.map(toApiToken), ...(result.nextCursor ? { nextCursor: result.nextCursor } : {}) };
 }
 
 export function getApiTokenRow(db: Db, tokenId: string) {

@@ -1,6 +1,6 @@
 import { type ApiToken, minOrgRole, type OrgRole, orgRoleAtLeast } from "@agentplane/contracts";
 import { ProblemError } from "@agentplane/problem-details";
-import { authorize, requirePrincipal, type ServiceContext } from "@agentplane/service-kit";
+import { authorize, type Caller, type Requester, requesterOf, type ServiceContext } from "@agentplane/service-kit";
 import { actorOf } from "../../authz/local-authorizer.ts";
 import type { TenancyContext } from "../../context.ts";
 import { getApiTokenRow, memberRole } from "../../services/api-tokens.ts";
@@ -13,14 +13,17 @@ import { toApiToken } from "../../services/serialize.ts";
  * token ranks as its user's role (an admin cannot revoke the access of an owner), one's own as the
  * lower of the token's role and the user's (an owner's admin-role token cannot revoke the owner's
  * owner-role tokens; a token acts with the lower of its own role and its user's, everywhere).
+ * Returns the token with the caller: the one `authorize` returned, or the requester for the
+ * installation owner token, which belongs to no org (its own user alone sees it).
  */
 export async function visibleToken(
   c: ServiceContext,
   ctx: TenancyContext,
   tokenId: string,
   options: { forChange?: boolean } = {},
-): Promise<ApiToken> {
-  const principal = requirePrincipal(c);
+): Promise<{ token: ApiToken; caller: Caller | Requester }> {
+  const requester = requesterOf(c);
+  const { principal } = requester;
   const notFound = new ProblemError("not-found", { detail: `API token ${tokenId} was not found` });
   const row = await getApiTokenRow(ctx.db, tokenId);
   if (!row) throw notFound;
@@ -30,14 +33,14 @@ export async function visibleToken(
   if (!row.org_id) {
     // The installation owner token belongs to no org: only its own user sees it.
     if (row.user_id !== actor.userId || actor.orgId) throw notFound;
-    return token;
+    return { token, caller: requester };
   }
-  const decision = await authorize(c, ctx.authorizer, "api-tokens:manage", {
+  const caller = await authorize(c, ctx.authorizer, "api-tokens:manage", {
     orgId: row.org_id,
     resource: `API token ${tokenId}`,
   });
   // The caller's role is already the lower of its token's role and its user's role.
-  const callerRole = decision.orgRole;
+  const callerRole = caller.orgRole;
   const isAdmin = callerRole === "owner" || callerRole === "admin";
   const ownUser = row.user_id === actor.userId;
   const userRole = await memberRole(ctx.db, row.org_id, row.user_id);
@@ -54,5 +57,5 @@ export async function visibleToken(
       });
     }
   }
-  return token;
+  return { token, caller };
 }

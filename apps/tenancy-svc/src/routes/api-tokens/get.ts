@@ -5,6 +5,7 @@ import { visibleToken } from "./access.ts";
 
 export function registerGetApiToken(app: ServiceApp, ctx: TenancyContext): void {
   app.openapi(getApiTokenRoute, async (c) => {
-    return c.json(await visibleToken(c, ctx, c.req.valid("param").tokenId), 200);
+    const { token } = await visibleToken(c, ctx, c.req.valid("param").tokenId);
+    return c.json(token, 200);
   });
 }
