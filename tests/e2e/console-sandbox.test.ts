@@ -19,7 +19,7 @@ describe.skipIf(!chromium.available)(`console sandbox detail${chromium.reason}`,
   let sandboxId: string;
 
   beforeAll(async () => {
-    platform = await startPlatform();
+    platform = await startPlatform({ SANDBOX_INGRESS_HOST: "sbx.localhost" });
     const org = await platform.api<{ id: string }>("POST", "/v1/orgs", { name: "Acme" });
     orgId = org.body.id;
     const project = await platform.api<{ id: string }>("POST", `/v1/orgs/${orgId}/projects`, { name: "web" });
@@ -65,6 +65,9 @@ describe.skipIf(!chromium.available)(`console sandbox detail${chromium.reason}`,
     const ports = page.getByRole("table", { name: "Exposed ports" });
     await expect.poll(() => ports.textContent()).toContain(`8080-${slug}.`);
     expect(await ports.textContent()).toContain("public");
+    const address = `https://8080-${slug}.sbx.localhost`;
+    expect(await ports.getByRole("link", { name: address }).getAttribute("href")).toBe(address);
+    expect(await ports.getByRole("button", { name: "Copy the address of port 8080" }).isVisible()).toBe(true);
 
     await page.getByRole("button", { name: "Roll back to revision 1" }).click();
     const dialog = page.getByRole("dialog");

@@ -23,6 +23,8 @@ describe.skipIf(!bwrap.available || !node.available)(
     let sbx: SandboxBody;
     let gatewayPort: number;
     let foreignToken: string;
+    /** The host of the address the API returned for `port`: what a user copies from the sandbox. */
+    let hostOf: (port: number) => string;
     const slug = `web-${randomBytes(3).toString("hex")}`;
 
     /** A request to the gateway's port with `Host: <host>`, as a browser resolving the ingress name would send. */
@@ -87,15 +89,29 @@ describe.skipIf(!bwrap.available || !node.available)(
         body: { name: "rival", role: "admin" },
       });
       foreignToken = other.body.token;
+      const ports = sbx.ports as { port: number; url: string | null }[];
+      hostOf = (port) => new URL(ports.find((p) => p.port === port)?.url ?? "https://missing.invalid").host;
       // The server inside needs a moment to listen.
       await vi.waitFor(
-        async () =>
-          expect((await viaHost(`8001-${slug}.${INGRESS}`, "/")).status, "the server in the sandbox").toBe(200),
+        async () => expect((await viaHost(hostOf(8001), "/")).status, "the server in the sandbox").toBe(200),
         { timeout: 10_000, interval: 100 },
       );
     });
     afterAll(async () => {
       await h?.close();
+    });
+
+    it("returns each port's address, and that address reaches that port", async () => {
+      expect(sbx.ports).toEqual([
+        { port: 8000, visibility: "private", url: `https://8000-${slug}.${INGRESS}` },
+        { port: 8001, visibility: "public", url: `https://8001-${slug}.${INGRESS}` },
+      ]);
+      const listed = await h.call<{ items: SandboxBody[] }>("GET", `/v1/projects/${h.projectId}/sandboxes`);
+      expect(listed.body.items.find((x) => x.id === sbx.id)?.ports).toEqual(sbx.ports);
+      const pub = await viaHost(hostOf(8001), "/copied");
+      expect(pub.body).toMatchObject({ port: 8001, path: "/copied" });
+      const priv = await viaHost(hostOf(8000), "/copied", h.adminToken);
+      expect(priv.body).toMatchObject({ port: 8000, path: "/copied" });
     });
 
     it("reaches the first exposed (private) port with a bearer that can read the sandbox", async () => {

@@ -3,6 +3,7 @@ import { type FormEvent, useState } from "react";
 import { useParams } from "react-router";
 import { call } from "../api/client.ts";
 import { useOrgRole } from "../api/hooks.ts";
+import { CopyButton } from "../components/copy-button.tsx";
 import { Dialog } from "../components/dialog.tsx";
 import {
   Button,
@@ -97,18 +98,7 @@ export default function InvitationsPage() {
 }
 
 function CopyLink({ url, email }: { url: string; email: string }) {
-  const [copied, setCopied] = useState(false);
-  return (
-    <Button
-      onClick={async () => {
-        await navigator.clipboard?.writeText(url).catch(() => {});
-        setCopied(true);
-      }}
-    >
-      {copied ? "Copied" : "Copy link"}
-      <span className="sr-only"> for {email}</span>
-    </Button>
-  );
+  return <CopyButton text={url} label="Copy link" hint={`for ${email}`} />;
 }
 
 function Invite({

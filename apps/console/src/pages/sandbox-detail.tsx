@@ -5,6 +5,7 @@ import { call } from "../api/client.ts";
 import { useProjectRole } from "../api/hooks.ts";
 import type { Sandbox } from "../api/types.ts";
 import { Dialog } from "../components/dialog.tsx";
+import { ExposedPorts } from "../components/exposed-ports.tsx";
 import { Section } from "../components/section.tsx";
 import { Button, ErrorNote, Loading, PageTitle, Table, Td, TextField } from "../components/ui.tsx";
 import { allows } from "../lib/permissions.ts";
@@ -56,31 +57,11 @@ export default function SandboxDetailPage() {
   );
 }
 
-/** The ports the sandbox serves and where they are reached (`<port>-<slug>.<ingress host>`). */
+/** The ports the sandbox serves and where they are reached. */
 function Ports({ sandbox }: { sandbox: Sandbox }) {
   return (
     <Section title="Exposed ports">
-      {sandbox.ports.length ? (
-        <Table label="Exposed ports" headers={["Port", "Visibility", "Address"]}>
-          {sandbox.ports.map((p) => (
-            <tr key={p.port}>
-              <Td>{p.port}</Td>
-              <Td>{p.visibility ?? "private"}</Td>
-              <Td mono>
-                {`${p.port}-${sandbox.slug}.`}
-                <span className="text-slate-600 dark:text-slate-300">&lt;ingress host&gt;</span>
-              </Td>
-            </tr>
-          ))}
-        </Table>
-      ) : (
-        <p className="text-sm">No ports exposed.</p>
-      )}
-      {sandbox.ports.length ? (
-        <p className="mt-1 text-xs text-slate-600 dark:text-slate-300">
-          The ingress host is the installation's exposed-ports host (SANDBOX_INGRESS_HOST).
-        </p>
-      ) : null}
+      <ExposedPorts ports={sandbox.ports} />
     </Section>
   );
 }

@@ -1,4 +1,4 @@
-import type { Sandbox, SandboxSpec } from "@agentplane/contracts";
+import type { Sandbox, SandboxExposedPort, SandboxSpec } from "@agentplane/contracts";
 import { type RawBuilder, type Selectable, sql } from "kysely";
 import type { SandboxTable } from "../db/schema.ts";
 import type { SandboxRuntimeSpec } from "../driver/types.ts";
@@ -7,7 +7,17 @@ export type SandboxRow = Selectable<SandboxTable>;
 
 const iso = (d: Date | string | null): string | null => (d === null ? null : new Date(d).toISOString());
 
-export function toSandbox(row: SandboxRow): Sandbox {
+/**
+ * Where the ingress serves a port: `https://<port>-<slug>.<ingress host>`, the form that names the
+ * port (the bare `<slug>.<ingress host>` serves only the first one); null without an ingress host.
+ */
+export function portUrl(slug: string, port: number, ingressHost: string | undefined): string | null {
+  if (!ingressHost) return null;
+  return new URL(`https://${port}-${slug}.${ingressHost}`).origin;
+}
+
+/** The API's view of a sandbox; `ingressHost` is the installation's (SANDBOX_INGRESS_HOST), if any. */
+export function toSandbox(row: SandboxRow, ingressHost: string | undefined): Sandbox {
   return {
     id: row.id,
     projectId: row.project_id,
@@ -17,7 +27,13 @@ export function toSandbox(row: SandboxRow): Sandbox {
     command: (row.command ?? null) as Sandbox["command"],
     env: row.env,
     resources: row.resources,
-    ports: row.ports,
+    ports: row.ports.map(
+      (p): SandboxExposedPort => ({
+        port: p.port,
+        visibility: p.visibility,
+        url: portUrl(row.slug, p.port, ingressHost),
+      }),
+    ),
     idleTimeoutSeconds: row.idle_timeout_seconds,
     labels: row.labels,
     state: row.state as Sandbox["state"],

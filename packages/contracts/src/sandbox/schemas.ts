@@ -58,6 +58,20 @@ export const SandboxSpecSchema = z
   .openapi("SandboxSpec");
 export type SandboxSpec = z.infer<typeof SandboxSpecSchema>;
 
+/** A port as the API returns it: the request's fields plus where the ingress serves it. */
+export const SandboxExposedPortSchema = z
+  .object({
+    port: z.number().int(),
+    visibility: z.enum(["private", "public"]),
+    url: z.string().nullable().openapi({
+      description:
+        "`https://<port>-<slug>.<ingress host>`, the address the ingress serves this port at; null when the installation has no ingress host (SANDBOX_INGRESS_HOST)",
+      example: "https://8080-build-box.sbx.example.com",
+    }),
+  })
+  .openapi("SandboxExposedPort");
+export type SandboxExposedPort = z.infer<typeof SandboxExposedPortSchema>;
+
 export const SandboxSchema = z
   .object({
     id: z.string(),
@@ -68,7 +82,7 @@ export const SandboxSchema = z
     command: CommandSchema.nullable(),
     env: z.record(z.string(), z.string()),
     resources: SandboxResourcesSchema,
-    ports: z.array(SandboxPortSchema),
+    ports: z.array(SandboxExposedPortSchema),
     idleTimeoutSeconds: z.number().int(),
     labels: z.record(z.string(), z.string()),
     state: SandboxStateSchema,

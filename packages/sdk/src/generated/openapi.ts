@@ -3145,16 +3145,7 @@ export interface components {
             };
             resources: components["schemas"]["SandboxResources"];
             /** @description Ports the sandbox serves */
-            ports: {
-                /** @description A TCP port */
-                port: number;
-                /**
-                 * @description Who can see or reach it
-                 * @default private
-                 * @enum {string}
-                 */
-                visibility?: "private" | "public";
-            }[];
+            ports: components["schemas"]["SandboxExposedPort"][];
             /** @description Stopped after this long without exec, session, stream or ingress activity (0: never) */
             idleTimeoutSeconds: number;
             /** @description Key/value labels, for selection and grouping */
@@ -3204,6 +3195,20 @@ export interface components {
             diskMiB?: number;
             /** @description Most processes at once */
             maxProcesses?: number;
+        };
+        SandboxExposedPort: {
+            /** @description A TCP port */
+            port: number;
+            /**
+             * @description Who can see or reach it
+             * @enum {string}
+             */
+            visibility: "private" | "public";
+            /**
+             * @description `https://<port>-<slug>.<ingress host>`, the address the ingress serves this port at; null when the installation has no ingress host (SANDBOX_INGRESS_HOST)
+             * @example https://8080-build-box.sbx.example.com
+             */
+            url: string | null;
         };
         CreateSandboxRequest: {
             /** @description The name people see */

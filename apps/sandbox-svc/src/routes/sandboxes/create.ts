@@ -9,6 +9,6 @@ export function registerCreateSandbox(app: ServiceApp, ctx: SandboxContext): voi
     const { projectId } = c.req.valid("param");
     const caller = await authorize(c, ctx.authorizer, "sandboxes:write", { projectId });
     const row = await createSandbox(ctx, caller, { projectId, ...c.req.valid("json") });
-    return c.json(toSandbox(row), 201);
+    return c.json(toSandbox(row, ctx.config.ingressHost), 201);
   });
 }

@@ -10,7 +10,10 @@ export function registerListSandboxes(app: ServiceApp, ctx: SandboxContext): voi
     await authorize(c, ctx.authorizer, "sandboxes:read", { projectId });
     const page = await listSandboxes(ctx, projectId, c.req.valid("query"));
     return c.json(
-      { items: page.items.map(toSandbox), ...(page.nextCursor ? { nextCursor: page.nextCursor } : {}) },
+      {
+        items: page.items.map((row) => toSandbox(row, ctx.config.ingressHost)),
+        ...(page.nextCursor ? { nextCursor: page.nextCursor } : {}),
+      },
       200,
     );
   });

@@ -8,6 +8,12 @@ export function registerRollbackSandbox(app: ServiceApp, ctx: SandboxContext): v
   app.openapi(rollbackSandboxRoute, async (c) => {
     const { projectId, sandboxId } = c.req.valid("param");
     const caller = await authorize(c, ctx.authorizer, "sandboxes:write", { projectId });
-    return c.json(toSandbox(await rollbackSandbox(ctx, caller, { projectId, sandboxId, ...c.req.valid("json") })), 200);
+    return c.json(
+      toSandbox(
+        await rollbackSandbox(ctx, caller, { projectId, sandboxId, ...c.req.valid("json") }),
+        ctx.config.ingressHost,
+      ),
+      200,
+    );
   });
 }
