@@ -1,6 +1,8 @@
+import { spawn } from "node:child_process";
 import { createHash } from "node:crypto";
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join, relative } from "node:path";
+import { createInterface } from "node:readline";
 
 /**
  * The console is built from its sources when its build is missing or older than them (a hash of
@@ -94,17 +96,82 @@ async function underBuildLock(build: () => Promise<unknown>): Promise<void> {
   }
 }
 
-/** The directory to serve the console from, built first when missing or stale. */
+/**
+ * The Node flags a build child takes from this process (its memory and module settings): not what
+ * this process runs (`-e`, `--test`), a debugger port or a file watcher.
+ */
+function childNodeFlags(execArgv: readonly string[] = process.execArgv): string[] {
+  const withValue = new Set(["-e", "--eval", "-p", "--print", "--watch-path", "--inspect-port", "--debug-port"]);
+  const flags: string[] = [];
+  for (let i = 0; i < execArgv.length; i++) {
+    const flag = execArgv[i] as string;
+    if (flag === "-r") {
+      flags.push(flag, execArgv[++i] as string);
+    } else if (withValue.has(flag)) {
+      i++;
+    } else if (!/^(-[ic]$|--(eval|print|input-type|interactive|check|test|watch|inspect|debug))/.test(flag)) {
+      flags.push(flag);
+    }
+  }
+  return flags;
+}
+
+/** What a build child sees of the environment: enough to run Node and Vite, no secret. */
+function buildChildEnv(env: Record<string, string | undefined> = process.env): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const name of ["PATH", "HOME", "NODE_ENV"]) {
+    const value = env[name];
+    if (value !== undefined) out[name] = value;
+  }
+  return out;
+}
+
+/**
+ * Vite runs in a process of its own: the heap a build grows (hundreds of MB) goes away with it
+ * instead of staying with the server for its whole life. Each line it prints goes to `log`.
+ */
+function buildInChild(log: (message: string) => void): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [...childNodeFlags(), join(CONSOLE_ROOT, "build.ts")], {
+      cwd: CONSOLE_ROOT,
+      env: buildChildEnv(),
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    const errors: string[] = [];
+    const line = (raw: string, stream: "stdout" | "stderr") => {
+      const text = raw.trimEnd();
+      // The entry prints where it built to; this process says so itself.
+      if (!text || text === CONSOLE_DIST) return;
+      if (stream === "stderr" && errors.length < 40) errors.push(text);
+      log(text);
+    };
+    createInterface({ input: child.stdout }).on("line", (text) => line(text, "stdout"));
+    createInterface({ input: child.stderr }).on("line", (text) => line(text, "stderr"));
+    child.on("error", reject);
+    child.on("close", (code, signal) => {
+      if (code === 0) resolve();
+      else reject(new Error(`the console build failed (${signal ?? `exit ${code}`}): ${errors.join("\n")}`));
+    });
+  });
+}
+
+/** The directory to serve the console from, built first (in a child process) when missing or stale. */
 export async function ensureConsoleBuild(log: (message: string) => void = () => {}): Promise<string> {
   if (buildIsCurrent()) return CONSOLE_DIST;
   const started = Date.now();
   log("building the console (apps/console) for its current sources");
-  await underBuildLock(buildConsole);
+  await underBuildLock(() => buildInChild(log));
   log(`console ready in ${((Date.now() - started) / 1000).toFixed(1)} s`);
   return CONSOLE_DIST;
 }
 
 if (import.meta.main) {
-  if (process.argv.includes("--force") || !buildIsCurrent()) await buildConsole();
-  process.stdout.write(`${CONSOLE_DIST}\n`);
+  try {
+    if (process.argv.includes("--force") || !buildIsCurrent()) await buildConsole();
+    process.stdout.write(`${CONSOLE_DIST}\n`);
+  } catch (err) {
+    // The reason alone: the process starting the server shows it as its own error.
+    process.stderr.write(`${(err as Error).message}\n`);
+    process.exitCode = 1;
+  }
 }

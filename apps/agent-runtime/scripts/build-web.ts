@@ -1,5 +1,6 @@
-// Builds the runtime's web UI into apps/agent-runtime/web/dist (also done at start when stale).
-import { ensureWebAssets } from "../src/web/build.ts";
+// Builds the runtime's web UI into apps/agent-runtime/web/dist (also done at start when stale, by
+// running this script in a child process).
+import { buildWebAssets } from "../src/web/build.ts";
 
-const ok = await ensureWebAssets({ info: (o, m) => console.log(m, o), warn: (o, m) => console.error(m, o) });
+const ok = await buildWebAssets({ info: (o, m) => console.log(m, o), warn: (o, m) => console.error(m, o) });
 process.exit(ok ? 0 : 1);

@@ -1,6 +1,8 @@
+import { spawn } from "node:child_process";
 import { createHash } from "node:crypto";
-import { existsSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
+import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 
 const APP_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
@@ -14,6 +16,10 @@ const SOURCES = [
   join(APP_ROOT, "src/webhooks/template.ts"),
 ];
 const STAMP = ".source-hash";
+const BUILD_SCRIPT = join(APP_ROOT, "scripts/build-web.ts");
+const LOCK = join(WEB_ROOT, ".build-lock");
+/** A lock older than this was left by a process that died while building. */
+const STALE_LOCK_MS = 120_000;
 
 function filesUnder(path: string): string[] {
   if (!existsSync(path)) return [];
@@ -38,19 +44,19 @@ export function webAssetsFresh(): boolean {
   );
 }
 
-/**
- * Builds the web UI with Vite into `web/dist` when it is missing or its sources changed since the
- * last build (see docs/decisions: built at start, not committed). The build goes to a temporary
- * folder first so a runtime serving the old one never sees half a build. Returns false when it
- * cannot build (Vite absent in a production install that skipped the build): the runtime then
- * serves what is there, or a page saying the UI is not built.
- */
 export interface BuildLog {
   info(fields: object, message: string): void;
   warn(fields: object, message: string): void;
 }
 
-export async function ensureWebAssets(logger?: BuildLog): Promise<boolean> {
+/**
+ * Builds the web UI with Vite, in this process, into `web/dist` when it is missing or its sources
+ * changed since the last build (see docs/decisions: built at start, not committed). The build goes
+ * to a temporary folder first so a runtime serving the old one never sees half a build. Returns
+ * false when it cannot build (Vite absent in a production install that skipped the build).
+ * `scripts/build-web.ts` runs it; a server calls `ensureWebAssets`, which runs that script.
+ */
+export async function buildWebAssets(logger?: BuildLog): Promise<boolean> {
   if (webAssetsFresh()) return true;
   const hash = webSourceHash();
   const temp = `${WEB_DIST}.tmp-${process.pid}-${Date.now()}`;
@@ -72,7 +78,98 @@ export async function ensureWebAssets(logger?: BuildLog): Promise<boolean> {
     return true;
   } catch (err) {
     rmSync(temp, { recursive: true, force: true });
-    logger?.warn({ err: (err as Error).message }, "the web UI could not be built; serving what is there");
+    logger?.warn({ err: (err as Error).message }, "the web UI could not be built");
     return false;
   }
+}
+
+/**
+ * The Node flags a build child takes from this process (its memory and module settings): not what
+ * this process runs (`-e`, `--test`), a debugger port or a file watcher.
+ */
+function childNodeFlags(execArgv: readonly string[] = process.execArgv): string[] {
+  const withValue = new Set(["-e", "--eval", "-p", "--print", "--watch-path", "--inspect-port", "--debug-port"]);
+  const flags: string[] = [];
+  for (let i = 0; i < execArgv.length; i++) {
+    const flag = execArgv[i] as string;
+    if (flag === "-r") {
+      flags.push(flag, execArgv[++i] as string);
+    } else if (withValue.has(flag)) {
+      i++;
+    } else if (!/^(-[ic]$|--(eval|print|input-type|interactive|check|test|watch|inspect|debug))/.test(flag)) {
+      flags.push(flag);
+    }
+  }
+  return flags;
+}
+
+/** Runs `scripts/build-web.ts` with no secret in its environment; its lines go to `logger`. */
+function buildInChild(logger?: BuildLog): Promise<{ ok: boolean; output: string[] }> {
+  const env: Record<string, string> = {};
+  for (const name of ["PATH", "HOME", "NODE_ENV"]) {
+    const value = process.env[name];
+    if (value !== undefined) env[name] = value;
+  }
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [...childNodeFlags(), BUILD_SCRIPT], {
+      cwd: APP_ROOT,
+      env,
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    const output: string[] = [];
+    const pass = (level: "info" | "warn") => (raw: string) => {
+      const text = raw.trimEnd();
+      if (!text) return;
+      output.push(text);
+      if (output.length > 20) output.shift();
+      logger?.[level]({ build: "web UI" }, text);
+    };
+    createInterface({ input: child.stdout }).on("line", pass("info"));
+    createInterface({ input: child.stderr }).on("line", pass("warn"));
+    child.on("error", (err) => resolve({ ok: false, output: [...output, err.message] }));
+    child.on("close", (code) => resolve({ ok: code === 0, output }));
+  });
+}
+
+/**
+ * One build at a time across processes (runtimes and tests starting together): the others wait
+ * for it and serve its result.
+ */
+async function underBuildLock(build: () => Promise<boolean>): Promise<boolean> {
+  for (;;) {
+    try {
+      mkdirSync(LOCK);
+      break;
+    } catch {
+      const age = Date.now() - (statSync(LOCK, { throwIfNoEntry: false })?.mtimeMs ?? Date.now());
+      if (age > STALE_LOCK_MS) rmSync(LOCK, { recursive: true, force: true });
+      if (webAssetsFresh()) return true;
+      await new Promise((resolve) => setTimeout(resolve, 250));
+    }
+  }
+  try {
+    return webAssetsFresh() || (await build());
+  } finally {
+    rmSync(LOCK, { recursive: true, force: true });
+  }
+}
+
+/**
+ * The web UI built and current in `web/dist`, by a child process running Vite when it is missing
+ * or stale (its heap goes with it instead of staying with the server). Returns false when it could
+ * not build: the runtime then serves what is there, or a page saying the UI is not built.
+ */
+export async function ensureWebAssets(logger?: BuildLog): Promise<boolean> {
+  if (webAssetsFresh()) return true;
+  const started = Date.now();
+  logger?.info({}, "building the web UI for its current sources");
+  return underBuildLock(async () => {
+    const { ok, output } = await buildInChild(logger);
+    if (ok && webAssetsFresh()) {
+      logger?.info({ ms: Date.now() - started }, `web UI ready in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+      return true;
+    }
+    logger?.warn({ err: output.slice(-5).join("\n") }, "the web UI could not be built; serving what is there");
+    return false;
+  });
 }
