@@ -229,19 +229,24 @@ export class LocalDriver implements SandboxDriver {
     const gone = proc.exited.then(() => {});
     let pid = 0;
     let relay: SpawnedChild | undefined;
+    let relayUp: Promise<unknown> | undefined;
     try {
       if (this.isolation !== "none") {
-        [pid] = await Promise.all([
-          readChildPid(info as Readable, proc.exited),
-          readReady(ready as Readable, proc.exited),
-        ]);
+        const childPid = readChildPid(info as Readable, proc.exited);
+        // The network namespace exists once bwrap names its child: the relay starts in it while
+        // bwrap is still building the mounts.
+        relayUp = egress
+          ? childPid.then(async (p) => {
+              const socketPath = (await egressSocket) as string;
+              relay = await startEgressRelay((a, e) => this.spawnChild(a, e), this.relayTools(), p, socketPath);
+            })
+          : undefined;
+        relayUp?.catch(() => {});
+        [pid] = await Promise.all([childPid, readReady(ready as Readable, proc.exited), relayUp]);
       }
-      if (egress) {
-        const socketPath = (await egressSocket) as string;
-        relay = await startEgressRelay((a, e) => this.spawnChild(a, e), this.relayTools(), pid, socketPath);
-        go?.end("go\n");
-      }
+      go?.end("go\n");
     } catch (err) {
+      await relayUp?.catch(() => {});
       relay?.kill("SIGKILL");
       proc.kill("SIGKILL");
       await gone;
