@@ -17,7 +17,13 @@ import type { SandboxDB } from "../db/schema.ts";
 import { recordSandboxEvent, type SandboxDeps } from "./context.ts";
 import { jsonb, runtimeSpec, type SandboxRow, specColumns, specOf } from "./mapping.ts";
 import { enforceAdmission } from "./policy.ts";
-import { mintPlatformToken, revokeTokensOfSandbox } from "./tokens.ts";
+import {
+  mintPlatformToken,
+  type NewToken,
+  newPlatformToken,
+  revokeTokensOfSandbox,
+  writePlatformToken,
+} from "./tokens.ts";
 import {
   archiveMethod,
   keepWorkspace,
@@ -74,10 +80,25 @@ export async function createSandbox(deps: SandboxDeps, caller: Caller, input: Cr
   const id = newId("sandbox");
   const admitted = { id, project_id: projectId, org_id: caller.orgId ?? null, labels: input.labels };
   await enforceAdmission(deps, caller, "sandbox:create", admitted, spec);
+  // A start asked with the create is admitted before the row is written, so the row is written
+  // `starting` with its platform token. Refused, the sandbox is created all the same (pending)
+  // and the refusal answered, as a create followed by a start would.
+  let startRefused: unknown;
+  let platform: NewToken | undefined;
+  if (input.start) {
+    try {
+      deps.driver.checkAvailable();
+      await enforceAdmission(deps, caller, "sandbox:start", admitted, spec);
+      platform = newPlatformToken(admitted);
+    } catch (err) {
+      startRefused = err;
+    }
+  }
   const now = new Date();
+  let row: SandboxRow;
   try {
-    await withDomainEvents(deps, async (trx) => {
-      await trx
+    row = await withDomainEvents(deps, async (trx) => {
+      const inserted = await trx
         .insertInto("sandboxes")
         .values({
           id,
@@ -87,16 +108,17 @@ export async function createSandbox(deps: SandboxDeps, caller: Caller, input: Cr
           slug: input.slug ?? slugFrom(input.name),
           ...specColumns(spec),
           labels: jsonb(input.labels),
-          state: "pending",
+          state: platform ? "starting" : "pending",
           current_revision: 1,
           last_error: null,
-          platform_token_id: null,
+          platform_token_id: platform?.row.id ?? null,
           created_at: now,
           updated_at: now,
           started_at: null,
           last_activity_at: null,
         } as never)
-        .execute();
+        .returningAll()
+        .executeTakeFirstOrThrow();
       await trx
         .insertInto("revisions")
         .values({
@@ -109,19 +131,21 @@ export async function createSandbox(deps: SandboxDeps, caller: Caller, input: Cr
           created_at: now,
         } as never)
         .execute();
+      if (platform) await writePlatformToken(trx, platform, null);
       await recordSandboxEvent(deps, trx, caller, {
         action: "sandbox.created",
         projectId,
         targetType: "sandbox",
         targetId: id,
       });
+      return inserted;
     });
   } catch (err) {
     if (isUniqueViolation(err)) throw new ProblemError("conflict", { detail: `The slug ${input.slug} is taken` });
     throw err;
   }
-  if (input.start) return startSandbox(deps, caller, { projectId, sandboxId: id });
-  return getSandboxRow(deps, projectId, id);
+  if (startRefused !== undefined) throw startRefused;
+  return platform ? launchSandbox(deps, caller, row, { platform, written: true }) : row;
 }
 
 export async function listSandboxes(deps: SandboxDeps, projectId: string, query: ListQuery) {
@@ -185,23 +209,53 @@ export async function startSandbox(deps: SandboxDeps, caller: Caller, { projectI
   if (row.state === "running") return row;
   deps.driver.checkAvailable();
   await enforceAdmission(deps, caller, "sandbox:start", row, specOf(row));
-  await transition(deps, row, ["pending", "stopped", "failed"], "starting", { last_error: null });
-  await bootSandbox(deps, row, (trx, running) =>
-    recordSandboxEvent(deps, trx, caller, {
-      action: running ? "sandbox.started" : "sandbox.start_failed",
-      projectId,
-      orgId: row.org_id,
-      targetType: "sandbox",
-      targetId: sandboxId,
-      outcome: running ? "success" : "error",
-      details: { revision: row.current_revision },
-    }),
+  const platform = newPlatformToken(row);
+  await transition(deps, row, ["pending", "stopped", "failed"], "starting", {
+    last_error: null,
+    platform_token_id: platform.row.id,
+  });
+  const starting = { ...row, state: "starting", last_error: null, platform_token_id: platform.row.id };
+  return launchSandbox(deps, caller, starting, { platform, written: false, replaces: row.platform_token_id });
+}
+
+/** Boots a sandbox a start moved to `starting` and records the start; answers the row as it ends. */
+async function launchSandbox(
+  deps: SandboxDeps,
+  caller: Caller,
+  row: SandboxRow,
+  token: BootToken,
+): Promise<SandboxRow> {
+  const { project_id: projectId, id: sandboxId } = row;
+  const written = await bootSandbox(
+    deps,
+    row,
+    (trx, running) =>
+      recordSandboxEvent(deps, trx, caller, {
+        action: running ? "sandbox.started" : "sandbox.start_failed",
+        projectId,
+        orgId: row.org_id,
+        targetType: "sandbox",
+        targetId: sandboxId,
+        outcome: running ? "success" : "error",
+        details: { revision: row.current_revision },
+      }),
+    token,
   );
-  const after = await getSandboxRow(deps, projectId, sandboxId);
+  const after = { ...row, ...written } as SandboxRow;
   if (after.state !== "running") {
     throw new ProblemError("internal-error", { detail: `Sandbox ${sandboxId} failed to start: ${after.last_error}` });
   }
   return after;
+}
+
+/**
+ * The platform token a start already recorded in the sandbox's row (`platform_token_id`):
+ * `written` when its row is in too, else written by the boot, revoking the one it `replaces`.
+ */
+export interface BootToken {
+  platform: NewToken;
+  written: boolean;
+  replaces?: string | null;
 }
 
 /** What a start writes beside the state it ends in, in the same transaction (its audit record). */
@@ -213,7 +267,12 @@ export type StartRecord = (trx: Kysely<SandboxDB>, running: boolean) => Promise<
  * transaction. When that transaction fails the start is undone: the process is stopped, the
  * sandbox marked failed, and the error thrown.
  */
-export async function bootSandbox(deps: SandboxDeps, row: SandboxRow, record?: StartRecord): Promise<void> {
+export async function bootSandbox(
+  deps: SandboxDeps,
+  row: SandboxRow,
+  record?: StartRecord,
+  prepared?: BootToken,
+): Promise<Partial<SandboxRow>> {
   let failure: string | undefined;
   // A rollback's tar archive goes back in: before the main process where the driver can (an init
   // step on Kubernetes), else right after the start, over exec.
@@ -225,8 +284,8 @@ export async function bootSandbox(deps: SandboxDeps, row: SandboxRow, record?: S
   const beforeStart = archive !== undefined && deps.driver.restoresWorkspaceAtStart === true;
   try {
     const env: Record<string, string> = {};
-    const token = await mintPlatformToken(deps, row);
-    env.AGENTPLANE_TOKEN = token;
+    if (prepared && !prepared.written) await writePlatformToken(deps.db, prepared.platform, prepared.replaces ?? null);
+    env.AGENTPLANE_TOKEN = prepared ? prepared.platform.token : await mintPlatformToken(deps, row);
     // What the agent runtime's sandbox switch (and any client) needs to call the platform about itself.
     env.AGENTPLANE_PROJECT_ID = row.project_id;
     env.AGENTPLANE_SANDBOX_ID = row.id;
@@ -243,25 +302,26 @@ export async function bootSandbox(deps: SandboxDeps, row: SandboxRow, record?: S
     failure = (err as Error).message.slice(0, 2000);
   }
   const now = new Date();
+  const written: Partial<SandboxRow> =
+    failure === undefined
+      ? {
+          state: "running",
+          started_at: now,
+          last_activity_at: now,
+          updated_at: now,
+          ...(restore !== undefined ? { restore_revision: null } : {}),
+        }
+      : { state: "failed", last_error: failure, updated_at: now };
   try {
     await withDomainEvents(deps, async (trx) => {
       await trx
         .updateTable("sandboxes")
-        .set(
-          (failure === undefined
-            ? {
-                state: "running",
-                started_at: now,
-                last_activity_at: now,
-                updated_at: now,
-                ...(restore !== undefined ? { restore_revision: null } : {}),
-              }
-            : { state: "failed", last_error: failure, updated_at: now }) as never,
-        )
+        .set(written as never)
         .where("id", "=", row.id)
         .execute();
       await record?.(trx, failure === undefined);
     });
+    return written;
   } catch (err) {
     if (failure === undefined) await deps.driver.stop(row.id).catch(() => {});
     await setState(deps, row.id, "failed", { last_error: (err as Error).message.slice(0, 2000) }).catch(() => {});

@@ -17,13 +17,15 @@ function hashSecret(secret: string): string {
   return createHash("sha256").update(secret).digest("hex");
 }
 
-async function insertToken(
-  db: Kysely<SandboxDB>,
-  sandbox: SandboxRow,
-  name: string,
-  createdBy: string,
-  expiresAt: Date | null,
-): Promise<{ row: TokenRow; token: string }> {
+/** A token and the row that records it (its secret only as a hash), not written yet. */
+export interface NewToken {
+  row: TokenRow;
+  token: string;
+}
+
+type TokenOwner = Pick<SandboxRow, "id" | "project_id" | "org_id">;
+
+function newToken(sandbox: TokenOwner, name: string, createdBy: string, expiresAt: Date | null): NewToken {
   const id = newId("sandboxToken");
   const secret = randomBytes(32).toString("hex");
   const row = {
@@ -39,8 +41,19 @@ async function insertToken(
     last_used_at: null,
     revoked_at: null,
   };
-  await db.insertInto("sandbox_tokens").values(row).execute();
   return { row, token: `${SANDBOX_TOKEN_PREFIX}${id.slice(id.indexOf("_") + 1)}_${secret}` };
+}
+
+async function insertToken(
+  db: Kysely<SandboxDB>,
+  sandbox: TokenOwner,
+  name: string,
+  createdBy: string,
+  expiresAt: Date | null,
+): Promise<NewToken> {
+  const created = newToken(sandbox, name, createdBy, expiresAt);
+  await db.insertInto("sandbox_tokens").values(created.row).execute();
+  return created;
 }
 
 export async function createSandboxToken(
@@ -63,18 +76,36 @@ export async function createSandboxToken(
   });
 }
 
+/**
+ * A fresh token for the sandbox's own environment at a start, not written yet: a start records
+ * its id in the sandbox's row with the state it moves to, then writes it with `writePlatformToken`
+ * (or in the transaction that creates the sandbox).
+ */
+export function newPlatformToken(sandbox: TokenOwner): NewToken {
+  return newToken(sandbox, PLATFORM_TOKEN_NAME, "svc_sandbox", null);
+}
+
+/** Writes a platform token `newPlatformToken` made, revoking the one it replaces. */
+export async function writePlatformToken(
+  db: Kysely<SandboxDB>,
+  platform: NewToken,
+  replaces: string | null,
+): Promise<void> {
+  if (replaces)
+    await db.updateTable("sandbox_tokens").set({ revoked_at: new Date() }).where("id", "=", replaces).execute();
+  await db.insertInto("sandbox_tokens").values(platform.row).execute();
+}
+
 /** A fresh token for the sandbox's own environment at each start; the previous one is revoked. */
 export async function mintPlatformToken(deps: SandboxDeps, sandbox: SandboxRow): Promise<string> {
-  if (sandbox.platform_token_id) {
-    await deps.db
-      .updateTable("sandbox_tokens")
-      .set({ revoked_at: new Date() })
-      .where("id", "=", sandbox.platform_token_id)
-      .execute();
-  }
-  const { row, token } = await insertToken(deps.db, sandbox, PLATFORM_TOKEN_NAME, "svc_sandbox", null);
-  await deps.db.updateTable("sandboxes").set({ platform_token_id: row.id }).where("id", "=", sandbox.id).execute();
-  return token;
+  const platform = newPlatformToken(sandbox);
+  await writePlatformToken(deps.db, platform, sandbox.platform_token_id);
+  await deps.db
+    .updateTable("sandboxes")
+    .set({ platform_token_id: platform.row.id })
+    .where("id", "=", sandbox.id)
+    .execute();
+  return platform.token;
 }
 
 export async function listSandboxTokens(deps: SandboxDeps, projectId: string): Promise<TokenRow[]> {
