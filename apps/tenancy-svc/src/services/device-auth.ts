@@ -12,6 +12,7 @@ import {
 } from "@agentplane/contracts";
 import { recordDomainEvent, withDomainEvents } from "@agentplane/events";
 import { ProblemError } from "@agentplane/problem-details";
+import type { Requester } from "@agentplane/service-kit";
 import type { Kysely, Selectable } from "kysely";
 import { actorOf } from "../authz/local-authorizer.ts";
 import type { TenancyContext } from "../context.ts";
@@ -212,11 +213,16 @@ export type DecisionOutcome =
   | { outcome: "denied"; clientName: string }
   | { outcome: "unknown" | "expired" | "decided" };
 
-/** The approval page's decision, by the signed-in person; approving mints their token (audited). */
+/**
+ * The approval page's decision, by the signed-in person (the caller: who the page's session or the
+ * pasted token names; there is no organization to authorize in); approving mints their token (audited).
+ */
 export async function decideDeviceAuthorization(
   ctx: TenancyContext,
-  input: { userCode: string; approve: boolean; approver: Principal; requestId?: string | undefined },
+  caller: Requester,
+  input: { userCode: string; approve: boolean },
 ): Promise<DecisionOutcome> {
+  const approver = caller.principal;
   const found = await lookUpUserCode(ctx.db, input.userCode);
   if (found.state !== "pending") return { outcome: found.state };
   return withDomainEvents(ctx, async (trx): Promise<DecisionOutcome> => {
@@ -228,7 +234,7 @@ export async function decideDeviceAuthorization(
       .executeTakeFirstOrThrow();
     if (row.status !== "pending") return { outcome: "decided" };
     if (expired(row)) return { outcome: "expired" };
-    const userId = actorOf(input.approver)?.userId ?? null;
+    const userId = actorOf(approver)?.userId ?? null;
     if (!input.approve) {
       await trx
         .updateTable("device_authorizations")
@@ -237,7 +243,7 @@ export async function decideDeviceAuthorization(
         .execute();
       return { outcome: "denied", clientName: row.client_name };
     }
-    const spec = await tokenFor(trx, input.approver);
+    const spec = await tokenFor(trx, approver);
     const { row: created, token } = await insertApiToken(trx, { ...spec, name: row.client_name });
     await trx
       .updateTable("device_authorizations")
@@ -251,7 +257,7 @@ export async function decideDeviceAuthorization(
       .where("id", "=", row.id)
       .execute();
     // Recorded as any token creation, with how it came about.
-    await recordDomainEvent(ctx, trx, input.approver, {
+    await recordDomainEvent(ctx, trx, approver, {
       action: "api_token.created",
       orgId: created.orgId,
       projectId: created.projectId,
@@ -264,7 +270,7 @@ export async function decideDeviceAuthorization(
         deviceAuthorizationId: row.id,
         ...(spec.scopes ? { scopes: spec.scopes } : {}),
       },
-      requestId: input.requestId,
+      requestId: caller.requestId,
     });
     return { outcome: "approved", clientName: row.client_name, role: spec.role };
   });

@@ -129,6 +129,7 @@ export async function redeemInvitation(
     });
     return { principal, acceptance: { invitationId, orgId: row.org_id, userId: user.id, role: row.role as OrgRole } };
   });
-  const opened = await openSession(ctx, joined.principal, { userAgent: input.userAgent, via: "invitation" });
+  const joiner = { principal: joined.principal, requestId: input.requestId };
+  const opened = await openSession(ctx, joiner, { userAgent: input.userAgent, via: "invitation" });
   return { acceptance: joined.acceptance, ...opened };
 }

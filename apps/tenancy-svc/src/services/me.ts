@@ -1,9 +1,43 @@
-import type { OrgRole } from "@agentplane/contracts";
+import { type Me, minOrgRole, type OrgRole } from "@agentplane/contracts";
+import type { Requester } from "@agentplane/service-kit";
 import type { Kysely } from "kysely";
+import { actorOf } from "../authz/local-authorizer.ts";
+import type { TenancyContext } from "../context.ts";
 import type { TenancyDatabase } from "../db/schema.ts";
+import { getUser } from "./users.ts";
+
+/** Who the caller is, with the organizations it acts in and its role in each. */
+export async function getMe(ctx: TenancyContext, caller: Requester): Promise<Me> {
+  const { principal } = caller;
+  const me: Me = {
+    type: principal.type,
+    id: principal.id,
+    ...(principal.displayName ? { displayName: principal.displayName } : {}),
+    organizations: [],
+    ...(principal.projectId ? { projectId: principal.projectId } : {}),
+    ...(principal.sandboxId ? { sandboxId: principal.sandboxId } : {}),
+  };
+  const actor = actorOf(principal);
+  if (actor) {
+    const user = await getUser(ctx.db, actor.userId);
+    if (user?.email) me.email = user.email;
+    if (principal.type === "api_token") me.userId = actor.userId;
+    const rows = await organizationsOfUser(ctx.db, actor.userId, actor.orgId);
+    me.organizations = rows.map((r) => ({
+      id: r.id,
+      name: r.name,
+      role: actor.cap ? minOrgRole(r.role, actor.cap) : r.role,
+    }));
+  } else if (principal.type === "cluster" && principal.projectId) {
+    const org = await organizationOfProject(ctx.db, principal.projectId);
+    // A cluster acts in its project's organization, read-only.
+    if (org) me.organizations = [{ id: org.id, name: org.name, role: "viewer" }];
+  }
+  return me;
+}
 
 /** The organizations a user is a member of (only `orgId` when given), with the user's role in each. */
-export async function organizationsOfUser(
+async function organizationsOfUser(
   db: Kysely<TenancyDatabase>,
   userId: string,
   orgId?: string,
@@ -19,7 +53,7 @@ export async function organizationsOfUser(
 }
 
 /** The organization a project belongs to. */
-export function organizationOfProject(db: Kysely<TenancyDatabase>, projectId: string) {
+function organizationOfProject(db: Kysely<TenancyDatabase>, projectId: string) {
   return db
     .selectFrom("projects as p")
     .innerJoin("orgs as o", "o.id", "p.org_id")

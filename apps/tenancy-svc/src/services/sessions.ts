@@ -9,6 +9,7 @@ import {
 } from "@agentplane/contracts";
 import { recordDomainEvent, recordStandaloneEvent, withDomainEvents } from "@agentplane/events";
 import { ProblemError } from "@agentplane/problem-details";
+import type { Requester } from "@agentplane/service-kit";
 import type { Selectable } from "kysely";
 import { actorOf } from "../authz/local-authorizer.ts";
 import type { TenancyContext } from "../context.ts";
@@ -76,16 +77,17 @@ export interface SignInRecord {
   requestId?: string | undefined;
 }
 
-/** Opens a session for the user behind `principal`; `via` overrides how it is recorded (invitations). */
+/** Opens a session for the user behind the caller; `via` overrides how it is recorded (invitations). */
 export async function openSession(
   ctx: TenancyContext,
-  principal: Principal,
-  options: { userAgent?: string | undefined; via?: SessionRow["via"]; signIn?: SignInRecord } = {},
+  caller: Requester,
+  input: { userAgent?: string | undefined; via?: SessionRow["via"]; signIn?: SignInRecord } = {},
 ): Promise<{ session: BrowserSession; secret: string; csrfToken: string }> {
+  const { principal } = caller;
   const source = await sessionSource(ctx, principal);
   const id = newId("browserSession");
   const secretPart = randomBytes(32).toString("base64url");
-  const { signIn } = options;
+  const { signIn } = input;
   const row = await withDomainEvents(ctx, async (trx) => {
     const inserted = await trx
       .insertInto("browser_sessions")
@@ -93,9 +95,9 @@ export async function openSession(
         id,
         user_id: source.userId,
         api_token_id: source.apiTokenId,
-        via: options.via ?? source.via,
+        via: input.via ?? source.via,
         secret_hash: sha256Hex(secretPart),
-        user_agent: options.userAgent?.slice(0, 300) ?? null,
+        user_agent: input.userAgent?.slice(0, 300) ?? null,
         expires_at: new Date(Date.now() + SESSION_TTL_SECONDS * 1000),
         last_used_at: null,
         revoked_at: null,
@@ -108,7 +110,7 @@ export async function openSession(
         targetType: "session",
         targetId: id,
         details: { method: signIn.method, issuer: signIn.issuer, userId: source.userId },
-        requestId: signIn.requestId,
+        requestId: signIn.requestId ?? caller.requestId,
       });
     }
     return inserted;
@@ -188,7 +190,9 @@ function userOf(principal: Principal): string {
   return actor.userId;
 }
 
-export async function currentSession(ctx: TenancyContext, principal: Principal): Promise<BrowserSession> {
+/** The session the caller's request came through. */
+export async function currentSession(ctx: TenancyContext, caller: Requester): Promise<BrowserSession> {
+  const { principal } = caller;
   const row = principal.sessionId
     ? await ctx.db.selectFrom("browser_sessions").selectAll().where("id", "=", principal.sessionId).executeTakeFirst()
     : undefined;
@@ -198,7 +202,9 @@ export async function currentSession(ctx: TenancyContext, principal: Principal):
   return toBrowserSession(row, row.id);
 }
 
-export async function listSessions(ctx: TenancyContext, principal: Principal): Promise<BrowserSession[]> {
+/** The caller's user's open sessions, newest first. */
+export async function listSessions(ctx: TenancyContext, caller: Requester): Promise<BrowserSession[]> {
+  const { principal } = caller;
   const rows = await ctx.db
     .selectFrom("browser_sessions")
     .selectAll()
@@ -212,12 +218,17 @@ export async function listSessions(ctx: TenancyContext, principal: Principal): P
 }
 
 /** Revokes one of the caller's own sessions; another user's (or an unknown id) answers 404. */
-export async function revokeSession(ctx: TenancyContext, principal: Principal, sessionId: string): Promise<void> {
+export async function revokeSession(
+  ctx: TenancyContext,
+  caller: Requester,
+  input: { sessionId: string },
+): Promise<void> {
+  const { sessionId } = input;
   const result = await ctx.db
     .updateTable("browser_sessions")
     .set({ revoked_at: new Date() })
     .where("id", "=", sessionId)
-    .where("user_id", "=", userOf(principal))
+    .where("user_id", "=", userOf(caller.principal))
     .where("revoked_at", "is", null)
     .executeTakeFirst();
   if (Number(result.numUpdatedRows) === 0) {

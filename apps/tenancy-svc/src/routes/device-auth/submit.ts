@@ -57,12 +57,8 @@ export function registerDeviceSubmit(app: ServiceApp, ctx: TenancyContext): void
       }
       approver = session.principal;
     }
-    const outcome = await decideDeviceAuthorization(ctx, {
-      userCode,
-      approve: decision === "approve",
-      approver,
-      requestId: c.get("requestId"),
-    });
+    const caller = { principal: approver, requestId: c.get("requestId") };
+    const outcome = await decideDeviceAuthorization(ctx, caller, { userCode, approve: decision === "approve" });
     const { html, status } = decisionPage(outcome);
     return c.html(html, status);
   });

@@ -86,7 +86,8 @@ export function registerConsoleOidcSignIn(app: ServiceApp, ctx: TenancyContext):
       return backToSignIn(c, err.message, "/");
     }
     const user = await resolveOidcUser(ctx.db, done.identity);
-    const opened = await openSession(ctx, userPrincipal(user), {
+    const signedIn = { principal: userPrincipal(user), requestId: record.requestId };
+    const opened = await openSession(ctx, signedIn, {
       userAgent: c.req.header("user-agent"),
       signIn: record,
     });
