@@ -74,6 +74,14 @@ export async function recordSandboxEvent(
 }
 
 /**
+ * Records an event with no row change behind it (a command that ran): one write to the outbox,
+ * kept and retried while the bus is down. A failure to write it fails the caller.
+ */
+export async function recordSandboxEventAlone(deps: SandboxDeps, caller: Caller, event: SandboxEvent): Promise<void> {
+  await recordStandaloneEvent(deps, caller.principal, domainEvent(caller, event));
+}
+
+/**
  * Records an event with no change of its own behind it (a refused connection): written to the
  * outbox alone (kept and retried while the bus is down) and never failing the request.
  */
@@ -83,7 +91,7 @@ export async function recordStandaloneSandboxEvent(
   event: SandboxEvent,
 ): Promise<void> {
   try {
-    await recordStandaloneEvent(deps, caller.principal, domainEvent(caller, event));
+    await recordSandboxEventAlone(deps, caller, event);
   } catch (err) {
     deps.logger.warn({ err, action: event.action }, "audit event not recorded");
   }

@@ -1,8 +1,7 @@
-import { withDomainEvents } from "@agentplane/events";
 import { ProblemError } from "@agentplane/problem-details";
 import type { Caller } from "@agentplane/service-kit";
 import { type RunCommandResult, runCommand } from "../exec/run-command.ts";
-import { recordSandboxEvent, type SandboxDeps } from "./context.ts";
+import { recordSandboxEventAlone, type SandboxDeps } from "./context.ts";
 import { type SandboxRow, toArgv } from "./mapping.ts";
 import { enforce, execContext } from "./policy.ts";
 import { touchActivity } from "./sandboxes.ts";
@@ -15,8 +14,9 @@ export function requireRunning(row: SandboxRow): void {
 
 /**
  * Audits a command: what ran, how it ended, how long — never its output. The record is written to
- * the outbox in a transaction of its own, and a failure to write it fails the caller's request
- * (the command has run; what cannot happen is that it runs unrecorded without anyone hearing).
+ * the outbox on its own (one statement: no row changes with it), and a failure to write it fails
+ * the caller's request (the command has run; what cannot happen is that it runs unrecorded
+ * without anyone hearing).
  */
 export function auditCommand(
   deps: SandboxDeps,
@@ -26,17 +26,15 @@ export function auditCommand(
   details: { command: string | string[]; exitCode: number; durationMs: number; timedOut?: boolean; sessionId?: string },
 ): Promise<void> {
   const command = typeof details.command === "string" ? details.command : details.command.join(" ");
-  return withDomainEvents(deps, (trx) =>
-    recordSandboxEvent(deps, trx, caller, {
-      action,
-      projectId: row.project_id,
-      orgId: row.org_id,
-      targetType: "sandbox",
-      targetId: row.id,
-      outcome: details.exitCode === 0 ? "success" : "error",
-      details: { ...details, command: command.slice(0, 4096) },
-    }),
-  );
+  return recordSandboxEventAlone(deps, caller, {
+    action,
+    projectId: row.project_id,
+    orgId: row.org_id,
+    targetType: "sandbox",
+    targetId: row.id,
+    outcome: details.exitCode === 0 ? "success" : "error",
+    details: { ...details, command: command.slice(0, 4096) },
+  });
 }
 
 export async function execInSandbox(
