@@ -114,6 +114,8 @@ export class LocalDriver implements SandboxDriver {
       setpriv: find("setpriv", dirs),
     };
     this.cgroups = detectCgroups();
+    // Forking the helper from this (large) process is the slow part: done before the first start.
+    this.spawner.warm();
   }
 
   describe(): Record<string, unknown> {

@@ -234,9 +234,16 @@ export class Spawner {
     return { stdin, stdout, stderr, resize() {}, kill: child.kill, exited: child.exited };
   }
 
+  /** Starts the helper now, so the first spawn does not wait for it. */
+  warm(): void {
+    if (!this.closed) void this.start();
+  }
+
   close(): void {
     this.closed = true;
     this.helper?.kill();
+    // A helper still starting is stopped once it is up.
+    void this.starting?.then((helper) => helper?.kill());
     if (this.socketPath) rmSync(dirname(this.socketPath), { recursive: true, force: true });
   }
 }
