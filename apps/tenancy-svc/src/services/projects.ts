@@ -6,8 +6,8 @@ import { type Kysely, sql } from "kysely";
 import { actorOf } from "../authz/local-authorizer.ts";
 import type { TenancyContext } from "../context.ts";
 import type { TenancyDatabase } from "../db/schema.ts";
-import { insertCurrentKey, rotateKeys } from "../keys/signing-keys.ts";
-import { page, toProject } from "./serialize.ts";
+import { currentPublicKey, insertCurrentKey, publishedKeys, rotateKeys } from "../keys/signing-keys.ts";
+import { iso, page, toProject } from "./serialize.ts";
 
 /** A labels object as a jsonb value that both drivers store as an object (a bare string parameter is stored as a JSON string). */
 const labelsJson = (labels: Record<string, string>) => sql<string>`${JSON.stringify(labels)}::text::jsonb`;
@@ -139,4 +139,17 @@ export async function rotateProjectKeys(ctx: TenancyContext, caller: ProjectCall
     });
     return result;
   });
+}
+
+/** The project's current public signing key, as PEM and JWK. */
+export async function getProjectPublicKey(ctx: TenancyContext, caller: ProjectCaller) {
+  const { projectId } = caller;
+  const key = await currentPublicKey(ctx.db, projectId);
+  if (!key) throw new ProblemError("not-found", { detail: `Project ${projectId} has no signing key` });
+  return { projectId, kid: key.kid, alg: "ES256" as const, pem: key.pem, jwk: key.jwk, createdAt: iso(key.createdAt) };
+}
+
+/** The project's published keys: the current one, and the previous one during its grace period. */
+export async function getProjectJwks(ctx: TenancyContext, caller: ProjectCaller) {
+  return { keys: await publishedKeys(ctx.db, caller.projectId) };
 }
