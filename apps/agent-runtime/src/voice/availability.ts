@@ -1,4 +1,3 @@
-import { chromium } from "playwright-core";
 import type { RuntimeConfig } from "../config.ts";
 
 /** Flags of every headless run of the meeting browser: root in a container, nothing phoning home. */
@@ -21,6 +20,8 @@ export async function probeVoice(config: RuntimeConfig, timeoutMs = 20_000): Pro
   if (!config.env.VOICE_API_KEY) return { status: "off", reason: "VOICE_API_KEY is not set" };
   const path = config.env.VOICE_BROWSER_PATH;
   try {
+    // Loaded only when voice is configured: the browser driver is ~30 MB of heap once imported.
+    const { chromium } = await import("playwright-core");
     const browser = await chromium.launch({
       executablePath: path,
       headless: true,

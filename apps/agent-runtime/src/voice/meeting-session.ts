@@ -1,7 +1,7 @@
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import type { Logger } from "pino";
-import { type BrowserContext, chromium, type Page } from "playwright-core";
+import type { BrowserContext, Page } from "playwright-core";
 import { newId } from "../ids.ts";
 import { BROWSER_ARGS } from "./availability.ts";
 import type { CallRecord, MeetingCall } from "./call.ts";
@@ -149,6 +149,7 @@ export class MeetingBrowser implements MeetingController {
     if (this.#context) return this.#context;
     const profile = join(this.#o.dataDir, "meeting-profile");
     mkdirSync(profile, { recursive: true });
+    const { chromium } = await import("playwright-core");
     this.#context = await chromium.launchPersistentContext(profile, {
       executablePath: this.#o.browserPath,
       headless: true,
