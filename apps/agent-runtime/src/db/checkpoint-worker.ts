@@ -29,6 +29,12 @@ const timer = setInterval(() => {
 parentPort?.on("message", (msg: { type: string }) => {
   if (msg.type !== "close") return;
   clearInterval(timer);
+  // Stopped when idle: what was written since the last pass is copied before the thread goes.
+  try {
+    passive.get();
+  } catch {
+    // Busy: the frames wait in the WAL for the next thread.
+  }
   db.close();
   parentPort?.close();
 });
