@@ -5,6 +5,7 @@ type Schemas = components["schemas"];
 export type ApiToken = Schemas["ApiToken"];
 export type AuditRecord = Schemas["AuditRecord"];
 export type BrowserSession = Schemas["BrowserSession"];
+export type Credential = Schemas["Credential"];
 export type Me = Schemas["Me"];
 export type Member = Schemas["Member"];
 export type OpenedSession = Schemas["OpenedSession"];

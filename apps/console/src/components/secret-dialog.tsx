@@ -1,6 +1,28 @@
 import { useState } from "react";
+import { CopyButton } from "./copy-button.tsx";
 import { Dialog } from "./dialog.tsx";
 import { Button, INPUT } from "./ui.tsx";
+
+/** A secret in a read-only field (selected on focus) with a button that copies it. */
+export function SecretValue({ id, label, secret }: { id: string; label: string; secret: string }) {
+  return (
+    <>
+      <label className="text-sm font-medium" htmlFor={id}>
+        {label}
+      </label>
+      <div className="mb-3 flex gap-2">
+        <input
+          id={id}
+          readOnly
+          className={`${INPUT} flex-1 font-mono`}
+          value={secret}
+          onFocus={(e) => e.target.select()}
+        />
+        <CopyButton text={secret} />
+      </div>
+    </>
+  );
+}
 
 /** A secret shown exactly once: copy it, confirm it is stored, and only then may the dialog close. */
 export function SecretDialog({
@@ -17,10 +39,8 @@ export function SecretDialog({
   onClose: () => void;
 }) {
   const [confirmed, setConfirmed] = useState(false);
-  const [copied, setCopied] = useState(false);
   const close = () => {
     setConfirmed(false);
-    setCopied(false);
     onClose();
   };
   return (
@@ -31,26 +51,7 @@ export function SecretDialog({
       description={description}
       locked={!confirmed}
     >
-      <label className="text-sm font-medium" htmlFor="shown-once-secret">
-        {label}
-      </label>
-      <div className="mb-3 flex gap-2">
-        <input
-          id="shown-once-secret"
-          readOnly
-          className={`${INPUT} flex-1 font-mono`}
-          value={secret ?? ""}
-          onFocus={(e) => e.target.select()}
-        />
-        <Button
-          onClick={async () => {
-            await navigator.clipboard?.writeText(secret ?? "").catch(() => {});
-            setCopied(true);
-          }}
-        >
-          {copied ? "Copied" : "Copy"}
-        </Button>
-      </div>
+      <SecretValue id="shown-once-secret" label={label} secret={secret ?? ""} />
       <label className="mb-3 flex items-center gap-2 text-sm">
         <input type="checkbox" checked={confirmed} onChange={(e) => setConfirmed(e.target.checked)} />I have stored it
       </label>

@@ -1,7 +1,8 @@
-import { useInfiniteQuery, useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
-import { type FormEvent, useState } from "react";
+import { useInfiniteQuery, useMutation, useQueryClient } from "@tanstack/react-query";
+import { useState } from "react";
 import { call } from "../api/client.ts";
-import { Dialog } from "../components/dialog.tsx";
+import { AwsCredentialField, useAwsCredentials } from "../components/aws-credential-field.tsx";
+import { FormDialog } from "../components/form.tsx";
 import { PAGE, Section } from "../components/section.tsx";
 import { Button, ErrorNote, Field, Guarded, INPUT, Loading, Table, Td, TextField } from "../components/ui.tsx";
 import { parseEndpoints } from "../lib/endpoints.ts";
@@ -122,12 +123,7 @@ function CreateAwsConnection({
   const [region, setRegion] = useState("us-east-1");
   const [endpointText, setEndpointText] = useState("");
   const endpoints = parseEndpoints(endpointText);
-  const credentials = useQuery({
-    queryKey: ["credentials", projectId, "aws"],
-    queryFn: () => call("listCredentials", { path: { projectId }, query: { limit: 100 } }),
-    enabled: open,
-  });
-  const aws = (credentials.data?.items ?? []).filter((c) => c.kind === "aws-keys" || c.kind === "aws-role");
+  const aws = useAwsCredentials(projectId, open);
   const create = useMutation({
     mutationFn: () =>
       call("createAwsConnection", {
@@ -147,57 +143,49 @@ function CreateAwsConnection({
     },
   });
   const fieldError = fieldErrorsOf(create.error);
-  const submit = (e: FormEvent) => {
-    e.preventDefault();
-    if (!endpoints.error) create.mutate();
-  };
   return (
-    <Dialog open={open} onOpenChange={onOpenChange} title="Connect an AWS account">
-      <form onSubmit={submit} noValidate>
-        <TextField label="Name" error={fieldError("name")} value={name} onChange={(e) => setName(e.target.value)} />
-        <Field
-          label="Credential"
-          error={fieldError("credentialId")}
-          hint={
-            aws.length ? "An aws-keys or aws-role credential of the project" : "The project has no AWS credential yet"
-          }
-        >
-          {(p) => (
-            <select {...p} className={INPUT} value={credentialId} onChange={(e) => setCredentialId(e.target.value)}>
-              {aws.map((c) => (
-                <option key={c.id} value={c.id}>
-                  {c.name} ({c.kind})
-                </option>
-              ))}
-            </select>
-          )}
-        </Field>
-        <TextField
-          label="Default region"
-          error={fieldError("defaultRegion")}
-          value={region}
-          onChange={(e) => setRegion(e.target.value)}
-        />
-        <Field
-          label="Endpoint overrides"
-          error={endpoints.error ?? fieldError("endpoints")}
-          hint="Optional, one per line: sts=https://sts.internal"
-        >
-          {(p) => (
-            <textarea
-              {...p}
-              rows={2}
-              className={`${INPUT} font-mono`}
-              value={endpointText}
-              onChange={(e) => setEndpointText(e.target.value)}
-            />
-          )}
-        </Field>
-        <ErrorNote error={create.error} />
-        <Button type="submit" variant="primary" disabled={create.isPending || !!endpoints.error}>
-          {create.isPending ? "Connecting…" : "Connect"}
-        </Button>
-      </form>
-    </Dialog>
+    <FormDialog
+      open={open}
+      onOpenChange={onOpenChange}
+      title="Connect an AWS account"
+      submission={create}
+      onSubmit={() => create.mutate()}
+      submitLabel="Connect"
+      pendingLabel="Connecting…"
+      invalid={!!endpoints.error}
+      noValidate
+    >
+      <TextField label="Name" error={fieldError("name")} value={name} onChange={(e) => setName(e.target.value)} />
+      <AwsCredentialField
+        credentials={aws}
+        value={credentialId}
+        onChange={setCredentialId}
+        error={fieldError("credentialId")}
+        hint={
+          aws.length ? "An aws-keys or aws-role credential of the project" : "The project has no AWS credential yet"
+        }
+      />
+      <TextField
+        label="Default region"
+        error={fieldError("defaultRegion")}
+        value={region}
+        onChange={(e) => setRegion(e.target.value)}
+      />
+      <Field
+        label="Endpoint overrides"
+        error={endpoints.error ?? fieldError("endpoints")}
+        hint="Optional, one per line: sts=https://sts.internal"
+      >
+        {(p) => (
+          <textarea
+            {...p}
+            rows={2}
+            className={`${INPUT} font-mono`}
+            value={endpointText}
+            onChange={(e) => setEndpointText(e.target.value)}
+          />
+        )}
+      </Field>
+    </FormDialog>
   );
 }

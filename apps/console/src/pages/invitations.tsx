@@ -1,24 +1,13 @@
 import { useInfiniteQuery, useMutation, useQueryClient } from "@tanstack/react-query";
-import { type FormEvent, useState } from "react";
+import { useState } from "react";
 import { useParams } from "react-router";
 import { call } from "../api/client.ts";
 import { useOrgRole } from "../api/hooks.ts";
 import { CopyButton } from "../components/copy-button.tsx";
-import { Dialog } from "../components/dialog.tsx";
-import {
-  Button,
-  ErrorNote,
-  Field,
-  Guarded,
-  INPUT,
-  Loading,
-  PageTitle,
-  Table,
-  Td,
-  TextField,
-} from "../components/ui.tsx";
+import { FormDialog, RoleField } from "../components/form.tsx";
+import { Button, ErrorNote, Guarded, INPUT, Loading, PageTitle, Table, Td, TextField } from "../components/ui.tsx";
 import { allows, grantableRoles, type OrgRole } from "../lib/permissions.ts";
-import { ApiError, fieldErrorsOf } from "../lib/problem.ts";
+import { fieldErrorsOf } from "../lib/problem.ts";
 
 const PAGE = 50;
 
@@ -125,71 +114,62 @@ function Invite({
     setEmail("");
     onOpenChange(false);
   };
-  const submit = (e: FormEvent) => {
-    e.preventDefault();
-    create.mutate();
-  };
   const link = create.data?.acceptUrl;
   return (
-    <Dialog open={open} onOpenChange={(o) => (o ? onOpenChange(true) : close())} title="Invite someone">
-      {link ? (
-        <>
-          <p className="mb-2 text-sm">
-            Send this link to {create.data?.email}. It opens the console, where they accept; it stays in the list while
-            the invitation is pending.
-          </p>
-          <label className="text-sm font-medium" htmlFor="invitation-link">
-            Invitation link
-          </label>
-          <input
-            id="invitation-link"
-            readOnly
-            className={`${INPUT} mb-3 w-full font-mono`}
-            value={link}
-            onFocus={(e) => e.target.select()}
-          />
-          <div className="flex gap-2">
-            <CopyLink url={link} email={create.data?.email ?? ""} />
-            <Button variant="primary" onClick={close}>
-              Done
-            </Button>
-          </div>
-        </>
-      ) : (
-        <form onSubmit={submit} noValidate>
-          <TextField
-            label="Email"
-            type="email"
-            required
-            maxLength={320}
-            error={fieldError("email")}
-            value={email}
-            onChange={(e) => setEmail(e.target.value)}
-          />
-          <Field label="Role" error={fieldError("role")} hint="At most your own role">
-            {(p) => (
-              <select
-                {...p}
-                className={INPUT}
-                value={invitedRole}
-                onChange={(e) => setInvitedRole(e.target.value as OrgRole)}
-              >
-                {grantableRoles(role).map((r) => (
-                  <option key={r} value={r}>
-                    {r}
-                  </option>
-                ))}
-              </select>
-            )}
-          </Field>
-          <ErrorNote
-            error={create.error instanceof ApiError && create.error.problem.errors?.length ? undefined : create.error}
-          />
-          <Button type="submit" variant="primary" disabled={create.isPending}>
-            {create.isPending ? "Inviting…" : "Invite"}
-          </Button>
-        </form>
-      )}
-    </Dialog>
+    <FormDialog
+      open={open}
+      onOpenChange={(o) => (o ? onOpenChange(true) : close())}
+      title="Invite someone"
+      submission={create}
+      onSubmit={() => create.mutate()}
+      submitLabel="Invite"
+      pendingLabel="Inviting…"
+      noValidate
+      fieldErrorsBeside
+      done={
+        link ? (
+          <>
+            <p className="mb-2 text-sm">
+              Send this link to {create.data?.email}. It opens the console, where they accept; it stays in the list
+              while the invitation is pending.
+            </p>
+            <label className="text-sm font-medium" htmlFor="invitation-link">
+              Invitation link
+            </label>
+            <input
+              id="invitation-link"
+              readOnly
+              className={`${INPUT} mb-3 w-full font-mono`}
+              value={link}
+              onFocus={(e) => e.target.select()}
+            />
+            <div className="flex gap-2">
+              <CopyLink url={link} email={create.data?.email ?? ""} />
+              <Button variant="primary" onClick={close}>
+                Done
+              </Button>
+            </div>
+          </>
+        ) : undefined
+      }
+    >
+      <TextField
+        label="Email"
+        type="email"
+        required
+        maxLength={320}
+        error={fieldError("email")}
+        value={email}
+        onChange={(e) => setEmail(e.target.value)}
+      />
+      <RoleField
+        label="Role"
+        error={fieldError("role")}
+        hint="At most your own role"
+        roles={grantableRoles(role)}
+        value={invitedRole}
+        onChange={setInvitedRole}
+      />
+    </FormDialog>
   );
 }

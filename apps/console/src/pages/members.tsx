@@ -2,7 +2,8 @@ import { useInfiniteQuery, useMutation, useQueryClient } from "@tanstack/react-q
 import { useParams } from "react-router";
 import { call } from "../api/client.ts";
 import { useMe, useOrgRole } from "../api/hooks.ts";
-import { Button, ErrorNote, Guarded, INPUT, Loading, PageTitle, Table, Td } from "../components/ui.tsx";
+import { RoleSelect } from "../components/form.tsx";
+import { Button, ErrorNote, Guarded, Loading, PageTitle, Table, Td } from "../components/ui.tsx";
 import { memberAllowance } from "../lib/member-guard.ts";
 import { type Allowance, allows, grantableRoles, ORG_ROLES, type OrgRole } from "../lib/permissions.ts";
 
@@ -58,19 +59,13 @@ export function MembersPage() {
                 <Td>
                   <Guarded allowance={allowance}>
                     {(disabled) => (
-                      <select
+                      <RoleSelect
                         aria-label={`Role of ${name}`}
-                        className={INPUT}
                         disabled={disabled || update.isPending}
+                        roles={choices}
                         value={m.role}
-                        onChange={(e) => update.mutate({ userId: m.userId, role: e.target.value as OrgRole })}
-                      >
-                        {(choices.includes(m.role) ? choices : [m.role, ...choices]).map((r) => (
-                          <option key={r} value={r}>
-                            {r}
-                          </option>
-                        ))}
-                      </select>
+                        onChange={(r) => update.mutate({ userId: m.userId, role: r })}
+                      />
                     )}
                   </Guarded>
                 </Td>

@@ -1,9 +1,9 @@
 import { useInfiniteQuery, useMutation, useQueryClient } from "@tanstack/react-query";
-import { type FormEvent, useState } from "react";
+import { useState } from "react";
 import { Link, useParams } from "react-router";
 import { call } from "../api/client.ts";
 import { useOrgRole } from "../api/hooks.ts";
-import { Dialog } from "../components/dialog.tsx";
+import { FormDialog } from "../components/form.tsx";
 import { Button, ErrorNote, Guarded, Loading, PageTitle, Table, Td, TextField } from "../components/ui.tsx";
 import { type Allowance, allows, projectRoleOf } from "../lib/permissions.ts";
 import { fieldErrorsOf } from "../lib/problem.ts";
@@ -102,34 +102,32 @@ function CreateProject({
     },
   });
   const fieldError = fieldErrorsOf(create.error);
-  const submit = (e: FormEvent) => {
-    e.preventDefault();
-    create.mutate();
-  };
   return (
-    <Dialog open={open} onOpenChange={onOpenChange} title="New project">
-      <form onSubmit={submit}>
-        <TextField
-          label="Name"
-          error={fieldError("name")}
-          required
-          maxLength={100}
-          value={name}
-          onChange={(e) => setName(e.target.value)}
-        />
-        <TextField
-          label="Description"
-          error={fieldError("description")}
-          maxLength={1000}
-          value={description}
-          onChange={(e) => setDescription(e.target.value)}
-        />
-        <ErrorNote error={create.error} />
-        <Button type="submit" variant="primary" disabled={create.isPending}>
-          {create.isPending ? "Creating…" : "Create project"}
-        </Button>
-      </form>
-    </Dialog>
+    <FormDialog
+      open={open}
+      onOpenChange={onOpenChange}
+      title="New project"
+      submission={create}
+      onSubmit={() => create.mutate()}
+      submitLabel="Create project"
+      pendingLabel="Creating…"
+    >
+      <TextField
+        label="Name"
+        error={fieldError("name")}
+        required
+        maxLength={100}
+        value={name}
+        onChange={(e) => setName(e.target.value)}
+      />
+      <TextField
+        label="Description"
+        error={fieldError("description")}
+        maxLength={1000}
+        value={description}
+        onChange={(e) => setDescription(e.target.value)}
+      />
+    </FormDialog>
   );
 }
 

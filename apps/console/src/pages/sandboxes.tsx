@@ -1,10 +1,10 @@
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
-import { type FormEvent, lazy, Suspense, useState } from "react";
+import { lazy, Suspense, useState } from "react";
 import { Link, useParams } from "react-router";
 import { call } from "../api/client.ts";
 import { useProject, useProjectRole } from "../api/hooks.ts";
 import type { Sandbox } from "../api/types.ts";
-import { Dialog } from "../components/dialog.tsx";
+import { FormDialog } from "../components/form.tsx";
 import { RunCommand } from "../components/run-command.tsx";
 import { Button, ErrorNote, Guarded, INPUT, Loading, PageTitle, Table, Td, TextField } from "../components/ui.tsx";
 import { allows } from "../lib/permissions.ts";
@@ -172,38 +172,36 @@ function CreateSandbox({
     },
   });
   const fieldError = fieldErrorsOf(create.error);
-  const submit = (e: FormEvent) => {
-    e.preventDefault();
-    create.mutate();
-  };
   return (
-    <Dialog open={open} onOpenChange={onOpenChange} title="New sandbox">
-      <form onSubmit={submit}>
-        <TextField
-          label="Name"
-          error={fieldError("name")}
-          required
-          maxLength={100}
-          value={name}
-          onChange={(e) => setName(e.target.value)}
-        />
-        <TextField
-          label="Image"
-          error={fieldError("image")}
-          hint="Empty for the installation's default image"
-          maxLength={512}
-          value={image}
-          onChange={(e) => setImage(e.target.value)}
-        />
-        <label className="mb-3 flex items-center gap-2 text-sm">
-          <input type="checkbox" checked={start} onChange={(e) => setStart(e.target.checked)} />
-          Start it right away
-        </label>
-        <ErrorNote error={create.error} />
-        <Button type="submit" variant="primary" disabled={create.isPending}>
-          {create.isPending ? "Creating…" : "Create sandbox"}
-        </Button>
-      </form>
-    </Dialog>
+    <FormDialog
+      open={open}
+      onOpenChange={onOpenChange}
+      title="New sandbox"
+      submission={create}
+      onSubmit={() => create.mutate()}
+      submitLabel="Create sandbox"
+      pendingLabel="Creating…"
+    >
+      <TextField
+        label="Name"
+        error={fieldError("name")}
+        required
+        maxLength={100}
+        value={name}
+        onChange={(e) => setName(e.target.value)}
+      />
+      <TextField
+        label="Image"
+        error={fieldError("image")}
+        hint="Empty for the installation's default image"
+        maxLength={512}
+        value={image}
+        onChange={(e) => setImage(e.target.value)}
+      />
+      <label className="mb-3 flex items-center gap-2 text-sm">
+        <input type="checkbox" checked={start} onChange={(e) => setStart(e.target.checked)} />
+        Start it right away
+      </label>
+    </FormDialog>
   );
 }

@@ -3,6 +3,7 @@ import { type FormEvent, useState } from "react";
 import { useParams } from "react-router";
 import { call } from "../api/client.ts";
 import { useOrgRole } from "../api/hooks.ts";
+import { RoleField } from "../components/form.tsx";
 import {
   Button,
   ErrorNote,
@@ -242,22 +243,7 @@ function TeamDetail({
             </select>
           )}
         </Field>
-        <Field label="Project role">
-          {(p) => (
-            <select
-              {...p}
-              className={INPUT}
-              value={projectRole}
-              onChange={(e) => setProjectRole(e.target.value as ProjectRole)}
-            >
-              {PROJECT_ROLES.map((r) => (
-                <option key={r} value={r}>
-                  {r}
-                </option>
-              ))}
-            </select>
-          )}
-        </Field>
+        <RoleField label="Project role" roles={PROJECT_ROLES} value={projectRole} onChange={setProjectRole} />
         <div className="mb-3">
           <Guarded allowance={manage}>
             {(disabled) => (

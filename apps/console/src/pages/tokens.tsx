@@ -1,11 +1,12 @@
 import { useInfiniteQuery, useMutation, useQueryClient } from "@tanstack/react-query";
-import { type FormEvent, useState } from "react";
+import { useState } from "react";
 import { useParams } from "react-router";
 import { call } from "../api/client.ts";
 import { useOrgRole } from "../api/hooks.ts";
 import type { ApiToken } from "../api/types.ts";
-import { Dialog } from "../components/dialog.tsx";
+import { FormDialog, RoleField } from "../components/form.tsx";
 import { ProjectSelect } from "../components/project-select.tsx";
+import { SecretValue } from "../components/secret-dialog.tsx";
 import {
   Button,
   ErrorNote,
@@ -121,7 +122,6 @@ function CreateToken({
   const [expiry, setExpiry] = useState("30d");
   const [created, setCreated] = useState<(ApiToken & { token: string }) | undefined>();
   const [confirmed, setConfirmed] = useState(false);
-  const [copied, setCopied] = useState(false);
   const parsed = parseExpiry(expiry);
   const create = useMutation({
     mutationFn: () =>
@@ -142,102 +142,70 @@ function CreateToken({
   const close = () => {
     setCreated(undefined);
     setConfirmed(false);
-    setCopied(false);
     setName("");
     create.reset();
     onOpenChange(false);
   };
   const fieldError = fieldErrorsOf(create.error);
-  const submit = (e: FormEvent) => {
-    e.preventDefault();
-    if (!parsed.error) create.mutate();
-  };
-
-  if (created) {
-    return (
-      <Dialog
-        open={open}
-        onOpenChange={(o) => (o ? undefined : close())}
-        title="Copy your new token"
-        description="This is the only time the token is shown. Store it now; it cannot be read again."
-        locked={!confirmed}
-      >
-        <label className="text-sm font-medium" htmlFor="new-token-secret">
-          Token
-        </label>
-        <div className="mb-3 flex gap-2">
-          <input
-            id="new-token-secret"
-            readOnly
-            className={`${INPUT} flex-1 font-mono`}
-            value={created.token}
-            onFocus={(e) => e.target.select()}
-          />
-          <Button
-            onClick={async () => {
-              await navigator.clipboard?.writeText(created.token).catch(() => {});
-              setCopied(true);
-            }}
-          >
-            {copied ? "Copied" : "Copy"}
-          </Button>
-        </div>
-        <label className="mb-3 flex items-center gap-2 text-sm">
-          <input type="checkbox" checked={confirmed} onChange={(e) => setConfirmed(e.target.checked)} />I have stored
-          this token
-        </label>
-        <Button variant="primary" disabled={!confirmed} onClick={close}>
-          Done
-        </Button>
-      </Dialog>
-    );
-  }
   return (
-    <Dialog open={open} onOpenChange={(o) => (o ? onOpenChange(true) : close())} title="New API token">
-      <form onSubmit={submit}>
-        <TextField
-          label="Name"
-          error={fieldError("name")}
-          required
-          maxLength={100}
-          value={name}
-          onChange={(e) => setName(e.target.value)}
-        />
-        <Field label="Role" error={fieldError("role")} hint="At most your own role">
-          {(p) => (
-            <select
-              {...p}
-              className={INPUT}
-              value={tokenRole}
-              onChange={(e) => setTokenRole(e.target.value as OrgRole)}
-            >
-              {grantableRoles(role).map((r) => (
-                <option key={r} value={r}>
-                  {r}
-                </option>
-              ))}
-            </select>
-          )}
-        </Field>
-        <ProjectSelect
-          orgId={orgId}
-          value={projectId}
-          onChange={setProjectId}
-          error={fieldError("projectId")}
-          hint="Restrict the token to one project"
-        />
-        <Field
-          label="Expires in"
-          error={parsed.error ?? fieldError("expiresAt")}
-          hint="30d, 12h, 2w, 1y; empty for never"
-        >
-          {(p) => <input {...p} className={INPUT} value={expiry} onChange={(e) => setExpiry(e.target.value)} />}
-        </Field>
-        <ErrorNote error={create.error} />
-        <Button type="submit" variant="primary" disabled={create.isPending || !!parsed.error}>
-          {create.isPending ? "Creating…" : "Create token"}
-        </Button>
-      </form>
-    </Dialog>
+    <FormDialog
+      open={open}
+      onOpenChange={(o) => (o ? onOpenChange(true) : close())}
+      title={created ? "Copy your new token" : "New API token"}
+      {...(created
+        ? { description: "This is the only time the token is shown. Store it now; it cannot be read again." }
+        : {})}
+      locked={!!created && !confirmed}
+      submission={create}
+      onSubmit={() => create.mutate()}
+      submitLabel="Create token"
+      pendingLabel="Creating…"
+      invalid={!!parsed.error}
+      done={
+        created ? (
+          <>
+            <SecretValue id="new-token-secret" label="Token" secret={created.token} />
+            <label className="mb-3 flex items-center gap-2 text-sm">
+              <input type="checkbox" checked={confirmed} onChange={(e) => setConfirmed(e.target.checked)} />I have
+              stored this token
+            </label>
+            <Button variant="primary" disabled={!confirmed} onClick={close}>
+              Done
+            </Button>
+          </>
+        ) : undefined
+      }
+    >
+      <TextField
+        label="Name"
+        error={fieldError("name")}
+        required
+        maxLength={100}
+        value={name}
+        onChange={(e) => setName(e.target.value)}
+      />
+      <RoleField
+        label="Role"
+        error={fieldError("role")}
+        hint="At most your own role"
+        roles={grantableRoles(role)}
+        value={tokenRole}
+        onChange={setTokenRole}
+      />
+      <ProjectSelect
+        orgId={orgId}
+        value={projectId}
+        onChange={setProjectId}
+        error={fieldError("projectId")}
+        hint="Restrict the token to one project"
+      />
+      <Field
+        label="Expires in"
+        error={parsed.error ?? fieldError("expiresAt")}
+        hint="30d, 12h, 2w, 1y; empty for never"
+      >
+        {(p) => <input {...p} className={INPUT} value={expiry} onChange={(e) => setExpiry(e.target.value)} />}
+      </Field>
+    </FormDialog>
   );
 }
