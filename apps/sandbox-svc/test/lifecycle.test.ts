@@ -1,5 +1,5 @@
-import { readFileSync } from "node:fs";
-import { join } from "node:path";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { dirname, join } from "node:path";
 import { databaseTargets } from "@agentplane/db/testing";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { execInSandbox } from "../src/services/exec.ts";
@@ -22,6 +22,21 @@ const bwrap = requireBwrap();
 const targets = await databaseTargets();
 const P = "prj_test";
 const base = { labels: {}, start: false };
+
+/** Pids of bwrap processes started with `--hostname <name>`. */
+function bwrapWithHostname(name: string): number[] {
+  return readdirSync("/proc")
+    .filter((entry) => /^\d+$/.test(entry))
+    .filter((pid) => {
+      try {
+        const args = readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0");
+        return args[0]?.endsWith("bwrap") && args.some((a, i) => a === "--hostname" && args[i + 1] === name);
+      } catch {
+        return false;
+      }
+    })
+    .map(Number);
+}
 
 describe.each(targets)("sandbox verbs on $name", (target) => {
   describe.skipIf(!target.available || !bwrap.available)(`lifecycle${target.reason}${bwrap.reason}`, () => {
@@ -84,6 +99,16 @@ describe.each(targets)("sandbox verbs on $name", (target) => {
         status: 400,
       });
       await expect(getSandboxRow(fx.deps, "prj_other", row.id)).rejects.toMatchObject({ status: 404 });
+      // A start asked with the create starts the driver while the row is written: when the write
+      // fails, neither the sandbox's process nor its workspace stays behind.
+      const workspaces = dirname(fx.driver.workspaceDir(row.id));
+      const listWorkspaces = () => (existsSync(workspaces) ? readdirSync(workspaces).sort() : []);
+      const before = listWorkspaces();
+      await expect(
+        createSandbox(fx.deps, fx.actor, { projectId: P, ...base, start: true, name: "Dup", slug: "dup" }),
+      ).rejects.toMatchObject({ status: 409 });
+      expect(listWorkspaces()).toEqual(before);
+      expect(bwrapWithHostname("dup")).toEqual([]);
     });
 
     it("lists with state and label filters and a cursor", async () => {

@@ -95,57 +95,68 @@ export async function createSandbox(deps: SandboxDeps, caller: Caller, input: Cr
     }
   }
   const now = new Date();
-  let row: SandboxRow;
-  try {
-    row = await withDomainEvents(deps, async (trx) => {
-      const inserted = await trx
-        .insertInto("sandboxes")
-        .values({
-          id,
-          project_id: projectId,
-          org_id: caller.orgId ?? null,
-          name: input.name,
-          slug: input.slug ?? slugFrom(input.name),
-          ...specColumns(spec),
-          labels: jsonb(input.labels),
-          state: platform ? "starting" : "pending",
-          current_revision: 1,
-          last_error: null,
-          platform_token_id: platform?.row.id ?? null,
-          created_at: now,
-          updated_at: now,
-          started_at: null,
-          last_activity_at: null,
-        } as never)
-        .returningAll()
-        .executeTakeFirstOrThrow();
-      await trx
-        .insertInto("revisions")
-        .values({
-          sandbox_id: id,
-          revision: 1,
-          spec: jsonb(spec),
-          author_type: caller.principal.type,
-          author_id: caller.principal.id,
-          reason: "created",
-          created_at: now,
-        } as never)
-        .execute();
-      if (platform) await writePlatformToken(trx, platform, null);
-      await recordSandboxEvent(deps, trx, caller, {
-        action: "sandbox.created",
-        projectId,
-        targetType: "sandbox",
-        targetId: id,
-      });
-      return inserted;
+  const fresh: SandboxRow = {
+    id,
+    project_id: projectId,
+    org_id: caller.orgId ?? null,
+    name: input.name,
+    slug: input.slug ?? slugFrom(input.name),
+    image: spec.image,
+    command: spec.command,
+    env: spec.env,
+    resources: spec.resources as SandboxRow["resources"],
+    ports: spec.ports,
+    idle_timeout_seconds: spec.idleTimeoutSeconds,
+    labels: input.labels,
+    state: platform ? "starting" : "pending",
+    current_revision: 1,
+    last_error: null,
+    platform_token_id: platform?.row.id ?? null,
+    created_at: now,
+    updated_at: now,
+    started_at: null,
+    last_activity_at: null,
+    restore_revision: null,
+  };
+  const written = withDomainEvents(deps, async (trx) => {
+    const inserted = await trx
+      .insertInto("sandboxes")
+      .values({ ...fresh, ...specColumns(spec), labels: jsonb(input.labels) } as never)
+      .returningAll()
+      .executeTakeFirstOrThrow();
+    await trx
+      .insertInto("revisions")
+      .values({
+        sandbox_id: id,
+        revision: 1,
+        spec: jsonb(spec),
+        author_type: caller.principal.type,
+        author_id: caller.principal.id,
+        reason: "created",
+        created_at: now,
+      } as never)
+      .execute();
+    if (platform) await writePlatformToken(trx, platform, null);
+    await recordSandboxEvent(deps, trx, caller, {
+      action: "sandbox.created",
+      projectId,
+      targetType: "sandbox",
+      targetId: id,
     });
-  } catch (err) {
+    return inserted;
+  }).catch((err: unknown) => {
     if (isUniqueViolation(err)) throw new ProblemError("conflict", { detail: `The slug ${input.slug} is taken` });
     throw err;
+  });
+  // An admitted start does not wait for the row: the driver starts while it is written (and
+  // stops again should the write fail; the boot answers that failure).
+  if (platform) {
+    written.catch(() => {});
+    return launchSandbox(deps, caller, fresh, { platform, written });
   }
+  const row = await written;
   if (startRefused !== undefined) throw startRefused;
-  return platform ? launchSandbox(deps, caller, row, { platform, written: true }) : row;
+  return row;
 }
 
 export async function listSandboxes(deps: SandboxDeps, projectId: string, query: ListQuery) {
@@ -250,11 +261,12 @@ async function launchSandbox(
 
 /**
  * The platform token a start already recorded in the sandbox's row (`platform_token_id`):
- * `written` when its row is in too, else written by the boot, revoking the one it `replaces`.
+ * `written` when its row is in too, or the transaction writing both (a create's), which the boot
+ * waits for before it records the outcome; else written by the boot, revoking the one it `replaces`.
  */
 export interface BootToken {
   platform: NewToken;
-  written: boolean;
+  written: boolean | Promise<unknown>;
   replaces?: string | null;
 }
 
@@ -284,7 +296,7 @@ export async function bootSandbox(
   const beforeStart = archive !== undefined && deps.driver.restoresWorkspaceAtStart === true;
   try {
     const env: Record<string, string> = {};
-    if (prepared && !prepared.written) await writePlatformToken(deps.db, prepared.platform, prepared.replaces ?? null);
+    if (prepared?.written === false) await writePlatformToken(deps.db, prepared.platform, prepared.replaces ?? null);
     env.AGENTPLANE_TOKEN = prepared ? prepared.platform.token : await mintPlatformToken(deps, row);
     // What the agent runtime's sandbox switch (and any client) needs to call the platform about itself.
     env.AGENTPLANE_PROJECT_ID = row.project_id;
@@ -300,6 +312,16 @@ export async function bootSandbox(
   } catch (err) {
     deps.logger.warn({ err, sandboxId: row.id }, "sandbox failed to start");
     failure = (err as Error).message.slice(0, 2000);
+  }
+  if (prepared?.written instanceof Promise) {
+    // The sandbox's row could not be written: nothing of it may stay behind.
+    try {
+      await prepared.written;
+    } catch (err) {
+      if (failure === undefined) await deps.driver.stop(row.id).catch(() => {});
+      await deps.driver.removeWorkspace(row.id).catch(() => {});
+      throw err;
+    }
   }
   const now = new Date();
   const written: Partial<SandboxRow> =
