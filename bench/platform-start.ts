@@ -1,15 +1,25 @@
 // The all-in-one platform's start and footprint: the first start (the embedded database initialised)
 // and warm restarts to a healthy /health, its resident memory idle and after 1,000 mixed requests.
-// Baselines measured in the same run: `node -e 0` for start, a bare PGlite.create reopening a data
-// dir (its default settings) for memory. Aims: restart <= 3 s; idle RSS < 300 MB.
-import { type ChildProcess, spawn } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+// Twice: with AGENT_RUNTIME=off, then on (the `npm start` default; ready when the runtime's /health
+// answers too), whose first start also builds the console and the runtime's web UI (their builds
+// marked stale first). Baselines measured in the same run: `node -e 0` for start, a bare
+// PGlite.create reopening a data dir (its default settings) for memory. Aims: restart <= 3 s; idle
+// RSS < 300 MB.
+import { type ChildProcess, spawn, spawnSync } from "node:child_process";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 
 const MAIN = fileURLToPath(new URL("../apps/platform/src/main.ts", import.meta.url));
+const CONSOLE_BUILD = fileURLToPath(new URL("../apps/console/build.ts", import.meta.url));
+const WEB_BUILD = fileURLToPath(new URL("../apps/agent-runtime/scripts/build-web.ts", import.meta.url));
+/** The stamps that make the two builds current; a wrong one makes the next start rebuild. */
+const STAMPS = [
+  fileURLToPath(new URL("../apps/console/dist/.source-hash", import.meta.url)),
+  fileURLToPath(new URL("../apps/agent-runtime/web/dist/.source-hash", import.meta.url)),
+];
 const RESTARTS = Number(process.env.BENCH_START_RESTARTS ?? 3);
 const MIB = 2 ** 20;
 
@@ -45,11 +55,23 @@ interface Started {
   child: ChildProcess;
   ms: number;
   url: string;
+  /** The agent runtime's own URL (runtime on). */
+  runtimeUrl?: string;
   output: () => string;
 }
 
-async function startPlatform(dataDir: string): Promise<Started> {
+async function healthy(url: string): Promise<boolean> {
+  return fetch(`${url}/health`)
+    .then(async (r) => {
+      await r.arrayBuffer();
+      return r.ok;
+    })
+    .catch(() => false);
+}
+
+async function startPlatform(dataDir: string, runtime: boolean): Promise<Started> {
   const port = await freePort();
+  const runtimePort = await freePort();
   const started = performance.now();
   // As `npm start` runs it (scripts/bootstrap.mjs).
   const child = spawn(process.execPath, ["--max-semi-space-size=2", "--liftoff-only", MAIN], {
@@ -58,7 +80,8 @@ async function startPlatform(dataDir: string): Promise<Started> {
       AGENTPLANE_DATA_DIR: dataDir,
       PORT: String(port),
       HOST: "127.0.0.1",
-      AGENT_RUNTIME: "off",
+      AGENT_RUNTIME: runtime ? "on" : "off",
+      AGENT_RUNTIME_PORT: String(runtimePort),
       LOG_LEVEL: "warn",
       REDIS_URL: "",
       DATABASE_URL: "",
@@ -73,15 +96,13 @@ async function startPlatform(dataDir: string): Promise<Started> {
     output += c;
   });
   const url = `http://127.0.0.1:${port}`;
+  const runtimeUrl = `http://127.0.0.1:${runtimePort}`;
   for (;;) {
     if (child.exitCode !== null) throw new Error(`the platform exited ${child.exitCode}:\n${output.slice(-2000)}`);
-    const ok = await fetch(`${url}/health`)
-      .then((r) => r.ok)
-      .catch(() => false);
-    if (ok) break;
+    if ((await healthy(url)) && (!runtime || (await healthy(runtimeUrl)))) break;
     await new Promise((r) => setTimeout(r, 50));
   }
-  return { child, ms: performance.now() - started, url, output: () => output };
+  return { child, ms: performance.now() - started, url, ...(runtime ? { runtimeUrl } : {}), output: () => output };
 }
 
 async function stop(p: Started): Promise<void> {
@@ -125,55 +146,110 @@ await pg.close();`;
   return Number(out);
 }
 
-/** 1,000 requests across services: health, the OpenAPI document, the console, an unauthenticated API call. */
-async function mixedRequests(url: string, n: number): Promise<void> {
-  const paths = ["/health", "/v1/openapi.json", "/", "/v1/orgs", "/v1/auth/me", "/docs"];
+/**
+ * 1,000 requests across services: health, the OpenAPI document, the console, an unauthenticated
+ * API call; with the runtime on, also its web UI, health and thread list.
+ */
+async function mixedRequests(p: Started, n: number): Promise<void> {
+  const urls = ["/health", "/v1/openapi.json", "/", "/v1/orgs", "/v1/auth/me", "/docs"].map(
+    (path) => `${p.url}${path}`,
+  );
+  if (p.runtimeUrl) urls.push(...["/", "/health", "/agents/threads"].map((path) => `${p.runtimeUrl}${path}`));
   let i = 0;
   const worker = async () => {
     while (i < n) {
-      const path = paths[i++ % paths.length] as string;
-      await (await fetch(`${url}${path}`)).arrayBuffer();
+      const url = urls[i++ % urls.length] as string;
+      await (await fetch(url)).arrayBuffer();
     }
   };
   await Promise.all(Array.from({ length: 8 }, worker));
 }
 
-const dataDir = mkdtempSync(join(tmpdir(), "bench-platform-"));
-try {
-  const nodeMs = await timedNode(["-e", "0"]);
-  const pgliteRss = await barePglite();
+/** Both web bundles built and current, outside the measured starts. */
+function buildBundles(): void {
+  for (const script of [CONSOLE_BUILD, WEB_BUILD]) {
+    const res = spawnSync(process.execPath, [script], { stdio: ["ignore", "ignore", "inherit"] });
+    if (res.status !== 0) throw new Error(`${script} failed (exit ${res.status})`);
+  }
+}
 
-  const first = await startPlatform(dataDir);
+function markBundlesStale(): void {
+  for (const stamp of STAMPS) if (existsSync(stamp)) writeFileSync(stamp, "stale");
+}
+
+interface Figures {
+  first: Started;
+  firstIdleRss: number;
+  restarts: number[];
+  idleRss: number;
+  busyRss: number;
+}
+
+const idle = (ms: number) => new Promise((res) => setTimeout(res, ms));
+
+/** A first start on a fresh data dir (after `beforeFirst`), then warm restarts on it; RSS of the last one. */
+async function measure(dataDir: string, runtime: boolean, beforeFirst: () => void = () => {}): Promise<Figures> {
+  beforeFirst();
+  const first = await startPlatform(dataDir, runtime);
+  await idle(3000);
+  const firstIdleRss = rssOf(first.child.pid as number);
   await stop(first);
   const restarts: number[] = [];
   let idleRss = 0;
   let busyRss = 0;
   for (let r = 0; r < RESTARTS; r++) {
-    const p = await startPlatform(dataDir);
+    const p = await startPlatform(dataDir, runtime);
     restarts.push(p.ms);
     if (r === RESTARTS - 1) {
-      await new Promise((res) => setTimeout(res, 3000));
+      await idle(3000);
       idleRss = rssOf(p.child.pid as number);
-      await mixedRequests(p.url, 1000);
-      await new Promise((res) => setTimeout(res, 1000));
+      await mixedRequests(p, 1000);
+      await idle(1000);
       busyRss = rssOf(p.child.pid as number);
     }
     await stop(p);
   }
-  const sorted = [...restarts].sort((a, b) => a - b);
-  const median = sorted[Math.floor(sorted.length / 2)] as number;
+  return { first, firstIdleRss, restarts, idleRss, busyRss };
+}
+
+const offDir = mkdtempSync(join(tmpdir(), "bench-platform-"));
+const onDir = mkdtempSync(join(tmpdir(), "bench-platform-runtime-"));
+try {
+  const nodeMs = await timedNode(["-e", "0"]);
+  const pgliteRss = await barePglite();
+  buildBundles();
+  const off = await measure(offDir, false);
+  const on = await measure(onDir, true, markBundlesStale);
+
   const fmt = (ms: number) => `${(ms / 1000).toFixed(2)} s`;
+  const mib = (bytes: number) => `${(bytes / MIB).toFixed(0)} MiB`;
+  const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
   console.log(`start, wall time to a healthy /health (node -e 0 in the same run: ${nodeMs.toFixed(0)} ms)`);
-  console.log(`  first start (embedded database initialised)  ${fmt(first.ms)}`);
-  console.log(
-    `  warm restart, median of ${RESTARTS}               ${fmt(median)}  (${(median / nodeMs).toFixed(0)}x node -e 0; aim <= 3 s: ${median <= 3000 ? "met" : "not met"})`,
-  );
+  const startLines = (label: string, f: Figures, firstLabel: string) => {
+    const m = median(f.restarts);
+    console.log(`  ${label}`);
+    console.log(`    first start (${firstLabel})`.padEnd(64) + fmt(f.first.ms));
+    console.log(
+      `    warm restart, median of ${RESTARTS}`.padEnd(64) +
+        `${fmt(m)}  (${(m / nodeMs).toFixed(0)}x node -e 0; aim <= 3 s: ${m <= 3000 ? "met" : "not met"})`,
+    );
+  };
+  startLines("AGENT_RUNTIME=off", off, "embedded database initialised");
+  startLines("AGENT_RUNTIME=on (and its /health)", on, "database initialised, both bundles built");
   console.log("resident memory (RSS)");
-  console.log(`  bare PGlite reopened, default settings        ${(pgliteRss / MIB).toFixed(0)} MiB`);
-  console.log(
-    `  all-in-one idle                              ${(idleRss / MIB).toFixed(0)} MiB  (${(idleRss / pgliteRss).toFixed(2)}x bare PGlite; aim < 300 MB: ${idleRss < 300e6 ? "met" : "not met"})`,
-  );
-  console.log(`  all-in-one after 1,000 mixed requests        ${(busyRss / MIB).toFixed(0)} MiB`);
+  console.log(`  bare PGlite reopened, default settings`.padEnd(64) + mib(pgliteRss));
+  const memLines = (label: string, f: Figures) => {
+    console.log(`  ${label}`);
+    console.log(`    idle after the first start`.padEnd(64) + mib(f.firstIdleRss));
+    console.log(
+      `    idle after a warm restart`.padEnd(64) +
+        `${mib(f.idleRss)}  (${(f.idleRss / pgliteRss).toFixed(2)}x bare PGlite; aim < 300 MB: ${f.idleRss < 300e6 ? "met" : "not met"})`,
+    );
+    console.log(`    after 1,000 mixed requests`.padEnd(64) + mib(f.busyRss));
+  };
+  memLines("AGENT_RUNTIME=off", off);
+  memLines("AGENT_RUNTIME=on (the first start built both bundles)", on);
 } finally {
-  rmSync(dataDir, { recursive: true, force: true });
+  rmSync(offDir, { recursive: true, force: true });
+  rmSync(onDir, { recursive: true, force: true });
 }
