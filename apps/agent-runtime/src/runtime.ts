@@ -5,7 +5,7 @@ import { serve } from "@hono/node-server";
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import pino, { type Logger } from "pino";
 import { createRuntimeApp } from "./app.ts";
-import { SlackTeamChat, type SlackTeamChatOptions } from "./chat/slack/adapter.ts";
+import type { SlackTeamChat, SlackTeamChatOptions } from "./chat/slack/adapter.ts";
 import type { TeamChatAdapter } from "./chat/team-chat.ts";
 import { configWarnings, loadConfig, type RuntimeConfig, readEnvironment } from "./config.ts";
 import { ContextWindowCatalog } from "./context/catalog.ts";
@@ -18,8 +18,9 @@ import { memoryTool } from "./memory/memory-tool.ts";
 import { MemoryStore } from "./memory/store.ts";
 import type { ModelClient, ModelClientOptions } from "./models/provider.ts";
 import { WorkerModelClient } from "./models/worker-client.ts";
-import { createLlmTracing } from "./observability/llm-tracing.ts";
+import type { LlmTracing } from "./observability/llm-tracing.ts";
 import { productTelemetry } from "./observability/product-events.ts";
+import { DISABLED_TRACING } from "./observability/tracing-off.ts";
 import { scheduleTool } from "./schedules/schedule-tool.ts";
 import { type Clock, Scheduler } from "./schedules/scheduler.ts";
 import { loadSecretKey, SecretBox, sealStoredSecrets } from "./secrets/secret-box.ts";
@@ -112,7 +113,10 @@ export async function createRuntime(config: RuntimeConfig, options: RuntimeOptio
     logger,
   );
   const telemetry = productTelemetry(otlp);
-  const tracing = createLlmTracing(config, agent.id, logger);
+  // Langfuse's SDK and Slack's clients are loaded only when configured (several MB of heap each).
+  const tracing: LlmTracing = config.env.TRACING_SECRET_KEY
+    ? (await import("./observability/llm-tracing.ts")).createLlmTracing(config, agent.id, logger)
+    : DISABLED_TRACING;
   const { registry: coreRegistry, skills } = coreTools(config, logger);
   const tools = tracing.tools(coreRegistry);
   const catalog = new ContextWindowCatalog(config.env.CONTEXT_WINDOW_TOKENS);
@@ -191,8 +195,10 @@ export async function createRuntime(config: RuntimeConfig, options: RuntimeOptio
   deps.voice = voice.availability;
   deps.plugins = await loadPlugins(config.pluginsDir, tools, logger);
   // Team chat boots in the background: the runtime serves whatever Slack answers.
-  const slack =
-    options.teamChat === undefined && config.env.CHAT_BOT_TOKEN ? new SlackTeamChat(deps, options.slack) : undefined;
+  const slack: SlackTeamChat | undefined =
+    options.teamChat === undefined && config.env.CHAT_BOT_TOKEN
+      ? new (await import("./chat/slack/adapter.ts")).SlackTeamChat(deps, options.slack)
+      : undefined;
   if (slack) deps.teamChat = slack;
   telemetry.emit("agent.started", {
     "agent.id": agent.id,

@@ -21,6 +21,7 @@ import type { RuntimeConfig } from "../config.ts";
 import type { Embedder } from "../memory/embeddings.ts";
 import type { ModelClient } from "../models/provider.ts";
 import type { ToolRegistry } from "../tools/types.ts";
+import { DISABLED_TRACING } from "./tracing-off.ts";
 
 /** The kinds of agent run, each its own trace. */
 export type RunKind = "chat" | "webhook" | "heartbeat" | "schedule" | "compaction" | "team_chat";
@@ -61,14 +62,7 @@ interface Observation {
 const observe = (name: string, attributes: Record<string, unknown>, options: Record<string, unknown>): Observation =>
   (startObservation as unknown as (n: string, a: unknown, o: unknown) => Observation)(name, attributes, options);
 
-export const DISABLED_TRACING: LlmTracing = {
-  enabled: false,
-  run: (_kind, _meta, fn) => fn(),
-  model: (client) => client,
-  tools: (registry) => registry,
-  embedder: (embedder) => embedder,
-  shutdown: async () => {},
-};
+export { DISABLED_TRACING };
 
 const cut = (value: unknown): unknown => {
   const text = typeof value === "string" ? value : JSON.stringify(value);
