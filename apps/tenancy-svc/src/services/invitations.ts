@@ -38,20 +38,31 @@ export async function createInvitation(
   if (pending)
     throw new ProblemError("conflict", { detail: `${email} already has a pending invitation (${pending.id})` });
   const ttl = input.expiresInSeconds ?? ctx.config.invitationTtlSeconds;
-  const row = await ctx.db
-    .insertInto("invitations")
-    .values({
-      id: newId("invitation"),
-      org_id: orgId,
-      email,
-      role: input.role,
-      status: "pending",
-      invited_by: actorOf(principal)?.userId ?? principal.id,
-      expires_at: new Date(Date.now() + ttl * 1000),
-      responded_at: null,
-    })
-    .returningAll()
-    .executeTakeFirstOrThrow();
+  const row = await withDomainEvents(ctx, async (trx) => {
+    const row = await trx
+      .insertInto("invitations")
+      .values({
+        id: newId("invitation"),
+        org_id: orgId,
+        email,
+        role: input.role,
+        status: "pending",
+        invited_by: actorOf(principal)?.userId ?? principal.id,
+        expires_at: new Date(Date.now() + ttl * 1000),
+        responded_at: null,
+      })
+      .returningAll()
+      .executeTakeFirstOrThrow();
+    await recordDomainEvent(ctx, trx, principal, {
+      action: "invitation.created",
+      orgId,
+      targetType: "invitation",
+      targetId: row.id,
+      details: { role: row.role },
+      requestId: caller.requestId,
+    });
+    return row;
+  });
   return toInvitation(row);
 }
 
@@ -79,22 +90,34 @@ export async function revokeInvitation(
   caller: Caller,
   input: { invitationId: string },
 ): Promise<void> {
+  const { orgId } = caller;
   const { invitationId } = input;
-  const row = await ctx.db
-    .selectFrom("invitations")
-    .select(["status", "expires_at"])
-    .where("id", "=", invitationId)
-    .where("org_id", "=", caller.orgId)
-    .executeTakeFirst();
-  if (!row) throw new ProblemError("not-found", { detail: `Invitation ${invitationId} was not found` });
-  if (row.status !== "pending") {
-    throw new ProblemError("conflict", { detail: `The invitation is already ${row.status}` });
-  }
-  await ctx.db
-    .updateTable("invitations")
-    .set({ status: "revoked", responded_at: new Date() })
-    .where("id", "=", invitationId)
-    .execute();
+  await withDomainEvents(ctx, async (trx) => {
+    const row = await trx
+      .selectFrom("invitations")
+      .select(["status", "role"])
+      .where("id", "=", invitationId)
+      .where("org_id", "=", orgId)
+      .forUpdate()
+      .executeTakeFirst();
+    if (!row) throw new ProblemError("not-found", { detail: `Invitation ${invitationId} was not found` });
+    if (row.status !== "pending") {
+      throw new ProblemError("conflict", { detail: `The invitation is already ${row.status}` });
+    }
+    await trx
+      .updateTable("invitations")
+      .set({ status: "revoked", responded_at: new Date() })
+      .where("id", "=", invitationId)
+      .execute();
+    await recordDomainEvent(ctx, trx, caller.principal, {
+      action: "invitation.revoked",
+      orgId,
+      targetType: "invitation",
+      targetId: invitationId,
+      details: { role: row.role },
+      requestId: caller.requestId,
+    });
+  });
 }
 
 async function callerEmail(ctx: TenancyContext, principal: Principal): Promise<{ userId: string; email?: string }> {
@@ -160,6 +183,15 @@ export async function respondToInvitation(
       await trx.insertInto("org_members").values({ org_id: row.org_id, user_id: userId, role: row.role }).execute();
       await recordDomainEvent(ctx, trx, caller.principal, {
         action: "invitation.accepted",
+        orgId: row.org_id,
+        targetType: "invitation",
+        targetId: invitationId,
+        details: { userId, role: row.role },
+        requestId: caller.requestId,
+      });
+    } else {
+      await recordDomainEvent(ctx, trx, caller.principal, {
+        action: "invitation.declined",
         orgId: row.org_id,
         targetType: "invitation",
         targetId: invitationId,

@@ -1,10 +1,11 @@
 import { minOrgRole, newId, type Organization } from "@agentplane/contracts";
+import { recordDomainEvent, withDomainEvents } from "@agentplane/events";
 import { ProblemError } from "@agentplane/problem-details";
 import type { Caller, Requester } from "@agentplane/service-kit";
 import { sql } from "kysely";
 import { actorOf } from "../authz/local-authorizer.ts";
 import type { TenancyContext } from "../context.ts";
-import { page, toOrganization } from "./serialize.ts";
+import { changedFields, page, toOrganization } from "./serialize.ts";
 
 /** Creates an organization with the caller as its owner (there is no organization to authorize in yet). */
 export async function createOrganization(
@@ -17,13 +18,21 @@ export async function createOrganization(
   if (actor.orgId) {
     throw new ProblemError("forbidden", { detail: "A token bound to an organization cannot create organizations" });
   }
-  const org = await ctx.db.transaction().execute(async (trx) => {
+  const org = await withDomainEvents(ctx, async (trx) => {
     const row = await trx
       .insertInto("orgs")
       .values({ id: newId("org"), name: input.name, updated_at: new Date() })
       .returningAll()
       .executeTakeFirstOrThrow();
     await trx.insertInto("org_members").values({ org_id: row.id, user_id: actor.userId, role: "owner" }).execute();
+    await recordDomainEvent(ctx, trx, caller.principal, {
+      action: "organization.created",
+      orgId: row.id,
+      targetType: "organization",
+      targetId: row.id,
+      details: { name: input.name },
+      requestId: caller.requestId,
+    });
     return row;
   });
   return toOrganization(org, actor.cap ? minOrgRole("owner", actor.cap) : "owner");
@@ -68,17 +77,43 @@ export async function updateOrganization(
   input: { name?: string | undefined },
 ): Promise<Organization> {
   const { orgId } = caller;
-  const row = await ctx.db
-    .updateTable("orgs")
-    .set({ ...(input.name !== undefined ? { name: input.name } : {}), updated_at: sql<Date>`now()` })
-    .where("id", "=", orgId)
-    .returningAll()
-    .executeTakeFirst();
-  if (!row) throw new ProblemError("not-found", { detail: `Organization ${orgId} was not found` });
+  const row = await withDomainEvents(ctx, async (trx) => {
+    const row = await trx
+      .updateTable("orgs")
+      .set({ ...(input.name !== undefined ? { name: input.name } : {}), updated_at: sql<Date>`now()` })
+      .where("id", "=", orgId)
+      .returningAll()
+      .executeTakeFirst();
+    if (!row) throw new ProblemError("not-found", { detail: `Organization ${orgId} was not found` });
+    await recordDomainEvent(ctx, trx, caller.principal, {
+      action: "organization.updated",
+      orgId,
+      targetType: "organization",
+      targetId: orgId,
+      details: { fields: changedFields(input, "name") },
+      requestId: caller.requestId,
+    });
+    return row;
+  });
   return toOrganization(row, caller.orgRole);
 }
 
-/** Deletes the organization; teams, projects, keys, invitations, memberships and tokens go with it. */
+/**
+ * Deletes the organization; teams, projects, keys, invitations, memberships and tokens go with it.
+ * Its audit trail stays (audit-svc prunes by age only), and so does the record of the deletion.
+ */
 export async function deleteOrganization(ctx: TenancyContext, caller: Caller): Promise<void> {
-  await ctx.db.deleteFrom("orgs").where("id", "=", caller.orgId).execute();
+  const { orgId } = caller;
+  await withDomainEvents(ctx, async (trx) => {
+    const row = await trx.deleteFrom("orgs").where("id", "=", orgId).returning("name").executeTakeFirst();
+    if (!row) return;
+    await recordDomainEvent(ctx, trx, caller.principal, {
+      action: "organization.deleted",
+      orgId,
+      targetType: "organization",
+      targetId: orgId,
+      details: { name: row.name },
+      requestId: caller.requestId,
+    });
+  });
 }

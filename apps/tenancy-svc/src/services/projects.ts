@@ -7,7 +7,7 @@ import { actorOf } from "../authz/local-authorizer.ts";
 import type { TenancyContext } from "../context.ts";
 import type { TenancyDatabase } from "../db/schema.ts";
 import { currentPublicKey, insertCurrentKey, publishedKeys, rotateKeys } from "../keys/signing-keys.ts";
-import { iso, page, toProject } from "./serialize.ts";
+import { changedFields, iso, page, toProject } from "./serialize.ts";
 
 /** A labels object as a jsonb value that both drivers store as an object (a bare string parameter is stored as a JSON string). */
 const labelsJson = (labels: Record<string, string>) => sql<string>`${JSON.stringify(labels)}::text::jsonb`;
@@ -53,6 +53,15 @@ export async function createProject(
       .values({ project_id: project.id, user_id: actor.userId, role: "admin" })
       .execute();
     await insertCurrentKey(trx, ctx.config.secretKey, project.id);
+    await recordDomainEvent(ctx, trx, principal, {
+      action: "project.created",
+      orgId,
+      projectId: project.id,
+      targetType: "project",
+      targetId: project.id,
+      details: { name: input.name },
+      requestId: caller.requestId,
+    });
     return project;
   });
   const access = await ctx.authorizer.projectAccess(principal, row.id);
@@ -111,6 +120,15 @@ export async function updateProject(
     if (input.labels !== undefined) {
       await labelsChanged(ctx, trx, { orgId: row.org_id, projectId, labels: input.labels });
     }
+    await recordDomainEvent(ctx, trx, caller.principal, {
+      action: "project.updated",
+      orgId: row.org_id,
+      projectId,
+      targetType: "project",
+      targetId: projectId,
+      details: { fields: changedFields(input, "name", "description", "labels") },
+      requestId: caller.requestId,
+    });
     return row;
   });
   return toProject(row, caller.projectRole);
@@ -119,8 +137,22 @@ export async function updateProject(
 export async function deleteProject(ctx: TenancyContext, caller: ProjectCaller): Promise<void> {
   const { projectId } = caller;
   await withDomainEvents(ctx, async (trx) => {
-    const row = await trx.deleteFrom("projects").where("id", "=", projectId).returning("org_id").executeTakeFirst();
-    if (row) await labelsChanged(ctx, trx, { orgId: row.org_id, projectId, labels: null });
+    const row = await trx
+      .deleteFrom("projects")
+      .where("id", "=", projectId)
+      .returning(["org_id", "name"])
+      .executeTakeFirst();
+    if (!row) return;
+    await labelsChanged(ctx, trx, { orgId: row.org_id, projectId, labels: null });
+    await recordDomainEvent(ctx, trx, caller.principal, {
+      action: "project.deleted",
+      orgId: row.org_id,
+      projectId,
+      targetType: "project",
+      targetId: projectId,
+      details: { name: row.name },
+      requestId: caller.requestId,
+    });
   });
 }
 

@@ -15,6 +15,11 @@ export function iso(value: Date | string): string {
   return (value instanceof Date ? value : new Date(value)).toISOString();
 }
 
+/** The names of the fields an update sets (those given a value), for its domain event's details. */
+export function changedFields(input: Record<string, unknown>, ...keys: string[]): string[] {
+  return keys.filter((k) => input[k] !== undefined);
+}
+
 export function toOrganization(row: Selectable<OrgTable>, role?: OrgRole): Organization {
   return {
     id: row.id,

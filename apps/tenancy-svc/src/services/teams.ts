@@ -1,9 +1,10 @@
 import { newId, type ProjectRole, type Team } from "@agentplane/contracts";
+import { recordDomainEvent, withDomainEvents } from "@agentplane/events";
 import { ProblemError } from "@agentplane/problem-details";
 import type { Caller } from "@agentplane/service-kit";
 import { sql } from "kysely";
 import type { TenancyContext } from "../context.ts";
-import { iso, page, toTeam } from "./serialize.ts";
+import { changedFields, iso, page, toTeam } from "./serialize.ts";
 
 function teamNotFound(teamId: string): ProblemError {
   return new ProblemError("not-found", { detail: `Team ${teamId} was not found` });
@@ -21,17 +22,29 @@ export async function createTeam(
   caller: Caller,
   input: { name: string; description?: string | undefined },
 ): Promise<Team> {
-  const row = await ctx.db
-    .insertInto("teams")
-    .values({
-      id: newId("team"),
-      org_id: caller.orgId,
-      name: input.name,
-      description: input.description ?? null,
-      updated_at: new Date(),
-    })
-    .returningAll()
-    .executeTakeFirstOrThrow();
+  const { orgId } = caller;
+  const row = await withDomainEvents(ctx, async (trx) => {
+    const row = await trx
+      .insertInto("teams")
+      .values({
+        id: newId("team"),
+        org_id: orgId,
+        name: input.name,
+        description: input.description ?? null,
+        updated_at: new Date(),
+      })
+      .returningAll()
+      .executeTakeFirstOrThrow();
+    await recordDomainEvent(ctx, trx, caller.principal, {
+      action: "team.created",
+      orgId,
+      targetType: "team",
+      targetId: row.id,
+      details: { name: input.name },
+      requestId: caller.requestId,
+    });
+    return row;
+  });
   return { ...toTeam(row), members: [], projects: [] };
 }
 
@@ -87,58 +100,112 @@ export async function updateTeam(
   caller: Caller,
   input: { teamId: string; name?: string | undefined; description?: string | undefined },
 ): Promise<Team> {
+  const { orgId } = caller;
   const { teamId } = input;
-  const row = await ctx.db
-    .updateTable("teams")
-    .set({
-      ...(input.name !== undefined ? { name: input.name } : {}),
-      ...(input.description !== undefined ? { description: input.description } : {}),
-      updated_at: sql<Date>`now()`,
-    })
-    .where("id", "=", teamId)
-    .where("org_id", "=", caller.orgId)
-    .returningAll()
-    .executeTakeFirst();
-  if (!row) throw teamNotFound(teamId);
+  const row = await withDomainEvents(ctx, async (trx) => {
+    const row = await trx
+      .updateTable("teams")
+      .set({
+        ...(input.name !== undefined ? { name: input.name } : {}),
+        ...(input.description !== undefined ? { description: input.description } : {}),
+        updated_at: sql<Date>`now()`,
+      })
+      .where("id", "=", teamId)
+      .where("org_id", "=", orgId)
+      .returningAll()
+      .executeTakeFirst();
+    if (!row) throw teamNotFound(teamId);
+    await recordDomainEvent(ctx, trx, caller.principal, {
+      action: "team.updated",
+      orgId,
+      targetType: "team",
+      targetId: teamId,
+      details: { fields: changedFields(input, "name", "description") },
+      requestId: caller.requestId,
+    });
+    return row;
+  });
   return toTeam(row);
 }
 
 export async function deleteTeam(ctx: TenancyContext, caller: Caller, input: { teamId: string }): Promise<void> {
-  await ctx.db.deleteFrom("teams").where("id", "=", input.teamId).where("org_id", "=", caller.orgId).execute();
+  const { orgId } = caller;
+  const { teamId } = input;
+  await withDomainEvents(ctx, async (trx) => {
+    const row = await trx
+      .deleteFrom("teams")
+      .where("id", "=", teamId)
+      .where("org_id", "=", orgId)
+      .returning("name")
+      .executeTakeFirst();
+    if (!row) return;
+    await recordDomainEvent(ctx, trx, caller.principal, {
+      action: "team.deleted",
+      orgId,
+      targetType: "team",
+      targetId: teamId,
+      details: { name: row.name },
+      requestId: caller.requestId,
+    });
+  });
 }
 
 /** Only members of the team's organization can join it; anyone else is not found. */
 export async function addTeamMember(ctx: TenancyContext, caller: Caller, input: { teamId: string; userId: string }) {
+  const { orgId } = caller;
   const { teamId, userId } = input;
   const member = await ctx.db
     .selectFrom("org_members")
     .select("user_id")
-    .where("org_id", "=", caller.orgId)
+    .where("org_id", "=", orgId)
     .where("user_id", "=", userId)
     .executeTakeFirst();
   if (!member) throw new ProblemError("not-found", { detail: `User ${userId} is not a member of the organization` });
-  await ctx.db
-    .insertInto("team_members")
-    .values({ team_id: teamId, user_id: userId })
-    .onConflict((oc) => oc.columns(["team_id", "user_id"]).doNothing())
-    .execute();
+  await withDomainEvents(ctx, async (trx) => {
+    const added = await trx
+      .insertInto("team_members")
+      .values({ team_id: teamId, user_id: userId })
+      .onConflict((oc) => oc.columns(["team_id", "user_id"]).doNothing())
+      .returning("user_id")
+      .executeTakeFirst();
+    // Adding someone already in the team changes nothing and records nothing.
+    if (!added) return;
+    await recordDomainEvent(ctx, trx, caller.principal, {
+      action: "team.member_added",
+      orgId,
+      targetType: "team",
+      targetId: teamId,
+      details: { userId },
+      requestId: caller.requestId,
+    });
+  });
   return { teamId, userId };
 }
 
 export async function removeTeamMember(
   ctx: TenancyContext,
-  _caller: Caller,
+  caller: Caller,
   input: { teamId: string; userId: string },
 ): Promise<void> {
   const { teamId, userId } = input;
-  const removed = await ctx.db
-    .deleteFrom("team_members")
-    .where("team_id", "=", teamId)
-    .where("user_id", "=", userId)
-    .executeTakeFirst();
-  if (Number(removed.numDeletedRows) === 0) {
-    throw new ProblemError("not-found", { detail: `User ${userId} is not in team ${teamId}` });
-  }
+  await withDomainEvents(ctx, async (trx) => {
+    const removed = await trx
+      .deleteFrom("team_members")
+      .where("team_id", "=", teamId)
+      .where("user_id", "=", userId)
+      .executeTakeFirst();
+    if (Number(removed.numDeletedRows) === 0) {
+      throw new ProblemError("not-found", { detail: `User ${userId} is not in team ${teamId}` });
+    }
+    await recordDomainEvent(ctx, trx, caller.principal, {
+      action: "team.member_removed",
+      orgId: caller.orgId,
+      targetType: "team",
+      targetId: teamId,
+      details: { userId },
+      requestId: caller.requestId,
+    });
+  });
 }
 
 /** Grants a project role to the team; the project must belong to the team's organization. */
@@ -147,34 +214,58 @@ export async function grantTeamProject(
   caller: Caller,
   input: { teamId: string; projectId: string; role: ProjectRole },
 ) {
+  const { orgId } = caller;
   const { teamId, projectId, role } = input;
   const project = await ctx.db
     .selectFrom("projects")
     .select("id")
     .where("id", "=", projectId)
-    .where("org_id", "=", caller.orgId)
+    .where("org_id", "=", orgId)
     .executeTakeFirst();
   if (!project) throw new ProblemError("not-found", { detail: `Project ${projectId} was not found` });
-  await ctx.db
-    .insertInto("team_projects")
-    .values({ team_id: teamId, project_id: projectId, role })
-    .onConflict((oc) => oc.columns(["team_id", "project_id"]).doUpdateSet({ role }))
-    .execute();
+  await withDomainEvents(ctx, async (trx) => {
+    await trx
+      .insertInto("team_projects")
+      .values({ team_id: teamId, project_id: projectId, role })
+      .onConflict((oc) => oc.columns(["team_id", "project_id"]).doUpdateSet({ role }))
+      .execute();
+    await recordDomainEvent(ctx, trx, caller.principal, {
+      action: "team.project_granted",
+      orgId,
+      projectId,
+      targetType: "team",
+      targetId: teamId,
+      details: { role },
+      requestId: caller.requestId,
+    });
+  });
   return { teamId, projectId, role };
 }
 
 export async function revokeTeamProject(
   ctx: TenancyContext,
-  _caller: Caller,
+  caller: Caller,
   input: { teamId: string; projectId: string },
 ): Promise<void> {
   const { teamId, projectId } = input;
-  const removed = await ctx.db
-    .deleteFrom("team_projects")
-    .where("team_id", "=", teamId)
-    .where("project_id", "=", projectId)
-    .executeTakeFirst();
-  if (Number(removed.numDeletedRows) === 0) {
-    throw new ProblemError("not-found", { detail: `Team ${teamId} has no access to project ${projectId}` });
-  }
+  await withDomainEvents(ctx, async (trx) => {
+    const removed = await trx
+      .deleteFrom("team_projects")
+      .where("team_id", "=", teamId)
+      .where("project_id", "=", projectId)
+      .returning("role")
+      .executeTakeFirst();
+    if (!removed) {
+      throw new ProblemError("not-found", { detail: `Team ${teamId} has no access to project ${projectId}` });
+    }
+    await recordDomainEvent(ctx, trx, caller.principal, {
+      action: "team.project_revoked",
+      orgId: caller.orgId,
+      projectId,
+      targetType: "team",
+      targetId: teamId,
+      details: { role: removed.role },
+      requestId: caller.requestId,
+    });
+  });
 }
