@@ -19,6 +19,32 @@ interface Basics {
   labels: Record<string, string>;
 }
 
+/** A value and its setter, as `useState` returns them. */
+type Bound = readonly [string, (value: string) => void];
+
+/** A connection's name and description, each with the API's message for it beside it. */
+export function NameFields({
+  name: [name, onName],
+  description: [description, onDescription],
+  fieldError,
+}: {
+  name: Bound;
+  description: Bound;
+  fieldError: (field: string) => string | undefined;
+}) {
+  return (
+    <>
+      <TextField label="Name" error={fieldError("name")} value={name} onChange={(e) => onName(e.target.value)} />
+      <TextField
+        label="Description"
+        error={fieldError("description")}
+        value={description}
+        onChange={(e) => onDescription(e.target.value)}
+      />
+    </>
+  );
+}
+
 /**
  * The editing state of a connection's name, description and labels, and the save that sends
  * them (with `extra` fields) and, once done, refreshes `listKey` and closes.
@@ -43,17 +69,7 @@ function useEditBasics(
   });
   const fieldError = fieldErrorsOf(mutation.error);
   const fields = {
-    name: (
-      <>
-        <TextField label="Name" error={fieldError("name")} value={name} onChange={(e) => setName(e.target.value)} />
-        <TextField
-          label="Description"
-          error={fieldError("description")}
-          value={description}
-          onChange={(e) => setDescription(e.target.value)}
-        />
-      </>
-    ),
+    name: <NameFields name={[name, setName]} description={[description, setDescription]} fieldError={fieldError} />,
     labels: <LabelsField value={labelText} onChange={setLabelText} error={parsed.error ?? fieldError("labels")} />,
   };
   return { mutation, fieldError, fields, invalid: !!parsed.error };

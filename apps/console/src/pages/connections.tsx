@@ -1,17 +1,17 @@
 import { useInfiniteQuery, useMutation, useQueryClient } from "@tanstack/react-query";
-import { type FormEvent, useState } from "react";
+import { useState } from "react";
 import { useParams } from "react-router";
 import { call } from "../api/client.ts";
 import { useProjectRole } from "../api/hooks.ts";
-import { Dialog } from "../components/dialog.tsx";
+import { FormDialog } from "../components/form.tsx";
 import { ProjectPicker, useChosenProject } from "../components/project-picker.tsx";
 import { SecretDialog } from "../components/secret-dialog.tsx";
 import { PAGE, Section } from "../components/section.tsx";
-import { Button, ErrorNote, Guarded, Loading, PageTitle, Table, Td, TextField } from "../components/ui.tsx";
+import { Button, ErrorNote, Guarded, Loading, PageTitle, Table, Td } from "../components/ui.tsx";
 import { type Allowance, allows } from "../lib/permissions.ts";
 import { fieldErrorsOf } from "../lib/problem.ts";
 import { AwsConnectionsSection } from "./connections-aws.tsx";
-import { EditCluster } from "./connections-edit.tsx";
+import { EditCluster, NameFields } from "./connections-edit.tsx";
 import { ConnectorsSection } from "./connectors.tsx";
 
 /** Clusters, AWS connections and connectors of one project (chosen in the URL). */
@@ -192,25 +192,18 @@ function RegisterCluster({
     },
   });
   const fieldError = fieldErrorsOf(create.error);
-  const submit = (e: FormEvent) => {
-    e.preventDefault();
-    create.mutate();
-  };
   return (
-    <Dialog open={open} onOpenChange={onOpenChange} title="Register a cluster">
-      <form onSubmit={submit} noValidate>
-        <TextField label="Name" error={fieldError("name")} value={name} onChange={(e) => setName(e.target.value)} />
-        <TextField
-          label="Description"
-          error={fieldError("description")}
-          value={description}
-          onChange={(e) => setDescription(e.target.value)}
-        />
-        <ErrorNote error={create.error} />
-        <Button type="submit" variant="primary" disabled={create.isPending}>
-          {create.isPending ? "Registering…" : "Register"}
-        </Button>
-      </form>
-    </Dialog>
+    <FormDialog
+      open={open}
+      onOpenChange={onOpenChange}
+      title="Register a cluster"
+      submission={create}
+      onSubmit={() => create.mutate()}
+      submitLabel="Register"
+      pendingLabel="Registering…"
+      noValidate
+    >
+      <NameFields name={[name, setName]} description={[description, setDescription]} fieldError={fieldError} />
+    </FormDialog>
   );
 }

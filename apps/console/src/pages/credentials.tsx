@@ -1,25 +1,14 @@
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
-import { type FormEvent, useState } from "react";
+import { useState } from "react";
 import { useParams } from "react-router";
 import { call } from "../api/client.ts";
 import { useProjectRole } from "../api/hooks.ts";
-import { Dialog } from "../components/dialog.tsx";
+import { FormDialog, SelectField } from "../components/form.tsx";
 import { ProjectPicker, useChosenProject } from "../components/project-picker.tsx";
-import {
-  Button,
-  ErrorNote,
-  Field,
-  Guarded,
-  INPUT,
-  Loading,
-  PageTitle,
-  Table,
-  Td,
-  TextField,
-} from "../components/ui.tsx";
+import { Button, ErrorNote, Guarded, Loading, PageTitle, Table, Td, TextField } from "../components/ui.tsx";
 import { CREDENTIAL_KINDS, secretFields } from "../lib/credential-kinds.ts";
 import { allows } from "../lib/permissions.ts";
-import { ApiError, fieldErrorsOf } from "../lib/problem.ts";
+import { fieldErrorsOf } from "../lib/problem.ts";
 
 /** A project's credentials: created, rotated and deleted here; their secrets are never shown back. */
 export default function CredentialsPage() {
@@ -157,69 +146,54 @@ function CredentialForm({
     onClose();
   };
   const fieldError = fieldErrorsOf(save.error);
-  const submit = (e: FormEvent) => {
-    e.preventDefault();
-    save.mutate();
-  };
   return (
-    <Dialog
+    <FormDialog
       open={open}
       onOpenChange={(o) => (o ? undefined : close())}
       title={rotate ? `Rotate ${rotate.name}` : "New credential"}
       {...(rotate ? { description: "The new secret replaces the old one; running users pick it up." } : {})}
+      submission={save}
+      onSubmit={() => save.mutate()}
+      submitLabel={rotate ? "Rotate" : "Create credential"}
+      pendingLabel="Saving…"
+      noValidate
+      fieldErrorsBeside
     >
-      <form onSubmit={submit} noValidate>
-        {rotate ? null : (
-          <>
-            <TextField
-              label="Name"
-              required
-              maxLength={100}
-              value={name}
-              error={fieldError("name")}
-              onChange={(e) => setName(e.target.value)}
-            />
-            <Field label="Kind" error={fieldError("kind")}>
-              {(p) => (
-                <select
-                  {...p}
-                  className={INPUT}
-                  value={kind}
-                  onChange={(e) => {
-                    setKind(e.target.value);
-                    setFields({});
-                  }}
-                >
-                  {Object.keys(CREDENTIAL_KINDS).map((k) => (
-                    <option key={k} value={k}>
-                      {k}
-                    </option>
-                  ))}
-                </select>
-              )}
-            </Field>
-          </>
-        )}
-        {asked.map((f) => (
+      {rotate ? null : (
+        <>
           <TextField
-            key={`${shownKind}-${f}`}
-            label={f}
-            type={spec.secret.includes(f) ? "password" : "text"}
-            autoComplete="off"
-            required={spec.required.includes(f)}
-            hint={spec.required.includes(f) ? undefined : "Optional"}
-            error={fieldError(f)}
-            value={fields[f] ?? ""}
-            onChange={(e) => setFields((v) => ({ ...v, [f]: e.target.value }))}
+            label="Name"
+            required
+            maxLength={100}
+            value={name}
+            error={fieldError("name")}
+            onChange={(e) => setName(e.target.value)}
           />
-        ))}
-        <ErrorNote
-          error={save.error instanceof ApiError && save.error.problem.errors?.length ? undefined : save.error}
+          <SelectField
+            label="Kind"
+            error={fieldError("kind")}
+            choices={Object.keys(CREDENTIAL_KINDS)}
+            value={kind}
+            onChange={(k) => {
+              setKind(k);
+              setFields({});
+            }}
+          />
+        </>
+      )}
+      {asked.map((f) => (
+        <TextField
+          key={`${shownKind}-${f}`}
+          label={f}
+          type={spec.secret.includes(f) ? "password" : "text"}
+          autoComplete="off"
+          required={spec.required.includes(f)}
+          hint={spec.required.includes(f) ? undefined : "Optional"}
+          error={fieldError(f)}
+          value={fields[f] ?? ""}
+          onChange={(e) => setFields((v) => ({ ...v, [f]: e.target.value }))}
         />
-        <Button type="submit" variant="primary" disabled={save.isPending}>
-          {save.isPending ? "Saving…" : rotate ? "Rotate" : "Create credential"}
-        </Button>
-      </form>
-    </Dialog>
+      ))}
+    </FormDialog>
   );
 }

@@ -1,10 +1,10 @@
 import type { components } from "@agentplane/sdk";
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
-import { type FormEvent, useState } from "react";
+import { useState } from "react";
 import { call } from "../api/client.ts";
-import { Dialog } from "../components/dialog.tsx";
+import { FormDialog, SelectField } from "../components/form.tsx";
 import { ProjectSelect } from "../components/project-select.tsx";
-import { Button, ErrorNote, Field, Guarded, INPUT, Loading, Table, Td, TextField } from "../components/ui.tsx";
+import { Button, ErrorNote, Guarded, Loading, Table, Td, TextField } from "../components/ui.tsx";
 import { allows, type OrgRole } from "../lib/permissions.ts";
 import { fieldErrorsOf } from "../lib/problem.ts";
 import { formatThresholds, parseAmount, parseThresholds, usd, usedPercent } from "../lib/spend.ts";
@@ -15,6 +15,13 @@ const STATE_STYLE: Record<string, string> = {
   ok: "bg-green-700",
   warning: "bg-amber-600",
   exceeded: "bg-red-700",
+};
+
+type Period = "monthly" | "daily";
+const PERIODS: readonly Period[] = ["monthly", "daily"];
+const PERIOD_LABELS: Record<Period, string> = {
+  monthly: "Monthly (resets on the 1st, UTC)",
+  daily: "Daily (resets at midnight UTC)",
 };
 
 /** Spending limits with their status in the current period (used, remaining, resets at), editable. */
@@ -151,7 +158,7 @@ export function SpendingLimitsSection({
 function LimitForm({ orgId, limit, onClose }: { orgId: string; limit: Limit | undefined; onClose: () => void }) {
   const queryClient = useQueryClient();
   const [amount, setAmount] = useState(limit ? String(limit.amountUsd) : "");
-  const [period, setPeriod] = useState<"monthly" | "daily">(limit?.period ?? "monthly");
+  const [period, setPeriod] = useState<Period>(limit?.period ?? "monthly");
   const [projectId, setProjectId] = useState("");
   const [thresholds, setThresholds] = useState(limit ? formatThresholds(limit.alertThresholds) : "80");
   const parsedAmount = parseAmount(amount);
@@ -174,60 +181,52 @@ function LimitForm({ orgId, limit, onClose }: { orgId: string; limit: Limit | un
     },
   });
   const fieldError = fieldErrorsOf(save.error);
-  const submit = (e: FormEvent) => {
-    e.preventDefault();
+  const submit = () => {
     setTouched(true);
     if (parsedAmount.error || parsedThresholds.error) return;
     save.mutate();
   };
   return (
-    <Dialog
-      open
+    <FormDialog
       onOpenChange={(o) => (o ? undefined : onClose())}
       title={limit ? "Edit spending limit" : "New spending limit"}
+      submission={save}
+      onSubmit={submit}
+      submitLabel={limit ? "Save limit" : "Create limit"}
+      pendingLabel="Saving…"
+      noValidate
     >
-      <form onSubmit={submit} noValidate>
-        <TextField
-          label="Amount (USD)"
-          inputMode="decimal"
-          error={(touched ? parsedAmount.error : undefined) ?? fieldError("amountUsd")}
-          value={amount}
-          onChange={(e) => setAmount(e.target.value)}
+      <TextField
+        label="Amount (USD)"
+        inputMode="decimal"
+        error={(touched ? parsedAmount.error : undefined) ?? fieldError("amountUsd")}
+        value={amount}
+        onChange={(e) => setAmount(e.target.value)}
+      />
+      <SelectField
+        label="Period"
+        error={fieldError("period")}
+        choices={PERIODS}
+        labelOf={(p) => PERIOD_LABELS[p]}
+        value={period}
+        onChange={setPeriod}
+      />
+      {limit ? null : (
+        <ProjectSelect
+          orgId={orgId}
+          value={projectId}
+          onChange={setProjectId}
+          error={fieldError("projectId")}
+          hint="Empty: the whole organization"
         />
-        <Field label="Period" error={fieldError("period")}>
-          {(p) => (
-            <select
-              {...p}
-              className={INPUT}
-              value={period}
-              onChange={(e) => setPeriod(e.target.value as "monthly" | "daily")}
-            >
-              <option value="monthly">Monthly (resets on the 1st, UTC)</option>
-              <option value="daily">Daily (resets at midnight UTC)</option>
-            </select>
-          )}
-        </Field>
-        {limit ? null : (
-          <ProjectSelect
-            orgId={orgId}
-            value={projectId}
-            onChange={setProjectId}
-            error={fieldError("projectId")}
-            hint="Empty: the whole organization"
-          />
-        )}
-        <TextField
-          label="Alert at (% of the amount)"
-          hint="Each crossing is recorded in the audit trail"
-          error={(touched ? parsedThresholds.error : undefined) ?? fieldError("alertThresholds")}
-          value={thresholds}
-          onChange={(e) => setThresholds(e.target.value)}
-        />
-        <ErrorNote error={save.error} />
-        <Button type="submit" variant="primary" disabled={save.isPending}>
-          {save.isPending ? "Saving…" : limit ? "Save limit" : "Create limit"}
-        </Button>
-      </form>
-    </Dialog>
+      )}
+      <TextField
+        label="Alert at (% of the amount)"
+        hint="Each crossing is recorded in the audit trail"
+        error={(touched ? parsedThresholds.error : undefined) ?? fieldError("alertThresholds")}
+        value={thresholds}
+        onChange={(e) => setThresholds(e.target.value)}
+      />
+    </FormDialog>
   );
 }
