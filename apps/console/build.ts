@@ -116,10 +116,14 @@ function childNodeFlags(execArgv: readonly string[] = process.execArgv): string[
   return flags;
 }
 
-/** What a build child sees of the environment: enough to run Node and Vite, no secret. */
+/**
+ * What a build child sees of the environment: enough to run Node and Vite, no secret. The build
+ * is always a production build, whatever this process runs as (a test runner's `NODE_ENV=test`
+ * would otherwise ship React's development build to every later start of the same sources).
+ */
 function buildChildEnv(env: Record<string, string | undefined> = process.env): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const name of ["PATH", "HOME", "NODE_ENV"]) {
+  const out: Record<string, string> = { NODE_ENV: "production" };
+  for (const name of ["PATH", "HOME"]) {
     const value = env[name];
     if (value !== undefined) out[name] = value;
   }

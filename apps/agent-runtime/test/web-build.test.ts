@@ -1,5 +1,5 @@
 import { spawn } from "node:child_process";
-import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
@@ -65,6 +65,13 @@ function probe(buildModule: string, env: Record<string, string>): Promise<ProbeR
   });
 }
 
+/** Files of a build that carry React's development JSX runtime (`jsxDEV`), which only a development build calls. */
+function developmentBuilds(assets: string): string[] {
+  return readdirSync(assets).filter(
+    (name) => name.endsWith(".js") && readFileSync(join(assets, name), "utf8").includes("jsxDEV"),
+  );
+}
+
 /** A copy of the runtime's web UI, its sources and build script, laid out as in the repository. */
 function copyOfTheApp(root: string): string {
   const app = join(root, "apps/agent-runtime");
@@ -100,7 +107,8 @@ describe("the web UI build at start", () => {
     mkdirSync(dist, { recursive: true });
     writeFileSync(join(dist, "index.html"), "<p>an older build</p>");
     writeFileSync(join(dist, ".source-hash"), "the hash of older sources");
-    const env = { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "" };
+    // Started by a test runner: the build is a production build all the same.
+    const env = { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", NODE_ENV: "test" };
 
     const result = await probe(join(app, "src/web/build.ts"), env);
 
@@ -113,6 +121,7 @@ describe("the web UI build at start", () => {
     // The child's own report, then this process's.
     expect(result.lines.filter((line) => line.startsWith("web UI built"))).toHaveLength(1);
     expect(result.lines.at(-1)).toMatch(/^web UI ready in \d+\.\d s$/);
+    expect(developmentBuilds(join(dist, "assets"))).toEqual([]);
   });
 
   it("is a no-op on a current build, and serves what is there when the build fails", async () => {

@@ -1,5 +1,5 @@
 import { spawn } from "node:child_process";
-import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
@@ -45,10 +45,10 @@ interface ProbeResult {
   lines: string[];
 }
 
-function probe(buildModule: string): Promise<ProbeResult> {
+function probe(buildModule: string, env: Record<string, string> = {}): Promise<ProbeResult> {
   return new Promise((done, fail) => {
     const child = spawn(process.execPath, ["--input-type=module", "-e", PROBE, pathToFileURL(buildModule).href], {
-      env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "" },
+      env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", ...env },
       stdio: ["ignore", "pipe", "pipe"],
     });
     let out = "";
@@ -90,7 +90,8 @@ describe("the console build at start", () => {
     writeFileSync(join(dist, "index.html"), "<p>an older build</p>");
     writeFileSync(join(dist, ".source-hash"), "the hash of older sources");
 
-    const result = await probe(join(app, "build.ts"));
+    // Started by a test runner: the build is a production build all the same.
+    const result = await probe(join(app, "build.ts"), { NODE_ENV: "test" });
 
     expect(result.error).toBeUndefined();
     expect(result.dir).toBe(dist);
@@ -100,6 +101,12 @@ describe("the console build at start", () => {
     expect(result.vite).toEqual([]);
     expect(result.lines[0]).toBe("building the console (apps/console) for its current sources");
     expect(result.lines.at(-1)).toMatch(/^console ready in \d+\.\d s$/);
+    // React's development JSX runtime (`jsxDEV`) is called only by a development build.
+    const assets = join(dist, "assets");
+    const development = readdirSync(assets).filter(
+      (name) => name.endsWith(".js") && readFileSync(join(assets, name), "utf8").includes("jsxDEV"),
+    );
+    expect(development).toEqual([]);
   }, 120_000);
 
   it("fails clearly when the build fails", async () => {

@@ -105,8 +105,10 @@ function childNodeFlags(execArgv: readonly string[] = process.execArgv): string[
 
 /** Runs `scripts/build-web.ts` with no secret in its environment; its lines go to `logger`. */
 function buildInChild(logger?: BuildLog): Promise<{ ok: boolean; output: string[] }> {
-  const env: Record<string, string> = {};
-  for (const name of ["PATH", "HOME", "NODE_ENV"]) {
+  // Always a production build, whatever this process runs as (a test runner's NODE_ENV=test would
+  // otherwise leave React's development build for every later start of the same sources).
+  const env: Record<string, string> = { NODE_ENV: "production" };
+  for (const name of ["PATH", "HOME"]) {
     const value = process.env[name];
     if (value !== undefined) env[name] = value;
   }
