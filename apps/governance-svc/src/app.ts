@@ -58,7 +58,7 @@ export async function createGovernanceService(deps: GovernanceServiceDeps): Prom
     schema: GOVERNANCE_SCHEMA,
     bus: deps.bus,
     logger: deps.logger,
-    ...(config.eventRelayPollMs !== undefined ? { pollIntervalMs: config.eventRelayPollMs } : {}),
+    ...config.eventRelay,
   });
   let closed = false;
   const relaySoon = () => {

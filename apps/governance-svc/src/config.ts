@@ -1,3 +1,4 @@
+import type { OutboxTuning } from "@agentplane/events";
 import { deploymentEnv, parseEnv } from "@agentplane/service-kit";
 import { z } from "zod";
 
@@ -25,8 +26,8 @@ export interface GovernanceConfig {
   heartbeatMs?: number;
   /** How `aws-role` credentials reach STS (default: the SDK's regional endpoint and credential chain). */
   sts?: StsConfig;
-  /** Outbox relay poll interval (default 250 ms). */
-  eventRelayPollMs?: number;
+  /** The outbox relay's poll interval and longest backoff (defaults 250 ms and 30 s). */
+  eventRelay?: OutboxTuning;
 }
 
 const key32 = (name: string) =>

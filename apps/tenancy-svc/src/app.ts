@@ -59,8 +59,7 @@ export async function createTenancyService(deps: TenancyDeps): Promise<TenancySe
     schema: TENANCY_SCHEMA,
     bus: deps.bus,
     logger: deps.logger,
-    ...(config.eventRelay?.pollIntervalMs !== undefined ? { pollIntervalMs: config.eventRelay.pollIntervalMs } : {}),
-    ...(config.eventRelay?.maxBackoffMs !== undefined ? { maxBackoffMs: config.eventRelay.maxBackoffMs } : {}),
+    ...config.eventRelay,
   });
   let closed = false;
   const relaySoon = () => {

@@ -1,3 +1,4 @@
+import type { OutboxTuning } from "@agentplane/events";
 import { deploymentEnv, parseEnv } from "@agentplane/service-kit";
 import { z } from "zod";
 
@@ -108,7 +109,7 @@ export interface TenancyConfig {
    * The relay that moves domain audit events from the outbox table to the bus: how often it looks
    * for rows (default 250 ms) and the longest wait between attempts while the bus is down (30 s).
    */
-  eventRelay?: { pollIntervalMs?: number; maxBackoffMs?: number };
+  eventRelay?: OutboxTuning;
   /** OIDC_ISSUER etc.: lets the operator approve the activation by signing in with the identity provider. */
   oidc?: OidcConfig;
 }

@@ -19,6 +19,7 @@ export {
   type Outbox,
   type OutboxLogger,
   type OutboxOptions,
+  type OutboxTuning,
   outboxMigration,
   outboxMigrations,
   type PublishManyOptions,

@@ -71,6 +71,9 @@ export interface OutboxOptions {
   handOffTimeoutMs?: number;
 }
 
+/** What a deployable may tune of its outbox relay, under `eventRelay` in its config. */
+export type OutboxTuning = Pick<OutboxOptions, "pollIntervalMs" | "maxBackoffMs">;
+
 export interface PublishManyOptions {
   /**
    * Resolve once the events are safe, rather than once their rows are written: where the bus has
