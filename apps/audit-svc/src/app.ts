@@ -81,11 +81,7 @@ export async function createAuditService(deps: AuditServiceDeps): Promise<AuditS
   };
   const app = createServiceApp({ name: "audit", keys: deps.keys, logger: deps.logger, checks });
   const outbox = createOutbox({ database: deps.database, schema: AUDIT_SCHEMA, bus: deps.bus, logger: deps.logger });
-  let closed = false;
-  const relaySoon = () => {
-    if (closed) return;
-    outbox.flush().catch((err) => deps.logger.warn({ err: (err as Error).message }, "outbox relay round failed"));
-  };
+  const relaySoon = () => outbox.relaySoon();
   const context: AuditContext = { db, outbox, relaySoon, authorizer: deps.authorizer, spend };
   registerRoutes(app, context);
   outbox.start();
@@ -133,7 +129,6 @@ export async function createAuditService(deps: AuditServiceDeps): Promise<AuditS
     ready: async () => (await checkReadiness(checks)).ready,
     readiness: () => checkReadiness(checks),
     async close() {
-      closed = true;
       maintenance?.stop();
       await outbox.stop();
       await ingestion.close();

@@ -65,7 +65,6 @@ export async function createConnectionsService(deps: ConnectionsServiceDeps): Pr
     logger: deps.logger,
   });
   outbox.start();
-  let closed = false;
   const checks: ReadinessChecks = {
     database: async () => {
       await sql`select 1`.execute(db);
@@ -80,10 +79,7 @@ export async function createConnectionsService(deps: ConnectionsServiceDeps): Pr
     database: deps.database,
     bus: deps.bus,
     outbox,
-    relaySoon() {
-      if (closed) return;
-      outbox.flush().catch((err) => deps.logger.warn({ err: (err as Error).message }, "outbox relay round failed"));
-    },
+    relaySoon: () => outbox.relaySoon(),
     authorizer: deps.authorizer,
     governance: deps.governance,
     signer: deps.signer,
@@ -126,7 +122,6 @@ export async function createConnectionsService(deps: ConnectionsServiceDeps): Pr
     ready: async () => (await checkReadiness(checks)).ready,
     readiness: () => checkReadiness(checks),
     async close() {
-      closed = true;
       await routeContext.hub.close();
       stopScheduledDiscoveries?.();
       await routeContext.connectors.close();

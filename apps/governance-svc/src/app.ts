@@ -60,11 +60,7 @@ export async function createGovernanceService(deps: GovernanceServiceDeps): Prom
     logger: deps.logger,
     ...config.eventRelay,
   });
-  let closed = false;
-  const relaySoon = () => {
-    if (closed) return;
-    outbox.flush().catch((err) => deps.logger.warn({ err: (err as Error).message }, "outbox relay round failed"));
-  };
+  const relaySoon = () => outbox.relaySoon();
   const engine = new DecisionEngine(db, deps.logger, {
     ...(config.refreshAfterMs !== undefined ? { refreshAfterMs: config.refreshAfterMs } : {}),
   });
@@ -125,7 +121,6 @@ export async function createGovernanceService(deps: GovernanceServiceDeps): Prom
     ready: async () => (await checkReadiness(checks)).ready,
     readiness: () => checkReadiness(checks),
     async close() {
-      closed = true;
       drift?.stop();
       await projectLabels.close();
       await fanout.stop();

@@ -61,12 +61,7 @@ export async function createTenancyService(deps: TenancyDeps): Promise<TenancySe
     logger: deps.logger,
     ...config.eventRelay,
   });
-  let closed = false;
-  const relaySoon = () => {
-    if (closed) return;
-    // A failed round is logged by the relay's own loop on its next attempt; nothing to report here.
-    outbox.flush().catch((err) => deps.logger.warn({ err: (err as Error).message }, "outbox relay round failed"));
-  };
+  const relaySoon = () => outbox.relaySoon();
   const context: TenancyContext = {
     db,
     bus: deps.bus,
@@ -109,7 +104,6 @@ export async function createTenancyService(deps: TenancyDeps): Promise<TenancySe
     async close() {
       // Stops the relay; the database and the bus belong to the caller. Unpublished events stay in
       // the outbox table for the next start or another replica.
-      closed = true;
       await outbox.stop();
     },
   };
