@@ -84,7 +84,7 @@ export function addSpecialCommands(
 
   const ports = ensureCommand(root, ["sandboxes"], describe)
     .command("ports")
-    .description("The ports a sandbox exposes and who may reach them")
+    .description("The ports a sandbox exposes, who may reach them and their addresses")
     .argument("<sandbox>")
     .option("--project <id>", "the project (default: AGENTPLANE_PROJECT, the saved default, or your only one)")
     .option("--org <id>", "the organization to look for your only project in");
@@ -101,7 +101,7 @@ export function addSpecialCommands(
       opts.org as string | undefined,
     );
     const got = await session.sdk.request("getSandbox", { path: { projectId, sandboxId: sandbox } });
-    await printResult(deps.io, got.ports, opts, { fields: ["port", "visibility"], list: true });
+    await printResult(deps.io, got.ports, opts, { fields: ["port", "visibility", "url"], list: true });
   });
 
   const llm = ensureCommand(root, ["llm"], describe);

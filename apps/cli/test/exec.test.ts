@@ -13,16 +13,21 @@ describe.skipIf(!bwrap.available)(`sandboxes exec${bwrap.reason}`, () => {
   const config = tempConfigDir();
   let env: Record<string, string>;
   let sandboxId = "";
+  let slug = "";
   let stoppedId = "";
 
   beforeAll(async () => {
-    p = await startTestPlatform();
+    // With an ingress host, each exposed port has an address.
+    p = await startTestPlatform({ env: { SANDBOX_INGRESS_HOST: "sandboxes.example.test" } });
     const sdk = createAgentplaneClient({ baseUrl: p.url, token: p.ownerToken });
     const org = await sdk.request("createOrganization", { body: { name: "Acme" } });
     const project = await sdk.request("createProject", { path: { orgId: org.id }, body: { name: "p" } });
-    sandboxId = (
-      await sdk.request("createSandbox", { path: { projectId: project.id }, body: { name: "box", start: true } })
-    ).id;
+    const box = await sdk.request("createSandbox", {
+      path: { projectId: project.id },
+      body: { name: "box", start: true },
+    });
+    sandboxId = box.id;
+    slug = box.slug;
     stoppedId = (await sdk.request("createSandbox", { path: { projectId: project.id }, body: { name: "off" } })).id;
     env = {
       AGENTPLANE_CONFIG_DIR: config.dir,
@@ -53,7 +58,7 @@ describe.skipIf(!bwrap.available)(`sandboxes exec${bwrap.reason}`, () => {
     );
     expect(update.stderr).toBe("");
     const ports = await runCli(["sandboxes", "ports", sandboxId], env);
-    expect(ports).toMatchObject({ code: 0, stdout: "8000\tprivate\n" });
+    expect(ports).toMatchObject({ code: 0, stdout: `8000\tprivate\thttps://8000-${slug}.sandboxes.example.test\n` });
   });
 
   it("forwards 100 kB of piped stdin whole and half-closes it", async () => {
