@@ -18,38 +18,13 @@ import {
 } from "@opentelemetry/sdk-trace-base";
 import type { Logger } from "pino";
 import type { RuntimeConfig } from "../config.ts";
-import type { Embedder } from "../memory/embeddings.ts";
-import type { ModelClient } from "../models/provider.ts";
-import type { ToolRegistry } from "../tools/types.ts";
-import { DISABLED_TRACING } from "./tracing-off.ts";
-
-/** The kinds of agent run, each its own trace. */
-export type RunKind = "chat" | "webhook" | "heartbeat" | "schedule" | "compaction" | "team_chat";
+import { DISABLED_TRACING, type LlmTracing, type RunKind, type RunMeta } from "./tracing-off.ts";
 
 /** Inputs and outputs sent to Langfuse are cut at this many characters (documented in the README). */
 export const TRACE_CONTENT_LIMIT = 8192;
 
 /** Spans waiting for Langfuse at most (the batch processor's own queue size). */
 const QUEUE = 2048;
-
-export interface RunMeta {
-  agentId?: string;
-  threadId?: string;
-  runId?: string;
-}
-
-export interface LlmTracing {
-  readonly enabled: boolean;
-  /** Runs `fn` as one agent run; a run inside another becomes a span of the outer run's trace. */
-  run<T>(kind: RunKind, meta: RunMeta, fn: () => Promise<T>): Promise<T>;
-  /** The model client whose calls become generations of the current run. */
-  model(client: ModelClient): ModelClient;
-  /** Makes the registry's calls tool observations of the current run. */
-  tools(registry: ToolRegistry): ToolRegistry;
-  embedder(embedder: Embedder | null): Embedder | null;
-  /** Flushes queued spans, bounded by `timeoutMs`. */
-  shutdown(timeoutMs?: number): Promise<void>;
-}
 
 /** What every observation kind used here offers (spans, agents, generations, tools, embeddings). */
 interface Observation {
@@ -62,7 +37,7 @@ interface Observation {
 const observe = (name: string, attributes: Record<string, unknown>, options: Record<string, unknown>): Observation =>
   (startObservation as unknown as (n: string, a: unknown, o: unknown) => Observation)(name, attributes, options);
 
-export { DISABLED_TRACING };
+export { DISABLED_TRACING, type LlmTracing, type RunKind, type RunMeta };
 
 const cut = (value: unknown): unknown => {
   const text = typeof value === "string" ? value : JSON.stringify(value);
