@@ -145,8 +145,7 @@ describe.each(targets)("outbox on $name $reason", (target) => {
       await bus.subscribe("thing.direct", async (e) => void seen.push(e.id));
       // The relay's own rounds are an hour apart: only the direct path can deliver within the test.
       const outbox = createOutbox({ database: database.database, schema: "producer", bus, pollIntervalMs: 3_600_000 });
-      outbox.start();
-      await outbox.flush();
+      await startIdle(outbox);
       const ids = await outbox.publishMany(
         Array.from({ length: 5 }, (_, i) => ({ topic: "thing.direct", data: { i } })),
       );
@@ -193,6 +192,18 @@ describe.each(targets)("outbox on $name $reason", (target) => {
     // The relay's own rounds are an hour apart: what the table holds is what the hand-off left.
     createOutbox({ database: database.database, schema: "producer", bus, pollIntervalMs: 3_600_000, ...extra });
 
+  /**
+   * Starts a relay and waits until its first round is over. `start` schedules that round on a
+   * timer; a round still running when the test writes would take the new rows and, asked again
+   * meanwhile, delete them as published before the test reads the table. The 5 ms timer fires
+   * after the start's (timers fire in order of expiry), and the flush then joins or follows its round.
+   */
+  const startIdle = async (outbox: ReturnType<typeof createOutbox>) => {
+    outbox.start();
+    await new Promise((r) => setTimeout(r, 5));
+    await outbox.flush();
+  };
+
   it.skipIf(!target.available)(
     "hands events to a consumer in this process and writes no row for the ones it handled",
     async () => {
@@ -205,8 +216,7 @@ describe.each(targets)("outbox on $name $reason", (target) => {
         texts.push((e.data as { text: string }).text);
       });
       const outbox = quiet(bus);
-      outbox.start();
-      await outbox.flush();
+      await startIdle(outbox);
       const ids = await outbox.publishMany(
         Array.from({ length: 6 }, (_, i) => ({ topic: "thing.handed", data: { i, text: `nul\u0000 ${i}` } })),
         { handOff: true },
@@ -242,8 +252,7 @@ describe.each(targets)("outbox on $name $reason", (target) => {
         stored.add(e.id);
       });
       const outbox = quiet(bus);
-      outbox.start();
-      await outbox.flush();
+      await startIdle(outbox);
       const ids = await outbox.publishMany(
         Array.from({ length: 4 }, (_, i) => ({ topic: "thing.refused", data: { i } })),
         { handOff: true },
@@ -264,8 +273,7 @@ describe.each(targets)("outbox on $name $reason", (target) => {
     async () => {
       const bus = new MemoryBus();
       const outbox = quiet(bus, { handOffTimeoutMs: 100 });
-      outbox.start();
-      await outbox.flush();
+      await startIdle(outbox);
       const unheard = await outbox.publishMany([{ topic: "thing.unheard", data: {} }], { handOff: true });
       expect((await rowsOf("thing.unheard")).map((r) => r.id)).toEqual(unheard);
 
@@ -295,8 +303,7 @@ describe.each(targets)("outbox on $name $reason", (target) => {
     const remote: MemoryBus = Object.create(bus);
     (remote as { deliver?: unknown }).deliver = undefined;
     const outbox = quiet(remote);
-    outbox.start();
-    await outbox.flush();
+    await startIdle(outbox);
     const ids = await outbox.publishMany([{ topic: "thing.remote", data: {} }], { handOff: true });
     // Written leased and published from memory (the path of every bus without `deliver`).
     expect((await rowsOf("thing.remote")).map((r) => r.id)).toEqual(ids);
