@@ -51,6 +51,26 @@ describe.skipIf(!pg.available || !redis.available)(`start-up failures${pg.reason
     expect(lines[0]).toMatch(/^agentplane inference: .*PRICE_TABLE_JSON/);
   });
 
+  it("a boolean setting with an unknown value names the variable and the values it takes", async () => {
+    const { code, lines } = await start("all", { AGENT_RUNTIME: "enabled" });
+    expect(code).toBe(1);
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toBe(
+      "agentplane: invalid configuration: AGENT_RUNTIME: must be one of true, false, 1, 0, yes, no, on, off",
+    );
+  });
+
+  it("a service's boolean setting is checked the same way when it runs alone", async () => {
+    const { code, lines } = await start("sandbox", {
+      SANDBOX_DRIVER: "kubernetes",
+      SANDBOX_K8S_NAMESPACE: "agentplane-sandboxes",
+      SANDBOX_K8S_DIAL_POD_IP: "ture",
+    });
+    expect(code).toBe(1);
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatch(/^agentplane sandbox: .*SANDBOX_K8S_DIAL_POD_IP: must be one of true, false, 1, 0/);
+  });
+
   it("a database server that cannot be reached is named, with what to check", async () => {
     const closed = new URL(TEST_POSTGRES_URL);
     closed.port = String(await freePort());

@@ -2,6 +2,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
 import { parseEnv } from "node:util";
+import { envBoolean } from "@agentplane/service-kit/config";
 import pino from "pino";
 import { z } from "zod";
 
@@ -79,9 +80,7 @@ export const RuntimeEnvSchema = z.object({
   // Team chat (our additions): the Web API's address, personal or team mode, the owner's chat user id
   CHAT_API_URL: withDefault("https://slack.com/api/").pipe(z.url()),
   CHAT_MODE: withDefault("personal").pipe(z.enum(["personal", "team"], { error: "must be personal or team" })),
-  CHAT_ALLOW_BOTS: withDefault("false")
-    .pipe(z.enum(["true", "false"], { error: "must be true or false" }))
-    .transform((v) => v === "true"),
+  CHAT_ALLOW_BOTS: withDefault("false").pipe(envBoolean),
   CHAT_OWNER_ID: optional.pipe(
     z
       .string()

@@ -45,6 +45,13 @@ describe("runtime configuration", () => {
     expect(env.COMPACTION_THRESHOLD_PERCENT).toBe(0);
   });
 
+  it("reads CHAT_ALLOW_BOTS as a boolean in any of its spellings, false when blank", () => {
+    const allowBots = (value: string) =>
+      loadConfig({ CLOUD_A_BEARER_TOKEN: "k", CHAT_ALLOW_BOTS: value }).env.CHAT_ALLOW_BOTS;
+    expect([" Yes", "on", "1", "TRUE"].map(allowBots)).toEqual([true, true, true, true]);
+    expect(["no", "OFF", "0", "false", ""].map(allowBots)).toEqual([false, false, false, false, false]);
+  });
+
   it("keeps an explicit empty embedding deployment (skip embeddings)", () => {
     const { env } = loadConfig({
       LLM_PROVIDER: "cloud-b",
@@ -80,6 +87,7 @@ describe("runtime configuration", () => {
     ],
     [{ CLOUD_A_BEARER_TOKEN: "k", DATABASE_URL: "postgres://x/y" }, "DATABASE_URL"],
     [{ CLOUD_A_BEARER_TOKEN: "k", AGENT_ID: "not-a-uuid" }, "AGENT_ID"],
+    [{ CLOUD_A_BEARER_TOKEN: "k", CHAT_ALLOW_BOTS: "ture" }, "CHAT_ALLOW_BOTS"],
   ])("rejects %o naming %s", (env, variable) => {
     const err = failure(env as Record<string, string>);
     expect(err.variable).toBe(variable);

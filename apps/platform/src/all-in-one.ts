@@ -47,7 +47,7 @@ export async function runAllInOne(rawEnv: Record<string, string | undefined>): P
   );
   step("services ready");
   let runtime: LocalRuntime | undefined;
-  if (env.AGENT_RUNTIME === "on") {
+  if (env.AGENT_RUNTIME) {
     try {
       // Imported only when it runs: the runtime's module graph (its tools, the meeting browser's
       // driver, model SDKs) is tens of MB of heap that AGENT_RUNTIME=off never needs.

@@ -174,7 +174,7 @@ export const CONFIG_GLOSSARY: Record<string, string> = {
   CHAT_MODE: "`personal` (the owner's direct messages) or `team` (linked channels).",
   CHAT_OWNER_ID: "The owner's Slack user id; unset: claimed by pairing with a one-time code logged at boot.",
   CHAT_ALLOW_BOTS:
-    "`true`: other bots' messages in linked channels run turns and are part of the re-read history (the bot's own never are).",
+    "`true` (or `1`, `yes`, `on`; default `false`): other bots' messages in linked channels run turns and are part of the re-read history (the bot's own never are).",
   VOICE_API_KEY: "Enables voice meetings (may be a managed-credential placeholder).",
   VOICE_API_URL: "The realtime voice API's WebSocket URL (private deployments, tests; the vendor's by default).",
   VOICE_BROWSER_PATH: "The Chromium the meeting bot drives (default the system's `chromium`).",

@@ -5,7 +5,7 @@ import { ConnectionsSettingsSchema } from "@agentplane/connections-svc";
 import { GovernanceSettingsSchema } from "@agentplane/governance-svc";
 import { ProviderEnvSchema } from "@agentplane/inference-proxy";
 import { SandboxSettingsSchema } from "@agentplane/sandbox-svc";
-import { LogLevelSchema } from "@agentplane/service-kit";
+import { envBoolean, LogLevelSchema } from "@agentplane/service-kit";
 import { TelemetryEnvSchema } from "@agentplane/telemetry";
 import { TenancySettingsSchema } from "@agentplane/tenancy-svc";
 import { z } from "zod";
@@ -28,7 +28,7 @@ export const AllInOneEnvSchema = z.object({
   DATABASE_URL: z.string().optional(),
   /** The master key (32 bytes, base64); generated under the data dir when unset. */
   AGENTPLANE_SECRET_KEY: z.string().optional(),
-  AGENT_RUNTIME: z.enum(["on", "off"]).default("on"),
+  AGENT_RUNTIME: envBoolean.prefault("on"),
   AGENT_RUNTIME_PORT: z.coerce.number().int().min(0).max(65535).default(3003),
   /** The runtime binds loopback natively; the container image sets 0.0.0.0. */
   AGENT_RUNTIME_HOST: z.string().default("127.0.0.1"),

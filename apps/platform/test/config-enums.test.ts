@@ -1,4 +1,4 @@
-import { ConfigError, parseEnv } from "@agentplane/service-kit";
+import { ConfigError, ENV_BOOLEAN_VALUES, parseEnv } from "@agentplane/service-kit";
 import { describe, expect, it } from "vitest";
 import type { z } from "zod";
 import { DEPLOYABLES } from "../src/config-reference.ts";
@@ -48,6 +48,8 @@ describe("every enumerated setting of every deployable refuses an unknown value 
       "all-in-one:LOG_LEVEL",
       "all-in-one:SANDBOX_DRIVER",
       "all-in-one:AGENT_RUNTIME",
+      "agent-runtime:CHAT_ALLOW_BOTS",
+      "sandbox-svc:SANDBOX_K8S_DIAL_POD_IP",
       "api-gateway:LOG_LEVEL",
       "tenancy-svc:LOG_LEVEL",
       "sandbox-svc:SANDBOX_DRIVER",
@@ -58,6 +60,14 @@ describe("every enumerated setting of every deployable refuses an unknown value 
     }
     const loose = variables.filter((v) => CHOOSES.test(v.name) && v.values === undefined);
     expect(loose.map((v) => `${v.deployable}:${v.name}`)).toEqual([]);
+  });
+
+  it("reads every on/off setting with envBoolean, not an enumeration of its own", () => {
+    const booleanWords = new Set<string>(ENV_BOOLEAN_VALUES);
+    const handRolled = enums.filter(
+      (v) => v.values.every((value) => booleanWords.has(value)) && v.values.length < ENV_BOOLEAN_VALUES.length,
+    );
+    expect(handRolled.map((v) => `${v.deployable}:${v.name}`)).toEqual([]);
   });
 
   it.each(enums.map((v) => [`${v.deployable}:${v.name}`, v] as const))(

@@ -29,8 +29,20 @@ export function parseEnv<S extends z.ZodType>(
  */
 export const LogLevelSchema = z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]);
 
-/** `"true"/"1"/"yes"` → true; for boolean environment variables. */
+/** The values a boolean environment variable accepts (case-insensitive, surrounding blanks ignored). */
+export const ENV_BOOLEAN_VALUES = ["true", "false", "1", "0", "yes", "no", "on", "off"] as const;
+const TRUE_VALUES: ReadonlySet<string> = new Set(["true", "1", "yes", "on"]);
+
+/**
+ * A boolean environment variable: `true`/`1`/`yes`/`on` → true, `false`/`0`/`no`/`off` → false.
+ * Anything else (`ture`, `enabled`, `2`) stops the start naming the variable and these values,
+ * never a silent false. Give a default with `.prefault("off")` (an input value, so the reference
+ * shows it).
+ */
 export const envBoolean = z
   .string()
-  .transform((v) => ["1", "true", "yes", "on"].includes(v.toLowerCase()))
-  .pipe(z.boolean());
+  .trim()
+  .toLowerCase()
+  .pipe(z.enum(ENV_BOOLEAN_VALUES, { error: `must be one of ${ENV_BOOLEAN_VALUES.join(", ")}` }))
+  .transform((v) => TRUE_VALUES.has(v))
+  .meta({ enum: [...ENV_BOOLEAN_VALUES] });

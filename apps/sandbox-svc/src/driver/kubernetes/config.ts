@@ -1,4 +1,4 @@
-import { ConfigError } from "@agentplane/service-kit";
+import { ConfigError, envBoolean } from "@agentplane/service-kit";
 import { z } from "zod";
 import type { KubernetesPlacement } from "./objects.ts";
 
@@ -49,7 +49,7 @@ export const KubernetesSettingsSchema = z.object({
     .optional(),
   SANDBOX_K8S_START_TIMEOUT_SECONDS: z.coerce.number().int().min(1).max(3600).optional(),
   /** `true` when sandbox-svc runs in the cluster: ports are dialled on the Pod's IP, not through pods/portforward. */
-  SANDBOX_K8S_DIAL_POD_IP: z.enum(["true", "false"]).optional(),
+  SANDBOX_K8S_DIAL_POD_IP: envBoolean.optional(),
   /** `<namespace>/<label>=<value>[,…]:<port>` of the egress proxy's Pods, the only egress sandboxes get. */
   SANDBOX_K8S_EGRESS_PROXY: z
     .string()
@@ -130,6 +130,6 @@ export function kubernetesConfigFrom(settings: KubernetesSettings): KubernetesCo
       ...(egressUrl ? { egressProxyUrl: egressUrl } : {}),
     },
     startTimeoutMs: (settings.SANDBOX_K8S_START_TIMEOUT_SECONDS ?? 300) * 1000,
-    dialPodIP: settings.SANDBOX_K8S_DIAL_POD_IP === "true",
+    dialPodIP: settings.SANDBOX_K8S_DIAL_POD_IP ?? false,
   };
 }
