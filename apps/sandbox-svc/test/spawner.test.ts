@@ -66,6 +66,23 @@ describe("spawner helper", () => {
     expect(Buffer.concat(said).toString()).toBe("/dev/null\ngot hello\n");
   });
 
+  it("gives each of many children started at once its own sockets, beyond those kept ready", async () => {
+    const procs = await Promise.all(
+      Array.from({ length: 20 }, (_, i) =>
+        spawner.spawn(["sh", "-c", `read -r x; echo "$x-${i}"; echo e${i} >&2`], ENV),
+      ),
+    );
+    const outputs = procs.map((proc, i) => {
+      if (!proc) throw new Error("the helper did not start");
+      const output = collect(proc);
+      proc.stdin.end(`in${i}\n`);
+      return output;
+    });
+    expect(await Promise.all(outputs)).toEqual(
+      Array.from({ length: 20 }, (_, i) => ({ out: Buffer.from(`in${i}-${i}\n`), err: `e${i}\n` })),
+    );
+  });
+
   it("reports a command that cannot start as exit 127", async () => {
     const proc = await spawner.spawn(["/nonexistent/binary"], ENV);
     expect(await proc?.exited).toMatchObject({ exitCode: 127 });

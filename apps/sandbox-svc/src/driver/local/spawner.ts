@@ -9,51 +9,52 @@ import type { ExecExit, ExecProcess } from "../types.ts";
 /**
  * Why a helper process: Node forks the whole service to spawn a child, and with PGlite in the
  * process (all-in-one, ~800 MB resident) one fork costs 20–30 ms, which dominated every exec.
- * A small long-lived Node helper forks instead (~3 ms). The service connects three Unix sockets
- * per exec; the helper hands them to the child as fds 0–2, so output flows from the child straight
- * to the service with no relay in between. Plain JavaScript: it runs on any Node.
+ * A small long-lived Node helper forks instead (~3 ms). The service hands each child Unix sockets
+ * to the helper (three per exec), which gives them to the child as fds 0–2, so output flows from
+ * the child straight to the service with no relay in between. Each socket is named by the key it
+ * sends first; the service keeps a few connected ahead, so a spawn is one message with no connect
+ * to wait for. Plain JavaScript: it runs on any Node.
  */
 const HELPER = `
 const net = require("net"), { spawn } = require("child_process");
-const waiting = new Map();
-function entry(id) {
-  let e = waiting.get(id);
-  if (!e) { e = { sockets: [] }; waiting.set(id, e); }
-  return e;
-}
+const sockets = new Map(), requests = new Map(), wanted = new Map();
 function tryStart(id) {
-  const e = waiting.get(id);
-  if (!e || !e.request) return;
-  const { argv, env, cwd, stdio } = e.request;
-  if (stdio.some((s, i) => s === "pipe" && !e.sockets[i])) return;
-  waiting.delete(id);
-  const fds = stdio.map((s, i) => (s === "pipe" ? e.sockets[i] : "ignore"));
-  const sockets = e.sockets.filter(Boolean);
+  const request = requests.get(id);
+  if (!request) return;
+  const { argv, env, cwd, stdio, keys } = request;
+  if (keys.some((k) => k && !sockets.has(k))) return;
+  requests.delete(id);
+  const mine = keys.map((k) => (k ? sockets.get(k) : undefined));
+  for (const k of keys) if (k) { sockets.delete(k); wanted.delete(k); }
+  const fds = stdio.map((s, i) => (s === "pipe" ? mine[i] : "ignore"));
+  const own = mine.filter(Boolean);
   let child;
   try {
     child = spawn(argv[0], argv.slice(1), { stdio: fds, env, cwd: cwd || undefined, detached: true });
   } catch (err) {
     process.send({ type: "exit", id, code: 127, error: String(err) });
-    for (const s of sockets) s.destroy();
+    for (const s of own) s.destroy();
     return;
   }
   // The child holds its own copies of the sockets; ours must go or EOF never reaches the service.
-  for (const s of sockets) s.destroy();
+  for (const s of own) s.destroy();
   child.once("error", (err) => process.send({ type: "exit", id, code: 127, error: err.message }));
   child.once("spawn", () => process.send({ type: "spawned", id, pid: child.pid }));
   child.once("exit", (code, signal) => process.send({ type: "exit", id, code, signal }));
 }
 const server = net.createServer({ pauseOnConnect: true, allowHalfOpen: true }, (socket) => {
-  let header = "";
+  let key = "";
   const onReadable = () => {
     let byte;
     while ((byte = socket.read(1)) !== null) {
-      if (byte[0] !== 10) { header += byte.toString("latin1"); if (header.length > 100) return socket.destroy(); continue; }
+      if (byte[0] !== 10) { key += byte.toString("latin1"); if (key.length > 100) return socket.destroy(); continue; }
       socket.off("readable", onReadable);
       socket.pause();
-      const [id, index] = header.split(" ");
-      entry(id).sockets[Number(index)] = socket;
-      return tryStart(id);
+      sockets.set(key, socket);
+      // A socket the service gave up on before using it.
+      socket.once("close", () => { if (sockets.get(key) === socket) sockets.delete(key); });
+      const id = wanted.get(key);
+      return id === undefined ? undefined : tryStart(id);
     }
   };
   socket.on("error", () => {});
@@ -62,7 +63,8 @@ const server = net.createServer({ pauseOnConnect: true, allowHalfOpen: true }, (
 server.listen(process.env.SPAWNER_SOCKET, () => process.send({ type: "ready" }));
 process.on("message", (m) => {
   if (m.type !== "spawn") return;
-  entry(m.id).request = m;
+  requests.set(m.id, m);
+  for (const k of m.keys) if (k) wanted.set(k, m.id);
   tryStart(m.id);
 });
 process.on("disconnect", () => process.exit(0));
@@ -91,12 +93,21 @@ function signalNumber(signal: string | null | undefined): number {
   return signal ? (numbers[signal] ?? 1) : 0;
 }
 
-function connectTagged(path: string, tag: string): Promise<Socket> {
+/** A socket to the helper, named by the key it sent. */
+interface Keyed {
+  socket: Socket;
+  key: string;
+}
+
+function connectKeyed(path: string, key: string): Promise<Keyed> {
   return new Promise((resolve, reject) => {
-    const socket = connect({ path }, () => socket.write(`${tag}\n`, () => resolve(socket)));
+    const socket = connect({ path }, () => socket.write(`${key}\n`, () => resolve({ socket, key })));
     socket.once("error", reject);
   });
 }
+
+/** Sockets kept connected ahead of spawns: a sandbox start takes seven (bwrap, egress relay), an exec three. */
+const POOL_SIZE = 12;
 
 /** Spawns children through the helper; `undefined` from a spawn means "do it yourself". */
 export class Spawner {
@@ -105,7 +116,11 @@ export class Spawner {
   private starting: Promise<ChildProcess | undefined> | undefined;
   private readonly pending = new Map<string, Pending>();
   private next = 0;
+  private nextKey = 0;
   private closed = false;
+  /** Connected sockets the helper holds its end of, none handed to a child yet. */
+  private pool: Keyed[] = [];
+  private refilling = false;
 
   private start(): Promise<ChildProcess | undefined> {
     if (this.helper?.connected) return Promise.resolve(this.helper);
@@ -122,6 +137,7 @@ export class Spawner {
         if (m.type === "ready") {
           this.helper = helper;
           resolve(helper);
+          this.refill();
           return;
         }
         const p = this.pending.get(m.id ?? "");
@@ -137,6 +153,7 @@ export class Spawner {
         this.helper = undefined;
         this.starting = undefined;
         resolve(undefined);
+        for (const { socket } of this.pool.splice(0)) socket.destroy();
         // Children the helper started keep running; their exit can no longer be observed.
         for (const [id, p] of this.pending) {
           this.pending.delete(id);
@@ -171,17 +188,22 @@ export class Spawner {
     if (!helper) return undefined;
     const id = String(++this.next);
     const stdio: (Socket | undefined)[] = [];
+    const keys: (string | null)[] = options.stdio.map(() => null);
     try {
       await Promise.all(
         options.stdio.map(async (kind, i) => {
-          if (kind === "pipe") stdio[i] = await connectTagged(this.socketPath, `${id} ${i}`);
+          if (kind !== "pipe") return;
+          const keyed = this.take() ?? (await this.connect());
+          stdio[i] = keyed.socket;
+          keys[i] = keyed.key;
         }),
       );
     } catch {
       for (const s of stdio) s?.destroy();
       return undefined;
+    } finally {
+      this.refill();
     }
-    for (const s of stdio) s?.on("error", () => {});
     let pid = 0;
     let killWith: NodeJS.Signals | undefined;
     const signalGroup = (signal: NodeJS.Signals) => {
@@ -204,12 +226,44 @@ export class Spawner {
       gone: () => options.onGone?.(stdio),
       exited: resolveExit,
     });
-    helper.send({ type: "spawn", id, argv, env, cwd: options.cwd, stdio: options.stdio });
+    helper.send({ type: "spawn", id, argv, env, cwd: options.cwd, stdio: options.stdio, keys });
     const kill = (signal: NodeJS.Signals = "SIGKILL") => {
       if (pid) signalGroup(signal);
       else killWith = signal;
     };
     return { stdio, kill, exited };
+  }
+
+  private take(): Keyed | undefined {
+    for (let keyed = this.pool.pop(); keyed; keyed = this.pool.pop()) if (!keyed.socket.destroyed) return keyed;
+    return undefined;
+  }
+
+  private async connect(): Promise<Keyed> {
+    const keyed = await connectKeyed(this.socketPath, String(++this.nextKey));
+    keyed.socket.on("error", () => {});
+    return keyed;
+  }
+
+  /** Tops the pool of connected sockets up, off the path of the spawn that took from it. */
+  private refill(): void {
+    if (this.refilling || this.closed || !this.helper?.connected || this.pool.length >= POOL_SIZE) return;
+    this.refilling = true;
+    const helper = this.helper;
+    void Promise.all(
+      Array.from({ length: POOL_SIZE - this.pool.length }, () =>
+        this.connect().then(
+          (keyed) => {
+            // Sockets to a helper that has gone meanwhile would reach no one.
+            if (this.closed || this.helper !== helper) keyed.socket.destroy();
+            else this.pool.push(keyed);
+          },
+          () => {},
+        ),
+      ),
+    ).finally(() => {
+      this.refilling = false;
+    });
   }
 
   /** A piped child (stdin, stdout, stderr) as an exec runs it. */
@@ -241,6 +295,7 @@ export class Spawner {
 
   close(): void {
     this.closed = true;
+    for (const { socket } of this.pool.splice(0)) socket.destroy();
     this.helper?.kill();
     // A helper still starting is stopped once it is up.
     void this.starting?.then((helper) => helper?.kill());
