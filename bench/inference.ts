@@ -149,7 +149,7 @@ try {
     ? ["--cpu-prof", `--cpu-prof-dir=${profileDir}`, "--cpu-prof-name=platform.cpuprofile"]
     : [];
   platform = start("bench/servers/inference.ts", { UPSTREAM_URL: up }, ["--expose-gc", ...profile]);
-  const info = JSON.parse(await firstLine(platform)) as { gateway: string; bare: string; token: string };
+  const info = JSON.parse(await firstLine(platform)) as { gateway: string; bare: string; node: string; token: string };
   const json = { "content-type": "application/json", "anthropic-version": "2023-06-01" };
   const auth = { ...json, authorization: `Bearer ${info.token}` };
   const direct = `${up}/anthropic/v1/messages`;
@@ -162,11 +162,14 @@ try {
   const cpu = { platform: 0, postgres: 0 };
   // The bare pass-through's own added latency is the floor any proxy in this process starts from.
   const bareUrl = `${info.bare}/bare/anthropic/v1/messages`;
-  const [latDirect, latBare, latGateway] = (await sequential(
+  // Below it, what a framework-free node:http pass-through adds: the cost of the process hop itself.
+  const nodeUrl = `${info.node}/node/anthropic/v1/messages`;
+  const [latDirect, latBare, latGateway, latNode] = (await sequential(
     [
       { url: direct, headers: json },
       { url: bareUrl, headers: json },
       { url: gateway, headers: auth },
+      { url: nodeUrl, headers: json },
     ],
     BODY,
     false,
@@ -178,17 +181,20 @@ try {
       cpu.platform += (processCpuMs(platform?.pid) ?? 0) - before.platform;
       cpu.postgres += postgresCpuMs() - before.postgres;
     },
-  )) as [Stats, Stats, Stats];
+  )) as [Stats, Stats, Stats, Stats];
   const platformCpu = cpu.platform / n;
   const postgresCpu = cpu.postgres / n;
   console.log(
     [
-      `non-streaming, 1 request at a time (${n} requests each, direct, bare and gateway alternating in blocks of 100):`,
+      `non-streaming, 1 request at a time (${n} requests each, direct, bare, gateway and node:http alternating in blocks of 100):`,
       `  direct   ${ms(latDirect)}`,
+      `  node     ${ms(latNode)}`,
       `  bare     ${ms(latBare)}`,
       `  gateway  ${ms(latGateway)}`,
       `  added    p50 ${fmt(latGateway.p50 - latDirect.p50, 3)} ms  p99 ${fmt(latGateway.p99 - latDirect.p99, 3)} ms`,
       `  added by the bare pass-through alone: p50 ${fmt(latBare.p50 - latDirect.p50, 3)} ms  p99 ${fmt(latBare.p99 - latDirect.p99, 3)} ms`,
+      `  added by a node:http pass-through (the process hop): p50 ${fmt(latNode.p50 - latDirect.p50, 3)} ms  p99 ${fmt(latNode.p99 - latDirect.p99, 3)} ms`,
+      `  gateway over the node:http floor: p50 ${fmt(latGateway.p50 - latNode.p50, 3)} ms`,
       `  CPU per gateway request: platform process ${fmt(platformCpu, 3)} ms, PostgreSQL ${fmt(postgresCpu, 3)} ms`,
     ].join("\n"),
   );
@@ -214,21 +220,22 @@ try {
   // The baselines and the gateway alternate, round by round, so a change of load lands on all.
   const seconds = Number(process.env.BENCH_SECONDS ?? 3);
   const rounds = Number(process.env.BENCH_ROUNDS ?? 3);
-  const kinds = ["bare", "helper", "gateway"] as const;
-  const totals = { bare: 0, helper: 0, gateway: 0 };
+  const kinds = ["node", "bare", "helper", "gateway"] as const;
+  const totals = { node: 0, bare: 0, helper: 0, gateway: 0 };
   const cpuTotals = Object.fromEntries(
     kinds.map((k) => [k, { platform: 0, postgres: 0, upstream: 0, loadGenerator: 0 } as CpuSplit]),
   ) as Record<(typeof kinds)[number], CpuSplit>;
   const targets = {
+    node: [nodeUrl, json],
     bare: [bareUrl, json],
     helper: [`${info.bare}/hono-proxy/anthropic/v1/messages`, json],
     gateway: [gateway, auth],
   } as const;
   const pids = { platform: platform?.pid, upstream: upstream.pid };
-  const counted = { bare: 0, helper: 0, gateway: 0 };
+  const counted = { node: 0, bare: 0, helper: 0, gateway: 0 };
   console.log(`throughput, 10 connections, ${rounds} rounds of ${seconds} s each:`);
   for (let round = 1; round <= rounds; round++) {
-    const rates = { bare: 0, helper: 0, gateway: 0 };
+    const rates = { node: 0, bare: 0, helper: 0, gateway: 0 };
     for (const kind of kinds) {
       const [url, headers] = targets[kind];
       const { rate, requests, cpu } = await throughput(url, headers, seconds, pids);
@@ -238,15 +245,16 @@ try {
       for (const part of CPU_PARTS) cpuTotals[kind][part] += cpu[part];
     }
     console.log(
-      `  round ${round}: bare pass-through ${fmt(rates.bare, 0)} req/s, hono/proxy ${fmt(rates.helper, 0)} req/s, gateway + proxy ${fmt(rates.gateway, 0)} req/s (${fmt(rates.gateway / rates.bare)}x)`,
+      `  round ${round}: node:http ${fmt(rates.node, 0)} req/s, bare pass-through ${fmt(rates.bare, 0)} req/s, hono/proxy ${fmt(rates.helper, 0)} req/s, gateway + proxy ${fmt(rates.gateway, 0)} req/s (${fmt(rates.gateway / rates.bare)}x)`,
     );
   }
   const avg = (n: number) => fmt(n / rounds, 0);
   console.log(
     [
-      `  all rounds: bare Hono pass-through ${avg(totals.bare)} req/s, Hono's proxy helper ${avg(totals.helper)} req/s, gateway + proxy ${avg(totals.gateway)} req/s`,
-      `  gateway + proxy: ${fmt(totals.gateway / totals.bare)}x the bare pass-through (${fmt(totals.gateway / totals.helper)}x Hono's proxy helper)`,
+      `  all rounds: node:http pass-through ${avg(totals.node)} req/s, bare Hono pass-through ${avg(totals.bare)} req/s, Hono's proxy helper ${avg(totals.helper)} req/s, gateway + proxy ${avg(totals.gateway)} req/s`,
+      `  gateway + proxy: ${fmt(totals.gateway / totals.bare)}x the bare pass-through (${fmt(totals.gateway / totals.helper)}x Hono's proxy helper, ${fmt(totals.gateway / totals.node)}x node:http)`,
       "  CPU per request, every process on the machine (all rounds):",
+      `    node:http          ${perRequest(cpuTotals.node, counted.node)}`,
       `    bare pass-through  ${perRequest(cpuTotals.bare, counted.bare)}`,
       `    hono/proxy         ${perRequest(cpuTotals.helper, counted.helper)}`,
       `    gateway + proxy    ${perRequest(cpuTotals.gateway, counted.gateway)}`,

@@ -1,12 +1,13 @@
 // Bench helper: the all-in-one platform with the inference proxy pointed at the upstream in
-// UPSTREAM_URL, plus a bare Hono pass-through to the same upstream served by this same process.
+// UPSTREAM_URL, plus a bare Hono pass-through and a framework-free node:http one to the same upstream, served by
+// this same process.
 // Prints one JSON line: gateway URL, the bare URL and a project token. GET <bare>/__mem reports
 // this process's memory after a GC (run with --expose-gc).
 import { openDatabase } from "@agentplane/db";
 import { MemoryBus } from "@agentplane/events";
 import { serveFetch, silentLogger } from "@agentplane/service-kit";
 import { createTestDatabase } from "@agentplane/testkit";
-import { createBarePassThrough } from "../../apps/inference-proxy/src/bench/bare-passthrough.ts";
+import { createBarePassThrough, createNodePassThrough } from "../../apps/inference-proxy/src/bench/bare-passthrough.ts";
 import { assemblePlatform } from "../../apps/platform/src/assemble.ts";
 import { benchPlatformEnv } from "./platform-env.ts";
 
@@ -48,7 +49,12 @@ const bareServer = await serveFetch(
   (req) => (new URL(req.url).pathname === "/__mem" ? memory() : bare.app.fetch(req)),
   { port: 0, hostname: "127.0.0.1" },
 );
-process.stdout.write(`${JSON.stringify({ gateway: platform.url, bare: bareServer.url, token: token.token })}\n`);
+const nodeServer = createNodePassThrough(upstream);
+await new Promise<void>((resolve) => nodeServer.listen(0, "127.0.0.1", resolve));
+const nodeUrl = `http://127.0.0.1:${(nodeServer.address() as { port: number }).port}`;
+process.stdout.write(
+  `${JSON.stringify({ gateway: platform.url, bare: bareServer.url, node: nodeUrl, token: token.token })}\n`,
+);
 process.once("SIGTERM", () => {
   void (async () => {
     await platform.close();

@@ -1,3 +1,4 @@
+import { createServer, Agent as HttpAgent, request as httpRequest, type Server } from "node:http";
 import { webStreamOf } from "@agentplane/service-kit";
 import { Hono } from "hono";
 import { proxy } from "hono/proxy";
@@ -32,4 +33,39 @@ export function createBarePassThrough(upstreamOrigin: string): { app: Hono; clos
     return new Response(webStreamOf(res.body), { status: res.statusCode, headers });
   });
   return { app, close: () => dispatcher.close() };
+}
+
+/**
+ * The floor of any proxy in a Node process: `node:http` in and out, no framework, no web streams,
+ * the answer piped back as it arrives. What one more process hop costs on this machine.
+ */
+export function createNodePassThrough(upstreamOrigin: string): Server {
+  const upstream = new URL(upstreamOrigin);
+  const agent = new HttpAgent({ keepAlive: true, maxSockets: 2048 });
+  const server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on("data", (chunk: Buffer) => chunks.push(chunk));
+    req.on("end", () => {
+      const body = Buffer.concat(chunks);
+      const out = httpRequest(
+        {
+          host: upstream.hostname,
+          port: upstream.port,
+          path: req.url?.replace(/^\/node/, ""),
+          method: req.method,
+          agent,
+          headers: { "content-type": req.headers["content-type"] ?? "application/json", "content-length": body.length },
+        },
+        (answer) => {
+          res.writeHead(answer.statusCode ?? 502, { "content-type": answer.headers["content-type"] ?? "" });
+          answer.pipe(res);
+        },
+      );
+      out.on("error", () => res.destroy());
+      out.end(body);
+    });
+  });
+  server.keepAliveTimeout = 60_000;
+  server.once("close", () => agent.destroy());
+  return server;
 }
