@@ -12,9 +12,14 @@ export interface Spawned {
   stop(signal?: NodeJS.Signals): Promise<void>;
 }
 
-/** Starts `node <script> ...args` with this (Node 24) runtime, collecting output. */
-export function spawnNode(script: string, args: string[], env: Record<string, string>): Spawned {
-  const child = spawn(process.execPath, [script, ...args], {
+/** Starts `node ...nodeFlags <script> ...args` with this (Node 24) runtime, collecting output. */
+export function spawnNode(
+  script: string,
+  args: string[],
+  env: Record<string, string>,
+  nodeFlags: string[] = [],
+): Spawned {
+  const child = spawn(process.execPath, [...nodeFlags, script, ...args], {
     cwd: REPO_ROOT,
     env: { ...process.env, LOG_LEVEL: "warn", ...env },
     stdio: ["ignore", "pipe", "pipe"],

@@ -7,6 +7,7 @@ import { createLogger, installProcessGuard, onShutdown, parseEnv } from "@agentp
 import { assemblePlatform } from "./assemble.ts";
 import { AllInOneEnvSchema, dataDirOf } from "./config.ts";
 import type { LocalRuntime } from "./runtime.ts";
+import { collectStartupGarbage } from "./startup-gc.ts";
 import { printWelcome } from "./welcome.ts";
 
 /** `npm start`: every service in this process, PGlite under the data dir, the in-memory bus. */
@@ -58,6 +59,8 @@ export async function runAllInOne(rawEnv: Record<string, string | undefined>): P
       logger.warn({ err: (err as Error).message }, "agent runtime not started");
     }
   }
+  // Before the banner, which tells a user (and a test) that the start is over.
+  collectStartupGarbage();
   printWelcome({ env, dataDir, platform, runtime, hasModel: hasProviderCredential(inference) });
 
   onShutdown(async () => {
