@@ -1,8 +1,7 @@
-import { spawn } from "node:child_process";
 import { createHash } from "node:crypto";
-import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join, relative } from "node:path";
-import { createInterface } from "node:readline";
+import { runBuildChild, underBuildLock } from "@agentplane/service-kit/build-child";
 
 /**
  * The console is built from its sources when its build is missing or older than them (a hash of
@@ -13,8 +12,6 @@ export const CONSOLE_ROOT = import.meta.dirname;
 export const CONSOLE_DIST = join(CONSOLE_ROOT, "dist");
 const STAMP = ".source-hash";
 const LOCK = join(CONSOLE_ROOT, ".build-lock");
-/** A lock older than this was left by a process that died while building. */
-const STALE_LOCK_MS = 120_000;
 const INPUTS = ["src", "index.html", "vite.config.ts", "package.json", "public"];
 
 function files(path: string): string[] {
@@ -74,89 +71,21 @@ export async function buildConsole(): Promise<string> {
 }
 
 /**
- * One build at a time across processes (test files starting platforms in parallel): the others
- * wait for it and use its result.
- */
-async function underBuildLock(build: () => Promise<unknown>): Promise<void> {
-  for (;;) {
-    try {
-      mkdirSync(LOCK);
-      break;
-    } catch {
-      const age = Date.now() - (statSync(LOCK, { throwIfNoEntry: false })?.mtimeMs ?? Date.now());
-      if (age > STALE_LOCK_MS) rmSync(LOCK, { recursive: true, force: true });
-      if (buildIsCurrent()) return;
-      await new Promise((resolve) => setTimeout(resolve, 250));
-    }
-  }
-  try {
-    if (!buildIsCurrent()) await build();
-  } finally {
-    rmSync(LOCK, { recursive: true, force: true });
-  }
-}
-
-/**
- * The Node flags a build child takes from this process (its memory and module settings): not what
- * this process runs (`-e`, `--test`), a debugger port or a file watcher.
- */
-function childNodeFlags(execArgv: readonly string[] = process.execArgv): string[] {
-  const withValue = new Set(["-e", "--eval", "-p", "--print", "--watch-path", "--inspect-port", "--debug-port"]);
-  const flags: string[] = [];
-  for (let i = 0; i < execArgv.length; i++) {
-    const flag = execArgv[i] as string;
-    if (flag === "-r") {
-      flags.push(flag, execArgv[++i] as string);
-    } else if (withValue.has(flag)) {
-      i++;
-    } else if (!/^(-[ic]$|--(eval|print|input-type|interactive|check|test|watch|inspect|debug))/.test(flag)) {
-      flags.push(flag);
-    }
-  }
-  return flags;
-}
-
-/**
- * What a build child sees of the environment: enough to run Node and Vite, no secret. The build
- * is always a production build, whatever this process runs as (a test runner's `NODE_ENV=test`
- * would otherwise ship React's development build to every later start of the same sources).
- */
-function buildChildEnv(env: Record<string, string | undefined> = process.env): Record<string, string> {
-  const out: Record<string, string> = { NODE_ENV: "production" };
-  for (const name of ["PATH", "HOME"]) {
-    const value = env[name];
-    if (value !== undefined) out[name] = value;
-  }
-  return out;
-}
-
-/**
  * Vite runs in a process of its own: the heap a build grows (hundreds of MB) goes away with it
  * instead of staying with the server for its whole life. Each line it prints goes to `log`.
  */
-function buildInChild(log: (message: string) => void): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [...childNodeFlags(), join(CONSOLE_ROOT, "build.ts")], {
-      cwd: CONSOLE_ROOT,
-      env: buildChildEnv(),
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    const errors: string[] = [];
-    const line = (raw: string, stream: "stdout" | "stderr") => {
-      const text = raw.trimEnd();
-      // The entry prints where it built to; this process says so itself.
-      if (!text || text === CONSOLE_DIST) return;
-      if (stream === "stderr" && errors.length < 40) errors.push(text);
-      log(text);
-    };
-    createInterface({ input: child.stdout }).on("line", (text) => line(text, "stdout"));
-    createInterface({ input: child.stderr }).on("line", (text) => line(text, "stderr"));
-    child.on("error", reject);
-    child.on("close", (code, signal) => {
-      if (code === 0) resolve();
-      else reject(new Error(`the console build failed (${signal ?? `exit ${code}`}): ${errors.join("\n")}`));
-    });
+async function buildInChild(log: (message: string) => void): Promise<void> {
+  const errors: string[] = [];
+  const exit = await runBuildChild(join(CONSOLE_ROOT, "build.ts"), CONSOLE_ROOT, (text, stream) => {
+    // The entry prints where it built to; this process says so itself.
+    if (text === CONSOLE_DIST) return;
+    if (stream === "stderr" && errors.length < 40) errors.push(text);
+    log(text);
   });
+  if (exit.error) throw exit.error;
+  if (exit.code !== 0) {
+    throw new Error(`the console build failed (${exit.signal ?? `exit ${exit.code}`}): ${errors.join("\n")}`);
+  }
 }
 
 /** The directory to serve the console from, built first (in a child process) when missing or stale. */
@@ -164,7 +93,7 @@ export async function ensureConsoleBuild(log: (message: string) => void = () => 
   if (buildIsCurrent()) return CONSOLE_DIST;
   const started = Date.now();
   log("building the console (apps/console) for its current sources");
-  await underBuildLock(() => buildInChild(log));
+  await underBuildLock(LOCK, buildIsCurrent, () => buildInChild(log));
   log(`console ready in ${((Date.now() - started) / 1000).toFixed(1)} s`);
   return CONSOLE_DIST;
 }

@@ -1,9 +1,8 @@
-import { spawn } from "node:child_process";
 import { createHash } from "node:crypto";
-import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
-import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
+import { runBuildChild, underBuildLock } from "@agentplane/service-kit/build-child";
 
 const APP_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
 /** The web UI's sources (Vite root) and what they import from the runtime's own tree. */
@@ -18,8 +17,6 @@ const SOURCES = [
 const STAMP = ".source-hash";
 const BUILD_SCRIPT = join(APP_ROOT, "scripts/build-web.ts");
 const LOCK = join(WEB_ROOT, ".build-lock");
-/** A lock older than this was left by a process that died while building. */
-const STALE_LOCK_MS = 120_000;
 
 function filesUnder(path: string): string[] {
   if (!existsSync(path)) return [];
@@ -83,77 +80,16 @@ export async function buildWebAssets(logger?: BuildLog): Promise<boolean> {
   }
 }
 
-/**
- * The Node flags a build child takes from this process (its memory and module settings): not what
- * this process runs (`-e`, `--test`), a debugger port or a file watcher.
- */
-function childNodeFlags(execArgv: readonly string[] = process.execArgv): string[] {
-  const withValue = new Set(["-e", "--eval", "-p", "--print", "--watch-path", "--inspect-port", "--debug-port"]);
-  const flags: string[] = [];
-  for (let i = 0; i < execArgv.length; i++) {
-    const flag = execArgv[i] as string;
-    if (flag === "-r") {
-      flags.push(flag, execArgv[++i] as string);
-    } else if (withValue.has(flag)) {
-      i++;
-    } else if (!/^(-[ic]$|--(eval|print|input-type|interactive|check|test|watch|inspect|debug))/.test(flag)) {
-      flags.push(flag);
-    }
-  }
-  return flags;
-}
-
-/** Runs `scripts/build-web.ts` with no secret in its environment; its lines go to `logger`. */
-function buildInChild(logger?: BuildLog): Promise<{ ok: boolean; output: string[] }> {
-  // Always a production build, whatever this process runs as (a test runner's NODE_ENV=test would
-  // otherwise leave React's development build for every later start of the same sources).
-  const env: Record<string, string> = { NODE_ENV: "production" };
-  for (const name of ["PATH", "HOME"]) {
-    const value = process.env[name];
-    if (value !== undefined) env[name] = value;
-  }
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, [...childNodeFlags(), BUILD_SCRIPT], {
-      cwd: APP_ROOT,
-      env,
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    const output: string[] = [];
-    const pass = (level: "info" | "warn") => (raw: string) => {
-      const text = raw.trimEnd();
-      if (!text) return;
-      output.push(text);
-      if (output.length > 20) output.shift();
-      logger?.[level]({ build: "web UI" }, text);
-    };
-    createInterface({ input: child.stdout }).on("line", pass("info"));
-    createInterface({ input: child.stderr }).on("line", pass("warn"));
-    child.on("error", (err) => resolve({ ok: false, output: [...output, err.message] }));
-    child.on("close", (code) => resolve({ ok: code === 0, output }));
+/** Runs `scripts/build-web.ts` as a build child; its lines go to `logger`, the last 20 kept. */
+async function buildInChild(logger?: BuildLog): Promise<{ ok: boolean; output: string[] }> {
+  const output: string[] = [];
+  const exit = await runBuildChild(BUILD_SCRIPT, APP_ROOT, (text, stream) => {
+    output.push(text);
+    if (output.length > 20) output.shift();
+    logger?.[stream === "stdout" ? "info" : "warn"]({ build: "web UI" }, text);
   });
-}
-
-/**
- * One build at a time across processes (runtimes and tests starting together): the others wait
- * for it and serve its result.
- */
-async function underBuildLock(build: () => Promise<boolean>): Promise<boolean> {
-  for (;;) {
-    try {
-      mkdirSync(LOCK);
-      break;
-    } catch {
-      const age = Date.now() - (statSync(LOCK, { throwIfNoEntry: false })?.mtimeMs ?? Date.now());
-      if (age > STALE_LOCK_MS) rmSync(LOCK, { recursive: true, force: true });
-      if (webAssetsFresh()) return true;
-      await new Promise((resolve) => setTimeout(resolve, 250));
-    }
-  }
-  try {
-    return webAssetsFresh() || (await build());
-  } finally {
-    rmSync(LOCK, { recursive: true, force: true });
-  }
+  if (exit.error) return { ok: false, output: [...output, exit.error.message] };
+  return { ok: exit.code === 0, output };
 }
 
 /**
@@ -165,7 +101,7 @@ export async function ensureWebAssets(logger?: BuildLog): Promise<boolean> {
   if (webAssetsFresh()) return true;
   const started = Date.now();
   logger?.info({}, "building the web UI for its current sources");
-  return underBuildLock(async () => {
+  const built = await underBuildLock(LOCK, webAssetsFresh, async () => {
     const { ok, output } = await buildInChild(logger);
     if (ok && webAssetsFresh()) {
       logger?.info({ ms: Date.now() - started }, `web UI ready in ${((Date.now() - started) / 1000).toFixed(1)} s`);
@@ -174,4 +110,6 @@ export async function ensureWebAssets(logger?: BuildLog): Promise<boolean> {
     logger?.warn({ err: output.slice(-5).join("\n") }, "the web UI could not be built; serving what is there");
     return false;
   });
+  // Not run: another process built the current sources meanwhile.
+  return built ?? true;
 }
