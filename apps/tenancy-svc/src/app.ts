@@ -11,11 +11,12 @@ import {
 } from "@agentplane/service-kit";
 import { sql } from "kysely";
 import { LocalAuthorizer } from "./authz/local-authorizer.ts";
-import { type ResolvedTenancyConfig, resolveConfig, type TenancyConfig } from "./config.ts";
+import { type ResolvedTenancyConfig, resolveConfig, secretKeysOf, type TenancyConfig } from "./config.ts";
 import type { TenancyContext } from "./context.ts";
 import { assertSecretKey } from "./crypto/secret-box.ts";
 import { migrations } from "./db/migrations/index.ts";
 import { TENANCY_SCHEMA, type TenancyDatabase } from "./db/schema.ts";
+import { rewrapSealedSecrets } from "./keys/rewrap.ts";
 import { registerRoutes } from "./routes/index.ts";
 import { initializeInstallation } from "./services/installation.ts";
 import { OidcActivation } from "./services/oidc-activation.ts";
@@ -53,6 +54,12 @@ export async function createTenancyService(deps: TenancyDeps): Promise<TenancySe
   const config = resolveConfig(deps.config);
   await migrateToLatest(deps.database, TENANCY_SCHEMA, migrations);
   const db = deps.database.forSchema<TenancyDatabase>(TENANCY_SCHEMA);
+  if (config.previousSecretKey) {
+    // A master key rotation: what the previous key sealed is re-sealed under the new one, so the
+    // previous key can be removed after this start.
+    const { rewrapped } = await rewrapSealedSecrets(db, secretKeysOf(config));
+    deps.logger.info({ rewrapped }, "sealed secrets re-wrapped under the current master key");
+  }
   const authorizer = new LocalAuthorizer(db);
   const outbox = createOutbox({
     database: deps.database,

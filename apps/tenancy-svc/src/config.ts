@@ -1,6 +1,14 @@
 import type { OutboxTuning } from "@agentplane/events";
 import { deploymentEnv, parseEnv } from "@agentplane/service-kit";
 import { z } from "zod";
+import type { SecretKeys } from "./crypto/secret-box.ts";
+
+const key32 = (name: string) =>
+  z.string().transform((value, ctx) => {
+    const key = Buffer.from(value, "base64");
+    if (key.length !== 32) ctx.addIssue({ code: "custom", message: `${name} must be 32 bytes, base64-encoded` });
+    return key;
+  });
 
 /**
  * Tenancy's settings from the environment, the same for its own deployable and the all-in-one
@@ -9,6 +17,8 @@ import { z } from "zod";
 export const TenancySettingsSchema = z.object({
   PUBLIC_URL: z.url().optional(),
   KEY_ROTATION_GRACE_SECONDS: z.coerce.number().int().min(0).default(86_400),
+  /** The master key being rotated out: what it sealed is re-sealed under AGENTPLANE_SECRET_KEY at start. */
+  AGENTPLANE_SECRET_KEY_PREVIOUS: key32("AGENTPLANE_SECRET_KEY_PREVIOUS").optional(),
   AGENTPLANE_BOOTSTRAP_TOKEN: z.string().min(32, "must be at least 32 characters").optional(),
   // Activation approval by signing in at this identity provider (authorization code flow + PKCE).
   OIDC_ISSUER: z.url().optional(),
@@ -59,6 +69,7 @@ export function configFromSettings(
 ): TenancyConfig {
   return {
     secretKey: options.secretKey,
+    ...(env.AGENTPLANE_SECRET_KEY_PREVIOUS ? { previousSecretKey: env.AGENTPLANE_SECRET_KEY_PREVIOUS } : {}),
     publicUrl: env.PUBLIC_URL ?? options.publicUrl ?? "http://localhost:8080",
     ...(env.PUBLIC_URL || options.publicUrl ? {} : { publicUrlFromRequest: true }),
     keyRotationGraceSeconds: env.KEY_ROTATION_GRACE_SECONDS,
@@ -86,6 +97,11 @@ export function oidcSignInGap(env: TenancySettings): string | undefined {
 export interface TenancyConfig {
   /** 32 bytes: encrypts private signing keys and the one-time activation token at rest. */
   secretKey: Uint8Array;
+  /**
+   * AGENTPLANE_SECRET_KEY_PREVIOUS, during a master key rotation: the start re-seals everything it
+   * sealed under `secretKey`, and it still opens rows until then; afterwards it can be removed.
+   */
+  previousSecretKey?: Uint8Array;
   /** Where operators reach the platform; the activation page is `${publicUrl}/activate`. */
   publicUrl: string;
   /**
@@ -130,6 +146,11 @@ export interface ResolvedTenancyConfig extends TenancyConfig {
   activationTtlSeconds: number;
   activationIntervalSeconds: number;
   invitationTtlSeconds: number;
+}
+
+/** The keys that open what tenancy sealed: the master key, then the one being rotated out. */
+export function secretKeysOf(config: TenancyConfig): SecretKeys {
+  return { current: config.secretKey, previous: config.previousSecretKey };
 }
 
 export function resolveConfig(config: TenancyConfig): ResolvedTenancyConfig {

@@ -1,7 +1,7 @@
 import { newId } from "@agentplane/contracts";
 import { exportJWK, exportPKCS8, exportSPKI, generateKeyPair, importJWK, importPKCS8, type JWK } from "jose";
 import { type Kysely, sql } from "kysely";
-import { open, seal } from "../crypto/secret-box.ts";
+import { open, type SecretKeys, seal } from "../crypto/secret-box.ts";
 import type { TenancyDatabase } from "../db/schema.ts";
 
 export const SIGNING_ALG = "ES256";
@@ -22,7 +22,7 @@ export interface PublishedJwk {
 
 type SigningKeyObject = Awaited<ReturnType<typeof importPKCS8>>;
 
-function sealContext(kid: string): string {
+export function signingKeyContext(kid: string): string {
   return `signing-key:${kid}`;
 }
 
@@ -39,7 +39,7 @@ export async function insertCurrentKey(db: Db, secretKey: Uint8Array, projectId:
       id: kid,
       project_id: projectId,
       public_jwk: JSON.stringify(jwk),
-      private_key_enc: seal(secretKey, pkcs8, sealContext(kid)),
+      private_key_enc: seal(secretKey, pkcs8, signingKeyContext(kid)),
       status: "current",
       published_until: null,
     })
@@ -125,7 +125,7 @@ export async function currentPublicKey(
  */
 export async function currentSigningKey(
   db: Db,
-  secretKey: Uint8Array,
+  secretKeys: Uint8Array | SecretKeys,
   projectId: string,
 ): Promise<{ kid: string; privateKey: SigningKeyObject } | undefined> {
   const row = await db
@@ -135,6 +135,6 @@ export async function currentSigningKey(
     .where("status", "=", "current")
     .executeTakeFirst();
   if (!row) return undefined;
-  const pkcs8 = open(secretKey, row.private_key_enc, sealContext(row.id)).toString("utf8");
+  const pkcs8 = open(secretKeys, row.private_key_enc, signingKeyContext(row.id)).toString("utf8");
   return { kid: row.id, privateKey: await importPKCS8(pkcs8, SIGNING_ALG) };
 }

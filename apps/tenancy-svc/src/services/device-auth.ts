@@ -15,6 +15,7 @@ import { ProblemError } from "@agentplane/problem-details";
 import type { Requester } from "@agentplane/service-kit";
 import type { Kysely, Selectable } from "kysely";
 import { actorOf } from "../authz/local-authorizer.ts";
+import { secretKeysOf } from "../config.ts";
 import type { TenancyContext } from "../context.ts";
 import { open, seal, sha256Hex } from "../crypto/secret-box.ts";
 import type { DeviceAuthorizationTable, TenancyDatabase } from "../db/schema.ts";
@@ -28,7 +29,7 @@ type Row = Selectable<DeviceAuthorizationTable>;
 export const SLOW_DOWN_STEP_SECONDS = 5;
 const DEFAULT_CLIENT_NAME = "a device";
 
-const sealContext = (id: string) => `device-token:${id}`;
+export const deviceTokenContext = (id: string) => `device-token:${id}`;
 
 /** A poll's refusal: 400 with RFC 8628's code in `error` (RFC 6749 §5.2), as a problem. */
 function pollError(error: DevicePollError | "invalid_grant", detail: string, interval?: number): ProblemError {
@@ -111,7 +112,7 @@ export async function pollDeviceAuthorization(ctx: TenancyContext, deviceCode: s
       return locked;
     });
     if (handed?.token_enc && handed.token_id) {
-      const token = open(ctx.config.secretKey, handed.token_enc, sealContext(row.id)).toString("utf8");
+      const token = open(secretKeysOf(ctx.config), handed.token_enc, deviceTokenContext(row.id)).toString("utf8");
       const tokenRow = await ctx.db
         .selectFrom("api_tokens")
         .select("expires_at")
@@ -251,7 +252,7 @@ export async function decideDeviceAuthorization(
         status: "approved",
         user_id: spec.userId,
         token_id: created.id,
-        token_enc: seal(ctx.config.secretKey, token, sealContext(row.id)),
+        token_enc: seal(ctx.config.secretKey, token, deviceTokenContext(row.id)),
         decided_at: new Date(),
       })
       .where("id", "=", row.id)

@@ -3,6 +3,7 @@ import { type ActivationPoll, type Installation, newId } from "@agentplane/contr
 import { recordDomainEvent, withDomainEvents } from "@agentplane/events";
 import { ProblemError } from "@agentplane/problem-details";
 import type { Kysely } from "kysely";
+import { secretKeysOf } from "../config.ts";
 import type { TenancyContext } from "../context.ts";
 import { digestsEqual, open, seal, sha256Hex } from "../crypto/secret-box.ts";
 import type { TenancyDatabase } from "../db/schema.ts";
@@ -191,7 +192,7 @@ export async function startActivation(ctx: TenancyContext, requestOrigin?: strin
   };
 }
 
-function tokenContext(sessionId: string): string {
+export function activationTokenContext(sessionId: string): string {
   return `activation-token:${sessionId}`;
 }
 
@@ -212,7 +213,9 @@ export async function pollActivation(ctx: TenancyContext, sessionId: string): Pr
       await trx.updateTable("activation_sessions").set({ token_enc: null }).where("id", "=", sessionId).execute();
       return locked.token_enc;
     });
-    const token = sealed ? open(ctx.config.secretKey, sealed, tokenContext(sessionId)).toString("utf8") : undefined;
+    const token = sealed
+      ? open(secretKeysOf(ctx.config), sealed, activationTokenContext(sessionId)).toString("utf8")
+      : undefined;
     return {
       status: "approved",
       interval,
@@ -320,7 +323,7 @@ export async function approveActivation(
       .updateTable("activation_sessions")
       .set({
         status: "approved",
-        token_enc: seal(ctx.config.secretKey, token, tokenContext(locked.id)),
+        token_enc: seal(ctx.config.secretKey, token, activationTokenContext(locked.id)),
         org_id: orgId,
         user_id: userId,
       })

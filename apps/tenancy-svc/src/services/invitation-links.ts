@@ -13,8 +13,8 @@ import { createUser } from "./users.ts";
  * storage (an admin can copy the link again from the list), cannot be derived from the id, which
  * appears in lists and audit records, and dies with the invitation's status.
  */
-export function invitationToken(ctx: TenancyContext, invitationId: string): string {
-  return createHmac("sha256", ctx.config.secretKey).update(`invitation\u0000${invitationId}`).digest("base64url");
+export function invitationToken(ctx: TenancyContext, invitationId: string, key = ctx.config.secretKey): string {
+  return createHmac("sha256", key).update(`invitation\u0000${invitationId}`).digest("base64url");
 }
 
 /** Where the invitee opens the console; the token rides in the fragment, which no server sees. */
@@ -30,10 +30,14 @@ export function withAcceptUrl(ctx: TenancyContext, invitation: Invitation, reque
     : invitation;
 }
 
+/** A link made before a master key rotation still opens while the previous key is configured. */
 function tokenMatches(ctx: TenancyContext, invitationId: string, token: string): boolean {
-  const expected = Buffer.from(invitationToken(ctx, invitationId));
   const presented = Buffer.from(token);
-  return expected.length === presented.length && timingSafeEqual(expected, presented);
+  const keys = [ctx.config.secretKey, ...(ctx.config.previousSecretKey ? [ctx.config.previousSecretKey] : [])];
+  return keys.some((key) => {
+    const expected = Buffer.from(invitationToken(ctx, invitationId, key));
+    return expected.length === presented.length && timingSafeEqual(expected, presented);
+  });
 }
 
 const notFound = (id: string) => new ProblemError("not-found", { detail: `Invitation ${id} was not found` });

@@ -1,8 +1,8 @@
 import { timingSafeEqual } from "node:crypto";
 import { decodeProtectedHeader } from "jose";
 import * as oidc from "openid-client";
-import type { OidcConfig, ResolvedTenancyConfig } from "../config.ts";
-import { open, seal } from "../crypto/secret-box.ts";
+import { type OidcConfig, type ResolvedTenancyConfig, secretKeysOf } from "../config.ts";
+import { open, type SecretKeys, seal } from "../crypto/secret-box.ts";
 
 /** Asymmetric algorithms only: `none` and HMAC (e.g. HS256 keyed with a public key) are refused. */
 const ALLOWED_ALGS = ["RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512", "EdDSA"];
@@ -94,7 +94,7 @@ export class OidcActivation {
   readonly issuer: string;
   readonly redirectUri: string;
   private readonly config: OidcConfig;
-  private readonly secretKey: Uint8Array;
+  private readonly secretKeys: SecretKeys;
   private discovered: Promise<oidc.Configuration> | undefined;
 
   constructor(config: OidcConfig, tenancy: ResolvedTenancyConfig) {
@@ -102,7 +102,7 @@ export class OidcActivation {
     // Same normalization as the gateway, so the owner provisioned here is the user it finds later.
     this.issuer = config.issuer.replace(/\/+$/, "");
     this.redirectUri = config.redirectUri ?? `${tenancy.publicUrl}/activate/callback`;
-    this.secretKey = tenancy.secretKey;
+    this.secretKeys = secretKeysOf(tenancy);
   }
 
   private load(): Promise<oidc.Configuration> {
@@ -190,7 +190,7 @@ export class OidcActivation {
       code_challenge: await oidc.calculatePKCECodeChallenge(signIn.verifier),
       code_challenge_method: "S256",
     });
-    return { location: url.href, cookie: seal(this.secretKey, JSON.stringify(signIn), context) };
+    return { location: url.href, cookie: seal(this.secretKeys.current, JSON.stringify(signIn), context) };
   }
 
   async completeSignIn<T extends Record<string, string | undefined>>(
@@ -235,7 +235,7 @@ export class OidcActivation {
     if (!cookie) throw new SignInError("No sign-in was started from this browser, or it has expired.");
     let signIn: SignInState;
     try {
-      signIn = JSON.parse(open(this.secretKey, cookie, context).toString("utf8")) as SignInState;
+      signIn = JSON.parse(open(this.secretKeys, cookie, context).toString("utf8")) as SignInState;
     } catch {
       throw new SignInError("No sign-in was started from this browser, or it has expired.");
     }

@@ -2,6 +2,7 @@ import { clusterJwtIssuer } from "@agentplane/contracts";
 import { SignJWT } from "jose";
 import type { Kysely } from "kysely";
 import { LRUCache } from "lru-cache";
+import type { SecretKeys } from "../crypto/secret-box.ts";
 import type { TenancyDatabase } from "../db/schema.ts";
 import { currentSigningKey, type PublishedJwk, publishedKeys, SIGNING_ALG } from "../keys/signing-keys.ts";
 
@@ -33,12 +34,12 @@ export async function projectVerificationKeys(
  */
 export class ProjectTokenSigner {
   readonly #db: Db;
-  readonly #secretKey: Uint8Array;
+  readonly #secretKeys: Uint8Array | SecretKeys;
   readonly #keys = new LRUCache<string, Promise<SigningKey>>({ max: 10_000, ttl: 5000 });
 
-  constructor(db: Db, secretKey: Uint8Array) {
+  constructor(db: Db, secretKeys: Uint8Array | SecretKeys) {
     this.#db = db;
-    this.#secretKey = secretKey;
+    this.#secretKeys = secretKeys;
   }
 
   /** The signed token and its key id; undefined when the project does not exist (or has no key). */
@@ -62,7 +63,7 @@ export class ProjectTokenSigner {
   #key(projectId: string): Promise<SigningKey> {
     const hit = this.#keys.get(projectId);
     if (hit) return hit;
-    const key = currentSigningKey(this.#db, this.#secretKey, projectId);
+    const key = currentSigningKey(this.#db, this.#secretKeys, projectId);
     this.#keys.set(projectId, key);
     key.catch(() => {
       if (this.#keys.peek(projectId) === key) this.#keys.delete(projectId);
