@@ -26,7 +26,7 @@ export interface GovernanceConfig {
   heartbeatMs?: number;
   /** How `aws-role` credentials reach STS (default: the SDK's regional endpoint and credential chain). */
   sts?: StsConfig;
-  /** The outbox relay's poll interval and longest backoff (defaults 250 ms and 30 s). */
+  /** The outbox relay's poll interval, idle poll ceiling and longest backoff (defaults 250 ms, 2 s, 30 s). */
   eventRelay?: OutboxTuning;
 }
 

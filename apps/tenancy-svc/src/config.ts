@@ -123,7 +123,8 @@ export interface TenancyConfig {
   invitationTtlSeconds?: number;
   /**
    * The relay that moves domain audit events from the outbox table to the bus: how often it looks
-   * for rows (default 250 ms) and the longest wait between attempts while the bus is down (30 s).
+   * for rows (default 250 ms), the interval that grows to while it finds none (up to 2 s), and the
+   * longest wait between attempts while the bus is down (30 s).
    */
   eventRelay?: OutboxTuning;
   /** OIDC_ISSUER etc.: lets the operator approve the activation by signing in with the identity provider. */

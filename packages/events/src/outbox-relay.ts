@@ -24,6 +24,8 @@ export interface RelaySettings {
   run: RunStatement;
   logger?: OutboxLogger | undefined;
   pollMs: number;
+  /** The longest poll interval a relay that keeps finding nothing grows to (at least `pollMs`). */
+  maxIdlePollMs: number;
   batchSize: number;
   maxBackoffMs: number;
   leaseMs: number;
@@ -41,7 +43,8 @@ const MAX_DIRECT_BATCHES = 8;
  *    rest wait for the backoff (`retryLater`);
  * 3. **drain** (`flush`): repeat while full batches come back and the bus accepts them;
  * 4. **schedule** (`schedule`): the next round after the poll interval, or after the backoff
- *    while the bus is down.
+ *    while the bus is down. While rounds find nothing the interval doubles, up to
+ *    `maxIdlePollMs`; a round that finds rows, or `relaySoon`, brings it back to `pollMs`.
  *
  * Beside the rounds, rows written outside a transaction are delivered straight from memory
  * (`deliver`) while the bus is healthy, and their ids join the published ledger like a round's.
@@ -52,6 +55,10 @@ export class OutboxRelay {
   readonly lease: string;
   #failures = 0;
   #timer: NodeJS.Timeout | undefined;
+  /** When the scheduled round is due (`performance.now()` time). */
+  #timerDue = 0;
+  /** The wait before the next poll: `pollMs`, doubled by each round that found nothing. */
+  #pollDelay: number;
   #running: Promise<number> | undefined;
   #rerun = false;
   #started = false;
@@ -68,6 +75,7 @@ export class OutboxRelay {
   constructor(settings: RelaySettings) {
     this.#s = settings;
     this.lease = `${settings.leaseMs} milliseconds`;
+    this.#pollDelay = settings.pollMs;
   }
 
   /** Started, not stopped, and the bus took the last events it was given. */
@@ -138,6 +146,7 @@ export class OutboxRelay {
         for (;;) {
           this.#rerun = false;
           const rows = await this.claimBatch();
+          if (rows.length > 0) this.#busy();
           const n = rows.length === 0 ? 0 : await this.publishClaimed(rows);
           total += n;
           // Keep draining while full batches come back and the bus accepts them.
@@ -153,15 +162,24 @@ export class OutboxRelay {
 
   // --- stage 4: schedule ----------------------------------------------------------------------
 
-  /** The next round after `delayMs`, and after it the poll interval (the backoff while the bus is down). */
+  /**
+   * The next round after `delayMs`, and after it the poll interval (the backoff while the bus is
+   * down). A round that found nothing doubles the interval, up to `maxIdlePollMs`.
+   */
   schedule(delayMs: number): void {
     if (!this.#started) return;
     if (this.#timer) clearTimeout(this.#timer);
+    this.#timerDue = performance.now() + delayMs;
     this.#timer = setTimeout(() => {
       this.#timer = undefined;
+      let next = this.#s.pollMs;
       this.flush()
+        .then((published) => {
+          // Rows found reset the interval (in the round); a round that found none lengthens it.
+          if (published === 0) next = this.#idle();
+        })
         .catch((err) => this.#s.logger?.error({ err: (err as Error).message }, "outbox relay round failed"))
-        .finally(() => this.schedule(this.#failures > 0 ? this.#backoff() : this.#s.pollMs));
+        .finally(() => this.schedule(this.#failures > 0 ? this.#backoff() : next));
     }, delayMs);
     this.#timer.unref();
   }
@@ -174,7 +192,22 @@ export class OutboxRelay {
   /** A round now (after a transaction that enqueued has committed), unless the bus is known to be down or the relay was stopped. */
   relaySoon(): void {
     if (this.#stopped || this.#failures > 0) return;
+    this.#busy();
     this.flush().catch((err) => this.#s.logger?.warn({ err: (err as Error).message }, "outbox relay round failed"));
+  }
+
+  /** Rows were found or written: polls at `pollMs` again, the next one no later than that from now. */
+  #busy(): void {
+    this.#pollDelay = this.#s.pollMs;
+    if (this.#timer && this.#failures === 0 && this.#timerDue > performance.now() + this.#s.pollMs) {
+      this.schedule(this.#s.pollMs);
+    }
+  }
+
+  /** A round found nothing: the wait before the next one, doubled up to the idle ceiling. */
+  #idle(): number {
+    this.#pollDelay = Math.min(Math.max(this.#s.pollMs, this.#s.maxIdlePollMs), this.#pollDelay * 2);
+    return this.#pollDelay;
   }
 
   // --- beside the rounds: delivery from memory ------------------------------------------------

@@ -61,6 +61,12 @@ export interface OutboxOptions {
   logger?: OutboxLogger;
   /** How often the relay looks for rows written by other replicas or left after a failure (default 250 ms). */
   pollIntervalMs?: number;
+  /**
+   * While its rounds find nothing, the relay doubles its poll interval up to this ceiling (default
+   * 2 s; never below `pollIntervalMs`); a round that finds rows or `relaySoon()` brings it back to
+   * `pollIntervalMs`. Rows another process wrote without telling this one wait at most this long.
+   */
+  maxIdlePollMs?: number;
   /** Rows claimed per round (default 500). */
   batchSize?: number;
   /** Longest wait between attempts while the bus is down (default 30 s). */
@@ -72,7 +78,7 @@ export interface OutboxOptions {
 }
 
 /** What a deployable may tune of its outbox relay, under `eventRelay` in its config. */
-export type OutboxTuning = Pick<OutboxOptions, "pollIntervalMs" | "maxBackoffMs">;
+export type OutboxTuning = Pick<OutboxOptions, "pollIntervalMs" | "maxIdlePollMs" | "maxBackoffMs">;
 
 export interface PublishManyOptions {
   /**
@@ -132,6 +138,7 @@ export function createOutbox(options: OutboxOptions): Outbox {
     run,
     logger: options.logger,
     pollMs: options.pollIntervalMs ?? 250,
+    maxIdlePollMs: options.maxIdlePollMs ?? 2_000,
     batchSize,
     maxBackoffMs: options.maxBackoffMs ?? 30_000,
     leaseMs: options.leaseMs ?? 30_000,
