@@ -105,13 +105,26 @@ export async function openSession(
       .returningAll()
       .executeTakeFirstOrThrow();
     if (signIn) {
-      await recordDomainEvent(ctx, trx, principal, {
-        action: "session.signed_in",
-        targetType: "session",
-        targetId: id,
-        details: { method: signIn.method, issuer: signIn.issuer, userId: source.userId },
-        requestId: signIn.requestId ?? caller.requestId,
-      });
+      // The identity provider is the installation's, so the sign-in belongs to every organization
+      // the user is a member of: one record in each one's trail (none of them names the others),
+      // or one for the installation from a user in no organization yet.
+      const memberships = await trx
+        .selectFrom("org_members")
+        .select("org_id")
+        .where("user_id", "=", source.userId)
+        .orderBy("org_id")
+        .execute();
+      const orgIds = memberships.length > 0 ? memberships.map((m) => m.org_id) : [undefined];
+      for (const orgId of orgIds) {
+        await recordDomainEvent(ctx, trx, principal, {
+          action: "session.signed_in",
+          ...(orgId ? { orgId } : {}),
+          targetType: "session",
+          targetId: id,
+          details: { method: signIn.method, issuer: signIn.issuer, userId: source.userId },
+          requestId: signIn.requestId ?? caller.requestId,
+        });
+      }
     }
     return inserted;
   });
