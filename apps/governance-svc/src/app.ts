@@ -20,6 +20,7 @@ import { GOVERNANCE_SCHEMA, type GovernanceDb } from "./db/schema.ts";
 import { DecisionEngine } from "./engine/decision-engine.ts";
 import { ChangeFanout } from "./engine/invalidation.ts";
 import { registerRoutes } from "./routes/index.ts";
+import { rewrapCredentials } from "./services/credentials.ts";
 import { startDriftAudit } from "./services/drift.ts";
 import { EgressVersions } from "./services/egress-versions.ts";
 import { followProjectLabels } from "./services/project-labels.ts";
@@ -53,6 +54,12 @@ export async function createGovernanceService(deps: GovernanceServiceDeps): Prom
   if (config.secretKey.length !== 32) throw new Error("the secret key must be 32 bytes (AES-256)");
   await migrateToLatest(deps.database, GOVERNANCE_SCHEMA, migrations);
   const db = deps.database.forSchema<GovernanceDb>(GOVERNANCE_SCHEMA);
+  if (config.previousSecretKey) {
+    // A master key rotation: data keys the previous key wraps are re-wrapped under the new one, so
+    // the previous key can be removed after this start (as tenancy re-seals its own secrets).
+    const rewrapped = await rewrapCredentials(db, { current: config.secretKey, previous: config.previousSecretKey });
+    deps.logger.info({ rewrapped }, "credential data keys re-wrapped under the current master key");
+  }
   const outbox = createOutbox({
     database: deps.database,
     schema: GOVERNANCE_SCHEMA,

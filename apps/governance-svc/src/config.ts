@@ -14,7 +14,7 @@ export interface StsConfig {
 export interface GovernanceConfig {
   /** AGENTPLANE_SECRET_KEY (32 bytes): wraps the data key of every credential. */
   secretKey: Uint8Array;
-  /** AGENTPLANE_SECRET_KEY_PREVIOUS: still unwraps records until they are re-wrapped. */
+  /** AGENTPLANE_SECRET_KEY_PREVIOUS, during a master key rotation: the start re-wraps what it wraps. */
   previousSecretKey?: Uint8Array;
   /** How long a rotated-out credential secret stays resolvable (default 3600 s). */
   credentialGraceSeconds?: number;

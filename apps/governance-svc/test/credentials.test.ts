@@ -174,24 +174,42 @@ describe.skipIf(!target.available)(`credentials on postgres${target.reason}`, ()
     expect(stsCalls[0]).toContain(SECRETS.external);
   });
 
-  it("master key rotation: old records decrypt under the previous key, re-wrap moves them to the new one", async () => {
+  it("master key rotation: a start with both keys re-wraps every record, then the new key alone opens them", async () => {
     const { body: list } = await call("GET", base());
     const aws = list.items.find((c: { name: string }) => c.name === "aws");
+    const db = h.governance.context.db;
+    const keyIds = async () =>
+      new Set((await db.selectFrom("credentials").select("key_id").execute()).map((r) => r.key_id));
+    const before = await keyIds();
+    expect(before.size).toBe(1);
+    // The wrong previous key opens nothing: the start stops, naming a credential.
+    await expect(
+      startHarness(opened.database, {
+        tenancy: h.tenancy,
+        logger: logs,
+        config: { secretKey: K2, previousSecretKey: K2 },
+      }),
+    ).rejects.toThrow(/the credential \S+ opens with neither AGENTPLANE_SECRET_KEY nor AGENTPLANE_SECRET_KEY_PREVIOUS/);
     const rotatedKeys = await startHarness(opened.database, {
       tenancy: h.tenancy,
       logger: logs,
       config: { secretKey: K2, previousSecretKey: K1 },
     });
     try {
-      const viaPrevious = await rotatedKeys.internal(internalResolveCredentialRoute.path, {
+      const after = await keyIds();
+      expect(after.size).toBe(1);
+      expect([...after][0]).not.toBe([...before][0]);
+      expect(logs.lines.some((l) => l.includes("credential data keys re-wrapped under the current master key"))).toBe(
+        true,
+      );
+      const viaCurrent = await rotatedKeys.internal(internalResolveCredentialRoute.path, {
         credentialId: aws.id,
         projectId,
       });
-      expect((await json<{ fields: { secretAccessKey: string } }>(viaPrevious)).fields.secretAccessKey).toBe(
+      expect((await json<{ fields: { secretAccessKey: string } }>(viaCurrent)).fields.secretAccessKey).toBe(
         SECRETS.awsSecret,
       );
-      const db = rotatedKeys.governance.context.db;
-      expect(await rewrapCredentials(db, { current: K2, previous: K1 })).toBe(list.items.length);
+      // Another replica's start, or the next one, finds nothing left to do.
       expect(await rewrapCredentials(db, { current: K2, previous: K1 })).toBe(0);
     } finally {
       await rotatedKeys.close();

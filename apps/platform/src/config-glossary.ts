@@ -21,7 +21,7 @@ export const CONFIG_GLOSSARY: Record<string, string> = {
   AGENTPLANE_SECRET_KEY:
     "32 bytes, base64: encrypts secrets at rest (credentials, project signing keys). Generated into the data dir when embedded.",
   AGENTPLANE_SECRET_KEY_PREVIOUS:
-    "The master key being rotated out: tenancy re-seals its project signing keys and waiting tokens under `AGENTPLANE_SECRET_KEY` when it starts; governance credentials still unwrap with it until `rewrap.ts` re-wraps them.",
+    "The master key being rotated out: tenancy re-seals its project signing keys and waiting tokens, and governance re-wraps its credentials' data keys, under `AGENTPLANE_SECRET_KEY` when they start with both set.",
   AGENTPLANE_DATA_DIR: "Where the embedded platform keeps PGlite, the secret key and sandbox workspaces.",
   PUBLIC_URL: "The external address (activation links, the OpenAPI server); set it behind a TLS-terminating proxy.",
   // Where each service is, for the processes that call it

@@ -291,28 +291,40 @@ export async function findCredentials(
 
 /**
  * Re-wraps every data key still wrapped by the previous master key with the current one (after an
- * operator set AGENTPLANE_SECRET_KEY to a new key and AGENTPLANE_SECRET_KEY_PREVIOUS to the old).
- * The sealed fields stay as they are. Returns how many records changed.
+ * operator set AGENTPLANE_SECRET_KEY to a new key and AGENTPLANE_SECRET_KEY_PREVIOUS to the old);
+ * governance runs it at every start with both keys set. The sealed fields stay as they are.
+ * Records the current key wraps already are left alone, so a second run (another replica, the
+ * next start) changes nothing; a record rotated meanwhile is not overwritten. Throws, naming the
+ * credential, when neither key opens one. Returns how many records changed.
  */
 export async function rewrapCredentials(db: Kysely<GovernanceDb>, keys: MasterKeys): Promise<number> {
   const rows = await db.selectFrom("credentials").selectAll().execute();
   let changed = 0;
   for (const row of rows) {
-    const current = rewrapKey(
-      keys,
-      { sealed: row.sealed, wrappedKey: row.wrapped_key, keyId: row.key_id },
-      aad(row.id, row.secret_version),
-    );
-    const previous =
-      row.previous_sealed && row.previous_wrapped_key && row.previous_key_id
-        ? rewrapKey(
-            keys,
-            { sealed: row.previous_sealed, wrappedKey: row.previous_wrapped_key, keyId: row.previous_key_id },
-            aad(row.id, row.secret_version - 1),
-          )
-        : undefined;
+    let current: ReturnType<typeof rewrapKey>;
+    let previous: ReturnType<typeof rewrapKey> | undefined;
+    try {
+      current = rewrapKey(
+        keys,
+        { sealed: row.sealed, wrappedKey: row.wrapped_key, keyId: row.key_id },
+        aad(row.id, row.secret_version),
+      );
+      previous =
+        row.previous_sealed && row.previous_wrapped_key && row.previous_key_id
+          ? rewrapKey(
+              keys,
+              { sealed: row.previous_sealed, wrappedKey: row.previous_wrapped_key, keyId: row.previous_key_id },
+              aad(row.id, row.secret_version - 1),
+            )
+          : undefined;
+    } catch {
+      throw new Error(
+        `the credential ${row.id} opens with neither AGENTPLANE_SECRET_KEY nor AGENTPLANE_SECRET_KEY_PREVIOUS: ` +
+          "set AGENTPLANE_SECRET_KEY_PREVIOUS to the master key in use before this rotation",
+      );
+    }
     if (current.keyId === row.key_id && (!previous || previous.keyId === row.previous_key_id)) continue;
-    await db
+    const result = await db
       .updateTable("credentials")
       .set({
         wrapped_key: current.wrappedKey,
@@ -321,8 +333,9 @@ export async function rewrapCredentials(db: Kysely<GovernanceDb>, keys: MasterKe
       })
       .where("id", "=", row.id)
       .where("secret_version", "=", row.secret_version)
-      .execute();
-    changed++;
+      .where("key_id", "=", row.key_id)
+      .executeTakeFirst();
+    changed += Number(result.numUpdatedRows);
   }
   return changed;
 }
