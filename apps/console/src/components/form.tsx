@@ -1,4 +1,5 @@
-import type { FormEvent, ReactNode, SelectHTMLAttributes } from "react";
+import type { FormEvent, ReactNode, SelectHTMLAttributes, TextareaHTMLAttributes } from "react";
+import { useId } from "react";
 import { ApiError } from "../lib/problem.ts";
 import { Dialog } from "./dialog.tsx";
 import { Button, ErrorNote, Field, INPUT } from "./ui.tsx";
@@ -21,7 +22,9 @@ export function formLevelError(error: unknown): unknown {
  * A dialog holding one form: its fields, the API's error below them and a submit button that
  * says so while the request runs (a "create" or "edit" dialog). `invalid` (a field the console checks itself) keeps the button
  * disabled and the form from submitting; `fieldErrorsBeside` leaves a problem that names fields to
- * those fields (see `formLevelError`).
+ * those fields (see `formLevelError`). `below` sits between the error and the buttons (a preview, a
+ * progress note); `actions` are buttons before the submit one, and `cancelLabel` adds one after it
+ * that closes the dialog.
  */
 export function FormDialog({
   open = true,
@@ -36,6 +39,11 @@ export function FormDialog({
   noValidate = false,
   fieldErrorsBeside = false,
   locked = false,
+  submitVariant = "primary",
+  actions,
+  cancelLabel,
+  below,
+  scroll = false,
   done,
   children,
 }: {
@@ -52,6 +60,12 @@ export function FormDialog({
   fieldErrorsBeside?: boolean;
   /** A dialog that must not close yet (a secret not confirmed as copied). */
   locked?: boolean;
+  submitVariant?: "primary" | "danger";
+  actions?: ReactNode;
+  cancelLabel?: string;
+  below?: ReactNode;
+  /** A form that may grow taller than the screen scrolls inside the dialog. */
+  scroll?: boolean;
   /** Once set, shown instead of the form: what the request made (a link, a secret shown once). */
   done?: ReactNode;
   children: ReactNode;
@@ -60,6 +74,11 @@ export function FormDialog({
     e.preventDefault();
     if (!invalid) onSubmit();
   };
+  const submitButton = (
+    <Button type="submit" variant={submitVariant} disabled={submission.isPending || invalid}>
+      {submission.isPending ? pendingLabel : submitLabel}
+    </Button>
+  );
   return (
     <Dialog
       open={open}
@@ -69,12 +88,27 @@ export function FormDialog({
       locked={locked}
     >
       {done ?? (
-        <form onSubmit={submit} noValidate={noValidate}>
+        <form
+          onSubmit={submit}
+          noValidate={noValidate}
+          {...(scroll ? { className: "max-h-[80vh] overflow-y-auto" } : {})}
+        >
           {children}
           <ErrorNote error={fieldErrorsBeside ? formLevelError(submission.error) : submission.error} />
-          <Button type="submit" variant="primary" disabled={submission.isPending || invalid}>
-            {submission.isPending ? pendingLabel : submitLabel}
-          </Button>
+          {below}
+          {actions || cancelLabel ? (
+            <div className="flex gap-2">
+              {actions}
+              {submitButton}
+              {cancelLabel ? (
+                <Button disabled={submission.isPending} onClick={() => onOpenChange(false)}>
+                  {cancelLabel}
+                </Button>
+              ) : null}
+            </div>
+          ) : (
+            submitButton
+          )}
         </form>
       )}
     </Dialog>
@@ -141,4 +175,50 @@ export function RoleField<R extends string>({
   ...field
 }: Omit<Parameters<typeof SelectField<R>>[0], "choices"> & { roles: readonly R[] }) {
   return <SelectField {...field} choices={offered(roles, field.value)} />;
+}
+
+/** A labelled `<textarea>` (a pasted document, a list) with the API's error (or a hint) beside it. */
+export function TextAreaField({
+  label,
+  error,
+  hint,
+  className = "",
+  ...textarea
+}: TextareaHTMLAttributes<HTMLTextAreaElement> & {
+  label: string;
+  error?: string | undefined;
+  hint?: string | undefined;
+}) {
+  return (
+    <Field label={label} error={error} {...(hint ? { hint } : {})}>
+      {(p) => <textarea {...p} {...textarea} className={`${INPUT} ${className}`} />}
+    </Field>
+  );
+}
+
+/** One choice among a few, shown side by side as radio buttons under a legend. */
+export function RadioField<T extends string>({
+  legend,
+  choices,
+  value,
+  onChange,
+}: {
+  legend: string;
+  /** Each choice's value and label. */
+  choices: readonly (readonly [T, string])[];
+  value: T;
+  onChange: (value: T) => void;
+}) {
+  const name = useId();
+  return (
+    <fieldset className="mb-3 flex flex-wrap gap-3 text-sm">
+      <legend className="mb-1 font-medium">{legend}</legend>
+      {choices.map(([choice, label]) => (
+        <label key={choice} className="flex items-center gap-1">
+          <input type="radio" name={name} checked={value === choice} onChange={() => onChange(choice)} />
+          {label}
+        </label>
+      ))}
+    </fieldset>
+  );
 }
