@@ -205,6 +205,9 @@ describe.skipIf(!chromium.available)(`console operations pages${chromium.reason}
 
   it("creates an MCP connector after previewing its tools, hides a tool and calls one from its schema", async () => {
     await page.getByRole("button", { name: "New connector" }).click();
+    // The first source has the focus.
+    const first = dialog().getByLabel("MCP server URL");
+    await expect.poll(() => first.evaluate((el) => el.ownerDocument.activeElement === el)).toBe(true);
     await dialog().getByLabel("Name").fill("helpers");
     await dialog().getByLabel("Server URL", { exact: true }).fill(mcp.url);
     await dialog().getByRole("button", { name: "Preview tools" }).click();
@@ -285,7 +288,9 @@ describe.skipIf(!chromium.available)(`console operations pages${chromium.reason}
     await dialog().getByLabel("Description URL", { exact: true }).fill(`${openapi.url}/openapi.json`);
     await dialog().getByRole("button", { name: "Preview tools" }).click();
     await expect.poll(() => page.getByTestId("connector-preview").textContent()).toContain("listOrders");
-    await dialog().getByRole("button", { name: "Create connector" }).click();
+    // Enter in a field submits.
+    await dialog().getByLabel("Description URL", { exact: true }).press("Enter");
+    await expect.poll(() => dialog().count()).toBe(0);
     await page.getByRole("link", { name: "orders" }).click();
     await expect.poll(() => page.getByRole("row", { name: /listOrders/ }).isVisible()).toBe(true);
 

@@ -113,10 +113,20 @@ describe.skipIf(!chromium.available)(`console sandbox detail${chromium.reason}`,
     await page.reload();
     await page.getByRole("button", { name: "Roll back to revision 2" }).click();
     const dialog = page.getByRole("dialog");
-    await dialog.getByRole("button", { name: "Roll back" }).click();
+    // The reason has the focus, and Enter submits.
+    const reason = dialog.getByLabel("Reason");
+    await expect.poll(() => reason.evaluate((el) => el.ownerDocument.activeElement === el)).toBe(true);
+    await page.keyboard.press("Enter");
     await expect.poll(() => dialog.getByTestId("rule-id").textContent()).toBe("Rule: no-sandbox-changes");
     expect(await dialog.getByRole("alert").textContent()).toMatch(/\S/);
     await page.keyboard.press("Escape");
+    await expect.poll(() => dialog.count()).toBe(0);
+    // Opened again, it shows no earlier failure; Cancel closes it.
+    await page.getByRole("button", { name: "Roll back to revision 2" }).click();
+    await reason.waitFor();
+    expect(await dialog.getByRole("alert").count()).toBe(0);
+    await dialog.getByRole("button", { name: "Cancel" }).click();
+    await expect.poll(() => dialog.count()).toBe(0);
     expect(await page.getByTestId("current-revision").textContent()).toBe("3");
     await page.getByRole("button", { name: "Re-evaluate" }).click();
     await expect

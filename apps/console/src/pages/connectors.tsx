@@ -1,10 +1,11 @@
+import type { ResponseOf } from "@agentplane/sdk";
 import { useInfiniteQuery, useMutation, useQueryClient } from "@tanstack/react-query";
-import { type FormEvent, useState } from "react";
+import { useState } from "react";
 import { Link } from "react-router";
 import { call } from "../api/client.ts";
-import { Dialog } from "../components/dialog.tsx";
+import { FormDialog, RadioField, TextAreaField } from "../components/form.tsx";
 import { PAGE, Section } from "../components/section.tsx";
-import { Button, ErrorNote, Field, Guarded, INPUT, Loading, Table, Td, TextField } from "../components/ui.tsx";
+import { Button, ErrorNote, Guarded, Loading, Table, Td, TextField } from "../components/ui.tsx";
 import type { Allowance } from "../lib/permissions.ts";
 import { fieldErrorsOf } from "../lib/problem.ts";
 
@@ -71,6 +72,14 @@ export function ConnectorsSection({ projectId, manage }: { projectId: string; ma
 
 type Source = "mcp" | "openapi-url" | "openapi-inline";
 
+const SOURCES = [
+  ["mcp", "MCP server URL"],
+  ["openapi-url", "OpenAPI description URL"],
+  ["openapi-inline", "OpenAPI description (pasted)"],
+] as const satisfies readonly (readonly [Source, string])[];
+
+type ConnectorDiscovery = ResponseOf<"previewConnectorDiscovery">;
+
 function CreateConnector({
   projectId,
   open,
@@ -110,96 +119,84 @@ function CreateConnector({
   });
   const error = create.error ?? preview.error;
   const fieldError = fieldErrorsOf(error);
-  const submit = (e: FormEvent) => {
-    e.preventDefault();
-    create.mutate();
-  };
   return (
-    <Dialog open={open} onOpenChange={onOpenChange} title="New connector">
-      <form onSubmit={submit} noValidate className="max-h-[80vh] overflow-y-auto">
-        <fieldset className="mb-3 flex flex-wrap gap-3 text-sm">
-          <legend className="mb-1 font-medium">Source</legend>
-          {(
-            [
-              ["mcp", "MCP server URL"],
-              ["openapi-url", "OpenAPI description URL"],
-              ["openapi-inline", "OpenAPI description (pasted)"],
-            ] as const
-          ).map(([value, label]) => (
-            <label key={value} className="flex items-center gap-1">
-              <input
-                type="radio"
-                name="connector-source"
-                checked={source === value}
-                onChange={() => {
-                  setSource(value);
-                  preview.reset();
-                }}
-              />
-              {label}
-            </label>
-          ))}
-        </fieldset>
-        <TextField label="Name" error={fieldError("name")} value={name} onChange={(e) => setName(e.target.value)} />
-        {source === "openapi-inline" ? (
-          <Field label="Description (JSON or YAML)" error={fieldError("spec")}>
-            {(p) => (
-              <textarea
-                {...p}
-                rows={6}
-                className={`${INPUT} font-mono`}
-                value={spec}
-                onChange={(e) => setSpec(e.target.value)}
-              />
-            )}
-          </Field>
-        ) : (
-          <TextField
-            label={source === "mcp" ? "Server URL" : "Description URL"}
-            error={fieldError(source === "mcp" ? "url" : "specUrl")}
-            value={url}
-            onChange={(e) => setUrl(e.target.value)}
-          />
-        )}
-        {source !== "mcp" ? (
-          <TextField
-            label="Base URL"
-            hint="Where calls go; empty for the description's own server"
-            error={fieldError("baseUrl")}
-            value={baseUrl}
-            onChange={(e) => setBaseUrl(e.target.value)}
-          />
-        ) : null}
-        <ErrorNote error={error} />
-        {preview.data ? (
-          <div className="mb-3 text-sm" data-testid="connector-preview">
-            <p className="font-medium">
-              {preview.data.tools.length} tools{preview.data.title ? ` from ${preview.data.title}` : ""}
-            </p>
-            <ul className="max-h-40 list-disc overflow-y-auto pl-5">
-              {preview.data.tools.map((t) => (
-                <li key={t.name}>
-                  <span className="font-mono">{t.name}</span> — {t.description}
-                </li>
-              ))}
-            </ul>
-            {preview.data.warnings.length ? (
-              <p className="mt-1 text-amber-900 dark:text-amber-200">
-                {preview.data.warnings.length} operations skipped:{" "}
-                {preview.data.warnings.map((w) => `${w.method} ${w.path} (${w.reason})`).join("; ")}
-              </p>
-            ) : null}
-          </div>
-        ) : null}
-        <div className="flex gap-2">
-          <Button disabled={preview.isPending} onClick={() => preview.mutate()}>
-            {preview.isPending ? "Discovering…" : "Preview tools"}
-          </Button>
-          <Button type="submit" variant="primary" disabled={create.isPending}>
-            {create.isPending ? "Connecting…" : "Create connector"}
-          </Button>
-        </div>
-      </form>
-    </Dialog>
+    <FormDialog
+      open={open}
+      onOpenChange={onOpenChange}
+      title="New connector"
+      noValidate
+      scroll
+      submission={{ isPending: create.isPending, error }}
+      onSubmit={() => create.mutate()}
+      submitLabel="Create connector"
+      pendingLabel="Connecting…"
+      actions={
+        <Button disabled={preview.isPending} onClick={() => preview.mutate()}>
+          {preview.isPending ? "Discovering…" : "Preview tools"}
+        </Button>
+      }
+      below={preview.data ? <Preview discovered={preview.data} /> : null}
+    >
+      <RadioField
+        legend="Source"
+        choices={SOURCES}
+        value={source}
+        onChange={(value) => {
+          setSource(value);
+          preview.reset();
+        }}
+      />
+      <TextField label="Name" error={fieldError("name")} value={name} onChange={(e) => setName(e.target.value)} />
+      {source === "openapi-inline" ? (
+        <TextAreaField
+          label="Description (JSON or YAML)"
+          error={fieldError("spec")}
+          rows={6}
+          className="font-mono"
+          value={spec}
+          onChange={(e) => setSpec(e.target.value)}
+        />
+      ) : (
+        <TextField
+          label={source === "mcp" ? "Server URL" : "Description URL"}
+          error={fieldError(source === "mcp" ? "url" : "specUrl")}
+          value={url}
+          onChange={(e) => setUrl(e.target.value)}
+        />
+      )}
+      {source !== "mcp" ? (
+        <TextField
+          label="Base URL"
+          hint="Where calls go; empty for the description's own server"
+          error={fieldError("baseUrl")}
+          value={baseUrl}
+          onChange={(e) => setBaseUrl(e.target.value)}
+        />
+      ) : null}
+    </FormDialog>
+  );
+}
+
+/** The tools a discovery found, and the operations it skipped. */
+function Preview({ discovered }: { discovered: ConnectorDiscovery }) {
+  return (
+    <div className="mb-3 text-sm" data-testid="connector-preview">
+      <p className="font-medium">
+        {discovered.tools.length} tools{discovered.title ? ` from ${discovered.title}` : ""}
+      </p>
+      <ul className="max-h-40 list-disc overflow-y-auto pl-5">
+        {discovered.tools.map((t) => (
+          <li key={t.name}>
+            <span className="font-mono">{t.name}</span> — {t.description}
+          </li>
+        ))}
+      </ul>
+      {discovered.warnings.length ? (
+        <p className="mt-1 text-amber-900 dark:text-amber-200">
+          {discovered.warnings.length} operations skipped:{" "}
+          {discovered.warnings.map((w) => `${w.method} ${w.path} (${w.reason})`).join("; ")}
+        </p>
+      ) : null}
+    </div>
   );
 }

@@ -3,19 +3,9 @@ import { type FormEvent, useState } from "react";
 import { Link, useParams } from "react-router";
 import { call } from "../api/client.ts";
 import { useOrgRole } from "../api/hooks.ts";
+import { SelectField } from "../components/form.tsx";
 import { ProjectSelect } from "../components/project-select.tsx";
-import {
-  Button,
-  ErrorNote,
-  Field,
-  Guarded,
-  INPUT,
-  Loading,
-  PageTitle,
-  Table,
-  Td,
-  TextField,
-} from "../components/ui.tsx";
+import { Button, ErrorNote, Guarded, Loading, PageTitle, Table, Td, TextField } from "../components/ui.tsx";
 import { allows } from "../lib/permissions.ts";
 import { fieldErrorsOf } from "../lib/problem.ts";
 
@@ -115,10 +105,14 @@ export function PoliciesPage() {
   );
 }
 
+const MODES = ["enforce", "dryrun"] as const;
+const modeLabel = (mode: (typeof MODES)[number]) => (mode === "dryrun" ? "dryrun (record only)" : mode);
+
 function BindForm({ orgId, policies }: { orgId: string; policies: { id: string; name: string }[] }) {
   const queryClient = useQueryClient();
+  const policyNames = new Map(policies.map((pol) => [pol.id, pol.name]));
   const [policyId, setPolicyId] = useState(policies[0]!.id);
-  const [mode, setMode] = useState<"enforce" | "dryrun">("enforce");
+  const [mode, setMode] = useState<(typeof MODES)[number]>("enforce");
   const [version, setVersion] = useState("latest");
   const [projectId, setProjectId] = useState("");
   const bind = useMutation({
@@ -145,30 +139,15 @@ function BindForm({ orgId, policies }: { orgId: string; policies: { id: string; 
       aria-label="Bind a policy"
       className="mt-4 grid max-w-3xl grid-cols-2 gap-x-4 md:grid-cols-4"
     >
-      <Field label="Policy to bind" error={fieldError("policyId")}>
-        {(p) => (
-          <select {...p} className={INPUT} value={policyId} onChange={(e) => setPolicyId(e.target.value)}>
-            {policies.map((pol) => (
-              <option key={pol.id} value={pol.id}>
-                {pol.name}
-              </option>
-            ))}
-          </select>
-        )}
-      </Field>
-      <Field label="Mode">
-        {(p) => (
-          <select
-            {...p}
-            className={INPUT}
-            value={mode}
-            onChange={(e) => setMode(e.target.value as "enforce" | "dryrun")}
-          >
-            <option value="enforce">enforce</option>
-            <option value="dryrun">dryrun (record only)</option>
-          </select>
-        )}
-      </Field>
+      <SelectField
+        label="Policy to bind"
+        error={fieldError("policyId")}
+        choices={policies.map((pol) => pol.id)}
+        labelOf={(id) => policyNames.get(id) ?? id}
+        value={policyId}
+        onChange={setPolicyId}
+      />
+      <SelectField label="Mode" choices={MODES} labelOf={modeLabel} value={mode} onChange={setMode} />
       <TextField
         label="Version"
         error={fieldError("version")}

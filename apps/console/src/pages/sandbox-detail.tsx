@@ -1,11 +1,11 @@
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
-import { type FormEvent, useState } from "react";
+import { useState } from "react";
 import { Link, useParams } from "react-router";
 import { call } from "../api/client.ts";
 import { useProjectRole } from "../api/hooks.ts";
 import type { Sandbox } from "../api/types.ts";
-import { Dialog } from "../components/dialog.tsx";
 import { ExposedPorts } from "../components/exposed-ports.tsx";
+import { FormDialog } from "../components/form.tsx";
 import { Section } from "../components/section.tsx";
 import { Button, ErrorNote, Loading, PageTitle, Table, Td, TextField } from "../components/ui.tsx";
 import { allows } from "../lib/permissions.ts";
@@ -137,12 +137,8 @@ function RollbackDialog({
       onClose();
     },
   });
-  const submit = (e: FormEvent) => {
-    e.preventDefault();
-    if (revision !== undefined) rollback.mutate(revision);
-  };
   return (
-    <Dialog
+    <FormDialog
       open={revision !== undefined}
       onOpenChange={(open) => {
         if (!open) {
@@ -157,25 +153,24 @@ function RollbackDialog({
           ? "This makes a new revision with that spec and restores its workspace where one was kept. The running sandbox restarts: its processes and shell sessions end."
           : "This makes a new revision with that spec and restores its workspace where one was kept."
       }
-    >
-      <form onSubmit={submit}>
-        <TextField label="Reason" maxLength={500} value={reason} onChange={(e) => setReason(e.target.value)} />
-        <ErrorNote error={rollback.error} />
-        {rollback.isPending ? (
+      submission={rollback}
+      onSubmit={() => {
+        if (revision !== undefined) rollback.mutate(revision);
+      }}
+      submitLabel="Roll back"
+      pendingLabel="Rolling back…"
+      submitVariant="danger"
+      cancelLabel="Cancel"
+      below={
+        rollback.isPending ? (
           <p role="status" className="mb-2 text-sm">
             Rolling back{sandbox.state === "running" ? " and restarting" : ""}…
           </p>
-        ) : null}
-        <div className="flex gap-2">
-          <Button type="submit" variant="danger" disabled={rollback.isPending}>
-            {rollback.isPending ? "Rolling back…" : "Roll back"}
-          </Button>
-          <Button disabled={rollback.isPending} onClick={onClose}>
-            Cancel
-          </Button>
-        </div>
-      </form>
-    </Dialog>
+        ) : null
+      }
+    >
+      <TextField label="Reason" maxLength={500} value={reason} onChange={(e) => setReason(e.target.value)} />
+    </FormDialog>
   );
 }
 
