@@ -118,7 +118,7 @@ export async function createSandbox(deps: SandboxDeps, caller: Caller, input: Cr
     last_activity_at: null,
     restore_revision: null,
   };
-  const written = withDomainEvents(deps, async (trx) => {
+  const writeRow = async (trx: Kysely<SandboxDB>) => {
     const inserted = await trx
       .insertInto("sandboxes")
       .values({ ...fresh, ...specColumns(spec), labels: jsonb(input.labels) } as never)
@@ -144,10 +144,15 @@ export async function createSandbox(deps: SandboxDeps, caller: Caller, input: Cr
       targetId: id,
     });
     return inserted;
-  }).catch((err: unknown) => {
-    if (isUniqueViolation(err)) throw new ProblemError("conflict", { detail: `The slug ${input.slug} is taken` });
-    throw err;
-  });
+  };
+  // With a start, the boot's transaction follows within milliseconds and the relay publishes both
+  // records after it: one relay round for the two, not one in the middle of the start.
+  const written = (platform ? deps.db.transaction().execute(writeRow) : withDomainEvents(deps, writeRow)).catch(
+    (err: unknown) => {
+      if (isUniqueViolation(err)) throw new ProblemError("conflict", { detail: `The slug ${input.slug} is taken` });
+      throw err;
+    },
+  );
   // An admitted start does not wait for the row: the driver starts while it is written (and
   // stops again should the write fail; the boot answers that failure).
   if (platform) {
@@ -347,6 +352,8 @@ export async function bootSandbox(
   } catch (err) {
     if (failure === undefined) await deps.driver.stop(row.id).catch(() => {});
     await setState(deps, row.id, "failed", { last_error: (err as Error).message.slice(0, 2000) }).catch(() => {});
+    // What a create wrote with the row (left to this transaction's relay) goes out now all the same.
+    deps.relaySoon();
     throw err;
   }
 }
