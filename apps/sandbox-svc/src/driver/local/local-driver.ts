@@ -1,4 +1,4 @@
-import { accessSync, constants, mkdirSync, writeFileSync } from "node:fs";
+import { accessSync, constants, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { rm } from "node:fs/promises";
 import { connect } from "node:net";
 import { join } from "node:path";
@@ -76,6 +76,24 @@ function find(name: string, dirs: string[]): string | undefined {
     }
   }
   return undefined;
+}
+
+/**
+ * Resolves once `pid` has exited (gone, or a zombie). The sandbox's pid 1 is bwrap's own child in a
+ * session of its own: it dies of --die-with-parent's signal just after the bwrap we killed, not
+ * with it, and a stop answers only once it has.
+ */
+async function exited(pid: number, timeoutMs = 2000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (pid > 0 && Date.now() < deadline) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+      if (stat.slice(stat.lastIndexOf(")") + 2).startsWith("Z")) return;
+    } catch {
+      return;
+    }
+    await new Promise((resolve) => setTimeout(resolve, 2));
+  }
 }
 
 function tail(chunks: Buffer[]): string {
@@ -415,6 +433,7 @@ export class LocalDriver implements SandboxDriver {
     // The bwrap we started dies; --die-with-parent takes the sandbox's pid 1, and with it every process.
     running.proc.kill("SIGKILL");
     await running.gone;
+    await exited(running.pid);
     this.running.delete(sandboxId);
     await this.removeCgroup(sandboxId, running.cgroup);
   }
