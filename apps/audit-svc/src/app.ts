@@ -81,8 +81,7 @@ export async function createAuditService(deps: AuditServiceDeps): Promise<AuditS
   };
   const app = createServiceApp({ name: "audit", keys: deps.keys, logger: deps.logger, checks });
   const outbox = createOutbox({ database: deps.database, schema: AUDIT_SCHEMA, bus: deps.bus, logger: deps.logger });
-  const relaySoon = () => outbox.relaySoon();
-  const context: AuditContext = { db, outbox, relaySoon, authorizer: deps.authorizer, spend };
+  const context: AuditContext = { db, outbox, authorizer: deps.authorizer, spend };
   registerRoutes(app, context);
   outbox.start();
 

@@ -9,8 +9,6 @@ export interface AuditContext {
   db: Kysely<AuditDb>;
   /** Domain events of this service's own writes are written here inside the transaction of the change. */
   outbox: Outbox;
-  /** Asks the outbox relay to publish now (after a commit). */
-  relaySoon(): void;
   authorizer: Authorizer;
   spend: SpendLedger;
 }

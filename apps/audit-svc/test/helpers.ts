@@ -94,7 +94,6 @@ export function asOwner(database: Database, orgId: string): [SpendingLimitsConte
   const ctx = {
     db: database.forSchema<AuditDb>(AUDIT_SCHEMA),
     outbox: createOutbox({ database, schema: AUDIT_SCHEMA, bus: new MemoryBus() }),
-    relaySoon: () => {},
   };
   return [ctx, { principal: { type: "user", id: "usr_owner" }, orgId, orgRole: "owner" }];
 }

@@ -79,7 +79,6 @@ export async function createConnectionsService(deps: ConnectionsServiceDeps): Pr
     database: deps.database,
     bus: deps.bus,
     outbox,
-    relaySoon: () => outbox.relaySoon(),
     authorizer: deps.authorizer,
     governance: deps.governance,
     signer: deps.signer,

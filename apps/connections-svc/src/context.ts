@@ -18,8 +18,6 @@ export interface ConnectionsContext {
   bus: Bus;
   /** Domain audit records are written here inside the transaction of the change. */
   outbox: Outbox;
-  /** Asks the outbox relay to publish now (after a commit). */
-  relaySoon(): void;
   authorizer: Authorizer;
   /** governance-svc's internal API (decisions, credential resolve); absent when not deployed. */
   governance: ServiceClient | undefined;

@@ -67,7 +67,6 @@ export async function createGovernanceService(deps: GovernanceServiceDeps): Prom
     logger: deps.logger,
     ...config.eventRelay,
   });
-  const relaySoon = () => outbox.relaySoon();
   const engine = new DecisionEngine(db, deps.logger, {
     ...(config.refreshAfterMs !== undefined ? { refreshAfterMs: config.refreshAfterMs } : {}),
   });
@@ -83,7 +82,6 @@ export async function createGovernanceService(deps: GovernanceServiceDeps): Prom
     database: deps.database,
     bus: deps.bus,
     outbox,
-    relaySoon,
     logger: deps.logger,
     // A sandbox token reads its own sandbox's effective policy (an agent asks what it may do).
     authorizer: withSandboxTokens(deps.authorizer, ["sandboxes:read"]),

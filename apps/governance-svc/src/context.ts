@@ -21,7 +21,6 @@ export interface GovernanceContext {
   bus: Bus;
   /** Audit records are written here inside the transaction of the change they describe. */
   outbox: Outbox;
-  relaySoon(): void;
   logger: Logger;
   authorizer: Authorizer;
   engine: DecisionEngine;

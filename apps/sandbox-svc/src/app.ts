@@ -133,8 +133,6 @@ export async function createSandboxService(input: SandboxServiceDeps): Promise<S
     database,
     bus,
     outbox,
-    // After the answer that follows the commit has gone out: the relay's statements would delay it.
-    relaySoon: () => setImmediate(() => outbox.relaySoon()),
     driver,
     authorizer: withSandboxTokens(authorizer, SANDBOX_TOKEN_PERMISSIONS),
     logger,

@@ -31,7 +31,6 @@ describe("sandbox audit records go through the service's outbox", () => {
       database,
       bus: downBus,
       outbox,
-      relaySoon: () => outbox.relaySoon(),
       logger: silentLogger(),
     } as unknown as SandboxDeps;
     await recordStandaloneSandboxEvent(

@@ -27,7 +27,6 @@ describe("sandbox domain events are written in the transaction of the change", (
       database,
       bus,
       outbox,
-      relaySoon: () => outbox.relaySoon(),
       logger: silentLogger(),
     } as unknown as SandboxDeps;
     return { bus, outbox, deps };

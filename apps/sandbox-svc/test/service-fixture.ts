@@ -13,10 +13,10 @@ import { newDriver } from "./helpers.ts";
  * The service's outbox on `database`, started and relaying to `bus` as the service's is: a verb's
  * audit records reach the bus through it. Stop it (`outbox.stop()`) when done.
  */
-export function sandboxOutbox(database: Database, bus: Bus): Pick<SandboxDeps, "outbox" | "relaySoon"> {
+export function sandboxOutbox(database: Database, bus: Bus): Pick<SandboxDeps, "outbox"> {
   const outbox = createOutbox({ database, schema: SANDBOX_SCHEMA, bus, logger: silentLogger() });
   outbox.start();
-  return { outbox, relaySoon: () => outbox.relaySoon() };
+  return { outbox };
 }
 
 export interface VerbFixture {

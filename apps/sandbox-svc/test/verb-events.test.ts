@@ -41,7 +41,6 @@ describe("sandbox verbs write their audit records in the transaction of the chan
       database,
       bus,
       outbox,
-      relaySoon: () => outbox.relaySoon(),
       driver,
       logger: silentLogger(),
       config: {},

@@ -68,12 +68,10 @@ export async function createTenancyService(deps: TenancyDeps): Promise<TenancySe
     logger: deps.logger,
     ...config.eventRelay,
   });
-  const relaySoon = () => outbox.relaySoon();
   const context: TenancyContext = {
     db,
     bus: deps.bus,
     outbox,
-    relaySoon,
     logger: deps.logger,
     config,
     authorizer,

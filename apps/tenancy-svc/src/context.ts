@@ -12,8 +12,6 @@ export interface TenancyContext {
   bus: Bus;
   /** Domain audit events are written here inside the transaction of the change they describe. */
   outbox: Outbox;
-  /** Asks the relay to publish now rather than at its next poll (call after a commit). */
-  relaySoon(): void;
   logger: Logger;
   config: ResolvedTenancyConfig;
   authorizer: LocalAuthorizer;

@@ -35,14 +35,12 @@ export function domainAuditRecord(principal: Principal | undefined, event: Domai
 }
 
 /**
- * What the domain-event helpers need of a service: its database, its outbox and a way to ask the
- * relay to publish now. Every service context has these three, so each passes its own context.
+ * What the domain-event helpers need of a service: its database and its outbox, which they ask to
+ * publish now after a commit. Every service context has both, so each passes its own context.
  */
 export interface DomainEventContext<DB> {
   db: Kysely<DB>;
   outbox: Outbox;
-  /** Asks the outbox relay to publish now (after a commit) rather than at its next poll. */
-  relaySoon(): void;
 }
 
 /**
@@ -77,13 +75,13 @@ export async function enqueueAuditRecord<DB>(
  * to the outbox alone, then the relay is asked to publish it now.
  */
 export async function recordStandaloneEvent(
-  ctx: { outbox: Outbox; relaySoon(): void },
+  ctx: { outbox: Outbox },
   principal: Principal | undefined,
   event: DomainEvent,
 ): Promise<AuditRecorded> {
   const record = domainAuditRecord(principal, event);
   await ctx.outbox.publish(AUDIT_RECORDED, record, { id: record.id, time: record.time });
-  ctx.relaySoon();
+  ctx.outbox.relaySoon();
   return record;
 }
 
@@ -92,10 +90,10 @@ export async function recordStandaloneEvent(
  * relay to publish what it recorded now rather than at its next poll.
  */
 export async function withDomainEvents<DB, T>(
-  ctx: { db: Kysely<DB>; relaySoon(): void },
+  ctx: DomainEventContext<DB>,
   fn: (trx: Transaction<DB>) => Promise<T>,
 ): Promise<T> {
   const result = await ctx.db.transaction().execute(fn);
-  ctx.relaySoon();
+  ctx.outbox.relaySoon();
   return result;
 }

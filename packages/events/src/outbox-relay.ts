@@ -61,6 +61,8 @@ export class OutboxRelay {
   #pollDelay: number;
   #running: Promise<number> | undefined;
   #rerun = false;
+  /** A `relaySoon` round is due after the current turn. */
+  #soon = false;
   #started = false;
   #stopped = false;
   /**
@@ -189,11 +191,22 @@ export class OutboxRelay {
     if (this.#started && this.#failures === 0) this.schedule(0);
   }
 
-  /** A round now (after a transaction that enqueued has committed), unless the bus is known to be down or the relay was stopped. */
+  /**
+   * A round right after the current turn (after a transaction that enqueued has committed), unless
+   * the bus is known to be down or the relay is not running. After the turn, so that the answer
+   * which follows the commit goes out before the round's statements run; the calls of one turn
+   * share that round.
+   */
   relaySoon(): void {
-    if (this.#stopped || this.#failures > 0) return;
+    if (!this.#started || this.#failures > 0) return;
     this.#busy();
-    this.flush().catch((err) => this.#s.logger?.warn({ err: (err as Error).message }, "outbox relay round failed"));
+    if (this.#soon) return;
+    this.#soon = true;
+    setImmediate(() => {
+      this.#soon = false;
+      if (!this.#started) return;
+      this.flush().catch((err) => this.#s.logger?.warn({ err: (err as Error).message }, "outbox relay round failed"));
+    });
   }
 
   /** Rows were found or written: polls at `pollMs` again, the next one no later than that from now. */

@@ -116,7 +116,10 @@ export interface Outbox {
   ): Promise<string[]>;
   /** One relay round now; returns how many events were published. */
   flush(): Promise<number>;
-  /** Publishes soon rather than at the next poll (after a transaction that enqueued has committed). */
+  /**
+   * Publishes right after the current turn rather than at the next poll (after a transaction that
+   * enqueued has committed); nothing until the outbox is started.
+   */
   relaySoon(): void;
   /** Events not yet published. */
   pending(): Promise<number>;

@@ -24,8 +24,6 @@ export interface SandboxDeps {
   bus: Bus;
   /** Audit records are written here inside the transaction of the change they describe. */
   outbox: Outbox;
-  /** Asks the outbox relay to publish now (after a commit) rather than at its next poll. */
-  relaySoon(): void;
   driver: SandboxDriver;
   authorizer: Authorizer;
   logger: Logger;

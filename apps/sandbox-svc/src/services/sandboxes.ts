@@ -353,7 +353,7 @@ export async function bootSandbox(
     if (failure === undefined) await deps.driver.stop(row.id).catch(() => {});
     await setState(deps, row.id, "failed", { last_error: (err as Error).message.slice(0, 2000) }).catch(() => {});
     // What a create wrote with the row (left to this transaction's relay) goes out now all the same.
-    deps.relaySoon();
+    deps.outbox.relaySoon();
     throw err;
   }
 }

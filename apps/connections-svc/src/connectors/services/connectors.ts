@@ -133,7 +133,7 @@ export async function createConnector(
       });
       return inserted;
     });
-    ctx.relaySoon();
+    ctx.outbox.relaySoon();
     runtime.announce(input.projectId);
     return toConnector(row);
   } catch (error) {
@@ -211,7 +211,7 @@ export async function updateConnector(
       });
       return next;
     });
-    ctx.relaySoon();
+    ctx.outbox.relaySoon();
     if (input.name) runtime.announce(row.project_id);
     else runtime.invalidate(row.project_id);
     return toConnector(updated);
@@ -238,7 +238,7 @@ export async function deleteConnector(
       requestId: actor.requestId,
     });
   });
-  ctx.relaySoon();
+  ctx.outbox.relaySoon();
   runtime.announce(row.project_id);
 }
 
@@ -275,7 +275,7 @@ export async function setConnectorCredential(
     });
     return next;
   });
-  ctx.relaySoon();
+  ctx.outbox.relaySoon();
   runtime.invalidate(row.project_id);
   return toConnector(updated);
 }

@@ -214,7 +214,7 @@ export async function promotePendingSpec(
     });
     return { connector: toConnector(updated), pendingSpec: toPendingSpec(promoted) };
   });
-  ctx.relaySoon();
+  ctx.outbox.relaySoon();
   runtime.announce(result.connector.projectId);
   return result;
 }

@@ -76,7 +76,7 @@ export async function setEntryVisibility(
       requestId: actor.requestId,
     });
   });
-  ctx.relaySoon();
+  ctx.outbox.relaySoon();
   runtime.announce(row.project_id);
   return { entryName, visibility: input.visibility, ...(teams ? { teams } : {}) };
 }

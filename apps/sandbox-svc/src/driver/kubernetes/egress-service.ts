@@ -72,7 +72,6 @@ export async function createEgressProxyService(deps: EgressProxyServiceDeps): Pr
     database,
     bus,
     outbox,
-    relaySoon: () => outbox.relaySoon(),
     logger,
     config: {},
     governance: deps.governance,
