@@ -1,7 +1,8 @@
-import { AnthropicBedrock } from "@anthropic-ai/bedrock-sdk";
-import { AzureOpenAI } from "openai";
+// The SDKs are imported on the first embedding (several MB of heap each), not at start.
+import type { AnthropicBedrock } from "@anthropic-ai/bedrock-sdk";
+import type { AzureOpenAI } from "openai";
 import type { RuntimeConfig } from "../config.ts";
-import { gatewayBaseUrl } from "../models/provider.ts";
+import { gatewayBaseUrl, onFirstUse } from "../models/provider.ts";
 
 /** The memory index's vector size (spec "Limits": embedding dimension). */
 export const EMBEDDING_DIMENSIONS = 1024;
@@ -33,17 +34,18 @@ function cloudAEmbedder(config: RuntimeConfig): Embedder {
   const env = config.env;
   const model = env.CLOUD_A_EMBEDDING_MODEL_ID;
   const common = { maxRetries: 1, timeout: 30_000, awsRegion: env.CLOUD_A_REGION };
-  let client: AnthropicBedrock;
-  if (env.GATEWAY_API_URL) {
-    const baseURL = gatewayBaseUrl({ ...config, provider: "cloud-a" });
-    const token = env.GATEWAY_API_TOKEN;
-    client = new AnthropicBedrock({ ...common, baseURL, apiKey: token ?? null, skipAuth: token === undefined });
-  } else {
+  const client = onFirstUse(async (): Promise<AnthropicBedrock> => {
+    const { AnthropicBedrock } = await import("@anthropic-ai/bedrock-sdk");
+    if (env.GATEWAY_API_URL) {
+      const baseURL = gatewayBaseUrl({ ...config, provider: "cloud-a" });
+      const token = env.GATEWAY_API_TOKEN;
+      return new AnthropicBedrock({ ...common, baseURL, apiKey: token ?? null, skipAuth: token === undefined });
+    }
     const baseURL = (env.CLOUD_A_ENDPOINT_URL ?? `https://bedrock-runtime.${env.CLOUD_A_REGION}.amazonaws.com`).replace(
       /\/+$/,
       "",
     );
-    client = env.CLOUD_A_BEARER_TOKEN
+    return env.CLOUD_A_BEARER_TOKEN
       ? new AnthropicBedrock({ ...common, baseURL, apiKey: env.CLOUD_A_BEARER_TOKEN })
       : new AnthropicBedrock({
           ...common,
@@ -53,13 +55,14 @@ function cloudAEmbedder(config: RuntimeConfig): Embedder {
           awsSecretKey: env.CLOUD_A_SECRET_ACCESS_KEY as string,
           awsSessionToken: env.CLOUD_A_SESSION_TOKEN ?? null,
         });
-  }
+  });
   return {
     model,
     async embed(texts) {
+      const sdk = await client();
       const out: number[][] = [];
       for (const text of texts) {
-        const res = (await client.post(`/model/${encodeURIComponent(model)}/invoke`, {
+        const res = (await sdk.post(`/model/${encodeURIComponent(model)}/invoke`, {
           body: { inputText: text.slice(0, 40_000), dimensions: EMBEDDING_DIMENSIONS, normalize: true },
           // Without it the client adds `anthropic_version` to the body, which the embedding model refuses.
           headers: { "anthropic-version": null },
@@ -83,17 +86,25 @@ function cloudBEmbedder(config: RuntimeConfig, deployment: string): Embedder {
   const env = config.env;
   const apiVersion = env.CLOUD_B_API_VERSION ?? DEFAULT_CLOUD_B_API_VERSION;
   const common = { apiVersion, deployment, maxRetries: 1, timeout: 30_000 };
-  const client = env.GATEWAY_API_URL
-    ? new AzureOpenAI({
-        ...common,
-        baseURL: `${env.GATEWAY_API_URL.replace(/\/+$/, "")}/v1/llm/cloud-b/family-1/openai`,
-        apiKey: env.GATEWAY_API_TOKEN ?? "none",
-      })
-    : new AzureOpenAI({ ...common, endpoint: cloudBEmbeddingsEndpoint(config), apiKey: env.CLOUD_B_API_KEY as string });
+  const client = onFirstUse(async (): Promise<AzureOpenAI> => {
+    const { AzureOpenAI } = await import("openai");
+    return env.GATEWAY_API_URL
+      ? new AzureOpenAI({
+          ...common,
+          baseURL: `${env.GATEWAY_API_URL.replace(/\/+$/, "")}/v1/llm/cloud-b/family-1/openai`,
+          apiKey: env.GATEWAY_API_TOKEN ?? "none",
+        })
+      : new AzureOpenAI({
+          ...common,
+          endpoint: cloudBEmbeddingsEndpoint(config),
+          apiKey: env.CLOUD_B_API_KEY as string,
+        });
+  });
   return {
     model: deployment,
     async embed(texts) {
-      const res = await client.embeddings.create({
+      const sdk = await client();
+      const res = await sdk.embeddings.create({
         model: deployment,
         input: texts.map((t) => t.slice(0, 30_000)),
         dimensions: EMBEDDING_DIMENSIONS,

@@ -1,6 +1,6 @@
-import { AnthropicBedrock } from "@anthropic-ai/bedrock-sdk";
-import { AnthropicFoundry } from "@anthropic-ai/foundry-sdk";
-import Anthropic from "@anthropic-ai/sdk";
+// The provider SDKs are imported on the first call (several MB of heap each): a runtime that
+// never calls a model never loads them. What their constructors would refuse is checked up front.
+import type Anthropic from "@anthropic-ai/sdk";
 import type { Message, MessageCreateParamsBase } from "@anthropic-ai/sdk/resources/messages";
 import type { RuntimeConfig } from "../config.ts";
 
@@ -25,26 +25,51 @@ export interface ModelClientOptions {
   timeoutMs?: number;
 }
 
+let headerAuthClass: Promise<typeof Anthropic> | undefined;
+
 /**
  * The plain Messages API client for endpoints whose auth is a header we set ourselves
  * (`x-api-key` for cloud-a-alt, the gateway bearer): it must never pick up local Anthropic
  * credentials or a base URL from profiles on disk.
  */
-class HeaderAuthAnthropic extends Anthropic {
-  protected override _shouldResolveDefaultCredentials(): boolean {
-    return false;
-  }
-  protected override validateHeaders(): void {}
+function headerAuthAnthropic(): Promise<typeof Anthropic> {
+  headerAuthClass ??= import("@anthropic-ai/sdk").then(
+    ({ default: Anthropic }) =>
+      class HeaderAuthAnthropic extends Anthropic {
+        protected override _shouldResolveDefaultCredentials(): boolean {
+          return false;
+        }
+        protected override validateHeaders(): void {}
+      },
+  );
+  return headerAuthClass;
 }
+
+const loadBedrock = async () => (await import("@anthropic-ai/bedrock-sdk")).AnthropicBedrock;
 
 type SdkClient = { messages: Pick<Anthropic["messages"], "stream"> };
 
-function wrap(provider: RuntimeConfig["provider"], endpoint: string, client: SdkClient): ModelClient {
+/** What `build` makes, made on the first call and shared after; a failed build is tried again. */
+export function onFirstUse<T>(build: () => Promise<T>): () => Promise<T> {
+  let built: Promise<T> | undefined;
+  return () => {
+    built ??= build().catch((err: unknown) => {
+      built = undefined;
+      throw err;
+    });
+    return built;
+  };
+}
+
+/** The SDK client is built on the first call. */
+function wrap(provider: RuntimeConfig["provider"], endpoint: string, build: () => Promise<SdkClient>): ModelClient {
+  const client = onFirstUse(build);
   return {
     provider,
     endpoint,
     async createMessage(request, options = {}) {
-      const stream = client.messages.stream(request, options.signal ? { signal: options.signal } : undefined);
+      const sdk = await client();
+      const stream = sdk.messages.stream(request, options.signal ? { signal: options.signal } : undefined);
       if (options.onText) stream.on("text", options.onText);
       return stream.finalMessage();
     },
@@ -73,22 +98,21 @@ function gatewayClient(config: RuntimeConfig, common: { maxRetries: number; time
   if (config.provider === "cloud-a") {
     // The Bedrock client still rewrites /v1/messages into /model/{id}/invoke[-with-response-stream]
     // and decodes the event-stream framing the gateway passes through.
-    const client = new AnthropicBedrock({
-      ...common,
-      baseURL,
-      awsRegion: config.env.CLOUD_A_REGION,
-      apiKey: token ?? null,
-      skipAuth: token === undefined,
+    return wrap(config.provider, baseURL, async () => {
+      const AnthropicBedrock = await loadBedrock();
+      return new AnthropicBedrock({
+        ...common,
+        baseURL,
+        awsRegion: config.env.CLOUD_A_REGION,
+        apiKey: token ?? null,
+        skipAuth: token === undefined,
+      });
     });
-    return wrap(config.provider, baseURL, client);
   }
-  const client = new HeaderAuthAnthropic({
-    ...common,
-    baseURL,
-    apiKey: null,
-    authToken: token ?? null,
+  return wrap(config.provider, baseURL, async () => {
+    const HeaderAuthAnthropic = await headerAuthAnthropic();
+    return new HeaderAuthAnthropic({ ...common, baseURL, apiKey: null, authToken: token ?? null });
   });
-  return wrap(config.provider, baseURL, client);
 }
 
 export function cloudAAltBaseUrl(config: RuntimeConfig): string {
@@ -104,7 +128,23 @@ export function cloudBBaseUrl(config: RuntimeConfig): string {
   return `https://${config.env.CLOUD_B_RESOURCE_NAME}.services.ai.azure.com/anthropic`;
 }
 
+/**
+ * What the SDK constructors check of the options, checked when the client is created rather than
+ * on its first call: the retry count (the SDKs' own message).
+ */
+function checkOptions(options: ModelClientOptions): void {
+  const n = options.maxRetries;
+  if (n === undefined) return;
+  if (typeof n !== "number" || !Number.isInteger(n)) throw new Error("maxRetries must be an integer");
+  if (n < 0) throw new Error("maxRetries must be a positive integer");
+}
+
+/**
+ * The provider's client for a configuration that loadConfig accepted: its endpoint is known at
+ * once, its SDK is loaded and its SDK client built on the first call.
+ */
 export function createModelClient(config: RuntimeConfig, options: ModelClientOptions = {}): ModelClient {
+  checkOptions(options);
   const common = { maxRetries: options.maxRetries ?? 2, timeout: options.timeoutMs ?? 10 * 60_000 };
   const env = config.env;
   if (env.GATEWAY_API_URL) return gatewayClient(config, common);
@@ -115,33 +155,43 @@ export function createModelClient(config: RuntimeConfig, options: ModelClientOpt
       );
       const shared = { ...common, baseURL, awsRegion: env.CLOUD_A_REGION };
       // Bearer auth is chosen automatically when the token is set (spec); otherwise SigV4.
-      const client = env.CLOUD_A_BEARER_TOKEN
-        ? new AnthropicBedrock({ ...shared, apiKey: env.CLOUD_A_BEARER_TOKEN })
-        : new AnthropicBedrock({
-            ...shared,
-            apiKey: null,
-            awsAccessKey: env.CLOUD_A_ACCESS_KEY_ID as string,
-            awsSecretKey: env.CLOUD_A_SECRET_ACCESS_KEY as string,
-            awsSessionToken: env.CLOUD_A_SESSION_TOKEN ?? null,
-          });
-      return wrap(config.provider, baseURL, client);
+      return wrap(config.provider, baseURL, async () => {
+        const AnthropicBedrock = await loadBedrock();
+        return env.CLOUD_A_BEARER_TOKEN
+          ? new AnthropicBedrock({ ...shared, apiKey: env.CLOUD_A_BEARER_TOKEN })
+          : new AnthropicBedrock({
+              ...shared,
+              apiKey: null,
+              awsAccessKey: env.CLOUD_A_ACCESS_KEY_ID as string,
+              awsSecretKey: env.CLOUD_A_SECRET_ACCESS_KEY as string,
+              awsSessionToken: env.CLOUD_A_SESSION_TOKEN ?? null,
+            });
+      });
     }
     case "cloud-a-alt": {
       const baseURL = cloudAAltBaseUrl(config);
-      const client = new HeaderAuthAnthropic({
-        ...common,
-        baseURL,
-        apiKey: null,
-        authToken: null,
-        defaultHeaders: { "x-api-key": env.CLOUD_A_BEARER_TOKEN as string },
+      return wrap(config.provider, baseURL, async () => {
+        const HeaderAuthAnthropic = await headerAuthAnthropic();
+        return new HeaderAuthAnthropic({
+          ...common,
+          baseURL,
+          apiKey: null,
+          authToken: null,
+          defaultHeaders: { "x-api-key": env.CLOUD_A_BEARER_TOKEN as string },
+        });
       });
-      return wrap(config.provider, baseURL, client);
     }
     case "cloud-b": {
       const baseURL = cloudBBaseUrl(config);
       // The key may be a `__managed_cred:<uuid>__` placeholder that a proxy rewrites: sent as is.
-      const client = new AnthropicFoundry({ ...common, baseURL, apiKey: env.CLOUD_B_API_KEY as string });
-      return wrap(config.provider, baseURL, client as unknown as SdkClient);
+      return wrap(config.provider, baseURL, async () => {
+        const { AnthropicFoundry } = await import("@anthropic-ai/foundry-sdk");
+        return new AnthropicFoundry({
+          ...common,
+          baseURL,
+          apiKey: env.CLOUD_B_API_KEY as string,
+        }) as unknown as SdkClient;
+      });
     }
   }
 }

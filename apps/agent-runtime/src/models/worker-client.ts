@@ -47,7 +47,8 @@ export class WorkerModelClient implements ModelClient {
   #closed = false;
 
   constructor(config: RuntimeConfig, options: ModelClientOptions = {}) {
-    // Built here once for its endpoint (and to fail at start, not on the first call, if it cannot be).
+    // Built here once for its endpoint and to fail at start, not on the first call, on options the
+    // SDK would refuse; it loads no SDK until called, and it is never called.
     const local = createModelClient(config, options);
     this.provider = local.provider;
     this.endpoint = local.endpoint;
