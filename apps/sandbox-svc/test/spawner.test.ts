@@ -47,7 +47,7 @@ describe("spawner helper", () => {
     expect(Date.now() - started).toBeLessThan(5000);
   });
 
-  it("hands the child further fds as sockets and /dev/null where told to ignore", async () => {
+  it("hands the child further fds as blocking sockets and /dev/null where told to ignore", async () => {
     const script = 'readlink /proc/self/fd/0 >&3; read -r x <&4; echo "got $x" >&3';
     const child = await spawner.spawnChild(["sh", "-c", script], ENV, {
       stdio: ["ignore", "pipe", "pipe", "pipe", "pipe"],
@@ -58,8 +58,10 @@ describe("spawner helper", () => {
     const said: Buffer[] = [];
     const ended = new Promise((r) => three?.once("end", r));
     // Written once the child runs (it said something): the helper's copy would take earlier bytes.
+    // And a while after: the child's read must wait for it, as a sandbox waits on fd 5 for its
+    // egress relay (a non-blocking fd fails the read at once).
     three?.on("data", (c: Buffer) => {
-      if (said.push(c) === 1) four?.end("hello\n");
+      if (said.push(c) === 1) setTimeout(() => four?.end("hello\n"), 100);
     });
     expect(await child.exited).toEqual({ exitCode: 0 });
     await ended;

@@ -28,6 +28,11 @@ function tryStart(id) {
   for (const k of keys) if (k) { sockets.delete(k); wanted.delete(k); }
   const fds = stdio.map((s, i) => (s === "pipe" ? mine[i] : "ignore"));
   const own = mine.filter(Boolean);
+  // Node's sockets are non-blocking, and the child shares the flag with our copy. libuv makes fds
+  // 0-2 blocking for the child; a further fd would stay non-blocking, and a shell's read of it
+  // (a sandbox waiting on fd 5 for its egress relay) would fail at once instead of waiting. Our
+  // copy reads nothing more: spawn stops reading it in this same turn, then it is destroyed.
+  mine.forEach((s, i) => { if (s && i > 2) s._handle.setBlocking(true); });
   let child;
   try {
     child = spawn(argv[0], argv.slice(1), { stdio: fds, env, cwd: cwd || undefined, detached: true });
