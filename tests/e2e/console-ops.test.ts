@@ -3,7 +3,7 @@ import { launchChromium, requireChromium } from "@agentplane/testkit/browser";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { usd, usedPercent } from "../../apps/console/src/lib/spend.ts";
-import { screenshot, seriousViolations, signInWithToken } from "./console/browser.ts";
+import { hasFocus, screenshot, seriousViolations, signInWithToken } from "./console/browser.ts";
 import { startPlatform } from "./console/platform.ts";
 import { startRelay } from "./console/relay.ts";
 import {
@@ -207,7 +207,7 @@ describe.skipIf(!chromium.available)(`console operations pages${chromium.reason}
     await page.getByRole("button", { name: "New connector" }).click();
     // The first source has the focus.
     const first = dialog().getByLabel("MCP server URL");
-    await expect.poll(() => first.evaluate((el) => el.ownerDocument.activeElement === el)).toBe(true);
+    await expect.poll(() => hasFocus(first)).toBe(true);
     await dialog().getByLabel("Name").fill("helpers");
     await dialog().getByLabel("Server URL", { exact: true }).fill(mcp.url);
     await dialog().getByRole("button", { name: "Preview tools" }).click();

@@ -1,7 +1,7 @@
 import { launchChromium, requireChromium } from "@agentplane/testkit/browser";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { screenshot, seriousViolations, signInWithToken } from "./console/browser.ts";
+import { hasFocus, screenshot, seriousViolations, signInWithToken } from "./console/browser.ts";
 import { startPlatform } from "./console/platform.ts";
 
 const chromium = requireChromium();
@@ -115,7 +115,7 @@ describe.skipIf(!chromium.available)(`console sandbox detail${chromium.reason}`,
     const dialog = page.getByRole("dialog");
     // The reason has the focus, and Enter submits.
     const reason = dialog.getByLabel("Reason");
-    await expect.poll(() => reason.evaluate((el) => el.ownerDocument.activeElement === el)).toBe(true);
+    await expect.poll(() => hasFocus(reason)).toBe(true);
     await page.keyboard.press("Enter");
     await expect.poll(() => dialog.getByTestId("rule-id").textContent()).toBe("Rule: no-sandbox-changes");
     expect(await dialog.getByRole("alert").textContent()).toMatch(/\S/);

@@ -1,7 +1,7 @@
 import { mkdirSync, readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { join } from "node:path";
-import type { Page } from "playwright-core";
+import type { Locator, Page } from "playwright-core";
 import { REPO_ROOT } from "../processes.ts";
 
 /** Screenshots of the console's pages (1280×800), kept as the run's artifacts (gitignored). */
@@ -42,4 +42,9 @@ export async function signInWithToken(page: Page, baseUrl: string, token: string
   await page.getByLabel("API token").fill(token);
   await page.getByRole("button", { name: "Sign in" }).click();
   await page.getByRole("button", { name: "Sign out" }).waitFor();
+}
+
+/** Whether the element has the keyboard focus (the tests' types have no DOM: `matches` is declared here). */
+export function hasFocus(locator: Locator): Promise<boolean> {
+  return locator.evaluate((el) => (el as unknown as { matches(selector: string): boolean }).matches(":focus"));
 }
