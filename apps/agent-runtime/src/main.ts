@@ -7,6 +7,9 @@ try {
   const stop = async () => {
     if (stopping) return;
     stopping = true;
+    // Holds the process open until the close is done (its last steps wait on an unreferenced
+    // worker thread, which alone would let the process end before the database is closed).
+    setTimeout(() => process.exit(1), 10_000);
     await runtime.close();
     process.exit(0);
   };

@@ -64,17 +64,22 @@ export function serveFetch(
   });
 }
 
-/** Runs `cleanup` once on SIGINT/SIGTERM, then exits. */
+/**
+ * Runs `cleanup` once on SIGINT/SIGTERM, then exits; exit 1 if it has not finished in 10 s. The
+ * deadline's timer also holds the process open meanwhile: a cleanup step that waits on something
+ * holding no reference (an unreferenced worker thread, a closed server) would otherwise let the
+ * process end quietly halfway through, before its database is closed.
+ */
 export function onShutdown(cleanup: () => Promise<void>, logger?: Logger): void {
   let stopping = false;
   const stop = (signal: string) => {
     if (stopping) return;
     stopping = true;
     logger?.info({ signal }, "shutting down");
+    setTimeout(() => process.exit(1), 10_000);
     cleanup()
       .catch((err) => logger?.error({ err }, "shutdown failed"))
       .finally(() => process.exit(0));
-    setTimeout(() => process.exit(1), 10_000).unref();
   };
   process.once("SIGINT", () => stop("SIGINT"));
   process.once("SIGTERM", () => stop("SIGTERM"));
