@@ -24,6 +24,12 @@ describe("console sign-in with the identity provider (PGlite, local identity pro
     });
   });
 
+  /** Where a test's records start: after everything an earlier test recorded has been relayed. */
+  async function mark(): Promise<number> {
+    await h.settle();
+    return events.length;
+  }
+
   /** The sign-in records published since `from`, once the outbox has been relayed. */
   async function signInRecords(from: number): Promise<AuditRecorded[]> {
     await h.settle();
@@ -51,7 +57,7 @@ describe("console sign-in with the identity provider (PGlite, local identity pro
 
   it("signs in with authorization code + PKCE, opens a session for the identity's user and returns to next", async () => {
     provider.state.user = { sub: "person-1", email: "pat@acme.test", name: "Pat Person" };
-    const before = events.length;
+    const before = await mark();
     const { callback, cookie } = await signIn("/orgs/x/members?tab=1");
     const request = provider.state.authorizeRequests.at(-1)!;
     expect(request.get("redirect_uri")).toBe("http://platform.test/sign-in/oidc/callback");
@@ -105,7 +111,7 @@ describe("console sign-in with the identity provider (PGlite, local identity pro
   });
 
   it("never returns to another site, and refuses a callback without this browser's state", async () => {
-    const before = events.length;
+    const before = await mark();
     const { callback, cookie } = await signIn("//evil.test/steal");
     const done = await h.call("GET", `${callback.pathname}${callback.search}`, { headers: { cookie } });
     expect(done.headers.get("location")).toBe("/");
@@ -149,7 +155,7 @@ describe("console sign-in with the identity provider (PGlite, local identity pro
   });
 
   it("records the identity provider's refusal by its error code alone", async () => {
-    const before = events.length;
+    const before = await mark();
     const { cookie } = await signIn("/");
     const res = await h.call(
       "GET",
