@@ -1,6 +1,6 @@
 import { existsSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { openDatabase } from "@agentplane/db";
+import { initialiseEmbeddedInChild, openDatabase } from "@agentplane/db";
 import { createBus } from "@agentplane/events";
 import { hasProviderCredential, inferenceConfigFromSettings } from "@agentplane/inference-proxy";
 import { createLogger, installProcessGuard, onShutdown, parseEnv } from "@agentplane/service-kit";
@@ -23,11 +23,12 @@ export async function runAllInOne(rawEnv: Record<string, string | undefined>): P
   const step = (msg: string) => logger.info({ elapsedMs: Math.round(performance.now() - started) }, msg);
   const embedded = databaseUrl.startsWith("pglite://");
   if (embedded) {
-    step(
-      existsSync(join(dataDir, "pgdata", "PG_VERSION"))
-        ? "opening the embedded database"
-        : "initialising the embedded database (first start only)",
-    );
+    const pgdata = join(dataDir, "pgdata");
+    if (!existsSync(join(pgdata, "PG_VERSION")) && databaseUrl === `pglite://${pgdata}`) {
+      step("initialising the embedded database (first start only)");
+      await initialiseEmbeddedInChild(pgdata);
+    }
+    step("opening the embedded database");
   }
   const database = await openDatabase(databaseUrl, {
     upkeep: { onError: (err) => logger.warn({ err: err.message }, "embedded database upkeep failed") },

@@ -6,6 +6,7 @@ export {
   openDatabase,
   redactUrl,
 } from "./database.ts";
+export { initialiseEmbeddedInChild } from "./embedded-init.ts";
 export { isUniqueViolation } from "./errors.ts";
 export { type MigrationList, migrateToLatest } from "./migrate.ts";
 export { type ArrayElement, pgArray, pgColumns, pgUnnest } from "./pg-array.ts";
