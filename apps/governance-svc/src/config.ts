@@ -1,5 +1,5 @@
 import type { OutboxTuning } from "@agentplane/events";
-import { deploymentEnv, parseEnv } from "@agentplane/service-kit";
+import { deploymentEnv, envKey32, parseEnv } from "@agentplane/service-kit";
 import { z } from "zod";
 
 /** How `aws-role` credentials reach STS (the platform's own AWS identity signs AssumeRole). */
@@ -30,16 +30,9 @@ export interface GovernanceConfig {
   eventRelay?: OutboxTuning;
 }
 
-const key32 = (name: string) =>
-  z.string().transform((value, ctx) => {
-    const key = Buffer.from(value, "base64");
-    if (key.length !== 32) ctx.addIssue({ code: "custom", message: `${name} must be 32 bytes, base64-encoded` });
-    return key;
-  });
-
 /** governance-svc's own settings, read the same way by its deployable and the all-in-one launcher. */
 export const GovernanceSettingsSchema = z.object({
-  AGENTPLANE_SECRET_KEY_PREVIOUS: key32("AGENTPLANE_SECRET_KEY_PREVIOUS").optional(),
+  AGENTPLANE_SECRET_KEY_PREVIOUS: envKey32.optional(),
   CREDENTIAL_ROTATION_GRACE_SECONDS: z.coerce.number().int().min(0).default(3600),
   GOVERNANCE_DRIFT_INTERVAL_SECONDS: z.coerce.number().int().min(0).default(60),
 });
@@ -50,7 +43,7 @@ export const GovernanceEnvSchema = deploymentEnv(8084).extend({
   TENANCY_URL: z.url(),
   /** sandbox-svc, for effective policy and drift (they read sandboxes through its internal API). */
   SANDBOX_URL: z.url().optional(),
-  AGENTPLANE_SECRET_KEY: key32("AGENTPLANE_SECRET_KEY"),
+  AGENTPLANE_SECRET_KEY: envKey32,
   ...GovernanceSettingsSchema.shape,
 });
 export type GovernanceEnv = z.infer<typeof GovernanceEnvSchema>;

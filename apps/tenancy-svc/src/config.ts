@@ -1,14 +1,7 @@
 import type { OutboxTuning } from "@agentplane/events";
-import { deploymentEnv, parseEnv } from "@agentplane/service-kit";
+import { deploymentEnv, envKey32, parseEnv } from "@agentplane/service-kit";
 import { z } from "zod";
 import type { SecretKeys } from "./crypto/secret-box.ts";
-
-const key32 = (name: string) =>
-  z.string().transform((value, ctx) => {
-    const key = Buffer.from(value, "base64");
-    if (key.length !== 32) ctx.addIssue({ code: "custom", message: `${name} must be 32 bytes, base64-encoded` });
-    return key;
-  });
 
 /**
  * Tenancy's settings from the environment, the same for its own deployable and the all-in-one
@@ -18,7 +11,7 @@ export const TenancySettingsSchema = z.object({
   PUBLIC_URL: z.url().optional(),
   KEY_ROTATION_GRACE_SECONDS: z.coerce.number().int().min(0).default(86_400),
   /** The master key being rotated out: what it sealed is re-sealed under AGENTPLANE_SECRET_KEY at start. */
-  AGENTPLANE_SECRET_KEY_PREVIOUS: key32("AGENTPLANE_SECRET_KEY_PREVIOUS").optional(),
+  AGENTPLANE_SECRET_KEY_PREVIOUS: envKey32.optional(),
   AGENTPLANE_BOOTSTRAP_TOKEN: z.string().min(32, "must be at least 32 characters").optional(),
   // Activation approval by signing in at this identity provider (authorization code flow + PKCE).
   OIDC_ISSUER: z.url().optional(),

@@ -46,3 +46,10 @@ export const envBoolean = z
   .pipe(z.enum(ENV_BOOLEAN_VALUES, { error: `must be one of ${ENV_BOOLEAN_VALUES.join(", ")}` }))
   .transform((v) => TRUE_VALUES.has(v))
   .meta({ enum: [...ENV_BOOLEAN_VALUES] });
+
+/** A 32-byte key given base64-encoded (the master key, AES-256), as its bytes. */
+export const envKey32 = z.string().transform((value, ctx) => {
+  const key = Buffer.from(value, "base64");
+  if (key.length !== 32) ctx.addIssue({ code: "custom", message: "must be 32 bytes, base64-encoded" });
+  return key;
+});

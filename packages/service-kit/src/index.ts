@@ -32,7 +32,7 @@ export {
   ServiceClient,
   type ServiceFetch,
 } from "./client.ts";
-export { ConfigError, ENV_BOOLEAN_VALUES, envBoolean, LogLevelSchema, parseEnv } from "./config.ts";
+export { ConfigError, ENV_BOOLEAN_VALUES, envBoolean, envKey32, LogLevelSchema, parseEnv } from "./config.ts";
 export { DecisionCache, type DecisionCacheOptions } from "./decision-cache.ts";
 export {
   type CheckState,
