@@ -24,7 +24,7 @@ export interface RelaySettings {
   run: RunStatement;
   logger?: OutboxLogger | undefined;
   pollMs: number;
-  /** The longest poll interval a relay that keeps finding nothing grows to (at least `pollMs`). */
+  /** The longest poll interval a relay that keeps finding nothing grows to (never below `pollMs`). */
   maxIdlePollMs: number;
   batchSize: number;
   maxBackoffMs: number;
@@ -219,7 +219,7 @@ export class OutboxRelay {
 
   /** A round found nothing: the wait before the next one, doubled up to the idle ceiling. */
   #idle(): number {
-    this.#pollDelay = Math.min(Math.max(this.#s.pollMs, this.#s.maxIdlePollMs), this.#pollDelay * 2);
+    this.#pollDelay = Math.min(this.#s.maxIdlePollMs, this.#pollDelay * 2);
     return this.#pollDelay;
   }
 

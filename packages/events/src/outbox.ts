@@ -130,6 +130,7 @@ export interface Outbox {
 export function createOutbox(options: OutboxOptions): Outbox {
   const db = options.database.forSchema<OutboxDb>(options.schema);
   const bus = options.bus;
+  const pollMs = options.pollIntervalMs ?? 250;
   const batchSize = options.batchSize ?? 500;
   const handOffMs = options.handOffTimeoutMs ?? 10_000;
   const statements = outboxStatements(`${options.schema}.${TABLE}`, batchSize);
@@ -140,8 +141,8 @@ export function createOutbox(options: OutboxOptions): Outbox {
     statements,
     run,
     logger: options.logger,
-    pollMs: options.pollIntervalMs ?? 250,
-    maxIdlePollMs: options.maxIdlePollMs ?? 2_000,
+    pollMs,
+    maxIdlePollMs: Math.max(pollMs, options.maxIdlePollMs ?? 2_000),
     batchSize,
     maxBackoffMs: options.maxBackoffMs ?? 30_000,
     leaseMs: options.leaseMs ?? 30_000,
