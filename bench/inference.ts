@@ -1,14 +1,15 @@
 // The inference proxy against a provider stand-in that answers at once, measured in one run:
 // non-streaming added latency (p50/p99, one request at a time) through the gateway vs calling the
 // upstream directly (and, as the floor of any proxy here, what a bare Hono pass-through in the same
-// process adds); streaming time to first byte, added; throughput vs that bare pass-through; memory
-// per 1,000 concurrent open streams.
+// process adds); streaming time to first byte, added; throughput vs that bare pass-through; calls
+// through the Anthropic SDK, direct vs gateway; memory per 1,000 concurrent open streams.
 // Run: npm run bench -- inference   (or node bench/inference.ts on Node 24)
 // INFERENCE_BENCH_PROFILE=<dir> writes a V8 CPU profile of the platform process there.
 
 import { spawn } from "node:child_process";
 import autocannon from "autocannon";
 import { Agent, request } from "undici";
+import { throughSdk } from "./inference-sdk.ts";
 import { firstLine, fmt, postgresCpuMs, processCpuMs, REPO_ROOT } from "./lib.ts";
 
 const BODY = JSON.stringify({ model: "claude-haiku-4-5", max_tokens: 64, messages: [{ role: "user", content: "hi" }] });
@@ -259,6 +260,15 @@ try {
       `    hono/proxy         ${perRequest(cpuTotals.helper, counted.helper)}`,
       `    gateway + proxy    ${perRequest(cpuTotals.gateway, counted.gateway)}`,
     ].join("\n"),
+  );
+
+  await throughSdk(
+    {
+      direct: `${up}/anthropic`,
+      node: `${info.node}/node/anthropic`,
+      gateway: { baseURL: `${info.gateway}${PATH.replace(/\/v1\/messages$/, "")}`, token: info.token },
+    },
+    { seconds, rounds },
   );
 
   const mem = async () => (await (await fetch(`${info.bare}/__mem`)).json()) as { rss: number; heapUsed: number };
