@@ -11,6 +11,37 @@ export const AGENT_PREFIX = "/agent";
 /** The runtime's receiver takes 1 MiB; a little more lets it answer the 413 itself. */
 const MAX_FORWARDED_BODY = 1024 * 1024 + 1024;
 
+const bodyTooLarge = () => new ProblemError("payload-too-large", { detail: "The body is larger than 1 MiB" });
+
+/**
+ * The body, counted as it streams: a chunked one (no Content-Length to refuse up front) is cut off
+ * with a 413 as soon as it passes `limit`, never read whole into memory first. Webhook senders
+ * reach this without a token, so the bound is what keeps one of them from filling the heap.
+ */
+async function readBounded(request: Request, limit: number): Promise<ArrayBuffer | undefined> {
+  if (!request.body) return undefined;
+  const reader = request.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > limit) {
+      await reader.cancel().catch(() => {});
+      throw bodyTooLarge();
+    }
+    chunks.push(value);
+  }
+  const bytes = new Uint8Array(size);
+  let at = 0;
+  for (const chunk of chunks) {
+    bytes.set(chunk, at);
+    at += chunk.byteLength;
+  }
+  return bytes.buffer;
+}
+
 /** Hop-by-hop and gateway-only headers never go to the runtime. */
 const DROPPED = new Set([
   "host",
@@ -95,11 +126,8 @@ export class AgentFront {
     const method = request.method.toUpperCase();
     let body: ArrayBuffer | undefined;
     if (method !== "GET" && method !== "HEAD") {
-      if (Number(request.headers.get("content-length") ?? 0) > MAX_FORWARDED_BODY)
-        throw new ProblemError("payload-too-large", { detail: "The body is larger than 1 MiB" });
-      body = await request.arrayBuffer();
-      if (body.byteLength > MAX_FORWARDED_BODY)
-        throw new ProblemError("payload-too-large", { detail: "The body is larger than 1 MiB" });
+      if (Number(request.headers.get("content-length") ?? 0) > MAX_FORWARDED_BODY) throw bodyTooLarge();
+      body = await readBounded(request, MAX_FORWARDED_BODY);
     }
     const headers = forwardedHeaders(request.headers, { keepAuthorization: route.kind === "webhook", requestId });
     let response: Response;

@@ -161,6 +161,29 @@ describe("the gateway fronting the agent runtime at /agent", () => {
     expect((runs.body.items as unknown[]).length).toBe(1);
   });
 
+  it("cuts a chunked webhook body off at the limit instead of reading it whole", async () => {
+    // Senders need no token here, so the gateway must not buffer what they stream before refusing it.
+    let pulled = 0;
+    const total = 256 * 1024 * 1024;
+    const body = new ReadableStream<Uint8Array>({
+      pull(controller) {
+        if (pulled >= total) return controller.close();
+        pulled += 1024 * 1024;
+        controller.enqueue(new Uint8Array(1024 * 1024).fill(0x61));
+      },
+    });
+    const res = await fetch(`${h.url}/agent/webhooks/gh`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body,
+      duplex: "half",
+    } as RequestInit);
+    expect(res.status).toBe(413);
+    expect(res.headers.get("content-type")).toBe("application/problem+json");
+    expect(((await res.json()) as { type: string }).type).toMatch(/payload-too-large$/);
+    expect(pulled).toBeLessThan(64 * 1024 * 1024);
+  });
+
   it.skipIf(!requireChromium().available)(
     "the web UI at /agent/ asks for a token, then works through the gateway",
     async () => {
