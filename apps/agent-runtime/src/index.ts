@@ -9,5 +9,11 @@ export {
   readEnvironment,
 } from "./config.ts";
 export { createModelClient, type ModelClient } from "./models/provider.ts";
-export { createRuntime, type Runtime, type RuntimeOptions, startRuntime } from "./runtime.ts";
+export {
+  checkProviderEnvironment,
+  createRuntime,
+  type Runtime,
+  type RuntimeOptions,
+  startRuntime,
+} from "./runtime.ts";
 export { ensureWebAssets } from "./web/build.ts";

@@ -7,16 +7,16 @@ import pino, { type Logger } from "pino";
 import { createRuntimeApp } from "./app.ts";
 import type { SlackTeamChat, SlackTeamChatOptions } from "./chat/slack/adapter.ts";
 import type { TeamChatAdapter } from "./chat/team-chat.ts";
-import { configWarnings, loadConfig, type RuntimeConfig, readEnvironment } from "./config.ts";
+import { ConfigError, configWarnings, loadConfig, type RuntimeConfig, readEnvironment } from "./config.ts";
 import { ContextWindowCatalog } from "./context/catalog.ts";
 import { openDatabase } from "./db/database.ts";
 import type { RuntimeDeps } from "./deps.ts";
 import { Heartbeat } from "./heartbeat/heartbeat.ts";
 import { LiveHub } from "./live/hub.ts";
-import { createEmbedder, type Embedder } from "./memory/embeddings.ts";
+import { createEmbedder, type Embedder, embeddingEnvironmentConflicts } from "./memory/embeddings.ts";
 import { memoryTool } from "./memory/memory-tool.ts";
 import { MemoryStore } from "./memory/store.ts";
-import type { ModelClient, ModelClientOptions } from "./models/provider.ts";
+import { chatEnvironmentConflicts, type ModelClient, type ModelClientOptions } from "./models/provider.ts";
 import { WorkerModelClient } from "./models/worker-client.ts";
 import type { LlmTracing } from "./observability/llm-tracing.ts";
 import { productTelemetry } from "./observability/product-events.ts";
@@ -260,12 +260,33 @@ export async function createRuntime(config: RuntimeConfig, options: RuntimeOptio
   };
 }
 
+/**
+ * Refuses what the provider SDKs would refuse of the process environment: they read it themselves
+ * when their clients are built, on the first model call and the first embedding, which is too late
+ * to stop the start. `processEnv` is the environment they will see (not `<AGENT_HOME>/.env`, which
+ * never reaches it); a client passed in (`options.model`, `options.embedder`) is not checked.
+ */
+export function checkProviderEnvironment(
+  config: RuntimeConfig,
+  processEnv: Record<string, string | undefined>,
+  options: Pick<RuntimeOptions, "model" | "embedder"> = {},
+): void {
+  const conflicts = [
+    ...(options.model ? [] : chatEnvironmentConflicts(config, processEnv)),
+    ...(options.embedder !== undefined ? [] : embeddingEnvironmentConflicts(config, processEnv)),
+  ];
+  const [first, ...rest] = conflicts;
+  if (!first) return;
+  throw new ConfigError(first.variable, [first.message, ...rest.map((c) => `${c.variable}: ${c.message}`)].join("; "));
+}
+
 /** Reads the environment (and `<AGENT_HOME>/.env`), builds the runtime and listens on PORT. */
 export async function startRuntime(
   env: Record<string, string | undefined> = process.env,
   options: RuntimeOptions = {},
 ): Promise<Runtime & { url: string }> {
   const config = loadConfig(readEnvironment(env));
+  checkProviderEnvironment(config, env, options);
   // A checkout builds its web UI on the first start and after its sources change (a few seconds).
   await ensureWebAssets(options.logger ?? pino({ level: config.env.LOG_LEVEL, name: "agent-runtime" }));
   const runtime = await createRuntime(config, options);

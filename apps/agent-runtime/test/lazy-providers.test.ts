@@ -15,16 +15,27 @@ beforeAll(async () => {
 });
 afterAll(() => fake.close());
 
-function run(args: string[], env: Record<string, string>): Promise<{ code: number | null; out: string; err: string }> {
+/**
+ * Runs a Node process to its end; one still running after `stop.afterMs`, or once its output
+ * shows `stop.on`, is sent SIGTERM.
+ */
+function run(
+  args: string[],
+  env: Record<string, string>,
+  stop: { afterMs?: number; on?: string } = {},
+): Promise<{ code: number | null; out: string; err: string }> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, args, {
       env: { PATH: process.env.PATH ?? "", ...env },
       stdio: ["ignore", "pipe", "pipe"],
     });
+    const timer = setTimeout(() => child.kill("SIGTERM"), stop.afterMs ?? 20_000);
+    child.on("close", () => clearTimeout(timer));
     let out = "";
     let err = "";
     child.stdout.on("data", (d) => {
       out += String(d);
+      if (stop.on && out.includes(stop.on)) child.kill("SIGTERM");
     });
     child.stderr.on("data", (d) => {
       err += String(d);
@@ -83,5 +94,51 @@ describe("provider SDKs are loaded on first use", () => {
     const badUrl = await run([MAIN], { AGENT_HOME: home, PORT: "0", CLOUD_A_ENDPOINT_URL: "not a url" });
     expect(badUrl.code).toBe(2);
     expect(badUrl.err).toContain("invalid configuration: CLOUD_A_ENDPOINT_URL:");
+  });
+
+  it("what the provider SDKs would refuse of the process environment stops the start, naming it", async () => {
+    const cloudB = {
+      AGENT_HOME: tempHome(),
+      PORT: "0",
+      LOG_LEVEL: "silent",
+      LLM_PROVIDER: "cloud-b",
+      CLOUD_B_API_KEY: "k",
+      CLOUD_B_RESOURCE_NAME: "res-1",
+    };
+    // Without the check the runtime starts (and only its first chat turn or embedding fails):
+    // it is stopped after a few seconds, and the exit code says so.
+    const foundry = await run([MAIN], { ...cloudB, ANTHROPIC_FOUNDRY_RESOURCE: "res-2" }, { afterMs: 8_000 });
+    expect(foundry.code, foundry.err).toBe(2);
+    expect(foundry.err).toContain(
+      "agent-runtime: invalid configuration: ANTHROPIC_FOUNDRY_RESOURCE: is set in the process environment, where the cloud-b chat client would refuse it",
+    );
+    expect(foundry.err).toContain("Unset it: the runtime takes the resource from CLOUD_B_RESOURCE_NAME");
+    const both = await run(
+      [MAIN],
+      { ...cloudB, ANTHROPIC_FOUNDRY_RESOURCE: "res-2", OPENAI_BASE_URL: "https://api.example.test/v1" },
+      { afterMs: 8_000 },
+    );
+    expect(both.code, both.err).toBe(2);
+    expect(both.err).toContain("invalid configuration: ANTHROPIC_FOUNDRY_RESOURCE: ");
+    expect(both.err).toContain("; OPENAI_BASE_URL: is set in the process environment");
+    expect(both.err).toContain("set CLOUD_B_EMBEDDING_MODEL_ID= to turn embeddings off");
+  });
+
+  it("an SDK variable that no client built at start would read does not stop it", async () => {
+    const env = {
+      ...fakeModelEnv(fake, tempHome()),
+      PORT: "0",
+      LOG_LEVEL: "info",
+      // Embeddings off: the Azure client that would read OPENAI_BASE_URL is never built.
+      CLOUD_B_EMBEDDING_MODEL_ID: "",
+      OPENAI_BASE_URL: "https://api.example.test/v1",
+      // Read by the Bedrock client only, which cloud-b does not build.
+      AWS_BEARER_TOKEN_BEDROCK: "other",
+    };
+    const started = await run([MAIN], env, { on: "agent runtime listening" });
+    // It got as far as listening (then was stopped by the signal, or closed on it).
+    expect(started.out, started.err).toContain("agent runtime listening");
+    expect(started.code).not.toBe(2);
+    expect(started.err).not.toContain("invalid configuration");
   });
 });

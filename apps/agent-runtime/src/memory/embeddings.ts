@@ -2,7 +2,7 @@
 import type { AnthropicBedrock } from "@anthropic-ai/bedrock-sdk";
 import type { AzureOpenAI } from "openai";
 import type { RuntimeConfig } from "../config.ts";
-import { gatewayBaseUrl, onFirstUse } from "../models/provider.ts";
+import { gatewayBaseUrl, onFirstUse, type SdkEnvironmentConflict, setForSdk } from "../models/provider.ts";
 
 /** The memory index's vector size (spec "Limits": embedding dimension). */
 export const EMBEDDING_DIMENSIONS = 1024;
@@ -112,6 +112,30 @@ function cloudBEmbedder(config: RuntimeConfig, deployment: string): Embedder {
       return checked([...res.data].sort((a, b) => a.index - b.index).map((d) => d.embedding));
     },
   };
+}
+
+/**
+ * What the embedder's SDK constructor would refuse of the process environment (which it reads
+ * itself, on the first embedding), for a check at start. The Azure client given an `endpoint`
+ * (cloud-b without the gateway) takes its `baseURL` from `OPENAI_BASE_URL` and then throws
+ * "baseURL and endpoint are mutually exclusive"; given a `baseURL` (the gateway) it reads neither
+ * that nor `AZURE_OPENAI_ENDPOINT`. AnthropicBedrock (cloud-a, cloud-a-alt) is given every option
+ * it would otherwise take from the environment.
+ */
+export function embeddingEnvironmentConflicts(
+  config: RuntimeConfig,
+  processEnv: Record<string, string | undefined>,
+): SdkEnvironmentConflict[] {
+  if (config.env.GATEWAY_API_URL || config.provider !== "cloud-b") return [];
+  if (config.env.CLOUD_B_EMBEDDING_MODEL_ID.trim() === "") return [];
+  if (!setForSdk(processEnv, "OPENAI_BASE_URL")) return [];
+  return [
+    {
+      variable: "OPENAI_BASE_URL",
+      message:
+        "is set in the process environment, where the cloud-b embeddings client would refuse it next to the endpoint the runtime passes (baseURL and endpoint are mutually exclusive). Unset it for the runtime: the embeddings endpoint comes from CLOUD_B_RESOURCE_NAME (or CLOUD_B_BASE_URL). Or set CLOUD_B_EMBEDDING_MODEL_ID= to turn embeddings off",
+    },
+  ];
 }
 
 /** The active provider's embedder, or null when embeddings are off (`CLOUD_B_EMBEDDING_MODEL_ID=''`). */

@@ -128,6 +128,40 @@ export function cloudBBaseUrl(config: RuntimeConfig): string {
   return `https://${config.env.CLOUD_B_RESOURCE_NAME}.services.ai.azure.com/anthropic`;
 }
 
+/** A variable of the process environment that a provider SDK's constructor would refuse. */
+export interface SdkEnvironmentConflict {
+  variable: string;
+  message: string;
+}
+
+/** Set as the SDKs read the environment: trimmed, and blank counts as unset. */
+export const setForSdk = (processEnv: Record<string, string | undefined>, name: string): boolean =>
+  Boolean(processEnv[name]?.trim());
+
+/**
+ * What the chat client's SDK constructor would refuse of the process environment (which it reads
+ * itself, on the first call), for a check at start. Of the constructors used here only
+ * AnthropicFoundry reads a variable that can clash with the options passed: its resource
+ * (`ANTHROPIC_FOUNDRY_RESOURCE`) next to the `baseURL` it is always given throws "baseURL and
+ * resource are mutually exclusive". AnthropicBedrock and the header-auth client are given every
+ * option they would otherwise take from the environment (region, base URL, key). The provider
+ * tests hold this, and the embedder's counterpart, against the installed SDKs.
+ */
+export function chatEnvironmentConflicts(
+  config: RuntimeConfig,
+  processEnv: Record<string, string | undefined>,
+): SdkEnvironmentConflict[] {
+  if (config.env.GATEWAY_API_URL || config.provider !== "cloud-b") return [];
+  if (!setForSdk(processEnv, "ANTHROPIC_FOUNDRY_RESOURCE")) return [];
+  return [
+    {
+      variable: "ANTHROPIC_FOUNDRY_RESOURCE",
+      message:
+        "is set in the process environment, where the cloud-b chat client would refuse it next to the endpoint the runtime passes (baseURL and resource are mutually exclusive). Unset it: the runtime takes the resource from CLOUD_B_RESOURCE_NAME (or the endpoint from CLOUD_B_BASE_URL)",
+    },
+  ];
+}
+
 /**
  * What the SDK constructors check of the options, checked when the client is created rather than
  * on its first call: the retry count (the SDKs' own message).
