@@ -146,3 +146,43 @@ describe("the receiver with a verified subscription", () => {
     expect(sub.body.verification).toMatchObject({ kind: "none", secretSet: false });
   });
 });
+
+describe("the receiver with a generic-HMAC subscription", () => {
+  const SECRET = "hmac-webhook-secret";
+  const signedHeaders = (ts: number, body: string) => ({
+    "x-timestamp": String(ts),
+    "x-signature": `sha256=${createHmac("sha256", SECRET).update(`${ts}.${body}`).digest("hex")}`,
+  });
+  const post = (body: string, headers: Record<string, string>) =>
+    fetch(`${rt.url}/agents/webhooks/signed-alerts`, {
+      method: "POST",
+      headers: { "content-type": "application/json", ...headers },
+      body,
+    });
+
+  it("answers a replayed signed delivery as a duplicate, whatever delivery id it carries", async () => {
+    const created = await rt.json("POST", "/agents/webhook-subscriptions", {
+      name: "signed-alerts",
+      deliverTo: "Chat",
+      verification: { kind: "hmac", secret: SECRET },
+    });
+    expect(created.status).toBe(201);
+    const body = JSON.stringify({ event_type: "alert", severity: "high" });
+    const ts = Math.floor(Date.now() / 1000);
+    const first = await post(body, signedHeaders(ts, body));
+    expect(first.status).toBe(202);
+    const { runId } = (await first.json()) as { runId: string };
+
+    // The captured request sent again inside the tolerance, bare and with a made-up delivery id.
+    for (const extra of [{}, { "x-webhook-id": "made-up-1" }, { "idempotency-key": "made-up-2" }]) {
+      const replay = await post(body, { ...signedHeaders(ts, body), ...extra });
+      expect(replay.status).toBe(200);
+      expect(await replay.json()).toEqual({ status: "accepted", event: "alert", runId, duplicate: true });
+    }
+    // The sender signing the same payload anew is a new delivery.
+    const fresh = await post(body, signedHeaders(ts + 1, body));
+    expect(fresh.status).toBe(202);
+    const runs = await rt.json<{ items: unknown[] }>("GET", "/agents/webhook-subscriptions/signed-alerts/runs");
+    expect(runs.body.items).toHaveLength(2);
+  });
+});

@@ -25,47 +25,51 @@ export class DeliveryLog {
   }
 
   /**
-   * The stored answer to this delivery id, or runs `handle` once and stores its answer. `handle`
-   * throwing (a 400, a 429) stores nothing, so the sender's retry runs again.
+   * The stored answer to this delivery, or runs `handle` once and stores its answer. A delivery
+   * may be known by several keys (the sender's id, the signature of a signed one): any one of them
+   * seen before makes it a duplicate, and the answer is stored under all of them. `handle` throwing
+   * (a 400, a 429) stores nothing, so the sender's retry runs again.
    */
   async once(
     subscription: string,
-    deliveryId: string,
+    deliveryKeys: readonly string[],
     handle: () => Promise<DeliveryAnswer>,
     nowMs = Date.now(),
   ): Promise<{ answer: DeliveryAnswer; duplicate: boolean }> {
-    const key = `${subscription}\0${deliveryId}`;
-    const pending = this.#inFlight.get(key);
-    if (pending) {
+    const keys = deliveryKeys.map((id) => `${subscription}\0${id}`);
+    for (const key of keys) {
+      const pending = this.#inFlight.get(key);
+      if (!pending) continue;
       const answer = await pending.catch(() => undefined);
       if (answer) return { answer, duplicate: true };
     }
-    const seen = this.#sqlite
-      .prepare(
-        "select status, event, run_id from webhook_delivery where subscription = ? and delivery_id = ? and created_at > ?",
-      )
-      .get(subscription, deliveryId, nowMs - DEDUPE_WINDOW_MS) as
-      | { status: DeliveryAnswer["status"]; event: string; run_id: string | null }
-      | undefined;
-    if (seen) {
-      return {
-        answer: { status: seen.status, event: seen.event, ...(seen.run_id ? { runId: seen.run_id } : {}) },
-        duplicate: true,
-      };
+    const lookup = this.#sqlite.prepare(
+      "select status, event, run_id from webhook_delivery where subscription = ? and delivery_id = ? and created_at > ?",
+    );
+    for (const deliveryId of deliveryKeys) {
+      const seen = lookup.get(subscription, deliveryId, nowMs - DEDUPE_WINDOW_MS) as
+        | { status: DeliveryAnswer["status"]; event: string; run_id: string | null }
+        | undefined;
+      if (seen) {
+        return {
+          answer: { status: seen.status, event: seen.event, ...(seen.run_id ? { runId: seen.run_id } : {}) },
+          duplicate: true,
+        };
+      }
     }
     const run = handle();
-    this.#inFlight.set(key, run);
+    for (const key of keys) this.#inFlight.set(key, run);
     try {
       const answer = await run;
       this.#prune(nowMs);
-      this.#sqlite
-        .prepare(
-          "insert or replace into webhook_delivery (subscription, delivery_id, status, event, run_id, created_at) values (?, ?, ?, ?, ?, ?)",
-        )
-        .run(subscription, deliveryId, answer.status, answer.event, answer.runId ?? null, nowMs);
+      const store = this.#sqlite.prepare(
+        "insert or replace into webhook_delivery (subscription, delivery_id, status, event, run_id, created_at) values (?, ?, ?, ?, ?, ?)",
+      );
+      for (const deliveryId of deliveryKeys)
+        store.run(subscription, deliveryId, answer.status, answer.event, answer.runId ?? null, nowMs);
       return { answer, duplicate: false };
     } finally {
-      this.#inFlight.delete(key);
+      for (const key of keys) if (this.#inFlight.get(key) === run) this.#inFlight.delete(key);
     }
   }
 

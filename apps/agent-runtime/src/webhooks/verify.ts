@@ -69,6 +69,21 @@ export function verificationFailure(
   }
 }
 
+/**
+ * What names a signed delivery itself, whatever delivery id header comes with it. The generic
+ * HMAC signs the timestamp with the body, so the same signature within the tolerance is the same
+ * delivery sent again: a replay, answered as the duplicate it is. (GitHub's signature covers only
+ * the body, and two deliveries may carry the same one; GitLab and bearer send a fixed secret.)
+ */
+export function signedDeliveryKey(settings: VerificationSettings, header: HeaderReader): string | undefined {
+  if (settings.kind !== "hmac") return undefined;
+  const given = header(settings.signatureHeader.toLowerCase())
+    ?.trim()
+    .replace(/^sha256=/i, "")
+    .toLowerCase();
+  return given ? `hmac:${given.slice(0, 200)}` : undefined;
+}
+
 /** The sender's delivery id, which makes a retry of the same delivery recognizable. */
 export const DELIVERY_ID_HEADERS = ["x-github-delivery", "x-gitlab-event-uuid", "idempotency-key", "x-webhook-id"];
 

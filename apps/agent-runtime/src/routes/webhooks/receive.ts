@@ -8,7 +8,7 @@ import type { DeliveryAnswer } from "../../webhooks/deliveries.ts";
 import { eventAllowed, resolveEventType } from "../../webhooks/event-type.ts";
 import { MAX_JSON_DEPTH, nestsDeeperThan } from "../../webhooks/json-depth.ts";
 import { renderPrompt, webhookLabel } from "../../webhooks/template.ts";
-import { deliveryIdOf, verificationFailure } from "../../webhooks/verify.ts";
+import { deliveryIdOf, signedDeliveryKey, verificationFailure } from "../../webhooks/verify.ts";
 
 const MAX_BODY_BYTES = 1024 * 1024;
 /** What a sender is told to wait when the subscription's queue of pending runs is full. */
@@ -64,8 +64,9 @@ function parseObject(text: string): Record<string, unknown> | undefined {
 /**
  * `POST /agents/webhooks/{name}` (spec "Runtime: webhook receiver"). The checks run in this
  * order: receiver off, unknown name, subscription inactive, the subscription's verification (401),
- * a delivery id seen in the last 24 h (the first answer again), body not a JSON object, event not
- * in the list, deliver-only, queue full; then the run is stored and answered 202 without waiting.
+ * a delivery seen in the last 24 h by its id or its generic-HMAC signature (the first answer
+ * again), body not a JSON object, event not in the list, deliver-only, queue full; then the run is
+ * stored and answered 202 without waiting.
  */
 export function registerReceiveWebhook(app: OpenAPIHono, deps: RuntimeDeps): void {
   // A plain handler (the body is read as it streams, not parsed by a validator first); the
@@ -135,13 +136,16 @@ export function registerReceiveWebhook(app: OpenAPIHono, deps: RuntimeDeps): voi
       return { status: "accepted", event, runId };
     };
 
-    const deliveryId = deliveryIdOf(header);
-    if (!deliveryId) {
+    const deliveryKeys = [deliveryIdOf(header), signedDeliveryKey(subscription.verification, header)].filter(
+      (key): key is string => key !== undefined,
+    );
+    if (deliveryKeys.length === 0) {
       const answer = await handle();
       return c.json(answer, answer.status === "accepted" ? 202 : 200);
     }
-    // A sender's retry of a delivery it already made gets the first answer and runs nothing.
-    const { answer, duplicate } = await deps.deliveries.once(name, deliveryId, handle);
+    // A sender's retry of a delivery it already made, or anyone's replay of a signed one, gets the
+    // first answer and runs nothing.
+    const { answer, duplicate } = await deps.deliveries.once(name, deliveryKeys, handle);
     if (duplicate) return c.json({ ...answer, duplicate: true }, 200);
     return c.json(answer, answer.status === "accepted" ? 202 : 200);
   });
