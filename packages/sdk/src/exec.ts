@@ -110,6 +110,24 @@ export function execUrl(options: ExecStreamOptions): string {
   return url.toString();
 }
 
+/** An output channel: chunks emitted before the first listener are held and handed to it. */
+function channel() {
+  const listeners: ((chunk: Uint8Array) => void)[] = [];
+  let held: Uint8Array[] = [];
+  return {
+    emit(chunk: Uint8Array) {
+      if (listeners.length === 0) held.push(chunk.slice());
+      for (const fn of listeners) fn(chunk);
+    },
+    listen(fn: (chunk: Uint8Array) => void) {
+      listeners.push(fn);
+      const early = held;
+      held = [];
+      for (const chunk of early) fn(chunk);
+    },
+  };
+}
+
 /** Opens the exec socket; rejects with ProblemError when refused (with `ws`) or a plain Error. */
 export function openExecStream(options: ExecStreamOptions): Promise<ExecStream> {
   const Ctor = options.WebSocket ?? (globalThis.WebSocket as unknown as WebSocketConstructor | undefined);
@@ -119,8 +137,10 @@ export function openExecStream(options: ExecStreamOptions): Promise<ExecStream> 
   const ws = new Ctor(execUrl(options), protocols);
   ws.binaryType = "arraybuffer";
 
-  const stdout: ((chunk: Uint8Array) => void)[] = [];
-  const stderr: ((chunk: Uint8Array) => void)[] = [];
+  // Frames can arrive in the same tick as `open` (a quick command's whole output may come with the
+  // upgrade answer), before the caller could subscribe: a channel keeps its chunks until it can.
+  const stdout = channel();
+  const stderr = channel();
   let status: Record<string, unknown> | undefined;
   let opened = false;
   let settleExit: { resolve(e: ExecExit): void; reject(e: Error): void } | undefined;
@@ -159,8 +179,8 @@ export function openExecStream(options: ExecStreamOptions): Promise<ExecStream> 
       };
       resolve({
         protocol: ws.protocol,
-        onStdout: (fn) => stdout.push(fn),
-        onStderr: (fn) => stderr.push(fn),
+        onStdout: stdout.listen,
+        onStderr: stderr.listen,
         write: (data) => send(STDIN, data),
         end: () => {
           if (ws.protocol === "v5.channel.k8s.io") send(CLOSE, new Uint8Array([STDIN]));
@@ -180,8 +200,8 @@ export function openExecStream(options: ExecStreamOptions): Promise<ExecStream> 
             : encoder.encode(String(data));
       if (bytes.length === 0) return;
       const payload = bytes.subarray(1);
-      if (bytes[0] === STDOUT) for (const fn of stdout) fn(payload);
-      else if (bytes[0] === STDERR) for (const fn of stderr) fn(payload);
+      if (bytes[0] === STDOUT) stdout.emit(payload);
+      else if (bytes[0] === STDERR) stderr.emit(payload);
       else if (bytes[0] === STATUS) {
         try {
           status = JSON.parse(new TextDecoder().decode(payload)) as Record<string, unknown>;
