@@ -174,7 +174,8 @@ describe("the receiver with a generic-HMAC subscription", () => {
     const { runId } = (await first.json()) as { runId: string };
 
     // The captured request sent again inside the tolerance, bare and with a made-up delivery id.
-    for (const extra of [{}, { "x-webhook-id": "made-up-1" }, { "idempotency-key": "made-up-2" }]) {
+    const extras: Record<string, string>[] = [{}, { "x-webhook-id": "made-up-1" }, { "idempotency-key": "made-up-2" }];
+    for (const extra of extras) {
       const replay = await post(body, { ...signedHeaders(ts, body), ...extra });
       expect(replay.status).toBe(200);
       expect(await replay.json()).toEqual({ status: "accepted", event: "alert", runId, duplicate: true });
