@@ -147,7 +147,13 @@ export async function openDatabase(url: string, options: OpenDatabaseOptions = {
     });
     const kysely = new Kysely({ dialect: tracedDialect(new PGliteDialect(pg)) });
     const upkeep = startUpkeep(kysely, options.upkeep);
-    return wrap("pglite", url, kysely, () => upkeep.stop());
+    return wrap("pglite", url, kysely, async () => {
+      await upkeep.stop();
+      // Kysely closes the engine only when a query went through it. An engine left open keeps its
+      // last timer armed (Postgres's idle flush of statistics, 10 s), and with it the process.
+      await kysely.destroy();
+      if (!pg.closed) await pg.close();
+    });
   }
   if (url.startsWith("postgres://") || url.startsWith("postgresql://")) {
     const sql = postgres(url, {

@@ -37,6 +37,4 @@ if (import.meta.main) {
   const dir = process.argv[2] as string;
   const database = await openDatabase(`pglite://${dir}`);
   await database.close();
-  // Nothing else to do; PGlite leaves a timer behind its close.
-  process.exit(0);
 }
