@@ -15,7 +15,7 @@
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { openDatabase } from "@agentplane/db";
-import { MemoryBus } from "@agentplane/events";
+import { domainAuditRecord, enqueueAuditRecord, MemoryBus } from "@agentplane/events";
 import { generateInternalKeys, IdentitySigner, silentLogger } from "@agentplane/service-kit";
 import { createTestDatabase, requirePostgres } from "@agentplane/testkit";
 import { Agent, request } from "undici";
@@ -24,7 +24,6 @@ import {
   buildToolsFromDocument,
   loadOpenApiDescription,
 } from "../apps/connections-svc/src/connectors/openapi/index.ts";
-import { recordConnectorEvent } from "../apps/connections-svc/src/connectors/services/platform.ts";
 import { governProject, startGovernance } from "../apps/connections-svc/test/connectors-fixtures/governance.ts";
 import { inProcessMcpClient } from "../apps/connections-svc/test/connectors-fixtures/in-process-client.ts";
 import { generateLargeDescription } from "../apps/connections-svc/test/connectors-fixtures/large-description.ts";
@@ -163,7 +162,8 @@ const auditEvent = {
   action: "callConnectorTool",
   orgId: "org_bench",
   projectId: "prj_bench",
-  connectorId: connector.id,
+  targetType: "connector",
+  targetId: connector.id,
   outcome: "success" as const,
   details: { tool: "getAccount", decision: "allow", argumentNames: ["accountId"], durationMs: 1, status: 200 },
 };
@@ -183,7 +183,7 @@ const measured = await inTurn(ROUNDS, WARMUP, {
   },
   viaMcp: () => client.callTool({ name: "bench__getAccount", arguments: { accountId: "acc-1" } }),
   governedAllow: () => callGoverned("getAccount", 200),
-  auditCommit: () => recordConnectorEvent(service.context, service.context.db, principal, auditEvent),
+  auditCommit: () => enqueueAuditRecord(service.context, service.context.db, domainAuditRecord(principal, auditEvent)),
 });
 const { direct, rest, viaMcp, governedAllow, auditCommit } = measured;
 // Apart: governance writes each deny's audit record behind its answer, which would weigh on the

@@ -58,11 +58,13 @@ export interface ConnectionsService extends ServiceInstance {
 export async function createConnectionsService(deps: ConnectionsServiceDeps): Promise<ConnectionsService> {
   await migrateToLatest(deps.database, CONNECTIONS_SCHEMA, migrations);
   const db = deps.database.forSchema<ConnectionsDb>(CONNECTIONS_SCHEMA);
+  const config = deps.config ?? {};
   const outbox = createOutbox({
     database: deps.database,
     schema: CONNECTIONS_SCHEMA,
     bus: deps.bus,
     logger: deps.logger,
+    ...config.eventRelay,
   });
   outbox.start();
   const checks: ReadinessChecks = {
@@ -72,7 +74,6 @@ export async function createConnectionsService(deps: ConnectionsServiceDeps): Pr
     bus: () => deps.bus.ready(),
   };
   const app = createServiceApp({ name: "connections", keys: deps.keys, logger: deps.logger, checks });
-  const config = deps.config ?? {};
   const context: ConnectionsContext = {
     app,
     db,

@@ -1,4 +1,5 @@
 import { randomBytes } from "node:crypto";
+import type { OutboxTuning } from "@agentplane/events";
 import { ConfigError, deploymentEnv, parseEnv } from "@agentplane/service-kit";
 import { AddressPolicy, type SafeFetcherOptions } from "@agentplane/service-kit/outbound";
 import { z } from "zod";
@@ -38,6 +39,8 @@ export interface ConnectionsConfig {
   clusterProxyTimeoutMs?: number;
   /** How long an AWS endpoint may take to answer a proxied call or the connection test (default 60 s). */
   awsTimeoutMs?: number;
+  /** The outbox relay's poll interval, idle poll ceiling and longest backoff (defaults 250 ms, 2 s, 30 s). */
+  eventRelay?: OutboxTuning;
 }
 
 /** connections-svc's own settings, read the same way by its deployable and the all-in-one launcher. */

@@ -7,7 +7,7 @@ import type { ConnectionsConfig } from "./config.ts";
 import type { ConnectionsDb } from "./db/schema/index.ts";
 import type { ProjectSigner } from "./services/project-signer.ts";
 
-export type ResolvedConnectionsConfig = Required<Omit<ConnectionsConfig, "replicaUrl" | "connectors">> &
+export type ResolvedConnectionsConfig = Required<Omit<ConnectionsConfig, "replicaUrl" | "connectors" | "eventRelay">> &
   Pick<ConnectionsConfig, "replicaUrl">;
 
 /** What every area's routes and verbs are built from (one per service instance). */

@@ -1,6 +1,6 @@
 import type { Principal } from "@agentplane/contracts";
 import { type Database, openDatabase } from "@agentplane/db";
-import { MemoryBus } from "@agentplane/events";
+import { MemoryBus, type OutboxTuning } from "@agentplane/events";
 import { inProcessFetch, ServiceClient, signIdentity, silentLogger } from "@agentplane/service-kit";
 import { createTestDatabase } from "@agentplane/testkit";
 import { addMember, json, startActivated } from "../../../tenancy-svc/test/fixtures/harness.ts";
@@ -36,7 +36,8 @@ export interface World {
   close(): Promise<void>;
 }
 
-export async function startWorld(name: string): Promise<World> {
+/** `eventRelay`: the service's outbox relay tuning (default: the service's own). */
+export async function startWorld(name: string, options: { eventRelay?: OutboxTuning } = {}): Promise<World> {
   const created = await createTestDatabase(name);
   const database = await openDatabase(created.url, { max: 5 });
   const tenancy = await startActivated(database);
@@ -94,7 +95,10 @@ export async function startWorld(name: string): Promise<World> {
     signer: { sign: async () => "unused" },
     governance: governance.client,
     platformClients: { tenancy: new ServiceClient("tenancy", inProcessFetch(tenancy.service), tenancy.keys) },
-    config: { connectors: { allowedHosts: ["127.0.0.1"], scheduler: false } },
+    config: {
+      connectors: { allowedHosts: ["127.0.0.1"], scheduler: false },
+      ...(options.eventRelay ? { eventRelay: options.eventRelay } : {}),
+    },
   });
   const call = async (method: string, path: string, as?: Principal, body?: unknown) => {
     const headers = new Headers();

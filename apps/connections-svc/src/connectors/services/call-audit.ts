@@ -1,12 +1,12 @@
 import { AUDIT_RECORDED, type Principal } from "@agentplane/contracts";
+import { type DomainEvent, domainAuditRecord } from "@agentplane/events";
 import type { ConnectionsContext } from "../../context.ts";
-import { type ConnectorAuditEvent, connectorAuditRecord, recordConnectorEvent } from "./platform.ts";
 
 const MAX_BATCH = 200;
 
 interface Pending {
   principal: Principal;
-  event: ConnectorAuditEvent;
+  event: DomainEvent;
   resolve(): void;
   reject(error: unknown): void;
 }
@@ -29,7 +29,7 @@ export class CallAuditWriter {
   }
 
   /** Resolves once the record is committed to the outbox. */
-  record(principal: Principal, event: ConnectorAuditEvent): Promise<void> {
+  record(principal: Principal, event: DomainEvent): Promise<void> {
     return new Promise<void>((resolve, reject) => {
       this.queue.push({ principal, event, resolve, reject });
       if (this.scheduled) return;
@@ -47,21 +47,14 @@ export class CallAuditWriter {
       while (this.queue.length) {
         const batch = this.queue.splice(0, MAX_BATCH);
         try {
-          // One INSERT outside a transaction commits on its own (one round trip instead of BEGIN,
-          // INSERT(s), COMMIT), as durably: Postgres acknowledges it once committed.
-          const only = batch.length === 1 ? batch[0] : undefined;
-          if (only) {
-            // The relay publishes it at its next poll, as with records written in a change's transaction.
-            await recordConnectorEvent(this.ctx, this.ctx.db, only.principal, only.event);
-          } else {
-            // All the records in one multi-row INSERT; the relay is asked to publish them now.
-            await this.ctx.outbox.publishMany(
-              batch.map(({ principal, event }) => {
-                const record = connectorAuditRecord(principal, event);
-                return { topic: AUDIT_RECORDED, data: record, options: { id: record.id, time: record.time } };
-              }),
-            );
-          }
+          // One INSERT of all the records, outside a transaction: it commits on its own (one round
+          // trip instead of BEGIN, INSERT, COMMIT), as durably, and the relay publishes them now.
+          await this.ctx.outbox.publishMany(
+            batch.map(({ principal, event }) => {
+              const record = domainAuditRecord(principal, event);
+              return { topic: AUDIT_RECORDED, data: record, options: { id: record.id, time: record.time } };
+            }),
+          );
           for (const p of batch) p.resolve();
         } catch (error) {
           this.ctx.logger.error(

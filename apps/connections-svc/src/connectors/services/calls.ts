@@ -90,7 +90,8 @@ export async function callTool(
       action: "callConnectorTool",
       orgId: row.org_id,
       projectId: row.project_id,
-      connectorId: row.id,
+      targetType: "connector",
+      targetId: row.id,
       outcome,
       details: {
         tool: name,

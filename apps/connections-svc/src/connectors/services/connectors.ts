@@ -1,12 +1,13 @@
 import type { Connector } from "@agentplane/contracts";
 import { isUniqueViolation } from "@agentplane/db";
+import { recordDomainEvent, withDomainEvents } from "@agentplane/events";
 import { badRequest, conflict, notFound, ProblemError } from "@agentplane/problem-details";
 import type { Caller } from "@agentplane/service-kit";
 import type { ConnectionsContext } from "../../context.ts";
 import type { OperationFilter } from "../openapi/filter.ts";
 import { type Discovered, type DiscoverySource, discoverSource } from "./discovery.ts";
 import { prefixedConnectorId } from "./ids.ts";
-import { credentialHeaders, recordConnectorEvent } from "./platform.ts";
+import { credentialHeaders } from "./platform.ts";
 import type { ConnectorRuntime } from "./runtime.ts";
 import {
   CONNECTOR_COLUMNS,
@@ -95,7 +96,7 @@ export async function createConnector(
   const now = new Date();
   const id = prefixedConnectorId("mcp");
   try {
-    const row = await ctx.db.transaction().execute(async (trx) => {
+    const row = await withDomainEvents(ctx, async (trx) => {
       const inserted = await trx
         .insertInto("connectors")
         .values({
@@ -123,17 +124,17 @@ export async function createConnector(
         })
         .returning(CONNECTOR_COLUMNS)
         .executeTakeFirstOrThrow();
-      await recordConnectorEvent(ctx, trx, actor.principal, {
+      await recordDomainEvent(ctx, trx, actor.principal, {
         action: source.kind === "mcp" ? "createMcpConnector" : "createHttpConnector",
         orgId: actor.orgId,
         projectId: input.projectId,
-        connectorId: id,
+        targetType: "connector",
+        targetId: id,
         details: { name: input.name, kind: source.kind, toolCount: discovered.tools.length },
         requestId: actor.requestId,
       });
       return inserted;
     });
-    ctx.outbox.relaySoon();
     runtime.announce(input.projectId);
     return toConnector(row);
   } catch (error) {
@@ -181,7 +182,7 @@ export async function updateConnector(
     ]);
   }
   try {
-    const updated = await ctx.db.transaction().execute(async (trx) => {
+    const updated = await withDomainEvents(ctx, async (trx) => {
       const next = await trx
         .updateTable("connectors")
         .set({
@@ -201,17 +202,17 @@ export async function updateConnector(
         .where("id", "=", row.id)
         .returning(CONNECTOR_COLUMNS)
         .executeTakeFirstOrThrow();
-      await recordConnectorEvent(ctx, trx, actor.principal, {
+      await recordDomainEvent(ctx, trx, actor.principal, {
         action: "updateConnector",
         orgId: row.org_id,
         projectId: row.project_id,
-        connectorId: row.id,
+        targetType: "connector",
+        targetId: row.id,
         details: { fields: Object.keys(input).filter((k) => input[k as keyof typeof input] !== undefined) },
         requestId: actor.requestId,
       });
       return next;
     });
-    ctx.outbox.relaySoon();
     if (input.name) runtime.announce(row.project_id);
     else runtime.invalidate(row.project_id);
     return toConnector(updated);
@@ -227,18 +228,18 @@ export async function deleteConnector(
   { connector: row }: { connector: ConnectorRow },
 ): Promise<void> {
   const runtime = ctx.connectors;
-  await ctx.db.transaction().execute(async (trx) => {
+  await withDomainEvents(ctx, async (trx) => {
     await trx.deleteFrom("connectors").where("id", "=", row.id).execute();
-    await recordConnectorEvent(ctx, trx, actor.principal, {
+    await recordDomainEvent(ctx, trx, actor.principal, {
       action: "deleteConnector",
       orgId: row.org_id,
       projectId: row.project_id,
-      connectorId: row.id,
+      targetType: "connector",
+      targetId: row.id,
       details: { name: row.name },
       requestId: actor.requestId,
     });
   });
-  ctx.outbox.relaySoon();
   runtime.announce(row.project_id);
 }
 
@@ -258,24 +259,24 @@ export async function setConnectorCredential(
       throw error;
     });
   }
-  const updated = await ctx.db.transaction().execute(async (trx) => {
+  const updated = await withDomainEvents(ctx, async (trx) => {
     const next = await trx
       .updateTable("connectors")
       .set({ credential_id: credentialId, updated_at: new Date() })
       .where("id", "=", row.id)
       .returning(CONNECTOR_COLUMNS)
       .executeTakeFirstOrThrow();
-    await recordConnectorEvent(ctx, trx, actor.principal, {
+    await recordDomainEvent(ctx, trx, actor.principal, {
       action: credentialId ? "attachConnectorCredential" : "removeConnectorCredential",
       orgId: row.org_id,
       projectId: row.project_id,
-      connectorId: row.id,
+      targetType: "connector",
+      targetId: row.id,
       details: credentialId ? { credentialId } : {},
       requestId: actor.requestId,
     });
     return next;
   });
-  ctx.outbox.relaySoon();
   runtime.invalidate(row.project_id);
   return toConnector(updated);
 }

@@ -1,19 +1,12 @@
 import {
-  type AuditRecorded,
-  auditPrincipal,
   type DecisionRequest,
   type DecisionResponse,
   internalResolveCredentialRoute,
-  newId,
-  type Principal,
   ResolveCredentialResponse,
 } from "@agentplane/contracts";
-import { enqueueAuditRecord } from "@agentplane/events";
 import { ProblemError } from "@agentplane/problem-details";
 import { callInternal, type DecisionCache, servicePrincipal } from "@agentplane/service-kit";
-import type { Kysely } from "kysely";
 import type { ConnectionsContext } from "../../context.ts";
-import type { ConnectionsDb } from "../../db/schema/index.ts";
 
 const CALLER = servicePrincipal("connections");
 
@@ -66,44 +59,4 @@ export async function credentialHeaders(
         ],
       });
   }
-}
-
-export interface ConnectorAuditEvent {
-  action: string;
-  orgId: string;
-  projectId: string;
-  connectorId: string;
-  outcome?: AuditRecorded["outcome"];
-  /** Attributes of the change or call; never argument values, results, headers or secrets. */
-  details?: Record<string, unknown>;
-  requestId?: string | undefined;
-}
-
-/** The `audit.recorded` record of a connector change or call. */
-export function connectorAuditRecord(principal: Principal | undefined, event: ConnectorAuditEvent): AuditRecorded {
-  return {
-    id: newId("audit"),
-    principal: auditPrincipal(principal),
-    action: event.action,
-    source: "domain",
-    targetType: "connector",
-    targetId: event.connectorId,
-    targets: {},
-    outcome: event.outcome ?? "success",
-    time: new Date().toISOString(),
-    orgId: event.orgId,
-    projectId: event.projectId,
-    ...(event.details ? { details: event.details } : {}),
-    ...(event.requestId ? { requestId: event.requestId } : {}),
-  };
-}
-
-/** Writes an `audit.recorded` record to the outbox in `trx` (the change's transaction, or the db alone). */
-export async function recordConnectorEvent(
-  ctx: ConnectionsContext,
-  trx: Kysely<ConnectionsDb>,
-  principal: Principal | undefined,
-  event: ConnectorAuditEvent,
-): Promise<void> {
-  await enqueueAuditRecord(ctx, trx, connectorAuditRecord(principal, event));
 }

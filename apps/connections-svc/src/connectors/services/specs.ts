@@ -1,3 +1,4 @@
+import { recordDomainEvent, withDomainEvents } from "@agentplane/events";
 import { conflict, notFound, ProblemError } from "@agentplane/problem-details";
 import type { Caller } from "@agentplane/service-kit";
 import type { Selectable } from "kysely";
@@ -8,7 +9,6 @@ import { sourceOf } from "./connectors.ts";
 import { diffToolSets, type ToolSetDiff } from "./diff.ts";
 import { discoverSource } from "./discovery.ts";
 import { prefixedConnectorId } from "./ids.ts";
-import { recordConnectorEvent } from "./platform.ts";
 import type { ConnectorRuntime } from "./runtime.ts";
 import {
   CONNECTOR_COLUMNS,
@@ -64,7 +64,7 @@ export async function discoverAgain(
     throw error;
   }
   const hash = toolsHash(discovered.tools);
-  return ctx.db.transaction().execute(async (trx) => {
+  return withDomainEvents(ctx, async (trx) => {
     await trx
       .updateTable("connectors")
       .set({ status: "ready", last_error: null, last_discovered_at: now, next_discovery_at: nextDiscovery })
@@ -92,11 +92,12 @@ export async function discoverAgain(
       })
       .returningAll()
       .executeTakeFirstOrThrow();
-    await recordConnectorEvent(ctx, trx, actor?.principal, {
+    await recordDomainEvent(ctx, trx, actor?.principal, {
       action: "discoverConnector",
       orgId: row.org_id,
       projectId: row.project_id,
-      connectorId: row.id,
+      targetType: "connector",
+      targetId: row.id,
       details: { pendingSpecId: spec.id, toolCount: discovered.tools.length, scheduled: actor === undefined },
       requestId: actor?.requestId,
     });
@@ -158,7 +159,7 @@ export async function promotePendingSpec(
   connectorId: string,
   specId: string,
 ) {
-  const result = await ctx.db.transaction().execute(async (trx) => {
+  const result = await withDomainEvents(ctx, async (trx) => {
     const row = await trx
       .selectFrom("connectors")
       .selectAll()
@@ -199,11 +200,12 @@ export async function promotePendingSpec(
       .where("connector_id", "=", connectorId)
       .where("status", "=", "pending")
       .execute();
-    await recordConnectorEvent(ctx, trx, actor.principal, {
+    await recordDomainEvent(ctx, trx, actor.principal, {
       action: "promotePendingSpec",
       orgId: row.org_id,
       projectId: row.project_id,
-      connectorId,
+      targetType: "connector",
+      targetId: connectorId,
       details: {
         pendingSpecId: specId,
         version: row.version + 1,
@@ -214,7 +216,6 @@ export async function promotePendingSpec(
     });
     return { connector: toConnector(updated), pendingSpec: toPendingSpec(promoted) };
   });
-  ctx.outbox.relaySoon();
   runtime.announce(result.connector.projectId);
   return result;
 }

@@ -1,8 +1,8 @@
+import { recordDomainEvent, withDomainEvents } from "@agentplane/events";
 import type { Caller } from "@agentplane/service-kit";
 import type { ConnectionsContext } from "../../context.ts";
 import type { ConnectorTool } from "../openapi/tools.ts";
 import type { EntrySetting } from "./hot-index.ts";
-import { recordConnectorEvent } from "./platform.ts";
 import type { ConnectorRuntime } from "./runtime.ts";
 import { type ConnectorRow, jsonb } from "./store.ts";
 
@@ -47,7 +47,7 @@ export async function setEntryVisibility(
   input: { visibility: "visible" | "hidden"; teams?: string[] | undefined },
 ) {
   const teams = input.teams?.length ? input.teams : null;
-  await ctx.db.transaction().execute(async (trx) => {
+  await withDomainEvents(ctx, async (trx) => {
     await trx
       .insertInto("connector_entries")
       .values({
@@ -67,16 +67,16 @@ export async function setEntryVisibility(
       )
       .execute();
     await trx.updateTable("connectors").set({ updated_at: new Date() }).where("id", "=", row.id).execute();
-    await recordConnectorEvent(ctx, trx, actor.principal, {
+    await recordDomainEvent(ctx, trx, actor.principal, {
       action: "setConnectorEntryVisibility",
       orgId: row.org_id,
       projectId: row.project_id,
-      connectorId: row.id,
+      targetType: "connector",
+      targetId: row.id,
       details: { entryName, visibility: input.visibility, ...(teams ? { teams } : {}) },
       requestId: actor.requestId,
     });
   });
-  ctx.outbox.relaySoon();
   runtime.announce(row.project_id);
   return { entryName, visibility: input.visibility, ...(teams ? { teams } : {}) };
 }
