@@ -2,6 +2,7 @@ import { createOnError, ProblemError, problemJson, validationHook } from "@agent
 import { exportHealth } from "@agentplane/telemetry";
 import { OpenAPIHono } from "@hono/zod-openapi";
 import type { RuntimeDeps } from "./deps.ts";
+import { limitApiBodies } from "./routes/body-limit.ts";
 import { registerRoutes } from "./routes/index.ts";
 import { serveWebUi } from "./web/serve.ts";
 
@@ -34,6 +35,7 @@ export function createRuntimeApp(deps: RuntimeDeps): OpenAPIHono {
     }),
   );
 
+  limitApiBodies(app);
   registerRoutes(app, deps);
   serveWebUi(app);
 

@@ -59,6 +59,41 @@ describe("runtime HTTP edge", () => {
     expect(small.status).toBe(202);
   });
 
+  it("bounds every API body: a chunked one is cut off with a 413 problem, a declared one refused at once", async () => {
+    for (const [method, path] of [
+      ["POST", "/agents/threads"],
+      ["PATCH", "/agents/verbose"],
+      ["POST", "/agents/webhook-subscriptions"],
+    ]) {
+      const res = await fetch(`${rt.url}${path}`, {
+        method,
+        headers: { "content-type": "application/json" },
+        body: chunkedJson(256 * 1024 * 1024),
+        duplex: "half",
+      } as RequestInit);
+      expect(res.status, path).toBe(413);
+      expect(res.headers.get("content-type"), path).toBe("application/problem+json");
+      expect(((await res.json()) as { type: string }).type, path).toMatch(/payload-too-large$/);
+    }
+    const declared = await rt.request(
+      "POST",
+      "/agents/threads",
+      JSON.stringify({ title: "x".repeat(2 * 1024 * 1024) }),
+    );
+    expect(declared.status).toBe(413);
+    // Bodies of a normal size, chunked or not, are read as before.
+    const small = new Blob(['{"verbose":true}']).stream();
+    const chunked = await fetch(`${rt.url}/agents/verbose`, {
+      method: "PATCH",
+      headers: { "content-type": "application/json" },
+      body: small,
+      duplex: "half",
+    } as RequestInit);
+    expect(chunked.status).toBe(200);
+    expect(((await chunked.json()) as { verbose: boolean }).verbose).toBe(true);
+    expect((await rt.json("PATCH", "/agents/verbose", { verbose: false })).status).toBe(200);
+  });
+
   it("answers 429 with Retry-After when a subscription's queue is full", async () => {
     let release = () => {};
     const held = new Promise<void>((r) => {
