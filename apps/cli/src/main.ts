@@ -3,6 +3,13 @@
 import { enableCompileCache } from "node:module";
 import { VERSION } from "./version.ts";
 
+// A reader that stops early (`agentplane sandboxes list | head -1`) closes the pipe: the output
+// nobody reads is dropped and the command ends quietly, with 0, instead of an EPIPE stack trace.
+process.stdout.on("error", (error: NodeJS.ErrnoException) => {
+  if (error.code !== "EPIPE") throw error;
+  process.exit(0);
+});
+
 const argv = process.argv.slice(2);
 if (argv.length === 1 && (argv[0] === "--version" || argv[0] === "-v")) {
   process.stdout.write(`${VERSION}\n`);

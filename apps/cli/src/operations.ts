@@ -40,7 +40,13 @@ const RESERVED = new Set([
   "url",
   "help",
   "method",
+  // The root's `-v, --version` would answer before the command ran: renamed in FLAG_NAMES, else -f.
+  "version",
 ]);
+/** Fields whose own name is taken by a flag of every command: the flag each is given instead. */
+const FLAG_NAMES: Record<string, Record<string, string>> = {
+  "bindings create": { version: "policy-version" },
+};
 const DESTRUCTIVE = /^(delete|remove|revoke)/;
 
 export const kebab = (name: string) =>
@@ -90,10 +96,12 @@ export function addOutputOptions(cmd: Command): Command {
 
 function coerce(spec: ParameterSpec | undefined, raw: string, flag: string): unknown {
   const type = spec?.type ?? "string";
+  if (spec?.literals?.includes(raw)) return raw;
   if (type === "integer" || type === "number") {
     const n = Number(raw);
     if (!Number.isFinite(n) || (type === "integer" && !Number.isInteger(n))) {
-      throw new CliError(`${flag} takes a${type === "integer" ? "n integer" : " number"}, not "${raw}"`);
+      const or = spec?.literals?.length ? ` or ${spec.literals.join(", ")}` : "";
+      throw new CliError(`${flag} takes a${type === "integer" ? "n integer" : " number"}${or}, not "${raw}"`);
     }
     return n;
   }
@@ -152,6 +160,10 @@ export function addOperationCommand(
   const cmd = parent.command(words.at(-1)!).description(primary.summary);
   OPERATION_OF.set(cmd, primary);
   // `orgs get <org>`, `projects delete <project>`: under its own noun the id is the argument.
+  const renamed = FLAG_NAMES[path] ?? {};
+  const flagOf = (name: string) => `--${renamed[name] ?? kebab(name)}`;
+  const flagValue = (opts: Record<string, unknown>, name: string) =>
+    opts[cmd.options.find((o) => o.long === flagOf(name))?.attributeName() ?? name];
   const target = (p: string) =>
     (words[0] === "orgs" && p === "orgId") || (words[0] === "projects" && p === "projectId");
   const scoped = (p: string) => ops.some((op) => op.pathParams.includes(p) && !target(p));
@@ -172,9 +184,9 @@ export function addOperationCommand(
   const queryFlags = new Map<string, ParameterSpec>();
   for (const q of ops.flatMap((op) => op.query)) {
     if (queryFlags.has(q.name) || (list?.paginated && (q.name === "cursor" || q.name === "limit"))) continue;
-    if (RESERVED.has(q.name)) continue;
+    if (RESERVED.has(q.name) && !renamed[q.name]) continue;
     queryFlags.set(q.name, q);
-    const option = new Option(`--${kebab(q.name)} <value>`, q.description ?? q.name);
+    const option = new Option(`${flagOf(q.name)} <value>`, q.description ?? q.name);
     if (q.enum) option.choices(q.enum);
     cmd.addOption(option);
   }
@@ -186,11 +198,11 @@ export function addOperationCommand(
   const withBody = ops.find((op) => op.body);
   if (withBody?.body) {
     for (const f of withBody.body.fields) {
-      if (RESERVED.has(f.name) || queryFlags.has(f.name)) continue;
+      if ((RESERVED.has(f.name) && !renamed[f.name]) || queryFlags.has(f.name)) continue;
       bodyFields.set(f.name, f);
       const hint = f.type === "array" || f.type === "object" ? "json" : f.type === "boolean" ? "true|false" : "value";
       const option = new Option(
-        `--${kebab(f.name)} <${hint}>`,
+        `${flagOf(f.name)} <${hint}>`,
         `${f.description ?? f.name}${f.required ? " (required)" : ""}`,
       );
       if (f.enum) option.choices(f.enum);
@@ -237,22 +249,20 @@ export function addOperationCommand(
     }
     const query: Record<string, unknown> = {};
     for (const [name, spec] of queryFlags) {
-      const raw = opts[command.options.find((o) => o.long === `--${kebab(name)}`)?.attributeName() ?? name];
-      if (raw !== undefined) query[name] = coerce(spec, String(raw), `--${kebab(name)}`);
+      const raw = flagValue(opts, name);
+      if (raw !== undefined) query[name] = coerce(spec, String(raw), flagOf(name));
     }
     let body: Record<string, unknown> | undefined;
     if (op.body) {
       body = opts.input ? (readInput(String(opts.input)) as Record<string, unknown>) : {};
       for (const [name, spec] of bodyFields) {
-        const raw = opts[command.options.find((o) => o.long === `--${kebab(name)}`)?.attributeName() ?? name];
-        if (raw !== undefined) body[name] = coerce(spec, String(raw), `--${kebab(name)}`);
+        const raw = flagValue(opts, name);
+        if (raw !== undefined) body[name] = coerce(spec, String(raw), flagOf(name));
       }
       Object.assign(body, parseFields((opts.field as string[] | undefined) ?? []));
       const missing = op.body.fields.filter((f) => f.required && body?.[f.name] === undefined).map((f) => f.name);
       if (missing.length > 0) {
-        throw new CliError(
-          `missing ${missing.map((m) => (bodyFields.has(m) ? `--${kebab(m)}` : `-f ${m}=…`)).join(", ")}`,
-        );
+        throw new CliError(`missing ${missing.map((m) => (bodyFields.has(m) ? flagOf(m) : `-f ${m}=…`)).join(", ")}`);
       }
     }
     if (cmd.options.some((o) => o.long === "--yes")) {

@@ -42,9 +42,11 @@ export function branchOf(argv: readonly string[]): string | undefined {
 export function buildProgram(io: Io, store = new Store(io.env), branch?: string): Command {
   const deps: CommandDeps = { io, store };
   const wanted = (word: string) => branch === undefined || branch === word;
-  const program = new Command("agentplane")
-    .description("Command-line client of the Agentplane API")
-    .version(VERSION, "-v, --version")
+  const program = new Command("agentplane").description("Command-line client of the Agentplane API");
+  // Only before a command: a root option is parsed anywhere on the line, so `bindings create
+  // --version 1` would print the version and exit 0 without creating anything.
+  if (branch === undefined) program.version(VERSION, "-v, --version");
+  program
     .option("--url <address>", "the installation (default: AGENTPLANE_URL, then the one logged in to)")
     .showSuggestionAfterError(true)
     .configureOutput({

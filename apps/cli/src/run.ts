@@ -1,7 +1,7 @@
 import { styleText } from "node:util";
 import { ProblemError } from "@agentplane/sdk";
 import { CommanderError } from "commander";
-import { type Io, processIo } from "./context.ts";
+import { type Io, processIo, resolveUrl } from "./context.ts";
 import { CliError, EXIT, EXIT_CODES_HELP, exitCodeFor } from "./exit-codes.ts";
 import { branchOf, buildProgram } from "./program.ts";
 import { Store } from "./store.ts";
@@ -47,9 +47,30 @@ export async function run(argv: string[], io: Io = processIo()): Promise<number>
       return error.exitCode === 0 ? EXIT.ok : EXIT.error;
     }
     if (!(error instanceof CliError) && !(error instanceof ProblemError) && !(error instanceof Error)) throw error;
-    reportError(io, error, json);
-    return exitCodeFor(error);
+    const reported = unreachable(error, () => resolveUrl(io, store, program.opts().url as string | undefined)) ?? error;
+    reportError(io, reported, json);
+    return exitCodeFor(reported);
   }
+}
+
+const REASONS: Record<string, string> = {
+  ECONNREFUSED: "connection refused (is it running, on that port?)",
+  ENOTFOUND: "no such host",
+  EAI_AGAIN: "the host name could not be resolved",
+  ECONNRESET: "the connection was reset",
+  ETIMEDOUT: "the connection timed out",
+};
+
+/** fetch's bare "fetch failed" as one line naming the installation and why it could not be reached. */
+function unreachable(error: unknown, url: () => string): CliError | undefined {
+  if (!(error instanceof TypeError) || error.message !== "fetch failed") return undefined;
+  const cause = error.cause as (Error & { code?: string }) | undefined;
+  const reason = (cause?.code && REASONS[cause.code]) ?? cause?.message ?? "the connection failed";
+  let where = "the installation";
+  try {
+    where = url();
+  } catch {}
+  return new CliError(`cannot reach ${where}: ${reason}`);
 }
 
 function* walk(cmd: import("commander").Command): Generator<import("commander").Command> {

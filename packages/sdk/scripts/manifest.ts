@@ -24,6 +24,16 @@ export function buildOperationManifest(doc: Json): OperationSpec[] {
     if (s.enum) return "string";
     return s.properties ? "object" : "string";
   };
+  /** The string constants of a union whose type is not a string (`latest` in `integer | "latest"`). */
+  const literalsOf = (schema: Json): { literals?: string[] } => {
+    const s = resolve(schema);
+    if (!(s.anyOf || s.oneOf) || typeOf(s) === "string") return {};
+    const literals = (s.anyOf ?? s.oneOf)
+      .map(resolve)
+      .filter((x: Json) => x.type === "string" || typeof x.const === "string")
+      .flatMap((x: Json) => (typeof x.const === "string" ? [x.const] : (x.enum ?? [])).map(String));
+    return literals.length > 0 ? { literals } : {};
+  };
   const propertiesOf = (schema: Json): Record<string, Json> => {
     const s = resolve(schema);
     const props: Record<string, Json> = { ...(s.properties ?? {}) };
@@ -47,6 +57,7 @@ export function buildOperationManifest(doc: Json): OperationSpec[] {
             required: Boolean(p.required),
             type: typeOf(p.schema),
             ...(schema.enum ? { enum: schema.enum.map(String) } : {}),
+            ...literalsOf(p.schema),
             ...(describe(p.description) ? { description: describe(p.description) } : {}),
           };
         });
@@ -61,6 +72,7 @@ export function buildOperationManifest(doc: Json): OperationSpec[] {
                 required: bodyRequired.has(name),
                 type: typeOf(prop),
                 ...(resolve(prop).enum ? { enum: resolve(prop).enum.map(String) } : {}),
+                ...literalsOf(prop),
                 ...(describe(resolve(prop).description ?? prop.description)
                   ? { description: describe(resolve(prop).description ?? prop.description) }
                   : {}),

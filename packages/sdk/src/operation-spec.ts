@@ -24,5 +24,7 @@ export interface ParameterSpec {
   required: boolean;
   type: "string" | "integer" | "number" | "boolean" | "array" | "object";
   enum?: string[];
+  /** Strings accepted besides the type (`latest` beside a version number). */
+  literals?: string[];
   description?: string;
 }

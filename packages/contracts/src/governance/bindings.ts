@@ -53,7 +53,10 @@ export const PolicyBindingList = z
 export const CreatePolicyBindingBody = z
   .strictObject({
     policyId: z.string().min(1).max(64),
-    version: z.union([z.number().int().min(1), z.literal("latest")]).optional(),
+    version: z
+      .union([z.number().int().min(1), z.literal("latest")])
+      .optional()
+      .describe("The policy version to apply: a number pins it; `latest` (the default) follows each new version"),
     mode: BindingMode.optional(),
     target: BindingTarget.optional(),
   })

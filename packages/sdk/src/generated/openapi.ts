@@ -3992,7 +3992,7 @@ export interface components {
         CreatePolicyBinding: {
             /** @description The policy's id (`pol_…`) */
             policyId: string;
-            /** @description A version number, counting from 1 */
+            /** @description The policy version to apply: a number pins it; `latest` (the default) follows each new version */
             version?: number | "latest";
             /**
              * @description `enforce` (a deny blocks) or `dryrun` (a deny is only recorded)

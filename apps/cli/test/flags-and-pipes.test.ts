@@ -1,0 +1,105 @@
+import { spawn } from "node:child_process";
+import { createServer } from "node:net";
+import { createAgentplaneClient } from "@agentplane/sdk";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { MAIN, runCli, runInProcess, startTestPlatform, type TestPlatform, tempConfigDir } from "./harness.ts";
+
+/** A port nothing listens on: bound once, then released. */
+async function closedPort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+/** Runs the CLI with a stdout whose reader is already gone, as `agentplane … | head -1` leaves it. */
+function runIntoClosedPipe(argv: string[], env: Record<string, string>): Promise<{ code: number; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [MAIN, ...argv], {
+      env: { PATH: process.env.PATH ?? "", NO_COLOR: "1", ...env },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    child.stdout.destroy();
+    let stderr = "";
+    child.stderr.on("data", (c: Buffer) => {
+      stderr += c;
+    });
+    child.on("error", reject);
+    child.on("close", (code) => resolve({ code: code ?? -1, stderr }));
+  });
+}
+
+describe("a reader that stops early and an installation that cannot be reached", () => {
+  const config = tempConfigDir();
+  afterAll(() => config.remove());
+
+  it("ends quietly with 0 when the pipe closes before the output is written", async () => {
+    const help = await runIntoClosedPipe(["--help"], { AGENTPLANE_CONFIG_DIR: config.dir });
+    expect(help.stderr).toBe("");
+    expect(help.code).toBe(0);
+  });
+
+  it("names the address and the reason instead of fetch's bare 'fetch failed'", async () => {
+    const url = `http://127.0.0.1:${await closedPort()}`;
+    const env = { AGENTPLANE_CONFIG_DIR: config.dir, AGENTPLANE_TOKEN: "apl_x" };
+    const refused = await runInProcess(["orgs", "list", "--url", url], env);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toBe(`error: cannot reach ${url}: connection refused (is it running, on that port?)\n`);
+    const fromEnv = await runInProcess(["projects", "list"], { ...env, AGENTPLANE_URL: url });
+    expect(fromEnv.stderr).toContain(`cannot reach ${url}: connection refused`);
+  });
+});
+
+describe("a body field named like a flag of every command (policy bindings' version)", () => {
+  let p: TestPlatform;
+  const config = tempConfigDir();
+  let env: Record<string, string>;
+  let projectId = "";
+  let policyId = "";
+
+  beforeAll(async () => {
+    p = await startTestPlatform();
+    env = { AGENTPLANE_CONFIG_DIR: config.dir, AGENTPLANE_URL: p.url, AGENTPLANE_TOKEN: p.ownerToken };
+    const sdk = createAgentplaneClient({ baseUrl: p.url, token: p.ownerToken });
+    const org = await sdk.request("createOrganization", { body: { name: "Acme" } });
+    projectId = (await sdk.request("createProject", { path: { orgId: org.id }, body: { name: "p" } })).id;
+    const cedar =
+      '@id("echo-only")\npermit(principal, action == Action::"sandbox:exec", resource)\nwhen { context.program == "echo" };';
+    policyId = (await sdk.request("createProjectPolicy", { path: { projectId }, body: { name: "echo", cedar } })).id;
+  }, 120_000);
+  afterAll(async () => {
+    await p?.close();
+    config.remove();
+  });
+
+  it("takes --policy-version as a number or latest, and lists it in the help", async () => {
+    const help = await runInProcess(["bindings", "create", "--help"], env);
+    expect(help.stdout).toMatch(/--policy-version <value>\s+The policy version to apply/);
+    const base = ["bindings", "create", "--project", projectId, "--policy-id", policyId];
+    const latest = await runInProcess([...base, "--policy-version", "latest", "--json", "version"], env);
+    expect(latest.stderr).toBe("");
+    expect(JSON.parse(latest.stdout)).toEqual({ version: "latest" });
+    const pinned = await runInProcess([...base, "--policy-version", "1", "--json", "version"], env);
+    expect(JSON.parse(pinned.stdout)).toEqual({ version: 1 });
+    const wrong = await runInProcess([...base, "--policy-version", "newest"], env);
+    expect(wrong.code).toBe(1);
+    expect(wrong.stderr).toBe('error: --policy-version takes an integer or latest, not "newest"\n');
+    const bindings = await runInProcess(["bindings", "list", "--project", projectId, "--json", "version"], env);
+    expect(JSON.parse(bindings.stdout)).toHaveLength(2);
+  });
+
+  it("refuses --version after a command instead of printing the version and creating nothing", async () => {
+    const ran = await runCli(
+      ["bindings", "create", "--project", projectId, "--policy-id", policyId, "--version", "1"],
+      env,
+    );
+    expect(ran.stdout).toBe("");
+    expect(ran.stderr).toContain("unknown option '--version'");
+    expect(ran.code).toBe(1);
+    const version = await runCli(["--version"], env);
+    expect(version.stdout).toMatch(/^\d+\.\d+\.\d+\n$/);
+    const before = await runCli(["--url", p.url, "-v"], env);
+    expect(before.stdout).toBe(version.stdout);
+  });
+});
