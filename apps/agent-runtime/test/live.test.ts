@@ -1,5 +1,6 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { type FakeModel, startFakeModel } from "./support/fake-model.ts";
+import { LIVE_BUFFER_LIMITS } from "../src/live/hub.ts";
+import { type FakeModel, lastUserText, startFakeModel } from "./support/fake-model.ts";
 import { startTestRuntime, type TestRuntime, waitFor } from "./support/runtime.ts";
 import { calls, scripted, text, toolUse } from "./support/script.ts";
 
@@ -155,4 +156,39 @@ describe("live thread stream", () => {
     expect(bad.status).toBe(400);
     expect((await rt.request("GET", "/agents/threads/thr_missing/events")).status).toBe(404);
   });
+
+  it("bounds what it keeps for resume, per thread and across threads, however large the messages", async () => {
+    rt = await startTestRuntime(fake);
+    fake.respond = (body) => text(`echo ${lastUserText(body)}`);
+    // One word of 99,000 characters: the user's message, its echo streamed and delivered.
+    const big = "x".repeat(99_000);
+    const post = (threadId: string) =>
+      rt.json("POST", `/agents/threads/${threadId}/messages?stream=false`, { text: big });
+    const replayedBytes = async (threadId: string) => {
+      mainThread = threadId;
+      const replay = await follow("0");
+      // The replay is written at once on following; a moment more shows nothing else comes.
+      await new Promise((r) => setTimeout(r, 300));
+      await replay.close();
+      return replay.events.reduce((n, e) => n + JSON.stringify(e.data).length, 0);
+    };
+    const first = (await rt.json<{ id: string }>("POST", "/agents/threads", {})).body.id;
+    for (let i = 0; i < 10; i++) expect((await post(first)).status).toBe(200);
+    const kept = await replayedBytes(first);
+    expect(kept).toBeGreaterThan(1024 * 1024);
+    expect(kept).toBeLessThanOrEqual(LIVE_BUFFER_LIMITS.bytesPerThread);
+
+    // Enough other threads to pass the total: the least recently active thread's replay goes first.
+    const perThread = 6;
+    const threads = Math.ceil(LIVE_BUFFER_LIMITS.totalBytes / (perThread * 3 * big.length)) + 1;
+    for (let t = 0; t < threads; t++) {
+      const id = (await rt.json<{ id: string }>("POST", "/agents/threads", {})).body.id;
+      for (let i = 0; i < perThread; i++) await post(id);
+    }
+    expect(rt.runtime.deps.live.bufferedBytes).toBeLessThanOrEqual(LIVE_BUFFER_LIMITS.totalBytes);
+    expect(await replayedBytes(first)).toBe(0);
+    // The messages themselves are stored as before.
+    const stored = await rt.json<{ items: unknown[] }>("GET", `/agents/threads/${first}/messages`);
+    expect(stored.body.items).toHaveLength(20);
+  }, 120_000);
 });
