@@ -26,7 +26,7 @@ export async function runExec(
 ): Promise<number> {
   const { io } = deps;
   if (argv.length === 0 && endpoint !== "k8s-attach")
-    throw new CliError("no command: put it after --, e.g. `agentplane sandboxes exec box -- ls -la`");
+    throw new CliError("no command: put it after --, e.g. `agentplane sandboxes exec sbx_… -- ls -la`");
   const session = openSession(io, deps.store, flags.url);
   const token = requireToken(session);
   const projectId = await resolveProject(io, deps.store, session, flags.project, flags.org);

@@ -57,6 +57,23 @@ export const kebab = (name: string) =>
 /** `sandboxId` → `sandbox`, `entryName` → `entry-name`: the positional argument's name in help. */
 export const argName = (param: string) => kebab(param.replace(/Id$/, "")) || param;
 
+/** The id prefixes people see most, for the positional arguments' help. */
+const ID_PREFIX: Record<string, string> = {
+  org: "org_",
+  project: "prj_",
+  sandbox: "sbx_",
+  policy: "pol_",
+  user: "usr_",
+  token: "tok_",
+};
+/** `sandboxId` → "the sandbox's id (sbx_…)": an id, not a name. */
+export function argumentHelp(param: string): string {
+  if (!/.Id$/.test(param)) return "";
+  const name = argName(param);
+  const prefix = ID_PREFIX[name];
+  return `the ${name.replace(/-/g, " ")}'s id${prefix ? ` (${prefix}…)` : ""}`;
+}
+
 const OPERATION_OF = new WeakMap<Command, OperationSpec>();
 /** The operation a command was built for (completion reads its `--json` field names). */
 export const operationOf = (cmd: Command) => OPERATION_OF.get(cmd);
@@ -168,7 +185,7 @@ export function addOperationCommand(
     (words[0] === "orgs" && p === "orgId") || (words[0] === "projects" && p === "projectId");
   const scoped = (p: string) => ops.some((op) => op.pathParams.includes(p) && !target(p));
   const positional = primary.pathParams.filter((p) => (p !== "orgId" && p !== "projectId") || target(p));
-  for (const p of positional) cmd.argument(`<${argName(p)}>`);
+  for (const p of positional) cmd.argument(`<${argName(p)}>`, argumentHelp(p));
   if (scoped("orgId"))
     cmd.option("--org <id>", "the organization (default: AGENTPLANE_ORG, the saved default, or your only one)");
   if (scoped("projectId")) {

@@ -2,7 +2,14 @@
 // calls, a cluster's Kubernetes API, AWS), whose paths and bodies are the upstream's, not ours.
 import type { Command } from "commander";
 import { openSession, requireToken } from "./context.ts";
-import { addOutputOptions, type CommandDeps, ensureCommand, parseFields, readInput } from "./operations.ts";
+import {
+  addOutputOptions,
+  argumentHelp,
+  type CommandDeps,
+  ensureCommand,
+  parseFields,
+  readInput,
+} from "./operations.ts";
 import { type OutputFlags, printResult } from "./output.ts";
 import { resolveProject } from "./scope.ts";
 
@@ -28,7 +35,7 @@ function addExec(parent: Command, name: string, deps: CommandDeps, endpoint: "ex
         ? "Attach to a sandbox's main process over the exec WebSocket"
         : "Run a command in a sandbox over the exec WebSocket (-i stdin, -t a terminal)",
     )
-    .argument(attach ? "<pod>" : "<sandbox>")
+    .argument(attach ? "<pod>" : "<sandbox>", argumentHelp("sandboxId"))
     .option("-i, --interactive", "forward stdin to the command")
     .option("-t, --tty", "allocate a terminal (raw mode; Ctrl-C goes to the command)")
     .option("--project <id>", "the project (default: AGENTPLANE_PROJECT, the saved default, or your only one)")
@@ -85,7 +92,7 @@ export function addSpecialCommands(
   const ports = ensureCommand(root, ["sandboxes"], describe)
     .command("ports")
     .description("The ports a sandbox exposes, who may reach them and their addresses")
-    .argument("<sandbox>")
+    .argument("<sandbox>", argumentHelp("sandboxId"))
     .option("--project <id>", "the project (default: AGENTPLANE_PROJECT, the saved default, or your only one)")
     .option("--org <id>", "the organization to look for your only project in");
   addOutputOptions(ports);
@@ -123,7 +130,7 @@ export function addSpecialCommands(
     clusters
       .command("proxy")
       .description("Call a connected cluster's Kubernetes API through the platform")
-      .argument("<cluster>")
+      .argument("<cluster>", argumentHelp("clusterId"))
       .argument("<path>", "e.g. api/v1/namespaces"),
     deps,
     async (args) => `/v1/clusters/${encodeURIComponent(args[0]!)}/proxy/${trimSlashes(args[1])}`,
@@ -131,7 +138,7 @@ export function addSpecialCommands(
   clusters
     .command("tunnel")
     .description("Print the tunnel address a cluster relay connects to (the relay holds the tunnel token)")
-    .argument("<cluster>")
+    .argument("<cluster>", argumentHelp("clusterId"))
     .action((cluster: string, _opts, command: Command) => {
       const session = openSession(deps.io, deps.store, command.optsWithGlobals().url);
       const url = new URL(`${session.url}/v1/clusters/${encodeURIComponent(cluster)}/tunnel`);
@@ -143,7 +150,7 @@ export function addSpecialCommands(
     ensureCommand(root, ["aws"], describe)
       .command("proxy")
       .description("Call an AWS API with a connection's credentials, signed by the platform")
-      .argument("<connection>")
+      .argument("<connection>", argumentHelp("connectionId"))
       .argument("[path]", "the AWS path (omit for the service root)"),
     deps,
     async (args) => {

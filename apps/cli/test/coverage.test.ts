@@ -38,6 +38,25 @@ describe("every OpenAPI operation is reachable from the command line", () => {
     }
   });
 
+  it("describes every command and every id argument in its help", () => {
+    const silent: string[] = [];
+    const bare: string[] = [];
+    const visit = (cmd: Command, prefix: string[]) => {
+      for (const c of cmd.commands) {
+        const here = [...prefix, c.name()];
+        if (c.name() !== "__complete" && !c.description()) silent.push(here.join(" "));
+        for (const a of c.registeredArguments) {
+          if (["sandbox", "project", "org", "policy", "cluster", "team"].includes(a.name()) && !a.description)
+            bare.push(`${here.join(" ")} <${a.name()}>`);
+        }
+        visit(c, here);
+      }
+    };
+    visit(program, []);
+    expect(silent, "commands whose help line is empty: describe them in NOUNS").toEqual([]);
+    expect(bare, "id arguments without a description").toEqual([]);
+  });
+
   it("answers an unknown command or flag with one line naming the closest match, exit 1", async () => {
     const unknown = await runInProcess(["orgs", "lsit"], {});
     expect(unknown.code).toBe(1);
