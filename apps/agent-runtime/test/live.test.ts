@@ -1,3 +1,4 @@
+import { connect } from "node:net";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { LIVE_BUFFER_LIMITS } from "../src/live/hub.ts";
 import { type FakeModel, lastUserText, startFakeModel } from "./support/fake-model.ts";
@@ -190,5 +191,31 @@ describe("live thread stream", () => {
     // The messages themselves are stored as before.
     const stored = await rt.json<{ items: unknown[] }>("GET", `/agents/threads/${first}/messages`);
     expect(stored.body.items).toHaveLength(20);
+  }, 120_000);
+
+  it("closes the stream of a follower that stops reading instead of queueing the thread for it", async () => {
+    rt = await startTestRuntime(fake);
+    fake.respond = (body) => text(`echo ${lastUserText(body)}`);
+    const thread = (await rt.json<{ id: string }>("POST", "/agents/threads", {})).body.id;
+    const { port } = new URL(rt.url);
+    // A follower that reads nothing after its request: what it is sent piles up at the runtime.
+    const socket = connect(Number(port), "127.0.0.1");
+    let received = "";
+    socket.setEncoding("latin1");
+    socket.on("data", (chunk: string) => {
+      received = (received + chunk).slice(-64);
+    });
+    socket.on("error", () => {});
+    socket.write(`GET /agents/threads/${thread}/events HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n`);
+    socket.pause();
+    await waitFor(() => (rt.runtime.deps.live.followers(thread) === 1 ? true : undefined));
+    const big = "y".repeat(99_000);
+    for (let i = 0; i < 60 && rt.runtime.deps.live.followers(thread) > 0; i++)
+      await rt.json("POST", `/agents/threads/${thread}/messages?stream=false`, { text: big });
+    expect(rt.runtime.deps.live.followers(thread)).toBe(0);
+    // What was written before the drop is still there to read, then the stream ends.
+    socket.resume();
+    await waitFor(() => (received.endsWith("\r\n0\r\n\r\n") ? true : undefined), 20_000);
+    socket.destroy();
   }, 120_000);
 });

@@ -1,11 +1,18 @@
 import { followThreadRoute } from "@agentplane/contracts/runtime";
 import { streamSSE } from "hono/streaming";
 import type { RuntimeDeps } from "../../deps.ts";
-import type { LiveEvent } from "../../live/hub.ts";
+import { LIVE_BUFFER_LIMITS, type LiveEvent } from "../../live/hub.ts";
 import { getWebThread } from "../../services/threads.ts";
 import type { RuntimeApp } from "../types.ts";
 
 const KEEPALIVE_MS = 15_000;
+/**
+ * How far a follower may fall behind (events published, not yet taken by its connection) before
+ * its stream is closed: room for a whole replay of the thread's buffer and as much again. A client
+ * that stops reading would otherwise hold every later event of the thread in memory; dropped, it
+ * reconnects with `Last-Event-ID` and gets what the buffer still holds.
+ */
+const MAX_LAG_BYTES = 2 * LIVE_BUFFER_LIMITS.bytesPerThread;
 
 /** `GET /agents/threads/{id}/events`: the thread live, with `Last-Event-ID` resume. */
 export function registerFollowThread(app: RuntimeApp, deps: RuntimeDeps): void {
@@ -16,20 +23,42 @@ export function registerFollowThread(app: RuntimeApp, deps: RuntimeDeps): void {
     return streamSSE(c, async (sse) => {
       // Writes are chained so events leave in the order they happened.
       let chain = Promise.resolve();
+      let lagBytes = 0;
+      let lagging = false;
+      let stop = () => {};
+      const stopped = new Promise<void>((resolve) => {
+        stop = resolve;
+      });
       const send = (e: LiveEvent) => {
-        chain = chain.then(() => sse.writeSSE({ id: e.id, event: e.event, data: e.data })).catch(() => undefined);
+        if (lagging) return;
+        lagBytes += e.data.length;
+        if (lagBytes > MAX_LAG_BYTES) {
+          lagging = true;
+          stop();
+          return;
+        }
+        chain = chain
+          .then(() => sse.writeSSE({ id: e.id, event: e.event, data: e.data }))
+          .then(() => {
+            lagBytes -= e.data.length;
+          })
+          .catch(() => undefined);
       };
       const unfollow = deps.live.follow(thread.id, send, lastEventId);
       const keepalive = setInterval(() => {
         chain = chain.then(async () => void (await sse.write(": keepalive\n\n"))).catch(() => undefined);
       }, KEEPALIVE_MS);
-      await new Promise<void>((resolve) => {
-        if (c.req.raw.signal.aborted) resolve();
-        c.req.raw.signal.addEventListener("abort", () => resolve(), { once: true });
-        sse.onAbort(() => resolve());
-      });
+      if (c.req.raw.signal.aborted) stop();
+      c.req.raw.signal.addEventListener("abort", stop, { once: true });
+      sse.onAbort(stop);
+      await stopped;
       clearInterval(keepalive);
       unfollow();
+      if (lagging) {
+        deps.logger.info({ threadId: thread.id }, "live follower fell behind; its stream was closed");
+        // Drops the writes still queued for it; it reconnects with Last-Event-ID.
+        sse.abort();
+      }
     });
   });
 }
