@@ -94,6 +94,17 @@ describe("runtime HTTP edge", () => {
     expect((await rt.json("PATCH", "/agents/verbose", { verbose: false })).status).toBe(200);
   });
 
+  it("answers a JSON route sent another media type with a 415 problem of that type", async () => {
+    const res = await rt.request("POST", "/agents/threads", '{"title":"x"}', { "content-type": "text/plain" });
+    expect(res.status).toBe(415);
+    expect(res.headers.get("content-type")).toBe("application/problem+json");
+    expect(await res.json()).toMatchObject({
+      type: expect.stringMatching(/\/unsupported-media-type$/),
+      title: "Unsupported Media Type",
+      status: 415,
+    });
+  });
+
   it("answers 429 with Retry-After when a subscription's queue is full", async () => {
     let release = () => {};
     const held = new Promise<void>((r) => {

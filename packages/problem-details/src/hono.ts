@@ -26,6 +26,12 @@ export function createOnError(logger?: Logger): ErrorHandler {
     if (err instanceof HTTPException) {
       const status = err.status;
       if (status === 413) return problemJson(c, new ProblemError("payload-too-large", { detail: err.message }));
+      if (status === 415) {
+        return problemJson(
+          c,
+          new ProblemError("unsupported-media-type", { detail: "The body must be sent as application/json" }),
+        );
+      }
       if (status === 400 && /json/i.test(err.message)) {
         return problemJson(c, new ProblemError("malformed-json", { detail: "The request body is not valid JSON" }));
       }
