@@ -74,6 +74,10 @@ export function argumentHelp(param: string): string {
   return `the ${name.replace(/-/g, " ")}'s id${prefix ? ` (${prefix}…)` : ""}`;
 }
 
+const PROJECT_DEFAULTS = "AGENTPLANE_PROJECT, the saved default, or your only one";
+/** A required `projectId` of the body (not the path): filled like --project when left out. */
+const projectInBody = (f: ParameterSpec) => f.name === "projectId" && f.required;
+
 const OPERATION_OF = new WeakMap<Command, OperationSpec>();
 /** The operation a command was built for (completion reads its `--json` field names). */
 export const operationOf = (cmd: Command) => OPERATION_OF.get(cmd);
@@ -192,9 +196,7 @@ export function addOperationCommand(
     const dual = ops.length > 1 && ops.some((op) => !op.pathParams.includes("projectId"));
     cmd.option(
       "--project <id>",
-      dual
-        ? "act on this project's instead of the organization's"
-        : "the project (default: AGENTPLANE_PROJECT, the saved default, or your only one)",
+      dual ? "act on this project's instead of the organization's" : `the project (default: ${PROJECT_DEFAULTS})`,
     );
   }
   const list = primary.list;
@@ -218,10 +220,8 @@ export function addOperationCommand(
       if ((RESERVED.has(f.name) && !renamed[f.name]) || queryFlags.has(f.name)) continue;
       bodyFields.set(f.name, f);
       const hint = f.type === "array" || f.type === "object" ? "json" : f.type === "boolean" ? "true|false" : "value";
-      const option = new Option(
-        `${flagOf(f.name)} <${hint}>`,
-        `${f.description ?? f.name}${f.required ? " (required)" : ""}`,
-      );
+      const required = f.required ? (projectInBody(f) ? ` (default: ${PROJECT_DEFAULTS})` : " (required)") : "";
+      const option = new Option(`${flagOf(f.name)} <${hint}>`, `${f.description ?? f.name}${required}`);
       if (f.enum) option.choices(f.enum);
       cmd.addOption(option);
     }
@@ -277,6 +277,10 @@ export function addOperationCommand(
         if (raw !== undefined) body[name] = coerce(spec, String(raw), flagOf(name));
       }
       Object.assign(body, parseFields((opts.field as string[] | undefined) ?? []));
+      // `sandboxes run` names its project in the body: the same defaults as --project elsewhere.
+      if (body.projectId === undefined && op.body.fields.some(projectInBody)) {
+        body.projectId = await resolveProject(deps.io, deps.store, session, undefined, opts.org as string | undefined);
+      }
       const missing = op.body.fields.filter((f) => f.required && body?.[f.name] === undefined).map((f) => f.name);
       if (missing.length > 0) {
         throw new CliError(`missing ${missing.map((m) => (bodyFields.has(m) ? flagOf(m) : `-f ${m}=…`)).join(", ")}`);

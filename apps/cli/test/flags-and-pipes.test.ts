@@ -2,6 +2,7 @@ import { spawn } from "node:child_process";
 import { createServer } from "node:net";
 import { createAgentplaneClient } from "@agentplane/sdk";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { requireBwrap } from "../../platform/test/sandbox-harness.ts";
 import { MAIN, runCli, runInProcess, startTestPlatform, type TestPlatform, tempConfigDir } from "./harness.ts";
 
 /** A port nothing listens on: bound once, then released. */
@@ -51,7 +52,9 @@ describe("a reader that stops early and an installation that cannot be reached",
   });
 });
 
-describe("a body field named like a flag of every command (policy bindings' version)", () => {
+const bwrap = requireBwrap();
+
+describe("body fields a command line names differently (policy version, run's project)", () => {
   let p: TestPlatform;
   const config = tempConfigDir();
   let env: Record<string, string>;
@@ -101,5 +104,21 @@ describe("a body field named like a flag of every command (policy bindings' vers
     expect(version.stdout).toMatch(/^\d+\.\d+\.\d+\n$/);
     const before = await runCli(["--url", p.url, "-v"], env);
     expect(before.stdout).toBe(version.stdout);
+  });
+
+  it.skipIf(!bwrap.available)(`sandboxes run takes its project like --project does${bwrap.reason}`, async () => {
+    const sdk = createAgentplaneClient({ baseUrl: p.url, token: p.ownerToken });
+    const box = await sdk.request("createSandbox", { path: { projectId }, body: { name: "run", start: true } });
+    const argv = ["sandboxes", "run", "--sandbox-id", box.id, "--command", '["echo","hi"]', "--json", "stdout"];
+    const help = await runInProcess(["sandboxes", "run", "--help"], env);
+    expect(help.stdout).not.toMatch(/--project-id <value>[^\n]*\(required\)/);
+    const ran = await runInProcess(argv, { ...env, AGENTPLANE_PROJECT: projectId });
+    expect(ran.stderr).toBe("");
+    expect(JSON.parse(ran.stdout)).toEqual({ stdout: "hi\n" });
+    // The default saved with `config set project` too, as for every command that takes --project.
+    expect((await runInProcess(["config", "set", "project", projectId], env)).code).toBe(0);
+    const saved = await runInProcess(argv, env);
+    expect(saved.stderr).toBe("");
+    expect(JSON.parse(saved.stdout)).toEqual({ stdout: "hi\n" });
   });
 });
