@@ -85,6 +85,26 @@ describe("schedule endpoints", () => {
       prompt: "p",
     });
     expect(tooFast.body.errors[0]?.pointer).toBe("/body/everySeconds");
+    // A seconds field is held to the same floor; one at least that far apart is fine.
+    for (const cron of ["* * * * * *", "*/5 * * * * *", "0,55 * * * * *", "0-2 0 9 * * *"]) {
+      const fast = await r.json<{ errors: Array<{ pointer: string }> }>("POST", "/agents/schedules", {
+        name: "fast",
+        cron,
+        prompt: "p",
+      });
+      expect(fast.status, cron).toBe(400);
+      expect(
+        fast.body.errors.map((e) => e.pointer),
+        cron,
+      ).toEqual(["/body/cron"]);
+    }
+    for (const [name, cron] of [
+      ["every-ten", "*/10 * * * * *"],
+      ["twice", "0,30 * * * * *"],
+      ["daily", "15 0 9 * * *"],
+    ]) {
+      expect((await r.json("POST", "/agents/schedules", { name, cron, prompt: "p" })).status, cron).toBe(201);
+    }
   });
 
   it("create, read, update, run on time with the cron model, deliver, and delete", async () => {

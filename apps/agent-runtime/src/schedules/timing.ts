@@ -1,3 +1,4 @@
+import { MIN_SCHEDULE_INTERVAL_SECONDS } from "@agentplane/contracts/runtime";
 import { Cron } from "croner";
 
 export interface Timing {
@@ -24,6 +25,26 @@ export function validTimezone(tz: string): boolean {
   }
 }
 
+/**
+ * The shortest time in seconds between two runs of a cron pattern that has a seconds field (six
+ * or seven fields), or undefined for a five-field one (a minute at least). Only the seconds field
+ * can bring two runs closer than a minute: the seconds it matches within one minute decide.
+ */
+function shortestSecondsGap(pattern: string): number | undefined {
+  const fields = pattern.trim().split(/\s+/);
+  if (fields.length < 6) return undefined;
+  const minuteStart = Date.UTC(2030, 0, 1, 0, 0, 0);
+  const seconds = new Cron(`${fields[0]} 0 0 1 1 *`, { paused: true, timezone: "UTC" })
+    .nextRuns(60, new Date(minuteStart - 1000))
+    .map((d) => d.getTime())
+    .filter((t) => t >= minuteStart && t < minuteStart + 60_000)
+    .map((t) => (t - minuteStart) / 1000);
+  if (seconds.length < 2) return undefined;
+  let gap = 60 - (seconds.at(-1) as number) + (seconds[0] as number);
+  for (let i = 1; i < seconds.length; i++) gap = Math.min(gap, (seconds[i] as number) - (seconds[i - 1] as number));
+  return gap;
+}
+
 /** Problems with a schedule's timing, one per field (400 naming the field). */
 export function timingProblems(t: Timing): FieldProblem[] {
   const problems: FieldProblem[] = [];
@@ -43,6 +64,15 @@ export function timingProblems(t: Timing): FieldProblem[] {
       new Cron(t.cron, { paused: true, ...(t.timezone ? { timezone: t.timezone } : {}) });
     } catch (err) {
       problems.push({ pointer: "/body/cron", message: `not a valid cron expression: ${(err as Error).message}` });
+      return problems;
+    }
+    // The same floor as everySeconds: a seconds field must not run the agent more often.
+    const gap = shortestSecondsGap(t.cron);
+    if (gap !== undefined && gap < MIN_SCHEDULE_INTERVAL_SECONDS) {
+      problems.push({
+        pointer: "/body/cron",
+        message: `runs ${gap} s apart; schedules run at most every ${MIN_SCHEDULE_INTERVAL_SECONDS} s`,
+      });
     }
   }
   return problems;
