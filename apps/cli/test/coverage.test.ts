@@ -57,6 +57,23 @@ describe("every OpenAPI operation is reachable from the command line", () => {
     expect(bare, "id arguments without a description").toEqual([]);
   });
 
+  it("describes every flag by what it takes, not by its own name", () => {
+    const undescribed: string[] = [];
+    const visit = (cmd: Command, prefix: string[]) => {
+      for (const c of cmd.commands) {
+        const here = [...prefix, c.name()];
+        for (const o of c.options) {
+          const name = o.long?.replace(/^--/, "") ?? "";
+          if (!o.description || o.description.replace(/ \(required\)$/, "").toLowerCase() === name)
+            undescribed.push(`${here.join(" ")} ${o.long}`);
+        }
+        visit(c, here);
+      }
+    };
+    visit(program, []);
+    expect(undescribed, "give these a description in the contracts").toEqual([]);
+  });
+
   it("answers an unknown command or flag with one line naming the closest match, exit 1", async () => {
     const unknown = await runInProcess(["orgs", "lsit"], {});
     expect(unknown.code).toBe(1);

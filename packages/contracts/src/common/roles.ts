@@ -3,8 +3,8 @@ import { z } from "@hono/zod-openapi";
 export const ORG_ROLES = ["owner", "admin", "member", "viewer"] as const;
 export const PROJECT_ROLES = ["admin", "developer", "viewer"] as const;
 
-export const OrgRoleSchema = z.enum(ORG_ROLES).openapi("OrgRole");
-export const ProjectRoleSchema = z.enum(PROJECT_ROLES).openapi("ProjectRole");
+export const OrgRoleSchema = z.enum(ORG_ROLES).describe("A role in the organization").openapi("OrgRole");
+export const ProjectRoleSchema = z.enum(PROJECT_ROLES).describe("A role on a project").openapi("ProjectRole");
 export type OrgRole = (typeof ORG_ROLES)[number];
 export type ProjectRole = (typeof PROJECT_ROLES)[number];
 

@@ -51,6 +51,7 @@ export const OperationFilterSchema = z
       .max(8)
       .optional(),
   })
+  .describe("Operations by tags, paths (globs: `*` one segment, `**` any) and methods")
   .openapi("OperationFilter");
 
 export const ConnectorSchema = z

@@ -24,6 +24,7 @@ export const BindingTarget = z
     kind: z.enum(BINDING_TARGET_KINDS).optional(),
     selector: z.string().max(1000).optional(),
   })
+  .describe("Where it applies: projectIds, projectSelector, kind and a label selector (absent: everywhere)")
   .openapi("PolicyBindingTarget");
 export type BindingTarget = z.infer<typeof BindingTarget>;
 

@@ -18,6 +18,7 @@ export const SandboxResourcesSchema = z
     diskMiB: z.number().int().min(16).max(1_048_576).optional(),
     maxProcesses: z.number().int().min(8).max(65_536).optional(),
   })
+  .describe("Limits: cpuMillicores, memoryMiB, diskMiB, maxProcesses (each optional)")
   .openapi("SandboxResources");
 
 export const SandboxPortSchema = z.strictObject({
@@ -220,7 +221,11 @@ export const ShellSessionSchema = z
 
 export const CreateShellSessionRequest = z.strictObject({ sandboxId: z.string().min(1).max(64) });
 export const ShellSessionCommandRequest = z.strictObject({
-  command: z.string().min(1).max(65_536),
+  command: z
+    .string()
+    .min(1)
+    .max(65_536)
+    .describe("A shell command line, run in the session's working directory with its exported variables"),
   timeoutMs: z.number().int().min(1).max(MAX_EXEC_TIMEOUT_MS).default(DEFAULT_EXEC_TIMEOUT_MS),
 });
 

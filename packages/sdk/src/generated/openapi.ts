@@ -2552,7 +2552,10 @@ export interface components {
             name: string;
             role: components["schemas"]["OrgRole"];
         };
-        /** @enum {string} */
+        /**
+         * @description A role in the organization
+         * @enum {string}
+         */
         OrgRole: "owner" | "admin" | "member" | "viewer";
         Problem: {
             /**
@@ -2759,7 +2762,10 @@ export interface components {
             projectId: string;
             role: components["schemas"]["ProjectRole"];
         };
-        /** @enum {string} */
+        /**
+         * @description A role on a project
+         * @enum {string}
+         */
         ProjectRole: "admin" | "developer" | "viewer";
         CreateTeam: {
             /** @description The name people see */
@@ -3186,6 +3192,7 @@ export interface components {
              */
             lastActivityAt: string | null;
         };
+        /** @description Limits: cpuMillicores, memoryMiB, diskMiB, maxProcesses (each optional) */
         SandboxResources: {
             /** @description CPU limit in thousandths of a core */
             cpuMillicores?: number;
@@ -3976,6 +3983,7 @@ export interface components {
              */
             createdAt: string;
         };
+        /** @description Where it applies: projectIds, projectSelector, kind and a label selector (absent: everywhere) */
         PolicyBindingTarget: {
             /** @description Only these projects */
             projectIds?: string[];
@@ -4580,6 +4588,7 @@ export interface components {
              */
             updatedAt: string;
         };
+        /** @description Operations by tags, paths (globs: `*` one segment, `**` any) and methods */
         OperationFilter: {
             /** @description Tags to filter by */
             tags?: string[];
@@ -11263,7 +11272,7 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    /** @description The command and its arguments */
+                    /** @description A shell command line, run in the session's working directory with its exported variables */
                     command: string;
                     /**
                      * @description Timeout in milliseconds
