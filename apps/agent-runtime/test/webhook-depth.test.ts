@@ -72,4 +72,32 @@ describe("the receiver bounds the nesting of a body", () => {
     expect(res.status).toBe(200);
     expect(await res.json()).toMatchObject({ status: "delivered" });
   });
+
+  it("gives an empty template the whole payload without printing it at many times its size", async () => {
+    await rt.json("POST", "/agents/webhook-subscriptions", {
+      name: "whole",
+      deliverOnly: true,
+      deliverTo: "Chat",
+      prompt: "",
+    });
+    // Under 1 MiB, 62 arrays deep: printed with indentation, every zero would take 130 characters.
+    const zeros = 450_000;
+    const inner = `${"0,".repeat(zeros - 1)}0`;
+    const body = `{"a":${"[".repeat(62)}${inner}${"]".repeat(62)}}`;
+    expect(body.length).toBeLessThan(1024 * 1024);
+    const res = await rt.request("POST", "/agents/webhooks/whole", body);
+    expect(res.status).toBe(200);
+    const threads = await rt.json<{ items: Array<{ id: string; main: boolean }> }>("GET", "/agents/threads");
+    const main = threads.body.items.find((t) => t.main)?.id as string;
+    const messages = await rt.json<{ items: Array<{ text: string }> }>("GET", `/agents/threads/${main}/messages`);
+    const posted = messages.body.items.at(-1)?.text ?? "";
+    expect(posted.length).toBeLessThan(2 * body.length);
+    // Still the whole payload.
+    const json = posted.slice(posted.indexOf("```json\n") + 8, posted.lastIndexOf("\n```"));
+    expect(json).toBe(body);
+    // A payload of ordinary shape is still printed with indentation.
+    await rt.request("POST", "/agents/webhooks/whole", { alert: { name: "disk", value: 93 } });
+    const after = await rt.json<{ items: Array<{ text: string }> }>("GET", `/agents/threads/${main}/messages`);
+    expect(after.body.items.at(-1)?.text).toContain('{\n  "alert": {\n    "name": "disk",');
+  });
 });

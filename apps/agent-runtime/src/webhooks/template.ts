@@ -1,4 +1,10 @@
 export const RAW_LIMIT = 4000;
+/**
+ * Characters an empty template's pretty-printed payload may reach (twice the largest body). Deep
+ * arrays of short items print at a hundred times their size (a 1 MiB body became 60 MB of text,
+ * stored and sent with every delivery); past this, the whole payload is given as compact JSON.
+ */
+export const PRETTY_LIMIT = 2 * 1024 * 1024;
 
 const PLACEHOLDER = /\{([A-Za-z0-9_$@-]+(?:\.[A-Za-z0-9_$@-]+)*)\}/g;
 
@@ -83,6 +89,12 @@ export function rawPayload(payload: unknown): string {
   return truncated ? `${text}\n… (truncated)` : text;
 }
 
+/** The whole payload, pretty-printed unless that passes PRETTY_LIMIT (the receiver bounds its depth). */
+function wholePayload(payload: Record<string, unknown>): string {
+  const pretty = prettyJson(payload, PRETTY_LIMIT);
+  return pretty.truncated ? JSON.stringify(payload) : pretty.text;
+}
+
 /**
  * Renders a prompt template against a payload (spec "Prompt templates"): `{a.b.0.c}` dot paths
  * with array indexes as segments, unresolvable paths left as written, non-string values as JSON,
@@ -93,7 +105,7 @@ export function renderPrompt(template: string, payload: Record<string, unknown>,
   if (template.trim() === "") {
     return (
       `Webhook event "${event}" received on route /agents/webhooks/${name}. Payload:\n\n` +
-      `\`\`\`json\n${prettyJson(payload).text}\n\`\`\``
+      `\`\`\`json\n${wholePayload(payload)}\n\`\`\``
     );
   }
   return template.replace(PLACEHOLDER, (whole, path: string) => {
