@@ -251,3 +251,22 @@ export const NOUNS: Record<string, string> = {
   "connectors tools": "A connector's tools: list them, call one",
   "connectors specs": "Spec changes a discovery found: pending, diff, promote",
 };
+
+const CREDENTIAL_FIELDS_HELP = `
+Fields of each kind (secret ones marked *), with -f key=value or, to keep secrets out of the
+shell's history and the process list, --input - reading a JSON body from stdin:
+  cloud-a-bearer  token*
+  cloud-a-keys    accessKeyId, secretAccessKey*, [sessionToken*]
+  cloud-b-key     resourceName, key*
+  aws-keys        accessKeyId, secretAccessKey*, [sessionToken*], [region]
+  aws-role        roleArn, [externalId*], [region], [sessionName]
+  http-bearer     token*
+  http-header     headerName, value*
+  http-basic      username, password*
+([optional]; an update with new secret fields rotates the secret.)`;
+
+/** Text after a command's generated help, where its flags cannot say everything. */
+export const EPILOGUES: Record<string, string> = {
+  "credentials create": CREDENTIAL_FIELDS_HELP,
+  "credentials update": CREDENTIAL_FIELDS_HELP,
+};

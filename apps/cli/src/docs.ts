@@ -1,5 +1,6 @@
 import { PassThrough } from "node:stream";
 import type { Command } from "commander";
+import { EPILOGUES } from "./command-map.ts";
 import type { Io } from "./context.ts";
 import { EXIT_CODES_HELP } from "./exit-codes.ts";
 import { buildProgram } from "./program.ts";
@@ -18,7 +19,8 @@ function fullName(cmd: Command): string {
 }
 
 function section(cmd: Command, depth: number): string {
-  const help = cmd.helpInformation().trimEnd();
+  const epilogue = EPILOGUES[fullName(cmd).replace(/^agentplane /, "")];
+  const help = `${cmd.helpInformation()}${epilogue ? `${epilogue}\n` : ""}`.trimEnd();
   const own = `${"#".repeat(Math.min(depth, 6))} ${fullName(cmd)}\n\n\`\`\`text\n${help}\n\`\`\`\n`;
   return [own, ...visible(cmd).map((c) => section(c, depth + 1))].join("\n");
 }

@@ -4,7 +4,7 @@
 import { readFileSync } from "node:fs";
 import { OPERATIONS, type OperationSpec, type ParameterSpec } from "@agentplane/sdk";
 import { type Command, Option } from "commander";
-import { COMMANDS } from "./command-map.ts";
+import { COMMANDS, EPILOGUES } from "./command-map.ts";
 import { type Io, openSession, requireToken } from "./context.ts";
 import { CliError } from "./exit-codes.ts";
 import { type OutputFlags, printResult } from "./output.ts";
@@ -236,6 +236,7 @@ export function addOperationCommand(
   if (DESTRUCTIVE.test(words.at(-1)!) || primary.method === "DELETE")
     cmd.option("-y, --yes", "do not ask for confirmation");
   addOutputOptions(cmd);
+  if (EPILOGUES[path]) cmd.addHelpText("after", EPILOGUES[path]);
 
   cmd.action(async (...args: unknown[]) => {
     const command = args.at(-1) as Command;

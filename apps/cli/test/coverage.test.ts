@@ -1,4 +1,4 @@
-import { buildOpenApiDocument } from "@agentplane/contracts";
+import { buildOpenApiDocument, CREDENTIAL_FIELDS } from "@agentplane/contracts";
 import type { Command } from "commander";
 import { describe, expect, it } from "vitest";
 import { COMMANDS, DERIVED } from "../src/command-map.ts";
@@ -72,6 +72,17 @@ describe("every OpenAPI operation is reachable from the command line", () => {
     };
     visit(program, []);
     expect(undescribed, "give these a description in the contracts").toEqual([]);
+  });
+
+  it("lists every credential kind's fields, as governance takes them, in the credentials help", async () => {
+    for (const verb of ["create", "update"]) {
+      const help = await runInProcess(["credentials", verb, "--help"], {});
+      for (const [kind, fields] of Object.entries(CREDENTIAL_FIELDS)) {
+        const mark = (f: string) => `${f}${fields.secret.includes(f) ? "*" : ""}`;
+        const line = [...fields.required.map(mark), ...fields.optional.map((f) => `[${mark(f)}]`)].join(", ");
+        expect(help.stdout, `credentials ${verb} --help, kind ${kind}`).toContain(`  ${kind.padEnd(16)}${line}\n`);
+      }
+    }
   });
 
   it("answers an unknown command or flag with one line naming the closest match, exit 1", async () => {
