@@ -32,6 +32,9 @@ export function addApiCommand(root: Command, deps: CommandDeps): void {
     const fields = parseFields((opts.field as string[]) ?? []);
     const inQuery = verb === "GET" || verb === "DELETE" || verb === "HEAD";
     const query: Record<string, unknown> = { ...Object.fromEntries(url.searchParams), ...(inQuery ? fields : {}) };
+    if (opts.input && (verb === "GET" || verb === "HEAD")) {
+      throw new CliError(`a ${verb} request has no body: -f fields become its query; leave out --input`);
+    }
     const body = opts.input
       ? readInput(String(opts.input))
       : !inQuery && Object.keys(fields).length

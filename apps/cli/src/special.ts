@@ -2,6 +2,7 @@
 // calls, a cluster's Kubernetes API, AWS), whose paths and bodies are the upstream's, not ours.
 import type { Command } from "commander";
 import { openSession, requireToken } from "./context.ts";
+import { CliError } from "./exit-codes.ts";
 import {
   addOutputOptions,
   argumentHelp,
@@ -57,7 +58,7 @@ function addPassthrough(
   build: (args: string[], opts: Record<string, unknown>) => Promise<string>,
 ): void {
   cmd
-    .option("-X, --method <method>", "the HTTP method", "GET")
+    .option("-X, --method <method>", "the HTTP method (default: POST with a body, else GET)")
     .option("-f, --field <key=value>", "a JSON body field (repeatable)", (v: string, acc: string[]) => [...acc, v], [])
     .option("--input <file>", "the body from a JSON file, or - for stdin");
   addOutputOptions(cmd);
@@ -69,7 +70,11 @@ function addPassthrough(
     const path = await build(command.args, opts);
     const fields = parseFields((opts.field as string[]) ?? []);
     const body = opts.input ? readInput(String(opts.input)) : Object.keys(fields).length ? fields : undefined;
-    const result = await session.sdk.raw(String(opts.method).toUpperCase(), path, body === undefined ? {} : { body });
+    const method = opts.method ? String(opts.method).toUpperCase() : body === undefined ? "GET" : "POST";
+    if (body !== undefined && (method === "GET" || method === "HEAD")) {
+      throw new CliError(`a ${method} request has no body: leave out -f and --input, or pass -X POST`);
+    }
+    const result = await session.sdk.raw(method, path, body === undefined ? {} : { body });
     await printResult(deps.io, result, opts, { fields: [], list: false });
   });
 }

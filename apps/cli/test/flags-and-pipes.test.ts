@@ -54,7 +54,7 @@ describe("a reader that stops early and an installation that cannot be reached",
 
 const bwrap = requireBwrap();
 
-describe("body fields a command line names differently (policy version, run's project)", () => {
+describe("request bodies from the command line (policy version, run's project, passthrough)", () => {
   let p: TestPlatform;
   const config = tempConfigDir();
   let env: Record<string, string>;
@@ -104,6 +104,17 @@ describe("body fields a command line names differently (policy version, run's pr
     expect(version.stdout).toMatch(/^\d+\.\d+\.\d+\n$/);
     const before = await runCli(["--url", p.url, "-v"], env);
     expect(before.stdout).toBe(version.stdout);
+  });
+
+  it("sends -f fields as a POST body through the passthrough commands, never a GET with a body", async () => {
+    // No provider credential here: the proxy answers its own problem, which proves the POST got there.
+    const sent = await runInProcess(["llm", "request", "cloud-b/family-1/v1/messages", "-f", "max_tokens=8"], env);
+    expect(sent.code).not.toBe(0);
+    expect(sent.stderr).not.toContain("cannot have body");
+    expect(sent.stderr).toMatch(/\(request id [\w-]+\)/);
+    const get = await runInProcess(["llm", "request", "cloud-b/x", "-X", "get", "-f", "a=1"], env);
+    expect(get.code).toBe(1);
+    expect(get.stderr).toBe("error: a GET request has no body: leave out -f and --input, or pass -X POST\n");
   });
 
   it.skipIf(!bwrap.available)(`sandboxes run takes its project like --project does${bwrap.reason}`, async () => {
