@@ -108,6 +108,24 @@ describe("personal mode", () => {
     expect(answers(standIn, dmOf(OWNER))).toHaveLength(0);
   });
 
+  it("drops malformed event bodies and keeps answering", async () => {
+    await personal();
+    const message = { type: "message", channel: dmOf(OWNER), channel_type: "im", user: OWNER, text: "hi" };
+    for (const body of [
+      { event_id: { not: "a string" }, event: { ...message, ts: "1700000200.000100" } },
+      { event_id: 7, event: { ...message, ts: "1700000201.000100" } },
+      { event_id: "Ev0BAD00003", event: "not an event" },
+      { event_id: "Ev0BAD00004", event: { ...message, type: 5 } },
+    ])
+      standIn.sendEnvelope("events_api", body);
+    await waitFor(() => [...standIn.envelopes.values()].every((e) => e.ackedAt !== undefined) || undefined);
+    await new Promise((r) => setTimeout(r, 200));
+    expect(fake.requests).toHaveLength(0);
+    standIn.say(OWNER, "still there?");
+    const [answer] = await repliesIn(dmOf(OWNER), 1);
+    expect(answer?.text).toBe("echo: still there?");
+  });
+
   it("pairs the first person who DMs the one-time code, and the channels view can reset it", async () => {
     const db = (await personal({})).runtime.deps.database.db;
     const code = await waitFor(async () => (await pairingCode(db)) ?? undefined);

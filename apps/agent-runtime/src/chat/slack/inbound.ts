@@ -60,9 +60,12 @@ export class SlackInbound {
     this.#logger = logger;
   }
 
-  accept(body: SlackEventBody): void {
-    const event = body.event;
-    if (!event || !body.event_id) return;
+  accept(body: SlackEventBody | null): void {
+    // Runs outside any request (from the socket's frame handler): a malformed body is dropped
+    // here, before a throw could reach the process.
+    const event = body?.event;
+    if (typeof event !== "object" || event === null || typeof event.type !== "string") return;
+    if (typeof body?.event_id !== "string" || !body.event_id) return;
     // Slack delivers at least once: a redelivered event is acked (already) and dropped here.
     if (!firstSighting(this.#deps.database.sqlite, body.event_id)) return;
     void this.#route(event).catch((err) =>
