@@ -1,6 +1,6 @@
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { MAX_JSON_DEPTH, nestsDeeperThan } from "../src/webhooks/json-depth.ts";
-import { prettyJson, RAW_LIMIT, rawPayload, renderPrompt } from "../src/webhooks/template.ts";
+import { PRETTY_LIMIT, prettyJson, RAW_LIMIT, rawPayload, renderPrompt } from "../src/webhooks/template.ts";
 import { type FakeModel, lastUserText, startFakeModel } from "./support/fake-model.ts";
 import { startTestRuntime, type TestRuntime } from "./support/runtime.ts";
 
@@ -99,5 +99,26 @@ describe("the receiver bounds the nesting of a body", () => {
     await rt.request("POST", "/agents/webhooks/whole", { alert: { name: "disk", value: 93 } });
     const after = await rt.json<{ items: Array<{ text: string }> }>("GET", `/agents/threads/${main}/messages`);
     expect(after.body.items.at(-1)?.text).toContain('{\n  "alert": {\n    "name": "disk",');
+  });
+
+  it("bounds what a template's placeholders insert in all, however often one repeats", async () => {
+    await rt.json("POST", "/agents/webhook-subscriptions", {
+      name: "repeats",
+      deliverOnly: true,
+      deliverTo: "Chat",
+      prompt: `{note} {list}\n${"{list}".repeat(200)}`,
+    });
+    // Each {list} is about 900 KB of JSON: 200 of them would make a 180 MB message.
+    const body = JSON.stringify({ note: "short", list: Array.from({ length: 100_000 }, (_, i) => i) });
+    expect(body.length).toBeLessThan(1024 * 1024);
+    const res = await rt.request("POST", "/agents/webhooks/repeats", body);
+    expect(res.status).toBe(200);
+    const threads = await rt.json<{ items: Array<{ id: string; main: boolean }> }>("GET", "/agents/threads");
+    const main = threads.body.items.find((t) => t.main)?.id as string;
+    const messages = await rt.json<{ items: Array<{ text: string }> }>("GET", `/agents/threads/${main}/messages`);
+    const posted = messages.body.items.at(-1)?.text ?? "";
+    expect(posted.length).toBeLessThan(PRETTY_LIMIT + 10_000);
+    expect(posted).toContain("short [0,1,2,3,");
+    expect(posted).toContain("… (truncated)");
   });
 });

@@ -1,6 +1,7 @@
 export const RAW_LIMIT = 4000;
 /**
- * Characters an empty template's pretty-printed payload may reach (twice the largest body). Deep
+ * Characters an empty template's pretty-printed payload may reach (twice the largest body), and
+ * what a template's placeholders may insert in all. Deep
  * arrays of short items print at a hundred times their size (a 1 MiB body became 60 MB of text,
  * stored and sent with every delivery); past this, the whole payload is given as compact JSON.
  */
@@ -84,9 +85,11 @@ export function prettyJson(value: unknown, limit = Number.POSITIVE_INFINITY): { 
   return length > limit ? { text: text.slice(0, limit), truncated: true } : { text, truncated: false };
 }
 
+const TRUNCATED = "… (truncated)";
+
 export function rawPayload(payload: unknown): string {
   const { text, truncated } = prettyJson(payload, RAW_LIMIT);
-  return truncated ? `${text}\n… (truncated)` : text;
+  return truncated ? `${text}\n${TRUNCATED}` : text;
 }
 
 /** The whole payload, pretty-printed unless that passes PRETTY_LIMIT (the receiver bounds its depth). */
@@ -108,11 +111,24 @@ export function renderPrompt(template: string, payload: Record<string, unknown>,
       `\`\`\`json\n${wholePayload(payload)}\n\`\`\``
     );
   }
+  // What the placeholders may insert in all: each may be the whole body, and a template may repeat one.
+  let budget = PRETTY_LIMIT;
   return template.replace(PLACEHOLDER, (whole, path: string) => {
-    if (path === "__raw__") return rawPayload(payload);
-    const { found, value } = lookup(payload, path);
-    if (!found || value === undefined) return whole;
-    return typeof value === "string" ? value : JSON.stringify(value);
+    let value: unknown;
+    if (path !== "__raw__") {
+      const found = lookup(payload, path);
+      if (!found.found || found.value === undefined) return whole;
+      value = found.value;
+    }
+    if (budget <= 0) return TRUNCATED;
+    const text = path === "__raw__" ? rawPayload(payload) : typeof value === "string" ? value : JSON.stringify(value);
+    if (text.length <= budget) {
+      budget -= text.length;
+      return text;
+    }
+    const kept = `${text.slice(0, budget)}${TRUNCATED}`;
+    budget = 0;
+    return kept;
   });
 }
 
