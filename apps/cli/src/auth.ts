@@ -5,6 +5,7 @@ import type { Command } from "commander";
 import { openSession, requireToken, resolveUrl } from "./context.ts";
 import { deviceLogin } from "./device-login.ts";
 import { CliError, EXIT } from "./exit-codes.ts";
+import { connectionFailure } from "./network.ts";
 import { addOutputOptions, type CommandDeps } from "./operations.ts";
 import { type OutputFlags, printResult } from "./output.ts";
 import { hostKey, normalizeUrl } from "./store.ts";
@@ -78,7 +79,9 @@ export function addAuthCommands(root: Command, deps: CommandDeps): void {
         if (urls.length === 0 && !io.env.AGENTPLANE_TOKEN)
           throw new CliError("not logged in to any installation: run `agentplane auth login`", EXIT.auth);
         const rows: Record<string, unknown>[] = [];
+        // Exit 4 when a token is missing or refused; 1 when an installation only could not be reached.
         let failed = false;
+        let unreachable = false;
         for (const url of urls) {
           const session = openSession(io, store, url);
           const row: Record<string, unknown> = { host: hostKey(url), url, tokenSource: session.tokenSource };
@@ -88,9 +91,13 @@ export function addAuthCommands(root: Command, deps: CommandDeps): void {
               row.principal = (await whoami(url, session.token)).principal;
               row.status = "ok";
             } catch (error) {
-              failed = true;
-              row.status =
-                error instanceof ProblemError ? `refused: ${error.title}` : `unreachable: ${(error as Error).message}`;
+              if (error instanceof ProblemError) {
+                failed = true;
+                row.status = `refused: ${error.title}`;
+              } else {
+                unreachable = true;
+                row.status = `unreachable: ${connectionFailure(error) ?? (error as Error).message}`;
+              }
             }
           } else {
             failed = true;
@@ -103,6 +110,7 @@ export function addAuthCommands(root: Command, deps: CommandDeps): void {
           list: true,
         });
         if (failed) process.exitCode = EXIT.auth;
+        else if (unreachable) process.exitCode = EXIT.error;
       }),
   );
 

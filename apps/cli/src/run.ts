@@ -3,6 +3,7 @@ import { ProblemError } from "@agentplane/sdk";
 import { CommanderError } from "commander";
 import { type Io, processIo, resolveUrl } from "./context.ts";
 import { CliError, EXIT, EXIT_CODES_HELP, exitCodeFor } from "./exit-codes.ts";
+import { connectionFailure } from "./network.ts";
 import { branchOf, buildProgram } from "./program.ts";
 import { Store } from "./store.ts";
 
@@ -53,19 +54,10 @@ export async function run(argv: string[], io: Io = processIo()): Promise<number>
   }
 }
 
-const REASONS: Record<string, string> = {
-  ECONNREFUSED: "connection refused (is it running, on that port?)",
-  ENOTFOUND: "no such host",
-  EAI_AGAIN: "the host name could not be resolved",
-  ECONNRESET: "the connection was reset",
-  ETIMEDOUT: "the connection timed out",
-};
-
 /** fetch's bare "fetch failed" as one line naming the installation and why it could not be reached. */
 function unreachable(error: unknown, url: () => string): CliError | undefined {
-  if (!(error instanceof TypeError) || error.message !== "fetch failed") return undefined;
-  const cause = error.cause as (Error & { code?: string }) | undefined;
-  const reason = (cause?.code && REASONS[cause.code]) ?? cause?.message ?? "the connection failed";
+  const reason = connectionFailure(error);
+  if (reason === undefined) return undefined;
   let where = "the installation";
   try {
     where = url();

@@ -50,6 +50,16 @@ describe("a reader that stops early and an installation that cannot be reached",
     const fromEnv = await runInProcess(["projects", "list"], { ...env, AGENTPLANE_URL: url });
     expect(fromEnv.stderr).toContain(`cannot reach ${url}: connection refused`);
   });
+
+  it("has auth status say why an installation is unreachable, exit 1 (not 4: no token was refused)", async () => {
+    const url = `http://127.0.0.1:${await closedPort()}`;
+    const env = { AGENTPLANE_CONFIG_DIR: config.dir, AGENTPLANE_TOKEN: "apl_x", AGENTPLANE_URL: url };
+    const status = await runInProcess(["auth", "status", "--json", "status"], env);
+    expect(JSON.parse(status.stdout)).toEqual([
+      { status: "unreachable: connection refused (is it running, on that port?)" },
+    ]);
+    expect(status.code).toBe(1);
+  });
 });
 
 const bwrap = requireBwrap();
