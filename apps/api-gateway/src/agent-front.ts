@@ -1,5 +1,6 @@
 import type { Permission, Principal } from "@agentplane/contracts";
 import { ProblemError } from "@agentplane/problem-details";
+import { CONSOLE_CSP, SECURITY_HEADERS } from "./console-assets.ts";
 
 /** The agent runtime the gateway fronts: its address (loopback in the all-in-one) and its project. */
 export interface AgentRuntimeTarget {
@@ -148,6 +149,9 @@ export class AgentFront {
     out.delete("content-length");
     out.delete("transfer-encoding");
     out.set("x-request-id", requestId);
+    for (const [name, value] of Object.entries(SECURITY_HEADERS)) out.set(name, value);
+    // The runtime's page shares the console's origin: the same policy (no framing, own scripts only).
+    if (route.kind === "page") out.set("content-security-policy", CONSOLE_CSP);
     return new Response(response.body, { status: response.status, headers: out });
   }
 }

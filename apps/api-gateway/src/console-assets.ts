@@ -44,7 +44,7 @@ const NOT_PAGES = /^\/(v1|docs|health|k8s|mcp|agent|activate|\.well-known)(\/|$)
 const ASSET_NAME = /^\/assets\/[\w.-]+$/;
 const ROOT_FILE = /^\/[\w-]+\.(svg|png|ico|txt)$/;
 
-const SECURITY_HEADERS = {
+export const SECURITY_HEADERS = {
   "x-content-type-options": "nosniff",
   "referrer-policy": "same-origin",
 };

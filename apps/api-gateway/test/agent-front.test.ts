@@ -67,6 +67,10 @@ describe("the gateway fronting the agent runtime at /agent", () => {
     const page = await fetch(`${h.url}/agent/`);
     expect(page.status).toBe(200);
     expect(page.headers.get("content-type")).toContain("text/html");
+    // It shares the console's origin, so it gets the console's policy: never framed, own scripts only.
+    expect(page.headers.get("content-security-policy")).toContain("frame-ancestors 'none'");
+    expect(page.headers.get("content-security-policy")).toContain("script-src 'self'");
+    expect(page.headers.get("x-content-type-options")).toBe("nosniff");
     const bare = await fetch(`${h.url}/agent`, { redirect: "manual" });
     expect(bare.status).toBe(308);
     expect(bare.headers.get("location")).toBe("/agent/");
