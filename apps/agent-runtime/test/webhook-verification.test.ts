@@ -135,6 +135,31 @@ describe("the receiver with a verified subscription", () => {
     expect(retried.status).toBe(202);
   });
 
+  it("checks the signature over the bytes as sent, not over their decoding", async () => {
+    // Not valid UTF-8 (a Latin-1 "é"), and a byte-order mark: both change in decoding.
+    for (const [id, bytes] of [
+      ["d-latin1", Buffer.concat([Buffer.from('{"name":"caf'), Buffer.from([0xe9]), Buffer.from('"}')])],
+      ["d-bom", Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from('{"name":"bom"}')])],
+    ] as const) {
+      const sign = (b: Uint8Array) => `sha256=${createHmac("sha256", SECRET).update(b).digest("hex")}`;
+      const send = (signature: string, delivery: string) =>
+        fetch(`${rt.url}/agents/webhooks/github-ci`, {
+          method: "POST",
+          headers: {
+            "content-type": "application/json",
+            "x-github-event": "push",
+            "x-hub-signature-256": signature,
+            "x-github-delivery": delivery,
+          },
+          body: bytes,
+        });
+      expect((await send(sign(bytes), id)).status, id).toBe(202);
+      // A signature over the decoded text is not one over these bytes.
+      const decoded = Buffer.from(new TextDecoder().decode(bytes));
+      expect((await send(sign(decoded), `${id}-decoded`)).status, id).toBe(401);
+    }
+  });
+
   it("turning verification off accepts unsigned deliveries again", async () => {
     await rt.json("PATCH", "/agents/webhook-subscriptions/github-ci", { verification: { kind: "none" } });
     const res = await post(JSON.stringify({ ok: true }), {});

@@ -22,7 +22,12 @@ function sameText(a: string, b: string): boolean {
   return timingSafeEqual(left, right);
 }
 
-const hmacHex = (secret: string, text: string) => createHmac("sha256", secret).update(text).digest("hex");
+/** The HMAC of `parts` in a row: over the body's bytes as sent (text parts as UTF-8). */
+const hmacHex = (secret: string, ...parts: Array<string | Uint8Array>) => {
+  const hmac = createHmac("sha256", secret);
+  for (const part of parts) hmac.update(part);
+  return hmac.digest("hex");
+};
 
 /**
  * Checks a delivery against its subscription's verification. Returns why it failed (for the 401's
@@ -31,7 +36,7 @@ const hmacHex = (secret: string, text: string) => createHmac("sha256", secret).u
 export function verificationFailure(
   settings: VerificationSettings,
   header: HeaderReader,
-  body: string,
+  body: string | Uint8Array,
   nowMs = Date.now(),
 ): string | undefined {
   if (settings.kind === "none") return undefined;
@@ -62,7 +67,7 @@ export function verificationFailure(
       if (!stamp || !/^\d{1,12}$/.test(stamp.trim())) return `Missing or malformed ${settings.timestampHeader}`;
       const skew = Math.abs(nowMs / 1000 - Number(stamp.trim()));
       if (skew > settings.toleranceSeconds) return `${settings.timestampHeader} is outside the tolerance`;
-      const expected = hmacHex(secret, `${stamp.trim()}.${body}`);
+      const expected = hmacHex(secret, `${stamp.trim()}.`, body);
       const signature = given.trim().replace(/^sha256=/i, "");
       return sameText(signature.toLowerCase(), expected) ? undefined : `Bad ${settings.signatureHeader}`;
     }

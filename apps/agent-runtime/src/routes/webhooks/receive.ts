@@ -17,17 +17,17 @@ const QUEUE_FULL_RETRY_AFTER_SECONDS = 5;
 const tooLarge = () => new ProblemError("payload-too-large", { detail: "The body is larger than 1 MiB" });
 
 /**
- * The body as text. A declared length within the limit is read whole by the server's own path
+ * The body's bytes. A declared length within the limit is read whole by the server's own path
  * (no web Request and stream built per post: that was most of an accept's CPU); a chunked body (no
  * Content-Length) is counted as it streams and cut off with a 413 as soon as it passes the limit
- * instead of being read whole.
+ * instead of being read whole. Bytes, not text: signatures are over what the sender sent.
  */
-async function readLimited(req: HonoRequest, limit: number): Promise<string> {
+async function readLimited(req: HonoRequest, limit: number): Promise<Uint8Array> {
   const declared = req.header("content-length");
   if (Number(declared ?? 0) > limit) throw tooLarge();
-  if (declared !== undefined) return req.text();
+  if (declared !== undefined) return new Uint8Array(await req.arrayBuffer());
   const request = req.raw;
-  if (!request.body) return "";
+  if (!request.body) return new Uint8Array(0);
   const reader = request.body.getReader();
   const chunks: Uint8Array[] = [];
   let size = 0;
@@ -41,8 +41,10 @@ async function readLimited(req: HonoRequest, limit: number): Promise<string> {
     }
     chunks.push(value);
   }
-  return Buffer.concat(chunks).toString("utf8");
+  return Buffer.concat(chunks);
 }
+
+const utf8 = new TextDecoder();
 
 function isJsonContentType(value: string | undefined): boolean {
   if (!value) return false;
@@ -92,10 +94,13 @@ export function registerReceiveWebhook(app: OpenAPIHono, deps: RuntimeDeps): voi
       throw new ProblemError("forbidden", { detail: `The webhook subscription ${name} is disabled` });
     }
 
-    const body = isJsonContentType(c.req.header("content-type")) ? await readLimited(c.req, MAX_BODY_BYTES) : "";
+    const bytes = isJsonContentType(c.req.header("content-type"))
+      ? await readLimited(c.req, MAX_BODY_BYTES)
+      : new Uint8Array(0);
     const header = (h: string) => c.req.header(h);
-    const failure = verificationFailure(subscription.verification, header, body);
+    const failure = verificationFailure(subscription.verification, header, bytes);
     if (failure) throw new ProblemError("unauthenticated", { detail: `The delivery was not verified: ${failure}` });
+    const body = utf8.decode(bytes);
     if (nestsDeeperThan(body, MAX_JSON_DEPTH)) {
       rejected("bad_body");
       throw new ProblemError("bad-request", {
