@@ -153,6 +153,12 @@ describe("live thread stream", () => {
     await rt.json("POST", `/agents/threads/${mainThread}/messages?stream=false`, { text: "third" });
     await again.until((e) => messages(e).includes("third"));
     await again.close();
+    // HEAD answers the headers and follows nothing.
+    const head = await rt.request("HEAD", `/agents/threads/${mainThread}/events`);
+    expect(head.status).toBe(200);
+    expect(head.headers.get("content-type")).toContain("text/event-stream");
+    await new Promise((r) => setTimeout(r, 100));
+    expect(rt.runtime.deps.live.followers(mainThread)).toBe(0);
     const bad = await rt.request("GET", `/agents/threads/${mainThread}/events`, undefined, { "last-event-id": "x" });
     expect(bad.status).toBe(400);
     expect((await rt.request("GET", "/agents/threads/thr_missing/events")).status).toBe(404);

@@ -20,6 +20,11 @@ export function registerFollowThread(app: RuntimeApp, deps: RuntimeDeps): void {
     const { threadId } = c.req.valid("param");
     const lastEventId = c.req.valid("header")["last-event-id"];
     const thread = await getWebThread(deps.database.db, threadId);
+    // HEAD (answered by this GET route) gets the headers and ends: a stream nobody can read
+    // would keep its follower until the connection closes.
+    if (c.req.method === "HEAD") {
+      return c.body(null, 200, { "content-type": "text/event-stream", "cache-control": "no-cache" });
+    }
     return streamSSE(c, async (sse) => {
       // Writes are chained so events leave in the order they happened.
       let chain = Promise.resolve();
