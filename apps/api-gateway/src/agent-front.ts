@@ -43,6 +43,30 @@ async function readBounded(request: Request, limit: number): Promise<ArrayBuffer
   return bytes.buffer;
 }
 
+/**
+ * The runtime's answer as it streams, ended (not errored) once the client has gone: its going
+ * aborts the fetch, and an errored body would be logged by the server, with a stack, for every
+ * browser tab closed on a thread's live stream.
+ */
+function endsQuietly(body: ReadableStream<Uint8Array>, clientGone: AbortSignal): ReadableStream<Uint8Array> {
+  const reader = body.getReader();
+  return new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      try {
+        const { done, value } = await reader.read();
+        if (done) controller.close();
+        else controller.enqueue(value);
+      } catch (err) {
+        if (clientGone.aborted) controller.close();
+        else controller.error(err);
+      }
+    },
+    cancel(reason) {
+      return reader.cancel(reason);
+    },
+  });
+}
+
 /** Hop-by-hop and gateway-only headers never go to the runtime. */
 const DROPPED = new Set([
   "host",
@@ -152,7 +176,10 @@ export class AgentFront {
     for (const [name, value] of Object.entries(SECURITY_HEADERS)) out.set(name, value);
     // The runtime's page shares the console's origin: the same policy (no framing, own scripts only).
     if (route.kind === "page") out.set("content-security-policy", CONSOLE_CSP);
-    return new Response(response.body, { status: response.status, headers: out });
+    return new Response(response.body && endsQuietly(response.body, request.signal), {
+      status: response.status,
+      headers: out,
+    });
   }
 }
 

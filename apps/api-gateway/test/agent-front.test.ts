@@ -6,7 +6,7 @@ import { createRuntime, ensureWebAssets, loadConfig, type Runtime } from "@agent
 import { AUDIT_RECORDED, type AuditRecorded } from "@agentplane/contracts";
 import { silentLogger } from "@agentplane/service-kit";
 import { launchChromium, requireChromium } from "@agentplane/testkit/browser";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { call, type Harness, startHarness } from "./harness.ts";
 
 // The runtime behind /agent: a real one, its model unreachable (nothing here waits for an answer).
@@ -163,6 +163,28 @@ describe("the gateway fronting the agent runtime at /agent", () => {
     expect(await again.json()).toMatchObject({ status: "accepted", runId, duplicate: true });
     const runs = await call(h, "GET", "/agent/api/agents/webhook-subscriptions/gh/runs", { token: tokens.viewer });
     expect((runs.body.items as unknown[]).length).toBe(1);
+  });
+
+  it("ends a thread's live stream quietly when its client goes", async () => {
+    const thread = await call(h, "POST", "/agent/api/agents/threads", { token: tokens.member, body: {} });
+    const threadId = thread.body.id as string;
+    const logged = vi.spyOn(console, "error").mockImplementation(() => {});
+    try {
+      const client = new AbortController();
+      const live = await fetch(`${h.url}/agent/api/agents/threads/${threadId}/events`, {
+        headers: { authorization: `Bearer ${tokens.viewer}` },
+        signal: client.signal,
+      });
+      expect(live.status).toBe(200);
+      expect(live.headers.get("content-type")).toContain("text/event-stream");
+      await vi.waitFor(() => expect(runtime.deps.live.followers(threadId)).toBe(1));
+      client.abort();
+      await vi.waitFor(() => expect(runtime.deps.live.followers(threadId)).toBe(0));
+      await new Promise((r) => setTimeout(r, 200));
+      expect(logged).not.toHaveBeenCalled();
+    } finally {
+      logged.mockRestore();
+    }
   });
 
   it("cuts a chunked webhook body off at the limit instead of reading it whole", async () => {
