@@ -1,5 +1,6 @@
 import { MAX_PENDING_WEBHOOK_RUNS } from "@agentplane/contracts/runtime";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { MAX_LISTED_TEXT } from "../src/routes/threads/list-messages.ts";
 import { type FakeModel, startFakeModel } from "./support/fake-model.ts";
 import { startTestRuntime, type TestRuntime } from "./support/runtime.ts";
 
@@ -103,6 +104,31 @@ describe("runtime HTTP edge", () => {
       title: "Unsupported Media Type",
       status: 415,
     });
+  });
+
+  it("lists a thread's newest messages up to a bound of text, however much it holds", async () => {
+    await rt.json("POST", "/agents/webhook-subscriptions", {
+      name: "bulky",
+      deliverOnly: true,
+      deliverTo: "Chat",
+      prompt: "{n} {pad}",
+    });
+    // Unsigned deliveries of about 1 MB each, all posted to the main thread.
+    const pad = "p".repeat(1_000_000);
+    const deliveries = Math.ceil(MAX_LISTED_TEXT / pad.length) + 3;
+    for (let n = 0; n < deliveries; n++) {
+      expect((await rt.request("POST", "/agents/webhooks/bulky", { n, pad })).status).toBe(200);
+    }
+    const threads = await rt.json<{ items: Array<{ id: string; main: boolean }> }>("GET", "/agents/threads");
+    const main = threads.body.items.find((t) => t.main)?.id as string;
+    const listed = await rt.json<{ items: Array<{ text: string }> }>("GET", `/agents/threads/${main}/messages`);
+    const total = listed.body.items.reduce((n, m) => n + m.text.length, 0);
+    expect(total).toBeLessThanOrEqual(MAX_LISTED_TEXT);
+    expect(listed.body.items.length).toBeGreaterThan(1);
+    // The newest ones, oldest first.
+    const numbers = listed.body.items.map((m) => Number(/\*\*\n\n(\d+) /.exec(m.text)?.[1]));
+    expect(numbers.at(-1)).toBe(deliveries - 1);
+    expect(numbers).toEqual([...numbers].sort((a, b) => a - b));
   });
 
   it("answers 429 with Retry-After when a subscription's queue is full", async () => {

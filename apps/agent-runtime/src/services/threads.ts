@@ -1,5 +1,6 @@
 import type { ChatMessage, Thread } from "@agentplane/contracts/runtime";
 import { notFound } from "@agentplane/problem-details";
+import type Database from "better-sqlite3";
 import type { Kysely } from "kysely";
 import type { MessageTable, RuntimeDatabase, ThreadTable } from "../db/schema/index.ts";
 import { newId, nowIso } from "../ids.ts";
@@ -105,13 +106,21 @@ export interface NewMessage {
   source: string;
 }
 
-/** What the channel shows: every step that was delivered, oldest first; internal steps stay hidden. */
-export async function listVisibleMessages(db: Kysely<RuntimeDatabase>, threadId: string): Promise<MessageRow[]> {
-  return db
-    .selectFrom("message")
-    .selectAll()
-    .where("thread_id", "=", threadId)
-    .where("internal", "=", 0)
-    .orderBy("seq")
-    .execute();
+/**
+ * The newest visible messages whose text fits in `budget` characters, oldest first; the newest
+ * always, however long. Read newest first and stopped at the budget, so a thread grown without
+ * bound (unsigned webhook deliveries, each up to a few MiB) is never read or answered whole.
+ */
+export function listRecentVisibleMessages(sqlite: Database.Database, threadId: string, budget: number): MessageRow[] {
+  const rows: MessageRow[] = [];
+  let used = 0;
+  const newestFirst = sqlite
+    .prepare("select * from message where thread_id = ? and internal = 0 order by seq desc")
+    .iterate(threadId) as IterableIterator<MessageRow>;
+  for (const row of newestFirst) {
+    used += row.text.length;
+    if (used > budget && rows.length > 0) break;
+    rows.push(row);
+  }
+  return rows.reverse();
 }

@@ -103,7 +103,7 @@ export const listThreadMessagesRoute = defineRuntimeRoute(
     path: "/agents/threads/{threadId}/messages",
     operationId: "listThreadMessages",
     request: { params: threadIdParam },
-    responses: { 200: json(ChatMessageList, "Visible messages, oldest first") },
+    responses: { 200: json(ChatMessageList, "The newest visible messages up to 8 MiB of text, oldest first") },
   },
 );
 
