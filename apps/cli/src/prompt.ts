@@ -10,7 +10,11 @@ export async function confirm(io: Io, question: string, yes: boolean): Promise<v
   }
   const rl = createInterface({ input: io.stdin, output: io.stderr });
   try {
-    const answer = await rl.question(`${question} [y/N] `);
+    // Ctrl-C or Ctrl-D at the prompt rejects the question: cancelled, like a no.
+    const answer = await rl.question(`${question} [y/N] `).catch(() => {
+      io.stderr.write("\n");
+      throw new CliError("cancelled", EXIT.cancelled);
+    });
     if (!/^y(es)?$/i.test(answer.trim())) throw new CliError("cancelled", EXIT.cancelled);
   } finally {
     rl.close();

@@ -76,7 +76,7 @@ describe.skipIf(!bwrap.available)(`sandboxes exec${bwrap.reason}`, () => {
     expect(ran.stderr).toMatch(/^error: Invalid State Transition: .*not running/);
   });
 
-  it("asks before deleting on a terminal: no cancels with exit 2, yes deletes", async () => {
+  it("asks before deleting on a terminal: no or Ctrl-C cancels with exit 2, yes deletes", async () => {
     const sdk = createAgentplaneClient({ baseUrl: p.url, token: p.ownerToken });
     const project = await sdk.request("getProject", { path: { projectId: env.AGENTPLANE_PROJECT! } });
     const doomed = await sdk.request("createProject", { path: { orgId: project.orgId }, body: { name: "doomed" } });
@@ -94,7 +94,7 @@ describe.skipIf(!bwrap.available)(`sandboxes exec${bwrap.reason}`, () => {
       "120",
       "-y",
       "20",
-      `${del}; echo EXIT=$?; ${del}; echo EXIT=$?; sleep 30`,
+      `${del}; echo EXIT=$?; ${del}; echo EXIT=$?; ${del}; echo EXIT=$?; sleep 30`,
     );
     try {
       const waitFor = async (pattern: RegExp) => {
@@ -108,7 +108,11 @@ describe.skipIf(!bwrap.available)(`sandboxes exec${bwrap.reason}`, () => {
       await waitFor(/\[y\/N\] ?$/m);
       tmux("send-keys", "-t", "t", "n", "Enter");
       await waitFor(/^EXIT=2$/m);
+      // Ctrl-C at the question is a cancellation too (exit 2), not an error.
       await waitFor(/EXIT=2[\s\S]*\[y\/N\] ?$/m);
+      tmux("send-keys", "-t", "t", "C-c");
+      await waitFor(/^EXIT=2[\s\S]*^EXIT=2$/m);
+      await waitFor(/EXIT=2[\s\S]*EXIT=2[\s\S]*\[y\/N\] ?$/m);
       tmux("send-keys", "-t", "t", "y", "Enter");
       await waitFor(/^EXIT=0$/m);
     } finally {
