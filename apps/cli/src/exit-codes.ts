@@ -13,11 +13,12 @@ export const EXIT_CODES_HELP = `Exit codes of agentplane:
 
   0  success
   1  an error: a failed request, bad input, an unknown command or flag, a lost connection
-  2  cancelled: a confirmation was declined or the command was interrupted
+  2  cancelled: a confirmation was declined (no, Ctrl-C or end of input at the question)
   3  not found or denied (the API answered 404 or 403)
   4  authentication needed: no token, or the token was refused (401)
 
-\`agentplane sandboxes exec\` exits with the remote command's exit code instead.
+\`agentplane sandboxes exec\` exits with the remote command's exit code instead. Ctrl-C anywhere
+else ends the process the way the signal does (130 in a shell).
 `;
 
 /** An error the CLI reports as one line on stderr with a chosen exit code. */
