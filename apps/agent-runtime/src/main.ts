@@ -1,8 +1,12 @@
+import { installProcessGuard } from "@agentplane/service-kit";
 import { ConfigError } from "./config.ts";
 import { startRuntime } from "./runtime.ts";
 
 try {
   const runtime = await startRuntime();
+  // Once serving, an error that escapes every handler (a client library's own, say, on a frame it
+  // cannot read) is logged and counted instead of ending the agent, as in the all-in-one.
+  installProcessGuard(runtime.deps.logger);
   let stopping = false;
   const stop = async () => {
     if (stopping) return;
