@@ -42,8 +42,10 @@ export function hostKey(url: string): string {
   return new URL(url).host;
 }
 
+/** An address without a scheme is https, except on this machine (localhost, 127.x, [::1]): http. */
 export function normalizeUrl(url: string): string {
-  const withScheme = /^https?:\/\//.test(url) ? url : `https://${url}`;
+  const loopback = /^(localhost|127(\.\d{1,3}){3}|\[::1\])(:\d+)?(\/|$)/i.test(url);
+  const withScheme = /^https?:\/\//.test(url) ? url : `${loopback ? "http" : "https"}://${url}`;
   const parsed = new URL(withScheme);
   return `${parsed.protocol}//${parsed.host}${parsed.pathname.replace(/\/+$/, "")}`;
 }

@@ -64,7 +64,7 @@ describe("a reader that stops early and an installation that cannot be reached",
 
 const bwrap = requireBwrap();
 
-describe("request bodies from the command line (policy version, run's project, passthrough)", () => {
+describe("against the platform: policy version, run's project, passthrough bodies, addresses", () => {
   let p: TestPlatform;
   const config = tempConfigDir();
   let env: Record<string, string>;
@@ -114,6 +114,18 @@ describe("request bodies from the command line (policy version, run's project, p
     expect(version.stdout).toMatch(/^\d+\.\d+\.\d+\n$/);
     const before = await runCli(["--url", p.url, "-v"], env);
     expect(before.stdout).toBe(version.stdout);
+  });
+
+  it("takes an address on this machine without a scheme as http, and says when https meets plain HTTP", async () => {
+    const hostPort = p.url.replace(/^http:\/\//, "");
+    const bare = await runInProcess(["orgs", "list", "--url", hostPort, "--json", "name"], env);
+    expect(bare.stderr).toBe("");
+    expect(JSON.parse(bare.stdout)).toContainEqual({ name: "Acme" });
+    const tls = await runInProcess(["orgs", "list", "--url", `https://${hostPort}`], env);
+    expect(tls.code).toBe(1);
+    expect(tls.stderr).toBe(
+      `error: cannot reach https://${hostPort}: it answered plain HTTP to a TLS handshake (use http://)\n`,
+    );
   });
 
   it("sends -f fields as a POST body through the passthrough commands, never a GET with a body", async () => {
