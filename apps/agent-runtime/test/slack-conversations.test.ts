@@ -1,6 +1,7 @@
 import type { SlackStandIn } from "@agentplane/testkit/slack";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { WORKING_STATUS } from "../src/chat/slack/history.ts";
+import { MAX_WRONG_PAIRING_CODES } from "../src/chat/slack/inbound.ts";
 import { pairingCode } from "../src/chat/store.ts";
 import { type FakeModel, lastUserText, startFakeModel } from "./support/fake-model.ts";
 import { capturingLogger, waitFor } from "./support/runtime.ts";
@@ -141,6 +142,22 @@ describe("personal mode", () => {
     const reset = await rt?.json("DELETE", "/agents/team-chat/owner");
     expect(reset?.body).toMatchObject({ owner: { id: null, pairingPending: true } });
     expect(await pairingCode(db)).not.toBe(code);
+  });
+
+  it("retires the pairing code after a few wrong tries, so it cannot be guessed", async () => {
+    const db = (await personal({})).runtime.deps.database.db;
+    const code = await waitFor(async () => (await pairingCode(db)) ?? undefined);
+    for (let i = 0; i < MAX_WRONG_PAIRING_CODES; i++) standIn.say(STRANGER, `${String(i).padStart(4, "0")}-0000`);
+    await repliesIn(dmOf(STRANGER), MAX_WRONG_PAIRING_CODES);
+    const next = await waitFor(async () => {
+      const current = await pairingCode(db);
+      return current && current !== code ? current : undefined;
+    });
+    // The retired code no longer pairs; the new one (logged for the operator) does.
+    standIn.say(OWNER, code);
+    expect((await repliesIn(dmOf(OWNER), 1))[0]?.text).toContain("not paired");
+    standIn.say(OWNER, next);
+    expect((await repliesIn(dmOf(OWNER), 2))[1]?.text).toContain("Paired");
   });
 
   it("re-reads the conversation from Slack before each turn: edits and deletions are what the model sees", async () => {

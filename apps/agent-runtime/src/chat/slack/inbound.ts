@@ -4,7 +4,15 @@ import type { RuntimeDeps } from "../../deps.ts";
 import { runAgentTurn } from "../../services/agent-turns.ts";
 import { teamChatThread } from "../../services/threads.ts";
 import { historyOf } from "../../turns/run-turn.ts";
-import { cacheOwnerDm, firstSighting, isLinked, linkChannel, pairingCode, pairOwner } from "../store.ts";
+import {
+  cacheOwnerDm,
+  firstSighting,
+  isLinked,
+  linkChannel,
+  newPairingCode,
+  pairingCode,
+  pairOwner,
+} from "../store.ts";
 import { slackErrorCode } from "./clients.ts";
 import {
   historyFromSlack,
@@ -36,6 +44,9 @@ interface SlackEvent extends SlackHistoryMessage {
 }
 
 /** Message subtypes that are a person writing; the rest (edits, deletions, joins) are not turns. */
+/** Wrong pairing codes after which the code is replaced by a new one. */
+export const MAX_WRONG_PAIRING_CODES = 10;
+
 const TURN_SUBTYPES = new Set([undefined, "file_share", "thread_broadcast"]);
 
 /**
@@ -50,6 +61,8 @@ export class SlackInbound {
   /** The tail of each conversation's queue of turns. */
   readonly #queues = new Map<string, Promise<void>>();
   readonly #names = new Map<string, string>();
+  /** Wrong pairing codes since the current one was issued. */
+  #wrongCodes = 0;
   /** Turns finished (tests and the benchmark wait on it). */
   turnsFinished = 0;
 
@@ -120,11 +133,20 @@ export class SlackInbound {
     if (!owner) {
       const code = await pairingCode(this.#deps.database.db);
       if (code && (event.text ?? "").trim() === code) {
+        this.#wrongCodes = 0;
         await pairOwner(this.#deps.database.db, event.user);
         await cacheOwnerDm(this.#deps.database.db, event.channel);
         this.#logger.info({ owner: event.user }, "team chat paired with its owner");
         await reply("Paired: you are now my owner. Talk to me here.");
       } else {
+        // Anyone in the workspace can DM the bot: a code is retired after a few wrong tries, so it
+        // cannot be guessed by trying them all. The new one is logged like the first.
+        if (++this.#wrongCodes >= MAX_WRONG_PAIRING_CODES) {
+          this.#wrongCodes = 0;
+          this.#logger.warn({ attempts: MAX_WRONG_PAIRING_CODES }, "team chat pairing code retired after wrong tries");
+          if (this.#deps.teamChat?.ownerReset) await this.#deps.teamChat.ownerReset();
+          else await newPairingCode(this.#deps.database.db);
+        }
         await reply("I am not paired with an owner yet. Send me the one-time pairing code from my runtime's log.");
       }
       return;
