@@ -134,12 +134,21 @@ function coerce(spec: ParameterSpec | undefined, raw: string, flag: string): unk
     try {
       return JSON.parse(raw);
     } catch {
-      if (type === "array") return raw.split(",").map((s) => s.trim());
+      if (type === "array") return raw.split(",").map((s) => item(spec, s.trim(), flag));
       throw new CliError(`${flag} takes JSON, e.g. '{"key":"value"}'`);
     }
   }
   if (spec?.enum && !spec.enum.includes(raw)) throw new CliError(`${flag} must be one of ${spec.enum.join(", ")}`);
   return raw;
+}
+
+/** One item of a comma-separated array flag (`--alert-thresholds 50,80`), as its type wants. */
+function item(spec: ParameterSpec | undefined, raw: string, flag: string): unknown {
+  if (spec?.items !== "integer" && spec?.items !== "number") return raw;
+  const n = Number(raw);
+  if (raw === "" || !Number.isFinite(n))
+    throw new CliError(`${flag} takes numbers, e.g. 50,80 or [50,80], not "${raw}"`);
+  return n;
 }
 
 /** `-f key=value`: the value as JSON when it parses (numbers, booleans, objects), else a string. */

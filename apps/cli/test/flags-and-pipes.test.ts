@@ -68,6 +68,7 @@ describe("against the platform: policy version, run's project, passthrough bodie
   let p: TestPlatform;
   const config = tempConfigDir();
   let env: Record<string, string>;
+  let orgId = "";
   let projectId = "";
   let policyId = "";
 
@@ -76,6 +77,7 @@ describe("against the platform: policy version, run's project, passthrough bodie
     env = { AGENTPLANE_CONFIG_DIR: config.dir, AGENTPLANE_URL: p.url, AGENTPLANE_TOKEN: p.ownerToken };
     const sdk = createAgentplaneClient({ baseUrl: p.url, token: p.ownerToken });
     const org = await sdk.request("createOrganization", { body: { name: "Acme" } });
+    orgId = org.id;
     projectId = (await sdk.request("createProject", { path: { orgId: org.id }, body: { name: "p" } })).id;
     const cedar =
       '@id("echo-only")\npermit(principal, action == Action::"sandbox:exec", resource)\nwhen { context.program == "echo" };';
@@ -126,6 +128,15 @@ describe("against the platform: policy version, run's project, passthrough bodie
     expect(tls.stderr).toBe(
       `error: cannot reach https://${hostPort}: it answered plain HTTP to a TLS handshake (use http://)\n`,
     );
+  });
+
+  it("takes a comma-separated list of numbers as numbers", async () => {
+    const argv = ["limits", "create", "--org", orgId, "--amount-usd", "5", "--period", "daily"];
+    const made = await runInProcess([...argv, "--alert-thresholds", "50,90", "--json", "alertThresholds"], env);
+    expect(made.stderr).toBe("");
+    expect(JSON.parse(made.stdout)).toEqual({ alertThresholds: [50, 90] });
+    const wrong = await runInProcess([...argv, "--alert-thresholds", "50,x"], env);
+    expect(wrong.stderr).toBe('error: --alert-thresholds takes numbers, e.g. 50,80 or [50,80], not "x"\n');
   });
 
   it("sends -f fields as a POST body through the passthrough commands, never a GET with a body", async () => {

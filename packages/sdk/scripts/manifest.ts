@@ -34,6 +34,15 @@ export function buildOperationManifest(doc: Json): OperationSpec[] {
       .flatMap((x: Json) => (typeof x.const === "string" ? [x.const] : (x.enum ?? [])).map(String));
     return literals.length > 0 ? { literals } : {};
   };
+  /** The type of an array's items, when it is not a string (`[50, 80]`: integer). */
+  const itemsOf = (schema: Json): { items?: ParameterSpec["type"] } => {
+    const s = resolve(schema);
+    if (typeOf(s) !== "array") return {};
+    const array =
+      s.type === "array" ? s : (s.anyOf ?? s.oneOf ?? []).map(resolve).find((x: Json) => x.type === "array");
+    const items = array?.items ? typeOf(array.items) : "string";
+    return items === "string" ? {} : { items };
+  };
   const propertiesOf = (schema: Json): Record<string, Json> => {
     const s = resolve(schema);
     const props: Record<string, Json> = { ...(s.properties ?? {}) };
@@ -58,6 +67,7 @@ export function buildOperationManifest(doc: Json): OperationSpec[] {
             type: typeOf(p.schema),
             ...(schema.enum ? { enum: schema.enum.map(String) } : {}),
             ...literalsOf(p.schema),
+            ...itemsOf(p.schema),
             ...(describe(p.description) ? { description: describe(p.description) } : {}),
           };
         });
@@ -73,6 +83,7 @@ export function buildOperationManifest(doc: Json): OperationSpec[] {
                 type: typeOf(prop),
                 ...(resolve(prop).enum ? { enum: resolve(prop).enum.map(String) } : {}),
                 ...literalsOf(prop),
+                ...itemsOf(prop),
                 ...(describe(resolve(prop).description ?? prop.description)
                   ? { description: describe(resolve(prop).description ?? prop.description) }
                   : {}),

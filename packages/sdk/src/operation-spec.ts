@@ -26,5 +26,7 @@ export interface ParameterSpec {
   enum?: string[];
   /** Strings accepted besides the type (`latest` beside a version number). */
   literals?: string[];
+  /** An array's item type when it is not string. */
+  items?: ParameterSpec["type"];
   description?: string;
 }
