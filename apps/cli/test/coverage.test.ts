@@ -74,6 +74,40 @@ describe("every OpenAPI operation is reachable from the command line", () => {
     expect(undescribed, "give these a description in the contracts").toEqual([]);
   });
 
+  it("says a time flag takes RFC 3339, so a bare date is not a surprise", () => {
+    // biome-ignore lint/suspicious/noExplicitAny: walking the generated document
+    const schemas = (doc as any).components.schemas as Record<string, any>;
+    // biome-ignore lint/suspicious/noExplicitAny: walking the generated document
+    const resolve = (s: any) => (s?.$ref ? schemas[String(s.$ref).split("/").pop()!] : s);
+    const silent: string[] = [];
+    // biome-ignore lint/suspicious/noExplicitAny: walking the generated document
+    for (const item of Object.values<Record<string, any>>(doc.paths)) {
+      for (const op of Object.values(item)) {
+        for (const p of op.parameters ?? []) {
+          const schema = resolve(p.schema);
+          // A cursor is the previous page's nextCursor, handed back as is.
+          if (
+            p.in === "query" &&
+            p.name !== "cursor" &&
+            schema?.format === "date-time" &&
+            !/RFC 3339/.test(p.description ?? schema.description ?? "")
+          )
+            silent.push(`${op.operationId} ?${p.name}`);
+        }
+        const body = resolve(op.requestBody?.content?.["application/json"]?.schema);
+        // biome-ignore lint/suspicious/noExplicitAny: walking the generated document
+        for (const [name, prop] of Object.entries<any>(body?.properties ?? {})) {
+          if (
+            resolve(prop)?.format === "date-time" &&
+            !/RFC 3339/.test(prop.description ?? resolve(prop).description ?? "")
+          )
+            silent.push(`${op.operationId} .${name}`);
+        }
+      }
+    }
+    expect(silent, "describe these as RFC 3339 times").toEqual([]);
+  });
+
   it("lists every credential kind's fields, as governance takes them, in the credentials help", async () => {
     for (const verb of ["create", "update"]) {
       const help = await runInProcess(["credentials", verb, "--help"], {});

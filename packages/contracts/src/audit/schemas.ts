@@ -31,8 +31,8 @@ export const AuditRecordSchema = z
 export type AuditRecord = z.infer<typeof AuditRecordSchema>;
 
 const WindowQuery = {
-  from: Timestamp.optional().openapi({ description: "Inclusive start" }),
-  to: Timestamp.optional().openapi({ description: "Exclusive end" }),
+  from: Timestamp.optional().openapi({ description: "Inclusive start (RFC 3339, e.g. 2026-11-01T00:00:00Z)" }),
+  to: Timestamp.optional().openapi({ description: "Exclusive end (RFC 3339)" }),
 };
 
 export const AuditTrailQuery = z.object({

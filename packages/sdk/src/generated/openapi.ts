@@ -12311,9 +12311,9 @@ export interface operations {
                 targetId?: string;
                 /** @description Only records with this outcome */
                 outcome?: "success" | "denied" | "error";
-                /** @description Inclusive start */
+                /** @description Inclusive start (RFC 3339, e.g. 2026-11-01T00:00:00Z) */
                 from?: string;
-                /** @description Exclusive end */
+                /** @description Exclusive end (RFC 3339) */
                 to?: string;
                 /** @description The `nextCursor` of the previous page: records strictly older than it */
                 cursor?: string;
@@ -12425,9 +12425,9 @@ export interface operations {
                 targetId?: string;
                 /** @description Only records with this outcome */
                 outcome?: "success" | "denied" | "error";
-                /** @description Inclusive start */
+                /** @description Inclusive start (RFC 3339, e.g. 2026-11-01T00:00:00Z) */
                 from?: string;
-                /** @description Exclusive end */
+                /** @description Exclusive end (RFC 3339) */
                 to?: string;
                 /** @description The `nextCursor` of the previous page: records strictly older than it */
                 cursor?: string;
@@ -12526,9 +12526,9 @@ export interface operations {
     getAuditTrailStats: {
         parameters: {
             query?: {
-                /** @description Inclusive start */
+                /** @description Inclusive start (RFC 3339, e.g. 2026-11-01T00:00:00Z) */
                 from?: string;
-                /** @description Exclusive end */
+                /** @description Exclusive end (RFC 3339) */
                 to?: string;
             };
             header?: never;
@@ -12628,9 +12628,9 @@ export interface operations {
             query?: {
                 /** @description Bucket width of the series */
                 interval?: "hour" | "day";
-                /** @description Inclusive start */
+                /** @description Inclusive start (RFC 3339, e.g. 2026-11-01T00:00:00Z) */
                 from?: string;
-                /** @description Exclusive end */
+                /** @description Exclusive end (RFC 3339) */
                 to?: string;
             };
             header?: never;
@@ -12730,9 +12730,9 @@ export interface operations {
             query?: {
                 /** @description What to group the figures by */
                 groupBy?: "project" | "model" | "provider" | "day";
-                /** @description Inclusive start */
+                /** @description Inclusive start (RFC 3339, e.g. 2026-11-01T00:00:00Z) */
                 from?: string;
-                /** @description Exclusive end */
+                /** @description Exclusive end (RFC 3339) */
                 to?: string;
             };
             header?: never;
@@ -12834,9 +12834,9 @@ export interface operations {
                 interval?: "hour" | "day";
                 /** @description Only this project */
                 projectId?: string;
-                /** @description Inclusive start */
+                /** @description Inclusive start (RFC 3339, e.g. 2026-11-01T00:00:00Z) */
                 from?: string;
-                /** @description Exclusive end */
+                /** @description Exclusive end (RFC 3339) */
                 to?: string;
             };
             header?: never;
