@@ -42,6 +42,7 @@ export const ENV_SECTIONS: Array<{ title: string; note?: string; variables: stri
     variables: [
       "PORT",
       "HOST",
+      "AGENT_ALLOWED_HOSTS",
       "DATABASE_URL",
       "AGENT_ID",
       "AGENT_NAME",

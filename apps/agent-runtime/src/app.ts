@@ -2,6 +2,8 @@ import { createOnError, ProblemError, problemJson, validationHook } from "@agent
 import { exportHealth } from "@agentplane/telemetry";
 import { OpenAPIHono } from "@hono/zod-openapi";
 import type { RuntimeDeps } from "./deps.ts";
+import type { HostPolicy } from "./http/allowed-hosts.ts";
+import { guardHosts, hostPolicyOf } from "./http/host-guard.ts";
 import { limitApiBodies } from "./routes/body-limit.ts";
 import { registerRoutes } from "./routes/index.ts";
 import { serveWebUi } from "./web/serve.ts";
@@ -14,9 +16,14 @@ function teamChatHealth(deps: RuntimeDeps): string {
 }
 
 /** The runtime's HTTP API. No I/O here: the database, model client and queue come in as deps. */
-export function createRuntimeApp(deps: RuntimeDeps): OpenAPIHono {
+export function createRuntimeApp(
+  deps: RuntimeDeps,
+  hostPolicy: () => HostPolicy = () => hostPolicyOf(deps.config),
+): OpenAPIHono {
   const app = new OpenAPIHono({ defaultHook: validationHook });
   app.onError(createOnError(deps.logger));
+  // First of all: a request for a name this runtime does not answer to reaches no route.
+  guardHosts(app, hostPolicy);
   // Unknown paths (a trailing slash included) are problems too, like every other error.
   app.notFound((c) =>
     problemJson(c, new ProblemError("not-found", { detail: `No route for ${c.req.method} ${c.req.path}` })),

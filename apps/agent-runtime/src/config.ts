@@ -5,6 +5,7 @@ import { parseEnv } from "node:util";
 import { envBoolean } from "@agentplane/service-kit/config";
 import pino from "pino";
 import { z } from "zod";
+import { type HostPattern, parseAllowedHosts } from "./http/allowed-hosts.ts";
 
 export const PROVIDERS = ["cloud-a", "cloud-a-alt", "cloud-b"] as const;
 export type Provider = (typeof PROVIDERS)[number];
@@ -94,6 +95,8 @@ export const RuntimeEnvSchema = z.object({
   PORT: port,
   // Loopback for native starts; the container image sets HOST=0.0.0.0 (infra/Dockerfile).
   HOST: withDefault("127.0.0.1"),
+  // Host names the API answers to besides the loopback ones and AGENT_HTTP_URL's (parsed in loadConfig)
+  AGENT_ALLOWED_HOSTS: optional,
   DATABASE_URL: optional,
   AGENT_ID: optional.pipe(z.uuid().optional()),
   AGENT_NAME: withDefault("Prism"),
@@ -201,6 +204,8 @@ export interface RuntimeConfig {
   sandbox: { apiUrl: string; token: string; projectId: string; sandboxId: string } | undefined;
   port: number;
   host: string;
+  /** AGENT_ALLOWED_HOSTS, parsed; undefined when unset (`any` for `*`). */
+  allowedHosts: HostPattern[] | "any" | undefined;
 }
 
 export class ConfigError extends Error {
@@ -311,6 +316,7 @@ export function loadConfig(source: Record<string, string | undefined>): RuntimeC
     sandbox,
     port: env.PORT,
     host: env.HOST,
+    allowedHosts: allowedHostsOf(env.AGENT_ALLOWED_HOSTS),
   };
 }
 
@@ -333,6 +339,15 @@ export function configWarnings(
     });
   }
   return warnings;
+}
+
+function allowedHostsOf(value: string | undefined): RuntimeConfig["allowedHosts"] {
+  if (value === undefined) return undefined;
+  try {
+    return parseAllowedHosts(value);
+  } catch (err) {
+    throw new ConfigError("AGENT_ALLOWED_HOSTS", (err as Error).message);
+  }
 }
 
 /** Sandbox mode needs the API URL and token (as sandboxes receive them) plus which sandbox it is. */

@@ -12,6 +12,7 @@ import { ContextWindowCatalog } from "./context/catalog.ts";
 import { openDatabase } from "./db/database.ts";
 import type { RuntimeDeps } from "./deps.ts";
 import { Heartbeat } from "./heartbeat/heartbeat.ts";
+import { hostPolicyOf } from "./http/host-guard.ts";
 import { LiveHub } from "./live/hub.ts";
 import { createEmbedder, type Embedder, embeddingEnvironmentConflicts } from "./memory/embeddings.ts";
 import { memoryTool } from "./memory/memory-tool.ts";
@@ -208,7 +209,9 @@ export async function createRuntime(config: RuntimeConfig, options: RuntimeOptio
     "team_chat.enabled": Boolean(deps.teamChat),
     "plugins.count": deps.plugins.length,
   });
-  const app = createRuntimeApp(deps);
+  // Where the server listens decides whether the Host check applies by default: set by listen().
+  let hostPolicy = hostPolicyOf(config);
+  const app = createRuntimeApp(deps, () => hostPolicy);
   slack?.start();
   await runs.recover();
   await scheduler.recover();
@@ -227,6 +230,7 @@ export async function createRuntime(config: RuntimeConfig, options: RuntimeOptio
     agentId: agent.id,
     heartbeat,
     listen(port = config.port, host = config.host) {
+      hostPolicy = hostPolicyOf(config, host);
       return new Promise((resolve, reject) => {
         const s = serve({ fetch: app.fetch, port, hostname: host }, (info: AddressInfo) => {
           const shownHost = host === "0.0.0.0" || host === "::" ? "127.0.0.1" : host;

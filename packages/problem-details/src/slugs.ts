@@ -14,6 +14,7 @@ export const PROBLEM_SLUGS = {
   gone: { status: 410, title: "Gone" },
   "payload-too-large": { status: 413, title: "Payload Too Large" },
   "unsupported-media-type": { status: 415, title: "Unsupported Media Type" },
+  "misdirected-request": { status: 421, title: "Misdirected Request" },
   unprocessable: { status: 422, title: "Unprocessable Content" },
   "rate-limited": { status: 429, title: "Too Many Requests" },
   "spending-limit-reached": { status: 429, title: "Spending Limit Reached" },
