@@ -12,15 +12,6 @@ import { confirm, withSpinner } from "./prompt.ts";
 import { resolveOrg, resolveProject } from "./scope.ts";
 import type { Store } from "./store.ts";
 
-/** Operations that need no token: the installation's status and activation, and invitation links. */
-const TOKENLESS = new Set([
-  "getInstallation",
-  "startActivation",
-  "pollActivation",
-  "previewInvitation",
-  "redeemInvitation",
-]);
-
 export interface CommandDeps {
   io: Io;
   store: Store;
@@ -252,7 +243,8 @@ export function addOperationCommand(
     const values = args.slice(0, positional.length) as string[];
     const opts = command.optsWithGlobals() as Record<string, unknown> & OutputFlags;
     const session = openSession(deps.io, deps.store, opts.url as string | undefined);
-    if (!TOKENLESS.has(primary.id)) requireToken(session);
+    // Public operations (activation, the sign-in device flow, invitation links) need no token.
+    if (!primary.public) requireToken(session);
     // The project's variant when --project was given on the command line, else the organization's.
     const op =
       ops.length > 1 && opts.project !== undefined

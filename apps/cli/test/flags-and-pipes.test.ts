@@ -130,6 +130,18 @@ describe("against the platform: policy version, run's project, passthrough bodie
     );
   });
 
+  it("runs the operations the API answers without a token without asking for one", async () => {
+    const anonymous = { AGENTPLANE_CONFIG_DIR: config.dir, AGENTPLANE_URL: p.url };
+    const device = await runInProcess(["auth", "device", "start", "--json", "interval"], anonymous);
+    expect(device.stderr).toBe("");
+    expect(JSON.parse(device.stdout)).toEqual({ interval: expect.any(Number) });
+    const status = await runInProcess(["installation", "get", "--json", "status"], anonymous);
+    expect(JSON.parse(status.stdout)).toEqual({ status: "activated" });
+    // Anything else still needs one: exit 4 and the login hint.
+    const orgs = await runInProcess(["orgs", "list"], anonymous);
+    expect(orgs.code).toBe(4);
+  });
+
   it("takes a comma-separated list of numbers as numbers", async () => {
     const argv = ["limits", "create", "--org", orgId, "--amount-usd", "5", "--period", "daily"];
     const made = await runInProcess([...argv, "--alert-thresholds", "50,90", "--json", "alertThresholds"], env);

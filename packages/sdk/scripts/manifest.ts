@@ -108,6 +108,7 @@ export function buildOperationManifest(doc: Json): OperationSpec[] {
         list: isList ? { paginated: Boolean(answerProps.nextCursor) } : null,
         fields,
         websocket: Boolean(op.responses?.["101"]),
+        ...(Array.isArray(op.security) && op.security.length === 0 ? { public: true } : {}),
         passthrough: /\{path\}$/.test(path) || /\/aws$/.test(path),
       });
     }

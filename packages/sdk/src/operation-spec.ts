@@ -13,6 +13,8 @@ export interface OperationSpec {
   list: { paginated: boolean } | null;
   /** Field names of the answer (of one item for a list), for `--json a,b` and completion. */
   fields: string[];
+  /** Answered without a token (activation, the sign-in device flow, invitation links). */
+  public?: boolean;
   /** Served over a WebSocket upgrade, not plain HTTP. */
   websocket: boolean;
   /** A raw pass-through (`{path}` proxies): the body and answer are not JSON objects of ours. */
