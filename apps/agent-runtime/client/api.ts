@@ -78,6 +78,12 @@ export function problemText(problem: Problem, status: number): string {
   return fields.length > 0 ? `${head} (${fields.join("; ")})` : head;
 }
 
+export interface ThreadPage {
+  items: Thread[];
+  /** Present while older threads remain. */
+  nextCursor?: string;
+}
+
 export interface TurnEnd {
   status: "done" | "error";
   error?: string;
@@ -144,7 +150,22 @@ export class RuntimeClient {
   setModels = (body: UpdateModelsBody) => this.call<AgentProfile>("PATCH", "agents/models", body);
   heartbeat = () => this.call<HeartbeatSettings>("GET", "agents/heartbeat");
 
-  threads = async () => (await this.call<{ items: Thread[] }>("GET", "agents/threads")).items;
+  /** A page of threads (the main one first, then the latest active); `cursor` is the last page's `nextCursor`. */
+  threadPage = (cursor?: string) =>
+    this.call<ThreadPage>("GET", `agents/threads${cursor ? `?cursor=${encodeURIComponent(cursor)}` : ""}`);
+  /** The first page: the main thread and the latest active ones. */
+  threads = async () => (await this.threadPage()).items;
+  /** A thread by id, looked for page by page; undefined when there is no such web thread. */
+  findThread = async (threadId: string): Promise<Thread | undefined> => {
+    let cursor: string | undefined;
+    do {
+      const page = await this.threadPage(cursor);
+      const found = page.items.find((t) => t.id === threadId);
+      if (found) return found;
+      cursor = page.nextCursor;
+    } while (cursor);
+    return undefined;
+  };
   createThread = (title?: string) => this.call<Thread>("POST", "agents/threads", title ? { title } : {});
   messages = async (threadId: string) =>
     (await this.call<{ items: ChatMessage[] }>("GET", `agents/threads/${enc(threadId)}/messages`)).items;

@@ -184,6 +184,6 @@ describe("runtime HTTP edge", () => {
     const post = doc.body.paths["/agents/threads/{threadId}/messages"]?.post;
     expect(Object.keys(post?.responses ?? {})).toEqual(["200", "400", "404", "502"]);
     expect(Object.keys(post?.responses["502"]?.content ?? {})).toEqual(["application/problem+json"]);
-    expect(Object.keys(doc.body.paths["/agents/threads"]?.get?.responses ?? {})).toEqual(["200"]);
+    expect(Object.keys(doc.body.paths["/agents/threads"]?.get?.responses ?? {})).toEqual(["200", "400"]);
   });
 });

@@ -223,6 +223,21 @@ describe.skipIf(!chromium.available)(`web UI in Chromium${chromium.reason}`, () 
     // Fourteen page loads, each with an axe-core run and a screenshot.
   }, 60_000);
 
+  it("lists the latest threads and the older ones on request", async () => {
+    for (let i = 0; i < 55; i++)
+      expect((await rt.request("POST", "/agents/threads", { title: `page ${i}` })).status).toBe(201);
+    const total = (await rt.json<{ items: unknown[] }>("GET", "/agents/threads?limit=200")).body.items.length;
+    await go("chat");
+    const threads = page.getByRole("complementary", { name: "Threads" }).getByRole("link");
+    await expect.poll(() => threads.count()).toBe(50);
+    await page.getByRole("button", { name: "Older threads" }).click();
+    await expect.poll(() => threads.count()).toBe(total);
+    expect(await page.getByRole("button", { name: "Older threads" }).count()).toBe(0);
+    // The oldest, listed only on the second page, opens like any other.
+    await threads.last().click();
+    await page.getByRole("textbox", { name: "Message" }).waitFor();
+  });
+
   it("says so and retries when the runtime cannot be reached", async () => {
     await page.route("**/agents/profile", (route) => route.abort("connectionrefused"));
     await go("profile");

@@ -112,7 +112,11 @@ export function App(props: { client: RuntimeClient; url: string; threadId?: stri
       try {
         const p = await client.profile();
         const threads = await client.threads();
-        const chosen = threads.find((t) => t.id === props.threadId) ?? threads.find((t) => t.main) ?? threads[0];
+        // `--thread` may name a thread older than the first page.
+        const named = props.threadId
+          ? (threads.find((t) => t.id === props.threadId) ?? (await client.findThread(props.threadId)))
+          : undefined;
+        const chosen = named ?? threads.find((t) => t.main) ?? threads[0];
         if (stopped) return;
         setProfile(p);
         setUnreachable(undefined);
@@ -217,7 +221,8 @@ export function App(props: { client: RuntimeClient; url: string; threadId?: stri
           return;
         }
         case "threads": {
-          const threads = await client.threads();
+          const page = await client.threadPage();
+          const threads = page.items;
           if (command.pick !== undefined) {
             const t = threads[command.pick - 1];
             if (!t) setNotice(`No thread ${command.pick}; /threads lists them`);
@@ -228,6 +233,7 @@ export function App(props: { client: RuntimeClient; url: string; threadId?: stri
             ...threads.map((t, i) =>
               line(`${i + 1}. ${t.title}${t.main ? " (main)" : ""}${t.id === thread?.id ? " ←" : ""}`, "gray"),
             ),
+            ...(page.nextCursor ? [line(`(the ${threads.length} latest; older ones are not listed)`, "gray")] : []),
             line("/threads <n> switches", "gray"),
           );
           return;

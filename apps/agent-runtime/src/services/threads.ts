@@ -36,22 +36,73 @@ export function toChatMessage(row: MessageRow): ChatMessage {
   };
 }
 
-/** Web threads only: team-chat and webhook threads are not listed (spec "Delivery targets"). */
-export async function listWebThreads(db: Kysely<RuntimeDatabase>): Promise<ThreadRow[]> {
-  return db
-    .selectFrom("thread")
-    .selectAll()
-    .where("kind", "=", "web")
-    .orderBy("is_main", "desc")
-    .orderBy("updated_at", "desc")
-    .execute();
+/** Where a page of threads ends: the last thread's sort keys (main flag, last activity, id). */
+interface ThreadCursor {
+  main: number;
+  updatedAt: string;
+  id: string;
 }
 
-/** The context each thread last used (tokens and model), by thread id. */
+export function encodeThreadCursor(row: ThreadRow): string {
+  return Buffer.from(JSON.stringify([row.is_main, row.updated_at, row.id])).toString("base64url");
+}
+
+/** The cursor's keys, or undefined when it is not one this runtime handed out. */
+export function decodeThreadCursor(cursor: string): ThreadCursor | undefined {
+  try {
+    const value: unknown = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8"));
+    if (!Array.isArray(value) || value.length !== 3) return undefined;
+    const [main, updatedAt, id] = value as unknown[];
+    if ((main !== 0 && main !== 1) || typeof updatedAt !== "string" || typeof id !== "string") return undefined;
+    return { main, updatedAt, id };
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * A page of web threads (team-chat and webhook threads are not listed, spec "Delivery targets"):
+ * the main thread first, then the latest active first, after `cursor`. A thread that becomes active
+ * while a client pages moves to the front, so the client may meet it again or not at all.
+ */
+export async function listWebThreads(
+  db: Kysely<RuntimeDatabase>,
+  page: { limit: number; after?: ThreadCursor },
+): Promise<{ rows: ThreadRow[]; next: string | undefined }> {
+  const after = page.after;
+  let query = db.selectFrom("thread").selectAll().where("kind", "=", "web");
+  if (after) {
+    query = query.where((eb) =>
+      eb.or([
+        eb("is_main", "<", after.main),
+        eb.and([eb("is_main", "=", after.main), eb("updated_at", "<", after.updatedAt)]),
+        eb.and([eb("is_main", "=", after.main), eb("updated_at", "=", after.updatedAt), eb("id", "<", after.id)]),
+      ]),
+    );
+  }
+  const rows = await query
+    .orderBy("is_main", "desc")
+    .orderBy("updated_at", "desc")
+    .orderBy("id", "desc")
+    .limit(page.limit + 1)
+    .execute();
+  const more = rows.length > page.limit;
+  const items = more ? rows.slice(0, page.limit) : rows;
+  const last = items[items.length - 1];
+  return { rows: items, next: more && last ? encodeThreadCursor(last) : undefined };
+}
+
+/** The context each of these threads last used (tokens and model), by thread id. */
 export async function threadContextUsage(
   db: Kysely<RuntimeDatabase>,
+  threadIds: string[],
 ): Promise<Map<string, { contextTokens: number | null; modelId: string | null }>> {
-  const rows = await db.selectFrom("thread_context").select(["thread_id", "context_tokens", "model_id"]).execute();
+  if (threadIds.length === 0) return new Map();
+  const rows = await db
+    .selectFrom("thread_context")
+    .select(["thread_id", "context_tokens", "model_id"])
+    .where("thread_id", "in", threadIds)
+    .execute();
   return new Map(rows.map((r) => [r.thread_id, { contextTokens: r.context_tokens, modelId: r.model_id }]));
 }
 

@@ -5,6 +5,7 @@ import { defineRuntimeRoute } from "./define-route.ts";
 import {
   ChatMessageList,
   CreateThreadBody,
+  ListThreadsQuery,
   PostMessageBody,
   PostMessageQuery,
   Thread,
@@ -76,12 +77,15 @@ export const updateAgentModelsRoute = defineRuntimeRoute(
 );
 
 export const listThreadsRoute = defineRuntimeRoute(
-  { errors: [] },
+  { errors: [400] },
   {
     method: "get",
     path: "/agents/threads",
     operationId: "listThreads",
-    responses: { 200: json(ThreadList, "Web chat threads, newest first") },
+    request: { query: ListThreadsQuery },
+    responses: {
+      200: json(ThreadList, "Web chat threads: the main thread first, then the latest active first, a page at a time"),
+    },
   },
 );
 

@@ -14,7 +14,28 @@ export const Thread = z
   })
   .openapi("Thread");
 
-export const ThreadList = z.object({ items: z.array(Thread) }).openapi("ThreadList");
+/** `nextCursor` is there while older threads remain: pass it back as `cursor` for the next page. */
+export const ThreadList = z.object({ items: z.array(Thread), nextCursor: z.string().optional() }).openapi("ThreadList");
+
+/** Threads per page when `limit` is not given, and the most a page holds. */
+export const DEFAULT_THREAD_PAGE = 50;
+export const MAX_THREAD_PAGE = 200;
+
+export const ListThreadsQuery = z.object({
+  limit: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(MAX_THREAD_PAGE)
+    .default(DEFAULT_THREAD_PAGE)
+    .openapi({ param: { name: "limit", in: "query" } }),
+  cursor: z
+    .string()
+    .min(1)
+    .max(512)
+    .optional()
+    .openapi({ param: { name: "cursor", in: "query" }, description: "The previous page's `nextCursor`" }),
+});
 
 export const CreateThreadBody = z
   .object({ title: z.string().max(200).optional() })

@@ -1,5 +1,5 @@
 import { type FormEvent, useCallback, useEffect, useRef, useState } from "react";
-import type { AgentProfile, ChatMessage, Thread } from "../../../client/api.ts";
+import type { AgentProfile, ChatMessage, Thread, ThreadPage } from "../../../client/api.ts";
 import { followThread, type LiveEventFrame, type LiveStatus } from "../../../client/live.ts";
 import { api } from "../base.ts";
 import { ErrorBox, RichText, Switch, useLoad } from "../ui.tsx";
@@ -22,13 +22,38 @@ export function ChatPage(props: {
   profile: AgentProfile;
   onProfile: (p: AgentProfile) => void;
 }) {
-  const threads = useLoad(api.threads);
-  const threadId = props.threadId ?? threads.data?.find((t) => t.main)?.id ?? threads.data?.[0]?.id;
-  const thread = threads.data?.find((t) => t.id === threadId);
+  const threads = useLoad(api.threadPage);
+  // Pages after the first, loaded on request; the first is reloaded as threads change.
+  const [older, setOlder] = useState<ThreadPage>();
+  const [olderError, setOlderError] = useState<unknown>();
+  const first = threads.data?.items ?? [];
+  const firstIds = new Set(first.map((t) => t.id));
+  const list = [...first, ...(older?.items ?? []).filter((t) => !firstIds.has(t.id))];
+  const nextCursor = older ? older.nextCursor : threads.data?.nextCursor;
+  const loadOlder = async () => {
+    try {
+      const page = await api.threadPage(nextCursor);
+      setOlder((o) => ({
+        items: [...(o?.items ?? []), ...page.items],
+        ...(page.nextCursor ? { nextCursor: page.nextCursor } : {}),
+      }));
+      setOlderError(undefined);
+    } catch (err) {
+      setOlderError(err);
+    }
+  };
+  const threadId = props.threadId ?? list.find((t) => t.main)?.id ?? list[0]?.id;
+  const thread = list.find((t) => t.id === threadId);
 
   return (
     <div className="chat-layout">
-      <ThreadList threads={threads.data ?? []} current={threadId} onCreated={() => void threads.reload()} />
+      <ThreadList
+        threads={list}
+        current={threadId}
+        onCreated={() => void threads.reload()}
+        onOlder={nextCursor ? () => void loadOlder() : undefined}
+        olderError={olderError}
+      />
       {threadId ? (
         <ThreadView
           key={threadId}
@@ -45,7 +70,14 @@ export function ChatPage(props: {
   );
 }
 
-function ThreadList(props: { threads: Thread[]; current: string | undefined; onCreated: () => void }) {
+function ThreadList(props: {
+  threads: Thread[];
+  current: string | undefined;
+  onCreated: () => void;
+  /** Set while older threads remain to be listed. */
+  onOlder: (() => void) | undefined;
+  olderError: unknown;
+}) {
   const [error, setError] = useState<unknown>();
   const create = async () => {
     try {
@@ -71,6 +103,12 @@ function ThreadList(props: { threads: Thread[]; current: string | undefined; onC
           </li>
         ))}
       </ul>
+      {props.onOlder && (
+        <button type="button" onClick={props.onOlder}>
+          Older threads
+        </button>
+      )}
+      <ErrorBox error={props.olderError} />
     </aside>
   );
 }
