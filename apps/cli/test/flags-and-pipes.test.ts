@@ -142,6 +142,12 @@ describe("against the platform: policy version, run's project, passthrough bodie
     expect(orgs.code).toBe(4);
   });
 
+  it("reports a refused exec with the problem's request id, like every other error", async () => {
+    const ran = await runInProcess(["sandboxes", "exec", "sbx_nope", "--project", projectId, "--", "ls"], env);
+    expect(ran.code).toBe(3);
+    expect(ran.stderr).toMatch(/^error: Not Found: Sandbox sbx_nope was not found \(request id [\w-]+\)\n$/);
+  });
+
   it("takes a comma-separated list of numbers as numbers", async () => {
     const argv = ["limits", "create", "--org", orgId, "--amount-usd", "5", "--period", "daily"];
     const made = await runInProcess([...argv, "--alert-thresholds", "50,90", "--json", "alertThresholds"], env);

@@ -29,14 +29,17 @@ export function guardSocket(socket: Duplex): Duplex {
   return socket;
 }
 
-/** Answers an HTTP upgrade that will not be accepted with a problem+json response, then closes. */
-export function rejectUpgrade(socket: Duplex, error: ProblemError, requestId?: string): void {
+/**
+ * Answers an HTTP upgrade that will not be accepted with a problem+json response, then closes;
+ * `instance` is the request path the problem is about, as on plain HTTP answers.
+ */
+export function rejectUpgrade(socket: Duplex, error: ProblemError, requestId?: string, instance?: string): void {
   guardSocket(socket);
   if (socket.destroyed || !socket.writable) {
     socket.destroy();
     return;
   }
-  const body = JSON.stringify(error.toBody(requestId ? { requestId } : {}));
+  const body = JSON.stringify(error.toBody({ ...(instance ? { instance } : {}), ...(requestId ? { requestId } : {}) }));
   const extra = Object.entries(error.headers)
     .map(([k, v]) => `${k}: ${v}\r\n`)
     .join("");

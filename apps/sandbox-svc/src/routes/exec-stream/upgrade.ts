@@ -81,7 +81,10 @@ export function createExecUpgradeHandler(deps: SandboxDeps, keys: InternalKeys) 
     })().catch((err) => {
       const problem = err instanceof ProblemError ? err : new ProblemError("internal-error", { detail: "Exec failed" });
       if (!(err instanceof ProblemError)) deps.logger.error({ err }, "exec upgrade failed");
-      rejectUpgrade(socket, problem);
+      // With the request id and path, as every other answer of the API carries them.
+      const requestId = req.headers[REQUEST_ID_HEADER];
+      const instance = new URL(req.url ?? "/", "http://sandbox").pathname;
+      rejectUpgrade(socket, problem, typeof requestId === "string" ? requestId : undefined, instance);
     });
   };
 }
