@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // Runs under any Node >= 18. Provisions the pinned Node 24 and pnpm from the npm registry when the
 // running Node is too old, installs dependencies when they are missing or stale, then runs a job.
-import { spawnSync } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { homedir } from "node:os";
@@ -150,10 +150,21 @@ function main() {
   say(
     `running ${job}${rest.length ? ` ${rest.join(" ")}` : ""} on Node ${node.bin === process.execPath ? process.versions.node : NODE_VERSION}`,
   );
-  const res = spawnSync(bin, fullArgs, { stdio: "inherit", cwd: root, env });
-  if (res.error) throw res.error;
-  if (res.signal) process.kill(process.pid, res.signal);
-  process.exit(res.status ?? 1);
+  // Not spawnSync: a blocked launcher cannot pass on a signal, and a SIGTERM (a service manager,
+  // `kill`) would end it alone, leaving the job running. Ctrl-C reaches both from the terminal,
+  // so the launcher only waits for the job to end.
+  const child = spawn(bin, fullArgs, { stdio: "inherit", cwd: root, env });
+  const forward = (signal) => () => child.kill(signal);
+  const handlers = { SIGTERM: forward("SIGTERM"), SIGHUP: forward("SIGHUP"), SIGINT: () => {} };
+  for (const [signal, handler] of Object.entries(handlers)) process.on(signal, handler);
+  child.on("error", (error) => {
+    throw error;
+  });
+  child.on("exit", (code, signal) => {
+    for (const [name, handler] of Object.entries(handlers)) process.off(name, handler);
+    if (signal) process.kill(process.pid, signal);
+    else process.exit(code ?? 1);
+  });
 }
 
 main();
