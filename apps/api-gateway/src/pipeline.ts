@@ -72,12 +72,27 @@ async function toSandboxIngress(
 
 const HEALTH_PATHS = { "/health": "summary", "/health/live": "live", "/health/ready": "ready" } as const;
 
-/** The gateway's own answers: health, the OpenAPI document, the API reference, resource metadata. */
+/** The gateway's own answers: health, the API's index, its OpenAPI document and reference, resource metadata. */
 function gatewayPage(core: GatewayCore, ex: Exchange): Response | Promise<Response> | undefined {
   const { url, method } = ex;
   const healthKind = HEALTH_PATHS[url.pathname as keyof typeof HEALTH_PATHS];
   if (healthKind && (method === "GET" || method === "HEAD")) return core.health(healthKind);
   if (method !== "GET") return undefined;
+  if (url.pathname === "/v1" || url.pathname === "/v1/") {
+    // The address the start banner gives for the API: where its description and reference are.
+    const base = core.deps.publicUrl ?? url.origin;
+    return new Response(
+      JSON.stringify({
+        name: "Agentplane API",
+        version: "v1",
+        openapi: `${base}/v1/openapi.json`,
+        reference: `${base}/docs`,
+        console: `${base}/`,
+        health: `${base}/health`,
+      }),
+      { headers: { "content-type": "application/json" } },
+    );
+  }
   if (url.pathname === "/v1/openapi.json") {
     return new Response(core.openapi(), { headers: { "content-type": "application/json" } });
   }

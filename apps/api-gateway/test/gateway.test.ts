@@ -76,6 +76,17 @@ describe("gateway in front of tenancy", () => {
     });
   });
 
+  it("answers the API's own address with where its description and reference are", async () => {
+    for (const path of ["/v1", "/v1/"]) {
+      const index = await fetch(`${h.url}${path}`);
+      expect(index.status, path).toBe(200);
+      const body = (await index.json()) as Record<string, string>;
+      expect(body).toMatchObject({ version: "v1", openapi: `${h.url}/v1/openapi.json`, reference: `${h.url}/docs` });
+      expect((await fetch(body.openapi as string)).status).toBe(200);
+    }
+    expect((await fetch(`${h.url}/v1/nothing-here`)).status).toBe(404);
+  });
+
   it("serves the OpenAPI document and the API reference page", async () => {
     const doc = await fetch(`${h.url}/v1/openapi.json`);
     expect(doc.status).toBe(200);
