@@ -265,8 +265,15 @@ shell's history and the process list, --input - reading a JSON body from stdin:
   http-basic      username, password*
 ([optional]; an update with new secret fields rotates the secret.)`;
 
+const REMOTE_EXIT_HELP = `
+Exits with the remote command's exit code, as \`sandboxes exec\` does, after printing its result.
+Failures of the CLI itself (a refused request, a sandbox not running) exit 1, 3 or 4 as
+\`agentplane help exit-codes\` lists them.`;
+
 /** Text after a command's generated help, where its flags cannot say everything. */
 export const EPILOGUES: Record<string, string> = {
+  "sandboxes run": REMOTE_EXIT_HELP,
+  "sessions run": REMOTE_EXIT_HELP,
   "credentials create": CREDENTIAL_FIELDS_HELP,
   "credentials update": CREDENTIAL_FIELDS_HELP,
 };

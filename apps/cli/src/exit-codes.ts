@@ -17,9 +17,19 @@ export const EXIT_CODES_HELP = `Exit codes of agentplane:
   3  not found or denied (the API answered 404 or 403)
   4  authentication needed: no token, or the token was refused (401)
 
-\`agentplane sandboxes exec\` exits with the remote command's exit code instead. Ctrl-C anywhere
-else ends the process the way the signal does (130 in a shell).
+\`agentplane sandboxes exec\`, \`sandboxes run\` and \`sessions run\` exit with the remote command's
+exit code instead once the command ran; failures of the CLI itself before that (a request refused,
+a sandbox not running) still exit 1, 3 or 4 as above. Ctrl-C anywhere else ends the process the way
+the signal does (130 in a shell).
 `;
+
+/**
+ * Ends the command with a remote command's exit code (exec, run): run() returns what is set here
+ * once the action is done, after its output was written.
+ */
+export function exitWithRemoteCode(code: number): void {
+  process.exitCode = code;
+}
 
 /** An error the CLI reports as one line on stderr with a chosen exit code. */
 export class CliError extends Error {

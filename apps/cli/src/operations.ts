@@ -6,7 +6,7 @@ import { OPERATIONS, type OperationSpec, type ParameterSpec } from "@agentplane/
 import { type Command, Option } from "commander";
 import { COMMANDS, EPILOGUES } from "./command-map.ts";
 import { type Io, openSession, requireToken } from "./context.ts";
-import { CliError } from "./exit-codes.ts";
+import { CliError, exitWithRemoteCode } from "./exit-codes.ts";
 import { type OutputFlags, printResult } from "./output.ts";
 import { confirm, withSpinner } from "./prompt.ts";
 import { resolveOrg, resolveProject } from "./scope.ts";
@@ -328,6 +328,9 @@ export function addOperationCommand(
       ...shape,
       list: Boolean(bare),
     });
+    // A command run in a sandbox (`sandboxes run`, `sessions run`) ends with its exit code, as exec.
+    const remote = op.fields.includes("exitCode") ? (result as { exitCode?: unknown } | null)?.exitCode : undefined;
+    if (typeof remote === "number") exitWithRemoteCode(remote);
   });
   return cmd;
 }

@@ -2,7 +2,7 @@
 // calls, a cluster's Kubernetes API, AWS), whose paths and bodies are the upstream's, not ours.
 import type { Command } from "commander";
 import { openSession, requireToken } from "./context.ts";
-import { CliError } from "./exit-codes.ts";
+import { CliError, exitWithRemoteCode } from "./exit-codes.ts";
 import {
   addOutputOptions,
   argumentHelp,
@@ -47,8 +47,7 @@ function addExec(parent: Command, name: string, deps: CommandDeps, endpoint: "ex
     const argv = attach ? [] : ((rest[0] as string[] | undefined) ?? []);
     // Loaded on use: the WebSocket client costs start-up time every other command would pay.
     const { runExec } = await import("./exec.ts");
-    const code = await runExec(deps, sandbox, argv, command.optsWithGlobals(), endpoint);
-    process.exitCode = code;
+    exitWithRemoteCode(await runExec(deps, sandbox, argv, command.optsWithGlobals(), endpoint));
   });
 }
 
