@@ -55,6 +55,7 @@ export const COMMANDS: Record<string, string> = {
 
   createApiToken: "tokens create",
   listApiTokens: "tokens list",
+  listMyApiTokens: "tokens mine",
   getApiToken: "tokens get",
   revokeApiToken: "tokens revoke",
 

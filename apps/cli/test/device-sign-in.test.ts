@@ -128,6 +128,33 @@ describe("auth login on an activated installation: the sign-in device flow end t
     expect(await me(p.url, token)).toBe(200);
   }, 90_000);
 
+  it("a forgotten sign-in token shows in tokens mine, without its secret, and is revoked from there", async () => {
+    const env = envFor();
+    const login = await startLogin(p.url, env);
+    expect((await decideOnPage(p.url, login.userCode, "approve", { token: p.ownerToken })).status).toBe(200);
+    expect(await login.exited).toBe(0);
+    const token = (await runCli(["auth", "token"], env)).stdout.trim();
+    const minted = JSON.parse((await runCli(["auth", "whoami", "--json", "id"], env)).stdout) as { id: string };
+
+    // The owner, from elsewhere, finds it among their personal tokens (no organization lists it).
+    const owner = { ...envFor(), AGENTPLANE_URL: p.url, AGENTPLANE_TOKEN: p.ownerToken };
+    const mine = await runCli(["tokens", "mine", "--all", "--json"], owner);
+    expect(mine.code).toBe(0);
+    expect(mine.stdout).not.toContain(token.slice(31));
+    const items = JSON.parse(mine.stdout) as { id: string; name: string; orgId?: string; token?: string }[];
+    const found = items.find((t) => t.id === minted.id);
+    expect(found).toMatchObject({ name: expect.stringContaining("agentplane CLI on ") });
+    expect(found?.orgId).toBeUndefined();
+    expect(found?.token).toBeUndefined();
+    const table = await runCli(["tokens", "mine"], owner);
+    expect(table.code).toBe(0);
+    expect(table.stdout).toContain(minted.id);
+
+    expect((await runCli(["tokens", "revoke", minted.id, "--yes"], owner)).code).toBe(0);
+    await expect.poll(() => me(p.url, token), { timeout: 10_000, interval: 500 }).toBe(401);
+    expect(await me(p.url, p.ownerToken)).toBe(200);
+  }, 90_000);
+
   it("denied on the page: login fails with exit 4 and stores nothing", async () => {
     const env = envFor();
     const login = await startLogin(p.url, env);

@@ -3,6 +3,7 @@ import type { TenancyContext } from "../context.ts";
 import { registerCreateApiToken } from "./api-tokens/create.ts";
 import { registerGetApiToken } from "./api-tokens/get.ts";
 import { registerListApiTokens } from "./api-tokens/list.ts";
+import { registerListMyApiTokens } from "./api-tokens/list-mine.ts";
 import { registerRevokeApiToken } from "./api-tokens/revoke.ts";
 import { registerDevicePage } from "./device-auth/page.ts";
 import { registerPollDeviceAuthorization } from "./device-auth/poll.ts";
@@ -108,6 +109,7 @@ const REGISTRATIONS: ((app: ServiceApp, ctx: TenancyContext) => void)[] = [
   registerGetProjectJwks,
   registerCreateApiToken,
   registerListApiTokens,
+  registerListMyApiTokens,
   registerGetApiToken,
   registerRevokeApiToken,
   registerGetInstallation,

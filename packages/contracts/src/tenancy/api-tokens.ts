@@ -90,6 +90,27 @@ export const listApiTokensRoute = defineRoute(
   },
 );
 
+/**
+ * The caller's personal tokens: those bound to no organization (the installation owner token and
+ * the tokens `auth login` mints). `/v1/orgs/{orgId}/api-tokens` lists an organization's tokens, so
+ * these live beside the caller's other own things under `/v1/auth/` (`/v1/auth/me`,
+ * `/v1/auth/sessions`); the spec's token group does not place them.
+ */
+export const listMyApiTokensRoute = defineRoute(
+  { service: "tenancy", access: "authenticated" },
+  {
+    operationId: "listMyApiTokens",
+    description:
+      "The caller's own personal API tokens: those bound to no organization (the installation owner token, the tokens `agentplane auth login` mints), revoked and expired ones included. A token lists only its user's tokens that rank at most its own role; a token bound to an organization lists none (403). Never returns secrets.",
+    method: "get",
+    path: "/v1/auth/api-tokens",
+    tags,
+    summary: "The caller's personal API tokens (bound to no organization); no secrets",
+    request: { query: PageQuery },
+    responses: { 200: jsonBody(ApiTokenList, "One page of tokens") },
+  },
+);
+
 export const getApiTokenRoute = defineRoute(
   { service: "tenancy", access: "api-tokens:manage" },
   {
@@ -119,4 +140,10 @@ export const revokeApiTokenRoute = defineRoute(
   },
 );
 
-export const apiTokenRoutes = [createApiTokenRoute, listApiTokensRoute, getApiTokenRoute, revokeApiTokenRoute] as const;
+export const apiTokenRoutes = [
+  createApiTokenRoute,
+  listApiTokensRoute,
+  listMyApiTokensRoute,
+  getApiTokenRoute,
+  revokeApiTokenRoute,
+] as const;

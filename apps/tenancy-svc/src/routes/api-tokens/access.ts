@@ -4,6 +4,7 @@ import { authorize, type Caller, type Requester, requesterOf, type ServiceContex
 import { actorOf } from "../../authz/local-authorizer.ts";
 import type { TenancyContext } from "../../context.ts";
 import { getApiTokenRow, memberRole } from "../../services/api-tokens.ts";
+import { personalActor, personalTokenVisible } from "../../services/personal-tokens.ts";
 import { toApiToken } from "../../services/serialize.ts";
 
 /**
@@ -13,8 +14,8 @@ import { toApiToken } from "../../services/serialize.ts";
  * token ranks as its user's role (an admin cannot revoke the access of an owner), one's own as the
  * lower of the token's role and the user's (an owner's admin-role token cannot revoke the owner's
  * owner-role tokens; a token acts with the lower of its own role and its user's, everywhere).
- * Returns the token with the caller: the one `authorize` returned, or the requester for the
- * installation owner token, which belongs to no org (its own user alone sees it).
+ * Returns the token with the caller: the one `authorize` returned, or the requester for a personal
+ * token, which belongs to no org (its own user alone sees it, ranked as in `personal-tokens.ts`).
  */
 export async function visibleToken(
   c: ServiceContext,
@@ -31,8 +32,11 @@ export async function visibleToken(
   const actor = actorOf(principal);
   if (!actor) throw notFound;
   if (!row.org_id) {
-    // The installation owner token belongs to no org: only its own user sees it.
-    if (row.user_id !== actor.userId || actor.orgId) throw notFound;
+    // A personal token belongs to no org: only its own user sees it, or a personal token of that
+    // user ranked at least as high (an owner's member-role token does not reach the owner token).
+    const personal = personalActor(requester);
+    if (!personal || row.user_id !== personal.userId) throw notFound;
+    if (!(await personalTokenVisible(ctx.db, personal, row.role as OrgRole))) throw notFound;
     return { token, caller: requester };
   }
   const caller = await authorize(c, ctx.authorizer, "api-tokens:manage", {
