@@ -23,21 +23,24 @@ export interface Shape {
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/;
 const PREFERRED = ["id", "name", "slug", "email", "role", "state", "status", "action", "outcome", "kind", "createdAt"];
 const MAX_COLUMNS = 6;
+/** Fields saying a thing no longer works: shown after the others, which keep their places in pipes. */
+const TRAILING = ["revokedAt"];
 
 export function wantsJson(flags: OutputFlags): boolean {
   return Boolean(flags.json) || Boolean(flags.jq);
 }
 
-/** The columns a table shows: the usual identifying fields first, at most six. */
+/** The columns a table shows: the usual identifying fields first, at most six, then TRAILING ones. */
 export function defaultColumns(fields: readonly string[], sample: Record<string, unknown> | undefined): string[] {
   const available = fields.length > 0 ? fields : Object.keys(sample ?? {});
   const picked = PREFERRED.filter((f) => available.includes(f));
   for (const f of available) {
     if (picked.length >= MAX_COLUMNS) break;
     const value = sample?.[f];
-    if (!picked.includes(f) && (value === undefined || typeof value !== "object")) picked.push(f);
+    if (TRAILING.includes(f) || picked.includes(f)) continue;
+    if (value === undefined || typeof value !== "object") picked.push(f);
   }
-  return picked.slice(0, MAX_COLUMNS);
+  return [...picked.slice(0, MAX_COLUMNS), ...TRAILING.filter((f) => available.includes(f))];
 }
 
 // Made on first use: building it loads ICU data (~10 ms), which --json and pipes never need.

@@ -59,4 +59,31 @@ describe("answers as people and scripts read them: run's exit code, revoked toke
     const help = await runInProcess(["sandboxes", "run", "--help"], env);
     expect(help.stdout).toContain("Exits with the remote command's exit code");
   });
+
+  it("shows whether a token is revoked in the last column, the columns before it where they were", async () => {
+    const sdk = createAgentplaneClient({ baseUrl: p.url, token: p.ownerToken });
+    const kept = await sdk.request("createApiToken", { path: { orgId }, body: { name: "kept" } });
+    const gone = await sdk.request("createApiToken", { path: { orgId }, body: { name: "gone" } });
+    expect((await runCli(["tokens", "revoke", gone.id, "--yes"], env)).code).toBe(0);
+    const piped = await runInProcess(["tokens", "list"], env);
+    expect(piped.stderr).toBe("");
+    const rows = piped.stdout
+      .trimEnd()
+      .split("\n")
+      .map((line) => line.split("\t"));
+    const row = (id: string) => rows.find((r) => r[0] === id)!;
+    // id, name, role, createdAt, orgId, userId as before; then when it was revoked, empty if never.
+    expect(row(kept.id).slice(0, 6)).toEqual([kept.id, "kept", kept.role, kept.createdAt, orgId, kept.userId]);
+    expect(row(kept.id)).toHaveLength(7);
+    expect(row(kept.id)[6]).toBe("");
+    const revokedAt = (await sdk.request("getApiToken", { path: { tokenId: gone.id } })).revokedAt;
+    expect(revokedAt).toBeTruthy();
+    expect(row(gone.id)[6]).toBe(revokedAt);
+    const table = await runInProcess(["tokens", "list"], env, true);
+    const [head, ...lines] = table.stdout.trimEnd().split("\n");
+    // A terminal 100 columns wide: the widest columns give way, their headings cut short.
+    expect(head).toMatch(/^ID\s+NAME\s+ROLE\s+CREATED.*\s+ORG ID\s+USER ID\s+REVOKED\b/);
+    expect(lines.find((l) => /\sgone\s/.test(l))).toMatch(/\s(now|ago)$/);
+    expect(lines.find((l) => /\skept\s/.test(l))).not.toMatch(/\s(now|ago)$/);
+  });
 });
