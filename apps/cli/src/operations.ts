@@ -318,7 +318,8 @@ export function addOperationCommand(
     const result = await withSpinner(deps.io, slow ? "Working" : "", () =>
       session.sdk.raw(op.method, expanded, { query, ...(body ? { body } : {}) }),
     );
-    // A bare list answer prints as its items; one with more to say (totals, a kind) prints whole.
+    // A bare list answer prints as its items; one with more to say (totals, a kind) is an envelope:
+    // its items make the table, and --json prints it whole.
     const bare =
       op.list &&
       result &&
@@ -327,6 +328,7 @@ export function addOperationCommand(
     await printResult(deps.io, bare ? (result as { items: unknown[] }).items : result, opts, {
       ...shape,
       list: Boolean(bare),
+      envelope: Boolean(op.list) && !bare,
     });
     // A command run in a sandbox (`sandboxes run`, `sessions run`) ends with its exit code, as exec.
     const remote = op.fields.includes("exitCode") ? (result as { exitCode?: unknown } | null)?.exitCode : undefined;

@@ -18,6 +18,8 @@ export interface Shape {
   list: boolean;
   /** The table's columns when the usual choice would not do. */
   columns?: string[];
+  /** The answer wraps its list in an object (`items` and more); `fields` are the items'. */
+  envelope?: boolean;
 }
 
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/;
@@ -69,7 +71,9 @@ const tsv = (s: string) => s.replace(/[\t\r\n]+/g, " ");
 
 function selectFields(data: unknown, names: string[], shape: Shape): unknown {
   const sample = (shape.list ? (data as unknown[])[0] : data) as Record<string, unknown> | undefined;
-  const available = [...new Set([...shape.fields, ...Object.keys(sample ?? {})])].sort();
+  // An envelope's fields are chosen among its own keys: `fields` name its items'.
+  const known = shape.envelope ? [] : shape.fields;
+  const available = [...new Set([...known, ...Object.keys(sample ?? {})])].sort();
   const unknown = names.filter((n) => !available.includes(n));
   if (unknown.length > 0) {
     throw new CliError(
@@ -135,7 +139,67 @@ export async function printResult(io: Io, data: unknown, flags: OutputFlags, sha
     await printTable(io, data as Record<string, unknown>[], columns, tty);
     return;
   }
+  const items = envelopeItems(data);
+  if (items) {
+    await printEnvelope(io, data as Record<string, unknown>, items, shape.envelope ? shape.fields : [], tty);
+    return;
+  }
   printObject(io, data as Record<string, unknown>, tty);
+}
+
+const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
+
+/** The list inside an answer that wraps it (a Kubernetes List, a project's providers), if it is one. */
+export function envelopeItems(data: unknown): Record<string, unknown>[] | undefined {
+  if (!isRecord(data)) return undefined;
+  const items = data.items;
+  return Array.isArray(items) && items.every(isRecord) ? items : undefined;
+}
+
+/** A Kubernetes List's items as kubectl shows them: namespace, name, phase, and when each was made. */
+function kubernetesRows(
+  envelope: Record<string, unknown>,
+  items: Record<string, unknown>[],
+): { rows: Record<string, unknown>[]; columns: string[] } | undefined {
+  if (typeof envelope.apiVersion !== "string" || typeof envelope.kind !== "string") return undefined;
+  if (!items.every((i) => isRecord(i.metadata) && typeof i.metadata.name === "string")) return undefined;
+  const rows = items.map((item): Record<string, unknown> => {
+    const meta = item.metadata as Record<string, unknown>;
+    const status = isRecord(item.status) ? item.status : {};
+    return { namespace: meta.namespace, name: meta.name, status: status.phase, createdAt: meta.creationTimestamp };
+  });
+  const columns = ["namespace", "name", "status", "createdAt"].filter((c) => rows.some((r) => r[c] != null));
+  return { rows, columns: columns.length > 0 ? columns : ["name"] };
+}
+
+/**
+ * An envelope as a table of its items. On a terminal, its other fields (a project, totals) come
+ * first, as lines of their own; pipes get the rows alone. Kubernetes type markers are left out.
+ */
+async function printEnvelope(
+  io: Io,
+  envelope: Record<string, unknown>,
+  items: Record<string, unknown>[],
+  fields: readonly string[],
+  tty: boolean,
+): Promise<void> {
+  const kubernetes = kubernetesRows(envelope, items);
+  if (tty) {
+    const rest = Object.entries(envelope).filter(
+      ([key, value]) =>
+        key !== "items" &&
+        !(kubernetes && (key === "apiVersion" || key === "kind")) &&
+        value !== null &&
+        value !== undefined &&
+        !(isRecord(value) && Object.keys(value).length === 0),
+    );
+    if (rest.length > 0) {
+      printObject(io, Object.fromEntries(rest), tty);
+      io.stdout.write("\n");
+    }
+  }
+  const rows = kubernetes?.rows ?? items;
+  await printTable(io, rows, kubernetes?.columns ?? defaultColumns(fields, rows[0]), tty);
 }
 
 export async function printTable(
@@ -155,7 +219,10 @@ export async function printTable(
   // Natural widths (content plus a gap of two); when the terminal is narrower, the widest column
   // gives way first, down to eight characters, and cli-table3 truncates what no longer fits with "…".
   const width = io.stdout.columns || 120;
-  const widths = columns.map((c) => Math.max(c.length, ...rows.map((r) => tsv(cell(r[c], true)).length)) + 2);
+  const heads = columns.map((c) => c.replace(/([a-z])([A-Z])/g, "$1 $2").toUpperCase());
+  const widths = columns.map(
+    (c, i) => Math.max(heads[i]!.length, ...rows.map((r) => tsv(cell(r[c], true)).length)) + 2,
+  );
   while (widths.reduce((a, b) => a + b, 0) > width) {
     const widest = widths.indexOf(Math.max(...widths));
     if (widths[widest]! <= 8) break;
@@ -164,9 +231,7 @@ export async function printTable(
   // Loaded for terminals only: pipes and --json never pay for it.
   const { default: Table } = await import("cli-table3");
   const table = new Table({
-    head: columns.map((c) =>
-      styleText("bold", c.replace(/([a-z])([A-Z])/g, "$1 $2").toUpperCase(), { stream: io.stdout }),
-    ),
+    head: heads.map((h) => styleText("bold", h, { stream: io.stdout })),
     colWidths: widths,
     chars: {
       top: "",

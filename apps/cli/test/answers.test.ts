@@ -86,4 +86,46 @@ describe("answers as people and scripts read them: run's exit code, revoked toke
     expect(lines.find((l) => /\sgone\s/.test(l))).toMatch(/\s(now|ago)$/);
     expect(lines.find((l) => /\skept\s/.test(l))).not.toMatch(/\s(now|ago)$/);
   });
+
+  it("prints the list inside an envelope as a table, and the whole answer with --json", async () => {
+    const sdk = createAgentplaneClient({ baseUrl: p.url, token: p.ownerToken });
+    const box = await sdk.request("createSandbox", { path: { projectId }, body: { name: "pod" } });
+    const created = (await sdk.request("getSandbox", { path: { projectId, sandboxId: box.id } })).createdAt;
+
+    // A Kubernetes List: a row per item as kubectl shows it, not the answer as one JSON cell.
+    const pods = await runInProcess(["k8s", "pods", "list"], env);
+    expect(pods.stderr).toBe("");
+    expect(pods.stdout.split("\n")).toContain(`${projectId}\t${box.id}\tPending\t${created}`);
+    const podTable = (await runInProcess(["k8s", "pods", "list"], env, true)).stdout.split("\n");
+    expect(podTable[0]).toMatch(/^NAMESPACE\s+NAME\s+STATUS\s+CREATED AT$/);
+    const podRow = podTable.find((line) => line.includes(box.id));
+    expect(podRow).toMatch(new RegExp(`^${projectId}\\s+${box.id}\\s+Pending\\s+(now|.* ago)$`));
+    const podJson = JSON.parse((await runInProcess(["k8s", "pods", "list", "--json"], env)).stdout);
+    expect(podJson).toMatchObject({
+      apiVersion: "v1",
+      kind: "PodList",
+      items: expect.arrayContaining([expect.objectContaining({ metadata: expect.objectContaining({ name: box.id }) })]),
+    });
+
+    // The providers of a project: the items' own columns; on a terminal the project comes first.
+    const providers = await runInProcess(["llm", "providers", "list"], env);
+    expect(providers.stderr).toBe("");
+    const rows = providers.stdout.trimEnd().split("\n");
+    expect(rows.map((r) => r.split("\t")[0])).toEqual(["cloud-a", "cloud-a-alt", "cloud-b"]);
+    expect(rows[0]).not.toContain("{");
+    const table = (await runInProcess(["llm", "providers", "list"], env, true)).stdout.split("\n");
+    expect(table[0]).toBe(`projectId:  ${projectId}`);
+    expect(table[2]).toMatch(/^NAME\s+AUTH MODE\s+CREDENTIAL SOURCE\s+CREDENTIAL ID\s+ENDPOINT HOST\s+USABLE$/);
+    expect(table[3]).toMatch(/^cloud-a\s+none\s+none\s+\S+\s+false$/);
+    const json = JSON.parse((await runInProcess(["llm", "providers", "list", "--json"], env)).stdout);
+    expect(json).toMatchObject({
+      projectId,
+      items: [{ name: "cloud-a" }, { name: "cloud-a-alt" }, { name: "cloud-b" }],
+    });
+    // --json a,b picks among the answer's own fields.
+    const picked = await runInProcess(["llm", "providers", "list", "--json", "projectId"], env);
+    expect(JSON.parse(picked.stdout)).toEqual({ projectId });
+    const wrong = await runInProcess(["llm", "providers", "list", "--json", "name"], env);
+    expect(wrong.stderr).toBe("error: unknown JSON field name; available: items, projectId\n");
+  });
 });
