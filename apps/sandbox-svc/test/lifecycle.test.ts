@@ -209,6 +209,18 @@ describe.each(targets)("sandbox verbs on $name", (target) => {
       expect(gone).toMatchObject({ status: 410, detail: expect.stringContaining("200 ms timeout") });
     });
 
+    it("reports the status a command ends its session's shell with", async () => {
+      const row = await createSandbox(fx.deps, fx.actor, { projectId: P, ...base, name: "Exit", start: true });
+      const session = await fx.deps.sessions.open(P, row.id);
+      const r = await fx.deps.sessions.run(session, "echo bye; exit 5", 5000);
+      expect(r).toMatchObject({ exitCode: 5, timedOut: false });
+      await expect(fx.deps.sessions.run(session, "true", 1000)).rejects.toMatchObject({
+        status: 410,
+        detail: expect.stringContaining("its shell exited"),
+      });
+      await deleteSandbox(fx.deps, fx.actor, { projectId: P, sandboxId: row.id });
+    });
+
     it("mints sandbox tokens that resolve to a sandbox principal until revoked", async () => {
       const row = await createSandbox(fx.deps, fx.actor, { projectId: P, ...base, name: "Tok", start: true });
       const envToken = (await exec(row.id, 'echo "$AGENTPLANE_TOKEN $AGENTPLANE_API_URL"')).stdout.trim().split(" ");

@@ -13,6 +13,8 @@ interface Pending {
   truncated: { stdout: boolean; stderr: boolean };
   done: { stdout?: number; stderr?: boolean };
   finish: () => void;
+  /** The shell's own exit status, when the command ended the shell (`exit 5`) before its marker. */
+  shellExit?: number;
 }
 
 export interface ShellSession {
@@ -65,7 +67,8 @@ export class ShellSessions {
     };
     proc.stdout.on("data", (chunk: Buffer) => this.onOutput(session, "stdout", chunk));
     proc.stderr.on("data", (chunk: Buffer) => this.onOutput(session, "stderr", chunk));
-    void proc.exited.then(() => {
+    void proc.exited.then((exit) => {
+      if (session.pending) session.pending.shellExit = exit.exitCode;
       if (!session.closed) this.remember(session, "its shell exited");
       session.closed = true;
       this.sessions.delete(session.id);
@@ -153,7 +156,7 @@ export class ShellSessions {
           session.pending = undefined;
           session.lastActivityAt = new Date();
           resolve({
-            exitCode: pending.done.stdout ?? (timedOut ? 137 : 1),
+            exitCode: pending.done.stdout ?? (timedOut ? 137 : (pending.shellExit ?? 1)),
             stdout: Buffer.concat(pending.stdout).toString("utf8"),
             stderr: Buffer.concat(pending.stderr).toString("utf8"),
             stdoutTruncated: pending.truncated.stdout,
