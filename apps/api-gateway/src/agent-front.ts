@@ -1,5 +1,6 @@
 import type { Permission, Principal } from "@agentplane/contracts";
 import { ProblemError } from "@agentplane/problem-details";
+import { readAtMost } from "@agentplane/service-kit";
 import { CONSOLE_CSP, SECURITY_HEADERS } from "./console-assets.ts";
 
 /** The agent runtime the gateway fronts: its address (loopback in the all-in-one) and its project. */
@@ -13,35 +14,6 @@ export const AGENT_PREFIX = "/agent";
 const MAX_FORWARDED_BODY = 1024 * 1024 + 1024;
 
 const bodyTooLarge = () => new ProblemError("payload-too-large", { detail: "The body is larger than 1 MiB" });
-
-/**
- * The body, counted as it streams: a chunked one (no Content-Length to refuse up front) is cut off
- * with a 413 as soon as it passes `limit`, never read whole into memory first. Webhook senders
- * reach this without a token, so the bound is what keeps one of them from filling the heap.
- */
-async function readBounded(request: Request, limit: number): Promise<ArrayBuffer | undefined> {
-  if (!request.body) return undefined;
-  const reader = request.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    size += value.byteLength;
-    if (size > limit) {
-      await reader.cancel().catch(() => {});
-      throw bodyTooLarge();
-    }
-    chunks.push(value);
-  }
-  const bytes = new Uint8Array(size);
-  let at = 0;
-  for (const chunk of chunks) {
-    bytes.set(chunk, at);
-    at += chunk.byteLength;
-  }
-  return bytes.buffer;
-}
 
 /**
  * The runtime's answer as it streams, ended (not errored) once the client has gone: its going
@@ -149,10 +121,12 @@ export class AgentFront {
     if (!target)
       throw new ProblemError("service-unavailable", { detail: "No agent runtime is connected to this platform" });
     const method = request.method.toUpperCase();
-    let body: ArrayBuffer | undefined;
+    let body: Uint8Array | undefined;
     if (method !== "GET" && method !== "HEAD") {
       if (Number(request.headers.get("content-length") ?? 0) > MAX_FORWARDED_BODY) throw bodyTooLarge();
-      body = await readBounded(request, MAX_FORWARDED_BODY);
+      // Counted as it streams: webhook senders reach this without a token, and a chunked body has
+      // no length to refuse up front.
+      if (request.body) body = await readAtMost(request.body, MAX_FORWARDED_BODY, bodyTooLarge);
     }
     const headers = forwardedHeaders(request.headers, { keepAuthorization: route.kind === "webhook", requestId });
     let response: Response;

@@ -20,3 +20,30 @@ export function webStreamOf(readable: Readable): ReadableStream<Uint8Array> {
     },
   });
 }
+
+/**
+ * A web body read whole, counted as it streams: once it passes `limit` bytes the stream is
+ * cancelled and `tooLarge()` is thrown, so a chunked body (no length to refuse up front) is never
+ * read into memory past the limit. No body reads as no bytes.
+ */
+export async function readAtMost(
+  body: ReadableStream<Uint8Array> | null | undefined,
+  limit: number,
+  tooLarge: () => Error,
+): Promise<Uint8Array> {
+  if (!body) return new Uint8Array(0);
+  const reader = body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > limit) {
+      await reader.cancel().catch(() => {});
+      throw tooLarge();
+    }
+    chunks.push(value);
+  }
+  return chunks.length === 1 ? (chunks[0] as Uint8Array) : Buffer.concat(chunks, size);
+}

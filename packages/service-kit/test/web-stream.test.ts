@@ -3,7 +3,7 @@ import { connect } from "node:net";
 import { Readable } from "node:stream";
 import { request } from "undici";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { processFaults, type RunningServer, serveFetch, webStreamOf } from "../src/index.ts";
+import { processFaults, type RunningServer, readAtMost, serveFetch, webStreamOf } from "../src/index.ts";
 
 describe("a Node stream answered as a web stream", () => {
   it("hands on every chunk in order, reading only as the consumer pulls", async () => {
@@ -83,5 +83,35 @@ describe("a Node stream answered as a web stream", () => {
       expect((await res.json()) as { text: string }).toEqual({ text: "x".repeat(2000) });
       expect(processFaults().uncaughtExceptions).toBe(before);
     });
+  });
+});
+
+describe("a web body read whole up to a limit", () => {
+  const chunked = (count: number, size: number, pulled: { n: number; cancelled: boolean }) =>
+    new ReadableStream<Uint8Array>({
+      pull(controller) {
+        if (pulled.n++ >= count) controller.close();
+        else controller.enqueue(new Uint8Array(size).fill(pulled.n));
+      },
+      cancel() {
+        pulled.cancelled = true;
+      },
+    });
+
+  it("joins every chunk within the limit, and reads no body as no bytes", async () => {
+    const pulled = { n: 0, cancelled: false };
+    const bytes = await readAtMost(chunked(4, 10, pulled), 40, () => new Error("too large"));
+    expect(bytes.byteLength).toBe(40);
+    expect([bytes[0], bytes[10], bytes[39]]).toEqual([1, 2, 4]);
+    expect((await readAtMost(null, 1, () => new Error("too large"))).byteLength).toBe(0);
+  });
+
+  it("stops at the chunk that passes the limit: cancels the stream and throws the caller's error", async () => {
+    const pulled = { n: 0, cancelled: false };
+    await expect(readAtMost(chunked(1000, 1024, pulled), 4096, () => new Error("over 4 KiB"))).rejects.toThrow(
+      "over 4 KiB",
+    );
+    expect(pulled.cancelled).toBe(true);
+    expect(pulled.n).toBeLessThan(10);
   });
 });

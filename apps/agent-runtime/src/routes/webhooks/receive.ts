@@ -1,5 +1,6 @@
 import { MAX_PENDING_WEBHOOK_RUNS, receiveWebhookRoute } from "@agentplane/contracts/runtime";
 import { ProblemError } from "@agentplane/problem-details";
+import { readAtMost } from "@agentplane/service-kit";
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { HonoRequest } from "hono";
 import { deliver } from "../../chat/deliver.ts";
@@ -26,22 +27,7 @@ async function readLimited(req: HonoRequest, limit: number): Promise<Uint8Array>
   const declared = req.header("content-length");
   if (Number(declared ?? 0) > limit) throw tooLarge();
   if (declared !== undefined) return new Uint8Array(await req.arrayBuffer());
-  const request = req.raw;
-  if (!request.body) return new Uint8Array(0);
-  const reader = request.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    size += value.byteLength;
-    if (size > limit) {
-      await reader.cancel().catch(() => {});
-      throw tooLarge();
-    }
-    chunks.push(value);
-  }
-  return Buffer.concat(chunks);
+  return readAtMost(req.raw.body, limit, tooLarge);
 }
 
 const utf8 = new TextDecoder();
