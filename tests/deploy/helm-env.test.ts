@@ -1,0 +1,101 @@
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { loadConfig } from "../../apps/agent-runtime/src/config.ts";
+import { GatewayEnvSchema } from "../../apps/api-gateway/src/config.ts";
+import { AuditEnvSchema } from "../../apps/audit-svc/src/config.ts";
+import { ConnectionsEnvSchema } from "../../apps/connections-svc/src/config.ts";
+import { GovernanceEnvSchema } from "../../apps/governance-svc/src/config.ts";
+import { InferenceEnvSchema } from "../../apps/inference-proxy/src/config.ts";
+import { SandboxEnvSchema } from "../../apps/sandbox-svc/src/config.ts";
+import { EgressEnvSchema } from "../../apps/sandbox-svc/src/driver/kubernetes/egress-service.ts";
+import { TenancyEnvSchema } from "../../apps/tenancy-svc/src/config.ts";
+import { type K8sObject, parseObjects, renderChart, VALUES_DIR, valueSets } from "./chart.ts";
+
+/** The schema each `--target=<name>` parses its environment with at start (a failure ends the Pod). */
+const START_SCHEMAS: Record<string, { safeParse(env: unknown): { error?: { issues: unknown[] } } }> = {
+  gateway: GatewayEnvSchema,
+  tenancy: TenancyEnvSchema,
+  sandbox: SandboxEnvSchema,
+  egress: EgressEnvSchema,
+  audit: AuditEnvSchema,
+  governance: GovernanceEnvSchema,
+  connections: ConnectionsEnvSchema,
+  inference: InferenceEnvSchema,
+};
+
+interface EnvVar {
+  name: string;
+  value?: string;
+  valueFrom?: { secretKeyRef?: { name: string; key: string } };
+}
+interface Probe {
+  httpGet: { path: string; port: string };
+}
+interface Container {
+  args: string[];
+  env: EnvVar[];
+  livenessProbe: Probe;
+  readinessProbe: Probe;
+  startupProbe: Probe;
+}
+
+/** Plausible contents of the Secrets a variable is read from. */
+const SECRET_VALUES: Record<string, string> = {
+  DATABASE_URL: "postgres://agentplane@postgres:5432/agentplane",
+  REDIS_URL: "redis://redis:6379",
+  INTERNAL_IDENTITY_PRIVATE_KEY: '{"kty":"OKP"}',
+  AGENTPLANE_SECRET_KEY: Buffer.alloc(32, 7).toString("base64"),
+};
+
+/** What a Deployment's container sees: the chart's ConfigMap, then its own env (Secrets filled in). */
+function containerEnv(list: K8sObject[], deployment: K8sObject): { container: Container; env: Record<string, string> } {
+  const config = list.find((o) => o.kind === "ConfigMap" && o.metadata.name === "agentplane-config") as unknown as {
+    data: Record<string, string>;
+  };
+  const container = (deployment.spec as { template: { spec: { containers: Container[] } } }).template.spec
+    .containers[0] as Container;
+  const env: Record<string, string> = { ...config.data };
+  for (const v of container.env) {
+    env[v.name] = v.value ?? SECRET_VALUES[v.name] ?? `secret:${v.valueFrom?.secretKeyRef?.name}`;
+  }
+  return { container, env };
+}
+
+const deploymentsOf = (name: string) => {
+  const list = parseObjects(renderChart(join(VALUES_DIR, `${name}.yaml`)));
+  return { list, deployments: list.filter((o) => o.kind === "Deployment") };
+};
+
+describe("the agentplane Helm chart's Pods as their processes read them", () => {
+  it.each(valueSets())("gives every service an environment its start accepts (%s)", (name) => {
+    const { list, deployments } = deploymentsOf(name);
+    for (const deployment of deployments) {
+      const component = deployment.metadata.labels?.["app.kubernetes.io/component"] as string;
+      const schema = START_SCHEMAS[component];
+      if (!schema) continue;
+      const { container, env } = containerEnv(list, deployment);
+      expect(container.args).toEqual([`--target=${component}`]);
+      const parsed = schema.safeParse(env);
+      expect(parsed.error?.issues ?? [], component).toEqual([]);
+    }
+  });
+
+  it("runs the agent runtime on its own SQLite database and probes it where it answers", () => {
+    const { list, deployments } = deploymentsOf("dev");
+    const runtime = deployments.find((d) => d.metadata.name === "agentplane-runtime") as K8sObject;
+    const { container, env } = containerEnv(list, runtime);
+    // The operator's provider credential (services.runtime.extraEnv); the rest is the chart's.
+    const config = loadConfig({ ...env, CLOUD_A_BEARER_TOKEN: "a-provider-token" });
+    expect(config.host).toBe("0.0.0.0");
+    expect(config.port).toBe(3003);
+    // Under the Pod's writable volume (the root filesystem is read-only).
+    expect(config.databasePath.startsWith("/data/")).toBe(true);
+    expect(config.dataDir.startsWith("/data/")).toBe(true);
+    // It holds none of the platform's secrets.
+    expect(container.env.filter((v) => v.valueFrom)).toEqual([]);
+    // The runtime serves /health (apps/agent-runtime/src/app.ts), not the services' /health/live.
+    for (const probe of [container.livenessProbe, container.readinessProbe, container.startupProbe]) {
+      expect(probe.httpGet).toEqual({ path: "/health", port: "http" });
+    }
+  });
+});
