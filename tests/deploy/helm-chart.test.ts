@@ -267,6 +267,36 @@ describe("the agentplane Helm chart", () => {
     });
   });
 
+  it("pulls the platform's image with the pull secrets and policy wherever it runs", () => {
+    const list = parseObjects(
+      renderChart(join(VALUES_DIR, "dev.yaml"), [
+        "--set",
+        "imagePullSecrets[0].name=registry",
+        "--set",
+        "image.pullPolicy=Always",
+      ]),
+    );
+    const templates = list.flatMap((o) => {
+      const spec = (o.spec as { template?: { spec: Record<string, unknown> } } | undefined)?.template?.spec;
+      return spec ? [{ name: `${o.kind} ${o.metadata.name}`, spec }] : [];
+    });
+    const platform = templates.filter(({ spec }) =>
+      (spec.containers as { image: string }[]).some((c) => c.image.startsWith("ghcr.io/agentplane/agentplane:")),
+    );
+    // Every Deployment of a service, the keys Job and the cluster relay.
+    expect(platform.map((t) => t.name)).toEqual(
+      expect.arrayContaining([
+        "Job agentplane-keys",
+        "Deployment agentplane-cluster-relay",
+        "Deployment agentplane-gateway",
+      ]),
+    );
+    for (const { name, spec } of platform) {
+      expect(spec.imagePullSecrets, name).toEqual([{ name: "registry" }]);
+      for (const c of spec.containers as { imagePullPolicy?: string }[]) expect(c.imagePullPolicy, name).toBe("Always");
+    }
+  });
+
   it.each([
     ["no Postgres secret and no dev database", ["--set", "postgres.existingSecret="], "/postgres/existingSecret"],
     ["negative replicas", ["--set", "services.gateway.replicas=-1"], "/services/gateway/replicas"],
