@@ -97,5 +97,18 @@ describe("the agentplane Helm chart's Pods as their processes read them", () => 
     for (const probe of [container.livenessProbe, container.readinessProbe, container.startupProbe]) {
       expect(probe.httpGet).toEqual({ path: "/health", port: "http" });
     }
+    // The gateway knows where the runtime's Service is, to front it at /agent.
+    const gateway = deployments.find((d) => d.metadata.name === "agentplane-gateway") as K8sObject;
+    const service = list.find((o) => o.kind === "Service" && o.metadata.name === "agentplane-runtime") as unknown as {
+      spec: { ports: { port: number }[] };
+    };
+    const gatewayEnv = GatewayEnvSchema.parse({
+      ...containerEnv(list, gateway).env,
+      AGENT_RUNTIME_PROJECT_ID: "prj_agent",
+    });
+    expect(gatewayEnv.AGENT_RUNTIME_URL).toBe(`http://agentplane-runtime:${service.spec.ports[0]?.port}`);
+    const external = deploymentsOf("external");
+    const alone = external.deployments.find((d) => d.metadata.name === "agentplane-gateway") as K8sObject;
+    expect(containerEnv(external.list, alone).env).not.toHaveProperty("AGENT_RUNTIME_URL");
   });
 });
