@@ -73,6 +73,8 @@ describe("spending limits as people read and type them", () => {
   it("parses amounts and formats dollars", () => {
     expect(parseAmount("$12.345")).toEqual({ amount: 12.35 });
     expect(parseAmount("0")).toEqual({ amount: 0 });
+    expect(parseAmount("0.004").error).toBe("At least $0.01 (0 refuses every model call)");
+    expect(parseAmount("0.005")).toEqual({ amount: 0.01 });
     expect(parseAmount("-1").error).toBeDefined();
     expect(parseAmount("").error).toBeDefined();
     expect(usd(1234.5)).toBe("$1,234.50");

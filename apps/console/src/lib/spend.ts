@@ -31,9 +31,12 @@ export function formatThresholds(thresholds: number[]): string {
   return thresholds.join(", ");
 }
 
-/** A dollar amount typed by a person: positive, at most two decimals after rounding. */
+/** A dollar amount typed by a person: 0 or more, rounded to cents; a positive one never rounds to 0. */
 export function parseAmount(text: string): { amount?: number; error?: string } {
   const n = Number(text.trim().replace(/^\$/, ""));
   if (text.trim() === "" || !Number.isFinite(n) || n < 0) return { error: "An amount in US dollars, 0 or more" };
-  return { amount: Math.round(n * 100) / 100 };
+  const amount = Math.round(n * 100) / 100;
+  // A positive amount under half a cent would become a limit of $0, which refuses every model call.
+  if (n > 0 && amount === 0) return { error: "At least $0.01 (0 refuses every model call)" };
+  return { amount };
 }
