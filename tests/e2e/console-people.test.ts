@@ -97,6 +97,24 @@ describe.skipIf(!chromium.available)(`console people pages in a browser${chromiu
       await check(owner, "members");
     });
 
+    it("fits a phone screen: the pages use its width and none scrolls sideways", async () => {
+      await owner.setViewportSize({ width: 390, height: 844 });
+      try {
+        for (const path of ["members", "invitations"]) {
+          await owner.goto(`${platform.url}/orgs/${orgId}/${path}`);
+          await visible(owner, path === "members" ? /The last owner/ : "ivy@acme.test");
+          const scrollWidth = await owner.evaluate<number>("document.documentElement.scrollWidth");
+          const mainWidth = (await owner.locator("main").boundingBox())!.width;
+          expect(scrollWidth, path).toBeLessThanOrEqual(390);
+          // The navigation sits above the page, not beside it.
+          expect(mainWidth, path).toBeGreaterThan(350);
+          await screenshot(owner, `${path}-390`);
+        }
+      } finally {
+        await owner.setViewportSize({ width: 1280, height: 800 });
+      }
+    });
+
     it("lets the invitee join by choosing a display name, signed in with a session", async () => {
       const { context, page } = await newPage();
       await page.goto(link);

@@ -36,9 +36,9 @@ export function Layout() {
   return (
     <div className="flex min-h-screen flex-col">
       <Header />
-      <div className="flex flex-1">
+      <div className="flex flex-1 flex-col md:flex-row">
         <Nav />
-        <main id="main" className="flex-1 p-6">
+        <main id="main" className="min-w-0 flex-1 p-4 md:p-6">
           <ConnectionBanner />
           <PageErrorBoundary resetKey={location.pathname}>
             <Suspense fallback={<Loading what="the page" />}>
@@ -111,9 +111,12 @@ function Nav() {
   const link = ({ isActive }: { isActive: boolean }) =>
     `block rounded px-3 py-1.5 text-sm ${isActive ? "bg-indigo-100 font-medium text-indigo-900 dark:bg-indigo-900 dark:text-indigo-100" : "text-slate-800 dark:text-slate-200"}`;
   return (
-    <nav aria-label="Console" className="w-52 shrink-0 border-r border-slate-200 p-3 dark:border-slate-700">
+    <nav
+      aria-label="Console"
+      className="shrink-0 border-b border-slate-200 p-3 md:w-52 md:border-r md:border-b-0 dark:border-slate-700"
+    >
       {orgId ? (
-        <ul className="flex flex-col gap-1">
+        <ul className="flex flex-wrap gap-1 md:flex-col">
           <li>
             <NavLink end to={`/orgs/${orgId}`} className={link}>
               Overview

@@ -110,7 +110,7 @@ export const INPUT =
 
 export function Table({ headers, children, label }: { headers: string[]; children: ReactNode; label: string }) {
   return (
-    <div className="overflow-x-auto rounded-md border border-slate-200 dark:border-slate-700">
+    <div className="relative overflow-x-auto rounded-md border border-slate-200 dark:border-slate-700">
       <table className="w-full text-left text-sm" aria-label={label}>
         <thead className="bg-slate-100 dark:bg-slate-800">
           <tr>

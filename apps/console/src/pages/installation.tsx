@@ -23,13 +23,13 @@ export default function InstallationPage() {
       {installation.isPending ? <Loading what="the installation" /> : null}
       <ErrorNote error={installation.error} retry={() => void installation.refetch()} />
       {installation.data ? (
-        <dl className="mb-6 grid grid-cols-[10rem_1fr] gap-1 text-sm">
+        <dl className="mb-6 grid grid-cols-[minmax(0,10rem)_minmax(0,1fr)] gap-1 text-sm">
           <dt className="font-medium">Status</dt>
           <dd data-testid="installation-status">{installation.data.status}</dd>
           <dt className="font-medium">Version</dt>
           <dd>{installation.data.version}</dd>
           <dt className="font-medium">Installation id</dt>
-          <dd className="font-mono">{installation.data.installationId}</dd>
+          <dd className="font-mono break-all">{installation.data.installationId}</dd>
           <dt className="font-medium">Activated</dt>
           <dd>
             {installation.data.activatedAt ? new Date(installation.data.activatedAt).toLocaleString() : "not yet"}
