@@ -10,6 +10,7 @@ import { SandboxEnvSchema } from "../../apps/sandbox-svc/src/config.ts";
 import { EgressEnvSchema } from "../../apps/sandbox-svc/src/driver/kubernetes/egress-service.ts";
 import { TenancyEnvSchema } from "../../apps/tenancy-svc/src/config.ts";
 import { type K8sObject, parseObjects, renderChart, VALUES_DIR, valueSets } from "./chart.ts";
+import { CHART, helm } from "./helm.ts";
 
 /** The schema each `--target=<name>` parses its environment with at start (a failure ends the Pod). */
 const START_SCHEMAS: Record<string, { safeParse(env: unknown): { error?: { issues: unknown[] } } }> = {
@@ -79,6 +80,25 @@ describe("the agentplane Helm chart's Pods as their processes read them", () => 
       expect(parsed.error?.issues ?? [], component).toEqual([]);
     }
   });
+
+  it.each(Object.keys(START_SCHEMAS))(
+    "either refuses services.%s.enabled=false or starts every other service",
+    (off) => {
+      const args = ["--set", `services.${off}.enabled=false`];
+      const result = helm(["template", "agentplane", CHART, "-f", join(VALUES_DIR, "external.yaml"), ...args]);
+      if (result.status !== 0) {
+        // Refused, naming what needs the service.
+        expect(result.stderr).toContain(`services.${off}.enabled=false`);
+        return;
+      }
+      const list = parseObjects(result.stdout);
+      for (const deployment of list.filter((o) => o.kind === "Deployment")) {
+        const component = deployment.metadata.labels?.["app.kubernetes.io/component"] as string;
+        const parsed = START_SCHEMAS[component]?.safeParse(containerEnv(list, deployment).env);
+        expect(parsed?.error?.issues ?? [], component).toEqual([]);
+      }
+    },
+  );
 
   it("runs the agent runtime on its own SQLite database and probes it where it answers", () => {
     const { list, deployments } = deploymentsOf("dev");

@@ -84,3 +84,28 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
 {{- $svc := index . 2 -}}
 {{- if and $svc.enabled (or (ne $name "egress") (eq $root.Values.sandboxes.driver "kubernetes")) -}}true{{- end -}}
 {{- end -}}
+
+{{/*
+Refuses a release where a rendered service would lack a service it cannot start without (its
+required `*_URL`): such a Pod would only crash-loop.
+*/}}
+{{- define "agentplane.requireServices" -}}
+{{- $root := . -}}
+{{- $needs := dict
+  "gateway" (list "tenancy")
+  "sandbox" (list "tenancy")
+  "egress" (list "governance")
+  "audit" (list "tenancy")
+  "governance" (list "tenancy")
+  "connections" (list "tenancy")
+  "inference" (list "tenancy" "audit") -}}
+{{- range $name, $svc := .Values.services }}
+{{- if include "agentplane.serviceRendered" (list $root $name $svc) }}
+{{- range $needed := (get $needs $name | default list) }}
+{{- if not (index $root.Values.services $needed).enabled }}
+{{- fail (printf "services.%s.enabled=false: %s cannot start without it (%s_URL)" $needed $name (upper $needed)) }}
+{{- end }}
+{{- end }}
+{{- end }}
+{{- end }}
+{{- end -}}
