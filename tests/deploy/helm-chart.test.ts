@@ -267,6 +267,17 @@ describe("the agentplane Helm chart", () => {
     });
   });
 
+  it("keeps every Service name a DNS label under the longest release name helm allows", () => {
+    // helm refuses release names over 53 characters.
+    const release = "payments-eu-west-1-production-primary-control-plane";
+    expect(release.length).toBeLessThanOrEqual(53);
+    const result = helm(["template", release, CHART, "-f", join(VALUES_DIR, "dev.yaml")]);
+    expect(result.stderr).toBe("");
+    const services = ofKind(parseObjects(result.stdout), "Service").map((s) => s.metadata.name);
+    expect(services.some((name) => name.endsWith("-connections"))).toBe(true);
+    for (const name of services) expect(name, name).toMatch(/^[a-z]([-a-z0-9]{0,61}[a-z0-9])?$/);
+  });
+
   it("pulls the platform's image with the pull secrets and policy wherever it runs", () => {
     const list = parseObjects(
       renderChart(join(VALUES_DIR, "dev.yaml"), [

@@ -1,8 +1,12 @@
+{{/*
+The prefix of every object's name: 51 characters at most, so that `<prefix>-connections`, the
+longest Service name, stays within the 63 of a DNS label.
+*/}}
 {{- define "agentplane.fullname" -}}
 {{- if contains .Chart.Name .Release.Name -}}
-{{- .Release.Name | trunc 63 | trimSuffix "-" -}}
+{{- .Release.Name | trunc 51 | trimSuffix "-" -}}
 {{- else -}}
-{{- printf "%s-%s" .Release.Name .Chart.Name | trunc 63 | trimSuffix "-" -}}
+{{- printf "%s-%s" .Release.Name .Chart.Name | trunc 51 | trimSuffix "-" -}}
 {{- end -}}
 {{- end -}}
 
