@@ -86,8 +86,14 @@ describe.skipIf(!chromium.available)(`console in a browser${chromium.reason}`, (
   });
 
   it("creates an API token whose secret is shown once, behind a confirmation", async () => {
+    const focusedName = () => page.evaluate<string>("document.activeElement?.textContent ?? ''");
     await page.getByRole("link", { name: "API tokens" }).click();
-    await page.getByRole("button", { name: "New API token" }).click();
+    const open = page.getByRole("button", { name: "New API token" });
+    // Escape closes the dialog and gives focus back to the button that opened it.
+    await open.click();
+    await page.keyboard.press("Escape");
+    await expect.poll(focusedName).toBe("New API token");
+    await open.click();
     const dialog = page.getByRole("dialog");
     await dialog.getByLabel("Name").fill("ci");
     await dialog.getByLabel("Expires in").fill("forever");
@@ -106,6 +112,7 @@ describe.skipIf(!chromium.available)(`console in a browser${chromium.reason}`, (
     await page.getByLabel("I have stored this token").check();
     await done.click();
     await expect.poll(() => page.getByRole("row", { name: /ci/ }).isVisible()).toBe(true);
+    await expect.poll(focusedName).toBe("New API token");
     expect(await page.content()).not.toContain(value);
     // The minted token works against the API.
     const me = await fetch(`${platform.url}/v1/auth/me`, { headers: { authorization: `Bearer ${value}` } });

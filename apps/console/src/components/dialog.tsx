@@ -1,5 +1,6 @@
 import * as RadixDialog from "@radix-ui/react-dialog";
 import type { ReactNode } from "react";
+import { useRef } from "react";
 
 /** A modal dialog (focus trapped, Escape closes unless `locked`), titled for screen readers. */
 export function Dialog({
@@ -21,6 +22,9 @@ export function Dialog({
   side?: boolean;
   children: ReactNode;
 }) {
+  // Dialogs open from state, not a Radix trigger, so focus is handed back by hand on close: to the
+  // control that had it when the dialog opened (the button that opened it), while it is still there.
+  const opener = useRef<HTMLElement | null>(null);
   return (
     <RadixDialog.Root open={open} onOpenChange={(next) => (locked && !next ? undefined : onOpenChange(next))}>
       <RadixDialog.Portal>
@@ -32,6 +36,17 @@ export function Dialog({
               ? "fixed inset-y-0 right-0 w-full max-w-xl overflow-y-auto bg-white p-5 shadow-xl dark:bg-slate-900"
               : "fixed top-1/2 left-1/2 w-full max-w-lg -translate-x-1/2 -translate-y-1/2 rounded-lg bg-white p-5 shadow-xl dark:bg-slate-900"
           }
+          onOpenAutoFocus={() => {
+            opener.current = document.activeElement instanceof HTMLElement ? document.activeElement : null;
+          }}
+          onCloseAutoFocus={(e) => {
+            const back = opener.current;
+            opener.current = null;
+            if (back?.isConnected) {
+              e.preventDefault();
+              back.focus();
+            }
+          }}
           onEscapeKeyDown={(e) => locked && e.preventDefault()}
           onPointerDownOutside={(e) => locked && e.preventDefault()}
         >
