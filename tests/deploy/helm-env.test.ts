@@ -108,9 +108,26 @@ describe("the agentplane Helm chart's Pods as their processes read them", () => 
     const config = loadConfig({ ...env, CLOUD_A_BEARER_TOKEN: "a-provider-token" });
     expect(config.host).toBe("0.0.0.0");
     expect(config.port).toBe(3003);
-    // Under the Pod's writable volume (the root filesystem is read-only).
-    expect(config.databasePath.startsWith("/data/")).toBe(true);
-    expect(config.dataDir.startsWith("/data/")).toBe(true);
+    // On its claim, which outlives the Pod (the root filesystem is read-only).
+    const pod = (
+      runtime.spec as { template: { spec: { volumes: { name: string; persistentVolumeClaim?: unknown }[] } } }
+    ).template.spec;
+    const mounts = (container as unknown as { volumeMounts: { name: string; mountPath: string }[] }).volumeMounts;
+    const agentMount = mounts.find((m) => m.name === "agent");
+    expect(agentMount?.mountPath).toBe(config.dataDir);
+    expect(config.databasePath.startsWith(`${config.dataDir}/`)).toBe(true);
+    expect(pod.volumes.find((v) => v.name === "agent")?.persistentVolumeClaim).toEqual({
+      claimName: "agentplane-runtime",
+    });
+    const claim = list.find((o) => o.kind === "PersistentVolumeClaim" && o.metadata.name === "agentplane-runtime");
+    expect(claim?.spec).toMatchObject({ accessModes: ["ReadWriteOnce"], resources: { requests: { storage: "5Gi" } } });
+    expect(runtime.spec).toMatchObject({ strategy: { type: "Recreate" } });
+    const ephemeral = parseObjects(
+      renderChart(join(VALUES_DIR, "dev.yaml"), ["--set", "services.runtime.persistence.size="]),
+    );
+    expect(ephemeral.filter((o) => o.kind === "PersistentVolumeClaim").map((o) => o.metadata.name)).not.toContain(
+      "agentplane-runtime",
+    );
     // It holds none of the platform's secrets.
     expect(container.env.filter((v) => v.valueFrom)).toEqual([]);
     // The runtime serves /health (apps/agent-runtime/src/app.ts), not the services' /health/live.
