@@ -122,6 +122,28 @@ describe("the agentplane Helm chart's Pods as their processes read them", () => 
     const claim = list.find((o) => o.kind === "PersistentVolumeClaim" && o.metadata.name === "agentplane-runtime");
     expect(claim?.spec).toMatchObject({ accessModes: ["ReadWriteOnce"], resources: { requests: { storage: "5Gi" } } });
     expect(runtime.spec).toMatchObject({ strategy: { type: "Recreate" } });
+    // One agent: the shared autoscaling defaults leave it alone, and a second replica is refused.
+    const scaled = parseObjects(
+      renderChart(join(VALUES_DIR, "dev.yaml"), ["--set", "defaults.autoscaling.enabled=true"]),
+    );
+    const hpas = scaled.filter((o) => o.kind === "HorizontalPodAutoscaler").map((o) => o.metadata.name);
+    expect(hpas).toContain("agentplane-tenancy");
+    expect(hpas).not.toContain("agentplane-runtime");
+    expect(scaled.find((o) => o.kind === "Deployment" && o.metadata.name === "agentplane-runtime")?.spec).toMatchObject(
+      {
+        replicas: 1,
+      },
+    );
+    const two = helm([
+      "template",
+      "agentplane",
+      CHART,
+      "-f",
+      join(VALUES_DIR, "dev.yaml"),
+      "--set",
+      "services.runtime.replicas=2",
+    ]);
+    expect(two.stderr).toContain("/services/runtime/replicas");
     const ephemeral = parseObjects(
       renderChart(join(VALUES_DIR, "dev.yaml"), ["--set", "services.runtime.persistence.size="]),
     );
