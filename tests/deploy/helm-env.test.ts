@@ -100,11 +100,24 @@ describe("the agentplane Helm chart's Pods as their processes read them", () => 
     },
   );
 
+  it("gives the agent runtime its provider credential from the Secret it names, never in plain text", () => {
+    const runtimeOf = (args: string[]) => {
+      const list = parseObjects(renderChart(join(VALUES_DIR, "dev.yaml"), args));
+      const runtime = list.find((o) => o.kind === "Deployment" && o.metadata.name === "agentplane-runtime");
+      return containerEnv(list, runtime as K8sObject).container as unknown as {
+        envFrom: { secretRef?: { name: string } }[];
+      };
+    };
+    const named = runtimeOf(["--set", "services.runtime.existingSecret=agent-model"]);
+    expect(named.envFrom.filter((e) => e.secretRef)).toEqual([{ secretRef: { name: "agent-model" } }]);
+    expect(runtimeOf([]).envFrom.some((e) => e.secretRef)).toBe(false);
+  });
+
   it("runs the agent runtime on its own SQLite database and probes it where it answers", () => {
     const { list, deployments } = deploymentsOf("dev");
     const runtime = deployments.find((d) => d.metadata.name === "agentplane-runtime") as K8sObject;
     const { container, env } = containerEnv(list, runtime);
-    // The operator's provider credential (services.runtime.extraEnv); the rest is the chart's.
+    // The operator's provider credential (from services.runtime.existingSecret); the rest is the chart's.
     const config = loadConfig({ ...env, CLOUD_A_BEARER_TOKEN: "a-provider-token" });
     expect(config.host).toBe("0.0.0.0");
     expect(config.port).toBe(3003);
