@@ -7,6 +7,7 @@ import {
   withFilters,
   writeAuditView,
 } from "../src/lib/audit-query.ts";
+import { parseBindingVersion } from "../src/lib/binding-version.ts";
 import { auditCsvHeader, auditCsvRows, csvField } from "../src/lib/csv.ts";
 import { parseExpiry } from "../src/lib/expiry.ts";
 import { CHANNEL, exitCodeOf, frame, resizeFrame } from "../src/lib/k8s-channel.ts";
@@ -138,5 +139,16 @@ describe("problems", () => {
     expect(invalid.fieldError("amountUsd")).toBe("0 or more");
     expect(invalid.fieldError("tags")).toBe("At most 10 items");
     expect(invalid.fieldError("url")).toBe("Invalid URL");
+  });
+});
+
+describe("a binding's version as typed", () => {
+  it("follows the latest, pins a version number, and refuses anything else before asking the API", () => {
+    expect(parseBindingVersion("latest")).toEqual({ version: "latest" });
+    expect(parseBindingVersion(" ")).toEqual({ version: "latest" });
+    expect(parseBindingVersion(" 3 ")).toEqual({ version: 3 });
+    for (const bad of ["abc", "0", "1.5", "-2", "2x"]) {
+      expect(parseBindingVersion(bad).error, bad).toBe("latest, or a version number such as 1 or 2");
+    }
   });
 });

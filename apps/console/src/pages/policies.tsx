@@ -6,6 +6,7 @@ import { useOrgRole } from "../api/hooks.ts";
 import { SelectField } from "../components/form.tsx";
 import { ProjectSelect } from "../components/project-select.tsx";
 import { Button, ErrorNote, Guarded, Loading, PageTitle, Table, Td, TextField } from "../components/ui.tsx";
+import { parseBindingVersion } from "../lib/binding-version.ts";
 import { allows } from "../lib/permissions.ts";
 import { fieldErrorsOf } from "../lib/problem.ts";
 
@@ -115,6 +116,8 @@ function BindForm({ orgId, policies }: { orgId: string; policies: { id: string; 
   const [mode, setMode] = useState<(typeof MODES)[number]>("enforce");
   const [version, setVersion] = useState("latest");
   const [projectId, setProjectId] = useState("");
+  const [touched, setTouched] = useState(false);
+  const parsedVersion = parseBindingVersion(version);
   const bind = useMutation({
     mutationFn: () =>
       call("createOrgPolicyBinding", {
@@ -122,7 +125,7 @@ function BindForm({ orgId, policies }: { orgId: string; policies: { id: string; 
         body: {
           policyId,
           mode,
-          version: version === "latest" ? "latest" : Number(version),
+          version: parsedVersion.version!,
           ...(projectId ? { target: { projectIds: [projectId] } } : {}),
         },
       }),
@@ -131,6 +134,8 @@ function BindForm({ orgId, policies }: { orgId: string; policies: { id: string; 
   const fieldError = fieldErrorsOf(bind.error);
   const submit = (e: FormEvent) => {
     e.preventDefault();
+    setTouched(true);
+    if (parsedVersion.error) return;
     bind.mutate();
   };
   return (
@@ -150,7 +155,7 @@ function BindForm({ orgId, policies }: { orgId: string; policies: { id: string; 
       <SelectField label="Mode" choices={MODES} labelOf={modeLabel} value={mode} onChange={setMode} />
       <TextField
         label="Version"
-        error={fieldError("version")}
+        error={(touched ? parsedVersion.error : undefined) ?? fieldError("version")}
         hint="latest, or a number to pin"
         value={version}
         onChange={(e) => setVersion(e.target.value)}
