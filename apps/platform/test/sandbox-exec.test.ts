@@ -160,6 +160,33 @@ describe.skipIf(!bwrap.available)(`exec, shell sessions and WebSocket exec throu
       expect(Buffer.concat(s.err).toString()).toBe("oops\n");
     });
 
+    it("audits a stream its client closed as ended by the client, and a failing one as an error", async () => {
+      const marker = `stream-${Date.now()}`;
+      const failing = opened(
+        await openExec(wsUrl(["sh", "-c", `exit 4 # ${marker}-fails`]), ["v5.channel.k8s.io"], {
+          authorization: `Bearer ${h.adminToken}`,
+        }),
+      );
+      expect(await failing.status).toMatchObject({ status: "Failure" });
+      const left = opened(
+        await openExec(wsUrl(["sh", "-c", `sleep 30 # ${marker}-left`]), ["v5.channel.k8s.io"], {
+          authorization: `Bearer ${h.adminToken}`,
+        }),
+      );
+      left.ws.close();
+      type Trail = { items: { outcome: string; details?: Record<string, unknown> }[] };
+      const recordOf = async (suffix: string) => {
+        const trail = await h.call<Trail>("GET", `/v1/orgs/${h.orgId}/audit-trail?action=sandbox.exec_stream`, {
+          token: h.ownerToken,
+        });
+        return trail.body.items?.find((r) => JSON.stringify(r.details).includes(`${marker}-${suffix}`));
+      };
+      await expect.poll(() => recordOf("left"), { timeout: 10_000, interval: 200 }).toBeDefined();
+      expect(await recordOf("left")).toMatchObject({ outcome: "success", details: { endedBy: "client" } });
+      expect(await recordOf("fails")).toMatchObject({ outcome: "error", details: { exitCode: 4 } });
+      expect((await recordOf("fails"))?.details).not.toHaveProperty("endedBy");
+    });
+
     it("v4 with the token as a base64url bearer subprotocol, which the service never sees", async () => {
       const s = opened(
         await openExec(wsUrl(["sh", "-c", "echo ok"]), ["v4.channel.k8s.io", bearerProtocol(h.adminToken)]),

@@ -57,20 +57,27 @@ export async function startExecStream(
 export async function trackExecStream(
   deps: SandboxDeps,
   caller: Caller,
-  { sandbox: row, argv, serve }: { sandbox: SandboxRow; argv: string[]; serve: () => Promise<number> },
+  {
+    sandbox: row,
+    argv,
+    serve,
+  }: { sandbox: SandboxRow; argv: string[]; serve: () => Promise<{ exitCode: number; closedByClient: boolean }> },
 ): Promise<void> {
   const started = performance.now();
   streamOpened(row.id);
-  let exitCode: number;
+  let end: { exitCode: number; closedByClient: boolean };
   try {
-    exitCode = await serve();
+    end = await serve();
   } finally {
     streamClosed(row.id);
   }
   await touchActivity(deps, row.id).catch(() => {});
+  // A terminal closed by its user (a tab left, Ctrl-D in the client) ends the process with a kill:
+  // the session ended as asked, so it is no error, and the record says who ended it.
   await auditCommand(deps, caller, row, "sandbox.exec_stream", {
     command: argv,
-    exitCode,
+    exitCode: end.exitCode,
     durationMs: Math.round(performance.now() - started),
+    ...(end.closedByClient ? { endedBy: "client" as const } : {}),
   });
 }

@@ -23,7 +23,15 @@ export function auditCommand(
   caller: Caller,
   row: SandboxRow,
   action: string,
-  details: { command: string | string[]; exitCode: number; durationMs: number; timedOut?: boolean; sessionId?: string },
+  details: {
+    command: string | string[];
+    exitCode: number;
+    durationMs: number;
+    timedOut?: boolean;
+    sessionId?: string;
+    /** A stream its client closed: the process was killed on its behalf, no failure of its own. */
+    endedBy?: "client";
+  },
 ): Promise<void> {
   const command = typeof details.command === "string" ? details.command : details.command.join(" ");
   return recordSandboxEventAlone(deps, caller, {
@@ -32,7 +40,7 @@ export function auditCommand(
     orgId: row.org_id,
     targetType: "sandbox",
     targetId: row.id,
-    outcome: details.exitCode === 0 ? "success" : "error",
+    outcome: details.exitCode === 0 || details.endedBy === "client" ? "success" : "error",
     details: { ...details, command: command.slice(0, 4096) },
   });
 }

@@ -36,8 +36,14 @@ function frame(channel: number, data: Buffer | string): Buffer {
   return out;
 }
 
-/** Relays one process over the socket; resolves with its exit code once the status was sent. */
-export function serveStream(ws: WebSocket, proc: ExecProcess): Promise<number> {
+/** How a stream ended: the process's exit code, and whether its client closed it first (killed). */
+export interface StreamEnd {
+  exitCode: number;
+  closedByClient: boolean;
+}
+
+/** Relays one process over the socket; resolves once the status was sent (or the client left). */
+export function serveStream(ws: WebSocket, proc: ExecProcess): Promise<StreamEnd> {
   const v5 = ws.protocol === "v5.channel.k8s.io";
   const relay = (stream: NodeJS.ReadableStream & { pause(): void; resume(): void }, channel: number) => {
     const ended = new Promise<void>((resolve) => {
@@ -74,17 +80,24 @@ export function serveStream(ws: WebSocket, proc: ExecProcess): Promise<number> {
       proc.stdin.end();
     }
   });
-  ws.on("close", () => proc.kill("SIGKILL"));
-  ws.on("error", () => proc.kill("SIGKILL"));
+  let closedByClient = false;
+  const clientGone = () => {
+    closedByClient = true;
+    proc.kill("SIGKILL");
+  };
+  ws.on("close", clientGone);
+  ws.on("error", clientGone);
 
   return (async () => {
     const { exitCode } = await proc.exited;
+    // Whether the client had gone before the process ended (our close below comes after).
+    const gone = closedByClient;
     await Promise.race([outputs, new Promise((r) => setTimeout(r, 200))]);
     if (ws.readyState === ws.OPEN) {
       ws.send(frame(STATUS, exitStatus(exitCode)));
       ws.close(1000);
     }
-    return exitCode;
+    return { exitCode, closedByClient: gone };
   })();
 }
 
