@@ -120,6 +120,18 @@ describe.skipIf(!target.available)(`policies and bindings on postgres${target.re
     expect(inProject.status).toBe(201);
   });
 
+  it.skipIf(!target.available)("refuses to bind a version a policy does not have, naming the policy", async () => {
+    const policy = await json<{ id: string }>(await create({ name: "versioned", cedar: ALLOW_GIT }));
+    const bind = await h.call("POST", `/v1/orgs/${h.orgId}/policy-bindings`, {
+      as: h.owner,
+      body: { policyId: policy.id, version: 99 },
+    });
+    expect(bind.status).toBe(400);
+    const problem = await json<{ detail: string; errors: { pointer: string; message: string }[] }>(bind);
+    expect(problem.detail).toBe(`Policy "versioned" (${policy.id}) has no version 99`);
+    expect(problem.errors).toEqual([{ pointer: "/body/version", message: "at most 1" }]);
+  });
+
   it.skipIf(!target.available)("refuses to delete a bound policy, naming the binding", async () => {
     const policy = await json<{ id: string }>(await create({ name: "bound", cedar: ALLOW_GIT }));
     const binding = await json<{ id: string }>(

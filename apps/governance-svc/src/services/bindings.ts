@@ -80,7 +80,7 @@ export async function createBinding(
   }
   const policy = await ctx.db
     .selectFrom("policies")
-    .select(["id", "project_id", "latest_version"])
+    .select(["id", "name", "project_id", "latest_version"])
     .where("id", "=", input.policyId)
     .where("org_id", "=", caller.orgId)
     .executeTakeFirst();
@@ -93,7 +93,7 @@ export async function createBinding(
   }
   const version = typeof input.version === "number" ? input.version : null;
   if (version !== null && version > policy.latest_version) {
-    throw badRequest(`Policy ${policy.id} has no version ${version}`, [
+    throw badRequest(`Policy "${policy.name}" (${policy.id}) has no version ${version}`, [
       { pointer: "/body/version", message: `at most ${policy.latest_version}` },
     ]);
   }
