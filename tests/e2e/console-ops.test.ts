@@ -412,18 +412,22 @@ describe.skipIf(!chromium.available)(`console operations pages${chromium.reason}
       await viewer.waitForURL(/\/connections/);
       const register = viewer.getByRole("button", { name: "Register cluster" });
       await expect.poll(() => register.isDisabled()).toBe(true);
-      expect(await viewer.getByText("Needs the admin role on the project").first().isVisible()).toBe(true);
+      await expect.poll(() => viewer.getByText("Needs the admin role on the project").first().isVisible()).toBe(true);
       expect(await viewer.getByRole("button", { name: "New connector" }).isDisabled()).toBe(true);
       await check("connections-viewer", viewer);
       // A connector's page: a viewer may read its tools but neither change nor call them.
       await viewer.getByRole("link", { name: "helpers" }).click();
       await expect.poll(() => viewer.getByRole("button", { name: "Call echo" }).isDisabled()).toBe(true);
       expect(await viewer.getByLabel("echo visible").isDisabled()).toBe(true);
-      expect(await viewer.getByText("Needs the developer role on the project").first().isVisible()).toBe(true);
+      await expect
+        .poll(() => viewer.getByText("Needs the developer role on the project").first().isVisible())
+        .toBe(true);
       await check("connector-viewer", viewer);
       await viewer.getByRole("link", { name: "Usage and spend" }).click();
       await expect.poll(() => viewer.getByRole("button", { name: "New spending limit" }).isDisabled()).toBe(true);
-      expect(await viewer.getByText("Needs the admin role in the organization").first().isVisible()).toBe(true);
+      await expect
+        .poll(() => viewer.getByText("Needs the admin role in the organization").first().isVisible())
+        .toBe(true);
       await check("usage-viewer", viewer);
     } finally {
       await viewerContext.close();

@@ -157,7 +157,9 @@ describe.skipIf(!chromium.available)(`console sandbox detail${chromium.reason}`,
       await viewer.waitForURL(/\/sandboxes\/sbx_/);
       const rollback = viewer.getByRole("button", { name: "Roll back to revision 1" });
       await expect.poll(() => rollback.isDisabled()).toBe(true);
-      expect(await viewer.getByText("Rolling back: Needs the developer role on the project").isVisible()).toBe(true);
+      await expect
+        .poll(() => viewer.getByText("Rolling back: Needs the developer role on the project").isVisible())
+        .toBe(true);
       await expect
         .poll(() => viewer.getByRole("table", { name: "Sandbox actions" }).getByRole("row").count())
         .toBeGreaterThan(1);

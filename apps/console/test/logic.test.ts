@@ -86,6 +86,10 @@ describe("what a role may do", () => {
     expect(allows("sandboxes:write", { org: "viewer", project: "viewer" }).allowed).toBe(false);
     expect(allows("sandboxes:write", { org: "member", project: "developer" }).allowed).toBe(true);
   });
+  it("waits, saying so, while the role is not known yet (never names a role the person lacks)", () => {
+    expect(allows("sandboxes:write", {})).toEqual({ allowed: false, reason: "Checking your role…" });
+    expect(allows("audit:read", {})).toEqual({ allowed: false, reason: "Checking your role…" });
+  });
   it("lists what a viewer lacks, hands out at most one's own role, and admins administer every project", () => {
     const missing = missingOrgPermissions("viewer").map((m) => m.permission);
     expect(missing).toContain("projects:create");

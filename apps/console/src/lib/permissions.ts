@@ -23,7 +23,13 @@ export interface Allowance {
   reason?: string;
 }
 
+/**
+ * Whether `role` may use `permission`. A role with neither part is one not known yet (the pages'
+ * role hooks answer so while /v1/auth/me and the project load): the control waits, and says so
+ * rather than naming a role the person does not have.
+ */
 export function allows(permission: Permission, role: { org?: OrgRole; project?: ProjectRole }): Allowance {
+  if (role.org === undefined && role.project === undefined) return { allowed: false, reason: "Checking your role…" };
   const rule = PERMISSIONS[permission];
   if (rule.scope === "org") {
     const min = rule.minRole as OrgRole;
@@ -37,7 +43,7 @@ export function allows(permission: Permission, role: { org?: OrgRole; project?: 
   if (role.project && PROJECT_RANK[role.project] >= PROJECT_RANK[min]) return { allowed: true };
   return {
     allowed: false,
-    reason: `Needs the ${min} role on the project (you are ${role.project ?? "without access"})`,
+    reason: `Needs the ${min} role on the project (you are ${role.project ?? "not a project member"})`,
   };
 }
 
