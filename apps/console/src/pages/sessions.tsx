@@ -1,6 +1,7 @@
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { call } from "../api/client.ts";
 import { Button, ErrorNote, Loading, PageTitle, Table, Td } from "../components/ui.tsx";
+import { browserName } from "../lib/browser-name.ts";
 
 export function SessionsPage() {
   const queryClient = useQueryClient();
@@ -23,7 +24,9 @@ export function SessionsPage() {
             <tr key={s.id}>
               <Td>{new Date(s.createdAt).toLocaleString()}</Td>
               <Td>{s.via}</Td>
-              <Td>{s.userAgent ?? ""}</Td>
+              <Td>
+                <span title={s.userAgent ?? undefined}>{browserName(s.userAgent)}</span>
+              </Td>
               <Td>{new Date(s.expiresAt).toLocaleString()}</Td>
               <Td>
                 {s.current ? (
