@@ -202,6 +202,7 @@ function RegisterCluster({
       submitLabel="Register"
       pendingLabel="Registering…"
       noValidate
+      fieldErrorsBeside
     >
       <NameFields name={[name, setName]} description={[description, setDescription]} fieldError={fieldError} />
     </FormDialog>

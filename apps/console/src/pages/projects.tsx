@@ -111,6 +111,7 @@ function CreateProject({
       onSubmit={() => create.mutate()}
       submitLabel="Create project"
       pendingLabel="Creating…"
+      fieldErrorsBeside
     >
       <TextField
         label="Name"
