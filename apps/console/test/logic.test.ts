@@ -125,25 +125,6 @@ describe("problems", () => {
     expect(invalid.fieldError("name")).toBe("Required");
     expect(invalid.ruleId).toBeUndefined();
   });
-
-  it("says the API's schema checks beside a field in plain words", () => {
-    const invalid = new ApiError(400, {
-      errors: [
-        { pointer: "/body/name", message: "Too small: expected string to have >=1 characters" },
-        { pointer: "/body/credentialId", message: "Invalid input: expected string, received undefined" },
-        { pointer: "/body/description", message: "Too big: expected string to have <=1000 characters" },
-        { pointer: "/body/amountUsd", message: "Too small: expected number to be >=0" },
-        { pointer: "/body/tags", message: "Too big: expected array to have <=10 items" },
-        { pointer: "/body/url", message: "Invalid URL" },
-      ],
-    });
-    expect(invalid.fieldError("name")).toBe("Required");
-    expect(invalid.fieldError("credentialId")).toBe("Required");
-    expect(invalid.fieldError("description")).toBe("At most 1000 characters");
-    expect(invalid.fieldError("amountUsd")).toBe("0 or more");
-    expect(invalid.fieldError("tags")).toBe("At most 10 items");
-    expect(invalid.fieldError("url")).toBe("Invalid URL");
-  });
 });
 
 describe("a binding's version as typed", () => {

@@ -53,6 +53,32 @@ function issuePointer(target: string, path: readonly PropertyKey[]): string {
   return `/${[target, ...segments].join("/")}`;
 }
 
+const english = z.locales.en();
+
+const plural = (n: number | bigint, unit: string) => `${n} ${unit}${Number(n) === 1 ? "" : "s"}`;
+
+/**
+ * A schema check's message in the words a person reads beside a field ("Required", "At most 1000
+ * characters") rather than the validation library's ("Too big: expected string to have <=1000
+ * characters"). Only the library's own wording is replaced: a message a schema words itself stays.
+ */
+function plainMessage(issue: $ZodIssue): string {
+  if (issue.message !== english.localeError(issue as never)) return issue.message;
+  if (issue.code === "invalid_type" && issue.message.endsWith("received undefined")) return "Required";
+  if (issue.code !== "too_small" && issue.code !== "too_big") return issue.message;
+  const small = issue.code === "too_small";
+  const bound = small ? issue.minimum : issue.maximum;
+  const unit = issue.origin === "string" ? "character" : issue.origin === "array" ? "item" : undefined;
+  if (unit) {
+    if (small && unit === "character" && Number(bound) === 1 && !issue.exact) return "Required";
+    if (issue.exact) return `Exactly ${plural(bound, unit)}`;
+    return `${small ? "At least" : "At most"} ${plural(bound, unit)}`;
+  }
+  if (issue.origin !== "number" && issue.origin !== "int" && issue.origin !== "bigint") return issue.message;
+  if (small) return issue.inclusive ? `${bound} or more` : `More than ${bound}`;
+  return issue.inclusive ? `${bound} or less` : `Less than ${bound}`;
+}
+
 export function zodIssuesToFieldErrors(target: string, issues: readonly $ZodIssue[]): FieldError[] {
   const errors: FieldError[] = [];
   for (const issue of issues) {
@@ -61,7 +87,7 @@ export function zodIssuesToFieldErrors(target: string, issues: readonly $ZodIssu
         errors.push({ pointer: issuePointer(target, [...issue.path, key]), message: "Unknown field" });
       }
     } else {
-      errors.push({ pointer: issuePointer(target, issue.path), message: issue.message });
+      errors.push({ pointer: issuePointer(target, issue.path), message: plainMessage(issue) });
     }
   }
   return errors;

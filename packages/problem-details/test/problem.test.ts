@@ -39,6 +39,56 @@ describe("problem details", () => {
     expect(body.errors.map((e: { pointer: string }) => e.pointer).sort()).toEqual(["/body/extra", "/body/name"]);
   });
 
+  it("words the schema's own checks for people, and keeps a message the schema words itself", async () => {
+    const a = new OpenAPIHono({ defaultHook: validationHook });
+    const schema = z.strictObject({
+      name: z.string().min(1),
+      title: z.string().max(5),
+      code: z.string().length(2),
+      tags: z.array(z.string()).min(1).max(2),
+      count: z.number().int().min(0).max(10),
+      ratio: z.number().gt(0),
+      slug: z.string().min(3, "a slug is 3 characters or more"),
+      kind: z.string(),
+      size: z.number(),
+    });
+    a.openapi(
+      createRoute({
+        method: "post",
+        path: "/things",
+        request: { body: { content: { "application/json": { schema } } } },
+        responses: { 201: { description: "created" } },
+      }),
+      (c) => c.json({ ok: true }, 201),
+    );
+    const res = await a.request("/things", {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({
+        name: "",
+        title: "toolong",
+        code: "abc",
+        tags: ["a", "b", "c"],
+        count: -1,
+        ratio: 0,
+        slug: "x",
+        size: "big",
+      }),
+    });
+    const body = (await res.json()) as { errors: { pointer: string; message: string }[] };
+    expect(Object.fromEntries(body.errors.map((e) => [e.pointer, e.message]))).toEqual({
+      "/body/name": "Required",
+      "/body/title": "At most 5 characters",
+      "/body/code": "Exactly 2 characters",
+      "/body/tags": "At most 2 items",
+      "/body/count": "0 or more",
+      "/body/ratio": "More than 0",
+      "/body/slug": "a slug is 3 characters or more",
+      "/body/kind": "Required",
+      "/body/size": "Invalid input: expected number, received string",
+    });
+  });
+
   it("answers malformed JSON with 400 malformed-json", async () => {
     const res = await app().request("/things", {
       method: "POST",

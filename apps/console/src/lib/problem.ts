@@ -38,34 +38,10 @@ export class ApiError extends Error {
    */
   fieldError(field: string): string | undefined {
     const names = [`/body/${field}`, `/${field}`];
-    const message = this.problem.errors?.find((e) =>
-      names.some((n) => e.pointer === n || e.pointer.startsWith(`${n}/`)),
-    )?.message;
-    return message === undefined ? undefined : plainFieldMessage(message);
+    // The API words its schema checks for people ("Required", "At most 1000 characters").
+    return this.problem.errors?.find((e) => names.some((n) => e.pointer === n || e.pointer.startsWith(`${n}/`)))
+      ?.message;
   }
-}
-
-/** Schema checks the API words for programs, and how a person reads them beside a field. */
-const PLAIN: [RegExp, (m: RegExpExecArray) => string][] = [
-  [/^Too small: expected string to have >=1 characters?$/, () => "Required"],
-  [/^Invalid input: expected \w+, received undefined$/, () => "Required"],
-  [/^Too small: expected string to have >=(\d+) characters$/, (m) => `At least ${m[1]} characters`],
-  [/^Too big: expected string to have <=(\d+) characters?$/, (m) => `At most ${m[1]} characters`],
-  [/^Too small: expected array to have >=(\d+) items?$/, (m) => `At least ${m[1]} ${m[1] === "1" ? "item" : "items"}`],
-  [/^Too big: expected array to have <=(\d+) items?$/, (m) => `At most ${m[1]} ${m[1] === "1" ? "item" : "items"}`],
-  [/^Too small: expected number to be >=(\S+)$/, (m) => `${m[1]} or more`],
-  [/^Too small: expected number to be >(\S+)$/, (m) => `More than ${m[1]}`],
-  [/^Too big: expected number to be <=(\S+)$/, (m) => `${m[1]} or less`],
-  [/^Too big: expected number to be <(\S+)$/, (m) => `Less than ${m[1]}`],
-];
-
-/** The API's message for a field in plain words; a message already written for people is kept. */
-export function plainFieldMessage(message: string): string {
-  for (const [pattern, say] of PLAIN) {
-    const m = pattern.exec(message);
-    if (m) return say(m);
-  }
-  return message;
 }
 
 /** A form's field-error lookup from its mutation's error: the API's message for a field, if any. */
