@@ -381,7 +381,7 @@ describe.skipIf(!chromium.available)(`console operations pages${chromium.reason}
     expect(await row.getByRole("progressbar").getAttribute("aria-valuenow")).toBe(
       String(usedPercent({ limitUsd: 100, spentUsd: limit!.spentUsd, reservedUsd: 0 })),
     );
-    await page.getByRole("button", { name: "Edit the Organization limit" }).click();
+    await page.getByRole("button", { name: "Edit the Organization monthly limit of $100.00" }).click();
     await dialog().getByLabel("Amount (USD)").fill("250");
     await dialog().getByRole("button", { name: "Save limit" }).click();
     await expect.poll(() => row.textContent()).toContain("$250.00");

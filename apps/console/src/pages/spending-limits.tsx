@@ -83,6 +83,8 @@ export function SpendingLimitsSection({
             const s = statusOf.get(l.id);
             const scope = l.projectId ? (projectNames[l.projectId] ?? l.projectId) : "Organization";
             const used = s ? usedPercent(s) : 0;
+            // Two limits of one scope (a daily and a monthly one, say) need names told apart.
+            const named = `${scope} ${l.period} limit of ${usd(l.amountUsd)}`;
             return (
               <tr key={l.id}>
                 <Td>{scope}</Td>
@@ -97,7 +99,7 @@ export function SpendingLimitsSection({
                       </span>
                       <div
                         role="progressbar"
-                        aria-label={`Used of the ${scope} limit`}
+                        aria-label={`Used of the ${named}`}
                         aria-valuemin={0}
                         aria-valuemax={100}
                         aria-valuenow={used}
@@ -117,18 +119,14 @@ export function SpendingLimitsSection({
                   <Guarded allowance={manage}>
                     {(disabled) => (
                       <span className="flex gap-2">
-                        <Button
-                          aria-label={`Edit the ${scope} limit`}
-                          disabled={disabled}
-                          onClick={() => setEditing(l)}
-                        >
+                        <Button aria-label={`Edit the ${named}`} disabled={disabled} onClick={() => setEditing(l)}>
                           Edit
                         </Button>
                         <Button
                           variant="danger"
-                          aria-label={`Delete the ${scope} limit`}
+                          aria-label={`Delete the ${named}`}
                           disabled={disabled || remove.isPending}
-                          onClick={() => window.confirm(`Delete the ${scope} spending limit?`) && remove.mutate(l.id)}
+                          onClick={() => window.confirm(`Delete the ${named}?`) && remove.mutate(l.id)}
                         >
                           Delete
                         </Button>
