@@ -212,7 +212,7 @@ describe("live thread stream", () => {
       received = (received + chunk).slice(-64);
     });
     socket.on("error", () => {});
-    socket.write(`GET /agents/threads/${thread}/events HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n`);
+    socket.write(`GET /agents/threads/${thread}/events HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\n\r\n`);
     socket.pause();
     await waitFor(() => (rt.runtime.deps.live.followers(thread) === 1 ? true : undefined));
     const big = "y".repeat(99_000);
