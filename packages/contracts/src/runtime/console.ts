@@ -95,9 +95,11 @@ export const deleteMemoryNoteRoute = defineRuntimeRoute(
 export const HeartbeatSettings = z
   .object({
     intervalMinutes: z.number().int().nonnegative().openapi({ description: "0: heartbeat runs are off" }),
-    /** `<data dir>/HEARTBEAT.md`; empty when missing. */
+    /**
+     * `<data dir>/HEARTBEAT.md`; empty when missing. Where the data directory lies on the server is
+     * not told: every caller with read access (a project viewer through the platform) sees this.
+     */
     checklist: z.string(),
-    checklistPath: z.string(),
   })
   .openapi("HeartbeatSettings");
 

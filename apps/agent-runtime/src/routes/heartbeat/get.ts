@@ -7,8 +7,7 @@ import type { RuntimeApp } from "../types.ts";
 
 export function registerGetHeartbeatSettings(app: RuntimeApp, deps: RuntimeDeps): void {
   app.openapi(getHeartbeatSettingsRoute, async (c) => {
-    const checklistPath = join(deps.config.dataDir, HEARTBEAT_FILE);
-    const checklist = await readFile(checklistPath, "utf8").catch(() => "");
-    return c.json({ intervalMinutes: deps.config.env.HEARTBEAT_INTERVAL_MINUTES, checklist, checklistPath }, 200);
+    const checklist = await readFile(join(deps.config.dataDir, HEARTBEAT_FILE), "utf8").catch(() => "");
+    return c.json({ intervalMinutes: deps.config.env.HEARTBEAT_INTERVAL_MINUTES, checklist }, 200);
   });
 }

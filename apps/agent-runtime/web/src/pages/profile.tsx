@@ -71,7 +71,7 @@ export function ProfilePage(props: { profile: AgentProfile; onProfile: (p: Agent
                 : "Off (HEARTBEAT_INTERVAL_MINUTES=0)."}
             </p>
             <p className="muted">
-              Checklist: <code>{heartbeat.data.checklistPath}</code>
+              Checklist: <code>HEARTBEAT.md</code> in the agent's data directory
             </p>
             <pre className="checklist">{heartbeat.data.checklist || "(empty: heartbeat runs cost no model call)"}</pre>
           </>
