@@ -150,22 +150,35 @@ export class RuntimeClient {
   setModels = (body: UpdateModelsBody) => this.call<AgentProfile>("PATCH", "agents/models", body);
   heartbeat = () => this.call<HeartbeatSettings>("GET", "agents/heartbeat");
 
-  /** A page of threads (the main one first, then the latest active); `cursor` is the last page's `nextCursor`. */
-  threadPage = (cursor?: string) =>
-    this.call<ThreadPage>("GET", `agents/threads${cursor ? `?cursor=${encodeURIComponent(cursor)}` : ""}`);
+  /**
+   * A page of threads (the main one first, then the latest active); `cursor` is the last page's
+   * `nextCursor`, `limit` 1–200 (the runtime's default 50).
+   */
+  threadPage = (cursor?: string, limit?: number) => {
+    const params = new URLSearchParams();
+    if (cursor) params.set("cursor", cursor);
+    if (limit) params.set("limit", String(limit));
+    const search = params.toString();
+    return this.call<ThreadPage>("GET", `agents/threads${search ? `?${search}` : ""}`);
+  };
   /** The first page: the main thread and the latest active ones. */
   threads = async () => (await this.threadPage()).items;
-  /** A thread by id, looked for page by page; undefined when there is no such web thread. */
-  findThread = async (threadId: string): Promise<Thread | undefined> => {
+
+  /** The first thread, in list order, that `test` accepts (given its 0-based position); pages of 200. */
+  async #seekThread(test: (t: Thread, index: number) => boolean): Promise<Thread | undefined> {
     let cursor: string | undefined;
+    let index = 0;
     do {
-      const page = await this.threadPage(cursor);
-      const found = page.items.find((t) => t.id === threadId);
-      if (found) return found;
+      const page = await this.threadPage(cursor, 200);
+      for (const t of page.items) if (test(t, index++)) return t;
       cursor = page.nextCursor;
     } while (cursor);
     return undefined;
-  };
+  }
+  /** A thread by id, looked for page by page; undefined when there is no such web thread. */
+  findThread = (threadId: string) => this.#seekThread((t) => t.id === threadId);
+  /** The n-th thread (1 is the first) in list order, however many pages down; undefined past the last. */
+  threadAt = (n: number) => (n < 1 ? Promise.resolve(undefined) : this.#seekThread((_, index) => index === n - 1));
   createThread = (title?: string) => this.call<Thread>("POST", "agents/threads", title ? { title } : {});
   messages = async (threadId: string) =>
     (await this.call<{ items: ChatMessage[] }>("GET", `agents/threads/${enc(threadId)}/messages`)).items;

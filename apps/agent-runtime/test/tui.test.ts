@@ -21,7 +21,8 @@ describe("terminal UI commands", () => {
     expect(parseCommand("/heartbeat-model")).toEqual({ kind: "model", slot: "heartbeat", value: undefined });
     expect(parseCommand("/compact the deploys")).toEqual({ kind: "message", text: "/compact the deploys" });
     expect(parseCommand("/verbose on")).toEqual({ kind: "verbose", value: true });
-    expect(parseCommand("/threads 2")).toEqual({ kind: "threads", pick: 2 });
+    expect(parseCommand("/threads 2")).toEqual({ kind: "threads", pick: 2, more: false });
+    expect(parseCommand("/threads more")).toEqual({ kind: "threads", pick: undefined, more: true });
     expect(parseCommand("/nope")).toEqual({ kind: "unknown", text: "/nope" });
     expect(parseCommand("/usage")).toEqual({ kind: "usage", groupBy: "day" });
     expect(parseCommand("/usage source")).toEqual({ kind: "usage", groupBy: "source" });

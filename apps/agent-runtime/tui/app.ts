@@ -92,6 +92,8 @@ export function App(props: { client: RuntimeClient; url: string; threadId?: stri
   const [notice, setNotice] = useState<string>();
   const quitArmed = useRef(0);
   const seen = useRef(new Set<string>());
+  // Where the last `/threads` listing stopped, for `/threads more`.
+  const listed = useRef<{ cursor: string | undefined; count: number }>({ cursor: undefined, count: 0 });
   const agentName = profile?.name ?? "agent";
 
   const say = useCallback((...lines: Line[]) => setHistory((prev) => [...prev, ...lines]), []);
@@ -112,7 +114,7 @@ export function App(props: { client: RuntimeClient; url: string; threadId?: stri
       try {
         const p = await client.profile();
         const threads = await client.threads();
-        // `--thread` may name a thread older than the first page.
+        // `--thread` may name a thread older than the first page: looked for page by page.
         const named = props.threadId
           ? (threads.find((t) => t.id === props.threadId) ?? (await client.findThread(props.threadId)))
           : undefined;
@@ -120,6 +122,7 @@ export function App(props: { client: RuntimeClient; url: string; threadId?: stri
         if (stopped) return;
         setProfile(p);
         setUnreachable(undefined);
+        if (props.threadId && !named) setNotice(`No thread ${props.threadId}; opened ${chosen?.title ?? "none"}`);
         if (chosen) setThread({ id: chosen.id, title: chosen.title });
       } catch (err) {
         if (stopped) return;
@@ -221,19 +224,26 @@ export function App(props: { client: RuntimeClient; url: string; threadId?: stri
           return;
         }
         case "threads": {
-          const page = await client.threadPage();
-          const threads = page.items;
           if (command.pick !== undefined) {
-            const t = threads[command.pick - 1];
+            // Numbered in list order across every page, as `/threads` and `/threads more` list them.
+            const t = await client.threadAt(command.pick);
             if (!t) setNotice(`No thread ${command.pick}; /threads lists them`);
             else setThread({ id: t.id, title: t.title });
             return;
           }
+          const cursor = command.more ? listed.current.cursor : undefined;
+          if (command.more && !cursor) {
+            setNotice("No older threads to list; /threads lists the latest");
+            return;
+          }
+          const before = command.more ? listed.current.count : 0;
+          const page = await client.threadPage(cursor);
+          listed.current = { cursor: page.nextCursor, count: before + page.items.length };
           say(
-            ...threads.map((t, i) =>
-              line(`${i + 1}. ${t.title}${t.main ? " (main)" : ""}${t.id === thread?.id ? " ←" : ""}`, "gray"),
+            ...page.items.map((t, i) =>
+              line(`${before + i + 1}. ${t.title}${t.main ? " (main)" : ""}${t.id === thread?.id ? " ←" : ""}`, "gray"),
             ),
-            ...(page.nextCursor ? [line(`(the ${threads.length} latest; older ones are not listed)`, "gray")] : []),
+            ...(page.nextCursor ? [line("(older ones: /threads more)", "gray")] : []),
             line("/threads <n> switches", "gray"),
           );
           return;

@@ -6,7 +6,11 @@ export const COMMANDS = [
   { name: "/verbose", usage: "/verbose on|off", help: "show every step and tool call, or only final answers" },
   { name: "/compact", usage: "/compact [focus]", help: "summarize the older messages of this thread now" },
   { name: "/new", usage: "/new [title]", help: "start a new thread" },
-  { name: "/threads", usage: "/threads [n]", help: "list threads; with a number, switch to it" },
+  {
+    name: "/threads",
+    usage: "/threads [n|more]",
+    help: "list the latest threads (more: the next older ones); with a number, switch to it",
+  },
   {
     name: "/usage",
     usage: "/usage [day|model|source]",
@@ -24,7 +28,7 @@ export type Command =
   | { kind: "model"; slot: ModelSlot; value: string | null | undefined }
   | { kind: "verbose"; value: boolean | undefined }
   | { kind: "new"; title: string | undefined }
-  | { kind: "threads"; pick: number | undefined }
+  | { kind: "threads"; pick: number | undefined; more: boolean }
   | { kind: "usage"; groupBy: UsageGrouping }
   | { kind: "help" }
   | { kind: "quit" }
@@ -48,7 +52,7 @@ export function parseCommand(line: string): Command {
     case "/new":
       return { kind: "new", title: arg || undefined };
     case "/threads":
-      return { kind: "threads", pick: /^\d+$/.test(arg) ? Number(arg) : undefined };
+      return { kind: "threads", pick: /^\d+$/.test(arg) ? Number(arg) : undefined, more: arg === "more" };
     case "/usage":
       return { kind: "usage", groupBy: arg === "model" || arg === "source" ? arg : "day" };
     case "/help":
