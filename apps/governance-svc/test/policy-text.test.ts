@@ -1,4 +1,5 @@
 import { ProblemError } from "@agentplane/problem-details";
+import * as cedar from "@cedar-policy/cedar-wasm/nodejs";
 import { describe, expect, it } from "vitest";
 import { compilePolicyText } from "../src/cedar/policy-text.ts";
 
@@ -26,5 +27,60 @@ describe("Cedar schema errors name the statement as its author wrote it", () => 
     expect(messages[0]).toMatch(/^line 2, column \d+:/);
     expect(messages[1]).toContain("statement #3 (no @id)");
     for (const message of messages) expect(message).not.toMatch(/policy\d/);
+  });
+});
+
+describe("a body too complex for Cedar is refused before Cedar sees it", () => {
+  const when = (condition: string) =>
+    `permit(principal, action == Action::"sandbox:exec", resource) when { ${condition} };`;
+  const ok = when(`context.program == "git"`);
+
+  it("answers 400 naming the line, and the engine keeps compiling and deciding afterwards", () => {
+    const hostile = [
+      when(`${"(".repeat(5000)}true${")".repeat(5000)}`),
+      when(`${"true && ".repeat(20_000)}true`),
+      when(`${"if true then ".repeat(800)}true${" else false".repeat(800)}`),
+      when(`${"[".repeat(200)}${"]".repeat(200)} == []`),
+      when(`[1]${".contains(1)".repeat(1600)}`),
+      when(`${"1 + ".repeat(1600)}1 == 2`),
+    ];
+    for (const text of hostile) {
+      let caught: unknown;
+      try {
+        compilePolicyText(text);
+      } catch (err) {
+        caught = err;
+      }
+      expect(caught, text.slice(0, 80)).toBeInstanceOf(ProblemError);
+      const problem = caught as ProblemError;
+      expect(problem.status).toBe(400);
+      expect((problem.toBody().errors as { message: string }[])[0]?.message).toMatch(
+        /^line 1, column \d+: (brackets nest deeper than 32 levels|statement #1 has more than 256 operators)$/,
+      );
+    }
+    // Cedar overflowing once breaks it for every later call in the process; it must still work.
+    expect(compilePolicyText(ok)).toHaveLength(1);
+  });
+
+  it("accepts a body at the bounds, and Cedar evaluates it", () => {
+    const text = when(
+      `${"(".repeat(30)}${"if true then ".repeat(250)}true${" else false".repeat(250)}${")".repeat(30)}`,
+    );
+    expect(compilePolicyText(text)).toHaveLength(1);
+    const answer = cedar.isAuthorized({
+      principal: { type: "User", id: "u" },
+      action: { type: "Action", id: "sandbox:exec" },
+      resource: { type: "Sandbox", id: "s" },
+      context: {},
+      policies: { staticPolicies: text },
+      entities: [],
+    });
+    expect(answer.type, JSON.stringify(answer)).toBe("success");
+    expect(compilePolicyText(ok)).toHaveLength(1);
+  });
+
+  it("does not count brackets or operators inside strings and comments", () => {
+    const text = `// ${"(".repeat(100)} && ${"&& ".repeat(300)}\n${when(`context.program == "${"(".repeat(100)}${"&&".repeat(300)}"`)}`;
+    expect(compilePolicyText(text)).toHaveLength(1);
   });
 });

@@ -4,6 +4,7 @@ import type { FieldError } from "@agentplane/problem-details";
 import { ProblemError } from "@agentplane/problem-details";
 import * as cedar from "@cedar-policy/cedar-wasm/nodejs";
 import type { StoredRule } from "../db/schema.ts";
+import { checkPolicyComplexity } from "./complexity.ts";
 
 type CedarError = cedar.DetailedError;
 
@@ -63,6 +64,7 @@ function statementNames(text: string): string[] {
  * and the actions its scope can match. Throws a 400 problem whose errors carry line and column.
  */
 export function compilePolicyText(text: string, pointer = "/body/cedar"): StoredRule[] {
+  checkPolicyComplexity(text, pointer, (offset) => lineColumn(text, offset));
   const parsed = cedar.checkParsePolicySet({ staticPolicies: text });
   if (parsed.type === "failure")
     throw invalid("The Cedar policy does not parse", toFieldErrors(text, parsed.errors, pointer));
