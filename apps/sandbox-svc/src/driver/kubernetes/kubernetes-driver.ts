@@ -2,15 +2,11 @@ import type { Duplex } from "node:stream";
 import { ProblemError } from "@agentplane/problem-details";
 import type { Logger } from "@agentplane/service-kit";
 import {
-  AuthorizationV1Api,
   CoordinationV1Api,
   CoreV1Api,
   CustomObjectsApi,
-  type Informer,
   type KubeConfig,
-  makeInformer,
   NetworkingV1Api,
-  type ObjectCache,
   type V1PersistentVolumeClaim,
   type V1Pod,
 } from "@kubernetes/client-node";
@@ -38,9 +34,12 @@ import {
   workspaceClaim,
 } from "./objects.ts";
 import { exitMessage, isReady, isTerminated, phaseOf, podProblem } from "./pod-state.ts";
+import { PodWatch, type Waiter } from "./pod-watch.ts";
 import { hasRestoreStep, restoreWaiting, unpackIntoRestoreStep, withRestoreStep } from "./restore.ts";
 import { WorkspaceSnapshots } from "./snapshots.ts";
 import { podExec, podPortForward } from "./streams.ts";
+
+export { REQUIRED_ACCESS } from "./pod-watch.ts";
 
 export interface KubernetesDriverOptions {
   kubeConfig: KubeConfig;
@@ -56,29 +55,12 @@ export interface KubernetesDriverOptions {
   egressCredentials?: EgressCredentials;
 }
 
-/** What the driver does through the API server: checked at start, a missing one is named in readiness. */
-export const REQUIRED_ACCESS: { verb: string; resource: string; subresource?: string; group?: string }[] = [
-  ...["get", "list", "watch", "create", "delete"].map((verb) => ({ verb, resource: "pods" })),
-  { verb: "create", resource: "pods", subresource: "exec" },
-  { verb: "create", resource: "pods", subresource: "portforward" },
-  ...["get", "list", "create", "delete"].map((verb) => ({ verb, resource: "persistentvolumeclaims" })),
-  ...["get", "create", "delete"].map((verb) => ({ verb, resource: "networkpolicies", group: "networking.k8s.io" })),
-  ...["create", "update", "delete"].map((verb) => ({ verb, resource: "secrets" })),
-  ...["get", "create", "update"].map((verb) => ({ verb, resource: "leases", group: "coordination.k8s.io" })),
-];
-
 const GC_LEASE = "agentplane-sandbox-gc";
 
-const RETRY_AFTER_SECONDS = 5;
-const MAX_BACKOFF_MS = 30_000;
-const FIRST_SYNC_WAIT_MS = 5000;
-
-type Waiter = (pod: V1Pod | undefined) => void;
-
 /**
- * Sandboxes as Pods. One informer (list once, then watch) on the driver's label keeps every
- * replica's view of the Pods current, so status, readiness waits and unexpected exits need no
- * polling. Writes are idempotent by name (the slug), so replicas can share the work.
+ * Sandboxes as Pods. One informer on the driver's label (pod-watch.ts) keeps every replica's view
+ * of the Pods current, so status, readiness waits and unexpected exits need no polling. Writes
+ * are idempotent by name (the slug), so replicas can share the work.
  */
 export class KubernetesDriver implements SandboxDriver {
   readonly name = "kubernetes";
@@ -87,21 +69,7 @@ export class KubernetesDriver implements SandboxDriver {
   private readonly options: KubernetesDriverOptions;
   private readonly core: CoreV1Api;
   private readonly networking: NetworkingV1Api;
-  private readonly authorization: AuthorizationV1Api;
-  private readonly informer: Informer<V1Pod> & ObjectCache<V1Pod>;
-  private readonly listeners = new Set<(event: DriverEvent) => void>();
-  private readonly waiters = new Map<string, Set<Waiter>>();
-  /** Last phase seen per Pod name: an exit is a change into a terminal phase. */
-  private readonly phases = new Map<string, string>();
-  /** Up until a list or watch fails: the first sync is waited for by each operation (whenSynced). */
-  private health: { up: boolean; message: string } = { up: true, message: "" };
-  private synced: Promise<void>;
-  private markSynced: () => void = () => {};
-  private backoffMs = 1000;
-  private retryTimer: NodeJS.Timeout | undefined;
-  private closed = false;
-  private attempts = 0;
-  private failedAttempt = 0;
+  private readonly pods: PodWatch;
   private readonly lease: LeaderLease;
   private readonly snapshots: WorkspaceSnapshots;
 
@@ -110,7 +78,6 @@ export class KubernetesDriver implements SandboxDriver {
     const kc = options.kubeConfig;
     this.core = kc.makeApiClient(CoreV1Api);
     this.networking = kc.makeApiClient(NetworkingV1Api);
-    this.authorization = kc.makeApiClient(AuthorizationV1Api);
     const namespace = options.placement.namespace;
     this.snapshots = new WorkspaceSnapshots(
       { core: this.core, custom: kc.makeApiClient(CustomObjectsApi), networking: this.networking },
@@ -122,108 +89,7 @@ export class KubernetesDriver implements SandboxDriver {
       name: GC_LEASE,
       durationSeconds: options.gcLeaseSeconds ?? 120,
     });
-    this.synced = new Promise((resolve) => {
-      this.markSynced = resolve;
-    });
-    this.informer = makeInformer(
-      kc,
-      `/api/v1/namespaces/${namespace}/pods`,
-      async () => {
-        const list = await this.core.listNamespacedPod({ namespace, labelSelector: DRIVER_SELECTOR });
-        await this.checkAccess();
-        return list;
-      },
-      DRIVER_SELECTOR,
-    );
-    this.informer.on("add", (pod) => this.observe(pod));
-    this.informer.on("update", (pod) => this.observe(pod));
-    this.informer.on("delete", (pod) => this.observe(pod, true));
-    this.informer.on("error", (err) => this.lost(err));
-    this.connect();
-  }
-
-  private connect(): void {
-    const attempt = ++this.attempts;
-    this.informer.start().then(
-      () => {
-        // The informer reports a failed list through its error callback and still resolves.
-        if (this.closed || this.failedAttempt === attempt) return;
-        this.backoffMs = 1000;
-        if (!this.health.up) this.options.logger.info({ driver: "kubernetes" }, "Kubernetes API server reachable");
-        this.health = { up: true, message: "" };
-        this.markSynced();
-      },
-      (err) => this.lost(err),
-    );
-  }
-
-  /** The watch or list failed: down until a reconnect (with backoff) succeeds. */
-  private lost(err: unknown): void {
-    if (this.closed) return;
-    this.failedAttempt = this.attempts;
-    const message = apiMessage(err);
-    if (this.health.up || this.health.message !== message) {
-      this.options.logger.warn({ driver: "kubernetes", message }, "Kubernetes API server unavailable");
-    }
-    this.health = { up: false, message };
-    if (this.retryTimer) return;
-    this.retryTimer = setTimeout(() => {
-      this.retryTimer = undefined;
-      if (!this.closed) this.connect();
-    }, this.backoffMs);
-    this.retryTimer.unref();
-    this.backoffMs = Math.min(this.backoffMs * 2, MAX_BACKOFF_MS);
-  }
-
-  /** Asks the API server whether this identity may do everything the driver does (a 403 later is confusing). */
-  private async checkAccess(): Promise<void> {
-    const namespace = this.options.placement.namespace;
-    const answers = await Promise.all(
-      REQUIRED_ACCESS.map(async (access) => {
-        const review = await this.authorization.createSelfSubjectAccessReview({
-          body: {
-            apiVersion: "authorization.k8s.io/v1",
-            kind: "SelfSubjectAccessReview",
-            spec: {
-              resourceAttributes: {
-                namespace,
-                verb: access.verb,
-                resource: access.resource,
-                ...(access.subresource ? { subresource: access.subresource } : {}),
-                group: access.group ?? "",
-              },
-            },
-          },
-        });
-        return { access, allowed: review.status?.allowed === true };
-      }),
-    );
-    const missing = answers
-      .filter((a) => !a.allowed)
-      .map(({ access }) => `${access.verb} ${access.resource}${access.subresource ? `/${access.subresource}` : ""}`);
-    if (missing.length > 0) throw new Error(`RBAC: cannot ${missing.join(", ")} in the namespace "${namespace}"`);
-  }
-
-  private observe(pod: V1Pod, deleted = false): void {
-    const name = pod.metadata?.name as string;
-    const id = pod.metadata?.labels?.[SANDBOX_ID];
-    const previous = this.phases.get(name);
-    const phase = deleted ? "Deleted" : (pod.status?.phase ?? "Pending");
-    if (deleted) this.phases.delete(name);
-    else this.phases.set(name, phase);
-    for (const waiter of this.waiters.get(name) ?? []) waiter(deleted ? undefined : pod);
-    if (!id || previous === undefined || previous === phase) return;
-    const wasLive = previous === "Running" || previous === "Pending";
-    if (wasLive && !deleted && isTerminated(pod)) {
-      this.emit({ sandboxId: id, status: { phase: phaseOf(pod), message: exitMessage(pod) } });
-    } else if (wasLive && deleted) {
-      // Ours, another replica's or an eviction: only a sandbox recorded as running takes it as a failure.
-      this.emit({ sandboxId: id, status: { phase: "failed", message: "Pod was deleted" } });
-    }
-  }
-
-  private emit(event: DriverEvent): void {
-    for (const listener of this.listeners) listener(event);
+    this.pods = new PodWatch(kc, this.core, namespace, options.logger);
   }
 
   describe(): Record<string, unknown> {
@@ -238,11 +104,7 @@ export class KubernetesDriver implements SandboxDriver {
   }
 
   checkAvailable(): void {
-    if (this.health.up) return;
-    throw new ProblemError("service-unavailable", {
-      detail: `The Kubernetes API server is unavailable: ${this.health.message}`,
-      headers: { "retry-after": String(RETRY_AFTER_SECONDS) },
-    });
+    this.pods.checkAvailable();
   }
 
   validateImage(image: string): void {
@@ -262,30 +124,14 @@ export class KubernetesDriver implements SandboxDriver {
   }
 
   onEvent(listener: (event: DriverEvent) => void): () => void {
-    this.listeners.add(listener);
-    return () => this.listeners.delete(listener);
-  }
-
-  /** The cached Pod of a sandbox (after the first sync). */
-  private podOf(sandboxId: string): V1Pod | undefined {
-    return this.informer
-      .list(this.options.placement.namespace)
-      .find((p) => p.metadata?.labels?.[SANDBOX_ID] === sandboxId);
+    return this.pods.onEvent(listener);
   }
 
   async status(sandboxId: string): Promise<DriverStatus> {
-    await this.whenSynced();
-    const pod = this.podOf(sandboxId);
+    await this.pods.whenSynced();
+    const pod = this.pods.podOf(sandboxId);
     const problem = pod ? podProblem(pod) : undefined;
     return { phase: phaseOf(pod), ...(problem ? { message: problem.message } : {}) };
-  }
-
-  /** Waits (a few seconds at most) for the first list, then answers as readiness does. */
-  private async whenSynced(): Promise<void> {
-    let timer: NodeJS.Timeout | undefined;
-    await Promise.race([this.synced, new Promise((resolve) => (timer = setTimeout(resolve, FIRST_SYNC_WAIT_MS)))]);
-    clearTimeout(timer);
-    this.checkAvailable();
   }
 
   private async createOrGet<T>(create: () => Promise<T>, get: () => Promise<T>): Promise<T> {
@@ -298,7 +144,7 @@ export class KubernetesDriver implements SandboxDriver {
   }
 
   async start(spec: SandboxRuntimeSpec): Promise<void> {
-    await this.whenSynced();
+    await this.pods.whenSynced();
     const { placement } = this.options;
     const namespace = placement.namespace;
     const timeoutMs = this.options.startTimeoutMs ?? 300_000;
@@ -325,7 +171,7 @@ export class KubernetesDriver implements SandboxDriver {
         () => this.core.createNamespacedSecret({ namespace, body: secret }),
         () => this.core.replaceNamespacedSecret({ namespace, name: envSecretName(spec.slug), body: secret }),
       );
-      const existing = this.informer.get(spec.slug, namespace);
+      const existing = this.pods.get(spec.slug);
       if (existing && this.staleFor(existing, archive !== undefined)) await this.deletePod(spec.slug);
       const pod = sandboxPod(spec, placement, claim);
       const body = archive ? withRestoreStep(pod, Math.ceil(timeoutMs / 1000)) : pod;
@@ -371,7 +217,7 @@ export class KubernetesDriver implements SandboxDriver {
       let reported: string | undefined;
       const done = (err?: Error, pod?: V1Pod) => {
         clearTimeout(timer);
-        this.waiters.get(name)?.delete(check);
+        this.pods.removeWaiter(name, check);
         if (err) reject(err);
         else resolve(pod as V1Pod);
       };
@@ -382,7 +228,7 @@ export class KubernetesDriver implements SandboxDriver {
         const problem = podProblem(pod);
         if (problem && problem.message !== reported) {
           reported = problem.message;
-          this.emit({ sandboxId: spec.id, status: { phase: "starting", message: problem.message } });
+          this.pods.emit({ sandboxId: spec.id, status: { phase: "starting", message: problem.message } });
         }
         if (problem?.fatal) {
           void this.deletePod(name).catch(() => {});
@@ -400,10 +246,8 @@ export class KubernetesDriver implements SandboxDriver {
         },
         Math.max(0, deadline - Date.now()),
       );
-      const set = this.waiters.get(name) ?? new Set();
-      set.add(check);
-      this.waiters.set(name, set);
-      check(this.informer.get(name, this.options.placement.namespace));
+      this.pods.addWaiter(name, check);
+      check(this.pods.get(name));
     });
   }
 
@@ -418,25 +262,23 @@ export class KubernetesDriver implements SandboxDriver {
       }
       const waiter: Waiter = (pod) => {
         if (pod) return;
-        this.waiters.get(name)?.delete(waiter);
+        this.pods.removeWaiter(name, waiter);
         finish();
       };
-      const set = this.waiters.get(name) ?? new Set();
-      set.add(waiter);
-      this.waiters.set(name, set);
+      this.pods.addWaiter(name, waiter);
     });
     try {
       await this.core.deleteNamespacedPod({ namespace, name, gracePeriodSeconds: 5 });
     } catch (err) {
       if (statusCode(err) !== 404) throw err;
-      if (!this.informer.get(name, namespace)) return;
+      if (!this.pods.get(name)) return;
     }
     await gone;
   }
 
   async stop(sandboxId: string): Promise<void> {
-    await this.whenSynced();
-    const pod = this.podOf(sandboxId);
+    await this.pods.whenSynced();
+    const pod = this.pods.podOf(sandboxId);
     if (!pod) return;
     const name = pod.metadata?.name as string;
     try {
@@ -457,8 +299,8 @@ export class KubernetesDriver implements SandboxDriver {
    * replica's watch delivered it: then the API server is asked once.
    */
   private async runningPod(sandboxId: string): Promise<V1Pod> {
-    await this.whenSynced();
-    let pod = this.podOf(sandboxId);
+    await this.pods.whenSynced();
+    let pod = this.pods.podOf(sandboxId);
     if (!pod || !isReady(pod)) {
       const namespace = this.options.placement.namespace;
       const labelSelector = `${DRIVER_SELECTOR},${SANDBOX_ID}=${sandboxId}`;
@@ -548,12 +390,12 @@ export class KubernetesDriver implements SandboxDriver {
    * down. Returns the sandbox ids collected.
    */
   async collectGarbage(exists: (sandboxIds: string[]) => Promise<Set<string>>): Promise<string[]> {
-    if (!this.health.up || this.closed) return [];
+    if (!this.pods.up) return [];
     if (!(await this.lease.tryAcquire())) return [];
     const namespace = this.options.placement.namespace;
     const claims = await this.core.listNamespacedPersistentVolumeClaim({ namespace, labelSelector: DRIVER_SELECTOR });
     const ids = new Set<string>();
-    for (const object of [...claims.items, ...this.informer.list(namespace)]) {
+    for (const object of [...claims.items, ...this.pods.list()]) {
       const id = object.metadata?.labels?.[SANDBOX_ID];
       if (id) ids.add(id);
     }
@@ -561,7 +403,7 @@ export class KubernetesDriver implements SandboxDriver {
     const live = await exists([...ids]);
     const gone = [...ids].filter((id) => !live.has(id));
     for (const id of gone) {
-      const pod = this.podOf(id);
+      const pod = this.pods.podOf(id);
       if (pod) await this.deletePod(pod.metadata?.name as string);
       await this.removeWorkspace(id);
       this.options.logger.info({ sandboxId: id }, "removed the Pod and claim of a deleted sandbox");
@@ -574,9 +416,7 @@ export class KubernetesDriver implements SandboxDriver {
     return this.lease.isHeld;
   }
 
-  async close(): Promise<void> {
-    this.closed = true;
-    if (this.retryTimer) clearTimeout(this.retryTimer);
-    await this.informer.stop();
+  close(): Promise<void> {
+    return this.pods.close();
   }
 }
