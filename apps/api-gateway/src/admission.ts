@@ -94,16 +94,19 @@ function refuseCredentials(core: GatewayCore, r: Routed, err: unknown): Response
 
 /**
  * A scoped API token reaches only the routes of the permissions it names (`authenticated` routes
- * included: a token for model calls does not read the account either).
+ * included: a token for model calls does not read the account either, unless the route names the
+ * permission that governs it, as listing one's personal tokens names `api-tokens:manage`).
  */
 function checkTokenScope(core: GatewayCore, r: Routed): Response | undefined {
   const { principal, entry } = r;
-  if (!principal?.scopes || principal.scopes.includes(entry.access)) return undefined;
+  if (!principal?.scopes) return undefined;
+  const needed = entry.access === "authenticated" ? entry.tokenScope : entry.access;
+  if (needed && principal.scopes.includes(needed)) return undefined;
   audit(core, r, 403);
   return fail(
     r,
     new ProblemError("forbidden", {
-      detail: `This token is restricted to ${principal.scopes.join(", ")}; this route needs ${entry.access === "authenticated" ? "an unrestricted token" : entry.access}`,
+      detail: `This token is restricted to ${principal.scopes.join(", ")}; this route needs ${needed ?? "an unrestricted token"}`,
     }),
   );
 }

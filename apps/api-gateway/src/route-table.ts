@@ -2,6 +2,7 @@ import {
   ALL_ROUTES,
   AUTHENTICATED_PAGES,
   type ContractRoute,
+  type Permission,
   PUBLIC_PAGES,
   type RouteAccess,
   type ServiceName,
@@ -14,6 +15,8 @@ export interface RouteEntry {
   operationId: string;
   service: ServiceName;
   access: RouteAccess;
+  /** The permission a scoped token must name to reach an `authenticated` route, if any may. */
+  tokenScope?: Permission;
   websocket: boolean;
   /** A page that reads the browser session itself: the cookie is forwarded to it. */
   sessionCookie?: boolean;
@@ -96,6 +99,7 @@ export class RouteTable {
         operationId: route.operationId,
         service: route["x-service"],
         access: route["x-permission"],
+        ...(route["x-token-scope"] ? { tokenScope: route["x-token-scope"] } : {}),
         websocket: route["x-websocket"] === true,
       });
     }

@@ -30,8 +30,12 @@ describe.skipIf(!postgres!.available)(`personal API tokens of the caller${postgr
   });
 
   /** A token bound to no organization, as a device sign-in mints one. */
-  async function personal(userId: string, role: OrgRole): Promise<{ id: string; token: string; principal: Principal }> {
-    const { row, token } = await insertApiToken(db, { orgId: null, userId, name: `cli ${role}`, role });
+  async function personal(
+    userId: string,
+    role: OrgRole,
+    scopes?: string[],
+  ): Promise<{ id: string; token: string; principal: Principal }> {
+    const { row, token } = await insertApiToken(db, { orgId: null, userId, name: `cli ${role}`, role, scopes });
     return { id: row.id, token, principal: await h.principalOf(token) };
   }
 
@@ -134,6 +138,25 @@ describe.skipIf(!postgres!.available)(`personal API tokens of the caller${postgr
     const viewer = await addMember(h, h.owner, h.orgId, "viewer@a.test", "viewer");
     const viewerToken = await personal(viewer.id, "viewer");
     expect((await mine(viewer)).items.map((t) => t.id)).toEqual([viewerToken.id]);
+  });
+
+  it("a scoped token lists when its scopes name api-tokens:manage, ranked by its role; else 403 naming it", async () => {
+    const ownerId = h.owner.userId!;
+    const manager = await personal(ownerId, "member", ["api-tokens:manage", "llm:invoke"]);
+    const listed = await mine(manager.principal);
+    expect(listed.items.map((t) => t.id)).toContain(manager.id);
+    // The lower of its role and its user's: a member-role token of the owner sees no admin or owner token.
+    expect(listed.items.every((t) => t.role === "member" || t.role === "viewer")).toBe(true);
+    expect((await h.call("GET", `/v1/api-tokens/${manager.id}`, { as: manager.principal })).status).toBe(200);
+
+    const modelsOnly = await personal(ownerId, "member", ["llm:invoke"]);
+    for (const path of ["/v1/auth/api-tokens", `/v1/api-tokens/${modelsOnly.id}`]) {
+      const res = await h.call("GET", path, { as: modelsOnly.principal });
+      expect(res.status).toBe(403);
+      expect(res.headers.get("content-type")).toContain("application/problem+json");
+      expect((await json<{ detail: string }>(res)).detail).toContain("api-tokens:manage");
+    }
+    expect((await h.call("DELETE", `/v1/api-tokens/${modelsOnly.id}`, { as: modelsOnly.principal })).status).toBe(403);
   });
 
   it("answers 401 without an identity", async () => {

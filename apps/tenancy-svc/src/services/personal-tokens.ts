@@ -38,6 +38,21 @@ export function personalActor(requester: Requester): Actor | undefined {
   return actor;
 }
 
+/** The permission that governs reading and changing API tokens, personal ones included. */
+const TOKENS_PERMISSION = "api-tokens:manage";
+
+/**
+ * A token restricted by scopes reaches personal tokens only when they name `api-tokens:manage`
+ * (what its role allows is then decided as for any token); 403 naming the permission otherwise.
+ */
+export function requireTokensScope(requester: Requester): void {
+  const { scopes } = requester.principal;
+  if (!scopes || scopes.includes(TOKENS_PERMISSION)) return;
+  throw new ProblemError("forbidden", {
+    detail: `This token is restricted to ${scopes.join(", ")}; this needs ${TOKENS_PERMISSION}`,
+  });
+}
+
 /**
  * The highest role among the user's personal tokens the caller sees, or undefined when it sees
  * them all (a person, or a token that ranks as high as its user).
@@ -64,6 +79,7 @@ export async function listMyApiTokens(
   requester: Requester,
   query: { limit: number; cursor?: string | undefined },
 ): Promise<{ items: ApiToken[]; nextCursor?: string }> {
+  requireTokensScope(requester);
   const actor = personalActor(requester);
   if (!actor) {
     throw new ProblemError("forbidden", {

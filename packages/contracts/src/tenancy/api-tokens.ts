@@ -97,11 +97,11 @@ export const listApiTokensRoute = defineRoute(
  * `/v1/auth/sessions`); the spec's token group does not place them.
  */
 export const listMyApiTokensRoute = defineRoute(
-  { service: "tenancy", access: "authenticated" },
+  { service: "tenancy", access: "authenticated", tokenScope: "api-tokens:manage" },
   {
     operationId: "listMyApiTokens",
     description:
-      "The caller's own personal API tokens: those bound to no organization (the installation owner token, the tokens `agentplane auth login` mints), revoked and expired ones included. A token lists only its user's tokens that rank at most its own role; a token bound to an organization lists none (403). Never returns secrets.",
+      "The caller's own personal API tokens: those bound to no organization (the installation owner token, the tokens `agentplane auth login` mints), revoked and expired ones included. A token lists only its user's tokens that rank at most its own role; a token bound to an organization lists none (403). A token restricted by `scopes` lists only when they include `api-tokens:manage`. Never returns secrets.",
     method: "get",
     path: "/v1/auth/api-tokens",
     tags,

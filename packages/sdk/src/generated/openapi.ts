@@ -617,7 +617,7 @@ export interface paths {
         };
         /**
          * The caller's personal API tokens (bound to no organization); no secrets
-         * @description The caller's own personal API tokens: those bound to no organization (the installation owner token, the tokens `agentplane auth login` mints), revoked and expired ones included. A token lists only its user's tokens that rank at most its own role; a token bound to an organization lists none (403). Never returns secrets.
+         * @description The caller's own personal API tokens: those bound to no organization (the installation owner token, the tokens `agentplane auth login` mints), revoked and expired ones included. A token lists only its user's tokens that rank at most its own role; a token bound to an organization lists none (403). A token restricted by `scopes` lists only when they include `api-tokens:manage`. Never returns secrets.
          */
         get: operations["listMyApiTokens"];
         put?: never;

@@ -4,7 +4,7 @@ import { authorize, type Caller, type Requester, requesterOf, type ServiceContex
 import { actorOf } from "../../authz/local-authorizer.ts";
 import type { TenancyContext } from "../../context.ts";
 import { getApiTokenRow, memberRole } from "../../services/api-tokens.ts";
-import { personalActor, personalTokenVisible } from "../../services/personal-tokens.ts";
+import { personalActor, personalTokenVisible, requireTokensScope } from "../../services/personal-tokens.ts";
 import { toApiToken } from "../../services/serialize.ts";
 
 /**
@@ -37,6 +37,7 @@ export async function visibleToken(
     const personal = personalActor(requester);
     if (!personal || row.user_id !== personal.userId) throw notFound;
     if (!(await personalTokenVisible(ctx.db, personal, row.role as OrgRole))) throw notFound;
+    requireTokensScope(requester);
     return { token, caller: requester };
   }
   const caller = await authorize(c, ctx.authorizer, "api-tokens:manage", {
