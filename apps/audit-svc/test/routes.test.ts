@@ -149,6 +149,36 @@ describe.skipIf(!pg.available)(`audit routes through the real tenancy service${p
     expect((await call("GET", `/v1/orgs/${orgId}/spending-limits/${limit.id}`, owner)).status).toBe(404);
   });
 
+  it("refuses a second limit of the same scope and period with a 409 naming the existing one", async () => {
+    const first = await call("POST", `/v1/orgs/${orgId}/spending-limits`, owner, { amountUsd: 100 });
+    expect(first.status).toBe(201);
+    const limit = (await first.json()) as { id: string };
+    const second = await call("POST", `/v1/orgs/${orgId}/spending-limits`, owner, { amountUsd: 50 });
+    expect(second.status).toBe(409);
+    expect(second.headers.get("content-type")).toContain("application/problem+json");
+    const problem = (await second.json()) as { type: string; detail: string; existingLimitId: string };
+    expect(problem.type).toMatch(/\/conflict$/);
+    expect(problem.existingLimitId).toBe(limit.id);
+    expect(problem.detail).toContain(limit.id);
+    // A daily limit is another scope-period pair; moving it onto the monthly one is refused alike.
+    const daily = (await (
+      await call("POST", `/v1/orgs/${orgId}/spending-limits`, owner, { amountUsd: 5, period: "daily" })
+    ).json()) as { id: string };
+    const moved = await call("PATCH", `/v1/orgs/${orgId}/spending-limits/${daily.id}`, owner, { period: "monthly" });
+    expect(moved.status).toBe(409);
+    expect(((await moved.json()) as { existingLimitId: string }).existingLimitId).toBe(limit.id);
+    const listed = (await (await call("GET", `/v1/orgs/${orgId}/spending-limits`, owner)).json()) as {
+      items: { id: string; amountUsd: number; period: string }[];
+    };
+    expect(listed.items.map((l) => [l.id, l.amountUsd, l.period])).toEqual([
+      [limit.id, 100, "monthly"],
+      [daily.id, 5, "daily"],
+    ]);
+    for (const id of [limit.id, daily.id]) {
+      expect((await call("DELETE", `/v1/orgs/${orgId}/spending-limits/${id}`, owner)).status).toBe(204);
+    }
+  });
+
   it("records a domain event for each spending-limit write, committed with it", async () => {
     const created = await call("POST", `/v1/orgs/${orgId}/spending-limits`, owner, { amountUsd: 5, period: "daily" });
     const limit = (await created.json()) as { id: string };

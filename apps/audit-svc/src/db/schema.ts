@@ -67,6 +67,17 @@ export interface SpendingLimitsTable {
   updated_at: Generated<Date>;
 }
 
+/**
+ * A limit removed when one limit per scope and period became the rule: the row as it was, and the
+ * limit kept in its place (the strictest of its group).
+ */
+export interface SpendingLimitDuplicatesTable extends Omit<SpendingLimitsTable, "created_at" | "updated_at"> {
+  kept_id: string;
+  created_at: Date;
+  updated_at: Date;
+  removed_at: Generated<Date>;
+}
+
 /** Spend of one limit in one period; the row lock on it serializes reservations against the limit. */
 export interface SpendCountersTable {
   limit_id: string;
@@ -114,6 +125,7 @@ export interface AuditDb {
   org_clocks: OrgClocksTable;
   usage_records: UsageRecordsTable;
   spending_limits: SpendingLimitsTable;
+  spending_limit_duplicates: SpendingLimitDuplicatesTable;
   spend_counters: SpendCountersTable;
   reservations: ReservationsTable;
   reservation_holds: ReservationHoldsTable;

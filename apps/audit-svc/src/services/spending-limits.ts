@@ -1,6 +1,7 @@
 import { newId, type SpendingLimit } from "@agentplane/contracts";
+import { isUniqueViolation } from "@agentplane/db";
 import { type DomainEventContext, recordDomainEvent, withDomainEvents } from "@agentplane/events";
-import { notFound } from "@agentplane/problem-details";
+import { notFound, ProblemError } from "@agentplane/problem-details";
 import type { Caller } from "@agentplane/service-kit";
 import { type Kysely, sql, type Transaction } from "kysely";
 import type { AuditDb, SpendingLimitsTable } from "../db/schema.ts";
@@ -47,24 +48,57 @@ function toLimit(r: Row): SpendingLimit {
   };
 }
 
+type Period = "monthly" | "daily";
+
+/** The limit that holds a scope (the organization, or one project) and period, if any. */
+function limitOfScope(db: Kysely<AuditDb>, orgId: string, projectId: string | null, period: Period) {
+  let q = db.selectFrom("spending_limits").select("id").where("org_id", "=", orgId).where("period", "=", period);
+  q = projectId ? q.where("project_id", "=", projectId) : q.where("project_id", "is", null);
+  return q.executeTakeFirst();
+}
+
+/**
+ * One limit per scope and period (the unique index `spending_limits_scope`): a second would leave
+ * it ambiguous which one applies. The answer names the one that holds it, to change instead.
+ */
+async function scopeTaken(
+  db: Kysely<AuditDb>,
+  orgId: string,
+  projectId: string | null,
+  period: Period,
+): Promise<ProblemError> {
+  const existing = await limitOfScope(db, orgId, projectId, period);
+  const scope = projectId ? `project ${projectId}` : "the organization";
+  return new ProblemError("conflict", {
+    detail: existing
+      ? `A ${period} spending limit for ${scope} exists already (${existing.id}); edit that one instead`
+      : `A ${period} spending limit for ${scope} exists already`,
+    ...(existing ? { extensions: { existingLimitId: existing.id } } : {}),
+  });
+}
+
 export async function createSpendingLimit(
   ctx: SpendingLimitsContext,
   caller: Caller,
-  input: { amountUsd: number; period: "monthly" | "daily"; projectId?: string | undefined; alertThresholds: number[] },
+  input: { amountUsd: number; period: Period; projectId?: string | undefined; alertThresholds: number[] },
 ): Promise<SpendingLimit> {
+  const projectId = input.projectId ?? null;
   const row = await withDomainEvents(ctx, async (trx) => {
+    // A concurrent create of the same scope waits on the index, then inserts nothing.
     const inserted = await trx
       .insertInto("spending_limits")
       .values({
         id: newId("spendingLimit"),
         org_id: caller.orgId,
-        project_id: input.projectId ?? null,
+        project_id: projectId,
         amount_micro_usd: toMicro(input.amountUsd),
         period: input.period,
         alert_thresholds: JSON.stringify([...input.alertThresholds].sort((a, b) => a - b)),
       })
+      .onConflict((oc) => oc.doNothing())
       .returningAll()
-      .executeTakeFirstOrThrow();
+      .executeTakeFirst();
+    if (!inserted) throw await scopeTaken(trx, caller.orgId, projectId, input.period);
     await recordLimitEvent(ctx, trx, caller, "spending_limit.created", inserted as Row, {
       amountUsd: input.amountUsd,
       period: input.period,
@@ -103,9 +137,25 @@ export async function updateSpendingLimit(
   }: {
     limitId: string;
     amountUsd?: number | undefined;
-    period?: "monthly" | "daily" | undefined;
+    period?: Period | undefined;
     alertThresholds?: number[] | undefined;
   },
+): Promise<SpendingLimit> {
+  try {
+    return await updateLimitRow(ctx, caller, limitId, input);
+  } catch (err) {
+    // A new period that another limit of the same scope holds already.
+    if (!isUniqueViolation(err) || !input.period) throw err;
+    const limit = await getSpendingLimit(ctx.db, caller.orgId, limitId);
+    throw await scopeTaken(ctx.db, caller.orgId, limit.projectId ?? null, input.period);
+  }
+}
+
+function updateLimitRow(
+  ctx: SpendingLimitsContext,
+  caller: Caller,
+  limitId: string,
+  input: { amountUsd?: number | undefined; period?: Period | undefined; alertThresholds?: number[] | undefined },
 ): Promise<SpendingLimit> {
   return withDomainEvents(ctx, async (trx) => {
     const row = await trx

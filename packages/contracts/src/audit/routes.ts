@@ -123,7 +123,7 @@ export const createSpendingLimitRoute = defineRoute(
   {
     operationId: "createSpendingLimit",
     description:
-      "Caps model spend per day or month for the organization or one project; alerts at the thresholds given. Once reached, `/llm/**` answers 429 `spending-limit-reached` until the period resets.",
+      "Caps model spend per day or month for the organization or one project; alerts at the thresholds given. Once reached, `/llm/**` answers 429 `spending-limit-reached` until the period resets. One limit per scope and period: a second answers 409 `conflict` with the existing limit's id in `existingLimitId` (change that one instead).",
     method: "post",
     path: "/v1/orgs/{orgId}/spending-limits",
     tags: ["Spending limits"],
@@ -182,7 +182,8 @@ export const updateSpendingLimitRoute = defineRoute(
   { service: "audit", access: "spending-limits:manage" },
   {
     operationId: "updateSpendingLimit",
-    description: "Changes a limit's amount, period or alert thresholds; takes effect for the next model call.",
+    description:
+      "Changes a limit's amount, period or alert thresholds; takes effect for the next model call. A period that another limit of the same scope holds answers 409 `conflict` naming it in `existingLimitId`.",
     method: "patch",
     path: "/v1/orgs/{orgId}/spending-limits/{limitId}",
     tags: ["Spending limits"],

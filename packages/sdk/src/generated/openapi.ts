@@ -1275,7 +1275,7 @@ export interface paths {
         put?: never;
         /**
          * Create a spending limit for the organization or one of its projects
-         * @description Caps model spend per day or month for the organization or one project; alerts at the thresholds given. Once reached, `/llm/**` answers 429 `spending-limit-reached` until the period resets.
+         * @description Caps model spend per day or month for the organization or one project; alerts at the thresholds given. Once reached, `/llm/**` answers 429 `spending-limit-reached` until the period resets. One limit per scope and period: a second answers 409 `conflict` with the existing limit's id in `existingLimitId` (change that one instead).
          */
         post: operations["createSpendingLimit"];
         delete?: never;
@@ -1327,7 +1327,7 @@ export interface paths {
         head?: never;
         /**
          * Change the amount, period or alert thresholds of a limit
-         * @description Changes a limit's amount, period or alert thresholds; takes effect for the next model call.
+         * @description Changes a limit's amount, period or alert thresholds; takes effect for the next model call. A period that another limit of the same scope holds answers 409 `conflict` naming it in `existingLimitId`.
          */
         patch: operations["updateSpendingLimit"];
         trace?: never;
