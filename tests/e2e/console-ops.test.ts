@@ -368,6 +368,16 @@ describe.skipIf(!chromium.available)(`console operations pages${chromium.reason}
     await dialog().getByRole("button", { name: "Create limit" }).click();
     const row = page.getByRole("row", { name: /Organization/ });
     await expect.poll(() => row.textContent()).toContain("$100.00");
+    // A second monthly limit for the organization is refused, naming the one to edit instead.
+    await page.getByRole("button", { name: "New spending limit" }).click();
+    await dialog().getByLabel("Amount (USD)").fill("30");
+    await dialog().getByRole("button", { name: "Create limit" }).click();
+    await expect
+      .poll(() => dialog().getByRole("alert").textContent())
+      .toMatch(/monthly spending limit for the organization exists already \(\w+\); edit that one instead/);
+    await check("spending-limit-duplicate");
+    await page.keyboard.press("Escape");
+    expect(await page.getByRole("row", { name: /Organization/ }).count()).toBe(1);
     // Used and remaining as the platform counts them for this period (the calls above included).
     const status = await platform.api<{ items: { spentUsd: number; remainingUsd: number; periodEnd: string }[] }>(
       "GET",
