@@ -253,6 +253,49 @@ describe("the agentplane Helm chart", () => {
     }
   });
 
+  it("admits only the gateway's Pods to the agent runtime's port, unless turned off", () => {
+    const list = objects("dev");
+    const labelsOf = (name: string) =>
+      (
+        podTemplate(named(list, "Deployment", name) as K8sObject) as unknown as {
+          metadata: { labels: Record<string, string> };
+        }
+      ).metadata.labels;
+    const matches = (selector: Record<string, string>, labels: Record<string, string>) =>
+      Object.entries(selector).every(([k, v]) => labels[k] === v);
+    const policy = named(list, "NetworkPolicy", "agentplane-runtime") as unknown as {
+      metadata: { namespace?: string };
+      spec: {
+        podSelector: { matchLabels: Record<string, string> };
+        policyTypes: string[];
+        ingress: { from: { podSelector: { matchLabels: Record<string, string> } }[]; ports: { port: number }[] }[];
+      };
+    };
+    expect(policy).toBeDefined();
+    expect(policy.spec.policyTypes).toEqual(["Ingress"]);
+    const deployments = ofKind(list, "Deployment").map((d) => d.metadata.name);
+    // It applies to the runtime's Pods and no other.
+    expect(deployments.filter((d) => matches(policy.spec.podSelector.matchLabels, labelsOf(d)))).toEqual([
+      "agentplane-runtime",
+    ]);
+    // One rule: from the gateway's Pods (and no other Deployment's), to the port the runtime listens on.
+    expect(policy.spec.ingress).toHaveLength(1);
+    const [rule] = policy.spec.ingress;
+    expect(rule?.from).toHaveLength(1);
+    const from = rule?.from[0]?.podSelector.matchLabels ?? {};
+    expect(deployments.filter((d) => matches(from, labelsOf(d)))).toEqual(["agentplane-gateway"]);
+    const runtime = podTemplate(named(list, "Deployment", "agentplane-runtime") as K8sObject).spec
+      .containers[0] as unknown as { ports: { containerPort: number }[] };
+    expect(rule?.ports).toEqual([{ protocol: "TCP", port: runtime.ports[0]?.containerPort }]);
+
+    const off = parseObjects(
+      renderChart(join(VALUES_DIR, "dev.yaml"), ["--set", "services.runtime.networkPolicy.enabled=false"]),
+    );
+    expect(named(off, "NetworkPolicy", "agentplane-runtime")).toBeUndefined();
+    // No runtime, no policy.
+    expect(named(objects("external"), "NetworkPolicy", "agentplane-runtime")).toBeUndefined();
+  });
+
   it("runs the cluster relay as an optional component with the settings the relay accepts", () => {
     expect(named(objects("external"), "Deployment", "agentplane-cluster-relay")).toBeUndefined();
     const relay = named(objects("dev"), "Deployment", "agentplane-cluster-relay") as K8sObject;
@@ -312,6 +355,11 @@ describe("the agentplane Helm chart", () => {
     ["an unknown sandbox driver", ["--set", "sandboxes.driver=docker"], "/sandboxes/driver"],
     // The image has no bubblewrap and the Pods may not make namespaces: sandboxes could not start.
     ["the local sandbox driver", ["--set", "sandboxes.driver=local"], "/sandboxes/driver"],
+    [
+      "an unknown runtime NetworkPolicy setting",
+      ["--set", "services.runtime.networkPolicy.allowAll=true"],
+      "/services/runtime/networkPolicy",
+    ],
     ["an HTTPRoute without a parent", ["--set", "httpRoute.enabled=true"], "/httpRoute/parentRefs"],
     ["a relay without its cluster", ["--set", "clusterRelay.enabled=true"], "/clusterRelay"],
   ])("refuses %s through values.schema.json", (_name, args, pointer) => {

@@ -81,12 +81,10 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
       key: AGENTPLANE_SECRET_KEY
 {{- end -}}
 
-{{/* Whether a service is rendered: enabled, and the egress proxy only for Pods as sandboxes. */}}
+{{/* Whether a service is rendered: when enabled (arguments: root, name, service values). */}}
 {{- define "agentplane.serviceRendered" -}}
-{{- $root := index . 0 -}}
-{{- $name := index . 1 -}}
 {{- $svc := index . 2 -}}
-{{- if and $svc.enabled (or (ne $name "egress") (eq $root.Values.sandboxes.driver "kubernetes")) -}}true{{- end -}}
+{{- if $svc.enabled -}}true{{- end -}}
 {{- end -}}
 
 {{/*
