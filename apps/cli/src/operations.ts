@@ -9,7 +9,7 @@ import { type Io, openSession, requireToken } from "./context.ts";
 import { CliError, exitWithRemoteCode } from "./exit-codes.ts";
 import { type OutputFlags, printResult } from "./output.ts";
 import { confirm, withSpinner } from "./prompt.ts";
-import { resolveOrg, resolveProject } from "./scope.ts";
+import { chosenProject, resolveOrg, resolveProject } from "./scope.ts";
 import type { Store } from "./store.ts";
 
 export interface CommandDeps {
@@ -39,6 +39,8 @@ const FLAG_NAMES: Record<string, Record<string, string>> = {
   "bindings create": { version: "policy-version" },
 };
 const DESTRUCTIVE = /^(delete|remove|revoke)/;
+/** Operations whose `projectId` query names the project acted in (not a filter): filled like --project. */
+const PROJECT_QUERY = new Set(["listInferenceProviders"]);
 
 export const kebab = (name: string) =>
   name
@@ -123,8 +125,12 @@ function coerce(spec: ParameterSpec | undefined, raw: string, flag: string): unk
   }
   if (type === "array" || type === "object") {
     try {
-      return JSON.parse(raw);
+      const parsed: unknown = JSON.parse(raw);
+      // `--command true` is the program `true`, not a JSON boolean.
+      return spec?.orString && typeof parsed !== "string" && !Array.isArray(parsed) ? raw : parsed;
     } catch {
+      // `--command 'ls -l /'`: a command line, run by `sh -c`, never split into an argv of one.
+      if (spec?.orString) return raw;
       if (type === "array") return raw.split(",").map((s) => item(spec, s.trim(), flag));
       throw new CliError(`${flag} takes JSON, e.g. '{"key":"value"}'`);
     }
@@ -205,7 +211,12 @@ export function addOperationCommand(
     if (queryFlags.has(q.name) || (list?.paginated && (q.name === "cursor" || q.name === "limit"))) continue;
     if (RESERVED.has(q.name) && !renamed[q.name]) continue;
     queryFlags.set(q.name, q);
-    const option = new Option(`${flagOf(q.name)} <value>`, q.description ?? q.name);
+    // `llm providers list --project-id`: filled like --project when left out, else the platform picks.
+    const projectDefault =
+      q.name === "projectId" && PROJECT_QUERY.has(primary.id)
+        ? " (default: AGENTPLANE_PROJECT or the saved default)"
+        : "";
+    const option = new Option(`${flagOf(q.name)} <value>`, `${q.description ?? q.name}${projectDefault}`);
     if (q.enum) option.choices(q.enum);
     cmd.addOption(option);
   }
@@ -219,7 +230,13 @@ export function addOperationCommand(
     for (const f of withBody.body.fields) {
       if ((RESERVED.has(f.name) && !renamed[f.name]) || queryFlags.has(f.name)) continue;
       bodyFields.set(f.name, f);
-      const hint = f.type === "array" || f.type === "object" ? "json" : f.type === "boolean" ? "true|false" : "value";
+      const hint = f.orString
+        ? "line|json"
+        : f.type === "array" || f.type === "object"
+          ? "json"
+          : f.type === "boolean"
+            ? "true|false"
+            : "value";
       const required = f.required ? (projectInBody(f) ? ` (default: ${PROJECT_DEFAULTS})` : " (required)") : "";
       const option = new Option(`${flagOf(f.name)} <${hint}>`, `${f.description ?? f.name}${required}`);
       if (f.enum) option.choices(f.enum);
@@ -270,6 +287,10 @@ export function addOperationCommand(
     for (const [name, spec] of queryFlags) {
       const raw = flagValue(opts, name);
       if (raw !== undefined) query[name] = coerce(spec, String(raw), flagOf(name));
+    }
+    if (PROJECT_QUERY.has(op.id) && query.projectId === undefined) {
+      const chosen = chosenProject(deps.io, deps.store, session, undefined);
+      if (chosen) query.projectId = chosen;
     }
     let body: Record<string, unknown> | undefined;
     if (op.body) {

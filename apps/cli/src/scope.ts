@@ -16,6 +16,11 @@ export async function resolveOrg(io: Io, store: Store, session: Session, flag: s
   );
 }
 
+/** The project named by the flag, AGENTPLANE_PROJECT or the saved default; none is looked up. */
+export function chosenProject(io: Io, store: Store, session: Session, flag: string | undefined): string | undefined {
+  return flag ?? io.env.AGENTPLANE_PROJECT ?? store.settings().defaults?.[hostKey(session.url)]?.project;
+}
+
 export async function resolveProject(
   io: Io,
   store: Store,
@@ -23,7 +28,7 @@ export async function resolveProject(
   flag: string | undefined,
   orgFlag: string | undefined,
 ): Promise<string> {
-  const chosen = flag ?? io.env.AGENTPLANE_PROJECT ?? store.settings().defaults?.[hostKey(session.url)]?.project;
+  const chosen = chosenProject(io, store, session, flag);
   if (chosen) return chosen;
   const orgId = await resolveOrg(io, store, session, orgFlag);
   const page = await session.sdk.request("listProjects", { path: { orgId }, query: { limit: 2 } });

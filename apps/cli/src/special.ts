@@ -12,7 +12,7 @@ import {
   readInput,
 } from "./operations.ts";
 import { type OutputFlags, printResult } from "./output.ts";
-import { resolveProject } from "./scope.ts";
+import { chosenProject, resolveProject } from "./scope.ts";
 
 /** Command paths built here rather than by the generic builder. */
 export const SPECIAL = new Set([
@@ -120,12 +120,16 @@ export function addSpecialCommands(
     .command("request")
     .description("Call a model provider through the inference proxy (the path after /v1/llm/)")
     .argument("<path>", "e.g. cloud-b/family-1/v1/messages")
-    .option("--project <id>", "bill and govern the call in this project");
+    .option(
+      "--project <id>",
+      "bill and govern the call in this project (default: AGENTPLANE_PROJECT, the saved default, else the token's)",
+    );
   addPassthrough(request, deps, async (args, opts) => {
     const rest = trimSlashes(args[0]);
-    if (opts.project === undefined) return `/v1/llm/${rest}`;
     const session = openSession(deps.io, deps.store, opts.url as string | undefined);
-    const projectId = await resolveProject(deps.io, deps.store, session, opts.project as string, undefined);
+    // Without one, the short form lets the platform pick: a project-restricted token's, or the only one.
+    const projectId = chosenProject(deps.io, deps.store, session, opts.project as string | undefined);
+    if (projectId === undefined) return `/v1/llm/${rest}`;
     return `/v1/projects/${encodeURIComponent(projectId)}/llm/${rest}`;
   });
 

@@ -43,6 +43,15 @@ export function buildOperationManifest(doc: Json): OperationSpec[] {
     const items = array?.items ? typeOf(array.items) : "string";
     return items === "string" ? {} : { items };
   };
+  /** `string | string[]` (a command): a value that is not JSON is sent as the string it is. */
+  const orStringOf = (schema: Json): { orString?: true } => {
+    const s = resolve(schema);
+    if (typeOf(s) !== "array" || !(s.anyOf || s.oneOf)) return {};
+    const plain = (s.anyOf ?? s.oneOf)
+      .map(resolve)
+      .some((x: Json) => x.type === "string" && !x.enum && x.const === undefined);
+    return plain ? { orString: true } : {};
+  };
   const propertiesOf = (schema: Json): Record<string, Json> => {
     const s = resolve(schema);
     const props: Record<string, Json> = { ...(s.properties ?? {}) };
@@ -68,6 +77,7 @@ export function buildOperationManifest(doc: Json): OperationSpec[] {
             ...(schema.enum ? { enum: schema.enum.map(String) } : {}),
             ...literalsOf(p.schema),
             ...itemsOf(p.schema),
+            ...orStringOf(p.schema),
             ...(describe(p.description) ? { description: describe(p.description) } : {}),
           };
         });
@@ -84,6 +94,7 @@ export function buildOperationManifest(doc: Json): OperationSpec[] {
                 ...(resolve(prop).enum ? { enum: resolve(prop).enum.map(String) } : {}),
                 ...literalsOf(prop),
                 ...itemsOf(prop),
+                ...orStringOf(prop),
                 ...(describe(resolve(prop).description ?? prop.description)
                   ? { description: describe(resolve(prop).description ?? prop.description) }
                   : {}),

@@ -30,5 +30,7 @@ export interface ParameterSpec {
   literals?: string[];
   /** An array's item type when it is not string. */
   items?: ParameterSpec["type"];
+  /** An array that may be a plain string instead (a command line beside an argv list). */
+  orString?: true;
   description?: string;
 }

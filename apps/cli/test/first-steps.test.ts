@@ -1,0 +1,64 @@
+import { createAgentplaneClient } from "@agentplane/sdk";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { requireBwrap } from "../../platform/test/sandbox-harness.ts";
+import { runInProcess, startTestPlatform, type TestPlatform, tempConfigDir } from "./harness.ts";
+
+const bwrap = requireBwrap();
+
+describe("a new user's first commands: a command line in a sandbox, models in the default project", () => {
+  let p: TestPlatform;
+  const config = tempConfigDir();
+  let env: Record<string, string>;
+  let projectId = "";
+
+  beforeAll(async () => {
+    p = await startTestPlatform();
+    const sdk = createAgentplaneClient({ baseUrl: p.url, token: p.ownerToken });
+    const orgId = (await sdk.request("createOrganization", { body: { name: "Acme" } })).id;
+    projectId = (await sdk.request("createProject", { path: { orgId }, body: { name: "first" } })).id;
+    // A second project: the caller's only one can no longer be guessed.
+    await sdk.request("createProject", { path: { orgId }, body: { name: "second" } });
+    env = { AGENTPLANE_CONFIG_DIR: config.dir, AGENTPLANE_URL: p.url, AGENTPLANE_TOKEN: p.ownerToken };
+    expect((await runInProcess(["config", "set", "org", orgId], env)).code).toBe(0);
+    expect((await runInProcess(["config", "set", "project", projectId], env)).code).toBe(0);
+  }, 120_000);
+  afterAll(async () => {
+    await p?.close();
+    config.remove();
+  });
+
+  it.skipIf(!bwrap.available)(
+    `runs --command 'ls /' as a command line, not a program named so${bwrap.reason}`,
+    async () => {
+      const sdk = createAgentplaneClient({ baseUrl: p.url, token: p.ownerToken });
+      const box = await sdk.request("createSandbox", { path: { projectId }, body: { name: "first", start: true } });
+      const run = (command: string) =>
+        runInProcess(
+          ["sandboxes", "run", "--sandbox-id", box.id, "--command", command, "--json", "exitCode,stdout"],
+          env,
+        );
+      const line = await run("echo one two | wc -w");
+      expect(line.stderr).toBe("");
+      expect(JSON.parse(line.stdout)).toEqual({ exitCode: 0, stdout: "2\n" });
+      // A program whose name is JSON (`true`, a number) is still a command line; JSON arrays stay argv.
+      expect(JSON.parse((await run("true")).stdout)).toEqual({ exitCode: 0, stdout: "" });
+      expect(JSON.parse((await run('["echo","a b"]')).stdout)).toEqual({ exitCode: 0, stdout: "a b\n" });
+      const help = await runInProcess(["sandboxes", "run", "--help"], env);
+      expect(help.stdout).toMatch(/--command <line\|json>/);
+    },
+  );
+
+  it("sends llm request and llm providers list to the saved default project", async () => {
+    // No provider credential here: the proxy's own 503 names the provider, so the project was chosen.
+    const called = await runInProcess(["llm", "request", "cloud-b/family-1/anthropic/v1/messages", "-f", "a=1"], env);
+    expect(called.stderr).not.toContain("several projects");
+    expect(called.stderr).toContain("No credential for cloud-b");
+    const providers = await runInProcess(["llm", "providers", "list", "--json"], env);
+    expect(providers.stderr).toBe("");
+    expect(providers.code).toBe(0);
+    // AGENTPLANE_PROJECT beats the saved default, as for --project everywhere.
+    const other = await runInProcess(["llm", "providers", "list"], { ...env, AGENTPLANE_PROJECT: "prj_unknown" });
+    expect(other.stderr).toContain("Project prj_unknown was not found");
+    expect(other.code).toBe(3);
+  });
+});
