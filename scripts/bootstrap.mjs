@@ -147,9 +147,10 @@ function main() {
   const [cmd, args] = spec;
   const bin = cmd === "node" ? node.bin : cmd === "pnpm" ? node.bin : cmd;
   const fullArgs = cmd === "pnpm" ? [pnpmCli, ...args, ...rest] : [...args, ...rest];
-  say(
-    `running ${job}${rest.length ? ` ${rest.join(" ")}` : ""} on Node ${node.bin === process.execPath ? process.versions.node : NODE_VERSION}`,
-  );
+  // The job and its script only: the arguments after it may carry secrets (`npm run cli --
+  // credentials create --secret …`) or whole documents, and stderr often ends up in a CI log.
+  const script = rest[0] && !rest[0].startsWith("-") && /[./]/.test(rest[0]) ? ` ${rest[0]}` : "";
+  say(`running ${job}${script} on Node ${node.bin === process.execPath ? process.versions.node : NODE_VERSION}`);
   // Not spawnSync: a blocked launcher cannot pass on a signal, and a SIGTERM (a service manager,
   // `kill`) would end it alone, leaving the job running. Ctrl-C reaches both from the terminal,
   // so the launcher only waits for the job to end.

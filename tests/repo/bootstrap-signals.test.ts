@@ -1,5 +1,5 @@
 import { spawn } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -46,5 +46,22 @@ describe("scripts/bootstrap.mjs (what npm start runs)", () => {
     expect(existsSync(marker) && readFileSync(marker, "utf8")).toBe("SIGTERM");
     // The job's own exit code is the launcher's.
     expect(code).toBe(0);
+  }, 60_000);
+
+  it("names the job and its script, never the arguments after it (a secret, a whole document)", async () => {
+    const script = join(dir, "job.mjs");
+    writeFileSync(script, "process.exit(Number(process.argv[3]));\n");
+    const launcher = spawn(process.execPath, [BOOTSTRAP, "node", script, "--secret", "7", "sk-do-not-print"], {
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let err = "";
+    launcher.stderr.on("data", (c: Buffer) => {
+      err += c;
+    });
+    const code = await new Promise<number | null>((resolve) => launcher.on("exit", (c) => resolve(c)));
+    expect(code).toBe(7);
+    expect(err).toContain(`[agentplane] running node ${script} on Node `);
+    expect(err).not.toContain("sk-do-not-print");
+    expect(err).not.toContain("--secret");
   }, 60_000);
 });
