@@ -48,6 +48,22 @@ describe("a new user's first commands: a command line in a sandbox, models in th
     },
   );
 
+  it("says how to start a created sandbox before a command can run in it", async () => {
+    const sdk = createAgentplaneClient({ baseUrl: p.url, token: p.ownerToken });
+    const box = await sdk.request("createSandbox", { path: { projectId }, body: { name: "not started" } });
+    const ran = await runInProcess(["sandboxes", "run", "--sandbox-id", box.id, "--command", "true"], env);
+    expect(ran.code).toBe(1);
+    expect(ran.stderr).toContain(
+      `is pending, not running: start it first (POST /v1/projects/${projectId}/sandboxes/${box.id}/start)`,
+    );
+  });
+
+  it("says that connectors tools call --name is the tool's name", async () => {
+    const help = await runInProcess(["connectors", "tools", "call", "--help"], env);
+    expect(help.stdout).toMatch(/--name <value> +The tool's name/);
+    expect(help.stdout).not.toContain("The name people see");
+  });
+
   it("sends llm request and llm providers list to the saved default project", async () => {
     // No provider credential here: the proxy's own 503 names the provider, so the project was chosen.
     const called = await runInProcess(["llm", "request", "cloud-b/family-1/anthropic/v1/messages", "-f", "a=1"], env);

@@ -6,9 +6,20 @@ import { type SandboxRow, toArgv } from "./mapping.ts";
 import { enforce, execContext } from "./policy.ts";
 import { touchActivity } from "./sandboxes.ts";
 
+/** What to do about a sandbox that cannot run commands now (a created sandbox is not started). */
+function nextStep(row: SandboxRow): string {
+  const start = `POST /v1/projects/${row.project_id}/sandboxes/${row.id}/start`;
+  if (row.state === "pending" || row.state === "stopped") return `: start it first (${start})`;
+  if (row.state === "failed") return `: its lastError says why; start it again (${start})`;
+  if (row.state === "starting") return " yet: try again in a moment";
+  return "";
+}
+
 export function requireRunning(row: SandboxRow): void {
   if (row.state !== "running") {
-    throw new ProblemError("invalid-transition", { detail: `Sandbox ${row.id} is ${row.state}, not running` });
+    throw new ProblemError("invalid-transition", {
+      detail: `Sandbox ${row.id} is ${row.state}, not running${nextStep(row)}`,
+    });
   }
 }
 

@@ -257,7 +257,7 @@ export const PromoteResult = z
 
 export const CallToolBody = z
   .strictObject({
-    name: z.string().min(1).max(128),
+    name: z.string().min(1).max(128).describe("The tool's name, as the connector's tool list shows it"),
     arguments: z.record(z.string(), z.unknown()).default({}),
   })
   .openapi("CallTool");

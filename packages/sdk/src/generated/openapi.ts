@@ -4868,7 +4868,7 @@ export interface components {
             isError?: boolean;
         };
         CallTool: {
-            /** @description The name people see */
+            /** @description The tool's name, as the connector's tool list shows it */
             name: string;
             /**
              * @description The tool's arguments
