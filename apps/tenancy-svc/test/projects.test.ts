@@ -2,7 +2,7 @@ import { databaseTargets } from "@agentplane/db/testing";
 import { createLocalJWKSet, type JSONWebKeySet, jwtVerify } from "jose";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { signClusterJwt } from "./fixtures/cluster-jwt.ts";
-import { json, startActivated, stopTenancies } from "./fixtures/harness.ts";
+import { addMember, json, startActivated, stopTenancies } from "./fixtures/harness.ts";
 
 const targets = await databaseTargets();
 
@@ -39,6 +39,31 @@ describe.each(targets)("projects and keys on $name", (target) => {
       );
       expect((await h.call("DELETE", `/v1/projects/${project.id}`, { as: h.owner })).status).toBe(204);
       expect((await h.call("GET", `/v1/projects/${project.id}`, { as: h.owner })).status).toBe(404);
+    });
+
+    it("lists each project with the caller's role on it, as getProject does", async () => {
+      const project = await json<{ id: string }>(
+        await h.call("POST", `/v1/orgs/${h.orgId}/projects`, { as: h.owner, body: { name: "roles" } }),
+      );
+      const roleIn = async (as: typeof h.owner) => {
+        const list = await json<{ items: { id: string; role?: string }[] }>(
+          await h.call("GET", `/v1/orgs/${h.orgId}/projects?limit=100`, { as }),
+        );
+        return list.items.find((p) => p.id === project.id)?.role;
+      };
+      expect(await roleIn(h.owner)).toBe("admin");
+      const member = await addMember(h, h.owner, h.orgId, "lister@example.test", "member");
+      expect(await roleIn(member)).toBe("viewer");
+      const team = await json<{ id: string }>(
+        await h.call("POST", `/v1/orgs/${h.orgId}/teams`, { as: h.owner, body: { name: "listers" } }),
+      );
+      expect((await h.call("PUT", `/v1/teams/${team.id}/members/${member.id}`, { as: h.owner })).status).toBe(200);
+      const granted = await h.call("PUT", `/v1/teams/${team.id}/projects/${project.id}`, {
+        as: h.owner,
+        body: { role: "developer" },
+      });
+      expect(granted.status).toBe(200);
+      expect(await roleIn(member)).toBe("developer");
     });
 
     it("publishes the key, keeps the previous one through the grace period, then drops it", async () => {

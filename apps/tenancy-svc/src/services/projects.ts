@@ -84,8 +84,13 @@ export async function listProjects(
   if (principal.type === "api_token" && principal.projectId) q = q.where("id", "=", principal.projectId);
   if (query.cursor) q = q.where("id", ">", query.cursor);
   const result = page(await q.execute(), query.limit);
+  // The caller's role on each, as getProject answers it: the console's "Your role" column and what
+  // it lets the caller do there (one indexed query per project of the page).
+  const items = await Promise.all(
+    result.items.map(async (r) => toProject(r, (await ctx.authorizer.projectAccess(principal, r.id))?.projectRole)),
+  );
   return {
-    items: result.items.map((r) => toProject(r)),
+    items,
     ...(result.nextCursor ? { nextCursor: result.nextCursor } : {}),
   };
 }
