@@ -83,6 +83,33 @@ describe.skipIf(!pg.available)(`AWS connections through the platform${pg.reason}
     expect(JSON.stringify(bad.body)).toContain("defaultRegion");
   });
 
+  it("takes only an AWS credential of its own project: another organization's, or another kind, is a 400", async () => {
+    const theirs = await h.call<{ id: string }>("POST", `/v1/projects/${h.otherProjectId}/credentials`, {
+      token: h.otherToken,
+      body: { name: "their-keys", kind: "aws-keys", ...UPSTREAM_KEY },
+    });
+    expect(theirs.status).toBe(201);
+    const bearer = await createProjectCredential(h, { name: "not-aws", kind: "http-bearer", token: "t0ken-value" });
+    for (const credentialId of [theirs.body.id, bearer, "cred_nonexistent"]) {
+      const created = await h.call<{ errors?: { pointer: string }[] }>(
+        "POST",
+        `/v1/projects/${h.projectId}/aws-connections`,
+        { token: h.adminToken, body: { name: `borrowed ${credentialId}`, credentialId, defaultRegion: "eu-west-1" } },
+      );
+      expect(created.status, credentialId).toBe(400);
+      expect(created.body.errors?.[0]?.pointer).toBe("/body/credentialId");
+      const patched = await h.call("PATCH", `/v1/aws-connections/${connectionId}`, {
+        token: h.adminToken,
+        body: { credentialId },
+      });
+      expect(patched.status, credentialId).toBe(400);
+    }
+    const listed = await h.call<{ items: { name: string }[] }>("GET", `/v1/projects/${h.projectId}/aws-connections`, {
+      token: h.adminToken,
+    });
+    expect(listed.body.items.map((i) => i.name)).toEqual(["prod account"]);
+  });
+
   it("unchanged SDKs: access key agentplane, the Agentplane token as session token; re-signed upstream", async () => {
     const endpoint = `${h.url}/v1/aws-connections/${connectionId}/aws`;
     const credentials = { accessKeyId: "agentplane", secretAccessKey: "unused", sessionToken: h.memberToken };

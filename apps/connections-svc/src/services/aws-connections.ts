@@ -6,6 +6,7 @@ import { FetchRefusedError } from "@agentplane/service-kit/outbound";
 import type { Selectable } from "kysely";
 import type { ConnectionsContext } from "../context.ts";
 import type { AwsConnectionsTable } from "../db/schema/aws.ts";
+import { projectHasCredential } from "./governance.ts";
 import { prefixedId } from "./ids.ts";
 import { jsonb } from "./jsonb.ts";
 import { perContext, RowCache } from "./row-cache.ts";
@@ -78,6 +79,15 @@ function checkEndpoints(ctx: ConnectionsContext, endpoints: Record<string, strin
   }
 }
 
+/** A connection signs with its own project's AWS credential only; anything else is a 400. */
+async function checkCredential(ctx: ConnectionsContext, projectId: string, credentialId: string): Promise<void> {
+  if (await projectHasCredential(ctx, projectId, credentialId, ["aws-keys", "aws-role"])) return;
+  throw new ProblemError("bad-request", {
+    detail: `Credential ${credentialId} is not an aws-keys or aws-role credential of this project`,
+    errors: [{ pointer: "/body/credentialId", message: "no AWS credential with this id in this project" }],
+  });
+}
+
 type Input = {
   name?: string | undefined;
   description?: string | undefined;
@@ -93,6 +103,7 @@ export async function createAwsConnection(
   input: Input & { name: string; credentialId: string; defaultRegion: string },
 ): Promise<AwsConnection> {
   checkEndpoints(ctx, input.endpoints);
+  await checkCredential(ctx, caller.projectId, input.credentialId);
   const row = await withDomainEvents(ctx, async (trx) => {
     const inserted = await trx
       .insertInto("aws_connections")
@@ -147,6 +158,7 @@ export async function updateAwsConnection(
   { connection, ...input }: { connection: AwsConnectionRow } & Input,
 ): Promise<AwsConnection> {
   checkEndpoints(ctx, input.endpoints);
+  if (input.credentialId !== undefined) await checkCredential(ctx, connection.project_id, input.credentialId);
   const row = await withDomainEvents(ctx, async (trx) => {
     const updated = await trx
       .updateTable("aws_connections")

@@ -1,6 +1,8 @@
 import {
+  type CredentialKind,
   type DecisionRequest,
   type DecisionResponse,
+  internalFindCredentialsRoute,
   internalResolveCredentialRoute,
   type Principal,
   ResolveCredentialResponse,
@@ -74,6 +76,24 @@ export async function resolveCredential(
     body: { credentialId, projectId },
   });
   return ResolveCredentialResponse.parse(body);
+}
+
+/**
+ * Whether `credentialId` is a credential of `projectId` of one of `kinds` (metadata only: nothing
+ * is decrypted, no role is assumed). True when no governance is deployed: there is nothing to ask.
+ */
+export async function projectHasCredential(
+  ctx: ConnectionsContext,
+  projectId: string,
+  credentialId: string,
+  kinds: CredentialKind[],
+): Promise<boolean> {
+  if (!ctx.governance) return true;
+  const found = await callInternal(ctx.governance, internalFindCredentialsRoute, {
+    principal: CALLER,
+    body: { projectId, kinds, ids: [credentialId] },
+  });
+  return found.items.some((item) => item.id === credentialId);
 }
 
 export type { Principal };

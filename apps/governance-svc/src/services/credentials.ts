@@ -265,14 +265,13 @@ export async function findCredentials(
   ctx: GovernanceContext,
   request: FindCredentialsRequest,
 ): Promise<FindCredentialsResponse> {
-  const rows = await ctx.db
+  let query = ctx.db
     .selectFrom("credentials")
     .select(["id", "kind", "name", "secret_version", "updated_at"])
     .where("project_id", "=", request.projectId)
-    .where("kind", "in", request.kinds)
-    .orderBy("created_at")
-    .orderBy("id")
-    .execute();
+    .where("kind", "in", request.kinds);
+  if (request.ids) query = query.where("id", "in", request.ids);
+  const rows = await query.orderBy("created_at").orderBy("id").execute();
   const items: FindCredentialsResponse["items"] = [];
   const seen = new Set<string>();
   for (const row of rows) {

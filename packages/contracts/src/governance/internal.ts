@@ -163,6 +163,8 @@ export const FindCredentialsRequest = z.object({
   projectId: z.string().min(1).max(64),
   /** The kinds wanted, e.g. the inference proxy's `cloud-a-bearer`, `cloud-a-keys`, `cloud-b-key`. */
   kinds: z.array(z.enum(CREDENTIAL_KINDS)).min(1).max(CREDENTIAL_KINDS.length),
+  /** Only these credentials (how a service checks that an id it was given is the project's). */
+  ids: z.array(z.string().min(1).max(64)).min(1).max(100).optional(),
 });
 export type FindCredentialsRequest = z.infer<typeof FindCredentialsRequest>;
 
