@@ -197,6 +197,45 @@ describe.skipIf(!pg.available)(`connector routes${pg.reason}`, () => {
     expect(((await ambiguous.json()) as { errors: Array<{ pointer: string }> }).errors[0]?.pointer).toBe("/body/name");
   });
 
+  it("refuses a base URL no tool call could reach: given, from servers[0] or patched, it is a 400", async () => {
+    const count = async () =>
+      (await body<{ items: Json[] }>(await w.call("GET", `/v1/projects/${w.projectId}/mcp-servers`, w.owner))).items
+        .length;
+    const before = await count();
+    const spec = (servers?: Array<{ url: string }>) => ({
+      openapi: "3.0.3",
+      info: { title: "internal", version: "1" },
+      ...(servers ? { servers } : {}),
+      paths: { "/a": { get: { operationId: "getA", responses: { "200": { description: "ok" } } } } },
+    });
+    const refusals: Array<[Json, string]> = [
+      [{ spec: spec(), baseUrl: "http://169.254.169.254/latest" }, "/body/baseUrl"],
+      [{ spec: spec(), baseUrl: "http://[::ffff:127.0.0.2]:8080/" }, "/body/baseUrl"],
+      [{ spec: spec([{ url: "http://2130706434/" }]) }, "/body/spec"],
+      [{ spec: spec([{ url: "http://[::]/" }]) }, "/body/spec"],
+    ];
+    for (const [input, pointer] of refusals) {
+      const created = await w.call("POST", `/v1/projects/${w.projectId}/mcp-servers/http`, w.owner, {
+        name: `internal-${refusals.findIndex(([i]) => i === input)}`,
+        ...input,
+      });
+      expect(created.status, JSON.stringify(input)).toBe(400);
+      expect((await body<{ errors: Array<{ pointer: string }> }>(created)).errors[0]?.pointer).toBe(pointer);
+      const previewed = await w.call(
+        "POST",
+        `/v1/projects/${w.projectId}/mcp-servers/discover/preview`,
+        w.owner,
+        input,
+      );
+      expect(previewed.status, JSON.stringify(input)).toBe(400);
+    }
+    expect(await count()).toBe(before);
+    const patched = await w.call("PATCH", `/v1/mcp-servers/${http.id}`, w.owner, { baseUrl: "http://0.0.0.0:9/" });
+    expect(patched.status).toBe(400);
+    const connector = await body<{ baseUrl: string }>(await w.call("GET", `/v1/mcp-servers/${http.id}`, w.owner));
+    expect(connector.baseUrl).toBe(api.url);
+  });
+
   it("connects a remote MCP server built with the SDK and calls its tools through REST", async () => {
     const res = await w.call("POST", `/v1/projects/${w.projectId}/mcp-servers`, w.owner, {
       name: "upstream",

@@ -107,7 +107,7 @@ const SEEDS: {
     service: "connections",
     params: ["serverId", "connectorId"],
     path: "/v1/projects/{projectId}/mcp-servers/http",
-    body: () => ({ name: "walk", spec: WALK_SPEC, baseUrl: "http://127.0.0.1:9" }),
+    body: () => ({ name: "walk", spec: WALK_SPEC, baseUrl: "https://walk.example.test" }),
   },
 ];
 

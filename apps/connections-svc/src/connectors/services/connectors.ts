@@ -5,7 +5,7 @@ import { badRequest, conflict, notFound, ProblemError } from "@agentplane/proble
 import type { Caller } from "@agentplane/service-kit";
 import type { ConnectionsContext } from "../../context.ts";
 import type { OperationFilter } from "../openapi/filter.ts";
-import { type Discovered, type DiscoverySource, discoverSource } from "./discovery.ts";
+import { checkBaseUrl, type Discovered, type DiscoverySource, discoverSource } from "./discovery.ts";
 import { prefixedConnectorId } from "./ids.ts";
 import { credentialHeaders } from "./platform.ts";
 import type { ConnectorRuntime } from "./runtime.ts";
@@ -181,6 +181,7 @@ export async function updateConnector(
       { pointer: "/body/baseUrl", message: "not for kind mcp" },
     ]);
   }
+  if (input.baseUrl) checkBaseUrl(runtime, input.baseUrl, "/body/baseUrl");
   try {
     const updated = await withDomainEvents(ctx, async (trx) => {
       const next = await trx

@@ -60,6 +60,7 @@ export async function discoverSource(runtime: ConnectorRuntime, source: Discover
       exclude: source.exclude,
     });
     const baseUrl = source.baseUrl ?? defaultBaseUrl(loaded.document, source.specUrl);
+    if (baseUrl) checkBaseUrl(runtime, baseUrl, source.baseUrl ? "/body/baseUrl" : pointer);
     return {
       tools,
       warnings,
@@ -70,5 +71,20 @@ export async function discoverSource(runtime: ConnectorRuntime, source: Discover
     if (error instanceof FetchRefusedError)
       throw error.toProblem(source.kind === "mcp" ? "The MCP server" : "The description");
     throw error;
+  }
+}
+
+/**
+ * A base URL the address policy can never let a tool call reach (loopback, private, metadata
+ * literals) is refused when it is given, as AWS endpoint overrides are, not at each call.
+ */
+export function checkBaseUrl(runtime: ConnectorRuntime, baseUrl: string, pointer: string): void {
+  try {
+    runtime.fetcher.checkUrl(baseUrl);
+  } catch (error) {
+    if (!(error instanceof FetchRefusedError)) throw error;
+    throw badRequest(`The base URL must be reachable under the outbound address policy: ${error.message}`, [
+      { pointer, message: error.message },
+    ]);
   }
 }
