@@ -145,6 +145,23 @@ describe("model failures", () => {
     expect(events.map((e) => e.event)).toEqual(["error"]);
   });
 
+  it("says in words why a model call failed: the gateway's problem detail, the provider's message", async () => {
+    const detail = "No credential for cloud-a: set CLOUD_A_BEARER_TOKEN in the control plane's environment and restart";
+    fake.respond = () => ({
+      content: [],
+      status: 400,
+      errorBody: { type: "https://agentplane.dev/problems/bad-request", title: "Bad Request", status: 400, detail },
+    });
+    const [problem] = await postStreamed("hi");
+    expect(problem?.event).toBe("error");
+    expect(JSON.parse(problem!.data).detail).toBe(`The turn failed: the model call answered 400: ${detail}`);
+    fake.respond = () => ({ content: [], status: 400 });
+    const plain = await rt.request("POST", `/agents/threads/${mainThread}/messages?stream=false`, { text: "hi" });
+    expect(((await plain.json()) as { detail: string }).detail).toBe(
+      "The turn failed: the model call answered 400: fake failure",
+    );
+  });
+
   it("rejects an empty message with a 400 problem", async () => {
     const res = await rt.request("POST", `/agents/threads/${mainThread}/messages`, { text: "" });
     expect(res.status).toBe(400);

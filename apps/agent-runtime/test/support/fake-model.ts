@@ -11,6 +11,8 @@ export interface Reply {
   stopReason?: "end_turn" | "tool_use";
   /** Answer with this HTTP status and an error body instead. */
   status?: number;
+  /** That error body (default: a provider's `{"type":"error","error":{…}}`). */
+  errorBody?: Record<string, unknown>;
   delayMs?: number;
   /** Pause after each streamed text delta, so a client can be seen showing a half-written answer. */
   chunkDelayMs?: number;
@@ -196,7 +198,9 @@ export async function startFakeModel(): Promise<FakeModel> {
     if (reply.delayMs) await sleep(reply.delayMs);
     if (reply.status && reply.status >= 400) {
       res.writeHead(reply.status, { "content-type": "application/json" });
-      res.end(JSON.stringify({ type: "error", error: { type: "api_error", message: "fake failure" } }));
+      res.end(
+        JSON.stringify(reply.errorBody ?? { type: "error", error: { type: "api_error", message: "fake failure" } }),
+      );
       return;
     }
     const bedrock = /^(.*)\/model\/([^/]+)\/(invoke|invoke-with-response-stream)$/.exec(path.split("?")[0] ?? "");

@@ -6,10 +6,27 @@ import { runAgentTurn } from "../../services/agent-turns.ts";
 import { getWebThread, toChatMessage } from "../../services/threads.ts";
 import type { RuntimeApp } from "../types.ts";
 
+/**
+ * The provider SDKs put the answer's JSON body in the message (`503 {"type":…,"detail":…}`): the
+ * words a person needs are its problem `detail` (the gateway's, e.g. which credential to set) or
+ * the provider's `error.message`, not the raw JSON cut off at some length.
+ */
+function readableCause(message: string): string {
+  const match = /^(\d{3}) (\{[\s\S]*\})$/.exec(message.trim());
+  if (!match) return message;
+  try {
+    const body = JSON.parse(match[2]!) as { detail?: unknown; title?: unknown; error?: { message?: unknown } };
+    const words = [body.detail, body.error?.message, body.title].find((w) => typeof w === "string" && w.length > 0);
+    return typeof words === "string" ? `the model call answered ${match[1]}: ${words}` : message;
+  } catch {
+    return message;
+  }
+}
+
 function modelFailure(err: unknown): ProblemError {
   if (err instanceof ProblemError) return err;
-  const detail = err instanceof Error ? err.message : String(err);
-  return new ProblemError("bad-gateway", { detail: `The turn failed: ${detail.slice(0, 300)}` });
+  const detail = readableCause(err instanceof Error ? err.message : String(err));
+  return new ProblemError("bad-gateway", { detail: `The turn failed: ${detail.slice(0, 600)}` });
 }
 
 export function registerPostThreadMessage(app: RuntimeApp, deps: RuntimeDeps): void {
