@@ -34,6 +34,9 @@ export function renderDocs(): Record<string, string> {
   const index = [
     `${HEADER}# agentplane command reference\n`,
     "Generated from the command tree; `agentplane <command> --help` prints the same text.\n",
+    "Running it: `npm run -s cli -- <command>` from a checkout (on any Node: it provisions Node 24), or\n" +
+      "`agentplane` after `cd apps/cli && npm link` (Node 24 on the PATH); logging in and output:\n" +
+      "[apps/cli/README.md](../../apps/cli/README.md).\n",
     `\`\`\`text\n${program.helpInformation().trimEnd()}\n\`\`\`\n`,
     "## Commands\n",
     ...visible(program).map((c) => `- [\`agentplane ${c.name()}\`](${c.name()}.md): ${c.description()}`),
