@@ -3,16 +3,14 @@ import { dirname, join } from "node:path";
 import { databaseTargets } from "@agentplane/db/testing";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { execInSandbox } from "../src/services/exec.ts";
+import { listRevisions, rollbackSandbox, updateSandbox } from "../src/services/revisions.ts";
 import {
   createSandbox,
   deleteSandbox,
   getSandboxRow,
-  listRevisions,
   listSandboxes,
-  rollbackSandbox,
   startSandbox,
   stopSandbox,
-  updateSandbox,
 } from "../src/services/sandboxes.ts";
 import { createSandboxToken, resolveSandboxToken, revokeSandboxToken } from "../src/services/tokens.ts";
 import { requireBwrap } from "./helpers.ts";

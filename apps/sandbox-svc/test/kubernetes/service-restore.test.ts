@@ -6,14 +6,13 @@ import type { Caller } from "@agentplane/service-kit";
 import type { FakeKubeApiServer } from "@agentplane/testkit/kube";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { execInSandbox } from "../../src/services/exec.ts";
+import { rollbackSandbox, updateSandbox } from "../../src/services/revisions.ts";
 import {
   createSandbox,
   deleteSandbox,
   getSandboxRow,
-  rollbackSandbox,
   startSandbox,
   stopSandbox,
-  updateSandbox,
 } from "../../src/services/sandboxes.ts";
 import { archivesOf } from "../../src/services/workspace-archives.ts";
 import { NS, startFakeKube } from "./fixture.ts";

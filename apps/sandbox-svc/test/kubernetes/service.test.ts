@@ -9,15 +9,13 @@ import { createSandboxService } from "../../src/app.ts";
 import { configFromEnv } from "../../src/config.ts";
 import { execInSandbox } from "../../src/services/exec.ts";
 import { collectGarbage } from "../../src/services/lifecycle.ts";
+import { listRevisions, rollbackSandbox, updateSandbox } from "../../src/services/revisions.ts";
 import {
   createSandbox,
   deleteSandbox,
   getSandboxRow,
-  listRevisions,
-  rollbackSandbox,
   startSandbox,
   stopSandbox,
-  updateSandbox,
 } from "../../src/services/sandboxes.ts";
 import { ShellSessions } from "../../src/services/shell-sessions.ts";
 import { archivesOf } from "../../src/services/workspace-archives.ts";

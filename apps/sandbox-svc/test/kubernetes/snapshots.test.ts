@@ -6,14 +6,8 @@ import type { Caller } from "@agentplane/service-kit";
 import { type FakeKubeApiServer, validateKubeObject } from "@agentplane/testkit/kube";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { execInSandbox } from "../../src/services/exec.ts";
-import {
-  createSandbox,
-  deleteSandbox,
-  getSandboxRow,
-  rollbackSandbox,
-  stopSandbox,
-  updateSandbox,
-} from "../../src/services/sandboxes.ts";
+import { rollbackSandbox, updateSandbox } from "../../src/services/revisions.ts";
+import { createSandbox, deleteSandbox, getSandboxRow, stopSandbox } from "../../src/services/sandboxes.ts";
 import { archivesOf } from "../../src/services/workspace-archives.ts";
 import { NS, startFakeKube } from "./fixture.ts";
 import { replica } from "./replica.ts";

@@ -1,7 +1,8 @@
 import { listSandboxRevisionsRoute, SandboxSpecSchema } from "@agentplane/contracts";
 import { authorize, type ServiceApp } from "@agentplane/service-kit";
 import type { SandboxContext } from "../../context.ts";
-import { getSandboxRow, listRevisions } from "../../services/sandboxes.ts";
+import { listRevisions } from "../../services/revisions.ts";
+import { getSandboxRow } from "../../services/sandboxes.ts";
 import { archivesOf } from "../../services/workspace-archives.ts";
 
 export function registerListSandboxRevisions(app: ServiceApp, ctx: SandboxContext): void {

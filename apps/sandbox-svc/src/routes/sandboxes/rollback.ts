@@ -2,7 +2,7 @@ import { rollbackSandboxRoute } from "@agentplane/contracts";
 import { authorize, type ServiceApp } from "@agentplane/service-kit";
 import type { SandboxContext } from "../../context.ts";
 import { toSandbox } from "../../services/mapping.ts";
-import { rollbackSandbox } from "../../services/sandboxes.ts";
+import { rollbackSandbox } from "../../services/revisions.ts";
 
 export function registerRollbackSandbox(app: ServiceApp, ctx: SandboxContext): void {
   app.openapi(rollbackSandboxRoute, async (c) => {

@@ -2,7 +2,7 @@ import { updateSandboxRoute } from "@agentplane/contracts";
 import { authorize, type ServiceApp } from "@agentplane/service-kit";
 import type { SandboxContext } from "../../context.ts";
 import { toSandbox } from "../../services/mapping.ts";
-import { updateSandbox } from "../../services/sandboxes.ts";
+import { updateSandbox } from "../../services/revisions.ts";
 
 export function registerUpdateSandbox(app: ServiceApp, ctx: SandboxContext): void {
   app.openapi(updateSandboxRoute, async (c) => {
