@@ -48,6 +48,21 @@ describe("scoped API tokens through the gateway", () => {
     expect(me.body.detail).toContain("an unrestricted token");
   });
 
+  it("lists organizations with a token whose scopes name org:read", async () => {
+    const reader = await call(h, "POST", `/v1/orgs/${orgId}/api-tokens`, {
+      body: { name: "reader", scopes: ["org:read"] },
+    });
+    const listed = await call(h, "GET", "/v1/orgs", { token: reader.body.token as string });
+    expect(listed.status, JSON.stringify(listed.body)).toBe(200);
+    expect((listed.body.items as { id: string }[]).map((o) => o.id)).toEqual([orgId]);
+    const models = await call(h, "POST", `/v1/orgs/${orgId}/api-tokens`, {
+      body: { name: "models", scopes: ["llm:invoke"] },
+    });
+    const refused = await call(h, "GET", "/v1/orgs", { token: models.body.token as string });
+    expect(refused.status).toBe(403);
+    expect(refused.body.detail).toContain("org:read");
+  });
+
   it("an organization's scoped token still lists no personal tokens", async () => {
     const created = await call(h, "POST", `/v1/orgs/${orgId}/api-tokens`, {
       body: { name: "org scoped", scopes: ["api-tokens:manage"] },

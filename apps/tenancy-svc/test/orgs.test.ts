@@ -80,6 +80,23 @@ describe.each(targets)("organizations and identity on $name", (target) => {
       expect((await h.call("GET", `/v1/orgs/${other.id}`, { as: bound })).status).toBe(404);
     });
 
+    it("lists organizations to a scoped token only when its scopes name org:read", async () => {
+      const scoped = async (scopes: string[]) =>
+        h.principalOf(
+          (
+            await json<{ token: string }>(
+              await h.call("POST", `/v1/orgs/${h.orgId}/api-tokens`, { as: h.owner, body: { name: "s", scopes } }),
+            )
+          ).token,
+        );
+      const reader = await scoped(["org:read"]);
+      const listed = await json<{ items: { id: string }[] }>(await h.call("GET", "/v1/orgs", { as: reader }));
+      expect(listed.items.map((o) => o.id)).toEqual([h.orgId]);
+      const res = await h.call("GET", "/v1/orgs", { as: await scoped(["llm:invoke"]) });
+      expect(res.status).toBe(403);
+      expect((await json<{ detail: string }>(res)).detail).toContain("org:read");
+    });
+
     it("tells each identity type who it is", async () => {
       const user = await h.oidcUser("me@x.test", "Me Myself");
       const me = await json(await h.call("GET", "/v1/auth/me", { as: user }));

@@ -4,6 +4,7 @@ import { ProblemError } from "@agentplane/problem-details";
 import type { Caller, Requester } from "@agentplane/service-kit";
 import { sql } from "kysely";
 import { actorOf } from "../authz/local-authorizer.ts";
+import { requireTokenScope } from "../authz/token-scope.ts";
 import type { TenancyContext } from "../context.ts";
 import { changedFields, page, toOrganization } from "./serialize.ts";
 
@@ -44,6 +45,7 @@ export async function listOrganizations(
   caller: Requester,
   query: { limit: number; cursor?: string | undefined },
 ): Promise<{ items: Organization[]; nextCursor?: string }> {
+  requireTokenScope(caller, "org:read");
   const actor = actorOf(caller.principal);
   if (!actor) return { items: [] };
   let q = ctx.db

@@ -3,6 +3,7 @@ import { ProblemError } from "@agentplane/problem-details";
 import type { Requester } from "@agentplane/service-kit";
 import type { Kysely } from "kysely";
 import { type Actor, actorOf } from "../authz/local-authorizer.ts";
+import { requireTokenScope } from "../authz/token-scope.ts";
 import type { TenancyContext } from "../context.ts";
 import type { TenancyDatabase } from "../db/schema.ts";
 import { page, toApiToken } from "./serialize.ts";
@@ -38,19 +39,9 @@ export function personalActor(requester: Requester): Actor | undefined {
   return actor;
 }
 
-/** The permission that governs reading and changing API tokens, personal ones included. */
-const TOKENS_PERMISSION = "api-tokens:manage";
-
-/**
- * A token restricted by scopes reaches personal tokens only when they name `api-tokens:manage`
- * (what its role allows is then decided as for any token); 403 naming the permission otherwise.
- */
+/** Personal tokens are read and revoked under the permission of every API token. */
 export function requireTokensScope(requester: Requester): void {
-  const { scopes } = requester.principal;
-  if (!scopes || scopes.includes(TOKENS_PERMISSION)) return;
-  throw new ProblemError("forbidden", {
-    detail: `This token is restricted to ${scopes.join(", ")}; this needs ${TOKENS_PERMISSION}`,
-  });
+  requireTokenScope(requester, "api-tokens:manage");
 }
 
 /**

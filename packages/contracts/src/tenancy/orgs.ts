@@ -40,11 +40,11 @@ export const createOrganizationRoute = defineRoute(
 );
 
 export const listOrganizationsRoute = defineRoute(
-  { service: "tenancy", access: "authenticated" },
+  { service: "tenancy", access: "authenticated", tokenScope: "org:read" },
   {
     operationId: "listOrganizations",
     description:
-      "The organizations the caller is a member of, with the caller's role in each. A token bound to one organization sees only that one.",
+      "The organizations the caller is a member of, with the caller's role in each. A token bound to one organization sees only that one; a token restricted by `scopes` lists only when they include `org:read`.",
     method: "get",
     path: "/v1/orgs",
     tags,

@@ -137,7 +137,7 @@ export interface paths {
         };
         /**
          * Organizations the caller belongs to
-         * @description The organizations the caller is a member of, with the caller's role in each. A token bound to one organization sees only that one.
+         * @description The organizations the caller is a member of, with the caller's role in each. A token bound to one organization sees only that one; a token restricted by `scopes` lists only when they include `org:read`.
          */
         get: operations["listOrganizations"];
         put?: never;
