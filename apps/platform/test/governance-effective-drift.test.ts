@@ -53,11 +53,15 @@ describe.skipIf(!bwrap.available)(`effective policy and drift against the platfo
     return r.body.id;
   };
 
-  it("reports every sandbox action ungoverned before anything is bound", async () => {
+  it("reports every sandbox action ungoverned before anything is bound, egress closed", async () => {
     const { status, body } = await effective(newer);
     expect(status).toBe(200);
     expect(body.bindings).toEqual([]);
-    expect(body.actions.every((a) => a.decision === "allow" && !a.governed)).toBe(true);
+    expect(body.actions.every((a) => !a.governed)).toBe(true);
+    // Ungoverned actions are allowed, but egress is closed until a policy permits hosts: the egress
+    // proxy refuses every destination then, and the summary must not claim otherwise.
+    const decisions = Object.fromEntries(body.actions.map((a) => [a.action, a.decision]));
+    expect(decisions).toMatchObject({ "sandbox:exec": "allow", "sandbox:create": "allow", "sandbox:egress": "deny" });
     expect(body.egress).toEqual({ access: "none", allowedHosts: [], deniedHosts: [] });
   });
 

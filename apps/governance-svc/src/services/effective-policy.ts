@@ -49,7 +49,9 @@ export async function effectivePolicy(ctx: GovernanceContext, sandbox: SandboxSu
     );
     const statements = enforce.length > 0 ? enforce : statementsFor(reaching, action);
     if (statements.length === 0) {
-      actions.push({ action, decision: "allow", governed: false, ruleIds: [] });
+      // Governance is opt-in per action, except egress: a sandbox has no way out until a policy
+      // permits hosts, so the egress proxy refuses every destination (docs/sandboxes.md, "Egress").
+      actions.push({ action, decision: action === "sandbox:egress" ? "deny" : "allow", governed: false, ruleIds: [] });
       continue;
     }
     const summary = summarize(statements, { action, resource, entities });

@@ -7,7 +7,10 @@ import { GovProjectParams, jsonBody } from "./shared.ts";
 export const EffectiveActionSummary = z
   .object({
     action: z.string(),
-    /** `allow`: no binding covers it or a permit always applies; `deny`: always denied; `conditional`: depends on the request. */
+    /**
+     * `allow`: no binding covers it (but `sandbox:egress`, closed until a policy permits hosts) or a
+     * permit always applies; `deny`: always denied; `conditional`: depends on the request.
+     */
     decision: z.enum(["allow", "deny", "conditional"]),
     /** False when no binding covers the action (governance is opt-in per action). */
     governed: z.boolean(),
