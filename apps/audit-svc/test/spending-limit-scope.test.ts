@@ -152,3 +152,59 @@ describe.each(targets)("the migration to one limit per scope on $name $reason", 
     );
   });
 });
+
+// Postgres only (PGlite has one connection): a replica of the previous version that creates a
+// duplicate while the migration runs waits for the migration, instead of making it fail.
+describe.skipIf(!targets[0]!.available)(`the migration under a concurrent create${targets[0]!.reason}`, () => {
+  let database: Database;
+  let cleanup: () => Promise<void>;
+
+  beforeAll(async () => {
+    ({ database, cleanup } = await targets[0]!.open());
+  });
+  afterAll(async () => {
+    await cleanup?.();
+  });
+
+  it("dedupes a duplicate committed while it runs", async () => {
+    await migrateToLatest(
+      database,
+      AUDIT_SCHEMA,
+      Object.fromEntries(Object.entries(migrations).filter(([name]) => name < "0006")),
+    );
+    const db = database.forSchema<AuditDb>(AUDIT_SCHEMA);
+    const row = (id: string, amount: number) => ({
+      id,
+      org_id: "org_live",
+      project_id: null,
+      amount_micro_usd: amount,
+      period: "monthly" as const,
+      alert_thresholds: "[]",
+    });
+    await db.insertInto("spending_limits").values(row("lim_old", 7_000_000)).execute();
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    let inserted!: () => void;
+    const insertedYet = new Promise<void>((resolve) => {
+      inserted = resolve;
+    });
+    const writer = db.transaction().execute(async (trx) => {
+      await trx.insertInto("spending_limits").values(row("lim_new", 3_000_000)).execute();
+      inserted();
+      await released;
+    });
+    await insertedYet;
+    const migrated = migrateToLatest(database, AUDIT_SCHEMA, migrations);
+    // Let the migration reach the table while the other write is still open, then commit it.
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    release();
+    await writer;
+    expect(await migrated).toEqual(["0006_one_limit_per_scope"]);
+    const left = await db.selectFrom("spending_limits").select("id").where("org_id", "=", "org_live").execute();
+    expect(left.map((r) => r.id)).toEqual(["lim_new"]);
+    const moved = await db.selectFrom("spending_limit_duplicates").select(["id", "kept_id"]).execute();
+    expect(moved).toEqual([{ id: "lim_old", kept_id: "lim_new" }]);
+  });
+});

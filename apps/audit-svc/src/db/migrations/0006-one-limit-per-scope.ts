@@ -1,4 +1,5 @@
 import { type Kysely, sql } from "kysely";
+import { AUDIT_SCHEMA } from "../schema.ts";
 
 /**
  * One spending limit per scope (the organization, or one of its projects) and period: with two,
@@ -25,6 +26,8 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn("removed_at", "timestamptz", (c) => c.notNull().defaultTo(sql`now()`))
     .execute();
 
+  // Writers of an older version wait until the index exists, so none adds a duplicate meanwhile.
+  await sql`lock table ${sql.table(`${AUDIT_SCHEMA}.spending_limits`)} in share row exclusive mode`.execute(db);
   const limits = db as unknown as Kysely<{ spending_limits: LimitRow; spending_limit_duplicates: LimitRow & Archived }>;
   const rows = await limits
     .selectFrom("spending_limits")
