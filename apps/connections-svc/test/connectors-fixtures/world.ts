@@ -37,7 +37,10 @@ export interface World {
 }
 
 /** `eventRelay`: the service's outbox relay tuning (default: the service's own). */
-export async function startWorld(name: string, options: { eventRelay?: OutboxTuning } = {}): Promise<World> {
+export async function startWorld(
+  name: string,
+  options: { eventRelay?: OutboxTuning; fetcher?: { timeoutMs: number } } = {},
+): Promise<World> {
   const created = await createTestDatabase(name);
   const database = await openDatabase(created.url, { max: 5 });
   const tenancy = await startActivated(database);
@@ -96,7 +99,11 @@ export async function startWorld(name: string, options: { eventRelay?: OutboxTun
     governance: governance.client,
     platformClients: { tenancy: new ServiceClient("tenancy", inProcessFetch(tenancy.service), tenancy.keys) },
     config: {
-      connectors: { allowedHosts: ["127.0.0.1"], scheduler: false },
+      connectors: {
+        allowedHosts: ["127.0.0.1"],
+        scheduler: false,
+        ...(options.fetcher ? { fetcher: options.fetcher } : {}),
+      },
       ...(options.eventRelay ? { eventRelay: options.eventRelay } : {}),
     },
   });

@@ -223,7 +223,7 @@ export const callConnectorToolRoute = defineRoute(
     tags: TAGS,
     summary: "Call a tool: arguments validated, then the tool:call policy decision, then the call",
     description:
-      "Calls a tool: the arguments are validated against its input schema (400 with JSON pointers), then the `tool:call` policy decision (403 `policy-denied` with the rule id), then the call; the result is MCP-style content with `isError` for upstream failures. Audited without argument values or results.",
+      "Calls a tool: the arguments are validated against its input schema (400 with JSON pointers), then the `tool:call` policy decision (403 `policy-denied` with the rule id), then the call; the result is MCP-style content with `isError` when the upstream answers with an error. An upstream that does not answer in time is a 504, one that cannot be reached a 502, a URL the address policy refuses a 422 (each with `reason`). Audited without argument values or results.",
     request: { params: ServerIdParams, ...jsonRequest(CallToolBody) },
     responses: { 200: jsonBody(CallToolResultSchema, "The MCP-style result (isError for upstream failures)") },
   },

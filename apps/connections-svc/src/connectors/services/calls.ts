@@ -1,5 +1,5 @@
 import type { CallToolResultBody, Principal } from "@agentplane/contracts";
-import { badRequest, notFound } from "@agentplane/problem-details";
+import { badRequest, notFound, ProblemError } from "@agentplane/problem-details";
 import { FetchRefusedError } from "@agentplane/service-kit/outbound";
 import type { ErrorObject } from "ajv";
 import type { ConnectionsContext } from "../../context.ts";
@@ -115,7 +115,7 @@ export async function callTool(
         : await callHttpTool(ctx, runtime, row, tool, args);
   } catch (error) {
     await audit("error", { error: error instanceof FetchRefusedError ? error.reason : "failed" });
-    if (error instanceof FetchRefusedError) throw error.toProblem(`Connector ${row.name}`);
+    if (error instanceof FetchRefusedError) throw upstreamProblem(error, row.name);
     throw error;
   }
   await audit(result.isError ? "error" : "success", {
@@ -202,5 +202,17 @@ function toFieldErrors(errors: ErrorObject[], base: string) {
     const missing =
       e.keyword === "required" ? `/${String((e.params as { missingProperty?: string }).missingProperty)}` : "";
     return { pointer: `${base}${e.instancePath}${missing}`, message: e.message ?? e.keyword };
+  });
+}
+
+/**
+ * A tool call whose upstream did not answer is the gateway's failure to reach it: 504 when it timed
+ * out, 502 when it could not be reached; a URL the address policy refuses stays a 422.
+ */
+function upstreamProblem(error: FetchRefusedError, connector: string): ProblemError {
+  if (error.reason !== "timeout" && error.reason !== "unreachable") return error.toProblem(`Connector ${connector}`);
+  return new ProblemError(error.reason === "timeout" ? "gateway-timeout" : "bad-gateway", {
+    detail: `Connector ${connector} did not answer: ${error.message}`,
+    extensions: { reason: error.reason },
   });
 }
