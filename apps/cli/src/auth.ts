@@ -19,6 +19,18 @@ async function whoami(url: string, token: string): Promise<{ principal: string; 
   const sdk = createAgentplaneClient({ baseUrl: url, token });
   const me = (await sdk.raw("GET", "/v1/auth/me")) as Record<string, unknown>;
   const who = String(me.email ?? me.displayName ?? me.id ?? "unknown");
+  // An API token's display name is the token's ("agentplane CLI on build-7"): name the person it
+  // acts for, as a member of its first organization, and the token beside them.
+  const orgs = (me.organizations ?? []) as { id: string }[];
+  if (me.type === "api_token" && typeof me.userId === "string" && orgs[0]) {
+    try {
+      const member = (await sdk.raw("GET", `/v1/orgs/${orgs[0].id}/members/${me.userId}`)) as Record<string, unknown>;
+      const person = member.email ?? member.displayName;
+      if (typeof person === "string" && person) return { principal: `${person} (token "${who}")`, detail: me };
+    } catch {
+      // A token that may not read members still logs in: it is named by itself.
+    }
+  }
   return { principal: who, detail: me };
 }
 

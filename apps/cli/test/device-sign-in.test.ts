@@ -1,4 +1,6 @@
 import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
+import { hostname } from "node:os";
+import { createAgentplaneClient } from "@agentplane/sdk";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { MAIN, runCli, startTestPlatform, type TestPlatform, tempConfigDir } from "./harness.ts";
 
@@ -98,6 +100,13 @@ describe("auth login on an activated installation: the sign-in device flow end t
     expect(decided.html).toContain("Sign-in approved");
     expect(await login.exited).toBe(0);
     expect(login.stderr()).toMatch(/Logged in to 127\.0\.0\.1:\d+ as /);
+    // The person the new token acts for, and the token by its name: not the token's name alone.
+    const sdk = createAgentplaneClient({ baseUrl: p.url, token: p.ownerToken });
+    const who = await sdk.request("getMe");
+    const member = await sdk.request("getMember", { path: { orgId: who.organizations[0]!.id, userId: who.userId! } });
+    const person = member.email ?? member.displayName;
+    expect(person).toBeTruthy();
+    expect(login.stderr()).toContain(` as ${person} (token "agentplane CLI on ${hostname()}")`);
     expect(login.stdout()).toBe("");
 
     const token = (await runCli(["auth", "token"], env)).stdout.trim();
