@@ -113,8 +113,9 @@ describe("infra/compose.yaml's sandbox service", () => {
   const sandbox = compose.services.sandbox ?? {};
 
   it("lifts only what bubblewrap and nsenter need, and only for the sandbox service", () => {
-    expect(sandbox.user).toBe("0:0");
-    expect(sandbox.cap_add).toEqual(["SYS_ADMIN"]);
+    // The image's own user, with Docker's default capabilities.
+    expect(sandbox.user).toBeUndefined();
+    expect(sandbox.cap_add).toBeUndefined();
     expect([...(sandbox.security_opt ?? [])].sort()).toEqual([
       "apparmor=unconfined",
       "seccomp=unconfined",
@@ -132,17 +133,8 @@ describe("infra/compose.yaml's sandbox service", () => {
     () => {
       const ok = runDriverAs(sandbox.user ?? IMAGE_USER, sandbox.cap_add ?? []);
       expect(ok).toMatchObject({ started: true, exitCode: 0, stdout: "1000" });
-      // Why each is there: without SYS_ADMIN, or as the image's user, nsenter cannot join the sandbox.
-      // bwrap itself starts either way; the exec is what fails.
-      for (const [user, capAdd] of [
-        [sandbox.user ?? IMAGE_USER, []],
-        [IMAGE_USER, sandbox.cap_add ?? []],
-      ] as const) {
-        const refused = runDriverAs(user, [...capAdd]);
-        expect(refused.started, `${user} ${capAdd}`).toBe(true);
-        expect(refused.exitCode, `${user} ${capAdd}: ${JSON.stringify(refused)}`).not.toBe(0);
-        expect(refused.stderr).toContain("Operation not permitted");
-      }
+      // Root without SYS_ADMIN (user: "0:0" and nothing added) goes the same way as any other user.
+      expect(runDriverAs("0:0", [])).toMatchObject({ started: true, exitCode: 0, stdout: "1000" });
     },
   );
 });

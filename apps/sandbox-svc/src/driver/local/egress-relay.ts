@@ -46,7 +46,6 @@ process.stdin.resume();
 
 /** Host programs the relay can run with. */
 export interface RelayTools {
-  nsenter: string;
   /** socat, with util-linux setpriv to tie its life to the spawning process; else the host's node. */
   socat?: string | undefined;
   setpriv?: string | undefined;
@@ -57,8 +56,12 @@ export interface RelayTools {
  * the listener die with the process that spawned it (nsenter execs it in place, so that parent is
  * the spawner), as the node relay dies when its stdin closes. socat says it listens on stderr.
  */
-export function relayArgv(tools: RelayTools, pid: number, socketPath: string): { argv: string[]; socat: boolean } {
-  const enter = [tools.nsenter, "-t", String(pid), "-n", "--"];
+export function relayArgv(
+  tools: RelayTools,
+  enterNet: string[],
+  socketPath: string,
+): { argv: string[]; socat: boolean } {
+  const enter = [...enterNet, "--"];
   if (tools.socat && tools.setpriv) {
     const listen = `TCP-LISTEN:${EGRESS_PROXY_PORT},bind=127.0.0.1,reuseaddr,fork`;
     const argv = [
@@ -78,16 +81,16 @@ export function relayArgv(tools: RelayTools, pid: number, socketPath: string): {
 }
 
 /**
- * Starts the relay inside the network namespace of `pid` through `spawn` (stdin, stdout, stderr
+ * Starts the relay inside a sandbox's network namespace (entered with `enterNet`) through `spawn` (stdin, stdout, stderr
  * piped); resolves with it once it listens.
  */
 export async function startEgressRelay(
   spawn: (argv: string[], env: Record<string, string>) => Promise<SpawnedChild>,
   tools: RelayTools,
-  pid: number,
+  enterNet: string[],
   socketPath: string,
 ): Promise<SpawnedChild> {
-  const { argv, socat } = relayArgv(tools, pid, socketPath);
+  const { argv, socat } = relayArgv(tools, enterNet, socketPath);
   const relay = await spawn(argv, { PATH: "/usr/bin:/bin" });
   const [, stdout, stderr] = relay.stdio as [Duplex, Duplex, Duplex];
   let said = "";

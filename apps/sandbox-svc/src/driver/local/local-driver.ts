@@ -16,6 +16,7 @@ import type {
 import { type CgroupSupport, createSandboxCgroup, detectCgroups, type SandboxCgroup } from "./cgroups.ts";
 import { egressEnv, type RelayTools, startEgressRelay } from "./egress-relay.ts";
 import { DEFAULT_IMAGE, imageMountArgs } from "./images.ts";
+import { bwrapLauncher, enterArgv, holdsSysAdmin, parentPid, type SandboxProcesses } from "./namespaces.ts";
 import { readChildPid, readReady, spawnDirect, spawnPiped, spawnTty, withCgroups } from "./process.ts";
 import { type SpawnedChild, Spawner, type StdioSpec } from "./spawner.ts";
 
@@ -54,8 +55,8 @@ const NODE_RELAY =
 interface RunningSandbox {
   id: string;
   proc: SpawnedChild;
-  /** Host pid of the sandbox's first process (inside its namespaces). */
-  pid: number;
+  /** Host pids of the sandbox's first process (inside its namespaces) and of the bwrap holding them. */
+  processes: SandboxProcesses;
   env: Record<string, string>;
   workspace: string;
   cgroup: SandboxCgroup;
@@ -116,7 +117,9 @@ export class LocalDriver implements SandboxDriver {
   /** Cgroup removals still under way, per sandbox: a new start of the sandbox waits for its old one. */
   private readonly cgroupRemovals = new Map<string, Promise<void>>();
   private readonly listeners = new Set<(event: DriverEvent) => void>();
-  private readonly tools: { bwrap?: string; nsenter?: string; socat?: string; setpriv?: string };
+  private readonly tools: { bwrap?: string; nsenter?: string; unshare?: string; socat?: string; setpriv?: string };
+  /** Root enters sandboxes directly; any other user through a user namespace of its own (namespaces.ts). */
+  private readonly privileged = holdsSysAdmin();
   readonly cgroups: CgroupSupport;
   private readonly spawner = new Spawner();
 
@@ -128,6 +131,7 @@ export class LocalDriver implements SandboxDriver {
     this.tools = {
       bwrap: find("bwrap", dirs),
       nsenter: find("nsenter", dirs),
+      unshare: find("unshare", dirs),
       socat: find("socat", dirs),
       setpriv: find("setpriv", dirs),
     };
@@ -150,11 +154,11 @@ export class LocalDriver implements SandboxDriver {
 
   checkAvailable(): void {
     if (this.isolation === "none") return;
-    if (!this.tools.bwrap || !this.tools.nsenter) {
+    if (!this.tools.bwrap || !this.tools.nsenter || (!this.privileged && !this.tools.unshare)) {
       throw new ProblemError("service-unavailable", {
         detail:
           "The local sandbox driver needs bubblewrap: install the package `bubblewrap` (apt-get install bubblewrap) " +
-          "and util-linux's nsenter, or set SANDBOX_LOCAL_ISOLATION=none to run sandboxes without isolation.",
+          "and util-linux's nsenter and unshare, or set SANDBOX_LOCAL_ISOLATION=none to run sandboxes without isolation.",
       });
     }
   }
@@ -229,7 +233,8 @@ export class LocalDriver implements SandboxDriver {
         ? 'printf ready >&4; exec 4>&-; read -r _ <&5; exec 5<&-; exec "$@"'
         : 'printf ready >&4; exec 4>&-; exec "$@"';
       const signalReady = ["/bin/sh", "-c", script, "sh", ...main];
-      argv = [this.tools.bwrap as string, ...this.bwrapArgs(spec, workspace), "--", ...signalReady];
+      const bwrap = bwrapLauncher(this.nsTools(), this.tools.bwrap as string, this.privileged);
+      argv = [...bwrap, ...this.bwrapArgs(spec, workspace), "--", ...signalReady];
     }
     const egress = this.egressEnabled() ? (this.options.egress as EgressSockets) : undefined;
     // The sandbox's proxy listens while bwrap builds the sandbox.
@@ -247,22 +252,25 @@ export class LocalDriver implements SandboxDriver {
       if (stderr.length > 64) stderr.shift();
     });
     const gone = proc.exited.then(() => {});
-    let pid = 0;
+    let processes: SandboxProcesses = { pid: 0, holder: 0 };
     let relay: SpawnedChild | undefined;
     let relayUp: Promise<unknown> | undefined;
     try {
       if (this.isolation !== "none") {
-        const childPid = readChildPid(info as Readable, proc.exited);
+        const childPid = readChildPid(info as Readable, proc.exited).then(
+          (pid): SandboxProcesses => ({ pid, holder: parentPid(pid) }),
+        );
         // The network namespace exists once bwrap names its child: the relay starts in it while
         // bwrap is still building the mounts.
         relayUp = egress
           ? childPid.then(async (p) => {
               const socketPath = (await egressSocket) as string;
-              relay = await startEgressRelay((a, e) => this.spawnChild(a, e), this.relayTools(), p, socketPath);
+              const enterNet = enterArgv(this.nsTools(), p, "net", this.privileged);
+              relay = await startEgressRelay((a, e) => this.spawnChild(a, e), this.relayTools(), enterNet, socketPath);
             })
           : undefined;
         relayUp?.catch(() => {});
-        [pid] = await Promise.all([childPid, readReady(ready as Readable, proc.exited), relayUp]);
+        [processes] = await Promise.all([childPid, readReady(ready as Readable, proc.exited), relayUp]);
       }
       go?.end("go\n");
     } catch (err) {
@@ -277,7 +285,7 @@ export class LocalDriver implements SandboxDriver {
     const running: RunningSandbox = {
       id: spec.id,
       proc,
-      pid,
+      processes,
       env,
       workspace,
       cgroup,
@@ -365,7 +373,11 @@ export class LocalDriver implements SandboxDriver {
   }
 
   private relayTools(): RelayTools {
-    return { nsenter: this.tools.nsenter as string, socat: this.tools.socat, setpriv: this.tools.setpriv };
+    return { socat: this.tools.socat, setpriv: this.tools.setpriv };
+  }
+
+  private nsTools() {
+    return { nsenter: this.tools.nsenter as string, unshare: this.tools.unshare };
   }
 
   private require(sandboxId: string): RunningSandbox {
@@ -387,14 +399,7 @@ export class LocalDriver implements SandboxDriver {
         ? ["/bin/sh", "-c", 'cd -- "$0" && exec "$@"', options.cwd, ...options.argv]
         : options.argv;
       const inner = options.tty ? withSandboxTerminal(command) : command;
-      const nsenter = [
-        this.tools.nsenter as string,
-        "-t",
-        String(running.pid),
-        "--all",
-        "--preserve-credentials",
-        "-w",
-      ];
+      const nsenter = enterArgv(this.nsTools(), running.processes, "all", this.privileged);
       argv = withCgroups(running.cgroup.procsFiles, [...nsenter, "--", ...inner]);
     }
     const proc = options.tty
@@ -411,7 +416,7 @@ export class LocalDriver implements SandboxDriver {
     const relay = this.tools.socat
       ? [this.tools.socat, "-", `TCP:127.0.0.1:${port}`]
       : [process.execPath, "-e", NODE_RELAY, String(port)];
-    const relayArgv = [this.tools.nsenter as string, "-t", String(running.pid), "-n", "--", ...relay];
+    const relayArgv = [...enterArgv(this.nsTools(), running.processes, "net", this.privileged), "--", ...relay];
     const relayEnv = { PATH: SANDBOX_PATH };
     const proc = (await this.spawner.spawn(relayArgv, relayEnv)) ?? spawnPiped(relayArgv, relayEnv);
     running.execs.add(proc);
@@ -433,7 +438,7 @@ export class LocalDriver implements SandboxDriver {
     // The bwrap we started dies; --die-with-parent takes the sandbox's pid 1, and with it every process.
     running.proc.kill("SIGKILL");
     await running.gone;
-    await exited(running.pid);
+    await exited(running.processes.pid);
     this.running.delete(sandboxId);
     await this.removeCgroup(sandboxId, running.cgroup);
   }
