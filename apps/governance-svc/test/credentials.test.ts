@@ -127,6 +127,34 @@ describe.skipIf(!target.available)(`credentials on postgres${target.reason}`, ()
     expect((await call("POST", base(), { name: "y", kind: "http-bearer", token: "t" }, developer)).status).toBe(403);
   });
 
+  it("refuses a resource name that is not one DNS label and a region that is not a region (400 on the field)", async () => {
+    const refused: Array<[Record<string, string>, string]> = [
+      [{ kind: "cloud-b-key", resourceName: "127.0.0.1:8443/x?", key: "k" }, "/body/resourceName"],
+      [{ kind: "cloud-b-key", resourceName: "169.254.169.254#", key: "k" }, "/body/resourceName"],
+      [{ kind: "cloud-b-key", resourceName: "evil.example.com/", key: "k" }, "/body/resourceName"],
+      [{ kind: "cloud-b-key", resourceName: "-lead", key: "k" }, "/body/resourceName"],
+      [
+        { kind: "aws-keys", accessKeyId: "AKIA", secretAccessKey: "s", region: "us-east-1.evil.example#" },
+        "/body/region",
+      ],
+    ];
+    for (const [fields, pointer] of refused) {
+      const res = await call("POST", base(), { name: `r-${refused.findIndex(([f]) => f === fields)}`, ...fields });
+      expect(res.status, JSON.stringify(fields)).toBe(400);
+      expect(res.body.errors[0].pointer).toBe(pointer);
+    }
+    const created = await call("POST", base(), {
+      name: "foundry",
+      kind: "cloud-b-key",
+      resourceName: "my-res-01",
+      key: "k",
+    });
+    expect(created.status).toBe(201);
+    const rotated = await call("PATCH", `${base()}/${created.body.id}`, { resourceName: "localhost:1/x?", key: "k2" });
+    expect(rotated.status).toBe(400);
+    expect(rotated.body.errors[0].pointer).toBe("/body/resourceName");
+  });
+
   it("resolves the plaintext for services only, counting each use; another project's id is 404", async () => {
     const { body: list } = await call("GET", base());
     const bearer = list.items.find((c: { name: string }) => c.name === "bearer");

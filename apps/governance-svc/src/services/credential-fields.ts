@@ -1,7 +1,14 @@
-import { CREDENTIAL_FIELDS, type CredentialKind } from "@agentplane/contracts";
+import { AWS_REGION_PATTERN, CREDENTIAL_FIELDS, type CredentialKind } from "@agentplane/contracts";
 import { badRequest } from "@agentplane/problem-details";
 
 const META_KEYS = new Set(["name", "kind", "description", "labels"]);
+
+/**
+ * A cloud-b resource name becomes the host `https://<resourceName>.<vendor host>` the inference
+ * proxy connects to, so it must be one DNS label: anything else (`127.0.0.1:8080/x?`, `host#`)
+ * would aim the proxy at a host of the tenant's choosing, past the address policy.
+ */
+const RESOURCE_NAME_PATTERN = /^[A-Za-z0-9](?:[A-Za-z0-9-]{0,62}[A-Za-z0-9])?$/;
 
 /**
  * Splits a request body into the kind's fields: every required one present, nothing unknown.
@@ -38,6 +45,16 @@ export function fieldsOf(
   if (kind === "aws-role" && !/^arn:aws[a-z-]*:iam::\d{12}:role\/.+$/.test(fields.roleArn ?? "")) {
     throw badRequest("roleArn is not an IAM role ARN", [
       { pointer: "/body/roleArn", message: "arn:aws:iam::<account>:role/<name>" },
+    ]);
+  }
+  if (fields.resourceName !== undefined && !RESOURCE_NAME_PATTERN.test(fields.resourceName)) {
+    throw badRequest("resourceName is not a resource name", [
+      { pointer: "/body/resourceName", message: "letters, digits and inner hyphens only, at most 64 (one DNS label)" },
+    ]);
+  }
+  if (fields.region !== undefined && !AWS_REGION_PATTERN.test(fields.region)) {
+    throw badRequest("region is not an AWS region", [
+      { pointer: "/body/region", message: "an AWS region such as eu-west-1" },
     ]);
   }
   return fields;
