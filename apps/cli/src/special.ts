@@ -27,6 +27,13 @@ export const SPECIAL = new Set([
 
 const SPECIAL_NOUNS = new Set([...SPECIAL].map((path) => path.split(" ")[0]!));
 
+/** `agentplane k8s pods exec`: the words that name a command. */
+function commandPath(cmd: Command): string {
+  const words: string[] = [];
+  for (let c: Command | null = cmd; c; c = c.parent) words.unshift(c.name());
+  return words.join(" ");
+}
+
 function addExec(parent: Command, name: string, deps: CommandDeps, endpoint: "exec" | "k8s-exec" | "k8s-attach"): void {
   const attach = endpoint === "k8s-attach";
   const cmd = parent
@@ -41,7 +48,20 @@ function addExec(parent: Command, name: string, deps: CommandDeps, endpoint: "ex
     .option("-t, --tty", "allocate a terminal (raw mode; Ctrl-C goes to the command)")
     .option("--project <id>", "the project (default: AGENTPLANE_PROJECT, the saved default, or your only one)")
     .option("--org <id>", "the organization to look for your only project in");
-  if (!attach) cmd.argument("[command...]", "the command and its arguments, after --");
+  if (!attach) {
+    cmd.argument("[command...]", "the command and its arguments, after --");
+    // `exec sbx_… ls -la`: the remote command's own flags read as ours; say where they go.
+    const write = cmd.configureOutput().outputError ?? ((text: string, out: (s: string) => void) => out(text));
+    cmd.configureOutput({
+      outputError: (text, out) =>
+        write(
+          /unknown option/.test(text)
+            ? `${text}  (the remote command goes after --: ${commandPath(cmd)} <sandbox> -- ls -la)\n`
+            : text,
+          out,
+        ),
+    });
+  }
   cmd.action(async (sandbox: string, ...rest: unknown[]) => {
     const command = rest.at(-1) as Command;
     const argv = attach ? [] : ((rest[0] as string[] | undefined) ?? []);

@@ -58,6 +58,16 @@ describe("a new user's first commands: a command line in a sandbox, models in th
     );
   });
 
+  it("says where a remote command's own flags go when they come before --", async () => {
+    const ran = await runInProcess(["sandboxes", "exec", "sbx_any", "ls", "-la"], env);
+    expect(ran.code).toBe(1);
+    expect(ran.stderr).toBe(
+      "error: unknown option '-la'\n  (the remote command goes after --: agentplane sandboxes exec <sandbox> -- ls -la)\n",
+    );
+    // Other commands' unknown flags are only that.
+    expect((await runInProcess(["orgs", "list", "-la"], env)).stderr).toBe("error: unknown option '-la'\n");
+  });
+
   it("says that connectors tools call --name is the tool's name", async () => {
     const help = await runInProcess(["connectors", "tools", "call", "--help"], env);
     expect(help.stdout).toMatch(/--name <value> +The tool's name/);
