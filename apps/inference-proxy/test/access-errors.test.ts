@@ -1,6 +1,7 @@
 import { request as httpRequest } from "node:http";
 import { requirePostgres } from "@agentplane/testkit";
 import { AnthropicBedrock } from "@anthropic-ai/bedrock-sdk";
+import Anthropic from "@anthropic-ai/sdk";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type InferencePlatform, startInferencePlatform } from "./harness.ts";
 import { CREDS, type FakeUpstream, startFakeUpstream } from "./upstream.ts";
@@ -95,6 +96,26 @@ describe.skipIf(!pg.available)(`access, project resolution and bad input${pg.rea
     expect(missing.status).toBe(503);
     expect(String(missing.body.detail)).toMatch(/cloud-b.*CLOUD_B_API_KEY/);
     expect(missing.headers.get("content-type")).toContain("application/problem+json");
+    expect(missing.headers.get("x-should-retry")).toBe("false");
+  });
+
+  it("a missing credential is reported to an SDK client at once, without its retries", async () => {
+    let calls = 0;
+    const client = new Anthropic({
+      baseURL: `${h.url}/v1/llm/cloud-b/family-1/anthropic`,
+      apiKey: h.projectToken,
+      maxRetries: 2,
+      fetch: (input, init) => {
+        calls++;
+        return fetch(input, init);
+      },
+    });
+    const failure = await client.messages
+      .create({ model: "claude-haiku-4-5", max_tokens: 10, messages: [{ role: "user", content: "hi" }] })
+      .catch((err: unknown) => err);
+    expect(failure).toBeInstanceOf(Anthropic.APIError);
+    expect((failure as InstanceType<typeof Anthropic.APIError>).status).toBe(503);
+    expect(calls).toBe(1);
   });
 
   it("paths that try to leave the provider's API are refused and never forwarded", async () => {

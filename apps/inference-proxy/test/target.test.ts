@@ -45,3 +45,35 @@ describe("targets and upstreams reused across calls", () => {
     expect(bedrock.modelFromPath).toBe("anthropic.claude-x");
   });
 });
+
+describe("the cloud-b resource name", () => {
+  const settings = (cloudBResource: string): ProviderSettings => ({
+    cloudARegion: "us-east-1",
+    cloudBKey: "key",
+    cloudBResource,
+  });
+
+  it("names the host of the resource", () => {
+    expect(resolveUpstream(parseLlmPath(MESSAGES), "", settings("my-resource")).url.href).toBe(
+      "https://my-resource.services.ai.azure.com/anthropic/v1/messages",
+    );
+  });
+
+  it("is refused when it is not one DNS label: every URL character that would leave the host", () => {
+    // Credentials stored before the name was checked may hold any of these.
+    for (const name of [
+      "127.0.0.1:8443/x?",
+      "169.254.169.254#",
+      "evil.example/",
+      "a@evil.example",
+      "a.b",
+      "a\\b",
+      "a%2f",
+      "-a",
+      "a-",
+    ]) {
+      const target = parseLlmPath(MESSAGES);
+      expect(() => resolveUpstream(target, "", settings(name)), name).toThrow(/not one DNS label/);
+    }
+  });
+});

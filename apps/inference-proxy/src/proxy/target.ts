@@ -178,7 +178,7 @@ function buildUpstream(target: LlmTarget, search: string, p: ProviderSettings): 
     if (!p.cloudBKey || !(base || p.cloudBResource)) {
       throw missing("cloud-b", "CLOUD_B_API_KEY and CLOUD_B_RESOURCE_NAME (or CLOUD_B_BASE_URL)");
     }
-    origin = new URL(base ?? `https://${p.cloudBResource}.services.ai.azure.com`).origin;
+    origin = new URL(base ?? `https://${resourceHost(p.cloudBResource as string)}`).origin;
     auth =
       family === "family-1"
         ? { kind: "header", name: "x-api-key", value: p.cloudBKey }
@@ -201,8 +201,24 @@ function buildUpstream(target: LlmTarget, search: string, p: ProviderSettings): 
   };
 }
 
+/** One DNS label, as a cloud-b resource name is (credentials created before that check may hold anything). */
+const RESOURCE_LABEL = /^[A-Za-z0-9](?:[A-Za-z0-9-]{0,62}[A-Za-z0-9])?$/;
+
+/** The cloud-b resource's host; a name that is not one DNS label could aim the call at any host. */
+function resourceHost(resource: string): string {
+  if (!RESOURCE_LABEL.test(resource)) {
+    throw new ProblemError("service-unavailable", {
+      detail: `The cloud-b resource name ${JSON.stringify(resource.slice(0, 64))} is not one DNS label (letters, digits and inner hyphens): correct CLOUD_B_RESOURCE_NAME or the project's cloud-b credential`,
+      headers: { "x-should-retry": "false" },
+    });
+  }
+  return `${resource}.services.ai.azure.com`;
+}
+
 function missing(provider: string, variables: string): ProblemError {
   return new ProblemError("service-unavailable", {
     detail: `No credential for ${provider}: set ${variables} in the control plane's environment and restart, or add a project credential of that kind`,
+    // Not cleared by waiting: SDK clients that honour x-should-retry report it at once.
+    headers: { "x-should-retry": "false" },
   });
 }
