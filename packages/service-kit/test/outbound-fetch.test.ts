@@ -96,6 +96,15 @@ describe("SSRF-safe fetching", () => {
     expect(await reason(closed, url)).toBe("blocked-address");
   });
 
+  it("names the setting that allows an internal destination when it refuses one", async () => {
+    for (const url of ["http://127.0.0.1/", "http://localhost.test/"]) {
+      const refusal = await closed.fetchBody(url).catch((error: unknown) => error);
+      expect(refusal).toBeInstanceOf(FetchRefusedError);
+      expect((refusal as FetchRefusedError).message).toContain("CONNECTOR_ALLOWED_HOSTS");
+    }
+    expect(() => closed.checkUrl("http://169.254.169.254/")).toThrow(/CONNECTOR_ALLOWED_HOSTS/);
+  });
+
   it("refuses every IPv6 form that carries an IPv4 address, by literal and by name, before connecting", async () => {
     const before = hits;
     const refused: string[] = [];

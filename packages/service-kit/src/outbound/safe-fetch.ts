@@ -60,6 +60,9 @@ type FetchInit = NonNullable<Parameters<typeof undiciFetch>[1]>;
  * connector), so a DNS answer that changes between check and connect (rebinding) cannot redirect it.
  * Redirects are followed by hand, at most three, each target checked the same way.
  */
+/** Said with every refused address: the one setting that lets an internal destination through. */
+const ALLOW_HINT = " (an operator can allow it with CONNECTOR_ALLOWED_HOSTS)";
+
 export class SafeFetcher {
   readonly policy: AddressPolicy;
   readonly maxBytes: number;
@@ -93,7 +96,7 @@ export class SafeFetcher {
     const host = stripBrackets(hostname);
     if (isIP(host)) {
       if (this.policy.allowsHost(host, port) || this.policy.allowsAddress(host)) return host;
-      throw new FetchRefusedError("blocked-address", `${host} is not a public address`);
+      throw new FetchRefusedError("blocked-address", `${host} is not a public address${ALLOW_HINT}`);
     }
     let addresses: Array<{ address: string }>;
     try {
@@ -110,7 +113,8 @@ export class SafeFetcher {
       if (first) return first.address;
     }
     const allowed = addresses.find((a) => this.policy.allowsAddress(a.address));
-    if (!allowed) throw new FetchRefusedError("blocked-address", `${host} resolves only to non-public addresses`);
+    if (!allowed)
+      throw new FetchRefusedError("blocked-address", `${host} resolves only to non-public addresses${ALLOW_HINT}`);
     return allowed.address;
   }
 
@@ -130,7 +134,7 @@ export class SafeFetcher {
     const host = stripBrackets(url.hostname);
     const port = Number(url.port) || (url.protocol === "https:" ? 443 : 80);
     if (isIP(host) && !this.policy.allowsHost(host, port) && !this.policy.allowsAddress(host)) {
-      throw new FetchRefusedError("blocked-address", `${host} is not a public address`);
+      throw new FetchRefusedError("blocked-address", `${host} is not a public address${ALLOW_HINT}`);
     }
     return url;
   }
