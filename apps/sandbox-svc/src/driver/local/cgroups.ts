@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, readFileSync, rmdirSync, writeFileSync } from "node:fs";
+import { accessSync, constants, existsSync, mkdirSync, readFileSync, rmdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { SandboxResources } from "../types.ts";
 
@@ -26,9 +26,12 @@ function ownPaths(): Map<string, string> {
   return paths;
 }
 
+/** The parent exists (made now, or left by an earlier start) and this process may make children in it. */
 function tryMkdir(dir: string): boolean {
   try {
     mkdirSync(dir, { recursive: true });
+    // One made by another user (root's earlier start) exists but refuses our sandboxes' cgroups.
+    accessSync(dir, constants.W_OK);
     return existsSync(join(dir, "cgroup.procs"));
   } catch {
     return false;
