@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync } from "node:fs";
+import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { initialiseEmbeddedInChild, openDatabase } from "@agentplane/db";
 import { createBus } from "@agentplane/events";
@@ -6,6 +6,7 @@ import { hasProviderCredential, inferenceConfigFromSettings } from "@agentplane/
 import { createLogger, installProcessGuard, onShutdown, parseEnv } from "@agentplane/service-kit";
 import { assemblePlatform } from "./assemble.ts";
 import { AllInOneEnvSchema, dataDirOf } from "./config.ts";
+import { prepareDataDir } from "./data-dir.ts";
 import type { LocalRuntime } from "./runtime.ts";
 import { collectStartupGarbage } from "./startup-gc.ts";
 import { printWelcome } from "./welcome.ts";
@@ -16,7 +17,7 @@ export async function runAllInOne(rawEnv: Record<string, string | undefined>): P
   const logger = createLogger("agentplane", env.LOG_LEVEL);
   installProcessGuard(logger);
   const dataDir = dataDirOf(env);
-  mkdirSync(dataDir, { recursive: true });
+  prepareDataDir(dataDir);
   const databaseUrl = env.DATABASE_URL ?? `pglite://${join(dataDir, "pgdata")}`;
   // What a start is doing, while it does it: the first start initialises the embedded database.
   const started = performance.now();
