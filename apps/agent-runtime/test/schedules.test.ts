@@ -98,7 +98,18 @@ describe("schedule endpoints", () => {
         cron,
       ).toEqual(["/body/cron"]);
     }
+    // Valid fields that no date matches would never run: refused, not stored with no next run.
+    for (const cron of ["0 0 31 2 *", "0 0 30 2 *", "0 0 31 4,6,9,11 *"]) {
+      const never = await r.json<{ errors: Array<{ pointer: string; message: string }> }>("POST", "/agents/schedules", {
+        name: "never",
+        cron,
+        prompt: "p",
+      });
+      expect(never.status, cron).toBe(400);
+      expect(never.body.errors, cron).toEqual([{ pointer: "/body/cron", message: expect.stringMatching(/never run/) }]);
+    }
     for (const [name, cron] of [
+      ["leap-day", "0 0 29 2 *"],
       ["every-ten", "*/10 * * * * *"],
       ["twice", "0,30 * * * * *"],
       ["daily", "15 0 9 * * *"],

@@ -60,10 +60,16 @@ export function timingProblems(t: Timing): FieldProblem[] {
     problems.push({ pointer: "/body/timezone", message: "timezone applies to cron schedules only" });
   }
   if (t.cron !== null && problems.length === 0) {
+    let cron: Cron;
     try {
-      new Cron(t.cron, { paused: true, ...(t.timezone ? { timezone: t.timezone } : {}) });
+      cron = new Cron(t.cron, { paused: true, ...(t.timezone ? { timezone: t.timezone } : {}) });
     } catch (err) {
       problems.push({ pointer: "/body/cron", message: `not a valid cron expression: ${(err as Error).message}` });
+      return problems;
+    }
+    // Such as the 31st of February: valid fields that no date matches.
+    if (cron.nextRun() === null) {
+      problems.push({ pointer: "/body/cron", message: "no date matches this pattern, so it would never run" });
       return problems;
     }
     // The same floor as everySeconds: a seconds field must not run the agent more often.
