@@ -208,6 +208,29 @@ describe.skipIf(!pg.available)(`audit routes through the real tenancy service${p
     expect(res.status).toBe(403);
   });
 
+  it("refuses an amount that would be stored as a limit of $0, and keeps $0 itself", async () => {
+    const path = `/v1/orgs/${orgId}/spending-limits`;
+    const tiny = await call("POST", path, owner, { amountUsd: 1e-9, period: "daily" });
+    expect(tiny.status).toBe(400);
+    const problem = (await tiny.json()) as { errors: { pointer: string; message: string }[] };
+    expect(problem.errors).toEqual([
+      expect.objectContaining({
+        pointer: "/body/amountUsd",
+        message: "At least 0.000001 (a millionth of a dollar), or 0 to refuse every model call",
+      }),
+    ]);
+    const created = await call("POST", path, owner, { amountUsd: 0.000001, period: "daily" });
+    expect(created.status).toBe(201);
+    const limit = (await created.json()) as { id: string; amountUsd: number };
+    expect(limit.amountUsd).toBe(0.000001);
+    const patched = await call("PATCH", `${path}/${limit.id}`, owner, { amountUsd: 4e-7 });
+    expect(patched.status).toBe(400);
+    expect(((await patched.json()) as { errors: { pointer: string }[] }).errors[0]?.pointer).toBe("/body/amountUsd");
+    const zero = await call("PATCH", `${path}/${limit.id}`, owner, { amountUsd: 0 });
+    expect(((await zero.json()) as { amountUsd: number }).amountUsd).toBe(0);
+    expect((await call("DELETE", `${path}/${limit.id}`, owner)).status).toBe(204);
+  });
+
   it("serves the spend decision API to service principals only", async () => {
     const asProxy = servicePrincipal("inference");
     const reserved = await call("POST", internalSpendReserveRoute.path, asProxy, { orgId, estimatedMicroUsd: 5000 });

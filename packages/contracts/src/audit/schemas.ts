@@ -148,7 +148,20 @@ export const UsageCostTimeseries = z
 export const SpendingPeriodSchema = z.enum(["monthly", "daily"]);
 export type SpendingPeriod = z.infer<typeof SpendingPeriodSchema>;
 
-const AmountUsd = z.number().min(0).max(1_000_000_000).openapi({ example: 500 });
+// Limits are kept in millionths of a dollar: a positive amount smaller than that would be stored as
+// a limit of 0, which refuses every model call.
+const AmountUsd = z
+  .number()
+  .min(0)
+  .max(1_000_000_000)
+  .refine(
+    (usd) => usd === 0 || Math.round(usd * 1e6) > 0,
+    "At least 0.000001 (a millionth of a dollar), or 0 to refuse every model call",
+  )
+  .openapi({
+    example: 500,
+    description: "The limit in US dollars: 0 refuses every model call, a positive amount is at least 0.000001",
+  });
 const Thresholds = z
   .array(z.number().int().min(1).max(100))
   .max(10)

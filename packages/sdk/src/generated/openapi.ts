@@ -3782,7 +3782,7 @@ export interface components {
         };
         CreateSpendingLimit: {
             /**
-             * @description An amount in US dollars
+             * @description The limit in US dollars: 0 refuses every model call, a positive amount is at least 0.000001
              * @example 500
              */
             amountUsd: number;
@@ -3840,7 +3840,7 @@ export interface components {
         };
         UpdateSpendingLimit: {
             /**
-             * @description An amount in US dollars
+             * @description The limit in US dollars: 0 refuses every model call, a positive amount is at least 0.000001
              * @example 500
              */
             amountUsd?: number;
