@@ -231,6 +231,35 @@ describe.skipIf(!pg.available)(`audit routes through the real tenancy service${p
     expect((await call("DELETE", `${path}/${limit.id}`, owner)).status).toBe(204);
   });
 
+  it("leaves a limit as it is, without an event, on a PATCH that changes nothing", async () => {
+    const path = `/v1/orgs/${orgId}/spending-limits`;
+    const created = await call("POST", path, owner, { amountUsd: 7, period: "monthly", alertThresholds: [90, 50] });
+    const limit = (await created.json()) as { id: string; updatedAt: string };
+    for (const body of [{}, { amountUsd: 7 }, { period: "monthly", alertThresholds: [50, 90] }]) {
+      const res = await call("PATCH", `${path}/${limit.id}`, owner, body);
+      expect(res.status, JSON.stringify(body)).toBe(200);
+      expect(await res.json(), JSON.stringify(body)).toEqual(limit);
+    }
+    // A real change is still recorded and moves updatedAt.
+    const changed = await call("PATCH", `${path}/${limit.id}`, owner, { amountUsd: 8 });
+    const after = (await changed.json()) as { amountUsd: number; updatedAt: string };
+    expect(after.amountUsd).toBe(8);
+    expect(after.updatedAt > limit.updatedAt).toBe(true);
+    // Its event comes after any the patches before it would have recorded: then only it is there.
+    const db = database.forSchema<AuditDb>(AUDIT_SCHEMA);
+    const updates = () =>
+      db
+        .selectFrom("audit_records")
+        .select("action")
+        .where("target_id", "=", limit.id)
+        .where("action", "=", "spending_limit.updated")
+        .execute();
+    await expect.poll(async () => (await updates()).length, { timeout: 15_000, interval: 100 }).toBeGreaterThan(0);
+    await audit.drain();
+    expect(await updates()).toHaveLength(1);
+    expect((await call("DELETE", `${path}/${limit.id}`, owner)).status).toBe(204);
+  });
+
   it("serves the spend decision API to service principals only", async () => {
     const asProxy = servicePrincipal("inference");
     const reserved = await call("POST", internalSpendReserveRoute.path, asProxy, { orgId, estimatedMicroUsd: 5000 });

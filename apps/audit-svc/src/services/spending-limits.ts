@@ -93,7 +93,7 @@ export async function createSpendingLimit(
         project_id: projectId,
         amount_micro_usd: toMicro(input.amountUsd),
         period: input.period,
-        alert_thresholds: JSON.stringify([...input.alertThresholds].sort((a, b) => a - b)),
+        alert_thresholds: sortedThresholds(input.alertThresholds),
       })
       .onConflict((oc) => oc.doNothing())
       .returningAll()
@@ -151,6 +151,20 @@ export async function updateSpendingLimit(
   }
 }
 
+const sortedThresholds = (t: number[]) => JSON.stringify([...t].sort((a, b) => a - b));
+
+function changesLimit(
+  row: Row,
+  input: { amountUsd?: number | undefined; period?: Period | undefined; alertThresholds?: number[] | undefined },
+): boolean {
+  return (
+    (input.amountUsd !== undefined && toMicro(input.amountUsd) !== Number(row.amount_micro_usd)) ||
+    (input.period !== undefined && input.period !== row.period) ||
+    (input.alertThresholds !== undefined &&
+      sortedThresholds(input.alertThresholds) !== JSON.stringify(thresholdsOf(row)))
+  );
+}
+
 function updateLimitRow(
   ctx: SpendingLimitsContext,
   caller: Caller,
@@ -158,14 +172,23 @@ function updateLimitRow(
   input: { amountUsd?: number | undefined; period?: Period | undefined; alertThresholds?: number[] | undefined },
 ): Promise<SpendingLimit> {
   return withDomainEvents(ctx, async (trx) => {
+    const current = await trx
+      .selectFrom("spending_limits")
+      .selectAll()
+      .where("org_id", "=", caller.orgId)
+      .where("id", "=", limitId)
+      .forUpdate()
+      .executeTakeFirst();
+    if (!current) throw notFound("Spending limit", limitId);
+    // A patch that changes nothing (an empty one, or the values the limit has) leaves the limit as
+    // it is: no event, and updatedAt keeps the time of the last real change.
+    if (!changesLimit(current as Row, input)) return toLimit(current as Row);
     const row = await trx
       .updateTable("spending_limits")
       .set({
         ...(input.amountUsd !== undefined ? { amount_micro_usd: toMicro(input.amountUsd) } : {}),
         ...(input.period ? { period: input.period } : {}),
-        ...(input.alertThresholds
-          ? { alert_thresholds: JSON.stringify([...input.alertThresholds].sort((a, b) => a - b)) }
-          : {}),
+        ...(input.alertThresholds ? { alert_thresholds: sortedThresholds(input.alertThresholds) } : {}),
         updated_at: sql`now()`,
       })
       .where("org_id", "=", caller.orgId)
