@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // Native install of the agent runtime: `node scripts/bootstrap.mjs node apps/agent-runtime/install/install.ts [--systemd]`.
-import { chmodSync, existsSync, mkdirSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, statSync, writeFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -41,6 +41,10 @@ export function install(options: InstallOptions = {}): InstallReport {
   const node = options.nodePath ?? process.execPath;
   const bootstrap = join(CHECKOUT, "scripts", "bootstrap.mjs");
   const files: string[] = [];
+  // Threads, memory and the key of its secrets live here: the owner's only (0700), also when an
+  // earlier install left it open.
+  mkdirSync(agentHome, { recursive: true, mode: 0o700 });
+  if (platform !== "win32" && (statSync(agentHome).mode & 0o077) !== 0) chmodSync(agentHome, 0o700);
   for (const dir of ["workspace", "skills", "plugins", "bin"]) mkdirSync(join(agentHome, dir), { recursive: true });
 
   const envPath = join(agentHome, ".env");

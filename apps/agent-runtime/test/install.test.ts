@@ -1,5 +1,5 @@
 import { execFileSync } from "node:child_process";
-import { mkdtempSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { chmodSync, mkdtempSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -21,6 +21,16 @@ describe("native install", () => {
     expect(text).toMatch(/^# AGENT_HTTP_URL=http:\/\/localhost:3003$/m);
     // Nothing is set: the file as written configures nothing.
     expect(text.split("\n").filter((l) => l.trim() && !l.startsWith("#"))).toEqual([]);
+  });
+
+  it("keeps AGENT_HOME to its owner (0700), also one an earlier install left open", () => {
+    const fresh = join(temp(), "agent");
+    install({ agentHome: fresh, platform: "linux" });
+    expect(statSync(fresh).mode & 0o777).toBe(0o700);
+    const open = temp();
+    chmodSync(open, 0o755);
+    install({ agentHome: open, platform: "linux" });
+    expect(statSync(open).mode & 0o777).toBe(0o700);
   });
 
   it("lays out AGENT_HOME, never overwrites an edited .env, and the runtime reads it", () => {

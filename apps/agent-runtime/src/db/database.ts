@@ -21,7 +21,7 @@ export interface RuntimeDb {
  * only a power loss can drop the last commits, which is the usual SQLite WAL trade-off.
  */
 export async function openDatabase(path: string): Promise<RuntimeDb> {
-  if (path !== ":memory:") mkdirSync(dirname(path), { recursive: true });
+  if (path !== ":memory:") mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
   const sqlite = new Database(path);
   sqlite.pragma("journal_mode = WAL");
   sqlite.pragma("synchronous = NORMAL");
