@@ -1,4 +1,5 @@
-import { readFileSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import type { LocalDriver } from "../src/driver/local/local-driver.ts";
@@ -31,11 +32,15 @@ describe.skipIf(!bwrap.available)(`local driver isolation${bwrap.reason}`, () =>
   });
 
   it("cannot read host files outside the allowed directories nor write system directories", async () => {
-    writeFileSync("/tmp/agentplane-host-secret", "secret");
+    // A file of this run's own: a fixed path another user left in /tmp would refuse the write.
+    const hostDir = mkdtempSync(join(tmpdir(), "agentplane-host-"));
+    const secret = join(hostDir, "secret");
+    writeFileSync(secret, "secret");
     const r = await sh(
       "sbx_a",
-      "cat /tmp/agentplane-host-secret; cat /etc/shadow; ls /root; ls /work; touch /usr/x; touch /etc/x; echo ok > /workspace/w && echo wrote",
+      `cat ${secret}; cat /etc/shadow; ls /root; ls /work; touch /usr/x; touch /etc/x; echo ok > /workspace/w && echo wrote`,
     );
+    rmSync(hostDir, { recursive: true, force: true });
     expect(r.stdout).toBe("wrote\n");
     expect(r.stderr).toMatch(/No such file/);
     expect(r.stderr).toMatch(/Read-only file system/);
