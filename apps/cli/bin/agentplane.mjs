@@ -10,6 +10,6 @@ if (major < 24) {
   );
   process.exit(1);
 }
-const { enableCompileCache } = await import("node:module");
-enableCompileCache();
+const { enableUserCompileCache } = await import("../src/compile-cache.ts");
+enableUserCompileCache();
 await import("../src/main.ts");

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // The `agentplane` command. `--version` answers before anything heavy is loaded.
-import { enableCompileCache } from "node:module";
+import { enableUserCompileCache } from "./compile-cache.ts";
 import { VERSION } from "./version.ts";
 
 // A reader that stops early (`agentplane sandboxes list | head -1`) closes the pipe: the output
@@ -15,7 +15,7 @@ if (argv.length === 1 && (argv[0] === "--version" || argv[0] === "-v")) {
   process.stdout.write(`${VERSION}\n`);
 } else {
   // Later starts reuse the compiled (and type-stripped) modules of earlier ones.
-  enableCompileCache();
+  enableUserCompileCache();
   const { run } = await import("./run.ts");
   process.exitCode = await run(argv);
 }

@@ -1,12 +1,12 @@
 // The launcher: `--target=all` (default) runs the whole control plane in this process on embedded
 // storage; any other target runs that service as its own deployable (distributed mode), and a
 // comma-separated list (`--target=tenancy,sandbox,audit`) runs each listed one in its own process.
-import { enableCompileCache } from "node:module";
+import { enableUserCompileCache } from "@agentplane/service-kit/compile-cache";
 
 // V8's compiled code of the sources (after type stripping) and dependencies is kept on disk between
-// starts (Node's compile cache, under the OS temp dir): a restart skips most of the parsing and
+// starts (Node's compile cache, in the user's cache directory): a restart skips most of the parsing and
 // compiling that dominates it. Everything else is imported after this line, dynamically.
-enableCompileCache();
+enableUserCompileCache();
 
 const TARGETS = {
   gateway: "../../api-gateway/src/main.ts",
