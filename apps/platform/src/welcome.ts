@@ -60,12 +60,20 @@ export function welcomeLines(options: WelcomeOptions): string[] {
 
 /**
  * Whether sandboxes can start here, said at start rather than at the first sandbox: the local
- * driver needs bubblewrap (the driver's own check, so the banner and the 503 say the same).
+ * driver needs bubblewrap (the driver's own check, so the banner and the 503 say the same), and
+ * whether it can apply resource limits.
  */
 function sandboxLines(sandbox: Partial<SandboxService> | undefined): string[] {
   try {
     sandbox?.driver?.checkAvailable();
-    return [];
+    // A driver run by a user other than root rarely may write cgroups: limits are then accepted
+    // and recorded but not applied, which a person should hear before relying on them.
+    const unavailable = sandbox?.driver?.describe().cgroupsUnavailable;
+    if (typeof unavailable !== "string") return [];
+    return [
+      `  Sandboxes      resource limits not enforced here (${unavailable}): the cgroups of`,
+      "                 apps/sandbox-svc/README.md need root or a writable cgroup hierarchy",
+    ];
   } catch (err) {
     const reason = err instanceof ProblemError ? (err.detail ?? err.message) : (err as Error).message;
     return [`  Sandboxes      cannot start yet: ${reason}`];

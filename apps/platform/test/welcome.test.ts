@@ -9,7 +9,7 @@ import { welcomeLines } from "../src/welcome.ts";
 
 const env = AllInOneEnvSchema.parse({});
 
-function banner(searchPath: string[] | undefined, isolation?: "none") {
+function banner(searchPath: string[] | undefined, isolation?: "none", cgroupsUnavailable?: string) {
   const dir = mkdtempSync(join(tmpdir(), "welcome-"));
   const driver = new LocalDriver({
     dataDir: dir,
@@ -17,6 +17,12 @@ function banner(searchPath: string[] | undefined, isolation?: "none") {
     ...(searchPath ? { searchPath } : {}),
     ...(isolation ? { isolation } : {}),
   });
+  // What detection finds for a user who may write no cgroup hierarchy (any user but root, mostly),
+  // or for one who may (root on this host), whatever this host allows the test.
+  const cgroups = cgroupsUnavailable
+    ? { version: "none", controllers: [], parents: {}, reason: cgroupsUnavailable }
+    : { version: "v2", controllers: ["pids"], parents: { pids: dir } };
+  Object.assign(driver, { cgroups });
   return welcomeLines({
     env,
     dataDir: dir,
@@ -28,6 +34,11 @@ describe("the start banner", () => {
   it("says sandboxes need bubblewrap when it is missing", () => {
     const text = banner([mkdtempSync(join(tmpdir(), "no-bwrap-"))]);
     expect(text).toMatch(/Sandboxes +cannot start yet: .*bubblewrap/);
+  });
+
+  it("says resource limits are not enforced when no cgroup hierarchy is writable", () => {
+    const text = banner(undefined, "none", "no writable cgroup hierarchy");
+    expect(text).toMatch(/Sandboxes +resource limits not enforced here \(no writable cgroup hierarchy\)/);
   });
 
   it("says nothing of it when sandboxes can start", () => {
