@@ -3,7 +3,6 @@ import {
   type CreateSandboxRequest,
   newId,
   type SandboxListQuery,
-  type SandboxSpec,
   SandboxSpecSchema,
   type SandboxState,
 } from "@agentplane/contracts";
