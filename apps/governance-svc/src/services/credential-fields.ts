@@ -1,14 +1,12 @@
-import { AWS_REGION_PATTERN, CREDENTIAL_FIELDS, type CredentialKind } from "@agentplane/contracts";
+import {
+  AWS_REGION_PATTERN,
+  CLOUD_B_RESOURCE_PATTERN,
+  CREDENTIAL_FIELDS,
+  type CredentialKind,
+} from "@agentplane/contracts";
 import { badRequest } from "@agentplane/problem-details";
 
 const META_KEYS = new Set(["name", "kind", "description", "labels"]);
-
-/**
- * A cloud-b resource name becomes the host `https://<resourceName>.<vendor host>` the inference
- * proxy connects to, so it must be one DNS label: anything else (`127.0.0.1:8080/x?`, `host#`)
- * would aim the proxy at a host of the tenant's choosing, past the address policy.
- */
-const RESOURCE_NAME_PATTERN = /^[A-Za-z0-9](?:[A-Za-z0-9-]{0,62}[A-Za-z0-9])?$/;
 
 /**
  * Splits a request body into the kind's fields: every required one present, nothing unknown.
@@ -47,7 +45,7 @@ export function fieldsOf(
       { pointer: "/body/roleArn", message: "arn:aws:iam::<account>:role/<name>" },
     ]);
   }
-  if (fields.resourceName !== undefined && !RESOURCE_NAME_PATTERN.test(fields.resourceName)) {
+  if (fields.resourceName !== undefined && !CLOUD_B_RESOURCE_PATTERN.test(fields.resourceName)) {
     throw badRequest("resourceName is not a resource name", [
       { pointer: "/body/resourceName", message: "letters, digits and inner hyphens only, at most 64 (one DNS label)" },
     ]);

@@ -1,4 +1,4 @@
-import type { InferenceProvider } from "@agentplane/contracts";
+import { CLOUD_B_RESOURCE_PATTERN, type InferenceProvider } from "@agentplane/contracts";
 import { ProblemError } from "@agentplane/problem-details";
 import type { CloudACredential, ProviderSettings } from "../config.ts";
 
@@ -201,12 +201,9 @@ function buildUpstream(target: LlmTarget, search: string, p: ProviderSettings): 
   };
 }
 
-/** One DNS label, as a cloud-b resource name is (credentials created before that check may hold anything). */
-const RESOURCE_LABEL = /^[A-Za-z0-9](?:[A-Za-z0-9-]{0,62}[A-Za-z0-9])?$/;
-
-/** The cloud-b resource's host; a name that is not one DNS label could aim the call at any host. */
+/** The cloud-b resource's host, checked again here: credentials stored before the check may hold anything. */
 function resourceHost(resource: string): string {
-  if (!RESOURCE_LABEL.test(resource)) {
+  if (!CLOUD_B_RESOURCE_PATTERN.test(resource)) {
     throw new ProblemError("service-unavailable", {
       detail: `The cloud-b resource name ${JSON.stringify(resource.slice(0, 64))} is not one DNS label (letters, digits and inner hyphens): correct CLOUD_B_RESOURCE_NAME or the project's cloud-b credential`,
       headers: { "x-should-retry": "false" },

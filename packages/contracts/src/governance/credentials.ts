@@ -14,6 +14,13 @@ import {
 } from "./shared.ts";
 
 /**
+ * A cloud-b resource name: one DNS label. It becomes the host `https://<name>.<vendor host>` the
+ * inference proxy connects to, so anything else (`127.0.0.1:8080/x?`, `host#`) would aim the
+ * proxy at a host of the tenant's choosing, past the address policy.
+ */
+export const CLOUD_B_RESOURCE_PATTERN = /^[A-Za-z0-9](?:[A-Za-z0-9-]{0,62}[A-Za-z0-9])?$/;
+
+/**
  * The fields of each credential kind: `secret` ones are encrypted and never returned; `public`
  * ones are kept in clear and shown (`hint` ones only as their last 4 characters).
  */
