@@ -48,7 +48,7 @@ describe.skipIf(!chromium.available)(`console sandbox detail${chromium.reason}`,
     sandboxId = new URL(page.url()).pathname.split("/").at(-1)!;
     await expect.poll(() => page.getByRole("heading", { name: "Sandbox box" }).isVisible()).toBe(true);
     expect(await page.getByTestId("current-revision").textContent()).toBe("1");
-    expect(await page.getByText("No ports exposed.").isVisible()).toBe(true);
+    await expect.poll(() => page.getByText("No ports exposed.").isVisible()).toBe(true);
   });
 
   it("shows a new revision with its ports, rolls back after confirming and shows the rollback", async () => {

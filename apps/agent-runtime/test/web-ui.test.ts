@@ -71,7 +71,7 @@ describe.skipIf(!chromium.available)(`web UI in Chromium${chromium.reason}`, () 
     await page.getByRole("textbox", { name: "Prompt" }).fill("");
     await page.getByRole("button", { name: "Create subscription" }).click();
     await page.getByRole("article", { name: "Subscription deploy-alerts" }).waitFor();
-    expect(await page.getByText("/agents/webhooks/deploy-alerts").first().isVisible()).toBe(true);
+    await expect.poll(() => page.getByText("/agents/webhooks/deploy-alerts").first().isVisible()).toBe(true);
 
     expect((await postWebhook("deploy-alerts")).status).toBe(403);
     const receiver = page.getByRole("switch", { name: "Webhook receiver" });
@@ -219,9 +219,9 @@ describe.skipIf(!chromium.available)(`web UI in Chromium${chromium.reason}`, () 
       }
     }
     await go("channels");
-    expect(await page.getByText("Team chat is not configured").isVisible()).toBe(true);
+    await expect.poll(() => page.getByText("Team chat is not configured").isVisible()).toBe(true);
     // Fourteen page loads, each with an axe-core run and a screenshot.
-  }, 60_000);
+  }, 120_000);
 
   it("lists the latest threads and the older ones on request", async () => {
     for (let i = 0; i < 55; i++)
