@@ -63,6 +63,8 @@ const plural = (n: number | bigint, unit: string) => `${n} ${unit}${Number(n) ==
  * characters"). Only the library's own wording is replaced: a message a schema words itself stays.
  */
 function plainMessage(issue: $ZodIssue): string {
+  // A record key that fails its own schema: say why the key is wrong, not only that it is.
+  if (issue.code === "invalid_key" && issue.issues[0]) return plainMessage(issue.issues[0]);
   if (issue.message !== english.localeError(issue as never)) return issue.message;
   if (issue.code === "invalid_type" && issue.message.endsWith("received undefined")) return "Required";
   if (issue.code !== "too_small" && issue.code !== "too_big") return issue.message;

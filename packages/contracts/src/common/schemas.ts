@@ -14,3 +14,29 @@ export function pathParam(name: string, example: string) {
     .max(64)
     .openapi({ param: { name, in: "path" }, example });
 }
+
+const LABEL_KEY = /^[a-z0-9A-Z]([-a-z0-9A-Z_./]{0,61}[a-z0-9A-Z])?$/;
+
+/**
+ * Labels of a resource (projects, sandboxes, clusters, AWS connections, policies, credentials):
+ * at most 64, keys as Kubernetes label names, values up to 63 characters. A `__proto__` key is
+ * refused rather than silently dropped, as a plain record would.
+ */
+export const Labels = z.preprocess(
+  (input, ctx) => {
+    if (input !== null && typeof input === "object" && Object.hasOwn(input, "__proto__"))
+      ctx.issues.push({ code: "custom", message: "`__proto__` is not a label key", input, path: ["__proto__"] });
+    return input;
+  },
+  z
+    .record(
+      z
+        .string()
+        .regex(
+          LABEL_KEY,
+          "Not a label key: up to 63 letters, digits, '-', '_', '.' or '/', beginning and ending with a letter or digit",
+        ),
+      z.string().max(63),
+    )
+    .refine((labels) => Object.keys(labels).length <= 64, "at most 64 labels"),
+);

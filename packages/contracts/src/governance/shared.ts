@@ -1,5 +1,5 @@
 import { z } from "@hono/zod-openapi";
-import { pathParam } from "../common/schemas.ts";
+import { Labels, pathParam } from "../common/schemas.ts";
 
 export function jsonBody<T extends z.ZodType>(schema: T, description: string) {
   return { description, content: { "application/json": { schema } } };
@@ -29,9 +29,7 @@ export const GovPageQuery = z.object({
     .openapi({ param: { name: "cursor", in: "query" } }),
 });
 
-export const GovLabels = z
-  .record(z.string().regex(/^[a-z0-9A-Z]([-a-z0-9A-Z_./]{0,61}[a-z0-9A-Z])?$/), z.string().max(63))
-  .refine((labels) => Object.keys(labels).length <= 64, "at most 64 labels");
+export const GovLabels = Labels;
 
 export const GovName = z.string().trim().min(1).max(100);
 export const GovDescription = z.string().max(1000);

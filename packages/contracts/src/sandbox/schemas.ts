@@ -1,5 +1,5 @@
 import { z } from "@hono/zod-openapi";
-import { Timestamp } from "../common/schemas.ts";
+import { Labels, Timestamp } from "../common/schemas.ts";
 
 export const SANDBOX_STATES = ["pending", "starting", "running", "stopping", "stopped", "failed", "deleting"] as const;
 export const SandboxStateSchema = z.enum(SANDBOX_STATES);
@@ -30,9 +30,7 @@ const EnvSchema = z
   .record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "an environment variable name"), z.string().max(32_768))
   .refine((env) => Object.keys(env).length <= 200, "at most 200 variables");
 
-export const LabelsSchema = z
-  .record(z.string().regex(/^[a-z0-9A-Z]([a-zA-Z0-9._/-]{0,61}[a-zA-Z0-9])?$/, "a label key"), z.string().max(63))
-  .refine((labels) => Object.keys(labels).length <= 64, "at most 64 labels");
+export const LabelsSchema = Labels;
 
 // Request bodies are strict objects, as tenancy's are: an unknown field is a 400 naming it
 // (`/body/<field>`), never silently dropped (a misspelt `idleTimeoutSecond` would otherwise pass).

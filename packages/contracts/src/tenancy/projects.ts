@@ -1,7 +1,7 @@
 import { z } from "@hono/zod-openapi";
 import { ProjectRoleSchema } from "../common/roles.ts";
 import { defineRoute } from "../common/route.ts";
-import { Timestamp } from "../common/schemas.ts";
+import { Labels, Timestamp } from "../common/schemas.ts";
 import {
   Description,
   jsonBody,
@@ -14,10 +14,9 @@ import {
 } from "./shared.ts";
 
 /** Project labels: what organization policy bindings select projects by (`projectSelector`). */
-export const ProjectLabels = z
-  .record(z.string().regex(/^[a-z0-9A-Z]([-a-z0-9A-Z_./]{0,61}[a-z0-9A-Z])?$/, "a label key"), z.string().max(63))
-  .refine((labels) => Object.keys(labels).length <= 64, "at most 64 labels")
-  .describe("Labels of the project; organization policy bindings select projects by them (projectSelector)");
+export const ProjectLabels = Labels.describe(
+  "Labels of the project; organization policy bindings select projects by them (projectSelector)",
+);
 
 export const Project = z
   .object({
