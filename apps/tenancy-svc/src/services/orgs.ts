@@ -80,9 +80,15 @@ export async function updateOrganization(
 ): Promise<Organization> {
   const { orgId } = caller;
   const row = await withDomainEvents(ctx, async (trx) => {
+    const current = await trx.selectFrom("orgs").selectAll().where("id", "=", orgId).forUpdate().executeTakeFirst();
+    if (!current) throw new ProblemError("not-found", { detail: `Organization ${orgId} was not found` });
+    const fields = changedFields(input, current, "name");
+    // A patch that changes nothing (an empty one, or the name the organization has) leaves it as it
+    // is: no event, and updatedAt keeps the time of the last real change.
+    if (fields.length === 0) return current;
     const row = await trx
       .updateTable("orgs")
-      .set({ ...(input.name !== undefined ? { name: input.name } : {}), updated_at: sql<Date>`now()` })
+      .set({ ...(fields.includes("name") ? { name: input.name } : {}), updated_at: sql<Date>`now()` })
       .where("id", "=", orgId)
       .returningAll()
       .executeTakeFirst();
@@ -92,7 +98,7 @@ export async function updateOrganization(
       orgId,
       targetType: "organization",
       targetId: orgId,
-      details: { fields: changedFields(input, "name") },
+      details: { fields },
       requestId: caller.requestId,
     });
     return row;

@@ -110,19 +110,30 @@ export async function updateProject(
 ): Promise<Project> {
   const { projectId } = caller;
   const row = await withDomainEvents(ctx, async (trx) => {
+    const current = await trx
+      .selectFrom("projects")
+      .selectAll()
+      .where("id", "=", projectId)
+      .forUpdate()
+      .executeTakeFirst();
+    if (!current) throw new ProblemError("not-found", { detail: `Project ${projectId} was not found` });
+    const fields = changedFields(input, { ...current, labels: current.labels ?? {} }, "name", "description", "labels");
+    // A patch that changes nothing (an empty one, or the values the project has) leaves the project
+    // as it is: no event, and updatedAt keeps the time of the last real change.
+    if (fields.length === 0) return current;
     const row = await trx
       .updateTable("projects")
       .set({
-        ...(input.name !== undefined ? { name: input.name } : {}),
-        ...(input.description !== undefined ? { description: input.description } : {}),
-        ...(input.labels !== undefined ? { labels: labelsJson(input.labels) } : {}),
+        ...(fields.includes("name") ? { name: input.name } : {}),
+        ...(fields.includes("description") ? { description: input.description } : {}),
+        ...(fields.includes("labels") && input.labels ? { labels: labelsJson(input.labels) } : {}),
         updated_at: sql<Date>`now()`,
       })
       .where("id", "=", projectId)
       .returningAll()
       .executeTakeFirst();
     if (!row) throw new ProblemError("not-found", { detail: `Project ${projectId} was not found` });
-    if (input.labels !== undefined) {
+    if (fields.includes("labels") && input.labels) {
       await labelsChanged(ctx, trx, { orgId: row.org_id, projectId, labels: input.labels });
     }
     await recordDomainEvent(ctx, trx, caller.principal, {
@@ -131,7 +142,7 @@ export async function updateProject(
       projectId,
       targetType: "project",
       targetId: projectId,
-      details: { fields: changedFields(input, "name", "description", "labels") },
+      details: { fields },
       requestId: caller.requestId,
     });
     return row;

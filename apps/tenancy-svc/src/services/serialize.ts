@@ -1,3 +1,4 @@
+import { isDeepStrictEqual } from "node:util";
 import type {
   ApiToken,
   Invitation,
@@ -15,9 +16,16 @@ export function iso(value: Date | string): string {
   return (value instanceof Date ? value : new Date(value)).toISOString();
 }
 
-/** The names of the fields an update sets (those given a value), for its domain event's details. */
-export function changedFields(input: Record<string, unknown>, ...keys: string[]): string[] {
-  return keys.filter((k) => input[k] !== undefined);
+/**
+ * The names of the fields a patch changes: those given a value that differs from the current row's
+ * (the fields share their column's name). None means the patch is a no-op.
+ */
+export function changedFields<K extends string>(
+  input: Partial<Record<K, unknown>>,
+  current: Record<K, unknown>,
+  ...keys: K[]
+): K[] {
+  return keys.filter((k) => input[k] !== undefined && !isDeepStrictEqual(input[k], current[k]));
 }
 
 export function toOrganization(row: Selectable<OrgTable>, role?: OrgRole): Organization {

@@ -103,11 +103,23 @@ export async function updateTeam(
   const { orgId } = caller;
   const { teamId } = input;
   const row = await withDomainEvents(ctx, async (trx) => {
+    const current = await trx
+      .selectFrom("teams")
+      .selectAll()
+      .where("id", "=", teamId)
+      .where("org_id", "=", orgId)
+      .forUpdate()
+      .executeTakeFirst();
+    if (!current) throw teamNotFound(teamId);
+    const fields = changedFields(input, current, "name", "description");
+    // A patch that changes nothing (an empty one, or the values the team has) leaves the team as
+    // it is: no event, and updatedAt keeps the time of the last real change.
+    if (fields.length === 0) return current;
     const row = await trx
       .updateTable("teams")
       .set({
-        ...(input.name !== undefined ? { name: input.name } : {}),
-        ...(input.description !== undefined ? { description: input.description } : {}),
+        ...(fields.includes("name") ? { name: input.name } : {}),
+        ...(fields.includes("description") ? { description: input.description } : {}),
         updated_at: sql<Date>`now()`,
       })
       .where("id", "=", teamId)
@@ -120,7 +132,7 @@ export async function updateTeam(
       orgId,
       targetType: "team",
       targetId: teamId,
-      details: { fields: changedFields(input, "name", "description") },
+      details: { fields },
       requestId: caller.requestId,
     });
     return row;
