@@ -18,6 +18,17 @@ export function shouldAudit(method: string, status: number): boolean {
   return MUTATING.has(method) || status === 401 || status === 403;
 }
 
+/**
+ * Answers that are the normal course of a protocol, not a change nor a refused attempt, and so
+ * are not recorded though their method or status would be:
+ * - the current browser session asked for with no credential at all (401): how the console learns
+ *   that nobody is signed in. With a token or a session cookie, a 401 is recorded as ever.
+ */
+export function isRoutineAnswer(operationId: string, status: number, credentials: () => boolean): boolean {
+  if (operationId === "getCurrentSession") return status === 401 && !credentials();
+  return false;
+}
+
 /** The most specific id in the path names the target: `/v1/projects/{projectId}/sandboxes/{sandboxId}` → sandbox. */
 export function targetOf(params: Record<string, string>): { targetType?: string; targetId?: string } {
   const names = Object.keys(params);

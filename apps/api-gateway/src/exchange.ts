@@ -4,7 +4,7 @@ import { type Principal, REQUEST_ID_HEADER, RESOURCE_ORG_HEADER } from "@agentpl
 import { type FieldError, ProblemError, problemResponse } from "@agentplane/problem-details";
 import type { IdentitySigner } from "@agentplane/service-kit";
 import type { AgentFront } from "./agent-front.ts";
-import { type RequestAuditor, shouldAudit } from "./audit.ts";
+import { isRoutineAnswer, type RequestAuditor, shouldAudit } from "./audit.ts";
 import type { GatewayDeps } from "./deps.ts";
 import { type HeaderReader, requestHeaders } from "./forward.ts";
 import type { RouteEntry, RouteTable } from "./route-table.ts";
@@ -80,6 +80,9 @@ export function audit(
   soon = false,
 ): void {
   if (!shouldAudit(r.method, status)) return;
+  const credentials = () =>
+    r.principal !== undefined || r.sessionSecret !== undefined || r.header.get("authorization") !== null;
+  if (isRoutineAnswer(r.entry.operationId, status, credentials)) return;
   const { auditor } = core;
   (soon ? auditor.recordSoon : auditor.record).call(auditor, {
     response,
