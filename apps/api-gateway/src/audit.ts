@@ -21,10 +21,15 @@ export function shouldAudit(method: string, status: number): boolean {
 /**
  * Answers that are the normal course of a protocol, not a change nor a refused attempt, and so
  * are not recorded though their method or status would be:
+ * - the device flow's token endpoint refusing a poll (400: `authorization_pending`, `slow_down`,
+ *   `expired_token`, `access_denied`; RFC 8628 §3.5). A client polls every few seconds until the
+ *   person decides; what matters is recorded elsewhere: the flow's start, the decision on the
+ *   approval page, and the token handed out (the poll that succeeds, and `api_token.created`).
  * - the current browser session asked for with no credential at all (401): how the console learns
  *   that nobody is signed in. With a token or a session cookie, a 401 is recorded as ever.
  */
 export function isRoutineAnswer(operationId: string, status: number, credentials: () => boolean): boolean {
+  if (operationId === "pollDeviceAuthorization") return status === 400;
   if (operationId === "getCurrentSession") return status === 401 && !credentials();
   return false;
 }

@@ -46,4 +46,32 @@ describe("routine answers are not audited", () => {
     // Recorded in order: the records of the later requests are there, the signed-out one is not.
     expect(byRequest("session-signed-out")).toEqual([]);
   });
+
+  it("records a device flow's start, decision and token, but none of the polls before the decision", async () => {
+    const started = await send("device-start", 201, "POST", "/v1/auth/device", { token: null, body: {} });
+    const { deviceCode, userCode } = started.body as { deviceCode: string; userCode: string };
+    const poll = (requestId: string, status: number) =>
+      send(requestId, status, "POST", "/v1/auth/device/token", { token: null, body: { deviceCode } });
+    expect((await poll("device-pending", 400)).body.error).toBe("authorization_pending");
+    expect((await poll("device-too-soon", 400)).body.error).toBe("slow_down");
+
+    const form = new URLSearchParams({ userCode, decision: "approve", token: h.ownerToken }).toString();
+    await send("device-approve", 200, "POST", "/device", {
+      token: null,
+      body: form,
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+    });
+    const approved = await poll("device-token", 200);
+    expect(approved.body.token).toEqual(expect.any(String));
+
+    await expect.poll(() => byRequest("device-token")).toHaveLength(1);
+    expect(byRequest("device-token")[0]).toMatchObject({ action: "pollDeviceAuthorization", outcome: "success" });
+    expect(byRequest("device-start")).toHaveLength(1);
+    // The decision: the page's request, and the token it made for the device.
+    expect(byRequest("device-approve").map((a) => a.action)).toEqual(
+      expect.arrayContaining(["page:/device", "api_token.created"]),
+    );
+    // Recorded in order: the later requests' records are there, the polls before the decision's are not.
+    expect([...byRequest("device-pending"), ...byRequest("device-too-soon")]).toEqual([]);
+  });
 });
