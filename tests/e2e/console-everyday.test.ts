@@ -1,25 +1,30 @@
 import { launchChromium, requireChromium } from "@agentplane/testkit/browser";
 import type { Browser, Page, Response } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { signInWithToken } from "./console/browser.ts";
+import { hasFocus, seriousViolations, signInWithToken } from "./console/browser.ts";
 import { startPlatform } from "./console/platform.ts";
 
 const chromium = requireChromium();
 
 /**
  * What a person meets on every visit, in Chromium against the embedded platform: the tab's icon
- * on the console and on the server-rendered sign-in pages.
+ * on the console and on the server-rendered sign-in pages, and who made each revision of a sandbox in
+ * words they recognise.
  */
 describe.skipIf(!chromium.available)(`console everyday details${chromium.reason}`, () => {
   let platform: Awaited<ReturnType<typeof startPlatform>>;
   let browser: Browser;
   let page: Page;
   let orgId: string;
+  let webProject: string;
 
   beforeAll(async () => {
     platform = await startPlatform();
     const org = await platform.api<{ id: string }>("POST", "/v1/orgs", { name: "Acme" });
     orgId = org.body.id;
+    const web = await platform.api<{ id: string }>("POST", `/v1/orgs/${orgId}/projects`, { name: "web" });
+    expect(web.status).toBe(201);
+    webProject = web.body.id;
     browser = await launchChromium();
     const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
     page = await context.newPage();
@@ -75,5 +80,87 @@ describe.skipIf(!chromium.available)(`console everyday details${chromium.reason}
     expect(await tabIconWidth(page)).toBeGreaterThan(0);
     page.off("response", onResponse);
     expect(missing).toEqual([]);
+  });
+
+  it("names who made each revision: a member, a token by its name, and one the viewer may not read", async () => {
+    const ci = await platform.api<{ id: string; token: string }>("POST", `/v1/orgs/${orgId}/api-tokens`, {
+      name: "ci",
+      role: "member",
+    });
+    expect(ci.status).toBe(201);
+    const ciTokenId = ci.body.id;
+    const created = await fetch(`${platform.url}/v1/projects/${webProject}/sandboxes`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${ci.body.token}`, "content-type": "application/json" },
+      body: JSON.stringify({ name: "box" }),
+    });
+    expect(created.status).toBe(201);
+    const sandboxId = ((await created.json()) as { id: string }).id;
+    const changed = await platform.api("PATCH", `/v1/projects/${webProject}/sandboxes/${sandboxId}`, {
+      env: { MODE: "debug" },
+      reason: "debug logging",
+    });
+    expect(changed.status).toBe(200);
+    const members = await platform.api<{ items: { role: string; displayName?: string; email?: string }[] }>(
+      "GET",
+      `/v1/orgs/${orgId}/members`,
+    );
+    const ownerMember = members.body.items.find((m) => m.role === "owner");
+    const owner = ownerMember?.displayName ?? ownerMember?.email;
+    expect(owner).toBeTruthy();
+
+    await page.goto(`${platform.url}/projects/${webProject}/sandboxes/${sandboxId}`);
+    const revisions = page.getByRole("table", { name: "Revisions" });
+    const author = (revision: number) =>
+      revisions
+        .getByRole("row", { name: new RegExp(`^${revision}\\b`) })
+        .getByRole("cell")
+        .nth(2);
+    await expect.poll(() => author(1).textContent()).toBe("ci (token)");
+    await expect.poll(() => author(2).textContent()).toBe("Bootstrap token (token)");
+
+    // Rolled back from the console with the keyboard alone: the revision is the signed-in person's.
+    await page.getByRole("button", { name: "Roll back to revision 1" }).focus();
+    await page.keyboard.press("Enter");
+    const reason = page.getByRole("dialog").getByLabel("Reason");
+    await expect.poll(() => hasFocus(reason)).toBe(true);
+    await page.keyboard.type("back to quiet logs");
+    await page.keyboard.press("Enter");
+    await expect.poll(() => page.getByRole("dialog").count(), { timeout: 60_000 }).toBe(0);
+    await expect.poll(() => author(3).textContent(), { timeout: 30_000 }).toBe(owner);
+    expect(await revisions.textContent()).not.toMatch(/tok_|usr_/);
+    expect((await seriousViolations(page)).join("\n")).toBe("");
+
+    // A viewer may not read another's token: it is said in words, with its id to trace it.
+    const minted = await platform.api<{ token: string }>("POST", `/v1/orgs/${orgId}/api-tokens`, {
+      name: "auditor",
+      role: "viewer",
+    });
+    const viewerContext = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+    const viewer = await viewerContext.newPage();
+    viewer.setDefaultTimeout(15_000);
+    try {
+      await signInWithToken(viewer, platform.url, minted.body.token, `/projects/${webProject}/sandboxes/${sandboxId}`);
+      const seen = viewer.getByRole("table", { name: "Revisions" });
+      const cell = seen.getByRole("row", { name: /^1\b/ }).getByRole("cell").nth(2);
+      await expect.poll(() => cell.textContent()).toBe(`An API token ${ciTokenId}`);
+      await expect
+        .poll(() => seen.getByRole("row", { name: /^3\b/ }).getByRole("cell").nth(2).textContent())
+        .toBe(owner);
+    } finally {
+      await viewerContext.close();
+    }
+
+    // A policy's versions name their authors the same way.
+    const policy = await platform.api<{ id: string }>("POST", `/v1/orgs/${orgId}/policies`, {
+      name: "quiet",
+      cedar: '@id("no-exec")\nforbid(principal, action == Action::"sandbox:exec", resource);',
+    });
+    expect(policy.status).toBe(201);
+    await page.goto(`${platform.url}/orgs/${orgId}/policies/${policy.body.id}`);
+    const versions = page.getByRole("table", { name: "Policy versions" });
+    await expect
+      .poll(() => versions.getByRole("row", { name: /^1\b/ }).getByRole("cell").nth(1).textContent())
+      .toBe("Bootstrap token (token)");
   });
 });

@@ -3,6 +3,7 @@ import { type FormEvent, lazy, Suspense, useEffect, useState } from "react";
 import { Link, useNavigate, useParams } from "react-router";
 import { call } from "../api/client.ts";
 import { useOrgRole } from "../api/hooks.ts";
+import { PrincipalName } from "../components/principal-name.tsx";
 import { Button, ErrorNote, Loading, PageTitle, Table, Td, TextField } from "../components/ui.tsx";
 import { cedarErrors } from "../lib/cedar-errors.ts";
 import { allows } from "../lib/permissions.ts";
@@ -117,7 +118,9 @@ export default function PolicyEditorPage() {
             {versions.data.items.map((v) => (
               <tr key={v.version}>
                 <Td>{v.version}</Td>
-                <Td mono>{v.author}</Td>
+                <Td>
+                  <PrincipalName principal={{ id: v.author }} orgId={orgId} />
+                </Td>
                 <Td>{v.reason ?? ""}</Td>
                 <Td>{new Date(v.createdAt).toLocaleString()}</Td>
               </tr>

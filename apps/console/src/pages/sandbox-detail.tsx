@@ -2,10 +2,11 @@ import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useState } from "react";
 import { Link, useParams } from "react-router";
 import { call } from "../api/client.ts";
-import { useProjectRole } from "../api/hooks.ts";
+import { useProject, useProjectRole } from "../api/hooks.ts";
 import type { Sandbox } from "../api/types.ts";
 import { ExposedPorts } from "../components/exposed-ports.tsx";
 import { FormDialog } from "../components/form.tsx";
+import { PrincipalName } from "../components/principal-name.tsx";
 import { Section } from "../components/section.tsx";
 import { Button, ErrorNote, Loading, PageTitle, Table, Td, TextField } from "../components/ui.tsx";
 import { allows } from "../lib/permissions.ts";
@@ -69,6 +70,7 @@ function Ports({ sandbox }: { sandbox: Sandbox }) {
 function Revisions({ sandbox, write }: { sandbox: Sandbox; write: ReturnType<typeof allows> }) {
   const path = { projectId: sandbox.projectId, sandboxId: sandbox.id };
   const [target, setTarget] = useState<number | undefined>();
+  const orgId = useProject(sandbox.projectId).data?.orgId;
   const revisions = useQuery({
     queryKey: ["sandbox-revisions", sandbox.projectId, sandbox.id, sandbox.currentRevision],
     queryFn: () => call("listSandboxRevisions", { path }),
@@ -87,7 +89,9 @@ function Revisions({ sandbox, write }: { sandbox: Sandbox; write: ReturnType<typ
                 {r.revision === sandbox.currentRevision ? <span className="ml-2 text-xs">(current)</span> : null}
               </Td>
               <Td mono>{r.spec.image}</Td>
-              <Td mono>{`${r.author.type}:${r.author.id}`}</Td>
+              <Td>
+                <PrincipalName principal={r.author} orgId={orgId} projectId={sandbox.projectId} />
+              </Td>
               <Td>{r.reason ?? ""}</Td>
               <Td>{new Date(r.createdAt).toLocaleString()}</Td>
               <Td>{r.workspace ? `${r.workspace.method}, ${r.workspace.sizeBytes} bytes` : "none kept"}</Td>
