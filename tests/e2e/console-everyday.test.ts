@@ -8,22 +8,26 @@ const chromium = requireChromium();
 
 /**
  * What a person meets on every visit, in Chromium against the embedded platform: the tab's icon
- * on the console and on the server-rendered sign-in pages, and who made each revision of a sandbox in
- * words they recognise.
+ * on the console and on the server-rendered sign-in pages, who made each revision of a sandbox in
+ * words they recognise, and project pages that open on the project they were working in.
  */
 describe.skipIf(!chromium.available)(`console everyday details${chromium.reason}`, () => {
   let platform: Awaited<ReturnType<typeof startPlatform>>;
   let browser: Browser;
   let page: Page;
   let orgId: string;
+  let agentProject: string;
   let webProject: string;
 
   beforeAll(async () => {
     platform = await startPlatform();
     const org = await platform.api<{ id: string }>("POST", "/v1/orgs", { name: "Acme" });
     orgId = org.body.id;
+    // The agent runtime's project comes first in the organization, as it does after `npm start`.
+    const agent = await platform.api<{ id: string }>("POST", `/v1/orgs/${orgId}/projects`, { name: "agent" });
     const web = await platform.api<{ id: string }>("POST", `/v1/orgs/${orgId}/projects`, { name: "web" });
-    expect(web.status).toBe(201);
+    expect([agent.status, web.status]).toEqual([201, 201]);
+    agentProject = agent.body.id;
     webProject = web.body.id;
     browser = await launchChromium();
     const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
@@ -162,5 +166,62 @@ describe.skipIf(!chromium.available)(`console everyday details${chromium.reason}
     await expect
       .poll(() => versions.getByRole("row", { name: /^1\b/ }).getByRole("cell").nth(1).textContent())
       .toBe("Bootstrap token (token)");
+  });
+
+  const nav = (target: Page, name: string) =>
+    target.getByRole("navigation", { name: "Console" }).getByRole("link", { name, exact: true });
+
+  /** The project the page's picker shows, by name. */
+  async function pickedProject(target: Page): Promise<string | null> {
+    const picker = target.getByRole("combobox", { name: "Project" });
+    await expect.poll(() => picker.inputValue()).not.toBe("");
+    return picker.evaluate((el) => (el as unknown as { selectedOptions: { text: string }[] }).selectedOptions[0]!.text);
+  }
+
+  it("opens Connections and Credentials on the project last worked in, not the organization's first", async () => {
+    // The organization's first project is "agent"; the last project page shown is that of "web".
+    await page.goto(`${platform.url}/projects/${webProject}/sandboxes`);
+    await page.getByRole("heading", { name: "Sandboxes of web" }).waitFor();
+    await nav(page, "Connections").click();
+    await page.waitForURL(/\/connections\?project=/);
+    expect(await pickedProject(page)).toBe("web");
+    expect(new URL(page.url()).searchParams.get("project")).toBe(webProject);
+    await nav(page, "Credentials").click();
+    await page.waitForURL(/\/credentials\?project=/);
+    expect(await pickedProject(page)).toBe("web");
+
+    // Picked on one page (with the keyboard), the project follows to the others.
+    const picker = page.getByRole("combobox", { name: "Project" });
+    await picker.focus();
+    await picker.selectOption({ label: "agent" });
+    await page.waitForURL(new RegExp(`project=${agentProject}`));
+    await nav(page, "Connections").click();
+    await page.waitForURL(/\/connections\?project=/);
+    expect(await pickedProject(page)).toBe("agent");
+
+    // A link naming another organization's project opens on this organization's current one.
+    const other = await platform.api<{ id: string }>("POST", "/v1/orgs", { name: "Other" });
+    const foreign = await platform.api<{ id: string }>("POST", `/v1/orgs/${other.body.id}/projects`, { name: "x" });
+    await page.goto(`${platform.url}/orgs/${orgId}/credentials?project=${foreign.body.id}`);
+    await page.waitForURL(new RegExp(`project=${agentProject}`));
+    expect(await pickedProject(page)).toBe("agent");
+  });
+
+  it("opens on the organization's first project for someone with no project worked in yet", async () => {
+    const fresh = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+    const next = await fresh.newPage();
+    next.setDefaultTimeout(15_000);
+    try {
+      await signInWithToken(next, platform.url, platform.token, `/orgs/${orgId}/connections`);
+      expect(await pickedProject(next)).toBe("agent");
+      // Having opened the sandboxes of "web", Credentials opens on it.
+      await next.goto(`${platform.url}/projects/${webProject}/sandboxes`);
+      await next.getByRole("heading", { name: "Sandboxes of web" }).waitFor();
+      await nav(next, "Credentials").click();
+      await next.waitForURL(/\/credentials\?project=/);
+      expect(await pickedProject(next)).toBe("web");
+    } finally {
+      await fresh.close();
+    }
   });
 });

@@ -4,6 +4,7 @@ import { Navigate, NavLink, Outlet, useLocation, useNavigate, useParams } from "
 import { useMe, useProject } from "../api/hooks.ts";
 import { restoreSession, signOut } from "../api/session.ts";
 import { isConnectionLost } from "../lib/connection.ts";
+import { rememberProject } from "../lib/current-project.ts";
 import { ApiError } from "../lib/problem.ts";
 import { signInPath } from "../lib/sign-in-path.ts";
 import { opsNavLinks } from "../ops-routes.tsx";
@@ -59,6 +60,11 @@ function useCurrentOrg(): string | undefined {
   useEffect(() => {
     if (orgId) localStorage.setItem(LAST_ORG, orgId);
   }, [orgId]);
+  // A project's own page (its sandboxes) makes it the one other project pages start from.
+  const shown = project.data;
+  useEffect(() => {
+    if (shown) rememberProject(shown.orgId, shown.id);
+  }, [shown]);
   return orgId ?? localStorage.getItem(LAST_ORG) ?? undefined;
 }
 
