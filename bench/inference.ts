@@ -4,7 +4,8 @@
 // process adds); streaming time to first byte, added; throughput vs that bare pass-through; calls
 // through the Anthropic SDK, direct vs gateway; memory per 1,000 concurrent open streams.
 // Run: npm run bench -- inference   (or node bench/inference.ts on Node 24)
-// INFERENCE_BENCH_PROFILE=<dir> writes a V8 CPU profile of the platform process there.
+// INFERENCE_BENCH_PROFILE=<dir> writes a V8 CPU profile of the platform process there; read it with
+// node bench/cpuprofile-summary.ts <dir>/platform.cpuprofile --after=proxy/handler.ts --skip=2
 
 import { spawn } from "node:child_process";
 import autocannon from "autocannon";
