@@ -45,6 +45,12 @@ const FORWARDED = new Set(["content-type", "accept", "anthropic-version", "anthr
 const FORWARDED_PREFIXES = ["x-amzn-bedrock-", "x-amz-target"];
 const NOT_RETURNED = new Set([...HOP_BY_HOP_HEADERS, "set-cookie", "content-encoding"]);
 
+/** Whether a header of an `x-am…` name is one of the Bedrock headers forwarded by prefix. */
+function forwardedByPrefix(key: string): boolean {
+  for (const prefix of FORWARDED_PREFIXES) if (key.startsWith(prefix)) return true;
+  return false;
+}
+
 /**
  * The request body, at most `cap` bytes. One of declared length (already checked against the
  * cap) is read whole in one call; one of unknown length is counted as it streams.
@@ -169,7 +175,7 @@ export function createLlmProxy(deps: ProxyDeps): LlmProxy {
 
     let headers: Record<string, string> = { "accept-encoding": "identity" };
     request.headers.forEach((value, key) => {
-      if (FORWARDED.has(key) || FORWARDED_PREFIXES.some((p) => key.startsWith(p))) headers[key] = value;
+      if (FORWARDED.has(key) || (key.startsWith("x-am") && forwardedByPrefix(key))) headers[key] = value;
     });
     const body = analyzed.body;
     if (body) headers["content-length"] = String(body.byteLength);
