@@ -159,7 +159,7 @@ const agent = new Agent({ keepAliveTimeout: 30_000 });
 
 // What each call commits before it answers (the audit record), for the floor line.
 const auditEvent = {
-  action: "callConnectorTool",
+  action: "connector.tool_called",
   orgId: "org_bench",
   projectId: "prj_bench",
   targetType: "connector",

@@ -77,17 +77,17 @@ describe.skipIf(!pg.available)(`connector audit records${pg.reason}`, () => {
     expect((await row()).id).toBe(connectorId);
     // Nothing of these reached the bus either: the connector's only record is its creation's.
     await w.service.context.outbox.flush();
-    expect(w.audit.filter((a) => a.targetId === connectorId).map((a) => a.action)).toEqual(["createHttpConnector"]);
+    expect(w.audit.filter((a) => a.targetId === connectorId).map((a) => a.action)).toEqual(["connector.created"]);
   });
 
   it("relays a change's record right after its commit", async () => {
-    await vi.waitFor(() => expect(recorded("createHttpConnector")).toHaveLength(1), PROMPTLY);
+    await vi.waitFor(() => expect(recorded("connector.created")).toHaveLength(1), PROMPTLY);
 
     api.revision = 1;
     const discovered = await w.call("POST", `/v1/mcp-servers/${connectorId}/discover/url`, w.owner);
     expect(await discovered.json()).toMatchObject({ changed: true });
-    await vi.waitFor(() => expect(recorded("discoverConnector")).toHaveLength(1), PROMPTLY);
-    expect(recorded("discoverConnector")[0]).toMatchObject({
+    await vi.waitFor(() => expect(recorded("connector.spec_discovered")).toHaveLength(1), PROMPTLY);
+    expect(recorded("connector.spec_discovered")[0]).toMatchObject({
       targetType: "connector",
       details: { toolCount: expect.any(Number), scheduled: false },
     });
@@ -96,7 +96,7 @@ describe.skipIf(!pg.available)(`connector audit records${pg.reason}`, () => {
       visibility: "hidden",
     });
     expect(hidden.status, await hidden.clone().text()).toBe(200);
-    await vi.waitFor(() => expect(recorded("setConnectorEntryVisibility")).toHaveLength(1), PROMPTLY);
+    await vi.waitFor(() => expect(recorded("connector.entry_visibility_changed")).toHaveLength(1), PROMPTLY);
   });
 
   it("relays a tool call's record right after it is written", async () => {
@@ -105,8 +105,8 @@ describe.skipIf(!pg.available)(`connector audit records${pg.reason}`, () => {
       arguments: {},
     });
     expect(res.status, await res.clone().text()).toBe(200);
-    await vi.waitFor(() => expect(recorded("callConnectorTool")).toHaveLength(1), PROMPTLY);
-    expect(recorded("callConnectorTool")[0]).toMatchObject({
+    await vi.waitFor(() => expect(recorded("connector.tool_called")).toHaveLength(1), PROMPTLY);
+    expect(recorded("connector.tool_called")[0]).toMatchObject({
       targetType: "connector",
       outcome: "success",
       details: { tool: "listAccounts", decision: "allow", status: 200 },

@@ -117,8 +117,10 @@ describe.skipIf(!pg.available)(`connector routes${pg.reason}`, () => {
     expect(await body(denied)).toMatchObject({ ruleId: DENY_RULE, action: "tool:call" });
     expect(api.seen.some((s) => s.path.includes("acc-secret-value-91"))).toBe(false);
     await w.service.context.outbox.flush();
-    await expect.poll(() => w.audit.filter((a) => a.action === "callConnectorTool").length).toBeGreaterThanOrEqual(4);
-    const calls = w.audit.filter((a) => a.action === "callConnectorTool");
+    await expect
+      .poll(() => w.audit.filter((a) => a.action === "connector.tool_called").length)
+      .toBeGreaterThanOrEqual(4);
+    const calls = w.audit.filter((a) => a.action === "connector.tool_called");
     expect(calls.find((a) => a.outcome === "denied")?.details).toMatchObject({
       tool: "deleteAccount",
       decision: "deny",
@@ -143,7 +145,7 @@ describe.skipIf(!pg.available)(`connector routes${pg.reason}`, () => {
       const ids = new Set(w.audit.filter((a) => a.details?.tool === "listAccounts").map((a) => a.id));
       for (const { id, data } of rows.rows) {
         const record = (typeof data === "string" ? JSON.parse(data) : data) as Audited;
-        if (record.action === "callConnectorTool" && record.details?.tool === "listAccounts") ids.add(id);
+        if (record.action === "connector.tool_called" && record.details?.tool === "listAccounts") ids.add(id);
       }
       return ids.size;
     };
@@ -336,7 +338,7 @@ describe.skipIf(!pg.available)(`connector routes${pg.reason}`, () => {
     expect(forViewer.items.some((t) => t.name === "listAccounts")).toBe(false);
     await w.service.context.outbox.flush();
     await expect
-      .poll(() => w.audit.find((a) => a.action === "promotePendingSpec")?.details)
+      .poll(() => w.audit.find((a) => a.action === "connector.spec_promoted")?.details)
       .toMatchObject({
         version: 2,
         promotedBy: w.owner.id,

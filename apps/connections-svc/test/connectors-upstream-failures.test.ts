@@ -73,7 +73,7 @@ describe.skipIf(!pg.available)(`a tool call whose upstream fails is answered in 
     expect(answer.body).toMatchObject({ reason: "unreachable", detail: expect.stringContaining("refused") });
     expect(answer.text).not.toContain(API_TOKEN);
     await vi.waitFor(() => {
-      const audited = w.audit.filter((r) => r.action === "callConnectorTool" && r.outcome === "error");
+      const audited = w.audit.filter((r) => r.action === "connector.tool_called" && r.outcome === "error");
       expect(audited.map((r) => r.details?.error)).toEqual(expect.arrayContaining(["timeout", "unreachable"]));
     });
   });

@@ -87,7 +87,7 @@ export async function callTool(
   const reason = decision.reasons.find((r) => r.mode === "enforce") ?? decision.reasons[0];
   const audit = (outcome: "success" | "denied" | "error", extra: Record<string, unknown>) =>
     runtime.audit.record(caller.principal, {
-      action: "callConnectorTool",
+      action: "connector.tool_called",
       orgId: row.org_id,
       projectId: row.project_id,
       targetType: "connector",

@@ -125,7 +125,7 @@ export async function createConnector(
         .returning(CONNECTOR_COLUMNS)
         .executeTakeFirstOrThrow();
       await recordDomainEvent(ctx, trx, actor.principal, {
-        action: source.kind === "mcp" ? "createMcpConnector" : "createHttpConnector",
+        action: "connector.created",
         orgId: actor.orgId,
         projectId: input.projectId,
         targetType: "connector",
@@ -204,7 +204,7 @@ export async function updateConnector(
         .returning(CONNECTOR_COLUMNS)
         .executeTakeFirstOrThrow();
       await recordDomainEvent(ctx, trx, actor.principal, {
-        action: "updateConnector",
+        action: "connector.updated",
         orgId: row.org_id,
         projectId: row.project_id,
         targetType: "connector",
@@ -232,7 +232,7 @@ export async function deleteConnector(
   await withDomainEvents(ctx, async (trx) => {
     await trx.deleteFrom("connectors").where("id", "=", row.id).execute();
     await recordDomainEvent(ctx, trx, actor.principal, {
-      action: "deleteConnector",
+      action: "connector.deleted",
       orgId: row.org_id,
       projectId: row.project_id,
       targetType: "connector",
@@ -268,7 +268,7 @@ export async function setConnectorCredential(
       .returning(CONNECTOR_COLUMNS)
       .executeTakeFirstOrThrow();
     await recordDomainEvent(ctx, trx, actor.principal, {
-      action: credentialId ? "attachConnectorCredential" : "removeConnectorCredential",
+      action: credentialId ? "connector.credential_attached" : "connector.credential_removed",
       orgId: row.org_id,
       projectId: row.project_id,
       targetType: "connector",

@@ -93,7 +93,7 @@ export async function discoverAgain(
       .returningAll()
       .executeTakeFirstOrThrow();
     await recordDomainEvent(ctx, trx, actor?.principal, {
-      action: "discoverConnector",
+      action: "connector.spec_discovered",
       orgId: row.org_id,
       projectId: row.project_id,
       targetType: "connector",
@@ -201,7 +201,7 @@ export async function promotePendingSpec(
       .where("status", "=", "pending")
       .execute();
     await recordDomainEvent(ctx, trx, actor.principal, {
-      action: "promotePendingSpec",
+      action: "connector.spec_promoted",
       orgId: row.org_id,
       projectId: row.project_id,
       targetType: "connector",

@@ -68,7 +68,7 @@ export async function setEntryVisibility(
       .execute();
     await trx.updateTable("connectors").set({ updated_at: new Date() }).where("id", "=", row.id).execute();
     await recordDomainEvent(ctx, trx, actor.principal, {
-      action: "setConnectorEntryVisibility",
+      action: "connector.entry_visibility_changed",
       orgId: row.org_id,
       projectId: row.project_id,
       targetType: "connector",
