@@ -32,15 +32,43 @@ const ms = (x: number) => `${x.toFixed(1)} ms`;
 // `POST /v1/projects/{p}/sandboxes` with `start: true`, then `POST /v1/shell/exec` of `true`. The
 // floor, in the same rounds: a bare bwrap sandbox of the same namespaces and mounts running `true`,
 // spawned from this process before it holds PGlite (so no fork of a large process is in it).
-// SANDBOX_BENCH_PROFILE=<dir> writes a V8 CPU profile of the platform process there.
+// SANDBOX_BENCH_PROFILE=<dir> writes a V8 CPU profile of the platform process there. The platform
+// marks the stages of each start and exec: their medians are printed after.
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 30);
 const profileDir = process.env.SANDBOX_BENCH_PROFILE;
 const platform = spawn(
   process.execPath,
   [...(profileDir ? ["--cpu-prof", `--cpu-prof-dir=${profileDir}`] : []), "bench/servers/sandbox-platform.ts"],
-  { cwd: REPO_ROOT, env: { ...process.env, LOG_LEVEL: "warn" }, stdio: ["ignore", "pipe", "inherit"] },
+  {
+    cwd: REPO_ROOT,
+    env: { ...process.env, LOG_LEVEL: "warn" },
+    stdio: ["pipe", "pipe", "inherit"],
+  },
 );
 const api = JSON.parse(await firstLine(platform)) as { url: string; token: string; projectId: string };
+// The platform's further stdout lines, each the answer to a `stages` request.
+const answers: string[] = [];
+const waiting: ((line: string) => void)[] = [];
+let pendingText = "";
+platform.stdout?.on("data", (chunk: Buffer) => {
+  pendingText += chunk.toString("utf8");
+  for (let i = pendingText.indexOf("\n"); i >= 0; i = pendingText.indexOf("\n")) {
+    const line = pendingText.slice(0, i);
+    pendingText = pendingText.slice(i + 1);
+    if (line.startsWith("[")) (waiting.shift() ?? ((l: string) => answers.push(l)))(line);
+  }
+});
+async function platformStages(): Promise<{ stage: string; at: number }[]> {
+  const line =
+    answers.shift() ??
+    (await new Promise<string>((resolve) => {
+      waiting.push(resolve);
+      platform.stdin?.write("stages\n");
+    }));
+  return JSON.parse(line) as { stage: string; at: number }[];
+}
+// Per stage (in the order of the first round), its offset from the request and its step from the mark before.
+const stageRounds: Map<string, { offset: number; step: number }>[] = [];
 const agent = new Agent({ connections: 1, keepAliveTimeout: 60_000 });
 async function call<T>(method: "POST" | "DELETE", path: string, body?: unknown): Promise<T> {
   const res = await request(`${api.url}${path}`, {
@@ -73,22 +101,37 @@ for (let i = 0; i < 3 + ROUNDS; i++) {
   let t = performance.now();
   await bareBwrap();
   const bare = performance.now() - t;
+  await platformStages(); // drop the marks of the previous round's delete
+  const sent = performance.timeOrigin + performance.now();
   t = performance.now();
   const box = await call<{ id: string }>("POST", `/v1/projects/${api.projectId}/sandboxes`, {
     name: `first-${i}`,
     start: true,
   });
+  const created = performance.timeOrigin + performance.now();
   const answer = await call<{ exitCode: number }>("POST", "/v1/shell/exec", {
     projectId: api.projectId,
     sandboxId: box.id,
     command: ["true"],
   });
   const elapsed = performance.now() - t;
+  const answered = performance.timeOrigin + performance.now();
+  const marks = [
+    { stage: "client: create sent", at: sent },
+    ...(await platformStages()),
+    { stage: "client: create answered", at: created },
+    { stage: "client: exec answered", at: answered },
+  ].sort((a, b) => a.at - b.at);
   if (answer.exitCode !== 0) throw new Error(`exec answered ${JSON.stringify(answer)}`);
   await call("DELETE", `/v1/projects/${api.projectId}/sandboxes/${box.id}`);
   if (i < 3) continue; // warm-up: the spawner helper, JIT
   floor.push(bare);
   viaApi.push(elapsed);
+  stageRounds.push(
+    new Map(
+      marks.map((m, j) => [m.stage, { offset: m.at - sent, step: j === 0 ? 0 : m.at - (marks[j - 1]?.at ?? sent) }]),
+    ),
+  );
 }
 await agent.close();
 platform.kill("SIGTERM");
@@ -97,6 +140,16 @@ rmSync(floorWorkspace, { recursive: true, force: true });
 console.log(
   `create+start→first exec (HTTP API, governed, egress): p50 ${ms(pct(viaApi, 0.5))}  p95 ${ms(pct(viaApi, 0.95))} | bare bwrap p50 ${ms(pct(floor, 0.5))}  p95 ${ms(pct(floor, 0.95))}  ratio p50 ${(pct(viaApi, 0.5) / pct(floor, 0.5)).toFixed(1)}x  (aim p50 < 40 ms)`,
 );
+const stageNames = [...new Set(stageRounds.flatMap((r) => [...r.keys()]))];
+const stageOf = (name: string, key: "offset" | "step") =>
+  stageRounds.flatMap((r) => (r.has(name) ? [r.get(name)?.[key] as number] : []));
+stageNames.sort((a, b) => pct(stageOf(a, "offset"), 0.5) - pct(stageOf(b, "offset"), 0.5));
+console.log("  stages (p50 since the create was sent | p50 step from the mark before it in the round):");
+for (const name of stageNames) {
+  console.log(
+    `    ${name.padEnd(28)} ${ms(pct(stageOf(name, "offset"), 0.5)).padStart(9)} | ${ms(pct(stageOf(name, "step"), 0.5)).padStart(8)}`,
+  );
+}
 
 const dataDir = mkdtempSync(join(tmpdir(), "bench-sandbox-"));
 const database = await openDatabase("pglite://memory");

@@ -1,5 +1,6 @@
 import type { Readable } from "node:stream";
 import type { ExecOptions, SandboxDriver } from "../driver/types.ts";
+import { stage } from "../stages.ts";
 
 export const DEFAULT_OUTPUT_CAP = 1024 * 1024;
 
@@ -63,6 +64,7 @@ export async function runCommand(
     ...(options.cwd ? { cwd: options.cwd } : {}),
     ...(options.env ? { env: options.env } : {}),
   });
+  stage("exec: spawned");
   const out = capture(proc.stdout, cap);
   const err = capture(proc.stderr, cap);
   proc.stdin.end(options.stdin ?? "");
@@ -73,6 +75,7 @@ export async function runCommand(
   }, options.timeoutMs);
   const exit = await proc.exited;
   clearTimeout(timer);
+  stage("exec: exited");
   // A background child may keep the pipes open after the command exits; do not wait for it long.
   await Promise.race([Promise.all([out.done, err.done]), new Promise((r) => setTimeout(r, 100))]);
   proc.stdout.destroy();

@@ -1,6 +1,7 @@
 import { ProblemError } from "@agentplane/problem-details";
 import type { Caller } from "@agentplane/service-kit";
 import { type RunCommandResult, runCommand } from "../exec/run-command.ts";
+import { stage } from "../stages.ts";
 import { recordSandboxEventAlone, type SandboxDeps } from "./context.ts";
 import { type SandboxRow, toArgv } from "./mapping.ts";
 import { enforce, execContext } from "./policy.ts";
@@ -79,6 +80,7 @@ export async function execInSandbox(
   }
   const argv = toArgv(input.command);
   await enforce(deps, caller, "sandbox:exec", row, execContext(argv), `Exec in sandbox ${row.id}`);
+  stage("exec: decided");
   const activity = touchActivity(deps, row.id);
   const result = await runCommand(deps.driver, row.id, {
     argv,
@@ -87,12 +89,15 @@ export async function execInSandbox(
     ...(input.env ? { env: input.env } : {}),
     ...(input.stdin !== undefined ? { stdin: input.stdin } : {}),
   });
+  stage("exec: command done");
   await activity;
+  stage("exec: activity written");
   await auditCommand(deps, caller, row, "sandbox.exec", {
     command: input.command,
     exitCode: result.exitCode,
     durationMs: result.durationMs,
     timedOut: result.timedOut,
   });
+  stage("exec: audited");
   return result;
 }

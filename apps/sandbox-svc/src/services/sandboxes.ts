@@ -12,6 +12,7 @@ import type { Caller } from "@agentplane/service-kit";
 import { type Kysely, sql } from "kysely";
 import type { z } from "zod";
 import type { SandboxDB } from "../db/schema.ts";
+import { stage } from "../stages.ts";
 import { recordSandboxEvent, type SandboxDeps } from "./context.ts";
 import { jsonb, runtimeSpec, type SandboxRow, specColumns, specOf } from "./mapping.ts";
 import { enforceAdmission } from "./policy.ts";
@@ -71,6 +72,7 @@ export async function createSandbox(deps: SandboxDeps, caller: Caller, input: Cr
   const id = newId("sandbox");
   const admitted = { id, project_id: projectId, org_id: caller.orgId ?? null, labels: input.labels };
   await enforceAdmission(deps, caller, "sandbox:create", admitted, spec);
+  stage("create: create admitted");
   // A start asked with the create is admitted before the row is written, so the row is written
   // `starting` with its platform token. Refused, the sandbox is created all the same (pending)
   // and the refusal answered, as a create followed by a start would.
@@ -81,6 +83,7 @@ export async function createSandbox(deps: SandboxDeps, caller: Caller, input: Cr
       deps.driver.checkAvailable();
       await enforceAdmission(deps, caller, "sandbox:start", admitted, spec);
       platform = newPlatformToken(admitted);
+      stage("create: start admitted");
     } catch (err) {
       startRefused = err;
     }
@@ -303,7 +306,9 @@ export async function bootSandbox(
     env.AGENTPLANE_PROJECT_ID = row.project_id;
     env.AGENTPLANE_SANDBOX_ID = row.id;
     if (deps.config.apiUrl) env.AGENTPLANE_API_URL = deps.config.apiUrl;
+    stage("boot: token ready");
     await deps.driver.start({ ...runtimeSpec(row, env), ...(beforeStart ? { workspaceArchive: archive } : {}) });
+    stage("boot: driver started");
     if (archive && !beforeStart) {
       await restoreIntoRunning(deps, row.id, archive).catch((err: Error) => {
         deps.logger.warn({ err, sandboxId: row.id, revision: restore }, "workspace not restored");
@@ -324,6 +329,7 @@ export async function bootSandbox(
       throw err;
     }
   }
+  stage("boot: row written");
   const now = new Date();
   const written: Partial<SandboxRow> =
     failure === undefined
@@ -344,6 +350,7 @@ export async function bootSandbox(
         .execute();
       await record?.(trx, failure === undefined);
     });
+    stage("boot: start recorded");
     return written;
   } catch (err) {
     if (failure === undefined) await deps.driver.stop(row.id).catch(() => {});
