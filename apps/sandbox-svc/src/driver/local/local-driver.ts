@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { Duplex, type Readable } from "node:stream";
 import { ProblemError } from "@agentplane/problem-details";
 import type { Logger } from "@agentplane/service-kit";
+import { stage } from "../../stages.ts";
 import type {
   DriverEvent,
   DriverStatus,
@@ -220,6 +221,7 @@ export class LocalDriver implements SandboxDriver {
     const env = this.sandboxEnv(spec, workspace);
     const main = spec.command && spec.command.length > 0 ? spec.command : ["sleep", "infinity"];
     await this.cgroupRemovals.get(spec.id);
+    stage("driver: launch");
     const cgroup = createSandboxCgroup(this.cgroups, spec.id, spec.resources);
     let argv: string[];
     if (this.isolation === "none") {
@@ -240,11 +242,13 @@ export class LocalDriver implements SandboxDriver {
     // The sandbox's proxy listens while bwrap builds the sandbox.
     const egressSocket = egress?.open(spec.id);
     egressSocket?.catch(() => {});
+    stage("driver: args ready");
     const stdio: StdioSpec = ["ignore", "ignore", "pipe", "pipe", "pipe", ...(egress ? (["pipe"] as const) : [])];
     const proc = await this.spawnChild(withCgroups(cgroup.procsFiles, argv), env, {
       cwd: this.isolation === "none" ? workspace : "/",
       stdio,
     });
+    stage("driver: bwrap spawned");
     const [, , errors, info, ready, go] = proc.stdio;
     const stderr: Buffer[] = [];
     errors?.on("data", (chunk: Buffer) => {
@@ -257,9 +261,10 @@ export class LocalDriver implements SandboxDriver {
     let relayUp: Promise<unknown> | undefined;
     try {
       if (this.isolation !== "none") {
-        const childPid = readChildPid(info as Readable, proc.exited).then(
-          (pid): SandboxProcesses => ({ pid, holder: parentPid(pid) }),
-        );
+        const childPid = readChildPid(info as Readable, proc.exited).then((pid): SandboxProcesses => {
+          stage("driver: child pid");
+          return { pid, holder: parentPid(pid) };
+        });
         // The network namespace exists once bwrap names its child: the relay starts in it while
         // bwrap is still building the mounts.
         relayUp = egress
@@ -267,12 +272,18 @@ export class LocalDriver implements SandboxDriver {
               const socketPath = (await egressSocket) as string;
               const enterNet = enterArgv(this.nsTools(), p, "net", this.privileged);
               relay = await startEgressRelay((a, e) => this.spawnChild(a, e), this.relayTools(), enterNet, socketPath);
+              stage("driver: relay listens");
             })
           : undefined;
         relayUp?.catch(() => {});
-        [processes] = await Promise.all([childPid, readReady(ready as Readable, proc.exited), relayUp]);
+        [processes] = await Promise.all([
+          childPid,
+          readReady(ready as Readable, proc.exited).then(() => stage("driver: mounts ready")),
+          relayUp,
+        ]);
       }
       go?.end("go\n");
+      stage("driver: started");
     } catch (err) {
       await relayUp?.catch(() => {});
       relay?.kill("SIGKILL");
