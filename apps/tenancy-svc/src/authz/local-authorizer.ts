@@ -13,6 +13,7 @@ import {
   type ProjectRole,
   projectRoleAtLeast,
 } from "@agentplane/contracts";
+import { pgArray } from "@agentplane/db";
 import { type Authorizer, noteDecision } from "@agentplane/service-kit";
 import { CompiledQuery, type Kysely } from "kysely";
 import { TENANCY_SCHEMA, type TenancyDatabase } from "../db/schema.ts";
@@ -129,46 +130,72 @@ export class LocalAuthorizer implements Authorizer {
   }
 
   /** The principal's effective role on a project, or undefined when it cannot see the project. */
-  async projectAccess(
-    principal: Principal,
-    projectId: string,
-  ): Promise<{ orgId: string; orgRole?: OrgRole; projectRole?: ProjectRole; teamIds?: string[] } | undefined> {
+  async projectAccess(principal: Principal, projectId: string): Promise<ProjectAccess | undefined> {
+    return (await this.projectAccessMany(principal, [projectId])).get(projectId);
+  }
+
+  /**
+   * The principal's effective role on each of these projects, in one round trip whatever their
+   * number: the projects it cannot see are left out of the map.
+   */
+  async projectAccessMany(principal: Principal, projectIds: readonly string[]): Promise<Map<string, ProjectAccess>> {
+    const access = new Map<string, ProjectAccess>();
+    if (projectIds.length === 0) return access;
     // A cluster sees its own project, read-only; sandboxes and services see nothing here.
     if (principal.type === "cluster") {
-      if (principal.projectId !== projectId) return undefined;
+      if (!principal.projectId || !projectIds.includes(principal.projectId)) return access;
       const project = await this.db
         .selectFrom("projects")
         .select(["id", "org_id"])
-        .where("id", "=", projectId)
+        .where("id", "=", principal.projectId)
         .executeTakeFirst();
-      return project ? { orgId: project.org_id, projectRole: "viewer" } : undefined;
+      if (project) access.set(project.id, { orgId: project.org_id, projectRole: "viewer" });
+      return access;
     }
     const actor = actorOf(principal);
-    if (!actor) return undefined;
-    if (actor.projectId && actor.projectId !== projectId) return undefined;
-    // One round trip: the project, the user's membership of its organization, a direct grant, and
-    // every team of the organization the user is in with the team's grant on this project.
+    if (!actor) return access;
+    const ids = actor.projectId ? projectIds.filter((id) => id === actor.projectId) : projectIds;
+    if (ids.length === 0) return access;
+    // One round trip: each project, the user's membership of its organization, a direct grant, and
+    // every team of the organization the user is in with the team's grant on the project.
     const { rows } = await this.db.executeQuery<AccessRow>(
-      CompiledQuery.raw(PROJECT_ACCESS, [projectId, actor.userId]),
+      CompiledQuery.raw(PROJECT_ACCESS, [pgArray([...new Set(ids)]), actor.userId]),
     );
-    const row = rows[0];
-    if (!row?.member_role) return undefined;
-    if (actor.orgId && actor.orgId !== row.org_id) return undefined;
-    const teams = (typeof row.teams === "string" ? JSON.parse(row.teams) : row.teams) as [string, ProjectRole | null][];
-    let role = maxProjectRole(implicitProjectRole(row.member_role), row.direct_role ?? undefined);
-    for (const [, grant] of teams) if (grant) role = maxProjectRole(role, grant);
-    const orgRole = actor.cap ? minOrgRole(row.member_role, actor.cap) : row.member_role;
-    if (role && actor.cap) role = minProjectRole(role, tokenProjectCap(actor.cap));
-    return {
-      orgId: row.org_id,
-      orgRole,
-      ...(role ? { projectRole: role } : {}),
-      teamIds: teams.map(([teamId]) => teamId),
-    };
+    for (const row of rows) {
+      const one = accessOf(actor, row);
+      if (one) access.set(row.id, one);
+    }
+    return access;
   }
 }
 
+/** A principal's access to one project. */
+export interface ProjectAccess {
+  orgId: string;
+  orgRole?: OrgRole;
+  projectRole?: ProjectRole;
+  teamIds?: string[];
+}
+
+/** The actor's effective role from its access row: the highest grant, lowered to its token's cap. */
+function accessOf(actor: Actor, row: AccessRow): ProjectAccess | undefined {
+  if (!row.member_role) return undefined;
+  if (actor.orgId && actor.orgId !== row.org_id) return undefined;
+  const teams = (typeof row.teams === "string" ? JSON.parse(row.teams) : row.teams) as [string, ProjectRole | null][];
+  let role = maxProjectRole(implicitProjectRole(row.member_role), row.direct_role ?? undefined);
+  for (const [, grant] of teams) if (grant) role = maxProjectRole(role, grant);
+  const orgRole = actor.cap ? minOrgRole(row.member_role, actor.cap) : row.member_role;
+  if (role && actor.cap) role = minProjectRole(role, tokenProjectCap(actor.cap));
+  return {
+    orgId: row.org_id,
+    orgRole,
+    ...(role ? { projectRole: role } : {}),
+    teamIds: teams.map(([teamId]) => teamId),
+  };
+}
+
 interface AccessRow {
+  id: string;
   org_id: string;
   member_role: OrgRole | null;
   direct_role: ProjectRole | null;
@@ -176,7 +203,7 @@ interface AccessRow {
   teams: unknown;
 }
 
-const PROJECT_ACCESS = `select p.org_id, m.role as member_role, d.role as direct_role,
+const PROJECT_ACCESS = `select p.id, p.org_id, m.role as member_role, d.role as direct_role,
     coalesce((
       select json_agg(json_build_array(tm.team_id, tp.role) order by tm.team_id)
       from ${TENANCY_SCHEMA}.team_members tm
@@ -187,4 +214,4 @@ const PROJECT_ACCESS = `select p.org_id, m.role as member_role, d.role as direct
   from ${TENANCY_SCHEMA}.projects p
   left join ${TENANCY_SCHEMA}.org_members m on m.org_id = p.org_id and m.user_id = $2
   left join ${TENANCY_SCHEMA}.project_members d on d.project_id = p.id and d.user_id = $2
-  where p.id = $1`;
+  where p.id = any(cast($1 as text[]))`;
