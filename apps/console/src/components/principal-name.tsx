@@ -2,10 +2,12 @@ import { useQuery } from "@tanstack/react-query";
 import { call } from "../api/client.ts";
 import { ApiError } from "../lib/problem.ts";
 
-/** Who did something, as the API records it: a principal's type (when recorded) and id. */
+/** Who did something, as the API records it: a principal's type (when recorded), id and name (when kept). */
 export interface PrincipalRef {
   type?: string | undefined;
   id: string;
+  /** The display name the principal carried when it acted; looked up only when absent. */
+  name?: string | undefined;
 }
 
 type Kind = "user" | "api_token" | "sandbox" | "cluster" | "service" | "unknown";
@@ -44,6 +46,13 @@ async function orNull<T>(load: Promise<T>): Promise<T | null> {
   }
 }
 
+/** A recorded name, said the way a looked-up one is. */
+function recordedName(kind: Kind, name: string): string {
+  if (kind === "api_token") return `${name} (token)`;
+  if (kind === "sandbox") return `${name} (sandbox)`;
+  return name;
+}
+
 async function nameOf(kind: Kind, id: string, orgId?: string, projectId?: string): Promise<string | null> {
   if (kind === "user" && orgId) {
     const member = await orNull(call("getMember", { path: { orgId, userId: id } }));
@@ -62,7 +71,8 @@ async function nameOf(kind: Kind, id: string, orgId?: string, projectId?: string
 
 /**
  * A principal as a person recognises it: a member's name or email, a token's name ("ci (token)"),
- * a sandbox's name. One the signed-in role may not read (another member's token, for a viewer)
+ * a sandbox's name — the name recorded with the principal when there is one, else looked up.
+ * One the signed-in role may not read (another member's token, for a viewer)
  * or that no longer exists is said in words, with its id beside it to trace it in the audit trail.
  */
 export function PrincipalName({
@@ -75,13 +85,16 @@ export function PrincipalName({
   projectId?: string | undefined;
 }) {
   const kind = kindOf(principal);
-  const lookedUp = (kind === "user" && !!orgId) || kind === "api_token" || (kind === "sandbox" && !!projectId);
+  const recorded = principal.name ? recordedName(kind, principal.name) : null;
+  const lookedUp =
+    !recorded && ((kind === "user" && !!orgId) || kind === "api_token" || (kind === "sandbox" && !!projectId));
   const name = useQuery({
     queryKey: ["principal-name", kind, principal.id, orgId, projectId],
     queryFn: () => nameOf(kind, principal.id, orgId, projectId),
     enabled: lookedUp,
     staleTime: 5 * 60_000,
   });
+  if (recorded) return <span>{recorded}</span>;
   // A member is named within the organization, which the page may still be loading.
   const waiting = (lookedUp && name.isPending) || (kind === "user" && !orgId);
   if (waiting) return <span className="text-slate-600 dark:text-slate-300">…</span>;

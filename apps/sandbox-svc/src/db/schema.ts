@@ -36,6 +36,8 @@ export interface RevisionTable {
   spec: unknown;
   author_type: string;
   author_id: string;
+  /** The author's display name when written (null for revisions written before it was kept). */
+  author_name: string | null;
   reason: string | null;
   created_at: Generated<Date>;
 }

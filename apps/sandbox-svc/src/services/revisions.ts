@@ -60,6 +60,7 @@ async function applyRevision(
         spec: jsonb(spec),
         author_type: caller.principal.type,
         author_id: caller.principal.id,
+        author_name: caller.principal.displayName ?? null,
         reason,
         created_at: new Date(),
       } as never)

@@ -126,6 +126,7 @@ export async function createSandbox(deps: SandboxDeps, caller: Caller, input: Cr
         spec: jsonb(spec),
         author_type: caller.principal.type,
         author_id: caller.principal.id,
+        author_name: caller.principal.displayName ?? null,
         reason: "created",
         created_at: now,
       } as never)

@@ -148,7 +148,16 @@ export const SandboxRevisionSchema = z
     sandboxId: z.string(),
     revision: z.number().int(),
     spec: SandboxSpecSchema,
-    author: z.object({ type: z.string(), id: z.string() }),
+    author: z.object({
+      type: z.string(),
+      id: z.string(),
+      name: z
+        .string()
+        .optional()
+        .describe(
+          "The author's display name when the revision was written (a user's name or email, a token's name); absent on revisions written before names were kept",
+        ),
+    }),
     reason: z.string().nullable(),
     createdAt: Timestamp,
     workspace: z
@@ -166,6 +175,7 @@ export const SandboxRevisionSchema = z
       ),
   })
   .openapi("SandboxRevision");
+export type SandboxRevision = z.infer<typeof SandboxRevisionSchema>;
 
 export const RollbackRequest = z.strictObject({
   revision: z

@@ -3387,6 +3387,8 @@ export interface components {
                 type: string;
                 /** @description The id, prefixed by kind */
                 id: string;
+                /** @description The author's display name when the revision was written (a user's name or email, a token's name); absent on revisions written before names were kept */
+                name?: string;
             };
             /** @description Why, in a few words */
             reason: string | null;

@@ -3,6 +3,7 @@ import * as init from "./0001_init.ts";
 import * as workspaceArchives from "./0003_workspace_archives.ts";
 import * as workspaceSnapshotRef from "./0004_workspace_snapshot_ref.ts";
 import * as pendingWorkspaceRestore from "./0005_pending_workspace_restore.ts";
+import * as revisionAuthorName from "./0006_revision_author_name.ts";
 
 // 0002 is the outbox's (outboxMigrations("0002"), added where the service migrates).
 export const migrations: MigrationList = {
@@ -10,4 +11,5 @@ export const migrations: MigrationList = {
   "0003_workspace_archives": workspaceArchives,
   "0004_workspace_snapshot_ref": workspaceSnapshotRef,
   "0005_pending_workspace_restore": pendingWorkspaceRestore,
+  "0006_revision_author_name": revisionAuthorName,
 };

@@ -16,7 +16,7 @@ export function registerListSandboxRevisions(app: ServiceApp, ctx: SandboxContex
       sandboxId: r.sandbox_id,
       revision: r.revision,
       spec: SandboxSpecSchema.parse(r.spec),
-      author: { type: r.author_type, id: r.author_id },
+      author: { type: r.author_type, id: r.author_id, ...(r.author_name ? { name: r.author_name } : {}) },
       reason: r.reason,
       createdAt: new Date(r.created_at).toISOString(),
       workspace: archives.get(r.revision) ?? null,
