@@ -8,6 +8,12 @@ export interface SandboxResources {
   maxProcesses?: number;
 }
 
+/** Limits a sandbox asked for that its driver accepts but does not enforce on this host, and why. */
+export interface UnenforcedLimits {
+  resources: (keyof SandboxResources)[];
+  reason: string;
+}
+
 /** What a driver needs to run one sandbox; the same shape a Kubernetes Pod spec is built from. */
 export interface SandboxRuntimeSpec {
   id: string;
@@ -102,6 +108,8 @@ export interface SandboxDriver {
   removeWorkspace(sandboxId: string): Promise<void>;
   /** What this host enforces, for logs and the operator. */
   describe(): Record<string, unknown>;
+  /** Of `resources`, the limits this host would not enforce (none: undefined); drivers that enforce all omit it. */
+  unenforcedLimits?(resources: SandboxResources): UnenforcedLimits | undefined;
   /**
    * Drivers whose sandboxes outlive the service (Kubernetes): removes those of sandboxes `exists`
    * does not know any more; returns their ids.

@@ -1,7 +1,7 @@
 import type { Sandbox, SandboxExposedPort, SandboxSpec } from "@agentplane/contracts";
 import { type RawBuilder, type Selectable, sql } from "kysely";
 import type { SandboxTable } from "../db/schema.ts";
-import type { SandboxRuntimeSpec } from "../driver/types.ts";
+import type { SandboxDriver, SandboxRuntimeSpec } from "../driver/types.ts";
 
 export type SandboxRow = Selectable<SandboxTable>;
 
@@ -16,8 +16,16 @@ export function portUrl(slug: string, port: number, ingressHost: string | undefi
   return new URL(`https://${port}-${slug}.${ingressHost}`).origin;
 }
 
-/** The API's view of a sandbox; `ingressHost` is the installation's (SANDBOX_INGRESS_HOST), if any. */
-export function toSandbox(row: SandboxRow, ingressHost: string | undefined): Sandbox {
+/**
+ * The API's view of a sandbox; `ingressHost` is the installation's (SANDBOX_INGRESS_HOST), if any;
+ * `driver` says which of its limits would not hold.
+ */
+export function toSandbox(
+  row: SandboxRow,
+  ingressHost: string | undefined,
+  driver?: Pick<SandboxDriver, "unenforcedLimits">,
+): Sandbox {
+  const unenforced = driver?.unenforcedLimits?.(row.resources);
   return {
     id: row.id,
     projectId: row.project_id,
@@ -43,6 +51,7 @@ export function toSandbox(row: SandboxRow, ingressHost: string | undefined): San
     updatedAt: iso(row.updated_at) as string,
     startedAt: iso(row.started_at),
     lastActivityAt: iso(row.last_activity_at),
+    ...(unenforced ? { unenforcedLimits: unenforced } : {}),
   };
 }
 

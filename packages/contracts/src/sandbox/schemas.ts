@@ -91,6 +91,17 @@ export const SandboxSchema = z
     updatedAt: Timestamp,
     startedAt: Timestamp.nullable(),
     lastActivityAt: Timestamp.nullable(),
+    unenforcedLimits: z
+      .object({
+        resources: z
+          .array(z.enum(["cpuMillicores", "memoryMiB", "diskMiB", "maxProcesses"]))
+          .describe("The limits of `resources` that do not hold"),
+        reason: z.string().openapi({ example: "cgroups unavailable on this host (/sys/fs/cgroup not writable)" }),
+      })
+      .optional()
+      .describe(
+        "Present when some of `resources` are accepted but not enforced where the sandbox runs: the local driver without writable cgroups (cpu, memory, processes), and `diskMiB` under the local driver. Absent when every limit set holds.",
+      ),
   })
   .openapi("Sandbox");
 export type Sandbox = z.infer<typeof SandboxSchema>;

@@ -3211,6 +3211,16 @@ export interface components {
              * @example 2026-01-01T00:00:00.000Z
              */
             lastActivityAt: string | null;
+            /** @description Present when some of `resources` are accepted but not enforced where the sandbox runs: the local driver without writable cgroups (cpu, memory, processes), and `diskMiB` under the local driver. Absent when every limit set holds. */
+            unenforcedLimits?: {
+                /** @description The limits of `resources` that do not hold */
+                resources: ("cpuMillicores" | "memoryMiB" | "diskMiB" | "maxProcesses")[];
+                /**
+                 * @description Why, in a few words
+                 * @example cgroups unavailable on this host (/sys/fs/cgroup not writable)
+                 */
+                reason: string;
+            };
         };
         /** @description Limits: cpuMillicores, memoryMiB, diskMiB, maxProcesses (each optional) */
         SandboxResources: {

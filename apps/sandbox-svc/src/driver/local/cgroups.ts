@@ -1,6 +1,6 @@
 import { accessSync, constants, existsSync, mkdirSync, readFileSync, rmdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import type { SandboxResources } from "../types.ts";
+import type { SandboxResources, UnenforcedLimits } from "../types.ts";
 
 type Controller = "memory" | "pids" | "cpu";
 
@@ -81,6 +81,33 @@ export function detectCgroups(root = "/sys/fs/cgroup"): CgroupSupport {
 }
 
 /** One sandbox's cgroups: `procsFiles` are written with a process id to move it in. */
+const CONTROLLER_OF = { cpuMillicores: "cpu", memoryMiB: "memory", maxProcesses: "pids" } as const;
+
+/**
+ * Of `resources`, what the local driver accepts but will not enforce: cpu, memory and pids limits
+ * whose cgroup controller this host does not let it use, and `diskMiB` always.
+ */
+export function unenforcedLimits(support: CgroupSupport, resources: SandboxResources): UnenforcedLimits | undefined {
+  const uncontrolled = (Object.keys(CONTROLLER_OF) as (keyof typeof CONTROLLER_OF)[]).filter(
+    (key) => resources[key] !== undefined && !support.controllers.includes(CONTROLLER_OF[key]),
+  );
+  const reasons: string[] = [];
+  if (uncontrolled.length > 0) {
+    reasons.push(
+      support.reason
+        ? `cgroups unavailable on this host (${support.reason})`
+        : `cgroup controllers not available on this host: ${uncontrolled.map((k) => CONTROLLER_OF[k]).join(", ")}`,
+    );
+  }
+  const disk = resources.diskMiB !== undefined;
+  if (disk) reasons.push("the local driver does not limit disk");
+  if (reasons.length === 0) return undefined;
+  const requested = (["cpuMillicores", "memoryMiB", "diskMiB", "maxProcesses"] as const).filter(
+    (key) => (key === "diskMiB" && disk) || (uncontrolled as string[]).includes(key),
+  );
+  return { resources: requested, reason: reasons.join("; ") };
+}
+
 export interface SandboxCgroup {
   procsFiles: string[];
   enforced: string[];

@@ -12,9 +12,17 @@ import type {
   ExecOptions,
   ExecProcess,
   SandboxDriver,
+  SandboxResources,
   SandboxRuntimeSpec,
+  UnenforcedLimits,
 } from "../types.ts";
-import { type CgroupSupport, createSandboxCgroup, detectCgroups, type SandboxCgroup } from "./cgroups.ts";
+import {
+  type CgroupSupport,
+  createSandboxCgroup,
+  detectCgroups,
+  type SandboxCgroup,
+  unenforcedLimits,
+} from "./cgroups.ts";
 import { egressEnv, type RelayTools, startEgressRelay } from "./egress-relay.ts";
 import { DEFAULT_IMAGE, imageMountArgs } from "./images.ts";
 import { bwrapLauncher, enterArgv, holdsSysAdmin, parentPid, type SandboxProcesses } from "./namespaces.ts";
@@ -31,6 +39,8 @@ export interface LocalDriverOptions {
   logger: Logger;
   /** Where to look for bwrap, nsenter and socat (tests point this at an empty directory). */
   searchPath?: string[];
+  /** Where cgroups are mounted (/sys/fs/cgroup; tests point this at an empty directory: no limits). */
+  cgroupRoot?: string;
   /**
    * The platform's egress proxy: a Unix socket per sandbox, relayed to the sandbox's 127.0.0.1:3128
    * (HTTP_PROXY/HTTPS_PROXY point there). Without it a sandbox has loopback only. Isolation `none`
@@ -136,7 +146,7 @@ export class LocalDriver implements SandboxDriver {
       socat: find("socat", dirs),
       setpriv: find("setpriv", dirs),
     };
-    this.cgroups = detectCgroups();
+    this.cgroups = detectCgroups(options.cgroupRoot);
     // Forking the helper from this (large) process is the slow part: done before the first start.
     this.spawner.warm();
   }
@@ -151,6 +161,10 @@ export class LocalDriver implements SandboxDriver {
       cgroupControllers: this.cgroups.controllers,
       ...(this.cgroups.reason ? { cgroupsUnavailable: this.cgroups.reason } : {}),
     };
+  }
+
+  unenforcedLimits(resources: SandboxResources): UnenforcedLimits | undefined {
+    return unenforcedLimits(this.cgroups, resources);
   }
 
   checkAvailable(): void {

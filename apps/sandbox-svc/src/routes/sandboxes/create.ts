@@ -12,7 +12,7 @@ export function registerCreateSandbox(app: ServiceApp, ctx: SandboxContext): voi
     const caller = await authorize(c, ctx.authorizer, "sandboxes:write", { projectId });
     stage("create: authorized");
     const row = await createSandbox(ctx, caller, { projectId, ...c.req.valid("json") });
-    const answer = c.json(toSandbox(row, ctx.config.ingressHost), 201);
+    const answer = c.json(toSandbox(row, ctx.config.ingressHost, ctx.driver), 201);
     stage("create: answered");
     return answer;
   });

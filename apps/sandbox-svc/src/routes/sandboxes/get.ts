@@ -8,6 +8,6 @@ export function registerGetSandbox(app: ServiceApp, ctx: SandboxContext): void {
   app.openapi(getSandboxRoute, async (c) => {
     const { projectId, sandboxId } = c.req.valid("param");
     await authorize(c, ctx.authorizer, "sandboxes:read", { projectId, sandboxId });
-    return c.json(toSandbox(await getSandboxRow(ctx, projectId, sandboxId), ctx.config.ingressHost), 200);
+    return c.json(toSandbox(await getSandboxRow(ctx, projectId, sandboxId), ctx.config.ingressHost, ctx.driver), 200);
   });
 }

@@ -11,7 +11,7 @@ export function registerListSandboxes(app: ServiceApp, ctx: SandboxContext): voi
     const page = await listSandboxes(ctx, projectId, c.req.valid("query"));
     return c.json(
       {
-        items: page.items.map((row) => toSandbox(row, ctx.config.ingressHost)),
+        items: page.items.map((row) => toSandbox(row, ctx.config.ingressHost, ctx.driver)),
         ...(page.nextCursor ? { nextCursor: page.nextCursor } : {}),
       },
       200,

@@ -12,6 +12,7 @@ export function registerRollbackSandbox(app: ServiceApp, ctx: SandboxContext): v
       toSandbox(
         await rollbackSandbox(ctx, caller, { projectId, sandboxId, ...c.req.valid("json") }),
         ctx.config.ingressHost,
+        ctx.driver,
       ),
       200,
     );

@@ -8,6 +8,9 @@ export function registerStartSandbox(app: ServiceApp, ctx: SandboxContext): void
   app.openapi(startSandboxRoute, async (c) => {
     const { projectId, sandboxId } = c.req.valid("param");
     const caller = await authorize(c, ctx.authorizer, "sandboxes:write", { projectId });
-    return c.json(toSandbox(await startSandbox(ctx, caller, { projectId, sandboxId }), ctx.config.ingressHost), 200);
+    return c.json(
+      toSandbox(await startSandbox(ctx, caller, { projectId, sandboxId }), ctx.config.ingressHost, ctx.driver),
+      200,
+    );
   });
 }

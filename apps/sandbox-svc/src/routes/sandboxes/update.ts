@@ -9,6 +9,6 @@ export function registerUpdateSandbox(app: ServiceApp, ctx: SandboxContext): voi
     const { projectId, sandboxId } = c.req.valid("param");
     const caller = await authorize(c, ctx.authorizer, "sandboxes:write", { projectId });
     const { row, restarted } = await updateSandbox(ctx, caller, { projectId, sandboxId, ...c.req.valid("json") });
-    return c.json({ ...toSandbox(row, ctx.config.ingressHost), restarted }, 200);
+    return c.json({ ...toSandbox(row, ctx.config.ingressHost, ctx.driver), restarted }, 200);
   });
 }
