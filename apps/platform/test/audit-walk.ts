@@ -10,6 +10,10 @@ export interface WalkedCall {
   requestId: string;
   /** The organization its record must name, when the call names one that exists. */
   orgId?: string;
+  /** The contract operation called. */
+  operationId: string;
+  /** Whether the call carried a credential (a bearer token). */
+  credentials: boolean;
 }
 
 export interface StoredRequestRecord {
@@ -20,7 +24,14 @@ export interface StoredRequestRecord {
 
 const MUTATING = new Set(["POST", "PUT", "PATCH", "DELETE"]);
 
-export function mustBeAudited(call: { method: string; status: number }): boolean {
+/**
+ * Every mutating call and every 401/403 is recorded, except the answers docs/audit-and-spend.md
+ * names as routine: a device sign-in's token polls refused before the decision (400), and the
+ * current session asked for with no credential at all (401).
+ */
+export function mustBeAudited(call: Pick<WalkedCall, "method" | "status" | "operationId" | "credentials">): boolean {
+  if (call.operationId === "pollDeviceAuthorization" && call.status === 400) return false;
+  if (call.operationId === "getCurrentSession" && call.status === 401 && !call.credentials) return false;
   return MUTATING.has(call.method) || call.status === 401 || call.status === 403;
 }
 
@@ -127,26 +138,37 @@ export async function walkEveryRoute(
   const calls: WalkedCall[] = [];
   const record = (
     label: string,
+    operationId: string,
     method: string,
     path: string,
     r: { status: number; requestId: string },
     orgId?: string,
+    credentials = true,
   ) => {
     expect(r.requestId, `${method} ${path}`).not.toBe("");
-    calls.push({ label, method, path, status: r.status, requestId: r.requestId, ...(orgId ? { orgId } : {}) });
+    calls.push({
+      label,
+      operationId,
+      credentials,
+      method,
+      path,
+      status: r.status,
+      requestId: r.requestId,
+      ...(orgId ? { orgId } : {}),
+    });
   };
 
   const org = await send(baseUrl, "POST", "/v1/orgs", ownerToken, { name: "Audit walk" });
   expect(org.status).toBe(201);
   const orgId = org.json.id as string;
-  record("setup", "POST", "/v1/orgs", org, orgId);
+  record("setup", "createOrganization", "POST", "/v1/orgs", org, orgId);
   const project = await send(baseUrl, "POST", `/v1/orgs/${orgId}/projects`, ownerToken, { name: "walk" });
   expect(project.status).toBe(201);
   const projectId = project.json.id as string;
-  record("setup", "POST", `/v1/orgs/${orgId}/projects`, project, orgId);
+  record("setup", "createProject", "POST", `/v1/orgs/${orgId}/projects`, project, orgId);
   const viewer = await send(baseUrl, "POST", `/v1/orgs/${orgId}/api-tokens`, ownerToken, { name: "v", role: "viewer" });
   expect(viewer.status).toBe(201);
-  record("setup", "POST", `/v1/orgs/${orgId}/api-tokens`, viewer, orgId);
+  record("setup", "createApiToken", "POST", `/v1/orgs/${orgId}/api-tokens`, viewer, orgId);
   const viewerToken = viewer.json.token as string;
 
   /** Ids of the walk's organization, by the path parameter they fill. */
@@ -155,7 +177,7 @@ export async function walkEveryRoute(
     const path = seed.path.replace("{projectId}", projectId);
     const created = await send(baseUrl, "POST", path, ownerToken, seed.body(owned));
     expect(created.status, `${path}: ${JSON.stringify(created.json)}`).toBe(201);
-    record("setup", "POST", path, created, orgId);
+    record("setup", "seed", "POST", path, created, orgId);
     for (const param of seed.params) owned[param] = created.json.id as string;
   }
   const known: Record<string, string> = { ...owned, region: "us-east-1", path: "v1/x" };
@@ -179,7 +201,15 @@ export async function walkEveryRoute(
       const r = await send(baseUrl, method, path, token, MUTATING.has(method) ? {} : undefined);
       expect(r.status, `${label} ${method} ${path}`).not.toBe(500);
       // Records of calls refused before the caller is known name no organization.
-      record(label, method, path, r, r.status === 401 ? undefined : orgOf(route));
+      record(
+        label,
+        route.operationId,
+        method,
+        path,
+        r,
+        r.status === 401 ? undefined : orgOf(route),
+        token !== undefined,
+      );
     }
   }
   return calls;

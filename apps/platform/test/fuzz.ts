@@ -101,6 +101,8 @@ export async function fuzzRoutes(
     if (res.status === 500) failures.push(`${method} ${path}${query} ${body?.slice(0, 80) ?? ""}`);
     calls.push({
       label: `fuzz ${options.seed}/${i}`,
+      operationId: route.operationId,
+      credentials: true,
       method,
       path: `${path}${query}`,
       status: res.status,
