@@ -58,6 +58,11 @@ export class Relay {
   private setVerifier!: (verifier: RequestVerifier) => void;
   private resolving: Promise<void> | undefined;
   private ws: WebSocket | undefined;
+  /**
+   * Tunnels replaced by a newer one (a rotated token) and left open until the platform closes
+   * them: it does once it has registered the new tunnel, so requests never meet a gap between the two.
+   */
+  private readonly draining = new Set<WebSocket>();
   private stopped = false;
   private attempt = 0;
   private reconnectTimer: NodeJS.Timeout | undefined;
@@ -192,7 +197,16 @@ export class Relay {
       this.connections++;
       const previous = this.ws;
       this.ws = ws;
-      previous?.close();
+      // Make before break: the platform keeps routing over the previous tunnel until it has
+      // registered this one, then closes the previous itself (or within seconds of a rotation).
+      // Closing it here would leave a moment with no tunnel at all, answered 503.
+      if (previous) {
+        this.draining.add(previous);
+        previous.once("close", () => this.draining.delete(previous));
+        const backstop = setTimeout(() => previous.close(), 30_000);
+        backstop.unref();
+        previous.once("close", () => clearTimeout(backstop));
+      }
       this.h2.emit("connection", tunnelStream(ws));
       this.startHeartbeat(ws);
       this.options.logger.info({ clusterId: this.options.clusterId }, "tunnel open");
@@ -359,6 +373,7 @@ export class Relay {
     if (this.reconnectTimer) clearTimeout(this.reconnectTimer);
     if (this.heartbeat) clearInterval(this.heartbeat);
     this.ws?.terminate();
+    for (const ws of this.draining) ws.terminate();
     this.h2.close();
     this.kube.close();
   }

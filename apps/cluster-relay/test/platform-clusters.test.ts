@@ -255,6 +255,23 @@ describe.skipIf(!pg.available)(`clusters through a real relay process${pg.reason
 
   it("rotating the tunnel token: the relay persists the new one and reconnects, the old one opens nothing", async () => {
     const before = relay.output().match(/tunnel open/g)?.length ?? 0;
+    const clusterRow = () =>
+      h.connections.context.db
+        .selectFrom("clusters")
+        .select("tunnel_connection_id")
+        .where("id", "=", clusterId)
+        .executeTakeFirstOrThrow();
+    const connectionBefore = (await clusterRow()).tunnel_connection_id;
+    // Requests keep flowing while the tunnel is replaced: the relay keeps the old one open until the
+    // platform has registered the new one, so no request meets a moment without a tunnel (503).
+    let rotating = true;
+    const during: number[] = [];
+    const traffic = (async () => {
+      while (rotating) {
+        const res = await h.call("GET", `/v1/clusters/${clusterId}/proxy/api/v1/namespaces`, { token: h.memberToken });
+        during.push(res.status);
+      }
+    })();
     const rotated = await h.call<{ tunnelToken: string; deliveredToRelay: boolean }>(
       "POST",
       `/v1/clusters/${clusterId}/rotate-tunnel-token`,
@@ -269,6 +286,13 @@ describe.skipIf(!pg.available)(`clusters through a real relay process${pg.reason
       "the token file",
     );
     await waitFor(() => (relay.output().match(/tunnel open/g)?.length ?? 0) > before, 10_000, "the reconnect");
+    // Past the platform's registration of the new tunnel and its closing of the old one.
+    await waitFor(async () => (await clusterRow()).tunnel_connection_id !== connectionBefore, 10_000, "the new tunnel");
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    rotating = false;
+    await traffic;
+    expect(during.length).toBeGreaterThan(0);
+    expect(during.filter((s) => s !== 200)).toEqual([]);
     // The old token no longer opens a tunnel.
     expect(await tunnelUpgradeStatus(h.url, clusterId, tunnelToken)).toBe(401);
     // Requests still flow, over the new tunnel.

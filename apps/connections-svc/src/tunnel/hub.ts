@@ -35,6 +35,9 @@ import {
 import { type SignedRequest, TunnelRequestSigner } from "./request-signer.ts";
 import { tunnelStream } from "./ws-stream.ts";
 
+/** How long requests already on a replaced tunnel (watches, followed logs) may go on. */
+const RETIRE_GRACE_MS = 30_000;
+
 /** One request to send down a tunnel. The body is whole: its hash is part of the signed claims. */
 export interface TunnelRequest {
   method: string;
@@ -84,6 +87,8 @@ function unauthenticated(detail: string): ProblemError {
 export class TunnelHub {
   private readonly ctx: ConnectionsContext;
   private readonly tunnels = new Map<string, Tunnel>();
+  /** Tunnels replaced by a newer one, finishing the requests they carry. */
+  private readonly retired = new Set<Tunnel>();
   private readonly wss = new WebSocketServer({ noServer: true, perMessageDeflate: false });
   private readonly verifier: IdentityVerifier;
   private readonly caller = servicePrincipal("connections");
@@ -201,7 +206,7 @@ export class TunnelHub {
     }
     const previous = this.tunnels.get(clusterId);
     this.tunnels.set(clusterId, tunnel);
-    if (previous) void this.closeTunnel(previous);
+    if (previous) this.retireTunnel(previous);
     tunnel.timers.push(setInterval(() => void this.heartbeat(tunnel), heartbeatMs));
     const renewMs = (this.ctx.config.clusterJwtTtlSeconds * 1000) / 2;
     tunnel.timers.push(setInterval(() => void this.deliverClusterJwt(tunnel).catch(() => {}), renewMs));
@@ -275,9 +280,24 @@ export class TunnelHub {
     await res.body?.cancel();
   }
 
+  /**
+   * A tunnel replaced by a newer one of the same relay (a rotated token): new requests take the new
+   * tunnel, those already on this one finish (its session takes no new streams and closes once they
+   * have), and whatever still runs after a grace period (a watch) is cut then.
+   */
+  private retireTunnel(tunnel: Tunnel): void {
+    if (tunnel.closed) return;
+    this.retired.add(tunnel);
+    const cut = setTimeout(() => void this.closeTunnel(tunnel), RETIRE_GRACE_MS);
+    cut.unref();
+    tunnel.timers.push(cut);
+    tunnel.session.close();
+  }
+
   private async closeTunnel(tunnel: Tunnel): Promise<void> {
     if (tunnel.closed) return;
     tunnel.closed = true;
+    this.retired.delete(tunnel);
     for (const t of tunnel.timers) clearInterval(t);
     tunnel.session.destroy();
     tunnel.ws.terminate();
@@ -303,7 +323,12 @@ export class TunnelHub {
    */
   private async requestLocal(tunnel: Tunnel, req: TunnelRequest): Promise<Response> {
     const signed = await this.signRequest(tunnel, req);
-    if (tunnel.closed) throw disconnected(tunnel.clusterId);
+    if (tunnel.closed || tunnel.session.closed) {
+      // Replaced while this request was being signed: it goes down the tunnel that replaced it.
+      const current = this.tunnels.get(tunnel.clusterId);
+      if (current && current !== tunnel && !current.closed) return this.requestLocal(current, req);
+      throw disconnected(tunnel.clusterId);
+    }
     const res = await requestOnSession({
       session: tunnel.session,
       clusterId: tunnel.clusterId,
@@ -418,7 +443,7 @@ export class TunnelHub {
   }
 
   async close(): Promise<void> {
-    await Promise.all([...this.tunnels.values()].map((t) => this.closeTunnel(t)));
+    await Promise.all([...this.tunnels.values(), ...this.retired].map((t) => this.closeTunnel(t)));
     this.wss.close();
   }
 }
