@@ -80,7 +80,6 @@ export function detectCgroups(root = "/sys/fs/cgroup"): CgroupSupport {
   }
 }
 
-/** One sandbox's cgroups: `procsFiles` are written with a process id to move it in. */
 const CONTROLLER_OF = { cpuMillicores: "cpu", memoryMiB: "memory", maxProcesses: "pids" } as const;
 
 /**
@@ -108,6 +107,7 @@ export function unenforcedLimits(support: CgroupSupport, resources: SandboxResou
   return { resources: requested, reason: reasons.join("; ") };
 }
 
+/** One sandbox's cgroups: `procsFiles` are written with a process id to move it in. */
 export interface SandboxCgroup {
   procsFiles: string[];
   enforced: string[];
