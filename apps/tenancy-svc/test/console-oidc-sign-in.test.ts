@@ -154,6 +154,19 @@ describe("console sign-in with the identity provider (PGlite, local identity pro
     expect(written).not.toContain(tampered.cookie.split("=")[1]!);
   });
 
+  it("never returns to another site through characters a browser drops from a Location", async () => {
+    // A browser's URL parser removes tabs and newlines and reads `\\` as `/`: each of these
+    // would become `//evil.test/…`, another site, once the browser follows the redirect.
+    for (const next of ["/\t/evil.test/steal", "/\n/evil.test/steal", "/\r/evil.test", "/\\evil.test", "/\u0000/x"]) {
+      const { callback, cookie } = await signIn(next);
+      const done = await h.call("GET", `${callback.pathname}${callback.search}`, { headers: { cookie } });
+      expect(done.status, JSON.stringify(next)).toBe(302);
+      const location = done.headers.get("location")!;
+      expect(new URL(location, "http://platform.test").origin, JSON.stringify(next)).toBe("http://platform.test");
+      expect(location, JSON.stringify(next)).toBe("/");
+    }
+  });
+
   it("records the identity provider's refusal by its error code alone", async () => {
     const before = await mark();
     const { cookie } = await signIn("/");

@@ -15,9 +15,15 @@ export const CONSOLE_CALLBACK_PATH = "/sign-in/oidc/callback";
 const STATE_COOKIE = "agentplane_sign_in";
 const COOKIE_CONTEXT = "oidc-console-sign-in";
 
-/** Only a path of this installation: anything else (another host, `//host`, `/\\host`) returns to `/`. */
+/**
+ * Only a path of this installation: anything else (another host, `//host`, `/\\host`) returns to `/`.
+ * Control characters are refused too: a browser drops tabs and newlines from a Location before
+ * reading it, so `/<tab>/host` would become `//host`, another site.
+ */
 export function safeNext(next: string | undefined): string {
-  return next?.startsWith("/") && !next.startsWith("//") && !next.includes("\\") && next.length <= 2000 ? next : "/";
+  if (!next?.startsWith("/") || next.startsWith("//") || next.length > 2000) return "/";
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what it refuses
+  return /[\\\u0000-\u001f\u007f]/.test(next) ? "/" : next;
 }
 
 function base(c: Context, ctx: TenancyContext): string {
