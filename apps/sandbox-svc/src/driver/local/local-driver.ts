@@ -1,4 +1,4 @@
-import { accessSync, constants, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync } from "node:fs";
 import { rm } from "node:fs/promises";
 import { connect } from "node:net";
 import { join } from "node:path";
@@ -24,9 +24,20 @@ import {
   unenforcedLimits,
 } from "./cgroups.ts";
 import { egressEnv, type RelayTools, startEgressRelay } from "./egress-relay.ts";
-import { DEFAULT_IMAGE, imageMountArgs } from "./images.ts";
+import { DEFAULT_IMAGE } from "./images.ts";
 import { bwrapLauncher, enterArgv, holdsSysAdmin, parentPid, type SandboxProcesses } from "./namespaces.ts";
-import { readChildPid, readReady, spawnDirect, spawnPiped, spawnTty, withCgroups } from "./process.ts";
+import {
+  exited,
+  find,
+  readChildPid,
+  readReady,
+  spawnDirect,
+  spawnPiped,
+  spawnTty,
+  stderrTail,
+  withCgroups,
+} from "./process.ts";
+import { bwrapArgs, SANDBOX_PATH, withSandboxTerminal } from "./sandbox-args.ts";
 import { type SpawnedChild, Spawner, type StdioSpec } from "./spawner.ts";
 
 export type LocalIsolation = "bwrap" | "none";
@@ -56,8 +67,6 @@ export interface EgressSockets {
 }
 
 const SEARCH_PATH = ["/usr/local/sbin", "/usr/local/bin", "/usr/sbin", "/usr/bin", "/sbin", "/bin"];
-const SANDBOX_UID = "1000";
-const SANDBOX_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
 
 /** Relays stdio to a TCP port; run with the host's node inside the sandbox's network namespace when socat is absent. */
 const NODE_RELAY =
@@ -76,40 +85,6 @@ interface RunningSandbox {
   relay?: SpawnedChild;
   stopping: boolean;
   gone: Promise<void>;
-}
-
-function find(name: string, dirs: string[]): string | undefined {
-  for (const dir of dirs) {
-    try {
-      accessSync(join(dir, name), constants.X_OK);
-      return join(dir, name);
-    } catch {
-      // Next directory.
-    }
-  }
-  return undefined;
-}
-
-/**
- * Resolves once `pid` has exited (gone, or a zombie). The sandbox's pid 1 is bwrap's own child in a
- * session of its own: it dies of --die-with-parent's signal just after the bwrap we killed, not
- * with it, and a stop answers only once it has.
- */
-async function exited(pid: number, timeoutMs = 2000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (pid > 0 && Date.now() < deadline) {
-    try {
-      const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-      if (stat.slice(stat.lastIndexOf(")") + 2).startsWith("Z")) return;
-    } catch {
-      return;
-    }
-    await new Promise((resolve) => setTimeout(resolve, 2));
-  }
-}
-
-function tail(chunks: Buffer[]): string {
-  return Buffer.concat(chunks).toString("utf8").slice(-2000).trim();
 }
 
 /**
@@ -250,7 +225,7 @@ export class LocalDriver implements SandboxDriver {
         : 'printf ready >&4; exec 4>&-; exec "$@"';
       const signalReady = ["/bin/sh", "-c", script, "sh", ...main];
       const bwrap = bwrapLauncher(this.nsTools(), this.tools.bwrap as string, this.privileged);
-      argv = [...bwrap, ...this.bwrapArgs(spec, workspace), "--", ...signalReady];
+      argv = [...bwrap, ...bwrapArgs(spec, workspace, this.options.dataDir, this.images), "--", ...signalReady];
     }
     const egress = this.egressEnabled() ? (this.options.egress as EgressSockets) : undefined;
     // The sandbox's proxy listens while bwrap builds the sandbox.
@@ -305,7 +280,7 @@ export class LocalDriver implements SandboxDriver {
       await gone;
       await egress?.close(spec.id);
       await cgroup.remove();
-      throw new Error(`sandbox failed to start: ${tail(stderr) || (err as Error).message}`);
+      throw new Error(`sandbox failed to start: ${stderrTail(stderr) || (err as Error).message}`);
     }
     const running: RunningSandbox = {
       id: spec.id,
@@ -327,60 +302,12 @@ export class LocalDriver implements SandboxDriver {
       if (running.relay) void this.options.egress?.close(spec.id);
       this.removeCgroup(spec.id, cgroup);
       if (running.stopping) return;
-      const message = `main process exited (${signal ?? `code ${exitCode}`})${tail(stderr) ? `: ${tail(stderr)}` : ""}`;
+      const message = `main process exited (${signal ?? `code ${exitCode}`})${stderrTail(stderr) ? `: ${stderrTail(stderr)}` : ""}`;
       const status: DriverStatus = { phase: exitCode === 0 ? "stopped" : "failed", message };
       for (const listener of this.listeners) listener({ sandboxId: spec.id, status });
     });
     if (cgroup.enforced.length > 0)
       this.options.logger.debug({ sandboxId: spec.id, enforced: cgroup.enforced }, "cgroup limits");
-  }
-
-  private bwrapArgs(spec: SandboxRuntimeSpec, workspace: string): string[] {
-    const runDir = join(this.options.dataDir, "run", spec.id);
-    mkdirSync(runDir, { recursive: true });
-    writeFileSync(
-      join(runDir, "passwd"),
-      "root:x:0:0:root:/root:/usr/sbin/nologin\nsandbox:x:1000:1000:sandbox:/workspace:/bin/sh\nnobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n",
-    );
-    writeFileSync(join(runDir, "group"), "root:x:0:\nsandbox:x:1000:\nnogroup:x:65534:\n");
-    writeFileSync(join(runDir, "hosts"), `127.0.0.1\tlocalhost ${spec.slug}\n::1\tlocalhost\n`);
-    const etc =
-      spec.image === DEFAULT_IMAGE
-        ? ["passwd", "group", "hosts"].flatMap((f) => ["--ro-bind", join(runDir, f), `/etc/${f}`])
-        : [];
-    return [
-      // Every namespace (user, mount, pid, ipc, uts, net, cgroup); no --share-net: only loopback.
-      "--unshare-all",
-      "--unshare-user",
-      "--disable-userns",
-      "--uid",
-      SANDBOX_UID,
-      "--gid",
-      SANDBOX_UID,
-      "--cap-drop",
-      "ALL",
-      "--die-with-parent",
-      "--new-session",
-      "--hostname",
-      spec.slug,
-      ...imageMountArgs(spec.image, this.images),
-      ...etc,
-      "--proc",
-      "/proc",
-      "--dev",
-      "/dev",
-      "--tmpfs",
-      "/tmp",
-      "--dir",
-      "/run",
-      "--bind",
-      workspace,
-      "/workspace",
-      "--chdir",
-      "/workspace",
-      "--info-fd",
-      "3",
-    ];
   }
 
   /**
@@ -485,21 +412,4 @@ export class LocalDriver implements SandboxDriver {
     await Promise.all([...this.running.keys()].map((id) => this.stop(id)));
     this.spawner.close();
   }
-}
-
-/** `'…'` quoting for one word of a `sh -c` string. */
-function shellQuote(word: string): string {
-  return `'${word.replaceAll("'", "'\\''")}'`;
-}
-
-/**
- * A terminal inside the sandbox for a TTY exec. The pseudo-terminal the driver opens lives in the
- * host's devpts, which the sandbox's own `/dev` does not show, so `tty` would say "not a tty" and a
- * shell would get no job control. util-linux `script`, started inside the namespaces, opens a
- * terminal from the sandbox's devpts, makes it the command's controlling terminal in a new session,
- * passes window-size changes on and returns the command's exit code (`-e`); the outer terminal is
- * put in raw mode by it, so nothing is echoed twice.
- */
-function withSandboxTerminal(argv: string[]): string[] {
-  return ["/usr/bin/script", "-q", "-e", "-c", argv.map(shellQuote).join(" "), "/dev/null"];
 }

@@ -1,4 +1,6 @@
 import { type ChildProcess, spawn } from "node:child_process";
+import { accessSync, constants, readFileSync } from "node:fs";
+import { join } from "node:path";
 import { type Duplex, PassThrough, type Readable } from "node:stream";
 import type { IPty } from "node-pty";
 import type { ExecExit, ExecProcess } from "../types.ts";
@@ -161,4 +163,40 @@ export function readChildPid(info: Readable, exited: Promise<ExecExit>): Promise
     info.on("data", onData);
     void exited.then(({ exitCode }) => reject(new Error(`bwrap exited with code ${exitCode}`)));
   });
+}
+
+/** The executable `name` in the first of `dirs` that has it. */
+export function find(name: string, dirs: string[]): string | undefined {
+  for (const dir of dirs) {
+    try {
+      accessSync(join(dir, name), constants.X_OK);
+      return join(dir, name);
+    } catch {
+      // Next directory.
+    }
+  }
+  return undefined;
+}
+
+/**
+ * Resolves once `pid` has exited (gone, or a zombie). The sandbox's pid 1 is bwrap's own child in a
+ * session of its own: it dies of --die-with-parent's signal just after the bwrap we killed, not
+ * with it, and a stop answers only once it has.
+ */
+export async function exited(pid: number, timeoutMs = 2000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (pid > 0 && Date.now() < deadline) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+      if (stat.slice(stat.lastIndexOf(")") + 2).startsWith("Z")) return;
+    } catch {
+      return;
+    }
+    await new Promise((resolve) => setTimeout(resolve, 2));
+  }
+}
+
+/** The last 2,000 characters of what a process wrote, trimmed. */
+export function stderrTail(chunks: Buffer[]): string {
+  return Buffer.concat(chunks).toString("utf8").slice(-2000).trim();
 }
