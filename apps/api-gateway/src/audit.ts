@@ -18,19 +18,34 @@ export function shouldAudit(method: string, status: number): boolean {
   return MUTATING.has(method) || status === 401 || status === 403;
 }
 
+/** What the routine-answer rule may ask of an answer, each read only when the rule needs it. */
+export interface AnswerFacts {
+  /** Whether the request carried any credential (a token, a session cookie). */
+  credentials(): boolean;
+  /** The OAuth error code the service named for its refusal (`x-agentplane-oauth-error`). */
+  oauthError(): string | undefined;
+}
+
+/** RFC 8628 §3.5: the answers a device's poll gets while the person has not decided yet. */
+const UNDECIDED_POLL_ERRORS: ReadonlySet<string> = new Set(["authorization_pending", "slow_down"]);
+
 /**
  * Answers that are the normal course of a protocol, not a change nor a refused attempt, and so
  * are not recorded though their method or status would be:
- * - the device flow's token endpoint refusing a poll (400: `authorization_pending`, `slow_down`,
- *   `expired_token`, `access_denied`; RFC 8628 §3.5). A client polls every few seconds until the
- *   person decides; what matters is recorded elsewhere: the flow's start, the decision on the
- *   approval page, and the token handed out (the poll that succeeds, and `api_token.created`).
+ * - the device flow's token endpoint refusing a poll because the person has not decided yet
+ *   (400: `authorization_pending`, `slow_down`; RFC 8628 §3.5). A client polls every few seconds
+ *   until the person decides; what matters is recorded elsewhere: the flow's start, the decision
+ *   on the approval page, and the token handed out (the poll that succeeds, and
+ *   `api_token.created`). Its other refusals (`expired_token`, `access_denied`, `invalid_grant`,
+ *   a malformed request) end the flow or are mistakes, and are recorded.
  * - the current browser session asked for with no credential at all (401): how the console learns
  *   that nobody is signed in. With a token or a session cookie, a 401 is recorded as ever.
  */
-export function isRoutineAnswer(operationId: string, status: number, credentials: () => boolean): boolean {
-  if (operationId === "pollDeviceAuthorization") return status === 400;
-  if (operationId === "getCurrentSession") return status === 401 && !credentials();
+export function isRoutineAnswer(operationId: string, status: number, answer: AnswerFacts): boolean {
+  if (operationId === "pollDeviceAuthorization") {
+    return status === 400 && UNDECIDED_POLL_ERRORS.has(answer.oauthError() ?? "");
+  }
+  if (operationId === "getCurrentSession") return status === 401 && !answer.credentials();
   return false;
 }
 

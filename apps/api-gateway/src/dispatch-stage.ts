@@ -1,4 +1,4 @@
-import { REQUEST_ID_HEADER, RESOURCE_ORG_HEADER } from "@agentplane/contracts";
+import { OAUTH_ERROR_HEADER, REQUEST_ID_HEADER, RESOURCE_ORG_HEADER } from "@agentplane/contracts";
 import { ProblemError } from "@agentplane/problem-details";
 import type { HttpServiceFetch, OutgoingRequest, ResponseHeaders } from "@agentplane/service-kit";
 import { stripSessionCookie } from "./authn/session.ts";
@@ -36,14 +36,13 @@ export async function dispatch(core: GatewayCore, r: Routed): Promise<Response> 
   if (forwarded instanceof Response) return forwarded;
 
   // Over HTTP, the gateway's headers go into the answer's header record before its Response is
-  // built (nothing copied afterwards); the organization the service named is taken out first.
+  // built (nothing copied afterwards); what the service named for the audit record (the
+  // organization, an OAuth error code) is taken out first.
   let named: string | undefined;
+  let oauthError: string | undefined;
   const adjust = (answer: ResponseHeaders) => {
-    const org = answer[RESOURCE_ORG_HEADER];
-    if (org !== undefined) {
-      named = Array.isArray(org) ? org[0] : org;
-      delete answer[RESOURCE_ORG_HEADER];
-    }
+    named = takeHeader(answer, RESOURCE_ORG_HEADER);
+    oauthError = takeHeader(answer, OAUTH_ERROR_HEADER);
     answer[REQUEST_ID_HEADER] = r.requestId;
     Object.assign(answer, r.limitHeaders);
   };
@@ -78,9 +77,18 @@ export async function dispatch(core: GatewayCore, r: Routed): Promise<Response> 
   const adjusted = send !== undefined || (response.status !== 201 && adjustResponseHeaders(response, adjust));
   // With its headers adjusted, the answer has nothing more the record needs (but a 201's body):
   // the record is made once the answer is on its way.
-  if (adjusted && response.status !== 201) audit(core, r, response.status, undefined, named, true);
-  else audit(core, r, response.status, response, named);
+  if (adjusted && response.status !== 201) {
+    audit(core, r, response.status, { resourceOrg: named, oauthError, soon: true });
+  } else audit(core, r, response.status, { response, resourceOrg: named, oauthError });
   return adjusted ? response : withHeaders(response, { [REQUEST_ID_HEADER]: r.requestId, ...r.limitHeaders });
+}
+
+/** Removes one header from an answer's record, returning its (first) value. */
+function takeHeader(answer: ResponseHeaders, name: string): string | undefined {
+  const value = answer[name];
+  if (value === undefined) return undefined;
+  delete answer[name];
+  return Array.isArray(value) ? value[0] : value;
 }
 
 /** The request as the service gets it: the signed identity, the headers it may see, the body. */

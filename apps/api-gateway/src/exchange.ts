@@ -1,12 +1,13 @@
 import { randomUUID } from "node:crypto";
 import type { IncomingHttpHeaders, IncomingMessage } from "node:http";
-import { type Principal, REQUEST_ID_HEADER, RESOURCE_ORG_HEADER } from "@agentplane/contracts";
+import { OAUTH_ERROR_HEADER, type Principal, REQUEST_ID_HEADER, RESOURCE_ORG_HEADER } from "@agentplane/contracts";
 import { type FieldError, ProblemError, problemResponse } from "@agentplane/problem-details";
 import type { IdentitySigner } from "@agentplane/service-kit";
 import type { AgentFront } from "./agent-front.ts";
 import { isRoutineAnswer, type RequestAuditor, shouldAudit } from "./audit.ts";
 import type { GatewayDeps } from "./deps.ts";
 import { type HeaderReader, requestHeaders } from "./forward.ts";
+import { responseHeader } from "./response-headers.ts";
 import type { RouteEntry, RouteTable } from "./route-table.ts";
 
 /** The gateway's parts every stage of a request reads, built once by `createGateway`. */
@@ -70,21 +71,30 @@ export function fail(ex: Exchange, error: ProblemError, extra: Record<string, st
   });
 }
 
+/** What the service's answer told the gateway, for its audit record. */
+export interface ServiceAnswer {
+  /** The answer itself, when its headers were not taken out already (or its body is needed). */
+  response?: Response | undefined;
+  /** The organization the service named (its resource-org header), already taken out. */
+  resourceOrg?: string | undefined;
+  /** The OAuth error code the service named (its oauth-error header), already taken out. */
+  oauthError?: string | undefined;
+  /** Record once the answer is on its way (it needs nothing more from the answer). */
+  soon?: boolean;
+}
+
 /** Records the request in the audit trail when its method and status are recorded at all. */
-export function audit(
-  core: GatewayCore,
-  r: Routed,
-  status: number,
-  response?: Response,
-  resourceOrg?: string,
-  soon = false,
-): void {
+export function audit(core: GatewayCore, r: Routed, status: number, answer: ServiceAnswer = {}): void {
   if (!shouldAudit(r.method, status)) return;
-  const credentials = () =>
-    r.principal !== undefined || r.sessionSecret !== undefined || r.header.get("authorization") !== null;
-  if (isRoutineAnswer(r.entry.operationId, status, credentials)) return;
+  const { response, resourceOrg } = answer;
+  const routine = isRoutineAnswer(r.entry.operationId, status, {
+    credentials: () =>
+      r.principal !== undefined || r.sessionSecret !== undefined || r.header.get("authorization") !== null,
+    oauthError: () => answer.oauthError ?? (response ? responseHeader(response, OAUTH_ERROR_HEADER) : undefined),
+  });
+  if (routine) return;
   const { auditor } = core;
-  (soon ? auditor.recordSoon : auditor.record).call(auditor, {
+  (answer.soon ? auditor.recordSoon : auditor.record).call(auditor, {
     response,
     resourceOrg,
     principal: r.principal,
@@ -99,17 +109,20 @@ export function audit(
   });
 }
 
+/** Headers of a service's answer meant for the gateway only. */
+const GATEWAY_ONLY_HEADERS = [RESOURCE_ORG_HEADER, OAUTH_ERROR_HEADER] as const;
+
 export function withHeaders(response: Response, headers: Record<string, string>): Response {
-  // Responses from in-process apps may have immutable headers; copy when needed. The organization
-  // a service named for the audit record stays inside.
+  // Responses from in-process apps may have immutable headers; copy when needed. What a service
+  // named for the audit record (an organization, an OAuth error code) stays inside.
   try {
     for (const [k, v] of Object.entries(headers)) response.headers.set(k, v);
-    response.headers.delete(RESOURCE_ORG_HEADER);
+    for (const name of GATEWAY_ONLY_HEADERS) response.headers.delete(name);
     return response;
   } catch {
     const copy = new Response(response.body, response);
     for (const [k, v] of Object.entries(headers)) copy.headers.set(k, v);
-    copy.headers.delete(RESOURCE_ORG_HEADER);
+    for (const name of GATEWAY_ONLY_HEADERS) copy.headers.delete(name);
     return copy;
   }
 }

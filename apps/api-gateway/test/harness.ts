@@ -5,6 +5,7 @@ import { type Database, openDatabase } from "@agentplane/db";
 import { MemoryBus } from "@agentplane/events";
 import {
   generateInternalKeys,
+  httpFetch,
   inProcessFetch,
   type Logger,
   type RunningServer,
@@ -40,6 +41,8 @@ export async function startHarness(
     opaqueTtlMs?: number;
     /** The gateway's logger (none by default). */
     logger?: Logger;
+    /** Requests reach tenancy over HTTP (its own server on a port), as when distributed. */
+    tenancyOverHttp?: boolean;
   } = {},
 ): Promise<Harness> {
   const database = await openDatabase("pglite://memory");
@@ -53,9 +56,18 @@ export async function startHarness(
     logger: silentLogger(),
     config: { secretKey: randomBytes(32), publicUrl: "http://localhost", bootstrapToken: ownerToken },
   });
+  const tenancyServer = options.tenancyOverHttp
+    ? await serveFetch((req) => tenancy.fetch(req), { port: 0, hostname: "127.0.0.1" })
+    : undefined;
   const rateLimit = { limit: options.rateLimit ?? 10_000, windowSeconds: 60 };
   const gateway = createGateway({
-    targets: { tenancy: { fetch: inProcessFetch(tenancy), ready: () => tenancy.ready() }, ...options.extraTargets },
+    targets: {
+      tenancy: {
+        fetch: tenancyServer ? httpFetch(tenancyServer.url) : inProcessFetch(tenancy),
+        ready: () => tenancy.ready(),
+      },
+      ...options.extraTargets,
+    },
     keys,
     authenticator: new Authenticator({
       tenancy: new ServiceClient("tenancy", inProcessFetch(tenancy), keys),
@@ -82,6 +94,7 @@ export async function startHarness(
     tenancy,
     async close() {
       await server.close();
+      await tenancyServer?.close();
       gateway.close();
       await tenancy.close();
       await bus.close();

@@ -14,6 +14,8 @@ export interface WalkedCall {
   operationId: string;
   /** Whether the call carried a credential (a bearer token). */
   credentials: boolean;
+  /** The OAuth error code of a refusal (the answer's `error`), when it has one. */
+  oauthError?: string;
 }
 
 export interface StoredRequestRecord {
@@ -26,11 +28,16 @@ const MUTATING = new Set(["POST", "PUT", "PATCH", "DELETE"]);
 
 /**
  * Every mutating call and every 401/403 is recorded, except the answers docs/audit-and-spend.md
- * names as routine: a device sign-in's token polls refused before the decision (400), and the
- * current session asked for with no credential at all (401).
+ * names as routine: a device sign-in's token polls refused before the decision (400 with
+ * `authorization_pending` or `slow_down`; its other 400s are recorded), and the current session
+ * asked for with no credential at all (401).
  */
-export function mustBeAudited(call: Pick<WalkedCall, "method" | "status" | "operationId" | "credentials">): boolean {
-  if (call.operationId === "pollDeviceAuthorization" && call.status === 400) return false;
+export function mustBeAudited(
+  call: Pick<WalkedCall, "method" | "status" | "operationId" | "credentials" | "oauthError">,
+): boolean {
+  if (call.operationId === "pollDeviceAuthorization" && call.status === 400) {
+    return call.oauthError !== "authorization_pending" && call.oauthError !== "slow_down";
+  }
   if (call.operationId === "getCurrentSession" && call.status === 401 && !call.credentials) return false;
   return MUTATING.has(call.method) || call.status === 401 || call.status === 403;
 }
@@ -141,15 +148,17 @@ export async function walkEveryRoute(
     operationId: string,
     method: string,
     path: string,
-    r: { status: number; requestId: string },
+    r: { status: number; requestId: string; json?: Record<string, unknown> },
     orgId?: string,
     credentials = true,
   ) => {
     expect(r.requestId, `${method} ${path}`).not.toBe("");
+    const oauthError = r.json?.error;
     calls.push({
       label,
       operationId,
       credentials,
+      ...(typeof oauthError === "string" ? { oauthError } : {}),
       method,
       path,
       status: r.status,

@@ -6,6 +6,7 @@ import {
   type DeviceToken,
   minOrgRole,
   newId,
+  OAUTH_ERROR_HEADER,
   ORG_ROLES,
   type OrgRole,
   type Principal,
@@ -31,10 +32,15 @@ const DEFAULT_CLIENT_NAME = "a device";
 
 export const deviceTokenContext = (id: string) => `device-token:${id}`;
 
-/** A poll's refusal: 400 with RFC 8628's code in `error` (RFC 6749 §5.2), as a problem. */
+/**
+ * A poll's refusal: 400 with RFC 8628's code in `error` (RFC 6749 §5.2), as a problem. The code is
+ * also in a header for the gateway, which leaves the polls before the decision out of the audit
+ * trail but records the others.
+ */
 function pollError(error: DevicePollError | "invalid_grant", detail: string, interval?: number): ProblemError {
   return new ProblemError("bad-request", {
     detail,
+    headers: { [OAUTH_ERROR_HEADER]: error },
     extensions: { error, error_description: detail, ...(interval ? { interval } : {}) },
   });
 }

@@ -32,3 +32,9 @@ export const INTERNAL_IDENTITY_HEADER = "x-agentplane-identity";
 export const REQUEST_ID_HEADER = "x-request-id";
 /** A service's answer names the organization of the resource it acted on (read and removed by the gateway). */
 export const RESOURCE_ORG_HEADER = "x-agentplane-resource-org";
+/**
+ * A service's OAuth refusal names its error code (RFC 6749 §5.2, e.g. a device poll's
+ * `authorization_pending`), so the gateway's audit rule need not read the body; the gateway
+ * removes it before the answer leaves (the code is in the body too).
+ */
+export const OAUTH_ERROR_HEADER = "x-agentplane-oauth-error";
