@@ -90,6 +90,42 @@ describe.skipIf(!postgres?.available)(`workspace revisions as VolumeSnapshots${p
     expect(fake.store.list(SNAPSHOTS, NS).filter((s) => s.metadata.name.startsWith(created.slug))).toEqual([]);
   });
 
+  it("never takes another sandbox's VolumeSnapshot for its own when the name is taken", async () => {
+    // A snapshot left by a deleted sandbox whose slug is used again (its deletion held by a
+    // finalizer, say): `<slug>-r1` exists, labelled with the other sandbox. Its data is not ours.
+    fake.store.create(SNAPSHOTS, NS, {
+      apiVersion: "snapshot.storage.k8s.io/v1",
+      kind: "VolumeSnapshot",
+      metadata: {
+        name: "reused-r1",
+        labels: { "agentplane.dev/sandbox-id": "sbx_other", "agentplane.dev/revision": "1" },
+      },
+      spec: { volumeSnapshotClassName: "csi-snapshots", source: { persistentVolumeClaimName: "reused-workspace" } },
+    } as never);
+    const created = await createSandbox(a.deps, actor, {
+      projectId: P,
+      name: "reused",
+      slug: "reused",
+      labels: {},
+      start: true,
+    });
+    const run = async (command: string) =>
+      execInSandbox(a.deps, actor, { command, timeoutMs: 10_000, sandbox: await getSandboxRow(a.deps, P, created.id) });
+    await run("echo mine > file");
+    await updateSandbox(a.deps, actor, { projectId: P, sandboxId: created.id, env: { STAGE: "two" } });
+    // Revision 1 is kept another way (a tar archive), never as the other sandbox's snapshot.
+    expect((await archivesOf(a.deps, created.id)).get(1)?.method).toBe("tar");
+    expect(fake.store.get(SNAPSHOTS, NS, "reused-r1")?.metadata.labels?.["agentplane.dev/sandbox-id"]).toBe(
+      "sbx_other",
+    );
+    await run("echo changed > file");
+    await rollbackSandbox(a.deps, actor, { projectId: P, sandboxId: created.id, revision: 1 });
+    expect((await run("cat file")).stdout).toBe("mine\n");
+    await deleteSandbox(a.deps, actor, { projectId: P, sandboxId: created.id });
+    // The other sandbox's snapshot is not ours to delete either.
+    expect(fake.store.get(SNAPSHOTS, NS, "reused-r1")).toBeDefined();
+  });
+
   it("keeps the newest five VolumeSnapshots and the one a rollback restores, deleting older ones", async () => {
     const created = await createSandbox(a.deps, actor, { projectId: P, name: "pruned", labels: {}, start: true });
     const run = async (command: string) =>

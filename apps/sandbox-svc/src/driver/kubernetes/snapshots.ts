@@ -102,6 +102,19 @@ export class WorkspaceSnapshots {
       });
     } catch (err) {
       if (statusCode(err) !== 409) throw err;
+      // Taken already: this revision's own (a retry), or one a deleted sandbox with this slug left
+      // behind, whose data must never become this sandbox's.
+      const existing = (await this.custom.getNamespacedCustomObject({
+        group: GROUP,
+        version: VERSION,
+        namespace: this.namespace,
+        plural: "volumesnapshots",
+        name,
+      })) as NamedObject;
+      const owner = existing.metadata?.labels?.[SANDBOX_ID];
+      if (owner !== claim.metadata?.labels?.[SANDBOX_ID] || revisionOf(existing) !== revision) {
+        throw new Error(`the VolumeSnapshot ${name} exists and holds another sandbox's or revision's workspace`);
+      }
     }
     return name;
   }
