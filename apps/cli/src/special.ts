@@ -139,7 +139,7 @@ export function addSpecialCommands(
   const request = llm
     .command("request")
     .description("Call a model provider through the inference proxy (the path after /v1/llm/)")
-    .argument("<path>", "e.g. cloud-b/family-1/v1/messages")
+    .argument("<path>", "e.g. cloud-b/family-1/anthropic/v1/messages")
     .option(
       "--project <id>",
       "bill and govern the call in this project (default: AGENTPLANE_PROJECT, the saved default, else the token's)",

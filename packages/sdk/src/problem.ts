@@ -33,13 +33,14 @@ export class ProblemError extends Error {
 
   constructor(status: number, body: ProblemBody, headers: Headers = new Headers()) {
     const title = body.title ?? `HTTP ${status}`;
-    super(body.detail ? `${title}: ${body.detail}` : title);
+    const detail = body.detail ?? (body.title === undefined ? providerMessage(body) : undefined);
+    super(detail ? `${title}: ${detail}` : title);
     this.name = "ProblemError";
     this.status = body.status ?? status;
     this.type = body.type ?? "about:blank";
     this.slug = this.type === "about:blank" ? `http-${status}` : (this.type.split("/").pop() ?? this.type);
     this.title = title;
-    this.detail = body.detail;
+    this.detail = detail;
     this.requestId = body.requestId ?? headers.get("x-request-id") ?? undefined;
     this.errors = Array.isArray(body.errors) ? body.errors : [];
     this.body = body;
@@ -61,6 +62,20 @@ export class ProblemError extends Error {
     }
     return new ProblemError(response.status, body, response.headers);
   }
+}
+
+/**
+ * What a model provider's own error body says, passed through `/v1/llm/**` as it came: Anthropic's
+ * and OpenAI's `{"error":{"message"}}`, AWS's `{"message"}` or `{"Message"}`, a bare `{"error":"…"}`.
+ */
+function providerMessage(body: ProblemBody): string | undefined {
+  const { error } = body;
+  if (typeof error === "string") return error;
+  if (error && typeof error === "object" && typeof (error as { message?: unknown }).message === "string") {
+    return (error as { message: string }).message;
+  }
+  for (const key of ["message", "Message"]) if (typeof body[key] === "string") return body[key] as string;
+  return undefined;
 }
 
 export function isProblemError(error: unknown): error is ProblemError {

@@ -1,0 +1,82 @@
+// `agentplane llm request` against a stand-in provider: the path its help gives reaches the
+// provider's real route, and a provider's own error body is what the person reads on stderr.
+
+import { createAgentplaneClient } from "@agentplane/sdk";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type LocalServer, readBody, startLocalServer } from "../../../packages/testkit/src/http.ts";
+import { runInProcess, startTestPlatform, type TestPlatform, tempConfigDir } from "./harness.ts";
+
+describe("llm request through a stand-in provider", () => {
+  const config = tempConfigDir();
+  const seen: { path: string; headers: Record<string, string | string[] | undefined> }[] = [];
+  let upstream: LocalServer;
+  let p: TestPlatform;
+  let env: Record<string, string>;
+
+  beforeAll(async () => {
+    // Azure's Anthropic API answers at {resource}/anthropic/v1/messages; anything else is a 404.
+    upstream = await startLocalServer(async (req, res) => {
+      await readBody(req);
+      seen.push({ path: req.url ?? "", headers: req.headers });
+      res.setHeader("content-type", "application/json");
+      if (req.url !== "/anthropic/v1/messages") {
+        res.statusCode = 404;
+        res.end(JSON.stringify({ error: { code: "404", message: "Resource not found" } }));
+        return;
+      }
+      if (req.headers["anthropic-version"] === undefined) {
+        res.statusCode = 400;
+        res.end(
+          JSON.stringify({
+            type: "error",
+            error: { type: "invalid_request_error", message: "anthropic-version: header is required" },
+          }),
+        );
+        return;
+      }
+      res.end(JSON.stringify({ id: "msg_1", type: "message", role: "assistant", content: [] }));
+    });
+    p = await startTestPlatform({
+      env: {
+        CLOUD_B_API_KEY: "provider-key",
+        CLOUD_B_RESOURCE_NAME: "res",
+        CLOUD_B_BASE_URL: `${upstream.url}/anthropic/v1`,
+      },
+    });
+    const sdk = createAgentplaneClient({ baseUrl: p.url, token: p.ownerToken });
+    const org = await sdk.request("createOrganization", { body: { name: "Acme" } });
+    await sdk.request("createProject", { path: { orgId: org.id }, body: { name: "p" } });
+    env = { AGENTPLANE_CONFIG_DIR: config.dir, AGENTPLANE_URL: p.url, AGENTPLANE_TOKEN: p.ownerToken };
+  });
+  afterAll(async () => {
+    await p?.close();
+    await upstream?.close();
+    config.remove();
+  });
+
+  it("gives an example path that reaches the provider's messages route", async () => {
+    const help = await runInProcess(["llm", "request", "--help"], env);
+    const example = /e\.g\. (\S+)/.exec(help.stdout)?.[1];
+    expect(example).toBe("cloud-b/family-1/anthropic/v1/messages");
+    seen.length = 0;
+    await runInProcess(["llm", "request", example!, "-f", "max_tokens=8"], env);
+    expect(seen.map((s) => s.path)).toEqual(["/anthropic/v1/messages"]);
+  });
+
+  it("says what the provider said when it refuses the call, not only its status", async () => {
+    const wrong = await runInProcess(["llm", "request", "cloud-b/family-1/v1/messages", "-f", "max_tokens=8"], env);
+    expect(wrong.code).toBe(3);
+    expect(wrong.stderr).toMatch(/^error: HTTP 404: Resource not found \(request id [\w-]+\)\n$/);
+    const refused = await runInProcess(
+      ["llm", "request", "cloud-b/family-1/anthropic/v1/messages", "-f", "max_tokens=8", "--json"],
+      { ...env },
+    );
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain("HTTP 400: anthropic-version: header is required");
+    // --json still prints the provider's body unchanged.
+    expect(JSON.parse(refused.stdout)).toEqual({
+      type: "error",
+      error: { type: "invalid_request_error", message: "anthropic-version: header is required" },
+    });
+  });
+});
