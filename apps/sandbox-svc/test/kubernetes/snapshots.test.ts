@@ -126,6 +126,55 @@ describe.skipIf(!postgres?.available)(`workspace revisions as VolumeSnapshots${p
     expect(fake.store.get(SNAPSHOTS, NS, "reused-r1")).toBeDefined();
   });
 
+  it("neither adopts nor deletes an object of the namespace its slug happens to name", async () => {
+    const POLICIES = "networking.k8s.io/networkpolicies";
+    // The chart's default for the sandbox namespace: nothing in, nothing out.
+    fake.store.create(POLICIES, NS, {
+      apiVersion: "networking.k8s.io/v1",
+      kind: "NetworkPolicy",
+      metadata: { name: "default-deny" },
+      spec: { podSelector: {}, policyTypes: ["Ingress", "Egress"] },
+    } as never);
+    const guard = () => fake.store.get(POLICIES, NS, "default-deny");
+    const uid = guard()?.metadata.uid;
+    await createSandbox(a.deps, actor, {
+      projectId: P,
+      name: "default deny",
+      slug: "default-deny",
+      labels: {},
+      start: true,
+    }).catch(() => {});
+    const row = await a.deps.db
+      .selectFrom("sandboxes")
+      .selectAll()
+      .where("slug", "=", "default-deny")
+      .executeTakeFirst();
+    // The start fails, naming the object that holds the name; the namespace's policy is untouched.
+    expect(row?.state).toBe("failed");
+    expect(row?.last_error).toContain("NetworkPolicy default-deny exists and is not this sandbox's");
+    expect(guard()?.metadata.uid).toBe(uid);
+    expect(guard()?.spec).toEqual({ podSelector: {}, policyTypes: ["Ingress", "Egress"] });
+    if (row) await deleteSandbox(a.deps, actor, { projectId: P, sandboxId: row.id });
+    expect(guard()?.metadata.uid).toBe(uid);
+
+    // A restore removes the policy and Secret the old claim owns, not others of the same names.
+    const created = await createSandbox(a.deps, actor, { projectId: P, name: "named", labels: {}, start: true });
+    await updateSandbox(a.deps, actor, { projectId: P, sandboxId: created.id, env: { STAGE: "two" } });
+    await stopSandbox(a.deps, actor, { projectId: P, sandboxId: created.id });
+    fake.store.remove(POLICIES, NS, created.slug);
+    fake.store.create(POLICIES, NS, {
+      apiVersion: "networking.k8s.io/v1",
+      kind: "NetworkPolicy",
+      metadata: { name: created.slug },
+      spec: { podSelector: {}, policyTypes: ["Egress"] },
+    } as never);
+    const foreign = fake.store.get(POLICIES, NS, created.slug)?.metadata.uid;
+    await rollbackSandbox(a.deps, actor, { projectId: P, sandboxId: created.id, revision: 1 }).catch(() => {});
+    expect(fake.store.get(POLICIES, NS, created.slug)?.metadata.uid).toBe(foreign);
+    fake.store.remove(POLICIES, NS, created.slug);
+    await deleteSandbox(a.deps, actor, { projectId: P, sandboxId: created.id });
+  });
+
   it("keeps the newest five VolumeSnapshots and the one a rollback restores, deleting older ones", async () => {
     const created = await createSandbox(a.deps, actor, { projectId: P, name: "pruned", labels: {}, start: true });
     const run = async (command: string) =>

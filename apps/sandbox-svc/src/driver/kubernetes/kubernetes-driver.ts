@@ -57,6 +57,18 @@ export interface KubernetesDriverOptions {
 
 const GC_LEASE = "agentplane-sandbox-gc";
 
+/** `object`, when it carries this sandbox's id; else the start fails naming what holds the name. */
+function ownedBySandbox<T extends { metadata?: { name?: string; labels?: Record<string, string> } }>(
+  spec: SandboxRuntimeSpec,
+  kind: string,
+  object: T,
+): T {
+  if (object.metadata?.labels?.[SANDBOX_ID] === spec.id) return object;
+  throw new Error(
+    `the ${kind} ${object.metadata?.name ?? spec.slug} exists and is not this sandbox's (the slug ${spec.slug} names another object): delete it or recreate the sandbox with another slug`,
+  );
+}
+
 /**
  * Sandboxes as Pods. One informer on the driver's label (pod-watch.ts) keeps every replica's view
  * of the Pods current, so status, readiness waits and unexpected exits need no polling. Writes
@@ -152,14 +164,26 @@ export class KubernetesDriver implements SandboxDriver {
     const archive = spec.workspaceArchive;
     try {
       const claimBody = workspaceClaim(spec, placement);
+      // Names come from the slug: one taken by anything but this sandbox (a deleted sandbox's
+      // leftovers, the namespace's own default-deny policy) is refused, never adopted or replaced.
       const claim: V1PersistentVolumeClaim = await this.createOrGet(
         () => this.core.createNamespacedPersistentVolumeClaim({ namespace, body: claimBody }),
-        () => this.core.readNamespacedPersistentVolumeClaim({ namespace, name: claimName(spec.slug) }),
+        async () =>
+          ownedBySandbox(
+            spec,
+            "PersistentVolumeClaim",
+            await this.core.readNamespacedPersistentVolumeClaim({ namespace, name: claimName(spec.slug) }),
+          ),
       );
       const policy = sandboxNetworkPolicy(spec, placement, claim);
       await this.createOrGet(
         () => this.networking.createNamespacedNetworkPolicy({ namespace, body: policy }),
-        async () => policy,
+        async () =>
+          ownedBySandbox(
+            spec,
+            "NetworkPolicy",
+            await this.networking.readNamespacedNetworkPolicy({ namespace, name: spec.slug }),
+          ),
       );
       const secret = sandboxEnvSecret(
         spec,
@@ -169,9 +193,14 @@ export class KubernetesDriver implements SandboxDriver {
       );
       await this.createOrGet(
         () => this.core.createNamespacedSecret({ namespace, body: secret }),
-        () => this.core.replaceNamespacedSecret({ namespace, name: envSecretName(spec.slug), body: secret }),
+        async () => {
+          const name = envSecretName(spec.slug);
+          ownedBySandbox(spec, "Secret", await this.core.readNamespacedSecret({ namespace, name }));
+          return this.core.replaceNamespacedSecret({ namespace, name, body: secret });
+        },
       );
       const existing = this.pods.get(spec.slug);
+      if (existing) ownedBySandbox(spec, "Pod", existing);
       if (existing && this.staleFor(existing, archive !== undefined)) await this.deletePod(spec.slug);
       const pod = sandboxPod(spec, placement, claim);
       const body = archive ? withRestoreStep(pod, Math.ceil(timeoutMs / 1000)) : pod;

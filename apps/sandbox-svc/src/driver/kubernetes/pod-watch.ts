@@ -21,7 +21,7 @@ export const REQUIRED_ACCESS: { verb: string; resource: string; subresource?: st
   { verb: "create", resource: "pods", subresource: "portforward" },
   ...["get", "list", "create", "delete"].map((verb) => ({ verb, resource: "persistentvolumeclaims" })),
   ...["get", "create", "delete"].map((verb) => ({ verb, resource: "networkpolicies", group: "networking.k8s.io" })),
-  ...["create", "update", "delete"].map((verb) => ({ verb, resource: "secrets" })),
+  ...["get", "create", "update", "delete"].map((verb) => ({ verb, resource: "secrets" })),
   ...["get", "create", "update"].map((verb) => ({ verb, resource: "leases", group: "coordination.k8s.io" })),
 ];
 

@@ -131,9 +131,18 @@ export class WorkspaceSnapshots {
       if (statusCode(err) !== 404) throw err;
     };
     // What the old claim owns goes now, not whenever the garbage collector gets to it: the next
-    // start creates them anew, owned by the new claim.
-    await this.networking.deleteNamespacedNetworkPolicy({ namespace, name: slug }).catch(gone);
-    await this.core.deleteNamespacedSecret({ namespace, name: envSecretName(slug) }).catch(gone);
+    // start creates them anew, owned by the new claim. Only what it owns: an object merely named
+    // like it (the namespace's default-deny policy, for a sandbox slugged `default-deny`) stays.
+    const ownerUid = old.metadata?.uid;
+    const owned = (object: { metadata?: { ownerReferences?: Array<{ uid?: string }> } }) =>
+      ownerUid !== undefined && (object.metadata?.ownerReferences ?? []).some((ref) => ref.uid === ownerUid);
+    const policy = await this.networking.readNamespacedNetworkPolicy({ namespace, name: slug }).catch(gone);
+    if (policy && owned(policy)) {
+      await this.networking.deleteNamespacedNetworkPolicy({ namespace, name: slug }).catch(gone);
+    }
+    const secret = await this.core.readNamespacedSecret({ namespace, name: envSecretName(slug) }).catch(gone);
+    if (secret && owned(secret))
+      await this.core.deleteNamespacedSecret({ namespace, name: envSecretName(slug) }).catch(gone);
     await this.core.deleteNamespacedPersistentVolumeClaim({ namespace, name });
     // The claim's protection finalizer holds it while a Pod uses it; the sandbox is stopped.
     const deadline = Date.now() + timeoutMs;
