@@ -1,3 +1,4 @@
+import type { Sandbox } from "@agentplane/contracts";
 import { launchChromium, requireChromium } from "@agentplane/testkit/browser";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -8,7 +9,8 @@ const chromium = requireChromium();
 
 /**
  * The sandbox detail view in Chromium against the embedded platform: revisions and rollback,
- * exposed ports, the effective policy and the open shell sessions of one sandbox.
+ * exposed ports, the effective policy and the open shell sessions of one sandbox, and the warning
+ * for limits that do not hold on this host.
  */
 describe.skipIf(!chromium.available)(`console sandbox detail${chromium.reason}`, () => {
   let platform: Awaited<ReturnType<typeof startPlatform>>;
@@ -49,6 +51,63 @@ describe.skipIf(!chromium.available)(`console sandbox detail${chromium.reason}`,
     await expect.poll(() => page.getByRole("heading", { name: "Sandbox box" }).isVisible()).toBe(true);
     expect(await page.getByTestId("current-revision").textContent()).toBe("1");
     await expect.poll(() => page.getByText("No ports exposed.").isVisible()).toBe(true);
+    // No limits asked for: nothing to warn about.
+    expect(await page.getByTestId("limits").textContent()).toBe("none set");
+    expect(await page.getByTestId("unenforced-limits").count()).toBe(0);
+  });
+
+  it("warns of limits that do not hold here, in the list and on the detail view", async () => {
+    // The local driver never limits disk (and memory only with writable cgroups): the API says so.
+    const created = await platform.api<Sandbox>("POST", `/v1/projects/${projectId}/sandboxes`, {
+      name: "limited",
+      resources: { memoryMiB: 64, diskMiB: 256 },
+    });
+    expect(created.status).toBe(201);
+    const unenforced = created.body.unenforcedLimits!;
+    expect(unenforced.resources).toContain("diskMiB");
+    const named = { cpuMillicores: "CPU", memoryMiB: "memory", diskMiB: "disk", maxProcesses: "processes" } as const;
+    const names = unenforced.resources.map((r) => named[r]).join(", ");
+
+    await page.goto(`${platform.url}/projects/${projectId}/sandboxes`);
+    const list = page.getByRole("table", { name: "Sandboxes" });
+    const row = list.getByRole("row", { name: /limited/ });
+    const marker = row.getByText(/^Limits? not enforced: /);
+    await expect.poll(() => marker.textContent()).toMatch(new RegExp(`^Limits? not enforced: ${names}$`));
+    const box = list.getByRole("row", { name: /\bbox\b/ });
+    expect(await box.getByText(/not enforced/).count()).toBe(0);
+    // A disclosure: the keyboard opens it to say why.
+    const reason = row.getByText(unenforced.reason, { exact: true });
+    expect(await reason.isVisible()).toBe(false);
+    await marker.focus();
+    await page.keyboard.press("Enter");
+    await expect.poll(() => reason.isVisible()).toBe(true);
+    await screenshot(page, "sandboxes-unenforced-limits");
+
+    await row.getByRole("link", { name: "limited" }).click();
+    await page.waitForURL(/\/sandboxes\/sbx_/);
+    const warning = page.getByRole("status", { name: /not enforced on this host/ });
+    await expect.poll(() => warning.isVisible()).toBe(true);
+    const items = await warning.getByRole("listitem").allTextContents();
+    expect(items).toHaveLength(unenforced.resources.length);
+    expect(items).toContain("Disk: 256 MiB");
+    if (unenforced.resources.includes("memoryMiB")) expect(items).toContain("Memory: 64 MiB");
+    expect(await warning.textContent()).toContain(`Why: ${unenforced.reason}`);
+    expect(await page.getByTestId("limits").textContent()).toBe("Memory: 64 MiB, Disk: 256 MiB");
+    await page.waitForLoadState("networkidle");
+    expect((await seriousViolations(page)).join("\n")).toBe("");
+    await screenshot(page, "sandbox-detail-unenforced-limits");
+
+    // Without the limits, the warning goes.
+    const limitedId = created.body.id;
+    const unlimited = await platform.api("PATCH", `/v1/projects/${projectId}/sandboxes/${limitedId}`, {
+      resources: {},
+    });
+    expect(unlimited.status).toBe(200);
+    await page.reload();
+    await expect.poll(() => page.getByTestId("limits").textContent()).toBe("none set");
+    expect(await page.getByTestId("unenforced-limits").count()).toBe(0);
+    // Back to the first sandbox, where the next steps go on.
+    await page.goto(`${platform.url}/projects/${projectId}/sandboxes/${sandboxId}`);
   });
 
   it("shows a new revision with its ports, rolls back after confirming and shows the rollback", async () => {

@@ -7,6 +7,7 @@ import type { Sandbox } from "../api/types.ts";
 import { ExposedPorts } from "../components/exposed-ports.tsx";
 import { FormDialog } from "../components/form.tsx";
 import { PrincipalName } from "../components/principal-name.tsx";
+import { describeLimits, UnenforcedLimitsWarning } from "../components/sandbox-limits.tsx";
 import { Section } from "../components/section.tsx";
 import { Button, ErrorNote, Loading, PageTitle, Table, Td, TextField } from "../components/ui.tsx";
 import { allows } from "../lib/permissions.ts";
@@ -14,8 +15,8 @@ import { allows } from "../lib/permissions.ts";
 const MOVING = ["pending", "starting", "stopping", "deleting"];
 
 /**
- * One sandbox: its exposed ports, its revisions (with rollback), the policy that reaches it and
- * its open shell sessions.
+ * One sandbox: its limits (and a warning when some do not hold where it runs), its exposed ports,
+ * its revisions (with rollback), the policy that reaches it and its open shell sessions.
  */
 export default function SandboxDetailPage() {
   const { projectId, sandboxId } = useParams() as { projectId: string; sandboxId: string };
@@ -46,7 +47,10 @@ export default function SandboxDetailPage() {
             <dd data-testid="current-revision">{s.currentRevision}</dd>
             <dt className="font-medium">Slug</dt>
             <dd className="font-mono text-xs">{s.slug}</dd>
+            <dt className="font-medium">Limits</dt>
+            <dd data-testid="limits">{describeLimits(s.resources)}</dd>
           </dl>
+          <UnenforcedLimitsWarning sandbox={s} />
           {s.lastError ? <p className="mb-4 text-sm text-red-700 dark:text-red-300">{s.lastError}</p> : null}
           <Ports sandbox={s} />
           <Revisions sandbox={s} write={allows("sandboxes:write", role)} />

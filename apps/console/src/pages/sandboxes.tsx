@@ -6,6 +6,7 @@ import { useProject, useProjectRole } from "../api/hooks.ts";
 import type { Sandbox } from "../api/types.ts";
 import { FormDialog } from "../components/form.tsx";
 import { RunCommand } from "../components/run-command.tsx";
+import { UnenforcedLimitsMarker } from "../components/sandbox-limits.tsx";
 import { Button, ErrorNote, Guarded, INPUT, Loading, PageTitle, Table, Td, TextField } from "../components/ui.tsx";
 import { allows } from "../lib/permissions.ts";
 import { fieldErrorsOf } from "../lib/problem.ts";
@@ -87,6 +88,7 @@ export default function SandboxesPage() {
               <Td>
                 <span data-testid={`state-${s.name}`}>{s.state}</span>
                 {s.lastError ? <div className="text-xs text-red-700 dark:text-red-300">{s.lastError}</div> : null}
+                <UnenforcedLimitsMarker unenforced={s.unenforcedLimits} />
               </Td>
               <Td>
                 <div className="flex flex-wrap gap-2">
