@@ -50,6 +50,7 @@ export async function runAllInOne(rawEnv: Record<string, string | undefined>): P
   );
   step("services ready");
   let runtime: LocalRuntime | undefined;
+  let runtimeError: unknown;
   if (env.AGENT_RUNTIME) {
     try {
       // Imported only when it runs: the runtime's module graph (its tools, the meeting browser's
@@ -57,13 +58,14 @@ export async function runAllInOne(rawEnv: Record<string, string | undefined>): P
       const { startLocalRuntime } = await import("./runtime.ts");
       runtime = await startLocalRuntime({ env, rawEnv, dataDir, publicUrl: platform.publicUrl, platform, logger });
     } catch (err) {
-      // The control plane stays useful without the runtime (e.g. its port is taken).
+      // The control plane stays useful without the runtime (e.g. its port is taken); the banner says why.
+      runtimeError = err;
       logger.warn({ err: (err as Error).message }, "agent runtime not started");
     }
   }
   // Before the banner, which tells a user (and a test) that the start is over.
   collectStartupGarbage();
-  printWelcome({ env, dataDir, platform, runtime, hasModel: hasProviderCredential(inference) });
+  printWelcome({ env, dataDir, platform, runtime, runtimeError, hasModel: hasProviderCredential(inference) });
 
   onShutdown(async () => {
     await runtime?.close();

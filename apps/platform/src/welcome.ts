@@ -9,6 +9,8 @@ export interface WelcomeOptions {
   dataDir: string;
   platform: Pick<Platform, "publicUrl" | "setupCode" | "services">;
   runtime?: LocalRuntime | undefined;
+  /** Why the agent runtime did not start, when it was meant to. */
+  runtimeError?: unknown;
   /** Whether the control plane holds a model provider credential. */
   hasModel?: boolean;
 }
@@ -34,6 +36,7 @@ export function welcomeLines(options: WelcomeOptions): string[] {
     `  Data           ${dataDir}`,
     ...(options.runtime ? [`  Agent runtime  ${options.runtime.url}  (webhooks: /agents/webhooks/<name>)`] : []),
     ...(options.runtime ? agentModelLines(options.runtime, options.hasModel === true) : []),
+    ...(!options.runtime && options.runtimeError !== undefined ? runtimeFailureLines(options.runtimeError, env) : []),
     ...sandboxLines(platform.services.sandbox as Partial<SandboxService> | undefined),
     "",
   ];
@@ -78,6 +81,19 @@ function sandboxLines(sandbox: Partial<SandboxService> | undefined): string[] {
     const reason = err instanceof ProblemError ? (err.detail ?? err.message) : (err as Error).message;
     return [`  Sandboxes      cannot start yet: ${reason}`];
   }
+}
+
+/** The runtime that was meant to start and did not: why, and the variable that fixes it. */
+function runtimeFailureLines(err: unknown, env: AllInOneEnv): string[] {
+  const e = err as NodeJS.ErrnoException;
+  const reason =
+    e?.code === "EADDRINUSE"
+      ? `port ${env.AGENT_RUNTIME_PORT} is already in use: set AGENT_RUNTIME_PORT to a free port`
+      : (e?.message ?? String(err));
+  return [
+    `  Agent runtime  not started: ${reason}`,
+    "                 (AGENT_RUNTIME=off starts the control plane without it)",
+  ];
 }
 
 /** Whether the agent can reach a model, and if not the one thing to do about it. */
