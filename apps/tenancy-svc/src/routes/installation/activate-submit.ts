@@ -2,6 +2,7 @@ import type { ServiceApp } from "@agentplane/service-kit";
 import { setCookie } from "hono/cookie";
 import type { TenancyContext } from "../../context.ts";
 import { approveActivation, checkPendingUserCode } from "../../services/installation.ts";
+import { secureCookies } from "../sessions/cookie.ts";
 import { form, outcomePage } from "./activate-html.ts";
 import { SIGN_IN_COOKIE } from "./activate-page.ts";
 
@@ -41,7 +42,7 @@ export function registerActivateSubmit(app: ServiceApp, ctx: TenancyContext): vo
         httpOnly: true,
         // Lax: sent on the identity provider's top-level redirect back, not on cross-site subrequests.
         sameSite: "Lax",
-        secure: ctx.config.publicUrl.startsWith("https:"),
+        secure: secureCookies(c, ctx.config.publicUrl),
         maxAge: 600,
       });
       return c.redirect(started.location, 303);

@@ -15,7 +15,7 @@ export function registerRedeemInvitation(app: ServiceApp, ctx: TenancyContext): 
       userAgent: c.req.header("user-agent"),
       requestId: c.get("requestId"),
     });
-    c.header("set-cookie", sessionCookie(c, redeemed.secret));
+    c.header("set-cookie", sessionCookie(c, ctx.config.publicUrl, redeemed.secret));
     c.header("cache-control", "no-store");
     return c.json({ acceptance: redeemed.acceptance, session: redeemed.session, csrfToken: redeemed.csrfToken }, 201);
   });

@@ -2,16 +2,29 @@ import { SESSION_COOKIE, SESSION_TTL_SECONDS } from "@agentplane/contracts";
 import type { Context } from "hono";
 
 /**
- * The session cookie: HttpOnly (no script reads it), SameSite=Lax (not sent on cross-site
- * subrequests), Secure when the caller reached the gateway over https (the gateway names the
- * scheme in `x-forwarded-proto`), for the whole origin.
+ * Whether cookies set on this answer are Secure: the caller reached the gateway over https (the
+ * gateway names the scheme in `x-forwarded-proto`), or the installation is published at an https
+ * address, where TLS often ends at a load balancer or ingress and the gateway itself sees http.
  */
-export function sessionCookie(c: Context, value: string, maxAgeSeconds = SESSION_TTL_SECONDS): string {
-  const secure = c.req.header("x-forwarded-proto") === "https" ? "; Secure" : "";
+export function secureCookies(c: Context, publicUrl: string | undefined): boolean {
+  return c.req.header("x-forwarded-proto") === "https" || (publicUrl?.startsWith("https:") ?? false);
+}
+
+/**
+ * The session cookie: HttpOnly (no script reads it), SameSite=Lax (not sent on cross-site
+ * subrequests), Secure as `secureCookies` says, for the whole origin.
+ */
+export function sessionCookie(
+  c: Context,
+  publicUrl: string | undefined,
+  value: string,
+  maxAgeSeconds = SESSION_TTL_SECONDS,
+): string {
+  const secure = secureCookies(c, publicUrl) ? "; Secure" : "";
   return `${SESSION_COOKIE}=${value}; Path=/; HttpOnly; SameSite=Lax; Max-Age=${maxAgeSeconds}${secure}`;
 }
 
 /** Tells the browser to drop the session cookie. */
-export function clearedSessionCookie(c: Context): string {
-  return sessionCookie(c, "", 0);
+export function clearedSessionCookie(c: Context, publicUrl: string | undefined): string {
+  return sessionCookie(c, publicUrl, "", 0);
 }

@@ -9,7 +9,7 @@ export function registerDeleteCurrentSession(app: ServiceApp, ctx: TenancyContex
     const caller = requesterOf(c);
     const session = await currentSession(ctx, caller);
     await revokeSession(ctx, caller, { sessionId: session.id });
-    c.header("set-cookie", clearedSessionCookie(c));
+    c.header("set-cookie", clearedSessionCookie(c, ctx.config.publicUrl));
     return c.body(null, 204);
   });
 }

@@ -6,7 +6,7 @@ import { SignInError } from "../../services/oidc-activation.ts";
 import { openSession, recordRefusedSignIn } from "../../services/sessions.ts";
 import { resolveOidcUser, userPrincipal } from "../../services/users.ts";
 import { forwardedOrigin } from "../forwarded-origin.ts";
-import { sessionCookie } from "./cookie.ts";
+import { secureCookies, sessionCookie } from "./cookie.ts";
 
 /** The console's sign-in with the identity provider: `/sign-in/oidc` starts it, the provider returns to the callback. */
 export const CONSOLE_SIGN_IN_PATH = "/sign-in/oidc";
@@ -58,7 +58,7 @@ export function registerConsoleOidcSignIn(app: ServiceApp, ctx: TenancyContext):
       httpOnly: true,
       sameSite: "Lax",
       maxAge: 600,
-      secure: c.req.header("x-forwarded-proto") === "https",
+      secure: secureCookies(c, ctx.config.publicUrl),
     });
     return c.redirect(begun.location, 302);
   });
@@ -97,7 +97,7 @@ export function registerConsoleOidcSignIn(app: ServiceApp, ctx: TenancyContext):
       userAgent: c.req.header("user-agent"),
       signIn: record,
     });
-    c.header("set-cookie", sessionCookie(c, opened.secret), { append: true });
+    c.header("set-cookie", sessionCookie(c, ctx.config.publicUrl, opened.secret), { append: true });
     return c.redirect(safeNext(done.carried.next as string | undefined), 302);
   });
 }
