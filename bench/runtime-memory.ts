@@ -158,7 +158,7 @@ for (const count of NOTE_COUNTS) {
   console.log(`  ${line(`baseline: exact vector, in memory (${baseline.length} q)`, exactTimes)}`);
   console.log(`  ${line(`baseline: former sqlite-vec bit KNN (${baseline.length} q)`, former)}`);
   console.log(
-    `  recall@5 vs exact: ${fmt(recall, 3)} (aim >= 0.95: ${recall >= 0.95 ? "met" : "not met"}); hybrid p95 aim < 20 ms: ${percentile(hybrid, 95) < 20 ? "met" : "not met"}; process RSS ${fmt(process.memoryUsage().rss / 2 ** 20, 0)} MB`,
+    `  recall@5 vs exact: ${fmt(recall, 3)} (aim >= 0.95: ${recall >= 0.95 ? "met" : "not met"}); ${count <= 100_000 ? `hybrid p95 aim < 20 ms: ${percentile(hybrid, 95) < 20 ? "met" : "not met"}` : "the p95 aim is set at 100k notes"}; process RSS ${fmt(process.memoryUsage().rss / 2 ** 20, 0)} MB`,
   );
   // The checkpointer may still be copying a large WAL back: not waited for past 2 s.
   await Promise.race([database.close(), new Promise((r) => setTimeout(r, 2000))]);
