@@ -79,7 +79,13 @@ function addPassthrough(
   cmd
     .option("-X, --method <method>", "the HTTP method (default: POST with a body, else GET)")
     .option("-f, --field <key=value>", "a JSON body field (repeatable)", (v: string, acc: string[]) => [...acc, v], [])
-    .option("--input <file>", "the body from a JSON file, or - for stdin");
+    .option("--input <file>", "the body from a JSON file, or - for stdin")
+    .option(
+      "-H, --header <name:value>",
+      "a request header (repeatable), e.g. anthropic-version:2023-06-01",
+      (v: string, acc: string[]) => [...acc, v],
+      [],
+    );
   addOutputOptions(cmd);
   cmd.action(async (...args: unknown[]) => {
     const command = args.at(-1) as Command;
@@ -93,9 +99,24 @@ function addPassthrough(
     if (body !== undefined && (method === "GET" || method === "HEAD")) {
       throw new CliError(`a ${method} request has no body: leave out -f and --input, or pass -X POST`);
     }
-    const result = await session.sdk.raw(method, path, body === undefined ? {} : { body });
+    const headers = parseHeaders((opts.header as string[]) ?? []);
+    const result = await session.sdk.raw(method, path, { headers, ...(body === undefined ? {} : { body }) });
     await printResult(deps.io, result, opts, { fields: [], list: false });
   });
+}
+
+/** `-H name:value` (curl's form, a space after the colon or not) as a header map. */
+function parseHeaders(values: string[]): Record<string, string> {
+  const headers: Record<string, string> = {};
+  for (const value of values) {
+    const colon = value.indexOf(":");
+    const name = colon > 0 ? value.slice(0, colon).trim() : "";
+    if (!/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(name)) {
+      throw new CliError(`-H takes name:value, e.g. anthropic-version:2023-06-01, not "${value}"`);
+    }
+    headers[name.toLowerCase()] = value.slice(colon + 1).trim();
+  }
+  return headers;
 }
 
 const trimSlashes = (p: string | undefined) => (p ?? "").replace(/^\/+/, "");

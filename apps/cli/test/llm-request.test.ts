@@ -79,4 +79,19 @@ describe("llm request through a stand-in provider", () => {
       error: { type: "invalid_request_error", message: "anthropic-version: header is required" },
     });
   });
+
+  it("sends -H headers the provider needs, as the docs' curl does", async () => {
+    seen.length = 0;
+    const path = "cloud-b/family-1/anthropic/v1/messages";
+    const ok = await runInProcess(
+      ["llm", "request", path, "-H", "anthropic-version: 2023-06-01", "-f", "max_tokens=8", "--json", "id"],
+      env,
+    );
+    expect(ok.stderr).toBe("");
+    expect(JSON.parse(ok.stdout)).toEqual({ id: "msg_1" });
+    expect(seen[0]?.headers["anthropic-version"]).toBe("2023-06-01");
+    const bad = await runInProcess(["llm", "request", path, "-H", "no colon here", "-f", "max_tokens=8"], env);
+    expect(bad.code).toBe(1);
+    expect(bad.stderr).toBe('error: -H takes name:value, e.g. anthropic-version:2023-06-01, not "no colon here"\n');
+  });
 });

@@ -93,7 +93,11 @@ export interface AgentplaneClient {
   /** Every item of a list operation, following `nextCursor` page after page. */
   paginate<I extends ListOperationId>(id: I, params?: RequestParams<I>): AsyncGenerator<ItemOf<I>>;
   /** A raw call (the `api` escape hatch): JSON in, JSON (or text) out, errors as ProblemError. */
-  raw(method: string, path: string, init?: { query?: Record<string, unknown>; body?: unknown }): Promise<unknown>;
+  raw(
+    method: string,
+    path: string,
+    init?: { query?: Record<string, unknown>; body?: unknown; headers?: Record<string, string> },
+  ): Promise<unknown>;
   /** The bearer token the next request would carry, if any. */
   token(): Promise<string | undefined>;
 }
@@ -131,7 +135,12 @@ export function createAgentplaneClient(options: AgentplaneClientOptions): Agentp
   const call = async (
     method: string,
     path: string,
-    init: { query?: Record<string, unknown>; body?: unknown; signal?: AbortSignal } = {},
+    init: {
+      query?: Record<string, unknown>;
+      body?: unknown;
+      signal?: AbortSignal;
+      headers?: Record<string, string>;
+    } = {},
   ) => {
     const url = new URL(baseUrl + path);
     appendQuery(url, init.query);
@@ -141,6 +150,8 @@ export function createAgentplaneClient(options: AgentplaneClientOptions): Agentp
       headers["content-type"] = "application/json";
       body = JSON.stringify(init.body);
     }
+    // A caller's own headers (a provider's `anthropic-version` through /v1/llm) win over these defaults.
+    for (const [name, value] of Object.entries(init.headers ?? {})) headers[name.toLowerCase()] = value;
     const request = new Request(url, {
       method: method.toUpperCase(),
       headers,
