@@ -3,7 +3,12 @@ import https from "node:https";
 import { KubeConfig } from "@kubernetes/client-node";
 import { CONNECT_TIMEOUT_MS, ConnectTimeoutError } from "./upstream-failure.ts";
 
-/** Headers the relay never passes to the API server (it authenticates with its own credentials). */
+/**
+ * Headers the relay never passes to the API server (it authenticates with its own credentials).
+ * `Impersonate-*` headers go too (see `impersonates`): the platform's policies decide on what a
+ * request does as the relay, and the relay's role (`edit` impersonates every service account)
+ * must not become a way to act as someone else.
+ */
 const DROPPED = new Set([
   "authorization",
   "cookie",
@@ -18,6 +23,11 @@ const DROPPED = new Set([
   "x-agentplane-signature",
   "x-agentplane-delegation",
 ]);
+
+/** `Impersonate-User`, `-Group`, `-Uid` and `-Extra-<key>`, whatever the case of the name. */
+function impersonates(header: string): boolean {
+  return header.toLowerCase().startsWith("impersonate-");
+}
 
 /**
  * Sends requests to the cluster's API server with the credentials of the loaded kubeconfig (the
@@ -49,7 +59,7 @@ export class KubeClient {
   }): Promise<{ response: IncomingMessage; abort: () => void }> {
     const headers: Record<string, string | string[]> = {};
     for (const [key, value] of Object.entries(args.headers)) {
-      if (value === undefined || key.startsWith(":") || DROPPED.has(key)) continue;
+      if (value === undefined || key.startsWith(":") || DROPPED.has(key) || impersonates(key)) continue;
       headers[key] = value;
     }
     if (args.body.length) headers["content-length"] = String(args.body.length);

@@ -253,6 +253,17 @@ describe.skipIf(!pg.available)(`clusters through a real relay process${pg.reason
     }
   });
 
+  it("refuses impersonation (kubectl --as) with 400: policies decide on what the relay does as itself", async () => {
+    const before = kube.requests.length;
+    const res = await fetch(`${h.url}/v1/clusters/${clusterId}/proxy/api/v1/namespaces/default/configmaps`, {
+      headers: { authorization: `Bearer ${h.memberToken}`, "Impersonate-User": "system:admin" },
+    });
+    expect(res.status).toBe(400);
+    expect(res.headers.get("content-type")).toContain("application/problem+json");
+    expect(((await res.json()) as { detail: string }).detail).toContain("Impersonate-User");
+    expect(kube.requests.slice(before)).toEqual([]);
+  });
+
   it("rotating the tunnel token: the relay persists the new one and reconnects, the old one opens nothing", async () => {
     const before = relay.output().match(/tunnel open/g)?.length ?? 0;
     const clusterRow = () =>

@@ -1,4 +1,5 @@
 import { recordStandaloneEvent } from "@agentplane/events";
+import { ProblemError } from "@agentplane/problem-details";
 import { authorize, type ServiceApp, type ServiceContext } from "@agentplane/service-kit";
 import { assertSafeProxyPath, parseKubeRequest } from "../../clusters/k8s-attributes.ts";
 import { clusterScope, findCluster } from "../../services/clusters.ts";
@@ -17,6 +18,21 @@ function upstreamTarget(c: ServiceContext): { path: string; search: string } {
 }
 
 /**
+ * Requests act as the relay's service account, and policies decide on that: `kubectl --as` (the
+ * `Impersonate-*` headers) would act as someone else, beyond what was decided. The relay drops
+ * them too; refused here, the caller learns why instead of getting the relay's answer.
+ */
+function assertNoImpersonation(headers: Headers): void {
+  for (const name of headers.keys()) {
+    if (!name.startsWith("impersonate-")) continue;
+    const shown = name.replace(/(^|-)([a-z])/g, (_, dash: string, ch: string) => `${dash}${ch.toUpperCase()}`);
+    throw new ProblemError("bad-request", {
+      detail: `Impersonation is not supported through the cluster proxy (${shown}): requests act as the relay`,
+    });
+  }
+}
+
+/**
  * `/v1/clusters/{clusterId}/proxy/{path}`: authorize, parse the Kubernetes request attributes, ask
  * governance (`cluster:<verb>`), then send it down the cluster's tunnel and stream the answer back.
  */
@@ -25,6 +41,7 @@ export function registerClusterProxy(app: ServiceApp, ctx: ConnectionsRouteConte
     const clusterId = c.req.param("clusterId");
     const { path, search } = upstreamTarget(c);
     assertSafeProxyPath(path);
+    assertNoImpersonation(c.req.raw.headers);
     const body =
       c.req.method === "GET" || (c.req.method === "DELETE" && !c.req.header("content-length"))
         ? undefined
