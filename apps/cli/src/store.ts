@@ -5,6 +5,7 @@
 import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
+import { CliError } from "./exit-codes.ts";
 import { openKeyring } from "./keyring.ts";
 
 export interface HostCredentials {
@@ -45,8 +46,14 @@ export function hostKey(url: string): string {
 /** An address without a scheme is https, except on this machine (localhost, 127.x, [::1]): http. */
 export function normalizeUrl(url: string): string {
   const loopback = /^(localhost|127(\.\d{1,3}){3}|\[::1\])(:\d+)?(\/|$)/i.test(url);
-  const withScheme = /^https?:\/\//.test(url) ? url : `${loopback ? "http" : "https"}://${url}`;
-  const parsed = new URL(withScheme);
+  const scheme = /^([a-z][a-z0-9+.-]*):\/\//i.exec(url)?.[1]?.toLowerCase();
+  const withScheme = scheme ? url : `${loopback ? "http" : "https"}://${url}`;
+  const parsed = URL.parse(withScheme);
+  if (!parsed || (scheme !== undefined && scheme !== "http" && scheme !== "https") || !parsed.hostname) {
+    throw new CliError(
+      `"${url}" is not an installation's address: give one like https://agentplane.example.com or localhost:8080`,
+    );
+  }
   return `${parsed.protocol}//${parsed.host}${parsed.pathname.replace(/\/+$/, "")}`;
 }
 

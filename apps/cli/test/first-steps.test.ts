@@ -87,4 +87,21 @@ describe("a new user's first commands: a command line in a sandbox, models in th
     expect(other.stderr).toContain("Project prj_unknown was not found");
     expect(other.code).toBe(3);
   });
+
+  it("says an address it cannot use is not one, instead of 'Invalid URL' or a host named ftp", async () => {
+    const hint = "is not an installation's address: give one like https://agentplane.example.com or localhost:8080";
+    for (const url of ["not a url", "ftp://localhost:8080", "http://"]) {
+      const ran = await runInProcess(["orgs", "list", "--url", url], env);
+      expect(ran.code).toBe(1);
+      expect(ran.stderr).toBe(`error: "${url}" ${hint}\n`);
+    }
+    const saved = await runInProcess(["config", "set", "url", "bad url"], env);
+    expect(saved.stderr).toBe(`error: "bad url" ${hint}\n`);
+    // A scheme in capitals is still http.
+    const upper = await runInProcess(
+      ["orgs", "list", "--url", p.url.replace("http://", "HTTP://"), "--json", "name"],
+      env,
+    );
+    expect(JSON.parse(upper.stdout)).toContainEqual({ name: "Acme" });
+  });
 });
