@@ -1,5 +1,32 @@
 import { createServer, type Server } from "node:http";
-import { GetObjectCommand, ListObjectsV2Command, PutObjectCommand, S3Client } from "@aws-sdk/client-s3";
+import {
+  DeleteBucketCorsCommand,
+  DeleteBucketEncryptionCommand,
+  DeleteBucketLifecycleCommand,
+  DeleteBucketPolicyCommand,
+  DeleteBucketTaggingCommand,
+  DeleteObjectTaggingCommand,
+  DeletePublicAccessBlockCommand,
+  GetBucketAclCommand,
+  GetBucketPolicyCommand,
+  GetObjectAclCommand,
+  GetObjectCommand,
+  ListObjectsV2Command,
+  PutBucketAclCommand,
+  PutBucketCorsCommand,
+  PutBucketEncryptionCommand,
+  PutBucketLifecycleConfigurationCommand,
+  PutBucketOwnershipControlsCommand,
+  PutBucketPolicyCommand,
+  PutBucketTaggingCommand,
+  PutBucketVersioningCommand,
+  PutBucketWebsiteCommand,
+  PutObjectAclCommand,
+  PutObjectCommand,
+  PutPublicAccessBlockCommand,
+  RestoreObjectCommand,
+  S3Client,
+} from "@aws-sdk/client-s3";
 import { GetCallerIdentityCommand, STSClient } from "@aws-sdk/client-sts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseAwsCall } from "../src/aws/operation.ts";
@@ -124,6 +151,54 @@ describe("AWS re-signing with unchanged SDKs", () => {
     expect(calls.every((c) => c.token === "apl_tok_caller_token")).toBe(true);
     const viaProxy = upstream.requests.slice(-3);
     expect(viaProxy.every((r) => r.failure === undefined && r.accessKeyId === UPSTREAM_KEY.accessKeyId)).toBe(true);
+  });
+
+  it("S3 subresource calls are named for what S3 does, not as the plain object or bucket call", async () => {
+    const s3 = new S3Client({
+      endpoint: proxyUrl,
+      region: "eu-west-1",
+      forcePathStyle: true,
+      credentials: sdkCredentials,
+    });
+    const Bucket = "reports";
+    const Key = "2026/q4.csv";
+    const commands: [string, { input: unknown }][] = [
+      ["PutBucketPolicy", new PutBucketPolicyCommand({ Bucket, Policy: "{}" })],
+      ["GetBucketPolicy", new GetBucketPolicyCommand({ Bucket })],
+      ["DeleteBucketPolicy", new DeleteBucketPolicyCommand({ Bucket })],
+      ["PutBucketAcl", new PutBucketAclCommand({ Bucket, ACL: "public-read" })],
+      ["GetBucketAcl", new GetBucketAclCommand({ Bucket })],
+      ["PutObjectAcl", new PutObjectAclCommand({ Bucket, Key, ACL: "public-read" })],
+      ["GetObjectAcl", new GetObjectAclCommand({ Bucket, Key })],
+      ["PutPublicAccessBlock", new PutPublicAccessBlockCommand({ Bucket, PublicAccessBlockConfiguration: {} })],
+      ["DeletePublicAccessBlock", new DeletePublicAccessBlockCommand({ Bucket })],
+      ["PutBucketCors", new PutBucketCorsCommand({ Bucket, CORSConfiguration: { CORSRules: [] } })],
+      ["DeleteBucketCors", new DeleteBucketCorsCommand({ Bucket })],
+      ["PutBucketVersioning", new PutBucketVersioningCommand({ Bucket, VersioningConfiguration: {} })],
+      ["PutBucketLifecycleConfiguration", new PutBucketLifecycleConfigurationCommand({ Bucket })],
+      ["DeleteBucketLifecycle", new DeleteBucketLifecycleCommand({ Bucket })],
+      [
+        "PutBucketEncryption",
+        new PutBucketEncryptionCommand({ Bucket, ServerSideEncryptionConfiguration: { Rules: [] } }),
+      ],
+      ["DeleteBucketEncryption", new DeleteBucketEncryptionCommand({ Bucket })],
+      ["PutBucketTagging", new PutBucketTaggingCommand({ Bucket, Tagging: { TagSet: [] } })],
+      ["DeleteBucketTagging", new DeleteBucketTaggingCommand({ Bucket })],
+      ["DeleteObjectTagging", new DeleteObjectTaggingCommand({ Bucket, Key })],
+      ["PutBucketWebsite", new PutBucketWebsiteCommand({ Bucket, WebsiteConfiguration: {} })],
+      [
+        "PutBucketOwnershipControls",
+        new PutBucketOwnershipControlsCommand({ Bucket, OwnershipControls: { Rules: [] } }),
+      ],
+      ["RestoreObject", new RestoreObjectCommand({ Bucket, Key })],
+    ];
+    const seen: [string, string | undefined][] = [];
+    for (const [, command] of commands) {
+      const before = calls.length;
+      await s3.send(command as never).catch(() => undefined);
+      seen.push([calls.at(before)?.operation ?? "(not sent)", calls.at(before)?.bucket]);
+    }
+    expect(seen).toEqual(commands.map(([name]) => [name, Bucket]));
   });
 
   it("@aws-sdk/client-sts GetCallerIdentity: the query-protocol Action is the operation", async () => {

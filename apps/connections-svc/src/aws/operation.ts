@@ -1,5 +1,6 @@
 import { AWS_REGION_PATTERN, AWS_SERVICE_PATTERN } from "@agentplane/contracts";
 import { ProblemError } from "@agentplane/problem-details";
+import { s3SubresourceOperation } from "./s3-subresources.ts";
 
 /** What an AWS call is about, for the `aws:call` decision and for re-signing. */
 export interface AwsCall {
@@ -38,30 +39,18 @@ export function s3Operation(
   const m = method.toUpperCase();
   const where = { ...(bucket ? { bucket } : {}), ...(key ? { key } : {}) };
   if (!bucket) return { operation: m === "GET" ? "ListBuckets" : `${m}Service`, ...where };
+  const sub = s3SubresourceOperation(m, key ? "object" : "bucket", query, headers);
+  if (sub) return { operation: sub, ...where };
   if (!key) {
-    if (m === "GET") {
-      if (query.has("location")) return { operation: "GetBucketLocation", ...where };
-      if (query.has("versions")) return { operation: "ListObjectVersions", ...where };
-      if (query.has("uploads")) return { operation: "ListMultipartUploads", ...where };
-      return { operation: query.get("list-type") === "2" ? "ListObjectsV2" : "ListObjects", ...where };
-    }
+    if (m === "GET") return { operation: query.get("list-type") === "2" ? "ListObjectsV2" : "ListObjects", ...where };
     if (m === "PUT") return { operation: "CreateBucket", ...where };
     if (m === "DELETE") return { operation: "DeleteBucket", ...where };
     if (m === "HEAD") return { operation: "HeadBucket", ...where };
-    if (m === "POST" && query.has("delete")) return { operation: "DeleteObjects", ...where };
   } else {
-    if (m === "GET") return { operation: query.has("tagging") ? "GetObjectTagging" : "GetObject", ...where };
+    if (m === "GET") return { operation: "GetObject", ...where };
     if (m === "HEAD") return { operation: "HeadObject", ...where };
-    if (m === "DELETE") return { operation: query.has("uploadId") ? "AbortMultipartUpload" : "DeleteObject", ...where };
-    if (m === "PUT") {
-      if (query.has("partNumber")) return { operation: "UploadPart", ...where };
-      if (query.has("tagging")) return { operation: "PutObjectTagging", ...where };
-      return { operation: headers.has("x-amz-copy-source") ? "CopyObject" : "PutObject", ...where };
-    }
-    if (m === "POST") {
-      if (query.has("uploads")) return { operation: "CreateMultipartUpload", ...where };
-      if (query.has("uploadId")) return { operation: "CompleteMultipartUpload", ...where };
-    }
+    if (m === "DELETE") return { operation: "DeleteObject", ...where };
+    if (m === "PUT") return { operation: headers.has("x-amz-copy-source") ? "CopyObject" : "PutObject", ...where };
   }
   return { operation: `${m}Object`, ...where };
 }
