@@ -238,7 +238,9 @@ export function addOperationCommand(
             ? "true|false"
             : "value";
       const required = f.required ? (projectInBody(f) ? ` (default: ${PROJECT_DEFAULTS})` : " (required)") : "";
-      const option = new Option(`${flagOf(f.name)} <${hint}>`, `${f.description ?? f.name}${required}`);
+      // `--start` alone is `--start true`; a required value would swallow the next flag as it.
+      const value = f.type === "boolean" ? `[${hint}]` : `<${hint}>`;
+      const option = new Option(`${flagOf(f.name)} ${value}`, `${f.description ?? f.name}${required}`);
       if (f.enum) option.choices(f.enum);
       cmd.addOption(option);
     }

@@ -104,4 +104,23 @@ describe("a new user's first commands: a command line in a sandbox, models in th
     );
     expect(JSON.parse(upper.stdout)).toContainEqual({ name: "Acme" });
   });
+
+  it.skipIf(!bwrap.available)(
+    `takes --start alone as --start true, before or after other flags${bwrap.reason}`,
+    async () => {
+      const made = async (argv: string[]) => {
+        const ran = await runInProcess(["sandboxes", "create", ...argv, "--json", "name,state"], env);
+        expect(ran.stderr).toBe("");
+        return JSON.parse(ran.stdout);
+      };
+      expect(await made(["--start", "--name", "started first"])).toEqual({ name: "started first", state: "running" });
+      expect(await made(["--name", "started last", "--start"])).toEqual({ name: "started last", state: "running" });
+      expect(await made(["--name", "not started", "--start", "false"])).toEqual({
+        name: "not started",
+        state: "pending",
+      });
+      const wrong = await runInProcess(["sandboxes", "create", "--name", "x", "--start", "maybe"], env);
+      expect(wrong.stderr).toBe('error: --start takes true or false, not "maybe"\n');
+    },
+  );
 });
