@@ -245,4 +245,39 @@ describe("AWS re-signing with unchanged SDKs", () => {
       }),
     ).toMatchObject({ service: "sqs", region: "ap-south-1", operation: "ListQueues", sdk: false });
   });
+
+  it("names a call by what the service reads, never by a target or Action it ignores", () => {
+    const call = (
+      service: string,
+      method: string,
+      path: string,
+      init: { query?: string; target?: string; body?: string } = {},
+    ) =>
+      parseAwsCall({
+        method,
+        path,
+        query: new URLSearchParams(init.query ?? ""),
+        headers: new Headers({
+          "x-agentplane-aws-service": service,
+          ...(init.target ? { "x-amz-target": init.target } : {}),
+          ...(init.body ? { "content-type": "application/x-www-form-urlencoded" } : {}),
+        }),
+        body: init.body ? new TextEncoder().encode(init.body) : undefined,
+        defaultRegion: "eu-west-1",
+      }).operation;
+    // S3 answers by its REST shape: a header or query it ignores does not rename a bucket's deletion.
+    expect(call("s3", "DELETE", "/reports", { target: "AmazonS3.GetObject" })).toBe("DeleteBucket");
+    expect(call("s3", "DELETE", "/reports", { query: "Action=ListBuckets" })).toBe("DeleteBucket");
+    expect(call("s3", "PUT", "/reports/k", { query: "acl&Action=GetObject" })).toBe("PutObjectAcl");
+    // A REST service's call is its method and path, whatever X-Amz-Target it carries.
+    expect(call("lambda", "DELETE", "/2015-03-31/functions/f", { target: "AWSLambda.GetFunction" })).toBe(
+      "DELETE /2015-03-31/functions/f",
+    );
+    // JSON and query protocols still name theirs.
+    expect(call("dynamodb", "POST", "/", { target: "DynamoDB_20120810.GetItem" })).toBe("GetItem");
+    expect(call("iam", "POST", "/", { body: "Action=ListUsers&Version=2010-05-08" })).toBe("ListUsers");
+    // Two different Actions (query and form) are no one operation.
+    expect(() => call("iam", "POST", "/", { query: "Action=ListUsers", body: "Action=DeleteUser" })).toThrow(/Action/);
+    expect(() => call("iam", "POST", "/", { query: "Action=ListUsers&Action=DeleteUser" })).toThrow(/Action/);
+  });
 });

@@ -89,16 +89,38 @@ export function parseAwsCall(args: {
     throw malformed(scope ? "authorization" : AWS_REGION_HEADER, "region", "an AWS region such as eu-west-1");
   }
   const base = { service, region, sdk: Boolean(scope) };
+  const method = args.method.toUpperCase();
+  // The operation is what the service reads: S3 its REST shape (an X-Amz-Target or `Action` it
+  // ignores must not rename `DELETE /bucket`), JSON protocols X-Amz-Target on a POST to the root,
+  // query protocols `Action` (at the root; SQS's older queue URLs too), any other its method and path.
+  if (service === "s3") return { ...base, ...s3Operation(method, args.path, args.query, args.headers) };
   const target = args.headers.get("x-amz-target");
-  if (target) return { ...base, operation: target.slice(target.lastIndexOf(".") + 1) };
-  let action = args.query.get("Action");
-  const type = args.headers.get("content-type") ?? "";
-  if (!action && args.body && type.startsWith("application/x-www-form-urlencoded")) {
-    action = new URLSearchParams(new TextDecoder().decode(args.body)).get("Action");
+  if (target && method === "POST" && args.path === "/") {
+    return { ...base, operation: target.slice(target.lastIndexOf(".") + 1) };
   }
-  if (action) return { ...base, operation: action };
-  if (service === "s3") return { ...base, ...s3Operation(args.method, args.path, args.query, args.headers) };
-  return { ...base, operation: `${args.method.toUpperCase()} ${args.path}` };
+  const action = actionOf(args);
+  if (action && (args.path === "/" || service === "sqs")) return { ...base, operation: action };
+  return { ...base, operation: `${method} ${args.path}` };
+}
+
+/** The query protocol's `Action`, from the query and a form body; two different ones are refused. */
+function actionOf(args: {
+  query: URLSearchParams;
+  headers: Headers;
+  body: Uint8Array | undefined;
+}): string | undefined {
+  const actions = new Set(args.query.getAll("Action"));
+  const type = args.headers.get("content-type") ?? "";
+  if (args.body?.length && type.startsWith("application/x-www-form-urlencoded")) {
+    for (const a of new URLSearchParams(new TextDecoder().decode(args.body)).getAll("Action")) actions.add(a);
+  }
+  if (actions.size > 1) {
+    throw new ProblemError("bad-request", {
+      detail: `The call names more than one Action (${[...actions].join(", ")}): it is no one operation`,
+      errors: [{ pointer: "/query/Action", message: "one Action, in the query or the form body" }],
+    });
+  }
+  return [...actions][0] || undefined;
 }
 
 function malformed(header: string, what: string, expected: string): ProblemError {
