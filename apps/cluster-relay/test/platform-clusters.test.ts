@@ -197,6 +197,15 @@ describe.skipIf(!pg.available)(`clusters through a real relay process${pg.reason
     );
     expect(refused.status).toBe(403);
     expect(refused.body.ruleId).toBe("no-watching-kube-system");
+    // The API server reads any watch value but 0 and false (any case) as a watch, an empty one too.
+    for (const value of ["True", "yes", "t", ""]) {
+      const spelled = await h.call(
+        "GET",
+        `/v1/clusters/${clusterId}/proxy/api/v1/namespaces/kube-system/pods?watch=${value}`,
+        { token: h.memberToken },
+      );
+      expect(spelled.status, `watch=${value}`).toBe(403);
+    }
     const listed = await h.call("GET", `/v1/clusters/${clusterId}/proxy/api/v1/namespaces/kube-system/pods`, {
       token: h.memberToken,
     });

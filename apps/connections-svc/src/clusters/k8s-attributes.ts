@@ -144,7 +144,11 @@ export function parseKubeRequest(method: string, path: string, query: URLSearchP
   };
 }
 
+/**
+ * As the API server decodes `watch` (apimachinery's string-to-bool conversion): its first value,
+ * unless `0` or `false` in any case, is a watch, an empty one included.
+ */
 function isWatch(query: URLSearchParams): boolean {
   const w = query.get("watch");
-  return w === "true" || w === "1";
+  return w !== null && w !== "0" && w.toLowerCase() !== "false";
 }
