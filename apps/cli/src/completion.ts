@@ -51,7 +51,10 @@ export function addCompletionCommands(root: Command, deps: CommandDeps): void {
 }
 
 const longNames = (cmd: Command) =>
-  [...cmd.options, ...(cmd.parent?.options ?? [])].map((o: Option) => o.long).filter((l): l is string => Boolean(l));
+  [...cmd.options, ...(cmd.parent?.options ?? [])]
+    .filter((o: Option) => !o.hidden)
+    .map((o: Option) => o.long)
+    .filter((l): l is string => Boolean(l));
 
 /** The candidates for the last word, given the words before it. */
 export async function complete(root: Command, deps: CommandDeps, words: string[]): Promise<string[]> {

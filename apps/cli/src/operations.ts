@@ -187,10 +187,17 @@ export function addOperationCommand(
   const cmd = parent.command(words.at(-1)!).description(primary.summary);
   OPERATION_OF.set(cmd, primary);
   // `orgs get <org>`, `projects delete <project>`: under its own noun the id is the argument.
-  const renamed = FLAG_NAMES[path] ?? {};
+  const renamed = { ...FLAG_NAMES[path] };
+  // The project a command acts in is --project everywhere, also where the API takes it in the body
+  // (`sandboxes run`) or the query (`llm providers list`); --project-id still works, unlisted.
+  const actsInProject =
+    !ops.some((op) => op.pathParams.includes("projectId")) &&
+    (PROJECT_QUERY.has(primary.id) || ops.some((op) => op.body?.fields.some(projectInBody)));
+  if (actsInProject) renamed.projectId ??= "project";
   const flagOf = (name: string) => `--${renamed[name] ?? kebab(name)}`;
   const flagValue = (opts: Record<string, unknown>, name: string) =>
-    opts[cmd.options.find((o) => o.long === flagOf(name))?.attributeName() ?? name];
+    opts[cmd.options.find((o) => o.long === flagOf(name))?.attributeName() ?? name] ??
+    (actsInProject && name === "projectId" ? opts.projectId : undefined);
   const target = (p: string) =>
     (words[0] === "orgs" && p === "orgId") || (words[0] === "projects" && p === "projectId");
   const scoped = (p: string) => ops.some((op) => op.pathParams.includes(p) && !target(p));
@@ -216,10 +223,14 @@ export function addOperationCommand(
       q.name === "projectId" && PROJECT_QUERY.has(primary.id)
         ? " (default: AGENTPLANE_PROJECT or the saved default)"
         : "";
-    const option = new Option(`${flagOf(q.name)} <value>`, `${q.description ?? q.name}${projectDefault}`);
+    const option = new Option(
+      `${flagOf(q.name)} <${flagOf(q.name) === "--project" ? "id" : "value"}>`,
+      `${q.description ?? q.name}${projectDefault}`,
+    );
     if (q.enum) option.choices(q.enum);
     cmd.addOption(option);
   }
+  if (actsInProject) cmd.addOption(new Option("--project-id <id>", "the same as --project").hideHelp());
   if (list?.paginated) {
     cmd.option("--limit <n>", "the most items to show", "30");
     cmd.option("--all", "every item, following the pages");
@@ -239,7 +250,7 @@ export function addOperationCommand(
             : "value";
       const required = f.required ? (projectInBody(f) ? ` (default: ${PROJECT_DEFAULTS})` : " (required)") : "";
       // `--start` alone is `--start true`; a required value would swallow the next flag as it.
-      const value = f.type === "boolean" ? `[${hint}]` : `<${hint}>`;
+      const value = f.type === "boolean" ? `[${hint}]` : flagOf(f.name) === "--project" ? "<id>" : `<${hint}>`;
       const option = new Option(`${flagOf(f.name)} ${value}`, `${f.description ?? f.name}${required}`);
       if (f.enum) option.choices(f.enum);
       cmd.addOption(option);

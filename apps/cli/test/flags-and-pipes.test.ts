@@ -182,5 +182,24 @@ describe("against the platform: policy version, run's project, passthrough bodie
     const saved = await runInProcess(argv, env);
     expect(saved.stderr).toBe("");
     expect(JSON.parse(saved.stdout)).toEqual({ stdout: "hi\n" });
+    // Named, it is --project as everywhere else; the body field's own name still works, unlisted.
+    expect(help.stdout).toMatch(/--project <id> +The project's id/);
+    expect(help.stdout).not.toContain("--project-id");
+    for (const flag of ["--project", "--project-id"]) {
+      const named = await runInProcess([...argv, flag, projectId], { ...env, AGENTPLANE_PROJECT: "prj_other" });
+      expect(named.stderr).toBe("");
+      expect(JSON.parse(named.stdout)).toEqual({ stdout: "hi\n" });
+    }
+    const wrong = await runInProcess([...argv, "--project", "prj_nope"], env);
+    expect(wrong.stderr).toContain("Project prj_nope was not found");
+  });
+
+  it("takes llm providers list's project as --project, like every other command", async () => {
+    const listed = await runInProcess(["llm", "providers", "list", "--project", projectId, "--json", "projectId"], env);
+    expect(listed.stderr).toBe("");
+    expect(JSON.parse(listed.stdout)).toEqual({ projectId });
+    const wrong = await runInProcess(["llm", "providers", "list", "--project", "prj_nope"], env);
+    expect(wrong.code).toBe(3);
+    expect(wrong.stderr).toContain("Project prj_nope was not found");
   });
 });
