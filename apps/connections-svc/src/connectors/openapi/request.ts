@@ -52,6 +52,29 @@ export function buildHttpRequest(tool: ConnectorTool, args: Record<string, unkno
   return request;
 }
 
+/**
+ * Arguments bound to headers that no header can carry (a line break or NUL: HTTP has no way to
+ * send them), as field errors; the schema's `string` lets them through.
+ */
+export function unsendableHeaderArguments(
+  tool: ConnectorTool,
+  args: Record<string, unknown>,
+  pointerBase: string,
+): { pointer: string; message: string }[] {
+  const errors: { pointer: string; message: string }[] = [];
+  for (const binding of tool.operation?.args ?? []) {
+    const value = args[binding.arg];
+    if (binding.in !== "header" || value === undefined) continue;
+    if (/[\r\n\0]/.test(simple(value))) {
+      errors.push({
+        pointer: `${pointerBase}/${binding.arg.replaceAll("~", "~0").replaceAll("/", "~1")}`,
+        message: `is sent as the ${binding.name} header, which cannot contain a line break or NUL`,
+      });
+    }
+  }
+  return errors;
+}
+
 function contentTypeOf(type: string): string {
   return type.includes("*") ? "application/json" : type;
 }
