@@ -126,10 +126,9 @@ export function parseKubeRequest(method: string, path: string, query: URLSearchP
   } else if (verb === "get" && isWatch(query)) {
     verb = "watch";
   }
-  const action: GovernedAction =
-    resource === "pods" && subresource && EXEC_SUBRESOURCES.has(subresource)
-      ? "cluster:exec"
-      : (VERB_ACTIONS[verb] ?? "cluster:get");
+  const action: GovernedAction = runsCommands(resource, subresource, verb)
+    ? "cluster:exec"
+    : (VERB_ACTIONS[verb] ?? "cluster:get");
   return {
     resourceRequest: true,
     verb,
@@ -142,6 +141,19 @@ export function parseKubeRequest(method: string, path: string, query: URLSearchP
     ...(name ? { name } : {}),
     path,
   };
+}
+
+/**
+ * Requests that run commands in a workload, decided as `cluster:exec` whatever their verb: exec,
+ * attach and port-forward; adding an ephemeral container (a patch, but its command runs in the
+ * Pod); and a node's proxy, through which the kubelet's own API runs commands in any of its Pods.
+ */
+function runsCommands(resource: string | undefined, subresource: string | undefined, verb: string): boolean {
+  if (resource === "pods" && subresource !== undefined) {
+    if (EXEC_SUBRESOURCES.has(subresource)) return true;
+    if (subresource === "ephemeralcontainers") return verb !== "get" && verb !== "list" && verb !== "watch";
+  }
+  return resource === "nodes" && subresource === "proxy";
 }
 
 /**
