@@ -144,6 +144,12 @@ export async function printResult(io: Io, data: unknown, flags: OutputFlags, sha
     await printEnvelope(io, data as Record<string, unknown>, items, shape.envelope ? shape.fields : [], tty);
     return;
   }
+  const series = seriesOf(data);
+  if (series) {
+    const { key, rows } = series;
+    await printEnvelope(io, data as Record<string, unknown>, rows, [], tty, key, SERIES_LEADS);
+    return;
+  }
   printObject(io, data as Record<string, unknown>, tty);
 }
 
@@ -154,6 +160,22 @@ export function envelopeItems(data: unknown): Record<string, unknown>[] | undefi
   if (!isRecord(data)) return undefined;
   const items = data.items;
   return Array.isArray(items) && items.every(isRecord) ? items : undefined;
+}
+
+/** What a series' rows lead with: the group or the bucket, then its cost. */
+const SERIES_LEADS = ["key", "start", "costUsd"];
+
+/**
+ * Totals with their breakdown (`usage list`'s `groups`) or a time series (`buckets`): the one list
+ * of rows in an answer that is not a list operation's, shown as a table like an envelope's items.
+ */
+function seriesOf(data: unknown): { key: string; rows: Record<string, unknown>[] } | undefined {
+  if (!isRecord(data)) return undefined;
+  const lists = Object.entries(data).filter(([, v]) => Array.isArray(v));
+  if (lists.length !== 1) return undefined;
+  const [key, rows] = lists[0] as [string, unknown[]];
+  if (key !== "groups" && key !== "buckets") return undefined;
+  return rows.every(isRecord) ? { key, rows } : undefined;
 }
 
 /** A Kubernetes List's items as kubectl shows them: namespace, name, phase, and when each was made. */
@@ -182,12 +204,14 @@ async function printEnvelope(
   items: Record<string, unknown>[],
   fields: readonly string[],
   tty: boolean,
+  listKey = "items",
+  leads: readonly string[] = [],
 ): Promise<void> {
   const kubernetes = kubernetesRows(envelope, items);
   if (tty) {
     const rest = Object.entries(envelope).filter(
       ([key, value]) =>
-        key !== "items" &&
+        key !== listKey &&
         !(kubernetes && (key === "apiVersion" || key === "kind")) &&
         value !== null &&
         value !== undefined &&
@@ -199,7 +223,10 @@ async function printEnvelope(
     }
   }
   const rows = kubernetes?.rows ?? items;
-  await printTable(io, rows, kubernetes?.columns ?? defaultColumns(fields, rows[0]), tty);
+  const lead = leads.filter((f) => rows[0] && f in rows[0]);
+  const usual = defaultColumns(fields, rows[0]);
+  const columns = lead.length ? [...lead, ...usual.filter((c) => !lead.includes(c))].slice(0, MAX_COLUMNS) : usual;
+  await printTable(io, rows, kubernetes?.columns ?? columns, tty);
 }
 
 export async function printTable(

@@ -12,6 +12,7 @@ describe("llm request through a stand-in provider", () => {
   let upstream: LocalServer;
   let p: TestPlatform;
   let env: Record<string, string>;
+  let orgId = "";
 
   beforeAll(async () => {
     // Azure's Anthropic API answers at {resource}/anthropic/v1/messages; anything else is a 404.
@@ -34,7 +35,8 @@ describe("llm request through a stand-in provider", () => {
         );
         return;
       }
-      res.end(JSON.stringify({ id: "msg_1", type: "message", role: "assistant", content: [] }));
+      const usage = { input_tokens: 5, output_tokens: 4 };
+      res.end(JSON.stringify({ id: "msg_1", type: "message", role: "assistant", model: "m-1", content: [], usage }));
     });
     p = await startTestPlatform({
       env: {
@@ -45,6 +47,7 @@ describe("llm request through a stand-in provider", () => {
     });
     const sdk = createAgentplaneClient({ baseUrl: p.url, token: p.ownerToken });
     const org = await sdk.request("createOrganization", { body: { name: "Acme" } });
+    orgId = org.id;
     await sdk.request("createProject", { path: { orgId: org.id }, body: { name: "p" } });
     env = { AGENTPLANE_CONFIG_DIR: config.dir, AGENTPLANE_URL: p.url, AGENTPLANE_TOKEN: p.ownerToken };
   });
@@ -93,5 +96,28 @@ describe("llm request through a stand-in provider", () => {
     const bad = await runInProcess(["llm", "request", path, "-H", "no colon here", "-f", "max_tokens=8"], env);
     expect(bad.code).toBe(1);
     expect(bad.stderr).toBe('error: -H takes name:value, e.g. anthropic-version:2023-06-01, not "no colon here"\n');
+  });
+
+  it("shows usage's groups and a time series as tables, not as a line of JSON", async () => {
+    const argv = ["usage", "list", "--org", orgId];
+    // The successful call above is metered once its usage is recorded.
+    let piped = "";
+    for (let i = 0; i < 50 && !piped.startsWith("m-1\t"); i++) {
+      piped = (await runInProcess(argv, env)).stdout;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    // Piped: the rows alone, the group and its cost first.
+    expect(piped).toMatch(/^m-1\t[\d.]+\t1\t5\t4\t/);
+    const terminal = await runInProcess(argv, env, true);
+    expect(terminal.stdout).toMatch(/^groupBy: +model$/m);
+    expect(terminal.stdout).toMatch(/^KEY +COST USD +REQUESTS +INPUT TOKENS/m);
+    expect(terminal.stdout).not.toContain("groups:");
+    const series = await runInProcess(["audit", "timeseries", "--org", orgId], env, true);
+    expect(series.stdout).toMatch(/^interval: +hour$/m);
+    expect(series.stdout).toMatch(/^START +COUNT +DENIED +ERROR$/m);
+    expect(series.stdout).not.toContain("buckets:");
+    // --json stays the API's answer.
+    const json = JSON.parse((await runInProcess([...argv, "--json"], env)).stdout);
+    expect(json.groups[0]).toMatchObject({ key: "m-1", requests: 1, inputTokens: 5 });
   });
 });
