@@ -17,7 +17,16 @@ const mask = (token: string) => `${token.slice(0, 8)}${"*".repeat(Math.max(0, Ma
 
 async function whoami(url: string, token: string): Promise<{ principal: string; detail: Record<string, unknown> }> {
   const sdk = createAgentplaneClient({ baseUrl: url, token });
-  const me = (await sdk.raw("GET", "/v1/auth/me")) as Record<string, unknown>;
+  let me: Record<string, unknown>;
+  try {
+    me = (await sdk.raw("GET", "/v1/auth/me")) as Record<string, unknown>;
+  } catch (error) {
+    // A scoped token (`llm:invoke` for model calls) may not read the account, but a 403 says the
+    // installation took it: a 401 would have come first. It is named by what it is restricted to.
+    if (!(error instanceof ProblemError) || error.status !== 403) throw error;
+    const scopes = /restricted to ([^;]+)/.exec(error.detail ?? "")?.[1];
+    return { principal: scopes ? `a token restricted to ${scopes}` : "a restricted token", detail: {} };
+  }
   const who = String(me.email ?? me.displayName ?? me.id ?? "unknown");
   // An API token's display name is the token's ("agentplane CLI on build-7"): name the person it
   // acts for, as a member of its first organization, and the token beside them.

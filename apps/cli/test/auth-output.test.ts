@@ -20,6 +20,7 @@ describe("auth, credentials and the output contract against the real platform", 
     const org = await sdk.request("createOrganization", { body: { name: "Only-on-B" } });
     const token = await sdk.request("createApiToken", { path: { orgId: org.id }, body: { name: "b", role: "admin" } });
     b = { url: a.url.replace("127.0.0.1", "localhost"), ownerToken: token.token };
+    orgId = org.id;
   }, 120_000);
   afterAll(async () => {
     await a?.close();
@@ -162,5 +163,32 @@ describe("auth, credentials and the output contract against the real platform", 
     expect(out.code).toBe(0);
     expect(readFileSync(join(config.dir, "hosts.json"), "utf8")).not.toContain(b.ownerToken);
     expect((await runCli(["orgs", "list"], { ...env, AGENTPLANE_URL: b.url })).code).toBe(4);
+  });
+
+  it("logs in with a token restricted to model calls and says what it is, instead of refusing it", async () => {
+    const sdk = createAgentplaneClient({ baseUrl: a.url, token: a.ownerToken });
+    const projectId = (await sdk.request("createProject", { path: { orgId }, body: { name: "models" } })).id;
+    const scoped = await sdk.request("createApiToken", {
+      path: { orgId },
+      body: { name: "ci models", projectId, scopes: ["llm:invoke"] },
+    });
+    const own = tempConfigDir();
+    try {
+      const scopedEnv = { AGENTPLANE_CONFIG_DIR: own.dir };
+      const child = await runCli(["auth", "login", "--with-token", "--url", a.url], scopedEnv, scoped.token);
+      expect(child.stderr).toContain("as a token restricted to llm:invoke");
+      expect(child.code).toBe(0);
+      const status = await runInProcess(["auth", "status", "--json", "status,principal"], {
+        ...scopedEnv,
+        AGENTPLANE_TOKEN: scoped.token,
+      });
+      expect(JSON.parse(status.stdout)).toEqual([{ status: "ok", principal: "a token restricted to llm:invoke" }]);
+      expect(status.code).toBe(0);
+      // A token the installation does not take is still refused, exit 4.
+      const wrong = await runInProcess(["auth", "status"], { ...scopedEnv, AGENTPLANE_TOKEN: "apl_x_y" });
+      expect(wrong.code).toBe(4);
+    } finally {
+      own.remove();
+    }
   });
 });
