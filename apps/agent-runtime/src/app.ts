@@ -3,6 +3,7 @@ import { exportHealth } from "@agentplane/telemetry";
 import { OpenAPIHono } from "@hono/zod-openapi";
 import type { RuntimeDeps } from "./deps.ts";
 import type { HostPolicy } from "./http/allowed-hosts.ts";
+import { guardCrossSite } from "./http/cross-site-guard.ts";
 import { guardHosts, hostPolicyOf } from "./http/host-guard.ts";
 import { limitApiBodies } from "./routes/body-limit.ts";
 import { registerRoutes } from "./routes/index.ts";
@@ -24,6 +25,7 @@ export function createRuntimeApp(
   app.onError(createOnError(deps.logger));
   // First of all: a request for a name this runtime does not answer to reaches no route.
   guardHosts(app, hostPolicy);
+  guardCrossSite(app, hostPolicy);
   // Unknown paths (a trailing slash included) are problems too, like every other error.
   app.notFound((c) =>
     problemJson(c, new ProblemError("not-found", { detail: `No route for ${c.req.method} ${c.req.path}` })),

@@ -87,6 +87,9 @@ function forwardedHeaders(source: Headers, options: { keepAuthorization: boolean
     // Our own credentials stop here; a webhook's Authorization is the sender's (bearer verification).
     if (key === "authorization" && !options.keepAuthorization) return;
     if (key.startsWith("x-agentplane-")) return;
+    // Where the browser's request came from is the gateway's concern (it authenticated a token);
+    // passed on, the console's Origin would read as another site to the runtime's own check.
+    if (key === "origin" || key.startsWith("sec-fetch-")) return;
     headers.set(name, value);
   });
   headers.set("x-request-id", options.requestId);

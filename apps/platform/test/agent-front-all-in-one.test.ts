@@ -139,6 +139,19 @@ describe.skipIf(!pg.available)(`the all-in-one fronts its agent runtime at /agen
     expect((await setVerbose(manage, true)).status).toBe(200);
     expect((await call("GET", "/agent/api/agents/profile", read)).body.verbose).toBe(true);
     expect((await call("PUT", "/agent/api/agents/webhooks/enabled", manage, { enabled: true })).status).toBe(200);
+    // The console's page is another origin to the runtime: the gateway, which took the token, does
+    // not pass the browser's Origin on for the runtime to refuse.
+    const fromConsole = await fetch(`${url}/agent/api/agents/verbose`, {
+      method: "PATCH",
+      headers: {
+        authorization: `Bearer ${manage}`,
+        "content-type": "application/json",
+        origin: new URL(url).origin,
+        "sec-fetch-site": "same-origin",
+      },
+      body: JSON.stringify({ verbose: true }),
+    });
+    expect(fromConsole.status, await fromConsole.clone().text()).toBe(200);
 
     // Admin tokens, all of them: the scope, not the role, is what is missing.
     for (const token of [unrelated, runtime.identity?.token as string]) {

@@ -1,0 +1,84 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type FakeModel, startFakeModel } from "./support/fake-model.ts";
+import { startTestRuntime, type TestRuntime } from "./support/runtime.ts";
+
+let fake: FakeModel;
+beforeAll(async () => {
+  fake = await startFakeModel();
+});
+afterAll(() => fake.close());
+
+/**
+ * A loopback runtime has no credential of its own: a web page the person opens elsewhere can send
+ * it requests a browser sends without asking first (a POST without a body, say).
+ */
+describe("requests another site's page makes to the runtime", () => {
+  let rt: TestRuntime;
+  beforeAll(async () => {
+    rt = await startTestRuntime(fake);
+  });
+  afterAll(() => rt.close());
+
+  const threadCount = async () =>
+    ((await rt.json<{ items: unknown[] }>("GET", "/agents/threads?limit=100")).body.items ?? []).length;
+
+  it("refuses a state change from another site with a 403 problem, before any route runs", async () => {
+    const before = await threadCount();
+    for (const headers of [
+      { origin: "https://evil.example" },
+      { origin: "https://evil.example", "sec-fetch-site": "cross-site" },
+      { "sec-fetch-site": "cross-site" },
+      { "sec-fetch-site": "same-site" },
+      { origin: "null" },
+      { origin: `http://localhost:1` },
+    ]) {
+      const res = await fetch(`${rt.url}/agents/threads`, { method: "POST", headers });
+      expect(res.status, JSON.stringify(headers)).toBe(403);
+      expect(res.headers.get("content-type")).toBe("application/problem+json");
+      expect(((await res.json()) as { detail: string }).detail).toMatch(/another site|is not this runtime's/);
+    }
+    const stop = await fetch(`${rt.url}/agents/threads/thr_x/stop`, {
+      method: "POST",
+      headers: { origin: "https://evil.example" },
+    });
+    expect(stop.status).toBe(403);
+    expect(await threadCount()).toBe(before);
+  });
+
+  it("serves its own page's requests, clients that send no Origin, reads and webhook senders", async () => {
+    const own = await fetch(`${rt.url}/agents/threads`, {
+      method: "POST",
+      headers: { origin: rt.url, "sec-fetch-site": "same-origin" },
+    });
+    expect(own.status).toBe(201);
+    expect((await fetch(`${rt.url}/agents/threads`, { method: "POST" })).status).toBe(201);
+    const read = await fetch(`${rt.url}/agents/threads`, { headers: { origin: "https://evil.example" } });
+    expect(read.status).toBe(200);
+    // A sender's POST reaches the receiver, which answers for itself (here: it is off).
+    const hook = await fetch(`${rt.url}/agents/webhooks/ci`, {
+      method: "POST",
+      headers: { origin: "https://ci.example", "content-type": "application/json" },
+      body: "{}",
+    });
+    expect(((await hook.json()) as { detail: string }).detail).toContain("receiver is disabled");
+  });
+
+  it("serves its page at the address it is published at, behind a proxy that sends its own Host", async () => {
+    const published = await startTestRuntime(fake, {
+      env: { AGENT_HTTP_URL: "https://agent.example.com", AGENT_ALLOWED_HOSTS: "agent.internal:8443" },
+    });
+    try {
+      const post = (origin: string) =>
+        fetch(`${published.url}/agents/threads`, {
+          method: "POST",
+          headers: { origin, "sec-fetch-site": "same-origin" },
+        });
+      expect((await post("https://agent.example.com")).status).toBe(201);
+      expect((await post("https://agent.internal:8443")).status).toBe(201);
+      expect((await post("http://agent.example.com")).status).toBe(403);
+      expect((await post("https://evil.agent.example.com")).status).toBe(403);
+    } finally {
+      await published.close();
+    }
+  });
+});
