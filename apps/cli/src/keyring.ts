@@ -6,6 +6,7 @@
 // deadline, killed when it passes it.
 
 import { fileURLToPath } from "node:url";
+import { CliError } from "./exit-codes.ts";
 
 const SERVICE = "agentplane-cli";
 const DEADLINE_MS = 3000;
@@ -22,7 +23,12 @@ export const keyringStalled = () => stalled;
 
 /** Why no keyring is used here, before trying one; undefined when it is worth a try. */
 export function keyringUnavailable(env: NodeJS.ProcessEnv, platform = process.platform): string | undefined {
-  if (env.AGENTPLANE_KEYRING === "off") return "AGENTPLANE_KEYRING=off";
+  const setting = env.AGENTPLANE_KEYRING?.trim() ?? "";
+  if (setting === "off") return "AGENTPLANE_KEYRING=off";
+  // A misspelt `off` (`false`, `0`, `OFF`) would otherwise put the token where it was asked not to go.
+  if (setting !== "" && setting !== "on") {
+    throw new CliError(`AGENTPLANE_KEYRING must be on or off, not ${JSON.stringify(env.AGENTPLANE_KEYRING)}`);
+  }
   // The Secret Service is reached over the session bus: without one there is nothing to ask.
   if (platform === "linux" && !env.DBUS_SESSION_BUS_ADDRESS) return "no D-Bus session bus";
   return undefined;

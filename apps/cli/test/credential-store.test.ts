@@ -36,6 +36,16 @@ describe("choosing where credentials go", () => {
     expect(keyringUnavailable({ AGENTPLANE_KEYRING: "off", DBUS_SESSION_BUS_ADDRESS: "unix:path=/x" })).toMatch(/off/);
     expect(keyringUnavailable({}, "linux")).toMatch(/no D-Bus session bus/);
     expect(keyringUnavailable({}, "darwin")).toBeUndefined();
+    expect(keyringUnavailable({ AGENTPLANE_KEYRING: "on" }, "darwin")).toBeUndefined();
+  });
+
+  it("refuses a value of AGENTPLANE_KEYRING that is neither on nor off, naming it", async () => {
+    for (const value of ["false", "0", "OFF", "no"]) {
+      expect(() => keyringUnavailable({ AGENTPLANE_KEYRING: value }, "darwin"), value).toThrow(
+        /AGENTPLANE_KEYRING must be on or off/,
+      );
+    }
+    await expect(openKeyring({ AGENTPLANE_KEYRING: "false" })).rejects.toThrow(/AGENTPLANE_KEYRING/);
     expect(await openKeyring({})).toEqual({ reason: "no D-Bus session bus" });
     expect(keyringStalled()).toBe(false);
   });
