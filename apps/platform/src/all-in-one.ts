@@ -6,7 +6,7 @@ import { hasProviderCredential, inferenceConfigFromSettings } from "@agentplane/
 import { createLogger, installProcessGuard, onShutdown, parseEnv } from "@agentplane/service-kit";
 import { assemblePlatform } from "./assemble.ts";
 import { AllInOneEnvSchema, dataDirOf } from "./config.ts";
-import { prepareDataDir } from "./data-dir.ts";
+import { lockDataDir, prepareDataDir } from "./data-dir.ts";
 import type { LocalRuntime } from "./runtime.ts";
 import { collectStartupGarbage } from "./startup-gc.ts";
 import { printWelcome } from "./welcome.ts";
@@ -18,6 +18,9 @@ export async function runAllInOne(rawEnv: Record<string, string | undefined>): P
   installProcessGuard(logger);
   const dataDir = dataDirOf(env);
   prepareDataDir(dataDir);
+  // Before the database opens: a second start on this directory stops here, its files untouched.
+  const releaseDataDir = lockDataDir(dataDir);
+  process.once("exit", releaseDataDir);
   const databaseUrl = env.DATABASE_URL ?? `pglite://${join(dataDir, "pgdata")}`;
   // What a start is doing, while it does it: the first start initialises the embedded database.
   const started = performance.now();
@@ -71,5 +74,6 @@ export async function runAllInOne(rawEnv: Record<string, string | undefined>): P
     await runtime?.close();
     await platform.close();
     await closeStorage();
+    releaseDataDir();
   }, logger);
 }

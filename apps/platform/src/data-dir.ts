@@ -1,4 +1,5 @@
-import { chmodSync, mkdirSync, statSync } from "node:fs";
+import { chmodSync, mkdirSync, readFileSync, statSync, unlinkSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 
 /**
  * The all-in-one's data directory, readable by its owner only: it holds the database (people,
@@ -8,4 +9,64 @@ import { chmodSync, mkdirSync, statSync } from "node:fs";
 export function prepareDataDir(dataDir: string): void {
   mkdirSync(dataDir, { recursive: true, mode: 0o700 });
   if ((statSync(dataDir).mode & 0o077) !== 0) chmodSync(dataDir, 0o700);
+}
+
+/** A second all-in-one started on a data directory that a running one holds. */
+export class DataDirInUseError extends Error {
+  readonly pid: number;
+  constructor(dataDir: string, pid: number) {
+    super(
+      `the data directory ${dataDir} is in use by process ${pid} (another npm start?): stop that one, or set AGENTPLANE_DATA_DIR to another directory`,
+    );
+    this.name = "DataDirInUseError";
+    this.pid = pid;
+  }
+}
+
+const alive = (pid: number) => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === "EPERM";
+  }
+};
+
+/**
+ * Holds the data directory for this process, before anything opens it: two processes on one
+ * embedded database (PGlite keeps no lock of its own) would both write its files, and both
+ * drive the same sandboxes. `agentplane.pid` names the holder; one left by a process that is gone
+ * (killed, crashed, or this same pid in a restarted container) is taken over. Returns the release.
+ */
+export function lockDataDir(dataDir: string, pid = process.pid): () => void {
+  const file = join(dataDir, "agentplane.pid");
+  for (;;) {
+    try {
+      writeFileSync(file, `${pid}\n`, { flag: "wx", mode: 0o600 });
+      break;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw err;
+    }
+    let holder = Number.NaN;
+    try {
+      holder = Number.parseInt(readFileSync(file, "utf8"), 10);
+    } catch {
+      // Released between the two calls: try again.
+    }
+    if (Number.isInteger(holder) && holder > 0 && holder !== pid && alive(holder)) {
+      throw new DataDirInUseError(dataDir, holder);
+    }
+    try {
+      unlinkSync(file);
+    } catch {
+      // Another starter took it over first: its pid decides on the next turn.
+    }
+  }
+  return () => {
+    try {
+      if (Number.parseInt(readFileSync(file, "utf8"), 10) === pid) unlinkSync(file);
+    } catch {
+      // Already gone.
+    }
+  };
 }

@@ -4,6 +4,7 @@ import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import { DatabaseUnavailableError } from "@agentplane/db";
 import { ConfigError } from "@agentplane/service-kit";
+import { DataDirInUseError } from "./data-dir.ts";
 
 /**
  * The one-line reason a target could not start, or undefined for an unexpected error (whose stack
@@ -12,6 +13,7 @@ import { ConfigError } from "@agentplane/service-kit";
 export function describeStartupError(err: unknown): string | undefined {
   if (err instanceof ConfigError) return err.message;
   if (err instanceof DatabaseUnavailableError) return err.message;
+  if (err instanceof DataDirInUseError) return err.message;
   const e = err as NodeJS.ErrnoException & { port?: number; address?: string };
   if (e?.code === "EADDRINUSE") {
     const where = e.port !== undefined ? `port ${e.port}` : "the port";

@@ -1,8 +1,10 @@
-import { chmodSync, mkdirSync, mkdtempSync, rmSync, statSync } from "node:fs";
+import { spawn } from "node:child_process";
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { prepareDataDir } from "../src/data-dir.ts";
+import { DataDirInUseError, lockDataDir, prepareDataDir } from "../src/data-dir.ts";
+import { describeStartupError } from "../src/launch.ts";
 
 const mode = (path: string) => statSync(path).mode & 0o777;
 
@@ -23,5 +25,47 @@ describe("the all-in-one's data directory", () => {
     chmodSync(dir, 0o755);
     prepareDataDir(dir);
     expect(mode(dir)).toBe(0o700);
+  });
+
+  it("is held by one start at a time; a second one stops before opening it, naming the holder", async () => {
+    const dir = join(base, "held");
+    prepareDataDir(dir);
+    // The holder is another live process, as a first `npm start` still running would be.
+    const other = spawn(process.execPath, ["-e", "setTimeout(() => {}, 60_000)"], { stdio: "ignore" });
+    try {
+      const pid = other.pid!;
+      const releaseOther = lockDataDir(dir, pid);
+      expect(readFileSync(join(dir, "agentplane.pid"), "utf8")).toBe(`${pid}\n`);
+      let refused: unknown;
+      try {
+        lockDataDir(dir);
+      } catch (err) {
+        refused = err;
+      }
+      expect(refused).toBeInstanceOf(DataDirInUseError);
+      expect(describeStartupError(refused)).toBe(
+        `the data directory ${dir} is in use by process ${pid} (another npm start?): stop that one, or set AGENTPLANE_DATA_DIR to another directory`,
+      );
+      // Its holder gone without releasing it (killed), the next start takes it over.
+      other.kill("SIGKILL");
+      await new Promise((resolve) => other.once("exit", resolve));
+      const release = lockDataDir(dir);
+      expect(readFileSync(join(dir, "agentplane.pid"), "utf8")).toBe(`${process.pid}\n`);
+      // A release by a process that no longer holds it leaves the holder's file alone.
+      releaseOther();
+      expect(existsSync(join(dir, "agentplane.pid"))).toBe(true);
+      release();
+      expect(existsSync(join(dir, "agentplane.pid"))).toBe(false);
+    } finally {
+      other.kill("SIGKILL");
+    }
+  });
+
+  it("takes over a file it cannot read a holder from", () => {
+    const dir = join(base, "garbled");
+    prepareDataDir(dir);
+    writeFileSync(join(dir, "agentplane.pid"), "");
+    lockDataDir(dir)();
+    expect(existsSync(join(dir, "agentplane.pid"))).toBe(false);
   });
 });
