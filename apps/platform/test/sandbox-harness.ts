@@ -259,6 +259,8 @@ const http = require("http"), crypto = require("crypto");
 for (const port of [8000, 8001]) {
   const server = http.createServer((req, res) => {
     res.setHeader("content-type", "application/json");
+    // Answers at the body's first bytes: a proxy that reads the whole body first never gets here.
+    if (req.url === "/first-bytes") return req.once("data", (d) => res.end(JSON.stringify({ first: d.length })));
     res.end(JSON.stringify({ port, path: req.url, host: req.headers.host, auth: req.headers.authorization ?? null, internal: Object.keys(req.headers).filter((k) => k.startsWith("x-agentplane-")) }));
   });
   server.on("upgrade", (req, socket) => {

@@ -165,6 +165,37 @@ describe.skipIf(!bwrap.available || !node.available)(
       expect(await wsVia(`${slug}.${INGRESS}`)).toEqual({ refused: 401 });
     });
 
+    it("streams a request body into the sandbox as it arrives, never holding it whole", async () => {
+      // A public port takes bodies from anyone: the platform passes them on instead of buffering them.
+      const answer = await new Promise<{ status: number; text: string }>((resolve, reject) => {
+        const req = request(
+          {
+            host: "127.0.0.1",
+            port: gatewayPort,
+            path: "/first-bytes",
+            method: "POST",
+            headers: { host: hostOf(8001) },
+          },
+          (res) => {
+            let text = "";
+            res.on("data", (c) => {
+              text += c;
+            });
+            res.on("end", () => {
+              req.destroy();
+              resolve({ status: res.statusCode ?? 0, text });
+            });
+          },
+        );
+        req.on("error", (err) => (req.destroyed ? undefined : reject(err)));
+        // One chunk of a body that has not ended (chunked: no length to wait for).
+        req.write(Buffer.alloc(64 * 1024, 1));
+        setTimeout(() => reject(new Error("no answer before the body ended")), 5000);
+      });
+      expect(answer.status).toBe(200);
+      expect(JSON.parse(answer.text).first).toBeGreaterThan(0);
+    });
+
     it("does not touch the API: /v1 paths on an ingress host go to the sandbox", async () => {
       const res = await viaHost(`8001-${slug}.${INGRESS}`, "/v1/auth/me", h.adminToken);
       expect(res.body).toMatchObject({ port: 8001, path: "/v1/auth/me", auth: null });

@@ -1,5 +1,6 @@
 import { request as httpRequest, type IncomingMessage } from "node:http";
-import type { Duplex } from "node:stream";
+import { type Duplex, Readable } from "node:stream";
+import type { ReadableStream as WebReadableStream } from "node:stream/web";
 import {
   INTERNAL_IDENTITY_HEADER,
   type Principal,
@@ -85,13 +86,15 @@ export async function ingressFetch(deps: SandboxDeps, request: Request, target: 
     });
     headers.host = `127.0.0.1:${port}`;
     headers["x-forwarded-host"] = request.headers.get("host") ?? url.host;
-    const body = request.body ? Buffer.from(await request.arrayBuffer()) : undefined;
+    // The body streams through as it arrives (a public port takes bodies from anyone: read whole,
+    // one upload could fill the service's memory); its Content-Length, when it has one, goes along.
+    const body = request.body && request.method !== "GET" && request.method !== "HEAD" ? request.body : undefined;
     return await new Promise<Response>((resolve, reject) => {
       const req = httpRequest(
         {
           method: request.method,
           path: `${url.pathname}${url.search}`,
-          headers: { ...headers, ...(body ? { "content-length": String(body.length) } : {}) },
+          headers,
           // No `agent` option: with one (even `false`) Node ignores createConnection and dials TCP itself.
           createConnection: () => stream as never,
         },
@@ -111,7 +114,13 @@ export async function ingressFetch(deps: SandboxDeps, request: Request, target: 
       req.on("error", () =>
         reject(new ProblemError("bad-gateway", { detail: `Nothing answered on port ${port} of the sandbox` })),
       );
-      req.end(body);
+      if (!body) req.end();
+      else {
+        const source = Readable.fromWeb(body as WebReadableStream<Uint8Array>);
+        // A client that goes away mid-body ends the request into the sandbox too.
+        source.once("error", () => req.destroy());
+        source.pipe(req);
+      }
     });
   } catch (err) {
     if (err instanceof ProblemError) return problemResponse(err, where);
