@@ -52,8 +52,13 @@ export function buildProgram(io: Io, store = new Store(io.env), branch?: string)
     .configureOutput({
       writeOut: (s) => io.stdout.write(s),
       writeErr: (s) => io.stderr.write(s),
-      // One line: the unknown word and the closest match.
-      outputError: (s, write) => write(s.replace(/\n\(Did you mean (.+)\?\)/, " (did you mean $1?)")),
+      // One line: the unknown word and the closest match; kubectl's and az's output flags name ours.
+      outputError: (s, write) =>
+        write(
+          s
+            .replace(/\n\(Did you mean (.+)\?\)/, " (did you mean $1?)")
+            .replace(/^(error: unknown option '(?:--output|-o|--format)(?:=[^']*)?')\n$/, "$1 (JSON is --json)\n"),
+        ),
     });
   program.configureHelp({ sortSubcommands: true, helpWidth: 100 });
 

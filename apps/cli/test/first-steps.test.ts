@@ -123,4 +123,13 @@ describe("a new user's first commands: a command line in a sandbox, models in th
       expect(wrong.stderr).toBe('error: --start takes true or false, not "maybe"\n');
     },
   );
+
+  it("names --json to someone who asks for JSON as kubectl or az would", async () => {
+    for (const flag of ["--output", "-o", "--format"]) {
+      const ran = await runInProcess(["orgs", "list", flag, "json"], env);
+      expect(ran.code).toBe(1);
+      expect(ran.stderr).toBe(`error: unknown option '${flag}' (JSON is --json)\n`);
+    }
+    expect((await runInProcess(["orgs", "list", "--outpt"], env)).stderr).toBe("error: unknown option '--outpt'\n");
+  });
 });
