@@ -1,6 +1,6 @@
 import { styleText } from "node:util";
 import { ProblemError } from "@agentplane/sdk";
-import { CommanderError } from "commander";
+import { type Command, CommanderError } from "commander";
 import { type Io, processIo, resolveUrl } from "./context.ts";
 import { CliError, EXIT, EXIT_CODES_HELP, exitCodeFor } from "./exit-codes.ts";
 import { connectionFailure } from "./network.ts";
@@ -34,6 +34,7 @@ export async function run(argv: string[], io: Io = processIo()): Promise<number>
   const program = buildProgram(io, store, branchOf(argv));
   program.exitOverride();
   for (const cmd of walk(program)) cmd.exitOverride();
+  if (argv[0] === "help" && argv.length > 1 && !argv[1]!.startsWith("-")) argv = helpArgv(program, argv.slice(1));
   const json = argv.some((a) => a === "--json" || a.startsWith("--json=") || a === "--jq" || a.startsWith("--jq="));
   // Commands that end with a code of their own (exec, auth status) set process.exitCode.
   process.exitCode = undefined;
@@ -52,6 +53,23 @@ export async function run(argv: string[], io: Io = processIo()): Promise<number>
     reportError(io, reported, json);
     return exitCodeFor(reported);
   }
+}
+
+/**
+ * `help sandboxes create` as `sandboxes create --help`; a word that is no command stops there, so
+ * commander says so with the closest one (`help sandbox`), instead of printing the root's help.
+ */
+function helpArgv(program: Command, words: string[]): string[] {
+  let cmd = program;
+  const path: string[] = [];
+  for (const word of words) {
+    if (cmd.commands.length === 0) break;
+    const next = cmd.commands.find((c) => c.name() === word || c.aliases().includes(word));
+    if (!next) return [...path, word];
+    path.push(word);
+    cmd = next;
+  }
+  return [...path, "--help"];
 }
 
 /** fetch's bare "fetch failed" as one line naming the installation and why it could not be reached. */

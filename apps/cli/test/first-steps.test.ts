@@ -132,4 +132,20 @@ describe("a new user's first commands: a command line in a sandbox, models in th
     }
     expect((await runInProcess(["orgs", "list", "--outpt"], env)).stderr).toBe("error: unknown option '--outpt'\n");
   });
+
+  it("says a help topic is no command, with the closest one, instead of printing the root's help", async () => {
+    const wrong = await runInProcess(["help", "sandbox"], env);
+    expect(wrong.code).toBe(1);
+    expect(wrong.stderr).toBe("error: unknown command 'sandbox' (did you mean sandboxes?)\n");
+    expect(wrong.stdout).toBe("");
+    const nested = await runInProcess(["help", "sandboxes", "crate"], env);
+    expect(nested.stderr).toBe("error: unknown command 'crate' (did you mean create?)\n");
+    const known = await runInProcess(["help", "sandboxes", "create"], env);
+    expect(known.code).toBe(0);
+    expect(known.stdout).toMatch(/^Usage: agentplane sandboxes create \[options\]/);
+    // Words after a command that has no subcommands are its arguments: never run, only its help.
+    const leaf = await runInProcess(["help", "sandboxes", "delete", "sbx_x"], env);
+    expect(leaf.code).toBe(0);
+    expect(leaf.stdout).toMatch(/^Usage: agentplane sandboxes delete/);
+  });
 });
