@@ -58,6 +58,8 @@ export const CONFIG_GLOSSARY: Record<string, string> = {
   SANDBOX_DATA_DIR: "Workspaces and runtime files of the local driver (default `<data dir>/sandboxes`).",
   SANDBOX_INGRESS_HOST:
     "Reach exposed ports at `https://<slug>.<host>` and `https://<port>-<slug>.<host>` (needs a wildcard DNS record).",
+  SANDBOX_INGRESS_TIMEOUT_MS:
+    "How long an exposed sandbox port may take to answer once the request is sent before it is a 504 (a body may stream for longer; an answer may too).",
   SANDBOX_LOCAL_ISOLATION:
     "`bwrap` (namespaces through bubblewrap, the default) or `none` (no isolation; a warning at every start).",
   SANDBOX_IMAGES_JSON: 'Extra images of the local driver: `{"<name>": "<root filesystem dir>"}`.',

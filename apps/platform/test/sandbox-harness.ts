@@ -261,6 +261,8 @@ for (const port of [8000, 8001]) {
     res.setHeader("content-type", "application/json");
     // Answers at the body's first bytes: a proxy that reads the whole body first never gets here.
     if (req.url === "/first-bytes") return req.once("data", (d) => res.end(JSON.stringify({ first: d.length })));
+    // Takes the request and never answers.
+    if (req.url === "/never") return;
     res.end(JSON.stringify({ port, path: req.url, host: req.headers.host, auth: req.headers.authorization ?? null, internal: Object.keys(req.headers).filter((k) => k.startsWith("x-agentplane-")) }));
   });
   server.on("upgrade", (req, socket) => {

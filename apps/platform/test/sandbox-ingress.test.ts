@@ -73,7 +73,7 @@ describe.skipIf(!bwrap.available || !node.available)(
     }
 
     beforeAll(async () => {
-      h = await startSandboxPlatform({ ingressHost: INGRESS });
+      h = await startSandboxPlatform({ ingressHost: INGRESS, env: { SANDBOX_INGRESS_TIMEOUT_MS: "1500" } });
       gatewayPort = Number(new URL(h.url).port);
       sbx = await createSandbox(h, {
         name: "web",
@@ -194,6 +194,15 @@ describe.skipIf(!bwrap.available || !node.available)(
       });
       expect(answer.status).toBe(200);
       expect(JSON.parse(answer.text).first).toBeGreaterThan(0);
+    });
+
+    it("answers 504 naming the port when the sandbox takes a request and never answers", async () => {
+      const started = Date.now();
+      const res = await viaHost(hostOf(8001), "/never");
+      expect(res.status).toBe(504);
+      expect(res.type).toBe("application/problem+json");
+      expect(res.body.detail).toBe("Port 8001 of the sandbox did not answer within 1.5 s");
+      expect(Date.now() - started).toBeLessThan(10_000);
     });
 
     it("does not touch the API: /v1 paths on an ingress host go to the sandbox", async () => {

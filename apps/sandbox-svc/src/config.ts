@@ -42,6 +42,8 @@ export const SandboxSettingsSchema = z.object({
   /** Workspaces and runtime files of the local driver (default ./.agentplane/sandboxes). */
   SANDBOX_DATA_DIR: z.string().min(1).optional(),
   SANDBOX_INGRESS_HOST: z.string().optional(),
+  /** How long an exposed port may take to answer once the request is sent, before a 504. */
+  SANDBOX_INGRESS_TIMEOUT_MS: z.coerce.number().int().min(100).max(3_600_000).default(60_000),
   /** The platform's URL as sandboxes reach it (their `AGENTPLANE_API_URL`). */
   AGENTPLANE_API_URL: z.url().optional(),
   SANDBOX_LOCAL_ISOLATION: z.enum(["bwrap", "none"]).optional(),
@@ -88,6 +90,7 @@ export function configFromSettings(settings: SandboxSettings, defaults: SandboxC
     ...(settings.SANDBOX_LOCAL_ISOLATION ? { isolation: settings.SANDBOX_LOCAL_ISOLATION } : {}),
     ...(settings.SANDBOX_IMAGES_JSON ? { images: settings.SANDBOX_IMAGES_JSON } : {}),
     ...(settings.SANDBOX_INGRESS_HOST ? { ingressHost: settings.SANDBOX_INGRESS_HOST } : {}),
+    ingressTimeoutMs: settings.SANDBOX_INGRESS_TIMEOUT_MS,
     ...(apiUrl ? { apiUrl } : {}),
     ...(settings.SANDBOX_EGRESS_HOST_MAP ? { egressHostMap: settings.SANDBOX_EGRESS_HOST_MAP } : {}),
     ...(settings.SANDBOX_DRIVER === "kubernetes"

@@ -70,6 +70,9 @@ async function resolveTarget(deps: SandboxDeps, target: IngressTarget): Promise<
   return { row, port: exposed.port };
 }
 
+/** How long an exposed port may take to answer once the request is sent (SANDBOX_INGRESS_TIMEOUT_MS). */
+const DEFAULT_INGRESS_TIMEOUT_MS = 60_000;
+
 /** HTTP to an exposed port: the request is relayed into the sandbox's network namespace. */
 export async function ingressFetch(deps: SandboxDeps, request: Request, target: IngressTarget): Promise<Response> {
   const where = {
@@ -89,6 +92,9 @@ export async function ingressFetch(deps: SandboxDeps, request: Request, target: 
     // The body streams through as it arrives (a public port takes bodies from anyone: read whole,
     // one upload could fill the service's memory); its Content-Length, when it has one, goes along.
     const body = request.body && request.method !== "GET" && request.method !== "HEAD" ? request.body : undefined;
+    const timeoutMs = deps.config.ingressTimeoutMs ?? DEFAULT_INGRESS_TIMEOUT_MS;
+    let timer: NodeJS.Timeout | undefined;
+    let timedOut = false;
     return await new Promise<Response>((resolve, reject) => {
       const req = httpRequest(
         {
@@ -99,6 +105,7 @@ export async function ingressFetch(deps: SandboxDeps, request: Request, target: 
           createConnection: () => stream as never,
         },
         (res: IncomingMessage) => {
+          clearTimeout(timer);
           const out = new Headers();
           for (const [k, v] of Object.entries(res.headers)) {
             if (v === undefined || HOP_BY_HOP.has(k)) continue;
@@ -111,9 +118,23 @@ export async function ingressFetch(deps: SandboxDeps, request: Request, target: 
           resolve(new Response(nullBody ? null : webStreamOf(res), { status, headers: out }));
         },
       );
-      req.on("error", () =>
-        reject(new ProblemError("bad-gateway", { detail: `Nothing answered on port ${port} of the sandbox` })),
-      );
+      // Bounded from the end of the request (an upload may take its time): no answer by then is a 504.
+      req.once("finish", () => {
+        timer = setTimeout(() => {
+          timedOut = true;
+          req.destroy();
+        }, timeoutMs);
+      });
+      req.on("error", () => {
+        clearTimeout(timer);
+        reject(
+          timedOut
+            ? new ProblemError("gateway-timeout", {
+                detail: `Port ${port} of the sandbox did not answer within ${timeoutMs / 1000} s`,
+              })
+            : new ProblemError("bad-gateway", { detail: `Nothing answered on port ${port} of the sandbox` }),
+        );
+      });
       if (!body) req.end();
       else {
         const source = Readable.fromWeb(body as WebReadableStream<Uint8Array>);

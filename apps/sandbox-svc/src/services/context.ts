@@ -10,6 +10,8 @@ export interface SandboxServiceConfig {
   /** Base URL sandboxes use to call the platform (AGENTPLANE_API_URL in their environment). */
   apiUrl?: string;
   ingressHost?: string;
+  /** How long an exposed port may take to answer a request once it is sent (ms, default 60 s). */
+  ingressTimeoutMs?: number;
   /** How often idle sandboxes and sessions are looked for (ms). */
   idleCheckIntervalMs?: number;
   sessionIdleMs?: number;
