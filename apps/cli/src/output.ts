@@ -102,7 +102,16 @@ export async function runJq(data: unknown, expression: string): Promise<string> 
     const message = String((error as Error).message ?? error)
       .split("\n")
       .find((line) => line.startsWith("jq: error"));
-    throw new CliError(`--jq: ${message?.replace(/^jq: error:?\s*/, "") ?? "invalid expression"}`);
+    // jq-web's own words around jq's: where its input came from, and a location line whose
+    // expression it leaves out; the expression itself says more.
+    const said = message
+      ?.replace(/^jq: error:?\s*/, "")
+      .replace(/^\(at inputString:\d+\):\s*/, "")
+      .replace(/ \(Unix shell quoting issues\?\)/, "");
+    const compile = said?.match(/^(.*) at <top-level>, line \d+:$/);
+    throw new CliError(
+      `--jq: ${compile ? `${compile[1]} in ${JSON.stringify(expression)}` : (said ?? "invalid expression")}`,
+    );
   }
 }
 
