@@ -266,6 +266,8 @@ for (const port of [8000, 8001]) {
     res.end(JSON.stringify({ port, path: req.url, host: req.headers.host, auth: req.headers.authorization ?? null, internal: Object.keys(req.headers).filter((k) => k.startsWith("x-agentplane-")) }));
   });
   server.on("upgrade", (req, socket) => {
+    // Takes the upgrade and never answers it.
+    if (req.url === "/never") return;
     const accept = crypto.createHash("sha1").update(req.headers["sec-websocket-key"] + "258EAFA5-E914-47DA-95CA-C5AB0DC85B11").digest("base64");
     socket.write("HTTP/1.1 101 Switching Protocols\\r\\nUpgrade: websocket\\r\\nConnection: Upgrade\\r\\nSec-WebSocket-Accept: " + accept + "\\r\\n\\r\\n");
     const text = (s) => { const b = Buffer.from(s); return Buffer.concat([Buffer.from([0x81, b.length]), b]); };

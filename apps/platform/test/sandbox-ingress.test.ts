@@ -203,6 +203,21 @@ describe.skipIf(!bwrap.available || !node.available)(
       expect(res.type).toBe("application/problem+json");
       expect(res.body.detail).toBe("Port 8001 of the sandbox did not answer within 1.5 s");
       expect(Date.now() - started).toBeLessThan(10_000);
+      // A WebSocket handshake the server takes and never answers, the same.
+      const ws = new WebSocket(`ws://127.0.0.1:${gatewayPort}/never`, { headers: { host: hostOf(8001) } });
+      const refused = await new Promise<{ status: number; body: string }>((resolve, reject) => {
+        ws.once("unexpected-response", (_req, res) => {
+          let body = "";
+          res.on("data", (c) => {
+            body += c;
+          });
+          res.on("end", () => resolve({ status: res.statusCode ?? 0, body }));
+        });
+        ws.once("error", reject);
+        ws.once("open", () => reject(new Error("opened")));
+      });
+      expect(refused.status).toBe(504);
+      expect(JSON.parse(refused.body).detail).toBe("Port 8001 of the sandbox did not answer within 1.5 s");
     });
 
     it("does not touch the API: /v1 paths on an ingress host go to the sandbox", async () => {

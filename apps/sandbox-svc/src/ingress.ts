@@ -162,9 +162,14 @@ export function ingressUpgrade(
   void (async () => {
     const { row, port } = await resolveTarget(deps, target);
     const upstream = await deps.driver.portForward(row.id, port);
+    const timeoutMs = deps.config.ingressTimeoutMs ?? DEFAULT_INGRESS_TIMEOUT_MS;
     spliceUpgrade(upstream, req, socket, head, {
       host: `127.0.0.1:${port}`,
       drop: new Set(["authorization", INTERNAL_IDENTITY_HEADER, SANDBOX_INGRESS_HEADER]),
+      answerWithin: {
+        ms: timeoutMs,
+        detail: `Port ${port} of the sandbox did not answer within ${timeoutMs / 1000} s`,
+      },
     });
   })().catch((err) => {
     rejectUpgrade(

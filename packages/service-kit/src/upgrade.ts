@@ -1,6 +1,6 @@
 import type { IncomingMessage } from "node:http";
 import type { Duplex } from "node:stream";
-import type { ProblemError } from "@agentplane/problem-details";
+import { ProblemError } from "@agentplane/problem-details";
 
 /** Hop-by-hop headers (RFC 9110 §7.6.1): never forwarded by a proxy. */
 export const HOP_BY_HOP_HEADERS: readonly string[] = [
@@ -58,13 +58,20 @@ export function spliceUpgrade(
   req: IncomingMessage,
   socket: Duplex,
   head: Buffer,
-  options: { host: string; drop?: ReadonlySet<string> },
+  options: {
+    host: string;
+    drop?: ReadonlySet<string>;
+    /** An upstream that sends nothing back within `ms` is answered 504 with `detail` and dropped. */
+    answerWithin?: { ms: number; detail: string };
+  },
 ): void {
   guardSocket(upstream);
   guardSocket(socket);
+  let answeredForIt = false;
   const close = () => {
     upstream.destroy();
-    socket.destroy();
+    // The 504 written for a silent upstream must reach the client before its socket closes.
+    if (!answeredForIt) socket.destroy();
   };
   // The client may have gone while the upstream connection was being opened.
   if (socket.destroyed || upstream.destroyed) {
@@ -83,6 +90,17 @@ export function spliceUpgrade(
   if (head.length) upstream.write(head);
   upstream.pipe(socket);
   socket.pipe(upstream);
+  if (options.answerWithin) {
+    const { ms, detail } = options.answerWithin;
+    const timer = setTimeout(() => {
+      answeredForIt = true;
+      upstream.unpipe(socket);
+      rejectUpgrade(socket, new ProblemError("gateway-timeout", { detail }));
+      upstream.destroy();
+    }, ms);
+    upstream.once("data", () => clearTimeout(timer));
+    upstream.once("close", () => clearTimeout(timer));
+  }
   upstream.on("error", close);
   socket.on("error", close);
   upstream.on("close", close);
