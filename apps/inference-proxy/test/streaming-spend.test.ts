@@ -165,8 +165,26 @@ describe.skipIf(!pg.available)(`streaming, spend reservations and limits${pg.rea
       const body = (await res.json()) as Record<string, unknown>;
       expect(String(body.type)).toMatch(/spending-limit-reached$/);
       expect(body).toMatchObject({ status: 429, limitId: created.body.id, period: "daily", limitUsd: 0 });
+      expect(body.detail).toContain(`The daily spending limit ${created.body.id} of this organization is reached`);
       expect(Date.parse(String(body.resetsAt))).toBeGreaterThan(Date.now());
       expect(up.seen.length).toBe(calls);
+    } finally {
+      await h.call("DELETE", `/v1/orgs/${h.orgId}/spending-limits/${created.body.id}`, { token: h.adminToken });
+    }
+  });
+
+  it("over a project's spending limit: the 429 names that project, not the organization", async () => {
+    const created = await h.call<{ id: string }>("POST", `/v1/orgs/${h.orgId}/spending-limits`, {
+      token: h.adminToken,
+      body: { amountUsd: 0, period: "daily", projectId: h.projectId },
+    });
+    expect(created.status).toBe(201);
+    clock.advance(1000);
+    try {
+      const res = await post({ model: "claude-haiku-4-5", max_tokens: 50, messages });
+      expect(res.status).toBe(429);
+      const body = (await res.json()) as { detail: string };
+      expect(body.detail).toContain(`The daily spending limit ${created.body.id} of project ${h.projectId} is reached`);
     } finally {
       await h.call("DELETE", `/v1/orgs/${h.orgId}/spending-limits/${created.body.id}`, { token: h.adminToken });
     }

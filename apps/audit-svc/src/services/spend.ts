@@ -73,6 +73,7 @@ export class SpendLedger {
           return {
             decision: "denied" as const,
             limitId: c.limit.id,
+            ...(c.limit.project_id ? { limitProjectId: c.limit.project_id } : {}),
             remainingMicroUsd: Math.max(0, amount - c.spent - c.reserved),
             limitMicroUsd: amount,
             period: c.limit.period,

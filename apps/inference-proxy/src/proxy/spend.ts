@@ -201,7 +201,8 @@ function limitReached(r: SpendReserveResponse, estimatedMicroUsd: number): Probl
   const resetsAt = r.resetsAt;
   const retryAfter = resetsAt ? Math.max(1, Math.ceil((Date.parse(resetsAt) - Date.now()) / 1000)) : undefined;
   const usd = (micro: number | undefined) => (micro === undefined ? undefined : micro / 1e6);
-  const limit = `the ${r.period ?? ""} spending limit ${r.limitId ?? ""} of this organization`;
+  const owner = r.limitProjectId ? `project ${r.limitProjectId}` : "this organization";
+  const limit = `the ${r.period ?? ""} spending limit ${r.limitId ?? ""} of ${owner}`;
   // Some of the limit may remain: then it is this call's estimate (its max_tokens at the model's
   // output price) that does not fit, and a smaller max_tokens may.
   const why =

@@ -29,6 +29,8 @@ export const SpendReserveResponse = z.object({
   expiresAt: z.string().optional(),
   /** The limit that denied the call. */
   limitId: z.string().optional(),
+  /** The project that limit is set on; absent for one on the whole organization. */
+  limitProjectId: z.string().optional(),
   /** Smallest remaining amount across the limits that apply, after this reservation. */
   remainingMicroUsd: z.number().int().optional(),
   /** When denied: the limit's amount, period and the end of the current period (when it resets). */
