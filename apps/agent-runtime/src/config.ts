@@ -103,6 +103,8 @@ export const RuntimeEnvSchema = z.object({
   TEAM_NAME: withDefault("Local"),
   OWNER_USER_ID: withDefault(LOCAL_OWNER_USER_ID),
   SHELL_WORKSPACE_ROOT: optional,
+  // Our addition: comma-separated variables local shell commands get besides PATH, HOME, LANG and such
+  SHELL_PASS_ENV: optional,
   AGENT_DATA_DIR: optional,
   AGENT_SKILLS_DIR: optional,
   AGENT_PLUGINS_DIR: optional,
@@ -196,6 +198,8 @@ export interface RuntimeConfig {
   agentHome: string;
   dataDir: string;
   databasePath: string;
+  /** SHELL_PASS_ENV, parsed: variable names local shell commands inherit beyond the harmless ones. */
+  shellPassEnv: string[];
   /** SHELL_WORKSPACE_ROOT, default `<AGENT_HOME>/workspace` (inside a sandbox: `/home/node`). */
   workspaceRoot: string;
   skillsDir: string;
@@ -310,6 +314,7 @@ export function loadConfig(source: Record<string, string | undefined>): RuntimeC
     agentHome,
     dataDir,
     databasePath: databasePathOf(env.DATABASE_URL, dataDir),
+    shellPassEnv: shellPassEnvOf(env.SHELL_PASS_ENV),
     workspaceRoot: env.SHELL_WORKSPACE_ROOT ?? (sandbox ? "/home/node" : join(agentHome, "workspace")),
     skillsDir: env.AGENT_SKILLS_DIR ?? join(dataDir, "skills"),
     pluginsDir: env.AGENT_PLUGINS_DIR ?? join(dataDir, "plugins"),
@@ -339,6 +344,17 @@ export function configWarnings(
     });
   }
   return warnings;
+}
+
+function shellPassEnvOf(value: string | undefined): string[] {
+  if (value === undefined) return [];
+  const names = value
+    .split(",")
+    .map((n) => n.trim())
+    .filter((n) => n !== "");
+  const bad = names.find((n) => !/^[A-Za-z_][A-Za-z0-9_]*$/.test(n));
+  if (bad !== undefined) throw new ConfigError("SHELL_PASS_ENV", `"${bad}" is not a variable name`);
+  return names;
 }
 
 function allowedHostsOf(value: string | undefined): RuntimeConfig["allowedHosts"] {

@@ -161,6 +161,8 @@ export const CONFIG_GLOSSARY: Record<string, string> = {
   AGENT_SKILLS_DIR: "Skills directory override (default `<data dir>/skills`).",
   AGENT_PLUGINS_DIR: "Plugins directory override (default `<data dir>/plugins`).",
   SHELL_WORKSPACE_ROOT: "Working directory of the shell tools (default `<AGENT_HOME>/workspace`).",
+  SHELL_PASS_ENV:
+    "Comma-separated variables of the runtime's environment that local shell commands also get; by default they see only PATH, HOME, USER, LOGNAME, SHELL, LANG, LC_*, TERM, TZ, TMPDIR and the like, never the runtime's keys and tokens.",
   AGENT_ID: "Pins the agent's UUID (generated at first boot when unset).",
   AGENT_NAME: "The agent's display name at first boot.",
   TEAM_NAME: "The team name at first boot.",

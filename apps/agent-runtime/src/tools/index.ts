@@ -13,7 +13,7 @@ export { ToolRegistry } from "./types.ts";
 /** The local workspace, or the sandbox when AGENTPLANE_API_URL + AGENTPLANE_TOKEN are set. */
 export function shellBackendOf(config: RuntimeConfig): ShellBackend {
   if (config.sandbox) return new SandboxShellBackend({ ...config.sandbox, root: config.workspaceRoot });
-  return new LocalShellBackend(config.workspaceRoot);
+  return new LocalShellBackend(config.workspaceRoot, { passEnv: config.shellPassEnv });
 }
 
 export type { AgentPlugin, PluginApi, PluginReport } from "./plugins.ts";

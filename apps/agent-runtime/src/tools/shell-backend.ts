@@ -53,13 +53,55 @@ class Capped {
   }
 }
 
+/** Variables a local command inherits from the runtime's environment: none of them is a secret. */
+const PASSED_VARIABLES = new Set([
+  "PATH",
+  "HOME",
+  "USER",
+  "LOGNAME",
+  "SHELL",
+  "LANG",
+  "LANGUAGE",
+  "TERM",
+  "TZ",
+  "TMPDIR",
+  "TEMP",
+  "TMP",
+  "HOSTNAME",
+  "COLUMNS",
+  "LINES",
+]);
+
+/**
+ * The environment a local command runs with: the harmless variables above, `LC_*`, and the ones the
+ * operator names (SHELL_PASS_ENV). Everything else the runtime holds (model keys, tokens) stays out.
+ */
+export function commandEnvironment(
+  source: Record<string, string | undefined>,
+  root: string,
+  extra: readonly string[] = [],
+): Record<string, string> {
+  const env: Record<string, string> = {};
+  const extras = new Set(extra);
+  for (const [name, value] of Object.entries(source)) {
+    if (value === undefined) continue;
+    if (PASSED_VARIABLES.has(name) || name.startsWith("LC_") || extras.has(name)) env[name] = value;
+  }
+  env.HOME ??= root;
+  env.PWD = root;
+  return env;
+}
+
 /** Runs commands with `/bin/sh -c` in the workspace directory and confines file access to it. */
 export class LocalShellBackend implements ShellBackend {
   readonly kind = "local";
   readonly root: string;
+  readonly #passEnv: readonly string[];
 
-  constructor(root: string) {
+  /** `passEnv`: variables of the runtime's environment passed to commands besides the harmless ones. */
+  constructor(root: string, options: { passEnv?: readonly string[] } = {}) {
     this.root = root;
+    this.#passEnv = options.passEnv ?? [];
     mkdirSync(root, { recursive: true });
   }
 
@@ -70,7 +112,7 @@ export class LocalShellBackend implements ShellBackend {
         cwd: this.root,
         stdio: ["ignore", "pipe", "pipe"],
         detached: true,
-        env: { ...process.env, HOME: process.env.HOME ?? this.root, PWD: this.root },
+        env: commandEnvironment(process.env, this.root, this.#passEnv),
       });
       const stdout = new Capped();
       const stderr = new Capped();
