@@ -1,5 +1,5 @@
 import { chmodSync, mkdirSync, readFileSync, statSync, unlinkSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { basename, join } from "node:path";
 
 /**
  * The all-in-one's data directory, readable by its owner only: it holds the database (people,
@@ -23,13 +23,23 @@ export class DataDirInUseError extends Error {
   }
 }
 
-const alive = (pid: number) => {
+/**
+ * Whether `pid` is a live Node process. Where /proc says what a pid runs (Linux), a pid reused by
+ * something else (a container's init after a restart) is no holder.
+ */
+const holds = (pid: number) => {
   try {
     process.kill(pid, 0);
-    return true;
   } catch (err) {
-    return (err as NodeJS.ErrnoException).code === "EPERM";
+    if ((err as NodeJS.ErrnoException).code !== "EPERM") return false;
   }
+  let program: string | undefined;
+  try {
+    program = readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0")[0];
+  } catch {
+    return true;
+  }
+  return program === undefined || basename(program).startsWith("node");
 };
 
 /**
@@ -53,7 +63,7 @@ export function lockDataDir(dataDir: string, pid = process.pid): () => void {
     } catch {
       // Released between the two calls: try again.
     }
-    if (Number.isInteger(holder) && holder > 0 && holder !== pid && alive(holder)) {
+    if (Number.isInteger(holder) && holder > 0 && holder !== pid && holds(holder)) {
       throw new DataDirInUseError(dataDir, holder);
     }
     try {

@@ -61,6 +61,20 @@ describe("the all-in-one's data directory", () => {
     }
   });
 
+  it.skipIf(!existsSync("/proc/self/cmdline"))("takes over a file naming a live process that is not Node", async () => {
+    const dir = join(base, "reused");
+    prepareDataDir(dir);
+    // A pid reused after a restart by something else, as a container's init would be.
+    const other = spawn("sleep", ["60"], { stdio: "ignore" });
+    try {
+      writeFileSync(join(dir, "agentplane.pid"), `${other.pid}\n`);
+      lockDataDir(dir)();
+      expect(existsSync(join(dir, "agentplane.pid"))).toBe(false);
+    } finally {
+      other.kill("SIGKILL");
+    }
+  });
+
   it("takes over a file it cannot read a holder from", () => {
     const dir = join(base, "garbled");
     prepareDataDir(dir);
