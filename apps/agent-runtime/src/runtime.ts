@@ -10,6 +10,7 @@ import type { TeamChatAdapter } from "./chat/team-chat.ts";
 import { ConfigError, configWarnings, loadConfig, type RuntimeConfig, readEnvironment } from "./config.ts";
 import { ContextWindowCatalog } from "./context/catalog.ts";
 import { openDatabase } from "./db/database.ts";
+import { prepareDataDir } from "./db/file-modes.ts";
 import type { RuntimeDeps } from "./deps.ts";
 import { Heartbeat } from "./heartbeat/heartbeat.ts";
 import { hostPolicyOf } from "./http/host-guard.ts";
@@ -88,6 +89,7 @@ export async function createRuntime(config: RuntimeConfig, options: RuntimeOptio
   const logger = options.logger ?? pino({ level: config.env.LOG_LEVEL, name: "agent-runtime" });
   const warnings = configWarnings(config, { gatewayTokenPending: options.gatewayTokenPending === true });
   for (const { variable, message } of warnings) logger.warn({ variable }, `${variable} ${message}`);
+  prepareDataDir(config.dataDir);
   const database = await openDatabase(config.databasePath);
   const agent = await ensureAgent(database.db, config);
   let registry: WebhookRegistry;

@@ -4,6 +4,7 @@ import Database from "better-sqlite3";
 import { Kysely, type SqliteDatabase, SqliteDialect, type SqliteStatement } from "kysely";
 import { type MigrationProvider, Migrator } from "kysely/migration";
 import { startCheckpointer } from "./checkpointer.ts";
+import { protectDatabaseFiles } from "./file-modes.ts";
 import { migrations } from "./migrations/index.ts";
 import type { RuntimeDatabase } from "./schema/index.ts";
 
@@ -21,7 +22,10 @@ export interface RuntimeDb {
  * only a power loss can drop the last commits, which is the usual SQLite WAL trade-off.
  */
 export async function openDatabase(path: string): Promise<RuntimeDb> {
-  if (path !== ":memory:") mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+  if (path !== ":memory:") {
+    mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+    protectDatabaseFiles(path);
+  }
   const sqlite = new Database(path);
   sqlite.pragma("journal_mode = WAL");
   sqlite.pragma("synchronous = NORMAL");
