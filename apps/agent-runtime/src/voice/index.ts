@@ -18,6 +18,8 @@ export type { MeetingController, MeetingStatus } from "./types.ts";
 export interface VoiceOptions {
   /** Meeting service hosts accepted in links (default: the production service). */
   meetingHosts?: readonly string[];
+  /** Origins whose sign-in form gets the meeting account (default: the production identity provider). */
+  signInOrigins?: readonly string[];
   /** Replaces the meeting controller. */
   meetings?: MeetingController;
   /** How often a call's usage so far is written (default 10 s; tests shorten it). */
@@ -56,6 +58,7 @@ export async function setupVoice(
       browserPath: config.env.VOICE_BROWSER_PATH,
       dataDir: config.dataDir,
       account: { email: config.env.MEETING_BOT_EMAIL ?? "", password: config.env.MEETING_BOT_PASSWORD },
+      ...(options.signInOrigins ? { signInOrigins: options.signInOrigins } : {}),
       admissionTimeoutMs: config.env.MEETING_ADMISSION_TIMEOUT_SECONDS * 1000,
       meetingCapMs: config.env.MEETING_TIMEOUT_MINUTES * 60_000,
       logger,

@@ -14,10 +14,15 @@ import {
   type MeetingStatus,
 } from "./types.ts";
 
+/** Where the production meeting service signs its accounts in: the only page given the password. */
+export const SIGN_IN_ORIGINS: readonly string[] = ["https://accounts.google.com"];
+
 export interface MeetingBrowserOptions {
   browserPath: string;
   dataDir: string;
   account: { email: string; password: string | undefined };
+  /** Origins whose sign-in form gets the account (default SIGN_IN_ORIGINS; tests name a stand-in). */
+  signInOrigins?: readonly string[];
   admissionTimeoutMs: number;
   meetingCapMs: number;
   logger: Logger;
@@ -34,6 +39,14 @@ export interface MeetingBrowserOptions {
 }
 
 class Ended extends Error {}
+
+const originOf = (url: string): string => {
+  try {
+    return new URL(url).origin;
+  } catch {
+    return url;
+  }
+};
 
 /**
  * Joins one meeting at a time in headless Chromium with a persistent profile under
@@ -165,6 +178,16 @@ export class MeetingBrowser implements MeetingController {
     const { account } = this.#o;
     if (!account.password)
       this.#end("ended", "the meeting service asks to sign in and MEETING_BOT_PASSWORD is not set");
+    // The account goes only to the identity provider: a sign-in form elsewhere (a look-alike page,
+    // a redirect the meeting link led to) gets neither the email nor the password.
+    const origin = originOf(page.url());
+    const expected = this.#o.signInOrigins ?? SIGN_IN_ORIGINS;
+    if (!expected.includes(origin)) {
+      this.#end(
+        "ended",
+        `a sign-in form was shown by ${origin}, not by ${expected.join(" or ")}: the meeting account's credentials were not entered`,
+      );
+    }
     await email.fill(account.email);
     await page.getByLabel(PAGE.signIn.password).fill(account.password as string);
     await Promise.all([page.waitForLoadState(), page.getByRole("button", { name: PAGE.signIn.submit }).click()]);

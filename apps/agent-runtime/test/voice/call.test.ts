@@ -67,7 +67,7 @@ describe.skipIf(!chromium.available || !espeak.available)(
           MEETING_BOT_PASSWORD: account.password,
           OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url,
         },
-        runtimeOptions: { voice: { meetingHosts: [meeting.host], progressMs: 500 } },
+        runtimeOptions: { voice: { meetingHosts: [meeting.host], signInOrigins: [meeting.origin], progressMs: 500 } },
       });
       // Host candidates must be real addresses (not mDNS names) for loopback WebRTC.
       participantBrowser = await launchChromium({
@@ -235,7 +235,7 @@ describe.skipIf(!chromium.available || !espeak.available)(
           MEETING_BOT_EMAIL: account.email,
           MEETING_BOT_PASSWORD: account.password,
         },
-        runtimeOptions: { voice: { meetingHosts: [meeting.host] } },
+        runtimeOptions: { voice: { meetingHosts: [meeting.host], signInOrigins: [meeting.origin] } },
       });
       try {
         const threads = await second.json<{ items: Array<{ id: string; main: boolean }> }>("GET", "/agents/threads");
@@ -313,7 +313,7 @@ describe.skipIf(!chromium.available || !espeak.available)(
           MEETING_BOT_EMAIL: account.email,
           MEETING_BOT_PASSWORD: account.password,
         },
-        runtimeOptions: { voice: { meetingHosts: [meeting.host] } },
+        runtimeOptions: { voice: { meetingHosts: [meeting.host], signInOrigins: [meeting.origin] } },
       });
       try {
         const threads = await third.json<{ items: Array<{ id: string; main: boolean }> }>("GET", "/agents/threads");

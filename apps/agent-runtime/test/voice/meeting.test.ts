@@ -29,6 +29,7 @@ describe.skipIf(!chromium.available)(`meeting browser and admission${chromium.re
     browserPath: process.env.CHROMIUM_PATH ?? "/usr/bin/chromium",
     dataDir,
     account,
+    signInOrigins: [stand.origin],
     admissionTimeoutMs: 5_000,
     meetingCapMs: 60_000,
     logger: pino({ level: "silent" }),
@@ -109,5 +110,34 @@ describe.skipIf(!chromium.available)(`meeting browser and admission${chromium.re
     await until(() => meetings.status()?.state === "in-call");
     stand.end();
     expect(await meetings.settled()).toMatchObject({ state: "ended", reason: "the meeting ended" });
+  });
+});
+
+describe.skipIf(!chromium.available)(`meeting sign-in origin${chromium.reason}`, () => {
+  it("never types the account into a sign-in form of an unexpected origin, and names that origin", async () => {
+    const stand = await startMeetingStandIn(account);
+    // The production default: only https://accounts.google.com gets the account.
+    const meetings = new MeetingBrowser({
+      browserPath: process.env.CHROMIUM_PATH ?? "/usr/bin/chromium",
+      dataDir: mkdtempSync(join(tmpdir(), "agent-meeting-")),
+      account,
+      admissionTimeoutMs: 5_000,
+      meetingCapMs: 60_000,
+      logger: pino({ level: "silent" }),
+      pollMs: 100,
+    });
+    try {
+      await meetings.join({ url: new URL(stand.meetingUrl), name: "Prism", threadId: "t" });
+      const status = await meetings.settled();
+      expect(status?.state).toBe("ended");
+      expect(status?.reason).toContain(`a sign-in form was shown by ${stand.origin}`);
+      expect(status?.reason).toContain("https://accounts.google.com");
+      expect(status?.reason).not.toContain(account.password);
+      expect(stand.signInPosts).toBe(0);
+      expect(stand.asks).toEqual([]);
+    } finally {
+      await meetings.close();
+      await stand.close();
+    }
   });
 });

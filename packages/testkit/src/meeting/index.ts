@@ -14,6 +14,8 @@ export interface MeetingStandIn {
   /** Names that asked to join, in order. */
   asks: string[];
   signIns: number;
+  /** Sign-in forms posted to the stand-in, whatever their credentials. */
+  signInPosts: number;
   admit(): void;
   deny(): void;
   end(): void;
@@ -154,7 +156,7 @@ export async function startMeetingStandIn(account: { email: string; password: st
     if (state === "waiting") state = next;
     else preset = next;
   };
-  const stand = { asks: [] as string[], signIns: 0, left: 0 };
+  const stand = { asks: [] as string[], signIns: 0, signInPosts: 0, left: 0 };
   const rtc: { offer?: string; answer?: string } = {};
   let voice: Buffer | undefined;
 
@@ -168,6 +170,7 @@ export async function startMeetingStandIn(account: { email: string; password: st
     };
     if (url.pathname === "/signin" && req.method === "POST") {
       const form = new URLSearchParams(await body(req));
+      stand.signInPosts++;
       if (form.get("email") !== account.email || form.get("password") !== account.password) {
         return html(401, page("Sign in", "<p>Wrong password. Try again.</p>"));
       }
@@ -253,6 +256,9 @@ export async function startMeetingStandIn(account: { email: string; password: st
     },
     get signIns() {
       return stand.signIns;
+    },
+    get signInPosts() {
+      return stand.signInPosts;
     },
     get left() {
       return stand.left;
