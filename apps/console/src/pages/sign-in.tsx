@@ -4,15 +4,11 @@ import { useNavigate, useSearchParams } from "react-router";
 import { call } from "../api/client.ts";
 import { signIn } from "../api/session.ts";
 import { Button, ErrorNote, TextField } from "../components/ui.tsx";
+import { safeNext } from "../lib/sign-in-path.ts";
 
 /** Pages the server renders (not this app's routes): going back to one needs a full page load. */
 export function isServerPage(next: string): boolean {
   return /^\/(device|activate)(?:[/?#]|$)/.test(next);
-}
-
-/** Only paths of this app: a `next` pointing elsewhere is ignored. */
-export function safeNext(next: string | null): string {
-  return next?.startsWith("/") && !next.startsWith("//") ? next : "/";
 }
 
 export function SignInPage() {
