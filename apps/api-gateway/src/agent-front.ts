@@ -1,6 +1,7 @@
 import type { Permission, Principal } from "@agentplane/contracts";
 import { ProblemError } from "@agentplane/problem-details";
 import { readAtMost } from "@agentplane/service-kit";
+import { Agent, fetch as undiciFetch } from "undici";
 import { CONSOLE_CSP, SECURITY_HEADERS } from "./console-assets.ts";
 
 /** The agent runtime the gateway fronts: its address (loopback in the all-in-one) and its project. */
@@ -79,6 +80,15 @@ export function agentRoute(method: string, pathname: string): AgentRoute {
   return { kind: "none" };
 }
 
+const formatSeconds = (ms: number) => `${Number((ms / 1000).toFixed(1))} s`;
+
+/** What went wrong reaching the runtime, in words: the system's code (refused, reset, not found). */
+function causeOf(err: unknown): string {
+  const cause = (err as { cause?: { code?: unknown; message?: unknown } } | undefined)?.cause;
+  if (typeof cause?.code === "string") return cause.code === "ECONNREFUSED" ? "connection refused" : cause.code;
+  return typeof cause?.message === "string" ? cause.message : String((err as Error)?.message ?? err);
+}
+
 function forwardedHeaders(source: Headers, options: { keepAuthorization: boolean; requestId: string }): Headers {
   const headers = new Headers();
   source.forEach((value, name) => {
@@ -104,6 +114,13 @@ function forwardedHeaders(source: Headers, options: { keepAuthorization: boolean
  */
 export class AgentFront {
   #target: AgentRuntimeTarget | undefined;
+  readonly #timeoutMs: number;
+  /** Its own wait, not undici's: a turn asked for without streaming may rightly take minutes. */
+  readonly #dispatcher = new Agent({ headersTimeout: 0, bodyTimeout: 0, keepAliveTimeout: 10_000 });
+
+  constructor(options: { timeoutMs?: number | undefined } = {}) {
+    this.#timeoutMs = options.timeoutMs ?? 300_000;
+  }
 
   /** Set once the runtime runs (the all-in-one starts it after the gateway). */
   connect(target: AgentRuntimeTarget | undefined): void {
@@ -112,6 +129,10 @@ export class AgentFront {
 
   get target(): AgentRuntimeTarget | undefined {
     return this.#target;
+  }
+
+  close(): void {
+    void this.#dispatcher.destroy().catch(() => {});
   }
 
   async forward(
@@ -132,17 +153,27 @@ export class AgentFront {
       if (request.body) body = await readAtMost(request.body, MAX_FORWARDED_BODY, bodyTooLarge);
     }
     const headers = forwardedHeaders(request.headers, { keepAuthorization: route.kind === "webhook", requestId });
-    let response: Response;
+    // Bounded until the runtime starts answering; a thread's live stream then runs as long as it runs.
+    const waiting = new AbortController();
+    const timer = setTimeout(() => waiting.abort(), this.#timeoutMs);
+    let response: Awaited<ReturnType<typeof undiciFetch>>;
     try {
-      response = await fetch(`${target.url}${route.runtimePath}${url.search}`, {
+      response = await undiciFetch(`${target.url}${route.runtimePath}${url.search}`, {
         method,
-        headers,
+        headers: [...headers],
         redirect: "manual",
         ...(body ? { body } : {}),
-        signal: request.signal,
+        signal: AbortSignal.any([request.signal, waiting.signal]),
+        dispatcher: this.#dispatcher,
       });
-    } catch {
-      throw new ProblemError("bad-gateway", { detail: "The agent runtime did not answer" });
+    } catch (err) {
+      if (waiting.signal.aborted && !request.signal.aborted)
+        throw new ProblemError("gateway-timeout", {
+          detail: `The agent runtime did not start answering within ${formatSeconds(this.#timeoutMs)} (AGENT_RUNTIME_TIMEOUT_MS)`,
+        });
+      throw new ProblemError("bad-gateway", { detail: `The agent runtime did not answer: ${causeOf(err)}` });
+    } finally {
+      clearTimeout(timer);
     }
     // Streamed through as it comes (the live SSE of a thread must not be buffered).
     const out = new Headers(response.headers);
@@ -153,7 +184,7 @@ export class AgentFront {
     for (const [name, value] of Object.entries(SECURITY_HEADERS)) out.set(name, value);
     // The runtime's page shares the console's origin: the same policy (no framing, own scripts only).
     if (route.kind === "page") out.set("content-security-policy", CONSOLE_CSP);
-    return new Response(response.body && endsQuietly(response.body, request.signal), {
+    return new Response(response.body && endsQuietly(response.body as ReadableStream<Uint8Array>, request.signal), {
       status: response.status,
       headers: out,
     });

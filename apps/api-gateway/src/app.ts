@@ -32,7 +32,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
     // Tenancy names the organization of project-, team- and token-scoped requests for their records.
     ...(deps.targets.tenancy ? { tenancy: new ServiceClient("tenancy", deps.targets.tenancy.fetch, deps.keys) } : {}),
   });
-  const agent = new AgentFront();
+  const agent = new AgentFront({ timeoutMs: deps.agentRuntimeTimeoutMs });
   agent.connect(deps.agentRuntime);
   let openapi: string | undefined;
   const core: GatewayCore = {
@@ -73,6 +73,9 @@ export function createGateway(deps: GatewayDeps): Gateway {
     handleUpgrade,
     routes,
     agent,
-    close: () => auditor.close(),
+    close: () => {
+      auditor.close();
+      agent.close();
+    },
   };
 }

@@ -113,6 +113,7 @@ export function buildGateway(options: BuildGatewayOptions): BuiltGateway {
     ...(config.ingressHost && ingress ? { ingress } : {}),
     ...(options.consoleDir ? { console: consoleAssets(options.consoleDir) } : {}),
     ...(options.agentRuntime ? { agentRuntime: options.agentRuntime } : {}),
+    agentRuntimeTimeoutMs: config.agentRuntimeTimeoutMs,
   });
   return {
     ...gateway,

@@ -16,6 +16,11 @@ export const GatewaySettingsSchema = z.object({
   REDIS_URL: z.string().optional(),
   RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).default(1200),
   SANDBOX_INGRESS_HOST: z.string().optional(),
+  /**
+   * How long the gateway waits for the agent runtime to start answering a request at /agent (a
+   * turn asked for without streaming answers when it ends); past it, a 504 problem.
+   */
+  AGENT_RUNTIME_TIMEOUT_MS: z.coerce.number().int().min(1000).max(3_600_000).default(300_000),
 });
 export type GatewaySettings = z.infer<typeof GatewaySettingsSchema>;
 
@@ -48,6 +53,8 @@ export interface GatewayConfig {
   rateLimitPerMinute: number;
   /** Host-based ingress to exposed sandbox ports. */
   ingressHost?: string;
+  /** How long the agent runtime at /agent may take to start answering. */
+  agentRuntimeTimeoutMs: number;
 }
 
 /** The gateway's configuration from the environment (its settings only; a bad one names the variable). */
@@ -70,6 +77,7 @@ export function configFromSettings(settings: GatewaySettings): GatewayConfig {
       : {}),
     ...(settings.REDIS_URL ? { redisUrl: settings.REDIS_URL } : {}),
     rateLimitPerMinute: settings.RATE_LIMIT_PER_MINUTE,
+    agentRuntimeTimeoutMs: settings.AGENT_RUNTIME_TIMEOUT_MS,
     ...(settings.SANDBOX_INGRESS_HOST ? { ingressHost: settings.SANDBOX_INGRESS_HOST } : {}),
   };
 }

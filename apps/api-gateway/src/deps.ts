@@ -35,6 +35,8 @@ export interface GatewayDeps {
   console?: ConsoleAssets;
   /** The agent runtime fronted at /agent (distributed: AGENT_RUNTIME_URL); the all-in-one connects it later. */
   agentRuntime?: AgentRuntimeTarget;
+  /** How long that runtime may take to start answering (default 300 s); past it, a 504 problem. */
+  agentRuntimeTimeoutMs?: number;
 }
 
 /** Model requests carry whole conversations; the inference proxy applies its own cap below this. */

@@ -36,6 +36,8 @@ export const CONFIG_GLOSSARY: Record<string, string> = {
     "An agent runtime the gateway fronts at `/agent/` (UI, API for its project's members, webhooks); with AGENT_RUNTIME_PROJECT_ID.",
   AGENT_RUNTIME_PROJECT_ID:
     "The project whose members may use the fronted agent runtime (viewers read, developers chat, admins change settings).",
+  AGENT_RUNTIME_TIMEOUT_MS:
+    "How long the agent runtime at `/agent/` may take to start answering before the gateway answers a 504 (a turn asked for with `stream=false` answers when it ends; a live stream then runs on).",
   // The all-in-one
   AGENT_RUNTIME: "Start the agent runtime beside the control plane (`on`) or not (`off`).",
   AGENT_RUNTIME_PORT: "The agent runtime's port in the all-in-one.",
