@@ -126,7 +126,7 @@ function checkText(core: GatewayCore, r: Routed): Response | undefined {
 /** Per principal, or per address for a public route called without credentials. */
 function applyRateLimit(core: GatewayCore, r: Routed): Promise<Response | undefined> {
   const { deps } = core;
-  const limitKey = r.principal ? `p:${r.principal.id}` : `ip:${clientIp(r.env) ?? "unknown"}`;
+  const limitKey = r.principal ? `p:${r.principal.id}` : `ip:${clientIp(core, r.env) ?? "unknown"}`;
   return deps.rateLimiter.hit(limitKey).then((limit) => {
     r.limitHeaders = rateLimitHeaders(deps.rateLimit, limit);
     if (limit.allowed) return undefined;

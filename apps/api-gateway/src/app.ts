@@ -3,6 +3,7 @@ import { PROBLEM_CONTENT_TYPE, ProblemError } from "@agentplane/problem-details"
 import { IdentitySigner, ServiceClient } from "@agentplane/service-kit";
 import { AgentFront } from "./agent-front.ts";
 import { RequestAuditor } from "./audit.ts";
+import { ClientAddresses, parseTrustedProxies } from "./client-address.ts";
 import type { GatewayDeps } from "./deps.ts";
 import type { GatewayCore } from "./exchange.ts";
 import { gatewayHealth, type HealthTarget } from "./health.ts";
@@ -41,6 +42,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
     signer,
     auditor,
     agent,
+    clientAddresses: new ClientAddresses(deps.trustedProxies ? parseTrustedProxies(deps.trustedProxies) : undefined),
     openapi: () => {
       openapi ??= openApiDocument(deps.publicUrl);
       return openapi;

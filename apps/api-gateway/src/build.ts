@@ -114,6 +114,7 @@ export function buildGateway(options: BuildGatewayOptions): BuiltGateway {
     ...(options.consoleDir ? { console: consoleAssets(options.consoleDir) } : {}),
     ...(options.agentRuntime ? { agentRuntime: options.agentRuntime } : {}),
     agentRuntimeTimeoutMs: config.agentRuntimeTimeoutMs,
+    ...(config.trustedProxies ? { trustedProxies: config.trustedProxies } : {}),
   });
   return {
     ...gateway,

@@ -2,6 +2,7 @@ import type { ServiceName } from "@agentplane/contracts";
 import { LogLevelSchema, parseEnv } from "@agentplane/service-kit";
 import { TelemetryEnvSchema } from "@agentplane/telemetry";
 import { z } from "zod";
+import { parseTrustedProxies } from "./client-address.ts";
 
 /** The gateway's own settings, read the same way by its deployable and the all-in-one launcher. */
 export const GatewaySettingsSchema = z.object({
@@ -21,6 +22,20 @@ export const GatewaySettingsSchema = z.object({
    * turn asked for without streaming answers when it ends); past it, a 504 problem.
    */
   AGENT_RUNTIME_TIMEOUT_MS: z.coerce.number().int().min(1000).max(3_600_000).default(300_000),
+  /**
+   * Proxies in front of the gateway (addresses or CIDR ranges, comma-separated) whose
+   * X-Forwarded-For names the client, for per-address rate limits and audit records.
+   */
+  TRUSTED_PROXIES: z
+    .string()
+    .optional()
+    .superRefine((value, ctx) => {
+      try {
+        if (value) parseTrustedProxies(value);
+      } catch (err) {
+        ctx.addIssue({ code: "custom", message: (err as Error).message });
+      }
+    }),
 });
 export type GatewaySettings = z.infer<typeof GatewaySettingsSchema>;
 
@@ -55,6 +70,8 @@ export interface GatewayConfig {
   ingressHost?: string;
   /** How long the agent runtime at /agent may take to start answering. */
   agentRuntimeTimeoutMs: number;
+  /** TRUSTED_PROXIES as given (validated): proxies whose X-Forwarded-For names the client. */
+  trustedProxies?: string;
 }
 
 /** The gateway's configuration from the environment (its settings only; a bad one names the variable). */
@@ -78,6 +95,7 @@ export function configFromSettings(settings: GatewaySettings): GatewayConfig {
     ...(settings.REDIS_URL ? { redisUrl: settings.REDIS_URL } : {}),
     rateLimitPerMinute: settings.RATE_LIMIT_PER_MINUTE,
     agentRuntimeTimeoutMs: settings.AGENT_RUNTIME_TIMEOUT_MS,
+    ...(settings.TRUSTED_PROXIES?.trim() ? { trustedProxies: settings.TRUSTED_PROXIES } : {}),
     ...(settings.SANDBOX_INGRESS_HOST ? { ingressHost: settings.SANDBOX_INGRESS_HOST } : {}),
   };
 }

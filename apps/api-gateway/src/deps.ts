@@ -37,6 +37,8 @@ export interface GatewayDeps {
   agentRuntime?: AgentRuntimeTarget;
   /** How long that runtime may take to start answering (default 300 s); past it, a 504 problem. */
   agentRuntimeTimeoutMs?: number;
+  /** TRUSTED_PROXIES: proxies whose X-Forwarded-For names the client (the socket's peer otherwise). */
+  trustedProxies?: string;
 }
 
 /** Model requests carry whole conversations; the inference proxy applies its own cap below this. */

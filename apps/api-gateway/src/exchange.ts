@@ -5,6 +5,7 @@ import { type FieldError, ProblemError, problemResponse } from "@agentplane/prob
 import type { IdentitySigner } from "@agentplane/service-kit";
 import type { AgentFront } from "./agent-front.ts";
 import { isRoutineAnswer, type RequestAuditor, shouldAudit } from "./audit.ts";
+import type { ClientAddresses } from "./client-address.ts";
 import type { GatewayDeps } from "./deps.ts";
 import { type HeaderReader, requestHeaders } from "./forward.ts";
 import { responseHeader } from "./response-headers.ts";
@@ -17,6 +18,8 @@ export interface GatewayCore {
   signer: IdentitySigner;
   auditor: RequestAuditor;
   agent: AgentFront;
+  /** Where a request came from (TRUSTED_PROXIES decides whether X-Forwarded-For counts). */
+  clientAddresses: ClientAddresses;
   /** The OpenAPI document as served (built on first use). */
   openapi(): string;
   health(kind: "live" | "ready" | "summary"): Promise<Response>;
@@ -59,8 +62,8 @@ export function begin(request: Request, env: GatewayEnv): Exchange {
   return { request, env, url, method: request.method.toUpperCase(), header, allHeaders, requestId };
 }
 
-export function clientIp(env: GatewayEnv): string | undefined {
-  return env?.incoming?.socket?.remoteAddress ?? undefined;
+export function clientIp(core: GatewayCore, env: GatewayEnv): string | undefined {
+  return core.clientAddresses.of(env?.incoming);
 }
 
 /** The problem answer, with the request id and any `extra` headers. */
@@ -102,7 +105,7 @@ export function audit(core: GatewayCore, r: Routed, status: number, answer: Serv
     params: r.params,
     status,
     requestId: r.requestId,
-    ip: clientIp(r.env),
+    ip: clientIp(core, r.env),
     userAgent: r.header.get("user-agent") ?? undefined,
     method: r.method,
     path: r.url.pathname,

@@ -29,7 +29,7 @@ export function handleRequest(core: GatewayCore, request: Request, env: GatewayE
   if (pathname === AGENT_PREFIX || pathname.startsWith(`${AGENT_PREFIX}/`)) {
     return agentRequest(
       { agent: core.agent, deps: core.deps, auditor: core.auditor, fail: (error, extra) => fail(ex, error, extra) },
-      { request, url: ex.url, method: ex.method, header: ex.header, requestId: ex.requestId, ip: clientIp(env) },
+      { request, url: ex.url, method: ex.method, header: ex.header, requestId: ex.requestId, ip: clientIp(core, env) },
     );
   }
 

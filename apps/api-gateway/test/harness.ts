@@ -43,6 +43,8 @@ export async function startHarness(
     logger?: Logger;
     /** Requests reach tenancy over HTTP (its own server on a port), as when distributed. */
     tenancyOverHttp?: boolean;
+    /** TRUSTED_PROXIES, as the gateway's setting takes it. */
+    trustedProxies?: string;
   } = {},
 ): Promise<Harness> {
   const database = await openDatabase("pglite://memory");
@@ -78,6 +80,7 @@ export async function startHarness(
     rateLimit,
     bus,
     ...(options.logger ? { logger: options.logger } : {}),
+    ...(options.trustedProxies ? { trustedProxies: options.trustedProxies } : {}),
   });
   const server: RunningServer = await serveFetch(
     (req, env: { incoming?: IncomingMessage } | undefined) => gateway.fetch(req, env),
