@@ -137,3 +137,47 @@ describe("cloud-a-alt model overrides must be bare ids", () => {
     }
   });
 });
+
+describe("model overrides must be model ids, on every provider", () => {
+  it("refuses ids that would change a provider's request path, through the API and the settings tool", async () => {
+    const rt = await startTestRuntime(fake);
+    try {
+      for (const bad of ["../../v1/orgs", "gpt-4o?x=1", "a//b", "model#frag", "my model", "%2e%2e"]) {
+        const refused = await rt.json<{ errors?: Array<{ pointer: string }> }>("PATCH", "/agents/models", {
+          cron: bad,
+        });
+        expect(refused.status, bad).toBe(400);
+        expect(refused.body.errors?.[0]?.pointer).toBe("/body/cron");
+      }
+      for (const good of ["claude-sonnet-4-6", "meta/llama-3.1-70b", "gpt-4o-2024-08-06", "model@2024+v2"]) {
+        expect((await rt.json("PATCH", "/agents/models", { cron: good })).status, good).toBe(200);
+      }
+      fake.respond = (body) => {
+        const messages = body.messages as Array<{ content: Array<{ type: string }> }>;
+        if (messages.at(-1)?.content.some((b) => b.type === "tool_result")) {
+          return { content: [{ type: "text", text: "Done." }] };
+        }
+        return {
+          content: [
+            { type: "tool_use", id: "toolu_1", name: "update_settings", input: { mainModel: "../../v1/orgs" } },
+          ],
+        };
+      };
+      const threads = await rt.json<{ items: Array<{ id: string }> }>("GET", "/agents/threads");
+      const thread = threads.body.items[0]?.id as string;
+      expect((await rt.request("POST", `/agents/threads/${thread}/messages?stream=false`, { text: "go" })).status).toBe(
+        200,
+      );
+      const messages = (fake.requests.at(-1)?.body.messages ?? []) as Array<{
+        content: Array<Record<string, unknown>>;
+      }>;
+      const result = messages.at(-1)?.content.find((b) => b.type === "tool_result");
+      expect(result?.is_error).toBe(true);
+      expect(String(result?.content)).toMatch(/is not a model id/);
+      expect((await rt.json("GET", "/agents/profile")).body).toMatchObject({ overrides: { main: null } });
+    } finally {
+      fake.respond = (body) => ({ content: [{ type: "text", text: `echo ${String(body.model)}` }] });
+      await rt.close();
+    }
+  });
+});

@@ -130,11 +130,32 @@ export async function setVerbose(db: Kysely<RuntimeDatabase>, verbose: boolean):
 }
 
 /**
+ * A model id or deployment name as providers name them (`claude-sonnet-4-6`, `gpt-4o-2024-08-06`,
+ * `meta/llama-3`, `model@2024`): it ends up in a request path of some providers, so nothing that
+ * would change the path (`..`, an empty part, `?`, `#`, `%`, spaces) is one.
+ */
+function isModelId(value: string): boolean {
+  return (
+    /^[A-Za-z0-9][A-Za-z0-9._:@+/-]*$/.test(value) && value.split("/").every((part) => part !== "" && part !== "..")
+  );
+}
+
+/**
  * `cloud-a-alt` takes bare model ids only (spec "Per-agent model overrides"): the same rule the
  * start-up check applies to CLOUD_A_MODEL_ID, applied to overrides set at run time. Throws a
  * 400 problem naming the rule, with one entry per offending field.
  */
 export function checkModelOverrides(provider: Provider, input: UpdateModelsBody): void {
+  const malformed: Array<{ pointer: string; message: string }> = [];
+  for (const key of ["main", "heartbeat", "cron"] as const) {
+    const value = stringOrNull(input[key]);
+    if (value !== null && !isModelId(value))
+      malformed.push({
+        pointer: `/body/${key}`,
+        message: `"${value.slice(0, 80)}" is not a model id: letters, digits and . _ - : @ + /, with no empty or ".." part`,
+      });
+  }
+  if (malformed.length > 0) throw badRequest("A model override is not a model id", malformed);
   if (provider !== "cloud-a-alt") return;
   const errors: Array<{ pointer: string; message: string }> = [];
   for (const key of ["main", "heartbeat", "cron"] as const) {
