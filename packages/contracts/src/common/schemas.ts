@@ -2,6 +2,9 @@ import { z } from "@hono/zod-openapi";
 
 export const Timestamp = z.iso.datetime({ offset: true }).openapi({ example: "2026-01-01T00:00:00.000Z" });
 
+/** A resource's name as people give it (organizations, projects, teams, sandboxes): spaces around it are dropped. */
+export const ResourceName = z.string().trim().min(1).max(100);
+
 export const LimitQuery = z.coerce.number().int().min(1).max(200).default(50);
 
 export const CursorPage = <T extends z.ZodType>(item: T) =>

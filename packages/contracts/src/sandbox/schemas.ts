@@ -1,5 +1,5 @@
 import { z } from "@hono/zod-openapi";
-import { Labels, Timestamp } from "../common/schemas.ts";
+import { Labels, ResourceName, Timestamp } from "../common/schemas.ts";
 
 export const SANDBOX_STATES = ["pending", "starting", "running", "stopping", "stopped", "failed", "deleting"] as const;
 export const SandboxStateSchema = z.enum(SANDBOX_STATES);
@@ -116,7 +116,7 @@ export const UpdatedSandboxSchema = SandboxSchema.extend({
 
 export const CreateSandboxRequest = z
   .strictObject({
-    name: z.string().min(1).max(100),
+    name: ResourceName,
     slug: SandboxSlugSchema.optional(),
     labels: LabelsSchema.default({}),
     start: z.boolean().default(false).describe("Start the sandbox right after creating it"),
@@ -131,7 +131,7 @@ export const CreateSandboxRequest = z
 
 export const UpdateSandboxRequest = z
   .strictObject({
-    name: z.string().min(1).max(100).optional(),
+    name: ResourceName.optional(),
     labels: LabelsSchema.optional(),
     image: z.string().min(1).max(512).optional(),
     command: CommandSchema.nullable().optional(),

@@ -1,5 +1,5 @@
 import { z } from "@hono/zod-openapi";
-import { pathParam } from "../common/schemas.ts";
+import { pathParam, ResourceName } from "../common/schemas.ts";
 
 /** A JSON response of the given schema. */
 export function jsonBody<T extends z.ZodType>(schema: T, description: string) {
@@ -33,5 +33,5 @@ export const PageQuery = z.object({
     .openapi({ param: { name: "cursor", in: "query" } }),
 });
 
-export const Name = z.string().trim().min(1).max(100);
+export const Name = ResourceName;
 export const Description = z.string().max(1000);
