@@ -42,6 +42,28 @@ describe("gateway mode without a token", () => {
   });
 });
 
+/**
+ * A turn on the main thread in which the model calls update_settings with `input` once: the
+ * tool's result, as the model was sent it.
+ */
+async function settingsToolTurn(
+  rt: TestRuntime,
+  input: Record<string, unknown>,
+): Promise<Record<string, unknown> | undefined> {
+  fake.respond = (body) => {
+    const messages = body.messages as Array<{ content: Array<{ type: string }> }>;
+    if (messages.at(-1)?.content.some((b) => b.type === "tool_result"))
+      return { content: [{ type: "text", text: "Done." }] };
+    return { content: [{ type: "tool_use", id: "toolu_1", name: "update_settings", input }] };
+  };
+  const threads = await rt.json<{ items: Array<{ id: string }> }>("GET", "/agents/threads");
+  const thread = threads.body.items[0]?.id as string;
+  const turn = await rt.request("POST", `/agents/threads/${thread}/messages?stream=false`, { text: "change it" });
+  expect(turn.status).toBe(200);
+  const messages = (fake.requests.at(-1)?.body.messages ?? []) as Array<{ content: Array<Record<string, unknown>> }>;
+  return messages.at(-1)?.content.find((b) => b.type === "tool_result");
+}
+
 /** A runtime on cloud-a-alt (bare ids configured), pointed at the fake model. */
 function startAlt(): Promise<TestRuntime> {
   return startTestRuntime(fake, {
@@ -103,30 +125,7 @@ describe("cloud-a-alt model overrides must be bare ids", () => {
   it("the settings tool refuses the same ids and changes nothing", async () => {
     const rt = await startAlt();
     try {
-      fake.respond = (body) => {
-        const messages = body.messages as Array<{ content: Array<{ type: string }> }>;
-        if (messages.at(-1)?.content.some((b) => b.type === "tool_result")) {
-          return { content: [{ type: "text", text: "Done." }] };
-        }
-        return {
-          content: [
-            {
-              type: "tool_use",
-              id: "toolu_1",
-              name: "update_settings",
-              input: { verbose: true, mainModel: "us.anthropic.claude-sonnet-4-5" },
-            },
-          ],
-        };
-      };
-      const threads = await rt.json<{ items: Array<{ id: string }> }>("GET", "/agents/threads");
-      const thread = threads.body.items[0]?.id as string;
-      const turn = await rt.request("POST", `/agents/threads/${thread}/messages?stream=false`, { text: "switch" });
-      expect(turn.status).toBe(200);
-      const messages = (fake.requests.at(-1)?.body.messages ?? []) as Array<{
-        content: Array<Record<string, unknown>>;
-      }>;
-      const result = messages.at(-1)?.content.find((b) => b.type === "tool_result");
+      const result = await settingsToolTurn(rt, { verbose: true, mainModel: "us.anthropic.claude-sonnet-4-5" });
       expect(result?.is_error).toBe(true);
       expect(String(result?.content)).toMatch(/cloud-a-alt takes bare model ids/);
       const profile = await rt.json("GET", "/agents/profile");
@@ -152,26 +151,7 @@ describe("model overrides must be model ids, on every provider", () => {
       for (const good of ["claude-sonnet-4-6", "meta/llama-3.1-70b", "gpt-4o-2024-08-06", "model@2024+v2"]) {
         expect((await rt.json("PATCH", "/agents/models", { cron: good })).status, good).toBe(200);
       }
-      fake.respond = (body) => {
-        const messages = body.messages as Array<{ content: Array<{ type: string }> }>;
-        if (messages.at(-1)?.content.some((b) => b.type === "tool_result")) {
-          return { content: [{ type: "text", text: "Done." }] };
-        }
-        return {
-          content: [
-            { type: "tool_use", id: "toolu_1", name: "update_settings", input: { mainModel: "../../v1/orgs" } },
-          ],
-        };
-      };
-      const threads = await rt.json<{ items: Array<{ id: string }> }>("GET", "/agents/threads");
-      const thread = threads.body.items[0]?.id as string;
-      expect((await rt.request("POST", `/agents/threads/${thread}/messages?stream=false`, { text: "go" })).status).toBe(
-        200,
-      );
-      const messages = (fake.requests.at(-1)?.body.messages ?? []) as Array<{
-        content: Array<Record<string, unknown>>;
-      }>;
-      const result = messages.at(-1)?.content.find((b) => b.type === "tool_result");
+      const result = await settingsToolTurn(rt, { mainModel: "../../v1/orgs" });
       expect(result?.is_error).toBe(true);
       expect(String(result?.content)).toMatch(/is not a model id/);
       expect((await rt.json("GET", "/agents/profile")).body).toMatchObject({ overrides: { main: null } });
