@@ -79,6 +79,8 @@ describe("the all-in-one and the distributed gateway: one builder, one configura
       OIDC_REDIRECT_URI: REDIRECT_URI,
       RATE_LIMIT_PER_MINUTE: "77",
       PUBLIC_URL: "https://cp.example.test",
+      AGENT_RUNTIME_TIMEOUT_MS: "45000",
+      TRUSTED_PROXIES: "10.0.0.0/8",
     };
     database = await openDatabase("pglite://memory");
     const env = AllInOneEnvSchema.parse({
@@ -124,12 +126,14 @@ describe("the all-in-one and the distributed gateway: one builder, one configura
     rmSync(dataDir, { recursive: true, force: true });
   });
 
-  it("builds both from the gateway's own settings, OIDC and rate limit included", () => {
+  it("builds both from the gateway's own settings, OIDC, rate limit and proxies included", () => {
     expect(platform.gateway.config).toEqual(distributed.config);
     expect(distributed.config).toEqual({
       publicUrl: "https://cp.example.test",
       oidc: { issuer: provider.url, audience: CLIENT_ID, maxClockSkewSeconds: 7 },
       rateLimitPerMinute: 77,
+      agentRuntimeTimeoutMs: 45_000,
+      trustedProxies: "10.0.0.0/8",
     });
   });
 
