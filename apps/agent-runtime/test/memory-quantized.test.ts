@@ -112,6 +112,40 @@ describe("quantized memory search", () => {
     expect(index.nearest(g.topic(), 5000)).toHaveLength(codes.size);
   });
 
+  it("scans codes whose length is not a multiple of 16 bytes, and codes past many pages of memory", () => {
+    // 200 dimensions: 25-byte codes, padded with zeros to the SIMD scan's 32-byte stride.
+    const dims = 200;
+    let seed = 7;
+    const random = () => {
+      seed = (seed * 1103515245 + 12345) % 2 ** 31;
+      return seed / 2 ** 31 - 0.5;
+    };
+    const vector = () => new Float32Array(dims).map(random);
+    const index = new BinaryIndex(dims);
+    const codes: Uint8Array[] = [];
+    for (let rowid = 0; rowid < 5000; rowid++) {
+      const code = binaryCode(vector());
+      codes.push(code);
+      index.set(rowid, code);
+    }
+    const ones = (x: number) => [...x.toString(2)].filter((c) => c === "1").length;
+    for (let q = 0; q < 5; q++) {
+      const v = vector();
+      const code = binaryCode(v);
+      const distance = (c: Uint8Array) => c.reduce((d, x, i) => d + ones(x ^ (code[i] as number)), 0);
+      const got = index.nearest(v, 10);
+      const sorted = codes.map((c, rowid) => [rowid, distance(c)] as const).sort((a, b) => a[1] - b[1]);
+      const cutoff = (sorted[9] as readonly [number, number])[1];
+      expect(got).toHaveLength(10);
+      for (const [rowid, d] of sorted) if (d < cutoff) expect(got).toContain(rowid);
+      for (const rowid of got) expect(distance(codes[rowid] as Uint8Array)).toBeLessThanOrEqual(cutoff);
+    }
+    // The code identical to the query is the nearest, at distance 0.
+    const v = vector();
+    index.set(99_999, binaryCode(v));
+    expect(index.nearest(v, 1)).toEqual([99_999]);
+  });
+
   for (const useExtension of [true, false]) {
     it(`returns the top results of exact search (${useExtension ? "sqlite-vec" : "no extension"})`, async () => {
       const { store, queries } = await corpus(useExtension);

@@ -2,16 +2,10 @@
  * Sign-bit codes of the note vectors, kept in process memory (128 bytes a note at 1024
  * dimensions: 12.8 MB at 100k notes). A Hamming scan over them picks the candidates that the
  * stored float vectors then rank exactly. sqlite-vec's own bit KNN reads the codes through its
- * chunk tables on every query, which cost hundreds of milliseconds at 100k notes; a scan of a
- * typed array in memory costs a few.
+ * chunk tables on every query, which cost hundreds of milliseconds at 100k notes; a SIMD scan of
+ * the codes in memory (hamming-scan.ts) costs a few.
  */
-
-/** Set bits of every 16-bit value: two lookups per 32-bit word of a code. */
-const POPCOUNT16 = (() => {
-  const table = new Uint8Array(65536);
-  for (let i = 1; i < 65536; i++) table[i] = (table[i >> 1] as number) + (i & 1);
-  return table;
-})();
+import { HammingScan } from "./hamming-scan.ts";
 
 /**
  * The code of a vector: bit i is set when component i is positive, least significant bit first
@@ -27,15 +21,15 @@ export function binaryCode(vector: Float32Array): Uint8Array {
 }
 
 export class BinaryIndex {
-  readonly #words: number;
-  #codes: Int32Array;
+  readonly #bytes: number;
+  readonly #scan: HammingScan;
   #rowids: Float64Array;
   readonly #slots = new Map<number, number>();
 
-  /** `dimensions`: of the vectors; a multiple of 32. */
+  /** `dimensions`: of the vectors; a multiple of 8. */
   constructor(dimensions: number) {
-    this.#words = dimensions / 32;
-    this.#codes = new Int32Array(1024 * this.#words);
+    this.#bytes = dimensions / 8;
+    this.#scan = new HammingScan(this.#bytes, 1024);
     this.#rowids = new Float64Array(1024);
   }
 
@@ -52,8 +46,7 @@ export class BinaryIndex {
       this.#slots.set(rowid, slot);
       this.#rowids[slot] = rowid;
     }
-    const words = new Int32Array(code.buffer.slice(code.byteOffset, code.byteOffset + this.#words * 4));
-    this.#codes.set(words, slot * this.#words);
+    this.#scan.write(slot, code.subarray(0, this.#bytes));
   }
 
   delete(rowid: number): void {
@@ -63,7 +56,7 @@ export class BinaryIndex {
     const last = this.#slots.size - 1;
     if (slot !== last) {
       const moved = this.#rowids[last] as number;
-      this.#codes.copyWithin(slot * this.#words, last * this.#words, (last + 1) * this.#words);
+      this.#scan.move(last, slot);
       this.#rowids[slot] = moved;
       this.#slots.set(moved, slot);
     }
@@ -78,20 +71,12 @@ export class BinaryIndex {
   nearest(vector: Float32Array, n: number): number[] {
     const size = this.#slots.size;
     if (size <= n) return Array.from(this.#rowids.subarray(0, size));
-    const words = this.#words;
-    const q = new Int32Array(binaryCode(vector).buffer);
-    const codes = this.#codes;
-    const distances = new Uint16Array(size);
+    const distances = this.#scan.distances(binaryCode(vector), size);
     // Distances are at most the dimension count: a histogram of them finds the cut-off distance
     // of the n nearest without sorting the whole corpus.
-    const histogram = new Uint32Array(words * 32 + 1);
-    for (let s = 0, base = 0; s < size; s++, base += words) {
-      let d = 0;
-      for (let w = 0; w < words; w++) {
-        const x = ((codes[base + w] as number) ^ (q[w] as number)) >>> 0;
-        d += (POPCOUNT16[x & 0xffff] as number) + (POPCOUNT16[x >>> 16] as number);
-      }
-      distances[s] = d;
+    const histogram = new Uint32Array(this.#bytes * 8 + 1);
+    for (let s = 0; s < size; s++) {
+      const d = distances[s] as number;
       histogram[d] = (histogram[d] as number) + 1;
     }
     let cutoff = 0;
@@ -110,9 +95,7 @@ export class BinaryIndex {
   }
 
   #grow(): void {
-    const codes = new Int32Array(this.#codes.length * 2);
-    codes.set(this.#codes);
-    this.#codes = codes;
+    this.#scan.reserve(this.#rowids.length * 2);
     const rowids = new Float64Array(this.#rowids.length * 2);
     rowids.set(this.#rowids);
     this.#rowids = rowids;
