@@ -62,8 +62,10 @@ type NoteRow = {
   text: string;
   source: string;
   created_at: string;
-  embedding: Buffer | null;
 };
+
+/** Statements of every search, prepared once: the rowids they read come as one JSON array. */
+type RowidStatements = { embeddings: Database.Statement; notes: Database.Statement };
 
 /**
  * Notes with hybrid search: FTS5 BM25 over the text, and vector similarity through the
@@ -81,6 +83,7 @@ export class MemoryStore {
   #embedding: Promise<void> | undefined;
   /** The sign-bit codes in memory, loaded at the first vector search and kept current after. */
   #codes: BinaryIndex | undefined;
+  #byRowids: RowidStatements | undefined;
 
   /**
    * `vectorPath`: the file of the vector index (`<database>-vec`, `:memory:` for an in-memory
@@ -317,16 +320,29 @@ export class MemoryStore {
     const out = new Map<number, number>();
     const ids = this.#codes.nearest(vector, Math.max(k * PREFILTER_FACTOR, RERANK_MIN));
     if (ids.length === 0) return out;
-    const scored = (
-      this.#sqlite
-        .prepare(
-          `select rowid, embedding from memory_note where embedding is not null and rowid in (${ids.map(() => "?").join(",")})`,
-        )
-        .all(...ids) as Array<{ rowid: number; embedding: Buffer }>
-    ).map((r): [number, number] => [r.rowid, cosine(vector, fromBlob(r.embedding))]);
+    const scored = this.#embeddingsOf(ids).map((r): [number, number] => [
+      r.rowid,
+      cosine(vector, fromBlob(r.embedding)),
+    ]);
     scored.sort((a, b) => b[1] - a[1]);
     for (const [rowid, sim] of scored.slice(0, k)) out.set(rowid, sim);
     return out;
+  }
+
+  #statements(): RowidStatements {
+    this.#byRowids ??= {
+      embeddings: this.#sqlite.prepare(
+        "select rowid, embedding from memory_note where embedding is not null and rowid in (select value from json_each(?))",
+      ),
+      notes: this.#sqlite.prepare(
+        "select rowid, id, text, source, created_at from memory_note where rowid in (select value from json_each(?))",
+      ),
+    };
+    return this.#byRowids;
+  }
+
+  #embeddingsOf(rowids: number[]): Array<{ rowid: number; embedding: Buffer }> {
+    return this.#statements().embeddings.all(JSON.stringify(rowids)) as Array<{ rowid: number; embedding: Buffer }>;
   }
 
   /** Exact vector search over every stored vector: the reference the quantized search is measured against. */
@@ -368,24 +384,21 @@ export class MemoryStore {
     const vectors = vector ? this.#vectorCandidates(vector, Math.max(4 * limit, 20)) : new Map<number, number>();
     const ids = [...new Set([...text.keys(), ...vectors.keys()])];
     if (ids.length === 0) return [];
-    const notes = new Map(
-      (
-        this.#sqlite
-          .prepare(
-            `select rowid, id, text, source, created_at, embedding from memory_note where rowid in (${ids.map(() => "?").join(",")})`,
-          )
-          .all(...ids) as NoteRow[]
-      ).map((n) => [n.rowid, n]),
+    const notes = new Map((this.#statements().notes.all(JSON.stringify(ids)) as NoteRow[]).map((n) => [n.rowid, n]));
+    // A text candidate past the vector candidates still gets its own similarity; the vector
+    // candidates' embeddings were read once already.
+    const textOnly = vector ? ids.filter((rowid) => !vectors.has(rowid)) : [];
+    const similarity = new Map(
+      textOnly.length > 0
+        ? this.#embeddingsOf(textOnly).map((r) => [r.rowid, cosine(vector as Float32Array, fromBlob(r.embedding))])
+        : [],
     );
     const hits = ids
       .filter((rowid) => notes.has(rowid))
       .map((rowid) => {
         const n = notes.get(rowid) as NoteRow;
         const textScore = text.get(rowid) ?? 0;
-        // A text candidate past the vector candidates still gets its own similarity.
-        const vectorScore = vector
-          ? (vectors.get(rowid) ?? (n.embedding ? cosine(vector, fromBlob(n.embedding)) : 0))
-          : null;
+        const vectorScore = vector ? (vectors.get(rowid) ?? similarity.get(rowid) ?? 0) : null;
         const score =
           vectorScore === null ? textScore : TEXT_WEIGHT * textScore + VECTOR_WEIGHT * Math.max(0, vectorScore);
         return {
