@@ -144,6 +144,27 @@ export function tokenPrincipal(row: Selectable<ApiTokenTable>): Principal {
   };
 }
 
+/**
+ * When the credential a request came with stops working: its token's expiry, or, for a browser
+ * session opened with a token, that token's (the session ends with it). Null when it does not
+ * expire: a person's own sign-in, a token without expiry. What it mints must not outlive it.
+ */
+export async function credentialExpiry(db: Db, principal: Principal): Promise<Date | null> {
+  let tokenId: string | null | undefined;
+  if (principal.type === "api_token") tokenId = principal.id;
+  else if (principal.sessionId) {
+    const session = await db
+      .selectFrom("browser_sessions")
+      .select("api_token_id")
+      .where("id", "=", principal.sessionId)
+      .executeTakeFirst();
+    tokenId = session?.api_token_id;
+  }
+  if (!tokenId) return null;
+  const row = await db.selectFrom("api_tokens").select("expires_at").where("id", "=", tokenId).executeTakeFirst();
+  return row?.expires_at ? new Date(row.expires_at) : null;
+}
+
 /** The user who acts, directly or through one of their tokens (a token of the caller's own user). */
 function userIdOf(caller: Requester): string {
   const actor = actorOf(caller.principal);
@@ -209,6 +230,14 @@ export async function createApiToken(
         errors: [{ pointer: "/body/expiresAt", message: "Must be in the future" }],
       });
     }
+  }
+  // A token made with an expiring token expires with it at the latest (by default, with it).
+  const ceiling = await credentialExpiry(ctx.db, principal);
+  if (ceiling && !expiresAt) expiresAt = ceiling;
+  else if (ceiling && expiresAt && expiresAt.getTime() > ceiling.getTime()) {
+    throw new ProblemError("forbidden", {
+      detail: `A token cannot outlive the token it is made with, which expires at ${ceiling.toISOString()}`,
+    });
   }
   const { row, token } = await withDomainEvents(ctx, async (trx) => {
     const created = await insertApiToken(trx, {

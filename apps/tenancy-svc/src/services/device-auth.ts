@@ -20,7 +20,7 @@ import { secretKeysOf } from "../config.ts";
 import type { TenancyContext } from "../context.ts";
 import { open, seal, sha256Hex } from "../crypto/secret-box.ts";
 import type { DeviceAuthorizationTable, TenancyDatabase } from "../db/schema.ts";
-import { insertApiToken, memberRole } from "./api-tokens.ts";
+import { credentialExpiry, insertApiToken, memberRole } from "./api-tokens.ts";
 import { getInstallation, normalizeCode, randomCode, USER_CODE_ALPHABET } from "./installation.ts";
 
 type Db = Kysely<TenancyDatabase>;
@@ -204,6 +204,8 @@ async function tokenFor(db: Db, approver: Principal): Promise<Parameters<typeof 
     for (const r of roles) if (!role || RANK(r.role as OrgRole) > RANK(role)) role = r.role as OrgRole;
   }
   if (!role) throw new ProblemError("forbidden", { detail: "The approving user is not a member of any organization" });
+  // Approved with an expiring token (pasted, or behind the session): the sign-in ends with it.
+  const ceiling = await credentialExpiry(db, approver);
   return {
     orgId: actor.orgId ?? null,
     userId: actor.userId,
@@ -211,7 +213,7 @@ async function tokenFor(db: Db, approver: Principal): Promise<Parameters<typeof 
     role: actor.cap ? minOrgRole(actor.cap, role) : role,
     projectId: actor.projectId ?? null,
     scopes: approver.scopes ?? null,
-    expiresAt: new Date(Date.now() + DEVICE_TOKEN_TTL_SECONDS * 1000),
+    expiresAt: new Date(Math.min(Date.now() + DEVICE_TOKEN_TTL_SECONDS * 1000, ceiling?.getTime() ?? Infinity)),
   };
 }
 

@@ -54,6 +54,7 @@ export const CreateApiTokenBody = z
     role: OrgRoleSchema.optional(),
     projectId: z.string().max(64).optional(),
     scopes: TokenScopes.optional(),
+    /** Made with an expiring token: defaults to that token's expiry and may not be after it. */
     expiresAt: Timestamp.optional(),
   })
   .openapi("CreateApiToken");

@@ -47,7 +47,9 @@ export const DeviceToken = z
     token: z.string().describe("The new API token (`apl_…`), returned once"),
     tokenId: z.string().describe("The new token's id (`tok_…`), to revoke it with"),
     tokenType: z.literal("Bearer").describe("How to present it: `Authorization: Bearer <token>`"),
-    expiresAt: z.string().describe("When the token expires (30 days after approval)"),
+    expiresAt: z
+      .string()
+      .describe("When the token expires: 30 days after approval, or when the approving token does if sooner"),
   })
   .openapi("DeviceToken");
 export type DeviceToken = z.infer<typeof DeviceToken>;

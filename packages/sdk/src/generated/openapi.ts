@@ -2676,7 +2676,7 @@ export interface components {
              * @enum {string}
              */
             tokenType: "Bearer";
-            /** @description When the token expires (30 days after approval) */
+            /** @description When the token expires: 30 days after approval, or when the approving token does if sooner */
             expiresAt: string;
         };
         PollDeviceAuthorization: {
