@@ -80,8 +80,8 @@ describe("OIDC JWTs through the gateway", () => {
     await idp.close();
   });
 
-  const idToken = (sub: string, aud = "agentplane") =>
-    new SignJWT({ email: `${sub}@example.com`, name: `User ${sub}` })
+  const idToken = (sub: string, aud = "agentplane", claims: Record<string, unknown> = {}) =>
+    new SignJWT({ email: `${sub}@example.com`, name: `User ${sub}`, ...claims })
       .setProtectedHeader({ alg: "ES256", kid: "idp-1" })
       .setIssuer(idp.url)
       .setAudience(aud)
@@ -103,5 +103,21 @@ describe("OIDC JWTs through the gateway", () => {
     const token = await idToken("carol");
     expect((await call(h, "POST", "/v1/orgs", { token, body: { name: "Carol's" } })).status).toBe(201);
     expect((await call(h, "GET", "/v1/auth/me", { token: await idToken("carol", "other-app") })).status).toBe(401);
+  });
+
+  it("does not take an email the provider has not verified: it opens nobody's invitation", async () => {
+    const owner = await idToken("erin");
+    const org = await call(h, "POST", "/v1/orgs", { token: owner, body: { name: "Erin's" } });
+    const invited = await call(h, "POST", `/v1/orgs/${org.body.id}/invitations`, {
+      token: owner,
+      body: { email: "frank@example.com", role: "admin" },
+    });
+    expect(invited.status).toBe(201);
+    const typed = await idToken("mallory", "agentplane", { email: "frank@example.com", email_verified: false });
+    expect((await call(h, "GET", "/v1/invitations", { token: typed })).body.items).toEqual([]);
+    const verified = await idToken("frank", "agentplane", { email_verified: true });
+    expect((await call(h, "GET", "/v1/invitations", { token: verified })).body.items).toEqual([
+      expect.objectContaining({ id: invited.body.id }),
+    ]);
   });
 });

@@ -176,7 +176,10 @@ export class Authenticator {
           body: {
             issuer: oidc.issuer,
             subject: verified.sub,
-            ...(typeof verified.email === "string" ? { email: verified.email } : {}),
+            // Not an address the provider says it has not verified: invitations go by it.
+            ...(typeof verified.email === "string" && verified.email_verified !== false
+              ? { email: verified.email }
+              : {}),
             ...(typeof verified.name === "string" ? { name: verified.name } : {}),
           },
         });

@@ -226,7 +226,11 @@ export class OidcActivation {
       throw new SignInError("The identity provider's ID token could not be verified.");
     }
     if (typeof claims.sub !== "string" || claims.sub === "") throw new SignInError("The ID token has no subject.");
-    const email = typeof claims.email === "string" && claims.email.length <= 320 ? claims.email : undefined;
+    // An address the provider says it has not verified is anyone's to type: not taken (invitations go by it).
+    const email =
+      typeof claims.email === "string" && claims.email.length <= 320 && claims.email_verified !== false
+        ? claims.email
+        : undefined;
     const name = typeof claims.name === "string" && claims.name.length <= 200 ? claims.name : undefined;
     return { identity: { issuer: this.issuer, subject: claims.sub, email, name }, carried: signIn.carried as T };
   }

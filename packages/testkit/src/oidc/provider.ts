@@ -5,6 +5,8 @@ import { readBody, startLocalServer } from "../http.ts";
 export interface ProviderUser {
   sub: string;
   email?: string;
+  /** Sent as the `email_verified` claim when set (providers that let anyone type an email say false). */
+  emailVerified?: boolean;
   name?: string;
 }
 
@@ -106,6 +108,7 @@ export async function startOidcProvider(options: { clientId: string; clientSecre
           aud: tamper.aud ?? options.clientId,
           nonce: tamper.nonce ?? grant.nonce,
           ...(user.email ? { email: user.email } : {}),
+          ...(user.emailVerified !== undefined ? { email_verified: user.emailVerified } : {}),
           ...(user.name ? { name: user.name } : {}),
         },
         tamper.foreignKey ? foreign.privateKey : privateKey,
