@@ -120,27 +120,39 @@ export async function revokeInvitation(
   });
 }
 
-async function callerEmail(ctx: TenancyContext, principal: Principal): Promise<{ userId: string; email?: string }> {
+/**
+ * The caller's user and email; `boundOrgId` when the caller is a token bound to an organization,
+ * which acts in that organization only (as it cannot create another one): another one's
+ * invitations are not its to see or answer.
+ */
+async function callerEmail(
+  ctx: TenancyContext,
+  principal: Principal,
+): Promise<{ userId: string; email?: string; boundOrgId?: string }> {
   const actor = actorOf(principal);
   if (!actor) throw new ProblemError("forbidden", { detail: "Only users can hold invitations" });
   const user = await getUser(ctx.db, actor.userId);
-  return { userId: actor.userId, ...(user?.email ? { email: user.email } : {}) };
+  return {
+    userId: actor.userId,
+    ...(user?.email ? { email: user.email } : {}),
+    ...(actor.orgId ? { boundOrgId: actor.orgId } : {}),
+  };
 }
 
 /** The pending invitations addressed to the caller's email, in every organization. */
 export async function listMyInvitations(ctx: TenancyContext, caller: Requester): Promise<Invitation[]> {
-  const { email } = await callerEmail(ctx, caller.principal);
+  const { email, boundOrgId } = await callerEmail(ctx, caller.principal);
   if (!email) return [];
-  const rows = await ctx.db
+  let q = ctx.db
     .selectFrom("invitations as i")
     .innerJoin("orgs as o", "o.id", "i.org_id")
     .selectAll("i")
     .select("o.name as org_name")
     .where(sql`lower(i.email)`, "=", email.toLowerCase())
     .where("i.status", "=", "pending")
-    .where("i.expires_at", ">", new Date())
-    .orderBy("i.id")
-    .execute();
+    .where("i.expires_at", ">", new Date());
+  if (boundOrgId) q = q.where("i.org_id", "=", boundOrgId);
+  const rows = await q.orderBy("i.id").execute();
   return rows.map((r) => toInvitation(r, r.org_name));
 }
 
@@ -151,7 +163,7 @@ export async function respondToInvitation(
   input: { invitationId: string; answer: "accepted" | "declined" },
 ): Promise<{ invitationId: string; orgId: string; userId: string; role: OrgRole }> {
   const { invitationId, answer } = input;
-  const { userId, email } = await callerEmail(ctx, caller.principal);
+  const { userId, email, boundOrgId } = await callerEmail(ctx, caller.principal);
   const notFound = new ProblemError("not-found", { detail: `Invitation ${invitationId} was not found` });
   if (!email) throw notFound;
   return withDomainEvents(ctx, async (trx) => {
@@ -162,6 +174,11 @@ export async function respondToInvitation(
       .forUpdate()
       .executeTakeFirst();
     if (!row || row.email.toLowerCase() !== email.toLowerCase()) throw notFound;
+    if (boundOrgId && row.org_id !== boundOrgId) {
+      throw new ProblemError("forbidden", {
+        detail: "A token bound to an organization cannot answer invitations to another organization",
+      });
+    }
     if (row.status !== "pending")
       throw new ProblemError("conflict", { detail: `The invitation is already ${row.status}` });
     if (new Date(row.expires_at).getTime() <= Date.now()) {

@@ -104,7 +104,8 @@ export const listMyInvitationsRoute = defineRoute(
   { service: "tenancy", access: "authenticated" },
   {
     operationId: "listMyInvitations",
-    description: "Pending invitations addressed to the caller's verified email, across organizations.",
+    description:
+      "Pending invitations addressed to the caller's verified email, across organizations (a token bound to an organization sees only that organization's).",
     method: "get",
     path: "/v1/invitations",
     tags,
@@ -118,7 +119,7 @@ export const acceptInvitationRoute = defineRoute(
   {
     operationId: "acceptInvitation",
     description:
-      "The caller joins the organization with the invitation's role. Expired or revoked invitations answer 410.",
+      "The caller joins the organization with the invitation's role. Expired or revoked invitations answer 410; a token bound to another organization answers 403.",
     method: "post",
     path: "/v1/invitations/{invitationId}/accept",
     tags,
@@ -132,7 +133,8 @@ export const declineInvitationRoute = defineRoute(
   { service: "tenancy", access: "authenticated" },
   {
     operationId: "declineInvitation",
-    description: "Declines the invitation; it can no longer be accepted.",
+    description:
+      "Declines the invitation; it can no longer be accepted. A token bound to another organization answers 403.",
     method: "post",
     path: "/v1/invitations/{invitationId}/decline",
     tags,

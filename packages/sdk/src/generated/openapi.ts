@@ -493,7 +493,7 @@ export interface paths {
         };
         /**
          * Pending invitations addressed to the caller's email
-         * @description Pending invitations addressed to the caller's verified email, across organizations.
+         * @description Pending invitations addressed to the caller's verified email, across organizations (a token bound to an organization sees only that organization's).
          */
         get: operations["listMyInvitations"];
         put?: never;
@@ -515,7 +515,7 @@ export interface paths {
         put?: never;
         /**
          * Accept an invitation: the caller joins the organization with its role
-         * @description The caller joins the organization with the invitation's role. Expired or revoked invitations answer 410.
+         * @description The caller joins the organization with the invitation's role. Expired or revoked invitations answer 410; a token bound to another organization answers 403.
          */
         post: operations["acceptInvitation"];
         delete?: never;
@@ -535,7 +535,7 @@ export interface paths {
         put?: never;
         /**
          * Decline an invitation
-         * @description Declines the invitation; it can no longer be accepted.
+         * @description Declines the invitation; it can no longer be accepted. A token bound to another organization answers 403.
          */
         post: operations["declineInvitation"];
         delete?: never;
