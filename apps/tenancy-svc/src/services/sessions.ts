@@ -203,6 +203,15 @@ function userOf(principal: Principal): string {
   return actor.userId;
 }
 
+/**
+ * A token bound to an organization or a project sees its user's personal things no more than
+ * their personal tokens: of the user's sessions, only those opened with the token itself.
+ */
+function boundTokenOf(principal: Principal): string | undefined {
+  const actor = actorOf(principal);
+  return principal.type === "api_token" && (actor?.orgId || actor?.projectId) ? principal.id : undefined;
+}
+
 /** The session the caller's request came through. */
 export async function currentSession(ctx: TenancyContext, caller: Requester): Promise<BrowserSession> {
   const { principal } = caller;
@@ -218,32 +227,34 @@ export async function currentSession(ctx: TenancyContext, caller: Requester): Pr
 /** The caller's user's open sessions, newest first. */
 export async function listSessions(ctx: TenancyContext, caller: Requester): Promise<BrowserSession[]> {
   const { principal } = caller;
-  const rows = await ctx.db
+  const bound = boundTokenOf(principal);
+  let q = ctx.db
     .selectFrom("browser_sessions")
     .selectAll()
     .where("user_id", "=", userOf(principal))
     .where("revoked_at", "is", null)
-    .where("expires_at", ">", new Date())
-    .orderBy("id", "desc")
-    .limit(LIST_LIMIT)
-    .execute();
+    .where("expires_at", ">", new Date());
+  if (bound) q = q.where("api_token_id", "=", bound);
+  const rows = await q.orderBy("id", "desc").limit(LIST_LIMIT).execute();
   return rows.map((r) => toBrowserSession(r, principal.sessionId));
 }
 
-/** Revokes one of the caller's own sessions; another user's (or an unknown id) answers 404. */
+/** Revokes one of the caller's own sessions; another user's (or one a bound token does not see, or an unknown id) answers 404. */
 export async function revokeSession(
   ctx: TenancyContext,
   caller: Requester,
   input: { sessionId: string },
 ): Promise<void> {
   const { sessionId } = input;
-  const result = await ctx.db
+  const bound = boundTokenOf(caller.principal);
+  let q = ctx.db
     .updateTable("browser_sessions")
     .set({ revoked_at: new Date() })
     .where("id", "=", sessionId)
     .where("user_id", "=", userOf(caller.principal))
-    .where("revoked_at", "is", null)
-    .executeTakeFirst();
+    .where("revoked_at", "is", null);
+  if (bound) q = q.where("api_token_id", "=", bound);
+  const result = await q.executeTakeFirst();
   if (Number(result.numUpdatedRows) === 0) {
     throw new ProblemError("not-found", { detail: `No open session ${sessionId}` });
   }

@@ -97,7 +97,8 @@ export const listSessionsRoute = defineRoute(
   { service: "tenancy", access: "authenticated" },
   {
     operationId: "listSessions",
-    description: "The caller's browser sessions that are neither revoked nor expired, newest first (at most 100).",
+    description:
+      "The caller's browser sessions that are neither revoked nor expired, newest first (at most 100). A token bound to an organization or project sees only the sessions opened with it.",
     method: "get",
     path: "/v1/auth/sessions",
     tags,
@@ -110,7 +111,8 @@ export const revokeSessionRoute = defineRoute(
   { service: "tenancy", access: "authenticated" },
   {
     operationId: "revokeSession",
-    description: "Revokes one of the caller's browser sessions (another user's answers 404).",
+    description:
+      "Revokes one of the caller's browser sessions (another user's, or for a bound token one not opened with it, answers 404).",
     method: "delete",
     path: "/v1/auth/sessions/{sessionId}",
     tags,

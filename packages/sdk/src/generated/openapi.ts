@@ -29,7 +29,7 @@ export interface paths {
         };
         /**
          * The caller's open browser sessions
-         * @description The caller's browser sessions that are neither revoked nor expired, newest first (at most 100).
+         * @description The caller's browser sessions that are neither revoked nor expired, newest first (at most 100). A token bound to an organization or project sees only the sessions opened with it.
          */
         get: operations["listSessions"];
         put?: never;
@@ -80,7 +80,7 @@ export interface paths {
         post?: never;
         /**
          * Revoke a browser session
-         * @description Revokes one of the caller's browser sessions (another user's answers 404).
+         * @description Revokes one of the caller's browser sessions (another user's, or for a bound token one not opened with it, answers 404).
          */
         delete: operations["revokeSession"];
         options?: never;
