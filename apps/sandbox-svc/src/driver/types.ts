@@ -96,6 +96,12 @@ export interface SandboxDriver {
   checkAvailable(): void;
   /** Resolves once the sandbox is running (its main process is up). */
   start(spec: SandboxRuntimeSpec): Promise<void>;
+  /**
+   * Why a sandbox whose start resolved has failed since (the local driver's egress relay did not
+   * come up), until its next start; undefined while it is fine. Drivers whose start resolves only
+   * once everything is up omit it. The failure is also reported as an event.
+   */
+  failedAfterStart?(sandboxId: string): string | undefined;
   /** Resolves once every process of the sandbox is gone; the workspace stays. */
   stop(sandboxId: string): Promise<void>;
   status(sandboxId: string): Promise<DriverStatus>;

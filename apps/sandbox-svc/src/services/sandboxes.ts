@@ -332,7 +332,12 @@ export async function bootSandbox(
   }
   stage("boot: row written");
   const now = new Date();
-  const written: Partial<SandboxRow> =
+  const failedWith = (message: string): Partial<SandboxRow> => ({
+    state: "failed",
+    last_error: message.slice(0, 2000),
+    updated_at: now,
+  });
+  let written: Partial<SandboxRow> =
     failure === undefined
       ? {
           state: "running",
@@ -341,7 +346,7 @@ export async function bootSandbox(
           updated_at: now,
           ...(restore !== undefined ? { restore_revision: null } : {}),
         }
-      : { state: "failed", last_error: failure, updated_at: now };
+      : failedWith(failure);
   try {
     await withDomainEvents(deps, async (trx) => {
       await trx
@@ -349,7 +354,19 @@ export async function bootSandbox(
         .set(written as never)
         .where("id", "=", row.id)
         .execute();
-      await record?.(trx, failure === undefined);
+      // A driver may answer the start before all of the sandbox is up (the local driver's egress
+      // relay): a failure since then is recorded here. Asked after the update, so one reported
+      // later finds the row running (its event marks it failed).
+      const late = failure === undefined ? deps.driver.failedAfterStart?.(row.id) : undefined;
+      if (late !== undefined) {
+        written = failedWith(late);
+        await trx
+          .updateTable("sandboxes")
+          .set(written as never)
+          .where("id", "=", row.id)
+          .execute();
+      }
+      await record?.(trx, written.state === "running");
     });
     stage("boot: start recorded");
     return written;

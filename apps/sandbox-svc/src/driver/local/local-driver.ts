@@ -81,9 +81,19 @@ interface RunningSandbox {
   workspace: string;
   cgroup: SandboxCgroup;
   execs: Set<ExecProcess>;
-  /** The egress relay inside its network namespace, when the sandbox has egress. */
+  /** The egress relay inside its network namespace, once it listens. */
   relay?: SpawnedChild;
+  /**
+   * Resolves once the egress relay listens (at once without egress): the sandbox is started
+   * before that, and whatever needs its network (its main command, an exec, a forwarded port)
+   * waits for it. Rejects when the relay did not come up; the sandbox is then killed.
+   */
+  relayReady: Promise<void>;
+  /** Why the sandbox failed after its start answered (its relay), reported with its exit. */
+  failure?: string;
   stopping: boolean;
+  /** The main process has exited. */
+  ended: boolean;
   gone: Promise<void>;
 }
 
@@ -102,6 +112,8 @@ export class LocalDriver implements SandboxDriver {
   private readonly starting = new Map<string, Promise<void>>();
   /** Cgroup removals still under way, per sandbox: a new start of the sandbox waits for its old one. */
   private readonly cgroupRemovals = new Map<string, Promise<void>>();
+  /** Sandboxes that failed after their start resolved (their relay), until their next start. */
+  private readonly failures = new Map<string, string>();
   private readonly listeners = new Set<(event: DriverEvent) => void>();
   private readonly tools: { bwrap?: string; nsenter?: string; unshare?: string; socat?: string; setpriv?: string };
   /** Root enters sandboxes directly; any other user through a user namespace of its own (namespaces.ts). */
@@ -172,6 +184,10 @@ export class LocalDriver implements SandboxDriver {
     return this.running.has(sandboxId) ? { phase: "running" } : { phase: "stopped" };
   }
 
+  failedAfterStart(sandboxId: string): string | undefined {
+    return this.failures.get(sandboxId);
+  }
+
   workspaceDir(sandboxId: string): string {
     return join(this.options.dataDir, "workspaces", sandboxId);
   }
@@ -180,6 +196,7 @@ export class LocalDriver implements SandboxDriver {
     if (this.running.has(spec.id)) return Promise.resolve();
     const pending = this.starting.get(spec.id);
     if (pending) return pending;
+    this.failures.delete(spec.id);
     const promise = this.launch(spec).finally(() => this.starting.delete(spec.id));
     this.starting.set(spec.id, promise);
     return promise;
@@ -219,7 +236,8 @@ export class LocalDriver implements SandboxDriver {
     } else {
       // The main process says "ready" on fd 4 once bwrap has finished the mounts, before exec'ing
       // the real command: entering the namespaces earlier would see a half-built root. With egress
-      // it then waits on fd 5 until the proxy relay listens, so its first request finds it.
+      // it then waits on fd 5 until the proxy relay listens, so its first request finds it; the
+      // start does not wait for the relay (see `relayReady`).
       const script = this.egressEnabled()
         ? 'printf ready >&4; exec 4>&-; read -r _ <&5; exec 5<&-; exec "$@"'
         : 'printf ready >&4; exec 4>&-; exec "$@"';
@@ -246,8 +264,8 @@ export class LocalDriver implements SandboxDriver {
     });
     const gone = proc.exited.then(() => {});
     let processes: SandboxProcesses = { pid: 0, holder: 0 };
-    let relay: SpawnedChild | undefined;
-    let relayUp: Promise<unknown> | undefined;
+    let relayUp: Promise<SpawnedChild> | undefined;
+    let relayError: Error | undefined;
     try {
       if (this.isolation !== "none") {
         const childPid = readChildPid(info as Readable, proc.exited).then((pid): SandboxProcesses => {
@@ -255,26 +273,34 @@ export class LocalDriver implements SandboxDriver {
           return { pid, holder: parentPid(pid) };
         });
         // The network namespace exists once bwrap names its child: the relay starts in it while
-        // bwrap is still building the mounts.
+        // bwrap is still building the mounts, and may still be starting once they are done.
         relayUp = egress
           ? childPid.then(async (p) => {
               const socketPath = (await egressSocket) as string;
               const enterNet = enterArgv(this.nsTools(), p, "net", this.privileged);
-              relay = await startEgressRelay((a, e) => this.spawnChild(a, e), this.relayTools(), enterNet, socketPath);
+              const relay = await startEgressRelay(
+                (a, e) => this.spawnChild(a, e),
+                this.relayTools(),
+                enterNet,
+                socketPath,
+              );
               stage("driver: relay listens");
+              return relay;
             })
           : undefined;
-        relayUp?.catch(() => {});
+        relayUp?.catch((err: Error) => {
+          relayError = err;
+        });
         [processes] = await Promise.all([
           childPid,
           readReady(ready as Readable, proc.exited).then(() => stage("driver: mounts ready")),
-          relayUp,
         ]);
+        // A relay that failed already fails the start itself.
+        if (relayError) throw relayError;
       }
-      go?.end("go\n");
       stage("driver: started");
     } catch (err) {
-      await relayUp?.catch(() => {});
+      const relay = await relayUp?.catch(() => undefined);
       relay?.kill("SIGKILL");
       proc.kill("SIGKILL");
       await gone;
@@ -290,20 +316,43 @@ export class LocalDriver implements SandboxDriver {
       workspace,
       cgroup,
       execs: new Set(),
-      ...(relay ? { relay } : {}),
+      relayReady: Promise.resolve(),
       stopping: false,
+      ended: false,
       gone,
     };
+    if (relayUp) {
+      running.relayReady = relayUp.then((relay) => {
+        // A sandbox gone meanwhile keeps no relay: it would hold the network namespace.
+        if (running.ended) {
+          relay.kill("SIGKILL");
+          throw new Error("the sandbox exited before its egress relay listened");
+        }
+        running.relay = relay;
+        go?.end("go\n");
+      });
+      running.relayReady.catch((err: Error) => {
+        if (running.ended || running.stopping) return;
+        running.failure = `egress relay failed to start: ${err.message}`;
+        this.failures.set(spec.id, running.failure);
+        this.options.logger.warn({ sandboxId: spec.id, err }, "egress relay failed: sandbox killed");
+        proc.kill("SIGKILL");
+      });
+    }
     this.running.set(spec.id, running);
     void proc.exited.then(({ exitCode, signal }) => {
+      running.ended = true;
       this.running.delete(spec.id);
       for (const exec of running.execs) exec.kill();
       running.relay?.kill("SIGKILL");
-      if (running.relay) void this.options.egress?.close(spec.id);
+      if (egress) void egress.close(spec.id);
       this.removeCgroup(spec.id, cgroup);
       if (running.stopping) return;
-      const message = `main process exited (${signal ?? `code ${exitCode}`})${stderrTail(stderr) ? `: ${stderrTail(stderr)}` : ""}`;
-      const status: DriverStatus = { phase: exitCode === 0 ? "stopped" : "failed", message };
+      const message =
+        running.failure ??
+        `main process exited (${signal ?? `code ${exitCode}`})${stderrTail(stderr) ? `: ${stderrTail(stderr)}` : ""}`;
+      const failed = exitCode !== 0 || running.failure !== undefined;
+      const status: DriverStatus = { phase: failed ? "failed" : "stopped", message };
       for (const listener of this.listeners) listener({ sandboxId: spec.id, status });
     });
     if (cgroup.enforced.length > 0)
@@ -338,8 +387,21 @@ export class LocalDriver implements SandboxDriver {
     return running;
   }
 
-  async exec(sandboxId: string, options: ExecOptions): Promise<ExecProcess> {
+  /** A running sandbox whose network is ready: its egress relay listens (waited for while it starts). */
+  private async requireReady(sandboxId: string): Promise<RunningSandbox> {
     const running = this.require(sandboxId);
+    try {
+      await running.relayReady;
+    } catch (err) {
+      throw new ProblemError("invalid-transition", {
+        detail: `Sandbox ${sandboxId} failed: ${running.failure ?? (err as Error).message}`,
+      });
+    }
+    return running;
+  }
+
+  async exec(sandboxId: string, options: ExecOptions): Promise<ExecProcess> {
+    const running = await this.requireReady(sandboxId);
     const env = { ...running.env, ...(options.tty ? { TERM: "xterm-256color" } : {}), ...options.env };
     let argv: string[];
     let cwd: string | undefined;
@@ -363,7 +425,7 @@ export class LocalDriver implements SandboxDriver {
   }
 
   async portForward(sandboxId: string, port: number): Promise<Duplex> {
-    const running = this.require(sandboxId);
+    const running = await this.requireReady(sandboxId);
     if (this.isolation === "none") return connect(port, "127.0.0.1");
     const relay = this.tools.socat
       ? [this.tools.socat, "-", `TCP:127.0.0.1:${port}`]
@@ -390,6 +452,8 @@ export class LocalDriver implements SandboxDriver {
     // The bwrap we started dies; --die-with-parent takes the sandbox's pid 1, and with it every process.
     running.proc.kill("SIGKILL");
     await running.gone;
+    // A relay still starting is killed once it listens: a stop leaves none behind.
+    await running.relayReady.catch(() => {});
     await exited(running.processes.pid);
     this.running.delete(sandboxId);
     await this.removeCgroup(sandboxId, running.cgroup);
