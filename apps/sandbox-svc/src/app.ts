@@ -11,6 +11,7 @@ import {
   type InternalKeys,
   type Logger,
   type ReadinessChecks,
+  RemoteAuthorizer,
   type ServiceClient,
   type ServiceInstance,
   withSandboxTokens,
@@ -32,6 +33,7 @@ import {
   ingressFetch,
   ingressUpgrade,
 } from "./ingress.ts";
+import { ProjectAccessCache } from "./project-access-cache.ts";
 import { createExecUpgradeHandler } from "./routes/exec-stream/upgrade.ts";
 import { registerRoutes } from "./routes/index.ts";
 import type { SandboxDeps, SandboxServiceConfig } from "./services/context.ts";
@@ -134,7 +136,11 @@ export async function createSandboxService(input: SandboxServiceDeps): Promise<S
     bus,
     outbox,
     driver,
-    authorizer: withSandboxTokens(authorizer, SANDBOX_TOKEN_PERMISSIONS),
+    // Tenancy in this process reads its tables for every question; a RemoteAuthorizer caches already.
+    authorizer: withSandboxTokens(
+      authorizer instanceof RemoteAuthorizer ? authorizer : new ProjectAccessCache(authorizer),
+      SANDBOX_TOKEN_PERMISSIONS,
+    ),
     logger,
     // Sandboxes receive the platform's address as they reach it (through the proxy).
     config: platform ? { ...config, apiUrl: platform.sandboxUrl } : config,

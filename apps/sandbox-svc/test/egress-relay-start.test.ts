@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { databaseTargets } from "@agentplane/db/testing";
 import { sql } from "kysely";
-import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
+import { afterAll, afterEach, describe, expect, it, vi } from "vitest";
 import { SANDBOX_SCHEMA } from "../src/app.ts";
 import type { LocalDriver } from "../src/driver/local/local-driver.ts";
 import { find } from "../src/driver/local/process.ts";
