@@ -101,6 +101,10 @@ export async function revokeInvitation(
       .forUpdate()
       .executeTakeFirst();
     if (!row) throw new ProblemError("not-found", { detail: `Invitation ${invitationId} was not found` });
+    // As for members: an invitation above one's own role is not one's to take back.
+    if (!orgRoleAtLeast(orgRoleOf(caller), row.role)) {
+      throw new ProblemError("forbidden", { detail: "You cannot revoke an invitation with a role above your own" });
+    }
     if (row.status !== "pending") {
       throw new ProblemError("conflict", { detail: `The invitation is already ${row.status}` });
     }

@@ -22,7 +22,7 @@ export const Invitation = z
       .string()
       .optional()
       .describe(
-        "The link to send the invitee (pending invitations, in the organization's list): it opens the console, where the invitee accepts",
+        "The link to send the invitee (pending invitations, in the organization's list, to callers whose role is at least the invitation's): it opens the console, where the invitee accepts",
       ),
   })
   .openapi("Invitation");
@@ -90,7 +90,8 @@ export const revokeInvitationRoute = defineRoute(
   { service: "tenancy", access: "invitations:manage" },
   {
     operationId: "revokeInvitation",
-    description: "Revokes a pending invitation; accepting it afterwards answers 410.",
+    description:
+      "Revokes a pending invitation; accepting it afterwards answers 410. An invitation with a role above the caller's answers 403.",
     method: "delete",
     path: "/v1/orgs/{orgId}/invitations/{invitationId}",
     tags,

@@ -476,7 +476,7 @@ export interface paths {
         post?: never;
         /**
          * Revoke a pending invitation
-         * @description Revokes a pending invitation; accepting it afterwards answers 410.
+         * @description Revokes a pending invitation; accepting it afterwards answers 410. An invitation with a role above the caller's answers 403.
          */
         delete: operations["revokeInvitation"];
         options?: never;
@@ -2957,7 +2957,7 @@ export interface components {
              * @example 2026-01-01T00:00:00.000Z
              */
             createdAt: string;
-            /** @description The link to send the invitee (pending invitations, in the organization's list): it opens the console, where the invitee accepts */
+            /** @description The link to send the invitee (pending invitations, in the organization's list, to callers whose role is at least the invitation's): it opens the console, where the invitee accepts */
             acceptUrl?: string;
         };
         CreateInvitation: {
