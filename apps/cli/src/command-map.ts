@@ -278,3 +278,13 @@ export const EPILOGUES: Record<string, string> = {
   "credentials create": CREDENTIAL_FIELDS_HELP,
   "credentials update": CREDENTIAL_FIELDS_HELP,
 };
+
+/**
+ * A terminal's table where the usual columns would not do: the audit trail leads with when and
+ * what (its record ids and a second copy of the time would squeeze the action out of 80 columns).
+ * Pipes keep the usual columns, so scripts reading them by position are unaffected.
+ */
+export const TERMINAL_COLUMNS: Record<string, string[]> = {
+  listAuditTrail: ["time", "action", "outcome", "status"],
+  listInstallationAuditTrail: ["time", "action", "outcome", "status"],
+};

@@ -4,7 +4,7 @@
 import { readFileSync } from "node:fs";
 import { OPERATIONS, type OperationSpec, type ParameterSpec } from "@agentplane/sdk";
 import { type Command, Option } from "commander";
-import { COMMANDS, EPILOGUES } from "./command-map.ts";
+import { COMMANDS, EPILOGUES, TERMINAL_COLUMNS } from "./command-map.ts";
 import { type Io, openSession, requireToken } from "./context.ts";
 import { CliError, exitWithRemoteCode } from "./exit-codes.ts";
 import { type OutputFlags, printResult } from "./output.ts";
@@ -327,7 +327,12 @@ export function addOperationCommand(
       await confirm(deps.io, `${words.join(" ")} ${target}?`, Boolean(opts.yes));
     }
     const expanded = op.path.replace(/\{(\w+)\}/g, (_, n: string) => encodeURIComponent(pathValues[n] ?? ""));
-    const shape = { fields: op.fields, list: Boolean(op.list) };
+    const terminalColumns = deps.io.stdout.isTTY ? TERMINAL_COLUMNS[op.id] : undefined;
+    const shape = {
+      fields: op.fields,
+      list: Boolean(op.list),
+      ...(terminalColumns ? { columns: terminalColumns } : {}),
+    };
     if (op.list?.paginated) {
       const max = opts.all
         ? Number.POSITIVE_INFINITY

@@ -302,8 +302,18 @@ function printObject(io: Io, data: Record<string, unknown>, tty: boolean): void 
   const keys = Object.keys(data);
   const pad = Math.max(0, ...keys.map((k) => k.length));
   for (const key of keys) {
-    const value = cell(data[key], tty);
+    const nested = data[key];
+    // On a terminal, an object of plain values (usage totals) is indented lines, not one JSON cell.
+    if (tty && isRecord(nested) && Object.keys(nested).length > 0 && Object.values(nested).every(isPlain)) {
+      io.stdout.write(`${styleText("bold", `${key}:`, { stream: io.stdout })}\n`);
+      const inner = Math.max(...Object.keys(nested).map((k) => k.length));
+      for (const [k, v] of Object.entries(nested)) io.stdout.write(`  ${`${k}:`.padEnd(inner + 1)}  ${cell(v, tty)}\n`);
+      continue;
+    }
+    const value = cell(nested, tty);
     if (tty) io.stdout.write(`${styleText("bold", `${key}:`.padEnd(pad + 1), { stream: io.stdout })}  ${value}\n`);
     else io.stdout.write(`${key}\t${tsv(value)}\n`);
   }
 }
+
+const isPlain = (v: unknown) => v === null || ["string", "number", "boolean"].includes(typeof v);

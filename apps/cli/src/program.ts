@@ -14,6 +14,11 @@ import { VERSION } from "./version.ts";
 
 const describe = (path: string) => NOUNS[path];
 
+/** The width help wraps at: a terminal's own (at most 100), else 100. */
+function helpWidth(stream: NodeJS.WriteStream): number {
+  return stream.isTTY && stream.columns > 0 ? Math.min(stream.columns, 100) : 100;
+}
+
 /** Top-level commands that are not operation nouns. */
 const OWN_COMMANDS = new Set(["auth", "config", "api", "completion", "__complete", "help"]);
 
@@ -52,6 +57,9 @@ export function buildProgram(io: Io, store = new Store(io.env), branch?: string)
     .configureOutput({
       writeOut: (s) => io.stdout.write(s),
       writeErr: (s) => io.stderr.write(s),
+      // Help fits the terminal it is read in; pipes and the generated docs get 100 columns.
+      getOutHelpWidth: () => helpWidth(io.stdout),
+      getErrHelpWidth: () => helpWidth(io.stderr),
       // One line: the unknown word and the closest match; kubectl's and az's output flags name ours.
       outputError: (s, write) =>
         write(
@@ -60,7 +68,7 @@ export function buildProgram(io: Io, store = new Store(io.env), branch?: string)
             .replace(/^(error: unknown option '(?:--output|-o|--format)(?:=[^']*)?')\n$/, "$1 (JSON is --json)\n"),
         ),
     });
-  program.configureHelp({ sortSubcommands: true, helpWidth: 100 });
+  program.configureHelp({ sortSubcommands: true, minWidthToWrap: 24 });
 
   if (wanted("auth")) addAuthCommands(program, deps);
   if (wanted("config")) addConfigCommands(program, deps);

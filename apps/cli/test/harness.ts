@@ -34,9 +34,14 @@ function stream(tty: boolean, columns = 100): NodeJS.WriteStream & { text(): str
   return s;
 }
 
-/** Runs in this process; `tty` makes stdout claim to be a terminal (stderr stays a pipe). */
-export async function runInProcess(argv: string[], env: Record<string, string>, tty = false): Promise<Ran> {
-  const stdout = stream(tty);
+/** Runs in this process; `tty` makes stdout claim to be a terminal `columns` wide (stderr stays a pipe). */
+export async function runInProcess(
+  argv: string[],
+  env: Record<string, string>,
+  tty = false,
+  columns = 100,
+): Promise<Ran> {
+  const stdout = stream(tty, columns);
   const stderr = stream(false);
   const stdin = new PassThrough() as unknown as NodeJS.ReadStream;
   const io: Io = { env: { NO_COLOR: "1", ...env }, stdin, stdout, stderr };

@@ -1,0 +1,75 @@
+import { createAgentplaneClient } from "@agentplane/sdk";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { runInProcess, startTestPlatform, type TestPlatform, tempConfigDir } from "./harness.ts";
+
+const longest = (text: string) => Math.max(...text.split("\n").map((line) => line.length));
+
+describe("output on an 80-column terminal: help, the audit trail, usage totals", () => {
+  let p: TestPlatform;
+  const config = tempConfigDir();
+  let env: Record<string, string>;
+
+  beforeAll(async () => {
+    p = await startTestPlatform();
+    const sdk = createAgentplaneClient({ baseUrl: p.url, token: p.ownerToken });
+    const orgId = (await sdk.request("createOrganization", { body: { name: "Acme" } })).id;
+    const projectId = (await sdk.request("createProject", { path: { orgId }, body: { name: "p" } })).id;
+    await sdk.request("createProjectPolicy", {
+      path: { projectId },
+      body: { name: "all", cedar: "permit(principal, action, resource);" },
+    });
+    env = {
+      AGENTPLANE_CONFIG_DIR: config.dir,
+      AGENTPLANE_URL: p.url,
+      AGENTPLANE_TOKEN: p.ownerToken,
+      AGENTPLANE_ORG: orgId,
+      AGENTPLANE_PROJECT: projectId,
+    };
+  }, 120_000);
+  afterAll(async () => {
+    await p?.close();
+    config.remove();
+  });
+
+  it("wraps help at the terminal's width, and at 100 columns in pipes (the generated docs)", async () => {
+    const narrow = await runInProcess(["sandboxes", "--help"], env, true, 80);
+    expect(narrow.code).toBe(0);
+    expect(longest(narrow.stdout)).toBeLessThanOrEqual(80);
+    expect(narrow.stdout).toMatch(/effective-policy \[options\] <sandbox> +The bindings that reach a sandbox and\n/);
+    const piped = await runInProcess(["sandboxes", "--help"], env);
+    expect(longest(piped.stdout)).toBeGreaterThan(80);
+    expect(longest(piped.stdout)).toBeLessThanOrEqual(100);
+  });
+
+  it("shows the audit trail's time, action and outcome whole on a terminal; pipes keep every column", async () => {
+    let piped = "";
+    await expect
+      .poll(
+        async () => {
+          piped = (await runInProcess(["audit", "list", "--limit", "50"], env)).stdout;
+          return piped;
+        },
+        { timeout: 15_000 },
+      )
+      .toContain("createProjectPolicy");
+    const row = piped.split("\n").find((l) => l.includes("\tcreateProjectPolicy\t"))!;
+    expect(row.split("\t")).toHaveLength(6);
+    const table = await runInProcess(["audit", "list", "--limit", "50"], env, true, 80);
+    const [head, ...lines] = table.stdout.trimEnd().split("\n");
+    expect(head).toMatch(/^TIME\s+ACTION\s+OUTCOME\s+STATUS$/);
+    expect(lines.find((l) => l.includes("createProjectPolicy"))).toMatch(
+      /^(now|\d+ seconds? ago)\s+createProjectPolicy\s+success\s+201$/,
+    );
+    expect(longest(table.stdout)).toBeLessThanOrEqual(80);
+  });
+
+  it("prints usage totals as lines of their own on a terminal, not as a JSON cell", async () => {
+    const out = await runInProcess(["usage", "list"], env, true, 80);
+    expect(out.code).toBe(0);
+    expect(out.stdout).toMatch(/^total:\n {2}requests: +0\n/m);
+    expect(out.stdout).not.toContain("{");
+    expect(longest(out.stdout)).toBeLessThanOrEqual(80);
+    const json = JSON.parse((await runInProcess(["usage", "list", "--json"], env)).stdout);
+    expect(json.total).toMatchObject({ requests: 0, costUsd: 0 });
+  });
+});
