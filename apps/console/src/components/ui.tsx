@@ -41,6 +41,15 @@ export function Guarded({ allowance, children }: { allowance: Allowance; childre
   );
 }
 
+/**
+ * Whether asking again may help: not when the API said no for good (a bad request, a denial, an id
+ * that does not exist, a conflict), only for a failure on its side, a rate limit or no answer.
+ */
+function retryable(error: unknown): boolean {
+  if (!(error instanceof ApiError)) return true;
+  return error.status >= 500 || error.status === 408 || error.status === 429;
+}
+
 export function ErrorNote({ error, retry }: { error: unknown; retry?: () => void }) {
   if (!error) return null;
   const rule = error instanceof ApiError ? error.ruleId : undefined;
@@ -55,7 +64,7 @@ export function ErrorNote({ error, retry }: { error: unknown; retry?: () => void
           Rule: {rule}
         </span>
       ) : null}
-      {retry ? (
+      {retry && retryable(error) ? (
         <Button className="ml-3" onClick={retry}>
           Retry
         </Button>

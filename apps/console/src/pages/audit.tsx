@@ -77,7 +77,9 @@ export function AuditPage() {
           <Table label="Audit records" headers={["Time", "Actor", "Action", "Target", "Outcome", ""]}>
             {records.data.items.map((r) => (
               <tr key={`${r.time}-${r.id}`}>
-                <Td mono>{r.time}</Td>
+                <Td>
+                  <time dateTime={r.time}>{new Date(r.time).toLocaleString()}</time>
+                </Td>
                 <Td>{r.principal.displayName ?? r.principal.id ?? r.principal.type}</Td>
                 <Td mono>{r.action}</Td>
                 <Td mono>{r.targetId ?? ""}</Td>

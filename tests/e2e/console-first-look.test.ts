@@ -1,0 +1,73 @@
+import { launchChromium, requireChromium } from "@agentplane/testkit/browser";
+import type { Browser, Page } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { screenshot } from "./console/browser.ts";
+import { startPlatform } from "./console/platform.ts";
+
+const chromium = requireChromium();
+
+/** What a new user meets first: readable times, and errors that offer only what can help. */
+describe.skipIf(!chromium.available)(`console first look${chromium.reason}`, () => {
+  let platform: Awaited<ReturnType<typeof startPlatform>>;
+  let browser: Browser;
+  let page: Page;
+  let orgId: string;
+  let projectId: string;
+
+  beforeAll(async () => {
+    platform = await startPlatform();
+    orgId = (await platform.api<{ id: string }>("POST", "/v1/orgs", { name: "Acme" })).body.id;
+    projectId = (await platform.api<{ id: string }>("POST", `/v1/orgs/${orgId}/projects`, { name: "web" })).body.id;
+    browser = await launchChromium();
+    const context = await browser.newContext({ viewport: { width: 1280, height: 800 }, locale: "en-US" });
+    page = await context.newPage();
+    page.setDefaultTimeout(15_000);
+    await page.goto(`${platform.url}/sign-in`);
+    await page.getByLabel("API token").fill(platform.token);
+    await page.getByRole("button", { name: "Sign in" }).click();
+    await page.waitForURL((url) => !url.pathname.startsWith("/sign-in"));
+  }, 180_000);
+
+  afterAll(async () => {
+    await browser?.close();
+    await platform?.stop();
+  });
+
+  it("shows audit times in the reader's locale, as every other page does, not as raw ISO text", async () => {
+    await expect
+      .poll(async () => {
+        const trail = await platform.api<{ items: unknown[] }>("GET", `/v1/orgs/${orgId}/audit-trail?limit=5`);
+        return trail.body.items.length;
+      })
+      .toBeGreaterThan(0);
+    await page.goto(`${platform.url}/orgs/${orgId}/audit`);
+    const cell = page.getByRole("row").nth(1).getByRole("cell").first();
+    await expect.poll(() => cell.isVisible()).toBe(true);
+    const text = (await cell.textContent()) ?? "";
+    expect(text).not.toMatch(/\d{4}-\d{2}-\d{2}T/);
+    const iso = await cell.locator("time").getAttribute("datetime");
+    expect(iso).toMatch(/^\d{4}-\d{2}-\d{2}T/);
+    expect(text).toBe(new Date(iso!).toLocaleString("en-US"));
+    await screenshot(page, "first-look-audit");
+  });
+
+  it("offers no Retry for an id that does not exist, and does for the API failing", async () => {
+    await page.goto(`${platform.url}/projects/${projectId}/sandboxes/sbx_06h2f858jfs8mnmpf40h6ex000`);
+    const alert = page.getByRole("alert");
+    await expect.poll(() => alert.textContent()).toContain("was not found");
+    expect(await alert.getByRole("button", { name: "Retry" }).count()).toBe(0);
+    await screenshot(page, "first-look-not-found");
+
+    // A failure on the API's side may pass: there, Retry stays.
+    await page.route("**/v1/projects/*/sandboxes?*", (route) =>
+      route.fulfill({
+        status: 503,
+        contentType: "application/problem+json",
+        body: JSON.stringify({ type: "about:blank", title: "Service Unavailable", status: 503, detail: "Try later" }),
+      }),
+    );
+    await page.goto(`${platform.url}/projects/${projectId}/sandboxes`);
+    await expect.poll(() => page.getByRole("alert").textContent()).toContain("Try later");
+    expect(await page.getByRole("alert").getByRole("button", { name: "Retry" }).count()).toBe(1);
+  });
+});
