@@ -15,6 +15,7 @@ import type { LinkedChannel, TeamChatAdapter, TeamChatDestination, TeamChatStatu
 import { createSocketClient, createWebClient, isAuthError, type SocketTimeouts, slackErrorCode } from "./clients.ts";
 import { SlackInbound } from "./inbound.ts";
 import { SlackOutbox } from "./outbox.ts";
+import { boundDelivery } from "./split.ts";
 import type { SlackChat, SlackIdentity } from "./types.ts";
 
 export interface SlackTeamChatOptions extends SocketTimeouts {
@@ -253,9 +254,9 @@ export class SlackTeamChat implements TeamChatAdapter, SlackChat {
     return info.channel?.name ?? null;
   }
 
-  /** A delivery (webhook, heartbeat, schedule): stored, posted, retried later if Slack refuses. */
+  /** A delivery (webhook, heartbeat, schedule): bounded, stored, posted, retried later if Slack refuses. */
   async post(destination: TeamChatDestination, text: string): Promise<void> {
-    await this.outbox.send(destination.id, null, text);
+    await this.outbox.send(destination.id, null, boundDelivery(text));
   }
 
   async close(): Promise<void> {

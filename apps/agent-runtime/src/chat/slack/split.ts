@@ -3,6 +3,18 @@
  * 40,000; answers are posted in pieces of at most this many characters.
  */
 export const SLACK_TEXT_LIMIT = 4000;
+/**
+ * What one delivery (webhook, heartbeat, schedule) posts at most: Slack cuts a message's text
+ * past this anyway. A deliver-only webhook posts what an unauthenticated sender sends, unqueued:
+ * a 1 MiB body was some 260 messages in a row. The whole text stays in the stored thread.
+ */
+export const SLACK_DELIVERY_LIMIT = 40_000;
+
+/** A delivery's text, cut at SLACK_DELIVERY_LIMIT with a note saying so. */
+export function boundDelivery(text: string, limit = SLACK_DELIVERY_LIMIT): string {
+  if (text.length <= limit) return text;
+  return `${text.slice(0, limit)}\n\n_(truncated: ${text.length - limit} more characters are not shown here)_`;
+}
 
 /** Cuts one oversized block at the last line break, else the last space, else hard. */
 function cutBlock(block: string, limit: number): string[] {
