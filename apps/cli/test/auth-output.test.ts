@@ -76,8 +76,16 @@ describe("auth, credentials and the output contract against the real platform", 
   it("prints tables on a terminal, tab-separated lines to a pipe, JSON and jq on request", async () => {
     const base = { ...env, AGENTPLANE_URL: a.url };
     orgId = JSON.parse((await runCli(["orgs", "create", "--name", "Acme", "--json"], base)).stdout).id;
-    for (const name of ["alpha", "beta\twith tab"]) {
-      expect((await runCli(["projects", "create", "--org", orgId, "--name", name], base)).code).toBe(0);
+    // A name holds no control characters (the API refuses them); a description may hold a tab.
+    for (const [name, description] of [
+      ["alpha", "first"],
+      ["beta", "with\ttab"],
+    ] as const) {
+      const created = await runCli(
+        ["projects", "create", "--org", orgId, "--name", name, "--description", description],
+        base,
+      );
+      expect(created.code).toBe(0);
     }
     const withOrg = { ...base, AGENTPLANE_ORG: orgId };
     const piped = await runInProcess(["projects", "list"], withOrg);
@@ -87,7 +95,7 @@ describe("auth, credentials and the output contract against the real platform", 
     // Tab-separated, one field per column, RFC 3339 times, the tab inside a value flattened.
     expect(lines.every((l) => l.split("\t").length === lines[0]!.split("\t").length)).toBe(true);
     expect(piped.stdout).toMatch(/\t\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}/);
-    expect(piped.stdout).toContain("beta with tab");
+    expect(piped.stdout).toContain("with tab");
 
     const tty = await runInProcess(["projects", "list"], withOrg, true);
     expect(tty.stdout.split("\n")[0]).toMatch(/^ID\s+NAME\s+/);
@@ -95,12 +103,14 @@ describe("auth, credentials and the output contract against the real platform", 
     expect(tty.stdout).not.toContain("\t");
 
     const json = JSON.parse((await runInProcess(["projects", "list", "--json"], withOrg)).stdout) as { name: string }[];
-    expect(json.map((p) => p.name).sort()).toEqual(["alpha", "beta\twith tab"]);
+    expect(json.map((p) => p.name).sort()).toEqual(["alpha", "beta"]);
     const fields = JSON.parse((await runInProcess(["projects", "list", "--json", "name"], withOrg)).stdout);
     expect(fields).toEqual(expect.arrayContaining([{ name: "alpha" }]));
     expect(Object.keys(fields[0])).toEqual(["name"]);
     const jq = await runInProcess(["projects", "list", "--jq", ".[].name"], withOrg);
-    expect(jq.stdout.split("\n").sort()).toEqual(["", "alpha", "beta\twith tab"]);
+    expect(jq.stdout.split("\n").sort()).toEqual(["", "alpha", "beta"]);
+    const descriptions = await runInProcess(["projects", "list", "--jq", ".[].description"], withOrg);
+    expect(descriptions.stdout.split("\n").sort()).toEqual(["", "first", "with\ttab"]);
     const unknownField = await runInProcess(["projects", "list", "--json", "nmae"], withOrg);
     expect(unknownField.code).toBe(1);
     expect(unknownField.stderr).toMatch(/unknown JSON field nmae; available: .*name/);

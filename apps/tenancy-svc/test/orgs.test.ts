@@ -56,6 +56,14 @@ describe.each(targets)("organizations and identity on $name", (target) => {
       expect(await json(unknown)).toMatchObject({ errors: [{ pointer: "/body/plan", message: "Unknown field" }] });
       const empty = await h.call("POST", "/v1/orgs", { as: h.owner, body: { name: "   " } });
       expect(empty.status).toBe(400);
+      // A right-to-left override would show "Acme\u202egnp.exe" as "Acmeexe.png" wherever it is listed.
+      const disguised = await h.call("POST", "/v1/orgs", { as: h.owner, body: { name: "Acme\u202egnp.exe" } });
+      expect(disguised.status).toBe(400);
+      expect(await json(disguised)).toMatchObject({
+        errors: [{ pointer: "/body/name", message: expect.stringContaining("bidirectional formatting") }],
+      });
+      const renamed = await h.call("PATCH", `/v1/orgs/${h.orgId}`, { as: h.owner, body: { name: "Acme\u0007" } });
+      expect(renamed.status).toBe(400);
       const malformed = await h.call("POST", "/v1/orgs", { as: h.owner, body: "{nope" });
       expect(malformed.status).toBe(400);
       expect(malformed.headers.get("content-type")).toContain("application/problem+json");

@@ -2,8 +2,27 @@ import { z } from "@hono/zod-openapi";
 
 export const Timestamp = z.iso.datetime({ offset: true }).openapi({ example: "2026-01-01T00:00:00.000Z" });
 
-/** A resource's name as people give it (organizations, projects, teams, sandboxes): spaces around it are dropped. */
-export const ResourceName = z.string().trim().min(1).max(100);
+/**
+ * Control characters and the bidirectional formatting marks (U+061C, U+200E/F, U+202A-E,
+ * U+2066-9): in a name they reorder or hide what the console, the CLI and the audit trail show
+ * (`U+202E` makes "Acme‮gnp.exe" read as "Acmeexe.png"). NUL is left to the check every text
+ * field has, which names it.
+ */
+const HIDDEN_CHARACTERS = /[\p{Cc}\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/u;
+
+/**
+ * A resource's name as people give it (organizations, projects, teams, sandboxes, API tokens):
+ * spaces around it are dropped, and it holds no control or bidirectional formatting characters.
+ */
+export const ResourceName = z
+  .string()
+  .trim()
+  .min(1)
+  .max(100)
+  .refine(
+    (name) => !HIDDEN_CHARACTERS.test(name.replaceAll("\u0000", "")),
+    "must not contain control or bidirectional formatting characters",
+  );
 
 export const LimitQuery = z.coerce.number().int().min(1).max(200).default(50);
 
