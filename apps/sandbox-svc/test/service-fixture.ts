@@ -1,5 +1,5 @@
 import { type Database, migrateToLatest } from "@agentplane/db";
-import { type Bus, createOutbox, MemoryBus, outboxMigrations } from "@agentplane/events";
+import { type Bus, createOutbox, MemoryBus, type OutboxTuning, outboxMigrations } from "@agentplane/events";
 import { type Caller, silentLogger } from "@agentplane/service-kit";
 import { SANDBOX_SCHEMA } from "../src/app.ts";
 import { migrations } from "../src/db/migrations/index.ts";
@@ -13,8 +13,8 @@ import { newDriver } from "./helpers.ts";
  * The service's outbox on `database`, started and relaying to `bus` as the service's is: a verb's
  * audit records reach the bus through it. Stop it (`outbox.stop()`) when done.
  */
-export function sandboxOutbox(database: Database, bus: Bus): Pick<SandboxDeps, "outbox"> {
-  const outbox = createOutbox({ database, schema: SANDBOX_SCHEMA, bus, logger: silentLogger() });
+export function sandboxOutbox(database: Database, bus: Bus, tuning: OutboxTuning = {}): Pick<SandboxDeps, "outbox"> {
+  const outbox = createOutbox({ database, schema: SANDBOX_SCHEMA, bus, logger: silentLogger(), ...tuning });
   outbox.start();
   return { outbox };
 }
@@ -34,7 +34,7 @@ export interface VerbFixture {
  */
 export async function verbFixture(
   database: Database,
-  options: { driver?: Parameters<typeof newDriver>[0] } = {},
+  options: { driver?: Parameters<typeof newDriver>[0]; outbox?: OutboxTuning } = {},
 ): Promise<VerbFixture> {
   // With the outbox's tables, in the order the service applies them (0002 between 0001 and 0003).
   await migrateToLatest(database, SANDBOX_SCHEMA, { ...migrations, ...outboxMigrations("0002") });
@@ -48,7 +48,7 @@ export async function verbFixture(
     db: database.forSchema<SandboxDB>(SANDBOX_SCHEMA),
     database,
     bus,
-    ...sandboxOutbox(database, bus),
+    ...sandboxOutbox(database, bus, options.outbox),
     driver,
     authorizer: {
       check: () => Promise.reject(new Error("verbs do not authorize; routes do")),

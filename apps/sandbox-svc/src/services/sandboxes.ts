@@ -275,6 +275,12 @@ export interface BootToken {
   replaces?: string | null;
 }
 
+/**
+ * How long after its commit a start's records (and a create's written with it) are handed to the
+ * outbox relay; they are in the outbox, durable, from the commit on.
+ */
+export const START_RECORD_RELAY_DELAY_MS = 30;
+
 /** What a start writes beside the state it ends in, in the same transaction (its audit record). */
 export type StartRecord = (trx: Kysely<SandboxDB>, running: boolean) => Promise<void>;
 
@@ -348,7 +354,7 @@ export async function bootSandbox(
         }
       : failedWith(failure);
   try {
-    await withDomainEvents(deps, async (trx) => {
+    await deps.db.transaction().execute(async (trx) => {
       await trx
         .updateTable("sandboxes")
         .set(written as never)
@@ -369,6 +375,9 @@ export async function bootSandbox(
       await record?.(trx, written.state === "running");
     });
     stage("boot: start recorded");
+    // Published a little later, not in the round right after the commit: that round's statements
+    // would run just as the client's next request (its first exec) arrives, and delay it.
+    setTimeout(() => deps.outbox.relaySoon(), START_RECORD_RELAY_DELAY_MS).unref();
     return written;
   } catch (err) {
     if (failure === undefined) await deps.driver.stop(row.id).catch(() => {});
