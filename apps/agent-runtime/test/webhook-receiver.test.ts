@@ -125,6 +125,22 @@ describe("receiver statuses and check order", () => {
     expect(fake.requests).toHaveLength(0);
   });
 
+  it("refuses an event type that is too long or holds control or bidirectional characters, and runs nothing", async () => {
+    await rt.json("PUT", "/agents/webhooks/enabled", { enabled: true });
+    await subscribe({ name: "typed", deliverOnly: true, prompt: "got {a}" });
+    const long = await post("typed", { a: 1 }, { "x-github-event": "x".repeat(101) });
+    expect(long.status).toBe(400);
+    expect(((await long.json()) as { detail: string }).detail).toBe(
+      "The x-github-event header is longer than 100 characters",
+    );
+    const hidden = await post("typed", { event_type: "deploy\u202eevil" });
+    expect(hidden.status).toBe(400);
+    expect(((await hidden.json()) as { detail: string }).detail).toContain("The body's event_type holds control");
+    // The longest type allowed is delivered: the one delivery made.
+    expect((await post("typed", { a: 1 }, { "x-gitlab-event": "y".repeat(100) })).status).toBe(200);
+    expect(await webTexts()).toHaveLength(1);
+  });
+
   it("accepts agent-mode runs with 202 and posts the labelled answer to the target", async () => {
     await rt.json("PUT", "/agents/webhooks/enabled", { enabled: true });
     await subscribe({ name: "deploys", prompt: "Summarise deploy {service} ({status})", deliverTo: "Chat" });
