@@ -1,5 +1,6 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { join } from "node:path";
+import { MAX_SCHEDULES } from "@agentplane/contracts/runtime";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { type FakeModel, lastUserText, startFakeModel } from "./support/fake-model.ts";
 import { fakeModelEnv, startTestRuntime, type TestRuntime, tempHome, waitFor } from "./support/runtime.ts";
@@ -145,6 +146,58 @@ describe("schedule endpoints", () => {
     expect(paused.body).toMatchObject({ active: false, nextRunAt: null });
     expect((await r.json("DELETE", `/agents/schedules/${daily.id}`)).status).toBe(204);
     expect((await r.json("GET", `/agents/schedules/${daily.id}`)).status).toBe(404);
+  });
+
+  it(`keep at most ${MAX_SCHEDULES}: one more is a 409, through the API and the agent's tool alike`, async () => {
+    const r = await start();
+    const db = r.runtime.deps.database.db;
+    const t = new Date(now).toISOString();
+    await db
+      .insertInto("schedule")
+      .values(
+        Array.from({ length: MAX_SCHEDULES }, (_, i) => ({
+          id: `sch_${i}`,
+          name: `s${i}`,
+          cron: null,
+          at: null,
+          every_seconds: 3600,
+          timezone: null,
+          prompt: "p",
+          deliver_to: "Chat",
+          active: 0,
+          next_run_at: null,
+          last_run_at: null,
+          consecutive_failures: 0,
+          paused_reason: null,
+          created_at: t,
+          updated_at: t,
+        })),
+      )
+      .execute();
+    const over = await r.json<{ detail: string }>("POST", "/agents/schedules", {
+      name: "one-more",
+      everySeconds: 60,
+      prompt: "p",
+    });
+    expect(over.status).toBe(409);
+    expect(over.body.detail).toBe(
+      `The runtime keeps at most ${MAX_SCHEDULES} schedules; delete one before creating another`,
+    );
+    fake.respond = scripted([
+      calls(toolUse("manage_schedules", { action: "create", name: "flood", everySeconds: 10, prompt: "x" })),
+      text("No room."),
+    ]);
+    const before = fake.requests.length;
+    const threads = await r.json<{ items: Array<{ id: string; main: boolean }> }>("GET", "/agents/threads");
+    const main = threads.body.items.find((th) => th.main)?.id;
+    await r.json("POST", `/agents/threads/${main}/messages?stream=false`, { text: "schedule a flood" });
+    const [result] = fake.requests.slice(before).flatMap((q) => toolResultsOf(q.body));
+    expect(result).toMatchObject({ is_error: true });
+    expect(result?.content).toContain(`at most ${MAX_SCHEDULES} schedules`);
+    expect(await r.json("DELETE", "/agents/schedules/sch_0")).toMatchObject({ status: 204 });
+    expect(
+      (await r.json("POST", "/agents/schedules", { name: "one-more", everySeconds: 60, prompt: "p" })).status,
+    ).toBe(201);
   });
 
   it("a one-shot `at` runs once", async () => {

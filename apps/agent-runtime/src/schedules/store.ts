@@ -1,6 +1,7 @@
 import {
   type CreateScheduleBody,
   MAX_CONSECUTIVE_SCHEDULE_FAILURES,
+  MAX_SCHEDULES,
   type Schedule,
   type ScheduleRun,
   type UpdateScheduleBody,
@@ -90,6 +91,13 @@ export async function createSchedule(db: Db, input: CreateScheduleBody, nowMs: n
   };
   checkTiming(timing);
   await requireUniqueName(db, input.name);
+  const { count } = await db
+    .selectFrom("schedule")
+    .select((eb) => eb.fn.countAll<number>().as("count"))
+    .executeTakeFirstOrThrow();
+  if (Number(count) >= MAX_SCHEDULES) {
+    throw conflict(`The runtime keeps at most ${MAX_SCHEDULES} schedules; delete one before creating another`);
+  }
   const now = new Date(nowMs).toISOString();
   const active = input.active ?? true;
   const row: ScheduleRow = {

@@ -7,6 +7,8 @@ export const SCHEDULE_RUN_TRIGGERS = ["schedule", "manual", "missed"] as const;
 /** Consecutive failed runs after which a schedule is paused (with a notice on its target). */
 export const MAX_CONSECUTIVE_SCHEDULE_FAILURES = 10;
 export const MIN_SCHEDULE_INTERVAL_SECONDS = 10;
+/** Schedules one runtime keeps; past it a create is a 409 (a flood of schedules is a flood of turns). */
+export const MAX_SCHEDULES = 100;
 
 export const Schedule = z
   .object({
