@@ -50,10 +50,17 @@ export const SECURITY_HEADERS = {
 };
 
 export function consoleAssets(dir: string): ConsoleAssets {
-  let index: Promise<Buffer | undefined> | undefined;
-  const readIndex = () => {
-    index ??= readFile(join(dir, "index.html")).catch(() => undefined);
-    return index;
+  // Kept while the file is unchanged: a new build replaces it (and deletes the assets the old one
+  // named), so a stale copy would load a blank page.
+  let index: { version: string; html: Promise<Buffer | undefined> } | undefined;
+  const readIndex = async () => {
+    const path = join(dir, "index.html");
+    const info = await stat(path).catch(() => undefined);
+    const version = info ? `${info.mtimeMs}:${info.size}:${info.ino}` : "";
+    if (index?.version !== version) {
+      index = { version, html: info ? readFile(path).catch(() => undefined) : Promise.resolve(undefined) };
+    }
+    return index.html;
   };
 
   async function file(path: string, cacheControl: string): Promise<Response | undefined> {
