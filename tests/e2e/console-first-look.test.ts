@@ -70,4 +70,24 @@ describe.skipIf(!chromium.available)(`console first look${chromium.reason}`, () 
     await expect.poll(() => page.getByRole("alert").textContent()).toContain("Try later");
     expect(await page.getByRole("alert").getByRole("button", { name: "Retry" }).count()).toBe(1);
   });
+
+  it("wraps a long unbroken project name instead of pushing the row's actions out of sight", async () => {
+    const long = "x".repeat(100);
+    expect((await platform.api("POST", `/v1/orgs/${orgId}/projects`, { name: long })).status).toBe(201);
+    await page.goto(`${platform.url}/orgs/${orgId}/projects`);
+    const row = page.getByRole("row").filter({ hasText: long });
+    await expect.poll(() => row.isVisible()).toBe(true);
+    // The table's scroll container: nothing to scroll sideways.
+    const fits = await page
+      .getByRole("table", { name: "Projects" })
+      .locator("..")
+      .evaluate((el) => {
+        const w = el as unknown as { scrollWidth: number; clientWidth: number };
+        return w.scrollWidth <= w.clientWidth;
+      });
+    expect(fits).toBe(true);
+    const box = await row.getByRole("button", { name: "Rotate keys" }).boundingBox();
+    expect(box && box.x + box.width).toBeLessThanOrEqual(1280);
+    await screenshot(page, "first-look-long-name");
+  });
 });

@@ -136,8 +136,10 @@ export function Table({ headers, children, label }: { headers: string[]; childre
   );
 }
 
-export function Td({ children, mono = false }: { children: ReactNode; mono?: boolean }) {
-  return <td className={`px-3 py-2 align-top ${mono ? "font-mono text-xs" : ""}`}>{children}</td>;
+/** A cell; `wrap` for a name people chose, which may be long and unbroken and must not push the row's actions away. */
+export function Td({ children, mono = false, wrap = false }: { children: ReactNode; mono?: boolean; wrap?: boolean }) {
+  const kind = mono ? "font-mono text-xs" : wrap ? "min-w-[10rem] max-w-[28rem] [overflow-wrap:anywhere]" : "";
+  return <td className={`px-3 py-2 align-top ${kind}`}>{children}</td>;
 }
 
 export function Loading({ what }: { what: string }) {

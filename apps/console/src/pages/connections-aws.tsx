@@ -55,7 +55,7 @@ export function AwsConnectionsSection({ projectId, manage }: { orgId: string; pr
         <Table label="AWS connections" headers={["Name", "Region", "Credential", "Endpoints", ""]}>
           {rows.map((c) => (
             <tr key={c.id}>
-              <Td>{c.name}</Td>
+              <Td wrap>{c.name}</Td>
               <Td>{c.defaultRegion}</Td>
               <Td mono>{c.credentialId}</Td>
               <Td mono>{Object.keys(c.endpoints ?? {}).join(", ") || "AWS"}</Td>

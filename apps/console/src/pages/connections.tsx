@@ -85,7 +85,7 @@ function ClustersSection({ projectId, manage }: { projectId: string; manage: All
         <Table label="Clusters" headers={["Name", "Id", "Status", "Since", "Kubernetes", "Relay", ""]}>
           {rows.map((c) => (
             <tr key={c.id}>
-              <Td>{c.name}</Td>
+              <Td wrap>{c.name}</Td>
               <Td mono>{c.id}</Td>
               <Td>
                 <span data-testid={`cluster-status-${c.name}`} className={STATUS_STYLE[c.status] ?? ""}>

@@ -55,7 +55,7 @@ export default function CredentialsPage() {
         <Table label="Credentials" headers={["Name", "Kind", "Public fields", "Version", "Last used", ""]}>
           {credentials.data.items.map((c) => (
             <tr key={c.id}>
-              <Td>{c.name}</Td>
+              <Td wrap>{c.name}</Td>
               <Td mono>{c.kind}</Td>
               <Td mono>
                 {Object.entries(c.metadata)

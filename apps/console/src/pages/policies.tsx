@@ -57,7 +57,7 @@ export function PoliciesPage() {
         <Table label="Policies" headers={["Name", "Version", "Rules", "Updated"]}>
           {policies.data.items.map((p) => (
             <tr key={p.id}>
-              <Td>
+              <Td wrap>
                 <Link to={`/orgs/${orgId}/policies/${p.id}`}>{p.name}</Link>
               </Td>
               <Td>{p.version}</Td>

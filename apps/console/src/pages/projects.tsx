@@ -42,7 +42,7 @@ export function ProjectsPage() {
         <Table label="Projects" headers={["Name", "Id", "Labels", "Your role", ""]}>
           {rows.map((p) => (
             <tr key={p.id}>
-              <Td>{p.name}</Td>
+              <Td wrap>{p.name}</Td>
               <Td mono>{p.id}</Td>
               <Td mono>
                 {Object.entries(p.labels)

@@ -80,7 +80,7 @@ export default function SandboxesPage() {
         <Table label="Sandboxes" headers={["Name", "Image", "State", "Actions"]}>
           {sandboxes.data.items.map((s) => (
             <tr key={s.id}>
-              <Td>
+              <Td wrap>
                 <Link to={`/projects/${projectId}/sandboxes/${s.id}`}>{s.name}</Link>
                 <div className="font-mono text-xs text-slate-600 dark:text-slate-300">{s.id}</div>
               </Td>

@@ -44,7 +44,7 @@ export default function TeamsPage() {
         <Table label="Teams" headers={["Name", "Description", ""]}>
           {teams.data.items.map((t) => (
             <tr key={t.id}>
-              <Td>{t.name}</Td>
+              <Td wrap>{t.name}</Td>
               <Td>{t.description ?? ""}</Td>
               <Td>
                 <Button aria-expanded={open === t.id} onClick={() => setOpen(open === t.id ? undefined : t.id)}>
