@@ -52,10 +52,12 @@ function run(cmd, args, opts = {}) {
 function npmInstallInto(prefix, spec, env) {
   mkdirSync(prefix, { recursive: true });
   const npm = process.platform === "win32" ? "npm.cmd" : "npm";
+  // npm's own report ("added 1 package") goes to stderr with ours: stdout is the job's, which a
+  // first `npm run -s cli -- … --json | jq` must read alone.
   const status = run(
     npm,
     ["install", "--prefix", prefix, "--no-save", "--no-audit", "--no-fund", "--loglevel=error", spec],
-    { env: { ...process.env, ...env } },
+    { env: { ...process.env, ...env }, stdio: ["inherit", 2, 2] },
   );
   if (status !== 0) throw new Error(`npm install ${spec} failed (exit ${status})`);
 }
@@ -139,7 +141,10 @@ function main() {
     say(
       `installing dependencies with pnpm ${PNPM_VERSION}${frozen ? " (frozen lockfile)" : ""}; native addons build from source on first install`,
     );
-    const status = run(node.bin, [pnpmCli, "install", ...(frozen ? ["--frozen-lockfile"] : [])], { env });
+    const status = run(node.bin, [pnpmCli, "install", ...(frozen ? ["--frozen-lockfile"] : [])], {
+      env,
+      stdio: ["inherit", 2, 2],
+    });
     if (status !== 0) process.exit(status);
     writeFileSync(stampFile, installStamp(node.bin));
   }
