@@ -49,3 +49,25 @@ describe("the size of a deliver-only message", () => {
     });
   }
 });
+
+/**
+ * Slack reads `<!channel>` as a notification of everyone in the channel and `<url|label>` as a
+ * link under another name. A webhook payload, or a model's answer steered by one, is text: it
+ * reaches Slack escaped, and the stored thread keeps it as written.
+ */
+describe("markup in what is posted", () => {
+  it("is escaped, so a sender cannot notify a channel or disguise a link", async () => {
+    await rt.json("POST", "/agents/webhook-subscriptions", { name: "alerts", deliverOnly: true, prompt: "alert: {a}" });
+    const a = "<!channel> pay at <https://evil.test|your bank> & <@U0OWNER>";
+    expect((await rt.request("POST", "/agents/webhooks/alerts", { a })).status).toBe(200);
+    const dm = standIn.workspace.dm(OWNER).id;
+    const [posted] = await waitFor(() => {
+      const texts = answers(standIn, dm).map((m) => m.text);
+      return texts.length > 0 ? texts : undefined;
+    });
+    expect(posted).toBe(
+      "**Webhook: alerts**\n\nalert: &lt;!channel&gt; pay at &lt;https://evil.test|your bank&gt; &amp; &lt;@U0OWNER&gt;",
+    );
+    expect(posted).not.toMatch(/[<>]/);
+  });
+});

@@ -14,6 +14,7 @@ import {
   pairOwner,
 } from "../store.ts";
 import { slackErrorCode } from "./clients.ts";
+import { slackText } from "./escape.ts";
 import {
   historyFromSlack,
   inboundText,
@@ -129,7 +130,8 @@ export class SlackInbound {
 
   async #direct(event: SlackEvent & { channel: string; user: string }): Promise<void> {
     const owner = await this.#chat.ownerId();
-    const reply = (text: string) => this.#chat.outbox.send(event.channel, event.thread_ts ?? null, text);
+    const reply = (text: string, markup = false) =>
+      this.#chat.outbox.send(event.channel, event.thread_ts ?? null, text, { markup });
     if (!owner) {
       const code = await pairingCode(this.#deps.database.db);
       if (code && (event.text ?? "").trim() === code) {
@@ -153,7 +155,7 @@ export class SlackInbound {
     }
     // Personal agent: another person gets one polite refusal per message, and no turn runs.
     if (event.user !== owner) {
-      await reply(`I am the personal agent of <@${owner}> and only take requests from them.`);
+      await reply(`I am the personal agent of <@${owner}> and only take requests from them.`, true);
       return;
     }
     this.#enqueue(event, { channel: event.channel, threadTs: event.thread_ts ?? null, isDm: true });
@@ -208,7 +210,7 @@ export class SlackInbound {
     let posting = Promise.resolve();
     const post = (answer: string) => {
       posting = posting.then(async () => {
-        await this.#chat.outbox.send(ref.channel, replyThread, answer, await status.take());
+        await this.#chat.outbox.send(ref.channel, replyThread, answer, { replaceTs: await status.take() });
       });
     };
     try {
@@ -263,7 +265,7 @@ class WorkingStatus {
     this.#updating = this.#updating.then(async () => {
       const ts = await this.#posted;
       if (!ts || this.#taken) return;
-      await this.#web.chat.update({ channel: this.#channel, ts, text }).catch((err) => {
+      await this.#web.chat.update({ channel: this.#channel, ts, text: slackText(text) }).catch((err) => {
         this.#logger.debug({ error: slackErrorCode(err) }, "team chat could not update the working status");
       });
     });
@@ -279,6 +281,6 @@ class WorkingStatus {
 
   async finish(text: string): Promise<void> {
     const ts = await this.take();
-    if (ts) await this.#web.chat.update({ channel: this.#channel, ts, text }).catch(() => undefined);
+    if (ts) await this.#web.chat.update({ channel: this.#channel, ts, text: slackText(text) }).catch(() => undefined);
   }
 }

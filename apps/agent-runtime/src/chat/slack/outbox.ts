@@ -4,6 +4,7 @@ import type { Logger } from "pino";
 import type { RuntimeDatabase, TeamChatDeliveryTable } from "../../db/schema/index.ts";
 import { createDelivery, dueDeliveries, markDelivered, markDeliveryFailed, recordChunkSent } from "../store.ts";
 import { slackErrorCode } from "./clients.ts";
+import { slackText } from "./escape.ts";
 import { splitForSlack } from "./split.ts";
 
 /** Waits before the n-th retry of a stored delivery: `baseMs` (15 s) doubling, at most an hour. */
@@ -32,14 +33,25 @@ export class SlackOutbox {
   }
 
   /**
-   * Posts `text` (split at Slack's limit) to a channel, in a thread when `threadTs` is set. With
-   * `replaceTs` (a status message of the bot's), the first piece replaces that message's text in
-   * place (`chat.update`) instead of posting; when that fails (the status was deleted, say) and on a
-   * later retry, it is posted as a new message. Never throws.
+   * Posts `text` (split at Slack's limit) to a channel, in a thread when `threadTs` is set. The
+   * text is escaped for Slack (`slackText`) and stored so, unless it is the runtime's own
+   * `markup` (a mention it means to make). With `replaceTs` (a status message of the bot's), the
+   * first piece replaces that message's text in place (`chat.update`) instead of posting; when
+   * that fails (the status was deleted, say) and on a later retry, it is posted as a new message.
+   * Never throws.
    */
-  async send(channel: string, threadTs: string | null, text: string, replaceTs?: string): Promise<boolean> {
-    const row = await createDelivery(this.#db, { channelId: channel, threadTs, text });
-    return this.#attempt(row, replaceTs);
+  async send(
+    channel: string,
+    threadTs: string | null,
+    text: string,
+    options: { replaceTs?: string | undefined; markup?: boolean } = {},
+  ): Promise<boolean> {
+    const row = await createDelivery(this.#db, {
+      channelId: channel,
+      threadTs,
+      text: options.markup ? text : slackText(text),
+    });
+    return this.#attempt(row, options.replaceTs);
   }
 
   async #attempt(row: TeamChatDeliveryTable, replaceTs?: string): Promise<boolean> {
