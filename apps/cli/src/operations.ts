@@ -2,11 +2,12 @@
 // parameters become --org/--project or positional arguments, query parameters and scalar body
 // fields become flags, any body field can be given with -f key=value or --input.
 import { readFileSync } from "node:fs";
-import { OPERATIONS, type OperationSpec, type ParameterSpec } from "@agentplane/sdk";
+import { OPERATIONS, type OperationSpec, type ParameterSpec, ProblemError } from "@agentplane/sdk";
 import { type Command, Option } from "commander";
 import { COMMANDS, EPILOGUES, TERMINAL_COLUMNS } from "./command-map.ts";
 import { type Io, openSession, requireToken } from "./context.ts";
 import { CliError, exitWithRemoteCode } from "./exit-codes.ts";
+import { nameFlags } from "./field-flags.ts";
 import { type OutputFlags, printResult } from "./output.ts";
 import { confirm, withSpinner } from "./prompt.ts";
 import { chosenProject, resolveOrg, resolveProject } from "./scope.ts";
@@ -269,6 +270,22 @@ export function addOperationCommand(
   if (EPILOGUES[path]) cmd.addHelpText("after", EPILOGUES[path]);
 
   cmd.action(async (...args: unknown[]) => {
+    try {
+      await act(...args);
+    } catch (error) {
+      const opts = (args.at(-1) as Command).optsWithGlobals() as Record<string, unknown>;
+      if (error instanceof ProblemError && !opts.input) nameFlags(error, (where, name) => flagFor(where, name));
+      throw error;
+    }
+  });
+  /** The flag that sets a body field or query parameter, when this command has one. */
+  const flagFor = (where: "body" | "query", name: string) => {
+    if ((where === "body" ? bodyFields : queryFlags).has(name)) return flagOf(name);
+    const long = `--${kebab(name)}`;
+    return where === "query" && cmd.options.some((o) => o.long === long) ? long : undefined;
+  };
+
+  async function act(...args: unknown[]) {
     const command = args.at(-1) as Command;
     const values = args.slice(0, positional.length) as string[];
     const opts = command.optsWithGlobals() as Record<string, unknown> & OutputFlags;
@@ -372,6 +389,6 @@ export function addOperationCommand(
     // A command run in a sandbox (`sandboxes run`, `sessions run`) ends with its exit code, as exec.
     const remote = op.fields.includes("exitCode") ? (result as { exitCode?: unknown } | null)?.exitCode : undefined;
     if (typeof remote === "number") exitWithRemoteCode(remote);
-  });
+  }
   return cmd;
 }

@@ -1,10 +1,10 @@
 import { createAgentplaneClient } from "@agentplane/sdk";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { runInProcess, startTestPlatform, type TestPlatform, tempConfigDir } from "./harness.ts";
+import { runCli, runInProcess, startTestPlatform, type TestPlatform, tempConfigDir } from "./harness.ts";
 
 const longest = (text: string) => Math.max(...text.split("\n").map((line) => line.length));
 
-describe("output on an 80-column terminal: help, the audit trail, usage totals", () => {
+describe("output for people: help, the audit trail and usage totals on 80 columns, refused flags", () => {
   let p: TestPlatform;
   const config = tempConfigDir();
   let env: Record<string, string>;
@@ -71,5 +71,17 @@ describe("output on an 80-column terminal: help, the audit trail, usage totals",
     expect(longest(out.stdout)).toBeLessThanOrEqual(80);
     const json = JSON.parse((await runInProcess(["usage", "list", "--json"], env)).stdout);
     expect(json.total).toMatchObject({ requests: 0, costUsd: 0 });
+  });
+
+  it("names the flag a refused field came from, and the API's pointer for a body from --input", async () => {
+    const empty = await runInProcess(["projects", "create", "--name", ""], env);
+    expect(empty.code).toBe(1);
+    expect(empty.stderr).toMatch(/^error: Validation Failed: .*\n {2}--name: \S/);
+    const limit = await runInProcess(["audit", "list", "--limit", "0"], env);
+    expect(limit.stderr).toMatch(/\n {2}--limit: \S/);
+    // A body read from a file names no flag: the pointer into that body says where.
+    const fromFile = await runCli(["projects", "create", "--input", "-"], env, '{"name":""}');
+    expect(fromFile.code).toBe(1);
+    expect(fromFile.stderr).toMatch(/\n {2}\/body\/name: \S/);
   });
 });
