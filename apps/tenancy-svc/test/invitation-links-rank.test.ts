@@ -1,7 +1,6 @@
 import type { Invitation } from "@agentplane/contracts";
-import { type Database, openDatabase } from "@agentplane/db";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { addMember, json, startActivated, stopTenancies } from "./fixtures/harness.ts";
+import { describe, expect, it } from "vitest";
+import { activatedOnPglite, addMember, json } from "./fixtures/harness.ts";
 
 /**
  * An invitation's link lets its holder join with the invitation's role (without an identity
@@ -9,18 +8,10 @@ import { addMember, json, startActivated, stopTenancies } from "./fixtures/harne
  * copied an owner's invitation link could redeem it and own the organization.
  */
 describe("invitation links above the caller's role (PGlite)", () => {
-  let database: Database;
-  let h: Awaited<ReturnType<typeof startActivated>>;
-  beforeAll(async () => {
-    database = await openDatabase("pglite://memory");
-    h = await startActivated(database);
-  });
-  afterAll(async () => {
-    await stopTenancies();
-    await database.close();
-  });
+  const suite = activatedOnPglite();
 
   it("an admin neither lists the link of an owner invitation nor revokes it", async () => {
+    const { h } = suite;
     const admin = await addMember(h, h.owner, h.orgId, "ada@x.test", "admin");
     const path = `/v1/orgs/${h.orgId}/invitations`;
     const owner = await json<Invitation>(

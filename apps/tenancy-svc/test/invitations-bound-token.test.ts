@@ -1,6 +1,5 @@
-import { type Database, openDatabase } from "@agentplane/db";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { addMember, json, startActivated, stopTenancies } from "./fixtures/harness.ts";
+import { describe, expect, it } from "vitest";
+import { activatedOnPglite, addMember, json } from "./fixtures/harness.ts";
 
 /**
  * A token bound to an organization acts in that organization only (it cannot create another one,
@@ -8,18 +7,10 @@ import { addMember, json, startActivated, stopTenancies } from "./fixtures/harne
  * nor joins or refuses them for the user. The user, or a token bound to nothing, still does.
  */
 describe("invitations and a token bound to an organization (PGlite)", () => {
-  let database: Database;
-  let h: Awaited<ReturnType<typeof startActivated>>;
-  beforeAll(async () => {
-    database = await openDatabase("pglite://memory");
-    h = await startActivated(database);
-  });
-  afterAll(async () => {
-    await stopTenancies();
-    await database.close();
-  });
+  const suite = activatedOnPglite();
 
   it("does not list, accept or decline its user's invitations to another organization", async () => {
+    const { h } = suite;
     const una = await addMember(h, h.owner, h.orgId, "una@x.test", "member");
     const created = await h.call("POST", `/v1/orgs/${h.orgId}/api-tokens`, {
       as: una,

@@ -1,7 +1,6 @@
 import { internalResolveSessionRoute } from "@agentplane/contracts";
-import { type Database, openDatabase } from "@agentplane/db";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { addMember, json, startActivated, stopTenancies } from "./fixtures/harness.ts";
+import { describe, expect, it } from "vitest";
+import { activatedOnPglite, addMember, json } from "./fixtures/harness.ts";
 
 /**
  * A person's browser sessions are theirs, not an organization's: a token bound to an organization
@@ -9,18 +8,10 @@ import { addMember, json, startActivated, stopTenancies } from "./fixtures/harne
  * it, never the person's own sign-ins.
  */
 describe("browser sessions and a token bound to an organization (PGlite)", () => {
-  let database: Database;
-  let h: Awaited<ReturnType<typeof startActivated>>;
-  beforeAll(async () => {
-    database = await openDatabase("pglite://memory");
-    h = await startActivated(database);
-  });
-  afterAll(async () => {
-    await stopTenancies();
-    await database.close();
-  });
+  const suite = activatedOnPglite();
 
   it("neither lists nor revokes its user's other sessions", async () => {
+    const { h } = suite;
     const una = await addMember(h, h.owner, h.orgId, "una@x.test", "member");
     const own = await h.call("POST", "/v1/auth/sessions", { as: una });
     expect(own.status).toBe(201);
