@@ -109,6 +109,27 @@ describe.skipIf(!bwrap.available)(`local driver exec${bwrap.reason}`, () => {
     expect(cwd.stdout).toBe("/workspace/sub\n");
   });
 
+  it("answers a command the sandbox lacks or cannot execute as a shell would", async () => {
+    const run = (argv: string[]) => runCommand(driver, "sbx_e", { argv, timeoutMs: 5000 });
+    expect(await run(["nosuchcmd", "arg"])).toMatchObject({
+      exitCode: 127,
+      stdout: "",
+      stderr: "nosuchcmd: command not found\n",
+    });
+    expect(await run(["/no/such/cmd"])).toMatchObject({
+      exitCode: 127,
+      stderr: "/no/such/cmd: No such file or directory\n",
+    });
+    expect(await run(["/etc/passwd"])).toMatchObject({ exitCode: 126, stderr: "/etc/passwd: Permission denied\n" });
+    // With a working directory too, where a shell changes to it first.
+    const inSub = await runCommand(driver, "sbx_e", { argv: ["nosuchcmd"], cwd: "/workspace", timeoutMs: 5000 });
+    expect(inSub).toMatchObject({ exitCode: 127, stderr: "nosuchcmd: command not found\n" });
+    // The same text from a command that ran, with another exit code, is its own output.
+    const line = "nsenter: failed to execute sh: No such file or directory";
+    const own = await run(["sh", "-c", `echo "${line}" >&2; exit 1`]);
+    expect(own).toMatchObject({ exitCode: 1, stderr: `${line}\n` });
+  });
+
   it("kills the command and what it forked at the timeout", async () => {
     const r = await runCommand(driver, "sbx_e", { argv: ["/bin/sh", "-c", "sleep 30 & sleep 30"], timeoutMs: 300 });
     expect(r.timedOut).toBe(true);

@@ -34,7 +34,7 @@ const drivers = [
   },
 ];
 
-describe.each(drivers)("WebSocket exec (Kubernetes protocol) on the $name driver", ({ skip, open }) => {
+describe.each(drivers)("WebSocket exec (Kubernetes protocol) on the $name driver", ({ name, skip, open }) => {
   let opened: Awaited<ReturnType<typeof open>>;
   let exec: Awaited<ReturnType<typeof startExecServer>>;
   let base: string;
@@ -64,6 +64,13 @@ describe.each(drivers)("WebSocket exec (Kubernetes protocol) on the $name driver
       reason: "NonZeroExitCode",
       details: { causes: [{ reason: "ExitCode", message: "3" }] },
     });
+  });
+
+  it.skipIf(skip || !name.startsWith("local"))("a command the sandbox lacks: exit 127, a shell's message", async () => {
+    const s = await connect(`${base}${q(["nosuchcmd"])}`, "v5.channel.k8s.io");
+    s.ws.send(Buffer.from([255, 0]));
+    expect(await s.status).toMatchObject({ details: { causes: [{ reason: "ExitCode", message: "127" }] } });
+    expect(Buffer.concat(s.err).toString()).toBe("nosuchcmd: command not found\n");
   });
 
   it.skipIf(skip)("v4: success status", async () => {

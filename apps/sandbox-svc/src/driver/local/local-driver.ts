@@ -24,6 +24,7 @@ import {
   unenforcedLimits,
 } from "./cgroups.ts";
 import { egressEnv, type RelayTools, startEgressRelay } from "./egress-relay.ts";
+import { execFailurePrefix, withShellExecErrors } from "./exec-errors.ts";
 import { DEFAULT_IMAGE } from "./images.ts";
 import { bwrapLauncher, enterArgv, holdsSysAdmin, parentPid, type SandboxProcesses } from "./namespaces.ts";
 import {
@@ -416,9 +417,14 @@ export class LocalDriver implements SandboxDriver {
       const nsenter = enterArgv(this.nsTools(), running.processes, "all", this.privileged);
       argv = withCgroups(running.cgroup.procsFiles, [...nsenter, "--", ...inner]);
     }
-    const proc = options.tty
+    let proc = options.tty
       ? await spawnTty(argv, env, { cols: options.cols ?? 80, rows: options.rows ?? 24 }, cwd)
       : ((await this.spawner.spawn(argv, env, cwd)) ?? spawnPiped(argv, env, cwd));
+    // nsenter executes the command: one the sandbox lacks is told as a shell tells it, not by nsenter.
+    if (this.isolation !== "none" && !options.tty) {
+      const program = options.argv[0] as string;
+      proc = withShellExecErrors(proc, program, execFailurePrefix(program, options.cwd));
+    }
     running.execs.add(proc);
     void proc.exited.then(() => running.execs.delete(proc));
     return proc;
