@@ -53,9 +53,8 @@ describe("a new user's first commands: a command line in a sandbox, models in th
     const box = await sdk.request("createSandbox", { path: { projectId }, body: { name: "not started" } });
     const ran = await runInProcess(["sandboxes", "run", "--sandbox-id", box.id, "--command", "true"], env);
     expect(ran.code).toBe(1);
-    expect(ran.stderr).toContain(
-      `is pending, not running: start it first (POST /v1/projects/${projectId}/sandboxes/${box.id}/start)`,
-    );
+    expect(ran.stderr).toContain(`Sandbox ${box.id} is pending, not running: start it first (request id `);
+    expect(ran.stderr).not.toContain("/v1/");
   });
 
   it("says where a remote command's own flags go when they come before --", async () => {

@@ -60,7 +60,12 @@ describe.each(targets)("sandbox verbs on $name", (target) => {
       expect((await startSandbox(fx.deps, fx.actor, { projectId: P, sandboxId: row.id })).state).toBe("running");
       expect((await exec(row.id, "echo hi")).stdout).toBe("hi\n");
       expect((await stopSandbox(fx.deps, fx.actor, { projectId: P, sandboxId: row.id })).state).toBe("stopped");
-      await expect(exec(row.id, "true")).rejects.toMatchObject({ status: 409 });
+      // What to do, in words; the request that does it, apart.
+      await expect(exec(row.id, "true")).rejects.toMatchObject({
+        status: 409,
+        detail: `Sandbox ${row.id} is stopped, not running: start it first`,
+        extensions: { start: { method: "POST", path: `/v1/projects/${P}/sandboxes/${row.id}/start` } },
+      });
       await fx.deps.db.updateTable("sandboxes").set({ state: "deleting" }).where("id", "=", row.id).execute();
       await expect(startSandbox(fx.deps, fx.actor, { projectId: P, sandboxId: row.id })).rejects.toMatchObject({
         status: 409,

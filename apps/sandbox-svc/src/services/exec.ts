@@ -7,19 +7,24 @@ import { type SandboxRow, toArgv } from "./mapping.ts";
 import { enforce, execContext } from "./policy.ts";
 import { touchActivity } from "./sandboxes.ts";
 
-/** What to do about a sandbox that cannot run commands now (a created sandbox is not started). */
-function nextStep(row: SandboxRow): string {
-  const start = `POST /v1/projects/${row.project_id}/sandboxes/${row.id}/start`;
-  if (row.state === "pending" || row.state === "stopped") return `: start it first (${start})`;
-  if (row.state === "failed") return `: its lastError says why; start it again (${start})`;
-  if (row.state === "starting") return " yet: try again in a moment";
-  return "";
+/**
+ * What to do about a sandbox that cannot run commands now (a created sandbox is not started), in
+ * words; the request that starts it goes in the problem's `start` member.
+ */
+function nextStep(row: SandboxRow): { detail: string; start?: { method: "POST"; path: string } } {
+  const start = { method: "POST" as const, path: `/v1/projects/${row.project_id}/sandboxes/${row.id}/start` };
+  if (row.state === "pending" || row.state === "stopped") return { detail: ": start it first", start };
+  if (row.state === "failed") return { detail: ": its lastError says why; start it again", start };
+  if (row.state === "starting") return { detail: " yet: try again in a moment" };
+  return { detail: "" };
 }
 
 export function requireRunning(row: SandboxRow): void {
   if (row.state !== "running") {
+    const next = nextStep(row);
     throw new ProblemError("invalid-transition", {
-      detail: `Sandbox ${row.id} is ${row.state}, not running${nextStep(row)}`,
+      detail: `Sandbox ${row.id} is ${row.state}, not running${next.detail}`,
+      ...(next.start ? { extensions: { start: next.start } } : {}),
     });
   }
 }
