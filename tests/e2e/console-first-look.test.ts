@@ -1,7 +1,7 @@
 import { launchChromium, requireChromium } from "@agentplane/testkit/browser";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { screenshot } from "./console/browser.ts";
+import { hasFocus, screenshot, seriousViolations } from "./console/browser.ts";
 import { startPlatform } from "./console/platform.ts";
 
 const chromium = requireChromium();
@@ -89,5 +89,86 @@ describe.skipIf(!chromium.available)(`console first look${chromium.reason}`, () 
     const box = await row.getByRole("button", { name: "Rotate keys" }).boundingBox();
     expect(box && box.x + box.width).toBeLessThanOrEqual(1280);
     await screenshot(page, "first-look-long-name");
+  });
+
+  it("at 768 px folds the navigation behind a Menu button, opened and closed by keyboard and by a link", async () => {
+    await page.setViewportSize({ width: 768, height: 800 });
+    try {
+      await page.goto(`${platform.url}/orgs/${orgId}/audit`);
+      const menu = page.getByRole("button", { name: "Menu" });
+      const nav = page.getByRole("navigation", { name: "Console" });
+      await expect.poll(() => menu.isVisible()).toBe(true);
+      expect(await nav.isVisible()).toBe(false);
+      expect(await menu.getAttribute("aria-expanded")).toBe("false");
+      expect(await page.locator(`#${await menu.getAttribute("aria-controls")}`).getAttribute("aria-label")).toBe(
+        "Console",
+      );
+
+      // The page has the window's width, and the audit rows' Details buttons are in sight.
+      const main = (await page.locator("main").boundingBox())!;
+      expect(main.width).toBeGreaterThan(700);
+      const details = page.getByRole("button", { name: /^Details of/ }).first();
+      await expect.poll(() => details.isVisible()).toBe(true);
+      await screenshot(page, "first-look-audit-768");
+      const box = (await details.boundingBox())!;
+      expect(box.x + box.width).toBeLessThanOrEqual(768);
+      expect(await page.evaluate<number>("document.documentElement.scrollWidth")).toBeLessThanOrEqual(768);
+
+      // Opened from the keyboard: the links take the focus; Escape closes and gives it back.
+      await menu.focus();
+      await page.keyboard.press("Enter");
+      await expect.poll(() => nav.isVisible()).toBe(true);
+      expect(await menu.getAttribute("aria-expanded")).toBe("true");
+      await screenshot(page, "first-look-menu-768");
+      expect(await seriousViolations(page)).toEqual([]);
+      await page.keyboard.press("Escape");
+      await expect.poll(() => nav.isVisible()).toBe(false);
+      expect(await menu.getAttribute("aria-expanded")).toBe("false");
+      expect(await hasFocus(menu)).toBe(true);
+
+      // Choosing a link goes there and closes the menu, the focus back on its button.
+      await menu.click();
+      await nav.getByRole("link", { name: "Projects", exact: true }).click();
+      await page.waitForURL(`${platform.url}/orgs/${orgId}/projects`);
+      await expect.poll(() => nav.isVisible()).toBe(false);
+      expect(await hasFocus(menu)).toBe(true);
+      await expect.poll(() => page.getByRole("heading", { name: "Projects" }).isVisible()).toBe(true);
+      await screenshot(page, "first-look-projects-768");
+    } finally {
+      await page.setViewportSize({ width: 1280, height: 800 });
+    }
+  });
+
+  it("at 1280 px shows the navigation beside the page, with no Menu button", async () => {
+    await page.goto(`${platform.url}/orgs/${orgId}/audit`);
+    const nav = page.getByRole("navigation", { name: "Console" });
+    await expect.poll(() => nav.isVisible()).toBe(true);
+    expect(await page.getByRole("button", { name: "Menu" }).count()).toBe(0);
+    const navBox = (await nav.boundingBox())!;
+    const mainBox = (await page.locator("main").boundingBox())!;
+    expect(navBox.x + navBox.width).toBeLessThanOrEqual(mainBox.x);
+    await nav.getByRole("link", { name: "Projects", exact: true }).click();
+    await page.waitForURL(`${platform.url}/orgs/${orgId}/projects`);
+    expect(await nav.isVisible()).toBe(true);
+  });
+
+  it("marks a table wider than its box as a focusable region that scrolls, and the page does not", async () => {
+    await page.setViewportSize({ width: 520, height: 800 });
+    try {
+      await page.goto(`${platform.url}/orgs/${orgId}/audit`);
+      const region = page.getByRole("region", { name: "Audit records, scrolls sideways" });
+      await expect.poll(() => region.isVisible()).toBe(true);
+      expect(await region.getAttribute("tabindex")).toBe("0");
+      expect(await page.evaluate<number>("document.documentElement.scrollWidth")).toBeLessThanOrEqual(520);
+      await region.focus();
+      await page.keyboard.press("ArrowRight");
+      await expect
+        .poll(() => region.evaluate((el) => (el as unknown as { scrollLeft: number }).scrollLeft))
+        .toBeGreaterThan(0);
+      await screenshot(page, "first-look-table-scrolls-520");
+      expect(await seriousViolations(page)).toEqual([]);
+    } finally {
+      await page.setViewportSize({ width: 1280, height: 800 });
+    }
   });
 });

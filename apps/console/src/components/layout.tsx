@@ -1,5 +1,5 @@
 import { useQuery, useQueryClient } from "@tanstack/react-query";
-import { Suspense, useEffect } from "react";
+import { type RefObject, Suspense, useCallback, useEffect, useRef, useState } from "react";
 import { Navigate, NavLink, Outlet, useLocation, useNavigate, useParams } from "react-router";
 import { useMe, useProject } from "../api/hooks.ts";
 import { restoreSession, signOut } from "../api/session.ts";
@@ -34,12 +34,33 @@ export function Layout() {
       </main>
     );
   }
+  return <Frame />;
+}
+
+const NAV_ID = "console-nav";
+
+/**
+ * The header, the navigation and the page. Below 60rem (960 px) the navigation
+ * is a drawer opened by the header's Menu button, so the page keeps the window's width.
+ */
+function Frame() {
+  const location = useLocation();
+  const [navOpen, setNavOpen] = useState(false);
+  const menuButton = useRef<HTMLButtonElement>(null);
+  const closeNav = useCallback(() => {
+    setNavOpen(false);
+    menuButton.current?.focus();
+  }, []);
+  // Tabbing out of the open drawer closes it, leaving the focus where it went.
+  const leaveNav = useCallback((to: Element | null) => {
+    if (to !== menuButton.current) setNavOpen(false);
+  }, []);
   return (
     <div className="flex min-h-screen flex-col">
-      <Header />
-      <div className="flex flex-1 flex-col md:flex-row">
-        <Nav />
-        <main id="main" className="min-w-0 flex-1 p-4 md:p-6">
+      <Header menuButton={menuButton} navOpen={navOpen} onMenu={() => setNavOpen((open) => !open)} />
+      <div className="flex flex-1 flex-col min-[60rem]:flex-row">
+        <Nav open={navOpen} onClose={closeNav} onLeave={leaveNav} />
+        <main id="main" className="min-w-0 flex-1 p-4 min-[60rem]:p-6">
           <ConnectionBanner />
           <PageErrorBoundary resetKey={location.pathname}>
             <Suspense fallback={<Loading what="the page" />}>
@@ -68,7 +89,15 @@ function useCurrentOrg(): string | undefined {
   return orgId ?? localStorage.getItem(LAST_ORG) ?? undefined;
 }
 
-function Header() {
+function Header({
+  menuButton,
+  navOpen,
+  onMenu,
+}: {
+  menuButton: RefObject<HTMLButtonElement | null>;
+  navOpen: boolean;
+  onMenu: () => void;
+}) {
   const me = useMe();
   const navigate = useNavigate();
   const queryClient = useQueryClient();
@@ -79,6 +108,15 @@ function Header() {
       <a href="#main" className="sr-only focus:not-sr-only">
         Skip to content
       </a>
+      <Button
+        ref={menuButton}
+        className="min-[60rem]:hidden"
+        aria-expanded={navOpen}
+        aria-controls={NAV_ID}
+        onClick={onMenu}
+      >
+        <span aria-hidden="true">☰</span> Menu
+      </Button>
       <span className="font-semibold">Agentplane</span>
       <label className="flex items-center gap-2 text-sm">
         Organization
@@ -112,62 +150,95 @@ function Header() {
   );
 }
 
-function Nav() {
+/**
+ * The sidebar; on a narrow window a drawer over the page while `open`: Escape, a click beside it
+ * or choosing a link closes it (`onClose` gives the focus back to the Menu button).
+ */
+function Nav({
+  open,
+  onClose,
+  onLeave,
+}: {
+  open: boolean;
+  onClose: () => void;
+  onLeave: (to: Element | null) => void;
+}) {
   const orgId = useCurrentOrg();
+  const nav = useRef<HTMLElement>(null);
+  useEffect(() => {
+    if (!open) return;
+    nav.current?.querySelector<HTMLElement>("a")?.focus();
+    const onKey = (e: KeyboardEvent) => {
+      if (e.key === "Escape") onClose();
+    };
+    document.addEventListener("keydown", onKey);
+    return () => document.removeEventListener("keydown", onKey);
+  }, [open, onClose]);
   const link = ({ isActive }: { isActive: boolean }) =>
-    `block rounded px-3 py-1.5 text-sm ${isActive ? "bg-indigo-100 font-medium text-indigo-900 dark:bg-indigo-900 dark:text-indigo-100" : "text-slate-800 dark:text-slate-200"}`;
+    `block rounded px-3 py-1.5 text-sm focus-visible:outline-2 focus-visible:outline-indigo-500 ${isActive ? "bg-indigo-100 font-medium text-indigo-900 dark:bg-indigo-900 dark:text-indigo-100" : "text-slate-800 hover:bg-slate-100 dark:text-slate-200 dark:hover:bg-slate-800"}`;
   return (
-    <nav
-      aria-label="Console"
-      className="shrink-0 border-b border-slate-200 p-3 md:w-52 md:border-r md:border-b-0 dark:border-slate-700"
-    >
-      {orgId ? (
-        <ul className="flex flex-wrap gap-1 md:flex-col">
-          <li>
-            <NavLink end to={`/orgs/${orgId}`} className={link}>
-              Overview
-            </NavLink>
-          </li>
-          <li>
-            <NavLink to={`/orgs/${orgId}/projects`} className={link}>
-              Projects
-            </NavLink>
-          </li>
-          <li>
-            <NavLink to={`/orgs/${orgId}/members`} className={link}>
-              Members
-            </NavLink>
-          </li>
-          <li>
-            <NavLink to={`/orgs/${orgId}/api-tokens`} className={link}>
-              API tokens
-            </NavLink>
-          </li>
-          <li>
-            <NavLink to={`/orgs/${orgId}/audit`} className={link}>
-              Audit trail
-            </NavLink>
-          </li>
-          <li>
-            <NavLink to={`/orgs/${orgId}/policies`} className={link}>
-              Policies
-            </NavLink>
-          </li>
-          {[...peopleNavLinks(orgId), ...opsNavLinks(orgId)].map((l) => (
-            <li key={l.to}>
-              <NavLink to={l.to} className={link}>
-                {l.label}
+    <>
+      {open ? (
+        <div aria-hidden="true" className="fixed inset-0 z-30 bg-slate-900/40 min-[60rem]:hidden" onClick={onClose} />
+      ) : null}
+      <nav
+        ref={nav}
+        id={NAV_ID}
+        aria-label="Console"
+        className={`${open ? "fixed inset-y-0 left-0 z-40 block w-64 max-w-[85vw] overflow-y-auto bg-white shadow-xl dark:bg-slate-900" : "hidden"} shrink-0 border-r border-slate-200 p-3 min-[60rem]:static min-[60rem]:block min-[60rem]:w-52 min-[60rem]:bg-transparent min-[60rem]:shadow-none dark:border-slate-700`}
+        onBlur={(e) => {
+          const to = e.relatedTarget as Element | null;
+          if (open && to && !e.currentTarget.contains(to)) onLeave(to);
+        }}
+      >
+        {orgId ? (
+          <ul className="flex flex-col gap-1">
+            <li>
+              <NavLink end to={`/orgs/${orgId}`} className={link} onClick={open ? onClose : undefined}>
+                Overview
               </NavLink>
             </li>
-          ))}
-          <li>
-            <NavLink to="/account/sessions" className={link}>
-              Sessions
-            </NavLink>
-          </li>
-        </ul>
-      ) : null}
-    </nav>
+            <li>
+              <NavLink to={`/orgs/${orgId}/projects`} className={link} onClick={open ? onClose : undefined}>
+                Projects
+              </NavLink>
+            </li>
+            <li>
+              <NavLink to={`/orgs/${orgId}/members`} className={link} onClick={open ? onClose : undefined}>
+                Members
+              </NavLink>
+            </li>
+            <li>
+              <NavLink to={`/orgs/${orgId}/api-tokens`} className={link} onClick={open ? onClose : undefined}>
+                API tokens
+              </NavLink>
+            </li>
+            <li>
+              <NavLink to={`/orgs/${orgId}/audit`} className={link} onClick={open ? onClose : undefined}>
+                Audit trail
+              </NavLink>
+            </li>
+            <li>
+              <NavLink to={`/orgs/${orgId}/policies`} className={link} onClick={open ? onClose : undefined}>
+                Policies
+              </NavLink>
+            </li>
+            {[...peopleNavLinks(orgId), ...opsNavLinks(orgId)].map((l) => (
+              <li key={l.to}>
+                <NavLink to={l.to} className={link} onClick={open ? onClose : undefined}>
+                  {l.label}
+                </NavLink>
+              </li>
+            ))}
+            <li>
+              <NavLink to="/account/sessions" className={link} onClick={open ? onClose : undefined}>
+                Sessions
+              </NavLink>
+            </li>
+          </ul>
+        ) : null}
+      </nav>
+    </>
   );
 }
 

@@ -1,5 +1,5 @@
-import type { ButtonHTMLAttributes, InputHTMLAttributes, ReactNode } from "react";
-import { useId } from "react";
+import type { ComponentProps, InputHTMLAttributes, ReactNode } from "react";
+import { useId, useLayoutEffect, useRef, useState } from "react";
 import type { Allowance } from "../lib/permissions.ts";
 import { ApiError, describeError } from "../lib/problem.ts";
 
@@ -14,7 +14,7 @@ export function Button({
   variant = "secondary",
   className = "",
   ...props
-}: ButtonHTMLAttributes<HTMLButtonElement> & { variant?: keyof typeof BUTTON }) {
+}: ComponentProps<"button"> & { variant?: keyof typeof BUTTON }) {
   return (
     <button
       type="button"
@@ -117,29 +117,60 @@ export function Field({
 export const INPUT =
   "rounded-md border border-slate-300 bg-white px-2 py-1.5 text-sm text-slate-900 dark:border-slate-600 dark:bg-slate-900 dark:text-slate-100";
 
+/**
+ * A table in a box of its own width: wider than that, it scrolls inside the box (a labelled region
+ * that takes the focus, so arrow keys scroll it) with a note saying so, rather than the page.
+ */
 export function Table({ headers, children, label }: { headers: string[]; children: ReactNode; label: string }) {
+  const box = useRef<HTMLDivElement>(null);
+  const [scrolls, setScrolls] = useState(false);
+  useLayoutEffect(() => {
+    const el = box.current;
+    if (!el) return;
+    const measure = () => setScrolls(el.scrollWidth > el.clientWidth + 1);
+    measure();
+    const observer = new ResizeObserver(measure);
+    observer.observe(el);
+    if (el.firstElementChild) observer.observe(el.firstElementChild);
+    return () => observer.disconnect();
+  }, []);
+  const region = scrolls ? { role: "region", "aria-label": `${label}, scrolls sideways`, tabIndex: 0 } : {};
   return (
-    <div className="relative overflow-x-auto rounded-md border border-slate-200 dark:border-slate-700">
-      <table className="w-full text-left text-sm" aria-label={label}>
-        <thead className="bg-slate-100 dark:bg-slate-800">
-          <tr>
-            {headers.map((h) => (
-              <th key={h} scope="col" className="px-3 py-2 font-medium">
-                {h}
-              </th>
-            ))}
-          </tr>
-        </thead>
-        <tbody className="divide-y divide-slate-200 dark:divide-slate-700">{children}</tbody>
-      </table>
-    </div>
+    <>
+      {scrolls ? (
+        <p aria-hidden="true" className="mb-1 text-right text-xs text-slate-600 dark:text-slate-300">
+          Scroll sideways for more columns →
+        </p>
+      ) : null}
+      <div
+        ref={box}
+        {...region}
+        className="relative overflow-x-auto rounded-md border border-slate-200 focus-visible:outline-2 focus-visible:outline-offset-2 focus-visible:outline-indigo-500 dark:border-slate-700"
+      >
+        <table className="w-full text-left text-sm" aria-label={label}>
+          <thead className="bg-slate-100 dark:bg-slate-800">
+            <tr>
+              {headers.map((h) => (
+                <th key={h} scope="col" className="px-2 py-2 font-medium min-[60rem]:px-3">
+                  {h}
+                </th>
+              ))}
+            </tr>
+          </thead>
+          <tbody className="divide-y divide-slate-200 dark:divide-slate-700">{children}</tbody>
+        </table>
+      </div>
+    </>
   );
 }
 
-/** A cell; `wrap` for a name people chose, which may be long and unbroken and must not push the row's actions away. */
+/**
+ * A cell; `wrap` for a name people chose or an id, which may be long and unbroken and must not push
+ * the row's actions away. Narrower padding below 60rem, where the navigation is a drawer.
+ */
 export function Td({ children, mono = false, wrap = false }: { children: ReactNode; mono?: boolean; wrap?: boolean }) {
-  const kind = mono ? "font-mono text-xs" : wrap ? "min-w-[10rem] max-w-[28rem] [overflow-wrap:anywhere]" : "";
-  return <td className={`px-3 py-2 align-top ${kind}`}>{children}</td>;
+  const kind = `${mono ? "font-mono text-xs" : ""} ${wrap ? "min-w-[10rem] max-w-[28rem] [overflow-wrap:anywhere]" : ""}`;
+  return <td className={`px-2 py-2 align-top min-[60rem]:px-3 ${kind}`}>{children}</td>;
 }
 
 export function Loading({ what }: { what: string }) {

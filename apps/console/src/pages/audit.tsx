@@ -82,7 +82,9 @@ export function AuditPage() {
                 </Td>
                 <Td>{r.principal.displayName ?? r.principal.id ?? r.principal.type}</Td>
                 <Td mono>{r.action}</Td>
-                <Td mono>{r.targetId ?? ""}</Td>
+                <Td mono wrap>
+                  {r.targetId ?? ""}
+                </Td>
                 <Td>{r.outcome}</Td>
                 <Td>
                   <Button onClick={() => setSelected(r)} aria-label={`Details of ${r.action} at ${r.time}`}>
