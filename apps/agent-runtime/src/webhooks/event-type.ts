@@ -1,8 +1,8 @@
+import { HIDDEN_CHARACTERS } from "@agentplane/contracts/runtime";
 import { ProblemError } from "@agentplane/problem-details";
 
 /** Longer than any event type a sender names (GitHub's longest is under 40 characters). */
 export const MAX_EVENT_TYPE_LENGTH = 100;
-const HIDDEN_CHARACTERS = /[\p{Cc}\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/u;
 
 /**
  * The event type of a delivery (spec "Inbound webhook events"): the code-hosting headers first,

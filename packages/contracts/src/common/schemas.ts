@@ -1,18 +1,12 @@
 import { z } from "@hono/zod-openapi";
+import { HIDDEN_CHARACTERS } from "./hidden-characters.ts";
 
 export const Timestamp = z.iso.datetime({ offset: true }).openapi({ example: "2026-01-01T00:00:00.000Z" });
 
 /**
- * Control characters and the bidirectional formatting marks (U+061C, U+200E/F, U+202A-E,
- * U+2066-9): in a name they reorder or hide what the console, the CLI and the audit trail show
- * (`U+202E` makes "Acme‮gnp.exe" read as "Acmeexe.png"). NUL is left to the check every text
- * field has, which names it.
- */
-const HIDDEN_CHARACTERS = /[\p{Cc}\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/u;
-
-/**
  * A resource's name as people give it (organizations, projects, teams, sandboxes, API tokens):
- * spaces around it are dropped, and it holds no control or bidirectional formatting characters.
+ * spaces around it are dropped, and it holds no control or bidirectional formatting characters
+ * (NUL is left to the check every text field has, which names it).
  */
 export const ResourceName = z
   .string()

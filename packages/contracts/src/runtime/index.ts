@@ -1,3 +1,4 @@
+export { HIDDEN_CHARACTERS } from "../common/hidden-characters.ts";
 export * from "./agent.ts";
 export * from "./console.ts";
 export * from "./live.ts";
