@@ -29,6 +29,28 @@ const hmacHex = (secret: string, ...parts: Array<string | Uint8Array>) => {
   return hmac.digest("hex");
 };
 
+/** At most this many signatures are read from one PagerDuty header (two during a rotation). */
+const MAX_PAGERDUTY_SIGNATURES = 10;
+
+/**
+ * PagerDuty v3: `X-PagerDuty-Signature` holds one or more comma-separated `v1=<hex HMAC-SHA256 of
+ * the body>`, one per signing secret while a secret rotates; any one matching is enough. Every
+ * candidate is compared, so the time does not tell which one matched.
+ */
+function pagerDutyFailure(secret: string, given: string | undefined, body: string | Uint8Array): string | undefined {
+  if (!given?.trim()) return "Missing X-PagerDuty-Signature";
+  const signatures = given
+    .split(",")
+    .slice(0, MAX_PAGERDUTY_SIGNATURES)
+    .map((part) => /^v1=([0-9a-f]+)$/i.exec(part.trim())?.[1])
+    .filter((hex): hex is string => hex !== undefined);
+  if (signatures.length === 0) return "Malformed X-PagerDuty-Signature: no v1= signature";
+  const expected = hmacHex(secret, body);
+  let matched = false;
+  for (const signature of signatures) matched = sameText(signature.toLowerCase(), expected) || matched;
+  return matched ? undefined : "Bad X-PagerDuty-Signature";
+}
+
 /**
  * Checks a delivery against its subscription's verification. Returns why it failed (for the 401's
  * detail: which header is missing or wrong, never the expected value), or undefined when it passes.
@@ -54,6 +76,8 @@ export function verificationFailure(
       if (!given) return "Missing X-Gitlab-Token";
       return sameText(given, secret) ? undefined : "Bad X-Gitlab-Token";
     }
+    case "pagerduty":
+      return pagerDutyFailure(secret, header("x-pagerduty-signature"), body);
     case "bearer": {
       const given = header("authorization");
       const token = /^Bearer\s+(.+)$/i.exec(given ?? "")?.[1]?.trim();
@@ -77,8 +101,9 @@ export function verificationFailure(
 /**
  * What names a signed delivery itself, whatever delivery id header comes with it. The generic
  * HMAC signs the timestamp with the body, so the same signature within the tolerance is the same
- * delivery sent again: a replay, answered as the duplicate it is. (GitHub's signature covers only
- * the body, and two deliveries may carry the same one; GitLab and bearer send a fixed secret.)
+ * delivery sent again: a replay, answered as the duplicate it is. (GitHub's and PagerDuty's signatures
+ * cover only the body, and two deliveries may carry the same one; GitLab and bearer send a fixed
+ * secret.)
  */
 export function signedDeliveryKey(settings: VerificationSettings, header: HeaderReader): string | undefined {
   if (settings.kind !== "hmac") return undefined;

@@ -17,11 +17,12 @@ export const DeliveryTarget = z.enum(DELIVERY_TARGETS);
 
 /**
  * Per-subscription verification of deliveries (our addition; `none` by default): GitHub's
- * `X-Hub-Signature-256` HMAC of the body, GitLab's `X-Gitlab-Token`, a generic HMAC-SHA256 of
- * `<timestamp>.<body>` in a header of your choice with the timestamp in another, or a shared bearer
- * secret. A failed check answers 401 and runs nothing.
+ * `X-Hub-Signature-256` HMAC of the body, GitLab's `X-Gitlab-Token`, PagerDuty v3's
+ * `X-PagerDuty-Signature` (`v1=` HMACs of the body, several during a secret rotation), a generic
+ * HMAC-SHA256 of `<timestamp>.<body>` in a header of your choice with the timestamp in another, or a
+ * shared bearer secret. A failed check answers 401 and runs nothing.
  */
-export const VERIFICATION_KINDS = ["none", "github", "gitlab", "hmac", "bearer"] as const;
+export const VERIFICATION_KINDS = ["none", "github", "gitlab", "pagerduty", "hmac", "bearer"] as const;
 export const DEFAULT_SIGNATURE_HEADER = "X-Signature";
 export const DEFAULT_TIMESTAMP_HEADER = "X-Timestamp";
 export const DEFAULT_TIMESTAMP_TOLERANCE_SECONDS = 300;

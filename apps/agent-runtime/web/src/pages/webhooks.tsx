@@ -14,6 +14,7 @@ const VERIFICATIONS = [
   { kind: "none", label: "None (anyone who knows the URL can deliver)" },
   { kind: "github", label: "GitHub: X-Hub-Signature-256 (HMAC of the body)" },
   { kind: "gitlab", label: "GitLab: X-Gitlab-Token" },
+  { kind: "pagerduty", label: "PagerDuty v3: X-PagerDuty-Signature (HMAC of the body)" },
   { kind: "hmac", label: "HMAC-SHA256 of <timestamp>.<body> with a timestamp header" },
   { kind: "bearer", label: "Shared bearer secret (Authorization: Bearer)" },
 ] as const;
