@@ -238,6 +238,43 @@ async function printEnvelope(
   await printTable(io, rows, kubernetes?.columns ?? columns, tty);
 }
 
+/** Kept whole at any width: what names a row (and whatever column leads the table). */
+const IDENTIFYING = ["id", "name", "slug", "key", "namespace"];
+/** Free text, cut short with "…" (rather than left out) when it is the last column left to give way. */
+const FREE_TEXT = ["description", "summary", "title", "message", "detail", "reason", "prompt", "error"];
+/** Narrower than this, a cut free-text column says too little: it is left out instead. */
+const MIN_FREE_TEXT = 16;
+
+/**
+ * The columns a terminal `width` wide shows, and how wide each is (`widths`: natural, gap
+ * included), as kubectl and gh do: the leading column, the identifying ones and TRAILING ones
+ * stay whole, so an id can be copied; the others are left out from the right until the rest fits.
+ * A free-text column that is the last one left to give way is cut to the room left instead, if
+ * that leaves it MIN_FREE_TEXT characters. What the kept columns need may still be wider than the
+ * terminal: they are never cut.
+ */
+export function fitColumns(
+  columns: readonly string[],
+  widths: readonly number[],
+  width: number,
+): Array<{ index: number; width: number }> {
+  const fitted = columns.map((_, index) => ({ index, width: widths[index]! }));
+  const kept = (i: number) => i === 0 || IDENTIFYING.includes(columns[i]!) || TRAILING.includes(columns[i]!);
+  const total = () => fitted.reduce((sum, f) => sum + f.width, 0);
+  while (total() > width) {
+    const givers = fitted.filter((f) => !kept(f.index));
+    const last = givers.at(-1);
+    if (!last) break;
+    const room = width - (total() - last.width);
+    if (givers.length === 1 && FREE_TEXT.includes(columns[last.index]!) && room >= MIN_FREE_TEXT + 2) {
+      last.width = room;
+      break;
+    }
+    fitted.splice(fitted.indexOf(last), 1);
+  }
+  return fitted;
+}
+
 export async function printTable(
   io: Io,
   rows: Record<string, unknown>[],
@@ -252,18 +289,16 @@ export async function printTable(
     io.stderr.write("No results\n");
     return;
   }
-  // Natural widths (content plus a gap of two); when the terminal is narrower, the widest column
-  // gives way first, down to eight characters, and cli-table3 truncates what no longer fits with "…".
+  // Natural widths (content plus a gap of two), then fitted to the terminal (see fitColumns).
   const width = io.stdout.columns || 120;
-  const heads = columns.map((c) => c.replace(/([a-z])([A-Z])/g, "$1 $2").toUpperCase());
-  const widths = columns.map(
-    (c, i) => Math.max(heads[i]!.length, ...rows.map((r) => tsv(cell(r[c], true)).length)) + 2,
+  const allHeads = columns.map((c) => c.replace(/([a-z])([A-Z])/g, "$1 $2").toUpperCase());
+  const natural = columns.map(
+    (c, i) => Math.max(allHeads[i]!.length, ...rows.map((r) => tsv(cell(r[c], true)).length)) + 2,
   );
-  while (widths.reduce((a, b) => a + b, 0) > width) {
-    const widest = widths.indexOf(Math.max(...widths));
-    if (widths[widest]! <= 8) break;
-    widths[widest]! -= 1;
-  }
+  const fitted = fitColumns(columns, natural, width);
+  const shown = fitted.map((f) => columns[f.index]!);
+  const heads = fitted.map((f) => allHeads[f.index]!);
+  const widths = fitted.map((f) => f.width);
   // Loaded for terminals only: pipes and --json never pay for it.
   const { default: Table } = await import("cli-table3");
   const table = new Table({
@@ -288,7 +323,7 @@ export async function printTable(
     },
     style: { head: [], border: [], "padding-left": 0, "padding-right": 2 },
   });
-  for (const row of rows) table.push(columns.map((c) => tsv(cell(row[c], true))));
+  for (const row of rows) table.push(shown.map((c) => tsv(cell(row[c], true))));
   io.stdout.write(
     `${table
       .toString()

@@ -81,10 +81,14 @@ describe("answers as people and scripts read them: run's exit code, revoked toke
     expect(row(gone.id)[6]).toBe(revokedAt);
     const table = await runInProcess(["tokens", "list"], env, true);
     const [head, ...lines] = table.stdout.trimEnd().split("\n");
-    // A terminal 100 columns wide: the widest columns give way, their headings cut short.
-    expect(head).toMatch(/^ID\s+NAME\s+ROLE\s+CREATED.*\s+ORG ID\s+USER ID\s+REVOKED\b/);
-    expect(lines.find((l) => /\sgone\s/.test(l))).toMatch(/\s(now|ago)$/);
-    expect(lines.find((l) => /\skept\s/.test(l))).not.toMatch(/\s(now|ago)$/);
+    // A terminal 100 columns wide: the org and user ids are left out, from the right; the token's
+    // own id stays whole, and so does whether it is revoked.
+    expect(head).toMatch(/^ID\s+NAME\s+ROLE\s+CREATED AT\s+REVOKED AT$/);
+    expect(lines.find((l) => /\sgone\s/.test(l))).toMatch(new RegExp(`^${gone.id}\\s`));
+    expect(lines.find((l) => /\skept\s/.test(l))).toMatch(new RegExp(`^${kept.id}\\s`));
+    const revokedColumn = head!.indexOf("REVOKED AT");
+    expect(lines.find((l) => /\sgone\s/.test(l))!.slice(revokedColumn)).toMatch(/^(now|.* ago)$/);
+    expect(lines.find((l) => /\skept\s/.test(l))!.slice(revokedColumn)).toBe("");
   });
 
   it("prints the list inside an envelope as a table, and the whole answer with --json", async () => {
@@ -115,8 +119,12 @@ describe("answers as people and scripts read them: run's exit code, revoked toke
     expect(rows[0]).not.toContain("{");
     const table = (await runInProcess(["llm", "providers", "list"], env, true)).stdout.split("\n");
     expect(table[0]).toBe(`projectId:  ${projectId}`);
-    expect(table[2]).toMatch(/^NAME\s+AUTH MODE\s+CREDENTIAL SOURCE\s+CREDENTIAL ID\s+ENDPOINT HOST\s+USABLE$/);
-    expect(table[3]).toMatch(/^cloud-a\s+none\s+none\s+\S+\s+false$/);
+    // 100 columns: the last column is left out rather than the endpoint cut short.
+    expect(table[2]).toMatch(/^NAME\s+AUTH MODE\s+CREDENTIAL SOURCE\s+CREDENTIAL ID\s+ENDPOINT HOST$/);
+    expect(table[3]).toMatch(/^cloud-a\s+none\s+none\s+bedrock-runtime\.us-east-1\.amazonaws\.com$/);
+    const wide = (await runInProcess(["llm", "providers", "list"], env, true, 160)).stdout.split("\n");
+    expect(wide[2]).toMatch(/^NAME\s+AUTH MODE\s+CREDENTIAL SOURCE\s+CREDENTIAL ID\s+ENDPOINT HOST\s+USABLE$/);
+    expect(wide[3]).toMatch(/^cloud-a\s+none\s+none\s+bedrock-runtime\.us-east-1\.amazonaws\.com\s+false$/);
     const json = JSON.parse((await runInProcess(["llm", "providers", "list", "--json"], env)).stdout);
     expect(json).toMatchObject({
       projectId,

@@ -24,7 +24,8 @@ export function tempConfigDir(): { dir: string; remove(): void } {
   return { dir, remove: () => rmSync(dir, { recursive: true, force: true }) };
 }
 
-function stream(tty: boolean, columns = 100): NodeJS.WriteStream & { text(): string } {
+/** A stream that says whether it is a terminal, and how wide; `text()` is what was written. */
+export function stream(tty: boolean, columns = 100): NodeJS.WriteStream & { text(): string } {
   const s = new PassThrough() as unknown as NodeJS.WriteStream & { text(): string };
   let out = "";
   s.on("data", (c: Buffer) => {

@@ -4,7 +4,7 @@ import { runCli, runInProcess, startTestPlatform, type TestPlatform, tempConfigD
 
 const longest = (text: string) => Math.max(...text.split("\n").map((line) => line.length));
 
-describe("output for people: help, the audit trail and usage totals on 80 columns, refused flags", () => {
+describe("output for people: help, the audit trail, tokens and usage totals on 80 columns, refused flags", () => {
   let p: TestPlatform;
   const config = tempConfigDir();
   let env: Record<string, string>;
@@ -61,6 +61,35 @@ describe("output for people: help, the audit trail and usage totals on 80 column
       /^(now|\d+ seconds? ago)\s+createProjectPolicy\s+success\s+201$/,
     );
     expect(longest(table.stdout)).toBeLessThanOrEqual(80);
+  });
+
+  it("lists tokens on 80 columns with every id whole, the columns that do not fit left out from the right", async () => {
+    const sdk = createAgentplaneClient({ baseUrl: p.url, token: p.ownerToken });
+    for (const name of ["deploy-bot", "nightly"]) {
+      await sdk.request("createApiToken", { path: { orgId: env.AGENTPLANE_ORG! }, body: { name } });
+    }
+    const listed = JSON.parse((await runInProcess(["tokens", "list", "--json"], env)).stdout) as Array<{
+      id: string;
+      name: string;
+      orgId: string;
+    }>;
+    expect(listed.length).toBeGreaterThanOrEqual(2);
+    const table = await runInProcess(["tokens", "list"], env, true, 80);
+    const [head, ...lines] = table.stdout.trimEnd().split("\n");
+    expect(head).toMatch(/^ID\s+NAME\s+ROLE\s+CREATED AT\s+REVOKED AT$/);
+    expect(lines).toHaveLength(listed.length);
+    for (const token of listed) {
+      // Copied from the table, the id is the token's: nothing cut from it, nothing after it but spaces.
+      const line = lines.find((l) => l.startsWith(`${token.id} `));
+      expect(line, token.id).toMatch(new RegExp(`^${token.id}\\s+${token.name}\\s`));
+    }
+    expect(table.stdout).not.toContain("…");
+    expect(table.stdout).not.toContain(listed[0]!.orgId);
+    expect(longest(table.stdout)).toBeLessThanOrEqual(80);
+    // A terminal wide enough shows every column.
+    const wide = await runInProcess(["tokens", "list"], env, true, 200);
+    expect(wide.stdout.split("\n")[0]).toMatch(/^ID\s+NAME\s+ROLE\s+CREATED AT\s+ORG ID\s+USER ID\s+REVOKED AT$/);
+    expect(wide.stdout).toContain(listed[0]!.orgId);
   });
 
   it("prints usage totals as lines of their own on a terminal, not as a JSON cell", async () => {
