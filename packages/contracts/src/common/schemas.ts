@@ -56,3 +56,25 @@ export const Labels = z.preprocess(
     )
     .refine((labels) => Object.keys(labels).length <= 64, "at most 64 labels"),
 );
+
+/** How deep free-form JSON in a request (tool arguments, decision context, an inline description) may nest. */
+export const MAX_JSON_DEPTH = 128;
+
+/** Whether `value` nests objects and arrays deeper than `max` levels (counted without recursion). */
+export function jsonNestsDeeperThan(value: unknown, max: number = MAX_JSON_DEPTH): boolean {
+  const stack: [unknown, number][] = [[value, 1]];
+  while (stack.length > 0) {
+    const [item, depth] = stack.pop() as [unknown, number];
+    if (item === null || typeof item !== "object") continue;
+    if (depth > max) return true;
+    for (const child of Object.values(item))
+      if (child !== null && typeof child === "object") stack.push([child, depth + 1]);
+  }
+  return false;
+}
+
+/** A free-form JSON object, refused with a 400 when it nests deeper than `MAX_JSON_DEPTH` levels. */
+export const JsonObject = () =>
+  z
+    .record(z.string(), z.unknown())
+    .refine((value) => !jsonNestsDeeperThan(value), `must not nest deeper than ${MAX_JSON_DEPTH} levels`);

@@ -1,5 +1,5 @@
 import { z } from "@hono/zod-openapi";
-import { CursorPage, pathParam, Timestamp } from "../common/schemas.ts";
+import { CursorPage, JsonObject, pathParam, Timestamp } from "../common/schemas.ts";
 
 /** Connectors expose tools: a remote MCP server (`mcp`) or an HTTP API built from an OpenAPI description (`http`). */
 export const CONNECTOR_KINDS = ["mcp", "http"] as const;
@@ -116,7 +116,7 @@ const InlineSpec = z.union([
     .string()
     .min(1)
     .max(10 * 1024 * 1024),
-  z.record(z.string(), z.unknown()),
+  JsonObject(),
 ]);
 
 export const CreateHttpConnectorBody = z
@@ -258,7 +258,7 @@ export const PromoteResult = z
 export const CallToolBody = z
   .strictObject({
     name: z.string().min(1).max(128).describe("The tool's name, as the connector's tool list shows it"),
-    arguments: z.record(z.string(), z.unknown()).default({}),
+    arguments: JsonObject().default({}),
   })
   .openapi("CallTool");
 

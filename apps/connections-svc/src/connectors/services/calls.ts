@@ -1,4 +1,4 @@
-import type { CallToolResultBody, Principal } from "@agentplane/contracts";
+import { type CallToolResultBody, jsonNestsDeeperThan, MAX_JSON_DEPTH, type Principal } from "@agentplane/contracts";
 import { badRequest, notFound, ProblemError } from "@agentplane/problem-details";
 import { FetchRefusedError } from "@agentplane/service-kit/outbound";
 import type { ErrorObject } from "ajv";
@@ -63,6 +63,11 @@ export async function callTool(
 ): Promise<CallToolResultBody> {
   const started = performance.now();
   const { tool, loaded } = await findCallableTool(ctx, runtime, row, name, caller);
+  if (jsonNestsDeeperThan(args)) {
+    throw badRequest(`The arguments of ${name} nest too deep`, [
+      { pointer: pointerBase, message: `must not nest deeper than ${MAX_JSON_DEPTH} levels` },
+    ]);
+  }
   const validate = runtime.validator(loaded, tool);
   if (!validate(args)) {
     throw badRequest(
