@@ -70,4 +70,22 @@ describe.skipIf(!target.available)(`"would this be allowed?" on postgres${target
     });
     expect(elsewhere.status).toBe(404);
   });
+
+  it("refuses a context that nests too deep with a 400 naming it", async () => {
+    // Built as text: JSON.stringify itself gives up long before this depth.
+    const deep = `${"[".repeat(20_000)}${"]".repeat(20_000)}`;
+    const resource = `{"type":"Sandbox","id":"sbx_x","kind":"sandbox"}`;
+    const asked = await h.call("POST", `/v1/projects/${projectId}/policy-decisions`, {
+      as: h.owner,
+      body: `{"action":"sandbox:exec","resource":${resource},"context":{"argv":${deep}}}`,
+    });
+    expect(asked.status).toBe(400);
+    expect(asked.headers.get("content-type")).toContain("application/problem+json");
+    const problem = await json<{ errors: { pointer: string; message: string }[] }>(asked);
+    expect(problem.errors).toEqual([
+      { pointer: "/body/context", message: expect.stringContaining("deeper than 128 levels") },
+    ]);
+    const fine = await ask({ argv: ["ls"], extra: JSON.parse(`${"[".repeat(100)}${"]".repeat(100)}`) });
+    expect(fine.status).toBe(200);
+  });
 });

@@ -1,5 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { defineRoute } from "../common/route.ts";
+import { JsonObject } from "../common/schemas.ts";
 import { DecisionReason, GOVERNED_ACTIONS } from "./internal.ts";
 import { GovProjectParams, jsonBody, jsonRequest } from "./shared.ts";
 
@@ -41,8 +42,7 @@ export const PolicyDecisionQuery = z
         labels: z.record(z.string(), z.string()).optional(),
       })
       .describe("The resource asked about: its Cedar type and id, optionally its kind and labels"),
-    context: z
-      .record(z.string(), z.unknown())
+    context: JsonObject()
       .optional()
       .describe("The action's attributes, as the enforcement point would send them (e.g. `program`, `argv`)"),
   })

@@ -1,6 +1,7 @@
 import { z } from "@hono/zod-openapi";
 import { PrincipalSchema } from "../common/identity.ts";
 import { defineInternalRoute, type InternalRoute, jsonBody, jsonOk } from "../common/internal-route.ts";
+import { JsonObject } from "../common/schemas.ts";
 
 /** The actions enforcement points ask about, by family. */
 export const GOVERNED_ACTIONS = [
@@ -44,7 +45,7 @@ export const DecisionRequest = z.object({
   action: z.enum(GOVERNED_ACTIONS),
   resource: DecisionResource,
   /** Action-specific attributes (see the per-family shapes below); never secrets or env values. */
-  context: z.record(z.string(), z.unknown()).default({}),
+  context: JsonObject().default({}),
 });
 export type DecisionRequest = z.input<typeof DecisionRequest>;
 
