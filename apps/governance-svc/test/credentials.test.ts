@@ -155,6 +155,33 @@ describe.skipIf(!target.available)(`credentials on postgres${target.reason}`, ()
     expect(rotated.body.errors[0].pointer).toBe("/body/resourceName");
   });
 
+  it("refuses fields no HTTP header can carry (400 on the field, the value never repeated)", async () => {
+    const injected = `tok-${randomBytes(6).toString("hex")}\r\nX-Injected: 1`;
+    const refused: Array<[Record<string, string>, string]> = [
+      [{ kind: "http-bearer", token: injected }, "/body/token"],
+      [{ kind: "http-header", headerName: "X-Key", value: injected }, "/body/value"],
+      [{ kind: "http-header", headerName: "X-Key\r\nX-Injected", value: "v" }, "/body/headerName"],
+      [{ kind: "http-header", headerName: "Host", value: "admin.internal" }, "/body/headerName"],
+      [{ kind: "http-basic", username: "u", password: "p\u0000w" }, "/body/password"],
+    ];
+    for (const [i, [fields, pointer]] of refused.entries()) {
+      const res = await call("POST", base(), { name: `hdr-${i}`, ...fields });
+      expect(res.status, JSON.stringify(fields)).toBe(400);
+      expect(res.body.errors[0].pointer).toBe(pointer);
+      expect(JSON.stringify(res.body)).not.toContain("X-Injected: 1");
+    }
+    const created = await call("POST", base(), {
+      name: "hdr-ok",
+      kind: "http-header",
+      headerName: "X-Key",
+      value: "v",
+    });
+    expect(created.status).toBe(201);
+    const rotated = await call("PATCH", `${base()}/${created.body.id}`, { value: injected });
+    expect(rotated.status).toBe(400);
+    expect(rotated.body.errors[0].pointer).toBe("/body/value");
+  });
+
   it("resolves the plaintext for services only, counting each use; another project's id is 404", async () => {
     const { body: list } = await call("GET", base());
     const bearer = list.items.find((c: { name: string }) => c.name === "bearer");

@@ -1,6 +1,7 @@
 export * from "./audit/index.ts";
 export * from "./common/cluster-jwt.ts";
 export * from "./common/hidden-characters.ts";
+export * from "./common/http-headers.ts";
 export * from "./common/identity.ts";
 export * from "./common/ids.ts";
 export * from "./common/internal-route.ts";

@@ -3,6 +3,8 @@ import {
   CLOUD_B_RESOURCE_PATTERN,
   CREDENTIAL_FIELDS,
   type CredentialKind,
+  headerNameProblem,
+  headerValueProblem,
 } from "@agentplane/contracts";
 import { badRequest } from "@agentplane/problem-details";
 
@@ -30,6 +32,10 @@ export function fieldsOf(
     if (typeof value !== "string" || value.length === 0) {
       throw badRequest(`The field ${key} must be a non-empty string`, [{ pointer: `/body/${key}`, message: "string" }]);
     }
+    // Every field ends up in a header or a signature of an outbound request; the message never repeats it.
+    const unsendable = headerValueProblem(value);
+    if (unsendable)
+      throw badRequest(`The field ${key} ${unsendable}`, [{ pointer: `/body/${key}`, message: unsendable }]);
     fields[key] = value;
   }
   if (!requireAll && Object.keys(fields).length === 0) return undefined;
@@ -44,6 +50,10 @@ export function fieldsOf(
     throw badRequest("roleArn is not an IAM role ARN", [
       { pointer: "/body/roleArn", message: "arn:aws:iam::<account>:role/<name>" },
     ]);
+  }
+  const headerName = fields.headerName === undefined ? undefined : headerNameProblem(fields.headerName);
+  if (headerName) {
+    throw badRequest("headerName cannot be sent as a header", [{ pointer: "/body/headerName", message: headerName }]);
   }
   if (fields.resourceName !== undefined && !CLOUD_B_RESOURCE_PATTERN.test(fields.resourceName)) {
     throw badRequest("resourceName is not a resource name", [
