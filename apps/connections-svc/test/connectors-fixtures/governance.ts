@@ -29,6 +29,8 @@ export interface RealGovernance {
   service: GovernanceService;
   /** governance-svc's internal API as connections-svc calls it. */
   client: ServiceClient;
+  /** The master key credentials are sealed under (`AGENTPLANE_SECRET_KEY`). */
+  secretKey: Uint8Array;
   /** Calls governance's public API as `as`. */
   call(method: string, path: string, as: Principal, body?: unknown): Promise<Response>;
   close(): Promise<void>;
@@ -41,10 +43,11 @@ export async function startGovernance(deps: {
   keys: InternalKeys;
   authorizer: Authorizer;
 }): Promise<RealGovernance> {
+  const secretKey = randomBytes(32);
   const service = await createGovernanceService({
     ...deps,
     logger: silentLogger(),
-    config: { secretKey: randomBytes(32), driftIntervalMs: 0, heartbeatMs: 500 },
+    config: { secretKey, driftIntervalMs: 0, heartbeatMs: 500 },
   });
   const call = async (method: string, path: string, as: Principal, body?: unknown) => {
     const headers = new Headers({
@@ -61,6 +64,7 @@ export async function startGovernance(deps: {
   };
   return {
     service,
+    secretKey,
     client: new ServiceClient("governance", inProcessFetch(service), deps.keys),
     call,
     close: () => service.close(),

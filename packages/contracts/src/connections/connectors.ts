@@ -1,4 +1,5 @@
 import { z } from "@hono/zod-openapi";
+import { headerNameProblem, headerValueProblem } from "../common/http-headers.ts";
 import { CursorPage, JsonObject, pathParam, Timestamp } from "../common/schemas.ts";
 
 /** Connectors expose tools: a remote MCP server (`mcp`) or an HTTP API built from an OpenAPI description (`http`). */
@@ -19,7 +20,19 @@ const ConnectorName = z
   );
 const HttpUrl = z.url({ protocol: /^https?$/ }).max(2048);
 const HeaderMap = z
-  .record(z.string().regex(/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/, "a header name"), z.string().max(8192))
+  .record(
+    z.string().superRefine((name, ctx) => {
+      const problem = headerNameProblem(name);
+      if (problem) ctx.addIssue({ code: "custom", message: problem });
+    }),
+    z
+      .string()
+      .max(8192)
+      .superRefine((value, ctx) => {
+        const problem = headerValueProblem(value);
+        if (problem) ctx.addIssue({ code: "custom", message: problem });
+      }),
+  )
   .refine((h) => Object.keys(h).length <= 32, "at most 32 headers");
 
 /** Selection of operations by tag, path (glob: `*` one segment, `**` any) and method. */

@@ -1,6 +1,8 @@
 import {
   type DecisionRequest,
   type DecisionResponse,
+  headerNameProblem,
+  headerValueProblem,
   internalResolveCredentialRoute,
   ResolveCredentialResponse,
 } from "@agentplane/contracts";
@@ -44,9 +46,9 @@ export async function credentialHeaders(
   const f = credential.fields;
   switch (credential.kind) {
     case "http-bearer":
-      return { authorization: `Bearer ${f.token ?? ""}` };
+      return sendable(credentialId, { authorization: `Bearer ${f.token ?? ""}` });
     case "http-header":
-      return f.name ? { [f.name.toLowerCase()]: f.value ?? "" } : {};
+      return f.name ? sendable(credentialId, { [f.name.toLowerCase()]: f.value ?? "" }) : {};
     case "http-basic":
       return {
         authorization: `Basic ${Buffer.from(`${f.username ?? ""}:${f.password ?? ""}`).toString("base64")}`,
@@ -59,4 +61,22 @@ export async function credentialHeaders(
         ],
       });
   }
+}
+
+/**
+ * The credential's header when HTTP can carry it. One stored before governance checked its fields
+ * (a line break in the token, a `Host` header name) is refused here by name: the HTTP client's own
+ * error would repeat the secret value into the log.
+ */
+function sendable(credentialId: string, headers: Record<string, string>): Record<string, string> {
+  for (const [name, value] of Object.entries(headers)) {
+    const problem = headerNameProblem(name) ?? headerValueProblem(value);
+    if (problem) {
+      throw new ProblemError("bad-request", {
+        detail: `Credential ${credentialId} cannot be sent as an HTTP header: its ${name === "authorization" ? "token" : "header"} ${problem}; rotate it`,
+        errors: [{ pointer: "/body/credentialId", message: `the credential's header ${problem}` }],
+      });
+    }
+  }
+  return headers;
 }
