@@ -82,6 +82,19 @@ export const RuntimeEnvSchema = z.object({
   CHAT_API_URL: withDefault("https://slack.com/api/").pipe(z.url()),
   CHAT_MODE: withDefault("personal").pipe(z.enum(["personal", "team"], { error: "must be personal or team" })),
   CHAT_ALLOW_BOTS: withDefault("false").pipe(envBoolean),
+  // Turns other bots' messages may run in one conversation without a person's message between them
+  CHAT_BOT_TURNS_MAX: z
+    .string()
+    .optional()
+    .transform((v, ctx) => {
+      if (v === undefined || v.trim() === "") return 3;
+      const n = Number(v);
+      if (!Number.isInteger(n) || n < 0) {
+        ctx.addIssue({ code: "custom", message: "must be a whole number of turns (0: bots never run turns)" });
+        return z.NEVER;
+      }
+      return n;
+    }),
   CHAT_OWNER_ID: optional.pipe(
     z
       .string()

@@ -52,6 +52,12 @@ describe("runtime configuration", () => {
     expect(["no", "OFF", "0", "false", ""].map(allowBots)).toEqual([false, false, false, false, false]);
   });
 
+  it("reads CHAT_BOT_TURNS_MAX as a whole number, 3 when blank", () => {
+    const max = (value: string) =>
+      loadConfig({ CLOUD_A_BEARER_TOKEN: "k", CHAT_BOT_TURNS_MAX: value }).env.CHAT_BOT_TURNS_MAX;
+    expect(["", " 0", "10"].map(max)).toEqual([3, 0, 10]);
+  });
+
   it("keeps an explicit empty embedding deployment (skip embeddings)", () => {
     const { env } = loadConfig({
       LLM_PROVIDER: "cloud-b",
@@ -88,6 +94,8 @@ describe("runtime configuration", () => {
     [{ CLOUD_A_BEARER_TOKEN: "k", DATABASE_URL: "postgres://x/y" }, "DATABASE_URL"],
     [{ CLOUD_A_BEARER_TOKEN: "k", AGENT_ID: "not-a-uuid" }, "AGENT_ID"],
     [{ CLOUD_A_BEARER_TOKEN: "k", CHAT_ALLOW_BOTS: "ture" }, "CHAT_ALLOW_BOTS"],
+    [{ CLOUD_A_BEARER_TOKEN: "k", CHAT_BOT_TURNS_MAX: "-1" }, "CHAT_BOT_TURNS_MAX"],
+    [{ CLOUD_A_BEARER_TOKEN: "k", CHAT_BOT_TURNS_MAX: "two" }, "CHAT_BOT_TURNS_MAX"],
   ])("rejects %o naming %s", (env, variable) => {
     const err = failure(env as Record<string, string>);
     expect(err.variable).toBe(variable);

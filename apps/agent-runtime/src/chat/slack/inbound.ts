@@ -13,6 +13,7 @@ import {
   pairingCode,
   pairOwner,
 } from "../store.ts";
+import { BotTurnGuard } from "./bot-turns.ts";
 import { slackErrorCode } from "./clients.ts";
 import { slackText } from "./escape.ts";
 import {
@@ -62,6 +63,7 @@ export class SlackInbound {
   /** The tail of each conversation's queue of turns. */
   readonly #queues = new Map<string, Promise<void>>();
   readonly #names = new Map<string, string>();
+  readonly #botTurns: BotTurnGuard;
   /** Wrong pairing codes since the current one was issued. */
   #wrongCodes = 0;
   /** Turns finished (tests and the benchmark wait on it). */
@@ -72,6 +74,7 @@ export class SlackInbound {
     this.#chat = chat;
     this.#identity = identity;
     this.#logger = logger;
+    this.#botTurns = new BotTurnGuard(deps.config.env.CHAT_BOT_TURNS_MAX);
   }
 
   accept(body: SlackEventBody | null): void {
@@ -118,6 +121,15 @@ export class SlackInbound {
     // only its `app_mention` runs the turn, so it runs once.
     const mentioned = (event.text ?? "").includes(`<@${this.#identity.botUserId}>`);
     if (event.type === "message" && mentioned) return;
+    const conversation = event.thread_ts ? `${event.channel}:${event.thread_ts}` : event.channel;
+    if (!fromBot) this.#botTurns.human(conversation);
+    else if (!this.#botTurns.takeBotTurn(conversation)) {
+      this.#logger.info(
+        { channel: event.channel, threadTs: event.thread_ts ?? null, max: this.#deps.config.env.CHAT_BOT_TURNS_MAX },
+        "team chat ignored a bot's message: CHAT_BOT_TURNS_MAX bot-triggered turns ran in a row here without a person's message",
+      );
+      return;
+    }
     const threadTs = event.thread_ts ?? event.ts;
     this.#enqueue(event, { channel: event.channel, threadTs, isDm: false });
   }

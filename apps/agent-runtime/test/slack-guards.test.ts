@@ -1,0 +1,104 @@
+import type { SlackStandIn } from "@agentplane/testkit/slack";
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { type FakeModel, startFakeModel } from "./support/fake-model.ts";
+import { capturingLogger, waitFor } from "./support/runtime.ts";
+import { answers, freshStandIn, type SlackTestRuntime, settled, startSlackRuntime } from "./support/slack.ts";
+
+const OWNER = "U0OWNER";
+const MEMBER = "U0MEMBER";
+const CI_BOT = "U0CIBOT";
+
+let fake: FakeModel;
+let standIn: SlackStandIn;
+let rt: SlackTestRuntime | undefined;
+let records: Array<Record<string, unknown>>;
+beforeAll(async () => {
+  fake = await startFakeModel();
+});
+afterAll(() => fake.close());
+beforeEach(async () => {
+  standIn = await freshStandIn(fake, { [OWNER]: "olivia", [MEMBER]: "max" });
+  standIn.workspace.addUser(CI_BOT, "ci-bot", true);
+  standIn.workspace.addChannel("C0OPS", "ops", [OWNER, MEMBER, CI_BOT]);
+});
+afterEach(async () => {
+  await rt?.close();
+  rt = undefined;
+  await standIn.close();
+});
+
+async function start(env: Record<string, string>): Promise<SlackTestRuntime> {
+  const captured = capturingLogger();
+  records = captured.records;
+  rt = await startSlackRuntime(fake, standIn, {
+    env: { CHAT_MODE: "team", CHAT_OWNER_ID: OWNER, ...env },
+    logger: captured.logger,
+  });
+  expect(await settled(rt)).toMatchObject({ state: "connected" });
+  return rt;
+}
+
+async function linkOps(runtime: SlackTestRuntime): Promise<void> {
+  standIn.inviteBot("C0OPS", OWNER);
+  await waitFor(async () => {
+    const listed = await runtime.json<{ data: unknown[] }>("GET", "/agents/team-chat/channels");
+    return listed.body.data.length === 1 ? true : undefined;
+  });
+}
+
+/** Another bot writes in the channel (in a thread when threadTs is set). */
+function botSays(text: string, threadTs?: string) {
+  const message = standIn.workspace.add("C0OPS", {
+    user: CI_BOT,
+    bot_id: "B0CIBOT",
+    text,
+    ...(threadTs ? { thread_ts: threadTs } : {}),
+  });
+  standIn.sendEvent({ ...message, type: "message", channel: "C0OPS", channel_type: "channel", event_ts: message.ts });
+}
+
+const quiet = () => new Promise((r) => setTimeout(r, 400));
+
+describe("the bot loop guard (CHAT_ALLOW_BOTS=true)", () => {
+  it("stops taking other bots' messages past CHAT_BOT_TURNS_MAX in a row; a person's message resets it", async () => {
+    const runtime = await start({ CHAT_ALLOW_BOTS: "true", CHAT_BOT_TURNS_MAX: "2" });
+    await linkOps(runtime);
+    const root = standIn.say(MEMBER, "watch the deploy", { channel: "C0OPS" });
+    await waitFor(() => (answers(standIn, "C0OPS").length === 1 ? true : undefined));
+    for (const [i, text] of ["deploy step 1", "deploy step 2"].entries()) {
+      botSays(text, root.ts);
+      await waitFor(() => (answers(standIn, "C0OPS").length === i + 2 ? true : undefined));
+    }
+    expect(fake.requests).toHaveLength(3);
+    // Past the cap: the next bot messages in the thread run nothing, each with one info line.
+    botSays("deploy step 3 SECRET-TEXT", root.ts);
+    botSays("deploy step 4", root.ts);
+    await quiet();
+    await runtime.slack.inbound?.idle();
+    expect(fake.requests).toHaveLength(3);
+    expect(answers(standIn, "C0OPS")).toHaveLength(3);
+    const ignored = records.filter((r) => String(r.msg).includes("CHAT_BOT_TURNS_MAX"));
+    expect(ignored).toHaveLength(2);
+    expect(ignored[0]).toMatchObject({ level: 30, channel: "C0OPS", threadTs: root.ts, max: 2 });
+    expect(JSON.stringify(ignored)).not.toContain("SECRET-TEXT");
+    // A person writes in the thread: bots may run turns there again.
+    standIn.say(OWNER, "keep going", { channel: "C0OPS", threadTs: root.ts });
+    await waitFor(() => (answers(standIn, "C0OPS").length === 4 ? true : undefined));
+    botSays("deploy step 5", root.ts);
+    await waitFor(() => (answers(standIn, "C0OPS").length === 5 ? true : undefined));
+    expect(fake.requests).toHaveLength(5);
+  });
+
+  it("counts a channel's top level as one conversation, with the default of 3", async () => {
+    const runtime = await start({ CHAT_ALLOW_BOTS: "true" });
+    await linkOps(runtime);
+    for (let i = 1; i <= 5; i++) botSays(`alert ${i}`);
+    await waitFor(() => (answers(standIn, "C0OPS").length === 3 ? true : undefined));
+    await quiet();
+    await runtime.slack.inbound?.idle();
+    expect(fake.requests).toHaveLength(3);
+    standIn.say(MEMBER, "ack", { channel: "C0OPS" });
+    botSays("alert 6");
+    await waitFor(() => (answers(standIn, "C0OPS").length === 5 ? true : undefined));
+  });
+});
