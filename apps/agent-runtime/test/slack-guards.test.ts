@@ -1,7 +1,10 @@
 import type { SlackStandIn } from "@agentplane/testkit/slack";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { listSchedules } from "../src/schedules/store.ts";
+import { loadAgent } from "../src/services/agent.ts";
 import { type FakeModel, startFakeModel } from "./support/fake-model.ts";
 import { capturingLogger, waitFor } from "./support/runtime.ts";
+import { calls, scripted, text, toolResultsOf, toolUse } from "./support/script.ts";
 import { answers, freshStandIn, type SlackTestRuntime, settled, startSlackRuntime } from "./support/slack.ts";
 
 const OWNER = "U0OWNER";
@@ -100,5 +103,66 @@ describe("the bot loop guard (CHAT_ALLOW_BOTS=true)", () => {
     standIn.say(MEMBER, "ack", { channel: "C0OPS" });
     botSays("alert 6");
     await waitFor(() => (answers(standIn, "C0OPS").length === 5 ? true : undefined));
+  });
+});
+
+describe("changes to the agent from team chat", () => {
+  const toolNames = (body: Record<string, unknown>) =>
+    ((body.tools ?? []) as Array<{ name: string }>).map((t) => t.name);
+  const asksForChanges = () =>
+    scripted([
+      calls(
+        toolUse("update_settings", { verbose: true }),
+        toolUse("manage_schedules", { action: "create", name: "nightly", everySeconds: 3600, prompt: "x" }),
+      ),
+      text("done"),
+    ]);
+
+  it("are offered and run only in turns of the agent's owner, not of another channel member", async () => {
+    const runtime = await start({});
+    await linkOps(runtime);
+    const db = runtime.runtime.deps.database.db;
+    fake.respond = asksForChanges();
+    standIn.say(MEMBER, "turn verbose on and schedule a nightly run", { channel: "C0OPS" });
+    await waitFor(() => (answers(standIn, "C0OPS").length === 1 ? true : undefined));
+    await runtime.slack.inbound?.idle();
+    // The member's turn is not told about the tools, and the calls the model makes anyway are refused.
+    const [first, second] = fake.requests.map((r) => r.body);
+    expect(toolNames(first ?? {})).not.toContain("update_settings");
+    expect(toolNames(first ?? {})).not.toContain("manage_schedules");
+    expect(toolNames(first ?? {})).toContain("run_command");
+    const refused = toolResultsOf(second ?? {});
+    expect(refused).toHaveLength(2);
+    for (const result of refused) {
+      expect(result.is_error).toBe(true);
+      expect(JSON.stringify(result.content)).toContain("only the agent's owner");
+    }
+    expect((await loadAgent(db)).verbose).toBe(0);
+    expect(await listSchedules(db)).toHaveLength(0);
+
+    // The owner, in the same channel, can.
+    fake.requests.length = 0;
+    standIn.say(OWNER, "turn verbose on and schedule a nightly run", { channel: "C0OPS" });
+    await waitFor(() => (answers(standIn, "C0OPS").length === 2 ? true : undefined));
+    await runtime.slack.inbound?.idle();
+    expect(toolNames(fake.requests[0]?.body ?? {})).toEqual(
+      expect.arrayContaining(["update_settings", "manage_schedules"]),
+    );
+    expect(toolResultsOf(fake.requests[1]?.body ?? {}).map((r) => r.is_error)).toEqual([false, false]);
+    expect((await loadAgent(db)).verbose).toBe(1);
+    expect((await listSchedules(db)).map((s) => s.name)).toEqual(["nightly"]);
+  });
+
+  it("are not offered to webhook turns, whose input comes from outside", async () => {
+    const runtime = await start({});
+    fake.respond = asksForChanges();
+    await runtime.json("PUT", "/agents/webhooks/enabled", { enabled: true });
+    await runtime.json("POST", "/agents/webhook-subscriptions", { name: "ci", deliverTo: "Chat", prompt: "build {n}" });
+    const hook = await runtime.request("POST", "/agents/webhooks/ci", { n: 7 });
+    expect(hook.status).toBeLessThan(300);
+    await waitFor(() => (fake.requests.length === 2 ? true : undefined));
+    expect(toolNames(fake.requests[0]?.body ?? {})).not.toContain("update_settings");
+    expect(toolResultsOf(fake.requests[1]?.body ?? {}).every((r) => r.is_error)).toBe(true);
+    expect((await loadAgent(runtime.runtime.deps.database.db)).verbose).toBe(0);
   });
 });

@@ -36,6 +36,7 @@ function problemText(err: ProblemError): string {
 export function scheduleTool(scheduler: Scheduler): AgentTool {
   return {
     name: "manage_schedules",
+    manages: true,
     description:
       "List, create, update, delete, run now, or show the history of your scheduled runs. A schedule has a name, " +
       "exactly one of cron (5 or 6 fields, with optional IANA timezone), at (ISO 8601 time, runs once) or everySeconds, " +

@@ -38,6 +38,15 @@ export interface AgentTurnInput {
   quiet?: boolean;
   /** The model's view of the thread, when it is not the stored one (team chat re-reads it live). */
   buildHistory?: (threadId: string) => MessageParam[];
+  /**
+   * The agent's owner started the turn, so the tools that change the agent (settings, schedules)
+   * are offered. Unset: only web-chat turns (`source` `web`: the web UI and the terminal UI are
+   * the owner's own clients). Team chat says per message. Webhook, schedule and heartbeat turns
+   * are never offered them: they run unattended on input from outside (a webhook's payload, what
+   * a scheduled prompt reads, a checklist file the shell tools can write), and a change to the
+   * agent should come from its owner in person.
+   */
+  manage?: boolean;
 }
 
 const COMPACT = /^\/compact(?:\s+([\s\S]*))?$/;
@@ -132,9 +141,13 @@ async function agentTurn(deps: TurnDeps, input: AgentTurnInput): Promise<TurnOut
     .select(["id", "kind"])
     .where("id", "=", input.threadId)
     .executeTakeFirstOrThrow();
+  const manage = input.manage ?? input.source === "web";
   const system =
     `You are ${agent.name}, the AI agent of the team "${agent.team}". ` +
-    "Answer helpfully and concisely. You can change your own settings with the update_settings tool when asked. " +
+    "Answer helpfully and concisely. " +
+    (manage
+      ? "You can change your own settings with the update_settings tool when asked. "
+      : "Only your owner can change your settings and schedules, and not from this conversation. ") +
     `Shell tools work in the workspace ${deps.config.workspaceRoot}; paths are relative to it.`;
   const skills = deps.skills.promptSection();
   const live = input.quiet ? undefined : deps.live;
@@ -153,6 +166,7 @@ async function agentTurn(deps: TurnDeps, input: AgentTurnInput): Promise<TurnOut
     verbose: agent.verbose === 1,
     system: skills ? `${system}\n\n${skills}` : system,
     source: input.source,
+    manage,
     ...(live ? { onUserMessage: (message: MessageRow) => live.publishMessage(message) } : {}),
     buildHistory:
       input.buildHistory ??

@@ -34,7 +34,23 @@ export interface AgentTool {
   description: string;
   inputSchema: ToolInputSchema;
   handler(input: unknown, context: ToolContext): Promise<ToolOutcome> | ToolOutcome;
+  /**
+   * Changes the agent itself (its settings, its schedules): offered, and run, only in turns its
+   * owner started (see `ToolOffer`), as the HTTP API asks a manage permission for the same changes.
+   */
+  manages?: boolean;
 }
+
+/** Which tools a turn is offered. */
+export interface ToolOffer {
+  /** The turn was started by the agent's owner: the tools that change the agent are offered. */
+  manage: boolean;
+}
+
+/** What a call to a managing tool answers in a turn that was not offered it. */
+export const NOT_OFFERED =
+  "is not available in this conversation: only the agent's owner can change its settings and schedules, " +
+  "from the web chat, the terminal UI or their own team-chat messages.";
 
 export const TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
 
@@ -86,15 +102,32 @@ export class ToolRegistry {
     return this.#tools.get(name)?.origin;
   }
 
-  /** The Messages API `tools` parameter. */
-  definitions(): Tool[] {
-    return this.list().map((t) => ({ name: t.name, description: t.description, input_schema: t.inputSchema }));
+  /** The Messages API `tools` parameter: the tools offered to a turn. */
+  definitions(offer: ToolOffer = { manage: false }): Tool[] {
+    return this.list()
+      .filter((t) => offer.manage || !t.manages)
+      .map((t) => ({ name: t.name, description: t.description, input_schema: t.inputSchema }));
   }
 
-  /** Runs one call; an unknown tool or a throwing handler becomes an error result, never a failed turn. */
-  async run(name: string, input: unknown, context: ToolContext): Promise<ToolOutcome> {
+  /**
+   * Runs one call; an unknown tool, one not offered to the turn (a model can name any tool) or a
+   * throwing handler becomes an error result, never a failed turn.
+   */
+  async run(
+    name: string,
+    input: unknown,
+    context: ToolContext,
+    offer: ToolOffer = { manage: false },
+  ): Promise<ToolOutcome> {
     const tool = this.get(name);
     if (!tool) return toolError(`Unknown tool ${name}`);
+    if (tool.manages && !offer.manage) {
+      context.logger.info(
+        { tool: name, source: context.source },
+        "a tool that changes the agent was refused: not the owner's turn",
+      );
+      return toolError(`The tool ${name} ${NOT_OFFERED}`);
+    }
     try {
       return await tool.handler(input, context);
     } catch (err) {

@@ -32,6 +32,8 @@ export interface TurnInput {
   system: string;
   /** Who started the turn: `web`, `webhook:<name>`, … (stored on every step). */
   source: string;
+  /** The agent's owner started the turn: the tools that change the agent are offered (`ToolOffer`). */
+  manage: boolean;
   /** Called with the stored user message, before the first model call. */
   onUserMessage?: (message: MessageRow) => void;
   /** Called with every step delivered to the channel, as it is delivered. */
@@ -118,6 +120,7 @@ export async function runTurn(input: TurnInput): Promise<TurnOutcome> {
   const emit = input.onEvent;
   const buildHistory = input.buildHistory ?? ((id: string) => historyOf(messages.listAll(id)));
   const signal = input.signal;
+  const offer = { manage: input.manage };
   const toolContext = {
     db,
     provider: input.provider,
@@ -159,7 +162,7 @@ export async function runTurn(input: TurnInput): Promise<TurnOutcome> {
   for (let step = 1; step <= maxSteps; step++) {
     if (signal?.aborted) return stop(step);
     const history = buildHistory(threadId);
-    const definitions = input.tools.definitions();
+    const definitions = input.tools.definitions(offer);
     let message: Awaited<ReturnType<ModelClient["createMessage"]>>;
     try {
       message = await input.model.createMessage(
@@ -209,7 +212,7 @@ export async function runTurn(input: TurnInput): Promise<TurnOutcome> {
     for (const use of toolUses) {
       if (input.verbose) emit?.({ type: "tool_call", step, id: use.id, name: use.name, input: use.input });
       input.onToolStart?.(use.name);
-      const outcome = await input.tools.run(use.name, use.input, toolContext);
+      const outcome = await input.tools.run(use.name, use.input, toolContext, offer);
       if (input.verbose) emit?.({ type: "tool_result", step, id: use.id, name: use.name, ...outcome });
       results.push({ type: "tool_result", tool_use_id: use.id, content: outcome.content, is_error: outcome.isError });
     }

@@ -24,6 +24,7 @@ export const settingsTool: AgentTool = {
     additionalProperties: false,
   },
   handler: (input, context) => runSettingsTool(context.db, context.provider, input),
+  manages: true,
 };
 
 const SettingsInput = z

@@ -215,6 +215,9 @@ export class SlackInbound {
     });
     const named = (text: string) => (ref.isDm ? text : `${this.#names.get(event.user ?? "") ?? event.user}: ${text}`);
     const text = named(inboundText(event).replace(`<@${this.#identity.botUserId}>`, "").trim() || "(empty message)");
+    // Only the owner's own messages may change the agent (its settings, its schedules).
+    const owner = await this.#chat.ownerId().catch(() => null);
+    const manage = owner !== null && event.user === owner && !event.bot_id && event.subtype !== "bot_message";
     const startSeq = deps.messages.listAll(thread.id).at(-1)?.seq ?? 0;
     const buildHistory = (threadId: string): MessageParam[] =>
       joinHistory(before, historyOf(deps.messages.listAll(threadId).filter((r) => r.seq > startSeq)));
@@ -230,6 +233,7 @@ export class SlackInbound {
         threadId: thread.id,
         text,
         source: TEAM_CHAT_SOURCE,
+        manage,
         buildHistory,
         onDelivered: (row) => post(row.text),
         onToolStart: (name) => status.update(`${WORKING_STATUS} running \`${name}\``),
