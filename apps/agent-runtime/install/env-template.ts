@@ -76,6 +76,7 @@ export const ENV_SECTIONS: Array<{ title: string; note?: string; variables: stri
       "CHAT_OWNER_ID",
       "CHAT_ALLOW_BOTS",
       "CHAT_BOT_TURNS_MAX",
+      "CHAT_ALLOWED_CHANNELS",
     ],
   },
   {

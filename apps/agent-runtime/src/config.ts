@@ -82,6 +82,22 @@ export const RuntimeEnvSchema = z.object({
   CHAT_API_URL: withDefault("https://slack.com/api/").pipe(z.url()),
   CHAT_MODE: withDefault("personal").pipe(z.enum(["personal", "team"], { error: "must be personal or team" })),
   CHAT_ALLOW_BOTS: withDefault("false").pipe(envBoolean),
+  // Channels team mode may link and answer in (comma-separated ids); unset: every internal channel
+  CHAT_ALLOWED_CHANNELS: z
+    .string()
+    .optional()
+    .transform((v, ctx) => {
+      const ids = (v ?? "")
+        .split(",")
+        .map((id) => id.trim())
+        .filter(Boolean);
+      const bad = ids.find((id) => !/^[CG][A-Z0-9]{2,}$/.test(id));
+      if (bad !== undefined) {
+        ctx.addIssue({ code: "custom", message: "must be comma-separated channel ids such as C0123ABCD" });
+        return z.NEVER;
+      }
+      return ids;
+    }),
   // Turns other bots' messages may run in one conversation without a person's message between them
   CHAT_BOT_TURNS_MAX: z
     .string()

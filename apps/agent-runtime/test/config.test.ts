@@ -58,6 +58,13 @@ describe("runtime configuration", () => {
     expect(["", " 0", "10"].map(max)).toEqual([3, 0, 10]);
   });
 
+  it("reads CHAT_ALLOWED_CHANNELS as a list of channel ids, empty when blank", () => {
+    const allowed = (value: string) =>
+      loadConfig({ CLOUD_A_BEARER_TOKEN: "k", CHAT_ALLOWED_CHANNELS: value }).env.CHAT_ALLOWED_CHANNELS;
+    expect(allowed("")).toEqual([]);
+    expect(allowed(" C0OPS, G0PRIV ,")).toEqual(["C0OPS", "G0PRIV"]);
+  });
+
   it("keeps an explicit empty embedding deployment (skip embeddings)", () => {
     const { env } = loadConfig({
       LLM_PROVIDER: "cloud-b",
@@ -95,6 +102,7 @@ describe("runtime configuration", () => {
     [{ CLOUD_A_BEARER_TOKEN: "k", AGENT_ID: "not-a-uuid" }, "AGENT_ID"],
     [{ CLOUD_A_BEARER_TOKEN: "k", CHAT_ALLOW_BOTS: "ture" }, "CHAT_ALLOW_BOTS"],
     [{ CLOUD_A_BEARER_TOKEN: "k", CHAT_BOT_TURNS_MAX: "-1" }, "CHAT_BOT_TURNS_MAX"],
+    [{ CLOUD_A_BEARER_TOKEN: "k", CHAT_ALLOWED_CHANNELS: "C0OPS,#general" }, "CHAT_ALLOWED_CHANNELS"],
     [{ CLOUD_A_BEARER_TOKEN: "k", CHAT_BOT_TURNS_MAX: "two" }, "CHAT_BOT_TURNS_MAX"],
   ])("rejects %o naming %s", (env, variable) => {
     const err = failure(env as Record<string, string>);

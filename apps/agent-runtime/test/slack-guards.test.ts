@@ -166,3 +166,59 @@ describe("changes to the agent from team chat", () => {
     expect((await loadAgent(runtime.runtime.deps.database.db)).verbose).toBe(0);
   });
 });
+
+describe("which channels team mode takes", () => {
+  const linked = async (runtime: SlackTestRuntime) =>
+    (await runtime.json<{ data: Array<{ id: string }> }>("GET", "/agents/team-chat/channels")).body.data.map(
+      (c) => c.id,
+    );
+  const refusals = (channel: string) =>
+    records.filter((r) => r.channel === channel && String(r.msg).startsWith("team chat refused a channel"));
+
+  it("refuses an externally shared channel unless CHAT_ALLOWED_CHANNELS lists it; internal ones link as before", async () => {
+    standIn.workspace.addChannel("C0EXT", "partners", [OWNER, MEMBER], { extShared: true });
+    let runtime = await start({});
+    standIn.inviteBot("C0EXT", MEMBER);
+    await linkOps(runtime);
+    await runtime.slack.inbound?.idle();
+    expect(await linked(runtime)).toEqual(["C0OPS"]);
+    expect(refusals("C0EXT")).toMatchObject([{ level: 30 }]);
+    expect(String(refusals("C0EXT")[0]?.msg)).toContain("externally shared");
+    // Linked by hand on the channels view, it still runs no turns; the refusal is logged once.
+    await runtime.json("PATCH", "/agents/team-chat/channels/C0EXT", { linked: true });
+    standIn.say(MEMBER, "hello partners", { channel: "C0EXT" });
+    standIn.mention(MEMBER, "C0EXT", "anyone?");
+    await quiet();
+    await runtime.slack.inbound?.idle();
+    expect(fake.requests).toHaveLength(0);
+    expect(refusals("C0EXT")).toHaveLength(1);
+
+    await runtime.close();
+    // Listed, it is taken; a channel not listed is refused then.
+    runtime = await startSlackRuntime(fake, standIn, {
+      home: runtime.home,
+      env: { CHAT_MODE: "team", CHAT_OWNER_ID: OWNER, CHAT_ALLOWED_CHANNELS: "C0EXT" },
+      logger: capturingLogger().logger,
+    });
+    rt = runtime;
+    expect(await settled(runtime)).toMatchObject({ state: "connected" });
+    standIn.say(MEMBER, "hello partners", { channel: "C0EXT" });
+    await waitFor(() => (answers(standIn, "C0EXT").length === 1 ? true : undefined));
+    standIn.say(MEMBER, "the build?", { channel: "C0OPS" });
+    await quiet();
+    await runtime.slack.inbound?.idle();
+    expect(fake.requests).toHaveLength(1);
+    expect(answers(standIn, "C0OPS")).toHaveLength(0);
+  });
+
+  it("links only the channels of CHAT_ALLOWED_CHANNELS when it is set", async () => {
+    standIn.workspace.addChannel("C0DEV", "dev", [OWNER, MEMBER]);
+    const runtime = await start({ CHAT_ALLOWED_CHANNELS: "C0DEV" });
+    standIn.inviteBot("C0OPS", OWNER);
+    standIn.inviteBot("C0DEV", OWNER);
+    await waitFor(async () => ((await linked(runtime)).length === 1 ? true : undefined));
+    await runtime.slack.inbound?.idle();
+    expect(await linked(runtime)).toEqual(["C0DEV"]);
+    expect(String(refusals("C0OPS")[0]?.msg)).toContain("not in CHAT_ALLOWED_CHANNELS");
+  });
+});

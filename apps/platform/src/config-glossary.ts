@@ -186,6 +186,8 @@ export const CONFIG_GLOSSARY: Record<string, string> = {
   CHAT_OWNER_ID: "The owner's Slack user id; unset: claimed by pairing with a one-time code logged at boot.",
   CHAT_ALLOW_BOTS:
     "`true` (or `1`, `yes`, `on`; default `false`): other bots' messages in linked channels run turns and are part of the re-read history (the bot's own never are).",
+  CHAT_ALLOWED_CHANNELS:
+    "Comma-separated Slack channel ids team mode may link and answer in; unset: every channel the bot is invited to, except externally shared (Slack Connect) ones, which are taken only when listed here.",
   CHAT_BOT_TURNS_MAX:
     "With `CHAT_ALLOW_BOTS`: how many turns other bots' messages may run in a row in one conversation (a thread, or a channel's top level) before a person writes there again; past it bots' messages are ignored, so two agents cannot answer each other without end. Default 3; 0: bots never run turns.",
   VOICE_API_KEY: "Enables voice meetings (may be a managed-credential placeholder).",

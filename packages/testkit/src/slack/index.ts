@@ -167,6 +167,7 @@ export class SlackStandIn {
   /** Wraps an event as the Events API does and sends it; the same eventId twice is a redelivery. */
   sendEvent(event: Record<string, unknown>, eventId = `Ev${(++this.#eventSeq).toString().padStart(8, "0")}`) {
     this.#events.set(eventId, event);
+    const channel = typeof event.channel === "string" ? this.workspace.conversation(event.channel) : undefined;
     const envelopeId = this.sendEnvelope("events_api", {
       token: "verification-token",
       team_id: "T0STANDIN",
@@ -174,6 +175,7 @@ export class SlackStandIn {
       type: "event_callback",
       event_id: eventId,
       event_time: Math.floor(Date.now() / 1000),
+      is_ext_shared_channel: Boolean(channel?.is_ext_shared),
       event,
     });
     return { eventId, envelopeId };

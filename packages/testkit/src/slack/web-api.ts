@@ -132,7 +132,16 @@ export class SlackWebApi {
       "conversations.info": (p) => {
         const c = channelOf(p);
         return {
-          channel: { id: c.id, name: c.name, is_channel: !c.is_im, is_im: c.is_im, is_member: true, user: c.user },
+          channel: {
+            id: c.id,
+            name: c.name,
+            is_channel: !c.is_im,
+            is_im: c.is_im,
+            is_member: true,
+            user: c.user,
+            is_shared: Boolean(c.is_ext_shared),
+            is_ext_shared: Boolean(c.is_ext_shared),
+          },
         };
       },
       "conversations.members": (p) => {

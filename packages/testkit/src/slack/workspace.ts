@@ -32,6 +32,8 @@ export interface SlackConversation {
   user?: string;
   members: string[];
   messages: SlackMessage[];
+  /** Shared with another organization (Slack Connect). */
+  is_ext_shared?: boolean;
 }
 
 export class SlackWorkspace {
@@ -52,8 +54,20 @@ export class SlackWorkspace {
     return user;
   }
 
-  addChannel(id: string, name: string, members: string[] = []): SlackConversation {
-    const channel: SlackConversation = { id, name, is_im: false, members: [...members], messages: [] };
+  addChannel(
+    id: string,
+    name: string,
+    members: string[] = [],
+    options: { extShared?: boolean } = {},
+  ): SlackConversation {
+    const channel: SlackConversation = {
+      id,
+      name,
+      is_im: false,
+      members: [...members],
+      messages: [],
+      ...(options.extShared ? { is_ext_shared: true } : {}),
+    };
     this.conversations.set(id, channel);
     return channel;
   }

@@ -14,6 +14,7 @@ import {
   pairOwner,
 } from "../store.ts";
 import { BotTurnGuard } from "./bot-turns.ts";
+import { ChannelGuard, externallyShared } from "./channel-guard.ts";
 import { slackErrorCode } from "./clients.ts";
 import { slackText } from "./escape.ts";
 import {
@@ -34,6 +35,8 @@ const STATUS_UPDATE_MS = 1000;
 
 export interface SlackEventBody {
   event_id?: string;
+  /** The event happened in a channel shared with another organization (Slack Connect). */
+  is_ext_shared_channel?: boolean;
   event?: SlackEvent;
 }
 
@@ -64,6 +67,7 @@ export class SlackInbound {
   readonly #queues = new Map<string, Promise<void>>();
   readonly #names = new Map<string, string>();
   readonly #botTurns: BotTurnGuard;
+  readonly #channels: ChannelGuard;
   /** Wrong pairing codes since the current one was issued. */
   #wrongCodes = 0;
   /** Turns finished (tests and the benchmark wait on it). */
@@ -75,6 +79,7 @@ export class SlackInbound {
     this.#identity = identity;
     this.#logger = logger;
     this.#botTurns = new BotTurnGuard(deps.config.env.CHAT_BOT_TURNS_MAX);
+    this.#channels = new ChannelGuard(deps.config.env.CHAT_ALLOWED_CHANNELS, logger);
   }
 
   accept(body: SlackEventBody | null): void {
@@ -85,7 +90,7 @@ export class SlackInbound {
     if (typeof body?.event_id !== "string" || !body.event_id) return;
     // Slack delivers at least once: a redelivered event is acked (already) and dropped here.
     if (!firstSighting(this.#deps.database.sqlite, body.event_id)) return;
-    void this.#route(event).catch((err) =>
+    void this.#route(event, body.is_ext_shared_channel === true).catch((err) =>
       this.#logger.error({ eventId: body.event_id, error: slackErrorCode(err) }, "team chat event failed"),
     );
   }
@@ -95,10 +100,10 @@ export class SlackInbound {
     while (this.#queues.size > 0) await Promise.allSettled([...this.#queues.values()]);
   }
 
-  async #route(event: SlackEvent): Promise<void> {
+  async #route(event: SlackEvent, extShared: boolean): Promise<void> {
     const team = this.#chat.mode() === "team";
     if (event.type === "member_joined_channel") {
-      if (team && event.user === this.#identity.botUserId && event.channel) await this.#link(event.channel);
+      if (team && event.user === this.#identity.botUserId && event.channel) await this.#link(event.channel, extShared);
       return;
     }
     if (event.type !== "message" && event.type !== "app_mention") return;
@@ -116,6 +121,8 @@ export class SlackInbound {
       return;
     }
     if (!team || !(await isLinked(this.#deps.database.db, event.channel))) return;
+    // Linked before the allow-list changed, or shared since: still no turns there.
+    if (!this.#channels.allows(event.channel, extShared)) return;
     // In a linked channel every message is the agent's to answer: a mention, a plain message (the
     // answer opens a thread under it) or a reply in a thread. A mention also arrives as `message`;
     // only its `app_mention` runs the turn, so it runs once.
@@ -134,8 +141,10 @@ export class SlackInbound {
     this.#enqueue(event, { channel: event.channel, threadTs, isDm: false });
   }
 
-  async #link(channel: string): Promise<void> {
-    const name = await this.#chat.channelName(channel).catch(() => null);
+  async #link(channel: string, extShared: boolean): Promise<void> {
+    const info = await this.#chat.web.conversations.info({ channel }).catch(() => undefined);
+    if (!this.#channels.allows(channel, extShared || externallyShared(info?.channel))) return;
+    const name = info?.channel?.name ?? null;
     await linkChannel(this.#deps.database.db, channel, name);
     this.#logger.info({ channel, name }, "team chat linked a channel the bot was invited to");
   }

@@ -1,0 +1,48 @@
+import type { Logger } from "pino";
+
+/** Refused channels remembered so each is logged once; past it the memory starts over. */
+const LOGGED_LIMIT = 1000;
+
+/** What conversations.info says of a channel's sharing. */
+export interface ChannelSharing {
+  is_shared?: boolean;
+  is_ext_shared?: boolean;
+  is_pending_ext_shared?: boolean;
+  is_org_shared?: boolean;
+}
+
+/** Shared with another organization (Slack Connect), or invited to be; a channel shared inside one Enterprise Grid org is not. */
+export function externallyShared(info: ChannelSharing | undefined): boolean {
+  if (!info) return false;
+  return Boolean(info.is_ext_shared || info.is_pending_ext_shared || (info.is_shared && !info.is_org_shared));
+}
+
+/**
+ * Which channels team mode may link and answer in: those of CHAT_ALLOWED_CHANNELS when it is set;
+ * otherwise every channel but externally shared (Slack Connect) ones, which are taken only when
+ * listed. A refused channel is logged once at info.
+ */
+export class ChannelGuard {
+  readonly #allowed: ReadonlySet<string>;
+  readonly #logger: Logger;
+  readonly #logged = new Set<string>();
+
+  constructor(allowed: readonly string[], logger: Logger) {
+    this.#allowed = new Set(allowed);
+    this.#logger = logger;
+  }
+
+  allows(channel: string, extShared: boolean): boolean {
+    if (this.#allowed.has(channel)) return true;
+    let reason: string | null = null;
+    if (this.#allowed.size > 0) reason = "it is not in CHAT_ALLOWED_CHANNELS";
+    else if (extShared) reason = "it is externally shared (Slack Connect) and not in CHAT_ALLOWED_CHANNELS";
+    if (reason === null) return true;
+    if (!this.#logged.has(channel)) {
+      if (this.#logged.size >= LOGGED_LIMIT) this.#logged.clear();
+      this.#logged.add(channel);
+      this.#logger.info({ channel }, `team chat refused a channel: ${reason}; no link and no turns there`);
+    }
+    return false;
+  }
+}
