@@ -30,6 +30,24 @@ describe("Cedar schema errors name the statement as its author wrote it", () => 
   });
 });
 
+describe("Cedar syntax errors name the statement they are in", () => {
+  it("names it by its @id, past strings and comments holding ';', or by its position", () => {
+    const [named] = errorsOf(
+      [
+        `@id("ok") permit(principal, action == Action::"sandbox:exec", resource) when { context.program == "a;b" };`,
+        `// a comment; with a semicolon`,
+        `@id("broken-one")`,
+        `permit(principal, action == Action::"sandbox:exec", resource) when { context.program == };`,
+      ].join("\n"),
+    );
+    expect(named).toMatch(/^line 4, column \d+: in statement @id\("broken-one"\): /);
+    const [unnamed] = errorsOf(
+      `@id("ok") permit(principal, action, resource);\npermit(principal, action, resource) when { 1 + };`,
+    );
+    expect(unnamed).toMatch(/^line 2, column \d+: in statement #2 \(no @id\): /);
+  });
+});
+
 describe("a body too complex for Cedar is refused before Cedar sees it", () => {
   const when = (condition: string) =>
     `permit(principal, action == Action::"sandbox:exec", resource) when { ${condition} };`;

@@ -5,6 +5,7 @@ import { ProblemError } from "@agentplane/problem-details";
 import * as cedar from "@cedar-policy/cedar-wasm/nodejs";
 import type { StoredRule } from "../db/schema.ts";
 import { checkPolicyComplexity } from "./complexity.ts";
+import { statementAt } from "./statement-at.ts";
 
 type CedarError = cedar.DetailedError;
 
@@ -66,8 +67,14 @@ function statementNames(text: string): string[] {
 export function compilePolicyText(text: string, pointer = "/body/cedar"): StoredRule[] {
   checkPolicyComplexity(text, pointer, (offset) => lineColumn(text, offset));
   const parsed = cedar.checkParsePolicySet({ staticPolicies: text });
-  if (parsed.type === "failure")
-    throw invalid("The Cedar policy does not parse", toFieldErrors(text, parsed.errors, pointer));
+  if (parsed.type === "failure") {
+    // Name the statement each error is in, as schema errors do: people know statements by @id.
+    const inStatement = parsed.errors.map((error) => {
+      const at = error.sourceLocations?.[0];
+      return at ? { ...error, message: `in statement ${statementAt(text, at.start)}: ${error.message}` } : error;
+    });
+    throw invalid("The Cedar policy does not parse", toFieldErrors(text, inStatement, pointer));
+  }
   const validated = cedar.validate({ schema: CEDAR_SCHEMA, policies: { staticPolicies: text } });
   if (validated.type === "failure") {
     throw invalid("The Cedar policy is not valid", toFieldErrors(text, validated.errors, pointer));
