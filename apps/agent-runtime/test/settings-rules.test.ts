@@ -161,3 +161,56 @@ describe("model overrides must be model ids, on every provider", () => {
     }
   });
 });
+
+describe("a chat message the platform forwards for a caller without agent:manage", () => {
+  /** The tools the model was offered in the last call, and the turn's tool result. */
+  async function turnWith(rt: TestRuntime, headers: Record<string, string>) {
+    fake.respond = (body) => {
+      const messages = body.messages as Array<{ content: Array<{ type: string }> | string }>;
+      const last = messages.at(-1)?.content;
+      if (Array.isArray(last) && last.some((b) => b.type === "tool_result"))
+        return { content: [{ type: "text", text: "Done." }] };
+      return { content: [{ type: "tool_use", id: "toolu_1", name: "update_settings", input: { verbose: true } }] };
+    };
+    const threads = await rt.json<{ items: Array<{ id: string }> }>("GET", "/agents/threads");
+    const thread = threads.body.items[0]?.id as string;
+    const from = fake.requests.length;
+    const turn = await rt.request(
+      "POST",
+      `/agents/threads/${thread}/messages?stream=false`,
+      { text: "turn verbose on" },
+      headers,
+    );
+    expect(turn.status).toBe(200);
+    const calls = fake.requests.slice(from);
+    const offered = ((calls[0]?.body.tools ?? []) as Array<{ name: string }>).map((t) => t.name);
+    const messages = (calls.at(-1)?.body.messages ?? []) as Array<{ content: Array<Record<string, unknown>> }>;
+    const result = messages.at(-1)?.content.find((b) => b.type === "tool_result");
+    const profile = await rt.json<{ verbose: boolean }>("GET", "/agents/profile");
+    return { offered, result, verbose: profile.body.verbose };
+  }
+
+  it("is not offered the tools that change the agent, and a call to one changes nothing", async () => {
+    const rt = await startTestRuntime(fake);
+    try {
+      for (const said of ["false", "no"]) {
+        const denied = await turnWith(rt, { "x-agentplane-agent-manage": said });
+        expect(denied.offered).not.toContain("update_settings");
+        expect(denied.offered).not.toContain("manage_schedules");
+        expect(denied.offered.length).toBeGreaterThan(0);
+        expect(denied.result?.is_error).toBe(true);
+        expect(denied.verbose).toBe(false);
+      }
+      // The platform saying the caller may manage, or the runtime's own clients (no header): offered.
+      const allowed = await turnWith(rt, { "x-agentplane-agent-manage": "true" });
+      expect(allowed.offered).toContain("update_settings");
+      expect(allowed.verbose).toBe(true);
+      await rt.request("PATCH", "/agents/verbose", { verbose: false });
+      const own = await turnWith(rt, {});
+      expect(own.offered).toContain("manage_schedules");
+      expect(own.verbose).toBe(true);
+    } finally {
+      await rt.close();
+    }
+  });
+});

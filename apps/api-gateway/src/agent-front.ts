@@ -1,4 +1,5 @@
 import type { Permission, Principal } from "@agentplane/contracts";
+import { AGENT_MANAGE_HEADER } from "@agentplane/contracts/runtime";
 import { ProblemError } from "@agentplane/problem-details";
 import { readAtMost } from "@agentplane/service-kit";
 import { Agent, fetch as undiciFetch } from "undici";
@@ -140,6 +141,7 @@ export class AgentFront {
     url: URL,
     route: Exclude<AgentRoute, { kind: "redirect" } | { kind: "none" }>,
     requestId: string,
+    options: { manage?: boolean } = {},
   ): Promise<Response> {
     const target = this.#target;
     if (!target)
@@ -153,6 +155,8 @@ export class AgentFront {
       if (request.body) body = await readAtMost(request.body, MAX_FORWARDED_BODY, bodyTooLarge);
     }
     const headers = forwardedHeaders(request.headers, { keepAuthorization: route.kind === "webhook", requestId });
+    // Set after the caller's own `x-agentplane-*` headers were dropped: only the gateway says it.
+    if (options.manage !== undefined) headers.set(AGENT_MANAGE_HEADER, String(options.manage));
     // Bounded until the runtime starts answering; a thread's live stream then runs as long as it runs.
     const waiting = new AbortController();
     const timer = setTimeout(() => waiting.abort(), this.#timeoutMs);

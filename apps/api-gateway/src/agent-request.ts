@@ -65,9 +65,13 @@ export async function agentRequest(ctx: AgentRequestContext, req: AgentRequest):
       path: url.pathname,
     });
   };
-  const answer = async (principal: Principal | undefined, extra: Record<string, string> = {}) => {
+  const answer = async (
+    principal: Principal | undefined,
+    extra: Record<string, string> = {},
+    options: { manage?: boolean } = {},
+  ) => {
     try {
-      const response = await agent.forward(req.request, url, route, requestId);
+      const response = await agent.forward(req.request, url, route, requestId, options);
       for (const [k, v] of Object.entries(extra)) response.headers.set(k, v);
       audit(principal, response.status);
       return response;
@@ -136,5 +140,14 @@ export async function agentRequest(ctx: AgentRequestContext, req: AgentRequest):
       "retry-after": String(limit.resetSeconds),
     });
   }
-  return answer(principal, limitHeaders);
+  // A chat turn may change the agent (its settings, its schedules) through its tools only for a
+  // caller who could make those changes through the API.
+  const manage = permission === "agent:chat" ? await mayManage(deps, principal, target.projectId) : undefined;
+  return answer(principal, limitHeaders, manage === undefined ? {} : { manage });
+}
+
+async function mayManage(deps: GatewayDeps, principal: Principal, projectId: string): Promise<boolean> {
+  if (principal.scopes && !principal.scopes.includes("agent:manage")) return false;
+  const decision = await authorizerOf(deps).check({ principal, permission: "agent:manage", projectId });
+  return decision.decision === "allowed";
 }

@@ -1,9 +1,12 @@
 import { createHmac } from "node:crypto";
 import { mkdtempSync } from "node:fs";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createRuntime, ensureWebAssets, loadConfig, type Runtime } from "@agentplane/agent-runtime";
 import { AUDIT_RECORDED, type AuditRecorded } from "@agentplane/contracts";
+import { AGENT_MANAGE_HEADER } from "@agentplane/contracts/runtime";
 import { silentLogger } from "@agentplane/service-kit";
 import { launchChromium, requireChromium } from "@agentplane/testkit/browser";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
@@ -184,6 +187,51 @@ describe("the gateway fronting the agent runtime at /agent", () => {
       expect(logged).not.toHaveBeenCalled();
     } finally {
       logged.mockRestore();
+    }
+  });
+
+  it("tells the runtime whether a chat message's caller may change the agent, never the caller's own say", async () => {
+    // The runtime's side (tools offered by this header) is tested in the runtime's settings tests;
+    // here a listener in its place records what the gateway sends.
+    const seen: Array<{ path: string; manage: string | undefined }> = [];
+    const recorder = createServer((req, res) => {
+      seen.push({ path: req.url ?? "", manage: req.headers[AGENT_MANAGE_HEADER] as string | undefined });
+      req.resume();
+      req.on("end", () => res.writeHead(200, { "content-type": "application/json" }).end("{}"));
+    });
+    await new Promise<void>((resolve) => recorder.listen(0, "127.0.0.1", resolve));
+    const target = h.gateway.agent.target as { url: string; projectId: string };
+    h.gateway.agent.connect({
+      url: `http://127.0.0.1:${(recorder.address() as AddressInfo).port}`,
+      projectId: target.projectId,
+    });
+    try {
+      const post = (token: string) =>
+        call(h, "POST", "/agent/api/agents/threads/thr_1/messages?stream=false", {
+          token,
+          body: { text: "turn verbose on" },
+          headers: { [AGENT_MANAGE_HEADER]: "true" },
+        });
+      // The owner's token restricted to chatting may chat, and no more than its scopes.
+      const orgId = (await call(h, "GET", "/v1/projects/" + target.projectId)).body.orgId as string;
+      const scoped = await call(h, "POST", `/v1/orgs/${orgId}/api-tokens`, {
+        body: { name: "chat only", scopes: ["agent:read", "agent:chat"] },
+      });
+      expect(scoped.status).toBe(201);
+      expect((await post(tokens.member)).status).toBe(200);
+      expect((await post(tokens.admin)).status).toBe(200);
+      expect((await post(scoped.body.token as string)).status).toBe(200);
+      expect((await call(h, "GET", "/agent/api/agents/profile", { token: tokens.viewer })).status).toBe(200);
+      const messages = "/agents/threads/thr_1/messages?stream=false";
+      expect(seen).toEqual([
+        { path: messages, manage: "false" },
+        { path: messages, manage: "true" },
+        { path: messages, manage: "false" },
+        { path: "/agents/profile", manage: undefined },
+      ]);
+    } finally {
+      h.gateway.agent.connect(target);
+      await new Promise((resolve) => recorder.close(resolve));
     }
   });
 

@@ -76,3 +76,10 @@ export const TurnResult = z
 export type Thread = z.infer<typeof Thread>;
 export type ChatMessage = z.infer<typeof ChatMessage>;
 export type TurnResult = z.infer<typeof TurnResult>;
+
+/**
+ * Sent by the platform's gateway with a chat message it forwards: `false` when the caller does not
+ * hold `agent:manage`, so the turn is not offered the tools that change the agent (its settings,
+ * its schedules). It can only take rights away: the runtime's own clients send none.
+ */
+export const AGENT_MANAGE_HEADER = "x-agentplane-agent-manage";

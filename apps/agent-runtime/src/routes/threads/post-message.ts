@@ -1,4 +1,4 @@
-import { postThreadMessageRoute } from "@agentplane/contracts/runtime";
+import { AGENT_MANAGE_HEADER, postThreadMessageRoute } from "@agentplane/contracts/runtime";
 import { ProblemError } from "@agentplane/problem-details";
 import { streamSSE } from "hono/streaming";
 import type { RuntimeDeps } from "../../deps.ts";
@@ -35,7 +35,10 @@ export function registerPostThreadMessage(app: RuntimeApp, deps: RuntimeDeps): v
     const { text } = c.req.valid("json");
     const { stream } = c.req.valid("query");
     const thread = await getWebThread(deps.database.db, threadId);
-    const turn = { threadId: thread.id, text, source: "web" };
+    // Fronted by the platform, a caller without `agent:manage` may chat but not change the agent.
+    const said = c.req.header(AGENT_MANAGE_HEADER);
+    const manage = said === undefined || said === "true";
+    const turn = { threadId: thread.id, text, source: "web", manage };
 
     if (stream === "false") {
       try {
