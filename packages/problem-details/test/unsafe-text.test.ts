@@ -1,6 +1,6 @@
 import { createRoute, OpenAPIHono, z } from "@hono/zod-openapi";
 import { describe, expect, it } from "vitest";
-import { createOnError, validationHook } from "../src/index.ts";
+import { createOnError, findUnsafeText, validationHook } from "../src/index.ts";
 
 function app() {
   const a = new OpenAPIHono({ defaultHook: validationHook });
@@ -55,5 +55,38 @@ describe("text no store accepts is a 400 naming the field", () => {
     const param = await post("/things/a%00", JSON.stringify({ name: "n" }));
     expect(param.status).toBe(400);
     expect(param.body.errors?.[0]?.pointer).toBe("/param/id");
+  });
+});
+
+describe("findUnsafeText on deeply nested values", () => {
+  const DEPTH = 100_000;
+
+  it("walks 100,000 nested arrays and objects without overflowing the stack", () => {
+    // What JSON.parse builds from a 200 KB body, well inside the 1 MiB limit.
+    const arrays = JSON.parse(`${"[".repeat(DEPTH)}"a\\u0000b"${"]".repeat(DEPTH)}`);
+    const foundInArrays = findUnsafeText(arrays, ["body"]);
+    expect(foundInArrays).toHaveLength(1);
+    expect(foundInArrays[0]?.path).toHaveLength(DEPTH + 1);
+    expect(foundInArrays[0]?.path.slice(0, 3)).toEqual(["body", 0, 0]);
+    expect(foundInArrays[0]?.message).toBe("must not contain a NUL character");
+
+    const objects = JSON.parse(`${'{"k":'.repeat(DEPTH)}"fine"${"}".repeat(DEPTH)}`);
+    expect(findUnsafeText(objects)).toEqual([]);
+  });
+
+  it("reports in document order, field names before what they hold, and stops at 20", () => {
+    const value = {
+      a: ["ok", "\u0000", { "\ud800": "\u0000" }],
+      b: "\udc00",
+      "c\u0000": ["x"],
+    };
+    expect(findUnsafeText(value).map((f) => [f.path, f.message.startsWith("field name")])).toEqual([
+      [["a", 1], false],
+      [["a", 2, "\ud800"], true],
+      [["a", 2, "\ud800"], false],
+      [["b"], false],
+      [["c\u0000"], true],
+    ]);
+    expect(findUnsafeText(Array.from({ length: 50 }, () => "\u0000"))).toHaveLength(20);
   });
 });
