@@ -211,6 +211,35 @@ describe("which channels team mode takes", () => {
     expect(answers(standIn, "C0OPS")).toHaveLength(0);
   });
 
+  it("delivers only to allowed channels: one linked by hand or before the list was set gets none", async () => {
+    standIn.workspace.addChannel("C0DEV", "dev", [OWNER, MEMBER]);
+    const runtime = await start({ CHAT_ALLOWED_CHANNELS: "C0DEV" });
+    const deliver = async (name: string, prompt: string) => {
+      await runtime.json("PUT", "/agents/webhooks/enabled", { enabled: true });
+      await runtime.json("POST", "/agents/webhook-subscriptions", {
+        name,
+        deliverOnly: true,
+        deliverTo: "Team chat",
+        prompt,
+      });
+      return runtime.request("POST", `/agents/webhooks/${name}`, {});
+    };
+    // The oldest link, and even flagged main, but not on the list.
+    await runtime.json("PATCH", "/agents/team-chat/channels/C0OPS", { linked: true });
+    await runtime.json("PATCH", "/agents/team-chat/channels/C0OPS", { main: true });
+    expect((await deliver("alerts", "disk full")).status).toBe(200);
+    const webThread = runtime.runtime.deps.messages.mainWebThreadId();
+    const web = await runtime.json<{ items: Array<{ text: string }> }>("GET", `/agents/threads/${webThread}/messages`);
+    expect(web.body.items.map((m) => m.text)).toEqual(["**Webhook: alerts**\n\ndisk full"]);
+
+    await new Promise((r) => setTimeout(r, 5));
+    await runtime.json("PATCH", "/agents/team-chat/channels/C0DEV", { linked: true });
+    expect((await deliver("alerts2", "cpu hot")).status).toBe(200);
+    await waitFor(() => (answers(standIn, "C0DEV").length === 1 ? true : undefined));
+    expect(answers(standIn, "C0DEV")[0]?.text).toBe("**Webhook: alerts2**\n\ncpu hot");
+    expect(answers(standIn, "C0OPS")).toHaveLength(0);
+  });
+
   it("links only the channels of CHAT_ALLOWED_CHANNELS when it is set", async () => {
     standIn.workspace.addChannel("C0DEV", "dev", [OWNER, MEMBER]);
     const runtime = await start({ CHAT_ALLOWED_CHANNELS: "C0DEV" });

@@ -33,6 +33,11 @@ export interface TeamChatAdapter {
   status?(): TeamChatStatus;
   /** The paired owner was forgotten: a new pairing code is issued (and logged). */
   ownerReset?(): Promise<void>;
+  /**
+   * Whether deliveries may go to a linked channel (team chat's channel allow-list); every linked
+   * channel when absent.
+   */
+  deliversTo?(channelId: string): boolean;
   /** A channel's display name, when the integration can look it up. */
   channelName?(channelId: string): Promise<string | null>;
 }
@@ -40,10 +45,11 @@ export interface TeamChatAdapter {
 /**
  * Where a team-chat delivery goes (spec "Delivery targets"): the owner's DM in personal mode; in
  * team mode the flagged main channel, else the oldest linked channel; null when nothing is linked.
+ * Channels the integration does not deliver to (not on its allow-list) are passed over.
  */
 export async function selectTeamChatDestination(adapter: TeamChatAdapter): Promise<TeamChatDestination | null> {
   if (adapter.mode() === "personal") return adapter.ownerDirectMessage();
-  const channels = await adapter.linkedChannels();
+  const channels = (await adapter.linkedChannels()).filter((c) => adapter.deliversTo?.(c.id) ?? true);
   const main = channels.find((c) => c.main);
   if (main) return { id: main.id, kind: "channel" };
   const oldest = [...channels].sort((a, b) => a.linkedAt.localeCompare(b.linkedAt))[0];

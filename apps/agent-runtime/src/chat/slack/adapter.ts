@@ -249,6 +249,11 @@ export class SlackTeamChat implements TeamChatAdapter, SlackChat {
     return (await listChannels(this.#deps.database.db)).map(toLinkedChannel);
   }
 
+  deliversTo(channelId: string): boolean {
+    const allowed = this.#deps.config.env.CHAT_ALLOWED_CHANNELS;
+    return this.#inbound ? this.#inbound.delivers(channelId) : allowed.length === 0 || allowed.includes(channelId);
+  }
+
   async channelName(channelId: string): Promise<string | null> {
     const info = await this.web.conversations.info({ channel: channelId });
     return info.channel?.name ?? null;

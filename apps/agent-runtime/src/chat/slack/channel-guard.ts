@@ -26,13 +26,28 @@ export class ChannelGuard {
   readonly #allowed: ReadonlySet<string>;
   readonly #logger: Logger;
   readonly #logged = new Set<string>();
+  /** Channels seen shared with another organization: deliveries skip them too. */
+  readonly #shared = new Set<string>();
 
   constructor(allowed: readonly string[], logger: Logger) {
     this.#allowed = new Set(allowed);
     this.#logger = logger;
   }
 
+  /**
+   * Whether a delivery (webhook, heartbeat, schedule) may go to a linked channel: one linked before
+   * the allow-list was set, or by hand, or found shared since, gets none. Logs nothing.
+   */
+  delivers(channel: string): boolean {
+    if (this.#allowed.has(channel)) return true;
+    return this.#allowed.size === 0 && !this.#shared.has(channel);
+  }
+
   allows(channel: string, extShared: boolean): boolean {
+    if (extShared) {
+      if (this.#shared.size >= LOGGED_LIMIT) this.#shared.clear();
+      this.#shared.add(channel);
+    }
     if (this.#allowed.has(channel)) return true;
     let reason: string | null = null;
     if (this.#allowed.size > 0) reason = "it is not in CHAT_ALLOWED_CHANNELS";

@@ -95,6 +95,11 @@ export class SlackInbound {
     );
   }
 
+  /** Whether deliveries may go to a linked channel (`ChannelGuard.delivers`). */
+  delivers(channel: string): boolean {
+    return this.#channels.delivers(channel);
+  }
+
   /** Resolves when every queued turn has finished. */
   async idle(): Promise<void> {
     while (this.#queues.size > 0) await Promise.allSettled([...this.#queues.values()]);
