@@ -18,10 +18,12 @@ function shellMessage(program: string, error: string, exitCode: number): string 
 /**
  * How the line telling that `program` could not be executed starts: nsenter's
  * (`nsenter: failed to execute <program>: <error>`), or, when the exec changes to `cwd` first, that
- * of the `sh -c 'cd -- "$0" && exec "$@"' <cwd>` doing it (dash: `<cwd>: 1: exec: <program>: <error>`).
+ * of the `sh -c 'cd -- "$0" && exec "$@"' <cwd>` doing it (dash: `<cwd>: 1: exec: <program>: <error>`),
+ * or of the `sh` that exports variables inside first (host-env.ts: `sh: 1: exec: <program>: <error>`).
  */
-export function execFailurePrefix(program: string, cwd?: string): string {
-  return cwd ? `${cwd}: 1: exec: ${program}: ` : `nsenter: failed to execute ${program}: `;
+export function execFailurePrefix(program: string, cwd?: string, exportsInside = false): string {
+  if (cwd) return `${cwd}: 1: exec: ${program}: `;
+  return exportsInside ? `sh: 1: exec: ${program}: ` : `nsenter: failed to execute ${program}: `;
 }
 
 /**

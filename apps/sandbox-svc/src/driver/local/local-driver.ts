@@ -25,6 +25,7 @@ import {
 } from "./cgroups.ts";
 import { egressEnv, type RelayTools, startEgressRelay } from "./egress-relay.ts";
 import { execFailurePrefix, withShellExecErrors } from "./exec-errors.ts";
+import { splitSandboxEnv } from "./host-env.ts";
 import { DEFAULT_IMAGE } from "./images.ts";
 import { bwrapLauncher, enterArgv, holdsSysAdmin, parentPid, type SandboxProcesses } from "./namespaces.ts";
 import {
@@ -226,7 +227,9 @@ export class LocalDriver implements SandboxDriver {
     const workspace = this.workspaceDir(spec.id);
     mkdirSync(workspace, { recursive: true });
     const env = this.sandboxEnv(spec, workspace);
-    const main = spec.command && spec.command.length > 0 ? spec.command : ["sleep", "infinity"];
+    let main = spec.command && spec.command.length > 0 ? spec.command : ["sleep", "infinity"];
+    // What bwrap (on the host) is started with; the rest is exported inside (host-env.ts).
+    let launchEnv = env;
     await this.cgroupRemovals.get(spec.id);
     stage("driver: launch");
     const cgroup = createSandboxCgroup(this.cgroups, spec.id, spec.resources);
@@ -242,6 +245,7 @@ export class LocalDriver implements SandboxDriver {
       const script = this.egressEnabled()
         ? 'printf ready >&4; exec 4>&-; read -r _ <&5; exec 5<&-; exec "$@"'
         : 'printf ready >&4; exec 4>&-; exec "$@"';
+      ({ host: launchEnv, argv: main } = splitSandboxEnv(env, main));
       const signalReady = ["/bin/sh", "-c", script, "sh", ...main];
       const bwrap = bwrapLauncher(this.nsTools(), this.tools.bwrap as string, this.privileged);
       argv = [...bwrap, ...bwrapArgs(spec, workspace, this.options.dataDir, this.images), "--", ...signalReady];
@@ -252,7 +256,7 @@ export class LocalDriver implements SandboxDriver {
     egressSocket?.catch(() => {});
     stage("driver: args ready");
     const stdio: StdioSpec = ["ignore", "ignore", "pipe", "pipe", "pipe", ...(egress ? (["pipe"] as const) : [])];
-    const proc = await this.spawnChild(withCgroups(cgroup.procsFiles, argv), env, {
+    const proc = await this.spawnChild(withCgroups(cgroup.procsFiles, argv), launchEnv, {
       cwd: this.isolation === "none" ? workspace : "/",
       stdio,
     });
@@ -403,16 +407,21 @@ export class LocalDriver implements SandboxDriver {
 
   async exec(sandboxId: string, options: ExecOptions): Promise<ExecProcess> {
     const running = await this.requireReady(sandboxId);
-    const env = { ...running.env, ...(options.tty ? { TERM: "xterm-256color" } : {}), ...options.env };
+    let env = { ...running.env, ...(options.tty ? { TERM: "xterm-256color" } : {}), ...options.env };
     let argv: string[];
     let cwd: string | undefined;
+    let exportsInside = false;
     if (this.isolation === "none") {
       argv = options.argv;
       cwd = options.cwd ? join(running.workspace, options.cwd.replace(/^\/workspace\/?/, "")) : running.workspace;
     } else {
-      const command = options.cwd
+      const inCwd = options.cwd
         ? ["/bin/sh", "-c", 'cd -- "$0" && exec "$@"', options.cwd, ...options.argv]
         : options.argv;
+      const split = splitSandboxEnv(env, inCwd);
+      env = split.host;
+      exportsInside = split.argv !== inCwd;
+      const command = split.argv;
       const inner = options.tty ? withSandboxTerminal(command) : command;
       const nsenter = enterArgv(this.nsTools(), running.processes, "all", this.privileged);
       argv = withCgroups(running.cgroup.procsFiles, [...nsenter, "--", ...inner]);
@@ -423,7 +432,7 @@ export class LocalDriver implements SandboxDriver {
     // nsenter executes the command: one the sandbox lacks is told as a shell tells it, not by nsenter.
     if (this.isolation !== "none" && !options.tty) {
       const program = options.argv[0] as string;
-      proc = withShellExecErrors(proc, program, execFailurePrefix(program, options.cwd));
+      proc = withShellExecErrors(proc, program, execFailurePrefix(program, options.cwd, exportsInside));
     }
     running.execs.add(proc);
     void proc.exited.then(() => running.execs.delete(proc));
