@@ -39,7 +39,7 @@ import {
   stderrTail,
   withCgroups,
 } from "./process.ts";
-import { bwrapArgs, SANDBOX_PATH, withSandboxTerminal } from "./sandbox-args.ts";
+import { bwrapArgs, ownerOnlyDirs, SANDBOX_PATH, withSandboxTerminal } from "./sandbox-args.ts";
 import { type SpawnedChild, Spawner, type StdioSpec } from "./spawner.ts";
 
 export type LocalIsolation = "bwrap" | "none";
@@ -224,6 +224,7 @@ export class LocalDriver implements SandboxDriver {
   private async launch(spec: SandboxRuntimeSpec): Promise<void> {
     this.checkAvailable();
     this.validateImage(spec.image);
+    ownerOnlyDirs(this.options.dataDir);
     const workspace = this.workspaceDir(spec.id);
     mkdirSync(workspace, { recursive: true });
     const env = this.sandboxEnv(spec, workspace);
