@@ -96,10 +96,21 @@ describe.skipIf(!bwrap.available)(`memory limits${bwrap.reason}`, () => {
     }
   });
 
-  it("leaves a sandbox without a limit alone", async () => {
+  it("holds a sandbox without limits to the default memory and process limits only", async () => {
     await driver.start({ id: "sbx_free", slug: "free", image: "default", env: {}, resources: {} });
     const big = await sh(driver, "sbx_free", hog(256 << 20));
     expect(big).toMatchObject({ exitCode: 0, stdout: `${256 << 20}\n` });
+    // Without them a fork bomb in any sandbox that sets none would exhaust the host's processes.
+    const { pids, memory } = driver.cgroups.parents;
+    if (pids) {
+      expect(readFileSync(join(pids, "sbx_free", "pids.max"), "utf8").trim()).toBe("1024");
+      expect(readFileSync(join(pids, "sbx_free", "cgroup.procs"), "utf8").trim()).not.toBe("");
+    }
+    if (memory) {
+      const limitFile = driver.cgroups.version === "v2" ? "memory.max" : "memory.limit_in_bytes";
+      expect(Number(readFileSync(join(memory, "sbx_free", limitFile), "utf8"))).toBe(2048 * 1024 * 1024);
+    }
+    expect(driver.unenforcedLimits({})).toBeUndefined();
     await driver.stop("sbx_free");
   });
 });

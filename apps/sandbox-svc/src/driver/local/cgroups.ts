@@ -123,7 +123,14 @@ function write(dir: string, file: string, value: string): boolean {
   }
 }
 
-export function createSandboxCgroup(support: CgroupSupport, id: string, resources: SandboxResources): SandboxCgroup {
+/**
+ * What a sandbox that sets no memory or process limit is held to, as the Kubernetes driver holds
+ * one to its defaults: without them one fork bomb or allocation takes the whole host down.
+ */
+export const DEFAULT_LIMITS = { memoryMiB: 2048, maxProcesses: 1024 } as const;
+
+export function createSandboxCgroup(support: CgroupSupport, id: string, requested: SandboxResources): SandboxCgroup {
+  const resources: SandboxResources = { ...DEFAULT_LIMITS, ...requested };
   const dirs = new Set<string>();
   const enforced: string[] = [];
   const dirFor = (c: Controller): string | undefined => {
