@@ -284,8 +284,10 @@ export class LocalDriver implements SandboxDriver {
           ? childPid.then(async (p) => {
               const socketPath = (await egressSocket) as string;
               const enterNet = enterArgv(this.nsTools(), p, "net", this.privileged);
+              // In the sandbox's cgroups: socat forks a child per connection the sandbox opens, and
+              // those count against its process and memory limits, not the host's.
               const relay = await startEgressRelay(
-                (a, e) => this.spawnChild(a, e),
+                (a, e) => this.spawnChild(withCgroups(cgroup.procsFiles, a), e),
                 this.relayTools(),
                 enterNet,
                 socketPath,
