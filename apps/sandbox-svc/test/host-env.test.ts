@@ -1,4 +1,4 @@
-import { chmodSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -58,6 +58,16 @@ describe.skipIf(!bwrap.available)(`sandbox environment and the host${bwrap.reaso
     expect((await tty.exited).exitCode).toBe(0);
     expect(screen).toContain(`preload=${join(hostDir, "missing.so")}`);
     expect(readdirSync(hostDir)).toEqual([]);
+  });
+
+  it("shows the host's TLS roots but not /etc/ssl/private, which the service's user may read", async () => {
+    const ssl = await runCommand(driver, "sbx_env", {
+      argv: ["/bin/sh", "-c", "ls -A /etc/ssl; test -d /etc/ssl/private && echo private"],
+      env: { LD_DEBUG: "" },
+      timeoutMs: 10_000,
+    });
+    expect(ssl.stdout).not.toContain("private");
+    if (existsSync("/etc/ssl/certs")) expect(ssl.stdout).toContain("certs");
   });
 
   it("still answers a missing command as a shell would when variables are exported inside", async () => {

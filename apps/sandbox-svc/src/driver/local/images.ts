@@ -6,7 +6,11 @@ export const DEFAULT_IMAGE = "default";
 /** Host directories the `default` image exposes read-only (merged-/usr hosts have symlinks here). */
 const HOST_SYSTEM_ENTRIES = ["usr", "bin", "sbin", "lib", "lib32", "lib64", "libx32"];
 
-/** Host files under /etc that programs need to run (dynamic loader, alternatives, TLS roots, zone). */
+/**
+ * Host files under /etc that programs need to run (dynamic loader, alternatives, TLS roots, zone).
+ * Of /etc/ssl only the public parts: a sandbox's user is the service's user on the host (root,
+ * usually), to whom /etc/ssl/private and the host's TLS keys in it are readable.
+ */
 const HOST_ETC_ENTRIES = [
   "alternatives",
   "ld.so.cache",
@@ -14,7 +18,8 @@ const HOST_ETC_ENTRIES = [
   "ld.so.conf.d",
   "localtime",
   "nsswitch.conf",
-  "ssl",
+  "ssl/certs",
+  "ssl/openssl.cnf",
   "ca-certificates",
   "ca-certificates.conf",
   "mime.types",
