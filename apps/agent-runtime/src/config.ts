@@ -48,6 +48,20 @@ const port = z
     }
     return n;
   });
+/** A whole number ≥ 0, `fallback` when unset; anything else stops the start with `message`. */
+const wholeNumber = (fallback: number, message: string) =>
+  z
+    .string()
+    .optional()
+    .transform((v, ctx) => {
+      if (v === undefined || v.trim() === "") return fallback;
+      const n = Number(v);
+      if (!Number.isInteger(n) || n < 0) {
+        ctx.addIssue({ code: "custom", message });
+        return z.NEVER;
+      }
+      return n;
+    });
 const percent = (fallback: number) =>
   z
     .string()
@@ -99,18 +113,7 @@ export const RuntimeEnvSchema = z.object({
       return ids;
     }),
   // Turns other bots' messages may run in one conversation without a person's message between them
-  CHAT_BOT_TURNS_MAX: z
-    .string()
-    .optional()
-    .transform((v, ctx) => {
-      if (v === undefined || v.trim() === "") return 3;
-      const n = Number(v);
-      if (!Number.isInteger(n) || n < 0) {
-        ctx.addIssue({ code: "custom", message: "must be a whole number of turns (0: bots never run turns)" });
-        return z.NEVER;
-      }
-      return n;
-    }),
+  CHAT_BOT_TURNS_MAX: wholeNumber(3, "must be a whole number of turns (0: bots never run turns)"),
   CHAT_OWNER_ID: optional.pipe(
     z
       .string()
@@ -156,18 +159,7 @@ export const RuntimeEnvSchema = z.object({
       return n;
     }),
   // Usage (our addition): days the usage records are kept; 0 keeps them all
-  USAGE_RETENTION_DAYS: z
-    .string()
-    .optional()
-    .transform((v, ctx) => {
-      if (v === undefined || v.trim() === "") return 400;
-      const n = Number(v);
-      if (!Number.isInteger(n) || n < 0) {
-        ctx.addIssue({ code: "custom", message: "must be a whole number of days (0 keeps every usage record)" });
-        return z.NEVER;
-      }
-      return n;
-    }),
+  USAGE_RETENTION_DAYS: wholeNumber(400, "must be a whole number of days (0 keeps every usage record)"),
   // Models
   CLOUD_A_MODEL_ID: withDefault("us.anthropic.claude-sonnet-4-5-20250929-v1:0"),
   CLOUD_A_CLASSIFICATION_MODEL_ID: withDefault("us.anthropic.claude-haiku-4-5-20251001-v1:0"),
