@@ -12,6 +12,7 @@ import {
   toLinkedChannel,
 } from "../store.ts";
 import type { LinkedChannel, TeamChatAdapter, TeamChatDestination, TeamChatStatus } from "../team-chat.ts";
+import { ChannelGuard } from "./channel-guard.ts";
 import { createSocketClient, createWebClient, isAuthError, type SocketTimeouts, slackErrorCode } from "./clients.ts";
 import { SlackInbound } from "./inbound.ts";
 import { SlackOutbox } from "./outbox.ts";
@@ -34,6 +35,7 @@ export interface SlackTeamChatOptions extends SocketTimeouts {
 export class SlackTeamChat implements TeamChatAdapter, SlackChat {
   readonly web: WebClient;
   readonly outbox: SlackOutbox;
+  readonly channels: ChannelGuard;
   #socket: SocketModeClient | undefined;
   #status: TeamChatStatus = { state: "connecting", detail: null, appId: null, botUserId: null };
   #identity: SlackIdentity | undefined;
@@ -58,6 +60,7 @@ export class SlackTeamChat implements TeamChatAdapter, SlackChat {
     this.#logger = deps.logger.child({ component: "team-chat" });
     this.web = createWebClient(this.#botToken, env.CHAT_API_URL, this.#logger);
     this.outbox = new SlackOutbox(deps.database.db, this.web, this.#logger, options.retryBaseMs);
+    this.channels = new ChannelGuard(env.CHAT_ALLOWED_CHANNELS, this.#logger);
   }
 
   status(): TeamChatStatus {
@@ -250,8 +253,7 @@ export class SlackTeamChat implements TeamChatAdapter, SlackChat {
   }
 
   deliversTo(channelId: string): boolean {
-    const allowed = this.#deps.config.env.CHAT_ALLOWED_CHANNELS;
-    return this.#inbound ? this.#inbound.delivers(channelId) : allowed.length === 0 || allowed.includes(channelId);
+    return this.channels.delivers(channelId);
   }
 
   async channelName(channelId: string): Promise<string | null> {

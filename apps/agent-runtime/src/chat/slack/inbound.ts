@@ -14,7 +14,7 @@ import {
   pairOwner,
 } from "../store.ts";
 import { BotTurnGuard } from "./bot-turns.ts";
-import { ChannelGuard, externallyShared } from "./channel-guard.ts";
+import { externallyShared } from "./channel-guard.ts";
 import { slackErrorCode } from "./clients.ts";
 import { slackText } from "./escape.ts";
 import {
@@ -67,7 +67,6 @@ export class SlackInbound {
   readonly #queues = new Map<string, Promise<void>>();
   readonly #names = new Map<string, string>();
   readonly #botTurns: BotTurnGuard;
-  readonly #channels: ChannelGuard;
   /** Wrong pairing codes since the current one was issued. */
   #wrongCodes = 0;
   /** Turns finished (tests and the benchmark wait on it). */
@@ -79,7 +78,6 @@ export class SlackInbound {
     this.#identity = identity;
     this.#logger = logger;
     this.#botTurns = new BotTurnGuard(deps.config.env.CHAT_BOT_TURNS_MAX);
-    this.#channels = new ChannelGuard(deps.config.env.CHAT_ALLOWED_CHANNELS, logger);
   }
 
   accept(body: SlackEventBody | null): void {
@@ -93,11 +91,6 @@ export class SlackInbound {
     void this.#route(event, body.is_ext_shared_channel === true).catch((err) =>
       this.#logger.error({ eventId: body.event_id, error: slackErrorCode(err) }, "team chat event failed"),
     );
-  }
-
-  /** Whether deliveries may go to a linked channel (`ChannelGuard.delivers`). */
-  delivers(channel: string): boolean {
-    return this.#channels.delivers(channel);
   }
 
   /** Resolves when every queued turn has finished. */
@@ -127,7 +120,7 @@ export class SlackInbound {
     }
     if (!team || !(await isLinked(this.#deps.database.db, event.channel))) return;
     // Linked before the allow-list changed, or shared since: still no turns there.
-    if (!this.#channels.allows(event.channel, extShared)) return;
+    if (!this.#chat.channels.allows(event.channel, extShared)) return;
     // In a linked channel every message is the agent's to answer: a mention, a plain message (the
     // answer opens a thread under it) or a reply in a thread. A mention also arrives as `message`;
     // only its `app_mention` runs the turn, so it runs once.
@@ -148,7 +141,7 @@ export class SlackInbound {
 
   async #link(channel: string, extShared: boolean): Promise<void> {
     const info = await this.#chat.web.conversations.info({ channel }).catch(() => undefined);
-    if (!this.#channels.allows(channel, extShared || externallyShared(info?.channel))) return;
+    if (!this.#chat.channels.allows(channel, extShared || externallyShared(info?.channel))) return;
     const name = info?.channel?.name ?? null;
     await linkChannel(this.#deps.database.db, channel, name);
     this.#logger.info({ channel, name }, "team chat linked a channel the bot was invited to");

@@ -1,4 +1,5 @@
 import type { WebClient } from "@slack/web-api";
+import type { ChannelGuard } from "./channel-guard.ts";
 import type { SlackOutbox } from "./outbox.ts";
 
 /** A bot that belongs to the app: what boot resolved from the bot token. */
@@ -12,6 +13,8 @@ export interface SlackIdentity {
 export interface SlackChat {
   readonly web: WebClient;
   readonly outbox: SlackOutbox;
+  /** Which channels team mode links, answers in and delivers to. */
+  readonly channels: ChannelGuard;
   mode(): "personal" | "team";
   ownerId(): Promise<string | null>;
   channelName(channelId: string): Promise<string | null>;
