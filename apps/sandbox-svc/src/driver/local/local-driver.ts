@@ -122,6 +122,8 @@ export class LocalDriver implements SandboxDriver {
   private readonly privileged = holdsSysAdmin();
   readonly cgroups: CgroupSupport;
   private readonly spawner = new Spawner();
+  /** The data dir's shared directories were made the service user's alone (at the first start). */
+  private dirsOwnerOnly = false;
 
   constructor(options: LocalDriverOptions) {
     this.options = options;
@@ -224,7 +226,10 @@ export class LocalDriver implements SandboxDriver {
   private async launch(spec: SandboxRuntimeSpec): Promise<void> {
     this.checkAvailable();
     this.validateImage(spec.image);
-    ownerOnlyDirs(this.options.dataDir);
+    if (!this.dirsOwnerOnly) {
+      ownerOnlyDirs(this.options.dataDir);
+      this.dirsOwnerOnly = true;
+    }
     const workspace = this.workspaceDir(spec.id);
     mkdirSync(workspace, { recursive: true });
     const env = this.sandboxEnv(spec, workspace);
