@@ -5,7 +5,7 @@ import { ProblemError } from "@agentplane/problem-details";
 import * as cedar from "@cedar-policy/cedar-wasm/nodejs";
 import type { StoredRule } from "../db/schema.ts";
 import { checkPolicyComplexity } from "./complexity.ts";
-import { statementAt } from "./statement-at.ts";
+import { statementAt, statementLabel } from "./statement-at.ts";
 
 type CedarError = cedar.DetailedError;
 
@@ -55,7 +55,7 @@ function statementNames(text: string): string[] {
   return ordered.map((statement, i) => {
     const json = cedar.policyToJson(statement);
     const id = json.type === "success" ? json.json.annotations?.id : undefined;
-    return id ? `@id("${id}")` : `#${i + 1} (no @id)`;
+    return statementLabel(id || undefined, i);
   });
 }
 

@@ -1,3 +1,8 @@
+/** How a statement is named in errors: by its `@id("…")`, else by its 0-based position in the text. */
+export function statementLabel(id: string | undefined, index: number): string {
+  return id !== undefined ? `@id("${id}")` : `#${index + 1} (no @id)`;
+}
+
 /**
  * How the statement around a byte offset of a policy text is named in errors: `@id("…")` when it
  * carries one, else its position (`#2 (no @id)`). Used where Cedar cannot split the text into
@@ -23,5 +28,5 @@ export function statementAt(text: string, byteOffset: number): string {
   }
   const statement = text.slice(start, i + 1);
   const id = /@id\s*\(\s*"((?:[^"\\]|\\.)*)"\s*\)/.exec(statement.replace(/\/\/[^\n]*/g, ""))?.[1];
-  return id !== undefined ? `@id("${id}")` : `#${index + 1} (no @id)`;
+  return statementLabel(id, index);
 }
