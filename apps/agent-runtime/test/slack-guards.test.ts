@@ -1,5 +1,6 @@
 import type { SlackStandIn } from "@agentplane/testkit/slack";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { linkChannel } from "../src/chat/store.ts";
 import { listSchedules } from "../src/schedules/store.ts";
 import { loadAgent } from "../src/services/agent.ts";
 import { type FakeModel, startFakeModel } from "./support/fake-model.ts";
@@ -184,8 +185,17 @@ describe("which channels team mode takes", () => {
     expect(await linked(runtime)).toEqual(["C0OPS"]);
     expect(refusals("C0EXT")).toMatchObject([{ level: 30 }]);
     expect(String(refusals("C0EXT")[0]?.msg)).toContain("externally shared");
-    // Linked by hand on the channels view, it still runs no turns; the refusal is logged once.
-    await runtime.json("PATCH", "/agents/team-chat/channels/C0EXT", { linked: true });
+    // The channels view cannot link it either: the guard's reason comes back as a problem.
+    const byHand = await runtime.json<{ status: number; detail: string }>("PATCH", "/agents/team-chat/channels/C0EXT", {
+      linked: true,
+    });
+    expect(byHand).toMatchObject({ status: 409, body: { status: 409 } });
+    expect(byHand.body.detail).toBe(
+      "Channel C0EXT cannot be linked: it is externally shared (Slack Connect) and not in CHAT_ALLOWED_CHANNELS",
+    );
+    expect(await linked(runtime)).toEqual(["C0OPS"]);
+    // Linked before it was shared, it still runs no turns; the refusal is logged once.
+    await linkChannel(runtime.runtime.deps.database.db, "C0EXT", "partners");
     standIn.say(MEMBER, "hello partners", { channel: "C0EXT" });
     standIn.mention(MEMBER, "C0EXT", "anyone?");
     await quiet();
@@ -211,7 +221,7 @@ describe("which channels team mode takes", () => {
     expect(answers(standIn, "C0OPS")).toHaveLength(0);
   });
 
-  it("delivers only to allowed channels: one linked by hand or before the list was set gets none", async () => {
+  it("delivers only to allowed channels: one linked before the list was set gets none", async () => {
     standIn.workspace.addChannel("C0DEV", "dev", [OWNER, MEMBER]);
     const runtime = await start({ CHAT_ALLOWED_CHANNELS: "C0DEV" });
     const deliver = async (name: string, prompt: string) => {
@@ -224,9 +234,9 @@ describe("which channels team mode takes", () => {
       });
       return runtime.request("POST", `/agents/webhooks/${name}`, {});
     };
-    // The oldest link, and even flagged main, but not on the list.
-    await runtime.json("PATCH", "/agents/team-chat/channels/C0OPS", { linked: true });
-    await runtime.json("PATCH", "/agents/team-chat/channels/C0OPS", { main: true });
+    // The oldest link (from before the list was set), and even flagged main, but not on the list.
+    await linkChannel(runtime.runtime.deps.database.db, "C0OPS", "ops");
+    expect((await runtime.json("PATCH", "/agents/team-chat/channels/C0OPS", { main: true })).status).toBe(200);
     expect((await deliver("alerts", "disk full")).status).toBe(200);
     const webThread = runtime.runtime.deps.messages.mainWebThreadId();
     const web = await runtime.json<{ items: Array<{ text: string }> }>("GET", `/agents/threads/${webThread}/messages`);
@@ -249,5 +259,33 @@ describe("which channels team mode takes", () => {
     await runtime.slack.inbound?.idle();
     expect(await linked(runtime)).toEqual(["C0DEV"]);
     expect(String(refusals("C0OPS")[0]?.msg)).toContain("not in CHAT_ALLOWED_CHANNELS");
+  });
+
+  it("links on the channels view only what CHAT_ALLOWED_CHANNELS allows, and still unlinks any channel", async () => {
+    standIn.workspace.addChannel("C0DEV", "dev", [OWNER, MEMBER]);
+    const runtime = await start({ CHAT_ALLOWED_CHANNELS: "C0DEV" });
+    const refused = await runtime.request("PATCH", "/agents/team-chat/channels/C0OPS", { linked: true, main: true });
+    expect(refused.status).toBe(409);
+    expect(refused.headers.get("content-type")).toContain("application/problem+json");
+    expect(await refused.json()).toMatchObject({
+      type: expect.stringMatching(/\/conflict$/),
+      status: 409,
+      detail: "Channel C0OPS cannot be linked: it is not in CHAT_ALLOWED_CHANNELS",
+    });
+    expect(await linked(runtime)).toEqual([]);
+
+    const allowed = await runtime.json<{ data: Array<{ id: string; name: string | null }> }>(
+      "PATCH",
+      "/agents/team-chat/channels/C0DEV",
+      { linked: true },
+    );
+    expect(allowed.status).toBe(200);
+    expect(allowed.body.data).toMatchObject([{ id: "C0DEV", name: "dev" }]);
+
+    // A channel linked before the list was set is unlinked as any other.
+    await linkChannel(runtime.runtime.deps.database.db, "C0OPS", "ops");
+    const unlinked = await runtime.json("PATCH", "/agents/team-chat/channels/C0OPS", { linked: false });
+    expect(unlinked.status).toBe(200);
+    expect(await linked(runtime)).toEqual(["C0DEV"]);
   });
 });

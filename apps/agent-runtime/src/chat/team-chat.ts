@@ -38,8 +38,11 @@ export interface TeamChatAdapter {
    * channel when absent.
    */
   deliversTo?(channelId: string): boolean;
-  /** A channel's display name, when the integration can look it up. */
-  channelName?(channelId: string): Promise<string | null>;
+  /**
+   * A channel the channels view is to link: its display name when the integration can look it up,
+   * and why it may not be linked (team chat's channel allow-list), or null when it may.
+   */
+  channelToLink?(channelId: string): Promise<{ name: string | null; refused: string | null }>;
 }
 
 /**

@@ -90,13 +90,13 @@ export const listTeamChatChannelsRoute = defineRuntimeRoute(
 );
 
 export const updateTeamChatChannelRoute = defineRuntimeRoute(
-  { errors: [400, 404] },
+  { errors: [400, 404, 409] },
   {
     method: "patch",
     path: "/agents/team-chat/channels/{channelId}",
     operationId: "updateTeamChatChannel",
     description:
-      "Links (`linked: true`), unlinks (`linked: false`) or flags as main (`main: true`, which unflags any other) a channel. A channel that is not linked answers 404 unless the body links it.",
+      "Links (`linked: true`), unlinks (`linked: false`) or flags as main (`main: true`, which unflags any other) a channel. A channel that is not linked answers 404 unless the body links it. With team chat configured, linking a channel its allow-list refuses answers 409 and links nothing: one CHAT_ALLOWED_CHANNELS leaves out, or, with it unset, one externally shared (Slack Connect) when the chat service says so; the `detail` names the reason. Unlinking is always allowed.",
     request: {
       params: channelIdParam,
       body: { required: true, content: { "application/json": { schema: UpdateTeamChatChannelBody } } },

@@ -12,7 +12,7 @@ import {
   toLinkedChannel,
 } from "../store.ts";
 import type { LinkedChannel, TeamChatAdapter, TeamChatDestination, TeamChatStatus } from "../team-chat.ts";
-import { ChannelGuard } from "./channel-guard.ts";
+import { ChannelGuard, externallyShared } from "./channel-guard.ts";
 import { createSocketClient, createWebClient, isAuthError, type SocketTimeouts, slackErrorCode } from "./clients.ts";
 import { SlackInbound } from "./inbound.ts";
 import { SlackOutbox } from "./outbox.ts";
@@ -256,9 +256,13 @@ export class SlackTeamChat implements TeamChatAdapter, SlackChat {
     return this.channels.delivers(channelId);
   }
 
-  async channelName(channelId: string): Promise<string | null> {
-    const info = await this.web.conversations.info({ channel: channelId });
-    return info.channel?.name ?? null;
+  async channelToLink(channelId: string): Promise<{ name: string | null; refused: string | null }> {
+    // A failed lookup leaves the name and the sharing unknown: the allow-list still applies.
+    const info = await this.web.conversations.info({ channel: channelId }).catch(() => undefined);
+    return {
+      name: info?.channel?.name ?? null,
+      refused: this.channels.refusal(channelId, externallyShared(info?.channel)),
+    };
   }
 
   /** A delivery (webhook, heartbeat, schedule): bounded, stored, posted, retried later if Slack refuses. */

@@ -36,22 +36,31 @@ export class ChannelGuard {
 
   /**
    * Whether a delivery (webhook, heartbeat, schedule) may go to a linked channel: one linked before
-   * the allow-list was set, or by hand, or found shared since, gets none. Logs nothing.
+   * the allow-list was set, or found shared since, gets none. Logs nothing.
    */
   delivers(channel: string): boolean {
     if (this.#allowed.has(channel)) return true;
     return this.#allowed.size === 0 && !this.#shared.has(channel);
   }
 
-  allows(channel: string, extShared: boolean): boolean {
+  /**
+   * Why a channel may not be linked or answered in (`it is not in CHAT_ALLOWED_CHANNELS`, …), or
+   * null when it may. Logs nothing: the channels view's link answers with the reason instead.
+   */
+  refusal(channel: string, extShared: boolean): string | null {
     if (extShared) {
       if (this.#shared.size >= LOGGED_LIMIT) this.#shared.clear();
       this.#shared.add(channel);
     }
-    if (this.#allowed.has(channel)) return true;
-    let reason: string | null = null;
-    if (this.#allowed.size > 0) reason = "it is not in CHAT_ALLOWED_CHANNELS";
-    else if (extShared) reason = "it is externally shared (Slack Connect) and not in CHAT_ALLOWED_CHANNELS";
+    if (this.#allowed.has(channel)) return null;
+    if (this.#allowed.size > 0) return "it is not in CHAT_ALLOWED_CHANNELS";
+    if (extShared) return "it is externally shared (Slack Connect) and not in CHAT_ALLOWED_CHANNELS";
+    return null;
+  }
+
+  /** Whether an invitation may link the channel and its messages run turns; a refusal is logged once. */
+  allows(channel: string, extShared: boolean): boolean {
+    const reason = this.refusal(channel, extShared);
     if (reason === null) return true;
     if (!this.#logged.has(channel)) {
       if (this.#logged.size >= LOGGED_LIMIT) this.#logged.clear();

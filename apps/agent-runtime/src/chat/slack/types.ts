@@ -17,5 +17,4 @@ export interface SlackChat {
   readonly channels: ChannelGuard;
   mode(): "personal" | "team";
   ownerId(): Promise<string | null>;
-  channelName(channelId: string): Promise<string | null>;
 }
