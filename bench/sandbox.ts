@@ -1,7 +1,7 @@
 // Sandboxes on the local bubblewrap driver, each figure against a baseline measured in the same run.
 // Run: node scripts/bootstrap.mjs node bench/sandbox.ts
 import { spawn } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { chmodSync, mkdtempSync, rmSync } from "node:fs";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
@@ -152,6 +152,7 @@ for (const name of stageNames) {
 }
 
 const dataDir = mkdtempSync(join(tmpdir(), "bench-sandbox-"));
+chmodSync(dataDir, 0o711);
 const database = await openDatabase("pglite://memory");
 await migrateToLatest(database, SANDBOX_SCHEMA, { ...migrations, ...outboxMigrations("0002") });
 const logger = silentLogger();

@@ -47,6 +47,8 @@ export interface SandboxConfig extends SandboxServiceConfig {
   dataDir: string;
   /** `bwrap` (default) or `none` (no isolation, explicit opt-in). */
   isolation?: LocalIsolation;
+  /** The host uid a root service runs local sandboxes as (default 65533; 0: root). */
+  hostUid?: number;
   /** Local image catalog: name → root filesystem directory. */
   images?: Record<string, string>;
   /** Test-only (`SANDBOX_EGRESS_HOST_MAP`): egress names → local `address[:port]` stand-ins. */
@@ -124,6 +126,7 @@ export async function createSandboxService(input: SandboxServiceDeps): Promise<S
     new LocalDriver({
       dataDir: config.dataDir,
       isolation: config.isolation ?? "bwrap",
+      ...(config.hostUid !== undefined ? { hostUid: config.hostUid } : {}),
       ...(config.images ? { images: config.images } : {}),
       ...(egress ? { egress } : {}),
       logger,

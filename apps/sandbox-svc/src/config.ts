@@ -47,6 +47,8 @@ export const SandboxSettingsSchema = z.object({
   /** The platform's URL as sandboxes reach it (their `AGENTPLANE_API_URL`). */
   AGENTPLANE_API_URL: z.url().optional(),
   SANDBOX_LOCAL_ISOLATION: z.enum(["bwrap", "none"]).optional(),
+  /** The host uid a root service runs local sandboxes as (0: root, without capabilities). */
+  SANDBOX_HOST_UID: z.coerce.number().int().min(0).max(4_294_967_294).optional(),
   SANDBOX_IMAGES_JSON: SandboxImagesJsonSchema.optional(),
   /** Tests only: egress host names → local stand-ins (`{"registry.test":"127.0.0.1:8080"}`). */
   SANDBOX_EGRESS_HOST_MAP: SandboxEgressHostMapSchema.optional(),
@@ -88,6 +90,7 @@ export function configFromSettings(settings: SandboxSettings, defaults: SandboxC
   return {
     dataDir: settings.SANDBOX_DATA_DIR ?? defaults.dataDir ?? "./.agentplane/sandboxes",
     ...(settings.SANDBOX_LOCAL_ISOLATION ? { isolation: settings.SANDBOX_LOCAL_ISOLATION } : {}),
+    ...(settings.SANDBOX_HOST_UID !== undefined ? { hostUid: settings.SANDBOX_HOST_UID } : {}),
     ...(settings.SANDBOX_IMAGES_JSON ? { images: settings.SANDBOX_IMAGES_JSON } : {}),
     ...(settings.SANDBOX_INGRESS_HOST ? { ingressHost: settings.SANDBOX_INGRESS_HOST } : {}),
     ingressTimeoutMs: settings.SANDBOX_INGRESS_TIMEOUT_MS,

@@ -1,4 +1,4 @@
-import { accessSync, constants, mkdtempSync } from "node:fs";
+import { accessSync, chmodSync, constants, mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { silentLogger } from "@agentplane/service-kit";
@@ -25,8 +25,14 @@ export function requireBwrap(): { available: boolean; reason: string } {
   return { available, reason: available ? "" : " (skipped: bwrap not installed; apt-get install bubblewrap)" };
 }
 
+/**
+ * A data dir for a driver. Searchable by others (as a service's data dir usually is), so that a
+ * root driver runs its sandboxes as their own host user, not as root (host-user.ts).
+ */
 export function tempDataDir(): string {
-  return mkdtempSync(join(tmpdir(), "sandbox-test-"));
+  const dir = mkdtempSync(join(tmpdir(), "sandbox-test-"));
+  chmodSync(dir, 0o711);
+  return dir;
 }
 
 export function newDriver(options: Partial<ConstructorParameters<typeof LocalDriver>[0]> = {}): LocalDriver {

@@ -1,4 +1,3 @@
-import { mkdirSync } from "node:fs";
 import { rm } from "node:fs/promises";
 import { connect } from "node:net";
 import { join } from "node:path";
@@ -26,8 +25,16 @@ import {
 import { egressEnv, type RelayTools, startEgressRelay } from "./egress-relay.ts";
 import { execFailurePrefix, withShellExecErrors } from "./exec-errors.ts";
 import { splitSandboxEnv } from "./host-env.ts";
+import { chooseIdentity, DEFAULT_SANDBOX_HOST_UID, ownWorkspace, prepareDataDirs } from "./host-user.ts";
 import { DEFAULT_IMAGE } from "./images.ts";
-import { bwrapLauncher, enterArgv, holdsSysAdmin, parentPid, type SandboxProcesses } from "./namespaces.ts";
+import {
+  bwrapLauncher,
+  enterArgv,
+  type HostIdentity,
+  holdsSysAdmin,
+  parentPid,
+  type SandboxProcesses,
+} from "./namespaces.ts";
 import {
   exited,
   find,
@@ -39,7 +46,7 @@ import {
   stderrTail,
   withCgroups,
 } from "./process.ts";
-import { bwrapArgs, ownerOnlyDirs, SANDBOX_PATH, withSandboxTerminal } from "./sandbox-args.ts";
+import { bwrapArgs, SANDBOX_PATH, withSandboxTerminal } from "./sandbox-args.ts";
 import { type SpawnedChild, Spawner, type StdioSpec } from "./spawner.ts";
 
 export type LocalIsolation = "bwrap" | "none";
@@ -60,6 +67,11 @@ export interface LocalDriverOptions {
    * shares the host's network and gets no proxy.
    */
   egress?: EgressSockets;
+  /**
+   * The host user a root service runs sandboxes as (default 65533); 0 maps them to root, as the
+   * service's own user. Ignored when the service is not root: its sandboxes are its own user's.
+   */
+  hostUid?: number;
 }
 
 export interface EgressSockets {
@@ -118,12 +130,14 @@ export class LocalDriver implements SandboxDriver {
   private readonly failures = new Map<string, string>();
   private readonly listeners = new Set<(event: DriverEvent) => void>();
   private readonly tools: { bwrap?: string; nsenter?: string; unshare?: string; socat?: string; setpriv?: string };
-  /** Root enters sandboxes directly; any other user through a user namespace of its own (namespaces.ts). */
-  private readonly privileged = holdsSysAdmin();
+  /** Whose host user the sandboxes are, and how the driver enters them (namespaces.ts). */
+  private readonly identity: HostIdentity;
+  /** Why sandboxes run as root although the service could run them as a user of their own. */
+  private readonly identityFallback: string | undefined;
   readonly cgroups: CgroupSupport;
   private readonly spawner = new Spawner();
-  /** The data dir's shared directories were made the service user's alone (at the first start). */
-  private dirsOwnerOnly = false;
+  /** The data dir's shared directories were prepared (at the first start). */
+  private dirsReady = false;
 
   constructor(options: LocalDriverOptions) {
     this.options = options;
@@ -138,6 +152,15 @@ export class LocalDriver implements SandboxDriver {
       setpriv: find("setpriv", dirs),
     };
     this.cgroups = detectCgroups(options.cgroupRoot);
+    const choice = chooseIdentity(
+      holdsSysAdmin(),
+      options.hostUid ?? DEFAULT_SANDBOX_HOST_UID,
+      options.dataDir,
+      Object.values(this.images),
+    );
+    this.identity = choice.identity;
+    this.identityFallback = choice.fallback;
+    if (choice.fallback && this.isolation !== "none") options.logger.warn(choice.fallback);
     // Forking the helper from this (large) process is the slow part: done before the first start.
     this.spawner.warm();
   }
@@ -147,11 +170,18 @@ export class LocalDriver implements SandboxDriver {
       driver: "local",
       isolation: this.isolation,
       bwrap: this.tools.bwrap ?? null,
+      sandboxHostUser: this.hostUserName(),
+      ...(this.identityFallback ? { sandboxHostUserFallback: this.identityFallback } : {}),
       socat: this.tools.socat ?? null,
       cgroups: this.cgroups.version,
       cgroupControllers: this.cgroups.controllers,
       ...(this.cgroups.reason ? { cgroupsUnavailable: this.cgroups.reason } : {}),
     };
+  }
+
+  private hostUserName(): string {
+    if (this.identity.kind === "uid") return `uid ${this.identity.uid}`;
+    return this.identity.kind === "root" ? "root (no capabilities)" : "the service's user";
   }
 
   unenforcedLimits(resources: SandboxResources): UnenforcedLimits | undefined {
@@ -160,11 +190,17 @@ export class LocalDriver implements SandboxDriver {
 
   checkAvailable(): void {
     if (this.isolation === "none") return;
-    if (!this.tools.bwrap || !this.tools.nsenter || (!this.privileged && !this.tools.unshare)) {
+    const kind = this.identity.kind;
+    if (
+      !this.tools.bwrap ||
+      !this.tools.nsenter ||
+      (kind === "self" && !this.tools.unshare) ||
+      (kind === "uid" && !this.tools.setpriv)
+    ) {
       throw new ProblemError("service-unavailable", {
         detail:
           "The local sandbox driver needs bubblewrap: install the package `bubblewrap` (apt-get install bubblewrap) " +
-          "and util-linux's nsenter and unshare, or set SANDBOX_LOCAL_ISOLATION=none to run sandboxes without isolation.",
+          "and util-linux's nsenter, unshare and setpriv, or set SANDBOX_LOCAL_ISOLATION=none to run sandboxes without isolation.",
       });
     }
   }
@@ -226,12 +262,12 @@ export class LocalDriver implements SandboxDriver {
   private async launch(spec: SandboxRuntimeSpec): Promise<void> {
     this.checkAvailable();
     this.validateImage(spec.image);
-    if (!this.dirsOwnerOnly) {
-      ownerOnlyDirs(this.options.dataDir);
-      this.dirsOwnerOnly = true;
+    if (!this.dirsReady) {
+      prepareDataDirs(this.options.dataDir, this.identity);
+      this.dirsReady = true;
     }
     const workspace = this.workspaceDir(spec.id);
-    mkdirSync(workspace, { recursive: true });
+    await ownWorkspace(workspace, this.isolation === "none" ? { kind: "self" } : this.identity);
     const env = this.sandboxEnv(spec, workspace);
     let main = spec.command && spec.command.length > 0 ? spec.command : ["sleep", "infinity"];
     // What bwrap (on the host) is started with; the rest is exported inside (host-env.ts).
@@ -253,7 +289,7 @@ export class LocalDriver implements SandboxDriver {
         : 'printf ready >&4; exec 4>&-; exec "$@"';
       ({ host: launchEnv, argv: main } = splitSandboxEnv(env, main));
       const signalReady = ["/bin/sh", "-c", script, "sh", ...main];
-      const bwrap = bwrapLauncher(this.nsTools(), this.tools.bwrap as string, this.privileged);
+      const bwrap = bwrapLauncher(this.nsTools(), this.tools.bwrap as string, this.identity);
       argv = [...bwrap, ...bwrapArgs(spec, workspace, this.options.dataDir, this.images), "--", ...signalReady];
     }
     const egress = this.egressEnabled() ? (this.options.egress as EgressSockets) : undefined;
@@ -288,7 +324,7 @@ export class LocalDriver implements SandboxDriver {
         relayUp = egress
           ? childPid.then(async (p) => {
               const socketPath = (await egressSocket) as string;
-              const enterNet = enterArgv(this.nsTools(), p, "net", this.privileged);
+              const enterNet = enterArgv(this.nsTools(), p, "net", this.identity);
               // In the sandbox's cgroups: socat forks a child per connection the sandbox opens, and
               // those count against its process and memory limits, not the host's.
               const relay = await startEgressRelay(
@@ -391,7 +427,7 @@ export class LocalDriver implements SandboxDriver {
   }
 
   private nsTools() {
-    return { nsenter: this.tools.nsenter as string, unshare: this.tools.unshare };
+    return { nsenter: this.tools.nsenter as string, unshare: this.tools.unshare, setpriv: this.tools.setpriv };
   }
 
   private require(sandboxId: string): RunningSandbox {
@@ -431,7 +467,7 @@ export class LocalDriver implements SandboxDriver {
       exportsInside = split.argv !== inCwd;
       const command = split.argv;
       const inner = options.tty ? withSandboxTerminal(command) : command;
-      const nsenter = enterArgv(this.nsTools(), running.processes, "all", this.privileged);
+      const nsenter = enterArgv(this.nsTools(), running.processes, "all", this.identity);
       argv = withCgroups(running.cgroup.procsFiles, [...nsenter, "--", ...inner]);
     }
     let proc = options.tty
@@ -453,7 +489,7 @@ export class LocalDriver implements SandboxDriver {
     const relay = this.tools.socat
       ? [this.tools.socat, "-", `TCP:127.0.0.1:${port}`]
       : [process.execPath, "-e", NODE_RELAY, String(port)];
-    const relayArgv = [...enterArgv(this.nsTools(), running.processes, "net", this.privileged), "--", ...relay];
+    const relayArgv = [...enterArgv(this.nsTools(), running.processes, "net", this.identity), "--", ...relay];
     const relayEnv = { PATH: SANDBOX_PATH };
     const proc = (await this.spawner.spawn(relayArgv, relayEnv)) ?? spawnPiped(relayArgv, relayEnv);
     running.execs.add(proc);

@@ -1,4 +1,5 @@
 import { readFileSync } from "node:fs";
+import { SANDBOX_UID } from "./sandbox-args.ts";
 
 /**
  * How the driver starts bwrap and enters a sandbox's namespaces, as root or as any other user.
@@ -11,13 +12,27 @@ import { readFileSync } from "node:fs";
  * the driver's own (`unshare --user --map-root-user`), which its outer bwrap process keeps: a
  * first nsenter joins that namespace, where the driver's user is root over the sandbox's
  * namespaces, and a second one enters them, its user namespace last, so the command runs as the
- * sandbox's user with no capabilities, exactly as when root enters.
+ * sandbox's user with no capabilities, exactly as when root enters. Root itself starts bwrap as
+ * the sandboxes' own host user (`HostIdentity`), unless told to map them to root.
  */
 export interface NamespaceTools {
   nsenter: string;
   /** util-linux unshare; needed only when the driver does not run as root. */
   unshare?: string | undefined;
+  /** util-linux setpriv; needed only when root starts sandboxes as another user. */
+  setpriv?: string | undefined;
 }
+
+/**
+ * Whose host user a sandbox's processes are (their uid 1000 inside maps to it):
+ * - `uid`: the service is root and starts bwrap as an unprivileged host user of its own
+ *   (`SANDBOX_HOST_UID`), so what a sandbox writes or runs belongs to that user, never to root;
+ *   root still enters the sandbox's namespaces directly and becomes its user inside.
+ * - `root`: the service is root and bwrap maps the sandbox's user to root itself, without
+ *   capabilities (`SANDBOX_HOST_UID=0`, or a data dir the other user cannot reach).
+ * - `self`: the service is another user, whom its sandboxes' user maps to.
+ */
+export type HostIdentity = { kind: "uid"; uid: number } | { kind: "root" } | { kind: "self" };
 
 /** CAP_SYS_ADMIN's bit in /proc's capability masks. */
 const CAP_SYS_ADMIN = 21n;
@@ -32,9 +47,16 @@ export function holdsSysAdmin(status = readFileSync("/proc/self/status", "utf8")
   return match !== null && ((BigInt(`0x${match[1]}`) >> CAP_SYS_ADMIN) & 1n) === 1n;
 }
 
-/** bwrap's command line as the driver runs it: as is for root, else inside a user namespace of its own. */
-export function bwrapLauncher(tools: NamespaceTools, bwrap: string, privileged: boolean): string[] {
-  if (privileged) return [bwrap];
+/**
+ * bwrap's command line as the driver runs it: as the sandboxes' host user (root's choice), as is
+ * (root), else inside a user namespace of the driver's own.
+ */
+export function bwrapLauncher(tools: NamespaceTools, bwrap: string, identity: HostIdentity): string[] {
+  if (identity.kind === "uid") {
+    const id = String(identity.uid);
+    return [tools.setpriv as string, `--reuid=${id}`, `--regid=${id}`, "--clear-groups", "--", bwrap];
+  }
+  if (identity.kind === "root") return [bwrap];
   return [tools.unshare as string, "--user", "--map-root-user", "--", bwrap];
 }
 
@@ -50,12 +72,21 @@ export interface SandboxProcesses {
  * The nsenter prefix (up to, not including, the `--` before the command) that runs a command in
  * every namespace of the sandbox (`all`, in its working directory) or only its network (`net`).
  */
-export function enterArgv(tools: NamespaceTools, target: SandboxProcesses, which: "all" | "net", privileged: boolean) {
+export function enterArgv(
+  tools: NamespaceTools,
+  target: SandboxProcesses,
+  which: "all" | "net",
+  identity: HostIdentity,
+): string[] {
   const pid = String(target.pid);
-  if (privileged) {
-    return which === "all"
+  if (identity.kind !== "self") {
+    if (which === "net") return [tools.nsenter, "-t", pid, "-n"];
+    // Root holds every capability over the sandbox's namespaces. Entering its user namespace, it
+    // either keeps its own credentials (the sandbox's user is root's there) or takes the sandbox's
+    // user, which is the host user bwrap ran as; nsenter drops root's supplementary groups then.
+    return identity.kind === "root"
       ? [tools.nsenter, "-t", pid, "--all", "--preserve-credentials", "-w"]
-      : [tools.nsenter, "-t", pid, "-n"];
+      : [tools.nsenter, "-t", pid, "--all", `--setuid=${SANDBOX_UID}`, `--setgid=${SANDBOX_UID}`, "-w"];
   }
   // Not --all: that includes the time namespace, which is the host's and not ours to join.
   const namespaces = which === "all" ? ["-m", "-u", "-i", "-n", "-p", "-C", "-w"] : ["-n"];

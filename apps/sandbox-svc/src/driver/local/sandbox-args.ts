@@ -1,24 +1,10 @@
-import { chmodSync, mkdirSync, statSync, writeFileSync } from "node:fs";
+import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { SandboxRuntimeSpec } from "../types.ts";
 import { DEFAULT_IMAGE, imageMountArgs } from "./images.ts";
 
 export const SANDBOX_UID = "1000";
 export const SANDBOX_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
-
-/**
- * The directories holding every sandbox's workspace and run files, open to the service's user only
- * (made so when an earlier start left them open). A sandbox's user is the service's user on the
- * host, so what it writes in its workspace is the service's: a setuid copy of a shell, for one, which
- * other users of the machine must not reach, as they must not read other sandboxes' workspaces.
- */
-export function ownerOnlyDirs(dataDir: string): void {
-  for (const name of ["workspaces", "run"]) {
-    const dir = join(dataDir, name);
-    mkdirSync(dir, { recursive: true, mode: 0o700 });
-    if ((statSync(dir).mode & 0o077) !== 0) chmodSync(dir, 0o700);
-  }
-}
 
 /**
  * bwrap's arguments for a sandbox: every namespace, the image's root, its own /etc/passwd, group

@@ -1,0 +1,101 @@
+import { execFile } from "node:child_process";
+import { chmodSync, chownSync, mkdirSync, statSync } from "node:fs";
+import { dirname, join, resolve } from "node:path";
+import { promisify } from "node:util";
+import type { HostIdentity } from "./namespaces.ts";
+
+/**
+ * The host user sandboxes run as when the service is root: a uid no person or other service has,
+ * so that nothing a sandbox leaves behind (a setuid file, a process) is anyone else's.
+ */
+export const DEFAULT_SANDBOX_HOST_UID = 65533;
+
+const run = promisify(execFile);
+
+/**
+ * Whether `uid` (in group `uid`) may search every directory from the root down to `path`, as bwrap
+ * needs to bind the workspace and the run files when it runs as that user. Directories not made yet
+ * count as reachable: the driver makes them itself.
+ */
+export function unreachableDir(path: string, uid: number): string | undefined {
+  const dirs: string[] = [];
+  for (let dir = resolve(path); ; dir = dirname(dir)) {
+    dirs.unshift(dir);
+    if (dir === dirname(dir)) break;
+  }
+  for (const dir of dirs) {
+    let mode: number;
+    let owner: number;
+    let group: number;
+    try {
+      ({ mode, uid: owner, gid: group } = statSync(dir));
+    } catch {
+      return undefined;
+    }
+    const searchable = owner === uid ? mode & 0o100 : group === uid ? mode & 0o010 : mode & 0o001;
+    if (!searchable) return dir;
+  }
+  return undefined;
+}
+
+export interface IdentityChoice {
+  identity: HostIdentity;
+  /** Why sandboxes run as root although a host user was asked for (a warning at start). */
+  fallback?: string;
+}
+
+/**
+ * Whose host user sandboxes run as (see `HostIdentity`). Root runs them as `hostUid` unless it is
+ * 0, or the data dir or an image directory is out of that user's reach: then as root, with the
+ * reason, so that the operator can make the directory reachable (o+x) or move it.
+ */
+export function chooseIdentity(
+  privileged: boolean,
+  hostUid: number,
+  dataDir: string,
+  imageDirs: string[],
+): IdentityChoice {
+  if (!privileged) return { identity: { kind: "self" } };
+  if (hostUid === 0) return { identity: { kind: "root" } };
+  for (const dir of [dataDir, ...imageDirs]) {
+    const blocked = unreachableDir(dir, hostUid);
+    if (blocked) {
+      return {
+        identity: { kind: "root" },
+        fallback: `sandboxes run as the service's root user: uid ${hostUid} (SANDBOX_HOST_UID) cannot search ${blocked}, on the way to ${dir}`,
+      };
+    }
+  }
+  return { identity: { kind: "uid", uid: hostUid } };
+}
+
+/**
+ * Makes the data dir's shared directories `workspaces` and `run` ready. Sandboxes of the service's
+ * own user (root or not) write files that are that user's, a setuid copy of a shell for one: the
+ * directories are open to the service's user only. Sandboxes of their own host user need to search
+ * them (each workspace is then that user's alone, and its name unknown to others).
+ */
+export function prepareDataDirs(dataDir: string, identity: HostIdentity): void {
+  const mode = identity.kind === "uid" ? 0o711 : 0o700;
+  for (const name of ["workspaces", "run"]) {
+    const dir = join(dataDir, name);
+    mkdirSync(dir, { recursive: true, mode });
+    if ((statSync(dir).mode & 0o777) !== mode) chmodSync(dir, mode);
+  }
+}
+
+/**
+ * Makes `workspace` (made if missing) the sandbox host user's, with what is in it when it was
+ * another's (made before sandboxes had a user of their own). Synchronous but for that takeover.
+ */
+export async function ownWorkspace(workspace: string, identity: HostIdentity): Promise<void> {
+  const made = mkdirSync(workspace, { recursive: true, mode: 0o700 }) !== undefined;
+  if (identity.kind !== "uid") return;
+  const { uid } = identity;
+  if (made) return chownSync(workspace, uid, uid);
+  const stat = statSync(workspace);
+  if (stat.uid === uid && stat.gid === uid) return;
+  // -R never follows symbolic links (-P is its default): a link the sandbox made stays a link.
+  await run("chown", ["-R", `${uid}:${uid}`, workspace]);
+  chmodSync(workspace, 0o700);
+}

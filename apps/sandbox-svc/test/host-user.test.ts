@@ -1,0 +1,149 @@
+import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { DEFAULT_SANDBOX_HOST_UID } from "../src/driver/local/host-user.ts";
+import type { LocalDriver } from "../src/driver/local/local-driver.ts";
+import { holdsSysAdmin } from "../src/driver/local/namespaces.ts";
+import type { SandboxRuntimeSpec } from "../src/driver/types.ts";
+import { runCommand } from "../src/exec/run-command.ts";
+import { newDriver, requireBwrap, tempDataDir } from "./helpers.ts";
+
+const bwrap = requireBwrap();
+const U = DEFAULT_SANDBOX_HOST_UID;
+const spec = (id: string): SandboxRuntimeSpec => ({
+  id,
+  slug: id.replace(/_/g, "-"),
+  image: "default",
+  env: {},
+  resources: { maxProcesses: 64 },
+});
+
+/** The host uid (real, effective, saved, fs) of a process, from /proc. */
+function hostUids(pid: number): number[] {
+  const line = /^Uid:\s*(.*)$/m.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1] ?? "";
+  return line.split(/\s+/).map(Number);
+}
+
+// Only root can run sandboxes as another host user; a service of another user runs them as itself
+// (local-driver-unprivileged.test.ts).
+describe.skipIf(!bwrap.available || !holdsSysAdmin())(`sandboxes of a root service on the host${bwrap.reason}`, () => {
+  let driver: LocalDriver;
+  let dataDir: string;
+
+  beforeAll(async () => {
+    dataDir = tempDataDir();
+    // A workspace from before sandboxes had a host user of their own: root's, with root's file.
+    mkdirSync(join(dataDir, "workspaces", "sbx_old"), { recursive: true });
+    writeFileSync(join(dataDir, "workspaces", "sbx_old", "notes.txt"), "old\n");
+    driver = newDriver({ dataDir });
+    await driver.start(spec("sbx_user"));
+  });
+  afterAll(async () => {
+    await driver.close();
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  it("runs every process of a sandbox as its own host user, never as root", async () => {
+    expect(driver.describe()).toMatchObject({ sandboxHostUser: `uid ${U}` });
+    const r = await runCommand(driver, "sbx_user", {
+      argv: ["/bin/sh", "-c", "id -u; sleep 30 & echo $!; grep -E '^(Groups|CapEff)' /proc/self/status"],
+      timeoutMs: 10_000,
+    });
+    expect(r.exitCode).toBe(0);
+    const [inside, , groups, caps] = r.stdout.trim().split("\n");
+    expect(inside).toBe("1000");
+    expect(groups?.trim()).toBe("Groups:");
+    expect(caps).toBe("CapEff:\t0000000000000000");
+    // Its processes as the host sees them: one an exec left running, and the main process.
+    const processes = [...findHostPids("sleep 30"), ...findHostPids("sleep infinity")];
+    expect(processes.length).toBeGreaterThanOrEqual(2);
+    for (const pid of processes) expect(hostUids(pid)).toEqual([U, U, U, U]);
+  });
+
+  it("leaves files of that user on the host, and cannot read root's", async () => {
+    const workspace = join(dataDir, "workspaces", "sbx_user");
+    writeFileSync(join(workspace, "root-only"), "secret\n", { mode: 0o600 });
+    const r = await runCommand(driver, "sbx_user", {
+      argv: ["/bin/sh", "-c", "cp /bin/sh s && chmod 4755 s && echo made; cat root-only || echo refused"],
+      timeoutMs: 10_000,
+    });
+    expect(r.stdout).toBe("made\nrefused\n");
+    // A setuid file a sandbox leaves is its own user's, and its workspace is that user's alone.
+    expect(statSync(join(workspace, "s"))).toMatchObject({ uid: U, gid: U });
+    expect(statSync(workspace)).toMatchObject({ uid: U });
+    expect((statSync(workspace).mode & 0o777).toString(8)).toBe("700");
+    for (const name of ["workspaces", "run"]) {
+      const stat = statSync(join(dataDir, name));
+      expect({ uid: stat.uid, mode: (stat.mode & 0o777).toString(8) }).toEqual({ uid: 0, mode: "711" });
+    }
+  });
+
+  it("takes over a workspace made before, with what is in it", async () => {
+    await driver.start(spec("sbx_old"));
+    const r = await runCommand(driver, "sbx_old", {
+      argv: ["/bin/sh", "-c", "echo more >> notes.txt && cat notes.txt"],
+      timeoutMs: 10_000,
+    });
+    expect(r).toMatchObject({ exitCode: 0, stdout: "old\nmore\n" });
+    expect(statSync(join(dataDir, "workspaces", "sbx_old", "notes.txt"))).toMatchObject({ uid: U, gid: U });
+  });
+});
+
+/** Host pids whose command line is `command`. */
+function findHostPids(command: string): number[] {
+  const pids: number[] = [];
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const cmdline = readFileSync(`/proc/${entry}/cmdline`, "utf8").split("\0").filter(Boolean).join(" ");
+      if (cmdline === command) pids.push(Number(entry));
+    } catch {
+      // Gone meanwhile.
+    }
+  }
+  return pids;
+}
+
+describe.skipIf(!bwrap.available || !holdsSysAdmin())(`sandboxes mapped to root${bwrap.reason}`, () => {
+  it("keeps workspaces, where a sandbox can leave a setuid file of root's, from other users (SANDBOX_HOST_UID=0)", async () => {
+    const dataDir = tempDataDir();
+    // An earlier start (or an operator) left them open.
+    for (const name of ["workspaces", "run"]) mkdirSync(join(dataDir, name), { mode: 0o755 });
+    const driver = newDriver({ dataDir, hostUid: 0 });
+    try {
+      expect(driver.describe()).toMatchObject({ sandboxHostUser: "root (no capabilities)" });
+      await driver.start(spec("sbx_suid"));
+      const r = await runCommand(driver, "sbx_suid", {
+        argv: ["/bin/sh", "-c", "cp /bin/sh /workspace/s && chmod 4755 /workspace/s && echo made"],
+        timeoutMs: 10_000,
+      });
+      expect(r.stdout).toBe("made\n");
+      expect(statSync(join(dataDir, "workspaces", "sbx_suid", "s")).uid).toBe(0);
+      for (const name of ["workspaces", "run"]) {
+        expect((statSync(join(dataDir, name)).mode & 0o777).toString(8)).toBe("700");
+      }
+    } finally {
+      await driver.close();
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+
+  it("falls back to root, saying why, when the sandboxes' user cannot reach the data dir", async () => {
+    const parent = mkdtempSync(join(tmpdir(), "sandbox-closed-"));
+    chmodSync(parent, 0o700);
+    const driver = newDriver({ dataDir: join(parent, "data") });
+    try {
+      expect(driver.describe()).toMatchObject({
+        sandboxHostUser: "root (no capabilities)",
+        sandboxHostUserFallback: expect.stringContaining(`uid ${U} (SANDBOX_HOST_UID) cannot search ${parent}`),
+      });
+      await driver.start(spec("sbx_fallback"));
+      const r = await runCommand(driver, "sbx_fallback", { argv: ["id", "-u"], timeoutMs: 10_000 });
+      expect(r.stdout).toBe("1000\n");
+    } finally {
+      await driver.close();
+      rmSync(parent, { recursive: true, force: true });
+    }
+  });
+});
