@@ -113,6 +113,24 @@ describe.skipIf(!bwrap.available)(`memory limits${bwrap.reason}`, () => {
     expect(driver.unenforcedLimits({})).toBeUndefined();
     await driver.stop("sbx_free");
   });
+
+  it("has bwrap and the sandbox's command in its cgroups, moved in while bwrap builds it", async (ctx) => {
+    if (driver.cgroups.controllers.length === 0) ctx.skip();
+    await driver.start({ id: "sbx_moved", slug: "moved", image: "default", env: {}, resources: {} });
+    // The start answers once bwrap's processes are in; the command runs once told to, after.
+    expect(await sh(driver, "sbx_moved", "true")).toMatchObject({ exitCode: 0 });
+    const { pids: pidsParent, memory } = driver.cgroups.parents;
+    for (const parent of [pidsParent, memory].filter((p) => p !== undefined)) {
+      const pids = readFileSync(join(parent, "sbx_moved", "cgroup.procs"), "utf8")
+        .trim()
+        .split("\n");
+      const commands = pids.map((pid) => readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0")[0]);
+      // The bwrap holding the namespaces, its child (the sandbox's pid 1) and the main command.
+      expect(commands.filter((c) => c?.endsWith("bwrap"))).toHaveLength(2);
+      expect(pids.map((pid) => readFileSync(`/proc/${pid}/cmdline`, "utf8"))).toContain("sleep\0infinity\0");
+    }
+    await driver.stop("sbx_moved");
+  });
 });
 
 describe.skipIf(!bwrap.available)(`registered images${bwrap.reason}`, () => {

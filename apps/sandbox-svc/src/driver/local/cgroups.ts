@@ -1,4 +1,5 @@
 import { accessSync, constants, existsSync, mkdirSync, readFileSync, rmdirSync, writeFileSync } from "node:fs";
+import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import type { SandboxResources, UnenforcedLimits } from "../types.ts";
 
@@ -187,4 +188,14 @@ async function removeDirs(dirs: string[]): Promise<void> {
       }
     }
   }
+}
+
+/**
+ * Moves running processes (each of `pids`, into each of `procsFiles`) off the event loop. On
+ * cgroup v1, and v2 without `favordynmods`, a move after a quiet spell waits for an RCU grace
+ * period in the kernel (~10 ms), and moves that follow within one are quick: the driver therefore
+ * starts bwrap at once and moves its processes while it builds the sandbox.
+ */
+export async function moveIntoCgroups(procsFiles: string[], pids: number[]): Promise<void> {
+  for (const file of procsFiles) for (const pid of pids) await writeFile(file, String(pid));
 }

@@ -19,6 +19,7 @@ import {
   type CgroupSupport,
   createSandboxCgroup,
   detectCgroups,
+  moveIntoCgroups,
   type SandboxCgroup,
   unenforcedLimits,
 } from "./cgroups.ts";
@@ -36,6 +37,7 @@ import {
   type SandboxProcesses,
 } from "./namespaces.ts";
 import {
+  childPids,
   exited,
   find,
   readChildPid,
@@ -281,12 +283,11 @@ export class LocalDriver implements SandboxDriver {
       argv = main;
     } else {
       // The main process says "ready" on fd 4 once bwrap has finished the mounts, before exec'ing
-      // the real command: entering the namespaces earlier would see a half-built root. With egress
-      // it then waits on fd 5 until the proxy relay listens, so its first request finds it; the
-      // start does not wait for the relay (see `relayReady`).
-      const script = this.egressEnabled()
-        ? 'printf ready >&4; exec 4>&-; read -r _ <&5; exec 5<&-; exec "$@"'
-        : 'printf ready >&4; exec 4>&-; exec "$@"';
+      // the real command: entering the namespaces earlier would see a half-built root. It then
+      // waits on fd 5 until it is in the sandbox's cgroups (the start waits for that) and, with
+      // egress, the proxy relay listens, so its first request finds it (the start does not wait
+      // for the relay; see `relayReady`).
+      const script = 'printf ready >&4; exec 4>&-; read -r _ <&5; exec 5<&-; exec "$@"';
       ({ host: launchEnv, argv: main } = splitSandboxEnv(env, main));
       const signalReady = ["/bin/sh", "-c", script, "sh", ...main];
       const bwrap = bwrapLauncher(this.nsTools(), this.tools.bwrap as string, this.identity);
@@ -297,8 +298,11 @@ export class LocalDriver implements SandboxDriver {
     const egressSocket = egress?.open(spec.id);
     egressSocket?.catch(() => {});
     stage("driver: args ready");
-    const stdio: StdioSpec = ["ignore", "ignore", "pipe", "pipe", "pipe", ...(egress ? (["pipe"] as const) : [])];
-    const proc = await this.spawnChild(withCgroups(cgroup.procsFiles, argv), launchEnv, {
+    const isolated = this.isolation !== "none";
+    const stdio: StdioSpec = ["ignore", "ignore", "pipe", "pipe", "pipe", ...(isolated ? (["pipe"] as const) : [])];
+    // Unisolated, the command joins the cgroups before it runs. bwrap's processes are moved in while
+    // it builds the sandbox: the first move after a quiet spell waits ~10 ms for the kernel.
+    const proc = await this.spawnChild(isolated ? argv : withCgroups(cgroup.procsFiles, argv), launchEnv, {
       cwd: this.isolation === "none" ? workspace : "/",
       stdio,
     });
@@ -314,11 +318,19 @@ export class LocalDriver implements SandboxDriver {
     let relayUp: Promise<SpawnedChild> | undefined;
     let relayError: Error | undefined;
     try {
-      if (this.isolation !== "none") {
+      if (isolated) {
         const childPid = readChildPid(info as Readable, proc.exited).then((pid): SandboxProcesses => {
           stage("driver: child pid");
           return { pid, holder: parentPid(pid) };
         });
+        // bwrap and its child run nothing of the sandbox's; the process the child forks runs its
+        // command only once told to (fd 5), after it is moved in too. bwrap is moved as soon as it
+        // runs, so that the kernel's wait starts early; its child may be cloned before that.
+        const holderJoined = proc.pid.then((p) => moveIntoCgroups(cgroup.procsFiles, p ? [p] : []));
+        const bwrapJoined = Promise.all([holderJoined, childPid]).then(([, p]) =>
+          moveIntoCgroups(cgroup.procsFiles, [p.holder, p.pid]),
+        );
+        bwrapJoined.catch(() => {});
         // The network namespace exists once bwrap names its child: the relay starts in it while
         // bwrap is still building the mounts, and may still be starting once they are done.
         relayUp = egress
@@ -346,6 +358,12 @@ export class LocalDriver implements SandboxDriver {
         ]);
         // A relay that failed already fails the start itself.
         if (relayError) throw relayError;
+        // The process bwrap's child forked, which will run the command: in before the start answers.
+        if (cgroup.procsFiles.length > 0) {
+          await bwrapJoined;
+          await moveIntoCgroups(cgroup.procsFiles, childPids(processes.pid));
+          stage("driver: in cgroups");
+        }
       }
       stage("driver: started");
     } catch (err) {
@@ -370,10 +388,12 @@ export class LocalDriver implements SandboxDriver {
       ended: false,
       gone,
     };
-    if (relayUp) {
-      running.relayReady = relayUp.then((relay) => {
+    // The command runs once told to (its processes are in its cgroups by now), after the relay
+    // listens when there is one.
+    if (isolated) {
+      running.relayReady = Promise.resolve(relayUp).then((relay) => {
         // A sandbox gone meanwhile keeps no relay: it would hold the network namespace.
-        if (running.ended) {
+        if (relay && running.ended) {
           relay.kill("SIGKILL");
           throw new Error("the sandbox exited before its egress relay listened");
         }

@@ -1,9 +1,10 @@
 import { type ChildProcess, spawn } from "node:child_process";
-import { accessSync, constants, readFileSync } from "node:fs";
+import { accessSync, constants, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { type Duplex, PassThrough, type Readable } from "node:stream";
 import type { IPty } from "node-pty";
 import type { ExecExit, ExecProcess } from "../types.ts";
+import { parentPid } from "./namespaces.ts";
 import type { SpawnedChild, StdioSpec } from "./spawner.ts";
 
 /**
@@ -133,7 +134,7 @@ export function spawnDirect(
   });
   const stdio = options.stdio.map((kind, i) => (kind === "pipe" ? (child.stdio[i] as Duplex) : undefined));
   for (const s of stdio) s?.on("error", () => {});
-  return { stdio, kill: (signal = "SIGKILL") => killGroup(child.pid, signal), exited };
+  return { stdio, kill: (signal = "SIGKILL") => killGroup(child.pid, signal), exited, pid: Promise.resolve(child.pid) };
 }
 
 /** Resolves once the sandbox's first process says "ready" on `ready` (its mounts are done). */
@@ -199,4 +200,29 @@ export async function exited(pid: number, timeoutMs = 2000): Promise<void> {
 /** The last 2,000 characters of what a process wrote, trimmed. */
 export function stderrTail(chunks: Buffer[]): string {
   return Buffer.concat(chunks).toString("utf8").slice(-2000).trim();
+}
+
+/**
+ * The pids of a process's children: from /proc/<pid>/task/<pid>/children (bwrap's child has one
+ * thread), else by the parent pid of every process. None is an error: the caller moves them into
+ * the sandbox's limits before they may run its command.
+ */
+export function childPids(pid: number): number[] {
+  let pids: number[];
+  try {
+    pids = readFileSync(`/proc/${pid}/task/${pid}/children`, "utf8").trim().split(/\s+/).filter(Boolean).map(Number);
+  } catch {
+    pids = readdirSync("/proc")
+      .filter((entry) => /^\d+$/.test(entry))
+      .map(Number)
+      .filter((candidate) => {
+        try {
+          return parentPid(candidate) === pid;
+        } catch {
+          return false;
+        }
+      });
+  }
+  if (pids.length === 0) throw new Error(`process ${pid} has no children`);
+  return pids;
 }

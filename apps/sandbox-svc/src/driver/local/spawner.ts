@@ -83,6 +83,8 @@ export interface SpawnedChild {
   stdio: (Duplex | undefined)[];
   /** Signals the child's process group (once it runs, if asked before). */
   kill(signal?: NodeJS.Signals): void;
+  /** The child's host pid once it runs; undefined when it never started. */
+  readonly pid: Promise<number | undefined>;
   readonly exited: Promise<ExecExit>;
 }
 
@@ -218,6 +220,10 @@ export class Spawner {
         // Already gone.
       }
     };
+    let resolvePid: (pid: number | undefined) => void = () => {};
+    const started = new Promise<number | undefined>((resolve) => {
+      resolvePid = resolve;
+    });
     let resolveExit: (exit: ExecExit) => void = () => {};
     const exited = new Promise<ExecExit>((resolve) => {
       resolveExit = resolve;
@@ -225,10 +231,14 @@ export class Spawner {
     this.pending.set(id, {
       spawned: (p) => {
         pid = p;
+        resolvePid(p);
         options.onSpawned?.(stdio);
         if (killWith) signalGroup(killWith);
       },
-      gone: () => options.onGone?.(stdio),
+      gone: () => {
+        resolvePid(undefined);
+        options.onGone?.(stdio);
+      },
       exited: resolveExit,
     });
     helper.send({ type: "spawn", id, argv, env, cwd: options.cwd, stdio: options.stdio, keys });
@@ -236,7 +246,7 @@ export class Spawner {
       if (pid) signalGroup(signal);
       else killWith = signal;
     };
-    return { stdio, kill, exited };
+    return { stdio, kill, exited, pid: started };
   }
 
   private take(): Keyed | undefined {
