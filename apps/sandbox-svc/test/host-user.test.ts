@@ -2,7 +2,7 @@ import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, s
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { DEFAULT_SANDBOX_HOST_UID } from "../src/driver/local/host-user.ts";
+import { chooseIdentity, DEFAULT_SANDBOX_HOST_UID } from "../src/driver/local/host-user.ts";
 import type { LocalDriver } from "../src/driver/local/local-driver.ts";
 import { holdsSysAdmin } from "../src/driver/local/namespaces.ts";
 import type { SandboxRuntimeSpec } from "../src/driver/types.ts";
@@ -144,6 +144,36 @@ describe.skipIf(!bwrap.available || !holdsSysAdmin())(`sandboxes mapped to root$
     } finally {
       await driver.close();
       rmSync(parent, { recursive: true, force: true });
+    }
+  });
+});
+
+describe("whose host user sandboxes are", () => {
+  const open = () => "1\n";
+  it("is the configured user for root, the service's own for anyone else, root when told so", () => {
+    const dataDir = tempDataDir();
+    try {
+      expect(chooseIdentity(true, U, dataDir, [], open)).toEqual({ identity: { kind: "uid", uid: U } });
+      expect(chooseIdentity(false, U, dataDir, [], open)).toEqual({ identity: { kind: "self" } });
+      expect(chooseIdentity(true, 0, dataDir, [], open)).toEqual({ identity: { kind: "root" } });
+    } finally {
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+
+  it("is root, saying why, where the kernel keeps other users from making user namespaces", () => {
+    const dataDir = tempDataDir();
+    try {
+      for (const [file, setting] of [
+        ["/proc/sys/kernel/unprivileged_userns_clone", "kernel.unprivileged_userns_clone"],
+        ["/proc/sys/user/max_user_namespaces", "user.max_user_namespaces"],
+      ]) {
+        const choice = chooseIdentity(true, U, dataDir, [], (path) => (path === file ? "0\n" : "1\n"));
+        expect(choice.identity).toEqual({ kind: "root" });
+        expect(choice.fallback).toContain(`${setting} is 0`);
+      }
+    } finally {
+      rmSync(dataDir, { recursive: true, force: true });
     }
   });
 });

@@ -1,5 +1,5 @@
 import { execFile } from "node:child_process";
-import { chmodSync, chownSync, mkdirSync, statSync } from "node:fs";
+import { chmodSync, chownSync, mkdirSync, readFileSync, statSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { promisify } from "node:util";
 import type { HostIdentity } from "./namespaces.ts";
@@ -38,6 +38,14 @@ export function unreachableDir(path: string, uid: number): string | undefined {
   return undefined;
 }
 
+function readProc(path: string): string | undefined {
+  try {
+    return readFileSync(path, "utf8");
+  } catch {
+    return undefined;
+  }
+}
+
 export interface IdentityChoice {
   identity: HostIdentity;
   /** Why sandboxes run as root although a host user was asked for (a warning at start). */
@@ -46,17 +54,30 @@ export interface IdentityChoice {
 
 /**
  * Whose host user sandboxes run as (see `HostIdentity`). Root runs them as `hostUid` unless it is
- * 0, or the data dir or an image directory is out of that user's reach: then as root, with the
- * reason, so that the operator can make the directory reachable (o+x) or move it.
+ * 0, the kernel keeps users other than root from making user namespaces, or the data dir or an
+ * image directory is out of that user's reach: then as root, with the reason, so that the
+ * operator can change the setting, make the directory reachable (o+x) or move it.
  */
 export function chooseIdentity(
   privileged: boolean,
   hostUid: number,
   dataDir: string,
   imageDirs: string[],
+  readSysctl: (path: string) => string | undefined = readProc,
 ): IdentityChoice {
   if (!privileged) return { identity: { kind: "self" } };
   if (hostUid === 0) return { identity: { kind: "root" } };
+  // bwrap run by another user makes the user namespace itself, which these settings forbid.
+  const closed = [
+    ["/proc/sys/kernel/unprivileged_userns_clone", "kernel.unprivileged_userns_clone"],
+    ["/proc/sys/user/max_user_namespaces", "user.max_user_namespaces"],
+  ].find(([path]) => readSysctl(path as string)?.trim() === "0");
+  if (closed) {
+    return {
+      identity: { kind: "root" },
+      fallback: `sandboxes run as the service's root user: ${closed[1]} is 0, so uid ${hostUid} (SANDBOX_HOST_UID) cannot make their user namespaces`,
+    };
+  }
   for (const dir of [dataDir, ...imageDirs]) {
     const blocked = unreachableDir(dir, hostUid);
     if (blocked) {
