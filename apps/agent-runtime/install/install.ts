@@ -52,6 +52,9 @@ export function install(options: InstallOptions = {}): InstallReport {
   if (envWritten) {
     writeFileSync(envPath, envTemplate(), { mode: 0o600 });
     files.push(envPath);
+  } else if (platform !== "win32" && (statSync(envPath).mode & 0o077) !== 0) {
+    // It holds the model credential and tokens: one made by hand (0644 by the umask) is closed too.
+    chmodSync(envPath, 0o600);
   }
 
   if (platform === "win32") {

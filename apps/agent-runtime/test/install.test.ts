@@ -33,6 +33,16 @@ describe("native install", () => {
     expect(statSync(open).mode & 0o777).toBe(0o700);
   });
 
+  it("closes an existing .env to its owner (0600), keeping what it says", () => {
+    const home = temp();
+    const text = "CLOUD_B_API_KEY=key-1\n";
+    writeFileSync(join(home, ".env"), text);
+    chmodSync(join(home, ".env"), 0o644);
+    expect(install({ agentHome: home, platform: "linux" }).envWritten).toBe(false);
+    expect(statSync(join(home, ".env")).mode & 0o777).toBe(0o600);
+    expect(readFileSync(join(home, ".env"), "utf8")).toBe(text);
+  });
+
   it("lays out AGENT_HOME, never overwrites an edited .env, and the runtime reads it", () => {
     const home = temp();
     const config = temp();
