@@ -11,6 +11,7 @@ import { nameFlags } from "./field-flags.ts";
 import { type OutputFlags, printResult } from "./output.ts";
 import { confirm, withSpinner } from "./prompt.ts";
 import { chosenProject, resolveOrg, resolveProject } from "./scope.ts";
+import { warnSecretArguments } from "./secret-flags.ts";
 import type { Store } from "./store.ts";
 
 export interface CommandDeps {
@@ -329,7 +330,10 @@ export function addOperationCommand(
         const raw = flagValue(opts, name);
         if (raw !== undefined) body[name] = coerce(spec, String(raw), flagOf(name));
       }
-      Object.assign(body, parseFields((opts.field as string[] | undefined) ?? []));
+      const fields = parseFields((opts.field as string[] | undefined) ?? []);
+      Object.assign(body, fields);
+      const typed = (name: string) => name in fields || (bodyFields.has(name) && flagValue(opts, name) !== undefined);
+      warnSecretArguments(deps.io, path, typed, (name) => (name in fields ? `-f ${name}=…` : flagOf(name)));
       // `sandboxes run` names its project in the body: the same defaults as --project elsewhere.
       if (body.projectId === undefined && op.body.fields.some(projectInBody)) {
         body.projectId = await resolveProject(deps.io, deps.store, session, undefined, opts.org as string | undefined);
