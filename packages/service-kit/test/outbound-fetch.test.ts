@@ -173,6 +173,37 @@ describe("SSRF-safe fetching", () => {
     }
   });
 
+  it("drops credential headers when fetch (the MCP transports' fetch) is redirected to another origin", async () => {
+    const seen: Array<Record<string, string | undefined>> = [];
+    const other = await startLocalServer((req, res) => {
+      seen.push({
+        authorization: req.headers.authorization,
+        key: req.headers["x-api-key"] as string,
+        cookie: req.headers.cookie,
+        accept: req.headers.accept,
+      });
+      res.end("elsewhere");
+    });
+    const fetcher = new SafeFetcher({ resolve: resolver, policy: new AddressPolicy(["127.0.0.1"]) });
+    const headers = { authorization: "Bearer s3cret", "x-api-key": "k3y", cookie: "s=c00kie", accept: "text/plain" };
+    // The MCP SDK passes its fetch a global Headers object (its own type, hence the cast); a record too.
+    type Init = Parameters<SafeFetcher["fetch"]>[1];
+    try {
+      for (const given of [{ headers: new Headers(headers) } as unknown as Init, { headers }]) {
+        const cross = await fetcher.fetch(`${server.url}/redirect?to=${encodeURIComponent(`${other.url}/x`)}`, given);
+        expect(await cross.text()).toBe("elsewhere");
+      }
+      const dropped = { authorization: undefined, key: undefined, cookie: undefined, accept: "text/plain" };
+      expect(seen).toEqual([dropped, dropped]);
+      // The same origin keeps them, as a browser's fetch does.
+      await (await fetcher.fetch(`${other.url}/y`, { headers })).text();
+      expect(seen[2]).toEqual({ authorization: "Bearer s3cret", key: "k3y", cookie: "s=c00kie", accept: "text/plain" });
+    } finally {
+      await fetcher.close();
+      await other.close();
+    }
+  });
+
   it("reaches an allowed host:port and still refuses redirects to internal addresses", async () => {
     const fetcher = new SafeFetcher({ resolve: resolver, policy: new AddressPolicy([`127.0.0.1:${server.port}`]) });
     try {

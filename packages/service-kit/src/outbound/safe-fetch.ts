@@ -158,7 +158,11 @@ export class SafeFetcher {
       await response.body?.cancel().catch(() => {});
       if (hop >= this.maxRedirects)
         throw new FetchRefusedError("too-many-redirects", `more than ${this.maxRedirects} redirects`);
-      url = this.checkUrl(new URL(location, url).href);
+      const next = this.checkUrl(new URL(location, url).href);
+      // As fetchBody: the connector's credential and headers never follow a redirect off its origin.
+      if (next.origin !== url.origin)
+        currentInit = { ...currentInit, headers: withoutCredentials(headerRecord(currentInit.headers)) };
+      url = next;
       if (
         response.status === 303 ||
         ((response.status === 301 || response.status === 302) && currentInit.method === "POST")
@@ -181,9 +185,7 @@ export class SafeFetcher {
     let target = this.checkUrl(url);
     let method = (init.method ?? "GET").toUpperCase();
     let body = typeof init.body === "string" || init.body instanceof Uint8Array ? init.body : undefined;
-    let headers: Record<string, string> = Object.fromEntries(
-      new Headers(init.headers as ConstructorParameters<typeof Headers>[0]).entries(),
-    );
+    let headers = headerRecord(init.headers);
     try {
       for (let hop = 0; ; hop++) {
         const response = await request(target, {
@@ -283,6 +285,10 @@ const CROSS_ORIGIN_HEADERS = new Set(["accept", "accept-language", "content-type
 
 function withoutCredentials(headers: Record<string, string>): Record<string, string> {
   return Object.fromEntries(Object.entries(headers).filter(([name]) => CROSS_ORIGIN_HEADERS.has(name.toLowerCase())));
+}
+
+function headerRecord(headers: FetchInit["headers"]): Record<string, string> {
+  return Object.fromEntries(new Headers(headers as ConstructorParameters<typeof Headers>[0]).entries());
 }
 
 function headerValue(value: string | string[] | undefined): string | undefined {
