@@ -20,13 +20,39 @@ to build it, or run <code>node scripts/bootstrap.mjs node apps/agent-runtime/scr
 The API works without it: <a href="./openapi.json">openapi.json</a>.</p></main></body></html>`;
 
 /**
+ * What every page of the UI is answered with. The runtime's API takes no credential on a loopback
+ * address, so its page must not run inside another site's (clickjacking): no framing, its own
+ * scripts and connections only (inline styles: React sets them). The gateway sends the same policy
+ * when it fronts this page (CONSOLE_CSP in apps/api-gateway/src/console-assets.ts).
+ */
+export const PAGE_CSP = [
+  "default-src 'self'",
+  "script-src 'self'",
+  "style-src 'self' 'unsafe-inline'",
+  "img-src 'self' data:",
+  "font-src 'self'",
+  "connect-src 'self'",
+  "worker-src 'self'",
+  "object-src 'none'",
+  "base-uri 'self'",
+  "form-action 'self'",
+  "frame-ancestors 'none'",
+].join("; ");
+
+const SECURITY_HEADERS = { "x-content-type-options": "nosniff", "referrer-policy": "same-origin" };
+
+/**
  * The web UI's files at `/` and `/assets/*`, read from `web/dist`. Everything else stays the
  * API's: the UI routes with the URL hash, so no API path is shadowed by a page.
  */
 export function serveWebUi(app: OpenAPIHono, dist = WEB_DIST): void {
   app.get("/", async (c) => {
     const html = await readFile(join(dist, "index.html"), "utf8").catch(() => NOT_BUILT);
-    return c.html(html, 200, { "cache-control": "no-cache" });
+    return c.html(html, 200, {
+      "cache-control": "no-cache",
+      "content-security-policy": PAGE_CSP,
+      ...SECURITY_HEADERS,
+    });
   });
   app.get("/assets/*", async (c) => {
     const relativePath = normalize(c.req.path.slice(1));
@@ -38,6 +64,7 @@ export function serveWebUi(app: OpenAPIHono, dist = WEB_DIST): void {
     return c.body(body, 200, {
       "content-type": TYPES[extname(file)] ?? "application/octet-stream",
       "cache-control": "public, max-age=31536000, immutable",
+      ...SECURITY_HEADERS,
     });
   });
 }
