@@ -40,6 +40,28 @@ describe("installation and device-flow activation (PGlite)", () => {
     expect(typeof body.version).toBe("string");
   });
 
+  it("answers the approval pages so that no other site may frame them (clickjacking)", async () => {
+    const h = await startTenancy(database);
+    const session = await json<Session>(await h.call("POST", "/v1/installation/activation"));
+    const answers = {
+      activate: await h.call("GET", `/activate?code=${session.userCode}`),
+      "activate, refused": await approve(h, { userCode: session.userCode, setupCode: "AAAA-AAAA-AAAA" }),
+      "activate callback": await h.call("GET", "/activate/callback?state=x&code=y"),
+      device: await h.call("GET", "/device?code=BCDF-GHJK"),
+      "device, refused": await h.call("POST", "/device", {
+        body: "userCode=BCDF-GHJK&decision=approve",
+        headers: { "content-type": "application/x-www-form-urlencoded" },
+      }),
+    };
+    for (const [name, res] of Object.entries(answers)) {
+      expect(res.headers.get("content-type"), name).toMatch(/^text\/html/);
+      expect(res.headers.get("x-frame-options"), name).toBe("DENY");
+      expect(res.headers.get("content-security-policy"), name).toContain("frame-ancestors 'none'");
+      expect(res.headers.get("x-content-type-options"), name).toBe("nosniff");
+      expect(res.headers.get("referrer-policy"), name).toBe("same-origin");
+    }
+  });
+
   it("activates end to end: slow_down, approval with the setup code, the token exactly once, 409 afterwards", async () => {
     const h = await startTenancy(database, { activationIntervalSeconds: 1 });
     const started = await h.call("POST", "/v1/installation/activation");

@@ -6,7 +6,7 @@ import type { TenancyContext } from "../../context.ts";
 import { lookUpUserCode } from "../../services/device-auth.ts";
 import { getInstallation } from "../../services/installation.ts";
 import { resolveSession } from "../../services/sessions.ts";
-import { layout } from "../installation/activate-html.ts";
+import { layout, setPageHeaders } from "../installation/activate-html.ts";
 import { devicePage } from "./device-html.ts";
 
 /** The browser session the page was opened with (the gateway forwards its cookie to this page only). */
@@ -22,10 +22,7 @@ export async function pageSession(c: Context, ctx: TenancyContext): Promise<Reso
  */
 export function registerDevicePage(app: ServiceApp, ctx: TenancyContext): void {
   app.get("/device", async (c) => {
-    c.header("cache-control", "no-store");
-    // The page shows a code to confirm: never inside another site's frame.
-    c.header("x-frame-options", "DENY");
-    c.header("content-security-policy", "frame-ancestors 'none'");
+    setPageHeaders(c);
     if ((await getInstallation(ctx)).status !== "activated") {
       return c.html(
         layout(

@@ -5,6 +5,7 @@ import type { TenancyContext } from "../../context.ts";
 import { resolveApiToken } from "../../services/api-tokens.ts";
 import { decideDeviceAuthorization, lookUpUserCode } from "../../services/device-auth.ts";
 import { forwardedOrigin } from "../forwarded-origin.ts";
+import { setPageHeaders } from "../installation/activate-html.ts";
 import { decisionPage, devicePage } from "./device-html.ts";
 import { pageSession } from "./page.ts";
 
@@ -26,7 +27,7 @@ function same(a: string, b: string): boolean {
  */
 export function registerDeviceSubmit(app: ServiceApp, ctx: TenancyContext): void {
   app.post("/device", async (c) => {
-    c.header("cache-control", "no-store");
+    setPageHeaders(c);
     const origin = c.req.header("origin");
     const own = new Set([new URL(ctx.config.publicUrl).origin, forwardedOrigin(c.req.raw.headers)]);
     const site = c.req.header("sec-fetch-site");

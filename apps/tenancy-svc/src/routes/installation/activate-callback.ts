@@ -3,7 +3,7 @@ import { deleteCookie, getCookie } from "hono/cookie";
 import type { TenancyContext } from "../../context.ts";
 import { approveActivation } from "../../services/installation.ts";
 import { SignInError } from "../../services/oidc-activation.ts";
-import { escapeHtml, layout, outcomePage } from "./activate-html.ts";
+import { escapeHtml, layout, outcomePage, setPageHeaders } from "./activate-html.ts";
 import { SIGN_IN_COOKIE } from "./activate-page.ts";
 
 function failed(message: string): string {
@@ -20,7 +20,7 @@ function failed(message: string): string {
  */
 export function registerActivateCallback(app: ServiceApp, ctx: TenancyContext): void {
   app.get("/activate/callback", async (c) => {
-    c.header("cache-control", "no-store");
+    setPageHeaders(c);
     if (!ctx.oidc) return c.html(failed("Sign-in is not configured here."), 404);
     const cookie = getCookie(c, SIGN_IN_COOKIE);
     // One sign-in, one callback: the state cannot be replayed from this browser.

@@ -1,6 +1,19 @@
+import type { Context } from "hono";
 import type { ApprovalOutcome } from "../../services/installation.ts";
 
 // The verification page's HTML, shared by `/activate` and its OIDC callback.
+
+/**
+ * The headers of every approval page (`/activate`, `/device` and their answers): never cached, and
+ * never inside another site's frame, where a person could be led to approve that site's code.
+ */
+export function setPageHeaders(c: Context): void {
+  c.header("cache-control", "no-store");
+  c.header("x-frame-options", "DENY");
+  c.header("content-security-policy", "frame-ancestors 'none'");
+  c.header("x-content-type-options", "nosniff");
+  c.header("referrer-policy", "same-origin");
+}
 
 export function escapeHtml(value: string): string {
   return value.replace(/[&<>"']/g, (ch) => `&#${ch.charCodeAt(0)};`);

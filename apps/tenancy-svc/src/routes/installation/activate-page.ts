@@ -1,7 +1,7 @@
 import type { ServiceApp } from "@agentplane/service-kit";
 import type { TenancyContext } from "../../context.ts";
 import { getInstallation } from "../../services/installation.ts";
-import { form, layout } from "./activate-html.ts";
+import { form, layout, setPageHeaders } from "./activate-html.ts";
 
 /** Holds the sealed OIDC sign-in state between `/activate` and `/activate/callback`. */
 export const SIGN_IN_COOKIE = "agentplane_activation";
@@ -15,7 +15,7 @@ export function registerActivatePage(app: ServiceApp, ctx: TenancyContext): void
 
   app.get("/activate", async (c) => {
     const installation = await getInstallation(ctx);
-    c.header("cache-control", "no-store");
+    setPageHeaders(c);
     if (installation.status === "activated") {
       return c.html(layout("Already activated", "<p>This installation is already activated.</p>"), 200);
     }

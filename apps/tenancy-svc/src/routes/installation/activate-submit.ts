@@ -3,7 +3,7 @@ import { setCookie } from "hono/cookie";
 import type { TenancyContext } from "../../context.ts";
 import { approveActivation, checkPendingUserCode } from "../../services/installation.ts";
 import { secureCookies } from "../sessions/cookie.ts";
-import { form, outcomePage } from "./activate-html.ts";
+import { form, outcomePage, setPageHeaders } from "./activate-html.ts";
 import { SIGN_IN_COOKIE } from "./activate-page.ts";
 
 function field(body: Record<string, unknown>, name: string, max = 320): string | undefined {
@@ -21,7 +21,7 @@ export function registerActivateSubmit(app: ServiceApp, ctx: TenancyContext): vo
   app.post("/activate", async (c) => {
     const body = (await c.req.parseBody()) as Record<string, unknown>;
     const userCode = field(body, "userCode", 32) ?? "";
-    c.header("cache-control", "no-store");
+    setPageHeaders(c);
     if (field(body, "method", 16) === "oidc") {
       if (!ctx.oidc) return c.html(form(userCode, { error: "Sign-in is not configured here." }), 400);
       if (!userCode) return c.html(form(userCode, { error: "The activation code is required.", oidc }), 400);
