@@ -6,6 +6,7 @@ import { admit, RESOURCE_METADATA_PATH } from "./admission.ts";
 import { AGENT_PREFIX } from "./agent-front.ts";
 import { agentRequest } from "./agent-request.ts";
 import { bearerToken } from "./authn/authenticator.ts";
+import { SECURITY_HEADERS } from "./console-assets.ts";
 import { DEFAULT_BODY_LIMITS } from "./deps.ts";
 import { dispatch } from "./dispatch-stage.ts";
 import { docsPage, referenceBundle } from "./docs.ts";
@@ -97,15 +98,24 @@ function gatewayPage(core: GatewayCore, ex: Exchange): Response | Promise<Respon
     return new Response(core.openapi(), { headers: { "content-type": "application/json" } });
   }
   if (url.pathname === "/docs" || url.pathname === "/docs/") {
+    // Scalar runs an inline script and styles of its own: only framing is restricted here.
     return new Response(docsPage("/v1/openapi.json", "/docs/reference.js"), {
-      headers: { "content-type": "text/html; charset=utf-8" },
+      headers: {
+        "content-type": "text/html; charset=utf-8",
+        "content-security-policy": "frame-ancestors 'none'",
+        ...SECURITY_HEADERS,
+      },
     });
   }
   if (url.pathname === "/docs/reference.js") {
     return referenceBundle().then(
       (bundle) =>
         new Response(new Uint8Array(bundle), {
-          headers: { "content-type": "text/javascript; charset=utf-8", "cache-control": "public, max-age=86400" },
+          headers: {
+            "content-type": "text/javascript; charset=utf-8",
+            "cache-control": "public, max-age=86400",
+            ...SECURITY_HEADERS,
+          },
         }),
     );
   }

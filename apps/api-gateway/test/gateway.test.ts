@@ -94,8 +94,13 @@ describe("gateway in front of tenancy", () => {
     expect(Object.keys(body.paths)).toContain("/v1/auth/me");
     const page = await fetch(`${h.url}/docs`);
     expect(await page.text()).toContain("/docs/reference.js");
+    // Where a token may be typed in: never inside another site's frame.
+    expect(page.headers.get("content-security-policy")).toContain("frame-ancestors 'none'");
+    expect(page.headers.get("x-content-type-options")).toBe("nosniff");
+    expect(page.headers.get("referrer-policy")).toBe("same-origin");
     const script = await fetch(`${h.url}/docs/reference.js`);
     expect(script.status).toBe(200);
+    expect(script.headers.get("x-content-type-options")).toBe("nosniff");
     expect(Number(script.headers.get("content-length") ?? (await script.arrayBuffer()).byteLength)).toBeGreaterThan(
       100_000,
     );
