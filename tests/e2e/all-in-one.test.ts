@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
@@ -46,6 +46,16 @@ describe("all-in-one launcher (npm start) on a temporary data dir", () => {
     expect(await docs.text()).toContain("/v1/openapi.json");
     const openapi = await fetch(`${baseUrl}/v1/openapi.json`);
     expect(((await openapi.json()) as { openapi: string }).openapi).toBe("3.1.0");
+    // Run as root, its local sandboxes are their own host user's, whose bwrap must search the
+    // data dir to reach their workspaces: others may search it, and all but those is closed.
+    if (process.getuid?.() === 0) {
+      expect(statSync(dataDir).mode & 0o777).toBe(0o711);
+      for (const entry of readdirSync(dataDir)) {
+        if (entry !== "sandboxes")
+          expect({ entry, others: statSync(join(dataDir, entry)).mode & 0o077 }).toEqual({ entry, others: 0 });
+      }
+      expect(platform.output()).not.toContain("sandboxes run as the service's root user");
+    }
   });
 
   it("activates through the device flow with the setup code and returns the owner token once", async () => {

@@ -6,10 +6,29 @@ import { hasProviderCredential, inferenceConfigFromSettings } from "@agentplane/
 import { createLogger, installProcessGuard, onShutdown, parseEnv } from "@agentplane/service-kit";
 import { assemblePlatform } from "./assemble.ts";
 import { AllInOneEnvSchema, dataDirOf } from "./config.ts";
-import { lockDataDir, prepareDataDir } from "./data-dir.ts";
+import { closeDataDirEntries, lockDataDir, prepareDataDir } from "./data-dir.ts";
 import type { LocalRuntime } from "./runtime.ts";
 import { collectStartupGarbage } from "./startup-gc.ts";
 import { printWelcome } from "./welcome.ts";
+
+/**
+ * Whether local sandboxes keep their workspaces in the data dir and run as a host user of their
+ * own (root service, bubblewrap, SANDBOX_HOST_UID not 0), whose bwrap must search the data dir.
+ */
+function sandboxesRunAsOwnUser(env: {
+  SANDBOX_DRIVER?: string | undefined;
+  SANDBOX_LOCAL_ISOLATION?: string | undefined;
+  SANDBOX_DATA_DIR?: string | undefined;
+  SANDBOX_HOST_UID?: number | undefined;
+}): boolean {
+  return (
+    process.getuid?.() === 0 &&
+    env.SANDBOX_DRIVER !== "kubernetes" &&
+    env.SANDBOX_LOCAL_ISOLATION !== "none" &&
+    env.SANDBOX_DATA_DIR === undefined &&
+    env.SANDBOX_HOST_UID !== 0
+  );
+}
 
 /** `npm start`: every service in this process, PGlite under the data dir, the in-memory bus. */
 export async function runAllInOne(rawEnv: Record<string, string | undefined>): Promise<void> {
@@ -17,7 +36,8 @@ export async function runAllInOne(rawEnv: Record<string, string | undefined>): P
   const logger = createLogger("agentplane", env.LOG_LEVEL);
   installProcessGuard(logger);
   const dataDir = dataDirOf(env);
-  prepareDataDir(dataDir);
+  const searchable = sandboxesRunAsOwnUser(env);
+  prepareDataDir(dataDir, { searchable });
   // Before the database opens: a second start on this directory stops here, its files untouched.
   const releaseDataDir = lockDataDir(dataDir);
   process.once("exit", releaseDataDir);
@@ -31,6 +51,7 @@ export async function runAllInOne(rawEnv: Record<string, string | undefined>): P
     if (!existsSync(join(pgdata, "PG_VERSION")) && databaseUrl === `pglite://${pgdata}`) {
       step("initialising the embedded database (first start only)");
       await initialiseEmbeddedInChild(pgdata);
+      if (searchable) closeDataDirEntries(dataDir);
     }
     step("opening the embedded database");
   }
@@ -66,6 +87,8 @@ export async function runAllInOne(rawEnv: Record<string, string | undefined>): P
       logger.warn({ err: (err as Error).message }, "agent runtime not started");
     }
   }
+  // What the start made in the data dir (the database, the runtime's home) is closed to others too.
+  if (searchable) closeDataDirEntries(dataDir);
   // Before the banner, which tells a user (and a test) that the start is over.
   collectStartupGarbage();
   printWelcome({ env, dataDir, platform, runtime, runtimeError, hasModel: hasProviderCredential(inference) });

@@ -39,6 +39,7 @@ import {
   tenancyConfigFromSettings,
 } from "@agentplane/tenancy-svc";
 import type { AllInOneEnv } from "./config.ts";
+import { SANDBOXES_ENTRY } from "./data-dir.ts";
 import { loadOrCreateSecretKey } from "./secrets.ts";
 
 export interface Platform {
@@ -225,7 +226,7 @@ async function buildServices(
       logger: logger.child({ service: "sandbox" }),
       authorizer: tenancy.authorizer,
       governance: new ServiceClient("governance", inProcessFetch(governance), keys),
-      config: sandboxConfigFromSettings(env, { dataDir: join(options.dataDir, "sandboxes"), apiUrl: publicUrl }),
+      config: sandboxConfigFromSettings(env, { dataDir: join(options.dataDir, SANDBOXES_ENTRY), apiUrl: publicUrl }),
     }),
   );
   const tenancyClient = new ServiceClient("tenancy", inProcessFetch(tenancy), keys);

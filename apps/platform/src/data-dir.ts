@@ -1,14 +1,36 @@
-import { chmodSync, mkdirSync, readFileSync, statSync, unlinkSync, writeFileSync } from "node:fs";
+import { chmodSync, mkdirSync, readdirSync, readFileSync, statSync, unlinkSync, writeFileSync } from "node:fs";
 import { basename, join } from "node:path";
 
 /**
  * The all-in-one's data directory, readable by its owner only: it holds the database (people,
  * token hashes, encrypted credentials, the audit trail) and the key that decrypts them. Made with
  * mode 0700; one an earlier version left open to other users of the machine is closed at start.
+ *
+ * `searchable`: local sandboxes under it run as a host user of their own, whose bwrap must reach
+ * their workspaces in `sandboxes/`. Then others may search it (0711), not list it, and every entry
+ * but `sandboxes` is its owner's alone (`closeDataDirEntries`, again once the start made them).
  */
-export function prepareDataDir(dataDir: string): void {
-  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
-  if ((statSync(dataDir).mode & 0o077) !== 0) chmodSync(dataDir, 0o700);
+export function prepareDataDir(dataDir: string, options: { searchable?: boolean } = {}): void {
+  const wanted = options.searchable ? 0o711 : 0o700;
+  mkdirSync(dataDir, { recursive: true, mode: wanted });
+  if ((statSync(dataDir).mode & 0o777) !== wanted) chmodSync(dataDir, wanted);
+  if (options.searchable) closeDataDirEntries(dataDir);
+}
+
+/** Where local sandboxes keep their workspaces in the data dir; the one entry others may search. */
+export const SANDBOXES_ENTRY = "sandboxes";
+
+/**
+ * Makes every entry of the data dir but `sandboxes` its owner's alone (group and other bits off): a
+ * directory's content is then out of others' reach whatever its own mode (PGlite's files are 0644).
+ */
+export function closeDataDirEntries(dataDir: string): void {
+  for (const entry of readdirSync(dataDir, { withFileTypes: true })) {
+    if (entry.name === SANDBOXES_ENTRY || entry.isSymbolicLink()) continue;
+    const path = join(dataDir, entry.name);
+    const { mode } = statSync(path);
+    if ((mode & 0o077) !== 0) chmodSync(path, mode & 0o700);
+  }
 }
 
 /** A second all-in-one started on a data directory that a running one holds. */

@@ -3,7 +3,7 @@ import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, st
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { DataDirInUseError, lockDataDir, prepareDataDir } from "../src/data-dir.ts";
+import { closeDataDirEntries, DataDirInUseError, lockDataDir, prepareDataDir } from "../src/data-dir.ts";
 import { describeStartupError } from "../src/launch.ts";
 
 const mode = (path: string) => statSync(path).mode & 0o777;
@@ -23,6 +23,30 @@ describe("the all-in-one's data directory", () => {
     const dir = join(base, "open");
     mkdirSync(dir, { mode: 0o755 });
     chmodSync(dir, 0o755);
+    prepareDataDir(dir);
+    expect(mode(dir)).toBe(0o700);
+  });
+
+  it("may be searched, not listed, when local sandboxes there run as their own host user; all else is closed", () => {
+    const dir = join(base, "searchable");
+    mkdirSync(join(dir, "pgdata", "base"), { recursive: true, mode: 0o755 });
+    chmodSync(join(dir, "pgdata"), 0o755);
+    writeFileSync(join(dir, "pgdata", "PG_VERSION"), "17\n", { mode: 0o644 });
+    writeFileSync(join(dir, "identity.json"), "{}", { mode: 0o644 });
+    mkdirSync(join(dir, "sandboxes"), { mode: 0o711 });
+    chmodSync(join(dir, "sandboxes"), 0o711);
+    prepareDataDir(dir, { searchable: true });
+    expect(mode(dir)).toBe(0o711);
+    expect(mode(join(dir, "pgdata"))).toBe(0o700);
+    expect(mode(join(dir, "identity.json"))).toBe(0o600);
+    // The sandboxes' own directory is the driver's to set (their host user searches it).
+    expect(mode(join(dir, "sandboxes"))).toBe(0o711);
+    // What a later step of the start makes is closed the same way.
+    mkdirSync(join(dir, "agent"), { mode: 0o755 });
+    chmodSync(join(dir, "agent"), 0o755);
+    closeDataDirEntries(dir);
+    expect(mode(join(dir, "agent"))).toBe(0o700);
+    // A later start without sandboxes of their own user closes the directory itself again.
     prepareDataDir(dir);
     expect(mode(dir)).toBe(0o700);
   });
