@@ -1,4 +1,4 @@
-import type { Principal } from "@agentplane/contracts";
+import { type Principal, secureSessionCookie } from "@agentplane/contracts";
 import { ProblemError } from "@agentplane/problem-details";
 import { annotateSpan } from "@agentplane/telemetry";
 import { AUTH_RETRY_AFTER_SECONDS, bearerToken } from "./authn/authenticator.ts";
@@ -44,7 +44,8 @@ function authenticate(core: GatewayCore, r: Routed): Promise<Response | undefine
   try {
     const bearer =
       bearerToken(header) ?? awsSessionToken(entry.operationId, header) ?? llmKeyToken(entry.operationId, header);
-    const sessionSecret = bearer ? undefined : sessionSecretOf(header);
+    const secure = secureSessionCookie(r.url.protocol.slice(0, -1), deps.publicUrl);
+    const sessionSecret = bearer ? undefined : sessionSecretOf(header, secure);
     if (sessionSecret) r.sessionSecret = sessionSecret;
     principal = sessionSecret
       ? authenticateSession(

@@ -2,7 +2,12 @@ import { randomUUID } from "node:crypto";
 import type { IncomingMessage } from "node:http";
 import { connect } from "node:net";
 import type { Duplex } from "node:stream";
-import { INTERNAL_IDENTITY_HEADER, REQUEST_ID_HEADER, type ServiceName } from "@agentplane/contracts";
+import {
+  INTERNAL_IDENTITY_HEADER,
+  REQUEST_ID_HEADER,
+  type ServiceName,
+  secureSessionCookie,
+} from "@agentplane/contracts";
 import { ProblemError } from "@agentplane/problem-details";
 import {
   guardSocket,
@@ -95,7 +100,9 @@ export function createUpgradeHandler(deps: {
       if (!target) throw new ProblemError("service-unavailable", { detail: `${match.entry.service} is not available` });
       const headers = toHeaders(req);
       const bearer = bearerToken(headers, { websocket: true });
-      const sessionSecret = bearer ? undefined : sessionSecretOf(headers);
+      const encrypted = (req.socket as { encrypted?: boolean }).encrypted === true;
+      const secure = secureSessionCookie(encrypted ? "https" : "http", deps.publicUrl);
+      const sessionSecret = bearer ? undefined : sessionSecretOf(headers, secure);
       let principal: Awaited<ReturnType<Authenticator["authenticate"]>>;
       if (sessionSecret) {
         // A browser's WebSocket carries the session cookie and always its Origin: the page must be

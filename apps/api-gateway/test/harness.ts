@@ -45,6 +45,8 @@ export async function startHarness(
     tenancyOverHttp?: boolean;
     /** TRUSTED_PROXIES, as the gateway's setting takes it. */
     trustedProxies?: string;
+    /** The installation's public address (tenancy's and the gateway's PUBLIC_URL). */
+    publicUrl?: string;
   } = {},
 ): Promise<Harness> {
   const database = await openDatabase("pglite://memory");
@@ -56,7 +58,11 @@ export async function startHarness(
     bus,
     keys,
     logger: silentLogger(),
-    config: { secretKey: randomBytes(32), publicUrl: "http://localhost", bootstrapToken: ownerToken },
+    config: {
+      secretKey: randomBytes(32),
+      publicUrl: options.publicUrl ?? "http://localhost",
+      bootstrapToken: ownerToken,
+    },
   });
   const tenancyServer = options.tenancyOverHttp
     ? await serveFetch((req) => tenancy.fetch(req), { port: 0, hostname: "127.0.0.1" })
@@ -81,6 +87,7 @@ export async function startHarness(
     bus,
     ...(options.logger ? { logger: options.logger } : {}),
     ...(options.trustedProxies ? { trustedProxies: options.trustedProxies } : {}),
+    ...(options.publicUrl ? { publicUrl: options.publicUrl } : {}),
   });
   const server: RunningServer = await serveFetch(
     (req, env: { incoming?: IncomingMessage } | undefined) => gateway.fetch(req, env),

@@ -1,4 +1,4 @@
-import { CSRF_HEADER, SESSION_COOKIE } from "@agentplane/contracts";
+import { CSRF_HEADER, SECURE_SESSION_COOKIE, SESSION_COOKIE } from "@agentplane/contracts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { call, type Harness, startHarness } from "./harness.ts";
 
@@ -115,5 +115,36 @@ describe("browser sessions", () => {
   it("answers 401 to a forged or unknown session cookie", async () => {
     const forged = { cookie: `${SESSION_COOKIE}=aps_${"0".repeat(26)}_${"a".repeat(43)}` };
     expect((await asBrowser(forged, "GET", "/v1/auth/me", { origin: null })).status).toBe(401);
+  });
+});
+
+/**
+ * Published at https, the cookie is `__Host-…`: a page on a sibling subdomain (a sandbox's port
+ * behind the ingress) can set `agentplane_session` for the parent domain, never a `__Host-` one.
+ */
+describe("browser sessions at an https address", () => {
+  let h: Harness;
+  beforeAll(async () => {
+    h = await startHarness({ publicUrl: "https://console.example.test" });
+  });
+  afterAll(() => h.close());
+
+  it("names the cookie __Host-, Secure, and takes no session from a cookie another host could set", async () => {
+    const res = await call(h, "POST", "/v1/auth/sessions", {
+      token: h.ownerToken,
+      headers: { origin: "https://console.example.test" },
+    });
+    expect(res.status).toBe(201);
+    const setCookie = res.headers.get("set-cookie") ?? "";
+    expect(setCookie).toMatch(new RegExp(`^${SECURE_SESSION_COOKIE}=aps_.*; Path=/; HttpOnly; SameSite=Lax; .*Secure`));
+    expect(setCookie).not.toContain("Domain=");
+    const secret = /^[^=]+=([^;]+)/.exec(setCookie)![1]!;
+    const me = (cookie: string) => call(h, "GET", "/v1/auth/me", { token: null, headers: { cookie } });
+    expect((await me(`${SECURE_SESSION_COOKIE}=${secret}`)).status).toBe(200);
+    // The same secret under the name a sibling subdomain can set is no session here.
+    expect((await me(`${SESSION_COOKIE}=${secret}`)).status).toBe(401);
+    // Planted beside the real one, it changes nothing.
+    const both = await me(`${SESSION_COOKIE}=aps_planted; ${SECURE_SESSION_COOKIE}=${secret}`);
+    expect(both.status).toBe(200);
   });
 });

@@ -26,12 +26,14 @@ describe("the session cookie's Secure flag (PGlite)", () => {
 
   it("is set whenever the installation is published at an https address", async () => {
     const { opened } = await cookies("https://agentplane.example.com", "http");
-    expect(opened).toMatch(/^agentplane_session=aps_.*; HttpOnly; SameSite=Lax; .*Secure/);
+    // Secure, it is __Host-: no other host (a sibling subdomain) can set one.
+    expect(opened).toMatch(/^__Host-agentplane_session=aps_.*; Path=\/; HttpOnly; SameSite=Lax; .*Secure/);
   });
 
   it("is set when the caller reached the gateway over https, and not over plain http", async () => {
     expect((await cookies("http://platform.test", "https")).opened).toMatch(/; Secure/);
     await stopTenancies();
     expect((await cookies("http://platform.test", "http")).opened).not.toMatch(/Secure/);
+    expect((await cookies("http://platform.test", "http")).opened).toMatch(/^agentplane_session=/);
   });
 });

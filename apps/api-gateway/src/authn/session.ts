@@ -1,5 +1,5 @@
 import { timingSafeEqual } from "node:crypto";
-import { CSRF_HEADER, type ResolvedSession, SESSION_COOKIE } from "@agentplane/contracts";
+import { CSRF_HEADER, isSessionCookiePart, type ResolvedSession, sessionCookieValue } from "@agentplane/contracts";
 import { ProblemError } from "@agentplane/problem-details";
 import type { HeaderReader } from "../forward.ts";
 
@@ -15,24 +15,21 @@ import type { HeaderReader } from "../forward.ts";
 
 const SAFE_METHODS = new Set(["GET", "HEAD", "OPTIONS"]);
 
-/** The session cookie's value, when the request carries one. */
-export function sessionSecretOf(headers: HeaderReader): string | undefined {
-  const raw = headers.get("cookie");
-  if (!raw) return undefined;
-  for (const part of raw.split(";")) {
-    const eq = part.indexOf("=");
-    if (eq < 0) continue;
-    if (part.slice(0, eq).trim() === SESSION_COOKIE) return part.slice(eq + 1).trim() || undefined;
-  }
-  return undefined;
+/**
+ * The session cookie's value, when the request carries one. `secure` (the request came over https,
+ * or the installation is published at https): only the `__Host-` cookie counts, which no other host
+ * can set.
+ */
+export function sessionSecretOf(headers: HeaderReader, secure: boolean): string | undefined {
+  return sessionCookieValue(headers.get("cookie"), secure);
 }
 
-/** The `Cookie` header less the session cookie (services never see the credential). */
+/** The `Cookie` header less the session cookie, either name (services never see the credential). */
 export function withoutSessionCookie(cookie: string): string | undefined {
   const kept = cookie
     .split(";")
     .map((p) => p.trim())
-    .filter((p) => p && !p.startsWith(`${SESSION_COOKIE}=`));
+    .filter((p) => p && !isSessionCookiePart(p));
   return kept.length ? kept.join("; ") : undefined;
 }
 

@@ -9,6 +9,41 @@ import { jsonBody, NoContent } from "./shared.ts";
  * from the installation's own origin (the gateway checks both).
  */
 export const SESSION_COOKIE = "agentplane_session";
+/**
+ * The session cookie's name where cookies are Secure (https). `__Host-` makes the browser refuse it
+ * from any other host, so a page on a sibling subdomain (a sandbox's port behind the ingress, say)
+ * cannot plant a session of its own choosing for the console: over https only this name counts.
+ */
+export const SECURE_SESSION_COOKIE = `__Host-${SESSION_COOKIE}`;
+
+/** Whether the session cookie is Secure (and `__Host-`): the request came over https, or the installation is published at https. */
+export function secureSessionCookie(requestProtocol: string | undefined, publicUrl: string | undefined): boolean {
+  return requestProtocol === "https" || (publicUrl?.startsWith("https:") ?? false);
+}
+
+/** The session cookie's name for a request (`secureSessionCookie`). */
+export function sessionCookieName(secure: boolean): string {
+  return secure ? SECURE_SESSION_COOKIE : SESSION_COOKIE;
+}
+
+/** The session cookie's value in a `Cookie` header: over https only the `__Host-` one counts. */
+export function sessionCookieValue(cookieHeader: string | undefined | null, secure: boolean): string | undefined {
+  if (!cookieHeader) return undefined;
+  const names = secure ? [SECURE_SESSION_COOKIE] : [SECURE_SESSION_COOKIE, SESSION_COOKIE];
+  for (const name of names) {
+    for (const part of cookieHeader.split(";")) {
+      const eq = part.indexOf("=");
+      if (eq >= 0 && part.slice(0, eq).trim() === name) return part.slice(eq + 1).trim() || undefined;
+    }
+  }
+  return undefined;
+}
+
+/** Whether one `name=value` part of a `Cookie` header is a session cookie (either name). */
+export function isSessionCookiePart(part: string): boolean {
+  const name = part.slice(0, Math.max(part.indexOf("="), 0)).trim();
+  return name === SESSION_COOKIE || name === SECURE_SESSION_COOKIE;
+}
 export const CSRF_HEADER = "x-csrf-token";
 /** Opaque session secret format: `aps_<id>_<secret>` (the id without its `ses_` prefix). */
 export const SESSION_SECRET_PREFIX = "aps_";

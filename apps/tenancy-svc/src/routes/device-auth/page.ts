@@ -1,17 +1,17 @@
-import { type ResolvedSession, SESSION_COOKIE } from "@agentplane/contracts";
+import { type ResolvedSession, sessionCookieValue } from "@agentplane/contracts";
 import type { ServiceApp } from "@agentplane/service-kit";
 import type { Context } from "hono";
-import { getCookie } from "hono/cookie";
 import type { TenancyContext } from "../../context.ts";
 import { lookUpUserCode } from "../../services/device-auth.ts";
 import { getInstallation } from "../../services/installation.ts";
 import { resolveSession } from "../../services/sessions.ts";
 import { layout, setPageHeaders } from "../installation/activate-html.ts";
+import { secureCookies } from "../sessions/cookie.ts";
 import { devicePage } from "./device-html.ts";
 
 /** The browser session the page was opened with (the gateway forwards its cookie to this page only). */
 export async function pageSession(c: Context, ctx: TenancyContext): Promise<ResolvedSession | undefined> {
-  const secret = getCookie(c, SESSION_COOKIE);
+  const secret = sessionCookieValue(c.req.header("cookie"), secureCookies(c, ctx.config.publicUrl));
   return secret ? resolveSession(ctx, secret) : undefined;
 }
 

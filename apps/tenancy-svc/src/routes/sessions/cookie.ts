@@ -1,4 +1,4 @@
-import { SESSION_COOKIE, SESSION_TTL_SECONDS } from "@agentplane/contracts";
+import { SESSION_TTL_SECONDS, secureSessionCookie, sessionCookieName } from "@agentplane/contracts";
 import type { Context } from "hono";
 
 /**
@@ -7,12 +7,13 @@ import type { Context } from "hono";
  * address, where TLS often ends at a load balancer or ingress and the gateway itself sees http.
  */
 export function secureCookies(c: Context, publicUrl: string | undefined): boolean {
-  return c.req.header("x-forwarded-proto") === "https" || (publicUrl?.startsWith("https:") ?? false);
+  return secureSessionCookie(c.req.header("x-forwarded-proto"), publicUrl);
 }
 
 /**
  * The session cookie: HttpOnly (no script reads it), SameSite=Lax (not sent on cross-site
- * subrequests), Secure as `secureCookies` says, for the whole origin.
+ * subrequests), Secure as `secureCookies` says, for the whole origin; when Secure, named
+ * `__Host-…`, so that no other host (a sibling subdomain) can set one the console would take.
  */
 export function sessionCookie(
   c: Context,
@@ -20,8 +21,9 @@ export function sessionCookie(
   value: string,
   maxAgeSeconds = SESSION_TTL_SECONDS,
 ): string {
-  const secure = secureCookies(c, publicUrl) ? "; Secure" : "";
-  return `${SESSION_COOKIE}=${value}; Path=/; HttpOnly; SameSite=Lax; Max-Age=${maxAgeSeconds}${secure}`;
+  const secure = secureCookies(c, publicUrl);
+  const name = sessionCookieName(secure);
+  return `${name}=${value}; Path=/; HttpOnly; SameSite=Lax; Max-Age=${maxAgeSeconds}${secure ? "; Secure" : ""}`;
 }
 
 /** Tells the browser to drop the session cookie. */
