@@ -35,6 +35,23 @@ function toHeaders(req: IncomingMessage): Headers {
   return headers;
 }
 
+/**
+ * Removes the caller's token from an upgrade, from the headers and the raw list the pipe writes
+ * out: the Authorization header and the bearer subprotocol.
+ */
+function dropBearer(req: IncomingMessage): void {
+  const protocols = req.headers["sec-websocket-protocol"];
+  const kept =
+    typeof protocols === "string"
+      ? protocols
+          .split(",")
+          .map((p) => p.trim())
+          .filter((p) => p && !p.startsWith(BEARER_PROTOCOL))
+          .join(", ")
+      : protocols;
+  setUpgradeHeaders(req, { authorization: undefined, "sec-websocket-protocol": kept || undefined });
+}
+
 /** Rewrites the upgrade request's headers (and the raw list the TCP pipe writes out). */
 export function setUpgradeHeaders(req: IncomingMessage, headers: Record<string, string | undefined>): void {
   for (const [name, value] of Object.entries(headers)) {
@@ -87,7 +104,8 @@ export function createUpgradeHandler(deps: {
       if (ingressTarget && deps.ingress) {
         const token = bearerToken(toHeaders(req), { websocket: true });
         const principal = token ? await deps.authenticator.authenticate(token) : undefined;
-        delete req.headers.authorization;
+        // The sandbox runs code of anyone's: the caller's token, in either place, stays here.
+        dropBearer(req);
         deps.ingress.upgrade(req, socket, head, { ...ingressTarget, ...(principal ? { principal } : {}) });
         return;
       }
@@ -119,16 +137,7 @@ export function createUpgradeHandler(deps: {
       stripSessionCookie(req.headers);
       const identity = await deps.signer.sign(principal, match.entry.service);
       // The service sees the identity, never the caller's credential.
-      delete req.headers.authorization;
-      const protocols = req.headers["sec-websocket-protocol"];
-      if (typeof protocols === "string") {
-        const kept = protocols
-          .split(",")
-          .map((p) => p.trim())
-          .filter((p) => p && !p.startsWith(BEARER_PROTOCOL));
-        if (kept.length) req.headers["sec-websocket-protocol"] = kept.join(", ");
-        else delete req.headers["sec-websocket-protocol"];
-      }
+      dropBearer(req);
       setUpgradeHeaders(req, { [INTERNAL_IDENTITY_HEADER]: identity, [REQUEST_ID_HEADER]: requestId });
       if (target.kind === "in-process") target.handle(req, socket, head);
       else pipeUpgrade(target.url, req, socket, head);

@@ -268,6 +268,11 @@ for (const port of [8000, 8001]) {
   server.on("upgrade", (req, socket) => {
     // Takes the upgrade and never answers it.
     if (req.url === "/never") return;
+    // Refuses the upgrade with what the sandbox was given of the caller's credentials.
+    if (req.url === "/credentials") {
+      const seen = JSON.stringify({ protocol: req.headers["sec-websocket-protocol"] ?? null, auth: req.headers.authorization ?? null });
+      return socket.end("HTTP/1.1 403 Forbidden\\r\\ncontent-type: application/json\\r\\ncontent-length: " + seen.length + "\\r\\nconnection: close\\r\\n\\r\\n" + seen);
+    }
     const accept = crypto.createHash("sha1").update(req.headers["sec-websocket-key"] + "258EAFA5-E914-47DA-95CA-C5AB0DC85B11").digest("base64");
     socket.write("HTTP/1.1 101 Switching Protocols\\r\\nUpgrade: websocket\\r\\nConnection: Upgrade\\r\\nSec-WebSocket-Accept: " + accept + "\\r\\n\\r\\n");
     const text = (s) => { const b = Buffer.from(s); return Buffer.concat([Buffer.from([0x81, b.length]), b]); };

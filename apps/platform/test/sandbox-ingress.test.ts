@@ -165,6 +165,26 @@ describe.skipIf(!bwrap.available || !node.available)(
       expect(await wsVia(`${slug}.${INGRESS}`)).toEqual({ refused: 401 });
     });
 
+    it("takes a WebSocket's bearer subprotocol as its token and passes the sandbox only the other subprotocols", async () => {
+      const bearer = `base64url.bearer.authorization.k8s.io.${Buffer.from(h.adminToken).toString("base64url")}`;
+      const ws = new WebSocket(`ws://127.0.0.1:${gatewayPort}/credentials`, [bearer, "chat"], {
+        headers: { host: `${slug}.${INGRESS}` },
+      });
+      const seen = await new Promise<{ status: number; body: string }>((resolve, reject) => {
+        ws.once("unexpected-response", (_req, res) => {
+          let body = "";
+          res.on("data", (c) => {
+            body += c;
+          });
+          res.on("end", () => resolve({ status: res.statusCode ?? 0, body }));
+        });
+        ws.once("error", reject);
+      });
+      // 403 is the sandbox's own answer: the gateway took the token (a private port) and went on.
+      expect(seen.status).toBe(403);
+      expect(JSON.parse(seen.body)).toEqual({ protocol: "chat", auth: null });
+    });
+
     it("streams a request body into the sandbox as it arrives, never holding it whole", async () => {
       // A public port takes bodies from anyone: the platform passes them on instead of buffering them.
       const answer = await new Promise<{ status: number; text: string }>((resolve, reject) => {
