@@ -1,9 +1,8 @@
-import type { Permission, Principal } from "@agentplane/contracts";
+import { PAGE_CSP, PAGE_SECURITY_HEADERS, type Permission, type Principal } from "@agentplane/contracts";
 import { AGENT_MANAGE_HEADER } from "@agentplane/contracts/runtime";
 import { ProblemError } from "@agentplane/problem-details";
 import { readAtMost } from "@agentplane/service-kit";
 import { Agent, fetch as undiciFetch } from "undici";
-import { CONSOLE_CSP, SECURITY_HEADERS } from "./console-assets.ts";
 
 /** The agent runtime the gateway fronts: its address (loopback in the all-in-one) and its project. */
 export interface AgentRuntimeTarget {
@@ -185,9 +184,9 @@ export class AgentFront {
     out.delete("content-length");
     out.delete("transfer-encoding");
     out.set("x-request-id", requestId);
-    for (const [name, value] of Object.entries(SECURITY_HEADERS)) out.set(name, value);
+    for (const [name, value] of Object.entries(PAGE_SECURITY_HEADERS)) out.set(name, value);
     // The runtime's page shares the console's origin: the same policy (no framing, own scripts only).
-    if (route.kind === "page") out.set("content-security-policy", CONSOLE_CSP);
+    if (route.kind === "page") out.set("content-security-policy", PAGE_CSP);
     return new Response(response.body && endsQuietly(response.body as ReadableStream<Uint8Array>, request.signal), {
       status: response.status,
       headers: out,

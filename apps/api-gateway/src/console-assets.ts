@@ -1,5 +1,6 @@
 import { readFile, stat } from "node:fs/promises";
 import { extname, join } from "node:path";
+import { PAGE_CSP, PAGE_SECURITY_HEADERS } from "@agentplane/contracts";
 import type { HeaderReader } from "./forward.ts";
 
 /**
@@ -11,21 +12,6 @@ import type { HeaderReader } from "./forward.ts";
 export interface ConsoleAssets {
   serve(method: string, path: string, headers: HeaderReader): Promise<Response | undefined>;
 }
-
-/** Only the installation's own origin; inline styles for the terminal and the editor, which inject them. */
-export const CONSOLE_CSP = [
-  "default-src 'self'",
-  "script-src 'self'",
-  "style-src 'self' 'unsafe-inline'",
-  "img-src 'self' data:",
-  "font-src 'self'",
-  "connect-src 'self'",
-  "worker-src 'self'",
-  "object-src 'none'",
-  "base-uri 'self'",
-  "form-action 'self'",
-  "frame-ancestors 'none'",
-].join("; ");
 
 const TYPES: Record<string, string> = {
   ".js": "text/javascript; charset=utf-8",
@@ -43,11 +29,6 @@ const TYPES: Record<string, string> = {
 const NOT_PAGES = /^\/(v1|docs|health|k8s|mcp|agent|activate|\.well-known)(\/|$)/;
 const ASSET_NAME = /^\/assets\/[\w.-]+$/;
 const ROOT_FILE = /^\/[\w-]+\.(svg|png|ico|txt)$/;
-
-export const SECURITY_HEADERS = {
-  "x-content-type-options": "nosniff",
-  "referrer-policy": "same-origin",
-};
 
 export function consoleAssets(dir: string): ConsoleAssets {
   // Kept while the file is unchanged: a new build replaces it (and deletes the assets the old one
@@ -71,7 +52,7 @@ export function consoleAssets(dir: string): ConsoleAssets {
       headers: {
         "content-type": TYPES[extname(path)] ?? "application/octet-stream",
         "cache-control": cacheControl,
-        ...SECURITY_HEADERS,
+        ...PAGE_SECURITY_HEADERS,
       },
     });
   }
@@ -82,7 +63,7 @@ export function consoleAssets(dir: string): ConsoleAssets {
       if (ASSET_NAME.test(path)) {
         return (
           (await file(path, "public, max-age=31536000, immutable")) ??
-          new Response("Not found", { status: 404, headers: { "cache-control": "no-store", ...SECURITY_HEADERS } })
+          new Response("Not found", { status: 404, headers: { "cache-control": "no-store", ...PAGE_SECURITY_HEADERS } })
         );
       }
       if (ROOT_FILE.test(path)) {
@@ -104,8 +85,8 @@ export function consoleAssets(dir: string): ConsoleAssets {
         headers: {
           "content-type": TYPES[".html"]!,
           "cache-control": "no-cache",
-          "content-security-policy": CONSOLE_CSP,
-          ...SECURITY_HEADERS,
+          "content-security-policy": PAGE_CSP,
+          ...PAGE_SECURITY_HEADERS,
         },
       });
     },

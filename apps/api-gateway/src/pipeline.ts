@@ -1,4 +1,4 @@
-import { buildOpenApiDocument, type Principal } from "@agentplane/contracts";
+import { buildOpenApiDocument, PAGE_SECURITY_HEADERS, type Principal } from "@agentplane/contracts";
 import { ProblemError } from "@agentplane/problem-details";
 import { MAX_BODY_BYTES } from "@agentplane/service-kit";
 import { nameRequestSpan } from "@agentplane/telemetry";
@@ -6,7 +6,6 @@ import { admit, RESOURCE_METADATA_PATH } from "./admission.ts";
 import { AGENT_PREFIX } from "./agent-front.ts";
 import { agentRequest } from "./agent-request.ts";
 import { bearerToken } from "./authn/authenticator.ts";
-import { SECURITY_HEADERS } from "./console-assets.ts";
 import { DEFAULT_BODY_LIMITS } from "./deps.ts";
 import { dispatch } from "./dispatch-stage.ts";
 import { docsPage, referenceBundle } from "./docs.ts";
@@ -103,7 +102,7 @@ function gatewayPage(core: GatewayCore, ex: Exchange): Response | Promise<Respon
       headers: {
         "content-type": "text/html; charset=utf-8",
         "content-security-policy": "frame-ancestors 'none'",
-        ...SECURITY_HEADERS,
+        ...PAGE_SECURITY_HEADERS,
       },
     });
   }
@@ -114,7 +113,7 @@ function gatewayPage(core: GatewayCore, ex: Exchange): Response | Promise<Respon
           headers: {
             "content-type": "text/javascript; charset=utf-8",
             "cache-control": "public, max-age=86400",
-            ...SECURITY_HEADERS,
+            ...PAGE_SECURITY_HEADERS,
           },
         }),
     );

@@ -16,6 +16,21 @@ const bwrap = requireBwrap();
 const node = requireSandboxNode();
 const INGRESS = "sbx.localhost";
 
+/** The status and body of a WebSocket handshake answered without an upgrade (it must not open). */
+function refusedHandshake(ws: WebSocket): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    ws.once("unexpected-response", (_req, res) => {
+      let body = "";
+      res.on("data", (c) => {
+        body += c;
+      });
+      res.on("end", () => resolve({ status: res.statusCode ?? 0, body }));
+    });
+    ws.once("error", reject);
+    ws.once("open", () => reject(new Error("opened")));
+  });
+}
+
 describe.skipIf(!bwrap.available || !node.available)(
   `ingress to exposed sandbox ports through the gateway${bwrap.reason}${node.reason}`,
   () => {
@@ -170,16 +185,7 @@ describe.skipIf(!bwrap.available || !node.available)(
       const ws = new WebSocket(`ws://127.0.0.1:${gatewayPort}/credentials`, [bearer, "chat"], {
         headers: { host: `${slug}.${INGRESS}` },
       });
-      const seen = await new Promise<{ status: number; body: string }>((resolve, reject) => {
-        ws.once("unexpected-response", (_req, res) => {
-          let body = "";
-          res.on("data", (c) => {
-            body += c;
-          });
-          res.on("end", () => resolve({ status: res.statusCode ?? 0, body }));
-        });
-        ws.once("error", reject);
-      });
+      const seen = await refusedHandshake(ws);
       // 403 is the sandbox's own answer: the gateway took the token (a private port) and went on.
       expect(seen.status).toBe(403);
       expect(JSON.parse(seen.body)).toEqual({ protocol: "chat", auth: null });
@@ -225,17 +231,7 @@ describe.skipIf(!bwrap.available || !node.available)(
       expect(Date.now() - started).toBeLessThan(10_000);
       // A WebSocket handshake the server takes and never answers, the same.
       const ws = new WebSocket(`ws://127.0.0.1:${gatewayPort}/never`, { headers: { host: hostOf(8001) } });
-      const refused = await new Promise<{ status: number; body: string }>((resolve, reject) => {
-        ws.once("unexpected-response", (_req, res) => {
-          let body = "";
-          res.on("data", (c) => {
-            body += c;
-          });
-          res.on("end", () => resolve({ status: res.statusCode ?? 0, body }));
-        });
-        ws.once("error", reject);
-        ws.once("open", () => reject(new Error("opened")));
-      });
+      const refused = await refusedHandshake(ws);
       expect(refused.status).toBe(504);
       expect(JSON.parse(refused.body).detail).toBe("Port 8001 of the sandbox did not answer within 1.5 s");
     });

@@ -1,5 +1,6 @@
 import { readFile } from "node:fs/promises";
 import { extname, join, normalize, sep } from "node:path";
+import { PAGE_CSP, PAGE_SECURITY_HEADERS } from "@agentplane/contracts/runtime";
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import { WEB_DIST } from "./build.ts";
 
@@ -20,28 +21,6 @@ to build it, or run <code>node scripts/bootstrap.mjs node apps/agent-runtime/scr
 The API works without it: <a href="./openapi.json">openapi.json</a>.</p></main></body></html>`;
 
 /**
- * What every page of the UI is answered with. The runtime's API takes no credential on a loopback
- * address, so its page must not run inside another site's (clickjacking): no framing, its own
- * scripts and connections only (inline styles: React sets them). The gateway sends the same policy
- * when it fronts this page (CONSOLE_CSP in apps/api-gateway/src/console-assets.ts).
- */
-export const PAGE_CSP = [
-  "default-src 'self'",
-  "script-src 'self'",
-  "style-src 'self' 'unsafe-inline'",
-  "img-src 'self' data:",
-  "font-src 'self'",
-  "connect-src 'self'",
-  "worker-src 'self'",
-  "object-src 'none'",
-  "base-uri 'self'",
-  "form-action 'self'",
-  "frame-ancestors 'none'",
-].join("; ");
-
-const SECURITY_HEADERS = { "x-content-type-options": "nosniff", "referrer-policy": "same-origin" };
-
-/**
  * The web UI's files at `/` and `/assets/*`, read from `web/dist`. Everything else stays the
  * API's: the UI routes with the URL hash, so no API path is shadowed by a page.
  */
@@ -51,7 +30,7 @@ export function serveWebUi(app: OpenAPIHono, dist = WEB_DIST): void {
     return c.html(html, 200, {
       "cache-control": "no-cache",
       "content-security-policy": PAGE_CSP,
-      ...SECURITY_HEADERS,
+      ...PAGE_SECURITY_HEADERS,
     });
   });
   app.get("/assets/*", async (c) => {
@@ -64,7 +43,7 @@ export function serveWebUi(app: OpenAPIHono, dist = WEB_DIST): void {
     return c.body(body, 200, {
       "content-type": TYPES[extname(file)] ?? "application/octet-stream",
       "cache-control": "public, max-age=31536000, immutable",
-      ...SECURITY_HEADERS,
+      ...PAGE_SECURITY_HEADERS,
     });
   });
 }

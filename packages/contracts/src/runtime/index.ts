@@ -1,4 +1,5 @@
 export { HIDDEN_CHARACTERS } from "../common/hidden-characters.ts";
+export * from "../common/page-security.ts";
 export * from "./agent.ts";
 export * from "./console.ts";
 export * from "./live.ts";
