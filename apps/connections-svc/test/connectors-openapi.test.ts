@@ -9,6 +9,7 @@ import {
   type ConnectorTool,
   defaultBaseUrl,
   loadOpenApiDescription,
+  pathMatches,
 } from "../src/connectors/openapi/index.ts";
 import { generateLargeDescription } from "./connectors-fixtures/large-description.ts";
 
@@ -133,6 +134,24 @@ describe("OpenAPI descriptions become tools", () => {
       "getOwnerFamilyTreeWithAllRelativesAndTheirPetsIncludingArchivedR",
     ]);
     expect(names({ exclude: { tags: ["pets"] } })).toHaveLength(2);
+  });
+
+  it("matches path globs by segment, in time linear in the path for any tenant pattern", () => {
+    expect(pathMatches("/pets/*", "/pets/1")).toBe(true);
+    expect(pathMatches("/pets/*", "/pets/1/toys")).toBe(false);
+    expect(pathMatches("/pets/**", "/pets/1/toys")).toBe(true);
+    expect(pathMatches("/*/toys", "/pets/toys")).toBe(true);
+    expect(pathMatches("/p*s/{id}", "/pets/{id}")).toBe(true);
+    expect(pathMatches("/pets.*", "/petsX")).toBe(false);
+    expect(pathMatches("/a**b", "/a/x/b")).toBe(true);
+    expect(pathMatches("/a*b", "/a/b")).toBe(false);
+    expect(pathMatches("***", "/anything/at/all")).toBe(true);
+    // As a RegExp this pattern backtracks for seconds on a 40-character path.
+    const hostile = `/${"**a".repeat(8)}**b`;
+    const started = performance.now();
+    expect(pathMatches(hostile, `/${"a".repeat(40)}`)).toBe(false);
+    expect(pathMatches(`/${"**a".repeat(166)}`, `/${"a".repeat(4000)}`)).toBe(true);
+    expect(performance.now() - started).toBeLessThan(500);
   });
 
   it("answers 400 with the parser's messages for an invalid description or unreadable text", async () => {

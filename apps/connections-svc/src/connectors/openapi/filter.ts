@@ -29,18 +29,33 @@ export function selectOperation(op: OperationRef, include?: OperationFilter, exc
   return true;
 }
 
-const globCache = new Map<string, RegExp>();
+type GlobToken = "*" | "**" | { char: string };
 
+/**
+ * Globs are tenant input, so they are matched by one pass over the path per pattern token
+ * (O(pattern × path)) rather than compiled into a backtracking RegExp: `/**a**a**a…**b` made
+ * `^.*a.*a….*b$` take seconds on a 40-character path and stalled every tenant's requests.
+ */
 export function pathMatches(pattern: string, path: string): boolean {
   if (!pattern.includes("*")) return pattern === path;
-  let re = globCache.get(pattern);
-  if (!re) {
-    const body = pattern
-      .split(/(\*\*|\*)/)
-      .map((part) => (part === "**" ? ".*" : part === "*" ? "[^/]*" : part.replace(/[.+?^${}()|[\]\\]/g, "\\$&")))
-      .join("");
-    re = new RegExp(`^${body}$`);
-    globCache.set(pattern, re);
+  const tokens: GlobToken[] = [];
+  for (let i = 0; i < pattern.length; i++) {
+    if (pattern[i] !== "*") tokens.push({ char: pattern[i] as string });
+    else if (pattern[i + 1] === "*") {
+      tokens.push("**");
+      i++;
+    } else tokens.push("*");
   }
-  return re.test(path);
+  // matched[j]: the tokens so far match the first j characters of the path.
+  let matched = new Array<boolean>(path.length + 1).fill(false);
+  matched[0] = true;
+  for (const token of tokens) {
+    const next = new Array<boolean>(path.length + 1).fill(false);
+    for (let j = 0; j <= path.length; j++) {
+      if (typeof token === "object") next[j] = j > 0 && !!matched[j - 1] && path[j - 1] === token.char;
+      else next[j] = !!matched[j] || (j > 0 && !!next[j - 1] && (token === "**" || path[j - 1] !== "/"));
+    }
+    matched = next;
+  }
+  return !!matched[path.length];
 }
