@@ -35,8 +35,16 @@ function result(config: RateLimitConfig, count: number, resetMs: number): RateLi
   };
 }
 
+/**
+ * Windows kept in process memory at most. A full table keeps the counts it has (dropping them
+ * would hand every caller a fresh budget); a caller it has no room for is let through uncounted
+ * until windows end and make room.
+ */
+export const MAX_MEMORY_WINDOWS = 100_000;
+
 /** Fixed windows in process memory: the all-in-one mode, one gateway replica. */
 export class MemoryRateLimiter implements RateLimiter {
+  /** Ordered by window start (a renewed window is moved to the end), hence by window end. */
   private readonly windows = new Map<string, { count: number; resetAt: number }>();
   private readonly config: RateLimitConfig;
 
@@ -48,12 +56,22 @@ export class MemoryRateLimiter implements RateLimiter {
     const now = Date.now();
     let window = this.windows.get(key);
     if (!window || window.resetAt <= now) {
-      if (this.windows.size > 100_000) this.windows.clear();
-      window = { count: 0, resetAt: now + this.config.windowSeconds * 1000 };
+      if (window) this.windows.delete(key);
+      else if (this.windows.size >= MAX_MEMORY_WINDOWS) this.dropEnded(now);
+      const windowMs = this.config.windowSeconds * 1000;
+      if (this.windows.size >= MAX_MEMORY_WINDOWS) return result(this.config, 1, windowMs);
+      window = { count: 0, resetAt: now + windowMs };
       this.windows.set(key, window);
     }
     window.count++;
     return result(this.config, window.count, window.resetAt - now);
+  }
+
+  private dropEnded(now: number): void {
+    for (const [key, window] of this.windows) {
+      if (window.resetAt > now) return;
+      this.windows.delete(key);
+    }
   }
 }
 

@@ -1,7 +1,7 @@
 import { requireRedis, TEST_REDIS_URL, testRedisPrefix } from "@agentplane/testkit";
 import { Redis } from "ioredis";
 import { afterAll, describe, expect, it, vi } from "vitest";
-import { MemoryRateLimiter, RedisRateLimiter } from "../src/rate-limit.ts";
+import { MAX_MEMORY_WINDOWS, MemoryRateLimiter, RedisRateLimiter } from "../src/rate-limit.ts";
 
 const redis = await requireRedis();
 
@@ -148,6 +148,25 @@ describe("rate limit in memory", () => {
       expect((await limiter.hit("k")).allowed).toBe(false);
       vi.setSystemTime(Date.now() + 1);
       expect((await limiter.hit("k")).allowed).toBe(true);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it("keeps every count when callers flood the table, letting only callers it has no room for through", async () => {
+    vi.useFakeTimers({ toFake: ["Date"] });
+    try {
+      const limiter = new MemoryRateLimiter({ limit: 1, windowSeconds: 60 });
+      expect((await limiter.hit("p:victim")).allowed).toBe(true);
+      expect((await limiter.hit("p:victim")).allowed).toBe(false);
+      for (let i = 0; i <= MAX_MEMORY_WINDOWS; i++) await limiter.hit(`ip:flood-${i}`);
+      // A full table used to be emptied, handing the limited caller a fresh window.
+      expect((await limiter.hit("p:victim")).allowed).toBe(false);
+      expect((await limiter.hit("ip:flood-1")).allowed).toBe(false);
+      // Windows that end make room: new callers are counted again.
+      vi.setSystemTime(Date.now() + 60_000);
+      expect((await limiter.hit("p:newcomer")).allowed).toBe(true);
+      expect((await limiter.hit("p:newcomer")).allowed).toBe(false);
     } finally {
       vi.useRealTimers();
     }
