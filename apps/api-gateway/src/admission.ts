@@ -5,7 +5,7 @@ import { AUTH_RETRY_AFTER_SECONDS, bearerToken } from "./authn/authenticator.ts"
 import { authenticateSession, ownOrigins, sessionSecretOf } from "./authn/session.ts";
 import { audit, clientIp, fail, type GatewayCore, type Routed, tooLarge } from "./exchange.ts";
 import { awsSessionToken, llmKeyToken } from "./provider-credentials.ts";
-import { rateLimitHeaders } from "./rate-limit.ts";
+import { addressLimitKey, rateLimitHeaders } from "./rate-limit.ts";
 import { invalidQuery } from "./route-table.ts";
 
 /** Where MCP clients read how this resource server takes tokens (RFC 9728). */
@@ -127,7 +127,7 @@ function checkText(core: GatewayCore, r: Routed): Response | undefined {
 /** Per principal, or per address for a public route called without credentials. */
 function applyRateLimit(core: GatewayCore, r: Routed): Promise<Response | undefined> {
   const { deps } = core;
-  const limitKey = r.principal ? `p:${r.principal.id}` : `ip:${clientIp(core, r.env) ?? "unknown"}`;
+  const limitKey = r.principal ? `p:${r.principal.id}` : addressLimitKey(clientIp(core, r.env));
   return deps.rateLimiter.hit(limitKey).then((limit) => {
     r.limitHeaders = rateLimitHeaders(deps.rateLimit, limit);
     if (limit.allowed) return undefined;

@@ -6,7 +6,7 @@ import { type RequestAuditor, shouldAudit } from "./audit.ts";
 import { bearerToken } from "./authn/authenticator.ts";
 import type { GatewayDeps } from "./deps.ts";
 import type { HeaderReader } from "./forward.ts";
-import { rateLimitHeaders } from "./rate-limit.ts";
+import { addressLimitKey, rateLimitHeaders } from "./rate-limit.ts";
 
 export interface AgentRequestContext {
   agent: AgentFront;
@@ -85,7 +85,7 @@ export async function agentRequest(ctx: AgentRequestContext, req: AgentRequest):
   if (route.kind === "page") return answer(undefined);
   if (route.kind === "webhook") {
     // Senders carry no token of ours: the limit is per address.
-    const limit = await deps.rateLimiter.hit(`ip:${req.ip ?? "unknown"}`);
+    const limit = await deps.rateLimiter.hit(addressLimitKey(req.ip));
     if (!limit.allowed) {
       audit(undefined, 429);
       return fail(new ProblemError("rate-limited", { detail: "Too many webhook deliveries from this address" }), {

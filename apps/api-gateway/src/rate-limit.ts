@@ -1,4 +1,5 @@
 import { createRequire } from "node:module";
+import { isIP } from "node:net";
 import type { Logger } from "@agentplane/service-kit";
 import type { Redis } from "ioredis";
 import type { RateLimitConfig } from "./config.ts";
@@ -73,6 +74,24 @@ export class MemoryRateLimiter implements RateLimiter {
       this.windows.delete(key);
     }
   }
+}
+
+/**
+ * The key a caller known only by its address is counted under. One IPv6 client usually holds a
+ * whole /64 (SLAAC, privacy addresses), so it is counted by that prefix: per address, it could
+ * take a fresh budget with each of its 2^64 addresses.
+ */
+export function addressLimitKey(address: string | undefined): string {
+  if (!address || isIP(address) !== 6) return `ip:${address ?? "unknown"}`;
+  const [head = "", tail] = address.split("%")[0]!.split("::");
+  const groups = (part: string | undefined) => (part ? part.split(":") : []);
+  const front = groups(head);
+  const back = groups(tail);
+  // An embedded IPv4 address (the last 32 bits) fills two groups.
+  const width = (list: string[]) => list.reduce((n, g) => n + (g.includes(".") ? 2 : 1), 0);
+  const full = [...front, ...Array<string>(Math.max(0, 8 - width(front) - width(back))).fill("0"), ...back];
+  const prefix = full.slice(0, 4).map((g) => Number.parseInt(g, 16).toString(16));
+  return `ip6:${prefix.join(":")}::/64`;
 }
 
 /** Adds ARGV[2] hits to the window (opening it with ARGV[1] ms if new): the count and time left. */

@@ -81,6 +81,13 @@ describe("per-address limits and audit records behind a trusted proxy", () => {
     await expect.poll(() => audits.filter((a) => a.ip === "203.0.113.1").length).toBe(3);
   });
 
+  it("limits an IPv6 client by its /64, so a fresh address of the same network gets no fresh budget", async () => {
+    expect(await deliver(trusting, "2001:db8:7:1::1")).toBe(503);
+    expect(await deliver(trusting, "2001:db8:7:1::2")).toBe(503);
+    expect(await deliver(trusting, "2001:db8:7:1:ffff::3")).toBe(429);
+    expect(await deliver(trusting, "2001:db8:7:2::1")).toBe(503);
+  });
+
   it("without TRUSTED_PROXIES, a sender cannot escape its limit by naming another address", async () => {
     expect(await deliver(direct, "203.0.113.1")).toBe(503);
     expect(await deliver(direct, "203.0.113.2")).toBe(503);

@@ -1,7 +1,7 @@
 import { requireRedis, TEST_REDIS_URL, testRedisPrefix } from "@agentplane/testkit";
 import { Redis } from "ioredis";
 import { afterAll, describe, expect, it, vi } from "vitest";
-import { MAX_MEMORY_WINDOWS, MemoryRateLimiter, RedisRateLimiter } from "../src/rate-limit.ts";
+import { addressLimitKey, MAX_MEMORY_WINDOWS, MemoryRateLimiter, RedisRateLimiter } from "../src/rate-limit.ts";
 
 const redis = await requireRedis();
 
@@ -170,5 +170,20 @@ describe("rate limit in memory", () => {
     } finally {
       vi.useRealTimers();
     }
+  });
+});
+
+describe("rate limit key of an address", () => {
+  it("counts an IPv6 client by its /64 and an IPv4 client by its address", () => {
+    const a = addressLimitKey("2001:db8:1:2:aaaa:bbbb:cccc:dddd");
+    expect(a).toBe("ip6:2001:db8:1:2::/64");
+    expect(addressLimitKey("2001:db8:1:2::1")).toBe(a);
+    expect(addressLimitKey("2001:0db8:0001:0002:ffff::9%eth0")).toBe(a);
+    expect(addressLimitKey("2001:db8:1:3::1")).not.toBe(a);
+    expect(addressLimitKey("::1")).toBe("ip6:0:0:0:0::/64");
+    expect(addressLimitKey("fe80::1:2:3:4")).toBe("ip6:fe80:0:0:0::/64");
+    expect(addressLimitKey("64:ff9b::192.0.2.1")).toBe("ip6:64:ff9b:0:0::/64");
+    expect(addressLimitKey("192.0.2.1")).toBe("ip:192.0.2.1");
+    expect(addressLimitKey(undefined)).toBe("ip:unknown");
   });
 });

@@ -55,7 +55,8 @@ export const CONFIG_GLOSSARY: Record<string, string> = {
   OIDC_REDIRECT_URI:
     "The activation page's OIDC redirect URI registered with the identity provider (default `<PUBLIC_URL>/activate/callback`).",
   KEY_ROTATION_GRACE_SECONDS: "How long a rotated project signing key stays published in the project's JWKS.",
-  RATE_LIMIT_PER_MINUTE: "Requests per token per minute (a 429 `rate-limited` problem past it).",
+  RATE_LIMIT_PER_MINUTE:
+    "Requests per token per minute, or per client address for calls without one (an IPv6 client per /64); a 429 `rate-limited` problem past it.",
   TRUSTED_PROXIES:
     "Load balancers or ingresses in front of the gateway (addresses or CIDR ranges, comma-separated): from them, the nearest untrusted address of `X-Forwarded-For` is the client's, for per-address rate limits and audit records (unset: the socket's peer).",
   // Sandboxes
