@@ -324,11 +324,12 @@ export class LocalDriver implements SandboxDriver {
           return { pid, holder: parentPid(pid) };
         });
         // bwrap and its child run nothing of the sandbox's; the process the child forks runs its
-        // command only once told to (fd 5), after it is moved in too. bwrap is moved as soon as it
-        // runs, so that the kernel's wait starts early; its child may be cloned before that.
+        // command only once told to (fd 5), after it is moved in too. bwrap (the spawned process,
+        // the holder) is moved as soon as it runs, so that the kernel's wait starts early; its
+        // child may be cloned before that, and is moved once named.
         const holderJoined = proc.pid.then((p) => moveIntoCgroups(cgroup.procsFiles, p ? [p] : []));
         const bwrapJoined = Promise.all([holderJoined, childPid]).then(([, p]) =>
-          moveIntoCgroups(cgroup.procsFiles, [p.holder, p.pid]),
+          moveIntoCgroups(cgroup.procsFiles, [p.pid]),
         );
         bwrapJoined.catch(() => {});
         // The network namespace exists once bwrap names its child: the relay starts in it while
