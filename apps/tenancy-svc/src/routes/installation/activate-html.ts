@@ -1,3 +1,4 @@
+import { PAGE_SECURITY_HEADERS } from "@agentplane/contracts";
 import type { Context } from "hono";
 import type { ApprovalOutcome } from "../../services/installation.ts";
 
@@ -11,8 +12,7 @@ export function setPageHeaders(c: Context): void {
   c.header("cache-control", "no-store");
   c.header("x-frame-options", "DENY");
   c.header("content-security-policy", "frame-ancestors 'none'");
-  c.header("x-content-type-options", "nosniff");
-  c.header("referrer-policy", "same-origin");
+  for (const [name, value] of Object.entries(PAGE_SECURITY_HEADERS)) c.header(name, value);
 }
 
 export function escapeHtml(value: string): string {
