@@ -2,6 +2,7 @@ import { createRequire } from "node:module";
 import { isIP } from "node:net";
 import type { Logger } from "@agentplane/service-kit";
 import type { Redis } from "ioredis";
+import ipaddr from "ipaddr.js";
 import type { RateLimitConfig } from "./config.ts";
 
 export interface RateLimitResult {
@@ -83,15 +84,8 @@ export class MemoryRateLimiter implements RateLimiter {
  */
 export function addressLimitKey(address: string | undefined): string {
   if (!address || isIP(address) !== 6) return `ip:${address ?? "unknown"}`;
-  const [head = "", tail] = address.split("%")[0]!.split("::");
-  const groups = (part: string | undefined) => (part ? part.split(":") : []);
-  const front = groups(head);
-  const back = groups(tail);
-  // An embedded IPv4 address (the last 32 bits) fills two groups.
-  const width = (list: string[]) => list.reduce((n, g) => n + (g.includes(".") ? 2 : 1), 0);
-  const full = [...front, ...Array<string>(Math.max(0, 8 - width(front) - width(back))).fill("0"), ...back];
-  const prefix = full.slice(0, 4).map((g) => Number.parseInt(g, 16).toString(16));
-  return `ip6:${prefix.join(":")}::/64`;
+  const prefix = ipaddr.IPv6.parse(address).parts.slice(0, 4);
+  return `ip6:${prefix.map((part) => part.toString(16)).join(":")}::/64`;
 }
 
 /** Adds ARGV[2] hits to the window (opening it with ARGV[1] ms if new): the count and time left. */
