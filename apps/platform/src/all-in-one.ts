@@ -3,6 +3,7 @@ import { join } from "node:path";
 import { initialiseEmbeddedInChild, openDatabase } from "@agentplane/db";
 import { createBus } from "@agentplane/events";
 import { hasProviderCredential, inferenceConfigFromSettings } from "@agentplane/inference-proxy";
+import { sandboxesRunAsOwnHostUser } from "@agentplane/sandbox-svc";
 import { createLogger, installProcessGuard, onShutdown, parseEnv } from "@agentplane/service-kit";
 import { assemblePlatform } from "./assemble.ts";
 import { AllInOneEnvSchema, dataDirOf } from "./config.ts";
@@ -11,32 +12,15 @@ import type { LocalRuntime } from "./runtime.ts";
 import { collectStartupGarbage } from "./startup-gc.ts";
 import { printWelcome } from "./welcome.ts";
 
-/**
- * Whether local sandboxes keep their workspaces in the data dir and run as a host user of their
- * own (root service, bubblewrap, SANDBOX_HOST_UID not 0), whose bwrap must search the data dir.
- */
-function sandboxesRunAsOwnUser(env: {
-  SANDBOX_DRIVER?: string | undefined;
-  SANDBOX_LOCAL_ISOLATION?: string | undefined;
-  SANDBOX_DATA_DIR?: string | undefined;
-  SANDBOX_HOST_UID?: number | undefined;
-}): boolean {
-  return (
-    process.getuid?.() === 0 &&
-    env.SANDBOX_DRIVER !== "kubernetes" &&
-    env.SANDBOX_LOCAL_ISOLATION !== "none" &&
-    env.SANDBOX_DATA_DIR === undefined &&
-    env.SANDBOX_HOST_UID !== 0
-  );
-}
-
 /** `npm start`: every service in this process, PGlite under the data dir, the in-memory bus. */
 export async function runAllInOne(rawEnv: Record<string, string | undefined>): Promise<void> {
   const env = parseEnv(AllInOneEnvSchema, rawEnv);
   const logger = createLogger("agentplane", env.LOG_LEVEL);
   installProcessGuard(logger);
   const dataDir = dataDirOf(env);
-  const searchable = sandboxesRunAsOwnUser(env);
+  // Local sandboxes of a host user of their own, with workspaces in the data dir: that user's bwrap
+  // must search it.
+  const searchable = env.SANDBOX_DATA_DIR === undefined && sandboxesRunAsOwnHostUser(env);
   prepareDataDir(dataDir, { searchable });
   // Before the database opens: a second start on this directory stops here, its files untouched.
   const releaseDataDir = lockDataDir(dataDir);

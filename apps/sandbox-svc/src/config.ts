@@ -2,6 +2,8 @@ import { deploymentEnv, parseEnv } from "@agentplane/service-kit";
 import { z } from "zod";
 import type { SandboxConfig } from "./app.ts";
 import { KubernetesSettingsSchema, kubernetesConfigFrom } from "./driver/kubernetes/config.ts";
+import { DEFAULT_SANDBOX_HOST_UID, identityBesidesHostUser } from "./driver/local/host-user.ts";
+import { holdsSysAdmin } from "./driver/local/namespaces.ts";
 
 /**
  * `SANDBOX_IMAGES_JSON`: the local driver's image catalog, `{"<name>": "<root filesystem dir>"}`.
@@ -100,4 +102,17 @@ export function configFromSettings(settings: SandboxSettings, defaults: SandboxC
       ? { driver: "kubernetes" as const, kubernetes: kubernetesConfigFrom(settings) }
       : {}),
   };
+}
+
+/**
+ * Whether local sandboxes with these settings run as a host user of their own, as far as settings,
+ * privileges and the kernel say (the driver also needs their directories searchable by that user:
+ * a launcher that keeps them in a closed directory of its own opens it to searching).
+ */
+export function sandboxesRunAsOwnHostUser(settings: SandboxSettings): boolean {
+  return (
+    settings.SANDBOX_DRIVER !== "kubernetes" &&
+    settings.SANDBOX_LOCAL_ISOLATION !== "none" &&
+    identityBesidesHostUser(holdsSysAdmin(), settings.SANDBOX_HOST_UID ?? DEFAULT_SANDBOX_HOST_UID) === undefined
+  );
 }

@@ -14,6 +14,7 @@ export {
   SandboxImagesJsonSchema,
   type SandboxSettings,
   SandboxSettingsSchema,
+  sandboxesRunAsOwnHostUser,
 } from "./config.ts";
 export { EgressEnvSchema } from "./driver/kubernetes/egress-service.ts";
 export { LocalDriver, type LocalDriverOptions } from "./driver/local/local-driver.ts";

@@ -65,6 +65,29 @@ export function chooseIdentity(
   imageDirs: string[],
   readSysctl: (path: string) => string | undefined = readProc,
 ): IdentityChoice {
+  const other = identityBesidesHostUser(privileged, hostUid, readSysctl);
+  if (other) return other;
+  for (const dir of [dataDir, ...imageDirs]) {
+    const blocked = unreachableDir(dir, hostUid);
+    if (blocked) {
+      return {
+        identity: { kind: "root" },
+        fallback: `sandboxes run as the service's root user: uid ${hostUid} (SANDBOX_HOST_UID) cannot search ${blocked}, on the way to ${dir}`,
+      };
+    }
+  }
+  return { identity: { kind: "uid", uid: hostUid } };
+}
+
+/**
+ * The identity sandboxes have whatever their directories, when it is not `hostUid`'s: the
+ * service's own user (not root), root (asked for, or user namespaces closed to other users).
+ */
+export function identityBesidesHostUser(
+  privileged: boolean,
+  hostUid: number,
+  readSysctl: (path: string) => string | undefined = readProc,
+): IdentityChoice | undefined {
   if (!privileged) return { identity: { kind: "self" } };
   if (hostUid === 0) return { identity: { kind: "root" } };
   // bwrap run by another user makes the user namespace itself, which these settings forbid.
@@ -78,16 +101,7 @@ export function chooseIdentity(
       fallback: `sandboxes run as the service's root user: ${closed[1]} is 0, so uid ${hostUid} (SANDBOX_HOST_UID) cannot make their user namespaces`,
     };
   }
-  for (const dir of [dataDir, ...imageDirs]) {
-    const blocked = unreachableDir(dir, hostUid);
-    if (blocked) {
-      return {
-        identity: { kind: "root" },
-        fallback: `sandboxes run as the service's root user: uid ${hostUid} (SANDBOX_HOST_UID) cannot search ${blocked}, on the way to ${dir}`,
-      };
-    }
-  }
-  return { identity: { kind: "uid", uid: hostUid } };
+  return undefined;
 }
 
 /**
