@@ -1,9 +1,19 @@
 import { describe, expect, it } from "vitest";
-import { analyzeRequest, readTopLevel } from "../src/proxy/request.ts";
+import { analyzeRequest, estimateMicroUsd, readTopLevel } from "../src/proxy/request.ts";
 import type { Upstream } from "../src/proxy/target.ts";
 
 const enc = (s: string) => new TextEncoder().encode(s);
-const READ = ["model", "max_tokens", "max_completion_tokens", "max_output_tokens", "inferenceConfig", "stream"];
+const READ = [
+  "model",
+  "max_tokens",
+  "max_completion_tokens",
+  "max_output_tokens",
+  "inferenceConfig",
+  "textGenerationConfig",
+  "max_gen_len",
+  "maxTokens",
+  "stream",
+];
 
 /** What JSON.parse makes of the members the proxy reads. */
 function expected(text: string): Record<string, unknown> {
@@ -63,6 +73,28 @@ describe("reading the request body's top-level members", () => {
       '{"model":"unterminated}',
     ]) {
       expect(readTopLevel(enc(text)), text).toBeUndefined();
+    }
+  });
+
+  it("reads the output cap of every Bedrock model family's invoke body, so the estimate holds it", () => {
+    const cases: [string, Record<string, unknown>, number][] = [
+      ["anthropic.claude-haiku-4-5", { anthropic_version: "bedrock-2023-05-31", max_tokens: 11, messages: [] }, 11],
+      ["amazon.titan-text-express-v1", { inputText: "hi", textGenerationConfig: { maxTokenCount: 12, topP: 1 } }, 12],
+      ["amazon.nova-lite-v1:0", { messages: [], inferenceConfig: { max_new_tokens: 13, topP: 0.9 } }, 13],
+      ["meta.llama3-8b-instruct-v1:0", { prompt: "hi", max_gen_len: 14, temperature: 0.5 }, 14],
+      ["mistral.mistral-7b-instruct-v0:2", { prompt: "hi", max_tokens: 15 }, 15],
+      ["ai21.j2-mid-v1", { prompt: "hi", maxTokens: 16 }, 16],
+      // None named: the configured default.
+      ["meta.llama3-8b-instruct-v1:0", { prompt: "hi" }, 4096],
+    ];
+    for (const [model, body, cap] of cases) {
+      const target = { ...upstream("bedrock-invoke"), modelFromPath: model };
+      const bytes = enc(JSON.stringify(body));
+      const analyzed = analyzeRequest(target, `model/${model}/invoke`, bytes);
+      // Input at a micro-USD a token (four bytes each), output at a micro-USD a token.
+      expect(estimateMicroUsd(analyzed, bytes.byteLength, { input: 1, output: 1 }, 4096), model).toBe(
+        Math.ceil(bytes.byteLength / 4) + cap,
+      );
     }
   });
 

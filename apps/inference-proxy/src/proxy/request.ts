@@ -22,16 +22,30 @@ export function analyzeRequest(upstream: Upstream, tail: string, raw: Uint8Array
   const json = raw && raw.byteLength > 0 ? readTopLevel(raw) : undefined;
   const api: ApiKind = upstream.api;
   const model = upstream.modelFromPath ?? (typeof json?.model === "string" ? json.model : undefined);
+  // Titan's embedding and text models both take `inputText`; the model id tells them apart
+  // (`amazon.titan-embed-…`), and a text generation config means text.
   const embeddings =
-    /embed/i.test(tail) || (model !== undefined && /embed/i.test(model)) || (json !== undefined && "inputText" in json);
+    /embed/i.test(tail) ||
+    (model !== undefined
+      ? /embed/i.test(model)
+      : json !== undefined && "inputText" in json && !("textGenerationConfig" in json));
   let maxTokens: number | undefined;
   const num = (v: unknown) => (typeof v === "number" && Number.isFinite(v) && v >= 0 ? Math.floor(v) : undefined);
   if (json) {
-    const config = json.inferenceConfig;
+    const member = (parent: unknown, name: string) =>
+      parent && typeof parent === "object" && !Array.isArray(parent) ? (parent as Json)[name] : undefined;
+    // Each family's name for the output cap: Anthropic, Mistral, Cohere and AI21 Jamba
+    // `max_tokens`; OpenAI `max_completion_tokens` / `max_output_tokens`; Bedrock Converse
+    // `inferenceConfig.maxTokens`, Amazon Nova `inferenceConfig.max_new_tokens`, Titan
+    // `textGenerationConfig.maxTokenCount`, Meta Llama `max_gen_len`, AI21 Jurassic `maxTokens`.
     maxTokens =
       num(json.max_tokens) ??
       num(json.max_completion_tokens) ??
-      num(config && typeof config === "object" ? (config as Json).maxTokens : undefined) ??
+      num(member(json.inferenceConfig, "maxTokens")) ??
+      num(member(json.inferenceConfig, "max_new_tokens")) ??
+      num(member(json.textGenerationConfig, "maxTokenCount")) ??
+      num(json.max_gen_len) ??
+      num(json.maxTokens) ??
       num(json.max_output_tokens);
   }
   let body = raw;
@@ -59,6 +73,9 @@ const READ = new Set([
   "max_completion_tokens",
   "max_output_tokens",
   "inferenceConfig",
+  "textGenerationConfig",
+  "max_gen_len",
+  "maxTokens",
   "stream",
   "stream_options",
   "inputText",
