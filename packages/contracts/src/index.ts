@@ -10,6 +10,7 @@ export * from "./common/permissions.ts";
 export * from "./common/roles.ts";
 export * from "./common/route.ts";
 export * from "./common/schemas.ts";
+export * from "./common/url-credentials.ts";
 export * from "./connections/index.ts";
 export * from "./events/index.ts";
 export * from "./governance/index.ts";
