@@ -1,6 +1,7 @@
 import { z } from "@hono/zod-openapi";
 import { headerNameProblem, headerValueProblem } from "../common/http-headers.ts";
 import { CursorPage, JsonObject, pathParam, Timestamp } from "../common/schemas.ts";
+import { URL_CREDENTIAL_MARKER } from "../common/url-credentials.ts";
 
 /** Connectors expose tools: a remote MCP server (`mcp`) or an HTTP API built from an OpenAPI description (`http`). */
 export const CONNECTOR_KINDS = ["mcp", "http"] as const;
@@ -19,6 +20,17 @@ const ConnectorName = z
     "no double underscore: it separates the connector from the tool in MCP names",
   );
 const HttpUrl = z.url({ protocol: /^https?$/ }).max(2048);
+
+/** Said of every connector URL field (its first line is what the CLI's help shows). */
+const URL_CREDENTIALS_NOTE = `Credentials in its query are used but never shown (they read \`${URL_CREDENTIAL_MARKER}\`); prefer \`credentialId\` or \`headers\`.
+
+Never returned, audited or logged: the values of query and fragment parameters named like credentials (\`api_key\`, \`token\`, \`access_token\`, \`key\`, \`sig\`, \`signature\`, \`X-Amz-Signature\`, \`code\`, \`client_secret\`, \`password\`, \`auth\`, … in any case, with \`-\`, \`_\` or \`.\`). User info (\`user:pass@\`) is refused.`;
+/** A connector URL as given in a request body: used whole, shown redacted. */
+const ConnectorUrl = (what: string, more?: string) =>
+  HttpUrl.describe(`${what}. ${URL_CREDENTIALS_NOTE}${more ? `\n\n${more}` : ""}`);
+/** A connector URL as answered. */
+const ShownUrl = (what: string) =>
+  z.string().describe(`${what}, credentials in it replaced by \`${URL_CREDENTIAL_MARKER}\` (they are never returned).`);
 const HeaderMap = z
   .record(
     z.string().superRefine((name, ctx) => {
@@ -74,11 +86,11 @@ export const ConnectorSchema = z
     projectId: z.string(),
     name: z.string(),
     kind: z.enum(CONNECTOR_KINDS),
-    /** The remote MCP server (kind `mcp`). */
-    url: z.string().optional(),
-    /** Where the OpenAPI description is fetched from (kind `http`; absent for an inline document). */
-    specUrl: z.string().optional(),
-    baseUrl: z.string().optional(),
+    url: ShownUrl("The remote MCP server (kind `mcp`)").optional(),
+    specUrl: ShownUrl(
+      "Where the OpenAPI description is fetched from (kind `http`; absent for an inline document)",
+    ).optional(),
+    baseUrl: ShownUrl("Where tool calls go (kind `http`)").optional(),
     /** Names of the extra headers sent to the server; their values are never returned. */
     headerNames: z.array(z.string()),
     /** The governance credential injected into calls (its secret is never returned). */
@@ -116,7 +128,7 @@ const Discovery = z.number().int().min(5).max(10_080);
 export const CreateMcpConnectorBody = z
   .strictObject({
     name: ConnectorName,
-    url: HttpUrl,
+    url: ConnectorUrl("The remote MCP server (Streamable HTTP, or the older HTTP+SSE)"),
     headers: HeaderMap.optional(),
     credentialId: z.string().min(1).max(64).optional(),
     discoveryIntervalMinutes: Discovery.optional(),
@@ -135,9 +147,9 @@ const InlineSpec = z.union([
 export const CreateHttpConnectorBody = z
   .strictObject({
     name: ConnectorName,
-    specUrl: HttpUrl.optional(),
+    specUrl: ConnectorUrl("Where the OpenAPI description is fetched from").optional(),
     spec: InlineSpec.optional(),
-    baseUrl: HttpUrl.optional(),
+    baseUrl: ConnectorUrl("Where tool calls go (default: the description's `servers[0]`)").optional(),
     credentialId: z.string().min(1).max(64).optional(),
     include: OperationFilterSchema.optional(),
     exclude: OperationFilterSchema.optional(),
@@ -152,7 +164,10 @@ export const CreateHttpConnectorBody = z
 export const UpdateConnectorBody = z
   .strictObject({
     name: ConnectorName.optional(),
-    baseUrl: HttpUrl.optional(),
+    baseUrl: ConnectorUrl(
+      "Where tool calls go",
+      `Sent back as answered, credentials \`${URL_CREDENTIAL_MARKER}\`, it keeps the stored URL; another URL with \`${URL_CREDENTIAL_MARKER}\` in place of a credential is a 400.`,
+    ).optional(),
     headers: HeaderMap.optional(),
     discoveryIntervalMinutes: Discovery.nullable().optional(),
   })
@@ -192,7 +207,7 @@ export const DiscoveryPreview = z
   .object({
     kind: z.enum(CONNECTOR_KINDS),
     title: z.string().optional(),
-    baseUrl: z.string().optional(),
+    baseUrl: ShownUrl("Where tool calls would go").optional(),
     tools: z.array(ToolDefinitionSchema),
     warnings: z.array(SkippedOperationSchema),
   })

@@ -4576,11 +4576,11 @@ export interface components {
              * @enum {string}
              */
             kind: "mcp" | "http";
-            /** @description A URL */
+            /** @description The remote MCP server (kind `mcp`), credentials in it replaced by `REDACTED` (they are never returned). */
             url?: string;
-            /** @description Where the description document is fetched from */
+            /** @description Where the OpenAPI description is fetched from (kind `http`; absent for an inline document), credentials in it replaced by `REDACTED` (they are never returned). */
             specUrl?: string;
-            /** @description The base URL requests are sent to */
+            /** @description Where tool calls go (kind `http`), credentials in it replaced by `REDACTED` (they are never returned). */
             baseUrl?: string;
             /** @description Names of the headers sent with each call (values are never returned) */
             headerNames: string[];
@@ -4634,7 +4634,9 @@ export interface components {
             name: string;
             /**
              * Format: uri
-             * @description A URL
+             * @description The remote MCP server (Streamable HTTP, or the older HTTP+SSE). Credentials in its query are used but never shown (they read `REDACTED`); prefer `credentialId` or `headers`.
+             *
+             *     Never returned, audited or logged: the values of query and fragment parameters named like credentials (`api_key`, `token`, `access_token`, `key`, `sig`, `signature`, `X-Amz-Signature`, `code`, `client_secret`, `password`, `auth`, … in any case, with `-`, `_` or `.`). User info (`user:pass@`) is refused.
              */
             url: string;
             /** @description HTTP headers sent with each request */
@@ -4651,7 +4653,9 @@ export interface components {
             name: string;
             /**
              * Format: uri
-             * @description Where the description document is fetched from
+             * @description Where the OpenAPI description is fetched from. Credentials in its query are used but never shown (they read `REDACTED`); prefer `credentialId` or `headers`.
+             *
+             *     Never returned, audited or logged: the values of query and fragment parameters named like credentials (`api_key`, `token`, `access_token`, `key`, `sig`, `signature`, `X-Amz-Signature`, `code`, `client_secret`, `password`, `auth`, … in any case, with `-`, `_` or `.`). User info (`user:pass@`) is refused.
              */
             specUrl?: string;
             /** @description The description document */
@@ -4660,7 +4664,9 @@ export interface components {
             };
             /**
              * Format: uri
-             * @description The base URL requests are sent to
+             * @description Where tool calls go (default: the description's `servers[0]`). Credentials in its query are used but never shown (they read `REDACTED`); prefer `credentialId` or `headers`.
+             *
+             *     Never returned, audited or logged: the values of query and fragment parameters named like credentials (`api_key`, `token`, `access_token`, `key`, `sig`, `signature`, `X-Amz-Signature`, `code`, `client_secret`, `password`, `auth`, … in any case, with `-`, `_` or `.`). User info (`user:pass@`) is refused.
              */
             baseUrl?: string;
             /** @description The id of a credential held by governance */
@@ -4678,7 +4684,7 @@ export interface components {
             kind: "mcp" | "http";
             /** @description A short summary */
             title?: string;
-            /** @description The base URL requests are sent to */
+            /** @description Where tool calls would go, credentials in it replaced by `REDACTED` (they are never returned). */
             baseUrl?: string;
             /** @description The tools */
             tools: components["schemas"]["ToolDefinition"][];
@@ -4736,7 +4742,11 @@ export interface components {
             name?: string;
             /**
              * Format: uri
-             * @description The base URL requests are sent to
+             * @description Where tool calls go. Credentials in its query are used but never shown (they read `REDACTED`); prefer `credentialId` or `headers`.
+             *
+             *     Never returned, audited or logged: the values of query and fragment parameters named like credentials (`api_key`, `token`, `access_token`, `key`, `sig`, `signature`, `X-Amz-Signature`, `code`, `client_secret`, `password`, `auth`, … in any case, with `-`, `_` or `.`). User info (`user:pass@`) is refused.
+             *
+             *     Sent back as answered, credentials `REDACTED`, it keeps the stored URL; another URL with `REDACTED` in place of a credential is a 400.
              */
             baseUrl?: string;
             /** @description HTTP headers sent with each request */

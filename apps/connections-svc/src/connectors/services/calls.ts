@@ -7,7 +7,8 @@ import { buildHttpRequest, unsendableHeaderArguments } from "../openapi/request.
 import type { ConnectorTool } from "../openapi/tools.ts";
 import { credentialHeaders, decideToolCall } from "./platform.ts";
 import type { ConnectorRuntime, LoadedTools } from "./runtime.ts";
-import { type ConnectorRow, fromJsonb } from "./store.ts";
+import { type ConnectorRow, connectorCredentials, fromJsonb } from "./store.ts";
+import { withoutUrlCredentials } from "./url-credentials.ts";
 import { isVisibleTo, type ToolViewer } from "./visibility.ts";
 
 const MAX_TEXT = 1024 * 1024;
@@ -120,7 +121,8 @@ export async function callTool(
       row.kind === "mcp"
         ? await callRemoteTool(ctx, runtime, row, name, args)
         : await callHttpTool(ctx, runtime, row, tool, args);
-  } catch (error) {
+  } catch (raw) {
+    const error = withoutUrlCredentials(raw, connectorCredentials(row));
     await audit("error", { error: error instanceof FetchRefusedError ? error.reason : "failed" });
     if (error instanceof FetchRefusedError) throw upstreamProblem(error, row.name);
     throw error;

@@ -1,4 +1,4 @@
-import type { Connector } from "@agentplane/contracts";
+import { type Connector, redactUrlCredentials } from "@agentplane/contracts";
 import { isUniqueViolation } from "@agentplane/db";
 import { recordDomainEvent, withDomainEvents } from "@agentplane/events";
 import { badRequest, conflict, notFound, ProblemError } from "@agentplane/problem-details";
@@ -18,6 +18,7 @@ import {
   toConnector,
   toolsHash,
 } from "./store.ts";
+import { refuseRedactedUrl } from "./url-credentials.ts";
 
 export interface CreateConnectorInput {
   projectId: string;
@@ -71,6 +72,12 @@ export async function createConnector(
   input: CreateConnectorInput,
 ): Promise<Connector> {
   const runtime = ctx.connectors;
+  const source = input.source;
+  if (source.kind === "mcp") refuseRedactedUrl(source.url, "/body/url");
+  else {
+    refuseRedactedUrl(source.specUrl, "/body/specUrl");
+    refuseRedactedUrl(source.baseUrl, "/body/baseUrl");
+  }
   const credential = input.credentialId
     ? await credentialHeaders(ctx, input.credentialId, input.projectId).catch((error: unknown) => {
         if (error instanceof ProblemError && error.status === 404) {
@@ -81,7 +88,6 @@ export async function createConnector(
         throw error;
       })
     : {};
-  const source = input.source;
   const discovered: Discovered = await discoverSource(
     runtime,
     source.kind === "mcp"
@@ -130,7 +136,12 @@ export async function createConnector(
         projectId: input.projectId,
         targetType: "connector",
         targetId: id,
-        details: { name: input.name, kind: source.kind, toolCount: discovered.tools.length },
+        details: {
+          name: input.name,
+          kind: source.kind,
+          toolCount: discovered.tools.length,
+          ...shownUrls({ url: inserted.url, specUrl: inserted.spec_url, baseUrl: inserted.base_url }),
+        },
         requestId: actor.requestId,
       });
       return inserted;
@@ -181,6 +192,10 @@ export async function updateConnector(
       { pointer: "/body/baseUrl", message: "not for kind mcp" },
     ]);
   }
+  // The base URL sent back as it was answered, its credentials redacted, keeps the stored one whole.
+  const shown = row.base_url ? redactUrlCredentials(row.base_url) : undefined;
+  if (input.baseUrl && shown !== row.base_url && input.baseUrl === shown) input.baseUrl = undefined;
+  refuseRedactedUrl(input.baseUrl, "/body/baseUrl");
   if (input.baseUrl) checkBaseUrl(runtime, input.baseUrl, "/body/baseUrl");
   try {
     const updated = await withDomainEvents(ctx, async (trx) => {
@@ -209,7 +224,10 @@ export async function updateConnector(
         projectId: row.project_id,
         targetType: "connector",
         targetId: row.id,
-        details: { fields: Object.keys(input).filter((k) => input[k as keyof typeof input] !== undefined) },
+        details: {
+          fields: Object.keys(input).filter((k) => input[k as keyof typeof input] !== undefined),
+          ...shownUrls({ baseUrl: input.baseUrl }),
+        },
         requestId: actor.requestId,
       });
       return next;
@@ -280,6 +298,13 @@ export async function setConnectorCredential(
   });
   runtime.invalidate(row.project_id);
   return toConnector(updated);
+}
+
+/** URLs for an audit record: the ones present, with their credentials redacted. */
+function shownUrls(urls: Record<string, string | null | undefined>): Record<string, string> {
+  return Object.fromEntries(
+    Object.entries(urls).flatMap(([name, url]) => (url ? [[name, redactUrlCredentials(url)]] : [])),
+  );
 }
 
 /** A connector of the project named in a project-scoped path (404 when it lives elsewhere). */

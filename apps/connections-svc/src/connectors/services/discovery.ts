@@ -5,6 +5,7 @@ import type { OperationFilter } from "../openapi/filter.ts";
 import { defaultBaseUrl, loadOpenApiDescription } from "../openapi/load.ts";
 import { buildToolsFromDocument, type ConnectorTool, type SkippedOperation } from "../openapi/tools.ts";
 import type { ConnectorRuntime } from "./runtime.ts";
+import { credentialsOfUrls, withoutUrlCredentials } from "./url-credentials.ts";
 
 export type DiscoverySource =
   | {
@@ -27,7 +28,8 @@ export interface Discovered {
 /**
  * Reads a connector's source: an OpenAPI description (fetched SSRF-safely, or inline) turned into
  * tools, or a remote MCP server's tool list. Fetch refusals become 422 problems with the reason,
- * invalid descriptions 400 problems with the parser's messages.
+ * invalid descriptions 400 problems with the parser's messages; neither repeats a credential the
+ * source's URLs carry (a server may echo its URL into an answer the parser then quotes).
  */
 export async function discoverSource(runtime: ConnectorRuntime, source: DiscoverySource): Promise<Discovered> {
   try {
@@ -68,9 +70,12 @@ export async function discoverSource(runtime: ConnectorRuntime, source: Discover
       ...(baseUrl ? { baseUrl } : {}),
     };
   } catch (error) {
-    if (error instanceof FetchRefusedError)
-      throw error.toProblem(source.kind === "mcp" ? "The MCP server" : "The description");
-    throw error;
+    const known =
+      source.kind === "mcp" ? credentialsOfUrls(source.url) : credentialsOfUrls(source.specUrl, source.baseUrl);
+    if (error instanceof FetchRefusedError) {
+      throw withoutUrlCredentials(error.toProblem(source.kind === "mcp" ? "The MCP server" : "The description"), known);
+    }
+    throw withoutUrlCredentials(error, known);
   }
 }
 

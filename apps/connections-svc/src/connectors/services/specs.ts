@@ -13,12 +13,14 @@ import type { ConnectorRuntime } from "./runtime.ts";
 import {
   CONNECTOR_COLUMNS,
   type ConnectorRow,
+  connectorCredentials,
   fromJsonb,
   getConnectorRow,
   jsonb,
   toConnector,
   toolsHash,
 } from "./store.ts";
+import { withoutUrlCredentials } from "./url-credentials.ts";
 
 type PendingRow = Selectable<ConnectorPendingSpecsTable>;
 
@@ -54,7 +56,8 @@ export async function discoverAgain(
   let discovered: Awaited<ReturnType<typeof discoverSource>>;
   try {
     discovered = await discoverSource(runtime, await sourceOf(ctx, row));
-  } catch (error) {
+  } catch (raw) {
+    const error = withoutUrlCredentials(raw, connectorCredentials(row));
     const message = error instanceof ProblemError ? (error.detail ?? error.title) : (error as Error).message;
     await ctx.db
       .updateTable("connectors")

@@ -1,11 +1,12 @@
 import { createHash } from "node:crypto";
-import type { Connector } from "@agentplane/contracts";
+import { type Connector, redactCredentialsInText, redactUrlCredentials } from "@agentplane/contracts";
 import { notFound } from "@agentplane/problem-details";
 import { type Kysely, type RawBuilder, type Selectable, sql } from "kysely";
 import type { ConnectorsTable } from "../../db/schema/connectors.ts";
 import type { ConnectionsDb } from "../../db/schema/index.ts";
 import type { OperationFilter } from "../openapi/filter.ts";
 import type { ConnectorTool } from "../openapi/tools.ts";
+import { credentialsOfUrls } from "./url-credentials.ts";
 
 /** A connector row without its tools (read by `ConnectorRuntime.tools`, cached by tools hash). */
 export type ConnectorRow = Omit<Selectable<ConnectorsTable>, "tools">;
@@ -60,6 +61,10 @@ export function canonicalJson(value: unknown): string {
   return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(",")}}`;
 }
 
+/**
+ * The connector as answered: URLs with their credentials replaced by the marker (readers with
+ * `connections:read` are not the admins who set them), the last error scrubbed of them too.
+ */
 export function toConnector(row: ConnectorRow): Connector {
   const iso = (d: Date | string | null) => (d ? new Date(d).toISOString() : undefined);
   const include = fromJsonb<OperationFilter | null>(row.include);
@@ -71,22 +76,27 @@ export function toConnector(row: ConnectorRow): Connector {
     projectId: row.project_id,
     name: row.name,
     kind: row.kind,
-    ...(row.url ? { url: row.url } : {}),
-    ...(row.spec_url ? { specUrl: row.spec_url } : {}),
-    ...(row.base_url ? { baseUrl: row.base_url } : {}),
+    ...(row.url ? { url: redactUrlCredentials(row.url) } : {}),
+    ...(row.spec_url ? { specUrl: redactUrlCredentials(row.spec_url) } : {}),
+    ...(row.base_url ? { baseUrl: redactUrlCredentials(row.base_url) } : {}),
     headerNames: Object.keys(fromJsonb<Record<string, string>>(row.headers) ?? {}).sort(),
     ...(row.credential_id ? { credentialId: row.credential_id } : {}),
     ...(include ? { include: include as Connector["include"] } : {}),
     ...(exclude ? { exclude: exclude as Connector["exclude"] } : {}),
     ...(row.discovery_interval_minutes ? { discoveryIntervalMinutes: row.discovery_interval_minutes } : {}),
     status: row.status,
-    ...(row.last_error ? { lastError: row.last_error } : {}),
+    ...(row.last_error ? { lastError: redactCredentialsInText(row.last_error, connectorCredentials(row)) } : {}),
     toolCount: row.tool_count,
     ...(lastDiscoveredAt ? { lastDiscoveredAt } : {}),
     version: row.version,
     createdAt: new Date(row.created_at).toISOString(),
     updatedAt: new Date(row.updated_at).toISOString(),
   };
+}
+
+/** The credentials a connector's stored URLs carry (to hide wherever they may be repeated). */
+export function connectorCredentials(row: Pick<ConnectorRow, "url" | "spec_url" | "base_url">): string[] {
+  return credentialsOfUrls(row.url, row.spec_url, row.base_url);
 }
 
 /** The row, or a 404 (the same answer whether it does not exist or lives in a project the caller cannot see). */

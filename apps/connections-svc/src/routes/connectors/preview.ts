@@ -1,4 +1,4 @@
-import { previewConnectorDiscoveryRoute } from "@agentplane/contracts";
+import { previewConnectorDiscoveryRoute, redactUrlCredentials } from "@agentplane/contracts";
 import { authorize, type ServiceApp } from "@agentplane/service-kit";
 import { discoverSource } from "../../connectors/services/discovery.ts";
 import type { ConnectionsRouteContext } from "../context.ts";
@@ -19,7 +19,7 @@ export function registerPreviewConnectorDiscovery(app: ServiceApp, ctx: Connecti
       {
         kind: body.url ? ("mcp" as const) : ("http" as const),
         ...(discovered.title ? { title: discovered.title } : {}),
-        ...(discovered.baseUrl ? { baseUrl: discovered.baseUrl } : {}),
+        ...(discovered.baseUrl ? { baseUrl: redactUrlCredentials(discovered.baseUrl) } : {}),
         tools: discovered.tools.map(({ operation: _operation, ...tool }) => tool),
         warnings: discovered.warnings,
       },
