@@ -37,9 +37,17 @@ export function buildHttpRequest(tool: ConnectorTool, args: Record<string, unkno
         break;
     }
   }
+  // Never sent with a segment an argument made `.` or `..`: the URL would resolve it, and the
+  // call would reach another path of the API than the tool's (arguments are checked before).
+  if (path.split("/").some((segment) => DOT_SEGMENT.test(segment))) {
+    throw new Error(`tool ${tool.name}: an argument makes a dot segment of ${op.path}`);
+  }
+  // The base URL's own query (a key some APIs take there) stays first; the tool's parameters follow.
+  const url = new URL(baseUrl);
+  url.pathname = `${url.pathname.replace(/\/+$/, "")}${path}`;
   const qs = query.toString();
-  const url = `${baseUrl.replace(/\/+$/, "")}${path}${qs ? `?${qs}` : ""}`;
-  const request: BuiltRequest = { method: op.method.toUpperCase(), url, headers };
+  if (qs) url.search = url.search.length > 1 ? `${url.search.slice(1)}&${qs}` : qs;
+  const request: BuiltRequest = { method: op.method.toUpperCase(), url: url.href, headers };
   if (op.body) {
     const payload = op.body.mode === "whole" ? args[op.body.bodyArg ?? "body"] : bodyProps;
     const hasPayload = op.body.mode === "whole" ? payload !== undefined : Object.keys(bodyProps).length > 0;
@@ -52,23 +60,48 @@ export function buildHttpRequest(tool: ConnectorTool, args: Record<string, unkno
   return request;
 }
 
+/** A path segment the URL parser resolves (`.`, `..`, also percent-encoded). */
+const DOT_SEGMENT = /^(?:\.|%2e){1,2}$/i;
+
 /**
- * Arguments bound to headers that no header can carry (a line break or NUL: HTTP has no way to
- * send them), as field errors; the schema's `string` lets them through.
+ * Arguments the request cannot carry as the operation means them, as field errors (the schema's
+ * `string` lets them through): a header value with a line break or NUL (HTTP has no way to send
+ * one), and path segments that arguments leave empty, `.` or `..` (the URL would resolve them and
+ * the call reach another path of the API, with the connector's credentials).
  */
-export function unsendableHeaderArguments(
+export function unsendableArguments(
   tool: ConnectorTool,
   args: Record<string, unknown>,
   pointerBase: string,
 ): { pointer: string; message: string }[] {
   const errors: { pointer: string; message: string }[] = [];
-  for (const binding of tool.operation?.args ?? []) {
+  const pointer = (arg: string) => `${pointerBase}/${arg.replaceAll("~", "~0").replaceAll("/", "~1")}`;
+  const bindings = tool.operation?.args ?? [];
+  for (const binding of bindings) {
     const value = args[binding.arg];
     if (binding.in !== "header" || value === undefined) continue;
     if (/[\r\n\0]/.test(simple(value))) {
       errors.push({
-        pointer: `${pointerBase}/${binding.arg.replaceAll("~", "~0").replaceAll("/", "~1")}`,
+        pointer: pointer(binding.arg),
         message: `is sent as the ${binding.name} header, which cannot contain a line break or NUL`,
+      });
+    }
+  }
+  for (const segment of (tool.operation?.path ?? "").split("/")) {
+    if (!segment.includes("{")) continue;
+    let filled = segment;
+    const used: string[] = [];
+    for (const binding of bindings) {
+      const value = args[binding.arg];
+      if (binding.in !== "path" || value === undefined || !segment.includes(`{${binding.name}}`)) continue;
+      used.push(binding.arg);
+      filled = filled.replaceAll(`{${binding.name}}`, encodeURIComponent(simple(value)));
+    }
+    if (used.length === 0 || (filled !== "" && !DOT_SEGMENT.test(filled))) continue;
+    for (const arg of used) {
+      errors.push({
+        pointer: pointer(arg),
+        message: `makes the path segment ${segment} ${filled === "" ? "empty" : `"${filled}"`}, which would address another path`,
       });
     }
   }

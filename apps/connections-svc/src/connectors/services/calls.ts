@@ -3,7 +3,7 @@ import { badRequest, notFound, ProblemError } from "@agentplane/problem-details"
 import { FetchRefusedError } from "@agentplane/service-kit/outbound";
 import type { ErrorObject } from "ajv";
 import type { ConnectionsContext } from "../../context.ts";
-import { buildHttpRequest, unsendableHeaderArguments } from "../openapi/request.ts";
+import { buildHttpRequest, unsendableArguments } from "../openapi/request.ts";
 import type { ConnectorTool } from "../openapi/tools.ts";
 import { credentialHeaders, decideToolCall } from "./platform.ts";
 import type { ConnectorRuntime, LoadedTools } from "./runtime.ts";
@@ -76,7 +76,7 @@ export async function callTool(
       toFieldErrors(validate.errors ?? [], pointerBase),
     );
   }
-  const unsendable = unsendableHeaderArguments(tool, args, pointerBase);
+  const unsendable = unsendableArguments(tool, args, pointerBase);
   if (unsendable.length > 0) throw badRequest(`The arguments of ${name} cannot be sent`, unsendable);
   const request = {
     principal: caller.principal,
