@@ -142,6 +142,22 @@ export function httpFetch(baseUrl: string, options: { connections?: number } = {
   return Object.assign(fetch, { send });
 }
 
+/** A path segment the URL parser resolves (`.`, `..`, also percent-encoded). */
+const DOT_SEGMENT = /^(?:\.|%2e){1,2}$/i;
+
+/**
+ * Paths to other services are built from ids a caller gave (`/sandboxes/${id}/stop`): an id of
+ * `..` would be resolved by the URL and the call land on another route than the one meant.
+ * Refused as the caller's bad request, before anything is sent.
+ */
+function refuseDotSegments(path: string): void {
+  const end = path.search(/[?#]/);
+  const segments = (end < 0 ? path : path.slice(0, end)).split("/");
+  if (segments.some((segment) => DOT_SEGMENT.test(segment))) {
+    throw new ProblemError("bad-request", { detail: "An identifier cannot be . or .." });
+  }
+}
+
 /**
  * Calls another service's JSON endpoint with a signed identity. Problems from the callee are
  * rethrown as ProblemError so they reach the caller unchanged. The identity of a principal is
@@ -164,6 +180,7 @@ export class ServiceClient {
     path: string,
     options: { principal: Principal; body?: unknown; requestId?: string },
   ): Promise<T> {
+    refuseDotSegments(path);
     const headers: Record<string, string> = {
       accept: "application/json",
       [INTERNAL_IDENTITY_HEADER]: await this.signer.sign(options.principal, this.service),

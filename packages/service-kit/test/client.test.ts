@@ -180,6 +180,28 @@ describe("httpFetch", () => {
 });
 
 describe("ServiceClient over HTTP", () => {
+  it("refuses a path an id turned into a dot segment, sending nothing", async () => {
+    const keys = await generateInternalKeys();
+    const sent: string[] = [];
+    const client = new ServiceClient(
+      "sandbox",
+      async (request: Request) => {
+        sent.push(new URL(request.url).pathname);
+        return Response.json({});
+      },
+      keys,
+    );
+    const principal: Principal = { type: "user", id: "usr_a", displayName: "A" };
+    for (const id of ["..", ".", "%2e%2e", ".%2E"]) {
+      const call = client.request("POST", `/v1/projects/p1/sandboxes/${id}/stop`, { principal });
+      await expect(call, id).rejects.toMatchObject({ status: 400, detail: "An identifier cannot be . or .." });
+    }
+    expect(sent).toEqual([]);
+    // Dots inside a segment, or after the query starts, are not path segments.
+    await client.request("POST", "/v1/projects/p1/sandboxes/a..b/stop?next=../x", { principal });
+    expect(sent).toEqual(["/v1/projects/p1/sandboxes/a..b/stop"]);
+  });
+
   it("signs a principal's identity once for its calls, sends the request id apart, rethrows problems", async () => {
     const keys = await generateInternalKeys();
     const app = createServiceApp({ name: "tenancy", keys });
