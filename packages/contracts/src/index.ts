@@ -5,6 +5,7 @@ export * from "./common/http-headers.ts";
 export * from "./common/identity.ts";
 export * from "./common/ids.ts";
 export * from "./common/internal-route.ts";
+export * from "./common/object-limits.ts";
 export * from "./common/page-security.ts";
 export * from "./common/permissions.ts";
 export * from "./common/roles.ts";

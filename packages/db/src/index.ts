@@ -11,4 +11,5 @@ export { isUniqueViolation } from "./errors.ts";
 export { type MigrationList, migrateToLatest } from "./migrate.ts";
 export { type ArrayElement, pgArray, pgColumns, pgUnnest } from "./pg-array.ts";
 export { pgTemplated, pgTemplatedSource } from "./pg-templates.ts";
+export { advisoryKey, lockForTransaction } from "./scope-lock.ts";
 export { startUpkeep, UPKEEP_INTERVAL_MS, type UpkeepOptions, vacuumAnalyze } from "./upkeep.ts";

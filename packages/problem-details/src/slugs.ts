@@ -10,6 +10,7 @@ export const PROBLEM_SLUGS = {
   "method-not-allowed": { status: 405, title: "Method Not Allowed" },
   conflict: { status: 409, title: "Conflict" },
   "invalid-transition": { status: 409, title: "Invalid State Transition" },
+  "limit-exceeded": { status: 409, title: "Limit Exceeded" },
   "upgrade-required": { status: 426, title: "Upgrade Required" },
   gone: { status: 410, title: "Gone" },
   "payload-too-large": { status: 413, title: "Payload Too Large" },

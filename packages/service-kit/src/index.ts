@@ -65,6 +65,15 @@ export {
   serviceOnly,
 } from "./internal-route.ts";
 export { createLogger, type Logger, silentLogger } from "./logger.ts";
+export {
+  enforceObjectLimit,
+  envObjectLimits,
+  limitExceeded,
+  MAX_OBJECT_LIMIT,
+  type ObjectLimitCheck,
+  ObjectLimitsSettingSchema,
+  objectLimitsOr,
+} from "./object-limits.ts";
 export { installProcessGuard, type ProcessFaults, processFaults } from "./process-guard.ts";
 export { noteResourceOrg, withResourceOrg } from "./resource-org.ts";
 export {

@@ -1,0 +1,67 @@
+import { problemResponseSpec } from "@agentplane/problem-details";
+
+/** The one setting that changes how many objects of each kind an organization or project may hold. */
+export const OBJECT_LIMITS_SETTING = "OBJECT_LIMITS";
+
+interface ObjectLimitKindSpec {
+  /** What one object is called in a sentence ("connector"), and several ("connectors"). */
+  one: string;
+  many: string;
+  /** What holds them: each organization, or each project on its own. */
+  per: "organization" | "project" | "organization and project";
+  /** How many each holder may keep unless `OBJECT_LIMITS` says otherwise. */
+  default: number;
+  /** Which of them count (a revoked token or a finished invitation does not). */
+  counted?: string;
+}
+
+/**
+ * Every kind of stored object a tenant creates and the most each holder may keep by default: far
+ * above normal use, low enough that one tenant cannot grow the shared control plane without bound.
+ * Spending limits are not here: each scope holds at most one per period already.
+ */
+export const OBJECT_LIMIT_KINDS = {
+  projects: { one: "project", many: "projects", per: "organization", default: 1000 },
+  teams: { one: "team", many: "teams", per: "organization", default: 1000 },
+  "api-tokens": {
+    one: "API token",
+    many: "API tokens",
+    per: "organization",
+    default: 1000,
+    counted: "neither revoked nor expired",
+  },
+  invitations: {
+    one: "invitation",
+    many: "invitations",
+    per: "organization",
+    default: 1000,
+    counted: "pending and not expired",
+  },
+  policies: { one: "policy", many: "policies", per: "organization and project", default: 1000 },
+  bindings: { one: "binding", many: "bindings", per: "organization and project", default: 1000 },
+  credentials: { one: "credential", many: "credentials", per: "project", default: 1000 },
+  connectors: { one: "connector", many: "connectors", per: "project", default: 500 },
+  clusters: { one: "cluster", many: "clusters", per: "project", default: 100 },
+  "aws-connections": { one: "AWS connection", many: "AWS connections", per: "project", default: 100 },
+} as const satisfies Record<string, ObjectLimitKindSpec>;
+
+export type ObjectLimitKind = keyof typeof OBJECT_LIMIT_KINDS;
+export const OBJECT_LIMIT_KIND_NAMES = Object.keys(OBJECT_LIMIT_KINDS) as ObjectLimitKind[];
+
+/** How many objects of each kind one holder may keep. */
+export type ObjectLimits = Readonly<Record<ObjectLimitKind, number>>;
+
+export const DEFAULT_OBJECT_LIMITS: ObjectLimits = Object.fromEntries(
+  OBJECT_LIMIT_KIND_NAMES.map((kind) => [kind, OBJECT_LIMIT_KINDS[kind].default]),
+) as Record<ObjectLimitKind, number>;
+
+/**
+ * The 409 of a create route whose kind is limited: what else conflicts (a name taken), then the
+ * limit, its default and the setting that raises it.
+ */
+export function limitedCreateConflict(kind: ObjectLimitKind, otherConflict?: string) {
+  const spec: ObjectLimitKindSpec = OBJECT_LIMIT_KINDS[kind];
+  const holder = spec.per === "organization and project" ? "the organization or project" : `the ${spec.per}`;
+  const limit = `\`limit-exceeded\`: ${holder} already holds the most ${spec.many} it may (${spec.default} unless \`${OBJECT_LIMITS_SETTING}\` sets \`${kind}=<n>\`)`;
+  return { 409: problemResponseSpec(otherConflict ? `${otherConflict}, or ${limit}` : limit) };
+}
