@@ -71,6 +71,25 @@ describe.skipIf(!pg.available || !redis.available)(`start-up failures${pg.reason
     expect(lines[0]).toMatch(/^agentplane sandbox: .*SANDBOX_K8S_DIAL_POD_IP: must be one of true, false, 1, 0/);
   });
 
+  it("a bad object limit stops every service that enforces limits, naming OBJECT_LIMITS", async () => {
+    const [aio, ...alone] = await Promise.all(
+      ["all", "tenancy", "governance", "connections"].map((target) => start(target, { OBJECT_LIMITS: "connectors=0" })),
+    );
+    const problem = 'OBJECT_LIMITS: "connectors=0" must be <kind>=<n> with n a whole number from 1 to 1000000';
+    expect(aio!.code).toBe(1);
+    expect(aio!.lines).toEqual([`agentplane: invalid configuration: ${problem}`]);
+    for (const [i, target] of ["tenancy", "governance", "connections"].entries()) {
+      expect(alone[i]!.code, target).toBe(1);
+      expect(alone[i]!.lines).toHaveLength(1);
+      expect(alone[i]!.lines[0]).toMatch(new RegExp(`^agentplane ${target}: .*${problem.replace(/[()<>]/g, "\\$&")}`));
+    }
+    const unknown = await start("governance", { OBJECT_LIMITS: "widgets=5" });
+    expect(unknown.code).toBe(1);
+    expect(unknown.lines[0]).toMatch(
+      /^agentplane governance: .*OBJECT_LIMITS: unknown kind "widgets" \(known: projects, /,
+    );
+  });
+
   it("a database server that cannot be reached is named, with what to check", async () => {
     const closed = new URL(TEST_POSTGRES_URL);
     closed.port = String(await freePort());

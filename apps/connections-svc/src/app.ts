@@ -7,6 +7,7 @@ import {
   createServiceApp,
   type InternalKeys,
   type Logger,
+  objectLimitsOr,
   type ReadinessChecks,
   type ServiceApp,
   type ServiceClient,
@@ -95,6 +96,7 @@ export async function createConnectionsService(deps: ConnectionsServiceDeps): Pr
       clusterJwtTtlSeconds: config.clusterJwtTtlSeconds ?? 900,
       awsTimeoutMs: config.awsTimeoutMs ?? 60_000,
       clusterProxyTimeoutMs: config.clusterProxyTimeoutMs ?? 60_000,
+      objectLimits: objectLimitsOr(config.objectLimits),
       ...(config.replicaUrl ? { replicaUrl: config.replicaUrl } : {}),
     },
   };

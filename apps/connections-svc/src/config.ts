@@ -1,6 +1,7 @@
 import { randomBytes } from "node:crypto";
+import type { ObjectLimits } from "@agentplane/contracts";
 import type { OutboxTuning } from "@agentplane/events";
-import { ConfigError, deploymentEnv, parseEnv } from "@agentplane/service-kit";
+import { ConfigError, deploymentEnv, ObjectLimitsSettingSchema, parseEnv } from "@agentplane/service-kit";
 import { AddressPolicy, type SafeFetcherOptions } from "@agentplane/service-kit/outbound";
 import { z } from "zod";
 
@@ -41,6 +42,8 @@ export interface ConnectionsConfig {
   awsTimeoutMs?: number;
   /** The outbox relay's poll interval, idle poll ceiling and longest backoff (defaults 250 ms, 2 s, 30 s). */
   eventRelay?: OutboxTuning;
+  /** How many connectors, clusters and AWS connections a project may hold (`OBJECT_LIMITS`; defaults otherwise). */
+  objectLimits?: ObjectLimits;
 }
 
 /** connections-svc's own settings, read the same way by its deployable and the all-in-one launcher. */
@@ -56,6 +59,7 @@ export const ConnectionsSettingsSchema = z.object({
   CLUSTER_PROXY_TIMEOUT_MS: z.coerce.number().int().min(100).max(3_600_000).default(60_000),
   /** How long an AWS endpoint may take to send its answer's headers before the call is a 504. */
   AWS_UPSTREAM_TIMEOUT_MS: z.coerce.number().int().min(100).max(900_000).default(60_000),
+  ...ObjectLimitsSettingSchema.shape,
 });
 export type ConnectionsSettings = z.infer<typeof ConnectionsSettingsSchema>;
 
@@ -85,6 +89,7 @@ export function configFromSettings(settings: ConnectionsSettings): ConnectionsCo
     awsTimeoutMs: settings.AWS_UPSTREAM_TIMEOUT_MS,
     clusterProxyTimeoutMs: settings.CLUSTER_PROXY_TIMEOUT_MS,
     connectors: { allowedHosts: parseAllowedHosts(settings.CONNECTOR_ALLOWED_HOSTS) },
+    objectLimits: settings.OBJECT_LIMITS,
   };
 }
 

@@ -6,6 +6,7 @@ import {
   createServiceApp,
   type InternalKeys,
   type Logger,
+  objectLimitsOr,
   type ReadinessChecks,
   type ServiceApp,
   type ServiceClient,
@@ -99,6 +100,7 @@ export async function createGovernanceService(deps: GovernanceServiceDeps): Prom
     },
     sts: config.sts ?? {},
     counters: { allow: 0, deny: 0, dryrunDeny: 0, credentialResolutions: 0 },
+    objectLimits: objectLimitsOr(config.objectLimits),
   };
   await fanout.start();
   const projectLabels = await followProjectLabels(db, deps.bus, (orgId) => fanout.changed(orgId));

@@ -1,5 +1,6 @@
+import type { ObjectLimits } from "@agentplane/contracts";
 import type { OutboxTuning } from "@agentplane/events";
-import { deploymentEnv, envKey32, parseEnv } from "@agentplane/service-kit";
+import { deploymentEnv, envKey32, ObjectLimitsSettingSchema, parseEnv } from "@agentplane/service-kit";
 import { z } from "zod";
 
 /** How `aws-role` credentials reach STS (the platform's own AWS identity signs AssumeRole). */
@@ -28,6 +29,8 @@ export interface GovernanceConfig {
   sts?: StsConfig;
   /** The outbox relay's poll interval, idle poll ceiling and longest backoff (defaults 250 ms, 2 s, 30 s). */
   eventRelay?: OutboxTuning;
+  /** How many policies, bindings and credentials an organization or project may hold (`OBJECT_LIMITS`). */
+  objectLimits?: ObjectLimits;
 }
 
 /** governance-svc's own settings, read the same way by its deployable and the all-in-one launcher. */
@@ -35,6 +38,7 @@ export const GovernanceSettingsSchema = z.object({
   AGENTPLANE_SECRET_KEY_PREVIOUS: envKey32.optional(),
   CREDENTIAL_ROTATION_GRACE_SECONDS: z.coerce.number().int().min(0).default(3600),
   GOVERNANCE_DRIFT_INTERVAL_SECONDS: z.coerce.number().int().min(0).default(60),
+  ...ObjectLimitsSettingSchema.shape,
 });
 export type GovernanceSettings = z.infer<typeof GovernanceSettingsSchema>;
 
@@ -66,5 +70,6 @@ export function configFromSettings(settings: GovernanceSettings, options: { secr
     ...(settings.AGENTPLANE_SECRET_KEY_PREVIOUS ? { previousSecretKey: settings.AGENTPLANE_SECRET_KEY_PREVIOUS } : {}),
     credentialGraceSeconds: settings.CREDENTIAL_ROTATION_GRACE_SECONDS,
     driftIntervalMs: settings.GOVERNANCE_DRIFT_INTERVAL_SECONDS * 1000,
+    objectLimits: settings.OBJECT_LIMITS,
   };
 }

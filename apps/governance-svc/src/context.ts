@@ -1,3 +1,4 @@
+import type { ObjectLimits } from "@agentplane/contracts";
 import type { Database } from "@agentplane/db";
 import type { Bus, Outbox } from "@agentplane/events";
 import type { Authorizer, Logger, ServiceClient } from "@agentplane/service-kit";
@@ -34,4 +35,6 @@ export interface GovernanceContext {
   secrets: { current: Uint8Array; previous: Uint8Array | undefined; rotationGraceMs: number };
   sts: StsConfig;
   counters: DecisionCounters & { credentialResolutions: number };
+  /** How many policies, bindings and credentials each organization or project may hold. */
+  objectLimits: ObjectLimits;
 }

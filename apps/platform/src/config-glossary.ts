@@ -1,3 +1,12 @@
+import { OBJECT_LIMIT_KIND_NAMES, OBJECT_LIMIT_KINDS } from "@agentplane/contracts";
+import { MAX_OBJECT_LIMIT } from "@agentplane/service-kit";
+
+/** The defaults of `OBJECT_LIMITS`, from the catalog the services enforce, so the two cannot drift. */
+const objectLimitDefaults = OBJECT_LIMIT_KIND_NAMES.map((kind) => {
+  const spec = OBJECT_LIMIT_KINDS[kind];
+  return `\`${kind}=${spec.default}\` per ${spec.per.replace(" and ", " and per ")}`;
+}).join(", ");
+
 /**
  * What each configuration variable means, for the generated reference (docs/configuration.md).
  * One entry per variable; `<deployable>:<VARIABLE>` where one deployable reads it differently.
@@ -103,6 +112,8 @@ export const CONFIG_GLOSSARY: Record<string, string> = {
     "egress proxy: the port sandbox Pods connect to (default 3128); its health endpoints stay on `PORT`.",
   SANDBOX_K8S_PLATFORM_PODS:
     "kubernetes driver: `<namespace>/<label>=<value>[,…]` of sandbox-svc's Pods, the only ones a sandbox's NetworkPolicy lets in.",
+  // Tenant object limits (read by tenancy, governance and connections)
+  OBJECT_LIMITS: `How many objects of each kind an organization or project may hold, as comma-separated \`<kind>=<n>\` pairs (n from 1 to ${MAX_OBJECT_LIMIT}; e.g. \`connectors=2000,api-tokens=5000\`); a kind not named keeps its default: ${objectLimitDefaults}. Revoked or expired API tokens and answered or expired invitations do not count. A create past a limit answers 409 \`limit-exceeded\`. Distributed: give tenancy-svc, governance-svc and connections-svc the same value.`,
   // Governance
   CREDENTIAL_ROTATION_GRACE_SECONDS: "How long a rotated credential's previous secret stays resolvable.",
   GOVERNANCE_DRIFT_INTERVAL_SECONDS: "How often one replica audits every organization for drift.",

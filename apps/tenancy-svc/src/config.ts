@@ -1,5 +1,6 @@
+import type { ObjectLimits } from "@agentplane/contracts";
 import type { OutboxTuning } from "@agentplane/events";
-import { deploymentEnv, envKey32, parseEnv } from "@agentplane/service-kit";
+import { deploymentEnv, envKey32, ObjectLimitsSettingSchema, objectLimitsOr, parseEnv } from "@agentplane/service-kit";
 import { z } from "zod";
 import type { SecretKeys } from "./crypto/secret-box.ts";
 
@@ -18,6 +19,7 @@ export const TenancySettingsSchema = z.object({
   OIDC_CLIENT_ID: z.string().min(1).optional(),
   OIDC_CLIENT_SECRET: z.string().min(1).optional(),
   OIDC_REDIRECT_URI: z.url().optional(),
+  ...ObjectLimitsSettingSchema.shape,
 });
 export type TenancySettings = z.infer<typeof TenancySettingsSchema>;
 
@@ -66,6 +68,7 @@ export function configFromSettings(
     publicUrl: env.PUBLIC_URL ?? options.publicUrl ?? "http://localhost:8080",
     ...(env.PUBLIC_URL || options.publicUrl ? {} : { publicUrlFromRequest: true }),
     keyRotationGraceSeconds: env.KEY_ROTATION_GRACE_SECONDS,
+    objectLimits: env.OBJECT_LIMITS,
     ...(env.AGENTPLANE_BOOTSTRAP_TOKEN ? { bootstrapToken: env.AGENTPLANE_BOOTSTRAP_TOKEN } : {}),
     ...(env.OIDC_ISSUER && env.OIDC_CLIENT_ID
       ? {
@@ -122,6 +125,8 @@ export interface TenancyConfig {
   eventRelay?: OutboxTuning;
   /** OIDC_ISSUER etc.: lets the operator approve the activation by signing in with the identity provider. */
   oidc?: OidcConfig;
+  /** How many projects, teams, API tokens and invitations an organization may hold (`OBJECT_LIMITS`). */
+  objectLimits?: ObjectLimits;
 }
 
 export interface OidcConfig {
@@ -140,6 +145,7 @@ export interface ResolvedTenancyConfig extends TenancyConfig {
   activationTtlSeconds: number;
   activationIntervalSeconds: number;
   invitationTtlSeconds: number;
+  objectLimits: ObjectLimits;
 }
 
 /** The keys that open what tenancy sealed: the master key, then the one being rotated out. */
@@ -163,5 +169,6 @@ export function resolveConfig(config: TenancyConfig): ResolvedTenancyConfig {
     activationTtlSeconds: config.activationTtlSeconds ?? 600,
     activationIntervalSeconds: config.activationIntervalSeconds ?? 5,
     invitationTtlSeconds: config.invitationTtlSeconds ?? 7 * 86_400,
+    objectLimits: objectLimitsOr(config.objectLimits),
   };
 }

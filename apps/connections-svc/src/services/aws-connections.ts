@@ -1,7 +1,7 @@
 import type { AwsConnection } from "@agentplane/contracts";
 import { recordDomainEvent, withDomainEvents } from "@agentplane/events";
 import { notFound, ProblemError } from "@agentplane/problem-details";
-import type { Caller, ProjectCaller } from "@agentplane/service-kit";
+import { type Caller, enforceObjectLimit, type ProjectCaller } from "@agentplane/service-kit";
 import { FetchRefusedError } from "@agentplane/service-kit/outbound";
 import type { Selectable } from "kysely";
 import type { ConnectionsContext } from "../context.ts";
@@ -105,6 +105,19 @@ export async function createAwsConnection(
   checkEndpoints(ctx, input.endpoints);
   await checkCredential(ctx, caller.projectId, input.credentialId);
   const row = await withDomainEvents(ctx, async (trx) => {
+    await enforceObjectLimit(trx, ctx.config.objectLimits, {
+      kind: "aws-connections",
+      holder: "project",
+      holderId: caller.projectId,
+      count: async () => {
+        const { n } = await trx
+          .selectFrom("aws_connections")
+          .select((eb) => eb.fn.countAll<string>().as("n"))
+          .where("project_id", "=", caller.projectId)
+          .executeTakeFirstOrThrow();
+        return Number(n);
+      },
+    });
     const inserted = await trx
       .insertInto("aws_connections")
       .values({

@@ -1,7 +1,7 @@
 import { type Cluster, newId, type Principal } from "@agentplane/contracts";
 import { recordDomainEvent, withDomainEvents } from "@agentplane/events";
 import { notFound, ProblemError } from "@agentplane/problem-details";
-import type { Caller, ProjectCaller } from "@agentplane/service-kit";
+import { type Caller, enforceObjectLimit, type ProjectCaller } from "@agentplane/service-kit";
 import type { Selectable } from "kysely";
 import type { ConnectionsContext } from "../context.ts";
 import type { ClustersTable } from "../db/schema/clusters.ts";
@@ -68,6 +68,19 @@ export async function createCluster(
 ): Promise<{ cluster: Cluster; tunnelToken: string }> {
   const token = newTunnelToken();
   const row = await withDomainEvents(ctx, async (trx) => {
+    await enforceObjectLimit(trx, ctx.config.objectLimits, {
+      kind: "clusters",
+      holder: "project",
+      holderId: caller.projectId,
+      count: async () => {
+        const { n } = await trx
+          .selectFrom("clusters")
+          .select((eb) => eb.fn.countAll<string>().as("n"))
+          .where("project_id", "=", caller.projectId)
+          .executeTakeFirstOrThrow();
+        return Number(n);
+      },
+    });
     const inserted = await trx
       .insertInto("clusters")
       .values({

@@ -6,6 +6,7 @@ import type { Selectable } from "kysely";
 import type { GovernanceContext } from "../context.ts";
 import { jsonb } from "../db/json.ts";
 import type { BindingsTable, BindingTargetJson } from "../db/schema.ts";
+import { enforceScopeLimit } from "./object-limits.ts";
 import type { PolicyScope } from "./policies.ts";
 
 export function toBinding(row: Selectable<BindingsTable>): PolicyBindingResource {
@@ -100,6 +101,7 @@ export async function createBinding(
   if (target.projectIds) await checkProjects(ctx, caller, caller.orgId, target.projectIds);
   const id = newId("policyBinding");
   const row = await withDomainEvents(ctx, async (trx) => {
+    await enforceScopeLimit(ctx, trx, caller, "bindings");
     const inserted = await trx
       .insertInto("bindings")
       .values({

@@ -15,6 +15,7 @@ import { type Envelope, type MasterKeys, openFields, rewrapKey, sealFields } fro
 import { jsonb } from "../db/json.ts";
 import type { CredentialsTable, GovernanceDb } from "../db/schema.ts";
 import { fieldsOf, metadataOf } from "./credential-fields.ts";
+import { enforceScopeLimit } from "./object-limits.ts";
 
 type Row = Selectable<CredentialsTable>;
 const iso = (d: Date | string) => new Date(d).toISOString();
@@ -64,6 +65,7 @@ export async function createCredential(
   const now = new Date();
   try {
     const row = await withDomainEvents(ctx, async (trx) => {
+      await enforceScopeLimit(ctx, trx, caller, "credentials");
       const inserted = await trx
         .insertInto("credentials")
         .values({

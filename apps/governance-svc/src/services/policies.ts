@@ -8,6 +8,7 @@ import { compilePolicyText } from "../cedar/policy-text.ts";
 import type { GovernanceContext } from "../context.ts";
 import { jsonb } from "../db/json.ts";
 import type { GovernanceDb, PoliciesTable, PolicyVersionsTable, StoredRule } from "../db/schema.ts";
+import { enforceScopeLimit } from "./object-limits.ts";
 
 /** Where a policy lives: an organization, or a project of it. */
 export interface PolicyScope {
@@ -84,6 +85,7 @@ export async function createPolicy(
   const now = new Date();
   try {
     return await withDomainEvents(ctx, async (trx) => {
+      await enforceScopeLimit(ctx, trx, caller, "policies");
       const row = await trx
         .insertInto("policies")
         .values({

@@ -9,6 +9,7 @@ import type { TenancyContext } from "../context.ts";
 import { digestsEqual, sha256Hex } from "../crypto/secret-box.ts";
 import type { ApiTokenTable, TenancyDatabase } from "../db/schema.ts";
 import { orgRoleOf } from "./caller.ts";
+import { enforceOrgLimit } from "./object-limits.ts";
 import { page, scopesOf, toApiToken } from "./serialize.ts";
 
 type Db = Kysely<TenancyDatabase>;
@@ -240,6 +241,7 @@ export async function createApiToken(
     });
   }
   const { row, token } = await withDomainEvents(ctx, async (trx) => {
+    await enforceOrgLimit(ctx, trx, "api-tokens", orgId);
     const created = await insertApiToken(trx, {
       orgId,
       userId,

@@ -6,6 +6,7 @@ import { sql } from "kysely";
 import { actorOf } from "../authz/local-authorizer.ts";
 import type { TenancyContext } from "../context.ts";
 import { orgRoleOf } from "./caller.ts";
+import { enforceOrgLimit } from "./object-limits.ts";
 import { page, toInvitation } from "./serialize.ts";
 import { getUser } from "./users.ts";
 
@@ -39,6 +40,7 @@ export async function createInvitation(
     throw new ProblemError("conflict", { detail: `${email} already has a pending invitation (${pending.id})` });
   const ttl = input.expiresInSeconds ?? ctx.config.invitationTtlSeconds;
   const row = await withDomainEvents(ctx, async (trx) => {
+    await enforceOrgLimit(ctx, trx, "invitations", orgId);
     const row = await trx
       .insertInto("invitations")
       .values({

@@ -7,6 +7,7 @@ import { actorOf } from "../authz/local-authorizer.ts";
 import type { TenancyContext } from "../context.ts";
 import type { TenancyDatabase } from "../db/schema.ts";
 import { currentPublicKey, insertCurrentKey, publishedKeys, rotateKeys } from "../keys/signing-keys.ts";
+import { enforceOrgLimit } from "./object-limits.ts";
 import { changedFields, iso, page, toProject } from "./serialize.ts";
 
 /** A labels object as a jsonb value that both drivers store as an object (a bare string parameter is stored as a JSON string). */
@@ -33,6 +34,7 @@ export async function createProject(
   if (actor.projectId)
     throw new ProblemError("forbidden", { detail: "A project-restricted token cannot create projects" });
   const row = await withDomainEvents(ctx, async (trx) => {
+    await enforceOrgLimit(ctx, trx, "projects", orgId);
     const project = await trx
       .insertInto("projects")
       .values({

@@ -4,6 +4,7 @@ import { ProblemError } from "@agentplane/problem-details";
 import type { Caller } from "@agentplane/service-kit";
 import { sql } from "kysely";
 import type { TenancyContext } from "../context.ts";
+import { enforceOrgLimit } from "./object-limits.ts";
 import { changedFields, iso, page, toTeam } from "./serialize.ts";
 
 function teamNotFound(teamId: string): ProblemError {
@@ -24,6 +25,7 @@ export async function createTeam(
 ): Promise<Team> {
   const { orgId } = caller;
   const row = await withDomainEvents(ctx, async (trx) => {
+    await enforceOrgLimit(ctx, trx, "teams", orgId);
     const row = await trx
       .insertInto("teams")
       .values({

@@ -2,8 +2,10 @@ import { type Connector, redactUrlCredentials } from "@agentplane/contracts";
 import { isUniqueViolation } from "@agentplane/db";
 import { recordDomainEvent, withDomainEvents } from "@agentplane/events";
 import { badRequest, conflict, notFound, ProblemError } from "@agentplane/problem-details";
-import type { Caller } from "@agentplane/service-kit";
+import { type Caller, enforceObjectLimit, limitExceeded } from "@agentplane/service-kit";
+import type { Kysely } from "kysely";
 import type { ConnectionsContext } from "../../context.ts";
+import type { ConnectionsDb } from "../../db/schema/index.ts";
 import type { OperationFilter } from "../openapi/filter.ts";
 import { checkBaseUrl, type Discovered, type DiscoverySource, discoverSource } from "./discovery.ts";
 import { prefixedConnectorId } from "./ids.ts";
@@ -66,6 +68,15 @@ export async function connectionHeaders(ctx: ConnectionsContext, row: ConnectorR
 /** What the connector verbs work with: the service context and the live connector runtime. */
 export type ConnectorsContext = ConnectionsContext & { connectors: ConnectorRuntime };
 
+async function connectorCount(db: Kysely<ConnectionsDb>, projectId: string): Promise<number> {
+  const { n } = await db
+    .selectFrom("connectors")
+    .select((eb) => eb.fn.countAll<string>().as("n"))
+    .where("project_id", "=", projectId)
+    .executeTakeFirstOrThrow();
+  return Number(n);
+}
+
 export async function createConnector(
   ctx: ConnectorsContext,
   actor: Caller,
@@ -78,6 +89,9 @@ export async function createConnector(
     refuseRedactedUrl(source.specUrl, "/body/specUrl");
     refuseRedactedUrl(source.baseUrl, "/body/baseUrl");
   }
+  // Before discovery too: a project at its limit makes no outbound calls for a create that fails.
+  const limit = ctx.config.objectLimits.connectors;
+  if ((await connectorCount(ctx.db, input.projectId)) >= limit) throw limitExceeded("connectors", limit, "project");
   const credential = input.credentialId
     ? await credentialHeaders(ctx, input.credentialId, input.projectId).catch((error: unknown) => {
         if (error instanceof ProblemError && error.status === 404) {
@@ -103,6 +117,12 @@ export async function createConnector(
   const id = prefixedConnectorId("mcp");
   try {
     const row = await withDomainEvents(ctx, async (trx) => {
+      await enforceObjectLimit(trx, ctx.config.objectLimits, {
+        kind: "connectors",
+        holder: "project",
+        holderId: input.projectId,
+        count: () => connectorCount(trx, input.projectId),
+      });
       const inserted = await trx
         .insertInto("connectors")
         .values({
