@@ -1,4 +1,5 @@
 import { z } from "@hono/zod-openapi";
+import { limitedCreateConflict } from "../common/object-limits.ts";
 import { defineRoute } from "../common/route.ts";
 import { CursorPage, pathParam, Timestamp } from "../common/schemas.ts";
 import { LabelsSchema } from "../sandbox/schemas.ts";
@@ -87,7 +88,7 @@ export const createAwsConnectionRoute = defineRoute(
     description:
       "Creates a connection to an AWS account through a governance credential (`aws-keys`, or `aws-role` assumed through STS with its external id, cached until shortly before expiry), with a default region and optional endpoint overrides per service.",
     request: { params: ProjectIdParams, ...jsonRequest(CreateAwsConnectionBody) },
-    responses: { 201: jsonBody(AwsConnection, "Created") },
+    responses: { 201: jsonBody(AwsConnection, "Created"), ...limitedCreateConflict("aws-connections") },
   },
 );
 export const listAwsConnectionsRoute = defineRoute(

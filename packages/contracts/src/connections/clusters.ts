@@ -1,4 +1,5 @@
 import { z } from "@hono/zod-openapi";
+import { limitedCreateConflict } from "../common/object-limits.ts";
 import { defineRoute } from "../common/route.ts";
 import { CursorPage, pathParam, Timestamp } from "../common/schemas.ts";
 import { LabelsSchema } from "../sandbox/schemas.ts";
@@ -93,7 +94,7 @@ export const createClusterRoute = defineRoute(
     description:
       "Registers a Kubernetes cluster. The answer carries the tunnel token (shown once) that its relay uses to dial out to the platform; the cluster stays `pending` until the relay connects.",
     request: { params: ProjectIdParams, ...jsonRequest(CreateClusterBody) },
-    responses: { 201: jsonBody(CreatedCluster, "Registered") },
+    responses: { 201: jsonBody(CreatedCluster, "Registered"), ...limitedCreateConflict("clusters") },
   },
 );
 

@@ -1,3 +1,4 @@
+import { limitedCreateConflict } from "../common/object-limits.ts";
 import { defineRoute } from "../common/route.ts";
 import { jsonBody, jsonRequest, NoContent, PageQuery, ProjectIdParams } from "../tenancy/shared.ts";
 import {
@@ -50,7 +51,10 @@ export const createMcpConnectorRoute = defineRoute(manage, {
   description:
     "Connects a remote MCP server by URL (Streamable HTTP, with HTTP+SSE as a fallback), optional headers and a credential; its tools are listed at once. The URL is fetched SSRF-safely (private addresses refused unless allowed).",
   request: { params: ProjectIdParams, ...jsonRequest(CreateMcpConnectorBody) },
-  responses: { 201: jsonBody(ConnectorSchema, "The connector") },
+  responses: {
+    201: jsonBody(ConnectorSchema, "The connector"),
+    ...limitedCreateConflict("connectors", "A connector of this name exists in the project"),
+  },
 });
 
 export const createHttpConnectorRoute = defineRoute(manage, {
@@ -62,7 +66,10 @@ export const createHttpConnectorRoute = defineRoute(manage, {
   description:
     "Builds a connector from an OpenAPI description (a URL or the document inline; JSON or YAML; 3.0, 3.1, Swagger 2.0): every operation, filtered by tag, path and method, becomes a tool with its input and output schemas.",
   request: { params: ProjectIdParams, ...jsonRequest(CreateHttpConnectorBody) },
-  responses: { 201: jsonBody(ConnectorSchema, "The connector") },
+  responses: {
+    201: jsonBody(ConnectorSchema, "The connector"),
+    ...limitedCreateConflict("connectors", "A connector of this name exists in the project"),
+  },
 });
 
 export const previewConnectorDiscoveryRoute = defineRoute(manage, {

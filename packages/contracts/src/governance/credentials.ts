@@ -1,4 +1,5 @@
 import { z } from "@hono/zod-openapi";
+import { limitedCreateConflict } from "../common/object-limits.ts";
 import { defineRoute } from "../common/route.ts";
 import { pathParam, Timestamp } from "../common/schemas.ts";
 import { CREDENTIAL_KINDS, type CredentialKind } from "./internal.ts";
@@ -132,7 +133,10 @@ export const createCredentialRoute = defineRoute(
     description:
       "Stores a credential of a kind (`cloud-a-bearer`, `cloud-a-keys`, `cloud-b-key`, `aws-keys`, `aws-role`, `http-bearer`, `http-header`, `http-basic`) with its fields, encrypted with a data key of its own wrapped by the installation's master key. The secret is never returned, logged or audited.",
     request: { params: GovProjectParams, ...jsonRequest(CreateCredentialBody) },
-    responses: { 201: jsonBody(CredentialSchema, "Created") },
+    responses: {
+      201: jsonBody(CredentialSchema, "Created"),
+      ...limitedCreateConflict("credentials", "A credential of this name exists in the project"),
+    },
   },
 );
 export const getCredentialRoute = defineRoute(

@@ -1,4 +1,5 @@
 import { z } from "@hono/zod-openapi";
+import { limitedCreateConflict } from "../common/object-limits.ts";
 import { defineRoute } from "../common/route.ts";
 import { pathParam, Timestamp } from "../common/schemas.ts";
 import {
@@ -127,7 +128,10 @@ export const createOrgPolicyRoute = defineRoute(
     description:
       "Creates an organization policy as version 1. The Cedar text is parsed and validated against the schema (a 400 carries Cedar's messages with line and column); every statement gets its `@id` rule id, generated when absent.",
     request: { params: GovOrgParams, ...jsonRequest(CreatePolicyBody) },
-    responses: { 201: jsonBody(PolicySchema, "Created") },
+    responses: {
+      201: jsonBody(PolicySchema, "Created"),
+      ...limitedCreateConflict("policies", "A policy of this name exists here"),
+    },
   },
 );
 export const getOrgPolicyRoute = defineRoute(
@@ -221,7 +225,10 @@ export const createProjectPolicyRoute = defineRoute(
     description:
       "Creates a project policy as version 1, validated against the Cedar schema like organization policies. A project policy can only be bound in its project.",
     request: { params: GovProjectParams, ...jsonRequest(CreatePolicyBody) },
-    responses: { 201: jsonBody(PolicySchema, "Created") },
+    responses: {
+      201: jsonBody(PolicySchema, "Created"),
+      ...limitedCreateConflict("policies", "A policy of this name exists here"),
+    },
   },
 );
 export const getProjectPolicyRoute = defineRoute(

@@ -1,4 +1,5 @@
 import { z } from "@hono/zod-openapi";
+import { limitedCreateConflict } from "../common/object-limits.ts";
 import { PERMISSIONS, type Permission } from "../common/permissions.ts";
 import { OrgRoleSchema } from "../common/roles.ts";
 import { defineRoute } from "../common/route.ts";
@@ -73,7 +74,10 @@ export const createApiTokenRoute = defineRoute(
     tags,
     summary: "Create an API token; the secret is returned once",
     request: { params: OrgIdParams, ...jsonRequest(CreateApiTokenBody) },
-    responses: { 201: jsonBody(CreatedApiToken, "Created (the only response with the secret)") },
+    responses: {
+      201: jsonBody(CreatedApiToken, "Created (the only response with the secret)"),
+      ...limitedCreateConflict("api-tokens"),
+    },
   },
 );
 

@@ -1,4 +1,5 @@
 import { z } from "@hono/zod-openapi";
+import { limitedCreateConflict } from "../common/object-limits.ts";
 import { OrgRoleSchema } from "../common/roles.ts";
 import { defineRoute } from "../common/route.ts";
 import { pathParam, Timestamp } from "../common/schemas.ts";
@@ -68,7 +69,10 @@ export const createInvitationRoute = defineRoute(
     tags,
     summary: "Invite someone by email with a role",
     request: { params: OrgIdParams, ...jsonRequest(CreateInvitationBody) },
-    responses: { 201: jsonBody(Invitation, "Created") },
+    responses: {
+      201: jsonBody(Invitation, "Created"),
+      ...limitedCreateConflict("invitations", "The email is a member already or has a pending invitation"),
+    },
   },
 );
 

@@ -1,4 +1,5 @@
 import { z } from "@hono/zod-openapi";
+import { limitedCreateConflict } from "../common/object-limits.ts";
 import { ProjectRoleSchema } from "../common/roles.ts";
 import { defineRoute } from "../common/route.ts";
 import { Labels, Timestamp } from "../common/schemas.ts";
@@ -93,7 +94,7 @@ export const createProjectRoute = defineRoute(
     tags,
     summary: "Create a project (with its ES256 signing key); the creator becomes its admin",
     request: { params: OrgIdParams, ...jsonRequest(CreateProjectBody) },
-    responses: { 201: jsonBody(Project, "Created") },
+    responses: { 201: jsonBody(Project, "Created"), ...limitedCreateConflict("projects") },
   },
 );
 

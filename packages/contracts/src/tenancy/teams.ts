@@ -1,4 +1,5 @@
 import { z } from "@hono/zod-openapi";
+import { limitedCreateConflict } from "../common/object-limits.ts";
 import { ProjectRoleSchema } from "../common/roles.ts";
 import { defineRoute } from "../common/route.ts";
 import { pathParam, Timestamp } from "../common/schemas.ts";
@@ -57,7 +58,7 @@ export const createTeamRoute = defineRoute(
     tags,
     summary: "Create a team",
     request: { params: OrgIdParams, ...jsonRequest(CreateTeamBody) },
-    responses: { 201: jsonBody(Team, "Created") },
+    responses: { 201: jsonBody(Team, "Created"), ...limitedCreateConflict("teams") },
   },
 );
 

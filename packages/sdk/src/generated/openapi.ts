@@ -6686,7 +6686,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflicts with the current state */
+            /** @description `limit-exceeded`: the organization already holds the most teams it may (1000 unless `OBJECT_LIMITS` sets `teams=<n>`) */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -7560,7 +7560,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflicts with the current state */
+            /** @description `limit-exceeded`: the organization already holds the most projects it may (1000 unless `OBJECT_LIMITS` sets `projects=<n>`) */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -8331,7 +8331,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflicts with the current state */
+            /** @description The email is a member already or has a pending invitation, or `limit-exceeded`: the organization already holds the most invitations it may (1000 unless `OBJECT_LIMITS` sets `invitations=<n>`) */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -9103,7 +9103,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflicts with the current state */
+            /** @description `limit-exceeded`: the organization already holds the most API tokens it may (1000 unless `OBJECT_LIMITS` sets `api-tokens=<n>`) */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -13905,7 +13905,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflicts with the current state */
+            /** @description A policy of this name exists here, or `limit-exceeded`: the organization or project already holds the most policies it may (1000 unless `OBJECT_LIMITS` sets `policies=<n>`) */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -14598,7 +14598,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflicts with the current state */
+            /** @description A policy of this name exists here, or `limit-exceeded`: the organization or project already holds the most policies it may (1000 unless `OBJECT_LIMITS` sets `policies=<n>`) */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -15291,7 +15291,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflicts with the current state */
+            /** @description `limit-exceeded`: the organization or project already holds the most bindings it may (1000 unless `OBJECT_LIMITS` sets `bindings=<n>`) */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -15780,7 +15780,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflicts with the current state */
+            /** @description `limit-exceeded`: the organization or project already holds the most bindings it may (1000 unless `OBJECT_LIMITS` sets `bindings=<n>`) */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -16171,7 +16171,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflicts with the current state */
+            /** @description A credential of this name exists in the project, or `limit-exceeded`: the project already holds the most credentials it may (1000 unless `OBJECT_LIMITS` sets `credentials=<n>`) */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -18860,7 +18860,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflicts with the current state */
+            /** @description `limit-exceeded`: the project already holds the most clusters it may (100 unless `OBJECT_LIMITS` sets `clusters=<n>`) */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -20009,7 +20009,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflicts with the current state */
+            /** @description `limit-exceeded`: the project already holds the most AWS connections it may (100 unless `OBJECT_LIMITS` sets `aws-connections=<n>`) */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -21251,7 +21251,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflicts with the current state */
+            /** @description A connector of this name exists in the project, or `limit-exceeded`: the project already holds the most connectors it may (500 unless `OBJECT_LIMITS` sets `connectors=<n>`) */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -21350,7 +21350,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflicts with the current state */
+            /** @description A connector of this name exists in the project, or `limit-exceeded`: the project already holds the most connectors it may (500 unless `OBJECT_LIMITS` sets `connectors=<n>`) */
             409: {
                 headers: {
                     [name: string]: unknown;
