@@ -7,7 +7,7 @@
 // INFERENCE_BENCH_PROFILE=<dir> writes a V8 CPU profile of the platform process there; read it with
 // node bench/cpuprofile-summary.ts <dir>/platform.cpuprofile --after=proxy/handler.ts --skip=2
 
-import { spawn } from "node:child_process";
+import { execFileSync, spawn } from "node:child_process";
 import autocannon from "autocannon";
 import { Agent, request } from "undici";
 import { throughSdk } from "./inference-sdk.ts";
@@ -17,8 +17,20 @@ const BODY = JSON.stringify({ model: "claude-haiku-4-5", max_tokens: 64, message
 const STREAM_BODY = BODY.replace("{", '{"stream":true,');
 const PATH = "/v1/llm/cloud-b/family-1/anthropic/v1/messages";
 
+// BENCH_PIN_CLIENT=1: this process (the load generators and the SDK client) on CPU 0, the
+// platform and the upstream stand-in on CPU 1 (Postgres, a system service, floats), as a client on
+// another machine would be: what the proxy costs without the client and the proxy taking each
+// other's core. Needs util-linux's taskset and two CPUs.
+const PIN = process.env.BENCH_PIN_CLIENT === "1";
+if (PIN) {
+  execFileSync("taskset", ["-a", "-p", "-c", "0", String(process.pid)], { stdio: "ignore" });
+  console.log("CPU placement: load generators and SDK client on CPU 0; platform and upstream on CPU 1");
+}
+
 function start(script: string, env: Record<string, string>, flags: string[] = []) {
-  return spawn(process.execPath, [...flags, script], {
+  // taskset execs the program: the child's pid is the server's own.
+  const [command, ...args] = [...(PIN ? ["taskset", "-c", "1"] : []), process.execPath, ...flags, script];
+  return spawn(command as string, args, {
     cwd: REPO_ROOT,
     env: { ...process.env, LOG_LEVEL: "warn", ...env },
     stdio: ["ignore", "pipe", "inherit"],
