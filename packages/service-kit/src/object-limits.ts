@@ -57,8 +57,8 @@ export const ObjectLimitsSettingSchema = z.object({ [OBJECT_LIMITS_SETTING]: env
 
 export interface ObjectLimitCheck {
   kind: ObjectLimitKind;
-  /** What holds the objects: an organization or a project, and its id. */
-  holder: "organization" | "project";
+  /** What holds the objects: an organization, a project or a user, and its id. */
+  holder: "organization" | "project" | "user";
   holderId: string;
   /** How many the holder keeps now, counted inside the same transaction. */
   count: () => Promise<number>;
@@ -82,7 +82,11 @@ export async function enforceObjectLimit(
 }
 
 /** The 409 `limit-exceeded` problem: which kind, its limit, and the setting that raises it. */
-export function limitExceeded(kind: ObjectLimitKind, limit: number, holder: "organization" | "project"): ProblemError {
+export function limitExceeded(
+  kind: ObjectLimitKind,
+  limit: number,
+  holder: "organization" | "project" | "user",
+): ProblemError {
   const spec = OBJECT_LIMIT_KINDS[kind];
   const counted = "counted" in spec ? ` ${spec.counted}` : "";
   return new ProblemError("limit-exceeded", {

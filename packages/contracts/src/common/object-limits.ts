@@ -1,14 +1,14 @@
 import { problemResponseSpec } from "@agentplane/problem-details";
 
-/** The one setting that changes how many objects of each kind an organization or project may hold. */
+/** The one setting that changes how many objects of each kind an organization, project or user may hold. */
 export const OBJECT_LIMITS_SETTING = "OBJECT_LIMITS";
 
 interface ObjectLimitKindSpec {
   /** What one object is called in a sentence ("connector"), and several ("connectors"). */
   one: string;
   many: string;
-  /** What holds them: each organization, or each project on its own. */
-  per: "organization" | "project" | "organization and project";
+  /** What holds them: each organization, each project on its own, or each user. */
+  per: "organization" | "project" | "organization and project" | "user";
   /** How many each holder may keep unless `OBJECT_LIMITS` says otherwise. */
   default: number;
   /** Which of them count (a revoked token or a finished invitation does not). */
@@ -43,6 +43,29 @@ export const OBJECT_LIMIT_KINDS = {
   connectors: { one: "connector", many: "connectors", per: "project", default: 500 },
   clusters: { one: "cluster", many: "clusters", per: "project", default: 100 },
   "aws-connections": { one: "AWS connection", many: "AWS connections", per: "project", default: 100 },
+  // Held by a user, so that no one multiplies the per-organization limits, or fills the database
+  // with personal things, by creating without end.
+  organizations: {
+    one: "organization",
+    many: "organizations",
+    per: "user",
+    default: 100,
+    counted: "as an owner",
+  },
+  "personal-api-tokens": {
+    one: "personal API token",
+    many: "personal API tokens",
+    per: "user",
+    default: 1000,
+    counted: "neither revoked nor expired",
+  },
+  sessions: {
+    one: "browser session",
+    many: "browser sessions",
+    per: "user",
+    default: 1000,
+    counted: "neither revoked nor expired",
+  },
 } as const satisfies Record<string, ObjectLimitKindSpec>;
 
 export type ObjectLimitKind = keyof typeof OBJECT_LIMIT_KINDS;
@@ -62,6 +85,6 @@ export const DEFAULT_OBJECT_LIMITS: ObjectLimits = Object.fromEntries(
 export function limitedCreateConflict(kind: ObjectLimitKind, otherConflict?: string) {
   const spec: ObjectLimitKindSpec = OBJECT_LIMIT_KINDS[kind];
   const holder = spec.per === "organization and project" ? "the organization or project" : `the ${spec.per}`;
-  const limit = `\`limit-exceeded\`: ${holder} already holds the most ${spec.many} it may (${spec.default} unless \`${OBJECT_LIMITS_SETTING}\` sets \`${kind}=<n>\`)`;
+  const limit = `\`limit-exceeded\`: ${holder} already holds the most ${spec.many} ${spec.per === "user" ? "they" : "it"} may (${spec.default} unless \`${OBJECT_LIMITS_SETTING}\` sets \`${kind}=<n>\`)`;
   return { 409: problemResponseSpec(otherConflict ? `${otherConflict}, or ${limit}` : limit) };
 }
