@@ -3,7 +3,8 @@ import { generateInternalKeys } from "@agentplane/service-kit";
 import { createTestDatabase, OwnRedis, requirePostgres, requireRedis, type TestDatabase } from "@agentplane/testkit";
 import { afterAll, beforeAll, describe, it } from "vitest";
 import { freePort, type Spawned, spawnNode, waitForHealth } from "../../../tests/e2e/processes.ts";
-import { LIMITS_SETTING, type LimitedKind, limitedKinds, walkLimit } from "./object-limits.ts";
+import { LIMIT, LIMITS_SETTING, type LimitedKind, limitedKinds, walkLimit } from "./object-limits.ts";
+import { userLimitedKinds } from "./object-limits-per-user.ts";
 
 const pg = await requirePostgres();
 const redis = await requireRedis();
@@ -38,14 +39,17 @@ describe.skipIf(!pg.available || !redis.available)(
         ...urls,
         PUBLIC_URL: gatewayUrl,
         RATE_LIMIT_PER_MINUTE: "100000",
-        OBJECT_LIMITS: LIMITS_SETTING,
+        OBJECT_LIMITS: `${LIMITS_SETTING},sessions=${LIMIT},personal-api-tokens=${LIMIT}`,
       });
       try {
         for (const url of [...Object.values(urls), gatewayUrl]) await waitForHealth(url, 200_000);
       } catch (err) {
         throw new Error(`${(err as Error).message}\n${launcher.output()}`);
       }
-      kinds = await limitedKinds(gatewayUrl, owner);
+      const perUser = (await userLimitedKinds(gatewayUrl, owner)).filter((k) =>
+        ["sessions", "personal-api-tokens"].includes(k.kind),
+      );
+      kinds = [...(await limitedKinds(gatewayUrl, owner)), ...perUser];
     }, 300_000);
 
     afterAll(async () => {
@@ -54,7 +58,7 @@ describe.skipIf(!pg.available || !redis.available)(
       await bus.stop();
     });
 
-    it.each(["connectors", "api-tokens", "policies", "credentials"])(
+    it.each(["connectors", "api-tokens", "policies", "credentials", "sessions", "personal-api-tokens"])(
       "%s: up to the limit, one more is a 409 limit-exceeded, a delete frees a slot, a burst cannot overshoot",
       async (kind) => {
         await walkLimit(kinds.find((k) => k.kind === kind)!);

@@ -22,6 +22,7 @@ import { open, seal, sha256Hex } from "../crypto/secret-box.ts";
 import type { DeviceAuthorizationTable, TenancyDatabase } from "../db/schema.ts";
 import { credentialExpiry, insertApiToken, memberRole } from "./api-tokens.ts";
 import { getInstallation, normalizeCode, randomCode, USER_CODE_ALPHABET } from "./installation.ts";
+import { enforceOrgLimit, enforceUserLimit } from "./object-limits.ts";
 
 type Db = Kysely<TenancyDatabase>;
 type Row = Selectable<DeviceAuthorizationTable>;
@@ -253,6 +254,9 @@ export async function decideDeviceAuthorization(
       return { outcome: "denied", clientName: row.client_name };
     }
     const spec = await tokenFor(trx, approver);
+    // The minted token counts like any other: in its organization, or among its user's personal ones.
+    if (spec.orgId) await enforceOrgLimit(ctx, trx, "api-tokens", spec.orgId);
+    else await enforceUserLimit(ctx, trx, "personal-api-tokens", spec.userId);
     const { row: created, token } = await insertApiToken(trx, { ...spec, name: row.client_name });
     await trx
       .updateTable("device_authorizations")

@@ -6,9 +6,13 @@ import { sql } from "kysely";
 import { actorOf } from "../authz/local-authorizer.ts";
 import { requireTokenScope } from "../authz/token-scope.ts";
 import type { TenancyContext } from "../context.ts";
+import { enforceUserLimit } from "./object-limits.ts";
 import { changedFields, page, toOrganization } from "./serialize.ts";
 
-/** Creates an organization with the caller as its owner (there is no organization to authorize in yet). */
+/**
+ * Creates an organization with the caller as its owner (there is no organization to authorize in
+ * yet), unless the user already owns as many as the `organizations` limit allows.
+ */
 export async function createOrganization(
   ctx: TenancyContext,
   caller: Requester,
@@ -20,6 +24,7 @@ export async function createOrganization(
     throw new ProblemError("forbidden", { detail: "A token bound to an organization cannot create organizations" });
   }
   const org = await withDomainEvents(ctx, async (trx) => {
+    await enforceUserLimit(ctx, trx, "organizations", actor.userId);
     const row = await trx
       .insertInto("orgs")
       .values({ id: newId("org"), name: input.name, updated_at: new Date() })

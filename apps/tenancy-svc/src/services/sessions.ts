@@ -16,6 +16,7 @@ import type { TenancyContext } from "../context.ts";
 import { digestsEqual, sha256Hex } from "../crypto/secret-box.ts";
 import type { BrowserSessionTable } from "../db/schema.ts";
 import { tokenPrincipal, tokenUsable } from "./api-tokens.ts";
+import { enforceUserLimit } from "./object-limits.ts";
 import { iso } from "./serialize.ts";
 
 /** `aps_<id without ses_>_<secret>`: the id finds the row, only the secret's SHA-256 is stored. */
@@ -77,7 +78,10 @@ export interface SignInRecord {
   requestId?: string | undefined;
 }
 
-/** Opens a session for the user behind the caller; `via` overrides how it is recorded (invitations). */
+/**
+ * Opens a session for the user behind the caller, unless they hold as many open ones as the
+ * `sessions` limit allows; `via` overrides how it is recorded (invitations).
+ */
 export async function openSession(
   ctx: TenancyContext,
   caller: Requester,
@@ -89,6 +93,7 @@ export async function openSession(
   const secretPart = randomBytes(32).toString("base64url");
   const { signIn } = input;
   const row = await withDomainEvents(ctx, async (trx) => {
+    await enforceUserLimit(ctx, trx, "sessions", source.userId);
     const inserted = await trx
       .insertInto("browser_sessions")
       .values({

@@ -5,6 +5,7 @@ import * as apiTokenScopes from "./0003-api-token-scopes.ts";
 import * as projectLabels from "./0004-project-labels.ts";
 import * as browserSessions from "./0005-browser-sessions.ts";
 import * as deviceAuthorizations from "./0006-device-authorizations.ts";
+import * as personalApiTokensIndex from "./0007-personal-api-tokens-index.ts";
 
 /** Applied in this order; never rename or reorder an entry that has shipped. */
 export const migrations: MigrationList = {
@@ -15,4 +16,5 @@ export const migrations: MigrationList = {
   "0004_project_labels": projectLabels,
   "0005_browser_sessions": browserSessions,
   "0006_device_authorizations": deviceAuthorizations,
+  "0007_personal_api_tokens_index": personalApiTokensIndex,
 };

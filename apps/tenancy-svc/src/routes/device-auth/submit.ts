@@ -1,5 +1,6 @@
 import { timingSafeEqual } from "node:crypto";
 import type { Principal } from "@agentplane/contracts";
+import { ProblemError } from "@agentplane/problem-details";
 import type { ServiceApp } from "@agentplane/service-kit";
 import type { TenancyContext } from "../../context.ts";
 import { resolveApiToken } from "../../services/api-tokens.ts";
@@ -42,7 +43,8 @@ export function registerDeviceSubmit(app: ServiceApp, ctx: TenancyContext): void
     const decision = field(body, "decision", 16);
     const pasted = field(body, "token", 512);
     const lookup = userCode ? await lookUpUserCode(ctx.db, userCode) : undefined;
-    const again = (error: string, status: 400 | 401 | 403) => c.html(devicePage({ userCode, lookup, error }), status);
+    const again = (error: string, status: 400 | 401 | 403 | 409) =>
+      c.html(devicePage({ userCode, lookup, error }), status);
     if (decision !== "approve" && decision !== "deny") return again("Choose Approve or Deny.", 400);
 
     let approver: Principal | undefined;
@@ -59,7 +61,15 @@ export function registerDeviceSubmit(app: ServiceApp, ctx: TenancyContext): void
       approver = session.principal;
     }
     const caller = { principal: approver, requestId: c.get("requestId") };
-    const outcome = await decideDeviceAuthorization(ctx, caller, { userCode, approve: decision === "approve" });
+    let outcome: Awaited<ReturnType<typeof decideDeviceAuthorization>>;
+    try {
+      outcome = await decideDeviceAuthorization(ctx, caller, { userCode, approve: decision === "approve" });
+    } catch (err) {
+      // At the token limit the sign-in stays pending: the page says which limit, and the person
+      // can revoke a token and approve again before the code expires.
+      if (err instanceof ProblemError && err.slug === "limit-exceeded" && err.detail) return again(err.detail, 409);
+      throw err;
+    }
     const { html, status } = decisionPage(outcome);
     return c.html(html, status);
   });

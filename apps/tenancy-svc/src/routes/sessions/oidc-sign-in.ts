@@ -1,3 +1,4 @@
+import { ProblemError } from "@agentplane/problem-details";
 import type { ServiceApp } from "@agentplane/service-kit";
 import type { Context } from "hono";
 import { deleteCookie, getCookie, setCookie } from "hono/cookie";
@@ -93,10 +94,17 @@ export function registerConsoleOidcSignIn(app: ServiceApp, ctx: TenancyContext):
     }
     const user = await resolveOidcUser(ctx.db, done.identity);
     const signedIn = { principal: userPrincipal(user), requestId: record.requestId };
-    const opened = await openSession(ctx, signedIn, {
-      userAgent: c.req.header("user-agent"),
-      signIn: record,
-    });
+    let opened: Awaited<ReturnType<typeof openSession>>;
+    try {
+      opened = await openSession(ctx, signedIn, { userAgent: c.req.header("user-agent"), signIn: record });
+    } catch (err) {
+      // A person at the sessions limit reads why on the sign-in page, not as a JSON problem.
+      if (err instanceof ProblemError && err.slug === "limit-exceeded" && err.detail) {
+        await recordRefusedSignIn(ctx, { ...record, reason: err.detail });
+        return backToSignIn(c, err.detail, safeNext(done.carried.next as string | undefined));
+      }
+      throw err;
+    }
     c.header("set-cookie", sessionCookie(c, ctx.config.publicUrl, opened.secret), { append: true });
     return c.redirect(safeNext(done.carried.next as string | undefined), 302);
   });
