@@ -1,4 +1,5 @@
 import { z } from "@hono/zod-openapi";
+import { limitedCreateConflict } from "../common/object-limits.ts";
 import { OrgRoleSchema } from "../common/roles.ts";
 import { defineRoute } from "../common/route.ts";
 import { Timestamp } from "../common/schemas.ts";
@@ -35,7 +36,7 @@ export const createOrganizationRoute = defineRoute(
     tags,
     summary: "Create an organization; the caller becomes its owner",
     request: jsonRequest(CreateOrganizationBody),
-    responses: { 201: jsonBody(Organization, "Created") },
+    responses: { 201: jsonBody(Organization, "Created"), ...limitedCreateConflict("organizations") },
   },
 );
 

@@ -1,4 +1,5 @@
 import { z } from "@hono/zod-openapi";
+import { limitedCreateConflict } from "../common/object-limits.ts";
 import { defineRoute } from "../common/route.ts";
 import { pathParam, Timestamp } from "../common/schemas.ts";
 import { jsonBody, NoContent } from "./shared.ts";
@@ -97,7 +98,10 @@ export const createSessionRoute = defineRoute(
     path: "/v1/auth/sessions",
     tags,
     summary: "Sign in: open a browser session",
-    responses: { 201: jsonBody(OpenedSession, "Opened; the Set-Cookie header carries the session") },
+    responses: {
+      201: jsonBody(OpenedSession, "Opened; the Set-Cookie header carries the session"),
+      ...limitedCreateConflict("sessions"),
+    },
   },
 );
 

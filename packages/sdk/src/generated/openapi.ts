@@ -5147,7 +5147,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflicts with the current state */
+            /** @description `limit-exceeded`: the user already holds the most browser sessions they may (1000 unless `OBJECT_LIMITS` sets `sessions=<n>`) */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -5807,7 +5807,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflicts with the current state */
+            /** @description `limit-exceeded`: the user already holds the most organizations they may (100 unless `OBJECT_LIMITS` sets `organizations=<n>`) */
             409: {
                 headers: {
                     [name: string]: unknown;
