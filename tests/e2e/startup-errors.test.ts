@@ -73,12 +73,14 @@ describe.skipIf(!pg.available || !redis.available)(`start-up failures${pg.reason
 
   it("a bad object limit stops every service that enforces limits, naming OBJECT_LIMITS", async () => {
     const [aio, ...alone] = await Promise.all(
-      ["all", "tenancy", "governance", "connections"].map((target) => start(target, { OBJECT_LIMITS: "connectors=0" })),
+      ["all", "tenancy", "governance", "connections", "sandbox"].map((target) =>
+        start(target, { OBJECT_LIMITS: "connectors=0" }),
+      ),
     );
     const problem = 'OBJECT_LIMITS: "connectors=0" must be <kind>=<n> with n a whole number from 1 to 1000000';
     expect(aio!.code).toBe(1);
     expect(aio!.lines).toEqual([`agentplane: invalid configuration: ${problem}`]);
-    for (const [i, target] of ["tenancy", "governance", "connections"].entries()) {
+    for (const [i, target] of ["tenancy", "governance", "connections", "sandbox"].entries()) {
       expect(alone[i]!.code, target).toBe(1);
       expect(alone[i]!.lines).toHaveLength(1);
       expect(alone[i]!.lines[0]).toMatch(new RegExp(`^agentplane ${target}: .*${problem.replace(/[()<>]/g, "\\$&")}`));

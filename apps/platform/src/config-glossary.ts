@@ -112,8 +112,8 @@ export const CONFIG_GLOSSARY: Record<string, string> = {
     "egress proxy: the port sandbox Pods connect to (default 3128); its health endpoints stay on `PORT`.",
   SANDBOX_K8S_PLATFORM_PODS:
     "kubernetes driver: `<namespace>/<label>=<value>[,…]` of sandbox-svc's Pods, the only ones a sandbox's NetworkPolicy lets in.",
-  // Tenant object limits (read by tenancy, governance and connections)
-  OBJECT_LIMITS: `How many objects of each kind an organization, project or user may hold, as comma-separated \`<kind>=<n>\` pairs (n from 1 to ${MAX_OBJECT_LIMIT}; e.g. \`connectors=2000,api-tokens=5000\`); a kind not named keeps its default: ${objectLimitDefaults}. Revoked or expired API tokens and sessions and answered or expired invitations do not count; a user's organizations are those they own. A create past a limit answers 409 \`limit-exceeded\`. Distributed: give tenancy-svc, governance-svc and connections-svc the same value.`,
+  // Tenant object limits (read by tenancy, governance, connections and sandbox)
+  OBJECT_LIMITS: `How many objects of each kind an organization, project or user may hold, as comma-separated \`<kind>=<n>\` pairs (n from 1 to ${MAX_OBJECT_LIMIT}; e.g. \`connectors=2000,api-tokens=5000\`); a kind not named keeps its default: ${objectLimitDefaults}. Revoked or expired API tokens and sessions, answered or expired invitations and sandboxes being deleted do not count; a user's organizations are those they own; \`running-sandboxes\` counts an organization's sandboxes starting, running or stopping at once. A create or start past a limit answers 409 \`limit-exceeded\`. Distributed: give tenancy-svc, governance-svc, connections-svc and sandbox-svc the same value.`,
   // Governance
   CREDENTIAL_ROTATION_GRACE_SECONDS: "How long a rotated credential's previous secret stays resolvable.",
   GOVERNANCE_DRIFT_INTERVAL_SECONDS: "How often one replica audits every organization for drift.",

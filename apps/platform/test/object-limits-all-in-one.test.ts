@@ -34,7 +34,14 @@ describe("OBJECT_LIMITS in the all-in-one launcher's settings", () => {
 
   it("keeps every default it does not name", () => {
     const env = parseEnv(AllInOneEnvSchema, { OBJECT_LIMITS: " connectors = 7 , api-tokens=9" });
-    expect(env.OBJECT_LIMITS).toMatchObject({ connectors: 7, "api-tokens": 9, policies: 1000, clusters: 100 });
+    expect(env.OBJECT_LIMITS).toMatchObject({
+      connectors: 7,
+      "api-tokens": 9,
+      policies: 1000,
+      clusters: 100,
+      sandboxes: 1000,
+      "running-sandboxes": 100,
+    });
     expect(parseEnv(AllInOneEnvSchema, {}).OBJECT_LIMITS.connectors).toBe(500);
   });
 });
@@ -85,6 +92,7 @@ describe.skipIf(!pg.available)(`object limits, all-in-one on Postgres${pg.reason
     "bindings",
     "clusters",
     "aws-connections",
+    "sandboxes",
   ])(
     "%s: up to the limit, one more is a 409 limit-exceeded, a delete frees a slot, a burst cannot overshoot",
     async (kind) => {

@@ -8,7 +8,7 @@ import { expect } from "vitest";
 export const LIMIT = 3;
 export const LIMITS_SETTING = `connectors=${LIMIT},api-tokens=${LIMIT},policies=${LIMIT},credentials=${LIMIT}`;
 /** Every other kind as well, for the suite that walks them all. */
-export const ALL_LIMITS_SETTING = `${LIMITS_SETTING},${["projects", "teams", "invitations", "bindings", "clusters", "aws-connections"].map((k) => `${k}=${LIMIT}`).join(",")}`;
+export const ALL_LIMITS_SETTING = `${LIMITS_SETTING},${["projects", "teams", "invitations", "bindings", "clusters", "aws-connections", "sandboxes"].map((k) => `${k}=${LIMIT}`).join(",")}`;
 
 export type Json = Record<string, unknown>;
 export interface Answer {
@@ -174,6 +174,13 @@ export async function otherLimitedKinds(base: string, ownerToken: string): Promi
         }),
       remove: (id) => call("DELETE", `/v1/aws-connections/${id}`),
       held: async () => (await items(`/v1/projects/${q}/aws-connections`)).length,
+    },
+    {
+      // Stored sandboxes only (created, never started): how many run at once is sandbox-svc's test.
+      kind: "sandboxes",
+      create: (i) => call("POST", `/v1/projects/${q}/sandboxes`, { name: `box-${i}` }),
+      remove: (id) => call("DELETE", `/v1/projects/${q}/sandboxes/${id}`),
+      held: async () => (await items(`/v1/projects/${q}/sandboxes`)).length,
     },
   ];
 }

@@ -1,4 +1,4 @@
-import { deploymentEnv, parseEnv } from "@agentplane/service-kit";
+import { deploymentEnv, ObjectLimitsSettingSchema, parseEnv } from "@agentplane/service-kit";
 import { z } from "zod";
 import type { SandboxConfig } from "./app.ts";
 import { KubernetesSettingsSchema, kubernetesConfigFrom } from "./driver/kubernetes/config.ts";
@@ -57,6 +57,7 @@ export const SandboxSettingsSchema = z.object({
   /** Where sandboxes run: `local` (bubblewrap on this host, the default) or `kubernetes` (Pods). */
   SANDBOX_DRIVER: z.enum(["local", "kubernetes"]).optional(),
   ...KubernetesSettingsSchema.shape,
+  ...ObjectLimitsSettingSchema.shape,
 });
 export type SandboxSettings = z.infer<typeof SandboxSettingsSchema>;
 
@@ -96,6 +97,7 @@ export function configFromSettings(settings: SandboxSettings, defaults: SandboxC
     ...(settings.SANDBOX_IMAGES_JSON ? { images: settings.SANDBOX_IMAGES_JSON } : {}),
     ...(settings.SANDBOX_INGRESS_HOST ? { ingressHost: settings.SANDBOX_INGRESS_HOST } : {}),
     ingressTimeoutMs: settings.SANDBOX_INGRESS_TIMEOUT_MS,
+    objectLimits: settings.OBJECT_LIMITS,
     ...(apiUrl ? { apiUrl } : {}),
     ...(settings.SANDBOX_EGRESS_HOST_MAP ? { egressHostMap: settings.SANDBOX_EGRESS_HOST_MAP } : {}),
     ...(settings.SANDBOX_DRIVER === "kubernetes"

@@ -89,9 +89,10 @@ export function limitExceeded(
 ): ProblemError {
   const spec = OBJECT_LIMIT_KINDS[kind];
   const counted = "counted" in spec ? ` ${spec.counted}` : "";
+  const free = "free" in spec ? spec.free : "Delete one";
   return new ProblemError("limit-exceeded", {
     detail:
-      `This ${holder} already holds ${limit} ${spec.many}${counted}, its limit. Delete one, or have the operator ` +
+      `This ${holder} already holds ${limit} ${spec.many}${counted}, its limit. ${free}, or have the operator ` +
       `raise the limit with the setting ${OBJECT_LIMITS_SETTING} (${OBJECT_LIMITS_SETTING}=${kind}=<n>).`,
     extensions: { kind, limit, setting: OBJECT_LIMITS_SETTING },
   });

@@ -1,4 +1,4 @@
-import type { AuditRecorded } from "@agentplane/contracts";
+import type { AuditRecorded, ObjectLimits } from "@agentplane/contracts";
 import type { Database } from "@agentplane/db";
 import { type Bus, type DomainEvent, type Outbox, recordDomainEvent, recordStandaloneEvent } from "@agentplane/events";
 import type { Authorizer, Caller, Logger, ServiceClient } from "@agentplane/service-kit";
@@ -17,6 +17,8 @@ export interface SandboxServiceConfig {
   sessionIdleMs?: number;
   /** How often a driver's garbage collection runs (ms, default 60 s; Kubernetes only). */
   gcIntervalMs?: number;
+  /** How many sandboxes a project keeps and an organization runs at once (`OBJECT_LIMITS`; defaults otherwise). */
+  objectLimits?: ObjectLimits;
 }
 
 /** Everything a service verb needs; built once in createSandboxService. */

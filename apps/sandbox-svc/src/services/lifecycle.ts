@@ -35,6 +35,8 @@ export function hasOpenStreams(sandboxId: string): boolean {
 /**
  * The local driver's sandboxes die with the process: at start-up, those recorded as running or
  * starting whose process is gone are booted again, and those caught stopping are recorded stopped.
+ * The organization's `running-sandboxes` limit refuses none of them: they held their slots before
+ * the restart and hold them still (a limit lowered since refuses new starts only).
  */
 export async function reconcileSandboxes(deps: SandboxDeps): Promise<void> {
   const stale = await deps.db

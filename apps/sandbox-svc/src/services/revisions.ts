@@ -77,6 +77,8 @@ async function applyRevision(
   };
   if (row.state !== "running") await restoreSnapshot();
   if (row.state === "running") {
+    // A restart keeps the sandbox's slot of `running-sandboxes` throughout (stopping counts as
+    // running there): no start of the organization can take it in between, and none is refused.
     // The workspace as the revision being left has it, so a rollback to it can bring it back.
     await keepWorkspace(deps, row, row.current_revision, restoreFrom);
     await transition(deps, { ...row, state: "running" }, ["running"], "stopping");

@@ -14,6 +14,7 @@ import type { z } from "zod";
 import type { SandboxDB } from "../db/schema.ts";
 import { stage } from "../stages.ts";
 import { recordSandboxEvent, type SandboxDeps } from "./context.ts";
+import { enforceRunningCount, enforceSandboxCount, refuseStartAtLimit } from "./limits.ts";
 import { jsonb, runtimeSpec, type SandboxRow, specColumns, specOf } from "./mapping.ts";
 import { enforceAdmission } from "./policy.ts";
 import {
@@ -40,6 +41,10 @@ function slugFrom(name: string): string {
     .replace(/^[^a-z]+|-+$/g, "")
     .slice(0, 40);
   return `${base || "sandbox"}-${randomBytes(3).toString("hex")}`;
+}
+
+function isLimitExceeded(err: unknown, kind: string): boolean {
+  return err instanceof ProblemError && err.slug === "limit-exceeded" && err.extensions?.kind === kind;
 }
 
 function isUniqueViolation(err: unknown): boolean {
@@ -82,6 +87,7 @@ export async function createSandbox(deps: SandboxDeps, caller: Caller, input: Cr
     try {
       deps.driver.checkAvailable();
       await enforceAdmission(deps, caller, "sandbox:start", admitted, spec);
+      await refuseStartAtLimit(deps, admitted);
       platform = newPlatformToken(admitted);
       stage("create: start admitted");
     } catch (err) {
@@ -89,7 +95,7 @@ export async function createSandbox(deps: SandboxDeps, caller: Caller, input: Cr
     }
   }
   const now = new Date();
-  const fresh: SandboxRow = {
+  const pending: SandboxRow = {
     id,
     project_id: projectId,
     org_id: caller.orgId ?? null,
@@ -102,20 +108,25 @@ export async function createSandbox(deps: SandboxDeps, caller: Caller, input: Cr
     ports: spec.ports,
     idle_timeout_seconds: spec.idleTimeoutSeconds,
     labels: input.labels,
-    state: platform ? "starting" : "pending",
+    state: "pending",
     current_revision: 1,
     last_error: null,
-    platform_token_id: platform?.row.id ?? null,
+    platform_token_id: null,
     created_at: now,
     updated_at: now,
     started_at: null,
     last_activity_at: null,
     restore_revision: null,
   };
-  const writeRow = async (trx: Kysely<SandboxDB>) => {
+  const fresh: SandboxRow = platform ? { ...pending, state: "starting", platform_token_id: platform.row.id } : pending;
+  // The limits are counted under their locks in the transaction of the insert: the project's
+  // sandboxes first, then (starting) the organization's running ones, always in that order.
+  const writeRow = async (trx: Kysely<SandboxDB>, row: SandboxRow) => {
+    await enforceSandboxCount(deps, trx, projectId);
+    if (row.state === "starting") await enforceRunningCount(deps, trx, row);
     const inserted = await trx
       .insertInto("sandboxes")
-      .values({ ...fresh, ...specColumns(spec), labels: jsonb(input.labels) } as never)
+      .values({ ...row, ...specColumns(spec), labels: jsonb(input.labels) } as never)
       .returningAll()
       .executeTakeFirstOrThrow();
     await trx
@@ -131,7 +142,7 @@ export async function createSandbox(deps: SandboxDeps, caller: Caller, input: Cr
         created_at: now,
       } as never)
       .execute();
-    if (platform) await writePlatformToken(trx, platform, null);
+    if (platform && row.state === "starting") await writePlatformToken(trx, platform, null);
     await recordSandboxEvent(deps, trx, caller, {
       action: "sandbox.created",
       projectId,
@@ -142,19 +153,28 @@ export async function createSandbox(deps: SandboxDeps, caller: Caller, input: Cr
   };
   // With a start, the boot's transaction follows within milliseconds and the relay publishes both
   // records after it: one relay round for the two, not one in the middle of the start.
-  const written = (platform ? deps.db.transaction().execute(writeRow) : withDomainEvents(deps, writeRow)).catch(
-    (err: unknown) => {
-      if (isUniqueViolation(err)) throw new ProblemError("conflict", { detail: `The slug ${input.slug} is taken` });
-      throw err;
-    },
-  );
+  const slugTaken = (err: unknown) => {
+    if (isUniqueViolation(err)) throw new ProblemError("conflict", { detail: `The slug ${input.slug} is taken` });
+    throw err;
+  };
+  const writePending = () => withDomainEvents(deps, (trx) => writeRow(trx, pending)).catch(slugTaken);
   // An admitted start does not wait for the row: the driver starts while it is written (and
   // stops again should the write fail; the boot answers that failure).
   if (platform) {
+    const written = deps.db
+      .transaction()
+      .execute((trx) => writeRow(trx, fresh))
+      .catch(slugTaken);
     written.catch(() => {});
-    return launchSandbox(deps, caller, fresh, { platform, written });
+    return launchSandbox(deps, caller, fresh, { platform, written }).catch(async (err: unknown) => {
+      // Starts of the organization took the last slot since the unlocked check: nothing was
+      // written, the driver's start was undone; the sandbox is created pending, as refused above.
+      if (!isLimitExceeded(err, "running-sandboxes")) throw err;
+      await writePending();
+      throw err;
+    });
   }
-  const row = await written;
+  const row = await writePending();
   if (startRefused !== undefined) throw startRefused;
   return row;
 }
@@ -190,7 +210,7 @@ export async function listSandboxes(deps: SandboxDeps, projectId: string, query:
 
 /** Moves the state only from one of `from`; a concurrent change loses with a 409. */
 export async function transition(
-  deps: SandboxDeps,
+  deps: Pick<SandboxDeps, "db">,
   row: SandboxRow,
   from: SandboxState[],
   to: SandboxState,
@@ -202,10 +222,15 @@ export async function transition(
     .where("id", "=", row.id)
     .where("state", "in", from)
     .executeTakeFirst();
-  if (Number(result.numUpdatedRows) === 0) {
-    throw new ProblemError("invalid-transition", { detail: `Sandbox ${row.id} cannot go to ${to} from ${row.state}` });
-  }
+  if (Number(result.numUpdatedRows) === 0) throw cannotGo(row, to);
 }
+
+function cannotGo(row: SandboxRow, to: SandboxState): ProblemError {
+  return new ProblemError("invalid-transition", { detail: `Sandbox ${row.id} cannot go to ${to} from ${row.state}` });
+}
+
+/** The states a start moves a sandbox out of. */
+const STARTABLE: SandboxState[] = ["pending", "stopped", "failed"];
 
 export async function setState(
   deps: SandboxDeps,
@@ -223,12 +248,17 @@ export async function setState(
 export async function startSandbox(deps: SandboxDeps, caller: Caller, { projectId, sandboxId }: SandboxRef) {
   const row = await getSandboxRow(deps, projectId, sandboxId);
   if (row.state === "running") return row;
+  if (!STARTABLE.includes(row.state as SandboxState)) throw cannotGo(row, "starting");
   deps.driver.checkAvailable();
   await enforceAdmission(deps, caller, "sandbox:start", row, specOf(row));
   const platform = newPlatformToken(row);
-  await transition(deps, row, ["pending", "stopped", "failed"], "starting", {
-    last_error: null,
-    platform_token_id: platform.row.id,
+  // Counted and moved to `starting` under the organization's lock, in one transaction.
+  await deps.db.transaction().execute(async (trx) => {
+    await enforceRunningCount(deps, trx, row);
+    await transition({ db: trx }, row, STARTABLE, "starting", {
+      last_error: null,
+      platform_token_id: platform.row.id,
+    });
   });
   const starting = { ...row, state: "starting", last_error: null, platform_token_id: platform.row.id };
   return launchSandbox(deps, caller, starting, { platform, written: false, replaces: row.platform_token_id });

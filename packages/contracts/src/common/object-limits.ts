@@ -13,12 +13,15 @@ interface ObjectLimitKindSpec {
   default: number;
   /** Which of them count (a revoked token or a finished invitation does not). */
   counted?: string;
+  /** What frees a slot, when it is not a delete ("Stop one"). */
+  free?: string;
 }
 
 /**
  * Every kind of stored object a tenant creates and the most each holder may keep by default: far
  * above normal use, low enough that one tenant cannot grow the shared control plane without bound.
- * Spending limits are not here: each scope holds at most one per period already.
+ * `running-sandboxes` caps compute instead: how many of an organization's sandboxes may be up at
+ * once. Spending limits are not here: each scope holds at most one per period already.
  */
 export const OBJECT_LIMIT_KINDS = {
   projects: { one: "project", many: "projects", per: "organization", default: 1000 },
@@ -66,6 +69,16 @@ export const OBJECT_LIMIT_KINDS = {
     default: 1000,
     counted: "neither revoked nor expired",
   },
+  sandboxes: { one: "sandbox", many: "sandboxes", per: "project", default: 1000, counted: "not being deleted" },
+  // Compute, not storage: each one is processes on a shared host or a Pod on a shared cluster.
+  "running-sandboxes": {
+    one: "running sandbox",
+    many: "sandboxes up at once",
+    per: "organization",
+    default: 100,
+    counted: "(starting, running or stopping)",
+    free: "Stop one",
+  },
 } as const satisfies Record<string, ObjectLimitKindSpec>;
 
 export type ObjectLimitKind = keyof typeof OBJECT_LIMIT_KINDS;
@@ -78,13 +91,18 @@ export const DEFAULT_OBJECT_LIMITS: ObjectLimits = Object.fromEntries(
   OBJECT_LIMIT_KIND_NAMES.map((kind) => [kind, OBJECT_LIMIT_KINDS[kind].default]),
 ) as Record<ObjectLimitKind, number>;
 
-/**
- * The 409 of a create route whose kind is limited: what else conflicts (a name taken), then the
- * limit, its default and the setting that raises it.
- */
-export function limitedCreateConflict(kind: ObjectLimitKind, otherConflict?: string) {
+/** The 409 reason of one limited kind: its holder, its default and the setting that raises it. */
+function limitReason(kind: ObjectLimitKind): string {
   const spec: ObjectLimitKindSpec = OBJECT_LIMIT_KINDS[kind];
   const holder = spec.per === "organization and project" ? "the organization or project" : `the ${spec.per}`;
-  const limit = `\`limit-exceeded\`: ${holder} already holds the most ${spec.many} ${spec.per === "user" ? "they" : "it"} may (${spec.default} unless \`${OBJECT_LIMITS_SETTING}\` sets \`${kind}=<n>\`)`;
-  return { 409: problemResponseSpec(otherConflict ? `${otherConflict}, or ${limit}` : limit) };
+  return `\`limit-exceeded\`: ${holder} already holds the most ${spec.many} ${spec.per === "user" ? "they" : "it"} may (${spec.default} unless \`${OBJECT_LIMITS_SETTING}\` sets \`${kind}=<n>\`)`;
+}
+
+/**
+ * The 409 of a create route whose kind is limited (or of a route that starts sandboxes): what else
+ * conflicts (a name taken, a state), then each limit, its default and the setting that raises it.
+ */
+export function limitedCreateConflict(kinds: ObjectLimitKind | ObjectLimitKind[], otherConflict?: string) {
+  const limits = (Array.isArray(kinds) ? kinds : [kinds]).map(limitReason).join(", or ");
+  return { 409: problemResponseSpec(otherConflict ? `${otherConflict}, or ${limits}` : limits) };
 }

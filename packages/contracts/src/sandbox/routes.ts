@@ -1,4 +1,5 @@
 import { z } from "@hono/zod-openapi";
+import { limitedCreateConflict } from "../common/object-limits.ts";
 import { defineRoute } from "../common/route.ts";
 import { CursorPage, pathParam } from "../common/schemas.ts";
 import {
@@ -53,12 +54,15 @@ export const createSandboxRoute = defineRoute(
     operationId: "createSandbox",
     summary: "Create a sandbox",
     description:
-      "Creates an isolated workspace (image, command, environment, resources, ports, labels) as revision 1, started at once with `start: true`. Admission is checked against the project's policies (`sandbox:create`); audited.",
+      "Creates an isolated workspace (image, command, environment, resources, ports, labels) as revision 1, started at once with `start: true`. Admission is checked against the project's policies (`sandbox:create`); audited. A project holds at most 1000 sandboxes and an organization runs at most 100 at once unless the operator sets other limits; a start refused at that limit still creates the sandbox (pending) and answers the 409.",
     method: "post",
     path: "/v1/projects/{projectId}/sandboxes",
     tags: ["Sandboxes"],
     request: { params: ProjectParams, body: body(CreateSandboxRequest) },
-    responses: { 201: json(SandboxSchema, "Created (started when `start` is true)") },
+    responses: {
+      201: json(SandboxSchema, "Created (started when `start` is true)"),
+      ...limitedCreateConflict(["sandboxes", "running-sandboxes"], "The slug is taken (`conflict`)"),
+    },
   },
 );
 
@@ -116,12 +120,18 @@ export const startSandboxRoute = defineRoute(
     operationId: "startSandbox",
     summary: "Start a sandbox",
     description:
-      "Starts a stopped sandbox with its current revision. Checked against policy (`sandbox:start`); audited.",
+      "Starts a stopped sandbox with its current revision. Checked against policy (`sandbox:start`) and the organization's limit of sandboxes up at once (100 unless the operator sets another); audited.",
     method: "post",
     path: "/v1/projects/{projectId}/sandboxes/{sandboxId}/start",
     tags: ["Sandboxes"],
     request: { params: SandboxParams },
-    responses: { 200: json(SandboxSchema, "Running") },
+    responses: {
+      200: json(SandboxSchema, "Running"),
+      ...limitedCreateConflict(
+        "running-sandboxes",
+        "The sandbox is starting, stopping or being deleted (`invalid-transition`)",
+      ),
+    },
   },
 );
 

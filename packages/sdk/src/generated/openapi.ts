@@ -727,7 +727,7 @@ export interface paths {
         put?: never;
         /**
          * Create a sandbox
-         * @description Creates an isolated workspace (image, command, environment, resources, ports, labels) as revision 1, started at once with `start: true`. Admission is checked against the project's policies (`sandbox:create`); audited.
+         * @description Creates an isolated workspace (image, command, environment, resources, ports, labels) as revision 1, started at once with `start: true`. Admission is checked against the project's policies (`sandbox:create`); audited. A project holds at most 1000 sandboxes and an organization runs at most 100 at once unless the operator sets other limits; a start refused at that limit still creates the sandbox (pending) and answers the 409.
          */
         post: operations["createSandbox"];
         delete?: never;
@@ -971,7 +971,7 @@ export interface paths {
         put?: never;
         /**
          * Start a sandbox
-         * @description Starts a stopped sandbox with its current revision. Checked against policy (`sandbox:start`); audited.
+         * @description Starts a stopped sandbox with its current revision. Checked against policy (`sandbox:start`) and the organization's limit of sandboxes up at once (100 unless the operator sets another); audited.
          */
         post: operations["startSandbox"];
         delete?: never;
@@ -9875,7 +9875,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflicts with the current state */
+            /** @description The slug is taken (`conflict`), or `limit-exceeded`: the project already holds the most sandboxes it may (1000 unless `OBJECT_LIMITS` sets `sandboxes=<n>`), or `limit-exceeded`: the organization already holds the most sandboxes up at once it may (100 unless `OBJECT_LIMITS` sets `running-sandboxes=<n>`) */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -11564,7 +11564,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflicts with the current state */
+            /** @description The sandbox is starting, stopping or being deleted (`invalid-transition`), or `limit-exceeded`: the organization already holds the most sandboxes up at once it may (100 unless `OBJECT_LIMITS` sets `running-sandboxes=<n>`) */
             409: {
                 headers: {
                     [name: string]: unknown;
