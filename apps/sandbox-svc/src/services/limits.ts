@@ -1,6 +1,7 @@
 import type { SandboxState } from "@agentplane/contracts";
+import { advisoryKey } from "@agentplane/db";
 import { enforceObjectLimit, limitExceeded, objectLimitsOr } from "@agentplane/service-kit";
-import type { Kysely } from "kysely";
+import { type Kysely, sql } from "kysely";
 import type { SandboxDB } from "../db/schema.ts";
 import type { SandboxDeps } from "./context.ts";
 
@@ -29,24 +30,47 @@ async function countRunning(db: Kysely<SandboxDB>, row: { org_id: string | null;
 }
 
 /**
- * Refuses a create past its project's `sandboxes` limit (sandboxes being deleted no longer
- * count). In the create's transaction, before its insert.
+ * Refuses a create past its project's `sandboxes` limit (sandboxes being deleted no longer count)
+ * and, for a create that starts, past its organization's `running-sandboxes` limit. In the
+ * create's transaction, before its insert, in two statements whatever it checks (they run beside
+ * the driver's start, on the embedded database's thread): the locks first, the project's then the
+ * organization's (the order every transaction takes them in), then both counts, in a statement of
+ * their own so that its snapshot is taken after the locks are held.
  */
-export async function enforceSandboxCount(deps: SandboxDeps, trx: Kysely<SandboxDB>, projectId: string) {
-  await enforceObjectLimit(trx, objectLimitsOr(deps.config.objectLimits), {
-    kind: "sandboxes",
-    holder: "project",
-    holderId: projectId,
-    count: async () => {
-      const { n } = await trx
+export async function enforceCreateLimits(
+  deps: SandboxDeps,
+  trx: Kysely<SandboxDB>,
+  row: { org_id: string | null; project_id: string; state: string },
+): Promise<void> {
+  const limits = objectLimitsOr(deps.config.objectLimits);
+  const starting = row.state === "starting";
+  const running = runningHolder(row);
+  const locks = [`object-limit:sandboxes:${row.project_id}`];
+  if (starting) locks.push(`object-limit:running-sandboxes:${running.holderId}`);
+  await sql`select ${sql.join(locks.map((name) => sql`pg_advisory_xact_lock(${sql.raw(advisoryKey(name).toString())})`))}`.execute(
+    trx,
+  );
+  const counts = await trx
+    .selectNoFrom((eb) => [
+      eb
         .selectFrom("sandboxes")
-        .select((eb) => eb.fn.countAll<string>().as("n"))
-        .where("project_id", "=", projectId)
+        .select(eb.fn.countAll<string>().as("n"))
+        .where("project_id", "=", row.project_id)
         .where("state", "<>", "deleting")
-        .executeTakeFirstOrThrow();
-      return Number(n);
-    },
-  });
+        .as("sandboxes"),
+      eb
+        .selectFrom("sandboxes")
+        .select(eb.fn.countAll<string>().as("n"))
+        .where(running.column, "=", running.holderId)
+        .where("state", "in", RUNNING_STATES)
+        .as("running"),
+    ])
+    .executeTakeFirstOrThrow();
+  if (Number(counts.sandboxes) >= limits.sandboxes) throw limitExceeded("sandboxes", limits.sandboxes, "project");
+  const runningLimit = limits["running-sandboxes"];
+  if (starting && Number(counts.running) >= runningLimit) {
+    throw limitExceeded("running-sandboxes", runningLimit, running.holder);
+  }
 }
 
 /**
@@ -66,15 +90,4 @@ export async function enforceRunningCount(
     holderId,
     count: () => countRunning(trx, row),
   });
-}
-
-/**
- * The same question without the lock, before a create's start launches anything: an organization
- * at its limit boots no process only to stop it again. The locked check still decides.
- */
-export async function refuseStartAtLimit(deps: SandboxDeps, row: { org_id: string | null; project_id: string }) {
-  const limit = objectLimitsOr(deps.config.objectLimits)["running-sandboxes"];
-  if ((await countRunning(deps.db, row)) >= limit) {
-    throw limitExceeded("running-sandboxes", limit, runningHolder(row).holder);
-  }
 }

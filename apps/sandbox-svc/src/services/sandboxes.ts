@@ -14,7 +14,7 @@ import type { z } from "zod";
 import type { SandboxDB } from "../db/schema.ts";
 import { stage } from "../stages.ts";
 import { recordSandboxEvent, type SandboxDeps } from "./context.ts";
-import { enforceRunningCount, enforceSandboxCount, refuseStartAtLimit } from "./limits.ts";
+import { enforceCreateLimits, enforceRunningCount } from "./limits.ts";
 import { jsonb, runtimeSpec, type SandboxRow, specColumns, specOf } from "./mapping.ts";
 import { enforceAdmission } from "./policy.ts";
 import {
@@ -87,7 +87,6 @@ export async function createSandbox(deps: SandboxDeps, caller: Caller, input: Cr
     try {
       deps.driver.checkAvailable();
       await enforceAdmission(deps, caller, "sandbox:start", admitted, spec);
-      await refuseStartAtLimit(deps, admitted);
       platform = newPlatformToken(admitted);
       stage("create: start admitted");
     } catch (err) {
@@ -119,11 +118,11 @@ export async function createSandbox(deps: SandboxDeps, caller: Caller, input: Cr
     restore_revision: null,
   };
   const fresh: SandboxRow = platform ? { ...pending, state: "starting", platform_token_id: platform.row.id } : pending;
-  // The limits are counted under their locks in the transaction of the insert: the project's
-  // sandboxes first, then (starting) the organization's running ones, always in that order.
+  // The limits are counted under their locks in the transaction of the insert (see
+  // `enforceCreateLimits`). A started create is counted while the driver starts: at the limit the
+  // driver's start is undone, which only a create at its organization's limit pays for.
   const writeRow = async (trx: Kysely<SandboxDB>, row: SandboxRow) => {
-    await enforceSandboxCount(deps, trx, projectId);
-    if (row.state === "starting") await enforceRunningCount(deps, trx, row);
+    await enforceCreateLimits(deps, trx, row);
     const inserted = await trx
       .insertInto("sandboxes")
       .values({ ...row, ...specColumns(spec), labels: jsonb(input.labels) } as never)
@@ -167,8 +166,8 @@ export async function createSandbox(deps: SandboxDeps, caller: Caller, input: Cr
       .catch(slugTaken);
     written.catch(() => {});
     return launchSandbox(deps, caller, fresh, { platform, written }).catch(async (err: unknown) => {
-      // Starts of the organization took the last slot since the unlocked check: nothing was
-      // written, the driver's start was undone; the sandbox is created pending, as refused above.
+      // The organization is at its limit: nothing was written, the driver's start was undone;
+      // the sandbox is created pending, as a start refused by policy is.
       if (!isLimitExceeded(err, "running-sandboxes")) throw err;
       await writePending();
       throw err;
