@@ -3,9 +3,8 @@ import { createServer, type Server } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { databaseTargets } from "@agentplane/db/testing";
-import { sql } from "kysely";
+import { InsertQueryNode, type KyselyPlugin, type QueryId } from "kysely";
 import { afterAll, afterEach, describe, expect, it, vi } from "vitest";
-import { SANDBOX_SCHEMA } from "../src/app.ts";
 import type { LocalDriver } from "../src/driver/local/local-driver.ts";
 import { find } from "../src/driver/local/process.ts";
 import type { DriverEvent, SandboxRuntimeSpec } from "../src/driver/types.ts";
@@ -24,6 +23,22 @@ const realSocat = find("socat", SEARCH);
 const realSetpriv = find("setpriv", SEARCH);
 const skip = !bwrap.available || !realSocat || !realSetpriv;
 const reason = `${bwrap.reason}${skip && bwrap.available ? " (skipped: socat or setpriv missing)" : ""}`;
+
+/** Holds the result of each INSERT into `table` until `until` settles (inside its transaction). */
+function holdInsertsInto(table: string, until: Promise<unknown>): KyselyPlugin {
+  const held = new Set<QueryId>();
+  return {
+    transformQuery(args) {
+      const node = args.node;
+      if (InsertQueryNode.is(node) && node.into?.table.identifier.name === table) held.add(args.queryId);
+      return node;
+    },
+    async transformResult(args) {
+      if (held.delete(args.queryId)) await until;
+      return args.result;
+    },
+  };
+}
 
 const dirs: string[] = [];
 /** A search path with the host's bwrap, nsenter, unshare and setpriv, and `socat` running `script`. */
@@ -161,15 +176,12 @@ describe.each(targets)("a relay failing after the start answered, on $name", (ta
       const fx = await verbFixture(database, { driver: { egress: new FakeProxy(), searchPath: failingSocat(0.3) } });
       const failed = new Promise<void>((resolve) => fx.driver.onEvent(() => resolve()));
       try {
-        // The sandbox's row waits behind a lock until the relay has failed: the start answered by
-        // the driver is written only afterwards.
-        let create: Promise<unknown> = Promise.resolve();
-        await fx.deps.db.transaction().execute(async (trx) => {
-          await sql.raw(`lock table ${SANDBOX_SCHEMA}.sandboxes in access exclusive mode`).execute(trx);
-          create = createSandbox(fx.deps, fx.actor, { projectId: "prj_t", name: "early", labels: {}, start: true });
-          create.catch(() => {});
-          await failed;
-        });
+        // The sandbox's row, inserted in its transaction, is held there until the relay has
+        // failed: the start answered by the driver is written only afterwards. (The create's
+        // limits are counted before the driver starts, so no lock from outside can do this.)
+        const deps = { ...fx.deps, db: fx.deps.db.withPlugin(holdInsertsInto("sandboxes", failed)) };
+        const create = createSandbox(deps, fx.actor, { projectId: "prj_t", name: "early", labels: {}, start: true });
+        create.catch(() => {});
         await expect(create).rejects.toMatchObject({
           status: 500,
           detail: expect.stringMatching(/failed to start: egress relay failed to start: .*boom/),

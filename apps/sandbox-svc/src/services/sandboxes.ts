@@ -43,6 +43,23 @@ function slugFrom(name: string): string {
   return `${base || "sandbox"}-${randomBytes(3).toString("hex")}`;
 }
 
+interface Deferred {
+  promise: Promise<void>;
+  resolve(): void;
+  reject(err: unknown): void;
+}
+
+function deferred(): Deferred {
+  let resolve!: () => void;
+  let reject!: (err: unknown) => void;
+  const promise = new Promise<void>((res, rej) => {
+    resolve = res;
+    reject = rej;
+  });
+  promise.catch(() => {});
+  return { promise, resolve, reject };
+}
+
 function isLimitExceeded(err: unknown, kind: string): boolean {
   return err instanceof ProblemError && err.slug === "limit-exceeded" && err.extensions?.kind === kind;
 }
@@ -119,10 +136,17 @@ export async function createSandbox(deps: SandboxDeps, caller: Caller, input: Cr
   };
   const fresh: SandboxRow = platform ? { ...pending, state: "starting", platform_token_id: platform.row.id } : pending;
   // The limits are counted under their locks in the transaction of the insert (see
-  // `enforceCreateLimits`). A started create is counted while the driver starts: at the limit the
-  // driver's start is undone, which only a create at its organization's limit pays for.
-  const writeRow = async (trx: Kysely<SandboxDB>, row: SandboxRow) => {
-    await enforceCreateLimits(deps, trx, row);
+  // `enforceCreateLimits`). A started create is counted before the driver starts (`counted`),
+  // and the rows are written while it starts: statements beside the start delay it more than
+  // the count before it does (on the embedded database they run on this thread).
+  const writeRow = async (trx: Kysely<SandboxDB>, row: SandboxRow, counted?: Deferred) => {
+    try {
+      await enforceCreateLimits(deps, trx, row);
+    } catch (err) {
+      counted?.reject(err);
+      throw err;
+    }
+    counted?.resolve();
     const inserted = await trx
       .insertInto("sandboxes")
       .values({ ...row, ...specColumns(spec), labels: jsonb(input.labels) } as never)
@@ -160,18 +184,24 @@ export async function createSandbox(deps: SandboxDeps, caller: Caller, input: Cr
   // An admitted start does not wait for the row: the driver starts while it is written (and
   // stops again should the write fail; the boot answers that failure).
   if (platform) {
+    const counted = deferred();
     const written = deps.db
       .transaction()
-      .execute((trx) => writeRow(trx, fresh))
+      .execute((trx) => writeRow(trx, fresh, counted))
       .catch(slugTaken);
-    written.catch(() => {});
-    return launchSandbox(deps, caller, fresh, { platform, written }).catch(async (err: unknown) => {
-      // The organization is at its limit: nothing was written, the driver's start was undone;
-      // the sandbox is created pending, as a start refused by policy is.
+    // A transaction that fails before counting (it could not begin) settles the wait too.
+    written.catch((err: unknown) => counted.reject(err));
+    try {
+      await counted.promise;
+      stage("create: limits counted");
+    } catch (err) {
+      // The organization is at its limit: nothing was written or started; the sandbox is
+      // created pending, as a start refused by policy is.
       if (!isLimitExceeded(err, "running-sandboxes")) throw err;
       await writePending();
       throw err;
-    });
+    }
+    return launchSandbox(deps, caller, fresh, { platform, written });
   }
   const row = await writePending();
   if (startRefused !== undefined) throw startRefused;
