@@ -1,14 +1,8 @@
-import { randomBytes } from "node:crypto";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { type Database, openDatabase } from "@agentplane/db";
-import { MemoryBus } from "@agentplane/events";
-import { ConfigError, parseEnv, silentLogger } from "@agentplane/service-kit";
-import { createTestDatabase, requirePostgres, type TestDatabase } from "@agentplane/testkit";
+import { ConfigError, parseEnv } from "@agentplane/service-kit";
+import { requirePostgres } from "@agentplane/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { assemblePlatform, type Platform } from "../src/assemble.ts";
 import { AllInOneEnvSchema } from "../src/config.ts";
+import { startLimitedAllInOne } from "./limits-all-in-one.ts";
 import { ALL_LIMITS_SETTING, type LimitedKind, limitedKinds, otherLimitedKinds, walkLimit } from "./object-limits.ts";
 
 const pg = await requirePostgres();
@@ -47,38 +41,16 @@ describe("OBJECT_LIMITS in the all-in-one launcher's settings", () => {
 });
 
 describe.skipIf(!pg.available)(`object limits, all-in-one on Postgres${pg.reason}`, () => {
-  const dataDir = mkdtempSync(join(tmpdir(), "agentplane-limits-"));
-  const owner = `owner_${randomBytes(24).toString("hex")}`;
-  let testDb: TestDatabase;
-  let database: Database;
-  let platform: Platform;
+  let aio: Awaited<ReturnType<typeof startLimitedAllInOne>> | undefined;
   let kinds: LimitedKind[];
 
   beforeAll(async () => {
-    testDb = await createTestDatabase("limits_aio");
-    // A pool of several connections, so concurrent creates really run side by side.
-    database = await openDatabase(testDb.url, { max: 8 });
-    const env = AllInOneEnvSchema.parse({
-      PORT: "0",
-      HOST: "127.0.0.1",
-      AGENTPLANE_DATA_DIR: dataDir,
-      AGENTPLANE_BOOTSTRAP_TOKEN: owner,
-      AGENT_RUNTIME: "off",
-      SANDBOX_LOCAL_ISOLATION: "none",
-      LOG_LEVEL: "silent",
-      RATE_LIMIT_PER_MINUTE: "100000",
-      OBJECT_LIMITS: ALL_LIMITS_SETTING,
-    });
-    platform = await assemblePlatform({ env, dataDir, database, bus: new MemoryBus(), logger: silentLogger() });
-    const url = platform.url.replace("0.0.0.0", "127.0.0.1");
-    kinds = [...(await limitedKinds(url, owner)), ...(await otherLimitedKinds(url, owner))];
+    aio = await startLimitedAllInOne("limits_aio", ALL_LIMITS_SETTING);
+    kinds = [...(await limitedKinds(aio.url, aio.owner)), ...(await otherLimitedKinds(aio.url, aio.owner))];
   }, 180_000);
 
   afterAll(async () => {
-    await platform?.close();
-    await database?.close();
-    await testDb?.drop();
-    rmSync(dataDir, { recursive: true, force: true });
+    await aio?.close();
   });
 
   it.each([
