@@ -32,6 +32,7 @@ export const OBJECT_LIMIT_KINDS = {
     per: "organization",
     default: 1000,
     counted: "neither revoked nor expired",
+    free: "Revoke one",
   },
   invitations: {
     one: "invitation",
@@ -39,6 +40,7 @@ export const OBJECT_LIMIT_KINDS = {
     per: "organization",
     default: 1000,
     counted: "pending and not expired",
+    free: "Revoke one",
   },
   policies: { one: "policy", many: "policies", per: "organization and project", default: 1000 },
   bindings: { one: "binding", many: "bindings", per: "organization and project", default: 1000 },
@@ -61,6 +63,7 @@ export const OBJECT_LIMIT_KINDS = {
     per: "user",
     default: 1000,
     counted: "neither revoked nor expired",
+    free: "Revoke one",
   },
   sessions: {
     one: "browser session",
@@ -68,6 +71,7 @@ export const OBJECT_LIMIT_KINDS = {
     per: "user",
     default: 1000,
     counted: "neither revoked nor expired",
+    free: "Revoke one",
   },
   sandboxes: { one: "sandbox", many: "sandboxes", per: "project", default: 1000, counted: "not being deleted" },
   // Compute, not storage: each one is processes on a shared host or a Pod on a shared cluster.
