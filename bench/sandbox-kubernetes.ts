@@ -18,7 +18,8 @@ import { createKubernetesDriver } from "../apps/sandbox-svc/src/driver/kubernete
 import { LocalDriver } from "../apps/sandbox-svc/src/driver/local/local-driver.ts";
 import type { SandboxDriver } from "../apps/sandbox-svc/src/driver/types.ts";
 import { execInSandbox } from "../apps/sandbox-svc/src/services/exec.ts";
-import { createSandbox, deleteSandbox } from "../apps/sandbox-svc/src/services/sandboxes.ts";
+import { createSandbox } from "../apps/sandbox-svc/src/services/sandboxes.ts";
+import { deleteSandbox } from "../apps/sandbox-svc/src/services/stop-delete.ts";
 import { migrateToLatest } from "../packages/db/src/migrate.ts";
 import { sandboxDeps } from "./sandbox-deps.ts";
 

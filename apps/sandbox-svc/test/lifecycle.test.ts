@@ -4,14 +4,8 @@ import { databaseTargets } from "@agentplane/db/testing";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { execInSandbox } from "../src/services/exec.ts";
 import { listRevisions, rollbackSandbox, updateSandbox } from "../src/services/revisions.ts";
-import {
-  createSandbox,
-  deleteSandbox,
-  getSandboxRow,
-  listSandboxes,
-  startSandbox,
-  stopSandbox,
-} from "../src/services/sandboxes.ts";
+import { createSandbox, getSandboxRow, listSandboxes, startSandbox } from "../src/services/sandboxes.ts";
+import { deleteSandbox, stopSandbox } from "../src/services/stop-delete.ts";
 import { createSandboxToken, resolveSandboxToken, revokeSandboxToken } from "../src/services/tokens.ts";
 import { requireBwrap } from "./helpers.ts";
 import { type VerbFixture, verbFixture } from "./service-fixture.ts";

@@ -12,7 +12,8 @@ import type { SandboxDB } from "../src/db/schema.ts";
 import type { LocalDriver } from "../src/driver/local/local-driver.ts";
 import type { SandboxDeps } from "../src/services/context.ts";
 import { execInSandbox } from "../src/services/exec.ts";
-import { createSandbox, getSandboxRow, startSandbox, stopSandbox } from "../src/services/sandboxes.ts";
+import { createSandbox, getSandboxRow, startSandbox } from "../src/services/sandboxes.ts";
+import { stopSandbox } from "../src/services/stop-delete.ts";
 import { createSandboxToken, listSandboxTokens } from "../src/services/tokens.ts";
 import { newDriver } from "./helpers.ts";
 

@@ -1,7 +1,8 @@
 import { type SandboxDeps, systemCaller } from "./context.ts";
 import type { SandboxRow } from "./mapping.ts";
-import { bootSandbox, recordUnexpectedExit, stopSandbox } from "./sandboxes.ts";
+import { bootSandbox, recordUnexpectedExit } from "./sandboxes.ts";
 import type { ShellSessions } from "./shell-sessions.ts";
+import { stopSandbox } from "./stop-delete.ts";
 
 const DEFAULT_IDLE_CHECK_INTERVAL_MS = 15_000;
 const DEFAULT_GC_INTERVAL_MS = 60_000;

@@ -17,13 +17,7 @@ import { recordSandboxEvent, type SandboxDeps } from "./context.ts";
 import { enforceCreateLimits, enforceRunningCount } from "./limits.ts";
 import { jsonb, runtimeSpec, type SandboxRow, specColumns, specOf } from "./mapping.ts";
 import { enforceAdmission } from "./policy.ts";
-import {
-  mintPlatformToken,
-  type NewToken,
-  newPlatformToken,
-  revokeTokensOfSandbox,
-  writePlatformToken,
-} from "./tokens.ts";
+import { mintPlatformToken, type NewToken, newPlatformToken, writePlatformToken } from "./tokens.ts";
 import { restoreIntoRunning, tarArchive } from "./workspace-archives.ts";
 
 /** A sandbox of a project, as a verb's input names it. */
@@ -445,51 +439,6 @@ export async function bootSandbox(
     deps.outbox.relaySoon();
     throw err;
   }
-}
-
-export async function stopSandbox(
-  deps: SandboxDeps,
-  caller: Caller,
-  { projectId, sandboxId, reason = "" }: SandboxRef & { reason?: string },
-) {
-  const row = await getSandboxRow(deps, projectId, sandboxId);
-  if (row.state === "stopped") return row;
-  await transition(deps, row, ["running", "starting", "failed"], "stopping");
-  await deps.driver.stop(sandboxId);
-  await withDomainEvents(deps, async (trx) => {
-    await trx
-      .updateTable("sandboxes")
-      .set({ state: "stopped", updated_at: new Date() } as never)
-      .where("id", "=", sandboxId)
-      .execute();
-    await recordSandboxEvent(deps, trx, caller, {
-      action: "sandbox.stopped",
-      projectId,
-      orgId: row.org_id,
-      targetType: "sandbox",
-      targetId: sandboxId,
-      ...(reason ? { details: { reason } } : {}),
-    });
-  });
-  return getSandboxRow(deps, projectId, sandboxId);
-}
-
-export async function deleteSandbox(deps: SandboxDeps, caller: Caller, { projectId, sandboxId }: SandboxRef) {
-  const row = await getSandboxRow(deps, projectId, sandboxId);
-  await transition(deps, row, ["pending", "running", "starting", "stopped", "failed"], "deleting");
-  await deps.driver.stop(sandboxId);
-  await revokeTokensOfSandbox(deps, sandboxId);
-  await deps.driver.removeWorkspace(sandboxId);
-  await withDomainEvents(deps, async (trx) => {
-    await trx.deleteFrom("sandboxes").where("id", "=", sandboxId).execute();
-    await recordSandboxEvent(deps, trx, caller, {
-      action: "sandbox.deleted",
-      projectId,
-      orgId: row.org_id,
-      targetType: "sandbox",
-      targetId: sandboxId,
-    });
-  });
 }
 
 /** The driver saw the main process end without being asked: record it. */

@@ -8,7 +8,8 @@ import type { Caller } from "@agentplane/service-kit";
 import type { FakeKubeApiServer } from "@agentplane/testkit/kube";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { SandboxDeps } from "../../src/services/context.ts";
-import { createSandbox, deleteSandbox, startSandbox, stopSandbox } from "../../src/services/sandboxes.ts";
+import { createSandbox, startSandbox } from "../../src/services/sandboxes.ts";
+import { deleteSandbox, stopSandbox } from "../../src/services/stop-delete.ts";
 import { NS, startFakeKube } from "./fixture.ts";
 import { replica } from "./replica.ts";
 

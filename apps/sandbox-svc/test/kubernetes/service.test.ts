@@ -10,14 +10,9 @@ import { configFromEnv } from "../../src/config.ts";
 import { execInSandbox } from "../../src/services/exec.ts";
 import { collectGarbage } from "../../src/services/lifecycle.ts";
 import { listRevisions, rollbackSandbox, updateSandbox } from "../../src/services/revisions.ts";
-import {
-  createSandbox,
-  deleteSandbox,
-  getSandboxRow,
-  startSandbox,
-  stopSandbox,
-} from "../../src/services/sandboxes.ts";
+import { createSandbox, getSandboxRow, startSandbox } from "../../src/services/sandboxes.ts";
 import { ShellSessions } from "../../src/services/shell-sessions.ts";
+import { deleteSandbox, stopSandbox } from "../../src/services/stop-delete.ts";
 import { archivesOf } from "../../src/services/workspace-archives.ts";
 import { kubeDriver, NS, startFakeKube } from "./fixture.ts";
 import { replica } from "./replica.ts";

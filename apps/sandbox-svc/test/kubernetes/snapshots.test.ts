@@ -7,7 +7,8 @@ import { type FakeKubeApiServer, validateKubeObject } from "@agentplane/testkit/
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { execInSandbox } from "../../src/services/exec.ts";
 import { rollbackSandbox, updateSandbox } from "../../src/services/revisions.ts";
-import { createSandbox, deleteSandbox, getSandboxRow, stopSandbox } from "../../src/services/sandboxes.ts";
+import { createSandbox, getSandboxRow } from "../../src/services/sandboxes.ts";
+import { deleteSandbox, stopSandbox } from "../../src/services/stop-delete.ts";
 import { archivesOf } from "../../src/services/workspace-archives.ts";
 import { NS, startFakeKube } from "./fixture.ts";
 import { replica } from "./replica.ts";

@@ -1,7 +1,7 @@
 import { deleteSandboxRoute } from "@agentplane/contracts";
 import { authorize, type ServiceApp } from "@agentplane/service-kit";
 import type { SandboxContext } from "../../context.ts";
-import { deleteSandbox } from "../../services/sandboxes.ts";
+import { deleteSandbox } from "../../services/stop-delete.ts";
 
 export function registerDeleteSandbox(app: ServiceApp, ctx: SandboxContext): void {
   app.openapi(deleteSandboxRoute, async (c) => {

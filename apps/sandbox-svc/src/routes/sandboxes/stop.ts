@@ -2,7 +2,7 @@ import { stopSandboxRoute } from "@agentplane/contracts";
 import { authorize, type ServiceApp } from "@agentplane/service-kit";
 import type { SandboxContext } from "../../context.ts";
 import { toSandbox } from "../../services/mapping.ts";
-import { stopSandbox } from "../../services/sandboxes.ts";
+import { stopSandbox } from "../../services/stop-delete.ts";
 
 export function registerStopSandbox(app: ServiceApp, ctx: SandboxContext): void {
   app.openapi(stopSandboxRoute, async (c) => {
