@@ -20,6 +20,7 @@ import { rewrapSealedSecrets } from "./keys/rewrap.ts";
 import { registerRoutes } from "./routes/index.ts";
 import { initializeInstallation } from "./services/installation.ts";
 import { OidcActivation } from "./services/oidc-activation.ts";
+import { type SignInPruner, startSignInPruning } from "./services/sign-in-pruning.ts";
 
 export { TENANCY_SCHEMA };
 
@@ -46,6 +47,8 @@ export interface TenancyService extends ServiceInstance {
   context: TenancyContext;
   /** The outbox of domain audit events (`flush()` publishes what is waiting now; tests use it). */
   outbox: Outbox;
+  /** Deletes long-expired device sign-ins and browser sessions on a timer; `run(now)` prunes now. */
+  signInPruning: SignInPruner;
 }
 
 /** Builds the tenancy service: migrates its schema, prepares the installation, registers routes. */
@@ -81,6 +84,11 @@ export async function createTenancyService(deps: TenancyDeps): Promise<TenancySe
   if (startup.bootstrapped) deps.logger.info("installation activated with the bootstrap token");
   // Also publishes what an earlier process committed but could not publish before it stopped.
   outbox.start();
+  const signInPruning = startSignInPruning({
+    db,
+    logger: deps.logger,
+    ...(config.signInPruneIntervalMs !== undefined ? { intervalMs: config.signInPruneIntervalMs } : {}),
+  });
 
   // The bus is reported but not required: while it is down, requests still succeed and their
   // audit events wait in the outbox.
@@ -104,11 +112,13 @@ export async function createTenancyService(deps: TenancyDeps): Promise<TenancySe
     activated: startup.activated,
     ...(startup.setupCode ? { setupCode: startup.setupCode } : {}),
     outbox,
+    signInPruning,
     ready: async () => (await checkReadiness(checks)).ready,
     readiness: () => checkReadiness(checks),
     async close() {
       // Stops the relay; the database and the bus belong to the caller. Unpublished events stay in
       // the outbox table for the next start or another replica.
+      await signInPruning.stop();
       await outbox.stop();
     },
   };

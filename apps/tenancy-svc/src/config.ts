@@ -127,6 +127,8 @@ export interface TenancyConfig {
   oidc?: OidcConfig;
   /** How many projects, teams, API tokens and invitations an organization may hold (`OBJECT_LIMITS`). */
   objectLimits?: ObjectLimits;
+  /** Between prunes of long-expired device sign-ins and browser sessions (default one hour; 0: none). */
+  signInPruneIntervalMs?: number;
 }
 
 export interface OidcConfig {

@@ -6,6 +6,7 @@ import * as projectLabels from "./0004-project-labels.ts";
 import * as browserSessions from "./0005-browser-sessions.ts";
 import * as deviceAuthorizations from "./0006-device-authorizations.ts";
 import * as personalApiTokensIndex from "./0007-personal-api-tokens-index.ts";
+import * as signInExpiryIndexes from "./0008-sign-in-expiry-indexes.ts";
 
 /** Applied in this order; never rename or reorder an entry that has shipped. */
 export const migrations: MigrationList = {
@@ -17,4 +18,5 @@ export const migrations: MigrationList = {
   "0005_browser_sessions": browserSessions,
   "0006_device_authorizations": deviceAuthorizations,
   "0007_personal_api_tokens_index": personalApiTokensIndex,
+  "0008_sign_in_expiry_indexes": signInExpiryIndexes,
 };
