@@ -172,6 +172,36 @@ describe("sign-in device flow (RFC 8628) and its approval page (PGlite)", () => 
     expect(await poll(h, denied.deviceCode)).toMatchObject({ status: 400, body: { error: "access_denied" } });
   });
 
+  it("an approved code not collected before it expires hands out nothing, and its token is revoked", async () => {
+    const h = await startActivated(database, { activationTtlSeconds: 2 });
+    const started = await start(h);
+    const ok = await submit(h, { userCode: started.userCode, decision: "approve", token: BOOTSTRAP_TOKEN });
+    expect(ok.status).toBe(200);
+    const minted = await database.kysely
+      .withSchema("tenancy")
+      .selectFrom("device_authorizations")
+      .select(["token_id", "token_enc"])
+      .executeTakeFirstOrThrow();
+    expect(minted.token_enc).not.toBeNull();
+    later(2100);
+    for (let i = 0; i < 2; i++) {
+      expect(await poll(h, started.deviceCode)).toMatchObject({ status: 400, body: { error: "expired_token" } });
+    }
+    const after = await database.kysely
+      .withSchema("tenancy")
+      .selectFrom("device_authorizations")
+      .select("token_enc")
+      .executeTakeFirstOrThrow();
+    expect(after.token_enc).toBeNull();
+    const token = await database.kysely
+      .withSchema("tenancy")
+      .selectFrom("api_tokens")
+      .select("revoked_at")
+      .where("id", "=", minted.token_id as string)
+      .executeTakeFirstOrThrow();
+    expect(token.revoked_at).not.toBeNull();
+  });
+
   it("expires both codes", async () => {
     const h = await startActivated(database, { activationTtlSeconds: 1 });
     const started = await start(h);

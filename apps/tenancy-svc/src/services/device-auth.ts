@@ -100,6 +100,30 @@ export async function pollDeviceAuthorization(ctx: TenancyContext, deviceCode: s
     .where("device_code_hash", "=", sha256Hex(deviceCode))
     .executeTakeFirst();
   if (!row) throw pollError("invalid_grant", "No device authorization has this device code");
+  if (row.status === "approved" && expired(row)) {
+    // Approved, but not collected within the code's life: the session is over (RFC 8628 3.5).
+    // The token minted for it was never handed to anyone; it is revoked, its sealed copy dropped.
+    await ctx.db.transaction().execute(async (trx) => {
+      const locked = await trx
+        .selectFrom("device_authorizations")
+        .select("token_id")
+        .where("id", "=", row.id)
+        .where("status", "=", "approved")
+        .forUpdate()
+        .executeTakeFirst();
+      if (!locked) return;
+      await trx.updateTable("device_authorizations").set({ token_enc: null }).where("id", "=", row.id).execute();
+      if (locked.token_id) {
+        await trx
+          .updateTable("api_tokens")
+          .set({ revoked_at: new Date() })
+          .where("id", "=", locked.token_id)
+          .where("revoked_at", "is", null)
+          .execute();
+      }
+    });
+    throw pollError("expired_token", "The device code expired before its token was collected: start a new sign-in");
+  }
   if (row.status === "approved") {
     // Whoever clears the sealed copy gets the token (RETURNING would show the cleared value).
     const handed = await ctx.db.transaction().execute(async (trx) => {
