@@ -1,3 +1,4 @@
+export { countRows } from "./count-rows.ts";
 export {
   type Database,
   type DatabaseKind,

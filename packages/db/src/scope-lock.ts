@@ -7,10 +7,12 @@ export function advisoryKey(name: string): bigint {
 }
 
 /**
- * Holds a transaction-scoped advisory lock on `name` until the transaction ends: transactions that
- * take the same name run their check-then-write one after the other, across replicas. For
- * invariants over rows that have no parent row of their own to lock in this service's schema.
+ * Holds a transaction-scoped advisory lock on each of `names` until the transaction ends, taken in
+ * the order given, in one statement: transactions that take the same name run their
+ * check-then-write one after the other, across replicas. For invariants over rows that have no
+ * parent row of their own to lock in this service's schema.
  */
-export async function lockForTransaction(trx: QueryExecutorProvider, name: string): Promise<void> {
-  await sql`select pg_advisory_xact_lock(${sql.raw(advisoryKey(name).toString())})`.execute(trx);
+export async function lockForTransaction(trx: QueryExecutorProvider, ...names: string[]): Promise<void> {
+  const locks = names.map((name) => sql`pg_advisory_xact_lock(${sql.raw(advisoryKey(name).toString())})`);
+  await sql`select ${sql.join(locks)}`.execute(trx);
 }

@@ -72,6 +72,7 @@ export {
   MAX_OBJECT_LIMIT,
   type ObjectLimitCheck,
   ObjectLimitsSettingSchema,
+  objectLimitLock,
   objectLimitsOr,
 } from "./object-limits.ts";
 export { installProcessGuard, type ProcessFaults, processFaults } from "./process-guard.ts";

@@ -75,10 +75,15 @@ export async function enforceObjectLimit(
   limits: ObjectLimits,
   check: ObjectLimitCheck,
 ): Promise<void> {
-  await lockForTransaction(trx, `object-limit:${check.kind}:${check.holderId}`);
+  await lockForTransaction(trx, objectLimitLock(check.kind, check.holderId));
   const held = await check.count();
   const limit = limits[check.kind];
   if (held >= limit) throw limitExceeded(check.kind, limit, check.holder);
+}
+
+/** The advisory lock creates of `kind` in `holderId` count under (see `lockForTransaction`). */
+export function objectLimitLock(kind: ObjectLimitKind, holderId: string): string {
+  return `object-limit:${kind}:${holderId}`;
 }
 
 /** The 409 `limit-exceeded` problem: which kind, its limit, and the setting that raises it. */

@@ -1,4 +1,5 @@
 import type { AwsConnection } from "@agentplane/contracts";
+import { countRows } from "@agentplane/db";
 import { recordDomainEvent, withDomainEvents } from "@agentplane/events";
 import { notFound, ProblemError } from "@agentplane/problem-details";
 import { type Caller, enforceObjectLimit, type ProjectCaller } from "@agentplane/service-kit";
@@ -109,14 +110,7 @@ export async function createAwsConnection(
       kind: "aws-connections",
       holder: "project",
       holderId: caller.projectId,
-      count: async () => {
-        const { n } = await trx
-          .selectFrom("aws_connections")
-          .select((eb) => eb.fn.countAll<string>().as("n"))
-          .where("project_id", "=", caller.projectId)
-          .executeTakeFirstOrThrow();
-        return Number(n);
-      },
+      count: () => countRows(trx.selectFrom("aws_connections").where("project_id", "=", caller.projectId)),
     });
     const inserted = await trx
       .insertInto("aws_connections")

@@ -1,4 +1,5 @@
 import { type Cluster, newId, type Principal } from "@agentplane/contracts";
+import { countRows } from "@agentplane/db";
 import { recordDomainEvent, withDomainEvents } from "@agentplane/events";
 import { notFound, ProblemError } from "@agentplane/problem-details";
 import { type Caller, enforceObjectLimit, type ProjectCaller } from "@agentplane/service-kit";
@@ -72,14 +73,7 @@ export async function createCluster(
       kind: "clusters",
       holder: "project",
       holderId: caller.projectId,
-      count: async () => {
-        const { n } = await trx
-          .selectFrom("clusters")
-          .select((eb) => eb.fn.countAll<string>().as("n"))
-          .where("project_id", "=", caller.projectId)
-          .executeTakeFirstOrThrow();
-        return Number(n);
-      },
+      count: () => countRows(trx.selectFrom("clusters").where("project_id", "=", caller.projectId)),
     });
     const inserted = await trx
       .insertInto("clusters")

@@ -1,3 +1,4 @@
+import { countRows } from "@agentplane/db";
 import { type Caller, enforceObjectLimit } from "@agentplane/service-kit";
 import type { Transaction } from "kysely";
 import type { GovernanceContext } from "../context.ts";
@@ -19,13 +20,10 @@ export async function enforceScopeLimit(
     holder: caller.projectId ? "project" : "organization",
     holderId: caller.projectId ?? caller.orgId,
     count: async () => {
-      let q = trx
-        .selectFrom(kind)
-        .select((eb) => eb.fn.countAll<string>().as("n"))
-        .where("org_id", "=", caller.orgId);
-      q = caller.projectId ? q.where("project_id", "=", caller.projectId) : q.where("project_id", "is", null);
-      const { n } = await q.executeTakeFirstOrThrow();
-      return Number(n);
+      const q = trx.selectFrom(kind).where("org_id", "=", caller.orgId);
+      return countRows(
+        caller.projectId ? q.where("project_id", "=", caller.projectId) : q.where("project_id", "is", null),
+      );
     },
   });
 }

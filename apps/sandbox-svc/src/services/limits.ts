@@ -1,7 +1,7 @@
 import type { SandboxState } from "@agentplane/contracts";
-import { advisoryKey } from "@agentplane/db";
-import { enforceObjectLimit, limitExceeded, objectLimitsOr } from "@agentplane/service-kit";
-import { type Kysely, sql } from "kysely";
+import { countRows, lockForTransaction } from "@agentplane/db";
+import { enforceObjectLimit, limitExceeded, objectLimitLock, objectLimitsOr } from "@agentplane/service-kit";
+import type { Kysely } from "kysely";
 import type { SandboxDB } from "../db/schema.ts";
 import type { SandboxDeps } from "./context.ts";
 
@@ -20,13 +20,7 @@ function runningHolder(row: { org_id: string | null; project_id: string }) {
 
 async function countRunning(db: Kysely<SandboxDB>, row: { org_id: string | null; project_id: string }) {
   const { column, holderId } = runningHolder(row);
-  const { n } = await db
-    .selectFrom("sandboxes")
-    .select((eb) => eb.fn.countAll<string>().as("n"))
-    .where(column, "=", holderId)
-    .where("state", "in", RUNNING_STATES)
-    .executeTakeFirstOrThrow();
-  return Number(n);
+  return countRows(db.selectFrom("sandboxes").where(column, "=", holderId).where("state", "in", RUNNING_STATES));
 }
 
 /**
@@ -45,11 +39,9 @@ export async function enforceCreateLimits(
   const limits = objectLimitsOr(deps.config.objectLimits);
   const starting = row.state === "starting";
   const running = runningHolder(row);
-  const locks = [`object-limit:sandboxes:${row.project_id}`];
-  if (starting) locks.push(`object-limit:running-sandboxes:${running.holderId}`);
-  await sql`select ${sql.join(locks.map((name) => sql`pg_advisory_xact_lock(${sql.raw(advisoryKey(name).toString())})`))}`.execute(
-    trx,
-  );
+  const locks = [objectLimitLock("sandboxes", row.project_id)];
+  if (starting) locks.push(objectLimitLock("running-sandboxes", running.holderId));
+  await lockForTransaction(trx, ...locks);
   const counts = await trx
     .selectNoFrom((eb) => [
       eb

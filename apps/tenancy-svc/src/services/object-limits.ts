@@ -1,3 +1,4 @@
+import { countRows } from "@agentplane/db";
 import { enforceObjectLimit } from "@agentplane/service-kit";
 import { type Kysely, sql, type Transaction } from "kysely";
 import type { TenancyContext } from "../context.ts";
@@ -7,43 +8,26 @@ type OrgLimitedKind = "projects" | "teams" | "api-tokens" | "invitations";
 
 /** How many of a kind an organization holds now (only live tokens and open invitations count). */
 function countInOrg(db: Kysely<TenancyDatabase>, kind: OrgLimitedKind, orgId: string): Promise<number> {
-  const count = async (q: Promise<{ n: string | number | bigint }>) => Number((await q).n);
   switch (kind) {
     case "projects":
-      return count(
-        db
-          .selectFrom("projects")
-          .select((eb) => eb.fn.countAll<string>().as("n"))
-          .where("org_id", "=", orgId)
-          .executeTakeFirstOrThrow(),
-      );
+      return countRows(db.selectFrom("projects").where("org_id", "=", orgId));
     case "teams":
-      return count(
-        db
-          .selectFrom("teams")
-          .select((eb) => eb.fn.countAll<string>().as("n"))
-          .where("org_id", "=", orgId)
-          .executeTakeFirstOrThrow(),
-      );
+      return countRows(db.selectFrom("teams").where("org_id", "=", orgId));
     case "api-tokens":
-      return count(
+      return countRows(
         db
           .selectFrom("api_tokens")
-          .select((eb) => eb.fn.countAll<string>().as("n"))
           .where("org_id", "=", orgId)
           .where("revoked_at", "is", null)
-          .where((eb) => eb.or([eb("expires_at", "is", null), eb("expires_at", ">", sql<Date>`now()`)]))
-          .executeTakeFirstOrThrow(),
+          .where((eb) => eb.or([eb("expires_at", "is", null), eb("expires_at", ">", sql<Date>`now()`)])),
       );
     case "invitations":
-      return count(
+      return countRows(
         db
           .selectFrom("invitations")
-          .select((eb) => eb.fn.countAll<string>().as("n"))
           .where("org_id", "=", orgId)
           .where("status", "=", "pending")
-          .where("expires_at", ">", sql<Date>`now()`)
-          .executeTakeFirstOrThrow(),
+          .where("expires_at", ">", sql<Date>`now()`),
       );
   }
 }
@@ -70,37 +54,25 @@ type UserLimitedKind = "organizations" | "personal-api-tokens" | "sessions";
  * owner, so this bounds how many exist), their live personal tokens and their open sessions.
  */
 function countOfUser(db: Kysely<TenancyDatabase>, kind: UserLimitedKind, userId: string): Promise<number> {
-  const count = async (q: Promise<{ n: string | number | bigint }>) => Number((await q).n);
   switch (kind) {
     case "organizations":
-      return count(
-        db
-          .selectFrom("org_members")
-          .select((eb) => eb.fn.countAll<string>().as("n"))
-          .where("user_id", "=", userId)
-          .where("role", "=", "owner")
-          .executeTakeFirstOrThrow(),
-      );
+      return countRows(db.selectFrom("org_members").where("user_id", "=", userId).where("role", "=", "owner"));
     case "personal-api-tokens":
-      return count(
+      return countRows(
         db
           .selectFrom("api_tokens")
-          .select((eb) => eb.fn.countAll<string>().as("n"))
           .where("user_id", "=", userId)
           .where("org_id", "is", null)
           .where("revoked_at", "is", null)
-          .where((eb) => eb.or([eb("expires_at", "is", null), eb("expires_at", ">", sql<Date>`now()`)]))
-          .executeTakeFirstOrThrow(),
+          .where((eb) => eb.or([eb("expires_at", "is", null), eb("expires_at", ">", sql<Date>`now()`)])),
       );
     case "sessions":
-      return count(
+      return countRows(
         db
           .selectFrom("browser_sessions")
-          .select((eb) => eb.fn.countAll<string>().as("n"))
           .where("user_id", "=", userId)
           .where("revoked_at", "is", null)
-          .where("expires_at", ">", sql<Date>`now()`)
-          .executeTakeFirstOrThrow(),
+          .where("expires_at", ">", sql<Date>`now()`),
       );
   }
 }

@@ -1,5 +1,5 @@
 import { type Connector, redactUrlCredentials } from "@agentplane/contracts";
-import { isUniqueViolation } from "@agentplane/db";
+import { countRows, isUniqueViolation } from "@agentplane/db";
 import { recordDomainEvent, withDomainEvents } from "@agentplane/events";
 import { badRequest, conflict, notFound, ProblemError } from "@agentplane/problem-details";
 import { type Caller, enforceObjectLimit, limitExceeded } from "@agentplane/service-kit";
@@ -69,12 +69,7 @@ export async function connectionHeaders(ctx: ConnectionsContext, row: ConnectorR
 export type ConnectorsContext = ConnectionsContext & { connectors: ConnectorRuntime };
 
 async function connectorCount(db: Kysely<ConnectionsDb>, projectId: string): Promise<number> {
-  const { n } = await db
-    .selectFrom("connectors")
-    .select((eb) => eb.fn.countAll<string>().as("n"))
-    .where("project_id", "=", projectId)
-    .executeTakeFirstOrThrow();
-  return Number(n);
+  return countRows(db.selectFrom("connectors").where("project_id", "=", projectId));
 }
 
 export async function createConnector(
