@@ -142,8 +142,10 @@ export function httpFetch(baseUrl: string, options: { connections?: number } = {
   return Object.assign(fetch, { send });
 }
 
-/** A path segment the URL parser resolves (`.`, `..`, also percent-encoded). */
-const DOT_SEGMENT = /^(?:\.|%2e){1,2}$/i;
+/** Whether the URL parser resolves this path segment away (`.`, `..`, also percent-encoded). */
+export function isDotSegment(segment: string): boolean {
+  return /^(?:\.|%2e){1,2}$/i.test(segment);
+}
 
 /**
  * Paths to other services are built from ids a caller gave (`/sandboxes/${id}/stop`): an id of
@@ -153,7 +155,7 @@ const DOT_SEGMENT = /^(?:\.|%2e){1,2}$/i;
 function refuseDotSegments(path: string): void {
   const end = path.search(/[?#]/);
   const segments = (end < 0 ? path : path.slice(0, end)).split("/");
-  if (segments.some((segment) => DOT_SEGMENT.test(segment))) {
+  if (segments.some(isDotSegment)) {
     throw new ProblemError("bad-request", { detail: "An identifier cannot be . or .." });
   }
 }

@@ -26,6 +26,7 @@ export {
   type HttpServiceFetch,
   httpFetch,
   inProcessFetch,
+  isDotSegment,
   NULL_BODY_STATUSES,
   type OutgoingRequest,
   type ResponseHeaders,

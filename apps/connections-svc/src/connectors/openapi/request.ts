@@ -1,3 +1,4 @@
+import { isDotSegment } from "@agentplane/service-kit";
 import type { ConnectorTool } from "./tools.ts";
 
 export interface BuiltRequest {
@@ -39,7 +40,7 @@ export function buildHttpRequest(tool: ConnectorTool, args: Record<string, unkno
   }
   // Never sent with a segment an argument made `.` or `..`: the URL would resolve it, and the
   // call would reach another path of the API than the tool's (arguments are checked before).
-  if (path.split("/").some((segment) => DOT_SEGMENT.test(segment))) {
+  if (path.split("/").some(isDotSegment)) {
     throw new Error(`tool ${tool.name}: an argument makes a dot segment of ${op.path}`);
   }
   // The base URL's own query (a key some APIs take there) stays first; the tool's parameters follow.
@@ -59,9 +60,6 @@ export function buildHttpRequest(tool: ConnectorTool, args: Record<string, unkno
   }
   return request;
 }
-
-/** A path segment the URL parser resolves (`.`, `..`, also percent-encoded). */
-const DOT_SEGMENT = /^(?:\.|%2e){1,2}$/i;
 
 /**
  * Arguments the request cannot carry as the operation means them, as field errors (the schema's
@@ -97,7 +95,7 @@ export function unsendableArguments(
       used.push(binding.arg);
       filled = filled.replaceAll(`{${binding.name}}`, encodeURIComponent(simple(value)));
     }
-    if (used.length === 0 || (filled !== "" && !DOT_SEGMENT.test(filled))) continue;
+    if (used.length === 0 || (filled !== "" && !isDotSegment(filled))) continue;
     for (const arg of used) {
       errors.push({
         pointer: pointer(arg),
