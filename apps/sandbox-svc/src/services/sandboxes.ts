@@ -37,23 +37,6 @@ function slugFrom(name: string): string {
   return `${base || "sandbox"}-${randomBytes(3).toString("hex")}`;
 }
 
-interface Deferred {
-  promise: Promise<void>;
-  resolve(): void;
-  reject(err: unknown): void;
-}
-
-function deferred(): Deferred {
-  let resolve!: () => void;
-  let reject!: (err: unknown) => void;
-  const promise = new Promise<void>((res, rej) => {
-    resolve = res;
-    reject = rej;
-  });
-  promise.catch(() => {});
-  return { promise, resolve, reject };
-}
-
 function isLimitExceeded(err: unknown, kind: string): boolean {
   return err instanceof ProblemError && err.slug === "limit-exceeded" && err.extensions?.kind === kind;
 }
@@ -133,7 +116,7 @@ export async function createSandbox(deps: SandboxDeps, caller: Caller, input: Cr
   // `enforceCreateLimits`). A started create is counted before the driver starts (`counted`),
   // and the rows are written while it starts: statements beside the start delay it more than
   // the count before it does (on the embedded database they run on this thread).
-  const writeRow = async (trx: Kysely<SandboxDB>, row: SandboxRow, counted?: Deferred) => {
+  const writeRow = async (trx: Kysely<SandboxDB>, row: SandboxRow, counted?: PromiseWithResolvers<void>) => {
     try {
       await enforceCreateLimits(deps, trx, row);
     } catch (err) {
@@ -178,7 +161,7 @@ export async function createSandbox(deps: SandboxDeps, caller: Caller, input: Cr
   // An admitted start does not wait for the row: the driver starts while it is written (and
   // stops again should the write fail; the boot answers that failure).
   if (platform) {
-    const counted = deferred();
+    const counted = Promise.withResolvers<void>();
     const written = deps.db
       .transaction()
       .execute((trx) => writeRow(trx, fresh, counted))
