@@ -109,7 +109,12 @@ describe.each(await databaseTargets())("pruning of expired device sign-ins and s
       const listedBefore = await listSessions();
       expect(listedBefore.map((s) => s.id)).toContain(live);
 
-      expect(await h.service.signInPruning.run(new Date(now))).toEqual({ deviceRequests: 2, sessions: 2 });
+      expect(await h.service.signInPruning.run(new Date(now))).toEqual({
+        deviceRequests: 2,
+        sessions: 2,
+        apiTokens: 0,
+        invitations: 0,
+      });
       expect((await ids("device_authorizations")).sort()).toEqual(
         freshDevices.filter((id) => !oldDevices.includes(id)).sort(),
       );
@@ -119,7 +124,12 @@ describe.each(await databaseTargets())("pruning of expired device sign-ins and s
       const poll = await h.call("POST", "/v1/auth/device/token", { body: { deviceCode: started.deviceCode } });
       expect((await json<{ error: string }>(poll)).error).toBe("authorization_pending");
       expect(await listSessions()).toEqual(listedBefore);
-      expect(await h.service.signInPruning.run(new Date(now))).toEqual({ deviceRequests: 0, sessions: 0 });
+      expect(await h.service.signInPruning.run(new Date(now))).toEqual({
+        deviceRequests: 0,
+        sessions: 0,
+        apiTokens: 0,
+        invitations: 0,
+      });
 
       // Two days on, every device request is past its grace; a month on, every session too.
       expect((await h.service.signInPruning.run(new Date(now + 2 * DAY))).deviceRequests).toBe(2);
@@ -156,7 +166,12 @@ describe.each(await databaseTargets())("pruning of expired device sign-ins and s
     await clear();
     const keep = await deviceRequests(new Date(Date.now() + HOUR), 1, "pending");
     await deviceRequests(new Date(Date.now() - 3 * DAY), 2_500);
-    expect(await h.service.signInPruning.run()).toEqual({ deviceRequests: 2_500, sessions: 0 });
+    expect(await h.service.signInPruning.run()).toEqual({
+      deviceRequests: 2_500,
+      sessions: 0,
+      apiTokens: 0,
+      invitations: 0,
+    });
     expect(await ids("device_authorizations")).toEqual(keep);
   });
 
@@ -183,13 +198,18 @@ describe.each(await databaseTargets())("pruning of expired device sign-ins and s
     await pruner.stop();
     // The statement under way finished; none followed it, and none comes after the stop.
     expect((await running).deviceRequests).toBe(5);
-    expect(await pruner.run()).toEqual({ deviceRequests: 0, sessions: 0 });
+    expect(await pruner.run()).toEqual({ deviceRequests: 0, sessions: 0, apiTokens: 0, invitations: 0 });
     expect(await ids("device_authorizations")).toHaveLength(25);
 
     // The service's own pruner ends with the service (a second replica on the same database).
     const other = await startTenancy(database);
     await other.service.close();
-    expect(await other.service.signInPruning.run()).toEqual({ deviceRequests: 0, sessions: 0 });
+    expect(await other.service.signInPruning.run()).toEqual({
+      deviceRequests: 0,
+      sessions: 0,
+      apiTokens: 0,
+      invitations: 0,
+    });
     expect(await ids("device_authorizations")).toHaveLength(25);
   });
 });

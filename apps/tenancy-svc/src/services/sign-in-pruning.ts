@@ -1,17 +1,22 @@
 import type { Logger } from "@agentplane/service-kit";
-import type { Kysely } from "kysely";
+import { type Kysely, type RawBuilder, sql } from "kysely";
 import type { TenancyDatabase } from "../db/schema.ts";
 
 /**
- * Device sign-in requests and browser sessions are only ever marked, never deleted, by the flows
- * that use them: without this prune, every sign-in would leave a row forever, and anyone could grow
- * the device-request table without bound (`POST /v1/auth/device` needs no token).
+ * Device sign-in requests, browser sessions, API tokens and invitations are only ever marked, never
+ * deleted, by the flows that use them: without this prune, every sign-in, revoked or expired token
+ * and answered invitation would leave a row forever, and anyone could grow the device-request table
+ * without bound (`POST /v1/auth/device` needs no token).
  */
 
 /** A device request is kept this long after its code expired (every decision falls before that). */
 export const DEVICE_REQUEST_GRACE_MS = 86_400_000;
 /** A session is kept this long after it expired: revoked ones expire within 12 h of their revocation. */
 export const SESSION_RETENTION_MS = 30 * 86_400_000;
+/** A token is kept, listed as revoked or expired, this long after it stopped working. */
+export const API_TOKEN_RETENTION_MS = 30 * 86_400_000;
+/** An invitation is kept, listed as answered or expired, this long after it was answered or expired. */
+export const INVITATION_RETENTION_MS = 30 * 86_400_000;
 /** How often a replica prunes, and how long after start it first does. */
 export const PRUNE_INTERVAL_MS = 3_600_000;
 const FIRST_RUN_MS = 60_000;
@@ -26,7 +31,11 @@ export interface PruneLimits {
 export interface PruneCounts {
   deviceRequests: number;
   sessions: number;
+  apiTokens: number;
+  invitations: number;
 }
+
+const NOTHING: PruneCounts = { deviceRequests: 0, sessions: 0, apiTokens: 0, invitations: 0 };
 
 export interface SignInPruner {
   /** One run as of `now`; resolves to what it deleted. After `stop()` it deletes nothing. */
@@ -35,10 +44,23 @@ export interface SignInPruner {
   stop(): Promise<void>;
 }
 
-type Table = "device_authorizations" | "browser_sessions";
+type Table = "device_authorizations" | "browser_sessions" | "api_tokens" | "invitations";
 
 /**
- * Deletes up to `batchSize` rows of `table` that expired before `cutoff`, repeated until a batch
+ * When a row stopped being usable, each expression matching an index (migrations 0008 and 0009).
+ * `least` skips nulls: a token ends at its revocation or its expiry, whichever came first, and one
+ * with neither has no end; an invitation ends when answered (accepted, declined or revoked) or at
+ * its expiry.
+ */
+const ENDED_AT: Record<Table, RawBuilder<Date>> = {
+  device_authorizations: sql<Date>`expires_at`,
+  browser_sessions: sql<Date>`expires_at`,
+  api_tokens: sql<Date>`least(revoked_at, expires_at)`,
+  invitations: sql<Date>`least(responded_at, expires_at)`,
+};
+
+/**
+ * Deletes up to `batchSize` rows of `table` that ended before `cutoff`, repeated until a batch
  * comes up short, `maxBatches` were done, or `stopped()` says so. Replicas running at once skip the
  * rows another one is deleting (SKIP LOCKED) and a second delete of a row is a no-op, so overlapping
  * runs are safe.
@@ -58,7 +80,7 @@ async function deleteExpired(
         eb
           .selectFrom(table)
           .select("id")
-          .where("expires_at", "<", cutoff)
+          .where(ENDED_AT[table], "<", cutoff)
           .limit(limits.batchSize)
           .forUpdate()
           .skipLocked(),
@@ -74,8 +96,10 @@ async function deleteExpired(
 /**
  * Prunes on a timer (unref'd, so it never keeps the process alive) when `intervalMs` > 0; `run`
  * is also callable directly. Nothing deleted is still usable: a device code is dead once expired
- * (decisions and the token's handover happen within its lifetime, plus a day of slack), and
- * `GET /v1/auth/sessions` lists only sessions neither revoked nor expired.
+ * (decisions and the token's handover happen within its lifetime, plus a day of slack),
+ * `GET /v1/auth/sessions` lists only sessions neither revoked nor expired, and a token or an
+ * invitation goes a month after it stopped working (until then it is listed, marked as such). A
+ * deleted token takes along the sessions opened with it, which stopped working with it.
  */
 export function startSignInPruning(deps: {
   db: Kysely<TenancyDatabase>;
@@ -104,15 +128,31 @@ export function startSignInPruning(deps: {
       limits,
       isStopped,
     );
-    // Counts only: the rows hold hashes of secrets, and their ids say nothing an operator needs.
-    if (deviceRequests + sessions > 0) {
-      deps.logger.info({ deviceRequests, sessions }, "expired device sign-ins and browser sessions pruned");
+    const apiTokens = await deleteExpired(
+      deps.db,
+      "api_tokens",
+      new Date(now.getTime() - API_TOKEN_RETENTION_MS),
+      limits,
+      isStopped,
+    );
+    const invitations = await deleteExpired(
+      deps.db,
+      "invitations",
+      new Date(now.getTime() - INVITATION_RETENTION_MS),
+      limits,
+      isStopped,
+    );
+    // Counts only: the rows hold hashes of secrets and email addresses, and their ids say nothing
+    // an operator needs (the audit trail keeps what happened to each).
+    const counts = { deviceRequests, sessions, apiTokens, invitations };
+    if (deviceRequests + sessions + apiTokens + invitations > 0) {
+      deps.logger.info(counts, "old sign-ins, tokens and invitations pruned");
     }
-    return { deviceRequests, sessions };
+    return counts;
   };
 
   const run = async (now = new Date()): Promise<PruneCounts> => {
-    if (stopped) return { deviceRequests: 0, sessions: 0 };
+    if (stopped) return { ...NOTHING };
     // One run at a time per replica: a timer tick during a long run joins it.
     running ??= prune(now).finally(() => {
       running = undefined;
@@ -123,7 +163,8 @@ export function startSignInPruning(deps: {
   const tick = () => {
     run().catch((err: unknown) => {
       // The next run tries again.
-      if (!stopped) deps.logger.warn({ err: (err as Error).message }, "pruning expired sign-ins failed");
+      if (!stopped)
+        deps.logger.warn({ err: (err as Error).message }, "pruning old sign-ins, tokens and invitations failed");
     });
   };
   const first = intervalMs > 0 ? setTimeout(tick, Math.min(FIRST_RUN_MS, intervalMs)) : undefined;

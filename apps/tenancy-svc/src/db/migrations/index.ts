@@ -7,6 +7,7 @@ import * as browserSessions from "./0005-browser-sessions.ts";
 import * as deviceAuthorizations from "./0006-device-authorizations.ts";
 import * as personalApiTokensIndex from "./0007-personal-api-tokens-index.ts";
 import * as signInExpiryIndexes from "./0008-sign-in-expiry-indexes.ts";
+import * as endedTokenAndInvitationIndexes from "./0009-ended-token-and-invitation-indexes.ts";
 
 /** Applied in this order; never rename or reorder an entry that has shipped. */
 export const migrations: MigrationList = {
@@ -19,4 +20,5 @@ export const migrations: MigrationList = {
   "0006_device_authorizations": deviceAuthorizations,
   "0007_personal_api_tokens_index": personalApiTokensIndex,
   "0008_sign_in_expiry_indexes": signInExpiryIndexes,
+  "0009_ended_token_and_invitation_indexes": endedTokenAndInvitationIndexes,
 };
