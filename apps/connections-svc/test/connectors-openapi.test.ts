@@ -160,7 +160,9 @@ describe("OpenAPI descriptions become tools", () => {
     expect(error).toBeInstanceOf(ProblemError);
     expect((error as ProblemError).status).toBe(400);
     expect((error as ProblemError).errors?.[0]?.message).toContain("version");
-    const syntax = await loadOpenApiDescription("openapi: [3.0\n  bad: {", "/body/spec").catch((e: unknown) => e);
+    const syntax = await loadOpenApiDescription("openapi: [3.0\n  bad: {", { pointer: "/body/spec" }).catch(
+      (e: unknown) => e,
+    );
     expect((syntax as ProblemError).errors?.[0]?.pointer).toBe("/body/spec");
     const version = await loadOpenApiDescription({ openapi: "4.0.0", info: {}, paths: {} }).catch((e: unknown) => e);
     expect((version as ProblemError).errors?.[0]?.pointer).toBe("/spec/openapi");

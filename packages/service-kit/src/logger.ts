@@ -22,9 +22,15 @@ const REDACT = [
   "bootstrapToken",
 ];
 
-export function createLogger(name: string, level = process.env.LOG_LEVEL ?? "info"): Logger {
+/** `destination`: where lines go instead of stdout (a test reading what the service logged). */
+export function createLogger(
+  name: string,
+  level = process.env.LOG_LEVEL ?? "info",
+  destination?: { write(line: string): void },
+): Logger {
   // A line written while a traced request runs carries its trace_id and span_id.
-  return pino({ name, level, redact: { paths: REDACT, censor: "[redacted]" }, mixin: traceFields });
+  const options = { name, level, redact: { paths: REDACT, censor: "[redacted]" }, mixin: traceFields };
+  return destination ? pino(options, destination) : pino(options);
 }
 
 /** A logger that writes nothing (tests, benchmarks). */

@@ -1,7 +1,7 @@
 import type { Principal } from "@agentplane/contracts";
 import { type Database, openDatabase } from "@agentplane/db";
 import { MemoryBus, type OutboxTuning } from "@agentplane/events";
-import { inProcessFetch, ServiceClient, signIdentity, silentLogger } from "@agentplane/service-kit";
+import { inProcessFetch, type Logger, ServiceClient, signIdentity, silentLogger } from "@agentplane/service-kit";
 import { createTestDatabase } from "@agentplane/testkit";
 import { addMember, json, startActivated } from "../../../tenancy-svc/test/fixtures/harness.ts";
 import { type ConnectionsService, createConnectionsService } from "../../src/app.ts";
@@ -36,10 +36,13 @@ export interface World {
   close(): Promise<void>;
 }
 
-/** `eventRelay`: the service's outbox relay tuning (default: the service's own). */
+/**
+ * `eventRelay`: the service's outbox relay tuning (default: the service's own); `logger`: the
+ * connections service's logger (default: silent).
+ */
 export async function startWorld(
   name: string,
-  options: { eventRelay?: OutboxTuning; fetcher?: { timeoutMs: number } } = {},
+  options: { eventRelay?: OutboxTuning; fetcher?: { timeoutMs: number }; logger?: Logger } = {},
 ): Promise<World> {
   const created = await createTestDatabase(name);
   const database = await openDatabase(created.url, { max: 5 });
@@ -93,7 +96,7 @@ export async function startWorld(
     database,
     bus,
     keys: tenancy.keys,
-    logger: silentLogger(),
+    logger: options.logger ?? silentLogger(),
     authorizer: tenancy.service.authorizer,
     signer: { sign: async () => "unused" },
     governance: governance.client,

@@ -1,5 +1,6 @@
 import { createRequire } from "node:module";
 import { badRequest, type FieldError } from "@agentplane/problem-details";
+import { type AnswerShape, describeAnswer, parsePosition } from "../far-answer.ts";
 
 /** A dereferenced OpenAPI 3.x document. `$ref` cycles become object cycles (cut when tools are built). */
 export interface OpenApiDocument {
@@ -25,17 +26,32 @@ function parseYaml(text: string): unknown {
   return parse(text, { maxAliasCount: 100 });
 }
 
+/**
+ * Where a description came from. One a server answered (`fetched`, with the answer's content type
+ * and size) is never quoted in errors: the parsers' messages and code frames are replaced by words
+ * that name the fault and its position. The tenant's own inline text is quoted as the parsers do.
+ */
+export interface DescriptionSource {
+  pointer?: string;
+  fetched?: AnswerShape | undefined;
+}
+
 /** Turns the text (JSON or YAML) or object into a plain object; a syntax error is a 400 naming `spec`. */
-export function parseDescriptionText(input: string | object, pointer = "/spec"): Record<string, unknown> {
+export function parseDescriptionText(
+  input: string | object,
+  { pointer = "/spec", fetched }: DescriptionSource = {},
+): Record<string, unknown> {
   if (typeof input !== "string") return structuredClone(input) as Record<string, unknown>;
   const text = input.trim();
+  const json = text.startsWith("{");
   let parsed: unknown;
   try {
-    parsed = text.startsWith("{") ? JSON.parse(text) : parseYaml(text);
+    parsed = json ? JSON.parse(text) : parseYaml(text);
   } catch (error) {
-    throw badRequest("The description is neither valid JSON nor valid YAML", [
-      { pointer, message: (error as Error).message.split("\n").slice(0, FRAME_LINES).join("\n") },
-    ]);
+    const message = fetched
+      ? `the server's answer is not valid ${json ? "JSON" : "YAML"}${parsePosition(error)} (${describeAnswer(fetched)})`
+      : (error as Error).message.split("\n").slice(0, FRAME_LINES).join("\n");
+    throw badRequest("The description is neither valid JSON nor valid YAML", [{ pointer, message }]);
   }
   if (!parsed || typeof parsed !== "object" || Array.isArray(parsed)) {
     throw badRequest("The description must be an object", [
@@ -50,8 +66,13 @@ export function parseDescriptionText(input: string | object, pointer = "/spec"):
  * the document is validated by `@readme/openapi-parser` (its messages become the 400's errors) and
  * dereferenced without resolving anything outside the document (no file or network access).
  */
-export async function loadOpenApiDescription(input: string | object, pointer = "/spec"): Promise<LoadedDescription> {
-  let raw = parseDescriptionText(input, pointer);
+export async function loadOpenApiDescription(
+  input: string | object,
+  source: DescriptionSource = {},
+): Promise<LoadedDescription> {
+  const pointer = source.pointer ?? "/spec";
+  const fetched = source.fetched !== undefined;
+  let raw = parseDescriptionText(input, { pointer, fetched: source.fetched });
   const warnings: string[] = [];
   let sourceVersion = typeof raw.openapi === "string" ? raw.openapi : "";
   if (raw.swagger === "2.0") {
@@ -63,14 +84,14 @@ export async function loadOpenApiDescription(input: string | object, pointer = "
       warnings.push("Swagger 2.0 description converted to OpenAPI 3.0");
     } catch (error) {
       throw badRequest("The Swagger 2.0 description could not be converted", [
-        { pointer, message: (error as Error).message },
+        { pointer, message: fetched ? WITHHELD : (error as Error).message },
       ]);
     }
   } else if (!/^3\.[01]\./.test(sourceVersion)) {
     throw badRequest("Only OpenAPI 3.0, 3.1 and Swagger 2.0 descriptions are supported", [
       {
         pointer: `${pointer}/openapi`,
-        message: `unsupported version ${JSON.stringify(raw.openapi ?? raw.swagger ?? null)}`,
+        message: `unsupported version ${shownVersion(raw.openapi ?? raw.swagger ?? null, fetched)}`,
       },
     ]);
   }
@@ -79,7 +100,10 @@ export async function loadOpenApiDescription(input: string | object, pointer = "
   const { dereference, validate } = await import("@readme/openapi-parser");
   const result = await validate(structuredClone(raw) as never, options);
   if (!result.valid) {
-    const errors: FieldError[] = result.errors.map((e) => ({ pointer, message: trimFrame(e.message) }));
+    const errors: FieldError[] = result.errors.map((e) => ({
+      pointer,
+      message: fetched ? schemaRuleOnly(e.message) : trimFrame(e.message),
+    }));
     if (result.additionalErrors > 0) {
       errors.push({ pointer, message: `and ${result.additionalErrors} more errors` });
     }
@@ -91,10 +115,29 @@ export async function loadOpenApiDescription(input: string | object, pointer = "
     document = (await dereference(raw as never, { ...options, dereference: { circular: true } })) as OpenApiDocument;
   } catch (error) {
     throw badRequest("The OpenAPI description could not be dereferenced", [
-      { pointer, message: (error as Error).message },
+      { pointer, message: fetched ? WITHHELD : (error as Error).message },
     ]);
   }
   return { document, sourceVersion, warnings };
+}
+
+/** In place of a message that would quote a fetched description. */
+const WITHHELD = "the parser's message is not shown: it quotes the server's answer";
+
+/**
+ * The rule a fetched description breaks, without the code frame or anything else of the document:
+ * the validator's first line (`TYPE must be string`, `REQUIRED must have required property 'x'`)
+ * comes from the OpenAPI schema; any other message may quote the document and is withheld.
+ */
+function schemaRuleOnly(message: string): string {
+  const first = message.split("\n")[0]?.trim() ?? "";
+  return /^[A-Z][A-Z ]{1,40} must [a-zA-Z0-9 '"_$^.,:()+*?\\/[\]{}|-]{1,200}$/.test(first) ? first : WITHHELD;
+}
+
+/** A document's `openapi`/`swagger` value as shown in the error: a fetched one only when it looks like a version. */
+function shownVersion(value: unknown, fetched: boolean): string {
+  if (!fetched) return JSON.stringify(value);
+  return typeof value === "string" && /^\d{1,3}(\.\d{1,3}){0,2}$/.test(value) ? JSON.stringify(value) : "(not shown)";
 }
 
 function trimFrame(message: string): string {

@@ -1,5 +1,6 @@
 import { badRequest } from "@agentplane/problem-details";
 import { FetchRefusedError } from "@agentplane/service-kit/outbound";
+import type { AnswerShape } from "../far-answer.ts";
 import { connectRemote, listRemoteTools } from "../mcp-client/remote.ts";
 import type { OperationFilter } from "../openapi/filter.ts";
 import { defaultBaseUrl, loadOpenApiDescription } from "../openapi/load.ts";
@@ -45,18 +46,20 @@ export async function discoverSource(runtime: ConnectorRuntime, source: Discover
     }
     let text: string | Record<string, unknown>;
     let pointer = "/body/spec";
+    let answer: AnswerShape | undefined;
     if (source.specUrl) {
       pointer = "/body/specUrl";
       const fetched = await runtime.fetcher.fetchBody(source.specUrl, {
         headers: { accept: "application/json, application/yaml, text/yaml, */*" },
       });
       text = fetched.body.toString("utf8");
+      answer = { contentType: fetched.headers.get("content-type"), bytes: fetched.body.byteLength };
     } else if (source.spec !== undefined) {
       text = source.spec;
     } else {
       throw badRequest("A description is needed", [{ pointer: "/body/specUrl", message: "give specUrl or spec" }]);
     }
-    const loaded = await loadOpenApiDescription(text, pointer);
+    const loaded = await loadOpenApiDescription(text, { pointer, fetched: answer });
     const { tools, warnings } = buildToolsFromDocument(loaded.document, {
       include: source.include,
       exclude: source.exclude,
