@@ -122,6 +122,7 @@ export async function createInferenceService(deps: InferenceServiceDeps): Promis
     // A model absent from the table is estimated as the dearest of its family (the table's dearest
     // when the family or the model is unknown), as audit prices its usage: never under-reserved.
     price: (model) => pricing.quote(model).price,
+    outputCap: (model) => pricing.outputCap(model),
     dispatcher,
     logger: deps.logger,
   });

@@ -25,8 +25,6 @@ export interface InferenceConfig {
   providers: ProviderSettings;
   /** Request bodies above this answer 413 (default 20 MiB). */
   maxBodyBytes?: number;
-  /** Output tokens assumed for the estimate when the request names none (default 4096). */
-  defaultMaxTokens?: number;
   /** Time to the upstream's response headers (default 5 minutes). */
   headersTimeoutMs?: number;
   /** How long audit's "no limit applies here" is trusted, and the clock that times it (tests). */

@@ -84,15 +84,15 @@ describe("reading the request body's top-level members", () => {
       ["meta.llama3-8b-instruct-v1:0", { prompt: "hi", max_gen_len: 14, temperature: 0.5 }, 14],
       ["mistral.mistral-7b-instruct-v0:2", { prompt: "hi", max_tokens: 15 }, 15],
       ["ai21.j2-mid-v1", { prompt: "hi", maxTokens: 16 }, 16],
-      // None named: the configured default.
-      ["meta.llama3-8b-instruct-v1:0", { prompt: "hi" }, 4096],
+      // None named: the model's most (given to the estimate).
+      ["meta.llama3-8b-instruct-v1:0", { prompt: "hi" }, 128_000],
     ];
     for (const [model, body, cap] of cases) {
       const target = { ...upstream("bedrock-invoke"), modelFromPath: model };
       const bytes = enc(JSON.stringify(body));
       const analyzed = analyzeRequest(target, `model/${model}/invoke`, bytes);
       // Input at a micro-USD a token (four bytes each), output at a micro-USD a token.
-      expect(estimateMicroUsd(analyzed, bytes.byteLength, { input: 1, output: 1 }, 4096), model).toBe(
+      expect(estimateMicroUsd(analyzed, bytes.byteLength, { input: 1, output: 1 }, 128_000), model).toBe(
         Math.ceil(bytes.byteLength / 4) + cap,
       );
     }

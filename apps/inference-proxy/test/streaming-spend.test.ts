@@ -29,6 +29,7 @@ describe.skipIf(!pg.available)(`streaming, spend reservations and limits${pg.rea
         cloudBKey: CREDS.cloudBKey,
         cloudAEndpointUrl: up.url,
         cloudBBaseUrl: `${up.url}/anthropic/v1`,
+        cloudBOpenAiBaseUrl: `${up.url}/openai/v1`,
       },
       { spend: { clock } },
     );
@@ -210,6 +211,38 @@ describe.skipIf(!pg.available)(`streaming, spend reservations and limits${pg.rea
       expect(body.detail).toContain("exceeds");
       expect(body.detail).toContain(`$${Number(body.remainingUsd.toPrecision(4))}`);
       expect(body.detail).toContain(`$${Number(body.estimatedUsd.toPrecision(4))}`);
+    } finally {
+      await h.call("DELETE", `/v1/orgs/${h.orgId}/spending-limits/${created.body.id}`, { token: h.adminToken });
+    }
+  });
+
+  it("a call that names no output cap is reserved for the model's most, not a fixed 4,096 tokens", async () => {
+    await h.drainUsage();
+    const spent = (await costs()).costMicroUsd;
+    // gpt-4o: $10 per million output tokens and at most 16,384 of them. $0.10 left covers 4,096
+    // output tokens ($0.041) but not 16,384 ($0.164).
+    const created = await h.call<{ id: string }>("POST", `/v1/orgs/${h.orgId}/spending-limits`, {
+      token: h.adminToken,
+      body: { amountUsd: (spent + 100_000) / 1e6, period: "monthly" },
+    });
+    expect(created.status).toBe(201);
+    clock.advance(1000);
+    const chat = (body: Record<string, unknown>) =>
+      fetch(`${h.url}/v1/llm/cloud-b/family-2/openai/v1/chat/completions`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${h.projectToken}`, "content-type": "application/json" },
+        body: JSON.stringify({ model: "gpt-4o", messages, ...body }),
+      });
+    try {
+      const unnamed = await chat({});
+      expect(unnamed.status).toBe(429);
+      const problem = (await unnamed.json()) as { estimatedUsd: number; remainingUsd: number };
+      expect(problem.estimatedUsd).toBeGreaterThanOrEqual(0.16384);
+      expect(problem.remainingUsd).toBeGreaterThan(0.04);
+      // Naming a cap that fits lets the same call through.
+      const named = await chat({ max_completion_tokens: 4096 });
+      expect(named.status).toBe(200);
+      await named.arrayBuffer();
     } finally {
       await h.call("DELETE", `/v1/orgs/${h.orgId}/spending-limits/${created.body.id}`, { token: h.adminToken });
     }

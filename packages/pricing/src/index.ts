@@ -1,3 +1,4 @@
+export { BUNDLED_OUTPUT_CAPS, OutputCaps } from "./output-caps.ts";
 export {
   BUNDLED_PRICES,
   canonicalModel,

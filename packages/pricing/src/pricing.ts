@@ -1,5 +1,9 @@
 import { readFileSync } from "node:fs";
 import { z } from "zod";
+import { canonicalModel, FAMILIES, type ModelFamily, modelFamily } from "./families.ts";
+import { OutputCaps } from "./output-caps.ts";
+
+export { canonicalModel, type ModelFamily, modelFamily };
 
 /** USD per million tokens. `input` is uncached input; cache reads and writes have their own rates. */
 export interface ModelPrice {
@@ -7,6 +11,8 @@ export interface ModelPrice {
   output: number;
   cacheRead: number;
   cacheWrite: number;
+  /** The most output tokens a call can produce (PRICE_TABLE_JSON only; see `OutputCaps`). */
+  maxOutputTokens?: number;
 }
 export type PriceTable = Record<string, ModelPrice>;
 
@@ -72,21 +78,6 @@ export const BUNDLED_PRICES: PriceTable = {
   "text-embedding-ada-002": { input: 0.1, output: 0, cacheRead: 0, cacheWrite: 0 },
 };
 
-/** The provider family of a canonical model name: the models an unknown one is priced among. */
-export type ModelFamily = "anthropic" | "amazon" | "openai";
-
-const FAMILIES: readonly [RegExp, ModelFamily][] = [
-  [/^claude-/, "anthropic"],
-  [/^(?:nova-|titan-)/, "amazon"],
-  [/^(?:gpt-|o\d|chatgpt-|text-embedding-|davinci|babbage)/, "openai"],
-];
-
-export function modelFamily(model: string): ModelFamily | undefined {
-  const canonical = canonicalModel(model);
-  for (const [pattern, family] of FAMILIES) if (pattern.test(canonical)) return family;
-  return undefined;
-}
-
 /** What a model is charged: its own price, or (absent from the table) the fallback's, and why. */
 export interface PriceQuote {
   price: ModelPrice;
@@ -96,27 +87,12 @@ export interface PriceQuote {
   basis: string;
 }
 
-/**
- * One name per model across providers: `claude-sonnet-4-5-20250929` (Anthropic API),
- * `us.anthropic.claude-sonnet-4-5-20250929-v1:0` (Bedrock inference profile),
- * `claude-sonnet-4-5@20250929` (Vertex) and `claude-sonnet-4-5` (Foundry, aliases) all become
- * `claude-sonnet-4-5`; OpenAI's dated snapshots (`gpt-4o-2024-08-06`) become `gpt-4o`.
- */
-export function canonicalModel(model: string): string {
-  return model
-    .toLowerCase()
-    .replace(/^(?:[a-z]{2,6}\.)?(?:anthropic|amazon)\./, "")
-    .replace(/-v\d+(?::\d+)?$/, "")
-    .replace(/[@-]\d{8}$/, "")
-    .replace(/-\d{4}-\d{2}-\d{2}$/, "")
-    .replace(/-latest$/, "");
-}
-
 const PriceSchema = z.object({
   input: z.number().nonnegative(),
   output: z.number().nonnegative(),
   cacheRead: z.number().nonnegative(),
   cacheWrite: z.number().nonnegative(),
+  maxOutputTokens: z.number().int().positive().optional(),
 });
 const PriceTableSchema = z.record(z.string(), PriceSchema);
 
@@ -141,12 +117,18 @@ export class Pricing {
   private readonly table: Map<string, ModelPrice>;
   /** Per family, and overall (`*`): the dearest entry, what an unknown model is charged. */
   private readonly fallbacks = new Map<ModelFamily | "*", [string, ModelPrice]>();
+  private readonly caps: OutputCaps;
 
   constructor(overrides: PriceTable = {}) {
     this.table = new Map();
     for (const [model, price] of Object.entries({ ...BUNDLED_PRICES, ...overrides })) {
       this.table.set(model, price);
     }
+    const caps: Record<string, number> = {};
+    for (const [model, price] of Object.entries(overrides)) {
+      if (price.maxOutputTokens !== undefined) caps[model] = price.maxOutputTokens;
+    }
+    this.caps = new OutputCaps(caps);
     const entries = [...this.table];
     const overall = dearest(entries);
     if (overall) this.fallbacks.set("*", overall);
@@ -182,6 +164,14 @@ export class Pricing {
     const family = model ? modelFamily(model) : undefined;
     const [basis, fallback] = this.fallbacks.get(family ?? "*") ?? this.fallbacks.get("*") ?? ["none", ZERO];
     return { price: fallback, known: false, basis };
+  }
+
+  /**
+   * The most output tokens a call to `model` can produce: what a call that names no output cap is
+   * reserved for under a spending limit (an unknown model: the largest cap of its family).
+   */
+  outputCap(model: string | undefined): number {
+    return this.caps.of(model);
   }
 
   /** Cost in micro-USD at the quoted price (see `quote`), with whether the model was in the table. */

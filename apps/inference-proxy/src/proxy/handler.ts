@@ -36,6 +36,8 @@ export interface ProxyDeps {
   recordUsage(event: Record<string, unknown>): Promise<unknown>;
   /** USD per million tokens of a model; unknown models are estimated at `fallbackPrice`. */
   price(model: string | undefined): EstimatePrice;
+  /** The most output tokens a call to the model can produce: the estimate of a call naming no cap. */
+  outputCap(model: string | undefined): number;
   dispatcher: Dispatcher;
   logger: Logger;
 }
@@ -108,7 +110,6 @@ export interface LlmProxy {
 
 export function createLlmProxy(deps: ProxyDeps): LlmProxy {
   const cap = deps.config.maxBodyBytes ?? 20 * 1024 * 1024;
-  const defaultMaxTokens = deps.config.defaultMaxTokens ?? 4096;
   /** Calls that ended and are recording their usage (or releasing their hold), and who waits for none. */
   let finishing = 0;
   let waiting: (() => void)[] = [];
@@ -162,7 +163,9 @@ export function createLlmProxy(deps: ProxyDeps): LlmProxy {
       },
       requestId,
     );
-    const estimate = estimateMicroUsd(analyzed, raw?.byteLength ?? 0, deps.price(analyzed.model), defaultMaxTokens);
+    // A call that names no output cap can produce the model's most (asked only then).
+    const maxTokens = analyzed.maxTokens ?? (analyzed.embeddings ? 0 : deps.outputCap(analyzed.model));
+    const estimate = estimateMicroUsd(analyzed, raw?.byteLength ?? 0, deps.price(analyzed.model), maxTokens);
     const route = `/llm/${target.provider}${target.family ? `/${target.family}` : ""}`;
     nameRequestSpan(method, `/v1${route}/{path}`);
     const hold = await deps.spend.begin(scope, estimate, requestId, {

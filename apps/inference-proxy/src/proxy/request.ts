@@ -211,15 +211,16 @@ export interface EstimatePrice {
 
 /**
  * The amount reserved before the call: the input estimated from the body size (a token is at
- * least about four bytes of JSON) plus the output cap at the model's output price.
+ * least about four bytes of JSON) plus the output cap at the model's output price; `outputCap` is
+ * used when the request names none (the model's most).
  */
 export function estimateMicroUsd(
   request: AnalyzedRequest,
   bodyBytes: number,
   price: EstimatePrice,
-  defaultMaxTokens: number,
+  outputCap: number,
 ): number {
   const input = Math.ceil(bodyBytes / 4);
-  const output = request.embeddings ? 0 : (request.maxTokens ?? defaultMaxTokens);
+  const output = request.embeddings ? 0 : (request.maxTokens ?? outputCap);
   return Math.ceil(input * price.input + output * price.output);
 }
