@@ -53,6 +53,7 @@ export const ENV_SECTIONS: Array<{ title: string; note?: string; variables: stri
       "AGENT_SECRET_KEY",
       "SHELL_WORKSPACE_ROOT",
       "SHELL_PASS_ENV",
+      "SHELL_ISOLATION",
       "AGENT_SKILLS_DIR",
       "AGENT_PLUGINS_DIR",
       "HEARTBEAT_INTERVAL_MINUTES",

@@ -137,6 +137,10 @@ export const RuntimeEnvSchema = z.object({
   SHELL_WORKSPACE_ROOT: optional,
   // Our addition: comma-separated variables local shell commands get besides PATH, HOME, LANG and such
   SHELL_PASS_ENV: optional,
+  // Our addition: local commands under bubblewrap, hiding the runtime's own secret files
+  SHELL_ISOLATION: withDefault("auto").pipe(
+    z.enum(["auto", "bubblewrap", "off"], { error: "must be auto, bubblewrap or off" }),
+  ),
   AGENT_DATA_DIR: optional,
   AGENT_SKILLS_DIR: optional,
   AGENT_PLUGINS_DIR: optional,

@@ -1,6 +1,7 @@
 import type { Logger } from "pino";
-import type { RuntimeConfig } from "../config.ts";
+import { ConfigError, type RuntimeConfig } from "../config.ts";
 import { settingsTool } from "../turns/settings-tool.ts";
+import { bubblewrapWorks, runtimeProtectedPaths } from "./local-isolation.ts";
 import { SandboxShellBackend } from "./sandbox-backend.ts";
 import { LocalShellBackend, type ShellBackend } from "./shell-backend.ts";
 import { shellTools } from "./shell-tools.ts";
@@ -10,10 +11,30 @@ import { ToolRegistry } from "./types.ts";
 export type { AgentTool, ToolContext, ToolOutcome } from "./types.ts";
 export { ToolRegistry } from "./types.ts";
 
-/** The local workspace, or the sandbox when AGENTPLANE_API_URL + AGENTPLANE_TOKEN are set. */
-export function shellBackendOf(config: RuntimeConfig): ShellBackend {
+/**
+ * The local workspace, or the sandbox when AGENTPLANE_API_URL + AGENTPLANE_TOKEN are set. Local
+ * commands run under bubblewrap when it works here (SHELL_ISOLATION `auto`), must (`bubblewrap`:
+ * the start stops without it) or never do (`off`); the file tools refuse the runtime's own files
+ * either way.
+ */
+export function shellBackendOf(config: RuntimeConfig, logger?: Logger): ShellBackend {
   if (config.sandbox) return new SandboxShellBackend({ ...config.sandbox, root: config.workspaceRoot });
-  return new LocalShellBackend(config.workspaceRoot, { passEnv: config.shellPassEnv });
+  const protect = runtimeProtectedPaths(config);
+  const mode = config.env.SHELL_ISOLATION;
+  const bubblewrap = mode !== "off" && bubblewrapWorks();
+  if (mode === "bubblewrap" && !bubblewrap) {
+    throw new ConfigError(
+      "SHELL_ISOLATION",
+      "is bubblewrap, but bwrap is not installed or cannot create namespaces here",
+    );
+  }
+  if (!bubblewrap) {
+    logger?.warn(
+      { variable: "SHELL_ISOLATION", mode },
+      "local commands run without bubblewrap: they can read the runtime's .env, secret key and database as its user (install bubblewrap, or use the sandbox switch)",
+    );
+  }
+  return new LocalShellBackend(config.workspaceRoot, { passEnv: config.shellPassEnv, protect, bubblewrap });
 }
 
 export type { AgentPlugin, PluginApi, PluginReport } from "./plugins.ts";
@@ -25,7 +46,7 @@ export function coreTools(config: RuntimeConfig, logger: Logger): { registry: To
   const registry = new ToolRegistry();
   const skills = new SkillCatalog(config.skillsDir, logger);
   registry.register(settingsTool);
-  for (const tool of shellTools(shellBackendOf(config))) registry.register(tool);
+  for (const tool of shellTools(shellBackendOf(config, logger))) registry.register(tool);
   registry.register(skillTool(skills));
   return { registry, skills };
 }

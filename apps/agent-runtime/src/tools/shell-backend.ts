@@ -1,7 +1,15 @@
 import { spawn } from "node:child_process";
-import { mkdirSync } from "node:fs";
-import { appendFile, readdir, readFile, stat, writeFile } from "node:fs/promises";
+import { constants, mkdirSync } from "node:fs";
+import { type FileHandle, open, readdir, stat } from "node:fs/promises";
 import { dirname, join } from "node:path";
+import {
+  bubblewrapArgs,
+  isHiddenFile,
+  ProtectedPathError,
+  type ProtectedPaths,
+  refusedRead,
+  refusedWrite,
+} from "./local-isolation.ts";
 import { confine } from "./workspace.ts";
 
 export interface ExecResult {
@@ -92,23 +100,40 @@ export function commandEnvironment(
   return env;
 }
 
+const NOTHING_PROTECTED: ProtectedPaths = { hidden: { files: [], dirs: [] }, readOnly: [], writable: [] };
+
+export interface LocalShellOptions {
+  /** Variables of the runtime's environment passed to commands besides the harmless ones. */
+  passEnv?: readonly string[];
+  /** The runtime's own files: the file tools refuse them, and bubblewrap hides them from commands. */
+  protect?: ProtectedPaths;
+  /** Run each command under bubblewrap (`bwrap`, found on PATH) with `protect` applied. */
+  bubblewrap?: boolean;
+}
+
 /** Runs commands with `/bin/sh -c` in the workspace directory and confines file access to it. */
 export class LocalShellBackend implements ShellBackend {
   readonly kind = "local";
   readonly root: string;
+  readonly isolated: boolean;
   readonly #passEnv: readonly string[];
+  readonly #protect: ProtectedPaths;
 
-  /** `passEnv`: variables of the runtime's environment passed to commands besides the harmless ones. */
-  constructor(root: string, options: { passEnv?: readonly string[] } = {}) {
+  constructor(root: string, options: LocalShellOptions = {}) {
     this.root = root;
     this.#passEnv = options.passEnv ?? [];
+    this.#protect = options.protect ?? NOTHING_PROTECTED;
+    this.isolated = options.bubblewrap ?? false;
     mkdirSync(root, { recursive: true });
   }
 
   exec(command: string, options: { timeoutMs: number; signal?: AbortSignal }): Promise<ExecResult> {
     const started = performance.now();
+    const [file, args] = this.isolated
+      ? ["bwrap", [...bubblewrapArgs(this.root, this.#protect), "/bin/sh", "-c", command]]
+      : ["/bin/sh", ["-c", command]];
     return new Promise((resolvePromise, reject) => {
-      const child = spawn("/bin/sh", ["-c", command], {
+      const child = spawn(file, args, {
         cwd: this.root,
         stdio: ["ignore", "pipe", "pipe"],
         detached: true,
@@ -150,20 +175,47 @@ export class LocalShellBackend implements ShellBackend {
     });
   }
 
+  /** Refuses the runtime's own files by path, and once open by identity (a path swapped meanwhile). */
+  #refuse(requested: string, reason: string | undefined): void {
+    if (reason) throw new ProtectedPathError(`${requested} ${reason}`);
+  }
+
+  async #checkOpened(handle: FileHandle, requested: string): Promise<void> {
+    if (isHiddenFile(this.#protect, await handle.stat())) {
+      await handle.close();
+      this.#refuse(requested, "is one of the runtime's own configuration or secret files");
+    }
+  }
+
   async readFile(path: string, maxBytes: number) {
     const file = confine(this.root, path);
-    const data = await readFile(file);
-    const truncated = data.length > maxBytes;
-    return { content: data.subarray(0, maxBytes).toString("utf8"), truncated, size: data.length };
+    this.#refuse(path, refusedRead(this.#protect, file));
+    const handle = await open(file, "r");
+    await this.#checkOpened(handle, path);
+    try {
+      const data = await handle.readFile();
+      const truncated = data.length > maxBytes;
+      return { content: data.subarray(0, maxBytes).toString("utf8"), truncated, size: data.length };
+    } finally {
+      await handle.close();
+    }
   }
 
   async writeFile(path: string, content: string, append: boolean) {
     const file = confine(this.root, path);
+    this.#refuse(path, refusedWrite(this.#protect, file));
     mkdirSync(dirname(file), { recursive: true });
     // Checked again after the directories exist: none of them may have become a way out.
     confine(this.root, file);
-    if (append) await appendFile(file, content);
-    else await writeFile(file, content);
+    // Not truncated on open: what was opened is checked first.
+    const handle = await open(file, append ? "a" : constants.O_WRONLY | constants.O_CREAT);
+    await this.#checkOpened(handle, path);
+    try {
+      if (!append) await handle.truncate(0);
+      await handle.writeFile(content);
+    } finally {
+      await handle.close();
+    }
     return { bytes: Buffer.byteLength(content) };
   }
 
