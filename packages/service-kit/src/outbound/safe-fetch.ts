@@ -15,6 +15,8 @@ export type RefusalReason =
   | "too-many-redirects"
   | "unreachable"
   | "invalid-url"
+  /** The server answered something that is not what the protocol asks for (not JSON, not JSON-RPC). */
+  | "bad-answer"
   | `http-${number}`;
 
 /** A fetch made on a user's behalf that was refused or failed; answered as a 422 with the reason. */

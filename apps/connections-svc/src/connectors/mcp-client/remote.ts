@@ -3,6 +3,7 @@ import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import type { FetchLike } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { LRUCache } from "lru-cache";
+import { type AnswerShape, describeAnswer } from "../far-answer.ts";
 import type { ConnectorTool } from "../openapi/tools.ts";
 
 const CLIENT_INFO = { name: "agentplane-connections", version: "1.0.0" };
@@ -38,14 +39,16 @@ function mcpClientModules() {
 /**
  * Connects to a remote MCP server with the official SDK client: Streamable HTTP first and, when the
  * server answers that attempt with a 4xx, the older HTTP+SSE transport. Every request goes through
- * the SSRF-safe fetcher.
+ * the SSRF-safe fetcher. A failure is a FetchRefusedError in words of our own (see `asRefusal`).
  */
 export async function connectRemote(server: RemoteServer, fetcher: SafeFetcher): Promise<Client> {
   const { Client, SSEClientTransport, StreamableHTTPClientTransport } = await mcpClientModules();
-  const fetchLike = fetcher.fetch as unknown as FetchLike;
+  const answers = new AnswerRecorder(fetcher);
+  const fetchLike = answers.fetch;
   const requestInit = { headers: server.headers };
   const url = new URL(server.url);
   const client = new Client(CLIENT_INFO, { capabilities: {} });
+  answers.attach(client);
   try {
     await client.connect(new StreamableHTTPClientTransport(url, { fetch: fetchLike, requestInit }), {
       timeout: REQUEST_TIMEOUT_MS,
@@ -54,9 +57,10 @@ export async function connectRemote(server: RemoteServer, fetcher: SafeFetcher):
   } catch (error) {
     if (refusal(error)) throw refusal(error);
     const status = httpStatusOf(error);
-    if (status === undefined || status < 400 || status >= 500) throw asRefusal(error);
+    if (status === undefined || status < 400 || status >= 500) throw asRefusal(error, answers.last);
   }
   const legacy = new Client(CLIENT_INFO, { capabilities: {} });
+  answers.attach(legacy);
   try {
     await legacy.connect(
       new SSEClientTransport(url, { fetch: fetchLike, requestInit, eventSourceInit: { fetch: fetchLike } }),
@@ -66,9 +70,39 @@ export async function connectRemote(server: RemoteServer, fetcher: SafeFetcher):
     );
     return legacy;
   } catch (error) {
-    throw asRefusal(error);
+    throw asRefusal(error, answers.last);
   }
 }
+
+/**
+ * The content type and declared size of the last answer a client's server gave, so an answer the
+ * SDK could not read can be described without quoting it (the SDK's errors quote the body).
+ */
+class AnswerRecorder {
+  last: AnswerShape | undefined;
+  private readonly fetcher: SafeFetcher;
+
+  constructor(fetcher: SafeFetcher) {
+    this.fetcher = fetcher;
+  }
+
+  readonly fetch = (async (input: string | URL | Request, init?: RequestInit) => {
+    const response = await this.fetcher.fetch(input, init as never);
+    const length = response.headers.get("content-length");
+    this.last = {
+      contentType: response.headers.get("content-type"),
+      ...(length && /^\d+$/.test(length) ? { bytes: Number(length) } : {}),
+    };
+    return response;
+  }) as unknown as FetchLike;
+
+  /** The client's later failures (a tool call) are described from the same record. */
+  attach(client: Client): void {
+    answersOf.set(client, this);
+  }
+}
+
+const answersOf = new WeakMap<Client, AnswerRecorder>();
 
 /** Every tool of the server (following `nextCursor`), as connector tools. */
 export async function listRemoteTools(client: Client): Promise<ConnectorTool[]> {
@@ -120,14 +154,15 @@ export class RemoteClientPool {
         pending = connectRemote(server, this.fetcher);
         this.clients.set(key, pending);
       }
+      let client: Client | undefined;
       try {
-        const client = await pending;
+        client = await pending;
         return (await client.callTool({ name, arguments: args }, undefined, {
           timeout: REQUEST_TIMEOUT_MS,
         })) as CallToolResult;
       } catch (error) {
         this.clients.delete(key);
-        if (attempt > 0 || refusal(error)) throw asRefusal(error);
+        if (attempt > 0 || refusal(error)) throw asRefusal(error, client ? answersOf.get(client)?.last : undefined);
       }
     }
   }
@@ -148,20 +183,57 @@ function refusal(error: unknown): FetchRefusedError | undefined {
   return undefined;
 }
 
+/**
+ * The HTTP status an SDK error carries: its `code` (StreamableHTTPError, SseError) or the status in
+ * the SDK's own message prefix (the HTTP+SSE transport's POST), never a number from the server's words.
+ */
 function httpStatusOf(error: unknown): number | undefined {
-  const code = (error as { code?: unknown })?.code;
-  if (typeof code === "number" && code >= 100 && code < 600) return code;
-  const match = /HTTP (\d{3})|\((\d{3})\)|status(?: code)? (\d{3})/i.exec((error as Error)?.message ?? "");
-  const value = match?.[1] ?? match?.[2] ?? match?.[3];
-  return value ? Number(value) : undefined;
+  const e = error as { name?: unknown; code?: unknown; message?: unknown };
+  if (e?.name === "McpError") return undefined;
+  if (typeof e?.code === "number" && e.code >= 100 && e.code < 600) return e.code;
+  if (e?.name === "UnauthorizedError") return 401;
+  const match = /^Error POSTing to endpoint \(HTTP (\d{3})\)/.exec(typeof e?.message === "string" ? e.message : "");
+  return match ? Number(match[1]) : undefined;
 }
 
-function asRefusal(error: unknown): FetchRefusedError {
+/** JSON-RPC error codes of the SDK's own making, not the server's. */
+const CONNECTION_CLOSED = -32000;
+const REQUEST_TIMEOUT = -32001;
+
+/**
+ * What went wrong talking to an MCP server, in words of our own. The SDK's messages quote the
+ * server: an HTTP error's body, an unexpected content type, the JSON parser's snippet of a broken
+ * answer, a JSON-RPC error's message. A server may echo a credential it was sent into any of them,
+ * and a quoted fragment is too short to redact, so none of it is kept: the cause is named with the
+ * answer's content type and declared size, a JSON-RPC error by its code.
+ */
+function asRefusal(error: unknown, answer?: AnswerShape): FetchRefusedError {
   const found = refusal(error);
   if (found) return found;
+  const e = error as { name?: unknown; code?: unknown };
+  if (e?.name === "McpError" && typeof e.code === "number") {
+    if (e.code === REQUEST_TIMEOUT) {
+      return new FetchRefusedError("timeout", `the MCP server did not answer within ${REQUEST_TIMEOUT_MS} ms`);
+    }
+    if (e.code === CONNECTION_CLOSED) {
+      return new FetchRefusedError("unreachable", "the connection to the MCP server closed before an answer");
+    }
+    return new FetchRefusedError("bad-answer", `the MCP server answered JSON-RPC error ${e.code}`);
+  }
   const status = httpStatusOf(error);
   if (status && status >= 400) return new FetchRefusedError(`http-${status}`, `the MCP server answered ${status}`);
-  const message = (error as Error)?.message ?? "the MCP server could not be reached";
-  if (/timed? ?out/i.test(message)) return new FetchRefusedError("timeout", message);
-  return new FetchRefusedError("unreachable", message);
+  const shape = answer ? ` (${describeAnswer(answer)})` : "";
+  if (e?.code === -1) return new FetchRefusedError("bad-answer", `the MCP server's answer is not JSON-RPC${shape}`);
+  if (error instanceof SyntaxError) {
+    return new FetchRefusedError("bad-answer", `the MCP server's answer is not valid JSON${shape}`);
+  }
+  if (e?.name === "ZodError") {
+    return new FetchRefusedError("bad-answer", `the MCP server's answer is not a JSON-RPC message${shape}`);
+  }
+  if (e?.name === "TimeoutError" || e?.name === "AbortError") {
+    return new FetchRefusedError("timeout", "the MCP server did not answer in time");
+  }
+  return answer
+    ? new FetchRefusedError("bad-answer", `the MCP server's answer could not be used${shape}`)
+    : new FetchRefusedError("unreachable", "the MCP server could not be reached");
 }

@@ -219,6 +219,12 @@ function toFieldErrors(errors: ErrorObject[], base: string) {
  * out, 502 when it could not be reached; a URL the address policy refuses stays a 422.
  */
 function upstreamProblem(error: FetchRefusedError, connector: string): ProblemError {
+  if (error.reason === "bad-answer") {
+    return new ProblemError("bad-gateway", {
+      detail: `Connector ${connector} gave no usable answer: ${error.message}`,
+      extensions: { reason: error.reason },
+    });
+  }
   if (error.reason !== "timeout" && error.reason !== "unreachable") return error.toProblem(`Connector ${connector}`);
   return new ProblemError(error.reason === "timeout" ? "gateway-timeout" : "bad-gateway", {
     detail: `Connector ${connector} did not answer: ${error.message}`,
