@@ -1,4 +1,5 @@
 import { createHmac } from "node:crypto";
+import { request as httpRequest } from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { deliveryIdOf, verificationFailure } from "../src/webhooks/verify.ts";
 import { type FakeModel, startFakeModel } from "./support/fake-model.ts";
@@ -118,9 +119,10 @@ describe("the receiver with a verified subscription", () => {
     expect(again.status).toBe(200);
     expect(await again.json()).toEqual({ status: "accepted", event: "push", runId: firstBody.runId, duplicate: true });
     // Two copies at once: one run between them.
+    const second = JSON.stringify({ ref: "refs/heads/main", commits: [{ id: "c2" }] });
     const [a, b] = await Promise.all([
-      post(body, { "x-hub-signature-256": signed(body), "x-github-delivery": "d-2" }),
-      post(body, { "x-hub-signature-256": signed(body), "x-github-delivery": "d-2" }),
+      post(second, { "x-hub-signature-256": signed(second), "x-github-delivery": "d-2" }),
+      post(second, { "x-hub-signature-256": signed(second), "x-github-delivery": "d-2" }),
     ]);
     expect([a.status, b.status].sort()).toEqual([200, 202]);
     expect(await runCount()).toBe(2);
@@ -131,8 +133,71 @@ describe("the receiver with a verified subscription", () => {
       return runs.every((r) => r.status === "delivered") || undefined;
     });
     // The bad signature stored nothing: a correctly signed retry of that delivery id runs.
-    const retried = await post(body, { "x-hub-signature-256": signed(body), "x-github-delivery": "d-bad" });
+    const third = JSON.stringify({ ref: "refs/heads/main", commits: [{ id: "c3" }] });
+    const retried = await post(third, { "x-hub-signature-256": signed(third), "x-github-delivery": "d-bad" });
     expect(retried.status).toBe(202);
+  });
+
+  it("answers a captured delivery sent again under another delivery id, or none, as a duplicate", async () => {
+    const body = JSON.stringify({ ref: "refs/heads/release", after: "4f1e2d" });
+    const first = await post(body, { "x-hub-signature-256": signed(body), "x-github-delivery": "r-1" });
+    expect(first.status).toBe(202);
+    const { runId } = (await first.json()) as { runId: string };
+    const runs = await runCount();
+    // The delivery id is not signed: whoever holds the request can change it or leave it out.
+    const extras: Record<string, string>[] = [
+      { "x-github-delivery": "r-forged" },
+      {},
+      { "idempotency-key": "r-other" },
+    ];
+    for (const extra of extras) {
+      const replay = await post(body, { "x-hub-signature-256": signed(body), ...extra });
+      expect(replay.status).toBe(200);
+      expect(await replay.json()).toEqual({ status: "accepted", event: "push", runId, duplicate: true });
+    }
+    expect(await runCount()).toBe(runs);
+  });
+
+  it("refuses a delivery without its signature before reading the body", async () => {
+    // A body that never ends: only an answer that does not wait for it can arrive.
+    const answer = await new Promise<{ status: number; body: string }>((resolve, reject) => {
+      const req = httpRequest(`${rt.url}/agents/webhooks/github-ci`, {
+        method: "POST",
+        headers: { "content-type": "application/json", "x-github-event": "push", "transfer-encoding": "chunked" },
+      });
+      req.on("response", (res) => {
+        let text = "";
+        res.on("data", (chunk: Buffer) => {
+          text += chunk.toString();
+        });
+        res.on("end", () => {
+          resolve({ status: res.statusCode ?? 0, body: text });
+          req.destroy();
+        });
+      });
+      req.on("error", reject);
+      req.write('{"ref":"refs/heads/main","padding":"');
+      setTimeout(() => reject(new Error("no answer while the body was still coming")), 3000).unref();
+    });
+    expect(answer.status).toBe(401);
+    expect(JSON.parse(answer.body).detail).toContain("Missing X-Hub-Signature-256");
+  });
+
+  it("tells a sender posting a form, not JSON, so rather than calling its signature bad", async () => {
+    const form = `payload=${encodeURIComponent(JSON.stringify({ ref: "refs/heads/main" }))}`;
+    const res = await fetch(`${rt.url}/agents/webhooks/github-ci`, {
+      method: "POST",
+      headers: {
+        "content-type": "application/x-www-form-urlencoded",
+        "x-github-event": "push",
+        "x-hub-signature-256": signed(form),
+      },
+      body: form,
+    });
+    expect(res.status).toBe(400);
+    expect(((await res.json()) as { detail: string }).detail).toBe(
+      "The body must be a JSON object sent as application/json",
+    );
   });
 
   it("checks the signature over the bytes as sent, not over their decoding", async () => {

@@ -1,4 +1,4 @@
-import { createHmac, timingSafeEqual } from "node:crypto";
+import { createHash, createHmac, timingSafeEqual } from "node:crypto";
 import type { VerificationKind } from "@agentplane/contracts/runtime";
 
 export interface VerificationSettings {
@@ -37,7 +37,11 @@ const MAX_PAGERDUTY_SIGNATURES = 10;
  * the body>`, one per signing secret while a secret rotates; any one matching is enough. Every
  * candidate is compared, so the time does not tell which one matched.
  */
-function pagerDutyFailure(secret: string, given: string | undefined, body: string | Uint8Array): string | undefined {
+function pagerDutyFailure(
+  secret: string,
+  given: string | undefined,
+  body: string | Uint8Array | undefined,
+): string | undefined {
   if (!given?.trim()) return "Missing X-PagerDuty-Signature";
   const signatures = given
     .split(",")
@@ -45,6 +49,7 @@ function pagerDutyFailure(secret: string, given: string | undefined, body: strin
     .map((part) => /^v1=([0-9a-f]+)$/i.exec(part.trim())?.[1])
     .filter((hex): hex is string => hex !== undefined);
   if (signatures.length === 0) return "Malformed X-PagerDuty-Signature: no v1= signature";
+  if (body === undefined) return undefined;
   const expected = hmacHex(secret, body);
   let matched = false;
   for (const signature of signatures) matched = sameText(signature.toLowerCase(), expected) || matched;
@@ -54,11 +59,14 @@ function pagerDutyFailure(secret: string, given: string | undefined, body: strin
 /**
  * Checks a delivery against its subscription's verification. Returns why it failed (for the 401's
  * detail: which header is missing or wrong, never the expected value), or undefined when it passes.
+ * With `body` undefined only what the headers alone tell is checked (a missing or malformed
+ * signature, a stale timestamp, a wrong fixed secret), so such a delivery is refused before its
+ * body is read; the check with the body must follow.
  */
 export function verificationFailure(
   settings: VerificationSettings,
   header: HeaderReader,
-  body: string | Uint8Array,
+  body: string | Uint8Array | undefined,
   nowMs = Date.now(),
 ): string | undefined {
   if (settings.kind === "none") return undefined;
@@ -69,6 +77,7 @@ export function verificationFailure(
     case "github": {
       const given = header("x-hub-signature-256");
       if (!given) return "Missing X-Hub-Signature-256";
+      if (body === undefined) return undefined;
       return sameText(given.trim(), `sha256=${hmacHex(secret, body)}`) ? undefined : "Bad X-Hub-Signature-256";
     }
     case "gitlab": {
@@ -91,6 +100,7 @@ export function verificationFailure(
       if (!stamp || !/^\d{1,12}$/.test(stamp.trim())) return `Missing or malformed ${settings.timestampHeader}`;
       const skew = Math.abs(nowMs / 1000 - Number(stamp.trim()));
       if (skew > settings.toleranceSeconds) return `${settings.timestampHeader} is outside the tolerance`;
+      if (body === undefined) return undefined;
       const expected = hmacHex(secret, `${stamp.trim()}.`, body);
       const signature = given.trim().replace(/^sha256=/i, "");
       return sameText(signature.toLowerCase(), expected) ? undefined : `Bad ${settings.signatureHeader}`;
@@ -99,13 +109,22 @@ export function verificationFailure(
 }
 
 /**
- * What names a signed delivery itself, whatever delivery id header comes with it. The generic
- * HMAC signs the timestamp with the body, so the same signature within the tolerance is the same
- * delivery sent again: a replay, answered as the duplicate it is. (GitHub's and PagerDuty's signatures
- * cover only the body, and two deliveries may carry the same one; GitLab and bearer send a fixed
- * secret.)
+ * What names a signed delivery itself, whatever delivery id header comes with it (the id is not
+ * signed: anyone holding a captured delivery can change it). The generic HMAC signs the timestamp
+ * with the body, so the same signature within the tolerance is the same delivery sent again.
+ * GitHub's and PagerDuty's sign only the body, so the body is the delivery: their payloads carry
+ * the event's own ids and times, so two deliveries of one subscription with the same bytes within
+ * the 24 h remembered are one delivery sent twice. (GitLab and bearer send a fixed secret, which
+ * proves the sender, not the delivery.) Only called once the delivery passed its check.
  */
-export function signedDeliveryKey(settings: VerificationSettings, header: HeaderReader): string | undefined {
+export function signedDeliveryKey(
+  settings: VerificationSettings,
+  header: HeaderReader,
+  body: string | Uint8Array,
+): string | undefined {
+  if (settings.kind === "github" || settings.kind === "pagerduty") {
+    return `body:${createHash("sha256").update(body).digest("hex")}`;
+  }
   if (settings.kind !== "hmac") return undefined;
   const given = header(settings.signatureHeader.toLowerCase())
     ?.trim()

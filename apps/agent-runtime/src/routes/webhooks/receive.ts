@@ -31,6 +31,7 @@ async function readLimited(req: HonoRequest, limit: number): Promise<Uint8Array>
 }
 
 const utf8 = new TextDecoder();
+const NOT_A_JSON_OBJECT = "The body must be a JSON object sent as application/json";
 
 function isJsonContentType(value: string | undefined): boolean {
   if (!value) return false;
@@ -51,8 +52,9 @@ function parseObject(text: string): Record<string, unknown> | undefined {
 
 /**
  * `POST /agents/webhooks/{name}` (spec "Runtime: webhook receiver"). The checks run in this
- * order: receiver off, unknown name, subscription inactive, the subscription's verification (401),
- * a delivery seen in the last 24 h by its id or its generic-HMAC signature (the first answer
+ * order: receiver off, unknown name, subscription inactive, the subscription's verification (401;
+ * what the headers alone fail before the body is read), a content type that is not JSON (400), the
+ * verification over the body (401), a delivery seen in the last 24 h by its id or its signed content (the first answer
  * again), body not a JSON object, event not in the list, deliver-only, queue full; then the run is
  * stored and answered 202 without waiting.
  */
@@ -80,12 +82,19 @@ export function registerReceiveWebhook(app: OpenAPIHono, deps: RuntimeDeps): voi
       throw new ProblemError("forbidden", { detail: `The webhook subscription ${name} is disabled` });
     }
 
-    const bytes = isJsonContentType(c.req.header("content-type"))
-      ? await readLimited(c.req, MAX_BODY_BYTES)
-      : new Uint8Array(0);
     const header = (h: string) => c.req.header(h);
+    const unverified = (failure: string) =>
+      new ProblemError("unauthenticated", { detail: `The delivery was not verified: ${failure}` });
+    // What the headers alone refuse is refused before a byte of the body is read.
+    const early = verificationFailure(subscription.verification, header, undefined);
+    if (early) throw unverified(early);
+    if (!isJsonContentType(c.req.header("content-type"))) {
+      rejected("bad_body");
+      throw new ProblemError("bad-request", { detail: NOT_A_JSON_OBJECT });
+    }
+    const bytes = await readLimited(c.req, MAX_BODY_BYTES);
     const failure = verificationFailure(subscription.verification, header, bytes);
-    if (failure) throw new ProblemError("unauthenticated", { detail: `The delivery was not verified: ${failure}` });
+    if (failure) throw unverified(failure);
     const body = utf8.decode(bytes);
     if (nestsDeeperThan(body, MAX_JSON_DEPTH)) {
       rejected("bad_body");
@@ -98,7 +107,7 @@ export function registerReceiveWebhook(app: OpenAPIHono, deps: RuntimeDeps): voi
       const payload = body ? parseObject(body) : undefined;
       if (!payload) {
         rejected("bad_body");
-        throw new ProblemError("bad-request", { detail: "The body must be a JSON object sent as application/json" });
+        throw new ProblemError("bad-request", { detail: NOT_A_JSON_OBJECT });
       }
       const event = resolveEventType(header, payload);
       if (!eventAllowed(subscription.events, event)) {
@@ -127,7 +136,7 @@ export function registerReceiveWebhook(app: OpenAPIHono, deps: RuntimeDeps): voi
       return { status: "accepted", event, runId };
     };
 
-    const deliveryKeys = [deliveryIdOf(header), signedDeliveryKey(subscription.verification, header)].filter(
+    const deliveryKeys = [deliveryIdOf(header), signedDeliveryKey(subscription.verification, header, bytes)].filter(
       (key): key is string => key !== undefined,
     );
     if (deliveryKeys.length === 0) {
