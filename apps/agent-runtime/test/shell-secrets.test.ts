@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { bubblewrapWorks } from "../src/tools/local-isolation.ts";
 import { type FakeModel, startFakeModel } from "./support/fake-model.ts";
-import { startTestRuntime, type TestRuntime, tempHome } from "./support/runtime.ts";
+import { capturingLogger, startTestRuntime, type TestRuntime, tempHome } from "./support/runtime.ts";
 import { calls, scripted, text, toolResultsOf, toolUse } from "./support/script.ts";
 
 const DOTENV_SECRET = "dotenv-model-key-5a7c1e";
@@ -117,6 +117,27 @@ describe.skipIf(!bubblewrapWorks())("local commands under bubblewrap (needs bwra
 });
 
 describe("SHELL_ISOLATION", () => {
+  it("warns at start that commands run without bubblewrap, and not in sandbox mode", async () => {
+    const captured = capturingLogger();
+    rt = await startTestRuntime(fake, { env: { SHELL_ISOLATION: "off" }, logger: captured.logger });
+    const warning = captured.records.find((r) => String(r.msg).startsWith("local commands run without bubblewrap"));
+    expect(warning).toMatchObject({ level: 40, variable: "SHELL_ISOLATION", mode: "off" });
+    await rt.close();
+
+    const sandboxed = capturingLogger();
+    rt = await startTestRuntime(fake, {
+      env: {
+        SHELL_ISOLATION: "bubblewrap",
+        AGENTPLANE_API_URL: "http://127.0.0.1:9",
+        AGENTPLANE_TOKEN: "sandbox-token",
+        AGENTPLANE_PROJECT_ID: "prj_1",
+        AGENTPLANE_SANDBOX_ID: "sbx_1",
+      },
+      logger: sandboxed.logger,
+    });
+    expect(sandboxed.records.some((r) => String(r.msg).includes("bubblewrap"))).toBe(false);
+  });
+
   it("stops the start when SHELL_ISOLATION=bubblewrap cannot be had", async () => {
     const savedPath = process.env.PATH;
     process.env.PATH = "/nonexistent";

@@ -31,7 +31,7 @@ export function shellBackendOf(config: RuntimeConfig, logger?: Logger): ShellBac
   if (!bubblewrap) {
     logger?.warn(
       { variable: "SHELL_ISOLATION", mode },
-      "local commands run without bubblewrap: they can read the runtime's .env, secret key and database as its user (install bubblewrap, or use the sandbox switch)",
+      "local commands run without bubblewrap: they can read the runtime's .env, secret key and database, and its process environment in /proc, as its user (install bubblewrap, or use the sandbox switch)",
     );
   }
   return new LocalShellBackend(config.workspaceRoot, { passEnv: config.shellPassEnv, protect, bubblewrap });
