@@ -182,7 +182,7 @@ export const CONFIG_GLOSSARY: Record<string, string> = {
   SHELL_PASS_ENV:
     "Comma-separated variables of the runtime's environment that local shell commands also get; by default they see only PATH, HOME, USER, LOGNAME, SHELL, LANG, LC_*, TERM, TZ, TMPDIR and the like, never the runtime's keys and tokens.",
   SHELL_ISOLATION:
-    "`auto` (default): local shell commands run under bubblewrap (`bwrap`) when it works here, with the runtime's `.env`, secret key, database and meeting profile hidden, its folders read-only but for the workspace, skills and `HEARTBEAT.md`, and its processes out of sight; without it a warning is logged. `bubblewrap`: the start stops without it. `off`: never.",
+    "`auto` (default): local shell commands run under bubblewrap (`bwrap`) when it works here, with the runtime's `.env`, secret key, database and meeting profile hidden, its folders read-only but for the workspace, skills and `HEARTBEAT.md`, and its processes out of sight (a command's background processes end with it); without it a warning is logged. `bubblewrap`: the start stops without it. `off`: never.",
   AGENT_ID: "Pins the agent's UUID (generated at first boot when unset).",
   AGENT_NAME: "The agent's display name at first boot.",
   TEAM_NAME: "The team name at first boot.",
