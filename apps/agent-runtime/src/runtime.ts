@@ -69,6 +69,11 @@ export interface RuntimeOptions {
   gatewayTokenPending?: boolean;
   /** Meeting hosts and controller of the voice tools (tests point them at the stand-ins). */
   voice?: VoiceOptions;
+  /**
+   * Files and folders of the launcher's own that local commands and file tools may not see (the
+   * all-in-one's data dir: its database and secret key); the runtime's folders inside stay seen.
+   */
+  hiddenPaths?: readonly string[];
 }
 
 export interface Runtime {
@@ -120,7 +125,7 @@ export async function createRuntime(config: RuntimeConfig, options: RuntimeOptio
   const tracing: LlmTracing = config.env.TRACING_SECRET_KEY
     ? (await import("./observability/llm-tracing.ts")).createLlmTracing(config, agent.id, logger)
     : DISABLED_TRACING;
-  const { registry: coreRegistry, skills } = coreTools(config, logger);
+  const { registry: coreRegistry, skills } = coreTools(config, logger, options.hiddenPaths);
   const tools = tracing.tools(coreRegistry);
   const catalog = new ContextWindowCatalog(config.env.CONTEXT_WINDOW_TOKENS);
   await catalog.refresh(config.env.MODELS_DEV_URL, logger);

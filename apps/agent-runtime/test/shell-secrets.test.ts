@@ -116,6 +116,43 @@ describe.skipIf(!bubblewrapWorks())("local commands under bubblewrap (needs bwra
   });
 });
 
+describe.skipIf(!bubblewrapWorks())("a launcher's own files around the runtime (needs bwrap)", () => {
+  it("hides the launcher's data dir from commands while the runtime's home inside it stays", async () => {
+    // The all-in-one's layout: its secret key and database beside the runtime's home.
+    const launcher = tempHome();
+    const PLATFORM_KEY = "platform-master-key-81d2f0";
+    writeFileSync(join(launcher, "secret.key"), `${PLATFORM_KEY}\n`, { mode: 0o600 });
+    mkdirSync(join(launcher, "pglite"));
+    writeFileSync(join(launcher, "pglite", "PG_VERSION"), "pg-data-7f3e\n");
+    const home = join(launcher, "agent");
+    mkdirSync(home);
+    writeFileSync(join(home, "HEARTBEAT.md"), "- check\n");
+    rt = await startTestRuntime(fake, { home, runtimeOptions: { hiddenPaths: [launcher] } });
+    const [result] = await toolCalls(
+      rt,
+      toolUse("run_command", {
+        command: [
+          `cat ${launcher}/secret.key`,
+          `ls -A ${launcher}`,
+          `cat ${launcher}/pglite/PG_VERSION`,
+          `echo x > ${launcher}/planted`,
+          `cat ${home}/HEARTBEAT.md`,
+          "echo made > here.txt",
+          "echo end",
+        ].join("; "),
+      }),
+    );
+    const out = JSON.parse(result?.content ?? "{}") as { stdout: string };
+    expect(out.stdout).toContain("end");
+    expect(out.stdout).not.toContain(PLATFORM_KEY);
+    expect(out.stdout).not.toContain("pg-data-7f3e");
+    // Only the runtime's home shows in the launcher's folder, and its own files still read.
+    expect(out.stdout).toContain("agent\n- check\n");
+    expect(existsSync(join(launcher, "planted"))).toBe(false);
+    expect(readFileSync(join(home, "workspace", "here.txt"), "utf8")).toBe("made\n");
+  });
+});
+
 describe("SHELL_ISOLATION", () => {
   it("warns at start that commands run without bubblewrap, and not in sandbox mode", async () => {
     const captured = capturingLogger();

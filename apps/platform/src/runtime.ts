@@ -198,8 +198,13 @@ export async function startLocalRuntime(options: {
         GATEWAY_API_URL: rawEnv.GATEWAY_API_URL ?? publicUrl,
         GATEWAY_API_TOKEN: rawEnv.GATEWAY_API_TOKEN ?? identity?.token,
       },
-      // Before activation there is no token yet: this launcher provisions it and restarts the runtime.
-      { gatewayTokenPending: !rawEnv.GATEWAY_API_TOKEN && !identity },
+      {
+        // Before activation there is no token yet: this launcher provisions it and restarts the runtime.
+        gatewayTokenPending: !rawEnv.GATEWAY_API_TOKEN && !identity,
+        // The agent's local commands run beside the platform's secret key, database and sandbox
+        // workspaces: none of them is theirs to read.
+        hiddenPaths: [dataDir],
+      },
     );
   const provision = () => provisionRuntimeIdentity({ platform: options.platform, env, rawEnv, dataDir });
   let identity = rawEnv.GATEWAY_API_TOKEN ? undefined : await provision();

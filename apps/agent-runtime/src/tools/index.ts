@@ -17,9 +17,13 @@ export { ToolRegistry } from "./types.ts";
  * the start stops without it) or never do (`off`); the file tools refuse the runtime's own files
  * either way.
  */
-export function shellBackendOf(config: RuntimeConfig, logger?: Logger): ShellBackend {
+export function shellBackendOf(
+  config: RuntimeConfig,
+  logger?: Logger,
+  launcherHidden: readonly string[] = [],
+): ShellBackend {
   if (config.sandbox) return new SandboxShellBackend({ ...config.sandbox, root: config.workspaceRoot });
-  const protect = runtimeProtectedPaths(config);
+  const protect = runtimeProtectedPaths(config, launcherHidden);
   const mode = config.env.SHELL_ISOLATION;
   const bubblewrap = mode !== "off" && bubblewrapWorks();
   if (mode === "bubblewrap" && !bubblewrap) {
@@ -42,11 +46,15 @@ export { loadPlugins } from "./plugins.ts";
 export { SkillCatalog } from "./skills.ts";
 
 /** The core tools every turn has: settings, the shell tools and the skill loader. */
-export function coreTools(config: RuntimeConfig, logger: Logger): { registry: ToolRegistry; skills: SkillCatalog } {
+export function coreTools(
+  config: RuntimeConfig,
+  logger: Logger,
+  launcherHidden: readonly string[] = [],
+): { registry: ToolRegistry; skills: SkillCatalog } {
   const registry = new ToolRegistry();
   const skills = new SkillCatalog(config.skillsDir, logger);
   registry.register(settingsTool);
-  for (const tool of shellTools(shellBackendOf(config, logger))) registry.register(tool);
+  for (const tool of shellTools(shellBackendOf(config, logger, launcherHidden))) registry.register(tool);
   registry.register(skillTool(skills));
   return { registry, skills };
 }

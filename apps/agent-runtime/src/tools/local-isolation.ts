@@ -42,7 +42,12 @@ function real(path: string): string {
   }
 }
 
-export function runtimeProtectedPaths(paths: RuntimePaths): ProtectedPaths {
+/**
+ * The runtime's own protected paths. `launcherHidden`: what the process that started the runtime
+ * keeps beside it (the all-in-one's data dir, with its database and its secret key), hidden as a
+ * whole; the runtime's own folders inside it stay as above.
+ */
+export function runtimeProtectedPaths(paths: RuntimePaths, launcherHidden: readonly string[] = []): ProtectedPaths {
   const files = new Set<string>([
     join(paths.agentHome, ".env"),
     join(paths.dataDir, ".env"),
@@ -53,9 +58,9 @@ export function runtimeProtectedPaths(paths: RuntimePaths): ProtectedPaths {
       for (const suffix of SQLITE_SIDE_FILES) files.add(`${database}${suffix}`);
     }
   }
-  const unique = (list: string[]) => [...new Set(list.map(real))];
+  const unique = (list: readonly string[]) => [...new Set(list.map(real))];
   return {
-    hidden: { files: unique([...files]), dirs: unique([join(paths.dataDir, "meeting-profile")]) },
+    hidden: { files: unique([...files]), dirs: unique([join(paths.dataDir, "meeting-profile"), ...launcherHidden]) },
     readOnly: unique([paths.agentHome, paths.dataDir, paths.pluginsDir]),
     writable: unique([paths.workspaceRoot, paths.skillsDir, join(paths.dataDir, HEARTBEAT_CHECKLIST)]),
   };
@@ -66,28 +71,43 @@ function within(parent: string, path: string): boolean {
   return rel === "" || (!rel.startsWith(`..${sep}`) && rel !== ".." && !isAbsolute(rel));
 }
 
+type Access = "hidden" | "readOnly" | "writable";
+
+/**
+ * The folder rules in the order they apply on the same path: a workspace that is the runtime's
+ * home itself stays writable, a hidden folder that is also one of its own folders stays visible.
+ */
+function rulesOf(masks: ProtectedPaths): Array<{ path: string; access: Access }> {
+  return [
+    ...masks.writable.map((path) => ({ path, access: "writable" as const })),
+    ...masks.readOnly.map((path) => ({ path, access: "readOnly" as const })),
+    ...masks.hidden.dirs.map((path) => ({ path, access: "hidden" as const })),
+  ];
+}
+
+/** What may be done at `path` (a real path): the deepest folder rule decides; hidden files always are. */
+function accessAt(masks: ProtectedPaths, path: string): Access | undefined {
+  if (masks.hidden.files.includes(path)) return "hidden";
+  const matching = rulesOf(masks).filter((rule) => within(rule.path, path));
+  // Stable: of rules on the same folder the first listed wins.
+  return matching.sort((a, b) => b.path.length - a.path.length)[0]?.access;
+}
+
 /** The runtime's own configuration or secret files: refused to the file tools like a path outside. */
 export class ProtectedPathError extends WorkspaceEscapeError {}
 
+const HIDDEN = "is one of the runtime's own configuration or secret files";
+
 /** Why `path` (a real path) may not be read, or undefined when it may. */
 export function refusedRead(masks: ProtectedPaths, path: string): string | undefined {
-  if (masks.hidden.files.includes(path) || masks.hidden.dirs.some((dir) => within(dir, path))) {
-    return "is one of the runtime's own configuration or secret files";
-  }
-  return undefined;
+  return accessAt(masks, path) === "hidden" ? HIDDEN : undefined;
 }
 
-/** Why `path` (a real path) may not be written, or undefined when it may: the deepest rule wins. */
+/** Why `path` (a real path) may not be written, or undefined when it may. */
 export function refusedWrite(masks: ProtectedPaths, path: string): string | undefined {
-  const hidden = refusedRead(masks, path);
-  if (hidden) return hidden;
-  // Writable first: a workspace that is the runtime's home itself stays writable (the sort is stable).
-  const rules = [
-    ...masks.writable.map((dir) => ({ dir, writable: true })),
-    ...masks.readOnly.map((dir) => ({ dir, writable: false })),
-  ].filter((rule) => within(rule.dir, path));
-  const deepest = rules.sort((a, b) => b.dir.length - a.dir.length)[0];
-  return deepest && !deepest.writable ? "is in the runtime's own folders, which commands may not change" : undefined;
+  const access = accessAt(masks, path);
+  if (access === "hidden") return HIDDEN;
+  return access === "readOnly" ? "is in the runtime's own folders, which commands may not change" : undefined;
 }
 
 /** The file's identity, so a path swapped for a link to a protected file between check and open is caught. */
@@ -102,30 +122,37 @@ export function isHiddenFile(masks: ProtectedPaths, stats: { dev: number; ino: n
   });
 }
 
+const MOUNT_ORDER: Record<Access, number> = { hidden: 0, readOnly: 1, writable: 2 };
+
 /**
- * `bwrap` arguments that run a command with the host's file system as it is, except: the runtime's
- * folders read-only (the writable ones inside them bound back on top, parents first), the hidden files
- * unreadable and the hidden folders empty; in a PID namespace of its own (the runtime's process,
- * whose `/proc/<pid>/environ` holds its environment, is out of sight) and without capabilities (a
- * runtime run as root would otherwise let the command unmount the masks). Only paths that exist are
- * bound: bubblewrap would create a missing one on the host.
+ * `bwrap` arguments that run a command with the host's file system as it is, except: hidden
+ * folders empty (read-only) and hidden files unreadable, the runtime's folders read-only, the
+ * writable ones inside them bound back (each rule mounted on its parents' in order of depth, so
+ * the runtime's folders inside a hidden one are seen again); in a PID namespace of its own (the
+ * runtime's process, whose `/proc/<pid>/environ` holds its environment, is out of sight) and
+ * without capabilities (a runtime run as root would otherwise let the command unmount the masks).
+ * Only paths that exist are mounted on: bubblewrap would create a missing one on the host.
  */
 export function bubblewrapArgs(cwd: string, masks: ProtectedPaths): string[] {
   const args = ["--dev-bind", "/", "/", "--proc", "/proc", "--unshare-pid", "--die-with-parent", "--cap-drop", "ALL"];
-  const isDir = (path: string) => existsSync(path) && statSync(path).isDirectory();
-  const binds = [
-    ...masks.readOnly.map((path) => ({ path, flag: "--ro-bind" })),
-    ...masks.writable
-      .filter((path) => masks.readOnly.some((dir) => within(dir, path)))
-      .map((path) => ({ path, flag: "--bind" })),
-  ]
-    .filter((bind) => existsSync(bind.path))
-    .sort((a, b) => a.path.split(sep).length - b.path.split(sep).length);
-  for (const { path, flag } of binds) args.push(flag, path, path);
+  const depth = (path: string) => path.split(sep).length;
+  const rules = rulesOf(masks)
+    .filter((rule) => existsSync(rule.path))
+    .sort((a, b) => depth(a.path) - depth(b.path) || MOUNT_ORDER[a.access] - MOUNT_ORDER[b.access]);
+  const emptied: string[] = [];
+  for (const { path, access } of rules) {
+    if (access === "writable") args.push("--bind", path, path);
+    else if (access === "readOnly") args.push("--ro-bind", path, path);
+    else if (statSync(path).isDirectory()) {
+      args.push("--tmpfs", path);
+      emptied.push(path);
+    } else args.push("--ro-bind", "/dev/null", path);
+  }
   for (const file of masks.hidden.files) {
     if (existsSync(file) && !statSync(file).isDirectory()) args.push("--ro-bind", "/dev/null", file);
   }
-  for (const dir of masks.hidden.dirs) if (isDir(dir)) args.push("--tmpfs", dir, "--remount-ro", dir);
+  // Read-only once what is seen again inside them has its mount point.
+  for (const dir of emptied) args.push("--remount-ro", dir);
   args.push("--chdir", cwd);
   return args;
 }
