@@ -8,6 +8,7 @@ import { CliError, EXIT } from "./exit-codes.ts";
 import { connectionFailure } from "./network.ts";
 import { addOutputOptions, type CommandDeps } from "./operations.ts";
 import { type OutputFlags, printResult } from "./output.ts";
+import { printableLine } from "./printable.ts";
 import { hostKey, normalizeUrl } from "./store.ts";
 
 const storedIn = (where: "keyring" | "file", store: { dir: string }) =>
@@ -35,12 +36,14 @@ async function whoami(url: string, token: string): Promise<{ principal: string; 
     try {
       const member = (await sdk.raw("GET", `/v1/orgs/${orgs[0].id}/members/${me.userId}`)) as Record<string, unknown>;
       const person = member.email ?? member.displayName;
-      if (typeof person === "string" && person) return { principal: `${person} (token "${who}")`, detail: me };
+      if (typeof person === "string" && person) {
+        return { principal: printableLine(`${person} (token "${who}")`), detail: me };
+      }
     } catch {
       // A token that may not read members still logs in: it is named by itself.
     }
   }
-  return { principal: who, detail: me };
+  return { principal: printableLine(who), detail: me };
 }
 
 export function addAuthCommands(root: Command, deps: CommandDeps): void {
@@ -169,7 +172,7 @@ export function addAuthCommands(root: Command, deps: CommandDeps): void {
       await store.removeCredentials(url);
       if (refused) {
         io.stderr.write(
-          `Logged out of ${hostKey(url)}, but the token ${stored.tokenId} could not be revoked (${refused.detail ?? refused.title}): revoke it in the console or with a token allowed to\n`,
+          `Logged out of ${hostKey(url)}, but the token ${stored.tokenId} could not be revoked (${printableLine(refused.detail ?? refused.title)}): revoke it in the console or with a token allowed to\n`,
         );
         process.exitCode = EXIT.error;
         return;

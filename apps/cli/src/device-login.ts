@@ -5,6 +5,7 @@ import { spawn } from "node:child_process";
 import { createAgentplaneClient, ProblemError } from "@agentplane/sdk";
 import type { Io } from "./context.ts";
 import { CliError, EXIT } from "./exit-codes.ts";
+import { printableLine } from "./printable.ts";
 
 export interface DeviceLoginResult {
   token: string;
@@ -34,8 +35,8 @@ function openBrowser(url: string): void {
 }
 
 function announce(io: Io, start: DeviceStart, what: string, browser: boolean): void {
-  io.stderr.write(`! First copy your one-time code: ${start.userCode}\n`);
-  io.stderr.write(`  Then open ${start.verificationUri} ${what}\n`);
+  io.stderr.write(`! First copy your one-time code: ${printableLine(start.userCode)}\n`);
+  io.stderr.write(`  Then open ${printableLine(start.verificationUri)} ${what}\n`);
   // A browser only for a person at a terminal: never from a script or CI.
   if (browser && io.stdin.isTTY && io.stderr.isTTY) openBrowser(start.verificationUriComplete);
 }

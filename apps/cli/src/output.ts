@@ -5,6 +5,7 @@ import { createRequire } from "node:module";
 import { styleText } from "node:util";
 import type { Io } from "./context.ts";
 import { CliError } from "./exit-codes.ts";
+import { jsonText, printable, printableLine } from "./printable.ts";
 
 export interface OutputFlags {
   /** `--json` alone is `true`; `--json a,b` is the field list. */
@@ -66,8 +67,11 @@ function cell(value: unknown, tty: boolean): string {
   return String(value);
 }
 
-/** Tabs and newlines inside a value would break a tab-separated line: they become spaces. */
-const tsv = (s: string) => s.replace(/[\t\r\n]+/g, " ");
+/**
+ * Tabs and newlines inside a value would break a tab-separated line: they become spaces. Other
+ * control characters (the server's text) are shown, not obeyed (printable.ts).
+ */
+const tsv = (s: string) => printableLine(s);
 
 function selectFields(data: unknown, names: string[], shape: Shape): unknown {
   const sample = (shape.list ? (data as unknown[])[0] : data) as Record<string, unknown> | undefined;
@@ -135,12 +139,13 @@ export async function printResult(io: Io, data: unknown, flags: OutputFlags, sha
       io.stdout.write(out.endsWith("\n") || out === "" ? out : `${out}\n`);
       return;
     }
-    io.stdout.write(`${JSON.stringify(selected, null, 2)}\n`);
+    io.stdout.write(`${jsonText(selected)}\n`);
     return;
   }
   const tty = Boolean(io.stdout.isTTY);
   if (typeof data !== "object" || data === null) {
-    io.stdout.write(`${String(data)}\n`);
+    // A text answer (a provider's, a proxied API's) goes to a pipe as it came; a terminal is shown it.
+    io.stdout.write(`${tty ? printable(String(data)) : String(data)}\n`);
     return;
   }
   if (shape.list && Array.isArray(data)) {
@@ -291,7 +296,11 @@ export async function printTable(
   }
   // Natural widths (content plus a gap of two), then fitted to the terminal (see fitColumns).
   const width = io.stdout.columns || 120;
-  const allHeads = columns.map((c) => c.replace(/([a-z])([A-Z])/g, "$1 $2").toUpperCase());
+  const allHeads = columns.map((c) =>
+    printableLine(c)
+      .replace(/([a-z])([A-Z])/g, "$1 $2")
+      .toUpperCase(),
+  );
   const natural = columns.map(
     (c, i) => Math.max(allHeads[i]!.length, ...rows.map((r) => tsv(cell(r[c], true)).length)) + 2,
   );
@@ -333,7 +342,9 @@ export async function printTable(
   );
 }
 
-function printObject(io: Io, data: Record<string, unknown>, tty: boolean): void {
+function printObject(io: Io, raw: Record<string, unknown>, tty: boolean): void {
+  // Keys are the server's text as much as values are.
+  const data = Object.fromEntries(Object.entries(raw).map(([k, v]) => [printableLine(k), v]));
   const keys = Object.keys(data);
   const pad = Math.max(0, ...keys.map((k) => k.length));
   for (const key of keys) {
@@ -342,10 +353,12 @@ function printObject(io: Io, data: Record<string, unknown>, tty: boolean): void 
     if (tty && isRecord(nested) && Object.keys(nested).length > 0 && Object.values(nested).every(isPlain)) {
       io.stdout.write(`${styleText("bold", `${key}:`, { stream: io.stdout })}\n`);
       const inner = Math.max(...Object.keys(nested).map((k) => k.length));
-      for (const [k, v] of Object.entries(nested)) io.stdout.write(`  ${`${k}:`.padEnd(inner + 1)}  ${cell(v, tty)}\n`);
+      for (const [k, v] of Object.entries(nested)) {
+        io.stdout.write(`  ${`${printableLine(k)}:`.padEnd(inner + 1)}  ${printableLine(cell(v, tty))}\n`);
+      }
       continue;
     }
-    const value = cell(nested, tty);
+    const value = printableLine(cell(nested, tty));
     if (tty) io.stdout.write(`${styleText("bold", `${key}:`.padEnd(pad + 1), { stream: io.stdout })}  ${value}\n`);
     else io.stdout.write(`${key}\t${tsv(value)}\n`);
   }

@@ -4,6 +4,7 @@ import { type Command, CommanderError } from "commander";
 import { type Io, processIo, resolveUrl } from "./context.ts";
 import { CliError, EXIT, EXIT_CODES_HELP, exitCodeFor } from "./exit-codes.ts";
 import { connectionFailure } from "./network.ts";
+import { jsonText, printable } from "./printable.ts";
 import { branchOf, buildProgram } from "./program.ts";
 import { Store } from "./store.ts";
 
@@ -11,16 +12,16 @@ import { Store } from "./store.ts";
 export function reportError(io: Io, error: unknown, json: boolean): void {
   const red = (s: string) => styleText("red", s, { stream: io.stderr });
   if (error instanceof ProblemError) {
-    if (json) io.stdout.write(`${JSON.stringify(error.body, null, 2)}\n`);
+    if (json) io.stdout.write(`${jsonText(error.body)}\n`);
+    // Every part of a problem is the server's text: shown, never obeyed by the terminal.
     const detail = error.detail ? `: ${error.detail}` : "";
-    io.stderr.write(
-      `${red("error:")} ${error.title}${detail}${error.requestId ? ` (request id ${error.requestId})` : ""}\n`,
-    );
-    for (const e of error.errors) io.stderr.write(`  ${e.pointer}: ${e.message}\n`);
+    const requestId = error.requestId ? ` (request id ${error.requestId})` : "";
+    io.stderr.write(`${red("error:")} ${printable(`${error.title}${detail}${requestId}`)}\n`);
+    for (const e of error.errors) io.stderr.write(printable(`  ${e.pointer}: ${e.message}\n`));
     return;
   }
   const message = error instanceof Error ? error.message : String(error);
-  io.stderr.write(`${red("error:")} ${message}\n`);
+  io.stderr.write(`${red("error:")} ${printable(message)}\n`);
 }
 
 /** Runs one command line; resolves with the exit code. */

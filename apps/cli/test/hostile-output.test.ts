@@ -1,0 +1,58 @@
+// What an installation sends is printed as text, never obeyed: escape sequences in a problem or in
+// a listed name reach the terminal in caret notation (ESC as ^[), not as commands.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { runInProcess, tempConfigDir } from "./harness.ts";
+import { type HostileServer, sendJson, startHostileServer } from "./hostile-server.ts";
+
+// Clears the screen, sets the clipboard (OSC 52), rings the bell, and forges a line with a CR.
+const HOSTILE = "x\u001b[2J\u001b]52;c;cm0gLXJmIH4=\u0007y\r\u009b31m";
+// biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what it finds
+const CONTROL = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/;
+
+describe("text from a hostile installation", () => {
+  let server: HostileServer;
+  const config = tempConfigDir();
+  let env: Record<string, string>;
+  beforeAll(async () => {
+    server = await startHostileServer((req, res) => {
+      if (req.url?.startsWith("/v1/orgs?")) {
+        return sendJson(res, 200, { items: [{ id: "org_1", name: `evil${HOSTILE}`, role: "owner" }] });
+      }
+      sendJson(res, 400, {
+        type: "https://x/problems/bad",
+        title: `Bad ${HOSTILE}`,
+        detail: `detail ${HOSTILE}`,
+        status: 400,
+        requestId: `req${HOSTILE}`,
+        errors: [{ pointer: `/body/${HOSTILE}`, message: HOSTILE }],
+      });
+    });
+    env = { AGENTPLANE_CONFIG_DIR: config.dir, AGENTPLANE_TOKEN: "apl_test_secret", AGENTPLANE_URL: server.url };
+  });
+  afterAll(async () => {
+    await server.close();
+    config.remove();
+  });
+
+  it("shows a problem's control characters instead of sending them to the terminal", async () => {
+    const ran = await runInProcess(["orgs", "get", "org_1"], env);
+    expect(ran.code).toBe(1);
+    expect(ran.stderr).not.toMatch(CONTROL);
+    expect(ran.stderr).toContain("error: Bad x^[[2J^[]52;c;cm0gLXJmIH4=^Gy^M\\x9b31m: detail x^[[2J");
+    expect(ran.stderr).toContain("  /body/x^[[2J");
+    // --json prints the problem as JSON, where every control character is escaped already.
+    const json = await runInProcess(["orgs", "get", "org_1", "--json"], env);
+    expect(json.stdout).not.toMatch(CONTROL);
+    expect(JSON.parse(json.stdout).title).toBe(`Bad ${HOSTILE}`);
+  });
+
+  it("shows control characters in a table on a terminal and in tab-separated lines", async () => {
+    const tty = await runInProcess(["orgs", "list"], env, true, 200);
+    expect(tty.code).toBe(0);
+    expect(tty.stdout).not.toMatch(CONTROL);
+    expect(tty.stdout).toContain("evilx^[[2J^[]52;c;cm0gLXJmIH4=^Gy \\x9b31m");
+    const piped = await runInProcess(["orgs", "list"], env);
+    expect(piped.stdout).toMatch(/^org_1\tevilx\^\[\[2J\^\[\]52;c;cm0gLXJmIH4=\^Gy \\x9b31m\towner\t/);
+    expect(piped.stdout).not.toMatch(CONTROL);
+  });
+});
