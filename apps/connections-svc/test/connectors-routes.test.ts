@@ -187,8 +187,9 @@ describe.skipIf(!pg.available)(`connector routes${pg.reason}`, () => {
     const gone = await w.call("POST", `/v1/projects/${w.projectId}/mcp-servers/discover/preview`, w.owner, {
       specUrl: `${api.url}/missing.json`,
     });
-    // The description host answers 401 without its credential: the status is the reason.
-    expect(await body(gone)).toMatchObject({ status: 422, reason: "http-401" });
+    // The description host answers 401 without its credential: a failure of the far side (502),
+    // the status its reason.
+    expect(await body(gone)).toMatchObject({ status: 502, reason: "http-401" });
     const both = await w.call("POST", `/v1/projects/${w.projectId}/mcp-servers/http`, w.owner, { name: "x" });
     expect(both.status).toBe(400);
     const ambiguous = await w.call("POST", `/v1/projects/${w.projectId}/mcp-servers`, w.owner, {

@@ -49,7 +49,7 @@ export const createMcpConnectorRoute = defineRoute(manage, {
   tags: TAGS,
   summary: "Connect a remote MCP server (Streamable HTTP, HTTP+SSE fallback); its tools are listed now",
   description:
-    "Connects a remote MCP server by URL (Streamable HTTP, with HTTP+SSE as a fallback), optional headers and a credential; its tools are listed at once. The URL is fetched SSRF-safely (private addresses refused unless allowed).",
+    "Connects a remote MCP server by URL (Streamable HTTP, with HTTP+SSE as a fallback), optional headers and a credential; its tools are listed at once. The URL is fetched SSRF-safely (private addresses refused unless allowed). A server that does not answer in time is a 504, one that cannot be reached or gives no usable answer a 502, a URL the address policy refuses a 422 (each with `reason`); nothing is created.",
   request: { params: ProjectIdParams, ...jsonRequest(CreateMcpConnectorBody) },
   responses: {
     201: jsonBody(ConnectorSchema, "The connector"),
@@ -64,7 +64,7 @@ export const createHttpConnectorRoute = defineRoute(manage, {
   tags: TAGS,
   summary: "An HTTP connector from an OpenAPI description (URL or inline; 3.0, 3.1, Swagger 2.0)",
   description:
-    "Builds a connector from an OpenAPI description (a URL or the document inline; JSON or YAML; 3.0, 3.1, Swagger 2.0): every operation, filtered by tag, path and method, becomes a tool with its input and output schemas.",
+    "Builds a connector from an OpenAPI description (a URL or the document inline; JSON or YAML; 3.0, 3.1, Swagger 2.0): every operation, filtered by tag, path and method, becomes a tool with its input and output schemas. A server that does not answer in time is a 504, one that cannot be reached or gives no usable answer a 502, a URL the address policy refuses a 422 (each with `reason`); nothing is created.",
   request: { params: ProjectIdParams, ...jsonRequest(CreateHttpConnectorBody) },
   responses: {
     201: jsonBody(ConnectorSchema, "The connector"),
@@ -79,7 +79,7 @@ export const previewConnectorDiscoveryRoute = defineRoute(manage, {
   tags: TAGS,
   summary: "The tools a description or MCP server would give, with skipped operations; saves nothing",
   description:
-    "Lists the tools a description or a remote MCP server would give, with the operations skipped and why, without saving anything.",
+    "Lists the tools a description or a remote MCP server would give, with the operations skipped and why, without saving anything. A source that fails is answered as at creation (504 on a timeout, 502 when it cannot be reached or gives no usable answer).",
   request: { params: ProjectIdParams, ...jsonRequest(PreviewDiscoveryBody) },
   responses: { 200: jsonBody(DiscoveryPreview, "The tools that would exist") },
 });
@@ -169,7 +169,7 @@ export const discoverConnectorRoute = defineRoute(manage, {
   tags: TAGS,
   summary: "Fetch the connector's source again; a change becomes a pending spec, never applied directly",
   description:
-    "Fetches the connector's source again. A change is stored as a pending spec, never applied directly; an unchanged source stores nothing.",
+    "Fetches the connector's source again. A change is stored as a pending spec, never applied directly; an unchanged source stores nothing. A source that fails marks the connector `error` and is answered as at a tool call: 504 on a timeout, 502 when it cannot be reached or gives no usable answer.",
   request: { params: ConnectorIdParams },
   responses: { 200: jsonBody(DiscoverResult, "Whether anything changed, and the pending spec") },
 });
@@ -230,7 +230,7 @@ export const callConnectorToolRoute = defineRoute(
     tags: TAGS,
     summary: "Call a tool: arguments validated, then the tool:call policy decision, then the call",
     description:
-      "Calls a tool: the arguments are validated against its input schema (400 with JSON pointers), then the `tool:call` policy decision (403 `policy-denied` with the rule id), then the call; the result is MCP-style content with `isError` when the upstream answers with an error. An upstream that does not answer in time is a 504, one that cannot be reached a 502, a URL the address policy refuses a 422 (each with `reason`). Audited without argument values or results.",
+      "Calls a tool: the arguments are validated against its input schema (400 with JSON pointers), then the `tool:call` policy decision (403 `policy-denied` with the rule id), then the call; the result is MCP-style content with `isError` when the upstream answers with an error. An upstream that does not answer in time is a 504, one that cannot be reached or gives no usable answer a 502, a URL the address policy refuses a 422 (each with `reason`). Audited without argument values or results.",
     request: { params: ServerIdParams, ...jsonRequest(CallToolBody) },
     responses: { 200: jsonBody(CallToolResultSchema, "The MCP-style result (isError for upstream failures)") },
   },

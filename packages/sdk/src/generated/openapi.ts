@@ -2279,7 +2279,7 @@ export interface paths {
         put?: never;
         /**
          * Connect a remote MCP server (Streamable HTTP, HTTP+SSE fallback); its tools are listed now
-         * @description Connects a remote MCP server by URL (Streamable HTTP, with HTTP+SSE as a fallback), optional headers and a credential; its tools are listed at once. The URL is fetched SSRF-safely (private addresses refused unless allowed).
+         * @description Connects a remote MCP server by URL (Streamable HTTP, with HTTP+SSE as a fallback), optional headers and a credential; its tools are listed at once. The URL is fetched SSRF-safely (private addresses refused unless allowed). A server that does not answer in time is a 504, one that cannot be reached or gives no usable answer a 502, a URL the address policy refuses a 422 (each with `reason`); nothing is created.
          */
         post: operations["createMcpConnector"];
         delete?: never;
@@ -2299,7 +2299,7 @@ export interface paths {
         put?: never;
         /**
          * An HTTP connector from an OpenAPI description (URL or inline; 3.0, 3.1, Swagger 2.0)
-         * @description Builds a connector from an OpenAPI description (a URL or the document inline; JSON or YAML; 3.0, 3.1, Swagger 2.0): every operation, filtered by tag, path and method, becomes a tool with its input and output schemas.
+         * @description Builds a connector from an OpenAPI description (a URL or the document inline; JSON or YAML; 3.0, 3.1, Swagger 2.0): every operation, filtered by tag, path and method, becomes a tool with its input and output schemas. A server that does not answer in time is a 504, one that cannot be reached or gives no usable answer a 502, a URL the address policy refuses a 422 (each with `reason`); nothing is created.
          */
         post: operations["createHttpConnector"];
         delete?: never;
@@ -2319,7 +2319,7 @@ export interface paths {
         put?: never;
         /**
          * The tools a description or MCP server would give, with skipped operations; saves nothing
-         * @description Lists the tools a description or a remote MCP server would give, with the operations skipped and why, without saving anything.
+         * @description Lists the tools a description or a remote MCP server would give, with the operations skipped and why, without saving anything. A source that fails is answered as at creation (504 on a timeout, 502 when it cannot be reached or gives no usable answer).
          */
         post: operations["previewConnectorDiscovery"];
         delete?: never;
@@ -2431,7 +2431,7 @@ export interface paths {
         put?: never;
         /**
          * Fetch the connector's source again; a change becomes a pending spec, never applied directly
-         * @description Fetches the connector's source again. A change is stored as a pending spec, never applied directly; an unchanged source stores nothing.
+         * @description Fetches the connector's source again. A change is stored as a pending spec, never applied directly; an unchanged source stores nothing. A source that fails marks the connector `error` and is answered as at a tool call: 504 on a timeout, 502 when it cannot be reached or gives no usable answer.
          */
         post: operations["discoverConnector"];
         delete?: never;
@@ -2531,7 +2531,7 @@ export interface paths {
         put?: never;
         /**
          * Call a tool: arguments validated, then the tool:call policy decision, then the call
-         * @description Calls a tool: the arguments are validated against its input schema (400 with JSON pointers), then the `tool:call` policy decision (403 `policy-denied` with the rule id), then the call; the result is MCP-style content with `isError` when the upstream answers with an error. An upstream that does not answer in time is a 504, one that cannot be reached a 502, a URL the address policy refuses a 422 (each with `reason`). Audited without argument values or results.
+         * @description Calls a tool: the arguments are validated against its input schema (400 with JSON pointers), then the `tool:call` policy decision (403 `policy-denied` with the rule id), then the call; the result is MCP-style content with `isError` when the upstream answers with an error. An upstream that does not answer in time is a 504, one that cannot be reached or gives no usable answer a 502, a URL the address policy refuses a 422 (each with `reason`). Audited without argument values or results.
          */
         post: operations["callConnectorTool"];
         delete?: never;

@@ -1,13 +1,12 @@
 import { FetchRefusedError, type SafeFetcher } from "@agentplane/service-kit/outbound";
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import type { FetchLike } from "@modelcontextprotocol/sdk/shared/transport.js";
+import type { FetchLike, Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { LRUCache } from "lru-cache";
 import { type AnswerShape, describeAnswer } from "../far-answer.ts";
 import type { ConnectorTool } from "../openapi/tools.ts";
 
 const CLIENT_INFO = { name: "agentplane-connections", version: "1.0.0" };
-const REQUEST_TIMEOUT_MS = 20_000;
 const MAX_TOOLS = 2_000;
 
 export interface RemoteServer {
@@ -47,30 +46,49 @@ export async function connectRemote(server: RemoteServer, fetcher: SafeFetcher):
   const fetchLike = answers.fetch;
   const requestInit = { headers: server.headers };
   const url = new URL(server.url);
+  const bound = fetcher.timeoutMs;
   const client = new Client(CLIENT_INFO, { capabilities: {} });
   answers.attach(client);
   try {
-    await client.connect(new StreamableHTTPClientTransport(url, { fetch: fetchLike, requestInit }), {
-      timeout: REQUEST_TIMEOUT_MS,
-    });
+    await connectWithin(client, new StreamableHTTPClientTransport(url, { fetch: fetchLike, requestInit }), bound);
     return client;
   } catch (error) {
     if (refusal(error)) throw refusal(error);
     const status = httpStatusOf(error);
-    if (status === undefined || status < 400 || status >= 500) throw asRefusal(error, answers.last);
+    if (status === undefined || status < 400 || status >= 500) throw asRefusal(error, answers.last, bound);
   }
   const legacy = new Client(CLIENT_INFO, { capabilities: {} });
   answers.attach(legacy);
   try {
-    await legacy.connect(
+    await connectWithin(
+      legacy,
       new SSEClientTransport(url, { fetch: fetchLike, requestInit, eventSourceInit: { fetch: fetchLike } }),
-      {
-        timeout: REQUEST_TIMEOUT_MS,
-      },
+      bound,
     );
     return legacy;
   } catch (error) {
-    throw asRefusal(error, answers.last);
+    throw asRefusal(error, answers.last, bound);
+  }
+}
+
+/**
+ * `initialize` is bounded by the SDK's request timeout, but the rest of a connect is not (the
+ * `initialized` notification's POST, the HTTP+SSE transport waiting for its `endpoint` event): the
+ * whole connect gets the same bound. A client that failed is closed, which aborts its requests, so
+ * a server that never answers keeps no socket open.
+ */
+async function connectWithin(client: Client, transport: Transport, bound: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new FetchRefusedError("timeout", `no answer within ${bound} ms`)), bound);
+  });
+  try {
+    await Promise.race([client.connect(transport, { timeout: bound }), deadline]);
+  } catch (error) {
+    await client.close().catch(() => {});
+    throw error;
+  } finally {
+    clearTimeout(timer);
   }
 }
 
@@ -104,12 +122,17 @@ class AnswerRecorder {
 
 const answersOf = new WeakMap<Client, AnswerRecorder>();
 
-/** Every tool of the server (following `nextCursor`), as connector tools. */
-export async function listRemoteTools(client: Client): Promise<ConnectorTool[]> {
+/** Every tool of the server (following `nextCursor`), as connector tools; each page within `bound` ms. */
+export async function listRemoteTools(client: Client, bound: number): Promise<ConnectorTool[]> {
   const tools: ConnectorTool[] = [];
   let cursor: string | undefined;
   do {
-    const page = await client.listTools(cursor ? { cursor } : {}, { timeout: REQUEST_TIMEOUT_MS });
+    let page: Awaited<ReturnType<Client["listTools"]>>;
+    try {
+      page = await client.listTools(cursor ? { cursor } : {}, { timeout: bound });
+    } catch (error) {
+      throw asRefusal(error, answersOf.get(client)?.last, bound);
+    }
     for (const t of page.tools) {
       tools.push({
         name: t.name,
@@ -158,11 +181,13 @@ export class RemoteClientPool {
       try {
         client = await pending;
         return (await client.callTool({ name, arguments: args }, undefined, {
-          timeout: REQUEST_TIMEOUT_MS,
+          timeout: this.fetcher.timeoutMs,
         })) as CallToolResult;
       } catch (error) {
         this.clients.delete(key);
-        if (attempt > 0 || refusal(error)) throw asRefusal(error, client ? answersOf.get(client)?.last : undefined);
+        if (attempt > 0 || refusal(error) || timedOut(error)) {
+          throw asRefusal(error, client ? answersOf.get(client)?.last : undefined, this.fetcher.timeoutMs);
+        }
       }
     }
   }
@@ -200,6 +225,12 @@ function httpStatusOf(error: unknown): number | undefined {
 const CONNECTION_CLOSED = -32000;
 const REQUEST_TIMEOUT = -32001;
 
+/** The SDK gave up waiting: trying again on a fresh connection would only double the wait. */
+function timedOut(error: unknown): boolean {
+  const e = error as { name?: unknown; code?: unknown };
+  return e?.name === "McpError" && e.code === REQUEST_TIMEOUT;
+}
+
 /**
  * What went wrong talking to an MCP server, in words of our own. The SDK's messages quote the
  * server: an HTTP error's body, an unexpected content type, the JSON parser's snippet of a broken
@@ -207,13 +238,13 @@ const REQUEST_TIMEOUT = -32001;
  * and a quoted fragment is too short to redact, so none of it is kept: the cause is named with the
  * answer's content type and declared size, a JSON-RPC error by its code.
  */
-function asRefusal(error: unknown, answer?: AnswerShape): FetchRefusedError {
+function asRefusal(error: unknown, answer: AnswerShape | undefined, bound: number): FetchRefusedError {
   const found = refusal(error);
   if (found) return found;
   const e = error as { name?: unknown; code?: unknown };
   if (e?.name === "McpError" && typeof e.code === "number") {
     if (e.code === REQUEST_TIMEOUT) {
-      return new FetchRefusedError("timeout", `the MCP server did not answer within ${REQUEST_TIMEOUT_MS} ms`);
+      return new FetchRefusedError("timeout", `no answer within ${bound} ms`);
     }
     if (e.code === CONNECTION_CLOSED) {
       return new FetchRefusedError("unreachable", "the connection to the MCP server closed before an answer");

@@ -1,5 +1,5 @@
 import { type CallToolResultBody, jsonNestsDeeperThan, MAX_JSON_DEPTH, type Principal } from "@agentplane/contracts";
-import { badRequest, notFound, ProblemError } from "@agentplane/problem-details";
+import { badRequest, notFound } from "@agentplane/problem-details";
 import { FetchRefusedError } from "@agentplane/service-kit/outbound";
 import type { ErrorObject } from "ajv";
 import type { ConnectionsContext } from "../../context.ts";
@@ -8,6 +8,7 @@ import type { ConnectorTool } from "../openapi/tools.ts";
 import { credentialHeaders, decideToolCall } from "./platform.ts";
 import type { ConnectorRuntime, LoadedTools } from "./runtime.ts";
 import { type ConnectorRow, connectorCredentials, fromJsonb } from "./store.ts";
+import { upstreamProblem } from "./upstream-problem.ts";
 import { withoutUrlCredentials } from "./url-credentials.ts";
 import { isVisibleTo, type ToolViewer } from "./visibility.ts";
 
@@ -124,7 +125,7 @@ export async function callTool(
   } catch (raw) {
     const error = withoutUrlCredentials(raw, connectorCredentials(row));
     await audit("error", { error: error instanceof FetchRefusedError ? error.reason : "failed" });
-    if (error instanceof FetchRefusedError) throw upstreamProblem(error, row.name);
+    if (error instanceof FetchRefusedError) throw upstreamProblem(error, `Connector ${row.name}`);
     throw error;
   }
   await audit(result.isError ? "error" : "success", {
@@ -211,23 +212,5 @@ function toFieldErrors(errors: ErrorObject[], base: string) {
     const missing =
       e.keyword === "required" ? `/${String((e.params as { missingProperty?: string }).missingProperty)}` : "";
     return { pointer: `${base}${e.instancePath}${missing}`, message: e.message ?? e.keyword };
-  });
-}
-
-/**
- * A tool call whose upstream did not answer is the gateway's failure to reach it: 504 when it timed
- * out, 502 when it could not be reached; a URL the address policy refuses stays a 422.
- */
-function upstreamProblem(error: FetchRefusedError, connector: string): ProblemError {
-  if (error.reason === "bad-answer") {
-    return new ProblemError("bad-gateway", {
-      detail: `Connector ${connector} gave no usable answer: ${error.message}`,
-      extensions: { reason: error.reason },
-    });
-  }
-  if (error.reason !== "timeout" && error.reason !== "unreachable") return error.toProblem(`Connector ${connector}`);
-  return new ProblemError(error.reason === "timeout" ? "gateway-timeout" : "bad-gateway", {
-    detail: `Connector ${connector} did not answer: ${error.message}`,
-    extensions: { reason: error.reason },
   });
 }

@@ -6,6 +6,7 @@ import type { OperationFilter } from "../openapi/filter.ts";
 import { defaultBaseUrl, loadOpenApiDescription } from "../openapi/load.ts";
 import { buildToolsFromDocument, type ConnectorTool, type SkippedOperation } from "../openapi/tools.ts";
 import type { ConnectorRuntime } from "./runtime.ts";
+import { upstreamProblem } from "./upstream-problem.ts";
 import { credentialsOfUrls, withoutUrlCredentials } from "./url-credentials.ts";
 
 export type DiscoverySource =
@@ -28,16 +29,17 @@ export interface Discovered {
 
 /**
  * Reads a connector's source: an OpenAPI description (fetched SSRF-safely, or inline) turned into
- * tools, or a remote MCP server's tool list. Fetch refusals become 422 problems with the reason,
- * invalid descriptions 400 problems with the parser's messages; neither repeats a credential the
- * source's URLs carry (a server may echo its URL into an answer the parser then quotes).
+ * tools, or a remote MCP server's tool list. A source that gives no usable answer is the problem a
+ * tool call would get (`upstreamProblem`: 504 on a timeout, 502 on any other failure of the far
+ * side, 422 for an address the policy refuses); invalid descriptions are 400 problems. None repeats
+ * a credential the source's URLs carry.
  */
 export async function discoverSource(runtime: ConnectorRuntime, source: DiscoverySource): Promise<Discovered> {
   try {
     if (source.kind === "mcp") {
       const client = await connectRemote({ url: source.url, headers: source.headers }, runtime.fetcher);
       try {
-        const tools = await listRemoteTools(client);
+        const tools = await listRemoteTools(client, runtime.fetcher.timeoutMs);
         const info = client.getServerVersion();
         return { tools, warnings: [], ...(info?.name ? { title: info.name } : {}) };
       } finally {
@@ -76,7 +78,8 @@ export async function discoverSource(runtime: ConnectorRuntime, source: Discover
     const known =
       source.kind === "mcp" ? credentialsOfUrls(source.url) : credentialsOfUrls(source.specUrl, source.baseUrl);
     if (error instanceof FetchRefusedError) {
-      throw withoutUrlCredentials(error.toProblem(source.kind === "mcp" ? "The MCP server" : "The description"), known);
+      const what = source.kind === "mcp" ? "The MCP server" : "The description's server";
+      throw withoutUrlCredentials(upstreamProblem(error, what), known);
     }
     throw withoutUrlCredentials(error, known);
   }
