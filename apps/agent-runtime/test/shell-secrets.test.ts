@@ -128,22 +128,34 @@ describe.skipIf(!bubblewrapWorks())("a launcher's own files around the runtime (
     mkdirSync(home);
     writeFileSync(join(home, "HEARTBEAT.md"), "- check\n");
     rt = await startTestRuntime(fake, { home, runtimeOptions: { hiddenPaths: [launcher] } });
-    const [result] = await toolCalls(
-      rt,
-      toolUse("run_command", {
-        command: [
-          `cat ${launcher}/secret.key`,
-          `ls -A ${launcher}`,
-          `cat ${launcher}/pglite/PG_VERSION`,
-          `echo x > ${launcher}/planted`,
-          `cat ${home}/HEARTBEAT.md`,
-          "echo made > here.txt",
-          "echo end",
-        ].join("; "),
-      }),
-    );
+    // The container's user has the data dir as its home: commands get the workspace instead.
+    const savedHome = process.env.HOME;
+    process.env.HOME = launcher;
+    let result: Awaited<ReturnType<typeof toolCalls>>[number] | undefined;
+    try {
+      [result] = await toolCalls(
+        rt,
+        toolUse("run_command", {
+          command: [
+            'echo "home=$HOME"',
+            "touch ~/.gitconfig",
+            `cat ${launcher}/secret.key`,
+            `ls -A ${launcher}`,
+            `cat ${launcher}/pglite/PG_VERSION`,
+            `echo x > ${launcher}/planted`,
+            `cat ${home}/HEARTBEAT.md`,
+            "echo made > here.txt",
+            "echo end",
+          ].join("; "),
+        }),
+      );
+    } finally {
+      process.env.HOME = savedHome;
+    }
     const out = JSON.parse(result?.content ?? "{}") as { stdout: string };
     expect(out.stdout).toContain("end");
+    expect(out.stdout).toContain(`home=${join(home, "workspace")}\n`);
+    expect(existsSync(join(home, "workspace", ".gitconfig"))).toBe(true);
     expect(out.stdout).not.toContain(PLATFORM_KEY);
     expect(out.stdout).not.toContain("pg-data-7f3e");
     // Only the runtime's home shows in the launcher's folder, and its own files still read.

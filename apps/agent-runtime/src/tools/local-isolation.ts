@@ -32,7 +32,7 @@ const SQLITE_SIDE_FILES = ["", "-wal", "-shm", "-journal"];
 const HEARTBEAT_CHECKLIST = "HEARTBEAT.md";
 
 /** A path with its symbolic links resolved as far as it exists (a missing tail kept as written). */
-function real(path: string): string {
+export function realPath(path: string): string {
   let existing = resolve(path);
   while (!existsSync(existing) && existing !== dirname(existing)) existing = dirname(existing);
   try {
@@ -58,7 +58,7 @@ export function runtimeProtectedPaths(paths: RuntimePaths, launcherHidden: reado
       for (const suffix of SQLITE_SIDE_FILES) files.add(`${database}${suffix}`);
     }
   }
-  const unique = (list: readonly string[]) => [...new Set(list.map(real))];
+  const unique = (list: readonly string[]) => [...new Set(list.map(realPath))];
   return {
     hidden: { files: unique([...files]), dirs: unique([join(paths.dataDir, "meeting-profile"), ...launcherHidden]) },
     readOnly: unique([paths.agentHome, paths.dataDir, paths.pluginsDir]),

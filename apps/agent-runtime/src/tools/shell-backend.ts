@@ -7,6 +7,7 @@ import {
   isHiddenFile,
   ProtectedPathError,
   type ProtectedPaths,
+  realPath,
   refusedRead,
   refusedWrite,
 } from "./local-isolation.ts";
@@ -127,6 +128,17 @@ export class LocalShellBackend implements ShellBackend {
     mkdirSync(root, { recursive: true });
   }
 
+  /**
+   * The command's environment. Under bubblewrap a HOME the command may not write (the all-in-one
+   * container's user lives in the data dir, hidden from commands) becomes the workspace, so tools
+   * that keep their files in HOME (git, npm, pip) still work.
+   */
+  #environment(): Record<string, string> {
+    const env = commandEnvironment(process.env, this.root, this.#passEnv);
+    if (this.isolated && env.HOME && refusedWrite(this.#protect, realPath(env.HOME))) env.HOME = this.root;
+    return env;
+  }
+
   exec(command: string, options: { timeoutMs: number; signal?: AbortSignal }): Promise<ExecResult> {
     const started = performance.now();
     const [file, args] = this.isolated
@@ -137,7 +149,7 @@ export class LocalShellBackend implements ShellBackend {
         cwd: this.root,
         stdio: ["ignore", "pipe", "pipe"],
         detached: true,
-        env: commandEnvironment(process.env, this.root, this.#passEnv),
+        env: this.#environment(),
       });
       const stdout = new Capped();
       const stderr = new Capped();
