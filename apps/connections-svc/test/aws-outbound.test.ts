@@ -19,6 +19,7 @@ describe.skipIf(!pg.available)(`AWS endpoints under the outbound address policy$
   let upstream: AwsStandIn;
   let secret: LocalServer;
   let silent: LocalServer;
+  let echoing: LocalServer & { code: string; authorization: string };
   let closedPort: number;
   let credentialId: string;
   const secretHits: string[] = [];
@@ -30,13 +31,29 @@ describe.skipIf(!pg.available)(`AWS endpoints under the outbound address policy$
       res.end("internal");
     });
     silent = await startLocalServer(() => {}); // accepts, never answers
+    // An STS stand-in that refuses every call, echoing the request's Authorization header (the key
+    // id and the signature) into its error's message, and `code` as the error code.
+    const echo = { code: "InvalidClientTokenId", authorization: "" };
+    const echoServer = await startLocalServer((req, res) => {
+      echo.authorization = req.headers.authorization ?? "";
+      res.writeHead(403, { "content-type": "text/xml" });
+      res.end(
+        `<ErrorResponse><Error><Type>Sender</Type><Code>${echo.code}</Code><Message>The request signed as ${echo.authorization} is not valid</Message></Error><RequestId>r-1</RequestId></ErrorResponse>`,
+      );
+    });
+    echoing = Object.defineProperties(echoServer, {
+      code: { get: () => echo.code, set: (code: string) => void (echo.code = code) },
+      authorization: { get: () => echo.authorization },
+    }) as typeof echoing;
     const closing = await startLocalServer(() => {});
     closedPort = closing.port;
     await closing.close();
     const upstreamPort = new URL(upstream.url).port;
     h = await startConnectionsPlatform({
       env: {
-        CONNECTOR_ALLOWED_HOSTS: [upstreamPort, silent.port, closedPort].map((p) => `127.0.0.1:${p}`).join(","),
+        CONNECTOR_ALLOWED_HOSTS: [upstreamPort, silent.port, closedPort, echoing.port]
+          .map((p) => `127.0.0.1:${p}`)
+          .join(","),
         AWS_UPSTREAM_TIMEOUT_MS: "800",
       },
     });
@@ -44,7 +61,7 @@ describe.skipIf(!pg.available)(`AWS endpoints under the outbound address policy$
   });
   afterAll(async () => {
     await h?.close();
-    await Promise.all([upstream?.close(), secret?.close(), silent?.close()]);
+    await Promise.all([upstream?.close(), secret?.close(), silent?.close(), echoing?.close()]);
   });
 
   const create = (endpoints?: Record<string, string>) =>
@@ -180,5 +197,23 @@ describe.skipIf(!pg.available)(`AWS endpoints under the outbound address policy$
     const tested = await test(id);
     expect(tested.status).toBe(504);
     expect(Date.now() - started).toBeLessThan(5_000);
+  });
+
+  it("STS refusing the test: a 502 naming the status and a known error code, never STS's own words", async () => {
+    const id = await connection({ sts: echoing.url });
+    const tested = await test(id);
+    expect(tested.status).toBe(502);
+    expect(tested.body.detail).toBe("STS refused the credentials (HTTP 403): InvalidClientTokenId");
+    const signature = /Signature=([0-9a-f]+)/.exec(echoing.authorization)?.[1] ?? "";
+    expect(signature).toHaveLength(64);
+    // An error code STS is not known to send is not named either: it is the server's text too.
+    echoing.code = signature.slice(0, 32);
+    const unknown = await test(id);
+    expect(unknown.status).toBe(502);
+    expect(unknown.body.detail).toBe("STS refused the credentials (HTTP 403)");
+    for (const answer of [JSON.stringify(tested.body), JSON.stringify(unknown.body)]) {
+      expect(answer).not.toContain(UPSTREAM_KEY.accessKeyId);
+      for (let i = 0; i + 6 <= signature.length; i++) expect(answer).not.toContain(signature.slice(i, i + 6));
+    }
   });
 });

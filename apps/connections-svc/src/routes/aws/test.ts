@@ -7,6 +7,25 @@ import { awsUnreachable } from "../../aws/upstream.ts";
 import { awsConnectionScope, awsEndpoint, findAwsConnection } from "../../services/aws-connections.ts";
 import type { ConnectionsRouteContext } from "../context.ts";
 
+/** Error codes STS answers GetCallerIdentity with, named in the test's problem. */
+const KNOWN_STS_ERRORS = new Set([
+  "AccessDenied",
+  "AccessDeniedException",
+  "ExpiredToken",
+  "ExpiredTokenException",
+  "IncompleteSignature",
+  "InternalFailure",
+  "InvalidAccessKeyId",
+  "InvalidClientTokenId",
+  "MissingAuthenticationToken",
+  "RegionDisabledException",
+  "RequestExpired",
+  "ServiceUnavailable",
+  "SignatureDoesNotMatch",
+  "Throttling",
+  "UnrecognizedClientException",
+]);
+
 export function registerTestAwsConnection(app: ServiceApp, ctx: ConnectionsRouteContext): void {
   app.openapi(testAwsConnectionRoute, async (c) => {
     const connectionId = c.req.valid("param").connectionId;
@@ -31,8 +50,11 @@ export function registerTestAwsConnection(app: ServiceApp, ctx: ConnectionsRoute
       if (err instanceof FetchRefusedError) throw awsUnreachable(err, endpoint);
       const e = err as Error & { $metadata?: { httpStatusCode?: number } };
       const status = e.$metadata?.httpStatusCode;
+      // The error's code and message are the endpoint's words (an override may be any server, and
+      // may echo what it was sent): only a code STS is known to answer is named, never the message.
+      const code = KNOWN_STS_ERRORS.has(e.name) ? `: ${e.name}` : "";
       throw new ProblemError("bad-gateway", {
-        detail: `STS refused the credentials${status ? ` (HTTP ${status})` : ""}: ${e.name}${e.message && e.message !== e.name ? `: ${e.message}` : ""}`,
+        detail: `STS refused the credentials${status ? ` (HTTP ${status})` : ""}${code}`,
       });
     } finally {
       sts.destroy();
