@@ -1,8 +1,8 @@
 // What an installation sends is printed as text, never obeyed: escape sequences in a problem or in
 // a listed name reach the terminal in caret notation (ESC as ^[), not as commands.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type HostileServer, sendJson, startHostileServer } from "../../../packages/sdk/test/hostile-server.ts";
 import { runInProcess, tempConfigDir } from "./harness.ts";
-import { type HostileServer, sendJson, startHostileServer } from "./hostile-server.ts";
 
 // Clears the screen, sets the clipboard (OSC 52), rings the bell, and forges a line with a CR.
 const HOSTILE = "x\u001b[2J\u001b]52;c;cm0gLXJmIH4=\u0007y\r\u009b31m";

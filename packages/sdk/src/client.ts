@@ -1,6 +1,7 @@
 import createClient, { type Client } from "openapi-fetch";
 import type { operations, paths } from "./generated/openapi.ts";
 import { OPERATIONS } from "./generated/operations.ts";
+import { limitBody, RequestTimeoutError, sendWithoutCrossOriginRedirects } from "./guard.ts";
 import type { OperationSpec } from "./operation-spec.ts";
 import { ProblemError } from "./problem.ts";
 import { type RetryOptions, withRetries } from "./retry.ts";
@@ -21,7 +22,16 @@ export interface AgentplaneClientOptions {
   headers?: Record<string, string>;
   /** Fetch's credentials mode, e.g. `include` for a cookie session in a browser. */
   credentials?: "include" | "same-origin" | "omit";
+  /**
+   * The longest one call may take, its retries and reading its answer included; past it the call
+   * rejects with RequestTimeoutError. Unset or 0: no deadline of the client's own.
+   */
+  timeoutMs?: number;
+  /** The largest answer read, in bytes (default 64 MiB); a larger one rejects with ResponseTooLargeError. */
+  maxResponseBytes?: number;
 }
+
+const DEFAULT_MAX_RESPONSE_BYTES = 64 * 1024 * 1024;
 
 export type OperationId = keyof operations & string;
 type Op<I extends OperationId> = operations[I];
@@ -82,6 +92,12 @@ function appendQuery(url: URL, query: Record<string, unknown> = {}): void {
   }
 }
 
+/** The start of a body that was not what was asked for, on one line, for an error message. */
+function excerpt(text: string): string {
+  const line = text.replace(/\s+/g, " ").trim();
+  return JSON.stringify(line.length > 80 ? `${line.slice(0, 80)}…` : line);
+}
+
 export interface AgentplaneClient {
   readonly baseUrl: string;
   /** The typed openapi-fetch client: `api.GET("/v1/orgs/{orgId}", { params: { path: { orgId } } })`. */
@@ -108,15 +124,26 @@ export function createAgentplaneClient(options: AgentplaneClientOptions): Agentp
   const token = async () => (typeof options.token === "function" ? await options.token() : options.token);
   const retrying = options.retry === false ? send : withRetries(send, options.retry);
 
+  const maxBytes = options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES;
+
   const authorizedFetch = async (request: Request): Promise<Response> => {
     const bearer = await token();
     if (bearer && !request.headers.has("authorization")) request.headers.set("authorization", `Bearer ${bearer}`);
     for (const [k, v] of Object.entries(options.headers ?? {})) {
       if (!request.headers.has(k)) request.headers.set(k, v);
     }
-    const response = await retrying(request);
-    if (!response.ok) throw await ProblemError.fromResponse(response);
-    return response;
+    // One deadline for the whole call: its retries, their waits and reading the answer.
+    const deadline = options.timeoutMs ? AbortSignal.timeout(options.timeoutMs) : undefined;
+    const timedOut = () => (deadline?.aborted ? new RequestTimeoutError(options.timeoutMs!) : undefined);
+    const sent = deadline ? new Request(request, { signal: AbortSignal.any([request.signal, deadline]) }) : request;
+    let response: Response;
+    try {
+      response = await sendWithoutCrossOriginRedirects(retrying, sent);
+      if (!response.ok) throw await ProblemError.fromResponse(response);
+    } catch (error) {
+      throw request.signal.aborted ? error : (timedOut() ?? error);
+    }
+    return limitBody(response, maxBytes, () => (request.signal.aborted ? undefined : timedOut()));
   };
 
   const api = createClient<paths>({
@@ -125,11 +152,16 @@ export function createAgentplaneClient(options: AgentplaneClientOptions): Agentp
     ...(options.credentials ? { credentials: options.credentials } : {}),
   });
 
-  const readBody = async (response: Response): Promise<unknown> => {
+  const readBody = async (response: Response, what: string): Promise<unknown> => {
     if (response.status === 204) return undefined;
     const text = await response.text();
     if (!text) return undefined;
-    return /json/.test(response.headers.get("content-type") ?? "") ? JSON.parse(text) : text;
+    if (!/json/.test(response.headers.get("content-type") ?? "")) return text;
+    try {
+      return JSON.parse(text);
+    } catch {
+      throw new Error(`${what} answered ${response.status} with a body that is not valid JSON: ${excerpt(text)}`);
+    }
   };
 
   const call = async (
@@ -159,17 +191,24 @@ export function createAgentplaneClient(options: AgentplaneClientOptions): Agentp
       ...(init.signal ? { signal: init.signal } : {}),
       ...(options.credentials ? { credentials: options.credentials } : {}),
     });
-    return readBody(await authorizedFetch(request));
+    return readBody(await authorizedFetch(request), `${request.method} ${path}`);
   };
 
   const request = async <I extends OperationId>(id: I, params: RequestParams<I> = {}): Promise<ResponseOf<I>> => {
     const spec = operationSpec(id);
     const path = expandPath(spec.path, params.path as Record<string, unknown> | undefined);
-    return (await call(spec.method, path, {
+    const answer = await call(spec.method, path, {
       query: params.query as Record<string, unknown> | undefined,
       body: params.body,
       ...(params.signal ? { signal: params.signal } : {}),
-    })) as ResponseOf<I>;
+    });
+    // Text where an operation of ours answers JSON: an HTML page of a proxy, or no installation.
+    if (typeof answer === "string" && !spec.passthrough) {
+      throw new Error(
+        `${spec.method} ${path} answered text, not JSON (is ${baseUrl} an Agentplane installation?): ${excerpt(answer)}`,
+      );
+    }
+    return answer as ResponseOf<I>;
   };
 
   async function* paginate<I extends ListOperationId>(id: I, params: RequestParams<I> = {}): AsyncGenerator<ItemOf<I>> {

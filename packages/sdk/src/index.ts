@@ -15,6 +15,7 @@ export {
 } from "./client.ts";
 export type { components, operations, paths } from "./generated/openapi.ts";
 export { OPERATIONS } from "./generated/operations.ts";
+export { RedirectRefusedError, RequestTimeoutError, ResponseTooLargeError } from "./guard.ts";
 export type { OperationSpec, ParameterSpec } from "./operation-spec.ts";
 export { type FieldError, isProblemError, type ProblemBody, ProblemError } from "./problem.ts";
 export { type RetryOptions, retryAfterMs, withRetries } from "./retry.ts";

@@ -1,3 +1,8 @@
+import { readTextUpTo } from "./guard.ts";
+
+/** What is read of an error's body at most: a problem is short, an endless one is cut here. */
+const MAX_PROBLEM_BYTES = 64 * 1024;
+
 /** A field-level error of a problem (RFC 9457 extension used by the platform). */
 export interface FieldError {
   pointer: string;
@@ -49,7 +54,7 @@ export class ProblemError extends Error {
 
   /** Reads a failed response into a ProblemError (the body is consumed). */
   static async fromResponse(response: Response): Promise<ProblemError> {
-    const text = await response.text().catch(() => "");
+    const text = await readTextUpTo(response, MAX_PROBLEM_BYTES);
     let body: ProblemBody = {};
     try {
       const parsed: unknown = text ? JSON.parse(text) : {};
