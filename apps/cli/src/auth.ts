@@ -1,8 +1,8 @@
 import { readFileSync } from "node:fs";
 import { hostname } from "node:os";
-import { createAgentplaneClient, ProblemError } from "@agentplane/sdk";
+import { ProblemError } from "@agentplane/sdk";
 import type { Command } from "commander";
-import { openSession, requireToken, resolveUrl } from "./context.ts";
+import { clientFor, type Io, openSession, requireToken, resolveUrl } from "./context.ts";
 import { deviceLogin } from "./device-login.ts";
 import { CliError, EXIT } from "./exit-codes.ts";
 import { connectionFailure } from "./network.ts";
@@ -16,8 +16,12 @@ const storedIn = (where: "keyring" | "file", store: { dir: string }) =>
 
 const mask = (token: string) => `${token.slice(0, 8)}${"*".repeat(Math.max(0, Math.min(24, token.length - 8)))}`;
 
-async function whoami(url: string, token: string): Promise<{ principal: string; detail: Record<string, unknown> }> {
-  const sdk = createAgentplaneClient({ baseUrl: url, token });
+async function whoami(
+  io: Io,
+  url: string,
+  token: string,
+): Promise<{ principal: string; detail: Record<string, unknown> }> {
+  const sdk = clientFor(io, url, token);
   let me: Record<string, unknown>;
   try {
     me = (await sdk.raw("GET", "/v1/auth/me")) as Record<string, unknown>;
@@ -63,7 +67,7 @@ export function addAuthCommands(root: Command, deps: CommandDeps): void {
         if (io.stdin.isTTY) io.stderr.write("Paste a token, then press Ctrl-D:\n");
         const token = readFileSync(0, "utf8").trim();
         if (!token) throw new CliError("no token on stdin", EXIT.auth);
-        const me = await whoami(url, token);
+        const me = await whoami(io, url, token);
         const where = await store.saveCredentials({
           url,
           token,
@@ -78,7 +82,7 @@ export function addAuthCommands(root: Command, deps: CommandDeps): void {
         browser: opts.browser !== false,
         clientName: `agentplane CLI on ${hostname()}`,
       });
-      const me = await whoami(url, result.token);
+      const me = await whoami(io, url, result.token);
       const where = await store.saveCredentials({
         url,
         token: result.token,
@@ -112,7 +116,7 @@ export function addAuthCommands(root: Command, deps: CommandDeps): void {
           if (session.token) {
             row.token = mask(session.token);
             try {
-              row.principal = (await whoami(url, session.token)).principal;
+              row.principal = (await whoami(io, url, session.token)).principal;
               row.status = "ok";
             } catch (error) {
               if (error instanceof ProblemError) {
@@ -158,7 +162,7 @@ export function addAuthCommands(root: Command, deps: CommandDeps): void {
       if (!stored) throw new CliError(`not logged in to ${hostKey(url)}`, EXIT.auth);
       let refused: ProblemError | undefined;
       if (stored.tokenId) {
-        const sdk = createAgentplaneClient({ baseUrl: url, token: stored.token });
+        const sdk = clientFor(io, url, stored.token);
         try {
           await sdk.request("revokeApiToken", { path: { tokenId: stored.tokenId } });
         } catch (error) {

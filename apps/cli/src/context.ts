@@ -1,4 +1,4 @@
-import { type AgentplaneClient, createAgentplaneClient } from "@agentplane/sdk";
+import { type AgentplaneClient, createAgentplaneClient, RequestTimeoutError } from "@agentplane/sdk";
 import { CliError, EXIT } from "./exit-codes.ts";
 import { hostKey, normalizeUrl, type Store } from "./store.ts";
 import { VERSION } from "./version.ts";
@@ -11,6 +11,8 @@ export interface Io {
   stdin: NodeJS.ReadStream;
   stdout: NodeJS.WriteStream;
   stderr: NodeJS.WriteStream;
+  /** `--timeout` as given on the command line (set before the command's action runs). */
+  timeout?: string;
 }
 
 export function processIo(): Io {
@@ -38,17 +40,60 @@ export function resolveUrl(io: Io, store: Store, flag: string | undefined): stri
   );
 }
 
+/** How long a request may take by default, in seconds: an API call, and a pass-through's upstream. */
+export const DEFAULT_TIMEOUT_S = 60;
+export const PASSTHROUGH_TIMEOUT_S = 600;
+
+/**
+ * The request timeout in milliseconds, 0 for none: `--timeout` > `AGENTPLANE_TIMEOUT` > the
+ * default (a model call or a proxied API waits as long as the platform's proxy does, 10 minutes).
+ */
+export function requestTimeoutMs(io: Io, passthrough = false): number {
+  const given = io.timeout ?? io.env.AGENTPLANE_TIMEOUT;
+  if (given === undefined || given === "") return (passthrough ? PASSTHROUGH_TIMEOUT_S : DEFAULT_TIMEOUT_S) * 1000;
+  const seconds = Number(given);
+  if (!/^\d+(\.\d+)?$/.test(given.trim()) || !Number.isFinite(seconds)) {
+    const from = io.timeout !== undefined ? "--timeout" : "AGENTPLANE_TIMEOUT";
+    throw new CliError(`${from} takes seconds (0 waits as long as it takes), not ${JSON.stringify(given)}`);
+  }
+  return Math.round(seconds * 1000);
+}
+
+/** The one way the CLI makes a client: its user agent, its timeout, and a token if there is one. */
+export function clientFor(
+  io: Io,
+  url: string,
+  token: string | undefined,
+  options: { passthrough?: boolean } = {},
+): AgentplaneClient {
+  return createAgentplaneClient({
+    baseUrl: url,
+    ...(token ? { token } : {}),
+    timeoutMs: requestTimeoutMs(io, options.passthrough),
+    headers: { "user-agent": `agentplane-cli/${VERSION} node/${process.versions.node}` },
+  });
+}
+
+/** A timeout as a line that names the installation and the flag that waits longer; else undefined. */
+export function timeoutFailure(error: unknown, url: string): CliError | undefined {
+  if (!(error instanceof RequestTimeoutError)) return undefined;
+  return new CliError(
+    `${url} did not answer within ${error.timeoutMs / 1000} s: --timeout <seconds> waits longer (0: as long as it takes)`,
+  );
+}
+
 /** A client for the chosen installation; `AGENTPLANE_TOKEN` beats the stored credentials. */
-export function openSession(io: Io, store: Store, urlFlag: string | undefined): Session {
+export function openSession(
+  io: Io,
+  store: Store,
+  urlFlag: string | undefined,
+  options: { passthrough?: boolean } = {},
+): Session {
   const url = resolveUrl(io, store, urlFlag);
   const envToken = io.env.AGENTPLANE_TOKEN;
   const stored = envToken ? undefined : store.credentials(url);
   const token = envToken || stored?.token;
-  const sdk = createAgentplaneClient({
-    baseUrl: url,
-    ...(token ? { token } : {}),
-    headers: { "user-agent": `agentplane-cli/${VERSION} node/${process.versions.node}` },
-  });
+  const sdk = clientFor(io, url, token, options);
   return { url, token, tokenSource: envToken ? "AGENTPLANE_TOKEN" : stored ? "store" : "none", sdk };
 }
 

@@ -2,8 +2,8 @@
 // yet runs its activation flow (the person enters the setup code on /activate) and hands over the
 // owner token; an activated one runs the sign-in device flow, which mints a token of the person.
 import { spawn } from "node:child_process";
-import { createAgentplaneClient, ProblemError } from "@agentplane/sdk";
-import type { Io } from "./context.ts";
+import { ProblemError } from "@agentplane/sdk";
+import { clientFor, type Io } from "./context.ts";
 import { CliError, EXIT } from "./exit-codes.ts";
 import { printableLine } from "./printable.ts";
 
@@ -46,14 +46,14 @@ export async function deviceLogin(
   url: string,
   options: { browser: boolean; clientName: string },
 ): Promise<DeviceLoginResult> {
-  const sdk = createAgentplaneClient({ baseUrl: url });
+  const sdk = clientFor(io, url, undefined);
   const installation = await sdk.request("getInstallation");
   if (installation.status !== "activated") return activate(io, url, options.browser);
   return signIn(io, url, options);
 }
 
 async function activate(io: Io, url: string, browser: boolean): Promise<DeviceLoginResult> {
-  const sdk = createAgentplaneClient({ baseUrl: url });
+  const sdk = clientFor(io, url, undefined);
   const start = await sdk.request("startActivation");
   io.stderr.write(`${url} is not activated yet: activating it makes you its owner.\n`);
   announce(io, start, "and enter it with the setup code the installation printed when it first started.", browser);
@@ -78,7 +78,7 @@ async function signIn(
   url: string,
   options: { browser: boolean; clientName: string },
 ): Promise<DeviceLoginResult> {
-  const sdk = createAgentplaneClient({ baseUrl: url });
+  const sdk = clientFor(io, url, undefined);
   let start: DeviceStart & { deviceCode: string };
   try {
     start = await sdk.request("startDeviceAuthorization", { body: { clientName: options.clientName } });

@@ -6,7 +6,7 @@ import { addAuthCommands } from "./auth.ts";
 import { COMMANDS, NOUNS } from "./command-map.ts";
 import { addCompletionCommands } from "./completion.ts";
 import { addConfigCommands } from "./config.ts";
-import type { Io } from "./context.ts";
+import { DEFAULT_TIMEOUT_S, type Io, PASSTHROUGH_TIMEOUT_S } from "./context.ts";
 import { addOperationCommand, type CommandDeps, commandGroups } from "./operations.ts";
 import { addSpecialCommands, SPECIAL } from "./special.ts";
 import { Store } from "./store.ts";
@@ -29,8 +29,8 @@ const OWN_COMMANDS = new Set(["auth", "config", "api", "completion", "__complete
 export function branchOf(argv: readonly string[]): string | undefined {
   let i = 0;
   while (i < argv.length && argv[i]!.startsWith("-")) {
-    // The only option before a command that takes a value.
-    if (argv[i] === "--url") i++;
+    // The options before a command that take a value.
+    if (argv[i] === "--url" || argv[i] === "--timeout") i++;
     i++;
   }
   const word = argv[i];
@@ -53,6 +53,10 @@ export function buildProgram(io: Io, store = new Store(io.env), branch?: string)
   if (branch === undefined) program.version(VERSION, "-v, --version");
   program
     .option("--url <address>", "the installation (default: AGENTPLANE_URL, then the one logged in to)")
+    .option(
+      "--timeout <seconds>",
+      `how long a request may take, its answer read whole (default: AGENTPLANE_TIMEOUT, else ${DEFAULT_TIMEOUT_S}; ${PASSTHROUGH_TIMEOUT_S} for llm request and the proxies; 0: no limit)`,
+    )
     .showSuggestionAfterError(true)
     .configureOutput({
       writeOut: (s) => io.stdout.write(s),
@@ -69,6 +73,11 @@ export function buildProgram(io: Io, store = new Store(io.env), branch?: string)
         ),
     });
   program.configureHelp({ sortSubcommands: true, minWidthToWrap: 24 });
+  // Every client a command makes reads it from io (context.ts clientFor).
+  program.hook("preAction", (_root, action) => {
+    const timeout = action.optsWithGlobals().timeout as string | undefined;
+    if (timeout !== undefined) io.timeout = timeout;
+  });
 
   if (wanted("auth")) addAuthCommands(program, deps);
   if (wanted("config")) addConfigCommands(program, deps);

@@ -1,7 +1,7 @@
 import { styleText } from "node:util";
 import { ProblemError } from "@agentplane/sdk";
 import { type Command, CommanderError } from "commander";
-import { type Io, processIo, resolveUrl } from "./context.ts";
+import { type Io, processIo, resolveUrl, timeoutFailure } from "./context.ts";
 import { CliError, EXIT, EXIT_CODES_HELP, exitCodeFor } from "./exit-codes.ts";
 import { connectionFailure } from "./network.ts";
 import { jsonText, printable } from "./printable.ts";
@@ -50,7 +50,8 @@ export async function run(argv: string[], io: Io = processIo()): Promise<number>
       return error.exitCode === 0 ? EXIT.ok : EXIT.error;
     }
     if (!(error instanceof CliError) && !(error instanceof ProblemError) && !(error instanceof Error)) throw error;
-    const reported = unreachable(error, () => resolveUrl(io, store, program.opts().url as string | undefined)) ?? error;
+    const url = () => resolveUrl(io, store, program.opts().url as string | undefined);
+    const reported = unreachable(error, url) ?? timedOut(error, url) ?? error;
     reportError(io, reported, json);
     return exitCodeFor(reported);
   }
@@ -82,6 +83,14 @@ function unreachable(error: unknown, url: () => string): CliError | undefined {
     where = url();
   } catch {}
   return new CliError(`cannot reach ${where}: ${reason}`);
+}
+
+function timedOut(error: unknown, url: () => string): CliError | undefined {
+  let where = "the installation";
+  try {
+    where = url();
+  } catch {}
+  return timeoutFailure(error, where);
 }
 
 function* walk(cmd: import("commander").Command): Generator<import("commander").Command> {

@@ -90,7 +90,7 @@ function addPassthrough(
   cmd.action(async (...args: unknown[]) => {
     const command = args.at(-1) as Command;
     const opts = command.optsWithGlobals() as Record<string, unknown> & OutputFlags;
-    const session = openSession(deps.io, deps.store, opts.url as string | undefined);
+    const session = openSession(deps.io, deps.store, opts.url as string | undefined, { passthrough: true });
     requireToken(session);
     const path = await build(command.args, opts);
     const fields = parseFields((opts.field as string[]) ?? []);

@@ -1,0 +1,53 @@
+// A server that never answers does not hold the CLI forever: every request has a deadline (60 s,
+// ten minutes for the pass-throughs), which --timeout or AGENTPLANE_TIMEOUT changes.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type HostileServer, startHostileServer } from "../../../packages/sdk/test/hostile-server.ts";
+import { requestTimeoutMs } from "../src/context.ts";
+import { runCli, runInProcess, tempConfigDir } from "./harness.ts";
+
+describe("a server that never answers", () => {
+  let server: HostileServer;
+  const config = tempConfigDir();
+  let env: Record<string, string>;
+  beforeAll(async () => {
+    server = await startHostileServer(() => {});
+    env = { AGENTPLANE_CONFIG_DIR: config.dir, AGENTPLANE_TOKEN: "apl_test_secret", AGENTPLANE_URL: server.url };
+  });
+  afterAll(async () => {
+    await server.close();
+    config.remove();
+  });
+
+  it("ends at --timeout with a line naming the installation, exit 1", async () => {
+    const started = Date.now();
+    const ran = await runCli(["--timeout", "0.5", "orgs", "list"], env);
+    expect(ran.stderr).toBe(
+      `error: ${server.url} did not answer within 0.5 s: --timeout <seconds> waits longer (0: as long as it takes)\n`,
+    );
+    expect(ran.code).toBe(1);
+    expect(Date.now() - started).toBeLessThan(10_000);
+  });
+
+  it("takes the timeout after the command, and from AGENTPLANE_TIMEOUT", async () => {
+    const after = await runInProcess(["orgs", "list", "--timeout", "0.2"], env);
+    expect(after.stderr).toContain("did not answer within 0.2 s");
+    const fromEnv = await runInProcess(["llm", "request", "x/v1/messages", "-f", "a=1"], {
+      ...env,
+      AGENTPLANE_TIMEOUT: "0.2",
+    });
+    expect(fromEnv.stderr).toContain("did not answer within 0.2 s");
+  });
+
+  it("refuses a timeout that is not a number of seconds", async () => {
+    const ran = await runInProcess(["orgs", "list", "--timeout", "soon"], env);
+    expect(ran.code).toBe(1);
+    expect(ran.stderr).toBe('error: --timeout takes seconds (0 waits as long as it takes), not "soon"\n');
+  });
+
+  it("waits 60 s by default, ten minutes for a model call or a proxied API, and without limit for 0", () => {
+    const io = { env: {} } as Parameters<typeof requestTimeoutMs>[0];
+    expect(requestTimeoutMs(io)).toBe(60_000);
+    expect(requestTimeoutMs(io, true)).toBe(600_000);
+    expect(requestTimeoutMs({ ...io, timeout: "0" })).toBe(0);
+  });
+});
