@@ -1,7 +1,9 @@
-import { existsSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import { createServer as createHttpsServer } from "node:https";
-import type { AddressInfo } from "node:net";
+import { type AddressInfo, createServer as createNetServer, type Server as NetServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { selfSignedCertificate } from "@agentplane/testkit/tls";
 
 /** The egress tests run curl inside the sandbox (the default image shows the host's /usr). */
@@ -53,4 +55,28 @@ export async function startUpstreams(tlsName = "secure.test"): Promise<Upstreams
       await Promise.all([new Promise((r) => http.close(r)), new Promise((r) => https.close(r))]);
     },
   };
+}
+
+/** A stand-in for the egress proxy: each sandbox's Unix socket answers `proxied` to every connection. */
+export class FakeProxy {
+  private readonly dir = mkdtempSync(join(tmpdir(), "relay-proxy-"));
+  private readonly servers = new Map<string, NetServer>();
+  async open(sandboxId: string): Promise<string> {
+    await this.close(sandboxId);
+    const path = join(this.dir, `${sandboxId}.sock`);
+    rmSync(path, { force: true });
+    const server = createNetServer((c) => c.end("proxied\n"));
+    await new Promise<void>((resolve) => server.listen(path, resolve));
+    this.servers.set(sandboxId, server);
+    return path;
+  }
+  async close(sandboxId: string): Promise<void> {
+    const server = this.servers.get(sandboxId);
+    this.servers.delete(sandboxId);
+    if (server) await new Promise((resolve) => server.close(resolve));
+  }
+  async closeAll(): Promise<void> {
+    await Promise.all([...this.servers.keys()].map((id) => this.close(id)));
+    rmSync(this.dir, { recursive: true, force: true });
+  }
 }

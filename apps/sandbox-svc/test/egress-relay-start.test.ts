@@ -1,5 +1,4 @@
 import { chmodSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
-import { createServer, type Server } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { databaseTargets } from "@agentplane/db/testing";
@@ -11,6 +10,7 @@ import type { DriverEvent, SandboxRuntimeSpec } from "../src/driver/types.ts";
 import { runCommand } from "../src/exec/run-command.ts";
 import { startLifecycle } from "../src/services/lifecycle.ts";
 import { createSandbox, getSandboxRow } from "../src/services/sandboxes.ts";
+import { FakeProxy } from "./egress-fixture.ts";
 import { newDriver, requireBwrap } from "./helpers.ts";
 import { verbFixture } from "./service-fixture.ts";
 
@@ -55,30 +55,6 @@ function toolsWithSocat(script: string): string[] {
 }
 const slowSocat = (seconds: number) => toolsWithSocat(`sleep ${seconds}\nexec ${realSocat} "$@"`);
 const failingSocat = (seconds: number) => toolsWithSocat(`sleep ${seconds}\necho boom >&2\nexit 3`);
-
-/** A stand-in for the egress proxy: each sandbox's Unix socket answers `proxied` to every connection. */
-class FakeProxy {
-  private readonly dir = mkdtempSync(join(tmpdir(), "relay-proxy-"));
-  private readonly servers = new Map<string, Server>();
-  async open(sandboxId: string): Promise<string> {
-    await this.close(sandboxId);
-    const path = join(this.dir, `${sandboxId}.sock`);
-    rmSync(path, { force: true });
-    const server = createServer((c) => c.end("proxied\n"));
-    await new Promise<void>((resolve) => server.listen(path, resolve));
-    this.servers.set(sandboxId, server);
-    return path;
-  }
-  async close(sandboxId: string): Promise<void> {
-    const server = this.servers.get(sandboxId);
-    this.servers.delete(sandboxId);
-    if (server) await new Promise((resolve) => server.close(resolve));
-  }
-  async closeAll(): Promise<void> {
-    await Promise.all([...this.servers.keys()].map((id) => this.close(id)));
-    rmSync(this.dir, { recursive: true, force: true });
-  }
-}
 
 function spec(id: string, extra: Partial<SandboxRuntimeSpec> = {}): SandboxRuntimeSpec {
   return { id, slug: id.replace(/_/g, "-"), image: "default", env: {}, resources: {}, ...extra };

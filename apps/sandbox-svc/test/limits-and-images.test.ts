@@ -1,6 +1,5 @@
-import { execFileSync } from "node:child_process";
-import { chmodSync, copyFileSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
-import { dirname, join } from "node:path";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
 import { openDatabase } from "@agentplane/db";
 import { ProblemError } from "@agentplane/problem-details";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -8,7 +7,7 @@ import type { LocalDriver } from "../src/driver/local/local-driver.ts";
 import { runCommand } from "../src/exec/run-command.ts";
 import { execInSandbox } from "../src/services/exec.ts";
 import { createSandbox } from "../src/services/sandboxes.ts";
-import { newDriver, requireBwrap, tempDataDir } from "./helpers.ts";
+import { buildTinyRootfs, newDriver, requireBwrap, tempDataDir } from "./helpers.ts";
 import { type VerbFixture, verbFixture } from "./service-fixture.ts";
 
 const bwrap = requireBwrap();
@@ -18,35 +17,6 @@ const hog = (bytes: number) => `head -c ${bytes} /dev/zero | tail -n 1 | wc -c`;
 
 const sh = (driver: LocalDriver, id: string, command: string) =>
   runCommand(driver, id, { argv: ["/bin/sh", "-c", command], timeoutMs: 20_000 });
-
-/**
- * A root filesystem of a handful of host binaries and the libraries `ldd` names for them, plus a
- * marker file: small enough to build in a test, and nothing of the host's /usr is in it.
- */
-function buildTinyRootfs(): string {
-  const root = join(tempDataDir(), "rootfs");
-  const copy = (source: string, target = source) => {
-    mkdirSync(dirname(join(root, target)), { recursive: true });
-    copyFileSync(source, join(root, target));
-    chmodSync(join(root, target), 0o755);
-  };
-  for (const [binary, target] of [
-    ["/bin/sh", "/bin/sh"],
-    ["/usr/bin/sleep", "/bin/sleep"],
-    ["/usr/bin/cat", "/bin/cat"],
-    ["/usr/bin/ls", "/bin/ls"],
-  ] as const) {
-    copy(binary, target);
-    for (const line of execFileSync("ldd", [binary], { encoding: "utf8" }).split("\n")) {
-      const lib = /(\/\S+)\s+\(0x/.exec(line)?.[1];
-      if (lib) copy(lib);
-    }
-  }
-  mkdirSync(join(root, "etc"), { recursive: true });
-  writeFileSync(join(root, "etc", "os-release"), "ID=tiny\nNAME=Tiny test image\n");
-  chmodSync(root, 0o755);
-  return root;
-}
 
 describe.skipIf(!bwrap.available)(`memory limits${bwrap.reason}`, () => {
   let driver: LocalDriver;
@@ -137,7 +107,7 @@ describe.skipIf(!bwrap.available)(`registered images${bwrap.reason}`, () => {
   let fx: VerbFixture;
   let rootfs: string;
   beforeAll(async () => {
-    rootfs = buildTinyRootfs();
+    rootfs = buildTinyRootfs(join(tempDataDir(), "rootfs"));
     const database = await openDatabase("pglite://memory");
     fx = await verbFixture(database, { driver: { images: { tiny: rootfs } } });
   });
