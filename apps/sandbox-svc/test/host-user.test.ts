@@ -128,34 +128,26 @@ describe.skipIf(!bwrap.available || !holdsSysAdmin())(`sandboxes mapped to root$
       rmSync(dataDir, { recursive: true, force: true });
     }
   });
-
-  it("falls back to root, saying why, when the sandboxes' user cannot reach the data dir", async () => {
-    const parent = mkdtempSync(join(tmpdir(), "sandbox-closed-"));
-    chmodSync(parent, 0o700);
-    const driver = newDriver({ dataDir: join(parent, "data") });
-    try {
-      expect(driver.describe()).toMatchObject({
-        sandboxHostUser: "root (no capabilities)",
-        sandboxHostUserFallback: expect.stringContaining(`uid ${U} (SANDBOX_HOST_UID) cannot search ${parent}`),
-      });
-      await driver.start(spec("sbx_fallback"));
-      const r = await runCommand(driver, "sbx_fallback", { argv: ["id", "-u"], timeoutMs: 10_000 });
-      expect(r.stdout).toBe("1000\n");
-    } finally {
-      await driver.close();
-      rmSync(parent, { recursive: true, force: true });
-    }
-  });
 });
 
 describe("whose host user sandboxes are", () => {
   const open = () => "1\n";
+  const inputs = (dataDir: string) => ({
+    privileged: true,
+    hostUid: U,
+    dataDir,
+    imageDirs: [],
+    canBind: true,
+    mountParent: tmpdir(),
+    readSysctl: open,
+  });
+
   it("is the configured user for root, the service's own for anyone else, root when told so", () => {
     const dataDir = tempDataDir();
     try {
-      expect(chooseIdentity(true, U, dataDir, [], open)).toEqual({ identity: { kind: "uid", uid: U } });
-      expect(chooseIdentity(false, U, dataDir, [], open)).toEqual({ identity: { kind: "self" } });
-      expect(chooseIdentity(true, 0, dataDir, [], open)).toEqual({ identity: { kind: "root" } });
+      expect(chooseIdentity(inputs(dataDir))).toEqual({ identity: { kind: "uid", uid: U } });
+      expect(chooseIdentity({ ...inputs(dataDir), privileged: false })).toEqual({ identity: { kind: "self" } });
+      expect(chooseIdentity({ ...inputs(dataDir), hostUid: 0 })).toEqual({ identity: { kind: "root" } });
     } finally {
       rmSync(dataDir, { recursive: true, force: true });
     }
@@ -168,12 +160,56 @@ describe("whose host user sandboxes are", () => {
         ["/proc/sys/kernel/unprivileged_userns_clone", "kernel.unprivileged_userns_clone"],
         ["/proc/sys/user/max_user_namespaces", "user.max_user_namespaces"],
       ]) {
-        const choice = chooseIdentity(true, U, dataDir, [], (path) => (path === file ? "0\n" : "1\n"));
+        const choice = chooseIdentity({
+          ...inputs(dataDir),
+          readSysctl: (path: string) => (path === file ? "0\n" : "1\n"),
+        });
         expect(choice.identity).toEqual({ kind: "root" });
         expect(choice.fallback).toContain(`${setting} is 0`);
       }
     } finally {
       rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+
+  it("stays the configured user for a data dir or image out of its reach, naming what is in the way", () => {
+    const parent = mkdtempSync(join(tmpdir(), "sandbox-closed-"));
+    chmodSync(parent, 0o700);
+    const open = tempDataDir();
+    try {
+      const dataDir = join(parent, "data");
+      expect(chooseIdentity(inputs(dataDir))).toEqual({
+        identity: { kind: "uid", uid: U },
+        outOfReach: [{ dir: dataDir, blocked: parent }],
+      });
+      const image = join(parent, "image");
+      expect(chooseIdentity({ ...inputs(open), imageDirs: [image, open] })).toEqual({
+        identity: { kind: "uid", uid: U },
+        outOfReach: [{ dir: image, blocked: parent }],
+      });
+    } finally {
+      rmSync(parent, { recursive: true, force: true });
+      rmSync(open, { recursive: true, force: true });
+    }
+  });
+
+  it("is root, saying why, when nothing can bind a directory out of its reach where it reaches it", () => {
+    const parent = mkdtempSync(join(tmpdir(), "sandbox-closed-"));
+    chmodSync(parent, 0o700);
+    try {
+      const dataDir = join(parent, "data");
+      const noTools = chooseIdentity({ ...inputs(dataDir), canBind: false });
+      expect(noTools.identity).toEqual({ kind: "root" });
+      expect(noTools.fallback).toMatch(
+        new RegExp(
+          `uid ${U} \\(SANDBOX_HOST_UID\\) cannot search ${parent}, on the way to ${dataDir}, and util-linux unshare and mount`,
+        ),
+      );
+      const closedTemp = chooseIdentity({ ...inputs(dataDir), mountParent: join(parent, "tmp") });
+      expect(closedTemp.identity).toEqual({ kind: "root" });
+      expect(closedTemp.fallback).toContain(`cannot search the temp directory ${join(parent, "tmp")} either`);
+    } finally {
+      rmSync(parent, { recursive: true, force: true });
     }
   });
 });

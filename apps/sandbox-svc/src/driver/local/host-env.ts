@@ -8,9 +8,12 @@
  * its command runs, so the command sees the same environment either way.
  */
 
-/** The variables glibc drops for setuid programs (its "unsecure" list), and those sh acts on. */
+/**
+ * The variables glibc drops for setuid programs (its "unsecure" list), those sh acts on, and
+ * libmount's (`mount` binds directories for a start: private-mounts.ts).
+ */
 const HOST_ACTED_ON =
-  /^(?:LD_\w*|GCONV_PATH|GETCONF_DIR|GLIBC_TUNABLES|HOSTALIASES|LOCALDOMAIN|LOCPATH|MALLOC_\w*|NIS_PATH|NLSPATH|RESOLV_HOST_CONF|RES_OPTIONS|TMPDIR|TZDIR|ENV|BASH_ENV|IFS|CDPATH|PS4|SHELLOPTS|BASHOPTS)$/;
+  /^(?:LD_\w*|LIBMOUNT_\w*|GCONV_PATH|GETCONF_DIR|GLIBC_TUNABLES|HOSTALIASES|LOCALDOMAIN|LOCPATH|MALLOC_\w*|NIS_PATH|NLSPATH|RESOLV_HOST_CONF|RES_OPTIONS|TMPDIR|TZDIR|ENV|BASH_ENV|IFS|CDPATH|PS4|SHELLOPTS|BASHOPTS)$/;
 
 /** Locale variables name locale files by path when they contain a slash. */
 const LOCALE = /^(?:LANG|LANGUAGE|LC_\w+)$/;

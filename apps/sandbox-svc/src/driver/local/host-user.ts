@@ -50,33 +50,54 @@ export interface IdentityChoice {
   identity: HostIdentity;
   /** Why sandboxes run as root although a host user was asked for (a warning at start). */
   fallback?: string;
+  /**
+   * Directories of the sandboxes' host user (`dir`) that it cannot search its way to (`blocked` is
+   * in the way): each start binds what it needs of them where the user reaches it (private-mounts.ts).
+   */
+  outOfReach?: { dir: string; blocked: string }[];
+}
+
+export interface IdentityInputs {
+  /** The service holds CAP_SYS_ADMIN (root, as usual). */
+  privileged: boolean;
+  hostUid: number;
+  dataDir: string;
+  imageDirs: string[];
+  /** util-linux unshare and mount are there to bind directories out of the user's reach. */
+  canBind: boolean;
+  /** Where the mount points for those binds go (the service's temp directory). */
+  mountParent: string;
+  readSysctl?: (path: string) => string | undefined;
 }
 
 /**
  * Whose host user sandboxes run as (see `HostIdentity`). Root runs them as `hostUid` unless it is
- * 0, the kernel keeps users other than root from making user namespaces, or the data dir or an
- * image directory is out of that user's reach: then as root, with the reason, so that the
- * operator can change the setting, make the directory reachable (o+x) or move it.
+ * 0 or the kernel keeps users other than root from making user namespaces: then as root, with the
+ * reason, so that the operator can change the setting. A data dir or image directory out of that
+ * user's reach (under /root, say) is bound for its bwrap instead (`outOfReach`); only without the
+ * tools for that do sandboxes run as root for it.
  */
-export function chooseIdentity(
-  privileged: boolean,
-  hostUid: number,
-  dataDir: string,
-  imageDirs: string[],
-  readSysctl: (path: string) => string | undefined = readProc,
-): IdentityChoice {
-  const other = identityBesidesHostUser(privileged, hostUid, readSysctl);
+export function chooseIdentity(inputs: IdentityInputs): IdentityChoice {
+  const { hostUid } = inputs;
+  const other = identityBesidesHostUser(inputs.privileged, hostUid, inputs.readSysctl);
   if (other) return other;
-  for (const dir of [dataDir, ...imageDirs]) {
+  const outOfReach = [inputs.dataDir, ...inputs.imageDirs].flatMap((dir) => {
     const blocked = unreachableDir(dir, hostUid);
-    if (blocked) {
-      return {
-        identity: { kind: "root" },
-        fallback: `sandboxes run as the service's root user: uid ${hostUid} (SANDBOX_HOST_UID) cannot search ${blocked}, on the way to ${dir}`,
-      };
-    }
+    return blocked ? [{ dir, blocked }] : [];
+  });
+  const [first] = outOfReach;
+  if (!first) return { identity: { kind: "uid", uid: hostUid } };
+  const noBind = !inputs.canBind
+    ? "and util-linux unshare and mount, which would bind it where that user can, are missing"
+    : unreachableDir(inputs.mountParent, hostUid) &&
+      `and cannot search the temp directory ${inputs.mountParent} either, where it would be bound`;
+  if (noBind) {
+    return {
+      identity: { kind: "root" },
+      fallback: `sandboxes run as the service's root user: uid ${hostUid} (SANDBOX_HOST_UID) cannot search ${first.blocked}, on the way to ${first.dir}, ${noBind}`,
+    };
   }
-  return { identity: { kind: "uid", uid: hostUid } };
+  return { identity: { kind: "uid", uid: hostUid }, outOfReach };
 }
 
 /**

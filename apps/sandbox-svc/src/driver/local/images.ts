@@ -32,10 +32,11 @@ const HOST_ETC_ENTRIES = [
 /** Entries of an image root the sandbox provides itself. */
 const SANDBOX_OWNED = new Set(["proc", "dev", "sys", "tmp", "run", "workspace", "lost+found"]);
 
-function bindEntry(source: string, target: string): string[] {
+/** `source` as bwrap binds it: at `seen` when bwrap reaches it elsewhere than on the host. */
+function bindEntry(source: string, target: string, seen = source): string[] {
   const stat = lstatSync(source);
   if (stat.isSymbolicLink()) return ["--symlink", readlinkSync(source), target];
-  if (stat.isDirectory() || stat.isFile()) return ["--ro-bind", source, target];
+  if (stat.isDirectory() || stat.isFile()) return ["--ro-bind", seen, target];
   return [];
 }
 
@@ -43,8 +44,9 @@ function bindEntry(source: string, target: string): string[] {
  * bwrap arguments that lay out an image's root filesystem read-only. `default` is the host's
  * system directories and a few /etc files; a registered image is every top-level entry of its
  * directory (built with debootstrap, for example), so the sandbox can still own /tmp and /workspace.
+ * `seenRoot`: where bwrap reaches that directory, when not at its own path (private-mounts.ts).
  */
-export function imageMountArgs(image: string, catalog: Record<string, string>): string[] {
+export function imageMountArgs(image: string, catalog: Record<string, string>, seenRoot = catalog[image]): string[] {
   if (image === DEFAULT_IMAGE) {
     const args: string[] = [];
     for (const name of HOST_SYSTEM_ENTRIES) {
@@ -61,7 +63,7 @@ export function imageMountArgs(image: string, catalog: Record<string, string>): 
   const args: string[] = [];
   for (const name of readdirSync(root)) {
     if (SANDBOX_OWNED.has(name)) continue;
-    args.push(...bindEntry(join(root, name), `/${name}`));
+    args.push(...bindEntry(join(root, name), `/${name}`, join(seenRoot ?? root, name)));
   }
   return args;
 }

@@ -1,5 +1,6 @@
 import { rm } from "node:fs/promises";
 import { connect } from "node:net";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Duplex, type Readable } from "node:stream";
 import { ProblemError } from "@agentplane/problem-details";
@@ -36,6 +37,7 @@ import {
   parentPid,
   type SandboxProcesses,
 } from "./namespaces.ts";
+import { PrivateMounts } from "./private-mounts.ts";
 import {
   childPids,
   exited,
@@ -48,7 +50,7 @@ import {
   stderrTail,
   withCgroups,
 } from "./process.ts";
-import { bwrapArgs, SANDBOX_PATH, withSandboxTerminal } from "./sandbox-args.ts";
+import { bwrapArgs, SANDBOX_PATH, type SandboxPaths, withSandboxTerminal } from "./sandbox-args.ts";
 import { type SpawnedChild, Spawner, type StdioSpec } from "./spawner.ts";
 
 export type LocalIsolation = "bwrap" | "none";
@@ -131,11 +133,13 @@ export class LocalDriver implements SandboxDriver {
   /** Sandboxes that failed after their start resolved (their relay), until their next start. */
   private readonly failures = new Map<string, string>();
   private readonly listeners = new Set<(event: DriverEvent) => void>();
-  private readonly tools: { bwrap?: string; nsenter?: string; unshare?: string; socat?: string; setpriv?: string };
+  private readonly tools: Partial<Record<"bwrap" | "nsenter" | "unshare" | "socat" | "setpriv" | "mount", string>>;
   /** Whose host user the sandboxes are, and how the driver enters them (namespaces.ts). */
   private readonly identity: HostIdentity;
   /** Why sandboxes run as root although the service could run them as a user of their own. */
   private readonly identityFallback: string | undefined;
+  /** Binds directories out of the host user's reach for its bwrap (data dir or images under /root). */
+  private readonly privateMounts: PrivateMounts | undefined;
   readonly cgroups: CgroupSupport;
   private readonly spawner = new Spawner();
   /** The data dir's shared directories were prepared (at the first start). */
@@ -152,17 +156,26 @@ export class LocalDriver implements SandboxDriver {
       unshare: find("unshare", dirs),
       socat: find("socat", dirs),
       setpriv: find("setpriv", dirs),
+      mount: find("mount", dirs),
     };
     this.cgroups = detectCgroups(options.cgroupRoot);
-    const choice = chooseIdentity(
-      holdsSysAdmin(),
-      options.hostUid ?? DEFAULT_SANDBOX_HOST_UID,
-      options.dataDir,
-      Object.values(this.images),
-    );
+    const { unshare, mount } = this.tools;
+    const choice = chooseIdentity({
+      privileged: holdsSysAdmin(),
+      hostUid: options.hostUid ?? DEFAULT_SANDBOX_HOST_UID,
+      dataDir: options.dataDir,
+      imageDirs: Object.values(this.images),
+      canBind: unshare !== undefined && mount !== undefined,
+      mountParent: tmpdir(),
+    });
     this.identity = choice.identity;
     this.identityFallback = choice.fallback;
     if (choice.fallback && this.isolation !== "none") options.logger.warn(choice.fallback);
+    if (choice.outOfReach && unshare && mount && this.isolation !== "none") {
+      const mounts = { tools: { unshare, mount }, parent: tmpdir(), dataDir: options.dataDir };
+      this.privateMounts = new PrivateMounts({ ...mounts, outOfReach: choice.outOfReach });
+      options.logger.info(this.privateMounts.reason);
+    }
     // Forking the helper from this (large) process is the slow part: done before the first start.
     this.spawner.warm();
   }
@@ -174,6 +187,7 @@ export class LocalDriver implements SandboxDriver {
       bwrap: this.tools.bwrap ?? null,
       sandboxHostUser: this.hostUserName(),
       ...(this.identityFallback ? { sandboxHostUserFallback: this.identityFallback } : {}),
+      ...(this.privateMounts ? { sandboxDirsBound: this.privateMounts.reason } : {}),
       socat: this.tools.socat ?? null,
       cgroups: this.cgroups.version,
       cgroupControllers: this.cgroups.controllers,
@@ -291,7 +305,14 @@ export class LocalDriver implements SandboxDriver {
       ({ host: launchEnv, argv: main } = splitSandboxEnv(env, main));
       const signalReady = ["/bin/sh", "-c", script, "sh", ...main];
       const bwrap = bwrapLauncher(this.nsTools(), this.tools.bwrap as string, this.identity);
-      argv = [...bwrap, ...bwrapArgs(spec, workspace, this.options.dataDir, this.images), "--", ...signalReady];
+      const host: SandboxPaths = {
+        workspace,
+        runDir: join(this.options.dataDir, "run", spec.id),
+        imageRoot: spec.image === DEFAULT_IMAGE ? undefined : this.images[spec.image],
+      };
+      const { seen, binds } = this.privateMounts?.plan(host) ?? { seen: host, binds: [] };
+      argv = [...bwrap, ...bwrapArgs(spec, this.images, host, seen), "--", ...signalReady];
+      if (this.privateMounts) argv = this.privateMounts.wrap(binds, argv);
     }
     const egress = this.egressEnabled() ? (this.options.egress as EgressSockets) : undefined;
     // The sandbox's proxy listens while bwrap builds the sandbox.
@@ -555,5 +576,6 @@ export class LocalDriver implements SandboxDriver {
   async close(): Promise<void> {
     await Promise.all([...this.running.keys()].map((id) => this.stop(id)));
     this.spawner.close();
+    this.privateMounts?.close();
   }
 }

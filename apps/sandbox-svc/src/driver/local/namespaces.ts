@@ -29,7 +29,7 @@ export interface NamespaceTools {
  *   (`SANDBOX_HOST_UID`), so what a sandbox writes or runs belongs to that user, never to root;
  *   root still enters the sandbox's namespaces directly and becomes its user inside.
  * - `root`: the service is root and bwrap maps the sandbox's user to root itself, without
- *   capabilities (`SANDBOX_HOST_UID=0`, or a data dir the other user cannot reach).
+ *   capabilities (`SANDBOX_HOST_UID=0`, or user namespaces closed to other users).
  * - `self`: the service is another user, whom its sandboxes' user maps to.
  */
 export type HostIdentity = { kind: "uid"; uid: number } | { kind: "root" } | { kind: "self" };

@@ -7,16 +7,28 @@ export const SANDBOX_UID = "1000";
 export const SANDBOX_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
 
 /**
+ * What bwrap binds into a sandbox: its workspace, its run dir (passwd, group and hosts of the
+ * default image) and a registered image's root. On the host, or where bwrap reaches the same
+ * (private-mounts.ts).
+ */
+export interface SandboxPaths {
+  workspace: string;
+  runDir: string;
+  imageRoot?: string | undefined;
+}
+
+/**
  * bwrap's arguments for a sandbox: every namespace, the image's root, its own /etc/passwd, group
  * and hosts (default image), a fresh /proc, /dev and /tmp, and the workspace bound at /workspace.
+ * The run files are written at `host`; bwrap binds from `seen`.
  */
 export function bwrapArgs(
   spec: SandboxRuntimeSpec,
-  workspace: string,
-  dataDir: string,
   images: Record<string, string>,
+  host: SandboxPaths,
+  seen: SandboxPaths = host,
 ): string[] {
-  const runDir = join(dataDir, "run", spec.id);
+  const { runDir } = host;
   mkdirSync(runDir, { recursive: true });
   writeFileSync(
     join(runDir, "passwd"),
@@ -26,7 +38,7 @@ export function bwrapArgs(
   writeFileSync(join(runDir, "hosts"), `127.0.0.1\tlocalhost ${spec.slug}\n::1\tlocalhost\n`);
   const etc =
     spec.image === DEFAULT_IMAGE
-      ? ["passwd", "group", "hosts"].flatMap((f) => ["--ro-bind", join(runDir, f), `/etc/${f}`])
+      ? ["passwd", "group", "hosts"].flatMap((f) => ["--ro-bind", join(seen.runDir, f), `/etc/${f}`])
       : [];
   return [
     // Every namespace (user, mount, pid, ipc, uts, net, cgroup); no --share-net: only loopback.
@@ -43,7 +55,7 @@ export function bwrapArgs(
     "--new-session",
     "--hostname",
     spec.slug,
-    ...imageMountArgs(spec.image, images),
+    ...imageMountArgs(spec.image, images, seen.imageRoot),
     ...etc,
     "--proc",
     "/proc",
@@ -54,7 +66,7 @@ export function bwrapArgs(
     "--dir",
     "/run",
     "--bind",
-    workspace,
+    seen.workspace,
     "/workspace",
     "--chdir",
     "/workspace",
