@@ -1,7 +1,7 @@
 // Sandboxes on the local bubblewrap driver, each figure against a baseline measured in the same run.
 // Run: node scripts/bootstrap.mjs node bench/sandbox.ts
 import { spawn } from "node:child_process";
-import { chmodSync, mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
@@ -21,6 +21,7 @@ import { createSandbox, getSandboxRow } from "../apps/sandbox-svc/src/services/s
 import { migrateToLatest } from "../packages/db/src/migrate.ts";
 import { firstLine, REPO_ROOT } from "./lib.ts";
 import { sandboxDeps } from "./sandbox-deps.ts";
+import { benchDataDir, removeBenchDataDir } from "./servers/platform-env.ts";
 
 const pct = (xs: number[], p: number) =>
   [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(xs.length * p))] as number;
@@ -151,8 +152,7 @@ for (const name of stageNames) {
   );
 }
 
-const dataDir = mkdtempSync(join(tmpdir(), "bench-sandbox-"));
-chmodSync(dataDir, 0o711);
+const dataDir = benchDataDir("bench-sandbox-");
 const database = await openDatabase("pglite://memory");
 await migrateToLatest(database, SANDBOX_SCHEMA, { ...migrations, ...outboxMigrations("0002") });
 const logger = silentLogger();
@@ -248,4 +248,4 @@ await deps.outbox.stop();
 await driver.close();
 await bus.close();
 await database.close();
-rmSync(dataDir, { recursive: true, force: true });
+removeBenchDataDir(dataDir);
