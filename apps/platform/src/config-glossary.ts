@@ -77,7 +77,7 @@ export const CONFIG_GLOSSARY: Record<string, string> = {
   SANDBOX_LOCAL_ISOLATION:
     "`bwrap` (namespaces through bubblewrap, the default) or `none` (no isolation; a warning at every start).",
   SANDBOX_HOST_UID:
-    "The host user a root service runs local sandboxes as (default `65533`, a uid no one else should have): what a sandbox writes or runs is that user's, never root's. `0` maps sandboxes to root without capabilities, as before; the same happens, with a warning, when that user cannot reach the data dir or an image directory, or the kernel forbids user namespaces to users other than root.",
+    "The host user a root service runs local sandboxes as (default `65533`, a uid no one else should have): what a sandbox writes or runs is that user's, never root's. `0` maps sandboxes to root without capabilities, as before; the same happens, with a warning, when the kernel forbids user namespaces to users other than root. A data dir or image directory that user cannot reach (under `/root`, say) is bound for its sandboxes in a private mount namespace instead.",
   SANDBOX_IMAGES_JSON: 'Extra images of the local driver: `{"<name>": "<root filesystem dir>"}`.',
   SANDBOX_EGRESS_HOST_MAP:
     'Tests only: egress host names → local stand-ins (`{"registry.test":"127.0.0.1:8080"}`); leave unset in production.',
