@@ -2,7 +2,7 @@ import { readFileSync } from "node:fs";
 import { hostname } from "node:os";
 import { ProblemError } from "@agentplane/sdk";
 import type { Command } from "commander";
-import { clientFor, type Io, openSession, requireToken, resolveUrl } from "./context.ts";
+import { assertTokenTransport, clientFor, type Io, openSession, requireToken, resolveUrl } from "./context.ts";
 import { deviceLogin } from "./device-login.ts";
 import { CliError, EXIT } from "./exit-codes.ts";
 import { connectionFailure } from "./network.ts";
@@ -63,6 +63,8 @@ export function addAuthCommands(root: Command, deps: CommandDeps): void {
     .action(async (_opts, command: Command) => {
       const opts = command.optsWithGlobals() as { url?: string; withToken?: boolean; browser?: boolean };
       const url = opts.url ? normalizeUrl(opts.url) : resolveUrl(io, store, undefined);
+      // A login hands a token over (the device flow) or sends one: either way, not in the clear.
+      assertTokenTransport(io, url);
       if (opts.withToken) {
         if (io.stdin.isTTY) io.stderr.write("Paste a token, then press Ctrl-D:\n");
         const token = readFileSync(0, "utf8").trim();

@@ -59,6 +59,26 @@ export function requestTimeoutMs(io: Io, passthrough = false): number {
   return Math.round(seconds * 1000);
 }
 
+/** This machine: localhost (and *.localhost), 127.0.0.0/8, ::1. */
+function isLoopback(hostname: string): boolean {
+  const host = hostname.toLowerCase();
+  return host === "localhost" || host.endsWith(".localhost") || host === "[::1]" || /^127(\.\d{1,3}){3}$/.test(host);
+}
+
+/**
+ * Refuses to send a token, or to be handed one (a login), over plain http to another machine:
+ * anyone on the way reads it there. `AGENTPLANE_INSECURE_HTTP=1` allows it for a network the
+ * person trusts (a lab, a cluster's inside), as docker's insecure registries and helm's
+ * --plain-http are opted into; this machine never needs it.
+ */
+export function assertTokenTransport(io: Io, url: string): void {
+  const { protocol, hostname, host } = new URL(url);
+  if (protocol !== "http:" || isLoopback(hostname) || io.env.AGENTPLANE_INSECURE_HTTP === "1") return;
+  throw new CliError(
+    `refusing to send a token to ${host} over plain http, where anyone on the way can read it: use https://${host}, or set AGENTPLANE_INSECURE_HTTP=1 on a network you trust`,
+  );
+}
+
 /** The one way the CLI makes a client: its user agent, its timeout, and a token if there is one. */
 export function clientFor(
   io: Io,
@@ -68,7 +88,15 @@ export function clientFor(
 ): AgentplaneClient {
   return createAgentplaneClient({
     baseUrl: url,
-    ...(token ? { token } : {}),
+    // Checked when a request would carry it: `auth token` prints it wherever the installation is.
+    ...(token
+      ? {
+          token: () => {
+            assertTokenTransport(io, url);
+            return token;
+          },
+        }
+      : {}),
     timeoutMs: requestTimeoutMs(io, options.passthrough),
     headers: { "user-agent": `agentplane-cli/${VERSION} node/${process.versions.node}` },
   });

@@ -3,7 +3,7 @@
 // resize; piped stdin forwarded then half-closed; the remote exit code becomes ours.
 import { type ExecStream, openExecStream, type WebSocketConstructor } from "@agentplane/sdk/exec";
 import { WebSocket } from "ws";
-import { type Io, openSession, requireToken } from "./context.ts";
+import { assertTokenTransport, type Io, openSession, requireToken } from "./context.ts";
 import { CliError, EXIT } from "./exit-codes.ts";
 import type { CommandDeps } from "./operations.ts";
 import { resolveProject } from "./scope.ts";
@@ -29,6 +29,7 @@ export async function runExec(
     throw new CliError("no command: put it after --, e.g. `agentplane sandboxes exec sbx_… -- ls -la`");
   const session = openSession(io, deps.store, flags.url);
   const token = requireToken(session);
+  assertTokenTransport(io, session.url);
   const projectId = await resolveProject(io, deps.store, session, flags.project, flags.org);
   const tty = Boolean(flags.tty && io.stdin.isTTY && io.stdout.isTTY);
   if (flags.tty && !tty) io.stderr.write("warning: -t ignored: stdin or stdout is not a terminal\n");
