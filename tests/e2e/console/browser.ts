@@ -48,3 +48,42 @@ export async function signInWithToken(page: Page, baseUrl: string, token: string
 export function hasFocus(locator: Locator): Promise<boolean> {
   return locator.evaluate((el) => (el as unknown as { matches(selector: string): boolean }).matches(":focus"));
 }
+
+export interface AxeFinding {
+  page: string;
+  id: string;
+  impact: string | null;
+  nodes: number;
+  targets: string;
+}
+
+/** The rule sets run by `wcagFindings`: WCAG 2 A and AA, what an accessibility review asks for. */
+export const WCAG_TAGS = ["wcag2a", "wcag2aa"];
+
+/** axe-core's findings for `tags` on the page as it is now, whatever their impact, named after `name`. */
+export async function wcagFindings(page: Page, name: string, tags = WCAG_TAGS): Promise<AxeFinding[]> {
+  if (!(await page.evaluate(() => "axe" in globalThis))) await page.evaluate(axeSource);
+  const violations = await page.evaluate(async (values) => {
+    const axe = (
+      globalThis as unknown as {
+        axe: { run(context: unknown, options: unknown): Promise<{ violations: AxeViolation[] }> };
+      }
+    ).axe;
+    const context = (globalThis as unknown as { document: unknown }).document;
+    return (await axe.run(context, { runOnly: { type: "tag", values } })).violations;
+  }, tags);
+  return violations.map((v) => ({
+    page: name,
+    id: v.id,
+    impact: v.impact,
+    nodes: v.nodes.length,
+    targets: v.nodes.map((n) => n.target.join(" ")).join("; "),
+  }));
+}
+
+/** The findings that fail a page: serious or critical. */
+export function blocking(findings: AxeFinding[]): string[] {
+  return findings
+    .filter((f) => f.impact === "serious" || f.impact === "critical")
+    .map((f) => `${f.page}: ${f.id} (${f.impact}) ×${f.nodes} at ${f.targets}`);
+}
