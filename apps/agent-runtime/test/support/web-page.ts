@@ -41,3 +41,22 @@ export function horizontalOverflow(page: Page): Promise<number> {
     return w.document.documentElement.scrollWidth - w.innerWidth;
   });
 }
+
+/**
+ * axe-core's WCAG 2 A and AA rules (what an accessibility review asks for) on the page as it is
+ * now: the findings of every impact, as `page: rule (impact) ×nodes`.
+ */
+export async function wcagFindings(page: Page, name: string): Promise<{ text: string; blocking: boolean }[]> {
+  if (!(await page.evaluate(() => "axe" in globalThis))) await page.evaluate(axeSource);
+  const violations = await page.evaluate(async () => {
+    const g = globalThis as unknown as {
+      document: unknown;
+      axe: { run(context: unknown, options: unknown): Promise<{ violations: AxeViolation[] }> };
+    };
+    return (await g.axe.run(g.document, { runOnly: { type: "tag", values: ["wcag2a", "wcag2aa"] } })).violations;
+  });
+  return violations.map((v) => ({
+    text: `${name}: ${v.id} (${v.impact}) ×${v.nodes.length} at ${v.nodes.map((n) => n.target.join(" ")).join("; ")}`,
+    blocking: v.impact === "serious" || v.impact === "critical",
+  }));
+}
