@@ -2,7 +2,7 @@
 // and every file 0600. A token goes to the OS keyring where one is usable (keyring.ts), and the
 // file then names the keyring instead of holding it; elsewhere (servers, containers, CI: no
 // Secret Service) it stays in the file readable by its owner only, as `gh` does too.
-import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
 import { CliError } from "./exit-codes.ts";
@@ -101,7 +101,26 @@ export class Store {
   }
 
   private fileHosts(): Record<string, HostCredentials> {
+    this.tightenHostsFile();
     return this.read<{ hosts?: Record<string, HostCredentials> }>("hosts.json", {}).hosts ?? {};
+  }
+
+  /**
+   * A hosts.json others may read (copied from another machine, restored from a backup, made by
+   * hand) is made the owner's alone when it is read, not only at the next login: a command that
+   * only reads it would otherwise leave its tokens open for as long as it is used.
+   */
+  private tightenHostsFile(): void {
+    if (process.platform === "win32") return;
+    const file = join(this.dir, "hosts.json");
+    const mode = statSync(file, { throwIfNoEntry: false })?.mode;
+    if (mode === undefined) return;
+    try {
+      if (mode & 0o077) chmodSync(file, 0o600);
+      if (statSync(this.dir).mode & 0o077) chmodSync(this.dir, 0o700);
+    } catch {
+      // Not ours to change (a file of another user, a read-only mount): it is read as it is.
+    }
   }
 
   hosts(): Record<string, HostCredentials> {

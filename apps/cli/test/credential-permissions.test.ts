@@ -1,0 +1,45 @@
+// hosts.json holds tokens: whoever made it with looser permissions (a copy from another machine,
+// a restored backup), the CLI makes it the owner's alone as soon as it reads it, and a rewrite
+// leaves it 0600 in a 0700 directory.
+import { chmodSync, mkdirSync, statSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { runInProcess, tempConfigDir } from "./harness.ts";
+
+const modeOf = (path: string) => statSync(path).mode & 0o777;
+
+describe.skipIf(process.platform === "win32")("permissions of the stored credentials (POSIX modes)", () => {
+  const root = tempConfigDir();
+  afterAll(() => root.remove());
+
+  function looseStore(name: string): { dir: string; file: string } {
+    const dir = join(root.dir, name);
+    mkdirSync(dir, { mode: 0o755 });
+    chmodSync(dir, 0o755);
+    const file = join(dir, "hosts.json");
+    const hosts = {
+      "127.0.0.1:9": { url: "http://127.0.0.1:9", token: "apl_loose_secret", via: "token", savedAt: "" },
+    };
+    writeFileSync(file, JSON.stringify({ hosts }), { mode: 0o644 });
+    chmodSync(file, 0o644);
+    return { dir, file };
+  }
+
+  it("tightens a hosts.json others could read when a command only reads it", async () => {
+    const { dir, file } = looseStore("read");
+    const ran = await runInProcess(["auth", "token"], { AGENTPLANE_CONFIG_DIR: dir });
+    expect(ran.stdout).toBe("apl_loose_secret\n");
+    expect(modeOf(file)).toBe(0o600);
+    expect(modeOf(dir)).toBe(0o700);
+  });
+
+  it("leaves the file 0600 and the directory 0700 after a rewrite over a looser one", async () => {
+    const { dir, file } = looseStore("rewrite");
+    await runInProcess(["config", "set", "org", "org_1"], { AGENTPLANE_CONFIG_DIR: dir });
+    const ran = await runInProcess(["auth", "logout", "--url", "http://127.0.0.1:9"], { AGENTPLANE_CONFIG_DIR: dir });
+    expect(ran.code).toBe(0);
+    expect(modeOf(file)).toBe(0o600);
+    expect(modeOf(join(dir, "config.json"))).toBe(0o600);
+    expect(modeOf(dir)).toBe(0o700);
+  });
+});
