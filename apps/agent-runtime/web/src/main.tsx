@@ -1,4 +1,4 @@
-import { type FormEvent, StrictMode, useEffect, useState } from "react";
+import { type FormEvent, StrictMode, useEffect, useRef, useState } from "react";
 import { createRoot } from "react-dom/client";
 import { type AgentProfile, ApiError, UnreachableError } from "../../client/api.ts";
 import { api, session } from "./base.ts";
@@ -86,9 +86,23 @@ function App() {
     document.title = `${current.title} · ${profile?.name ?? "Agent"}`;
   }, [current, profile]);
 
+  // Another page chosen: the focus moves to its content (announced by its heading), as a page
+  // load would put it at the top, instead of staying on the navigation link.
+  const mainRef = useRef<HTMLElement>(null);
+  const shownPage = useRef(route.page);
+  useEffect(() => {
+    if (shownPage.current === route.page) return;
+    shownPage.current = route.page;
+    mainRef.current?.focus();
+  }, [route.page]);
+
   return (
     <>
       <header className="top">
+        {/* A button, not a #main link: the hash holds the route. */}
+        <button type="button" className="skip-link" onClick={() => mainRef.current?.focus()}>
+          Skip to content
+        </button>
         <span className="brand">{profile ? profile.name : "Agent"}</span>
         <nav aria-label="Pages">
           {PAGES.map((p) => (
@@ -98,8 +112,10 @@ function App() {
           ))}
         </nav>
       </header>
-      <main>
-        <h1 className="visually-hidden">{current.title}</h1>
+      <main id="main" ref={mainRef} tabIndex={-1} aria-labelledby="page-title">
+        <h1 id="page-title" className="visually-hidden">
+          {current.title}
+        </h1>
         {unreachable && (
           <p className="error" role="alert">
             {unreachable}. Retrying…

@@ -49,18 +49,37 @@ export function Switch(props: { label: string; checked: boolean; onChange: (next
   );
 }
 
-/** A delete button that asks once more inline (no browser dialog to lose behind a tab). */
+/**
+ * A delete button that asks once more inline (no browser dialog to lose behind a tab). The focus
+ * follows: to Cancel when asked (the safe choice; Escape cancels too), back to the button after.
+ */
 export function ConfirmDelete(props: { what: string; onConfirm: () => Promise<void> | void }) {
   const [asking, setAsking] = useState(false);
+  const ask = useRef<HTMLButtonElement>(null);
+  const cancel = useRef<HTMLButtonElement>(null);
+  const answered = useRef(false);
+  useEffect(() => {
+    if (asking) cancel.current?.focus();
+    else if (answered.current) ask.current?.focus();
+  }, [asking]);
+  const stopAsking = () => {
+    answered.current = true;
+    setAsking(false);
+  };
   if (!asking) {
     return (
-      <button type="button" className="danger" onClick={() => setAsking(true)}>
+      <button ref={ask} type="button" className="danger" onClick={() => setAsking(true)}>
         Delete {props.what}
       </button>
     );
   }
   return (
-    <fieldset className="confirm">
+    <fieldset
+      className="confirm"
+      onKeyDown={(e) => {
+        if (e.key === "Escape") stopAsking();
+      }}
+    >
       <legend>Delete {props.what}?</legend>
       <button
         type="button"
@@ -72,7 +91,7 @@ export function ConfirmDelete(props: { what: string; onConfirm: () => Promise<vo
       >
         Yes, delete
       </button>
-      <button type="button" onClick={() => setAsking(false)}>
+      <button ref={cancel} type="button" onClick={stopAsking}>
         Cancel
       </button>
     </fieldset>

@@ -114,8 +114,18 @@ function CreateSchedule(props: { onCreated: () => void }) {
       <form className="form" onSubmit={submit}>
         <div className="field">
           <label htmlFor="sch-name">Name</label>
-          <input id="sch-name" required value={name} onChange={(e) => setName(e.target.value)} />
-          {fields.name && <span className="error">{fields.name}</span>}
+          <input
+            id="sch-name"
+            required
+            value={name}
+            onChange={(e) => setName(e.target.value)}
+            {...invalid("sch-name", fields.name)}
+          />
+          {fields.name && (
+            <span id="sch-name-error" className="error">
+              {fields.name}
+            </span>
+          )}
         </div>
         <div className="field">
           <label htmlFor="sch-kind">Timing</label>
@@ -143,8 +153,18 @@ function CreateSchedule(props: { onCreated: () => void }) {
           <label htmlFor="sch-value">
             {kind === "cron" ? "Cron" : kind === "everySeconds" ? "Seconds (at least 10)" : "At"}
           </label>
-          <input id="sch-value" required value={value} onChange={(e) => setValue(e.target.value)} />
-          {fields[kind] && <span className="error">{fields[kind]}</span>}
+          <input
+            id="sch-value"
+            required
+            value={value}
+            onChange={(e) => setValue(e.target.value)}
+            {...invalid("sch-value", fields[kind])}
+          />
+          {fields[kind] && (
+            <span id="sch-value-error" className="error">
+              {fields[kind]}
+            </span>
+          )}
         </div>
         {kind === "cron" && (
           <div className="field">
@@ -154,17 +174,39 @@ function CreateSchedule(props: { onCreated: () => void }) {
               value={timezone}
               placeholder="Europe/Berlin"
               onChange={(e) => setTimezone(e.target.value)}
+              {...invalid("sch-tz", fields.timezone)}
             />
-            {fields.timezone && <span className="error">{fields.timezone}</span>}
+            {fields.timezone && (
+              <span id="sch-tz-error" className="error">
+                {fields.timezone}
+              </span>
+            )}
           </div>
         )}
         <div className="field">
           <label htmlFor="sch-prompt">Prompt</label>
-          <textarea id="sch-prompt" required rows={3} value={prompt} onChange={(e) => setPrompt(e.target.value)} />
+          <textarea
+            id="sch-prompt"
+            required
+            rows={3}
+            value={prompt}
+            onChange={(e) => setPrompt(e.target.value)}
+            {...invalid("sch-prompt", fields.prompt)}
+          />
+          {fields.prompt && (
+            <span id="sch-prompt-error" className="error">
+              {fields.prompt}
+            </span>
+          )}
         </div>
         <ErrorBox error={error} />
         <button type="submit">Create schedule</button>
       </form>
     </Section>
   );
+}
+
+/** A field the API refused: marked invalid, its message read out as its description. */
+function invalid(id: string, message: string | undefined) {
+  return message ? { "aria-invalid": true, "aria-describedby": `${id}-error` } : {};
 }
