@@ -119,7 +119,8 @@ export const INPUT =
 
 /**
  * A table in a box of its own width: wider than that, it scrolls inside the box (a labelled region
- * that takes the focus, so arrow keys scroll it) with a note saying so, rather than the page.
+ * that takes the focus, so arrow keys scroll it) with a note saying so, rather than the page. An
+ * empty header (over a row's buttons) is named Actions for screen readers.
  */
 export function Table({ headers, children, label }: { headers: string[]; children: ReactNode; label: string }) {
   const box = useRef<HTMLDivElement>(null);
@@ -152,7 +153,7 @@ export function Table({ headers, children, label }: { headers: string[]; childre
             <tr>
               {headers.map((h) => (
                 <th key={h} scope="col" className="px-2 py-2 font-medium min-[60rem]:px-3">
-                  {h}
+                  {h || <span className="sr-only">Actions</span>}
                 </th>
               ))}
             </tr>

@@ -97,10 +97,10 @@ export default function UsagePage() {
           <div className="mt-6 grid gap-6 lg:grid-cols-2">
             {(
               [
-                ["Cost by model", "chart-by-model", byModel.data, {}],
-                ["Cost by project", "chart-by-project", byProject.data, names],
+                ["Cost by model", "Model", "chart-by-model", byModel.data, {}],
+                ["Cost by project", "Project", "chart-by-project", byProject.data, names],
               ] as const
-            ).map(([label, testId, data, labels]) => (
+            ).map(([label, group, testId, data, labels]) => (
               <section key={testId} aria-label={label}>
                 <h2 className="mb-2 text-lg font-semibold">{label}</h2>
                 {data ? (
@@ -109,7 +109,7 @@ export default function UsagePage() {
                       <Suspense fallback={<Loading what="the chart" />}>
                         <CostByGroupChart label={label} testId={testId} rows={groupRows(data.groups, labels)} />
                       </Suspense>
-                      <Table label={label} headers={["", "Requests", "Cost"]}>
+                      <Table label={label} headers={[group, "Requests", "Cost"]}>
                         {groupRows(data.groups, labels).map((r) => (
                           <tr key={r.label}>
                             <Td mono>{r.label}</Td>
