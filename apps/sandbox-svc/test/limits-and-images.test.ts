@@ -2,7 +2,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { openDatabase } from "@agentplane/db";
 import { ProblemError } from "@agentplane/problem-details";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import type { LocalDriver } from "../src/driver/local/local-driver.ts";
 import { runCommand } from "../src/exec/run-command.ts";
 import { execInSandbox } from "../src/services/exec.ts";
@@ -91,13 +91,20 @@ describe.skipIf(!bwrap.available)(`memory limits${bwrap.reason}`, () => {
     expect(await sh(driver, "sbx_moved", "true")).toMatchObject({ exitCode: 0 });
     const { pids: pidsParent, memory } = driver.cgroups.parents;
     for (const parent of [pidsParent, memory].filter((p) => p !== undefined)) {
-      const pids = readFileSync(join(parent, "sbx_moved", "cgroup.procs"), "utf8")
-        .trim()
-        .split("\n");
-      const commands = pids.map((pid) => readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0")[0]);
-      // The bwrap holding the namespaces, its child (the sandbox's pid 1) and the main command.
-      expect(commands.filter((c) => c?.endsWith("bwrap"))).toHaveLength(2);
-      expect(pids.map((pid) => readFileSync(`/proc/${pid}/cmdline`, "utf8"))).toContain("sleep\0infinity\0");
+      // The main command is in from its first instruction, but on a loaded machine it may not have
+      // exec'd `sleep` yet when the exec above answers: what it runs is waited for, not its place.
+      await vi.waitFor(
+        () => {
+          const pids = readFileSync(join(parent, "sbx_moved", "cgroup.procs"), "utf8")
+            .trim()
+            .split("\n");
+          const commands = pids.map((pid) => readFileSync(`/proc/${pid}/cmdline`, "utf8"));
+          // The bwrap holding the namespaces, its child (the sandbox's pid 1) and the main command.
+          expect(commands.filter((c) => c.split("\0")[0]?.endsWith("bwrap"))).toHaveLength(2);
+          expect(commands).toContain("sleep\0infinity\0");
+        },
+        { timeout: 5000, interval: 20 },
+      );
     }
     await driver.stop("sbx_moved");
   });
