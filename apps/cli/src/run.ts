@@ -21,6 +21,9 @@ export function reportError(io: Io, error: unknown, json: boolean): void {
     return;
   }
   const message = error instanceof Error ? error.message : String(error);
+  // A script asking for JSON gets an object on every failure, the CLI's own (a connection, a
+  // timeout, bad input) as a problem with just a title, so stdout is never empty or half of one.
+  if (json) io.stdout.write(`${jsonText({ title: message })}\n`);
   io.stderr.write(`${red("error:")} ${printable(message)}\n`);
 }
 

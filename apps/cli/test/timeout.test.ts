@@ -38,6 +38,14 @@ describe("a server that never answers", () => {
     expect(fromEnv.stderr).toContain("did not answer within 0.2 s");
   });
 
+  it("with --json, puts the failure on stdout as a problem object too, as an API error is", async () => {
+    const ran = await runInProcess(["orgs", "list", "--timeout", "0.2", "--json"], env);
+    expect(ran.code).toBe(1);
+    const title = `${server.url} did not answer within 0.2 s: --timeout <seconds> waits longer (0: as long as it takes)`;
+    expect(JSON.parse(ran.stdout)).toEqual({ title });
+    expect(ran.stderr).toBe(`error: ${title}\n`);
+  });
+
   it("refuses a timeout that is not a number of seconds", async () => {
     const ran = await runInProcess(["orgs", "list", "--timeout", "soon"], env);
     expect(ran.code).toBe(1);
