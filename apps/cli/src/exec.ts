@@ -48,8 +48,12 @@ export async function runExec(
   return pump(io, stream, { tty, interactive: Boolean(flags.interactive) });
 }
 
+/** The exit code of a process SIGINT ended, as a shell reports it (128 + 2). */
+const INTERRUPTED = 130;
+
 async function pump(io: Io, stream: ExecStream, mode: { tty: boolean; interactive: boolean }): Promise<number> {
   const stdin = io.stdin;
+  let interrupted = false;
   const restore: (() => void)[] = [];
   const cleanup = () => {
     for (const undo of restore.splice(0).reverse()) undo();
@@ -67,8 +71,14 @@ async function pump(io: Io, stream: ExecStream, mode: { tty: boolean; interactiv
       restore.push(() => io.stdout.off("resize", onResize));
       onResize();
     } else {
-      // Without a terminal of ours, Ctrl-C stops the remote command by closing the stream.
-      const onSigint = () => stream.close();
+      // Without a terminal of ours, Ctrl-C stops the remote command by closing the stream (the
+      // server kills what it runs when its client goes), then ends us the way SIGINT would; a
+      // second Ctrl-C does not wait for the server to say goodbye.
+      const onSigint = () => {
+        if (interrupted) process.exit(INTERRUPTED);
+        interrupted = true;
+        stream.close();
+      };
       process.on("SIGINT", onSigint);
       restore.push(() => process.off("SIGINT", onSigint));
     }
@@ -87,11 +97,14 @@ async function pump(io: Io, stream: ExecStream, mode: { tty: boolean; interactiv
       stream.end();
     }
     const exit = await stream.exited;
-    return exit.exitCode;
+    return interrupted ? INTERRUPTED : exit.exitCode;
   } catch (error) {
     cleanup();
+    if (interrupted) return INTERRUPTED;
     if ((error as Error).name === "ExecConnectionLost") {
-      throw new CliError(`\r\n${(error as Error).message}`, EXIT.error);
+      // The remote output may have stopped mid-line: the error starts on a line of its own.
+      io.stderr.write("\n");
+      throw new CliError((error as Error).message, EXIT.error);
     }
     throw error;
   } finally {
