@@ -81,7 +81,7 @@ describe.skipIf(!chromium.available)(`web UI accessibility${chromium.reason}`, (
     await fake?.close();
   });
 
-  it("every page with data, and the forms with an error, pass the WCAG 2 A/AA rules", async () => {
+  it("every page with data, and the forms with an error, pass the WCAG 2 A/AA rules and best practices", async () => {
     const findings: { text: string; blocking: boolean }[] = [];
     const pages: [string, (p: Page) => Locator][] = [
       ["chat", (p) => p.getByText("Looking it up first.")],
@@ -165,5 +165,19 @@ describe.skipIf(!chromium.available)(`web UI accessibility${chromium.reason}`, (
     await page.keyboard.press("Escape");
     expect((await focused(page)).text).toBe("Delete nightly report");
     expect(await page.getByRole("article", { name: "Schedule nightly report" }).count()).toBe(1);
+
+    // A subscription's Edit opens the form above the list with the focus on its first field;
+    // Escape closes it and gives the focus back to Edit.
+    await tabUntil(page, (el) => el.tag === "a" && el.text === "Webhooks", { back: true });
+    await page.keyboard.press("Enter");
+    await page.getByRole("article", { name: "Subscription ci" }).waitFor();
+    await tabUntil(page, (el) => el.text === "Edit ci");
+    await page.keyboard.press("Enter");
+    await page.getByRole("form", { name: "Edit ci" }).waitFor();
+    expect((await focused(page)).label).toBe("Description");
+    await expectRing(page, "the subscription form");
+    await page.keyboard.press("Escape");
+    await expect.poll(() => page.getByRole("form", { name: "Edit ci" }).count()).toBe(0);
+    expect((await focused(page)).text).toBe("Edit ci");
   }, 60_000);
 });

@@ -43,20 +43,27 @@ export function horizontalOverflow(page: Page): Promise<number> {
 }
 
 /**
- * axe-core's WCAG 2 A and AA rules (what an accessibility review asks for) on the page as it is
- * now: the findings of every impact, as `page: rule (impact) ×nodes`.
+ * axe-core's WCAG 2 A and AA rules (what an accessibility review asks for) and its best practices
+ * on the page as it is now: each finding as `page: rule (impact) ×nodes at …`. Blocking: a serious
+ * or critical WCAG finding, or any best-practice one (landmarks, heading order, …).
  */
 export async function wcagFindings(page: Page, name: string): Promise<{ text: string; blocking: boolean }[]> {
   if (!(await page.evaluate(() => "axe" in globalThis))) await page.evaluate(axeSource);
-  const violations = await page.evaluate(async () => {
-    const g = globalThis as unknown as {
-      document: unknown;
-      axe: { run(context: unknown, options: unknown): Promise<{ violations: AxeViolation[] }> };
-    };
-    return (await g.axe.run(g.document, { runOnly: { type: "tag", values: ["wcag2a", "wcag2aa"] } })).violations;
-  });
-  return violations.map((v) => ({
-    text: `${name}: ${v.id} (${v.impact}) ×${v.nodes.length} at ${v.nodes.map((n) => n.target.join(" ")).join("; ")}`,
-    blocking: v.impact === "serious" || v.impact === "critical",
-  }));
+  const run = (values: string[]) =>
+    page.evaluate(async (tags) => {
+      const g = globalThis as unknown as {
+        document: unknown;
+        axe: { run(context: unknown, options: unknown): Promise<{ violations: AxeViolation[] }> };
+      };
+      return (await g.axe.run(g.document, { runOnly: { type: "tag", values: tags } })).violations;
+    }, values);
+  const describe = (v: AxeViolation) =>
+    `${name}: ${v.id} (${v.impact}) ×${v.nodes.length} at ${v.nodes.map((n) => n.target.join(" ")).join("; ")}`;
+  return [
+    ...(await run(["wcag2a", "wcag2aa"])).map((v) => ({
+      text: describe(v),
+      blocking: v.impact === "serious" || v.impact === "critical",
+    })),
+    ...(await run(["best-practice"])).map((v) => ({ text: `${describe(v)} (best practice)`, blocking: true })),
+  ];
 }

@@ -3,7 +3,7 @@ import {
   WEBHOOK_NAME_PATTERN,
   WEBHOOK_NAME_RULE,
 } from "@agentplane/contracts/runtime/webhook-name";
-import { type FormEvent, useEffect, useMemo, useState } from "react";
+import { type FormEvent, useEffect, useMemo, useRef, useState } from "react";
 import type { WebhookRun, WebhookSubscription } from "../../../client/api.ts";
 import { renderPrompt } from "../../../src/webhooks/template.ts";
 import { api, webhookUrl } from "../base.ts";
@@ -55,6 +55,7 @@ export function WebhooksPage() {
       >
         {editing && (
           <SubscriptionForm
+            key={editing === "new" ? "" : editing.name}
             existing={editing === "new" ? undefined : editing}
             onDone={async () => {
               setEditing(undefined);
@@ -180,6 +181,17 @@ function SubscriptionForm(props: { existing: WebhookSubscription | undefined; on
   const [error, setError] = useState<unknown>();
   const fields = fieldErrors(error);
 
+  // The form opens above the list: the focus moves to its first field, and back to the button that
+  // opened it (New subscription, or the card's Edit) when it closes.
+  const form = useRef<HTMLFormElement>(null);
+  useEffect(() => {
+    const opener = document.activeElement instanceof HTMLElement ? document.activeElement : null;
+    form.current?.querySelector<HTMLElement>("input, select, textarea")?.focus();
+    return () => {
+      if (opener?.isConnected) opener.focus();
+    };
+  }, []);
+
   const slug = normalizeWebhookName(name);
   const nameProblem = !e && name.trim() !== "" && !WEBHOOK_NAME_PATTERN.test(slug) ? WEBHOOK_NAME_RULE : undefined;
   const preview = useMemo(() => {
@@ -222,7 +234,15 @@ function SubscriptionForm(props: { existing: WebhookSubscription | undefined; on
   };
 
   return (
-    <form className="form subscription-form" onSubmit={submit} aria-label={e ? `Edit ${e.name}` : "New subscription"}>
+    <form
+      ref={form}
+      className="form subscription-form"
+      onSubmit={submit}
+      aria-label={e ? `Edit ${e.name}` : "New subscription"}
+      onKeyDown={(ev) => {
+        if (ev.key === "Escape") void props.onDone();
+      }}
+    >
       <h3>{e ? `Edit ${e.name}` : "New subscription"}</h3>
       {!e && (
         <div className="field">
