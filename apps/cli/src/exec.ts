@@ -3,7 +3,7 @@
 // resize; piped stdin forwarded then half-closed; the remote exit code becomes ours.
 import { type ExecStream, openExecStream, type WebSocketConstructor } from "@agentplane/sdk/exec";
 import { WebSocket } from "ws";
-import { assertTokenTransport, type Io, openSession, requireToken } from "./context.ts";
+import { assertTokenTransport, type Io, openSession, requestTimeoutMs, requireToken } from "./context.ts";
 import { CliError, EXIT } from "./exit-codes.ts";
 import type { CommandDeps } from "./operations.ts";
 import { resolveProject } from "./scope.ts";
@@ -44,6 +44,7 @@ export async function runExec(
     tty,
     ...(tty ? { cols: io.stdout.columns, rows: io.stdout.rows } : {}),
     WebSocket: WebSocket as unknown as WebSocketConstructor,
+    timeoutMs: requestTimeoutMs(io),
   });
   return pump(io, stream, { tty, interactive: Boolean(flags.interactive) });
 }

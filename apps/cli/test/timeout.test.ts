@@ -1,5 +1,6 @@
 // A server that never answers does not hold the CLI forever: every request has a deadline (60 s,
 // ten minutes for the pass-throughs), which --timeout or AGENTPLANE_TIMEOUT changes.
+import { type AddressInfo, createServer } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type HostileServer, startHostileServer } from "../../../packages/sdk/test/hostile-server.ts";
 import { requestTimeoutMs } from "../src/context.ts";
@@ -44,6 +45,26 @@ describe("a server that never answers", () => {
     const title = `${server.url} did not answer within 0.2 s: --timeout <seconds> waits longer (0: as long as it takes)`;
     expect(JSON.parse(ran.stdout)).toEqual({ title });
     expect(ran.stderr).toBe(`error: ${title}\n`);
+  });
+
+  it("ends an exec whose upgrade is never answered at --timeout too", async () => {
+    const silent = createServer(() => {});
+    await new Promise<void>((resolve) => silent.listen(0, "127.0.0.1", resolve));
+    const url = `http://127.0.0.1:${(silent.address() as AddressInfo).port}`;
+    try {
+      const started = Date.now();
+      const ran = await runInProcess(
+        ["sandboxes", "exec", "sbx_1", "--project", "prj_1", "--timeout", "0.3", "--", "ls"],
+        { ...env, AGENTPLANE_URL: url },
+      );
+      expect(ran.stderr).toBe(
+        `error: ${url} did not answer within 0.3 s: --timeout <seconds> waits longer (0: as long as it takes)\n`,
+      );
+      expect(ran.code).toBe(1);
+      expect(Date.now() - started).toBeLessThan(5_000);
+    } finally {
+      silent.close();
+    }
   });
 
   it("refuses a timeout that is not a number of seconds", async () => {

@@ -2,6 +2,7 @@
 // v5.channel.k8s.io preferred, v4 as the fallback). Written against the standard WebSocket API so
 // it runs in browsers and in Node 24 as is; a Node caller may pass the `ws` package's WebSocket to
 // read the problem answer of a refused upgrade (a stopped sandbox's 409), which browsers hide.
+import { RequestTimeoutError } from "./guard.ts";
 import { ProblemError } from "./problem.ts";
 
 export const EXEC_PROTOCOLS = ["v5.channel.k8s.io", "v4.channel.k8s.io"] as const;
@@ -39,7 +40,15 @@ export interface ExecStreamOptions {
   rows?: number;
   /** Defaults to `globalThis.WebSocket`. */
   WebSocket?: WebSocketConstructor;
+  /**
+   * The longest the socket may take to open; past it, openExecStream rejects with
+   * RequestTimeoutError. Unset or 0: no deadline (the command itself may run as long as it runs).
+   */
+  timeoutMs?: number;
 }
+
+/** What is read of a refused upgrade's answer at most: a problem is short. */
+const MAX_REFUSAL_BYTES = 64 * 1024;
 
 export interface ExecExit {
   exitCode: number;
@@ -150,6 +159,14 @@ export function openExecStream(options: ExecStreamOptions): Promise<ExecStream> 
   exited.catch(() => {});
 
   return new Promise<ExecStream>((resolve, reject) => {
+    // A server that takes the connection and never answers the upgrade would hold us forever.
+    let timedOut = false;
+    const deadline = options.timeoutMs
+      ? setTimeout(() => {
+          timedOut = true;
+          ws.close();
+        }, options.timeoutMs)
+      : undefined;
     // The `ws` package reports a refused upgrade with its HTTP answer: read the problem from it.
     const nodeSocket = ws as unknown as {
       on?(event: string, fn: (req: unknown, res: ResponseLike) => void): void;
@@ -160,8 +177,15 @@ export function openExecStream(options: ExecStreamOptions): Promise<ExecStream> 
       on(event: string, fn: (chunk?: Uint8Array) => void): void;
     };
     nodeSocket.on?.("unexpected-response", (_req, res) => {
+      // Answered: no close follows this one (`ws` leaves it to us), so the deadline ends here.
+      clearTimeout(deadline);
       const chunks: Uint8Array[] = [];
-      res.on("data", (c) => c && chunks.push(c));
+      let size = 0;
+      res.on("data", (c) => {
+        if (!c || size >= MAX_REFUSAL_BYTES) return;
+        chunks.push(c);
+        size += c.byteLength;
+      });
       res.on("end", () => {
         const headers = new Headers();
         for (const [k, v] of Object.entries(res.headers)) if (typeof v === "string") headers.set(k, v);
@@ -173,6 +197,7 @@ export function openExecStream(options: ExecStreamOptions): Promise<ExecStream> 
     });
 
     ws.addEventListener("open", () => {
+      clearTimeout(deadline);
       opened = true;
       const send = (channel: number, data: Uint8Array | string) => {
         if (ws.readyState === 1) ws.send(frame(channel, typeof data === "string" ? encoder.encode(data) : data));
@@ -211,7 +236,9 @@ export function openExecStream(options: ExecStreamOptions): Promise<ExecStream> 
       }
     });
     ws.addEventListener("close", (event) => {
+      clearTimeout(deadline);
       if (!opened) {
+        if (timedOut) return reject(new RequestTimeoutError(options.timeoutMs!));
         reject(new Error(`the exec connection was refused${event.code ? ` (close code ${event.code})` : ""}`));
         return;
       }
