@@ -152,21 +152,34 @@ describe.skipIf(!chromium.available)(`console accessibility${chromium.reason}`, 
     await page.goto(`${platform.url}/sign-in`);
     await page.getByLabel("API token").waitFor();
     // Skip link or not, the token field is reached with Tab and the form is sent with Enter.
+    expect(await page.title()).toBe("Sign in · Agentplane console");
     await tabUntil(page, (el) => el.label === "API token");
     await expectRing(page, "the token field");
     await page.keyboard.type(platform.token);
     await page.keyboard.press("Enter");
     await page.getByRole("button", { name: "Sign out" }).waitFor();
 
-    // The skip link is the first stop and moves the focus past the header.
+    await expect.poll(() => page.title()).toMatch(/^(?!Sign in).+ · Agentplane console$/);
+
+    // The sign-in form went away with the focus: the page's content has it now.
+    await expect.poll(async () => (await focused(page)).tag).toBe("main");
+
+    // On a page load the skip link is the first stop and moves the focus past the header.
+    await page.reload();
+    await page.getByRole("button", { name: "Sign out" }).waitFor();
     await tabUntil(page, (el) => el.text === "Skip to content", { limit: 1 });
     await expectRing(page, "the skip link");
+    await page.keyboard.press("Enter");
+    expect((await focused(page)).tag).toBe("main");
 
-    // The navigation, reached with Tab; Enter follows the link.
-    await tabUntil(page, (el) => el.tag === "a" && el.text === "API tokens");
+    // The navigation, reached with Shift+Tab; Enter follows the link, the page's content takes the
+    // focus and the window is titled after the page.
+    await tabUntil(page, (el) => el.tag === "a" && el.text === "API tokens", { back: true });
     await expectRing(page, "a navigation link");
     await page.keyboard.press("Enter");
     await page.getByRole("heading", { level: 1, name: "API tokens" }).waitFor();
+    await expect.poll(async () => (await focused(page)).tag).toBe("main");
+    await expect.poll(() => page.title()).toBe("API tokens · Agentplane console");
 
     // The page's action, then a dialog that keeps the focus inside while Tab and Shift+Tab cycle.
     await tabUntil(page, (el) => el.text === "New API token");

@@ -55,12 +55,27 @@ function Frame() {
   const leaveNav = useCallback((to: Element | null) => {
     if (to !== menuButton.current) setNavOpen(false);
   }, []);
+  // Another page: a focus left on the sidebar's link, or lost with the link that was followed, goes
+  // to the page's content, as a page load would start there (the drawer gives it to Menu itself).
+  const main = useRef<HTMLElement>(null);
+  const shownPath = useRef(location.pathname);
+  useEffect(() => {
+    if (shownPath.current === location.pathname) return;
+    shownPath.current = location.pathname;
+    const at = document.activeElement;
+    if (!at || at === document.body || at.closest(`#${NAV_ID}`)) main.current?.focus();
+  }, [location.pathname]);
   return (
     <div className="flex min-h-screen flex-col">
       <Header menuButton={menuButton} navOpen={navOpen} onMenu={() => setNavOpen((open) => !open)} />
       <div className="flex flex-1 flex-col min-[60rem]:flex-row">
         <Nav open={navOpen} onClose={closeNav} onLeave={leaveNav} />
-        <main id="main" className="min-w-0 flex-1 p-4 min-[60rem]:p-6">
+        <main
+          id="main"
+          ref={main}
+          tabIndex={-1}
+          className="min-w-0 flex-1 p-4 focus-visible:outline-2 focus-visible:-outline-offset-2 focus-visible:outline-indigo-500 min-[60rem]:p-6"
+        >
           <ConnectionBanner />
           <PageErrorBoundary resetKey={location.pathname}>
             <Suspense fallback={<Loading what="the page" />}>

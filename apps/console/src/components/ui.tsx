@@ -1,5 +1,5 @@
 import type { ComponentProps, InputHTMLAttributes, ReactNode } from "react";
-import { useId, useLayoutEffect, useRef, useState } from "react";
+import { useEffect, useId, useLayoutEffect, useRef, useState } from "react";
 import type { Allowance } from "../lib/permissions.ts";
 import { ApiError, describeError } from "../lib/problem.ts";
 
@@ -73,10 +73,26 @@ export function ErrorNote({ error, retry }: { error: unknown; retry?: () => void
   );
 }
 
+/** The window's title (what a tab, a history entry and a screen reader name): the page's, then ours. */
+export function useDocumentTitle(title: string | undefined) {
+  useEffect(() => {
+    if (title) document.title = `${title} · Agentplane console`;
+  }, [title]);
+}
+
 export function PageTitle({ children, actions }: { children: ReactNode; actions?: ReactNode }) {
+  // The heading as rendered (children may be markup), read after each render.
+  const heading = useRef<HTMLHeadingElement>(null);
+  const [text, setText] = useState<string>();
+  useEffect(() => {
+    setText(heading.current?.textContent?.trim() || undefined);
+  });
+  useDocumentTitle(text);
   return (
     <div className="mb-4 flex flex-wrap items-center justify-between gap-2">
-      <h1 className="text-xl font-semibold">{children}</h1>
+      <h1 ref={heading} className="text-xl font-semibold">
+        {children}
+      </h1>
       {actions ? <div className="flex items-center gap-2">{actions}</div> : null}
     </div>
   );

@@ -3,7 +3,7 @@ import { type FormEvent, useState } from "react";
 import { useLocation, useNavigate, useParams } from "react-router";
 import { call, setCsrfToken } from "../api/client.ts";
 import { restoreSession } from "../api/session.ts";
-import { Button, ErrorNote, Loading, TextField } from "../components/ui.tsx";
+import { Button, ErrorNote, Loading, TextField, useDocumentTitle } from "../components/ui.tsx";
 import { linkToken } from "../lib/invitation-link.ts";
 import { ApiError } from "../lib/problem.ts";
 
@@ -26,6 +26,7 @@ export default function AcceptInvitationPage() {
     retry: false,
   });
   const session = useQuery({ queryKey: ["session"], queryFn: restoreSession, retry: false, staleTime: Infinity });
+  useDocumentTitle(preview.data ? `Join ${preview.data.orgName}` : "Invitation");
   if (!token) {
     return (
       <main className={FRAME}>

@@ -3,7 +3,7 @@ import { type FormEvent, useState } from "react";
 import { useNavigate, useSearchParams } from "react-router";
 import { call } from "../api/client.ts";
 import { signIn } from "../api/session.ts";
-import { Button, ErrorNote, TextField } from "../components/ui.tsx";
+import { Button, ErrorNote, TextField, useDocumentTitle } from "../components/ui.tsx";
 import { safeNext } from "../lib/sign-in-path.ts";
 
 /** Pages the server renders (not this app's routes): going back to one needs a full page load. */
@@ -18,6 +18,7 @@ export function SignInPage() {
   const [token, setToken] = useState("");
   const [error, setError] = useState<unknown>();
   const [busy, setBusy] = useState(false);
+  useDocumentTitle("Sign in");
   const installation = useQuery({
     queryKey: ["installation"],
     queryFn: () => call("getInstallation"),
