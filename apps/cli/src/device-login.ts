@@ -23,6 +23,18 @@ interface DeviceStart {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/**
+ * The poll interval and how long to poll, as the server asked but within bounds: an interval of 0
+ * would poll in a tight loop, and an endless expiry would wait forever.
+ */
+const MIN_INTERVAL_S = 1;
+const MAX_INTERVAL_S = 60;
+const MAX_WAIT_S = 30 * 60;
+const boundedInterval = (seconds: number) =>
+  Math.min(MAX_INTERVAL_S, Math.max(MIN_INTERVAL_S, Number.isFinite(seconds) ? seconds : 5));
+const deadlineOf = (expiresIn: number) =>
+  Date.now() + Math.min(MAX_WAIT_S, Number.isFinite(expiresIn) ? expiresIn : 0) * 1000;
+
 function openBrowser(url: string): void {
   const command = process.platform === "darwin" ? "open" : process.platform === "win32" ? "explorer" : "xdg-open";
   try {
@@ -57,12 +69,12 @@ async function activate(io: Io, url: string, browser: boolean): Promise<DeviceLo
   const start = await sdk.request("startActivation");
   io.stderr.write(`${url} is not activated yet: activating it makes you its owner.\n`);
   announce(io, start, "and enter it with the setup code the installation printed when it first started.", browser);
-  let interval = start.interval;
-  const deadline = Date.now() + start.expiresIn * 1000;
+  let interval = boundedInterval(start.interval);
+  const deadline = deadlineOf(start.expiresIn);
   while (Date.now() < deadline) {
     await sleep(interval * 1000);
     const poll = await sdk.request("pollActivation", { path: { sessionId: start.sessionId } });
-    interval = Math.max(interval, poll.interval);
+    interval = boundedInterval(Math.max(interval, poll.interval));
     if (poll.status === "approved") {
       if (!poll.token) throw new CliError("the activation was approved, but its token was already handed out");
       return { token: poll.token, via: "activation" };
@@ -92,8 +104,8 @@ async function signIn(
     throw error;
   }
   announce(io, start, "and approve this sign-in.", options.browser);
-  let interval = start.interval;
-  const deadline = Date.now() + start.expiresIn * 1000;
+  let interval = boundedInterval(start.interval);
+  const deadline = deadlineOf(start.expiresIn);
   // RFC 8628 §3.5: wait `interval` between polls; `slow_down` adds five seconds for good.
   while (Date.now() < deadline) {
     await sleep(interval * 1000);
@@ -106,7 +118,7 @@ async function signIn(
       if (code === "authorization_pending") continue;
       if (code === "slow_down") {
         const asked = Number(error.body.interval);
-        interval = Math.max(interval + 5, Number.isFinite(asked) ? asked : 0);
+        interval = boundedInterval(Math.max(interval + 5, Number.isFinite(asked) ? asked : 0));
         continue;
       }
       if (code === "access_denied") throw new CliError("the sign-in was denied", EXIT.auth);
