@@ -215,9 +215,17 @@ describe.skipIf(!chromium.available)(`console accessibility${chromium.reason}`, 
     await expect.poll(() => page.getByRole("dialog").count()).toBe(0);
     expect((await focused(page)).text).toBe("New API token");
 
-    // A token made from the keyboard: fields by Tab, the form sent with Enter.
+    // A token made from the keyboard: fields by Tab, the form sent with Enter. A field's error is
+    // written into a live region that was there before it, so it is read out as it appears.
     await page.keyboard.press("Enter");
     await page.getByRole("dialog").waitFor();
+    const expires = page.getByRole("dialog").getByLabel("Expires in");
+    const note = page.locator(`[id="${await expires.getAttribute("aria-describedby")}"]`);
+    expect(await note.getAttribute("aria-live")).toBe("polite");
+    await expires.fill("forever");
+    await expect.poll(() => note.textContent()).toMatch(/Use a number and a unit/);
+    expect(await expires.getAttribute("aria-invalid")).toBe("true");
+    await expires.fill("30d");
     await tabUntil(page, (el) => el.label === "Name", { limit: 10 }).catch(async () => {
       // The dialog may open with the focus already on its first field.
       expect((await focused(page)).label).toBe("Name");

@@ -33,7 +33,7 @@ describe("the form kit", () => {
     const id = /<label for="([^"]+)"/.exec(html)?.[1];
     expect(id).toBeTruthy();
     expect(html).toContain(`<select id="${id}" aria-describedby="${id}-note" aria-invalid="true"`);
-    expect(html).toContain(`<span id="${id}-note" class="text-xs text-red-700`);
+    expect(html).toContain(`<span id="${id}-note" aria-live="polite" class="text-xs empty:-mt-1 text-red-700`);
     expect(html).toContain("Above your own role");
     const hinted = renderToStaticMarkup(
       <RoleField label="Role" roles={["viewer"]} value="viewer" onChange={() => {}} hint="At most your own role" />,
@@ -81,7 +81,7 @@ describe("the form kit", () => {
     expect(id).toBeTruthy();
     expect(html).toMatch(new RegExp(`<textarea id="${id}" aria-describedby="${id}-note" aria-invalid="true" rows="6"`));
     expect(html).toContain("font-mono");
-    expect(html).toContain(`<span id="${id}-note" class="text-xs text-red-700`);
+    expect(html).toContain(`<span id="${id}-note" aria-live="polite" class="text-xs empty:-mt-1 text-red-700`);
     expect(html).toContain("Not an OpenAPI description");
   });
 

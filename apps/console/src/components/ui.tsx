@@ -118,14 +118,14 @@ export function Field({
         {label}
       </label>
       {children({ id, ...(note ? { "aria-describedby": noteId } : {}), ...(error ? { "aria-invalid": true } : {}) })}
-      {note ? (
-        <span
-          id={noteId}
-          className={`text-xs ${error ? "text-red-700 dark:text-red-300" : "text-slate-600 dark:text-slate-300"}`}
-        >
-          {note}
-        </span>
-      ) : null}
+      {/* Always there and polite: an error that appears while the person types is read out. */}
+      <span
+        id={noteId}
+        aria-live="polite"
+        className={`text-xs empty:-mt-1 ${error ? "text-red-700 dark:text-red-300" : "text-slate-600 dark:text-slate-300"}`}
+      >
+        {note}
+      </span>
     </div>
   );
 }
