@@ -156,6 +156,12 @@ describe.skipIf(!chromium.available)(`console accessibility${chromium.reason}`, 
       .click();
     await page.getByRole("dialog").waitFor();
     failures.push(...(await audit("audit record")));
+    await page.keyboard.press("Escape");
+    // A narrow window: the navigation as a drawer over the page.
+    await page.setViewportSize({ width: 768, height: 800 });
+    await page.getByRole("button", { name: "Menu" }).click();
+    await page.getByRole("navigation", { name: "Console" }).getByRole("link", { name: "Overview" }).waitFor();
+    failures.push(...(await audit("navigation drawer at 768 px")));
     await context.close();
     expect(failures).toEqual([]);
   }, 120_000);

@@ -5,7 +5,7 @@ import { ensureWebAssets } from "../src/web/build.ts";
 import { type FakeModel, lastUserText, startFakeModel } from "./support/fake-model.ts";
 import { startTestRuntime, type TestRuntime } from "./support/runtime.ts";
 import { toolResultsOf } from "./support/script.ts";
-import { wcagFindings } from "./support/web-page.ts";
+import { screenshot, wcagFindings } from "./support/web-page.ts";
 
 const chromium = requireChromium();
 
@@ -121,6 +121,7 @@ describe.skipIf(!chromium.available)(`web UI accessibility${chromium.reason}`, (
     // The first stop skips the navigation; the message box is a few stops into the content.
     await tabUntil(page, (el) => el.text === "Skip to content", { limit: 1 });
     await expectRing(page, "the skip link");
+    await screenshot(page, "a11y-skip-link");
     await page.keyboard.press("Enter");
     expect((await focused(page)).tag).toBe("main");
     await tabUntil(page, (el) => el.label === "Message", { limit: 8 });
@@ -158,10 +159,11 @@ describe.skipIf(!chromium.available)(`web UI accessibility${chromium.reason}`, (
     expect(await page.locator(`[id="${described}"]`).textContent()).toMatch(/\S/);
 
     // Delete asks inline: the focus goes to Cancel, and Escape brings it back to Delete.
-    await tabUntil(page, (el) => el.text === "Delete nightly report", { back: true });
+    await tabUntil(page, (el) => el.text === "Delete nightly report", { limit: 8 });
     await page.keyboard.press("Enter");
     expect((await focused(page)).text).toBe("Cancel");
     await expectRing(page, "the delete confirmation");
+    await screenshot(page, "a11y-delete-confirmation");
     await page.keyboard.press("Escape");
     expect((await focused(page)).text).toBe("Delete nightly report");
     expect(await page.getByRole("article", { name: "Schedule nightly report" }).count()).toBe(1);
