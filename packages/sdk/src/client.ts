@@ -85,6 +85,9 @@ export function expandPath(template: string, values: Record<string, unknown> = {
   });
 }
 
+/** `.`, `..` and their percent-encoded forms, which a URL resolves away (WHATWG URL, path state). */
+const isDotSegment = (segment: string) => /^(?:\.|%2e){1,2}$/i.test(segment);
+
 function appendQuery(url: URL, query: Record<string, unknown> = {}): void {
   for (const [key, value] of Object.entries(query)) {
     if (value === undefined || value === null) continue;
@@ -174,6 +177,11 @@ export function createAgentplaneClient(options: AgentplaneClientOptions): Agentp
       headers?: Record<string, string>;
     } = {},
   ) => {
+    // `sandboxes/..` would be resolved by the URL before it is sent: a DELETE of a sandbox named
+    // `..` would reach its project. Such a path is refused, never sent somewhere else.
+    if (path.split(/[?#]/)[0]!.split("/").some(isDotSegment)) {
+      throw new Error(`${method.toUpperCase()} ${path}: a path segment may not be . or .. (it would be resolved away)`);
+    }
     const url = new URL(baseUrl + path);
     appendQuery(url, init.query);
     const headers: Record<string, string> = { accept: "application/json, application/problem+json" };

@@ -139,3 +139,21 @@ describe("a server that is not an installation", () => {
     );
   });
 });
+
+describe("an id that is a dot segment", () => {
+  it("refuses it instead of letting the URL resolve the request onto another route", async () => {
+    const before = main.seen.length;
+    for (const sandboxId of ["..", "."]) {
+      const error = await client()
+        .request("deleteSandbox", { path: { projectId: "prj_1", sandboxId } })
+        .catch((e: unknown) => e);
+      expect((error as Error).message).toMatch(/a path segment may not be \. or \.\./);
+    }
+    await expect(client().raw("GET", "/v1/clusters/c/proxy/api/../../../orgs")).rejects.toThrow(/may not be/);
+    await expect(client().raw("GET", "/v1/clusters/c/proxy/%2e%2E/x")).rejects.toThrow(/may not be/);
+    // Nothing was sent: `DELETE /v1/projects/prj_1/sandboxes/..` would have been `DELETE /v1/projects/prj_1`.
+    expect(main.seen.slice(before)).toEqual([]);
+    // A dot inside a segment is an ordinary character.
+    await expect(client().raw("GET", "/v1/orgs/org_1.x")).rejects.toBeInstanceOf(ProblemError);
+  });
+});
