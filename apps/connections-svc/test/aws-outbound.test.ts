@@ -42,7 +42,12 @@ describe.skipIf(!pg.available)(`AWS endpoints under the outbound address policy$
       );
     });
     echoing = Object.defineProperties(echoServer, {
-      code: { get: () => echo.code, set: (code: string) => void (echo.code = code) },
+      code: {
+        get: () => echo.code,
+        set: (code: string) => {
+          echo.code = code;
+        },
+      },
       authorization: { get: () => echo.authorization },
     }) as typeof echoing;
     const closing = await startLocalServer(() => {});
