@@ -38,7 +38,9 @@ const deadlineOf = (expiresIn: number) =>
 function openBrowser(url: string): void {
   const command = process.platform === "darwin" ? "open" : process.platform === "win32" ? "explorer" : "xdg-open";
   try {
-    const child = spawn(command, [url], { stdio: "ignore", detached: true });
+    // The browser (and all it starts) outlives us: it gets no token of ours in its environment.
+    const { AGENTPLANE_TOKEN: _, ...env } = process.env;
+    const child = spawn(command, [url], { stdio: "ignore", detached: true, env });
     child.on("error", () => {});
     child.unref();
   } catch {
