@@ -17,8 +17,8 @@ import { kubernetesConfigFrom } from "../apps/sandbox-svc/src/driver/kubernetes/
 import { createKubernetesDriver } from "../apps/sandbox-svc/src/driver/kubernetes/index.ts";
 import { LocalDriver } from "../apps/sandbox-svc/src/driver/local/local-driver.ts";
 import type { SandboxDriver } from "../apps/sandbox-svc/src/driver/types.ts";
+import { createSandbox } from "../apps/sandbox-svc/src/services/create.ts";
 import { execInSandbox } from "../apps/sandbox-svc/src/services/exec.ts";
-import { createSandbox } from "../apps/sandbox-svc/src/services/sandboxes.ts";
 import { deleteSandbox } from "../apps/sandbox-svc/src/services/stop-delete.ts";
 import { migrateToLatest } from "../packages/db/src/migrate.ts";
 import { sandboxDeps } from "./sandbox-deps.ts";

@@ -15,8 +15,9 @@ import { SANDBOX_SCHEMA } from "../apps/sandbox-svc/src/app.ts";
 import { migrations } from "../apps/sandbox-svc/src/db/migrations/index.ts";
 import { LocalDriver } from "../apps/sandbox-svc/src/driver/local/local-driver.ts";
 import type { SandboxDeps } from "../apps/sandbox-svc/src/services/context.ts";
+import { createSandbox } from "../apps/sandbox-svc/src/services/create.ts";
 import { execInSandbox } from "../apps/sandbox-svc/src/services/exec.ts";
-import { createSandbox, getSandboxRow } from "../apps/sandbox-svc/src/services/sandboxes.ts";
+import { getSandboxRow } from "../apps/sandbox-svc/src/services/sandboxes.ts";
 import { migrateToLatest } from "../packages/db/src/migrate.ts";
 import { sandboxDeps } from "./sandbox-deps.ts";
 

@@ -2,8 +2,9 @@ import { openDatabase } from "@agentplane/db";
 import { generateInternalKeys, silentLogger } from "@agentplane/service-kit";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { createSandboxService, type SandboxService } from "../src/app.ts";
+import { createSandbox } from "../src/services/create.ts";
 import { execInSandbox } from "../src/services/exec.ts";
-import { createSandbox, getSandboxRow } from "../src/services/sandboxes.ts";
+import { getSandboxRow } from "../src/services/sandboxes.ts";
 import { requireBwrap } from "./helpers.ts";
 import { type VerbFixture, verbFixture } from "./service-fixture.ts";
 

@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createSandboxService, SANDBOX_SCHEMA, type SandboxService } from "../src/app.ts";
 import type { SandboxDB } from "../src/db/schema.ts";
 import type { SandboxDeps } from "../src/services/context.ts";
-import { createSandbox } from "../src/services/sandboxes.ts";
+import { createSandbox } from "../src/services/create.ts";
 import { tempDataDir } from "./helpers.ts";
 import { sandboxOutbox } from "./service-fixture.ts";
 

@@ -5,8 +5,8 @@ import { ProblemError } from "@agentplane/problem-details";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import type { LocalDriver } from "../src/driver/local/local-driver.ts";
 import { runCommand } from "../src/exec/run-command.ts";
+import { createSandbox } from "../src/services/create.ts";
 import { execInSandbox } from "../src/services/exec.ts";
-import { createSandbox } from "../src/services/sandboxes.ts";
 import { buildTinyRootfs, newDriver, requireBwrap, tempDataDir } from "./helpers.ts";
 import { type VerbFixture, verbFixture } from "./service-fixture.ts";
 

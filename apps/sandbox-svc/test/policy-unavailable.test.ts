@@ -7,8 +7,9 @@ import { SANDBOX_SCHEMA } from "../src/app.ts";
 import { migrations } from "../src/db/migrations/index.ts";
 import type { SandboxDB } from "../src/db/schema.ts";
 import type { SandboxDeps } from "../src/services/context.ts";
+import { createSandbox } from "../src/services/create.ts";
 import { admissionContext, execContext } from "../src/services/policy.ts";
-import { createSandbox, listSandboxes } from "../src/services/sandboxes.ts";
+import { listSandboxes } from "../src/services/sandboxes.ts";
 import { newDriver } from "./helpers.ts";
 import { sandboxOutbox } from "./service-fixture.ts";
 

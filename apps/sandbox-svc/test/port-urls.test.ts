@@ -1,8 +1,9 @@
 import { parseIngressHost, SandboxSchema } from "@agentplane/contracts";
 import { type Database, openDatabase } from "@agentplane/db";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createSandbox } from "../src/services/create.ts";
 import { toSandbox } from "../src/services/mapping.ts";
-import { createSandbox, getSandboxRow } from "../src/services/sandboxes.ts";
+import { getSandboxRow } from "../src/services/sandboxes.ts";
 import { type VerbFixture, verbFixture } from "./service-fixture.ts";
 
 const P = "prj_urls";

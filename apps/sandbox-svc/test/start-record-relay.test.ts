@@ -1,6 +1,7 @@
 import { databaseTargets } from "@agentplane/db/testing";
 import { describe, expect, it, vi } from "vitest";
-import { createSandbox, START_RECORD_RELAY_DELAY_MS } from "../src/services/sandboxes.ts";
+import { createSandbox } from "../src/services/create.ts";
+import { START_RECORD_RELAY_DELAY_MS } from "../src/services/sandboxes.ts";
 import { requireBwrap } from "./helpers.ts";
 import { verbFixture } from "./service-fixture.ts";
 

@@ -4,7 +4,8 @@
 import { databaseTargets } from "@agentplane/db/testing";
 import { ProblemError } from "@agentplane/problem-details";
 import { describe, expect, it } from "vitest";
-import { createSandbox, getSandboxRow } from "../src/services/sandboxes.ts";
+import { createSandbox } from "../src/services/create.ts";
+import { getSandboxRow } from "../src/services/sandboxes.ts";
 import { deleteSandbox, stopSandbox } from "../src/services/stop-delete.ts";
 import { requireBwrap } from "./helpers.ts";
 import { verbFixture } from "./service-fixture.ts";

@@ -1,12 +1,4 @@
-import { randomBytes } from "node:crypto";
-import {
-  type CreateSandboxRequest,
-  newId,
-  type SandboxListQuery,
-  SandboxSpecSchema,
-  type SandboxState,
-} from "@agentplane/contracts";
-import { withDomainEvents } from "@agentplane/events";
+import type { SandboxListQuery, SandboxState } from "@agentplane/contracts";
 import { ProblemError } from "@agentplane/problem-details";
 import type { Caller } from "@agentplane/service-kit";
 import { type Kysely, sql } from "kysely";
@@ -14,8 +6,8 @@ import type { z } from "zod";
 import type { SandboxDB } from "../db/schema.ts";
 import { stage } from "../stages.ts";
 import { recordSandboxEvent, type SandboxDeps } from "./context.ts";
-import { enforceCreateLimits, enforceRunningCount } from "./limits.ts";
-import { jsonb, runtimeSpec, type SandboxRow, specColumns, specOf } from "./mapping.ts";
+import { enforceRunningCount } from "./limits.ts";
+import { jsonb, runtimeSpec, type SandboxRow, specOf } from "./mapping.ts";
 import { enforceAdmission } from "./policy.ts";
 import { mintPlatformToken, type NewToken, newPlatformToken, writePlatformToken } from "./tokens.ts";
 import { restoreIntoRunning, tarArchive } from "./workspace-archives.ts";
@@ -25,26 +17,7 @@ export interface SandboxRef {
   projectId: string;
   sandboxId: string;
 }
-type CreateInput = z.infer<typeof CreateSandboxRequest> & { projectId: string };
 type ListQuery = z.infer<typeof SandboxListQuery>;
-
-function slugFrom(name: string): string {
-  const base = name
-    .toLowerCase()
-    .replace(/[^a-z0-9]+/g, "-")
-    .replace(/^[^a-z]+|-+$/g, "")
-    .slice(0, 40);
-  return `${base || "sandbox"}-${randomBytes(3).toString("hex")}`;
-}
-
-function isLimitExceeded(err: unknown, kind: string): boolean {
-  return err instanceof ProblemError && err.slug === "limit-exceeded" && err.extensions?.kind === kind;
-}
-
-function isUniqueViolation(err: unknown): boolean {
-  const e = err as { code?: string; message?: string };
-  return e?.code === "23505" || /duplicate key|unique constraint/i.test(e?.message ?? "");
-}
 
 export async function getSandboxRow(deps: SandboxDeps, projectId: string, sandboxId: string): Promise<SandboxRow> {
   const row = await deps.db
@@ -54,134 +27,6 @@ export async function getSandboxRow(deps: SandboxDeps, projectId: string, sandbo
     .where("project_id", "=", projectId)
     .executeTakeFirst();
   if (!row) throw new ProblemError("not-found", { detail: `Sandbox ${sandboxId} was not found` });
-  return row;
-}
-
-export async function createSandbox(deps: SandboxDeps, caller: Caller, input: CreateInput): Promise<SandboxRow> {
-  const { projectId } = input;
-  const spec = SandboxSpecSchema.parse({
-    image: input.image,
-    command: input.command,
-    env: input.env,
-    resources: input.resources,
-    ports: input.ports,
-    idleTimeoutSeconds: input.idleTimeoutSeconds,
-  });
-  deps.driver.validateImage(spec.image);
-  const id = newId("sandbox");
-  const admitted = { id, project_id: projectId, org_id: caller.orgId ?? null, labels: input.labels };
-  await enforceAdmission(deps, caller, "sandbox:create", admitted, spec);
-  stage("create: create admitted");
-  // A start asked with the create is admitted before the row is written, so the row is written
-  // `starting` with its platform token. Refused, the sandbox is created all the same (pending)
-  // and the refusal answered, as a create followed by a start would.
-  let startRefused: unknown;
-  let platform: NewToken | undefined;
-  if (input.start) {
-    try {
-      deps.driver.checkAvailable();
-      await enforceAdmission(deps, caller, "sandbox:start", admitted, spec);
-      platform = newPlatformToken(admitted);
-      stage("create: start admitted");
-    } catch (err) {
-      startRefused = err;
-    }
-  }
-  const now = new Date();
-  const pending: SandboxRow = {
-    id,
-    project_id: projectId,
-    org_id: caller.orgId ?? null,
-    name: input.name,
-    slug: input.slug ?? slugFrom(input.name),
-    image: spec.image,
-    command: spec.command,
-    env: spec.env,
-    resources: spec.resources as SandboxRow["resources"],
-    ports: spec.ports,
-    idle_timeout_seconds: spec.idleTimeoutSeconds,
-    labels: input.labels,
-    state: "pending",
-    current_revision: 1,
-    last_error: null,
-    platform_token_id: null,
-    created_at: now,
-    updated_at: now,
-    started_at: null,
-    last_activity_at: null,
-    restore_revision: null,
-  };
-  const fresh: SandboxRow = platform ? { ...pending, state: "starting", platform_token_id: platform.row.id } : pending;
-  // The limits are counted under their locks in the transaction of the insert (see
-  // `enforceCreateLimits`). A started create is counted before the driver starts (`counted`),
-  // and the rows are written while it starts: statements beside the start delay it more than
-  // the count before it does (on the embedded database they run on this thread).
-  const writeRow = async (trx: Kysely<SandboxDB>, row: SandboxRow, counted?: PromiseWithResolvers<void>) => {
-    try {
-      await enforceCreateLimits(deps, trx, row);
-    } catch (err) {
-      counted?.reject(err);
-      throw err;
-    }
-    counted?.resolve();
-    const inserted = await trx
-      .insertInto("sandboxes")
-      .values({ ...row, ...specColumns(spec), labels: jsonb(input.labels) } as never)
-      .returningAll()
-      .executeTakeFirstOrThrow();
-    await trx
-      .insertInto("revisions")
-      .values({
-        sandbox_id: id,
-        revision: 1,
-        spec: jsonb(spec),
-        author_type: caller.principal.type,
-        author_id: caller.principal.id,
-        author_name: caller.principal.displayName ?? null,
-        reason: "created",
-        created_at: now,
-      } as never)
-      .execute();
-    if (platform && row.state === "starting") await writePlatformToken(trx, platform, null);
-    await recordSandboxEvent(deps, trx, caller, {
-      action: "sandbox.created",
-      projectId,
-      targetType: "sandbox",
-      targetId: id,
-    });
-    return inserted;
-  };
-  // With a start, the boot's transaction follows within milliseconds and the relay publishes both
-  // records after it: one relay round for the two, not one in the middle of the start.
-  const slugTaken = (err: unknown) => {
-    if (isUniqueViolation(err)) throw new ProblemError("conflict", { detail: `The slug ${input.slug} is taken` });
-    throw err;
-  };
-  const writePending = () => withDomainEvents(deps, (trx) => writeRow(trx, pending)).catch(slugTaken);
-  // An admitted start does not wait for the row: the driver starts while it is written (and
-  // stops again should the write fail; the boot answers that failure).
-  if (platform) {
-    const counted = Promise.withResolvers<void>();
-    const written = deps.db
-      .transaction()
-      .execute((trx) => writeRow(trx, fresh, counted))
-      .catch(slugTaken);
-    // A transaction that fails before counting (it could not begin) settles the wait too.
-    written.catch((err: unknown) => counted.reject(err));
-    try {
-      await counted.promise;
-      stage("create: limits counted");
-    } catch (err) {
-      // The organization is at its limit: nothing was written or started; the sandbox is
-      // created pending, as a start refused by policy is.
-      if (!isLimitExceeded(err, "running-sandboxes")) throw err;
-      await writePending();
-      throw err;
-    }
-    return launchSandbox(deps, caller, fresh, { platform, written });
-  }
-  const row = await writePending();
-  if (startRefused !== undefined) throw startRefused;
   return row;
 }
 
@@ -271,7 +116,7 @@ export async function startSandbox(deps: SandboxDeps, caller: Caller, { projectI
 }
 
 /** Boots a sandbox a start moved to `starting` and records the start; answers the row as it ends. */
-async function launchSandbox(
+export async function launchSandbox(
   deps: SandboxDeps,
   caller: Caller,
   row: SandboxRow,

@@ -1,8 +1,8 @@
 import { createSandboxRoute } from "@agentplane/contracts";
 import { authorize, type ServiceApp } from "@agentplane/service-kit";
 import type { SandboxContext } from "../../context.ts";
+import { createSandbox } from "../../services/create.ts";
 import { toSandbox } from "../../services/mapping.ts";
-import { createSandbox } from "../../services/sandboxes.ts";
 import { stage } from "../../stages.ts";
 
 export function registerCreateSandbox(app: ServiceApp, ctx: SandboxContext): void {
