@@ -3,11 +3,8 @@
 // reach a connector's lastError, a problem or the logs.
 import { createLogger } from "@agentplane/service-kit";
 import { type LocalServer, readBody, requirePostgres, startLocalServer } from "@agentplane/testkit";
-import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
-import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { z } from "zod";
-import { API_TOKEN } from "./connectors-fixtures/upstreams.ts";
+import { API_TOKEN, answerAddToolMcp } from "./connectors-fixtures/upstreams.ts";
 import { startWorld, type World } from "./connectors-fixtures/world.ts";
 
 const pg = await requirePostgres();
@@ -77,21 +74,7 @@ async function startMcpStandIn(): Promise<McpStandIn> {
     const token = (req.headers.authorization ?? "").replace(/^Bearer /, "");
     const message = JSON.parse(await readBody(req)) as { id?: number };
     if (state.mode === "valid") {
-      const mcp = new McpServer({ name: "echo-mcp", version: "1.0.0" });
-      mcp.registerTool(
-        "add",
-        { description: "Adds", inputSchema: { a: z.number(), b: z.number() } },
-        async ({ a, b }) => ({
-          content: [{ type: "text", text: String(a + b) }],
-        }),
-      );
-      const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
-      res.on("close", () => {
-        void transport.close();
-        void mcp.close();
-      });
-      await mcp.connect(transport);
-      return transport.handleRequest(req, res, message);
+      return answerAddToolMcp("echo-mcp", req, res, message);
     }
     if (message.id === undefined) return void res.writeHead(202).end();
     if (state.mode === "broken-json") {

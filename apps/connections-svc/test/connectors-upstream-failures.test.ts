@@ -4,12 +4,9 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { countRows } from "@agentplane/db";
-import { type LocalServer, readBody, requirePostgres, startLocalServer } from "@agentplane/testkit";
-import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
-import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
+import { type LocalServer, requirePostgres, startLocalServer } from "@agentplane/testkit";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { z } from "zod";
-import { API_TOKEN } from "./connectors-fixtures/upstreams.ts";
+import { API_TOKEN, answerAddToolMcp } from "./connectors-fixtures/upstreams.ts";
 import { startWorld, type World } from "./connectors-fixtures/world.ts";
 
 const pg = await requirePostgres();
@@ -28,21 +25,7 @@ async function startHangableMcp(): Promise<LocalServer & { hang: boolean }> {
   const state = { hang: false };
   const server = await startLocalServer(async (req, res) => {
     if (state.hang) return;
-    const mcp = new McpServer({ name: "hangable", version: "1.0.0" });
-    mcp.registerTool(
-      "add",
-      { description: "Adds", inputSchema: { a: z.number(), b: z.number() } },
-      async ({ a, b }) => ({
-        content: [{ type: "text", text: String(a + b) }],
-      }),
-    );
-    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
-    res.on("close", () => {
-      void transport.close();
-      void mcp.close();
-    });
-    await mcp.connect(transport);
-    await transport.handleRequest(req, res, JSON.parse(await readBody(req)));
+    await answerAddToolMcp("hangable", req, res);
   });
   return Object.defineProperty(server, "hang", {
     get: () => state.hang,

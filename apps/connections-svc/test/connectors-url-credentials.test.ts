@@ -1,10 +1,8 @@
 // Credentials written into a connector's URLs are used as given but never shown: not in answers
 // (to viewers or admins), audit records, stored errors or problem details.
-import { type LocalServer, readBody, requirePostgres, startLocalServer } from "@agentplane/testkit";
-import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
-import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
+import { type LocalServer, requirePostgres, startLocalServer } from "@agentplane/testkit";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { z } from "zod";
+import { answerAddToolMcp } from "./connectors-fixtures/upstreams.ts";
 import { startWorld, type World } from "./connectors-fixtures/world.ts";
 
 const pg = await requirePostgres();
@@ -61,21 +59,7 @@ async function startStandIn(): Promise<StandIn> {
       res.end(`Cannot ${req.method} ${req.url}`);
       return;
     }
-    const mcp = new McpServer({ name: "keyed-mcp", version: "1.0.0" });
-    mcp.registerTool(
-      "add",
-      { description: "Adds", inputSchema: { a: z.number(), b: z.number() } },
-      async ({ a, b }) => ({
-        content: [{ type: "text", text: String(a + b) }],
-      }),
-    );
-    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
-    res.on("close", () => {
-      void transport.close();
-      void mcp.close();
-    });
-    await mcp.connect(transport);
-    await transport.handleRequest(req, res, JSON.parse(await readBody(req)));
+    await answerAddToolMcp("keyed-mcp", req, res);
   });
   return Object.defineProperties(server, {
     urls: { get: () => state.urls },

@@ -105,6 +105,29 @@ function upstreamTools(calls: string[]): McpServer {
   return mcp;
 }
 
+/**
+ * Answers one request as a stateless Streamable HTTP MCP server named `name` with one tool, `add`
+ * (the request's JSON-RPC message given, or read from it).
+ */
+export async function answerAddToolMcp(
+  name: string,
+  req: IncomingMessage,
+  res: ServerResponse,
+  message?: unknown,
+): Promise<void> {
+  const mcp = new McpServer({ name, version: "1.0.0" });
+  mcp.registerTool("add", { description: "Adds", inputSchema: { a: z.number(), b: z.number() } }, async ({ a, b }) => ({
+    content: [{ type: "text", text: String(a + b) }],
+  }));
+  const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+  res.on("close", () => {
+    void transport.close();
+    void mcp.close();
+  });
+  await mcp.connect(transport);
+  await transport.handleRequest(req, res, message ?? JSON.parse(await readBody(req)));
+}
+
 /** A remote MCP server built with the SDK (stateless Streamable HTTP) with two tools. */
 export async function startMcpUpstream(): Promise<LocalServer & { calls: string[] }> {
   const calls: string[] = [];
