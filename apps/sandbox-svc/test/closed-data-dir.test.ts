@@ -174,7 +174,15 @@ describe.skipIf(!bwrap.available || !holdsSysAdmin())(
     });
 
     it("binds in the start's own mount namespace only, and stops, removes and closes as before", async () => {
-      const [main] = hostPids("sleep infinity").filter((pid) => hostUids(pid)[0] === U);
+      // One of this file's sandboxes (others' run `sleep infinity` as that user too, bound nowhere).
+      const ours = (pid: number) => {
+        try {
+          return hostUids(pid)[0] === U && boundDir(pid) !== undefined;
+        } catch {
+          return false;
+        }
+      };
+      const [main] = hostPids("sleep infinity").filter(ours);
       const bound = boundDir(main as number);
       expect(bound).toBeDefined();
       expect(readFileSync("/proc/self/mountinfo", "utf8")).not.toContain("agentplane-sandbox-mounts-");

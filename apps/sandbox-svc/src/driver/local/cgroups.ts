@@ -17,7 +17,8 @@ export interface CgroupSupport {
 
 const PARENT_NAME = "agentplane-sandboxes";
 
-function ownPaths(): Map<string, string> {
+/** This process's cgroup path per controller (`(unified)` for cgroup v2), from /proc/self/cgroup. */
+export function ownPaths(): Map<string, string> {
   const paths = new Map<string, string>();
   for (const line of readFileSync("/proc/self/cgroup", "utf8").split("\n")) {
     const [, controllers, path] = line.split(":");

@@ -16,6 +16,7 @@ import type {
   SandboxRuntimeSpec,
   UnenforcedLimits,
 } from "../types.ts";
+import { CgroupWarmth, ownProcsFile } from "./cgroup-warmth.ts";
 import {
   type CgroupSupport,
   createSandboxCgroup,
@@ -86,6 +87,9 @@ export interface EgressSockets {
 
 const SEARCH_PATH = ["/usr/local/sbin", "/usr/local/bin", "/usr/sbin", "/usr/bin", "/sbin", "/bin"];
 
+/** How long after a start moves into cgroups stay quick: the first exec usually comes within it. */
+const FIRST_EXEC_WARMTH_MS = 30;
+
 /** Relays stdio to a TCP port; run with the host's node inside the sandbox's network namespace when socat is absent. */
 const NODE_RELAY =
   "const s=require('net').connect(+process.argv[1],'127.0.0.1');s.on('error',()=>process.exit(1));process.stdin.pipe(s).pipe(process.stdout);";
@@ -141,6 +145,8 @@ export class LocalDriver implements SandboxDriver {
   /** Binds directories out of the host user's reach for its bwrap (data dir or images under /root). */
   private readonly privateMounts: PrivateMounts | undefined;
   readonly cgroups: CgroupSupport;
+  /** Keeps moves into cgroups quick while a start makes them (cgroup-warmth.ts). */
+  private readonly warmth: CgroupWarmth;
   private readonly spawner = new Spawner();
   /** The data dir's shared directories were prepared (at the first start). */
   private dirsReady = false;
@@ -159,6 +165,7 @@ export class LocalDriver implements SandboxDriver {
       mount: find("mount", dirs),
     };
     this.cgroups = detectCgroups(options.cgroupRoot);
+    this.warmth = new CgroupWarmth(ownProcsFile(this.cgroups, options.cgroupRoot));
     const { unshare, mount } = this.tools;
     const choice = chooseIdentity({
       privileged: holdsSysAdmin(),
@@ -253,7 +260,11 @@ export class LocalDriver implements SandboxDriver {
     const pending = this.starting.get(spec.id);
     if (pending) return pending;
     this.failures.delete(spec.id);
-    const promise = this.launch(spec).finally(() => this.starting.delete(spec.id));
+    const warm: { cool?: () => void } = {};
+    const promise = this.launch(spec, warm).finally(() => {
+      warm.cool?.();
+      this.starting.delete(spec.id);
+    });
     this.starting.set(spec.id, promise);
     return promise;
   }
@@ -275,7 +286,8 @@ export class LocalDriver implements SandboxDriver {
     return this.options.egress !== undefined && this.isolation !== "none";
   }
 
-  private async launch(spec: SandboxRuntimeSpec): Promise<void> {
+  /** `warm.cool`, once set, ends keeping cgroup moves quick for this start (the caller calls it). */
+  private async launch(spec: SandboxRuntimeSpec, warm: { cool?: () => void }): Promise<void> {
     this.checkAvailable();
     this.validateImage(spec.image);
     if (!this.dirsReady) {
@@ -291,6 +303,9 @@ export class LocalDriver implements SandboxDriver {
     await this.cgroupRemovals.get(spec.id);
     stage("driver: launch");
     const cgroup = createSandboxCgroup(this.cgroups, spec.id, spec.resources);
+    // Its processes are moved in at moments apart: the kernel's lock is kept quick meanwhile. Only
+    // once its cgroups exist: a move waiting for the kernel holds the lock that making them takes.
+    if (cgroup.procsFiles.length > 0) warm.cool = this.warmth.hold(FIRST_EXEC_WARMTH_MS);
     let argv: string[];
     if (this.isolation === "none") {
       this.options.logger.warn({ sandboxId: spec.id }, "SANDBOX_LOCAL_ISOLATION=none: sandbox runs without isolation");
@@ -576,6 +591,7 @@ export class LocalDriver implements SandboxDriver {
   async close(): Promise<void> {
     await Promise.all([...this.running.keys()].map((id) => this.stop(id)));
     this.spawner.close();
+    this.warmth.close();
     this.privateMounts?.close();
   }
 }
