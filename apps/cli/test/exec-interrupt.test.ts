@@ -47,7 +47,8 @@ describe.skipIf(!bwrap.available)(`Ctrl-C during sandboxes exec${bwrap.reason}`,
         "--",
         "sh",
         "-c",
-        "echo started; while :; do date +%s%N > beat; sleep 0.1; done",
+        // The first heartbeat is written before "started": an interrupt right after it still finds one.
+        "date +%s%N > beat; echo started; while :; do date +%s%N > beat; sleep 0.1; done",
       ],
       {
         env: { PATH: process.env.PATH ?? "", HOME: config.dir, NO_COLOR: "1", ...env },
