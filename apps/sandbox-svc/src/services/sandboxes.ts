@@ -198,9 +198,16 @@ export async function bootSandbox(
     await deps.driver.start({ ...runtimeSpec(row, env), ...(beforeStart ? { workspaceArchive: archive } : {}) });
     stage("boot: driver started");
     if (archive && !beforeStart) {
-      await restoreIntoRunning(deps, row.id, archive).catch((err: Error) => {
-        deps.logger.warn({ err, sandboxId: row.id, revision: restore }, "workspace not restored");
-      });
+      // Emptying the workspace and unpacking is repeatable: an attempt that failed right after the
+      // start (seen under load: the unpacking got no archive) is made again before giving up.
+      for (let attempt = 1; attempt <= 3; attempt++) {
+        const failed = await restoreIntoRunning(deps, row.id, archive).then(
+          () => undefined,
+          (err: Error) => err,
+        );
+        if (!failed) break;
+        deps.logger.warn({ err: failed, sandboxId: row.id, revision: restore, attempt }, "workspace not restored");
+      }
     }
     if (archive) deps.logger.info({ sandboxId: row.id, revision: restore, beforeStart }, "workspace restored");
   } catch (err) {
