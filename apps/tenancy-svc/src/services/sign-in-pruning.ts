@@ -101,6 +101,14 @@ async function deleteExpired(
  * invitation goes a month after it stopped working (until then it is listed, marked as such). A
  * deleted token takes along the sessions opened with it, which stopped working with it.
  */
+/** What is pruned, counted under which name, and how long after it stopped working. */
+const PRUNED: readonly [keyof PruneCounts, Table, number][] = [
+  ["deviceRequests", "device_authorizations", DEVICE_REQUEST_GRACE_MS],
+  ["sessions", "browser_sessions", SESSION_RETENTION_MS],
+  ["apiTokens", "api_tokens", API_TOKEN_RETENTION_MS],
+  ["invitations", "invitations", INVITATION_RETENTION_MS],
+];
+
 export function startSignInPruning(deps: {
   db: Kysely<TenancyDatabase>;
   logger: Logger;
@@ -114,38 +122,14 @@ export function startSignInPruning(deps: {
   const isStopped = () => stopped;
 
   const prune = async (now: Date): Promise<PruneCounts> => {
-    const deviceRequests = await deleteExpired(
-      deps.db,
-      "device_authorizations",
-      new Date(now.getTime() - DEVICE_REQUEST_GRACE_MS),
-      limits,
-      isStopped,
-    );
-    const sessions = await deleteExpired(
-      deps.db,
-      "browser_sessions",
-      new Date(now.getTime() - SESSION_RETENTION_MS),
-      limits,
-      isStopped,
-    );
-    const apiTokens = await deleteExpired(
-      deps.db,
-      "api_tokens",
-      new Date(now.getTime() - API_TOKEN_RETENTION_MS),
-      limits,
-      isStopped,
-    );
-    const invitations = await deleteExpired(
-      deps.db,
-      "invitations",
-      new Date(now.getTime() - INVITATION_RETENTION_MS),
-      limits,
-      isStopped,
-    );
+    const counts: PruneCounts = { deviceRequests: 0, sessions: 0, apiTokens: 0, invitations: 0 };
+    // One after the other: each table's batches share the database with the service's requests.
+    for (const [key, table, retentionMs] of PRUNED) {
+      counts[key] = await deleteExpired(deps.db, table, new Date(now.getTime() - retentionMs), limits, isStopped);
+    }
     // Counts only: the rows hold hashes of secrets and email addresses, and their ids say nothing
     // an operator needs (the audit trail keeps what happened to each).
-    const counts = { deviceRequests, sessions, apiTokens, invitations };
-    if (deviceRequests + sessions + apiTokens + invitations > 0) {
+    if (counts.deviceRequests + counts.sessions + counts.apiTokens + counts.invitations > 0) {
       deps.logger.info(counts, "old sign-ins, tokens and invitations pruned");
     }
     return counts;
