@@ -281,6 +281,7 @@ try {
       node: `${info.node}/node/anthropic`,
       gateway: { baseURL: `${info.gateway}${PATH.replace(/\/v1\/messages$/, "")}`, token: info.token },
     },
+    pids,
     { seconds, rounds },
   );
 
