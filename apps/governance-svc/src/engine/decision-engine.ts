@@ -188,7 +188,8 @@ export class DecisionEngine {
       response = NOTHING_APPLIES;
     } else {
       const set = this.prepare(plan, selected);
-      const memoKey = `${set.key}\u0000${call.principal.type}:${call.principal.id}\u0000${set.needsEntities ? JSON.stringify(call.entities) : ""}\u0000${JSON.stringify(call.context)}`;
+      // Everything Cedar sees is in the key: a statement may name the principal or the resource.
+      const memoKey = `${set.key}\u0000${call.principal.type}:${call.principal.id}\u0000${call.resource.type}:${call.resource.id}\u0000${set.needsEntities ? JSON.stringify(call.entities) : ""}\u0000${JSON.stringify(call.context)}`;
       response = this.memo.get(memoKey);
       if (!response) {
         const answer = cedar.statefulIsAuthorized({
