@@ -14,6 +14,7 @@ import {
 import { inProcessRequest } from "./in-process-request.ts";
 import { AWS_PROXY_OPERATION, awsProxyHeaders, LLM_KEY_HEADERS, LLM_OPERATION } from "./provider-credentials.ts";
 import { adjustResponseHeaders } from "./response-headers.ts";
+import { forgetRevoked } from "./revocations.ts";
 
 type ForwardedRequest = ReturnType<typeof forwardRequest>;
 
@@ -65,6 +66,7 @@ export async function dispatch(core: GatewayCore, r: Routed): Promise<Response> 
   if (r.sessionSecret && r.entry.operationId === "deleteCurrentSession" && response.status === 204) {
     core.deps.authenticator.forgetSession(r.sessionSecret);
   }
+  forgetRevoked(core.deps.authenticator, r.entry.operationId, r.params, response.status);
   if (forwarded.overLimit()) {
     // The service saw a body cut short; what the caller must hear is that it was too large.
     await response.body?.cancel().catch(() => {});

@@ -64,6 +64,11 @@ export class AuthenticationUnavailableError extends ProblemError {
 /** Seconds a client is told to wait when authentication's dependencies are down. */
 export const AUTH_RETRY_AFTER_SECONDS = 5;
 
+/** The ids a resolved principal stands for, any of which revoked ends it. */
+function principalTags(p: Principal): (string | undefined)[] {
+  return [p.id, p.userId, p.orgId, p.projectId, p.sessionId, p.sandboxId];
+}
+
 /** A failure of the callee that says the token is wrong (4xx), as opposed to the callee being down. */
 function isRefusal(err: unknown): err is ProblemError {
   return err instanceof ProblemError && err.status >= 400 && err.status < 500;
@@ -86,8 +91,8 @@ export class Authenticator {
 
   constructor(options: AuthenticatorOptions) {
     this.options = options;
-    this.opaque = new TokenCache(options.opaqueTtlMs ?? 2000);
-    this.sessions = new TokenCache(options.opaqueTtlMs ?? 2000);
+    this.opaque = new TokenCache(options.opaqueTtlMs ?? 2000, undefined, principalTags);
+    this.sessions = new TokenCache(options.opaqueTtlMs ?? 2000, undefined, (s) => principalTags(s.principal));
   }
 
   /** A browser session's principal and CSRF token, from the session cookie's value. */
@@ -109,6 +114,16 @@ export class Authenticator {
   /** Forgets a session at once (signed out through this gateway; other replicas within the cache's lifetime). */
   forgetSession(secret: string): void {
     this.sessions.forget(secret);
+  }
+
+  /**
+   * Forgets at once every resolved token and session that names this id: a token, session, user,
+   * organization or project revoked or removed through this gateway (other replicas within the
+   * cache's lifetime).
+   */
+  forgetRevoked(id: string): void {
+    this.opaque.forgetTagged(id);
+    this.sessions.forgetTagged(id);
   }
 
   /**
