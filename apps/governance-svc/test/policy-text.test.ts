@@ -1,6 +1,7 @@
 import { ProblemError } from "@agentplane/problem-details";
 import * as cedar from "@cedar-policy/cedar-wasm/nodejs";
 import { describe, expect, it } from "vitest";
+import { MAX_STATEMENTS_PER_POLICY } from "../src/cedar/complexity.ts";
 import { compilePolicyText } from "../src/cedar/policy-text.ts";
 
 function errorsOf(text: string): string[] {
@@ -95,6 +96,26 @@ describe("a body too complex for Cedar is refused before Cedar sees it", () => {
     });
     expect(answer.type, JSON.stringify(answer)).toBe("success");
     expect(compilePolicyText(ok)).toHaveLength(1);
+  });
+
+  it("refuses a body of more statements than the bound, and compiles one at the bound", () => {
+    // Compiling takes the event loop about a millisecond per statement: 7,000 tiny statements in
+    // 256 KiB held every tenant's decisions for ten seconds.
+    const tiny = `permit(principal, action, resource);\n`;
+    const flood = tiny.repeat(Math.floor((256 * 1024) / tiny.length));
+    let caught: unknown;
+    try {
+      compilePolicyText(flood);
+    } catch (err) {
+      caught = err;
+    }
+    expect(caught).toBeInstanceOf(ProblemError);
+    const problem = (caught as ProblemError).toBody();
+    expect(problem.status).toBe(400);
+    expect((problem.errors as { message: string }[])[0]?.message).toBe(
+      `line ${MAX_STATEMENTS_PER_POLICY + 1}, column 36: a policy holds at most ${MAX_STATEMENTS_PER_POLICY} statements`,
+    );
+    expect(compilePolicyText(tiny.repeat(MAX_STATEMENTS_PER_POLICY))).toHaveLength(MAX_STATEMENTS_PER_POLICY);
   });
 
   it("does not count brackets or operators inside strings and comments", () => {

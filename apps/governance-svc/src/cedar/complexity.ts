@@ -10,12 +10,19 @@ import { ProblemError } from "@agentplane/problem-details";
  */
 export const MAX_NESTING_DEPTH = 32;
 export const MAX_OPERATORS_PER_STATEMENT = 256;
+/**
+ * Statements per policy body. Compiling runs on the event loop at about a millisecond per
+ * statement (parse, schema validation, one JSON conversion each), so a 256 KiB body of thousands
+ * of tiny statements held every tenant's decisions for seconds; with this bound (and the byte
+ * bound) one body compiles in well under a second.
+ */
+export const MAX_STATEMENTS_PER_POLICY = 200;
 
 const KEYWORD_OPERATORS = new Set(["if", "in", "has", "like", "is"]);
 const SYMBOL_OPERATORS = ["&&", "||", "==", "!=", "<=", ">=", "<", ">", "+", "-", "*", "!", "."];
 
 interface Excess {
-  kind: "depth" | "operators";
+  kind: "depth" | "operators" | "statements";
   offset: number;
   statement: number;
 }
@@ -49,6 +56,7 @@ function firstExcess(text: string): Excess | undefined {
       continue;
     }
     if (ch === ";") {
+      if (statement > MAX_STATEMENTS_PER_POLICY) return { kind: "statements", offset: i, statement };
       statement++;
       operators = 0;
       i++;
@@ -75,8 +83,9 @@ function firstExcess(text: string): Excess | undefined {
 }
 
 /**
- * Throws a 400 problem when the body nests deeper than MAX_NESTING_DEPTH brackets or one statement
- * holds more than MAX_OPERATORS_PER_STATEMENT operators; `locate` turns an offset into line and column.
+ * Throws a 400 problem when the body nests deeper than MAX_NESTING_DEPTH brackets, one statement
+ * holds more than MAX_OPERATORS_PER_STATEMENT operators or the body more than
+ * MAX_STATEMENTS_PER_POLICY statements; `locate` turns an offset into line and column.
  */
 export function checkPolicyComplexity(
   text: string,
@@ -86,13 +95,19 @@ export function checkPolicyComplexity(
   const excess = firstExcess(text);
   if (!excess) return;
   const { line, column } = locate(Buffer.byteLength(text.slice(0, excess.offset), "utf8"));
+  const where = `line ${line}, column ${column}`;
   const message =
     excess.kind === "depth"
-      ? `line ${line}, column ${column}: brackets nest deeper than ${MAX_NESTING_DEPTH} levels`
-      : `line ${line}, column ${column}: statement #${excess.statement} has more than ${MAX_OPERATORS_PER_STATEMENT} operators`;
+      ? `${where}: brackets nest deeper than ${MAX_NESTING_DEPTH} levels`
+      : excess.kind === "operators"
+        ? `${where}: statement #${excess.statement} has more than ${MAX_OPERATORS_PER_STATEMENT} operators`
+        : `${where}: a policy holds at most ${MAX_STATEMENTS_PER_POLICY} statements`;
   const error: FieldError & { line: number; column: number } = { pointer, message, line, column };
   throw new ProblemError("validation-failed", {
-    detail: "The Cedar policy is too complex: split it into simpler statements",
+    detail:
+      excess.kind === "statements"
+        ? "The Cedar policy has too many statements: split it into several policies"
+        : "The Cedar policy is too complex: split it into simpler statements",
     errors: [error],
   });
 }
