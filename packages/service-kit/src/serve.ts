@@ -53,6 +53,7 @@ export function serveFetch(
       },
     );
     server.once("error", reject);
+    server.on("clientError", answerClientError);
     server.on("upgrade", (_req, socket: Duplex) => {
       guardSocket(socket);
       upgraded.add(socket);
@@ -62,6 +63,36 @@ export function serveFetch(
       }
     });
   });
+}
+
+/**
+ * A request Node's parser refused before any handler saw it (a request line or headers over the
+ * size limit, malformed syntax, a request that took too long to arrive) is answered as every other
+ * refusal is, with a problem, where Node would write a bare status line. A socket with an answer
+ * already under way, or gone, is only closed.
+ */
+function answerClientError(err: NodeJS.ErrnoException, socket: Duplex): void {
+  const inFlight = (socket as { _httpMessage?: { headersSent?: boolean } })._httpMessage;
+  if (err.code === "ECONNRESET" || !socket.writable || inFlight?.headersSent) {
+    socket.destroy();
+    return;
+  }
+  rejectUpgrade(socket, clientProblem(err.code));
+}
+
+function clientProblem(code: string | undefined): ProblemError {
+  switch (code) {
+    case "HPE_HEADER_OVERFLOW":
+      return new ProblemError("headers-too-large", {
+        detail: "The request line or headers exceed the size this server accepts",
+      });
+    case "HPE_CHUNK_EXTENSIONS_OVERFLOW":
+      return new ProblemError("payload-too-large", { detail: "The chunk extensions exceed the size accepted" });
+    case "ERR_HTTP_REQUEST_TIMEOUT":
+      return new ProblemError("request-timeout", { detail: "The request did not arrive in time" });
+    default:
+      return new ProblemError("bad-request", { detail: "The request is not valid HTTP" });
+  }
 }
 
 /**
