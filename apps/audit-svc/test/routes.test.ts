@@ -99,6 +99,14 @@ describe.skipIf(!pg.available)(`audit routes through the real tenancy service${p
       `/v1/orgs/${orgId}/audit-trail/timeseries?interval=hour&from=2026-01-01T00:00:00Z&to=2026-06-01T00:00:00Z`,
       `/v1/orgs/${orgId}/usage-costs?groupBy=team`,
       `/v1/orgs/${orgId}/usage-costs/timeseries?interval=minute`,
+      // Postgres has no year 0: these were 500s.
+      `/v1/orgs/${orgId}/audit-trail?cursor=0000-01-01T00:00:00Z`,
+      `/v1/orgs/${orgId}/audit-trail?from=0000-01-01T00:00:00Z`,
+      `/v1/orgs/${orgId}/audit-trail?to=0000-06-01T00:00:00Z`,
+      `/v1/orgs/${orgId}/audit-trail/stats?from=0000-01-01T00:00:00Z`,
+      `/v1/orgs/${orgId}/audit-trail/timeseries?interval=day&to=0000-12-31T00:00:00Z`,
+      `/v1/orgs/${orgId}/usage-costs?from=0000-01-01T00:00:00Z`,
+      `/v1/installation/audit-trail?cursor=0000-01-01T00:00:00Z`,
     ];
     for (const path of bad) {
       const res = await call("GET", path, owner);
@@ -106,6 +114,15 @@ describe.skipIf(!pg.available)(`audit routes through the real tenancy service${p
       expect(res.headers.get("content-type")).toContain("application/problem+json");
       const problem = (await res.json()) as { errors?: { pointer: string }[] };
       expect(problem.errors?.length, path).toBeGreaterThan(0);
+    }
+    // A default window that would reach back before the year 1 stops there.
+    for (const path of [
+      `/v1/orgs/${orgId}/audit-trail/timeseries?interval=day&to=0001-01-02T00:00:00Z`,
+      `/v1/orgs/${orgId}/usage-costs/timeseries?interval=day&to=0001-01-02T00:00:00Z`,
+    ]) {
+      const res = await call("GET", path, owner);
+      expect(res.status, path).toBe(200);
+      expect(((await res.json()) as { buckets: unknown[] }).buckets, path).toHaveLength(1);
     }
     const negative = await call("POST", `/v1/orgs/${orgId}/spending-limits`, owner, { amountUsd: -5 });
     expect(negative.status).toBe(400);

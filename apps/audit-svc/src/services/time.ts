@@ -42,13 +42,48 @@ export interface Window {
   to: Date;
 }
 
-/** A [from, to) window from optional query values; `from` after `to` is a 400. */
+/**
+ * The earliest time a query may name: Postgres has no year 0 (ISO 8601's 0000, 1 BC), so a
+ * timestamp in it, or a default window reaching back into it, failed the query with a 500.
+ */
+const EARLIEST_MS = Date.parse("0001-01-01T00:00:00Z");
+
+/** A query's timestamp as a Date; one before EARLIEST_MS is a 400 naming the parameter. */
+function queryTime(value: string, name: string): Date {
+  const at = new Date(value);
+  if (!(at.getTime() >= EARLIEST_MS)) {
+    throw badRequest(`${name} is before the year 1`, [
+      { pointer: `/query/${name}`, message: "must be 0001-01-01T00:00:00Z or later" },
+    ]);
+  }
+  return at;
+}
+
+/** Checks the timestamps a page query names (400 for one Postgres cannot take), and the order of from/to. */
+export function checkQueryTimes(query: {
+  from?: string | undefined;
+  to?: string | undefined;
+  cursor?: string | undefined;
+}): void {
+  if (query.cursor) queryTime(query.cursor, "cursor");
+  if (query.from) queryTime(query.from, "from");
+  if (query.to) queryTime(query.to, "to");
+  // Only checks the order of from/to; an absent bound stays open.
+  if (query.from && query.to) resolveWindow(query, 0);
+}
+
+/**
+ * A [from, to) window from optional query values; `from` after `to` is a 400. A default `from`
+ * stops at EARLIEST_MS.
+ */
 export function resolveWindow(
   query: { from?: string | undefined; to?: string | undefined },
   defaultSpanMs: number,
 ): Window {
-  const to = query.to ? new Date(query.to) : new Date();
-  const from = query.from ? new Date(query.from) : new Date(to.getTime() - defaultSpanMs);
+  const to = query.to ? queryTime(query.to, "to") : new Date();
+  const from = query.from
+    ? queryTime(query.from, "from")
+    : new Date(Math.max(EARLIEST_MS, to.getTime() - defaultSpanMs));
   if (from.getTime() > to.getTime()) {
     throw badRequest("from is after to", [{ pointer: "/query/from", message: "must not be after to" }]);
   }

@@ -5,7 +5,7 @@ import type { Kysely } from "kysely";
 import type { AuditContext } from "../../context.ts";
 import type { AuditDb } from "../../db/schema.ts";
 import { installationOwner, listAuditTrail } from "../../services/audit-records.ts";
-import { resolveWindow } from "../../services/time.ts";
+import { checkQueryTimes } from "../../services/time.ts";
 
 /**
  * The installation's first owner (the user who activated it) while still an owner of the
@@ -35,7 +35,7 @@ export function registerListInstallationAuditTrail(app: ServiceApp, { db, author
   };
   app.openapi(listInstallationAuditTrailRoute, async (c) => {
     const q = c.req.valid("query");
-    if (q.from && q.to) resolveWindow(q, 0);
+    checkQueryTimes(q);
     await requireInstallationOwner(await ownerOf(db), authorizer, requirePrincipal(c));
     return c.json(await listAuditTrail(db, null, q), 200);
   });
