@@ -1,0 +1,88 @@
+import { requirePostgres } from "@agentplane/testkit";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type ConnectionsPlatform, startConnectionsPlatform } from "../../platform/test/connections-harness.ts";
+import { waitForClusterStatus } from "./fixtures/cluster-status.ts";
+import { connectHostileRelay, type HostileRelay } from "./fixtures/hostile-relay.ts";
+
+const pg = await requirePostgres();
+
+/** How long the platform gives a relay to answer (CLUSTER_PROXY_TIMEOUT_MS) in this suite. */
+const TIMEOUT_MS = 2000;
+
+/**
+ * A relay runs on the customer's infrastructure: whoever holds its tunnel token can answer the
+ * platform's requests however they like. Here a relay that verifies nothing and answers as each
+ * test makes it, against the whole platform; what it answers must not act on the platform's
+ * origin, hold the platform's memory or requests without bound, or speak for the platform.
+ */
+describe.skipIf(!pg.available)(`a hostile relay${pg.reason}`, () => {
+  let h: ConnectionsPlatform;
+  let clusterId: string;
+  let tunnelToken: string;
+  let relay: HostileRelay;
+
+  beforeAll(async () => {
+    h = await startConnectionsPlatform({ env: { CLUSTER_PROXY_TIMEOUT_MS: String(TIMEOUT_MS) } });
+    const created = await h.call<{ id: string; tunnelToken: string }>("POST", `/v1/projects/${h.projectId}/clusters`, {
+      token: h.adminToken,
+      body: { name: "hostile" },
+    });
+    clusterId = created.body.id;
+    tunnelToken = created.body.tunnelToken;
+    relay = await connectHostileRelay({ url: h.url, clusterId, tunnelToken });
+    await waitForClusterStatus(h, clusterId, "connected");
+  });
+  afterAll(async () => {
+    relay?.close();
+    await h?.close();
+  });
+
+  const proxy = (path: string, init: RequestInit = {}) =>
+    fetch(`${h.url}/v1/clusters/${clusterId}/proxy${path}`, {
+      ...init,
+      headers: { authorization: `Bearer ${h.memberToken}` },
+    });
+
+  it("an answer's headers cannot set cookies, clear site data, grant CORS or speak for the platform; a page renders sandboxed", async () => {
+    relay.handle((stream) => {
+      stream.respond({
+        ":status": 200,
+        "content-type": "text/html",
+        "set-cookie": ["agentplane_session=stolen; Path=/", "other=1"],
+        "clear-site-data": '"*"',
+        "access-control-allow-origin": "https://evil.example",
+        "access-control-allow-credentials": "true",
+        "strict-transport-security": "max-age=1",
+        "alt-svc": 'h2="evil.example:443"',
+        "service-worker-allowed": "/",
+        refresh: "0; url=https://evil.example",
+        "content-security-policy": "script-src *",
+        "x-agentplane-resource-org": h.otherOrgId,
+        "audit-id": "kept",
+      });
+      stream.end("<script>fetch('/v1/auth/me')</script>");
+    });
+    const res = await proxy("/api/v1/namespaces/default/services/web/proxy/");
+    expect(res.status).toBe(200);
+    for (const name of [
+      "set-cookie",
+      "clear-site-data",
+      "access-control-allow-origin",
+      "access-control-allow-credentials",
+      "strict-transport-security",
+      "alt-svc",
+      "service-worker-allowed",
+      "refresh",
+      "x-agentplane-resource-org",
+    ]) {
+      expect(res.headers.get(name), name).toBeNull();
+    }
+    // Served from the platform's origin, a page from the cluster runs no script there.
+    expect(res.headers.get("content-security-policy")).toBe("sandbox");
+    expect(res.headers.get("x-content-type-options")).toBe("nosniff");
+    // The rest passes as it came.
+    expect(res.headers.get("content-type")).toBe("text/html");
+    expect(res.headers.get("audit-id")).toBe("kept");
+    expect(await res.text()).toContain("<script>");
+  });
+});
