@@ -10,5 +10,9 @@ export async function authorizeTeam(
   teamId: string,
   permission: Permission,
 ): Promise<Caller> {
-  return authorize(c, ctx.authorizer, permission, { orgId: await teamOrgId(ctx, teamId) });
+  // The 404 names the team, as for an unknown one: never the organization it was found in.
+  return authorize(c, ctx.authorizer, permission, {
+    orgId: await teamOrgId(ctx, teamId),
+    resource: `Team ${teamId}`,
+  });
 }
