@@ -44,6 +44,38 @@ export async function applicableLimits(
 }
 
 /**
+ * The usage recorded in a limit's scope in a period, in micro-USD: what a counter created for
+ * that period starts from. A call held against another period of this limit is left out: its
+ * hold counted it there (reserved before a period ended and reported after it, or reported with a
+ * clock behind audit's), and counting it by its event time as well would count it twice.
+ */
+export async function recordedSpend(
+  db: Kysely<AuditDb>,
+  limit: Pick<Limit, "id" | "org_id" | "project_id">,
+  period: { start: Date; end: Date },
+): Promise<number> {
+  let usage = db
+    .selectFrom("usage_records as u")
+    .select(sql<number>`coalesce(sum(u.cost_micro_usd), 0)::bigint`.as("spent"))
+    .where("u.org_id", "=", limit.org_id)
+    .where("u.ts", ">=", period.start.toISOString())
+    .where("u.ts", "<", period.end.toISOString())
+    .where(({ not, exists, selectFrom }) =>
+      not(
+        exists(
+          selectFrom("reservation_holds as h")
+            .select(sql`1`.as("one"))
+            .whereRef("h.reservation_id", "=", "u.reservation_id")
+            .where("h.limit_id", "=", limit.id)
+            .where("h.period_start", "!=", period.start),
+        ),
+      ),
+    );
+  if (limit.project_id) usage = usage.where("u.project_id", "=", limit.project_id);
+  return Number((await usage.executeTakeFirstOrThrow()).spent);
+}
+
+/**
  * The counter of a limit for the period containing `at`, locked for this transaction. A counter
  * created mid-period starts from the usage already recorded in that period; `addOnConflict` is
  * added when it already exists (the caller's new usage rows are part of the initial sum).
@@ -61,18 +93,11 @@ export async function lockCounter(trx: Kysely<AuditDb>, limit: Limit, at: Date, 
   let row = await select();
   let add = addOnConflict;
   if (!row) {
-    let usage = trx
-      .selectFrom("usage_records")
-      .select(sql<number>`coalesce(sum(cost_micro_usd), 0)::bigint`.as("spent"))
-      .where("org_id", "=", limit.org_id)
-      .where("ts", ">=", start.toISOString())
-      .where("ts", "<", end.toISOString());
-    if (limit.project_id) usage = usage.where("project_id", "=", limit.project_id);
-    const initial = await usage.executeTakeFirstOrThrow();
+    const initial = await recordedSpend(trx, limit, { start, end });
     // Another transaction may create the counter meanwhile: then its sum missed our rows, so add them.
     await trx
       .insertInto("spend_counters")
-      .values({ limit_id: limit.id, period_start: start, spent_micro_usd: Number(initial.spent) })
+      .values({ limit_id: limit.id, period_start: start, spent_micro_usd: initial })
       .onConflict((oc) =>
         oc.columns(["limit_id", "period_start"]).doUpdateSet({
           spent_micro_usd: sql`spend_counters.spent_micro_usd + ${addOnConflict}`,

@@ -6,6 +6,7 @@ import type { Caller } from "@agentplane/service-kit";
 import { type Kysely, sql, type Transaction } from "kysely";
 import type { AuditDb, SpendingLimitsTable } from "../db/schema.ts";
 import { thresholdsOf } from "./spend.ts";
+import { recordedSpend } from "./spend-counters.ts";
 import { periodOf } from "./time.ts";
 
 type Row = SpendingLimitsTable & { created_at: Date; updated_at: Date };
@@ -248,18 +249,9 @@ export async function spendingLimitStatus(db: Kysely<AuditDb>, orgId: string, no
       .where("limit_id", "=", l.id)
       .where("period_start", "=", start)
       .executeTakeFirst();
-    let spent = Number(counter?.spent_micro_usd ?? 0);
-    if (!counter) {
-      // No reservation or usage touched this limit yet in this period: sum what was recorded.
-      let q = db
-        .selectFrom("usage_records")
-        .select(sql<number>`coalesce(sum(cost_micro_usd), 0)::bigint`.as("spent"))
-        .where("org_id", "=", orgId)
-        .where("ts", ">=", start.toISOString())
-        .where("ts", "<", end.toISOString());
-      if (l.project_id) q = q.where("project_id", "=", l.project_id);
-      spent = Number((await q.executeTakeFirstOrThrow()).spent);
-    }
+    // No reservation or usage touched this limit yet in this period: what was recorded, as a
+    // counter created now would start from.
+    const spent = counter ? Number(counter.spent_micro_usd) : await recordedSpend(db, l, { start, end });
     const amount = Number(l.amount_micro_usd);
     const warnAt = thresholdsOf(l)[0];
     const state =
