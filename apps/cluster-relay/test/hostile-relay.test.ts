@@ -1,3 +1,4 @@
+import type { ServerHttp2Stream } from "node:http2";
 import { requirePostgres } from "@agentplane/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type ConnectionsPlatform, startConnectionsPlatform } from "../../platform/test/connections-harness.ts";
@@ -8,6 +9,25 @@ const pg = await requirePostgres();
 
 /** How long the platform gives a relay to answer (CLUSTER_PROXY_TIMEOUT_MS) in this suite. */
 const TIMEOUT_MS = 2000;
+
+/**
+ * Writes to an answer for as long as the platform reads it, as fast as it reads; resolves with
+ * the bytes written once the platform has reset the stream.
+ */
+function endless(stream: ServerHttp2Stream): Promise<number> {
+  const chunk = Buffer.alloc(16 * 1024, "x");
+  let written = 0;
+  return new Promise((resolve) => {
+    const more = () => {
+      while (!stream.destroyed && !stream.closed) {
+        written += chunk.length;
+        if (!stream.write(chunk)) return void stream.once("drain", more);
+      }
+    };
+    stream.once("close", () => resolve(written));
+    more();
+  });
+}
 
 /**
  * A relay runs on the customer's infrastructure: whoever holds its tunnel token can answer the
@@ -39,9 +59,25 @@ describe.skipIf(!pg.available)(`a hostile relay${pg.reason}`, () => {
 
   const proxy = (path: string, init: RequestInit = {}) =>
     fetch(`${h.url}/v1/clusters/${clusterId}/proxy${path}`, {
+      signal: AbortSignal.timeout(10_000),
       ...init,
       headers: { authorization: `Bearer ${h.memberToken}` },
     });
+
+  /** A second cluster of the project with a hostile relay of its own, answering from its first request. */
+  async function anotherCluster(handler: Parameters<typeof connectHostileRelay>[0]["handler"]) {
+    const created = await h.call<{ id: string; tunnelToken: string }>("POST", `/v1/projects/${h.projectId}/clusters`, {
+      token: h.adminToken,
+      body: { name: `hostile-${Date.now()}` },
+    });
+    const other = await connectHostileRelay({
+      url: h.url,
+      clusterId: created.body.id,
+      tunnelToken: created.body.tunnelToken,
+      ...(handler ? { handler } : {}),
+    });
+    return { id: created.body.id, relay: other };
+  }
 
   it("an answer's headers cannot set cookies, clear site data, grant CORS or speak for the platform; a page renders sandboxed", async () => {
     relay.handle((stream) => {
@@ -84,5 +120,56 @@ describe.skipIf(!pg.available)(`a hostile relay${pg.reason}`, () => {
     expect(res.headers.get("content-type")).toBe("text/html");
     expect(res.headers.get("audit-id")).toBe("kept");
     expect(await res.text()).toContain("<script>");
+  });
+
+  it("a failure answer that never ends is read no further than its first bytes: 502 at once, the stream reset", async () => {
+    let sent: Promise<number> = Promise.resolve(0);
+    relay.handle((stream) => {
+      stream.respond({
+        ":status": 502,
+        "content-type": "application/problem+json",
+        "x-agentplane-relay-failure": "upstream",
+      });
+      stream.write('{"detail":"');
+      sent = endless(stream);
+    });
+    // A watch: no deadline of its own, so nothing but the read's bound ends it.
+    const res = await proxy("/api/v1/pods?watch=true");
+    expect(res.status).toBe(502);
+    expect(res.headers.get("content-type")).toContain("application/problem+json");
+    expect(await sent).toBeLessThan(4 * 1024 * 1024);
+  });
+
+  it("a failure answer that stops short is given up at the deadline: 502", async () => {
+    relay.handle((stream) => {
+      stream.respond({ ":status": 502, "x-agentplane-relay-failure": "upstream" });
+      stream.write('{"detail":"');
+    });
+    const started = Date.now();
+    const res = await proxy("/api/v1/pods?watch=true");
+    expect(res.status).toBe(502);
+    expect(Date.now() - started).toBeLessThan(TIMEOUT_MS + 1500);
+  });
+
+  it("a status answer that never ends is read no further than its first bytes", async () => {
+    let sent: Promise<number> | undefined;
+    const started = Date.now();
+    const other = await anotherCluster((stream) => {
+      stream.respond({ ":status": 200, "content-type": "application/json" });
+      stream.write('{"relayVersion":"');
+      sent = endless(stream);
+    });
+    try {
+      await waitForClusterStatus(h, other.id, "connected");
+      const written = await (async () => {
+        while (!sent) await new Promise((r) => setTimeout(r, 20));
+        return sent;
+      })();
+      // Well before the request's deadline, and after no more than a few buffers' worth.
+      expect(Date.now() - started).toBeLessThan(TIMEOUT_MS);
+      expect(written).toBeLessThan(4 * 1024 * 1024);
+    } finally {
+      other.relay.close();
+    }
   });
 });

@@ -159,3 +159,32 @@ export function bodyOf(stream: http2.ClientHttp2Stream, first: Buffer[] = []): R
     { highWaterMark: 16 },
   );
 }
+
+/**
+ * An answer the platform reads itself (the relay's status, its failure problem) as JSON, reading
+ * no more than `limit` bytes of it for no longer than `timeoutMs`: a longer or slower one is
+ * cancelled (its stream reset) and refused.
+ */
+export async function smallJson(res: Response, options: { limit?: number; timeoutMs: number }): Promise<unknown> {
+  const reader = res.body?.getReader();
+  if (!reader) return undefined;
+  const limit = options.limit ?? 64 * 1024;
+  const cut = setTimeout(() => void reader.cancel().catch(() => {}), options.timeoutMs);
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      size += value.byteLength;
+      if (size > limit) {
+        await reader.cancel().catch(() => {});
+        throw new Error(`an answer of more than ${limit} bytes`);
+      }
+      chunks.push(value);
+    }
+  } finally {
+    clearTimeout(cut);
+  }
+  return JSON.parse(Buffer.concat(chunks).toString("utf8"));
+}

@@ -20,6 +20,7 @@ import { injectTraceparent } from "@agentplane/telemetry";
 import { sql } from "kysely";
 import { type WebSocket, WebSocketServer } from "ws";
 import type { ConnectionsContext } from "../context.ts";
+import { smallJson } from "./h2-body.ts";
 import { disconnected, requestOnSession } from "./h2-request.ts";
 
 export { disconnected } from "./h2-request.ts";
@@ -243,8 +244,16 @@ export class TunnelHub {
 
   private async refreshStatus(tunnel: Tunnel): Promise<void> {
     const res = await this.requestLocal(tunnel, { method: "GET", path: CONTROL_PATHS.status, use: "control" });
-    if (!res.ok) return;
-    const status = (await res.json()) as { relayVersion?: string; kubernetesVersion?: string; tunnelKey?: unknown };
+    if (!res.ok) {
+      await res.body?.cancel();
+      return;
+    }
+    // Read no further than a status's worth: the relay could make it endless.
+    const status = ((await smallJson(res, { timeoutMs: this.ctx.config.clusterProxyTimeoutMs })) ?? {}) as {
+      relayVersion?: string;
+      kubernetesVersion?: string;
+      tunnelKey?: unknown;
+    };
     // A relay naming its key-agreement key gets MAC'd requests from now on (0008); an older one
     // names none and keeps getting signed ones.
     if (status.tunnelKey !== undefined) {
@@ -345,7 +354,11 @@ export class TunnelHub {
         this.ctx.logger.debug({ rstCode, clusterId: tunnel.clusterId }, "tunnel stream closed before its response"),
     });
     if (!res.headers.has(RELAY_FAILURE_HEADER)) return res;
-    const failure = (await res.json().catch(() => ({}))) as { detail?: unknown };
+    // Read no further than a problem's worth: the relay could make it endless.
+    const failure = ((await smallJson(res, {
+      limit: 16 * 1024,
+      timeoutMs: this.ctx.config.clusterProxyTimeoutMs,
+    }).catch(() => undefined)) ?? {}) as { detail?: unknown };
     throw new ProblemError("bad-gateway", {
       detail:
         typeof failure.detail === "string"
