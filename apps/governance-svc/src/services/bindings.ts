@@ -6,6 +6,7 @@ import type { Selectable } from "kysely";
 import type { GovernanceContext } from "../context.ts";
 import { jsonb } from "../db/json.ts";
 import type { BindingsTable, BindingTargetJson } from "../db/schema.ts";
+import { enforceBoundSize, versionSize } from "./bound-size.ts";
 import { enforceScopeLimit } from "./object-limits.ts";
 import type { PolicyScope } from "./policies.ts";
 
@@ -102,6 +103,7 @@ export async function createBinding(
   const id = newId("policyBinding");
   const row = await withDomainEvents(ctx, async (trx) => {
     await enforceScopeLimit(ctx, trx, caller, "bindings");
+    await enforceBoundSize(trx, caller.orgId, await versionSize(trx, policy.id, version ?? policy.latest_version));
     const inserted = await trx
       .insertInto("bindings")
       .values({

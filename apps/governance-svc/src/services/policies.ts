@@ -8,6 +8,7 @@ import { compilePolicyText } from "../cedar/policy-text.ts";
 import type { GovernanceContext } from "../context.ts";
 import { jsonb } from "../db/json.ts";
 import type { GovernanceDb, PoliciesTable, PolicyVersionsTable, StoredRule } from "../db/schema.ts";
+import { enforceBoundSize } from "./bound-size.ts";
 import { enforceScopeLimit } from "./object-limits.ts";
 
 /** Where a policy lives: an organization, or a project of it. */
@@ -204,6 +205,18 @@ export async function updatePolicy(
         .executeTakeFirst();
       if (!row) throw conflict("The policy changed meanwhile; read it again and retry");
       if (rules && input.cedar !== undefined) {
+        // The bindings that follow the latest version bind the new one from now on.
+        const following = await trx
+          .selectFrom("bindings")
+          .select((eb) => eb.fn.countAll<number>().as("n"))
+          .where("policy_id", "=", policyId)
+          .where("version", "is", null)
+          .executeTakeFirstOrThrow();
+        const n = Number(following.n);
+        if (n > 0) {
+          const size = { statements: rules.length * n, bytes: Buffer.byteLength(input.cedar, "utf8") * n };
+          await enforceBoundSize(trx, caller.orgId, size, policyId);
+        }
         await trx
           .insertInto("policy_versions")
           .values({
