@@ -58,9 +58,9 @@ describe.skipIf(!target.available)(`what an organization binds in all${target.re
     const theirs = await policy(b.orgId, b.owner, "two-hundred", statements(200));
     expect((await bind(b.orgId, b.owner, { policyId: theirs })).status).toBe(201);
 
-    expect(
-      (await h.call("DELETE", `/v1/orgs/${h.orgId}/policy-bindings/${bindings[0]}`, { as: h.owner })).status,
-    ).toBe(204);
+    expect((await h.call("DELETE", `/v1/orgs/${h.orgId}/policy-bindings/${bindings[0]}`, { as: h.owner })).status).toBe(
+      204,
+    );
     const small = await policy(h.orgId, h.owner, "one", statements(1));
     expect((await bind(h.orgId, h.owner, { policyId: small })).status).toBe(201);
     expect((await bind(h.orgId, h.owner, { policyId: small, version: 1 })).status).toBe(201);
