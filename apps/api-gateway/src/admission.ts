@@ -41,12 +41,18 @@ function authenticate(core: GatewayCore, r: Routed): Promise<Response | undefine
   const { deps } = core;
   const { entry, header } = r;
   let principal: Promise<Principal | undefined>;
+  let bearer: string | undefined;
+  let sessionSecret: string | undefined;
   try {
-    const bearer =
+    bearer =
       bearerToken(header) ?? awsSessionToken(entry.operationId, header) ?? llmKeyToken(entry.operationId, header);
     const secure = secureSessionCookie(r.url.protocol.slice(0, -1), deps.publicUrl);
-    const sessionSecret = bearer ? undefined : sessionSecretOf(header, secure);
+    sessionSecret = bearer ? undefined : sessionSecretOf(header, secure);
     if (sessionSecret) r.sessionSecret = sessionSecret;
+    if (bearer || sessionSecret) {
+      const refused = refuseBlockedAddress(core, r);
+      if (refused) return Promise.resolve(refused);
+    }
     principal = sessionSecret
       ? authenticateSession(
           deps.authenticator,
@@ -66,7 +72,29 @@ function authenticate(core: GatewayCore, r: Routed): Promise<Response | undefine
       annotateSpan({ "agentplane.principal.type": found.type });
       return undefined;
     },
-    (err: unknown) => refuseCredentials(core, r, err),
+    (err: unknown) => {
+      if (err instanceof ProblemError && err.status === 401 && (bearer || sessionSecret)) {
+        const key = addressLimitKey(clientIp(core, r.env));
+        core.failedAuthentications.record(key).catch((failure: unknown) => {
+          deps.logger?.warn({ err: failure, requestId: r.requestId }, "failed authentication not counted");
+        });
+      }
+      return refuseCredentials(core, r, err);
+    },
+  );
+}
+
+/** An address that has spent its budget of refused credentials: 429 before any lookup. */
+function refuseBlockedAddress(core: GatewayCore, r: Routed): Response | undefined {
+  const seconds = core.failedAuthentications.blockedFor(addressLimitKey(clientIp(core, r.env)));
+  if (seconds === undefined) return undefined;
+  audit(core, r, 429);
+  return fail(
+    r,
+    new ProblemError("rate-limited", {
+      detail: `Too many refused credentials from this address; retry in ${seconds} s`,
+    }),
+    { "retry-after": String(seconds) },
   );
 }
 

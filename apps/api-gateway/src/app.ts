@@ -6,6 +6,7 @@ import { RequestAuditor } from "./audit.ts";
 import { ClientAddresses, parseTrustedProxies } from "./client-address.ts";
 import type { GatewayDeps } from "./deps.ts";
 import type { GatewayCore } from "./exchange.ts";
+import { FailedAuthentications } from "./failed-authentications.ts";
 import { gatewayHealth, type HealthTarget } from "./health.ts";
 import { handleRequest, openApiDocument } from "./pipeline.ts";
 import { RouteTable } from "./route-table.ts";
@@ -43,6 +44,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
     auditor,
     agent,
     clientAddresses: new ClientAddresses(deps.trustedProxies ? parseTrustedProxies(deps.trustedProxies) : undefined),
+    failedAuthentications: new FailedAuthentications(deps.rateLimiter),
     openapi: () => {
       openapi ??= openApiDocument(deps.publicUrl);
       return openapi;

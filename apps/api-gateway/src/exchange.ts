@@ -7,6 +7,7 @@ import type { AgentFront } from "./agent-front.ts";
 import { isRoutineAnswer, type RequestAuditor, shouldAudit } from "./audit.ts";
 import type { ClientAddresses } from "./client-address.ts";
 import type { GatewayDeps } from "./deps.ts";
+import type { FailedAuthentications } from "./failed-authentications.ts";
 import { type HeaderReader, requestHeaders } from "./forward.ts";
 import { responseHeader } from "./response-headers.ts";
 import type { RouteEntry, RouteTable } from "./route-table.ts";
@@ -20,6 +21,8 @@ export interface GatewayCore {
   agent: AgentFront;
   /** Where a request came from (TRUSTED_PROXIES decides whether X-Forwarded-For counts). */
   clientAddresses: ClientAddresses;
+  /** Refused credentials per address: past the budget, credentials are not even looked up. */
+  failedAuthentications: FailedAuthentications;
   /** The OpenAPI document as served (built on first use). */
   openapi(): string;
   health(kind: "live" | "ready" | "summary"): Promise<Response>;
