@@ -151,6 +151,24 @@ describe.skipIf(!pg.available)(`a hostile relay${pg.reason}`, () => {
     expect(Date.now() - started).toBeLessThan(TIMEOUT_MS + 1500);
   });
 
+  it("a watch whose head never comes is a 504 at the deadline; one answered may then be silent for longer", async () => {
+    relay.handle(() => {});
+    const started = Date.now();
+    const unanswered = await proxy("/api/v1/pods?watch=true");
+    expect(unanswered.status).toBe(504);
+    expect(Date.now() - started).toBeLessThan(TIMEOUT_MS + 1500);
+    expect(((await unanswered.json()) as { type: string }).type).toMatch(/gateway-timeout$/);
+
+    relay.handle((stream) => {
+      stream.respond({ ":status": 200, "content-type": "application/json" });
+      stream.write('{"type":"ADDED"}\n');
+      setTimeout(() => stream.end('{"type":"MODIFIED"}\n'), TIMEOUT_MS + 500);
+    });
+    const answered = await proxy("/api/v1/pods?watch=true");
+    expect(answered.status).toBe(200);
+    expect(await answered.text()).toBe('{"type":"ADDED"}\n{"type":"MODIFIED"}\n');
+  });
+
   it("a status answer that never ends is read no further than its first bytes", async () => {
     let sent: Promise<number> | undefined;
     const started = Date.now();

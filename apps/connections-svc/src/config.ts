@@ -55,7 +55,7 @@ export const ConnectionsSettingsSchema = z.object({
   CLUSTER_JWT_TTL_SECONDS: z.coerce.number().int().min(60).max(86_400).default(900),
   /** Comma-separated hosts, host:port pairs or CIDR ranges connectors may reach although internal. */
   CONNECTOR_ALLOWED_HOSTS: z.string().optional(),
-  /** How long a cluster proxy request other than a watch or followed log may take before it is a 504. */
+  /** How long a cluster proxy request may take before it is a 504; a watch or followed log, until its head. */
   CLUSTER_PROXY_TIMEOUT_MS: z.coerce.number().int().min(100).max(3_600_000).default(60_000),
   /** How long an AWS endpoint may take to send its answer's headers before the call is a 504. */
   AWS_UPSTREAM_TIMEOUT_MS: z.coerce.number().int().min(100).max(900_000).default(60_000),

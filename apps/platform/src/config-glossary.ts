@@ -126,7 +126,7 @@ export const CONFIG_GLOSSARY: Record<string, string> = {
   CLUSTER_HEARTBEAT_MS: "How often the control plane expects a relay heartbeat.",
   CLUSTER_JWT_TTL_SECONDS: "Lifetime of the cluster JWTs the platform mints for relays.",
   CLUSTER_PROXY_TIMEOUT_MS:
-    "How long a cluster proxy request other than a watch or a followed log may take before it is a 504 (Kubernetes bounds its own the same way).",
+    "How long a cluster proxy request may take before it is a 504 (Kubernetes bounds its own the same way); a watch or a followed log, only until its answer begins.",
   AWS_UPSTREAM_TIMEOUT_MS:
     "How long an AWS endpoint may take to answer a proxied call or a connection test before it is a 504.",
   // Inference and spend

@@ -39,6 +39,7 @@ export function tunnelTimedOut(clusterId: string, timeoutMs: number): ProblemErr
  * streams), rejects with `cluster-disconnected` when the stream closes before that. An abort of
  * `signal` resets the stream. With `timeoutMs`, the whole exchange is bounded: no head by then is
  * a 504 problem, a body still arriving then is cut (the stream reset, the caller's body errors).
+ * With `headTimeoutMs` instead (a watch), only the head is: the body may last.
  */
 export async function requestOnSession(args: {
   session: ClientHttp2Session;
@@ -50,6 +51,7 @@ export async function requestOnSession(args: {
   body?: Uint8Array | undefined;
   signal?: AbortSignal | undefined;
   timeoutMs?: number | undefined;
+  headTimeoutMs?: number | undefined;
   onEarlyClose?: (rstCode: number) => void;
 }): Promise<Response> {
   const { session, clusterId, signal } = args;
@@ -77,11 +79,12 @@ export async function requestOnSession(args: {
   signal?.addEventListener("abort", cancel, { once: true });
   let answered = false;
   let timedOut = false;
-  const deadline = args.timeoutMs
+  const limitMs = args.timeoutMs ?? args.headTimeoutMs;
+  const deadline = limitMs
     ? setTimeout(() => {
         timedOut = true;
         stream.close(http2.constants.NGHTTP2_CANCEL);
-      }, args.timeoutMs)
+      }, limitMs)
     : undefined;
   stream.once("close", () => {
     signal?.removeEventListener("abort", cancel);
@@ -90,12 +93,13 @@ export async function requestOnSession(args: {
     if (!answered) span.setStatus({ code: 2 });
     span.end();
   });
-  const ended = () => (timedOut ? tunnelTimedOut(clusterId, args.timeoutMs ?? 0) : disconnected(clusterId));
+  const ended = () => (timedOut ? tunnelTimedOut(clusterId, limitMs ?? 0) : disconnected(clusterId));
   return new Promise<Response>((resolve, reject) => {
     // The body's listeners are attached in the same turn as the head arrives: an empty answer's
     // end can follow it at once, and would be missed a turn later (a body that never ends).
     stream.once("response", (head) => {
       answered = true;
+      if (!args.timeoutMs) clearTimeout(deadline);
       span?.setAttribute("http.response.status_code", Number(head[":status"] ?? 0));
       resolve(responseOf(stream, head, args.method, ended));
     });

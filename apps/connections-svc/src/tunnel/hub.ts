@@ -347,9 +347,11 @@ export class TunnelHub {
       headers: req.headers,
       body: req.body,
       signal: req.signal,
-      // Watches and followed logs are meant to last; everything else is bounded as Kubernetes
-      // bounds its own non-long-running requests.
-      timeoutMs: isLongRunning(req.path) ? undefined : this.ctx.config.clusterProxyTimeoutMs,
+      // Watches and followed logs are meant to last once answered (the API server answers their
+      // head at once); everything else is bounded as Kubernetes bounds its non-long-running requests.
+      ...(isLongRunning(req.path)
+        ? { headTimeoutMs: this.ctx.config.clusterProxyTimeoutMs }
+        : { timeoutMs: this.ctx.config.clusterProxyTimeoutMs }),
       onEarlyClose: (rstCode) =>
         this.ctx.logger.debug({ rstCode, clusterId: tunnel.clusterId }, "tunnel stream closed before its response"),
     });
