@@ -1,3 +1,5 @@
+import { setFlagsFromString } from "node:v8";
+import { runInNewContext } from "node:vm";
 import {
   type DecisionRequest,
   type DecisionResponse,
@@ -29,12 +31,12 @@ describe.skipIf(!target.available)(`the engine's memo of Cedar answers${target.r
     await cleanup?.();
   });
 
-  const ask = async (sandboxId: string): Promise<DecisionResponse> => {
+  const ask = async (sandboxId: string, argv = ["ls"]): Promise<DecisionResponse> => {
     const request: DecisionRequest = {
       principal: agent,
       action: "sandbox:exec",
       resource: { type: "Sandbox", id: sandboxId, orgId: h.orgId, projectId, kind: "sandbox" },
-      context: { argv: ["ls"] },
+      context: { argv, command: argv.join(" ") },
     };
     const res = await h.internal(internalDecideRoute.path, request);
     expect(res.status).toBe(200);
@@ -61,5 +63,18 @@ forbid(principal, action == Action::"sandbox:exec", resource == Sandbox::"sbx_pr
     const prod = await ask("sbx_prod");
     expect(prod.decision).toBe("deny");
     expect(prod.reasons[0]?.ruleId).toBe("not-prod");
+  });
+
+  it("keeps no memory of requests with long command lines", async () => {
+    setFlagsFromString("--expose-gc");
+    const gc = runInNewContext("gc") as () => void;
+    gc();
+    const before = process.memoryUsage().heapUsed;
+    // An exec's command line may be near the 1 MiB body limit, and a tenant chooses every one.
+    const long = "x".repeat(400_000);
+    for (let i = 0; i < 200; i++) expect((await ask("sbx_dev", ["echo", `${i}${long}`])).decision).toBe("allow");
+    gc();
+    // Each of these was held (command and argv: 800 KB a request), 160 MB in all.
+    expect(process.memoryUsage().heapUsed - before).toBeLessThan(40_000_000);
   });
 });

@@ -57,7 +57,14 @@ export class DecisionEngine {
     this.db = db;
     this.logger = logger;
     this.refreshAfterMs = options.refreshAfterMs ?? 60_000;
-    this.memo = new LRUCache({ max: options.memoSize ?? 20_000 });
+    // Bounded by size as well as count: a key holds the request's context, and an exec's command
+    // line can be near the 1 MiB body limit; 20,000 such keys would hold gigabytes.
+    this.memo = new LRUCache({
+      max: options.memoSize ?? 20_000,
+      maxSize: MEMO_MAX_CHARS,
+      maxEntrySize: MEMO_MAX_ENTRY_CHARS,
+      sizeCalculation: (_answer, key) => key.length + 100,
+    });
     this.prepared = new LRUCache({
       max: options.preparedSets ?? 1_000,
       dispose: (set) => this.freeSlots.push(set.slot),
@@ -258,6 +265,9 @@ export class DecisionEngine {
 }
 
 const MAX_LOOKUPS = 10_000;
+/** Characters of memo keys kept in all, and in one (a longer request is answered, not memoized). */
+const MEMO_MAX_CHARS = 32 * 1024 * 1024;
+const MEMO_MAX_ENTRY_CHARS = 64 * 1024;
 const NOTHING_APPLIES: cedar.Response = { decision: "deny", diagnostics: { reason: [], errors: [] } };
 
 function labelsKey(labels: Record<string, string> | undefined): string {
