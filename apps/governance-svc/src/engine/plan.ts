@@ -1,4 +1,5 @@
 import * as cedar from "@cedar-policy/cedar-wasm/nodejs";
+import { LRUCache } from "lru-cache";
 import type { CompiledBinding } from "./org-state.ts";
 
 /** One statement of a bound policy version, as the engine evaluates it. */
@@ -69,25 +70,34 @@ function guardOf(expr: Expr): { attr: string; values: string[] } | undefined {
   return undefined;
 }
 
-const guardCache = new Map<string, { attr: string; values: string[] } | null>();
+type Guard = { attr: string; values: string[] };
+
+/**
+ * Guards by statement text, bounded by the texts' size as well as their number: a statement can
+ * be most of a 256 KiB body, and texts of versions no binding uses any more stay until evicted.
+ */
+const guardCache = new LRUCache<string, Guard | false>({
+  max: 20_000,
+  maxSize: 16 * 1024 * 1024,
+  sizeCalculation: (_guard, text) => text.length + 100,
+});
 
 /** The guard of a statement's text (memoized: the same text is the same statement in every version). */
-export function statementGuard(text: string): { attr: string; values: string[] } | undefined {
+export function statementGuard(text: string): Guard | undefined {
   let guard = guardCache.get(text);
   if (guard === undefined) {
-    guard = null;
+    guard = false;
     const parsed = cedar.policyToJson(text);
     if (parsed.type === "success") {
       for (const clause of parsed.json.conditions) {
         if (clause.kind !== "when") continue;
-        guard = guardOf(clause.body as unknown as Expr) ?? null;
+        guard = guardOf(clause.body as unknown as Expr) ?? false;
         if (guard) break;
       }
     }
-    if (guardCache.size > 20_000) guardCache.clear();
     guardCache.set(text, guard);
   }
-  return guard ?? undefined;
+  return guard || undefined;
 }
 
 /** The plan of a combination of bindings for one action. */
