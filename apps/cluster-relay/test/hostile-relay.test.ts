@@ -169,6 +169,36 @@ describe.skipIf(!pg.available)(`a hostile relay${pg.reason}`, () => {
     expect(await answered.text()).toBe('{"type":"ADDED"}\n{"type":"MODIFIED"}\n');
   });
 
+  it("server push is refused: a relay cannot open streams of its own on the platform's side", async () => {
+    let pushed: Promise<string> = Promise.resolve("not tried");
+    relay.handle((stream) => {
+      pushed = new Promise((resolve) => {
+        try {
+          stream.pushStream({ ":path": "/api/v1/namespaces" }, (err, push) => {
+            if (err) return resolve("refused");
+            push.on("error", () => {});
+            push.respond({ ":status": 200 });
+            push.write(Buffer.alloc(60 * 1024));
+            // Accepted and never read: it would stay open, holding its bytes, as long as the tunnel.
+            const open = setTimeout(() => resolve("open"), 1000);
+            push.once("close", () => {
+              clearTimeout(open);
+              resolve("refused");
+            });
+          });
+        } catch {
+          resolve("refused");
+        }
+      });
+      stream.respond({ ":status": 200, "content-type": "application/json" });
+      stream.end("{}");
+    });
+    const res = await proxy("/api/v1/namespaces");
+    expect(res.status).toBe(200);
+    await res.text();
+    expect(await pushed).toBe("refused");
+  });
+
   it("a status answer that never ends is read no further than its first bytes", async () => {
     let sent: Promise<number> | undefined;
     const started = Date.now();

@@ -166,7 +166,12 @@ export class TunnelHub {
 
   private async open(clusterId: string, projectId: string, tokenId: string, ws: WebSocket): Promise<void> {
     const duplex = tunnelStream(ws);
-    const session = http2.connect("http://relay.tunnel", { createConnection: () => duplex as never });
+    const session = http2.connect("http://relay.tunnel", {
+      createConnection: () => duplex as never,
+      // Streams are the platform's to open: a relay pushing its own would hold them, and what they
+      // carry, for as long as the tunnel lasts (a PUSH_PROMISE now ends the session).
+      settings: { enablePush: false },
+    });
     const tunnel: Tunnel = {
       clusterId,
       projectId,
