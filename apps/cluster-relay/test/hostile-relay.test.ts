@@ -199,6 +199,27 @@ describe.skipIf(!pg.available)(`a hostile relay${pg.reason}`, () => {
     expect(await pushed).toBe("refused");
   });
 
+  it("a WebSocket message far larger than HTTP/2 ever writes ends the tunnel as soon as its length is read", async () => {
+    const other = await anotherCluster(undefined);
+    try {
+      await waitForClusterStatus(h, other.id, "connected");
+      // A binary frame declaring 64 MiB (masked, as a client's must be), and then only a little of it.
+      const head = Buffer.alloc(14);
+      head[0] = 0x82;
+      head[1] = 0x80 | 127;
+      head.writeBigUInt64BE(64n * 1024n * 1024n, 2);
+      const socket = (other.relay.ws as unknown as { _socket: import("node:net").Socket })._socket;
+      socket.write(Buffer.concat([head, Buffer.alloc(1024)]));
+      const closed = await Promise.race([
+        other.relay.closed,
+        new Promise((r) => setTimeout(() => r("still open"), 2000)),
+      ]);
+      expect(closed).toEqual({ code: 1009 });
+    } finally {
+      other.relay.close();
+    }
+  });
+
   it("a status answer that never ends is read no further than its first bytes", async () => {
     let sent: Promise<number> | undefined;
     const started = Date.now();

@@ -36,6 +36,13 @@ import {
 import { type SignedRequest, TunnelRequestSigner } from "./request-signer.ts";
 import { tunnelStream } from "./ws-stream.ts";
 
+/**
+ * The largest WebSocket message a relay may send. A message is one flush of the relay's HTTP/2
+ * frames, whose data the platform's 64 KiB flow-control window bounds (measured: under 64 KiB);
+ * `ws` would otherwise gather up to 100 MiB of one message before handing any of it on.
+ */
+const MAX_TUNNEL_MESSAGE_BYTES = 4 * 1024 * 1024;
+
 /** How long requests already on a replaced tunnel (watches, followed logs) may go on. */
 const RETIRE_GRACE_MS = 30_000;
 
@@ -90,7 +97,11 @@ export class TunnelHub {
   private readonly tunnels = new Map<string, Tunnel>();
   /** Tunnels replaced by a newer one, finishing the requests they carry. */
   private readonly retired = new Set<Tunnel>();
-  private readonly wss = new WebSocketServer({ noServer: true, perMessageDeflate: false });
+  private readonly wss = new WebSocketServer({
+    noServer: true,
+    perMessageDeflate: false,
+    maxPayload: MAX_TUNNEL_MESSAGE_BYTES,
+  });
   private readonly verifier: IdentityVerifier;
   private readonly caller = servicePrincipal("connections");
   /** The identity forwarded requests carry, reused while it has more than half its life left. */
