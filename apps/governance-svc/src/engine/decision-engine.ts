@@ -15,6 +15,11 @@ export interface EngineOptions {
   memoSize?: number;
   /** Preparsed Cedar policy sets kept (default 1,000). */
   preparedSets?: number;
+  /**
+   * Size of the organizations' states kept, in characters of their statements (default 64 Mi):
+   * the least recently used are dropped past it, and reloaded when they decide again.
+   */
+  stateMaxChars?: number;
 }
 
 /** A preparsed Cedar policy set: some statements of a plan, in a slot of Cedar's store. */
@@ -45,7 +50,11 @@ export class DecisionEngine {
   private readonly db: Kysely<GovernanceDb>;
   private readonly logger: Logger;
   private readonly refreshAfterMs: number;
-  private readonly orgs = new Map<string, Promise<OrgState>>();
+  /**
+   * Loaded states by organization. Each costs memory for its bound statements (up to 1 MiB of
+   * Cedar, each binding counting its own copy); every organization that ever decided stayed.
+   */
+  private readonly orgs: LRUCache<string, Promise<OrgState>>;
   private readonly plans = new LRUCache<string, Plan>({ max: 2_000 });
   private readonly freeSlots: string[] = [];
   private slots = 0;
@@ -59,6 +68,12 @@ export class DecisionEngine {
     this.refreshAfterMs = options.refreshAfterMs ?? 60_000;
     // Bounded by size as well as count: a key holds the request's context, and an exec's command
     // line can be near the 1 MiB body limit; 20,000 such keys would hold gigabytes.
+    this.orgs = new LRUCache({
+      max: 100_000,
+      maxSize: options.stateMaxChars ?? 64 * 1024 * 1024,
+      // Loading: counted when loaded (see load).
+      sizeCalculation: () => 1,
+    });
     this.memo = new LRUCache({
       max: options.memoSize ?? 20_000,
       maxSize: MEMO_MAX_CHARS,
@@ -84,8 +99,8 @@ export class DecisionEngine {
       // Stale-while-revalidate: this decision uses what is in memory; the next sees the reload.
       const reload = this.load(orgId);
       reload.then(
-        () => {
-          if (this.orgs.get(orgId) === entry) this.orgs.set(orgId, reload);
+        (fresh) => {
+          if (this.orgs.peek(orgId) === entry) this.orgs.set(orgId, reload, { size: stateSize(fresh) });
         },
         () => {},
       );
@@ -96,6 +111,15 @@ export class DecisionEngine {
   private load(orgId: string): Promise<OrgState> {
     const generation = this.generation;
     const loading = loadOrgState(this.db, orgId);
+    loading.then(
+      (state) => {
+        // Counted at its size once known (set again: the cache does not re-measure the same value).
+        if (this.orgs.peek(orgId) !== loading) return;
+        this.orgs.delete(orgId);
+        this.orgs.set(orgId, loading, { size: stateSize(state) });
+      },
+      () => {},
+    );
     loading.catch((err) => {
       this.logger.warn({ err: (err as Error).message, orgId }, "governance state not loaded");
       if (this.orgs.get(orgId) === loading && generation === this.generation) this.orgs.delete(orgId);
@@ -269,6 +293,16 @@ const MAX_LOOKUPS = 10_000;
 const MEMO_MAX_CHARS = 32 * 1024 * 1024;
 const MEMO_MAX_ENTRY_CHARS = 64 * 1024;
 const NOTHING_APPLIES: cedar.Response = { decision: "deny", diagnostics: { reason: [], errors: [] } };
+
+/** About what a state holds, in characters: its statements' texts, and some for each binding and project. */
+function stateSize(state: OrgState): number {
+  let size = 1000 + state.projectLabels.size * 200;
+  for (const binding of state.bindings) {
+    size += 500;
+    for (const rule of binding.rules) size += rule.text.length + 100;
+  }
+  return size;
+}
 
 function labelsKey(labels: Record<string, string> | undefined): string {
   if (!labels) return "";
