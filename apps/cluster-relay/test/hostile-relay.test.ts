@@ -1,6 +1,7 @@
 import type { ServerHttp2Stream } from "node:http2";
 import { requirePostgres } from "@agentplane/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { WebSocket } from "ws";
 import { type ConnectionsPlatform, startConnectionsPlatform } from "../../platform/test/connections-harness.ts";
 import { waitForClusterStatus } from "./fixtures/cluster-status.ts";
 import { connectHostileRelay, type HostileRelay } from "./fixtures/hostile-relay.ts";
@@ -218,6 +219,21 @@ describe.skipIf(!pg.available)(`a hostile relay${pg.reason}`, () => {
     } finally {
       other.relay.close();
     }
+  });
+
+  it("a tunnel path whose cluster id is not percent-decodable is a 404 problem, not a 500", async () => {
+    const answer = await new Promise<{ status: number; type: string }>((resolve, reject) => {
+      const ws = new WebSocket(`${h.url.replace(/^http/, "ws")}/v1/clusters/%E0%A4%A/tunnel`, {
+        headers: { authorization: `Bearer ${tunnelToken}` },
+      });
+      ws.on("unexpected-response", (_req, res) => {
+        res.resume();
+        res.on("end", () => resolve({ status: res.statusCode ?? 0, type: res.headers["content-type"] ?? "" }));
+      });
+      ws.on("open", () => reject(new Error("a tunnel opened")));
+      ws.on("error", () => {});
+    });
+    expect(answer).toEqual({ status: 404, type: "application/problem+json" });
   });
 
   it("a status answer that never ends is read no further than its first bytes", async () => {

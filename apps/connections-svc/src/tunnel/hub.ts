@@ -142,7 +142,12 @@ export class TunnelHub {
     const url = new URL(req.url ?? "/", "http://connections");
     const m = TUNNEL_PATH.exec(url.pathname);
     if (!m) throw new ProblemError("not-found", { detail: `No WebSocket endpoint at ${url.pathname}` });
-    const clusterId = decodeURIComponent(m[1]!);
+    let clusterId: string;
+    try {
+      clusterId = decodeURIComponent(m[1]!);
+    } catch {
+      throw new ProblemError("not-found", { detail: `No cluster ${m[1]}` });
+    }
     const identity = req.headers[INTERNAL_IDENTITY_HEADER];
     if (typeof identity !== "string") throw unauthenticated("A tunnel needs the cluster's tunnel token");
     let principal: Awaited<ReturnType<IdentityVerifier["verify"]>>["principal"];
