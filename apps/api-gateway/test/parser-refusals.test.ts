@@ -50,6 +50,18 @@ describe("requests the HTTP parser refuses", () => {
     expect(answer.body).toMatchObject({ status: 431, type: expect.stringContaining("headers-too-large") });
   });
 
+  it.each([
+    ["no Host", "GET /v1/orgs HTTP/1.1\r\n\r\n"],
+    ["a Host that is no host", "GET /v1/orgs HTTP/1.1\r\nHost: a b\r\n\r\n"],
+    ["a port out of range", "GET /v1/orgs HTTP/1.1\r\nHost: x:99999\r\n\r\n"],
+    ["an asterisk target", "OPTIONS * HTTP/1.1\r\nHost: x\r\n\r\n"],
+  ])("answers a request with %s, which no URL can be made of, with a 400 problem", async (_, bytes) => {
+    const answer = parse(await rawExchange(h.url, bytes.replace("\r\n\r\n", "\r\nConnection: close\r\n\r\n")));
+    expect(answer.status).toBe(400);
+    expect(answer.headers.get("content-type")).toBe("application/problem+json");
+    expect(answer.body).toMatchObject({ status: 400, type: expect.stringContaining("bad-request") });
+  });
+
   it("answers a request line that is not HTTP with a 400 problem", async () => {
     const answer = parse(await rawExchange(h.url, "GET /v1/orgs\u0001 HTTP/1.1\r\nHost: x\r\n\r\n"));
     expect(answer.status).toBe(400);

@@ -1,14 +1,15 @@
+import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { Duplex } from "node:stream";
-import { ProblemError } from "@agentplane/problem-details";
-import { serve } from "@hono/node-server";
+import { PROBLEM_CONTENT_TYPE, ProblemError, problemResponse } from "@agentplane/problem-details";
+import { getRequestListener, RequestError, type ServerType } from "@hono/node-server";
 import type { Logger } from "./logger.ts";
 import { guardSocket, rejectUpgrade } from "./upgrade.ts";
 
 export interface RunningServer {
   url: string;
   port: number;
-  server: ReturnType<typeof serve>;
+  server: ServerType;
   close(): Promise<void>;
 }
 
@@ -29,29 +30,47 @@ export function serveFetch(
   const upgraded = new Set<Duplex>();
   const graceMs = options.upgradeGraceMs ?? 1_000;
   return new Promise((resolve, reject) => {
-    const server = serve(
-      { fetch, port: options.port, hostname: options.hostname ?? "0.0.0.0" },
-      (info: AddressInfo) => {
-        server.off("error", reject);
-        const host = options.hostname && options.hostname !== "0.0.0.0" ? options.hostname : "127.0.0.1";
-        resolve({
-          url: `http://${host}:${info.port}`,
-          port: info.port,
-          server,
-          close: () =>
-            new Promise<void>((done) => {
-              const s = server as unknown as { closeAllConnections?: () => void; close: (cb: () => void) => void };
-              s.close(() => done());
-              s.closeAllConnections?.();
-              if (upgraded.size) {
-                setTimeout(() => {
-                  for (const socket of upgraded) socket.destroy();
-                }, graceMs).unref();
-              }
-            }),
-        });
-      },
-    );
+    const hostname = options.hostname ?? "0.0.0.0";
+    // What `serve` of @hono/node-server builds, with an error handler (`serve` takes none), so that
+    // a request it cannot turn into a Request (an invalid Host) is answered with a problem; an
+    // HTTP/1.1 request without a Host is refused here, where Node's own check answers a bare 400.
+    const listener = getRequestListener(fetch, { hostname, errorHandler: unusableRequest });
+    const server = createServer({ requireHostHeader: false }, (req, res) => {
+      if (req.headers.host === undefined && req.httpVersion === "1.1") {
+        const body = JSON.stringify(
+          new ProblemError("bad-request", { detail: "An HTTP/1.1 request names its Host" }).toBody(),
+        );
+        res
+          .writeHead(400, {
+            "content-type": PROBLEM_CONTENT_TYPE,
+            "content-length": Buffer.byteLength(body),
+            connection: "close",
+          })
+          .end(body);
+        return;
+      }
+      void listener(req, res);
+    });
+    server.listen(options.port, hostname, () => {
+      server.off("error", reject);
+      const { port } = server.address() as AddressInfo;
+      const host = options.hostname && options.hostname !== "0.0.0.0" ? options.hostname : "127.0.0.1";
+      resolve({
+        url: `http://${host}:${port}`,
+        port,
+        server,
+        close: () =>
+          new Promise<void>((done) => {
+            server.close(() => done());
+            server.closeAllConnections();
+            if (upgraded.size) {
+              setTimeout(() => {
+                for (const socket of upgraded) socket.destroy();
+              }, graceMs).unref();
+            }
+          }),
+      });
+    });
     server.once("error", reject);
     server.on("clientError", answerClientError);
     server.on("upgrade", (_req, socket: Duplex) => {
@@ -63,6 +82,19 @@ export function serveFetch(
       }
     });
   });
+}
+
+/**
+ * The answer to a request the node server could not turn into a Request (its Host missing or not a
+ * host, an absolute target that is no URL): a 400 problem. Anything else thrown on the way is a
+ * 500 problem (504 for a timeout), as the server's own default answers, with a body.
+ */
+function unusableRequest(err: unknown): Response {
+  if (err instanceof RequestError) {
+    return problemResponse(new ProblemError("bad-request", { detail: `The request is not valid: ${err.message}` }));
+  }
+  const timeout = err instanceof Error && err.name === "TimeoutError";
+  return problemResponse(new ProblemError(timeout ? "gateway-timeout" : "internal-error"));
 }
 
 /**
