@@ -17,6 +17,19 @@ const STATE_COOKIE = "agentplane_sign_in";
 const COOKIE_CONTEXT = "oidc-console-sign-in";
 
 /**
+ * Where the state cookie lives. Over https it is `__Host-…` for the whole origin, as the session
+ * cookie is: a page of a sibling host (a sandbox's exposed port under the same domain) can set a
+ * cookie for the parent domain, and a state cookie it planted would let the callback sign the
+ * browser in as whoever started that flow (the planter's own account). Over http (local use) it
+ * stays on the callback's path.
+ */
+function stateCookie(c: Context, ctx: TenancyContext) {
+  return secureCookies(c, ctx.config.publicUrl)
+    ? ({ prefix: "host", path: "/" } as const)
+    : ({ path: CONSOLE_CALLBACK_PATH } as const);
+}
+
+/**
  * Only a path of this installation: anything else (another host, `//host`, `/\\host`) returns to `/`.
  * Control characters are refused too: a browser drops tabs and newlines from a Location before
  * reading it, so `/<tab>/host` would become `//host`, another site.
@@ -55,7 +68,7 @@ export function registerConsoleOidcSignIn(app: ServiceApp, ctx: TenancyContext):
       return backToSignIn(c, "The identity provider cannot be reached.", next);
     }
     setCookie(c, STATE_COOKIE, begun.cookie, {
-      path: CONSOLE_CALLBACK_PATH,
+      ...stateCookie(c, ctx),
       httpOnly: true,
       sameSite: "Lax",
       maxAge: 600,
@@ -67,9 +80,10 @@ export function registerConsoleOidcSignIn(app: ServiceApp, ctx: TenancyContext):
   app.get(CONSOLE_CALLBACK_PATH, async (c) => {
     c.header("cache-control", "no-store");
     if (!ctx.oidc) return backToSignIn(c, "Sign-in with an identity provider is not configured here.", "/");
-    const cookie = getCookie(c, STATE_COOKIE);
+    const where = stateCookie(c, ctx);
+    const cookie = "prefix" in where ? getCookie(c, STATE_COOKIE, where.prefix) : getCookie(c, STATE_COOKIE);
     // One sign-in, one callback: the state cannot be replayed from this browser.
-    deleteCookie(c, STATE_COOKIE, { path: CONSOLE_CALLBACK_PATH });
+    deleteCookie(c, STATE_COOKIE, { ...where, ...("prefix" in where ? { secure: true } : {}) });
     const record = { method: "oidc" as const, issuer: ctx.oidc.issuer, requestId: c.get("requestId") };
     const error = c.req.query("error");
     if (error) {
