@@ -3,13 +3,14 @@ import { isUniqueViolation } from "@agentplane/db";
 import { recordDomainEvent, withDomainEvents } from "@agentplane/events";
 import { conflict, notFound } from "@agentplane/problem-details";
 import type { Caller } from "@agentplane/service-kit";
-import type { Kysely, Selectable } from "kysely";
+import { type Kysely, type Selectable, sql } from "kysely";
 import { compilePolicyText } from "../cedar/policy-text.ts";
 import type { GovernanceContext } from "../context.ts";
 import { jsonb } from "../db/json.ts";
 import type { GovernanceDb, PoliciesTable, PolicyVersionsTable, StoredRule } from "../db/schema.ts";
 import { enforceBoundSize } from "./bound-size.ts";
 import { enforceScopeLimit } from "./object-limits.ts";
+import { pageLength } from "./page-size.ts";
 
 /** Where a policy lives: an organization, or a project of it. */
 export interface PolicyScope {
@@ -138,6 +139,26 @@ export async function listPolicies(
   caller: Caller,
   page: { limit: number; cursor?: string | undefined },
 ): Promise<{ items: PolicyResource[]; nextCursor?: string }> {
+  // The sizes first (the bodies stay in the database), then the bodies of those that fit a page.
+  let sizes = ctx.db
+    .selectFrom("policies as p")
+    .innerJoin("policy_versions as v", (j) =>
+      j.onRef("v.policy_id", "=", "p.id").onRef("v.version", "=", "p.latest_version"),
+    )
+    .select(sql<number>`octet_length(v.cedar)`.as("bytes"))
+    .where("p.org_id", "=", caller.orgId)
+    .orderBy("p.id")
+    .limit(page.limit + 1);
+  sizes = caller.projectId
+    ? sizes.where("p.project_id", "=", caller.projectId)
+    : sizes.where("p.project_id", "is", null);
+  if (page.cursor) sizes = sizes.where("p.id", ">", page.cursor);
+  const found = await sizes.execute();
+  const take = pageLength(
+    found.map((r) => r.bytes),
+    page.limit,
+  );
+  if (take === 0) return { items: [] };
   let query = ctx.db
     .selectFrom("policies as p")
     .innerJoin("policy_versions as v", (j) =>
@@ -147,13 +168,13 @@ export async function listPolicies(
     .select(["v.cedar", "v.rules", "v.author", "v.reason", "v.policy_id", "v.version", "v.created_at as v_created_at"])
     .where("p.org_id", "=", caller.orgId)
     .orderBy("p.id")
-    .limit(page.limit + 1);
+    .limit(take);
   query = caller.projectId
     ? query.where("p.project_id", "=", caller.projectId)
     : query.where("p.project_id", "is", null);
   if (page.cursor) query = query.where("p.id", ">", page.cursor);
   const rows = await query.execute();
-  const items = rows.slice(0, page.limit).map((row) =>
+  const items = rows.map((row) =>
     toPolicy(row, {
       policy_id: row.policy_id,
       version: row.version,
@@ -164,7 +185,8 @@ export async function listPolicies(
       created_at: row.v_created_at,
     }),
   );
-  return rows.length > page.limit ? { items, nextCursor: items.at(-1)!.id } : { items };
+  const last = items.at(-1);
+  return found.length > take && last ? { items, nextCursor: last.id } : { items };
 }
 
 export async function getPolicy(
@@ -275,16 +297,24 @@ export async function listPolicyVersions(
   { policyId, ...page }: { limit: number; cursor?: string | undefined } & { policyId: string },
 ): Promise<{ items: PolicyVersionResource[]; nextCursor?: string }> {
   await findPolicy(ctx.db, caller, policyId);
-  let query = ctx.db
-    .selectFrom("policy_versions")
-    .selectAll()
-    .where("policy_id", "=", policyId)
-    .orderBy("version", "desc")
-    .limit(page.limit + 1);
-  if (page.cursor && /^\d+$/.test(page.cursor)) query = query.where("version", "<", Number(page.cursor));
-  const rows = await query.execute();
-  const items = rows.slice(0, page.limit).map(toVersion);
-  return rows.length > page.limit ? { items, nextCursor: String(items.at(-1)!.version) } : { items };
+  const before = page.cursor && /^\d+$/.test(page.cursor) ? Number(page.cursor) : undefined;
+  const versions = () => {
+    const query = ctx.db.selectFrom("policy_versions").where("policy_id", "=", policyId).orderBy("version", "desc");
+    return before === undefined ? query : query.where("version", "<", before);
+  };
+  // The sizes first (the bodies stay in the database), then the bodies of those that fit a page.
+  const found = await versions()
+    .select(sql<number>`octet_length(cedar)`.as("bytes"))
+    .limit(page.limit + 1)
+    .execute();
+  const take = pageLength(
+    found.map((r) => r.bytes),
+    page.limit,
+  );
+  if (take === 0) return { items: [] };
+  const items = (await versions().selectAll().limit(take).execute()).map(toVersion);
+  const last = items.at(-1);
+  return found.length > take && last ? { items, nextCursor: String(last.version) } : { items };
 }
 
 export async function getPolicyVersion(
