@@ -2,7 +2,11 @@ import type { ServerHttp2Stream } from "node:http2";
 import { requirePostgres } from "@agentplane/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { WebSocket } from "ws";
-import { type ConnectionsPlatform, startConnectionsPlatform } from "../../platform/test/connections-harness.ts";
+import {
+  type ConnectionsPlatform,
+  startConnectionsPlatform,
+  waitFor,
+} from "../../platform/test/connections-harness.ts";
 import { waitForClusterStatus } from "./fixtures/cluster-status.ts";
 import { connectHostileRelay, type HostileRelay } from "./fixtures/hostile-relay.ts";
 
@@ -10,6 +14,8 @@ const pg = await requirePostgres();
 
 /** How long the platform gives a relay to answer (CLUSTER_PROXY_TIMEOUT_MS) in this suite. */
 const TIMEOUT_MS = 2000;
+/** How many requests may be under way on one tunnel (CLUSTER_TUNNEL_MAX_REQUESTS) in this suite. */
+const MAX_REQUESTS = 5;
 
 /**
  * Writes to an answer for as long as the platform reads it, as fast as it reads; resolves with
@@ -43,7 +49,9 @@ describe.skipIf(!pg.available)(`a hostile relay${pg.reason}`, () => {
   let relay: HostileRelay;
 
   beforeAll(async () => {
-    h = await startConnectionsPlatform({ env: { CLUSTER_PROXY_TIMEOUT_MS: String(TIMEOUT_MS) } });
+    h = await startConnectionsPlatform({
+      env: { CLUSTER_PROXY_TIMEOUT_MS: String(TIMEOUT_MS), CLUSTER_TUNNEL_MAX_REQUESTS: String(MAX_REQUESTS) },
+    });
     const created = await h.call<{ id: string; tunnelToken: string }>("POST", `/v1/projects/${h.projectId}/clusters`, {
       token: h.adminToken,
       body: { name: "hostile" },
@@ -234,6 +242,39 @@ describe.skipIf(!pg.available)(`a hostile relay${pg.reason}`, () => {
       ws.on("error", () => {});
     });
     expect(answer).toEqual({ status: 404, type: "application/problem+json" });
+  });
+
+  it("a tunnel carries a bounded number of requests at once: one more is a 429 until one ends", async () => {
+    // Watches the relay begins and never ends: each holds its stream for as long as its caller reads.
+    relay.handle((stream) => {
+      stream.respond({ ":status": 200, "content-type": "application/json" });
+      stream.write('{"type":"ADDED"}\n');
+    });
+    const callers = Array.from({ length: MAX_REQUESTS }, () => new AbortController());
+    const watches = await Promise.all(
+      callers.map((caller) => proxy("/api/v1/configmaps?watch=true", { signal: caller.signal })),
+    );
+    try {
+      expect(watches.map((w) => w.status)).toEqual(callers.map(() => 200));
+      const refused = await proxy("/api/v1/namespaces");
+      expect(refused.status).toBe(429);
+      expect(refused.headers.get("content-type")).toContain("application/problem+json");
+      expect(refused.headers.get("retry-after")).toBe("1");
+      expect(relay.requests.at(-1)?.path).toBe("/api/v1/configmaps?watch=true");
+
+      callers[0]!.abort();
+      relay.handle((stream) => {
+        stream.respond({ ":status": 200, "content-type": "application/json" });
+        stream.end("{}");
+      });
+      const res = await waitFor(async () => {
+        const r = await proxy("/api/v1/namespaces");
+        return r.status === 200 ? r : void (await r.body?.cancel());
+      }, 5000);
+      expect(await res.json()).toEqual({});
+    } finally {
+      for (const caller of callers) caller.abort();
+    }
   });
 
   it("a status answer that never ends is read no further than its first bytes", async () => {

@@ -96,6 +96,7 @@ export async function createConnectionsService(deps: ConnectionsServiceDeps): Pr
       clusterJwtTtlSeconds: config.clusterJwtTtlSeconds ?? 900,
       awsTimeoutMs: config.awsTimeoutMs ?? 60_000,
       clusterProxyTimeoutMs: config.clusterProxyTimeoutMs ?? 60_000,
+      clusterTunnelMaxRequests: config.clusterTunnelMaxRequests ?? 1000,
       objectLimits: objectLimitsOr(config.objectLimits),
       ...(config.replicaUrl ? { replicaUrl: config.replicaUrl } : {}),
     },

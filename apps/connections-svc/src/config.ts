@@ -36,8 +36,10 @@ export interface ConnectionsConfig {
    * (internal hosts they may reach), fetch limits; the connectors' scheduler.
    */
   connectors?: ConnectorOptions;
-  /** How long a cluster proxy request other than a watch or a followed log may take (default 60 s). */
+  /** How long a cluster proxy request may take (default 60 s); a watch or a followed log, until its head. */
   clusterProxyTimeoutMs?: number;
+  /** How many cluster proxy requests one tunnel carries at once (default 1000); one more is a 429. */
+  clusterTunnelMaxRequests?: number;
   /** How long an AWS endpoint may take to answer a proxied call or the connection test (default 60 s). */
   awsTimeoutMs?: number;
   /** The outbox relay's poll interval, idle poll ceiling and longest backoff (defaults 250 ms, 2 s, 30 s). */
@@ -57,6 +59,8 @@ export const ConnectionsSettingsSchema = z.object({
   CONNECTOR_ALLOWED_HOSTS: z.string().optional(),
   /** How long a cluster proxy request may take before it is a 504; a watch or followed log, until its head. */
   CLUSTER_PROXY_TIMEOUT_MS: z.coerce.number().int().min(100).max(3_600_000).default(60_000),
+  /** How many cluster proxy requests one tunnel carries at once (watches included); one more is a 429. */
+  CLUSTER_TUNNEL_MAX_REQUESTS: z.coerce.number().int().min(1).max(100_000).default(1000),
   /** How long an AWS endpoint may take to send its answer's headers before the call is a 504. */
   AWS_UPSTREAM_TIMEOUT_MS: z.coerce.number().int().min(100).max(900_000).default(60_000),
   ...ObjectLimitsSettingSchema.shape,
@@ -88,6 +92,7 @@ export function configFromSettings(settings: ConnectionsSettings): ConnectionsCo
     clusterJwtTtlSeconds: settings.CLUSTER_JWT_TTL_SECONDS,
     awsTimeoutMs: settings.AWS_UPSTREAM_TIMEOUT_MS,
     clusterProxyTimeoutMs: settings.CLUSTER_PROXY_TIMEOUT_MS,
+    clusterTunnelMaxRequests: settings.CLUSTER_TUNNEL_MAX_REQUESTS,
     connectors: { allowedHosts: parseAllowedHosts(settings.CONNECTOR_ALLOWED_HOSTS) },
     objectLimits: settings.OBJECT_LIMITS,
   };

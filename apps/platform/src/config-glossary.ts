@@ -127,6 +127,8 @@ export const CONFIG_GLOSSARY: Record<string, string> = {
   CLUSTER_JWT_TTL_SECONDS: "Lifetime of the cluster JWTs the platform mints for relays.",
   CLUSTER_PROXY_TIMEOUT_MS:
     "How long a cluster proxy request may take before it is a 504 (Kubernetes bounds its own the same way); a watch or a followed log, only until its answer begins.",
+  CLUSTER_TUNNEL_MAX_REQUESTS:
+    "How many cluster proxy requests one cluster's tunnel carries at once, watches and followed logs included; one more is answered 429 with `Retry-After`.",
   AWS_UPSTREAM_TIMEOUT_MS:
     "How long an AWS endpoint may take to answer a proxied call or a connection test before it is a 504.",
   // Inference and spend

@@ -52,6 +52,8 @@ export async function requestOnSession(args: {
   signal?: AbortSignal | undefined;
   timeoutMs?: number | undefined;
   headTimeoutMs?: number | undefined;
+  /** Called once the stream has closed, however it ended. */
+  onClose?: () => void;
   onEarlyClose?: (rstCode: number) => void;
 }): Promise<Response> {
   const { session, clusterId, signal } = args;
@@ -87,6 +89,7 @@ export async function requestOnSession(args: {
       }, limitMs)
     : undefined;
   stream.once("close", () => {
+    args.onClose?.();
     signal?.removeEventListener("abort", cancel);
     clearTimeout(deadline);
     if (!span) return;

@@ -68,6 +68,8 @@ interface Tunnel {
   signer: TunnelRequestSigner;
   closed: boolean;
   timers: NodeJS.Timeout[];
+  /** Proxy requests (not control ones) whose streams are open, bounded by `clusterTunnelMaxRequests`. */
+  inFlight: number;
 }
 
 const TUNNEL_USE_HEADER = "x-agentplane-tunnel-use";
@@ -198,6 +200,7 @@ export class TunnelHub {
       signer: new TunnelRequestSigner({ signer: this.ctx.signer, projectId, clusterId }),
       closed: false,
       timers: [],
+      inFlight: 0,
     };
     tunnel.signer.prime();
     const drop = () => void this.closeTunnel(tunnel);
@@ -352,9 +355,43 @@ export class TunnelHub {
    * answer that the API server could not be asked becomes this platform's 502 problem.
    */
   private async requestLocal(tunnel: Tunnel, req: TunnelRequest): Promise<Response> {
+    const release = this.takeSlot(tunnel, req);
+    try {
+      return await this.requestOnTunnel(tunnel, req, release);
+    } catch (err) {
+      release();
+      throw err;
+    }
+  }
+
+  /**
+   * A place for a proxy request among the tunnel's, released once its stream closes: whoever may
+   * use a cluster could otherwise open watches on it without end, each holding a stream here, in
+   * the relay and at the API server. Control requests (the relay's status, its credentials) are
+   * never refused for that (docs/decisions/0030).
+   */
+  private takeSlot(tunnel: Tunnel, req: TunnelRequest): () => void {
+    if (req.use === "control") return () => {};
+    const max = this.ctx.config.clusterTunnelMaxRequests;
+    if (tunnel.inFlight >= max) {
+      throw new ProblemError("rate-limited", {
+        detail: `Cluster ${tunnel.clusterId} has ${max} requests under way through its relay; try again once some have ended`,
+        headers: { "retry-after": "1" },
+      });
+    }
+    tunnel.inFlight++;
+    let held = true;
+    return () => {
+      if (held) tunnel.inFlight--;
+      held = false;
+    };
+  }
+
+  private async requestOnTunnel(tunnel: Tunnel, req: TunnelRequest, release: () => void): Promise<Response> {
     const signed = await this.signRequest(tunnel, req);
     if (tunnel.closed || tunnel.session.closed) {
       // Replaced while this request was being signed: it goes down the tunnel that replaced it.
+      release();
       const current = this.tunnels.get(tunnel.clusterId);
       if (current && current !== tunnel && !current.closed) return this.requestLocal(current, req);
       throw disconnected(tunnel.clusterId);
@@ -373,6 +410,7 @@ export class TunnelHub {
       ...(isLongRunning(req.path)
         ? { headTimeoutMs: this.ctx.config.clusterProxyTimeoutMs }
         : { timeoutMs: this.ctx.config.clusterProxyTimeoutMs }),
+      onClose: release,
       onEarlyClose: (rstCode) =>
         this.ctx.logger.debug({ rstCode, clusterId: tunnel.clusterId }, "tunnel stream closed before its response"),
     });
