@@ -66,14 +66,14 @@ export class DecisionEngine {
     this.db = db;
     this.logger = logger;
     this.refreshAfterMs = options.refreshAfterMs ?? 60_000;
-    // Bounded by size as well as count: a key holds the request's context, and an exec's command
-    // line can be near the 1 MiB body limit; 20,000 such keys would hold gigabytes.
     this.orgs = new LRUCache({
       max: 100_000,
       maxSize: options.stateMaxChars ?? 64 * 1024 * 1024,
-      // Loading: counted when loaded (see load).
+      // A state still loading counts 1; load() measures it once loaded.
       sizeCalculation: () => 1,
     });
+    // Bounded by size as well as count: a key holds the request's context, and an exec's command
+    // line can be near the 1 MiB body limit; 20,000 such keys would hold gigabytes.
     this.memo = new LRUCache({
       max: options.memoSize ?? 20_000,
       maxSize: MEMO_MAX_CHARS,
