@@ -1,3 +1,4 @@
+import type { Readable } from "node:stream";
 import type { SandboxDeps } from "./context.ts";
 
 /** A workspace larger than this (gzipped) is not archived (it is held in memory while read); the revision says so. */
@@ -37,6 +38,31 @@ async function pruneArchives(
     .execute();
 }
 
+/** How long after its exit an exec's output may take to end before it counts as cut short. */
+const OUTPUT_DRAIN_MS = 10_000;
+
+/** Resolves true once `stream` has ended, false when it closes or fails without ending. */
+function ended(stream: Readable): Promise<boolean> {
+  return new Promise((resolve) => {
+    stream.once("end", () => resolve(true));
+    stream.once("close", () => resolve(stream.readableEnded));
+    stream.once("error", () => resolve(false));
+  });
+}
+
+/** `done`'s answer, or false when it takes longer than `ms`. */
+async function within(done: Promise<boolean>, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<boolean>((resolve) => {
+    timer = setTimeout(() => resolve(false), ms);
+  });
+  try {
+    return await Promise.race([done, late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 /**
  * Archives a running sandbox's workspace for `revision` (the one it is leaving): a gzipped tar
  * stream over the driver's exec, so it works the same on every driver (on Kubernetes, `pods/exec`),
@@ -68,7 +94,11 @@ export async function archiveWorkspace(
     });
     const stderr: Buffer[] = [];
     proc.stderr.on("data", (chunk: Buffer) => stderr.push(chunk));
+    const whole = ended(proc.stdout);
     const exit = await proc.exited;
+    // The exit can be told before the last of the output has been read (the local driver learns
+    // of it over another channel): taken at the exit, an archive was seen empty under load.
+    const complete = await within(whole, OUTPUT_DRAIN_MS);
     if (tooLarge) {
       deps.logger.warn({ sandboxId, revision }, `workspace larger than ${MAX_ARCHIVE_BYTES} bytes: not archived`);
       return undefined;
@@ -81,6 +111,11 @@ export async function archiveWorkspace(
       return undefined;
     }
     const data = Buffer.concat(chunks);
+    if (!complete || data.length === 0) {
+      proc.stdout.destroy();
+      deps.logger.warn({ sandboxId, revision, bytes: data.length }, "workspace archive incomplete: not archived");
+      return undefined;
+    }
     await deps.db
       .insertInto("workspace_archives")
       .values({ sandbox_id: sandboxId, revision, method: "tar", size_bytes: data.length, data } as never)

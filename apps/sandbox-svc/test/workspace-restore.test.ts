@@ -1,0 +1,87 @@
+// A rollback puts its revision's tar archive back into the sandbox right after the start (the
+// local driver). The archive is taken whole however late its output arrives.
+import { PassThrough } from "node:stream";
+import { databaseTargets } from "@agentplane/db/testing";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createSandbox } from "../src/services/create.ts";
+import { execInSandbox } from "../src/services/exec.ts";
+import { rollbackSandbox, updateSandbox } from "../src/services/revisions.ts";
+import { getSandboxRow } from "../src/services/sandboxes.ts";
+import { deleteSandbox } from "../src/services/stop-delete.ts";
+import { requireBwrap } from "./helpers.ts";
+import { type VerbFixture, verbFixture } from "./service-fixture.ts";
+
+const bwrap = requireBwrap();
+const targets = await databaseTargets();
+const P = "prj_restore";
+
+/** What revision 1's workspace holds: hidden files, nested and read-only directories. */
+const REVISION_ONE = [
+  "echo one > /workspace/file",
+  "echo hidden > /workspace/.hidden",
+  "mkdir -p /workspace/dir/sub && echo deep > /workspace/dir/sub/f",
+  "mkdir /workspace/ro && echo locked > /workspace/ro/f && chmod 555 /workspace/ro",
+].join(" && ");
+
+const LIST = "cd /workspace && ls -A && cat file .hidden dir/sub/f ro/f";
+
+describe.each(targets)("a rollback's workspace restore on $name", (target) => {
+  describe.skipIf(!target.available || !bwrap.available)(`${target.reason}${bwrap.reason}`, () => {
+    let fx: VerbFixture;
+    let cleanup: () => Promise<void>;
+    beforeAll(async () => {
+      const opened = await target.open();
+      cleanup = opened.cleanup;
+      fx = await verbFixture(opened.database);
+    });
+    afterAll(async () => {
+      await fx.close();
+      await cleanup();
+    });
+    const exec = async (id: string, command: string) =>
+      execInSandbox(fx.deps, fx.actor, { command, timeoutMs: 5000, sandbox: await getSandboxRow(fx.deps, P, id) });
+
+    /** A running sandbox whose revision 1 kept REVISION_ONE's workspace, now at revision 2 with `two` in `file`. */
+    async function atRevisionTwo(name: string) {
+      const row = await createSandbox(fx.deps, fx.actor, { projectId: P, name, labels: {}, start: true });
+      expect((await exec(row.id, REVISION_ONE)).exitCode).toBe(0);
+      await updateSandbox(fx.deps, fx.actor, { projectId: P, sandboxId: row.id, env: { MODE: "two" } });
+      expect(
+        (
+          await exec(
+            row.id,
+            "chmod 755 /workspace/ro && rm -r /workspace/* /workspace/.hidden && echo two > /workspace/file",
+          )
+        ).exitCode,
+      ).toBe(0);
+      return row;
+    }
+
+    it("keeps the whole archive when the exec's exit is told before its output has been read", async () => {
+      // Under load the local driver's exit (from its spawner, over IPC) can be read before the exec's
+      // last output (a socket): an archive taken at the exit was empty, and its restore emptied the
+      // workspace. Here every archive's output reaches the service only after its exit.
+      const realExec = fx.driver.exec.bind(fx.driver);
+      fx.driver.exec = async (id, options) => {
+        const proc = await realExec(id, options);
+        if (options.argv[0] !== "tar") return proc;
+        const late = new PassThrough();
+        const chunks: Buffer[] = [];
+        proc.stdout.on("data", (chunk: Buffer) => chunks.push(chunk));
+        proc.stdout.once("end", () => {
+          void proc.exited.then(() => setTimeout(() => late.end(Buffer.concat(chunks)), 100));
+        });
+        return { ...proc, stdout: late };
+      };
+      try {
+        const row = await atRevisionTwo("Late output");
+        const rolled = await rollbackSandbox(fx.deps, fx.actor, { projectId: P, sandboxId: row.id, revision: 1 });
+        expect(rolled).toMatchObject({ state: "running", restore_revision: null });
+        expect((await exec(row.id, LIST)).stdout).toBe(".hidden\ndir\nfile\nro\none\nhidden\ndeep\nlocked\n");
+        await deleteSandbox(fx.deps, fx.actor, { projectId: P, sandboxId: row.id });
+      } finally {
+        fx.driver.exec = realExec;
+      }
+    });
+  });
+});
