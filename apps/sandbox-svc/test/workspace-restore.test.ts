@@ -1,13 +1,14 @@
 // A rollback puts its revision's tar archive back into the sandbox right after the start (the
-// local driver). The archive is taken whole however late its output arrives.
+// local driver). The archive is taken whole however late its output arrives, and a restore that
+// fails leaves the workspace as it was and fails the start, saying why.
 import { PassThrough } from "node:stream";
 import { databaseTargets } from "@agentplane/db/testing";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { createSandbox } from "../src/services/create.ts";
 import { execInSandbox } from "../src/services/exec.ts";
 import { rollbackSandbox, updateSandbox } from "../src/services/revisions.ts";
-import { getSandboxRow } from "../src/services/sandboxes.ts";
-import { deleteSandbox } from "../src/services/stop-delete.ts";
+import { getSandboxRow, startSandbox } from "../src/services/sandboxes.ts";
+import { deleteSandbox, stopSandbox } from "../src/services/stop-delete.ts";
 import { requireBwrap } from "./helpers.ts";
 import { type VerbFixture, verbFixture } from "./service-fixture.ts";
 
@@ -82,6 +83,42 @@ describe.each(targets)("a rollback's workspace restore on $name", (target) => {
       } finally {
         fx.driver.exec = realExec;
       }
+    });
+
+    it("leaves the workspace as it was and fails the start when the archive does not unpack", async () => {
+      const row = await atRevisionTwo("Broken archive");
+      await stopSandbox(fx.deps, fx.actor, { projectId: P, sandboxId: row.id });
+      // Revision 1's archive cut short, as one taken before its output had all arrived was.
+      const archive = await fx.deps.db
+        .selectFrom("workspace_archives")
+        .select("data")
+        .where("sandbox_id", "=", row.id)
+        .where("revision", "=", 1)
+        .executeTakeFirstOrThrow();
+      expect(archive.data.length).toBeGreaterThan(40);
+      await fx.deps.db
+        .updateTable("workspace_archives")
+        .set({ data: archive.data.subarray(0, archive.data.length - 30) } as never)
+        .where("sandbox_id", "=", row.id)
+        .where("revision", "=", 1)
+        .execute();
+      await rollbackSandbox(fx.deps, fx.actor, { projectId: P, sandboxId: row.id, revision: 1 });
+      fx.events.length = 0;
+      await expect(startSandbox(fx.deps, fx.actor, { projectId: P, sandboxId: row.id })).rejects.toMatchObject({
+        detail: expect.stringContaining("the workspace of revision 1 was not restored"),
+      });
+      const failed = await getSandboxRow(fx.deps, P, row.id);
+      expect(failed).toMatchObject({ state: "failed", restore_revision: null });
+      expect(failed.last_error).toMatch(/the workspace of revision 1 was not restored.*left as it was/);
+      await vi.waitFor(() => expect(fx.events.map((e) => e.action)).toContain("sandbox.start_failed"), {
+        timeout: 5000,
+      });
+      expect(await fx.driver.status(row.id)).toEqual({ phase: "stopped" });
+
+      // Started again, it has the workspace it had, and nothing of the failed restore.
+      await startSandbox(fx.deps, fx.actor, { projectId: P, sandboxId: row.id });
+      expect((await exec(row.id, "cd /workspace && ls -A && cat file")).stdout).toBe("file\ntwo\n");
+      await deleteSandbox(fx.deps, fx.actor, { projectId: P, sandboxId: row.id });
     });
   });
 });

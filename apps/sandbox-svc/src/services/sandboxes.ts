@@ -178,6 +178,8 @@ export async function bootSandbox(
   prepared?: BootToken,
 ): Promise<Partial<SandboxRow>> {
   let failure: string | undefined;
+  /** The archive was put back and did not go in: the next start does not try it again (a rollback can). */
+  let restoreFailed = false;
   // A rollback's tar archive goes back in: before the main process where the driver can (an init
   // step on Kubernetes), else right after the start, over exec.
   const restore = row.restore_revision ?? undefined;
@@ -198,16 +200,15 @@ export async function bootSandbox(
     await deps.driver.start({ ...runtimeSpec(row, env), ...(beforeStart ? { workspaceArchive: archive } : {}) });
     stage("boot: driver started");
     if (archive && !beforeStart) {
-      // Emptying the workspace and unpacking is repeatable: an attempt that failed right after the
-      // start (seen under load: the unpacking got no archive) is made again before giving up.
-      for (let attempt = 1; attempt <= 3; attempt++) {
-        const failed = await restoreIntoRunning(deps, row.id, archive).then(
-          () => undefined,
-          (err: Error) => err,
+      // A restore that fails leaves the workspace as it was: the start fails, saying so, rather
+      // than run the rolled-back revision on a workspace it does not have.
+      await restoreIntoRunning(deps, row.id, archive).catch(async (err: Error) => {
+        restoreFailed = true;
+        await deps.driver.stop(row.id).catch(() => {});
+        throw new Error(
+          `the workspace of revision ${restore} was not restored (the workspace was left as it was): ${err.message}`,
         );
-        if (!failed) break;
-        deps.logger.warn({ err: failed, sandboxId: row.id, revision: restore, attempt }, "workspace not restored");
-      }
+      });
     }
     if (archive) deps.logger.info({ sandboxId: row.id, revision: restore, beforeStart }, "workspace restored");
   } catch (err) {
@@ -229,6 +230,7 @@ export async function bootSandbox(
   const failedWith = (message: string): Partial<SandboxRow> => ({
     state: "failed",
     last_error: message.slice(0, 2000),
+    ...(restoreFailed ? { restore_revision: null } : {}),
     updated_at: now,
   });
   let written: Partial<SandboxRow> =
