@@ -2,7 +2,15 @@ import { z } from "@hono/zod-openapi";
 import { limitedCreateConflict } from "../common/object-limits.ts";
 import { defineRoute } from "../common/route.ts";
 import { pathParam, Timestamp } from "../common/schemas.ts";
-import { GovOrgParams, GovPageQuery, GovProjectParams, jsonBody, jsonRequest, NoContent } from "./shared.ts";
+import {
+  BOUND_POLICY_SIZE_CONFLICT,
+  GovOrgParams,
+  GovPageQuery,
+  GovProjectParams,
+  jsonBody,
+  jsonRequest,
+  NoContent,
+} from "./shared.ts";
 
 /** Kinds of resources a binding can select inside a project. */
 export const BINDING_TARGET_KINDS = ["sandbox", "cluster", "aws-connection", "connector"] as const;
@@ -129,7 +137,10 @@ export const createOrgPolicyBindingRoute = defineRoute(
     description:
       "Attaches an organization policy to the whole organization, to projects by id or label selector, or to resources by kind and selector, in `enforce` (default) or `dryrun` mode. Decisions change within seconds; audited.",
     request: { params: GovOrgParams, ...jsonRequest(CreatePolicyBindingBody) },
-    responses: { 201: jsonBody(PolicyBindingSchema, "Created"), ...limitedCreateConflict("bindings") },
+    responses: {
+      201: jsonBody(PolicyBindingSchema, "Created"),
+      ...limitedCreateConflict("bindings", BOUND_POLICY_SIZE_CONFLICT),
+    },
   },
 );
 export const getPolicyBindingDriftRoute = defineRoute(
@@ -205,7 +216,10 @@ export const createProjectPolicyBindingRoute = defineRoute(
     description:
       "Binds a project policy, or adopts an organization policy, for the whole project or resources selected in it, in `enforce` or `dryrun` mode.",
     request: { params: GovProjectParams, ...jsonRequest(CreatePolicyBindingBody) },
-    responses: { 201: jsonBody(PolicyBindingSchema, "Created"), ...limitedCreateConflict("bindings") },
+    responses: {
+      201: jsonBody(PolicyBindingSchema, "Created"),
+      ...limitedCreateConflict("bindings", BOUND_POLICY_SIZE_CONFLICT),
+    },
   },
 );
 export const getProjectPolicyBindingRoute = defineRoute(

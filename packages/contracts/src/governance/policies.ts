@@ -3,6 +3,7 @@ import { limitedCreateConflict } from "../common/object-limits.ts";
 import { defineRoute } from "../common/route.ts";
 import { pathParam, Timestamp } from "../common/schemas.ts";
 import {
+  boundPolicySizeConflict,
   GovDescription,
   GovLabels,
   GovName,
@@ -158,7 +159,7 @@ export const updateOrgPolicyRoute = defineRoute(
     description:
       "Changes name, description or labels; a new Cedar body becomes version n+1 with its author and reason. Bindings on `latest` use it within seconds.",
     request: { params: OrgPolicyParams, ...jsonRequest(UpdatePolicyBody) },
-    responses: { 200: jsonBody(PolicySchema, "Updated") },
+    responses: { 200: jsonBody(PolicySchema, "Updated"), ...boundPolicySizeConflict() },
   },
 );
 export const deleteOrgPolicyRoute = defineRoute(
@@ -254,7 +255,7 @@ export const updateProjectPolicyRoute = defineRoute(
     summary: "Change a project policy (a new body is version n+1)",
     description: "Changes name, description or labels; a new Cedar body becomes version n+1.",
     request: { params: ProjectPolicyParams, ...jsonRequest(UpdatePolicyBody) },
-    responses: { 200: jsonBody(PolicySchema, "Updated") },
+    responses: { 200: jsonBody(PolicySchema, "Updated"), ...boundPolicySizeConflict() },
   },
 );
 export const deleteProjectPolicyRoute = defineRoute(

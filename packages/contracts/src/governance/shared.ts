@@ -1,3 +1,4 @@
+import { problemResponseSpec } from "@agentplane/problem-details";
 import { z } from "@hono/zod-openapi";
 import { Labels, pathParam } from "../common/schemas.ts";
 
@@ -33,3 +34,13 @@ export const GovLabels = Labels;
 
 export const GovName = z.string().trim().min(1).max(100);
 export const GovDescription = z.string().max(1000);
+
+/**
+ * The 409 when what an organization binds in all would pass its bound (docs/decisions/0028): a
+ * binding, or a new version of a policy bindings follow as `latest`.
+ */
+export const BOUND_POLICY_SIZE_CONFLICT =
+  "`limit-exceeded` with `kind` `bound-policy-size`: the organization's bindings (its own and its projects') would bind more than 1000 statements or 1 MiB of Cedar in all, each binding counting the version it resolves to";
+
+/** The 409 of a policy change: a new body that bindings following `latest` would take past the bound. */
+export const boundPolicySizeConflict = () => ({ 409: problemResponseSpec(BOUND_POLICY_SIZE_CONFLICT) });

@@ -14198,7 +14198,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflicts with the current state */
+            /** @description `limit-exceeded` with `kind` `bound-policy-size`: the organization's bindings (its own and its projects') would bind more than 1000 statements or 1 MiB of Cedar in all, each binding counting the version it resolves to */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -14891,7 +14891,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflicts with the current state */
+            /** @description `limit-exceeded` with `kind` `bound-policy-size`: the organization's bindings (its own and its projects') would bind more than 1000 statements or 1 MiB of Cedar in all, each binding counting the version it resolves to */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -15291,7 +15291,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description `limit-exceeded`: the organization or project already holds the most bindings it may (1000 unless `OBJECT_LIMITS` sets `bindings=<n>`) */
+            /** @description `limit-exceeded` with `kind` `bound-policy-size`: the organization's bindings (its own and its projects') would bind more than 1000 statements or 1 MiB of Cedar in all, each binding counting the version it resolves to, or `limit-exceeded`: the organization or project already holds the most bindings it may (1000 unless `OBJECT_LIMITS` sets `bindings=<n>`) */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -15780,7 +15780,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description `limit-exceeded`: the organization or project already holds the most bindings it may (1000 unless `OBJECT_LIMITS` sets `bindings=<n>`) */
+            /** @description `limit-exceeded` with `kind` `bound-policy-size`: the organization's bindings (its own and its projects') would bind more than 1000 statements or 1 MiB of Cedar in all, each binding counting the version it resolves to, or `limit-exceeded`: the organization or project already holds the most bindings it may (1000 unless `OBJECT_LIMITS` sets `bindings=<n>`) */
             409: {
                 headers: {
                     [name: string]: unknown;
