@@ -86,6 +86,16 @@ export function isLongRunning(path: string): boolean {
   });
 }
 
+/** A path whose first segment, decoded, is that of the relay's control paths (`CONTROL_PATHS`). */
+function namesRelay(path: string): boolean {
+  const first = path.split(/[?/]/, 2)[1] ?? "";
+  try {
+    return decodeURIComponent(first) === "agentplane";
+  } catch {
+    return false;
+  }
+}
+
 function unauthenticated(detail: string): ProblemError {
   return new ProblemError("unauthenticated", { detail });
 }
@@ -355,6 +365,12 @@ export class TunnelHub {
    * answer that the API server could not be asked becomes this platform's 502 problem.
    */
   private async requestLocal(tunnel: Tunnel, req: TunnelRequest): Promise<Response> {
+    if (req.use !== "control" && namesRelay(req.path)) {
+      // The relay answers these itself and refuses them as Kubernetes requests (a 401 of its own).
+      throw new ProblemError("not-found", {
+        detail: `No Kubernetes API path ${req.path.split("?")[0]}: the /agentplane prefix is the relay's own`,
+      });
+    }
     const release = this.takeSlot(tunnel, req);
     try {
       return await this.requestOnTunnel(tunnel, req, release);
