@@ -39,15 +39,52 @@ const observe = (name: string, attributes: Record<string, unknown>, options: Rec
 
 export { DISABLED_TRACING, type LlmTracing, type RunKind, type RunMeta };
 
-const cut = (value: unknown): unknown => {
-  const text = typeof value === "string" ? value : JSON.stringify(value);
-  if (text === undefined) return undefined;
-  return text.length > TRACE_CONTENT_LIMIT ? `${text.slice(0, TRACE_CONTENT_LIMIT)}… [truncated]` : value;
-};
+/** What a credential's value is replaced with in traced content. */
+export const TRACE_REDACTED = "[redacted]";
+
+/** The runtime's credentials: variables whose name says key, token, secret or password (public keys aside). */
+const CREDENTIAL_NAME = /(^|_)(TOKEN|SECRET|PASSWORD|API_KEY|ACCESS_KEY)(_|$)/;
+/** Shorter values are left alone: redacting them would garble ordinary text. */
+const MIN_SECRET_LENGTH = 8;
+
+/** Every credential value of the configuration, longest first (so none is left half hidden). */
+export function credentialValues(env: Record<string, unknown>): string[] {
+  const values = Object.entries(env)
+    .filter(([name, value]) => CREDENTIAL_NAME.test(name) && typeof value === "string")
+    .map(([, value]) => (value as string).trim())
+    .filter((value) => value.length >= MIN_SECRET_LENGTH);
+  // As JSON strings carry them too, when a value has characters JSON escapes.
+  const escaped = values.map((v) => JSON.stringify(v).slice(1, -1));
+  return [...new Set([...values, ...escaped])].sort((a, b) => b.length - a.length);
+}
+
+/**
+ * Content as traced: every credential value replaced (a tool that read `.env`, a model that
+ * repeated a token), then cut at TRACE_CONTENT_LIMIT. Objects stay objects when nothing changes.
+ */
+const tracedContent =
+  (secrets: readonly string[]) =>
+  (value: unknown): unknown => {
+    const text = typeof value === "string" ? value : JSON.stringify(value);
+    if (text === undefined) return undefined;
+    let clean = text;
+    for (const secret of secrets) if (clean.includes(secret)) clean = clean.split(secret).join(TRACE_REDACTED);
+    if (clean.length > TRACE_CONTENT_LIMIT) return `${clean.slice(0, TRACE_CONTENT_LIMIT)}… [truncated]`;
+    if (clean === text) return value;
+    if (typeof value === "string") return clean;
+    try {
+      return JSON.parse(clean);
+    } catch {
+      return clean;
+    }
+  };
 
 export function createLlmTracing(config: RuntimeConfig, agentId: string, logger: Logger): LlmTracing {
   const { TRACING_SECRET_KEY: secretKey, TRACING_PUBLIC_KEY: publicKey, TRACING_BASE_URL: baseUrl } = config.env;
   if (!secretKey) return DISABLED_TRACING;
+  const secrets = credentialValues(config.env);
+  const cut = tracedContent(secrets);
+  const message = (err: unknown) => cut(String((err as Error)?.message ?? err).slice(0, 500)) as string;
   // Langfuse's own exporter, counted: a Langfuse that refuses or is down shows at `/health`
   // (`telemetry.langfuse`) and is logged at most once a minute.
   const counter = new ExportCounter("langfuse", logger);
@@ -134,7 +171,7 @@ export function createLlmTracing(config: RuntimeConfig, agentId: string, logger:
         return result;
       } catch (err) {
         guard("end", () => {
-          observation.update({ level: "ERROR", statusMessage: (err as Error).message.slice(0, 500) });
+          observation.update({ level: "ERROR", statusMessage: message(err) });
           observation.end();
         });
         throw err;
@@ -182,7 +219,7 @@ export function createLlmTracing(config: RuntimeConfig, agentId: string, logger:
             return message;
           } catch (err) {
             guard("generation", () => {
-              generation?.update({ level: "ERROR", statusMessage: (err as Error).message.slice(0, 500) });
+              generation?.update({ level: "ERROR", statusMessage: message(err) });
               generation?.end();
             });
             throw err;
@@ -223,7 +260,7 @@ export function createLlmTracing(config: RuntimeConfig, agentId: string, logger:
             return vectors;
           } catch (err) {
             guard("embedding", () => {
-              observation?.update({ level: "ERROR", statusMessage: (err as Error).message.slice(0, 500) });
+              observation?.update({ level: "ERROR", statusMessage: message(err) });
               observation?.end();
             });
             throw err;
