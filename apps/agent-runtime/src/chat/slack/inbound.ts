@@ -35,6 +35,8 @@ const STATUS_UPDATE_MS = 1000;
 
 export interface SlackEventBody {
   event_id?: string;
+  /** The app the event is for: the bot's own, or the event is not for this runtime. */
+  api_app_id?: string;
   /** The event happened in a channel shared with another organization (Slack Connect). */
   is_ext_shared_channel?: boolean;
   event?: SlackEvent;
@@ -48,10 +50,13 @@ interface SlackEvent extends SlackHistoryMessage {
   user?: string;
 }
 
-/** Message subtypes that are a person writing; the rest (edits, deletions, joins) are not turns. */
 /** Wrong pairing codes after which the code is replaced by a new one. */
 export const MAX_WRONG_PAIRING_CODES = 10;
 
+/** People whose wrong pairing codes are counted; past it the counts start over. */
+const PAIRING_PEOPLE_LIMIT = 10_000;
+
+/** Message subtypes that are a person writing; the rest (edits, deletions, joins) are not turns. */
 const TURN_SUBTYPES = new Set([undefined, "file_share", "thread_broadcast"]);
 
 /**
@@ -69,6 +74,8 @@ export class SlackInbound {
   readonly #botTurns: BotTurnGuard;
   /** Wrong pairing codes since the current one was issued. */
   #wrongCodes = 0;
+  /** Wrong pairing codes per person, never reset while the runtime runs: each may guess a few times only. */
+  readonly #wrongCodesBy = new Map<string, number>();
   /** Turns finished (tests and the benchmark wait on it). */
   turnsFinished = 0;
 
@@ -86,6 +93,12 @@ export class SlackInbound {
     const event = body?.event;
     if (typeof event !== "object" || event === null || typeof event.type !== "string") return;
     if (typeof body?.event_id !== "string" || !body.event_id) return;
+    // Only the bot's own app's events: one for another app (a socket shared by mistake, an app
+    // token of another app) would otherwise run turns as this agent.
+    if (body.api_app_id !== undefined && body.api_app_id !== this.#identity.appId) {
+      this.#logger.warn({ eventId: body.event_id, appId: body.api_app_id }, "team chat ignored another app's event");
+      return;
+    }
     // Slack delivers at least once: a redelivered event is acked (already) and dropped here.
     if (!firstSighting(this.#deps.database.sqlite, body.event_id)) return;
     void this.#route(event, body.is_ext_shared_channel === true).catch((err) =>
@@ -152,6 +165,10 @@ export class SlackInbound {
     const reply = (text: string, markup = false) =>
       this.#chat.outbox.send(event.channel, event.thread_ts ?? null, text, { markup });
     if (!owner) {
+      // A person past MAX_WRONG_PAIRING_CODES wrong tries is not heard again: retiring the code
+      // alone would leave anyone unlimited guesses, ten at a time.
+      const tries = this.#wrongCodesBy.get(event.user) ?? 0;
+      if (tries >= MAX_WRONG_PAIRING_CODES) return;
       const code = await pairingCode(this.#deps.database.db);
       if (code && (event.text ?? "").trim() === code) {
         this.#wrongCodes = 0;
@@ -162,6 +179,8 @@ export class SlackInbound {
       } else {
         // Anyone in the workspace can DM the bot: a code is retired after a few wrong tries, so it
         // cannot be guessed by trying them all. The new one is logged like the first.
+        if (this.#wrongCodesBy.size >= PAIRING_PEOPLE_LIMIT) this.#wrongCodesBy.clear();
+        this.#wrongCodesBy.set(event.user, tries + 1);
         if (++this.#wrongCodes >= MAX_WRONG_PAIRING_CODES) {
           this.#wrongCodes = 0;
           this.#logger.warn({ attempts: MAX_WRONG_PAIRING_CODES }, "team chat pairing code retired after wrong tries");
