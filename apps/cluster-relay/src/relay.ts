@@ -286,7 +286,10 @@ export class Relay {
     } catch (err) {
       if (!(err instanceof VerificationError)) throw err;
       this.options.logger.warn({ method, path, reason: err.message }, "request refused");
-      respondJson(stream, 401, { error: "unverified", reason: err.message });
+      // A failure of the relay's, which the platform answers as its own 502: the caller's token
+      // was good, and a 401 would tell it otherwise.
+      const detail = `The relay of cluster ${this.options.clusterId} refused the request: ${err.message}`;
+      respondProblem(stream, 502, detail, "refused");
       return;
     }
     if (path.startsWith(CONTROL_PREFIX)) return this.control(stream, method, path, body);
@@ -379,7 +382,13 @@ export class Relay {
   }
 }
 
-function respondProblem(stream: ServerHttp2Stream, status: number, detail: string): void {
+/** A problem the platform re-issues as its own (`RELAY_FAILURE_HEADER`): the API server unreachable, or a refusal. */
+function respondProblem(
+  stream: ServerHttp2Stream,
+  status: number,
+  detail: string,
+  failure: "upstream" | "refused" = "upstream",
+): void {
   if (stream.destroyed) return;
   const body = JSON.stringify({
     type: "https://agentplane.dev/problems/bad-gateway",
@@ -391,7 +400,7 @@ function respondProblem(stream: ServerHttp2Stream, status: number, detail: strin
     ":status": status,
     "content-type": "application/problem+json",
     "content-length": Buffer.byteLength(body),
-    [RELAY_FAILURE_HEADER]: "upstream",
+    [RELAY_FAILURE_HEADER]: failure,
   });
   stream.end(body);
 }
