@@ -59,7 +59,7 @@ export const CONFIG_GLOSSARY: Record<string, string> = {
   OIDC_AUDIENCE: "The `aud` an OIDC token must carry (any when unset).",
   OIDC_MAX_CLOCK_SKEW_SECONDS: "How far an OIDC token's `iat` may be ahead of this host's clock.",
   OIDC_CLIENT_ID:
-    "With `OIDC_ISSUER`: the console signs people in with the identity provider and the activation page offers approval by signing in (authorization code + PKCE). Register `<PUBLIC_URL>/sign-in/oidc/callback` as a redirect URI for the console.",
+    "With `OIDC_ISSUER`: the console signs people in with the identity provider and the activation page offers signing in (authorization code + PKCE), with the setup code, to make that account the first owner. Register `<PUBLIC_URL>/sign-in/oidc/callback` as a redirect URI for the console.",
   OIDC_CLIENT_SECRET: "The OIDC client's secret, when the identity provider requires one.",
   OIDC_REDIRECT_URI:
     "The activation page's OIDC redirect URI registered with the identity provider (default `<PUBLIC_URL>/activate/callback`).",

@@ -157,7 +157,12 @@ describe("the all-in-one and the distributed gateway: one builder, one configura
         method: "POST",
         redirect: "manual",
         headers: { "content-type": "application/x-www-form-urlencoded" },
-        body: new URLSearchParams({ userCode: session.userCode, method: "oidc", orgName: "Acme" }).toString(),
+        body: new URLSearchParams({
+          userCode: session.userCode,
+          setupCode: platform.setupCode!,
+          method: "oidc",
+          orgName: "Acme",
+        }).toString(),
       });
       expect(res.status, url).toBe(303);
       expect(new URL(res.headers.get("location")!).searchParams.get("redirect_uri")).toBe(REDIRECT_URI);

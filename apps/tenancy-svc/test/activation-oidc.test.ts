@@ -31,7 +31,12 @@ describe("activation approved by OIDC sign-in (PGlite, local identity provider)"
   /** Starts the sign-in from the page; answers the provider's redirect back and the sealed cookie. */
   async function startSignIn(userCode: string): Promise<{ callback: URL; cookie: string }> {
     const res = await h.call("POST", "/activate", {
-      body: new URLSearchParams({ userCode, method: "oidc", orgName: "Acme" }).toString(),
+      body: new URLSearchParams({
+        userCode,
+        setupCode: h.service.setupCode!,
+        method: "oidc",
+        orgName: "Acme",
+      }).toString(),
       headers: { "content-type": "application/x-www-form-urlencoded" },
     });
     expect(res.status).toBe(303);
@@ -70,11 +75,30 @@ describe("activation approved by OIDC sign-in (PGlite, local identity provider)"
 
   it("refuses to start a sign-in for an unknown activation code", async () => {
     const res = await h.call("POST", "/activate", {
-      body: new URLSearchParams({ userCode: "BBBB-BBBB", method: "oidc" }).toString(),
+      body: new URLSearchParams({ userCode: "BBBB-BBBB", setupCode: h.service.setupCode!, method: "oidc" }).toString(),
       headers: { "content-type": "application/x-www-form-urlencoded" },
     });
     expect(res.status).toBe(404);
     expect(res.headers.get("set-cookie")).toBeNull();
+  });
+
+  it("asks for the setup code before any sign-in: an account at the provider alone does not activate", async () => {
+    const form = (fields: Record<string, string>) =>
+      h.call("POST", "/activate", {
+        body: new URLSearchParams({ userCode: session.userCode, method: "oidc", ...fields }).toString(),
+        headers: { "content-type": "application/x-www-form-urlencoded" },
+      });
+    const requests = provider.state.authorizeRequests.length;
+    const missing = await form({});
+    expect(missing.status).toBe(400);
+    expect(await missing.text()).toContain("Both codes are required");
+    const wrong = await form({ setupCode: "AAAA-AAAA-AAAA" });
+    expect(wrong.status).toBe(400);
+    expect(await wrong.text()).toContain("4 attempt(s) left");
+    for (const res of [missing, wrong]) expect(res.headers.get("set-cookie")).toBeNull();
+    // Nobody was sent to the provider, and the wrong code counted as one on the approval form would.
+    expect(provider.state.authorizeRequests.length).toBe(requests);
+    expect(await installationStatus()).toBe("unactivated");
   });
 
   it("does not approve on a wrong state, a missing cookie, a wrong nonce, a wrong audience or a foreign key", async () => {

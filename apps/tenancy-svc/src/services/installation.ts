@@ -260,57 +260,84 @@ export interface ApprovalInput {
 }
 
 /**
- * How the operator proved they may activate: the setup code printed at first start, or a sign-in
- * at the configured identity provider whose ID token the caller has already verified.
+ * How the operator proves they may activate: always the setup code printed at first start (only
+ * whoever runs the platform has it). A sign-in at the configured identity provider, whose ID token
+ * the caller has already verified, names who the first owner is; it proves nothing about the right
+ * to activate, since anyone with an account at the provider can sign in.
  */
-export type Approver = { setupCode: string } | { identity: OidcIdentity };
+export interface Approver {
+  setupCode: string;
+  identity?: OidcIdentity | undefined;
+}
+
+/** The installation row and the session of a user code, both locked for the approval's transaction. */
+async function lockForApproval(trx: Db, sessionId: string) {
+  const installation = await trx
+    .selectFrom("installation")
+    .selectAll()
+    .where("id", "=", 1)
+    .forUpdate()
+    .executeTakeFirstOrThrow();
+  const locked = await trx
+    .selectFrom("activation_sessions")
+    .selectAll()
+    .where("id", "=", sessionId)
+    .forUpdate()
+    .executeTakeFirstOrThrow();
+  return { installation, locked };
+}
+
+/**
+ * Whether the session can be approved with this setup code, checked under `lockForApproval`'s
+ * locks: the outcome that refuses it, or undefined. A wrong code counts against the session, which
+ * is denied after `MAX_SETUP_CODE_ATTEMPTS`.
+ */
+async function refusal(
+  trx: Db,
+  { installation, locked }: Awaited<ReturnType<typeof lockForApproval>>,
+  setupCode: string,
+): Promise<ApprovalOutcome | undefined> {
+  if (installation.status === "activated") return { outcome: "already_activated" };
+  if (locked.status === "denied") return { outcome: "denied" };
+  if (locked.status !== "pending") return { outcome: "already_activated" };
+  if (new Date(locked.expires_at).getTime() <= Date.now()) return { outcome: "expired" };
+  const presented = sha256Hex(normalizeCode(setupCode));
+  if (installation.setup_code_hash && digestsEqual(installation.setup_code_hash, presented)) return undefined;
+  const attempts = locked.failed_attempts + 1;
+  const denied = attempts >= MAX_SETUP_CODE_ATTEMPTS;
+  await trx
+    .updateTable("activation_sessions")
+    .set({ failed_attempts: attempts, ...(denied ? { status: "denied" as const } : {}) })
+    .where("id", "=", locked.id)
+    .execute();
+  return denied
+    ? { outcome: "denied" }
+    : { outcome: "wrong_setup_code", attemptsLeft: MAX_SETUP_CODE_ATTEMPTS - attempts };
+}
+
+/** The newest session of a user code, if any. */
+function sessionOf(ctx: TenancyContext, userCode: string) {
+  return ctx.db
+    .selectFrom("activation_sessions")
+    .select(["id"])
+    .where("user_code", "=", normalizeCode(userCode))
+    .orderBy("created_at", "desc")
+    .executeTakeFirst();
+}
 
 /** The verification page's approval: checks the approver and, when accepted, activates the installation. */
 export async function approveActivation(
   ctx: TenancyContext,
   input: ApprovalInput & Approver,
 ): Promise<ApprovalOutcome> {
-  const userCode = normalizeCode(input.userCode);
-  const session = await ctx.db
-    .selectFrom("activation_sessions")
-    .select(["id", "status", "expires_at"])
-    .where("user_code", "=", userCode)
-    .orderBy("created_at", "desc")
-    .executeTakeFirst();
+  const session = await sessionOf(ctx, input.userCode);
   if (!session) return { outcome: "unknown_code" };
-  const identity = "identity" in input ? input.identity : undefined;
+  const identity = input.identity;
   return withDomainEvents(ctx, async (trx): Promise<ApprovalOutcome> => {
-    const installation = await trx
-      .selectFrom("installation")
-      .selectAll()
-      .where("id", "=", 1)
-      .forUpdate()
-      .executeTakeFirstOrThrow();
-    if (installation.status === "activated") return { outcome: "already_activated" };
-    const locked = await trx
-      .selectFrom("activation_sessions")
-      .selectAll()
-      .where("id", "=", session.id)
-      .forUpdate()
-      .executeTakeFirstOrThrow();
-    if (locked.status === "denied") return { outcome: "denied" };
-    if (locked.status !== "pending") return { outcome: "already_activated" };
-    if (new Date(locked.expires_at).getTime() <= Date.now()) return { outcome: "expired" };
-    if ("setupCode" in input) {
-      const presented = sha256Hex(normalizeCode(input.setupCode));
-      if (!installation.setup_code_hash || !digestsEqual(installation.setup_code_hash, presented)) {
-        const attempts = locked.failed_attempts + 1;
-        const denied = attempts >= MAX_SETUP_CODE_ATTEMPTS;
-        await trx
-          .updateTable("activation_sessions")
-          .set({ failed_attempts: attempts, ...(denied ? { status: "denied" as const } : {}) })
-          .where("id", "=", locked.id)
-          .execute();
-        return denied
-          ? { outcome: "denied" }
-          : { outcome: "wrong_setup_code", attemptsLeft: MAX_SETUP_CODE_ATTEMPTS - attempts };
-      }
-    }
+    const rows = await lockForApproval(trx, session.id);
+    const refused = await refusal(trx, rows, input.setupCode);
+    if (refused) return refused;
+    const { installation, locked } = rows;
     const { userId, orgId } = await activate(trx, {
       orgName: input.orgName?.trim() || "Default",
       ownerName: input.ownerName?.trim() || "Owner",
@@ -347,24 +374,16 @@ export async function approveActivation(
 }
 
 /**
- * Whether a session with this user code can still be approved, checked before sending the operator
- * to the identity provider; answers the outcome that would refuse it, or undefined. The approval
- * itself checks again under its locks.
+ * Whether a session with this user code can be approved with this setup code, checked before the
+ * operator is sent to the identity provider (a wrong code counts, as in the approval): the outcome
+ * that refuses it, or undefined. The approval itself checks again under its locks.
  */
-export async function checkPendingUserCode(
+export async function checkActivationCodes(
   ctx: TenancyContext,
   userCode: string,
+  setupCode: string,
 ): Promise<ApprovalOutcome | undefined> {
-  if ((await getInstallation(ctx)).status === "activated") return { outcome: "already_activated" };
-  const session = await ctx.db
-    .selectFrom("activation_sessions")
-    .select(["status", "expires_at"])
-    .where("user_code", "=", normalizeCode(userCode))
-    .orderBy("created_at", "desc")
-    .executeTakeFirst();
+  const session = await sessionOf(ctx, userCode);
   if (!session) return { outcome: "unknown_code" };
-  if (session.status === "denied") return { outcome: "denied" };
-  if (session.status !== "pending") return { outcome: "already_activated" };
-  if (new Date(session.expires_at).getTime() <= Date.now()) return { outcome: "expired" };
-  return undefined;
+  return ctx.db.transaction().execute(async (trx) => refusal(trx, await lockForApproval(trx, session.id), setupCode));
 }

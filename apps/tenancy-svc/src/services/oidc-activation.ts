@@ -137,10 +137,16 @@ export class OidcActivation {
   /** Where to send the browser, and the sealed cookie value that lets the callback finish the sign-in. */
   async begin(input: {
     userCode: string;
+    /** Checked already; carried sealed so the approval checks it again under its locks. */
+    setupCode: string;
     orgName?: string | undefined;
   }): Promise<{ location: string; cookie: string }> {
     return this.beginSignIn(
-      { userCode: input.userCode, ...(input.orgName ? { orgName: input.orgName } : {}) },
+      {
+        userCode: input.userCode,
+        setupCode: input.setupCode,
+        ...(input.orgName ? { orgName: input.orgName } : {}),
+      },
       this.redirectUri,
       COOKIE_CONTEXT,
     );
@@ -154,14 +160,20 @@ export class OidcActivation {
     cookie: string | undefined;
     /** The callback's query: `code`, `state` and, from providers that send it, `iss`. */
     params: URLSearchParams;
-  }): Promise<{ identity: OidcIdentity; userCode: string; orgName?: string | undefined }> {
-    const done = await this.completeSignIn<{ userCode: string; orgName?: string }>(
+  }): Promise<{ identity: OidcIdentity; userCode: string; setupCode: string; orgName?: string | undefined }> {
+    const done = await this.completeSignIn<{ userCode: string; setupCode?: string; orgName?: string }>(
       input.cookie,
       input.params,
       this.redirectUri,
       COOKIE_CONTEXT,
     );
-    return { identity: done.identity, userCode: done.carried.userCode, orgName: done.carried.orgName };
+    // A sign-in begun before setup codes were carried has none: the approval refuses it.
+    return {
+      identity: done.identity,
+      userCode: done.carried.userCode,
+      setupCode: done.carried.setupCode ?? "",
+      orgName: done.carried.orgName,
+    };
   }
 
   /**

@@ -15,8 +15,8 @@ function failed(message: string): string {
 
 /**
  * `GET /activate/callback`: where the identity provider sends the operator back. A verified sign-in
- * approves the pending activation whose code the operator entered, with the signed-in identity as
- * the first owner.
+ * approves the pending activation with the codes the operator entered (carried sealed), with the
+ * signed-in identity as the first owner.
  */
 export function registerActivateCallback(app: ServiceApp, ctx: TenancyContext): void {
   app.get("/activate/callback", async (c) => {
@@ -39,6 +39,7 @@ export function registerActivateCallback(app: ServiceApp, ctx: TenancyContext): 
     }
     const outcome = await approveActivation(ctx, {
       userCode: signedIn.userCode,
+      setupCode: signedIn.setupCode,
       orgName: signedIn.orgName,
       identity: signedIn.identity,
     });

@@ -29,7 +29,10 @@ button{margin-top:1.2rem;padding:.6rem 1.2rem;font-size:1rem}.error{color:#b4231
 small{color:#555}</style></head><body><h1>${escapeHtml(title)}</h1>${body}</body></html>`;
 }
 
-/** The approval form; with `oidc`, it also offers signing in at the identity provider instead of the setup code. */
+/**
+ * The approval form; with `oidc`, it also offers signing in at the identity provider, whose account
+ * then becomes the first owner (the setup code is asked for either way).
+ */
 export function form(userCode: string, options: { error?: string | undefined; oidc?: boolean } = {}): string {
   const { error, oidc } = options;
   return layout(
@@ -37,12 +40,12 @@ export function form(userCode: string, options: { error?: string | undefined; oi
     `${error ? `<p class="error" role="alert">${escapeHtml(error)}</p>` : ""}
 <p>Enter the code shown by the device that started the activation, and ${
       oidc
-        ? "either the setup code printed when the platform first started, or sign in with your identity provider"
+        ? "the setup code printed when the platform first started; then approve, or sign in with your identity provider to make that account the owner"
         : "the setup code printed when the platform first started"
     }.</p>
 <form method="post" action="/activate">
 <label for="userCode">Activation code</label><input id="userCode" name="userCode" value="${escapeHtml(userCode)}" required autocomplete="off">
-<label for="setupCode">Setup code</label><input id="setupCode" name="setupCode"${oidc ? "" : " required"} autocomplete="off">
+<label for="setupCode">Setup code</label><input id="setupCode" name="setupCode" required autocomplete="off">
 <label for="orgName">Organization name <small>(optional)</small></label><input id="orgName" name="orgName" maxlength="100" placeholder="Default">
 <label for="ownerName">Your name <small>(optional)</small></label><input id="ownerName" name="ownerName" maxlength="100">
 <label for="email">Your email <small>(optional)</small></label><input id="email" name="email" type="email" maxlength="320">

@@ -1,7 +1,7 @@
 import type { ServiceApp } from "@agentplane/service-kit";
 import { setCookie } from "hono/cookie";
 import type { TenancyContext } from "../../context.ts";
-import { approveActivation, checkPendingUserCode } from "../../services/installation.ts";
+import { approveActivation, checkActivationCodes } from "../../services/installation.ts";
 import { secureCookies } from "../sessions/cookie.ts";
 import { form, outcomePage, setPageHeaders } from "./activate-html.ts";
 import { SIGN_IN_COOKIE } from "./activate-page.ts";
@@ -12,8 +12,8 @@ function field(body: Record<string, unknown>, name: string, max = 320): string |
 }
 
 /**
- * The verification page's form (`POST /activate`): approves with the setup code, or starts the OIDC
- * sign-in when one is configured.
+ * The verification page's form (`POST /activate`): approves with the setup code, or, when an identity
+ * provider is configured, checks the setup code and starts the sign-in that names the first owner.
  */
 export function registerActivateSubmit(app: ServiceApp, ctx: TenancyContext): void {
   const oidc = ctx.oidc !== undefined;
@@ -21,18 +21,25 @@ export function registerActivateSubmit(app: ServiceApp, ctx: TenancyContext): vo
   app.post("/activate", async (c) => {
     const body = (await c.req.parseBody()) as Record<string, unknown>;
     const userCode = field(body, "userCode", 32) ?? "";
+    const setupCode = field(body, "setupCode", 64) ?? "";
     setPageHeaders(c);
+    if (!userCode || !setupCode) return c.html(form(userCode, { error: "Both codes are required.", oidc }), 400);
     if (field(body, "method", 16) === "oidc") {
       if (!ctx.oidc) return c.html(form(userCode, { error: "Sign-in is not configured here." }), 400);
-      if (!userCode) return c.html(form(userCode, { error: "The activation code is required.", oidc }), 400);
-      const refused = await checkPendingUserCode(ctx, userCode);
+      // Anyone with an account at the provider can sign in: the setup code is what proves the
+      // right to activate, checked (and counted when wrong) before the operator leaves the page.
+      const refused = await checkActivationCodes(ctx, userCode, setupCode);
       if (refused) {
         const { html, status } = outcomePage(refused, userCode, oidc);
         return c.html(html, status);
       }
       let started: { location: string; cookie: string };
       try {
-        started = await ctx.oidc.begin({ userCode, orgName: field(body, "orgName", 100)?.trim() || undefined });
+        started = await ctx.oidc.begin({
+          userCode,
+          setupCode,
+          orgName: field(body, "orgName", 100)?.trim() || undefined,
+        });
       } catch (err) {
         ctx.logger.warn({ err: (err as Error).message }, "OIDC sign-in could not start");
         return c.html(form(userCode, { error: "The identity provider cannot be reached.", oidc }), 502);
@@ -47,8 +54,6 @@ export function registerActivateSubmit(app: ServiceApp, ctx: TenancyContext): vo
       });
       return c.redirect(started.location, 303);
     }
-    const setupCode = field(body, "setupCode", 64) ?? "";
-    if (!userCode || !setupCode) return c.html(form(userCode, { error: "Both codes are required.", oidc }), 400);
     const outcome = await approveActivation(ctx, {
       userCode,
       setupCode,
