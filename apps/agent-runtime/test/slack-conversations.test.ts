@@ -221,6 +221,22 @@ describe("personal mode", () => {
     expect(botTexts(dmOf(OWNER))).toEqual(paragraphs);
   });
 
+  it("cuts a long unbroken answer neither inside an escaped character nor inside an emoji", async () => {
+    await personal();
+    const answer = `${"x".repeat(3999)}😀${"x".repeat(3995)}<b> & tail`;
+    fake.respond = () => ({ content: [{ type: "text", text: answer }] });
+    standIn.say(OWNER, "write a lot");
+    await repliesIn(dmOf(OWNER), 3);
+    await new Promise((r) => setTimeout(r, 100));
+    const pieces = botTexts(dmOf(OWNER));
+    expect(pieces.join("")).toBe(`${"x".repeat(3999)}😀${"x".repeat(3995)}&lt;b&gt; &amp; tail`);
+    for (const piece of pieces) {
+      expect(piece.length).toBeLessThanOrEqual(4000);
+      expect(piece.replace(/&(amp|lt|gt);/g, "")).not.toContain("&");
+      expect(piece).not.toMatch(/[\uD800-\uDBFF]$|^[\uDC00-\uDFFF]/);
+    }
+  });
+
   it("posts only the last text step with verbose off, every text step with it on", async () => {
     await personal();
     let call = 0;

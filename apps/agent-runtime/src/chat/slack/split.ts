@@ -16,6 +16,23 @@ export function boundDelivery(text: string, limit = SLACK_DELIVERY_LIMIT): strin
   return `${text.slice(0, limit)}\n\n_(truncated: ${text.length - limit} more characters are not shown here)_`;
 }
 
+/**
+ * Where a hard cut at `limit` may fall: not inside an entity the escaping wrote (`&amp;`, `&lt;`,
+ * `&gt;`: Slack would show `&l` and `t;`) nor between the two halves of a character outside the
+ * BMP (an emoji would arrive as two replacement characters).
+ */
+function hardCut(text: string, limit: number): number {
+  let at = limit;
+  const amp = text.lastIndexOf("&", at - 1);
+  if (amp >= 0 && at - amp < 5) {
+    const end = text.indexOf(";", amp);
+    if (end >= at && end - amp < 5) at = amp;
+  }
+  const code = text.charCodeAt(at - 1);
+  if (code >= 0xd800 && code <= 0xdbff) at -= 1;
+  return at > 0 ? at : limit;
+}
+
 /** Cuts one oversized block at the last line break, else the last space, else hard. */
 function cutBlock(block: string, limit: number): string[] {
   const pieces: string[] = [];
@@ -24,7 +41,7 @@ function cutBlock(block: string, limit: number): string[] {
     const window = rest.slice(0, limit);
     let at = window.lastIndexOf("\n");
     if (at < limit / 2) at = window.lastIndexOf(" ");
-    if (at < limit / 2) at = limit;
+    if (at < limit / 2) at = hardCut(rest, limit);
     pieces.push(rest.slice(0, at).trimEnd());
     rest = rest.slice(at).trimStart();
   }
