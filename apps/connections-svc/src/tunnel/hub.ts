@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import type { IncomingMessage } from "node:http";
-import http2, { type ClientHttp2Session } from "node:http2";
+import http2 from "node:http2";
 import type { Duplex } from "node:stream";
 import {
   CLUSTER_JWT_AUDIENCE,
@@ -21,19 +21,14 @@ import { sql } from "kysely";
 import { type WebSocket, WebSocketServer } from "ws";
 import type { ConnectionsContext } from "../context.ts";
 import { smallJson } from "./h2-body.ts";
-import { disconnected, requestOnSession } from "./h2-request.ts";
+import { disconnected } from "./h2-request.ts";
 
 export { disconnected } from "./h2-request.ts";
+export { isLongRunning, type TunnelRequest } from "./tunnel-request.ts";
 
-import {
-  CLUSTER_JWT_HEADER,
-  CLUSTER_JWT_TTL_HEADER,
-  CONTROL_PATHS,
-  RELAY_FAILURE_HEADER,
-  type RequestUse,
-  requestClaims,
-} from "./protocol.ts";
-import { type SignedRequest, TunnelRequestSigner } from "./request-signer.ts";
+import { CLUSTER_JWT_HEADER, CLUSTER_JWT_TTL_HEADER, CONTROL_PATHS, type RequestUse } from "./protocol.ts";
+import { TunnelRequestSigner } from "./request-signer.ts";
+import { sendDownTunnel, type Tunnel, type TunnelRequest } from "./tunnel-request.ts";
 import { tunnelStream } from "./ws-stream.ts";
 
 /**
@@ -46,55 +41,8 @@ const MAX_TUNNEL_MESSAGE_BYTES = 4 * 1024 * 1024;
 /** How long requests already on a replaced tunnel (watches, followed logs) may go on. */
 const RETIRE_GRACE_MS = 30_000;
 
-/** One request to send down a tunnel. The body is whole: its hash is part of the signed claims. */
-export interface TunnelRequest {
-  method: string;
-  /** Path and query as the relay passes them to the Kubernetes API (`/api/v1/pods?watch=true`). */
-  path: string;
-  headers?: Headers;
-  body?: Uint8Array | undefined;
-  signal?: AbortSignal | undefined;
-  use?: RequestUse;
-}
-
-interface Tunnel {
-  clusterId: string;
-  projectId: string;
-  tokenId: string;
-  connectionId: string;
-  ws: WebSocket;
-  session: ClientHttp2Session;
-  /** Signs its requests with a key tenancy certified for this tunnel. */
-  signer: TunnelRequestSigner;
-  closed: boolean;
-  timers: NodeJS.Timeout[];
-  /** Proxy requests (not control ones) whose streams are open, bounded by `clusterTunnelMaxRequests`. */
-  inFlight: number;
-}
-
 const TUNNEL_USE_HEADER = "x-agentplane-tunnel-use";
 const TUNNEL_PATH = /^\/v1\/clusters\/([^/]+)\/tunnel$/;
-
-/** A watch (`?watch=true`) or a followed log (`?follow=true`): answers that stream for as long as they last. */
-export function isLongRunning(path: string): boolean {
-  const q = path.indexOf("?");
-  if (q === -1) return false;
-  const query = new URLSearchParams(path.slice(q + 1));
-  return ["watch", "follow"].some((name) => {
-    const value = query.get(name);
-    return value !== null && value !== "false" && value !== "0";
-  });
-}
-
-/** A path whose first segment, decoded, is that of the relay's control paths (`CONTROL_PATHS`). */
-function namesRelay(path: string): boolean {
-  const first = path.split(/[?/]/, 2)[1] ?? "";
-  try {
-    return decodeURIComponent(first) === "agentplane";
-  } catch {
-    return false;
-  }
-}
 
 function unauthenticated(detail: string): ProblemError {
   return new ProblemError("unauthenticated", { detail });
@@ -360,100 +308,9 @@ export class TunnelHub {
       .catch(() => {});
   }
 
-  /**
-   * Sends a request down the tunnel this replica holds; the response body streams. The relay's own
-   * answer that the API server could not be asked becomes this platform's 502 problem.
-   */
-  private async requestLocal(tunnel: Tunnel, req: TunnelRequest): Promise<Response> {
-    if (req.use !== "control" && namesRelay(req.path)) {
-      // The relay answers these itself and refuses them as Kubernetes requests (a 401 of its own).
-      throw new ProblemError("not-found", {
-        detail: `No Kubernetes API path ${req.path.split("?")[0]}: the /agentplane prefix is the relay's own`,
-      });
-    }
-    const release = this.takeSlot(tunnel, req);
-    try {
-      return await this.requestOnTunnel(tunnel, req, release);
-    } catch (err) {
-      release();
-      throw err;
-    }
-  }
-
-  /**
-   * A place for a proxy request among the tunnel's, released once its stream closes: whoever may
-   * use a cluster could otherwise open watches on it without end, each holding a stream here, in
-   * the relay and at the API server. Control requests (the relay's status, its credentials) are
-   * never refused for that (docs/decisions/0030).
-   */
-  private takeSlot(tunnel: Tunnel, req: TunnelRequest): () => void {
-    if (req.use === "control") return () => {};
-    const max = this.ctx.config.clusterTunnelMaxRequests;
-    if (tunnel.inFlight >= max) {
-      throw new ProblemError("rate-limited", {
-        detail: `Cluster ${tunnel.clusterId} has ${max} requests under way through its relay; try again once some have ended`,
-        headers: { "retry-after": "1" },
-      });
-    }
-    tunnel.inFlight++;
-    let held = true;
-    return () => {
-      if (held) tunnel.inFlight--;
-      held = false;
-    };
-  }
-
-  private async requestOnTunnel(tunnel: Tunnel, req: TunnelRequest, release: () => void): Promise<Response> {
-    const signed = await this.signRequest(tunnel, req);
-    if (tunnel.closed || tunnel.session.closed) {
-      // Replaced while this request was being signed: it goes down the tunnel that replaced it.
-      release();
-      const current = this.tunnels.get(tunnel.clusterId);
-      if (current && current !== tunnel && !current.closed) return this.requestLocal(current, req);
-      throw disconnected(tunnel.clusterId);
-    }
-    const res = await requestOnSession({
-      session: tunnel.session,
-      clusterId: tunnel.clusterId,
-      signed,
-      method: req.method,
-      path: req.path,
-      headers: req.headers,
-      body: req.body,
-      signal: req.signal,
-      // Watches and followed logs are meant to last once answered (the API server answers their
-      // head at once); everything else is bounded as Kubernetes bounds its non-long-running requests.
-      ...(isLongRunning(req.path)
-        ? { headTimeoutMs: this.ctx.config.clusterProxyTimeoutMs }
-        : { timeoutMs: this.ctx.config.clusterProxyTimeoutMs }),
-      onClose: release,
-      onEarlyClose: (rstCode) =>
-        this.ctx.logger.debug({ rstCode, clusterId: tunnel.clusterId }, "tunnel stream closed before its response"),
-    });
-    if (!res.headers.has(RELAY_FAILURE_HEADER)) return res;
-    // Read no further than a problem's worth: the relay could make it endless.
-    const failure = ((await smallJson(res, {
-      limit: 16 * 1024,
-      timeoutMs: this.ctx.config.clusterProxyTimeoutMs,
-    }).catch(() => undefined)) ?? {}) as { detail?: unknown };
-    throw new ProblemError("bad-gateway", {
-      detail:
-        typeof failure.detail === "string"
-          ? failure.detail.slice(0, 1000)
-          : `The relay of cluster ${tunnel.clusterId} could not ask its Kubernetes API server`,
-    });
-  }
-
-  /** The platform-signed JWT of one request: cluster, method, path, body hash, `jti`, ≤ 60 s. */
-  private signRequest(tunnel: Tunnel, req: TunnelRequest): Promise<SignedRequest> {
-    const claims = requestClaims({
-      clusterId: tunnel.clusterId,
-      method: req.method,
-      path: req.path,
-      body: req.body,
-      use: req.use ?? "kube",
-    });
-    return tunnel.signer.sign(claims);
+  /** Down this replica's tunnel (or the one that replaced it while the request was being signed). */
+  private requestLocal(tunnel: Tunnel, req: TunnelRequest): Promise<Response> {
+    return sendDownTunnel(this.ctx, tunnel, req, (clusterId) => this.tunnels.get(clusterId));
   }
 
   /**
