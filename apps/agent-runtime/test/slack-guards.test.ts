@@ -1,3 +1,5 @@
+import { mkdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 import type { SlackStandIn } from "@agentplane/testkit/slack";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { linkChannel } from "../src/chat/store.ts";
@@ -165,6 +167,35 @@ describe("changes to the agent from team chat", () => {
     expect(toolNames(fake.requests[0]?.body ?? {})).not.toContain("update_settings");
     expect(toolResultsOf(fake.requests[1]?.body ?? {}).every((r) => r.is_error)).toBe(true);
     expect((await loadAgent(runtime.runtime.deps.database.db)).verbose).toBe(0);
+  });
+});
+
+describe("the runtime's credentials in team chat", () => {
+  it("are never posted: a member's turn that reads .env posts [redacted] in their place", async () => {
+    const runtime = await start({ CLOUD_B_API_KEY: "cloudb-key-5f1e2d3c4b5a69788796" });
+    await linkOps(runtime);
+    const workspace = runtime.runtime.deps.config.workspaceRoot;
+    mkdirSync(workspace, { recursive: true });
+    writeFileSync(
+      join(workspace, "copy.env"),
+      `CHAT_BOT_TOKEN=${standIn.botToken}\nCHAT_APP_TOKEN=${standIn.appToken}\nCLOUD_B_API_KEY=cloudb-key-5f1e2d3c4b5a69788796\n`,
+    );
+    fake.respond = (body) => {
+      const [result] = toolResultsOf(body);
+      if (result) return { content: [{ type: "text", text: `Here it is:\n${JSON.stringify(result.content)}` }] };
+      return { content: [toolUse("read_file", { path: "copy.env" })] };
+    };
+    standIn.say(MEMBER, "what is in copy.env?", { channel: "C0OPS" });
+    const [answer] = await waitFor(() =>
+      answers(standIn, "C0OPS").length === 1 ? answers(standIn, "C0OPS") : undefined,
+    );
+    await runtime.slack.inbound?.idle();
+    expect(answer?.text).toContain("CHAT_BOT_TOKEN=[redacted]");
+    // Every Web API call's parameters (the token a call presents is not among them).
+    const posted = JSON.stringify(standIn.api.calls);
+    for (const value of [standIn.botToken, standIn.appToken, "cloudb-key-5f1e2d3c4b5a69788796"]) {
+      expect(posted).not.toContain(value);
+    }
   });
 });
 

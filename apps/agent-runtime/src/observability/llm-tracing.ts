@@ -18,6 +18,7 @@ import {
 } from "@opentelemetry/sdk-trace-base";
 import type { Logger } from "pino";
 import type { RuntimeConfig } from "../config.ts";
+import { credentialValues, redactCredentials } from "./credentials.ts";
 import { DISABLED_TRACING, type LlmTracing, type RunKind, type RunMeta } from "./tracing-off.ts";
 
 /** Inputs and outputs sent to Langfuse are cut at this many characters (documented in the README). */
@@ -39,25 +40,6 @@ const observe = (name: string, attributes: Record<string, unknown>, options: Rec
 
 export { DISABLED_TRACING, type LlmTracing, type RunKind, type RunMeta };
 
-/** What a credential's value is replaced with in traced content. */
-export const TRACE_REDACTED = "[redacted]";
-
-/** The runtime's credentials: variables whose name says key, token, secret or password (public keys aside). */
-const CREDENTIAL_NAME = /(^|_)(TOKEN|SECRET|PASSWORD|API_KEY|ACCESS_KEY)(_|$)/;
-/** Shorter values are left alone: redacting them would garble ordinary text. */
-const MIN_SECRET_LENGTH = 8;
-
-/** Every credential value of the configuration, longest first (so none is left half hidden). */
-export function credentialValues(env: Record<string, unknown>): string[] {
-  const values = Object.entries(env)
-    .filter(([name, value]) => CREDENTIAL_NAME.test(name) && typeof value === "string")
-    .map(([, value]) => (value as string).trim())
-    .filter((value) => value.length >= MIN_SECRET_LENGTH);
-  // As JSON strings carry them too, when a value has characters JSON escapes.
-  const escaped = values.map((v) => JSON.stringify(v).slice(1, -1));
-  return [...new Set([...values, ...escaped])].sort((a, b) => b.length - a.length);
-}
-
 /**
  * Content as traced: every credential value replaced (a tool that read `.env`, a model that
  * repeated a token), then cut at TRACE_CONTENT_LIMIT. Objects stay objects when nothing changes.
@@ -67,8 +49,7 @@ const tracedContent =
   (value: unknown): unknown => {
     const text = typeof value === "string" ? value : JSON.stringify(value);
     if (text === undefined) return undefined;
-    let clean = text;
-    for (const secret of secrets) if (clean.includes(secret)) clean = clean.split(secret).join(TRACE_REDACTED);
+    const clean = redactCredentials(text, secrets);
     if (clean.length > TRACE_CONTENT_LIMIT) return `${clean.slice(0, TRACE_CONTENT_LIMIT)}… [truncated]`;
     if (clean === text) return value;
     if (typeof value === "string") return clean;

@@ -2,6 +2,7 @@ import type { SocketModeClient } from "@slack/socket-mode";
 import type { WebClient } from "@slack/web-api";
 import type { Logger } from "pino";
 import type { RuntimeDeps } from "../../deps.ts";
+import { credentialValues } from "../../observability/credentials.ts";
 import {
   cachedOwnerDm,
   cacheOwnerDm,
@@ -59,7 +60,10 @@ export class SlackTeamChat implements TeamChatAdapter, SlackChat {
     this.#appToken = env.CHAT_APP_TOKEN;
     this.#logger = deps.logger.child({ component: "team-chat" });
     this.web = createWebClient(this.#botToken, env.CHAT_API_URL, this.#logger);
-    this.outbox = new SlackOutbox(deps.database.db, this.web, this.#logger, options.retryBaseMs);
+    this.outbox = new SlackOutbox(deps.database.db, this.web, this.#logger, {
+      retryBaseMs: options.retryBaseMs,
+      secrets: credentialValues(env),
+    });
     this.channels = new ChannelGuard(env.CHAT_ALLOWED_CHANNELS, this.#logger);
   }
 

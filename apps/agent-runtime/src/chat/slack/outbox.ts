@@ -2,6 +2,7 @@ import type { WebClient } from "@slack/web-api";
 import type { Kysely } from "kysely";
 import type { Logger } from "pino";
 import type { RuntimeDatabase, TeamChatDeliveryTable } from "../../db/schema/index.ts";
+import { redactCredentials } from "../../observability/credentials.ts";
 import { createDelivery, dueDeliveries, markDelivered, markDeliveryFailed, recordChunkSent } from "../store.ts";
 import { slackErrorCode } from "./clients.ts";
 import { slackText } from "./escape.ts";
@@ -24,17 +25,26 @@ export class SlackOutbox {
   #timer: NodeJS.Timeout | undefined;
   #retrying: Promise<void> | undefined;
   readonly #retryBaseMs: number | undefined;
+  readonly #secrets: readonly string[];
 
-  constructor(db: Kysely<RuntimeDatabase>, web: WebClient, logger: Logger, retryBaseMs?: number) {
-    this.#retryBaseMs = retryBaseMs;
+  /** `secrets`: the runtime's credential values, never posted (see `credentialValues`). */
+  constructor(
+    db: Kysely<RuntimeDatabase>,
+    web: WebClient,
+    logger: Logger,
+    options: { retryBaseMs?: number | undefined; secrets?: readonly string[] } = {},
+  ) {
+    this.#retryBaseMs = options.retryBaseMs;
+    this.#secrets = options.secrets ?? [];
     this.#db = db;
     this.#web = web;
     this.#logger = logger;
   }
 
   /**
-   * Posts `text` (split at Slack's limit) to a channel, in a thread when `threadTs` is set. The
-   * text is escaped for Slack (`slackText`) and stored so, unless it is the runtime's own
+   * Posts `text` (split at Slack's limit) to a channel, in a thread when `threadTs` is set. A
+   * credential value of the runtime in it becomes `[redacted]`: a turn that read `.env` in a
+   * channel posts no key there. The text is escaped for Slack (`slackText`) and stored so, unless it is the runtime's own
    * `markup` (a mention it means to make). With `replaceTs` (a status message of the bot's), the
    * first piece replaces that message's text in place (`chat.update`) instead of posting; when
    * that fails (the status was deleted, say) and on a later retry, it is posted as a new message.
@@ -46,10 +56,11 @@ export class SlackOutbox {
     text: string,
     options: { replaceTs?: string | undefined; markup?: boolean } = {},
   ): Promise<boolean> {
+    const clean = redactCredentials(text, this.#secrets);
     const row = await createDelivery(this.#db, {
       channelId: channel,
       threadTs,
-      text: options.markup ? text : slackText(text),
+      text: options.markup ? clean : slackText(clean),
     });
     return this.#attempt(row, options.replaceTs);
   }
