@@ -131,6 +131,30 @@ describe.skipIf(!pg.available)(`a hostile relay${pg.reason}`, () => {
     expect(await res.text()).toContain("<script>");
   });
 
+  it("a request reaches the relay without the caller's credentials or the session's CSRF token", async () => {
+    relay.handle((stream) => {
+      stream.respond({ ":status": 200, "content-type": "application/json" });
+      stream.end("{}");
+    });
+    const res = await fetch(`${h.url}/v1/clusters/${clusterId}/proxy/api/v1/namespaces/default/configmaps`, {
+      method: "POST",
+      headers: {
+        authorization: `Bearer ${h.memberToken}`,
+        "content-type": "application/json",
+        "x-csrf-token": "csrf-of-a-session",
+        cookie: "other=1",
+        "proxy-authorization": "Basic eDp5",
+      },
+      body: "{}",
+    });
+    expect(res.status).toBe(200);
+    const seen = relay.requests.at(-1)!.headers;
+    expect(seen["content-type"]).toBe("application/json");
+    for (const name of ["authorization", "x-csrf-token", "cookie", "proxy-authorization"]) {
+      expect(seen[name], name).toBeUndefined();
+    }
+  });
+
   it("a failure answer that never ends is read no further than its first bytes: 502 at once, the stream reset", async () => {
     let sent: Promise<number> = Promise.resolve(0);
     relay.handle((stream) => {

@@ -1,5 +1,5 @@
 import http2, { type ClientHttp2Session, type OutgoingHttpHeaders } from "node:http2";
-import { INTERNAL_IDENTITY_HEADER } from "@agentplane/contracts";
+import { CSRF_HEADER, INTERNAL_IDENTITY_HEADER } from "@agentplane/contracts";
 import { ProblemError } from "@agentplane/problem-details";
 import { HOP_BY_HOP_HEADERS } from "@agentplane/service-kit";
 import { injectTraceparent, startChildSpan } from "@agentplane/telemetry";
@@ -7,12 +7,16 @@ import { responseOf } from "./h2-body.ts";
 import { DELEGATION_HEADER, REQUEST_SIGNATURE_HEADER } from "./protocol.ts";
 import type { SignedRequest } from "./request-signer.ts";
 
-/** Headers never passed down a tunnel (the relay authenticates to its API server itself). */
+/**
+ * Headers never passed down a tunnel: the relay authenticates to its API server itself, and is
+ * not trusted with any credential of the caller's (a browser session's CSRF token included).
+ */
 const DROPPED = new Set([
   ...HOP_BY_HOP_HEADERS,
   "host",
   "authorization",
   "cookie",
+  CSRF_HEADER,
   "content-length",
   "x-amz-security-token",
   INTERNAL_IDENTITY_HEADER,
