@@ -1,6 +1,7 @@
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { PassThrough } from "node:stream";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import type { LocalDriver } from "../src/driver/local/local-driver.ts";
 import type { SandboxRuntimeSpec } from "../src/driver/types.ts";
@@ -151,6 +152,35 @@ describe.skipIf(!bwrap.available)(`local driver exec${bwrap.reason}`, () => {
     expect(r.stdout.length).toBe(1024 * 1024);
     expect(r.stdoutTruncated).toBe(true);
     expect(r.stderrTruncated).toBe(false);
+  });
+
+  it("keeps output that arrives after the exit, unless a background child holds it open", async () => {
+    // Under load the exit (from the spawner, over IPC) can be heard well before the command's last
+    // output (a socket) is read. Here every exec's output reaches runCommand 400 ms after its exit.
+    const realExec = driver.exec.bind(driver);
+    driver.exec = async (id, options) => {
+      const proc = await realExec(id, options);
+      const late = new PassThrough();
+      const chunks: Buffer[] = [];
+      proc.stdout.on("data", (chunk: Buffer) => chunks.push(chunk));
+      void proc.exited.then(() => setTimeout(() => late.end(Buffer.concat(chunks)), 400));
+      return { ...proc, stdout: late };
+    };
+    try {
+      const r = await runCommand(driver, "sbx_e", { argv: ["/bin/sh", "-c", "echo all of it"], timeoutMs: 10_000 });
+      expect(r).toMatchObject({ exitCode: 0, stdout: "all of it\n" });
+    } finally {
+      driver.exec = realExec;
+    }
+    // A child left running holds the output open: the exec still answers at once, with what came.
+    const started = Date.now();
+    const held = await runCommand(driver, "sbx_e", {
+      argv: ["/bin/sh", "-c", "echo before; sleep 30 & echo after"],
+      timeoutMs: 10_000,
+    });
+    expect(held).toMatchObject({ exitCode: 0, stdout: "before\nafter\n" });
+    expect(Date.now() - started).toBeLessThan(3000);
+    await runCommand(driver, "sbx_e", { argv: ["/bin/sh", "-c", "pkill -f 'sleep 30' || true"], timeoutMs: 5000 });
   });
 
   it("keeps the workspace across restarts and reports an exited main process", async () => {

@@ -25,7 +25,7 @@ describe("spawner helper", () => {
     if (!proc) throw new Error("the helper did not start");
     const output = collect(proc);
     proc.stdin.end("from stdin\n");
-    expect(await proc.exited).toEqual({ exitCode: 3 });
+    expect(await proc.exited).toEqual({ exitCode: 3, descendantsLeft: false });
     expect(await output).toEqual({ out: Buffer.from("from stdin\n/tmp\n"), err: "env-ok\n" });
   });
 
@@ -45,6 +45,13 @@ describe("spawner helper", () => {
     expect(await slow.exited).toMatchObject({ exitCode: 137 });
     await drained;
     expect(Date.now() - started).toBeLessThan(5000);
+
+    // A child left running when the command exits is told: it may hold the output open.
+    const leaving = await spawner.spawn(["sh", "-c", "sleep 30 & exit 0"], ENV);
+    if (!leaving) throw new Error("the helper did not start");
+    leaving.stdin.end();
+    expect(await leaving.exited).toEqual({ exitCode: 0, descendantsLeft: true });
+    leaving.kill("SIGKILL");
   });
 
   it("hands the child further fds as blocking sockets and /dev/null where told to ignore", async () => {
@@ -63,7 +70,7 @@ describe("spawner helper", () => {
     three?.on("data", (c: Buffer) => {
       if (said.push(c) === 1) setTimeout(() => four?.end("hello\n"), 100);
     });
-    expect(await child.exited).toEqual({ exitCode: 0 });
+    expect(await child.exited).toEqual({ exitCode: 0, descendantsLeft: false });
     await ended;
     expect(Buffer.concat(said).toString()).toBe("/dev/null\ngot hello\n");
   });

@@ -56,6 +56,12 @@ export interface ExecOptions {
 export interface ExecExit {
   exitCode: number;
   signal?: string;
+  /**
+   * Whether processes the command started were still running when it exited (they may hold its
+   * output open). False: its output ends for certain, however late it arrives. Undefined when the
+   * driver cannot tell.
+   */
+  descendantsLeft?: boolean;
 }
 
 /** A process running inside a sandbox. With a TTY, stderr is merged into stdout (as with a terminal). */

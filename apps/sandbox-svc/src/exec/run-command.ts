@@ -1,5 +1,5 @@
 import type { Readable } from "node:stream";
-import type { ExecOptions, SandboxDriver } from "../driver/types.ts";
+import type { ExecExit, ExecOptions, SandboxDriver } from "../driver/types.ts";
 import { stage } from "../stages.ts";
 
 export const DEFAULT_OUTPUT_CAP = 1024 * 1024;
@@ -51,6 +51,23 @@ function capture(
   return { done, result: () => ({ text: Buffer.concat(chunks).toString("utf8"), truncated }) };
 }
 
+/**
+ * Waits for a command's output to end after it exited. The exit may be heard before the last of
+ * its output arrives (they travel apart, and under load far apart): with nothing of the command
+ * left running, the output ends for certain and is waited for (bounded, for a process that left
+ * the group). A background child may keep the output open for as long as it runs: then only
+ * `graceMs`, as when the driver cannot tell.
+ */
+export async function outputEnded(exit: ExecExit, ended: Promise<unknown>, graceMs: number): Promise<void> {
+  const wait = exit.descendantsLeft === false ? OUTPUT_AFTER_EXIT_MS : graceMs;
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([ended, new Promise((r) => (timer = setTimeout(r, wait)))]);
+  clearTimeout(timer);
+}
+
+/** How long the output of a command that left nothing running may come after its exit. */
+const OUTPUT_AFTER_EXIT_MS = 5_000;
+
 /** Runs one command to completion inside a sandbox: stdin in, capped output out, killed at the timeout. */
 export async function runCommand(
   driver: SandboxDriver,
@@ -76,8 +93,7 @@ export async function runCommand(
   const exit = await proc.exited;
   clearTimeout(timer);
   stage("exec: exited");
-  // A background child may keep the pipes open after the command exits; do not wait for it long.
-  await Promise.race([Promise.all([out.done, err.done]), new Promise((r) => setTimeout(r, 100))]);
+  await outputEnded(exit, Promise.all([out.done, err.done]), 100);
   proc.stdout.destroy();
   proc.stderr.destroy();
   const stdout = out.result();

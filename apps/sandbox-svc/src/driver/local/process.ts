@@ -37,6 +37,27 @@ function killGroup(pid: number | undefined, signal: NodeJS.Signals): void {
   }
 }
 
+/**
+ * Whether any process of the group led by `pid` is still there (a signal 0 reaches one, or one
+ * exists that may not be signalled); the leader itself has exited and been reaped by then.
+ */
+export function groupLeft(pid: number | undefined): boolean {
+  if (!pid) return false;
+  try {
+    process.kill(-pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === "EPERM";
+  }
+}
+
+/** The exit of a child leading its own process group, saying whether others of the group run on. */
+function groupExit(pid: number | undefined, code: number | null, signal: NodeJS.Signals | null): ExecExit {
+  const exit: ExecExit = signal ? { exitCode: 128 + signalNumber(signal), signal } : { exitCode: code ?? 1 };
+  exit.descendantsLeft = groupLeft(pid);
+  return exit;
+}
+
 /** A piped child in its own process group (so a timeout kills what it forked too). */
 export function spawnPiped(argv: string[], env: Record<string, string>, cwd?: string): ExecProcess {
   const [file, ...args] = argv as [string, ...string[]];
@@ -48,9 +69,7 @@ export function spawnPiped(argv: string[], env: Record<string, string>, cwd?: st
   });
   const exited = new Promise<ExecExit>((resolve) => {
     child.once("error", () => resolve({ exitCode: 127 }));
-    child.once("exit", (code, signal) =>
-      resolve(signal ? { exitCode: 128 + signalNumber(signal), signal } : { exitCode: code ?? 1 }),
-    );
+    child.once("exit", (code, signal) => resolve(groupExit(child.pid, code, signal)));
   });
   // A closed stdin (the process exited first) must not crash the service.
   child.stdin?.on("error", () => {});
@@ -128,9 +147,7 @@ export function spawnDirect(
   });
   const exited = new Promise<ExecExit>((resolve) => {
     child.once("error", () => resolve({ exitCode: 127 }));
-    child.once("exit", (code, signal) =>
-      resolve(signal ? { exitCode: 128 + signalNumber(signal), signal } : { exitCode: code ?? 1 }),
-    );
+    child.once("exit", (code, signal) => resolve(groupExit(child.pid, code, signal)));
   });
   const stdio = options.stdio.map((kind, i) => (kind === "pipe" ? (child.stdio[i] as Duplex) : undefined));
   for (const s of stdio) s?.on("error", () => {});

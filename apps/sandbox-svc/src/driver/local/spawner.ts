@@ -5,6 +5,7 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { type Duplex, PassThrough } from "node:stream";
 import type { ExecExit, ExecProcess } from "../types.ts";
+import { groupLeft } from "./process.ts";
 
 /**
  * Why a helper process: Node forks the whole service to spawn a child, and with PGlite in the
@@ -239,7 +240,8 @@ export class Spawner {
         resolvePid(undefined);
         options.onGone?.(stdio);
       },
-      exited: resolveExit,
+      // Reaped by the helper already: any process of its group still there is one it started.
+      exited: (exit) => resolveExit({ ...exit, descendantsLeft: groupLeft(pid) }),
     });
     helper.send({ type: "spawn", id, argv, env, cwd: options.cwd, stdio: options.stdio, keys });
     const kill = (signal: NodeJS.Signals = "SIGKILL") => {

@@ -1,5 +1,6 @@
 import type { WebSocket } from "ws";
 import type { ExecProcess } from "../../driver/types.ts";
+import { outputEnded } from "../../exec/run-command.ts";
 
 /**
  * The Kubernetes streaming protocol (v4/v5 channel.k8s.io) over one WebSocket: channel 0 stdin,
@@ -89,10 +90,11 @@ export function serveStream(ws: WebSocket, proc: ExecProcess): Promise<StreamEnd
   ws.on("error", clientGone);
 
   return (async () => {
-    const { exitCode } = await proc.exited;
+    const exit = await proc.exited;
+    const { exitCode } = exit;
     // Whether the client had gone before the process ended (our close below comes after).
     const gone = closedByClient;
-    await Promise.race([outputs, new Promise((r) => setTimeout(r, 200))]);
+    await outputEnded(exit, outputs, 200);
     if (ws.readyState === ws.OPEN) {
       ws.send(frame(STATUS, exitStatus(exitCode)));
       ws.close(1000);
