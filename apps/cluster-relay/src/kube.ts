@@ -5,9 +5,9 @@ import { CONNECT_TIMEOUT_MS, ConnectTimeoutError } from "./upstream-failure.ts";
 
 /**
  * Headers the relay never passes to the API server (it authenticates with its own credentials).
- * `Impersonate-*` headers go too (see `impersonates`): the platform's policies decide on what a
- * request does as the relay, and the relay's role (`edit` impersonates every service account)
- * must not become a way to act as someone else.
+ * `Impersonate-*` and `X-Remote-*` headers go too (see `impersonates`): the platform's policies
+ * decide on what a request does as the relay, and the relay's role (`edit` impersonates every
+ * service account) must not become a way to act as someone else.
  */
 const DROPPED = new Set([
   "authorization",
@@ -24,9 +24,14 @@ const DROPPED = new Set([
   "x-agentplane-delegation",
 ]);
 
-/** `Impersonate-User`, `-Group`, `-Uid` and `-Extra-<key>`, whatever the case of the name. */
+/**
+ * `Impersonate-User`, `-Group`, `-Uid` and `-Extra-<key>`, and what an authenticating proxy asserts
+ * (`X-Remote-User`, `-Group`, `-Extra-<key>`, which an API server trusts from a front proxy's
+ * certificate, and a proxy in front of one may trust from anyone), whatever the case of the name.
+ */
 function impersonates(header: string): boolean {
-  return header.toLowerCase().startsWith("impersonate-");
+  const name = header.toLowerCase();
+  return name.startsWith("impersonate-") || name.startsWith("x-remote-");
 }
 
 /**

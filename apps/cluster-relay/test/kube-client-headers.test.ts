@@ -9,7 +9,7 @@ describe("what the relay sends the API server", () => {
   });
   afterAll(() => kube.close());
 
-  it("acts as its own service account: Impersonate-* headers never reach the API server", async () => {
+  it("acts as its own service account: Impersonate-* and X-Remote-* headers never reach the API server", async () => {
     const client = new KubeClient(loadKubeConfigFor(kube));
     const { response } = await client.request({
       method: "GET",
@@ -19,6 +19,10 @@ describe("what the relay sends the API server", () => {
         "impersonate-group": "system:masters",
         "impersonate-uid": "0",
         "impersonate-extra-scopes": "all",
+        // What an authenticating proxy asserts (the API server's request-header authentication).
+        "x-remote-user": "system:admin",
+        "x-remote-group": "system:masters",
+        "x-remote-extra-scopes": "all",
         accept: "application/json",
       },
       body: new Uint8Array(),
