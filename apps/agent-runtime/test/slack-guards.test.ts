@@ -2,6 +2,7 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { SlackStandIn } from "@agentplane/testkit/slack";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { MAX_CONCURRENT_TURNS, MAX_PENDING_TURNS_PER_PERSON } from "../src/chat/slack/inbound.ts";
 import { linkChannel } from "../src/chat/store.ts";
 import { listSchedules } from "../src/schedules/store.ts";
 import { loadAgent } from "../src/services/agent.ts";
@@ -196,6 +197,38 @@ describe("the runtime's credentials in team chat", () => {
     for (const value of [standIn.botToken, standIn.appToken, "cloudb-key-5f1e2d3c4b5a69788796"]) {
       expect(posted).not.toContain(value);
     }
+  });
+});
+
+describe("a flood of messages in a linked channel", () => {
+  it(`runs at most ${MAX_PENDING_TURNS_PER_PERSON} turns per person and ${MAX_CONCURRENT_TURNS} at once; the rest of a flood is dropped`, async () => {
+    const runtime = await start({});
+    await linkOps(runtime);
+    let inFlight = 0;
+    let most = 0;
+    fake.respond = () => {
+      inFlight += 1;
+      most = Math.max(most, inFlight);
+      setTimeout(() => {
+        inFlight -= 1;
+      }, 400);
+      return { content: [{ type: "text", text: "ok" }], delayMs: 400 };
+    };
+    for (let i = 0; i < 3 * MAX_PENDING_TURNS_PER_PERSON; i++) standIn.say(MEMBER, `spam ${i}`, { channel: "C0OPS" });
+    for (let i = 0; i < 3; i++) standIn.say(OWNER, `question ${i}`, { channel: "C0OPS" });
+    await waitFor(() => (answers(standIn, "C0OPS").length >= MAX_PENDING_TURNS_PER_PERSON + 3 ? true : undefined));
+    await runtime.slack.inbound?.idle();
+    await quiet();
+    expect(fake.requests).toHaveLength(MAX_PENDING_TURNS_PER_PERSON + 3);
+    expect(answers(standIn, "C0OPS")).toHaveLength(MAX_PENDING_TURNS_PER_PERSON + 3);
+    expect(most).toBeLessThanOrEqual(MAX_CONCURRENT_TURNS);
+    // The owner's questions all ran, whatever the member sent.
+    const asked = fake.requests.map((r) => JSON.stringify(r.body.messages));
+    for (let i = 0; i < 3; i++) expect(asked.some((m) => m.includes(`question ${i}`))).toBe(true);
+    expect(records.some((r) => String(r.msg).includes("team chat dropped a message"))).toBe(true);
+    // Once the member's turns ended, they are heard again.
+    standIn.say(MEMBER, "one more", { channel: "C0OPS" });
+    await waitFor(() => (answers(standIn, "C0OPS").length === MAX_PENDING_TURNS_PER_PERSON + 4 ? true : undefined));
   });
 });
 

@@ -53,6 +53,16 @@ interface SlackEvent extends SlackHistoryMessage {
 /** Wrong pairing codes after which the code is replaced by a new one. */
 export const MAX_WRONG_PAIRING_CODES = 10;
 
+/**
+ * Turns one person may have waiting or running at once in channels. In a linked channel every
+ * message is a turn, each top-level one in a conversation of its own: a member pasting a hundred
+ * messages was a hundred turns at once. Past it, that person's channel messages are dropped
+ * (logged) until one ends. A DM (the owner's) is one conversation whose turns run in order.
+ */
+export const MAX_PENDING_TURNS_PER_PERSON = 5;
+/** Turns that run at once over every conversation; the others wait their turn. */
+export const MAX_CONCURRENT_TURNS = 4;
+
 /** People whose wrong pairing codes are counted; past it the counts start over. */
 const PAIRING_PEOPLE_LIMIT = 10_000;
 
@@ -76,6 +86,11 @@ export class SlackInbound {
   #wrongCodes = 0;
   /** Wrong pairing codes per person, never reset while the runtime runs: each may guess a few times only. */
   readonly #wrongCodesBy = new Map<string, number>();
+  /** Turns waiting or running, per person. */
+  readonly #pendingBy = new Map<string, number>();
+  /** Turns running, and the turns waiting for one of them to end. */
+  #running = 0;
+  readonly #waiting: Array<() => void> = [];
   /** Turns finished (tests and the benchmark wait on it). */
   turnsFinished = 0;
 
@@ -201,15 +216,47 @@ export class SlackInbound {
 
   #enqueue(event: SlackEvent, ref: SlackConversationRef): void {
     const key = ref.threadTs ? `${ref.channel}:${ref.threadTs}` : ref.channel;
+    // A DM is one conversation with the owner, its turns one after another: only channels fan out.
+    const person = ref.isDm ? null : (event.user ?? "");
+    if (person !== null) {
+      const pending = this.#pendingBy.get(person) ?? 0;
+      if (pending >= MAX_PENDING_TURNS_PER_PERSON) {
+        this.#logger.warn(
+          { user: person, channel: ref.channel, max: MAX_PENDING_TURNS_PER_PERSON },
+          "team chat dropped a message: this person already has the most turns waiting or running",
+        );
+        return;
+      }
+      this.#pendingBy.set(person, pending + 1);
+    }
     const previous = this.#queues.get(key) ?? Promise.resolve();
     const next = previous
-      .then(() => this.#turn(key, event, ref))
+      .then(() => this.#slot(() => this.#turn(key, event, ref)))
       .catch((err) => this.#logger.error({ conversation: key, error: slackErrorCode(err) }, "team chat turn failed"))
       .finally(() => {
         this.turnsFinished += 1;
+        if (person !== null) {
+          const left = (this.#pendingBy.get(person) ?? 1) - 1;
+          if (left > 0) this.#pendingBy.set(person, left);
+          else this.#pendingBy.delete(person);
+        }
         if (this.#queues.get(key) === next) this.#queues.delete(key);
       });
     this.#queues.set(key, next);
+  }
+
+  /** Runs `f` once fewer than MAX_CONCURRENT_TURNS turns run. */
+  async #slot(f: () => Promise<void>): Promise<void> {
+    if (this.#running >= MAX_CONCURRENT_TURNS) await new Promise<void>((resolve) => this.#waiting.push(resolve));
+    else this.#running += 1;
+    try {
+      await f();
+    } finally {
+      // The slot passes straight to the next waiter, if any.
+      const wake = this.#waiting.shift();
+      if (wake) wake();
+      else this.#running -= 1;
+    }
   }
 
   async #loadNames(messages: SlackHistoryMessage[]): Promise<void> {
