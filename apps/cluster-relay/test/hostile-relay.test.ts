@@ -88,6 +88,34 @@ describe.skipIf(!pg.available)(`a hostile relay${pg.reason}`, () => {
     return { id: created.body.id, relay: other };
   }
 
+  it("a rotation that does not deliver cuts off the relay holding the tunnel instead of handing it the new token", async () => {
+    const hijacked = await anotherCluster(undefined);
+    await waitForClusterStatus(h, hijacked.id, "connected");
+    const rotated = await h.call<{ tunnelToken: string; deliveredToRelay: boolean }>(
+      "POST",
+      `/v1/clusters/${hijacked.id}/rotate-tunnel-token?deliver=false`,
+      { token: h.adminToken },
+    );
+    expect(rotated.status).toBe(200);
+    expect(rotated.body.deliveredToRelay).toBe(false);
+    // Closed at once, and never sent the new token.
+    const closed = await Promise.race([
+      hijacked.relay.closed,
+      new Promise((r) => setTimeout(() => r("still open"), 3000)),
+    ]);
+    expect(closed).not.toBe("still open");
+    expect(hijacked.relay.requests.map((r) => r.path)).not.toContain("/agentplane/v1/tunnel-token");
+    await waitForClusterStatus(h, hijacked.id, "disconnected");
+    // Only the new token opens a tunnel again.
+    const again = await connectHostileRelay({
+      url: h.url,
+      clusterId: hijacked.id,
+      tunnelToken: rotated.body.tunnelToken,
+    });
+    await waitForClusterStatus(h, hijacked.id, "connected");
+    again.close();
+  });
+
   it("an answer's headers cannot set cookies, clear site data, grant CORS or speak for the platform; a page renders sandboxed", async () => {
     relay.handle((stream) => {
       stream.respond({

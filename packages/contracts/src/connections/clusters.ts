@@ -164,8 +164,20 @@ export const rotateClusterTunnelTokenRoute = defineRoute(
     tags,
     summary: "A new tunnel token (shown once); a connected relay receives it and reconnects with it",
     description:
-      "Issues a new tunnel token (shown once). The old one stops opening tunnels at once; a connected relay receives the new one over its tunnel, stores it and reconnects; audited.",
-    request: { params: ClusterIdParams },
+      "Issues a new tunnel token (shown once). The old one stops opening tunnels at once; a connected relay receives the new one over its tunnel, stores it and reconnects; audited. With `deliver=false` the token is not sent down the tunnel and the tunnel in use is closed at once: for a token that may have leaked, whose holder may be the relay connected now. Install the new token on the relay by hand (its Helm value or secret).",
+    request: {
+      params: ClusterIdParams,
+      query: z.object({
+        deliver: z
+          .enum(["true", "false"])
+          .optional()
+          .openapi({
+            param: { name: "deliver", in: "query" },
+            description:
+              "`false`: do not send the new token to the connected relay; close its tunnel now (default `true`)",
+          }),
+      }),
+    },
     responses: { 200: jsonBody(TunnelTokenRotation, "Rotated") },
   },
 );

@@ -2067,7 +2067,7 @@ export interface paths {
         put?: never;
         /**
          * A new tunnel token (shown once); a connected relay receives it and reconnects with it
-         * @description Issues a new tunnel token (shown once). The old one stops opening tunnels at once; a connected relay receives the new one over its tunnel, stores it and reconnects; audited.
+         * @description Issues a new tunnel token (shown once). The old one stops opening tunnels at once; a connected relay receives the new one over its tunnel, stores it and reconnects; audited. With `deliver=false` the token is not sent down the tunnel and the tunnel in use is closed at once: for a token that may have leaked, whose holder may be the relay connected now. Install the new token on the relay by hand (its Helm value or secret).
          */
         post: operations["rotateClusterTunnelToken"];
         delete?: never;
@@ -19187,7 +19187,10 @@ export interface operations {
     };
     rotateClusterTunnelToken: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description `false`: do not send the new token to the connected relay; close its tunnel now (default `true`) */
+                deliver?: "true" | "false";
+            };
             header?: never;
             path: {
                 /** @description The cluster's id */
