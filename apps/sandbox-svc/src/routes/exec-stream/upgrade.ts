@@ -40,6 +40,15 @@ async function execActor(
  * `/v1/projects/{projectId}/sandboxes/{sandboxId}/exec` and the `/k8s` pod exec and attach.
  * The gateway authenticated the caller and forwards the upgrade with the internal identity header.
  */
+/** A segment of the path decoded; one that is not valid percent-encoding names nothing (404). */
+function pathSegment(raw: string): string {
+  try {
+    return decodeURIComponent(raw);
+  } catch {
+    throw new ProblemError("not-found", { detail: `${raw} is not a valid path segment` });
+  }
+}
+
 export function createExecUpgradeHandler(deps: SandboxDeps, keys: InternalKeys) {
   const wss = new WebSocketServer({
     noServer: true,
@@ -54,7 +63,7 @@ export function createExecUpgradeHandler(deps: SandboxDeps, keys: InternalKeys) 
       const url = new URL(req.url ?? "/", "http://sandbox");
       const match = EXEC_PATH.exec(url.pathname) ?? K8S_STREAM_PATH.exec(url.pathname);
       if (!match) throw new ProblemError("not-found", { detail: `No WebSocket endpoint at ${url.pathname}` });
-      const [projectId, sandboxId] = [decodeURIComponent(match[1] as string), decodeURIComponent(match[2] as string)];
+      const [projectId, sandboxId] = [pathSegment(match[1] as string), pathSegment(match[2] as string)];
       const caller = await execActor(deps, keys, req, projectId, sandboxId);
       const argv = match[3] === "attach" ? ATTACH_ARGV : url.searchParams.getAll("command");
       const tty = ["true", "1"].includes(url.searchParams.get("tty") ?? "");
