@@ -125,6 +125,31 @@ describe("embeddings", () => {
     expect(call?.headers["api-key"]).toBe("test-key");
   });
 
+  it("a note the model refuses alone is left text-only, and the notes after it are still embedded", async () => {
+    const { logger, records } = capturingLogger();
+    rt = await startTestRuntime(fake, { logger });
+    const memory = rt.runtime.deps.memory;
+    // An embedding endpoint that refuses one input (too many tokens, say) and embeds the others.
+    fake.embed = (input) => {
+      if (input.includes("POISON")) throw new Error("input too long");
+      return hashedEmbedding(input);
+    };
+    await memory.add(`POISON ${"\u0007".repeat(50)}`, "test");
+    await memory.add("Rotate the staging TLS certificate in March", "test");
+    await memory.add("The budget review moved to Friday", "test");
+    await memory.embedPending();
+    expect(memory.pendingCount()).toBe(0);
+    expect((await memory.search("certificate", 1))[0]?.vectorScore).toBeGreaterThan(0.3);
+    expect((await memory.search("budget", 1))[0]?.vectorScore).toBeGreaterThan(0.3);
+    // The refused note is still found by its words, and not sent again on every pass.
+    expect((await memory.search("poison", 1))[0]?.text).toContain("POISON");
+    const sent = fake.embeddingRequests.length;
+    await memory.add("One more note about kittens", "test");
+    expect(memory.pendingCount()).toBe(0);
+    expect(JSON.stringify(fake.embeddingRequests.slice(sent).map((r) => r.body))).not.toContain("POISON");
+    expect(records.some((r) => r.msg === "the embedding model refused notes; they stay text-searchable")).toBe(true);
+  });
+
   it("CLOUD_B_EMBEDDING_MODEL_ID='' skips embeddings entirely", async () => {
     rt = await startTestRuntime(fake, { env: { CLOUD_B_EMBEDDING_MODEL_ID: "" } });
     const before = fake.embeddingRequests.length;

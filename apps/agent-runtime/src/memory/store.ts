@@ -30,6 +30,8 @@ const CANDIDATES = 50;
 const PREFILTER_FACTOR = 4;
 const RERANK_MIN = 100;
 const EMBED_BATCH = 32;
+/** `embedding_model` of a note the model refused alone: `refused:<model>` (cleared on a model change). */
+const REFUSED_PREFIX = "refused:";
 const MODEL_KEY = "memory.embedding_model";
 
 const toBlob = (v: Float32Array) => Buffer.from(v.buffer, v.byteOffset, v.byteLength);
@@ -189,7 +191,9 @@ export class MemoryStore {
   pendingCount(): number {
     if (!this.#embedder) return 0;
     return (
-      this.#sqlite.prepare("select count(*) as n from memory_note where embedding is null").get() as { n: number }
+      this.#sqlite
+        .prepare("select count(*) as n from memory_note where embedding is null and embedding_model is null")
+        .get() as { n: number }
     ).n;
   }
 
@@ -241,8 +245,11 @@ export class MemoryStore {
   async #embedAll(): Promise<void> {
     const embedder = this.#embedder as Embedder;
     const select = this.#sqlite.prepare(
-      "select rowid, text from memory_note where embedding is null order by rowid limit ?",
+      "select rowid, text from memory_note where embedding is null and embedding_model is null order by rowid limit ?",
     );
+    // A note the model refuses on its own (too many tokens, say) is marked so, and left text-only
+    // until the embedding model changes: otherwise it failed every batch it was in, for good.
+    const refuse = this.#sqlite.prepare("update memory_note set embedding_model = ? where rowid = ?");
     const save = this.#sqlite.prepare("update memory_note set embedding = ?, embedding_model = ? where rowid = ?");
     const saveVec = this.vectorExtension
       ? this.#sqlite.prepare(
@@ -252,26 +259,52 @@ export class MemoryStore {
     for (;;) {
       const batch = select.all(EMBED_BATCH) as Array<{ rowid: number; text: string }>;
       if (batch.length === 0 || !this.#sqlite.open) break;
-      let vectors: Float32Array[];
+      let vectors: Array<Float32Array | undefined>;
       try {
         vectors = await embedder.embed(batch.map((b) => b.text));
       } catch (err) {
-        this.#logger.warn(
-          { err: (err as Error).message, model: embedder.model },
-          "embedding failed; notes stay text-searchable",
-        );
-        return;
+        // One by one: when some pass, those that fail are refused for what they are. Three
+        // failures before any success is the endpoint, not the notes: left for a later pass.
+        vectors = [];
+        for (const b of batch) {
+          if (vectors.length >= 3 && vectors.every((v) => v === undefined)) break;
+          vectors.push(
+            await embedder.embed([b.text]).then(
+              ([v]) => v,
+              () => undefined,
+            ),
+          );
+        }
+        if (vectors.every((v) => v === undefined)) {
+          this.#logger.warn(
+            { err: (err as Error).message, model: embedder.model },
+            "embedding failed; notes stay text-searchable",
+          );
+          return;
+        }
       }
       if (!this.#sqlite.open) return;
       this.#sqlite.transaction(() => {
         batch.forEach((b, i) => {
-          const blob = toBlob(vectors[i] as Float32Array);
+          const vector = vectors[i];
+          if (!vector) {
+            refuse.run(`${REFUSED_PREFIX}${embedder.model}`, b.rowid);
+            return;
+          }
+          const blob = toBlob(vector);
           save.run(blob, embedder.model, b.rowid);
           saveVec?.run(BigInt(b.rowid), blob);
         });
       })();
+      const refused = batch.filter((_, i) => !vectors[i]).length;
+      if (refused > 0)
+        this.#logger.warn(
+          { notes: refused, model: embedder.model },
+          "the embedding model refused notes; they stay text-searchable",
+        );
       batch.forEach((b, i) => {
-        this.#codes?.set(b.rowid, binaryCode(vectors[i] as Float32Array));
+        const vector = vectors[i];
+        if (vector) this.#codes?.set(b.rowid, binaryCode(vector));
       });
     }
     if (this.#reembedding) this.#logger.info({ model: embedder.model }, "re-embedding done");
