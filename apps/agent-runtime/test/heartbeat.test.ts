@@ -136,3 +136,25 @@ describe("HEARTBEAT_INTERVAL_MINUTES", () => {
     expect(() => loadConfig({ ...base, HEARTBEAT_INTERVAL_MINUTES: "-5" })).toThrow(/HEARTBEAT_INTERVAL_MINUTES/);
   });
 });
+
+describe("an interval that would make the heartbeat spin", () => {
+  for (const minutes of ["0.0005", "50000"]) {
+    it(`HEARTBEAT_INTERVAL_MINUTES=${minutes} runs no checklist within the first second`, async () => {
+      const captured = capturingLogger();
+      records = captured.records;
+      fake.requests.length = 0;
+      model("Disk is 95% full.", "DELIVER");
+      // 0.0005 minutes is 30 ms; 50000 minutes is past what a Node timer takes (taken as 1 ms).
+      rt = await startTestRuntime(fake, {
+        teamChat: null,
+        logger: captured.logger,
+        env: { HEARTBEAT_INTERVAL_MINUTES: minutes },
+      });
+      checklist("- check the disk\n");
+      await new Promise((r) => setTimeout(r, 1000));
+      expect(fake.requests).toHaveLength(0);
+      if (minutes === "0.0005")
+        expect(records.some((r) => String(r.msg).includes("below the shortest interval"))).toBe(true);
+    });
+  }
+});

@@ -29,10 +29,16 @@ export function checklistText(raw: string): string {
  * gate before it is broadcast like `All channels`. A tick while any run of the agent executes is
  * skipped (the next tick tries again); an empty or missing checklist costs no model call.
  */
+/** The shortest interval between heartbeat runs: less (`0.001`) would run the checklist back to back. */
+const MIN_INTERVAL_MINUTES = 1;
+/** The longest delay Node's timers take as given. */
+const MAX_TIMER_MS = 2_147_483_647;
+
 export class Heartbeat {
   readonly #deps: RuntimeDeps;
   #timer: NodeJS.Timeout | undefined;
   #running: Promise<HeartbeatResult> | undefined;
+  #stopped = false;
 
   constructor(deps: RuntimeDeps) {
     this.#deps = deps;
@@ -40,13 +46,36 @@ export class Heartbeat {
 
   start(): void {
     const minutes = this.#deps.config.env.HEARTBEAT_INTERVAL_MINUTES;
-    if (minutes <= 0 || this.#timer) return;
-    this.#timer = setInterval(() => void this.tick(), minutes * 60_000);
+    if (minutes <= 0 || this.#timer || this.#stopped) return;
+    if (minutes < MIN_INTERVAL_MINUTES)
+      this.#deps.logger.warn(
+        { minutes, used: MIN_INTERVAL_MINUTES },
+        "HEARTBEAT_INTERVAL_MINUTES is below the shortest interval; heartbeat runs every minute",
+      );
+    const interval = Math.max(minutes, MIN_INTERVAL_MINUTES) * 60_000;
+    this.#arm(Date.now() + interval, interval);
+  }
+
+  /**
+   * Waits for `due` in steps Node's timers can take: a delay past 2^31-1 ms (some 24.8 days) would
+   * be taken as 1 ms, and a heartbeat of a month would run a model call every millisecond.
+   */
+  #arm(due: number, interval: number): void {
+    this.#timer = setTimeout(
+      () => {
+        if (this.#stopped) return;
+        if (Date.now() < due) return this.#arm(due, interval);
+        void this.tick();
+        this.#arm(Date.now() + interval, interval);
+      },
+      Math.max(0, Math.min(due - Date.now(), MAX_TIMER_MS)),
+    );
     this.#timer.unref();
   }
 
   async stop(): Promise<void> {
-    if (this.#timer) clearInterval(this.#timer);
+    this.#stopped = true;
+    if (this.#timer) clearTimeout(this.#timer);
     this.#timer = undefined;
     await this.#running?.catch(() => undefined);
   }
