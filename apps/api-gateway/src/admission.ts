@@ -25,7 +25,31 @@ export function admit(core: GatewayCore, r: Routed): Response | undefined | Prom
 }
 
 function afterAuthentication(core: GatewayCore, r: Routed): Response | Promise<Response | undefined> | undefined {
-  return checkTokenScope(core, r) ?? checkText(core, r) ?? applyRateLimit(core, r);
+  return checkClusterReach(core, r) ?? checkTokenScope(core, r) ?? checkText(core, r) ?? applyRateLimit(core, r);
+}
+
+/**
+ * What a relay's cluster JWT may call: its own identity, its own cluster and its project's keys,
+ * which is all a relay needs. The relay runs on the customer's infrastructure and is not trusted
+ * with the rest of its project (other clusters, sandboxes, connectors), nor with a cluster deleted
+ * or another one.
+ */
+const CLUSTER_OPERATIONS: Record<string, (r: Routed, principal: Principal) => boolean> = {
+  getMe: () => true,
+  getCluster: (r, principal) => r.params.clusterId === principal.id,
+  getProjectJwks: (r, principal) => r.params.projectId === principal.projectId,
+};
+
+function checkClusterReach(core: GatewayCore, r: Routed): Response | undefined {
+  const { principal, entry } = r;
+  if (principal?.type !== "cluster" || CLUSTER_OPERATIONS[entry.operationId]?.(r, principal)) return undefined;
+  audit(core, r, 403);
+  return fail(
+    r,
+    new ProblemError("forbidden", {
+      detail: "A cluster's relay may read only its own cluster, its identity and its project's keys",
+    }),
+  );
 }
 
 /** Refused before authentication (nothing of the body is read): recorded without a principal. */

@@ -23,8 +23,18 @@ describe("cluster JWTs through the gateway", () => {
     const me = await call(h, "GET", "/v1/auth/me", { token });
     expect(me.status).toBe(200);
     expect(me.body).toMatchObject({ type: "cluster", id: "cl_edge_1" });
-    // A cluster reads its project but cannot change it.
-    expect((await call(h, "GET", `/v1/projects/${projectId}`, { token })).status).toBe(200);
+    // A relay reads its project's keys, and nothing else of the project: it runs on the
+    // customer's infrastructure.
+    expect((await call(h, "GET", `/v1/projects/${projectId}/.well-known/jwks.json`, { token })).status).toBe(200);
+    for (const path of [
+      `/v1/projects/${projectId}`,
+      `/v1/projects/${projectId}/clusters`,
+      `/v1/projects/${projectId}/sandboxes`,
+    ]) {
+      const refused = await call(h, "GET", path, { token });
+      expect(refused.status, path).toBe(403);
+      expect(refused.body.detail).toMatch(/only its own cluster/);
+    }
     expect((await call(h, "POST", `/v1/projects/${projectId}/rotate-keys`, { token })).status).toBe(403);
   });
 

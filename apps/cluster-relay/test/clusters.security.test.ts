@@ -64,7 +64,7 @@ describe.skipIf(!pg.available)(`cluster routes: no token, another organization, 
       name: "listClusters",
       method: "GET",
       path: () => `/v1/projects/${h.projectId}/clusters`,
-      expect: { none: 401, other: 404 },
+      expect: { none: 401, other: 404, cluster: 403 },
     },
     {
       name: "getCluster",
