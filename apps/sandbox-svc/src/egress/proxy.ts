@@ -46,8 +46,15 @@ export interface EgressProxyOptions {
   hostMap?: Record<string, string>;
   /** The platform's own API: reachable from sandboxes (decided as `platform`), dialed where configured. */
   platform?: Pick<PlatformDestination, "host" | "port" | "dial">;
+  /** Connections one sandbox may hold open through its proxy at once (default 256); past it, 429. */
+  maxConnections?: number;
   logger: Logger;
 }
+
+/** Concurrent connections per sandbox: a pids limit of 1024 otherwise lets one sandbox hold ~2000 of the service's descriptors. */
+export const DEFAULT_MAX_EGRESS_CONNECTIONS = 256;
+/** How long a connection over the limit may take to send the request it is refused. */
+const OVER_LIMIT_GRACE_MS = 5000;
 
 interface Destination {
   host: string;
@@ -87,8 +94,11 @@ function problemBody(error: ProblemError): string {
 
 function refuseTunnel(client: Duplex, error: ProblemError): void {
   const body = problemBody(error);
+  const extra = Object.entries(error.headers)
+    .map(([name, value]) => `${name}: ${value}\r\n`)
+    .join("");
   client.end(
-    `HTTP/1.1 ${error.status} ${error.title}\r\ncontent-type: application/problem+json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,
+    `HTTP/1.1 ${error.status} ${error.title}\r\ncontent-type: application/problem+json\r\ncontent-length: ${Buffer.byteLength(body)}\r\n${extra}connection: close\r\n\r\n${body}`,
   );
 }
 
@@ -97,7 +107,7 @@ function refuseRequest(res: ServerResponse, error: ProblemError): void {
     res.destroy();
     return;
   }
-  res.writeHead(error.status, { "content-type": "application/problem+json", connection: "close" });
+  res.writeHead(error.status, { ...error.headers, "content-type": "application/problem+json", connection: "close" });
   res.end(problemBody(error));
 }
 
@@ -154,14 +164,41 @@ export class EgressProxy {
       sockets.add(s);
       s.once("close", () => sockets.delete(s));
     };
+    // The sandbox's own connections (not the upstream ones) count; those past the limit are answered 429.
+    const limit = this.options.maxConnections ?? DEFAULT_MAX_EGRESS_CONNECTIONS;
+    const clients = new Set<Duplex>();
+    const over = new WeakSet<Duplex>();
+    const tooMany = () =>
+      new ProblemError("rate-limited", {
+        detail: `This sandbox holds ${limit} egress connections already; close some and retry`,
+        headers: { "retry-after": "1" },
+      });
     const server = createServer((req, res) => {
+      if (over.has(req.socket)) {
+        refuseRequest(res, tooMany());
+        return;
+      }
       void this.forward(sandboxId, req, res, track).catch((err) => {
         this.options.logger.warn({ err, sandboxId }, "egress request failed");
         refuseRequest(res, new ProblemError("bad-gateway", { detail: "Upstream failed" }));
       });
     });
-    server.on("connection", track);
+    server.on("connection", (socket: Socket) => {
+      track(socket);
+      if (clients.size >= limit) {
+        over.add(socket);
+        socket.setTimeout(OVER_LIMIT_GRACE_MS, () => socket.destroy());
+        return;
+      }
+      clients.add(socket);
+      socket.once("close", () => clients.delete(socket));
+    });
     server.on("connect", (req: IncomingMessage, client: Duplex, head: Buffer) => {
+      if (over.has(client)) {
+        client.on("error", () => {});
+        refuseTunnel(client, tooMany());
+        return;
+      }
       void this.tunnel(sandboxId, req, client, head, track).catch((err) => {
         this.options.logger.warn({ err, sandboxId }, "egress tunnel failed");
         client.destroy();
