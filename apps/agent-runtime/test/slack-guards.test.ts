@@ -353,3 +353,44 @@ describe("which channels team mode takes", () => {
     expect(await linked(runtime)).toEqual(["C0DEV"]);
   });
 });
+
+describe("memory in team chat", () => {
+  it("a member's turn reaches only notes shared with the team, never what the owner said in private", async () => {
+    const runtime = await start({});
+    await linkOps(runtime);
+    const memory = runtime.runtime.deps.memory;
+    // What the owner told the agent in private (its DM, the web chat).
+    const owners = await memory.add("Olivia's salary review: raise to 250k in March", "web");
+    fake.respond = scripted([
+      calls(
+        toolUse("memory", { action: "search", query: "salary review raise" }),
+        toolUse("memory", { action: "forget", id: owners.id }),
+        toolUse("memory", { action: "remember", text: "The ops salary review checklist lives in the wiki" }),
+      ),
+      text("done"),
+    ]);
+    standIn.say(MEMBER, "what do you know about the salary review?", { channel: "C0OPS" });
+    await waitFor(() => (answers(standIn, "C0OPS").length === 1 ? true : undefined));
+    await runtime.slack.inbound?.idle();
+    const [searched, forgot, remembered] = toolResultsOf(fake.requests[1]?.body ?? {});
+    expect(JSON.parse(String(searched?.content)).hits).toEqual([]);
+    expect(forgot).toMatchObject({ is_error: true });
+    expect(remembered?.is_error).toBe(false);
+    expect(JSON.stringify(fake.requests)).not.toContain("250k");
+
+    // The owner's turns reach both: their own note is still there, and the member's is shared.
+    fake.requests.length = 0;
+    fake.respond = scripted([calls(toolUse("memory", { action: "search", query: "salary review" })), text("ok")]);
+    standIn.say(OWNER, "what do we know about the salary review?", { channel: "C0OPS" });
+    await waitFor(() => (answers(standIn, "C0OPS").length === 2 ? true : undefined));
+    await runtime.slack.inbound?.idle();
+    const [found] = toolResultsOf(fake.requests[1]?.body ?? {});
+    const texts = JSON.parse(String(found?.content)).hits.map((h: { text: string }) => h.text);
+    expect(texts).toEqual(
+      expect.arrayContaining([
+        "Olivia's salary review: raise to 250k in March",
+        "The ops salary review checklist lives in the wiki",
+      ]),
+    );
+  });
+});

@@ -40,12 +40,19 @@ export function memoryTool(store: MemoryStore, telemetry?: ProductTelemetry): Ag
         );
       }
       const input = parsed.data;
-      if (input.action === "remember") return toolResult(await store.add(input.text, context.source));
+      // Someone other than the owner started the turn in team chat: what it remembers is shared
+      // with the team, and it reaches only shared notes, never what the owner said in private.
+      const sharedOnly = context.teamMember === true;
+      if (input.action === "remember") {
+        return toolResult(await store.add(input.text, context.source, { shared: sharedOnly }));
+      }
       if (input.action === "forget") {
-        return store.forget(input.id) ? toolResult({ forgotten: input.id }) : toolError(`No note ${input.id}`);
+        return store.forget(input.id, { sharedOnly })
+          ? toolResult({ forgotten: input.id })
+          : toolError(`No note ${input.id}`);
       }
       const started = performance.now();
-      const hits = await store.search(input.query, input.limit ?? 5);
+      const hits = await store.search(input.query, input.limit ?? 5, { sharedOnly });
       telemetry?.emit("memory.search", {
         "memory.results": hits.length,
         "memory.duration_ms": performance.now() - started,

@@ -67,7 +67,16 @@ type NoteRow = {
 };
 
 /** Statements of every search, prepared once: the rowids they read come as one JSON array. */
-type RowidStatements = { embeddings: Database.Statement; notes: Database.Statement };
+type RowidStatements = { embeddings: Database.Statement; notes: Database.Statement; sharedNotes: Database.Statement };
+
+/**
+ * Whose notes a search or a forget may reach. Every turn reaches every note but one someone other
+ * than the owner started in team chat: it reaches only the notes remembered in such turns, so
+ * what the owner told the agent (in a DM, the web chat) never surfaces in a channel.
+ */
+export interface NoteReach {
+  sharedOnly?: boolean;
+}
 
 /**
  * Notes with hybrid search: FTS5 BM25 over the text, and vector similarity through the
@@ -198,12 +207,12 @@ export class MemoryStore {
   }
 
   /** Stores a note at once; its embedding follows (a failure leaves it pending). */
-  async add(text: string, source: string): Promise<MemoryNote> {
+  async add(text: string, source: string, options: { shared?: boolean } = {}): Promise<MemoryNote> {
     const note = { id: newId("mem"), text, source, created_at: nowIso() };
     this.#sqlite.transaction(() => {
       const { lastInsertRowid } = this.#sqlite
-        .prepare("insert into memory_note (id, text, source, created_at) values (?, ?, ?, ?)")
-        .run(note.id, note.text, note.source, note.created_at);
+        .prepare("insert into memory_note (id, text, source, created_at, shared) values (?, ?, ?, ?, ?)")
+        .run(note.id, note.text, note.source, note.created_at, options.shared ? 1 : 0);
       this.#sqlite.prepare("insert into memory_fts (rowid, text) values (?, ?)").run(lastInsertRowid, text);
     })();
     await this.embedPending();
@@ -218,11 +227,11 @@ export class MemoryStore {
     return rows.map((r) => ({ id: r.id, text: r.text, source: r.source, createdAt: r.created_at }));
   }
 
-  forget(id: string): boolean {
-    const row = this.#sqlite.prepare("select rowid from memory_note where id = ?").get(id) as
-      | { rowid: number }
+  forget(id: string, reach: NoteReach = {}): boolean {
+    const row = this.#sqlite.prepare("select rowid, shared from memory_note where id = ?").get(id) as
+      | { rowid: number; shared: number }
       | undefined;
-    if (!row) return false;
+    if (!row || (reach.sharedOnly && row.shared !== 1)) return false;
     this.#sqlite.transaction(() => {
       this.#sqlite.prepare("delete from memory_fts where rowid = ?").run(row.rowid);
       if (this.vectorExtension)
@@ -370,6 +379,9 @@ export class MemoryStore {
       notes: this.#sqlite.prepare(
         "select rowid, id, text, source, created_at from memory_note where rowid in (select value from json_each(?))",
       ),
+      sharedNotes: this.#sqlite.prepare(
+        "select rowid, id, text, source, created_at from memory_note where rowid in (select value from json_each(?)) and shared = 1",
+      ),
     };
     return this.#byRowids;
   }
@@ -395,13 +407,16 @@ export class MemoryStore {
   }
 
   /** Hybrid search: BM25 and vector candidates merged by a weighted score, newer first on ties. */
-  async search(query: string, limit = 5): Promise<MemoryHit[]> {
+  async search(query: string, limit = 5, reach: NoteReach = {}): Promise<MemoryHit[]> {
     const vector = await this.#queryVector(query);
-    return this.searchWith(query, vector, limit);
+    return this.searchWith(query, vector, limit, reach);
   }
 
-  /** The search with a query vector already computed (or none: text only). */
-  searchWith(query: string, vector: Float32Array | undefined, limit = 5): MemoryHit[] {
+  /**
+   * The search with a query vector already computed (or none: text only). Candidates the reach
+   * leaves out are dropped after ranking: fewer than `limit` hits may come back.
+   */
+  searchWith(query: string, vector: Float32Array | undefined, limit = 5, reach: NoteReach = {}): MemoryHit[] {
     const text = new Map<number, number>();
     const match = ftsQuery(query);
     if (match) {
@@ -417,7 +432,9 @@ export class MemoryStore {
     const vectors = vector ? this.#vectorCandidates(vector, Math.max(4 * limit, 20)) : new Map<number, number>();
     const ids = [...new Set([...text.keys(), ...vectors.keys()])];
     if (ids.length === 0) return [];
-    const notes = new Map((this.#statements().notes.all(JSON.stringify(ids)) as NoteRow[]).map((n) => [n.rowid, n]));
+    const statements = this.#statements();
+    const read = reach.sharedOnly ? statements.sharedNotes : statements.notes;
+    const notes = new Map((read.all(JSON.stringify(ids)) as NoteRow[]).map((n) => [n.rowid, n]));
     // A text candidate past the vector candidates still gets its own similarity; the vector
     // candidates' embeddings were read once already.
     const textOnly = vector ? ids.filter((rowid) => !vectors.has(rowid)) : [];

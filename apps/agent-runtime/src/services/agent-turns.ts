@@ -47,6 +47,11 @@ export interface AgentTurnInput {
    * agent should come from its owner in person.
    */
   manage?: boolean;
+  /**
+   * Someone other than the owner started the turn in team chat (a channel member, another bot):
+   * what the agent remembers for it is shared with the team, and it reaches only such notes.
+   */
+  teamMember?: boolean;
 }
 
 const COMPACT = /^\/compact(?:\s+([\s\S]*))?$/;
@@ -167,6 +172,7 @@ async function agentTurn(deps: TurnDeps, input: AgentTurnInput): Promise<TurnOut
     system: skills ? `${system}\n\n${skills}` : system,
     source: input.source,
     manage,
+    ...(input.teamMember ? { teamMember: true } : {}),
     ...(live ? { onUserMessage: (message: MessageRow) => live.publishMessage(message) } : {}),
     buildHistory:
       input.buildHistory ??

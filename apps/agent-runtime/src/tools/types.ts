@@ -17,6 +17,11 @@ export interface ToolContext {
   threadId: string;
   /** Who started the turn: `web`, `heartbeat`, `schedule:<name>`, `webhook:<name>`. */
   source: string;
+  /**
+   * The turn was started in team chat by someone other than the owner (a channel member, another
+   * bot): it reaches only what is shared with the team, never the owner's own notes.
+   */
+  teamMember?: boolean;
   logger: Logger;
   signal?: AbortSignal;
 }

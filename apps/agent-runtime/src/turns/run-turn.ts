@@ -34,6 +34,8 @@ export interface TurnInput {
   source: string;
   /** The agent's owner started the turn: the tools that change the agent are offered (`ToolOffer`). */
   manage: boolean;
+  /** Someone other than the owner started the turn in team chat (`ToolContext.teamMember`). */
+  teamMember?: boolean;
   /** Called with the stored user message, before the first model call. */
   onUserMessage?: (message: MessageRow) => void;
   /** Called with every step delivered to the channel, as it is delivered. */
@@ -126,6 +128,7 @@ export async function runTurn(input: TurnInput): Promise<TurnOutcome> {
     provider: input.provider,
     threadId,
     source,
+    ...(input.teamMember ? { teamMember: true } : {}),
     logger: input.logger,
     ...(signal ? { signal } : {}),
   };

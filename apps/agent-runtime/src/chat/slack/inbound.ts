@@ -307,6 +307,7 @@ export class SlackInbound {
         text,
         source: TEAM_CHAT_SOURCE,
         manage,
+        teamMember: !manage,
         buildHistory,
         onDelivered: (row) => post(row.text),
         onToolStart: (name) => status.update(`${WORKING_STATUS} running \`${name}\``),

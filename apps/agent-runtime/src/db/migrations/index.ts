@@ -8,6 +8,7 @@ import * as teamChat from "./0006-team-chat.ts";
 import * as webhookVerification from "./0007-webhook-verification.ts";
 import * as sealedWebhookSecrets from "./0008-sealed-webhook-secrets.ts";
 import * as usage from "./0009-usage.ts";
+import * as sharedNotes from "./0010-shared-notes.ts";
 
 /** Listed explicitly, in order: a folder scan would not survive bundling. */
 export const migrations: Record<string, Migration> = {
@@ -20,4 +21,5 @@ export const migrations: Record<string, Migration> = {
   "0007-webhook-verification": webhookVerification,
   "0008-sealed-webhook-secrets": sealedWebhookSecrets,
   "0009-usage": usage,
+  "0010-shared-notes": sharedNotes,
 };
