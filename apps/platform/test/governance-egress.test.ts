@@ -138,5 +138,41 @@ describe.skipIf(!bwrap.available || !curl.available)(
       expect(status(after.body.stdout)).toBe("403");
       expect(seen).not.toContain(`http registry.test/after-${attempt}`);
     }, 120_000);
+
+    it("a policy that opens every host still leaves the host's own services out, and audits the refusal", async () => {
+      const policy = await h.call<{ id: string }>("POST", `/v1/projects/${h.projectId}/policies`, {
+        name: "anywhere",
+        cedar: `@id("reach-anywhere")\npermit(principal, action == Action::"sandbox:egress", resource);`,
+      });
+      expect(policy.status).toBe(201);
+      const binding = await h.call<{ id: string }>("POST", `/v1/projects/${h.projectId}/policy-bindings`, {
+        policyId: policy.body.id,
+      });
+      expect(binding.status).toBe(201);
+      await eventually(
+        () => exec("curl -sS -o /dev/null -w '%{http_code}' http://registry.test/open"),
+        (r) => r.body.stdout === "200",
+      );
+      // The host's Postgres, by its loopback address and by a name for it.
+      for (const url of ["http://127.0.0.1:5432/", "http://localhost:6379/"]) {
+        const r = await exec(`curl -sS --noproxy '' -w '\\n%{http_code}' ${url}`);
+        expect(status(r.body.stdout)).toBe("403");
+        expect(r.body.stdout).toContain("private address");
+      }
+      const records = await eventually(
+        async () =>
+          (await h.call<{ items: AuditItem[] }>("GET", `/v1/orgs/${h.orgId}/audit-trail?action=sandbox.egress_denied`))
+            .body.items ?? [],
+        (items) => items.some((i) => i.details?.host === "localhost"),
+      );
+      expect(records.find((i) => i.details?.host === "127.0.0.1")).toMatchObject({
+        outcome: "denied",
+        targetId: box,
+        details: { host: "127.0.0.1", port: 5432, ruleId: null, reason: "private address" },
+      });
+      expect(records.find((i) => i.details?.host === "localhost")).toMatchObject({
+        details: { port: 6379, reason: "private address" },
+      });
+    }, 120_000);
   },
 );

@@ -23,7 +23,7 @@ import type { SandboxDB } from "./db/schema.ts";
 import type { KubernetesConfig } from "./driver/kubernetes/config.ts";
 import { LocalDriver, type LocalIsolation } from "./driver/local/local-driver.ts";
 import type { SandboxDriver } from "./driver/types.ts";
-import { decideEgress } from "./egress/decide.ts";
+import { decideEgress, recordEgressRefusal } from "./egress/decide.ts";
 import { platformDestination } from "./egress/platform.ts";
 import { EgressProxy } from "./egress/proxy.ts";
 import {
@@ -107,6 +107,8 @@ export async function createSandboxService(input: SandboxServiceDeps): Promise<S
     ? new EgressProxy({
         decide: (sandboxId, host, port, toPlatform) =>
           decideEgress(egressDeps as SandboxDeps, sandboxId, host, port, toPlatform),
+        refused: (sandboxId, host, port, reason) =>
+          recordEgressRefusal(egressDeps as SandboxDeps, sandboxId, host, port, reason),
         logger,
         ...(config.egressHostMap ? { hostMap: config.egressHostMap } : {}),
         ...(platform ? { platform } : {}),

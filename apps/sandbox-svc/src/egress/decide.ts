@@ -134,6 +134,33 @@ export async function decideEgress(
   return verdict;
 }
 
+/**
+ * Records a refusal the proxy made itself after the policy allowed (a name on a private address,
+ * refused whatever the policy says), as `sandbox.egress_denied` with `reason`.
+ */
+export async function recordEgressRefusal(
+  deps: SandboxDeps,
+  sandboxId: string,
+  host: string,
+  port: number,
+  reason: string,
+): Promise<void> {
+  const row = await deps.db
+    .selectFrom("sandboxes")
+    .select(["id", "org_id", "project_id"])
+    .where("id", "=", sandboxId)
+    .executeTakeFirst();
+  if (!row?.org_id) return;
+  const principal: Principal = {
+    type: "sandbox",
+    id: sandboxId,
+    sandboxId,
+    projectId: row.project_id,
+    orgId: row.org_id,
+  };
+  await refuse(deps, principal, row, host, port, undefined, [], [], reason);
+}
+
 /** The sandbox-side record of a refused connection (governance records the decision itself). */
 async function refuse(
   deps: SandboxDeps,
@@ -144,6 +171,7 @@ async function refuse(
   ruleId: string | undefined,
   reasons: DecisionReason[],
   policies: EgressVerdict["policies"] = [],
+  reason = "no policy permits egress from this sandbox",
 ): Promise<void> {
   const caller: Caller = { principal, orgId: row.org_id ?? "" };
   await recordStandaloneSandboxEvent(deps, caller, {
@@ -165,7 +193,7 @@ async function refuse(
       })),
       // The policy versions the refusal was decided under.
       policies,
-      ...(ruleId ? {} : { reason: "no policy permits egress from this sandbox" }),
+      ...(ruleId ? {} : { reason }),
     },
   });
 }

@@ -46,6 +46,11 @@ export interface EgressProxyOptions {
   hostMap?: Record<string, string>;
   /** The platform's own API: reachable from sandboxes (decided as `platform`), dialed where configured. */
   platform?: Pick<PlatformDestination, "host" | "port" | "dial">;
+  /**
+   * Records a refusal the proxy makes after the policy allowed (a destination on a private address),
+   * as the decider records its own; a failure to record is logged, and the refusal stands.
+   */
+  refused?: (sandboxId: string, host: string, port: number, reason: string) => Promise<void>;
   /** Connections one sandbox may hold open through its proxy at once (default 256); past it, 429. */
   maxConnections?: number;
   logger: Logger;
@@ -242,6 +247,9 @@ export class EgressProxy {
     }
     const address = isIP(dest.host) ? dest.host : (await lookup(dest.host)).address;
     if (isPrivateAddress(address)) {
+      await this.options.refused?.(sandboxId, dest.host, dest.port, "private address").catch((err: unknown) => {
+        this.options.logger.warn({ err, sandboxId }, "egress refusal not recorded");
+      });
       throw new ProblemError("policy-denied", {
         detail: `${dest.host} resolves to a private address; the egress proxy reaches public hosts only`,
         extensions: { action: "sandbox:egress", ruleId: null, host: dest.host, port: dest.port },

@@ -13,7 +13,7 @@ import { sql } from "kysely";
 import { z } from "zod";
 import { SandboxEgressHostMapSchema } from "../../config.ts";
 import type { SandboxDB } from "../../db/schema.ts";
-import { decideEgress } from "../../egress/decide.ts";
+import { decideEgress, recordEgressRefusal } from "../../egress/decide.ts";
 import { platformDestination } from "../../egress/platform.ts";
 import { EgressProxy } from "../../egress/proxy.ts";
 import type { SandboxDeps } from "../../services/context.ts";
@@ -78,6 +78,7 @@ export async function createEgressProxyService(deps: EgressProxyServiceDeps): Pr
   } as unknown as SandboxDeps;
   const proxy = new EgressProxy({
     decide: (sandboxId, host, port, toPlatform) => decideEgress(decideDeps, sandboxId, host, port, toPlatform),
+    refused: (sandboxId, host, port, reason) => recordEgressRefusal(decideDeps, sandboxId, host, port, reason),
     logger,
     ...(deps.hostMap ? { hostMap: deps.hostMap } : {}),
     ...(deps.apiUrl ? { platform: platformDestination(deps.apiUrl) } : {}),
