@@ -294,7 +294,7 @@ forbid(principal, action == Action::"sandbox:exec", resource) when { context.pro
 
     beforeAll(async () => {
       provider = await startOidcProvider({ clientId: "console", clientSecret: "console-secret" });
-      provider.state.user = { sub: "olive-1", email: "olive@acme.test", name: "Olive Oidc" };
+      provider.state.user = { sub: "olive-1", email: "olive@acme.test", emailVerified: true, name: "Olive Oidc" };
       platform = await startPlatform({
         OIDC_ISSUER: provider.url,
         OIDC_CLIENT_ID: "console",

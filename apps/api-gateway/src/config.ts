@@ -1,5 +1,5 @@
 import type { ServiceName } from "@agentplane/contracts";
-import { LogLevelSchema, parseEnv } from "@agentplane/service-kit";
+import { LogLevelSchema, type OidcEmailTrust, OidcEmailTrustSchema, parseEnv } from "@agentplane/service-kit";
 import { TelemetryEnvSchema } from "@agentplane/telemetry";
 import { z } from "zod";
 import { parseTrustedProxies } from "./client-address.ts";
@@ -13,6 +13,8 @@ export const GatewaySettingsSchema = z.object({
   OIDC_AUDIENCE: z.string().optional(),
   /** How far an OIDC token's `iat` may be ahead of this host's clock. */
   OIDC_MAX_CLOCK_SKEW_SECONDS: z.coerce.number().int().min(0).max(3600).default(60),
+  /** Which email of an OIDC token is its user's address: `verified` (`email_verified: true` only) or `present`. */
+  OIDC_EMAIL_TRUST: OidcEmailTrustSchema,
   /** Shared rate-limit counters (per-process memory when unset). */
   REDIS_URL: z.string().optional(),
   RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).default(1200),
@@ -63,7 +65,8 @@ export type GatewayEnv = z.infer<typeof GatewayEnvSchema>;
 export interface GatewayConfig {
   /** Where clients reach the platform (activation links, resource metadata). */
   publicUrl?: string;
-  oidc?: { issuer: string; audience?: string; maxClockSkewSeconds: number };
+  /** `emailTrust`: OIDC_EMAIL_TRUST (default `verified`). */
+  oidc?: { issuer: string; audience?: string; maxClockSkewSeconds: number; emailTrust?: OidcEmailTrust };
   redisUrl?: string;
   rateLimitPerMinute: number;
   /** Host-based ingress to exposed sandbox ports. */
@@ -89,6 +92,7 @@ export function configFromSettings(settings: GatewaySettings): GatewayConfig {
             issuer: settings.OIDC_ISSUER,
             ...(settings.OIDC_AUDIENCE ? { audience: settings.OIDC_AUDIENCE } : {}),
             maxClockSkewSeconds: settings.OIDC_MAX_CLOCK_SKEW_SECONDS,
+            emailTrust: settings.OIDC_EMAIL_TRUST,
           },
         }
       : {}),

@@ -95,7 +95,7 @@ describe.skipIf(!pg.available)(`OIDC sign-ins in the organizations' audit trails
   }
 
   it("shows a member's sign-in to their organization's admins, and to no other organization", async () => {
-    provider.state.user = { sub: "pat-1", email: "pat@acme.test", name: "Pat Person" };
+    provider.state.user = { sub: "pat-1", email: "pat@acme.test", emailVerified: true, name: "Pat Person" };
     // Before any membership the sign-in is the installation's.
     const first = await signIn();
     const installation = await trail("/v1/installation/audit-trail", tenancy.owner);
@@ -138,7 +138,7 @@ describe.skipIf(!pg.available)(`OIDC sign-ins in the organizations' audit trails
   });
 
   it("records a sign-in once in each organization of a member of several", async () => {
-    provider.state.user = { sub: "pat-1", email: "pat@acme.test", name: "Pat Person" };
+    provider.state.user = { sub: "pat-1", email: "pat@acme.test", emailVerified: true, name: "Pat Person" };
     const { principal } = await signIn();
     const own = await json<{ id: string }>(
       await tenancy.call("POST", "/v1/orgs", { as: principal, body: { name: "Pat's" } }),

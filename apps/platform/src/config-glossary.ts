@@ -61,6 +61,8 @@ export const CONFIG_GLOSSARY: Record<string, string> = {
   OIDC_CLIENT_ID:
     "With `OIDC_ISSUER`: the console signs people in with the identity provider and the activation page offers signing in (authorization code + PKCE), with the setup code, to make that account the first owner. Register `<PUBLIC_URL>/sign-in/oidc/callback` as a redirect URI for the console.",
   OIDC_CLIENT_SECRET: "The OIDC client's secret, when the identity provider requires one.",
+  OIDC_EMAIL_TRUST:
+    "Which email of an OIDC token becomes its user's address, the one invitations are accepted by (the gateway's bearer tokens and the console's and activation page's sign-ins alike): `verified` takes it only when the token says `email_verified: true` (or the string `\"true\"`); `present` takes any the token does not mark unverified, for a provider that never sends the claim and whose users cannot change their address (never Microsoft Entra ID's mutable `email`). See docs/decisions/0036-oidc-email-trust.md.",
   OIDC_REDIRECT_URI:
     "The activation page's OIDC redirect URI registered with the identity provider (default `<PUBLIC_URL>/activate/callback`).",
   KEY_ROTATION_GRACE_SECONDS: "How long a rotated project signing key stays published in the project's JWKS.",

@@ -55,6 +55,9 @@ describe("every enumerated setting of every deployable refuses an unknown value 
       "sandbox-svc:SANDBOX_DRIVER",
       "sandbox-svc:SANDBOX_LOCAL_ISOLATION",
       "cluster-relay:LOG_LEVEL",
+      "api-gateway:OIDC_EMAIL_TRUST",
+      "tenancy-svc:OIDC_EMAIL_TRUST",
+      "all-in-one:OIDC_EMAIL_TRUST",
     ]) {
       expect(named, expected).toContain(expected);
     }

@@ -77,6 +77,7 @@ describe("the all-in-one and the distributed gateway: one builder, one configura
       OIDC_CLIENT_ID: CLIENT_ID,
       OIDC_CLIENT_SECRET: CLIENT_SECRET,
       OIDC_REDIRECT_URI: REDIRECT_URI,
+      OIDC_EMAIL_TRUST: "present",
       RATE_LIMIT_PER_MINUTE: "77",
       PUBLIC_URL: "https://cp.example.test",
       AGENT_RUNTIME_TIMEOUT_MS: "45000",
@@ -130,7 +131,7 @@ describe("the all-in-one and the distributed gateway: one builder, one configura
     expect(platform.gateway.config).toEqual(distributed.config);
     expect(distributed.config).toEqual({
       publicUrl: "https://cp.example.test",
-      oidc: { issuer: provider.url, audience: CLIENT_ID, maxClockSkewSeconds: 7 },
+      oidc: { issuer: provider.url, audience: CLIENT_ID, maxClockSkewSeconds: 7, emailTrust: "present" },
       rateLimitPerMinute: 77,
       agentRuntimeTimeoutMs: 45_000,
       trustedProxies: "10.0.0.0/8",
@@ -148,7 +149,10 @@ describe("the all-in-one and the distributed gateway: one builder, one configura
 
   it("tenancy reads OIDC_REDIRECT_URI the same way in both modes: sign-in redirects there", async () => {
     const secretKey = randomBytes(32);
-    expect(tenancyConfigFromEnv(settings, { secretKey }).oidc?.redirectUri).toBe(REDIRECT_URI);
+    expect(tenancyConfigFromEnv(settings, { secretKey }).oidc).toMatchObject({
+      redirectUri: REDIRECT_URI,
+      emailTrust: "present",
+    });
     const session = (await (await fetch(`${platform.url}/v1/installation/activation`, { method: "POST" })).json()) as {
       userCode: string;
     };

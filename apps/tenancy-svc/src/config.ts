@@ -1,6 +1,14 @@
 import type { ObjectLimits } from "@agentplane/contracts";
 import type { OutboxTuning } from "@agentplane/events";
-import { deploymentEnv, envKey32, ObjectLimitsSettingSchema, objectLimitsOr, parseEnv } from "@agentplane/service-kit";
+import {
+  deploymentEnv,
+  envKey32,
+  ObjectLimitsSettingSchema,
+  type OidcEmailTrust,
+  OidcEmailTrustSchema,
+  objectLimitsOr,
+  parseEnv,
+} from "@agentplane/service-kit";
 import { z } from "zod";
 import type { SecretKeys } from "./crypto/secret-box.ts";
 
@@ -19,6 +27,8 @@ export const TenancySettingsSchema = z.object({
   OIDC_CLIENT_ID: z.string().min(1).optional(),
   OIDC_CLIENT_SECRET: z.string().min(1).optional(),
   OIDC_REDIRECT_URI: z.url().optional(),
+  /** Which email of an OIDC sign-in is the user's address: `verified` (`email_verified: true` only) or `present`. */
+  OIDC_EMAIL_TRUST: OidcEmailTrustSchema,
   ...ObjectLimitsSettingSchema.shape,
 });
 export type TenancySettings = z.infer<typeof TenancySettingsSchema>;
@@ -77,6 +87,7 @@ export function configFromSettings(
             clientId: env.OIDC_CLIENT_ID,
             ...(env.OIDC_CLIENT_SECRET ? { clientSecret: env.OIDC_CLIENT_SECRET } : {}),
             ...(env.OIDC_REDIRECT_URI ? { redirectUri: env.OIDC_REDIRECT_URI } : {}),
+            emailTrust: env.OIDC_EMAIL_TRUST,
           },
         }
       : {}),
@@ -139,6 +150,8 @@ export interface OidcConfig {
   clientSecret?: string;
   /** Where the identity provider sends the operator back (default `${publicUrl}/activate/callback`). */
   redirectUri?: string;
+  /** OIDC_EMAIL_TRUST: which email of an ID token is the user's address (default `verified`). */
+  emailTrust?: OidcEmailTrust;
 }
 
 export interface ResolvedTenancyConfig extends TenancyConfig {

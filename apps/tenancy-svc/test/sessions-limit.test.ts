@@ -42,7 +42,7 @@ describe("console sign-in at the sessions limit (PGlite, local identity provider
     res.headers.getSetCookie().find((c) => c.startsWith("agentplane_session="));
 
   it("sends the person back to the sign-in page with the limit, opens nothing, and records the refusal", async () => {
-    provider.state.user = { sub: "person-limit", email: "lee@acme.test", name: "Lee Limit" };
+    provider.state.user = { sub: "person-limit", email: "lee@acme.test", emailVerified: true, name: "Lee Limit" };
     const first = await signIn("/projects");
     expect(first.headers.get("location")).toBe("/projects");
     expect(sessionCookieOf(first)).toBeDefined();

@@ -76,6 +76,12 @@ export {
   objectLimitLock,
   objectLimitsOr,
 } from "./object-limits.ts";
+export {
+  OIDC_EMAIL_TRUST_VALUES,
+  type OidcEmailTrust,
+  OidcEmailTrustSchema,
+  trustedOidcEmail,
+} from "./oidc-email.ts";
 export { installProcessGuard, type ProcessFaults, processFaults } from "./process-guard.ts";
 export { noteResourceOrg, withResourceOrg } from "./resource-org.ts";
 export {

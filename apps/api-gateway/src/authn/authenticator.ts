@@ -14,7 +14,13 @@ import {
   VerificationKeysResponse,
 } from "@agentplane/contracts";
 import { ProblemError } from "@agentplane/problem-details";
-import { callInternal, type Logger, type ServiceClient, servicePrincipal } from "@agentplane/service-kit";
+import {
+  callInternal,
+  type Logger,
+  type ServiceClient,
+  servicePrincipal,
+  trustedOidcEmail,
+} from "@agentplane/service-kit";
 import { createLocalJWKSet, decodeJwt, type JSONWebKeySet, jwtVerify } from "jose";
 import { LRUCache } from "lru-cache";
 import { assertIssuedInPast, DEFAULT_MAX_CLOCK_SKEW_SECONDS, OidcUnavailableError, type OidcVerifier } from "./oidc.ts";
@@ -184,6 +190,8 @@ export class Authenticator {
       throw new AuthenticationError("The token is not valid");
     }
     const key = `${oidc.issuer}\u0000${verified.sub}`;
+    // Only an address the token vouches for (OIDC_EMAIL_TRUST): invitations go by it.
+    const email = trustedOidcEmail(verified, oidc.emailTrust);
     return this.oidcUsers
       .get(key, async () => {
         const body = await callInternal(this.options.tenancy, internalResolveOidcUserRoute, {
@@ -191,10 +199,7 @@ export class Authenticator {
           body: {
             issuer: oidc.issuer,
             subject: verified.sub,
-            // Not an address the provider says it has not verified: invitations go by it.
-            ...(typeof verified.email === "string" && verified.email_verified !== false
-              ? { email: verified.email }
-              : {}),
+            ...(email ? { email } : {}),
             ...(typeof verified.name === "string" ? { name: verified.name } : {}),
           },
         });

@@ -1,3 +1,4 @@
+import type { OidcEmailTrust } from "@agentplane/service-kit";
 import { createRemoteJWKSet, type JWTPayload, jwtVerify } from "jose";
 
 /** Asymmetric algorithms only: `none` and HMAC (e.g. HS256 keyed with a public key) are refused. */
@@ -38,12 +39,20 @@ export class OidcVerifier {
   readonly issuer: string;
   private readonly audience: string | undefined;
   private readonly maxClockSkewSeconds: number;
+  /** Which email of this issuer's tokens is taken as the user's address (OIDC_EMAIL_TRUST). */
+  readonly emailTrust: OidcEmailTrust;
   private jwks: Promise<ReturnType<typeof createRemoteJWKSet>> | undefined;
 
-  constructor(options: { issuer: string; audience?: string | undefined; maxClockSkewSeconds?: number | undefined }) {
+  constructor(options: {
+    issuer: string;
+    audience?: string | undefined;
+    maxClockSkewSeconds?: number | undefined;
+    emailTrust?: OidcEmailTrust | undefined;
+  }) {
     this.issuer = options.issuer.replace(/\/+$/, "");
     this.audience = options.audience;
     this.maxClockSkewSeconds = options.maxClockSkewSeconds ?? DEFAULT_MAX_CLOCK_SKEW_SECONDS;
+    this.emailTrust = options.emailTrust ?? "verified";
   }
 
   private loadJwks(): Promise<ReturnType<typeof createRemoteJWKSet>> {

@@ -1,4 +1,5 @@
 import { timingSafeEqual } from "node:crypto";
+import { trustedOidcEmail } from "@agentplane/service-kit";
 import { decodeProtectedHeader } from "jose";
 import * as oidc from "openid-client";
 import { type OidcConfig, type ResolvedTenancyConfig, secretKeysOf } from "../config.ts";
@@ -238,11 +239,8 @@ export class OidcActivation {
       throw new SignInError("The identity provider's ID token could not be verified.");
     }
     if (typeof claims.sub !== "string" || claims.sub === "") throw new SignInError("The ID token has no subject.");
-    // An address the provider says it has not verified is anyone's to type: not taken (invitations go by it).
-    const email =
-      typeof claims.email === "string" && claims.email.length <= 320 && claims.email_verified !== false
-        ? claims.email
-        : undefined;
+    // Only an address the token vouches for (OIDC_EMAIL_TRUST): invitations go by it.
+    const email = trustedOidcEmail(claims, this.config.emailTrust ?? "verified");
     const name = typeof claims.name === "string" && claims.name.length <= 200 ? claims.name : undefined;
     return { identity: { issuer: this.issuer, subject: claims.sub, email, name }, carried: signIn.carried as T };
   }

@@ -5,8 +5,11 @@ import { readBody, startLocalServer } from "../http.ts";
 export interface ProviderUser {
   sub: string;
   email?: string;
-  /** Sent as the `email_verified` claim when set (providers that let anyone type an email say false). */
-  emailVerified?: boolean;
+  /**
+   * Sent as the `email_verified` claim when set (providers that let anyone type an email say false;
+   * some send the claim as a string); left out when unset, as providers that never verify do.
+   */
+  emailVerified?: boolean | "true" | "false";
   name?: string;
 }
 
@@ -31,7 +34,7 @@ export async function startOidcProvider(options: { clientId: string; clientSecre
   const jwk = { ...(await exportJWK(publicKey)), kid, alg: "ES256", use: "sig" };
   const codes = new Map<string, { nonce: string; challenge: string; redirectUri: string }>();
   const state = {
-    user: { sub: "operator-1", email: "ops@acme.test", name: "Olga Operator" } as ProviderUser,
+    user: { sub: "operator-1", email: "ops@acme.test", emailVerified: true, name: "Olga Operator" } as ProviderUser,
     tamper: {} as Tamper,
     authorizeRequests: [] as URLSearchParams[],
     tokenRequests: 0,
@@ -118,5 +121,42 @@ export async function startOidcProvider(options: { clientId: string; clientSecre
     json(404, { error: "not_found" });
   });
 
-  return { url: server.url, state, close: () => server.close() };
+  /**
+   * An ID token for the current user, got as a client gets one (authorization code + PKCE at these
+   * endpoints), for a relying party that takes it as a bearer token.
+   */
+  async function idToken(): Promise<string> {
+    const verifier = randomBytes(32).toString("base64url");
+    const redirectUri = "http://127.0.0.1:1/callback";
+    const authorize = new URL(`${server.url}/authorize`);
+    authorize.search = new URLSearchParams({
+      response_type: "code",
+      client_id: options.clientId,
+      redirect_uri: redirectUri,
+      code_challenge: createHash("sha256").update(verifier).digest("base64url"),
+      code_challenge_method: "S256",
+      nonce: randomBytes(8).toString("hex"),
+      state: "state",
+    }).toString();
+    const back = await fetch(authorize, { redirect: "manual" });
+    const code = new URL(back.headers.get("location") ?? "").searchParams.get("code") ?? "";
+    const basic = `${encodeURIComponent(options.clientId)}:${encodeURIComponent(options.clientSecret)}`;
+    const res = await fetch(`${server.url}/token`, {
+      method: "POST",
+      headers: {
+        authorization: `Basic ${Buffer.from(basic).toString("base64")}`,
+        "content-type": "application/x-www-form-urlencoded",
+      },
+      body: new URLSearchParams({
+        grant_type: "authorization_code",
+        code,
+        redirect_uri: redirectUri,
+        code_verifier: verifier,
+      }),
+    });
+    if (!res.ok) throw new Error(`the token endpoint answered ${res.status}`);
+    return ((await res.json()) as { id_token: string }).id_token;
+  }
+
+  return { url: server.url, state, idToken, close: () => server.close() };
 }
