@@ -3,7 +3,7 @@ import type { AddressInfo } from "node:net";
 import { createTelemetry, type Telemetry } from "@agentplane/telemetry";
 import { serve } from "@hono/node-server";
 import type { OpenAPIHono } from "@hono/zod-openapi";
-import pino, { type Logger } from "pino";
+import type { Logger } from "pino";
 import { createRuntimeApp } from "./app.ts";
 import type { SlackTeamChat, SlackTeamChatOptions } from "./chat/slack/adapter.ts";
 import type { TeamChatAdapter } from "./chat/team-chat.ts";
@@ -15,6 +15,7 @@ import type { RuntimeDeps } from "./deps.ts";
 import { Heartbeat } from "./heartbeat/heartbeat.ts";
 import { hostPolicyOf } from "./http/host-guard.ts";
 import { LiveHub } from "./live/hub.ts";
+import { runtimeLogger } from "./logger.ts";
 import { createEmbedder, type Embedder, embeddingEnvironmentConflicts } from "./memory/embeddings.ts";
 import { memoryTool } from "./memory/memory-tool.ts";
 import { MemoryStore } from "./memory/store.ts";
@@ -91,7 +92,7 @@ export interface Runtime {
  * the webhook registry and resumes the durable run queue. Does not listen until `listen()`.
  */
 export async function createRuntime(config: RuntimeConfig, options: RuntimeOptions = {}): Promise<Runtime> {
-  const logger = options.logger ?? pino({ level: config.env.LOG_LEVEL, name: "agent-runtime" });
+  const logger = options.logger ?? runtimeLogger(config.env.LOG_LEVEL);
   const warnings = configWarnings(config, { gatewayTokenPending: options.gatewayTokenPending === true });
   for (const { variable, message } of warnings) logger.warn({ variable }, `${variable} ${message}`);
   prepareDataDir(config.dataDir);
@@ -299,7 +300,7 @@ export async function startRuntime(
   const config = loadConfig(readEnvironment(env));
   checkProviderEnvironment(config, env, options);
   // A checkout builds its web UI on the first start and after its sources change (a few seconds).
-  await ensureWebAssets(options.logger ?? pino({ level: config.env.LOG_LEVEL, name: "agent-runtime" }));
+  await ensureWebAssets(options.logger ?? runtimeLogger(config.env.LOG_LEVEL));
   const runtime = await createRuntime(config, options);
   const { url } = await runtime.listen();
   runtime.deps.logger.info(

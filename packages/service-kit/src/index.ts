@@ -65,7 +65,7 @@ export {
   internalRoute,
   serviceOnly,
 } from "./internal-route.ts";
-export { createLogger, type Logger, silentLogger } from "./logger.ts";
+export { createLogger, LOG_REDACT_PATHS, LOG_REDACTION, type Logger, silentLogger } from "./logger.ts";
 export {
   enforceObjectLimit,
   envObjectLimits,

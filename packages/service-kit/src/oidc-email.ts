@@ -22,10 +22,7 @@ const MAX_EMAIL_LENGTH = 320;
  * accepted by the user whose address matches, so an address anyone could have typed into their
  * profile at the provider (Entra ID's mutable `email`, the "nOAuth" case) must not count.
  */
-export function trustedOidcEmail(
-  claims: Readonly<Record<string, unknown>>,
-  trust: OidcEmailTrust,
-): string | undefined {
+export function trustedOidcEmail(claims: Readonly<Record<string, unknown>>, trust: OidcEmailTrust): string | undefined {
   const { email, email_verified: verified } = claims;
   if (typeof email !== "string" || email === "" || email.length > MAX_EMAIL_LENGTH) return undefined;
   if (verified === true || verified === "true") return email;
