@@ -1,5 +1,6 @@
 import { matchesSelector, parseSelector, type SelectorRequirement } from "@agentplane/contracts";
 import type { Kysely } from "kysely";
+import { bindingsInForce } from "../db/bindings-in-force.ts";
 import type { BindingTargetJson, GovernanceDb, StoredRule } from "../db/schema.ts";
 import { projectLabelsOf } from "../services/project-labels.ts";
 
@@ -43,14 +44,7 @@ export interface ResourceRef {
 
 /** Reads every binding of an organization with the policy version it resolves to. */
 export async function loadOrgState(db: Kysely<GovernanceDb>, orgId: string): Promise<OrgState> {
-  const rows = await db
-    .selectFrom("bindings as b")
-    .innerJoin("policies as p", "p.id", "b.policy_id")
-    .innerJoin("policy_versions as v", (join) =>
-      join
-        .onRef("v.policy_id", "=", "b.policy_id")
-        .on((eb) => eb("v.version", "=", eb.fn.coalesce("b.version", "p.latest_version"))),
-    )
+  const rows = await bindingsInForce(db)
     .select([
       "b.id",
       "b.project_id",

@@ -1,6 +1,7 @@
 import { lockForTransaction } from "@agentplane/db";
 import { ProblemError } from "@agentplane/problem-details";
 import { type Kysely, sql } from "kysely";
+import { bindingsInForce } from "../db/bindings-in-force.ts";
 import type { GovernanceDb } from "../db/schema.ts";
 
 /**
@@ -42,14 +43,7 @@ export async function enforceBoundSize(
   replacing?: string,
 ): Promise<void> {
   await lockForTransaction(trx, `bound-size:${orgId}`);
-  let query = trx
-    .selectFrom("bindings as b")
-    .innerJoin("policies as p", "p.id", "b.policy_id")
-    .innerJoin("policy_versions as v", (join) =>
-      join
-        .onRef("v.policy_id", "=", "b.policy_id")
-        .on((eb) => eb("v.version", "=", eb.fn.coalesce("b.version", "p.latest_version"))),
-    )
+  let query = bindingsInForce(trx)
     .select([
       sql<number>`coalesce(sum(jsonb_array_length(v.rules)), 0)`.as("statements"),
       sql<number>`coalesce(sum(octet_length(v.cedar)), 0)`.as("bytes"),

@@ -63,6 +63,11 @@ async function egressGoverned(deps: SandboxDeps, principal: Principal, projectId
   return governed;
 }
 
+/** The sandbox itself as the principal of its egress decisions and of their audit records. */
+function sandboxPrincipal(sandboxId: string, projectId: string, orgId: string): Principal {
+  return { type: "sandbox", id: sandboxId, sandboxId, projectId, orgId };
+}
+
 /**
  * One destination of one sandbox, asked of governance as `sandbox:egress` by the sandbox itself on
  * the resource `Host::"<name>"` (with the sandbox's labels, so bindings that select sandboxes by
@@ -85,13 +90,7 @@ export async function decideEgress(
     .where("id", "=", sandboxId)
     .executeTakeFirst();
   if (!row?.org_id || !deps.governance) return { allowed: false };
-  const principal: Principal = {
-    type: "sandbox",
-    id: sandboxId,
-    sandboxId,
-    projectId: row.project_id,
-    orgId: row.org_id,
-  };
+  const principal = sandboxPrincipal(sandboxId, row.project_id, row.org_id);
   const governed = await egressGoverned(deps, principal, row.project_id);
   if (!governed && platform) return { allowed: true };
   if (!governed) {
@@ -151,13 +150,7 @@ export async function recordEgressRefusal(
     .where("id", "=", sandboxId)
     .executeTakeFirst();
   if (!row?.org_id) return;
-  const principal: Principal = {
-    type: "sandbox",
-    id: sandboxId,
-    sandboxId,
-    projectId: row.project_id,
-    orgId: row.org_id,
-  };
+  const principal = sandboxPrincipal(sandboxId, row.project_id, row.org_id);
   await refuse(deps, principal, row, host, port, undefined, [], [], reason);
 }
 
