@@ -83,6 +83,8 @@ export const CONFIG_GLOSSARY: Record<string, string> = {
   SANDBOX_IMAGES_JSON: 'Extra images of the local driver: `{"<name>": "<root filesystem dir>"}`.',
   SANDBOX_EGRESS_HOST_MAP:
     'Tests only: egress host names → local stand-ins (`{"registry.test":"127.0.0.1:8080"}`); leave unset in production.',
+  SANDBOX_EGRESS_REFUSAL_WINDOW_MS:
+    "How long repeats of one egress refusal (same sandbox, host, port and rule) are counted rather than audited one by one (default `60000`): the first is recorded at once, the rest in one record with `repeats` when the window ends.",
   AGENTPLANE_API_URL: "The platform's API address as sandboxes (and the agent runtime's sandbox switch) reach it.",
   SANDBOX_DRIVER:
     "Where sandboxes run: `local` (bubblewrap on this host, the default) or `kubernetes` (a Pod each; the API server from in-cluster config or `KUBECONFIG`).",

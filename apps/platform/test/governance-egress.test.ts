@@ -19,6 +19,9 @@ permit(principal, action == Action::"sandbox:egress", resource)
 when { context.host == "registry.test" };
 `;
 
+/** Repeats of one refusal within this window share one audit record (60 s outside tests). */
+const REFUSAL_WINDOW_MS = 15_000;
+
 interface AuditItem {
   action: string;
   outcome: string;
@@ -45,6 +48,7 @@ describe.skipIf(!bwrap.available || !curl.available)(
           "registry.test:443": `127.0.0.1:${port(upstreams.https)}`,
           "elsewhere.test": `127.0.0.1:${port(upstreams.http)}`,
         }),
+        SANDBOX_EGRESS_REFUSAL_WINDOW_MS: String(REFUSAL_WINDOW_MS),
       });
       const created = await h.call<{ id: string }>("POST", `/v1/projects/${h.projectId}/sandboxes`, {
         name: "agent-box",
@@ -172,6 +176,90 @@ describe.skipIf(!bwrap.available || !curl.available)(
       });
       expect(records.find((i) => i.details?.host === "localhost")).toMatchObject({
         details: { port: 6379, reason: "private address" },
+      });
+    }, 120_000);
+
+    it("a sandbox retrying a refused host is audited once per window, then once with the repeat count", async () => {
+      const policy = await h.call<{ id: string }>("POST", `/v1/projects/${h.projectId}/policies`, {
+        name: "no-denied",
+        cedar: `@id("no-denied")\nforbid(principal, action == Action::"sandbox:egress", resource)\nwhen { context.host like "*denied.test" };`,
+      });
+      expect(policy.status).toBe(201);
+      const binding = await h.call("POST", `/v1/projects/${h.projectId}/policy-bindings`, {
+        policyId: policy.body.id,
+      });
+      expect(binding.status).toBe(201);
+      const other = await h.call<{ id: string }>("POST", `/v1/projects/${h.projectId}/sandboxes`, {
+        name: "agent-box-2",
+        start: true,
+      });
+      expect(other.status).toBe(201);
+      const run = (sandboxId: string, command: string) =>
+        h.call<{ exitCode: number; stdout: string }>("POST", "/v1/shell/exec", {
+          projectId: h.projectId,
+          sandboxId,
+          command,
+          timeoutMs: 60_000,
+        });
+      // The forbid is in force once a probe host is refused by it.
+      await eventually(
+        () => run(box, "curl -sS -w '\\n%{http_code}' http://probe.denied.test/"),
+        (r) => r.body.stdout.includes("no-denied"),
+      );
+
+      const started = Date.now();
+      const flood = await run(
+        box,
+        "for i in $(seq 50); do curl -sS -o /dev/null -w '%{http_code}\\n' http://denied.test/$i; done",
+      );
+      // Every attempt is still answered 403.
+      expect(flood.body.stdout.trim().split("\n")).toEqual(Array(50).fill("403"));
+      // A different host, and the same host from a different sandbox, are recorded at once.
+      expect(status((await run(box, "curl -sS -w '\\n%{http_code}' http://other.denied.test/")).body.stdout)).toBe(
+        "403",
+      );
+      expect(status((await run(other.body.id, "curl -sS -w '\\n%{http_code}' http://denied.test/")).body.stdout)).toBe(
+        "403",
+      );
+      const trail = async () =>
+        (
+          await h.call<{ items: AuditItem[] }>(
+            "GET",
+            `/v1/orgs/${h.orgId}/audit-trail?action=sandbox.egress_denied&limit=500`,
+          )
+        ).body.items ?? [];
+      const of = (items: AuditItem[], sandboxId: string, host: string) =>
+        items.filter((i) => i.targetId === sandboxId && i.details?.host === host);
+      const now = await eventually(
+        trail,
+        (items) => of(items, box, "other.denied.test").length > 0 && of(items, other.body.id, "denied.test").length > 0,
+      );
+      expect(of(now, other.body.id, "denied.test")).toHaveLength(1);
+      expect(of(now, box, "other.denied.test")).toHaveLength(1);
+      // All within the window: the 50 attempts made one record, without a count yet.
+      expect(Date.now() - started).toBeLessThan(REFUSAL_WINDOW_MS);
+      const first = of(now, box, "denied.test");
+      expect(first).toHaveLength(1);
+      expect(first[0]).toMatchObject({ outcome: "denied", details: { port: 80, ruleId: "no-denied" } });
+      expect(first[0]?.details?.repeats).toBeUndefined();
+
+      // Once the window ends, one more record carries the 49 repeats.
+      const later = await eventually(
+        trail,
+        (items) => of(items, box, "denied.test").length > 1,
+        REFUSAL_WINDOW_MS + 10_000,
+      );
+      const records = of(later, box, "denied.test");
+      expect(records).toHaveLength(2);
+      expect(records.find((i) => i.details?.repeats !== undefined)).toMatchObject({
+        outcome: "denied",
+        details: {
+          host: "denied.test",
+          port: 80,
+          ruleId: "no-denied",
+          repeats: 49,
+          windowSeconds: REFUSAL_WINDOW_MS / 1000,
+        },
       });
     }, 120_000);
   },

@@ -23,9 +23,10 @@ import type { SandboxDB } from "./db/schema.ts";
 import type { KubernetesConfig } from "./driver/kubernetes/config.ts";
 import { LocalDriver, type LocalIsolation } from "./driver/local/local-driver.ts";
 import type { SandboxDriver } from "./driver/types.ts";
-import { decideEgress, recordEgressRefusal } from "./egress/decide.ts";
+import { decideEgress, type EgressDeps, recordEgressRefusal } from "./egress/decide.ts";
 import { platformDestination } from "./egress/platform.ts";
 import { EgressProxy } from "./egress/proxy.ts";
+import { RefusalWindow } from "./egress/refusal-window.ts";
 import {
   forwardedIngressFetch,
   forwardedIngressUpgrade,
@@ -53,6 +54,8 @@ export interface SandboxConfig extends SandboxServiceConfig {
   images?: Record<string, string>;
   /** Test-only (`SANDBOX_EGRESS_HOST_MAP`): egress names → local `address[:port]` stand-ins. */
   egressHostMap?: Record<string, string>;
+  /** `SANDBOX_EGRESS_REFUSAL_WINDOW_MS`: repeats of one egress refusal within it share one audit record (60 s). */
+  egressRefusalWindowMs?: number;
   /** `SANDBOX_DRIVER`: `local` when absent. */
   driver?: "local" | "kubernetes";
   /** The `kubernetes` driver's placement and timeouts (`SANDBOX_K8S_*`). */
@@ -96,7 +99,11 @@ export async function createSandboxService(input: SandboxServiceDeps): Promise<S
   // With governance to ask, every bwrap sandbox gets the platform's egress proxy, which decides
   // each connection's destination as it opens (so a policy change applies without a restart).
   // The platform's own API is one of its destinations: sandboxes call it through the proxy.
-  let egressDeps: SandboxDeps | undefined;
+  let egressDeps: EgressDeps | undefined;
+  const refusals = new RefusalWindow({
+    ...(config.egressRefusalWindowMs ? { windowMs: config.egressRefusalWindowMs } : {}),
+    onError: (err) => logger.warn({ err }, "egress refusal summary not recorded"),
+  });
   const withEgress =
     input.governance !== undefined &&
     !input.driver &&
@@ -106,9 +113,9 @@ export async function createSandboxService(input: SandboxServiceDeps): Promise<S
   const egress = withEgress
     ? new EgressProxy({
         decide: (sandboxId, host, port, toPlatform) =>
-          decideEgress(egressDeps as SandboxDeps, sandboxId, host, port, toPlatform),
+          decideEgress(egressDeps as EgressDeps, sandboxId, host, port, toPlatform),
         refused: (sandboxId, host, port, reason) =>
-          recordEgressRefusal(egressDeps as SandboxDeps, sandboxId, host, port, reason),
+          recordEgressRefusal(egressDeps as EgressDeps, sandboxId, host, port, reason),
         logger,
         ...(config.egressHostMap ? { hostMap: config.egressHostMap } : {}),
         ...(platform ? { platform } : {}),
@@ -153,7 +160,7 @@ export async function createSandboxService(input: SandboxServiceDeps): Promise<S
   };
   const sessions = new ShellSessions(base);
   const deps: SandboxContext = { ...base, sessions };
-  egressDeps = deps;
+  egressDeps = { ...deps, refusals };
 
   const checks: ReadinessChecks = {
     database: async () => {
@@ -186,6 +193,8 @@ export async function createSandboxService(input: SandboxServiceDeps): Promise<S
       sessions.closeAll();
       await driver.close();
       await egress?.closeAll();
+      // The counted repeats of open windows are recorded before the outbox stops.
+      await refusals.flush();
       await outbox.stop();
     },
   };

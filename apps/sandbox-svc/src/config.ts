@@ -54,6 +54,8 @@ export const SandboxSettingsSchema = z.object({
   SANDBOX_IMAGES_JSON: SandboxImagesJsonSchema.optional(),
   /** Tests only: egress host names → local stand-ins (`{"registry.test":"127.0.0.1:8080"}`). */
   SANDBOX_EGRESS_HOST_MAP: SandboxEgressHostMapSchema.optional(),
+  /** How long repeats of one egress refusal are counted into one audit record instead of one each (60 s). */
+  SANDBOX_EGRESS_REFUSAL_WINDOW_MS: z.coerce.number().int().min(1).max(3_600_000).optional(),
   /** Where sandboxes run: `local` (bubblewrap on this host, the default) or `kubernetes` (Pods). */
   SANDBOX_DRIVER: z.enum(["local", "kubernetes"]).optional(),
   ...KubernetesSettingsSchema.shape,
@@ -100,6 +102,9 @@ export function configFromSettings(settings: SandboxSettings, defaults: SandboxC
     objectLimits: settings.OBJECT_LIMITS,
     ...(apiUrl ? { apiUrl } : {}),
     ...(settings.SANDBOX_EGRESS_HOST_MAP ? { egressHostMap: settings.SANDBOX_EGRESS_HOST_MAP } : {}),
+    ...(settings.SANDBOX_EGRESS_REFUSAL_WINDOW_MS
+      ? { egressRefusalWindowMs: settings.SANDBOX_EGRESS_REFUSAL_WINDOW_MS }
+      : {}),
     ...(settings.SANDBOX_DRIVER === "kubernetes"
       ? { driver: "kubernetes" as const, kubernetes: kubernetesConfigFrom(settings) }
       : {}),

@@ -11,6 +11,12 @@ import { LRUCache } from "lru-cache";
 import { recordStandaloneSandboxEvent, type SandboxDeps } from "../services/context.ts";
 import { blockingReasons, decide } from "../services/policy.ts";
 import type { EgressVerdict } from "./proxy.ts";
+import { RefusalWindow } from "./refusal-window.ts";
+
+/** The service's dependencies, with the window that bounds repeated refusal records (one per service). */
+export type EgressDeps = SandboxDeps & { refusals?: RefusalWindow };
+
+const sharedRefusals = new RefusalWindow();
 
 /** A dryrun deny proceeds, as everywhere; an enforced one names its rule. */
 export function egressVerdict(response: DecisionResponse): EgressVerdict {
@@ -78,7 +84,7 @@ function sandboxPrincipal(sandboxId: string, projectId: string, orgId: string): 
  * does not, so a policy that opens egress to a registry does not cut a sandbox off its platform.
  */
 export async function decideEgress(
-  deps: SandboxDeps,
+  deps: EgressDeps,
   sandboxId: string,
   host: string,
   port: number,
@@ -138,7 +144,7 @@ export async function decideEgress(
  * refused whatever the policy says), as `sandbox.egress_denied` with `reason`.
  */
 export async function recordEgressRefusal(
-  deps: SandboxDeps,
+  deps: EgressDeps,
   sandboxId: string,
   host: string,
   port: number,
@@ -154,9 +160,13 @@ export async function recordEgressRefusal(
   await refuse(deps, principal, row, host, port, undefined, [], [], reason);
 }
 
-/** The sandbox-side record of a refused connection (governance records the decision itself). */
+/**
+ * The sandbox-side record of a refused connection (governance records the decision itself). Within
+ * a window only the first refusal of a (sandbox, host, port, rule or reason) is recorded; its
+ * repeats are counted and summarised in one record (`repeats`, `windowSeconds`) when it ends.
+ */
 async function refuse(
-  deps: SandboxDeps,
+  deps: EgressDeps,
   principal: Principal,
   row: { id: string; project_id: string; org_id: string | null },
   host: string,
@@ -167,26 +177,31 @@ async function refuse(
   reason = "no policy permits egress from this sandbox",
 ): Promise<void> {
   const caller: Caller = { principal, orgId: row.org_id ?? "" };
-  await recordStandaloneSandboxEvent(deps, caller, {
-    action: "sandbox.egress_denied",
-    projectId: row.project_id,
-    orgId: row.org_id,
-    targetType: "sandbox",
-    targetId: row.id,
-    outcome: "denied",
-    details: {
-      host,
-      port,
-      ruleId: ruleId ?? null,
-      reasons: reasons.map((r) => ({
-        policyId: r.policyId,
-        version: r.version,
-        ruleId: r.ruleId,
-        bindingId: r.bindingId,
-      })),
-      // The policy versions the refusal was decided under.
-      policies,
-      ...(ruleId ? {} : { reason }),
-    },
+  const key = JSON.stringify([row.id, host, port, ruleId ?? reason]);
+  const refusals = deps.refusals ?? sharedRefusals;
+  await refusals.refused(key, async (summary) => {
+    await recordStandaloneSandboxEvent(deps, caller, {
+      action: "sandbox.egress_denied",
+      projectId: row.project_id,
+      orgId: row.org_id,
+      targetType: "sandbox",
+      targetId: row.id,
+      outcome: "denied",
+      details: {
+        host,
+        port,
+        ruleId: ruleId ?? null,
+        reasons: reasons.map((r) => ({
+          policyId: r.policyId,
+          version: r.version,
+          ruleId: r.ruleId,
+          bindingId: r.bindingId,
+        })),
+        // The policy versions the refusal was decided under.
+        policies,
+        ...(ruleId ? {} : { reason }),
+        ...(summary ?? {}),
+      },
+    });
   });
 }

@@ -13,10 +13,10 @@ import { sql } from "kysely";
 import { z } from "zod";
 import { SandboxEgressHostMapSchema } from "../../config.ts";
 import type { SandboxDB } from "../../db/schema.ts";
-import { decideEgress, recordEgressRefusal } from "../../egress/decide.ts";
+import { decideEgress, type EgressDeps, recordEgressRefusal } from "../../egress/decide.ts";
 import { platformDestination } from "../../egress/platform.ts";
 import { EgressProxy } from "../../egress/proxy.ts";
-import type { SandboxDeps } from "../../services/context.ts";
+import { RefusalWindow } from "../../egress/refusal-window.ts";
 import { EgressCredentials } from "./egress-credential.ts";
 import { EgressGateway } from "./egress-gateway.ts";
 
@@ -67,6 +67,9 @@ export async function createEgressProxyService(deps: EgressProxyServiceDeps): Pr
   const { database, bus, logger } = deps;
   const outbox = createOutbox({ database, schema: "sandbox", bus, logger });
   outbox.start();
+  const refusals = new RefusalWindow({
+    onError: (err) => logger.warn({ err }, "egress refusal summary not recorded"),
+  });
   const decideDeps = {
     db: database.forSchema<SandboxDB>("sandbox"),
     database,
@@ -75,7 +78,8 @@ export async function createEgressProxyService(deps: EgressProxyServiceDeps): Pr
     logger,
     config: {},
     governance: deps.governance,
-  } as unknown as SandboxDeps;
+    refusals,
+  } as unknown as EgressDeps;
   const proxy = new EgressProxy({
     decide: (sandboxId, host, port, toPlatform) => decideEgress(decideDeps, sandboxId, host, port, toPlatform),
     refused: (sandboxId, host, port, reason) => recordEgressRefusal(decideDeps, sandboxId, host, port, reason),
@@ -99,6 +103,7 @@ export async function createEgressProxyService(deps: EgressProxyServiceDeps): Pr
     proxyAddress,
     async close() {
       await gateway.close();
+      await refusals.flush();
       await outbox.stop();
     },
   };
