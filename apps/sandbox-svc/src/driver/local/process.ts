@@ -5,6 +5,7 @@ import { type Duplex, PassThrough, type Readable } from "node:stream";
 import type { IPty } from "node-pty";
 import type { ExecExit, ExecProcess } from "../types.ts";
 import { parentPid } from "./namespaces.ts";
+import { groupLeft } from "./process-group.ts";
 import type { SpawnedChild, StdioSpec } from "./spawner.ts";
 
 /**
@@ -34,20 +35,6 @@ function killGroup(pid: number | undefined, signal: NodeJS.Signals): void {
     } catch {
       // Already gone.
     }
-  }
-}
-
-/**
- * Whether any process of the group led by `pid` is still there (a signal 0 reaches one, or one
- * exists that may not be signalled); the leader itself has exited and been reaped by then.
- */
-export function groupLeft(pid: number | undefined): boolean {
-  if (!pid) return false;
-  try {
-    process.kill(-pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === "EPERM";
   }
 }
 

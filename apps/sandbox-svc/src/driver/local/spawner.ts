@@ -5,7 +5,7 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { type Duplex, PassThrough } from "node:stream";
 import type { ExecExit, ExecProcess } from "../types.ts";
-import { groupLeft } from "./process.ts";
+import { groupLeft } from "./process-group.ts";
 
 /**
  * Why a helper process: Node forks the whole service to spawn a child, and with PGlite in the
