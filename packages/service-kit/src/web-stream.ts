@@ -24,26 +24,36 @@ export function webStreamOf(readable: Readable): ReadableStream<Uint8Array> {
 /**
  * A web body read whole, counted as it streams: once it passes `limit` bytes the stream is
  * cancelled and `tooLarge()` is thrown, so a chunked body (no length to refuse up front) is never
- * read into memory past the limit. No body reads as no bytes.
+ * read into memory past the limit. No body reads as no bytes. With `signal`, its abort cancels
+ * the stream and rejects with the signal's reason.
  */
 export async function readAtMost(
   body: ReadableStream<Uint8Array> | null | undefined,
   limit: number,
   tooLarge: () => Error,
+  signal?: AbortSignal,
 ): Promise<Uint8Array> {
   if (!body) return new Uint8Array(0);
   const reader = body.getReader();
+  // Aborted (a deadline): the stream is cancelled and the signal's reason thrown.
+  const abort = () => void reader.cancel().catch(() => {});
+  signal?.addEventListener("abort", abort, { once: true });
   const chunks: Uint8Array[] = [];
   let size = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    size += value.byteLength;
-    if (size > limit) {
-      await reader.cancel().catch(() => {});
-      throw tooLarge();
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (signal?.aborted) throw signal.reason;
+      if (done) break;
+      size += value.byteLength;
+      if (size > limit) {
+        await reader.cancel().catch(() => {});
+        throw tooLarge();
+      }
+      chunks.push(value);
     }
-    chunks.push(value);
+  } finally {
+    signal?.removeEventListener("abort", abort);
   }
   return chunks.length === 1 ? (chunks[0] as Uint8Array) : Buffer.concat(chunks, size);
 }

@@ -1,5 +1,5 @@
 import http2 from "node:http2";
-import { HOP_BY_HOP_HEADERS } from "@agentplane/service-kit";
+import { HOP_BY_HOP_HEADERS, readAtMost } from "@agentplane/service-kit";
 import { RELAY_FAILURE_HEADER } from "./protocol.ts";
 
 /**
@@ -166,25 +166,13 @@ export function bodyOf(stream: http2.ClientHttp2Stream, first: Buffer[] = []): R
  * cancelled (its stream reset) and refused.
  */
 export async function smallJson(res: Response, options: { limit?: number; timeoutMs: number }): Promise<unknown> {
-  const reader = res.body?.getReader();
-  if (!reader) return undefined;
+  if (!res.body) return undefined;
   const limit = options.limit ?? 64 * 1024;
-  const cut = setTimeout(() => void reader.cancel().catch(() => {}), options.timeoutMs);
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  try {
-    for (;;) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      size += value.byteLength;
-      if (size > limit) {
-        await reader.cancel().catch(() => {});
-        throw new Error(`an answer of more than ${limit} bytes`);
-      }
-      chunks.push(value);
-    }
-  } finally {
-    clearTimeout(cut);
-  }
-  return JSON.parse(Buffer.concat(chunks).toString("utf8"));
+  const bytes = await readAtMost(
+    res.body,
+    limit,
+    () => new Error(`an answer of more than ${limit} bytes`),
+    AbortSignal.timeout(options.timeoutMs),
+  );
+  return JSON.parse(Buffer.from(bytes).toString("utf8"));
 }
