@@ -14,6 +14,7 @@ import {
   withSandboxTokens,
 } from "@agentplane/service-kit";
 import { sql } from "kysely";
+import { PolicyCompiler } from "./cedar/compiler.ts";
 import type { GovernanceConfig } from "./config.ts";
 import type { GovernanceContext } from "./context.ts";
 import { migrations } from "./db/migrations/index.ts";
@@ -101,6 +102,7 @@ export async function createGovernanceService(deps: GovernanceServiceDeps): Prom
     sts: config.sts ?? {},
     counters: { allow: 0, deny: 0, dryrunDeny: 0, credentialResolutions: 0 },
     objectLimits: objectLimitsOr(config.objectLimits),
+    compiler: new PolicyCompiler(),
   };
   await fanout.start();
   const projectLabels = await followProjectLabels(db, deps.bus, (orgId) => fanout.changed(orgId));
@@ -132,6 +134,7 @@ export async function createGovernanceService(deps: GovernanceServiceDeps): Prom
       await projectLabels.close();
       await fanout.stop();
       await outbox.stop();
+      await context.compiler.close();
     },
   };
 }

@@ -3,6 +3,7 @@ import type { Database } from "@agentplane/db";
 import type { Bus, Outbox } from "@agentplane/events";
 import type { Authorizer, Logger, ServiceClient } from "@agentplane/service-kit";
 import type { Kysely } from "kysely";
+import type { PolicyCompiler } from "./cedar/compiler.ts";
 import type { StsConfig } from "./config.ts";
 import type { GovernanceDb } from "./db/schema.ts";
 import type { DecisionEngine } from "./engine/decision-engine.ts";
@@ -37,4 +38,6 @@ export interface GovernanceContext {
   counters: DecisionCounters & { credentialResolutions: number };
   /** How many policies, bindings and credentials each organization or project may hold. */
   objectLimits: ObjectLimits;
+  /** Compiles policy bodies off the main thread. */
+  compiler: PolicyCompiler;
 }

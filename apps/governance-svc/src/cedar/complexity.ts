@@ -11,10 +11,10 @@ import { ProblemError } from "@agentplane/problem-details";
 export const MAX_NESTING_DEPTH = 32;
 export const MAX_OPERATORS_PER_STATEMENT = 256;
 /**
- * Statements per policy body. Compiling runs on the event loop at about a millisecond per
- * statement (parse, schema validation, one JSON conversion each), so a 256 KiB body of thousands
- * of tiny statements held every tenant's decisions for seconds; with this bound (and the byte
- * bound) one body compiles in well under a second.
+ * Statements per policy body. Compiling takes about a millisecond per statement (parse, schema
+ * validation, one JSON conversion each), so a 256 KiB body of thousands of tiny statements took
+ * seconds; with this bound (and the byte bound) one body compiles in about a second at most, on
+ * the compiling thread (decision 0042).
  */
 export const MAX_STATEMENTS_PER_POLICY = 200;
 

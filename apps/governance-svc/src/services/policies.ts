@@ -4,7 +4,6 @@ import { recordDomainEvent, withDomainEvents } from "@agentplane/events";
 import { conflict, notFound } from "@agentplane/problem-details";
 import type { Caller } from "@agentplane/service-kit";
 import { type Kysely, type Selectable, sql } from "kysely";
-import { compilePolicyText } from "../cedar/policy-text.ts";
 import type { GovernanceContext } from "../context.ts";
 import { jsonb } from "../db/json.ts";
 import type { GovernanceDb, PoliciesTable, PolicyVersionsTable, StoredRule } from "../db/schema.ts";
@@ -82,7 +81,7 @@ export async function createPolicy(
   caller: Caller,
   input: { name: string; description?: string | undefined; labels?: Record<string, string> | undefined; cedar: string },
 ): Promise<PolicyResource> {
-  const rules = compilePolicyText(input.cedar);
+  const rules = await ctx.compiler.compile(input.cedar);
   const id = newId("policy");
   const now = new Date();
   try {
@@ -205,7 +204,7 @@ export async function updatePolicy(
   caller: Caller,
   { policyId, ...input }: PolicyPatch & { policyId: string },
 ): Promise<PolicyResource> {
-  const rules = input.cedar !== undefined ? compilePolicyText(input.cedar) : undefined;
+  const rules = input.cedar !== undefined ? await ctx.compiler.compile(input.cedar) : undefined;
   try {
     const result = await withDomainEvents(ctx, async (trx) => {
       const current = await findPolicy(trx, caller, policyId);
