@@ -26,6 +26,7 @@ import {
   type SlackHistoryMessage,
   WORKING_STATUS,
 } from "./history.ts";
+import { StrangerRefusals } from "./strangers.ts";
 import type { SlackChat, SlackIdentity } from "./types.ts";
 
 /** The source stored on team-chat turns. */
@@ -82,6 +83,8 @@ export class SlackInbound {
   readonly #queues = new Map<string, Promise<void>>();
   readonly #names = new Map<string, string>();
   readonly #botTurns: BotTurnGuard;
+  /** Strangers told lately that the agent is someone else's: each is told once an hour. */
+  readonly #strangers = new StrangerRefusals();
   /** Wrong pairing codes since the current one was issued. */
   #wrongCodes = 0;
   /** Wrong pairing codes per person, never reset while the runtime runs: each may guess a few times only. */
@@ -206,9 +209,12 @@ export class SlackInbound {
       }
       return;
     }
-    // Personal agent: another person gets one polite refusal per message, and no turn runs.
+    // Personal agent: another person gets one polite refusal an hour, and no turn runs; the rest
+    // of a flood of their DMs is dropped, so the bot never posts a flood of refusals.
     if (event.user !== owner) {
-      await reply(`I am the personal agent of <@${owner}> and only take requests from them.`, true);
+      if (this.#strangers.take(event.user))
+        await reply(`I am the personal agent of <@${owner}> and only take requests from them.`, true);
+      else this.#logger.debug({ user: event.user }, "team chat dropped a stranger's DM: refused within the hour");
       return;
     }
     this.#enqueue(event, { channel: event.channel, threadTs: event.thread_ts ?? null, isDm: true });
