@@ -57,6 +57,7 @@ export const ENV_SECTIONS: Array<{ title: string; note?: string; variables: stri
       "AGENT_SKILLS_DIR",
       "AGENT_PLUGINS_DIR",
       "HEARTBEAT_INTERVAL_MINUTES",
+      "MEMORY_MAX_NOTES",
       "USAGE_RETENTION_DAYS",
       "LOG_LEVEL",
       "AGENT_HTTP_URL",

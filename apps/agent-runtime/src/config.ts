@@ -16,6 +16,9 @@ export const DEFAULT_VOICE_API_URL = "wss://api.openai.com/v1/realtime";
 /** A managed-credential placeholder that a proxy rewrites on the way out (`__managed_cred:<uuid>__`). */
 export const CREDENTIAL_PLACEHOLDER = /^__managed_cred:[0-9a-fA-F-]{36}__$/;
 
+/** Memory notes kept at most when MEMORY_MAX_NOTES is unset. */
+export const DEFAULT_MEMORY_MAX_NOTES = 10_000;
+
 /** The fixed owner id of a local install (spec: "a fixed local sentinel UUID"). */
 export const LOCAL_OWNER_USER_ID = "00000000-0000-4000-8000-000000000001";
 
@@ -158,6 +161,19 @@ export const RuntimeEnvSchema = z.object({
       const n = Number(v);
       if (!Number.isFinite(n) || n < 0) {
         ctx.addIssue({ code: "custom", message: "must be a number of minutes (0 disables heartbeat runs)" });
+        return z.NEVER;
+      }
+      return n;
+    }),
+  // Memory (our addition): notes the agent keeps at most; remembering past it is refused
+  MEMORY_MAX_NOTES: z
+    .string()
+    .optional()
+    .transform((v, ctx) => {
+      if (v === undefined || v.trim() === "") return DEFAULT_MEMORY_MAX_NOTES;
+      const n = Number(v);
+      if (!Number.isInteger(n) || n < 1 || n > 1_000_000) {
+        ctx.addIssue({ code: "custom", message: "must be a whole number of notes from 1 to 1000000" });
         return z.NEVER;
       }
       return n;

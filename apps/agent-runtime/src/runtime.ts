@@ -153,6 +153,7 @@ export async function createRuntime(config: RuntimeConfig, options: RuntimeOptio
     {
       useExtension: options.vectorExtension !== false,
       vectorPath: config.databasePath === ":memory:" ? ":memory:" : `${config.databasePath}-vec`,
+      maxNotes: config.env.MEMORY_MAX_NOTES,
     },
   );
 

@@ -176,6 +176,8 @@ export const CONFIG_GLOSSARY: Record<string, string> = {
   COMPACTION_THRESHOLD_PERCENT: "Context occupancy that triggers compaction after a turn (0 disables).",
   COMPACTION_TAIL_MESSAGES: "Newest messages kept verbatim by compaction.",
   HEARTBEAT_INTERVAL_MINUTES: "How often the heartbeat runs `HEARTBEAT.md`.",
+  MEMORY_MAX_NOTES:
+    "Memory notes the runtime keeps at most (1 to 1000000, default 10000); past it the `memory` tool refuses to remember, naming the limit, until notes are forgotten.",
   USAGE_RETENTION_DAYS:
     "Days the runtime keeps its usage records (model calls, voice sessions; `GET /agents/usage`); 0 keeps them all.",
   AGENT_HOME: "Install directory (`~/.agent`; `%USERPROFILE%\\.agent` on Windows); its `.env` is read at start.",

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import type { ProductTelemetry } from "../observability/product-events.ts";
 import { type AgentTool, toolError, toolResult } from "../tools/types.ts";
-import type { MemoryStore } from "./store.ts";
+import { MemoryFullError, type MemoryStore } from "./store.ts";
 
 const Input = z.discriminatedUnion("action", [
   z.object({ action: z.literal("remember"), text: z.string().min(1).max(20_000) }),
@@ -44,7 +44,14 @@ export function memoryTool(store: MemoryStore, telemetry?: ProductTelemetry): Ag
       // with the team, and it reaches only shared notes, never what the owner said in private.
       const sharedOnly = context.teamMember === true;
       if (input.action === "remember") {
-        return toolResult(await store.add(input.text, context.source, { shared: sharedOnly }));
+        try {
+          return toolResult(await store.add(input.text, context.source, { shared: sharedOnly }));
+        } catch (err) {
+          if (!(err instanceof MemoryFullError)) throw err;
+          return toolError(
+            `${err.message}; this note was not stored. Forget notes that are no longer needed, then remember it again.`,
+          );
+        }
       }
       if (input.action === "forget") {
         return store.forget(input.id, { sharedOnly })

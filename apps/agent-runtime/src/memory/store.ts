@@ -69,6 +69,16 @@ type NoteRow = {
 /** Statements of every search, prepared once: the rowids they read come as one JSON array. */
 type RowidStatements = { embeddings: Database.Statement; notes: Database.Statement; sharedNotes: Database.Statement };
 
+/** Remembering one more note would pass the store's cap: nothing was stored. */
+export class MemoryFullError extends Error {
+  readonly maxNotes: number;
+  constructor(maxNotes: number) {
+    super(`Memory is full: it holds the most notes allowed (MEMORY_MAX_NOTES=${maxNotes})`);
+    this.name = "MemoryFullError";
+    this.maxNotes = maxNotes;
+  }
+}
+
 /**
  * Whose notes a search or a forget may reach. Every turn reaches every note but one someone other
  * than the owner started in team chat: it reaches only the notes remembered in such turns, so
@@ -95,6 +105,8 @@ export class MemoryStore {
   /** The sign-bit codes in memory, loaded at the first vector search and kept current after. */
   #codes: BinaryIndex | undefined;
   #byRowids: RowidStatements | undefined;
+  /** Notes kept at most: `add` past it throws MemoryFullError. */
+  readonly maxNotes: number;
 
   /**
    * `vectorPath`: the file of the vector index (`<database>-vec`, `:memory:` for an in-memory
@@ -105,9 +117,10 @@ export class MemoryStore {
     sqlite: Database.Database,
     embedder: Embedder | null,
     logger: Logger,
-    options: { useExtension?: boolean; vectorPath?: string } = {},
+    options: { useExtension?: boolean; vectorPath?: string; maxNotes?: number } = {},
   ) {
     this.#sqlite = sqlite;
+    this.maxNotes = options.maxNotes ?? Number.POSITIVE_INFINITY;
     this.#embedder = embedder;
     this.#logger = logger;
     this.vectorExtension = options.useExtension !== false && this.#loadExtension(options.vectorPath ?? ":memory:");
@@ -206,10 +219,18 @@ export class MemoryStore {
     ).n;
   }
 
-  /** Stores a note at once; its embedding follows (a failure leaves it pending). */
+  count(): number {
+    return (this.#sqlite.prepare("select count(*) as n from memory_note").get() as { n: number }).n;
+  }
+
+  /**
+   * Stores a note at once; its embedding follows (a failure leaves it pending). With `maxNotes`
+   * notes stored it throws MemoryFullError and stores nothing: a note is never dropped silently.
+   */
   async add(text: string, source: string, options: { shared?: boolean } = {}): Promise<MemoryNote> {
     const note = { id: newId("mem"), text, source, created_at: nowIso() };
     this.#sqlite.transaction(() => {
+      if (this.count() >= this.maxNotes) throw new MemoryFullError(this.maxNotes);
       const { lastInsertRowid } = this.#sqlite
         .prepare("insert into memory_note (id, text, source, created_at, shared) values (?, ?, ?, ?, ?)")
         .run(note.id, note.text, note.source, note.created_at, options.shared ? 1 : 0);
