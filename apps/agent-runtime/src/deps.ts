@@ -7,6 +7,7 @@ import type { RuntimeDb } from "./db/database.ts";
 import type { LiveHub } from "./live/hub.ts";
 import type { MemoryStore } from "./memory/store.ts";
 import type { ModelClient } from "./models/provider.ts";
+import type { RuntimeSecrets } from "./observability/credentials.ts";
 import type { LlmTracing } from "./observability/llm-tracing.ts";
 import type { ProductTelemetry } from "./observability/product-events.ts";
 import type { ScheduleRunner } from "./schedules/runner.ts";
@@ -52,6 +53,8 @@ export interface RuntimeDeps {
   /** Product telemetry events over OTLP (off without OTEL_EXPORTER_OTLP_ENDPOINT). */
   telemetry: ProductTelemetry;
   registry: WebhookRegistry;
+  /** Values never traced, logged or posted: the credentials and the webhook secrets. */
+  secrets: RuntimeSecrets;
   /** Delivery ids of the last 24 h, so a sender's retry does not run the agent twice. */
   deliveries: DeliveryLog;
   runs: WebhookRunQueue;

@@ -21,6 +21,7 @@ import { memoryTool } from "./memory/memory-tool.ts";
 import { MemoryStore } from "./memory/store.ts";
 import { chatEnvironmentConflicts, type ModelClient, type ModelClientOptions } from "./models/provider.ts";
 import { WorkerModelClient } from "./models/worker-client.ts";
+import { RuntimeSecrets } from "./observability/credentials.ts";
 import type { LlmTracing } from "./observability/llm-tracing.ts";
 import { productTelemetry } from "./observability/product-events.ts";
 import { DISABLED_TRACING } from "./observability/tracing-off.ts";
@@ -92,7 +93,9 @@ export interface Runtime {
  * the webhook registry and resumes the durable run queue. Does not listen until `listen()`.
  */
 export async function createRuntime(config: RuntimeConfig, options: RuntimeOptions = {}): Promise<Runtime> {
-  const logger = options.logger ?? runtimeLogger(config.env.LOG_LEVEL);
+  // The credentials, and below the webhook secrets: never in a trace, a log line or a post.
+  const secrets = new RuntimeSecrets(config.env);
+  const logger = options.logger ?? runtimeLogger(config.env.LOG_LEVEL, undefined, secrets.values);
   const warnings = configWarnings(config, { gatewayTokenPending: options.gatewayTokenPending === true });
   for (const { variable, message } of warnings) logger.warn({ variable }, `${variable} ${message}`);
   prepareDataDir(config.dataDir);
@@ -104,6 +107,7 @@ export async function createRuntime(config: RuntimeConfig, options: RuntimeOptio
     await sealStoredSecrets(database.db, box);
     registry = new WebhookRegistry(database.db, box);
     await registry.load();
+    secrets.add(() => registry.secrets());
   } catch (err) {
     await database.close();
     throw err;
@@ -124,7 +128,7 @@ export async function createRuntime(config: RuntimeConfig, options: RuntimeOptio
   const telemetry = productTelemetry(otlp);
   // Langfuse's SDK and Slack's clients are loaded only when configured (several MB of heap each).
   const tracing: LlmTracing = config.env.TRACING_SECRET_KEY
-    ? (await import("./observability/llm-tracing.ts")).createLlmTracing(config, agent.id, logger)
+    ? (await import("./observability/llm-tracing.ts")).createLlmTracing(config, agent.id, logger, secrets.values)
     : DISABLED_TRACING;
   const { registry: coreRegistry, skills } = coreTools(config, logger, options.hiddenPaths);
   const tools = tracing.tools(coreRegistry);
@@ -186,6 +190,7 @@ export async function createRuntime(config: RuntimeConfig, options: RuntimeOptio
     tracing,
     telemetry,
     registry,
+    secrets,
     deliveries: new DeliveryLog(database.sqlite),
     runs,
     usage,

@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { type CollectorStandIn, startLangfuse } from "@agentplane/testkit/telemetry";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { type FakeModel, startFakeModel } from "./support/fake-model.ts";
-import { readSse, startTestRuntime, type TestRuntime } from "./support/runtime.ts";
+import { readSse, startTestRuntime, type TestRuntime, waitFor } from "./support/runtime.ts";
 
 const KEYS = { publicKey: "pk-lf-test", secretKey: "sk-lf-secret-0123456789" };
 const CREDENTIALS = {
@@ -74,5 +74,60 @@ describe("LLM tracing and the runtime's credentials", () => {
       expect(bodies).not.toContain(value);
       expect(bodies).not.toContain(JSON.stringify(value).slice(1, -1));
     }
+  });
+
+  it("never exports a webhook subscription's verification secret, set or rotated while the runtime runs", async () => {
+    langfuse = await startLangfuse(KEYS);
+    const first = "whsec-first-0a1b2c3d4e5f";
+    const rotated = "whsec-rotated-9f8e7d6c5b4a";
+    // The model repeats what it was given, the secret with it.
+    fake.respond = (body) => {
+      const messages = body.messages as Array<{ content: Array<{ type: string; text?: string }> | string }>;
+      const last = messages.at(-1)?.content;
+      const said = typeof last === "string" ? last : (last?.map((b) => b.text ?? "").join(" ") ?? "");
+      return { content: [{ type: "text", text: `Got it: ${said}` }] };
+    };
+    rt = await startTestRuntime(fake, {
+      teamChat: null,
+      env: { TRACING_SECRET_KEY: KEYS.secretKey, TRACING_PUBLIC_KEY: KEYS.publicKey, TRACING_BASE_URL: langfuse.url },
+    });
+    const runtime = rt;
+    await runtime.json("PUT", "/agents/webhooks/enabled", { enabled: true });
+    const created = await runtime.json("POST", "/agents/webhook-subscriptions", {
+      name: "chatops",
+      deliverTo: "Chat",
+      prompt: "",
+      verification: { kind: "bearer", secret: first },
+    });
+    expect(created.status).toBe(201);
+    const updated = await runtime.json("PATCH", "/agents/webhook-subscriptions/chatops", {
+      verification: { kind: "bearer", secret: rotated },
+    });
+    expect(updated.status).toBe(200);
+    // An outgoing-webhook style sender that puts its token in the payload too.
+    const res = await runtime.request(
+      "POST",
+      "/agents/webhooks/chatops",
+      JSON.stringify({ token: rotated, text: "deploy api to staging" }),
+      { "content-type": "application/json", authorization: `Bearer ${rotated}`, "x-github-event": "command" },
+    );
+    expect(res.status).toBe(202);
+    await waitFor(async () => {
+      const runs = await runtime.json<{ items: Array<{ status: string }> }>(
+        "GET",
+        "/agents/webhook-subscriptions/chatops/runs",
+      );
+      return runs.body.items.some((r) => r.status === "delivered") ? true : undefined;
+    });
+    // The model did see the payload: the secret is kept out of the trace, not out of the turn.
+    expect(JSON.stringify(fake.requests.map((r) => r.body))).toContain(rotated);
+    await rt.close();
+    rt = undefined;
+
+    const bodies = langfuse.received.map((r) => r.body.toString("utf8")).join("\n");
+    expect(bodies).toContain("deploy api to staging");
+    expect(bodies).toContain("[redacted]");
+    expect(bodies).not.toContain(rotated);
+    expect(bodies).not.toContain(first);
   });
 });

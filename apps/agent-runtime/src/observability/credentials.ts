@@ -1,8 +1,9 @@
-// The runtime's own credentials, as values to keep out of what leaves it: traced content and
-// team-chat posts. A tool that read `.env`, or a model that repeated a token it was shown, must
-// not hand the keys to a tracing server or to everyone in a channel.
+// The runtime's own secrets, as values to keep out of what leaves it: traced content, its logs and
+// team-chat posts. A tool that read `.env`, a model that repeated a token it was shown, or a
+// webhook payload that carries its subscription's signing secret must not hand them to a tracing
+// server, a log collector or everyone in a channel.
 
-/** What a credential's value is replaced with. */
+/** What a secret's value is replaced with. */
 export const REDACTED = "[redacted]";
 
 /** The runtime's credentials: variables whose name says key, token, secret or password (public keys aside). */
@@ -10,15 +11,52 @@ const CREDENTIAL_NAME = /(^|_)(TOKEN|SECRET|PASSWORD|API_KEY|ACCESS_KEY)(_|$)/;
 /** Shorter values are left alone: redacting them would garble ordinary text. */
 const MIN_SECRET_LENGTH = 8;
 
-/** Every credential value of the configuration, longest first (so none is left half hidden). */
-export function credentialValues(env: Record<string, unknown>): string[] {
-  const values = Object.entries(env)
-    .filter(([name, value]) => CREDENTIAL_NAME.test(name) && typeof value === "string")
-    .map(([, value]) => (value as string).trim())
-    .filter((value) => value.length >= MIN_SECRET_LENGTH);
+/** Secret values as redacted: long enough, also as JSON escapes them, longest first (so none is left half hidden). */
+export function secretValues(raw: Iterable<string>): string[] {
+  const values = [...raw].map((value) => value.trim()).filter((value) => value.length >= MIN_SECRET_LENGTH);
   // As JSON strings carry them too, when a value has characters JSON escapes.
   const escaped = values.map((v) => JSON.stringify(v).slice(1, -1));
   return [...new Set([...values, ...escaped])].sort((a, b) => b.length - a.length);
+}
+
+/** Every credential value of the configuration, longest first. */
+export function credentialValues(env: Record<string, unknown>): string[] {
+  return secretValues(
+    Object.entries(env)
+      .filter(([name, value]) => CREDENTIAL_NAME.test(name) && typeof value === "string")
+      .map(([, value]) => value as string),
+  );
+}
+
+/**
+ * Every value the runtime redacts: its credentials (fixed at start) and the secrets of sources
+ * that change while it runs (the webhook subscriptions' verification secrets). `values` is read on
+ * every redaction; the list is rebuilt only when a source answers a different list than before.
+ */
+export class RuntimeSecrets {
+  readonly #credentials: readonly string[];
+  readonly #sources: Array<() => readonly string[]> = [];
+  #seen: Array<readonly string[]> = [];
+  #values: readonly string[];
+
+  constructor(env: Record<string, unknown>) {
+    this.#credentials = credentialValues(env);
+    this.#values = this.#credentials;
+  }
+
+  /** A source of secrets, asked on every redaction: it answers the same array while nothing changed. */
+  add(source: () => readonly string[]): void {
+    this.#sources.push(source);
+  }
+
+  readonly values = (): readonly string[] => {
+    const lists = this.#sources.map((source) => source());
+    if (lists.length === this.#seen.length && lists.every((list, i) => list === this.#seen[i])) return this.#values;
+    this.#seen = lists;
+    const merged = new Set([...this.#credentials, ...secretValues(lists.flat())]);
+    this.#values = [...merged].sort((a, b) => b.length - a.length);
+    return this.#values;
+  };
 }
 
 /** `text` with every one of `secrets` replaced by REDACTED. */

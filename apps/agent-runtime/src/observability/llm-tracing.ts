@@ -41,15 +41,16 @@ const observe = (name: string, attributes: Record<string, unknown>, options: Rec
 export { DISABLED_TRACING, type LlmTracing, type RunKind, type RunMeta };
 
 /**
- * Content as traced: every credential value replaced (a tool that read `.env`, a model that
- * repeated a token), then cut at TRACE_CONTENT_LIMIT. Objects stay objects when nothing changes.
+ * Content as traced: every secret value replaced (a tool that read `.env`, a model that repeated
+ * a token, a webhook payload carrying its signing secret), then cut at TRACE_CONTENT_LIMIT.
+ * Objects stay objects when nothing changes. `secrets` is asked each time: webhook secrets change.
  */
 const tracedContent =
-  (secrets: readonly string[]) =>
+  (secrets: () => readonly string[]) =>
   (value: unknown): unknown => {
     const text = typeof value === "string" ? value : JSON.stringify(value);
     if (text === undefined) return undefined;
-    const clean = redactCredentials(text, secrets);
+    const clean = redactCredentials(text, secrets());
     if (clean.length > TRACE_CONTENT_LIMIT) return `${clean.slice(0, TRACE_CONTENT_LIMIT)}… [truncated]`;
     if (clean === text) return value;
     if (typeof value === "string") return clean;
@@ -60,11 +61,17 @@ const tracedContent =
     }
   };
 
-export function createLlmTracing(config: RuntimeConfig, agentId: string, logger: Logger): LlmTracing {
+/** `secrets`: the values never traced (RuntimeSecrets' values; the credentials alone by default). */
+export function createLlmTracing(
+  config: RuntimeConfig,
+  agentId: string,
+  logger: Logger,
+  secrets?: () => readonly string[],
+): LlmTracing {
   const { TRACING_SECRET_KEY: secretKey, TRACING_PUBLIC_KEY: publicKey, TRACING_BASE_URL: baseUrl } = config.env;
   if (!secretKey) return DISABLED_TRACING;
-  const secrets = credentialValues(config.env);
-  const cut = tracedContent(secrets);
+  const credentials = credentialValues(config.env);
+  const cut = tracedContent(secrets ?? (() => credentials));
   const message = (err: unknown) => cut(String((err as Error)?.message ?? err).slice(0, 500)) as string;
   // Langfuse's own exporter, counted: a Langfuse that refuses or is down shows at `/health`
   // (`telemetry.langfuse`) and is logged at most once a minute.

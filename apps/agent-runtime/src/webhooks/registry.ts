@@ -99,6 +99,8 @@ export class WebhookRegistry {
   readonly #db: Kysely<RuntimeDatabase>;
   readonly #subscriptions = new Map<string, CachedSubscription>();
   #enabled = false;
+  /** The verification secrets in the clear, rebuilt after a change (see `secrets`). */
+  #secrets: readonly string[] | undefined;
 
   readonly #box: SecretBox;
 
@@ -116,11 +118,23 @@ export class WebhookRegistry {
     this.#enabled = setting?.value === "true";
     const rows = await this.#db.selectFrom("webhook_subscription").selectAll().execute();
     this.#subscriptions.clear();
+    this.#secrets = undefined;
     for (const row of rows) this.#cache(row);
   }
 
   get enabled(): boolean {
     return this.#enabled;
+  }
+
+  /**
+   * Every subscription's verification secret, to be redacted wherever the runtime's credentials
+   * are (traces, logs, team-chat posts): the same array until a subscription changes.
+   */
+  secrets(): readonly string[] {
+    this.#secrets ??= [...this.#subscriptions.values()].flatMap((s) =>
+      s.verification.secret ? [s.verification.secret] : [],
+    );
+    return this.#secrets;
   }
 
   get(name: string): CachedSubscription | undefined {
@@ -190,9 +204,11 @@ export class WebhookRegistry {
     this.require(name);
     await this.#db.deleteFrom("webhook_subscription").where("name", "=", name).execute();
     this.#subscriptions.delete(name);
+    this.#secrets = undefined;
   }
 
   #cache(row: SubscriptionRow): void {
+    this.#secrets = undefined;
     this.#subscriptions.set(row.name, {
       row,
       events: parseEventList(row.events),

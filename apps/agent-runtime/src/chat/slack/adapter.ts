@@ -2,7 +2,6 @@ import type { SocketModeClient } from "@slack/socket-mode";
 import type { WebClient } from "@slack/web-api";
 import type { Logger } from "pino";
 import type { RuntimeDeps } from "../../deps.ts";
-import { credentialValues } from "../../observability/credentials.ts";
 import {
   cachedOwnerDm,
   cacheOwnerDm,
@@ -62,7 +61,7 @@ export class SlackTeamChat implements TeamChatAdapter, SlackChat {
     this.web = createWebClient(this.#botToken, env.CHAT_API_URL, this.#logger);
     this.outbox = new SlackOutbox(deps.database.db, this.web, this.#logger, {
       retryBaseMs: options.retryBaseMs,
-      secrets: credentialValues(env),
+      secrets: deps.secrets.values,
     });
     this.channels = new ChannelGuard(env.CHAT_ALLOWED_CHANNELS, this.#logger);
   }

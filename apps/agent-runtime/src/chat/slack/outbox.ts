@@ -25,17 +25,17 @@ export class SlackOutbox {
   #timer: NodeJS.Timeout | undefined;
   #retrying: Promise<void> | undefined;
   readonly #retryBaseMs: number | undefined;
-  readonly #secrets: readonly string[];
+  readonly #secrets: () => readonly string[];
 
-  /** `secrets`: the runtime's credential values, never posted (see `credentialValues`). */
+  /** `secrets`: the runtime's secret values, never posted (see `RuntimeSecrets`). */
   constructor(
     db: Kysely<RuntimeDatabase>,
     web: WebClient,
     logger: Logger,
-    options: { retryBaseMs?: number | undefined; secrets?: readonly string[] } = {},
+    options: { retryBaseMs?: number | undefined; secrets?: () => readonly string[] } = {},
   ) {
     this.#retryBaseMs = options.retryBaseMs;
-    this.#secrets = options.secrets ?? [];
+    this.#secrets = options.secrets ?? (() => []);
     this.#db = db;
     this.#web = web;
     this.#logger = logger;
@@ -56,7 +56,7 @@ export class SlackOutbox {
     text: string,
     options: { replaceTs?: string | undefined; markup?: boolean } = {},
   ): Promise<boolean> {
-    const clean = redactCredentials(text, this.#secrets);
+    const clean = redactCredentials(text, this.#secrets());
     const row = await createDelivery(this.#db, {
       channelId: channel,
       threadTs,
