@@ -85,6 +85,12 @@ export const CONFIG_GLOSSARY: Record<string, string> = {
     'Tests only: egress host names → local stand-ins (`{"registry.test":"127.0.0.1:8080"}`); leave unset in production.',
   SANDBOX_EGRESS_REFUSAL_WINDOW_MS:
     "How long repeats of one egress refusal (same sandbox, host, port and rule) are counted rather than audited one by one (default `60000`): the first is recorded at once, the rest in one record with `repeats` when the window ends.",
+  SANDBOX_EGRESS_IDLE_TIMEOUT_MS:
+    "How long a connection through the egress proxy (a CONNECT tunnel or a plain HTTP request) may carry no byte in either direction before both sides are ended (default `300000`, 5 min); one that carries bytes either way is never cut.",
+  SANDBOX_EGRESS_ATTEMPTS_PER_SECOND:
+    "New egress connection attempts (CONNECTs and plain HTTP requests) one sandbox may make per second, sustained (default `50`); past it and its burst, attempts are answered 429 `rate-limited` before anything is decided or dialed.",
+  SANDBOX_EGRESS_ATTEMPT_BURST:
+    "Egress connection attempts one sandbox may make at once before `SANDBOX_EGRESS_ATTEMPTS_PER_SECOND` applies (default `200`).",
   AGENTPLANE_API_URL: "The platform's API address as sandboxes (and the agent runtime's sandbox switch) reach it.",
   SANDBOX_DRIVER:
     "Where sandboxes run: `local` (bubblewrap on this host, the default) or `kubernetes` (a Pod each; the API server from in-cluster config or `KUBECONFIG`).",

@@ -25,7 +25,7 @@ import { LocalDriver, type LocalIsolation } from "./driver/local/local-driver.ts
 import type { SandboxDriver } from "./driver/types.ts";
 import { decideEgress, type EgressDeps, recordEgressRefusal } from "./egress/decide.ts";
 import { platformDestination } from "./egress/platform.ts";
-import { EgressProxy } from "./egress/proxy.ts";
+import { type EgressLimits, EgressProxy } from "./egress/proxy.ts";
 import { RefusalWindow } from "./egress/refusal-window.ts";
 import {
   forwardedIngressFetch,
@@ -56,6 +56,8 @@ export interface SandboxConfig extends SandboxServiceConfig {
   egressHostMap?: Record<string, string>;
   /** `SANDBOX_EGRESS_REFUSAL_WINDOW_MS`: repeats of one egress refusal within it share one audit record (60 s). */
   egressRefusalWindowMs?: number;
+  /** The egress proxy's idle timeout and attempt rate per sandbox (`SANDBOX_EGRESS_IDLE_TIMEOUT_MS`, …); defaults when absent. */
+  egressLimits?: EgressLimits;
   /** `SANDBOX_DRIVER`: `local` when absent. */
   driver?: "local" | "kubernetes";
   /** The `kubernetes` driver's placement and timeouts (`SANDBOX_K8S_*`). */
@@ -117,6 +119,7 @@ export async function createSandboxService(input: SandboxServiceDeps): Promise<S
         refused: (sandboxId, host, port, reason) =>
           recordEgressRefusal(egressDeps as EgressDeps, sandboxId, host, port, reason),
         logger,
+        ...config.egressLimits,
         ...(config.egressHostMap ? { hostMap: config.egressHostMap } : {}),
         ...(platform ? { platform } : {}),
       })

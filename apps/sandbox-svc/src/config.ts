@@ -4,6 +4,12 @@ import type { SandboxConfig } from "./app.ts";
 import { KubernetesSettingsSchema, kubernetesConfigFrom } from "./driver/kubernetes/config.ts";
 import { DEFAULT_SANDBOX_HOST_UID, identityBesidesHostUser } from "./driver/local/host-user.ts";
 import { holdsSysAdmin } from "./driver/local/namespaces.ts";
+import {
+  DEFAULT_EGRESS_ATTEMPT_BURST,
+  DEFAULT_EGRESS_ATTEMPT_RATE,
+  DEFAULT_EGRESS_IDLE_TIMEOUT_MS,
+} from "./egress/bounds.ts";
+import type { EgressLimits } from "./egress/proxy.ts";
 
 /**
  * `SANDBOX_IMAGES_JSON`: the local driver's image catalog, `{"<name>": "<root filesystem dir>"}`.
@@ -39,6 +45,31 @@ export const SandboxEgressHostMapSchema = z.string().transform((s, ctx) => {
   }
 });
 
+/** The egress proxy's bounds per sandbox, in sandbox-svc and in the egress deployable alike. */
+export const EgressLimitsSettingsSchema = z.object({
+  /** A connection through the egress proxy with no byte either way for this long is ended (5 min). */
+  SANDBOX_EGRESS_IDLE_TIMEOUT_MS: z.coerce
+    .number()
+    .int()
+    .min(1000)
+    .max(86_400_000)
+    .default(DEFAULT_EGRESS_IDLE_TIMEOUT_MS),
+  /** New egress connection attempts one sandbox may make per second, sustained (50). */
+  SANDBOX_EGRESS_ATTEMPTS_PER_SECOND: z.coerce.number().int().min(1).max(10_000).default(DEFAULT_EGRESS_ATTEMPT_RATE),
+  /** Attempts one sandbox may make at once before the per-second rate applies (200). */
+  SANDBOX_EGRESS_ATTEMPT_BURST: z.coerce.number().int().min(1).max(100_000).default(DEFAULT_EGRESS_ATTEMPT_BURST),
+});
+export type EgressLimitsSettings = z.infer<typeof EgressLimitsSettingsSchema>;
+
+/** The proxy's options for these settings. */
+export function egressLimitsFrom(settings: EgressLimitsSettings): EgressLimits {
+  return {
+    idleTimeoutMs: settings.SANDBOX_EGRESS_IDLE_TIMEOUT_MS,
+    attemptRate: settings.SANDBOX_EGRESS_ATTEMPTS_PER_SECOND,
+    attemptBurst: settings.SANDBOX_EGRESS_ATTEMPT_BURST,
+  };
+}
+
 /** sandbox-svc's own settings, read the same way by its deployable and the all-in-one launcher. */
 export const SandboxSettingsSchema = z.object({
   /** Workspaces and runtime files of the local driver (default ./.agentplane/sandboxes). */
@@ -56,6 +87,7 @@ export const SandboxSettingsSchema = z.object({
   SANDBOX_EGRESS_HOST_MAP: SandboxEgressHostMapSchema.optional(),
   /** How long repeats of one egress refusal are counted into one audit record instead of one each (60 s). */
   SANDBOX_EGRESS_REFUSAL_WINDOW_MS: z.coerce.number().int().min(1).max(3_600_000).optional(),
+  ...EgressLimitsSettingsSchema.shape,
   /** Where sandboxes run: `local` (bubblewrap on this host, the default) or `kubernetes` (Pods). */
   SANDBOX_DRIVER: z.enum(["local", "kubernetes"]).optional(),
   ...KubernetesSettingsSchema.shape,
@@ -105,6 +137,7 @@ export function configFromSettings(settings: SandboxSettings, defaults: SandboxC
     ...(settings.SANDBOX_EGRESS_REFUSAL_WINDOW_MS
       ? { egressRefusalWindowMs: settings.SANDBOX_EGRESS_REFUSAL_WINDOW_MS }
       : {}),
+    egressLimits: egressLimitsFrom(settings),
     ...(settings.SANDBOX_DRIVER === "kubernetes"
       ? { driver: "kubernetes" as const, kubernetes: kubernetesConfigFrom(settings) }
       : {}),

@@ -1,6 +1,7 @@
 import { lookup } from "node:dns/promises";
 import { mkdtempSync, rmSync } from "node:fs";
 import {
+  type ClientRequest,
   createServer,
   request as httpRequest,
   type IncomingMessage,
@@ -12,8 +13,16 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Duplex } from "node:stream";
 import { ProblemError } from "@agentplane/problem-details";
-import { HOP_BY_HOP_HEADERS, type Logger } from "@agentplane/service-kit";
+import type { Logger } from "@agentplane/service-kit";
 import { AddressPolicy } from "@agentplane/service-kit/outbound";
+import { forwardedHeaders, refuseRequest, refuseTunnel } from "./answers.ts";
+import {
+  AttemptBucket,
+  DEFAULT_EGRESS_ATTEMPT_BURST,
+  DEFAULT_EGRESS_ATTEMPT_RATE,
+  DEFAULT_EGRESS_IDLE_TIMEOUT_MS,
+  endBoth,
+} from "./bounds.ts";
 import type { PlatformDestination } from "./platform.ts";
 
 /** The answer for one destination: allowed, or refused with the rule that refused it. */
@@ -53,8 +62,17 @@ export interface EgressProxyOptions {
   refused?: (sandboxId: string, host: string, port: number, reason: string) => Promise<void>;
   /** Connections one sandbox may hold open through its proxy at once (default 256); past it, 429. */
   maxConnections?: number;
+  /** A connection with no byte either way for this long is ended on both sides (default 5 min). */
+  idleTimeoutMs?: number;
+  /** New connection attempts (CONNECTs and plain requests) per sandbox per second (default 50); past it, 429. */
+  attemptRate?: number;
+  /** Attempts a sandbox may make at once before `attemptRate` applies (default 200). */
+  attemptBurst?: number;
   logger: Logger;
 }
+
+/** The per-sandbox bounds an operator sets (`SANDBOX_EGRESS_IDLE_TIMEOUT_MS`, `…_ATTEMPTS_PER_SECOND`, `…_ATTEMPT_BURST`). */
+export type EgressLimits = Pick<EgressProxyOptions, "idleTimeoutMs" | "attemptRate" | "attemptBurst">;
 
 /** Concurrent connections per sandbox: a pids limit of 1024 otherwise lets one sandbox hold ~2000 of the service's descriptors. */
 export const DEFAULT_MAX_EGRESS_CONNECTIONS = 256;
@@ -93,29 +111,6 @@ function normalize(rawHost: string, port: number): Destination | undefined {
   return { host, port };
 }
 
-function problemBody(error: ProblemError): string {
-  return JSON.stringify(error.toBody());
-}
-
-function refuseTunnel(client: Duplex, error: ProblemError): void {
-  const body = problemBody(error);
-  const extra = Object.entries(error.headers)
-    .map(([name, value]) => `${name}: ${value}\r\n`)
-    .join("");
-  client.end(
-    `HTTP/1.1 ${error.status} ${error.title}\r\ncontent-type: application/problem+json\r\ncontent-length: ${Buffer.byteLength(body)}\r\n${extra}connection: close\r\n\r\n${body}`,
-  );
-}
-
-function refuseRequest(res: ServerResponse, error: ProblemError): void {
-  if (res.headersSent) {
-    res.destroy();
-    return;
-  }
-  res.writeHead(error.status, { ...error.headers, "content-type": "application/problem+json", connection: "close" });
-  res.end(problemBody(error));
-}
-
 function denied(dest: Destination, verdict: EgressVerdict): ProblemError {
   return new ProblemError("policy-denied", {
     detail:
@@ -125,19 +120,6 @@ function denied(dest: Destination, verdict: EgressVerdict): ProblemError {
         : `No policy permits egress to ${dest.host}:${dest.port}`),
     extensions: { action: "sandbox:egress", ruleId: verdict.ruleId ?? null, host: dest.host, port: dest.port },
   });
-}
-
-function forwardedHeaders(headers: IncomingMessage["headers"]): Record<string, string | string[]> {
-  const named = String(headers.connection ?? "")
-    .split(",")
-    .map((h) => h.trim().toLowerCase())
-    .filter(Boolean);
-  const drop = new Set([...HOP_BY_HOP_HEADERS, "proxy-connection", ...named]);
-  const out: Record<string, string | string[]> = {};
-  for (const [name, value] of Object.entries(headers)) {
-    if (value !== undefined && !drop.has(name)) out[name] = value;
-  }
-  return out;
 }
 
 /**
@@ -178,9 +160,22 @@ export class EgressProxy {
         detail: `This sandbox holds ${limit} egress connections already; close some and retry`,
         headers: { "retry-after": "1" },
       });
+    // New attempts are refused before anything is decided, resolved or dialed for them.
+    const rate = this.options.attemptRate ?? DEFAULT_EGRESS_ATTEMPT_RATE;
+    const attempts = new AttemptBucket(rate, this.options.attemptBurst ?? DEFAULT_EGRESS_ATTEMPT_BURST);
+    const tooFast = (): ProblemError | undefined => {
+      const waitMs = attempts.take();
+      if (waitMs === 0) return undefined;
+      if (attempts.refusedInRow === 1) this.options.logger.warn({ sandboxId, rate }, "egress attempts rate limited");
+      return new ProblemError("rate-limited", {
+        detail: `This sandbox opens egress connections faster than ${rate} a second; retry shortly`,
+        headers: { "retry-after": String(Math.max(1, Math.ceil(waitMs / 1000))) },
+      });
+    };
     const server = createServer((req, res) => {
-      if (over.has(req.socket)) {
-        refuseRequest(res, tooMany());
+      const refusal = over.has(req.socket) ? tooMany() : tooFast();
+      if (refusal) {
+        refuseRequest(res, refusal);
         return;
       }
       void this.forward(sandboxId, req, res, track).catch((err) => {
@@ -199,9 +194,10 @@ export class EgressProxy {
       socket.once("close", () => clients.delete(socket));
     });
     server.on("connect", (req: IncomingMessage, client: Duplex, head: Buffer) => {
-      if (over.has(client)) {
+      const refusal = over.has(client) ? tooMany() : tooFast();
+      if (refusal) {
         client.on("error", () => {});
-        refuseTunnel(client, tooMany());
+        refuseTunnel(client, refusal);
         return;
       }
       void this.tunnel(sandboxId, req, client, head, track).catch((err) => {
@@ -229,6 +225,10 @@ export class EgressProxy {
   async closeAll(): Promise<void> {
     await Promise.all([...this.servers.keys()].map((id) => this.close(id)));
     rmSync(this.dir, { recursive: true, force: true });
+  }
+
+  private idleTimeoutMs(): number {
+    return this.options.idleTimeoutMs ?? DEFAULT_EGRESS_IDLE_TIMEOUT_MS;
   }
 
   /** Decides, then resolves the destination to an address that may be dialed. */
@@ -271,6 +271,18 @@ export class EgressProxy {
       refuseTunnel(client, new ProblemError("bad-request", { detail: "CONNECT needs host:port" }));
       return;
     }
+    // Idle means no byte either way: the client's socket sees both (what it sends, what it is sent).
+    const idleMs = this.idleTimeoutMs();
+    let dialed: Socket | undefined;
+    let established = false;
+    (client as Socket).setTimeout(idleMs, () => {
+      if (dialed && established) {
+        endBoth(client, dialed);
+        return;
+      }
+      dialed?.destroy();
+      refuseTunnel(client, timedOut(dest, idleMs));
+    });
     let target: Destination;
     try {
       target = await this.admit(sandboxId, dest);
@@ -278,8 +290,13 @@ export class EgressProxy {
       refuseTunnel(client, asProblem(err, dest));
       return;
     }
+    // The sandbox gave up (or timed out) while its destination was decided: nothing to dial for.
+    if (client.destroyed || client.writableEnded) return;
     const upstream: Socket = connect(target.port, target.host);
+    dialed = upstream;
     track(upstream);
+    client.once("close", () => upstream.destroy());
+    upstream.once("close", () => client.destroy());
     upstream.once("error", () => {
       if (upstream.connecting) {
         refuseTunnel(
@@ -289,12 +306,11 @@ export class EgressProxy {
       } else client.destroy();
     });
     upstream.once("connect", () => {
+      established = true;
       client.write("HTTP/1.1 200 Connection Established\r\n\r\n");
       if (head.length > 0) upstream.write(head);
       upstream.pipe(client);
       client.pipe(upstream);
-      client.once("close", () => upstream.destroy());
-      upstream.once("close", () => client.destroy());
     });
   }
 
@@ -323,6 +339,16 @@ export class EgressProxy {
       refuseRequest(res, new ProblemError("bad-request", { detail: `Bad destination ${url.host}` }));
       return;
     }
+    // Idle means no byte either way on the sandbox's socket (its request body, the answer it is sent).
+    const idleMs = this.idleTimeoutMs();
+    let dialed: ClientRequest | undefined;
+    let cut = false;
+    res.setTimeout(idleMs, () => {
+      cut = true;
+      dialed?.destroy();
+      if (res.headersSent) res.destroy();
+      else refuseRequest(res, timedOut(dest, idleMs));
+    });
     let target: Destination;
     try {
       target = await this.admit(sandboxId, dest);
@@ -330,6 +356,7 @@ export class EgressProxy {
       refuseRequest(res, asProblem(err, dest));
       return;
     }
+    if (cut || req.socket.destroyed) return;
     const headers = { ...forwardedHeaders(req.headers), host: url.host };
     const upstream = httpRequest({
       host: target.host,
@@ -340,16 +367,25 @@ export class EgressProxy {
       setHost: false,
       agent: false,
     });
+    dialed = upstream;
     upstream.on("socket", track);
     upstream.on("response", (answer) => {
       res.writeHead(answer.statusCode ?? 502, answer.statusMessage, forwardedHeaders(answer.headers));
       answer.pipe(res);
     });
-    upstream.on("error", () =>
-      refuseRequest(res, new ProblemError("bad-gateway", { detail: `Cannot reach ${dest.host}:${dest.port}` })),
-    );
+    upstream.on("error", () => {
+      if (!cut) {
+        refuseRequest(res, new ProblemError("bad-gateway", { detail: `Cannot reach ${dest.host}:${dest.port}` }));
+      }
+    });
     req.pipe(upstream);
   }
+}
+
+function timedOut(dest: Destination, idleMs: number): ProblemError {
+  return new ProblemError("gateway-timeout", {
+    detail: `Nothing went to or came from ${dest.host}:${dest.port} for ${idleMs / 1000} s`,
+  });
 }
 
 function asProblem(err: unknown, dest: Destination): ProblemError {

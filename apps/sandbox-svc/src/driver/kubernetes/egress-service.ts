@@ -11,11 +11,11 @@ import {
 } from "@agentplane/service-kit";
 import { sql } from "kysely";
 import { z } from "zod";
-import { SandboxEgressHostMapSchema } from "../../config.ts";
+import { EgressLimitsSettingsSchema, SandboxEgressHostMapSchema } from "../../config.ts";
 import type { SandboxDB } from "../../db/schema.ts";
 import { decideEgress, type EgressDeps, recordEgressRefusal } from "../../egress/decide.ts";
 import { platformDestination } from "../../egress/platform.ts";
-import { EgressProxy } from "../../egress/proxy.ts";
+import { type EgressLimits, EgressProxy } from "../../egress/proxy.ts";
 import { RefusalWindow } from "../../egress/refusal-window.ts";
 import { EgressCredentials } from "./egress-credential.ts";
 import { EgressGateway } from "./egress-gateway.ts";
@@ -31,6 +31,7 @@ export const EgressEnvSchema = deploymentEnv(8087).extend({
   /** The platform's API as sandboxes name it: a destination open by default (decided as `platform`). */
   AGENTPLANE_API_URL: z.url().optional(),
   SANDBOX_EGRESS_HOST_MAP: SandboxEgressHostMapSchema.optional(),
+  ...EgressLimitsSettingsSchema.shape,
 });
 
 export interface EgressProxyServiceDeps {
@@ -49,6 +50,8 @@ export interface EgressProxyServiceDeps {
   hostMap?: Record<string, string>;
   /** `AGENTPLANE_API_URL`: sandboxes reach their platform through the proxy. */
   apiUrl?: string;
+  /** Idle timeout and attempt rate per sandbox (defaults when absent). */
+  limits?: EgressLimits;
 }
 
 export interface EgressProxyService {
@@ -84,6 +87,7 @@ export async function createEgressProxyService(deps: EgressProxyServiceDeps): Pr
     decide: (sandboxId, host, port, toPlatform) => decideEgress(decideDeps, sandboxId, host, port, toPlatform),
     refused: (sandboxId, host, port, reason) => recordEgressRefusal(decideDeps, sandboxId, host, port, reason),
     logger,
+    ...deps.limits,
     ...(deps.hostMap ? { hostMap: deps.hostMap } : {}),
     ...(deps.apiUrl ? { platform: platformDestination(deps.apiUrl) } : {}),
   });
