@@ -97,9 +97,8 @@ function authenticate(core: GatewayCore, r: Routed): Promise<Response | undefine
       return undefined;
     },
     (err: unknown) => {
-      if (err instanceof ProblemError && err.status === 401 && (bearer || sessionSecret)) {
-        const key = addressLimitKey(clientIp(core, r.env));
-        core.failedAuthentications.record(key).catch((failure: unknown) => {
+      if (bearer || sessionSecret) {
+        core.failedAuthentications.countIfRefused(addressLimitKey(clientIp(core, r.env)), err, (failure) => {
           deps.logger?.warn({ err: failure, requestId: r.requestId }, "failed authentication not counted");
         });
       }
@@ -110,16 +109,10 @@ function authenticate(core: GatewayCore, r: Routed): Promise<Response | undefine
 
 /** An address that has spent its budget of refused credentials: 429 before any lookup. */
 function refuseBlockedAddress(core: GatewayCore, r: Routed): Response | undefined {
-  const seconds = core.failedAuthentications.blockedFor(addressLimitKey(clientIp(core, r.env)));
-  if (seconds === undefined) return undefined;
+  const problem = core.failedAuthentications.refusal(addressLimitKey(clientIp(core, r.env)));
+  if (!problem) return undefined;
   audit(core, r, 429);
-  return fail(
-    r,
-    new ProblemError("rate-limited", {
-      detail: `Too many refused credentials from this address; retry in ${seconds} s`,
-    }),
-    { "retry-after": String(seconds) },
-  );
+  return fail(r, problem);
 }
 
 /** The answer to credentials that were refused (or could not be checked), recorded. */

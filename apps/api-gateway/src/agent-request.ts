@@ -5,6 +5,7 @@ import { type AgentFront, agentPermission, agentRoute } from "./agent-front.ts";
 import { type RequestAuditor, shouldAudit } from "./audit.ts";
 import { bearerToken } from "./authn/authenticator.ts";
 import type { GatewayDeps } from "./deps.ts";
+import { FailedAuthentications } from "./failed-authentications.ts";
 import type { HeaderReader } from "./forward.ts";
 import { addressLimitKey, rateLimitHeaders } from "./rate-limit.ts";
 
@@ -95,10 +96,25 @@ export async function agentRequest(ctx: AgentRequestContext, req: AgentRequest):
     return answer(undefined);
   }
 
+  // Refused tokens count toward the address's budget, and a spent budget refuses before any
+  // lookup, as on any route.
+  const bearer = bearerToken(header);
+  const addressKey = addressLimitKey(req.ip);
+  const failedAuthentications = FailedAuthentications.of(deps.rateLimiter);
+  const blocked = bearer ? failedAuthentications.refusal(addressKey) : undefined;
+  if (blocked) {
+    audit(undefined, 429);
+    return fail(blocked);
+  }
   let principal: Principal;
   try {
-    principal = await deps.authenticator.authenticate(bearerToken(header) ?? "");
+    principal = await deps.authenticator.authenticate(bearer ?? "");
   } catch (err) {
+    if (bearer) {
+      failedAuthentications.countIfRefused(addressKey, err, (failure) => {
+        deps.logger?.warn({ err: failure, requestId }, "failed authentication not counted");
+      });
+    }
     const problem = err instanceof ProblemError ? err : new ProblemError("service-unavailable");
     audit(undefined, problem.status);
     return fail(problem);

@@ -37,14 +37,18 @@ export function createGateway(deps: GatewayDeps): Gateway {
   const agent = new AgentFront({ timeoutMs: deps.agentRuntimeTimeoutMs });
   agent.connect(deps.agentRuntime);
   let openapi: string | undefined;
+  const clientAddresses = new ClientAddresses(
+    deps.trustedProxies ? parseTrustedProxies(deps.trustedProxies) : undefined,
+  );
+  const failedAuthentications = FailedAuthentications.of(deps.rateLimiter);
   const core: GatewayCore = {
     deps,
     routes,
     signer,
     auditor,
     agent,
-    clientAddresses: new ClientAddresses(deps.trustedProxies ? parseTrustedProxies(deps.trustedProxies) : undefined),
-    failedAuthentications: new FailedAuthentications(deps.rateLimiter),
+    clientAddresses,
+    failedAuthentications,
     openapi: () => {
       openapi ??= openApiDocument(deps.publicUrl);
       return openapi;
@@ -57,6 +61,8 @@ export function createGateway(deps: GatewayDeps): Gateway {
     targets: deps.targets,
     authenticator: deps.authenticator,
     signer,
+    failedAuthentications,
+    clientAddress: (req) => clientAddresses.of(req),
     ...(deps.logger ? { logger: deps.logger } : {}),
     ...(deps.ingress ? { ingress: deps.ingress } : {}),
     ...(deps.publicUrl ? { publicUrl: deps.publicUrl } : {}),

@@ -1,3 +1,4 @@
+import { ProblemError } from "@agentplane/problem-details";
 import { LRUCache } from "lru-cache";
 import type { RateLimiter } from "./rate-limit.ts";
 
@@ -7,9 +8,22 @@ import type { RateLimiter } from "./rate-limit.ts";
  * lookup in tenancy and tells its sender one more token that is not valid; without a count, an
  * address could try tokens (a weak bootstrap token, say) as fast as it can send them. Once an
  * address has spent its budget, its requests with credentials are refused before any lookup until
- * the window ends.
+ * the window ends. Every way in that takes credentials (routes, WebSocket upgrades, the agent
+ * runtime's front) counts and refuses through the one instance of its limiter (`of`).
  */
 export class FailedAuthentications {
+  static readonly #byLimiter = new WeakMap<RateLimiter, FailedAuthentications>();
+
+  /** The refusals counted with this limiter: one instance however many ways in ask for it. */
+  static of(limiter: RateLimiter): FailedAuthentications {
+    let found = FailedAuthentications.#byLimiter.get(limiter);
+    if (!found) {
+      found = new FailedAuthentications(limiter);
+      FailedAuthentications.#byLimiter.set(limiter, found);
+    }
+    return found;
+  }
+
   /** Addresses over their budget, with the time their window ends (ms). */
   readonly #blocked = new LRUCache<string, number>({ max: 100_000 });
   readonly #limiter: RateLimiter;
@@ -30,9 +44,28 @@ export class FailedAuthentications {
     return Math.ceil(left / 1000);
   }
 
+  /** The 429 for an address over its budget (with `Retry-After`); undefined when it may go on. */
+  refusal(addressKey: string): ProblemError | undefined {
+    const seconds = this.blockedFor(addressKey);
+    if (seconds === undefined) return undefined;
+    return new ProblemError("rate-limited", {
+      detail: `Too many refused credentials from this address; retry in ${seconds} s`,
+      headers: { "retry-after": String(seconds) },
+    });
+  }
+
   /** Counts one refused credential of this address. */
   async record(addressKey: string): Promise<void> {
     const result = await this.#limiter.hit(`authfail:${addressKey}`);
     if (!result.allowed) this.#blocked.set(addressKey, Date.now() + result.resetSeconds * 1000);
+  }
+
+  /**
+   * Counts `err` when it is the refusal of a credential (a 401), in the background: the answer
+   * never waits for the count. Anything else (a 503 while tenancy is down) is not counted.
+   */
+  countIfRefused(addressKey: string, err: unknown, onFailure: (failure: unknown) => void = () => {}): void {
+    if (!(err instanceof ProblemError) || err.status !== 401) return;
+    this.record(addressKey).catch(onFailure);
   }
 }

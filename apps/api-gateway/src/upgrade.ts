@@ -19,7 +19,9 @@ import {
 } from "@agentplane/service-kit";
 import { type Authenticator, bearerToken } from "./authn/authenticator.ts";
 import { checkSessionOrigin, ownOrigins, sessionSecretOf, stripSessionCookie } from "./authn/session.ts";
+import type { FailedAuthentications } from "./failed-authentications.ts";
 import type { IngressRouter } from "./ingress-router.ts";
+import { addressLimitKey } from "./rate-limit.ts";
 import type { RouteTable } from "./route-table.ts";
 
 /** Where a WebSocket upgrade goes: a handler in this process, or a service's HTTP address. */
@@ -92,6 +94,10 @@ export function createUpgradeHandler(deps: {
   authenticator: Authenticator;
   /** The gateway's signer: an identity is signed once per principal and service, not per upgrade. */
   signer: IdentitySigner;
+  /** Refused credentials per address, counted and refused as on any route. */
+  failedAuthentications: FailedAuthentications;
+  /** Where an upgrade came from (TRUSTED_PROXIES decides whether X-Forwarded-For counts). */
+  clientAddress: (req: IncomingMessage) => string | undefined;
   logger?: Logger;
   ingress?: IngressRouter;
   publicUrl?: string;
@@ -99,11 +105,26 @@ export function createUpgradeHandler(deps: {
   return (req, socket, head) => {
     guardSocket(socket);
     const requestId = randomUUID();
+    const addressKey = addressLimitKey(deps.clientAddress(req));
+    /**
+     * Credentials are looked up only for an address that has not spent its budget of refusals,
+     * and a refusal counts toward it, as on any route.
+     */
+    const counted = <T>(lookup: () => Promise<T>): Promise<T> => {
+      const refused = deps.failedAuthentications.refusal(addressKey);
+      if (refused) return Promise.reject(refused);
+      return lookup().catch((err: unknown) => {
+        deps.failedAuthentications.countIfRefused(addressKey, err, (failure) => {
+          deps.logger?.warn({ err: failure, requestId }, "failed authentication not counted");
+        });
+        throw err;
+      });
+    };
     void (async () => {
       const ingressTarget = deps.ingress?.parse(req.headers.host ?? "");
       if (ingressTarget && deps.ingress) {
         const token = bearerToken(toHeaders(req), { websocket: true });
-        const principal = token ? await deps.authenticator.authenticate(token) : undefined;
+        const principal = token ? await counted(() => deps.authenticator.authenticate(token)) : undefined;
         // The sandbox runs code of anyone's: the caller's token, in either place, stays here.
         dropBearer(req);
         deps.ingress.upgrade(req, socket, head, { ...ingressTarget, ...(principal ? { principal } : {}) });
@@ -128,11 +149,12 @@ export function createUpgradeHandler(deps: {
         const origins = ownOrigins(`http://${req.headers.host ?? "gateway"}`, deps.publicUrl);
         origins.add(`https://${req.headers.host ?? "gateway"}`);
         checkSessionOrigin(headers, "WEBSOCKET", origins);
-        principal = (await deps.authenticator.authenticateSession(sessionSecret)).principal;
+        principal = (await counted(() => deps.authenticator.authenticateSession(sessionSecret))).principal;
+      } else if (bearer) {
+        const tunnel = match.entry.operationId === "openClusterTunnel";
+        principal = await counted(() => deps.authenticator.authenticate(bearer, { tunnel }));
       } else {
-        principal = await deps.authenticator.authenticate(bearer ?? "", {
-          tunnel: match.entry.operationId === "openClusterTunnel",
-        });
+        principal = await deps.authenticator.authenticate("");
       }
       stripSessionCookie(req.headers);
       const identity = await deps.signer.sign(principal, match.entry.service);

@@ -1,0 +1,105 @@
+import type { IncomingMessage } from "node:http";
+import type { Duplex } from "node:stream";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { WebSocket, WebSocketServer } from "ws";
+import { type Harness, startHarness } from "./harness.ts";
+
+const EXEC_PATH = "/v1/projects/prj_x/sandboxes/sbx_x/exec";
+
+/** A stand-in sandbox service that accepts every WebSocket it is handed. */
+function sandboxStandIn() {
+  const wss = new WebSocketServer({ noServer: true });
+  wss.on("connection", (socket) => socket.close());
+  return {
+    fetch: async () => new Response(null, { status: 204 }),
+    upgrade: {
+      kind: "in-process" as const,
+      handle: (req: IncomingMessage, socket: Duplex, head: Buffer) =>
+        wss.handleUpgrade(req, socket, head, (ws) => wss.emit("connection", ws, req)),
+    },
+    ready: async () => true,
+  };
+}
+
+/**
+ * Refused credentials are counted per address on every way in that takes them, not only on the
+ * routes of the table: WebSocket upgrades (a sandbox's exec, a cluster's tunnel) and the agent
+ * runtime's API under /agent count each refusal toward the same budget (here 3 a minute), and
+ * refuse an address that has spent it with the same 429 before any lookup.
+ */
+describe("refused credentials on upgrades and at /agent", () => {
+  let h: Harness;
+  beforeAll(async () => {
+    h = await startHarness({ rateLimit: 3, trustedProxies: "127.0.0.1", extraTargets: { sandbox: sandboxStandIn() } });
+  });
+  afterAll(() => h.close());
+
+  const guess = (i: number) => `apl_${String(i).padStart(26, "0")}_${"x".repeat(43)}`;
+
+  /** The status an upgrade was answered with (101 once open) and its Retry-After. */
+  const upgrade = (client: string, token: string) =>
+    new Promise<{ status: number; retryAfter?: string }>((resolve, reject) => {
+      const ws = new WebSocket(`${h.url.replace("http", "ws")}${EXEC_PATH}`, ["v5.channel.k8s.io"], {
+        headers: { authorization: `Bearer ${token}`, "x-forwarded-for": client },
+      });
+      ws.once("open", () => {
+        ws.close();
+        resolve({ status: 101 });
+      });
+      ws.once("unexpected-response", (_req, res) => {
+        const retryAfter = res.headers["retry-after"];
+        resolve({ status: res.statusCode ?? 0, ...(typeof retryAfter === "string" ? { retryAfter } : {}) });
+        res.resume();
+      });
+      ws.once("error", reject);
+    });
+
+  const agentApi = (client: string, token: string) =>
+    fetch(`${h.url}/agent/api/agents/profile`, {
+      headers: { authorization: `Bearer ${token}`, "x-forwarded-for": client },
+    });
+
+  it("counts refused tokens of WebSocket upgrades, then refuses the address's upgrades with 429", async () => {
+    expect((await upgrade("198.51.100.1", h.ownerToken)).status).toBe(101);
+    const statuses: number[] = [];
+    for (let i = 0; i < 4; i++) statuses.push((await upgrade("198.51.100.1", guess(i))).status);
+    expect(statuses).toEqual([401, 401, 401, 401]);
+    const blocked = await upgrade("198.51.100.1", guess(4));
+    expect(blocked.status).toBe(429);
+    expect(Number(blocked.retryAfter)).toBeGreaterThan(0);
+    // The valid token is not even looked up, and the address's ordinary routes are refused as well.
+    expect((await upgrade("198.51.100.1", h.ownerToken)).status).toBe(429);
+    const route = await fetch(`${h.url}/v1/orgs`, {
+      headers: { authorization: `Bearer ${h.ownerToken}`, "x-forwarded-for": "198.51.100.1" },
+    });
+    expect(route.status).toBe(429);
+    // Another address is not affected.
+    expect((await upgrade("198.51.100.2", h.ownerToken)).status).toBe(101);
+  });
+
+  it("counts refused tokens at the agent runtime's API, then refuses the address there with 429", async () => {
+    const statuses: number[] = [];
+    for (let i = 0; i < 4; i++) statuses.push((await agentApi("198.51.100.3", guess(i))).status);
+    expect(statuses).toEqual([401, 401, 401, 401]);
+    const blocked = await agentApi("198.51.100.3", h.ownerToken);
+    expect(blocked.status).toBe(429);
+    expect(blocked.headers.get("content-type")).toContain("application/problem+json");
+    expect(Number(blocked.headers.get("retry-after"))).toBeGreaterThan(0);
+    // Without a token nothing is looked up or counted: the 401 it always gets.
+    expect(
+      (await fetch(`${h.url}/agent/api/agents/profile`, { headers: { "x-forwarded-for": "198.51.100.3" } })).status,
+    ).toBe(401);
+  });
+
+  it("shares one budget between the ways in", async () => {
+    expect((await agentApi("198.51.100.4", guess(10))).status).toBe(401);
+    expect((await upgrade("198.51.100.4", guess(11))).status).toBe(401);
+    const route = await fetch(`${h.url}/v1/orgs`, {
+      headers: { authorization: `Bearer ${guess(12)}`, "x-forwarded-for": "198.51.100.4" },
+    });
+    expect(route.status).toBe(401);
+    expect((await agentApi("198.51.100.4", guess(13))).status).toBe(401);
+    expect((await upgrade("198.51.100.4", h.ownerToken)).status).toBe(429);
+    expect((await agentApi("198.51.100.4", h.ownerToken)).status).toBe(429);
+  });
+});
