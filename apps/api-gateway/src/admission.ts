@@ -5,7 +5,7 @@ import { AUTH_RETRY_AFTER_SECONDS, bearerToken } from "./authn/authenticator.ts"
 import { authenticateSession, ownOrigins, sessionSecretOf } from "./authn/session.ts";
 import { audit, clientIp, fail, type GatewayCore, type Routed, tooLarge } from "./exchange.ts";
 import { awsSessionToken, llmKeyToken } from "./provider-credentials.ts";
-import { addressLimitKey, rateLimitHeaders } from "./rate-limit.ts";
+import { addressLimitKey, limitPrincipal, rateLimitHeaders } from "./rate-limit.ts";
 import { invalidQuery } from "./route-table.ts";
 
 /** Where MCP clients read how this resource server takes tokens (RFC 9728). */
@@ -169,18 +169,28 @@ function checkText(core: GatewayCore, r: Routed): Response | undefined {
   return fail(r, new ProblemError("validation-failed", { detail: "The request is not valid", errors: invalid }));
 }
 
-/** Per principal, or per address for a public route called without credentials. */
+/**
+ * Per principal and per its user (all of a user's tokens and sessions together), or per address
+ * for a public route called without credentials.
+ */
 function applyRateLimit(core: GatewayCore, r: Routed): Promise<Response | undefined> {
   const { deps } = core;
-  const limitKey = r.principal ? `p:${r.principal.id}` : addressLimitKey(clientIp(core, r.env));
-  return deps.rateLimiter.hit(limitKey).then((limit) => {
+  if (r.principal) {
+    return limitPrincipal(deps, r.principal).then(({ headers, refused }) => {
+      r.limitHeaders = headers;
+      if (!refused) return undefined;
+      audit(core, r, 429);
+      return fail(r, refused);
+    });
+  }
+  return deps.rateLimiter.hit(addressLimitKey(clientIp(core, r.env))).then((limit) => {
     r.limitHeaders = rateLimitHeaders(deps.rateLimit, limit);
     if (limit.allowed) return undefined;
     audit(core, r, 429);
     return fail(
       r,
       new ProblemError("rate-limited", {
-        detail: `More than ${limit.limit} requests in ${deps.rateLimit.windowSeconds} s for this token`,
+        detail: `More than ${limit.limit} requests in ${deps.rateLimit.windowSeconds} s from this address`,
       }),
       { ...r.limitHeaders, "retry-after": String(limit.resetSeconds) },
     );

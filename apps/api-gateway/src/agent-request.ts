@@ -7,7 +7,7 @@ import { bearerToken } from "./authn/authenticator.ts";
 import type { GatewayDeps } from "./deps.ts";
 import { FailedAuthentications } from "./failed-authentications.ts";
 import type { HeaderReader } from "./forward.ts";
-import { addressLimitKey, rateLimitHeaders } from "./rate-limit.ts";
+import { addressLimitKey, limitPrincipal } from "./rate-limit.ts";
 
 export interface AgentRequestContext {
   agent: AgentFront;
@@ -147,14 +147,10 @@ export async function agentRequest(ctx: AgentRequestContext, req: AgentRequest):
       }),
     );
   }
-  const limit = await deps.rateLimiter.hit(`p:${principal.id}`);
-  const limitHeaders = rateLimitHeaders(deps.rateLimit, limit);
-  if (!limit.allowed) {
+  const { headers: limitHeaders, refused } = await limitPrincipal(deps, principal);
+  if (refused) {
     audit(principal, 429);
-    return fail(new ProblemError("rate-limited", { detail: "Too many requests for this token" }), {
-      ...limitHeaders,
-      "retry-after": String(limit.resetSeconds),
-    });
+    return fail(refused);
   }
   // A chat turn may change the agent (its settings, its schedules) through its tools only for a
   // caller who could make those changes through the API.

@@ -64,7 +64,12 @@ export function buildGateway(options: BuildGatewayOptions): BuiltGateway {
   const { config, targets, keys, bus, logger } = options;
   const tenancy = targets.tenancy;
   if (!tenancy) throw new Error("the gateway needs tenancy (TENANCY_URL) to authenticate requests");
-  const limiter = createRateLimiter({ redisUrl: config.redisUrl, limitPerMinute: config.rateLimitPerMinute, logger });
+  const limiter = createRateLimiter({
+    redisUrl: config.redisUrl,
+    limitPerMinute: config.rateLimitPerMinute,
+    userLimitPerMinute: config.rateLimitPerUserPerMinute,
+    logger,
+  });
   const authenticator = new Authenticator({
     tenancy: new ServiceClient("tenancy", tenancy.fetch, keys),
     opaqueResolvers: [
@@ -107,6 +112,8 @@ export function buildGateway(options: BuildGatewayOptions): BuiltGateway {
     authenticator,
     rateLimiter: limiter.rateLimiter,
     rateLimit: limiter.rateLimit,
+    userRateLimiter: limiter.userRateLimiter,
+    userRateLimit: limiter.userRateLimit,
     bus,
     logger,
     ...(publicUrl ? { publicUrl } : {}),

@@ -1,5 +1,11 @@
 import type { ServiceName } from "@agentplane/contracts";
-import { LogLevelSchema, type OidcEmailTrust, OidcEmailTrustSchema, parseEnv } from "@agentplane/service-kit";
+import {
+  ConfigError,
+  LogLevelSchema,
+  type OidcEmailTrust,
+  OidcEmailTrustSchema,
+  parseEnv,
+} from "@agentplane/service-kit";
 import { TelemetryEnvSchema } from "@agentplane/telemetry";
 import { z } from "zod";
 import { parseTrustedProxies } from "./client-address.ts";
@@ -18,6 +24,11 @@ export const GatewaySettingsSchema = z.object({
   /** Shared rate-limit counters (per-process memory when unset). */
   REDIS_URL: z.string().optional(),
   RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).default(1200),
+  /**
+   * Requests per minute of all of a user's tokens and sessions together (default 4 ×
+   * RATE_LIMIT_PER_MINUTE); at least RATE_LIMIT_PER_MINUTE.
+   */
+  RATE_LIMIT_PER_USER_PER_MINUTE: z.coerce.number().int().min(1).optional(),
   SANDBOX_INGRESS_HOST: z.string().optional(),
   /**
    * How long the gateway waits for the agent runtime to start answering a request at /agent (a
@@ -69,6 +80,8 @@ export interface GatewayConfig {
   oidc?: { issuer: string; audience?: string; maxClockSkewSeconds: number; emailTrust?: OidcEmailTrust };
   redisUrl?: string;
   rateLimitPerMinute: number;
+  /** RATE_LIMIT_PER_USER_PER_MINUTE when set (else a multiple of `rateLimitPerMinute`). */
+  rateLimitPerUserPerMinute?: number;
   /** Host-based ingress to exposed sandbox ports. */
   ingressHost?: string;
   /** How long the agent runtime at /agent may take to start answering. */
@@ -84,6 +97,15 @@ export function configFromEnv(env: Record<string, string | undefined>): GatewayC
 
 /** The gateway's configuration from its parsed settings. */
 export function configFromSettings(settings: GatewaySettings): GatewayConfig {
+  const perUser = settings.RATE_LIMIT_PER_USER_PER_MINUTE;
+  if (perUser !== undefined && perUser < settings.RATE_LIMIT_PER_MINUTE) {
+    throw new ConfigError([
+      {
+        name: "RATE_LIMIT_PER_USER_PER_MINUTE",
+        message: `must be at least RATE_LIMIT_PER_MINUTE (${settings.RATE_LIMIT_PER_MINUTE}): a user's tokens together get no less than one of them`,
+      },
+    ]);
+  }
   return {
     ...(settings.PUBLIC_URL ? { publicUrl: settings.PUBLIC_URL } : {}),
     ...(settings.OIDC_ISSUER
@@ -98,6 +120,7 @@ export function configFromSettings(settings: GatewaySettings): GatewayConfig {
       : {}),
     ...(settings.REDIS_URL ? { redisUrl: settings.REDIS_URL } : {}),
     rateLimitPerMinute: settings.RATE_LIMIT_PER_MINUTE,
+    ...(perUser !== undefined ? { rateLimitPerUserPerMinute: perUser } : {}),
     agentRuntimeTimeoutMs: settings.AGENT_RUNTIME_TIMEOUT_MS,
     ...(settings.TRUSTED_PROXIES?.trim() ? { trustedProxies: settings.TRUSTED_PROXIES } : {}),
     ...(settings.SANDBOX_INGRESS_HOST ? { ingressHost: settings.SANDBOX_INGRESS_HOST } : {}),

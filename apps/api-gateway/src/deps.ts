@@ -24,6 +24,9 @@ export interface GatewayDeps {
   authenticator: Authenticator;
   rateLimiter: RateLimiter;
   rateLimit: RateLimitConfig;
+  /** All of a user's tokens and sessions together (RATE_LIMIT_PER_USER_PER_MINUTE). */
+  userRateLimiter: RateLimiter;
+  userRateLimit: RateLimitConfig;
   bus: Bus;
   logger?: Logger;
   publicUrl?: string;

@@ -1,5 +1,7 @@
 import { createRequire } from "node:module";
 import { isIP } from "node:net";
+import type { Principal } from "@agentplane/contracts";
+import { ProblemError } from "@agentplane/problem-details";
 import type { Logger } from "@agentplane/service-kit";
 import type { Redis } from "ioredis";
 import ipaddr from "ipaddr.js";
@@ -240,11 +242,78 @@ export class RedisRateLimiter implements RateLimiter {
   }
 }
 
+/** The limits a request with a principal is counted against, named as in the RateLimit headers. */
+export type LimitPolicy = "per-token" | "per-user";
+
+/** How many times the per-token limit a user's tokens and sessions get together by default. */
+export const DEFAULT_USER_LIMIT_MULTIPLE = 4;
+
 /** IETF RateLimit header fields (draft-ietf-httpapi-ratelimit-headers): policy and current state. */
 export function rateLimitHeaders(config: RateLimitConfig, r: RateLimitResult): Record<string, string> {
+  return limitHeaders([{ policy: "per-token", config, result: r }]);
+}
+
+/** The RateLimit header fields of every limit a request was counted against, one item each. */
+export function limitHeaders(
+  counted: readonly { policy: LimitPolicy; config: RateLimitConfig; result: RateLimitResult }[],
+): Record<string, string> {
   return {
-    "ratelimit-policy": `"per-token";q=${config.limit};w=${config.windowSeconds}`,
-    ratelimit: `"per-token";r=${r.remaining};t=${r.resetSeconds}`,
+    "ratelimit-policy": counted.map((c) => `"${c.policy}";q=${c.config.limit};w=${c.config.windowSeconds}`).join(", "),
+    ratelimit: counted.map((c) => `"${c.policy}";r=${c.result.remaining};t=${c.result.resetSeconds}`).join(", "),
+  };
+}
+
+/** The limiters of a gateway: per token (and per address without one), and per user. */
+export interface GatewayLimits {
+  rateLimiter: RateLimiter;
+  rateLimit: RateLimitConfig;
+  /** Counts the requests of all of a user's tokens and sessions together. */
+  userRateLimiter: RateLimiter;
+  userRateLimit: RateLimitConfig;
+}
+
+/**
+ * The user whose budget a principal's requests also spend: a user's own (session, OIDC), or the
+ * user an API token acts for. Clusters, sandboxes and services have only their own limit.
+ */
+export function limitUserOf(principal: Principal): string | undefined {
+  if (principal.type === "user") return principal.id;
+  if (principal.type === "api_token") return principal.userId;
+  return undefined;
+}
+
+/**
+ * Counts a request with a principal against its own limit, then its user's: the headers of both,
+ * and the 429 problem of the first one spent (naming it in `detail` and `policy`). Tokens of one
+ * user each have the per-token budget, but together no more than the per-user one.
+ */
+export async function limitPrincipal(
+  limits: GatewayLimits,
+  principal: Principal,
+): Promise<{ headers: Record<string, string>; refused?: ProblemError }> {
+  const own = await limits.rateLimiter.hit(`p:${principal.id}`);
+  const counted: { policy: LimitPolicy; config: RateLimitConfig; result: RateLimitResult }[] = [
+    { policy: "per-token", config: limits.rateLimit, result: own },
+  ];
+  const userId = own.allowed ? limitUserOf(principal) : undefined;
+  if (userId !== undefined) {
+    counted.push({
+      policy: "per-user",
+      config: limits.userRateLimit,
+      result: await limits.userRateLimiter.hit(`u:${userId}`),
+    });
+  }
+  const headers = limitHeaders(counted);
+  const spent = counted.find((c) => !c.result.allowed);
+  if (!spent) return { headers };
+  const whose = spent.policy === "per-user" ? "this user's tokens and sessions together" : "this token";
+  return {
+    headers,
+    refused: new ProblemError("rate-limited", {
+      detail: `More than ${spent.config.limit} requests in ${spent.config.windowSeconds} s for ${whose} (${spent.policy} limit)`,
+      extensions: { policy: spent.policy },
+      headers: { ...headers, "retry-after": String(spent.result.resetSeconds) },
+    }),
   };
 }
 
@@ -252,14 +321,24 @@ export function rateLimitHeaders(config: RateLimitConfig, r: RateLimitResult): R
 export function createRateLimiter(options: {
   redisUrl?: string | undefined;
   limitPerMinute: number;
+  /** Per user (default `DEFAULT_USER_LIMIT_MULTIPLE` × `limitPerMinute`). */
+  userLimitPerMinute?: number | undefined;
   logger?: Logger | undefined;
-}): {
-  rateLimiter: RateLimiter;
-  rateLimit: RateLimitConfig;
-  close(): void;
-} {
+}): GatewayLimits & { close(): void } {
   const rateLimit = { limit: options.limitPerMinute, windowSeconds: 60 };
-  if (!options.redisUrl) return { rateLimiter: new MemoryRateLimiter(rateLimit), rateLimit, close: () => {} };
+  const userRateLimit = {
+    limit: options.userLimitPerMinute ?? options.limitPerMinute * DEFAULT_USER_LIMIT_MULTIPLE,
+    windowSeconds: 60,
+  };
+  if (!options.redisUrl) {
+    return {
+      rateLimiter: new MemoryRateLimiter(rateLimit),
+      rateLimit,
+      userRateLimiter: new MemoryRateLimiter(userRateLimit),
+      userRateLimit,
+      close: () => {},
+    };
+  }
   // Loaded only here (ioredis is CommonJS): a gateway without Redis never loads the client.
   const { Redis: RedisClient } = createRequire(import.meta.url)("ioredis") as typeof import("ioredis");
   const redis = new RedisClient(options.redisUrl, { maxRetriesPerRequest: 1 });
@@ -272,6 +351,8 @@ export function createRateLimiter(options: {
   return {
     rateLimiter: new RedisRateLimiter(redis, rateLimit, { logger: options.logger }),
     rateLimit,
+    userRateLimiter: new RedisRateLimiter(redis, userRateLimit, { logger: options.logger }),
+    userRateLimit,
     close: () => redis.disconnect(),
   };
 }

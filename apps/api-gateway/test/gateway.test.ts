@@ -16,7 +16,7 @@ describe("gateway in front of tenancy", () => {
     const me = await call(h, "GET", "/v1/auth/me");
     expect(me.status).toBe(200);
     expect(me.headers.get("x-request-id")).toBeTruthy();
-    expect(me.headers.get("ratelimit")).toMatch(/^"per-token";r=\d+;t=\d+$/);
+    expect(me.headers.get("ratelimit")).toMatch(/^"per-token";r=\d+;t=\d+, "per-user";r=\d+;t=\d+$/);
   });
 
   it("answers 401 with WWW-Authenticate for a missing, malformed, unknown or foreign-issuer token", async () => {

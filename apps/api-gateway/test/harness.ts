@@ -36,6 +36,8 @@ export async function startHarness(
   options: {
     extraTargets?: Partial<Record<ServiceName, GatewayTarget>>;
     rateLimit?: number;
+    /** Per user, all of its tokens together (default 4 × `rateLimit`). */
+    userRateLimit?: number;
     oidc?: OidcVerifier;
     /** How long a resolved API token is trusted (revocation latency). */
     opaqueTtlMs?: number;
@@ -68,6 +70,7 @@ export async function startHarness(
     ? await serveFetch((req) => tenancy.fetch(req), { port: 0, hostname: "127.0.0.1" })
     : undefined;
   const rateLimit = { limit: options.rateLimit ?? 10_000, windowSeconds: 60 };
+  const userRateLimit = { limit: options.userRateLimit ?? rateLimit.limit * 4, windowSeconds: 60 };
   const gateway = createGateway({
     targets: {
       tenancy: {
@@ -84,6 +87,8 @@ export async function startHarness(
     }),
     rateLimiter: new MemoryRateLimiter(rateLimit),
     rateLimit,
+    userRateLimiter: new MemoryRateLimiter(userRateLimit),
+    userRateLimit,
     bus,
     ...(options.logger ? { logger: options.logger } : {}),
     ...(options.trustedProxies ? { trustedProxies: options.trustedProxies } : {}),

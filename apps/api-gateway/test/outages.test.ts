@@ -23,6 +23,8 @@ async function gatewayWithDeadTenancy(oidc?: OidcVerifier) {
     authenticator: new Authenticator({ tenancy: new ServiceClient("tenancy", tenancyFetch, keys), oidc }),
     rateLimiter: new MemoryRateLimiter(rateLimit),
     rateLimit,
+    userRateLimiter: new MemoryRateLimiter(rateLimit),
+    userRateLimit: rateLimit,
     bus,
   });
   const server = await serveFetch((req, env: { incoming?: IncomingMessage } | undefined) => gateway.fetch(req, env), {

@@ -144,7 +144,7 @@ for (const mode of ["in-process", "http"] as const) {
       expect(res.headers.getSetCookie()).toEqual(["a=1; Path=/; HttpOnly", "b=2; Path=/"]);
       expect(res.headers.get(RESOURCE_ORG_HEADER)).toBeNull();
       expect(res.headers.get("x-request-id")).toMatch(/\S/);
-      expect(res.headers.get("ratelimit")).toMatch(/^"per-token";r=\d+;t=\d+$/);
+      expect(res.headers.get("ratelimit")).toMatch(/^"per-token";r=\d+;t=\d+, "per-user";r=\d+;t=\d+$/);
     });
 
     it("passes WebSocket upgrades through with the internal identity, never the bearer token", async () => {

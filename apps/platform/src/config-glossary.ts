@@ -68,6 +68,8 @@ export const CONFIG_GLOSSARY: Record<string, string> = {
   KEY_ROTATION_GRACE_SECONDS: "How long a rotated project signing key stays published in the project's JWKS.",
   RATE_LIMIT_PER_MINUTE:
     "Requests per token per minute, or per client address for calls without one (an IPv6 client per /64); a 429 `rate-limited` problem past it.",
+  RATE_LIMIT_PER_USER_PER_MINUTE:
+    "Requests per minute of all of one user's API tokens and sessions together (default 4 × `RATE_LIMIT_PER_MINUTE`; at least `RATE_LIMIT_PER_MINUTE`): creating tokens does not multiply a user's budget. Clusters and sandboxes have only their own limit. Past it, a 429 `rate-limited` problem with `policy: \"per-user\"`. See docs/decisions/0040-per-user-rate-limit.md.",
   TRUSTED_PROXIES:
     "Load balancers or ingresses in front of the gateway (addresses or CIDR ranges, comma-separated): from them, the nearest untrusted address of `X-Forwarded-For` is the client's, for per-address rate limits and audit records (unset: the socket's peer).",
   // Sandboxes
