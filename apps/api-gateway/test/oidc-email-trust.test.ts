@@ -64,6 +64,22 @@ describe("OIDC_EMAIL_TRUST at the gateway (local identity provider)", () => {
     expect((await call(h, "POST", `/v1/invitations/${invitationId}/accept`, { token: vic })).status).toBe(200);
   });
 
+  it("a token that does not vouch for the user's stored address takes it away at once", async () => {
+    const { h, invitationId } = await gatewayInviting({ OIDC_EMAIL_TRUST: "present" }, "una@acme.test");
+    // Stored while the provider's tokens said nothing about it (as every token did before decision 0036).
+    provider.state.user = { sub: "una-1", email: "una@acme.test", name: "Una" };
+    const silent = await provider.idToken();
+    expect((await call(h, "GET", "/v1/invitations", { token: silent })).body.items).toEqual([
+      expect.objectContaining({ id: invitationId }),
+    ]);
+    provider.state.user = { sub: "una-1", email: "una@acme.test", emailVerified: false, name: "Una" };
+    const unverified = await provider.idToken();
+    expect((await call(h, "GET", "/v1/invitations", { token: unverified })).body.items).toEqual([]);
+    expect((await call(h, "POST", `/v1/invitations/${invitationId}/accept`, { token: unverified })).status).toBe(404);
+    // Gone from the user, not only from this token: the earlier token no longer opens it either.
+    expect((await call(h, "GET", "/v1/invitations", { token: silent })).body.items).toEqual([]);
+  });
+
   it("refuses to start on an unknown value, naming the variable and the allowed values", () => {
     expect(() => configFromEnv({ OIDC_ISSUER: provider.url, OIDC_EMAIL_TRUST: "anyone" })).toThrow(
       /OIDC_EMAIL_TRUST: must be verified or present/,

@@ -2,6 +2,7 @@ import { internalResolveSessionRoute, type Principal } from "@agentplane/contrac
 import { type Database, openDatabase } from "@agentplane/db";
 import { startOidcProvider } from "@agentplane/testkit/oidc";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { TENANCY_SCHEMA } from "../src/db/schema.ts";
 import { json, startActivated, stopTenancies } from "./fixtures/harness.ts";
 
 const CLIENT_ID = "agentplane-console";
@@ -99,6 +100,32 @@ describe.each([
         expect(mine.items).toEqual([]);
         expect(accept.status).toBe(404);
       }
+    });
+
+    it("takes away an address stored before verification was required, at the next sign-in that does not vouch for it", async () => {
+      const invitationId = await invite("val@acme.test");
+      provider.state.user = { sub: "mallory-2", email: "val@acme.test", emailVerified: false, name: "Mallory" };
+      const mallory = await signIn();
+      // As a sign-in before decision 0036 left it: the unverified address stored as the user's.
+      const users = database.forSchema<{ users: { id: string; email: string | null } }>(TENANCY_SCHEMA);
+      await users.updateTable("users").set({ email: "Val@acme.test" }).where("id", "=", mallory.id).execute();
+      const before = await json<{ items: { id: string }[] }>(await h.call("GET", "/v1/invitations", { as: mallory }));
+      expect(before.items.map((i) => i.id)).toEqual([invitationId]);
+
+      await signIn();
+      const stored = await users.selectFrom("users").select("email").where("id", "=", mallory.id).executeTakeFirst();
+      expect(stored?.email).toBeNull();
+      const mine = await json<{ items: unknown[] }>(await h.call("GET", "/v1/invitations", { as: mallory }));
+      expect(mine.items).toEqual([]);
+      expect((await h.call("POST", `/v1/invitations/${invitationId}/accept`, { as: mallory })).status).toBe(404);
+
+      // An address the provider does vouch for is kept, and one the token does not name is left alone.
+      provider.state.user = { sub: "mallory-2", email: "mal@acme.test", emailVerified: true, name: "Mallory" };
+      await signIn();
+      provider.state.user = { sub: "mallory-2", email: "val@acme.test", emailVerified: false, name: "Mallory" };
+      await signIn();
+      const kept = await users.selectFrom("users").select("email").where("id", "=", mallory.id).executeTakeFirst();
+      expect(kept?.email).toBe("mal@acme.test");
     });
 
     it('takes an address with email_verified "true", the string some providers send', async () => {

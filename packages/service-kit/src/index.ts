@@ -81,6 +81,7 @@ export {
   type OidcEmailTrust,
   OidcEmailTrustSchema,
   trustedOidcEmail,
+  unvouchedOidcEmail,
 } from "./oidc-email.ts";
 export { installProcessGuard, type ProcessFaults, processFaults } from "./process-guard.ts";
 export { noteResourceOrg, withResourceOrg } from "./resource-org.ts";

@@ -29,3 +29,17 @@ export function trustedOidcEmail(claims: Readonly<Record<string, unknown>>, trus
   if (trust === "verified") return undefined;
   return verified === false || verified === "false" ? undefined : email;
 }
+
+/**
+ * The address a token carries without vouching for it under `trust` (the one `trustedOidcEmail`
+ * leaves out), or undefined. A stored address equal to it is no longer the user's: the provider
+ * does not vouch for it now (an address taken before verification was required, decision 0036).
+ */
+export function unvouchedOidcEmail(
+  claims: Readonly<Record<string, unknown>>,
+  trust: OidcEmailTrust,
+): string | undefined {
+  const { email } = claims;
+  if (typeof email !== "string" || email === "" || email.length > MAX_EMAIL_LENGTH) return undefined;
+  return trustedOidcEmail(claims, trust) === undefined ? email : undefined;
+}

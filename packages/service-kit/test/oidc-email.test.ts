@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { trustedOidcEmail } from "../src/oidc-email.ts";
+import { trustedOidcEmail, unvouchedOidcEmail } from "../src/oidc-email.ts";
 
 const email = "ada@acme.test";
 
@@ -26,5 +26,15 @@ describe("trustedOidcEmail: the address a token vouches for under OIDC_EMAIL_TRU
       expect(trustedOidcEmail({ email: ["a@b.c"], email_verified: true }, trust)).toBeUndefined();
       expect(trustedOidcEmail({ email: `${"a".repeat(320)}@b.c`, email_verified: true }, trust)).toBeUndefined();
     }
+  });
+
+  it("unvouched: the address the token carries but does not vouch for, exactly what trusted leaves out", () => {
+    expect(unvouchedOidcEmail({ email }, "verified")).toBe(email);
+    expect(unvouchedOidcEmail({ email, email_verified: false }, "verified")).toBe(email);
+    expect(unvouchedOidcEmail({ email, email_verified: true }, "verified")).toBeUndefined();
+    expect(unvouchedOidcEmail({ email }, "present")).toBeUndefined();
+    expect(unvouchedOidcEmail({ email, email_verified: "false" }, "present")).toBe(email);
+    expect(unvouchedOidcEmail({ email: ["a@b.c"] }, "verified")).toBeUndefined();
+    expect(unvouchedOidcEmail({ email: `${"a".repeat(320)}@b.c` }, "verified")).toBeUndefined();
   });
 });

@@ -20,6 +20,7 @@ import {
   type ServiceClient,
   servicePrincipal,
   trustedOidcEmail,
+  unvouchedOidcEmail,
 } from "@agentplane/service-kit";
 import { createLocalJWKSet, decodeJwt, type JSONWebKeySet, jwtVerify } from "jose";
 import { LRUCache } from "lru-cache";
@@ -189,9 +190,12 @@ export class Authenticator {
       this.options.logger?.debug({ reason: (err as Error).message }, "OIDC token rejected");
       throw new AuthenticationError("The token is not valid");
     }
-    const key = `${oidc.issuer}\u0000${verified.sub}`;
-    // Only an address the token vouches for (OIDC_EMAIL_TRUST): invitations go by it.
+    // Only an address the token vouches for (OIDC_EMAIL_TRUST): invitations go by it. One it
+    // carries without vouching for it takes the same stored address away.
     const email = trustedOidcEmail(verified, oidc.emailTrust);
+    const unverifiedEmail = unvouchedOidcEmail(verified, oidc.emailTrust);
+    // A token naming another address reaches tenancy at once, not when the cached user expires.
+    const key = [oidc.issuer, verified.sub, email ?? "", unverifiedEmail ?? ""].join("\u0000");
     return this.oidcUsers
       .get(key, async () => {
         const body = await callInternal(this.options.tenancy, internalResolveOidcUserRoute, {
@@ -200,6 +204,7 @@ export class Authenticator {
             issuer: oidc.issuer,
             subject: verified.sub,
             ...(email ? { email } : {}),
+            ...(unverifiedEmail ? { unverifiedEmail } : {}),
             ...(typeof verified.name === "string" ? { name: verified.name } : {}),
           },
         });

@@ -1,5 +1,5 @@
 import { timingSafeEqual } from "node:crypto";
-import { trustedOidcEmail } from "@agentplane/service-kit";
+import { trustedOidcEmail, unvouchedOidcEmail } from "@agentplane/service-kit";
 import { decodeProtectedHeader } from "jose";
 import * as oidc from "openid-client";
 import { type OidcConfig, type ResolvedTenancyConfig, secretKeysOf } from "../config.ts";
@@ -75,6 +75,8 @@ export interface OidcIdentity {
   issuer: string;
   subject: string;
   email?: string | undefined;
+  /** The address the token carries without vouching for it (see `unvouchedOidcEmail`). */
+  unverifiedEmail?: string | undefined;
   name?: string | undefined;
 }
 
@@ -240,9 +242,14 @@ export class OidcActivation {
     }
     if (typeof claims.sub !== "string" || claims.sub === "") throw new SignInError("The ID token has no subject.");
     // Only an address the token vouches for (OIDC_EMAIL_TRUST): invitations go by it.
-    const email = trustedOidcEmail(claims, this.config.emailTrust ?? "verified");
+    const trust = this.config.emailTrust ?? "verified";
+    const email = trustedOidcEmail(claims, trust);
+    const unverifiedEmail = unvouchedOidcEmail(claims, trust);
     const name = typeof claims.name === "string" && claims.name.length <= 200 ? claims.name : undefined;
-    return { identity: { issuer: this.issuer, subject: claims.sub, email, name }, carried: signIn.carried as T };
+    return {
+      identity: { issuer: this.issuer, subject: claims.sub, email, unverifiedEmail, name },
+      carried: signIn.carried as T,
+    };
   }
 
   private openCookie(cookie: string | undefined, context: string): SignInState {

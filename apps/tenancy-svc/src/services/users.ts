@@ -23,7 +23,13 @@ export async function createUser(db: Db, input: { email?: string; name?: string 
 /** Finds the user behind a verified OIDC identity (iss, sub), provisioning it on first sight. */
 export async function resolveOidcUser(
   db: Db,
-  input: { issuer: string; subject: string; email?: string | undefined; name?: string | undefined },
+  input: {
+    issuer: string;
+    subject: string;
+    email?: string | undefined;
+    unverifiedEmail?: string | undefined;
+    name?: string | undefined;
+  },
 ): Promise<Selectable<UserTable>> {
   const existing = await db
     .selectFrom("user_identities as i")
@@ -33,8 +39,10 @@ export async function resolveOidcUser(
     .where("i.subject", "=", input.subject)
     .executeTakeFirst();
   if (existing) {
-    // Keep the profile as the identity provider has it now.
-    const email = input.email ?? existing.email;
+    // Keep the profile as the identity provider has it now. An address it no longer vouches for
+    // (one stored before verification was required, decision 0036) is no longer the user's.
+    const unvouched = input.unverifiedEmail !== undefined && sameAddress(existing.email, input.unverifiedEmail);
+    const email = input.email ?? (unvouched ? null : existing.email);
     const name = input.name ?? existing.display_name;
     if (email !== existing.email || name !== existing.display_name) {
       return db
@@ -72,6 +80,11 @@ export async function resolveOidcUser(
     .where("i.issuer", "=", input.issuer)
     .where("i.subject", "=", input.subject)
     .executeTakeFirstOrThrow();
+}
+
+/** Addresses compare without regard to case (providers and people vary it). */
+function sameAddress(stored: string | null, claimed: string): boolean {
+  return stored !== null && stored.toLowerCase() === claimed.toLowerCase();
 }
 
 export async function getUser(db: Db, userId: string): Promise<Selectable<UserTable> | undefined> {

@@ -27,6 +27,8 @@ export const ResolveOidcUserRequest = z.object({
   issuer: z.string(),
   subject: z.string(),
   email: z.string().optional(),
+  /** The address the token carries without vouching for it: a stored address equal to it is removed. */
+  unverifiedEmail: z.string().max(320).optional(),
   name: z.string().optional(),
 });
 export const ResolvedPrincipal = z.object({ principal: PrincipalSchema });
