@@ -102,7 +102,7 @@ describe("egress idle timeout", () => {
         "source.test": `127.0.0.1:${source.port}`,
         "web.test": `127.0.0.1:${port(http)}`,
       },
-      decide: async () => ({ allowed: true }),
+      decide: async (_sandboxId, host) => ({ allowed: host !== "denied.test" }),
     });
     path = await proxy.open("sbx_idle");
   });
@@ -150,6 +150,25 @@ describe("egress idle timeout", () => {
     clearInterval(writer);
     up.socket.destroy();
     down.socket.destroy();
+  }, 10_000);
+
+  it("cuts a refused tunnel whose sandbox never closes its side once it has been idle", async () => {
+    const socket = connect({ path, allowHalfOpen: true });
+    socket.on("error", () => {});
+    socket.write("CONNECT denied.test:443 HTTP/1.1\r\nhost: denied.test:443\r\n\r\n");
+    let answer = "";
+    socket.on("data", (d: Buffer) => {
+      answer += d.toString();
+    });
+    await once(socket, "end");
+    expect(answer).toMatch(/^HTTP\/1\.1 403 /);
+    // Half open on purpose: the proxy's side must not wait for this one forever. Its close shows
+    // only when something is written to it.
+    await sleep(IDLE_MS + 300);
+    const closed = new Promise((resolve) => socket.once("close", () => resolve("closed")));
+    socket.write("still there?");
+    expect(await Promise.race([closed, sleep(1500).then(() => "open")])).toBe("closed");
+    socket.destroy();
   }, 10_000);
 
   it("answers 504 for a plain request idle both ways, and keeps one whose answer trickles", async () => {
@@ -227,14 +246,29 @@ describe("egress attempt rate", () => {
     const bucket = new AttemptBucket(10, 2, () => now);
     expect([bucket.take(), bucket.take()]).toEqual([0, 0]);
     expect(bucket.take()).toBe(100);
-    expect(bucket.refusedInRow).toBe(1);
     now = 50;
     expect(bucket.take()).toBe(50);
     now = 100;
     expect(bucket.take()).toBe(0);
-    expect(bucket.refusedInRow).toBe(0);
     now = 10_000;
     expect([bucket.take(), bucket.take(), bucket.take()]).toEqual([0, 0, 100]);
+  });
+
+  it("reports a sandbox's refusals at most once a minute, with how many there were", () => {
+    let now = 0;
+    const bucket = new AttemptBucket(1, 1, () => now);
+    expect(bucket.report()).toBe(0);
+    bucket.take();
+    for (let i = 0; i < 5; i++) bucket.take();
+    expect(bucket.report()).toBe(5);
+    for (let i = 0; i < 1000; i++) {
+      now += 10;
+      bucket.take();
+      expect(bucket.report()).toBe(0);
+    }
+    now = 60_000;
+    bucket.take();
+    expect(bucket.report()).toBeGreaterThan(900);
   });
 });
 

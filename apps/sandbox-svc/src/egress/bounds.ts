@@ -11,6 +11,8 @@ export const DEFAULT_EGRESS_IDLE_TIMEOUT_MS = 300_000;
 export const DEFAULT_EGRESS_ATTEMPT_RATE = 50;
 /** Attempts a sandbox may make at once before the sustained rate applies (a parallel install's start). */
 export const DEFAULT_EGRESS_ATTEMPT_BURST = 200;
+/** A sandbox's refused attempts are logged at most this often, with how many there were. */
+const REPORT_EVERY_MS = 60_000;
 /** How long an ended idle connection's peers get to close their side before both are cut. */
 const CLOSE_GRACE_MS = 1000;
 
@@ -24,8 +26,8 @@ export class AttemptBucket {
   private readonly now: () => number;
   private tokens: number;
   private at: number;
-  /** Attempts refused since the last admitted one (the first of a run is logged, not the rest). */
-  refusedInRow = 0;
+  private unreported = 0;
+  private reportedAt = Number.NEGATIVE_INFINITY;
 
   constructor(rate: number, burst: number, now: () => number = Date.now) {
     this.rate = rate;
@@ -42,11 +44,20 @@ export class AttemptBucket {
     this.at = now;
     if (this.tokens >= 1) {
       this.tokens -= 1;
-      this.refusedInRow = 0;
       return 0;
     }
-    this.refusedInRow += 1;
+    this.unreported += 1;
     return Math.ceil(((1 - this.tokens) / this.rate) * 1000);
+  }
+
+  /** The refusals to log now (at most once a minute: those since the last report), else 0. */
+  report(): number {
+    const now = this.now();
+    if (this.unreported === 0 || now - this.reportedAt < REPORT_EVERY_MS) return 0;
+    const refused = this.unreported;
+    this.unreported = 0;
+    this.reportedAt = now;
+    return refused;
   }
 }
 

@@ -166,7 +166,8 @@ export class EgressProxy {
     const tooFast = (): ProblemError | undefined => {
       const waitMs = attempts.take();
       if (waitMs === 0) return undefined;
-      if (attempts.refusedInRow === 1) this.options.logger.warn({ sandboxId, rate }, "egress attempts rate limited");
+      const refused = attempts.report();
+      if (refused > 0) this.options.logger.warn({ sandboxId, rate, refused }, "egress attempts rate limited");
       return new ProblemError("rate-limited", {
         detail: `This sandbox opens egress connections faster than ${rate} a second; retry shortly`,
         headers: { "retry-after": String(Math.max(1, Math.ceil(waitMs / 1000))) },
@@ -276,6 +277,11 @@ export class EgressProxy {
     let dialed: Socket | undefined;
     let established = false;
     (client as Socket).setTimeout(idleMs, () => {
+      // Refused, and the sandbox never closed its side: nothing more will be said on it.
+      if (client.writableEnded) {
+        client.destroy();
+        return;
+      }
       if (dialed && established) {
         endBoth(client, dialed);
         return;
