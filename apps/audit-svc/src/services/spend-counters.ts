@@ -167,3 +167,53 @@ export async function reportCrossings(trx: Kysely<AuditDb>, c: Counter): Promise
   }
   if (events.length > 0) await storeAuditRecords(trx, events);
 }
+
+/**
+ * A limit's period changed (`before` → `after`): the calls still holding money under it move onto
+ * the counter of the new period that applies now, so each one ends (settles or releases) against
+ * the counter that holds it, and the old period's counters keep nothing of them. Without this a
+ * call ending after the change released its hold from a counter that never had it and counted its
+ * cost in a past period of the new kind. Their reservations are locked first, as ending one does,
+ * then the counters. Returns how many holds moved.
+ */
+export async function moveHoldsToPeriod(trx: Kysely<AuditDb>, before: Limit, after: Limit, now: Date): Promise<number> {
+  const held = await trx
+    .selectFrom("reservation_holds as h")
+    .innerJoin("reservations as r", "r.id", "h.reservation_id")
+    .select(["r.id", "r.amount_micro_usd", "h.period_start"])
+    .where("h.limit_id", "=", before.id)
+    .where("r.state", "=", "active")
+    .orderBy("r.id")
+    .forUpdate("r")
+    .execute();
+  if (held.length === 0) return 0;
+  const target = await lockCounter(trx, after, now);
+  const targetStart = target.periodStart.getTime();
+  const byStart = new Map<number, { amount: number; ids: string[] }>();
+  for (const h of held) {
+    const start = new Date(h.period_start).getTime();
+    // Held on the very row that applies now (a day that starts a month): nothing to move.
+    if (start === targetStart) continue;
+    const group = byStart.get(start) ?? { amount: 0, ids: [] };
+    group.amount += Number(h.amount_micro_usd);
+    group.ids.push(h.id);
+    byStart.set(start, group);
+  }
+  if (byStart.size === 0) return 0;
+  let moved = 0;
+  for (const [start, group] of [...byStart].sort((a, b) => a[0] - b[0])) {
+    const old = await lockCounter(trx, before, new Date(start));
+    old.reserved = Math.max(0, old.reserved - group.amount);
+    await saveCounter(trx, old);
+    target.reserved += group.amount;
+    await trx
+      .updateTable("reservation_holds")
+      .set({ period_start: target.periodStart })
+      .where("limit_id", "=", before.id)
+      .where("reservation_id", "in", group.ids)
+      .execute();
+    moved += group.ids.length;
+  }
+  await saveCounter(trx, target);
+  return moved;
+}

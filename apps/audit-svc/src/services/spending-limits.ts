@@ -6,7 +6,7 @@ import type { Caller } from "@agentplane/service-kit";
 import { type Kysely, sql, type Transaction } from "kysely";
 import type { AuditDb, SpendingLimitsTable } from "../db/schema.ts";
 import { thresholdsOf } from "./spend.ts";
-import { recordedSpend } from "./spend-counters.ts";
+import { moveHoldsToPeriod, recordedSpend } from "./spend-counters.ts";
 import { periodOf } from "./time.ts";
 
 type Row = SpendingLimitsTable & { created_at: Date; updated_at: Date };
@@ -198,6 +198,7 @@ function updateLimitRow(
       .executeTakeFirst();
     if (!row) throw notFound("Spending limit", limitId);
     await recordLimitEvent(ctx, trx, caller, "spending_limit.updated", row as Row, { fields: Object.keys(input) });
+    if (row.period !== current.period) await moveHoldsToPeriod(trx, current, row, new Date());
     const { start } = periodOf(row.period, new Date());
     const amount = Number(row.amount_micro_usd);
     const counter = await trx
