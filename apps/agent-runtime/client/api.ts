@@ -222,6 +222,8 @@ export class RuntimeClient {
     (await this.call<{ items: MemoryNote[] }>("GET", `agents/memory${query ? `?q=${encodeURIComponent(query)}` : ""}`))
       .items;
   forget = (id: string) => this.call<void>("DELETE", `agents/memory/${enc(id)}`);
+  /** Shares a note with the team (team members' turns find it), or makes it the owner's only. */
+  shareNote = (id: string, shared: boolean) => this.call<MemoryNote>("PATCH", `agents/memory/${enc(id)}`, { shared });
 
   /** Tokens, cost and meeting audio minutes over [from, to) (RFC 3339), grouped by day, model or source. */
   usage = (query: { from?: string; to?: string; groupBy?: UsageGroupBy } = {}) => {

@@ -187,6 +187,21 @@ describe.skipIf(!chromium.available)(`web UI in Chromium${chromium.reason}`, () 
     expect((await postWebhook("deploy-alerts")).status).toBe(404);
   });
 
+  it("shares a memory note with the team from the memory page, and takes it back", async () => {
+    const memory = rt.runtime.deps.memory;
+    const note = await memory.add("The release train leaves on Thursdays", "web");
+    const sharedNow = () => memory.recent().find((n) => n.id === note.id)?.shared;
+    await go("memory");
+    const item = page.getByRole("listitem").filter({ hasText: "The release train leaves on Thursdays" });
+    await item.getByText("private").waitFor();
+    await item.getByRole("button", { name: /^Share with the team/ }).click();
+    await item.getByText("shared with the team").waitFor();
+    expect(sharedNow()).toBe(true);
+    await item.getByRole("button", { name: /^Stop sharing/ }).click();
+    await item.getByText("private").waitFor();
+    expect(sharedNow()).toBe(false);
+  });
+
   it("shows the chat turns' tokens and cost on the usage page, by day and by source", async () => {
     const api = await rt.json<RuntimeUsage>("GET", "/agents/usage?groupBy=source");
     const chat = api.body.groups.find((g) => g.key === "web");

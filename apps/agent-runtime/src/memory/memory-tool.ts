@@ -11,22 +11,31 @@ const Input = z.discriminatedUnion("action", [
     limit: z.number().int().min(1).max(50).optional(),
   }),
   z.object({ action: z.literal("forget"), id: z.string().min(1) }),
+  z.object({ action: z.literal("share"), id: z.string().min(1), shared: z.boolean() }),
 ]);
 
-/** The agent's long-term notes: remember, search (hybrid text and meaning), forget. */
+/** What `share` answers in a turn the owner did not start. */
+export const SHARE_REFUSED =
+  "Only the agent's owner can change which notes are shared with the team, in their own conversations " +
+  "(the web chat, the terminal UI, their own team-chat messages).";
+
+/** The agent's long-term notes: remember, search (hybrid text and meaning), forget, share (the owner's turns). */
 export function memoryTool(store: MemoryStore, telemetry?: ProductTelemetry): AgentTool {
   return {
     name: "memory",
     description:
       "Your long-term memory. remember: store a note (facts, preferences, decisions worth keeping). " +
-      "search: find notes by words and meaning (best first). forget: delete a note by id.",
+      "search: find notes by words and meaning (best first). forget: delete a note by id. " +
+      "share: on the owner's request only, share a note by id with the team (shared: true; team members' " +
+      "conversations find it) or make it the owner's only again (shared: false).",
     inputSchema: {
       type: "object",
       properties: {
-        action: { type: "string", enum: ["remember", "search", "forget"] },
+        action: { type: "string", enum: ["remember", "search", "forget", "share"] },
         text: { type: "string" },
         query: { type: "string" },
         id: { type: "string" },
+        shared: { type: "boolean" },
         limit: { type: "integer", minimum: 1, maximum: 50 },
       },
       required: ["action"],
@@ -58,6 +67,19 @@ export function memoryTool(store: MemoryStore, telemetry?: ProductTelemetry): Ag
           ? toolResult({ forgotten: input.id })
           : toolError(`No note ${input.id}`);
       }
+      if (input.action === "share") {
+        // The owner decides what the team sees: never a member's turn, nor one whose input comes
+        // from outside (a webhook) or no one (heartbeat, schedules).
+        if (context.owner !== true || sharedOnly) {
+          context.logger.info(
+            { source: context.source },
+            "a change to a note's sharing was refused: not the owner's turn",
+          );
+          return toolError(SHARE_REFUSED);
+        }
+        const note = store.setShared(input.id, input.shared);
+        return note ? toolResult({ id: note.id, shared: note.shared }) : toolError(`No note ${input.id}`);
+      }
       const started = performance.now();
       const hits = await store.search(input.query, input.limit ?? 5, { sharedOnly });
       telemetry?.emit("memory.search", {
@@ -65,7 +87,13 @@ export function memoryTool(store: MemoryStore, telemetry?: ProductTelemetry): Ag
         "memory.duration_ms": performance.now() - started,
       });
       return toolResult({
-        hits: hits.map((h) => ({ id: h.id, text: h.text, createdAt: h.createdAt, score: Number(h.score.toFixed(4)) })),
+        hits: hits.map((h) => ({
+          id: h.id,
+          text: h.text,
+          createdAt: h.createdAt,
+          shared: h.shared,
+          score: Number(h.score.toFixed(4)),
+        })),
       });
     },
   };

@@ -10,6 +10,8 @@ export interface MemoryNote {
   text: string;
   source: string;
   createdAt: string;
+  /** Shared with the team: reached by the turns of channel members (decision 0035). */
+  shared: boolean;
 }
 
 export interface MemoryHit extends MemoryNote {
@@ -64,7 +66,16 @@ type NoteRow = {
   text: string;
   source: string;
   created_at: string;
+  shared: number;
 };
+
+const toNote = (r: Omit<NoteRow, "rowid">): MemoryNote => ({
+  id: r.id,
+  text: r.text,
+  source: r.source,
+  createdAt: r.created_at,
+  shared: r.shared === 1,
+});
 
 /** Statements of every search, prepared once: the rowids they read come as one JSON array. */
 type RowidStatements = { embeddings: Database.Statement; notes: Database.Statement; sharedNotes: Database.Statement };
@@ -237,15 +248,26 @@ export class MemoryStore {
       this.#sqlite.prepare("insert into memory_fts (rowid, text) values (?, ?)").run(lastInsertRowid, text);
     })();
     await this.embedPending();
-    return { id: note.id, text, source, createdAt: note.created_at };
+    return { id: note.id, text, source, createdAt: note.created_at, shared: options.shared === true };
   }
 
   /** The newest notes first (the memory page before anything is searched). */
   recent(limit = 50): MemoryNote[] {
     const rows = this.#sqlite
-      .prepare("select id, text, source, created_at from memory_note order by rowid desc limit ?")
-      .all(limit) as Array<{ id: string; text: string; source: string; created_at: string }>;
-    return rows.map((r) => ({ id: r.id, text: r.text, source: r.source, createdAt: r.created_at }));
+      .prepare("select id, text, source, created_at, shared from memory_note order by rowid desc limit ?")
+      .all(limit) as Array<Omit<NoteRow, "rowid">>;
+    return rows.map(toNote);
+  }
+
+  /**
+   * Shares a note with the team, or makes it the owner's only; undefined when there is no such
+   * note. Only the owner decides (the API, the owner's own turns): never a member's turn.
+   */
+  setShared(id: string, shared: boolean): MemoryNote | undefined {
+    const row = this.#sqlite
+      .prepare("update memory_note set shared = ? where id = ? returning id, text, source, created_at, shared")
+      .get(shared ? 1 : 0, id) as Omit<NoteRow, "rowid"> | undefined;
+    return row ? toNote(row) : undefined;
   }
 
   forget(id: string, reach: NoteReach = {}): boolean {
@@ -398,10 +420,10 @@ export class MemoryStore {
         "select rowid, embedding from memory_note where embedding is not null and rowid in (select value from json_each(?))",
       ),
       notes: this.#sqlite.prepare(
-        "select rowid, id, text, source, created_at from memory_note where rowid in (select value from json_each(?))",
+        "select rowid, id, text, source, created_at, shared from memory_note where rowid in (select value from json_each(?))",
       ),
       sharedNotes: this.#sqlite.prepare(
-        "select rowid, id, text, source, created_at from memory_note where rowid in (select value from json_each(?)) and shared = 1",
+        "select rowid, id, text, source, created_at, shared from memory_note where rowid in (select value from json_each(?)) and shared = 1",
       ),
     };
     return this.#byRowids;
@@ -478,6 +500,7 @@ export class MemoryStore {
           text: n.text,
           source: n.source,
           createdAt: n.created_at,
+          shared: n.shared === 1,
           score,
           textScore,
           vectorScore,

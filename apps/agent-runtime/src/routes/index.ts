@@ -5,6 +5,7 @@ import { registerUpdateAgentVerbose } from "./agent/update-verbose.ts";
 import { registerGetHeartbeatSettings } from "./heartbeat/get.ts";
 import { registerDeleteMemoryNote } from "./memory/delete.ts";
 import { registerListMemoryNotes } from "./memory/list.ts";
+import { registerUpdateMemoryNote } from "./memory/update.ts";
 import { registerCreateSchedule } from "./schedules/create.ts";
 import { registerDeleteSchedule } from "./schedules/delete.ts";
 import { registerGetSchedule } from "./schedules/get.ts";
@@ -68,6 +69,7 @@ const REGISTRATIONS: ((app: RuntimeApp, deps: RuntimeDeps) => void)[] = [
   registerUpdateTeamChatChannel,
 
   registerListMemoryNotes,
+  registerUpdateMemoryNote,
   registerDeleteMemoryNote,
   registerGetHeartbeatSettings,
   registerGetRuntimeUsage,

@@ -22,6 +22,11 @@ export interface ToolContext {
    * bot): it reaches only what is shared with the team, never the owner's own notes.
    */
   teamMember?: boolean;
+  /**
+   * The agent's owner started the turn (web chat, the terminal UI, their own team-chat messages):
+   * what only the owner decides (which notes are shared) is theirs alone.
+   */
+  owner?: boolean;
   logger: Logger;
   signal?: AbortSignal;
 }

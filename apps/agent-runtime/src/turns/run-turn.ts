@@ -129,6 +129,7 @@ export async function runTurn(input: TurnInput): Promise<TurnOutcome> {
     threadId,
     source,
     ...(input.teamMember ? { teamMember: true } : {}),
+    ...(input.manage ? { owner: true } : {}),
     logger: input.logger,
     ...(signal ? { signal } : {}),
   };

@@ -40,6 +40,10 @@ export const MemoryNote = z
     text: z.string(),
     source: z.string(),
     createdAt: z.string(),
+    shared: z.boolean().openapi({
+      description:
+        "Shared with the team: found by the turns of channel members in team chat (decision 0035); otherwise the owner's only",
+    }),
     /** The merged search score; absent when listing the newest notes. */
     score: z.number().optional(),
   })
@@ -92,6 +96,33 @@ export const deleteMemoryNoteRoute = defineRuntimeRoute(
   },
 );
 
+export const UpdateMemoryNoteBody = z
+  .object({
+    shared: z.boolean().openapi({ description: "true: share the note with the team; false: the owner's only" }),
+  })
+  .strict()
+  .openapi("UpdateMemoryNoteBody");
+
+export const updateMemoryNoteRoute = defineRuntimeRoute(
+  { errors: [400, 404] },
+  {
+    method: "patch",
+    path: "/agents/memory/{id}",
+    operationId: "updateMemoryNote",
+    summary: "Share a memory note with the team, or make it the owner's only",
+    request: {
+      params: z.object({
+        id: z
+          .string()
+          .min(1)
+          .openapi({ param: { name: "id", in: "path" } }),
+      }),
+      body: { required: true, content: { "application/json": { schema: UpdateMemoryNoteBody } } },
+    },
+    responses: { 200: json(MemoryNote, "The note as it is now") },
+  },
+);
+
 export const HeartbeatSettings = z
   .object({
     intervalMinutes: z.number().int().nonnegative().openapi({ description: "0: heartbeat runs are off" }),
@@ -114,4 +145,5 @@ export const getHeartbeatSettingsRoute = defineRuntimeRoute(
 );
 
 export type MemoryNote = z.infer<typeof MemoryNote>;
+export type UpdateMemoryNoteBody = z.infer<typeof UpdateMemoryNoteBody>;
 export type HeartbeatSettings = z.infer<typeof HeartbeatSettings>;

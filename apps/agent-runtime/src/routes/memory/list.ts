@@ -10,7 +10,14 @@ export function registerListMemoryNotes(app: RuntimeApp, deps: RuntimeDeps): voi
     const hits = await deps.memory.search(query, limit);
     return c.json(
       {
-        items: hits.map((h) => ({ id: h.id, text: h.text, source: h.source, createdAt: h.createdAt, score: h.score })),
+        items: hits.map((h) => ({
+          id: h.id,
+          text: h.text,
+          source: h.source,
+          createdAt: h.createdAt,
+          shared: h.shared,
+          score: h.score,
+        })),
       },
       200,
     );

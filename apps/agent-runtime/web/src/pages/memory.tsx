@@ -34,8 +34,23 @@ export function MemoryPage() {
           <li key={n.id}>
             <p>{n.text}</p>
             <span className="muted">
-              {n.source} · {new Date(n.createdAt).toLocaleString()}
+              {n.source} · {new Date(n.createdAt).toLocaleString()} · {n.shared ? "shared with the team" : "private"}
             </span>
+            <button
+              type="button"
+              aria-label={`${n.shared ? "Stop sharing" : "Share with the team"}: ${n.text.slice(0, 60)}`}
+              onClick={async () => {
+                try {
+                  await api.shareNote(n.id, !n.shared);
+                  setError(undefined);
+                } catch (err) {
+                  setError(err);
+                }
+                await notes.reload();
+              }}
+            >
+              {n.shared ? "Stop sharing" : "Share with the team"}
+            </button>
             <ConfirmDelete
               what="note"
               onConfirm={async () => {
