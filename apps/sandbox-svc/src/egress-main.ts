@@ -1,8 +1,7 @@
 // The cluster's egress proxy as its own deployable (distributed mode, SANDBOX_DRIVER=kubernetes):
 // sandbox Pods reach the outside only through it, each with its own proxy credential.
 import { parseEnv, runService } from "@agentplane/service-kit";
-import { egressLimitsFrom } from "./config.ts";
-import { createEgressProxyService, EgressEnvSchema } from "./driver/kubernetes/egress-service.ts";
+import { createEgressProxyService, EgressEnvSchema, egressSettings } from "./driver/kubernetes/egress-service.ts";
 
 const env = parseEnv(EgressEnvSchema);
 await runService({
@@ -15,11 +14,6 @@ await runService({
       keys,
       logger,
       governance: client("governance", env.GOVERNANCE_URL),
-      secret: env.AGENTPLANE_SECRET_KEY,
-      proxyPort: env.EGRESS_PROXY_PORT,
-      proxyHost: env.HOST,
-      limits: egressLimitsFrom(env),
-      ...(env.AGENTPLANE_API_URL ? { apiUrl: env.AGENTPLANE_API_URL } : {}),
-      ...(env.SANDBOX_EGRESS_HOST_MAP ? { hostMap: env.SANDBOX_EGRESS_HOST_MAP } : {}),
+      ...egressSettings(env),
     }),
 });

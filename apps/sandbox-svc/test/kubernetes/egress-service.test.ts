@@ -1,12 +1,19 @@
-import { request } from "node:http";
+import { createServer, request, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
 import { type Database, migrateToLatest, openDatabase } from "@agentplane/db";
 import { MemoryBus, outboxMigrations } from "@agentplane/events";
-import { generateInternalKeys, httpFetch, ServiceClient, silentLogger } from "@agentplane/service-kit";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { generateInternalKeys, httpFetch, parseEnv, ServiceClient, silentLogger } from "@agentplane/service-kit";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { SANDBOX_SCHEMA } from "../../src/app.ts";
 import { migrations } from "../../src/db/migrations/index.ts";
+import type { SandboxDB } from "../../src/db/schema.ts";
 import { EgressCredentials } from "../../src/driver/kubernetes/egress-credential.ts";
-import { createEgressProxyService, type EgressProxyService } from "../../src/driver/kubernetes/egress-service.ts";
+import {
+  createEgressProxyService,
+  EgressEnvSchema,
+  type EgressProxyService,
+  egressSettings,
+} from "../../src/driver/kubernetes/egress-service.ts";
 import { EGRESS_SECRET } from "./fixture.ts";
 
 /** One request through the proxy: a plain forward (`GET http://…`) or a CONNECT. */
@@ -86,5 +93,91 @@ describe("the egress proxy deployable (--target=egress)", () => {
     expect(plain.status).toBe(403);
     expect(plain.headers["content-type"]).toBe("application/problem+json");
     expect((await viaProxy(port, "registry.test:443", basic("sbx_unknown"), "CONNECT")).status).toBe(403);
+  });
+});
+
+describe("the egress proxy deployable's settings", () => {
+  let database: Database;
+  let service: EgressProxyService;
+  let governance: Server;
+  const bus = new MemoryBus();
+  const denied: Record<string, unknown>[] = [];
+  const credentials = new EgressCredentials(EGRESS_SECRET);
+  const basic = (id: string) => `Basic ${Buffer.from(`${id}:${credentials.credential(id)}`).toString("base64")}`;
+
+  beforeAll(async () => {
+    database = await openDatabase("pglite://memory");
+    await migrateToLatest(database, SANDBOX_SCHEMA, { ...migrations, ...outboxMigrations("0002") });
+    const now = new Date();
+    await database
+      .forSchema<SandboxDB>(SANDBOX_SCHEMA)
+      .insertInto("sandboxes")
+      .values({
+        id: "sbx_window",
+        project_id: "prj_window",
+        org_id: "org_window",
+        name: "window",
+        slug: "window",
+        image: "default",
+        command: null,
+        env: {},
+        resources: {},
+        ports: [],
+        idle_timeout_seconds: 0,
+        labels: {},
+        state: "running",
+        current_revision: 1,
+        last_error: null,
+        platform_token_id: null,
+        created_at: now,
+        updated_at: now,
+        started_at: now,
+        last_activity_at: now,
+        restore_revision: null,
+      } as never)
+      .execute();
+    // Governance as a stand-in: no binding governs the sandbox's egress, so every destination is refused.
+    governance = createServer((_req, res) => {
+      res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ actions: [] }));
+    });
+    await new Promise<void>((r) => governance.listen(0, "127.0.0.1", r));
+    const env = parseEnv(EgressEnvSchema, {
+      DATABASE_URL: "pglite://memory",
+      HOST: "127.0.0.1",
+      GOVERNANCE_URL: `http://127.0.0.1:${(governance.address() as AddressInfo).port}`,
+      AGENTPLANE_SECRET_KEY: EGRESS_SECRET,
+      EGRESS_PROXY_PORT: "0",
+      SANDBOX_EGRESS_REFUSAL_WINDOW_MS: "300",
+    });
+    await bus.subscribe("audit.recorded", async (e) => {
+      const data = e.data as { action: string; details: Record<string, unknown> };
+      if (data.action === "sandbox.egress_denied") denied.push(data.details);
+    });
+    const keys = await generateInternalKeys();
+    service = await createEgressProxyService({
+      ...egressSettings(env),
+      database,
+      bus,
+      keys,
+      logger: silentLogger(),
+      governance: new ServiceClient("governance", httpFetch(env.GOVERNANCE_URL), keys),
+    });
+  });
+  afterAll(async () => {
+    await service?.close();
+    await database?.close();
+    governance?.close();
+  });
+
+  it("counts repeated refusals within SANDBOX_EGRESS_REFUSAL_WINDOW_MS, as sandbox-svc's own proxy does", async () => {
+    const port = service.proxyAddress.port;
+    for (let i = 0; i < 3; i++) {
+      expect((await viaProxy(port, "registry.test:443", basic("sbx_window"), "CONNECT")).status).toBe(403);
+    }
+    // The first at once; the two repeats in one record when the 0.3 s window ends (not after 60 s).
+    await vi.waitFor(() => expect(denied).toHaveLength(2), { timeout: 5000 });
+    expect(denied[0]).toMatchObject({ host: "registry.test", port: 443 });
+    expect(denied[0]).not.toHaveProperty("repeats");
+    expect(denied[1]).toMatchObject({ host: "registry.test", port: 443, repeats: 2, windowSeconds: 0.3 });
   });
 });

@@ -11,7 +11,12 @@ import {
 } from "@agentplane/service-kit";
 import { sql } from "kysely";
 import { z } from "zod";
-import { EgressLimitsSettingsSchema, SandboxEgressHostMapSchema } from "../../config.ts";
+import {
+  EgressLimitsSettingsSchema,
+  egressLimitsFrom,
+  SandboxEgressHostMapSchema,
+  SandboxSettingsSchema,
+} from "../../config.ts";
 import type { SandboxDB } from "../../db/schema.ts";
 import { decideEgress, type EgressDeps, recordEgressRefusal } from "../../egress/decide.ts";
 import { platformDestination } from "../../egress/platform.ts";
@@ -32,7 +37,10 @@ export const EgressEnvSchema = deploymentEnv(8087).extend({
   AGENTPLANE_API_URL: z.url().optional(),
   SANDBOX_EGRESS_HOST_MAP: SandboxEgressHostMapSchema.optional(),
   ...EgressLimitsSettingsSchema.shape,
+  /** As sandbox-svc reads it: the proxy that refuses is the one that counts repeats (decision 0037). */
+  SANDBOX_EGRESS_REFUSAL_WINDOW_MS: SandboxSettingsSchema.shape.SANDBOX_EGRESS_REFUSAL_WINDOW_MS,
 });
+export type EgressEnv = z.infer<typeof EgressEnvSchema>;
 
 export interface EgressProxyServiceDeps {
   database: Database;
@@ -52,6 +60,26 @@ export interface EgressProxyServiceDeps {
   apiUrl?: string;
   /** Idle timeout and attempt rate per sandbox (defaults when absent). */
   limits?: EgressLimits;
+  /** `SANDBOX_EGRESS_REFUSAL_WINDOW_MS`: repeats of one refusal within it share one audit record (60 s). */
+  refusalWindowMs?: number;
+}
+
+/** What the deployable's own settings give the service (egress-main.ts), beside the runner's. */
+export function egressSettings(
+  env: EgressEnv,
+): Pick<
+  EgressProxyServiceDeps,
+  "secret" | "proxyPort" | "proxyHost" | "apiUrl" | "hostMap" | "limits" | "refusalWindowMs"
+> {
+  return {
+    secret: env.AGENTPLANE_SECRET_KEY,
+    proxyPort: env.EGRESS_PROXY_PORT,
+    proxyHost: env.HOST,
+    limits: egressLimitsFrom(env),
+    ...(env.AGENTPLANE_API_URL ? { apiUrl: env.AGENTPLANE_API_URL } : {}),
+    ...(env.SANDBOX_EGRESS_HOST_MAP ? { hostMap: env.SANDBOX_EGRESS_HOST_MAP } : {}),
+    ...(env.SANDBOX_EGRESS_REFUSAL_WINDOW_MS ? { refusalWindowMs: env.SANDBOX_EGRESS_REFUSAL_WINDOW_MS } : {}),
+  };
 }
 
 export interface EgressProxyService {
@@ -71,6 +99,7 @@ export async function createEgressProxyService(deps: EgressProxyServiceDeps): Pr
   const outbox = createOutbox({ database, schema: "sandbox", bus, logger });
   outbox.start();
   const refusals = new RefusalWindow({
+    ...(deps.refusalWindowMs ? { windowMs: deps.refusalWindowMs } : {}),
     onError: (err) => logger.warn({ err }, "egress refusal summary not recorded"),
   });
   const decideDeps = {
