@@ -35,6 +35,15 @@ export interface SandboxRuntimeSpec {
   workspaceArchive?: Uint8Array;
 }
 
+/**
+ * A start's `workspaceArchive` was put into the workspace and did not go in (it did not unpack, or
+ * the swap failed): the workspace was left as it was and the start failed. Told apart from other
+ * start failures because a restore that ran and failed is not tried again (decision 0031).
+ */
+export class WorkspaceRestoreError extends Error {
+  override readonly name = "WorkspaceRestoreError";
+}
+
 export type DriverPhase = "starting" | "running" | "stopped" | "failed";
 
 export interface DriverStatus {
@@ -93,7 +102,8 @@ export interface SandboxDriver {
   readonly name: string;
   /**
    * Takes `workspaceArchive` in the start spec and unpacks it before the main process starts
-   * (Kubernetes: an init step). Without it, the caller restores an archive over exec after the start.
+   * (Kubernetes: an init step), throwing WorkspaceRestoreError when it does not go in. Without it,
+   * the caller restores an archive over exec after the start.
    */
   readonly restoresWorkspaceAtStart?: boolean;
   /** Throws a 400 ProblemError when the image cannot be used by this driver. */

@@ -4,6 +4,7 @@ import type { Caller } from "@agentplane/service-kit";
 import { type Kysely, sql } from "kysely";
 import type { z } from "zod";
 import type { SandboxDB } from "../db/schema.ts";
+import { WorkspaceRestoreError } from "../driver/types.ts";
 import { stage } from "../stages.ts";
 import { recordSandboxEvent, type SandboxDeps } from "./context.ts";
 import { enforceRunningCount } from "./limits.ts";
@@ -200,20 +201,22 @@ export async function bootSandbox(
     await deps.driver.start({ ...runtimeSpec(row, env), ...(beforeStart ? { workspaceArchive: archive } : {}) });
     stage("boot: driver started");
     if (archive && !beforeStart) {
-      // A restore that fails leaves the workspace as it was: the start fails, saying so, rather
-      // than run the rolled-back revision on a workspace it does not have.
       await restoreIntoRunning(deps, row.id, archive).catch(async (err: Error) => {
-        restoreFailed = true;
         await deps.driver.stop(row.id).catch(() => {});
-        throw new Error(
-          `the workspace of revision ${restore} was not restored (the workspace was left as it was): ${err.message}`,
-        );
+        throw new WorkspaceRestoreError(err.message);
       });
     }
     if (archive) deps.logger.info({ sandboxId: row.id, revision: restore, beforeStart }, "workspace restored");
   } catch (err) {
     deps.logger.warn({ err, sandboxId: row.id }, "sandbox failed to start");
-    failure = (err as Error).message.slice(0, 2000);
+    failure = (err as Error).message;
+    if (err instanceof WorkspaceRestoreError) {
+      // On every driver a restore that fails leaves the workspace as it was: the start fails,
+      // saying so, rather than run the rolled-back revision on a workspace it does not have.
+      restoreFailed = true;
+      failure = `the workspace of revision ${restore} was not restored (the workspace was left as it was): ${failure}`;
+    }
+    failure = failure.slice(0, 2000);
   }
   if (prepared?.written instanceof Promise) {
     // The sandbox's row could not be written: nothing of it may stay behind.

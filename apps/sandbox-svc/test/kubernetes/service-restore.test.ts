@@ -117,6 +117,43 @@ describe.skipIf(!postgres?.available)(`rollback to a tar revision on Kubernetes$
     await deleteSandbox(a.deps, actor, { projectId: P, sandboxId: created.id });
   });
 
+  it("fails the start of an archive that does not unpack, leaves the workspace, and does not try it again", async () => {
+    const { created, run, workspace, seenAtStart, initSteps } = await sandbox("broken archive");
+    await run("echo one > file");
+    await updateSandbox(a.deps, actor, { projectId: P, sandboxId: created.id, env: { STAGE: "two" } });
+    await run("echo two > file");
+    await stopSandbox(a.deps, actor, { projectId: P, sandboxId: created.id });
+    // Revision 1's archive cut short, as one taken before its output had all arrived was.
+    const where = { sandbox_id: created.id, revision: 1 };
+    const { data } = await a.deps.db
+      .selectFrom("workspace_archives")
+      .select("data")
+      .where("sandbox_id", "=", where.sandbox_id)
+      .where("revision", "=", where.revision)
+      .executeTakeFirstOrThrow();
+    await a.deps.db
+      .updateTable("workspace_archives")
+      .set({ data: data.subarray(0, data.length - 30) } as never)
+      .where("sandbox_id", "=", where.sandbox_id)
+      .where("revision", "=", where.revision)
+      .execute();
+    await rollbackSandbox(a.deps, actor, { projectId: P, sandboxId: created.id, revision: 1 });
+
+    await expect(startSandbox(a.deps, actor, { projectId: P, sandboxId: created.id })).rejects.toMatchObject({
+      detail: expect.stringContaining("the workspace of revision 1 was not restored"),
+    });
+    const failed = await getSandboxRow(a.deps, P, created.id);
+    expect(failed).toMatchObject({ state: "failed", restore_revision: null });
+    expect(failed.last_error).toMatch(/revision 1 was not restored \(the workspace was left as it was\): .*exit 2/s);
+    expect(readFileSync(join(workspace, "file"), "utf8")).toBe("two\n");
+
+    // The next start is a plain one (no restore step) on the workspace the sandbox had.
+    await startSandbox(a.deps, actor, { projectId: P, sandboxId: created.id });
+    expect(initSteps()).toEqual([]);
+    await seenAtStart("two\n");
+    await deleteSandbox(a.deps, actor, { projectId: P, sandboxId: created.id });
+  });
+
   it("keeps the archive a rollback restores even when it is older than the newest five", async () => {
     const { created, run, seenAtStart } = await sandbox("old archive");
     await run("echo one > file");

@@ -19,6 +19,7 @@ import type {
   SandboxRuntimeSpec,
   SnapshotRetention,
 } from "../types.ts";
+import { WorkspaceRestoreError } from "../types.ts";
 import { apiMessage, statusCode } from "./api-errors.ts";
 import { type EgressCredentials, sandboxProxyEnv } from "./egress-credential.ts";
 import { LeaderLease } from "./lease.ts";
@@ -217,8 +218,9 @@ export class KubernetesDriver implements SandboxDriver {
       try {
         await unpackIntoRestoreStep(this.options.kubeConfig, namespace, waiting, archive);
       } catch (err) {
+        // The unpack ran and failed (the workspace is as it was): told apart from the Pod's failures.
         await this.deletePod(spec.slug).catch(() => {});
-        throw err;
+        throw new WorkspaceRestoreError((err as Error).message);
       }
     }
     await this.waitFor(spec, isReady, deadline);
