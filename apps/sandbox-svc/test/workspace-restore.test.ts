@@ -1,6 +1,8 @@
 // A rollback puts its revision's tar archive back into the sandbox right after the start (the
 // local driver). The archive is taken whole however late its output arrives, and a restore that
 // fails leaves the workspace as it was and fails the start, saying why.
+import { readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
 import { PassThrough } from "node:stream";
 import { databaseTargets } from "@agentplane/db/testing";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
@@ -85,8 +87,59 @@ describe.each(targets)("a rollback's workspace restore on $name", (target) => {
       }
     });
 
+    it("settles at the next start what a restore killed in the middle left beside the workspace", async () => {
+      const row = await createSandbox(fx.deps, fx.actor, {
+        projectId: P,
+        name: "Killed restore",
+        labels: {},
+        start: true,
+      });
+      const W = "cd /workspace &&";
+      /** The workspace before the restore: a file, a hidden one, a read-only directory. */
+      const OLD = (dir: string) =>
+        `mkdir -p ${dir}/ro && echo old > ${dir}/file && echo hidden > ${dir}/.hidden && echo locked > ${dir}/ro/f && chmod 555 ${dir}/ro`;
+      const OLD_LISTED = ".hidden\nfile\nro\nold\nhidden\nlocked\n";
+      const cases: { killed: string; layout: string; expected: string }[] = [
+        {
+          killed: "while unpacking the archive",
+          layout: `${OLD(".")} && mkdir -p .agentplane-restore-a1/sub && echo part > .agentplane-restore-a1/sub/f`,
+          expected: OLD_LISTED,
+        },
+        {
+          killed: "while moving the old content aside",
+          layout: `${OLD(".")} && mkdir .agentplane-previous-b2 && mv .hidden .agentplane-previous-b2/ && mkdir .agentplane-restore-b2 && echo new > .agentplane-restore-b2/file && echo new > .agentplane-restore-b2/added`,
+          expected: OLD_LISTED,
+        },
+        {
+          killed: "while moving the archive's content up",
+          layout: `${OLD(".agentplane-previous-c3")} && : > .agentplane-previous-c3/.agentplane-previous-c3 && echo new > file && mkdir .agentplane-restore-c3 && echo new > .agentplane-restore-c3/added`,
+          expected: OLD_LISTED,
+        },
+        {
+          killed: "while removing the old content, the swap done",
+          layout: `${OLD(".agentplane-previous-d4")} && : > .agentplane-previous-d4/.agentplane-previous-d4 && echo new > file && echo new > added`,
+          expected: "added\nfile\nnew\nnew\n",
+        },
+      ];
+      for (const { killed, layout, expected } of cases) {
+        expect((await exec(row.id, `${W} ${layout}`)).exitCode, killed).toBe(0);
+        await stopSandbox(fx.deps, fx.actor, { projectId: P, sandboxId: row.id });
+        await startSandbox(fx.deps, fx.actor, { projectId: P, sandboxId: row.id });
+        const listed = await exec(row.id, `${W} ls -A && cat file .hidden ro/f 2>/dev/null; cat added 2>/dev/null`);
+        expect(listed.stdout, killed).toBe(expected);
+        if (expected === OLD_LISTED) expect((await exec(row.id, `${W} [ ! -w ro ]`)).exitCode, killed).toBe(0);
+        await exec(row.id, `${W} chmod -R u+w . && rm -rf ./* ./.[!.]*`);
+      }
+      await deleteSandbox(fx.deps, fx.actor, { projectId: P, sandboxId: row.id });
+    });
+
     it("leaves the workspace as it was and fails the start when the archive does not unpack", async () => {
       const row = await atRevisionTwo("Broken archive");
+      // And an earlier restore killed while the archive's content was moved up: its settling is
+      // the restore's first step, so it is settled even though this restore fails.
+      const killed =
+        "cd /workspace && mkdir .agentplane-previous-e5 && mv file .agentplane-previous-e5/ && : > .agentplane-previous-e5/.agentplane-previous-e5 && echo partial > added && mkdir .agentplane-restore-e5";
+      expect((await exec(row.id, killed)).exitCode).toBe(0);
       await stopSandbox(fx.deps, fx.actor, { projectId: P, sandboxId: row.id });
       // Revision 1's archive cut short, as one taken before its output had all arrived was.
       const archive = await fx.deps.db
@@ -114,6 +167,9 @@ describe.each(targets)("a rollback's workspace restore on $name", (target) => {
         timeout: 5000,
       });
       expect(await fx.driver.status(row.id)).toEqual({ phase: "stopped" });
+      const workspace = fx.driver.workspaceDir(row.id);
+      expect(readdirSync(workspace)).toEqual(["file"]);
+      expect(readFileSync(join(workspace, "file"), "utf8")).toBe("two\n");
 
       // Started again, it has the workspace it had, and nothing of the failed restore.
       await startSandbox(fx.deps, fx.actor, { projectId: P, sandboxId: row.id });

@@ -118,6 +118,11 @@ export interface SandboxDriver {
    * once everything is up omit it. The failure is also reported as an event.
    */
   failedAfterStart?(sandboxId: string): string | undefined;
+  /**
+   * Whether the workspace holds directories a restore interrupted by a kill left beside its content
+   * (workspace-swap.ts), seen from outside the sandbox; the caller settles them over exec.
+   */
+  hasSwapLeftovers?(sandboxId: string): Promise<boolean>;
   /** Resolves once every process of the sandbox is gone; the workspace stays. */
   stop(sandboxId: string): Promise<void>;
   status(sandboxId: string): Promise<DriverStatus>;

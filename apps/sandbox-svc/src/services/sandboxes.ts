@@ -11,7 +11,7 @@ import { enforceRunningCount } from "./limits.ts";
 import { jsonb, runtimeSpec, type SandboxRow, specOf } from "./mapping.ts";
 import { enforceAdmission } from "./policy.ts";
 import { mintPlatformToken, type NewToken, newPlatformToken, writePlatformToken } from "./tokens.ts";
-import { restoreIntoRunning, tarArchive } from "./workspace-archives.ts";
+import { restoreIntoRunning, settleInterruptedRestore, tarArchive } from "./workspace-archives.ts";
 
 /** A sandbox of a project, as a verb's input names it. */
 export interface SandboxRef {
@@ -200,6 +200,15 @@ export async function bootSandbox(
     stage("boot: token ready");
     await deps.driver.start({ ...runtimeSpec(row, env), ...(beforeStart ? { workspaceArchive: archive } : {}) });
     stage("boot: driver started");
+    if (!archive && (await deps.driver.hasSwapLeftovers?.(row.id))) {
+      // A restore was killed in the middle: the workspace goes back as it was before it, or as it
+      // made it once its swap was done (a restore settles this itself, first).
+      await settleInterruptedRestore(deps, row.id).then(
+        () => deps.logger.info({ sandboxId: row.id }, "an interrupted workspace restore was settled"),
+        (err: Error) =>
+          deps.logger.warn({ err, sandboxId: row.id }, "an interrupted workspace restore was not settled"),
+      );
+    }
     if (archive && !beforeStart) {
       await restoreIntoRunning(deps, row.id, archive).catch(async (err: Error) => {
         await deps.driver.stop(row.id).catch(() => {});

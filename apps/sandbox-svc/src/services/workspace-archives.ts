@@ -1,5 +1,6 @@
 import { randomBytes } from "node:crypto";
 import type { Readable } from "node:stream";
+import { PREVIOUS_PREFIX, RECOVER_SCRIPT, RESTORE_PREFIX, SWAP_SCRIPT } from "../driver/workspace-swap.ts";
 import type { SandboxDeps } from "./context.ts";
 
 /** A workspace larger than this (gzipped) is not archived (it is held in memory while read); the revision says so. */
@@ -219,58 +220,37 @@ export async function tarArchive(
 }
 
 /**
- * Run in the workspace with two unused names as `$1` and `$2` and the archive on stdin: the archive
- * is unpacked whole into `$1` first, so one that does not unpack leaves the workspace as it was
- * (as the Kubernetes driver's restore step does). Then the workspace's content is moved aside into
- * `$2`, the archive's moved up, and the old removed: renames in one filesystem. A step that fails
- * puts the old content back. A directory without write permission is given it for its move (a
- * directory moved elsewhere has its `..` rewritten) and made read-only again.
- */
-const UNPACK = `
-new=$1 old=$2
-move_all() {
-  for e in * .[!.]* ..?*; do
-    if [ ! -e "$e" ] && [ ! -L "$e" ]; then continue; fi
-    if [ "$e" = "$2" ] || [ "$e" = "$3" ]; then continue; fi
-    if [ -d "$e" ] && [ ! -L "$e" ] && [ ! -w "$e" ]; then
-      chmod u+w "$e" && mv -- "$e" "$1/" && chmod u-w "$1/$e" || return 1
-    else
-      mv -- "$e" "$1/" || return 1
-    fi
-  done
-}
-discard() { chmod -R u+w "$1" 2>/dev/null; rm -rf "$1"; }
-mkdir "$new" || exit 1
-if ! tar -xzf - -C "$new"; then
-  discard "$new"; echo "the archive did not unpack" >&2; exit 1
-fi
-mkdir "$old" || { discard "$new"; exit 1; }
-if ! move_all "$old" "$new" "$old"; then
-  (cd "$old" && move_all .. "" ""); rmdir "$old"; discard "$new"
-  echo "the workspace's content could not be moved aside" >&2; exit 1
-fi
-if ! (cd "$new" && move_all .. "" ""); then
-  move_all "$new" "$new" "$old"; (cd "$old" && move_all .. "" ""); rmdir "$old"; discard "$new"
-  echo "the archive's content could not be moved into the workspace" >&2; exit 1
-fi
-rmdir "$new"; discard "$old"
-`;
-
-/**
  * Puts a tar archive into a sandbox that runs already (drivers that cannot restore before the main
  * process starts): everything in the workspace is replaced by the archive's content, or, when that
  * fails, left as it was and the error thrown.
  */
 export async function restoreIntoRunning(deps: SandboxDeps, sandboxId: string, data: Uint8Array): Promise<void> {
   const id = randomBytes(6).toString("hex");
-  const proc = await deps.driver.exec(sandboxId, {
-    argv: ["sh", "-c", UNPACK, "sh", `.agentplane-restore-${id}`, `.agentplane-previous-${id}`],
-  });
+  await runInWorkspace(
+    deps,
+    sandboxId,
+    ["sh", "-c", SWAP_SCRIPT, "sh", `${RESTORE_PREFIX}${id}`, `${PREVIOUS_PREFIX}${id}`],
+    data,
+  );
+}
+
+/**
+ * Puts back what a restore interrupted by a kill left in a running sandbox's workspace (see
+ * workspace-swap.ts): the workspace as it was before that restore, or as it made it when its
+ * swap was complete. Throws when that fails (what was left stays, holding the content).
+ */
+export async function settleInterruptedRestore(deps: SandboxDeps, sandboxId: string): Promise<void> {
+  await runInWorkspace(deps, sandboxId, ["sh", "-c", RECOVER_SCRIPT]);
+}
+
+/** Runs `argv` in the workspace with `stdin`; throws with its exit and what it said when it fails. */
+async function runInWorkspace(deps: SandboxDeps, sandboxId: string, argv: string[], stdin?: Uint8Array): Promise<void> {
+  const proc = await deps.driver.exec(sandboxId, { argv });
   const stderr: Buffer[] = [];
   proc.stderr.on("data", (chunk: Buffer) => stderr.push(chunk));
   const stderrEnded = ended(proc.stderr);
   proc.stdout.resume();
-  proc.stdin.end(Buffer.from(data));
+  proc.stdin.end(stdin ? Buffer.from(stdin) : undefined);
   const exit = await proc.exited;
   if (exit.exitCode !== 0) {
     // What it said may still be on its way (see archiveWorkspace).

@@ -1,4 +1,4 @@
-import { rm } from "node:fs/promises";
+import { readdir, rm } from "node:fs/promises";
 import { connect } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -15,6 +15,7 @@ import type {
   SandboxRuntimeSpec,
   UnenforcedLimits,
 } from "../types.ts";
+import { isSwapLeftover } from "../workspace-swap.ts";
 import { CgroupWarmth, ownProcsFile } from "./cgroup-warmth.ts";
 import {
   type CgroupSupport,
@@ -328,6 +329,12 @@ export class LocalDriver implements SandboxDriver {
     });
     this.cgroupRemovals.set(sandboxId, removal);
     return removal;
+  }
+
+  async hasSwapLeftovers(sandboxId: string): Promise<boolean> {
+    // Names only: nothing the sandbox made is followed or opened from outside it.
+    const names = await readdir(this.workspaceDir(sandboxId)).catch(() => [] as string[]);
+    return names.some(isSwapLeftover);
   }
 
   async removeWorkspace(sandboxId: string): Promise<void> {
