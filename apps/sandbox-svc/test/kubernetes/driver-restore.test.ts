@@ -124,8 +124,10 @@ describe("kubernetes driver: a start that restores the workspace first", () => {
     const spec = runtimeSpec({ command: RECORDS_AT_START });
     await driver.start(spec);
     await collect(await driver.exec(spec.id, { argv: ["sh", "-c", "mkdir src && echo kept > src/file"] }));
-    await driver.stop(spec.id);
     const workspace = fake.claimDir(NS, `${spec.slug}-workspace`);
+    // The main process may write down what it saw after the exec: stopped only once it did.
+    await vi.waitFor(() => expect(existsSync(join(workspace, ".seen-at-start"))).toBe(true));
+    await driver.stop(spec.id);
     rmSync(join(workspace, ".seen-at-start"));
 
     const failure = await driver
