@@ -9,6 +9,7 @@ import type { GatewayCore } from "./exchange.ts";
 import { FailedAuthentications } from "./failed-authentications.ts";
 import { gatewayHealth, type HealthTarget } from "./health.ts";
 import { handleRequest, openApiDocument } from "./pipeline.ts";
+import { shareRevocations } from "./revocations.ts";
 import { RouteTable } from "./route-table.ts";
 import { createUpgradeHandler } from "./upgrade.ts";
 
@@ -36,6 +37,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
   });
   const agent = new AgentFront({ timeoutMs: deps.agentRuntimeTimeoutMs });
   agent.connect(deps.agentRuntime);
+  const revocations = shareRevocations(deps.authenticator, deps.bus, deps.logger);
   let openapi: string | undefined;
   const clientAddresses = new ClientAddresses(
     deps.trustedProxies ? parseTrustedProxies(deps.trustedProxies) : undefined,
@@ -86,6 +88,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
     close: () => {
       auditor.close();
       agent.close();
+      revocations.close();
     },
   };
 }

@@ -1,3 +1,7 @@
+import { randomUUID } from "node:crypto";
+import { CREDENTIALS_REVOKED, type CredentialsRevoked, CredentialsRevokedSchema } from "@agentplane/contracts";
+import type { Bus } from "@agentplane/events";
+import type { Logger } from "@agentplane/service-kit";
 import type { Authenticator } from "./authn/authenticator.ts";
 
 /**
@@ -31,4 +35,41 @@ export function forgetRevoked(
   const param = REVOKING[operationId];
   const id = param ? params[param] : undefined;
   if (id) authenticator.forgetRevoked(id);
+}
+
+/**
+ * Tells every other gateway replica on the bus what a revocation through this one made it forget,
+ * and forgets what theirs did, so a revoked token or a deleted session stops working on every
+ * replica with the next request, not when each replica's cache of it ends. A notice lost (the bus
+ * down, a replica reconnecting) leaves that cache's short lifetime as the bound.
+ */
+export function shareRevocations(
+  authenticator: Pick<Authenticator, "onForget" | "forgetHere">,
+  bus: Bus,
+  logger?: Logger,
+): { close(): void } {
+  const from = `gw-${randomUUID()}`;
+  authenticator.onForget((forgotten) => {
+    const notice: CredentialsRevoked = { from, ...forgotten };
+    bus.notify(CREDENTIALS_REVOKED, notice).catch((err: unknown) => {
+      logger?.warn({ err: (err as Error).message }, "revocation not told to the other gateway replicas");
+    });
+  });
+  const listening = bus
+    .listen<unknown>(CREDENTIALS_REVOKED, (event) => {
+      const parsed = CredentialsRevokedSchema.safeParse(event.data);
+      if (!parsed.success || parsed.data.from === from) return;
+      const { id, sessionKey } = parsed.data;
+      authenticator.forgetHere(id !== undefined ? { id } : { sessionKey: sessionKey as string });
+    })
+    .catch((err: unknown) => {
+      logger?.warn({ err: (err as Error).message }, "not listening for other gateway replicas' revocations");
+      return undefined;
+    });
+  return {
+    close() {
+      authenticator.onForget(undefined);
+      void listening.then((subscription) => subscription?.close());
+    },
+  };
 }

@@ -5,6 +5,7 @@ import {
   type EventEnvelope,
   type EventHandler,
   envelope,
+  type NoticeHandler,
   type SubscribeOptions,
   type Subscription,
 } from "./bus.ts";
@@ -35,6 +36,10 @@ export class BullMqBus implements Bus {
   private readonly publishTimeoutMs: number;
 
   private readonly options: BullMqBusOptions;
+  /** The connection notices are heard on (Redis pub/sub), opened by the first `listen`. */
+  private noticeConnection: Redis | undefined;
+  /** Listeners of notices by channel. */
+  private readonly listeners = new Map<string, Set<NoticeHandler>>();
 
   constructor(options: BullMqBusOptions) {
     this.options = options;
@@ -143,6 +148,67 @@ export class BullMqBus implements Bus {
     };
   }
 
+  /** Notices travel by Redis pub/sub, one channel per topic under the bus's prefix. */
+  private noticeChannel(topic: string): string {
+    return `${this.prefix}:notice:${topic}`;
+  }
+
+  async notify<T>(topic: string, data: T): Promise<void> {
+    await this.connected(Math.floor(this.publishTimeoutMs * 0.8));
+    await this.producer.publish(this.noticeChannel(topic), JSON.stringify(envelope(topic, data)));
+  }
+
+  /**
+   * Resolves once Redis confirmed the subscription. While the connection is down notices are
+   * missed (never replayed); it resubscribes when it is back.
+   */
+  async listen<T>(topic: string, handler: NoticeHandler<T>): Promise<Subscription> {
+    const channel = this.noticeChannel(topic);
+    const connection = this.noticeConnection ?? this.openNoticeConnection();
+    let listeners = this.listeners.get(channel);
+    if (!listeners) {
+      listeners = new Set();
+      this.listeners.set(channel, listeners);
+    }
+    listeners.add(handler as NoticeHandler);
+    if (listeners.size === 1) await connection.subscribe(channel);
+    return {
+      close: async () => {
+        listeners.delete(handler as NoticeHandler);
+        if (listeners.size > 0 || this.listeners.get(channel) !== listeners) return;
+        this.listeners.delete(channel);
+        await connection.unsubscribe(channel).catch(() => {});
+      },
+    };
+  }
+
+  private openNoticeConnection(): Redis {
+    const connection = new Redis(this.options.url, {
+      maxRetriesPerRequest: null,
+      retryStrategy: (t) => Math.min(t * 200, 2000),
+    });
+    connection.on("error", () => {});
+    connection.on("message", (channel: string, message: string) => {
+      const listeners = this.listeners.get(channel);
+      if (!listeners?.size) return;
+      let notice: EventEnvelope;
+      try {
+        notice = JSON.parse(message) as EventEnvelope;
+      } catch {
+        return;
+      }
+      for (const handler of [...listeners]) {
+        try {
+          handler(notice);
+        } catch {
+          // A notice is not retried; one listener's failure is not another's.
+        }
+      }
+    });
+    this.noticeConnection = connection;
+    return connection;
+  }
+
   async ready(): Promise<boolean> {
     if (this.producer.status !== "ready") return false;
     try {
@@ -155,6 +221,8 @@ export class BullMqBus implements Bus {
   async close(): Promise<void> {
     await Promise.allSettled([...this.workers].map((w) => w.close()));
     await Promise.allSettled([...this.queues.values()].map((q) => q.close()));
+    this.listeners.clear();
+    this.noticeConnection?.disconnect();
     this.producer.disconnect();
   }
 }

@@ -10,6 +10,9 @@ export interface EventEnvelope<T = unknown> {
 
 export type EventHandler<T = unknown> = (event: EventEnvelope<T>) => Promise<void>;
 
+/** Handles a notice; it is not retried, so what it does must not fail for lack of a retry. */
+export type NoticeHandler<T = unknown> = (notice: EventEnvelope<T>) => void;
+
 export interface SubscribeOptions {
   /** Events handled at once by this consumer (default 1). */
   concurrency?: number;
@@ -34,6 +37,15 @@ export interface Bus {
    * caller keeps the event). An outbox uses it to skip its table for events a consumer took.
    */
   deliver?<T>(topic: string, data: T, options?: { id?: string; time?: string }): Promise<void>;
+  /**
+   * A notice for every listener of the topic in every process on this bus (each replica, not one
+   * of them, unlike `publish`): at most once, never kept for a listener that is not listening yet
+   * and never retried. For telling replicas to drop what they cache, where a lost notice costs no
+   * more than the cache's own lifetime. Rejects when the bus cannot take it now.
+   */
+  notify<T>(topic: string, data: T): Promise<void>;
+  /** Listens for the topic's notices (see `notify`) until the subscription is closed. */
+  listen<T>(topic: string, handler: NoticeHandler<T>): Promise<Subscription>;
   /** True when the bus can take events now (Redis reachable); for readiness checks. */
   ready(): Promise<boolean>;
   close(): Promise<void>;

@@ -1,5 +1,12 @@
 export { BufferedPublisher, type BufferedPublisherOptions } from "./buffered-publisher.ts";
-export type { Bus, EventEnvelope, EventHandler, SubscribeOptions, Subscription } from "./bus.ts";
+export type {
+  Bus,
+  EventEnvelope,
+  EventHandler,
+  NoticeHandler,
+  SubscribeOptions,
+  Subscription,
+} from "./bus.ts";
 export { envelope } from "./bus.ts";
 export { createBus } from "./create-bus.ts";
 export {

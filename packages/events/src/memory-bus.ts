@@ -1,4 +1,11 @@
-import { type Bus, type EventEnvelope, type EventHandler, envelope, type Subscription } from "./bus.ts";
+import {
+  type Bus,
+  type EventEnvelope,
+  type EventHandler,
+  envelope,
+  type NoticeHandler,
+  type Subscription,
+} from "./bus.ts";
 
 const MAX_ATTEMPTS = 5;
 
@@ -26,6 +33,8 @@ export class MemoryBus implements Bus {
   private readonly lanes = new Map<string, Lane[]>();
   private readonly backlog = new Map<string, EventEnvelope[]>();
   private readonly next = new Map<string, number>();
+  /** Listeners of notices by topic: each gets every notice. */
+  private readonly listeners = new Map<string, Set<NoticeHandler>>();
   /** Events dispatched and not yet handled (or failed): what `drain` waits for. */
   private inFlight = 0;
   private idle: (() => void)[] = [];
@@ -136,6 +145,38 @@ export class MemoryBus implements Bus {
     };
   }
 
+  /** Hands the notice to every listener of the topic in a later turn; none listening, it is dropped. */
+  async notify<T>(topic: string, data: T): Promise<void> {
+    if (this.closed) throw new Error("bus is closed");
+    const listeners = this.listeners.get(topic);
+    if (!listeners?.size) return;
+    const notice = envelope(topic, data) as EventEnvelope;
+    const handlers = [...listeners];
+    setImmediate(() => {
+      for (const handler of handlers) {
+        try {
+          handler(notice);
+        } catch {
+          // A notice is not retried; one listener's failure is not another's.
+        }
+      }
+    });
+  }
+
+  async listen<T>(topic: string, handler: NoticeHandler<T>): Promise<Subscription> {
+    let listeners = this.listeners.get(topic);
+    if (!listeners) {
+      listeners = new Set();
+      this.listeners.set(topic, listeners);
+    }
+    listeners.add(handler as NoticeHandler);
+    return {
+      close: async () => {
+        listeners.delete(handler as NoticeHandler);
+      },
+    };
+  }
+
   /** Waits until every event dispatched so far has been handled (tests, shutdown). */
   async drain(): Promise<void> {
     while (this.inFlight > 0) await new Promise<void>((resolve) => this.idle.push(resolve));
@@ -149,5 +190,6 @@ export class MemoryBus implements Bus {
     await this.drain();
     this.closed = true;
     this.lanes.clear();
+    this.listeners.clear();
   }
 }

@@ -172,3 +172,49 @@ describe("event time", () => {
     }
   });
 });
+
+const noticeBuses: { name: string; skip: boolean; make: () => [Bus, Bus] }[] = [
+  {
+    name: "memory",
+    skip: false,
+    make: () => {
+      const bus = new MemoryBus();
+      return [bus, bus];
+    },
+  },
+  {
+    name: `bullmq${redis.reason}`,
+    skip: !redis.available,
+    make: () => {
+      const prefix = testRedisPrefix("notice");
+      return [new BullMqBus({ url: TEST_REDIS_URL, prefix }), new BullMqBus({ url: TEST_REDIS_URL, prefix })];
+    },
+  },
+];
+
+for (const { name, skip, make } of noticeBuses) {
+  describe.skipIf(skip)(`${name} bus notices`, () => {
+    it("hands each notice to every listener, on every replica, and none after it stopped listening", async () => {
+      const [one, two] = make();
+      const heard: Record<string, number[]> = { a: [], b: [], c: [] };
+      const a = await one.listen<{ n: number }>("t.notice", (e) => void heard.a!.push(e.data.n));
+      await two.listen<{ n: number }>("t.notice", (e) => void heard.b!.push(e.data.n));
+      // A listener that throws costs the others nothing.
+      await two.listen("t.notice", () => {
+        throw new Error("listener failed");
+      });
+      await one.listen<{ n: number }>("t.other", (e) => void heard.c!.push(e.data.n));
+      await one.notify("t.notice", { n: 1 });
+      await two.notify("t.notice", { n: 2 });
+      await waitFor(() => heard.a!.length === 2 && heard.b!.length === 2);
+      expect(heard.a!.sort()).toEqual([1, 2]);
+      expect(heard.b!.sort()).toEqual([1, 2]);
+      await a.close();
+      await two.notify("t.notice", { n: 3 });
+      await waitFor(() => heard.b!.length === 3);
+      expect(heard.a).toEqual([1, 2]);
+      expect(heard.c).toEqual([]);
+      await Promise.all([...new Set([one, two])].map((bus) => bus.close()));
+    });
+  });
+}

@@ -81,6 +81,9 @@ function isRefusal(err: unknown): err is ProblemError {
   return err instanceof ProblemError && err.status >= 400 && err.status < 500;
 }
 
+/** What a revocation made this gateway forget: the id it names, or a signed-out session by its secret's hash. */
+export type Forgotten = { id: string } | { sessionKey: string };
+
 const JWT_SHAPE = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*$/;
 const GATEWAY = servicePrincipal("api-gateway");
 
@@ -95,6 +98,8 @@ export class Authenticator {
     ttl: 30_000,
   });
   private readonly options: AuthenticatorOptions;
+  /** Told of each credential forgotten on a revocation through this gateway, for the other replicas. */
+  private announce: ((forgotten: Forgotten) => void) | undefined;
 
   constructor(options: AuthenticatorOptions) {
     this.options = options;
@@ -118,19 +123,39 @@ export class Authenticator {
       });
   }
 
-  /** Forgets a session at once (signed out through this gateway; other replicas within the cache's lifetime). */
+  /**
+   * Forgets a session at once (signed out through this gateway); the other replicas are told by
+   * the hash of its secret (`onForget`), else forget it within the cache's lifetime.
+   */
   forgetSession(secret: string): void {
-    this.sessions.forget(secret);
+    const sessionKey = TokenCache.keyOf(secret);
+    this.sessions.forgetKey(sessionKey);
+    this.announce?.({ sessionKey });
   }
 
   /**
    * Forgets at once every resolved token and session that names this id: a token, session, user,
-   * organization or project revoked or removed through this gateway (other replicas within the
-   * cache's lifetime).
+   * organization or project revoked or removed through this gateway. The other replicas are told
+   * (`onForget`), else forget it within the cache's lifetime.
    */
   forgetRevoked(id: string): void {
-    this.opaque.forgetTagged(id);
-    this.sessions.forgetTagged(id);
+    this.forgetHere({ id });
+    this.announce?.({ id });
+  }
+
+  /** What another replica forgot: forgotten here too, and told to no one. */
+  forgetHere(forgotten: Forgotten): void {
+    if ("id" in forgotten) {
+      this.opaque.forgetTagged(forgotten.id);
+      this.sessions.forgetTagged(forgotten.id);
+    } else {
+      this.sessions.forgetKey(forgotten.sessionKey);
+    }
+  }
+
+  /** Who is told of what a revocation through this gateway made it forget (one listener; none: undefined). */
+  onForget(listener: ((forgotten: Forgotten) => void) | undefined): void {
+    this.announce = listener;
   }
 
   /**

@@ -46,7 +46,12 @@ export class TokenCache<T> {
 
   /** Forgets a token at once (its credential was just revoked through this gateway). */
   forget(token: string): void {
-    this.entries.delete(TokenCache.keyOf(token));
+    this.forgetKey(TokenCache.keyOf(token));
+  }
+
+  /** Forgets a token by its hash (`keyOf`), as another replica names it. */
+  forgetKey(key: string): void {
+    this.entries.delete(key);
   }
 
   /** Forgets every value filed under this id (a token, session, user, organization or project id). */
