@@ -75,7 +75,8 @@ recover || { echo "what an interrupted restore left in the workspace could not b
 
 /**
  * Run in the workspace with the swap's two names as `$1` and `$2` (RESTORE_PREFIX and
- * PREVIOUS_PREFIX with one id) and the archive on stdin. First settles what an interrupted swap
+ * PREVIOUS_PREFIX with one id) and the archive on stdin; `$3`, when given, names a file made once
+ * the swap is done (what releases the Kubernetes restore step). First settles what an interrupted swap
  * left; then the archive is unpacked whole into `$1`, so one that does not unpack leaves the
  * workspace as it was; then the workspace's content is moved aside into `$2`, the archive's moved
  * up, and the old removed: renames in one filesystem. A step that fails puts the old content back.
@@ -94,5 +95,7 @@ fi
 if ! (cd "$new" && move_all .. "" ""); then
   settle "$new" "$old"; echo "the archive's content could not be moved into the workspace" >&2; exit 1
 fi
-rmdir "$new"; discard "$old"; exit 0
+rmdir "$new"; discard "$old"
+if [ -n "$3" ]; then : > "$3" || exit 1; fi
+exit 0
 `;

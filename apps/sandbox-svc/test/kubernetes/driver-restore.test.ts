@@ -123,7 +123,15 @@ describe("kubernetes driver: a start that restores the workspace first", () => {
   it("fails the start with tar's message on a broken archive and leaves the workspace as it was", async () => {
     const spec = runtimeSpec({ command: RECORDS_AT_START });
     await driver.start(spec);
-    await collect(await driver.exec(spec.id, { argv: ["sh", "-c", "mkdir src && echo kept > src/file"] }));
+    // As an earlier restore killed while the archive's content was moved up left it (src/file is
+    // the workspace's content, aside), and what one killed while unpacking left before the swap.
+    const killed = [
+      "mkdir -p .agentplane-previous-k1/src && echo kept > .agentplane-previous-k1/src/file",
+      ": > .agentplane-previous-k1/.agentplane-previous-k1",
+      "echo partial > added && mkdir .agentplane-restore-k1 && echo rest > .agentplane-restore-k1/more",
+      "mkdir .agentplane-restored-old.d && echo x > .agentplane-restored-old.d/y && : > .agentplane-restored-old.tar.gz",
+    ].join(" && ");
+    expect(await collect(await driver.exec(spec.id, { argv: ["sh", "-c", killed] }))).toMatchObject({ exitCode: 0 });
     const workspace = fake.claimDir(NS, `${spec.slug}-workspace`);
     // The main process may write down what it saw after the exec: stopped only once it did.
     await vi.waitFor(() => expect(existsSync(join(workspace, ".seen-at-start"))).toBe(true));
@@ -133,7 +141,9 @@ describe("kubernetes driver: a start that restores the workspace first", () => {
     const failure = await driver
       .start({ ...spec, workspaceArchive: new TextEncoder().encode("not a tar") })
       .catch((e: Error) => e);
-    expect((failure as Error).message).toMatch(/^workspace restore failed \(exit 2\): .*gzip/s);
+    expect((failure as Error).message).toMatch(
+      /^workspace restore failed \(exit 1\): .*gzip.*the archive did not unpack/s,
+    );
     // The Pod is gone before its main container ever ran; the workspace is untouched.
     await vi.waitFor(() => expect(pod(spec.slug)).toBeUndefined());
     expect(readdirSync(workspace)).toEqual(["src"]);

@@ -1,4 +1,6 @@
+import { randomBytes } from "node:crypto";
 import type { KubeConfig, V1Container, V1Pod } from "@kubernetes/client-node";
+import { PREVIOUS_PREFIX, RESTORE_PREFIX, SWAP_SCRIPT } from "../workspace-swap.ts";
 import { CONTAINER, WORKSPACE } from "./objects.ts";
 import { podExec } from "./streams.ts";
 
@@ -9,18 +11,16 @@ export const RESTORE_CONTAINER = "restore";
 const MARKER_PREFIX = ".agentplane-restored-";
 
 /**
- * Run in the restore step with the marker's name as `$0` and the archive on stdin: the archive is
- * unpacked whole into a directory beside the workspace's content first, so a broken one leaves the
- * workspace as it was, and so tar never sets the mode or times of the volume's root (owned by
- * root, writable through fsGroup: tar's `./` entry would fail there as a non-root user). Then the
- * old content goes and the new moves up (renames, on the same volume).
+ * Run in the restore step with the swap's names and the marker as `$1`…`$3` and the archive on
+ * stdin: the swap every driver does (workspace-swap.ts), unpacked beside the workspace's content,
+ * so a broken archive leaves the workspace as it was and tar never sets the mode or times of the
+ * volume's root (owned by root, writable through fsGroup: tar's `./` entry would fail there as a
+ * non-root user), then swapped in by renames; what a restore killed in the middle left is settled
+ * first. The marker is written once the swap is done. Before that, the unpack went into
+ * `$MARKER.tar.gz` and `$MARKER.d`: ones a kill left are removed (never the workspace's content).
  */
-const UNPACK = [
-  'a="$0.tar.gz"; d="$0.d"',
-  'cat > "$a" && mkdir "$d" && tar -xzf "$a" -C "$d" || { rm -rf "$a" "$d"; exit 2; }',
-  'find . -mindepth 1 -maxdepth 1 ! -name "$a" ! -name "$d" -exec rm -rf {} + &&',
-  '(cd "$d" && find . -mindepth 1 -maxdepth 1 -exec mv {} .. \\;) && rm -rf "$a" "$d" && : > "$0"',
-].join("\n");
+const UNPACK = `chmod -R u+w ./${MARKER_PREFIX}*.d 2>/dev/null; rm -rf ./${MARKER_PREFIX}*.tar.gz ./${MARKER_PREFIX}*.d
+${SWAP_SCRIPT}`;
 
 /**
  * A sandbox Pod whose workspace is replaced by an archive before its main process starts: an init
@@ -83,11 +83,12 @@ export async function unpackIntoRestoreStep(
   archive: Uint8Array,
 ): Promise<void> {
   const marker = `${MARKER_PREFIX}${pod.metadata?.uid}`;
+  const id = randomBytes(6).toString("hex");
   const proc = await podExec(
     kc,
     namespace,
     pod.metadata?.name as string,
-    { argv: ["sh", "-c", UNPACK, marker] },
+    { argv: ["sh", "-c", UNPACK, "sh", `${RESTORE_PREFIX}${id}`, `${PREVIOUS_PREFIX}${id}`, marker] },
     RESTORE_CONTAINER,
   );
   const stderr: Buffer[] = [];
