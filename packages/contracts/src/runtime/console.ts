@@ -78,6 +78,14 @@ export const listMemoryNotesRoute = defineRuntimeRoute(
   },
 );
 
+/** The `{id}` of a memory note's path. */
+const MemoryNoteIdParam = z.object({
+  id: z
+    .string()
+    .min(1)
+    .openapi({ param: { name: "id", in: "path" } }),
+});
+
 export const deleteMemoryNoteRoute = defineRuntimeRoute(
   { errors: [404] },
   {
@@ -85,12 +93,7 @@ export const deleteMemoryNoteRoute = defineRuntimeRoute(
     path: "/agents/memory/{id}",
     operationId: "deleteMemoryNote",
     request: {
-      params: z.object({
-        id: z
-          .string()
-          .min(1)
-          .openapi({ param: { name: "id", in: "path" } }),
-      }),
+      params: MemoryNoteIdParam,
     },
     responses: { 204: { description: "Deleted" } },
   },
@@ -111,12 +114,7 @@ export const updateMemoryNoteRoute = defineRuntimeRoute(
     operationId: "updateMemoryNote",
     summary: "Share a memory note with the team, or make it the owner's only",
     request: {
-      params: z.object({
-        id: z
-          .string()
-          .min(1)
-          .openapi({ param: { name: "id", in: "path" } }),
-      }),
+      params: MemoryNoteIdParam,
       body: { required: true, content: { "application/json": { schema: UpdateMemoryNoteBody } } },
     },
     responses: { 200: json(MemoryNote, "The note as it is now") },
