@@ -42,7 +42,7 @@ export interface World {
  */
 export async function startWorld(
   name: string,
-  options: { eventRelay?: OutboxTuning; fetcher?: { timeoutMs: number }; logger?: Logger } = {},
+  options: { eventRelay?: OutboxTuning; fetcher?: { timeoutMs?: number; maxBytes?: number }; logger?: Logger } = {},
 ): Promise<World> {
   const created = await createTestDatabase(name);
   const database = await openDatabase(created.url, { max: 5 });

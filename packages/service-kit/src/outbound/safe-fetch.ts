@@ -143,7 +143,7 @@ export class SafeFetcher {
 
   /**
    * A `fetch` with the same checks and redirect limit (for the MCP SDK transports and tool calls).
-   * Bodies stream unread; use `fetchBody` to read one with the size cap.
+   * Bodies stream unread, each cut at the size cap (see `capped`); `fetchBody` reads one whole.
    */
   readonly fetch = async (input: string | URL | Request, init: FetchInit = {}): Promise<Response> => {
     let url = this.checkUrl(typeof input === "string" ? input : input instanceof URL ? input.href : input.url);
@@ -156,7 +156,7 @@ export class SafeFetcher {
         throw translate(error);
       }
       const location = response.headers.get("location");
-      if (response.status < 300 || response.status >= 400 || !location) return response as unknown as Response;
+      if (response.status < 300 || response.status >= 400 || !location) return this.capped(response);
       await response.body?.cancel().catch(() => {});
       if (hop >= this.maxRedirects)
         throw new FetchRefusedError("too-many-redirects", `more than ${this.maxRedirects} redirects`);
@@ -174,6 +174,38 @@ export class SafeFetcher {
       }
     }
   };
+
+  /**
+   * The answer with its body cut at `maxBytes`: past the cap the body errors with `too-large` and
+   * the connection is let go, so a reader that takes it whole (the MCP SDK's `response.json()`, an
+   * event stream that never ends an event) holds at most the cap, however much the server sends.
+   */
+  private capped(response: Awaited<ReturnType<typeof undiciFetch>>): Response {
+    const answer = response as unknown as Response;
+    if (!answer.body || NULL_BODY_STATUS.has(answer.status)) return answer;
+    const limit = this.maxBytes;
+    const declared = Number(answer.headers.get("content-length") ?? "0");
+    let seen = 0;
+    const body =
+      declared > limit
+        ? new ReadableStream<Uint8Array>({
+            start: (controller) => {
+              void answer.body?.cancel().catch(() => {});
+              controller.error(new FetchRefusedError("too-large", `the body exceeds ${limit} bytes`));
+            },
+          })
+        : answer.body.pipeThrough(
+            new TransformStream<Uint8Array, Uint8Array>({
+              transform(chunk, controller) {
+                seen += chunk.byteLength;
+                if (seen > limit)
+                  controller.error(new FetchRefusedError("too-large", `the body exceeds ${limit} bytes`));
+                else controller.enqueue(chunk);
+              },
+            }),
+          );
+    return new Response(body, { status: answer.status, statusText: answer.statusText, headers: answer.headers });
+  }
 
   /**
    * GET (or `init`) a URL and read its body within the size and time caps; non-2xx is `http-<status>`.
@@ -281,6 +313,9 @@ export class SafeFetcher {
     await this.agent.close();
   }
 }
+
+/** Statuses a Response cannot be built with a body for (their bodies are empty anyway). */
+const NULL_BODY_STATUS = new Set([101, 103, 204, 205, 304]);
 
 /** What a request keeps when redirected to another origin: credentials may sit in any other header. */
 const CROSS_ORIGIN_HEADERS = new Set(["accept", "accept-language", "content-type", "user-agent"]);

@@ -50,7 +50,11 @@ export async function connectRemote(server: RemoteServer, fetcher: SafeFetcher):
   const client = new Client(CLIENT_INFO, { capabilities: {} });
   answers.attach(client);
   try {
-    await connectWithin(client, new StreamableHTTPClientTransport(url, { fetch: fetchLike, requestInit }), bound);
+    await connectWithin(
+      client,
+      new StreamableHTTPClientTransport(url, { fetch: withoutStandaloneStream(fetchLike), requestInit }),
+      bound,
+    );
     return client;
   } catch (error) {
     if (refusal(error)) throw refusal(error);
@@ -69,6 +73,20 @@ export async function connectRemote(server: RemoteServer, fetcher: SafeFetcher):
   } catch (error) {
     throw asRefusal(error, answers.last, bound);
   }
+}
+
+/**
+ * Streamable HTTP's standalone event stream (the GET a client opens after `initialized`, for the
+ * server's own requests and notifications) is answered here with the 405 of a server that offers
+ * none, and never sent: the platform's client uses no server-initiated message, and the stream
+ * would stay open, unbounded in time, for as long as the pooled client lives. Every request the
+ * platform makes is then a POST answered within the bound.
+ */
+function withoutStandaloneStream(fetchLike: FetchLike): FetchLike {
+  return (input, init) =>
+    (init?.method ?? "GET").toUpperCase() === "GET"
+      ? Promise.resolve(new Response(null, { status: 405, statusText: "Method Not Allowed" }))
+      : fetchLike(input, init);
 }
 
 /**
