@@ -21,6 +21,7 @@ export interface McpScope {
 }
 
 const SEP = "__";
+const MAX_TOOL_NAME = 128;
 
 /** The tools an MCP endpoint lists and calls: visible connector tools plus the platform's own. */
 export class McpToolCatalog {
@@ -115,14 +116,29 @@ export class McpToolCatalog {
     return tools;
   }
 
-  /** The permission REST's `tools/call` needs (listing them needs only `connections:read`). */
-  private async mayCall(scope: McpScope, projectId: string): Promise<void> {
+  /**
+   * The permission REST's `tools/call` needs (listing them needs only `connections:read`). A refusal
+   * is recorded here: it reaches the caller as a tool result inside a 200, which the gateway's
+   * record of refused requests (REST's 403) never sees.
+   */
+  private async mayCall(scope: McpScope, row: ConnectorRow, tool: string): Promise<void> {
     const authz = await this.runtime.authorizer.check({
       principal: scope.principal,
       permission: "connectors:call",
-      projectId,
+      projectId: row.project_id,
     });
     if (authz.decision !== "allowed") {
+      await this.runtime.audit.record(scope.principal, {
+        action: "connector.tool_called",
+        orgId: row.org_id,
+        projectId: row.project_id,
+        targetType: "connector",
+        targetId: row.id,
+        outcome: "denied",
+        // The name is the caller's (the tool may not exist): kept to a tool name's length.
+        details: { tool: tool.slice(0, MAX_TOOL_NAME), permission: "connectors:call", via: "mcp" },
+        requestId: scope.requestId,
+      });
       const { minRole } = PERMISSIONS["connectors:call"];
       throw forbidden(`Calling connector tools needs the permission connectors:call (role ${minRole} or above)`);
     }
@@ -142,7 +158,7 @@ export class McpToolCatalog {
     for (const { row, prefix, viewer } of await this.connectors(scope)) {
       if (!name.startsWith(prefix)) continue;
       try {
-        await this.mayCall(scope, row.project_id);
+        await this.mayCall(scope, row, name.slice(prefix.length));
         const result = await callTool(
           this.ctx,
           this.runtime,
