@@ -12,6 +12,7 @@ import { RemoteClientPool } from "../mcp-client/remote.ts";
 import type { ConnectorTool } from "../openapi/tools.ts";
 import { CallAuditWriter } from "./call-audit.ts";
 import { ConnectorIndex } from "./hot-index.ts";
+import { withoutRegexKeywords } from "./regex-free-schema.ts";
 import { type ConnectorRow, fromJsonb } from "./store.ts";
 
 /**
@@ -105,9 +106,10 @@ export class ConnectorRuntime {
     let validate = loaded.validators.get(tool.name);
     if (!validate) {
       try {
-        validate = this.ajv.compile(tool.inputSchema);
+        validate = this.ajv.compile(withoutRegexKeywords(tool.inputSchema) as Record<string, unknown>);
       } catch {
-        // A remote server's schema this validator cannot compile: the server validates it instead.
+        // A remote server's schema this validator cannot compile (or nested past the stack): the
+        // server validates it instead.
         validate = this.ajv.compile({});
       }
       loaded.validators.set(tool.name, validate);
