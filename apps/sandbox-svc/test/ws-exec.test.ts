@@ -73,6 +73,38 @@ describe.each(drivers)("WebSocket exec (Kubernetes protocol) on the $name driver
     expect(Buffer.concat(s.err).toString()).toBe("nosuchcmd: command not found\n");
   });
 
+  it.skipIf(skip || !name.startsWith("local"))(
+    "stdin a process does not read holds the client back instead of filling the service's memory",
+    async () => {
+      const s = await connect(`${base}${q(["sleep", "30"])}`, "v5.channel.k8s.io");
+      const mib = Buffer.alloc(1024 * 1024, 0x61);
+      for (let i = 0; i < 64; i++) send(s.ws, 0, mib);
+      // Loopback and the pipe take a few MiB; the rest must wait on the client's side.
+      let previous = -1;
+      await expect
+        .poll(
+          () => {
+            const settled = s.ws.bufferedAmount === previous;
+            previous = s.ws.bufferedAmount;
+            return settled;
+          },
+          { timeout: 10_000, interval: 500 },
+        )
+        .toBe(true);
+      expect(s.ws.bufferedAmount).toBeGreaterThan(32 * 1024 * 1024);
+      s.ws.terminate();
+    },
+  );
+
+  it.skipIf(skip || !name.startsWith("local"))("stdin held back is delivered in full once read", async () => {
+    const s = await connect(`${base}${q(["sh", "-c", "sleep 2; wc -c"])}`, "v5.channel.k8s.io");
+    const mib = Buffer.alloc(1024 * 1024, 0x61);
+    for (let i = 0; i < 24; i++) send(s.ws, 0, mib);
+    s.ws.send(Buffer.from([255, 0]));
+    expect(await s.status).toMatchObject({ status: "Success" });
+    expect(Buffer.concat(s.out).toString().trim()).toBe(String(24 * 1024 * 1024));
+  });
+
   it.skipIf(skip)("v4: success status", async () => {
     const s = await connect(`${base}?command=echo&command=ok`, "v4.channel.k8s.io");
     expect(await s.status).toEqual({ metadata: {}, status: "Success" });

@@ -16,6 +16,8 @@ const STATUS = 3;
 const RESIZE = 4;
 const CLOSE = 255;
 const HIGH_WATER = 8 * 1024 * 1024;
+/** How often a stream whose reading waits on stdin checks that its client is still there. */
+const PAUSED_PING_MS = 2_000;
 
 /** Kubernetes `Status` for channel 3: success, or the exit code as the NonZeroExitCode cause. */
 export function exitStatus(exitCode: number): string {
@@ -63,13 +65,33 @@ export function serveStream(ws: WebSocket, proc: ExecProcess): Promise<StreamEnd
   };
   const outputs = Promise.all([relay(proc.stdout, STDOUT), relay(proc.stderr, STDERR)]);
 
+  // Backpressure the other way: stdin the process does not take yet stops our reading of the
+  // socket (the client then waits) instead of piling up here. A socket not read cannot see its
+  // client leave: a ping now and then can (writing to a closed connection fails).
+  let stdinFull = false;
+  let exited = false;
+  let probe: NodeJS.Timeout | undefined;
+  const stdinDrained = () => {
+    if (!stdinFull) return;
+    stdinFull = false;
+    clearInterval(probe);
+    ws.resume();
+  };
+  proc.stdin.on("drain", stdinDrained);
+  proc.stdin.once("close", stdinDrained);
+  proc.stdin.on("error", stdinDrained);
   ws.on("message", (data: Buffer, isBinary: boolean) => {
     const buf = isBinary ? data : Buffer.from(data);
     if (buf.length === 0) return;
     const channel = buf[0];
     const payload = buf.subarray(1);
     if (channel === STDIN) {
-      if (payload.length > 0 && proc.stdin.writable) proc.stdin.write(payload);
+      if (exited || payload.length === 0 || !proc.stdin.writable) return;
+      if (!proc.stdin.write(payload) && !stdinFull) {
+        stdinFull = true;
+        ws.pause();
+        probe = setInterval(() => ws.ping(), PAUSED_PING_MS);
+      }
     } else if (channel === RESIZE) {
       try {
         const size = JSON.parse(payload.toString("utf8")) as { Width?: number; Height?: number };
@@ -83,6 +105,7 @@ export function serveStream(ws: WebSocket, proc: ExecProcess): Promise<StreamEnd
   });
   let closedByClient = false;
   const clientGone = () => {
+    clearInterval(probe);
     closedByClient = true;
     proc.kill("SIGKILL");
   };
@@ -91,6 +114,9 @@ export function serveStream(ws: WebSocket, proc: ExecProcess): Promise<StreamEnd
 
   return (async () => {
     const exit = await proc.exited;
+    exited = true;
+    // What stdin still waits goes nowhere now; the socket is read again for the close handshake.
+    stdinDrained();
     const { exitCode } = exit;
     // Whether the client had gone before the process ended (our close below comes after).
     const gone = closedByClient;
