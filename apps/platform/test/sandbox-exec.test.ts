@@ -131,6 +131,27 @@ describe.skipIf(!bwrap.available)(`exec, shell sessions and WebSocket exec throu
       expect((await run("true")).status).toBe(404);
     });
 
+    it("opens at most 32 sessions per sandbox at once (409 limit-exceeded), and one again after a close", async () => {
+      const crowded = await createSandbox(h, { name: "sessions" });
+      const base = `/v1/projects/${h.projectId}/shell-sessions`;
+      const open = () => h.call<Session>("POST", base, { body: { sandboxId: crowded.id } });
+      // Opened all at once: those still starting count, so a burst cannot overshoot.
+      const answers = await Promise.all(Array.from({ length: 40 }, open));
+      const ids = answers.filter((a) => a.status === 201).map((a) => a.body.id);
+      expect(ids).toHaveLength(32);
+      const refused = answers.find((a) => a.status !== 201);
+      expect(refused?.status).toBe(409);
+      expect(refused?.headers.get("content-type")).toContain("application/problem+json");
+      expect(refused?.body).toMatchObject({ kind: "shell-sessions", limit: 32 });
+      // Another sandbox of the project has its own.
+      const other = await h.call<Session>("POST", base, { body: { sandboxId: sbx.id } });
+      expect(other.status).toBe(201);
+      await h.call("DELETE", `${base}/${other.body.id}`);
+      expect((await h.call("DELETE", `${base}/${ids[0]}`)).status).toBe(204);
+      expect((await open()).status).toBe(201);
+      await h.call("DELETE", `/v1/projects/${h.projectId}/sandboxes/${crowded.id}`);
+    });
+
     it("refuses an empty session command and an unknown sandbox", async () => {
       const base = `/v1/projects/${h.projectId}/shell-sessions`;
       const created = await h.call<Session>("POST", base, { body: { sandboxId: sbx.id } });

@@ -33,6 +33,13 @@ export interface ShellSession {
 const DEFAULT_SESSION_IDLE_MS = 10 * 60 * 1000;
 
 /**
+ * Open sessions one sandbox may have at once. Each is a shell and its pipes held by the service
+ * for as long as the session lives (up to the idle timeout after its last command), so without a
+ * bound one tenant could open them until the service runs out of processes or file descriptors.
+ */
+export const MAX_SESSIONS_PER_SANDBOX = 32;
+
+/**
  * Persistent shells: one `sh` per session inside the sandbox. Each command is written to its stdin
  * followed by a line that prints a random end marker with the exit status on stdout (and the
  * marker on stderr), so working directory and exported variables carry over between commands.
@@ -44,6 +51,8 @@ export class ShellSessions {
    * Gone with its reason rather than 404, so a client can tell a timeout from a typo.
    */
   private readonly ended = new Map<string, { projectId: string; reason: string }>();
+  /** Sessions being opened, per sandbox (their shell not started yet). */
+  private readonly opening = new Map<string, number>();
   private readonly deps: SandboxDeps;
   readonly idleMs: number;
 
@@ -53,7 +62,23 @@ export class ShellSessions {
   }
 
   async open(projectId: string, sandboxId: string): Promise<ShellSession> {
-    const proc = await this.deps.driver.exec(sandboxId, { argv: ["/bin/sh"] });
+    const held = this.count(sandboxId) + (this.opening.get(sandboxId) ?? 0);
+    if (held >= MAX_SESSIONS_PER_SANDBOX) {
+      throw new ProblemError("limit-exceeded", {
+        detail: `Sandbox ${sandboxId} already has ${MAX_SESSIONS_PER_SANDBOX} open shell sessions, its limit. Close one (DELETE /v1/projects/${projectId}/shell-sessions/{sessionId}) or let one expire.`,
+        extensions: { kind: "shell-sessions", limit: MAX_SESSIONS_PER_SANDBOX },
+      });
+    }
+    // Sessions still being opened count too: a burst of opens cannot overshoot the limit.
+    this.opening.set(sandboxId, (this.opening.get(sandboxId) ?? 0) + 1);
+    let proc: ExecProcess;
+    try {
+      proc = await this.deps.driver.exec(sandboxId, { argv: ["/bin/sh"] });
+    } finally {
+      const left = (this.opening.get(sandboxId) ?? 1) - 1;
+      if (left > 0) this.opening.set(sandboxId, left);
+      else this.opening.delete(sandboxId);
+    }
     const now = new Date();
     const session: ShellSession = {
       id: newId("shellSession"),
@@ -92,6 +117,12 @@ export class ShellSessions {
 
   list(projectId: string): ShellSession[] {
     return [...this.sessions.values()].filter((s) => s.projectId === projectId);
+  }
+
+  private count(sandboxId: string): number {
+    let n = 0;
+    for (const s of this.sessions.values()) if (s.sandboxId === sandboxId) n++;
+    return n;
   }
 
   /** Sandboxes that have an open session count as active (no idle stop). */

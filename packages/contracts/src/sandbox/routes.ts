@@ -221,7 +221,7 @@ export const createShellSessionRoute = defineRoute(
     operationId: "createShellSession",
     summary: "Open a shell session",
     description:
-      "Opens a shell in a running sandbox that keeps its working directory and exported variables between commands.",
+      "Opens a shell in a running sandbox that keeps its working directory and exported variables between commands. A sandbox has at most 32 open sessions at once: past that, a 409 `limit-exceeded` (kind `shell-sessions`) until one is closed or expires.",
     method: "post",
     path: "/v1/projects/{projectId}/shell-sessions",
     tags: ["Shell"],

@@ -775,7 +775,7 @@ export interface paths {
         put?: never;
         /**
          * Open a shell session
-         * @description Opens a shell in a running sandbox that keeps its working directory and exported variables between commands.
+         * @description Opens a shell in a running sandbox that keeps its working directory and exported variables between commands. A sandbox has at most 32 open sessions at once: past that, a 409 `limit-exceeded` (kind `shell-sessions`) until one is closed or expires.
          */
         post: operations["createShellSession"];
         delete?: never;
