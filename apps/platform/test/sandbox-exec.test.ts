@@ -105,6 +105,20 @@ describe.skipIf(!bwrap.available)(`exec, shell sessions and WebSocket exec throu
       expect(JSON.stringify(tooLong.body)).toContain("timeoutMs");
       expect((await exec(h, "sbx_01j0000000000000000000000", "true")).status).toBe(404);
     });
+
+    it("refuses a command too large for a policy decision with 400, not a 503 blaming governance", async () => {
+      // Inside the 1 MiB body limit, but twice that in the decision request (argv and command).
+      const res = await exec(
+        h,
+        sbx.id,
+        Array.from({ length: 15 }, () => "x".repeat(65_000)),
+      );
+      expect(res.status).toBe(400);
+      expect(res.headers.get("content-type")).toBe("application/problem+json");
+      expect(res.body).toMatchObject({ errors: [{ pointer: "/body/command" }] });
+      const fits = await exec(h, sbx.id, ["printf", "%s", ...Array.from({ length: 3 }, () => "x".repeat(60_000))]);
+      expect(fits.body, JSON.stringify({ ...fits.body, stdout: undefined })).toMatchObject({ exitCode: 0 });
+    });
   });
 
   describe("shell sessions", () => {
@@ -254,6 +268,8 @@ describe.skipIf(!bwrap.available)(`exec, shell sessions and WebSocket exec throu
     it("refuses an empty command (400) and another organization's sandbox (404)", async () => {
       const auth = { authorization: `Bearer ${h.adminToken}` };
       expect(await openExec(wsUrl([""]), ["v5.channel.k8s.io"], auth)).toEqual({ refused: 400 });
+      // No process can be given a NUL: the query's is refused as the body's is, not left to governance.
+      expect(await openExec(wsUrl(["echo", "a\u0000b"]), ["v5.channel.k8s.io"], auth)).toEqual({ refused: 400 });
       // The admin token is bound to organization A; the installation owner creates in B.
       const rival = await h.call<SandboxBody>("POST", `/v1/projects/${h.otherProjectId}/sandboxes`, {
         token: h.ownerToken,

@@ -2,7 +2,7 @@ import { ProblemError } from "@agentplane/problem-details";
 import type { Caller } from "@agentplane/service-kit";
 import type { ExecProcess } from "../driver/types.ts";
 import type { SandboxDeps } from "./context.ts";
-import { auditCommand, requireRunning } from "./exec.ts";
+import { auditCommand, checkCommand, requireRunning } from "./exec.ts";
 import { streamClosed, streamOpened } from "./lifecycle.ts";
 import type { SandboxRow } from "./mapping.ts";
 import { enforce, execContext } from "./policy.ts";
@@ -39,6 +39,7 @@ export async function startExecStream(
       errors: [{ pointer: "/query/command", message: "at least one command argument is required" }],
     });
   }
+  checkCommand(argv, "/query/command");
   await enforce(deps, caller, "sandbox:exec", row, execContext(argv, tty), `Exec in sandbox ${sandboxId}`);
   if (aborted()) return undefined;
   const proc = await deps.driver.exec(sandboxId, request);

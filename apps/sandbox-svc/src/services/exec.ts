@@ -1,4 +1,4 @@
-import { ProblemError } from "@agentplane/problem-details";
+import { ProblemError, unsafeTextReason } from "@agentplane/problem-details";
 import type { Caller } from "@agentplane/service-kit";
 import { type RunCommandResult, runCommand } from "../exec/run-command.ts";
 import { stage } from "../stages.ts";
@@ -25,6 +25,33 @@ export function requireRunning(row: SandboxRow): void {
     throw new ProblemError("invalid-transition", {
       detail: `Sandbox ${row.id} is ${row.state}, not running${next.detail}`,
       ...(next.start ? { extensions: { start: next.start } } : {}),
+    });
+  }
+}
+
+/**
+ * Most bytes a command's arguments may take as JSON. The exec policy decides on the command, and
+ * its decision request carries it twice (`argv` and `command`) within the 1 MiB every internal
+ * request may have: a larger command would fail there, as if governance were down.
+ */
+export const MAX_COMMAND_JSON_BYTES = 256 * 1024;
+
+/**
+ * Refuses, with a 400 naming `pointer`, a command that cannot run as sent: an argument with a NUL
+ * character (no process can be given one) or one larger than a policy decision can carry.
+ */
+export function checkCommand(argv: string[], pointer: string): void {
+  const errors: { pointer: string; message: string }[] = [];
+  argv.forEach((arg, i) => {
+    const reason = unsafeTextReason(arg);
+    if (reason) errors.push({ pointer: `${pointer}/${i}`, message: reason });
+  });
+  if (errors.length > 0) throw new ProblemError("validation-failed", { detail: "The command is not valid", errors });
+  const size = Buffer.byteLength(JSON.stringify(argv));
+  if (size > MAX_COMMAND_JSON_BYTES) {
+    throw new ProblemError("validation-failed", {
+      detail: `The command is too large: ${size} bytes as JSON, at most ${MAX_COMMAND_JSON_BYTES}`,
+      errors: [{ pointer, message: `at most ${MAX_COMMAND_JSON_BYTES} bytes in all` }],
     });
   }
 }
@@ -84,6 +111,7 @@ export async function execInSandbox(
     });
   }
   const argv = toArgv(input.command);
+  checkCommand(argv, "/body/command");
   await enforce(deps, caller, "sandbox:exec", row, execContext(argv), `Exec in sandbox ${row.id}`);
   stage("exec: decided");
   const activity = touchActivity(deps, row.id);
