@@ -65,6 +65,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
     signer,
     failedAuthentications,
     clientAddress: (req) => clientAddresses.of(req),
+    auditor,
     ...(deps.logger ? { logger: deps.logger } : {}),
     ...(deps.ingress ? { ingress: deps.ingress } : {}),
     ...(deps.publicUrl ? { publicUrl: deps.publicUrl } : {}),

@@ -17,6 +17,7 @@ import {
   spliceUpgrade,
   type UpgradeHandler,
 } from "@agentplane/service-kit";
+import { type RequestAuditor, shouldAudit } from "./audit.ts";
 import { type Authenticator, bearerToken } from "./authn/authenticator.ts";
 import { checkSessionOrigin, ownOrigins, sessionSecretOf, stripSessionCookie } from "./authn/session.ts";
 import type { FailedAuthentications } from "./failed-authentications.ts";
@@ -88,6 +89,38 @@ export function pipeUpgrade(url: string, req: IncomingMessage, socket: Duplex, h
   upstream.once("connect", () => socket.off("close", dropUpstream));
 }
 
+/**
+ * Calls `seen` with the status of the answer to an upgrade, read from the first bytes written to
+ * the client's socket: whoever writes them (this gateway, a service in this process, or one piped
+ * through), the socket is the one place every answer passes.
+ */
+function onAnswerStatus(socket: Duplex, seen: (status: number) => void): void {
+  const { write, end } = socket;
+  let looked = false;
+  const look = (chunk: unknown) => {
+    if (looked || chunk === undefined || typeof chunk === "function") return;
+    looked = true;
+    socket.write = write;
+    socket.end = end;
+    const start =
+      typeof chunk === "string"
+        ? chunk.slice(0, 16)
+        : chunk instanceof Uint8Array
+          ? Buffer.from(chunk.buffer, chunk.byteOffset, Math.min(16, chunk.byteLength)).toString("latin1")
+          : "";
+    const status = /^HTTP\/1\.[01] (\d{3})/.exec(start)?.[1];
+    if (status) seen(Number(status));
+  };
+  socket.write = function (this: Duplex, chunk: unknown, ...rest: unknown[]) {
+    look(chunk);
+    return (write as (...args: unknown[]) => boolean).call(this, chunk, ...rest);
+  } as Duplex["write"];
+  socket.end = function (this: Duplex, chunk?: unknown, ...rest: unknown[]) {
+    look(chunk);
+    return (end as (...args: unknown[]) => Duplex).call(this, chunk, ...rest);
+  } as Duplex["end"];
+}
+
 export function createUpgradeHandler(deps: {
   routes: RouteTable;
   targets: Partial<Record<ServiceName, { upgrade?: UpgradeTarget }>>;
@@ -101,6 +134,8 @@ export function createUpgradeHandler(deps: {
   logger?: Logger;
   ingress?: IngressRouter;
   publicUrl?: string;
+  /** Refused upgrades (401, 403) are recorded as refused requests are. */
+  auditor?: RequestAuditor;
 }): UpgradeHandler {
   return (req, socket, head) => {
     guardSocket(socket);
@@ -135,6 +170,24 @@ export function createUpgradeHandler(deps: {
       if (match.kind !== "route" || !match.entry.websocket) {
         throw new ProblemError("not-found", { detail: `No WebSocket endpoint at ${url.pathname}` });
       }
+      let principal: Awaited<ReturnType<Authenticator["authenticate"]>> | undefined;
+      const { auditor } = deps;
+      if (auditor) {
+        onAnswerStatus(socket, (status) => {
+          if (!shouldAudit("GET", status)) return;
+          auditor.record({
+            principal,
+            operationId: match.entry.operationId,
+            params: match.params,
+            status,
+            requestId,
+            ip: deps.clientAddress(req),
+            userAgent: req.headers["user-agent"],
+            method: "GET",
+            path: url.pathname,
+          });
+        });
+      }
       const target = deps.targets[match.entry.service]?.upgrade;
       if (!target) throw new ProblemError("service-unavailable", { detail: `${match.entry.service} is not available` });
       const headers = toHeaders(req);
@@ -142,7 +195,6 @@ export function createUpgradeHandler(deps: {
       const encrypted = (req.socket as { encrypted?: boolean }).encrypted === true;
       const secure = secureSessionCookie(encrypted ? "https" : "http", deps.publicUrl);
       const sessionSecret = bearer ? undefined : sessionSecretOf(headers, secure);
-      let principal: Awaited<ReturnType<Authenticator["authenticate"]>>;
       if (sessionSecret) {
         // A browser's WebSocket carries the session cookie and always its Origin: the page must be
         // the console's own (cross-site WebSocket hijacking is refused here).

@@ -263,6 +263,22 @@ describe.skipIf(!bwrap.available)(`exec, shell sessions and WebSocket exec throu
       expect(await openExec(wsUrl(["true"]), ["v5.channel.k8s.io", bearerProtocol(h.viewerToken)])).toEqual({
         refused: 403,
       });
+      // Refused upgrades are audited as any refused request is: the viewer's by the service, the
+      // bad token's by the gateway.
+      type Trail = { items: { outcome: string; status?: number; principal?: { displayName?: string } }[] };
+      const denied = async () =>
+        (
+          await h.call<Trail>("GET", `/v1/orgs/${h.orgId}/audit-trail?action=execSandboxStream`, {
+            token: h.ownerToken,
+          })
+        ).body.items ?? [];
+      await expect
+        .poll(async () => (await denied()).filter((r) => r.outcome === "denied" && r.status === 403).length, {
+          timeout: 10_000,
+          interval: 200,
+        })
+        .toBe(2);
+      expect((await denied()).find((r) => r.status === 403)?.principal?.displayName).toBe("viewer");
     });
 
     it("refuses an empty command (400) and another organization's sandbox (404)", async () => {
