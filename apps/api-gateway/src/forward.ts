@@ -1,11 +1,14 @@
 import type { IncomingHttpHeaders, IncomingMessage } from "node:http";
-import { INTERNAL_IDENTITY_HEADER, REQUEST_ID_HEADER } from "@agentplane/contracts";
+import { INTERNAL_IDENTITY_HEADER, REQUEST_ID_HEADER, SANDBOX_INGRESS_HEADER } from "@agentplane/contracts";
 import { ProblemError } from "@agentplane/problem-details";
 import { HOP_BY_HOP_HEADERS, type OutgoingRequest } from "@agentplane/service-kit";
 import { injectTraceparent } from "@agentplane/telemetry";
 
-/** Hop-by-hop headers and credentials that must not travel past the gateway. */
-const DROPPED = new Set([...HOP_BY_HOP_HEADERS, "authorization", INTERNAL_IDENTITY_HEADER]);
+/**
+ * Hop-by-hop headers, credentials and the ingress target (which only the gateway sets: from a
+ * caller, it would have the sandbox service serve a sandbox's port) that must not travel past it.
+ */
+const DROPPED = new Set([...HOP_BY_HOP_HEADERS, "authorization", INTERNAL_IDENTITY_HEADER, SANDBOX_INGRESS_HEADER]);
 
 /**
  * The headers the service receives (lower-case names): the caller's, less hop-by-hop headers and

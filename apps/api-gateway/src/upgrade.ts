@@ -5,6 +5,7 @@ import type { Duplex } from "node:stream";
 import {
   INTERNAL_IDENTITY_HEADER,
   REQUEST_ID_HEADER,
+  SANDBOX_INGRESS_HEADER,
   type ServiceName,
   secureSessionCookie,
 } from "@agentplane/contracts";
@@ -212,7 +213,11 @@ export function createUpgradeHandler(deps: {
       const identity = await deps.signer.sign(principal, match.entry.service);
       // The service sees the identity, never the caller's credential.
       dropBearer(req);
-      setUpgradeHeaders(req, { [INTERNAL_IDENTITY_HEADER]: identity, [REQUEST_ID_HEADER]: requestId });
+      setUpgradeHeaders(req, {
+        [INTERNAL_IDENTITY_HEADER]: identity,
+        [REQUEST_ID_HEADER]: requestId,
+        [SANDBOX_INGRESS_HEADER]: undefined,
+      });
       if (target.kind === "in-process") target.handle(req, socket, head);
       else pipeUpgrade(target.url, req, socket, head);
     })().catch((err) => {

@@ -1,6 +1,6 @@
 import { createServer, type IncomingMessage, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import { INTERNAL_IDENTITY_HEADER, RESOURCE_ORG_HEADER } from "@agentplane/contracts";
+import { INTERNAL_IDENTITY_HEADER, RESOURCE_ORG_HEADER, SANDBOX_INGRESS_HEADER } from "@agentplane/contracts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { WebSocket, WebSocketServer } from "ws";
 import type { GatewayTarget } from "../src/deps.ts";
@@ -13,19 +13,23 @@ const EXEC_PATH = "/v1/projects/prj_x/sandboxes/sbx_x/exec";
  * streams a response in timed chunks. Reached in process or over HTTP, like a real service.
  */
 function upstream() {
-  const seen: { identity?: string; authorization?: string; protocol?: string }[] = [];
+  const seen: { identity?: string; authorization?: string; protocol?: string; ingress?: string | null }[] = [];
   const wss = new WebSocketServer({ noServer: true, handleProtocols: (protocols) => [...protocols][0] ?? false });
   wss.on("connection", (socket, req: IncomingMessage) => {
     seen.push({
       identity: req.headers[INTERNAL_IDENTITY_HEADER] as string | undefined,
       authorization: req.headers.authorization,
       protocol: socket.protocol,
+      ingress: req.headers[SANDBOX_INGRESS_HEADER] as string | undefined,
     });
     socket.on("message", (data, binary) => socket.send(data, { binary }));
   });
   const handleUpgrade = (req: IncomingMessage, socket: import("node:stream").Duplex, head: Buffer) =>
     wss.handleUpgrade(req, socket, head, (ws) => wss.emit("connection", ws, req));
   const fetch = async (request: Request): Promise<Response> => {
+    if (request.headers.get("x-answer") === "ingress") {
+      return Response.json({ ingress: request.headers.get(SANDBOX_INGRESS_HEADER) });
+    }
     if (request.headers.get("x-answer") === "cookies") {
       // Two cookies and the organization a service names for the gateway's audit record.
       const headers = new Headers({ "content-type": "application/json", [RESOURCE_ORG_HEADER]: "org_named" });
@@ -84,7 +88,12 @@ for (const mode of ["in-process", "http"] as const) {
           const response = await up.fetch(
             new Request(`http://x${req.url}`, {
               method: req.method!,
-              headers: req.headers["x-answer"] ? { "x-answer": String(req.headers["x-answer"]) } : {},
+              headers: {
+                ...(req.headers["x-answer"] ? { "x-answer": String(req.headers["x-answer"]) } : {}),
+                ...(req.headers[SANDBOX_INGRESS_HEADER]
+                  ? { [SANDBOX_INGRESS_HEADER]: String(req.headers[SANDBOX_INGRESS_HEADER]) }
+                  : {}),
+              },
               body: req.method === "GET" ? null : Buffer.concat(chunks),
             }),
           );
@@ -169,6 +178,26 @@ for (const mode of ["in-process", "http"] as const) {
       expect([...(await echo(ws, Buffer.from([0, 1])))]).toEqual([0, 1]);
       ws.close();
       expect(up.seen.at(-1)!.protocol).toBe("v4.channel.k8s.io");
+    });
+
+    it("never passes a caller's ingress target header on to the service (it would serve a sandbox port instead)", async () => {
+      const res = await fetch(`${h.url}/v1/shell/exec`, {
+        method: "POST",
+        headers: {
+          authorization: `Bearer ${h.ownerToken}`,
+          "content-type": "application/json",
+          "x-answer": "ingress",
+          [SANDBOX_INGRESS_HEADER]: "victim:8000",
+        },
+        body: "{}",
+      });
+      expect(await res.json()).toEqual({ ingress: null });
+      const ws = await connect(`${h.url.replace("http", "ws")}${EXEC_PATH}`, ["v5.channel.k8s.io"], {
+        authorization: `Bearer ${h.ownerToken}`,
+        [SANDBOX_INGRESS_HEADER]: "victim:8000",
+      });
+      ws.close();
+      expect(up.seen.at(-1)!.ingress).toBeUndefined();
     });
 
     it("refuses an upgrade without a valid token with 401", async () => {
