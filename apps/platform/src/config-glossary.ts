@@ -78,6 +78,8 @@ export const CONFIG_GLOSSARY: Record<string, string> = {
     "Reach exposed ports at `https://<slug>.<host>` and `https://<port>-<slug>.<host>` (needs a wildcard DNS record).",
   SANDBOX_INGRESS_TIMEOUT_MS:
     "How long an exposed sandbox port may take to answer once the request is sent before it is a 504 (a body may stream for longer; an answer may too).",
+  SANDBOX_INGRESS_MAX_CONNECTIONS:
+    "How many connections one sandbox's exposed ports may have open through the ingress at once (requests waiting for their answer, WebSockets; default `256`): each holds a relay process on the host. Past it, a 503 `service-unavailable` problem with `Retry-After` until one ends. See docs/decisions/0043-ingress-connections-per-sandbox.md.",
   SANDBOX_LOCAL_ISOLATION:
     "`bwrap` (namespaces through bubblewrap, the default) or `none` (no isolation; a warning at every start).",
   SANDBOX_HOST_UID:

@@ -44,31 +44,34 @@ describe.skipIf(!bwrap.available || !node.available)(
 
     /** A request to the gateway's port with `Host: <host>`, as a browser resolving the ingress name would send. */
     function viaHost(host: string, path: string, token?: string) {
-      return new Promise<{ status: number; type: string; body: Record<string, unknown> }>((resolve, reject) => {
-        const req = request(
-          {
-            host: "127.0.0.1",
-            port: gatewayPort,
-            path,
-            headers: { host, ...(token ? { authorization: `Bearer ${token}` } : {}) },
-          },
-          (res) => {
-            let text = "";
-            res.on("data", (c) => {
-              text += c;
-            });
-            res.on("end", () =>
-              resolve({
-                status: res.statusCode ?? 0,
-                type: String(res.headers["content-type"] ?? ""),
-                body: text ? (JSON.parse(text) as Record<string, unknown>) : {},
-              }),
-            );
-          },
-        );
-        req.on("error", reject);
-        req.end();
-      });
+      return new Promise<{ status: number; type: string; retryAfter?: string; body: Record<string, unknown> }>(
+        (resolve, reject) => {
+          const req = request(
+            {
+              host: "127.0.0.1",
+              port: gatewayPort,
+              path,
+              headers: { host, ...(token ? { authorization: `Bearer ${token}` } : {}) },
+            },
+            (res) => {
+              let text = "";
+              res.on("data", (c) => {
+                text += c;
+              });
+              res.on("end", () =>
+                resolve({
+                  status: res.statusCode ?? 0,
+                  type: String(res.headers["content-type"] ?? ""),
+                  ...(res.headers["retry-after"] ? { retryAfter: res.headers["retry-after"] } : {}),
+                  body: text ? (JSON.parse(text) as Record<string, unknown>) : {},
+                }),
+              );
+            },
+          );
+          req.on("error", reject);
+          req.end();
+        },
+      );
     }
 
     function wsVia(host: string, token?: string): Promise<{ messages: string[]; ws: WebSocket } | { refused: number }> {
@@ -88,7 +91,10 @@ describe.skipIf(!bwrap.available || !node.available)(
     }
 
     beforeAll(async () => {
-      h = await startSandboxPlatform({ ingressHost: INGRESS, env: { SANDBOX_INGRESS_TIMEOUT_MS: "1500" } });
+      h = await startSandboxPlatform({
+        ingressHost: INGRESS,
+        env: { SANDBOX_INGRESS_TIMEOUT_MS: "1500", SANDBOX_INGRESS_MAX_CONNECTIONS: "8" },
+      });
       gatewayPort = Number(new URL(h.url).port);
       sbx = await createSandbox(h, {
         name: "web",
@@ -234,6 +240,26 @@ describe.skipIf(!bwrap.available || !node.available)(
       const refused = await refusedHandshake(ws);
       expect(refused.status).toBe(504);
       expect(JSON.parse(refused.body).detail).toBe("Port 8001 of the sandbox did not answer within 1.5 s");
+    });
+
+    it("holds at most SANDBOX_INGRESS_MAX_CONNECTIONS open to one sandbox: 503 past it, served once they end", async () => {
+      // Anyone may open connections to a public port, and each holds a relay process on the host.
+      const waiting = Array.from({ length: 8 }, () => viaHost(hostOf(8001), "/never"));
+      await vi.waitFor(async () => expect((await viaHost(hostOf(8001), "/")).status).toBe(503), {
+        timeout: 5_000,
+        interval: 50,
+      });
+      const refused = await viaHost(hostOf(8000), "/", h.adminToken);
+      expect(refused).toMatchObject({ status: 503, type: "application/problem+json", retryAfter: "1" });
+      expect(refused.body.detail).toBe(
+        `Sandbox ${slug} has 8 connections open through the ingress, its limit; try again when one ends`,
+      );
+      expect(await wsVia(hostOf(8001))).toEqual({ refused: 503 });
+      expect((await Promise.all(waiting)).map((r) => r.status)).toEqual(Array(8).fill(504));
+      await vi.waitFor(async () => expect((await viaHost(hostOf(8001), "/")).status).toBe(200), {
+        timeout: 5_000,
+        interval: 50,
+      });
     });
 
     it("does not touch the API: /v1 paths on an ingress host go to the sandbox", async () => {

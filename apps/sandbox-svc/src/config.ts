@@ -77,6 +77,8 @@ export const SandboxSettingsSchema = z.object({
   SANDBOX_INGRESS_HOST: z.string().optional(),
   /** How long an exposed port may take to answer once the request is sent, before a 504. */
   SANDBOX_INGRESS_TIMEOUT_MS: z.coerce.number().int().min(100).max(3_600_000).default(60_000),
+  /** How many connections one sandbox's exposed ports may have open through the ingress at once. */
+  SANDBOX_INGRESS_MAX_CONNECTIONS: z.coerce.number().int().min(1).max(100_000).default(256),
   /** The platform's URL as sandboxes reach it (their `AGENTPLANE_API_URL`). */
   AGENTPLANE_API_URL: z.url().optional(),
   SANDBOX_LOCAL_ISOLATION: z.enum(["bwrap", "none"]).optional(),
@@ -131,6 +133,7 @@ export function configFromSettings(settings: SandboxSettings, defaults: SandboxC
     ...(settings.SANDBOX_IMAGES_JSON ? { images: settings.SANDBOX_IMAGES_JSON } : {}),
     ...(settings.SANDBOX_INGRESS_HOST ? { ingressHost: settings.SANDBOX_INGRESS_HOST } : {}),
     ingressTimeoutMs: settings.SANDBOX_INGRESS_TIMEOUT_MS,
+    ingressMaxConnections: settings.SANDBOX_INGRESS_MAX_CONNECTIONS,
     objectLimits: settings.OBJECT_LIMITS,
     ...(apiUrl ? { apiUrl } : {}),
     ...(settings.SANDBOX_EGRESS_HOST_MAP ? { egressHostMap: settings.SANDBOX_EGRESS_HOST_MAP } : {}),

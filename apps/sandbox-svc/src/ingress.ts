@@ -73,6 +73,48 @@ async function resolveTarget(deps: SandboxDeps, target: IngressTarget): Promise<
 /** How long an exposed port may take to answer once the request is sent (SANDBOX_INGRESS_TIMEOUT_MS). */
 const DEFAULT_INGRESS_TIMEOUT_MS = 60_000;
 
+/** How many connections one sandbox's ports may have open through the ingress (SANDBOX_INGRESS_MAX_CONNECTIONS). */
+const DEFAULT_INGRESS_MAX_CONNECTIONS = 256;
+
+/** Connections open through the ingress, per sandbox, for each service (its driver names it). */
+const openConnections = new WeakMap<object, Map<string, number>>();
+
+/**
+ * A connection to a sandbox's port, counted while it is open: each holds a relay on the host (a
+ * process, locally) for as long as its request waits or its WebSocket lives, and anyone may open
+ * them to a public port. Past the sandbox's limit, a 503 until one ends (decision 0043).
+ */
+async function openPort(deps: SandboxDeps, row: SandboxRow, port: number): Promise<Duplex> {
+  const limit = deps.config.ingressMaxConnections ?? DEFAULT_INGRESS_MAX_CONNECTIONS;
+  let counts = openConnections.get(deps.driver);
+  if (!counts) openConnections.set(deps.driver, (counts = new Map()));
+  const open = counts.get(row.id) ?? 0;
+  if (open >= limit) {
+    throw new ProblemError("service-unavailable", {
+      detail: `Sandbox ${row.slug} has ${limit} connections open through the ingress, its limit; try again when one ends`,
+      headers: { "retry-after": "1" },
+    });
+  }
+  counts.set(row.id, open + 1);
+  let released = false;
+  const release = () => {
+    if (released) return;
+    released = true;
+    const left = (counts.get(row.id) ?? 1) - 1;
+    if (left > 0) counts.set(row.id, left);
+    else counts.delete(row.id);
+  };
+  try {
+    const stream = await deps.driver.portForward(row.id, port);
+    if (stream.destroyed) release();
+    else stream.once("close", release);
+    return stream;
+  } catch (err) {
+    release();
+    throw err;
+  }
+}
+
 /** HTTP to an exposed port: the request is relayed into the sandbox's network namespace. */
 export async function ingressFetch(deps: SandboxDeps, request: Request, target: IngressTarget): Promise<Response> {
   const where = {
@@ -81,7 +123,7 @@ export async function ingressFetch(deps: SandboxDeps, request: Request, target: 
   };
   try {
     const { row, port } = await resolveTarget(deps, target);
-    const stream = await deps.driver.portForward(row.id, port);
+    const stream = await openPort(deps, row, port);
     const url = new URL(request.url);
     const headers: Record<string, string> = {};
     request.headers.forEach((value, key) => {
@@ -161,7 +203,7 @@ export function ingressUpgrade(
   guardSocket(socket);
   void (async () => {
     const { row, port } = await resolveTarget(deps, target);
-    const upstream = await deps.driver.portForward(row.id, port);
+    const upstream = await openPort(deps, row, port);
     const timeoutMs = deps.config.ingressTimeoutMs ?? DEFAULT_INGRESS_TIMEOUT_MS;
     spliceUpgrade(upstream, req, socket, head, {
       host: `127.0.0.1:${port}`,

@@ -12,6 +12,8 @@ export interface SandboxServiceConfig {
   ingressHost?: string;
   /** How long an exposed port may take to answer a request once it is sent (ms, default 60 s). */
   ingressTimeoutMs?: number;
+  /** How many connections one sandbox's ports may have open through the ingress at once (default 256). */
+  ingressMaxConnections?: number;
   /** How often idle sandboxes and sessions are looked for (ms). */
   idleCheckIntervalMs?: number;
   sessionIdleMs?: number;
