@@ -161,7 +161,9 @@ export function createUpgradeHandler(deps: {
       if (ingressTarget && deps.ingress) {
         const token = bearerToken(toHeaders(req), { websocket: true });
         const principal = token ? await counted(() => deps.authenticator.authenticate(token)) : undefined;
-        // The sandbox runs code of anyone's: the caller's token, in either place, stays here.
+        // The sandbox runs code of anyone's: the caller's token, in either place, and the console's
+        // session cookie stay here.
+        stripSessionCookie(req.headers);
         dropBearer(req);
         deps.ingress.upgrade(req, socket, head, { ...ingressTarget, ...(principal ? { principal } : {}) });
         return;

@@ -263,14 +263,14 @@ for (const port of [8000, 8001]) {
     if (req.url === "/first-bytes") return req.once("data", (d) => res.end(JSON.stringify({ first: d.length })));
     // Takes the request and never answers.
     if (req.url === "/never") return;
-    res.end(JSON.stringify({ port, path: req.url, host: req.headers.host, auth: req.headers.authorization ?? null, internal: Object.keys(req.headers).filter((k) => k.startsWith("x-agentplane-")) }));
+    res.end(JSON.stringify({ port, path: req.url, host: req.headers.host, cookie: req.headers.cookie ?? null, length: req.headers["content-length"] ?? null, auth: req.headers.authorization ?? null, internal: Object.keys(req.headers).filter((k) => k.startsWith("x-agentplane-")) }));
   });
   server.on("upgrade", (req, socket) => {
     // Takes the upgrade and never answers it.
     if (req.url === "/never") return;
     // Refuses the upgrade with what the sandbox was given of the caller's credentials.
     if (req.url === "/credentials") {
-      const seen = JSON.stringify({ protocol: req.headers["sec-websocket-protocol"] ?? null, auth: req.headers.authorization ?? null });
+      const seen = JSON.stringify({ protocol: req.headers["sec-websocket-protocol"] ?? null, auth: req.headers.authorization ?? null, cookie: req.headers.cookie ?? null });
       return socket.end("HTTP/1.1 403 Forbidden\\r\\ncontent-type: application/json\\r\\ncontent-length: " + seen.length + "\\r\\nconnection: close\\r\\n\\r\\n" + seen);
     }
     const accept = crypto.createHash("sha1").update(req.headers["sec-websocket-key"] + "258EAFA5-E914-47DA-95CA-C5AB0DC85B11").digest("base64");

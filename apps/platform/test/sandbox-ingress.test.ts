@@ -194,7 +194,36 @@ describe.skipIf(!bwrap.available || !node.available)(
       const seen = await refusedHandshake(ws);
       // 403 is the sandbox's own answer: the gateway took the token (a private port) and went on.
       expect(seen.status).toBe(403);
-      expect(JSON.parse(seen.body)).toEqual({ protocol: "chat", auth: null });
+      expect(JSON.parse(seen.body)).toEqual({ protocol: "chat", auth: null, cookie: null });
+    });
+
+    it("passes the sandbox no console session cookie (HTTP or WebSocket), and no length for a body it does not get", async () => {
+      const cookie = "agentplane_session=aps_a_b; theirs=1; __Host-agentplane_session=aps_c_d";
+      const answer = await new Promise<Record<string, unknown>>((resolve, reject) => {
+        // A GET with a body: the body is not passed on, so neither is its length (the port would wait for it).
+        const req = request(
+          {
+            host: "127.0.0.1",
+            port: gatewayPort,
+            path: "/",
+            headers: { host: hostOf(8001), cookie, "content-length": 5 },
+          },
+          (res) => {
+            let text = "";
+            res.on("data", (c) => {
+              text += c;
+            });
+            res.on("end", () => resolve(JSON.parse(text) as Record<string, unknown>));
+          },
+        );
+        req.on("error", reject);
+        req.end("hello");
+      });
+      expect(answer).toMatchObject({ port: 8001, cookie: "theirs=1", length: null });
+      const ws = new WebSocket(`ws://127.0.0.1:${gatewayPort}/credentials`, ["chat"], {
+        headers: { host: hostOf(8001), cookie },
+      });
+      expect(JSON.parse((await refusedHandshake(ws)).body)).toMatchObject({ cookie: "theirs=1" });
     });
 
     it("streams a request body into the sandbox as it arrives, never holding it whole", async () => {

@@ -3,6 +3,7 @@ import { type Duplex, Readable } from "node:stream";
 import type { ReadableStream as WebReadableStream } from "node:stream/web";
 import {
   INTERNAL_IDENTITY_HEADER,
+  isSessionCookiePart,
   type Principal,
   REQUEST_ID_HEADER,
   SANDBOX_INGRESS_HEADER,
@@ -25,6 +26,15 @@ import {
 import type { SandboxDeps } from "./services/context.ts";
 import type { SandboxRow } from "./services/mapping.ts";
 import { touchActivity } from "./services/sandboxes.ts";
+
+/** A `Cookie` header less the console's session cookie (either name); undefined when nothing is left. */
+function withoutSessionCookie(cookie: string): string | undefined {
+  const kept = cookie
+    .split(";")
+    .map((p) => p.trim())
+    .filter((p) => p && !isSessionCookiePart(p));
+  return kept.length > 0 ? kept.join("; ") : undefined;
+}
 
 /** Which sandbox port a request for an ingress host means. */
 export interface IngressTarget {
@@ -131,9 +141,15 @@ export async function ingressFetch(deps: SandboxDeps, request: Request, target: 
     });
     headers.host = `127.0.0.1:${port}`;
     headers["x-forwarded-host"] = request.headers.get("host") ?? url.host;
+    // The sandbox runs anyone's code: the console's session (a credential) never reaches it.
+    const cookie = headers.cookie && withoutSessionCookie(headers.cookie);
+    if (cookie) headers.cookie = cookie;
+    else delete headers.cookie;
     // The body streams through as it arrives (a public port takes bodies from anyone: read whole,
     // one upload could fill the service's memory); its Content-Length, when it has one, goes along.
     const body = request.body && request.method !== "GET" && request.method !== "HEAD" ? request.body : undefined;
+    // A body not passed on (a GET's) has no length there either: the port would wait for it.
+    if (!body) delete headers["content-length"];
     const timeoutMs = deps.config.ingressTimeoutMs ?? DEFAULT_INGRESS_TIMEOUT_MS;
     let timer: NodeJS.Timeout | undefined;
     let timedOut = false;
