@@ -22,7 +22,7 @@ import { ConnectorRuntime } from "./connectors/services/runtime.ts";
 import type { ConnectionsContext } from "./context.ts";
 import { migrations } from "./db/migrations/index.ts";
 import { CONNECTIONS_SCHEMA, type ConnectionsDb } from "./db/schema/index.ts";
-import { type PlatformClients, registerMcpEndpoints } from "./mcp/index.ts";
+import { MAX_STREAM_MS, type PlatformClients, registerMcpEndpoints } from "./mcp/index.ts";
 import { createTunnelUpgradeHandler } from "./routes/clusters/open-tunnel.ts";
 import type { ConnectionsRouteContext } from "./routes/context.ts";
 import { registerRoutes } from "./routes/index.ts";
@@ -98,6 +98,7 @@ export async function createConnectionsService(deps: ConnectionsServiceDeps): Pr
       clusterProxyTimeoutMs: config.clusterProxyTimeoutMs ?? 60_000,
       clusterTunnelMaxRequests: config.clusterTunnelMaxRequests ?? 1000,
       objectLimits: objectLimitsOr(config.objectLimits),
+      mcpStreamLifetimeMs: config.mcpStreamLifetimeMs ?? MAX_STREAM_MS,
       ...(config.replicaUrl ? { replicaUrl: config.replicaUrl } : {}),
     },
   };

@@ -42,6 +42,8 @@ export interface ConnectionsConfig {
   clusterTunnelMaxRequests?: number;
   /** How long an AWS endpoint may take to answer a proxied call or the connection test (default 60 s). */
   awsTimeoutMs?: number;
+  /** How long an MCP endpoint's event stream (GET) stays open before it is closed (default 30 min). */
+  mcpStreamLifetimeMs?: number;
   /** The outbox relay's poll interval, idle poll ceiling and longest backoff (defaults 250 ms, 2 s, 30 s). */
   eventRelay?: OutboxTuning;
   /** How many connectors, clusters and AWS connections a project may hold (`OBJECT_LIMITS`; defaults otherwise). */

@@ -12,6 +12,13 @@ import type { PlatformClients } from "./platform-tools.ts";
 /** The path of the OAuth protected-resource metadata the 401 points MCP clients to (RFC 9728). */
 export const RESOURCE_METADATA_PATH = "/.well-known/oauth-protected-resource";
 const CHANGE_POLL_MS = 5_000;
+/**
+ * Event streams (GET) one caller (a user, with all its tokens; or another principal) may hold open
+ * on one replica at once: each holds a server and polls the database until the client leaves.
+ */
+export const MAX_STREAMS_PER_CALLER = 8;
+/** A stream is closed after this long (by default); MCP clients open a new one. */
+export const MAX_STREAM_MS = 30 * 60_000;
 
 /**
  * The MCP SDK's server side, loaded on the first MCP request rather than at start. The SDK server
@@ -55,7 +62,14 @@ export function registerMcpEndpoints(
   runtime: ConnectorRuntime,
   clients: PlatformClients,
 ): void {
+  const lifetimeMs = ctx.config.mcpStreamLifetimeMs;
   const catalog = new McpToolCatalog(ctx, runtime, clients);
+  const streams = new Map<string, number>();
+  const release = (holder: string) => {
+    const left = (streams.get(holder) ?? 1) - 1;
+    if (left > 0) streams.set(holder, left);
+    else streams.delete(holder);
+  };
   const handle = async (c: Context<ServiceEnv>, projectId: string | undefined) => {
     const { Server, WebStandardStreamableHTTPServerTransport, types, jsonSchemaValidator } = await mcpServerModules();
     const { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError } = types;
@@ -70,6 +84,21 @@ export function registerMcpEndpoints(
       );
     }
     const scope = await resolveScope(c, runtime.authorizer, clients, principal, projectId);
+    const holder = c.req.method === "GET" ? `${principal.type}:${principal.userId ?? principal.id}` : undefined;
+    if (holder) {
+      const held = streams.get(holder) ?? 0;
+      if (held >= MAX_STREAMS_PER_CALLER) {
+        return problemJson(
+          c,
+          new ProblemError("rate-limited", {
+            detail: `At most ${MAX_STREAMS_PER_CALLER} MCP event streams may be open at once for one caller; close one first`,
+            headers: { "retry-after": String(CHANGE_POLL_MS / 1000) },
+          }),
+        );
+      }
+      // Taken before the answer is built, so concurrent GETs cannot all pass the check.
+      streams.set(holder, held + 1);
+    }
     const server = new Server(
       { name: projectId ? "agentplane-project" : "agentplane-org", version: "1.0.0" },
       { capabilities: { tools: { listChanged: true } }, jsonSchemaValidator },
@@ -88,11 +117,18 @@ export function registerMcpEndpoints(
       sessionIdGenerator: undefined,
       enableJsonResponse: true,
     });
-    await server.connect(transport);
-    const response = await transport.handleRequest(c.req.raw);
-    if (c.req.method === "GET" && response.status === 200) {
-      watchChanges(ctx, runtime, scope, server, c.req.raw.signal);
+    let response: Response;
+    try {
+      await server.connect(transport);
+      response = await transport.handleRequest(c.req.raw);
+    } catch (error) {
+      if (holder) release(holder);
+      throw error;
+    }
+    if (holder && response.status === 200) {
+      watchChanges(ctx, runtime, scope, server, c.req.raw.signal, lifetimeMs, () => release(holder));
     } else {
+      if (holder) release(holder);
       // Closed once the SDK has finished with the request (it forgets the request's abort
       // controller just after the answer): closing at once would abort, and so build an
       // AbortError for, every answered request.
@@ -140,13 +176,18 @@ async function resolveScope(
   };
 }
 
-/** Announces tool list changes on an open GET stream until the client goes away. */
+/**
+ * Announces tool list changes on an open GET stream until the client goes away or the stream has
+ * been open for `lifetimeMs`; `closed` is called once, when it ends.
+ */
 function watchChanges(
   ctx: ConnectionsContext,
   runtime: ConnectorRuntime,
   scope: McpScope,
   server: Server,
   signal: AbortSignal,
+  lifetimeMs: number,
+  closed: () => void,
 ): void {
   let stamp: string | undefined;
   const announce = () => void server.sendToolListChanged().catch(() => {});
@@ -167,11 +208,21 @@ function watchChanges(
   const timer = setInterval(() => void poll().catch(() => {}), CHANGE_POLL_MS);
   timer.unref();
   runtime.changes.on("changed", local);
+  let lifetime: NodeJS.Timeout | undefined;
+  let stopped = false;
   const stop = () => {
+    if (stopped) return;
+    stopped = true;
     clearInterval(timer);
+    clearTimeout(lifetime);
+    signal.removeEventListener("abort", stop);
     runtime.changes.off("changed", local);
     void server.close().catch(() => {});
+    closed();
   };
-  if (signal.aborted) stop();
-  else signal.addEventListener("abort", stop, { once: true });
+  if (signal.aborted) return stop();
+  signal.addEventListener("abort", stop, { once: true });
+  // Closing the server ends the stream's body: the client sees the end and opens a new one.
+  lifetime = setTimeout(stop, lifetimeMs);
+  lifetime.unref();
 }

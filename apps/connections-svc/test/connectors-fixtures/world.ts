@@ -42,7 +42,12 @@ export interface World {
  */
 export async function startWorld(
   name: string,
-  options: { eventRelay?: OutboxTuning; fetcher?: { timeoutMs?: number; maxBytes?: number }; logger?: Logger } = {},
+  options: {
+    eventRelay?: OutboxTuning;
+    fetcher?: { timeoutMs?: number; maxBytes?: number };
+    logger?: Logger;
+    mcpStreamLifetimeMs?: number;
+  } = {},
 ): Promise<World> {
   const created = await createTestDatabase(name);
   const database = await openDatabase(created.url, { max: 5 });
@@ -108,6 +113,7 @@ export async function startWorld(
         ...(options.fetcher ? { fetcher: options.fetcher } : {}),
       },
       ...(options.eventRelay ? { eventRelay: options.eventRelay } : {}),
+      ...(options.mcpStreamLifetimeMs ? { mcpStreamLifetimeMs: options.mcpStreamLifetimeMs } : {}),
     },
   });
   const call = async (method: string, path: string, as?: Principal, body?: unknown) => {
