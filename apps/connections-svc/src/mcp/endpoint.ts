@@ -17,6 +17,11 @@ const CHANGE_POLL_MS = 5_000;
  * on one replica at once: each holds a server and polls the database until the client leaves.
  */
 export const MAX_STREAMS_PER_CALLER = 8;
+/**
+ * Tool calls and listings one POST may carry (a JSON-RPC batch): the gateway counts the POST once.
+ * Protocol revisions since 2025-06-18 send no batches at all; the SDK alone would take a hundred.
+ */
+export const MAX_COSTLY_MESSAGES_PER_POST = 10;
 /** A stream is closed after this long (by default); MCP clients open a new one. */
 export const MAX_STREAM_MS = 30 * 60_000;
 
@@ -103,8 +108,22 @@ export function registerMcpEndpoints(
       { name: projectId ? "agentplane-project" : "agentplane-org", version: "1.0.0" },
       { capabilities: { tools: { listChanged: true } }, jsonSchemaValidator },
     );
-    server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: await catalog.list(scope) }));
+    // A fresh server serves each POST: this counts the costly messages of one batch.
+    let costly = 0;
+    const admit = () => {
+      if (++costly > MAX_COSTLY_MESSAGES_PER_POST) {
+        throw new McpError(
+          ErrorCode.InvalidRequest,
+          `One request may carry at most ${MAX_COSTLY_MESSAGES_PER_POST} tool calls and listings; send the rest separately`,
+        );
+      }
+    };
+    server.setRequestHandler(ListToolsRequestSchema, async () => {
+      admit();
+      return { tools: await catalog.list(scope) };
+    });
     server.setRequestHandler(CallToolRequestSchema, async (request) => {
+      admit();
       const result = await catalog.call(
         scope,
         request.params.name,
