@@ -20,6 +20,9 @@ interface Session {
   expiresAt: string;
 }
 
+const runTrue = (h: SandboxPlatform, sandboxId: string) =>
+  h.call("POST", "/v1/shell/exec", { body: { projectId: h.projectId, sandboxId, command: ["true"] } });
+
 const send = (s: K8sSession, channel: number, data: string | Buffer) =>
   s.ws.send(Buffer.concat([Buffer.from([channel]), Buffer.from(data)]));
 
@@ -279,6 +282,27 @@ describe.skipIf(!bwrap.available)(`exec, shell sessions and WebSocket exec throu
         })
         .toBe(2);
       expect((await denied()).find((r) => r.status === 403)?.principal?.displayName).toBe("viewer");
+    });
+
+    it("runs at most 64 commands per sandbox at once, streams and execs together (409 limit-exceeded)", async () => {
+      const busy = await createSandbox(h, { name: "busy" });
+      const url = `${h.url.replace(/^http/, "ws")}/v1/projects/${h.projectId}/sandboxes/${busy.id}/exec${execQuery(["sleep", "60"])}`;
+      const auth = { authorization: `Bearer ${h.adminToken}` };
+      const streams: K8sSession[] = [];
+      for (let i = 0; i < 64; i++) streams.push(opened(await openExec(url, ["v5.channel.k8s.io"], auth)));
+      // Each holds a process and what it buffers for a client that may never read.
+      expect(await openExec(url, ["v5.channel.k8s.io"], auth)).toEqual({ refused: 409 });
+      const exec = await h.call("POST", "/v1/shell/exec", {
+        body: { projectId: h.projectId, sandboxId: busy.id, command: ["true"] },
+      });
+      expect(exec.status).toBe(409);
+      expect(exec.body).toMatchObject({ kind: "running-commands", limit: 64 });
+      // Another sandbox has its own, and an ended stream gives its slot back.
+      expect((await runTrue(h, sbx.id)).status).toBe(200);
+      streams.pop()?.ws.close();
+      await expect.poll(async () => (await runTrue(h, busy.id)).status, { timeout: 10_000, interval: 200 }).toBe(200);
+      for (const s of streams) s.ws.close();
+      await h.call("DELETE", `/v1/projects/${h.projectId}/sandboxes/${busy.id}`);
     });
 
     it("refuses an empty command (400) and another organization's sandbox (404)", async () => {

@@ -1,6 +1,7 @@
 import { ProblemError } from "@agentplane/problem-details";
 import type { Caller } from "@agentplane/service-kit";
 import type { ExecProcess } from "../driver/types.ts";
+import { takeCommandSlot } from "./command-slots.ts";
 import type { SandboxDeps } from "./context.ts";
 import { auditCommand, checkCommand, requireRunning } from "./exec.ts";
 import { streamClosed, streamOpened } from "./lifecycle.ts";
@@ -42,7 +43,16 @@ export async function startExecStream(
   checkCommand(argv, "/query/command");
   await enforce(deps, caller, "sandbox:exec", row, execContext(argv, tty), `Exec in sandbox ${sandboxId}`);
   if (aborted()) return undefined;
-  const proc = await deps.driver.exec(sandboxId, request);
+  // The slot is the process's: given back when it has ended, however the stream went.
+  const release = takeCommandSlot(deps, sandboxId);
+  let proc: ExecProcess;
+  try {
+    proc = await deps.driver.exec(sandboxId, request);
+  } catch (err) {
+    release();
+    throw err;
+  }
+  proc.exited.then(release, release);
   if (aborted()) {
     proc.kill("SIGKILL");
     return undefined;

@@ -2,6 +2,7 @@ import { ProblemError, unsafeTextReason } from "@agentplane/problem-details";
 import type { Caller } from "@agentplane/service-kit";
 import { type RunCommandResult, runCommand } from "../exec/run-command.ts";
 import { stage } from "../stages.ts";
+import { takeCommandSlot } from "./command-slots.ts";
 import { recordSandboxEventAlone, type SandboxDeps } from "./context.ts";
 import { type SandboxRow, toArgv } from "./mapping.ts";
 import { enforce, execContext } from "./policy.ts";
@@ -114,14 +115,23 @@ export async function execInSandbox(
   checkCommand(argv, "/body/command");
   await enforce(deps, caller, "sandbox:exec", row, execContext(argv), `Exec in sandbox ${row.id}`);
   stage("exec: decided");
+  const release = takeCommandSlot(deps, row.id);
+  let result: RunCommandResult;
   const activity = touchActivity(deps, row.id);
-  const result = await runCommand(deps.driver, row.id, {
-    argv,
-    timeoutMs: input.timeoutMs,
-    ...(input.cwd ? { cwd: input.cwd } : {}),
-    ...(input.env ? { env: input.env } : {}),
-    ...(input.stdin !== undefined ? { stdin: input.stdin } : {}),
-  });
+  try {
+    result = await runCommand(deps.driver, row.id, {
+      argv,
+      timeoutMs: input.timeoutMs,
+      ...(input.cwd ? { cwd: input.cwd } : {}),
+      ...(input.env ? { env: input.env } : {}),
+      ...(input.stdin !== undefined ? { stdin: input.stdin } : {}),
+    });
+  } catch (err) {
+    await activity.catch(() => {});
+    throw err;
+  } finally {
+    release();
+  }
   stage("exec: command done");
   await activity;
   stage("exec: activity written");

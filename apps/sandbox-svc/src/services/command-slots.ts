@@ -1,0 +1,40 @@
+import { ProblemError } from "@agentplane/problem-details";
+import type { SandboxDeps } from "./context.ts";
+
+/**
+ * Commands (execs and WebSocket exec streams) one sandbox may run at once through the API. Each is
+ * a process with pipes the service holds, and its output buffered here up to a bound (1 MiB per
+ * stream for an exec, 8 MiB for a stream whose client does not read): without a bound on how
+ * many, one caller could start them until the service ran out of memory or file descriptors.
+ * Shell sessions have a bound of their own.
+ */
+export const MAX_COMMANDS_PER_SANDBOX = 64;
+
+/** Commands running per sandbox, for each service (its driver names it). */
+const running = new WeakMap<object, Map<string, number>>();
+
+/**
+ * Takes one of the sandbox's command slots, or refuses with a 409 `limit-exceeded` when all are
+ * taken. Returns the release, to call once the command's process has ended (calling it again
+ * does nothing).
+ */
+export function takeCommandSlot(deps: Pick<SandboxDeps, "driver">, sandboxId: string): () => void {
+  let counts = running.get(deps.driver);
+  if (!counts) running.set(deps.driver, (counts = new Map()));
+  const held = counts.get(sandboxId) ?? 0;
+  if (held >= MAX_COMMANDS_PER_SANDBOX) {
+    throw new ProblemError("limit-exceeded", {
+      detail: `Sandbox ${sandboxId} already runs ${MAX_COMMANDS_PER_SANDBOX} commands through the API, its limit. Wait for one to end.`,
+      extensions: { kind: "running-commands", limit: MAX_COMMANDS_PER_SANDBOX },
+    });
+  }
+  counts.set(sandboxId, held + 1);
+  let released = false;
+  return () => {
+    if (released) return;
+    released = true;
+    const left = (counts.get(sandboxId) ?? 1) - 1;
+    if (left > 0) counts.set(sandboxId, left);
+    else counts.delete(sandboxId);
+  };
+}
