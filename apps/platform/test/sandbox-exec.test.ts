@@ -169,6 +169,31 @@ describe.skipIf(!bwrap.available)(`exec, shell sessions and WebSocket exec throu
       await h.call("DELETE", `/v1/projects/${h.projectId}/sandboxes/${crowded.id}`);
     });
 
+    it("answers a command that waits out its timeout behind others with 409, without running it", async () => {
+      const base = `/v1/projects/${h.projectId}/shell-sessions`;
+      const created = await h.call<Session>("POST", base, { body: { sandboxId: sbx.id } });
+      const run = (command: string, timeoutMs: number) =>
+        h.call<{ exitCode: number; stdout: string }>("POST", `${base}/${created.body.id}/commands`, {
+          body: { command, timeoutMs },
+        });
+      const marker = `/tmp/waited-${Date.now()}`;
+      const first = run("sleep 3", 10_000);
+      await new Promise((r) => setTimeout(r, 200));
+      const started = Date.now();
+      const behind = await run(`touch ${marker}`, 1000);
+      expect(behind.status).toBe(409);
+      expect(Date.now() - started).toBeLessThan(2500);
+      expect(behind.body).toMatchObject({ detail: expect.stringContaining("did not run") });
+      // At most 16 wait at once; the next is refused at once.
+      const queued = Array.from({ length: 16 }, () => run("true", 10_000));
+      await new Promise((r) => setTimeout(r, 200));
+      expect((await run("true", 10_000)).status).toBe(409);
+      expect((await first).body).toMatchObject({ exitCode: 0 });
+      expect((await Promise.all(queued)).map((r) => r.status)).toEqual(Array(16).fill(200));
+      expect((await run(`test -e ${marker}; echo $?`, 5000)).body).toMatchObject({ stdout: "1\n" });
+      await h.call("DELETE", `${base}/${created.body.id}`);
+    });
+
     it("refuses an empty session command and an unknown sandbox", async () => {
       const base = `/v1/projects/${h.projectId}/shell-sessions`;
       const created = await h.call<Session>("POST", base, { body: { sandboxId: sbx.id } });

@@ -26,6 +26,8 @@ export interface ShellSession {
   proc: ExecProcess;
   /** Commands of one session run one after another. */
   queue: Promise<unknown>;
+  /** Commands asked for that have not had their turn yet. */
+  waiting: number;
   pending?: Pending;
   closed: boolean;
 }
@@ -38,6 +40,9 @@ const DEFAULT_SESSION_IDLE_MS = 10 * 60 * 1000;
  * bound one tenant could open them until the service runs out of processes or file descriptors.
  */
 export const MAX_SESSIONS_PER_SANDBOX = 32;
+
+/** Commands that may wait for their turn in one session (each is a request held open). */
+export const MAX_WAITING_COMMANDS = 16;
 
 /**
  * Persistent shells: one `sh` per session inside the sandbox. Each command is written to its stdin
@@ -88,6 +93,7 @@ export class ShellSessions {
       lastActivityAt: now,
       proc,
       queue: Promise.resolve(),
+      waiting: 0,
       closed: false,
     };
     proc.stdout.on("data", (chunk: Buffer) => this.onOutput(session, "stdout", chunk));
@@ -154,10 +160,44 @@ export class ShellSessions {
     for (const session of this.sessions.values()) this.close(session);
   }
 
+  /**
+   * Runs a command once the session's earlier ones are done. Its timeout counts from when it was
+   * asked for: one that spends it all waiting never runs, and its request is answered then (409),
+   * not whenever the commands before it end.
+   */
   run(session: ShellSession, command: string, timeoutMs: number): Promise<RunCommandResult> {
-    const next = session.queue.then(() => this.runNow(session, command, timeoutMs));
-    session.queue = next.catch(() => {});
-    return next;
+    if (session.waiting >= MAX_WAITING_COMMANDS) {
+      throw new ProblemError("conflict", {
+        detail: `Shell session ${session.id} already has ${MAX_WAITING_COMMANDS} commands waiting for their turn; wait for them to end`,
+      });
+    }
+    const asked = performance.now();
+    session.waiting++;
+    let waiting = true;
+    let timer: NodeJS.Timeout | undefined;
+    const stopWaiting = () => {
+      if (!waiting) return false;
+      waiting = false;
+      session.waiting--;
+      return true;
+    };
+    const turn = session.queue.then(() => {
+      clearTimeout(timer);
+      if (!stopWaiting()) return undefined;
+      return this.runNow(session, command, Math.max(1, Math.round(timeoutMs - (performance.now() - asked))));
+    });
+    session.queue = turn.catch(() => {});
+    const gaveUp = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => {
+        if (!stopWaiting()) return;
+        reject(
+          new ProblemError("conflict", {
+            detail: `Shell session ${session.id} was busy with earlier commands for the whole ${timeoutMs} ms timeout; the command did not run`,
+          }),
+        );
+      }, timeoutMs);
+    });
+    return Promise.race([turn as Promise<RunCommandResult>, gaveUp]);
   }
 
   private runNow(session: ShellSession, command: string, timeoutMs: number): Promise<RunCommandResult> {
