@@ -1,6 +1,7 @@
 import { createRequire } from "node:module";
 import { badRequest, type FieldError } from "@agentplane/problem-details";
 import { type AnswerShape, describeAnswer, parsePosition } from "../far-answer.ts";
+import { assertRefsUnfoldWithin } from "./ref-unfolding.ts";
 
 /** A dereferenced OpenAPI 3.x document. `$ref` cycles become object cycles (cut when tools are built). */
 export interface OpenApiDocument {
@@ -95,6 +96,7 @@ export async function loadOpenApiDescription(
       },
     ]);
   }
+  assertRefsUnfoldWithin(raw, pointer);
   const options = { resolve: { external: false, file: false }, timeoutMs: 10_000 };
   // The parser is loaded when a description is first loaded, not when the service starts.
   const { dereference, validate } = await import("@readme/openapi-parser");

@@ -34,13 +34,41 @@ const DROPPED = new Set([
 
 const MAX_DEPTH = 24;
 const MAX_NODES = 5_000;
+/** Nodes all the schemas built from one description may hold together (see `SchemaBudget`). */
+export const MAX_DOCUMENT_NODES = 250_000;
 
 export type SchemaMode = "input" | "output";
+
+/**
+ * What is left to build for one description. A dereferenced `$ref` graph shares its objects, so a
+ * few kilobytes of description in which each level refers twice to the next unfold into 2^levels
+ * nodes when copied: every node built, schema or annotation value, counts against the schema's
+ * own cap and against the description's, and a schema past either is cut.
+ */
+export interface SchemaBudget {
+  left: number;
+}
+
+export function schemaBudget(nodes = MAX_DOCUMENT_NODES): SchemaBudget {
+  return { left: nodes };
+}
 
 interface WalkState {
   ancestors: Set<object>;
   nodes: number;
   cut: boolean;
+  budget: SchemaBudget;
+}
+
+/** Thrown by `plainCopy` past the caps: the annotation is left out (a wider schema, never a wrong one). */
+class CopyCut extends Error {}
+
+/** Counts one built node; false once the schema's or the description's cap is spent. */
+function spend(state: WalkState): boolean {
+  if (state.nodes >= MAX_NODES || state.budget.left <= 0) return false;
+  state.nodes++;
+  state.budget.left--;
+  return true;
 }
 
 /**
@@ -49,8 +77,12 @@ interface WalkState {
  * type, read-only properties leave input schemas and write-only ones leave output schemas. Depth and
  * size are capped so one pathological description cannot produce a huge tool.
  */
-export function toJsonSchema(schema: unknown, mode: SchemaMode): { schema: JsonSchema; cut: boolean } {
-  const state: WalkState = { ancestors: new Set(), nodes: 0, cut: false };
+export function toJsonSchema(
+  schema: unknown,
+  mode: SchemaMode,
+  budget: SchemaBudget = schemaBudget(),
+): { schema: JsonSchema; cut: boolean } {
+  const state: WalkState = { ancestors: new Set(), nodes: 0, cut: false, budget };
   const converted = walk(schema, mode, state, 0);
   return { schema: typeof converted === "boolean" ? (converted ? {} : { not: {} }) : converted, cut: state.cut };
 }
@@ -58,11 +90,10 @@ export function toJsonSchema(schema: unknown, mode: SchemaMode): { schema: JsonS
 function walk(schema: unknown, mode: SchemaMode, state: WalkState, depth: number): JsonSchema | boolean {
   if (typeof schema === "boolean") return schema;
   if (!schema || typeof schema !== "object" || Array.isArray(schema)) return {};
-  if (state.ancestors.has(schema) || depth > MAX_DEPTH || state.nodes > MAX_NODES) {
+  if (state.ancestors.has(schema) || depth > MAX_DEPTH || !spend(state)) {
     state.cut = true;
     return { description: "Recursive or deeply nested value (schema cut)" };
   }
-  state.nodes++;
   state.ancestors.add(schema);
   const source = schema as Record<string, unknown>;
   const out: JsonSchema = {};
@@ -89,7 +120,12 @@ function walk(schema: unknown, mode: SchemaMode, state: WalkState, depth: number
     } else if (SCHEMA_LISTS.has(key) && Array.isArray(value)) {
       out[key] = value.map((v) => walk(v, mode, state, depth + 1));
     } else {
-      out[key] = plainCopy(value);
+      try {
+        out[key] = plainCopy(value, state);
+      } catch (error) {
+        if (!(error instanceof CopyCut)) throw error;
+        state.cut = true;
+      }
     }
   }
   if (removed.size > 0 && Array.isArray(out.required)) {
@@ -106,14 +142,18 @@ function addNull(out: JsonSchema): void {
   if (Array.isArray(out.enum) && !out.enum.includes(null)) out.enum = [...out.enum, null];
 }
 
-/** Copies annotation values (enum, default, examples): JSON data only, cycles dropped. */
-function plainCopy(value: unknown, seen: Set<object> = new Set()): unknown {
+/**
+ * Copies annotation values (enum, default, examples): JSON data only, cycles dropped; each object
+ * or array copied is a node of the caps (past them, `CopyCut`).
+ */
+function plainCopy(value: unknown, state: WalkState, seen: Set<object> = new Set()): unknown {
   if (value === null || typeof value !== "object") return value;
   if (seen.has(value)) return null;
+  if (seen.size > MAX_DEPTH || !spend(state)) throw new CopyCut();
   seen.add(value);
   const copy = Array.isArray(value)
-    ? value.map((v) => plainCopy(v, seen))
-    : Object.fromEntries(Object.entries(value).map(([k, v]) => [k, plainCopy(v, seen)]));
+    ? value.map((v) => plainCopy(v, state, seen))
+    : Object.fromEntries(Object.entries(value).map(([k, v]) => [k, plainCopy(v, state, seen)]));
   seen.delete(value);
   return copy;
 }

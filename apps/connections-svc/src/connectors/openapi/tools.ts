@@ -1,7 +1,7 @@
 import { type OperationFilter, selectOperation } from "./filter.ts";
 import type { OpenApiDocument } from "./load.ts";
 import { NameAllocator, nameFromMethodAndPath, sanitizeToolName } from "./names.ts";
-import { isMergeableObject, type JsonSchema, toJsonSchema } from "./schema.ts";
+import { isMergeableObject, type JsonSchema, type SchemaBudget, schemaBudget, toJsonSchema } from "./schema.ts";
 
 export const HTTP_METHODS = ["get", "put", "post", "delete", "options", "head", "patch", "trace"] as const;
 export type ArgLocation = "path" | "query" | "header" | "body";
@@ -93,6 +93,8 @@ export function buildToolsFromDocument(document: OpenApiDocument, options: Build
   const tools: ConnectorTool[] = [];
   const warnings: SkippedOperation[] = [];
   const names = new NameAllocator();
+  // One budget for every schema of the description (a `$ref` graph can unfold exponentially).
+  const budget = schemaBudget();
   const paths = document.paths ?? {};
   for (const path of Object.keys(paths).sort()) {
     const item = (paths[path] ?? {}) as Record<string, unknown>;
@@ -107,7 +109,7 @@ export function buildToolsFromDocument(document: OpenApiDocument, options: Build
       if (!selectOperation({ method, path, tags }, options.include, options.exclude)) continue;
       const skip = (reason: string) =>
         warnings.push({ method, path, ...(op.operationId ? { operationId: op.operationId } : {}), reason });
-      const built = buildTool(method, path, op, shared, skip);
+      const built = buildTool(method, path, op, shared, skip, budget);
       if (built) tools.push({ name, ...built });
     }
   }
@@ -120,12 +122,13 @@ function buildTool(
   op: RawOperation,
   shared: RawParameter[],
   skip: (reason: string) => void,
+  budget: SchemaBudget,
 ): Omit<ConnectorTool, "name"> | undefined {
   const entries: Entry[] = [];
   const params = new Map<string, RawParameter>();
   for (const p of [...shared, ...(op.parameters ?? [])]) if (p?.name && p.in) params.set(`${p.in}:${p.name}`, p);
   // Recursive positions are cut silently: the schema says so in the cut position's description.
-  const convert = (schema: unknown, mode: "input" | "output") => toJsonSchema(schema, mode).schema;
+  const convert = (schema: unknown, mode: "input" | "output") => toJsonSchema(schema, mode, budget).schema;
   for (const p of params.values()) {
     const location = p.in as string;
     if (location === "cookie") {
