@@ -279,5 +279,15 @@ describe("AWS re-signing with unchanged SDKs", () => {
     // Two different Actions (query and form) are no one operation.
     expect(() => call("iam", "POST", "/", { query: "Action=ListUsers", body: "Action=DeleteUser" })).toThrow(/Action/);
     expect(() => call("iam", "POST", "/", { query: "Action=ListUsers&Action=DeleteUser" })).toThrow(/Action/);
+    // A query-protocol service reads Action and ignores X-Amz-Target, a JSON one the reverse: a call
+    // naming one operation in each is no one operation either (policy would judge the other).
+    expect(() =>
+      call("iam", "POST", "/", { target: "AWSIdentityManagementV20100508.ListUsers", body: "Action=DeleteUser" }),
+    ).toThrow(/Action/);
+    expect(() =>
+      call("dynamodb", "POST", "/", { target: "DynamoDB_20120810.GetItem", query: "Action=DeleteTable" }),
+    ).toThrow(/Action/);
+    // Both naming the same operation is that operation.
+    expect(call("sqs", "POST", "/", { target: "AmazonSQS.ListQueues", body: "Action=ListQueues" })).toBe("ListQueues");
   });
 });

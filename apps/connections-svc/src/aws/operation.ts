@@ -95,11 +95,19 @@ export function parseAwsCall(args: {
   // query protocols `Action` (at the root; SQS's older queue URLs too), any other its method and path.
   if (service === "s3") return { ...base, ...s3Operation(method, args.path, args.query, args.headers) };
   const target = args.headers.get("x-amz-target");
-  if (target && method === "POST" && args.path === "/") {
-    return { ...base, operation: target.slice(target.lastIndexOf(".") + 1) };
-  }
+  const targeted = target && method === "POST" ? target.slice(target.lastIndexOf(".") + 1) : undefined;
   const action = actionOf(args);
-  if (action && (args.path === "/" || service === "sqs")) return { ...base, operation: action };
+  const acted = action && (args.path === "/" || service === "sqs") ? action : undefined;
+  // A query protocol reads `Action` and ignores X-Amz-Target, a JSON protocol the reverse (SQS
+  // speaks both): naming one operation in each, the call is no one operation policy can judge.
+  if (targeted && acted && targeted !== acted) {
+    throw new ProblemError("bad-request", {
+      detail: `The call names ${targeted} in X-Amz-Target and ${acted} as its Action: it is no one operation`,
+      errors: [{ pointer: "/headers/x-amz-target", message: "one operation, as X-Amz-Target or as Action" }],
+    });
+  }
+  if (targeted && args.path === "/") return { ...base, operation: targeted };
+  if (acted) return { ...base, operation: acted };
   return { ...base, operation: `${method} ${args.path}` };
 }
 
