@@ -19,9 +19,14 @@ interface HostileMcp extends LocalServer {
   gets: number;
   /** Connections of GET requests still open. */
   openGets: Set<ServerResponse>;
-  /** Whether `tools/call` is flooded (else answered). */
-  flood: boolean;
+  /** How `tools/call` is answered: flooded, answered, or first with many requests of the server's own. */
+  mode: "flood" | "answer" | "requests";
+  /** POSTs that carried an answer to one of the server's own requests. */
+  answers: number;
 }
+
+/** The requests the server sends ahead of its answer in `requests` mode. */
+const SERVER_REQUESTS = 300;
 
 /**
  * Answers `initialize` and `tools/list` as an SDK server with one tool, `add`; a `tools/call` gets a
@@ -29,7 +34,13 @@ interface HostileMcp extends LocalServer {
  * event stream that stays open and says nothing.
  */
 async function startHostileMcp(): Promise<HostileMcp> {
-  const state = { flooded: 0, gets: 0, openGets: new Set<ServerResponse>(), flood: true };
+  const state = {
+    flooded: 0,
+    gets: 0,
+    openGets: new Set<ServerResponse>(),
+    mode: "flood" as HostileMcp["mode"],
+    answers: 0,
+  };
   const server = await startLocalServer(async (req, res) => {
     if (req.method === "GET") {
       state.gets++;
@@ -41,7 +52,21 @@ async function startHostileMcp(): Promise<HostileMcp> {
     }
     if (req.method !== "POST") return void res.writeHead(405).end();
     const message = JSON.parse(await readBody(req)) as { id?: number; method?: string };
-    if (message.method !== "tools/call" || !state.flood) return answerAddToolMcp("hostile", req, res, message);
+    if (message.method === undefined) {
+      state.answers++;
+      return void res.writeHead(202).end();
+    }
+    if (message.method !== "tools/call" || state.mode === "answer") {
+      return answerAddToolMcp("hostile", req, res, message);
+    }
+    if (state.mode === "requests") {
+      res.writeHead(200, { "content-type": "text/event-stream" });
+      for (let i = 0; i < SERVER_REQUESTS; i++) {
+        res.write(`event: message\ndata: ${JSON.stringify({ jsonrpc: "2.0", id: `s${i}`, method: "ping" })}\n\n`);
+      }
+      const result = { jsonrpc: "2.0", id: message.id, result: { content: [{ type: "text", text: "3" }] } };
+      return void res.end(`event: message\ndata: ${JSON.stringify(result)}\n\n`);
+    }
     res.writeHead(200, { "content-type": "application/json" });
     res.write(`{"jsonrpc":"2.0","id":${message.id},"result":{"content":[{"type":"text","text":"`);
     const chunk = "A".repeat(64 * 1024);
@@ -62,12 +87,13 @@ async function startHostileMcp(): Promise<HostileMcp> {
     flooded: { get: () => state.flooded },
     gets: { get: () => state.gets },
     openGets: { get: () => state.openGets },
-    flood: {
-      get: () => state.flood,
-      set: (flood: boolean) => {
-        state.flood = flood;
+    mode: {
+      get: () => state.mode,
+      set: (mode: HostileMcp["mode"]) => {
+        state.mode = mode;
       },
     },
+    answers: { get: () => state.answers },
   }) as HostileMcp;
 }
 
@@ -114,7 +140,7 @@ describe.skipIf(!pg.available)(`a hostile remote MCP server${pg.reason}`, () => 
   });
 
   it("keeps no request to the server open past the time bound (no idle event stream it did not ask for)", async () => {
-    mcp.flood = false;
+    mcp.mode = "answer";
     const res = await w.call("POST", `/v1/mcp-servers/${connectorId}/tools/call`, w.developer, {
       name: "add",
       arguments: { a: 1, b: 2 },
@@ -123,5 +149,16 @@ describe.skipIf(!pg.available)(`a hostile remote MCP server${pg.reason}`, () => 
     // The SDK client opens its standalone stream right after the handshake, without waiting for it.
     await new Promise((resolve) => setTimeout(resolve, 500));
     expect([mcp.gets, mcp.openGets.size]).toEqual([0, 0]);
+  });
+
+  it("answers none of the server's own requests: a stream of them costs one call, not a request back each", async () => {
+    mcp.mode = "requests";
+    const res = await w.call("POST", `/v1/mcp-servers/${connectorId}/tools/call`, w.developer, {
+      name: "add",
+      arguments: { a: 1, b: 2 },
+    });
+    expect(res.status, await res.text()).toBe(200);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(mcp.answers).toBe(0);
   });
 });

@@ -43,7 +43,7 @@ function mcpClientModules() {
 export async function connectRemote(server: RemoteServer, fetcher: SafeFetcher): Promise<Client> {
   const { Client, SSEClientTransport, StreamableHTTPClientTransport } = await mcpClientModules();
   const answers = new AnswerRecorder(fetcher);
-  const fetchLike = answers.fetch;
+  const fetchLike = withoutAnswersToServer(answers.fetch);
   const requestInit = { headers: server.headers };
   const url = new URL(server.url);
   const bound = fetcher.timeoutMs;
@@ -73,6 +73,41 @@ export async function connectRemote(server: RemoteServer, fetcher: SafeFetcher):
   } catch (error) {
     throw asRefusal(error, answers.last, bound);
   }
+}
+
+/** Larger bodies are requests of the platform's own (a tool call's arguments), never answers. */
+const MAX_ANSWER_BYTES = 64 * 1024;
+
+/**
+ * The SDK client answers every request a server sends it (`ping`, and Method not found for the
+ * rest; the platform's client offers no capability), each with a POST of its own: a server could
+ * stream requests ahead of a tool call's result, a hundred thousand within the size cap, and have
+ * the platform send as many requests back at once. Those answers are dropped here (the 202 a
+ * server gives an answer), so a server's requests cost nothing beyond reading them.
+ */
+function withoutAnswersToServer(fetchLike: FetchLike): FetchLike {
+  return (input, init) =>
+    isAnswer(init)
+      ? Promise.resolve(new Response(null, { status: 202, statusText: "Accepted" }))
+      : fetchLike(input, init);
+}
+
+function isAnswer(init: RequestInit | undefined): boolean {
+  const body = init?.body;
+  if ((init?.method ?? "GET").toUpperCase() !== "POST" || typeof body !== "string" || body.length > MAX_ANSWER_BYTES) {
+    return false;
+  }
+  let message: unknown;
+  try {
+    message = JSON.parse(body);
+  } catch {
+    return false;
+  }
+  const messages = Array.isArray(message) ? message : [message];
+  return (
+    messages.length > 0 &&
+    messages.every((m) => !!m && typeof m === "object" && !("method" in m) && ("result" in m || "error" in m))
+  );
 }
 
 /**
