@@ -219,6 +219,21 @@ describe.each(targets)("sandbox verbs on $name", (target) => {
       await deleteSandbox(fx.deps, fx.actor, { projectId: P, sandboxId: row.id });
     });
 
+    it("does not end a session for idleness while a command runs or waits in it", async () => {
+      const row = await createSandbox(fx.deps, fx.actor, { projectId: P, ...base, name: "Busy", start: true });
+      const session = await fx.deps.sessions.open(P, row.id);
+      // A command may run longer than the idle timeout (15 min against 10): it is no idleness.
+      const running = fx.deps.sessions.run(session, "sleep 1; echo done", 5000);
+      const waiting = fx.deps.sessions.run(session, "echo next", 5000);
+      await new Promise((r) => setTimeout(r, 300));
+      fx.deps.sessions.closeIdle(Date.now() + fx.deps.sessions.idleMs + 1000);
+      expect(await running).toMatchObject({ exitCode: 0, stdout: "done\n" });
+      expect(await waiting).toMatchObject({ exitCode: 0, stdout: "next\n" });
+      fx.deps.sessions.closeIdle(Date.now() + fx.deps.sessions.idleMs + 1000);
+      expect(() => fx.deps.sessions.get(P, session.id)).toThrow(/idle/);
+      await deleteSandbox(fx.deps, fx.actor, { projectId: P, sandboxId: row.id });
+    });
+
     it("mints sandbox tokens that resolve to a sandbox principal until revoked", async () => {
       const row = await createSandbox(fx.deps, fx.actor, { projectId: P, ...base, name: "Tok", start: true });
       const envToken = (await exec(row.id, 'echo "$AGENTPLANE_TOKEN $AGENTPLANE_API_URL"')).stdout.trim().split(" ");

@@ -150,6 +150,8 @@ export class ShellSessions {
 
   closeIdle(now = Date.now()): void {
     for (const session of this.sessions.values()) {
+      // A command running (it may take longer than the idle timeout) or waiting is no idleness.
+      if (session.pending || session.waiting > 0) continue;
       if (now - session.lastActivityAt.getTime() > this.idleMs) {
         this.close(session, `it was idle for more than ${Math.round(this.idleMs / 1000)} s`);
       }
