@@ -177,8 +177,13 @@ describe.skipIf(!bwrap.available)(`exec, shell sessions and WebSocket exec throu
           body: { command, timeoutMs },
         });
       const marker = `/tmp/waited-${Date.now()}`;
-      const first = run("sleep 3", 10_000);
-      await new Promise((r) => setTimeout(r, 200));
+      const first = run(`touch ${marker}-first; sleep 5`, 10_000);
+      await expect
+        .poll(async () => (await exec(h, sbx.id, `test -e ${marker}-first && echo yes`)).body.stdout, {
+          timeout: 5000,
+          interval: 100,
+        })
+        .toBe("yes\n");
       const started = Date.now();
       const behind = await run(`touch ${marker}`, 1000);
       expect(behind.status).toBe(409);
@@ -186,7 +191,7 @@ describe.skipIf(!bwrap.available)(`exec, shell sessions and WebSocket exec throu
       expect(behind.body).toMatchObject({ detail: expect.stringContaining("did not run") });
       // At most 16 wait at once; the next is refused at once.
       const queued = Array.from({ length: 16 }, () => run("true", 10_000));
-      await new Promise((r) => setTimeout(r, 200));
+      await new Promise((r) => setTimeout(r, 1000));
       expect((await run("true", 10_000)).status).toBe(409);
       expect((await first).body).toMatchObject({ exitCode: 0 });
       expect((await Promise.all(queued)).map((r) => r.status)).toEqual(Array(16).fill(200));
