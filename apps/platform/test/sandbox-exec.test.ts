@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   bearerProtocol,
   createSandbox,
+  type ExecResult,
   exec,
   execQuery,
   type K8sSession,
@@ -196,6 +197,26 @@ describe.skipIf(!bwrap.available)(`exec, shell sessions and WebSocket exec throu
       expect((await first).body).toMatchObject({ exitCode: 0 });
       expect((await Promise.all(queued)).map((r) => r.status)).toEqual(Array(16).fill(200));
       expect((await run(`test -e ${marker}; echo $?`, 5000)).body).toMatchObject({ stdout: "1\n" });
+      await h.call("DELETE", `${base}/${created.body.id}`);
+    });
+
+    it("takes a command's endless output at the cost of an exec's, keeping its first MiB", async () => {
+      const base = `/v1/projects/${h.projectId}/shell-sessions`;
+      const created = await h.call<Session>("POST", base, { body: { sandboxId: sbx.id } });
+      // 200 MB of output: each chunk must cost its own size, not that of all the output kept so far.
+      const command = "head -c 200000000 /dev/zero | tr '\\0' x; echo; echo tail >&2";
+      let started = Date.now();
+      const once = await exec(h, sbx.id, command, { timeoutMs: 120_000 });
+      const execMs = Date.now() - started;
+      started = Date.now();
+      const run = await h.call<ExecResult>("POST", `${base}/${created.body.id}/commands`, {
+        body: { command, timeoutMs: 120_000 },
+      });
+      const sessionMs = Date.now() - started;
+      expect(once.body).toMatchObject({ exitCode: 0, stdoutTruncated: true });
+      expect(run.body).toMatchObject({ exitCode: 0, stdoutTruncated: true, stderr: "tail\n", stderrTruncated: false });
+      expect(run.body.stdout).toBe("x".repeat(1024 * 1024));
+      expect(sessionMs, `session ${sessionMs} ms, exec ${execMs} ms`).toBeLessThan(3 * execMs + 2000);
       await h.call("DELETE", `${base}/${created.body.id}`);
     });
 

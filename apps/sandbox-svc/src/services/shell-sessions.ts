@@ -5,12 +5,39 @@ import type { ExecProcess } from "../driver/types.ts";
 import { DEFAULT_OUTPUT_CAP, type RunCommandResult } from "../exec/run-command.ts";
 import type { SandboxDeps } from "./context.ts";
 
+/**
+ * One output stream of a running command, kept in bounded memory and at a bounded cost per chunk
+ * however much it writes: its first bytes (the answer's, plus room for the end marker), its last
+ * few (where the marker shows), and how many there were.
+ */
+interface Captured {
+  head: Buffer[];
+  headSize: number;
+  total: number;
+  tail: Buffer;
+  /** Once its marker was seen: the output before it, capped, and whether it was cut. */
+  body?: { text: Buffer; truncated: boolean };
+}
+
+/** How much of a stream's end is looked at for the marker (its line is under 64 bytes). */
+const TAIL_BYTES = 512;
+
+function captured(): Captured {
+  return { head: [], headSize: 0, total: 0, tail: Buffer.alloc(0) };
+}
+
+function outputOf(s: Captured): { text: string; truncated: boolean } {
+  const body = s.body ?? {
+    text: Buffer.concat(s.head).subarray(0, DEFAULT_OUTPUT_CAP),
+    truncated: s.total > DEFAULT_OUTPUT_CAP,
+  };
+  return { text: body.text.toString("utf8"), truncated: body.truncated };
+}
+
 interface Pending {
   marker: string;
-  stdout: Buffer[];
-  stderr: Buffer[];
-  sizes: { stdout: number; stderr: number };
-  truncated: { stdout: boolean; stderr: boolean };
+  stdout: Captured;
+  stderr: Captured;
   done: { stdout?: number; stderr?: boolean };
   finish: () => void;
   /** The shell's own exit status, when the command ended the shell (`exit 5`) before its marker. */
@@ -219,21 +246,21 @@ export class ShellSessions {
       }, timeoutMs);
       const pending: Pending = {
         marker,
-        stdout: [],
-        stderr: [],
-        sizes: { stdout: 0, stderr: 0 },
-        truncated: { stdout: false, stderr: false },
+        stdout: captured(),
+        stderr: captured(),
         done: {},
         finish: () => {
           clearTimeout(timer);
           session.pending = undefined;
           session.lastActivityAt = new Date();
+          const stdout = outputOf(pending.stdout);
+          const stderr = outputOf(pending.stderr);
           resolve({
             exitCode: pending.done.stdout ?? (timedOut ? 137 : (pending.shellExit ?? 1)),
-            stdout: Buffer.concat(pending.stdout).toString("utf8"),
-            stderr: Buffer.concat(pending.stderr).toString("utf8"),
-            stdoutTruncated: pending.truncated.stdout,
-            stderrTruncated: pending.truncated.stderr,
+            stdout: stdout.text,
+            stderr: stderr.text,
+            stdoutTruncated: stdout.truncated,
+            stderrTruncated: stderr.truncated,
             timedOut,
             durationMs: Math.round(performance.now() - started),
           });
@@ -252,32 +279,36 @@ export class ShellSessions {
     this.ended.set(session.id, { projectId: session.projectId, reason });
   }
 
+  /**
+   * Takes a chunk of a running command's output. Its cost is that of the chunk (never of all the
+   * output so far): a command writing without end must not take the service's thread with it.
+   */
   private onOutput(session: ShellSession, stream: "stdout" | "stderr", chunk: Buffer): void {
     const pending = session.pending;
     if (!pending) return;
-    pending[stream].push(chunk);
-    pending.sizes[stream] += chunk.length;
-    // Look for the marker in the tail only: output may be large.
-    const tailText = Buffer.concat(pending[stream]).subarray(-512).toString("utf8");
+    const s = pending[stream];
+    if (s.body) return;
+    // The first bytes, up to the cap and room for the marker line (cut off once it is seen).
+    const room = DEFAULT_OUTPUT_CAP + TAIL_BYTES - s.headSize;
+    if (room > 0) {
+      const part = chunk.length > room ? chunk.subarray(0, room) : chunk;
+      s.head.push(part);
+      s.headSize += part.length;
+    }
+    s.total += chunk.length;
+    s.tail =
+      chunk.length >= TAIL_BYTES ? chunk.subarray(-TAIL_BYTES) : Buffer.concat([s.tail, chunk]).subarray(-TAIL_BYTES);
     const re =
       stream === "stdout" ? new RegExp(`\\n${pending.marker} (\\d+)\\n$`) : new RegExp(`\\n${pending.marker}\\n$`);
-    const match = re.exec(tailText);
-    if (match) {
-      const all = Buffer.concat(pending[stream]);
-      const body = all.subarray(0, all.length - Buffer.byteLength(match[0]));
-      pending[stream] = [body.subarray(0, DEFAULT_OUTPUT_CAP)];
-      pending.truncated[stream] = body.length > DEFAULT_OUTPUT_CAP;
-      if (stream === "stdout") pending.done.stdout = Number(match[1]);
-      else pending.done.stderr = true;
-      if (pending.done.stdout !== undefined && pending.done.stderr) pending.finish();
-      return;
-    }
-    if (pending.sizes[stream] > DEFAULT_OUTPUT_CAP + 4096) {
-      // Keep the first MiB and a tail long enough to still see the marker.
-      const all = Buffer.concat(pending[stream]);
-      pending[stream] = [all.subarray(0, DEFAULT_OUTPUT_CAP), all.subarray(-1024)];
-      pending.sizes[stream] = DEFAULT_OUTPUT_CAP + 1024;
-      pending.truncated[stream] = true;
-    }
+    const match = re.exec(s.tail.toString("latin1"));
+    if (!match) return;
+    const length = s.total - match[0].length;
+    s.body = {
+      text: Buffer.concat(s.head).subarray(0, Math.min(length, DEFAULT_OUTPUT_CAP)),
+      truncated: length > DEFAULT_OUTPUT_CAP,
+    };
+    if (stream === "stdout") pending.done.stdout = Number(match[1]);
+    else pending.done.stderr = true;
+    if (pending.done.stdout !== undefined && pending.done.stderr) pending.finish();
   }
 }
