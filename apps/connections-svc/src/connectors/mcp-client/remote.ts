@@ -1,3 +1,4 @@
+import { jsonNestsDeeperThan, MAX_JSON_DEPTH } from "@agentplane/contracts";
 import { FetchRefusedError, type SafeFetcher } from "@agentplane/service-kit/outbound";
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import type { FetchLike, Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
@@ -187,6 +188,13 @@ export async function listRemoteTools(client: Client, bound: number): Promise<Co
       throw asRefusal(error, answersOf.get(client)?.last, bound);
     }
     for (const t of page.tools) {
+      // Stored and answered as JSON later, where a schema this deep overflows the stack.
+      if (jsonNestsDeeperThan(t.inputSchema) || (t.outputSchema && jsonNestsDeeperThan(t.outputSchema))) {
+        throw new FetchRefusedError(
+          "bad-answer",
+          `the MCP server listed a tool whose schema nests deeper than ${MAX_JSON_DEPTH} levels`,
+        );
+      }
       tools.push({
         name: t.name,
         description: t.description ?? t.title ?? t.name,
@@ -233,9 +241,17 @@ export class RemoteClientPool {
       let client: Client | undefined;
       try {
         client = await pending;
-        return (await client.callTool({ name, arguments: args }, undefined, {
+        const result = (await client.callTool({ name, arguments: args }, undefined, {
           timeout: this.fetcher.timeoutMs,
         })) as CallToolResult;
+        // Answered and audited as JSON, where a result this deep overflows the stack.
+        if (jsonNestsDeeperThan(result)) {
+          throw new FetchRefusedError(
+            "bad-answer",
+            `the MCP server's result nests deeper than ${MAX_JSON_DEPTH} levels`,
+          );
+        }
+        return result;
       } catch (error) {
         this.clients.delete(key);
         if (attempt > 0 || refusal(error) || timedOut(error)) {

@@ -174,7 +174,8 @@ async function callHttpTool(
   if (!isError && /json/i.test(response.headers.get("content-type") ?? "")) {
     try {
       const parsed = JSON.parse(text) as unknown;
-      if (parsed && typeof parsed === "object" && !Array.isArray(parsed))
+      // Too deep to answer as JSON (the stack overflows): the text block carries it.
+      if (parsed && typeof parsed === "object" && !Array.isArray(parsed) && !jsonNestsDeeperThan(parsed))
         structured = parsed as Record<string, unknown>;
     } catch {
       // Not JSON after all: the text block carries it.
