@@ -263,6 +263,8 @@ for (const port of [8000, 8001]) {
     if (req.url === "/first-bytes") return req.once("data", (d) => res.end(JSON.stringify({ first: d.length })));
     // Takes the request and never answers.
     if (req.url === "/never") return;
+    // Sets the console's session cookie (both names) beside one of its own.
+    if (req.url === "/set-cookie") res.setHeader("set-cookie", ["agentplane_session=aps_x_y; Domain=localhost; Path=/", "__Host-agentplane_session=aps_x_z; Path=/; Secure", "theirs=1; Path=/"]);
     res.end(JSON.stringify({ port, path: req.url, host: req.headers.host, cookie: req.headers.cookie ?? null, length: req.headers["content-length"] ?? null, auth: req.headers.authorization ?? null, internal: Object.keys(req.headers).filter((k) => k.startsWith("x-agentplane-")) }));
   });
   server.on("upgrade", (req, socket) => {

@@ -226,6 +226,23 @@ describe.skipIf(!bwrap.available || !node.available)(
       expect(JSON.parse((await refusedHandshake(ws)).body)).toMatchObject({ cookie: "theirs=1" });
     });
 
+    it("lets no sandbox set the console's session cookie through its answers", async () => {
+      // Where the console is served from a parent of the ingress host, a sandbox's cookie for that
+      // domain would sign the console's users in as whoever the sandbox chose.
+      const cookies = await new Promise<string[]>((resolve, reject) => {
+        const req = request(
+          { host: "127.0.0.1", port: gatewayPort, path: "/set-cookie", headers: { host: hostOf(8001) } },
+          (res) => {
+            res.resume();
+            resolve(res.headers["set-cookie"] ?? []);
+          },
+        );
+        req.on("error", reject);
+        req.end();
+      });
+      expect(cookies).toEqual(["theirs=1; Path=/"]);
+    });
+
     it("streams a request body into the sandbox as it arrives, never holding it whole", async () => {
       // A public port takes bodies from anyone: the platform passes them on instead of buffering them.
       const answer = await new Promise<{ status: number; text: string }>((resolve, reject) => {

@@ -167,7 +167,11 @@ export async function ingressFetch(deps: SandboxDeps, request: Request, target: 
           const out = new Headers();
           for (const [k, v] of Object.entries(res.headers)) {
             if (v === undefined || HOP_BY_HOP.has(k)) continue;
-            for (const value of Array.isArray(v) ? v : [v]) out.append(k, value);
+            for (const value of Array.isArray(v) ? v : [v]) {
+              // A sandbox sets no console session (a parent domain's cookie would reach the console).
+              if (k === "set-cookie" && isSessionCookiePart(value.split(";", 1)[0] ?? "")) continue;
+              out.append(k, value);
+            }
           }
           const status = res.statusCode ?? 502;
           const nullBody = status === 204 || status === 304 || request.method === "HEAD";
