@@ -97,7 +97,10 @@ const openConnections = new WeakMap<object, Map<string, number>>();
 async function openPort(deps: SandboxDeps, row: SandboxRow, port: number): Promise<Duplex> {
   const limit = deps.config.ingressMaxConnections ?? DEFAULT_INGRESS_MAX_CONNECTIONS;
   let counts = openConnections.get(deps.driver);
-  if (!counts) openConnections.set(deps.driver, (counts = new Map()));
+  if (!counts) {
+    counts = new Map();
+    openConnections.set(deps.driver, counts);
+  }
   const open = counts.get(row.id) ?? 0;
   if (open >= limit) {
     throw new ProblemError("service-unavailable", {

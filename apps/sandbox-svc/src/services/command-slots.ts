@@ -20,7 +20,10 @@ const running = new WeakMap<object, Map<string, number>>();
  */
 export function takeCommandSlot(deps: Pick<SandboxDeps, "driver">, sandboxId: string): () => void {
   let counts = running.get(deps.driver);
-  if (!counts) running.set(deps.driver, (counts = new Map()));
+  if (!counts) {
+    counts = new Map();
+    running.set(deps.driver, counts);
+  }
   const held = counts.get(sandboxId) ?? 0;
   if (held >= MAX_COMMANDS_PER_SANDBOX) {
     throw new ProblemError("limit-exceeded", {
