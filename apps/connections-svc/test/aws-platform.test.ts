@@ -20,6 +20,10 @@ permit(principal, action, resource);
 @id("no-writes-to-locked-bucket")
 forbid(principal, action == Action::"aws:call", resource)
 when { context.operation == "PutObject" && context has bucket && context.bucket == "locked" };
+
+@id("no-reads-of-vault-bucket")
+forbid(principal, action == Action::"aws:call", resource)
+when { context.operation == "GetObject" && context has bucket && context.bucket == "vault" };
 `;
 
 const LONG_ROLE = "arn:aws:iam::123456789012:role/agentplane-long";
@@ -166,6 +170,23 @@ describe.skipIf(!pg.available)(`AWS connections through the platform${pg.reason}
       token: h.memberToken,
     });
     expect(none.status).toBe(400);
+  });
+
+  it("a copy is judged as a read of its source too: a forbid on reading a bucket holds for copies out of it", async () => {
+    const before = upstream.requests.length;
+    for (const source of ["/vault/secret.txt", "vault/secret.txt?versionId=3", "%2Fvault%2Fsecret.txt"]) {
+      const copied = await h.call("PUT", `/v1/aws-connections/${connectionId}/aws/open/copy.txt`, {
+        token: h.memberToken,
+        headers: {
+          "x-agentplane-aws-service": "s3",
+          "x-agentplane-aws-region": "eu-west-1",
+          "x-amz-copy-source": source,
+        },
+      });
+      expect(copied.status, source).toBe(403);
+      expect(copied.body.ruleId).toBe("no-reads-of-vault-bucket");
+    }
+    expect(upstream.requests.length).toBe(before);
   });
 
   it("aws-role: governance assumes the role through STS with its external id; the session is reused, then refreshed before expiry", async () => {

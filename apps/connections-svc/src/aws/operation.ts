@@ -138,3 +138,25 @@ function malformed(header: string, what: string, expected: string): ProblemError
     errors: [{ pointer: `/headers/${header}`, message: `expected ${expected}` }],
   });
 }
+
+/**
+ * The bucket and key an S3 copy (CopyObject, UploadPartCopy) reads: `x-amz-copy-source` is
+ * `[/]bucket/key[?versionId=…]`, URL-encoded, or an access point ARN with `/object/key`.
+ */
+export function copySource(headers: Headers): { bucket: string; key?: string } | undefined {
+  const raw = headers.get("x-amz-copy-source");
+  if (!raw) return undefined;
+  let text: string;
+  try {
+    text = decodeURIComponent(raw.split("?")[0] ?? "");
+  } catch {
+    text = raw;
+  }
+  text = text.replace(/^\/+/, "");
+  const arn = /^(arn:[^/]+\/[^/]+)\/object\/(.*)$/.exec(text);
+  if (arn) return { bucket: arn[1] ?? "", ...(arn[2] ? { key: arn[2] } : {}) };
+  const slash = text.indexOf("/");
+  if (slash < 0) return { bucket: text };
+  const key = text.slice(slash + 1);
+  return { bucket: text.slice(0, slash), ...(key ? { key } : {}) };
+}

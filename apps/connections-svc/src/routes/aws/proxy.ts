@@ -1,6 +1,6 @@
 import { recordStandaloneEvent } from "@agentplane/events";
 import { authorize, type ServiceApp } from "@agentplane/service-kit";
-import { parseAwsCall } from "../../aws/operation.ts";
+import { copySource, parseAwsCall } from "../../aws/operation.ts";
 import { resignRequest } from "../../aws/resign.ts";
 import { sendToAws } from "../../aws/upstream.ts";
 import { assertSafeProxyPath } from "../../clusters/k8s-attributes.ts";
@@ -46,37 +46,44 @@ export function registerAwsProxy(app: ServiceApp, ctx: ConnectionsRouteContext):
     // Credentials (usually cached) are fetched while policy decides; they are used only on an allow.
     const credentials = ctx.awsCredentials.resolve(connection);
     credentials.catch(() => {});
-    const decision = await decide(
-      ctx,
-      {
-        principal: caller.principal,
-        action: "aws:call",
-        resource: {
-          type: "AwsService",
-          id: `${connection.id}:${call.service}`,
+    const judge = async (judged: Record<string, string>) => {
+      const decision = await decide(
+        ctx,
+        {
+          principal: caller.principal,
+          action: "aws:call",
+          resource: {
+            type: "AwsService",
+            id: `${connection.id}:${call.service}`,
+            orgId: connection.org_id,
+            projectId: connection.project_id,
+            labels: connection.labels ?? {},
+            kind: "aws-connection",
+          },
+          context: judged,
+        },
+        caller.requestId,
+      );
+      const deny = enforcedDeny(decision);
+      if (decision.decision === "deny") {
+        await recordStandaloneEvent(ctx, caller.principal, {
+          action: "aws:call",
           orgId: connection.org_id,
           projectId: connection.project_id,
-          labels: connection.labels ?? {},
-          kind: "aws-connection",
-        },
-        context,
-      },
-      caller.requestId,
-    );
-    const deny = enforcedDeny(decision);
-    if (decision.decision === "deny") {
-      await recordStandaloneEvent(ctx, caller.principal, {
-        action: "aws:call",
-        orgId: connection.org_id,
-        projectId: connection.project_id,
-        targetType: "aws_connection",
-        targetId: connection.id,
-        outcome: deny ? "denied" : "success",
-        details: { ...context, enforced: decision.enforced, reasons: decision.reasons },
-        requestId: caller.requestId,
-      });
-    }
-    if (deny) throw policyDenied("aws:call", deny);
+          targetType: "aws_connection",
+          targetId: connection.id,
+          outcome: deny ? "denied" : "success",
+          details: { ...judged, enforced: decision.enforced, reasons: decision.reasons },
+          requestId: caller.requestId,
+        });
+      }
+      if (deny) throw policyDenied("aws:call", deny);
+    };
+    await judge(context);
+    // A copy reads its source, which the call's own bucket and key do not name: S3 asks for
+    // GetObject on it, and so does policy here (a forbid on reading a bucket holds for copies out).
+    const source = call.service === "s3" ? copySource(c.req.raw.headers) : undefined;
+    if (source) await judge({ ...context, operation: "GetObject", ...source, copiedBy: call.operation });
     const target = awsEndpoint(connection, call.service, call.region);
     target.pathname = `${target.pathname.replace(/\/$/, "")}${path}`;
     target.search = url.search;
