@@ -207,7 +207,12 @@ export class Relay {
         backstop.unref();
         previous.once("close", () => clearTimeout(backstop));
       }
-      this.h2.emit("connection", tunnelStream(ws));
+      const stream = tunnelStream(ws);
+      // The WebSocket's end only ends the stream's reading side; HTTP/2 would keep the session (and
+      // the Kubernetes requests of its streams, watches that may never write again) until its next
+      // write failed. A tunnel that is gone ends its session, and with it every request, at once.
+      ws.once("close", () => stream.destroy());
+      this.h2.emit("connection", stream);
       this.startHeartbeat(ws);
       this.options.logger.info({ clusterId: this.options.clusterId }, "tunnel open");
     });

@@ -117,6 +117,9 @@ describe.skipIf(!pg.available)(`the platform cuts a real relay's only tunnel${pg
     expect(relay.child.exitCode).toBeNull();
     expect(relay.output()).not.toMatch(CRASHED);
     expect(relay.output()).toContain('"status":401');
+    await waitFor(() => kube.openWatches() === 0, 5_000, "the upstream watch to close with the tunnel").catch((err) => {
+      throw new Error(`${(err as Error).message} (${kube.openWatches()} open); relay output:\n${relay.output()}`);
+    });
     watch.abort();
     await relay.stop();
 
@@ -147,8 +150,10 @@ describe.skipIf(!pg.available)(`the platform cuts a real relay's only tunnel${pg
     expect(load.statuses.filter((s) => ![200, 404, 502, 503].includes(s))).toEqual([]);
     expect(relay.child.exitCode).toBeNull();
     expect(relay.output()).not.toMatch(CRASHED);
+    // The relay ended the Kubernetes side of the watch with the tunnel, not when it next wrote.
+    await waitFor(() => kube.openWatches() === 0, 5_000, "the upstream watches to close").catch((err) => {
+      throw new Error(`${(err as Error).message} (${kube.openWatches()} open); relay output:\n${relay.output()}`);
+    });
     watch.abort();
-    // Nothing of the cluster's watch is left open on the Kubernetes side.
-    await waitFor(() => kube.openWatches() === 0, 10_000, "the upstream watches to close");
   }, 120_000);
 });
