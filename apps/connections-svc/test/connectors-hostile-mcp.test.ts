@@ -20,7 +20,7 @@ interface HostileMcp extends LocalServer {
   /** Connections of GET requests still open. */
   openGets: Set<ServerResponse>;
   /** How `tools/call` is answered: flooded, answered, or first with many requests of the server's own. */
-  mode: "flood" | "answer" | "requests";
+  mode: "flood" | "flood-event" | "answer" | "requests" | "chatty";
   /** POSTs that carried an answer to one of the server's own requests. */
   answers: number;
 }
@@ -59,16 +59,33 @@ async function startHostileMcp(): Promise<HostileMcp> {
     if (message.method !== "tools/call" || state.mode === "answer") {
       return answerAddToolMcp("hostile", req, res, message);
     }
-    if (state.mode === "requests") {
+    if (state.mode === "requests" || state.mode === "chatty") {
       res.writeHead(200, { "content-type": "text/event-stream" });
       for (let i = 0; i < SERVER_REQUESTS; i++) {
         res.write(`event: message\ndata: ${JSON.stringify({ jsonrpc: "2.0", id: `s${i}`, method: "ping" })}\n\n`);
       }
+      // Many small events, more than the cap together: a stream may go on as long as each event is small.
+      const note = {
+        jsonrpc: "2.0",
+        method: "notifications/message",
+        params: { level: "info", data: "x".repeat(900) },
+      };
+      for (let i = 0; state.mode === "chatty" && i < (2 * MAX_BYTES) / 900; i++) {
+        res.write(`event: message\ndata: ${JSON.stringify(note)}\n\n`);
+      }
       const result = { jsonrpc: "2.0", id: message.id, result: { content: [{ type: "text", text: "3" }] } };
       return void res.end(`event: message\ndata: ${JSON.stringify(result)}\n\n`);
     }
-    res.writeHead(200, { "content-type": "application/json" });
-    res.write(`{"jsonrpc":"2.0","id":${message.id},"result":{"content":[{"type":"text","text":"`);
+    if (state.mode === "flood-event") {
+      // One event that never ends: its data line goes on without a line break.
+      res.writeHead(200, { "content-type": "text/event-stream" });
+      res.write(
+        `event: message\ndata: {"jsonrpc":"2.0","id":${message.id},"result":{"content":[{"type":"text","text":"`,
+      );
+    } else {
+      res.writeHead(200, { "content-type": "application/json" });
+      res.write(`{"jsonrpc":"2.0","id":${message.id},"result":{"content":[{"type":"text","text":"`);
+    }
     const chunk = "A".repeat(64 * 1024);
     let open = true;
     res.on("close", () => {
@@ -160,5 +177,27 @@ describe.skipIf(!pg.available)(`a hostile remote MCP server${pg.reason}`, () => 
     expect(res.status, await res.text()).toBe(200);
     await new Promise((resolve) => setTimeout(resolve, 300));
     expect(mcp.answers).toBe(0);
+  });
+
+  it("reads an event stream an event at a time: many small events past the cap together are no refusal", async () => {
+    mcp.mode = "chatty";
+    const res = await w.call("POST", `/v1/mcp-servers/${connectorId}/tools/call`, w.developer, {
+      name: "add",
+      arguments: { a: 1, b: 2 },
+    });
+    expect(res.status, await res.text()).toBe(200);
+  });
+
+  it("an event that never ends is cut at the byte cap; the call ends within its bound", async () => {
+    mcp.mode = "flood-event";
+    const before = mcp.flooded;
+    const res = await w.call("POST", `/v1/mcp-servers/${connectorId}/tools/call`, w.developer, {
+      name: "add",
+      arguments: { a: 1, b: 2 },
+    });
+    // The SDK hears of a broken event stream only through its error callback: the call itself
+    // ends at its time bound. What the server wrote is the cap and the sockets' buffers, not 4 s of flood.
+    expect(res.status).toBe(504);
+    expect(mcp.flooded - before).toBeLessThan(32 * MAX_BYTES);
   });
 });

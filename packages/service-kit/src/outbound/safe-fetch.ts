@@ -185,6 +185,9 @@ export class SafeFetcher {
     if (!answer.body || NULL_BODY_STATUS.has(answer.status)) return answer;
     const limit = this.maxBytes;
     const declared = Number(answer.headers.get("content-length") ?? "0");
+    // An event stream is read an event at a time (what a reader holds is the event not yet ended):
+    // the cap applies from the last blank line on, so a long-lived stream of small events may go on.
+    const events = /^text\/event-stream/i.test(answer.headers.get("content-type") ?? "");
     let seen = 0;
     const body =
       declared > limit
@@ -198,6 +201,8 @@ export class SafeFetcher {
             new TransformStream<Uint8Array, Uint8Array>({
               transform(chunk, controller) {
                 seen += chunk.byteLength;
+                const ended = events ? lastEventEnd(chunk) : -1;
+                if (ended >= 0) seen = chunk.byteLength - ended;
                 if (seen > limit)
                   controller.error(new FetchRefusedError("too-large", `the body exceeds ${limit} bytes`));
                 else controller.enqueue(chunk);
@@ -312,6 +317,15 @@ export class SafeFetcher {
   async close(): Promise<void> {
     await this.agent.close();
   }
+}
+
+/** The index just past the last blank line (`\n\n` or `\n\r\n`) in the chunk, or -1. */
+function lastEventEnd(chunk: Uint8Array): number {
+  for (let i = chunk.byteLength - 1; i > 0; i--) {
+    if (chunk[i] !== 10) continue;
+    if (chunk[i - 1] === 10 || (i > 1 && chunk[i - 1] === 13 && chunk[i - 2] === 10)) return i + 1;
+  }
+  return -1;
 }
 
 /** Statuses a Response cannot be built with a body for (their bodies are empty anyway). */
