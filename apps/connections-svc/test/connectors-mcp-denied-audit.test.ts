@@ -1,5 +1,5 @@
-// A connector tool call refused through the platform's MCP endpoint answers 200 with an error
-// result inside, so the refusal has to be recorded by the service: the gateway sees only a 200.
+// A tool call refused through the platform's MCP endpoint answers 200 with an error result
+// inside, so the refusal has to be recorded by the service: the gateway sees only a 200.
 import type { Principal } from "@agentplane/contracts";
 import { signIdentity } from "@agentplane/service-kit";
 import { requirePostgres } from "@agentplane/testkit";
@@ -57,6 +57,31 @@ describe.skipIf(!pg.available)(`a refused MCP tool call${pg.reason}`, () => {
           outcome: "denied",
           targetId: connectorId,
           details: expect.objectContaining({ tool: "echo", permission: "connectors:call" }),
+        }),
+      ),
+    );
+  });
+
+  it("records a platform tool call the service behind it refuses (an internal call no gateway records)", async () => {
+    // A token of the developer that may only see the organization, not list its members.
+    const token: Principal = {
+      type: "api_token",
+      id: "tok_scoped",
+      userId: w.developer.id,
+      role: "member",
+      scopes: ["org:read"],
+    };
+    const before = w.audit.length;
+    const res = await post(`/mcp?orgId=${w.orgId}`, token, rpc("tools/call", { name: "members_list", arguments: {} }));
+    expect(res.status).toBe(200);
+    expect(res.text).toContain('"isError":true');
+    await vi.waitFor(() =>
+      expect(w.audit.slice(before)).toContainEqual(
+        expect.objectContaining({
+          action: "mcp.tool_called",
+          outcome: "denied",
+          targetId: w.orgId,
+          details: expect.objectContaining({ tool: "members_list", status: 403 }),
         }),
       ),
     );

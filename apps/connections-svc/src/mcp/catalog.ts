@@ -152,6 +152,19 @@ export class McpToolCatalog {
         const value = await platform.run(this.clients, scope, args);
         return { content: [{ type: "text", text: JSON.stringify(value ?? null) }] };
       } catch (error) {
+        // The service refused the caller: the call was an internal one, which no gateway records.
+        if (error instanceof ProblemError && (error.status === 401 || error.status === 403)) {
+          await this.runtime.audit.record(scope.principal, {
+            action: "mcp.tool_called",
+            orgId: scope.orgId,
+            ...(scope.projectId ? { projectId: scope.projectId } : {}),
+            targetType: scope.projectId ? "project" : "organization",
+            targetId: scope.projectId ?? scope.orgId,
+            outcome: "denied",
+            details: { tool: name, status: error.status, via: "mcp" },
+            requestId: scope.requestId,
+          });
+        }
         return errorResult(error);
       }
     }
