@@ -239,7 +239,10 @@ function watchChanges(
     void server.close().catch(() => {});
     closed();
   };
-  if (signal.aborted) return stop();
+  if (signal.aborted) {
+    stop();
+    return;
+  }
   signal.addEventListener("abort", stop, { once: true });
   // Closing the server ends the stream's body: the client sees the end and opens a new one.
   lifetime = setTimeout(stop, lifetimeMs);
