@@ -1,8 +1,9 @@
 /** A JSON Schema object as tools carry it (plain data, no cycles, no `$ref`). */
 export type JsonSchema = Record<string, unknown>;
 
-const SCHEMA_MAPS = new Set(["properties", "patternProperties", "$defs", "definitions", "dependentSchemas"]);
-const SCHEMA_VALUES = new Set([
+/** Keywords whose value is a map of subschemas, a subschema, or a list of subschemas. */
+export const SCHEMA_MAPS = new Set(["properties", "patternProperties", "$defs", "definitions", "dependentSchemas"]);
+export const SCHEMA_VALUES = new Set([
   "additionalProperties",
   "items",
   "not",
@@ -15,7 +16,7 @@ const SCHEMA_VALUES = new Set([
   "unevaluatedItems",
   "additionalItems",
 ]);
-const SCHEMA_LISTS = new Set(["allOf", "anyOf", "oneOf", "prefixItems"]);
+export const SCHEMA_LISTS = new Set(["allOf", "anyOf", "oneOf", "prefixItems"]);
 /** OpenAPI-only keywords or annotations that JSON Schema validators do not need. */
 const DROPPED = new Set([
   "nullable",

@@ -1,3 +1,5 @@
+import { SCHEMA_LISTS, SCHEMA_MAPS, SCHEMA_VALUES } from "../openapi/schema.ts";
+
 /**
  * A tool's input schema without the keywords that run a regular expression (`pattern`,
  * `patternProperties`), for the platform's own check of a call's arguments.
@@ -11,22 +13,6 @@
  * which would otherwise count the properties those patterns admit as extra.
  */
 
-const SCHEMA_MAPS = new Set(["properties", "$defs", "definitions", "dependentSchemas"]);
-const SCHEMA_VALUES = new Set([
-  "additionalProperties",
-  "items",
-  "not",
-  "if",
-  "then",
-  "else",
-  "contains",
-  "propertyNames",
-  "unevaluatedProperties",
-  "unevaluatedItems",
-  "additionalItems",
-]);
-const SCHEMA_LISTS = new Set(["allOf", "anyOf", "oneOf", "prefixItems", "items"]);
-
 export function withoutRegexKeywords(schema: unknown): unknown {
   if (!schema || typeof schema !== "object" || Array.isArray(schema)) return schema;
   const source = schema as Record<string, unknown>;
@@ -38,7 +24,8 @@ export function withoutRegexKeywords(schema: unknown): unknown {
     let kept: unknown = value;
     if (SCHEMA_MAPS.has(key) && value && typeof value === "object" && !Array.isArray(value)) {
       kept = Object.fromEntries(Object.entries(value).map(([name, sub]) => [name, withoutRegexKeywords(sub)]));
-    } else if (SCHEMA_LISTS.has(key) && Array.isArray(value)) {
+    } else if ((SCHEMA_LISTS.has(key) || key === "items") && Array.isArray(value)) {
+      // `items` as a list: the tuple form of older drafts.
       kept = value.map(withoutRegexKeywords);
     } else if (SCHEMA_VALUES.has(key)) {
       kept = withoutRegexKeywords(value);
