@@ -37,7 +37,7 @@ import {
 import { ProjectAccessCache } from "./project-access-cache.ts";
 import { createExecUpgradeHandler } from "./routes/exec-stream/upgrade.ts";
 import { registerRoutes } from "./routes/index.ts";
-import type { SandboxDeps, SandboxServiceConfig } from "./services/context.ts";
+import type { SandboxServiceConfig } from "./services/context.ts";
 import { startLifecycle } from "./services/lifecycle.ts";
 import { ShellSessions } from "./services/shell-sessions.ts";
 

@@ -23,6 +23,7 @@ import {
   verifyIdentity,
   webStreamOf,
 } from "@agentplane/service-kit";
+import { SandboxSlots } from "./services/command-slots.ts";
 import type { SandboxDeps } from "./services/context.ts";
 import type { SandboxRow } from "./services/mapping.ts";
 import { touchActivity } from "./services/sandboxes.ts";
@@ -86,8 +87,8 @@ const DEFAULT_INGRESS_TIMEOUT_MS = 60_000;
 /** How many connections one sandbox's ports may have open through the ingress (SANDBOX_INGRESS_MAX_CONNECTIONS). */
 const DEFAULT_INGRESS_MAX_CONNECTIONS = 256;
 
-/** Connections open through the ingress, per sandbox, for each service (its driver names it). */
-const openConnections = new WeakMap<object, Map<string, number>>();
+/** Connections open through the ingress, per sandbox. */
+const ingressConnections = new SandboxSlots();
 
 /**
  * A connection to a sandbox's port, counted while it is open: each holds a relay on the host (a
@@ -96,27 +97,16 @@ const openConnections = new WeakMap<object, Map<string, number>>();
  */
 async function openPort(deps: SandboxDeps, row: SandboxRow, port: number): Promise<Duplex> {
   const limit = deps.config.ingressMaxConnections ?? DEFAULT_INGRESS_MAX_CONNECTIONS;
-  let counts = openConnections.get(deps.driver);
-  if (!counts) {
-    counts = new Map();
-    openConnections.set(deps.driver, counts);
-  }
-  const open = counts.get(row.id) ?? 0;
-  if (open >= limit) {
-    throw new ProblemError("service-unavailable", {
-      detail: `Sandbox ${row.slug} has ${limit} connections open through the ingress, its limit; try again when one ends`,
-      headers: { "retry-after": "1" },
-    });
-  }
-  counts.set(row.id, open + 1);
-  let released = false;
-  const release = () => {
-    if (released) return;
-    released = true;
-    const left = (counts.get(row.id) ?? 1) - 1;
-    if (left > 0) counts.set(row.id, left);
-    else counts.delete(row.id);
-  };
+  const release = ingressConnections.take(
+    deps,
+    row.id,
+    limit,
+    () =>
+      new ProblemError("service-unavailable", {
+        detail: `Sandbox ${row.slug} has ${limit} connections open through the ingress, its limit; try again when one ends`,
+        headers: { "retry-after": "1" },
+      }),
+  );
   try {
     const stream = await deps.driver.portForward(row.id, port);
     if (stream.destroyed) release();

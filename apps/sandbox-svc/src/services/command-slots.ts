@@ -10,34 +10,52 @@ import type { SandboxDeps } from "./context.ts";
  */
 export const MAX_COMMANDS_PER_SANDBOX = 64;
 
-/** Commands running per sandbox, for each service (its driver names it). */
-const running = new WeakMap<object, Map<string, number>>();
+/**
+ * Counts of something a sandbox holds open (commands, ingress connections), per sandbox, for each
+ * service (its driver names it, so two services in one process count apart).
+ */
+export class SandboxSlots {
+  readonly #counts = new WeakMap<object, Map<string, number>>();
+
+  /**
+   * Takes one of the sandbox's `limit` slots, or throws what `refused` makes when all are taken.
+   * Returns the release, to call once the thing has ended (calling it again does nothing).
+   */
+  take(deps: Pick<SandboxDeps, "driver">, sandboxId: string, limit: number, refused: () => Error): () => void {
+    let counts = this.#counts.get(deps.driver);
+    if (!counts) {
+      counts = new Map();
+      this.#counts.set(deps.driver, counts);
+    }
+    const held = counts.get(sandboxId) ?? 0;
+    if (held >= limit) throw refused();
+    counts.set(sandboxId, held + 1);
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      const left = (counts.get(sandboxId) ?? 1) - 1;
+      if (left > 0) counts.set(sandboxId, left);
+      else counts.delete(sandboxId);
+    };
+  }
+}
+
+const commands = new SandboxSlots();
 
 /**
  * Takes one of the sandbox's command slots, or refuses with a 409 `limit-exceeded` when all are
- * taken. Returns the release, to call once the command's process has ended (calling it again
- * does nothing).
+ * taken. Returns the release, to call once the command's process has ended.
  */
 export function takeCommandSlot(deps: Pick<SandboxDeps, "driver">, sandboxId: string): () => void {
-  let counts = running.get(deps.driver);
-  if (!counts) {
-    counts = new Map();
-    running.set(deps.driver, counts);
-  }
-  const held = counts.get(sandboxId) ?? 0;
-  if (held >= MAX_COMMANDS_PER_SANDBOX) {
-    throw new ProblemError("limit-exceeded", {
-      detail: `Sandbox ${sandboxId} already runs ${MAX_COMMANDS_PER_SANDBOX} commands through the API, its limit. Wait for one to end.`,
-      extensions: { kind: "running-commands", limit: MAX_COMMANDS_PER_SANDBOX },
-    });
-  }
-  counts.set(sandboxId, held + 1);
-  let released = false;
-  return () => {
-    if (released) return;
-    released = true;
-    const left = (counts.get(sandboxId) ?? 1) - 1;
-    if (left > 0) counts.set(sandboxId, left);
-    else counts.delete(sandboxId);
-  };
+  return commands.take(
+    deps,
+    sandboxId,
+    MAX_COMMANDS_PER_SANDBOX,
+    () =>
+      new ProblemError("limit-exceeded", {
+        detail: `Sandbox ${sandboxId} already runs ${MAX_COMMANDS_PER_SANDBOX} commands through the API, its limit. Wait for one to end.`,
+        extensions: { kind: "running-commands", limit: MAX_COMMANDS_PER_SANDBOX },
+      }),
+  );
 }
