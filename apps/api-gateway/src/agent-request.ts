@@ -99,22 +99,15 @@ export async function agentRequest(ctx: AgentRequestContext, req: AgentRequest):
   // Refused tokens count toward the address's budget, and a spent budget refuses before any
   // lookup, as on any route.
   const bearer = bearerToken(header);
-  const addressKey = addressLimitKey(req.ip);
-  const failedAuthentications = FailedAuthentications.of(deps.rateLimiter);
-  const blocked = bearer ? failedAuthentications.refusal(addressKey) : undefined;
-  if (blocked) {
-    audit(undefined, 429);
-    return fail(blocked);
-  }
+  const lookup = () => deps.authenticator.authenticate(bearer ?? "");
   let principal: Principal;
   try {
-    principal = await deps.authenticator.authenticate(bearer ?? "");
+    principal = await (bearer
+      ? FailedAuthentications.of(deps.rateLimiter).guard(addressLimitKey(req.ip), lookup, (failure) => {
+          deps.logger?.warn({ err: failure, requestId }, "failed authentication not counted");
+        })
+      : lookup());
   } catch (err) {
-    if (bearer) {
-      failedAuthentications.countIfRefused(addressKey, err, (failure) => {
-        deps.logger?.warn({ err: failure, requestId }, "failed authentication not counted");
-      });
-    }
     const problem = err instanceof ProblemError ? err : new ProblemError("service-unavailable");
     audit(undefined, problem.status);
     return fail(problem);

@@ -61,6 +61,19 @@ export class FailedAuthentications {
   }
 
   /**
+   * Looks credentials up (`lookup`) for an address that has not spent its budget (else rejects
+   * with its 429), counting a refusal of them toward it.
+   */
+  guard<T>(addressKey: string, lookup: () => Promise<T>, onCountFailure?: (failure: unknown) => void): Promise<T> {
+    const refused = this.refusal(addressKey);
+    if (refused) return Promise.reject(refused);
+    return lookup().catch((err: unknown) => {
+      this.countIfRefused(addressKey, err, onCountFailure);
+      throw err;
+    });
+  }
+
+  /**
    * Counts `err` when it is the refusal of a credential (a 401), in the background: the answer
    * never waits for the count. Anything else (a 503 while tenancy is down) is not counted.
    */

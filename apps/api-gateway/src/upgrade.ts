@@ -142,20 +142,12 @@ export function createUpgradeHandler(deps: {
     guardSocket(socket);
     const requestId = randomUUID();
     const addressKey = addressLimitKey(deps.clientAddress(req));
-    /**
-     * Credentials are looked up only for an address that has not spent its budget of refusals,
-     * and a refusal counts toward it, as on any route.
-     */
-    const counted = <T>(lookup: () => Promise<T>): Promise<T> => {
-      const refused = deps.failedAuthentications.refusal(addressKey);
-      if (refused) return Promise.reject(refused);
-      return lookup().catch((err: unknown) => {
-        deps.failedAuthentications.countIfRefused(addressKey, err, (failure) => {
-          deps.logger?.warn({ err: failure, requestId }, "failed authentication not counted");
-        });
-        throw err;
+    // Credentials are looked up only for an address that has not spent its budget of refusals,
+    // and a refusal counts toward it, as on any route.
+    const counted = <T>(lookup: () => Promise<T>): Promise<T> =>
+      deps.failedAuthentications.guard(addressKey, lookup, (failure) => {
+        deps.logger?.warn({ err: failure, requestId }, "failed authentication not counted");
       });
-    };
     void (async () => {
       const ingressTarget = deps.ingress?.parse(req.headers.host ?? "");
       if (ingressTarget && deps.ingress) {
