@@ -8,8 +8,9 @@ import type { RateLimiter } from "./rate-limit.ts";
  * lookup in tenancy and tells its sender one more token that is not valid; without a count, an
  * address could try tokens (a weak bootstrap token, say) as fast as it can send them. Once an
  * address has spent its budget, its requests with credentials are refused before any lookup until
- * the window ends. Every way in that takes credentials (routes, WebSocket upgrades, the agent
- * runtime's front) counts and refuses through the one instance of its limiter (`of`).
+ * the window ends. Every way in that takes credentials (routes, WebSocket upgrades, a sandbox's
+ * ingress host, the agent runtime's front) counts and refuses through the one instance of its
+ * limiter (`of`).
  */
 export class FailedAuthentications {
   static readonly #byLimiter = new WeakMap<RateLimiter, FailedAuthentications>();

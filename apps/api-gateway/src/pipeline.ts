@@ -10,6 +10,7 @@ import { DEFAULT_BODY_LIMITS } from "./deps.ts";
 import { dispatch } from "./dispatch-stage.ts";
 import { docsPage, referenceBundle } from "./docs.ts";
 import { begin, clientIp, type Exchange, fail, type GatewayCore, type GatewayEnv, type Routed } from "./exchange.ts";
+import { addressLimitKey } from "./rate-limit.ts";
 
 /**
  * One request through the gateway, stage by stage: a sandbox's host (ingress), the gateway's own
@@ -47,7 +48,11 @@ function isRouted(value: Routed | Response | Promise<Response>): value is Routed
   return !(value instanceof Response) && !(value instanceof Promise);
 }
 
-/** A request for an exposed sandbox port (its Host names it): an optional bearer token, then on. */
+/**
+ * A request for an exposed sandbox port (its Host names it): an optional bearer token, then on. A
+ * refused token counts toward the address's budget of refusals, and a spent budget is refused
+ * before any lookup, as on any route.
+ */
 async function toSandboxIngress(
   core: GatewayCore,
   ex: Exchange,
@@ -57,7 +62,12 @@ async function toSandboxIngress(
   const token = bearerToken(ex.header);
   if (token) {
     try {
-      principal = await core.deps.authenticator.authenticate(token);
+      principal = await core.failedAuthentications.guard(
+        addressLimitKey(clientIp(core, ex.env)),
+        () => core.deps.authenticator.authenticate(token),
+        (failure) =>
+          core.deps.logger?.warn({ err: failure, requestId: ex.requestId }, "failed authentication not counted"),
+      );
     } catch (err) {
       if (err instanceof ProblemError) return fail(ex, err);
       throw err;

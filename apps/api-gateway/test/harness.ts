@@ -18,6 +18,7 @@ import { createGateway, type Gateway } from "../src/app.ts";
 import { Authenticator } from "../src/authn/authenticator.ts";
 import type { OidcVerifier } from "../src/authn/oidc.ts";
 import type { GatewayTarget } from "../src/deps.ts";
+import type { IngressRouter } from "../src/ingress-router.ts";
 import { MemoryRateLimiter } from "../src/rate-limit.ts";
 
 export interface Harness {
@@ -49,6 +50,8 @@ export async function startHarness(
     trustedProxies?: string;
     /** The installation's public address (tenancy's and the gateway's PUBLIC_URL). */
     publicUrl?: string;
+    /** Host-based ingress to sandbox ports (SANDBOX_INGRESS_HOST). */
+    ingress?: IngressRouter;
   } = {},
 ): Promise<Harness> {
   const database = await openDatabase("pglite://memory");
@@ -93,6 +96,7 @@ export async function startHarness(
     ...(options.logger ? { logger: options.logger } : {}),
     ...(options.trustedProxies ? { trustedProxies: options.trustedProxies } : {}),
     ...(options.publicUrl ? { publicUrl: options.publicUrl } : {}),
+    ...(options.ingress ? { ingress: options.ingress } : {}),
   });
   const server: RunningServer = await serveFetch(
     (req, env: { incoming?: IncomingMessage } | undefined) => gateway.fetch(req, env),
