@@ -20,6 +20,11 @@ export interface McpScope {
   requestId?: string | undefined;
 }
 
+/**
+ * Between the project, the connector and the tool of an MCP tool name. Connector names never hold
+ * it nor end in `_` (the contract refuses both) and project prefixes hold no `__` either, so the
+ * first `__` of a name ends its connector (or project) part: two connectors never share a name.
+ */
 const SEP = "__";
 const MAX_TOOL_NAME = 128;
 
@@ -63,23 +68,27 @@ export class McpToolCatalog {
           : null,
       );
     }
+    const prefixes = projectPrefixes(projects);
     return rows.flatMap((row) => {
       const project = projects.get(row.project_id);
-      return project ? [{ row, prefix: `${project.slug}${SEP}${row.name}${SEP}`, viewer: project.viewer }] : [];
+      const prefix = prefixes.get(row.project_id);
+      return project && prefix ? [{ row, prefix: `${prefix}${SEP}${row.name}${SEP}`, viewer: project.viewer }] : [];
     });
   }
 
   private slugs = new Map<string, string>();
+  /** The project's name as letters, digits and `-` (project names are neither unique nor restricted). */
   private async projectSlug(scope: McpScope, projectId: string): Promise<string> {
     const cached = this.slugs.get(projectId);
     if (cached) return cached;
-    let slug = projectId;
+    let name = projectId;
     if (this.clients.tenancy) {
       const project = await this.clients.tenancy
         .request<{ slug?: string; name?: string }>("GET", `/v1/projects/${projectId}`, { principal: scope.principal })
         .catch(() => undefined);
-      slug = (project?.slug ?? project?.name ?? projectId).replace(/[^a-zA-Z0-9_-]+/g, "-");
+      name = project?.slug ?? project?.name ?? projectId;
     }
+    const slug = name.replace(/[^a-zA-Z0-9-]+/g, "-").replace(/^-+|-+$/g, "") || "project";
     this.slugs.set(projectId, slug);
     return slug;
   }
@@ -210,4 +219,23 @@ function errorResult(error: unknown): CallToolResult {
     };
   }
   return { content: [{ type: "text", text: (error as Error).message ?? "The call failed" }], isError: true };
+}
+
+/**
+ * Each readable project's part of the organization endpoint's tool names: its slug, or, where
+ * several projects in scope share a slug (names are not unique), `<slug>_<id>`. Slugs hold no `_`
+ * and ids are unique, so no two projects share a prefix whatever they are named.
+ */
+function projectPrefixes(projects: ReadonlyMap<string, { slug: string } | null>): Map<string, string> {
+  const counts = new Map<string, number>();
+  for (const project of projects.values()) {
+    if (project) counts.set(project.slug, (counts.get(project.slug) ?? 0) + 1);
+  }
+  const prefixes = new Map<string, string>();
+  for (const [projectId, project] of projects) {
+    if (!project) continue;
+    const shared = (counts.get(project.slug) ?? 0) > 1;
+    prefixes.set(projectId, shared ? `${project.slug}_${projectId.replace(/[^a-zA-Z0-9]+/g, "")}` : project.slug);
+  }
+  return prefixes;
 }

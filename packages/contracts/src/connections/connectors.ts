@@ -15,10 +15,9 @@ const ConnectorName = z
   .min(1)
   .max(48)
   .regex(/^[a-zA-Z0-9][a-zA-Z0-9_-]*$/, "letters, digits, _ and - (it prefixes tool names as <connector>__<tool>)")
-  .refine(
-    (name) => !name.includes("__"),
-    "no double underscore: it separates the connector from the tool in MCP names",
-  );
+  .refine((name) => !name.includes("__"), "no double underscore: it separates the connector from the tool in MCP names")
+  // `a_` + `__` + `_b` would read as `a` + `__` + `__b`: the first `__` must end the connector.
+  .refine((name) => !name.endsWith("_"), "must not end with _: the tool name's `__` would be ambiguous");
 const HttpUrl = z.url({ protocol: /^https?$/ }).max(2048);
 
 /** Said of every connector URL field (its first line is what the CLI's help shows). */
