@@ -256,6 +256,7 @@ export function bearerProtocol(token: string): string {
  */
 export const INGRESS_TEST_SERVER = `
 const http = require("http"), crypto = require("crypto");
+const TOSSED_COOKIES = (host) => ["tossed=1; Path=/; Domain=sbx.localhost", "dotted=1; domain=.SBX.localhost; Path=/", "parent=1; Domain=localhost", "own=1; Domain=" + String(host ?? "").replace(/:\\d+$/, "") + "; Path=/", "plain=1; Path=/"];
 for (const port of [8000, 8001]) {
   const server = http.createServer((req, res) => {
     res.setHeader("content-type", "application/json");
@@ -265,11 +266,15 @@ for (const port of [8000, 8001]) {
     if (req.url === "/never") return;
     // Sets the console's session cookie (both names) beside one of its own.
     if (req.url === "/set-cookie") res.setHeader("set-cookie", ["agentplane_session=aps_x_y; Domain=localhost; Path=/", "__Host-agentplane_session=aps_x_z; Path=/; Secure", "theirs=1; Path=/"]);
+    // Scopes cookies to the shared ingress domain, a parent of it, and its own host (cookie tossing).
+    if (req.url === "/toss-cookie") res.setHeader("set-cookie", TOSSED_COOKIES(req.headers["x-forwarded-host"]));
     res.end(JSON.stringify({ port, path: req.url, host: req.headers.host, cookie: req.headers.cookie ?? null, length: req.headers["content-length"] ?? null, auth: req.headers.authorization ?? null, internal: Object.keys(req.headers).filter((k) => k.startsWith("x-agentplane-")) }));
   });
   server.on("upgrade", (req, socket) => {
     // Takes the upgrade and never answers it.
     if (req.url === "/never") return;
+    // Accepts the upgrade with the same cookies as HTTP's /toss-cookie, then closes.
+    if (req.url === "/toss-cookie") return socket.end("HTTP/1.1 101 Switching Protocols\\r\\nUpgrade: websocket\\r\\nConnection: Upgrade\\r\\nSec-WebSocket-Accept: " + crypto.createHash("sha1").update(req.headers["sec-websocket-key"] + "258EAFA5-E914-47DA-95CA-C5AB0DC85B11").digest("base64") + "\\r\\n" + TOSSED_COOKIES(req.headers["x-forwarded-host"] ?? "").map((c) => "Set-Cookie: " + c + "\\r\\n").join("") + "\\r\\n");
     // Refuses the upgrade with what the sandbox was given of the caller's credentials.
     if (req.url === "/credentials") {
       const seen = JSON.stringify({ protocol: req.headers["sec-websocket-protocol"] ?? null, auth: req.headers.authorization ?? null, cookie: req.headers.cookie ?? null });

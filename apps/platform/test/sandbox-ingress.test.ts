@@ -243,6 +243,42 @@ describe.skipIf(!bwrap.available || !node.available)(
       expect(cookies).toEqual(["theirs=1; Path=/"]);
     });
 
+    it("keeps a sandbox's cookies on its own host, never the shared ingress domain (HTTP or WebSocket)", async () => {
+      // A cookie for the ingress domain would reach every other sandbox's host: one tenant could
+      // plant cookies in another's app.
+      const own = hostOf(8001);
+      const cookies = await new Promise<string[]>((resolve, reject) => {
+        const req = request(
+          { host: "127.0.0.1", port: gatewayPort, path: "/toss-cookie", headers: { host: own } },
+          (res) => {
+            res.resume();
+            resolve(res.headers["set-cookie"] ?? []);
+          },
+        );
+        req.on("error", reject);
+        req.end();
+      });
+      expect(cookies).toEqual([
+        "tossed=1; Path=/",
+        "dotted=1; Path=/",
+        "parent=1",
+        `own=1; Domain=${own}; Path=/`,
+        "plain=1; Path=/",
+      ]);
+      const ws = new WebSocket(`ws://127.0.0.1:${gatewayPort}/toss-cookie`, { headers: { host: own } });
+      ws.on("error", () => {});
+      const handshake = await new Promise<string[]>((resolve) =>
+        ws.once("upgrade", (res) => resolve(res.headers["set-cookie"] ?? [])),
+      );
+      expect(handshake).toEqual([
+        "tossed=1; Path=/",
+        "dotted=1; Path=/",
+        "parent=1",
+        "own=1; Path=/",
+        "plain=1; Path=/",
+      ]);
+    });
+
     it("streams a request body into the sandbox as it arrives, never holding it whole", async () => {
       // A public port takes bodies from anyone: the platform passes them on instead of buffering them.
       const answer = await new Promise<{ status: number; text: string }>((resolve, reject) => {

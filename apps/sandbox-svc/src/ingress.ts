@@ -23,6 +23,7 @@ import {
   verifyIdentity,
   webStreamOf,
 } from "@agentplane/service-kit";
+import { scopeAnswerHeader, scopeSandboxCookie } from "./ingress-cookies.ts";
 import { SandboxSlots } from "./services/command-slots.ts";
 import type { SandboxDeps } from "./services/context.ts";
 import type { SandboxRow } from "./services/mapping.ts";
@@ -132,8 +133,9 @@ export async function ingressFetch(deps: SandboxDeps, request: Request, target: 
     request.headers.forEach((value, key) => {
       if (!HOP_BY_HOP.has(key)) headers[key] = value;
     });
+    const publicHost = request.headers.get("host") ?? url.host;
     headers.host = `127.0.0.1:${port}`;
-    headers["x-forwarded-host"] = request.headers.get("host") ?? url.host;
+    headers["x-forwarded-host"] = publicHost;
     // The sandbox runs anyone's code: the console's session (a credential) never reaches it.
     const cookie = headers.cookie && withoutSessionCookie(headers.cookie);
     if (cookie) headers.cookie = cookie;
@@ -161,9 +163,9 @@ export async function ingressFetch(deps: SandboxDeps, request: Request, target: 
           for (const [k, v] of Object.entries(res.headers)) {
             if (v === undefined || HOP_BY_HOP.has(k)) continue;
             for (const value of Array.isArray(v) ? v : [v]) {
-              // A sandbox sets no console session (a parent domain's cookie would reach the console).
-              if (k === "set-cookie" && isSessionCookiePart(value.split(";", 1)[0] ?? "")) continue;
-              out.append(k, value);
+              // A cookie stays on the sandbox host that set it (never the shared ingress domain).
+              const passed = k === "set-cookie" ? scopeSandboxCookie(value, publicHost) : value;
+              if (passed !== undefined) out.append(k, passed);
             }
           }
           const status = res.statusCode ?? 502;
@@ -221,6 +223,7 @@ export function ingressUpgrade(
     spliceUpgrade(upstream, req, socket, head, {
       host: `127.0.0.1:${port}`,
       drop: new Set(["authorization", INTERNAL_IDENTITY_HEADER, SANDBOX_INGRESS_HEADER]),
+      answerHeader: scopeAnswerHeader(req.headers.host),
       answerWithin: {
         ms: timeoutMs,
         detail: `Port ${port} of the sandbox did not answer within ${timeoutMs / 1000} s`,

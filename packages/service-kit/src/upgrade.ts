@@ -48,10 +48,56 @@ export function rejectUpgrade(socket: Duplex, error: ProblemError, requestId?: s
   );
 }
 
+/** The most of an upgrade's answer head read to rewrite its headers; an upstream sending more is dropped. */
+const MAX_ANSWER_HEAD_BYTES = 64 * 1024;
+
+/**
+ * Passes `upstream` on to `socket` once the head of its answer (status line and headers) has been
+ * read and each header line put through `rewrite` (undefined leaves the line out); the body and
+ * frames after it pass through unparsed. Calls `fail` for a head that never ends within the bound.
+ */
+function pipeWithAnswerHeaders(
+  upstream: Duplex,
+  socket: Duplex,
+  rewrite: (name: string, value: string) => string | undefined,
+  fail: () => void,
+): void {
+  let buffered = Buffer.alloc(0);
+  const onData = (chunk: Buffer) => {
+    buffered = Buffer.concat([buffered, chunk]);
+    const end = buffered.indexOf("\r\n\r\n");
+    if (end < 0) {
+      if (buffered.length > MAX_ANSWER_HEAD_BYTES) {
+        upstream.off("data", onData);
+        fail();
+      }
+      return;
+    }
+    upstream.off("data", onData);
+    const [status, ...lines] = buffered.subarray(0, end).toString("latin1").split("\r\n");
+    const kept = [status];
+    for (const line of lines) {
+      const colon = line.indexOf(":");
+      if (colon <= 0) continue;
+      const name = line.slice(0, colon);
+      const value = rewrite(name.trim(), line.slice(colon + 1).trim());
+      if (value !== undefined) kept.push(`${name}: ${value}`);
+    }
+    socket.write(Buffer.from(`${kept.join("\r\n")}\r\n\r\n`, "latin1"));
+    const rest = buffered.subarray(end + 4);
+    if (rest.length) socket.write(rest);
+    // Synchronously, inside this 'data' event: no chunk can pass between the listener and the pipe.
+    upstream.pipe(socket);
+  };
+  upstream.on("data", onData);
+}
+
 /**
  * Replays an upgrade request on an open upstream connection and splices the two sockets, so the
  * handshake and every frame pass through unparsed. `drop` names headers (lower case) left out;
- * `host` replaces the Host header. Either side closing or failing closes both.
+ * `host` replaces the Host header; `answerHeader`, when given, rewrites (or, returning undefined,
+ * drops) each header of the upstream's answer, the frames after it still pass unparsed. Either
+ * side closing or failing closes both.
  */
 export function spliceUpgrade(
   upstream: Duplex,
@@ -63,6 +109,7 @@ export function spliceUpgrade(
     drop?: ReadonlySet<string>;
     /** An upstream that sends nothing back within `ms` is answered 504 with `detail` and dropped. */
     answerWithin?: { ms: number; detail: string };
+    answerHeader?: (name: string, value: string) => string | undefined;
   },
 ): void {
   guardSocket(upstream);
@@ -88,7 +135,8 @@ export function spliceUpgrade(
   lines.push(`Host: ${options.host}`);
   upstream.write(`${lines.join("\r\n")}\r\n\r\n`);
   if (head.length) upstream.write(head);
-  upstream.pipe(socket);
+  if (options.answerHeader) pipeWithAnswerHeaders(upstream, socket, options.answerHeader, close);
+  else upstream.pipe(socket);
   socket.pipe(upstream);
   if (options.answerWithin) {
     const { ms, detail } = options.answerWithin;
