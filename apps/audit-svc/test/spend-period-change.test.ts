@@ -3,11 +3,13 @@ import { openDatabase } from "@agentplane/db";
 import { MemoryBus } from "@agentplane/events";
 import { Pricing } from "@agentplane/pricing";
 import { createTestDatabase, requirePostgres } from "@agentplane/testkit";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { sql } from "kysely";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { AUDIT_SCHEMA, type AuditService } from "../src/app.ts";
 import type { AuditDb } from "../src/db/schema.ts";
 import { SpendLedger } from "../src/services/spend.ts";
 import { createSpendingLimit, spendingLimitStatus, updateSpendingLimit } from "../src/services/spending-limits.ts";
+import { periodOf } from "../src/services/time.ts";
 import { storeUsageRecords } from "../src/services/usage.ts";
 import { asOwner, startAudit, usageEvent } from "./helpers.ts";
 
@@ -74,5 +76,76 @@ describe.skipIf(!pg.available)(`a limit's period changed with calls in flight${p
     // All of the limit is there to reserve again.
     const full = await service.spend.reserve({ orgId, projectId: "prj_1", estimatedMicroUsd: 1_000_000 });
     expect(full.decision).toBe("allowed");
+  });
+
+  it("a call reserved as the period changes holds on the counter of the period in force", async () => {
+    const orgId = "org_mid_change";
+    const limit = await createSpendingLimit(...asOwner(database, orgId), {
+      amountUsd: 1,
+      period: "monthly",
+      alertThresholds: [],
+    });
+    // The month's counter exists (a call reserved and released), so a lock on it can be held.
+    const first = await service.spend.reserve({ orgId, projectId: "prj_1", estimatedMicroUsd: 100_000 });
+    await service.spend.release({ reservationId: first.reservationId! });
+    const monthStart = periodOf("monthly", new Date()).start;
+    const lockWaits = async () =>
+      Number(
+        (
+          await sql<{ n: string }>`select count(*) as n from pg_stat_activity
+            where datname = current_database() and wait_event_type = 'Lock'`.execute(db())
+        ).rows[0]?.n,
+      );
+    // Holding the month's counter stops a reservation right after it has read the limit, as the
+    // milliseconds between the two would; the period changes while it waits there.
+    let unblock = () => {};
+    const blocked = new Promise<void>((resolve) => {
+      unblock = resolve;
+    });
+    let locked = () => {};
+    const counterLocked = new Promise<void>((resolve) => {
+      locked = resolve;
+    });
+    const blocker = db()
+      .transaction()
+      .execute(async (trx) => {
+        await trx
+          .selectFrom("spend_counters")
+          .select("limit_id")
+          .where("limit_id", "=", limit.id)
+          .where("period_start", "=", monthStart)
+          .forUpdate()
+          .execute();
+        locked();
+        await blocked;
+      });
+    await counterLocked;
+    const reserving = service.spend.reserve({ orgId, projectId: "prj_1", estimatedMicroUsd: 200_000 });
+    await vi.waitFor(async () => expect(await lockWaits()).toBe(1), { timeout: 5_000, interval: 20 });
+    let changed = false;
+    const changing = updateSpendingLimit(...asOwner(database, orgId), { limitId: limit.id, period: "daily" }).then(
+      () => {
+        changed = true;
+      },
+    );
+    // The change either ends (nothing orders it after the call) or waits for the call to end.
+    await vi.waitFor(async () => expect(changed || (await lockWaits()) === 2).toBe(true), {
+      timeout: 5_000,
+      interval: 20,
+    });
+    unblock();
+    await blocker;
+    const held = await reserving;
+    await changing;
+    expect(held.decision).toBe("allowed");
+    const hold = await db()
+      .selectFrom("reservation_holds")
+      .select("period_start")
+      .where("reservation_id", "=", held.reservationId!)
+      .executeTakeFirstOrThrow();
+    expect(new Date(hold.period_start).toISOString()).toBe(periodOf("daily", new Date()).start.toISOString());
+    expect(await status(orgId)).toMatchObject({ period: "daily", reservedUsd: 0.2 });
+    await service.spend.release({ reservationId: held.reservationId! });
+    expect(await status(orgId)).toMatchObject({ spentUsd: 0, reservedUsd: 0 });
   });
 });

@@ -27,11 +27,16 @@ export function thresholdsOf(limit: Pick<Limit, "alert_thresholds">): number[] {
   return [...list].sort((a, b) => a - b);
 }
 
-/** Limits that apply to spend of an organization, and of one of its projects when given. */
+/**
+ * Limits that apply to spend of an organization, and of one of its projects when given. `share`
+ * locks their rows (FOR SHARE) for the caller's transaction: a change of a limit (which locks its
+ * row for update) then waits for the caller, or the caller reads the limit as changed.
+ */
 export async function applicableLimits(
   trx: Kysely<AuditDb>,
   orgId: string,
   projectId: string | null,
+  options: { share?: boolean } = {},
 ): Promise<Limit[]> {
   let q = trx
     .selectFrom("spending_limits")
@@ -40,7 +45,8 @@ export async function applicableLimits(
   q = projectId
     ? q.where((eb) => eb.or([eb("project_id", "is", null), eb("project_id", "=", projectId)]))
     : q.where("project_id", "is", null);
-  return q.orderBy("id").execute();
+  q = q.orderBy("id");
+  return (options.share ? q.forShare() : q).execute();
 }
 
 /**

@@ -58,8 +58,11 @@ export class SpendLedger {
     const quick = await this.reserveUnlimited(input);
     if (quick) return quick;
     return this.db.transaction().execute(async (trx) => {
+      // The limits stay as read until the holds are written: a period change waits, then moves
+      // this call's holds with the others, instead of leaving them on the old period's counter.
+      const limits = await applicableLimits(trx, input.orgId, input.projectId ?? null, { share: true });
+      // Read once the limits are: a call that waited for a change is judged at the time it goes on.
       const now = new Date();
-      const limits = await applicableLimits(trx, input.orgId, input.projectId ?? null);
       const counters: Counter[] = [];
       for (const limit of limits) counters.push(await lockCounter(trx, limit, now));
       let remaining: number | undefined;
