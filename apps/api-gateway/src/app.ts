@@ -64,6 +64,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
     authenticator: deps.authenticator,
     signer,
     failedAuthentications,
+    limits: deps,
     clientAddress: (req) => clientAddresses.of(req),
     auditor,
     ...(deps.logger ? { logger: deps.logger } : {}),

@@ -23,7 +23,7 @@ import { type Authenticator, bearerToken } from "./authn/authenticator.ts";
 import { checkSessionOrigin, ownOrigins, sessionSecretOf, stripSessionCookie } from "./authn/session.ts";
 import type { FailedAuthentications } from "./failed-authentications.ts";
 import type { IngressRouter } from "./ingress-router.ts";
-import { addressLimitKey } from "./rate-limit.ts";
+import { addressLimitKey, type GatewayLimits, limitPrincipal } from "./rate-limit.ts";
 import type { RouteTable } from "./route-table.ts";
 
 /** Where a WebSocket upgrade goes: a handler in this process, or a service's HTTP address. */
@@ -130,6 +130,8 @@ export function createUpgradeHandler(deps: {
   signer: IdentitySigner;
   /** Refused credentials per address, counted and refused as on any route. */
   failedAuthentications: FailedAuthentications;
+  /** The request rate limits (per token, per user): an upgrade is counted as one request. */
+  limits: GatewayLimits;
   /** Where an upgrade came from (TRUSTED_PROXIES decides whether X-Forwarded-For counts). */
   clientAddress: (req: IncomingMessage) => string | undefined;
   logger?: Logger;
@@ -203,6 +205,10 @@ export function createUpgradeHandler(deps: {
       } else {
         principal = await deps.authenticator.authenticate("");
       }
+      // Counted like any request of the principal (a connection held open is still one request),
+      // and refused with the same 429 and RateLimit headers.
+      const { refused } = await limitPrincipal(deps.limits, principal);
+      if (refused) throw refused;
       stripSessionCookie(req.headers);
       const identity = await deps.signer.sign(principal, match.entry.service);
       // The service sees the identity, never the caller's credential.

@@ -1,5 +1,6 @@
 import { randomBytes } from "node:crypto";
 import type { IncomingMessage } from "node:http";
+import type { Duplex } from "node:stream";
 import type { ServiceName } from "@agentplane/contracts";
 import { type Database, openDatabase } from "@agentplane/db";
 import { MemoryBus } from "@agentplane/events";
@@ -14,6 +15,7 @@ import {
   silentLogger,
 } from "@agentplane/service-kit";
 import { createTenancyService } from "@agentplane/tenancy-svc";
+import { WebSocketServer } from "ws";
 import { createGateway, type Gateway } from "../src/app.ts";
 import { Authenticator } from "../src/authn/authenticator.ts";
 import type { OidcVerifier } from "../src/authn/oidc.ts";
@@ -145,4 +147,19 @@ export async function call(
     json = { text };
   }
   return { status: res.status, headers: res.headers, body: json };
+}
+
+/** A stand-in sandbox service that accepts every WebSocket it is handed (and closes it). */
+export function sandboxStandIn(): GatewayTarget {
+  const wss = new WebSocketServer({ noServer: true });
+  wss.on("connection", (socket) => socket.close());
+  return {
+    fetch: async () => new Response(null, { status: 204 }),
+    upgrade: {
+      kind: "in-process",
+      handle: (req: IncomingMessage, socket: Duplex, head: Buffer) =>
+        wss.handleUpgrade(req, socket, head, (ws) => wss.emit("connection", ws, req)),
+    },
+    ready: async () => true,
+  };
 }

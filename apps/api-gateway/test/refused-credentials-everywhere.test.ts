@@ -1,26 +1,10 @@
-import { type IncomingMessage, request } from "node:http";
-import type { Duplex } from "node:stream";
+import { request } from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { WebSocket, WebSocketServer } from "ws";
+import { WebSocket } from "ws";
 import type { IngressRouter } from "../src/ingress-router.ts";
-import { type Harness, startHarness } from "./harness.ts";
+import { type Harness, sandboxStandIn, startHarness } from "./harness.ts";
 
 const EXEC_PATH = "/v1/projects/prj_x/sandboxes/sbx_x/exec";
-
-/** A stand-in sandbox service that accepts every WebSocket it is handed. */
-function sandboxStandIn() {
-  const wss = new WebSocketServer({ noServer: true });
-  wss.on("connection", (socket) => socket.close());
-  return {
-    fetch: async () => new Response(null, { status: 204 }),
-    upgrade: {
-      kind: "in-process" as const,
-      handle: (req: IncomingMessage, socket: Duplex, head: Buffer) =>
-        wss.handleUpgrade(req, socket, head, (ws) => wss.emit("connection", ws, req)),
-    },
-    ready: async () => true,
-  };
-}
 
 /** Sandbox hosts under `sbx.test`, each answering with the id of the caller the gateway resolved. */
 const ingressStandIn: IngressRouter = {

@@ -67,7 +67,7 @@ export const CONFIG_GLOSSARY: Record<string, string> = {
     "The activation page's OIDC redirect URI registered with the identity provider (default `<PUBLIC_URL>/activate/callback`).",
   KEY_ROTATION_GRACE_SECONDS: "How long a rotated project signing key stays published in the project's JWKS.",
   RATE_LIMIT_PER_MINUTE:
-    "Requests per token per minute, or per client address for calls without one (an IPv6 client per /64); a 429 `rate-limited` problem past it.",
+    "Requests per token per minute (a WebSocket upgrade is one), or per client address for calls without one (an IPv6 client per /64); a 429 `rate-limited` problem past it. See docs/decisions/0045-an-upgrade-is-one-request.md.",
   RATE_LIMIT_PER_USER_PER_MINUTE:
     "Requests per minute of all of one user's API tokens and sessions together (default 4 × `RATE_LIMIT_PER_MINUTE`; at least `RATE_LIMIT_PER_MINUTE`): creating tokens does not multiply a user's budget. Clusters and sandboxes have only their own limit. Past it, a 429 `rate-limited` problem with `policy: \"per-user\"`. See docs/decisions/0040-per-user-rate-limit.md.",
   TRUSTED_PROXIES:
