@@ -95,6 +95,8 @@ export async function createConnectionsService(deps: ConnectionsServiceDeps): Pr
       heartbeatMs: config.heartbeatMs ?? 10_000,
       clusterJwtTtlSeconds: config.clusterJwtTtlSeconds ?? 900,
       awsTimeoutMs: config.awsTimeoutMs ?? 60_000,
+      awsBodyIdleMs: config.awsBodyIdleMs ?? 30_000,
+      awsBodyTimeoutMs: config.awsBodyTimeoutMs ?? 300_000,
       clusterProxyTimeoutMs: config.clusterProxyTimeoutMs ?? 60_000,
       clusterTunnelMaxRequests: config.clusterTunnelMaxRequests ?? 1000,
       objectLimits: objectLimitsOr(config.objectLimits),

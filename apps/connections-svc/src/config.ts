@@ -42,6 +42,10 @@ export interface ConnectionsConfig {
   clusterTunnelMaxRequests?: number;
   /** How long an AWS endpoint may take to answer a proxied call or the connection test (default 60 s). */
   awsTimeoutMs?: number;
+  /** How long a proxied AWS answer's body may go without a chunk before it is cut short (default 30 s). */
+  awsBodyIdleMs?: number;
+  /** How long a proxied AWS answer's body may take from its headers to its end (default 5 min). */
+  awsBodyTimeoutMs?: number;
   /** How long an MCP endpoint's event stream (GET) stays open before it is closed (default 30 min). */
   mcpStreamLifetimeMs?: number;
   /** The outbox relay's poll interval, idle poll ceiling and longest backoff (defaults 250 ms, 2 s, 30 s). */
@@ -65,6 +69,10 @@ export const ConnectionsSettingsSchema = z.object({
   CLUSTER_TUNNEL_MAX_REQUESTS: z.coerce.number().int().min(1).max(100_000).default(1000),
   /** How long an AWS endpoint may take to send its answer's headers before the call is a 504. */
   AWS_UPSTREAM_TIMEOUT_MS: z.coerce.number().int().min(100).max(900_000).default(60_000),
+  /** How long a proxied AWS answer's body may go without a chunk before the answer is cut short. */
+  AWS_UPSTREAM_BODY_IDLE_MS: z.coerce.number().int().min(100).max(900_000).default(30_000),
+  /** How long a proxied AWS answer's body may take, from its headers to its end, before it is cut short. */
+  AWS_UPSTREAM_BODY_TIMEOUT_MS: z.coerce.number().int().min(100).max(86_400_000).default(300_000),
   ...ObjectLimitsSettingSchema.shape,
 });
 export type ConnectionsSettings = z.infer<typeof ConnectionsSettingsSchema>;
@@ -93,6 +101,8 @@ export function configFromSettings(settings: ConnectionsSettings): ConnectionsCo
     heartbeatMs: settings.CLUSTER_HEARTBEAT_MS,
     clusterJwtTtlSeconds: settings.CLUSTER_JWT_TTL_SECONDS,
     awsTimeoutMs: settings.AWS_UPSTREAM_TIMEOUT_MS,
+    awsBodyIdleMs: settings.AWS_UPSTREAM_BODY_IDLE_MS,
+    awsBodyTimeoutMs: settings.AWS_UPSTREAM_BODY_TIMEOUT_MS,
     clusterProxyTimeoutMs: settings.CLUSTER_PROXY_TIMEOUT_MS,
     clusterTunnelMaxRequests: settings.CLUSTER_TUNNEL_MAX_REQUESTS,
     connectors: { allowedHosts: parseAllowedHosts(settings.CONNECTOR_ALLOWED_HOSTS) },

@@ -7,7 +7,7 @@ import { fileURLToPath } from "node:url";
 import type { ConnectionsService } from "@agentplane/connections-svc";
 import { type Database, openDatabase } from "@agentplane/db";
 import { MemoryBus } from "@agentplane/events";
-import { createLogger, silentLogger } from "@agentplane/service-kit";
+import { createLogger, type Logger, silentLogger } from "@agentplane/service-kit";
 import { createTestDatabase, type TestDatabase } from "@agentplane/testkit";
 import { assemblePlatform, type Platform } from "../src/assemble.ts";
 import { AllInOneEnvSchema } from "../src/config.ts";
@@ -70,7 +70,7 @@ function caller(url: string, defaultToken: () => string): Call {
  * Postgres, with two organizations, a project in each and tokens of several roles.
  */
 export async function startConnectionsPlatform(
-  options: { env?: Record<string, string>; database?: { db: Database; url: string } } = {},
+  options: { env?: Record<string, string>; database?: { db: Database; url: string }; logger?: Logger } = {},
 ): Promise<ConnectionsPlatform> {
   const dataDir = mkdtempSync(join(tmpdir(), "platform-conn-"));
   const ownerToken = `boot_${randomBytes(24).toString("hex")}`;
@@ -93,9 +93,9 @@ export async function startConnectionsPlatform(
   }
   const bus = new MemoryBus();
   // CONNECTIONS_TEST_LOG=debug shows the platform's log while a suite runs.
-  const logger = process.env.CONNECTIONS_TEST_LOG
-    ? createLogger("test", process.env.CONNECTIONS_TEST_LOG)
-    : silentLogger();
+  const logger =
+    options.logger ??
+    (process.env.CONNECTIONS_TEST_LOG ? createLogger("test", process.env.CONNECTIONS_TEST_LOG) : silentLogger());
   const platform = await assemblePlatform({ env, dataDir, database, bus, logger });
   const url = platform.url.replace("0.0.0.0", "127.0.0.1");
   const call = caller(url, () => ownerToken);

@@ -1,6 +1,7 @@
 import { ProblemError } from "@agentplane/problem-details";
-import { NULL_BODY_STATUSES, webStreamOf } from "@agentplane/service-kit";
+import { type Logger, NULL_BODY_STATUSES, readAtMost } from "@agentplane/service-kit";
 import { FetchRefusedError, type SafeFetcher } from "@agentplane/service-kit/outbound";
+import { type BodyBounds, BodyTimeoutError, boundedBodyStream } from "./bounded-body.ts";
 
 /** Answers declaring at most this many bytes are read whole (one write back); others stream. */
 const BUFFERED_BYTES = 64 * 1024;
@@ -12,11 +13,21 @@ const HOP_BY_HOP = new Set(["transfer-encoding", "connection", "keep-alive"]);
  * its `content-encoding` pass through as AWS sent them; redirects are not followed), and answers
  * with AWS's status, headers and body. An endpoint that is refused, does not resolve, refuses the
  * connection or fails TLS is a 502 problem naming the cause; no answer within `timeoutMs` a 504.
+ * The body is bounded by `body` (see `boundedBodyStream`): a small one not read whole in time is a
+ * 504 too; a streamed one is cut short.
  */
 export async function sendToAws(
   outbound: SafeFetcher,
   target: URL,
-  init: { method: string; headers: Headers; body: Uint8Array | undefined; signal: AbortSignal; timeoutMs: number },
+  init: {
+    method: string;
+    headers: Headers;
+    body: Uint8Array | undefined;
+    signal: AbortSignal;
+    timeoutMs: number;
+    bodyBounds: BodyBounds;
+    logger: Logger;
+  },
 ): Promise<Response> {
   const headers: Record<string, string> = {};
   init.headers.forEach((value, key) => {
@@ -44,11 +55,22 @@ export async function sendToAws(
     answer.body.resume();
     return new Response(null, { status, headers: out });
   }
+  const body = boundedBodyStream(answer.body, init.bodyBounds, { logger: init.logger, host: target.host });
   const declared = answer.headers["content-length"];
   if (typeof declared === "string" && Number(declared) <= BUFFERED_BYTES) {
-    return new Response(new Uint8Array(await answer.body.arrayBuffer()), { status, headers: out });
+    try {
+      // undici holds the body to its declared length: more is never read.
+      const whole = await readAtMost(body, BUFFERED_BYTES, () => new Error("longer than its content-length"));
+      return new Response(whole, { status, headers: out });
+    } catch (error) {
+      if (!(error instanceof BodyTimeoutError)) throw error;
+      throw new ProblemError("gateway-timeout", {
+        detail: `The AWS endpoint ${target.host} did not send its answer in time: ${error.message}`,
+        extensions: { reason: "timeout" },
+      });
+    }
   }
-  return new Response(webStreamOf(answer.body), { status, headers: out });
+  return new Response(body, { status, headers: out });
 }
 
 /** A failure to reach an AWS endpoint as the problem that names it (502, or 504 for a timeout). */

@@ -102,6 +102,8 @@ export function registerAwsProxy(app: ServiceApp, ctx: ConnectionsRouteContext):
       body,
       signal: c.req.raw.signal,
       timeoutMs: ctx.config.awsTimeoutMs,
+      bodyBounds: { idleMs: ctx.config.awsBodyIdleMs, totalMs: ctx.config.awsBodyTimeoutMs },
+      logger: ctx.logger,
     });
   });
 }
