@@ -3,7 +3,7 @@ import { openDatabase } from "@agentplane/db";
 import { MemoryBus } from "@agentplane/events";
 import { Pricing } from "@agentplane/pricing";
 import { createTestDatabase, requirePostgres } from "@agentplane/testkit";
-import { sql } from "kysely";
+import { type Kysely, sql } from "kysely";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { AUDIT_SCHEMA, type AuditService } from "../src/app.ts";
 import type { AuditDb } from "../src/db/schema.ts";
@@ -14,6 +14,15 @@ import { storeUsageRecords } from "../src/services/usage.ts";
 import { asOwner, startAudit, usageEvent } from "./helpers.ts";
 
 const pg = await requirePostgres();
+
+/** Sessions of this database waiting for a lock. */
+const lockWaits = async (db: Kysely<AuditDb>) =>
+  Number(
+    (
+      await sql<{ n: string }>`select count(*) as n from pg_stat_activity
+        where datname = current_database() and wait_event_type = 'Lock'`.execute(db)
+    ).rows[0]?.n,
+  );
 
 // Calls in flight when a limit's period changes end against the counter of the new period that
 // applies now: their cost counts there, and no counter keeps a hold that nothing will release.
@@ -89,13 +98,6 @@ describe.skipIf(!pg.available)(`a limit's period changed with calls in flight${p
     const first = await service.spend.reserve({ orgId, projectId: "prj_1", estimatedMicroUsd: 100_000 });
     await service.spend.release({ reservationId: first.reservationId! });
     const monthStart = periodOf("monthly", new Date()).start;
-    const lockWaits = async () =>
-      Number(
-        (
-          await sql<{ n: string }>`select count(*) as n from pg_stat_activity
-            where datname = current_database() and wait_event_type = 'Lock'`.execute(db())
-        ).rows[0]?.n,
-      );
     // Holding the month's counter stops a reservation right after it has read the limit, as the
     // milliseconds between the two would; the period changes while it waits there.
     let unblock = () => {};
@@ -121,7 +123,7 @@ describe.skipIf(!pg.available)(`a limit's period changed with calls in flight${p
       });
     await counterLocked;
     const reserving = service.spend.reserve({ orgId, projectId: "prj_1", estimatedMicroUsd: 200_000 });
-    await vi.waitFor(async () => expect(await lockWaits()).toBe(1), { timeout: 5_000, interval: 20 });
+    await vi.waitFor(async () => expect(await lockWaits(db())).toBe(1), { timeout: 5_000, interval: 20 });
     let changed = false;
     const changing = updateSpendingLimit(...asOwner(database, orgId), { limitId: limit.id, period: "daily" }).then(
       () => {
@@ -129,7 +131,7 @@ describe.skipIf(!pg.available)(`a limit's period changed with calls in flight${p
       },
     );
     // The change either ends (nothing orders it after the call) or waits for the call to end.
-    await vi.waitFor(async () => expect(changed || (await lockWaits()) === 2).toBe(true), {
+    await vi.waitFor(async () => expect(changed || (await lockWaits(db())) === 2).toBe(true), {
       timeout: 5_000,
       interval: 20,
     });
@@ -147,5 +149,63 @@ describe.skipIf(!pg.available)(`a limit's period changed with calls in flight${p
     expect(await status(orgId)).toMatchObject({ period: "daily", reservedUsd: 0.2 });
     await service.spend.release({ reservationId: held.reservationId! });
     expect(await status(orgId)).toMatchObject({ spentUsd: 0, reservedUsd: 0 });
+  });
+  it("usage recorded as the period changes counts on the counter of the period in force", async () => {
+    const orgId = "org_usage_mid_change";
+    const limit = await createSpendingLimit(...asOwner(database, orgId), {
+      amountUsd: 1,
+      period: "monthly",
+      alertThresholds: [],
+    });
+    const first = await service.spend.reserve({ orgId, projectId: "prj_1", estimatedMicroUsd: 100_000 });
+    await service.spend.release({ reservationId: first.reservationId! });
+    const monthStart = periodOf("monthly", new Date()).start;
+    let unblock = () => {};
+    const blocked = new Promise<void>((resolve) => {
+      unblock = resolve;
+    });
+    let locked = () => {};
+    const counterLocked = new Promise<void>((resolve) => {
+      locked = resolve;
+    });
+    const blocker = db()
+      .transaction()
+      .execute(async (trx) => {
+        await trx
+          .selectFrom("spend_counters")
+          .select("limit_id")
+          .where("limit_id", "=", limit.id)
+          .where("period_start", "=", monthStart)
+          .forUpdate()
+          .execute();
+        locked();
+        await blocked;
+      });
+    await counterLocked;
+    // A call's usage, reserved for nothing: stored, then stopped at the month's counter it read.
+    const recording = storeUsageRecords(db(), { pricing: new Pricing(), spend: new SpendLedger(db()) }, [
+      usageEvent({ orgId, projectId: "prj_1", costMicroUsd: 150_000 }),
+    ]);
+    await vi.waitFor(async () => expect(await lockWaits(db())).toBe(1), { timeout: 5_000, interval: 20 });
+    let changed = false;
+    const changing = updateSpendingLimit(...asOwner(database, orgId), { limitId: limit.id, period: "daily" }).then(
+      () => {
+        changed = true;
+      },
+    );
+    await vi.waitFor(async () => expect(changed || (await lockWaits(db())) === 2).toBe(true), {
+      timeout: 5_000,
+      interval: 20,
+    });
+    // Had the change gone through, the day's counter would start now, from the usage stored so far.
+    if (changed) {
+      const next = await service.spend.reserve({ orgId, projectId: "prj_1", estimatedMicroUsd: 100_000 });
+      await service.spend.release({ reservationId: next.reservationId! });
+    }
+    unblock();
+    await blocker;
+    await recording;
+    await changing;
+    expect(await status(orgId)).toMatchObject({ period: "daily", spentUsd: 0.15, reservedUsd: 0 });
   });
 });

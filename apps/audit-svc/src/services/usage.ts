@@ -92,6 +92,10 @@ export async function storeUsageRecords(
 /** Stores records and feeds them into the counters in one transaction that locks their reservations. */
 function storeLocking(db: Kysely<AuditDb>, deps: { spend: SpendLedger }, rows: UsageRecordsTable[]): Promise<number> {
   return db.transaction().execute(async (trx) => {
+    // The limits of the batch's organizations are read-locked first, in the order a change of a
+    // limit locks them (before reservations and counters): a period change waits until these
+    // records are counted, or is seen by them, so no record is counted on a period no longer in force.
+    await trx.executeQuery(CompiledQuery.raw(LOCK_LIMITS, [[...new Set(rows.map((r) => r.org_id))]]));
     // One statement: stores the new records, locks their reservations (with whether each holds
     // against limits) and says whether any limit applies to each record's scope.
     const stored = await trx.executeQuery<StoredRow>(CompiledQuery.raw(STORE_USAGE, pgColumns(rows, INPUT_COLUMNS)));
@@ -238,6 +242,9 @@ const STORE_USAGE = `with ${BATCH_LIMITS},
   )
   select s.event_id, v.state, v.held, ${LIMITED("s")} as limited
   from stored s left join reserved v on v.id = s.reservation_id`;
+
+const LOCK_LIMITS = `select id from ${AUDIT_SCHEMA}.spending_limits
+  where org_id = any(cast($1 as text[])) order by id for share`;
 
 const SETTLE_UNHELD = `update ${AUDIT_SCHEMA}.reservations as r set state = 'settled', settled_micro_usd = v.cost
   from jsonb_to_recordset(cast(cast($1 as text) as jsonb)) as v(id text, cost bigint)
