@@ -55,7 +55,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
       openapi ??= openApiDocument(deps.publicUrl);
       return openapi;
     },
-    health: (kind) => gatewayHealth(kind, deps.targets as Record<string, HealthTarget>, deps.rateLimiter.status?.()),
+    health: (kind) => gatewayHealth(kind, deps.targets as Record<string, HealthTarget>, deps),
   };
 
   const handleUpgrade = createUpgradeHandler({

@@ -1,5 +1,5 @@
 import { type CheckState, processFaults, type Readiness, telemetryHealth } from "@agentplane/service-kit";
-import type { RateLimiterStatus } from "./rate-limit.ts";
+import type { GatewayLimits, RateLimiter } from "./rate-limit.ts";
 
 /** What the gateway's health endpoints need to know of a service it dispatches to. */
 export interface HealthTarget {
@@ -25,19 +25,58 @@ async function upstreamReadiness(target: HealthTarget): Promise<Readiness> {
   }
 }
 
+/** Whether a limiter's counter store answers within the upstream timeout. */
+async function limiterState(check: () => Promise<void>): Promise<CheckState> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<CheckState>((resolve) => {
+    timer = setTimeout(() => resolve("down"), UPSTREAM_TIMEOUT_MS);
+  });
+  try {
+    return await Promise.race([
+      check().then(
+        () => "up" as const,
+        () => "down" as const,
+      ),
+      timeout,
+    ]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** The gateway's own dependencies: each rate limiter's store, named by its policy. */
+async function limiterChecks(limiters: Record<string, RateLimiter>): Promise<Record<string, CheckState>> {
+  const entries = await Promise.all(
+    Object.entries(limiters).flatMap(([policy, limiter]) =>
+      limiter.check
+        ? [limiterState(limiter.check.bind(limiter)).then((state) => [`rate-limiter:${policy}`, state])]
+        : [],
+    ),
+  );
+  return Object.fromEntries(entries);
+}
+
 /**
- * The gateway's health answers (see the README "Health" section):
+ * The gateway's health answers (see docs/operations.md, "Logs and health"):
  * - `/health/live`: the process serves requests; 200.
  * - `/health/ready`: every service it dispatches to is ready; else 503 naming the one that is not.
- * - `/health`: the summary: readiness per service and per dependency, the rate limiter's
- *   fail-open count, and process-level faults; its status code follows readiness.
+ * - `/health`: the summary: readiness per service and per dependency, the gateway's own checks
+ *   (each rate limiter's Redis), each rate limiter's fail-open count, and process-level faults.
+ *   Its status code follows readiness; `status` is `degraded` when a service is not ready or a
+ *   check is down (a limiter whose Redis is down lets requests through unlimited: the gateway
+ *   still serves, so readiness does not change).
  */
 export async function gatewayHealth(
   kind: "live" | "ready" | "summary",
   targets: Record<string, HealthTarget>,
-  rateLimiter: RateLimiterStatus | undefined,
+  limits: Pick<GatewayLimits, "rateLimiter" | "userRateLimiter">,
 ): Promise<Response> {
   if (kind === "live") return Response.json({ status: "ok", service: "api-gateway" });
+  // Asked alongside the services: each may take up to the timeout.
+  const ownChecks =
+    kind === "summary"
+      ? limiterChecks({ "per-token": limits.rateLimiter, "per-user": limits.userRateLimiter })
+      : undefined;
   const entries = await Promise.all(
     Object.entries(targets).map(async ([name, target]) => [name, await upstreamReadiness(target)] as const),
   );
@@ -47,14 +86,19 @@ export async function gatewayHealth(
   if (kind === "ready") {
     return Response.json({ status: ready ? "ready" : "unavailable", service: "api-gateway", services }, { status });
   }
+  const checks = (await ownChecks) ?? {};
+  const rateLimiter = limits.rateLimiter.status?.();
+  const userRateLimiter = limits.userRateLimiter.status?.();
   return Response.json(
     {
-      status: ready ? "ok" : "degraded",
+      status: ready && Object.values(checks).every((state) => state === "up") ? "ok" : "degraded",
       live: true,
       ready,
       services,
       dependencies: Object.fromEntries(entries.map(([name, r]) => [name, r.checks])),
+      checks,
       ...(rateLimiter ? { rateLimiter } : {}),
+      ...(userRateLimiter ? { userRateLimiter } : {}),
       process: processFaults(),
       ...telemetryHealth(),
     },

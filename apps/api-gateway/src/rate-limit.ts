@@ -19,6 +19,11 @@ export interface RateLimiter {
   hit(key: string): Promise<RateLimitResult>;
   /** For `/health`: whether limits are enforced right now. */
   status?(): RateLimiterStatus;
+  /**
+   * For `/health`: whether the shared counter store answers now (resolves), else rejects. Absent
+   * for a limiter that needs nothing outside the process.
+   */
+  check?(): Promise<void>;
 }
 
 export interface RateLimiterStatus {
@@ -157,6 +162,11 @@ export class RedisRateLimiter implements RateLimiter {
 
   status(): RateLimiterStatus {
     return { ...this.state };
+  }
+
+  /** Asks Redis now (a PING): an idle limiter learns of an outage before a request would. */
+  async check(): Promise<void> {
+    await this.redis.ping();
   }
 
   async hit(key: string): Promise<RateLimitResult> {

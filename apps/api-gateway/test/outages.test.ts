@@ -2,13 +2,21 @@ import type { IncomingMessage } from "node:http";
 import { clusterJwtIssuer } from "@agentplane/contracts";
 import { MemoryBus } from "@agentplane/events";
 import { generateInternalKeys, httpFetch, type Logger, ServiceClient, serveFetch } from "@agentplane/service-kit";
-import { freePort, type LocalServer, OwnRedis, startLocalServer } from "@agentplane/testkit";
+import {
+  freePort,
+  type LocalServer,
+  OwnRedis,
+  requireRedis,
+  startLocalServer,
+  TEST_REDIS_URL,
+} from "@agentplane/testkit";
+import { Redis } from "ioredis";
 import { exportJWK, generateKeyPair, SignJWT } from "jose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createGateway } from "../src/app.ts";
 import { Authenticator } from "../src/authn/authenticator.ts";
 import { OidcVerifier } from "../src/authn/oidc.ts";
-import { createRateLimiter, MemoryRateLimiter } from "../src/rate-limit.ts";
+import { createRateLimiter, MemoryRateLimiter, RedisRateLimiter } from "../src/rate-limit.ts";
 
 /** A gateway whose tenancy (and identity provider) live at addresses nothing listens on. */
 async function gatewayWithDeadTenancy(oidc?: OidcVerifier) {
@@ -164,5 +172,60 @@ describe("the Redis rate limiter fails open, logged once per outage and counted"
     } finally {
       close();
     }
+  });
+});
+
+const testRedis = await requireRedis();
+
+/**
+ * A rate limiter whose Redis is down lets requests through unlimited: the gateway still serves
+ * (readiness unchanged), but `/health` says it is degraded and names the limiter, the per-user one
+ * as well as the per-token one.
+ */
+describe.skipIf(!testRedis.available)(`an outage of a rate limiter's Redis in /health${testRedis.reason}`, () => {
+  async function healthWithUserLimiterAt(redisUrl: string) {
+    const keys = await generateInternalKeys();
+    const rateLimit = { limit: 100, windowSeconds: 60 };
+    const redis = new Redis(redisUrl, { maxRetriesPerRequest: 1 });
+    redis.on("error", () => {});
+    const bus = new MemoryBus();
+    const tenancy = { fetch: async () => new Response(null, { status: 204 }), ready: async () => true };
+    const gateway = createGateway({
+      targets: { tenancy },
+      keys,
+      authenticator: new Authenticator({ tenancy: new ServiceClient("tenancy", tenancy.fetch, keys) }),
+      rateLimiter: new MemoryRateLimiter(rateLimit),
+      rateLimit,
+      userRateLimiter: new RedisRateLimiter(redis, rateLimit),
+      userRateLimit: rateLimit,
+      bus,
+    });
+    try {
+      const summary = await gateway.fetch(new Request("http://gateway/health"));
+      const ready = await gateway.fetch(new Request("http://gateway/health/ready"));
+      return { status: summary.status, body: (await summary.json()) as Record<string, unknown>, ready: ready.status };
+    } finally {
+      gateway.close();
+      redis.disconnect();
+      await bus.close();
+    }
+  }
+
+  it("reports degraded, naming the per-user limiter, while its Redis cannot be reached", async () => {
+    const down = await healthWithUserLimiterAt(`redis://127.0.0.1:${await freePort()}`);
+    expect(down.status).toBe(200);
+    expect(down.ready).toBe(200);
+    expect(down.body).toMatchObject({
+      status: "degraded",
+      ready: true,
+      checks: { "rate-limiter:per-user": "down" },
+      userRateLimiter: { failingOpen: false, outages: 0 },
+    });
+  });
+
+  it("reports ok with the limiter up while its Redis answers", async () => {
+    const up = await healthWithUserLimiterAt(TEST_REDIS_URL);
+    expect(up.status).toBe(200);
+    expect(up.body).toMatchObject({ status: "ok", checks: { "rate-limiter:per-user": "up" } });
   });
 });
