@@ -3,6 +3,7 @@ import { AGENT_MANAGE_HEADER } from "@agentplane/contracts/runtime";
 import { ProblemError } from "@agentplane/problem-details";
 import { readAtMost } from "@agentplane/service-kit";
 import { Agent, fetch as undiciFetch } from "undici";
+import { API_CACHE_CONTROL } from "./exchange.ts";
 
 /** The agent runtime the gateway fronts: its address (loopback in the all-in-one) and its project. */
 export interface AgentRuntimeTarget {
@@ -187,6 +188,8 @@ export class AgentFront {
     for (const [name, value] of Object.entries(PAGE_SECURITY_HEADERS)) out.set(name, value);
     // The runtime's page shares the console's origin: the same policy (no framing, own scripts only).
     if (route.kind === "page") out.set("content-security-policy", PAGE_CSP);
+    // The runtime's API answers are the project's threads and memory: as the platform's API's.
+    else if (!out.has("cache-control")) out.set("cache-control", API_CACHE_CONTROL);
     return new Response(response.body && endsQuietly(response.body as ReadableStream<Uint8Array>, request.signal), {
       status: response.status,
       headers: out,

@@ -2,7 +2,7 @@ import { OAUTH_ERROR_HEADER, REQUEST_ID_HEADER, RESOURCE_ORG_HEADER } from "@age
 import { ProblemError } from "@agentplane/problem-details";
 import type { HttpServiceFetch, OutgoingRequest, ResponseHeaders } from "@agentplane/service-kit";
 import { stripSessionCookie } from "./authn/session.ts";
-import { audit, fail, type GatewayCore, type Routed, tooLarge, withHeaders } from "./exchange.ts";
+import { API_CACHE_CONTROL, audit, fail, type GatewayCore, type Routed, tooLarge, withHeaders } from "./exchange.ts";
 import {
   BodyTooLargeError,
   forwardHeaders,
@@ -46,6 +46,8 @@ export async function dispatch(core: GatewayCore, r: Routed): Promise<Response> 
     oauthError = takeHeader(answer, OAUTH_ERROR_HEADER);
     answer[REQUEST_ID_HEADER] = r.requestId;
     Object.assign(answer, r.limitHeaders);
+    answer["cache-control"] ??= API_CACHE_CONTROL;
+    answer["x-content-type-options"] = "nosniff";
   };
   const send = (target.fetch as Partial<HttpServiceFetch>).send;
   let response: Response;
@@ -82,7 +84,13 @@ export async function dispatch(core: GatewayCore, r: Routed): Promise<Response> 
   if (adjusted && response.status !== 201) {
     audit(core, r, response.status, { resourceOrg: named, oauthError, soon: true });
   } else audit(core, r, response.status, { response, resourceOrg: named, oauthError });
-  return adjusted ? response : withHeaders(response, { [REQUEST_ID_HEADER]: r.requestId, ...r.limitHeaders });
+  if (adjusted) return response;
+  return withHeaders(response, {
+    [REQUEST_ID_HEADER]: r.requestId,
+    ...r.limitHeaders,
+    "cache-control": response.headers.get("cache-control") ?? API_CACHE_CONTROL,
+    "x-content-type-options": "nosniff",
+  });
 }
 
 /** Removes one header from an answer's record, returning its (first) value. */

@@ -85,6 +85,8 @@ describe("the gateway fronting the agent runtime at /agent", () => {
     const profile = await call(h, "GET", "/agent/api/agents/profile", { token: tokens.viewer });
     expect(profile.status).toBe(200);
     expect(profile.body.verbose).toBe(false);
+    // The project's agent data, as the platform's API answers: kept by no cache.
+    expect(profile.headers.get("cache-control")).toBe("no-store");
 
     const viewerChange = await call(h, "PATCH", "/agent/api/agents/verbose", {
       token: tokens.viewer,
