@@ -3,8 +3,7 @@ import { FetchRefusedError } from "@agentplane/service-kit/outbound";
 import type { AnswerShape } from "../far-answer.ts";
 import { connectRemote, listRemoteTools } from "../mcp-client/remote.ts";
 import type { OperationFilter } from "../openapi/filter.ts";
-import { defaultBaseUrl, loadOpenApiDescription } from "../openapi/load.ts";
-import { buildToolsFromDocument, type ConnectorTool, type SkippedOperation } from "../openapi/tools.ts";
+import type { ConnectorTool, SkippedOperation } from "../openapi/tools.ts";
 import type { ConnectorRuntime } from "./runtime.ts";
 import { upstreamProblem } from "./upstream-problem.ts";
 import { credentialsOfUrls, withoutUrlCredentials } from "./url-credentials.ts";
@@ -61,17 +60,21 @@ export async function discoverSource(runtime: ConnectorRuntime, source: Discover
     } else {
       throw badRequest("A description is needed", [{ pointer: "/body/specUrl", message: "give specUrl or spec" }]);
     }
-    const loaded = await loadOpenApiDescription(text, { pointer, fetched: answer });
-    const { tools, warnings } = buildToolsFromDocument(loaded.document, {
+    // Validation, dereferencing and tool building take up to about a second of a core: off the event loop.
+    const parsed = await runtime.descriptions.parse({
+      input: text,
+      pointer,
+      fetched: answer,
+      documentUrl: source.specUrl,
       include: source.include,
       exclude: source.exclude,
     });
-    const baseUrl = source.baseUrl ?? defaultBaseUrl(loaded.document, source.specUrl);
+    const baseUrl = source.baseUrl ?? parsed.defaultBaseUrl;
     if (baseUrl) checkBaseUrl(runtime, baseUrl, source.baseUrl ? "/body/baseUrl" : pointer);
     return {
-      tools,
-      warnings,
-      ...(loaded.document.info?.title ? { title: loaded.document.info.title } : {}),
+      tools: parsed.tools,
+      warnings: parsed.warnings,
+      ...(parsed.title ? { title: parsed.title } : {}),
       ...(baseUrl ? { baseUrl } : {}),
     };
   } catch (error) {

@@ -9,6 +9,7 @@ import type { ConnectionsContext } from "../../context.ts";
 import type { ConnectionsDb } from "../../db/schema/index.ts";
 import { proxyAuthorizer } from "../../services/proxy-authorizer.ts";
 import { RemoteClientPool } from "../mcp-client/remote.ts";
+import { DescriptionParser } from "../openapi/description-parser.ts";
 import type { ConnectorTool } from "../openapi/tools.ts";
 import { CallAuditWriter } from "./call-audit.ts";
 import { ConnectorIndex } from "./hot-index.ts";
@@ -51,6 +52,8 @@ export class ConnectorRuntime {
   readonly decisions = new DecisionCache({ callerService: "connections", ttlMs: DECISION_FRESH_MS });
   /** Tool call audit records, committed before each call answers (group commit across concurrent calls). */
   readonly audit: CallAuditWriter;
+  /** OpenAPI descriptions become tools on a thread of their own, off the event loop. */
+  readonly descriptions = new DescriptionParser();
   private ajvInstance: Ajv | undefined;
   /** Ajv (CommonJS) is loaded when the first tool input is checked, not when the service starts. */
   private get ajv(): Ajv {
@@ -129,6 +132,7 @@ export class ConnectorRuntime {
   }
 
   async close(): Promise<void> {
+    await this.descriptions.close();
     await this.audit.close();
     await this.pool.close();
   }
