@@ -1,9 +1,10 @@
-import { PERMISSIONS, type Principal } from "@agentplane/contracts";
+import { PERMISSIONS, type Principal, secureSessionCookie } from "@agentplane/contracts";
 import { ProblemError } from "@agentplane/problem-details";
 import { RemoteAuthorizer, ServiceClient } from "@agentplane/service-kit";
 import { type AgentFront, agentPermission, agentRoute } from "./agent-front.ts";
 import { type RequestAuditor, shouldAudit } from "./audit.ts";
 import { bearerToken } from "./authn/authenticator.ts";
+import { authenticateSession, ownOrigins, sessionSecretOf } from "./authn/session.ts";
 import type { GatewayDeps } from "./deps.ts";
 import { FailedAuthentications } from "./failed-authentications.ts";
 import type { HeaderReader } from "./forward.ts";
@@ -42,8 +43,9 @@ function authorizerOf(deps: GatewayDeps): RemoteAuthorizer {
 
 /**
  * A request below /agent: the runtime's page and assets and its webhook receiver pass through
- * (the receiver verifies per subscription); its API needs a token authorized on the runtime's
- * project for the permission the method and path ask for. Everything is audited like any route.
+ * (the receiver verifies per subscription); its API needs a token (or the console's session)
+ * authorized on the runtime's project for the permission the method and path ask for. Everything
+ * is audited like any route.
  */
 export async function agentRequest(ctx: AgentRequestContext, req: AgentRequest): Promise<Response> {
   const { agent, deps, auditor, fail } = ctx;
@@ -96,13 +98,26 @@ export async function agentRequest(ctx: AgentRequestContext, req: AgentRequest):
     return answer(undefined);
   }
 
-  // Refused tokens count toward the address's budget, and a spent budget refuses before any
-  // lookup, as on any route.
+  // Refused credentials count toward the address's budget, and a spent budget refuses before any
+  // lookup, as on any route. The console's session cookie is taken as on /v1 (same origin, CSRF
+  // token on a change): the web UI shares the console's origin and keeps no token of its own.
   const bearer = bearerToken(header);
-  const lookup = () => deps.authenticator.authenticate(bearer ?? "");
+  const sessionSecret = bearer
+    ? undefined
+    : sessionSecretOf(header, secureSessionCookie(url.protocol.slice(0, -1), deps.publicUrl));
+  const lookup = (): Promise<Principal> => {
+    if (!sessionSecret) return deps.authenticator.authenticate(bearer ?? "");
+    return authenticateSession(
+      deps.authenticator,
+      sessionSecret,
+      header,
+      method,
+      ownOrigins(url.origin, deps.publicUrl),
+    );
+  };
   let principal: Principal;
   try {
-    principal = await (bearer
+    principal = await (bearer || sessionSecret
       ? FailedAuthentications.of(deps.rateLimiter).guard(addressLimitKey(req.ip), lookup, (failure) => {
           deps.logger?.warn({ err: failure, requestId }, "failed authentication not counted");
         })

@@ -260,19 +260,59 @@ describe("the gateway fronting the agent runtime at /agent", () => {
     expect(pulled).toBeLessThan(64 * 1024 * 1024);
   });
 
+  it("takes the console's session on the API: same origin, and its CSRF token on a change", async () => {
+    const opened = await call(h, "POST", "/v1/auth/sessions", { token: tokens.admin, headers: { origin: h.url } });
+    expect(opened.status).toBe(201);
+    const cookie = /^([^;]+)/.exec(opened.headers.get("set-cookie") ?? "")![1]!;
+    const csrf = opened.body.csrfToken as string;
+    const asBrowser = (method: string, path: string, headers: Record<string, string>, body?: unknown) =>
+      call(h, method, path, { token: null, headers: { cookie, ...headers }, ...(body ? { body } : {}) });
+
+    const read = await asBrowser("GET", "/agent/api/agents/profile", { "sec-fetch-site": "same-origin" });
+    expect(read.status).toBe(200);
+    const change = { verbose: false };
+    const noCsrf = await asBrowser("PATCH", "/agent/api/agents/verbose", { origin: h.url }, change);
+    expect(noCsrf.status).toBe(403);
+    expect(String(noCsrf.body.detail)).toContain("CSRF");
+    const crossSite = await asBrowser(
+      "PATCH",
+      "/agent/api/agents/verbose",
+      { origin: "http://evil.test", "x-csrf-token": csrf },
+      change,
+    );
+    expect(crossSite.status).toBe(403);
+    const crossSiteRead = await asBrowser("GET", "/agent/api/agents/profile", { "sec-fetch-site": "cross-site" });
+    expect(crossSiteRead.status).toBe(403);
+    const done = await asBrowser("PATCH", "/agent/api/agents/verbose", { origin: h.url, "x-csrf-token": csrf }, change);
+    expect(done.status).toBe(200);
+    // The cookie is the gateway's: the runtime never sees it.
+    expect(done.body.verbose).toBe(false);
+  });
+
   it.skipIf(!requireChromium().available)(
-    "the web UI at /agent/ asks for a token, then works through the gateway",
+    "the web UI at /agent/ exchanges a pasted token for a session, keeps no token, and works through the gateway",
     async () => {
       expect(await ensureWebAssets()).toBe(true);
       const browser = await launchChromium();
       try {
-        const page = await browser.newPage();
+        const context = await browser.newContext();
+        const page = await context.newPage();
         await page.goto(`${h.url}/agent/#/profile`);
         await page.getByLabel("API token").fill("apl_not_a_token");
         await page.getByRole("button", { name: "Continue" }).click();
-        await page.getByLabel("API token").waitFor();
+        await page.getByRole("alert").filter({ hasText: "did not accept" }).waitFor();
         await page.getByLabel("API token").fill(tokens.viewer);
         await page.getByRole("button", { name: "Continue" }).click();
+        await page.getByRole("switch", { name: "Verbose" }).first().waitFor();
+        // The token is in no storage a script of the console's origin could read, nor in the URL.
+        const stored = await page.evaluate(() => JSON.stringify({ ...localStorage, ...sessionStorage }));
+        expect(stored).not.toContain(tokens.viewer);
+        expect(page.url()).not.toContain(tokens.viewer);
+        expect((await context.cookies()).find((c) => c.name === "agentplane_session")).toMatchObject({
+          httpOnly: true,
+        });
+        // A reload keeps the session (the console's cookie), without asking again.
+        await page.reload();
         await page.getByRole("switch", { name: "Verbose" }).first().waitFor();
         // A viewer reads; the change is refused by the gateway and the page shows why.
         await page.getByRole("switch", { name: "Verbose" }).first().click();

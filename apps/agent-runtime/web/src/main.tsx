@@ -52,6 +52,8 @@ function App() {
     let timer: ReturnType<typeof setTimeout> | undefined;
     const load = async () => {
       try {
+        // Behind the gateway: the console's session, when this browser has one.
+        if (session.fronted) await session.restore();
         const p = await api.profile();
         if (stopped) return;
         setProfile(p);
@@ -123,8 +125,7 @@ function App() {
         )}
         {needsToken && !profile && (
           <TokenForm
-            onToken={(token) => {
-              session.setToken(token);
+            onSignedIn={() => {
               setNeedsToken(false);
               setAttempt((n) => n + 1);
             }}
@@ -137,19 +138,29 @@ function App() {
   );
 }
 
-function TokenForm(props: { onToken: (token: string) => void }) {
+function TokenForm(props: { onSignedIn: () => void }) {
   const [token, setToken] = useState("");
-  const submit = (event: FormEvent) => {
+  const [refused, setRefused] = useState(false);
+  const submit = async (event: FormEvent) => {
     event.preventDefault();
-    if (token.trim()) props.onToken(token);
+    if (!token.trim()) return;
+    const opened = await session.signIn(token);
+    setToken("");
+    setRefused(!opened);
+    if (opened) props.onSignedIn();
   };
   return (
     <form className="card form" onSubmit={submit}>
       <h2>Sign in to the agent</h2>
       <p>
-        This agent is reached through the platform: paste an API token of its project (<code>apl_…</code>). It is kept
-        for this tab only.
+        This agent is reached through the platform: sign in to the admin console, or paste an API token of its project (
+        <code>apl_…</code>). The token is exchanged for a browser session once and not kept by this page.
       </p>
+      {refused && (
+        <p className="error" role="alert">
+          The platform did not accept this token.
+        </p>
+      )}
       <label htmlFor="agent-token">API token</label>
       <input id="agent-token" type="password" value={token} onChange={(e) => setToken(e.target.value)} />
       <button type="submit">Continue</button>
