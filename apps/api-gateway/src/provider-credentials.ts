@@ -27,7 +27,7 @@ export function awsProxyHeaders(incoming: HeaderReader, outgoing: Record<string,
  * token is taken from those headers when no bearer token came, and neither header goes past the
  * gateway (the proxy adds the provider's own key).
  */
-export const LLM_OPERATION = /^(?:post|get)Llm/;
+export const LLM_OPERATION = /^postLlm/;
 export const LLM_KEY_HEADERS = ["x-api-key", "api-key"] as const;
 
 export function llmKeyToken(operationId: string, headers: HeaderReader): string | undefined {

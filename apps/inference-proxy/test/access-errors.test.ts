@@ -132,9 +132,10 @@ describe.skipIf(!pg.available)(`access, project resolution and bad input${pg.rea
     }
     expect(up.seen.slice(seen).map((s) => s.path)).toEqual([]);
     // Encoded dot segments are resolved by the server's URL parsing before routing, so what is left
-    // is a plain path below the same provider prefix: `/model/%2e%2e/x` is the provider's `/x`.
-    await rawPost(h.url, "/v1/llm/cloud-a/us-east-1/model/%2e%2e/x", h.projectToken);
-    expect(up.seen.slice(seen).map((s) => s.path)).toEqual(["/x"]);
+    // is a plain path below the same provider prefix (`/model/%2e%2e/x` is `/x`): not a model call.
+    const dots = await rawPost(h.url, "/v1/llm/cloud-a/us-east-1/model/%2e%2e/x", h.projectToken);
+    expect(dots.status).toBe(404);
+    expect(up.seen.slice(seen).map((s) => s.path)).toEqual([]);
   });
 
   it("a body over the configured cap answers 413", async () => {

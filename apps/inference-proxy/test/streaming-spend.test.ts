@@ -136,13 +136,13 @@ describe.skipIf(!pg.available)(`streaming, spend reservations and limits${pg.rea
   it("an upstream error passes through with its status and body and releases the reservation", async () => {
     await h.drainUsage();
     const before = await costs();
-    const res = await fetch(`${h.url}/v1/llm/cloud-a/us-east-1/model/claude-haiku-4-5/no-such-operation`, {
+    const res = await fetch(`${h.url}/v1/llm/cloud-a/us-east-1/model/no-such-model/invoke`, {
       method: "POST",
       headers: { authorization: `Bearer ${h.projectToken}`, "content-type": "application/json" },
       body: "{}",
     });
     expect(res.status).toBe(404);
-    expect(await res.json()).toEqual({ message: "unknown operation" });
+    expect(await res.json()).toEqual({ message: "unknown model" });
     await h.drainUsage();
     expect((await costs()).requests).toBe(before.requests);
   });

@@ -19,6 +19,12 @@ describe("targets and upstreams reused across calls", () => {
     }
   });
 
+  it("a project id that is not valid percent-encoding is a bad request, not an internal error", () => {
+    expect(() => parseLlmPath("/v1/projects/%E0%A4%A/llm/cloud-b/family-1/anthropic/v1/messages")).toThrow(
+      expect.objectContaining({ slug: "bad-request", message: expect.stringMatching(/percent-encoding/) }),
+    );
+  });
+
   it("the query, the route and the provider settings each lead to their own upstream", () => {
     const target = parseLlmPath(MESSAGES);
     const plain = resolveUpstream(target, "", installation);

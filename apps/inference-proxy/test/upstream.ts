@@ -209,7 +209,10 @@ export async function startFakeUpstream(options: { sigv4?: boolean; region?: str
     if (m) {
       const model = decodeURIComponent(m[1] as string);
       const op = m[2];
-      if (op === "invoke" && /embed/.test(model)) {
+      if (model === "no-such-model") {
+        res.writeHead(404, { "content-type": "application/json" });
+        res.end(JSON.stringify({ message: "unknown model" }));
+      } else if (op === "invoke" && /embed/.test(model)) {
         res.writeHead(200, { "content-type": "application/json" });
         res.end(JSON.stringify({ embedding: [0.1, 0.2], inputTextTokenCount: 17 }));
       } else if (op === "invoke") {

@@ -93,6 +93,23 @@ function splitUrl(url: string): PathAndQuery {
     : { pathname: url.slice(pathStart, q), search: q + 1 === end ? "" : url.slice(q, end) };
 }
 
+/**
+ * A compressed body is refused: the proxy could not read its model and output cap to estimate the
+ * call (it would be reserved as a few bytes), and the providers' model APIs take plain JSON.
+ */
+function checkContentEncoding(encoding: string | null): void {
+  if (encoding === null) return;
+  for (const coding of encoding.split(",")) {
+    const name = coding.trim().toLowerCase();
+    if (name !== "" && name !== "identity") {
+      throw new ProblemError("unsupported-media-type", {
+        detail: `Content-Encoding ${encoding.slice(0, 64)} is not accepted: send the body uncompressed`,
+        headers: { "x-should-retry": "false" },
+      });
+    }
+  }
+}
+
 const tooLarge = (cap: number) =>
   new ProblemError("payload-too-large", { detail: `The body exceeds ${Math.round(cap / 1024 / 1024)} MiB` });
 
@@ -141,15 +158,23 @@ export function createLlmProxy(deps: ProxyDeps): LlmProxy {
   });
 
   async function proxy(request: Request, url: PathAndQuery, requestId: string): Promise<Response> {
+    const method = request.method.toUpperCase();
+    // Model calls are POSTs; reads of what the provider stores under the shared key are not served.
+    if (method !== "POST") {
+      throw new ProblemError("method-not-allowed", {
+        detail: `${method} is not a model call; model calls are POST`,
+        headers: { allow: "POST" },
+      });
+    }
     const target = parseLlmPath(url.pathname);
     const principal = await authenticate(request);
     const length = Number(request.headers.get("content-length") ?? "0");
     if (length > cap) throw tooLarge(cap);
+    checkContentEncoding(request.headers.get("content-encoding"));
     const scope = await deps.callers.resolve(principal, target.projectId, requestId);
     const providers = await deps.credentials.forProject(scope.projectId, requestId);
     const upstream = resolveUpstream(target, url.search, providers.settings);
-    const method = request.method.toUpperCase();
-    const raw = method === "GET" || method === "HEAD" ? undefined : await readCapped(request, cap);
+    const raw = await readCapped(request, cap);
     const analyzed = analyzeRequest(upstream, target.tail, raw);
     await decideLlmInvoke(
       deps.governance,
@@ -288,7 +313,7 @@ export function createLlmProxy(deps: ProxyDeps): LlmProxy {
     // An answer that came whole with its headers goes out in one write (status, headers, body);
     // anything else streams on as it arrives.
     const complete = call.complete();
-    if (method === "HEAD" || NULL_BODY_STATUSES.has(call.status)) {
+    if (NULL_BODY_STATUSES.has(call.status)) {
       // A web Response with these statuses must have a null body (whatever bytes the upstream sent).
       if (!complete) void call.stream().cancel();
       return new Response(null, { status: call.status, headers: out });

@@ -66,7 +66,12 @@ export function parseLlmPath(pathname: string): LlmTarget {
 function parsePath(pathname: string): LlmTarget {
   const m = LLM_PREFIX.exec(pathname);
   if (!m) throw new ProblemError("not-found", { detail: `No route for ${pathname}` });
-  const projectId = m[1] ? decodeURIComponent(m[1]) : undefined;
+  let projectId: string | undefined;
+  try {
+    projectId = m[1] ? decodeURIComponent(m[1]) : undefined;
+  } catch {
+    throw badRequest("The project id is not valid percent-encoding");
+  }
   const parts = (m[2] as string).split("/");
   const provider = parts.shift() ?? "";
   let family: string | undefined;
@@ -94,6 +99,7 @@ function parsePath(pathname: string): LlmTarget {
   }
   const tail = parts.join("/");
   checkTail(tail);
+  checkOperation(provider, family, tail);
   return {
     provider: provider as InferenceProvider,
     ...(family ? { family: family as "family-1" | "family-2" } : {}),
@@ -118,6 +124,45 @@ function checkTail(tail: string): void {
     if (decoded === "." || decoded === "..") throw badRequest("Dot segments are not allowed in the path");
   }
   if (/^[a-z][a-z0-9+.-]*:/i.test(tail)) throw badRequest("An absolute URL is not allowed as the path");
+}
+
+/**
+ * The model calls each route forwards, as paths below its prefix. The provider's key is shared by
+ * every caller of the route, so its other APIs stay closed: stored files, batches, fine-tuning,
+ * stored responses and asynchronous invocations would reach what other tenants left there, or run
+ * model calls whose usage never comes back in the answer to be metered.
+ */
+const OPERATIONS: Record<string, { patterns: RegExp[]; names: string }> = {
+  "cloud-a": {
+    patterns: [/^model\/[^/]+\/(?:invoke|invoke-with-response-stream|converse|converse-stream)$/],
+    names: "model/{id}/invoke, invoke-with-response-stream, converse, converse-stream",
+  },
+  "cloud-a-alt/family-1": { patterns: [/^anthropic\/v1\/messages$/], names: "anthropic/v1/messages" },
+  "cloud-a-alt/family-2": {
+    patterns: [/^v1\/(?:chat\/completions|embeddings)$/],
+    names: "v1/chat/completions, v1/embeddings",
+  },
+  "cloud-b/family-1": {
+    // The deployments' embeddings: the agent runtime's memory reaches them through this route.
+    patterns: [/^anthropic\/v1\/messages$/, /^openai\/deployments\/[^/]+\/embeddings$/],
+    names: "anthropic/v1/messages, openai/deployments/{name}/embeddings",
+  },
+  "cloud-b/family-2": {
+    patterns: [
+      /^openai\/v1\/(?:chat\/completions|embeddings)$/,
+      /^openai\/deployments\/[^/]+\/(?:chat\/completions|embeddings)$/,
+    ],
+    names: "openai/v1/chat/completions, openai/v1/embeddings, openai/deployments/{name}/chat/completions, …/embeddings",
+  },
+};
+
+function checkOperation(provider: string, family: string | undefined, tail: string): void {
+  const route = family ? `${provider}/${family}` : provider;
+  const allowed = OPERATIONS[route];
+  if (allowed?.patterns.some((p) => p.test(tail))) return;
+  throw new ProblemError("not-found", {
+    detail: `"${tail.slice(0, 200)}" is not a model operation of ${route}; one of ${allowed?.names ?? "none"}`,
+  });
 }
 
 const trimSlash = (s: string) => s.replace(/\/+$/, "");

@@ -115,7 +115,8 @@ function llmRoutes(): ContractRoute[] {
   const out: ContractRoute[] = [];
   for (const shape of LLM_SHAPES) {
     for (const scoped of [false, true]) {
-      for (const method of ["post", "get"] as const) {
+      // Model calls only: reads of what a provider stores under the shared key are not served.
+      for (const method of ["post"] as const) {
         const params = z.object({
           ...(scoped ? { projectId: ProjectId } : {}),
           ...(shape.region ? { region: Region } : {}),

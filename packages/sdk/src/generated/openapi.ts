@@ -1771,11 +1771,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /**
-         * GET to the cloud-a model runtime
-         * @description Passes the request through to the cloud-a model runtime of the region (`model/{id}/invoke`, `invoke-with-response-stream`, `converse`, `converse-stream`), signed with the provider's bearer key or SigV4. Our token never reaches the provider. The `llm:invoke` policy decision runs first, then an estimate is reserved against the organization's spending limits (429 `spending-limit-reached` when one is reached); the real usage is settled from the response. Bodies stream both ways; the provider's own status and body are passed back as they are. The project comes from the caller (a project-restricted or sandbox token, or the caller's only project); otherwise use the `/v1/projects/{projectId}/llm/…` form.
-         */
-        get: operations["getLlmCloudA"];
+        get?: never;
         put?: never;
         /**
          * POST to the cloud-a model runtime
@@ -1795,11 +1791,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /**
-         * GET to the cloud-a model runtime for a named project
-         * @description Passes the request through to the cloud-a model runtime of the region (`model/{id}/invoke`, `invoke-with-response-stream`, `converse`, `converse-stream`), signed with the provider's bearer key or SigV4. Our token never reaches the provider. The `llm:invoke` policy decision runs first, then an estimate is reserved against the organization's spending limits (429 `spending-limit-reached` when one is reached); the real usage is settled from the response. Bodies stream both ways; the provider's own status and body are passed back as they are. The project is named in the path.
-         */
-        get: operations["getLlmCloudAInProject"];
+        get?: never;
         put?: never;
         /**
          * POST to the cloud-a model runtime for a named project
@@ -1819,11 +1811,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /**
-         * GET to the cloud-b, first family
-         * @description Passes the request through to the cloud-b resource's messages API (`anthropic/v1/messages`, SSE when streaming), keyed with `x-api-key`. Our token never reaches the provider. The `llm:invoke` policy decision runs first, then an estimate is reserved against the organization's spending limits (429 `spending-limit-reached` when one is reached); the real usage is settled from the response. Bodies stream both ways; the provider's own status and body are passed back as they are. The project comes from the caller (a project-restricted or sandbox token, or the caller's only project); otherwise use the `/v1/projects/{projectId}/llm/…` form.
-         */
-        get: operations["getLlmCloudBFamily1"];
+        get?: never;
         put?: never;
         /**
          * POST to the cloud-b, first family
@@ -1843,11 +1831,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /**
-         * GET to the cloud-b, first family for a named project
-         * @description Passes the request through to the cloud-b resource's messages API (`anthropic/v1/messages`, SSE when streaming), keyed with `x-api-key`. Our token never reaches the provider. The `llm:invoke` policy decision runs first, then an estimate is reserved against the organization's spending limits (429 `spending-limit-reached` when one is reached); the real usage is settled from the response. Bodies stream both ways; the provider's own status and body are passed back as they are. The project is named in the path.
-         */
-        get: operations["getLlmCloudBFamily1InProject"];
+        get?: never;
         put?: never;
         /**
          * POST to the cloud-b, first family for a named project
@@ -1867,11 +1851,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /**
-         * GET to the cloud-b, second family
-         * @description Passes the request through to the cloud-b resource's OpenAI-style API (`openai/…` chat completions and embeddings, `api-version` passed through), keyed with `api-key`. Our token never reaches the provider. The `llm:invoke` policy decision runs first, then an estimate is reserved against the organization's spending limits (429 `spending-limit-reached` when one is reached); the real usage is settled from the response. Bodies stream both ways; the provider's own status and body are passed back as they are. The project comes from the caller (a project-restricted or sandbox token, or the caller's only project); otherwise use the `/v1/projects/{projectId}/llm/…` form.
-         */
-        get: operations["getLlmCloudBFamily2"];
+        get?: never;
         put?: never;
         /**
          * POST to the cloud-b, second family
@@ -1891,11 +1871,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /**
-         * GET to the cloud-b, second family for a named project
-         * @description Passes the request through to the cloud-b resource's OpenAI-style API (`openai/…` chat completions and embeddings, `api-version` passed through), keyed with `api-key`. Our token never reaches the provider. The `llm:invoke` policy decision runs first, then an estimate is reserved against the organization's spending limits (429 `spending-limit-reached` when one is reached); the real usage is settled from the response. Bodies stream both ways; the provider's own status and body are passed back as they are. The project is named in the path.
-         */
-        get: operations["getLlmCloudBFamily2InProject"];
+        get?: never;
         put?: never;
         /**
          * POST to the cloud-b, second family for a named project
@@ -1915,11 +1891,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /**
-         * GET to the cloud-a-alt, first family
-         * @description Passes the request through to the cloud-a-alt endpoint's messages API (`anthropic/v1/messages`), keyed with `x-api-key`. Our token never reaches the provider. The `llm:invoke` policy decision runs first, then an estimate is reserved against the organization's spending limits (429 `spending-limit-reached` when one is reached); the real usage is settled from the response. Bodies stream both ways; the provider's own status and body are passed back as they are. The project comes from the caller (a project-restricted or sandbox token, or the caller's only project); otherwise use the `/v1/projects/{projectId}/llm/…` form.
-         */
-        get: operations["getLlmCloudAAltFamily1"];
+        get?: never;
         put?: never;
         /**
          * POST to the cloud-a-alt, first family
@@ -1939,11 +1911,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /**
-         * GET to the cloud-a-alt, first family for a named project
-         * @description Passes the request through to the cloud-a-alt endpoint's messages API (`anthropic/v1/messages`), keyed with `x-api-key`. Our token never reaches the provider. The `llm:invoke` policy decision runs first, then an estimate is reserved against the organization's spending limits (429 `spending-limit-reached` when one is reached); the real usage is settled from the response. Bodies stream both ways; the provider's own status and body are passed back as they are. The project is named in the path.
-         */
-        get: operations["getLlmCloudAAltFamily1InProject"];
+        get?: never;
         put?: never;
         /**
          * POST to the cloud-a-alt, first family for a named project
@@ -1963,11 +1931,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /**
-         * GET to the cloud-a-alt, second family
-         * @description Passes the request through to the cloud-a-alt endpoint's OpenAI-style chat API. Our token never reaches the provider. The `llm:invoke` policy decision runs first, then an estimate is reserved against the organization's spending limits (429 `spending-limit-reached` when one is reached); the real usage is settled from the response. Bodies stream both ways; the provider's own status and body are passed back as they are. The project comes from the caller (a project-restricted or sandbox token, or the caller's only project); otherwise use the `/v1/projects/{projectId}/llm/…` form.
-         */
-        get: operations["getLlmCloudAAltFamily2"];
+        get?: never;
         put?: never;
         /**
          * POST to the cloud-a-alt, second family
@@ -1987,11 +1951,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /**
-         * GET to the cloud-a-alt, second family for a named project
-         * @description Passes the request through to the cloud-a-alt endpoint's OpenAI-style chat API. Our token never reaches the provider. The `llm:invoke` policy decision runs first, then an estimate is reserved against the organization's spending limits (429 `spending-limit-reached` when one is reached); the real usage is settled from the response. Bodies stream both ways; the provider's own status and body are passed back as they are. The project is named in the path.
-         */
-        get: operations["getLlmCloudAAltFamily2InProject"];
+        get?: never;
         put?: never;
         /**
          * POST to the cloud-a-alt, second family for a named project
@@ -16793,203 +16753,11 @@ export interface operations {
             };
         };
     };
-    getLlmCloudA: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @description The provider region, e.g. `us-east-1` */
-                region: string;
-                /** @description The rest of the path, passed through to the upstream unchanged */
-                path: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description The provider's answer, streamed as it arrives (JSON, SSE or AWS event-stream) */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description The request is malformed or fails validation */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description No valid bearer token */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The caller's role does not allow this */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Not found (also for resources of another organization) */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Conflicts with the current state */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Body larger than 1 MiB */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Rate limited */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Unexpected error */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-        };
-    };
     postLlmCloudA: {
         parameters: {
             query?: never;
             header?: never;
             path: {
-                /** @description The provider region, e.g. `us-east-1` */
-                region: string;
-                /** @description The rest of the path, passed through to the upstream unchanged */
-                path: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description The provider's answer, streamed as it arrives (JSON, SSE or AWS event-stream) */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description The request is malformed or fails validation */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description No valid bearer token */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The caller's role does not allow this */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Not found (also for resources of another organization) */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Conflicts with the current state */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Body larger than 1 MiB */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Rate limited */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Unexpected error */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-        };
-    };
-    getLlmCloudAInProject: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @description The project's id (`prj_…`) */
-                projectId: string;
                 /** @description The provider region, e.g. `us-east-1` */
                 region: string;
                 /** @description The rest of the path, passed through to the upstream unchanged */
@@ -17177,199 +16945,11 @@ export interface operations {
             };
         };
     };
-    getLlmCloudBFamily1: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @description The rest of the path, passed through to the upstream unchanged */
-                path: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description The provider's answer, streamed as it arrives (JSON, SSE or AWS event-stream) */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description The request is malformed or fails validation */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description No valid bearer token */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The caller's role does not allow this */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Not found (also for resources of another organization) */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Conflicts with the current state */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Body larger than 1 MiB */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Rate limited */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Unexpected error */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-        };
-    };
     postLlmCloudBFamily1: {
         parameters: {
             query?: never;
             header?: never;
             path: {
-                /** @description The rest of the path, passed through to the upstream unchanged */
-                path: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description The provider's answer, streamed as it arrives (JSON, SSE or AWS event-stream) */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description The request is malformed or fails validation */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description No valid bearer token */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The caller's role does not allow this */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Not found (also for resources of another organization) */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Conflicts with the current state */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Body larger than 1 MiB */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Rate limited */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Unexpected error */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-        };
-    };
-    getLlmCloudBFamily1InProject: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @description The project's id (`prj_…`) */
-                projectId: string;
                 /** @description The rest of the path, passed through to the upstream unchanged */
                 path: string;
             };
@@ -17553,199 +17133,11 @@ export interface operations {
             };
         };
     };
-    getLlmCloudBFamily2: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @description The rest of the path, passed through to the upstream unchanged */
-                path: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description The provider's answer, streamed as it arrives (JSON, SSE or AWS event-stream) */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description The request is malformed or fails validation */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description No valid bearer token */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The caller's role does not allow this */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Not found (also for resources of another organization) */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Conflicts with the current state */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Body larger than 1 MiB */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Rate limited */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Unexpected error */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-        };
-    };
     postLlmCloudBFamily2: {
         parameters: {
             query?: never;
             header?: never;
             path: {
-                /** @description The rest of the path, passed through to the upstream unchanged */
-                path: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description The provider's answer, streamed as it arrives (JSON, SSE or AWS event-stream) */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description The request is malformed or fails validation */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description No valid bearer token */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The caller's role does not allow this */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Not found (also for resources of another organization) */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Conflicts with the current state */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Body larger than 1 MiB */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Rate limited */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Unexpected error */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-        };
-    };
-    getLlmCloudBFamily2InProject: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @description The project's id (`prj_…`) */
-                projectId: string;
                 /** @description The rest of the path, passed through to the upstream unchanged */
                 path: string;
             };
@@ -17929,203 +17321,11 @@ export interface operations {
             };
         };
     };
-    getLlmCloudAAltFamily1: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @description The provider region, e.g. `us-east-1` */
-                region: string;
-                /** @description The rest of the path, passed through to the upstream unchanged */
-                path: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description The provider's answer, streamed as it arrives (JSON, SSE or AWS event-stream) */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description The request is malformed or fails validation */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description No valid bearer token */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The caller's role does not allow this */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Not found (also for resources of another organization) */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Conflicts with the current state */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Body larger than 1 MiB */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Rate limited */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Unexpected error */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-        };
-    };
     postLlmCloudAAltFamily1: {
         parameters: {
             query?: never;
             header?: never;
             path: {
-                /** @description The provider region, e.g. `us-east-1` */
-                region: string;
-                /** @description The rest of the path, passed through to the upstream unchanged */
-                path: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description The provider's answer, streamed as it arrives (JSON, SSE or AWS event-stream) */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description The request is malformed or fails validation */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description No valid bearer token */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The caller's role does not allow this */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Not found (also for resources of another organization) */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Conflicts with the current state */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Body larger than 1 MiB */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Rate limited */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Unexpected error */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-        };
-    };
-    getLlmCloudAAltFamily1InProject: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @description The project's id (`prj_…`) */
-                projectId: string;
                 /** @description The provider region, e.g. `us-east-1` */
                 region: string;
                 /** @description The rest of the path, passed through to the upstream unchanged */
@@ -18313,203 +17513,11 @@ export interface operations {
             };
         };
     };
-    getLlmCloudAAltFamily2: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @description The provider region, e.g. `us-east-1` */
-                region: string;
-                /** @description The rest of the path, passed through to the upstream unchanged */
-                path: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description The provider's answer, streamed as it arrives (JSON, SSE or AWS event-stream) */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description The request is malformed or fails validation */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description No valid bearer token */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The caller's role does not allow this */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Not found (also for resources of another organization) */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Conflicts with the current state */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Body larger than 1 MiB */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Rate limited */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Unexpected error */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-        };
-    };
     postLlmCloudAAltFamily2: {
         parameters: {
             query?: never;
             header?: never;
             path: {
-                /** @description The provider region, e.g. `us-east-1` */
-                region: string;
-                /** @description The rest of the path, passed through to the upstream unchanged */
-                path: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description The provider's answer, streamed as it arrives (JSON, SSE or AWS event-stream) */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description The request is malformed or fails validation */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description No valid bearer token */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The caller's role does not allow this */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Not found (also for resources of another organization) */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Conflicts with the current state */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Body larger than 1 MiB */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Rate limited */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Unexpected error */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-        };
-    };
-    getLlmCloudAAltFamily2InProject: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @description The project's id (`prj_…`) */
-                projectId: string;
                 /** @description The provider region, e.g. `us-east-1` */
                 region: string;
                 /** @description The rest of the path, passed through to the upstream unchanged */
