@@ -127,6 +127,17 @@ describe.skipIf(!pg.available)(`only model calls reach the provider${pg.reason}`
     expect(identity.status).toBe(200);
   });
 
+  it("a body naming its output cap twice is a 400 problem before anything is reserved or forwarded", async () => {
+    const seen = up.seen.length;
+    const res = await send("POST", "/v1/llm/cloud-b/family-1/anthropic/v1/messages", {
+      body: `{"model":"${HAIKU}","max_tokens":100000,"max_tokens":1,"messages":[{"role":"user","content":"hi"}]}`,
+    });
+    expect(res.status).toBe(400);
+    expect(res.headers.get("content-type")).toContain("application/problem+json");
+    expect(((await res.json()) as { detail: string }).detail).toContain('"max_tokens" twice');
+    expect(up.seen.length).toBe(seen);
+  });
+
   it("a project id that is not valid percent-encoding is a 400 problem, not a 500", async () => {
     const res = await send("POST", `/v1/projects/%E0%A4%A/llm/cloud-a/us-east-1/model/${HAIKU}/invoke`, {
       body: JSON.stringify(invokeBody),

@@ -1,3 +1,4 @@
+import { ProblemError } from "@agentplane/problem-details";
 import { describe, expect, it } from "vitest";
 import { analyzeRequest, estimateMicroUsd, readTopLevel } from "../src/proxy/request.ts";
 import type { Upstream } from "../src/proxy/target.ts";
@@ -38,8 +39,8 @@ describe("reading the request body's top-level members", () => {
       `{"messages":[{"role":"user","content":"say \\"model\\": \\"x\\" } ] {","model":"nested"}],"model":"outer","max_tokens":5}`,
       `{"system":"ends in a backslash \\\\","model":"after-backslash","max_tokens":7}`,
       `{"system":"\\\\\\"still inside\\\\\\"","model":"m1"}`,
-      // Escaped member names, duplicates (the last wins), whitespace everywhere, unicode.
-      ` {\n "mod\\u0065l" : "escaped-name" ,\t"max_tokens" : 1e2, "model":"last-wins" } `,
+      // Escaped member names, whitespace everywhere, unicode.
+      ` {\n "mod\\u0065l" : "escaped-name" ,\t"max_tokens" : 1e2, "stream":false } `,
       `{"model":"日本語-model","stream":true,"inferenceConfig":{"maxTokens":300,"stopSequences":["]}"]}}`,
       `{"tools":[{"input_schema":{"type":"object","properties":{"model":{"type":"string"}}}}],"model":"tools"}`,
       `{"max_completion_tokens":0,"model":null,"stream":false,"extra":[1,-2.5e-3,true,false,null,{}]}`,
@@ -118,5 +119,85 @@ describe("reading the request body's top-level members", () => {
     expect(analyzeRequest(upstream("bedrock-invoke"), "model/m/invoke", enc('{"inputText":"a"}')).embeddings).toBe(
       true,
     );
+  });
+});
+
+describe("bodies whose estimate could be smaller than the call the provider runs", () => {
+  const padded = (text: string) => text.replace("{", `{"pad":"${"x".repeat(10_000)}",`);
+  const refused = (text: string) => {
+    try {
+      readTopLevel(enc(text));
+    } catch (err) {
+      return err instanceof ProblemError ? `${err.status} ${err.message}` : String(err);
+    }
+    return "read";
+  };
+
+  it("a member read that is named twice is a 400, whichever comes first, also spelled with escapes", () => {
+    for (const text of [
+      '{"model":"m","max_tokens":100000,"max_tokens":1}',
+      '{"model":"m","max_tokens":1,"max_tokens":100000}',
+      '{"model":"m","max\\u005ftokens":100000,"max_tokens":1}',
+      '{"model":"claude-opus-4-1","model":"claude-haiku-4-5","max_tokens":1}',
+      '{"inferenceConfig":{"maxTokens":100000,"maxTokens":1}}',
+      '{"inferenceConfig":{"maxTokens":1},"inferenceConfig":{"maxTokens":100000}}',
+      '{"stream":true,"stream_options":{"include_usage":false,"include_usage":true}}',
+    ]) {
+      expect(refused(text), text).toMatch(/^400 The body names "[a-zA-Z_]+" twice/);
+      expect(refused(padded(text)), text).toMatch(/^400 The body names "[a-zA-Z_]+" twice/);
+    }
+  });
+
+  it("names repeated where they are not members read, or inside the conversation, are not refused", () => {
+    for (const text of [
+      '{"model":"m","messages":[{"role":"user","content":"\\"max_tokens\\": 1, \\"max_tokens\\": 2"}],"max_tokens":5}',
+      '{"model":"m","tools":[{"input_schema":{"properties":{"model":{},"max_tokens":{}}}}],"metadata":{"model":"a"}}',
+      '{"model":"m","max_tokens":5,"inferenceConfig":{"maxTokens":5},"maxTokens":5}',
+      '{"model":"m","note":"\\u00e9t\\u00e9","max_tokens":5}',
+    ]) {
+      expect(refused(text), text).toBe("read");
+      expect(refused(padded(text)), text).toBe("read");
+    }
+  });
+
+  const estimate = (body: Record<string, unknown>, api: Upstream["api"] = "openai", tail = "v1/chat/completions") => {
+    const bytes = enc(JSON.stringify(body));
+    const analyzed = analyzeRequest(upstream(api), tail, bytes);
+    // Output at a micro-USD a token, input free; the model's most is 128,000 tokens.
+    return estimateMicroUsd(analyzed, bytes.byteLength, { input: 0, output: 1 }, 128_000);
+  };
+
+  it("of several output caps named, the largest is reserved", () => {
+    expect(estimate({ model: "m", max_tokens: 1, max_completion_tokens: 64_000 })).toBe(64_000);
+    expect(estimate({ model: "m", max_completion_tokens: 1, max_output_tokens: 64_000 })).toBe(64_000);
+    expect(
+      estimate(
+        { inferenceConfig: { maxTokens: 1 }, additionalModelRequestFields: { max_tokens: 64_000 } },
+        "converse",
+        "model/m/converse",
+      ),
+    ).toBe(64_000);
+  });
+
+  it("an output cap that is not a positive integer is reserved as the model's most", () => {
+    for (const cap of ["100000", "1e5", 0, -1, 1.5, null, true, [1], { n: 1 }, 1e300]) {
+      expect(estimate({ model: "m", max_tokens: cap, max_completion_tokens: 1 }), JSON.stringify(cap)).toBe(128_000);
+    }
+    expect(estimate({ model: "m", max_tokens: 7 })).toBe(7);
+  });
+
+  it("a call asking for several answers reserves each of them", () => {
+    expect(estimate({ model: "m", max_completion_tokens: 1000, n: 8 })).toBe(8000);
+    expect(estimate({ model: "m", max_completion_tokens: 1000, n: "8" })).toBe(8000);
+    expect(estimate({ model: "m", n: 2 })).toBe(256_000);
+    expect(estimate({ prompt: "hi", max_tokens: 100, num_generations: 5 }, "bedrock-invoke", "model/m/invoke")).toBe(
+      500,
+    );
+    for (const n of [0, -3, "x", null, 1]) expect(estimate({ model: "m", max_tokens: 10, n }), String(n)).toBe(10);
+  });
+
+  it("a chat call naming an embedding model in its body is still estimated as a chat call", () => {
+    expect(estimate({ model: "text-embedding-3-large", max_tokens: 500 })).toBe(500);
+    expect(estimate({ model: "text-embedding-3-large", input: "hi" }, "openai", "v1/embeddings")).toBe(0);
   });
 });

@@ -1,10 +1,14 @@
+import { ProblemError } from "@agentplane/problem-details";
 import type { ApiKind, Upstream } from "./target.ts";
 
 export interface AnalyzedRequest {
   /** The bytes to forward (the caller's, or with `stream_options.include_usage` added). */
   body: Uint8Array | undefined;
   model: string | undefined;
+  /** The largest output cap the body names; undefined when none, or one a provider may read otherwise. */
   maxTokens: number | undefined;
+  /** How many answers of up to `maxTokens` each the call asks for (OpenAI `n`). */
+  choices: number;
   /** Embeddings produce no output tokens. */
   embeddings: boolean;
 }
@@ -22,32 +26,75 @@ export function analyzeRequest(upstream: Upstream, tail: string, raw: Uint8Array
   const json = raw && raw.byteLength > 0 ? readTopLevel(raw) : undefined;
   const api: ApiKind = upstream.api;
   const model = upstream.modelFromPath ?? (typeof json?.model === "string" ? json.model : undefined);
-  // Titan's embedding and text models both take `inputText`; the model id tells them apart
-  // (`amazon.titan-embed-…`), and a text generation config means text.
+  // The operation says whether it embeds: the embeddings endpoints, or a Bedrock invoke of an
+  // embedding model. Titan's embedding and text models both take `inputText`; the model id tells
+  // them apart (`amazon.titan-embed-…`), and a text generation config means text. A chat call
+  // naming an "embed" model in its body is still a chat call.
   const embeddings =
-    /embed/i.test(tail) ||
-    (model !== undefined
-      ? /embed/i.test(model)
-      : json !== undefined && "inputText" in json && !("textGenerationConfig" in json));
-  let maxTokens: number | undefined;
-  const num = (v: unknown) => (typeof v === "number" && Number.isFinite(v) && v >= 0 ? Math.floor(v) : undefined);
-  if (json) {
-    const member = (parent: unknown, name: string) =>
-      parent && typeof parent === "object" && !Array.isArray(parent) ? (parent as Json)[name] : undefined;
-    // Each family's name for the output cap: Anthropic, Mistral, Cohere and AI21 Jamba
-    // `max_tokens`; OpenAI `max_completion_tokens` / `max_output_tokens`; Bedrock Converse
-    // `inferenceConfig.maxTokens`, Amazon Nova `inferenceConfig.max_new_tokens`, Titan
-    // `textGenerationConfig.maxTokenCount`, Meta Llama `max_gen_len`, AI21 Jurassic `maxTokens`.
-    maxTokens =
-      num(json.max_tokens) ??
-      num(json.max_completion_tokens) ??
-      num(member(json.inferenceConfig, "maxTokens")) ??
-      num(member(json.inferenceConfig, "max_new_tokens")) ??
-      num(member(json.textGenerationConfig, "maxTokenCount")) ??
-      num(json.max_gen_len) ??
-      num(json.maxTokens) ??
-      num(json.max_output_tokens);
+    /(?:^|\/)embeddings$/.test(tail) ||
+    (api === "bedrock-invoke" &&
+      (model !== undefined
+        ? /embed/i.test(model)
+        : json !== undefined && "inputText" in json && !("textGenerationConfig" in json)));
+  return {
+    body: withStreamUsage(api, json, raw),
+    model,
+    maxTokens: json ? outputCap(json) : undefined,
+    choices: json ? choices(json) : 1,
+    embeddings,
+  };
+}
+
+/**
+ * The output cap the call names, read as the provider may: each family's name for it, Anthropic,
+ * Mistral, Cohere and AI21 Jamba `max_tokens`; OpenAI `max_completion_tokens` /
+ * `max_output_tokens`; Bedrock Converse `inferenceConfig.maxTokens` (and a `max_tokens` among its
+ * `additionalModelRequestFields`); Amazon Nova `inferenceConfig.max_new_tokens`; Titan
+ * `textGenerationConfig.maxTokenCount`; Meta Llama `max_gen_len`; AI21 Jurassic `maxTokens`. A
+ * body naming several gets the largest (which one a provider reads is its own business). One
+ * that is not a positive integer (a string, a fraction, zero, negative) may be read by a lenient
+ * provider as something else, or as "no cap": undefined, so the estimate takes the model's most.
+ */
+function outputCap(json: Json): number | undefined {
+  const member = (parent: unknown, name: string) =>
+    parent && typeof parent === "object" && !Array.isArray(parent) ? (parent as Json)[name] : undefined;
+  const extra = json.additionalModelRequestFields;
+  const named = [
+    json.max_tokens,
+    json.max_completion_tokens,
+    json.max_output_tokens,
+    json.max_gen_len,
+    json.maxTokens,
+    member(json.inferenceConfig, "maxTokens"),
+    member(json.inferenceConfig, "max_new_tokens"),
+    member(json.textGenerationConfig, "maxTokenCount"),
+    member(extra, "max_tokens"),
+    member(extra, "max_new_tokens"),
+    member(extra, "max_gen_len"),
+  ].filter((v) => v !== undefined);
+  let cap: number | undefined;
+  for (const v of named) {
+    if (typeof v !== "number" || !Number.isSafeInteger(v) || v < 1) return undefined;
+    cap = Math.max(cap ?? 0, v);
   }
+  return cap;
+}
+
+/**
+ * How many answers the call asks for, each up to the output cap: OpenAI's `n`, Cohere's
+ * `num_generations`. Read leniently (a string of digits counts), never below one.
+ */
+function choices(json: Json): number {
+  let most = 1;
+  for (const v of [json.n, json.num_generations]) {
+    const count = typeof v === "number" ? v : typeof v === "string" && /^\s*\d+\s*$/.test(v) ? Number(v) : Number.NaN;
+    if (Number.isFinite(count) && count > most) most = Math.ceil(count);
+  }
+  return most;
+}
+
+/** The body to forward: an OpenAI-style stream that did not ask for usage gets `include_usage` added. */
+function withStreamUsage(api: ApiKind, json: Json | undefined, raw: Uint8Array | undefined): Uint8Array | undefined {
   let body = raw;
   if (api === "openai" && json?.stream === true && raw) {
     const options = json.stream_options;
@@ -63,7 +110,7 @@ export function analyzeRequest(upstream: Upstream, tail: string, raw: Uint8Array
       }
     }
   }
-  return { body, model, maxTokens, embeddings };
+  return body;
 }
 
 /** The top-level members `analyzeRequest` reads. */
@@ -79,41 +126,75 @@ const READ = new Set([
   "stream",
   "stream_options",
   "inputText",
+  "additionalModelRequestFields",
+  "n",
+  "num_generations",
 ]);
 
 /**
- * The members of a JSON object body named in `READ`, each parsed on its own (the last of a
- * duplicated name wins, as in JSON.parse); every other member is skipped by matching its quotes
- * and brackets. Undefined when the body is not a JSON object (then it is forwarded as is and
- * estimated from its size); what is skipped is checked by the provider, which parses it.
+ * The members of a JSON object body named in `READ`, each parsed on its own; every other member is
+ * skipped by matching its quotes and brackets. Undefined when the body is not a JSON object (then
+ * it is forwarded as is and estimated from its size); what is skipped is checked by the provider,
+ * which parses it. A member read here that is named twice (at the top, or inside one of the
+ * objects read) is a 400: parsers differ on which of the two counts (the first, the last, or an
+ * error), so the one estimated and governed might not be the one the provider runs.
  */
 export function readTopLevel(raw: Uint8Array): Json | undefined {
   const b = Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength);
-  if (b.length <= PARSE_WHOLE_BYTES) {
+  if (b.length <= PARSE_WHOLE_BYTES && !mayRepeat(b)) {
     // A small body is parsed whole at once (native JSON.parse is quicker than scanning it here);
     // one that is not valid JSON is still scanned, since its skipped members are not checked.
     let whole: unknown;
     try {
       whole = JSON.parse(b.toString("utf8"));
     } catch {
-      return scanTopLevel(b);
+      return scanTopLevel(b, READ, true);
     }
     if (whole === null || typeof whole !== "object" || Array.isArray(whole)) return undefined;
     const out: Json = {};
     for (const key of READ) if (Object.hasOwn(whole, key)) out[key] = (whole as Json)[key];
     return out;
   }
-  return scanTopLevel(b);
+  return scanTopLevel(b, READ, true);
 }
 
 /** Bodies up to this size are parsed whole rather than scanned. */
 export const PARSE_WHOLE_BYTES = 8 * 1024;
 
+/** Every member name read, at the top or one level down, in quotes as it appears unescaped. */
+const QUOTED_NAMES = [...READ, "max_new_tokens", "maxTokenCount", "include_usage"].map((name) =>
+  Buffer.from(JSON.stringify(name)),
+);
+const ESCAPE_U = Buffer.from("\\u");
+
+/**
+ * Whether a name read might occur twice: one of them twice in quotes, or a `\u` escape that could
+ * spell one. Otherwise JSON.parse of the whole body sees each name once, and its answer is the
+ * provider's.
+ */
+function mayRepeat(b: Buffer): boolean {
+  if (b.includes(ESCAPE_U)) return true;
+  for (const quoted of QUOTED_NAMES) {
+    const first = b.indexOf(quoted);
+    if (first >= 0 && b.indexOf(quoted, first + quoted.length) >= 0) return true;
+  }
+  return false;
+}
+
+const duplicate = (name: string) =>
+  new ProblemError("bad-request", {
+    detail: `The body names "${name.slice(0, 64)}" twice; name each member once`,
+  });
+
+const ANY_NAME: ReadonlySet<string> = { has: () => true } as unknown as ReadonlySet<string>;
+
 /**
  * The members named in `names` of a JSON object document, each parsed on its own and every other
- * member skipped (see `readTopLevel`); undefined when the document is not a JSON object.
+ * member skipped (see `readTopLevel`); undefined when the document is not a JSON object. With
+ * `refuseDuplicates`, a name of `names` that occurs twice is a 400, and so is a name occurring
+ * twice directly inside an object value read.
  */
-export function scanTopLevel(b: Buffer, names: ReadonlySet<string> = READ): Json | undefined {
+export function scanTopLevel(b: Buffer, names: ReadonlySet<string> = READ, refuseDuplicates = false): Json | undefined {
   let i = skipSpace(b, 0);
   if (b[i] !== OPEN_OBJECT) return undefined;
   const out: Json = {};
@@ -131,13 +212,22 @@ export function scanTopLevel(b: Buffer, names: ReadonlySet<string> = READ): Json
       const start = skipSpace(b, i + 1);
       const end = valueEnd(b, start);
       if (end < 0) return undefined;
-      if (names.has(key)) out[key] = JSON.parse(b.toString("utf8", start, end));
+      if (names.has(key)) {
+        if (refuseDuplicates && Object.hasOwn(out, key)) throw duplicate(key);
+        // An object read is scanned too, for a name inside it given twice.
+        if (refuseDuplicates && b[start] === OPEN_OBJECT) {
+          const inner = scanTopLevel(b.subarray(start, end), ANY_NAME, true);
+          if (inner === undefined) return undefined;
+          out[key] = inner;
+        } else out[key] = JSON.parse(b.toString("utf8", start, end));
+      }
       i = skipSpace(b, end);
       if (b[i] === COMMA) i = skipSpace(b, i + 1);
       else if (b[i] === CLOSE_OBJECT) return skipSpace(b, i + 1) === b.length ? out : undefined;
       else return undefined;
     }
-  } catch {
+  } catch (err) {
+    if (err instanceof ProblemError) throw err;
     return undefined;
   }
 }
@@ -221,6 +311,6 @@ export function estimateMicroUsd(
   outputCap: number,
 ): number {
   const input = Math.ceil(bodyBytes / 4);
-  const output = request.embeddings ? 0 : (request.maxTokens ?? outputCap);
+  const output = request.embeddings ? 0 : (request.maxTokens ?? outputCap) * request.choices;
   return Math.ceil(input * price.input + output * price.output);
 }
