@@ -3,7 +3,7 @@ import { AGENT_MANAGE_HEADER } from "@agentplane/contracts/runtime";
 import { ProblemError } from "@agentplane/problem-details";
 import { readAtMost } from "@agentplane/service-kit";
 import { Agent, fetch as undiciFetch } from "undici";
-import { API_CACHE_CONTROL } from "./exchange.ts";
+import { API_CACHE_CONTROL } from "./response-headers.ts";
 
 /** The agent runtime the gateway fronts: its address (loopback in the all-in-one) and its project. */
 export interface AgentRuntimeTarget {

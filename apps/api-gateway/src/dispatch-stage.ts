@@ -2,7 +2,7 @@ import { OAUTH_ERROR_HEADER, REQUEST_ID_HEADER, RESOURCE_ORG_HEADER } from "@age
 import { ProblemError } from "@agentplane/problem-details";
 import type { HttpServiceFetch, OutgoingRequest, ResponseHeaders } from "@agentplane/service-kit";
 import { stripSessionCookie } from "./authn/session.ts";
-import { API_CACHE_CONTROL, audit, fail, type GatewayCore, type Routed, tooLarge, withHeaders } from "./exchange.ts";
+import { audit, fail, type GatewayCore, type Routed, tooLarge, withHeaders } from "./exchange.ts";
 import {
   BodyTooLargeError,
   forwardHeaders,
@@ -13,7 +13,7 @@ import {
 } from "./forward.ts";
 import { inProcessRequest } from "./in-process-request.ts";
 import { AWS_PROXY_OPERATION, awsProxyHeaders, LLM_KEY_HEADERS, LLM_OPERATION } from "./provider-credentials.ts";
-import { adjustResponseHeaders } from "./response-headers.ts";
+import { API_CACHE_CONTROL, adjustResponseHeaders } from "./response-headers.ts";
 import { forgetRevoked } from "./revocations.ts";
 
 type ForwardedRequest = ReturnType<typeof forwardRequest>;

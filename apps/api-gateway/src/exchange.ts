@@ -115,14 +115,6 @@ export function audit(core: GatewayCore, r: Routed, status: number, answer: Serv
   });
 }
 
-/**
- * An API answer is the caller's own data: kept by no cache (a shared proxy's, the browser's disk,
- * its back/forward history after signing out) unless the service chose a policy of its own (the
- * JWKS). Never sniffed into another type either: a tenant's string in a JSON answer stays
- * text.
- */
-export const API_CACHE_CONTROL = "no-store";
-
 /** Headers of a service's answer meant for the gateway only. */
 const GATEWAY_ONLY_HEADERS = [RESOURCE_ORG_HEADER, OAUTH_ERROR_HEADER] as const;
 

@@ -1,6 +1,14 @@
 import type { ResponseHeaders } from "@agentplane/service-kit";
 
 /**
+ * An API answer is the caller's own data: kept by no cache (a shared proxy's, the browser's disk,
+ * its back/forward history after signing out) unless the service chose a policy of its own (the
+ * JWKS). Never sniffed into another type either: a tenant's string in a JSON answer stays
+ * text.
+ */
+export const API_CACHE_CONTROL = "no-store";
+
+/**
  * The Node server's lightweight Response (@hono/node-server) keeps `[status, body, headers]` under
  * a symbol named "cache" until something reads it as a web Response; while its headers are still
  * the record a service gave, the server writes that record as it is. Reading or changing them
