@@ -6,6 +6,7 @@ import { authenticateSession, ownOrigins, sessionSecretOf } from "./authn/sessio
 import { audit, clientIp, fail, type GatewayCore, type Routed, tooLarge } from "./exchange.ts";
 import { awsSessionToken, llmKeyToken } from "./provider-credentials.ts";
 import { addressLimitKey, limitPrincipal, rateLimitHeaders } from "./rate-limit.ts";
+import { reachRefusal } from "./reach.ts";
 import { invalidQuery } from "./route-table.ts";
 
 /** Where MCP clients read how this resource server takes tokens (RFC 9728). */
@@ -25,31 +26,14 @@ export function admit(core: GatewayCore, r: Routed): Response | undefined | Prom
 }
 
 function afterAuthentication(core: GatewayCore, r: Routed): Response | Promise<Response | undefined> | undefined {
-  return checkClusterReach(core, r) ?? checkTokenScope(core, r) ?? checkText(core, r) ?? applyRateLimit(core, r);
+  return checkReach(core, r) ?? checkText(core, r) ?? applyRateLimit(core, r);
 }
 
-/**
- * What a relay's cluster JWT may call: its own identity, its own cluster and its project's keys,
- * which is all a relay needs. The relay runs on the customer's infrastructure and is not trusted
- * with the rest of its project (other clusters, sandboxes, connectors), nor with a cluster deleted
- * or another one.
- */
-const CLUSTER_OPERATIONS: Record<string, (r: Routed, principal: Principal) => boolean> = {
-  getMe: () => true,
-  getCluster: (r, principal) => r.params.clusterId === principal.id,
-  getProjectJwks: (r, principal) => r.params.projectId === principal.projectId,
-};
-
-function checkClusterReach(core: GatewayCore, r: Routed): Response | undefined {
-  const { principal, entry } = r;
-  if (principal?.type !== "cluster" || CLUSTER_OPERATIONS[entry.operationId]?.(r, principal)) return undefined;
+function checkReach(core: GatewayCore, r: Routed): Response | undefined {
+  const refused = reachRefusal(r.principal, r.entry, r.params);
+  if (!refused) return undefined;
   audit(core, r, 403);
-  return fail(
-    r,
-    new ProblemError("forbidden", {
-      detail: "A cluster's relay may read only its own cluster, its identity and its project's keys",
-    }),
-  );
+  return fail(r, refused);
 }
 
 /** Refused before authentication (nothing of the body is read): recorded without a principal. */
@@ -136,25 +120,6 @@ function refuseCredentials(core: GatewayCore, r: Routed, err: unknown): Response
         }
       : {};
   return fail(r, problem, mcpChallenge);
-}
-
-/**
- * A scoped API token reaches only the routes of the permissions it names (`authenticated` routes
- * included: a token for model calls does not read the account either, unless the route names the
- * permission that governs it, as listing one's personal tokens names `api-tokens:manage`).
- */
-function checkTokenScope(core: GatewayCore, r: Routed): Response | undefined {
-  const { principal, entry } = r;
-  if (!principal?.scopes) return undefined;
-  const needed = entry.access === "authenticated" ? entry.tokenScope : entry.access;
-  if (needed && principal.scopes.includes(needed)) return undefined;
-  audit(core, r, 403);
-  return fail(
-    r,
-    new ProblemError("forbidden", {
-      detail: `This token is restricted to ${principal.scopes.join(", ")}; this route needs ${needed ?? "an unrestricted token"}`,
-    }),
-  );
 }
 
 /**

@@ -24,6 +24,7 @@ import { checkSessionOrigin, ownOrigins, sessionSecretOf, stripSessionCookie } f
 import type { FailedAuthentications } from "./failed-authentications.ts";
 import type { IngressRouter } from "./ingress-router.ts";
 import { addressLimitKey, type GatewayLimits, limitPrincipal } from "./rate-limit.ts";
+import { reachRefusal } from "./reach.ts";
 import type { RouteTable } from "./route-table.ts";
 
 /** Where a WebSocket upgrade goes: a handler in this process, or a service's HTTP address. */
@@ -205,6 +206,9 @@ export function createUpgradeHandler(deps: {
       } else {
         principal = await deps.authenticator.authenticate("");
       }
+      // A relay's identity and a scoped token reach what they reach on plain requests, no more.
+      const unreachable = reachRefusal(principal, match.entry, match.params);
+      if (unreachable) throw unreachable;
       // Counted like any request of the principal (a connection held open is still one request),
       // and refused with the same 429 and RateLimit headers.
       const { refused } = await limitPrincipal(deps.limits, principal);
