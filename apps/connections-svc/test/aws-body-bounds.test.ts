@@ -24,7 +24,11 @@ describe.skipIf(!pg.available)(`AWS answer bodies bounded in time${pg.reason}`, 
 
   beforeAll(async () => {
     dripping = await startLocalServer((req, res) => {
-      if (req.url?.endsWith("/stalls")) {
+      if (req.method === "POST" && req.url === "/") {
+        // STS's GetCallerIdentity (the connection test): the answer's start, then nothing.
+        res.writeHead(200, { "content-type": "text/xml" });
+        res.write("<GetCallerIdentityResponse>");
+      } else if (req.url?.endsWith("/stalls")) {
         // One chunk, then nothing.
         res.writeHead(200, { "content-type": "application/octet-stream" });
         res.write("first chunk");
@@ -54,7 +58,12 @@ describe.skipIf(!pg.available)(`AWS answer bodies bounded in time${pg.reason}`, 
     const credentialId = await createProjectCredential(h, { name: "keys", kind: "aws-keys", ...UPSTREAM_KEY });
     const created = await h.call<{ id: string }>("POST", `/v1/projects/${h.projectId}/aws-connections`, {
       token: h.adminToken,
-      body: { name: "dripping", credentialId, defaultRegion: "eu-west-1", endpoints: { s3: dripping.url } },
+      body: {
+        name: "dripping",
+        credentialId,
+        defaultRegion: "eu-west-1",
+        endpoints: { s3: dripping.url, sts: dripping.url },
+      },
     });
     expect(created.status, JSON.stringify(created.body)).toBe(201);
     connectionId = created.body.id;
@@ -115,5 +124,18 @@ describe.skipIf(!pg.available)(`AWS answer bodies bounded in time${pg.reason}`, 
     expect(answer.body).toContain(`${IDLE_MS} ms`);
     expect(answer.ms).toBeLessThan(IDLE_MS + 2_000);
     expect(cut("idle")).toHaveLength(2);
+  });
+
+  it("answers the connection test with a 504 when STS stops sending its answer", async () => {
+    const started = Date.now();
+    const tested = await h.call<{ reason?: string; detail?: string }>(
+      "POST",
+      `/v1/aws-connections/${connectionId}/test`,
+      { token: h.adminToken },
+    );
+    expect(tested.status).toBe(504);
+    expect(tested.body).toMatchObject({ reason: "timeout" });
+    expect(tested.body.detail).toContain(`${IDLE_MS} ms`);
+    expect(Date.now() - started).toBeLessThan(IDLE_MS + 2_000);
   });
 });

@@ -146,9 +146,9 @@ export const CONFIG_GLOSSARY: Record<string, string> = {
   AWS_UPSTREAM_TIMEOUT_MS:
     "How long an AWS endpoint may take to answer a proxied call or a connection test before it is a 504.",
   AWS_UPSTREAM_BODY_IDLE_MS:
-    "How long a proxied AWS answer's body may go without a chunk (while the caller reads) before it is cut short; a small answer not read in time is a 504.",
+    "How long a proxied AWS answer's body may go without a chunk (while the caller reads) before it is cut short; a small answer, or the connection test's, not read in time is a 504.",
   AWS_UPSTREAM_BODY_TIMEOUT_MS:
-    "How long a proxied AWS answer's body may take from its headers to its end before it is cut short; raise it for large downloads through the proxy.",
+    "How long a proxied AWS answer's body (or the connection test's) may take from its headers to its end before it is cut short; raise it for large downloads through the proxy.",
   // Inference and spend
   CLOUD_A_BEARER_TOKEN:
     "Bearer API key for `cloud-a` (chosen automatically when set); the only credential of `cloud-a-alt` (as `x-api-key`).",

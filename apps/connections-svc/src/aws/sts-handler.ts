@@ -1,13 +1,21 @@
+import { Readable } from "node:stream";
+import type { Logger } from "@agentplane/service-kit";
 import type { SafeFetcher } from "@agentplane/service-kit/outbound";
 import { type HttpHandler, type HttpRequest, HttpResponse } from "@smithy/protocol-http";
+import { type BodyBounds, boundedBodyStream } from "./bounded-body.ts";
 
 /**
  * The STS client's request handler for the connection test: the request goes out through the same
  * outbound policy and timeout as proxied calls (`sendToAws`), instead of the SDK's own HTTP stack,
  * which would reach any endpoint override. A failure to reach the endpoint is thrown as the
- * fetcher's FetchRefusedError, so the test can tell "STS never answered" from "STS refused".
+ * fetcher's FetchRefusedError, so the test can tell "STS never answered" from "STS refused". The
+ * answer's body is bounded in time as a proxied one is (`BodyTimeoutError` past a bound).
  */
-export function outboundStsHandler(outbound: SafeFetcher, timeoutMs: number): HttpHandler {
+export function outboundStsHandler(
+  outbound: SafeFetcher,
+  timeoutMs: number,
+  body: { bounds: BodyBounds; logger: Logger },
+): HttpHandler {
   return {
     async handle(request: HttpRequest, options?: { abortSignal?: AbortSignal | { aborted: boolean } }) {
       const url = new URL(`${request.protocol}//placeholder`);
@@ -18,7 +26,7 @@ export function outboundStsHandler(outbound: SafeFetcher, timeoutMs: number): Ht
         for (const v of Array.isArray(value) ? value : [value])
           if (v !== null && v !== undefined) url.searchParams.append(key, v);
       }
-      const body =
+      const sent =
         typeof request.body === "string"
           ? new TextEncoder().encode(request.body)
           : request.body instanceof Uint8Array
@@ -28,7 +36,7 @@ export function outboundStsHandler(outbound: SafeFetcher, timeoutMs: number): Ht
       const answer = await outbound.send(url, {
         method: request.method,
         headers: request.headers,
-        body,
+        body: sent,
         signal,
         headersTimeoutMs: timeoutMs,
       });
@@ -36,7 +44,14 @@ export function outboundStsHandler(outbound: SafeFetcher, timeoutMs: number): Ht
       for (const [key, value] of Object.entries(answer.headers)) {
         if (value !== undefined) headers[key] = Array.isArray(value) ? value.join(", ") : value;
       }
-      return { response: new HttpResponse({ statusCode: answer.statusCode, headers, body: answer.body }) };
+      const bounded = boundedBodyStream(answer.body, body.bounds, { logger: body.logger, host: url.host });
+      return {
+        response: new HttpResponse({
+          statusCode: answer.statusCode,
+          headers,
+          body: Readable.fromWeb(bounded as never),
+        }),
+      };
     },
     updateHttpClientConfig() {},
     httpHandlerConfigs: () => ({}),

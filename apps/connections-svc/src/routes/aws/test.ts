@@ -2,6 +2,7 @@ import { testAwsConnectionRoute } from "@agentplane/contracts";
 import { ProblemError } from "@agentplane/problem-details";
 import { authorize, type ServiceApp } from "@agentplane/service-kit";
 import { FetchRefusedError } from "@agentplane/service-kit/outbound";
+import { BodyTimeoutError } from "../../aws/bounded-body.ts";
 import { outboundStsHandler } from "../../aws/sts-handler.ts";
 import { awsUnreachable } from "../../aws/upstream.ts";
 import { awsConnectionScope, awsEndpoint, findAwsConnection } from "../../services/aws-connections.ts";
@@ -39,7 +40,10 @@ export function registerTestAwsConnection(app: ServiceApp, ctx: ConnectionsRoute
       region,
       endpoint: endpoint.toString(),
       credentials: await ctx.awsCredentials.resolve(connection),
-      requestHandler: outboundStsHandler(ctx.outbound, ctx.config.awsTimeoutMs),
+      requestHandler: outboundStsHandler(ctx.outbound, ctx.config.awsTimeoutMs, {
+        bounds: { idleMs: ctx.config.awsBodyIdleMs, totalMs: ctx.config.awsBodyTimeoutMs },
+        logger: ctx.logger,
+      }),
       // One attempt: the caller is waiting, and a failure is reported with its cause.
       maxAttempts: 1,
     });
@@ -48,6 +52,13 @@ export function registerTestAwsConnection(app: ServiceApp, ctx: ConnectionsRoute
       return c.json({ account: me.Account ?? "", arn: me.Arn ?? "", ...(me.UserId ? { userId: me.UserId } : {}) }, 200);
     } catch (err) {
       if (err instanceof FetchRefusedError) throw awsUnreachable(err, endpoint);
+      const timedOut = bodyTimeoutOf(err);
+      if (timedOut) {
+        throw new ProblemError("gateway-timeout", {
+          detail: `STS at ${endpoint.host} did not send its answer in time: ${timedOut.message}`,
+          extensions: { reason: "timeout" },
+        });
+      }
       const e = err as Error & { $metadata?: { httpStatusCode?: number } };
       const status = e.$metadata?.httpStatusCode;
       // The error's code and message are the endpoint's words (an override may be any server, and
@@ -60,4 +71,12 @@ export function registerTestAwsConnection(app: ServiceApp, ctx: ConnectionsRoute
       sts.destroy();
     }
   });
+}
+
+/** The body timeout behind an SDK error (the SDK may wrap what reading the answer threw). */
+function bodyTimeoutOf(err: unknown): BodyTimeoutError | undefined {
+  for (let e = err, depth = 0; e && depth < 5; e = (e as { cause?: unknown }).cause, depth++) {
+    if (e instanceof BodyTimeoutError) return e;
+  }
+  return undefined;
 }
