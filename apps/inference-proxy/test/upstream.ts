@@ -88,6 +88,17 @@ function anthropicEvents(model: string, words: string[]): Record<string, unknown
   ];
 }
 
+/** Log probabilities of a long answer: about 10 MB at 20 alternatives a token. */
+function logprobs(alternatives: number) {
+  const top = Array.from({ length: alternatives }, (_, i) => ({ token: ` word${i}`, logprob: -i, bytes: [119] }));
+  return Array.from({ length: 40_000 }, () => ({
+    token: " word",
+    logprob: -0.25,
+    bytes: [32, 119],
+    top_logprobs: top,
+  }));
+}
+
 export interface FakeUpstream extends LocalServer {
   seen: SeenRequest[];
   /** While set, streams stop after their first text delta until `release()`. */
@@ -331,7 +342,13 @@ export async function startFakeUpstream(options: { sigv4?: boolean; region?: str
             created: 1,
             model,
             choices: [
-              { index: 0, message: { role: "assistant", content: "Hello from upstream" }, finish_reason: "stop" },
+              {
+                index: 0,
+                message: { role: "assistant", content: "Hello from upstream" },
+                finish_reason: "stop",
+                // Asked for, each token's alternatives: answers of many megabytes.
+                ...(body.logprobs === true ? { logprobs: { content: logprobs(Number(body.top_logprobs ?? 0)) } } : {}),
+              },
             ],
             usage,
           }),

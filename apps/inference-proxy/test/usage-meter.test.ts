@@ -126,4 +126,54 @@ describe("usage read from every response kind", () => {
     feed(headers, enc("not json"));
     expect(headers.result()).toMatchObject({ inputTokens: 12, outputTokens: 13 });
   });
+
+  it("a JSON answer too large to keep (log probabilities, many embeddings) still has its usage read", () => {
+    // Each token's alternatives hold text that looks like a usage member, and a tool call's object
+    // has one of its own: only the answer's top-level usage counts.
+    const entry = {
+      token: '"usage": {"prompt_tokens": 1}',
+      logprob: -0.5,
+      top_logprobs: Array.from({ length: 5 }, () => ({ token: '} ] { \\ "', logprob: -1, bytes: [125, 93] })),
+      extra: { usage: { prompt_tokens: 2, completion_tokens: 2 } },
+    };
+    const content = Array.from({ length: 25_000 }, () => entry);
+    const chat = enc(
+      JSON.stringify({
+        id: "c1",
+        model: "gpt-x",
+        choices: [{ index: 0, message: { role: "assistant", content: "hi" }, logprobs: { content } }],
+        usage: { prompt_tokens: 1200, completion_tokens: 25_000, prompt_tokens_details: { cached_tokens: 200 } },
+        system_fingerprint: "fp",
+      }),
+    );
+    expect(chat.byteLength).toBeGreaterThan(9 * 1024 * 1024);
+    for (const piece of [chat.byteLength, 65_536, 4099]) {
+      const m = new UsageMeter("openai", "application/json");
+      feed(m, chat, piece);
+      expect(m.result(), String(piece)).toEqual({
+        inputTokens: 1000,
+        outputTokens: 25_000,
+        cacheReadTokens: 200,
+        cacheWriteTokens: 0,
+      });
+      expect(m.model).toBe("gpt-x");
+    }
+    const vectors = Array.from({ length: 400 }, (_, index) => ({
+      object: "embedding",
+      index,
+      embedding: Array.from({ length: 3072 }, (_, i) => -0.012345678 * (i % 7)),
+    }));
+    const embeddings = enc(
+      JSON.stringify({
+        object: "list",
+        data: vectors,
+        model: "emb",
+        usage: { prompt_tokens: 8000, total_tokens: 8000 },
+      }),
+    );
+    expect(embeddings.byteLength).toBeGreaterThan(9 * 1024 * 1024);
+    const m = new UsageMeter("openai", "application/json");
+    feed(m, embeddings, 65_536);
+    expect(m.result()).toEqual({ inputTokens: 8000, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0 });
+  });
 });

@@ -1,5 +1,6 @@
 import { EventStreamCodec } from "@smithy/eventstream-codec";
 import { fromUtf8, toUtf8 } from "@smithy/util-utf8";
+import { TopLevelMembers } from "./json-members.ts";
 import { PARSE_WHOLE_BYTES, scanTopLevel } from "./request.ts";
 import type { ApiKind } from "./target.ts";
 
@@ -17,7 +18,10 @@ const obj = (v: unknown): Json | undefined => (v && typeof v === "object" ? (v a
 /** The members of a JSON answer `readDocument` reads. */
 const DOCUMENT_MEMBERS: ReadonlySet<string> = new Set(["model", "usage", "inputTextTokenCount"]);
 
-/** The largest JSON body read for usage; past it the body still streams, unmetered but for headers. */
+/**
+ * The largest JSON body kept to read its usage at the end; past it the answer is read as it streams
+ * past for its top-level members only (`TopLevelMembers`), slower per byte but holding nothing.
+ */
 const MAX_JSON_BYTES = 8 * 1024 * 1024;
 
 /**
@@ -37,6 +41,8 @@ export class UsageMeter {
   private sawOutput = false;
   private json: Uint8Array[] = [];
   private jsonBytes = 0;
+  /** Reads a JSON answer too large to keep, as it streams. */
+  private members: TopLevelMembers | undefined;
   private text = "";
   private pending: Uint8Array = new Uint8Array(0);
   /** Built for a streamed answer only: most answers are one JSON document. */
@@ -82,7 +88,15 @@ export class UsageMeter {
     try {
       if (this.format === "json") {
         this.jsonBytes += chunk.byteLength;
-        if (this.jsonBytes <= MAX_JSON_BYTES) this.json.push(chunk);
+        if (this.members) this.members.push(chunk);
+        else if (this.jsonBytes <= MAX_JSON_BYTES) this.json.push(chunk);
+        else {
+          // Too large to keep: what was kept is read again as a stream, then dropped.
+          this.members = new TopLevelMembers(DOCUMENT_MEMBERS);
+          for (const kept of this.json) this.members.push(kept);
+          this.json = [];
+          this.members.push(chunk);
+        }
       } else if (this.format === "sse") this.pushSse(this.textDecoder().decode(chunk, { stream: true }));
       else this.pushFrames(chunk);
     } catch {
@@ -92,7 +106,10 @@ export class UsageMeter {
 
   /** The usage: final when the response completed, otherwise what was seen so far. */
   result(): TokenUsage {
-    if (this.format === "json" && this.json.length > 0 && this.jsonBytes <= MAX_JSON_BYTES) {
+    if (this.members) {
+      this.readDocument(this.members.result());
+      this.members = undefined;
+    } else if (this.format === "json" && this.json.length > 0) {
       const first = this.json[0] as Uint8Array;
       const body =
         this.json.length === 1
