@@ -129,7 +129,7 @@ describe("console sign-in with the identity provider (PGlite, local identity pro
     });
     provider.state.tamper = {};
     const reason = new URL(refused.headers.get("location")!, "http://platform.test").searchParams.get("error");
-    expect(reason).toContain("not issued for this sign-in");
+    expect(reason).toBe("not_for_this_sign_in");
 
     // One success, then each refusal recorded as denied, by nobody known, without the code or state.
     const records = await signInRecords(before);
@@ -205,7 +205,7 @@ describe("console sign-in without an identity provider (PGlite)", () => {
     const location = new URL(res.headers.get("location")!, "http://platform.test");
     expect(location.pathname).toBe("/sign-in");
     expect(location.searchParams.get("next")).toBe("/orgs");
-    expect(location.searchParams.get("error")).toMatch(/not configured/);
+    expect(location.searchParams.get("error")).toBe("not_configured");
     expect(await json(await h.call("GET", "/v1/installation"))).toMatchObject({ oidcSignIn: false });
   });
 });

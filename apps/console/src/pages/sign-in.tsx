@@ -1,3 +1,4 @@
+import { signInErrorMessage } from "@agentplane/contracts/sign-in-errors";
 import { useQuery, useQueryClient } from "@tanstack/react-query";
 import { type FormEvent, useState } from "react";
 import { useNavigate, useSearchParams } from "react-router";
@@ -19,6 +20,8 @@ export function SignInPage() {
   const [error, setError] = useState<unknown>();
   const [busy, setBusy] = useState(false);
   useDocumentTitle("Sign in");
+  // A code from the address, shown in this app's own words: never text a link could make up.
+  const signInError = signInErrorMessage(params.get("error"));
   const installation = useQuery({
     queryKey: ["installation"],
     queryFn: () => call("getInstallation"),
@@ -62,9 +65,9 @@ export function SignInPage() {
           </ol>
         </section>
       ) : null}
-      {params.get("error") ? (
+      {signInError ? (
         <p role="alert" className="mb-3 text-sm text-red-700 dark:text-red-300">
-          {params.get("error")}
+          {signInError}
         </p>
       ) : null}
       {installation.data?.oidcSignIn ? (

@@ -1,4 +1,5 @@
 import { timingSafeEqual } from "node:crypto";
+import { SIGN_IN_ERRORS, type SignInErrorCode } from "@agentplane/contracts/sign-in-errors";
 import { trustedOidcEmail, unvouchedOidcEmail } from "@agentplane/service-kit";
 import { decodeProtectedHeader } from "jose";
 import * as oidc from "openid-client";
@@ -25,8 +26,11 @@ interface SignInState {
 /** Why a callback did not produce a verified identity; the page tells the operator to start again. */
 export class SignInError extends Error {
   readonly status: 400 | 502;
-  constructor(message: string, status: 400 | 502 = 400) {
-    super(message);
+  /** The console's sign-in page shows the words of this code (it never takes words from its address). */
+  readonly code: SignInErrorCode;
+  constructor(code: Exclude<SignInErrorCode, "failed">, status: 400 | 502 = 400) {
+    super(SIGN_IN_ERRORS[code]);
+    this.code = code;
     this.status = status;
   }
 }
@@ -55,19 +59,19 @@ function failedClaim(err: unknown): string | undefined {
 /** An openid-client failure of the code exchange, as what the operator is told. */
 function signInFailure(err: unknown): SignInError {
   if (err instanceof oidc.ResponseBodyError) {
-    return new SignInError("The identity provider refused the authorization code.");
+    return new SignInError("code_refused");
   }
   if (err instanceof oidc.ClientError) {
     if (err.code === "OAUTH_JWT_CLAIM_COMPARISON_FAILED" && failedClaim(err) === "nonce") {
-      return new SignInError("The ID token was not issued for this sign-in.");
+      return new SignInError("not_for_this_sign_in");
     }
     if (err.code === "OAUTH_RESPONSE_IS_NOT_CONFORM" || err.code === "OAUTH_RESPONSE_IS_NOT_JSON") {
-      return new SignInError("The identity provider refused the authorization code.");
+      return new SignInError("code_refused");
     }
-    return new SignInError("The identity provider's ID token could not be verified.");
+    return new SignInError("token_unverified");
   }
   // fetch failures and timeouts
-  return new SignInError("The identity provider cannot be reached.", 502);
+  return new SignInError("provider_unreachable", 502);
 }
 
 /** A verified identity-provider sign-in (issuer, subject and profile from the ID token). */
@@ -217,11 +221,11 @@ export class OidcActivation {
     const signIn = this.openCookie(cookie, context);
     const state = params.get("state");
     if (!state || !sameString(state, signIn.state)) {
-      throw new SignInError("The sign-in does not match the one started from this browser.");
+      throw new SignInError("other_browser");
     }
-    if (!params.get("code")) throw new SignInError("The identity provider sent no authorization code.");
+    if (!params.get("code")) throw new SignInError("no_code");
     const configuration = await this.load().catch(() => {
-      throw new SignInError("The identity provider cannot be reached.", 502);
+      throw new SignInError("provider_unreachable", 502);
     });
     const callback = new URL(redirectUri);
     callback.search = params.toString();
@@ -236,11 +240,11 @@ export class OidcActivation {
       throw signInFailure(err);
     }
     const claims = tokens.claims();
-    if (!tokens.id_token || !claims) throw new SignInError("The identity provider returned no ID token.");
+    if (!tokens.id_token || !claims) throw new SignInError("no_id_token");
     if (!ALLOWED_ALGS.includes(decodeProtectedHeader(tokens.id_token).alg ?? "")) {
-      throw new SignInError("The identity provider's ID token could not be verified.");
+      throw new SignInError("token_unverified");
     }
-    if (typeof claims.sub !== "string" || claims.sub === "") throw new SignInError("The ID token has no subject.");
+    if (typeof claims.sub !== "string" || claims.sub === "") throw new SignInError("no_subject");
     // Only an address the token vouches for (OIDC_EMAIL_TRUST): invitations go by it.
     const trust = this.config.emailTrust ?? "verified";
     const email = trustedOidcEmail(claims, trust);
@@ -253,14 +257,14 @@ export class OidcActivation {
   }
 
   private openCookie(cookie: string | undefined, context: string): SignInState {
-    if (!cookie) throw new SignInError("No sign-in was started from this browser, or it has expired.");
+    if (!cookie) throw new SignInError("not_started");
     let signIn: SignInState;
     try {
       signIn = JSON.parse(open(this.secretKeys, cookie, context).toString("utf8")) as SignInState;
     } catch {
-      throw new SignInError("No sign-in was started from this browser, or it has expired.");
+      throw new SignInError("not_started");
     }
-    if (!(signIn.expiresAt > Date.now())) throw new SignInError("The sign-in took too long: start again.");
+    if (!(signIn.expiresAt > Date.now())) throw new SignInError("too_slow");
     return signIn;
   }
 }

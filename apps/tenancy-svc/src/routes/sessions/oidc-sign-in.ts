@@ -1,3 +1,4 @@
+import type { SignInErrorCode } from "@agentplane/contracts/sign-in-errors";
 import { ProblemError } from "@agentplane/problem-details";
 import type { ServiceApp } from "@agentplane/service-kit";
 import type { Context } from "hono";
@@ -44,9 +45,12 @@ function base(c: Context, ctx: TenancyContext): string {
   return (ctx.config.publicUrlFromRequest && forwardedOrigin(c.req.raw.headers)) || ctx.config.publicUrl;
 }
 
-/** Back to the console's sign-in page with what went wrong, keeping where the person was going. */
-function backToSignIn(c: Context, message: string, next: string): Response {
-  const query = new URLSearchParams({ error: message, ...(next !== "/" ? { next } : {}) });
+/**
+ * Back to the console's sign-in page with what went wrong (a code of SIGN_IN_ERRORS: the page
+ * shows its own words, never text from its address), keeping where the person was going.
+ */
+function backToSignIn(c: Context, code: SignInErrorCode, next: string): Response {
+  const query = new URLSearchParams({ error: code, ...(next !== "/" ? { next } : {}) });
   return c.redirect(`/sign-in?${query}`, 302);
 }
 
@@ -59,13 +63,13 @@ export function registerConsoleOidcSignIn(app: ServiceApp, ctx: TenancyContext):
   app.get(CONSOLE_SIGN_IN_PATH, async (c) => {
     c.header("cache-control", "no-store");
     const next = safeNext(c.req.query("next"));
-    if (!ctx.oidc) return backToSignIn(c, "Sign-in with an identity provider is not configured here.", next);
+    if (!ctx.oidc) return backToSignIn(c, "not_configured", next);
     let begun: { location: string; cookie: string };
     try {
       begun = await ctx.oidc.beginSignIn({ next }, `${base(c, ctx)}${CONSOLE_CALLBACK_PATH}`, COOKIE_CONTEXT);
     } catch (err) {
       ctx.logger.warn({ err: (err as Error).message }, "console sign-in could not start");
-      return backToSignIn(c, "The identity provider cannot be reached.", next);
+      return backToSignIn(c, "provider_unreachable", next);
     }
     setCookie(c, STATE_COOKIE, begun.cookie, {
       ...stateCookie(c, ctx),
@@ -79,7 +83,7 @@ export function registerConsoleOidcSignIn(app: ServiceApp, ctx: TenancyContext):
 
   app.get(CONSOLE_CALLBACK_PATH, async (c) => {
     c.header("cache-control", "no-store");
-    if (!ctx.oidc) return backToSignIn(c, "Sign-in with an identity provider is not configured here.", "/");
+    if (!ctx.oidc) return backToSignIn(c, "not_configured", "/");
     const where = stateCookie(c, ctx);
     const cookie = "prefix" in where ? getCookie(c, STATE_COOKIE, where.prefix) : getCookie(c, STATE_COOKIE);
     // One sign-in, one callback: the state cannot be replayed from this browser.
@@ -90,7 +94,7 @@ export function registerConsoleOidcSignIn(app: ServiceApp, ctx: TenancyContext):
       // The provider's error code (an OAuth token such as `access_denied`), never its description.
       const code = /^[A-Za-z0-9_.-]{1,64}$/.test(error) ? error : "invalid";
       await recordRefusedSignIn(ctx, { ...record, reason: `The identity provider answered ${code}.` });
-      return backToSignIn(c, `The identity provider did not sign you in (${error.slice(0, 100)}).`, "/");
+      return backToSignIn(c, "provider_refused", "/");
     }
     let done: Awaited<ReturnType<NonNullable<TenancyContext["oidc"]>["completeSignIn"]>>;
     try {
@@ -104,7 +108,7 @@ export function registerConsoleOidcSignIn(app: ServiceApp, ctx: TenancyContext):
       if (!(err instanceof SignInError)) throw err;
       ctx.logger.warn({ reason: err.message }, "console sign-in refused");
       await recordRefusedSignIn(ctx, { ...record, reason: err.message });
-      return backToSignIn(c, err.message, "/");
+      return backToSignIn(c, err.code, "/");
     }
     const user = await resolveOidcUser(ctx.db, done.identity);
     const signedIn = { principal: userPrincipal(user), requestId: record.requestId };
@@ -115,7 +119,7 @@ export function registerConsoleOidcSignIn(app: ServiceApp, ctx: TenancyContext):
       // A person at the sessions limit reads why on the sign-in page, not as a JSON problem.
       if (err instanceof ProblemError && err.slug === "limit-exceeded" && err.detail) {
         await recordRefusedSignIn(ctx, { ...record, reason: err.detail });
-        return backToSignIn(c, err.detail, safeNext(done.carried.next as string | undefined));
+        return backToSignIn(c, "sessions_limit", safeNext(done.carried.next as string | undefined));
       }
       throw err;
     }
