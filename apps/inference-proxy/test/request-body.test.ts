@@ -200,4 +200,32 @@ describe("bodies whose estimate could be smaller than the call the provider runs
     expect(estimate({ model: "text-embedding-3-large", max_tokens: 500 })).toBe(500);
     expect(estimate({ model: "text-embedding-3-large", input: "hi" }, "openai", "v1/embeddings")).toBe(0);
   });
+
+  it("an OpenAI-style stream is forwarded asking for its usage, or refused when it cannot be", () => {
+    const analyze = (text: string) => {
+      try {
+        const body = analyzeRequest(upstream("openai"), "v1/chat/completions", enc(text)).body;
+        return body ? JSON.parse(new TextDecoder().decode(body)) : undefined;
+      } catch (err) {
+        return err instanceof ProblemError ? `${err.status} ${err.message}` : String(err);
+      }
+    };
+    expect(analyze('{"model":"m","stream":true}')).toEqual({
+      model: "m",
+      stream: true,
+      stream_options: { include_usage: true },
+    });
+    for (const stream of ['"true"', "1", '"yes"', "null", "{}"]) {
+      expect(analyze(`{"model":"m","stream":${stream}}`), stream).toBe("400 stream must be true or false");
+    }
+    // Lenient parsers read NaN, Infinity and trailing commas; the usage could not be asked for.
+    expect(analyze('{"model":"m","stream":true,"temperature":NaN}')).toBe(
+      "400 The body of a streamed call is not valid JSON",
+    );
+    expect(analyze('{"model":"m","stream":false,"temperature":0.5}')).toEqual({
+      model: "m",
+      stream: false,
+      temperature: 0.5,
+    });
+  });
 });

@@ -93,24 +93,32 @@ function choices(json: Json): number {
   return most;
 }
 
-/** The body to forward: an OpenAI-style stream that did not ask for usage gets `include_usage` added. */
+/**
+ * The body to forward: an OpenAI-style stream that did not ask for usage gets `include_usage`
+ * added, so the final chunk carries the counts. Without it the stream would be metered from its
+ * text alone, with no input tokens, so a `stream` that is not a boolean (which a lenient provider
+ * may still take for true) and a stream body that is not valid JSON (which a lenient parser may
+ * still read, `NaN` and all) are refused rather than forwarded without it.
+ */
 function withStreamUsage(api: ApiKind, json: Json | undefined, raw: Uint8Array | undefined): Uint8Array | undefined {
-  let body = raw;
-  if (api === "openai" && json?.stream === true && raw) {
-    const options = json.stream_options;
-    if (!(options && typeof options === "object" && (options as Json).include_usage === true)) {
-      // The one case that rewrites the body: parsed whole, as it is forwarded (a body that is not
-      // valid JSON after all goes as it is, for the provider to refuse).
-      try {
-        const whole = JSON.parse(Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength).toString("utf8")) as Json;
-        whole.stream_options = { ...((whole.stream_options ?? {}) as Json), include_usage: true };
-        body = new TextEncoder().encode(JSON.stringify(whole));
-      } catch {
-        body = raw;
-      }
-    }
+  if (api !== "openai" || !json || !raw || json.stream === undefined || json.stream === false) return raw;
+  if (json.stream !== true) {
+    throw new ProblemError("validation-failed", {
+      detail: "stream must be true or false",
+      errors: [{ pointer: "/body/stream", message: "must be a boolean" }],
+    });
   }
-  return body;
+  const options = json.stream_options;
+  if (options && typeof options === "object" && (options as Json).include_usage === true) return raw;
+  // The one case that rewrites the body: parsed whole, as it is forwarded.
+  let whole: Json;
+  try {
+    whole = JSON.parse(Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength).toString("utf8")) as Json;
+  } catch {
+    throw new ProblemError("malformed-json", { detail: "The body of a streamed call is not valid JSON" });
+  }
+  whole.stream_options = { ...((whole.stream_options ?? {}) as Json), include_usage: true };
+  return new TextEncoder().encode(JSON.stringify(whole));
 }
 
 /** The top-level members `analyzeRequest` reads. */
