@@ -138,6 +138,19 @@ describe.skipIf(!pg.available)(`only model calls reach the provider${pg.reason}`
     expect(up.seen.length).toBe(seen);
   });
 
+  it("a Bedrock tier billed above the price table is a 400 and never forwarded; the standard one goes", async () => {
+    const seen = up.seen.length;
+    const path = `/v1/llm/cloud-a/us-east-1/model/${HAIKU}/invoke`;
+    const body = JSON.stringify(invokeBody);
+    const priority = await send("POST", path, { body, headers: { "x-amzn-bedrock-service-tier": "priority" } });
+    expect(priority.status).toBe(400);
+    expect(((await priority.json()) as { detail: string }).detail).toContain("x-amzn-bedrock-service-tier");
+    expect(up.seen.length).toBe(seen);
+    const standard = await send("POST", path, { body, headers: { "x-amzn-bedrock-service-tier": "default" } });
+    expect(standard.status).toBe(200);
+    expect(up.seen.at(-1)?.headers["x-amzn-bedrock-service-tier"]).toBe("default");
+  });
+
   it("a project id that is not valid percent-encoding is a 400 problem, not a 500", async () => {
     const res = await send("POST", `/v1/projects/%E0%A4%A/llm/cloud-a/us-east-1/model/${HAIKU}/invoke`, {
       body: JSON.stringify(invokeBody),

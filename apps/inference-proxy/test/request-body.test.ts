@@ -1,6 +1,7 @@
 import { ProblemError } from "@agentplane/problem-details";
 import { describe, expect, it } from "vitest";
 import { analyzeRequest, estimateMicroUsd, readTopLevel } from "../src/proxy/request.ts";
+import { checkTierHeaders } from "../src/proxy/service-tier.ts";
 import type { Upstream } from "../src/proxy/target.ts";
 
 const enc = (s: string) => new TextEncoder().encode(s);
@@ -227,5 +228,49 @@ describe("bodies whose estimate could be smaller than the call the provider runs
       stream: false,
       temperature: 0.5,
     });
+  });
+
+  it("a tier or latency billed above the price table is refused, in the body or a Bedrock header", () => {
+    const tier = (body: Record<string, unknown> | string, api: Upstream["api"] = "openai") => {
+      try {
+        analyzeRequest(upstream(api), "x", enc(typeof body === "string" ? body : JSON.stringify(body)));
+        return "forwarded";
+      } catch (err) {
+        return err instanceof ProblemError ? err.status : String(err);
+      }
+    };
+    for (const body of [
+      { model: "m", service_tier: "priority" },
+      { model: "m", service_tier: "scale" },
+      { model: "m", service_tier: ["auto"] },
+      { messages: [], serviceTier: { type: "priority" } },
+      { messages: [], performanceConfig: { latency: "optimized" } },
+      '{"messages":[],"serviceTier":{"type":"priority","type":"default"}}',
+      `{"messages":[],"serviceTier":{"type":"priority"},"pad":"${"x".repeat(10_000)}"}`,
+    ]) {
+      expect(tier(body, "converse"), JSON.stringify(body)).toBe(400);
+    }
+    for (const body of [
+      { model: "m", service_tier: "auto" },
+      { model: "m", service_tier: "default" },
+      { model: "m", service_tier: "flex" },
+      { model: "m", service_tier: "standard_only" },
+      { messages: [], serviceTier: { type: "flex" }, performanceConfig: { latency: "standard" } },
+    ]) {
+      expect(tier(body), JSON.stringify(body)).toBe("forwarded");
+    }
+    const headers = (h: Record<string, string>) => {
+      try {
+        checkTierHeaders(new Headers(h));
+        return "forwarded";
+      } catch (err) {
+        return err instanceof ProblemError ? err.status : String(err);
+      }
+    };
+    expect(headers({ "x-amzn-bedrock-service-tier": "priority" })).toBe(400);
+    expect(headers({ "x-amzn-bedrock-performanceconfig-latency": "optimized" })).toBe(400);
+    expect(
+      headers({ "x-amzn-bedrock-service-tier": "flex", "x-amzn-bedrock-performanceconfig-latency": "standard" }),
+    ).toBe("forwarded");
   });
 });

@@ -18,6 +18,7 @@ import type { CallerResolver } from "./caller.ts";
 import { decideLlmInvoke } from "./policy.ts";
 import type { ProjectCredentials } from "./project-credentials.ts";
 import { analyzeRequest, type EstimatePrice, estimateMicroUsd } from "./request.ts";
+import { checkTierHeaders } from "./service-tier.ts";
 import { signSigV4 } from "./sigv4.ts";
 import type { SpendGate } from "./spend.ts";
 import { parseLlmPath, resolveUpstream } from "./target.ts";
@@ -171,6 +172,7 @@ export function createLlmProxy(deps: ProxyDeps): LlmProxy {
     const length = Number(request.headers.get("content-length") ?? "0");
     if (length > cap) throw tooLarge(cap);
     checkContentEncoding(request.headers.get("content-encoding"));
+    checkTierHeaders(request.headers);
     const scope = await deps.callers.resolve(principal, target.projectId, requestId);
     const providers = await deps.credentials.forProject(scope.projectId, requestId);
     const upstream = resolveUpstream(target, url.search, providers.settings);

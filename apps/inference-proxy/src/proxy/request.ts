@@ -1,4 +1,5 @@
 import { ProblemError } from "@agentplane/problem-details";
+import { checkTierMembers } from "./service-tier.ts";
 import type { ApiKind, Upstream } from "./target.ts";
 
 export interface AnalyzedRequest {
@@ -36,6 +37,7 @@ export function analyzeRequest(upstream: Upstream, tail: string, raw: Uint8Array
       (model !== undefined
         ? /embed/i.test(model)
         : json !== undefined && "inputText" in json && !("textGenerationConfig" in json)));
+  if (json) checkTierMembers(json);
   return {
     body: withStreamUsage(api, json, raw),
     model,
@@ -137,6 +139,9 @@ const READ = new Set([
   "additionalModelRequestFields",
   "n",
   "num_generations",
+  "service_tier",
+  "serviceTier",
+  "performanceConfig",
 ]);
 
 /**
@@ -170,10 +175,12 @@ export function readTopLevel(raw: Uint8Array): Json | undefined {
 export const PARSE_WHOLE_BYTES = 8 * 1024;
 
 /** Every member name read, at the top or one level down, in quotes as it appears unescaped. */
-const QUOTED_NAMES = [...READ, "max_new_tokens", "maxTokenCount", "include_usage"].map((name) =>
+const QUOTED_NAMES = [...READ, "max_new_tokens", "maxTokenCount", "include_usage", "latency"].map((name) =>
   Buffer.from(JSON.stringify(name)),
 );
 const ESCAPE_U = Buffer.from("\\u");
+/** Its `type` is read, a name too common in conversations to count: a body naming it is scanned. */
+const SERVICE_TIER = Buffer.from('"serviceTier"');
 
 /**
  * Whether a name read might occur twice: one of them twice in quotes, or a `\u` escape that could
@@ -181,7 +188,7 @@ const ESCAPE_U = Buffer.from("\\u");
  * provider's.
  */
 function mayRepeat(b: Buffer): boolean {
-  if (b.includes(ESCAPE_U)) return true;
+  if (b.includes(ESCAPE_U) || b.includes(SERVICE_TIER)) return true;
   for (const quoted of QUOTED_NAMES) {
     const first = b.indexOf(quoted);
     if (first >= 0 && b.indexOf(quoted, first + quoted.length) >= 0) return true;

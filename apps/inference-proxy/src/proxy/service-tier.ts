@@ -1,0 +1,48 @@
+import { ProblemError } from "@agentplane/problem-details";
+
+type Json = Record<string, unknown>;
+
+/**
+ * Options that make the provider bill a call above the price table the estimate and the usage are
+ * priced from (standard rates): Bedrock's priority tier and latency-optimized inference, OpenAI's
+ * priority tier. The call would run, and be charged to the project, at a fraction of what it
+ * cost. The standard and cheaper options (default, flex, auto, standard_only) pass.
+ */
+const HEADERS: Record<string, ReadonlySet<string>> = {
+  "x-amzn-bedrock-service-tier": new Set(["default", "flex"]),
+  "x-amzn-bedrock-performanceconfig-latency": new Set(["standard"]),
+};
+
+const priced = (what: string, value: unknown, pointer: string) =>
+  new ProblemError("validation-failed", {
+    detail: `${what} ${JSON.stringify(value).slice(0, 40)} is billed above the price table this installation charges by; use the standard tier`,
+    errors: [{ pointer, message: "only standard-priced tiers are served" }],
+  });
+
+/** Refuses a Bedrock header asking for a tier or latency billed above the table. */
+export function checkTierHeaders(headers: Headers): void {
+  for (const [name, allowed] of Object.entries(HEADERS)) {
+    const value = headers.get(name);
+    if (value !== null && !allowed.has(value.trim().toLowerCase())) throw priced(name, value, `/headers/${name}`);
+  }
+}
+
+/** Refuses body members asking for a tier or latency billed above the table. */
+export function checkTierMembers(json: Json): void {
+  const member = (parent: unknown, name: string) =>
+    parent && typeof parent === "object" && !Array.isArray(parent) ? (parent as Json)[name] : undefined;
+  // OpenAI-style and Anthropic: service_tier; Converse: serviceTier.type, performanceConfig.latency.
+  const tier = json.service_tier;
+  if (tier !== undefined && !["auto", "default", "flex", "standard_only"].includes(tier as string)) {
+    throw priced("service_tier", tier, "/body/service_tier");
+  }
+  const converseTier =
+    json.serviceTier === undefined ? undefined : (member(json.serviceTier, "type") ?? json.serviceTier);
+  if (converseTier !== undefined && !["default", "flex"].includes(converseTier as string)) {
+    throw priced("serviceTier", converseTier, "/body/serviceTier/type");
+  }
+  const latency = json.performanceConfig === undefined ? undefined : member(json.performanceConfig, "latency");
+  if (latency !== undefined && latency !== "standard") {
+    throw priced("performanceConfig.latency", latency, "/body/performanceConfig/latency");
+  }
+}
