@@ -78,4 +78,19 @@ describe.skipIf(!chromium.available)(`console against a hostile party${chromium.
     expect(await injected()).toBe(false);
     expect(dialogs).toEqual([]);
   });
+
+  it("runs no script on the API reference but its own, and still renders it", async () => {
+    const violations: string[] = [];
+    page.on("console", (m) => {
+      if (/Content Security Policy/i.test(m.text())) violations.push(m.text());
+    });
+    const answer = await page.goto(`${platform.url}/docs`);
+    expect(answer?.headers()["content-security-policy"]).toMatch(/script-src 'self' 'sha256-/);
+    await expect.poll(() => page.locator("#app *").count(), { timeout: 30_000 }).toBeGreaterThan(50);
+    await page.waitForLoadState("networkidle");
+    expect(violations).toEqual([]);
+    // A script put into the page (as a flaw in the renderer would) is refused by the policy.
+    await page.addScriptTag({ content: `window.${MARK}=1` }).catch(() => undefined);
+    expect(await injected()).toBe(false);
+  });
 });

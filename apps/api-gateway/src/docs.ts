@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import { readFile } from "node:fs/promises";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
@@ -49,4 +50,32 @@ export function docsPage(specUrl: string, scriptUrl: string): string {
     <script>Scalar.createApiReference("#app", ${config});</script>
   </body>
 </html>`;
+}
+
+/**
+ * The reference page's content security policy: the console's policy (it shares the console's
+ * origin, where one injected script could act with a person's session), but for the page's one
+ * inline script, allowed by its hash. Scalar renders Markdown from the document and runs a
+ * request client; a flaw there must not be able to run a script of its own.
+ */
+export function docsPolicy(html: string): string {
+  const inline = [...html.matchAll(/<script>([\s\S]*?)<\/script>/g)].map(
+    (m) =>
+      `'sha256-${createHash("sha256")
+        .update(m[1] ?? "")
+        .digest("base64")}'`,
+  );
+  return [
+    "default-src 'self'",
+    `script-src 'self' ${inline.join(" ")}`,
+    "style-src 'self' 'unsafe-inline'",
+    "img-src 'self' data:",
+    "font-src 'self' data:",
+    "connect-src 'self'",
+    "worker-src 'self' blob:",
+    "object-src 'none'",
+    "base-uri 'self'",
+    "form-action 'self'",
+    "frame-ancestors 'none'",
+  ].join("; ");
 }

@@ -8,7 +8,7 @@ import { agentRequest } from "./agent-request.ts";
 import { bearerToken } from "./authn/authenticator.ts";
 import { DEFAULT_BODY_LIMITS } from "./deps.ts";
 import { dispatch } from "./dispatch-stage.ts";
-import { docsPage, referenceBundle } from "./docs.ts";
+import { docsPage, docsPolicy, referenceBundle } from "./docs.ts";
 import { begin, clientIp, type Exchange, fail, type GatewayCore, type GatewayEnv, type Routed } from "./exchange.ts";
 import { addressLimitKey } from "./rate-limit.ts";
 
@@ -107,11 +107,11 @@ function gatewayPage(core: GatewayCore, ex: Exchange): Response | Promise<Respon
     return new Response(core.openapi(), { headers: { "content-type": "application/json" } });
   }
   if (url.pathname === "/docs" || url.pathname === "/docs/") {
-    // Scalar runs an inline script and styles of its own: only framing is restricted here.
-    return new Response(docsPage("/v1/openapi.json", "/docs/reference.js"), {
+    const html = docsPage("/v1/openapi.json", "/docs/reference.js");
+    return new Response(html, {
       headers: {
         "content-type": "text/html; charset=utf-8",
-        "content-security-policy": "frame-ancestors 'none'",
+        "content-security-policy": docsPolicy(html),
         ...PAGE_SECURITY_HEADERS,
       },
     });

@@ -96,6 +96,8 @@ describe("gateway in front of tenancy", () => {
     expect(await page.text()).toContain("/docs/reference.js");
     // Where a token may be typed in: never inside another site's frame.
     expect(page.headers.get("content-security-policy")).toContain("frame-ancestors 'none'");
+    // It shares the console's origin: its own scripts only, the inline one by its hash.
+    expect(page.headers.get("content-security-policy")).toMatch(/script-src 'self' 'sha256-[\w+/]+=*'(;|$)/);
     expect(page.headers.get("x-content-type-options")).toBe("nosniff");
     expect(page.headers.get("referrer-policy")).toBe("same-origin");
     const script = await fetch(`${h.url}/docs/reference.js`);
