@@ -61,7 +61,7 @@ describe("reading the request body's top-level members", () => {
     expect(readTopLevel(enc('{"model":"y","note":nope}'))).toEqual({ model: "y" });
   });
 
-  it("a body that is not a JSON object is not read (it is forwarded as is and estimated by size)", () => {
+  it("a body that is not a JSON object is not read (and is refused, below)", () => {
     for (const text of [
       "[1,2]",
       '"model"',
@@ -272,5 +272,33 @@ describe("bodies whose estimate could be smaller than the call the provider runs
     expect(
       headers({ "x-amzn-bedrock-service-tier": "flex", "x-amzn-bedrock-performanceconfig-latency": "standard" }),
     ).toBe("forwarded");
+  });
+
+  it("a body the proxy cannot read as a JSON object, or naming a member read in other letter case, is a 400", () => {
+    const outcome = (bytes: Uint8Array) => {
+      try {
+        analyzeRequest(upstream("anthropic"), "anthropic/v1/messages", bytes);
+        return "forwarded";
+      } catch (err) {
+        return err instanceof ProblemError ? `${err.status} ${err.message}` : String(err);
+      }
+    };
+    const body = '{"model":"claude-opus-4-1","max_tokens":64000,"messages":[]}';
+    const bom = new Uint8Array([0xef, 0xbb, 0xbf, ...enc(body)]);
+    const utf16 = new Uint8Array(Buffer.from(body, "utf16le"));
+    for (const bytes of [bom, utf16, enc(body.replace("}", ",}")), enc(`[${body}]`), enc("not json")]) {
+      expect(outcome(bytes)).toMatch(/^400 The body is not a JSON object/);
+    }
+    for (const text of [
+      '{"model":"claude-haiku-4-5","Model":"claude-opus-4-1","max_tokens":1}',
+      '{"MODEL":"claude-opus-4-1","max_tokens":1}',
+      '{"model":"m","Max_Tokens":64000,"max_tokens":1}',
+      '{"model":"m","N":8,"max_tokens":1}',
+    ]) {
+      expect(outcome(enc(text)), text).toMatch(/^400 The body names "\w+"; spell it/);
+      expect(outcome(enc(text.replace("{", `{"pad":"${"x".repeat(10_000)}",`))), text).toMatch(/^400 The body names/);
+    }
+    expect(outcome(enc(body))).toBe("forwarded");
+    expect(outcome(new Uint8Array(0))).toBe("forwarded");
   });
 });

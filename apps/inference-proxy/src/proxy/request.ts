@@ -25,6 +25,14 @@ type Json = Record<string, unknown>;
  */
 export function analyzeRequest(upstream: Upstream, tail: string, raw: Uint8Array | undefined): AnalyzedRequest {
   const json = raw && raw.byteLength > 0 ? readTopLevel(raw) : undefined;
+  // Every operation forwarded takes a JSON object. One the proxy cannot read (a byte order mark,
+  // UTF-16, a trailing comma) might still be read by a lenient provider, naming a model the
+  // policy never saw and an output cap the estimate never held.
+  if (raw && raw.byteLength > 0 && json === undefined) {
+    throw new ProblemError("malformed-json", {
+      detail: "The body is not a JSON object in UTF-8 (without a byte order mark)",
+    });
+  }
   const api: ApiKind = upstream.api;
   const model = upstream.modelFromPath ?? (typeof json?.model === "string" ? json.model : undefined);
   // The operation says whether it embeds: the embeddings endpoints, or a Bedrock invoke of an
@@ -147,8 +155,8 @@ const READ = new Set([
 /**
  * The members of a JSON object body named in `READ`, each parsed on its own; every other member is
  * skipped by matching its quotes and brackets. Undefined when the body is not a JSON object (then
- * it is forwarded as is and estimated from its size); what is skipped is checked by the provider,
- * which parses it. A member read here that is named twice (at the top, or inside one of the
+ * `analyzeRequest` refuses it); what is skipped is checked by the provider, which parses it. A
+ * member read here in other letter case, or named twice (at the top, or inside one of the
  * objects read) is a 400: parsers differ on which of the two counts (the first, the last, or an
  * error), so the one estimated and governed might not be the one the provider runs.
  */
@@ -164,6 +172,7 @@ export function readTopLevel(raw: Uint8Array): Json | undefined {
       return scanTopLevel(b, READ, true);
     }
     if (whole === null || typeof whole !== "object" || Array.isArray(whole)) return undefined;
+    for (const key in whole) checkSpelling(key);
     const out: Json = {};
     for (const key of READ) if (Object.hasOwn(whole, key)) out[key] = (whole as Json)[key];
     return out;
@@ -201,6 +210,23 @@ const duplicate = (name: string) =>
     detail: `The body names "${name.slice(0, 64)}" twice; name each member once`,
   });
 
+/** The names read, by their lower case. */
+const READ_BY_LOWER_CASE = new Map([...READ].map((name) => [name.toLowerCase(), name]));
+
+/**
+ * A member spelled like one read but in other letter case (`Model`, `MAX_TOKENS`) is a 400: a
+ * provider matching names without regard to case would read it (and prefer it) where the
+ * estimate and the policy read the other, or nothing.
+ */
+function checkSpelling(key: string): void {
+  const name = READ_BY_LOWER_CASE.get(key.toLowerCase());
+  if (name !== undefined && name !== key) {
+    throw new ProblemError("bad-request", {
+      detail: `The body names "${key.slice(0, 64)}"; spell it "${name}"`,
+    });
+  }
+}
+
 const ANY_NAME: ReadonlySet<string> = { has: () => true } as unknown as ReadonlySet<string>;
 
 /**
@@ -227,6 +253,7 @@ export function scanTopLevel(b: Buffer, names: ReadonlySet<string> = READ, refus
       const start = skipSpace(b, i + 1);
       const end = valueEnd(b, start);
       if (end < 0) return undefined;
+      if (refuseDuplicates && names === READ) checkSpelling(key);
       if (names.has(key)) {
         if (refuseDuplicates && Object.hasOwn(out, key)) throw duplicate(key);
         // An object read is scanned too, for a name inside it given twice.
