@@ -212,4 +212,15 @@ describe("sign-in device flow (RFC 8628) and its approval page (PGlite)", () => 
     const late = await submit(h, { userCode: started.userCode, decision: "approve", token: BOOTSTRAP_TOKEN });
     expect(late.status).toBe(410);
   });
+
+  it("refuses a client name that would reorder or hide the approval page's words", async () => {
+    const h = await startActivated(database);
+    // Unauthenticated and chosen by whoever starts the flow: shown on the approval page, then the
+    // new token's name. U+202E would make "asks to sign in as you" read backwards after it.
+    for (const clientName of ["agentplane CLI\u202e", "CLI\u2066 on build-7", "CLI\u0007"]) {
+      const res = await h.call("POST", "/v1/auth/device", { body: { clientName } });
+      expect(res.status, JSON.stringify(clientName)).toBe(400);
+    }
+    expect((await h.call("POST", "/v1/auth/device", { body: { clientName: "CLI on café-7" } })).status).toBe(201);
+  });
 });

@@ -1,5 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { defineRoute } from "../common/route.ts";
+import { ResourceName } from "../common/schemas.ts";
 import { jsonBody, jsonRequest } from "./shared.ts";
 
 /**
@@ -16,7 +17,7 @@ export type DevicePollError = (typeof DEVICE_POLL_ERRORS)[number];
 
 export const StartDeviceAuthorizationBody = z
   .strictObject({
-    clientName: z.string().trim().min(1).max(100).optional().openapi({
+    clientName: ResourceName.optional().openapi({
       description:
         "Which client asks, shown on the approval page and used as the new token's name (e.g. `agentplane CLI on build-7`)",
       example: "agentplane CLI on build-7",
