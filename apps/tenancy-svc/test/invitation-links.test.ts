@@ -71,6 +71,11 @@ describe("invitation links without an identity provider (PGlite)", () => {
     });
     expect(blank.status).toBe(400);
     expect((await json<{ errors: { pointer: string }[] }>(blank)).errors[0]?.pointer).toBe("/body/displayName");
+    // Shown to every member and in the audit trail: no marks that reorder it ("Ivy\u202enimdA").
+    for (const displayName of ["Ivy\u202enimdA", "Ivy\u2067Admin", "Ivy\u0008"]) {
+      const hidden = await h.call("POST", `/v1/invitations/${invitation.id}/redeem`, { body: { token, displayName } });
+      expect(hidden.status, JSON.stringify(displayName)).toBe(400);
+    }
 
     const redeemed = await h.call("POST", `/v1/invitations/${invitation.id}/redeem`, {
       body: { token, displayName: "Ivy Invitee" },

@@ -4,8 +4,8 @@ import { HIDDEN_CHARACTERS } from "./hidden-characters.ts";
 export const Timestamp = z.iso.datetime({ offset: true }).openapi({ example: "2026-01-01T00:00:00.000Z" });
 
 /**
- * A resource's name as people give it (organizations, projects, teams, sandboxes, API tokens):
- * spaces around it are dropped, and it holds no control or bidirectional formatting characters
+ * A resource's name as people give it (organizations, projects, teams, sandboxes, API tokens, a
+ * device sign-in's client, an invitee's display name): spaces around it are dropped, and it holds no control or bidirectional formatting characters
  * (NUL is left to the check every text field has, which names it).
  */
 export const ResourceName = z

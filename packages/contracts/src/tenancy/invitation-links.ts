@@ -1,7 +1,7 @@
 import { z } from "@hono/zod-openapi";
 import { OrgRoleSchema } from "../common/roles.ts";
 import { defineRoute } from "../common/route.ts";
-import { pathParam, Timestamp } from "../common/schemas.ts";
+import { pathParam, ResourceName, Timestamp } from "../common/schemas.ts";
 import { INVITATION_STATUSES, InvitationAcceptance } from "./invitations.ts";
 import { OpenedSession } from "./sessions.ts";
 import { jsonBody, jsonRequest } from "./shared.ts";
@@ -36,7 +36,7 @@ export const PreviewInvitationBody = z.strictObject({ token: InvitationToken }).
 export const RedeemInvitationBody = z
   .strictObject({
     token: InvitationToken,
-    displayName: z.string().trim().min(1).max(100).describe("How the new member is shown to others"),
+    displayName: ResourceName.describe("How the new member is shown to others"),
   })
   .openapi("RedeemInvitation");
 
