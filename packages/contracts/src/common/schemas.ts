@@ -5,8 +5,9 @@ export const Timestamp = z.iso.datetime({ offset: true }).openapi({ example: "20
 
 /**
  * A resource's name as people give it (organizations, projects, teams, sandboxes, API tokens, a
- * device sign-in's client, an invitee's display name): spaces around it are dropped, and it holds no control or bidirectional formatting characters
- * (NUL is left to the check every text field has, which names it).
+ * device sign-in's client, an invitee's display name): spaces around it are dropped, and it holds
+ * no control or bidirectional formatting characters (NUL is left to the check every text field
+ * has, which names it).
  */
 export const ResourceName = z
   .string()
