@@ -75,9 +75,16 @@ function addPassthrough(
   cmd: Command,
   deps: CommandDeps,
   build: (args: string[], opts: Record<string, unknown>) => Promise<string>,
+  /** `modelCall`: the model pass-through, which takes POSTed model calls only (each with a body). */
+  options: { modelCall?: boolean } = {},
 ): void {
   cmd
-    .option("-X, --method <method>", "the HTTP method (default: POST with a body, else GET)")
+    .option(
+      "-X, --method <method>",
+      options.modelCall
+        ? "the HTTP method (default: POST, the only one model calls take)"
+        : "the HTTP method (default: POST with a body, else GET)",
+    )
     .option("-f, --field <key=value>", "a JSON body field (repeatable)", (v: string, acc: string[]) => [...acc, v], [])
     .option("--input <file>", "the body from a JSON file, or - for stdin")
     .option(
@@ -95,6 +102,9 @@ function addPassthrough(
     const path = await build(command.args, opts);
     const fields = parseFields((opts.field as string[]) ?? []);
     const body = opts.input ? readInput(String(opts.input)) : Object.keys(fields).length ? fields : undefined;
+    if (options.modelCall && body === undefined) {
+      throw new CliError("a model call has a body: pass -f key=value (repeatable) or --input <file>");
+    }
     const method = opts.method ? String(opts.method).toUpperCase() : body === undefined ? "GET" : "POST";
     if (body !== undefined && (method === "GET" || method === "HEAD")) {
       throw new CliError(`a ${method} request has no body: leave out -f and --input, or pass -X POST`);
@@ -165,14 +175,19 @@ export function addSpecialCommands(
       "--project <id>",
       "bill and govern the call in this project (default: AGENTPLANE_PROJECT, the saved default, else the token's)",
     );
-  addPassthrough(request, deps, async (args, opts) => {
-    const rest = trimSlashes(args[0]);
-    const session = openSession(deps.io, deps.store, opts.url as string | undefined);
-    // Without one, the short form lets the platform pick: a project-restricted token's, or the only one.
-    const projectId = chosenProject(deps.io, deps.store, session, opts.project as string | undefined);
-    if (projectId === undefined) return `/v1/llm/${rest}`;
-    return `/v1/projects/${encodeURIComponent(projectId)}/llm/${rest}`;
-  });
+  addPassthrough(
+    request,
+    deps,
+    async (args, opts) => {
+      const rest = trimSlashes(args[0]);
+      const session = openSession(deps.io, deps.store, opts.url as string | undefined);
+      // Without one, the short form lets the platform pick: a project-restricted token's, or the only one.
+      const projectId = chosenProject(deps.io, deps.store, session, opts.project as string | undefined);
+      if (projectId === undefined) return `/v1/llm/${rest}`;
+      return `/v1/projects/${encodeURIComponent(projectId)}/llm/${rest}`;
+    },
+    { modelCall: true },
+  );
 
   const clusters = ensureCommand(root, ["clusters"], describe);
   addPassthrough(

@@ -166,6 +166,10 @@ describe("against the platform: policy version, run's project, passthrough bodie
     const get = await runInProcess(["llm", "request", "cloud-b/x", "-X", "get", "-f", "a=1"], env);
     expect(get.code).toBe(1);
     expect(get.stderr).toBe("error: a GET request has no body: leave out -f and --input, or pass -X POST\n");
+    // A model call is a POST with a body: without one, the CLI says so before sending a request.
+    const bare = await runInProcess(["llm", "request", "cloud-b/family-1/v1/messages"], env);
+    expect(bare.code).toBe(1);
+    expect(bare.stderr).toBe("error: a model call has a body: pass -f key=value (repeatable) or --input <file>\n");
   });
 
   it.skipIf(!bwrap.available)(`sandboxes run takes its project like --project does${bwrap.reason}`, async () => {

@@ -68,8 +68,11 @@ describe("llm request through a stand-in provider", () => {
 
   it("says what the provider said when it refuses the call, not only its status", async () => {
     const wrong = await runInProcess(["llm", "request", "cloud-b/family-1/v1/messages", "-f", "max_tokens=8"], env);
+    // A path that is no model operation of the route never reaches the provider: the proxy's 404 names them.
     expect(wrong.code).toBe(3);
-    expect(wrong.stderr).toMatch(/^error: HTTP 404: Resource not found \(request id [\w-]+\)\n$/);
+    expect(wrong.stderr).toMatch(
+      /^error: Not Found: "v1\/messages" is not a model operation of [^;]+; one of .*anthropic\/v1\/messages/,
+    );
     const refused = await runInProcess(
       ["llm", "request", "cloud-b/family-1/anthropic/v1/messages", "-f", "max_tokens=8", "--json"],
       { ...env },
