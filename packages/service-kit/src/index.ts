@@ -98,3 +98,4 @@ export { onShutdown, type RunningServer, serveFetch } from "./serve.ts";
 export { guardSocket, HOP_BY_HOP_HEADERS, rejectUpgrade, spliceUpgrade } from "./upgrade.ts";
 export { type CallOutcome, UpstreamCall, type UpstreamCallEvents, type UpstreamRequest } from "./upstream-call.ts";
 export { readAtMost, webStreamOf } from "./web-stream.ts";
+export { WorkerLane, type WorkerLaneOptions, type WorkerLaneSpec } from "./worker-lane.ts";
