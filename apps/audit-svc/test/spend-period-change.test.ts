@@ -15,6 +15,39 @@ import { asOwner, startAudit, usageEvent } from "./helpers.ts";
 
 const pg = await requirePostgres();
 
+/**
+ * Holds a limit's counter row locked in a transaction of its own until `release`: whoever needs
+ * that counter meanwhile waits there, as the milliseconds between two of its steps would let it.
+ */
+async function holdCounter(db: Kysely<AuditDb>, limitId: string, periodStart: Date) {
+  let release = () => {};
+  const released = new Promise<void>((resolve) => {
+    release = resolve;
+  });
+  let locked = () => {};
+  const held = new Promise<void>((resolve) => {
+    locked = resolve;
+  });
+  const transaction = db.transaction().execute(async (trx) => {
+    await trx
+      .selectFrom("spend_counters")
+      .select("limit_id")
+      .where("limit_id", "=", limitId)
+      .where("period_start", "=", periodStart)
+      .forUpdate()
+      .execute();
+    locked();
+    await released;
+  });
+  await held;
+  return {
+    release: async () => {
+      release();
+      await transaction;
+    },
+  };
+}
+
 /** Sessions of this database waiting for a lock. */
 const lockWaits = async (db: Kysely<AuditDb>) =>
   Number(
@@ -100,28 +133,7 @@ describe.skipIf(!pg.available)(`a limit's period changed with calls in flight${p
     const monthStart = periodOf("monthly", new Date()).start;
     // Holding the month's counter stops a reservation right after it has read the limit, as the
     // milliseconds between the two would; the period changes while it waits there.
-    let unblock = () => {};
-    const blocked = new Promise<void>((resolve) => {
-      unblock = resolve;
-    });
-    let locked = () => {};
-    const counterLocked = new Promise<void>((resolve) => {
-      locked = resolve;
-    });
-    const blocker = db()
-      .transaction()
-      .execute(async (trx) => {
-        await trx
-          .selectFrom("spend_counters")
-          .select("limit_id")
-          .where("limit_id", "=", limit.id)
-          .where("period_start", "=", monthStart)
-          .forUpdate()
-          .execute();
-        locked();
-        await blocked;
-      });
-    await counterLocked;
+    const blocker = await holdCounter(db(), limit.id, monthStart);
     const reserving = service.spend.reserve({ orgId, projectId: "prj_1", estimatedMicroUsd: 200_000 });
     await vi.waitFor(async () => expect(await lockWaits(db())).toBe(1), { timeout: 5_000, interval: 20 });
     let changed = false;
@@ -135,8 +147,7 @@ describe.skipIf(!pg.available)(`a limit's period changed with calls in flight${p
       timeout: 5_000,
       interval: 20,
     });
-    unblock();
-    await blocker;
+    await blocker.release();
     const held = await reserving;
     await changing;
     expect(held.decision).toBe("allowed");
@@ -160,28 +171,7 @@ describe.skipIf(!pg.available)(`a limit's period changed with calls in flight${p
     const first = await service.spend.reserve({ orgId, projectId: "prj_1", estimatedMicroUsd: 100_000 });
     await service.spend.release({ reservationId: first.reservationId! });
     const monthStart = periodOf("monthly", new Date()).start;
-    let unblock = () => {};
-    const blocked = new Promise<void>((resolve) => {
-      unblock = resolve;
-    });
-    let locked = () => {};
-    const counterLocked = new Promise<void>((resolve) => {
-      locked = resolve;
-    });
-    const blocker = db()
-      .transaction()
-      .execute(async (trx) => {
-        await trx
-          .selectFrom("spend_counters")
-          .select("limit_id")
-          .where("limit_id", "=", limit.id)
-          .where("period_start", "=", monthStart)
-          .forUpdate()
-          .execute();
-        locked();
-        await blocked;
-      });
-    await counterLocked;
+    const blocker = await holdCounter(db(), limit.id, monthStart);
     // A call's usage, reserved for nothing: stored, then stopped at the month's counter it read.
     const recording = storeUsageRecords(db(), { pricing: new Pricing(), spend: new SpendLedger(db()) }, [
       usageEvent({ orgId, projectId: "prj_1", costMicroUsd: 150_000 }),
@@ -202,8 +192,7 @@ describe.skipIf(!pg.available)(`a limit's period changed with calls in flight${p
       const next = await service.spend.reserve({ orgId, projectId: "prj_1", estimatedMicroUsd: 100_000 });
       await service.spend.release({ reservationId: next.reservationId! });
     }
-    unblock();
-    await blocker;
+    await blocker.release();
     await recording;
     await changing;
     expect(await status(orgId)).toMatchObject({ period: "daily", spentUsd: 0.15, reservedUsd: 0 });
