@@ -1,4 +1,5 @@
 import { ProblemError } from "@agentplane/problem-details";
+import { BACKSLASH, CLOSE_ARRAY, CLOSE_OBJECT, COLON, COMMA, OPEN_ARRAY, OPEN_OBJECT, QUOTE } from "./json-bytes.ts";
 import { checkTierMembers } from "./service-tier.ts";
 import type { ApiKind, Upstream } from "./target.ts";
 
@@ -273,15 +274,6 @@ export function scanTopLevel(b: Buffer, names: ReadonlySet<string> = READ, refus
     return undefined;
   }
 }
-
-const QUOTE = 0x22;
-const BACKSLASH = 0x5c;
-const COLON = 0x3a;
-const COMMA = 0x2c;
-const OPEN_OBJECT = 0x7b;
-const CLOSE_OBJECT = 0x7d;
-const OPEN_ARRAY = 0x5b;
-const CLOSE_ARRAY = 0x5d;
 
 function skipSpace(b: Uint8Array, i: number): number {
   while (i < b.length) {
