@@ -247,6 +247,8 @@ describe("bodies whose estimate could be smaller than the call the provider runs
       { messages: [], performanceConfig: { latency: "optimized" } },
       '{"messages":[],"serviceTier":{"type":"priority","type":"default"}}',
       `{"messages":[],"serviceTier":{"type":"priority"},"pad":"${"x".repeat(10_000)}"}`,
+      { messages: [], anthropic_beta: ["context-1m-2025-08-07"] },
+      { messages: [], anthropic_beta: ["interleaved-thinking-2025-05-14", " Context-1M-2025-08-07"] },
     ]) {
       expect(tier(body, "converse"), JSON.stringify(body)).toBe(400);
     }
@@ -256,6 +258,7 @@ describe("bodies whose estimate could be smaller than the call the provider runs
       { model: "m", service_tier: "flex" },
       { model: "m", service_tier: "standard_only" },
       { messages: [], serviceTier: { type: "flex" }, performanceConfig: { latency: "standard" } },
+      { messages: [], anthropic_beta: ["interleaved-thinking-2025-05-14"] },
     ]) {
       expect(tier(body), JSON.stringify(body)).toBe("forwarded");
     }
@@ -272,6 +275,11 @@ describe("bodies whose estimate could be smaller than the call the provider runs
     expect(
       headers({ "x-amzn-bedrock-service-tier": "flex", "x-amzn-bedrock-performanceconfig-latency": "standard" }),
     ).toBe("forwarded");
+    // The long-context beta is billed at a premium past 200k input tokens; other betas pass.
+    expect(headers({ "anthropic-beta": "prompt-caching-2024-07-31, context-1m-2025-08-07" })).toBe(400);
+    expect(headers({ "anthropic-beta": "prompt-caching-2024-07-31,interleaved-thinking-2025-05-14" })).toBe(
+      "forwarded",
+    );
   });
 
   it("a body the proxy cannot read as a JSON object, or naming a member read in other letter case, is a 400", () => {

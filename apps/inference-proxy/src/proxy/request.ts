@@ -151,6 +151,7 @@ const READ = new Set([
   "service_tier",
   "serviceTier",
   "performanceConfig",
+  "anthropic_beta",
 ]);
 
 /**

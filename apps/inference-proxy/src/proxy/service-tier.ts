@@ -5,8 +5,9 @@ type Json = Record<string, unknown>;
 /**
  * Options that make the provider bill a call above the price table the estimate and the usage are
  * priced from (standard rates): Bedrock's priority tier and latency-optimized inference, OpenAI's
- * priority tier. The call would run, and be charged to the project, at a fraction of what it
- * cost. The standard and cheaper options (default, flex, auto, standard_only) pass.
+ * priority tier, Anthropic's long-context beta (`context-1m-…`, billed at a premium past 200k input
+ * tokens). The call would run, and be charged to the project, at a fraction of what it cost. The
+ * standard and cheaper options (default, flex, auto, standard_only) and other betas pass.
  */
 const HEADERS: Record<string, ReadonlySet<string>> = {
   "x-amzn-bedrock-service-tier": new Set(["default", "flex"]),
@@ -19,11 +20,19 @@ const priced = (what: string, value: unknown, pointer: string) =>
     errors: [{ pointer, message: "only standard-priced tiers are served" }],
   });
 
-/** Refuses a Bedrock header asking for a tier or latency billed above the table. */
+/** Anthropic betas billed above the standard rates of the price table. */
+const PREMIUM_BETA = /^context-1m(?:-|$)/i;
+
+/** Refuses a header asking for a tier, latency or beta billed above the table. */
 export function checkTierHeaders(headers: Headers): void {
   for (const [name, allowed] of Object.entries(HEADERS)) {
     const value = headers.get(name);
     if (value !== null && !allowed.has(value.trim().toLowerCase())) throw priced(name, value, `/headers/${name}`);
+  }
+  const betas = headers.get("anthropic-beta");
+  if (betas === null) return;
+  for (const beta of betas.split(",")) {
+    if (PREMIUM_BETA.test(beta.trim())) throw priced("anthropic-beta", beta.trim(), "/headers/anthropic-beta");
   }
 }
 
@@ -40,6 +49,13 @@ export function checkTierMembers(json: Json): void {
     json.serviceTier === undefined ? undefined : (member(json.serviceTier, "type") ?? json.serviceTier);
   if (converseTier !== undefined && !["default", "flex"].includes(converseTier as string)) {
     throw priced("serviceTier", converseTier, "/body/serviceTier/type");
+  }
+  // Bedrock's Anthropic models take their betas in the body.
+  const betas = json.anthropic_beta;
+  for (const beta of Array.isArray(betas) ? betas : betas === undefined ? [] : [betas]) {
+    if (typeof beta === "string" && PREMIUM_BETA.test(beta.trim())) {
+      throw priced("anthropic_beta", beta, "/body/anthropic_beta");
+    }
   }
   const latency = json.performanceConfig === undefined ? undefined : member(json.performanceConfig, "latency");
   if (latency !== undefined && latency !== "standard") {
