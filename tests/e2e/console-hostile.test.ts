@@ -93,4 +93,19 @@ describe.skipIf(!chromium.available)(`console against a hostile party${chromium.
     await page.addScriptTag({ content: `window.${MARK}=1` }).catch(() => undefined);
     expect(await injected()).toBe(false);
   });
+  it("styles the approval pages under a policy that lets nothing run or load", async () => {
+    const violations: string[] = [];
+    const listen = (m: { text(): string }) => {
+      if (/Content Security Policy/i.test(m.text())) violations.push(m.text());
+    };
+    page.on("console", listen);
+    const answer = await page.goto(`${platform.url}/device?code=BCDF-GHJK`);
+    expect(answer?.headers()["content-security-policy"]).toMatch(/default-src 'none'; style-src 'sha256-/);
+    // Its one inline style sheet applies (allowed by its hash): the page is laid out as designed.
+    expect(await page.evaluate(() => getComputedStyle(document.body).maxWidth)).toBe("512px");
+    expect(violations).toEqual([]);
+    await page.addScriptTag({ content: `window.${MARK}=1` }).catch(() => undefined);
+    expect(await injected()).toBe(false);
+    page.off("console", listen);
+  });
 });

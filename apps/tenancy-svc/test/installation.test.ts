@@ -57,6 +57,7 @@ describe("installation and device-flow activation (PGlite)", () => {
       expect(res.headers.get("content-type"), name).toMatch(/^text\/html/);
       expect(res.headers.get("x-frame-options"), name).toBe("DENY");
       expect(res.headers.get("content-security-policy"), name).toContain("frame-ancestors 'none'");
+      expect(res.headers.get("content-security-policy"), name).toContain("default-src 'none'");
       expect(res.headers.get("x-content-type-options"), name).toBe("nosniff");
       expect(res.headers.get("referrer-policy"), name).toBe("same-origin");
     }

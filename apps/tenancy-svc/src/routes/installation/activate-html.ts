@@ -1,17 +1,37 @@
+import { createHash } from "node:crypto";
 import { PAGE_SECURITY_HEADERS } from "@agentplane/contracts";
 import type { Context } from "hono";
 import type { ApprovalOutcome } from "../../services/installation.ts";
 
 // The verification page's HTML, shared by `/activate` and its OIDC callback.
 
+/** The pages' one style sheet, inline; the policy allows it by its hash and nothing else. */
+const STYLE = `body{font-family:system-ui,sans-serif;max-width:32rem;margin:3rem auto;padding:0 1rem;color:#1b1f24}
+label{display:block;margin:.8rem 0 .2rem}input{width:100%;padding:.5rem;font-size:1rem;box-sizing:border-box}
+button{margin-top:1.2rem;padding:.6rem 1.2rem;font-size:1rem}.error{color:#b42318}.ok{color:#067647}
+small{color:#555}`;
+
 /**
- * The headers of every approval page (`/activate`, `/device` and their answers): never cached, and
- * never inside another site's frame, where a person could be led to approve that site's code.
+ * The pages run no script and load nothing: a value that slipped past escaping could not run or
+ * fetch anything either. Forms may post anywhere (`form-action` is left out): the identity
+ * provider's sign-in is reached by a redirect from a form's answer, which the directive would block.
+ */
+export const APPROVAL_PAGE_CSP = [
+  "default-src 'none'",
+  `style-src 'sha256-${createHash("sha256").update(STYLE).digest("base64")}'`,
+  "base-uri 'none'",
+  "frame-ancestors 'none'",
+].join("; ");
+
+/**
+ * The headers of every approval page (`/activate`, `/device` and their answers): never cached,
+ * never inside another site's frame, where a person could be led to approve that site's code, and
+ * with a policy that runs and loads nothing.
  */
 export function setPageHeaders(c: Context): void {
   c.header("cache-control", "no-store");
   c.header("x-frame-options", "DENY");
-  c.header("content-security-policy", "frame-ancestors 'none'");
+  c.header("content-security-policy", APPROVAL_PAGE_CSP);
   for (const [name, value] of Object.entries(PAGE_SECURITY_HEADERS)) c.header(name, value);
 }
 
@@ -23,10 +43,7 @@ export function layout(title: string, body: string): string {
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${escapeHtml(title)} · Agentplane</title>
-<style>body{font-family:system-ui,sans-serif;max-width:32rem;margin:3rem auto;padding:0 1rem;color:#1b1f24}
-label{display:block;margin:.8rem 0 .2rem}input{width:100%;padding:.5rem;font-size:1rem;box-sizing:border-box}
-button{margin-top:1.2rem;padding:.6rem 1.2rem;font-size:1rem}.error{color:#b42318}.ok{color:#067647}
-small{color:#555}</style></head><body><h1>${escapeHtml(title)}</h1>${body}</body></html>`;
+<style>${STYLE}</style></head><body><h1>${escapeHtml(title)}</h1>${body}</body></html>`;
 }
 
 /**
