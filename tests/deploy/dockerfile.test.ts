@@ -50,6 +50,42 @@ function lineage(name: string): Instruction[] {
 
 const VARIANTS = ["all-in-one", "service", "cluster-relay"];
 
+/**
+ * Whether a .dockerignore leaves `path` out of the build context, as Docker matches: each pattern
+ * anchored at the context's root (`**` any number of directories, `*` and `?` within one), a
+ * directory left out with everything under it, a later `!pattern` taking a path back.
+ */
+function dockerIgnored(dockerignore: string, path: string): boolean {
+  const toRegExp = (pattern: string) =>
+    new RegExp(
+      `^${pattern
+        .replace(/^\/+|\/+$/g, "")
+        .split(/(\*\*\/|\*\*|\*|\?)/)
+        .map((part) =>
+          part === "**/"
+            ? "(?:.*/)?"
+            : part === "**"
+              ? ".*"
+              : part === "*"
+                ? "[^/]*"
+                : part === "?"
+                  ? "[^/]"
+                  : part.replace(/[.+^${}()|[\]\\]/g, "\\$&"),
+        )
+        .join("")}$`,
+    );
+  const parts = path.split("/");
+  const prefixes = parts.map((_, i) => parts.slice(0, i + 1).join("/"));
+  let ignored = false;
+  for (const line of dockerignore.split("\n").map((l) => l.trim())) {
+    if (line === "" || line.startsWith("#")) continue;
+    const negated = line.startsWith("!");
+    const re = toRegExp(negated ? line.slice(1) : line);
+    if (prefixes.some((p) => re.test(p))) ignored = !negated;
+  }
+  return ignored;
+}
+
 describe("infra/Dockerfile", () => {
   it("is a multi-stage build whose default (last) stage is the all-in-one", () => {
     expect(stages().map((s) => s.name)).toEqual([
@@ -152,6 +188,17 @@ describe("infra/Dockerfile", () => {
   it("sends no node_modules or git history to the build", () => {
     const ignore = readFileSync(join(root, "infra/Dockerfile.dockerignore"), "utf8").split("\n");
     expect(ignore).toEqual(expect.arrayContaining(["**/node_modules", ".git"]));
+  });
+
+  it("sends no data directory and no .env file to the build, at any depth", () => {
+    const ignore = readFileSync(join(root, "infra/Dockerfile.dockerignore"), "utf8");
+    // A service started from its own directory keeps its data (keys, SQLite) in <app>/.agentplane.
+    for (const path of [".agentplane/keys.json", "apps/platform/.agentplane/agent.db", ".env", "apps/x/.env.local"]) {
+      expect(dockerIgnored(ignore, path), path).toBe(true);
+    }
+    for (const path of ["apps/platform/src/main.ts", "pnpm-lock.yaml", "apps/x/src/env.ts"]) {
+      expect(dockerIgnored(ignore, path), path).toBe(false);
+    }
   });
 });
 
