@@ -16,6 +16,24 @@ function teamChatHealth(deps: RuntimeDeps): string {
   return status.state === "disabled" ? `disabled: ${status.detail ?? "unknown reason"}` : status.state;
 }
 
+/**
+ * The API's answers are the person's own data (threads, notes, usage): kept by no cache (a shared
+ * proxy's, the browser's disk) and never sniffed into another type. The web UI's files and event
+ * streams name their own cache policy, which is kept.
+ */
+function keepAnswersOutOfCaches(app: OpenAPIHono): void {
+  app.use("*", async (c, next) => {
+    await next();
+    try {
+      const headers = c.res.headers;
+      if (!headers.has("cache-control")) headers.set("cache-control", "no-store");
+      if (!headers.has("x-content-type-options")) headers.set("x-content-type-options", "nosniff");
+    } catch {
+      // An answer passed on with immutable headers keeps them as they are.
+    }
+  });
+}
+
 /** The runtime's HTTP API. No I/O here: the database, model client and queue come in as deps. */
 export function createRuntimeApp(
   deps: RuntimeDeps,
@@ -26,6 +44,7 @@ export function createRuntimeApp(
   // First of all: a request for a name this runtime does not answer to reaches no route.
   guardHosts(app, hostPolicy);
   guardCrossSite(app, hostPolicy);
+  keepAnswersOutOfCaches(app);
   // Unknown paths (a trailing slash included) are problems too, like every other error.
   app.notFound((c) =>
     problemJson(c, new ProblemError("not-found", { detail: `No route for ${c.req.method} ${c.req.path}` })),

@@ -63,6 +63,15 @@ describe("requests another site's page makes to the runtime", () => {
     expect(((await hook.json()) as { detail: string }).detail).toContain("receiver is disabled");
   });
 
+  it("answers its API with no-store and nosniff, and its page with the page's own cache policy", async () => {
+    for (const path of ["/agents/threads", "/health", "/agents/nowhere"]) {
+      const res = await fetch(`${rt.url}${path}`);
+      expect(res.headers.get("cache-control"), path).toBe("no-store");
+      expect(res.headers.get("x-content-type-options"), path).toBe("nosniff");
+    }
+    expect((await fetch(`${rt.url}/`)).headers.get("cache-control")).toBe("no-cache");
+  });
+
   it("serves its page at the address it is published at, behind a proxy that sends its own Host", async () => {
     const published = await startTestRuntime(fake, {
       env: { AGENT_HTTP_URL: "https://agent.example.com", AGENT_ALLOWED_HOSTS: "agent.internal:8443" },
