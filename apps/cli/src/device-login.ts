@@ -48,11 +48,38 @@ function openBrowser(url: string): void {
   }
 }
 
-function announce(io: Io, start: DeviceStart, what: string, browser: boolean): void {
+/**
+ * The page the installation sends the person to, checked before it is shown or opened: a web
+ * address (an opener would start whatever handles `file:`, `smb:` or a custom scheme, and
+ * `explorer` runs a program), and whether it is on the installation's own origin. One that is not
+ * may be a relay: a server that passes on another installation's code gets the token the person
+ * approves there (device-code phishing). It is shown with a warning, never opened for them.
+ */
+export function verificationPage(apiUrl: string, address: string): { url: URL; sameOrigin: boolean } {
+  const url = URL.parse(address);
+  if (!url || (url.protocol !== "https:" && url.protocol !== "http:")) {
+    throw new CliError(
+      `the installation sent ${JSON.stringify(printableLine(address))} as its sign-in page, which is not an http(s) address: not opened`,
+      EXIT.auth,
+    );
+  }
+  return { url, sameOrigin: url.origin === new URL(apiUrl).origin };
+}
+
+function announce(io: Io, apiUrl: string, start: DeviceStart, what: string, browser: boolean): void {
+  const page = verificationPage(apiUrl, start.verificationUri);
+  const complete = verificationPage(apiUrl, start.verificationUriComplete);
   io.stderr.write(`! First copy your one-time code: ${printableLine(start.userCode)}\n`);
-  io.stderr.write(`  Then open ${printableLine(start.verificationUri)} ${what}\n`);
+  io.stderr.write(`  Then open ${printableLine(page.url.href)} ${what}\n`);
+  if (!page.sameOrigin || !complete.sameOrigin) {
+    const away = !page.sameOrigin ? page.url : complete.url;
+    io.stderr.write(
+      `! ${printableLine(away.host)} is not ${new URL(apiUrl).host}, the installation logged in to: only go on if you know it is the same installation's address (its PUBLIC_URL); a browser is not opened for it\n`,
+    );
+    return;
+  }
   // A browser only for a person at a terminal: never from a script or CI.
-  if (browser && io.stdin.isTTY && io.stderr.isTTY) openBrowser(start.verificationUriComplete);
+  if (browser && io.stdin.isTTY && io.stderr.isTTY) openBrowser(complete.url.href);
 }
 
 export async function deviceLogin(
@@ -70,7 +97,7 @@ async function activate(io: Io, url: string, browser: boolean): Promise<DeviceLo
   const sdk = clientFor(io, url, undefined);
   const start = await sdk.request("startActivation");
   io.stderr.write(`${url} is not activated yet: activating it makes you its owner.\n`);
-  announce(io, start, "and enter it with the setup code the installation printed when it first started.", browser);
+  announce(io, url, start, "and enter it with the setup code the installation printed when it first started.", browser);
   let interval = boundedInterval(start.interval);
   const deadline = deadlineOf(start.expiresIn);
   while (Date.now() < deadline) {
@@ -105,7 +132,7 @@ async function signIn(
     }
     throw error;
   }
-  announce(io, start, "and approve this sign-in.", options.browser);
+  announce(io, url, start, "and approve this sign-in.", options.browser);
   let interval = boundedInterval(start.interval);
   const deadline = deadlineOf(start.expiresIn);
   // RFC 8628 §3.5: wait `interval` between polls; `slow_down` adds five seconds for good.
