@@ -30,6 +30,23 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
 {{- end -}}
 {{- end -}}
 
+{{/*
+The ServiceAccount sandbox-svc alone runs as: the sandbox driver's Role (exec into every sandbox,
+every sandbox's Secret) is bound to it, never to the account the other services run as.
+*/}}
+{{- define "agentplane.sandboxDriverServiceAccountName" -}}
+{{- $shared := include "agentplane.serviceAccountName" . -}}
+{{- $created := ternary (printf "%s-sandbox-driver" (include "agentplane.fullname" .)) "" .Values.serviceAccount.create -}}
+{{- $name := .Values.serviceAccount.sandboxDriverName | default $created -}}
+{{- if not $name -}}
+{{- fail "serviceAccount.sandboxDriverName: with serviceAccount.create=false, name the ServiceAccount sandbox-svc runs as (the sandbox driver's permissions are bound to it)" -}}
+{{- end -}}
+{{- if eq $name $shared -}}
+{{- fail (printf "serviceAccount.sandboxDriverName: %s is the account every service runs as; the sandbox driver's permissions (exec into sandboxes, their Secrets) go to an account of sandbox-svc's own" $name) -}}
+{{- end -}}
+{{- $name -}}
+{{- end -}}
+
 {{/* The Secret holding the platform's keys. */}}
 {{- define "agentplane.keysSecret" -}}
 {{- default (printf "%s-keys" (include "agentplane.fullname" .)) .Values.keys.existingSecret -}}

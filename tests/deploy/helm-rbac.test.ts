@@ -1,0 +1,95 @@
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { type K8sObject, parseObjects, renderChart, VALUES_DIR } from "./chart.ts";
+import { CHART, helm } from "./helm.ts";
+
+// The driver's Role may exec into every sandbox and read every sandbox's Secret (its platform token):
+// only sandbox-svc's Pods may hold it, never an identity the other services (or, with
+// serviceAccount.create=false, the namespace's other workloads) run as.
+
+interface PodSpec {
+  serviceAccountName?: string;
+  automountServiceAccountToken?: boolean;
+}
+interface Binding {
+  roleRef: { kind: string; name: string };
+  subjects: { kind: string; name: string; namespace?: string }[];
+}
+
+/** Every Pod template of the release, by `<kind>/<name>`. */
+function podSpecs(list: K8sObject[]): Map<string, PodSpec> {
+  const out = new Map<string, PodSpec>();
+  for (const o of list) {
+    const spec = o.spec as { template?: { spec: PodSpec }; jobTemplate?: { spec: { template: { spec: PodSpec } } } };
+    const pod = spec?.template?.spec ?? spec?.jobTemplate?.spec.template.spec;
+    if (pod) out.set(`${o.kind}/${o.metadata.name}`, pod);
+  }
+  return out;
+}
+
+const driverBindings = (list: K8sObject[]) =>
+  list.filter(
+    (o) =>
+      (o.kind === "RoleBinding" || o.kind === "ClusterRoleBinding") &&
+      /-(sandbox-driver|snapshot-classes)$/.test((o as unknown as Binding).roleRef.name),
+  ) as unknown as (K8sObject & Binding)[];
+
+describe("the sandbox driver's permissions in the agentplane chart", () => {
+  it.each([
+    ["external", []],
+    ["dev", []],
+    ["external", ["--set", "services.runtime.enabled=true"]],
+  ] as const)("are bound to a ServiceAccount only sandbox-svc runs as (%s %s)", (name, extra) => {
+    const list = parseObjects(renderChart(join(VALUES_DIR, `${name}.yaml`), [...extra]));
+    const bindings = driverBindings(list);
+    expect(bindings.map((b) => b.kind).sort()).toEqual(["ClusterRoleBinding", "RoleBinding"]);
+    const subjects = new Set(bindings.flatMap((b) => b.subjects.map((s) => `${s.namespace}/${s.name}`)));
+    expect(subjects.size).toBe(1);
+    const [subject] = [...subjects] as [string];
+    const [namespace, account] = subject.split("/") as [string, string];
+    expect(namespace).toBe("agentplane");
+    // The release creates that account itself, with no token unless a Pod asks for one.
+    const created = list.find((o) => o.kind === "ServiceAccount" && o.metadata.name === account) as
+      | (K8sObject & { automountServiceAccountToken?: boolean })
+      | undefined;
+    expect(created?.automountServiceAccountToken).toBe(false);
+    const holders = [...podSpecs(list)].filter(([, pod]) => (pod.serviceAccountName ?? "default") === account);
+    expect(holders.map(([id]) => id)).toEqual(["Deployment/agentplane-sandbox"]);
+    // Every other Pod of the release runs without an API token.
+    for (const [id, pod] of podSpecs(list)) {
+      if (id === "Deployment/agentplane-sandbox" || id.includes("keys") || id.includes("cluster-relay")) continue;
+      expect(pod.automountServiceAccountToken, id).toBe(false);
+    }
+  });
+
+  it("binds a ServiceAccount the operator names when the chart creates none", () => {
+    const list = parseObjects(
+      renderChart(join(VALUES_DIR, "external.yaml"), [
+        "--set",
+        "serviceAccount.create=false",
+        "--set",
+        "serviceAccount.sandboxDriverName=agentplane-driver",
+      ]),
+    );
+    for (const binding of driverBindings(list)) {
+      expect(binding.subjects).toEqual([
+        { kind: "ServiceAccount", name: "agentplane-driver", namespace: "agentplane" },
+      ]);
+    }
+    expect(podSpecs(list).get("Deployment/agentplane-sandbox")?.serviceAccountName).toBe("agentplane-driver");
+    expect(podSpecs(list).get("Deployment/agentplane-gateway")?.serviceAccountName).toBe("default");
+  });
+
+  it.each([
+    ["no account for the driver", ["--set", "serviceAccount.create=false"]],
+    [
+      "the account every service runs as",
+      ["--set", "serviceAccount.create=false", "--set", "serviceAccount.sandboxDriverName=default"],
+    ],
+    ["the account every service runs as", ["--set", "serviceAccount.sandboxDriverName=agentplane"]],
+  ])("refuses to bind the driver's permissions to %s", (_name, args) => {
+    const result = helm(["template", "agentplane", CHART, "-f", join(VALUES_DIR, "external.yaml"), ...args]);
+    expect(result.status).not.toBe(0);
+    expect(result.stderr).toContain("serviceAccount.sandboxDriverName");
+  });
+});
