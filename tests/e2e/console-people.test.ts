@@ -326,9 +326,19 @@ forbid(principal, action == Action::"sandbox:exec", resource) when { context.pro
         role: "viewer",
       });
       const { context, page } = await newPage();
+      // The link's token rides in its fragment: no address the browser asks for (the platform's,
+      // the identity provider's) may carry it, the sign-in's way back included.
+      const token = new URL(invited.body.acceptUrl).hash.replace(/^#token=/, "");
+      expect(token.length).toBeGreaterThan(10);
+      const asked: string[] = [];
+      page.on("request", (request) => asked.push(request.url()));
       await page.goto(invited.body.acceptUrl);
       await visible(page, "Join Federated");
       await page.getByRole("link", { name: "Sign in with your identity provider" }).click();
+      // Back on the invitation's page, which has its fragment again (a reload keeps working).
+      await visible(page, "Join Federated");
+      expect(new URL(page.url()).hash).toBe(`#token=${token}`);
+      expect(asked.filter((url) => url.includes(token) || url.includes(encodeURIComponent(token)))).toEqual([]);
       await page.getByRole("button", { name: "Accept invitation" }).click();
       await page.waitForURL(`${platform.url}/orgs/${orgId}`);
       const members = await platform.api<{ items: { email?: string; role: string }[] }>(

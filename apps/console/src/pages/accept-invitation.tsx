@@ -1,10 +1,10 @@
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
-import { type FormEvent, useState } from "react";
+import { type FormEvent, useEffect, useState } from "react";
 import { useLocation, useNavigate, useParams } from "react-router";
 import { call, setCsrfToken } from "../api/client.ts";
 import { restoreSession } from "../api/session.ts";
 import { Button, ErrorNote, Loading, TextField, useDocumentTitle } from "../components/ui.tsx";
-import { linkToken } from "../lib/invitation-link.ts";
+import { forgetLinkFragment, keepLinkFragment, keptLinkFragment, linkToken } from "../lib/invitation-link.ts";
 import { ApiError } from "../lib/problem.ts";
 
 const FRAME =
@@ -18,7 +18,16 @@ const FRAME =
 export default function AcceptInvitationPage() {
   const { invitationId } = useParams() as { invitationId: string };
   const location = useLocation();
-  const token = linkToken(location.hash);
+  const navigate = useNavigate();
+  // Back from the identity provider, the link's fragment kept in this tab is read, and put back
+  // into the address, where a reload finds it again.
+  const [kept] = useState(() => (location.hash ? "" : keptLinkFragment(invitationId)));
+  useEffect(() => {
+    if (!kept) return;
+    forgetLinkFragment(invitationId);
+    navigate({ hash: kept }, { replace: true });
+  }, [invitationId, kept, navigate]);
+  const token = linkToken(location.hash || kept);
   const preview = useQuery({
     queryKey: ["invitation-preview", invitationId],
     queryFn: () => call("previewInvitation", { path: { invitationId }, body: { token } }),
@@ -59,7 +68,8 @@ export default function AcceptInvitationPage() {
             <p>
               <a
                 className="font-medium"
-                href={`/sign-in/oidc?next=${encodeURIComponent(`${location.pathname}${location.hash}`)}`}
+                href={`/sign-in/oidc?next=${encodeURIComponent(location.pathname)}`}
+                onClick={() => keepLinkFragment(invitationId, location.hash)}
               >
                 Sign in with your identity provider
               </a>{" "}
