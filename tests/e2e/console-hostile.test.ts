@@ -102,7 +102,14 @@ describe.skipIf(!chromium.available)(`console against a hostile party${chromium.
     const answer = await page.goto(`${platform.url}/device?code=BCDF-GHJK`);
     expect(answer?.headers()["content-security-policy"]).toMatch(/default-src 'none'; style-src 'sha256-/);
     // Its one inline style sheet applies (allowed by its hash): the page is laid out as designed.
-    expect(await page.evaluate(() => getComputedStyle(document.body).maxWidth)).toBe("512px");
+    const maxWidth = await page.evaluate(() => {
+      const g = globalThis as unknown as {
+        document: { body: unknown };
+        getComputedStyle(el: unknown): { maxWidth: string };
+      };
+      return g.getComputedStyle(g.document.body).maxWidth;
+    });
+    expect(maxWidth).toBe("512px");
     expect(violations).toEqual([]);
     await page.addScriptTag({ content: `window.${MARK}=1` }).catch(() => undefined);
     expect(await injected()).toBe(false);
