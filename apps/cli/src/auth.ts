@@ -178,7 +178,7 @@ export function addAuthCommands(root: Command, deps: CommandDeps): void {
       await store.removeCredentials(url);
       if (refused) {
         io.stderr.write(
-          `Logged out of ${hostKey(url)}, but the token ${stored.tokenId} could not be revoked (${printableLine(refused.detail ?? refused.title)}): revoke it in the console or with a token allowed to\n`,
+          `Logged out of ${hostKey(url)}, but the token ${printableLine(String(stored.tokenId))} could not be revoked (${printableLine(refused.detail ?? refused.title)}): revoke it in the console or with a token allowed to\n`,
         );
         process.exitCode = EXIT.error;
         return;

@@ -135,7 +135,9 @@ export async function printResult(io: Io, data: unknown, flags: OutputFlags, sha
       );
     }
     if (flags.jq) {
-      const out = await runJq(selected, flags.jq);
+      const raw = await runJq(selected, flags.jq);
+      // Raw strings (jq -r) go to a pipe as they are; a terminal is shown them, never obeys them.
+      const out = io.stdout.isTTY ? printable(raw) : raw;
       io.stdout.write(out.endsWith("\n") || out === "" ? out : `${out}\n`);
       return;
     }

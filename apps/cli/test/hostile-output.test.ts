@@ -1,5 +1,7 @@
 // What an installation sends is printed as text, never obeyed: escape sequences in a problem or in
 // a listed name reach the terminal in caret notation (ESC as ^[), not as commands.
+import { mkdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type HostileServer, sendJson, startHostileServer } from "../../../packages/sdk/test/hostile-server.ts";
 import { runInProcess, tempConfigDir } from "./harness.ts";
@@ -18,6 +20,7 @@ describe("text from a hostile installation", () => {
       if (req.url?.startsWith("/v1/orgs?")) {
         return sendJson(res, 200, { items: [{ id: "org_1", name: `evil${HOSTILE}`, role: "owner" }] });
       }
+      if (req.method === "DELETE") return sendJson(res, 403, { title: "Forbidden", status: 403 });
       sendJson(res, 400, {
         type: "https://x/problems/bad",
         title: `Bad ${HOSTILE}`,
@@ -54,5 +57,27 @@ describe("text from a hostile installation", () => {
     const piped = await runInProcess(["orgs", "list"], env);
     expect(piped.stdout).toMatch(/^org_1\tevilx\^\[\[2J\^\[\]52;c;cm0gLXJmIH4=\^Gy \\x9b31m\towner\t/);
     expect(piped.stdout).not.toMatch(CONTROL);
+  });
+
+  it("shows control characters in --jq's raw strings on a terminal, and pipes them as they are", async () => {
+    const tty = await runInProcess(["orgs", "list", "--jq", ".[].name"], env, true);
+    expect(tty.code).toBe(0);
+    expect(tty.stdout).not.toMatch(CONTROL);
+    expect(tty.stdout).toBe("evilx^[[2J^[]52;c;cm0gLXJmIH4=^Gy^M\\x9b31m\n");
+    const piped = await runInProcess(["orgs", "list", "--jq", ".[].name"], env);
+    expect(piped.stdout).toBe(`evil${HOSTILE}\n`);
+  });
+
+  it("shows control characters in the token id a login was handed, when logout cannot revoke it", async () => {
+    // The id came from the installation's answer to the device flow, and was stored as it was.
+    const dir = join(config.dir, "logout");
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    const host = new URL(server.url).host;
+    const hosts = { [host]: { url: server.url, token: "apl_x", tokenId: `tok${HOSTILE}`, via: "device", savedAt: "" } };
+    writeFileSync(join(dir, "hosts.json"), JSON.stringify({ hosts }), { mode: 0o600 });
+    const ran = await runInProcess(["auth", "logout", "--url", server.url], { AGENTPLANE_CONFIG_DIR: dir });
+    expect(ran.code).toBe(1);
+    expect(ran.stderr).toContain("but the token tokx^[[2J");
+    expect(ran.stderr).not.toMatch(CONTROL);
   });
 });
