@@ -14,7 +14,7 @@ import {
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createLogger, silentLogger } from "@agentplane/service-kit";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { DEFAULT_SANDBOX_HOST_UID } from "../src/driver/local/host-user.ts";
 import { LocalDriver } from "../src/driver/local/local-driver.ts";
 import { holdsSysAdmin, parentPid } from "../src/driver/local/namespaces.ts";
@@ -182,8 +182,16 @@ describe.skipIf(!bwrap.available || !holdsSysAdmin())(
           return false;
         }
       };
-      const [main] = hostPids("sleep infinity").filter(ours);
-      const bound = boundDir(main as number);
+      // Read from /proc while other files' sandboxes come and go: looked for until one is found.
+      const main = await vi.waitFor(
+        () => {
+          const [found] = hostPids("sleep infinity").filter(ours);
+          expect(found).toBeDefined();
+          return found as number;
+        },
+        { timeout: 5_000, interval: 50 },
+      );
+      const bound = boundDir(main);
       expect(bound).toBeDefined();
       expect(readFileSync("/proc/self/mountinfo", "utf8")).not.toContain("agentplane-sandbox-mounts-");
       expect(readdirSync(bound as string).sort()).toEqual(["image", "run", "workspace"]);
