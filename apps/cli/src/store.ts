@@ -2,7 +2,8 @@
 // and every file 0600. A token goes to the OS keyring where one is usable (keyring.ts), and the
 // file then names the keyring instead of holding it; elsewhere (servers, containers, CI: no
 // Secret Service) it stays in the file readable by its owner only, as `gh` does too.
-import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from "node:fs";
+import { randomBytes } from "node:crypto";
+import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
 import { CliError } from "./exit-codes.ts";
@@ -94,10 +95,17 @@ export class Store {
     // An existing directory keeps its mode on mkdir: tighten it in case it was made by hand.
     chmodSync(this.dir, 0o700);
     const file = join(this.dir, name);
-    const temp = `${file}.${process.pid}.tmp`;
-    writeFileSync(temp, `${JSON.stringify(value, null, 2)}\n`, { mode: 0o600 });
-    renameSync(temp, file);
-    chmodSync(file, 0o600);
+    // A name no one can guess, created new (O_EXCL follows no link): a link planted there while
+    // the directory was open to others fails the open instead of taking the token elsewhere. The
+    // file is made 0600 and renamed over the old one, so it is never seen half written or looser.
+    const temp = join(this.dir, `.${name}.${randomBytes(8).toString("hex")}.tmp`);
+    try {
+      writeFileSync(temp, `${JSON.stringify(value, null, 2)}\n`, { mode: 0o600, flag: "wx" });
+      renameSync(temp, file);
+    } catch (error) {
+      rmSync(temp, { force: true });
+      throw error;
+    }
   }
 
   private fileHosts(): Record<string, HostCredentials> {

@@ -1,7 +1,7 @@
 // hosts.json holds tokens: whoever made it with looser permissions (a copy from another machine,
 // a restored backup), the CLI makes it the owner's alone as soon as it reads it, and a rewrite
 // leaves it 0600 in a 0700 directory.
-import { chmodSync, mkdirSync, statSync, writeFileSync } from "node:fs";
+import { chmodSync, lstatSync, mkdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { runInProcess, tempConfigDir } from "./harness.ts";
@@ -41,5 +41,28 @@ describe.skipIf(process.platform === "win32")("permissions of the stored credent
     expect(modeOf(file)).toBe(0o600);
     expect(modeOf(join(dir, "config.json"))).toBe(0o600);
     expect(modeOf(dir)).toBe(0o700);
+  });
+
+  it("writes through no link planted in a directory others could write to", async () => {
+    // A directory made by hand open to others: before the CLI tightens it, someone else plants
+    // links where a rewrite's temporary file would go, pointing at a file of the owner's.
+    const { dir, file } = looseStore("planted");
+    chmodSync(dir, 0o777);
+    const victim = join(root.dir, "notes.txt");
+    writeFileSync(victim, "the owner's notes\n", { mode: 0o644 });
+    for (const name of ["hosts.json", "config.json"]) symlinkSync(victim, join(dir, `${name}.${process.pid}.tmp`));
+    expect((await runInProcess(["config", "set", "org", "org_1"], { AGENTPLANE_CONFIG_DIR: dir })).code).toBe(0);
+    const ran = await runInProcess(["auth", "logout", "--url", "http://127.0.0.1:9"], { AGENTPLANE_CONFIG_DIR: dir });
+    expect(ran.code).toBe(0);
+    expect(readFileSync(victim, "utf8")).toBe("the owner's notes\n");
+    expect(modeOf(victim)).toBe(0o644);
+    for (const name of ["hosts.json", "config.json"]) {
+      expect(lstatSync(join(dir, name)).isFile()).toBe(true);
+      expect(modeOf(join(dir, name))).toBe(0o600);
+    }
+    expect(JSON.parse(readFileSync(join(dir, "config.json"), "utf8"))).toMatchObject({
+      defaults: { "127.0.0.1:9": { org: "org_1" } },
+    });
+    expect(readFileSync(file, "utf8")).not.toContain("apl_loose_secret");
   });
 });
