@@ -192,7 +192,13 @@ describe("the agentplane Helm chart", () => {
       storageClassName: "fast",
       snapshotClassName: "csi-snapshots",
       tolerations: [{ key: "sandboxes", operator: "Exists", effect: "NoSchedule" }],
+      imageRegistries: ["docker.io", "ghcr.io"],
     });
+    // Without a list, sandbox images may come from any registry.
+    const external = objects("external").find((o) => o.kind === "ConfigMap") as unknown as {
+      data: Record<string, string>;
+    };
+    expect(external.data.SANDBOX_K8S_IMAGE_REGISTRIES).toBeUndefined();
     // The sandboxes' NetworkPolicy admits exactly the Pods of the sandbox Deployment.
     expect(placement?.platform?.namespace).toBe("agentplane");
     const podLabels = (

@@ -126,6 +126,8 @@ export const CONFIG_GLOSSARY: Record<string, string> = {
     "egress proxy: the port sandbox Pods connect to (default 3128); its health endpoints stay on `PORT`.",
   SANDBOX_K8S_PLATFORM_PODS:
     "kubernetes driver: `<namespace>/<label>=<value>[,…]` of sandbox-svc's Pods, the only ones a sandbox's NetworkPolicy lets in.",
+  SANDBOX_K8S_IMAGE_REGISTRIES:
+    "kubernetes driver: comma-separated registries (`host[:port]`) sandbox images may come from (`docker.io` stands for a reference naming none); any when unset. Nodes pull with their own registry credentials and reach addresses tenants cannot, so name the public registries sandboxes need. An image from another is refused (422 `validation-failed`) at create, update and start.",
   // Tenant object limits (read by tenancy, governance, connections and sandbox)
   OBJECT_LIMITS: `How many objects of each kind an organization, project or user may hold, as comma-separated \`<kind>=<n>\` pairs (n from 1 to ${MAX_OBJECT_LIMIT}; e.g. \`connectors=2000,api-tokens=5000\`); a kind not named keeps its default: ${objectLimitDefaults}. Revoked or expired API tokens and sessions, answered or expired invitations and sandboxes being deleted do not count; a user's organizations are those they own; \`running-sandboxes\` counts an organization's sandboxes starting, running or stopping at once. A create or start past a limit answers 409 \`limit-exceeded\`. Distributed: give tenancy-svc, governance-svc, connections-svc and sandbox-svc the same value.`,
   // Governance

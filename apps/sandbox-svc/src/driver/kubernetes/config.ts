@@ -1,8 +1,10 @@
 import { ConfigError, envBoolean } from "@agentplane/service-kit";
 import { z } from "zod";
-import type { KubernetesPlacement } from "./objects.ts";
+import { type KubernetesPlacement, normalizeRegistry } from "./objects.ts";
 
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
+const REGISTRY = "[a-z0-9]([a-z0-9.-]*[a-z0-9])?(:\\d{1,5})?";
+const REGISTRY_LIST = new RegExp(`^\\s*${REGISTRY}(\\s*,\\s*${REGISTRY})*\\s*$`);
 
 function jsonSetting<T extends z.ZodType>(schema: T, example: string) {
   return z.string().transform((s, ctx): z.infer<T> => {
@@ -62,6 +64,15 @@ export const KubernetesSettingsSchema = z.object({
     .optional(),
   /** Shared with the egress proxy: each sandbox's proxy credential is derived from it. */
   AGENTPLANE_SECRET_KEY: z.string().min(16).optional(),
+  /**
+   * Registries (`host[:port]`, comma-separated) sandbox images may come from, `docker.io` standing for
+   * a reference that names none; any when unset. The node pulls with its own registry credentials.
+   */
+  SANDBOX_K8S_IMAGE_REGISTRIES: z
+    .string()
+    .regex(REGISTRY_LIST, "registry hosts such as docker.io,ghcr.io,registry.example.com:5000")
+    .transform((s) => s.split(",").map((r) => normalizeRegistry(r.trim())))
+    .optional(),
   /** `<namespace>/<label>=<value>[,…]` of sandbox-svc's Pods, the only ones that may connect to a sandbox. */
   SANDBOX_K8S_PLATFORM_PODS: z
     .string()
@@ -127,6 +138,7 @@ export function kubernetesConfigFrom(settings: KubernetesSettings): KubernetesCo
           }
         : {}),
       ...(settings.SANDBOX_K8S_PLATFORM_PODS ? { platform: podsRef(settings.SANDBOX_K8S_PLATFORM_PODS) } : {}),
+      ...(settings.SANDBOX_K8S_IMAGE_REGISTRIES ? { imageRegistries: settings.SANDBOX_K8S_IMAGE_REGISTRIES } : {}),
       ...(egressUrl ? { egressProxyUrl: egressUrl } : {}),
     },
     startTimeoutMs: (settings.SANDBOX_K8S_START_TIMEOUT_SECONDS ?? 300) * 1000,

@@ -27,6 +27,7 @@ import {
   claimName,
   DRIVER_SELECTOR,
   envSecretName,
+  imageRegistry,
   type KubernetesPlacement,
   SANDBOX_ID,
   sandboxEnvSecret,
@@ -122,18 +123,27 @@ export class KubernetesDriver implements SandboxDriver {
 
   validateImage(image: string): void {
     // An OCI reference: [registry[:port]/]path[:tag][@digest], or the platform's `default`.
+    if (image === "default") return;
     if (
-      image === "default" ||
-      /^[a-z0-9]+([._-][a-z0-9]+)*(:\d+)?(\/[a-z0-9]+([._-]+[a-z0-9]+)*)*(:[\w][\w.-]{0,127})?(@sha256:[a-f0-9]{64})?$/.test(
+      !/^[a-z0-9]+([._-][a-z0-9]+)*(:\d+)?(\/[a-z0-9]+([._-]+[a-z0-9]+)*)*(:[\w][\w.-]{0,127})?(@sha256:[a-f0-9]{64})?$/.test(
         image,
       )
     ) {
-      return;
+      throw new ProblemError("validation-failed", {
+        detail: `${image} is not an OCI image reference`,
+        errors: [{ pointer: "/body/image", message: "an OCI image reference such as docker.io/library/debian:12" }],
+      });
     }
-    throw new ProblemError("validation-failed", {
-      detail: `${image} is not an OCI image reference`,
-      errors: [{ pointer: "/body/image", message: "an OCI image reference such as docker.io/library/debian:12" }],
-    });
+    // The node pulls it, with its own credentials and from wherever it reaches: only from the
+    // registries the installation names (SANDBOX_K8S_IMAGE_REGISTRIES), when it names any.
+    const allowed = this.options.placement.imageRegistries;
+    const registry = imageRegistry(image);
+    if (allowed && !allowed.includes(registry)) {
+      throw new ProblemError("validation-failed", {
+        detail: `${image}: ${registry} is not a registry sandboxes may use`,
+        errors: [{ pointer: "/body/image", message: `an image from ${allowed.join(", ")}` }],
+      });
+    }
   }
 
   onEvent(listener: (event: DriverEvent) => void): () => void {
@@ -157,6 +167,8 @@ export class KubernetesDriver implements SandboxDriver {
   }
 
   async start(spec: SandboxRuntimeSpec): Promise<void> {
+    // An image accepted before the installation narrowed its registries does not start either.
+    this.validateImage(spec.image);
     await this.pods.whenSynced();
     const { placement } = this.options;
     const namespace = placement.namespace;

@@ -36,6 +36,8 @@ export interface KubernetesPlacement {
   egressProxyUrl?: string;
   /** Labels of sandbox-svc's Pods (in `platformNamespace`): the only ones that may connect in. */
   platform?: { namespace: string; labels: Record<string, string> };
+  /** Registries (`host[:port]`) sandbox images may come from; any when unset. */
+  imageRegistries?: string[];
 }
 
 export function claimName(slug: string): string {
@@ -74,6 +76,19 @@ export function sandboxLabels(spec: Pick<SandboxRuntimeSpec, "id" | "orgId" | "p
     ...(spec.orgId ? { [ORG_ID]: spec.orgId } : {}),
     ...(spec.projectId ? { [PROJECT_ID]: spec.projectId } : {}),
   };
+}
+
+/** Docker Hub's other names are Docker Hub. */
+export function normalizeRegistry(host: string): string {
+  return host === "index.docker.io" || host === "registry-1.docker.io" ? "docker.io" : host;
+}
+
+/** The registry (`host[:port]`) of an OCI reference: its first component when it names a host, else Docker Hub. */
+export function imageRegistry(image: string): string {
+  const slash = image.indexOf("/");
+  const first = slash < 0 ? "" : image.slice(0, slash);
+  const isHost = first.includes(".") || first.includes(":") || first === "localhost";
+  return isHost ? normalizeRegistry(first) : "docker.io";
 }
 
 export function resolveImage(image: string, placement: KubernetesPlacement): string {
@@ -156,6 +171,9 @@ export function sandboxPod(
         {
           name: CONTAINER,
           image: resolveImage(spec.image, placement),
+          // Checked with the registry at every start: an image the node holds (pulled with another
+          // workload's credentials) is never run for a sandbox that could not pull it itself.
+          imagePullPolicy: "Always",
           command: spec.command && spec.command.length > 0 ? spec.command : ["sleep", "infinity"],
           env: env.map(([name, value]) => ({ name, value })),
           envFrom: [{ secretRef: { name: envSecretName(spec.slug) } }],

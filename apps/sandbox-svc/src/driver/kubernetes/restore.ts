@@ -49,6 +49,7 @@ export function withRestoreStep(pod: V1Pod, waitSeconds: number): V1Pod {
   const init: V1Container = {
     name: RESTORE_CONTAINER,
     image: main.image as string,
+    ...(main.imagePullPolicy ? { imagePullPolicy: main.imagePullPolicy } : {}),
     command: ["sh", "-c", script],
     env: [{ name: "POD_UID", valueFrom: { fieldRef: { fieldPath: "metadata.uid" } } }],
     workingDir: WORKSPACE,
