@@ -33,6 +33,9 @@ describe("secret settings in the agentplane Helm chart", () => {
     "defaults.extraEnv.CLOUD_B_API_KEY",
     "config.extraEnv.AGENTPLANE_BOOTSTRAP_TOKEN",
     "config.extraEnv.DATABASE_URL",
+    // The master key being rotated out opens everything sealed before the rotation.
+    "config.extraEnv.AGENTPLANE_SECRET_KEY_PREVIOUS",
+    "services.governance.extraEnv.AGENTPLANE_SECRET_KEY_PREVIOUS",
   ])("refuses %s: extraEnv is plain text in the release", (path) => {
     const value = "sk-in-plain-text";
     expect(() => renderChart(VALUES, ["--set", `${path}=${value}`])).toThrow(

@@ -132,12 +132,13 @@ required `*_URL`): such a Pod would only crash-loop.
 {{/*
 Refuses a secret in an extraEnv (arguments: where, the map): extraEnv is plain text in the release
 (the ConfigMap, the Deployments' env), readable by anyone who may read those. A secret goes in a
-Secret named by the service's existingSecret. TUNNEL_TOKEN_SECRET(_KEY) name a Secret, hold none.
+Secret named by the service's existingSecret; a key being rotated out (`*_PREVIOUS`, e.g.
+AGENTPLANE_SECRET_KEY_PREVIOUS) as well. TUNNEL_TOKEN_SECRET(_KEY) name a Secret, hold none.
 */}}
 {{- define "agentplane.refuseSecretEnv" -}}
 {{- $where := index . 0 -}}
 {{- range $name, $_ := index . 1 -}}
-{{- if and (regexMatch "^(DATABASE_URL|REDIS_URL)$|(TOKEN|SECRET|PASSWORD|API_KEY|PRIVATE_KEY|SECRET_KEY|SECRET_ACCESS_KEY)$" $name) (not (regexMatch "^TUNNEL_TOKEN_SECRET(_KEY)?$" $name)) -}}
+{{- if and (regexMatch "^(DATABASE_URL|REDIS_URL)$|(TOKEN|SECRET|PASSWORD|API_KEY|PRIVATE_KEY|SECRET_KEY|SECRET_ACCESS_KEY)(_PREVIOUS)?$" $name) (not (regexMatch "^TUNNEL_TOKEN_SECRET(_KEY)?$" $name)) -}}
 {{- fail (printf "%s.%s is a secret: extraEnv is plain text in the release; put it in a Secret and name that Secret in the existingSecret of the service that needs it (services.<name>.existingSecret)" $where $name) -}}
 {{- end -}}
 {{- end -}}
