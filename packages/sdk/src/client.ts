@@ -177,6 +177,11 @@ export function createAgentplaneClient(options: AgentplaneClientOptions): Agentp
       headers?: Record<string, string>;
     } = {},
   ) => {
+    // Joined to the base address as text: without its leading slash, a path would go on naming
+    // the host (`@evil.example/v1/orgs`, `.evil.example/…`, `:8443/…`), and the token with it.
+    if (!path.startsWith("/")) {
+      throw new Error(`${method.toUpperCase()} ${path}: a path starts with / (it is joined to ${baseUrl})`);
+    }
     // `sandboxes/..` would be resolved by the URL before it is sent: a DELETE of a sandbox named
     // `..` would reach its project. Such a path is refused, never sent somewhere else.
     if (path.split(/[?#]/)[0]!.split("/").some(isDotSegment)) {

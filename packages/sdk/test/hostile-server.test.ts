@@ -157,3 +157,16 @@ describe("an id that is a dot segment", () => {
     await expect(client().raw("GET", "/v1/orgs/org_1.x")).rejects.toBeInstanceOf(ProblemError);
   });
 });
+
+describe("a path without its leading slash", () => {
+  it("is refused instead of naming another host or port for the token", async () => {
+    const before = other.seen.length;
+    const { host, port } = new URL(other.url);
+    // The base address has no port of its own: `:<port>/…` joined to it names another server.
+    const local = createAgentplaneClient({ baseUrl: "http://localhost", token: TOKEN, retry: false });
+    for (const path of [`:${port}/v1/orgs`, `@${host}/v1/orgs`, "v1/orgs"]) {
+      await expect(local.raw("GET", path)).rejects.toThrow(/a path starts with \//);
+    }
+    expect(other.seen.slice(before)).toEqual([]);
+  });
+});
