@@ -1,5 +1,6 @@
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { GC_LEASE } from "../../apps/sandbox-svc/src/driver/kubernetes/kubernetes-driver.ts";
 import { type K8sObject, parseObjects, renderChart, VALUES_DIR } from "./chart.ts";
 import { CHART, helm } from "./helm.ts";
 
@@ -60,6 +61,19 @@ describe("the sandbox driver's permissions in the agentplane chart", () => {
       if (id === "Deployment/agentplane-sandbox" || id.includes("keys") || id.includes("cluster-relay")) continue;
       expect(pod.automountServiceAccountToken, id).toBe(false);
     }
+  });
+
+  it("let the driver read and renew only its own leader Lease", () => {
+    const list = parseObjects(renderChart(join(VALUES_DIR, "external.yaml")));
+    const role = list.find((o) => o.kind === "Role" && o.metadata.name === "agentplane-sandbox-driver") as unknown as {
+      rules: { apiGroups: string[]; resources: string[]; verbs: string[]; resourceNames?: string[] }[];
+    };
+    const leases = role.rules.filter((r) => r.resources.includes("leases"));
+    // create cannot be limited by name (the object does not exist yet); reading and writing can.
+    for (const rule of leases) {
+      if (rule.verbs.some((v) => v !== "create")) expect(rule.resourceNames, rule.verbs.join()).toEqual([GC_LEASE]);
+    }
+    expect(leases.flatMap((r) => r.verbs).sort()).toEqual(["create", "get", "update"]);
   });
 
   it("binds a ServiceAccount the operator names when the chart creates none", () => {

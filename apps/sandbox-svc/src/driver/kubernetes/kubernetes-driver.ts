@@ -57,7 +57,8 @@ export interface KubernetesDriverOptions {
   egressCredentials?: EgressCredentials;
 }
 
-const GC_LEASE = "agentplane-sandbox-gc";
+/** The garbage collector's leader lease: the one Lease the driver's Role may read and renew. */
+export const GC_LEASE = "agentplane-sandbox-gc";
 
 /** `object`, when it carries this sandbox's id; else the start fails naming what holds the name. */
 function ownedBySandbox<T extends { metadata?: { name?: string; labels?: Record<string, string> } }>(
