@@ -90,6 +90,13 @@ export async function complete(root: Command, deps: CommandDeps, words: string[]
   return [];
 }
 
+/**
+ * What an id looks like (`sbx_…`, `prj_…`). Candidates go into the command line as they are (bash
+ * quotes nothing in COMPREPLY) and are listed on the terminal: an installation's `; rm -rf ~` or
+ * escape sequence is neither typed for the person nor shown raw.
+ */
+const ID = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$/;
+
 /** Ids from the installation, best effort: completion never fails aloud or waits long. */
 async function ids(deps: CommandDeps, kind: "project" | "sandbox"): Promise<string[]> {
   try {
@@ -102,14 +109,14 @@ async function ids(deps: CommandDeps, kind: "project" | "sandbox"): Promise<stri
         query: { limit: 100 },
         signal,
       } as never)) as { items: { id: string }[] };
-      return page.items.map((p) => p.id);
+      return page.items.map((p) => p.id).filter((id) => ID.test(id));
     }
     const projectId = await resolveProject(deps.io, deps.store, session, undefined, undefined);
     const page = (await session.sdk.raw("GET", `/v1/projects/${encodeURIComponent(projectId)}/sandboxes`, {
       query: { limit: 100 },
       signal,
     } as never)) as { items: { id: string; slug?: string }[] };
-    return page.items.map((s) => s.id);
+    return page.items.map((s) => s.id).filter((id) => ID.test(id));
   } catch {
     return [];
   }
