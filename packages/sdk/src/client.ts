@@ -32,6 +32,8 @@ export interface AgentplaneClientOptions {
 }
 
 const DEFAULT_MAX_RESPONSE_BYTES = 64 * 1024 * 1024;
+/** A bearer token is visible ASCII (RFC 6750's b64token is a subset of it). */
+const TOKEN_CHARACTERS = /^[\x21-\x7e]+$/;
 
 export type OperationId = keyof operations & string;
 type Op<I extends OperationId> = operations[I];
@@ -131,7 +133,15 @@ export function createAgentplaneClient(options: AgentplaneClientOptions): Agentp
 
   const authorizedFetch = async (request: Request): Promise<Response> => {
     const bearer = await token();
-    if (bearer && !request.headers.has("authorization")) request.headers.set("authorization", `Bearer ${bearer}`);
+    if (bearer && !request.headers.has("authorization")) {
+      // fetch would refuse it with an error quoting the whole header: the token in a log.
+      if (!TOKEN_CHARACTERS.test(bearer)) {
+        throw new Error(
+          "the token holds a character an Authorization header cannot carry (a line break, a space, a control character): check how it was set",
+        );
+      }
+      request.headers.set("authorization", `Bearer ${bearer}`);
+    }
     for (const [k, v] of Object.entries(options.headers ?? {})) {
       if (!request.headers.has(k)) request.headers.set(k, v);
     }

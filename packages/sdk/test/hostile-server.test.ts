@@ -170,3 +170,17 @@ describe("a path without its leading slash", () => {
     expect(other.seen.slice(before)).toEqual([]);
   });
 });
+
+describe("a token a header cannot carry", () => {
+  it("is refused without quoting it, and nothing is sent", async () => {
+    const before = main.seen.length;
+    for (const token of [`${TOKEN}\nsecond-line`, `${TOKEN} x`, `${TOKEN}\u0000`]) {
+      const error = (await createAgentplaneClient({ baseUrl: main.url, token, retry: false })
+        .raw("GET", "/v1/orgs/org_1")
+        .catch((e: unknown) => e)) as Error;
+      expect(error.message).toMatch(/the token holds a character an Authorization header cannot carry/);
+      expect(`${error.message} ${String(error.cause ?? "")}`).not.toContain(TOKEN);
+    }
+    expect(main.seen.slice(before)).toEqual([]);
+  });
+});
