@@ -278,7 +278,8 @@ describe("the agentplane Helm chart", () => {
       };
     };
     expect(policy).toBeDefined();
-    expect(policy.spec.policyTypes).toEqual(["Ingress"]);
+    // Ingress here; its egress: helm-runtime-egress.test.ts.
+    expect(policy.spec.policyTypes).toEqual(["Ingress", "Egress"]);
     const deployments = ofKind(list, "Deployment").map((d) => d.metadata.name);
     // It applies to the runtime's Pods and no other.
     expect(deployments.filter((d) => matches(policy.spec.podSelector.matchLabels, labelsOf(d)))).toEqual([

@@ -22,7 +22,15 @@ describe("the agentplane chart's development stores", () => {
       policyTypes: ["Ingress"],
       ingress: [
         {
-          from: [{ podSelector: { matchLabels: { "app.kubernetes.io/instance": "agentplane" } } }],
+          from: [
+            {
+              podSelector: {
+                matchLabels: { "app.kubernetes.io/instance": "agentplane" },
+                // The agent runtime keeps its own SQLite database and runs its model's commands.
+                matchExpressions: [{ key: "app.kubernetes.io/component", operator: "NotIn", values: ["runtime"] }],
+              },
+            },
+          ],
           ports: [{ protocol: "TCP", port }],
         },
       ],
