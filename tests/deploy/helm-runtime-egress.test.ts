@@ -41,6 +41,27 @@ describe("the agent runtime's egress in the agentplane chart", () => {
     expect(peers.filter((p) => !p.ipBlock)).toEqual([{ namespaceSelector: {} }]);
   });
 
+  it.each(["dev", "external"])(
+    "keeps the egress proxy, which connects where sandboxes ask, from link-local addresses too (%s)",
+    (values) => {
+      const rendered = parseObjects(renderChart(join(VALUES_DIR, `${values}.yaml`)));
+      const policy = named(rendered, "NetworkPolicy", "agentplane-egress") as unknown as Policy & {
+        spec: { podSelector: { matchLabels: Record<string, string> } };
+      };
+      // It refuses private addresses itself; the policy holds should a check ever miss one.
+      expect(policy?.spec.podSelector.matchLabels).toEqual({
+        "app.kubernetes.io/instance": "agentplane",
+        "app.kubernetes.io/component": "egress",
+      });
+      expect(policy.spec.policyTypes).toEqual(["Egress"]);
+      expect(policy.spec.egress).toEqual(named(list, "NetworkPolicy", "agentplane-runtime")?.spec.egress);
+      const off = parseObjects(
+        renderChart(join(VALUES_DIR, `${values}.yaml`), ["--set", "services.egress.enabled=false"]),
+      );
+      expect(named(off, "NetworkPolicy", "agentplane-egress")).toBeUndefined();
+    },
+  );
+
   it("keeps the runtime out of the dev stores", () => {
     for (const store of ["postgres", "redis"]) {
       const from = named(list, "NetworkPolicy", `agentplane-${store}`)?.spec.ingress?.[0]?.from?.[0]?.podSelector;

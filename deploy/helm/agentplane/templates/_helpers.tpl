@@ -143,3 +143,16 @@ AGENTPLANE_SECRET_KEY_PREVIOUS) as well. TUNNEL_TOKEN_SECRET(_KEY) name a Secret
 {{- end -}}
 {{- end -}}
 {{- end -}}
+
+{{/*
+Egress rules of a Pod that connects where outside input tells it: any Pod (DNS, the platform's
+services) and the internet, never a link-local address, where the cloud's metadata service hands
+out the node's credentials.
+*/}}
+{{- define "agentplane.egressNoLinkLocal" -}}
+- to:
+    - namespaceSelector: {}
+- to:
+    - ipBlock: { cidr: 0.0.0.0/0, except: ["169.254.0.0/16"] }
+    - ipBlock: { cidr: "::/0", except: ["fe80::/10", "fd00:ec2::254/128"] }
+{{- end -}}
