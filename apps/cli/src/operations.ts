@@ -362,12 +362,16 @@ export function addOperationCommand(
         const out: unknown[] = [];
         const pageSize = Math.min(Number.isFinite(max) ? max : 100, 100);
         let cursor: string | undefined;
+        // A cursor seen before would go round forever (--all has no other end): the list ends there.
+        const seen = new Set<string>();
         do {
           const page = (await session.sdk.raw(op.method, expanded, {
             query: { ...query, limit: pageSize, ...(cursor ? { cursor } : {}) },
-          })) as { items: unknown[]; nextCursor?: string };
+          })) as { items?: unknown; nextCursor?: string };
+          if (!Array.isArray(page?.items)) throw new CliError(`${expanded} did not answer a page of items`);
           out.push(...page.items);
-          cursor = page.nextCursor;
+          if (cursor) seen.add(cursor);
+          cursor = page.nextCursor && !seen.has(page.nextCursor) ? page.nextCursor : undefined;
         } while (cursor && out.length < max);
         return out.slice(0, max);
       });
