@@ -1,6 +1,6 @@
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { GC_LEASE } from "../../apps/sandbox-svc/src/driver/kubernetes/kubernetes-driver.ts";
+import { GC_LEASE, REQUIRED_ACCESS } from "../../apps/sandbox-svc/src/driver/kubernetes/kubernetes-driver.ts";
 import { type K8sObject, parseObjects, renderChart, VALUES_DIR } from "./chart.ts";
 import { CHART, helm } from "./helm.ts";
 
@@ -74,6 +74,24 @@ describe("the sandbox driver's permissions in the agentplane chart", () => {
       if (rule.verbs.some((v) => v !== "create")) expect(rule.resourceNames, rule.verbs.join()).toEqual([GC_LEASE]);
     }
     expect(leases.flatMap((r) => r.verbs).sort()).toEqual(["create", "get", "update"]);
+  });
+
+  it("grant every access the driver checks for at start, as the API server decides it", () => {
+    const list = parseObjects(renderChart(join(VALUES_DIR, "external.yaml")));
+    const role = list.find((o) => o.kind === "Role" && o.metadata.name === "agentplane-sandbox-driver") as unknown as {
+      rules: { apiGroups: string[]; resources: string[]; verbs: string[]; resourceNames?: string[] }[];
+    };
+    // RBAC's rule match: group, resource (with its subresource), verb, and the object's name when
+    // the rule names objects (a review without a name never matches such a rule).
+    const allows = (access: (typeof REQUIRED_ACCESS)[number]) =>
+      role.rules.some(
+        (r) =>
+          r.apiGroups.includes(access.group ?? "") &&
+          r.resources.includes(access.subresource ? `${access.resource}/${access.subresource}` : access.resource) &&
+          r.verbs.includes(access.verb) &&
+          (!r.resourceNames || (access.name !== undefined && r.resourceNames.includes(access.name))),
+      );
+    expect(REQUIRED_ACCESS.filter((a) => !allows(a))).toEqual([]);
   });
 
   it("binds a ServiceAccount the operator names when the chart creates none", () => {

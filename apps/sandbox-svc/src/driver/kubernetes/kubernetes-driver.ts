@@ -22,7 +22,7 @@ import type {
 import { WorkspaceRestoreError } from "../types.ts";
 import { apiMessage, statusCode } from "./api-errors.ts";
 import { type EgressCredentials, sandboxProxyEnv } from "./egress-credential.ts";
-import { LeaderLease } from "./lease.ts";
+import { GC_LEASE, LeaderLease } from "./lease.ts";
 import {
   claimName,
   DRIVER_SELECTOR,
@@ -41,6 +41,7 @@ import { hasRestoreStep, restoreWaiting, unpackIntoRestoreStep, withRestoreStep 
 import { WorkspaceSnapshots } from "./snapshots.ts";
 import { podExec, podPortForward } from "./streams.ts";
 
+export { GC_LEASE } from "./lease.ts";
 export { REQUIRED_ACCESS } from "./pod-watch.ts";
 
 export interface KubernetesDriverOptions {
@@ -56,9 +57,6 @@ export interface KubernetesDriverOptions {
   /** Per-sandbox egress proxy credentials (required with `placement.egressProxyUrl`). */
   egressCredentials?: EgressCredentials;
 }
-
-/** The garbage collector's leader lease: the one Lease the driver's Role may read and renew. */
-export const GC_LEASE = "agentplane-sandbox-gc";
 
 /** `object`, when it carries this sandbox's id; else the start fails naming what holds the name. */
 function ownedBySandbox<T extends { metadata?: { name?: string; labels?: Record<string, string> } }>(

@@ -3,6 +3,9 @@ import { hostname } from "node:os";
 import { type CoordinationV1Api, type V1Lease, V1MicroTime } from "@kubernetes/client-node";
 import { statusCode } from "./api-errors.ts";
 
+/** The garbage collector's leader lease: the one Lease the driver's Role may read and renew. */
+export const GC_LEASE = "agentplane-sandbox-gc";
+
 export interface LeaseOptions {
   namespace: string;
   name: string;

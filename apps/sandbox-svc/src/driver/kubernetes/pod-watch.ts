@@ -11,18 +11,27 @@ import {
 } from "@kubernetes/client-node";
 import type { DriverEvent } from "../types.ts";
 import { apiMessage } from "./api-errors.ts";
+import { GC_LEASE } from "./lease.ts";
 import { DRIVER_SELECTOR, SANDBOX_ID } from "./objects.ts";
 import { exitMessage, isTerminated, phaseOf } from "./pod-state.ts";
 
 /** What the driver does through the API server: checked at start, a missing one is named in readiness. */
-export const REQUIRED_ACCESS: { verb: string; resource: string; subresource?: string; group?: string }[] = [
+export const REQUIRED_ACCESS: {
+  verb: string;
+  resource: string;
+  subresource?: string;
+  group?: string;
+  name?: string;
+}[] = [
   ...["get", "list", "watch", "create", "delete"].map((verb) => ({ verb, resource: "pods" })),
   { verb: "create", resource: "pods", subresource: "exec" },
   { verb: "create", resource: "pods", subresource: "portforward" },
   ...["get", "list", "create", "delete"].map((verb) => ({ verb, resource: "persistentvolumeclaims" })),
   ...["get", "create", "delete"].map((verb) => ({ verb, resource: "networkpolicies", group: "networking.k8s.io" })),
   ...["get", "create", "update", "delete"].map((verb) => ({ verb, resource: "secrets" })),
-  ...["get", "create", "update"].map((verb) => ({ verb, resource: "leases", group: "coordination.k8s.io" })),
+  { verb: "create", resource: "leases", group: "coordination.k8s.io" },
+  // The Role names the lease it may read and renew: a review without that name would be refused.
+  ...["get", "update"].map((verb) => ({ verb, resource: "leases", group: "coordination.k8s.io", name: GC_LEASE })),
 ];
 
 const RETRY_AFTER_SECONDS = 5;
@@ -191,6 +200,7 @@ export class PodWatch {
                 verb: access.verb,
                 resource: access.resource,
                 ...(access.subresource ? { subresource: access.subresource } : {}),
+                ...(access.name ? { name: access.name } : {}),
                 group: access.group ?? "",
               },
             },
