@@ -80,9 +80,26 @@ export class Store {
     }
   }
 
+  /**
+   * Settings name the installation a token is sent to: a directory or file another user made (a
+   * config directory under a shared /tmp, planted while it was open to others) is not used. Root's
+   * own and, for root (sudo keeping HOME), anyone's are.
+   */
+  private assertOwned(path: string): void {
+    const uid = process.getuid?.();
+    if (uid === undefined || uid === 0) return;
+    const owner = statSync(path, { throwIfNoEntry: false })?.uid;
+    if (owner === undefined || owner === uid || owner === 0) return;
+    throw new CliError(
+      `${path} belongs to another user (uid ${owner}): its settings and tokens are not used; remove it, or set AGENTPLANE_CONFIG_DIR to a directory of yours`,
+    );
+  }
+
   private read<T>(name: string, fallback: T): T {
     const file = join(this.dir, name);
     if (!existsSync(file)) return fallback;
+    this.assertOwned(this.dir);
+    this.assertOwned(file);
     try {
       return JSON.parse(readFileSync(file, "utf8")) as T;
     } catch {
@@ -92,6 +109,7 @@ export class Store {
 
   private write(name: string, value: unknown): void {
     mkdirSync(this.dir, { recursive: true, mode: 0o700 });
+    this.assertOwned(this.dir);
     // An existing directory keeps its mode on mkdir: tighten it in case it was made by hand.
     chmodSync(this.dir, 0o700);
     const file = join(this.dir, name);
