@@ -100,7 +100,7 @@ export const SandboxSchema = z
       })
       .optional()
       .describe(
-        "Present when some of `resources` are accepted but not enforced where the sandbox runs: the local driver without writable cgroups (cpu, memory, processes), and `diskMiB` under the local driver. Absent when every limit set holds.",
+        "Present when some of `resources` are accepted but not enforced where the sandbox runs: the local driver without writable cgroups (cpu, memory, processes), `diskMiB` under the local driver, and `maxProcesses` on Kubernetes (a Pod has no process limit of its own). Absent when every limit set holds.",
       ),
   })
   .openapi("Sandbox");

@@ -3171,7 +3171,7 @@ export interface components {
              * @example 2026-01-01T00:00:00.000Z
              */
             lastActivityAt: string | null;
-            /** @description Present when some of `resources` are accepted but not enforced where the sandbox runs: the local driver without writable cgroups (cpu, memory, processes), and `diskMiB` under the local driver. Absent when every limit set holds. */
+            /** @description Present when some of `resources` are accepted but not enforced where the sandbox runs: the local driver without writable cgroups (cpu, memory, processes), `diskMiB` under the local driver, and `maxProcesses` on Kubernetes (a Pod has no process limit of its own). Absent when every limit set holds. */
             unenforcedLimits?: {
                 /** @description The limits of `resources` that do not hold */
                 resources: ("cpuMillicores" | "memoryMiB" | "diskMiB" | "maxProcesses")[];

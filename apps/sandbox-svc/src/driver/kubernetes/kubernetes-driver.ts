@@ -16,8 +16,10 @@ import type {
   ExecOptions,
   ExecProcess,
   SandboxDriver,
+  SandboxResources,
   SandboxRuntimeSpec,
   SnapshotRetention,
+  UnenforcedLimits,
 } from "../types.ts";
 import { WorkspaceRestoreError } from "../types.ts";
 import { apiMessage, statusCode } from "./api-errors.ts";
@@ -118,6 +120,15 @@ export class KubernetesDriver implements SandboxDriver {
 
   checkAvailable(): void {
     this.pods.checkAvailable();
+  }
+
+  /** cpu, memory and disk are the Pod's limits and its claim's size; a Pod spec has no process limit. */
+  unenforcedLimits(resources: SandboxResources): UnenforcedLimits | undefined {
+    if (resources.maxProcesses === undefined) return undefined;
+    return {
+      resources: ["maxProcesses"],
+      reason: "Kubernetes has no process limit per Pod (the node's kubelet podPidsLimit applies)",
+    };
   }
 
   validateImage(image: string): void {
