@@ -9,6 +9,7 @@ import { connectionFailure } from "./network.ts";
 import { addOutputOptions, type CommandDeps } from "./operations.ts";
 import { type OutputFlags, printResult } from "./output.ts";
 import { printableLine } from "./printable.ts";
+import { readHidden } from "./prompt.ts";
 import { hostKey, normalizeUrl } from "./store.ts";
 
 const storedIn = (where: "keyring" | "file", store: { dir: string }) =>
@@ -66,8 +67,14 @@ export function addAuthCommands(root: Command, deps: CommandDeps): void {
       // A login hands a token over (the device flow) or sends one: either way, not in the clear.
       assertTokenTransport(io, url);
       if (opts.withToken) {
-        if (io.stdin.isTTY) io.stderr.write("Paste a token, then press Ctrl-D:\n");
-        const token = readFileSync(0, "utf8").trim();
+        let token: string;
+        if (io.stdin.isTTY) {
+          // Not echoed: a token on the screen stays in the scrollback.
+          io.stderr.write("Paste a token (it is not shown), then press Enter: ");
+          token = (await readHidden(io)).trim();
+        } else {
+          token = readFileSync(0, "utf8").trim();
+        }
         if (!token) throw new CliError("no token on stdin", EXIT.auth);
         const me = await whoami(io, url, token);
         const where = await store.saveCredentials({

@@ -32,3 +32,34 @@ export async function withSpinner<T>(io: Io, text: string, work: () => Promise<T
     spinner.stop();
   }
 }
+
+/**
+ * A secret typed or pasted on a terminal, not echoed (the terminal's scrollback, a screen share or
+ * a recording would keep it): raw mode until Enter or Ctrl-D, Backspace taking back a character,
+ * Ctrl-C cancelling. The terminal is given back cooked on every way out.
+ */
+export function readHidden(io: Io): Promise<string> {
+  const stdin = io.stdin;
+  return new Promise((resolve, reject) => {
+    let value = "";
+    const done = (error?: Error) => {
+      stdin.off("data", onData);
+      stdin.setRawMode(false);
+      stdin.pause();
+      io.stderr.write("\n");
+      if (error) reject(error);
+      else resolve(value);
+    };
+    const onData = (chunk: Buffer | string) => {
+      for (const ch of String(chunk)) {
+        if (ch === "\r" || ch === "\n" || ch === "\u0004") return done();
+        if (ch === "\u0003") return done(new CliError("cancelled", EXIT.cancelled));
+        if (ch === "\u007f" || ch === "\b") value = value.slice(0, -1);
+        else value += ch;
+      }
+    };
+    stdin.setRawMode(true);
+    stdin.on("data", onData);
+    stdin.resume();
+  });
+}
