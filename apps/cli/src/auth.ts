@@ -119,8 +119,14 @@ export function addAuthCommands(root: Command, deps: CommandDeps): void {
         // Exit 4 when a token is missing or refused; 1 when an installation only could not be reached.
         let failed = false;
         let unreachable = false;
+        // AGENTPLANE_TOKEN is the chosen installation's: the others are asked with their own tokens.
+        let chosen: string | undefined;
+        try {
+          chosen = resolveUrl(io, store, opts.url);
+        } catch {}
+        const storedOnly: Io = { ...io, env: { ...io.env, AGENTPLANE_TOKEN: undefined } };
         for (const url of urls) {
-          const session = openSession(io, store, url);
+          const session = openSession(url === chosen ? io : storedOnly, store, url);
           const row: Record<string, unknown> = { host: hostKey(url), url, tokenSource: session.tokenSource };
           if (session.token) {
             row.token = mask(session.token);
