@@ -12,13 +12,14 @@ button{margin-top:1.2rem;padding:.6rem 1.2rem;font-size:1rem}.error{color:#b4231
 small{color:#555}`;
 
 /**
- * The pages run no script and load nothing: a value that slipped past escaping could not run or
- * fetch anything either. Forms may post anywhere (`form-action` is left out): the identity
+ * The pages run no script and load nothing but the site's tab icon: a value that slipped past
+ * escaping could not run or fetch anything either. Forms may post anywhere (`form-action` is left out): the identity
  * provider's sign-in is reached by a redirect from a form's answer, which the directive would block.
  */
 export const APPROVAL_PAGE_CSP = [
   "default-src 'none'",
   `style-src 'sha256-${createHash("sha256").update(STYLE).digest("base64")}'`,
+  "img-src 'self'",
   "base-uri 'none'",
   "frame-ancestors 'none'",
 ].join("; ");
