@@ -82,6 +82,22 @@ describe.skipIf(!pg.available)(`a limit's period changed with calls in flight${p
     await drop?.();
   });
 
+  /**
+   * A monthly limit of $1 whose month's counter exists (a call reserved and released) and is held
+   * locked by another transaction until `blocker.release`.
+   */
+  async function monthlyLimitHeld(orgId: string) {
+    const limit = await createSpendingLimit(...asOwner(database, orgId), {
+      amountUsd: 1,
+      period: "monthly",
+      alertThresholds: [],
+    });
+    const first = await service.spend.reserve({ orgId, projectId: "prj_1", estimatedMicroUsd: 100_000 });
+    await service.spend.release({ reservationId: first.reservationId! });
+    const blocker = await holdCounter(db(), limit.id, periodOf("monthly", new Date()).start);
+    return { limit, blocker };
+  }
+
   it("a call held under a monthly limit that became daily counts today, and its hold moves with it", async () => {
     const orgId = "org_to_daily";
     const limit = await createSpendingLimit(...asOwner(database, orgId), {
@@ -122,18 +138,9 @@ describe.skipIf(!pg.available)(`a limit's period changed with calls in flight${p
 
   it("a call reserved as the period changes holds on the counter of the period in force", async () => {
     const orgId = "org_mid_change";
-    const limit = await createSpendingLimit(...asOwner(database, orgId), {
-      amountUsd: 1,
-      period: "monthly",
-      alertThresholds: [],
-    });
-    // The month's counter exists (a call reserved and released), so a lock on it can be held.
-    const first = await service.spend.reserve({ orgId, projectId: "prj_1", estimatedMicroUsd: 100_000 });
-    await service.spend.release({ reservationId: first.reservationId! });
-    const monthStart = periodOf("monthly", new Date()).start;
     // Holding the month's counter stops a reservation right after it has read the limit, as the
     // milliseconds between the two would; the period changes while it waits there.
-    const blocker = await holdCounter(db(), limit.id, monthStart);
+    const { limit, blocker } = await monthlyLimitHeld(orgId);
     const reserving = service.spend.reserve({ orgId, projectId: "prj_1", estimatedMicroUsd: 200_000 });
     await vi.waitFor(async () => expect(await lockWaits(db())).toBe(1), { timeout: 5_000, interval: 20 });
     let changed = false;
@@ -163,15 +170,7 @@ describe.skipIf(!pg.available)(`a limit's period changed with calls in flight${p
   });
   it("usage recorded as the period changes counts on the counter of the period in force", async () => {
     const orgId = "org_usage_mid_change";
-    const limit = await createSpendingLimit(...asOwner(database, orgId), {
-      amountUsd: 1,
-      period: "monthly",
-      alertThresholds: [],
-    });
-    const first = await service.spend.reserve({ orgId, projectId: "prj_1", estimatedMicroUsd: 100_000 });
-    await service.spend.release({ reservationId: first.reservationId! });
-    const monthStart = periodOf("monthly", new Date()).start;
-    const blocker = await holdCounter(db(), limit.id, monthStart);
+    const { limit, blocker } = await monthlyLimitHeld(orgId);
     // A call's usage, reserved for nothing: stored, then stopped at the month's counter it read.
     const recording = storeUsageRecords(db(), { pricing: new Pricing(), spend: new SpendLedger(db()) }, [
       usageEvent({ orgId, projectId: "prj_1", costMicroUsd: 150_000 }),
