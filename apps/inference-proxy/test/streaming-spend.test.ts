@@ -1,5 +1,5 @@
 import { requirePostgres } from "@agentplane/testkit";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { eventually, type InferencePlatform, manualClock, startInferencePlatform } from "./harness.ts";
 import { CREDS, type FakeUpstream, startFakeUpstream, USAGE } from "./upstream.ts";
 
@@ -131,6 +131,40 @@ describe.skipIf(!pg.available)(`streaming, spend reservations and limits${pg.rea
     expect(after.inputTokens - before.inputTokens).toBe(USAGE.input);
     expect(after.cacheReadTokens - before.cacheReadTokens).toBe(USAGE.cacheRead);
     expect(after.outputTokens - before.outputTokens).toBe(1);
+  });
+
+  it("an answer the provider breaks off is cut for the client, metered, and nothing goes to stderr", async () => {
+    await h.drainUsage();
+    const before = await costs();
+    const printed = [vi.spyOn(console, "error"), vi.spyOn(console, "info")];
+    up.hold = true;
+    try {
+      const res = await post({ model: "claude-haiku-4-5", max_tokens: 50, stream: true, messages });
+      const reader = (res.body as ReadableStream<Uint8Array>).getReader();
+      let seen = "";
+      while (!seen.includes("content_block_delta")) seen += new TextDecoder().decode((await reader.read()).value);
+      up.breakOff = true;
+      up.release();
+      // The client's answer ends in an error, not as if it were whole.
+      const rest = (async () => {
+        for (let r = await reader.read(); !r.done; r = await reader.read()) seen += new TextDecoder().decode(r.value);
+      })();
+      await expect(rest).rejects.toThrow();
+      expect(seen).not.toContain("message_stop");
+      await eventually(async () => {
+        await h.drainUsage();
+        return (await costs()).requests === before.requests + 1;
+      }, "the partial usage");
+      // The node server was never handed the error (it prints errors with their stack, and writes
+      // their message into the answer).
+      for (const spy of printed) expect(spy).not.toHaveBeenCalled();
+    } finally {
+      for (const spy of printed) spy.mockRestore();
+      up.hold = false;
+      up.breakOff = false;
+      up.release();
+    }
+    expect((await costs()).outputTokens - before.outputTokens).toBe(1);
   });
 
   it("an upstream error passes through with its status and body and releases the reservation", async () => {

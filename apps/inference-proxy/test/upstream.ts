@@ -105,6 +105,8 @@ export interface FakeUpstream extends LocalServer {
   hold: boolean;
   /** True while a stream waits for `release()`. */
   heldNow: boolean;
+  /** While set, a held stream breaks off (its connection destroyed) when released. */
+  breakOff: boolean;
   release(): void;
   /** Resolves when a held stream's connection was closed by the proxy (client abort). */
   aborted: Promise<void>;
@@ -157,6 +159,7 @@ export async function startFakeUpstream(options: { sigv4?: boolean; region?: str
     seen: [] as SeenRequest[],
     hold: false,
     heldNow: false,
+    breakOff: false,
     rejected: 0,
     aborted: new Promise<void>((r) => {
       markAborted = r;
@@ -211,6 +214,10 @@ export async function startFakeUpstream(options: { sigv4?: boolean; region?: str
           state.heldNow = true;
           await held;
           state.heldNow = false;
+          if (state.breakOff) {
+            res.destroy();
+            return;
+          }
         }
         if (res.destroyed) return;
       }

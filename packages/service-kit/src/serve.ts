@@ -4,6 +4,7 @@ import type { Duplex } from "node:stream";
 import { PROBLEM_CONTENT_TYPE, ProblemError, problemResponse } from "@agentplane/problem-details";
 import { getRequestListener, RequestError, type ServerType } from "@hono/node-server";
 import type { Logger } from "./logger.ts";
+import { serveWithResponse } from "./served-response.ts";
 import { guardSocket, rejectUpgrade } from "./upgrade.ts";
 
 export interface RunningServer {
@@ -49,7 +50,7 @@ export function serveFetch(
           .end(body);
         return;
       }
-      void listener(req, res);
+      void serveWithResponse(res, () => listener(req, res));
     });
     server.listen(options.port, hostname, () => {
       server.off("error", reject);

@@ -1,5 +1,6 @@
-import type { IncomingHttpHeaders } from "node:http";
+import type { IncomingHttpHeaders, ServerResponse } from "node:http";
 import type { Dispatcher } from "undici";
+import { servedResponse } from "./served-response.ts";
 
 /** How the answer ended: read to its end, cut by the client, or broken by the upstream. */
 export type CallOutcome = "complete" | "aborted" | "failed";
@@ -55,6 +56,8 @@ export class UpstreamCall implements Dispatcher.DispatchHandler {
   private ended = false;
   private error: Error | null = null;
   private sink: ReadableStreamDefaultController<Uint8Array> | null = null;
+  /** The response the stream is served on (see served-response.ts), cut if the answer breaks. */
+  private served: ServerResponse | undefined;
   private outcome: CallOutcome | null = null;
   private collector: { resolve: (body: Uint8Array) => void; reject: (err: Error) => void } | null = null;
   private readonly events: UpstreamCallEvents | undefined;
@@ -114,6 +117,7 @@ export class UpstreamCall implements Dispatcher.DispatchHandler {
 
   /** The answer as a web stream, starting with what arrived so far. */
   stream(): ReadableStream<Uint8Array> {
+    this.served = servedResponse();
     return new ReadableStream<Uint8Array>(
       {
         start: (sink) => {
@@ -196,6 +200,9 @@ export class UpstreamCall implements Dispatcher.DispatchHandler {
     try {
       // Cut because the client went away: nobody reads the rest, and it is no error to report.
       if (this.abortReason) this.sink?.close();
+      // Served by serveFetch: the client's answer is cut where the upstream's broke (the stream
+      // then ends as cancelled), and no error reaches the node server.
+      else if (this.served && !this.served.destroyed) this.served.destroy();
       else this.sink?.error(err);
     } catch {
       // Already closed or cancelled by the client.

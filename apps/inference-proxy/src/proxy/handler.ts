@@ -229,6 +229,12 @@ export function createLlmProxy(deps: ProxyDeps): LlmProxy {
       if (finished) return;
       finished = true;
       request.signal.removeEventListener("abort", onClientGone);
+      if (outcome === "failed") {
+        deps.logger.warn(
+          { requestId, host: upstream.url.host },
+          `${target.provider}'s answer broke off; the client's was cut`,
+        );
+      }
       // Upstream errors are the provider's answer, not a model call: nothing to pay for.
       if (!ok || !meter || (outcome !== "complete" && !meter.hasOutput)) {
         upstreamSpan?.setAttribute("gen_ai.outcome", outcome);
