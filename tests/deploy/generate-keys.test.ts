@@ -1,4 +1,5 @@
 import { execFile } from "node:child_process";
+import { randomBytes } from "node:crypto";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -6,6 +7,10 @@ import { promisify } from "node:util";
 import { importInternalKeys, signIdentity, verifyIdentity } from "@agentplane/service-kit";
 import { FakeKubeApiServer } from "@agentplane/testkit/kube";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import {
+  EgressCredentialKeySchema,
+  egressCredentialKeyFrom,
+} from "../../apps/sandbox-svc/src/driver/kubernetes/egress-credential.ts";
 import { CHART } from "./helm.ts";
 
 const run = promisify(execFile);
@@ -25,13 +30,13 @@ describe("the chart's key generation hook (files/generate-keys.mjs) against the 
     rmSync(saDir, { recursive: true, force: true });
   });
 
-  const hook = () =>
+  const hook = (name = "agentplane-keys") =>
     run(process.execPath, [join(CHART, "files/generate-keys.mjs")], {
       env: {
         PATH: process.env.PATH,
         KUBERNETES_API: fake.url,
         SERVICE_ACCOUNT_DIR: saDir,
-        SECRET_NAME: "agentplane-keys",
+        SECRET_NAME: name,
       },
     });
 
@@ -45,9 +50,41 @@ describe("the chart's key generation hook (files/generate-keys.mjs) against the 
     const token = await signIdentity(keys, { type: "user", id: "usr_1" }, { audience: "tenancy" });
     expect((await verifyIdentity(keys, token, "tenancy")).principal.id).toBe("usr_1");
     expect(Buffer.from(value("AGENTPLANE_SECRET_KEY"), "base64")).toHaveLength(32);
+    // The egress proxy's own key: random, unrelated to the master secret, as its start accepts it.
+    const egressKey = value("SANDBOX_EGRESS_CREDENTIAL_KEY");
+    expect(Buffer.from(egressKey, "base64")).toHaveLength(32);
+    expect(egressKey).not.toBe(egressCredentialKeyFrom(value("AGENTPLANE_SECRET_KEY")));
+    expect(EgressCredentialKeySchema.safeParse(egressKey).success).toBe(true);
 
     expect((await hook()).stdout).toBe("secret agentplane/agentplane-keys exists; keys kept\n");
     expect(fake.store.get("/secrets", "agentplane", "agentplane-keys")).toEqual(secret);
+  });
+
+  it("adds the egress key to a Secret made before it, derived as sandbox-svc derived it, once", async () => {
+    const master = randomBytes(32).toString("base64");
+    const jwk = '{"kty":"OKP"}';
+    fake.store.create("/secrets", "agentplane", {
+      apiVersion: "v1",
+      kind: "Secret",
+      metadata: { name: "older-keys", namespace: "agentplane" },
+      data: {
+        INTERNAL_IDENTITY_PRIVATE_KEY: Buffer.from(jwk).toString("base64"),
+        AGENTPLANE_SECRET_KEY: Buffer.from(master).toString("base64"),
+      },
+    });
+    const read = () =>
+      (fake.store.get("/secrets", "agentplane", "older-keys") as unknown as { data: Record<string, string> }).data;
+    const value = (key: string) => Buffer.from(read()[key] as string, "base64").toString("utf8");
+    expect((await hook("older-keys")).stdout).toBe(
+      "secret agentplane/older-keys exists; keys kept, SANDBOX_EGRESS_CREDENTIAL_KEY added\n",
+    );
+    // Sandboxes started before the upgrade keep proving themselves to the proxy that now holds only this key.
+    expect(value("SANDBOX_EGRESS_CREDENTIAL_KEY")).toBe(egressCredentialKeyFrom(master));
+    expect(value("AGENTPLANE_SECRET_KEY")).toBe(master);
+    expect(value("INTERNAL_IDENTITY_PRIVATE_KEY")).toBe(jwk);
+    const after = read();
+    expect((await hook("older-keys")).stdout).toBe("secret agentplane/older-keys exists; keys kept\n");
+    expect(read()).toEqual(after);
   });
 
   it("fails, naming the refusal, without the permission to create Secrets", async () => {

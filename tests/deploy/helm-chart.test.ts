@@ -212,8 +212,8 @@ describe("the agentplane Helm chart", () => {
   it("runs the egress proxy sandboxes are confined to, and gives sandbox-svc its address and Pods", () => {
     const list = objects("dev");
     const data = (named(list, "ConfigMap", "agentplane-config") as unknown as { data: Record<string, string> }).data;
-    const placement = configFromEnv({ ...data, AGENTPLANE_SECRET_KEY: "a-platform-secret-key-of-32-bytes" }).kubernetes
-      ?.placement;
+    const placement = configFromEnv({ ...data, SANDBOX_EGRESS_CREDENTIAL_KEY: Buffer.alloc(32, 1).toString("base64") })
+      .kubernetes?.placement;
     const deployment = named(list, "Deployment", "agentplane-egress") as K8sObject;
     const template = podTemplate(deployment) as unknown as {
       metadata: { labels: Record<string, string> };
@@ -225,8 +225,8 @@ describe("the agentplane Helm chart", () => {
     const container = template.spec.containers[0];
     expect(container?.args).toEqual(["--target=egress"]);
     expect(container?.ports).toContainEqual({ name: "proxy", containerPort: 3128 });
-    // It derives each sandbox's credential from the same secret as sandbox-svc.
-    expect(container?.env.map((e) => e.name)).toContain("AGENTPLANE_SECRET_KEY");
+    // It verifies each sandbox's credential with the key sandbox-svc issues it with (helm-egress-key.test.ts).
+    expect(container?.env.map((e) => e.name)).toContain("SANDBOX_EGRESS_CREDENTIAL_KEY");
     expect(template.spec.automountServiceAccountToken).toBe(false);
     // The sandboxes' NetworkPolicy peer is exactly these Pods, on the proxy port.
     expect(placement?.egressProxy).toEqual({

@@ -46,6 +46,7 @@ const SECRET_VALUES: Record<string, string> = {
   REDIS_URL: "redis://redis:6379",
   INTERNAL_IDENTITY_PRIVATE_KEY: '{"kty":"OKP"}',
   AGENTPLANE_SECRET_KEY: Buffer.alloc(32, 7).toString("base64"),
+  SANDBOX_EGRESS_CREDENTIAL_KEY: Buffer.alloc(32, 9).toString("base64"),
 };
 
 /** What a Deployment's container sees: the chart's ConfigMap, then its own env (Secrets filled in). */

@@ -1,21 +1,26 @@
 // The chart README's recipe for the keys Secret, run as written up to kubectl, which only prints
 // the Secret (--dry-run=client needs no cluster): the services must accept what it holds.
 import { execFileSync } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from "node:fs";
+import { randomBytes } from "node:crypto";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { importInternalKeys } from "@agentplane/service-kit";
 import { afterAll, describe, expect, it } from "vitest";
+import {
+  EgressCredentialKeySchema,
+  egressCredentialKeyFrom,
+} from "../../apps/sandbox-svc/src/driver/kubernetes/egress-credential.ts";
 import { CHART } from "./helm.ts";
 
 const KUBECTL = ["/usr/bin/kubectl", "/usr/local/bin/kubectl"].find((p) => existsSync(p));
 const README = readFileSync(join(CHART, "README.md"), "utf8");
 const ROOT = join(CHART, "../../..");
 
-/** The shell block right after the keys-secret marker. */
-function recipe(): string {
-  const at = README.indexOf("<!-- keys-secret:");
-  if (at < 0) throw new Error("the chart README has no keys-secret recipe");
+/** The shell block right after a marker (`keys-secret`, `egress-key-upgrade`). */
+function recipe(marker = "keys-secret"): string {
+  const at = README.indexOf(`<!-- ${marker}:`);
+  if (at < 0) throw new Error(`the chart README has no ${marker} recipe`);
   const block = /```sh\n([\s\S]*?)```/.exec(README.slice(at));
   if (!block?.[1]) throw new Error("no sh block after the keys-secret marker");
   return block[1];
@@ -42,5 +47,41 @@ describe.skipIf(!KUBECTL)("the chart README's keys Secret recipe", () => {
     await expect(importInternalKeys({ privateJwk: value("INTERNAL_IDENTITY_PRIVATE_KEY") })).resolves.toBeDefined();
     expect(Buffer.from(value("AGENTPLANE_SECRET_KEY"), "base64")).toHaveLength(32);
     expect(value("AGENTPLANE_SECRET_KEY")).toMatch(/^[A-Za-z0-9+/]{43}=$/);
+    // The egress proxy's own key, as its start reads it.
+    expect(EgressCredentialKeySchema.safeParse(value("SANDBOX_EGRESS_CREDENTIAL_KEY")).success).toBe(true);
+    expect(value("SANDBOX_EGRESS_CREDENTIAL_KEY")).not.toBe(value("AGENTPLANE_SECRET_KEY"));
   }, 60_000);
+});
+
+describe("the chart README's egress key recipe for an existing keys Secret", () => {
+  const dir = mkdtempSync(join(tmpdir(), "agentplane-egress-key-"));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it("adds the key sandbox-svc derived from AGENTPLANE_SECRET_KEY", () => {
+    const master = randomBytes(32).toString("base64");
+    // kubectl as a stand-in: `get … -o jsonpath` answers the Secret's value, `patch` records its body.
+    const bin = join(dir, "bin");
+    mkdirSync(bin);
+    writeFileSync(
+      join(bin, "kubectl"),
+      `#!/bin/sh
+case " $* " in
+  *" get secret agentplane-keys "*"{.data.AGENTPLANE_SECRET_KEY}"*) printf %s '${Buffer.from(master).toString("base64")}' ;;
+  *" patch secret agentplane-keys -p "*) for a; do last="$a"; done; printf %s "$last" > patched.json ;;
+  *) echo "unexpected kubectl $*" >&2; exit 1 ;;
+esac
+`,
+      { mode: 0o755 },
+    );
+    execFileSync("bash", ["-euo", "pipefail", "-c", recipe("egress-key-upgrade")], {
+      cwd: dir,
+      env: { ...process.env, PATH: `${bin}:${process.env.PATH ?? ""}` },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    const patch = JSON.parse(readFileSync(join(dir, "patched.json"), "utf8")) as {
+      stringData: Record<string, string>;
+    };
+    expect(patch).toEqual({ stringData: { SANDBOX_EGRESS_CREDENTIAL_KEY: egressCredentialKeyFrom(master) } });
+    expect(existsSync(join(dir, ".egress.key"))).toBe(false);
+  });
 });

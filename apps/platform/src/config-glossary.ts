@@ -121,7 +121,9 @@ export const CONFIG_GLOSSARY: Record<string, string> = {
   SANDBOX_K8S_EGRESS_PROXY:
     "kubernetes driver: `<namespace>/<label>=<value>[,…]:<port>` of the egress proxy's Pods, the only egress a sandbox's NetworkPolicy allows (none when unset).",
   SANDBOX_K8S_EGRESS_PROXY_URL:
-    "kubernetes driver: the egress proxy's Service as sandboxes dial it (`http://<host>:<port>`); each sandbox gets it with its own credential in `HTTPS_PROXY` and the other proxy variables (needs `AGENTPLANE_SECRET_KEY`).",
+    "kubernetes driver: the egress proxy's Service as sandboxes dial it (`http://<host>:<port>`); each sandbox gets it with its own credential in `HTTPS_PROXY` and the other proxy variables (needs `SANDBOX_EGRESS_CREDENTIAL_KEY` or `AGENTPLANE_SECRET_KEY`).",
+  SANDBOX_EGRESS_CREDENTIAL_KEY:
+    "kubernetes driver and egress proxy: at least 32 bytes, base64; each sandbox's proxy credential is an HMAC of its id under it. sandbox-svc issues with it (derived from `AGENTPLANE_SECRET_KEY` when unset, as before the key was its own); the egress proxy verifies with it and holds no `AGENTPLANE_SECRET_KEY`. The chart generates it into the keys Secret.",
   EGRESS_PROXY_PORT:
     "egress proxy: the port sandbox Pods connect to (default 3128); its health endpoints stay on `PORT`.",
   SANDBOX_K8S_PLATFORM_PODS:

@@ -7,14 +7,15 @@ import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { SANDBOX_SCHEMA } from "../../src/app.ts";
 import { migrations } from "../../src/db/migrations/index.ts";
 import type { SandboxDB } from "../../src/db/schema.ts";
-import { EgressCredentials } from "../../src/driver/kubernetes/egress-credential.ts";
+import { kubernetesConfigFrom } from "../../src/driver/kubernetes/config.ts";
+import { EgressCredentials, egressCredentialKeyFrom } from "../../src/driver/kubernetes/egress-credential.ts";
 import {
   createEgressProxyService,
   EgressEnvSchema,
   type EgressProxyService,
   egressSettings,
 } from "../../src/driver/kubernetes/egress-service.ts";
-import { EGRESS_SECRET } from "./fixture.ts";
+import { EGRESS_KEY } from "./fixture.ts";
 
 /** One request through the proxy: a plain forward (`GET http://…`) or a CONNECT. */
 function viaProxy(port: number, target: string, auth?: string, method = "GET") {
@@ -46,7 +47,7 @@ function viaProxy(port: number, target: string, auth?: string, method = "GET") {
 describe("the egress proxy deployable (--target=egress)", () => {
   let database: Database;
   let service: EgressProxyService;
-  const credentials = new EgressCredentials(EGRESS_SECRET);
+  const credentials = new EgressCredentials(EGRESS_KEY);
   const basic = (id: string) => `Basic ${Buffer.from(`${id}:${credentials.credential(id)}`).toString("base64")}`;
 
   beforeAll(async () => {
@@ -61,7 +62,7 @@ describe("the egress proxy deployable (--target=egress)", () => {
       logger: silentLogger(),
       // Nothing listens on port 1: a sandbox that needs a decision would get 503.
       governance: new ServiceClient("governance", httpFetch("http://127.0.0.1:1"), keys),
-      secret: EGRESS_SECRET,
+      credentialKey: EGRESS_KEY,
       proxyPort: 0,
       proxyHost: "127.0.0.1",
     });
@@ -102,8 +103,16 @@ describe("the egress proxy deployable's settings", () => {
   let governance: Server;
   const bus = new MemoryBus();
   const denied: Record<string, unknown>[] = [];
-  const credentials = new EgressCredentials(EGRESS_SECRET);
+  // As sandbox-svc issues them: its settings with the same key (and its master secret, which the proxy lacks).
+  const issued = kubernetesConfigFrom({
+    SANDBOX_K8S_EGRESS_PROXY: "agentplane/app.kubernetes.io/component=egress:3128",
+    SANDBOX_K8S_EGRESS_PROXY_URL: "http://agentplane-egress.agentplane.svc:3128",
+    SANDBOX_EGRESS_CREDENTIAL_KEY: EGRESS_KEY,
+    AGENTPLANE_SECRET_KEY: "the-platform-master-secret-of-32b",
+  }).egressCredentialKey as string;
+  const credentials = new EgressCredentials(issued);
   const basic = (id: string) => `Basic ${Buffer.from(`${id}:${credentials.credential(id)}`).toString("base64")}`;
+  let env: Record<string, string>;
 
   beforeAll(async () => {
     database = await openDatabase("pglite://memory");
@@ -141,32 +150,56 @@ describe("the egress proxy deployable's settings", () => {
       res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ actions: [] }));
     });
     await new Promise<void>((r) => governance.listen(0, "127.0.0.1", r));
-    const env = parseEnv(EgressEnvSchema, {
+    // The proxy's whole environment: the credential key, never the platform's AGENTPLANE_SECRET_KEY.
+    env = {
       DATABASE_URL: "pglite://memory",
       HOST: "127.0.0.1",
       GOVERNANCE_URL: `http://127.0.0.1:${(governance.address() as AddressInfo).port}`,
-      AGENTPLANE_SECRET_KEY: EGRESS_SECRET,
+      SANDBOX_EGRESS_CREDENTIAL_KEY: EGRESS_KEY,
       EGRESS_PROXY_PORT: "0",
       SANDBOX_EGRESS_REFUSAL_WINDOW_MS: "300",
-    });
+    };
+    const settings = parseEnv(EgressEnvSchema, env);
     await bus.subscribe("audit.recorded", async (e) => {
       const data = e.data as { action: string; details: Record<string, unknown> };
       if (data.action === "sandbox.egress_denied") denied.push(data.details);
     });
     const keys = await generateInternalKeys();
     service = await createEgressProxyService({
-      ...egressSettings(env),
+      ...egressSettings(settings),
       database,
       bus,
       keys,
       logger: silentLogger(),
-      governance: new ServiceClient("governance", httpFetch(env.GOVERNANCE_URL), keys),
+      governance: new ServiceClient("governance", httpFetch(settings.GOVERNANCE_URL), keys),
     });
   });
   afterAll(async () => {
     await service?.close();
     await database?.close();
     governance?.close();
+  });
+
+  it("verifies the credentials sandbox-svc issues with SANDBOX_EGRESS_CREDENTIAL_KEY, without the master key", async () => {
+    expect(Object.keys(env)).not.toContain("AGENTPLANE_SECRET_KEY");
+    const port = service.proxyAddress.port;
+    // Proven: decided by governance (refused there), not turned away at the door.
+    expect((await viaProxy(port, "http://registry.test/", basic("sbx_window"))).status).toBe(403);
+    // A credential under the master secret's derived key, or under no key, proves nothing here.
+    const other = new EgressCredentials(egressCredentialKeyFrom("the-platform-master-secret-of-32b"));
+    const forged = `Basic ${Buffer.from(`sbx_window:${other.credential("sbx_window")}`).toString("base64")}`;
+    expect((await viaProxy(port, "http://registry.test/", forged)).status).toBe(407);
+    await vi.waitFor(() => expect(denied.length).toBeGreaterThan(0), { timeout: 5000 });
+    denied.length = 0;
+  });
+
+  it("refuses to start without SANDBOX_EGRESS_CREDENTIAL_KEY, or with a bad one, naming it", () => {
+    const { SANDBOX_EGRESS_CREDENTIAL_KEY: _key, ...rest } = env;
+    for (const given of [rest, { ...rest, SANDBOX_EGRESS_CREDENTIAL_KEY: "c2hvcnQ=" }]) {
+      expect(() =>
+        parseEnv(EgressEnvSchema, { ...given, AGENTPLANE_SECRET_KEY: "the-platform-master-secret-of-32b" }),
+      ).toThrow(/invalid configuration: SANDBOX_EGRESS_CREDENTIAL_KEY: /);
+    }
   });
 
   it("counts repeated refusals within SANDBOX_EGRESS_REFUSAL_WINDOW_MS, as sandbox-svc's own proxy does", async () => {

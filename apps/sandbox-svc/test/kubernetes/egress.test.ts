@@ -1,16 +1,18 @@
+import { createHmac, hkdfSync } from "node:crypto";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import { silentLogger } from "@agentplane/service-kit";
+import { parseEnv, silentLogger } from "@agentplane/service-kit";
 import { type FakeKubeApiServer, validateKubeObject } from "@agentplane/testkit/kube";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { EgressCredentials } from "../../src/driver/kubernetes/egress-credential.ts";
+import { KubernetesSettingsSchema, kubernetesConfigFrom } from "../../src/driver/kubernetes/config.ts";
+import { EgressCredentials, egressCredentialKeyFrom } from "../../src/driver/kubernetes/egress-credential.ts";
 import { EgressGateway } from "../../src/driver/kubernetes/egress-gateway.ts";
 import type { KubernetesDriver } from "../../src/driver/kubernetes/kubernetes-driver.ts";
 import { EgressProxy, type EgressVerdict } from "../../src/egress/proxy.ts";
-import { collect, EGRESS_SECRET, kubeDriver, NS, runtimeSpec, startFakeKube } from "./fixture.ts";
+import { collect, EGRESS_KEY, kubeDriver, NS, runtimeSpec, startFakeKube } from "./fixture.ts";
 
 describe("per-sandbox egress credentials", () => {
-  const credentials = new EgressCredentials(EGRESS_SECRET);
+  const credentials = new EgressCredentials(EGRESS_KEY);
   const basic = (user: string, password: string) => `Basic ${Buffer.from(`${user}:${password}`).toString("base64")}`;
 
   it("prove one sandbox and no other", () => {
@@ -19,11 +21,44 @@ describe("per-sandbox egress credentials", () => {
     // Another sandbox's credential under my id, or mine under another id: refused.
     expect(credentials.verify(basic("sbx_one", credentials.credential("sbx_two")))).toBeUndefined();
     expect(credentials.verify(basic("sbx_two", mine))).toBeUndefined();
-    // Derived from the platform's secret: another platform's credentials do not work here.
-    const other = new EgressCredentials("another-platform-secret-32-bytes");
+    // Under another key (another platform's): refused here.
+    const other = new EgressCredentials(Buffer.alloc(32, "another key").toString("base64"));
     expect(credentials.verify(basic("sbx_one", other.credential("sbx_one")))).toBeUndefined();
     for (const bad of [undefined, "", "Bearer x", "Basic !!!", basic("", mine), basic("SBX_ONE", mine)]) {
       expect(credentials.verify(bad)).toBeUndefined();
+    }
+  });
+});
+
+describe("the egress credential key (SANDBOX_EGRESS_CREDENTIAL_KEY)", () => {
+  const settings = (env: Record<string, string>) =>
+    kubernetesConfigFrom(
+      parseEnv(KubernetesSettingsSchema, {
+        SANDBOX_K8S_EGRESS_PROXY: "agentplane/app.kubernetes.io/component=egress:3128",
+        SANDBOX_K8S_EGRESS_PROXY_URL: "http://agentplane-egress.agentplane.svc:3128",
+        ...env,
+      }),
+    );
+  const master = "the-platform-master-secret-of-32b";
+
+  it("is what sandbox-svc issues credentials with, ahead of the master secret", () => {
+    const config = settings({ SANDBOX_EGRESS_CREDENTIAL_KEY: EGRESS_KEY, AGENTPLANE_SECRET_KEY: master });
+    expect(config.egressCredentialKey).toBe(EGRESS_KEY);
+  });
+
+  it("is derived from AGENTPLANE_SECRET_KEY where unset: the credentials sandboxes already hold", () => {
+    const config = settings({ AGENTPLANE_SECRET_KEY: master });
+    expect(config.egressCredentialKey).toBe(egressCredentialKeyFrom(master));
+    // The credential as issued before the key was its own: an HMAC under a key derived from the master secret.
+    const derived = Buffer.from(hkdfSync("sha256", master, "agentplane", "sandbox egress proxy credential v1", 32));
+    const before = createHmac("sha256", derived).update("sbx_before").digest("base64url");
+    expect(new EgressCredentials(config.egressCredentialKey as string).credential("sbx_before")).toBe(before);
+  });
+
+  it("is required with an egress proxy, and a bad one is named", () => {
+    expect(() => settings({})).toThrow(/SANDBOX_EGRESS_CREDENTIAL_KEY: required with SANDBOX_K8S_EGRESS_PROXY_URL/);
+    for (const bad of ["short", Buffer.alloc(16).toString("base64"), "not base64!"]) {
+      expect(() => settings({ SANDBOX_EGRESS_CREDENTIAL_KEY: bad })).toThrow(/SANDBOX_EGRESS_CREDENTIAL_KEY: /);
     }
   });
 });
@@ -49,7 +84,7 @@ describe("kubernetes sandboxes reach the outside only through the egress proxy",
         return host === "registry.test" ? { allowed: true } : { allowed: false, ruleId: "deny-rest" };
       },
     });
-    gateway = new EgressGateway({ proxy, credentials: new EgressCredentials(EGRESS_SECRET), logger: silentLogger() });
+    gateway = new EgressGateway({ proxy, credentials: new EgressCredentials(EGRESS_KEY), logger: silentLogger() });
     const { port } = await gateway.listen(0, "127.0.0.1");
     fake = await startFakeKube();
     // By name, as the chart gives it: the driver resolves it, sandboxes get the address.
@@ -89,7 +124,7 @@ describe("kubernetes sandboxes reach the outside only through the egress proxy",
     const proxy = new URL(env.HTTPS_PROXY as string);
     // Its own id and credential; the proxy by address (sandboxes have no DNS).
     expect(proxy.username).toBe(spec.id);
-    expect(proxy.password).toBe(new EgressCredentials(EGRESS_SECRET).credential(spec.id));
+    expect(proxy.password).toBe(new EgressCredentials(EGRESS_KEY).credential(spec.id));
     expect(proxy.hostname).toBe("127.0.0.1");
     expect(env.HTTP_PROXY).toBe(env.HTTPS_PROXY);
     expect(env.no_proxy).toContain(spec.slug);

@@ -12,7 +12,8 @@ export async function startFakeKube(): Promise<FakeKubeApiServer> {
   return FakeKubeApiServer.start({ token: "sandbox-svc-token", namespaces: [NS] });
 }
 
-export const EGRESS_SECRET = "a-test-secret-of-the-platform-32b";
+/** `SANDBOX_EGRESS_CREDENTIAL_KEY` of the tests: sandbox-svc's and the egress proxy's alike. */
+export const EGRESS_KEY = Buffer.alloc(32, "egress-credential-key").toString("base64");
 
 /** A driver as a deployment builds it, against the fake API server; `egressProxyUrl` gives sandboxes the proxy. */
 export function kubeDriver(
@@ -28,7 +29,7 @@ export function kubeDriver(
     SANDBOX_K8S_EGRESS_PROXY: "agentplane/app.kubernetes.io/component=egress-proxy:3128",
     SANDBOX_K8S_PLATFORM_PODS: "agentplane/app.kubernetes.io/component=sandbox-svc",
     ...(options.egressProxyUrl
-      ? { SANDBOX_K8S_EGRESS_PROXY_URL: options.egressProxyUrl, AGENTPLANE_SECRET_KEY: EGRESS_SECRET }
+      ? { SANDBOX_K8S_EGRESS_PROXY_URL: options.egressProxyUrl, SANDBOX_EGRESS_CREDENTIAL_KEY: EGRESS_KEY }
       : {}),
   });
   return new KubernetesDriver({
@@ -37,7 +38,7 @@ export function kubeDriver(
     placement: config.placement,
     startTimeoutMs: options.startTimeoutMs ?? 10_000,
     dialPodIP: options.dialPodIP ?? false,
-    ...(config.egressSecret ? { egressCredentials: new EgressCredentials(config.egressSecret) } : {}),
+    ...(config.egressCredentialKey ? { egressCredentials: new EgressCredentials(config.egressCredentialKey) } : {}),
   });
 }
 

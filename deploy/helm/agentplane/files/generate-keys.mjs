@@ -1,6 +1,8 @@
 // Creates the platform's keys Secret once (a Helm pre-install/pre-upgrade hook). An existing Secret
-// is never touched, so upgrades keep the keys; run with the image's Node, no other dependency.
-import { generateKeyPairSync, randomBytes } from "node:crypto";
+// keeps its keys, so upgrades keep them; one made before the egress proxy had a key of its own gets
+// SANDBOX_EGRESS_CREDENTIAL_KEY added, nothing else changed. Run with the image's Node, no other
+// dependency.
+import { generateKeyPairSync, hkdfSync, randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
 
 const SA = process.env.SERVICE_ACCOUNT_DIR ?? "/var/run/secrets/kubernetes.io/serviceaccount";
@@ -13,9 +15,30 @@ const headers = {
   "content-type": "application/json",
 };
 
+const EGRESS_KEY = "SANDBOX_EGRESS_CREDENTIAL_KEY";
 const existing = await fetch(`${api}/api/v1/namespaces/${namespace}/secrets/${name}`, { headers });
 if (existing.status === 200) {
-  console.log(`secret ${namespace}/${name} exists; keys kept`);
+  const data = (await existing.json()).data ?? {};
+  if (data[EGRESS_KEY] || !data.AGENTPLANE_SECRET_KEY) {
+    console.log(`secret ${namespace}/${name} exists; keys kept`);
+    process.exit(0);
+  }
+  // The key sandbox-svc has derived its sandboxes' egress credentials from AGENTPLANE_SECRET_KEY
+  // with (apps/sandbox-svc/src/driver/kubernetes/egress-credential.ts): running sandboxes keep
+  // proving themselves to the proxy, which now holds this key and not the master secret.
+  const master = Buffer.from(data.AGENTPLANE_SECRET_KEY, "base64").toString("utf8");
+  const derived = Buffer.from(
+    hkdfSync("sha256", master, "agentplane", "sandbox egress proxy credential v1", 32),
+  ).toString("base64");
+  const patched = await fetch(`${api}/api/v1/namespaces/${namespace}/secrets/${name}`, {
+    method: "PATCH",
+    headers: { ...headers, "content-type": "application/merge-patch+json" },
+    body: JSON.stringify({ data: { [EGRESS_KEY]: Buffer.from(derived).toString("base64") } }),
+  });
+  if (patched.status !== 200) {
+    throw new Error(`adding ${EGRESS_KEY} to secret ${name}: HTTP ${patched.status} ${await patched.text()}`);
+  }
+  console.log(`secret ${namespace}/${name} exists; keys kept, ${EGRESS_KEY} added`);
   process.exit(0);
 }
 if (existing.status !== 404)
@@ -35,6 +58,8 @@ const body = {
   stringData: {
     INTERNAL_IDENTITY_PRIVATE_KEY: JSON.stringify(jwk),
     AGENTPLANE_SECRET_KEY: randomBytes(32).toString("base64"),
+    // The egress proxy's own key (sandboxes' proxy credentials), unrelated to the master secret.
+    [EGRESS_KEY]: randomBytes(32).toString("base64"),
   },
 };
 const created = await fetch(`${api}/api/v1/namespaces/${namespace}/secrets`, {

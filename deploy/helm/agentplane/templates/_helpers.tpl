@@ -67,10 +67,17 @@ every sandbox's Secret) is bound to it, never to the account the other services 
 {{- toYaml (mergeOverwrite (deepCopy $root.Values.defaults) (deepCopy $svc)) -}}
 {{- end -}}
 
-{{/* Environment every service gets: where the others listen, the stores, the keys. */}}
+{{/*
+Environment every service gets (arguments: root, the service's name): where the others listen, the
+stores, the keys. The egress proxy, the one component that talks to the internet for sandboxes,
+gets the key of sandboxes' proxy credentials instead of the platform's AGENTPLANE_SECRET_KEY;
+sandbox-svc, which issues those credentials, gets both (decision 0052).
+*/}}
 {{- define "agentplane.commonEnv" -}}
-{{- $full := include "agentplane.fullname" . -}}
-{{- range $name, $svc := .Values.services }}
+{{- $root := index . 0 -}}
+{{- $for := index . 1 -}}
+{{- $full := include "agentplane.fullname" $root -}}
+{{- range $name, $svc := $root.Values.services }}
 {{- if and $svc.enabled (ne $name "gateway") (ne $name "runtime") (ne $name "egress") }}
 - name: {{ upper $name }}_URL
   value: {{ printf "http://%s-%s:%v" $full $name $svc.port | quote }}
@@ -79,23 +86,36 @@ every sandbox's Secret) is bound to it, never to the account the other services 
 - name: DATABASE_URL
   valueFrom:
     secretKeyRef:
-      name: {{ include "agentplane.postgresSecret" . }}
-      key: {{ if .Values.postgres.dev.enabled }}url{{ else }}{{ .Values.postgres.existingSecretKey }}{{ end }}
+      name: {{ include "agentplane.postgresSecret" $root }}
+      key: {{ if $root.Values.postgres.dev.enabled }}url{{ else }}{{ $root.Values.postgres.existingSecretKey }}{{ end }}
 - name: REDIS_URL
   valueFrom:
     secretKeyRef:
-      name: {{ include "agentplane.redisSecret" . }}
-      key: {{ if .Values.redis.dev.enabled }}url{{ else }}{{ .Values.redis.existingSecretKey }}{{ end }}
+      name: {{ include "agentplane.redisSecret" $root }}
+      key: {{ if $root.Values.redis.dev.enabled }}url{{ else }}{{ $root.Values.redis.existingSecretKey }}{{ end }}
 - name: INTERNAL_IDENTITY_PRIVATE_KEY
   valueFrom:
     secretKeyRef:
-      name: {{ include "agentplane.keysSecret" . }}
+      name: {{ include "agentplane.keysSecret" $root }}
       key: INTERNAL_IDENTITY_PRIVATE_KEY
+{{- if ne $for "egress" }}
 - name: AGENTPLANE_SECRET_KEY
   valueFrom:
     secretKeyRef:
-      name: {{ include "agentplane.keysSecret" . }}
+      name: {{ include "agentplane.keysSecret" $root }}
       key: AGENTPLANE_SECRET_KEY
+{{- end }}
+{{- if or (eq $for "egress") (and (eq $for "sandbox") $root.Values.services.egress.enabled) }}
+- name: SANDBOX_EGRESS_CREDENTIAL_KEY
+  valueFrom:
+    secretKeyRef:
+      name: {{ include "agentplane.keysSecret" $root }}
+      key: SANDBOX_EGRESS_CREDENTIAL_KEY
+      {{- if eq $for "sandbox" }}
+      # In a keys.existingSecret made without it, sandbox-svc derives it from AGENTPLANE_SECRET_KEY.
+      optional: true
+      {{- end }}
+{{- end }}
 {{- end -}}
 
 {{/* Whether a service is rendered: when enabled (arguments: root, name, service values). */}}

@@ -1,5 +1,6 @@
 import { ConfigError, envBoolean } from "@agentplane/service-kit";
 import { z } from "zod";
+import { EgressCredentialKeySchema, egressCredentialKeyFrom } from "./egress-credential.ts";
 import { type KubernetesPlacement, normalizeRegistry } from "./objects.ts";
 
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
@@ -62,7 +63,9 @@ export const KubernetesSettingsSchema = z.object({
     .url()
     .regex(/^http:\/\/[^/@]+:\d{1,5}\/?$/, "http://<host>:<port>")
     .optional(),
-  /** Shared with the egress proxy: each sandbox's proxy credential is derived from it. */
+  /** Shared with the egress proxy: each sandbox's proxy credential is an HMAC under it. */
+  SANDBOX_EGRESS_CREDENTIAL_KEY: EgressCredentialKeySchema.optional(),
+  /** Where SANDBOX_EGRESS_CREDENTIAL_KEY is unset, the credential key is derived from it. */
   AGENTPLANE_SECRET_KEY: z.string().min(16).optional(),
   /**
    * Registries (`host[:port]`, comma-separated) sandbox images may come from, `docker.io` standing for
@@ -83,8 +86,8 @@ export type KubernetesSettings = z.infer<typeof KubernetesSettingsSchema>;
 
 export interface KubernetesConfig {
   placement: KubernetesPlacement;
-  /** The secret per-sandbox egress credentials derive from (with an egress proxy URL). */
-  egressSecret?: string;
+  /** The key of the per-sandbox egress credentials, base64 (with an egress proxy URL). */
+  egressCredentialKey?: string;
   startTimeoutMs: number;
   dialPodIP: boolean;
 }
@@ -100,11 +103,15 @@ function podsRef(value: string): { namespace: string; labels: Record<string, str
 export function kubernetesConfigFrom(settings: KubernetesSettings): KubernetesConfig {
   const egress = settings.SANDBOX_K8S_EGRESS_PROXY;
   const egressUrl = settings.SANDBOX_K8S_EGRESS_PROXY_URL;
-  if (egressUrl && !settings.AGENTPLANE_SECRET_KEY) {
+  const credentialKey =
+    settings.SANDBOX_EGRESS_CREDENTIAL_KEY ??
+    (settings.AGENTPLANE_SECRET_KEY ? egressCredentialKeyFrom(settings.AGENTPLANE_SECRET_KEY) : undefined);
+  if (egressUrl && !credentialKey) {
     throw new ConfigError([
       {
-        name: "AGENTPLANE_SECRET_KEY",
-        message: "required with SANDBOX_K8S_EGRESS_PROXY_URL (sandbox egress credentials)",
+        name: "SANDBOX_EGRESS_CREDENTIAL_KEY",
+        message:
+          "required with SANDBOX_K8S_EGRESS_PROXY_URL: the key of sandboxes' egress credentials, the egress proxy's too (derived from AGENTPLANE_SECRET_KEY where that is set)",
       },
     ]);
   }
@@ -117,7 +124,7 @@ export function kubernetesConfigFrom(settings: KubernetesSettings): KubernetesCo
     ]);
   }
   return {
-    ...(egressUrl ? { egressSecret: settings.AGENTPLANE_SECRET_KEY as string } : {}),
+    ...(egressUrl ? { egressCredentialKey: credentialKey as string } : {}),
     placement: {
       namespace: settings.SANDBOX_K8S_NAMESPACE ?? "agentplane-sandboxes",
       defaultImage: settings.SANDBOX_K8S_DEFAULT_IMAGE ?? "docker.io/library/debian:bookworm-slim",

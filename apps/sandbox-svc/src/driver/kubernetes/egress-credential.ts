@@ -1,24 +1,51 @@
 import { createHmac, hkdfSync, timingSafeEqual } from "node:crypto";
 import { lookup } from "node:dns/promises";
 import { isIP } from "node:net";
+import { z } from "zod";
 import type { SandboxRuntimeSpec } from "../types.ts";
 import { type KubernetesPlacement, proxyEnv } from "./objects.ts";
+
+/** How many bytes the credential key has at least (`SANDBOX_EGRESS_CREDENTIAL_KEY`, base64). */
+export const EGRESS_CREDENTIAL_KEY_BYTES = 32;
+
+/**
+ * The credential key derived from the platform's `AGENTPLANE_SECRET_KEY`, base64: what sandbox-svc
+ * signs with where no `SANDBOX_EGRESS_CREDENTIAL_KEY` is set, and what the chart's key hook writes
+ * as that key into an existing installation's keys Secret, so the credentials of sandboxes started
+ * before stay valid (decision 0052).
+ */
+export function egressCredentialKeyFrom(secret: string): string {
+  if (secret.length < 16) throw new Error("the egress credential secret is too short");
+  return Buffer.from(hkdfSync("sha256", secret, "agentplane", "sandbox egress proxy credential v1", 32)).toString(
+    "base64",
+  );
+}
+
+/** `SANDBOX_EGRESS_CREDENTIAL_KEY` as read at start: base64 of at least 32 bytes (a bad value names the variable). */
+export const EgressCredentialKeySchema = z
+  .string()
+  .regex(/^[A-Za-z0-9+/]+={0,2}$/, "base64")
+  .refine((s) => Buffer.from(s, "base64").length >= EGRESS_CREDENTIAL_KEY_BYTES, {
+    message: `at least ${EGRESS_CREDENTIAL_KEY_BYTES} bytes, base64 (e.g. \`head -c 32 /dev/urandom | base64\`)`,
+  });
 
 /**
  * Per-sandbox credentials for the cluster's egress proxy. A sandbox Pod reaches the outside only
  * through the proxy (its NetworkPolicy), and names itself there with `Proxy-Authorization: Basic
- * <sandbox id>:<credential>`, the credential an HMAC of its id under a key derived from the
- * platform's secret. sandbox-svc (which writes it into the sandbox's Secret) and the proxy (which
- * verifies it) share only that secret: no table, and one sandbox's credential says nothing about
- * another's.
+ * <sandbox id>:<credential>`, the credential an HMAC of its id under the egress credential key.
+ * sandbox-svc (which writes it into the sandbox's Secret) and the proxy (which verifies it) share
+ * only that key: no table, and one sandbox's credential says nothing about another's. The key is
+ * its own (`SANDBOX_EGRESS_CREDENTIAL_KEY`), never the platform's master secret: the proxy, the one
+ * component that talks to the internet for sandboxes, holds nothing that opens anything else.
  */
 export class EgressCredentials {
   private readonly key: Buffer;
 
-  /** `secret`: the platform's `AGENTPLANE_SECRET_KEY` (the key is derived from it, never used as is). */
-  constructor(secret: string) {
-    if (secret.length < 16) throw new Error("the egress credential secret is too short");
-    this.key = Buffer.from(hkdfSync("sha256", secret, "agentplane", "sandbox egress proxy credential v1", 32));
+  /** `key`: `SANDBOX_EGRESS_CREDENTIAL_KEY` (base64), or egressCredentialKeyFrom(AGENTPLANE_SECRET_KEY). */
+  constructor(key: string) {
+    const bytes = Buffer.from(key, "base64");
+    if (bytes.length < EGRESS_CREDENTIAL_KEY_BYTES) throw new Error("the egress credential key is too short");
+    this.key = bytes;
   }
 
   /** The credential of one sandbox. */

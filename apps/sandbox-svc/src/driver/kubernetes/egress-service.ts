@@ -22,15 +22,18 @@ import { decideEgress, type EgressDeps, recordEgressRefusal } from "../../egress
 import { platformDestination } from "../../egress/platform.ts";
 import { type EgressLimits, EgressProxy } from "../../egress/proxy.ts";
 import { RefusalWindow } from "../../egress/refusal-window.ts";
-import { EgressCredentials } from "./egress-credential.ts";
+import { EgressCredentialKeySchema, EgressCredentials } from "./egress-credential.ts";
 import { EgressGateway } from "./egress-gateway.ts";
 
 /** The egress proxy as its own deployable (`--target=egress`). */
 export const EgressEnvSchema = deploymentEnv(8087).extend({
   /** governance-svc: every destination of every sandbox is decided there. */
   GOVERNANCE_URL: z.url(),
-  /** Shared with sandbox-svc: the per-sandbox proxy credentials derive from it. */
-  AGENTPLANE_SECRET_KEY: z.string().min(16),
+  /**
+   * Shared with sandbox-svc: the key sandboxes' proxy credentials are HMACs under. The proxy holds
+   * it instead of the platform's AGENTPLANE_SECRET_KEY, which it neither reads nor needs (decision 0052).
+   */
+  SANDBOX_EGRESS_CREDENTIAL_KEY: EgressCredentialKeySchema,
   /** Where sandboxes connect. */
   EGRESS_PROXY_PORT: z.coerce.number().int().min(0).max(65_535).default(3128),
   /** The platform's API as sandboxes name it: a destination open by default (decided as `platform`). */
@@ -49,8 +52,8 @@ export interface EgressProxyServiceDeps {
   logger: Logger;
   /** governance-svc: every destination is decided there. */
   governance: ServiceClient;
-  /** The platform's `AGENTPLANE_SECRET_KEY`, which sandbox-svc derives the same credentials from. */
-  secret: string;
+  /** `SANDBOX_EGRESS_CREDENTIAL_KEY` (base64), the key sandbox-svc issues the credentials with. */
+  credentialKey: string;
   /** Where sandboxes connect (3128 in the chart; 0 for any free port). */
   proxyPort: number;
   proxyHost?: string;
@@ -69,10 +72,10 @@ export function egressSettings(
   env: EgressEnv,
 ): Pick<
   EgressProxyServiceDeps,
-  "secret" | "proxyPort" | "proxyHost" | "apiUrl" | "hostMap" | "limits" | "refusalWindowMs"
+  "credentialKey" | "proxyPort" | "proxyHost" | "apiUrl" | "hostMap" | "limits" | "refusalWindowMs"
 > {
   return {
-    secret: env.AGENTPLANE_SECRET_KEY,
+    credentialKey: env.SANDBOX_EGRESS_CREDENTIAL_KEY,
     proxyPort: env.EGRESS_PROXY_PORT,
     proxyHost: env.HOST,
     limits: egressLimitsFrom(env),
@@ -120,7 +123,7 @@ export async function createEgressProxyService(deps: EgressProxyServiceDeps): Pr
     ...(deps.hostMap ? { hostMap: deps.hostMap } : {}),
     ...(deps.apiUrl ? { platform: platformDestination(deps.apiUrl) } : {}),
   });
-  const gateway = new EgressGateway({ proxy, credentials: new EgressCredentials(deps.secret), logger });
+  const gateway = new EgressGateway({ proxy, credentials: new EgressCredentials(deps.credentialKey), logger });
   const proxyAddress = await gateway.listen(deps.proxyPort, deps.proxyHost);
   const checks: ReadinessChecks = {
     // The sandbox schema exists once sandbox-svc (or the migration Job) has migrated it.

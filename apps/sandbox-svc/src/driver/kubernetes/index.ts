@@ -18,11 +18,11 @@ export function createKubernetesDriver(
     kc = new KubeConfig();
     kc.loadFromDefault();
   }
-  const { egressSecret, ...rest } = config;
+  const { egressCredentialKey, ...rest } = config;
   return new KubernetesDriver({
     kubeConfig: kc,
     logger,
     ...rest,
-    ...(egressSecret ? { egressCredentials: new EgressCredentials(egressSecret) } : {}),
+    ...(egressCredentialKey ? { egressCredentials: new EgressCredentials(egressCredentialKey) } : {}),
   });
 }

@@ -1,0 +1,83 @@
+// The egress proxy is the one component that talks to the internet for sandboxes: its Pod gets the
+// key of sandboxes' proxy credentials and never the platform's master key (decision 0052).
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { type K8sObject, parseObjects, renderChart, VALUES_DIR, valueSets } from "./chart.ts";
+
+interface EnvVar {
+  name: string;
+  valueFrom?: { secretKeyRef?: { name: string; key: string; optional?: boolean } };
+}
+interface PodSpec {
+  containers: { env?: EnvVar[]; envFrom?: { secretRef?: { name: string } }[] }[];
+  volumes?: { secret?: { secretName: string } }[];
+}
+
+const podOf = (list: K8sObject[], name: string): PodSpec => {
+  const deployment = list.find((o) => o.kind === "Deployment" && o.metadata.name === `agentplane-${name}`);
+  if (!deployment) throw new Error(`no Deployment agentplane-${name}`);
+  return (deployment.spec as { template: { spec: PodSpec } }).template.spec;
+};
+
+/** The keys a Pod reads from the platform's keys Secret (the stores' URLs come from Secrets of their own). */
+const keyRefs = (pod: PodSpec, secret = "agentplane-keys") =>
+  pod.containers
+    .flatMap((c) => c.env ?? [])
+    .flatMap((v) => (v.valueFrom?.secretKeyRef?.name === secret ? [v.valueFrom.secretKeyRef] : []));
+
+describe("the egress proxy's keys in the agentplane Helm chart", () => {
+  it.each(valueSets())("gives the egress proxy the credential key and not the master key (%s)", (set) => {
+    const list = parseObjects(renderChart(join(VALUES_DIR, `${set}.yaml`)));
+    const egress = podOf(list, "egress");
+    expect(JSON.stringify(egress)).not.toContain("AGENTPLANE_SECRET_KEY");
+    // Nor the whole keys Secret by another way in.
+    for (const container of egress.containers) {
+      expect(container.envFrom?.map((e) => e.secretRef?.name)).not.toContain("agentplane-keys");
+    }
+    expect(egress.volumes?.some((v) => v.secret)).toBeFalsy();
+    expect(keyRefs(egress)).toEqual([
+      { name: "agentplane-keys", key: "INTERNAL_IDENTITY_PRIVATE_KEY" },
+      { name: "agentplane-keys", key: "SANDBOX_EGRESS_CREDENTIAL_KEY" },
+    ]);
+    // sandbox-svc issues the credentials with the same key (else derives it from the master key).
+    expect(keyRefs(podOf(list, "sandbox"))).toContainEqual({
+      name: "agentplane-keys",
+      key: "SANDBOX_EGRESS_CREDENTIAL_KEY",
+      optional: true,
+    });
+    // Every other service keeps the master key; none but these two gets the credential key.
+    for (const name of ["gateway", "tenancy", "governance", "connections", "audit"]) {
+      const refs = keyRefs(podOf(list, name)).map((r) => r.key);
+      expect(refs, name).toContain("AGENTPLANE_SECRET_KEY");
+      expect(refs, name).not.toContain("SANDBOX_EGRESS_CREDENTIAL_KEY");
+    }
+  });
+
+  it("reads the credential key from keys.existingSecret when one is named", () => {
+    const list = parseObjects(renderChart(join(VALUES_DIR, "external.yaml"), ["--set", "keys.existingSecret=my-keys"]));
+    expect(keyRefs(podOf(list, "egress"), "my-keys")).toContainEqual({
+      name: "my-keys",
+      key: "SANDBOX_EGRESS_CREDENTIAL_KEY",
+    });
+    // No hook then: the operator's Secret is never written to.
+    expect(list.some((o) => o.kind === "Job" && o.metadata.name.endsWith("-keys"))).toBe(false);
+  });
+
+  it("lets the key hook add the credential key to its own Secret only", () => {
+    const list = parseObjects(renderChart(join(VALUES_DIR, "dev.yaml")));
+    const role = list.find((o) => o.kind === "Role" && o.metadata.name === "agentplane-keys") as unknown as {
+      rules: { resources: string[]; resourceNames?: string[]; verbs: string[] }[];
+    };
+    expect(role.rules).toEqual([
+      { apiGroups: [""], resources: ["secrets"], verbs: ["create"] },
+      { apiGroups: [""], resources: ["secrets"], resourceNames: ["agentplane-keys"], verbs: ["get", "patch"] },
+    ]);
+  });
+
+  it("leaves the credential key out of sandbox-svc without an egress proxy", () => {
+    const list = parseObjects(
+      renderChart(join(VALUES_DIR, "external.yaml"), ["--set", "services.egress.enabled=false"]),
+    );
+    expect(keyRefs(podOf(list, "sandbox")).map((r) => r.key)).not.toContain("SANDBOX_EGRESS_CREDENTIAL_KEY");
+  });
+});
