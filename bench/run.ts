@@ -17,6 +17,7 @@ const BENCHES: Record<string, string> = {
   "runtime-memory": "runtime-memory.ts",
   "runtime-team-chat": "runtime-team-chat.ts",
   inference: "inference.ts",
+  "inference-portkey": "inference-portkey.ts",
   "connections-tools": "connections-tools.ts",
   "connections-clusters": "connections-clusters.ts",
   cli: "cli.ts",
