@@ -15,6 +15,9 @@ const READ = [
   "max_gen_len",
   "maxTokens",
   "stream",
+  // Read to find input the body references but does not hold (unseen-input.test.ts).
+  "tools",
+  "prompt",
 ];
 
 /** What JSON.parse makes of the members the proxy reads. */

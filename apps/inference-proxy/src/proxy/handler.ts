@@ -17,7 +17,7 @@ import type { InferenceConfig } from "../config.ts";
 import type { CallerResolver } from "./caller.ts";
 import { decideLlmInvoke } from "./policy.ts";
 import type { ProjectCredentials } from "./project-credentials.ts";
-import { analyzeRequest, type EstimatePrice, estimateMicroUsd } from "./request.ts";
+import { analyzeRequest, type EstimatePrice, estimateMicroUsd, unseenInputMicroUsd } from "./request.ts";
 import { checkTierHeaders } from "./service-tier.ts";
 import { signSigV4 } from "./sigv4.ts";
 import type { SpendGate } from "./spend.ts";
@@ -192,16 +192,23 @@ export function createLlmProxy(deps: ProxyDeps): LlmProxy {
     );
     // A call that names no output cap can produce the model's most (asked only then).
     const maxTokens = analyzed.maxTokens ?? (analyzed.embeddings ? 0 : deps.outputCap(analyzed.model));
-    const estimate = estimateMicroUsd(analyzed, raw?.byteLength ?? 0, deps.price(analyzed.model), maxTokens);
+    const price = deps.price(analyzed.model);
+    const estimate = estimateMicroUsd(analyzed, raw?.byteLength ?? 0, price, maxTokens);
     const route = `/llm/${target.provider}${target.family ? `/${target.family}` : ""}`;
     nameRequestSpan(method, `/v1${route}/{path}`);
-    const hold = await deps.spend.begin(scope, estimate, requestId, {
-      principalType: principal.type,
-      principalId: principal.id,
-      provider: target.provider,
-      model: analyzed.model ?? "unknown",
-      route,
-    });
+    const hold = await deps.spend.begin(
+      scope,
+      estimate,
+      requestId,
+      {
+        principalType: principal.type,
+        principalId: principal.id,
+        provider: target.provider,
+        model: analyzed.model ?? "unknown",
+        route,
+      },
+      unseenInputMicroUsd(analyzed, raw?.byteLength ?? 0, price),
+    );
 
     let headers: Record<string, string> = { "accept-encoding": "identity" };
     request.headers.forEach((value, key) => {

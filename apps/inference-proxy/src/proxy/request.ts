@@ -1,7 +1,9 @@
 import { ProblemError } from "@agentplane/problem-details";
+import { contextWindow } from "./context-windows.ts";
 import { BACKSLASH, CLOSE_ARRAY, CLOSE_OBJECT, COLON, COMMA, OPEN_ARRAY, OPEN_OBJECT, QUOTE } from "./json-bytes.ts";
 import { checkTierMembers } from "./service-tier.ts";
 import type { ApiKind, Upstream } from "./target.ts";
+import { findUnseenInput, UNSEEN_INPUT_MEMBERS, type UnseenInput, type UnseenInputHold } from "./unseen-input.ts";
 
 export interface AnalyzedRequest {
   /** The bytes to forward (the caller's, or with `stream_options.include_usage` added). */
@@ -13,6 +15,8 @@ export interface AnalyzedRequest {
   choices: number;
   /** Embeddings produce no output tokens. */
   embeddings: boolean;
+  /** Input the body references but does not hold (a file, a URL, a server tool, stored state). */
+  unseenInput: UnseenInput | undefined;
 }
 
 type Json = Record<string, unknown>;
@@ -53,6 +57,7 @@ export function analyzeRequest(upstream: Upstream, tail: string, raw: Uint8Array
     maxTokens: json ? outputCap(json) : undefined,
     choices: json ? choices(json) : 1,
     embeddings,
+    unseenInput: json && raw ? findUnseenInput(raw, json) : undefined,
   };
 }
 
@@ -152,6 +157,7 @@ const READ = new Set([
   "serviceTier",
   "performanceConfig",
   "anthropic_beta",
+  ...UNSEEN_INPUT_MEMBERS,
 ]);
 
 /**
@@ -348,4 +354,21 @@ export function estimateMicroUsd(
   const input = Math.ceil(bodyBytes / 4);
   const output = request.embeddings ? 0 : (request.maxTokens ?? outputCap) * request.choices;
   return Math.ceil(input * price.input + output * price.output);
+}
+
+/**
+ * The input a call reads beyond its body, bounded: the model's context window at its input price
+ * for each sampling the call may run (`UnseenInput.samplings`), less the input already estimated
+ * from the body's size. Undefined when the body shows all of the input. Where a spending limit
+ * applies, it is reserved on top of `estimateMicroUsd` (docs/decisions/0053-input-the-body-does-not-show.md).
+ */
+export function unseenInputMicroUsd(
+  request: AnalyzedRequest,
+  bodyBytes: number,
+  price: EstimatePrice,
+): UnseenInputHold | undefined {
+  const unseen = request.unseenInput;
+  if (!unseen) return undefined;
+  const tokens = Math.max(0, contextWindow(request.model) * unseen.samplings - Math.ceil(bodyBytes / 4));
+  return { microUsd: Math.ceil(tokens * price.input), members: unseen.members };
 }

@@ -12,6 +12,7 @@ import { callInternal, type Logger, type ServiceClient, servicePrincipal } from 
 import { annotateSpan, inChildSpan } from "@agentplane/telemetry";
 import type { CallerScope } from "./caller.ts";
 import { GroupCommit } from "./group-commit.ts";
+import type { UnseenInputHold } from "./unseen-input.ts";
 
 const SELF = servicePrincipal("inference");
 
@@ -80,8 +81,17 @@ export class SpendGate {
    * Reserves (or, where no limit applies, records in the background) the call's estimate. A
    * reservation is a `spend.reserve` span of the current request; a call recorded in the
    * background costs no span, only `agentplane.spend.mode: deferred` on the current one.
+   * `unseen`, the bound of input the body references but does not hold, is reserved on top of the
+   * estimate where a limit applies, and is not recorded where none does: such a call is forwarded
+   * there as any other (docs/decisions/0053-input-the-body-does-not-show.md).
    */
-  async begin(scope: CallerScope, estimatedMicroUsd: number, requestId: string, call: ReservedCall): Promise<Hold> {
+  async begin(
+    scope: CallerScope,
+    estimatedMicroUsd: number,
+    requestId: string,
+    call: ReservedCall,
+    unseen?: UnseenInputHold,
+  ): Promise<Hold> {
     const key = scopeKey(scope.orgId, scope.projectId);
     const until = this.unlimited.get(key);
     if (until !== undefined && until > this.clock.now()) {
@@ -95,12 +105,13 @@ export class SpendGate {
       let answer: Promise<boolean> | undefined;
       return { reservationId, ended: () => (answer ??= this.ended(key, item, opened)) };
     }
+    const held = estimatedMicroUsd + (unseen?.microUsd ?? 0);
     const attributes = {
       "agentplane.spend.mode": "reserved",
-      "agentplane.spend.estimated_micro_usd": estimatedMicroUsd,
+      "agentplane.spend.estimated_micro_usd": held,
     };
     const reservationId = await inChildSpan("spend.reserve", attributes, () =>
-      this.reserve(scope, estimatedMicroUsd, requestId, call),
+      this.reserve(scope, held, requestId, call, unseen?.members),
     );
     return { reservationId, ended: () => RESERVED };
   }
@@ -121,12 +132,16 @@ export class SpendGate {
     return opened;
   }
 
-  /** Holds the estimate; over a limit → 429 `spending-limit-reached` naming the limit and its reset. */
+  /**
+   * Holds the estimate; over a limit → 429 `spending-limit-reached` naming the limit and its reset,
+   * and the members (`unseenInput`) whose input the estimate holds at the model's context window.
+   */
   async reserve(
     scope: CallerScope,
     estimatedMicroUsd: number,
     requestId: string,
     call?: ReservedCall,
+    unseenInput?: string[],
   ): Promise<string> {
     const body: SpendReserveRequest = { orgId: scope.orgId, projectId: scope.projectId, estimatedMicroUsd, requestId };
     // Names the call, so a hold this process never settles (a crash) expires into a usage record of it.
@@ -138,7 +153,7 @@ export class SpendGate {
     });
     this.learn(scope.orgId, scope.projectId, r.limited);
     if (r.decision === "allowed" && r.reservationId) return r.reservationId;
-    throw limitReached(r, estimatedMicroUsd);
+    throw limitReached(r, estimatedMicroUsd, unseenInput);
   }
 
   /** Best effort: a release that fails leaves the hold to expire in the audit service. */
@@ -197,17 +212,24 @@ function dollars(micro: number): string {
   return usd >= 1 ? `$${usd.toFixed(2)}` : `$${Number(usd.toPrecision(4))}`;
 }
 
-function limitReached(r: SpendReserveResponse, estimatedMicroUsd: number): ProblemError {
+function limitReached(r: SpendReserveResponse, estimatedMicroUsd: number, unseenInput?: string[]): ProblemError {
   const resetsAt = r.resetsAt;
   const retryAfter = resetsAt ? Math.max(1, Math.ceil((Date.parse(resetsAt) - Date.now()) / 1000)) : undefined;
   const usd = (micro: number | undefined) => (micro === undefined ? undefined : micro / 1e6);
   const owner = r.limitProjectId ? `project ${r.limitProjectId}` : "this organization";
   const limit = `the ${r.period ?? ""} spending limit ${r.limitId ?? ""} of ${owner}`;
   // Some of the limit may remain: then it is this call's estimate (its max_tokens at the model's
-  // output price) that does not fit, and a smaller max_tokens may.
+  // output price) that does not fit, and a smaller max_tokens may; or the input it references
+  // without holding it, which is estimated at the model's context window.
+  const unseen = unseenInput?.length
+    ? `, which holds the model's context window of input for ${unseenInput
+        .slice(0, 4)
+        .map((m) => m.slice(0, 80))
+        .join(", ")}, input the body references but does not hold`
+    : " (a lower max_tokens lowers the estimate)";
   const why =
     r.remainingMicroUsd !== undefined && r.remainingMicroUsd > 0
-      ? `This call's estimated cost of ${dollars(estimatedMicroUsd)} exceeds the ${dollars(r.remainingMicroUsd)} that remains of ${limit} (a lower max_tokens lowers the estimate)`
+      ? `This call's estimated cost of ${dollars(estimatedMicroUsd)} exceeds the ${dollars(r.remainingMicroUsd)} that remains of ${limit}${unseen}`
       : `${limit[0]?.toUpperCase()}${limit.slice(1)} is reached`;
   return new ProblemError("spending-limit-reached", {
     detail: `${why}${resetsAt ? `; it resets at ${resetsAt}` : ""}. Sandboxes keep running.`.replace(/\s+/g, " "),
@@ -219,6 +241,7 @@ function limitReached(r: SpendReserveResponse, estimatedMicroUsd: number): Probl
       ...(r.limitMicroUsd !== undefined ? { limitUsd: usd(r.limitMicroUsd) } : {}),
       ...(r.remainingMicroUsd !== undefined ? { remainingUsd: usd(r.remainingMicroUsd) } : {}),
       estimatedUsd: usd(estimatedMicroUsd),
+      ...(unseenInput?.length ? { unseenInput } : {}),
       ...(resetsAt ? { resetsAt } : {}),
     },
   });
