@@ -170,7 +170,10 @@ export class RequestAuditor {
     // looked at its resource, such as a bad body, names none).
     const named =
       audit.resourceOrg ?? (audit.response ? responseHeader(audit.response, RESOURCE_ORG_HEADER) : undefined);
-    if (named) this.learn(audit.params, named);
+    // Only an answer that acted on the path's resources proves they belong to the organization
+    // named: a refusal names the caller's organization whatever ids its path holds, and learning
+    // from it would let one organization file another's later records in its own trail.
+    if (named && audit.status >= 200 && audit.status < 300) this.learn(audit.params, named);
     const orgId = audit.params.orgId ?? named ?? principal?.orgId ?? this.learned(audit.params);
     const projectId = audit.params.projectId ?? principal?.projectId;
     const event: AuditRecorded = {
