@@ -1,4 +1,4 @@
-import { type Member, type OrgRole, orgRoleAtLeast } from "@agentplane/contracts";
+import { type Member, ORG_ROLES, type OrgRole, orgRoleAtLeast } from "@agentplane/contracts";
 import { recordDomainEvent, withDomainEvents } from "@agentplane/events";
 import { ProblemError } from "@agentplane/problem-details";
 import type { Caller } from "@agentplane/service-kit";
@@ -64,6 +64,42 @@ function assertMayTouch(callerRole: OrgRole, targetRole: OrgRole, newRole?: OrgR
   }
 }
 
+/**
+ * Revokes the member's pending invitations that rank above `role` (all of them without one, when
+ * the member leaves): an invitation grants no more than its sender can still grant, so a demoted
+ * or removed admin cannot come back, or back up, through one sent to an address of their own.
+ */
+async function revokeInvitationsOf(
+  ctx: TenancyContext,
+  trx: Transaction<TenancyDatabase>,
+  caller: Caller,
+  userId: string,
+  role: OrgRole | undefined,
+): Promise<void> {
+  let q = trx
+    .updateTable("invitations")
+    .set({ status: "revoked", responded_at: new Date() })
+    .where("org_id", "=", caller.orgId)
+    .where("invited_by", "=", userId)
+    .where("status", "=", "pending");
+  if (role) {
+    const above = ORG_ROLES.filter((r) => !orgRoleAtLeast(role, r));
+    if (above.length === 0) return;
+    q = q.where("role", "in", above);
+  }
+  const revoked = await q.returning(["id", "role"]).execute();
+  for (const invitation of revoked.sort((a, b) => a.id.localeCompare(b.id))) {
+    await recordDomainEvent(ctx, trx, caller.principal, {
+      action: "invitation.revoked",
+      orgId: caller.orgId,
+      targetType: "invitation",
+      targetId: invitation.id,
+      details: { role: invitation.role, reason: role ? "sender_demoted" : "sender_removed" },
+      requestId: caller.requestId,
+    });
+  }
+}
+
 export async function updateMemberRole(
   ctx: TenancyContext,
   caller: Caller,
@@ -100,6 +136,7 @@ export async function updateMemberRole(
         details: { from: current.role, to: role },
         requestId: caller.requestId,
       });
+      await revokeInvitationsOf(ctx, trx, caller, userId, role);
     }
   });
   return getMember(ctx, caller, { userId });
@@ -148,6 +185,7 @@ export async function removeMember(ctx: TenancyContext, caller: Caller, input: {
       .where("user_id", "=", userId)
       .where("revoked_at", "is", null)
       .execute();
+    await revokeInvitationsOf(ctx, trx, caller, userId, undefined);
     await recordDomainEvent(ctx, trx, caller.principal, {
       action: "member.removed",
       orgId,
