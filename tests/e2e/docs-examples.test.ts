@@ -1,7 +1,9 @@
-// docs/models.md runs as written: each provider's TypeScript block with the official SDK it names,
-// the curl call and the CLI call, against a freshly started all-in-one platform whose providers
-// are local stand-ins speaking their real wire formats. A base URL, a header or a path the
-// gateway no longer takes fails here, and so does a caller's token that reaches a provider.
+// The code examples of the reference pages run as written against a freshly started all-in-one
+// platform. docs/models.md: each provider's TypeScript block with the official SDK it names, the
+// curl call and the CLI call, the providers being local stand-ins speaking their real wire
+// formats; a base URL, a header or a path the gateway no longer takes fails here, and so does a
+// caller's token that reaches a provider. packages/sdk/README.md: its example, with the generated
+// SDK, pointed at the platform.
 import { execFile, spawnSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -13,6 +15,7 @@ import { callApi, freePort, REPO_ROOT, type Spawned, spawnNode } from "./process
 
 // Asynchronous: the provider stand-ins answer from this process while a block runs.
 const run = promisify(execFile);
+const SDK_README = readFileSync(join(REPO_ROOT, "packages", "sdk", "README.md"), "utf8");
 const OWNER_TOKEN = `models-owner-${"x".repeat(32)}`;
 const DOC = readFileSync(join(REPO_ROOT, "docs", "models.md"), "utf8");
 /** Where the SDKs the page names are dependencies, so its imports resolve as they are written. */
@@ -76,7 +79,7 @@ function runnable(code: string): string {
   ].join("\n");
 }
 
-describe("docs/models.md runs as written", () => {
+describe("docs/models.md and the SDK README run as written", () => {
   const dataDir = mkdtempSync(join(tmpdir(), "agentplane-models-"));
   const configDir = mkdtempSync(join(tmpdir(), "agentplane-models-cli-"));
   let up: FakeUpstream;
@@ -196,5 +199,21 @@ describe("docs/models.md runs as written", () => {
         return costs.body.total?.requests;
       })
       .toBe(calls);
+  });
+
+  it("packages/sdk/README.md: the example creates an organization, walks its trail and reads a problem", async () => {
+    const [block] = blocksOf(SDK_README).filter((b) => b.lang === "ts");
+    let code = (block?.code ?? "").replace('"https://agentplane.example.com"', "process.env.URL!");
+    expect(code).toContain("process.env.URL!");
+    // Its last call's answer, checked.
+    code += '\nif (data?.id !== org.id) throw new Error("sdk.api.GET answered another organization");\n';
+    const result = await run(process.execPath, ["--input-type=module-typescript", "-e", code], {
+      cwd: join(REPO_ROOT, "packages", "sdk"),
+      env: { ...process.env, URL: base, AGENTPLANE_TOKEN: OWNER_TOKEN },
+      timeout: 60_000,
+    });
+    // The audit trail of the new organization, one action a line, then the refused getProject.
+    expect(result.stdout.split("\n")).toContain("organization.created");
+    expect(result.stderr).toMatch(/^404 not-found Project prj_nope was not found [0-9a-f-]{36}$/m);
   });
 });
