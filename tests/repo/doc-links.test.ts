@@ -1,8 +1,9 @@
 // Links between the Markdown pages resolve: every relative link in README.md and docs/**/*.md (and
 // the pages beside the code they link to) names a file or directory that exists, and an anchor
-// (`page.md#section`, `#section`) names a heading of that page as GitHub spells it.
+// (`page.md#section`, `#section`) names a heading of that page as GitHub spells it. And every
+// `agentplane …` command those pages show is one the CLI has (docs/cli is its generated reference).
 import { execFileSync } from "node:child_process";
-import { existsSync, readFileSync, statSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { dirname, join, relative } from "node:path";
 import { describe, expect, it } from "vitest";
 
@@ -97,6 +98,39 @@ describe("links between the Markdown pages", () => {
           if (!anchorsOf(readFileSync(target, "utf8")).has(anchor.toLowerCase()))
             broken.push(`${page}: ${link} (no heading #${anchor} in ${relative(root, target)})`);
         }
+      }
+    }
+    expect(broken).toEqual([]);
+  });
+
+  it("names only agentplane commands that exist", () => {
+    // The command tree, from the generated reference's headings: `## agentplane auth sessions`.
+    const commands = new Set<string>();
+    for (const file of readdirSync(join(root, "docs/cli"))) {
+      const text = readFileSync(join(root, "docs/cli", file), "utf8");
+      for (const [, name] of text.matchAll(/^#{1,6} agentplane ([a-z0-9 -]+)$/gm)) commands.add(name ?? "");
+    }
+    expect(commands).toContain("auth sessions list");
+    const hasChildren = (name: string) => [...commands].some((c) => c.startsWith(`${name} `));
+    const broken: string[] = [];
+    for (const page of pages.filter((p) => !p.startsWith("docs/cli/") && !p.startsWith("docs/decisions/"))) {
+      const text = readFileSync(join(root, page), "utf8");
+      const shown = [
+        ...[...text.matchAll(/`agentplane ([^`]*)`/g)].map((m) => m[1] ?? ""),
+        ...[...text.matchAll(/^(?:\$ )?agentplane (.*)$/gm)].map((m) => m[1] ?? ""),
+      ];
+      for (const line of shown) {
+        const words = line.split(/\s+/);
+        if (!words[0] || words[0].startsWith("-") || words[0] === "help") continue; // flags, `help <topic>`
+        let name = "";
+        for (const word of words) {
+          const next = name ? `${name} ${word}` : word;
+          if (!commands.has(next)) break;
+          name = next;
+        }
+        // A command with subcommands takes no arguments of its own: the next word must be one.
+        const next = words[name ? name.split(" ").length : 0];
+        if (!name || (hasChildren(name) && next && !next.startsWith("-"))) broken.push(`${page}: agentplane ${line}`);
       }
     }
     expect(broken).toEqual([]);
