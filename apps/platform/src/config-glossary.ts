@@ -101,7 +101,7 @@ export const CONFIG_GLOSSARY: Record<string, string> = {
   SANDBOX_K8S_NAMESPACE:
     "kubernetes driver: namespace of the sandbox Pods, claims and NetworkPolicies (default `agentplane-sandboxes`).",
   SANDBOX_K8S_DEFAULT_IMAGE:
-    "kubernetes driver: the OCI image the `default` image stands for (default `docker.io/library/debian:bookworm-slim`).",
+    "kubernetes driver: the OCI image the `default` image stands for (default `docker.io/library/debian:12.12-slim`).",
   SANDBOX_K8S_SERVICE_ACCOUNT:
     "kubernetes driver: the permissionless service account sandbox Pods run as (default `agentplane-sandbox`; its token is never mounted).",
   SANDBOX_K8S_RUNTIME_CLASS: "kubernetes driver: RuntimeClass of sandbox Pods, e.g. `gvisor`.",

@@ -52,7 +52,7 @@ describe("objects the kubernetes driver sends to the API server", () => {
     expect(pod.spec.containers).toHaveLength(1);
     expect(pod.spec.containers[0]).toMatchObject({
       name: "sandbox",
-      image: "docker.io/library/debian:bookworm-slim",
+      image: "docker.io/library/debian:12.12-slim",
       command: ["sleep", "60"],
       resources: { limits: { cpu: "250m", memory: "512Mi", "ephemeral-storage": "4096Mi" } },
     });

@@ -26,6 +26,13 @@ const TolerationSchema = z.strictObject({
   tolerationSeconds: z.number().int().optional(),
 });
 
+/**
+ * The image a sandbox naming `default` runs where SANDBOX_K8S_DEFAULT_IMAGE is unset: a point
+ * release, never a floating tag, so sandboxes of one version start from the same system. The chart
+ * sets the same one (deploy/helm/agentplane/values.yaml).
+ */
+export const DEFAULT_SANDBOX_IMAGE = "docker.io/library/debian:12.12-slim";
+
 /** The `kubernetes` driver's settings (`SANDBOX_K8S_*`); the API server comes from in-cluster config or KUBECONFIG. */
 export const KubernetesSettingsSchema = z.object({
   /** Namespace of the sandbox Pods, claims and NetworkPolicies (the chart creates it with its Role). */
@@ -127,7 +134,7 @@ export function kubernetesConfigFrom(settings: KubernetesSettings): KubernetesCo
     ...(egressUrl ? { egressCredentialKey: credentialKey as string } : {}),
     placement: {
       namespace: settings.SANDBOX_K8S_NAMESPACE ?? "agentplane-sandboxes",
-      defaultImage: settings.SANDBOX_K8S_DEFAULT_IMAGE ?? "docker.io/library/debian:bookworm-slim",
+      defaultImage: settings.SANDBOX_K8S_DEFAULT_IMAGE ?? DEFAULT_SANDBOX_IMAGE,
       serviceAccountName: settings.SANDBOX_K8S_SERVICE_ACCOUNT ?? "agentplane-sandbox",
       workspaceSize: settings.SANDBOX_K8S_WORKSPACE_SIZE ?? "10Gi",
       defaults: { cpuMillicores: 1000, memoryMiB: 2048, ephemeralMiB: 4096 },
