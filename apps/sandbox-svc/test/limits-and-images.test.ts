@@ -155,4 +155,18 @@ describe.skipIf(!bwrap.available)(`registered images${bwrap.reason}`, () => {
     expect((err as ProblemError).status).toBe(400);
     expect((err as ProblemError).detail).toContain("known: default, tiny");
   });
+
+  it("refuses names every object has (constructor, __proto__) as images the catalog does not have", async () => {
+    for (const image of ["constructor", "__proto__", "toString", "hasOwnProperty"]) {
+      const err = await createSandbox(fx.deps, fx.actor, {
+        projectId: "prj_img",
+        name: "proto",
+        image,
+        labels: {},
+        start: false,
+      }).catch((e: unknown) => e);
+      expect(err, image).toBeInstanceOf(ProblemError);
+      expect((err as ProblemError).status, image).toBe(400);
+    }
+  });
 });

@@ -40,13 +40,22 @@ function bindEntry(source: string, target: string, seen = source): string[] {
   return [];
 }
 
+/** The root filesystem of a registered image: the catalog's own entries only, never `constructor`. */
+export function imageRoot(catalog: Record<string, string>, image: string): string | undefined {
+  return Object.hasOwn(catalog, image) ? catalog[image] : undefined;
+}
+
 /**
  * bwrap arguments that lay out an image's root filesystem read-only. `default` is the host's
  * system directories and a few /etc files; a registered image is every top-level entry of its
  * directory (built with debootstrap, for example), so the sandbox can still own /tmp and /workspace.
  * `seenRoot`: where bwrap reaches that directory, when not at its own path (private-mounts.ts).
  */
-export function imageMountArgs(image: string, catalog: Record<string, string>, seenRoot = catalog[image]): string[] {
+export function imageMountArgs(
+  image: string,
+  catalog: Record<string, string>,
+  seenRoot = imageRoot(catalog, image),
+): string[] {
   if (image === DEFAULT_IMAGE) {
     const args: string[] = [];
     for (const name of HOST_SYSTEM_ENTRIES) {
@@ -58,7 +67,7 @@ export function imageMountArgs(image: string, catalog: Record<string, string>, s
     }
     return args;
   }
-  const root = catalog[image];
+  const root = imageRoot(catalog, image);
   if (!root) throw new Error(`unknown image ${image}`);
   const args: string[] = [];
   for (const name of readdirSync(root)) {

@@ -141,7 +141,8 @@ export class LocalDriver implements SandboxDriver {
 
   validateImage(image: string): void {
     const { images } = this.ctx;
-    if (image === DEFAULT_IMAGE || images[image]) return;
+    // Own names only: `constructor` or `__proto__` is in every object, never an image.
+    if (image === DEFAULT_IMAGE || Object.hasOwn(images, image)) return;
     const known = [DEFAULT_IMAGE, ...Object.keys(images)].join(", ");
     throw new ProblemError("validation-failed", {
       detail: `Unknown image ${image} for the local driver (known: ${known})`,
