@@ -8,7 +8,7 @@ import type { SandboxDB } from "../db/schema.ts";
 import { recordSandboxEvent, type SandboxDeps } from "./context.ts";
 import { jsonb, type SandboxRow, specColumns, specOf } from "./mapping.ts";
 import { enforceAdmission } from "./policy.ts";
-import { bootSandbox, getSandboxRow, type SandboxRef, setState, transition } from "./sandboxes.ts";
+import { bootSandbox, getSandboxRow, type SandboxRef, setState } from "./sandboxes.ts";
 import { archiveMethod, keepWorkspace, restoreSnapshotBeforeStart } from "./workspace-archives.ts";
 
 // A sandbox's spec changes as numbered revisions: an update or a rollback writes the next one and
@@ -35,11 +35,16 @@ async function applyRevision(
   // A rollback brings back the workspace its revision kept: a volume snapshot replaces the volume
   // before the start below; a tar archive is put back by the next start (this one if running).
   const kept = restoreFrom === undefined ? undefined : await archiveMethod(deps, row.id, restoreFrom);
+  const running = row.state === "running";
   await withDomainEvents(deps, async (trx) => {
+    // Written only over the revision and the state it was read with: a change that loses a race
+    // writes nothing. A running sandbox is claimed for its restart in the same write (stopping),
+    // so no other change or start can come between the revision and the restart onto it.
     const updated = await trx
       .updateTable("sandboxes")
       .set({
         ...specColumns(spec),
+        ...(running ? { state: "stopping" } : {}),
         ...(kept === "tar" ? { restore_revision: restoreFrom } : {}),
         ...(kept === "volume-snapshot" ? { restore_revision: null } : {}),
         ...(meta.name ? { name: meta.name } : {}),
@@ -49,6 +54,7 @@ async function applyRevision(
       } as never)
       .where("id", "=", row.id)
       .where("current_revision", "=", row.current_revision)
+      .where("state", "=", row.state)
       .executeTakeFirst();
     if (Number(updated.numUpdatedRows) === 0)
       throw new ProblemError("conflict", { detail: "Concurrent change; retry" });
@@ -75,13 +81,13 @@ async function applyRevision(
       return false;
     });
   };
-  if (row.state !== "running") await restoreSnapshot();
-  if (row.state === "running") {
+  if (!running) await restoreSnapshot();
+  if (running) {
     // A restart keeps the sandbox's slot of `running-sandboxes` throughout (stopping counts as
     // running there): no start of the organization can take it in between, and none is refused.
-    // The workspace as the revision being left has it, so a rollback to it can bring it back.
+    // The workspace as the revision being left has it (its processes still run), so a rollback
+    // to it can bring it back.
     await keepWorkspace(deps, row, row.current_revision, restoreFrom);
-    await transition(deps, { ...row, state: "running" }, ["running"], "stopping");
     await deps.driver.stop(row.id);
     await restoreSnapshot();
     await setState(deps, row.id, "starting");

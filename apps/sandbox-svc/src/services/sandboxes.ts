@@ -60,21 +60,26 @@ export async function listSandboxes(deps: SandboxDeps, projectId: string, query:
   return { items, nextCursor: rows.length > query.limit ? items.at(-1)?.id : undefined };
 }
 
-/** Moves the state only from one of `from`; a concurrent change loses with a 409. */
+/**
+ * Moves the state only from one of `from`; a concurrent change loses with a 409. Answers the row
+ * as it moved it (a spec changed since `row` was read included).
+ */
 export async function transition(
   deps: Pick<SandboxDeps, "db">,
   row: SandboxRow,
   from: SandboxState[],
   to: SandboxState,
   extra: Record<string, unknown> = {},
-): Promise<void> {
-  const result = await deps.db
+): Promise<SandboxRow> {
+  const moved = await deps.db
     .updateTable("sandboxes")
     .set({ state: to, updated_at: new Date(), ...extra } as never)
     .where("id", "=", row.id)
     .where("state", "in", from)
+    .returningAll()
     .executeTakeFirst();
-  if (Number(result.numUpdatedRows) === 0) throw cannotGo(row, to);
+  if (!moved) throw cannotGo(row, to);
+  return moved;
 }
 
 function cannotGo(row: SandboxRow, to: SandboxState): ProblemError {
@@ -105,14 +110,15 @@ export async function startSandbox(deps: SandboxDeps, caller: Caller, { projectI
   await enforceAdmission(deps, caller, "sandbox:start", row, specOf(row));
   const platform = newPlatformToken(row);
   // Counted and moved to `starting` under the organization's lock, in one transaction.
-  await deps.db.transaction().execute(async (trx) => {
+  // The sandbox boots the spec its row has as it moves to `starting` (an update since the read
+  // above included; one after it is refused while the sandbox starts).
+  const starting = await deps.db.transaction().execute(async (trx) => {
     await enforceRunningCount(deps, trx, row);
-    await transition({ db: trx }, row, STARTABLE, "starting", {
+    return transition({ db: trx }, row, STARTABLE, "starting", {
       last_error: null,
       platform_token_id: platform.row.id,
     });
   });
-  const starting = { ...row, state: "starting", last_error: null, platform_token_id: platform.row.id };
   return launchSandbox(deps, caller, starting, { platform, written: false, replaces: row.platform_token_id });
 }
 
