@@ -193,6 +193,8 @@ export const RollbackRequest = z.strictObject({
     .number()
     .int()
     .min(1)
+    // Revisions are stored as 32-bit integers: a larger number names none (a 400, not the database's error).
+    .max(2_147_483_647)
     .describe("The revision whose spec to restore, and its workspace where one was kept"),
   reason: z.string().max(500).optional(),
 });
