@@ -20,6 +20,20 @@ describe("sandbox requests the service refuses with a 400", () => {
       (err: unknown) => err as ProblemError,
     );
 
+  it("refuses a port asked for twice, at create and at update", async () => {
+    const twice = [
+      { port: 8000, visibility: "private" },
+      { port: 8000, visibility: "public" },
+    ];
+    const created = await refusal(as()("POST", base, { name: "ports", ports: twice }));
+    expect(created).toBeInstanceOf(ProblemError);
+    expect(created).toMatchObject({ status: 400, slug: "validation-failed" });
+    const box = await as()<Sandbox>("POST", base, { name: "ports", ports: [{ port: 8000 }] });
+    const updated = await refusal(as()("PATCH", `${base}/${box.id}`, { ports: twice }));
+    expect(updated).toMatchObject({ status: 400, slug: "validation-failed" });
+    expect((await as()<Sandbox>("GET", `${base}/${box.id}`)).ports).toMatchObject([{ port: 8000, visibility: "private" }]);
+  });
+
   it("answers a rollback to a revision past any a sandbox can have with a 400, not a 500", async () => {
     const box = await as()<Sandbox>("POST", base, { name: "rollback" });
     const refused = await refusal(as()("POST", `${base}/${box.id}/rollback`, { revision: 2 ** 31 }));

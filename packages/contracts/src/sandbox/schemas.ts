@@ -26,6 +26,15 @@ export const SandboxPortSchema = z.strictObject({
   visibility: z.enum(["private", "public"]).default("private"),
 });
 
+/**
+ * The ports a create or an update asks for: each at most once (one port with two visibilities
+ * would be served as whichever the ingress found first).
+ */
+const RequestedPortsSchema = z
+  .array(SandboxPortSchema)
+  .max(20)
+  .refine((ports) => new Set(ports.map((p) => p.port)).size === ports.length, "each port at most once");
+
 const EnvSchema = z
   .record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "an environment variable name"), z.string().max(32_768))
   .refine((env) => Object.keys(env).length <= 200, "at most 200 variables");
@@ -124,7 +133,7 @@ export const CreateSandboxRequest = z
     command: CommandSchema.optional(),
     env: EnvSchema.optional(),
     resources: SandboxResourcesSchema.optional(),
-    ports: z.array(SandboxPortSchema).max(20).optional(),
+    ports: RequestedPortsSchema.optional(),
     idleTimeoutSeconds: z.number().int().min(0).max(604_800).optional(),
   })
   .openapi("CreateSandboxRequest");
@@ -137,7 +146,7 @@ export const UpdateSandboxRequest = z
     command: CommandSchema.nullable().optional(),
     env: EnvSchema.optional(),
     resources: SandboxResourcesSchema.optional(),
-    ports: z.array(SandboxPortSchema).max(20).optional(),
+    ports: RequestedPortsSchema.optional(),
     idleTimeoutSeconds: z.number().int().min(0).max(604_800).optional(),
     reason: z.string().max(500).optional().openapi({ description: "Recorded on the new revision" }),
   })
