@@ -59,7 +59,7 @@ export default function AcceptInvitationPage() {
           {inv.status !== "pending" ? (
             <p role="alert">This invitation is {inv.status} and can no longer be accepted.</p>
           ) : session.data ? (
-            <AcceptAsSignedIn invitationId={invitationId} />
+            <AcceptAsSignedIn invitationId={invitationId} token={token} />
           ) : session.isPending ? (
             <Loading what="your session" />
           ) : inv.signIn === "display-name" ? (
@@ -82,11 +82,12 @@ export default function AcceptInvitationPage() {
   );
 }
 
-function AcceptAsSignedIn({ invitationId }: { invitationId: string }) {
+function AcceptAsSignedIn({ invitationId, token }: { invitationId: string; token: string }) {
   const navigate = useNavigate();
   const queryClient = useQueryClient();
   const accept = useMutation({
-    mutationFn: () => call("acceptInvitation", { path: { invitationId } }),
+    // The link's token proves the invitation is yours when no identity provider vouches for your email.
+    mutationFn: () => call("acceptInvitation", { path: { invitationId }, body: { token } }),
     onSuccess: (joined) => {
       void queryClient.invalidateQueries({ queryKey: ["me"] });
       navigate(`/orgs/${joined.orgId}`, { replace: true });

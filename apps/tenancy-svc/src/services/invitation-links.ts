@@ -31,7 +31,7 @@ export function withAcceptUrl(ctx: TenancyContext, invitation: Invitation, reque
 }
 
 /** A link made before a master key rotation still opens while the previous key is configured. */
-function tokenMatches(ctx: TenancyContext, invitationId: string, token: string): boolean {
+export function tokenMatches(ctx: TenancyContext, invitationId: string, token: string): boolean {
   const presented = Buffer.from(token);
   const keys = [ctx.config.secretKey, ...(ctx.config.previousSecretKey ? [ctx.config.previousSecretKey] : [])];
   return keys.some((key) => {

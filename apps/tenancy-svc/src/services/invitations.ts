@@ -6,6 +6,7 @@ import { sql } from "kysely";
 import { actorOf } from "../authz/local-authorizer.ts";
 import type { TenancyContext } from "../context.ts";
 import { orgRoleOf } from "./caller.ts";
+import { tokenMatches } from "./invitation-links.ts";
 import { enforceOrgLimit } from "./object-limits.ts";
 import { page, toInvitation } from "./serialize.ts";
 import { getUser } from "./users.ts";
@@ -129,26 +130,38 @@ export async function revokeInvitation(
 /**
  * The caller's user and email; `boundOrgId` when the caller is a token bound to an organization,
  * which acts in that organization only (as it cannot create another one): another one's
- * invitations are not its to see or answer.
+ * invitations are not its to see or answer. `vouched`: an identity provider vouches for the
+ * email (only the addresses of users it signs in are verified, decision 0036). A user made by an
+ * invitation link has the address its sender typed: an admin of any organization can make one for
+ * any address, so that address proves nothing to another organization.
  */
 async function callerEmail(
   ctx: TenancyContext,
   principal: Principal,
-): Promise<{ userId: string; email?: string; boundOrgId?: string }> {
+): Promise<{ userId: string; email?: string; vouched: boolean; boundOrgId?: string }> {
   const actor = actorOf(principal);
   if (!actor) throw new ProblemError("forbidden", { detail: "Only users can hold invitations" });
   const user = await getUser(ctx.db, actor.userId);
+  const identity = user?.email
+    ? await ctx.db
+        .selectFrom("user_identities")
+        .select("user_id")
+        .where("user_id", "=", actor.userId)
+        .limit(1)
+        .executeTakeFirst()
+    : undefined;
   return {
     userId: actor.userId,
     ...(user?.email ? { email: user.email } : {}),
+    vouched: identity !== undefined,
     ...(actor.orgId ? { boundOrgId: actor.orgId } : {}),
   };
 }
 
 /** The pending invitations addressed to the caller's email, in every organization. */
 export async function listMyInvitations(ctx: TenancyContext, caller: Requester): Promise<Invitation[]> {
-  const { email, boundOrgId } = await callerEmail(ctx, caller.principal);
-  if (!email) return [];
+  const { email, vouched, boundOrgId } = await callerEmail(ctx, caller.principal);
+  if (!email || !vouched) return [];
   let q = ctx.db
     .selectFrom("invitations as i")
     .innerJoin("orgs as o", "o.id", "i.org_id")
@@ -162,16 +175,20 @@ export async function listMyInvitations(ctx: TenancyContext, caller: Requester):
   return rows.map((r) => toInvitation(r, r.org_name));
 }
 
-/** Accepting or declining: the invitation must be addressed to the caller's email, else it is not found. */
+/**
+ * Accepting or declining: the invitation must be addressed to the caller's email, vouched for by
+ * an identity provider or proven by the token of the invitation's link, else it is not found.
+ */
 export async function respondToInvitation(
   ctx: TenancyContext,
   caller: Requester,
-  input: { invitationId: string; answer: "accepted" | "declined" },
+  input: { invitationId: string; answer: "accepted" | "declined"; token?: string | undefined },
 ): Promise<{ invitationId: string; orgId: string; userId: string; role: OrgRole }> {
   const { invitationId, answer } = input;
-  const { userId, email, boundOrgId } = await callerEmail(ctx, caller.principal);
+  const { userId, email, vouched, boundOrgId } = await callerEmail(ctx, caller.principal);
   const notFound = new ProblemError("not-found", { detail: `Invitation ${invitationId} was not found` });
   if (!email) throw notFound;
+  if (!vouched && !(input.token && tokenMatches(ctx, invitationId, input.token))) throw notFound;
   return withDomainEvents(ctx, async (trx) => {
     const row = await trx
       .selectFrom("invitations")

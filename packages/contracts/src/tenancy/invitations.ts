@@ -119,17 +119,36 @@ export const listMyInvitationsRoute = defineRoute(
   },
 );
 
+/**
+ * What answering an invitation may carry: the token of its link. A user whose address no identity
+ * provider vouches for (one made by an invitation link, whose address its sender typed) answers
+ * only with it; a user signed in with a verified address needs none.
+ */
+export const AnswerInvitationBody = z
+  .strictObject({
+    token: z
+      .string()
+      .min(20)
+      .max(200)
+      .optional()
+      .describe("The token from the invitation's link (needed when no identity provider vouches for your email)"),
+  })
+  .openapi("AnswerInvitation");
+const answerRequest = {
+  body: { required: false, content: { "application/json": { schema: AnswerInvitationBody } } },
+};
+
 export const acceptInvitationRoute = defineRoute(
   { service: "tenancy", access: "authenticated" },
   {
     operationId: "acceptInvitation",
     description:
-      "The caller joins the organization with the invitation's role. Expired or revoked invitations answer 410; a token bound to another organization answers 403.",
+      "The caller joins the organization with the invitation's role. The invitation must be addressed to the caller's verified email, or the body must carry the token of its link (a user made by an invitation link has no verified email); otherwise it answers 404. Expired or revoked invitations answer 410; a token bound to another organization answers 403.",
     method: "post",
     path: "/v1/invitations/{invitationId}/accept",
     tags,
     summary: "Accept an invitation: the caller joins the organization with its role",
-    request: { params: InvitationParams },
+    request: { params: InvitationParams, ...answerRequest },
     responses: { 200: jsonBody(InvitationAcceptance, "Joined") },
   },
 );
@@ -139,12 +158,12 @@ export const declineInvitationRoute = defineRoute(
   {
     operationId: "declineInvitation",
     description:
-      "Declines the invitation; it can no longer be accepted. A token bound to another organization answers 403.",
+      "Declines the invitation; it can no longer be accepted. As for accepting, the caller's verified email or the token of the invitation's link proves it is the caller's to answer. A token bound to another organization answers 403.",
     method: "post",
     path: "/v1/invitations/{invitationId}/decline",
     tags,
     summary: "Decline an invitation",
-    request: { params: InvitationParams },
+    request: { params: InvitationParams, ...answerRequest },
     responses: { 204: NoContent },
   },
 );

@@ -515,7 +515,7 @@ export interface paths {
         put?: never;
         /**
          * Accept an invitation: the caller joins the organization with its role
-         * @description The caller joins the organization with the invitation's role. Expired or revoked invitations answer 410; a token bound to another organization answers 403.
+         * @description The caller joins the organization with the invitation's role. The invitation must be addressed to the caller's verified email, or the body must carry the token of its link (a user made by an invitation link has no verified email); otherwise it answers 404. Expired or revoked invitations answer 410; a token bound to another organization answers 403.
          */
         post: operations["acceptInvitation"];
         delete?: never;
@@ -535,7 +535,7 @@ export interface paths {
         put?: never;
         /**
          * Decline an invitation
-         * @description Declines the invitation; it can no longer be accepted. A token bound to another organization answers 403.
+         * @description Declines the invitation; it can no longer be accepted. As for accepting, the caller's verified email or the token of the invitation's link proves it is the caller's to answer. A token bound to another organization answers 403.
          */
         post: operations["declineInvitation"];
         delete?: never;
@@ -2944,6 +2944,10 @@ export interface components {
             /** @description The user's id (`usr_…`) */
             userId: string;
             role: components["schemas"]["OrgRole"];
+        };
+        AnswerInvitation: {
+            /** @description The token from the invitation's link (needed when no identity provider vouches for your email) */
+            token?: string;
         };
         InvitationPreview: {
             /** @description The id, prefixed by kind */
@@ -8526,7 +8530,11 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: never;
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["AnswerInvitation"];
+            };
+        };
         responses: {
             /** @description Joined */
             200: {
@@ -8621,7 +8629,11 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: never;
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["AnswerInvitation"];
+            };
+        };
         responses: {
             /** @description Done; no body */
             204: {

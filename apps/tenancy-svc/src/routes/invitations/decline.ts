@@ -6,7 +6,9 @@ import * as invitations from "../../services/invitations.ts";
 export function registerDeclineInvitation(app: ServiceApp, ctx: TenancyContext): void {
   app.openapi(declineInvitationRoute, async (c) => {
     const { invitationId } = c.req.valid("param");
-    await invitations.respondToInvitation(ctx, requesterOf(c), { invitationId, answer: "declined" });
+    // The body is optional: a user whose email an identity provider vouches for sends none.
+    const body: { token?: string | undefined } = c.req.valid("json") ?? {};
+    await invitations.respondToInvitation(ctx, requesterOf(c), { invitationId, answer: "declined", token: body.token });
     return c.body(null, 204);
   });
 }
