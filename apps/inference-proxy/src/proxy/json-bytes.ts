@@ -1,4 +1,4 @@
-/** The bytes of JSON's structure, as the scanners of bodies and answers read them. */
+/** The bytes of JSON's structure, as the scanner of bodies and answers (`TopLevelMembers`) reads them. */
 export const QUOTE = 0x22;
 export const BACKSLASH = 0x5c;
 export const COLON = 0x3a;

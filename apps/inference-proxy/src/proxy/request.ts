@@ -1,6 +1,6 @@
 import { ProblemError } from "@agentplane/problem-details";
 import { contextWindow } from "./context-windows.ts";
-import { BACKSLASH, CLOSE_ARRAY, CLOSE_OBJECT, COLON, COMMA, OPEN_ARRAY, OPEN_OBJECT, QUOTE } from "./json-bytes.ts";
+import { TopLevelMembers } from "./json-members.ts";
 import { checkTierMembers } from "./service-tier.ts";
 import type { ApiKind, Upstream } from "./target.ts";
 import { findUnseenInput, UNSEEN_INPUT_MEMBERS, type UnseenInput, type UnseenInputHold } from "./unseen-input.ts";
@@ -213,11 +213,6 @@ function mayRepeat(b: Buffer): boolean {
   return false;
 }
 
-const duplicate = (name: string) =>
-  new ProblemError("bad-request", {
-    detail: `The body names "${name.slice(0, 64)}" twice; name each member once`,
-  });
-
 /** The names read, by their lower case. */
 const READ_BY_LOWER_CASE = new Map([...READ].map((name) => [name.toLowerCase(), name]));
 
@@ -235,103 +230,25 @@ function checkSpelling(key: string): void {
   }
 }
 
-const ANY_NAME: ReadonlySet<string> = { has: () => true } as unknown as ReadonlySet<string>;
-
 /**
  * The members named in `names` of a JSON object document, each parsed on its own and every other
  * member skipped (see `readTopLevel`); undefined when the document is not a JSON object. With
  * `refuseDuplicates`, a name of `names` that occurs twice is a 400, and so is a name occurring
- * twice directly inside an object value read.
+ * twice directly inside an object value read. The document is fed once to the scanner that reads
+ * answers as they stream (`TopLevelMembers`).
  */
-export function scanTopLevel(b: Buffer, names: ReadonlySet<string> = READ, refuseDuplicates = false): Json | undefined {
-  let i = skipSpace(b, 0);
-  if (b[i] !== OPEN_OBJECT) return undefined;
-  const out: Json = {};
-  i = skipSpace(b, i + 1);
-  if (b[i] === CLOSE_OBJECT) return skipSpace(b, i + 1) === b.length ? out : undefined;
-  try {
-    for (;;) {
-      if (b[i] !== QUOTE) return undefined;
-      const keyEnd = stringEnd(b, i);
-      if (keyEnd < 0) return undefined;
-      let key = b.toString("utf8", i + 1, keyEnd - 1);
-      if (key.includes("\\")) key = JSON.parse(b.toString("utf8", i, keyEnd)) as string;
-      i = skipSpace(b, keyEnd);
-      if (b[i] !== COLON) return undefined;
-      const start = skipSpace(b, i + 1);
-      const end = valueEnd(b, start);
-      if (end < 0) return undefined;
-      if (refuseDuplicates && names === READ) checkSpelling(key);
-      if (names.has(key)) {
-        if (refuseDuplicates && Object.hasOwn(out, key)) throw duplicate(key);
-        // An object read is scanned too, for a name inside it given twice.
-        if (refuseDuplicates && b[start] === OPEN_OBJECT) {
-          const inner = scanTopLevel(b.subarray(start, end), ANY_NAME, true);
-          if (inner === undefined) return undefined;
-          out[key] = inner;
-        } else out[key] = JSON.parse(b.toString("utf8", start, end));
-      }
-      i = skipSpace(b, end);
-      if (b[i] === COMMA) i = skipSpace(b, i + 1);
-      else if (b[i] === CLOSE_OBJECT) return skipSpace(b, i + 1) === b.length ? out : undefined;
-      else return undefined;
-    }
-  } catch (err) {
-    if (err instanceof ProblemError) throw err;
-    return undefined;
-  }
-}
-
-function skipSpace(b: Uint8Array, i: number): number {
-  while (i < b.length) {
-    const c = b[i];
-    if (c !== 0x20 && c !== 0x0a && c !== 0x0d && c !== 0x09) break;
-    i++;
-  }
-  return i;
-}
-
-/** Just past the closing quote of the string opening at `i`; -1 if it never closes. */
-function stringEnd(b: Uint8Array, i: number): number {
-  const n = b.length;
-  for (let j = i + 1; j < n; j++) {
-    const c = b[j];
-    if (c === BACKSLASH) j++;
-    else if (c === QUOTE) return j + 1;
-  }
-  return -1;
-}
-
-/** Just past the value starting at `i` (brackets matched by kind, strings skipped whole); -1 if malformed. */
-function valueEnd(b: Uint8Array, i: number): number {
-  const first = b[i];
-  if (first === QUOTE) return stringEnd(b, i);
-  if (first === OPEN_OBJECT || first === OPEN_ARRAY) {
-    const closers: number[] = [];
-    for (let j = i; j < b.length; j++) {
-      const c = b[j];
-      if (c === QUOTE) {
-        const end = stringEnd(b, j);
-        if (end < 0) return -1;
-        j = end - 1;
-      } else if (c === OPEN_OBJECT) closers.push(CLOSE_OBJECT);
-      else if (c === OPEN_ARRAY) closers.push(CLOSE_ARRAY);
-      else if (c === CLOSE_OBJECT || c === CLOSE_ARRAY) {
-        if (closers.pop() !== c) return -1;
-        if (closers.length === 0) return j + 1;
-      }
-    }
-    return -1;
-  }
-  // A number or a literal: up to the next delimiter.
-  let j = i;
-  while (j < b.length) {
-    const c = b[j];
-    if (c === COMMA || c === CLOSE_OBJECT || c === CLOSE_ARRAY || c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09)
-      break;
-    j++;
-  }
-  return j === i ? -1 : j;
+export function scanTopLevel(
+  b: Uint8Array,
+  names: ReadonlySet<string> = READ,
+  refuseDuplicates = false,
+): Json | undefined {
+  const members = new TopLevelMembers(names, {
+    maxValueBytes: Number.POSITIVE_INFINITY,
+    refuseDuplicates,
+    ...(refuseDuplicates && names === READ ? { onName: checkSpelling } : {}),
+  });
+  members.push(b);
+  return members.complete();
 }
 
 /** Prices per million tokens, i.e. micro-USD per token. */
