@@ -107,6 +107,8 @@ export interface FakeUpstream extends LocalServer {
   heldNow: boolean;
   /** While set, a held stream breaks off (its connection destroyed) when released. */
   breakOff: boolean;
+  /** Headers added to every Anthropic Messages answer (a provider's headers the proxy must not trust). */
+  answerHeaders: Record<string, string>;
   release(): void;
   /** Resolves when a held stream's connection was closed by the proxy (client abort). */
   aborted: Promise<void>;
@@ -160,6 +162,7 @@ export async function startFakeUpstream(options: { sigv4?: boolean; region?: str
     hold: false,
     heldNow: false,
     breakOff: false,
+    answerHeaders: {} as Record<string, string>,
     rejected: 0,
     aborted: new Promise<void>((r) => {
       markAborted = r;
@@ -302,7 +305,7 @@ export async function startFakeUpstream(options: { sigv4?: boolean; region?: str
           "text/event-stream",
         );
       } else {
-        res.writeHead(200, { "content-type": "application/json" });
+        res.writeHead(200, { ...state.answerHeaders, "content-type": "application/json" });
         res.end(JSON.stringify(anthropicMessage(model)));
       }
       return;

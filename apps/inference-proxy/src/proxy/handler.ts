@@ -1,4 +1,10 @@
-import { INTERNAL_IDENTITY_HEADER, type Principal, REQUEST_ID_HEADER } from "@agentplane/contracts";
+import {
+  INTERNAL_IDENTITY_HEADER,
+  OAUTH_ERROR_HEADER,
+  type Principal,
+  REQUEST_ID_HEADER,
+  RESOURCE_ORG_HEADER,
+} from "@agentplane/contracts";
 import { eventId } from "@agentplane/events";
 import { ProblemError, problemResponse } from "@agentplane/problem-details";
 import {
@@ -46,7 +52,18 @@ export interface ProxyDeps {
 /** Content headers the caller's SDK sets that the provider's API reads; everything else stays here. */
 const FORWARDED = new Set(["content-type", "accept", "anthropic-version", "anthropic-beta"]);
 const FORWARDED_PREFIXES = ["x-amzn-bedrock-", "x-amz-target"];
-const NOT_RETURNED = new Set([...HOP_BY_HOP_HEADERS, "set-cookie", "content-encoding"]);
+/**
+ * Upstream headers not passed on: hop-by-hop ones, cookies, the encoding (bodies go out as read),
+ * and the headers the gateway takes from a service's answer for its own use (the organization an
+ * audit record is filed under, an OAuth refusal): a provider's answer never sets those.
+ */
+const NOT_RETURNED = new Set([
+  ...HOP_BY_HOP_HEADERS,
+  "set-cookie",
+  "content-encoding",
+  RESOURCE_ORG_HEADER,
+  OAUTH_ERROR_HEADER,
+]);
 
 /** Whether a header of an `x-am…` name is one of the Bedrock headers forwarded by prefix. */
 function forwardedByPrefix(key: string): boolean {
@@ -141,8 +158,11 @@ export function createLlmProxy(deps: ProxyDeps): LlmProxy {
   const handle = async (request: Request): Promise<Response> => {
     const url = splitUrl(request.url);
     const requestId = request.headers.get(REQUEST_ID_HEADER) ?? crypto.randomUUID();
+    // The organization that pays, once known: the gateway files the call's audit record there (a
+    // caller bound to no organization, on a path that names no project, says nothing of it).
+    const paying: { orgId?: string } = {};
     try {
-      return await proxy(request, url, requestId);
+      return await proxy(request, url, requestId, paying);
     } catch (err) {
       const problem =
         err instanceof ProblemError
@@ -151,6 +171,7 @@ export function createLlmProxy(deps: ProxyDeps): LlmProxy {
       if (!(err instanceof ProblemError)) deps.logger.error({ err, requestId }, "inference proxy error");
       const response = problemResponse(problem, { instance: url.pathname, requestId });
       response.headers.set(REQUEST_ID_HEADER, requestId);
+      if (paying.orgId) response.headers.set(RESOURCE_ORG_HEADER, paying.orgId);
       return response;
     }
   };
@@ -158,7 +179,12 @@ export function createLlmProxy(deps: ProxyDeps): LlmProxy {
     settled: () => (finishing === 0 ? Promise.resolve() : new Promise<void>((resolve) => waiting.push(resolve))),
   });
 
-  async function proxy(request: Request, url: PathAndQuery, requestId: string): Promise<Response> {
+  async function proxy(
+    request: Request,
+    url: PathAndQuery,
+    requestId: string,
+    paying: { orgId?: string },
+  ): Promise<Response> {
     const method = request.method.toUpperCase();
     // Model calls are POSTs; reads of what the provider stores under the shared key are not served.
     if (method !== "POST") {
@@ -174,6 +200,7 @@ export function createLlmProxy(deps: ProxyDeps): LlmProxy {
     checkContentEncoding(request.headers.get("content-encoding"));
     checkTierHeaders(request.headers);
     const scope = await deps.callers.resolve(principal, target.projectId, requestId);
+    paying.orgId = scope.orgId;
     const providers = await deps.credentials.forProject(scope.projectId, requestId);
     const upstream = resolveUpstream(target, url.search, providers.settings);
     const raw = await readCapped(request, cap);
@@ -325,6 +352,7 @@ export function createLlmProxy(deps: ProxyDeps): LlmProxy {
       out[key] = Array.isArray(value) ? value.join(", ") : value;
     }
     out[REQUEST_ID_HEADER] = requestId;
+    out[RESOURCE_ORG_HEADER] = scope.orgId;
     // An answer that came whole with its headers goes out in one write (status, headers, body);
     // anything else streams on as it arrives.
     const complete = call.complete();
