@@ -137,6 +137,12 @@ describe("input the body references but does not hold", () => {
       `{"model":"claude-haiku-4-5","max_tokens":16,"messages":[{"role":"user","content":[{"type":"document","source":{"type":"file","file\\u005fid":"file_011C"}}]}]}`,
       "file_id",
     ],
+    [
+      "a source type spelled with escapes",
+      "anthropic",
+      `{"model":"claude-haiku-4-5","max_tokens":16,"messages":[{"role":"user","content":[{"type":"image","source":{"type":"\\u0075rl","url":"https://example.com/a.png"}}]}]}`,
+      'source.type "url"',
+    ],
   ];
 
   it.each(oneSampling)("%s: reserves the model's context window of input", (_what, api, body, member) => {

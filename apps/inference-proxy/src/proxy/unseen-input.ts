@@ -52,7 +52,6 @@ export const UNSEEN_INPUT_MEMBERS = [
   "prompt",
 ] as const;
 
-const ESCAPED_ASCII = /\\u00[2-7][0-9a-f]/i;
 const DATA_URL = Buffer.from('"data:');
 
 /**
@@ -67,7 +66,7 @@ export function findUnseenInput(raw: Uint8Array, json: Json): UnseenInput | unde
   // A name spelled with escapes of plain letters (`"file\u005fid"`) is read by the provider as
   // the name; no serializer writes them, so a body that has one is decoded and written plainly
   // first (slow, and only for such bodies).
-  if (b.includes("\\u00") && ESCAPED_ASCII.test(b.toString("latin1"))) {
+  if (escapesPlainLetters(b)) {
     try {
       b = Buffer.from(JSON.stringify(JSON.parse(b.toString("utf8"))));
     } catch {
@@ -78,16 +77,7 @@ export function findUnseenInput(raw: Uint8Array, json: Json): UnseenInput | unde
   let samplings = 1;
 
   // Content the provider fetches or loads: an uploaded file, an image or document by URL or in S3.
-  for (const name of ["file_id", "file_url", "s3Location"]) if (memberValue(b, name) >= 0) members.push(name);
-  for (let at = memberValue(b, "image_url"); at >= 0; at = memberValue(b, "image_url", at)) {
-    // OpenAI: a string (Responses) or `{ "url": … }` (chat); a data: URL is in the body.
-    const url = b[at] === OPEN_OBJECT ? memberValue(b, "url", at) : at;
-    if (url >= 0 && !startsWith(b, url, DATA_URL)) {
-      members.push("image_url");
-      break;
-    }
-  }
-  if (typeIsUrl(b)) members.push('source.type "url"');
+  members.push(...referencedContent(b));
 
   // State the provider stored earlier.
   for (const name of STORED) if (json[name] !== undefined && json[name] !== null) members.push(name);
@@ -123,16 +113,72 @@ function member(parent: unknown, name: string): unknown {
 
 const isSpace = (c: number | undefined) => c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09;
 
-/** Where the value of the first member `name` (at any depth) from `from` on starts; -1 if none. */
-function memberValue(b: Buffer, name: string, from = 0): number {
+/**
+ * The members naming content by reference, anywhere in the body. Each is found by the end of its
+ * name (`_id"`, `Location"`, `url"`), searched natively: a needle that begins with a quote or a
+ * common letter stops at most bytes of a conversation, one beginning with `_` or `L` at few.
+ */
+function referencedContent(b: Buffer): string[] {
+  const found = new Set<string>();
+  for (let at = b.indexOf(ID_END); at >= 0; at = b.indexOf(ID_END, at + 1)) {
+    if (named(b, at, FILE) && valueAfter(b, at + ID_END.length) >= 0) found.add("file_id");
+  }
+  for (let at = b.indexOf(LOCATION_END); at >= 0; at = b.indexOf(LOCATION_END, at + 1)) {
+    if (named(b, at, S3) && valueAfter(b, at + LOCATION_END.length) >= 0) found.add("s3Location");
+  }
+  for (let at = b.indexOf(URL_END); at >= 0; at = b.indexOf(URL_END, at + 1)) {
+    const value = valueAfter(b, at + URL_END.length);
+    if (named(b, at, FILE_) && value >= 0) found.add("file_url");
+    else if (named(b, at, IMAGE_) && value >= 0) {
+      // OpenAI: a string (Responses) or `{ "url": … }` (chat); a data: URL is in the body.
+      const url = b[value] === OPEN_OBJECT ? memberValue(b, "url", value) : value;
+      if (url >= 0 && !startsWith(b, url, DATA_URL)) found.add("image_url");
+    } else if (b[at - 1] === QUOTE && isTypeValue(b, at - 2)) found.add('source.type "url"');
+  }
+  return [...found];
+}
+
+const ID_END = Buffer.from('_id"');
+const LOCATION_END = Buffer.from('Location"');
+const URL_END = Buffer.from('url"');
+const FILE = Buffer.from('"file');
+const FILE_ = Buffer.from('"file_');
+const IMAGE_ = Buffer.from('"image_');
+const S3 = Buffer.from('"s3');
+
+/** Whether the name ending at `at` begins with `start` (`"file_` before `id"`). */
+function named(b: Buffer, at: number, start: Buffer): boolean {
+  return at >= start.length && startsWith(b, at - start.length, start);
+}
+
+/** Where the value after a name ending just before `i` starts (past its colon); -1 if it is not a name. */
+function valueAfter(b: Buffer, i: number): number {
+  while (isSpace(b[i])) i++;
+  if (b[i] !== COLON) return -1;
+  i++;
+  while (isSpace(b[i])) i++;
+  return i;
+}
+
+/**
+ * Whether the body may have a `\u` escape of a printable ASCII character (`\u0020` to `\u007f`):
+ * one regular expression over the text, only for a body with a `\u00` escape at all (many have one
+ * per accented letter, which native needle searches would stop at one by one). Text that spells
+ * such an escape (`\\u0041`) counts too, and costs only the decoding.
+ */
+function escapesPlainLetters(b: Buffer): boolean {
+  return b.indexOf(ESCAPE_U00) >= 0 && ESCAPED_ASCII.test(b.toString("latin1"));
+}
+
+const ESCAPE_U00 = Buffer.from("\\u00");
+const ESCAPED_ASCII = /\\u00[2-7][0-9a-f]/i;
+
+/** Where the value of the first member `name` from `from` on starts; -1 if none. */
+function memberValue(b: Buffer, name: string, from: number): number {
   const quoted = `"${name}"`;
   for (let at = b.indexOf(quoted, from); at >= 0; at = b.indexOf(quoted, at + quoted.length)) {
-    let i = at + quoted.length;
-    while (isSpace(b[i])) i++;
-    if (b[i] !== COLON) continue;
-    i++;
-    while (isSpace(b[i])) i++;
-    return i;
+    const value = valueAfter(b, at + quoted.length);
+    if (value >= 0) return value;
   }
   return -1;
 }
@@ -141,15 +187,11 @@ function startsWith(b: Buffer, at: number, prefix: Buffer): boolean {
   return b.compare(prefix, 0, prefix.length, at, at + prefix.length) === 0;
 }
 
-/** Anthropic's image and document sources by URL: `"type": "url"` (a string value, preceded by its name). */
-function typeIsUrl(b: Buffer): boolean {
-  for (let at = b.indexOf('"url"'); at >= 0; at = b.indexOf('"url"', at + 5)) {
-    let i = at - 1;
-    while (isSpace(b[i])) i--;
-    if (b[i] !== COLON) continue;
-    i--;
-    while (isSpace(b[i])) i--;
-    if (b[i] === QUOTE && i >= 5 && b.toString("latin1", i - 5, i + 1) === '"type"') return true;
-  }
-  return false;
+/** Whether the string value ending at `i` (Anthropic's `"url"`) is the value of a `"type"` member. */
+function isTypeValue(b: Buffer, i: number): boolean {
+  while (isSpace(b[i])) i--;
+  if (b[i] !== COLON) return false;
+  i--;
+  while (isSpace(b[i])) i--;
+  return b[i] === QUOTE && i >= 5 && b.toString("latin1", i - 5, i + 1) === '"type"';
 }
