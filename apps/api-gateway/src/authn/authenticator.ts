@@ -89,7 +89,8 @@ const GATEWAY = servicePrincipal("api-gateway");
 
 /** Turns a bearer token of any accepted kind into a principal, or throws a 401 problem. */
 export class Authenticator {
-  private readonly opaque: TokenCache<Principal>;
+  /** Resolved opaque tokens, with when each stops working (its expiry, when it has one). */
+  private readonly opaque: TokenCache<{ principal: Principal; expiresAtMs?: number }>;
   private readonly sessions: TokenCache<ResolvedSession>;
   private readonly oidcUsers = new TokenCache<Principal>(60_000);
   /** Each project's published verification keys, for 30 s. */
@@ -103,7 +104,7 @@ export class Authenticator {
 
   constructor(options: AuthenticatorOptions) {
     this.options = options;
-    this.opaque = new TokenCache(options.opaqueTtlMs ?? 2000, undefined, principalTags);
+    this.opaque = new TokenCache(options.opaqueTtlMs ?? 2000, undefined, (r) => principalTags(r.principal));
     this.sessions = new TokenCache(options.opaqueTtlMs ?? 2000, undefined, (s) => principalTags(s.principal));
   }
 
@@ -173,19 +174,30 @@ export class Authenticator {
     return this.resolveOpaque(token, this.options.tenancy, internalResolveApiTokenRoute);
   }
 
-  private resolveOpaque(token: string, client: ServiceClient, route: TokenResolveRoute): Promise<Principal> {
-    return this.opaque
+  private async resolveOpaque(token: string, client: ServiceClient, route: TokenResolveRoute): Promise<Principal> {
+    const resolved = await this.opaque
       .get(token, async () => {
-        const body = await callInternal(client, route as typeof internalResolveApiTokenRoute, {
-          principal: GATEWAY,
-          body: { token },
-        });
-        return ResolvedPrincipal.parse(body).principal;
+        const body = ResolvedPrincipal.parse(
+          await callInternal(client, route as typeof internalResolveApiTokenRoute, {
+            principal: GATEWAY,
+            body: { token },
+          }),
+        );
+        return {
+          principal: body.principal,
+          ...(body.expiresAt ? { expiresAtMs: Date.parse(body.expiresAt) } : {}),
+        };
       })
       .catch((err) => {
         if (isRefusal(err)) throw new AuthenticationError("The token is not valid");
         throw new AuthenticationUnavailableError(`The ${client.service} service`);
       });
+    // Kept for a moment to spare tenancy a question per request, but never past the token's expiry.
+    if (resolved.expiresAtMs !== undefined && !(resolved.expiresAtMs > Date.now())) {
+      this.opaque.forget(token);
+      throw new AuthenticationError("The token is not valid");
+    }
+    return resolved.principal;
   }
 
   private async authenticateJwt(token: string): Promise<Principal> {

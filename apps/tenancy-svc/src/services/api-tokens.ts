@@ -86,6 +86,14 @@ export async function insertBootstrapToken(db: Db, userId: string, token: string
 
 /** The principal of an opaque API token, or undefined when unknown, revoked or expired. */
 export async function resolveApiToken(db: Db, token: string): Promise<Principal | undefined> {
+  return (await resolveApiTokenWithExpiry(db, token))?.principal;
+}
+
+/** The principal of an opaque API token with its expiry, or undefined when unknown, revoked or expired. */
+export async function resolveApiTokenWithExpiry(
+  db: Db,
+  token: string,
+): Promise<{ principal: Principal; expiresAt: Date | null } | undefined> {
   const match = TOKEN_PATTERN.exec(token);
   let row = match
     ? await db
@@ -122,7 +130,7 @@ export async function resolveApiToken(db: Db, token: string): Promise<Principal 
       ]),
     )
     .execute();
-  return tokenPrincipal(row);
+  return { principal: tokenPrincipal(row), expiresAt: row.expires_at ? new Date(row.expires_at) : null };
 }
 
 /** Neither revoked nor expired. */

@@ -31,7 +31,11 @@ export const ResolveOidcUserRequest = z.object({
   unverifiedEmail: z.string().max(320).optional(),
   name: z.string().optional(),
 });
-export const ResolvedPrincipal = z.object({ principal: PrincipalSchema });
+export const ResolvedPrincipal = z.object({
+  principal: PrincipalSchema,
+  /** When the credential stops working (an API token's expiry): no cache may keep it longer. */
+  expiresAt: z.string().optional(),
+});
 export const ResolveSessionRequest = z.object({ secret: z.string().max(200) });
 /** A session's principal and the CSRF token its mutating requests must carry. */
 export const ResolvedSession = z.object({ principal: PrincipalSchema, csrfToken: z.string() });

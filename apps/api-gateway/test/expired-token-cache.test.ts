@@ -1,0 +1,28 @@
+// A resolved API token is kept briefly so that tenancy is not asked on every request; the token's
+// own expiry still ends it on time, however long the gateway would otherwise keep it.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { call, type Harness, startHarness } from "./harness.ts";
+
+describe("an API token that expires while the gateway keeps it", () => {
+  let h: Harness;
+  beforeAll(async () => {
+    // Kept far longer than the token lives, so only its expiry can end it.
+    h = await startHarness({ opaqueTtlMs: 60_000 });
+  });
+  afterAll(() => h.close());
+
+  it("is refused from its expiry on", async () => {
+    const me = await call(h, "GET", "/v1/auth/me");
+    const orgId = (me.body.organizations as { id: string }[])[0]!.id;
+    const expiresAt = new Date(Date.now() + 1500);
+    const created = await call(h, "POST", `/v1/orgs/${orgId}/api-tokens`, {
+      body: { name: "short", expiresAt: expiresAt.toISOString() },
+    });
+    expect(created.status).toBe(201);
+    const token = created.body.token as string;
+    expect((await call(h, "GET", `/v1/orgs/${orgId}`, { token })).status).toBe(200);
+    await new Promise((resolve) => setTimeout(resolve, expiresAt.getTime() - Date.now() + 20));
+    const late = await call(h, "GET", `/v1/orgs/${orgId}`, { token });
+    expect(late.status).toBe(401);
+  });
+});
