@@ -1,10 +1,21 @@
-import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import {
+  chmodSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  realpathSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { chooseIdentity, DEFAULT_SANDBOX_HOST_UID } from "../src/driver/local/host-user.ts";
 import type { LocalDriver } from "../src/driver/local/local-driver.ts";
-import { holdsSysAdmin } from "../src/driver/local/namespaces.ts";
+import { bwrapLauncher, holdsSysAdmin, runnableByAnyone } from "../src/driver/local/namespaces.ts";
 import type { SandboxRuntimeSpec } from "../src/driver/types.ts";
 import { runCommand } from "../src/exec/run-command.ts";
 import { newDriver, requireBwrap, tempDataDir } from "./helpers.ts";
@@ -210,6 +221,44 @@ describe("whose host user sandboxes are", () => {
       expect(closedTemp.fallback).toContain(`cannot search the temp directory ${join(parent, "tmp")} either`);
     } finally {
       rmSync(parent, { recursive: true, force: true });
+    }
+  });
+});
+
+describe.skipIf(!bwrap.available)(`how root starts bwrap as the sandboxes' host user${bwrap.reason}`, () => {
+  const tools = { nsenter: "/usr/bin/nsenter", unshare: "/usr/bin/unshare", setpriv: "/usr/bin/setpriv" };
+
+  it("switches user in the spawn itself, through setpriv after binds made as root or where only root reaches bwrap", () => {
+    const identity = { kind: "uid", uid: U } as const;
+    const real = runnableByAnyone("/usr/bin/bwrap");
+    expect(real).toBeDefined();
+    expect(bwrapLauncher(tools, "/usr/bin/bwrap", identity, { runnableByAnyone: real })).toEqual({
+      argv: [real],
+      user: { uid: U, gid: U },
+    });
+    const viaSetpriv = {
+      argv: ["/usr/bin/setpriv", `--reuid=${U}`, `--regid=${U}`, "--clear-groups", "--", "/usr/bin/bwrap"],
+    };
+    expect(bwrapLauncher(tools, "/usr/bin/bwrap", identity, { runnableByAnyone: real, viaSetpriv: true })).toEqual(
+      viaSetpriv,
+    );
+    expect(bwrapLauncher(tools, "/usr/bin/bwrap", identity)).toEqual(viaSetpriv);
+    expect(bwrapLauncher(tools, "/usr/bin/bwrap", { kind: "root" })).toEqual({ argv: ["/usr/bin/bwrap"] });
+  });
+
+  it("finds bwrap runnable by anyone through a symlink, not in a directory of root's alone", () => {
+    const dir = mkdtempSync(join(tmpdir(), "tools-"));
+    try {
+      writeFileSync(join(dir, "tool"), "#!/bin/sh\n");
+      chmodSync(join(dir, "tool"), 0o755);
+      symlinkSync("/usr/bin/bwrap", join(dir, "bwrap"));
+      chmodSync(dir, 0o700);
+      expect(runnableByAnyone(join(dir, "bwrap"))).toBe(realpathSync("/usr/bin/bwrap"));
+      expect(runnableByAnyone(join(dir, "tool"))).toBeUndefined();
+      chmodSync(dir, 0o711);
+      expect(runnableByAnyone(join(dir, "tool"))).toBe(join(realpathSync(dir), "tool"));
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 });

@@ -1,4 +1,6 @@
+import type { Duplex } from "node:stream";
 import { afterAll, describe, expect, it } from "vitest";
+import { holdsSysAdmin } from "../src/driver/local/namespaces.ts";
 import { Spawner } from "../src/driver/local/spawner.ts";
 import type { ExecProcess } from "../src/driver/types.ts";
 
@@ -95,5 +97,26 @@ describe("spawner helper", () => {
   it("reports a command that cannot start as exit 127", async () => {
     const proc = await spawner.spawn(["/nonexistent/binary"], ENV);
     expect(await proc?.exited).toMatchObject({ exitCode: 127 });
+  });
+
+  // bwrap is started so, without setpriv in between (namespaces.ts).
+  it.skipIf(!holdsSysAdmin())("runs a child as another host user, with no supplementary groups", async () => {
+    const child = await spawner.spawnChild(["sh", "-c", "id -u; id -g; grep ^Groups /proc/self/status"], ENV, {
+      stdio: ["ignore", "pipe", "ignore"],
+      user: { uid: 65533, gid: 65533 },
+    });
+    if (!child) throw new Error("the helper did not start");
+    const out: Buffer[] = [];
+    const stdout = child.stdio[1] as Duplex;
+    stdout.on("data", (c: Buffer) => out.push(c));
+    const ended = new Promise((r) => stdout.once("end", r));
+    expect(await child.exited).toMatchObject({ exitCode: 0 });
+    await ended;
+    expect(
+      Buffer.concat(out)
+        .toString()
+        .split("\n")
+        .map((l) => l.trim()),
+    ).toEqual(["65533", "65533", "Groups:", ""]);
   });
 });

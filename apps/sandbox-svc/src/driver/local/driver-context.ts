@@ -64,6 +64,8 @@ export interface DriverContext {
   identity: HostIdentity;
   /** Binds directories out of the host user's reach for its bwrap (data dir or images under /root). */
   privateMounts: PrivateMounts | undefined;
+  /** bwrap's real path when any user can run it from there (namespaces.ts `bwrapLauncher`). */
+  bwrapForAnyone: string | undefined;
   spawner: Spawner;
 }
 

@@ -10,7 +10,7 @@ import { DEFAULT_IMAGE } from "./images.ts";
 import { bwrapLauncher, enterArgv, parentPid, type SandboxProcesses } from "./namespaces.ts";
 import { childPids, readChildPid, readReady, spawnDirect, stderrTail, withCgroups } from "./process.ts";
 import { bwrapArgs, type SandboxPaths } from "./sandbox-args.ts";
-import type { SpawnedChild, StdioSpec } from "./spawner.ts";
+import type { SpawnedChild, SpawnUser, StdioSpec } from "./spawner.ts";
 
 /** A sandbox's main process, started: its mounts are done and it is in its cgroups. */
 export interface LaunchedSandbox {
@@ -35,9 +35,13 @@ export async function spawnChild(
   ctx: DriverContext,
   argv: string[],
   env: Record<string, string>,
-  options: { cwd?: string; stdio?: StdioSpec } = {},
+  options: { cwd?: string; stdio?: StdioSpec; user?: SpawnUser | undefined } = {},
 ): Promise<SpawnedChild> {
-  const spawnOptions = { cwd: options.cwd, stdio: options.stdio ?? (["pipe", "pipe", "pipe"] as StdioSpec) };
+  const spawnOptions = {
+    cwd: options.cwd,
+    stdio: options.stdio ?? (["pipe", "pipe", "pipe"] as StdioSpec),
+    user: options.user,
+  };
   return (await ctx.spawner.spawnChild(argv, env, spawnOptions)) ?? spawnDirect(argv, env, spawnOptions);
 }
 
@@ -58,6 +62,7 @@ export async function launchSandbox(
   // What bwrap (on the host) is started with; the rest is exported inside (host-env.ts).
   let launchEnv = env;
   let argv: string[];
+  let user: SpawnUser | undefined;
   if (ctx.isolation === "none") {
     ctx.options.logger.warn({ sandboxId: spec.id }, "SANDBOX_LOCAL_ISOLATION=none: sandbox runs without isolation");
     argv = main;
@@ -70,14 +75,19 @@ export async function launchSandbox(
     const script = 'printf ready >&4; exec 4>&-; read -r _ <&5; exec 5<&-; exec "$@"';
     ({ host: launchEnv, argv: main } = splitSandboxEnv(env, main));
     const signalReady = ["/bin/sh", "-c", script, "sh", ...main];
-    const bwrap = bwrapLauncher(namespaceTools(ctx.tools), ctx.tools.bwrap as string, ctx.identity);
     const host: SandboxPaths = {
       workspace,
       runDir: join(ctx.options.dataDir, "run", spec.id),
       imageRoot: spec.image === DEFAULT_IMAGE ? undefined : ctx.images[spec.image],
     };
     const { seen, binds } = ctx.privateMounts?.plan(host) ?? { seen: host, binds: [] };
-    argv = [...bwrap, ...bwrapArgs(spec, ctx.images, host, seen), "--", ...signalReady];
+    // The binds are made as root: the user is switched to after them, by setpriv.
+    const bwrap = bwrapLauncher(namespaceTools(ctx.tools), ctx.tools.bwrap as string, ctx.identity, {
+      runnableByAnyone: ctx.bwrapForAnyone,
+      viaSetpriv: binds.length > 0,
+    });
+    user = bwrap.user;
+    argv = [...bwrap.argv, ...bwrapArgs(spec, ctx.images, host, seen), "--", ...signalReady];
     if (ctx.privateMounts) argv = ctx.privateMounts.wrap(binds, argv);
   }
   const egress = egressSockets(ctx);
@@ -92,6 +102,7 @@ export async function launchSandbox(
   const proc = await spawnChild(ctx, isolated ? argv : withCgroups(cgroup.procsFiles, argv), launchEnv, {
     cwd: ctx.isolation === "none" ? workspace : "/",
     stdio,
+    user,
   });
   stage("driver: bwrap spawned");
   const [, , errors, info, ready, go] = proc.stdio;

@@ -36,7 +36,7 @@ import { spawnExec, spawnPortRelay } from "./enter.ts";
 import { chooseIdentity, DEFAULT_SANDBOX_HOST_UID, ownWorkspace, prepareDataDirs } from "./host-user.ts";
 import { DEFAULT_IMAGE } from "./images.ts";
 import { launchSandbox } from "./launch.ts";
-import { holdsSysAdmin } from "./namespaces.ts";
+import { holdsSysAdmin, runnableByAnyone } from "./namespaces.ts";
 import { PrivateMounts } from "./private-mounts.ts";
 import { exited, stderrTail } from "./process.ts";
 import { SANDBOX_PATH } from "./sandbox-args.ts";
@@ -95,7 +95,8 @@ export class LocalDriver implements SandboxDriver {
       options.logger.info(privateMounts.reason);
     }
     const spawner = new Spawner();
-    this.ctx = { options, isolation, images, tools, identity: choice.identity, privateMounts, spawner };
+    const bwrapForAnyone = runnableByAnyone(tools.bwrap);
+    this.ctx = { options, isolation, images, tools, identity: choice.identity, privateMounts, bwrapForAnyone, spawner };
     // Forking the helper from this (large) process is the slow part: done before the first start.
     spawner.warm();
   }

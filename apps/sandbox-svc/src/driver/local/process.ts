@@ -6,7 +6,7 @@ import type { IPty } from "node-pty";
 import type { ExecExit, ExecProcess } from "../types.ts";
 import { parentPid } from "./namespaces.ts";
 import { groupLeft } from "./process-group.ts";
-import type { SpawnedChild, StdioSpec } from "./spawner.ts";
+import type { SpawnedChild, SpawnUser, StdioSpec } from "./spawner.ts";
 
 /**
  * Moves the shell into each cgroup given as arguments, then execs the real command, so the
@@ -123,7 +123,7 @@ export async function spawnTty(
 export function spawnDirect(
   argv: string[],
   env: Record<string, string>,
-  options: { cwd?: string | undefined; stdio: StdioSpec },
+  options: { cwd?: string | undefined; stdio: StdioSpec; user?: SpawnUser | undefined },
 ): SpawnedChild {
   const [file, ...args] = argv as [string, ...string[]];
   const child: ChildProcess = spawn(file, args, {
@@ -131,6 +131,7 @@ export function spawnDirect(
     stdio: options.stdio,
     detached: true,
     ...(options.cwd ? { cwd: options.cwd } : {}),
+    ...(options.user ? { uid: options.user.uid, gid: options.user.gid } : {}),
   });
   const exited = new Promise<ExecExit>((resolve) => {
     child.once("error", () => resolve({ exitCode: 127 }));

@@ -22,7 +22,7 @@ const sockets = new Map(), requests = new Map(), wanted = new Map();
 function tryStart(id) {
   const request = requests.get(id);
   if (!request) return;
-  const { argv, env, cwd, stdio, keys } = request;
+  const { argv, env, cwd, stdio, keys, user } = request;
   if (keys.some((k) => k && !sockets.has(k))) return;
   requests.delete(id);
   const mine = keys.map((k) => (k ? sockets.get(k) : undefined));
@@ -36,7 +36,9 @@ function tryStart(id) {
   mine.forEach((s, i) => { if (s && i > 2) s._handle.setBlocking(true); });
   let child;
   try {
-    child = spawn(argv[0], argv.slice(1), { stdio: fds, env, cwd: cwd || undefined, detached: true });
+    // libuv drops the supplementary groups, then sets the gid and uid, in the child before exec.
+    const ids = user ? { uid: user.uid, gid: user.gid } : {};
+    child = spawn(argv[0], argv.slice(1), { stdio: fds, env, cwd: cwd || undefined, detached: true, ...ids });
   } catch (err) {
     process.send({ type: "exit", id, code: 127, error: String(err) });
     for (const s of own) s.destroy();
@@ -77,6 +79,16 @@ process.on("disconnect", () => process.exit(0));
 `;
 
 export type StdioSpec = ("pipe" | "ignore")[];
+
+/**
+ * The host user a child runs as (the service must be root): its supplementary groups dropped,
+ * then its gid and uid set, between fork and exec, as `setpriv --reuid --regid --clear-groups`
+ * would without the start of another program.
+ */
+export interface SpawnUser {
+  uid: number;
+  gid: number;
+}
 
 /** A child started through the helper. */
 export interface SpawnedChild {
@@ -186,6 +198,7 @@ export class Spawner {
     options: {
       cwd?: string | undefined;
       stdio: StdioSpec;
+      user?: SpawnUser | undefined;
       onSpawned?: (stdio: (Duplex | undefined)[]) => void;
       /** The child is gone (or never started): release what the caller still holds for it. */
       onGone?: (stdio: (Duplex | undefined)[]) => void;
@@ -243,7 +256,7 @@ export class Spawner {
       // Reaped by the helper already: any process of its group still there is one it started.
       exited: (exit) => resolveExit({ ...exit, descendantsLeft: groupLeft(pid) }),
     });
-    helper.send({ type: "spawn", id, argv, env, cwd: options.cwd, stdio: options.stdio, keys });
+    helper.send({ type: "spawn", id, argv, env, cwd: options.cwd, stdio: options.stdio, keys, user: options.user });
     const kill = (signal: NodeJS.Signals = "SIGKILL") => {
       if (pid) signalGroup(signal);
       else killWith = signal;
