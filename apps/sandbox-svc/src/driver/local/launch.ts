@@ -137,13 +137,30 @@ export async function launchSandbox(
             const socketPath = (await egressSocket) as string;
             const enterNet = enterArgv(namespaceTools(ctx.tools), p, "net", ctx.identity);
             // In the sandbox's cgroups: socat forks a child per connection the sandbox opens, and
-            // those count against its process and memory limits, not the host's.
+            // those count against its process and memory limits, not the host's. Nothing connects
+            // before the relay is up (the sandbox's command and execs wait for it), so it is moved
+            // in once it runs (nsenter and setpriv exec in place: one process) rather than by a
+            // shell of its own, one program fewer beside bwrap building the sandbox.
+            let joined: Promise<void> | undefined;
             const relay = await startEgressRelay(
-              (a, e) => spawnChild(ctx, withCgroups(cgroup.procsFiles, a), e),
+              async (a, e) => {
+                const child = await spawnChild(ctx, a, e);
+                joined = child.pid.then((pid) => {
+                  if (pid) return moveIntoCgroups(cgroup.procsFiles, [pid]);
+                });
+                joined.catch(() => {});
+                return child;
+              },
               relayTools(ctx.tools),
               enterNet,
               socketPath,
             );
+            try {
+              await joined;
+            } catch (err) {
+              relay.kill("SIGKILL");
+              throw new Error(`egress relay could not join the sandbox's cgroups: ${(err as Error).message}`);
+            }
             stage("driver: relay listens");
             return relay;
           })
