@@ -133,7 +133,7 @@ describe("invitation links without an identity provider (PGlite)", () => {
     const res = await h.call("POST", `/v1/invitations/${revoked.id}/redeem`, {
       body: { token: tokenOf(revoked), displayName: "Rex" },
     });
-    expect(res.status).toBe(409);
+    expect(res.status).toBe(410);
 
     await h.oidcUser("known@x.test");
     const known = await invite("known@x.test");

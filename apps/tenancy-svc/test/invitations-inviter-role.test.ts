@@ -36,12 +36,12 @@ describe("invitations of a member whose role drops", () => {
     expect(demoted.status).toBe(200);
     expect(await statusOf(asAdmin)).toBe("revoked");
     expect(await statusOf(asMember)).toBe("pending");
-    expect((await accept("ann.alt@x.test", asAdmin)).status).toBe(409);
+    expect((await accept("ann.alt@x.test", asAdmin)).status).toBe(410);
 
     // Removed: nothing they sent lets anyone in any more.
     expect((await h.call("DELETE", `/v1/orgs/${h.orgId}/members/${ann.id}`, { as: h.owner })).status).toBe(204);
     expect(await statusOf(asMember)).toBe("revoked");
-    expect((await accept("ann.other@x.test", asMember)).status).toBe(409);
+    expect((await accept("ann.other@x.test", asMember)).status).toBe(410);
 
     await h.settle();
     const revoked = events.filter((e) => e.action === "invitation.revoked").map((e) => e.targetId);

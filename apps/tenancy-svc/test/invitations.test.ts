@@ -72,7 +72,7 @@ describe("invitations (PGlite)", () => {
     );
     expect((await h.call("DELETE", `${path}/${second.id}`, { as: admin })).status).toBe(204);
     expect((await h.call("DELETE", `${path}/${second.id}`, { as: admin })).status).toBe(409);
-    expect((await h.call("POST", `/v1/invitations/${second.id}/accept`, { as: hank })).status).toBe(409);
+    expect((await h.call("POST", `/v1/invitations/${second.id}/accept`, { as: hank })).status).toBe(410);
     const all = await json<{ items: { id: string; status: string }[] }>(await h.call("GET", path, { as: admin }));
     expect(all.items).toContainEqual(expect.objectContaining({ id: first.id, status: "declined" }));
     expect(all.items).toContainEqual(expect.objectContaining({ id: second.id, status: "revoked" }));

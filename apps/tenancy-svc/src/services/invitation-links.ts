@@ -99,6 +99,8 @@ export async function redeemInvitation(
       .forUpdate()
       .executeTakeFirst();
     if (!row) throw notFound(invitationId);
+    // Revoked, as expired, is gone for good (410); accepted or declined is an answer given (409).
+    if (row.status === "revoked") throw new ProblemError("gone", { detail: "The invitation was revoked" });
     if (row.status !== "pending") {
       throw new ProblemError("conflict", { detail: `The invitation is already ${row.status}` });
     }

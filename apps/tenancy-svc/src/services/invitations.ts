@@ -202,6 +202,8 @@ export async function respondToInvitation(
         detail: "A token bound to an organization cannot answer invitations to another organization",
       });
     }
+    // Revoked, as expired, is gone for good (410); accepted or declined is an answer given (409).
+    if (row.status === "revoked") throw new ProblemError("gone", { detail: "The invitation was revoked" });
     if (row.status !== "pending")
       throw new ProblemError("conflict", { detail: `The invitation is already ${row.status}` });
     if (new Date(row.expires_at).getTime() <= Date.now()) {
