@@ -31,7 +31,9 @@ describe("sandbox requests the service refuses with a 400", () => {
     const box = await as()<Sandbox>("POST", base, { name: "ports", ports: [{ port: 8000 }] });
     const updated = await refusal(as()("PATCH", `${base}/${box.id}`, { ports: twice }));
     expect(updated).toMatchObject({ status: 400, slug: "validation-failed" });
-    expect((await as()<Sandbox>("GET", `${base}/${box.id}`)).ports).toMatchObject([{ port: 8000, visibility: "private" }]);
+    expect((await as()<Sandbox>("GET", `${base}/${box.id}`)).ports).toMatchObject([
+      { port: 8000, visibility: "private" },
+    ]);
   });
 
   it("answers a rollback to a revision past any a sandbox can have with a 400, not a 500", async () => {
