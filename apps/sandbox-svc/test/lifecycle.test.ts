@@ -260,5 +260,18 @@ describe.each(targets)("sandbox verbs on $name", (target) => {
       const stored = await fx.deps.db.selectFrom("sandbox_tokens").select("secret_hash").execute();
       expect(stored.every((s) => !token.includes(s.secret_hash))).toBe(true);
     });
+
+    it("a token minted as its sandbox is deleted does not outlive the sandbox", async () => {
+      const row = await createSandbox(fx.deps, fx.actor, { projectId: P, ...base, name: "Gone" });
+      // The mint read the sandbox's row before the delete (which revokes its tokens) and writes
+      // its token after it.
+      const early = await createSandboxToken(fx.deps, fx.actor, { name: "early", sandbox: row });
+      await fx.deps.db.updateTable("sandboxes").set({ state: "deleting" }).where("id", "=", row.id).execute();
+      await expect(resolveSandboxToken(fx.deps, early.token)).rejects.toMatchObject({ status: 401 });
+      await fx.deps.db.updateTable("sandboxes").set({ state: "stopped" }).where("id", "=", row.id).execute();
+      await deleteSandbox(fx.deps, fx.actor, { projectId: P, sandboxId: row.id });
+      const late = await createSandboxToken(fx.deps, fx.actor, { name: "late", sandbox: row });
+      await expect(resolveSandboxToken(fx.deps, late.token)).rejects.toMatchObject({ status: 401 });
+    });
   });
 });

@@ -156,13 +156,24 @@ export async function revokeTokensOfSandbox(deps: SandboxDeps, sandboxId: string
     .execute();
 }
 
-/** The principal behind a sandbox token, or a 401 problem (unknown, revoked, expired, malformed). */
+/**
+ * The principal behind a sandbox token, or a 401 problem (unknown, revoked, expired, malformed, or
+ * its sandbox deleted or being deleted). The sandbox is looked at too: a token minted while the
+ * sandbox was deleted (its row read before the delete revoked the tokens, written after) is
+ * revoked by nothing, and must not outlive it.
+ */
 export async function resolveSandboxToken(deps: SandboxDeps, token: string): Promise<Principal> {
   const invalid = new ProblemError("unauthenticated", { detail: "The sandbox token is not valid" });
   const match = TOKEN_SHAPE.exec(token);
   if (!match) throw invalid;
   const id = `sbt_${match[1]}`;
-  const row = await deps.db.selectFrom("sandbox_tokens").selectAll().where("id", "=", id).executeTakeFirst();
+  const row = await deps.db
+    .selectFrom("sandbox_tokens")
+    .innerJoin("sandboxes", "sandboxes.id", "sandbox_tokens.sandbox_id")
+    .selectAll("sandbox_tokens")
+    .where("sandbox_tokens.id", "=", id)
+    .where("sandboxes.state", "<>", "deleting")
+    .executeTakeFirst();
   if (!row || row.revoked_at || (row.expires_at && new Date(row.expires_at) <= new Date())) throw invalid;
   const expected = Buffer.from(row.secret_hash, "hex");
   const actual = Buffer.from(hashSecret(match[2] as string), "hex");
