@@ -20,7 +20,7 @@ const DOCUMENT_MEMBERS: ReadonlySet<string> = new Set(["model", "usage", "inputT
 
 /**
  * The largest JSON body kept to read its usage at the end; past it the answer is read as it streams
- * past for its top-level members only (`TopLevelMembers`), slower per byte but holding nothing.
+ * past for its top-level members only (`TopLevelMembers`), holding only the members it reads.
  */
 const MAX_JSON_BYTES = 8 * 1024 * 1024;
 
