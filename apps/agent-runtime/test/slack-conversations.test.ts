@@ -367,7 +367,11 @@ describe("faults", () => {
     expect(failures.length).toBe(2);
     expect(String(failures[0]?.deliveryId)).toMatch(/^dlv_/);
     expect(failures[0]?.error).toBe("internal_error");
-    const row = await rt?.runtime.deps.database.db.selectFrom("team_chat_delivery").selectAll().executeTakeFirst();
+    // Marked sent once Slack took it, just after the reply shows there.
+    const row = await waitFor(async () => {
+      const stored = await rt?.runtime.deps.database.db.selectFrom("team_chat_delivery").selectAll().executeTakeFirst();
+      return stored?.status === "sent" ? stored : undefined;
+    });
     expect(row).toMatchObject({ id: failures[0]?.deliveryId, status: "sent", attempts: 2 });
     expect(botTexts(dmOf(OWNER))).toEqual(["echo: eventually"]);
   });
