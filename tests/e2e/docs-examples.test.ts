@@ -167,9 +167,9 @@ describe("docs/models.md and the SDK README run as written", () => {
     calls += up.seen.length;
   });
 
-  it.skipIf(!hasPythonSdk)(
-    `the Python block${hasPythonSdk ? "" : " (skipped: python3 with the anthropic package is not installed)"}`,
-    async () => {
+  // Registered only where python3 has the anthropic package (PyPI cannot be reached here).
+  (hasPythonSdk ? describe : describe.skip)("the Python block", () => {
+    it("runs as written", async () => {
       const python = blocks.filter((b) => b.lang === "python");
       expect(python.length).toBeGreaterThan(0);
       for (const block of python) {
@@ -182,8 +182,8 @@ describe("docs/models.md and the SDK README run as written", () => {
         expect(up.seen.map((s) => s.auth)).toEqual(["x-api-key"]);
         calls += up.seen.length;
       }
-    },
-  );
+    });
+  });
 
   it("meters every call into the organization's usage costs", async () => {
     const pythonCalls = hasPythonSdk ? blocks.filter((b) => b.lang === "python").length : 0;
