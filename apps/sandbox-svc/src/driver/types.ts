@@ -35,6 +35,20 @@ export interface SandboxRuntimeSpec {
   workspaceArchive?: Uint8Array;
 }
 
+/** How a start is asked of a driver. */
+export interface StartOptions {
+  /** Settles once the start is admitted and counted; see `SandboxDriver.start`. */
+  admitted?: Promise<void>;
+}
+
+/** A start begun before its admission was withdrawn: the start was refused, and nothing of it is left. */
+export class StartWithdrawnError extends Error {
+  override readonly name = "StartWithdrawnError";
+  constructor(sandboxId: string) {
+    super(`the start of sandbox ${sandboxId} was not admitted`);
+  }
+}
+
 /**
  * A start's `workspaceArchive` was put into the workspace and did not go in (it did not unpack, or
  * the swap failed): the workspace was left as it was and the start failed. Told apart from other
@@ -110,8 +124,13 @@ export interface SandboxDriver {
   validateImage(image: string): void;
   /** Throws a ProblemError when the driver cannot run sandboxes on this host. */
   checkAvailable(): void;
-  /** Resolves once the sandbox is running (its main process is up). */
-  start(spec: SandboxRuntimeSpec): Promise<void>;
+  /**
+   * Resolves once the sandbox is running (its main process is up). With `admitted`, the start is
+   * begun before the platform has decided it: the driver may build the sandbox meanwhile but runs
+   * nothing of the spec's until `admitted` resolves; when it rejects, the driver undoes what it
+   * built and the start rejects with StartWithdrawnError.
+   */
+  start(spec: SandboxRuntimeSpec, options?: StartOptions): Promise<void>;
   /**
    * Why a sandbox whose start resolved has failed since (the local driver's egress relay did not
    * come up), until its next start; undefined while it is fine. Drivers whose start resolves only

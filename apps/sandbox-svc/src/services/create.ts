@@ -51,23 +51,6 @@ export async function createSandbox(deps: SandboxDeps, caller: Caller, input: Cr
   deps.driver.validateImage(spec.image);
   const id = newId("sandbox");
   const admitted = { id, project_id: projectId, org_id: caller.orgId ?? null, labels: input.labels };
-  await enforceAdmission(deps, caller, "sandbox:create", admitted, spec);
-  stage("create: create admitted");
-  // A start asked with the create is admitted before the row is written, so the row is written
-  // `starting` with its platform token. Refused, the sandbox is created all the same (pending)
-  // and the refusal answered, as a create followed by a start would.
-  let startRefused: unknown;
-  let platform: NewToken | undefined;
-  if (input.start) {
-    try {
-      deps.driver.checkAvailable();
-      await enforceAdmission(deps, caller, "sandbox:start", admitted, spec);
-      platform = newPlatformToken(admitted);
-      stage("create: start admitted");
-    } catch (err) {
-      startRefused = err;
-    }
-  }
   const now = new Date();
   const pending: SandboxRow = {
     id,
@@ -92,11 +75,10 @@ export async function createSandbox(deps: SandboxDeps, caller: Caller, input: Cr
     last_activity_at: null,
     restore_revision: null,
   };
-  const fresh: SandboxRow = platform ? { ...pending, state: "starting", platform_token_id: platform.row.id } : pending;
   // The limits are counted under their locks in the transaction of the insert (see
-  // `enforceCreateLimits`). A started create is counted before the driver starts (`counted`),
-  // and the rows are written while it starts: statements beside the start delay it more than
-  // the count before it does (on the embedded database they run on this thread).
+  // `enforceCreateLimits`). A started create is counted before the driver runs anything of the
+  // sandbox's (`counted`), and the rows are written while it starts: statements beside the start
+  // delay it more than the count before it does (on the embedded database they run on this thread).
   const writeRow = async (trx: Kysely<SandboxDB>, row: SandboxRow, counted?: PromiseWithResolvers<void>) => {
     try {
       await enforceCreateLimits(deps, trx, row);
@@ -132,36 +114,69 @@ export async function createSandbox(deps: SandboxDeps, caller: Caller, input: Cr
     });
     return inserted;
   };
-  // With a start, the boot's transaction follows within milliseconds and the relay publishes both
-  // records after it: one relay round for the two, not one in the middle of the start.
   const slugTaken = (err: unknown) => {
     if (isUniqueViolation(err)) throw new ProblemError("conflict", { detail: `The slug ${input.slug} is taken` });
     throw err;
   };
   const writePending = () => withDomainEvents(deps, (trx) => writeRow(trx, pending)).catch(slugTaken);
-  // An admitted start does not wait for the row: the driver starts while it is written (and
-  // stops again should the write fail; the boot answers that failure).
-  if (platform) {
-    const counted = Promise.withResolvers<void>();
-    const written = deps.db
+  let platform: NewToken | undefined;
+  if (!input.start) {
+    await enforceAdmission(deps, caller, "sandbox:create", admitted, spec);
+    stage("create: create admitted");
+    return writePending();
+  }
+  // A start asked with the create is decided after the create. Refused, the sandbox is created
+  // all the same (pending) and the refusal answered, as a create followed by a start would be.
+  try {
+    deps.driver.checkAvailable();
+  } catch (err) {
+    await enforceAdmission(deps, caller, "sandbox:create", admitted, spec);
+    await writePending();
+    throw err;
+  }
+  // The token is made before the start is decided (nothing is written of it until it is).
+  platform = newPlatformToken(admitted);
+  const fresh: SandboxRow = { ...pending, state: "starting", platform_token_id: platform.row.id };
+  let refused: "create" | "start" | undefined;
+  const counted = Promise.withResolvers<void>();
+  // The row is written `starting` with its platform token once both are admitted. With a start,
+  // the boot's transaction follows within milliseconds and the relay publishes both records after
+  // it: one relay round for the two, not one in the middle of the start.
+  const written = (async () => {
+    await enforceAdmission(deps, caller, "sandbox:create", admitted, spec).catch((err: unknown) => {
+      refused = "create";
+      throw err;
+    });
+    stage("create: create admitted");
+    await enforceAdmission(deps, caller, "sandbox:start", admitted, spec).catch((err: unknown) => {
+      refused = "start";
+      throw err;
+    });
+    stage("create: start admitted");
+    return deps.db
       .transaction()
       .execute((trx) => writeRow(trx, fresh, counted))
       .catch(slugTaken);
-    // A transaction that fails before counting (it could not begin) settles the wait too.
-    written.catch((err: unknown) => counted.reject(err));
-    try {
-      await counted.promise;
-      stage("create: limits counted");
-    } catch (err) {
-      // The organization is at its limit: nothing was written or started; the sandbox is
-      // created pending, as a start refused by policy is.
-      if (!isLimitExceeded(err, "running-sandboxes")) throw err;
-      await writePending();
-      throw err;
-    }
-    return launchSandbox(deps, caller, fresh, { platform, written });
+  })();
+  // Settled by the count, or by whatever fails before it (a refusal, a transaction not begun).
+  written.catch((err: unknown) => counted.reject(err));
+  counted.promise.then(
+    () => stage("create: limits counted"),
+    () => {},
+  );
+  // The driver builds the sandbox while the start is decided (bwrap's namespaces and mounts take
+  // longer than the decisions and the count together); it runs nothing of the sandbox's until the
+  // start is counted, and undoes the start should it not be.
+  const booted = launchSandbox(deps, caller, fresh, { platform, written, admitted: counted.promise });
+  try {
+    await counted.promise;
+  } catch (err) {
+    // The undone start is awaited first: nothing of it may be left when the refusal is answered.
+    await booted.catch(() => {});
+    // A refused create leaves nothing; a refused start, or an organization at its limit of running
+    // sandboxes, leaves the sandbox created pending.
+    if (refused === "start" || isLimitExceeded(err, "running-sandboxes")) await writePending();
+    throw err;
   }
-  const row = await writePending();
-  if (startRefused !== undefined) throw startRefused;
-  return row;
+  return booted;
 }

@@ -4,7 +4,7 @@ import type { Caller } from "@agentplane/service-kit";
 import { type Kysely, sql } from "kysely";
 import type { z } from "zod";
 import type { SandboxDB } from "../db/schema.ts";
-import { WorkspaceRestoreError } from "../driver/types.ts";
+import { StartWithdrawnError, WorkspaceRestoreError } from "../driver/types.ts";
 import { stage } from "../stages.ts";
 import { recordSandboxEvent, type SandboxDeps } from "./context.ts";
 import { enforceRunningCount } from "./limits.ts";
@@ -161,6 +161,12 @@ export interface BootToken {
   platform: NewToken;
   written: boolean | Promise<unknown>;
   replaces?: string | null;
+  /**
+   * The start was begun before it was decided (a create's): settles once it is admitted and
+   * counted. The driver runs nothing of the sandbox's until then, and undoes its start when it
+   * rejects (and `written` rejects with the reason).
+   */
+  admitted?: Promise<void>;
 }
 
 /**
@@ -204,7 +210,10 @@ export async function bootSandbox(
     env.AGENTPLANE_SANDBOX_ID = row.id;
     if (deps.config.apiUrl) env.AGENTPLANE_API_URL = deps.config.apiUrl;
     stage("boot: token ready");
-    await deps.driver.start({ ...runtimeSpec(row, env), ...(beforeStart ? { workspaceArchive: archive } : {}) });
+    await deps.driver.start(
+      { ...runtimeSpec(row, env), ...(beforeStart ? { workspaceArchive: archive } : {}) },
+      prepared?.admitted ? { admitted: prepared.admitted } : undefined,
+    );
     stage("boot: driver started");
     if (!archive && (await deps.driver.hasSwapLeftovers?.(row.id))) {
       // A restore was killed in the middle: the workspace goes back as it was before it, or as it
@@ -223,7 +232,8 @@ export async function bootSandbox(
     }
     if (archive) deps.logger.info({ sandboxId: row.id, revision: restore, beforeStart }, "workspace restored");
   } catch (err) {
-    deps.logger.warn({ err, sandboxId: row.id }, "sandbox failed to start");
+    // A start withdrawn before it was admitted did not fail: `written` says why it was refused.
+    if (!(err instanceof StartWithdrawnError)) deps.logger.warn({ err, sandboxId: row.id }, "sandbox failed to start");
     failure = (err as Error).message;
     if (err instanceof WorkspaceRestoreError) {
       // On every driver a restore that fails leaves the workspace as it was: the start fails,

@@ -21,7 +21,7 @@ import type {
   SnapshotRetention,
   UnenforcedLimits,
 } from "../types.ts";
-import { WorkspaceRestoreError } from "../types.ts";
+import { type StartOptions, StartWithdrawnError, WorkspaceRestoreError } from "../types.ts";
 import { apiMessage, statusCode } from "./api-errors.ts";
 import { type EgressCredentials, sandboxProxyEnv } from "./egress-credential.ts";
 import { GC_LEASE, LeaderLease } from "./lease.ts";
@@ -176,9 +176,11 @@ export class KubernetesDriver implements SandboxDriver {
     }
   }
 
-  async start(spec: SandboxRuntimeSpec): Promise<void> {
+  async start(spec: SandboxRuntimeSpec, options: StartOptions = {}): Promise<void> {
     // An image accepted before the installation narrowed its registries does not start either.
     this.validateImage(spec.image);
+    // Nothing is created in the cluster for a start the platform has not admitted yet.
+    if (options.admitted) await options.admitted.catch(() => Promise.reject(new StartWithdrawnError(spec.id)));
     await this.pods.whenSynced();
     const { placement } = this.options;
     const namespace = placement.namespace;

@@ -13,8 +13,10 @@ import type {
   SandboxDriver,
   SandboxResources,
   SandboxRuntimeSpec,
+  StartOptions,
   UnenforcedLimits,
 } from "../types.ts";
+import { StartWithdrawnError } from "../types.ts";
 import { isSwapLeftover } from "../workspace-swap.ts";
 import { CgroupWarmth, ownProcsFile } from "./cgroup-warmth.ts";
 import {
@@ -169,13 +171,18 @@ export class LocalDriver implements SandboxDriver {
     return join(this.ctx.options.dataDir, "workspaces", sandboxId);
   }
 
-  start(spec: SandboxRuntimeSpec): Promise<void> {
+  start(spec: SandboxRuntimeSpec, options: StartOptions = {}): Promise<void> {
     if (this.running.has(spec.id)) return Promise.resolve();
     const pending = this.starting.get(spec.id);
     if (pending) return pending;
     this.failures.delete(spec.id);
     const warm: { cool?: () => void } = {};
-    const promise = this.launch(spec, warm).finally(() => {
+    const admission = options.admitted ? { promise: options.admitted, refused: false } : undefined;
+    // Handled here: the caller may have its answer before the launch gets to wait for it.
+    admission?.promise.catch(() => {
+      admission.refused = true;
+    });
+    const promise = this.launch(spec, warm, admission).finally(() => {
       warm.cool?.();
       this.starting.delete(spec.id);
     });
@@ -197,7 +204,11 @@ export class LocalDriver implements SandboxDriver {
   }
 
   /** `warm.cool`, once set, ends keeping cgroup moves quick for this start (the caller calls it). */
-  private async launch(spec: SandboxRuntimeSpec, warm: { cool?: () => void }): Promise<void> {
+  private async launch(
+    spec: SandboxRuntimeSpec,
+    warm: { cool?: () => void },
+    admission: { promise: Promise<void>; refused: boolean } | undefined,
+  ): Promise<void> {
     const { options, isolation, identity } = this.ctx;
     this.checkAvailable();
     this.validateImage(spec.image);
@@ -205,10 +216,16 @@ export class LocalDriver implements SandboxDriver {
       prepareDataDirs(options.dataDir, identity);
       this.dirsReady = true;
     }
+    // Unisolated, the command runs as it is spawned: nothing is begun before the start is admitted.
+    if (admission && isolation === "none") {
+      await admission.promise.catch(() => Promise.reject(new StartWithdrawnError(spec.id)));
+      admission = undefined;
+    }
     const workspace = this.workspaceDir(spec.id);
     await ownWorkspace(workspace, isolation === "none" ? { kind: "self" } : identity);
     const env = this.sandboxEnv(spec, workspace);
     await this.cgroupRemovals.get(spec.id);
+    if (admission?.refused) throw new StartWithdrawnError(spec.id);
     stage("driver: launch");
     const cgroup = createSandboxCgroup(this.cgroups, spec.id, spec.resources);
     // Its processes are moved in at moments apart: the kernel's lock is kept quick meanwhile. Only
@@ -216,6 +233,21 @@ export class LocalDriver implements SandboxDriver {
     if (cgroup.procsFiles.length > 0) warm.cool = this.warmth.hold(FIRST_EXEC_WARMTH_MS);
     const { proc, processes, relayUp, go, stderr, gone } = await launchSandbox(this.ctx, spec, workspace, env, cgroup);
     const egress = egressSockets(this.ctx);
+    // A start begun before it was admitted: its main process waits (on fd 5) until it is.
+    if (admission) {
+      try {
+        await admission.promise;
+      } catch {
+        const relay = await relayUp?.catch(() => undefined);
+        relay?.kill("SIGKILL");
+        proc.kill("SIGKILL");
+        await gone;
+        await exited(processes.pid);
+        if (egress) await egress.close(spec.id);
+        await this.removeCgroup(spec.id, cgroup);
+        throw new StartWithdrawnError(spec.id);
+      }
+    }
     const running: RunningSandbox = {
       id: spec.id,
       proc,
