@@ -146,6 +146,11 @@ export async function launchSandbox(
     token,
   );
   const after = { ...row, ...written } as SandboxRow;
+  if (after.state === "stopping" || after.state === "stopped" || after.state === "deleting") {
+    throw new ProblemError("invalid-transition", {
+      detail: `Sandbox ${sandboxId} was stopped while it started: it is ${after.state}`,
+    });
+  }
   if (after.state !== "running") {
     throw new ProblemError("internal-error", { detail: `Sandbox ${sandboxId} failed to start: ${after.last_error}` });
   }
@@ -273,11 +278,20 @@ export async function bootSandbox(
       : failedWith(failure);
   try {
     await deps.db.transaction().execute(async (trx) => {
-      await trx
+      const moved = await trx
         .updateTable("sandboxes")
         .set(written as never)
         .where("id", "=", row.id)
-        .execute();
+        .where("state", "=", "starting")
+        .executeTakeFirst();
+      if (Number(moved.numUpdatedRows) === 0) {
+        // A stop or delete took the sandbox over while it started (the driver stops it for them):
+        // the start is recorded as it went, and answered with the state they left.
+        const now = await trx.selectFrom("sandboxes").select("state").where("id", "=", row.id).executeTakeFirst();
+        await record?.(trx, written.state === "running");
+        written = { state: now?.state ?? "deleting" };
+        return;
+      }
       // A driver may answer the start before all of the sandbox is up (the local driver's egress
       // relay): a failure since then is recorded here. Asked after the update, so one reported
       // later finds the row running (its event marks it failed).

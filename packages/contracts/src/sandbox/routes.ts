@@ -129,7 +129,7 @@ export const startSandboxRoute = defineRoute(
       200: json(SandboxSchema, "Running"),
       ...limitedCreateConflict(
         "running-sandboxes",
-        "The sandbox is starting, stopping or being deleted (`invalid-transition`)",
+        "The sandbox is starting, stopping or being deleted, or a stop or delete overtook this start (`invalid-transition`)",
       ),
     },
   },

@@ -11536,7 +11536,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The sandbox is starting, stopping or being deleted (`invalid-transition`), or `limit-exceeded`: the organization already holds the most sandboxes up at once it may (100 unless `OBJECT_LIMITS` sets `running-sandboxes=<n>`) */
+            /** @description The sandbox is starting, stopping or being deleted, or a stop or delete overtook this start (`invalid-transition`), or `limit-exceeded`: the organization already holds the most sandboxes up at once it may (100 unless `OBJECT_LIMITS` sets `running-sandboxes=<n>`) */
             409: {
                 headers: {
                     [name: string]: unknown;
