@@ -109,8 +109,8 @@ export class Authenticator {
   }
 
   /** A browser session's principal and CSRF token, from the session cookie's value. */
-  authenticateSession(secret: string): Promise<ResolvedSession> {
-    return this.sessions
+  async authenticateSession(secret: string): Promise<ResolvedSession> {
+    const session = await this.sessions
       .get(secret, async () => {
         const body = await callInternal(this.options.tenancy, internalResolveSessionRoute, {
           principal: GATEWAY,
@@ -122,6 +122,12 @@ export class Authenticator {
         if (isRefusal(err)) throw new AuthenticationError("The session is not valid; sign in again");
         throw new AuthenticationUnavailableError("The tenancy service");
       });
+    // Kept for a moment to spare tenancy a question per request, but never past the session's expiry.
+    if (session.expiresAt !== undefined && !(Date.parse(session.expiresAt) > Date.now())) {
+      this.sessions.forget(secret);
+      throw new AuthenticationError("The session is not valid; sign in again");
+    }
+    return session;
   }
 
   /**

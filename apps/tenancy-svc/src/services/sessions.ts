@@ -174,6 +174,7 @@ export async function resolveSession(ctx: TenancyContext, secret: string): Promi
   const row = await ctx.db.selectFrom("browser_sessions").selectAll().where("id", "=", id).executeTakeFirst();
   if (!row || !digestsEqual(row.secret_hash, sha256Hex(match[2]!)) || !open(row)) return undefined;
   let principal: Principal;
+  let expiresAtMs = new Date(row.expires_at).getTime();
   if (row.api_token_id) {
     const token = await ctx.db
       .selectFrom("api_tokens")
@@ -181,6 +182,7 @@ export async function resolveSession(ctx: TenancyContext, secret: string): Promi
       .where("id", "=", row.api_token_id)
       .executeTakeFirst();
     if (!token || !tokenUsable(token)) return undefined;
+    if (token.expires_at) expiresAtMs = Math.min(expiresAtMs, new Date(token.expires_at).getTime());
     const restricted = token.org_id || token.project_id || token.scopes || token.role !== "owner";
     principal = restricted ? tokenPrincipal(token) : await userPrincipal(ctx, row.user_id);
   } else {
@@ -189,7 +191,11 @@ export async function resolveSession(ctx: TenancyContext, secret: string): Promi
   if (!row.last_used_at || new Date(row.last_used_at).getTime() < Date.now() - LAST_USED_RESOLUTION_MS) {
     await ctx.db.updateTable("browser_sessions").set({ last_used_at: new Date() }).where("id", "=", id).execute();
   }
-  return { principal: { ...principal, sessionId: id }, csrfToken: csrfTokenOf(ctx, id) };
+  return {
+    principal: { ...principal, sessionId: id },
+    csrfToken: csrfTokenOf(ctx, id),
+    expiresAt: new Date(expiresAtMs).toISOString(),
+  };
 }
 
 async function userPrincipal(ctx: TenancyContext, userId: string): Promise<Principal> {

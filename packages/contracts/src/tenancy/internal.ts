@@ -38,7 +38,12 @@ export const ResolvedPrincipal = z.object({
 });
 export const ResolveSessionRequest = z.object({ secret: z.string().max(200) });
 /** A session's principal and the CSRF token its mutating requests must carry. */
-export const ResolvedSession = z.object({ principal: PrincipalSchema, csrfToken: z.string() });
+export const ResolvedSession = z.object({
+  principal: PrincipalSchema,
+  csrfToken: z.string(),
+  /** When the session stops working (its own expiry, or its token's if sooner): no cache may keep it longer. */
+  expiresAt: z.string().optional(),
+});
 export type ResolvedSession = z.infer<typeof ResolvedSession>;
 
 export const AuthorizeRequest = z.object({
