@@ -6,6 +6,8 @@
 // Run: npm run bench -- inference   (or node bench/inference.ts on Node 24)
 // INFERENCE_BENCH_PROFILE=<dir> writes a V8 CPU profile of the platform process there; read it with
 // node bench/cpuprofile-summary.ts <dir>/platform.cpuprofile --after=proxy/handler.ts --skip=2
+// INFERENCE_BENCH_STAGES=latency (a comma-separated list of latency, ttfb, throughput, sdk, memory;
+// all by default) runs only those stages, e.g. the one-at-a-time latency alone, profiled or not.
 
 import { execFileSync, spawn } from "node:child_process";
 import autocannon from "autocannon";
@@ -16,6 +18,11 @@ import { firstLine, fmt, postgresCpuMs, processCpuMs, REPO_ROOT } from "./lib.ts
 const BODY = JSON.stringify({ model: "claude-haiku-4-5", max_tokens: 64, messages: [{ role: "user", content: "hi" }] });
 const STREAM_BODY = BODY.replace("{", '{"stream":true,');
 const PATH = "/v1/llm/cloud-b/family-1/anthropic/v1/messages";
+const STAGES = ["latency", "ttfb", "throughput", "sdk", "memory"];
+const stages = new Set((process.env.INFERENCE_BENCH_STAGES ?? STAGES.join(",")).split(","));
+for (const stage of stages) {
+  if (!STAGES.includes(stage)) throw new Error(`INFERENCE_BENCH_STAGES: ${stage} is not one of ${STAGES.join(", ")}`);
+}
 
 // BENCH_PIN_CLIENT=1: this process (the load generators and the SDK client) on CPU 0, the
 // platform and the upstream stand-in on CPU 1 (Postgres, a system service, floats), as a client on
@@ -178,59 +185,63 @@ try {
   const bareUrl = `${info.bare}/bare/anthropic/v1/messages`;
   // Below it, what a framework-free node:http pass-through adds: the cost of the process hop itself.
   const nodeUrl = `${info.node}/node/anthropic/v1/messages`;
-  const [latDirect, latBare, latGateway, latNode] = (await sequential(
-    [
-      { url: direct, headers: json },
-      { url: bareUrl, headers: json },
-      { url: gateway, headers: auth },
-      { url: nodeUrl, headers: json },
-    ],
-    BODY,
-    false,
-    n,
-    async (i, run) => {
-      if (i !== 2) return run();
-      const before = { platform: processCpuMs(platform?.pid) ?? 0, postgres: postgresCpuMs() };
-      await run();
-      cpu.platform += (processCpuMs(platform?.pid) ?? 0) - before.platform;
-      cpu.postgres += postgresCpuMs() - before.postgres;
-    },
-  )) as [Stats, Stats, Stats, Stats];
-  const platformCpu = cpu.platform / n;
-  const postgresCpu = cpu.postgres / n;
-  console.log(
-    [
-      `non-streaming, 1 request at a time (${n} requests each, direct, bare, gateway and node:http alternating in blocks of 100):`,
-      `  direct   ${ms(latDirect)}`,
-      `  node     ${ms(latNode)}`,
-      `  bare     ${ms(latBare)}`,
-      `  gateway  ${ms(latGateway)}`,
-      `  added    p50 ${fmt(latGateway.p50 - latDirect.p50, 3)} ms  p99 ${fmt(latGateway.p99 - latDirect.p99, 3)} ms`,
-      `  added by the bare pass-through alone: p50 ${fmt(latBare.p50 - latDirect.p50, 3)} ms  p99 ${fmt(latBare.p99 - latDirect.p99, 3)} ms`,
-      `  added by a node:http pass-through (the process hop): p50 ${fmt(latNode.p50 - latDirect.p50, 3)} ms  p99 ${fmt(latNode.p99 - latDirect.p99, 3)} ms`,
-      `  gateway over the node:http floor: p50 ${fmt(latGateway.p50 - latNode.p50, 3)} ms`,
-      `  CPU per gateway request: platform process ${fmt(platformCpu, 3)} ms, PostgreSQL ${fmt(postgresCpu, 3)} ms`,
-    ].join("\n"),
-  );
-  const [ttfbDirect, ttfbBare, ttfbGateway] = (await sequential(
-    [
-      { url: direct, headers: json },
-      { url: bareUrl, headers: json },
-      { url: gateway, headers: auth },
-    ],
-    STREAM_BODY,
-    true,
-    Math.round(n / 2),
-  )) as [Stats, Stats, Stats];
-  console.log(
-    [
-      `streaming time to first byte (${Math.round(n / 2)} requests):`,
-      `  direct   ${ms(ttfbDirect)}`,
-      `  bare     ${ms(ttfbBare)}`,
-      `  gateway  ${ms(ttfbGateway)}`,
-      `  added    p50 ${fmt(ttfbGateway.p50 - ttfbDirect.p50, 3)} ms (bare pass-through alone ${fmt(ttfbBare.p50 - ttfbDirect.p50, 3)} ms)`,
-    ].join("\n"),
-  );
+  if (stages.has("latency")) {
+    const [latDirect, latBare, latGateway, latNode] = (await sequential(
+      [
+        { url: direct, headers: json },
+        { url: bareUrl, headers: json },
+        { url: gateway, headers: auth },
+        { url: nodeUrl, headers: json },
+      ],
+      BODY,
+      false,
+      n,
+      async (i, run) => {
+        if (i !== 2) return run();
+        const before = { platform: processCpuMs(platform?.pid) ?? 0, postgres: postgresCpuMs() };
+        await run();
+        cpu.platform += (processCpuMs(platform?.pid) ?? 0) - before.platform;
+        cpu.postgres += postgresCpuMs() - before.postgres;
+      },
+    )) as [Stats, Stats, Stats, Stats];
+    const platformCpu = cpu.platform / n;
+    const postgresCpu = cpu.postgres / n;
+    console.log(
+      [
+        `non-streaming, 1 request at a time (${n} requests each, direct, bare, gateway and node:http alternating in blocks of 100):`,
+        `  direct   ${ms(latDirect)}`,
+        `  node     ${ms(latNode)}`,
+        `  bare     ${ms(latBare)}`,
+        `  gateway  ${ms(latGateway)}`,
+        `  added    p50 ${fmt(latGateway.p50 - latDirect.p50, 3)} ms  p99 ${fmt(latGateway.p99 - latDirect.p99, 3)} ms`,
+        `  added by the bare pass-through alone: p50 ${fmt(latBare.p50 - latDirect.p50, 3)} ms  p99 ${fmt(latBare.p99 - latDirect.p99, 3)} ms`,
+        `  added by a node:http pass-through (the process hop): p50 ${fmt(latNode.p50 - latDirect.p50, 3)} ms  p99 ${fmt(latNode.p99 - latDirect.p99, 3)} ms`,
+        `  gateway over the node:http floor: p50 ${fmt(latGateway.p50 - latNode.p50, 3)} ms`,
+        `  CPU per gateway request: platform process ${fmt(platformCpu, 3)} ms, PostgreSQL ${fmt(postgresCpu, 3)} ms`,
+      ].join("\n"),
+    );
+  }
+  if (stages.has("ttfb")) {
+    const [ttfbDirect, ttfbBare, ttfbGateway] = (await sequential(
+      [
+        { url: direct, headers: json },
+        { url: bareUrl, headers: json },
+        { url: gateway, headers: auth },
+      ],
+      STREAM_BODY,
+      true,
+      Math.round(n / 2),
+    )) as [Stats, Stats, Stats];
+    console.log(
+      [
+        `streaming time to first byte (${Math.round(n / 2)} requests):`,
+        `  direct   ${ms(ttfbDirect)}`,
+        `  bare     ${ms(ttfbBare)}`,
+        `  gateway  ${ms(ttfbGateway)}`,
+        `  added    p50 ${fmt(ttfbGateway.p50 - ttfbDirect.p50, 3)} ms (bare pass-through alone ${fmt(ttfbBare.p50 - ttfbDirect.p50, 3)} ms)`,
+      ].join("\n"),
+    );
+  }
   // The baselines and the gateway alternate, round by round, so a change of load lands on all.
   const seconds = Number(process.env.BENCH_SECONDS ?? 3);
   const rounds = Number(process.env.BENCH_ROUNDS ?? 3);
@@ -247,64 +258,68 @@ try {
   } as const;
   const pids = { platform: platform?.pid, upstream: upstream.pid };
   const counted = { node: 0, bare: 0, helper: 0, gateway: 0 };
-  console.log(`throughput, 10 connections, ${rounds} rounds of ${seconds} s each:`);
-  for (let round = 1; round <= rounds; round++) {
-    const rates = { node: 0, bare: 0, helper: 0, gateway: 0 };
-    for (const kind of kinds) {
-      const [url, headers] = targets[kind];
-      const { rate, requests, cpu } = await throughput(url, headers, seconds, pids);
-      rates[kind] = rate;
-      counted[kind] += requests;
-      totals[kind] += rate;
-      for (const part of CPU_PARTS) cpuTotals[kind][part] += cpu[part];
+  if (stages.has("throughput")) {
+    console.log(`throughput, 10 connections, ${rounds} rounds of ${seconds} s each:`);
+    for (let round = 1; round <= rounds; round++) {
+      const rates = { node: 0, bare: 0, helper: 0, gateway: 0 };
+      for (const kind of kinds) {
+        const [url, headers] = targets[kind];
+        const { rate, requests, cpu } = await throughput(url, headers, seconds, pids);
+        rates[kind] = rate;
+        counted[kind] += requests;
+        totals[kind] += rate;
+        for (const part of CPU_PARTS) cpuTotals[kind][part] += cpu[part];
+      }
+      console.log(
+        `  round ${round}: node:http ${fmt(rates.node, 0)} req/s, bare pass-through ${fmt(rates.bare, 0)} req/s, hono/proxy ${fmt(rates.helper, 0)} req/s, gateway + proxy ${fmt(rates.gateway, 0)} req/s (${fmt(rates.gateway / rates.bare)}x)`,
+      );
     }
+    const avg = (n: number) => fmt(n / rounds, 0);
     console.log(
-      `  round ${round}: node:http ${fmt(rates.node, 0)} req/s, bare pass-through ${fmt(rates.bare, 0)} req/s, hono/proxy ${fmt(rates.helper, 0)} req/s, gateway + proxy ${fmt(rates.gateway, 0)} req/s (${fmt(rates.gateway / rates.bare)}x)`,
+      [
+        `  all rounds: node:http pass-through ${avg(totals.node)} req/s, bare Hono pass-through ${avg(totals.bare)} req/s, Hono's proxy helper ${avg(totals.helper)} req/s, gateway + proxy ${avg(totals.gateway)} req/s`,
+        `  gateway + proxy: ${fmt(totals.gateway / totals.bare)}x the bare pass-through (${fmt(totals.gateway / totals.helper)}x Hono's proxy helper, ${fmt(totals.gateway / totals.node)}x node:http)`,
+        "  CPU per request, every process on the machine (all rounds):",
+        `    node:http          ${perRequest(cpuTotals.node, counted.node)}`,
+        `    bare pass-through  ${perRequest(cpuTotals.bare, counted.bare)}`,
+        `    hono/proxy         ${perRequest(cpuTotals.helper, counted.helper)}`,
+        `    gateway + proxy    ${perRequest(cpuTotals.gateway, counted.gateway)}`,
+      ].join("\n"),
     );
   }
-  const avg = (n: number) => fmt(n / rounds, 0);
-  console.log(
-    [
-      `  all rounds: node:http pass-through ${avg(totals.node)} req/s, bare Hono pass-through ${avg(totals.bare)} req/s, Hono's proxy helper ${avg(totals.helper)} req/s, gateway + proxy ${avg(totals.gateway)} req/s`,
-      `  gateway + proxy: ${fmt(totals.gateway / totals.bare)}x the bare pass-through (${fmt(totals.gateway / totals.helper)}x Hono's proxy helper, ${fmt(totals.gateway / totals.node)}x node:http)`,
-      "  CPU per request, every process on the machine (all rounds):",
-      `    node:http          ${perRequest(cpuTotals.node, counted.node)}`,
-      `    bare pass-through  ${perRequest(cpuTotals.bare, counted.bare)}`,
-      `    hono/proxy         ${perRequest(cpuTotals.helper, counted.helper)}`,
-      `    gateway + proxy    ${perRequest(cpuTotals.gateway, counted.gateway)}`,
-    ].join("\n"),
-  );
-
-  await throughSdk(
-    {
-      direct: `${up}/anthropic`,
-      node: `${info.node}/node/anthropic`,
-      gateway: { baseURL: `${info.gateway}${PATH.replace(/\/v1\/messages$/, "")}`, token: info.token },
-    },
-    pids,
-    { seconds, rounds },
-  );
-
-  const mem = async () => (await (await fetch(`${info.bare}/__mem`)).json()) as { rss: number; heapUsed: number };
-  const before = await mem();
-  const streams = Number(process.env.BENCH_STREAMS ?? 1000);
-  const open = await openStreams(gateway, auth, streams);
-  const during = await mem();
-  await fetch(`${up}/release`, { method: "POST" });
-  await Promise.all(
-    open.bodies.map(async (it) => {
-      for (let r = await it.next(); !r.done; r = await it.next());
-    }),
-  );
-  await open.dispatcher.close();
-  const mib = (bytes: number) => fmt(bytes / 1024 / 1024, 1);
-  console.log(
-    [
-      `memory, ${streams} concurrent open streams through the gateway:`,
-      `  rss +${mib(during.rss - before.rss)} MiB, heap +${mib(during.heapUsed - before.heapUsed)} MiB`,
-      `  per 1,000 streams: rss ${mib(((during.rss - before.rss) / streams) * 1000)} MiB, heap ${mib(((during.heapUsed - before.heapUsed) / streams) * 1000)} MiB`,
-    ].join("\n"),
-  );
+  if (stages.has("sdk")) {
+    await throughSdk(
+      {
+        direct: `${up}/anthropic`,
+        node: `${info.node}/node/anthropic`,
+        gateway: { baseURL: `${info.gateway}${PATH.replace(/\/v1\/messages$/, "")}`, token: info.token },
+      },
+      pids,
+      { seconds, rounds },
+    );
+  }
+  if (stages.has("memory")) {
+    const mem = async () => (await (await fetch(`${info.bare}/__mem`)).json()) as { rss: number; heapUsed: number };
+    const before = await mem();
+    const streams = Number(process.env.BENCH_STREAMS ?? 1000);
+    const open = await openStreams(gateway, auth, streams);
+    const during = await mem();
+    await fetch(`${up}/release`, { method: "POST" });
+    await Promise.all(
+      open.bodies.map(async (it) => {
+        for (let r = await it.next(); !r.done; r = await it.next());
+      }),
+    );
+    await open.dispatcher.close();
+    const mib = (bytes: number) => fmt(bytes / 1024 / 1024, 1);
+    console.log(
+      [
+        `memory, ${streams} concurrent open streams through the gateway:`,
+        `  rss +${mib(during.rss - before.rss)} MiB, heap +${mib(during.heapUsed - before.heapUsed)} MiB`,
+        `  per 1,000 streams: rss ${mib(((during.rss - before.rss) / streams) * 1000)} MiB, heap ${mib(((during.heapUsed - before.heapUsed) / streams) * 1000)} MiB`,
+      ].join("\n"),
+    );
+  }
 } finally {
   platform?.kill("SIGTERM");
   upstream.kill("SIGTERM");
