@@ -152,6 +152,20 @@ describe("bodies whose estimate could be smaller than the call the provider runs
     }
   });
 
+  it("a member read named twice is found among text in other scripts and bytes that are not UTF-8", () => {
+    const twice = (before: Uint8Array) =>
+      Buffer.concat([Buffer.from('{"note":"'), before, Buffer.from('","max_tokens":100000,"max_tokens":1}')]);
+    for (const bytes of [Buffer.from("été 🙂 注意"), Buffer.from([0xc3, 0x41, 0xff, 0xe2, 0x82])]) {
+      let refusal: unknown;
+      try {
+        readTopLevel(twice(bytes));
+      } catch (err) {
+        refusal = err;
+      }
+      expect(refusal instanceof ProblemError ? refusal.message : refusal).toMatch(/^The body names "max_tokens" twice/);
+    }
+  });
+
   it("names repeated where they are not members read, or inside the conversation, are not refused", () => {
     for (const text of [
       '{"model":"m","messages":[{"role":"user","content":"\\"max_tokens\\": 1, \\"max_tokens\\": 2"}],"max_tokens":5}',

@@ -170,45 +170,56 @@ const READ = new Set([
  */
 export function readTopLevel(raw: Uint8Array): Json | undefined {
   const b = Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength);
-  if (b.length <= PARSE_WHOLE_BYTES && !mayRepeat(b)) {
-    // A small body is parsed whole at once (native JSON.parse is quicker than scanning it here);
-    // one that is not valid JSON is still scanned, since its skipped members are not checked.
-    let whole: unknown;
-    try {
-      whole = JSON.parse(b.toString("utf8"));
-    } catch {
-      return scanTopLevel(b, READ, true);
-    }
-    if (whole === null || typeof whole !== "object" || Array.isArray(whole)) return undefined;
-    for (const key in whole) checkSpelling(key);
-    const out: Json = {};
-    for (const key of READ) if (Object.hasOwn(whole, key)) out[key] = (whole as Json)[key];
-    return out;
+  if (b.length > PARSE_WHOLE_BYTES) return scanTopLevel(b, READ, true);
+  // A small body is parsed whole at once (native JSON.parse is quicker than scanning it here);
+  // one that is not valid JSON is still scanned, since its skipped members are not checked.
+  const text = b.toString("utf8");
+  if (mayRepeat(text)) return scanTopLevel(b, READ, true);
+  let whole: unknown;
+  try {
+    whole = JSON.parse(text);
+  } catch {
+    return scanTopLevel(b, READ, true);
   }
-  return scanTopLevel(b, READ, true);
+  if (whole === null || typeof whole !== "object" || Array.isArray(whole)) return undefined;
+  for (const key in whole) checkSpelling(key);
+  const out: Json = {};
+  for (const key of READ) if (Object.hasOwn(whole, key)) out[key] = (whole as Json)[key];
+  return out;
 }
 
 /** Bodies up to this size are parsed whole rather than scanned. */
 export const PARSE_WHOLE_BYTES = 8 * 1024;
 
-/** Every member name read, at the top or one level down, in quotes as it appears unescaped. */
-const QUOTED_NAMES = [...READ, "max_new_tokens", "maxTokenCount", "include_usage", "latency"].map((name) =>
-  Buffer.from(JSON.stringify(name)),
+/** Every member name read, at the top or one level down, as it appears unescaped in quotes. */
+const NAMES_READ = [...READ, "max_new_tokens", "maxTokenCount", "include_usage", "latency"];
+/**
+ * Any of them in quotes, in one pass over the text: the opening quote and the name are taken, the
+ * closing quote only looked at, so an occurrence that starts at the previous one's closing quote
+ * is found too.
+ */
+const QUOTED_NAME = new RegExp(
+  `"(?:${NAMES_READ.map((name) => name.replace(/[\\^$.*+?()[\]{}|]/g, "\\$&")).join("|")})(?=")`,
+  "g",
 );
-const ESCAPE_U = Buffer.from("\\u");
 /** Its `type` is read, a name too common in conversations to count: a body naming it is scanned. */
-const SERVICE_TIER = Buffer.from('"serviceTier"');
+const SERVICE_TIER = '"serviceTier"';
 
 /**
- * Whether a name read might occur twice: one of them twice in quotes, or a `\u` escape that could
- * spell one. Otherwise JSON.parse of the whole body sees each name once, and its answer is the
- * provider's.
+ * Whether a name read might occur twice in the body's text: one of them twice in quotes, or a
+ * `\u` escape that could spell one. Otherwise JSON.parse of the whole body sees each name once,
+ * and its answer is the provider's. The names are ASCII, and decoding UTF-8 (invalid sequences
+ * included) keeps every ASCII byte as its character, so the decoded text has the quoted names the
+ * bytes have.
  */
-function mayRepeat(b: Buffer): boolean {
-  if (b.includes(ESCAPE_U) || b.includes(SERVICE_TIER)) return true;
-  for (const quoted of QUOTED_NAMES) {
-    const first = b.indexOf(quoted);
-    if (first >= 0 && b.indexOf(quoted, first + quoted.length) >= 0) return true;
+function mayRepeat(text: string): boolean {
+  if (text.includes("\\u") || text.includes(SERVICE_TIER)) return true;
+  QUOTED_NAME.lastIndex = 0;
+  let seen: Set<string> | undefined;
+  for (let found = QUOTED_NAME.exec(text); found !== null; found = QUOTED_NAME.exec(text)) {
+    seen ??= new Set();
+    if (seen.has(found[0])) return true;
+    seen.add(found[0]);
   }
   return false;
 }
