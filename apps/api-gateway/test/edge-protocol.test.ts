@@ -173,6 +173,35 @@ describe("gateway edge: protocol details, tokens and streamed body limits", () =
       socket.on("close", () => resolve());
     });
     expect(received.length).toBe(before);
+
+    // A small body whose bytes come in two parts, the second well after the headers: forwarded
+    // whole once it is all there.
+    const answer = await new Promise<string>((resolve, reject) => {
+      const socket = connect(Number(port), hostname, () => {
+        socket.write(
+          [
+            `POST ${path} HTTP/1.1`,
+            `Host: ${hostname}:${port}`,
+            `Authorization: Bearer ${h.ownerToken}`,
+            "Content-Type: application/json",
+            "Content-Length: 16",
+            "Connection: close",
+            "",
+            '{"pad":',
+          ].join("\r\n"),
+        );
+        setTimeout(() => socket.write('"abcdef"}'), 50);
+      });
+      let text = "";
+      socket.on("data", (chunk) => {
+        text += chunk;
+      });
+      socket.on("error", reject);
+      socket.on("close", () => resolve(text));
+    });
+    expect(answer).toMatch(/^HTTP\/1\.1 201/);
+    expect(answer).toContain('{"bytes":16}');
+    expect(received.at(-1)?.bytes).toBe(16);
     // The gateway is still answering.
     const after = await fetch(`${h.url}/v1/auth/me`, { headers: { authorization: `Bearer ${h.ownerToken}` } });
     expect(after.status).toBe(200);
