@@ -219,6 +219,57 @@ describe.skipIf(!chromium.available)(`console in a browser${chromium.reason}`, (
     expect(lines.length).toBeGreaterThan(51);
   });
 
+  it("shows a change once, with its request record folded under a disclosure the keyboard opens", async () => {
+    type Record = { id: string; time: string; action: string; source: string; requestId?: string };
+    // The last rename above: its domain record and the gateway's record of its request.
+    let change: Record | undefined;
+    let request: Record | undefined;
+    await expect
+      .poll(async () => {
+        const trail = await platform.api<{ items: Record[] }>("GET", `/v1/orgs/${orgId}/audit-trail?limit=20`);
+        change = trail.body.items.find((r) => r.action === "organization.updated");
+        request = trail.body.items.find((r) => r.source === "request" && r.requestId === change?.requestId);
+        return !!(change?.requestId && request);
+      })
+      .toBe(true);
+    expect(request?.action).toBe("updateOrganization");
+    await page.goto(`${platform.url}/orgs/${orgId}/audit`);
+    const details = (r: Record) => page.getByRole("button", { name: `Details of ${r.action} at ${r.time}` });
+    const disclosure = page.getByRole("button", { name: `+1 related of ${change!.action} at ${change!.time}` });
+    await expect.poll(() => details(change!).isVisible()).toBe(true);
+    // One row for the change; the request record is there, folded.
+    expect(await disclosure.textContent()).toContain("+1 related");
+    expect(await disclosure.getAttribute("aria-expanded")).toBe("false");
+    expect(await details(request!).isVisible()).toBe(false);
+    // Of the sixty-odd renames on this page, each shows once (a page may cut one request in two).
+    const shown = (action: string) =>
+      page.getByRole("button", { name: new RegExp(`^Details of ${action} at`) }).count();
+    expect(await shown("organization\\.updated")).toBeGreaterThanOrEqual(24);
+    expect(await shown("updateOrganization")).toBeLessThanOrEqual(1);
+
+    // With the keyboard: Enter opens the group, Tab reaches the related record's Details, Space
+    // closes it again.
+    await disclosure.focus();
+    await page.keyboard.press("Enter");
+    await expect.poll(() => disclosure.getAttribute("aria-expanded")).toBe("true");
+    await expect.poll(() => details(request!).isVisible()).toBe(true);
+    const related = page.getByRole("row").filter({ has: details(request!) });
+    expect(await related.getByText("updateOrganization").isVisible()).toBe(true);
+    await check("audit-related");
+    const focused = () => page.evaluate<string>("document.activeElement?.getAttribute('aria-label') ?? ''");
+    await page.keyboard.press("Tab");
+    expect(await focused()).toBe(`Details of ${change!.action} at ${change!.time}`);
+    await page.keyboard.press("Tab");
+    expect(await focused()).toBe(`Details of ${request!.action} at ${request!.time}`);
+    await page.keyboard.press("Enter");
+    await expect.poll(() => page.getByTestId("audit-json").textContent()).toContain(`"id": "${request!.id}"`);
+    await page.keyboard.press("Escape");
+    await disclosure.focus();
+    await page.keyboard.press(" ");
+    await expect.poll(() => disclosure.getAttribute("aria-expanded")).toBe("false");
+    expect(await details(request!).isVisible()).toBe(false);
+  });
+
   it("lists the session and signs out, which revokes it", async () => {
     await page.getByRole("link", { name: "Sessions" }).click();
     await expect.poll(() => page.getByText("this session").isVisible()).toBe(true);

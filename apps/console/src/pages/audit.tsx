@@ -1,5 +1,5 @@
 import { useQuery } from "@tanstack/react-query";
-import { type FormEvent, useState } from "react";
+import { type FormEvent, Fragment, type ReactNode, useState } from "react";
 import { useParams, useSearchParams } from "react-router";
 import { call } from "../api/client.ts";
 import { useOrgRole } from "../api/hooks.ts";
@@ -7,6 +7,7 @@ import type { AuditRecord } from "../api/types.ts";
 import { Dialog } from "../components/dialog.tsx";
 import { Button, ErrorNote, Field, INPUT, Loading, PageTitle, Table, Td, TextField } from "../components/ui.tsx";
 import { exportAuditCsv } from "../lib/audit-export.ts";
+import { groupAuditRecords } from "../lib/audit-groups.ts";
 import {
   type AuditView,
   auditApiQuery,
@@ -26,6 +27,8 @@ export function AuditPage() {
   const [params, setParams] = useSearchParams();
   const view = readAuditView(params);
   const [selected, setSelected] = useState<AuditRecord | undefined>();
+  /** The groups whose related records are shown, by their row's key. */
+  const [expanded, setExpanded] = useState<ReadonlySet<string>>(new Set());
   const [exporting, setExporting] = useState<string | undefined>();
   const [exportError, setExportError] = useState<unknown>();
   const read = allows("audit:read", { ...(role ? { org: role } : {}) });
@@ -75,24 +78,41 @@ export function AuditPage() {
       {records.data ? (
         <>
           <Table label="Audit records" headers={["Time", "Actor", "Action", "Target", "Outcome", ""]}>
-            {records.data.items.map((r) => (
-              <tr key={`${r.time}-${r.id}`}>
-                <Td>
-                  <time dateTime={r.time}>{new Date(r.time).toLocaleString()}</time>
-                </Td>
-                <Td>{r.principal.displayName ?? r.principal.id ?? r.principal.type}</Td>
-                <Td mono>{r.action}</Td>
-                <Td mono wrap>
-                  {r.targetId ?? ""}
-                </Td>
-                <Td>{r.outcome}</Td>
-                <Td>
-                  <Button onClick={() => setSelected(r)} aria-label={`Details of ${r.action} at ${r.time}`}>
-                    Details
-                  </Button>
-                </Td>
-              </tr>
-            ))}
+            {groupAuditRecords(records.data.items).map(({ record, related }) => {
+              const key = `${record.time}-${record.id}`;
+              const open = expanded.has(key);
+              const toggle = () =>
+                setExpanded((was) => {
+                  const next = new Set(was);
+                  if (!next.delete(key)) next.add(key);
+                  return next;
+                });
+              return (
+                <Fragment key={key}>
+                  <AuditRow
+                    record={record}
+                    onDetails={setSelected}
+                    disclosure={
+                      related.length ? (
+                        <button
+                          type="button"
+                          aria-expanded={open}
+                          aria-controls={related.map((r) => rowId(r)).join(" ")}
+                          aria-label={`+${related.length} related of ${record.action} at ${record.time}`}
+                          onClick={toggle}
+                          className="mt-1 inline-flex items-center gap-1 rounded font-sans text-xs text-indigo-700 underline-offset-2 hover:underline focus-visible:outline-2 focus-visible:outline-offset-2 focus-visible:outline-indigo-500 dark:text-indigo-300"
+                        >
+                          <span aria-hidden="true">{open ? "▾" : "▸"}</span>+{related.length} related
+                        </button>
+                      ) : null
+                    }
+                  />
+                  {related.map((r) => (
+                    <AuditRow key={`${r.time}-${r.id}`} record={r} onDetails={setSelected} groupOpen={open} />
+                  ))}
+                </Fragment>
+              );
+            })}
           </Table>
           <nav aria-label="Audit pages" className="mt-3 flex items-center gap-3">
             <Button disabled={view.trail.length === 0} onClick={() => go(previousPage(view))}>
@@ -122,6 +142,62 @@ export function AuditPage() {
         </Button>
       </Dialog>
     </>
+  );
+}
+
+/** The id of a folded row, which its group's disclosure names in `aria-controls`. */
+const rowId = (r: AuditRecord) => `audit-${r.id}`;
+
+/**
+ * One record. A record folded under another (`groupOpen` says whether its group is open) is
+ * indented, and hidden while its group is closed.
+ */
+function AuditRow({
+  record: r,
+  onDetails,
+  disclosure,
+  groupOpen,
+}: {
+  record: AuditRecord;
+  onDetails: (r: AuditRecord) => void;
+  disclosure?: ReactNode;
+  groupOpen?: boolean;
+}) {
+  const folded = groupOpen !== undefined;
+  return (
+    <tr
+      id={folded ? rowId(r) : undefined}
+      hidden={folded && !groupOpen}
+      className={folded ? "bg-slate-50 dark:bg-slate-900" : undefined}
+    >
+      <Td>
+        <time dateTime={r.time}>{new Date(r.time).toLocaleString()}</time>
+      </Td>
+      <Td>{r.principal.displayName ?? r.principal.id ?? r.principal.type}</Td>
+      <Td mono>
+        {folded ? (
+          <span className="block pl-4">
+            <span aria-hidden="true">↳ </span>
+            <span className="sr-only">Related: </span>
+            {r.action}
+          </span>
+        ) : (
+          <>
+            {r.action}
+            {disclosure ? <span className="block">{disclosure}</span> : null}
+          </>
+        )}
+      </Td>
+      <Td mono wrap>
+        {r.targetId ?? ""}
+      </Td>
+      <Td>{r.outcome}</Td>
+      <Td>
+        <Button onClick={() => onDetails(r)} aria-label={`Details of ${r.action} at ${r.time}`}>
+          Details
+        </Button>
+      </Td>
+    </tr>
   );
 }
 
