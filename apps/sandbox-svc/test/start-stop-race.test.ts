@@ -25,7 +25,12 @@ describe.each(targets)("a start overtaken by a stop, on $name", (target) => {
       const { database, cleanup } = await target.open();
       const fx = await verbFixture(database);
       try {
-        const box = await createSandbox(fx.deps, fx.actor, { projectId: "prj_t", name: "raced", labels: {} });
+        const box = await createSandbox(fx.deps, fx.actor, {
+          projectId: "prj_t",
+          name: "raced",
+          labels: {},
+          start: false,
+        });
         const ref = { projectId: "prj_t", sandboxId: box.id };
         const started = startSandbox(fx.deps, fx.actor, ref).then(
           (row) => ({ row }),
