@@ -31,6 +31,37 @@ export function disconnected(clusterId: string): ProblemError {
   });
 }
 
+/**
+ * A request the relay never took up: reset with REFUSED_STREAM (RFC 9113 §8.7: not processed at
+ * all), beyond the last stream of a GOAWAY, or never sent because its session was closing. Safe
+ * to send again, down the tunnel that replaced this one; where there is none, a 503.
+ */
+export class TunnelStreamRefused extends ProblemError {
+  constructor(clusterId: string, cause: string) {
+    super("cluster-disconnected", {
+      detail: `The relay of cluster ${clusterId} did not take up the request (${cause}): its tunnel is closing`,
+      headers: { "retry-after": "1" },
+    });
+  }
+}
+
+/** Errors of a stream that never reached the relay: its session was closed or destroyed first. */
+const UNSENT = new Set(["ERR_HTTP2_GOAWAY_SESSION", "ERR_HTTP2_INVALID_SESSION", "ERR_HTTP2_STREAM_CANCEL"]);
+
+/** What a stream's early end is: refused (send it again), an error of the tunnel (502) or a cut (503). */
+function earlyEnd(clusterId: string, stream: http2.ClientHttp2Stream, err: Error | undefined): ProblemError {
+  const code = (err as { code?: unknown } | undefined)?.code;
+  if (stream.rstCode === http2.constants.NGHTTP2_REFUSED_STREAM)
+    return new TunnelStreamRefused(clusterId, "REFUSED_STREAM");
+  if (typeof code === "string" && UNSENT.has(code)) return new TunnelStreamRefused(clusterId, code);
+  if (!err) return disconnected(clusterId);
+  return new ProblemError("bad-gateway", {
+    detail: `The tunnel to the relay of cluster ${clusterId} failed before the answer: ${
+      typeof code === "string" ? `${code}: ` : ""
+    }${err.message}`.slice(0, 1000),
+  });
+}
+
 export function tunnelTimedOut(clusterId: string, timeoutMs: number): ProblemError {
   return new ProblemError("gateway-timeout", {
     detail: `The Kubernetes API server of cluster ${clusterId} did not answer within ${timeoutMs} ms`,
@@ -40,7 +71,8 @@ export function tunnelTimedOut(clusterId: string, timeoutMs: number): ProblemErr
 /**
  * One signed request on a tunnel's HTTP/2 session: the caller's headers without credentials and
  * hop-by-hop ones, the body whole; resolves with the answer once its head arrives (the body
- * streams), rejects with `cluster-disconnected` when the stream closes before that. An abort of
+ * streams), rejects with `cluster-disconnected` when the stream closes before that (a
+ * `TunnelStreamRefused` when the relay never took it up), `bad-gateway` when it errs. An abort of
  * `signal` resets the stream. With `timeoutMs`, the whole exchange is bounded: no head by then is
  * a 504 problem, a body still arriving then is cut (the stream reset, the caller's body errors).
  * With `headTimeoutMs` instead (a watch), only the head is: the body may last.
@@ -110,14 +142,15 @@ export async function requestOnSession(args: {
       span?.setAttribute("http.response.status_code", Number(head[":status"] ?? 0));
       resolve(responseOf(stream, head, args.method, ended));
     });
+    // Never the stream's own error: an error thrown where a problem is due would be a 500.
     stream.once("error", (err) => {
-      if (!answered) reject(timedOut ? ended() : err);
+      if (!answered) reject(timedOut ? ended() : earlyEnd(clusterId, stream, err));
     });
     stream.once("close", () => {
       // Every stream closes; only one closed before its response is an error (made only then).
       if (answered) return;
       args.onEarlyClose?.(stream.rstCode ?? 0);
-      reject(ended());
+      reject(timedOut ? ended() : earlyEnd(clusterId, stream, undefined));
     });
   });
 }

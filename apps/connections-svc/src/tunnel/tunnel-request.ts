@@ -3,7 +3,7 @@ import { ProblemError } from "@agentplane/problem-details";
 import type { WebSocket } from "ws";
 import type { ConnectionsContext } from "../context.ts";
 import { smallJson } from "./h2-body.ts";
-import { disconnected, requestOnSession } from "./h2-request.ts";
+import { disconnected, requestOnSession, TunnelStreamRefused } from "./h2-request.ts";
 import { RELAY_FAILURE_HEADER, type RequestUse, requestClaims } from "./protocol.ts";
 import type { SignedRequest, TunnelRequestSigner } from "./request-signer.ts";
 
@@ -137,6 +137,18 @@ async function requestOnTunnel(
     onClose: release,
     onEarlyClose: (rstCode) =>
       ctx.logger.debug({ rstCode, clusterId: tunnel.clusterId }, "tunnel stream closed before its response"),
+  }).catch((err: unknown) => {
+    if (!(err instanceof TunnelStreamRefused)) throw err;
+    // Not taken up by the relay: a tunnel being replaced refuses what reached it after the
+    // platform's GOAWAY (which HTTP/2 sends ahead of streams still queued). It goes down the
+    // tunnel that replaced this one, as one replaced while being signed does.
+    release();
+    const now = current(tunnel.clusterId);
+    if (now && now !== tunnel && !now.closed && !now.session.closed) {
+      ctx.logger.debug({ clusterId: tunnel.clusterId }, "tunnel stream refused; sent down the tunnel that replaced it");
+      return sendDownTunnel(ctx, now, req, current);
+    }
+    throw err;
   });
   if (!res.headers.has(RELAY_FAILURE_HEADER)) return res;
   // Read no further than a problem's worth: the relay could make it endless.
