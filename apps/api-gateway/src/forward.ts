@@ -140,7 +140,11 @@ export async function readSmallBody(
   // without waiting for the stream's events.
   if (length > 0 && incoming.readableLength === length && !incoming.readableFlowing) {
     const whole = incoming.read() as Buffer | null;
-    if (whole?.length === length) return whole;
+    if (whole?.length === length) {
+      // Flowing from here on, so the request ends (and is done with) once the parser has its end.
+      incoming.resume();
+      return whole;
+    }
     if (whole) incoming.unshift(whole);
   }
   return new Promise<Uint8Array>((resolve, reject) => {
