@@ -153,19 +153,21 @@ describe("gateway edge: protocol details, tokens and streamed body limits", () =
     // Declares 100 bytes, sends 10 and closes its side: nothing reaches the service.
     const before = received.length;
     const { hostname, port } = new URL(h.url);
+    /** A raw POST of `path` with its declared length and the first part of its body. */
+    const head = (length: number, first: string, extra: string[] = []) =>
+      [
+        `POST ${path} HTTP/1.1`,
+        `Host: ${hostname}:${port}`,
+        `Authorization: Bearer ${h.ownerToken}`,
+        "Content-Type: application/json",
+        `Content-Length: ${length}`,
+        ...extra,
+        "",
+        first,
+      ].join("\r\n");
     await new Promise<void>((resolve) => {
       const socket = connect(Number(port), hostname, () => {
-        socket.write(
-          [
-            `POST ${path} HTTP/1.1`,
-            `Host: ${hostname}:${port}`,
-            `Authorization: Bearer ${h.ownerToken}`,
-            "Content-Type: application/json",
-            "Content-Length: 100",
-            "",
-            '{"pad":"x"',
-          ].join("\r\n"),
-        );
+        socket.write(head(100, '{"pad":"x"'));
         socket.end();
       });
       socket.on("data", () => {});
@@ -178,18 +180,7 @@ describe("gateway edge: protocol details, tokens and streamed body limits", () =
     // whole once it is all there.
     const answer = await new Promise<string>((resolve, reject) => {
       const socket = connect(Number(port), hostname, () => {
-        socket.write(
-          [
-            `POST ${path} HTTP/1.1`,
-            `Host: ${hostname}:${port}`,
-            `Authorization: Bearer ${h.ownerToken}`,
-            "Content-Type: application/json",
-            "Content-Length: 16",
-            "Connection: close",
-            "",
-            '{"pad":',
-          ].join("\r\n"),
-        );
+        socket.write(head(16, '{"pad":', ["Connection: close"]));
         setTimeout(() => socket.write('"abcdef"}'), 50);
       });
       let text = "";
