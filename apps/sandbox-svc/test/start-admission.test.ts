@@ -44,6 +44,21 @@ function processesNaming(word: string): number[] {
   return found;
 }
 
+/** The words starting with `prefix` on host processes' command lines (the hostnames bwrap builds). */
+function wordsOnCommandLines(prefix: string): Set<string> {
+  const found = new Set<string>();
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      for (const w of readFileSync(`/proc/${entry}/cmdline`, "utf8").split("\0"))
+        if (w.startsWith(prefix)) found.add(w);
+    } catch {
+      // Gone meanwhile.
+    }
+  }
+  return found;
+}
+
 async function eventually(check: () => boolean, timeoutMs = 5000): Promise<boolean> {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
@@ -188,6 +203,36 @@ describe.skipIf(!bwrap.available)(`a create with start: true under policy${bwrap
     expect(asked).toEqual(["sandbox:create"]);
     expect(await named("create-refused")).toBeUndefined();
     expect(processesNaming("create-refused").length).toBe(0);
+  });
+
+  it("builds at most `earlyStarts` sandboxes at once before they are decided", async () => {
+    policy.deny = new Set(["sandbox:start"]);
+    policy.delayMs = 150;
+    deps.config.earlyStarts = 2;
+    let most = 0;
+    let sampling = true;
+    const sampler = (async () => {
+      while (sampling) {
+        most = Math.max(most, wordsOnCommandLines("burst-").size);
+        await sleep(2);
+      }
+    })();
+    try {
+      const answers = await Promise.all(
+        Array.from({ length: 6 }, (_, i) => create(`burst-${i}`).catch((e: unknown) => e)),
+      );
+      for (const answer of answers) expect(answer).toMatchObject({ status: 403 });
+    } finally {
+      sampling = false;
+      await sampler;
+      delete deps.config.earlyStarts;
+    }
+    // Some were begun before their decision, never more than two at once.
+    expect(most).toBeGreaterThan(0);
+    expect(most).toBeLessThanOrEqual(2);
+    const rows = (await listSandboxes(deps, "prj_1", { limit: 50 })).items.filter((r) => r.name.startsWith("burst-"));
+    expect(rows.map((r) => r.state)).toEqual(Array(6).fill("pending"));
+    expect(wordsOnCommandLines("burst-").size).toBe(0);
   });
 
   it("an admitted start runs the command once decided, and answers running", async () => {

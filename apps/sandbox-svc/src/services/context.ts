@@ -21,6 +21,8 @@ export interface SandboxServiceConfig {
   gcIntervalMs?: number;
   /** How many sandboxes a project keeps and an organization runs at once (`OBJECT_LIMITS`; defaults otherwise). */
   objectLimits?: ObjectLimits;
+  /** How many started creates are built at once before they are decided (early-starts.ts; default 16). */
+  earlyStarts?: number;
 }
 
 /** Everything a service verb needs; built once in createSandboxService. */

@@ -8,6 +8,7 @@ import type { z } from "zod";
 import type { SandboxDB } from "../db/schema.ts";
 import { stage } from "../stages.ts";
 import { recordSandboxEvent, type SandboxDeps } from "./context.ts";
+import { takeEarlyStart } from "./early-starts.ts";
 import { enforceCreateLimits } from "./limits.ts";
 import { jsonb, type SandboxRow, specColumns } from "./mapping.ts";
 import { enforceAdmission } from "./policy.ts";
@@ -166,17 +167,22 @@ export async function createSandbox(deps: SandboxDeps, caller: Caller, input: Cr
   );
   // The driver builds the sandbox while the start is decided (bwrap's namespaces and mounts take
   // longer than the decisions and the count together); it runs nothing of the sandbox's until the
-  // start is counted, and undoes the start should it not be.
-  const booted = launchSandbox(deps, caller, fresh, { platform, written, admitted: counted.promise });
+  // start is counted, and undoes the start should it not be. Past the bound of such starts, the
+  // driver begins once the start is counted.
+  const launch = () => launchSandbox(deps, caller, fresh, { platform, written, admitted: counted.promise });
+  const early = takeEarlyStart(deps);
+  const booted = early ? launch() : undefined;
   try {
     await counted.promise;
+    early?.();
   } catch (err) {
     // The undone start is awaited first: nothing of it may be left when the refusal is answered.
-    await booted.catch(() => {});
+    await booted?.catch(() => {});
+    early?.();
     // A refused create leaves nothing; a refused start, or an organization at its limit of running
     // sandboxes, leaves the sandbox created pending.
     if (refused === "start" || isLimitExceeded(err, "running-sandboxes")) await writePending();
     throw err;
   }
-  return booted;
+  return booted ?? launch();
 }
