@@ -22,13 +22,20 @@ export class SandboxSlots {
    * Returns the release, to call once the thing has ended (calling it again does nothing).
    */
   take(deps: Pick<SandboxDeps, "driver">, sandboxId: string, limit: number, refused: () => Error): () => void {
+    const release = this.tryTake(deps, sandboxId, limit);
+    if (!release) throw refused();
+    return release;
+  }
+
+  /** Takes one of the `limit` slots filed under `sandboxId`, or answers undefined when all are taken. */
+  tryTake(deps: Pick<SandboxDeps, "driver">, sandboxId: string, limit: number): (() => void) | undefined {
     let counts = this.#counts.get(deps.driver);
     if (!counts) {
       counts = new Map();
       this.#counts.set(deps.driver, counts);
     }
     const held = counts.get(sandboxId) ?? 0;
-    if (held >= limit) throw refused();
+    if (held >= limit) return undefined;
     counts.set(sandboxId, held + 1);
     let released = false;
     return () => {

@@ -120,9 +120,10 @@ export async function createSandbox(deps: SandboxDeps, caller: Caller, input: Cr
     throw err;
   };
   const writePending = () => withDomainEvents(deps, (trx) => writeRow(trx, pending)).catch(slugTaken);
+  const admitCreate = () => enforceAdmission(deps, caller, "sandbox:create", admitted, spec);
   let platform: NewToken | undefined;
   if (!input.start) {
-    await enforceAdmission(deps, caller, "sandbox:create", admitted, spec);
+    await admitCreate();
     stage("create: create admitted");
     return writePending();
   }
@@ -131,7 +132,7 @@ export async function createSandbox(deps: SandboxDeps, caller: Caller, input: Cr
   try {
     deps.driver.checkAvailable();
   } catch (err) {
-    await enforceAdmission(deps, caller, "sandbox:create", admitted, spec);
+    await admitCreate();
     await writePending();
     throw err;
   }
@@ -144,7 +145,7 @@ export async function createSandbox(deps: SandboxDeps, caller: Caller, input: Cr
   // the boot's transaction follows within milliseconds and the relay publishes both records after
   // it: one relay round for the two, not one in the middle of the start.
   const written = (async () => {
-    await enforceAdmission(deps, caller, "sandbox:create", admitted, spec).catch((err: unknown) => {
+    await admitCreate().catch((err: unknown) => {
       refused = "create";
       throw err;
     });

@@ -1,3 +1,4 @@
+import { SandboxSlots } from "./command-slots.ts";
 import type { SandboxDeps } from "./context.ts";
 
 /**
@@ -10,21 +11,13 @@ import type { SandboxDeps } from "./context.ts";
  */
 export const DEFAULT_EARLY_STARTS = 16;
 
-const held = new WeakMap<object, number>();
+const early = new SandboxSlots();
 
 /**
  * Takes one of the service's early starts (its driver names the service), or answers undefined
  * when all are taken. Returns the release, to call once the start is decided, or undone.
  */
 export function takeEarlyStart(deps: Pick<SandboxDeps, "driver" | "config">): (() => void) | undefined {
-  const limit = deps.config.earlyStarts ?? DEFAULT_EARLY_STARTS;
-  const now = held.get(deps.driver) ?? 0;
-  if (now >= limit) return undefined;
-  held.set(deps.driver, now + 1);
-  let released = false;
-  return () => {
-    if (released) return;
-    released = true;
-    held.set(deps.driver, (held.get(deps.driver) ?? 1) - 1);
-  };
+  // One count for the whole service, filed under a key no sandbox has.
+  return early.tryTake(deps, "", deps.config.earlyStarts ?? DEFAULT_EARLY_STARTS);
 }

@@ -183,13 +183,26 @@ export async function launchSandbox(
     }
     stage("driver: started");
   } catch (err) {
-    const relay = await relayUp?.catch(() => undefined);
-    relay?.kill("SIGKILL");
-    proc.kill("SIGKILL");
-    await gone;
-    await egress?.close(spec.id);
-    await cgroup.remove();
+    await undoLaunch(ctx, spec.id, { proc, relayUp, gone }, () => cgroup.remove());
     throw new Error(`sandbox failed to start: ${stderrTail(stderr) || (err as Error).message}`);
   }
   return { proc, processes, relayUp, go, stderr, gone };
+}
+
+/**
+ * Undoes a launch: its egress relay (once it runs) and main process killed, its egress proxy
+ * closed and its cgroups removed (`removeCgroup`), each waited for.
+ */
+export async function undoLaunch(
+  ctx: DriverContext,
+  sandboxId: string,
+  launched: Pick<LaunchedSandbox, "proc" | "relayUp" | "gone">,
+  removeCgroup: () => Promise<void>,
+): Promise<void> {
+  const relay = await launched.relayUp?.catch(() => undefined);
+  relay?.kill("SIGKILL");
+  launched.proc.kill("SIGKILL");
+  await launched.gone;
+  await egressSockets(ctx)?.close(sandboxId);
+  await removeCgroup();
 }

@@ -37,7 +37,7 @@ import { egressEnv } from "./egress-relay.ts";
 import { spawnExec, spawnPortRelay } from "./enter.ts";
 import { chooseIdentity, DEFAULT_SANDBOX_HOST_UID, ownWorkspace, prepareDataDirs } from "./host-user.ts";
 import { DEFAULT_IMAGE } from "./images.ts";
-import { launchSandbox } from "./launch.ts";
+import { launchSandbox, undoLaunch } from "./launch.ts";
 import { holdsSysAdmin, runnableByAnyone } from "./namespaces.ts";
 import { PrivateMounts } from "./private-mounts.ts";
 import { exited, stderrTail } from "./process.ts";
@@ -238,13 +238,10 @@ export class LocalDriver implements SandboxDriver {
       try {
         await admission.promise;
       } catch {
-        const relay = await relayUp?.catch(() => undefined);
-        relay?.kill("SIGKILL");
-        proc.kill("SIGKILL");
-        await gone;
-        await exited(processes.pid);
-        if (egress) await egress.close(spec.id);
-        await this.removeCgroup(spec.id, cgroup);
+        await undoLaunch(this.ctx, spec.id, { proc, relayUp, gone }, async () => {
+          await exited(processes.pid);
+          await this.removeCgroup(spec.id, cgroup);
+        });
         throw new StartWithdrawnError(spec.id);
       }
     }
