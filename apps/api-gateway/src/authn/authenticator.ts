@@ -87,6 +87,17 @@ export type Forgotten = { id: string } | { sessionKey: string };
 const JWT_SHAPE = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*$/;
 const GATEWAY = servicePrincipal("api-gateway");
 
+/**
+ * A resolved credential is kept for a moment to spare tenancy a question per request, but never
+ * past its own expiry: from then on it is forgotten and refused with `message`.
+ */
+function refuseExpired<T>(cache: TokenCache<T>, secret: string, expiresAtMs: number | undefined, message: string) {
+  if (expiresAtMs !== undefined && !(expiresAtMs > Date.now())) {
+    cache.forget(secret);
+    throw new AuthenticationError(message);
+  }
+}
+
 /** Turns a bearer token of any accepted kind into a principal, or throws a 401 problem. */
 export class Authenticator {
   /** Resolved opaque tokens, with when each stops working (its expiry, when it has one). */
@@ -122,11 +133,8 @@ export class Authenticator {
         if (isRefusal(err)) throw new AuthenticationError("The session is not valid; sign in again");
         throw new AuthenticationUnavailableError("The tenancy service");
       });
-    // Kept for a moment to spare tenancy a question per request, but never past the session's expiry.
-    if (session.expiresAt !== undefined && !(Date.parse(session.expiresAt) > Date.now())) {
-      this.sessions.forget(secret);
-      throw new AuthenticationError("The session is not valid; sign in again");
-    }
+    const expiresAtMs = session.expiresAt === undefined ? undefined : Date.parse(session.expiresAt);
+    refuseExpired(this.sessions, secret, expiresAtMs, "The session is not valid; sign in again");
     return session;
   }
 
@@ -198,11 +206,7 @@ export class Authenticator {
         if (isRefusal(err)) throw new AuthenticationError("The token is not valid");
         throw new AuthenticationUnavailableError(`The ${client.service} service`);
       });
-    // Kept for a moment to spare tenancy a question per request, but never past the token's expiry.
-    if (resolved.expiresAtMs !== undefined && !(resolved.expiresAtMs > Date.now())) {
-      this.opaque.forget(token);
-      throw new AuthenticationError("The token is not valid");
-    }
+    refuseExpired(this.opaque, token, resolved.expiresAtMs, "The token is not valid");
     return resolved.principal;
   }
 
