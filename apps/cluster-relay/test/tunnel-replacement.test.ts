@@ -89,15 +89,18 @@ describe.skipIf(!pg.available)(`requests on a tunnel being replaced${pg.reason}`
     expect(replacement?.requests.filter((r) => r.path === "/api/v1/namespaces")).toHaveLength(1);
   });
 
+  /** A relay that answers the platform's status checks and resets every other stream with `code`. */
+  const resettingWith = (code: number) => (stream: http2.ServerHttp2Stream, headers: http2.IncomingHttpHeaders) => {
+    if (headers[":path"] === STATUS_PATH) {
+      stream.respond({ ":status": 200 });
+      stream.end("{}");
+      return;
+    }
+    stream.close(code);
+  };
+
   it("refused unprocessed with no tunnel to take it over: 503 cluster-disconnected naming the refusal", async () => {
-    const { id } = await cluster("refused-alone", (stream, headers) => {
-      if (headers[":path"] === STATUS_PATH) {
-        stream.respond({ ":status": 200 });
-        stream.end("{}");
-        return;
-      }
-      stream.close(http2.constants.NGHTTP2_REFUSED_STREAM);
-    });
+    const { id } = await cluster("refused-alone", resettingWith(http2.constants.NGHTTP2_REFUSED_STREAM));
     const res = await proxy(id, "/api/v1/namespaces");
     expect(res.status).toBe(503);
     expect(String(res.body.type)).toMatch(/cluster-disconnected$/);
@@ -105,14 +108,7 @@ describe.skipIf(!pg.available)(`requests on a tunnel being replaced${pg.reason}`
   });
 
   it("a stream the relay resets with an error after taking it up is a 502 naming the error, not a 500", async () => {
-    const { id } = await cluster("reset-after-taken-up", (stream, headers) => {
-      if (headers[":path"] === STATUS_PATH) {
-        stream.respond({ ":status": 200 });
-        stream.end("{}");
-        return;
-      }
-      stream.close(http2.constants.NGHTTP2_INTERNAL_ERROR);
-    });
+    const { id } = await cluster("reset-after-taken-up", resettingWith(http2.constants.NGHTTP2_INTERNAL_ERROR));
     const res = await proxy(id, "/api/v1/namespaces");
     expect(res.status).toBe(502);
     expect(String(res.body.type)).toMatch(/bad-gateway$/);
