@@ -6,7 +6,7 @@ import { WebSocket } from "ws";
 import { assertTokenTransport, type Io, openSession, requestTimeoutMs, requireToken } from "./context.ts";
 import { CliError, EXIT } from "./exit-codes.ts";
 import type { CommandDeps } from "./operations.ts";
-import { resolveProject } from "./scope.ts";
+import { resolveInProject, resolveProject, SANDBOXES } from "./scope.ts";
 
 export interface ExecFlags {
   interactive?: boolean;
@@ -31,6 +31,8 @@ export async function runExec(
   const token = requireToken(session);
   assertTokenTransport(io, session.url);
   const projectId = await resolveProject(io, deps.store, session, flags.project, flags.org);
+  // A pod of the Kubernetes-compatible view is its sandbox: named by the sandbox's id, or found by its name.
+  const target = await resolveInProject(io, deps.store, session, { project: projectId }, SANDBOXES, sandboxId);
   const tty = Boolean(flags.tty && io.stdin.isTTY && io.stdout.isTTY);
   if (flags.tty && !tty) io.stderr.write("warning: -t ignored: stdin or stdout is not a terminal\n");
 
@@ -38,7 +40,7 @@ export async function runExec(
     baseUrl: session.url,
     token,
     projectId,
-    sandboxId,
+    sandboxId: target,
     command: argv,
     endpoint,
     tty,

@@ -8,6 +8,7 @@ import { COMMANDS, EPILOGUES, TERMINAL_COLUMNS } from "./command-map.ts";
 import { type Io, openSession, requireToken } from "./context.ts";
 import { CliError, exitWithRemoteCode } from "./exit-codes.ts";
 import { nameFlags } from "./field-flags.ts";
+import { collectionList, resolveName } from "./names.ts";
 import { type OutputFlags, printResult } from "./output.ts";
 import { confirm, withSpinner } from "./prompt.ts";
 import { chosenProject, resolveOrg, resolveProject } from "./scope.ts";
@@ -61,17 +62,23 @@ const ID_PREFIX: Record<string, string> = {
   user: "usr_",
   token: "tok_",
 };
-/** `sandboxId` → "the sandbox's id (sbx_…)": an id, not a name. */
-export function argumentHelp(param: string): string {
+/** `sandboxId` → "the sandbox's id (sbx_…)", and "or name" where a name is looked up (names.ts). */
+export function argumentHelp(param: string, byName = false): string {
   if (!/.Id$/.test(param)) return "";
   const name = argName(param);
   const prefix = ID_PREFIX[name];
-  return `the ${name.replace(/-/g, " ")}'s id${prefix ? ` (${prefix}…)` : ""}`;
+  return `the ${name.replace(/-/g, " ")}'s id${prefix ? ` (${prefix}…)` : ""}${byName ? " or name" : ""}`;
 }
 
 const PROJECT_DEFAULTS = "AGENTPLANE_PROJECT, the saved default, or your only one";
+/** The `--org` of a command acting in a project. */
+export const ORG_OF_PROJECT =
+  "the organization to find the project in, by its name or as your only one (default: AGENTPLANE_ORG, the saved default, or your only one)";
 /** A required `projectId` of the body (not the path): filled like --project when left out. */
 const projectInBody = (f: ParameterSpec) => f.name === "projectId" && f.required;
+
+/** Where a sandbox named in a body (`--sandbox-id`) is looked up. */
+const SANDBOX_LIST = OPERATIONS.find((op) => op.id === "listSandboxes");
 
 const OPERATION_OF = new WeakMap<Command, OperationSpec>();
 /** The operation a command was built for (completion reads its `--json` field names). */
@@ -204,7 +211,8 @@ export function addOperationCommand(
     (words[0] === "orgs" && p === "orgId") || (words[0] === "projects" && p === "projectId");
   const scoped = (p: string) => ops.some((op) => op.pathParams.includes(p) && !target(p));
   const positional = primary.pathParams.filter((p) => (p !== "orgId" && p !== "projectId") || target(p));
-  for (const p of positional) cmd.argument(`<${argName(p)}>`, argumentHelp(p));
+  const byName = (p: string) => p === "orgId" || p === "projectId" || collectionList(primary.path, p) !== undefined;
+  for (const p of positional) cmd.argument(`<${argName(p)}>`, argumentHelp(p, byName(p)));
   if (scoped("orgId"))
     cmd.option("--org <id>", "the organization (default: AGENTPLANE_ORG, the saved default, or your only one)");
   if (scoped("projectId")) {
@@ -214,6 +222,9 @@ export function addOperationCommand(
       dual ? "act on this project's instead of the organization's" : `the project (default: ${PROJECT_DEFAULTS})`,
     );
   }
+  // A project given by its name is found in an organization: this one, else the default one.
+  if (!scoped("orgId") && (scoped("projectId") || positional.includes("projectId") || actsInProject))
+    cmd.option("--org <id>", ORG_OF_PROJECT);
   const list = primary.list;
   const queryFlags = new Map<string, ParameterSpec>();
   for (const q of ops.flatMap((op) => op.query)) {
@@ -299,29 +310,31 @@ export function addOperationCommand(
         ? (ops.find((o) => o.pathParams.includes("projectId")) ?? primary)
         : primary;
     const pathValues: Record<string, string> = {};
-    positional.forEach((p, i) => {
-      pathValues[p] = values[i]!;
-    });
-    if (op.pathParams.includes("orgId") && !target("orgId")) {
-      pathValues.orgId = await resolveOrg(deps.io, deps.store, session, opts.org as string | undefined);
+    const orgFlag = opts.org as string | undefined;
+    if (op.pathParams.includes("orgId")) {
+      const named = target("orgId") ? values[positional.indexOf("orgId")] : orgFlag;
+      pathValues.orgId = await resolveOrg(deps.io, deps.store, session, named);
     }
-    if (op.pathParams.includes("projectId") && !target("projectId")) {
-      pathValues.projectId = await resolveProject(
-        deps.io,
-        deps.store,
-        session,
-        opts.project as string | undefined,
-        opts.org as string | undefined,
-      );
+    if (op.pathParams.includes("projectId")) {
+      const named = target("projectId") ? values[positional.indexOf("projectId")] : (opts.project as string);
+      pathValues.projectId = await resolveProject(deps.io, deps.store, session, named, orgFlag);
+    }
+    // The other arguments in the path's order, each by its id or by its name in its collection.
+    for (const [i, p] of positional.entries()) {
+      if (p === "orgId" || p === "projectId") continue;
+      const value = values[i]!;
+      pathValues[p] = /.Id$/.test(p)
+        ? await resolveName(session.sdk, argName(p).replace(/-/g, " "), value, collectionList(op.path, p), pathValues)
+        : value;
     }
     const query: Record<string, unknown> = {};
     for (const [name, spec] of queryFlags) {
       const raw = flagValue(opts, name);
       if (raw !== undefined) query[name] = coerce(spec, String(raw), flagOf(name));
     }
-    if (PROJECT_QUERY.has(op.id) && query.projectId === undefined) {
-      const chosen = chosenProject(deps.io, deps.store, session, undefined);
-      if (chosen) query.projectId = chosen;
+    if (PROJECT_QUERY.has(op.id)) {
+      const chosen = query.projectId ?? chosenProject(deps.io, deps.store, session, undefined);
+      if (chosen) query.projectId = await resolveProject(deps.io, deps.store, session, String(chosen), orgFlag);
     }
     let body: Record<string, unknown> | undefined;
     if (op.body) {
@@ -337,6 +350,13 @@ export function addOperationCommand(
       // `sandboxes run` names its project in the body: the same defaults as --project elsewhere.
       if (body.projectId === undefined && op.body.fields.some(projectInBody)) {
         body.projectId = await resolveProject(deps.io, deps.store, session, undefined, opts.org as string | undefined);
+      }
+      // `sandboxes run --sandbox-id box1`: the sandbox by its name, in the project the call names.
+      const projectOfBody = pathValues.projectId ?? body.projectId;
+      if (typeof body.sandboxId === "string" && typeof projectOfBody === "string") {
+        body.sandboxId = await resolveName(session.sdk, "sandbox", body.sandboxId, SANDBOX_LIST, {
+          projectId: projectOfBody,
+        });
       }
       const missing = op.body.fields.filter((f) => f.required && body?.[f.name] === undefined).map((f) => f.name);
       if (missing.length > 0) {

@@ -8,11 +8,12 @@ import {
   argumentHelp,
   type CommandDeps,
   ensureCommand,
+  ORG_OF_PROJECT,
   parseFields,
   readInput,
 } from "./operations.ts";
 import { type OutputFlags, printResult } from "./output.ts";
-import { chosenProject, resolveProject } from "./scope.ts";
+import { AWS_CONNECTIONS, CLUSTERS, chosenProject, resolveInProject, resolveProject, SANDBOXES } from "./scope.ts";
 
 /** Command paths built here rather than by the generic builder. */
 export const SPECIAL = new Set([
@@ -43,11 +44,11 @@ function addExec(parent: Command, name: string, deps: CommandDeps, endpoint: "ex
         ? "Attach to a sandbox's main process over the exec WebSocket"
         : "Run a command in a sandbox over the exec WebSocket (-i stdin, -t a terminal)",
     )
-    .argument(attach ? "<pod>" : "<sandbox>", argumentHelp("sandboxId"))
+    .argument(attach ? "<pod>" : "<sandbox>", argumentHelp("sandboxId", true))
     .option("-i, --interactive", "forward stdin to the command")
     .option("-t, --tty", "allocate a terminal (raw mode; Ctrl-C goes to the command)")
     .option("--project <id>", "the project (default: AGENTPLANE_PROJECT, the saved default, or your only one)")
-    .option("--org <id>", "the organization to look for your only project in");
+    .option("--org <id>", ORG_OF_PROJECT);
   if (!attach) {
     cmd.argument("[command...]", "the command and its arguments, after --");
     // `exec sbx_… ls -la`: the remote command's own flags read as ours; say where they go.
@@ -129,6 +130,9 @@ function parseHeaders(values: string[]): Record<string, string> {
   return headers;
 }
 
+/** The project of a command that takes an id elsewhere, asked only to find a name. */
+const NAMES_IN = "the project to find a name in (default: AGENTPLANE_PROJECT, the saved default, or your only one)";
+
 const trimSlashes = (p: string | undefined) => (p ?? "").replace(/^\/+/, "");
 
 export function addSpecialCommands(
@@ -147,9 +151,9 @@ export function addSpecialCommands(
   const ports = ensureCommand(root, ["sandboxes"], describe)
     .command("ports")
     .description("The ports a sandbox exposes, who may reach them and their addresses")
-    .argument("<sandbox>", argumentHelp("sandboxId"))
+    .argument("<sandbox>", argumentHelp("sandboxId", true))
     .option("--project <id>", "the project (default: AGENTPLANE_PROJECT, the saved default, or your only one)")
-    .option("--org <id>", "the organization to look for your only project in");
+    .option("--org <id>", ORG_OF_PROJECT);
   addOutputOptions(ports);
   ports.action(async (sandbox: string, _opts, command: Command) => {
     const opts = command.optsWithGlobals() as Record<string, unknown> & OutputFlags;
@@ -162,7 +166,8 @@ export function addSpecialCommands(
       opts.project as string | undefined,
       opts.org as string | undefined,
     );
-    const got = await session.sdk.request("getSandbox", { path: { projectId, sandboxId: sandbox } });
+    const sandboxId = await resolveInProject(deps.io, deps.store, session, { project: projectId }, SANDBOXES, sandbox);
+    const got = await session.sdk.request("getSandbox", { path: { projectId, sandboxId } });
     await printResult(deps.io, got.ports, opts, { fields: ["port", "visibility", "url"], list: true });
   });
 
@@ -182,8 +187,15 @@ export function addSpecialCommands(
       const rest = trimSlashes(args[0]);
       const session = openSession(deps.io, deps.store, opts.url as string | undefined);
       // Without one, the short form lets the platform pick: a project-restricted token's, or the only one.
-      const projectId = chosenProject(deps.io, deps.store, session, opts.project as string | undefined);
-      if (projectId === undefined) return `/v1/llm/${rest}`;
+      if (chosenProject(deps.io, deps.store, session, opts.project as string | undefined) === undefined)
+        return `/v1/llm/${rest}`;
+      const projectId = await resolveProject(
+        deps.io,
+        deps.store,
+        session,
+        opts.project as string | undefined,
+        undefined,
+      );
       return `/v1/projects/${encodeURIComponent(projectId)}/llm/${rest}`;
     },
     { modelCall: true },
@@ -194,10 +206,16 @@ export function addSpecialCommands(
     clusters
       .command("proxy")
       .description("Call a connected cluster's Kubernetes API through the platform")
-      .argument("<cluster>", argumentHelp("clusterId"))
-      .argument("<path>", "e.g. api/v1/namespaces"),
+      .argument("<cluster>", argumentHelp("clusterId", true))
+      .argument("<path>", "e.g. api/v1/namespaces")
+      .option("--project <id>", NAMES_IN)
+      .option("--org <id>", ORG_OF_PROJECT),
     deps,
-    async (args) => `/v1/clusters/${encodeURIComponent(args[0]!)}/proxy/${trimSlashes(args[1])}`,
+    async (args, opts) => {
+      const session = openSession(deps.io, deps.store, opts.url as string | undefined);
+      const cluster = await resolveInProject(deps.io, deps.store, session, opts, CLUSTERS, args[0]!);
+      return `/v1/clusters/${encodeURIComponent(cluster)}/proxy/${trimSlashes(args[1])}`;
+    },
   );
   clusters
     .command("tunnel")
@@ -214,11 +232,15 @@ export function addSpecialCommands(
     ensureCommand(root, ["aws"], describe)
       .command("proxy")
       .description("Call an AWS API with a connection's credentials, signed by the platform")
-      .argument("<connection>", argumentHelp("connectionId"))
-      .argument("[path]", "the AWS path (omit for the service root)"),
+      .argument("<connection>", argumentHelp("connectionId", true))
+      .argument("[path]", "the AWS path (omit for the service root)")
+      .option("--project <id>", NAMES_IN)
+      .option("--org <id>", ORG_OF_PROJECT),
     deps,
-    async (args) => {
-      const base = `/v1/aws-connections/${encodeURIComponent(args[0]!)}/aws`;
+    async (args, opts) => {
+      const session = openSession(deps.io, deps.store, opts.url as string | undefined);
+      const connection = await resolveInProject(deps.io, deps.store, session, opts, AWS_CONNECTIONS, args[0]!);
+      const base = `/v1/aws-connections/${encodeURIComponent(connection)}/aws`;
       return args[1] ? `${base}/${trimSlashes(args[1])}` : base;
     },
   );

@@ -1,0 +1,83 @@
+// A resource named by its name (or a sandbox by its slug) where the API takes its id:
+// `agentplane sandboxes exec box1 -- ls`, `--project demo`, `orgs get Acme`. A value that begins
+// as the platform's ids do (`sbx_`, `prj_`, …) is always taken as an id; anything else is looked up
+// in the list of its collection, and must name exactly one resource there.
+import { type AgentplaneClient, OPERATIONS, type OperationSpec } from "@agentplane/sdk";
+import { CliError } from "./exit-codes.ts";
+
+/** The prefixes of the platform's ids (`sbx_06h2…`): a value that begins with one is an id. */
+const ID = /^(?:usr|org|team|prj|inv|tok|cl|sbx|sbt|rev|shs|ses|pol|pbd|cred|spl|awc|mcp)_/;
+
+export const looksLikeId = (value: string) => ID.test(value);
+
+/** The most items a name is looked for among (pages of 100), so a lookup always ends. */
+const MAX_ITEMS = 5_000;
+
+interface Named {
+  id?: unknown;
+  name?: unknown;
+  slug?: unknown;
+}
+
+/**
+ * The list operation of the collection `{param}` is an item of in `path`
+ * (`/v1/projects/{projectId}/sandboxes/{sandboxId}/exec` → `GET /v1/projects/{projectId}/sandboxes`),
+ * when it lists items with an id and a name.
+ */
+export function collectionList(path: string, param: string): OperationSpec | undefined {
+  const at = path.indexOf(`/{${param}}`);
+  if (at < 0) return undefined;
+  const collection = path.slice(0, at);
+  return OPERATIONS.find(
+    (op) =>
+      op.method === "GET" &&
+      op.list !== null &&
+      op.path === collection &&
+      op.fields.includes("id") &&
+      op.fields.includes("name"),
+  );
+}
+
+/**
+ * The id of the one item of `list` (its path filled from `pathValues`) whose slug or name is
+ * `value`; `value` itself when it is shaped like an id, or when nothing can be looked up.
+ */
+export async function resolveName(
+  sdk: AgentplaneClient,
+  what: string,
+  value: string,
+  list: OperationSpec | undefined,
+  pathValues: Record<string, string>,
+): Promise<string> {
+  if (looksLikeId(value) || !list || list.pathParams.some((p) => pathValues[p] === undefined)) return value;
+  const path = list.path.replace(/\{(\w+)\}/g, (_, n: string) => encodeURIComponent(pathValues[n] as string));
+  const where = list.pathParams.length > 0 ? ` in ${pathValues[list.pathParams.at(-1) as string]}` : "";
+  const bySlug: string[] = [];
+  const byName: string[] = [];
+  let seen = 0;
+  let cursor: string | undefined;
+  const cursors = new Set<string>();
+  do {
+    const page = (await sdk.raw("GET", path, {
+      query: list.list?.paginated ? { limit: 100, ...(cursor ? { cursor } : {}) } : {},
+    })) as { items?: Named[]; nextCursor?: string };
+    for (const item of page.items ?? []) {
+      if (typeof item.id !== "string") continue;
+      if (item.slug === value) bySlug.push(item.id);
+      else if (item.name === value) byName.push(item.id);
+    }
+    seen += page.items?.length ?? 0;
+    if (cursor) cursors.add(cursor);
+    cursor = page.nextCursor && !cursors.has(page.nextCursor) ? page.nextCursor : undefined;
+  } while (cursor && seen < MAX_ITEMS);
+  // A slug is unique in its collection: it wins over a name that happens to be the same text.
+  const found = bySlug.length === 1 ? bySlug : byName;
+  if (found.length === 1) return found[0] as string;
+  if (found.length === 0) {
+    const scanned = cursor ? ` among the first ${seen}` : "";
+    throw new CliError(`no ${what} is named "${value}"${where}${scanned}: pass its id`);
+  }
+  throw new CliError(
+    `"${value}" names more than one ${what}${where}: pass the id of one of ${found.sort().join(", ")}`,
+  );
+}
