@@ -127,7 +127,38 @@ describe("invitation links without an identity provider (PGlite)", () => {
     );
   });
 
-  it("refuses revoked invitations and emails that already have a user", async () => {
+  it("joins the invited person though someone else made a user of their address first", async () => {
+    // The owner of another organization invites the address there and redeems the link themself.
+    const other = await json<{ id: string }>(await h.call("POST", "/v1/orgs", { as: h.owner, body: { name: "b" } }));
+    const squat = await json<Invitation>(
+      await h.call("POST", `/v1/orgs/${other.id}/invitations`, {
+        as: h.owner,
+        body: { email: "CEO@corp.test", role: "member" },
+      }),
+    );
+    const squatted = await h.call("POST", `/v1/invitations/${squat.id}/redeem`, {
+      body: { token: tokenOf(squat), displayName: "Not the CEO" },
+    });
+    expect(squatted.status).toBe(201);
+    const squatter = (await json<{ acceptance: { userId: string } }>(squatted)).acceptance.userId;
+
+    // The real person opens the link this organization sent to the address: they join, as themself.
+    const real = await invite("ceo@corp.test", "admin");
+    const joined = await h.call("POST", `/v1/invitations/${real.id}/redeem`, {
+      body: { token: tokenOf(real), displayName: "The CEO" },
+    });
+    expect(joined.status).toBe(201);
+    const { acceptance } = await json<{ acceptance: { userId: string; orgId: string; role: string } }>(joined);
+    expect(acceptance).toMatchObject({ orgId: h.orgId, role: "admin" });
+    expect(acceptance.userId).not.toBe(squatter);
+    const members = await json<{ items: { userId: string; role: string }[] }>(
+      await h.call("GET", `/v1/orgs/${h.orgId}/members?limit=200`, { as: h.owner }),
+    );
+    expect(members.items).toContainEqual(expect.objectContaining({ userId: acceptance.userId, role: "admin" }));
+    expect(members.items.map((m) => m.userId)).not.toContain(squatter);
+  });
+
+  it("refuses revoked invitations and emails an identity provider vouched for", async () => {
     const revoked = await invite("rex@x.test");
     expect((await h.call("DELETE", `/v1/orgs/${h.orgId}/invitations/${revoked.id}`, { as: h.owner })).status).toBe(204);
     const res = await h.call("POST", `/v1/invitations/${revoked.id}/redeem`, {

@@ -71,8 +71,12 @@ export async function previewInvitation(
 
 /**
  * Joins the holder of the link as a new user: only without an identity provider (with one, the
- * identity that signs in accepts), and only for an email no user has yet (an existing user signs
- * in as themselves and accepts, so a link never opens a session as someone who already exists).
+ * identity that signs in accepts). The user is always a new one, so a link never opens a session
+ * as someone who already exists. An address an identity provider vouched for is its user's: that
+ * user signs in and accepts, and the link is refused. Any other address was typed by someone (an
+ * inviter, an activation form), proves nothing, and claims nothing: another user holding it, such
+ * as one who redeemed a link of their own organization for the address, cannot keep the person
+ * out of this one.
  */
 export async function redeemInvitation(
   ctx: TenancyContext,
@@ -107,12 +111,13 @@ export async function redeemInvitation(
     if (new Date(row.expires_at).getTime() <= Date.now()) {
       throw new ProblemError("gone", { detail: "The invitation has expired" });
     }
-    const existing = await trx
-      .selectFrom("users")
-      .select("id")
-      .where(sql`lower(email)`, "=", row.email.toLowerCase())
+    const vouched = await trx
+      .selectFrom("users as u")
+      .innerJoin("user_identities as i", "i.user_id", "u.id")
+      .select("u.id")
+      .where(sql`lower(u.email)`, "=", row.email.toLowerCase())
       .executeTakeFirst();
-    if (existing) {
+    if (vouched) {
       throw new ProblemError("conflict", {
         detail: `${row.email} already has an account here: sign in with it, then accept the invitation`,
       });
