@@ -8,7 +8,7 @@ import { COMMANDS, EPILOGUES, TERMINAL_COLUMNS } from "./command-map.ts";
 import { type Io, openSession, requireToken } from "./context.ts";
 import { CliError, exitWithRemoteCode } from "./exit-codes.ts";
 import { nameFlags } from "./field-flags.ts";
-import { collectionList, resolveName } from "./names.ts";
+import { collectionList, looksLikeId, resolveName } from "./names.ts";
 import { type OutputFlags, printResult } from "./output.ts";
 import { confirm, withSpinner } from "./prompt.ts";
 import { chosenProject, resolveOrg, resolveProject } from "./scope.ts";
@@ -350,6 +350,11 @@ export function addOperationCommand(
       // `sandboxes run` names its project in the body: the same defaults as --project elsewhere.
       if (body.projectId === undefined && op.body.fields.some(projectInBody)) {
         body.projectId = await resolveProject(deps.io, deps.store, session, undefined, opts.org as string | undefined);
+      }
+      // `sandboxes run --project demo`, `tokens create --project-id demo`: a project by its name.
+      if (typeof body.projectId === "string" && !looksLikeId(body.projectId)) {
+        const org = pathValues.orgId ?? orgFlag;
+        body.projectId = await resolveProject(deps.io, deps.store, session, body.projectId, org);
       }
       // `sandboxes run --sandbox-id box1`: the sandbox by its name, in the project the call names.
       const projectOfBody = pathValues.projectId ?? body.projectId;

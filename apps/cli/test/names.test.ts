@@ -96,5 +96,12 @@ describe("resources named by their names where the API takes ids", () => {
     );
     expect(run.stderr).toBe("");
     expect(JSON.parse(run.stdout)).toEqual({ exitCode: 0, stdout: "ran\n" });
+    // The project of the body by its name too, found in the organization named by --org.
+    const inBody = await runInProcess(
+      ["sandboxes", "run", "--project", "demo", "--org", "Acme", "--sandbox-id", "box1", "--command", "echo body"],
+      env,
+    );
+    expect(inBody.stderr).toBe("");
+    expect(inBody.stdout).toContain("body");
   });
 });
