@@ -2,7 +2,7 @@
 // `agentplane sandboxes exec box1 -- ls`, `--project demo`, `orgs get Acme`. A value that begins
 // as the platform's ids do (`sbx_`, `prj_`, …) is always taken as an id; anything else is looked up
 // in the list of its collection, and must name exactly one resource there.
-import { type AgentplaneClient, OPERATIONS, type OperationSpec } from "@agentplane/sdk";
+import { type AgentplaneClient, type ListOperationId, OPERATIONS, operationSpec } from "@agentplane/sdk";
 import { CliError } from "./exit-codes.ts";
 
 /** The prefixes of the platform's ids (`sbx_06h2…`): a value that begins with one is an id. */
@@ -10,7 +10,7 @@ const ID = /^(?:usr|org|team|prj|inv|tok|cl|sbx|sbt|rev|shs|ses|pol|pbd|cred|spl
 
 export const looksLikeId = (value: string) => ID.test(value);
 
-/** The most items a name is looked for among (pages of 100), so a lookup always ends. */
+/** The most items a name is looked for among, so a lookup always ends. */
 const MAX_ITEMS = 5_000;
 
 interface Named {
@@ -24,7 +24,7 @@ interface Named {
  * (`/v1/projects/{projectId}/sandboxes/{sandboxId}/exec` → `GET /v1/projects/{projectId}/sandboxes`),
  * when it lists items with an id and a name.
  */
-export function collectionList(path: string, param: string): OperationSpec | undefined {
+export function collectionList(path: string, param: string): ListOperationId | undefined {
   const at = path.indexOf(`/{${param}}`);
   if (at < 0) return undefined;
   const collection = path.slice(0, at);
@@ -35,46 +35,39 @@ export function collectionList(path: string, param: string): OperationSpec | und
       op.path === collection &&
       op.fields.includes("id") &&
       op.fields.includes("name"),
-  );
+  )?.id as ListOperationId | undefined;
 }
 
 /**
- * The id of the one item of `list` (its path filled from `pathValues`) whose slug or name is
- * `value`; `value` itself when it is shaped like an id, or when nothing can be looked up.
+ * The id of the one item of the list `listId` (its path filled from `pathValues`) whose slug or
+ * name is `value`; `value` itself when it is shaped like an id, or when nothing can be looked up.
  */
 export async function resolveName(
   sdk: AgentplaneClient,
   what: string,
   value: string,
-  list: OperationSpec | undefined,
+  listId: ListOperationId | undefined,
   pathValues: Record<string, string>,
 ): Promise<string> {
-  if (looksLikeId(value) || !list || list.pathParams.some((p) => pathValues[p] === undefined)) return value;
-  const path = list.path.replace(/\{(\w+)\}/g, (_, n: string) => encodeURIComponent(pathValues[n] as string));
+  if (looksLikeId(value) || !listId) return value;
+  const list = operationSpec(listId);
+  if (list.pathParams.some((p) => pathValues[p] === undefined)) return value;
   const where = list.pathParams.length > 0 ? ` in ${pathValues[list.pathParams.at(-1) as string]}` : "";
   const bySlug: string[] = [];
   const byName: string[] = [];
   let seen = 0;
-  let cursor: string | undefined;
-  const cursors = new Set<string>();
-  do {
-    const page = (await sdk.raw("GET", path, {
-      query: list.list?.paginated ? { limit: 100, ...(cursor ? { cursor } : {}) } : {},
-    })) as { items?: Named[]; nextCursor?: string };
-    for (const item of page.items ?? []) {
-      if (typeof item.id !== "string") continue;
-      if (item.slug === value) bySlug.push(item.id);
-      else if (item.name === value) byName.push(item.id);
-    }
-    seen += page.items?.length ?? 0;
-    if (cursor) cursors.add(cursor);
-    cursor = page.nextCursor && !cursors.has(page.nextCursor) ? page.nextCursor : undefined;
-  } while (cursor && seen < MAX_ITEMS);
+  const params = { path: pathValues, ...(list.list?.paginated ? { query: { limit: 100 } } : {}) };
+  for await (const item of sdk.paginate(listId, params as never) as AsyncGenerator<Named>) {
+    if (++seen > MAX_ITEMS) break;
+    if (typeof item.id !== "string") continue;
+    if (item.slug === value) bySlug.push(item.id);
+    else if (item.name === value) byName.push(item.id);
+  }
   // A slug is unique in its collection: it wins over a name that happens to be the same text.
   const found = bySlug.length === 1 ? bySlug : byName;
   if (found.length === 1) return found[0] as string;
   if (found.length === 0) {
-    const scanned = cursor ? ` among the first ${seen}` : "";
+    const scanned = seen > MAX_ITEMS ? ` among the first ${MAX_ITEMS}` : "";
     throw new CliError(`no ${what} is named "${value}"${where}${scanned}: pass its id`);
   }
   throw new CliError(

@@ -77,9 +77,6 @@ export const ORG_OF_PROJECT =
 /** A required `projectId` of the body (not the path): filled like --project when left out. */
 const projectInBody = (f: ParameterSpec) => f.name === "projectId" && f.required;
 
-/** Where a sandbox named in a body (`--sandbox-id`) is looked up. */
-const SANDBOX_LIST = OPERATIONS.find((op) => op.id === "listSandboxes");
-
 const OPERATION_OF = new WeakMap<Command, OperationSpec>();
 /** The operation a command was built for (completion reads its `--json` field names). */
 export const operationOf = (cmd: Command) => OPERATION_OF.get(cmd);
@@ -359,7 +356,7 @@ export function addOperationCommand(
       // `sandboxes run --sandbox-id box1`: the sandbox by its name, in the project the call names.
       const projectOfBody = pathValues.projectId ?? body.projectId;
       if (typeof body.sandboxId === "string" && typeof projectOfBody === "string") {
-        body.sandboxId = await resolveName(session.sdk, "sandbox", body.sandboxId, SANDBOX_LIST, {
+        body.sandboxId = await resolveName(session.sdk, "sandbox", body.sandboxId, "listSandboxes", {
           projectId: projectOfBody,
         });
       }

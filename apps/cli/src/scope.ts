@@ -1,17 +1,15 @@
 // The organization and project a command acts in: the flag, then AGENTPLANE_ORG / AGENTPLANE_PROJECT,
 // then the default saved with `agentplane config set`, then the caller's only one. Never a prompt.
 // Each may be given by its name instead of its id (names.ts).
-import { OPERATIONS } from "@agentplane/sdk";
+import type { ListOperationId } from "@agentplane/sdk";
 import type { Io, Session } from "./context.ts";
 import { CliError } from "./exit-codes.ts";
 import { looksLikeId, resolveName } from "./names.ts";
 import { hostKey, type Store } from "./store.ts";
 
-const listOf = (id: string) => OPERATIONS.find((op) => op.id === id);
-
 export async function resolveOrg(io: Io, store: Store, session: Session, flag: string | undefined): Promise<string> {
   const chosen = flag ?? io.env.AGENTPLANE_ORG ?? store.settings().defaults?.[hostKey(session.url)]?.org;
-  if (chosen) return resolveName(session.sdk, "organization", chosen, listOf("listOrganizations"), {});
+  if (chosen) return resolveName(session.sdk, "organization", chosen, "listOrganizations", {});
   const page = await session.sdk.request("listOrganizations", { query: { limit: 2 } });
   if (page.items.length === 1) return page.items[0]!.id;
   throw new CliError(
@@ -36,7 +34,7 @@ export async function resolveProject(
   const chosen = chosenProject(io, store, session, flag);
   if (chosen && looksLikeId(chosen)) return chosen;
   const orgId = await resolveOrg(io, store, session, orgFlag);
-  if (chosen) return resolveName(session.sdk, "project", chosen, listOf("listProjects"), { orgId });
+  if (chosen) return resolveName(session.sdk, "project", chosen, "listProjects", { orgId });
   const page = await session.sdk.request("listProjects", { path: { orgId }, query: { limit: 2 } });
   if (page.items.length === 1) return page.items[0]!.id;
   throw new CliError(
@@ -55,7 +53,7 @@ export async function resolveInProject(
   store: Store,
   session: Session,
   opts: { project?: unknown; org?: unknown },
-  resource: { what: string; list: string },
+  resource: NamedIn,
   value: string,
 ): Promise<string> {
   if (looksLikeId(value)) return value;
@@ -66,10 +64,14 @@ export async function resolveInProject(
     opts.project as string | undefined,
     opts.org as string | undefined,
   );
-  return resolveName(session.sdk, resource.what, value, listOf(resource.list), { projectId });
+  return resolveName(session.sdk, resource.what, value, resource.list, { projectId });
 }
 
 /** What `resolveInProject` looks names up in. */
-export const SANDBOXES = { what: "sandbox", list: "listSandboxes" };
-export const CLUSTERS = { what: "cluster", list: "listClusters" };
-export const AWS_CONNECTIONS = { what: "AWS connection", list: "listAwsConnections" };
+interface NamedIn {
+  what: string;
+  list: ListOperationId;
+}
+export const SANDBOXES: NamedIn = { what: "sandbox", list: "listSandboxes" };
+export const CLUSTERS: NamedIn = { what: "cluster", list: "listClusters" };
+export const AWS_CONNECTIONS: NamedIn = { what: "AWS connection", list: "listAwsConnections" };

@@ -187,15 +187,9 @@ export function addSpecialCommands(
       const rest = trimSlashes(args[0]);
       const session = openSession(deps.io, deps.store, opts.url as string | undefined);
       // Without one, the short form lets the platform pick: a project-restricted token's, or the only one.
-      if (chosenProject(deps.io, deps.store, session, opts.project as string | undefined) === undefined)
-        return `/v1/llm/${rest}`;
-      const projectId = await resolveProject(
-        deps.io,
-        deps.store,
-        session,
-        opts.project as string | undefined,
-        undefined,
-      );
+      const chosen = chosenProject(deps.io, deps.store, session, opts.project as string | undefined);
+      if (chosen === undefined) return `/v1/llm/${rest}`;
+      const projectId = await resolveProject(deps.io, deps.store, session, chosen, undefined);
       return `/v1/projects/${encodeURIComponent(projectId)}/llm/${rest}`;
     },
     { modelCall: true },
