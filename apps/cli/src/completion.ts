@@ -1,9 +1,10 @@
 // Shell completion: `agentplane completion bash|zsh|fish` prints a script that asks the CLI itself
 // (`agentplane __complete <words…>`) for the candidates, so commands, flags, `--json` field names
-// and project and sandbox ids are always those of this version and this installation.
+// and the ids and names of organizations, projects and sandboxes are always those of this version and this installation.
 import type { Command, Option } from "commander";
 import { openSession } from "./context.ts";
 import { CliError } from "./exit-codes.ts";
+import { looksLikeId } from "./names.ts";
 import { type CommandDeps, operationOf } from "./operations.ts";
 import { resolveOrg, resolveProject } from "./scope.ts";
 
@@ -81,42 +82,73 @@ export async function complete(root: Command, deps: CommandDeps, words: string[]
   const visible = cmd.commands.filter((c) => !(c as Command & { _hidden?: boolean })._hidden).map((c) => c.name());
   const op = operationOf(cmd);
   if (previous === "--json" && op) return match([...op.fields]);
-  if (previous === "--project") return match(await ids(deps, "project"));
+  if (previous === "--org") return match(await named(deps, "org"));
+  if (previous === "--project") return match(await named(deps, "project"));
   if (current.startsWith("-")) return match(longNames(cmd));
   if (visible.length > 0) return match(visible);
   const expected = cmd.registeredArguments[positionals.length]?.name();
-  if (expected === "sandbox") return match(await ids(deps, "sandbox"));
-  if (expected === "project") return match(await ids(deps, "project"));
+  if (expected === "sandbox") return match(await named(deps, "sandbox"));
+  if (expected === "project") return match(await named(deps, "project"));
+  if (expected === "org") return match(await named(deps, "org"));
   return [];
 }
 
 /**
- * What an id looks like (`sbx_…`, `prj_…`). Candidates go into the command line as they are (bash
- * quotes nothing in COMPREPLY) and are listed on the terminal: an installation's `; rm -rf ~` or
- * escape sequence is neither typed for the person nor shown raw.
+ * What a candidate may look like (`sbx_…`, `prj_…`, `box-1`). Candidates go into the command line
+ * as they are (bash quotes nothing in COMPREPLY) and are listed on the terminal: an installation's
+ * `; rm -rf ~` or escape sequence is neither typed for the person nor shown raw. A name with a
+ * space or any other character outside this set is not offered: its id is.
  */
-const ID = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$/;
+const SAFE = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$/;
 
-/** Ids from the installation, best effort: completion never fails aloud or waits long. */
-async function ids(deps: CommandDeps, kind: "project" | "sandbox"): Promise<string[]> {
+interface Listed {
+  id?: unknown;
+  name?: unknown;
+  slug?: unknown;
+}
+
+/**
+ * Every item's id, and the slug and name that name it alone as the CLI looks names up
+ * (names.ts): a slug unique in the list, a name no other item bears as its name or slug, neither
+ * shaped like an id (that would be taken as one).
+ */
+export function candidatesOf(items: Listed[]): string[] {
+  const count = new Map<string, number>();
+  const bump = (value: unknown) => {
+    if (typeof value === "string") count.set(value, (count.get(value) ?? 0) + 1);
+  };
+  for (const item of items) {
+    bump(item.slug);
+    if (item.name !== item.slug) bump(item.name);
+  }
+  const out = new Set<string>();
+  for (const item of items) {
+    if (typeof item.id !== "string") continue;
+    if (SAFE.test(item.id)) out.add(item.id);
+    for (const label of [item.slug, item.name]) {
+      if (typeof label === "string" && SAFE.test(label) && !looksLikeId(label) && count.get(label) === 1) {
+        out.add(label);
+      }
+    }
+  }
+  return [...out];
+}
+
+/** Ids and names from the installation, best effort: completion never fails aloud or waits long. */
+async function named(deps: CommandDeps, kind: "org" | "project" | "sandbox"): Promise<string[]> {
   try {
     const session = openSession(deps.io, deps.store, undefined);
     if (!session.token) return [];
     const signal = AbortSignal.timeout(3000);
+    const list = async (path: string) =>
+      ((await session.sdk.raw("GET", path, { query: { limit: 100 }, signal } as never)) as { items: Listed[] }).items;
+    if (kind === "org") return candidatesOf(await list("/v1/orgs"));
     if (kind === "project") {
       const orgId = await resolveOrg(deps.io, deps.store, session, undefined);
-      const page = (await session.sdk.raw("GET", `/v1/orgs/${encodeURIComponent(orgId)}/projects`, {
-        query: { limit: 100 },
-        signal,
-      } as never)) as { items: { id: string }[] };
-      return page.items.map((p) => p.id).filter((id) => ID.test(id));
+      return candidatesOf(await list(`/v1/orgs/${encodeURIComponent(orgId)}/projects`));
     }
     const projectId = await resolveProject(deps.io, deps.store, session, undefined, undefined);
-    const page = (await session.sdk.raw("GET", `/v1/projects/${encodeURIComponent(projectId)}/sandboxes`, {
-      query: { limit: 100 },
-      signal,
-    } as never)) as { items: { id: string; slug?: string }[] };
-    return page.items.map((s) => s.id).filter((id) => ID.test(id));
+    return candidatesOf(await list(`/v1/projects/${encodeURIComponent(projectId)}/sandboxes`));
   } catch {
     return [];
   }

@@ -16,6 +16,10 @@ describe("completing ids from a hostile installation", () => {
           { id: "sbx_\u001b]52;c;cm0gLXJmIH4=\u0007" },
           { id: "sbx_two\nlines" },
           { id: "$(reboot)" },
+          { id: "sbx_good2", name: "nice-name" },
+          { id: "sbx_good3", name: "prj_looks_like_an_id" },
+          { id: "sbx_good4", name: "x; rm -rf ~" },
+          { id: "sbx_good5", name: "\u001b[31mred" },
         ],
       }),
     );
@@ -25,7 +29,7 @@ describe("completing ids from a hostile installation", () => {
     config.remove();
   });
 
-  it("offers only what looks like an id", async () => {
+  it("offers only ids and names safe to type, never a name shaped like an id", async () => {
     const env = {
       AGENTPLANE_CONFIG_DIR: config.dir,
       AGENTPLANE_URL: server.url,
@@ -34,6 +38,8 @@ describe("completing ids from a hostile installation", () => {
     };
     const ran = await runInProcess(["__complete", "sandboxes", "get", ""], env);
     expect(ran.code).toBe(0);
-    expect(ran.stdout).toBe("sbx_good1\n");
+    expect(ran.stdout).toBe(
+      ["nice-name", "sbx_good1", "sbx_good2", "sbx_good3", "sbx_good4", "sbx_good5", ""].join("\n"),
+    );
   });
 });

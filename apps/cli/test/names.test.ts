@@ -79,6 +79,29 @@ describe("resources named by their names where the API takes ids", () => {
     expect(missing.stderr).toContain("Sandbox sbx_nope was not found");
   });
 
+  it("completes names that name one resource alone, beside the ids", async () => {
+    const complete = async (words: string[], extra: Record<string, string> = {}) => {
+      const ran = await runInProcess(["__complete", ...words], { ...env, ...extra });
+      expect(ran.code).toBe(0);
+      return ran.stdout.split("\n").filter(Boolean);
+    };
+    const inDemo = { AGENTPLANE_ORG: "Acme", AGENTPLANE_PROJECT: "demo" };
+    const sandboxes = await complete(["sandboxes", "get", ""], inDemo);
+    expect(sandboxes).toEqual(expect.arrayContaining([ids.box, ids.slugged, ...ids.twins, "box1", "build"]));
+    // A name with a space is not typed into the command line; two sandboxes share "twin".
+    expect(sandboxes).not.toContain("Build box");
+    expect(sandboxes).not.toContain("twin");
+    expect(await complete(["sandboxes", "get", "bu"], inDemo)).toEqual(["build"]);
+    expect(await complete(["projects", "get", ""], inDemo)).toEqual(
+      expect.arrayContaining([ids.demo, ids.other, "demo", "other"]),
+    );
+    expect(await complete(["sandboxes", "list", "--org", "Gl"])).toEqual(["Globex"]);
+    expect(await complete(["sandboxes", "list", "--project", "ot"], inDemo)).toEqual(["other"]);
+    // What completion offers, the command takes.
+    const box = (await complete(["sandboxes", "get", "box"], inDemo))[0] as string;
+    expect(await idOf(["sandboxes", "get", box], inDemo)).toBe(ids.box);
+  });
+
   it("says in the help that an argument may be a name", async () => {
     const help = await runInProcess(["sandboxes", "get", "--help"], env);
     expect(help.stdout).toMatch(/ sandbox +the sandbox's id \(sbx_…\) or name/);
