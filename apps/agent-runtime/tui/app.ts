@@ -17,6 +17,7 @@ import {
 } from "../client/api.ts";
 import { followThread, type LiveEventFrame, type LiveStatus } from "../client/live.ts";
 import { COMMANDS, completeCommand, type ModelSlot, parseCommand } from "./commands.ts";
+import { terminalText } from "./terminal-text.ts";
 
 interface Line {
   id: string;
@@ -25,7 +26,8 @@ interface Line {
   bold?: boolean;
 }
 
-const lineText = (item: Line) => h(Text, { key: item.id, wrap: "wrap", color: item.color, bold: item.bold }, item.text);
+const lineText = (item: Line) =>
+  h(Text, { key: item.id, wrap: "wrap", color: item.color, bold: item.bold }, terminalText(item.text));
 
 /** Ink's Static for our lines (no JSX here: Node runs this file as it is). */
 function LineStatic(props: { items: Line[]; render: (item: Line) => ReactNode }) {
@@ -327,13 +329,15 @@ export function App(props: { client: RuntimeClient; url: string; threadId?: stri
     { flexDirection: "column", width: columns },
     // Finished lines are printed once above the live area: the terminal's own scrollback scrolls them.
     h(LineStatic, { items: history, render: (item: Line) => lineText(item) }),
-    draft ? h(Text, { wrap: "wrap", dimColor: true }, `${agentName}: ${draft}…`) : null,
+    draft ? h(Text, { wrap: "wrap", dimColor: true }, terminalText(`${agentName}: ${draft}…`)) : null,
     h(
       Text,
       { wrap: "truncate-end", color: unreachable ? "red" : status === "live" ? "green" : "yellow" },
-      `[${agentName} · ${thread?.title ?? "no thread"} · ${statusText}${busy ? " · working (Ctrl-C stops)" : ""}]`,
+      terminalText(
+        `[${agentName} · ${thread?.title ?? "no thread"} · ${statusText}${busy ? " · working (Ctrl-C stops)" : ""}]`,
+      ),
     ),
-    notice ? h(Text, { wrap: "wrap", color: "yellow" }, notice) : null,
-    h(Text, { wrap: "wrap" }, `> ${input}`, h(Text, { inverse: true }, " ")),
+    notice ? h(Text, { wrap: "wrap", color: "yellow" }, terminalText(notice)) : null,
+    h(Text, { wrap: "wrap" }, terminalText(`> ${input}`), h(Text, { inverse: true }, " ")),
   );
 }

@@ -36,6 +36,13 @@ export class TmuxSession {
     return execFileSync("tmux", ["capture-pane", "-p", "-t", this.name], { encoding: "utf8" });
   }
 
+  /** The pane's title, which a program sets with an OSC 0 or 2 escape sequence. */
+  title(): string {
+    return execFileSync("tmux", ["display-message", "-p", "-t", this.name, "#{pane_title}"], {
+      encoding: "utf8",
+    }).trim();
+  }
+
   resize(columns: number, rows: number): void {
     execFileSync("tmux", ["resize-window", "-t", this.name, "-x", String(columns), "-y", String(rows)]);
   }
