@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
+import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { createTelemetry, type Telemetry } from "@agentplane/telemetry";
-import { serve } from "@hono/node-server";
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { Logger } from "pino";
 import { createRuntimeApp } from "./app.ts";
@@ -14,6 +14,7 @@ import { prepareDataDir } from "./db/file-modes.ts";
 import type { RuntimeDeps } from "./deps.ts";
 import { Heartbeat } from "./heartbeat/heartbeat.ts";
 import { hostPolicyOf } from "./http/host-guard.ts";
+import { createRuntimeServer } from "./http/server.ts";
 import { LiveHub } from "./live/hub.ts";
 import { runtimeLogger } from "./logger.ts";
 import { createEmbedder, type Embedder, embeddingEnvironmentConflicts } from "./memory/embeddings.ts";
@@ -237,7 +238,7 @@ export async function createRuntime(config: RuntimeConfig, options: RuntimeOptio
   const heartbeat = new Heartbeat(deps);
   heartbeat.start();
 
-  let server: ReturnType<typeof serve> | undefined;
+  let server: Server | undefined;
   return {
     app,
     deps,
@@ -246,11 +247,13 @@ export async function createRuntime(config: RuntimeConfig, options: RuntimeOptio
     listen(port = config.port, host = config.host) {
       hostPolicy = hostPolicyOf(config, host);
       return new Promise((resolve, reject) => {
-        const s = serve({ fetch: app.fetch, port, hostname: host }, (info: AddressInfo) => {
+        const s = createRuntimeServer(app.fetch, host);
+        s.once("error", reject);
+        s.listen(port, host, () => {
+          const info = s.address() as AddressInfo;
           const shownHost = host === "0.0.0.0" || host === "::" ? "127.0.0.1" : host;
           resolve({ port: info.port, url: `http://${shownHost}:${info.port}` });
         });
-        s.once("error", reject);
         server = s;
       });
     },
@@ -259,7 +262,7 @@ export async function createRuntime(config: RuntimeConfig, options: RuntimeOptio
       if (s) {
         await new Promise<void>((resolve) => {
           s.close(() => resolve());
-          if ("closeAllConnections" in s) (s as { closeAllConnections(): void }).closeAllConnections();
+          s.closeAllConnections();
         });
       }
       clearInterval(embedTimer);
