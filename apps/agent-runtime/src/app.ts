@@ -41,10 +41,11 @@ export function createRuntimeApp(
 ): OpenAPIHono {
   const app = new OpenAPIHono({ defaultHook: validationHook });
   app.onError(createOnError(deps.logger));
+  // Around every answer, the guards' refusals included.
+  keepAnswersOutOfCaches(app);
   // First of all: a request for a name this runtime does not answer to reaches no route.
   guardHosts(app, hostPolicy);
   guardCrossSite(app, hostPolicy);
-  keepAnswersOutOfCaches(app);
   // Unknown paths (a trailing slash included) are problems too, like every other error.
   app.notFound((c) =>
     problemJson(c, new ProblemError("not-found", { detail: `No route for ${c.req.method} ${c.req.path}` })),

@@ -1,3 +1,4 @@
+import { get as httpGet, type IncomingMessage } from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type FakeModel, startFakeModel } from "./support/fake-model.ts";
 import { startTestRuntime, type TestRuntime } from "./support/runtime.ts";
@@ -70,6 +71,24 @@ describe("requests another site's page makes to the runtime", () => {
       expect(res.headers.get("x-content-type-options"), path).toBe("nosniff");
     }
     expect((await fetch(`${rt.url}/`)).headers.get("cache-control")).toBe("no-cache");
+    // The guards' refusals too: they answer before any route.
+    const refused = await fetch(`${rt.url}/agents/threads`, {
+      method: "POST",
+      headers: { origin: "https://evil.example" },
+    });
+    expect(refused.status).toBe(403);
+    expect(refused.headers.get("cache-control")).toBe("no-store");
+    expect(refused.headers.get("x-content-type-options")).toBe("nosniff");
+    // fetch sends its own Host: a plain request carries the rebinding page's.
+    const misdirected = await new Promise<IncomingMessage>((resolve, reject) =>
+      httpGet(`${rt.url}/agents/threads`, { headers: { host: "evil.example" } }, (res) => {
+        res.resume();
+        resolve(res);
+      }).on("error", reject),
+    );
+    expect(misdirected.statusCode).toBe(421);
+    expect(misdirected.headers["cache-control"]).toBe("no-store");
+    expect(misdirected.headers["x-content-type-options"]).toBe("nosniff");
   });
 
   it("serves its page at the address it is published at, behind a proxy that sends its own Host", async () => {
