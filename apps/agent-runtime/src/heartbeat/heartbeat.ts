@@ -18,9 +18,25 @@ export interface HeartbeatResult {
   reason?: string;
 }
 
-/** A checklist with nothing but blank lines and HTML comments is empty. */
+/**
+ * The checklist without its HTML comments (one with nothing but blank lines and comments is
+ * empty); a `<!--` never closed stays as written. One pass: a lazy `<!--[\s\S]*?-->` scanned to
+ * the end of the text from every opening, and a file of openings (the shell tools can write it)
+ * held the event loop for minutes.
+ */
 export function checklistText(raw: string): string {
-  return raw.replace(/<!--[\s\S]*?-->/g, "").trim();
+  let kept = "";
+  let from = 0;
+  for (;;) {
+    const open = raw.indexOf("<!--", from);
+    if (open < 0) break;
+    const close = raw.indexOf("-->", open + 4);
+    // No close after this opening: none after any later one either.
+    if (close < 0) break;
+    kept += raw.slice(from, open);
+    from = close + 3;
+  }
+  return (kept + raw.slice(from)).trim();
 }
 
 /**
