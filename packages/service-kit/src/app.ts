@@ -9,12 +9,15 @@ import { checkReadiness, healthResponse, type ReadinessChecks } from "./health.t
 import { IdentityVerifier, type InternalKeys } from "./identity.ts";
 import type { Logger } from "./logger.ts";
 import { withResourceOrg } from "./resource-org.ts";
+import type { ScopedIdentityKey } from "./scoped-identity.ts";
 
 export const MAX_BODY_BYTES = 1024 * 1024;
 
 export interface ServiceVariables {
   requestId: string;
   principal: Principal | undefined;
+  /** The scoped signer (`egress`) whose own key signed the identity; absent for the shared key. */
+  identitySigner?: string | undefined;
 }
 export type ServiceEnv = { Variables: ServiceVariables };
 export type ServiceApp = OpenAPIHono<ServiceEnv>;
@@ -24,6 +27,8 @@ export interface ServiceAppOptions {
   /** The audience of the internal identity JWT this service accepts (its service name). */
   name: string;
   keys: InternalKeys;
+  /** Signers with a key pair of their own whose identities this service accepts on named routes only. */
+  scopedKeys?: readonly ScopedIdentityKey[];
   logger?: Logger;
   /** The dependencies behind `GET /health/ready` and `GET /health` (database, bus, driver…). */
   checks?: ReadinessChecks;
@@ -35,15 +40,16 @@ export interface ServiceAppOptions {
  */
 export function createServiceApp(options: ServiceAppOptions): ServiceApp {
   const app = new OpenAPIHono<ServiceEnv>({ defaultHook: validationHook });
-  const verifier = new IdentityVerifier(options.keys, options.name);
+  const verifier = new IdentityVerifier(options.keys, options.name, options.scopedKeys);
   app.use("*", async (c, next) => {
     c.set("requestId", c.req.header(REQUEST_ID_HEADER) ?? randomUUID());
     c.set("principal", undefined);
     const token = c.req.header(INTERNAL_IDENTITY_HEADER);
     if (token) {
       try {
-        const identity = await verifier.verify(token);
+        const identity = await verifier.verify(token, { method: c.req.method, path: c.req.path });
         c.set("principal", identity.principal);
+        if (identity.signer) c.set("identitySigner", identity.signer);
       } catch {
         throw new ProblemError("unauthenticated", { detail: "Invalid internal identity" });
       }

@@ -1,6 +1,7 @@
 import { type Principal, PrincipalSchema } from "@agentplane/contracts";
-import { exportJWK, generateKeyPair, importJWK, type JWK, jwtVerify, SignJWT } from "jose";
+import { decodeProtectedHeader, exportJWK, generateKeyPair, importJWK, type JWK, jwtVerify, SignJWT } from "jose";
 import { ConfigError } from "./config.ts";
+import { type ScopedIdentityKey, scopedIssuer, scopedRouteAllows } from "./scoped-identity.ts";
 
 type Key = Awaited<ReturnType<typeof importJWK>>;
 
@@ -11,6 +12,11 @@ const ALG = "EdDSA";
 export interface InternalKeys {
   privateKey?: Key;
   publicKey: Key;
+  /**
+   * Set for a signer's own pair (`egress`), not the shared one: its tokens carry it as `kid` and
+   * are accepted only where a service lists it as a ScopedIdentityKey (decision 0062).
+   */
+  keyId?: string;
 }
 
 export async function generateInternalKeys(): Promise<InternalKeys & { privateJwk: JWK; publicJwk: JWK }> {
@@ -18,7 +24,6 @@ export async function generateInternalKeys(): Promise<InternalKeys & { privateJw
   return { privateKey, publicKey, privateJwk: await exportJWK(privateKey), publicJwk: await exportJWK(publicKey) };
 }
 
-/** From `INTERNAL_IDENTITY_PRIVATE_KEY` (JWK JSON, includes the public part) or `INTERNAL_IDENTITY_PUBLIC_KEY`. */
 /** Parses and imports one key variable; a bad value is a ConfigError naming the variable. */
 async function importKeyVariable(name: string, value: string): Promise<{ jwk: JWK; key: Key }> {
   try {
@@ -34,6 +39,7 @@ async function importKeyVariable(name: string, value: string): Promise<{ jwk: JW
   }
 }
 
+/** From `INTERNAL_IDENTITY_PRIVATE_KEY` (JWK JSON, includes the public part) or `INTERNAL_IDENTITY_PUBLIC_KEY`. */
 export async function importInternalKeys(options: { privateJwk?: string; publicJwk?: string }): Promise<InternalKeys> {
   if (options.privateJwk) {
     const { jwk, key } = await importKeyVariable("INTERNAL_IDENTITY_PRIVATE_KEY", options.privateJwk);
@@ -44,6 +50,16 @@ export async function importInternalKeys(options: { privateJwk?: string; publicJ
     return { publicKey: (await importKeyVariable("INTERNAL_IDENTITY_PUBLIC_KEY", options.publicJwk)).key };
   }
   throw new Error("INTERNAL_IDENTITY_PRIVATE_KEY or INTERNAL_IDENTITY_PUBLIC_KEY must be set");
+}
+
+/**
+ * A signer's own pair from its private key variable (`EGRESS_IDENTITY_PRIVATE_KEY`): its tokens
+ * name `keyId` and are accepted only by the services that list its public key, on their routes.
+ */
+export async function importOwnKeys(keyId: string, name: string, privateJwk: string): Promise<InternalKeys> {
+  const { jwk, key } = await importKeyVariable(name, privateJwk);
+  const { d: _d, ...publicPart } = jwk;
+  return { privateKey: key, publicKey: await importJWK(publicPart, ALG), keyId };
 }
 
 export interface SignIdentityOptions {
@@ -60,8 +76,8 @@ export async function signIdentity(
 ): Promise<string> {
   if (!keys.privateKey) throw new Error("this process holds no internal identity private key");
   return new SignJWT({ principal, ...(options.requestId ? { rid: options.requestId } : {}) })
-    .setProtectedHeader({ alg: ALG })
-    .setIssuer(ISSUER)
+    .setProtectedHeader(keys.keyId ? { alg: ALG, kid: keys.keyId } : { alg: ALG })
+    .setIssuer(keys.keyId ? scopedIssuer(keys.keyId) : ISSUER)
     .setAudience(options.audience)
     .setSubject(principal.id)
     .setIssuedAt()
@@ -72,6 +88,8 @@ export async function signIdentity(
 export interface VerifiedIdentity {
   principal: Principal;
   requestId?: string;
+  /** The scoped signer (`egress`) when the token was signed with its own key, not the shared one. */
+  signer?: string;
 }
 
 export async function verifyIdentity(keys: InternalKeys, token: string, audience: string): Promise<VerifiedIdentity> {
@@ -135,32 +153,58 @@ export class IdentitySigner {
   }
 }
 
-/** Verifies internal identities, remembering a verified token until it expires. */
+/** The request an identity comes with: a scoped signer's identity is accepted on its routes only. */
+export interface IdentityRequest {
+  method: string;
+  path: string;
+}
+
+/**
+ * Verifies internal identities, remembering a verified token until it expires. A token without
+ * `kid` is checked against the shared key; one naming a scoped signer, against that signer's key
+ * and only on its routes; any other `kid` is refused.
+ */
 export class IdentityVerifier {
   private readonly keys: InternalKeys;
   private readonly audience: string;
+  private readonly scoped: ReadonlyMap<string, ScopedIdentityKey>;
   private readonly cache = new Map<string, { identity: VerifiedIdentity; expiresAt: number }>();
 
-  constructor(keys: InternalKeys, audience: string) {
+  constructor(keys: InternalKeys, audience: string, scoped: readonly ScopedIdentityKey[] = []) {
     this.keys = keys;
     this.audience = audience;
+    this.scoped = new Map(scoped.map((key) => [key.id, key]));
   }
 
-  async verify(token: string): Promise<VerifiedIdentity> {
+  async verify(token: string, request?: IdentityRequest): Promise<VerifiedIdentity> {
     const now = Date.now();
     const hit = this.cache.get(token);
-    if (hit && hit.expiresAt > now) return hit.identity;
-    const { payload } = await jwtVerify(token, this.keys.publicKey, {
-      issuer: ISSUER,
+    if (hit && hit.expiresAt > now) return this.allowed(hit.identity, request);
+    const { kid } = decodeProtectedHeader(token);
+    const scope = kid === undefined ? undefined : this.scoped.get(kid);
+    if (kid !== undefined && !scope) throw new Error(`no scoped identity key named ${kid}`);
+    const { payload } = await jwtVerify(token, scope ? scope.publicKey : this.keys.publicKey, {
+      issuer: scope ? scopedIssuer(scope.id) : ISSUER,
       audience: this.audience,
       algorithms: [ALG],
     });
     const identity: VerifiedIdentity = {
       principal: PrincipalSchema.parse(payload.principal),
       ...(typeof payload.rid === "string" ? { requestId: payload.rid } : {}),
+      ...(scope ? { signer: scope.id } : {}),
     };
     if (this.cache.size > 10_000) this.cache.clear();
     if (payload.exp) this.cache.set(token, { identity, expiresAt: payload.exp * 1000 });
+    return this.allowed(identity, request);
+  }
+
+  /** A scoped signer's identity on a request outside its routes (or with no request named) is refused. */
+  private allowed(identity: VerifiedIdentity, request: IdentityRequest | undefined): VerifiedIdentity {
+    if (identity.signer === undefined) return identity;
+    const scope = this.scoped.get(identity.signer) as ScopedIdentityKey;
+    if (!request || !scopedRouteAllows(scope, request, identity.principal.type)) {
+      throw new Error(`an identity signed by ${identity.signer} is not accepted on this request`);
+    }
     return identity;
   }
 }

@@ -47,10 +47,12 @@ export {
 } from "./health.ts";
 export {
   generateInternalKeys,
+  type IdentityRequest,
   IdentitySigner,
   IdentityVerifier,
   type InternalKeys,
   importInternalKeys,
+  importOwnKeys,
   type SignIdentityOptions,
   servicePrincipal,
   signIdentity,
@@ -94,6 +96,13 @@ export {
   type RunServiceOptions,
   runService,
 } from "./run-service.ts";
+export {
+  importScopedPublicKey,
+  type ScopedIdentityKey,
+  type ScopedRoute,
+  scopedIssuer,
+  scopedRouteAllows,
+} from "./scoped-identity.ts";
 export { onShutdown, type RunningServer, serveFetch } from "./serve.ts";
 export { guardSocket, HOP_BY_HOP_HEADERS, rejectUpgrade, spliceUpgrade } from "./upgrade.ts";
 export { type CallOutcome, UpstreamCall, type UpstreamCallEvents, type UpstreamRequest } from "./upstream-call.ts";

@@ -79,6 +79,11 @@ export interface RunServiceOptions<E extends DeploymentEnv, S extends RunnableSe
   name: string;
   env: E;
   build(deps: RunDeps<E>): Promise<S> | S;
+  /**
+   * The deployable's identity keys when not the shared pair of INTERNAL_IDENTITY_* (the egress
+   * proxy signs with its own, decision 0062).
+   */
+  keys?(env: NoInfer<E>, logger: Logger): Promise<InternalKeys>;
   /** Extra fields of the "listening" log line. */
   describe?(service: S): Record<string, unknown>;
   /** False to leave process-level handlers alone (process guard, SIGINT/SIGTERM): tests. */
@@ -105,10 +110,12 @@ export async function runService<E extends DeploymentEnv, S extends RunnableServ
   const logger = createLogger(name, env.LOG_LEVEL ?? "info");
   const processHandlers = options.processHandlers ?? true;
   if (processHandlers) installProcessGuard(logger);
-  const keys = await importInternalKeys({
-    ...(env.INTERNAL_IDENTITY_PRIVATE_KEY ? { privateJwk: env.INTERNAL_IDENTITY_PRIVATE_KEY } : {}),
-    ...(env.INTERNAL_IDENTITY_PUBLIC_KEY ? { publicJwk: env.INTERNAL_IDENTITY_PUBLIC_KEY } : {}),
-  });
+  const keys = options.keys
+    ? await options.keys(env, logger)
+    : await importInternalKeys({
+        ...(env.INTERNAL_IDENTITY_PRIVATE_KEY ? { privateJwk: env.INTERNAL_IDENTITY_PRIVATE_KEY } : {}),
+        ...(env.INTERNAL_IDENTITY_PUBLIC_KEY ? { publicJwk: env.INTERNAL_IDENTITY_PUBLIC_KEY } : {}),
+      });
   const upkeep = { onError: (err: Error) => logger.warn({ err: err.message }, "embedded database upkeep failed") };
   const database = env.DATABASE_URL ? await openDatabase(env.DATABASE_URL, { upkeep }) : undefined;
   const bus = await createBus({ redisUrl: env.REDIS_URL });

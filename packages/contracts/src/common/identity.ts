@@ -29,6 +29,11 @@ export const PrincipalSchema = z.object({
 export type Principal = z.infer<typeof PrincipalSchema>;
 
 export const INTERNAL_IDENTITY_HEADER = "x-agentplane-identity";
+/**
+ * The `kid` of identities the cluster's egress proxy signs with its own key: governance takes them
+ * for egress decisions only, no other service at all (decision 0062).
+ */
+export const EGRESS_IDENTITY_SIGNER = "egress";
 export const REQUEST_ID_HEADER = "x-request-id";
 /** A service's answer names the organization of the resource it acted on (read and removed by the gateway). */
 export const RESOURCE_ORG_HEADER = "x-agentplane-resource-org";
