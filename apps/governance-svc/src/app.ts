@@ -8,6 +8,7 @@ import {
   type Logger,
   objectLimitsOr,
   type ReadinessChecks,
+  type ScopedIdentityKey,
   type ServiceApp,
   type ServiceClient,
   type ServiceInstance,
@@ -19,6 +20,7 @@ import type { GovernanceConfig } from "./config.ts";
 import type { GovernanceContext } from "./context.ts";
 import { migrations } from "./db/migrations/index.ts";
 import { GOVERNANCE_SCHEMA, type GovernanceDb } from "./db/schema.ts";
+import { egressIdentityKey } from "./egress-identity.ts";
 import { DecisionEngine } from "./engine/decision-engine.ts";
 import { ChangeFanout } from "./engine/invalidation.ts";
 import { registerRoutes } from "./routes/index.ts";
@@ -33,6 +35,11 @@ export interface GovernanceServiceDeps {
   database: Database;
   bus: Bus;
   keys: InternalKeys;
+  /**
+   * `EGRESS_IDENTITY_PUBLIC_KEY`: the egress proxy's own key, accepted for its egress decisions
+   * only (decision 0062). Without it identities signed with that key are refused.
+   */
+  egressPublicKey?: ScopedIdentityKey["publicKey"];
   logger: Logger;
   /** Tenancy's decisions: the tenancy service itself in process, or a RemoteAuthorizer. */
   authorizer: Authorizer;
@@ -118,7 +125,13 @@ export async function createGovernanceService(deps: GovernanceServiceDeps): Prom
     },
     bus: () => deps.bus.ready(),
   };
-  const app = createServiceApp({ name: "governance", keys: deps.keys, logger: deps.logger, checks });
+  const app = createServiceApp({
+    name: "governance",
+    keys: deps.keys,
+    ...(deps.egressPublicKey ? { scopedKeys: [egressIdentityKey(deps.egressPublicKey)] } : {}),
+    logger: deps.logger,
+    checks,
+  });
   registerRoutes(app, context);
 
   return {

@@ -48,6 +48,8 @@ export const GovernanceEnvSchema = deploymentEnv(8084).extend({
   /** sandbox-svc, for effective policy and drift (they read sandboxes through its internal API). */
   SANDBOX_URL: z.url().optional(),
   AGENTPLANE_SECRET_KEY: envKey32,
+  /** The egress proxy's own public key (JWK JSON): its identities, for its egress decisions only (decision 0062). */
+  EGRESS_IDENTITY_PUBLIC_KEY: z.string().optional(),
   ...GovernanceSettingsSchema.shape,
 });
 export type GovernanceEnv = z.infer<typeof GovernanceEnvSchema>;
