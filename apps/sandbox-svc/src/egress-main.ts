@@ -1,12 +1,15 @@
 // The cluster's egress proxy as its own deployable (distributed mode, SANDBOX_DRIVER=kubernetes):
 // sandbox Pods reach the outside only through it, each with its own proxy credential.
 import { parseEnv, runService } from "@agentplane/service-kit";
-import { createEgressProxyService, EgressEnvSchema, egressSettings } from "./driver/kubernetes/egress-service.ts";
+import { createEgressProxyService, egressSettings } from "./driver/kubernetes/egress-service.ts";
+import { EgressTargetEnvSchema, egressIdentityKeys } from "./egress/identity.ts";
 
-const env = parseEnv(EgressEnvSchema);
+const env = parseEnv(EgressTargetEnvSchema);
 await runService({
   name: "egress-proxy",
   env,
+  // Its own key pair, not the one every service accepts (decision 0062).
+  keys: egressIdentityKeys,
   build: ({ database, bus, keys, logger, client }) =>
     createEgressProxyService({
       database,

@@ -1,0 +1,47 @@
+import { EGRESS_IDENTITY_SIGNER } from "@agentplane/contracts";
+import {
+  ConfigError,
+  type InternalKeys,
+  importInternalKeys,
+  importOwnKeys,
+  type Logger,
+} from "@agentplane/service-kit";
+import { z } from "zod";
+import { EgressEnvSchema } from "../driver/kubernetes/egress-service.ts";
+
+/**
+ * What `--target=egress` parses: the proxy's settings and its own identity key. With
+ * `EGRESS_IDENTITY_PRIVATE_KEY` it signs its governance calls with a key governance accepts for
+ * egress decisions only, and no other service at all (decision 0062).
+ */
+export const EgressTargetEnvSchema = EgressEnvSchema.extend({
+  EGRESS_IDENTITY_PRIVATE_KEY: z.string().optional(),
+});
+export type EgressTargetEnv = z.infer<typeof EgressTargetEnvSchema>;
+
+/**
+ * The proxy's identity keys: its own pair when `EGRESS_IDENTITY_PRIVATE_KEY` is set (the shared
+ * private key, if the environment has it too, is left unread); otherwise the shared pair, as
+ * installations made before its own key do (a warning says so).
+ */
+export async function egressIdentityKeys(
+  env: Pick<EgressTargetEnv, "EGRESS_IDENTITY_PRIVATE_KEY" | "INTERNAL_IDENTITY_PRIVATE_KEY">,
+  logger: Logger,
+): Promise<InternalKeys> {
+  if (env.EGRESS_IDENTITY_PRIVATE_KEY) {
+    return importOwnKeys(EGRESS_IDENTITY_SIGNER, "EGRESS_IDENTITY_PRIVATE_KEY", env.EGRESS_IDENTITY_PRIVATE_KEY);
+  }
+  if (!env.INTERNAL_IDENTITY_PRIVATE_KEY) {
+    throw new ConfigError([
+      {
+        name: "EGRESS_IDENTITY_PRIVATE_KEY",
+        message:
+          "required: the egress proxy signs its calls to governance with it (`node scripts/bootstrap.mjs platform keys` prints one)",
+      },
+    ]);
+  }
+  logger.warn(
+    "EGRESS_IDENTITY_PRIVATE_KEY is not set: the egress proxy signs with the shared INTERNAL_IDENTITY_PRIVATE_KEY, which every service accepts",
+  );
+  return importInternalKeys({ privateJwk: env.INTERNAL_IDENTITY_PRIVATE_KEY });
+}
