@@ -96,6 +96,9 @@ describe.skipIf(!pg.available || !redis.available)(
       const keys = readFileSync(join(dir, ".env.distributed"), "utf8");
       expect(keys).toMatch(/^INTERNAL_IDENTITY_PRIVATE_KEY='\{"crv":"Ed25519"/m);
       expect(keys).toMatch(/^AGENTPLANE_SECRET_KEY='[A-Za-z0-9+/]{43}='$/m);
+      // The egress proxy's own pair (decision 0062): governance of the recipe reads the public half.
+      expect(keys).toMatch(/^EGRESS_IDENTITY_PRIVATE_KEY='\{"crv":"Ed25519","d":/m);
+      expect(keys).toMatch(/^EGRESS_IDENTITY_PUBLIC_KEY='\{"crv":"Ed25519","x":"[^"]+","kty":"OKP"\}'$/m);
     });
 
     it("starts every service of the recipe from an empty database, behind the gateway", async () => {

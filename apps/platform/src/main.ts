@@ -26,12 +26,17 @@ if (args[0] === "keys") {
   // Shared secrets for the distributed mode, printed as an env file.
   const { generateInternalKeys } = await import("@agentplane/service-kit");
   const keys = await generateInternalKeys();
+  // The egress proxy's own pair: it signs with the private half, governance verifies with the
+  // public half, for egress decisions only (decision 0062).
+  const egress = await generateInternalKeys();
   const { randomBytes } = await import("node:crypto");
   // Single-quoted: the same file works with `set -a; . ./.env.distributed`, `node --env-file`,
   // and compose's env_file (JSON keeps its double quotes; base64 and JWK JSON hold no single quote).
   process.stdout.write(
     `INTERNAL_IDENTITY_PRIVATE_KEY='${JSON.stringify(keys.privateJwk)}'\n` +
-      `AGENTPLANE_SECRET_KEY='${randomBytes(32).toString("base64")}'\n`,
+      `AGENTPLANE_SECRET_KEY='${randomBytes(32).toString("base64")}'\n` +
+      `EGRESS_IDENTITY_PRIVATE_KEY='${JSON.stringify(egress.privateJwk)}'\n` +
+      `EGRESS_IDENTITY_PUBLIC_KEY='${JSON.stringify(egress.publicJwk)}'\n`,
   );
   process.exit(0);
 }
