@@ -1,10 +1,17 @@
 import { execFile } from "node:child_process";
-import { randomBytes } from "node:crypto";
+import { generateKeyPairSync, randomBytes } from "node:crypto";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
-import { importInternalKeys, signIdentity, verifyIdentity } from "@agentplane/service-kit";
+import {
+  IdentityVerifier,
+  importInternalKeys,
+  importOwnKeys,
+  importScopedPublicKey,
+  signIdentity,
+  verifyIdentity,
+} from "@agentplane/service-kit";
 import { FakeKubeApiServer } from "@agentplane/testkit/kube";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
@@ -14,6 +21,16 @@ import {
 import { CHART } from "./helm.ts";
 
 const run = promisify(execFile);
+
+/** Whether a governance holding the public key accepts what the egress proxy signs with the private one. */
+async function egressPairWorks(privateJwk: string, publicJwk: string): Promise<boolean> {
+  const own = await importOwnKeys("egress", "EGRESS_IDENTITY_PRIVATE_KEY", privateJwk);
+  const publicKey = await importScopedPublicKey("EGRESS_IDENTITY_PUBLIC_KEY", publicJwk);
+  const route = { method: "post", path: "/internal/governance/decisions" };
+  const verifier = new IdentityVerifier({ publicKey }, "governance", [{ id: "egress", publicKey, routes: [route] }]);
+  const token = await signIdentity(own, { type: "service", id: "svc_sandbox" }, { audience: "governance" });
+  return (await verifier.verify(token, route)).signer === "egress";
+}
 
 describe("the chart's key generation hook (files/generate-keys.mjs) against the API server", () => {
   let fake: FakeKubeApiServer;
@@ -55,6 +72,10 @@ describe("the chart's key generation hook (files/generate-keys.mjs) against the 
     expect(Buffer.from(egressKey, "base64")).toHaveLength(32);
     expect(egressKey).not.toBe(egressCredentialKeyFrom(value("AGENTPLANE_SECRET_KEY")));
     expect(EgressCredentialKeySchema.safeParse(egressKey).success).toBe(true);
+    // Its own identity pair, not the shared key's.
+    const egressPrivate = value("EGRESS_IDENTITY_PRIVATE_KEY");
+    expect(await egressPairWorks(egressPrivate, value("EGRESS_IDENTITY_PUBLIC_KEY"))).toBe(true);
+    expect(JSON.parse(egressPrivate).x).not.toBe(JSON.parse(value("INTERNAL_IDENTITY_PRIVATE_KEY")).x);
 
     expect((await hook()).stdout).toBe("secret agentplane/agentplane-keys exists; keys kept\n");
     expect(fake.store.get("/secrets", "agentplane", "agentplane-keys")).toEqual(secret);
@@ -76,8 +97,9 @@ describe("the chart's key generation hook (files/generate-keys.mjs) against the 
       (fake.store.get("/secrets", "agentplane", "older-keys") as unknown as { data: Record<string, string> }).data;
     const value = (key: string) => Buffer.from(read()[key] as string, "base64").toString("utf8");
     expect((await hook("older-keys")).stdout).toBe(
-      "secret agentplane/older-keys exists; keys kept, SANDBOX_EGRESS_CREDENTIAL_KEY added\n",
+      "secret agentplane/older-keys exists; keys kept, SANDBOX_EGRESS_CREDENTIAL_KEY, EGRESS_IDENTITY_PRIVATE_KEY, EGRESS_IDENTITY_PUBLIC_KEY added\n",
     );
+    expect(await egressPairWorks(value("EGRESS_IDENTITY_PRIVATE_KEY"), value("EGRESS_IDENTITY_PUBLIC_KEY"))).toBe(true);
     // Sandboxes started before the upgrade keep proving themselves to the proxy that now holds only this key.
     expect(value("SANDBOX_EGRESS_CREDENTIAL_KEY")).toBe(egressCredentialKeyFrom(master));
     expect(value("AGENTPLANE_SECRET_KEY")).toBe(master);
@@ -85,6 +107,50 @@ describe("the chart's key generation hook (files/generate-keys.mjs) against the 
     const after = read();
     expect((await hook("older-keys")).stdout).toBe("secret agentplane/older-keys exists; keys kept\n");
     expect(read()).toEqual(after);
+  });
+
+  it("adds the egress identity pair to a Secret made before it, keeping every key it has", async () => {
+    const data = {
+      INTERNAL_IDENTITY_PRIVATE_KEY: Buffer.from('{"kty":"OKP"}').toString("base64"),
+      AGENTPLANE_SECRET_KEY: Buffer.from(randomBytes(32).toString("base64")).toString("base64"),
+      SANDBOX_EGRESS_CREDENTIAL_KEY: Buffer.from(randomBytes(32).toString("base64")).toString("base64"),
+    };
+    fake.store.create("/secrets", "agentplane", {
+      apiVersion: "v1",
+      kind: "Secret",
+      metadata: { name: "keys-0052", namespace: "agentplane" },
+      data,
+    });
+    const read = () =>
+      (fake.store.get("/secrets", "agentplane", "keys-0052") as unknown as { data: Record<string, string> }).data;
+    const value = (key: string) => Buffer.from(read()[key] as string, "base64").toString("utf8");
+    expect((await hook("keys-0052")).stdout).toBe(
+      "secret agentplane/keys-0052 exists; keys kept, EGRESS_IDENTITY_PRIVATE_KEY, EGRESS_IDENTITY_PUBLIC_KEY added\n",
+    );
+    expect(read()).toMatchObject(data);
+    expect(await egressPairWorks(value("EGRESS_IDENTITY_PRIVATE_KEY"), value("EGRESS_IDENTITY_PUBLIC_KEY"))).toBe(true);
+    const after = read();
+    expect((await hook("keys-0052")).stdout).toBe("secret agentplane/keys-0052 exists; keys kept\n");
+    expect(read()).toEqual(after);
+  });
+
+  it("completes a pair whose public half is missing from its private one, never replacing it", async () => {
+    const { privateKey } = generateKeyPairSync("ed25519");
+    const privateJwk = JSON.stringify(privateKey.export({ format: "jwk" }));
+    fake.store.create("/secrets", "agentplane", {
+      apiVersion: "v1",
+      kind: "Secret",
+      metadata: { name: "half-keys", namespace: "agentplane" },
+      data: { EGRESS_IDENTITY_PRIVATE_KEY: Buffer.from(privateJwk).toString("base64") },
+    });
+    expect((await hook("half-keys")).stdout).toBe(
+      "secret agentplane/half-keys exists; keys kept, EGRESS_IDENTITY_PUBLIC_KEY added\n",
+    );
+    const data = (fake.store.get("/secrets", "agentplane", "half-keys") as unknown as { data: Record<string, string> })
+      .data;
+    const value = (key: string) => Buffer.from(data[key] as string, "base64").toString("utf8");
+    expect(value("EGRESS_IDENTITY_PRIVATE_KEY")).toBe(privateJwk);
+    expect(await egressPairWorks(privateJwk, value("EGRESS_IDENTITY_PUBLIC_KEY"))).toBe(true);
   });
 
   it("fails, naming the refusal, without the permission to create Secrets", async () => {

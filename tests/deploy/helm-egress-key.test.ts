@@ -1,5 +1,6 @@
 // The egress proxy is the one component that talks to the internet for sandboxes: its Pod gets the
-// key of sandboxes' proxy credentials and never the platform's master key (decision 0052).
+// key of sandboxes' proxy credentials and never the platform's master key (decision 0052), and an
+// identity key of its own, never the one every service accepts (decision 0062).
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { type K8sObject, parseObjects, renderChart, VALUES_DIR, valueSets } from "./chart.ts";
@@ -36,28 +37,48 @@ describe("the egress proxy's keys in the agentplane Helm chart", () => {
     }
     expect(egress.volumes?.some((v) => v.secret)).toBeFalsy();
     expect(keyRefs(egress)).toEqual([
-      { name: "agentplane-keys", key: "INTERNAL_IDENTITY_PRIVATE_KEY" },
+      { name: "agentplane-keys", key: "EGRESS_IDENTITY_PRIVATE_KEY" },
       { name: "agentplane-keys", key: "SANDBOX_EGRESS_CREDENTIAL_KEY" },
     ]);
+    // The shared identity key would let it sign for any principal to any service.
+    const variables = egress.containers.flatMap((c) => (c.env ?? []).map((v) => v.name));
+    expect(variables).not.toContain("INTERNAL_IDENTITY_PRIVATE_KEY");
+    expect(JSON.stringify(egress)).not.toContain("INTERNAL_IDENTITY_PRIVATE_KEY");
     // sandbox-svc issues the credentials with the same key (else derives it from the master key).
     expect(keyRefs(podOf(list, "sandbox"))).toContainEqual({
       name: "agentplane-keys",
       key: "SANDBOX_EGRESS_CREDENTIAL_KEY",
       optional: true,
     });
-    // Every other service keeps the master key; none but these two gets the credential key.
-    for (const name of ["gateway", "tenancy", "governance", "connections", "audit"]) {
+    // Governance alone accepts its identities, for egress decisions (it starts without the key).
+    expect(keyRefs(podOf(list, "governance"))).toContainEqual({
+      name: "agentplane-keys",
+      key: "EGRESS_IDENTITY_PUBLIC_KEY",
+      optional: true,
+    });
+    // Every other service keeps the master key and the shared identity key; none but these two
+    // gets the credential key, none but the proxy its private identity key, none but governance
+    // the public one.
+    for (const name of ["gateway", "tenancy", "sandbox", "governance", "connections", "audit", "inference"]) {
       const refs = keyRefs(podOf(list, name)).map((r) => r.key);
       expect(refs, name).toContain("AGENTPLANE_SECRET_KEY");
-      expect(refs, name).not.toContain("SANDBOX_EGRESS_CREDENTIAL_KEY");
+      expect(refs, name).toContain("INTERNAL_IDENTITY_PRIVATE_KEY");
+      expect(refs, name).not.toContain("EGRESS_IDENTITY_PRIVATE_KEY");
+      if (name !== "sandbox") expect(refs, name).not.toContain("SANDBOX_EGRESS_CREDENTIAL_KEY");
+      if (name !== "governance") expect(refs, name).not.toContain("EGRESS_IDENTITY_PUBLIC_KEY");
     }
   });
 
   it("reads the credential key from keys.existingSecret when one is named", () => {
     const list = parseObjects(renderChart(join(VALUES_DIR, "external.yaml"), ["--set", "keys.existingSecret=my-keys"]));
-    expect(keyRefs(podOf(list, "egress"), "my-keys")).toContainEqual({
+    expect(keyRefs(podOf(list, "egress"), "my-keys")).toEqual([
+      { name: "my-keys", key: "EGRESS_IDENTITY_PRIVATE_KEY" },
+      { name: "my-keys", key: "SANDBOX_EGRESS_CREDENTIAL_KEY" },
+    ]);
+    expect(keyRefs(podOf(list, "governance"), "my-keys")).toContainEqual({
       name: "my-keys",
-      key: "SANDBOX_EGRESS_CREDENTIAL_KEY",
+      key: "EGRESS_IDENTITY_PUBLIC_KEY",
+      optional: true,
     });
     // No hook then: the operator's Secret is never written to.
     expect(list.some((o) => o.kind === "Job" && o.metadata.name.endsWith("-keys"))).toBe(false);
@@ -79,5 +100,6 @@ describe("the egress proxy's keys in the agentplane Helm chart", () => {
       renderChart(join(VALUES_DIR, "external.yaml"), ["--set", "services.egress.enabled=false"]),
     );
     expect(keyRefs(podOf(list, "sandbox")).map((r) => r.key)).not.toContain("SANDBOX_EGRESS_CREDENTIAL_KEY");
+    expect(keyRefs(podOf(list, "governance")).map((r) => r.key)).not.toContain("EGRESS_IDENTITY_PUBLIC_KEY");
   });
 });

@@ -7,7 +7,7 @@ import { ConnectionsEnvSchema } from "../../apps/connections-svc/src/config.ts";
 import { GovernanceEnvSchema } from "../../apps/governance-svc/src/config.ts";
 import { InferenceEnvSchema } from "../../apps/inference-proxy/src/config.ts";
 import { SandboxEnvSchema } from "../../apps/sandbox-svc/src/config.ts";
-import { EgressEnvSchema } from "../../apps/sandbox-svc/src/driver/kubernetes/egress-service.ts";
+import { EgressTargetEnvSchema } from "../../apps/sandbox-svc/src/egress/identity.ts";
 import { TenancyEnvSchema } from "../../apps/tenancy-svc/src/config.ts";
 import { type K8sObject, parseObjects, renderChart, VALUES_DIR, valueSets } from "./chart.ts";
 import { CHART, helm } from "./helm.ts";
@@ -17,7 +17,7 @@ const START_SCHEMAS: Record<string, { safeParse(env: unknown): { error?: { issue
   gateway: GatewayEnvSchema,
   tenancy: TenancyEnvSchema,
   sandbox: SandboxEnvSchema,
-  egress: EgressEnvSchema,
+  egress: EgressTargetEnvSchema,
   audit: AuditEnvSchema,
   governance: GovernanceEnvSchema,
   connections: ConnectionsEnvSchema,
@@ -45,6 +45,8 @@ const SECRET_VALUES: Record<string, string> = {
   DATABASE_URL: "postgres://agentplane@postgres:5432/agentplane",
   REDIS_URL: "redis://redis:6379",
   INTERNAL_IDENTITY_PRIVATE_KEY: '{"kty":"OKP"}',
+  EGRESS_IDENTITY_PRIVATE_KEY: '{"kty":"OKP"}',
+  EGRESS_IDENTITY_PUBLIC_KEY: '{"kty":"OKP"}',
   AGENTPLANE_SECRET_KEY: Buffer.alloc(32, 7).toString("base64"),
   SANDBOX_EGRESS_CREDENTIAL_KEY: Buffer.alloc(32, 9).toString("base64"),
 };

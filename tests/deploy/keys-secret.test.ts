@@ -5,7 +5,13 @@ import { randomBytes } from "node:crypto";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { importInternalKeys } from "@agentplane/service-kit";
+import {
+  IdentityVerifier,
+  importInternalKeys,
+  importOwnKeys,
+  importScopedPublicKey,
+  signIdentity,
+} from "@agentplane/service-kit";
 import { afterAll, describe, expect, it } from "vitest";
 import {
   EgressCredentialKeySchema,
@@ -17,7 +23,17 @@ const KUBECTL = ["/usr/bin/kubectl", "/usr/local/bin/kubectl"].find((p) => exist
 const README = readFileSync(join(CHART, "README.md"), "utf8");
 const ROOT = join(CHART, "../../..");
 
-/** The shell block right after a marker (`keys-secret`, `egress-key-upgrade`). */
+/** Whether governance, given the public key, accepts what the egress proxy signs with the private one. */
+async function egressPairWorks(privateJwk: string, publicJwk: string): Promise<boolean> {
+  const own = await importOwnKeys("egress", "EGRESS_IDENTITY_PRIVATE_KEY", privateJwk);
+  const publicKey = await importScopedPublicKey("EGRESS_IDENTITY_PUBLIC_KEY", publicJwk);
+  const route = { method: "post", path: "/internal/governance/decisions" };
+  const verifier = new IdentityVerifier({ publicKey }, "governance", [{ id: "egress", publicKey, routes: [route] }]);
+  const token = await signIdentity(own, { type: "service", id: "svc_sandbox" }, { audience: "governance" });
+  return (await verifier.verify(token, route)).signer === "egress";
+}
+
+/** The shell block right after a marker (`keys-secret`, `egress-key-upgrade`, `egress-identity-upgrade`). */
 function recipe(marker = "keys-secret"): string {
   const at = README.indexOf(`<!-- ${marker}:`);
   if (at < 0) throw new Error(`the chart README has no ${marker} recipe`);
@@ -50,6 +66,8 @@ describe.skipIf(!KUBECTL)("the chart README's keys Secret recipe", () => {
     // The egress proxy's own key, as its start reads it.
     expect(EgressCredentialKeySchema.safeParse(value("SANDBOX_EGRESS_CREDENTIAL_KEY")).success).toBe(true);
     expect(value("SANDBOX_EGRESS_CREDENTIAL_KEY")).not.toBe(value("AGENTPLANE_SECRET_KEY"));
+    // The egress proxy's identity pair, as its start and governance's read them (decision 0062).
+    expect(await egressPairWorks(value("EGRESS_IDENTITY_PRIVATE_KEY"), value("EGRESS_IDENTITY_PUBLIC_KEY"))).toBe(true);
   }, 60_000);
 });
 
@@ -84,4 +102,38 @@ esac
     expect(patch).toEqual({ stringData: { SANDBOX_EGRESS_CREDENTIAL_KEY: egressCredentialKeyFrom(master) } });
     expect(existsSync(join(dir, ".egress.key"))).toBe(false);
   });
+});
+
+describe("the chart README's egress identity recipe for an existing keys Secret", () => {
+  const dir = mkdtempSync(join(tmpdir(), "agentplane-egress-identity-"));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it("adds a new egress identity pair and nothing else", async () => {
+    symlinkSync(join(ROOT, "scripts"), join(dir, "scripts"));
+    // kubectl as a stand-in: `patch` records its body, anything else is a mistake of the recipe.
+    const bin = join(dir, "bin");
+    mkdirSync(bin);
+    writeFileSync(
+      join(bin, "kubectl"),
+      `#!/bin/sh
+case " $* " in
+  *" patch secret agentplane-keys -p "*) for a; do last="$a"; done; printf %s "$last" > patched.json ;;
+  *) echo "unexpected kubectl $*" >&2; exit 1 ;;
+esac
+`,
+      { mode: 0o755 },
+    );
+    execFileSync("bash", ["-euo", "pipefail", "-c", recipe("egress-identity-upgrade")], {
+      cwd: dir,
+      env: { ...process.env, PATH: `${bin}:${process.env.PATH ?? ""}` },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    const patch = JSON.parse(readFileSync(join(dir, "patched.json"), "utf8")) as {
+      stringData: Record<string, string>;
+    };
+    expect(Object.keys(patch.stringData).sort()).toEqual(["EGRESS_IDENTITY_PRIVATE_KEY", "EGRESS_IDENTITY_PUBLIC_KEY"]);
+    const { EGRESS_IDENTITY_PRIVATE_KEY: privateJwk, EGRESS_IDENTITY_PUBLIC_KEY: publicJwk } = patch.stringData;
+    expect(await egressPairWorks(privateJwk as string, publicJwk as string)).toBe(true);
+    expect(existsSync(join(dir, ".egress.env"))).toBe(false);
+  }, 60_000);
 });

@@ -71,7 +71,9 @@ every sandbox's Secret) is bound to it, never to the account the other services 
 Environment every service gets (arguments: root, the service's name): where the others listen, the
 stores, the keys. The egress proxy, the one component that talks to the internet for sandboxes,
 gets the key of sandboxes' proxy credentials instead of the platform's AGENTPLANE_SECRET_KEY;
-sandbox-svc, which issues those credentials, gets both (decision 0052).
+sandbox-svc, which issues those credentials, gets both (decision 0052). It signs with an identity
+key of its own instead of the shared INTERNAL_IDENTITY_PRIVATE_KEY, whose public half governance
+gets to accept it for egress decisions only (decision 0062).
 */}}
 {{- define "agentplane.commonEnv" -}}
 {{- $root := index . 0 -}}
@@ -93,11 +95,28 @@ sandbox-svc, which issues those credentials, gets both (decision 0052).
     secretKeyRef:
       name: {{ include "agentplane.redisSecret" $root }}
       key: {{ if $root.Values.redis.dev.enabled }}url{{ else }}{{ $root.Values.redis.existingSecretKey }}{{ end }}
+{{- if eq $for "egress" }}
+- name: EGRESS_IDENTITY_PRIVATE_KEY
+  valueFrom:
+    secretKeyRef:
+      name: {{ include "agentplane.keysSecret" $root }}
+      key: EGRESS_IDENTITY_PRIVATE_KEY
+{{- else }}
 - name: INTERNAL_IDENTITY_PRIVATE_KEY
   valueFrom:
     secretKeyRef:
       name: {{ include "agentplane.keysSecret" $root }}
       key: INTERNAL_IDENTITY_PRIVATE_KEY
+{{- end }}
+{{- if and (eq $for "governance") $root.Values.services.egress.enabled }}
+- name: EGRESS_IDENTITY_PUBLIC_KEY
+  valueFrom:
+    secretKeyRef:
+      name: {{ include "agentplane.keysSecret" $root }}
+      key: EGRESS_IDENTITY_PUBLIC_KEY
+      # In a keys.existingSecret made without it, governance starts; the egress proxy does not.
+      optional: true
+{{- end }}
 {{- if ne $for "egress" }}
 - name: AGENTPLANE_SECRET_KEY
   valueFrom:
