@@ -1,5 +1,5 @@
 import { accessSync, constants, existsSync, mkdirSync, readFileSync, rmdirSync, writeFileSync } from "node:fs";
-import { writeFile } from "node:fs/promises";
+import { type FileHandle, open } from "node:fs/promises";
 import { join } from "node:path";
 import type { SandboxResources, UnenforcedLimits } from "../types.ts";
 
@@ -113,6 +113,8 @@ export function unenforcedLimits(support: CgroupSupport, resources: SandboxResou
 export interface SandboxCgroup {
   procsFiles: string[];
   enforced: string[];
+  /** Moves running processes (each of `pids`) in, into every one of its cgroups (`ProcsFiles`). */
+  move(pids: number[]): Promise<void>;
   remove(): Promise<void>;
 }
 
@@ -167,11 +169,14 @@ export function createSandboxCgroup(support: CgroupSupport, id: string, requeste
   // removal is still running (it would delete the new, still empty, cgroup before the sandbox's
   // first process moves in).
   let removal: Promise<void> | undefined;
+  const procsFiles = [...dirs].map((d) => join(d, "cgroup.procs"));
+  const files = new ProcsFiles(procsFiles);
   return {
-    procsFiles: [...dirs].map((d) => join(d, "cgroup.procs")),
+    procsFiles,
     enforced,
+    move: (pids) => (removal ? Promise.reject(new Error("the sandbox's cgroups are removed")) : files.move(pids)),
     remove() {
-      removal ??= removeDirs([...dirs]);
+      removal ??= files.close().then(() => removeDirs([...dirs]));
       return removal;
     },
   };
@@ -192,11 +197,56 @@ async function removeDirs(dirs: string[]): Promise<void> {
 }
 
 /**
- * Moves running processes (each of `pids`, into each of `procsFiles`) off the event loop. On
- * cgroup v1, and v2 without `favordynmods`, a move after a quiet spell waits for an RCU grace
- * period in the kernel (~10 ms), and moves that follow within one are quick: the driver therefore
- * starts bwrap at once and moves its processes while it builds the sandbox.
+ * A sandbox's `cgroup.procs` files, moving running processes in off the event loop. On cgroup v1,
+ * and v2 without `favordynmods`, a move after a quiet spell waits for an RCU grace period in the
+ * kernel (~10 ms), and moves that follow within one are quick: the driver therefore starts bwrap
+ * at once and moves its processes while it builds the sandbox. The files are opened at the first
+ * move and kept open until the cgroups are removed; each write(2) is one move request, so a move
+ * is one write per file, all files at once: one trip to the thread pool, not an open, a write and
+ * a close per file in turn, each waiting for the event loop (which, on the embedded database, may
+ * be running a statement meanwhile).
  */
-export async function moveIntoCgroups(procsFiles: string[], pids: number[]): Promise<void> {
-  for (const file of procsFiles) for (const pid of pids) await writeFile(file, String(pid));
+class ProcsFiles {
+  private readonly paths: string[];
+  private handles: Promise<FileHandle[]> | undefined;
+  /** Moves under way: the files are closed only once they ended. */
+  private readonly moving = new Set<Promise<unknown>>();
+
+  constructor(paths: string[]) {
+    this.paths = paths;
+  }
+
+  async move(pids: number[]): Promise<void> {
+    if (this.paths.length === 0 || pids.length === 0) return;
+    this.handles ??= openAll(this.paths);
+    const moved = this.handles.then((handles) =>
+      Promise.all(
+        handles.map(async (handle) => {
+          for (const pid of pids) await handle.write(String(pid));
+        }),
+      ),
+    );
+    this.moving.add(moved);
+    try {
+      await moved;
+    } finally {
+      this.moving.delete(moved);
+    }
+  }
+
+  async close(): Promise<void> {
+    await Promise.allSettled([...this.moving]);
+    const handles = await this.handles?.catch(() => [] as FileHandle[]);
+    this.handles = undefined;
+    await Promise.all((handles ?? []).map((h) => h.close().catch(() => {})));
+  }
+}
+
+/** Every one of `paths` opened for writing, or none (those opened are closed again). */
+async function openAll(paths: string[]): Promise<FileHandle[]> {
+  const opened = await Promise.allSettled(paths.map((path) => open(path, "w")));
+  const failed = opened.find((o) => o.status === "rejected");
+  if (!failed) return opened.map((o) => (o as PromiseFulfilledResult<FileHandle>).value);
+  await Promise.all(opened.map((o) => (o.status === "fulfilled" ? o.value.close().catch(() => {}) : undefined)));
+  throw failed.reason;
 }

@@ -2,7 +2,7 @@ import { join } from "node:path";
 import type { Duplex, Readable } from "node:stream";
 import { stage } from "../../stages.ts";
 import type { SandboxRuntimeSpec } from "../types.ts";
-import { moveIntoCgroups, type SandboxCgroup } from "./cgroups.ts";
+import type { SandboxCgroup } from "./cgroups.ts";
 import { type DriverContext, egressSockets, namespaceTools, relayTools } from "./driver-context.ts";
 import { startEgressRelay } from "./egress-relay.ts";
 import { splitSandboxEnv } from "./host-env.ts";
@@ -125,10 +125,8 @@ export async function launchSandbox(
       // command only once told to (fd 5), after it is moved in too. bwrap (the spawned process,
       // the holder) is moved as soon as it runs, so that the kernel's wait starts early; its
       // child may be cloned before that, and is moved once named.
-      const holderJoined = proc.pid.then((p) => moveIntoCgroups(cgroup.procsFiles, p ? [p] : []));
-      const bwrapJoined = Promise.all([holderJoined, childPid]).then(([, p]) =>
-        moveIntoCgroups(cgroup.procsFiles, [p.pid]),
-      );
+      const holderJoined = proc.pid.then((p) => cgroup.move(p ? [p] : []));
+      const bwrapJoined = Promise.all([holderJoined, childPid]).then(([, p]) => cgroup.move([p.pid]));
       bwrapJoined.catch(() => {});
       // The network namespace exists once bwrap names its child: the relay starts in it while
       // bwrap is still building the mounts, and may still be starting once they are done.
@@ -146,7 +144,7 @@ export async function launchSandbox(
               async (a, e) => {
                 const child = await spawnChild(ctx, a, e);
                 joined = child.pid.then((pid) => {
-                  if (pid) return moveIntoCgroups(cgroup.procsFiles, [pid]);
+                  if (pid) return cgroup.move([pid]);
                 });
                 joined.catch(() => {});
                 return child;
@@ -177,7 +175,7 @@ export async function launchSandbox(
       // The process bwrap's child forked, which will run the command: in before the start answers.
       if (cgroup.procsFiles.length > 0) {
         await bwrapJoined;
-        await moveIntoCgroups(cgroup.procsFiles, childPids(processes.pid));
+        await cgroup.move(childPids(processes.pid));
         stage("driver: in cgroups");
       }
     }
