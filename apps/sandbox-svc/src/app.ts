@@ -20,6 +20,7 @@ import { sql } from "kysely";
 import type { SandboxContext } from "./context.ts";
 import { migrations } from "./db/migrations/index.ts";
 import type { SandboxDB } from "./db/schema.ts";
+import { yieldToIo } from "./db/yield-to-io.ts";
 import type { KubernetesConfig } from "./driver/kubernetes/config.ts";
 import { LocalDriver, type LocalIsolation } from "./driver/local/local-driver.ts";
 import type { SandboxDriver } from "./driver/types.ts";
@@ -144,7 +145,9 @@ export async function createSandboxService(input: SandboxServiceDeps): Promise<S
       logger,
     });
   logger.info(driver.describe(), "sandbox driver");
-  const db = database.forSchema<SandboxDB>(SANDBOX_SCHEMA);
+  // Embedded, the driver's I/O is read between statements (yield-to-io.ts).
+  const schemaDb = database.forSchema<SandboxDB>(SANDBOX_SCHEMA);
+  const db = database.kind === "pglite" ? schemaDb.withPlugin(yieldToIo) : schemaDb;
   const base = {
     db,
     database,
