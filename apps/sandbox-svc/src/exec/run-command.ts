@@ -8,6 +8,8 @@ export interface RunCommandOptions extends Omit<ExecOptions, "tty" | "cols" | "r
   stdin?: string;
   timeoutMs: number;
   outputCap?: number;
+  /** Called once the command's process is spawned (not when the spawn fails). */
+  onSpawned?: () => void;
 }
 
 export interface RunCommandResult {
@@ -82,6 +84,7 @@ export async function runCommand(
     ...(options.env ? { env: options.env } : {}),
   });
   stage("exec: spawned");
+  options.onSpawned?.();
   const out = capture(proc.stdout, cap);
   const err = capture(proc.stderr, cap);
   proc.stdin.end(options.stdin ?? "");

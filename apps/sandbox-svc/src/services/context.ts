@@ -1,6 +1,13 @@
-import type { AuditRecorded, ObjectLimits } from "@agentplane/contracts";
+import { AUDIT_RECORDED, type AuditRecorded, type ObjectLimits } from "@agentplane/contracts";
 import type { Database } from "@agentplane/db";
-import { type Bus, type DomainEvent, type Outbox, recordDomainEvent, recordStandaloneEvent } from "@agentplane/events";
+import {
+  type Bus,
+  type DomainEvent,
+  domainAuditRecord,
+  type Outbox,
+  recordDomainEvent,
+  recordStandaloneEvent,
+} from "@agentplane/events";
 import type { Authorizer, Caller, Logger, ServiceClient } from "@agentplane/service-kit";
 import type { Kysely } from "kysely";
 import type { SandboxDB } from "../db/schema.ts";
@@ -85,6 +92,32 @@ export async function recordSandboxEvent(
  */
 export async function recordSandboxEventAlone(deps: SandboxDeps, caller: Caller, event: SandboxEvent): Promise<void> {
   await recordStandaloneEvent(deps, caller.principal, domainEvent(caller, event));
+}
+
+/**
+ * How long after it is written a record that ends a request (a start's, a command's) is handed to
+ * the outbox relay; it is in the outbox, durable, from the write on. Not in the turns right after
+ * it: the relay's statements would run while the answer is still on its way out (through the
+ * gateway, in the same process all-in-one) or just as the client's next request arrives, and
+ * delay them (on the embedded database they run on this thread).
+ */
+export const RECORD_RELAY_DELAY_MS = 30;
+
+/** Asks the relay to publish what was just written once `RECORD_RELAY_DELAY_MS` have passed. */
+export function relayShortly(deps: Pick<SandboxDeps, "outbox">): void {
+  setTimeout(() => deps.outbox.relaySoon(), RECORD_RELAY_DELAY_MS).unref();
+}
+
+/**
+ * Records what a command did (no row changes with it): one write to the outbox, delivered at once
+ * while the bus is up, else kept and retried. The relay's round that follows the write (it clears
+ * the delivered row, or delivers a kept one) runs shortly after (`relayShortly`), not in the turns
+ * of the answer. A failure to write it fails the caller.
+ */
+export async function recordCommandEvent(deps: SandboxDeps, caller: Caller, event: SandboxEvent): Promise<void> {
+  const record = domainAuditRecord(caller.principal, domainEvent(caller, event));
+  await deps.outbox.publish(AUDIT_RECORDED, record, { id: record.id, time: record.time });
+  relayShortly(deps);
 }
 
 /**

@@ -3,7 +3,7 @@ import type { Caller } from "@agentplane/service-kit";
 import { type RunCommandResult, runCommand } from "../exec/run-command.ts";
 import { stage } from "../stages.ts";
 import { takeCommandSlot } from "./command-slots.ts";
-import { recordSandboxEventAlone, type SandboxDeps } from "./context.ts";
+import { recordCommandEvent, type SandboxDeps } from "./context.ts";
 import { type SandboxRow, toArgv } from "./mapping.ts";
 import { enforce, execContext } from "./policy.ts";
 import { touchActivity } from "./sandboxes.ts";
@@ -59,9 +59,9 @@ export function checkCommand(argv: string[], pointer: string): void {
 
 /**
  * Audits a command: what ran, how it ended, how long — never its output. The record is written to
- * the outbox on its own (one statement: no row changes with it), and a failure to write it fails
- * the caller's request (the command has run; what cannot happen is that it runs unrecorded
- * without anyone hearing).
+ * the outbox on its own (one statement: no row changes with it) before the caller answers, and a
+ * failure to write it fails the caller's request (the command has run; what cannot happen is that
+ * it runs unrecorded without anyone hearing). The relay's round after it waits until the answer is out.
  */
 export function auditCommand(
   deps: SandboxDeps,
@@ -79,7 +79,7 @@ export function auditCommand(
   },
 ): Promise<void> {
   const command = typeof details.command === "string" ? details.command : details.command.join(" ");
-  return recordSandboxEventAlone(deps, caller, {
+  return recordCommandEvent(deps, caller, {
     action,
     projectId: row.project_id,
     orgId: row.org_id,
@@ -117,7 +117,13 @@ export async function execInSandbox(
   stage("exec: decided");
   const release = takeCommandSlot(deps, row.id);
   let result: RunCommandResult;
-  const activity = touchActivity(deps, row.id);
+  // Written while the command runs, once it is spawned: a statement begun before would hold up
+  // the spawn (on the embedded database it runs on this thread).
+  let activity: Promise<void> | undefined;
+  const touch = () => {
+    activity ??= touchActivity(deps, row.id);
+    return activity;
+  };
   try {
     result = await runCommand(deps.driver, row.id, {
       argv,
@@ -125,15 +131,16 @@ export async function execInSandbox(
       ...(input.cwd ? { cwd: input.cwd } : {}),
       ...(input.env ? { env: input.env } : {}),
       ...(input.stdin !== undefined ? { stdin: input.stdin } : {}),
+      onSpawned: () => void touch().catch(() => {}),
     });
   } catch (err) {
-    await activity.catch(() => {});
+    await touch().catch(() => {});
     throw err;
   } finally {
     release();
   }
   stage("exec: command done");
-  await activity;
+  await touch();
   stage("exec: activity written");
   await auditCommand(deps, caller, row, "sandbox.exec", {
     command: input.command,

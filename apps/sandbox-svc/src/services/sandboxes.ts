@@ -6,7 +6,7 @@ import type { z } from "zod";
 import type { SandboxDB } from "../db/schema.ts";
 import { StartWithdrawnError, WorkspaceRestoreError } from "../driver/types.ts";
 import { stage } from "../stages.ts";
-import { recordSandboxEvent, type SandboxDeps } from "./context.ts";
+import { RECORD_RELAY_DELAY_MS, recordSandboxEvent, relayShortly, type SandboxDeps } from "./context.ts";
 import { enforceRunningCount } from "./limits.ts";
 import { jsonb, runtimeSpec, type SandboxRow, specOf } from "./mapping.ts";
 import { enforceAdmission } from "./policy.ts";
@@ -178,7 +178,7 @@ export interface BootToken {
  * How long after its commit a start's records (and a create's written with it) are handed to the
  * outbox relay; they are in the outbox, durable, from the commit on.
  */
-export const START_RECORD_RELAY_DELAY_MS = 30;
+export const START_RECORD_RELAY_DELAY_MS = RECORD_RELAY_DELAY_MS;
 
 /** What a start writes beside the state it ends in, in the same transaction (its audit record). */
 export type StartRecord = (trx: Kysely<SandboxDB>, running: boolean) => Promise<void>;
@@ -309,7 +309,7 @@ export async function bootSandbox(
     stage("boot: start recorded");
     // Published a little later, not in the round right after the commit: that round's statements
     // would run just as the client's next request (its first exec) arrives, and delay it.
-    setTimeout(() => deps.outbox.relaySoon(), START_RECORD_RELAY_DELAY_MS).unref();
+    relayShortly(deps);
     return written;
   } catch (err) {
     if (failure === undefined) await deps.driver.stop(row.id).catch(() => {});
