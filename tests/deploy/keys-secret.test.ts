@@ -42,6 +42,32 @@ function recipe(marker = "keys-secret"): string {
   return block[1];
 }
 
+/**
+ * Runs a README recipe in `dir` with a kubectl stand-in that answers `cases` (sh `case` arms) and
+ * records the body of `patch secret agentplane-keys`; anything else is a mistake of the recipe.
+ * Answers the patch it recorded.
+ */
+function runPatchRecipe(dir: string, marker: string, cases = ""): { stringData: Record<string, string> } {
+  const bin = join(dir, "bin");
+  mkdirSync(bin);
+  writeFileSync(
+    join(bin, "kubectl"),
+    `#!/bin/sh
+case " $* " in
+${cases}  *" patch secret agentplane-keys -p "*) for a; do last="$a"; done; printf %s "$last" > patched.json ;;
+  *) echo "unexpected kubectl $*" >&2; exit 1 ;;
+esac
+`,
+    { mode: 0o755 },
+  );
+  execFileSync("bash", ["-euo", "pipefail", "-c", recipe(marker)], {
+    cwd: dir,
+    env: { ...process.env, PATH: `${bin}:${process.env.PATH ?? ""}` },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  return JSON.parse(readFileSync(join(dir, "patched.json"), "utf8")) as { stringData: Record<string, string> };
+}
+
 describe.skipIf(!KUBECTL)("the chart README's keys Secret recipe", () => {
   const dir = mkdtempSync(join(tmpdir(), "agentplane-keys-"));
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -78,27 +104,11 @@ describe("the chart README's egress key recipe for an existing keys Secret", () 
   it("adds the key sandbox-svc derived from AGENTPLANE_SECRET_KEY", () => {
     const master = randomBytes(32).toString("base64");
     // kubectl as a stand-in: `get … -o jsonpath` answers the Secret's value, `patch` records its body.
-    const bin = join(dir, "bin");
-    mkdirSync(bin);
-    writeFileSync(
-      join(bin, "kubectl"),
-      `#!/bin/sh
-case " $* " in
-  *" get secret agentplane-keys "*"{.data.AGENTPLANE_SECRET_KEY}"*) printf %s '${Buffer.from(master).toString("base64")}' ;;
-  *" patch secret agentplane-keys -p "*) for a; do last="$a"; done; printf %s "$last" > patched.json ;;
-  *) echo "unexpected kubectl $*" >&2; exit 1 ;;
-esac
-`,
-      { mode: 0o755 },
+    const patch = runPatchRecipe(
+      dir,
+      "egress-key-upgrade",
+      `  *" get secret agentplane-keys "*"{.data.AGENTPLANE_SECRET_KEY}"*) printf %s '${Buffer.from(master).toString("base64")}' ;;\n`,
     );
-    execFileSync("bash", ["-euo", "pipefail", "-c", recipe("egress-key-upgrade")], {
-      cwd: dir,
-      env: { ...process.env, PATH: `${bin}:${process.env.PATH ?? ""}` },
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    const patch = JSON.parse(readFileSync(join(dir, "patched.json"), "utf8")) as {
-      stringData: Record<string, string>;
-    };
     expect(patch).toEqual({ stringData: { SANDBOX_EGRESS_CREDENTIAL_KEY: egressCredentialKeyFrom(master) } });
     expect(existsSync(join(dir, ".egress.key"))).toBe(false);
   });
@@ -110,27 +120,7 @@ describe("the chart README's egress identity recipe for an existing keys Secret"
 
   it("adds a new egress identity pair and nothing else", async () => {
     symlinkSync(join(ROOT, "scripts"), join(dir, "scripts"));
-    // kubectl as a stand-in: `patch` records its body, anything else is a mistake of the recipe.
-    const bin = join(dir, "bin");
-    mkdirSync(bin);
-    writeFileSync(
-      join(bin, "kubectl"),
-      `#!/bin/sh
-case " $* " in
-  *" patch secret agentplane-keys -p "*) for a; do last="$a"; done; printf %s "$last" > patched.json ;;
-  *) echo "unexpected kubectl $*" >&2; exit 1 ;;
-esac
-`,
-      { mode: 0o755 },
-    );
-    execFileSync("bash", ["-euo", "pipefail", "-c", recipe("egress-identity-upgrade")], {
-      cwd: dir,
-      env: { ...process.env, PATH: `${bin}:${process.env.PATH ?? ""}` },
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    const patch = JSON.parse(readFileSync(join(dir, "patched.json"), "utf8")) as {
-      stringData: Record<string, string>;
-    };
+    const patch = runPatchRecipe(dir, "egress-identity-upgrade");
     expect(Object.keys(patch.stringData).sort()).toEqual(["EGRESS_IDENTITY_PRIVATE_KEY", "EGRESS_IDENTITY_PUBLIC_KEY"]);
     const { EGRESS_IDENTITY_PRIVATE_KEY: privateJwk, EGRESS_IDENTITY_PUBLIC_KEY: publicJwk } = patch.stringData;
     expect(await egressPairWorks(privateJwk as string, publicJwk as string)).toBe(true);
