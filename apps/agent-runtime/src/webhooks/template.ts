@@ -92,10 +92,15 @@ export function rawPayload(payload: unknown): string {
   return truncated ? `${text}\n${TRUNCATED}` : text;
 }
 
-/** The whole payload, pretty-printed unless that passes PRETTY_LIMIT (the receiver bounds its depth). */
+/**
+ * The whole payload, pretty-printed unless that passes PRETTY_LIMIT (the receiver bounds its depth),
+ * for the code block of an empty template. A backtick can only be inside a JSON string, where
+ * `\u0060` means the same: written so, a sender's "```" cannot close the block and go on as text
+ * of the runtime's own (to the model, and in the chat that shows a deliver-only message).
+ */
 function wholePayload(payload: Record<string, unknown>): string {
   const pretty = prettyJson(payload, PRETTY_LIMIT);
-  return pretty.truncated ? JSON.stringify(payload) : pretty.text;
+  return (pretty.truncated ? JSON.stringify(payload) : pretty.text).replaceAll("`", "\\u0060");
 }
 
 /**
