@@ -123,4 +123,23 @@ describe("threads", () => {
       await rt.close();
     }
   });
+
+  it("refuses a title with control or bidirectional formatting characters (the UIs show titles)", async () => {
+    const rt = await startTestRuntime(fake);
+    try {
+      for (const title of ["\u001b]2;owned\u0007", "invoice\u202efdp.exe", "two\nlines"]) {
+        const refused = await rt.json<{ errors: Array<{ pointer: string; message: string }> }>(
+          "POST",
+          "/agents/threads",
+          { title },
+        );
+        expect(refused.status, JSON.stringify(title)).toBe(400);
+        expect(refused.body.errors[0]).toMatchObject({ pointer: "/body/title" });
+        expect(refused.body.errors[0]?.message).toContain("control or bidirectional formatting characters");
+      }
+      expect((await rt.json("POST", "/agents/threads", { title: "Überblick 📦 — Q3" })).status).toBe(201);
+    } finally {
+      await rt.close();
+    }
+  });
 });

@@ -1,4 +1,5 @@
 import { z } from "@hono/zod-openapi";
+import { HIDDEN_CHARACTERS } from "../common/hidden-characters.ts";
 
 export const Thread = z
   .object({
@@ -38,7 +39,17 @@ export const ListThreadsQuery = z.object({
 });
 
 export const CreateThreadBody = z
-  .object({ title: z.string().max(200).optional() })
+  .object({
+    // Shown in the web UI and the terminal UI (a title's escape sequence reached the terminal).
+    title: z
+      .string()
+      .max(200)
+      .refine(
+        (title) => !HIDDEN_CHARACTERS.test(title.replaceAll("\u0000", "")),
+        "must not contain control or bidirectional formatting characters",
+      )
+      .optional(),
+  })
   .strict()
   .openapi("CreateThread");
 
