@@ -45,6 +45,7 @@ export {
   type ReadinessChecks,
   telemetryHealth,
 } from "./health.ts";
+export { answerClientError, refuseWithoutHost, unusableRequest } from "./http-refusals.ts";
 export {
   generateInternalKeys,
   type IdentityRequest,

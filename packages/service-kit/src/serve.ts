@@ -1,8 +1,9 @@
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { Duplex } from "node:stream";
-import { PROBLEM_CONTENT_TYPE, ProblemError, problemResponse } from "@agentplane/problem-details";
-import { getRequestListener, RequestError, type ServerType } from "@hono/node-server";
+import { ProblemError } from "@agentplane/problem-details";
+import { getRequestListener, type ServerType } from "@hono/node-server";
+import { answerClientError, refuseWithoutHost, unusableRequest } from "./http-refusals.ts";
 import type { Logger } from "./logger.ts";
 import { serveWithResponse } from "./served-response.ts";
 import { guardSocket, rejectUpgrade } from "./upgrade.ts";
@@ -37,19 +38,7 @@ export function serveFetch(
     // HTTP/1.1 request without a Host is refused here, where Node's own check answers a bare 400.
     const listener = getRequestListener(fetch, { hostname, errorHandler: unusableRequest });
     const server = createServer({ requireHostHeader: false }, (req, res) => {
-      if (req.headers.host === undefined && req.httpVersion === "1.1") {
-        const body = JSON.stringify(
-          new ProblemError("bad-request", { detail: "An HTTP/1.1 request names its Host" }).toBody(),
-        );
-        res
-          .writeHead(400, {
-            "content-type": PROBLEM_CONTENT_TYPE,
-            "content-length": Buffer.byteLength(body),
-            connection: "close",
-          })
-          .end(body);
-        return;
-      }
+      if (refuseWithoutHost(req, res)) return;
       void serveWithResponse(res, () => listener(req, res));
     });
     server.listen(options.port, hostname, () => {
@@ -83,49 +72,6 @@ export function serveFetch(
       }
     });
   });
-}
-
-/**
- * The answer to a request the node server could not turn into a Request (its Host missing or not a
- * host, an absolute target that is no URL): a 400 problem. Anything else thrown on the way is a
- * 500 problem (504 for a timeout), as the server's own default answers, with a body.
- */
-function unusableRequest(err: unknown): Response {
-  if (err instanceof RequestError) {
-    return problemResponse(new ProblemError("bad-request", { detail: `The request is not valid: ${err.message}` }));
-  }
-  const timeout = err instanceof Error && err.name === "TimeoutError";
-  return problemResponse(new ProblemError(timeout ? "gateway-timeout" : "internal-error"));
-}
-
-/**
- * A request Node's parser refused before any handler saw it (a request line or headers over the
- * size limit, malformed syntax, a request that took too long to arrive) is answered as every other
- * refusal is, with a problem, where Node would write a bare status line. A socket with an answer
- * already under way, or gone, is only closed.
- */
-function answerClientError(err: NodeJS.ErrnoException, socket: Duplex): void {
-  const inFlight = (socket as { _httpMessage?: { headersSent?: boolean } })._httpMessage;
-  if (err.code === "ECONNRESET" || !socket.writable || inFlight?.headersSent) {
-    socket.destroy();
-    return;
-  }
-  rejectUpgrade(socket, clientProblem(err.code));
-}
-
-function clientProblem(code: string | undefined): ProblemError {
-  switch (code) {
-    case "HPE_HEADER_OVERFLOW":
-      return new ProblemError("headers-too-large", {
-        detail: "The request line or headers exceed the size this server accepts",
-      });
-    case "HPE_CHUNK_EXTENSIONS_OVERFLOW":
-      return new ProblemError("payload-too-large", { detail: "The chunk extensions exceed the size accepted" });
-    case "ERR_HTTP_REQUEST_TIMEOUT":
-      return new ProblemError("request-timeout", { detail: "The request did not arrive in time" });
-    default:
-      return new ProblemError("bad-request", { detail: "The request is not valid HTTP" });
-  }
 }
 
 /**
