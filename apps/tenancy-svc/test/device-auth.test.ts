@@ -172,6 +172,30 @@ describe("sign-in device flow (RFC 8628) and its approval page (PGlite)", () => 
     expect(await poll(h, denied.deviceCode)).toMatchObject({ status: 400, body: { error: "access_denied" } });
   });
 
+  it("does not put a code from another site's link one click from approval", async () => {
+    // Whoever sends a link to /device?code=… chose the code: their own flow's, for the token the
+    // click would hand them. Opened from another site, the page asks for the code to be typed.
+    const h = await startActivated(database);
+    const { cookie } = await browserSession(h, h.owner);
+    const started = await start(h);
+    for (const site of ["cross-site", "same-site"]) {
+      const page = await h.call("GET", `/device?code=${started.userCode}`, {
+        headers: { cookie, "sec-fetch-site": site },
+      });
+      expect(page.status).toBe(200);
+      const html = await page.text();
+      expect(html).not.toContain('value="approve"');
+      expect(html).not.toContain(started.userCode);
+      expect(html).toContain("Type the code your device shows");
+    }
+    // Opened by the device's own client, typed, or sent on from this page: as before.
+    for (const site of ["none", "same-origin", undefined]) {
+      const headers: Record<string, string> = { cookie, ...(site ? { "sec-fetch-site": site } : {}) };
+      const html = await (await h.call("GET", `/device?code=${started.userCode}`, { headers })).text();
+      expect(html, site).toContain('value="approve"');
+    }
+  });
+
   it("an approved code not collected before it expires hands out nothing, and its token is revoked", async () => {
     const h = await startActivated(database, { activationTtlSeconds: 2 });
     const started = await start(h);
