@@ -48,18 +48,25 @@ export function toBrowserSession(row: SessionRow, currentId?: string): BrowserSe
   };
 }
 
-/** The user a session would act for and the token whose restrictions it keeps. */
+/**
+ * The user a session would act for, the token whose restrictions it keeps and, opened from a
+ * session, when that one ends: a session cannot outlive the one it came from (else each could
+ * open the next, and no one would ever sign in again).
+ */
 async function sessionSource(
   ctx: TenancyContext,
   principal: Principal,
-): Promise<{ userId: string; apiTokenId: string | null; via: SessionRow["via"] }> {
+): Promise<{ userId: string; apiTokenId: string | null; via: SessionRow["via"]; endsBy?: Date }> {
   if (principal.sessionId) {
     const current = await ctx.db
       .selectFrom("browser_sessions")
       .selectAll()
       .where("id", "=", principal.sessionId)
       .executeTakeFirst();
-    if (current) return { userId: current.user_id, apiTokenId: current.api_token_id, via: "session" };
+    if (current) {
+      const endsBy = new Date(current.expires_at);
+      return { userId: current.user_id, apiTokenId: current.api_token_id, via: "session", endsBy };
+    }
   }
   if (principal.type === "api_token" && principal.userId) {
     return { userId: principal.userId, apiTokenId: principal.id, via: "api_token" };
@@ -103,7 +110,7 @@ export async function openSession(
         via: input.via ?? source.via,
         secret_hash: sha256Hex(secretPart),
         user_agent: input.userAgent?.slice(0, 300) ?? null,
-        expires_at: new Date(Date.now() + SESSION_TTL_SECONDS * 1000),
+        expires_at: new Date(Math.min(Date.now() + SESSION_TTL_SECONDS * 1000, source.endsBy?.getTime() ?? Infinity)),
         last_used_at: null,
         revoked_at: null,
       })
