@@ -80,6 +80,13 @@ describe("installation and device-flow activation (PGlite)", () => {
     const page = await h.call("GET", `/activate?code=${session.userCode}`);
     expect(page.status).toBe(200);
     expect(await page.text()).toContain(`value="${session.userCode}"`);
+    // Followed from another site's link, the code is typed, not filled in: the link chose it.
+    const linked = await h.call("GET", `/activate?code=${session.userCode}`, {
+      headers: { "sec-fetch-site": "cross-site" },
+    });
+    const linkedHtml = await linked.text();
+    expect(linkedHtml).not.toContain(session.userCode);
+    expect(linkedHtml).toContain("Type the code your device shows");
 
     const wrong = await approve(h, { userCode: session.userCode, setupCode: "AAAA-AAAA-AAAA" });
     expect(wrong.status).toBe(400);

@@ -5,7 +5,7 @@ import type { TenancyContext } from "../../context.ts";
 import { lookUpUserCode } from "../../services/device-auth.ts";
 import { getInstallation } from "../../services/installation.ts";
 import { resolveSession } from "../../services/sessions.ts";
-import { layout, setPageHeaders } from "../installation/activate-html.ts";
+import { ANOTHER_SITE, fromAnotherSite, layout, setPageHeaders } from "../installation/activate-html.ts";
 import { secureCookies } from "../sessions/cookie.ts";
 import { devicePage } from "./device-html.ts";
 
@@ -32,18 +32,12 @@ export function registerDevicePage(app: ServiceApp, ctx: TenancyContext): void {
         409,
       );
     }
-    const linked = c.req.query("code")?.trim().slice(0, 32) ?? "";
     // Followed from another site's link (a message, a web page), the code is not taken from the
-    // address: its sender chose it, a flow of their own, and Approve would hand them the token in
-    // one click. Typed in, opened by the device's client, or sent on from this page, it is.
-    const site = c.req.header("sec-fetch-site");
-    const fromElsewhere = linked !== "" && (site === "cross-site" || site === "same-site");
-    if (fromElsewhere) {
-      const notice =
-        "This page was opened from another site. Type the code your device shows: a link cannot choose it.";
-      return c.html(devicePage({ userCode: "", error: notice }), 200);
+    // address: its sender chose it, and Approve would hand them the token in one click.
+    if (fromAnotherSite(c) && c.req.query("code")) {
+      return c.html(devicePage({ userCode: "", error: ANOTHER_SITE }), 200);
     }
-    const userCode = linked;
+    const userCode = c.req.query("code")?.trim().slice(0, 32) ?? "";
     const lookup = userCode ? await lookUpUserCode(ctx.db, userCode) : undefined;
     const session = await pageSession(c, ctx);
     const html = devicePage({
