@@ -1,6 +1,7 @@
 import { ProblemError } from "@agentplane/problem-details";
 import { type Logger, NULL_BODY_STATUSES, readAtMost } from "@agentplane/service-kit";
 import { FetchRefusedError, type SafeFetcher } from "@agentplane/service-kit/outbound";
+import { ANSWER_POLICY, refusedAnswerHeader } from "../answer-headers.ts";
 import { type BodyBounds, BodyTimeoutError, boundedBodyStream } from "./bounded-body.ts";
 
 /** Answers declaring at most this many bytes are read whole (one write back); others stream. */
@@ -45,9 +46,11 @@ export async function sendToAws(
   } catch (error) {
     throw awsUnreachable(error, target);
   }
-  const out = new Headers();
+  // Served from the platform's origin: what the answer may not do there is left out, and any page
+  // in it renders sandboxed (an S3 object stored as text/html must not run script there).
+  const out = new Headers(ANSWER_POLICY);
   for (const [key, value] of Object.entries(answer.headers)) {
-    if (value === undefined || HOP_BY_HOP.has(key)) continue;
+    if (value === undefined || HOP_BY_HOP.has(key) || refusedAnswerHeader(key)) continue;
     for (const v of Array.isArray(value) ? value : [value]) out.append(key, v);
   }
   const status = answer.statusCode;

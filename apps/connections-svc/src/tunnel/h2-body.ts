@@ -1,5 +1,6 @@
 import http2 from "node:http2";
-import { HOP_BY_HOP_HEADERS, readAtMost } from "@agentplane/service-kit";
+import { readAtMost } from "@agentplane/service-kit";
+import { ANSWER_POLICY, refusedAnswerHeader } from "../answer-headers.ts";
 import { RELAY_FAILURE_HEADER } from "./protocol.ts";
 
 /**
@@ -10,39 +11,9 @@ import { RELAY_FAILURE_HEADER } from "./protocol.ts";
  */
 export const BUFFERED_BYTES = 64 * 1024;
 
-/**
- * Headers of a relay's answer that never reach the caller. The relay and whatever answers behind
- * it (a Service through the API server's proxy) are the customer's, but the answer is served from
- * the platform's origin: nothing in it may act on that origin in a browser (set or clear its
- * cookies and storage, pin HSTS, name alternative services, grant CORS, widen a service worker's
- * scope, redirect by `refresh`, loosen the policy below) or speak for the platform (its own
- * `x-agentplane-` headers, but the relay's failure mark the hub consumes). See
- * docs/decisions/0027-cluster-proxy-answer-headers.md.
- */
-const REFUSED_ANSWER_HEADERS = new Set([
-  ...HOP_BY_HOP_HEADERS,
-  "set-cookie",
-  "set-cookie2",
-  "clear-site-data",
-  "strict-transport-security",
-  "alt-svc",
-  "service-worker-allowed",
-  "refresh",
-  "content-security-policy",
-  "content-security-policy-report-only",
-  "x-content-type-options",
-]);
-
-/**
- * Set on every answer: a page from the cluster renders, if at all, as a sandboxed document of an
- * opaque origin (no script, no access to the platform's cookies or storage), and is never sniffed
- * into something else than its declared type.
- */
-const ANSWER_POLICY = { "content-security-policy": "sandbox", "x-content-type-options": "nosniff" } as const;
-
-function refusedAnswerHeader(name: string): boolean {
-  if (REFUSED_ANSWER_HEADERS.has(name) || name.startsWith("access-control-")) return true;
-  return name.startsWith("x-agentplane-") && name !== RELAY_FAILURE_HEADER;
+/** As any upstream's (answer-headers.ts), but the relay's failure mark, which the tunnel hub consumes. */
+function refusedRelayHeader(name: string): boolean {
+  return name !== RELAY_FAILURE_HEADER && refusedAnswerHeader(name);
 }
 
 /**
@@ -59,7 +30,7 @@ export function responseOf(
   const status = Number(head[":status"] ?? 502);
   const headers = new Headers(ANSWER_POLICY);
   for (const [key, value] of Object.entries(head)) {
-    if (key.startsWith(":") || value === undefined || refusedAnswerHeader(key)) continue;
+    if (key.startsWith(":") || value === undefined || refusedRelayHeader(key)) continue;
     for (const v of Array.isArray(value) ? value : [String(value)]) headers.append(key, v);
   }
   const empty = status === 204 || status === 304 || method === "HEAD";
