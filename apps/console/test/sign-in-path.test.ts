@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { safeNext, signInPath } from "../src/lib/sign-in-path.ts";
+import { safeNext, serverPageAfterSignIn, signInPath } from "../src/lib/sign-in-path.ts";
 
 describe("the return path after signing in", () => {
   it("keeps plain paths of this app, with their query and fragment", () => {
@@ -33,5 +33,13 @@ describe("the return path after signing in", () => {
     const next = "/projects/p1?tab=keys";
     const query = new URL(signInPath(next), "https://console.example").searchParams.get("next");
     expect(safeNext(query)).toBe(next);
+  });
+
+  it("loads a server page by its path alone: a code in a sign-in link is not carried to approval", () => {
+    expect(serverPageAfterSignIn("/device?code=BCDF-GHJK")).toBe("/device");
+    expect(serverPageAfterSignIn("/device")).toBe("/device");
+    expect(serverPageAfterSignIn("/activate?code=BCDF-GHJK#x")).toBe("/activate");
+    expect(serverPageAfterSignIn("/devices")).toBeUndefined();
+    expect(serverPageAfterSignIn("/projects/p1?tab=keys")).toBeUndefined();
   });
 });

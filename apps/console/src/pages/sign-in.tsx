@@ -5,12 +5,7 @@ import { useNavigate, useSearchParams } from "react-router";
 import { call } from "../api/client.ts";
 import { signIn } from "../api/session.ts";
 import { Button, ErrorNote, TextField, useDocumentTitle } from "../components/ui.tsx";
-import { safeNext } from "../lib/sign-in-path.ts";
-
-/** Pages the server renders (not this app's routes): going back to one needs a full page load. */
-export function isServerPage(next: string): boolean {
-  return /^\/(device|activate)(?:[/?#]|$)/.test(next);
-}
+import { safeNext, serverPageAfterSignIn } from "../lib/sign-in-path.ts";
 
 export function SignInPage() {
   const [params] = useSearchParams();
@@ -39,7 +34,8 @@ export function SignInPage() {
       queryClient.setQueryData(["session"], opened);
       const next = safeNext(params.get("next"));
       // The device sign-in's approval page is the server's, not a route of this app.
-      if (isServerPage(next)) window.location.assign(next);
+      const serverPage = serverPageAfterSignIn(next);
+      if (serverPage) window.location.assign(serverPage);
       else navigate(next, { replace: true });
     } catch (err) {
       setError(err);

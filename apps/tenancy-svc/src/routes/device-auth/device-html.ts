@@ -14,10 +14,12 @@ export interface PageState {
 
 const alert = (error: string | undefined) => (error ? `<p class="error" role="alert">${escapeHtml(error)}</p>` : "");
 
-/** Where the console's sign-in sends the person back to afterwards. */
-export function signInLink(userCode: string): string {
-  const back = userCode ? `/device?code=${encodeURIComponent(userCode)}` : "/device";
-  return `/sign-in?next=${encodeURIComponent(back)}`;
+/**
+ * The console's sign-in, which comes back to this page afterwards: to its empty form, as a sign-in
+ * link can come from anywhere and the console never carries a code back (the person types it).
+ */
+export function signInLink(): string {
+  return `/sign-in?next=${encodeURIComponent("/device")}`;
 }
 
 function codeForm(state: PageState): string {
@@ -62,7 +64,7 @@ ${buttons}</form>`,
   return layout(
     "Approve a sign-in",
     `${alert(state.error)}${asks}
-<p><a href="${escapeHtml(signInLink(state.userCode))}">Sign in to the console</a> to decide, or paste an API token of yours (used once for this decision, not kept).</p>
+<p><a href="${escapeHtml(signInLink())}">Sign in to the console</a> to decide, or paste an API token of yours (used once for this decision, not kept).</p>
 <form method="post" action="/device">
 <input type="hidden" name="userCode" value="${code}">
 <label for="token">API token</label><input id="token" name="token" type="password" autocomplete="off" required>
