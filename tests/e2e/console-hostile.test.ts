@@ -93,6 +93,23 @@ describe.skipIf(!chromium.available)(`console against a hostile party${chromium.
     await page.addScriptTag({ content: `window.${MARK}=1` }).catch(() => undefined);
     expect(await injected()).toBe(false);
   });
+  it("returns from a sign-in link to /device without the code the link carried", async () => {
+    // A link anyone can send: after the sign-in, the approval page must not hold the sender's code.
+    const fresh = await browser.newContext();
+    try {
+      const other = await fresh.newPage();
+      other.setDefaultTimeout(15_000);
+      await other.goto(`${platform.url}/sign-in?next=${encodeURIComponent("/device?code=BCDF-GHJK")}`);
+      await other.getByLabel("API token").fill(platform.token);
+      await other.getByRole("button", { name: "Sign in" }).click();
+      await other.waitForURL((url) => url.pathname === "/device");
+      expect(new URL(other.url()).search).toBe("");
+      expect(await other.getByLabel("Code").inputValue()).toBe("");
+    } finally {
+      await fresh.close();
+    }
+  });
+
   it("styles the approval pages under a policy that lets nothing run or load", async () => {
     const violations: string[] = [];
     const listen = (m: { text(): string }) => {
