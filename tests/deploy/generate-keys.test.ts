@@ -4,33 +4,17 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
-import {
-  IdentityVerifier,
-  importInternalKeys,
-  importOwnKeys,
-  importScopedPublicKey,
-  signIdentity,
-  verifyIdentity,
-} from "@agentplane/service-kit";
+import { importInternalKeys, signIdentity, verifyIdentity } from "@agentplane/service-kit";
 import { FakeKubeApiServer } from "@agentplane/testkit/kube";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   EgressCredentialKeySchema,
   egressCredentialKeyFrom,
 } from "../../apps/sandbox-svc/src/driver/kubernetes/egress-credential.ts";
+import { egressPairWorks } from "./egress-pair.ts";
 import { CHART } from "./helm.ts";
 
 const run = promisify(execFile);
-
-/** Whether a governance holding the public key accepts what the egress proxy signs with the private one. */
-async function egressPairWorks(privateJwk: string, publicJwk: string): Promise<boolean> {
-  const own = await importOwnKeys("egress", "EGRESS_IDENTITY_PRIVATE_KEY", privateJwk);
-  const publicKey = await importScopedPublicKey("EGRESS_IDENTITY_PUBLIC_KEY", publicJwk);
-  const route = { method: "post", path: "/internal/governance/decisions" };
-  const verifier = new IdentityVerifier({ publicKey }, "governance", [{ id: "egress", publicKey, routes: [route] }]);
-  const token = await signIdentity(own, { type: "service", id: "svc_sandbox" }, { audience: "governance" });
-  return (await verifier.verify(token, route)).signer === "egress";
-}
 
 describe("the chart's key generation hook (files/generate-keys.mjs) against the API server", () => {
   let fake: FakeKubeApiServer;

@@ -5,33 +5,18 @@ import { randomBytes } from "node:crypto";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import {
-  IdentityVerifier,
-  importInternalKeys,
-  importOwnKeys,
-  importScopedPublicKey,
-  signIdentity,
-} from "@agentplane/service-kit";
+import { importInternalKeys } from "@agentplane/service-kit";
 import { afterAll, describe, expect, it } from "vitest";
 import {
   EgressCredentialKeySchema,
   egressCredentialKeyFrom,
 } from "../../apps/sandbox-svc/src/driver/kubernetes/egress-credential.ts";
+import { egressPairWorks } from "./egress-pair.ts";
 import { CHART } from "./helm.ts";
 
 const KUBECTL = ["/usr/bin/kubectl", "/usr/local/bin/kubectl"].find((p) => existsSync(p));
 const README = readFileSync(join(CHART, "README.md"), "utf8");
 const ROOT = join(CHART, "../../..");
-
-/** Whether governance, given the public key, accepts what the egress proxy signs with the private one. */
-async function egressPairWorks(privateJwk: string, publicJwk: string): Promise<boolean> {
-  const own = await importOwnKeys("egress", "EGRESS_IDENTITY_PRIVATE_KEY", privateJwk);
-  const publicKey = await importScopedPublicKey("EGRESS_IDENTITY_PUBLIC_KEY", publicJwk);
-  const route = { method: "post", path: "/internal/governance/decisions" };
-  const verifier = new IdentityVerifier({ publicKey }, "governance", [{ id: "egress", publicKey, routes: [route] }]);
-  const token = await signIdentity(own, { type: "service", id: "svc_sandbox" }, { audience: "governance" });
-  return (await verifier.verify(token, route)).signer === "egress";
-}
 
 /** The shell block right after a marker (`keys-secret`, `egress-key-upgrade`, `egress-identity-upgrade`). */
 function recipe(marker = "keys-secret"): string {
