@@ -24,11 +24,15 @@ export async function generateInternalKeys(): Promise<InternalKeys & { privateJw
   return { privateKey, publicKey, privateJwk: await exportJWK(privateKey), publicJwk: await exportJWK(publicKey) };
 }
 
-/** Parses and imports one key variable; a bad value is a ConfigError naming the variable. */
-async function importKeyVariable(name: string, value: string): Promise<{ jwk: JWK; key: Key }> {
+/**
+ * Parses and imports one key variable (a private JWK, which includes its public half, or a public
+ * one); a bad value is a ConfigError naming the variable.
+ */
+async function importKeyVariable(name: string, value: string): Promise<{ key: Key; publicKey: Key }> {
   try {
-    const jwk = JSON.parse(value) as JWK;
-    return { jwk, key: await importJWK(jwk, ALG) };
+    const { d, ...publicPart } = JSON.parse(value) as JWK;
+    const publicKey = await importJWK(publicPart, ALG);
+    return { key: d === undefined ? publicKey : await importJWK({ ...publicPart, d }, ALG), publicKey };
   } catch (err) {
     throw new ConfigError([
       {
@@ -42,12 +46,11 @@ async function importKeyVariable(name: string, value: string): Promise<{ jwk: JW
 /** From `INTERNAL_IDENTITY_PRIVATE_KEY` (JWK JSON, includes the public part) or `INTERNAL_IDENTITY_PUBLIC_KEY`. */
 export async function importInternalKeys(options: { privateJwk?: string; publicJwk?: string }): Promise<InternalKeys> {
   if (options.privateJwk) {
-    const { jwk, key } = await importKeyVariable("INTERNAL_IDENTITY_PRIVATE_KEY", options.privateJwk);
-    const { d: _d, ...publicPart } = jwk;
-    return { privateKey: key, publicKey: await importJWK(publicPart, ALG) };
+    const { key, publicKey } = await importKeyVariable("INTERNAL_IDENTITY_PRIVATE_KEY", options.privateJwk);
+    return { privateKey: key, publicKey };
   }
   if (options.publicJwk) {
-    return { publicKey: (await importKeyVariable("INTERNAL_IDENTITY_PUBLIC_KEY", options.publicJwk)).key };
+    return { publicKey: (await importKeyVariable("INTERNAL_IDENTITY_PUBLIC_KEY", options.publicJwk)).publicKey };
   }
   throw new Error("INTERNAL_IDENTITY_PRIVATE_KEY or INTERNAL_IDENTITY_PUBLIC_KEY must be set");
 }
@@ -57,9 +60,13 @@ export async function importInternalKeys(options: { privateJwk?: string; publicJ
  * name `keyId` and are accepted only by the services that list its public key, on their routes.
  */
 export async function importOwnKeys(keyId: string, name: string, privateJwk: string): Promise<InternalKeys> {
-  const { jwk, key } = await importKeyVariable(name, privateJwk);
-  const { d: _d, ...publicPart } = jwk;
-  return { privateKey: key, publicKey: await importJWK(publicPart, ALG), keyId };
+  const { key, publicKey } = await importKeyVariable(name, privateJwk);
+  return { privateKey: key, publicKey, keyId };
+}
+
+/** A scoped signer's public key from its variable (JWK JSON; a private JWK's public half). */
+export async function importScopedPublicKey(name: string, value: string): Promise<Key> {
+  return (await importKeyVariable(name, value)).publicKey;
 }
 
 export interface SignIdentityOptions {

@@ -54,6 +54,7 @@ export {
   type InternalKeys,
   importInternalKeys,
   importOwnKeys,
+  importScopedPublicKey,
   type SignIdentityOptions,
   servicePrincipal,
   signIdentity,
@@ -98,7 +99,6 @@ export {
   runService,
 } from "./run-service.ts";
 export {
-  importScopedPublicKey,
   type ScopedIdentityKey,
   type ScopedRoute,
   scopedIssuer,

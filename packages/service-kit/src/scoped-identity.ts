@@ -1,6 +1,5 @@
 import type { PrincipalType } from "@agentplane/contracts";
-import { importJWK, type JWK } from "jose";
-import { ConfigError } from "./config.ts";
+import type { importJWK } from "jose";
 
 type Key = Awaited<ReturnType<typeof importJWK>>;
 
@@ -28,21 +27,6 @@ export interface ScopedIdentityKey {
 /** The issuer of a scoped signer's tokens: never the shared key's, so no shared-key check takes them. */
 export function scopedIssuer(id: string): string {
   return `agentplane:${id}`;
-}
-
-/** Imports a scoped signer's public key from its variable (JWK JSON; a private JWK's public half). */
-export async function importScopedPublicKey(name: string, value: string): Promise<Key> {
-  try {
-    const { d: _d, ...publicPart } = JSON.parse(value) as JWK;
-    return await importJWK(publicPart, "EdDSA");
-  } catch (err) {
-    throw new ConfigError([
-      {
-        name,
-        message: `not an Ed25519 JSON Web Key (${(err as Error).message}); generate the keys again with \`node scripts/bootstrap.mjs platform keys\``,
-      },
-    ]);
-  }
 }
 
 const compiled = new WeakMap<ScopedRoute, RegExp>();
