@@ -1,8 +1,7 @@
-/**
- * Control characters (ESC, CR, BEL, the C1 range, DEL) and bidirectional formatting characters,
- * but not the line feed and tab the terminal UI lays out itself.
- */
-const UNSAFE = /(?![\n\t])[\p{Cc}\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/gu;
+import { HIDDEN_CHARACTERS } from "@agentplane/contracts/hidden-characters";
+
+/** Control and bidirectional formatting characters, but not the line feed and tab the UI lays out. */
+const UNSAFE = new RegExp(`(?![\\n\\t])${HIDDEN_CHARACTERS.source}`, "gu");
 
 /**
  * Text from outside the terminal UI (a model's answer, a webhook payload rendered into a delivery,
