@@ -1,6 +1,7 @@
 // Shell completion: `agentplane completion bash|zsh|fish` prints a script that asks the CLI itself
 // (`agentplane __complete <words…>`) for the candidates, so commands, flags, `--json` field names
-// and the ids and names of organizations, projects and sandboxes are always those of this version and this installation.
+// and the ids and names of organizations, projects and sandboxes are always those of this version
+// and this installation.
 import type { Command, Option } from "commander";
 import { openSession } from "./context.ts";
 import { CliError } from "./exit-codes.ts";
