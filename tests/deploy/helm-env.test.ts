@@ -7,7 +7,7 @@ import { ConnectionsEnvSchema } from "../../apps/connections-svc/src/config.ts";
 import { GovernanceEnvSchema } from "../../apps/governance-svc/src/config.ts";
 import { InferenceEnvSchema } from "../../apps/inference-proxy/src/config.ts";
 import { SandboxEnvSchema } from "../../apps/sandbox-svc/src/config.ts";
-import { EgressTargetEnvSchema } from "../../apps/sandbox-svc/src/egress/identity.ts";
+import { EgressEnvSchema } from "../../apps/sandbox-svc/src/driver/kubernetes/egress-service.ts";
 import { TenancyEnvSchema } from "../../apps/tenancy-svc/src/config.ts";
 import { type K8sObject, parseObjects, renderChart, VALUES_DIR, valueSets } from "./chart.ts";
 import { CHART, helm } from "./helm.ts";
@@ -17,7 +17,7 @@ const START_SCHEMAS: Record<string, { safeParse(env: unknown): { error?: { issue
   gateway: GatewayEnvSchema,
   tenancy: TenancyEnvSchema,
   sandbox: SandboxEnvSchema,
-  egress: EgressTargetEnvSchema,
+  egress: EgressEnvSchema,
   audit: AuditEnvSchema,
   governance: GovernanceEnvSchema,
   connections: ConnectionsEnvSchema,

@@ -9,7 +9,7 @@ import { RelayEnvSchema } from "@agentplane/cluster-relay";
 import { ConnectionsEnvSchema } from "@agentplane/connections-svc";
 import { GovernanceEnvSchema } from "@agentplane/governance-svc";
 import { InferenceEnvSchema } from "@agentplane/inference-proxy";
-import { EgressTargetEnvSchema, SandboxEnvSchema } from "@agentplane/sandbox-svc";
+import { EgressEnvSchema, SandboxEnvSchema } from "@agentplane/sandbox-svc";
 import { TenancyEnvSchema } from "@agentplane/tenancy-svc";
 import { z } from "zod";
 import { AllInOneEnvSchema } from "./config.ts";
@@ -33,7 +33,7 @@ export const DEPLOYABLES: Deployable[] = [
   {
     name: "egress proxy",
     start: "`--target=egress`, with the kubernetes sandbox driver",
-    schema: EgressTargetEnvSchema,
+    schema: EgressEnvSchema,
   },
   { name: "governance-svc", start: "`--target=governance`", schema: GovernanceEnvSchema },
   { name: "connections-svc", start: "`--target=connections`", schema: ConnectionsEnvSchema },

@@ -1,10 +1,10 @@
 // The cluster's egress proxy as its own deployable (distributed mode, SANDBOX_DRIVER=kubernetes):
 // sandbox Pods reach the outside only through it, each with its own proxy credential.
 import { parseEnv, runService } from "@agentplane/service-kit";
-import { createEgressProxyService, egressSettings } from "./driver/kubernetes/egress-service.ts";
-import { EgressTargetEnvSchema, egressIdentityKeys } from "./egress/identity.ts";
+import { createEgressProxyService, EgressEnvSchema, egressSettings } from "./driver/kubernetes/egress-service.ts";
+import { egressIdentityKeys } from "./egress/identity.ts";
 
-const env = parseEnv(EgressTargetEnvSchema);
+const env = parseEnv(EgressEnvSchema);
 await runService({
   name: "egress-proxy",
   env,

@@ -19,5 +19,4 @@ export {
 export { EgressEnvSchema } from "./driver/kubernetes/egress-service.ts";
 export { LocalDriver, type LocalDriverOptions } from "./driver/local/local-driver.ts";
 export type { SandboxDriver } from "./driver/types.ts";
-export { EgressTargetEnvSchema } from "./egress/identity.ts";
 export { type IngressTarget, parseIngressHost } from "./ingress.ts";

@@ -6,18 +6,7 @@ import {
   importOwnKeys,
   type Logger,
 } from "@agentplane/service-kit";
-import { z } from "zod";
-import { EgressEnvSchema } from "../driver/kubernetes/egress-service.ts";
-
-/**
- * What `--target=egress` parses: the proxy's settings and its own identity key. With
- * `EGRESS_IDENTITY_PRIVATE_KEY` it signs its governance calls with a key governance accepts for
- * egress decisions only, and no other service at all (decision 0062).
- */
-export const EgressTargetEnvSchema = EgressEnvSchema.extend({
-  EGRESS_IDENTITY_PRIVATE_KEY: z.string().optional(),
-});
-export type EgressTargetEnv = z.infer<typeof EgressTargetEnvSchema>;
+import type { EgressEnv } from "../driver/kubernetes/egress-service.ts";
 
 /**
  * The proxy's identity keys: its own pair when `EGRESS_IDENTITY_PRIVATE_KEY` is set (the shared
@@ -25,7 +14,7 @@ export type EgressTargetEnv = z.infer<typeof EgressTargetEnvSchema>;
  * installations made before its own key do (a warning says so).
  */
 export async function egressIdentityKeys(
-  env: Pick<EgressTargetEnv, "EGRESS_IDENTITY_PRIVATE_KEY" | "INTERNAL_IDENTITY_PRIVATE_KEY">,
+  env: Pick<EgressEnv, "EGRESS_IDENTITY_PRIVATE_KEY" | "INTERNAL_IDENTITY_PRIVATE_KEY">,
   logger: Logger,
 ): Promise<InternalKeys> {
   if (env.EGRESS_IDENTITY_PRIVATE_KEY) {

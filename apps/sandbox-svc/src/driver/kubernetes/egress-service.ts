@@ -42,6 +42,11 @@ export const EgressEnvSchema = deploymentEnv(8087).extend({
   ...EgressLimitsSettingsSchema.shape,
   /** As sandbox-svc reads it: the proxy that refuses is the one that counts repeats (decision 0037). */
   SANDBOX_EGRESS_REFUSAL_WINDOW_MS: SandboxSettingsSchema.shape.SANDBOX_EGRESS_REFUSAL_WINDOW_MS,
+  /**
+   * The proxy's own identity key: it signs its governance calls with a key governance accepts for
+   * egress decisions only, and no other service at all (decision 0062; egress/identity.ts).
+   */
+  EGRESS_IDENTITY_PRIVATE_KEY: z.string().optional(),
 });
 export type EgressEnv = z.infer<typeof EgressEnvSchema>;
 
