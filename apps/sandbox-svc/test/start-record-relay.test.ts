@@ -3,7 +3,6 @@ import { describe, expect, it, vi } from "vitest";
 import { RECORD_RELAY_DELAY_MS } from "../src/services/context.ts";
 import { createSandbox } from "../src/services/create.ts";
 import { execInSandbox } from "../src/services/exec.ts";
-import { START_RECORD_RELAY_DELAY_MS } from "../src/services/sandboxes.ts";
 import { requireBwrap } from "./helpers.ts";
 import { verbFixture } from "./service-fixture.ts";
 
@@ -30,7 +29,7 @@ describe.each(targets)("the records a start or a command ends with, on $name", (
         const mine = () =>
           fx.events.filter((e) => (e as { targetId?: string }).targetId === row.id).map((e) => e.action);
         // Durable from the commit on, handed to the relay once the delay has passed.
-        await new Promise((r) => setTimeout(r, START_RECORD_RELAY_DELAY_MS * 0.6));
+        await new Promise((r) => setTimeout(r, RECORD_RELAY_DELAY_MS * 0.6));
         expect(mine()).toEqual([]);
         await vi.waitFor(() => expect(mine()).toEqual(["sandbox.created", "sandbox.started"]), {
           timeout: 3000,

@@ -78,10 +78,12 @@ export async function recordStandaloneEvent(
   ctx: { outbox: Outbox },
   principal: Principal | undefined,
   event: DomainEvent,
+  /** Hands the write to the relay; by default at once (`relaySoon`). */
+  relay: () => void = () => ctx.outbox.relaySoon(),
 ): Promise<AuditRecorded> {
   const record = domainAuditRecord(principal, event);
   await ctx.outbox.publish(AUDIT_RECORDED, record, { id: record.id, time: record.time });
-  ctx.outbox.relaySoon();
+  relay();
   return record;
 }
 

@@ -1,13 +1,6 @@
-import { AUDIT_RECORDED, type AuditRecorded, type ObjectLimits } from "@agentplane/contracts";
+import type { AuditRecorded, ObjectLimits } from "@agentplane/contracts";
 import type { Database } from "@agentplane/db";
-import {
-  type Bus,
-  type DomainEvent,
-  domainAuditRecord,
-  type Outbox,
-  recordDomainEvent,
-  recordStandaloneEvent,
-} from "@agentplane/events";
+import { type Bus, type DomainEvent, type Outbox, recordDomainEvent, recordStandaloneEvent } from "@agentplane/events";
 import type { Authorizer, Caller, Logger, ServiceClient } from "@agentplane/service-kit";
 import type { Kysely } from "kysely";
 import type { SandboxDB } from "../db/schema.ts";
@@ -115,9 +108,7 @@ export function relayShortly(deps: Pick<SandboxDeps, "outbox">): void {
  * of the answer. A failure to write it fails the caller.
  */
 export async function recordCommandEvent(deps: SandboxDeps, caller: Caller, event: SandboxEvent): Promise<void> {
-  const record = domainAuditRecord(caller.principal, domainEvent(caller, event));
-  await deps.outbox.publish(AUDIT_RECORDED, record, { id: record.id, time: record.time });
-  relayShortly(deps);
+  await recordStandaloneEvent(deps, caller.principal, domainEvent(caller, event), () => relayShortly(deps));
 }
 
 /**

@@ -6,7 +6,7 @@ import type { z } from "zod";
 import type { SandboxDB } from "../db/schema.ts";
 import { StartWithdrawnError, WorkspaceRestoreError } from "../driver/types.ts";
 import { stage } from "../stages.ts";
-import { RECORD_RELAY_DELAY_MS, recordSandboxEvent, relayShortly, type SandboxDeps } from "./context.ts";
+import { recordSandboxEvent, relayShortly, type SandboxDeps } from "./context.ts";
 import { enforceRunningCount } from "./limits.ts";
 import { jsonb, runtimeSpec, type SandboxRow, specOf } from "./mapping.ts";
 import { enforceAdmission } from "./policy.ts";
@@ -173,12 +173,6 @@ export interface BootToken {
    */
   admitted?: Promise<void>;
 }
-
-/**
- * How long after its commit a start's records (and a create's written with it) are handed to the
- * outbox relay; they are in the outbox, durable, from the commit on.
- */
-export const START_RECORD_RELAY_DELAY_MS = RECORD_RELAY_DELAY_MS;
 
 /** What a start writes beside the state it ends in, in the same transaction (its audit record). */
 export type StartRecord = (trx: Kysely<SandboxDB>, running: boolean) => Promise<void>;
