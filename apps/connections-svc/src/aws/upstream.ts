@@ -6,7 +6,6 @@ import { type BodyBounds, BodyTimeoutError, boundedBodyStream } from "./bounded-
 
 /** Answers declaring at most this many bytes are read whole (one write back); others stream. */
 const BUFFERED_BYTES = 64 * 1024;
-const HOP_BY_HOP = new Set(["transfer-encoding", "connection", "keep-alive"]);
 
 /**
  * Sends a re-signed call to AWS through the outbound policy (the endpoint's addresses checked, a
@@ -50,7 +49,7 @@ export async function sendToAws(
   // in it renders sandboxed (an S3 object stored as text/html must not run script there).
   const out = new Headers(ANSWER_POLICY);
   for (const [key, value] of Object.entries(answer.headers)) {
-    if (value === undefined || HOP_BY_HOP.has(key) || refusedAnswerHeader(key)) continue;
+    if (value === undefined || refusedAnswerHeader(key)) continue;
     for (const v of Array.isArray(value) ? value : [value]) out.append(key, v);
   }
   const status = answer.statusCode;
