@@ -5,7 +5,7 @@ import type { TenancyContext } from "../../context.ts";
 import { lookUpUserCode } from "../../services/device-auth.ts";
 import { getInstallation } from "../../services/installation.ts";
 import { resolveSession } from "../../services/sessions.ts";
-import { ANOTHER_SITE, fromAnotherSite, layout, setPageHeaders } from "../installation/activate-html.ts";
+import { ANOTHER_SITE, codeFromAnotherSite, layout, setPageHeaders } from "../installation/activate-html.ts";
 import { secureCookies } from "../sessions/cookie.ts";
 import { devicePage } from "./device-html.ts";
 
@@ -34,7 +34,7 @@ export function registerDevicePage(app: ServiceApp, ctx: TenancyContext): void {
     }
     // Followed from another site's link (a message, a web page), the code is not taken from the
     // address: its sender chose it, and Approve would hand them the token in one click.
-    if (fromAnotherSite(c) && c.req.query("code")) {
+    if (codeFromAnotherSite(c)) {
       return c.html(devicePage({ userCode: "", error: ANOTHER_SITE }), 200);
     }
     const userCode = c.req.query("code")?.trim().slice(0, 32) ?? "";

@@ -36,17 +36,18 @@ export function setPageHeaders(c: Context): void {
   for (const [name, value] of Object.entries(PAGE_SECURITY_HEADERS)) c.header(name, value);
 }
 
-/**
- * Whether the page was followed from a link on another site (`Sec-Fetch-Site`): a code in such a
- * link was chosen by whoever sent it (a flow of their own, for the token an approval would hand
- * them), so the pages never fill it in; the person types the code their device shows.
- */
+/** What the pages say when they leave a link's code out (`codeFromAnotherSite`). */
 export const ANOTHER_SITE =
   "This page was opened from another site. Type the code your device shows: a link cannot choose it.";
 
-export function fromAnotherSite(c: Context): boolean {
+/**
+ * Whether the page was followed from a link on another site (`Sec-Fetch-Site`) with a code in it:
+ * such a code was chosen by whoever sent the link (a flow of their own, for the token an approval
+ * would hand them), so the pages never fill it in; the person types the code their device shows.
+ */
+export function codeFromAnotherSite(c: Context): boolean {
   const site = c.req.header("sec-fetch-site");
-  return site === "cross-site" || site === "same-site";
+  return (site === "cross-site" || site === "same-site") && Boolean(c.req.query("code"));
 }
 
 export function escapeHtml(value: string): string {

@@ -1,7 +1,7 @@
 import type { ServiceApp } from "@agentplane/service-kit";
 import type { TenancyContext } from "../../context.ts";
 import { getInstallation } from "../../services/installation.ts";
-import { ANOTHER_SITE, form, fromAnotherSite, layout, setPageHeaders } from "./activate-html.ts";
+import { ANOTHER_SITE, codeFromAnotherSite, form, layout, setPageHeaders } from "./activate-html.ts";
 
 /** Holds the sealed OIDC sign-in state between `/activate` and `/activate/callback`. */
 export const SIGN_IN_COOKIE = "agentplane_activation";
@@ -19,7 +19,7 @@ export function registerActivatePage(app: ServiceApp, ctx: TenancyContext): void
     if (installation.status === "activated") {
       return c.html(layout("Already activated", "<p>This installation is already activated.</p>"), 200);
     }
-    if (fromAnotherSite(c) && c.req.query("code")) {
+    if (codeFromAnotherSite(c)) {
       return c.html(form("", { oidc, error: ANOTHER_SITE }), 200);
     }
     return c.html(form(c.req.query("code")?.slice(0, 32) ?? "", { oidc }), 200);
