@@ -52,7 +52,10 @@ try {
   proc.stdout.on("data", (d) => { out += d; });
   proc.stderr.on("data", (d) => { err += d; });
   proc.stdin.end();
+  const ended = (s) => new Promise((r) => { s.once("end", r); s.once("close", r); s.once("error", r); });
   const exit = await proc.exited;
+  // The exit may be heard before the last of the output arrives (under load, far apart).
+  await Promise.race([Promise.all([ended(proc.stdout), ended(proc.stderr)]), new Promise((r) => setTimeout(r, 5000))]);
   Object.assign(result, { exitCode: exit.exitCode, stdout: out.trim(), stderr: err.trim() });
 } catch (e) {
   result.error = String(e?.message ?? e);
