@@ -35,6 +35,8 @@ export interface RelayOptions {
   /** Reconnect backoff bounds (default 1 s → 30 s, jittered). */
   minBackoffMs?: number;
   maxBackoffMs?: number;
+  /** How long a dial may take to be answered (connect, TLS, upgrade) before it is given up (default 30 s). */
+  handshakeTimeoutMs?: number;
 }
 
 const MAX_BODY_BYTES = 8 * 1024 * 1024;
@@ -173,6 +175,9 @@ export class Relay {
         "user-agent": `agentplane-cluster-relay/${RELAY_VERSION}`,
       },
       perMessageDeflate: false,
+      // A control plane (or a proxy before it) that takes the connection and never answers the
+      // upgrade would otherwise hold the relay there for good: no close, so no reconnect.
+      handshakeTimeout: this.options.handshakeTimeoutMs ?? 30_000,
     });
     ws.on("error", (err) => this.options.logger.warn({ err: err.message }, "tunnel error"));
     ws.once("unexpected-response", (_req, res) => {
