@@ -306,6 +306,8 @@ describe("the agentplane Helm chart", () => {
   it("runs the cluster relay as an optional component with the settings the relay accepts", () => {
     expect(named(objects("external"), "Deployment", "agentplane-cluster-relay")).toBeUndefined();
     const relay = named(objects("dev"), "Deployment", "agentplane-cluster-relay") as K8sObject;
+    // The tunnel token rotates on use: never two relays at once, not even during a rollout.
+    expect(relay.spec).toMatchObject({ replicas: 1, strategy: { type: "Recreate" } });
     const container = podTemplate(relay).spec.containers[0] as unknown as { env: { name: string; value: string }[] };
     const env = Object.fromEntries(container.env.map((e) => [e.name, e.value]));
     expect(parseRelayEnv(env)).toMatchObject({
