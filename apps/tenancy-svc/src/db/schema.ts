@@ -160,6 +160,8 @@ export interface BrowserSessionTable {
   expires_at: Timestamp;
   last_used_at: Timestamp | null;
   revoked_at: Timestamp | null;
+  /** The session this one was opened from: ending that one ends this one too. */
+  parent_session_id: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 /** A sign-in device flow (RFC 8628): both codes are kept as SHA-256 hashes only. */

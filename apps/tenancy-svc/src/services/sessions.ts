@@ -50,13 +50,20 @@ export function toBrowserSession(row: SessionRow, currentId?: string): BrowserSe
 
 /**
  * The user a session would act for, the token whose restrictions it keeps and, opened from a
- * session, when that one ends: a session cannot outlive the one it came from (else each could
- * open the next, and no one would ever sign in again).
+ * session, that session and when it ends: a session cannot outlive the one it came from (else
+ * each could open the next, and no one would ever sign in again), and it ends with it when that
+ * one is signed out or revoked.
  */
 async function sessionSource(
   ctx: TenancyContext,
   principal: Principal,
-): Promise<{ userId: string; apiTokenId: string | null; via: SessionRow["via"]; endsBy?: Date }> {
+): Promise<{
+  userId: string;
+  apiTokenId: string | null;
+  via: SessionRow["via"];
+  endsBy?: Date;
+  parentId?: string;
+}> {
   if (principal.sessionId) {
     const current = await ctx.db
       .selectFrom("browser_sessions")
@@ -65,7 +72,13 @@ async function sessionSource(
       .executeTakeFirst();
     if (current) {
       const endsBy = new Date(current.expires_at);
-      return { userId: current.user_id, apiTokenId: current.api_token_id, via: "session", endsBy };
+      return {
+        userId: current.user_id,
+        apiTokenId: current.api_token_id,
+        via: "session",
+        endsBy,
+        parentId: current.id,
+      };
     }
   }
   if (principal.type === "api_token" && principal.userId) {
@@ -100,6 +113,18 @@ export async function openSession(
   const secretPart = randomBytes(32).toString("base64url");
   const { signIn } = input;
   const row = await withDomainEvents(ctx, async (trx) => {
+    if (source.parentId) {
+      // Held until this one is recorded: a revocation of the parent that commits first is seen
+      // here, one that commits after finds this session among the parent's.
+      const parent = await trx
+        .selectFrom("browser_sessions")
+        .select("id")
+        .where("id", "=", source.parentId)
+        .where("revoked_at", "is", null)
+        .forUpdate()
+        .executeTakeFirst();
+      if (!parent) throw new ProblemError("unauthenticated", { detail: "The session is not open" });
+    }
     await enforceUserLimit(ctx, trx, "sessions", source.userId);
     const inserted = await trx
       .insertInto("browser_sessions")
@@ -113,6 +138,7 @@ export async function openSession(
         expires_at: new Date(Math.min(Date.now() + SESSION_TTL_SECONDS * 1000, source.endsBy?.getTime() ?? Infinity)),
         last_used_at: null,
         revoked_at: null,
+        parent_session_id: source.parentId ?? null,
       })
       .returningAll()
       .executeTakeFirstOrThrow();
@@ -257,7 +283,11 @@ export async function listSessions(ctx: TenancyContext, caller: Requester): Prom
   return rows.map((r) => toBrowserSession(r, principal.sessionId));
 }
 
-/** Revokes one of the caller's own sessions; another user's (or one a bound token does not see, or an unknown id) answers 404. */
+/**
+ * Revokes one of the caller's own sessions, and with it every session opened from it, from those
+ * and so on, in one transaction; another user's (or one a bound token does not see, or an unknown
+ * id) answers 404.
+ */
 export async function revokeSession(
   ctx: TenancyContext,
   caller: Requester,
@@ -265,15 +295,39 @@ export async function revokeSession(
 ): Promise<void> {
   const { sessionId } = input;
   const bound = boundTokenOf(caller.principal);
-  let q = ctx.db
-    .updateTable("browser_sessions")
-    .set({ revoked_at: new Date() })
-    .where("id", "=", sessionId)
-    .where("user_id", "=", userOf(caller.principal))
-    .where("revoked_at", "is", null);
-  if (bound) q = q.where("api_token_id", "=", bound);
-  const result = await q.executeTakeFirst();
-  if (Number(result.numUpdatedRows) === 0) {
-    throw new ProblemError("not-found", { detail: `No open session ${sessionId}` });
-  }
+  const userId = userOf(caller.principal);
+  const now = new Date();
+  await ctx.db.transaction().execute(async (trx) => {
+    let q = trx
+      .updateTable("browser_sessions")
+      .set({ revoked_at: now })
+      .where("id", "=", sessionId)
+      .where("user_id", "=", userId)
+      .where("revoked_at", "is", null);
+    if (bound) q = q.where("api_token_id", "=", bound);
+    const result = await q.executeTakeFirst();
+    if (Number(result.numUpdatedRows) === 0) {
+      throw new ProblemError("not-found", { detail: `No open session ${sessionId}` });
+    }
+    // A session opened from another has its user and token, so the walk stays within what the
+    // caller could revoke one by one; it goes through sessions revoked already to those below them.
+    await trx
+      .withRecursive("chain(id)", (db) =>
+        db
+          .selectFrom("browser_sessions")
+          .select("id")
+          .where("parent_session_id", "=", sessionId)
+          .union(
+            db
+              .selectFrom("browser_sessions as child")
+              .innerJoin("chain", "chain.id", "child.parent_session_id")
+              .select("child.id"),
+          ),
+      )
+      .updateTable("browser_sessions")
+      .set({ revoked_at: now })
+      .where("id", "in", (eb) => eb.selectFrom("chain").select("chain.id"))
+      .where("revoked_at", "is", null)
+      .execute();
+  });
 }

@@ -8,6 +8,7 @@ import * as deviceAuthorizations from "./0006-device-authorizations.ts";
 import * as personalApiTokensIndex from "./0007-personal-api-tokens-index.ts";
 import * as signInExpiryIndexes from "./0008-sign-in-expiry-indexes.ts";
 import * as endedTokenAndInvitationIndexes from "./0009-ended-token-and-invitation-indexes.ts";
+import * as sessionParents from "./0010-session-parents.ts";
 
 /** Applied in this order; never rename or reorder an entry that has shipped. */
 export const migrations: MigrationList = {
@@ -21,4 +22,5 @@ export const migrations: MigrationList = {
   "0007_personal_api_tokens_index": personalApiTokensIndex,
   "0008_sign_in_expiry_indexes": signInExpiryIndexes,
   "0009_ended_token_and_invitation_indexes": endedTokenAndInvitationIndexes,
+  "0010_session_parents": sessionParents,
 };
