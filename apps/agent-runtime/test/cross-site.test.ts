@@ -1,9 +1,21 @@
-import { get as httpGet, type IncomingMessage } from "node:http";
+import { get as httpGet, request as httpRequest, type IncomingMessage } from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type FakeModel, startFakeModel } from "./support/fake-model.ts";
 import { startTestRuntime, type TestRuntime } from "./support/runtime.ts";
 
 let fake: FakeModel;
+
+/** A request with exactly these headers (fetch sets `sec-fetch-mode` itself). */
+function rawRequest(url: string, headers: Record<string, string>, method = "GET"): Promise<IncomingMessage> {
+  return new Promise((resolve, reject) =>
+    httpRequest(url, { method, headers }, (res) => {
+      res.resume();
+      resolve(res);
+    })
+      .on("error", reject)
+      .end(),
+  );
+}
 beforeAll(async () => {
   fake = await startFakeModel();
 });
@@ -46,7 +58,7 @@ describe("requests another site's page makes to the runtime", () => {
     expect(await threadCount()).toBe(before);
   });
 
-  it("serves its own page's requests, clients that send no Origin, reads and webhook senders", async () => {
+  it("serves its own page's requests, clients that send no Origin, plain reads and webhook senders", async () => {
     const own = await fetch(`${rt.url}/agents/threads`, {
       method: "POST",
       headers: { origin: rt.url, "sec-fetch-site": "same-origin" },
@@ -62,6 +74,49 @@ describe("requests another site's page makes to the runtime", () => {
       body: "{}",
     });
     expect(((await hook.json()) as { detail: string }).detail).toContain("receiver is disabled");
+  });
+
+  it("refuses a read another site's page makes, before the memory search calls the embedding model", async () => {
+    await rt.runtime.deps.memory.add("Rotate the staging TLS certificate in March", "test");
+    await rt.runtime.deps.memory.embedPending();
+    const embeddings = fake.embeddingRequests.length;
+    for (const headers of [
+      { "sec-fetch-site": "cross-site", "sec-fetch-mode": "no-cors", "sec-fetch-dest": "image" },
+      { "sec-fetch-site": "same-site", "sec-fetch-mode": "cors" },
+      // A navigation is served for the web UI's page alone.
+      { "sec-fetch-site": "cross-site", "sec-fetch-mode": "navigate", "sec-fetch-dest": "document" },
+    ] as Array<Record<string, string>>) {
+      for (const method of ["GET", "HEAD"]) {
+        const res = await rawRequest(`${rt.url}/agents/memory?q=certificate`, headers, method);
+        expect(res.statusCode, `${method} ${JSON.stringify(headers)}`).toBe(403);
+        expect(res.headers["content-type"]).toBe("application/problem+json");
+      }
+    }
+    const refused = await fetch(`${rt.url}/agents/threads`, { headers: { "sec-fetch-site": "cross-site" } });
+    expect(((await refused.json()) as { detail: string }).detail).toContain("another site (cross-site)");
+    expect(fake.embeddingRequests.length).toBe(embeddings);
+    // The runtime's own page, a typed address, and clients without Sec-Fetch headers still search.
+    for (const headers of [
+      { "sec-fetch-site": "same-origin", "sec-fetch-mode": "cors" },
+      { "sec-fetch-site": "none" },
+      {},
+    ] as Array<Record<string, string>>) {
+      const res = await rt.request("GET", "/agents/memory?q=certificate", undefined, headers);
+      expect(res.status, JSON.stringify(headers)).toBe(200);
+      expect(((await res.json()) as { items: Array<{ text: string }> }).items[0]?.text).toContain("TLS certificate");
+    }
+    expect(fake.embeddingRequests.length).toBe(embeddings + 3);
+  });
+
+  it("opens its web UI from a link on another site, and serves nothing else to such a request", async () => {
+    const navigate = { "sec-fetch-site": "cross-site", "sec-fetch-mode": "navigate", "sec-fetch-dest": "document" };
+    const page = await rawRequest(`${rt.url}/`, navigate);
+    expect(page.statusCode).toBe(200);
+    expect(page.headers["content-type"]).toContain("text/html");
+    const embedded = await rawRequest(`${rt.url}/`, { "sec-fetch-site": "cross-site", "sec-fetch-mode": "no-cors" });
+    expect(embedded.statusCode).toBe(403);
+    expect((await rawRequest(`${rt.url}/health`, navigate)).statusCode).toBe(403);
+    expect((await rawRequest(`${rt.url}/openapi.json`, { "sec-fetch-site": "same-site" })).statusCode).toBe(403);
   });
 
   it("answers its API with no-store and nosniff, and its page with the page's own cache policy", async () => {

@@ -2,7 +2,10 @@ import { ProblemError, problemJson } from "@agentplane/problem-details";
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import { type HostPolicy, hostAllowed } from "./allowed-hosts.ts";
 
-const SAFE_METHODS = new Set(["GET", "HEAD", "OPTIONS"]);
+const READ_METHODS = new Set(["GET", "HEAD"]);
+
+/** The web UI's pages: another site may link to them, so a browser's navigation there is served. */
+const WEB_UI_PAGES = new Set(["/"]);
 
 function refused(detail: string): ProblemError {
   return new ProblemError("forbidden", { detail });
@@ -47,19 +50,40 @@ export function crossSiteReason(
 }
 
 /**
+ * Why a browser's read came from another site, or undefined when it did not (or the request is a
+ * top-level navigation to one of the web UI's pages, which links from elsewhere may open). A page
+ * cannot read the answer, but the work is done all the same: a memory search calls the embedding
+ * model, which costs money. Only `Sec-Fetch-Site` counts here: an `<img>` or a no-cors fetch sends
+ * no Origin.
+ */
+export function crossSiteReadReason(
+  headers: { get(name: string): string | undefined },
+  path: string,
+): string | undefined {
+  const site = headers.get("sec-fetch-site");
+  if (!site || site === "same-origin" || site === "none") return undefined;
+  if (WEB_UI_PAGES.has(path) && headers.get("sec-fetch-mode") === "navigate") return undefined;
+  return `it was sent from another site (${site})`;
+}
+
+/**
  * The runtime's API has no credential of its own on a loopback address, so any web page the
  * person opens could otherwise change it: a cross-site POST without a body (no preflight) created
  * threads. A state-changing request a browser marks as cross-site, or whose Origin is not the
  * address it was sent to, is refused (curl, the SDK and the terminal UI send neither header; the
- * gateway, which authenticates by token, drops them). The webhook receiver is left out: its
- * senders are servers, and each subscription verifies them.
+ * gateway, which authenticates by token, drops them). A read a browser marks as cross-site or
+ * same-site is refused too, but for a navigation to the web UI's page. The webhook receiver is
+ * left out: its senders are servers, and each subscription verifies them.
  */
 export function guardCrossSite(app: OpenAPIHono, policy: () => HostPolicy): void {
   app.use("*", async (c, next) => {
     const method = c.req.method;
-    if (SAFE_METHODS.has(method)) return next();
+    const headers = { get: (name: string) => c.req.header(name) };
+    if (method === "OPTIONS") return next();
     if (method === "POST" && c.req.path.startsWith("/agents/webhooks/")) return next();
-    const reason = crossSiteReason({ get: (name) => c.req.header(name) }, policy());
+    const reason = READ_METHODS.has(method)
+      ? crossSiteReadReason(headers, c.req.path)
+      : crossSiteReason(headers, policy());
     if (!reason) return next();
     return problemJson(c, refused(`The request was refused: ${reason}`));
   });
