@@ -314,6 +314,21 @@ describe("the agentplane Helm chart", () => {
       CLUSTER_ID: "cl_self",
       TUNNEL_TOKEN_SECRET: "agentplane/agentplane-tunnel",
     });
+    // A Service address inside this cluster is plain http: the relay takes it only when told to.
+    const inCluster = (extra: string[]) => {
+      const list = parseObjects(
+        renderChart(join(VALUES_DIR, "dev.yaml"), [
+          "--set",
+          "clusterRelay.agentplaneUrl=http://agentplane-gateway.agentplane.svc:8080",
+          ...extra,
+        ]),
+      );
+      const deployment = named(list, "Deployment", "agentplane-cluster-relay") as K8sObject;
+      const c = podTemplate(deployment).spec.containers[0] as unknown as { env: { name: string; value: string }[] };
+      return Object.fromEntries(c.env.map((e) => [e.name, e.value]));
+    };
+    expect(() => parseRelayEnv(inCluster([]))).toThrow(/AGENTPLANE_URL: plain http/);
+    expect(parseRelayEnv(inCluster(["--set", "clusterRelay.insecureHttp=true"])).AGENTPLANE_INSECURE_HTTP).toBe("1");
   });
 
   it("keeps every Service name a DNS label under the longest release name helm allows", () => {

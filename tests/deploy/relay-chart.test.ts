@@ -105,6 +105,23 @@ describe("the agentplane-relay Helm chart (a customer's cluster)", () => {
     }
   });
 
+  it("starts a relay with an http:// control plane only when insecureHttp says the network is trusted", () => {
+    const envOf = (extra: string[]) => {
+      const pod = podOf(
+        parseObjects(
+          renderRelayChart(join(RELAY_VALUES_DIR, "minimal.yaml"), [
+            "--set",
+            "agentplaneUrl=http://agentplane.example.com",
+            ...extra,
+          ]),
+        ),
+      );
+      return Object.fromEntries((pod.spec.containers[0]?.env ?? []).map((e) => [e.name, e.value]));
+    };
+    expect(() => parseRelayEnv(envOf([]))).toThrow(/AGENTPLANE_URL: plain http/);
+    expect(parseRelayEnv(envOf(["--set", "insecureHttp=true"])).AGENTPLANE_URL).toBe("http://agentplane.example.com");
+  });
+
   it.each([
     ["no cluster id", ["--set", "clusterId="], "/clusterId"],
     ["a URL that is not one", ["--set", "agentplaneUrl=agentplane.example.com"], "/agentplaneUrl"],

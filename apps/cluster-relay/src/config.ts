@@ -20,11 +20,33 @@ export const RelayEnvSchema = z
     HEARTBEAT_MS: z.coerce.number().int().min(100).default(10_000),
     /** pino's level names and `silent`. */
     LOG_LEVEL: z.enum([...Object.keys(pino.levels.values), "silent"]).default("info"),
+    /** `1`: AGENTPLANE_URL may be plain http to another machine, on a network the operator trusts. */
+    AGENTPLANE_INSECURE_HTTP: z.enum(["0", "1"]).optional(),
   })
   .refine((env) => env.TUNNEL_TOKEN_FILE || env.TUNNEL_TOKEN_SECRET, {
     message: "set TUNNEL_TOKEN_FILE or TUNNEL_TOKEN_SECRET",
     path: ["TUNNEL_TOKEN_FILE"],
+  })
+  .superRefine((env, ctx) => {
+    const { protocol, hostname, host } = new URL(env.AGENTPLANE_URL);
+    if (protocol !== "http:" && protocol !== "https:") {
+      ctx.addIssue({ code: "custom", path: ["AGENTPLANE_URL"], message: "an http(s) address" });
+      return;
+    }
+    // The tunnel token goes there, and the keys every request is verified with come from there.
+    if (protocol === "https:" || isLoopback(hostname) || env.AGENTPLANE_INSECURE_HTTP === "1") return;
+    ctx.addIssue({
+      code: "custom",
+      path: ["AGENTPLANE_URL"],
+      message: `plain http to ${host} carries the tunnel token and the platform's keys where anyone on the way can read or replace them: use https://${host}, or set AGENTPLANE_INSECURE_HTTP=1 on a network you trust`,
+    });
   });
+
+/** This machine: localhost (and *.localhost), 127.0.0.0/8, ::1. */
+function isLoopback(hostname: string): boolean {
+  const host = hostname.toLowerCase();
+  return host === "localhost" || host.endsWith(".localhost") || host === "[::1]" || /^127(\.\d{1,3}){3}$/.test(host);
+}
 export type RelayEnv = z.infer<typeof RelayEnvSchema>;
 
 export function parseRelayEnv(env: Record<string, string | undefined>): RelayEnv {

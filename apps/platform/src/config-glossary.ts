@@ -184,6 +184,8 @@ export const CONFIG_GLOSSARY: Record<string, string> = {
   TUNNEL_TOKEN_SECRET: "Or a Kubernetes Secret holding it, `namespace/name`; a rotated token is written back to it.",
   TUNNEL_TOKEN_SECRET_KEY: "The key of the token inside that Secret.",
   HEARTBEAT_MS: "How often the relay sends a heartbeat down the tunnel.",
+  AGENTPLANE_INSECURE_HTTP:
+    "`1` lets `AGENTPLANE_URL` be plain http to another machine (a network you trust); without it the relay starts only with https or this machine's address.",
   // The agent runtime
   LLM_PROVIDER:
     "`cloud-a`, `cloud-a-alt` or `cloud-b`: the model provider the agent calls. `cloud-b` without `GATEWAY_API_URL` does not start while the process environment sets `ANTHROPIC_FOUNDRY_RESOURCE`, or `OPENAI_BASE_URL` with embeddings on: its SDK clients would refuse them next to the endpoints the runtime passes.",
