@@ -2,6 +2,7 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { InProcessTeamChat } from "../src/chat/team-chat.ts";
+import { HEARTBEAT_MAX_BYTES } from "../src/heartbeat/heartbeat.ts";
 import { type FakeModel, lastUserText, type Reply, startFakeModel } from "./support/fake-model.ts";
 import { capturingLogger, startTestRuntime, type TestRuntime, waitFor } from "./support/runtime.ts";
 import { text } from "./support/script.ts";
@@ -53,6 +54,33 @@ describe("heartbeat runs", () => {
     checklist("\n  <!-- add checks here -->\n\n");
     expect(await rt.runtime.heartbeat.tick()).toEqual({ status: "empty" });
     expect(fake.requests.length).toBe(before);
+  });
+
+  it("skip a checklist over the size limit with a warning and a skipped run, without reading or sending it", async () => {
+    await start();
+    model("All fine.", "SUPPRESS");
+    const line = "- check the deploys\n";
+    checklist(line.repeat(Math.ceil((HEARTBEAT_MAX_BYTES + 1) / line.length)));
+    const before = fake.requests.length;
+    const result = await rt.runtime.heartbeat.tick();
+    expect(result).toMatchObject({
+      status: "skipped",
+      reason: expect.stringContaining("HEARTBEAT.md is larger than 65536 bytes"),
+    });
+    expect(fake.requests.length).toBe(before);
+    expect(records.find((r) => r.msg === "heartbeat run skipped: checklist too large")).toMatchObject({
+      limitBytes: 65536,
+    });
+    const stored = await rt.runtime.deps.database.db.selectFrom("heartbeat_run").selectAll().execute();
+    expect(stored).toMatchObject([{ status: "skipped", reason: result.reason, text: null }]);
+    // The API does not read it either.
+    expect((await rt.json<{ checklist: string }>("GET", "/agents/heartbeat")).body.checklist).toBe("");
+    // At the limit exactly, the run goes on.
+    const atLimit = `- check the deploys\n${"x".repeat(HEARTBEAT_MAX_BYTES - line.length)}`;
+    checklist(atLimit);
+    expect((await rt.runtime.heartbeat.tick()).status).toBe("suppressed");
+    expect(lastUserText(fake.requests[before]?.body ?? {})).toContain("check the deploys");
+    expect((await rt.json<{ checklist: string }>("GET", "/agents/heartbeat")).body.checklist).toBe(atLimit);
   });
 
   it("DELIVER: broadcasts to web chat and team chat without the sentinel, from an isolated thread", async () => {

@@ -1,4 +1,4 @@
-import { readFile } from "node:fs/promises";
+import { open } from "node:fs/promises";
 import { join } from "node:path";
 import { deliver } from "../chat/deliver.ts";
 import type { HeartbeatRunStatus } from "../db/schema/agent.ts";
@@ -10,6 +10,39 @@ import { classifyHeartbeat, withoutSentinels } from "./gate.ts";
 
 export const HEARTBEAT_FILE = "HEARTBEAT.md";
 export const HEARTBEAT_SOURCE = "heartbeat";
+/**
+ * The largest checklist read (64 KiB). The shell tools can write the file, and every tick would
+ * otherwise read all of it and send it to the model; a larger one skips the run instead.
+ */
+export const HEARTBEAT_MAX_BYTES = 64 * 1024;
+
+/** The checklist as written; `tooLarge` (nothing read past the limit) when over HEARTBEAT_MAX_BYTES. */
+export type ChecklistFile = { text: string } | { tooLarge: true };
+
+/**
+ * Reads `<data dir>/HEARTBEAT.md`, at most one byte past HEARTBEAT_MAX_BYTES: the size is what was
+ * read, not a stat taken before a write could grow the file. Missing: empty.
+ */
+export async function readChecklistFile(dataDir: string): Promise<ChecklistFile> {
+  const file = await open(join(dataDir, HEARTBEAT_FILE), "r").catch(() => undefined);
+  if (!file) return { text: "" };
+  try {
+    const buffer = Buffer.alloc(HEARTBEAT_MAX_BYTES + 1);
+    let length = 0;
+    while (length < buffer.length) {
+      const { bytesRead } = await file.read(buffer, length, buffer.length - length, length);
+      if (bytesRead === 0) break;
+      length += bytesRead;
+    }
+    if (length > HEARTBEAT_MAX_BYTES) return { tooLarge: true };
+    return { text: buffer.subarray(0, length).toString("utf8") };
+  } catch {
+    // A directory in its place, say: same as missing.
+    return { text: "" };
+  } finally {
+    await file.close();
+  }
+}
 
 export interface HeartbeatResult {
   status: HeartbeatRunStatus | "busy" | "empty";
@@ -118,12 +151,9 @@ export class Heartbeat {
     const deps = this.#deps;
     const end = deps.activity.begin();
     try {
-      let checklist = "";
-      try {
-        checklist = checklistText(await readFile(join(deps.config.dataDir, HEARTBEAT_FILE), "utf8"));
-      } catch {
-        // Missing: same as empty.
-      }
+      const file = await readChecklistFile(deps.config.dataDir);
+      if ("tooLarge" in file) return this.#skipTooLarge();
+      const checklist = checklistText(file.text);
       if (checklist === "") return { status: "empty" };
       const started = performance.now();
       const result = await deps.tracing.run("heartbeat", {}, () => this.#execute(checklist));
@@ -142,6 +172,31 @@ export class Heartbeat {
     } finally {
       end();
     }
+  }
+
+  /** An oversized checklist: no model call, a warning, and a skipped run that says why. */
+  async #skipTooLarge(): Promise<HeartbeatResult> {
+    const reason = `${HEARTBEAT_FILE} is larger than ${HEARTBEAT_MAX_BYTES} bytes; shorten it for heartbeat runs to resume`;
+    this.#deps.logger.warn(
+      { file: HEARTBEAT_FILE, limitBytes: HEARTBEAT_MAX_BYTES },
+      "heartbeat run skipped: checklist too large",
+    );
+    const runId = newId("hb");
+    const now = nowIso();
+    await this.#deps.database.db
+      .insertInto("heartbeat_run")
+      .values({
+        id: runId,
+        status: "skipped",
+        reason,
+        text: null,
+        thread_id: null,
+        model_id: null,
+        started_at: now,
+        finished_at: now,
+      })
+      .execute();
+    return { status: "skipped", runId, reason };
   }
 
   async #execute(checklist: string): Promise<HeartbeatResult> {
