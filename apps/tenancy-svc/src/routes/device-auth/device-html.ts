@@ -15,8 +15,9 @@ export interface PageState {
 const alert = (error: string | undefined) => (error ? `<p class="error" role="alert">${escapeHtml(error)}</p>` : "");
 
 /**
- * The console's sign-in, which comes back to this page afterwards: to its empty form, as a sign-in
- * link can come from anywhere and the console never carries a code back (the person types it).
+ * The console's sign-in, which comes back to this page afterwards. The link carries no code (a
+ * sign-in link can come from anywhere, and the console never carries a code back): the page shows
+ * the code the person typed on it before signing in (kept-code.ts), or its empty form.
  */
 export function signInLink(): string {
   return `/sign-in?next=${encodeURIComponent("/device")}`;

@@ -8,6 +8,7 @@ import { resolveSession } from "../../services/sessions.ts";
 import { ANOTHER_SITE, codeFromAnotherSite, layout, setPageHeaders } from "../installation/activate-html.ts";
 import { secureCookies } from "../sessions/cookie.ts";
 import { devicePage } from "./device-html.ts";
+import { forgetCode, fromOwnPage, keepCode, keptCode } from "./kept-code.ts";
 
 /** The browser session the page was opened with (the gateway forwards its cookie to this page only). */
 export async function pageSession(c: Context, ctx: TenancyContext): Promise<ResolvedSession | undefined> {
@@ -37,15 +38,26 @@ export function registerDevicePage(app: ServiceApp, ctx: TenancyContext): void {
     if (codeFromAnotherSite(c)) {
       return c.html(devicePage({ userCode: "", error: ANOTHER_SITE }), 200);
     }
-    const userCode = c.req.query("code")?.trim().slice(0, 32) ?? "";
+    const typed = c.req.query("code")?.trim().slice(0, 32) ?? "";
+    // Back from signing in (an address without a code), the code this person typed before it.
+    const kept = typed ? undefined : keptCode(c, ctx);
+    let userCode = typed || kept || "";
     const lookup = userCode ? await lookUpUserCode(ctx.db, userCode) : undefined;
     const session = await pageSession(c, ctx);
+    if (kept && lookup?.state !== "pending") {
+      forgetCode(c, ctx);
+      userCode = "";
+    }
+    // Typed on this page by a person who has to sign in first: kept for their return.
+    if (typed && !session && lookup?.state === "pending" && fromOwnPage(c)) {
+      keepCode(c, ctx, typed, lookup.expiresAt);
+    }
     const html = devicePage({
       userCode,
       lookup,
       signedInAs: session ? (session.principal.displayName ?? session.principal.id) : undefined,
       csrfToken: session?.csrfToken,
     });
-    return c.html(html, lookup && lookup.state === "unknown" ? 404 : 200);
+    return c.html(html, userCode && lookup?.state === "unknown" ? 404 : 200);
   });
 }

@@ -8,6 +8,7 @@ import { decideDeviceAuthorization, lookUpUserCode } from "../../services/device
 import { forwardedOrigin } from "../forwarded-origin.ts";
 import { setPageHeaders } from "../installation/activate-html.ts";
 import { decisionPage, devicePage } from "./device-html.ts";
+import { forgetCode } from "./kept-code.ts";
 import { pageSession } from "./page.ts";
 
 function field(body: Record<string, unknown>, name: string, max: number): string {
@@ -70,6 +71,8 @@ export function registerDeviceSubmit(app: ServiceApp, ctx: TenancyContext): void
       if (err instanceof ProblemError && err.slug === "limit-exceeded" && err.detail) return again(err.detail, 409);
       throw err;
     }
+    // Decided (or no longer waiting): the code kept across a sign-in has served.
+    forgetCode(c, ctx);
     const { html, status } = decisionPage(outcome);
     return c.html(html, status);
   });
