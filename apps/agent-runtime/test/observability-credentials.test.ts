@@ -12,7 +12,11 @@ const CREDENTIALS = {
   CHAT_APP_TOKEN: "xapp-1-A000-app-token-value",
   MEETING_BOT_PASSWORD: 'meeting-pass-w0rd-"quoted"',
   VOICE_API_KEY: "voice-key-aabbccddeeff00112233",
+  // A URL-valued variable with a password in it (a control plane behind basic auth).
+  AGENTPLANE_API_URL: "https://agent:url-pass%2Fw0rd-7c6b5a@cp.example.test/",
 };
+/** What each credential is as it can show up: the URL's password, decoded, is the credential there. */
+const LEAKS = [...Object.values(CREDENTIALS), "url-pass%2Fw0rd-7c6b5a", "url-pass/w0rd-7c6b5a"];
 
 let fake: FakeModel;
 let rt: TestRuntime | undefined;
@@ -56,7 +60,10 @@ describe("LLM tracing and the runtime's credentials", () => {
     });
     const workspace = rt.runtime.deps.config.workspaceRoot;
     mkdirSync(workspace, { recursive: true });
-    writeFileSync(join(workspace, "copy.env"), `${dotenv}\nTRACING_SECRET_KEY=${KEYS.secretKey}\n`);
+    writeFileSync(
+      join(workspace, "copy.env"),
+      `${dotenv}\nTRACING_SECRET_KEY=${KEYS.secretKey}\nCP_PASSWORD=url-pass/w0rd-7c6b5a\n`,
+    );
     const threads = await rt.json<{ items: Array<{ id: string; main: boolean }> }>("GET", "/agents/threads");
     const main = threads.body.items.find((x) => x.main)?.id as string;
     const res = await rt.request("POST", `/agents/threads/${main}/messages`, { text: "What is in copy.env?" });
@@ -70,7 +77,7 @@ describe("LLM tracing and the runtime's credentials", () => {
     expect(langfuse.spans().some((s) => s.name === "read_file")).toBe(true);
     expect(bodies).toContain("[redacted]");
     expect(bodies).toContain("CHAT_BOT_TOKEN=");
-    for (const value of [...Object.values(CREDENTIALS), KEYS.secretKey]) {
+    for (const value of [...LEAKS, KEYS.secretKey]) {
       expect(bodies).not.toContain(value);
       expect(bodies).not.toContain(JSON.stringify(value).slice(1, -1));
     }

@@ -19,13 +19,41 @@ export function secretValues(raw: Iterable<string>): string[] {
   return [...new Set([...values, ...escaped])].sort((a, b) => b.length - a.length);
 }
 
-/** Every credential value of the configuration, longest first. */
+/**
+ * The password a URL carries in its userinfo (`https://user:password@host`), as written and
+ * decoded; none for a URL without one or a value that is not a URL. A user name alone is left:
+ * it is most often a name, and redacting it would garble ordinary text.
+ */
+function urlCredentials(value: string): string[] {
+  if (!value.includes("@") || !/^[a-z][a-z0-9+.-]*:\/\//i.test(value.trim())) return [];
+  let url: URL;
+  try {
+    url = new URL(value.trim());
+  } catch {
+    return [];
+  }
+  const raw = url.password;
+  if (!raw) return [];
+  try {
+    return [raw, decodeURIComponent(raw)];
+  } catch {
+    return [raw];
+  }
+}
+
+/**
+ * Every credential value of the configuration, longest first: the variables named as credentials,
+ * and the password in the userinfo of any URL-valued one (an OTLP endpoint or a
+ * gateway behind basic auth, `https://user:password@host`).
+ */
 export function credentialValues(env: Record<string, unknown>): string[] {
-  return secretValues(
-    Object.entries(env)
-      .filter(([name, value]) => CREDENTIAL_NAME.test(name) && typeof value === "string")
-      .map(([, value]) => value as string),
-  );
+  const values: string[] = [];
+  for (const [name, value] of Object.entries(env)) {
+    if (typeof value !== "string") continue;
+    if (CREDENTIAL_NAME.test(name)) values.push(value);
+    values.push(...urlCredentials(value));
+  }
+  return secretValues(values);
 }
 
 /**
