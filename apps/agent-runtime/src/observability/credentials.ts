@@ -11,11 +11,28 @@ const CREDENTIAL_NAME = /(^|_)(TOKEN|SECRET|PASSWORD|API_KEY|ACCESS_KEY)(_|$)/;
 /** Shorter values are left alone: redacting them would garble ordinary text. */
 const MIN_SECRET_LENGTH = 8;
 
+/**
+ * How many times a value may show JSON-escaped in what is redacted: a traced model call's input is
+ * JSON whose strings carry a tool's output, itself often JSON (a file read as `{"content": …}`);
+ * a log line is JSON whose message can quote JSON.
+ */
+const JSON_ESCAPE_DEPTH = 3;
+
 /** Secret values as redacted: long enough, also as JSON escapes them, longest first (so none is left half hidden). */
 export function secretValues(raw: Iterable<string>): string[] {
   const values = [...raw].map((value) => value.trim()).filter((value) => value.length >= MIN_SECRET_LENGTH);
-  // As JSON strings carry them too, when a value has characters JSON escapes.
-  const escaped = values.map((v) => JSON.stringify(v).slice(1, -1));
+  // As JSON strings carry them too (a string in a string, up to JSON_ESCAPE_DEPTH deep), when a
+  // value has characters JSON escapes.
+  const escaped: string[] = [];
+  for (const value of values) {
+    let form = value;
+    for (let depth = 0; depth < JSON_ESCAPE_DEPTH; depth++) {
+      const next = JSON.stringify(form).slice(1, -1);
+      if (next === form) break;
+      escaped.push(next);
+      form = next;
+    }
+  }
   return [...new Set([...values, ...escaped])].sort((a, b) => b.length - a.length);
 }
 
