@@ -132,6 +132,8 @@ export async function createRuntime(config: RuntimeConfig, options: RuntimeOptio
     ? (await import("./observability/llm-tracing.ts")).createLlmTracing(config, agent.id, logger, secrets.values)
     : DISABLED_TRACING;
   const { registry: coreRegistry, skills } = coreTools(config, logger, options.hiddenPaths);
+  // A tool's output is stored in the thread, which project viewers read: the secrets are masked.
+  coreRegistry.maskSecrets(secrets.values);
   const tools = tracing.tools(coreRegistry);
   const catalog = new ContextWindowCatalog(config.env.CONTEXT_WINDOW_TOKENS);
   await catalog.refresh(config.env.MODELS_DEV_URL, logger);

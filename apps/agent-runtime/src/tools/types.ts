@@ -3,6 +3,7 @@ import type { Kysely } from "kysely";
 import type { Logger } from "pino";
 import type { Provider } from "../config.ts";
 import type { RuntimeDatabase } from "../db/schema/index.ts";
+import { redactCredentials } from "../observability/credentials.ts";
 
 /** What a tool call answers: the text the model sees, and whether it is an error result. */
 export interface ToolOutcome {
@@ -77,6 +78,17 @@ export class ToolRegistry {
   readonly #tools = new Map<string, { tool: AgentTool; origin: string }>();
   /** Extra tools looked up on each call (skills change while the runtime runs). */
   readonly #dynamic: Array<() => AgentTool[]> = [];
+  /** The secret values masked in every result (`RuntimeSecrets.values`); none until set. */
+  #secrets: () => readonly string[] = () => [];
+
+  /**
+   * Masks these values in every tool result, before a turn stores it in the thread (which project
+   * viewers read), streams it or sends it to the model: a command that prints a token, a file that
+   * holds one. Read per call: the webhook secrets change while the runtime runs.
+   */
+  maskSecrets(secrets: () => readonly string[]): void {
+    this.#secrets = secrets;
+  }
 
   /** Adds a tool; returns why it was refused (duplicate or bad name), or undefined when added. */
   register(tool: AgentTool, origin = "core"): string | undefined {
@@ -129,6 +141,11 @@ export class ToolRegistry {
     context: ToolContext,
     offer: ToolOffer = { manage: false },
   ): Promise<ToolOutcome> {
+    const outcome = await this.#run(name, input, context, offer);
+    return { ...outcome, content: redactCredentials(outcome.content, this.#secrets()) };
+  }
+
+  async #run(name: string, input: unknown, context: ToolContext, offer: ToolOffer): Promise<ToolOutcome> {
     const tool = this.get(name);
     if (!tool) return toolError(`Unknown tool ${name}`);
     if (tool.manages && !offer.manage) {
