@@ -60,6 +60,14 @@ export function isAddressed(transcript: string, names: readonly string[]): boole
 type ServerEvent = { type: string; [key: string]: unknown };
 
 /**
+ * Audio waiting to be sent at most (some 16 s of it, base64 in JSON): past it the vendor has
+ * stopped reading (hung, or the connection is half-open with nothing to close it), and the
+ * connection counts as dropped. Without a bound every second of the call waited in memory, and
+ * the agent sat deaf in the meeting until its cap.
+ */
+export const MAX_SEND_BACKLOG_BYTES = 2 ** 20;
+
+/**
  * A session with the vendor's realtime API over one WebSocket. Automatic responses are off: the
  * transcript of each utterance decides whether the agent was addressed, and only then is a
  * response requested (the transcript itself is never sent; the model hears the audio). A socket
@@ -79,6 +87,8 @@ export class RealtimeClient {
   #ready = false;
   #closed = false;
   #reconnected = false;
+  /** The last connection was dropped because the vendor stopped reading (said in the failure). */
+  #stalled = false;
   /** The response being spoken: its assistant item and how much of its audio arrived. */
   #response: { itemId: string | undefined; audioMs: number } | undefined;
   /**
@@ -105,6 +115,8 @@ export class RealtimeClient {
     this.#socket = socket;
     this.#ready = false;
     const timeoutMs = this.#options.connectTimeoutMs ?? 15_000;
+    /** This socket's session was confirmed (`#ready` also falls when a confirmed one is given up). */
+    let confirmed = false;
     await new Promise<void>((resolve, reject) => {
       const timer = setTimeout(() => {
         socket.terminate();
@@ -126,6 +138,7 @@ export class RealtimeClient {
           socket.off("error", fail);
           socket.on("error", (err) => this.#options.logger.warn({ err: err.message }, "realtime socket error"));
           this.#ready = true;
+          confirmed = true;
           resolve();
           return;
         }
@@ -134,7 +147,7 @@ export class RealtimeClient {
       });
       socket.once("close", () => {
         clearTimeout(timer);
-        if (!this.#ready) return reject(new Error("the realtime socket closed before the session was confirmed"));
+        if (!confirmed) return reject(new Error("the realtime socket closed before the session was confirmed"));
         this.#dropped(socket);
       });
     });
@@ -143,6 +156,17 @@ export class RealtimeClient {
   /** Streams caller audio (PCM16 24 kHz mono); dropped while the session is not confirmed. */
   appendAudio(pcm: Buffer): void {
     if (!this.#ready) return;
+    const socket = this.#socket;
+    if (socket && socket.bufferedAmount > MAX_SEND_BACKLOG_BYTES) {
+      this.#options.logger.warn(
+        { unsentBytes: socket.bufferedAmount },
+        "the realtime API stopped reading the call's audio; dropping the connection",
+      );
+      this.#ready = false;
+      this.#stalled = true;
+      socket.terminate();
+      return;
+    }
     this.#send({ type: "input_audio_buffer.append", audio: pcm.toString("base64") });
   }
 
@@ -273,9 +297,13 @@ export class RealtimeClient {
     this.#ready = false;
     this.#response = undefined;
     if (this.#reconnected) {
-      this.#handlers.onFailed?.("the realtime connection dropped again after one reconnect");
+      const why = this.#stalled
+        ? "the realtime API stopped reading the call's audio"
+        : "the realtime connection dropped";
+      this.#handlers.onFailed?.(`${why} again after one reconnect`);
       return;
     }
+    this.#stalled = false;
     this.#reconnected = true;
     this.#options.logger.warn("realtime socket dropped; reconnecting once");
     this.connect().catch((err: Error) => this.#handlers.onFailed?.(`the realtime reconnect failed: ${err.message}`));
