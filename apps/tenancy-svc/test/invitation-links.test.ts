@@ -1,4 +1,4 @@
-import { AUDIT_RECORDED, type AuditRecorded, internalResolveSessionRoute } from "@agentplane/contracts";
+import { AUDIT_RECORDED, type AuditRecorded, internalResolveSessionRoute, type Principal } from "@agentplane/contracts";
 import { type Database, openDatabase } from "@agentplane/db";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { json, startActivated, stopTenancies } from "./fixtures/harness.ts";
@@ -158,22 +158,57 @@ describe("invitation links without an identity provider (PGlite)", () => {
     expect(members.items.map((m) => m.userId)).not.toContain(squatter);
   });
 
-  it("refuses revoked invitations and emails an identity provider vouched for", async () => {
+  it("refuses revoked invitations", async () => {
     const revoked = await invite("rex@x.test");
     expect((await h.call("DELETE", `/v1/orgs/${h.orgId}/invitations/${revoked.id}`, { as: h.owner })).status).toBe(204);
     const res = await h.call("POST", `/v1/invitations/${revoked.id}/redeem`, {
       body: { token: tokenOf(revoked), displayName: "Rex" },
     });
     expect(res.status).toBe(410);
+  });
 
-    await h.oidcUser("known@x.test");
-    const known = await invite("known@x.test");
-    const taken = await h.call("POST", `/v1/invitations/${known.id}/redeem`, {
-      body: { token: tokenOf(known), displayName: "Impostor" },
+  it("tells a link's holder nothing of a user an identity provider signed in (turned off since)", async () => {
+    // Signed in through the identity provider while it was configured; this installation has none now.
+    const known = await h.oidcUser("known@x.test");
+    const redeem = async (email: string, displayName: string) => {
+      const invitation = await invite(email);
+      const res = await h.call("POST", `/v1/invitations/${invitation.id}/redeem`, {
+        body: { token: tokenOf(invitation), displayName },
+      });
+      return {
+        status: res.status,
+        body: await json<Record<string, unknown>>(res),
+        cookie: res.headers.get("set-cookie"),
+      };
+    };
+    // An admin redeeming links of their own: the known user's address answers as a fresh one does.
+    const taken = await redeem("Known@X.test", "Impostor");
+    const fresh = await redeem("nobody-yet@x.test", "Someone");
+    expect(taken.status).toBe(201);
+    expect(fresh.status).toBe(201);
+    expect(Object.keys(taken.body).sort()).toEqual(Object.keys(fresh.body).sort());
+    expect(JSON.stringify(taken.body)).not.toMatch(/account|identity provider|sign in/i);
+    const impostor = (taken.body.acceptance as { userId: string }).userId;
+    expect(impostor).not.toBe(known.id);
+
+    // The link's new user is not the known one and gets nothing addressed to the known one.
+    const secret = taken.cookie!.split(";")[0]!.split("=")[1]!;
+    const resolved = await json<{ principal: { id: string } }>(
+      await h.internal("POST", internalResolveSessionRoute.path, { secret }),
+    );
+    expect(resolved.principal.id).toBe(impostor);
+    const other = await json<{ id: string }>(await h.call("POST", "/v1/orgs", { as: h.owner, body: { name: "o" } }));
+    const elsewhere = await json<Invitation>(
+      await h.call("POST", `/v1/orgs/${other.id}/invitations`, { as: h.owner, body: { email: "known@x.test" } }),
+    );
+    const listedFor = async (as: Principal) =>
+      (await json<{ items: { id: string }[] }>(await h.call("GET", "/v1/invitations", { as }))).items.map((i) => i.id);
+    expect(await listedFor(known)).toContain(elsewhere.id);
+    expect(await listedFor(resolved.principal as Principal)).not.toContain(elsewhere.id);
+    const accept = await h.call("POST", `/v1/invitations/${elsewhere.id}/accept`, {
+      as: resolved.principal as Principal,
     });
-    expect(taken.status).toBe(409);
-    expect((await json<{ detail: string }>(taken)).detail).toMatch(/already has an account/);
-    expect(taken.headers.get("set-cookie")).toBeNull();
+    expect(accept.status).toBe(404);
   });
 });
 

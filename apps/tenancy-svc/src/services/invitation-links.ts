@@ -2,7 +2,6 @@ import { createHmac, timingSafeEqual } from "node:crypto";
 import type { Invitation, InvitationPreview, OrgRole, Principal } from "@agentplane/contracts";
 import { recordDomainEvent, withDomainEvents } from "@agentplane/events";
 import { ProblemError } from "@agentplane/problem-details";
-import { sql } from "kysely";
 import type { TenancyContext } from "../context.ts";
 import { toInvitation } from "./serialize.ts";
 import { openSession } from "./sessions.ts";
@@ -72,11 +71,12 @@ export async function previewInvitation(
 /**
  * Joins the holder of the link as a new user: only without an identity provider (with one, the
  * identity that signs in accepts). The user is always a new one, so a link never opens a session
- * as someone who already exists. An address an identity provider vouched for is its user's: that
- * user signs in and accepts, and the link is refused. Any other address was typed by someone (an
- * inviter, an activation form), proves nothing, and claims nothing: another user holding it, such
- * as one who redeemed a link of their own organization for the address, cannot keep the person
- * out of this one.
+ * as someone who already exists, and the answer is the same whoever else holds the address: the
+ * address was typed by an inviter, proves nothing and claims nothing. Another user holding it (one
+ * who redeemed a link of their own organization for it) cannot keep the person out of this one,
+ * and an admin redeeming a link of their own cannot learn from the answer whether the address is a
+ * user's, nor that an identity provider once signed that user in (as it did before it was turned
+ * off). The new user is not vouched for, so the address opens nothing else to it.
  */
 export async function redeemInvitation(
   ctx: TenancyContext,
@@ -110,17 +110,6 @@ export async function redeemInvitation(
     }
     if (new Date(row.expires_at).getTime() <= Date.now()) {
       throw new ProblemError("gone", { detail: "The invitation has expired" });
-    }
-    const vouched = await trx
-      .selectFrom("users as u")
-      .innerJoin("user_identities as i", "i.user_id", "u.id")
-      .select("u.id")
-      .where(sql`lower(u.email)`, "=", row.email.toLowerCase())
-      .executeTakeFirst();
-    if (vouched) {
-      throw new ProblemError("conflict", {
-        detail: `${row.email} already has an account here: sign in with it, then accept the invitation`,
-      });
     }
     const user = await createUser(trx, { email: row.email, name: input.displayName });
     await trx.insertInto("org_members").values({ org_id: row.org_id, user_id: user.id, role: row.role }).execute();
