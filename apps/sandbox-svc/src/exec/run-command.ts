@@ -3,6 +3,11 @@ import type { ExecExit, ExecOptions, SandboxDriver } from "../driver/types.ts";
 import { stage } from "../stages.ts";
 
 export const DEFAULT_OUTPUT_CAP = 1024 * 1024;
+/**
+ * What is kept of a step's standard error for its failure's message (which shows 500 characters):
+ * the step runs the sandbox's own programs, which may write without end.
+ */
+export const MESSAGE_OUTPUT_CAP = 4096;
 
 export interface RunCommandOptions extends Omit<ExecOptions, "tty" | "cols" | "rows"> {
   stdin?: string;
@@ -23,7 +28,7 @@ export interface RunCommandResult {
 }
 
 /** Keeps the first `cap` bytes of a stream and drains the rest (so the process never blocks on a full pipe). */
-function capture(
+export function capture(
   stream: Readable,
   cap: number,
 ): { done: Promise<void>; result(): { text: string; truncated: boolean } } {

@@ -1,6 +1,7 @@
 import { randomBytes } from "node:crypto";
 import type { Readable } from "node:stream";
 import { PREVIOUS_PREFIX, RECOVER_SCRIPT, RESTORE_PREFIX, SWAP_SCRIPT } from "../driver/workspace-swap.ts";
+import { capture, MESSAGE_OUTPUT_CAP } from "../exec/run-command.ts";
 import type { SandboxDeps } from "./context.ts";
 
 /** A workspace larger than this (gzipped) is not archived (it is held in memory while read); the revision says so. */
@@ -94,8 +95,8 @@ export async function archiveWorkspace(
       }
       chunks.push(chunk);
     });
-    const stderr: Buffer[] = [];
-    proc.stderr.on("data", (chunk: Buffer) => stderr.push(chunk));
+    // The sandbox's own tar: what it says is kept only as far as the log line shows it.
+    const stderr = capture(proc.stderr, MESSAGE_OUTPUT_CAP);
     const whole = ended(proc.stdout);
     const exit = await proc.exited;
     // The exit can be told before the last of the output has been read (the local driver learns
@@ -107,7 +108,7 @@ export async function archiveWorkspace(
     }
     if (exit.exitCode !== 0) {
       deps.logger.warn(
-        { sandboxId, revision, exitCode: exit.exitCode, stderr: Buffer.concat(stderr).toString().slice(0, 500) },
+        { sandboxId, revision, exitCode: exit.exitCode, stderr: stderr.result().text.slice(0, 500) },
         "workspace archive failed",
       );
       return undefined;
@@ -246,8 +247,7 @@ export async function settleInterruptedRestore(deps: SandboxDeps, sandboxId: str
 /** Runs `argv` in the workspace with `stdin`; throws with its exit and what it said when it fails. */
 async function runInWorkspace(deps: SandboxDeps, sandboxId: string, argv: string[], stdin?: Uint8Array): Promise<void> {
   const proc = await deps.driver.exec(sandboxId, { argv });
-  const stderr: Buffer[] = [];
-  proc.stderr.on("data", (chunk: Buffer) => stderr.push(chunk));
+  const stderr = capture(proc.stderr, MESSAGE_OUTPUT_CAP);
   const stderrEnded = ended(proc.stderr);
   proc.stdout.resume();
   proc.stdin.end(stdin ? Buffer.from(stdin) : undefined);
@@ -255,7 +255,7 @@ async function runInWorkspace(deps: SandboxDeps, sandboxId: string, argv: string
   if (exit.exitCode !== 0) {
     // What it said may still be on its way (see archiveWorkspace).
     await within(stderrEnded, 1000);
-    const message = Buffer.concat(stderr).toString().trim().slice(0, 500);
+    const message = stderr.result().text.trim().slice(0, 500);
     throw new Error(`exit ${exit.exitCode}${message ? `: ${message}` : ""}`);
   }
 }

@@ -1,5 +1,6 @@
 import { randomBytes } from "node:crypto";
 import type { KubeConfig, V1Container, V1Pod } from "@kubernetes/client-node";
+import { capture, MESSAGE_OUTPUT_CAP } from "../../exec/run-command.ts";
 import { PREVIOUS_PREFIX, RESTORE_PREFIX, SWAP_SCRIPT } from "../workspace-swap.ts";
 import { CONTAINER, WORKSPACE } from "./objects.ts";
 import { podExec } from "./streams.ts";
@@ -92,13 +93,13 @@ export async function unpackIntoRestoreStep(
     { argv: ["sh", "-c", UNPACK, "sh", `${RESTORE_PREFIX}${id}`, `${PREVIOUS_PREFIX}${id}`, marker] },
     RESTORE_CONTAINER,
   );
-  const stderr: Buffer[] = [];
-  proc.stderr.on("data", (chunk: Buffer) => stderr.push(chunk));
+  // The image's sh and tar say what failed: its first bytes are all a message needs.
+  const stderr = capture(proc.stderr, MESSAGE_OUTPUT_CAP);
   proc.stdout.resume();
   proc.stdin.end(Buffer.from(archive));
   const exit = await proc.exited;
   if (exit.exitCode !== 0) {
-    const message = Buffer.concat(stderr).toString().trim().slice(0, 500);
+    const message = stderr.result().text.trim().slice(0, 500);
     throw new Error(`workspace restore failed (exit ${exit.exitCode})${message ? `: ${message}` : ""}`);
   }
 }
