@@ -1,5 +1,11 @@
+import { createHmac } from "node:crypto";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { InProcessTeamChat } from "../src/chat/team-chat.ts";
+import {
+  SenderBound,
+  UNVERIFIED_DELIVERIES_PER_MINUTE,
+  UNVERIFIED_DELIVERY_BURST,
+} from "../src/webhooks/sender-bound.ts";
 import { type FakeModel, lastUserText, startFakeModel } from "./support/fake-model.ts";
 import { startTestRuntime, type TestRuntime, waitFor } from "./support/runtime.ts";
 
@@ -19,6 +25,14 @@ afterEach(() => rt.close());
 
 const post = (name: string, body: unknown, headers: Record<string, string> = {}) =>
   rt.request("POST", `/agents/webhooks/${name}`, body, headers);
+
+const SENDER_SECRET = "sender-secret-4b1e";
+/** A post signed as GitHub signs its deliveries. */
+const signedPost = (name: string, body: unknown) => {
+  const text = JSON.stringify(body);
+  const signature = `sha256=${createHmac("sha256", SENDER_SECRET).update(text).digest("hex")}`;
+  return post(name, text, { "x-hub-signature-256": signature });
+};
 
 async function subscribe(body: Record<string, unknown>) {
   const res = await rt.json("POST", "/agents/webhook-subscriptions", body);
@@ -236,11 +250,17 @@ describe("queueing", () => {
     expect(maxInFlight).toBe(2);
   });
 
-  it("deliver-only is neither queued nor limited under load", async () => {
+  it("deliver-only with a verified sender is neither queued nor limited under load", async () => {
     await rt.json("PUT", "/agents/webhooks/enabled", { enabled: true });
-    await subscribe({ name: "notify", deliverOnly: true, deliverTo: "Chat", prompt: "alert {n}" });
+    await subscribe({
+      name: "notify",
+      deliverOnly: true,
+      deliverTo: "Chat",
+      prompt: "alert {n}",
+      verification: { kind: "github", secret: SENDER_SECRET },
+    });
     const statuses = await Promise.all(
-      Array.from({ length: 200 }, (_, n) => post("notify", { n }).then((r) => r.status)),
+      Array.from({ length: 200 }, (_, n) => signedPost("notify", { n }).then((r) => r.status)),
     );
     expect(statuses.every((s) => s === 200)).toBe(true);
     const texts = await webTexts();
@@ -248,6 +268,42 @@ describe("queueing", () => {
     expect(new Set(texts).size).toBe(200);
     expect(await runsOf("notify")).toHaveLength(0);
     expect(fake.requests).toHaveLength(0);
+  });
+});
+
+describe("a deliver-only subscription that verifies no sender", () => {
+  it(`takes a burst of ${UNVERIFIED_DELIVERY_BURST}, then answers 429 with Retry-After, per subscription`, async () => {
+    await rt.json("PUT", "/agents/webhooks/enabled", { enabled: true });
+    await subscribe({ name: "open", deliverOnly: true, deliverTo: "Chat", prompt: "alert {n}" });
+    await subscribe({ name: "other", deliverOnly: true, deliverTo: "Chat", prompt: "other {n}" });
+    const statuses = await Promise.all(
+      Array.from({ length: UNVERIFIED_DELIVERY_BURST + 30 }, (_, n) => post("open", { n }).then((r) => r.status)),
+    );
+    expect(statuses.filter((s) => s === 200)).toHaveLength(UNVERIFIED_DELIVERY_BURST);
+    expect(statuses.filter((s) => s === 429)).toHaveLength(30);
+    const refused = await post("open", { n: "late" });
+    expect(refused.status).toBe(429);
+    expect(refused.headers.get("content-type")).toBe("application/problem+json");
+    expect(Number(refused.headers.get("retry-after"))).toBeGreaterThanOrEqual(1);
+    expect(Number(refused.headers.get("retry-after"))).toBeLessThanOrEqual(2);
+    const problem = (await refused.json()) as { type: string; detail: string };
+    expect(problem.type).toMatch(/rate-limited$/);
+    expect(problem.detail).toContain("verifies no sender");
+    // Only what was taken reached the channel; another subscription has its own bound.
+    expect(await webTexts()).toHaveLength(UNVERIFIED_DELIVERY_BURST);
+    expect((await post("other", { n: 1 })).status).toBe(200);
+  });
+
+  it(`refills at ${UNVERIFIED_DELIVERIES_PER_MINUTE} a minute`, () => {
+    let now = 0;
+    const bound = new SenderBound(30, 2, () => now);
+    expect([bound.take("a"), bound.take("a"), bound.take("a")]).toEqual([0, 0, 2]);
+    expect(bound.take("b")).toBe(0);
+    now += 1000;
+    expect(bound.take("a")).toBe(1);
+    now += 1000;
+    expect(bound.take("a")).toBe(0);
+    expect(bound.take("a")).toBe(2);
   });
 });
 

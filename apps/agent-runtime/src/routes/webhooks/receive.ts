@@ -8,6 +8,7 @@ import { deliveryDeps, type RuntimeDeps } from "../../deps.ts";
 import type { DeliveryAnswer } from "../../webhooks/deliveries.ts";
 import { eventAllowed, resolveEventType } from "../../webhooks/event-type.ts";
 import { MAX_JSON_DEPTH, nestsDeeperThan } from "../../webhooks/json-depth.ts";
+import { SenderBound, UNVERIFIED_DELIVERIES_PER_MINUTE } from "../../webhooks/sender-bound.ts";
 import { renderPrompt, webhookLabel } from "../../webhooks/template.ts";
 import { deliveryIdOf, signedDeliveryKey, verificationFailure } from "../../webhooks/verify.ts";
 
@@ -56,12 +57,14 @@ function parseObject(text: string): Record<string, unknown> | undefined {
  * what the headers alone fail before the body is read), a content type that is not JSON (400), the
  * verification over the body (401), a delivery seen in the last 24 h by its id or its signed content (the first answer
  * again), body not a JSON object, event not in the list, deliver-only, queue full; then the run is
- * stored and answered 202 without waiting.
+ * stored and answered 202 without waiting. A deliver-only subscription without verification is
+ * bounded in rate (SenderBound) before its checks: 429 with Retry-After past the bound.
  */
 export function registerReceiveWebhook(app: OpenAPIHono, deps: RuntimeDeps): void {
   // A plain handler (the body is read as it streams, not parsed by a validator first); the
   // contract puts it in the runtime's OpenAPI document.
   app.openAPIRegistry.registerPath(receiveWebhookRoute);
+  const unverifiedBound = new SenderBound();
   app.post("/agents/webhooks/:name", async (c) => {
     const { registry, runs, telemetry } = deps;
     const rejected = (reason: "receiver_disabled" | "unknown_subscription" | "inactive" | "bad_body") =>
@@ -80,6 +83,15 @@ export function registerReceiveWebhook(app: OpenAPIHono, deps: RuntimeDeps): voi
     if (row.active !== 1) {
       rejected("inactive");
       throw new ProblemError("forbidden", { detail: `The webhook subscription ${name} is disabled` });
+    }
+    if (row.deliver_only === 1 && subscription.verification.kind === "none") {
+      const wait = unverifiedBound.take(name);
+      if (wait > 0) {
+        throw new ProblemError("rate-limited", {
+          detail: `The subscription ${name} verifies no sender and takes at most ${UNVERIFIED_DELIVERIES_PER_MINUTE} deliveries a minute after a burst; set its verification to lift the bound`,
+          headers: { "retry-after": String(wait) },
+        });
+      }
     }
 
     const header = (h: string) => c.req.header(h);
