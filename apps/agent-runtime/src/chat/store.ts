@@ -130,16 +130,16 @@ export function firstSighting(sqlite: Database.Database, eventId: string): boole
 /** Prepared once per connection: every inbound event runs it. */
 const sightingStatements = new WeakMap<Database.Database, Database.Statement<[string, string]>>();
 
-/** Days a posted delivery is kept (pending ones stay until posted). */
+/** Days a posted (or given up) delivery is kept (pending ones stay until posted or given up). */
 const SENT_DELIVERY_MEMORY_MS = 7 * 24 * 3600 * 1000;
 
-/** Forgets event ids older than a day and deliveries posted more than a week ago. */
+/** Forgets event ids older than a day and deliveries posted or given up more than a week ago. */
 export function forgetOldEvents(sqlite: Database.Database, now = Date.now()): void {
   sqlite
     .prepare("delete from team_chat_event where received_at < ?")
     .run(new Date(now - EVENT_MEMORY_MS).toISOString());
   sqlite
-    .prepare("delete from team_chat_delivery where status = 'sent' and created_at < ?")
+    .prepare("delete from team_chat_delivery where status in ('sent', 'failed') and created_at < ?")
     .run(new Date(now - SENT_DELIVERY_MEMORY_MS).toISOString());
 }
 
@@ -187,6 +187,20 @@ export async function markDeliveryFailed(
   await db
     .updateTable("team_chat_delivery")
     .set({ attempts, last_error: error.slice(0, 500), next_attempt_at: nextAttemptAt.toISOString() })
+    .where("id", "=", id)
+    .execute();
+}
+
+/** Slack refused the delivery for good: it is kept (a week) with its error, and not retried. */
+export async function markDeliveryGivenUp(
+  db: Kysely<RuntimeDatabase>,
+  id: string,
+  attempts: number,
+  error: string,
+): Promise<void> {
+  await db
+    .updateTable("team_chat_delivery")
+    .set({ status: "failed", attempts, last_error: error.slice(0, 500) })
     .where("id", "=", id)
     .execute();
 }

@@ -3,7 +3,14 @@ import type { Kysely } from "kysely";
 import type { Logger } from "pino";
 import type { RuntimeDatabase, TeamChatDeliveryTable } from "../../db/schema/index.ts";
 import { redactCredentials } from "../../observability/credentials.ts";
-import { createDelivery, dueDeliveries, markDelivered, markDeliveryFailed, recordChunkSent } from "../store.ts";
+import {
+  createDelivery,
+  dueDeliveries,
+  markDelivered,
+  markDeliveryFailed,
+  markDeliveryGivenUp,
+  recordChunkSent,
+} from "../store.ts";
 import { slackErrorCode } from "./clients.ts";
 import { slackText } from "./escape.ts";
 import { splitForSlack } from "./split.ts";
@@ -13,10 +20,30 @@ export function retryDelayMs(attempts: number, baseMs = 15_000): number {
   return Math.min(baseMs * 2 ** Math.max(0, attempts - 1), 3_600_000);
 }
 
+/** How long a delivery Slack keeps refusing is retried: past it, it is given up. */
+export const DELIVERY_GIVE_UP_MS = 24 * 3600 * 1000;
+
+/**
+ * Slack's answers that no retry changes: the channel is gone, archived or closed to the bot, or
+ * the message itself is refused. Such a delivery is given up at once instead of retried hourly
+ * for ever.
+ */
+const PERMANENT_ERRORS = new Set([
+  "channel_not_found",
+  "not_in_channel",
+  "is_archived",
+  "msg_too_long",
+  "no_text",
+  "restricted_action",
+  "cannot_reply_to_message",
+  "invalid_arguments",
+]);
+
 /**
  * Every outbound post goes through the delivery store: stored first, posted chunk by chunk (each
  * chunk recorded, so a retry resumes instead of repeating), and kept for a later retry when Slack
- * still refuses after the Web API client's own retries. Failures are logged with the delivery id.
+ * still refuses after the Web API client's own retries, for a day (DELIVERY_GIVE_UP_MS) unless
+ * Slack's answer says no retry can succeed. Failures are logged with the delivery id.
  */
 export class SlackOutbox {
   readonly #db: Kysely<RuntimeDatabase>;
@@ -65,7 +92,7 @@ export class SlackOutbox {
     return this.#attempt(row, options.replaceTs);
   }
 
-  async #attempt(row: TeamChatDeliveryTable, replaceTs?: string): Promise<boolean> {
+  async #attempt(row: TeamChatDeliveryTable, replaceTs?: string, now = Date.now()): Promise<boolean> {
     const chunks = splitForSlack(row.text);
     let sent = row.chunks_sent;
     try {
@@ -88,8 +115,16 @@ export class SlackOutbox {
       return true;
     } catch (err) {
       const attempts = row.attempts + 1;
-      const next = new Date(Date.now() + retryDelayMs(attempts, this.#retryBaseMs));
+      const next = new Date(now + retryDelayMs(attempts, this.#retryBaseMs));
       const error = slackErrorCode(err);
+      if (PERMANENT_ERRORS.has(error) || now - Date.parse(row.created_at) >= DELIVERY_GIVE_UP_MS) {
+        await markDeliveryGivenUp(this.#db, row.id, attempts, error);
+        this.#logger.error(
+          { deliveryId: row.id, channel: row.channel_id, attempts, error },
+          "team-chat delivery given up: Slack refused it for good, or for a day",
+        );
+        return false;
+      }
       await markDeliveryFailed(this.#db, row.id, attempts, error, next);
       this.#logger.warn(
         { deliveryId: row.id, channel: row.channel_id, attempts, error, retryAt: next.toISOString() },
@@ -103,7 +138,7 @@ export class SlackOutbox {
   retryDue(now = new Date()): Promise<void> {
     this.#retrying ??= (async () => {
       try {
-        for (const row of await dueDeliveries(this.#db, now)) await this.#attempt(row);
+        for (const row of await dueDeliveries(this.#db, now)) await this.#attempt(row, undefined, now.getTime());
       } finally {
         this.#retrying = undefined;
       }

@@ -12,7 +12,8 @@ export interface TeamChatEventTable {
   received_at: string;
 }
 
-export type TeamChatDeliveryStatus = "pending" | "sent";
+/** `failed`: given up (Slack refused it for good, or for a day); kept a week for the record. */
+export type TeamChatDeliveryStatus = "pending" | "sent" | "failed";
 
 /** One outbound post (all of its chunks); `chunks_sent` makes a retry resume instead of repeat. */
 export interface TeamChatDeliveryTable {
