@@ -94,6 +94,29 @@ describe("the sandbox driver's permissions in the agentplane chart", () => {
     expect(REQUIRED_ACCESS.filter((a) => !allows(a))).toEqual([]);
   });
 
+  it("grant nothing the driver does not do", () => {
+    const list = parseObjects(renderChart(join(VALUES_DIR, "external.yaml")));
+    const role = list.find((o) => o.kind === "Role" && o.metadata.name === "agentplane-sandbox-driver") as unknown as {
+      rules: { apiGroups: string[]; resources: string[]; verbs: string[] }[];
+    };
+    const required = new Set(
+      REQUIRED_ACCESS.map(
+        (a) => `${a.group ?? ""}/${a.subresource ? `${a.resource}/${a.subresource}` : a.resource}:${a.verb}`,
+      ),
+    );
+    // Besides what it checks for at start: workspace snapshots where the cluster has them, and the
+    // GET an exec or port-forward WebSocket opens with (authorized as `get` by older API servers).
+    const optional = [
+      ...["get", "list", "create", "delete"].map((verb) => `snapshot.storage.k8s.io/volumesnapshots:${verb}`),
+      "/pods/exec:get",
+      "/pods/portforward:get",
+    ];
+    const granted = role.rules.flatMap((r) =>
+      r.apiGroups.flatMap((g) => r.resources.flatMap((res) => r.verbs.map((v) => `${g}/${res}:${v}`))),
+    );
+    expect(granted.filter((g) => !required.has(g) && !optional.includes(g))).toEqual([]);
+  });
+
   it("binds a ServiceAccount the operator names when the chart creates none", () => {
     const list = parseObjects(
       renderChart(join(VALUES_DIR, "external.yaml"), [
