@@ -1,7 +1,9 @@
 import { request as httpRequest } from "node:http";
+import { hostname } from "node:os";
 import pino from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ConfigError, loadConfig } from "../src/config.ts";
+import { hostAllowed } from "../src/http/allowed-hosts.ts";
 import { createRuntime } from "../src/runtime.ts";
 import { type FakeModel, startFakeModel } from "./support/fake-model.ts";
 import { fakeModelEnv, startTestRuntime, type TestRuntime, tempHome } from "./support/runtime.ts";
@@ -182,17 +184,64 @@ describe("Host check configuration", () => {
     }
   });
 
-  it("does not check Host on a runtime listening on every interface, unless a list is set", async () => {
-    for (const [list, expected] of [
-      [undefined, 200],
-      ["agent-runtime", 421],
+  it("on every interface without a list, answers addresses, local and one-label names, and no others", async () => {
+    const config = loadConfig({ ...fakeModelEnv(fake, tempHome()), AGENT_HTTP_URL: "https://agent.example.org" });
+    const runtime = await createRuntime(config, { logger: pino({ level: "silent" }) });
+    try {
+      const { url } = await runtime.listen(0, "0.0.0.0");
+      const machine = hostname().toLowerCase();
+      const allowed = [
+        "10.1.2.3:3003",
+        "192.168.0.9",
+        "[fd00::5]:8080",
+        "localhost:8080",
+        "app.localhost",
+        // A compose or Kubernetes service, and the platform's gateway calling one.
+        "agent-runtime:3003",
+        "agentplane-runtime",
+        "agent.example.org:8443",
+        `${machine}:3003`,
+      ];
+      for (const host of allowed) expect((await send(url, host)).status, host).toBe(200);
+      // A rebound name reaches no route, however the page is sent: reads, writes, the receiver.
+      for (const host of ["evil.example", "evil.example:3003", "localhost.evil.example", "10.0.0.1.nip.io"]) {
+        const answer = await send(url, host);
+        expect(answer.status, host).toBe(421);
+        expect(answer.type).toBe("application/problem+json");
+        expect(JSON.parse(answer.body).detail).toContain("set AGENT_ALLOWED_HOSTS");
+      }
+      expect((await send(url, "evil.example", { path: "/agents/memory?q=x" })).status).toBe(421);
+      expect((await send(url, "evil.example", { method: "POST", path: "/agents/threads" })).status).toBe(421);
+      expect((await runtime.deps.database.db.selectFrom("thread").select("id").execute()).length).toBe(1);
+    } finally {
+      await runtime.close();
+    }
+  });
+
+  it("on every interface without a list, answers the machine's own name even with dots", () => {
+    const policy = {
+      loopbackBind: false,
+      published: undefined,
+      allowList: undefined,
+      machineName: "build-7.corp.example",
+    };
+    expect(hostAllowed(policy, "build-7.corp.example:3003", 3003)).toBe(true);
+    expect(hostAllowed(policy, "build-7.corp.example.", 3003)).toBe(true);
+    expect(hostAllowed(policy, "build-8.corp.example:3003", 3003)).toBe(false);
+    expect(hostAllowed({ ...policy, machineName: undefined }, "build-7.corp.example", 3003)).toBe(false);
+  });
+
+  it("on every interface, checks only the list once one is set, and nothing with `*`", async () => {
+    for (const [list, name, expected] of [
+      ["agent-runtime", "some-service:3003", 421],
+      ["agent-runtime", "agent-runtime:3003", 200],
+      ["*", "evil.example", 200],
     ] as const) {
-      const config = loadConfig({ ...fakeModelEnv(fake, tempHome()), ...(list ? { AGENT_ALLOWED_HOSTS: list } : {}) });
+      const config = loadConfig({ ...fakeModelEnv(fake, tempHome()), AGENT_ALLOWED_HOSTS: list });
       const runtime = await createRuntime(config, { logger: pino({ level: "silent" }) });
       try {
         const { url } = await runtime.listen(0, "0.0.0.0");
-        expect((await send(url, "some-service:3003")).status, String(list)).toBe(expected);
-        if (list) expect((await send(url, `${list}:3003`)).status).toBe(200);
+        expect((await send(url, name)).status, `${list} ${name}`).toBe(expected);
       } finally {
         await runtime.close();
       }

@@ -1,3 +1,5 @@
+import { isIP } from "node:net";
+
 /**
  * The Host names the runtime answers to (a defence against DNS rebinding: a web page whose domain
  * is made to resolve to 127.0.0.1 reaches a loopback runtime, but its requests still carry the
@@ -13,12 +15,14 @@ export interface HostPattern {
 
 /** What the check is made of; `undefined` allowList: the operator set none. */
 export interface HostPolicy {
-  /** `true` when the runtime listens on a loopback address: the check applies without a list. */
+  /** `true` when the runtime listens on a loopback address: loopback names on its port only. */
   loopbackBind: boolean;
   /** The host and port of AGENT_HTTP_URL, the address the runtime is published at. */
   published: { host: string; port: number } | undefined;
   /** AGENT_ALLOWED_HOSTS; `any` for `*` (no check at all). */
   allowList: HostPattern[] | "any" | undefined;
+  /** This machine's host name, lower case (answered on a non-loopback address without a list). */
+  machineName?: string | undefined;
 }
 
 const LABEL = /^[a-z0-9_]([a-z0-9_-]*[a-z0-9_])?$/;
@@ -104,17 +108,31 @@ function matches(pattern: HostPattern, host: string, port: number): boolean {
  */
 export function hostAllowed(policy: HostPolicy, hostHeader: string | undefined, localPort: number): boolean {
   if (policy.allowList === "any") return true;
-  if (!policy.loopbackBind && policy.allowList === undefined) return true;
   // HTTP/1.1 clients always send Host (the server refuses a request without one); a request built
   // in process has none. A browser, the only client DNS rebinding can drive, always sends it.
   if (hostHeader === undefined) return true;
   const split = splitHost(hostHeader);
   if (!split) return false;
   const { host } = split;
+  if (!policy.loopbackBind && policy.allowList === undefined) return unlistedNameAllowed(policy, host);
   const port = split.port ?? 80;
   if (port === localPort && isLoopbackAddress(host)) return true;
   if (policy.published && policy.published.host === host && policy.published.port === port) return true;
   return (policy.allowList ?? []).some((pattern) => matches(pattern, host, port));
+}
+
+/**
+ * The names a runtime on a non-loopback address answers to without AGENT_ALLOWED_HOSTS, on any
+ * port (a container's port is often mapped to another): what DNS rebinding cannot use, as only a
+ * public name its page's author controls resolves to this machine from a person's browser. IP
+ * addresses (health probes, `docker run -p`), `localhost` and `*.localhost`, a name of one label
+ * (a compose or Kubernetes service in the same namespace: resolved through the local search
+ * domains, never registrable), AGENT_HTTP_URL's host and the machine's own name.
+ */
+function unlistedNameAllowed(policy: HostPolicy, host: string): boolean {
+  if (isIP(host.replace(/^\[|\]$/g, "")) !== 0) return true;
+  if (isLoopbackAddress(host) || !host.includes(".")) return true;
+  return host === policy.published?.host || host === policy.machineName;
 }
 
 /** The host and port of a URL, as they appear in the Host header of requests sent to it. */

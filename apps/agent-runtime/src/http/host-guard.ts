@@ -1,4 +1,5 @@
 import type { IncomingMessage } from "node:http";
+import { hostname } from "node:os";
 import { ProblemError, problemJson } from "@agentplane/problem-details";
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { RuntimeConfig } from "../config.ts";
@@ -10,6 +11,7 @@ export function hostPolicyOf(config: RuntimeConfig, listenHost: string = config.
     loopbackBind: isLoopbackAddress(listenHost),
     published: publishedAddress(config.env.AGENT_HTTP_URL),
     allowList: config.allowedHosts,
+    machineName: hostname().toLowerCase().replace(/\.$/, "") || undefined,
   };
 }
 
@@ -30,7 +32,7 @@ export function guardHosts(app: OpenAPIHono, policy: () => HostPolicy): void {
     return problemJson(
       c,
       new ProblemError("misdirected-request", {
-        detail: `This runtime does not answer to the host ${JSON.stringify(host ?? "")}; add it to AGENT_ALLOWED_HOSTS to allow it`,
+        detail: `This runtime does not answer to the host ${JSON.stringify(host ?? "")}; set AGENT_ALLOWED_HOSTS to the names its callers use (comma-separated; "*" allows any host) to allow it`,
       }),
     );
   });
