@@ -224,7 +224,7 @@ export const CONFIG_GLOSSARY: Record<string, string> = {
   OWNER_USER_ID: "The owner's user id at first boot.",
   AGENT_HTTP_URL: "The runtime URL the terminal UI connects to; its host is one the runtime's API answers to.",
   AGENT_ALLOWED_HOSTS:
-    "Comma-separated `Host` names the runtime's API answers to besides the loopback ones on its port and `AGENT_HTTP_URL`'s: names, `*.domain`, IP or `[IPv6]` addresses, each with an optional `:port`; `*` allows any. Others get 421. Listening on a non-loopback address (containers), Host is checked only when this is set.",
+    "Comma-separated `Host` names the runtime's API answers to besides the loopback ones on its port and `AGENT_HTTP_URL`'s: names, `*.domain`, IP or `[IPv6]` addresses, each with an optional `:port`; `*` allows any. Others get 421. Listening on a non-loopback address (containers) with this unset, the runtime answers IP addresses, `localhost`, one-label names (services), `AGENT_HTTP_URL`'s host and the machine's name, on any port (decision 0063).",
   AGENTPLANE_TOKEN:
     "Sandbox switch: the token the runtime's shell tools use to run in a sandbox through `/v1/shell/exec`.",
   AGENTPLANE_PROJECT_ID: "Sandbox switch: the sandbox's project.",
