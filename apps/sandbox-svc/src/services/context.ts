@@ -23,6 +23,8 @@ export interface SandboxServiceConfig {
   objectLimits?: ObjectLimits;
   /** How many started creates are built at once before they are decided (early-starts.ts; default 16). */
   earlyStarts?: number;
+  /** How long archiving a workspace may take before it is given up (ms, default 5 min). */
+  archiveTimeoutMs?: number;
 }
 
 /** Everything a service verb needs; built once in createSandboxService. */

@@ -41,6 +41,12 @@ async function pruneArchives(
     .execute();
 }
 
+/**
+ * How long archiving a workspace may take: the sandbox's own tar does it, and one that never ends
+ * would hold the change it accompanies (a revision's restart) for good.
+ */
+const ARCHIVE_TIMEOUT_MS = 5 * 60_000;
+
 /** How long after its exit an exec's output may take to end before it counts as cut short. */
 const OUTPUT_DRAIN_MS = 10_000;
 
@@ -98,7 +104,20 @@ export async function archiveWorkspace(
     // The sandbox's own tar: what it says is kept only as far as the log line shows it.
     const stderr = capture(proc.stderr, MESSAGE_OUTPUT_CAP);
     const whole = ended(proc.stdout);
-    const exit = await proc.exited;
+    const timeoutMs = deps.config?.archiveTimeoutMs ?? ARCHIVE_TIMEOUT_MS;
+    let timedOut = false;
+    const deadline = setTimeout(() => {
+      timedOut = true;
+      proc.kill("SIGKILL");
+    }, timeoutMs);
+    const exit = await proc.exited.finally(() => clearTimeout(deadline));
+    if (timedOut) {
+      deps.logger.warn(
+        { sandboxId, revision },
+        `workspace archive took longer than ${timeoutMs / 1000} s: not archived`,
+      );
+      return undefined;
+    }
     // The exit can be told before the last of the output has been read (the local driver learns
     // of it over another channel): taken at the exit, an archive was seen empty under load.
     const complete = await within(whole, OUTPUT_DRAIN_MS);
