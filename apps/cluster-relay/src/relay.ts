@@ -40,6 +40,12 @@ export interface RelayOptions {
 }
 
 const MAX_BODY_BYTES = 8 * 1024 * 1024;
+/**
+ * The largest WebSocket message the platform may send, as the platform bounds the relay's: one
+ * flush of its HTTP/2 frames, whose data this relay's 64 KiB flow-control window bounds. `ws` would
+ * otherwise gather up to 100 MiB of one message before handing any of it on.
+ */
+const MAX_TUNNEL_MESSAGE_BYTES = 4 * 1024 * 1024;
 /** An API server answer complete on arrival and at most this long is sent back whole. */
 const WHOLE_ANSWER_BYTES = 64 * 1024;
 const HOP_BY_HOP = new Set(["connection", "keep-alive", "transfer-encoding", "upgrade", "proxy-connection", "te"]);
@@ -175,6 +181,7 @@ export class Relay {
         "user-agent": `agentplane-cluster-relay/${RELAY_VERSION}`,
       },
       perMessageDeflate: false,
+      maxPayload: MAX_TUNNEL_MESSAGE_BYTES,
       // A control plane (or a proxy before it) that takes the connection and never answers the
       // upgrade would otherwise hold the relay there for good: no close, so no reconnect.
       handshakeTimeout: this.options.handshakeTimeoutMs ?? 30_000,
