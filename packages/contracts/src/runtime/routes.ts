@@ -234,7 +234,7 @@ export const receiveWebhookRoute = defineRuntimeRoute(
     operationId: "receiveWebhook",
     summary: "Receive a webhook",
     description:
-      "Takes a JSON object (at most 1 MiB) from an external system for the named subscription. Checked in this order: receiver off (403), unknown name (404), subscription inactive (403), the subscription's verification (401), a delivery id seen in the last 24 h (200 with the first answer), body not a JSON object (400), event not subscribed (200 `ignored`), deliver-only (200 `delivered`), queue full (429 with Retry-After); otherwise the run is stored and answered 202 without waiting for it.",
+      "Takes a JSON object (at most 1 MiB) from an external system for the named subscription. Checked in this order: receiver off (403), unknown name (404), subscription inactive (403), a deliver-only subscription that verifies no sender past its rate bound (429 with Retry-After), the subscription's verification (401), a delivery id seen in the last 24 h (200 with the first answer), body not a JSON object (400), event not subscribed (200 `ignored`), deliver-only (200 `delivered`), queue full (429 with Retry-After); otherwise the run is stored and answered 202 without waiting for it.",
     request: {
       params: nameParam,
       body: { required: true, content: { "application/json": { schema: z.record(z.string(), z.unknown()) } } },

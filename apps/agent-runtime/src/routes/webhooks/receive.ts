@@ -53,12 +53,12 @@ function parseObject(text: string): Record<string, unknown> | undefined {
 
 /**
  * `POST /agents/webhooks/{name}` (spec "Runtime: webhook receiver"). The checks run in this
- * order: receiver off, unknown name, subscription inactive, the subscription's verification (401;
+ * order: receiver off, unknown name, subscription inactive, a deliver-only subscription without
+ * verification past its rate bound (SenderBound: 429 with Retry-After), the subscription's verification (401;
  * what the headers alone fail before the body is read), a content type that is not JSON (400), the
  * verification over the body (401), a delivery seen in the last 24 h by its id or its signed content (the first answer
  * again), body not a JSON object, event not in the list, deliver-only, queue full; then the run is
- * stored and answered 202 without waiting. A deliver-only subscription without verification is
- * bounded in rate (SenderBound) before its checks: 429 with Retry-After past the bound.
+ * stored and answered 202 without waiting.
  */
 export function registerReceiveWebhook(app: OpenAPIHono, deps: RuntimeDeps): void {
   // A plain handler (the body is read as it streams, not parsed by a validator first); the
