@@ -37,6 +37,8 @@ export interface RelayOptions {
   maxBackoffMs?: number;
   /** How long a dial may take to be answered (connect, TLS, upgrade) before it is given up (default 30 s). */
   handshakeTimeoutMs?: number;
+  /** How long the relay's own questions to the control plane may take before they are asked again (default 30 s). */
+  requestTimeoutMs?: number;
 }
 
 const MAX_BODY_BYTES = 8 * 1024 * 1024;
@@ -123,7 +125,11 @@ export class Relay {
       try {
         const res = await fetch(
           new URL(`/v1/clusters/${encodeURIComponent(this.options.clusterId)}`, this.options.baseUrl),
-          { headers: { authorization: `Bearer ${this.clusterJwt?.token ?? ""}` } },
+          {
+            headers: { authorization: `Bearer ${this.clusterJwt?.token ?? ""}` },
+            // Until it is answered no request is verified: one lost on the way is asked again.
+            signal: AbortSignal.timeout(this.options.requestTimeoutMs ?? 30_000),
+          },
         );
         if (res.ok) {
           this.projectId = ((await res.json()) as { projectId: string }).projectId;
