@@ -122,17 +122,24 @@ export class RealtimeClient {
         socket.terminate();
         reject(new Error(`the realtime session was not confirmed within ${timeoutMs} ms`));
       }, timeoutMs);
+      // A failed attempt ends its socket: a refused handshake (HTTP 401) otherwise left its
+      // connection open, and an `error` event before confirmation left the session half made.
       const fail = (err: Error) => {
         clearTimeout(timer);
         reject(err);
+        socket.terminate();
       };
-      socket.once("error", fail);
+      socket.on("error", fail);
       socket.once("unexpected-response", (_req, res) =>
         fail(new Error(`the realtime API answered HTTP ${res.statusCode}`)),
       );
       socket.once("open", () => socket.send(JSON.stringify(this.#sessionUpdate(model))));
       socket.on("message", (data) => {
-        const event = JSON.parse(String(data)) as ServerEvent;
+        const event = serverEvent(data);
+        if (!event) {
+          this.#options.logger.warn("the realtime API sent a frame that is not an event; skipped");
+          return;
+        }
         if (!this.#ready && event.type === "session.updated") {
           clearTimeout(timer);
           socket.off("error", fail);
@@ -311,6 +318,17 @@ export class RealtimeClient {
 
   #send(event: Record<string, unknown>): void {
     if (this.#socket?.readyState === WebSocket.OPEN) this.#socket.send(JSON.stringify(event));
+  }
+}
+
+/** A frame as a server event, or undefined when it is not a JSON object with a type (a proxy's error page, say). */
+function serverEvent(data: WebSocket.RawData): ServerEvent | undefined {
+  try {
+    const event: unknown = JSON.parse(String(data));
+    const type = (event as { type?: unknown } | null)?.type;
+    return typeof event === "object" && event !== null && typeof type === "string" ? (event as ServerEvent) : undefined;
+  } catch {
+    return undefined;
   }
 }
 
