@@ -36,6 +36,9 @@ describe("secret settings in the agentplane Helm chart", () => {
     // The master key being rotated out opens everything sealed before the rotation.
     "config.extraEnv.AGENTPLANE_SECRET_KEY_PREVIOUS",
     "services.governance.extraEnv.AGENTPLANE_SECRET_KEY_PREVIOUS",
+    // Every sandbox's egress proxy credential is an HMAC under it.
+    "services.egress.extraEnv.SANDBOX_EGRESS_CREDENTIAL_KEY",
+    "config.extraEnv.SANDBOX_EGRESS_CREDENTIAL_KEY",
   ])("refuses %s: extraEnv is plain text in the release", (path) => {
     const value = "sk-in-plain-text";
     expect(() => renderChart(VALUES, ["--set", `${path}=${value}`])).toThrow(

@@ -177,7 +177,7 @@ AGENTPLANE_SECRET_KEY_PREVIOUS) as well. TUNNEL_TOKEN_SECRET(_KEY) name a Secret
 {{- define "agentplane.refuseSecretEnv" -}}
 {{- $where := index . 0 -}}
 {{- range $name, $_ := index . 1 -}}
-{{- if and (regexMatch "^(DATABASE_URL|REDIS_URL)$|(TOKEN|SECRET|PASSWORD|API_KEY|PRIVATE_KEY|SECRET_KEY|SECRET_ACCESS_KEY)(_PREVIOUS)?$" $name) (not (regexMatch "^TUNNEL_TOKEN_SECRET(_KEY)?$" $name)) -}}
+{{- if and (regexMatch "^(DATABASE_URL|REDIS_URL)$|(TOKEN|SECRET|PASSWORD|API_KEY|PRIVATE_KEY|SECRET_KEY|SECRET_ACCESS_KEY|CREDENTIAL_KEY)(_PREVIOUS)?$" $name) (not (regexMatch "^TUNNEL_TOKEN_SECRET(_KEY)?$" $name)) -}}
 {{- fail (printf "%s.%s is a secret: extraEnv is plain text in the release; put it in a Secret and name that Secret in the existingSecret of the service that needs it (services.<name>.existingSecret)" $where $name) -}}
 {{- end -}}
 {{- end -}}
