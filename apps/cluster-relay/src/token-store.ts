@@ -1,4 +1,5 @@
-import { readFile, rename, writeFile } from "node:fs/promises";
+import { randomBytes } from "node:crypto";
+import { readFile, rename, rm, writeFile } from "node:fs/promises";
 import { CoreV1Api, type KubeConfig, PatchStrategy, setHeaderOptions } from "@kubernetes/client-node";
 
 /** Where the tunnel token lives: read at start, written when the platform rotates it. */
@@ -7,7 +8,11 @@ export interface TokenStore {
   write(token: string): Promise<void>;
 }
 
-/** A file (a mounted Secret, or a path of its own); written atomically through a temporary file. */
+/**
+ * A file (a mounted Secret, or a path of its own); written atomically through a temporary file
+ * whose name no one can guess, created new (O_EXCL follows no link): a link planted beside the
+ * token file fails the write instead of taking the token elsewhere.
+ */
 export class FileTokenStore implements TokenStore {
   private readonly path: string;
   constructor(path: string) {
@@ -17,9 +22,14 @@ export class FileTokenStore implements TokenStore {
     return (await readFile(this.path, "utf8")).trim();
   }
   async write(token: string): Promise<void> {
-    const tmp = `${this.path}.${process.pid}.tmp`;
-    await writeFile(tmp, `${token}\n`, { mode: 0o600 });
-    await rename(tmp, this.path);
+    const tmp = `${this.path}.${randomBytes(8).toString("hex")}.tmp`;
+    try {
+      await writeFile(tmp, `${token}\n`, { mode: 0o600, flag: "wx" });
+      await rename(tmp, this.path);
+    } catch (err) {
+      await rm(tmp, { force: true });
+      throw err;
+    }
   }
 }
 
