@@ -35,6 +35,20 @@ function duration(ms: number): string {
   return s >= 60 ? `${Math.floor(s / 60)} min ${s % 60} s` : `${s} s`;
 }
 
+/** Characters of one utterance in the summary; the rest is cut with an ellipsis. */
+export const SUMMARY_UTTERANCE_LIMIT = 2000;
+
+/**
+ * One utterance as one line of the summary. What was said is anyone's in the meeting (and what
+ * the agent answered follows from it): a transcript with line breaks in it could otherwise write
+ * lines of its own (`The agent said:`, a usage line) into a message the model later reads as the
+ * runtime's own record of the call.
+ */
+function utterance(text: string): string {
+  const line = text.replace(/\s+/g, " ").trim();
+  return line.length > SUMMARY_UTTERANCE_LIMIT ? `${line.slice(0, SUMMARY_UTTERANCE_LIMIT)}…` : line;
+}
+
 /** The message posted to the thread that asked for the meeting. */
 export function callSummary(status: MeetingStatus, record: CallRecord | undefined): string {
   const lines: string[] = [];
@@ -46,12 +60,12 @@ export function callSummary(status: MeetingStatus, record: CallRecord | undefine
   const toAgent = said.filter((t) => t.addressed);
   if (toAgent.length > 0) {
     lines.push("", "Said to the agent:");
-    for (const t of toAgent) lines.push(`- ${t.text}`);
+    for (const t of toAgent) lines.push(`- ${utterance(t.text)}`);
   }
   const answers = record?.answers ?? [];
   if (answers.length > 0) {
     lines.push("", "The agent said:");
-    for (const a of answers) lines.push(`- ${a}`);
+    for (const a of answers) lines.push(`- ${utterance(a)}`);
   }
   if (record) {
     const usage = callUsage(record);
