@@ -28,12 +28,16 @@ export const CONFIG_GLOSSARY: Record<string, string> = {
     "Ed25519 JWK: the gateway signs the short-lived internal identity it forwards; services verify it (and sign their own calls).",
   INTERNAL_IDENTITY_PUBLIC_KEY: "The public half, for a service that only verifies the internal identity.",
   "egress proxy:INTERNAL_IDENTITY_PRIVATE_KEY":
-    "Read only when `EGRESS_IDENTITY_PRIVATE_KEY` is unset (an installation from before it): the proxy then signs its calls to governance with this shared key, which every service accepts, and warns at start.",
+    "Read only when `EGRESS_IDENTITY_PRIVATE_KEY` is unset (an installation from before it): the proxy then signs its calls to governance and sandbox-svc with this shared key, which every service accepts, and warns at start.",
   "egress proxy:INTERNAL_IDENTITY_PUBLIC_KEY": "Not read: the proxy is called by no service.",
   EGRESS_IDENTITY_PRIVATE_KEY:
-    "egress proxy: an Ed25519 JWK of its own (`platform keys` prints the pair; the chart generates it into the keys Secret). It signs its calls to governance with it instead of the shared `INTERNAL_IDENTITY_PRIVATE_KEY`: governance accepts those for a sandbox's effective policy and `sandbox:egress` decisions only, every other service refuses them (decision 0062).",
+    "egress proxy: an Ed25519 JWK of its own (`platform keys` prints the pair; the chart generates it into the keys Secret). It signs its calls to governance and sandbox-svc with it instead of the shared `INTERNAL_IDENTITY_PRIVATE_KEY`: governance accepts those for a sandbox's effective policy and `sandbox:egress` decisions only, sandbox-svc for a sandbox's egress facts and refusal records only, every other service refuses them (decisions 0062, 0065).",
   EGRESS_IDENTITY_PUBLIC_KEY:
-    "governance-svc: the public half of the egress proxy's `EGRESS_IDENTITY_PRIVATE_KEY`; identities signed with it are accepted on the egress proxy's two calls only (a sandbox's effective policy, `sandbox:egress` decisions). Unset: they are refused, and an egress proxy must sign with the shared key.",
+    "governance-svc and sandbox-svc: the public half of the egress proxy's `EGRESS_IDENTITY_PRIVATE_KEY`; identities signed with it are accepted on the egress proxy's own calls only (governance: a sandbox's effective policy, `sandbox:egress` decisions; sandbox-svc: a sandbox's egress facts, refusal records). Unset: they are refused, and an egress proxy must sign with the shared key.",
+  "egress proxy:SANDBOX_URL":
+    "sandbox-svc's address: the proxy asks it for a sandbox's organization, project and labels and has it record refusals; it holds no database or bus setting (decision 0065).",
+  EGRESS_SANDBOX_TIMEOUT_MS:
+    "egress proxy: how long one call to sandbox-svc may take (default `3000`); a call that fails or takes longer refuses the sandbox's connection (503), logged once per refusal window.",
   AGENTPLANE_SECRET_KEY:
     "32 bytes, base64: encrypts secrets at rest (credentials, project signing keys). Generated into the data dir when embedded.",
   AGENTPLANE_SECRET_KEY_PREVIOUS:

@@ -1,12 +1,19 @@
 // The egress proxy as the launcher runs it (`--target=egress`), beside governance and sandbox-svc:
-// it signs its calls to governance with its own key and holds no shared private key, and what it
-// signs opens nothing but its own two calls (decision 0062).
+// it signs its calls with its own key and holds no shared private key, and what it signs opens
+// nothing but its own calls (decision 0062); it holds no database or bus setting either, asking
+// sandbox-svc for what it needs of sandboxes (decision 0065).
 import { createHmac, randomBytes } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
 import { request } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { INTERNAL_IDENTITY_HEADER, internalDecideRoute, type Principal } from "@agentplane/contracts";
+import {
+  INTERNAL_IDENTITY_HEADER,
+  internalDecideRoute,
+  internalGetSandboxEgressRoute,
+  internalRecordEgressRefusalRoute,
+  type Principal,
+} from "@agentplane/contracts";
 import { openDatabase } from "@agentplane/db";
 import { generateInternalKeys, importOwnKeys, servicePrincipal, signIdentity } from "@agentplane/service-kit";
 import {
@@ -47,6 +54,7 @@ describe.skipIf(!pg.available || !redis.available)(
     let egress: Spawned;
     let egressPrivateJwk = "";
     let proxyPort = 0;
+    let egressUrl = "";
     const urls = { sandbox: "", governance: "" };
     const sandbox: Principal = {
       type: "sandbox",
@@ -83,6 +91,7 @@ describe.skipIf(!pg.available || !redis.available)(
           ...services,
           PORT: String(sandboxPort),
           SANDBOX_DATA_DIR: dataDir,
+          EGRESS_IDENTITY_PUBLIC_KEY: JSON.stringify(pair.publicJwk),
         }),
         spawnNode(LAUNCHER, ["--target=governance"], {
           ...services,
@@ -92,18 +101,23 @@ describe.skipIf(!pg.available || !redis.available)(
         }),
       );
       await Promise.all([waitForHealth(urls.sandbox, 120_000), waitForHealth(urls.governance, 120_000)]);
-      // The proxy's whole environment, as the chart gives its Pod: no shared private key.
+      // The proxy's whole environment, as the chart gives its Pod: no shared private key, no
+      // database or bus (HOST only of the stores' variables).
       egress = spawnNode(LAUNCHER, ["--target=egress"], {
-        ...stores,
+        HOST: stores.HOST,
+        DATABASE_URL: "",
+        REDIS_URL: "",
         INTERNAL_IDENTITY_PRIVATE_KEY: "",
         PORT: String(egressPort),
         GOVERNANCE_URL: urls.governance,
+        SANDBOX_URL: urls.sandbox,
         SANDBOX_EGRESS_CREDENTIAL_KEY: credentialKey,
         EGRESS_PROXY_PORT: String(proxyPort),
         EGRESS_IDENTITY_PRIVATE_KEY: egressPrivateJwk,
       });
       processes.push(egress);
       await waitForHealth(`http://127.0.0.1:${egressPort}`, 120_000);
+      egressUrl = `http://127.0.0.1:${egressPort}`;
 
       // A running sandbox as sandbox-svc records it (the driver's Pod is not needed to decide its egress).
       const db = await openDatabase(database.url, { max: 1 });
@@ -143,6 +157,13 @@ describe.skipIf(!pg.available || !redis.available)(
 
     it("starts without the shared private key and does not fall back to it", () => {
       expect(egress.output()).not.toMatch(/EGRESS_IDENTITY_PRIVATE_KEY is not set/);
+    });
+
+    it("is ready on sandbox-svc and governance, with no database or bus of its own", async () => {
+      const res = await fetch(`${egressUrl}/health/ready`);
+      expect(res.status).toBe(200);
+      const body = (await res.json()) as { checks: Record<string, string> };
+      expect(body.checks).toEqual({ sandbox: "up", governance: "up" });
     });
 
     it("has a sandbox's destination decided by governance with its own identity", async () => {
@@ -185,6 +206,28 @@ describe.skipIf(!pg.available || !redis.available)(
       expect((await send(urls.governance, "governance", "POST", internalDecideRoute.path, svc, decision)).status).toBe(
         200,
       );
+      // sandbox-svc answers its two calls as the `egress` service.
+      const asEgress = servicePrincipal("egress");
+      const facts = internalGetSandboxEgressRoute.path.replace("{sandboxId}", sandbox.sandboxId as string);
+      const answered = await send(urls.sandbox, "sandbox", "GET", facts, asEgress);
+      expect(answered.status).toBe(200);
+      expect(await answered.json()).toEqual({
+        id: sandbox.sandboxId,
+        orgId: sandbox.orgId,
+        projectId: sandbox.projectId,
+        labels: {},
+      });
+      const refusal = {
+        sandboxId: sandbox.sandboxId,
+        host: "x.test",
+        port: 80,
+        ruleId: null,
+        reasons: [],
+        policies: [],
+      };
+      expect(
+        (await send(urls.sandbox, "sandbox", "POST", internalRecordEgressRefusalRoute.path, asEgress, refusal)).status,
+      ).toBe(200);
       const find = { projectId: sandbox.projectId, kinds: ["http-bearer"] };
       const refused = [
         await send(urls.governance, "governance", "POST", "/internal/governance/credentials/find", svc, find),

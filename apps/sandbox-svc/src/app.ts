@@ -12,6 +12,7 @@ import {
   type Logger,
   type ReadinessChecks,
   RemoteAuthorizer,
+  type ScopedIdentityKey,
   type ServiceClient,
   type ServiceInstance,
   withSandboxTokens,
@@ -25,8 +26,10 @@ import type { KubernetesConfig } from "./driver/kubernetes/config.ts";
 import { LocalDriver, type LocalIsolation } from "./driver/local/local-driver.ts";
 import type { SandboxDriver } from "./driver/types.ts";
 import { decideEgress, type EgressDeps, recordEgressRefusal } from "./egress/decide.ts";
+import { localEgressFacts } from "./egress/facts.ts";
 import { platformDestination } from "./egress/platform.ts";
 import { type EgressLimits, EgressProxy } from "./egress/proxy.ts";
+import { egressProxyIdentityKey } from "./egress/proxy-identity-key.ts";
 import { RefusalWindow } from "./egress/refusal-window.ts";
 import {
   forwardedIngressFetch,
@@ -76,6 +79,11 @@ export interface SandboxServiceDeps {
   driver?: SandboxDriver;
   /** governance-svc (`ServiceClient("governance", …)`): admission, exec and egress decisions; none when absent. */
   governance?: ServiceClient;
+  /**
+   * `EGRESS_IDENTITY_PUBLIC_KEY`: the egress deployable's own key, accepted on its two internal
+   * routes only (a sandbox's egress facts, a refusal to record; decision 0065).
+   */
+  egressPublicKey?: ScopedIdentityKey["publicKey"];
 }
 
 export interface SandboxService extends ServiceInstance {
@@ -166,7 +174,12 @@ export async function createSandboxService(input: SandboxServiceDeps): Promise<S
   };
   const sessions = new ShellSessions(base);
   const deps: SandboxContext = { ...base, sessions };
-  egressDeps = { ...deps, refusals };
+  egressDeps = {
+    facts: localEgressFacts(deps),
+    logger,
+    refusals,
+    ...(base.governance ? { governance: base.governance } : {}),
+  };
 
   const checks: ReadinessChecks = {
     database: async () => {
@@ -175,7 +188,13 @@ export async function createSandboxService(input: SandboxServiceDeps): Promise<S
     bus: () => bus.ready(),
     driver: () => driver.checkAvailable(),
   };
-  const app = createServiceApp({ name: "sandbox", keys, logger, checks });
+  const app = createServiceApp({
+    name: "sandbox",
+    keys,
+    ...(input.egressPublicKey ? { scopedKeys: [egressProxyIdentityKey(input.egressPublicKey)] } : {}),
+    logger,
+    checks,
+  });
   registerRoutes(app, deps);
   const lifecycle = await startLifecycle(deps, sessions);
 

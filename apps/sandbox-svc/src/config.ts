@@ -102,6 +102,11 @@ export const SandboxEnvSchema = deploymentEnv(8082).extend({
   TENANCY_URL: z.url(),
   /** governance-svc: admission, exec and egress decisions (without it nothing is enforced and sandboxes have no egress). */
   GOVERNANCE_URL: z.url().optional(),
+  /**
+   * The egress proxy's own public key (JWK JSON): its identities, for a sandbox's egress facts and
+   * its refusal records only (decision 0065). Unset: an egress proxy with its own key is refused.
+   */
+  EGRESS_IDENTITY_PUBLIC_KEY: z.string().optional(),
   ...SandboxSettingsSchema.shape,
 });
 export type SandboxEnv = z.infer<typeof SandboxEnvSchema>;

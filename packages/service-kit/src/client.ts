@@ -180,7 +180,7 @@ export class ServiceClient {
   async request<T>(
     method: string,
     path: string,
-    options: { principal: Principal; body?: unknown; requestId?: string },
+    options: { principal: Principal; body?: unknown; requestId?: string; signal?: AbortSignal },
   ): Promise<T> {
     refuseDotSegments(path);
     const headers: Record<string, string> = {
@@ -197,9 +197,20 @@ export class ServiceClient {
     // Over HTTP the request goes out as it is; only a service in process needs a web Request.
     const send = (this.fetchImpl as Partial<HttpServiceFetch>).send;
     const response = send
-      ? await send({ method, path, headers, ...(body ? { body } : {}) })
+      ? await send({
+          method,
+          path,
+          headers,
+          ...(body ? { body } : {}),
+          ...(options.signal ? { signal: options.signal } : {}),
+        })
       : await this.fetchImpl(
-          new Request(`http://${this.service}.internal${path}`, { method, headers, ...(body ? { body } : {}) }),
+          new Request(`http://${this.service}.internal${path}`, {
+            method,
+            headers,
+            ...(body ? { body } : {}),
+            ...(options.signal ? { signal: options.signal } : {}),
+          }),
         );
     const text = await response.text();
     const parsed = text ? (JSON.parse(text) as unknown) : undefined;

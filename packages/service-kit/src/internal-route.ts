@@ -41,9 +41,12 @@ type ParamsOf<R> = RequestOf<R> extends { params: infer P } ? P : never;
 type OkOf<R> = R extends { responses: { 200: infer O } } ? JsonSchemaOf<O> : never;
 
 /** What `callInternal` sends: the acting principal, path parameters and body as the contract says. */
-export type InternalCall<R> = { principal: Principal; requestId?: string | undefined } & ([ParamsOf<R>] extends [never]
-  ? { params?: undefined }
-  : { params: z.input<ParamsOf<R> & z.ZodType> }) &
+export type InternalCall<R> = {
+  principal: Principal;
+  requestId?: string | undefined;
+  /** Aborts the call (a deadline: `AbortSignal.timeout(ms)`). */
+  signal?: AbortSignal | undefined;
+} & ([ParamsOf<R>] extends [never] ? { params?: undefined } : { params: z.input<ParamsOf<R> & z.ZodType> }) &
   ([BodyOf<R>] extends [never] ? { body?: undefined } : { body: z.input<BodyOf<R> & z.ZodType> });
 
 /** The answer of an internal route (its 200 schema's type). */
@@ -65,5 +68,6 @@ export function callInternal<R extends InternalRoute>(
     principal: call.principal,
     ...(call.body !== undefined ? { body: call.body } : {}),
     ...(call.requestId ? { requestId: call.requestId } : {}),
+    ...(call.signal ? { signal: call.signal } : {}),
   });
 }

@@ -78,7 +78,8 @@ describe("internal endpoints as contracts", () => {
     if (hasBody(route)) {
       it(`${route["x-service"]} ${name}: malformed and invalid bodies are the shared 400 problem`, async () => {
         const { call } = await serve(route);
-        const gateway = servicePrincipal("gateway");
+        // A caller the contract lets in (any service when it names none).
+        const gateway = servicePrincipal(route["x-callers"]?.[0] ?? "gateway");
         const malformed = await call(gateway, "{not json");
         expect(malformed.status).toBe(400);
         expect(malformed.headers.get("content-type")).toBe("application/problem+json");

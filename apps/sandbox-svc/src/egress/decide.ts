@@ -6,15 +6,19 @@ import {
   type Principal,
 } from "@agentplane/contracts";
 import { ProblemError } from "@agentplane/problem-details";
-import type { Caller } from "@agentplane/service-kit";
 import { LRUCache } from "lru-cache";
-import { recordStandaloneSandboxEvent, type SandboxDeps } from "../services/context.ts";
+import type { SandboxDeps } from "../services/context.ts";
 import { blockingReasons, decide } from "../services/policy.ts";
+import { type EgressFacts, sandboxPrincipal } from "./facts.ts";
 import type { EgressVerdict } from "./proxy.ts";
 import { RefusalWindow } from "./refusal-window.ts";
 
-/** The service's dependencies, with the window that bounds repeated refusal records (one per service). */
-export type EgressDeps = SandboxDeps & { refusals?: RefusalWindow };
+/**
+ * What deciding egress needs: governance, the sandbox's facts and a place to record refusals (the
+ * sandbox schema in sandbox-svc, sandbox-svc's internal API in the egress deployable), and the
+ * window that bounds repeated refusal records (one per service).
+ */
+export type EgressDeps = Pick<SandboxDeps, "governance" | "logger"> & { facts: EgressFacts; refusals?: RefusalWindow };
 
 const sharedRefusals = new RefusalWindow();
 
@@ -47,7 +51,7 @@ function unavailable(): ProblemError {
  * so the proxy first asks the sandbox's effective policy whether any binding governs
  * `sandbox:egress` for it (reused for 2 s), then decides each destination.
  */
-async function egressGoverned(deps: SandboxDeps, principal: Principal, projectId: string): Promise<boolean> {
+async function egressGoverned(deps: EgressDeps, principal: Principal, projectId: string): Promise<boolean> {
   const sandboxId = principal.sandboxId as string;
   const cached = governedCache.get(sandboxId);
   if (cached !== undefined) return cached;
@@ -69,11 +73,6 @@ async function egressGoverned(deps: SandboxDeps, principal: Principal, projectId
   return governed;
 }
 
-/** The sandbox itself as the principal of its egress decisions and of their audit records. */
-function sandboxPrincipal(sandboxId: string, projectId: string, orgId: string): Principal {
-  return { type: "sandbox", id: sandboxId, sandboxId, projectId, orgId };
-}
-
 /**
  * One destination of one sandbox, asked of governance as `sandbox:egress` by the sandbox itself on
  * the resource `Host::"<name>"` (with the sandbox's labels, so bindings that select sandboxes by
@@ -90,17 +89,14 @@ export async function decideEgress(
   port: number,
   platform = false,
 ): Promise<EgressVerdict> {
-  const row = await deps.db
-    .selectFrom("sandboxes")
-    .select(["id", "org_id", "project_id", "labels"])
-    .where("id", "=", sandboxId)
-    .executeTakeFirst();
-  if (!row?.org_id || !deps.governance) return { allowed: false };
-  const principal = sandboxPrincipal(sandboxId, row.project_id, row.org_id);
-  const governed = await egressGoverned(deps, principal, row.project_id);
+  if (!deps.governance) return { allowed: false };
+  const row = await deps.facts.sandbox(sandboxId);
+  if (!row) return { allowed: false };
+  const principal = sandboxPrincipal(sandboxId, row.projectId, row.orgId);
+  const governed = await egressGoverned(deps, principal, row.projectId);
   if (!governed && platform) return { allowed: true };
   if (!governed) {
-    await refuse(deps, principal, row, host, port, undefined, []);
+    await refuse(deps, row.id, host, port, undefined, []);
     return { allowed: false, detail: `No policy permits egress from this sandbox (to ${host}:${port})` };
   }
   const response = await decide(deps, {
@@ -109,9 +105,9 @@ export async function decideEgress(
     resource: {
       type: "Host",
       id: host,
-      orgId: row.org_id,
-      projectId: row.project_id,
-      labels: row.labels ?? {},
+      orgId: row.orgId,
+      projectId: row.projectId,
+      labels: row.labels,
       kind: "sandbox",
     },
     context: { host, port, platform },
@@ -125,16 +121,7 @@ export async function decideEgress(
       : { allowed: true, policies: verdict.policies ?? [] };
   }
   if (!verdict.allowed) {
-    await refuse(
-      deps,
-      principal,
-      row,
-      host,
-      port,
-      verdict.ruleId,
-      response ? blockingReasons(response) : [],
-      verdict.policies,
-    );
+    await refuse(deps, row.id, host, port, verdict.ruleId, response ? blockingReasons(response) : [], verdict.policies);
   }
   return verdict;
 }
@@ -150,14 +137,7 @@ export async function recordEgressRefusal(
   port: number,
   reason: string,
 ): Promise<void> {
-  const row = await deps.db
-    .selectFrom("sandboxes")
-    .select(["id", "org_id", "project_id"])
-    .where("id", "=", sandboxId)
-    .executeTakeFirst();
-  if (!row?.org_id) return;
-  const principal = sandboxPrincipal(sandboxId, row.project_id, row.org_id);
-  await refuse(deps, principal, row, host, port, undefined, [], [], reason);
+  await refuse(deps, sandboxId, host, port, undefined, [], [], reason);
 }
 
 /**
@@ -167,8 +147,7 @@ export async function recordEgressRefusal(
  */
 async function refuse(
   deps: EgressDeps,
-  principal: Principal,
-  row: { id: string; project_id: string; org_id: string | null },
+  sandboxId: string,
   host: string,
   port: number,
   ruleId: string | undefined,
@@ -176,32 +155,24 @@ async function refuse(
   policies: EgressVerdict["policies"] = [],
   reason = "no policy permits egress from this sandbox",
 ): Promise<void> {
-  const caller: Caller = { principal, orgId: row.org_id ?? "" };
-  const key = JSON.stringify([row.id, host, port, ruleId ?? reason]);
+  const key = JSON.stringify([sandboxId, host, port, ruleId ?? reason]);
   const refusals = deps.refusals ?? sharedRefusals;
   await refusals.refused(key, async (summary) => {
-    await recordStandaloneSandboxEvent(deps, caller, {
-      action: "sandbox.egress_denied",
-      projectId: row.project_id,
-      orgId: row.org_id,
-      targetType: "sandbox",
-      targetId: row.id,
-      outcome: "denied",
-      details: {
-        host,
-        port,
-        ruleId: ruleId ?? null,
-        reasons: reasons.map((r) => ({
-          policyId: r.policyId,
-          version: r.version,
-          ruleId: r.ruleId,
-          bindingId: r.bindingId,
-        })),
-        // The policy versions the refusal was decided under.
-        policies,
-        ...(ruleId ? {} : { reason }),
-        ...(summary ?? {}),
-      },
+    await deps.facts.recordRefusal({
+      sandboxId,
+      host,
+      port,
+      ruleId: ruleId ?? null,
+      reasons: reasons.map((r) => ({
+        policyId: r.policyId,
+        version: r.version,
+        ruleId: r.ruleId,
+        bindingId: r.bindingId,
+      })),
+      // The policy versions the refusal was decided under.
+      policies,
+      ...(ruleId ? {} : { reason }),
+      ...(summary ?? {}),
     });
   });
 }

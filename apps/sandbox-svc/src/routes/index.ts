@@ -1,6 +1,8 @@
 import type { ServiceApp } from "@agentplane/service-kit";
 import type { SandboxContext } from "../context.ts";
+import { registerInternalGetSandboxEgress } from "./internal/get-sandbox-egress.ts";
 import { registerInternalQuerySandboxes } from "./internal/query-sandboxes.ts";
+import { registerInternalRecordEgressRefusal } from "./internal/record-egress-refusal.ts";
 import { registerInternalResolveSandboxToken } from "./internal/resolve-token.ts";
 import { registerK8sGetApiGroups } from "./k8s/api-groups.ts";
 import { registerK8sGetApiResources } from "./k8s/api-resources.ts";
@@ -54,6 +56,8 @@ const REGISTRATIONS: ((app: ServiceApp, ctx: SandboxContext) => void)[] = [
   registerDeleteSandboxToken,
   registerInternalResolveSandboxToken,
   registerInternalQuerySandboxes,
+  registerInternalGetSandboxEgress,
+  registerInternalRecordEgressRefusal,
 ];
 
 /**

@@ -49,7 +49,7 @@ export function execContext(argv: string[], tty = false): Record<string, unknown
  * is no enforcement. Governance unreachable or failing is a 503: enforcement fails closed.
  */
 export async function decide(
-  deps: SandboxDeps,
+  deps: Pick<SandboxDeps, "governance" | "logger">,
   request: DecisionRequest,
   requestId?: string,
 ): Promise<DecisionResponse | undefined> {

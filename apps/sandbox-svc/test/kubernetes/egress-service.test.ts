@@ -1,11 +1,20 @@
 import { createServer, request, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import { type Database, migrateToLatest, openDatabase } from "@agentplane/db";
-import { MemoryBus, outboxMigrations } from "@agentplane/events";
-import { generateInternalKeys, httpFetch, parseEnv, ServiceClient, silentLogger } from "@agentplane/service-kit";
+import { type Database, openDatabase } from "@agentplane/db";
+import { MemoryBus } from "@agentplane/events";
+import {
+  createLogger,
+  generateInternalKeys,
+  type InternalKeys,
+  importOwnKeys,
+  importScopedPublicKey,
+  parseEnv,
+  type RunningServer,
+  serveFetch,
+  silentLogger,
+} from "@agentplane/service-kit";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { SANDBOX_SCHEMA } from "../../src/app.ts";
-import { migrations } from "../../src/db/migrations/index.ts";
+import { createSandboxService, SANDBOX_SCHEMA, type SandboxService } from "../../src/app.ts";
 import type { SandboxDB } from "../../src/db/schema.ts";
 import { kubernetesConfigFrom } from "../../src/driver/kubernetes/config.ts";
 import { EgressCredentials, egressCredentialKeyFrom } from "../../src/driver/kubernetes/egress-credential.ts";
@@ -15,6 +24,7 @@ import {
   type EgressProxyService,
   egressSettings,
 } from "../../src/driver/kubernetes/egress-service.ts";
+import { tempDataDir } from "../helpers.ts";
 import { EGRESS_KEY } from "./fixture.ts";
 
 /** One request through the proxy: a plain forward (`GET http://…`) or a CONNECT. */
@@ -44,37 +54,142 @@ function viaProxy(port: number, target: string, auth?: string, method = "GET") {
   });
 }
 
-describe("the egress proxy deployable (--target=egress)", () => {
+/** A sandbox row as sandbox-svc records it (its driver's Pod is not needed to decide its egress). */
+async function insertSandbox(database: Database, id: string): Promise<void> {
+  const now = new Date();
+  await database
+    .forSchema<SandboxDB>(SANDBOX_SCHEMA)
+    .insertInto("sandboxes")
+    .values({
+      id,
+      project_id: "prj_window",
+      org_id: "org_window",
+      name: id,
+      slug: id.replace("_", "-"),
+      image: "default",
+      command: null,
+      env: {},
+      resources: {},
+      ports: [],
+      idle_timeout_seconds: 0,
+      labels: {},
+      state: "running",
+      current_revision: 1,
+      created_at: now,
+      updated_at: now,
+      started_at: now,
+      last_activity_at: now,
+    } as never)
+    .execute();
+}
+
+/** A server that accepts connections and never answers (a hung sandbox-svc). */
+async function silentServer(): Promise<Server> {
+  const server = createServer(() => {});
+  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+  return server;
+}
+
+const urlOf = (server: Server) => `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+
+/**
+ * The egress deployable beside a real sandbox-svc (on its own database, which the proxy never
+ * sees) and a governance stand-in under which no binding governs egress: every destination of a
+ * known sandbox is refused, and sandbox-svc records each refusal (decision 0065).
+ */
+describe("the egress proxy deployable (--target=egress), beside sandbox-svc and governance", () => {
   let database: Database;
+  let sandboxSvc: SandboxService;
+  let sandboxServer: RunningServer;
+  let governance: Server;
+  let hung: Server;
   let service: EgressProxyService;
-  const credentials = new EgressCredentials(EGRESS_KEY);
+  let egressKeys: InternalKeys;
+  const bus = new MemoryBus();
+  const denied: Record<string, unknown>[] = [];
+  const logLines: string[] = [];
+  // As sandbox-svc issues them: its settings with the same key (and its master secret, which the proxy lacks).
+  const issued = kubernetesConfigFrom({
+    SANDBOX_K8S_EGRESS_PROXY: "agentplane/app.kubernetes.io/component=egress:3128",
+    SANDBOX_K8S_EGRESS_PROXY_URL: "http://agentplane-egress.agentplane.svc:3128",
+    SANDBOX_EGRESS_CREDENTIAL_KEY: EGRESS_KEY,
+    AGENTPLANE_SECRET_KEY: "the-platform-master-secret-of-32b",
+  }).egressCredentialKey as string;
+  const credentials = new EgressCredentials(issued);
   const basic = (id: string) => `Basic ${Buffer.from(`${id}:${credentials.credential(id)}`).toString("base64")}`;
+  let env: Record<string, string>;
+  const started: EgressProxyService[] = [];
+
+  /** Another egress proxy of the same settings, with some of them changed. */
+  const startEgress = async (changed: Record<string, string>, logger = silentLogger()) => {
+    const proxy = await createEgressProxyService({
+      ...egressSettings(parseEnv(EgressEnvSchema, { ...env, ...changed })),
+      keys: egressKeys,
+      logger,
+    });
+    started.push(proxy);
+    return proxy;
+  };
 
   beforeAll(async () => {
     database = await openDatabase("pglite://memory");
-    // The schema sandbox-svc (or the migration Job) migrates; the proxy only reads it.
-    await migrateToLatest(database, SANDBOX_SCHEMA, { ...migrations, ...outboxMigrations("0002") });
-    const keys = await generateInternalKeys();
-    service = await createEgressProxyService({
+    const pair = await generateInternalKeys();
+    egressKeys = await importOwnKeys("egress", "EGRESS_IDENTITY_PRIVATE_KEY", JSON.stringify(pair.privateJwk));
+    sandboxSvc = await createSandboxService({
       database,
-      bus: new MemoryBus(),
-      keys,
+      bus,
+      keys: await generateInternalKeys(),
+      egressPublicKey: await importScopedPublicKey("EGRESS_IDENTITY_PUBLIC_KEY", JSON.stringify(pair.publicJwk)),
       logger: silentLogger(),
-      // Nothing listens on port 1: a sandbox that needs a decision would get 503.
-      governance: new ServiceClient("governance", httpFetch("http://127.0.0.1:1"), keys),
-      credentialKey: EGRESS_KEY,
-      proxyPort: 0,
-      proxyHost: "127.0.0.1",
+      authorizer: { check: () => Promise.reject(new Error("the proxy's calls do not ask tenancy")) },
+      config: { dataDir: tempDataDir() },
     });
+    sandboxServer = await serveFetch((r) => sandboxSvc.fetch(r), { port: 0, hostname: "127.0.0.1" });
+    await insertSandbox(database, "sbx_window");
+    await insertSandbox(database, "sbx_down");
+    await bus.subscribe("audit.recorded", async (e) => {
+      const data = e.data as { action: string; details: Record<string, unknown> };
+      if (data.action === "sandbox.egress_denied") denied.push(data.details);
+    });
+    governance = createServer((_req, res) => {
+      res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ actions: [] }));
+    });
+    await new Promise<void>((r) => governance.listen(0, "127.0.0.1", r));
+    hung = await silentServer();
+    // The proxy's whole environment: no database, no bus, no master key.
+    env = {
+      HOST: "127.0.0.1",
+      GOVERNANCE_URL: urlOf(governance),
+      SANDBOX_URL: sandboxServer.url,
+      SANDBOX_EGRESS_CREDENTIAL_KEY: EGRESS_KEY,
+      EGRESS_PROXY_PORT: "0",
+      SANDBOX_EGRESS_REFUSAL_WINDOW_MS: "300",
+    };
+    service = await startEgress({});
   });
   afterAll(async () => {
-    await service?.close();
+    for (const proxy of started) await proxy.close();
+    await sandboxSvc?.close();
+    await sandboxServer?.close();
     await database?.close();
+    governance?.close();
+    hung?.close();
   });
 
-  it("is ready once the sandbox schema exists", async () => {
-    const res = await service.fetch(new Request("http://egress/health/ready"));
-    expect(res.status).toBe(200);
+  it("reads no database or bus setting, and needs SANDBOX_URL", () => {
+    const settings = Object.keys(EgressEnvSchema.shape);
+    for (const name of ["DATABASE_URL", "REDIS_URL", "AGENTPLANE_SECRET_KEY"]) expect(settings).not.toContain(name);
+    const { SANDBOX_URL: _url, ...rest } = env;
+    expect(() => parseEnv(EgressEnvSchema, rest)).toThrow(/SANDBOX_URL/);
+  });
+
+  it("is ready when sandbox-svc and governance answer, and not when sandbox-svc does not", async () => {
+    const ready = await service.fetch(new Request("http://egress/health/ready"));
+    expect(ready.status).toBe(200);
+    const cut = await startEgress({ SANDBOX_URL: "http://127.0.0.1:1" });
+    const res = await cut.fetch(new Request("http://egress/health/ready"));
+    expect(res.status).toBe(503);
+    expect(JSON.stringify(await res.json())).toMatch(/sandbox/);
   });
 
   it("answers 407 with a challenge to a request that names no sandbox, or proves none", async () => {
@@ -88,104 +203,19 @@ describe("the egress proxy deployable (--target=egress)", () => {
     }
   });
 
-  it("decides a proven sandbox's destinations with the sandbox's own rows: an unknown one goes nowhere", async () => {
+  it("sends a sandbox sandbox-svc does not know nowhere", async () => {
     const port = service.proxyAddress.port;
     const plain = await viaProxy(port, "http://registry.test/", basic("sbx_unknown"));
     expect(plain.status).toBe(403);
     expect(plain.headers["content-type"]).toBe("application/problem+json");
     expect((await viaProxy(port, "registry.test:443", basic("sbx_unknown"), "CONNECT")).status).toBe(403);
   });
-});
-
-describe("the egress proxy deployable's settings", () => {
-  let database: Database;
-  let service: EgressProxyService;
-  let governance: Server;
-  const bus = new MemoryBus();
-  const denied: Record<string, unknown>[] = [];
-  // As sandbox-svc issues them: its settings with the same key (and its master secret, which the proxy lacks).
-  const issued = kubernetesConfigFrom({
-    SANDBOX_K8S_EGRESS_PROXY: "agentplane/app.kubernetes.io/component=egress:3128",
-    SANDBOX_K8S_EGRESS_PROXY_URL: "http://agentplane-egress.agentplane.svc:3128",
-    SANDBOX_EGRESS_CREDENTIAL_KEY: EGRESS_KEY,
-    AGENTPLANE_SECRET_KEY: "the-platform-master-secret-of-32b",
-  }).egressCredentialKey as string;
-  const credentials = new EgressCredentials(issued);
-  const basic = (id: string) => `Basic ${Buffer.from(`${id}:${credentials.credential(id)}`).toString("base64")}`;
-  let env: Record<string, string>;
-
-  beforeAll(async () => {
-    database = await openDatabase("pglite://memory");
-    await migrateToLatest(database, SANDBOX_SCHEMA, { ...migrations, ...outboxMigrations("0002") });
-    const now = new Date();
-    await database
-      .forSchema<SandboxDB>(SANDBOX_SCHEMA)
-      .insertInto("sandboxes")
-      .values({
-        id: "sbx_window",
-        project_id: "prj_window",
-        org_id: "org_window",
-        name: "window",
-        slug: "window",
-        image: "default",
-        command: null,
-        env: {},
-        resources: {},
-        ports: [],
-        idle_timeout_seconds: 0,
-        labels: {},
-        state: "running",
-        current_revision: 1,
-        last_error: null,
-        platform_token_id: null,
-        created_at: now,
-        updated_at: now,
-        started_at: now,
-        last_activity_at: now,
-        restore_revision: null,
-      } as never)
-      .execute();
-    // Governance as a stand-in: no binding governs the sandbox's egress, so every destination is refused.
-    governance = createServer((_req, res) => {
-      res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ actions: [] }));
-    });
-    await new Promise<void>((r) => governance.listen(0, "127.0.0.1", r));
-    // The proxy's whole environment: the credential key, never the platform's AGENTPLANE_SECRET_KEY.
-    env = {
-      DATABASE_URL: "pglite://memory",
-      HOST: "127.0.0.1",
-      GOVERNANCE_URL: `http://127.0.0.1:${(governance.address() as AddressInfo).port}`,
-      SANDBOX_EGRESS_CREDENTIAL_KEY: EGRESS_KEY,
-      EGRESS_PROXY_PORT: "0",
-      SANDBOX_EGRESS_REFUSAL_WINDOW_MS: "300",
-    };
-    const settings = parseEnv(EgressEnvSchema, env);
-    await bus.subscribe("audit.recorded", async (e) => {
-      const data = e.data as { action: string; details: Record<string, unknown> };
-      if (data.action === "sandbox.egress_denied") denied.push(data.details);
-    });
-    const keys = await generateInternalKeys();
-    service = await createEgressProxyService({
-      ...egressSettings(settings),
-      database,
-      bus,
-      keys,
-      logger: silentLogger(),
-      governance: new ServiceClient("governance", httpFetch(settings.GOVERNANCE_URL), keys),
-    });
-  });
-  afterAll(async () => {
-    await service?.close();
-    await database?.close();
-    governance?.close();
-  });
 
   it("verifies the credentials sandbox-svc issues with SANDBOX_EGRESS_CREDENTIAL_KEY, without the master key", async () => {
-    expect(Object.keys(env)).not.toContain("AGENTPLANE_SECRET_KEY");
     const port = service.proxyAddress.port;
     // Proven: decided by governance (refused there), not turned away at the door.
     expect((await viaProxy(port, "http://registry.test/", basic("sbx_window"))).status).toBe(403);
-    // A credential under the master secret's derived key, or under no key, proves nothing here.
+    // A credential under the master secret's derived key proves nothing here.
     const other = new EgressCredentials(egressCredentialKeyFrom("the-platform-master-secret-of-32b"));
     const forged = `Basic ${Buffer.from(`sbx_window:${other.credential("sbx_window")}`).toString("base64")}`;
     expect((await viaProxy(port, "http://registry.test/", forged)).status).toBe(407);
@@ -193,24 +223,43 @@ describe("the egress proxy deployable's settings", () => {
     denied.length = 0;
   });
 
-  it("refuses to start without SANDBOX_EGRESS_CREDENTIAL_KEY, or with a bad one, naming it", () => {
-    const { SANDBOX_EGRESS_CREDENTIAL_KEY: _key, ...rest } = env;
-    for (const given of [rest, { ...rest, SANDBOX_EGRESS_CREDENTIAL_KEY: "c2hvcnQ=" }]) {
-      expect(() =>
-        parseEnv(EgressEnvSchema, { ...given, AGENTPLANE_SECRET_KEY: "the-platform-master-secret-of-32b" }),
-      ).toThrow(/invalid configuration: SANDBOX_EGRESS_CREDENTIAL_KEY: /);
-    }
-  });
-
-  it("counts repeated refusals within SANDBOX_EGRESS_REFUSAL_WINDOW_MS, as sandbox-svc's own proxy does", async () => {
+  it("has sandbox-svc record its refusals, repeats counted within SANDBOX_EGRESS_REFUSAL_WINDOW_MS", async () => {
     const port = service.proxyAddress.port;
     for (let i = 0; i < 3; i++) {
       expect((await viaProxy(port, "registry.test:443", basic("sbx_window"), "CONNECT")).status).toBe(403);
     }
     // The first at once; the two repeats in one record when the 0.3 s window ends (not after 60 s).
     await vi.waitFor(() => expect(denied).toHaveLength(2), { timeout: 5000 });
-    expect(denied[0]).toMatchObject({ host: "registry.test", port: 443 });
-    expect(denied[0]).not.toHaveProperty("repeats");
+    expect(denied[0]).toEqual({
+      host: "registry.test",
+      port: 443,
+      ruleId: null,
+      reasons: [],
+      policies: [],
+      reason: "no policy permits egress from this sandbox",
+    });
     expect(denied[1]).toMatchObject({ host: "registry.test", port: 443, repeats: 2, windowSeconds: 0.3 });
+  });
+
+  it("refuses connections when sandbox-svc does not answer in time, and says so once per window", async () => {
+    const logger = createLogger("egress-proxy", "info", { write: (line) => logLines.push(line) });
+    const proxy = await startEgress(
+      { SANDBOX_URL: urlOf(hung), EGRESS_SANDBOX_TIMEOUT_MS: "200", SANDBOX_EGRESS_REFUSAL_WINDOW_MS: "60000" },
+      logger,
+    );
+    const startedAt = Date.now();
+    for (let i = 0; i < 3; i++) {
+      const res = await viaProxy(proxy.proxyAddress.port, "http://registry.test/", basic("sbx_down"));
+      expect(res.status).toBe(503);
+      expect(JSON.parse(res.body)).toMatchObject({ detail: expect.stringMatching(/sandbox service is unavailable/) });
+    }
+    // Each attempt bounded by the 0.2 s deadline, not left waiting on a server that never answers.
+    expect(Date.now() - startedAt).toBeLessThan(3000);
+    expect(logLines.filter((l) => l.includes("did not answer a sandbox's egress facts"))).toHaveLength(1);
+    // And one that does not listen at all: refused too.
+    const gone = await startEgress({ SANDBOX_URL: "http://127.0.0.1:1" });
+    expect((await viaProxy(gone.proxyAddress.port, "registry.test:443", basic("sbx_down"), "CONNECT")).status).toBe(
+      503,
+    );
   });
 });

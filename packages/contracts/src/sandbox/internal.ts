@@ -79,6 +79,68 @@ export const internalQuerySandboxesRoute = defineInternalRoute(sandbox, {
   responses: jsonOk(QuerySandboxesResponse, "The sandboxes"),
 });
 
+/** What the cluster's egress proxy needs of a sandbox to have its destinations decided. */
+export const SandboxEgressFactsSchema = z.object({
+  id: z.string(),
+  orgId: z.string(),
+  projectId: z.string(),
+  labels: z.record(z.string(), z.string()),
+});
+export type SandboxEgressFacts = z.infer<typeof SandboxEgressFactsSchema>;
+
+const EgressRefusalPolicy = z.object({
+  bindingId: z.string().max(200),
+  policyId: z.string().max(200),
+  version: z.number().int(),
+});
+
+/**
+ * One refused connection as the egress proxy saw it, for sandbox-svc to record as
+ * `sandbox.egress_denied`: the rule that refused (or the proxy's own `reason`), the reasons and
+ * policy versions of the decision, and on a window's summary how many repeats it counted.
+ */
+export const EgressRefusalRequest = z.object({
+  sandboxId: z.string().min(1).max(200),
+  host: z.string().min(1).max(253),
+  port: z.number().int().min(0).max(65_535),
+  ruleId: z.string().max(200).nullable(),
+  reasons: z.array(EgressRefusalPolicy.extend({ ruleId: z.string().max(200) })).max(100),
+  policies: z.array(EgressRefusalPolicy).max(100),
+  /** Why it was refused when no rule did (no policy permits egress, a private address). */
+  reason: z.string().max(200).optional(),
+  /** On a window's summary: the repeats counted, and the window's length. */
+  repeats: z.number().int().min(1).optional(),
+  windowSeconds: z.number().positive().optional(),
+});
+export type EgressRefusalRequest = z.infer<typeof EgressRefusalRequest>;
+
+export const EgressRefusalResponse = z.object({ recorded: z.literal(true) });
+
+/** The egress proxy (its own identity, decision 0062) is their only caller. */
+const sandboxForEgress = { service: "sandbox", callers: ["egress"] } as const;
+
+export const internalGetSandboxEgressRoute = defineInternalRoute(sandboxForEgress, {
+  method: "get",
+  path: "/internal/egress/sandboxes/{sandboxId}",
+  operationId: "internalGetSandboxEgress",
+  summary: "A sandbox's egress facts",
+  description:
+    "The organization, project and labels the egress proxy decides a sandbox's destinations with; 404 problem when unknown.",
+  request: { params: z.object({ sandboxId: z.string().min(1).max(200) }) },
+  responses: jsonOk(SandboxEgressFactsSchema, "The sandbox's egress facts"),
+});
+
+export const internalRecordEgressRefusalRoute = defineInternalRoute(sandboxForEgress, {
+  method: "post",
+  path: "/internal/egress/refusals",
+  operationId: "internalRecordEgressRefusal",
+  summary: "Record an egress refusal",
+  description:
+    "Records a connection the egress proxy refused (or a window's summary of its repeats) as `sandbox.egress_denied` through sandbox-svc's outbox; 404 problem when the sandbox is unknown.",
+  request: jsonBody(EgressRefusalRequest, "The refusal"),
+  responses: jsonOk(EgressRefusalResponse, "Recorded"),
+});
+
 /**
  * The internal sandbox-svc endpoints, each exported by name above: served with service-kit's
  * `internalRoute`, called with `callInternal`. This list is for checks that walk them all.
@@ -86,4 +148,6 @@ export const internalQuerySandboxesRoute = defineInternalRoute(sandbox, {
 export const sandboxInternalRoutes: readonly InternalRoute[] = [
   internalResolveSandboxTokenRoute,
   internalQuerySandboxesRoute,
+  internalGetSandboxEgressRoute,
+  internalRecordEgressRefusalRoute,
 ];

@@ -1,15 +1,13 @@
 import type { AddressInfo } from "node:net";
-import type { Database } from "@agentplane/db";
-import { type Bus, createOutbox } from "@agentplane/events";
 import {
   createServiceApp,
   deploymentEnv,
+  httpFetch,
   type InternalKeys,
   type Logger,
   type ReadinessChecks,
-  type ServiceClient,
+  ServiceClient,
 } from "@agentplane/service-kit";
-import { sql } from "kysely";
 import { z } from "zod";
 import {
   EgressLimitsSettingsSchema,
@@ -17,46 +15,59 @@ import {
   SandboxEgressHostMapSchema,
   SandboxSettingsSchema,
 } from "../../config.ts";
-import type { SandboxDB } from "../../db/schema.ts";
 import { decideEgress, type EgressDeps, recordEgressRefusal } from "../../egress/decide.ts";
 import { platformDestination } from "../../egress/platform.ts";
 import { type EgressLimits, EgressProxy } from "../../egress/proxy.ts";
 import { RefusalWindow } from "../../egress/refusal-window.ts";
+import { DEFAULT_SANDBOX_CALL_TIMEOUT_MS, remoteEgressFacts } from "../../egress/remote-facts.ts";
 import { EgressCredentialKeySchema, EgressCredentials } from "./egress-credential.ts";
 import { EgressGateway } from "./egress-gateway.ts";
 
-/** The egress proxy as its own deployable (`--target=egress`). */
-export const EgressEnvSchema = deploymentEnv(8087).extend({
-  /** governance-svc: every destination of every sandbox is decided there. */
-  GOVERNANCE_URL: z.url(),
-  /**
-   * Shared with sandbox-svc: the key sandboxes' proxy credentials are HMACs under. The proxy holds
-   * it instead of the platform's AGENTPLANE_SECRET_KEY, which it neither reads nor needs (decision 0052).
-   */
-  SANDBOX_EGRESS_CREDENTIAL_KEY: EgressCredentialKeySchema,
-  /** Where sandboxes connect. */
-  EGRESS_PROXY_PORT: z.coerce.number().int().min(0).max(65_535).default(3128),
-  /** The platform's API as sandboxes name it: a destination open by default (decided as `platform`). */
-  AGENTPLANE_API_URL: z.url().optional(),
-  SANDBOX_EGRESS_HOST_MAP: SandboxEgressHostMapSchema.optional(),
-  ...EgressLimitsSettingsSchema.shape,
-  /** As sandbox-svc reads it: the proxy that refuses is the one that counts repeats (decision 0037). */
-  SANDBOX_EGRESS_REFUSAL_WINDOW_MS: SandboxSettingsSchema.shape.SANDBOX_EGRESS_REFUSAL_WINDOW_MS,
-  /**
-   * The proxy's own identity key: it signs its governance calls with a key governance accepts for
-   * egress decisions only, and no other service at all (decision 0062; egress/identity.ts).
-   */
-  EGRESS_IDENTITY_PRIVATE_KEY: z.string().optional(),
-});
+/**
+ * The egress proxy as its own deployable (`--target=egress`). It holds no database or bus
+ * credential (decision 0065): what it reads of sandboxes and the refusals it records go through
+ * sandbox-svc's internal API.
+ */
+export const EgressEnvSchema = deploymentEnv(8087)
+  .omit({ DATABASE_URL: true, REDIS_URL: true })
+  .extend({
+    /** governance-svc: every destination of every sandbox is decided there. */
+    GOVERNANCE_URL: z.url(),
+    /** sandbox-svc: a sandbox's organization, project and labels, and the refusals to record. */
+    SANDBOX_URL: z.url(),
+    /** How long one call to sandbox-svc may take before the connection waiting on it is refused (3 s). */
+    EGRESS_SANDBOX_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(DEFAULT_SANDBOX_CALL_TIMEOUT_MS),
+    /**
+     * Shared with sandbox-svc: the key sandboxes' proxy credentials are HMACs under. The proxy holds
+     * it instead of the platform's AGENTPLANE_SECRET_KEY, which it neither reads nor needs (decision 0052).
+     */
+    SANDBOX_EGRESS_CREDENTIAL_KEY: EgressCredentialKeySchema,
+    /** Where sandboxes connect. */
+    EGRESS_PROXY_PORT: z.coerce.number().int().min(0).max(65_535).default(3128),
+    /** The platform's API as sandboxes name it: a destination open by default (decided as `platform`). */
+    AGENTPLANE_API_URL: z.url().optional(),
+    SANDBOX_EGRESS_HOST_MAP: SandboxEgressHostMapSchema.optional(),
+    ...EgressLimitsSettingsSchema.shape,
+    /** As sandbox-svc reads it: the proxy that refuses is the one that counts repeats (decision 0037). */
+    SANDBOX_EGRESS_REFUSAL_WINDOW_MS: SandboxSettingsSchema.shape.SANDBOX_EGRESS_REFUSAL_WINDOW_MS,
+    /**
+     * The proxy's own identity key: governance accepts what it signs for egress decisions only,
+     * sandbox-svc for its two egress routes only, no other service at all (decisions 0062, 0065;
+     * egress/identity.ts).
+     */
+    EGRESS_IDENTITY_PRIVATE_KEY: z.string().optional(),
+  });
 export type EgressEnv = z.infer<typeof EgressEnvSchema>;
 
 export interface EgressProxyServiceDeps {
-  database: Database;
-  bus: Bus;
   keys: InternalKeys;
   logger: Logger;
-  /** governance-svc: every destination is decided there. */
-  governance: ServiceClient;
+  /** `GOVERNANCE_URL`: every destination is decided there. */
+  governanceUrl: string;
+  /** `SANDBOX_URL`: sandboxes' facts and the refusals to record. */
+  sandboxUrl: string;
+  /** `EGRESS_SANDBOX_TIMEOUT_MS`: the bound of each call to sandbox-svc (3 s). */
+  sandboxTimeoutMs?: number;
   /** `SANDBOX_EGRESS_CREDENTIAL_KEY` (base64), the key sandbox-svc issues the credentials with. */
   credentialKey: string;
   /** Where sandboxes connect (3128 in the chart; 0 for any free port). */
@@ -77,9 +88,21 @@ export function egressSettings(
   env: EgressEnv,
 ): Pick<
   EgressProxyServiceDeps,
-  "credentialKey" | "proxyPort" | "proxyHost" | "apiUrl" | "hostMap" | "limits" | "refusalWindowMs"
+  | "governanceUrl"
+  | "sandboxUrl"
+  | "sandboxTimeoutMs"
+  | "credentialKey"
+  | "proxyPort"
+  | "proxyHost"
+  | "apiUrl"
+  | "hostMap"
+  | "limits"
+  | "refusalWindowMs"
 > {
   return {
+    governanceUrl: env.GOVERNANCE_URL,
+    sandboxUrl: env.SANDBOX_URL,
+    sandboxTimeoutMs: env.EGRESS_SANDBOX_TIMEOUT_MS,
     credentialKey: env.SANDBOX_EGRESS_CREDENTIAL_KEY,
     proxyPort: env.EGRESS_PROXY_PORT,
     proxyHost: env.HOST,
@@ -97,29 +120,35 @@ export interface EgressProxyService {
   close(): Promise<void>;
 }
 
+/** A service answers its liveness endpoint (readiness of the proxy: it can decide nothing without it). */
+async function reachable(url: string): Promise<boolean> {
+  const res = await fetch(new URL("/health/live", url), { signal: AbortSignal.timeout(2000) });
+  await res.body?.cancel();
+  return res.ok;
+}
+
 /**
  * The cluster's egress proxy as its own deployable (`--target=egress`): health endpoints on its
- * service port, the proxy on `proxyPort`. It reads the sandbox schema (a sandbox's org, project and
- * labels) and writes refusals to its outbox, as sandbox-svc's own proxy does; it migrates nothing.
+ * service port, the proxy on `proxyPort`. It asks sandbox-svc for a sandbox's org, project and
+ * labels and has sandbox-svc record its refusals (counting repeats itself); it holds no database.
  */
 export async function createEgressProxyService(deps: EgressProxyServiceDeps): Promise<EgressProxyService> {
-  const { database, bus, logger } = deps;
-  const outbox = createOutbox({ database, schema: "sandbox", bus, logger });
-  outbox.start();
+  const { keys, logger } = deps;
   const refusals = new RefusalWindow({
     ...(deps.refusalWindowMs ? { windowMs: deps.refusalWindowMs } : {}),
     onError: (err) => logger.warn({ err }, "egress refusal summary not recorded"),
   });
-  const decideDeps = {
-    db: database.forSchema<SandboxDB>("sandbox"),
-    database,
-    bus,
-    outbox,
+  const decideDeps: EgressDeps = {
+    facts: remoteEgressFacts({
+      sandbox: new ServiceClient("sandbox", httpFetch(deps.sandboxUrl), keys),
+      logger,
+      windowMs: refusals.windowMs,
+      ...(deps.sandboxTimeoutMs ? { timeoutMs: deps.sandboxTimeoutMs } : {}),
+    }),
+    governance: new ServiceClient("governance", httpFetch(deps.governanceUrl), keys),
     logger,
-    config: {},
-    governance: deps.governance,
     refusals,
-  } as unknown as EgressDeps;
+  };
   const proxy = new EgressProxy({
     decide: (sandboxId, host, port, toPlatform) => decideEgress(decideDeps, sandboxId, host, port, toPlatform),
     refused: (sandboxId, host, port, reason) => recordEgressRefusal(decideDeps, sandboxId, host, port, reason),
@@ -131,21 +160,18 @@ export async function createEgressProxyService(deps: EgressProxyServiceDeps): Pr
   const gateway = new EgressGateway({ proxy, credentials: new EgressCredentials(deps.credentialKey), logger });
   const proxyAddress = await gateway.listen(deps.proxyPort, deps.proxyHost);
   const checks: ReadinessChecks = {
-    // The sandbox schema exists once sandbox-svc (or the migration Job) has migrated it.
-    database: async () => {
-      await sql`select 1 from sandbox.sandboxes limit 0`.execute(database.kysely);
-    },
-    bus: () => bus.ready(),
+    sandbox: () => reachable(deps.sandboxUrl),
+    governance: () => reachable(deps.governanceUrl),
   };
-  const app = createServiceApp({ name: "egress", keys: deps.keys, logger, checks });
+  const app = createServiceApp({ name: "egress", keys, logger, checks });
   logger.info({ port: proxyAddress.port }, "egress proxy listening");
   return {
     fetch: (request) => app.fetch(request),
     proxyAddress,
     async close() {
       await gateway.close();
+      // The counted repeats of open windows are posted before the proxy stops.
       await refusals.flush();
-      await outbox.stop();
     },
   };
 }
