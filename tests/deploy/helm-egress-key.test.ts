@@ -1,6 +1,7 @@
 // The egress proxy is the one component that talks to the internet for sandboxes: its Pod gets the
 // key of sandboxes' proxy credentials and never the platform's master key (decision 0052), and an
-// identity key of its own, never the one every service accepts (decision 0062).
+// identity key of its own, never the one every service accepts (decision 0062), and no database or
+// bus credential at all: it asks sandbox-svc for what it needs of sandboxes (decision 0065).
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { type K8sObject, parseObjects, renderChart, VALUES_DIR, valueSets } from "./chart.ts";
@@ -50,23 +51,55 @@ describe("the egress proxy's keys in the agentplane Helm chart", () => {
       key: "SANDBOX_EGRESS_CREDENTIAL_KEY",
       optional: true,
     });
-    // Governance alone accepts its identities, for egress decisions (it starts without the key).
-    expect(keyRefs(podOf(list, "governance"))).toContainEqual({
-      name: "agentplane-keys",
-      key: "EGRESS_IDENTITY_PUBLIC_KEY",
-      optional: true,
-    });
+    // Governance and sandbox-svc alone accept its identities, on its own calls (they start without the key).
+    for (const name of ["governance", "sandbox"]) {
+      expect(keyRefs(podOf(list, name)), name).toContainEqual({
+        name: "agentplane-keys",
+        key: "EGRESS_IDENTITY_PUBLIC_KEY",
+        optional: true,
+      });
+    }
     // Every other service keeps the master key and the shared identity key; none but these two
     // gets the credential key, none but the proxy its private identity key, none but governance
-    // the public one.
+    // and sandbox-svc the public one.
     for (const name of ["gateway", "tenancy", "sandbox", "governance", "connections", "audit", "inference"]) {
       const refs = keyRefs(podOf(list, name)).map((r) => r.key);
       expect(refs, name).toContain("AGENTPLANE_SECRET_KEY");
       expect(refs, name).toContain("INTERNAL_IDENTITY_PRIVATE_KEY");
       expect(refs, name).not.toContain("EGRESS_IDENTITY_PRIVATE_KEY");
       if (name !== "sandbox") expect(refs, name).not.toContain("SANDBOX_EGRESS_CREDENTIAL_KEY");
-      if (name !== "governance") expect(refs, name).not.toContain("EGRESS_IDENTITY_PUBLIC_KEY");
+      if (name !== "governance" && name !== "sandbox") expect(refs, name).not.toContain("EGRESS_IDENTITY_PUBLIC_KEY");
     }
+  });
+
+  it.each(valueSets())(
+    "gives the egress proxy no database or bus credential, and sandbox-svc's address (%s)",
+    (set) => {
+      const list = parseObjects(renderChart(join(VALUES_DIR, `${set}.yaml`)));
+      const egress = podOf(list, "egress");
+      const variables = egress.containers.flatMap((c) => (c.env ?? []).map((v) => v.name));
+      for (const name of ["DATABASE_URL", "REDIS_URL"]) expect(variables).not.toContain(name);
+      // No Secret but the keys one reaches it (the stores' URLs live in Secrets of their own).
+      const secrets = egress.containers.flatMap((c) =>
+        (c.env ?? []).flatMap((v) => v.valueFrom?.secretKeyRef?.name ?? []),
+      );
+      expect(new Set(secrets)).toEqual(new Set(["agentplane-keys"]));
+      const env = Object.fromEntries(
+        egress.containers
+          .flatMap((c) => (c.env ?? []) as { name: string; value?: string }[])
+          .map((v) => [v.name, v.value]),
+      );
+      expect(env.SANDBOX_URL).toMatch(/^http:\/\/agentplane-sandbox:\d+$/);
+      expect(env.GOVERNANCE_URL).toMatch(/^http:\/\/agentplane-governance:\d+$/);
+      // The other services keep their stores.
+      expect(podOf(list, "sandbox").containers[0]?.env?.map((v) => v.name)).toContain("DATABASE_URL");
+    },
+  );
+
+  it("refuses an egress proxy without sandbox-svc, which it cannot decide without", () => {
+    expect(() => renderChart(join(VALUES_DIR, "external.yaml"), ["--set", "services.sandbox.enabled=false"])).toThrow(
+      /services.sandbox.enabled=false: egress cannot start without it \(SANDBOX_URL\)/,
+    );
   });
 
   it("reads the credential key from keys.existingSecret when one is named", () => {
@@ -101,5 +134,6 @@ describe("the egress proxy's keys in the agentplane Helm chart", () => {
     );
     expect(keyRefs(podOf(list, "sandbox")).map((r) => r.key)).not.toContain("SANDBOX_EGRESS_CREDENTIAL_KEY");
     expect(keyRefs(podOf(list, "governance")).map((r) => r.key)).not.toContain("EGRESS_IDENTITY_PUBLIC_KEY");
+    expect(keyRefs(podOf(list, "sandbox")).map((r) => r.key)).not.toContain("EGRESS_IDENTITY_PUBLIC_KEY");
   });
 });

@@ -73,7 +73,8 @@ stores, the keys. The egress proxy, the one component that talks to the internet
 gets the key of sandboxes' proxy credentials instead of the platform's AGENTPLANE_SECRET_KEY;
 sandbox-svc, which issues those credentials, gets both (decision 0052). It signs with an identity
 key of its own instead of the shared INTERNAL_IDENTITY_PRIVATE_KEY, whose public half governance
-gets to accept it for egress decisions only (decision 0062).
+and sandbox-svc get to accept it on its own calls only (decision 0062), and holds no database or
+bus credential: sandbox-svc answers what it needs of sandboxes (decision 0065).
 */}}
 {{- define "agentplane.commonEnv" -}}
 {{- $root := index . 0 -}}
@@ -85,6 +86,7 @@ gets to accept it for egress decisions only (decision 0062).
   value: {{ printf "http://%s-%s:%v" $full $name $svc.port | quote }}
 {{- end }}
 {{- end }}
+{{- if ne $for "egress" }}
 - name: DATABASE_URL
   valueFrom:
     secretKeyRef:
@@ -95,6 +97,7 @@ gets to accept it for egress decisions only (decision 0062).
     secretKeyRef:
       name: {{ include "agentplane.redisSecret" $root }}
       key: {{ if $root.Values.redis.dev.enabled }}url{{ else }}{{ $root.Values.redis.existingSecretKey }}{{ end }}
+{{- end }}
 {{- if eq $for "egress" }}
 - name: EGRESS_IDENTITY_PRIVATE_KEY
   valueFrom:
@@ -108,13 +111,13 @@ gets to accept it for egress decisions only (decision 0062).
       name: {{ include "agentplane.keysSecret" $root }}
       key: INTERNAL_IDENTITY_PRIVATE_KEY
 {{- end }}
-{{- if and (eq $for "governance") $root.Values.services.egress.enabled }}
+{{- if and (or (eq $for "governance") (eq $for "sandbox")) $root.Values.services.egress.enabled }}
 - name: EGRESS_IDENTITY_PUBLIC_KEY
   valueFrom:
     secretKeyRef:
       name: {{ include "agentplane.keysSecret" $root }}
       key: EGRESS_IDENTITY_PUBLIC_KEY
-      # In a keys.existingSecret made without it, governance starts; the egress proxy does not.
+      # In a keys.existingSecret made without it, governance and sandbox-svc start; the egress proxy does not.
       optional: true
 {{- end }}
 {{- if ne $for "egress" }}
@@ -152,7 +155,7 @@ required `*_URL`): such a Pod would only crash-loop.
 {{- $needs := dict
   "gateway" (list "tenancy")
   "sandbox" (list "tenancy")
-  "egress" (list "governance")
+  "egress" (list "governance" "sandbox")
   "audit" (list "tenancy")
   "governance" (list "tenancy")
   "connections" (list "tenancy")
