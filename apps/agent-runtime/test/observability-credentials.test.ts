@@ -90,6 +90,38 @@ describe("LLM tracing and the runtime's credentials", () => {
       for (const form of escapings(value)) expect(bodies).not.toContain(form);
   });
 
+  it("never exports part of a credential from an error message cut at its length limit", async () => {
+    langfuse = await startLangfuse(KEYS);
+    const key = CREDENTIALS.CLOUD_B_API_KEY;
+    // A provider that quotes the key back in its error, so often that one copy straddles the cut.
+    fake.respond = () => ({
+      status: 400,
+      errorBody: {
+        type: "error",
+        error: { type: "invalid_request_error", message: `invalid key: ${Array(40).fill(key).join(" ~ ")}` },
+      },
+    });
+    rt = await startTestRuntime(fake, {
+      teamChat: null,
+      env: {
+        ...CREDENTIALS,
+        TRACING_SECRET_KEY: KEYS.secretKey,
+        TRACING_PUBLIC_KEY: KEYS.publicKey,
+        TRACING_BASE_URL: langfuse.url,
+      },
+    });
+    const threads = await rt.json<{ items: Array<{ id: string; main: boolean }> }>("GET", "/agents/threads");
+    const main = threads.body.items.find((x) => x.main)?.id as string;
+    await readSse(await rt.request("POST", `/agents/threads/${main}/messages`, { text: "Hello?" }));
+    await rt.close();
+    rt = undefined;
+
+    const bodies = langfuse.received.map((r) => r.body.toString("utf8")).join("\n");
+    expect(bodies).toContain("invalid key: [redacted]");
+    // What is left of the key once every whole copy is redacted: nothing, not even its first characters.
+    expect(bodies.replaceAll("[redacted]", "")).not.toContain(key.slice(0, 6));
+  });
+
   it("never exports a webhook subscription's verification secret, set or rotated while the runtime runs", async () => {
     langfuse = await startLangfuse(KEYS);
     const first = "whsec-first-0a1b2c3d4e5f";

@@ -72,7 +72,8 @@ export function createLlmTracing(
   if (!secretKey) return DISABLED_TRACING;
   const credentials = credentialValues(config.env);
   const cut = tracedContent(secrets ?? (() => credentials));
-  const message = (err: unknown) => cut(String((err as Error)?.message ?? err).slice(0, 500)) as string;
+  // Redacted before it is cut: a cut through a secret leaves a piece no redaction recognises.
+  const message = (err: unknown) => (cut(String((err as Error)?.message ?? err)) as string).slice(0, 500);
   // Langfuse's own exporter, counted: a Langfuse that refuses or is down shows at `/health`
   // (`telemetry.langfuse`) and is logged at most once a minute.
   const counter = new ExportCounter("langfuse", logger);
