@@ -95,6 +95,7 @@ describe("LLM tracing and the runtime's credentials", () => {
     const key = CREDENTIALS.CLOUD_B_API_KEY;
     // A provider that quotes the key back in its error, so often that one copy straddles the cut.
     fake.respond = () => ({
+      content: [],
       status: 400,
       errorBody: {
         type: "error",
