@@ -2,7 +2,7 @@ import type { SlackStandIn } from "@agentplane/testkit/slack";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { DELIVERY_GIVE_UP_MS } from "../src/chat/slack/outbox.ts";
 import { type FakeModel, startFakeModel } from "./support/fake-model.ts";
-import { capturingLogger } from "./support/runtime.ts";
+import { capturingLogger, waitFor } from "./support/runtime.ts";
 import { freshStandIn, type SlackTestRuntime, settled, startSlackRuntime } from "./support/slack.ts";
 
 const OWNER = "U0OWNER";
@@ -63,4 +63,22 @@ describe("a delivery Slack keeps refusing", () => {
     expect(postsTo(dm)).toBe(3);
     expect(await stored(rt)).toMatchObject([{ status: "failed", attempts: 3, last_error: "internal_error" }]);
   });
+});
+
+describe("stopping the runtime with turns waiting", () => {
+  it("waits for the turn that runs, not for every message queued behind it", async () => {
+    const { rt: runtime, records } = await connected();
+    fake.respond = () => ({ content: [{ type: "text", text: "done" }], delayMs: 1500 });
+    for (const text of ["one", "two", "three", "four"]) standIn.say(OWNER, text);
+    await waitFor(() => (fake.requests.length === 1 ? true : undefined));
+    const started = Date.now();
+    rt = undefined;
+    await runtime.close();
+    const took = Date.now() - started;
+    // Before, the three queued turns ran one after another first: some 6 s, past the 10 s a
+    // stopping process is given with tracing and the database still to close.
+    expect(took).toBeLessThan(3000);
+    expect(fake.requests).toHaveLength(1);
+    expect(records.filter((r) => r.msg === "team chat dropped a turn: the runtime is stopping")).toHaveLength(3);
+  }, 20_000);
 });

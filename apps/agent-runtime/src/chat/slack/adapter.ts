@@ -278,6 +278,7 @@ export class SlackTeamChat implements TeamChatAdapter, SlackChat {
     clearTimeout(this.#bootTimer);
     clearInterval(this.#pruneTimer);
     await this.#socket?.disconnect().catch(() => {});
+    this.#inbound?.stop();
     await this.#inbound?.idle();
     await this.outbox.stop();
   }

@@ -96,6 +96,8 @@ export class SlackInbound {
   readonly #waiting: Array<() => void> = [];
   /** Turns finished (tests and the benchmark wait on it). */
   turnsFinished = 0;
+  /** The runtime is stopping: turns not yet started are dropped, not run. */
+  #stopping = false;
 
   constructor(deps: RuntimeDeps, chat: SlackChat, identity: SlackIdentity, logger: Logger) {
     this.#deps = deps;
@@ -124,7 +126,16 @@ export class SlackInbound {
     );
   }
 
-  /** Resolves when every queued turn has finished. */
+  /**
+   * The runtime is stopping: the turns that run are finished, the ones waiting behind them are
+   * dropped (logged). A stopping process has some seconds: a queue of turns, each a model call,
+   * ran past them, and the tracing flush and the database close after it never came.
+   */
+  stop(): void {
+    this.#stopping = true;
+  }
+
+  /** Resolves when every queued turn has finished (or been dropped, after `stop`). */
   async idle(): Promise<void> {
     while (this.#queues.size > 0) await Promise.allSettled([...this.#queues.values()]);
   }
@@ -274,6 +285,10 @@ export class SlackInbound {
   }
 
   async #turn(key: string, event: SlackEvent, ref: SlackConversationRef): Promise<void> {
+    if (this.#stopping) {
+      this.#logger.warn({ conversation: key, user: event.user }, "team chat dropped a turn: the runtime is stopping");
+      return;
+    }
     const web = this.#chat.web;
     const deps = this.#deps;
     const replyThread = ref.isDm ? ref.threadTs : (ref.threadTs ?? event.ts);
