@@ -83,6 +83,9 @@ describe("LLM tracing (Langfuse)", () => {
     const tool = inTrace.find((s) => attr(s, "langfuse.observation.type") === "tool");
     expect(tool?.name).toBe("update_settings");
     expect(tool?.parentSpanId).toBe(root!.spanId);
+    // Traced, the owner's turn keeps the tools it is offered: the settings tool ran.
+    expect(attr(tool!, "langfuse.observation.metadata.success")).toBe("true");
+    expect(String(attr(tool!, "langfuse.observation.output"))).not.toMatch(/not available/);
     expect(langfuse.received.every((r) => r.path === "/api/public/otel/v1/traces")).toBe(true);
     const basic = `Basic ${Buffer.from(`${KEYS.publicKey}:${KEYS.secretKey}`).toString("base64")}`;
     expect(langfuse.received.every((r) => r.headers.authorization === basic)).toBe(true);

@@ -218,10 +218,10 @@ export function createLlmTracing(
     },
     tools(registry) {
       const run = registry.run.bind(registry);
-      registry.run = async (name, input, context) => {
+      registry.run = async (name, input, context, offer) => {
         const observation = child(name, { input: cut(input) }, "tool");
         const started = performance.now();
-        const outcome = await run(name, input, context);
+        const outcome = await run(name, input, context, offer);
         guard("tool", () => {
           observation?.update({
             output: cut(outcome.content),
