@@ -50,18 +50,37 @@ export interface AgentTool {
    * owner started (see `ToolOffer`), as the HTTP API asks a manage permission for the same changes.
    */
   manages?: boolean;
+  /**
+   * Acts in the owner's name outside the runtime (joins a meeting as the owner's meeting account):
+   * offered, and run, in turns the owner started or scheduled, never in those driven by someone
+   * else (a team-chat member, a webhook's payload, a chat user without the manage permission).
+   */
+  actsForOwner?: boolean;
 }
 
 /** Which tools a turn is offered. */
 export interface ToolOffer {
   /** The turn was started by the agent's owner: the tools that change the agent are offered. */
   manage: boolean;
+  /** The turn runs a schedule's prompt, which only the owner can write: `actsForOwner` tools are offered. */
+  scheduled?: boolean;
+}
+
+/** Whether a turn with `offer` is offered `tool`. */
+export function offered(tool: Pick<AgentTool, "manages" | "actsForOwner">, offer: ToolOffer): boolean {
+  if (tool.manages && !offer.manage) return false;
+  return !tool.actsForOwner || offer.manage || offer.scheduled === true;
 }
 
 /** What a call to a managing tool answers in a turn that was not offered it. */
 export const NOT_OFFERED =
   "is not available in this conversation: only the agent's owner can change its settings and schedules, " +
   "from the web chat, the terminal UI or their own team-chat messages.";
+
+/** What a call to a tool that acts for the owner answers in a turn that was not offered it. */
+export const NOT_OFFERED_FOR_OWNER =
+  "is not available in this conversation: it acts in the owner's name, so only the owner's own turns " +
+  "(the web chat, the terminal UI, their team-chat messages) and their schedules may use it.";
 
 export const TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
 
@@ -127,7 +146,7 @@ export class ToolRegistry {
   /** The Messages API `tools` parameter: the tools offered to a turn. */
   definitions(offer: ToolOffer = { manage: false }): Tool[] {
     return this.list()
-      .filter((t) => offer.manage || !t.manages)
+      .filter((t) => offered(t, offer))
       .map((t) => ({ name: t.name, description: t.description, input_schema: t.inputSchema }));
   }
 
@@ -148,12 +167,14 @@ export class ToolRegistry {
   async #run(name: string, input: unknown, context: ToolContext, offer: ToolOffer): Promise<ToolOutcome> {
     const tool = this.get(name);
     if (!tool) return toolError(`Unknown tool ${name}`);
-    if (tool.manages && !offer.manage) {
+    if (!offered(tool, offer)) {
       context.logger.info(
         { tool: name, source: context.source },
-        "a tool that changes the agent was refused: not the owner's turn",
+        tool.manages
+          ? "a tool that changes the agent was refused: not the owner's turn"
+          : "a tool that acts for the owner was refused: not the owner's turn or schedule",
       );
-      return toolError(`The tool ${name} ${NOT_OFFERED}`);
+      return toolError(`The tool ${name} ${tool.manages ? NOT_OFFERED : NOT_OFFERED_FOR_OWNER}`);
     }
     try {
       return await tool.handler(input, context);

@@ -122,7 +122,8 @@ export async function runTurn(input: TurnInput): Promise<TurnOutcome> {
   const emit = input.onEvent;
   const buildHistory = input.buildHistory ?? ((id: string) => historyOf(messages.listAll(id)));
   const signal = input.signal;
-  const offer = { manage: input.manage };
+  // A schedule's prompt is the owner's own (only the owner manages schedules): `schedule:<name>`.
+  const offer = { manage: input.manage, scheduled: source.startsWith("schedule:") };
   const toolContext = {
     db,
     provider: input.provider,

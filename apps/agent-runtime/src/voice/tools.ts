@@ -20,6 +20,8 @@ export interface VoiceToolOptions {
 export function voiceTools({ config, meetings, meetingHosts = MEETING_HOSTS }: VoiceToolOptions): AgentTool[] {
   const join: AgentTool = {
     name: "join_meeting",
+    // It signs in as the owner's meeting account and spends realtime minutes.
+    actsForOwner: true,
     description:
       "Join a video meeting by its link, signed in as the agent's meeting account. The agent listens, answers by voice when addressed by name, and leaves when the meeting ends or the time cap is reached. One meeting at a time.",
     inputSchema: {
@@ -51,6 +53,7 @@ export function voiceTools({ config, meetings, meetingHosts = MEETING_HOSTS }: V
   };
   const leave: AgentTool = {
     name: "leave_meeting",
+    actsForOwner: true,
     description: "Leave the current meeting.",
     inputSchema: { type: "object", properties: {} },
     async handler() {
