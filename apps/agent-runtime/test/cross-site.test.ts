@@ -65,8 +65,8 @@ describe("requests another site's page makes to the runtime", () => {
     });
     expect(own.status).toBe(201);
     expect((await fetch(`${rt.url}/agents/threads`, { method: "POST" })).status).toBe(201);
-    const read = await fetch(`${rt.url}/agents/threads`, { headers: { origin: "https://evil.example" } });
-    expect(read.status).toBe(200);
+    expect((await fetch(`${rt.url}/agents/threads`)).status).toBe(200);
+    expect((await fetch(`${rt.url}/agents/threads`, { headers: { origin: rt.url } })).status).toBe(200);
     // A sender's POST reaches the receiver, which answers for itself (here: it is off).
     const hook = await fetch(`${rt.url}/agents/webhooks/ci`, {
       method: "POST",
@@ -106,6 +106,28 @@ describe("requests another site's page makes to the runtime", () => {
       expect(((await res.json()) as { items: Array<{ text: string }> }).items[0]?.text).toContain("TLS certificate");
     }
     expect(fake.embeddingRequests.length).toBe(embeddings + 3);
+  });
+
+  it("refuses a read carrying another site's Origin from a browser that sends no Sec-Fetch headers", async () => {
+    const embeddings = fake.embeddingRequests.length;
+    for (const origin of ["https://evil.example", "null", "http://localhost:1"]) {
+      for (const method of ["GET", "HEAD"]) {
+        const res = await rawRequest(`${rt.url}/agents/memory?q=certificate`, { origin }, method);
+        expect(res.statusCode, `${method} ${origin}`).toBe(403);
+        expect(res.headers["content-type"]).toBe("application/problem+json");
+      }
+    }
+    const refused = await fetch(`${rt.url}/agents/threads`, { headers: { origin: "https://evil.example" } });
+    expect(refused.status).toBe(403);
+    expect(((await refused.json()) as { detail: string }).detail).toContain(
+      `"https://evil.example" is not this runtime's`,
+    );
+    expect(fake.embeddingRequests.length).toBe(embeddings);
+    // The runtime's own page still reads, and a link from elsewhere still opens the web UI.
+    expect((await rawRequest(`${rt.url}/agents/memory?q=certificate`, { origin: rt.url })).statusCode).toBe(200);
+    expect(fake.embeddingRequests.length).toBe(embeddings + 1);
+    const page = await rawRequest(`${rt.url}/`, { origin: "https://evil.example", "sec-fetch-mode": "navigate" });
+    expect(page.statusCode).toBe(200);
   });
 
   it("opens its web UI from a link on another site, and serves nothing else to such a request", async () => {

@@ -35,6 +35,14 @@ export function crossSiteReason(
 ): string | undefined {
   const site = headers.get("sec-fetch-site");
   if (site && site !== "same-origin" && site !== "none") return `it was sent from another site (${site})`;
+  return foreignOriginReason(headers, policy);
+}
+
+/** Why a request's Origin is not the runtime's own, or undefined when it is or there is none. */
+function foreignOriginReason(
+  headers: { get(name: string): string | undefined },
+  policy: HostPolicy,
+): string | undefined {
   const origin = headers.get("origin");
   if (origin === undefined) return undefined;
   let parsed: URL | undefined;
@@ -53,17 +61,17 @@ export function crossSiteReason(
  * Why a browser's read came from another site, or undefined when it did not (or the request is a
  * top-level navigation to one of the web UI's pages, which links from elsewhere may open). A page
  * cannot read the answer, but the work is done all the same: a memory search calls the embedding
- * model, which costs money. Only `Sec-Fetch-Site` counts here: an `<img>` or a no-cors fetch sends
- * no Origin.
+ * model, which costs money. `Sec-Fetch-Site` marks it (an `<img>` or a no-cors fetch sends no
+ * Origin); a browser without Sec-Fetch headers still sends its page's Origin on a CORS read, so an
+ * Origin that is not the runtime's is refused too.
  */
 export function crossSiteReadReason(
   headers: { get(name: string): string | undefined },
   path: string,
+  policy: HostPolicy,
 ): string | undefined {
-  const site = headers.get("sec-fetch-site");
-  if (!site || site === "same-origin" || site === "none") return undefined;
   if (WEB_UI_PAGES.has(path) && headers.get("sec-fetch-mode") === "navigate") return undefined;
-  return `it was sent from another site (${site})`;
+  return crossSiteReason(headers, policy);
 }
 
 /**
@@ -72,7 +80,8 @@ export function crossSiteReadReason(
  * threads. A state-changing request a browser marks as cross-site, or whose Origin is not the
  * address it was sent to, is refused (curl, the SDK and the terminal UI send neither header; the
  * gateway, which authenticates by token, drops them). A read a browser marks as cross-site or
- * same-site is refused too, but for a navigation to the web UI's page. The webhook receiver is
+ * same-site, or whose Origin is not the runtime's, is refused too, but for a navigation to the web
+ * UI's page. The webhook receiver is
  * left out: its senders are servers, and each subscription verifies them.
  */
 export function guardCrossSite(app: OpenAPIHono, policy: () => HostPolicy): void {
@@ -82,7 +91,7 @@ export function guardCrossSite(app: OpenAPIHono, policy: () => HostPolicy): void
     if (method === "OPTIONS") return next();
     if (method === "POST" && c.req.path.startsWith("/agents/webhooks/")) return next();
     const reason = READ_METHODS.has(method)
-      ? crossSiteReadReason(headers, c.req.path)
+      ? crossSiteReadReason(headers, c.req.path, policy())
       : crossSiteReason(headers, policy());
     if (!reason) return next();
     return problemJson(c, refused(`The request was refused: ${reason}`));
