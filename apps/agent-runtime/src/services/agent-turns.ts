@@ -52,6 +52,8 @@ export interface AgentTurnInput {
    * what the agent remembers for it is shared with the team, and it reaches only such notes.
    */
   teamMember?: boolean;
+  /** Added to the system prompt: how this conversation's messages are labelled (team chat channels). */
+  systemNote?: string;
 }
 
 const COMPACT = /^\/compact(?:\s+([\s\S]*))?$/;
@@ -153,7 +155,8 @@ async function agentTurn(deps: TurnDeps, input: AgentTurnInput): Promise<TurnOut
     (manage
       ? "You can change your own settings with the update_settings tool when asked. "
       : "Only your owner can change your settings and schedules, and not from this conversation. ") +
-    `Shell tools work in the workspace ${deps.config.workspaceRoot}; paths are relative to it.`;
+    `Shell tools work in the workspace ${deps.config.workspaceRoot}; paths are relative to it.` +
+    (input.systemNote ? ` ${input.systemNote}` : "");
   const skills = deps.skills.promptSection();
   const live = input.quiet ? undefined : deps.live;
   const control = deps.turns?.begin(input.threadId);

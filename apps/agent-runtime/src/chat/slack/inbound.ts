@@ -18,9 +18,11 @@ import { externallyShared } from "./channel-guard.ts";
 import { slackErrorCode } from "./clients.ts";
 import { slackText } from "./escape.ts";
 import {
+  channelLabelNote,
   historyFromSlack,
   inboundText,
   joinHistory,
+  personLabel,
   readSlackHistory,
   type SlackConversationRef,
   type SlackHistoryMessage,
@@ -299,18 +301,20 @@ export class SlackInbound {
     // Re-read now: what the model sees is Slack's conversation as it is, edits and deletions included.
     const slackMessages = await readSlackHistory(web, ref);
     if (!ref.isDm) await this.#loadNames(slackMessages);
+    const owner = await this.#chat.ownerId().catch(() => null);
     const before = historyFromSlack(slackMessages, {
       botUserId: this.#identity.botUserId,
       botId: this.#identity.botId,
       beforeTs: event.ts,
       names: this.#names,
+      ownerId: owner,
       isDm: ref.isDm,
       allowBots: deps.config.env.CHAT_ALLOW_BOTS,
     });
-    const named = (text: string) => (ref.isDm ? text : `${this.#names.get(event.user ?? "") ?? event.user}: ${text}`);
+    const named = (text: string) =>
+      ref.isDm ? text : `${personLabel(event.user ?? "unknown", this.#names, owner)}: ${text}`;
     const text = named(inboundText(event).replace(`<@${this.#identity.botUserId}>`, "").trim() || "(empty message)");
     // Only the owner's own messages may change the agent (its settings, its schedules).
-    const owner = await this.#chat.ownerId().catch(() => null);
     const manage = owner !== null && event.user === owner && !event.bot_id && event.subtype !== "bot_message";
     const startSeq = deps.messages.listAll(thread.id).at(-1)?.seq ?? 0;
     const buildHistory = (threadId: string): MessageParam[] =>
@@ -329,6 +333,7 @@ export class SlackInbound {
         source: TEAM_CHAT_SOURCE,
         manage,
         teamMember: !manage,
+        ...(ref.isDm ? {} : { systemNote: channelLabelNote(owner) }),
         buildHistory,
         onDelivered: (row) => post(row.text),
         onToolStart: (name) => status.update(`${WORKING_STATUS} running \`${name}\``),
