@@ -6,6 +6,10 @@ import { CliError } from "./exit-codes.ts";
 import { addOutputOptions, type CommandDeps, parseFields, readInput } from "./operations.ts";
 import { type OutputFlags, printResult } from "./output.ts";
 
+/** The most pages --paginate follows unless --max-pages says otherwise: a server handing out fresh
+ * cursors forever would otherwise keep it asking forever. */
+export const MAX_PAGES = 10_000;
+
 export function addApiCommand(root: Command, deps: CommandDeps): void {
   const cmd = root
     .command("api")
@@ -19,7 +23,13 @@ export function addApiCommand(root: Command, deps: CommandDeps): void {
       [],
     )
     .option("--input <file>", "the JSON body from a file, or - for stdin")
-    .option("--paginate", "follow nextCursor and print every item");
+    .option("--paginate", "follow nextCursor and print every item")
+    .option<string | number>(
+      "--max-pages <n>",
+      "with --paginate, fail rather than follow more than n pages",
+      (v) => v,
+      MAX_PAGES,
+    );
   addOutputOptions(cmd);
   cmd.action(async (method: string, path: string, _opts, command: Command) => {
     const opts = command.optsWithGlobals() as Record<string, unknown> & OutputFlags;
@@ -41,9 +51,22 @@ export function addApiCommand(root: Command, deps: CommandDeps): void {
         ? fields
         : undefined;
     if (opts.paginate) {
+      const maxPages = Number(opts.maxPages);
+      if (!Number.isSafeInteger(maxPages) || maxPages < 1) {
+        throw new CliError(`--max-pages ${String(opts.maxPages)}: expected a whole number of at least 1`);
+      }
       const items: unknown[] = [];
+      // A cursor answered twice would go round forever: the listing is broken, not finished.
+      const seen = new Set<string>();
+      let pages = 0;
       let cursor: string | undefined;
       do {
+        if (pages === maxPages) {
+          throw new CliError(
+            `${url.pathname} still had more after ${maxPages} pages (--max-pages ${maxPages}): stopped without printing`,
+          );
+        }
+        pages += 1;
         const page = (await session.sdk.raw(verb, url.pathname, {
           query: { ...query, ...(cursor ? { cursor } : {}) },
         })) as {
@@ -52,7 +75,13 @@ export function addApiCommand(root: Command, deps: CommandDeps): void {
         };
         if (!Array.isArray(page?.items)) throw new CliError(`${url.pathname} does not answer a page of items`);
         items.push(...page.items);
-        cursor = page.nextCursor && page.nextCursor !== cursor ? page.nextCursor : undefined;
+        if (cursor) seen.add(cursor);
+        if (page.nextCursor && seen.has(page.nextCursor)) {
+          throw new CliError(
+            `${url.pathname} answered a cursor it had answered before after ${pages} pages: stopped without printing`,
+          );
+        }
+        cursor = page.nextCursor || undefined;
       } while (cursor);
       await printResult(
         deps.io,
