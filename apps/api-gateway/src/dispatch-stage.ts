@@ -66,7 +66,7 @@ export async function dispatch(core: GatewayCore, r: Routed): Promise<Response> 
     return fail(r, new ProblemError("bad-gateway", { detail: `The ${r.entry.service} service did not answer` }));
   }
   if (r.sessionSecret && r.entry.operationId === "deleteCurrentSession" && response.status === 204) {
-    core.deps.authenticator.forgetSession(r.sessionSecret);
+    core.deps.authenticator.forgetSession(r.sessionSecret, r.principal?.sessionId);
   }
   forgetRevoked(core.deps.authenticator, r.entry.operationId, r.params, response.status);
   if (forwarded.overLimit()) {

@@ -49,6 +49,47 @@ describe("revocation through the gateway takes effect at once", () => {
     expect((await me()).status).toBe(401);
   });
 
+  /** Opens a session with the owner's token, or from the session `from` (its cookie and CSRF token). */
+  async function openSession(from?: { cookie: string; csrfToken: string }) {
+    const opened = await call(h, "POST", "/v1/auth/sessions", {
+      ...(from ? { token: null } : {}),
+      headers: { origin: h.url, ...(from ? { cookie: from.cookie, [CSRF_HEADER]: from.csrfToken } : {}) },
+    });
+    expect(opened.status, JSON.stringify(opened.body)).toBe(201);
+    return {
+      id: (opened.body.session as { id: string }).id,
+      cookie: /^([^;]+)/.exec(opened.headers.get("set-cookie") ?? "")![1]!,
+      csrfToken: opened.body.csrfToken as string,
+    };
+  }
+  const meWith = (s: { cookie: string }) =>
+    call(h, "GET", "/v1/auth/me", { token: null, headers: { cookie: s.cookie } });
+
+  it("refuses at once a session opened from a revoked one, though this gateway had it cached", async () => {
+    const a = await openSession();
+    const b = await openSession(a);
+    const c = await openSession(b);
+    const aside = await openSession();
+    for (const s of [a, b, c, aside]) expect((await meWith(s)).status).toBe(200);
+    expect((await call(h, "DELETE", `/v1/auth/sessions/${a.id}`)).status).toBe(204);
+    expect((await meWith(b)).status).toBe(401);
+    expect((await meWith(c)).status).toBe(401);
+    expect((await meWith(aside)).status).toBe(200);
+  });
+
+  it("refuses at once a session opened from one that signed out", async () => {
+    const a = await openSession();
+    const b = await openSession(a);
+    expect((await meWith(b)).status).toBe(200);
+    const out = await call(h, "DELETE", "/v1/auth/session", {
+      token: null,
+      headers: { cookie: a.cookie, origin: h.url, [CSRF_HEADER]: a.csrfToken },
+    });
+    expect(out.status, JSON.stringify(out.body)).toBe(204);
+    expect((await meWith(a)).status).toBe(401);
+    expect((await meWith(b)).status).toBe(401);
+  });
+
   it("refuses the tokens of a member removed from the organization", async () => {
     const invited = await call(h, "POST", `/v1/orgs/${orgId}/invitations`, {
       body: { email: "leaver@example.test", role: "member" },

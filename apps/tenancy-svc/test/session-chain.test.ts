@@ -67,6 +67,23 @@ describe.each(await databaseTargets())("sessions opened from a session ($name)",
     expect((await h.call("POST", "/v1/auth/sessions", { as: b.principal })).status).toBe(401);
   });
 
+  it.skipIf(!target.available)("a session resolves with the sessions it was opened from, nearest first", async () => {
+    const { h } = suite;
+    const yara = await addMember(h, h.owner, h.orgId, "yara@chain.test", "member");
+    const a = await open(yara);
+    const b = await open(a.principal);
+    const c = await open(b.principal);
+    const ancestors = async (secret: string) =>
+      (
+        await json<{ ancestorSessionIds?: string[] }>(
+          await h.internal("POST", internalResolveSessionRoute.path, { secret }),
+        )
+      ).ancestorSessionIds;
+    expect(await ancestors(a.secret)).toBeUndefined();
+    expect(await ancestors(b.secret)).toEqual([a.id]);
+    expect(await ancestors(c.secret)).toEqual([b.id, a.id]);
+  });
+
   it.skipIf(!target.available)("revoking a session ends those opened from it, not its parent", async () => {
     const { h } = suite;
     const wade = await addMember(h, h.owner, h.orgId, "wade@chain.test", "member");

@@ -116,7 +116,11 @@ export class Authenticator {
   constructor(options: AuthenticatorOptions) {
     this.options = options;
     this.opaque = new TokenCache(options.opaqueTtlMs ?? 2000, undefined, (r) => principalTags(r.principal));
-    this.sessions = new TokenCache(options.opaqueTtlMs ?? 2000, undefined, (s) => principalTags(s.principal));
+    // A session is also filed under the sessions it was opened from: revoking one of them ends it.
+    this.sessions = new TokenCache(options.opaqueTtlMs ?? 2000, undefined, (s) => [
+      ...principalTags(s.principal),
+      ...(s.ancestorSessionIds ?? []),
+    ]);
   }
 
   /** A browser session's principal and CSRF token, from the session cookie's value. */
@@ -139,13 +143,15 @@ export class Authenticator {
   }
 
   /**
-   * Forgets a session at once (signed out through this gateway); the other replicas are told by
-   * the hash of its secret (`onForget`), else forget it within the cache's lifetime.
+   * Forgets a session at once (signed out through this gateway), and with `sessionId` the sessions
+   * opened from it, which the sign-out ended too; the other replicas are told by the hash of its
+   * secret and its id (`onForget`), else forget them within the cache's lifetime.
    */
-  forgetSession(secret: string): void {
+  forgetSession(secret: string, sessionId?: string): void {
     const sessionKey = TokenCache.keyOf(secret);
     this.sessions.forgetKey(sessionKey);
     this.announce?.({ sessionKey });
+    if (sessionId) this.forgetRevoked(sessionId);
   }
 
   /**

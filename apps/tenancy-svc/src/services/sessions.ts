@@ -10,7 +10,7 @@ import {
 import { recordDomainEvent, recordStandaloneEvent, withDomainEvents } from "@agentplane/events";
 import { ProblemError } from "@agentplane/problem-details";
 import type { Requester } from "@agentplane/service-kit";
-import type { Selectable } from "kysely";
+import { type Selectable, sql } from "kysely";
 import { actorOf } from "../authz/local-authorizer.ts";
 import type { TenancyContext } from "../context.ts";
 import { digestsEqual, sha256Hex } from "../crypto/secret-box.ts";
@@ -224,11 +224,40 @@ export async function resolveSession(ctx: TenancyContext, secret: string): Promi
   if (!row.last_used_at || new Date(row.last_used_at).getTime() < Date.now() - LAST_USED_RESOLUTION_MS) {
     await ctx.db.updateTable("browser_sessions").set({ last_used_at: new Date() }).where("id", "=", id).execute();
   }
+  const ancestorSessionIds = row.parent_session_id ? await ancestorsOf(ctx, row.parent_session_id) : [];
   return {
     principal: { ...principal, sessionId: id },
     csrfToken: csrfTokenOf(ctx, id),
     expiresAt: new Date(expiresAtMs).toISOString(),
+    ...(ancestorSessionIds.length ? { ancestorSessionIds } : {}),
   };
+}
+
+/**
+ * A session's parent and the parent's own parents, nearest first: the sessions whose revocation
+ * ends it (a parent pruned away ends the chain, as `on delete set null` leaves it).
+ */
+async function ancestorsOf(ctx: TenancyContext, parentId: string): Promise<string[]> {
+  const rows = await ctx.db
+    .withRecursive("chain(id, parent, depth)", (db) =>
+      db
+        .selectFrom("browser_sessions")
+        .select(["id", "parent_session_id as parent", sql<number>`0`.as("depth")])
+        .where("id", "=", parentId)
+        .union(
+          db
+            .selectFrom("browser_sessions as up")
+            .innerJoin("chain", "chain.parent", "up.id")
+            // A chain is at most a user's sessions long (the `sessions` limit); this only bounds the walk.
+            .where("chain.depth", "<", 10_000)
+            .select(["up.id", "up.parent_session_id as parent", sql<number>`chain.depth + 1`.as("depth")]),
+        ),
+    )
+    .selectFrom("chain")
+    .select("id")
+    .orderBy("depth")
+    .execute();
+  return rows.map((r) => r.id);
 }
 
 async function userPrincipal(ctx: TenancyContext, userId: string): Promise<Principal> {

@@ -43,6 +43,11 @@ export const ResolvedSession = z.object({
   csrfToken: z.string(),
   /** When the session stops working (its own expiry, or its token's if sooner): no cache may keep it longer. */
   expiresAt: z.string().optional(),
+  /**
+   * The sessions this one was opened from, its parent first: revoking any of them ends this one
+   * too, so a cache files the session under each of their ids.
+   */
+  ancestorSessionIds: z.array(z.string()).optional(),
 });
 export type ResolvedSession = z.infer<typeof ResolvedSession>;
 
