@@ -50,8 +50,10 @@ const originOf = (url: string): string => {
 
 /**
  * Joins one meeting at a time in headless Chromium with a persistent profile under
- * `<data dir>/meeting-profile`, so the sign-in happens once. The page is read only through the
- * table in page-texts.ts.
+ * `<data dir>/meeting-profile`, so the sign-in happens once. The browser runs only while an
+ * attempt does: however a call ends, it is closed (it holds the signed-in account), and the next
+ * join opens it again on the same profile. The page is read only through the table in
+ * page-texts.ts.
  */
 export class MeetingBrowser implements MeetingController {
   readonly #o: MeetingBrowserOptions;
@@ -83,7 +85,9 @@ export class MeetingBrowser implements MeetingController {
     const askedOrEnded = new Promise<void>((resolve) => {
       asked = resolve;
     });
-    this.#run = this.#attempt(request.url, request.name, asked, request.threadId).finally(asked);
+    // An attempt that has just ended may still be closing its browser: this one starts after it.
+    const previous = (this.#run ?? Promise.resolve()).catch(() => {});
+    this.#run = previous.then(() => this.#attempt(request.url, request.name, asked, request.threadId)).finally(asked);
     await askedOrEnded;
     return this.status() as MeetingStatus;
   }
@@ -97,7 +101,7 @@ export class MeetingBrowser implements MeetingController {
     return this.status();
   }
 
-  /** Resolves when the current attempt has ended and its page is closed. */
+  /** Resolves when the current attempt has ended and its browser is closed. */
   async settled(): Promise<MeetingStatus | undefined> {
     await this.#run;
     return this.status();
@@ -106,8 +110,7 @@ export class MeetingBrowser implements MeetingController {
   async close(): Promise<void> {
     if (this.#status && !FINAL_STATES.has(this.#status.state)) this.#leaveRequested = "the runtime is shutting down";
     await this.#run;
-    await this.#context?.close().catch(() => {});
-    this.#context = undefined;
+    await this.#closeBrowser();
   }
 
   #set(state: MeetingState, reason?: string): void {
@@ -154,6 +157,7 @@ export class MeetingBrowser implements MeetingController {
       // A stop that fails still leaves what the call had so far.
       if (call) record = await call.stop().catch(() => call.snapshot());
       if (page) await this.#leaveAndClose(page);
+      await this.#closeBrowser();
       this.#o.onEnded?.(this.status() as MeetingStatus, record, threadId);
     }
   }
@@ -163,12 +167,26 @@ export class MeetingBrowser implements MeetingController {
     const profile = join(this.#o.dataDir, "meeting-profile");
     mkdirSync(profile, { recursive: true });
     const { chromium } = await import("playwright-core");
-    this.#context = await chromium.launchPersistentContext(profile, {
+    const context = await chromium.launchPersistentContext(profile, {
       executablePath: this.#o.browserPath,
       headless: true,
       args: [...BROWSER_ARGS, "--use-fake-ui-for-media-stream", "--autoplay-policy=no-user-gesture-required"],
     });
-    return this.#context;
+    // A browser that went away by itself (a crash) is launched again on the next join.
+    context.on("close", () => {
+      if (this.#context === context) this.#context = undefined;
+    });
+    this.#context = context;
+    return context;
+  }
+
+  /** Closes the browser, if it runs: the profile's cookies are written, no process is left. */
+  async #closeBrowser(): Promise<void> {
+    const context = this.#context;
+    this.#context = undefined;
+    await context?.close().catch((err: unknown) => {
+      this.#o.logger.warn({ err: (err as Error).message }, "the meeting browser did not close");
+    });
   }
 
   async #signInIfAsked(page: Page): Promise<void> {

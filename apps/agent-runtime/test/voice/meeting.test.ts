@@ -1,4 +1,4 @@
-import { mkdtempSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { requireChromium } from "@agentplane/testkit/browser";
@@ -18,6 +18,19 @@ const until = async (check: () => boolean, timeoutMs = 10_000) => {
     await new Promise((r) => setTimeout(r, 50));
   }
 };
+
+/** The pids of the processes started with this data dir's meeting profile (the bot's Chromium). */
+const profileProcesses = (dataDir: string): number[] =>
+  readdirSync("/proc")
+    .filter((entry) => /^\d+$/.test(entry))
+    .filter((pid) => {
+      try {
+        return readFileSync(`/proc/${pid}/cmdline`, "utf8").includes(join(dataDir, "meeting-profile"));
+      } catch {
+        return false; // gone meanwhile
+      }
+    })
+    .map(Number);
 
 // One browser (the persistent profile) for the whole file; scenarios run in order.
 describe.skipIf(!chromium.available)(`meeting browser and admission${chromium.reason}`, () => {
@@ -63,15 +76,20 @@ describe.skipIf(!chromium.available)(`meeting browser and admission${chromium.re
     expect(left).toMatchObject({ state: "ended", reason: "left on request" });
     expect(stand.left).toBe(1);
     expect(ended).toEqual(["ended"]);
+    // The call is over: no Chromium holds the signed-in profile any more.
+    expect(profileProcesses(dataDir)).toEqual([]);
   });
 
   it("reuses the signed-in profile on the next join, and reports a denial", async () => {
     stand.deny();
     await join_();
+    // The browser was opened again for this join.
+    expect(profileProcesses(dataDir).length).toBeGreaterThan(0);
     const status = await meetings.settled();
     expect(status).toMatchObject({ state: "denied", reason: "the request to join was denied" });
     expect(stand.signIns).toBe(1);
     expect(stand.asks).toHaveLength(2);
+    expect(profileProcesses(dataDir)).toEqual([]);
   });
 
   it("gives up after the admission timeout, counted from the click on Ask to join", async () => {
@@ -87,6 +105,7 @@ describe.skipIf(!chromium.available)(`meeting browser and admission${chromium.re
     expect(Date.now() - started).toBeGreaterThanOrEqual(1_500);
     expect(Date.now() - started).toBeLessThan(15_000);
     expect(stand.signIns).toBe(1);
+    expect(profileProcesses(dataDir)).toEqual([]);
   });
 
   it("ends the call at the meeting cap, counted from admission, and when the meeting ends", async () => {
@@ -101,6 +120,7 @@ describe.skipIf(!chromium.available)(`meeting browser and admission${chromium.re
     const admitted = Date.parse(status?.admittedAt as string);
     expect(Date.parse(status?.endedAt as string) - admitted).toBeGreaterThanOrEqual(1_400);
     expect(stand.left).toBe(2);
+    expect(profileProcesses(dataDir)).toEqual([]);
 
     await meetings.close();
     meetings = new MeetingBrowser(options());
@@ -110,6 +130,7 @@ describe.skipIf(!chromium.available)(`meeting browser and admission${chromium.re
     await until(() => meetings.status()?.state === "in-call");
     stand.end();
     expect(await meetings.settled()).toMatchObject({ state: "ended", reason: "the meeting ended" });
+    expect(profileProcesses(dataDir)).toEqual([]);
   });
 });
 
@@ -117,9 +138,10 @@ describe.skipIf(!chromium.available)(`meeting sign-in origin${chromium.reason}`,
   it("never types the account into a sign-in form of an unexpected origin, and names that origin", async () => {
     const stand = await startMeetingStandIn(account);
     // The production default: only https://accounts.google.com gets the account.
+    const dataDir = mkdtempSync(join(tmpdir(), "agent-meeting-"));
     const meetings = new MeetingBrowser({
       browserPath: process.env.CHROMIUM_PATH ?? "/usr/bin/chromium",
-      dataDir: mkdtempSync(join(tmpdir(), "agent-meeting-")),
+      dataDir,
       account,
       admissionTimeoutMs: 5_000,
       meetingCapMs: 60_000,
@@ -135,6 +157,8 @@ describe.skipIf(!chromium.available)(`meeting sign-in origin${chromium.reason}`,
       expect(status?.reason).not.toContain(account.password);
       expect(stand.signInPosts).toBe(0);
       expect(stand.asks).toEqual([]);
+      // An attempt that failed closes the browser too.
+      expect(profileProcesses(dataDir)).toEqual([]);
     } finally {
       await meetings.close();
       await stand.close();
