@@ -1,13 +1,13 @@
 // A control plane (or a load balancer in front of it) that takes the connection and never answers
 // the tunnel's upgrade must not hold the relay: it gives up the dial and dials again.
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { createServer, type Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { KubeConfig } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { waitFor } from "../../platform/test/connections-harness.ts";
-import { FileTokenStore, Relay } from "../src/index.ts";
+import type { Relay } from "../src/index.ts";
+import { relayToLocalPlatform } from "./fixtures/local-relay.ts";
 
 describe("a tunnel dial the control plane never answers", () => {
   const sockets: Socket[] = [];
@@ -26,18 +26,7 @@ describe("a tunnel dial the control plane never answers", () => {
   beforeAll(async () => {
     await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
     const { port } = server.address() as { port: number };
-    const tokenFile = join(dir, "token");
-    writeFileSync(tokenFile, "apt_example", { mode: 0o600 });
-    const kube = new KubeConfig();
-    kube.loadFromClusterAndUser(
-      { name: "c", server: "http://127.0.0.1:9", skipTLSVerify: false },
-      { name: "u", token: "t" },
-    );
-    relay = new Relay({
-      baseUrl: `http://127.0.0.1:${port}`,
-      clusterId: "cl_silent",
-      store: new FileTokenStore(tokenFile),
-      kube,
+    relay = relayToLocalPlatform(port, dir, "cl_silent", {
       logger: { info() {}, warn: (_obj, msg) => warnings.push(msg ?? ""), error() {} },
       minBackoffMs: 10,
       maxBackoffMs: 20,

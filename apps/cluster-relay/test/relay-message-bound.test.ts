@@ -1,14 +1,14 @@
 // The relay reads the tunnel's WebSocket messages with the same bound the platform reads the
 // relay's: HTTP/2 never writes one near it, and one declared far larger ends the tunnel as soon as
 // its length is read, instead of being gathered in memory.
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import type { Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { KubeConfig } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { WebSocketServer } from "ws";
-import { FileTokenStore, Relay } from "../src/index.ts";
+import type { Relay } from "../src/index.ts";
+import { relayToLocalPlatform } from "./fixtures/local-relay.ts";
 
 describe("a tunnel message far larger than HTTP/2 ever writes", () => {
   const dir = mkdtempSync(join(tmpdir(), "relay-message-"));
@@ -29,19 +29,7 @@ describe("a tunnel message far larger than HTTP/2 ever writes", () => {
       (ws as unknown as { _socket: Socket })._socket.write(Buffer.concat([head, Buffer.alloc(1024)]));
     });
     const { port } = server.address() as { port: number };
-    const tokenFile = join(dir, "token");
-    writeFileSync(tokenFile, "apt_example", { mode: 0o600 });
-    const kube = new KubeConfig();
-    kube.loadFromClusterAndUser(
-      { name: "c", server: "http://127.0.0.1:9", skipTLSVerify: false },
-      { name: "u", token: "t" },
-    );
-    relay = new Relay({
-      baseUrl: `http://127.0.0.1:${port}`,
-      clusterId: "cl_big",
-      store: new FileTokenStore(tokenFile),
-      kube,
-      logger: { info() {}, warn() {}, error() {} },
+    relay = relayToLocalPlatform(port, dir, "cl_big", {
       minBackoffMs: 60_000,
       maxBackoffMs: 60_000,
     });

@@ -1,14 +1,14 @@
 // Before it verifies any request the relay asks the control plane for its cluster's project. An
 // answer that never comes (a proxy that lost the request) is given up and asked again, instead of
 // leaving every request through the tunnel unverified, and so unanswered, for minutes.
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { KubeConfig } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { WebSocketServer } from "ws";
-import { CLUSTER_JWT_HEADER, CLUSTER_JWT_TTL_HEADER, FileTokenStore, Relay } from "../src/index.ts";
+import { CLUSTER_JWT_HEADER, CLUSTER_JWT_TTL_HEADER, type Relay } from "../src/index.ts";
+import { relayToLocalPlatform } from "./fixtures/local-relay.ts";
 
 describe("the relay's question for its project, never answered", () => {
   const dir = mkdtempSync(join(tmpdir(), "relay-project-"));
@@ -30,19 +30,7 @@ describe("the relay's question for its project, never answered", () => {
     });
     await new Promise<void>((resolve) => http.listen(0, "127.0.0.1", resolve));
     const { port } = http.address() as { port: number };
-    const tokenFile = join(dir, "token");
-    writeFileSync(tokenFile, "apt_example", { mode: 0o600 });
-    const kube = new KubeConfig();
-    kube.loadFromClusterAndUser(
-      { name: "c", server: "http://127.0.0.1:9", skipTLSVerify: false },
-      { name: "u", token: "t" },
-    );
-    relay = new Relay({
-      baseUrl: `http://127.0.0.1:${port}`,
-      clusterId: "cl_quiet",
-      store: new FileTokenStore(tokenFile),
-      kube,
-      logger: { info() {}, warn() {}, error() {} },
+    relay = relayToLocalPlatform(port, dir, "cl_quiet", {
       requestTimeoutMs: 300,
     });
     await relay.start();
