@@ -25,6 +25,7 @@ import {
 } from "@agentplane/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { freePort, type Spawned, spawnNode, waitForHealth } from "../../../tests/e2e/processes.ts";
+import { runningSandboxRow } from "../../sandbox-svc/test/running-sandbox-row.ts";
 
 const pg = await requirePostgres();
 const redis = await requireRedis();
@@ -121,30 +122,18 @@ describe.skipIf(!pg.available || !redis.available)(
 
       // A running sandbox as sandbox-svc records it (the driver's Pod is not needed to decide its egress).
       const db = await openDatabase(database.url, { max: 1 });
-      const now = new Date();
       await db.kysely
         .withSchema("sandbox")
         .insertInto("sandboxes" as never)
-        .values({
-          id: sandbox.sandboxId,
-          project_id: sandbox.projectId,
-          org_id: sandbox.orgId,
-          name: "egressid",
-          slug: "egressid",
-          image: "default",
-          command: null,
-          env: {},
-          resources: {},
-          ports: [],
-          idle_timeout_seconds: 0,
-          labels: {},
-          state: "running",
-          current_revision: 1,
-          created_at: now,
-          updated_at: now,
-          started_at: now,
-          last_activity_at: now,
-        } as never)
+        .values(
+          runningSandboxRow({
+            id: sandbox.sandboxId as string,
+            project_id: sandbox.projectId,
+            org_id: sandbox.orgId,
+            name: "egressid",
+            slug: "egressid",
+          }),
+        )
         .execute();
       await db.close();
     }, 240_000);

@@ -27,6 +27,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { createSandboxService, SANDBOX_SCHEMA, type SandboxService } from "../src/app.ts";
 import type { SandboxDB } from "../src/db/schema.ts";
 import { tempDataDir } from "./helpers.ts";
+import { runningSandboxRow } from "./running-sandbox-row.ts";
 
 interface Recorded {
   action: string;
@@ -81,30 +82,20 @@ describe("sandbox-svc's egress routes (decision 0065)", () => {
       egressPublicKey: await importScopedPublicKey("EGRESS_IDENTITY_PUBLIC_KEY", JSON.stringify(pair.publicJwk)),
     });
     withoutKey = await createSandboxService({ ...common, database, config: { dataDir: tempDataDir() } });
-    const now = new Date();
     await database
       .forSchema<SandboxDB>(SANDBOX_SCHEMA)
       .insertInto("sandboxes")
-      .values({
-        id: "sbx_facts",
-        project_id: "prj_facts",
-        org_id: "org_facts",
-        name: "facts",
-        slug: "facts",
-        image: "default",
-        command: null,
-        env: { SECRET_TOKEN: "never-sent" },
-        resources: {},
-        ports: [],
-        idle_timeout_seconds: 0,
-        labels: { team: "ml" },
-        state: "running",
-        current_revision: 1,
-        created_at: now,
-        updated_at: now,
-        started_at: now,
-        last_activity_at: now,
-      } as never)
+      .values(
+        runningSandboxRow({
+          id: "sbx_facts",
+          project_id: "prj_facts",
+          org_id: "org_facts",
+          name: "facts",
+          slug: "facts",
+          env: { SECRET_TOKEN: "never-sent" },
+          labels: { team: "ml" },
+        }),
+      )
       .execute();
   });
   afterAll(async () => {

@@ -25,6 +25,7 @@ import {
   egressSettings,
 } from "../../src/driver/kubernetes/egress-service.ts";
 import { tempDataDir } from "../helpers.ts";
+import { runningSandboxRow } from "../running-sandbox-row.ts";
 import { EGRESS_KEY } from "./fixture.ts";
 
 /** One request through the proxy: a plain forward (`GET http://…`) or a CONNECT. */
@@ -56,30 +57,10 @@ function viaProxy(port: number, target: string, auth?: string, method = "GET") {
 
 /** A sandbox row as sandbox-svc records it (its driver's Pod is not needed to decide its egress). */
 async function insertSandbox(database: Database, id: string): Promise<void> {
-  const now = new Date();
   await database
     .forSchema<SandboxDB>(SANDBOX_SCHEMA)
     .insertInto("sandboxes")
-    .values({
-      id,
-      project_id: "prj_window",
-      org_id: "org_window",
-      name: id,
-      slug: id.replace("_", "-"),
-      image: "default",
-      command: null,
-      env: {},
-      resources: {},
-      ports: [],
-      idle_timeout_seconds: 0,
-      labels: {},
-      state: "running",
-      current_revision: 1,
-      created_at: now,
-      updated_at: now,
-      started_at: now,
-      last_activity_at: now,
-    } as never)
+    .values(runningSandboxRow({ id, project_id: "prj_window", org_id: "org_window" }))
     .execute();
 }
 
