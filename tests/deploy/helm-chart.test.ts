@@ -326,7 +326,7 @@ describe("the agentplane Helm chart", () => {
       return Object.fromEntries(c.env.map((e) => [e.name, e.value]));
     };
     expect(() => parseRelayEnv(inCluster([]))).toThrow(/AGENTPLANE_URL: plain http/);
-    expect(parseRelayEnv(inCluster(["--set", "clusterRelay.insecureHttp=true"])).AGENTPLANE_INSECURE_HTTP).toBe("1");
+    expect(parseRelayEnv(inCluster(["--set", "clusterRelay.insecureHttp=true"])).AGENTPLANE_INSECURE_HTTP).toBe(true);
   });
 
   it("keeps every Service name a DNS label under the longest release name helm allows", () => {

@@ -21,7 +21,11 @@ export const RelayEnvSchema = z
     /** pino's level names and `silent`. */
     LOG_LEVEL: z.enum([...Object.keys(pino.levels.values), "silent"]).default("info"),
     /** `1`: AGENTPLANE_URL may be plain http to another machine, on a network the operator trusts. */
-    AGENTPLANE_INSECURE_HTTP: z.enum(["0", "1"]).optional(),
+    AGENTPLANE_INSECURE_HTTP: z
+      .stringbool({ truthy: ["true", "1", "yes", "on"], falsy: ["false", "0", "no", "off"] })
+      // The on/off words every other deployable takes (service-kit's envBoolean), for the reference.
+      .meta({ enum: ["true", "false", "1", "0", "yes", "no", "on", "off"] })
+      .optional(),
   })
   .refine((env) => env.TUNNEL_TOKEN_FILE || env.TUNNEL_TOKEN_SECRET, {
     message: "set TUNNEL_TOKEN_FILE or TUNNEL_TOKEN_SECRET",
@@ -34,7 +38,7 @@ export const RelayEnvSchema = z
       return;
     }
     // The tunnel token goes there, and the keys every request is verified with come from there.
-    if (protocol === "https:" || isLoopback(hostname) || env.AGENTPLANE_INSECURE_HTTP === "1") return;
+    if (protocol === "https:" || isLoopback(hostname) || env.AGENTPLANE_INSECURE_HTTP === true) return;
     ctx.addIssue({
       code: "custom",
       path: ["AGENTPLANE_URL"],

@@ -29,6 +29,15 @@ describe("the relay's control plane address", () => {
     expect(env.AGENTPLANE_URL).toBe(url);
   });
 
+  it("reads AGENTPLANE_INSECURE_HTTP as an on/off setting, refusing anything else", () => {
+    const url = "http://agentplane-gateway.agentplane.svc:8080";
+    expect(parseRelayEnv({ ...base, AGENTPLANE_URL: url, AGENTPLANE_INSECURE_HTTP: "yes" }).AGENTPLANE_URL).toBe(url);
+    expect(() => parseRelayEnv({ ...base, AGENTPLANE_URL: url, AGENTPLANE_INSECURE_HTTP: "0" })).toThrow(/plain http/);
+    expect(() => parseRelayEnv({ ...base, AGENTPLANE_URL: url, AGENTPLANE_INSECURE_HTTP: "maybe" })).toThrow(
+      /AGENTPLANE_INSECURE_HTTP/,
+    );
+  });
+
   it("refuses a scheme other than http and https", () => {
     expect(() => parseRelayEnv({ ...base, AGENTPLANE_URL: "ftp://agentplane.example.com" })).toThrow(/AGENTPLANE_URL/);
   });
