@@ -221,10 +221,14 @@ export async function resolveSession(ctx: TenancyContext, secret: string): Promi
   } else {
     principal = await userPrincipal(ctx, row.user_id);
   }
+  const ancestors = row.parent_session_id ? await ancestorsOf(ctx, row.parent_session_id) : [];
+  // A session below a revoked one is over, even one the revocation's walk did not reach (opened
+  // from its parent while the walk waited for that parent's lock).
+  if (ancestors.some((a) => a.revoked)) return undefined;
+  const ancestorSessionIds = ancestors.map((a) => a.id);
   if (!row.last_used_at || new Date(row.last_used_at).getTime() < Date.now() - LAST_USED_RESOLUTION_MS) {
     await ctx.db.updateTable("browser_sessions").set({ last_used_at: new Date() }).where("id", "=", id).execute();
   }
-  const ancestorSessionIds = row.parent_session_id ? await ancestorsOf(ctx, row.parent_session_id) : [];
   return {
     principal: { ...principal, sessionId: id },
     csrfToken: csrfTokenOf(ctx, id),
@@ -234,15 +238,21 @@ export async function resolveSession(ctx: TenancyContext, secret: string): Promi
 }
 
 /**
- * A session's parent and the parent's own parents, nearest first: the sessions whose revocation
- * ends it (a parent pruned away ends the chain, as `on delete set null` leaves it).
+ * A session's parent and the parent's own parents, nearest first, each with whether it was
+ * revoked: the sessions whose revocation ends it (a parent pruned away ends the chain, as
+ * `on delete set null` leaves it).
  */
-async function ancestorsOf(ctx: TenancyContext, parentId: string): Promise<string[]> {
+async function ancestorsOf(ctx: TenancyContext, parentId: string): Promise<{ id: string; revoked: boolean }[]> {
   const rows = await ctx.db
-    .withRecursive("chain(id, parent, depth)", (db) =>
+    .withRecursive("chain(id, parent, revoked, depth)", (db) =>
       db
         .selectFrom("browser_sessions")
-        .select(["id", "parent_session_id as parent", sql<number>`0`.as("depth")])
+        .select([
+          "id",
+          "parent_session_id as parent",
+          sql<boolean>`revoked_at is not null`.as("revoked"),
+          sql<number>`0`.as("depth"),
+        ])
         .where("id", "=", parentId)
         .union(
           db
@@ -250,14 +260,19 @@ async function ancestorsOf(ctx: TenancyContext, parentId: string): Promise<strin
             .innerJoin("chain", "chain.parent", "up.id")
             // A chain is at most a user's sessions long (the `sessions` limit); this only bounds the walk.
             .where("chain.depth", "<", 10_000)
-            .select(["up.id", "up.parent_session_id as parent", sql<number>`chain.depth + 1`.as("depth")]),
+            .select([
+              "up.id",
+              "up.parent_session_id as parent",
+              sql<boolean>`up.revoked_at is not null`.as("revoked"),
+              sql<number>`chain.depth + 1`.as("depth"),
+            ]),
         ),
     )
     .selectFrom("chain")
-    .select("id")
+    .select(["id", "revoked"])
     .orderBy("depth")
     .execute();
-  return rows.map((r) => r.id);
+  return rows.map((r) => ({ id: r.id, revoked: r.revoked === true }));
 }
 
 async function userPrincipal(ctx: TenancyContext, userId: string): Promise<Principal> {
