@@ -51,6 +51,19 @@ const port = z
     }
     return n;
   });
+/** HTTP_KEEP_ALIVE_TIMEOUT_MS: 1 s to 1 h, 65 s when unset (as the platform's services). */
+const keepAliveTimeout = z
+  .string()
+  .optional()
+  .transform((v, ctx) => {
+    if (v === undefined || v.trim() === "") return 65_000;
+    const n = Number(v);
+    if (!Number.isInteger(n) || n < 1_000 || n > 3_600_000) {
+      ctx.addIssue({ code: "custom", message: "must be a whole number of milliseconds from 1000 to 3600000" });
+      return z.NEVER;
+    }
+    return n;
+  });
 /** A whole number ≥ 0, `fallback` when unset; anything else stops the start with `message`. */
 const wholeNumber = (fallback: number, message: string) =>
   z
@@ -130,6 +143,8 @@ export const RuntimeEnvSchema = z.object({
   PORT: port,
   // Loopback for native starts; the container image sets HOST=0.0.0.0 (infra/Dockerfile).
   HOST: withDefault("127.0.0.1"),
+  // Idle keep-alive connections are held longer than a load balancer's (ingress-nginx, AWS: 60 s)
+  HTTP_KEEP_ALIVE_TIMEOUT_MS: keepAliveTimeout,
   // Host names the API answers to besides the loopback ones and AGENT_HTTP_URL's (parsed in loadConfig)
   AGENT_ALLOWED_HOSTS: optional,
   DATABASE_URL: optional,
@@ -249,6 +264,8 @@ export interface RuntimeConfig {
   sandbox: { apiUrl: string; token: string; projectId: string; sandboxId: string } | undefined;
   port: number;
   host: string;
+  /** HTTP_KEEP_ALIVE_TIMEOUT_MS: how long an idle keep-alive connection is held. */
+  keepAliveTimeoutMs: number;
   /** AGENT_ALLOWED_HOSTS, parsed; undefined when unset (`any` for `*`). */
   allowedHosts: HostPattern[] | "any" | undefined;
 }
@@ -362,6 +379,7 @@ export function loadConfig(source: Record<string, string | undefined>): RuntimeC
     sandbox,
     port: env.PORT,
     host: env.HOST,
+    keepAliveTimeoutMs: env.HTTP_KEEP_ALIVE_TIMEOUT_MS,
     allowedHosts: allowedHostsOf(env.AGENT_ALLOWED_HOSTS),
   };
 }

@@ -249,7 +249,7 @@ export async function createRuntime(config: RuntimeConfig, options: RuntimeOptio
     listen(port = config.port, host = config.host) {
       hostPolicy = hostPolicyOf(config, host);
       return new Promise((resolve, reject) => {
-        const s = createRuntimeServer(app.fetch, host);
+        const s = createRuntimeServer(app.fetch, host, config.keepAliveTimeoutMs);
         s.once("error", reject);
         s.listen(port, host, () => {
           const info = s.address() as AddressInfo;

@@ -52,6 +52,18 @@ describe("runtime configuration", () => {
     expect(["no", "OFF", "0", "false", ""].map(allowBots)).toEqual([false, false, false, false, false]);
   });
 
+  it("holds idle connections 65 s unless HTTP_KEEP_ALIVE_TIMEOUT_MS says otherwise, within 1 s to 1 h", () => {
+    expect(loadConfig({ CLOUD_A_BEARER_TOKEN: "k" }).keepAliveTimeoutMs).toBe(65_000);
+    expect(loadConfig({ CLOUD_A_BEARER_TOKEN: "k", HTTP_KEEP_ALIVE_TIMEOUT_MS: "620000" }).keepAliveTimeoutMs).toBe(
+      620_000,
+    );
+    for (const bad of ["0", "999", "abc", "3600001"]) {
+      expect(failure({ CLOUD_A_BEARER_TOKEN: "k", HTTP_KEEP_ALIVE_TIMEOUT_MS: bad }).message).toContain(
+        "HTTP_KEEP_ALIVE_TIMEOUT_MS",
+      );
+    }
+  });
+
   it("reads CHAT_BOT_TURNS_MAX as a whole number, 3 when blank", () => {
     const max = (value: string) =>
       loadConfig({ CLOUD_A_BEARER_TOKEN: "k", CHAT_BOT_TURNS_MAX: value }).env.CHAT_BOT_TURNS_MAX;

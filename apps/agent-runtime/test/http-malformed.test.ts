@@ -73,3 +73,11 @@ describe("requests the HTTP parser or the request builder refuses", () => {
     expect((await rt.request("GET", "/health")).status).toBe(200);
   });
 });
+
+describe("idle connections", () => {
+  it("are held 65 s, longer than a load balancer in front holds its own", async () => {
+    const res = await fetch(`${rt.url}/health`);
+    await res.arrayBuffer();
+    expect(res.headers.get("keep-alive")).toBe("timeout=65");
+  });
+});

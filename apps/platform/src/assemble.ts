@@ -97,7 +97,7 @@ export async function assemblePlatform(options: AssembleOptions): Promise<Platfo
         : problemResponse(
             new ProblemError("service-unavailable", { detail: "Starting", headers: { "retry-after": "1" } }),
           ),
-    { port: env.PORT, hostname: env.HOST },
+    { port: env.PORT, hostname: env.HOST, keepAliveTimeoutMs: env.HTTP_KEEP_ALIVE_TIMEOUT_MS },
   );
   const publicUrl = env.PUBLIC_URL ?? `http://localhost:${server.port}`;
 

@@ -16,6 +16,8 @@ export const CONFIG_GLOSSARY: Record<string, string> = {
   // Deployment: where a process listens, its storage, its bus, its identity
   PORT: "The HTTP port this process listens on (0 picks a free one).",
   HOST: "The address to listen on: all interfaces by default (containers); `127.0.0.1` keeps it to this host.",
+  HTTP_KEEP_ALIVE_TIMEOUT_MS:
+    "How long an idle keep-alive connection is held (ms, 1000–3600000; default 65000): above the idle timeout of a load balancer in front, or a POST it sends on a closing connection is answered 502.",
   "agent-runtime:HOST": "The address to listen on: loopback for native starts; the container image sets `0.0.0.0`.",
   DATABASE_URL:
     "`postgres://…` (distributed) or `pglite://<dir>` (embedded). Each service owns one schema and migrates it at start under an advisory lock; the database is created when missing.",

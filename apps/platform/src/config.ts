@@ -5,7 +5,7 @@ import { ConnectionsSettingsSchema } from "@agentplane/connections-svc";
 import { GovernanceSettingsSchema } from "@agentplane/governance-svc";
 import { ProviderEnvSchema } from "@agentplane/inference-proxy";
 import { SandboxSettingsSchema } from "@agentplane/sandbox-svc";
-import { envBoolean, LogLevelSchema } from "@agentplane/service-kit";
+import { envBoolean, keepAliveTimeoutMs, LogLevelSchema } from "@agentplane/service-kit";
 import { TelemetryEnvSchema } from "@agentplane/telemetry";
 import { TenancySettingsSchema } from "@agentplane/tenancy-svc";
 import { z } from "zod";
@@ -24,6 +24,7 @@ export const AllInOneEnvSchema = z.object({
   ...ProviderEnvSchema.shape,
   PORT: z.coerce.number().int().min(0).max(65535).default(8080),
   HOST: z.string().default("0.0.0.0"),
+  HTTP_KEEP_ALIVE_TIMEOUT_MS: keepAliveTimeoutMs,
   AGENTPLANE_DATA_DIR: z.string().default("./.agentplane"),
   DATABASE_URL: z.string().optional(),
   /** The master key (32 bytes, base64); generated under the data dir when unset. */

@@ -92,6 +92,7 @@ export { noteResourceOrg, withResourceOrg } from "./resource-org.ts";
 export {
   type DeploymentEnv,
   deploymentEnv,
+  keepAliveTimeoutMs,
   type RunDeps,
   type RunnableService,
   type RunningService,
@@ -104,7 +105,13 @@ export {
   scopedIssuer,
   scopedRouteAllows,
 } from "./scoped-identity.ts";
-export { onShutdown, type RunningServer, serveFetch } from "./serve.ts";
+export {
+  DEFAULT_KEEP_ALIVE_TIMEOUT_MS,
+  holdIdleConnections,
+  onShutdown,
+  type RunningServer,
+  serveFetch,
+} from "./serve.ts";
 export { guardSocket, HOP_BY_HOP_HEADERS, rejectUpgrade, spliceUpgrade } from "./upgrade.ts";
 export { type CallOutcome, UpstreamCall, type UpstreamCallEvents, type UpstreamRequest } from "./upstream-call.ts";
 export { readAtMost, webStreamOf } from "./web-stream.ts";

@@ -16,7 +16,15 @@ import { type InternalKeys, importInternalKeys } from "./identity.ts";
 import type { UpgradeHandler } from "./instance.ts";
 import { createLogger, type Logger } from "./logger.ts";
 import { installProcessGuard } from "./process-guard.ts";
-import { onShutdown, type RunningServer, serveFetch } from "./serve.ts";
+import { DEFAULT_KEEP_ALIVE_TIMEOUT_MS, onShutdown, type RunningServer, serveFetch } from "./serve.ts";
+
+/** `HTTP_KEEP_ALIVE_TIMEOUT_MS`: 1 s to 1 h, 65 s by default (serve.ts says why). */
+export const keepAliveTimeoutMs = z.coerce
+  .number()
+  .int()
+  .min(1_000)
+  .max(3_600_000)
+  .default(DEFAULT_KEEP_ALIVE_TIMEOUT_MS);
 
 /**
  * The deployment variables every distributed service reads besides its own settings: where it
@@ -28,6 +36,8 @@ export function deploymentEnv(defaultPort: number) {
     PORT: z.coerce.number().int().min(0).max(65_535).default(defaultPort),
     /** The address to listen on: all interfaces by default (containers); 127.0.0.1 for this host only. */
     HOST: z.string().min(1).default("0.0.0.0"),
+    /** How long idle keep-alive connections are held: above a load balancer's own idle timeout. */
+    HTTP_KEEP_ALIVE_TIMEOUT_MS: keepAliveTimeoutMs,
     DATABASE_URL: z.string().min(1),
     REDIS_URL: z.string().min(1).optional(),
     INTERNAL_IDENTITY_PUBLIC_KEY: z.string().optional(),
@@ -41,6 +51,7 @@ export function deploymentEnv(defaultPort: number) {
 export interface DeploymentEnv {
   PORT: number;
   HOST: string;
+  HTTP_KEEP_ALIVE_TIMEOUT_MS?: number | undefined;
   DATABASE_URL?: string | undefined;
   REDIS_URL?: string | undefined;
   INTERNAL_IDENTITY_PUBLIC_KEY?: string | undefined;
@@ -157,6 +168,7 @@ export async function runService<E extends DeploymentEnv, S extends RunnableServ
     server = await serveFetch((request, nodeEnv) => traced(request, nodeEnv as never), {
       port: env.PORT,
       hostname: env.HOST,
+      ...(env.HTTP_KEEP_ALIVE_TIMEOUT_MS !== undefined ? { keepAliveTimeoutMs: env.HTTP_KEEP_ALIVE_TIMEOUT_MS } : {}),
     });
   } catch (err) {
     await service.close();

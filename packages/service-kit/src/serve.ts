@@ -1,4 +1,4 @@
-import { createServer } from "node:http";
+import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { Duplex } from "node:stream";
 import { ProblemError } from "@agentplane/problem-details";
@@ -7,6 +7,24 @@ import { answerClientError, refuseWithoutHost, unusableRequest } from "./http-re
 import type { Logger } from "./logger.ts";
 import { serveWithResponse } from "./served-response.ts";
 import { guardSocket, rejectUpgrade } from "./upgrade.ts";
+
+/**
+ * How long an idle keep-alive connection is held open (Node's own default is 5 s). Load balancers
+ * and ingress controllers keep their connections to a backend for longer (ingress-nginx and AWS
+ * load balancers 60 s) and send the next request on one the backend may be closing: a POST lost
+ * that way is answered 502 by the balancer, and a model call or an exec is not retried. Held
+ * longer than theirs, the connection is always closed by the balancer first.
+ */
+export const DEFAULT_KEEP_ALIVE_TIMEOUT_MS = 65_000;
+
+/**
+ * Holds idle keep-alive connections `ms` (the `Keep-Alive: timeout=…` answered says so). The
+ * headers' deadline (`headersTimeout`, 60 s) stays above it, the order Node's defaults keep.
+ */
+export function holdIdleConnections(server: Server, ms: number = DEFAULT_KEEP_ALIVE_TIMEOUT_MS): void {
+  server.keepAliveTimeout = ms;
+  if (server.headersTimeout <= ms) server.headersTimeout = ms + 1_000;
+}
 
 export interface RunningServer {
   url: string;
@@ -27,7 +45,7 @@ export interface RunningServer {
 export function serveFetch(
   // biome-ignore lint/suspicious/noExplicitAny: the node server passes its bindings ({ incoming, outgoing }) as env
   fetch: (request: Request, env?: any) => Response | Promise<Response>,
-  options: { port: number; hostname?: string; upgradeGraceMs?: number },
+  options: { port: number; hostname?: string; upgradeGraceMs?: number; keepAliveTimeoutMs?: number },
 ): Promise<RunningServer> {
   const upgraded = new Set<Duplex>();
   const graceMs = options.upgradeGraceMs ?? 1_000;
@@ -41,6 +59,7 @@ export function serveFetch(
       if (refuseWithoutHost(req, res)) return;
       void serveWithResponse(res, () => listener(req, res));
     });
+    holdIdleConnections(server, options.keepAliveTimeoutMs);
     server.listen(options.port, hostname, () => {
       server.off("error", reject);
       const { port } = server.address() as AddressInfo;
