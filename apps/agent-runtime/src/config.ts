@@ -289,6 +289,17 @@ export function nonBareReason(modelId: string): string | undefined {
   return undefined;
 }
 
+/** The gateway's address: the runtime adds `/v1/llm/...` itself, so a `/v1` in it would double. */
+function checkGateway(env: RuntimeEnv): void {
+  if (env.GATEWAY_API_URL === undefined) return;
+  const url = new URL(env.GATEWAY_API_URL);
+  if (!/\/v1(\/|$)/.test(url.pathname)) return;
+  throw new ConfigError(
+    "GATEWAY_API_URL",
+    `is the gateway's address without /v1 (the runtime adds /v1/llm/...), e.g. ${url.origin}`,
+  );
+}
+
 function checkCredentials(env: RuntimeEnv, provider: Provider): void {
   if (env.GATEWAY_API_URL) return;
   if (provider === "cloud-a") {
@@ -348,6 +359,7 @@ export function loadConfig(source: Record<string, string | undefined>): RuntimeC
   }
   const env = parsed.data;
   const provider = env.LLM_PROVIDER;
+  checkGateway(env);
   checkCredentials(env, provider);
   checkModels(env, provider);
   if (env.CHAT_BOT_TOKEN && !env.CHAT_APP_TOKEN) {

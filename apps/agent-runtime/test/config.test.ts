@@ -101,6 +101,8 @@ describe("runtime configuration", () => {
       { LLM_PROVIDER: "cloud-b", CLOUD_B_API_KEY: "k", CLOUD_B_BASE_URL: "https://x.example/anthropic" },
       "CLOUD_B_BASE_URL",
     ],
+    [{ GATEWAY_API_URL: "http://127.0.0.1:8080/v1" }, "GATEWAY_API_URL"],
+    [{ GATEWAY_API_URL: "http://127.0.0.1:8080/v1/llm/" }, "GATEWAY_API_URL"],
     [{ LLM_PROVIDER: "cloud-a-alt", CLOUD_A_BEARER_TOKEN: "k" }, "CLOUD_A_MODEL_ID"],
     [
       { LLM_PROVIDER: "cloud-a-alt", CLOUD_A_BEARER_TOKEN: "k", CLOUD_A_MODEL_ID: "anthropic.claude-sonnet-4-5-v1:0" },
@@ -132,6 +134,15 @@ describe("runtime configuration", () => {
         provider,
       );
     }
+  });
+
+  it("takes a gateway behind a path prefix, and says to drop /v1 from GATEWAY_API_URL", () => {
+    expect(loadConfig({ GATEWAY_API_URL: "https://example.com/agentplane/" }).env.GATEWAY_API_URL).toBe(
+      "https://example.com/agentplane/",
+    );
+    expect(failure({ GATEWAY_API_URL: "http://localhost:8080/v1" }).message).toContain(
+      "without /v1 (the runtime adds /v1/llm/...), e.g. http://localhost:8080",
+    );
   });
 
   it("reads the database path from a file: URL", () => {

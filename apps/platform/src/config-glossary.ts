@@ -195,7 +195,8 @@ export const CONFIG_GLOSSARY: Record<string, string> = {
   // The agent runtime
   LLM_PROVIDER:
     "`cloud-a`, `cloud-a-alt` or `cloud-b`: the model provider the agent calls. `cloud-b` without `GATEWAY_API_URL` does not start while the process environment sets `ANTHROPIC_FOUNDRY_RESOURCE`, or `OPENAI_BASE_URL` with embeddings on: its SDK clients would refuse them next to the endpoints the runtime passes.",
-  GATEWAY_API_URL: "Route model calls through this control plane's `/v1/llm` (no local model credential needed).",
+  GATEWAY_API_URL:
+    "Route model calls through this control plane's `/v1/llm` (no local model credential needed): the gateway's address, e.g. `http://localhost:8080`, without `/v1` (the runtime adds `/v1/llm/...`; a `/v1` in it stops the start).",
   GATEWAY_API_TOKEN: "The bearer token sent to the gateway with `GATEWAY_API_URL`.",
   CLOUD_A_MODEL_ID: "`cloud-a` main model.",
   CLOUD_A_CLASSIFICATION_MODEL_ID: "`cloud-a` fast model of the heartbeat DELIVER/SUPPRESS gate.",
