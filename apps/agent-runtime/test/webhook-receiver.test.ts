@@ -106,6 +106,21 @@ describe("management API", () => {
 });
 
 describe("receiver statuses and check order", () => {
+  it("says how to turn on the receiver, create the subscription or make it active", async () => {
+    const detail = async (name: string) => (await post(name, { a: 1 })).json() as Promise<{ detail: string }>;
+    expect((await detail("hook")).detail).toBe(
+      'The webhook receiver is disabled: turn it on with PUT /agents/webhooks/enabled {"enabled": true}',
+    );
+    await rt.json("PUT", "/agents/webhooks/enabled", { enabled: true });
+    expect((await detail("hook")).detail).toBe(
+      'No webhook subscription named hook: create it with POST /agents/webhook-subscriptions {"name": "hook"}',
+    );
+    await subscribe({ name: "hook", active: false });
+    expect((await detail("hook")).detail).toBe(
+      'The webhook subscription hook is disabled: turn it on with PATCH /agents/webhook-subscriptions/hook {"active": true}',
+    );
+  });
+
   it("answers 403 for every name while the receiver is off, and toggles without a restart", async () => {
     await subscribe({ name: "hook" });
     for (const name of ["hook", "no-such-hook"]) expect((await post(name, { a: 1 })).status).toBe(403);

@@ -71,18 +71,24 @@ export function registerReceiveWebhook(app: OpenAPIHono, deps: RuntimeDeps): voi
       telemetry.emit("webhook.rejected", { reason });
     if (!registry.enabled) {
       rejected("receiver_disabled");
-      throw new ProblemError("forbidden", { detail: "The webhook receiver is disabled" });
+      throw new ProblemError("forbidden", {
+        detail: 'The webhook receiver is disabled: turn it on with PUT /agents/webhooks/enabled {"enabled": true}',
+      });
     }
     const name = c.req.param("name");
     const subscription = registry.get(name);
     if (!subscription) {
       rejected("unknown_subscription");
-      throw new ProblemError("not-found", { detail: `No webhook subscription named ${name}` });
+      throw new ProblemError("not-found", {
+        detail: `No webhook subscription named ${name}: create it with POST /agents/webhook-subscriptions {"name": "${name}"}`,
+      });
     }
     const row = subscription.row;
     if (row.active !== 1) {
       rejected("inactive");
-      throw new ProblemError("forbidden", { detail: `The webhook subscription ${name} is disabled` });
+      throw new ProblemError("forbidden", {
+        detail: `The webhook subscription ${name} is disabled: turn it on with PATCH /agents/webhook-subscriptions/${name} {"active": true}`,
+      });
     }
     if (row.deliver_only === 1 && subscription.verification.kind === "none") {
       const wait = unverifiedBound.take(name);
