@@ -6,7 +6,7 @@ import { CliError, EXIT, EXIT_CODES_HELP, exitCodeFor } from "./exit-codes.ts";
 import { connectionFailure } from "./network.ts";
 import { jsonText, printable } from "./printable.ts";
 import { branchOf, buildProgram } from "./program.ts";
-import { Store } from "./store.ts";
+import { hostKey, Store } from "./store.ts";
 
 /** Prints an error the way the output contract says: one line (or a few) on stderr. */
 export function reportError(io: Io, error: unknown, json: boolean): void {
@@ -56,6 +56,8 @@ export async function run(argv: string[], io: Io = processIo()): Promise<number>
     const url = () => resolveUrl(io, store, program.opts().url as string | undefined);
     const reported = unreachable(error, url) ?? timedOut(error, url) ?? error;
     reportError(io, reported, json);
+    const hint = refusedTokenHint(io, reported, url, argv);
+    if (hint) io.stderr.write(`  ${hint}\n`);
     return exitCodeFor(reported);
   }
 }
@@ -75,6 +77,24 @@ function helpArgv(program: Command, words: string[]): string[] {
     cmd = next;
   }
   return [...path, "--help"];
+}
+
+/**
+ * A 401 says the token is not valid, not which one: the one in AGENTPLANE_TOKEN (which beats the
+ * stored one) or the one `auth login` stored, revoked or expired since. `auth login` itself is
+ * left alone: it was handed the token it reports on.
+ */
+function refusedTokenHint(io: Io, error: unknown, url: () => string, argv: string[]): string | undefined {
+  if (!(error instanceof ProblemError) || error.status !== 401) return undefined;
+  if (argv.some((a, i) => a === "auth" && argv[i + 1] === "login")) return undefined;
+  if (io.env.AGENTPLANE_TOKEN) {
+    return "the token in AGENTPLANE_TOKEN was refused: set it to a valid token, or unset it to use the one `agentplane auth login` stored";
+  }
+  let host = "this installation";
+  try {
+    host = hostKey(url());
+  } catch {}
+  return `the token stored for ${host} was refused (revoked or expired): run \`agentplane auth login\` again`;
 }
 
 /** fetch's bare "fetch failed" as one line naming the installation and why it could not be reached. */

@@ -70,7 +70,9 @@ describe("auth, credentials and the output contract against the real platform", 
       AGENTPLANE_TOKEN: "apl_not_a_token",
     });
     expect(refused.code).toBe(4);
-    expect(refused.stderr).toMatch(/^error: Unauthenticated: .*\(request id [\w-]+\)\n$/);
+    expect(refused.stderr).toMatch(
+      /^error: Unauthenticated: .*\(request id [\w-]+\)\n {2}the token in AGENTPLANE_TOKEN was refused: .*\n$/,
+    );
   });
 
   it("prints tables on a terminal, tab-separated lines to a pipe, JSON and jq on request", async () => {

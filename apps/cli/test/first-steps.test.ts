@@ -1,7 +1,7 @@
 import { createAgentplaneClient } from "@agentplane/sdk";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { requireBwrap } from "../../platform/test/sandbox-harness.ts";
-import { runInProcess, startTestPlatform, type TestPlatform, tempConfigDir } from "./harness.ts";
+import { runCli, runInProcess, startTestPlatform, type TestPlatform, tempConfigDir } from "./harness.ts";
 
 const bwrap = requireBwrap();
 
@@ -10,11 +10,12 @@ describe("a new user's first commands: a command line in a sandbox, models in th
   const config = tempConfigDir();
   let env: Record<string, string>;
   let projectId = "";
+  let orgId = "";
 
   beforeAll(async () => {
     p = await startTestPlatform();
     const sdk = createAgentplaneClient({ baseUrl: p.url, token: p.ownerToken });
-    const orgId = (await sdk.request("createOrganization", { body: { name: "Acme" } })).id;
+    orgId = (await sdk.request("createOrganization", { body: { name: "Acme" } })).id;
     projectId = (await sdk.request("createProject", { path: { orgId }, body: { name: "first" } })).id;
     // A second project: the caller's only one can no longer be guessed.
     await sdk.request("createProject", { path: { orgId }, body: { name: "second" } });
@@ -130,6 +131,35 @@ describe("a new user's first commands: a command line in a sandbox, models in th
       expect(ran.stderr).toBe(`error: unknown option '${flag}' (JSON is --json)\n`);
     }
     expect((await runInProcess(["orgs", "list", "--outpt"], env)).stderr).toBe("error: unknown option '--outpt'\n");
+  });
+
+  it("says which token was refused and what to do about it", async () => {
+    const wrong = await runInProcess(["orgs", "list"], { ...env, AGENTPLANE_TOKEN: "apl_x_not-a-token" });
+    expect(wrong.code).toBe(4);
+    expect(wrong.stderr).toMatch(/^error: Unauthenticated: The token is not valid \(request id [^)]+\)\n/);
+    expect(wrong.stderr).toContain(
+      "\n  the token in AGENTPLANE_TOKEN was refused: set it to a valid token, or unset it to use the one `agentplane auth login` stored\n",
+    );
+    // A stored token that was revoked since: log in again.
+    const sdk = createAgentplaneClient({ baseUrl: p.url, token: p.ownerToken });
+    const revoked = await sdk.request("createApiToken", { path: { orgId }, body: { name: "laptop" } });
+    const stored = tempConfigDir();
+    try {
+      const storedEnv = { AGENTPLANE_CONFIG_DIR: stored.dir, AGENTPLANE_URL: p.url, AGENTPLANE_KEYRING: "off" };
+      expect((await runCli(["auth", "login", "--with-token"], storedEnv, revoked.token)).code).toBe(0);
+      await sdk.request("revokeApiToken", { path: { tokenId: revoked.id } });
+      const refused = await runInProcess(["orgs", "list"], storedEnv);
+      expect(refused.code).toBe(4);
+      expect(refused.stderr).toContain(
+        `\n  the token stored for ${new URL(p.url).host} was refused (revoked or expired): run \`agentplane auth login\` again\n`,
+      );
+      // Logging in with a token that is refused says only that: the hint would send you in a circle.
+      const login = await runCli(["auth", "login", "--with-token"], storedEnv, "apl_x_not-a-token");
+      expect(login.code).toBe(4);
+      expect(login.stderr).not.toContain("auth login` again");
+    } finally {
+      stored.remove();
+    }
   });
 
   it("says a help topic is no command, with the closest one, instead of printing the root's help", async () => {
