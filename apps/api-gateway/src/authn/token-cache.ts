@@ -12,6 +12,8 @@ export class TokenCache<T> {
   /** The keys filed under each tag; a key leaves its tags when it leaves the cache. */
   private readonly byTag = new Map<string, Set<string>>();
   private readonly tagsByKey = new Map<string, readonly string[]>();
+  /** Counts `forgetTagged`: a resolution that saw it change while on its way is not kept. */
+  private forgets = 0;
 
   constructor(ttlMs: number, maxEntries = 50_000, tagsOf?: (value: T) => readonly (string | undefined)[]) {
     this.tagsOf = tagsOf;
@@ -31,10 +33,15 @@ export class TokenCache<T> {
     const hit = this.entries.get(key);
     if (hit) return hit;
     const value = load();
+    const forgets = this.forgets;
     this.entries.set(key, value);
     value.then(
       (resolved) => {
-        if (this.tagsOf && this.entries.peek(key) === value) this.tag(key, resolved);
+        if (this.entries.peek(key) !== value) return;
+        // An id was revoked while this was resolving, before it could be filed under its tags:
+        // what it answered may be what was revoked, so the next request asks again.
+        if (forgets !== this.forgets) this.entries.delete(key);
+        else if (this.tagsOf) this.tag(key, resolved);
       },
       // Failures are not cached: the next request asks again.
       () => {
@@ -56,6 +63,7 @@ export class TokenCache<T> {
 
   /** Forgets every value filed under this id (a token, session, user, organization or project id). */
   forgetTagged(tag: string): void {
+    this.forgets += 1;
     const keys = this.byTag.get(tag);
     if (!keys) return;
     for (const key of [...keys]) this.entries.delete(key);
