@@ -34,6 +34,7 @@ import { ensureAgent } from "./services/agent.ts";
 import { MessageWriter } from "./services/message-writer.ts";
 import { TurnControl } from "./services/turn-control.ts";
 import { coreTools, loadPlugins } from "./tools/index.ts";
+import { commandEnvironment } from "./tools/shell-backend.ts";
 import { UsageRecorder } from "./usage/recorder.ts";
 import { UsageStore } from "./usage/store.ts";
 import { setupVoice, type VoiceOptions } from "./voice/index.ts";
@@ -94,8 +95,12 @@ export interface Runtime {
  * the webhook registry and resumes the durable run queue. Does not listen until `listen()`.
  */
 export async function createRuntime(config: RuntimeConfig, options: RuntimeOptions = {}): Promise<Runtime> {
-  // The credentials, and below the webhook secrets: never in a trace, a log line or a post.
-  const secrets = new RuntimeSecrets(config.env);
+  // The credentials, and below the webhook secrets: never in a trace, a log line or a post. The
+  // variables local commands inherit (SHELL_PASS_ENV) count too: a command can print them.
+  const secrets = new RuntimeSecrets({
+    ...commandEnvironment(process.env, config.workspaceRoot, config.shellPassEnv),
+    ...config.env,
+  });
   const logger = options.logger ?? runtimeLogger(config.env.LOG_LEVEL, undefined, secrets.values);
   const warnings = configWarnings(config, { gatewayTokenPending: options.gatewayTokenPending === true });
   for (const { variable, message } of warnings) logger.warn({ variable }, `${variable} ${message}`);
