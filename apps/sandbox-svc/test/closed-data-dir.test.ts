@@ -161,6 +161,11 @@ describe.skipIf(!bwrap.available || !holdsSysAdmin())(
       expect(r.stdout).toContain("ID=tiny");
       expect(r.stdout.split("\n")).toEqual(expect.arrayContaining(["cat", "ls", "sh", "sleep", "x"]));
       expect(statSync(join(driver.workspaceDir("sbx_tiny"), "f")).uid).toBe(U);
+      // bwrap's command line (pid 1's) names neither the bound directories nor their host sources.
+      const pid1 = await sh("sbx_tiny", "cat /proc/1/cmdline");
+      expect(pid1.stdout).toMatch(/bwrap/);
+      expect(pid1.stdout).not.toContain(parent);
+      expect(pid1.stdout).not.toContain("agentplane-sandbox-mounts-");
     });
 
     it("puts the sandbox's processes in its cgroups, where the host lets us", async (ctx) => {

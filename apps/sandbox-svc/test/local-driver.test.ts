@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import type { LocalDriver } from "../src/driver/local/local-driver.ts";
 import type { SandboxRuntimeSpec } from "../src/driver/types.ts";
 import { runCommand } from "../src/exec/run-command.ts";
-import { newDriver, requireBwrap } from "./helpers.ts";
+import { newDriver, requireBwrap, tempDataDir } from "./helpers.ts";
 
 const bwrap = requireBwrap();
 
@@ -16,11 +16,12 @@ function spec(id: string, extra: Partial<SandboxRuntimeSpec> = {}): SandboxRunti
 
 describe.skipIf(!bwrap.available)(`local driver isolation${bwrap.reason}`, () => {
   let driver: LocalDriver;
+  const dataDir = tempDataDir();
   const sh = (id: string, script: string, extra: Partial<Parameters<typeof runCommand>[2]> = {}) =>
     runCommand(driver, id, { argv: ["/bin/sh", "-c", script], timeoutMs: 10_000, ...extra });
 
   beforeAll(async () => {
-    driver = newDriver();
+    driver = newDriver({ dataDir });
     await driver.start(spec("sbx_a"));
     await driver.start(spec("sbx_f", { resources: { maxProcesses: 64, memoryMiB: 256 } }));
     await driver.start(spec("sbx_b", { command: ["sleep", "4242"] }));
@@ -55,6 +56,22 @@ describe.skipIf(!bwrap.available)(`local driver isolation${bwrap.reason}`, () =>
     expect(r.stdout).toMatch(/sleep infinity/);
     const b = await sh("sbx_b", "cat /proc/[0-9]*/cmdline | tr '\\0' ' '");
     expect(b.stdout).toMatch(/sleep 4242/);
+  });
+
+  it("shows no host path of its data dir in any command line, pid 1's (bwrap's) included", async () => {
+    const r = await sh(
+      "sbx_a",
+      "sleep 33 & tr '\\0' ' ' < /proc/1/cmdline; echo; for f in /proc/[0-9]*/cmdline; do tr '\\0' ' ' < $f; echo; done; ps -eo args",
+    );
+    expect(r.exitCode).toBe(0);
+    // What is read is bwrap's, the sandbox's command's and this one's.
+    expect(r.stdout).toMatch(/^\S*bwrap /);
+    expect(r.stdout).toMatch(/sleep infinity/);
+    expect(r.stdout).toMatch(/sleep 33/);
+    expect(r.stdout).not.toContain(dataDir);
+    expect(r.stdout).not.toContain(driver.workspaceDir("sbx_a"));
+    expect(r.stdout).not.toContain(join("run", "sbx_a"));
+    expect(r.stdout).not.toContain("agentplane-sandbox-mounts-");
   });
 
   it("has no network egress: connecting to the host's Postgres port fails", async () => {

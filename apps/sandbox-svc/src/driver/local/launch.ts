@@ -63,6 +63,7 @@ export async function launchSandbox(
   let launchEnv = env;
   let argv: string[];
   let user: SpawnUser | undefined;
+  let bwrapOptions: Buffer | undefined;
   if (ctx.isolation === "none") {
     ctx.options.logger.warn({ sandboxId: spec.id }, "SANDBOX_LOCAL_ISOLATION=none: sandbox runs without isolation");
     argv = main;
@@ -87,7 +88,11 @@ export async function launchSandbox(
       viaSetpriv: binds.length > 0,
     });
     user = bwrap.user;
-    argv = [...bwrap.argv, ...bwrapArgs(spec, ctx.images, host, seen), "--", ...signalReady];
+    // Its options reach bwrap on fd 6 (`--args`), not on its command line: the sandbox's pid 1 is
+    // bwrap's own child, whose command line (/proc/1/cmdline, `ps`) every process inside reads,
+    // and the options name the workspace's and run files' host paths.
+    bwrapOptions = nulSeparated(bwrapArgs(spec, ctx.images, host, seen));
+    argv = [...bwrap.argv, "--args", String(ARGS_FD), "--", ...signalReady];
     if (ctx.privateMounts) argv = ctx.privateMounts.wrap(binds, argv);
   }
   const egress = egressSockets(ctx);
@@ -96,7 +101,14 @@ export async function launchSandbox(
   egressSocket?.catch(() => {});
   stage("driver: args ready");
   const isolated = ctx.isolation !== "none";
-  const stdio: StdioSpec = ["ignore", "ignore", "pipe", "pipe", "pipe", ...(isolated ? (["pipe"] as const) : [])];
+  const stdio: StdioSpec = [
+    "ignore",
+    "ignore",
+    "pipe",
+    "pipe",
+    "pipe",
+    ...(isolated ? (["pipe", "pipe"] as const) : []),
+  ];
   // Unisolated, the command joins the cgroups before it runs. bwrap's processes are moved in while
   // it builds the sandbox: the first move after a quiet spell waits ~10 ms for the kernel.
   const proc = await spawnChild(ctx, isolated ? argv : withCgroups(cgroup.procsFiles, argv), launchEnv, {
@@ -105,7 +117,15 @@ export async function launchSandbox(
     user,
   });
   stage("driver: bwrap spawned");
-  const [, , errors, info, ready, go] = proc.stdio;
+  const [, , errors, info, ready, go, options] = proc.stdio;
+  if (options) {
+    // Written once the child holds the socket (the spawner's copy of it could read and lose what
+    // arrives before), without waiting: bwrap reads to the end first, so no buffer size matters.
+    void proc.pid.then((pid) => {
+      if (pid) options.end(bwrapOptions);
+      else options.destroy();
+    });
+  }
   const stderr: Buffer[] = [];
   errors?.on("data", (chunk: Buffer) => {
     stderr.push(chunk);
@@ -185,6 +205,14 @@ export async function launchSandbox(
     throw new Error(`sandbox failed to start: ${stderrTail(stderr) || (err as Error).message}`);
   }
   return { proc, processes, relayUp, go, stderr, gone };
+}
+
+/** The fd bwrap reads its options from (after stderr, the info fd, "ready" and "go"). */
+const ARGS_FD = 6;
+
+/** Arguments as `bwrap --args` reads them: each ended by a NUL. */
+function nulSeparated(args: string[]): Buffer {
+  return Buffer.from(args.map((arg) => `${arg}\0`).join(""), "utf8");
 }
 
 /**
