@@ -46,10 +46,13 @@ export const RelayEnvSchema = z
     });
   });
 
-/** This machine: localhost (and *.localhost), 127.0.0.0/8, ::1. */
+/**
+ * This machine: localhost, 127.0.0.0/8, ::1. Not `*.localhost`: browsers keep those names here, but
+ * the relay resolves names with the system resolver, which sends them to DNS like any other.
+ */
 function isLoopback(hostname: string): boolean {
   const host = hostname.toLowerCase();
-  return host === "localhost" || host.endsWith(".localhost") || host === "[::1]" || /^127(\.\d{1,3}){3}$/.test(host);
+  return host === "localhost" || host === "[::1]" || /^127(\.\d{1,3}){3}$/.test(host);
 }
 export type RelayEnv = z.infer<typeof RelayEnvSchema>;
 

@@ -14,7 +14,13 @@ describe("the relay's control plane address", () => {
     },
   );
 
-  it.each(["http://agentplane.example.com", "http://10.0.0.5:8080", "http://agentplane-gateway.agentplane.svc:8080"])(
+  it.each([
+    "http://agentplane.example.com",
+    "http://10.0.0.5:8080",
+    "http://agentplane-gateway.agentplane.svc:8080",
+    // Browsers keep *.localhost on this machine; the relay's resolver asks DNS for it like any name.
+    "http://agentplane.localhost:8080",
+  ])(
     "refuses plain http to another machine: %s",
     (url) => {
       expect(() => parseRelayEnv({ ...base, AGENTPLANE_URL: url })).toThrow(
