@@ -29,6 +29,19 @@ describe("gateway in front of tenancy", () => {
     }
   });
 
+  it("says how to send the token when none is found, as when the Bearer word is left out", async () => {
+    const sent: Record<string, string>[] = [
+      {},
+      { authorization: h.ownerToken },
+      { authorization: `Token ${h.ownerToken}` },
+    ];
+    for (const headers of sent) {
+      const res = await call(h, "GET", "/v1/auth/me", { token: null, headers });
+      expect(res.status).toBe(401);
+      expect(res.body.detail).toBe("A bearer token is required: send the header Authorization: Bearer <token>");
+    }
+  });
+
   it("answers unknown paths with 404 and wrong methods with 405 and Allow", async () => {
     const missing = await call(h, "GET", "/v1/definitely-not-here");
     expect(missing.status).toBe(404);

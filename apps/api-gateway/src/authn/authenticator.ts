@@ -184,7 +184,9 @@ export class Authenticator {
    * relay's own calls to `/v1` carry its cluster JWT.
    */
   async authenticate(token: string, options: { tunnel?: boolean } = {}): Promise<Principal> {
-    if (!token) throw new AuthenticationError("A bearer token is required");
+    if (!token) {
+      throw new AuthenticationError("A bearer token is required: send the header Authorization: Bearer <token>");
+    }
     if (token.startsWith(TUNNEL_TOKEN_PREFIX) && !options.tunnel) {
       throw new AuthenticationError("A tunnel token only opens its cluster's tunnel");
     }
