@@ -3,6 +3,7 @@
 // as the platform's ids do (`sbx_`, `prj_`, …) is always taken as an id; anything else is looked up
 // in the list of its collection, and must name exactly one resource there.
 import { type AgentplaneClient, type ListOperationId, OPERATIONS, operationSpec } from "@agentplane/sdk";
+import { COMMANDS } from "./command-map.ts";
 import { CliError } from "./exit-codes.ts";
 
 /** The prefixes of the platform's ids (`sbx_06h2…`): a value that begins with one is an id. */
@@ -68,9 +69,21 @@ export async function resolveName(
   if (found.length === 1) return found[0] as string;
   if (found.length === 0) {
     const scanned = seen > MAX_ITEMS ? ` among the first ${MAX_ITEMS}` : "";
-    throw new CliError(`no ${what} is named "${value}"${where}${scanned}: pass its id`);
+    throw new CliError(`no ${what} is named "${value}"${where}${scanned}: ${listHint(listId, pathValues)}pass its id`);
   }
   throw new CliError(
     `"${value}" names more than one ${what}${where}: pass the id of one of ${found.sort().join(", ")}`,
   );
+}
+
+/** The flags the CLI takes for the path parameters of a list (the scope a name is looked up in). */
+const SCOPE_FLAGS: Record<string, string> = { orgId: "--org", projectId: "--project" };
+
+/** `agentplane sandboxes list --project prj_… lists them, or ` for a name that matched nothing. */
+function listHint(listId: ListOperationId, pathValues: Record<string, string>): string {
+  const command = COMMANDS[listId];
+  const params = operationSpec(listId).pathParams;
+  if (!command || params.some((p) => !SCOPE_FLAGS[p])) return "";
+  const flags = params.map((p) => ` ${SCOPE_FLAGS[p]} ${pathValues[p]}`).join("");
+  return `\`agentplane ${command}${flags}\` lists them, or `;
 }

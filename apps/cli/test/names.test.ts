@@ -58,7 +58,9 @@ describe("resources named by their names where the API takes ids", () => {
   it("refuses a name that matches no resource, or several, naming them", async () => {
     const none = await runCli(["sandboxes", "get", "nope", "--project", ids.demo], env);
     expect(none.code).toBe(1);
-    expect(none.stderr).toBe(`error: no sandbox is named "nope" in ${ids.demo}: pass its id\n`);
+    expect(none.stderr).toBe(
+      `error: no sandbox is named "nope" in ${ids.demo}: \`agentplane sandboxes list --project ${ids.demo}\` lists them, or pass its id\n`,
+    );
     const several = await runCli(["sandboxes", "delete", "twin", "--project", ids.demo, "--yes"], env);
     expect(several.code).toBe(1);
     expect(several.stderr).toBe(
@@ -70,7 +72,9 @@ describe("resources named by their names where the API takes ids", () => {
       expect((await sdk.request("getSandbox", { path: { projectId: ids.demo, sandboxId: id } })).id).toBe(id);
     }
     const project = await runCli(["projects", "get", "nowhere", "--org", ids.org], env);
-    expect(project.stderr).toBe(`error: no project is named "nowhere" in ${ids.org}: pass its id\n`);
+    expect(project.stderr).toBe(
+      `error: no project is named "nowhere" in ${ids.org}: \`agentplane projects list --org ${ids.org}\` lists them, or pass its id\n`,
+    );
   });
 
   it("takes a value shaped like an id as an id, without looking it up", async () => {
