@@ -131,6 +131,8 @@ export const CONFIG_GLOSSARY: Record<string, string> = {
     "kubernetes driver: how long a start waits for the Pod to be Ready before failing with the scheduler's or kubelet's reason (default 300).",
   SANDBOX_K8S_DIAL_POD_IP:
     "kubernetes driver: `true` when sandbox-svc runs in the cluster: ports are dialled on the Pod's IP instead of `pods/portforward`.",
+  SANDBOX_K8S_READ_ONLY_ROOT:
+    "kubernetes driver: on, sandbox containers run with `readOnlyRootFilesystem: true` (for admission policies that require it) and get an emptyDir at `/tmp`, bounded as their ephemeral storage; the workspace stays writable. Off by default: an image that writes elsewhere (`/var`, `/etc`, `/usr/local`, a `HOME` moved out of the workspace) fails there with it on. See docs/decisions/0067-read-only-root-for-sandbox-pods.md.",
   SANDBOX_K8S_EGRESS_PROXY:
     "kubernetes driver: `<namespace>/<label>=<value>[,…]:<port>` of the egress proxy's Pods, the only egress a sandbox's NetworkPolicy allows (none when unset).",
   SANDBOX_K8S_EGRESS_PROXY_URL:

@@ -50,6 +50,7 @@ describe("every enumerated setting of every deployable refuses an unknown value 
       "all-in-one:AGENT_RUNTIME",
       "agent-runtime:CHAT_ALLOW_BOTS",
       "sandbox-svc:SANDBOX_K8S_DIAL_POD_IP",
+      "sandbox-svc:SANDBOX_K8S_READ_ONLY_ROOT",
       "api-gateway:LOG_LEVEL",
       "tenancy-svc:LOG_LEVEL",
       "sandbox-svc:SANDBOX_DRIVER",

@@ -15,10 +15,13 @@ export async function startFakeKube(): Promise<FakeKubeApiServer> {
 /** `SANDBOX_EGRESS_CREDENTIAL_KEY` of the tests: sandbox-svc's and the egress proxy's alike. */
 export const EGRESS_KEY = Buffer.alloc(32, "egress-credential-key").toString("base64");
 
-/** A driver as a deployment builds it, against the fake API server; `egressProxyUrl` gives sandboxes the proxy. */
+/**
+ * A driver as a deployment builds it, against the fake API server; `egressProxyUrl` gives sandboxes
+ * the proxy, `readOnlyRoot` is SANDBOX_K8S_READ_ONLY_ROOT.
+ */
 export function kubeDriver(
   fake: FakeKubeApiServer,
-  options: { startTimeoutMs?: number; dialPodIP?: boolean; egressProxyUrl?: string } = {},
+  options: { startTimeoutMs?: number; dialPodIP?: boolean; egressProxyUrl?: string; readOnlyRoot?: boolean } = {},
 ) {
   const kc = new KubeConfig();
   kc.loadFromString(fake.kubeconfig(NS));
@@ -31,6 +34,7 @@ export function kubeDriver(
     ...(options.egressProxyUrl
       ? { SANDBOX_K8S_EGRESS_PROXY_URL: options.egressProxyUrl, SANDBOX_EGRESS_CREDENTIAL_KEY: EGRESS_KEY }
       : {}),
+    ...(options.readOnlyRoot !== undefined ? { SANDBOX_K8S_READ_ONLY_ROOT: options.readOnlyRoot } : {}),
   });
   return new KubernetesDriver({
     kubeConfig: kc,

@@ -60,6 +60,8 @@ export const KubernetesSettingsSchema = z.object({
   SANDBOX_K8S_START_TIMEOUT_SECONDS: z.coerce.number().int().min(1).max(3600).optional(),
   /** `true` when sandbox-svc runs in the cluster: ports are dialled on the Pod's IP, not through pods/portforward. */
   SANDBOX_K8S_DIAL_POD_IP: envBoolean.optional(),
+  /** On: sandbox containers get a read-only root filesystem, `/tmp` an emptyDir (off by default: images expect to write). */
+  SANDBOX_K8S_READ_ONLY_ROOT: envBoolean.optional(),
   /** `<namespace>/<label>=<value>[,…]:<port>` of the egress proxy's Pods, the only egress sandboxes get. */
   SANDBOX_K8S_EGRESS_PROXY: z
     .string()
@@ -154,6 +156,7 @@ export function kubernetesConfigFrom(settings: KubernetesSettings): KubernetesCo
       ...(settings.SANDBOX_K8S_PLATFORM_PODS ? { platform: podsRef(settings.SANDBOX_K8S_PLATFORM_PODS) } : {}),
       ...(settings.SANDBOX_K8S_IMAGE_REGISTRIES ? { imageRegistries: settings.SANDBOX_K8S_IMAGE_REGISTRIES } : {}),
       ...(egressUrl ? { egressProxyUrl: egressUrl } : {}),
+      ...(settings.SANDBOX_K8S_READ_ONLY_ROOT ? { readOnlyRoot: true } : {}),
     },
     startTimeoutMs: (settings.SANDBOX_K8S_START_TIMEOUT_SECONDS ?? 300) * 1000,
     dialPodIP: settings.SANDBOX_K8S_DIAL_POD_IP ?? false,

@@ -11,6 +11,8 @@ export const DRIVER_SELECTOR = `${MANAGED_BY}=agentplane,${COMPONENT}=sandbox`;
 
 export const CONTAINER = "sandbox";
 export const WORKSPACE = "/workspace";
+/** Where a sandbox with a read-only root filesystem may write besides its workspace (an emptyDir). */
+export const SCRATCH = "/tmp";
 const SANDBOX_UID = 1000;
 
 /** Where and how sandbox Pods run: from configuration (`SANDBOX_K8S_*`). */
@@ -38,6 +40,11 @@ export interface KubernetesPlacement {
   platform?: { namespace: string; labels: Record<string, string> };
   /** Registries (`host[:port]`) sandbox images may come from; any when unset. */
   imageRegistries?: string[];
+  /**
+   * A read-only root filesystem for the sandbox's container (and its restore step): writable are
+   * only the workspace and an emptyDir at SCRATCH bounded as the ephemeral storage is.
+   */
+  readOnlyRoot?: boolean;
 }
 
 export function claimName(slug: string): string {
@@ -128,7 +135,8 @@ function ownedBy(claim: V1PersistentVolumeClaim) {
 /**
  * One Pod per sandbox, named by its slug, under the *restricted* Pod Security profile: non-root,
  * no privilege escalation, every capability dropped, seccomp RuntimeDefault; no API token mounted;
- * cpu, memory and ephemeral-storage limited.
+ * cpu, memory and ephemeral-storage limited. With `readOnlyRoot` the image's filesystem is
+ * read-only too, and `/tmp` an emptyDir no larger than the ephemeral-storage limit.
  */
 export function sandboxPod(
   spec: SandboxRuntimeSpec,
@@ -142,6 +150,7 @@ export function sandboxPod(
   // The sandbox's own variables (its platform token among them) come from its Secret: a Pod spec is
   // readable by anyone who may list Pods, a Secret only by who may read Secrets.
   const env = Object.entries(baseEnv()).filter(([name]) => !(name in spec.env));
+  const readOnly = placement.readOnlyRoot === true;
   return {
     apiVersion: "v1",
     kind: "Pod",
@@ -185,11 +194,18 @@ export function sandboxPod(
             privileged: false,
             capabilities: { drop: ["ALL"] },
             seccompProfile: { type: "RuntimeDefault" },
+            ...(readOnly ? { readOnlyRootFilesystem: true } : {}),
           },
-          volumeMounts: [{ name: "workspace", mountPath: WORKSPACE }],
+          volumeMounts: [
+            { name: "workspace", mountPath: WORKSPACE },
+            ...(readOnly ? [{ name: "tmp", mountPath: SCRATCH }] : []),
+          ],
         },
       ],
-      volumes: [{ name: "workspace", persistentVolumeClaim: { claimName: claim.metadata?.name as string } }],
+      volumes: [
+        { name: "workspace", persistentVolumeClaim: { claimName: claim.metadata?.name as string } },
+        ...(readOnly ? [{ name: "tmp", emptyDir: { sizeLimit: ephemeral } }] : []),
+      ],
     },
   };
 }
