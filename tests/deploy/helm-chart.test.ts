@@ -191,12 +191,18 @@ describe("the agentplane Helm chart", () => {
       snapshotClassName: "csi-snapshots",
       tolerations: [{ key: "sandboxes", operator: "Exists", effect: "NoSchedule" }],
       imageRegistries: ["docker.io", "ghcr.io"],
+      readOnlyRoot: true,
     });
-    // Without a list, sandbox images may come from any registry.
+    // Without a list, sandbox images may come from any registry; without readOnlyRootFilesystem the root stays writable.
     const external = objects("external").find((o) => o.kind === "ConfigMap") as unknown as {
       data: Record<string, string>;
     };
     expect(external.data.SANDBOX_K8S_IMAGE_REGISTRIES).toBeUndefined();
+    expect(external.data.SANDBOX_K8S_READ_ONLY_ROOT).toBe("false");
+    expect(
+      configFromEnv({ ...external.data, AGENTPLANE_SECRET_KEY: "a-platform-secret-key-of-32-bytes" }).kubernetes
+        ?.placement.readOnlyRoot,
+    ).toBeUndefined();
     // The sandboxes' NetworkPolicy admits exactly the Pods of the sandbox Deployment.
     expect(placement?.platform?.namespace).toBe("agentplane");
     const podLabels = (
