@@ -86,6 +86,47 @@ describe.skipIf(!chromium.available)(`console everyday details${chromium.reason}
     expect(missing).toEqual([]);
   });
 
+  it("signs in the CLI from the address it opened: sign in, then approve the same code untyped", async () => {
+    const started = await fetch(`${platform.url}/v1/auth/device`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ clientName: "agentplane CLI on build-9" }),
+    });
+    expect(started.status).toBe(201);
+    const flow = (await started.json()) as { deviceCode: string; userCode: string; verificationUriComplete: string };
+    // A browser of its own, signed out, opened at the address `agentplane auth login` hands it.
+    const fresh = await browser.newContext();
+    try {
+      const tab = await fresh.newPage();
+      tab.setDefaultTimeout(15_000);
+      await tab.goto(flow.verificationUriComplete);
+      expect(await tab.locator("#user-code").textContent()).toBe(flow.userCode);
+      // By keyboard: the page's sign-in button, then the console's sign-in.
+      const signIn = tab.getByRole("button", { name: "Sign in to decide" });
+      await signIn.focus();
+      await tab.keyboard.press("Enter");
+      await tab.waitForURL((url) => url.pathname === "/sign-in");
+      await tab.getByLabel("API token").fill(platform.token);
+      await tab.getByRole("button", { name: "Sign in" }).click();
+      await tab.waitForURL((url) => url.pathname === "/device");
+      // Back on the page without a code in its address: the code shown before, to check and approve.
+      expect(new URL(tab.url()).search).toBe("");
+      await tab.getByText("agentplane CLI on build-9 asks to sign in as you.").waitFor();
+      expect(await tab.locator("#user-code").textContent()).toBe(flow.userCode);
+      await tab.getByText("Check that it shows the code").waitFor();
+      await tab.getByRole("button", { name: "Approve" }).click();
+      await tab.getByText("Approved.").waitFor();
+    } finally {
+      await fresh.close();
+    }
+    const token = await fetch(`${platform.url}/v1/auth/device/token`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ deviceCode: flow.deviceCode }),
+    });
+    expect(token.status).toBe(200);
+  });
+
   it("names who made each revision: a member, a token by its name, and one the viewer may not read", async () => {
     const ci = await platform.api<{ id: string; token: string }>("POST", `/v1/orgs/${orgId}/api-tokens`, {
       name: "ci",

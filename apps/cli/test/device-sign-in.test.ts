@@ -60,7 +60,7 @@ async function decideOnPage(
   if ("cookie" in credential) {
     fields.csrfToken = /name="csrfToken" value="([^"]+)"/.exec(html)![1]!;
   } else {
-    expect(html).toContain("/sign-in?next=");
+    expect(html).toContain("Sign in to decide");
     fields.token = credential.token;
   }
   const res = await fetch(`${url}/device`, {

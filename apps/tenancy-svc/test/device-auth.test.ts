@@ -104,7 +104,7 @@ describe("sign-in device flow (RFC 8628) and its approval page (PGlite)", () => 
     const html = await page.text();
     expect(html).toContain("agentplane CLI on build-7");
     expect(html).toContain('name="token"');
-    expect(html).toContain(`/sign-in?next=${encodeURIComponent("/device")}"`);
+    expect(html).toContain("Sign in to decide");
 
     const bad = await submit(h, { userCode: started.userCode, decision: "approve", token: "apl_not_a_token" });
     expect(bad.status).toBe(401);

@@ -70,7 +70,7 @@ describe("the code typed at /device survives the sign-in it needs (PGlite, local
       headers: { "sec-fetch-site": "same-origin" },
     });
     expect(typed.status).toBe(200);
-    expect(await typed.text()).toContain("Sign in to the console");
+    expect(await typed.text()).toContain("Sign in to decide");
     const kept = typed.headers.getSetCookie().find((c) => c.startsWith("agentplane_device_code="));
     expect(kept).toMatch(/HttpOnly/);
     expect(kept).toMatch(/SameSite=Lax/);
@@ -129,6 +129,74 @@ describe("the code typed at /device survives the sign-in it needs (PGlite, local
     expect(html).toContain('<input id="code" name="code" value=""');
   });
 
+  it("keeps the code the CLI's address showed once the person asks, on the page, to sign in", async () => {
+    const flow = await startFlow(h);
+    // Opened by the CLI (the address bar: `none`), signed out: shown, but not kept from the address.
+    const opened = await h.call("GET", `/device?code=${flow.userCode}`, { headers: { "sec-fetch-site": "none" } });
+    expect(opened.status).toBe(200);
+    expect(opened.headers.getSetCookie().filter((c) => c.startsWith("agentplane_device_code="))).toEqual([]);
+    const shown = await opened.text();
+    expect(shown).toContain("Check that it shows the code");
+    // Signing in is a form of the page's own, which sends the shown code back to it.
+    const form =
+      /<form method="post" action="\/device">((?:(?!<\/form>)[\s\S])*Sign in to decide[\s\S]*?)<\/form>/.exec(shown);
+    expect(form).not.toBeNull();
+    const fields = Object.fromEntries(
+      [...form![1]!.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)">/g)].map((m) => [m[1]!, m[2]!]),
+    );
+    expect(fields.userCode).toBe(flow.userCode);
+    const post = (site: string | undefined, body = fields) =>
+      h.call("POST", "/device", {
+        body: new URLSearchParams(body).toString(),
+        headers: {
+          "content-type": "application/x-www-form-urlencoded",
+          origin: "http://platform.test",
+          ...(site ? { "sec-fetch-site": site } : {}),
+        },
+      });
+    const keptFrom = (res: Response) =>
+      res.headers.getSetCookie().filter((c) => c.startsWith("agentplane_device_code="));
+
+    // Not from the page itself (another site's form, an outside request): nothing is kept.
+    const crossSite = await post("cross-site");
+    expect(crossSite.status).toBe(403);
+    expect(keptFrom(crossSite)).toEqual([]);
+    for (const site of ["none", "same-site", undefined]) {
+      const res = await post(site);
+      expect(keptFrom(res), site).toEqual([]);
+    }
+
+    // From the page itself: kept as a typed code is, and on to the sign-in.
+    const asked = await post("same-origin");
+    expect(asked.status).toBe(303);
+    expect(asked.headers.get("location")).toBe(`/sign-in?next=${encodeURIComponent("/device")}`);
+    const kept = keptFrom(asked);
+    expect(kept).toHaveLength(1);
+    expect(kept[0]).toMatch(/HttpOnly/);
+    expect(kept[0]).toMatch(/SameSite=Lax/);
+    expect(kept[0]).toMatch(/Path=\/device/);
+
+    const session = await signIn("/device");
+    const back = await h.call("GET", "/device", {
+      headers: { cookie: `${session}; ${cookiePair(kept[0]!)}`, "sec-fetch-site": "cross-site" },
+    });
+    expect(back.status).toBe(200);
+    const html = await back.text();
+    expect(html).toContain("build-7");
+    expect(html).toContain(`<strong id="user-code">${flow.userCode}</strong>`);
+    expect(html).toContain("Check that it shows the code");
+    expect(html).toContain("Signed in as Dee");
+    expect(html).toMatch(/name="csrfToken" value="[^"]+"/);
+    expect(html).toContain('value="approve"');
+    expect(html).toContain('value="deny"');
+
+    // Nor is a code kept that is not waiting, or not a code.
+    for (const userCode of ["ZZZZ-ZZZZ", "a;b=c", ""]) {
+      const res = await post("same-origin", { ...fields, userCode });
+      expect(keptFrom(res), userCode).toEqual([]);
+    }
+  });
+
   it("keeps the code under __Host- over https", async () => {
     const flow = await startFlow(h);
     const typed = await h.call("GET", `/device?code=${flow.userCode}`, {
@@ -138,5 +206,20 @@ describe("the code typed at /device survives the sign-in it needs (PGlite, local
     expect(kept).toMatch(/^__Host-agentplane_device_code=/);
     expect(kept).toMatch(/Path=\/;/);
     expect(kept).toMatch(/Secure/);
+    // So does the page's sign-in form.
+    const asked = await h.call("POST", "/device", {
+      body: new URLSearchParams({ userCode: flow.userCode, step: "sign-in" }).toString(),
+      headers: {
+        "content-type": "application/x-www-form-urlencoded",
+        origin: "http://platform.test",
+        "sec-fetch-site": "same-origin",
+        "x-forwarded-proto": "https",
+      },
+    });
+    expect(asked.status).toBe(303);
+    const keptAgain = asked.headers.getSetCookie().find((c) => c.includes("agentplane_device_code="));
+    expect(keptAgain).toMatch(/^__Host-agentplane_device_code=/);
+    expect(keptAgain).toMatch(/Path=\/;/);
+    expect(keptAgain).toMatch(/Secure/);
   });
 });

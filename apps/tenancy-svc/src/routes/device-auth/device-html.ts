@@ -12,12 +12,15 @@ export interface PageState {
   error?: string | undefined;
 }
 
+/** The `step` of the page's form that asks to sign in before deciding (not a decision). */
+export const SIGN_IN_STEP = "sign-in";
+
 const alert = (error: string | undefined) => (error ? `<p class="error" role="alert">${escapeHtml(error)}</p>` : "");
 
 /**
- * The console's sign-in, which comes back to this page afterwards. The link carries no code (a
+ * The console's sign-in, which comes back to this page afterwards. The address carries no code (a
  * sign-in link can come from anywhere, and the console never carries a code back): the page shows
- * the code the person typed on it before signing in (kept-code.ts), or its empty form.
+ * the code it kept before the sign-in (kept-code.ts), or its empty form.
  */
 export function signInLink(): string {
   return `/sign-in?next=${encodeURIComponent("/device")}`;
@@ -62,10 +65,15 @@ export function devicePage(state: PageState): string {
 ${buttons}</form>`,
     );
   }
+  // Signing in is a form of this page, not a link: sent from the page itself, it has the code kept
+  // for the person's return (submit.ts), as a code typed here is, and goes on to the sign-in.
   return layout(
     "Approve a sign-in",
     `${alert(state.error)}${asks}
-<p><a href="${escapeHtml(signInLink())}">Sign in to the console</a> to decide, or paste an API token of yours (used once for this decision, not kept).</p>
+<form method="post" action="/device">
+<input type="hidden" name="userCode" value="${code}"><input type="hidden" name="step" value="${SIGN_IN_STEP}">
+<button type="submit">Sign in to decide</button></form>
+<p>Or paste an API token of yours (used once for this decision, not kept).</p>
 <form method="post" action="/device">
 <input type="hidden" name="userCode" value="${code}">
 <label for="token">API token</label><input id="token" name="token" type="password" autocomplete="off" required>

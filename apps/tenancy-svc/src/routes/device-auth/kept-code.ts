@@ -4,11 +4,12 @@ import type { TenancyContext } from "../../context.ts";
 import { secureCookies } from "../sessions/cookie.ts";
 
 /**
- * The code a signed-out person typed on `/device`, kept across their sign-in: the identity
- * provider's redirects bring them back cross-site, and a code in that address could have been
- * anyone's. The cookie is set only by this page, answering a request from its own origin (the form
- * the person typed into), never from a link's address; HttpOnly, and over https `__Host-…`, so
- * neither a script nor a sibling host can plant one.
+ * The code a signed-out person typed on `/device`, or asked to sign in for from it, kept across
+ * their sign-in: the identity provider's redirects bring them back cross-site, and a code in that
+ * address could have been anyone's. The cookie is set only by this page, answering a request from
+ * its own origin (the form the person typed into, or its "Sign in to decide" form showing a code
+ * the device's client opened it with), never from a link's or the address bar's address alone;
+ * HttpOnly, and over https `__Host-…`, so neither a script nor a sibling host can plant one.
  */
 const KEPT_CODE_COOKIE = "agentplane_device_code";
 const CODE = /^[A-Za-z0-9-]{1,32}$/;

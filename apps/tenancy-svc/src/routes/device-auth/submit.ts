@@ -7,8 +7,8 @@ import { resolveApiToken } from "../../services/api-tokens.ts";
 import { decideDeviceAuthorization, lookUpUserCode } from "../../services/device-auth.ts";
 import { forwardedOrigin } from "../forwarded-origin.ts";
 import { setPageHeaders } from "../installation/activate-html.ts";
-import { decisionPage, devicePage } from "./device-html.ts";
-import { forgetCode } from "./kept-code.ts";
+import { decisionPage, devicePage, SIGN_IN_STEP, signInLink } from "./device-html.ts";
+import { forgetCode, fromOwnPage, keepCode } from "./kept-code.ts";
 import { pageSession } from "./page.ts";
 
 function field(body: Record<string, unknown>, name: string, max: number): string {
@@ -23,9 +23,10 @@ function same(a: string, b: string): boolean {
 }
 
 /**
- * The approval page's form (`POST /device`). The person proves who they are with the browser
+ * The approval page's forms (`POST /device`). The person proves who they are with the browser
  * session (plus its CSRF token, which only a page of this origin can have read) or with an API
- * token pasted into the form, used for this decision only.
+ * token pasted into the form, used for this decision only; or, signed out, asks to sign in first
+ * (`step=sign-in`), which keeps the shown code across the sign-in when the page itself sent it.
  */
 export function registerDeviceSubmit(app: ServiceApp, ctx: TenancyContext): void {
   app.post("/device", async (c) => {
@@ -46,6 +47,15 @@ export function registerDeviceSubmit(app: ServiceApp, ctx: TenancyContext): void
     const lookup = userCode ? await lookUpUserCode(ctx.db, userCode) : undefined;
     const again = (error: string, status: 400 | 401 | 403 | 409) =>
       c.html(devicePage({ userCode, lookup, error }), status);
+    if (field(body, "step", 16) === SIGN_IN_STEP) {
+      if (lookup?.state !== "pending") {
+        return c.html(devicePage({ userCode, lookup }), userCode && lookup?.state === "unknown" ? 404 : 200);
+      }
+      // The page's own "Sign in to decide" (its code may have come in the address the device's
+      // client opened, which alone keeps nothing): kept as a code typed here is, for the return.
+      if (fromOwnPage(c)) keepCode(c, ctx, userCode, lookup.expiresAt);
+      return c.redirect(signInLink(), 303);
+    }
     if (decision !== "approve" && decision !== "deny") return again("Choose Approve or Deny.", 400);
 
     let approver: Principal | undefined;
