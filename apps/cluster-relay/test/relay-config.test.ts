@@ -20,14 +20,11 @@ describe("the relay's control plane address", () => {
     "http://agentplane-gateway.agentplane.svc:8080",
     // Browsers keep *.localhost on this machine; the relay's resolver asks DNS for it like any name.
     "http://agentplane.localhost:8080",
-  ])(
-    "refuses plain http to another machine: %s",
-    (url) => {
-      expect(() => parseRelayEnv({ ...base, AGENTPLANE_URL: url })).toThrow(
-        /AGENTPLANE_URL: .*plain http.*AGENTPLANE_INSECURE_HTTP=1/,
-      );
-    },
-  );
+  ])("refuses plain http to another machine: %s", (url) => {
+    expect(() => parseRelayEnv({ ...base, AGENTPLANE_URL: url })).toThrow(
+      /AGENTPLANE_URL: .*plain http.*AGENTPLANE_INSECURE_HTTP=1/,
+    );
+  });
 
   it("takes plain http to another machine when told the network is trusted", () => {
     const url = "http://agentplane-gateway.agentplane.svc:8080";
