@@ -5,6 +5,9 @@ import {
   type OidcEmailTrust,
   OidcEmailTrustSchema,
   parseEnv,
+  SERVICE_SHUTDOWN,
+  shutdownDelayMs,
+  shutdownDrainMs,
 } from "@agentplane/service-kit";
 import { TelemetryEnvSchema } from "@agentplane/telemetry";
 import { z } from "zod";
@@ -56,6 +59,8 @@ export type GatewaySettings = z.infer<typeof GatewaySettingsSchema>;
 export const GatewayEnvSchema = GatewaySettingsSchema.extend({
   PORT: z.coerce.number().int().min(0).max(65535).default(8080),
   HOST: z.string().min(1).default("0.0.0.0"),
+  SHUTDOWN_DELAY_MS: shutdownDelayMs(SERVICE_SHUTDOWN.delayMs),
+  SHUTDOWN_DRAIN_MS: shutdownDrainMs(SERVICE_SHUTDOWN.drainMs),
   INTERNAL_IDENTITY_PRIVATE_KEY: z.string(),
   TENANCY_URL: z.url(),
   SANDBOX_URL: z.url().optional(),

@@ -77,10 +77,14 @@ export async function runAllInOne(rawEnv: Record<string, string | undefined>): P
   collectStartupGarbage();
   printWelcome({ env, dataDir, platform, runtime, runtimeError, hasModel: hasProviderCredential(inference) });
 
-  onShutdown(async () => {
-    await runtime?.close();
-    await platform.close();
-    await closeStorage();
-    releaseDataDir();
-  }, logger);
+  onShutdown(
+    async () => {
+      await runtime?.close();
+      await platform.close();
+      await closeStorage();
+      releaseDataDir();
+    },
+    logger,
+    { servers: [platform.server], delayMs: env.SHUTDOWN_DELAY_MS, drainMs: env.SHUTDOWN_DRAIN_MS },
+  );
 }

@@ -18,6 +18,13 @@ export const CONFIG_GLOSSARY: Record<string, string> = {
   HOST: "The address to listen on: all interfaces by default (containers); `127.0.0.1` keeps it to this host.",
   HTTP_KEEP_ALIVE_TIMEOUT_MS:
     "How long an idle keep-alive connection is held (ms, 1000–3600000; default 65000): above the idle timeout of a load balancer in front, or a POST it sends on a closing connection is answered 502.",
+  SHUTDOWN_DELAY_MS:
+    "On SIGTERM/SIGINT, how long the process keeps serving while `GET /health/ready` answers 503 (and every answer says `Connection: close`), so that Kubernetes' endpoint removal and load balancers stop sending it requests before it stops accepting (ms, 0–60000; default 5000). A second signal exits at once.",
+  "all-in-one:SHUTDOWN_DELAY_MS":
+    "As for a service, default 0: run by hand, Ctrl-C needs no delay. Behind a load balancer or in Kubernetes, set 5000.",
+  SHUTDOWN_DRAIN_MS:
+    "After the delay, how long requests in flight (a model call, an exec) and open WebSockets may take to finish before they are cut (ms, 0–600000; default 20000). Delay + drain + 10 s must stay under Kubernetes' `terminationGracePeriodSeconds` (the chart's is 40).",
+  "all-in-one:SHUTDOWN_DRAIN_MS": "As for a service, default 5000: Ctrl-C waits at most 5 s for requests in flight.",
   "agent-runtime:HOST": "The address to listen on: loopback for native starts; the container image sets `0.0.0.0`.",
   DATABASE_URL:
     "`postgres://…` (distributed) or `pglite://<dir>` (embedded). Each service owns one schema and migrates it at start under an advisory lock; the database is created when missing.",

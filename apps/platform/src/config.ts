@@ -5,7 +5,13 @@ import { ConnectionsSettingsSchema } from "@agentplane/connections-svc";
 import { GovernanceSettingsSchema } from "@agentplane/governance-svc";
 import { ProviderEnvSchema } from "@agentplane/inference-proxy";
 import { SandboxSettingsSchema } from "@agentplane/sandbox-svc";
-import { envBoolean, keepAliveTimeoutMs, LogLevelSchema } from "@agentplane/service-kit";
+import {
+  envBoolean,
+  keepAliveTimeoutMs,
+  LogLevelSchema,
+  shutdownDelayMs,
+  shutdownDrainMs,
+} from "@agentplane/service-kit";
 import { TelemetryEnvSchema } from "@agentplane/telemetry";
 import { TenancySettingsSchema } from "@agentplane/tenancy-svc";
 import { z } from "zod";
@@ -25,6 +31,13 @@ export const AllInOneEnvSchema = z.object({
   PORT: z.coerce.number().int().min(0).max(65535).default(8080),
   HOST: z.string().default("0.0.0.0"),
   HTTP_KEEP_ALIVE_TIMEOUT_MS: keepAliveTimeoutMs,
+  /**
+   * Run by hand, Ctrl-C stops it without a delay (no endpoints controller to wait for) and waits
+   * up to 5 s for requests in flight; in a container behind a balancer, set the delay as the
+   * distributed services have it (5000).
+   */
+  SHUTDOWN_DELAY_MS: shutdownDelayMs(0),
+  SHUTDOWN_DRAIN_MS: shutdownDrainMs(5_000),
   AGENTPLANE_DATA_DIR: z.string().default("./.agentplane"),
   DATABASE_URL: z.string().optional(),
   /** The master key (32 bytes, base64); generated under the data dir when unset. */

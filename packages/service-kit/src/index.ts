@@ -98,6 +98,9 @@ export {
   type RunningService,
   type RunServiceOptions,
   runService,
+  SERVICE_SHUTDOWN,
+  shutdownDelayMs,
+  shutdownDrainMs,
 } from "./run-service.ts";
 export {
   type ScopedIdentityKey,
@@ -107,9 +110,13 @@ export {
 } from "./scoped-identity.ts";
 export {
   DEFAULT_KEEP_ALIVE_TIMEOUT_MS,
+  type DrainResult,
+  type DrainTiming,
   holdIdleConnections,
   onShutdown,
   type RunningServer,
+  SHUTDOWN_CLEANUP_MS,
+  type ShutdownDrain,
   serveFetch,
 } from "./serve.ts";
 export { guardSocket, HOP_BY_HOP_HEADERS, rejectUpgrade, spliceUpgrade } from "./upgrade.ts";

@@ -26,6 +26,19 @@ export const keepAliveTimeoutMs = z.coerce
   .max(3_600_000)
   .default(DEFAULT_KEEP_ALIVE_TIMEOUT_MS);
 
+/** `SHUTDOWN_DELAY_MS`: 0 to 60 s. */
+export const shutdownDelayMs = (defaultMs: number) => z.coerce.number().int().min(0).max(60_000).default(defaultMs);
+/** `SHUTDOWN_DRAIN_MS`: 0 to 10 min. */
+export const shutdownDrainMs = (defaultMs: number) => z.coerce.number().int().min(0).max(600_000).default(defaultMs);
+
+/**
+ * A distributed service's shutdown on SIGTERM (Kubernetes): 5 s still serving while it answers
+ * not ready, for the endpoint removal to reach every node and balancer, then up to 20 s for the
+ * requests in flight. With the 10 s cleanup deadline, the chart's terminationGracePeriodSeconds
+ * (40) covers it.
+ */
+export const SERVICE_SHUTDOWN = { delayMs: 5_000, drainMs: 20_000 } as const;
+
 /**
  * The deployment variables every distributed service reads besides its own settings: where it
  * listens, its database and bus, the internal identity key and the log level. A service's env
@@ -38,6 +51,10 @@ export function deploymentEnv(defaultPort: number) {
     HOST: z.string().min(1).default("0.0.0.0"),
     /** How long idle keep-alive connections are held: above a load balancer's own idle timeout. */
     HTTP_KEEP_ALIVE_TIMEOUT_MS: keepAliveTimeoutMs,
+    /** On SIGTERM/SIGINT: how long it keeps serving while `/health/ready` answers 503. */
+    SHUTDOWN_DELAY_MS: shutdownDelayMs(SERVICE_SHUTDOWN.delayMs),
+    /** Then: how long requests in flight may take before they are cut. */
+    SHUTDOWN_DRAIN_MS: shutdownDrainMs(SERVICE_SHUTDOWN.drainMs),
     DATABASE_URL: z.string().min(1),
     REDIS_URL: z.string().min(1).optional(),
     INTERNAL_IDENTITY_PUBLIC_KEY: z.string().optional(),
@@ -52,6 +69,8 @@ export interface DeploymentEnv {
   PORT: number;
   HOST: string;
   HTTP_KEEP_ALIVE_TIMEOUT_MS?: number | undefined;
+  SHUTDOWN_DELAY_MS?: number | undefined;
+  SHUTDOWN_DRAIN_MS?: number | undefined;
   DATABASE_URL?: string | undefined;
   REDIS_URL?: string | undefined;
   INTERNAL_IDENTITY_PUBLIC_KEY?: string | undefined;
@@ -111,7 +130,8 @@ export interface RunningService<S> {
 /**
  * The one start-up of every distributed deployable: logger and process guard, internal keys,
  * database and bus, the service from its builder, the HTTP server (and WebSocket upgrades), and a
- * shutdown on SIGINT/SIGTERM that closes them in reverse order. A failure to start is thrown (the
+ * shutdown on SIGINT/SIGTERM that drains the server (`SHUTDOWN_DELAY_MS`, `SHUTDOWN_DRAIN_MS`) and
+ * closes them in reverse order; `close` itself stops at once. A failure to start is thrown (the
  * launcher turns the ones an operator can fix into one line).
  */
 export async function runService<E extends DeploymentEnv, S extends RunnableService>(
@@ -186,6 +206,12 @@ export async function runService<E extends DeploymentEnv, S extends RunnableServ
     })();
     return closed;
   };
-  if (processHandlers) onShutdown(close, logger);
+  if (processHandlers) {
+    onShutdown(close, logger, {
+      servers: [server],
+      delayMs: env.SHUTDOWN_DELAY_MS ?? SERVICE_SHUTDOWN.delayMs,
+      drainMs: env.SHUTDOWN_DRAIN_MS ?? SERVICE_SHUTDOWN.drainMs,
+    });
+  }
   return { service, server, logger, close };
 }

@@ -1,7 +1,7 @@
-import { createServer, type Server } from "node:http";
+import { createServer, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { Duplex } from "node:stream";
-import { ProblemError } from "@agentplane/problem-details";
+import { PROBLEM_CONTENT_TYPE, ProblemError } from "@agentplane/problem-details";
 import { getRequestListener, type ServerType } from "@hono/node-server";
 import { answerClientError, refuseWithoutHost, unusableRequest } from "./http-refusals.ts";
 import type { Logger } from "./logger.ts";
@@ -26,12 +26,56 @@ export function holdIdleConnections(server: Server, ms: number = DEFAULT_KEEP_AL
   if (server.headersTimeout <= ms) server.headersTimeout = ms + 1_000;
 }
 
+/** How a process shutdown drains a server (`SHUTDOWN_DELAY_MS`, `SHUTDOWN_DRAIN_MS`). */
+export interface DrainTiming {
+  /** How long it keeps serving, answering `GET /health/ready` 503, before it stops accepting. */
+  delayMs: number;
+  /** How long it then waits for requests in flight (and upgraded connections) before it cuts them. */
+  drainMs: number;
+}
+
+export interface DrainResult {
+  /** False when the drain limit passed and what was left was cut. */
+  drained: boolean;
+  /** Requests and upgraded connections still open when it stopped accepting, and when it cut. */
+  inFlight: number;
+  cut: number;
+}
+
 export interface RunningServer {
   url: string;
   port: number;
   server: ServerType;
+  /** Stops at once: in-flight requests are cut (tests, in-process closes, a failed start). */
   close(): Promise<void>;
+  /**
+   * The graceful stop of a process shutdown: reports not ready and answers `Connection: close`
+   * while still serving for `delayMs`, then stops accepting, closes idle connections and waits up to
+   * `drainMs` for what is in flight, then cuts what is left as `close` does.
+   */
+  drain(timing: DrainTiming): Promise<DrainResult>;
 }
+
+const HEALTH_READY = "/health/ready";
+
+/** The answer to `GET /health/ready` of a server that is shutting down: a 503 problem, connection closed. */
+function answerShuttingDown(res: ServerResponse): void {
+  const body = JSON.stringify(
+    new ProblemError("service-unavailable", { detail: "Shutting down", extensions: { shuttingDown: true } }).toBody(),
+  );
+  res
+    .writeHead(503, {
+      "content-type": PROBLEM_CONTENT_TYPE,
+      "content-length": Buffer.byteLength(body),
+      connection: "close",
+    })
+    .end(body);
+}
+
+const sleep = (ms: number) =>
+  new Promise<void>((resolve) => {
+    setTimeout(resolve, ms);
+  });
 
 /**
  * Serves a fetch handler on a port (0 picks one) and resolves once listening; a failure to listen
@@ -40,7 +84,7 @@ export interface RunningServer {
  * the process); an upgrade nobody else listens for is answered 404. `close` stops accepting, ends
  * idle and in-flight HTTP connections, and gives upgraded connections (WebSockets, tunnels) a
  * grace period to be closed by their service before it cuts them, so a connected client can never
- * hold a shutdown open.
+ * hold a shutdown open. `drain` is the graceful stop of a process shutdown.
  */
 export function serveFetch(
   // biome-ignore lint/suspicious/noExplicitAny: the node server passes its bindings ({ incoming, outgoing }) as env
@@ -48,7 +92,9 @@ export function serveFetch(
   options: { port: number; hostname?: string; upgradeGraceMs?: number; keepAliveTimeoutMs?: number },
 ): Promise<RunningServer> {
   const upgraded = new Set<Duplex>();
+  const inFlight = new Set<ServerResponse>();
   const graceMs = options.upgradeGraceMs ?? 1_000;
+  let draining = false;
   return new Promise((resolve, reject) => {
     const hostname = options.hostname ?? "0.0.0.0";
     // What `serve` of @hono/node-server builds, with an error handler (`serve` takes none), so that
@@ -57,6 +103,17 @@ export function serveFetch(
     const listener = getRequestListener(fetch, { hostname, errorHandler: unusableRequest });
     const server = createServer({ requireHostHeader: false }, (req, res) => {
       if (refuseWithoutHost(req, res)) return;
+      if (draining) {
+        if (req.method === "GET" && req.url?.split("?")[0] === HEALTH_READY) return answerShuttingDown(res);
+        // A client told to close opens its next connection elsewhere (the balancer no longer sends here).
+        res.shouldKeepAlive = false;
+      }
+      inFlight.add(res);
+      res.once("close", () => inFlight.delete(res));
+      // An answer whose headers went out before the drain began ends its connection once it is done.
+      res.once("finish", () => {
+        if (draining && res.shouldKeepAlive) req.socket.end();
+      });
       void serveWithResponse(res, () => listener(req, res));
     });
     holdIdleConnections(server, options.keepAliveTimeoutMs);
@@ -64,20 +121,53 @@ export function serveFetch(
       server.off("error", reject);
       const { port } = server.address() as AddressInfo;
       const host = options.hostname && options.hostname !== "0.0.0.0" ? options.hostname : "127.0.0.1";
+      let closed: Promise<void> | undefined;
+      // Once: a second `server.close` would call back at once, before the connections are gone.
+      const stopAccepting = () => {
+        closed ??= new Promise<void>((done) => server.close(() => done()));
+        return closed;
+      };
+      const cut = (upgradeGraceMs: number) => {
+        server.closeAllConnections();
+        if (upgraded.size) {
+          const destroy = () => {
+            for (const socket of upgraded) socket.destroy();
+          };
+          if (upgradeGraceMs > 0) setTimeout(destroy, upgradeGraceMs).unref();
+          else destroy();
+        }
+      };
       resolve({
         url: `http://${host}:${port}`,
         port,
         server,
-        close: () =>
-          new Promise<void>((done) => {
-            server.close(() => done());
-            server.closeAllConnections();
-            if (upgraded.size) {
-              setTimeout(() => {
-                for (const socket of upgraded) socket.destroy();
-              }, graceMs).unref();
-            }
-          }),
+        close: () => {
+          const done = stopAccepting();
+          cut(graceMs);
+          return done;
+        },
+        drain: async ({ delayMs, drainMs }) => {
+          draining = true;
+          for (const res of inFlight) if (!res.headersSent) res.shouldKeepAlive = false;
+          if (delayMs > 0) await sleep(delayMs);
+          const count = inFlight.size + upgraded.size;
+          const done = stopAccepting();
+          server.closeIdleConnections();
+          let timer: NodeJS.Timeout | undefined;
+          const drained = await Promise.race([
+            done.then(() => true),
+            new Promise<false>((resolve) => {
+              timer = setTimeout(() => resolve(false), drainMs);
+            }),
+          ]);
+          clearTimeout(timer);
+          const left = inFlight.size + upgraded.size;
+          if (!drained) {
+            cut(0);
+            await done;
+          }
+          return { drained, inFlight: count, cut: drained ? 0 : left };
+        },
       });
     });
     server.once("error", reject);
@@ -93,23 +183,52 @@ export function serveFetch(
   });
 }
 
+/** How long the cleanup after a drain (the service, its storage) may take before the process exits 1. */
+export const SHUTDOWN_CLEANUP_MS = 10_000;
+
+/** What a process shutdown drains before its cleanup, and for how long. */
+export interface ShutdownDrain extends DrainTiming {
+  servers: RunningServer[];
+}
+
 /**
- * Runs `cleanup` once on SIGINT/SIGTERM, then exits; exit 1 if it has not finished in 10 s. The
- * deadline's timer also holds the process open meanwhile: a cleanup step that waits on something
- * holding no reference (an unreferenced worker thread, a closed server) would otherwise let the
- * process end quietly halfway through, before its database is closed.
+ * Runs the shutdown once on SIGINT/SIGTERM, then exits: with `drain`, its servers drain first (each
+ * reports not ready and keeps serving for `delayMs`, then waits up to `drainMs` for what is in
+ * flight), then `cleanup` runs. It exits 1 if all of it has not finished in delay + drain + 10 s,
+ * and at once on a second signal (Ctrl-C twice). The deadline's timer also holds the process open
+ * meanwhile: a cleanup step that waits on something holding no reference (an unreferenced worker
+ * thread, a closed server) would otherwise let the process end quietly halfway through, before its
+ * database is closed.
  */
-export function onShutdown(cleanup: () => Promise<void>, logger?: Logger): void {
+export function onShutdown(cleanup: () => Promise<void>, logger?: Logger, drain?: ShutdownDrain): void {
   let stopping = false;
   const stop = (signal: string) => {
-    if (stopping) return;
+    if (stopping) {
+      logger?.warn({ signal }, "second signal: exiting now");
+      process.exit(1);
+    }
     stopping = true;
-    logger?.info({ signal }, "shutting down");
-    setTimeout(() => process.exit(1), 10_000);
-    cleanup()
+    const delayMs = drain?.delayMs ?? 0;
+    const drainMs = drain?.drainMs ?? 0;
+    logger?.info({ signal, ...(drain ? { delayMs, drainMs } : {}) }, "shutting down");
+    setTimeout(
+      () => {
+        logger?.error({ signal }, "shutdown did not finish in time: exiting");
+        process.exit(1);
+      },
+      delayMs + drainMs + SHUTDOWN_CLEANUP_MS,
+    );
+    (async () => {
+      if (drain?.servers.length) {
+        const results = await Promise.all(drain.servers.map((server) => server.drain({ delayMs, drainMs })));
+        const cut = results.reduce((sum, r) => sum + r.cut, 0);
+        if (cut) logger?.warn({ cut, drainMs }, "requests still in flight at the drain limit were cut");
+      }
+      await cleanup();
+    })()
       .catch((err) => logger?.error({ err }, "shutdown failed"))
       .finally(() => process.exit(0));
   };
-  process.once("SIGINT", () => stop("SIGINT"));
-  process.once("SIGTERM", () => stop("SIGTERM"));
+  process.on("SIGINT", () => stop("SIGINT"));
+  process.on("SIGTERM", () => stop("SIGTERM"));
 }
