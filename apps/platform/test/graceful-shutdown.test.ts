@@ -6,10 +6,13 @@ import { once } from "node:events";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { generateInternalKeys } from "@agentplane/service-kit";
+import { createTestDatabase, requirePostgres } from "@agentplane/testkit";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { callApi, freePort, type Spawned, spawnNode, waitForHealth } from "../../../tests/e2e/processes.ts";
 import { CREDS, type FakeUpstream, startFakeUpstream } from "../../inference-proxy/test/upstream.ts";
 
+const pg = await requirePostgres();
 const LAUNCHER = "apps/platform/src/main.ts";
 const OWNER = `owner-${"d".repeat(40)}`;
 const HAIKU = "us.anthropic.claude-haiku-4-5-20251001-v1:0";
@@ -109,7 +112,7 @@ describe("graceful shutdown of the launcher", () => {
     const ready = await fetch(`${url}/health/ready`);
     expect(ready.status).toBe(503);
     expect(ready.headers.get("content-type")).toContain("application/problem+json");
-    expect(await ready.json()).toMatchObject({ status: 503, detail: "Shutting down" });
+    expect(await ready.json()).toMatchObject({ status: 503, detail: "Shutting down", shuttingDown: true });
     const live = await fetch(`${url}/health/live`);
     expect(live.status).toBe(200);
     // Answered with `Connection: close`: a keep-alive client takes its next request elsewhere.
@@ -163,5 +166,41 @@ describe("graceful shutdown of the launcher", () => {
     const [code] = (await once(process.child, "exit")) as [number | null];
     expect(code).toBe(1);
     expect(Date.now() - again).toBeLessThan(500);
+  }, 180_000);
+});
+
+describe.skipIf(!pg.available)(`graceful shutdown of a distributed service${pg.reason}`, () => {
+  it("reports not ready while still serving for the delay, then exits", async () => {
+    const database = await createTestDatabase("drain");
+    const keys = await generateInternalKeys();
+    const url = `http://127.0.0.1:${await freePort()}`;
+    const audit = spawnNode(LAUNCHER, ["--target=audit"], {
+      PORT: new URL(url).port,
+      HOST: "127.0.0.1",
+      DATABASE_URL: database.url,
+      INTERNAL_IDENTITY_PRIVATE_KEY: JSON.stringify(keys.privateJwk),
+      TENANCY_URL: "http://127.0.0.1:9",
+      SHUTDOWN_DELAY_MS: String(DELAY_MS),
+    });
+    try {
+      await waitForHealth(url, 120_000);
+      const signalled = Date.now();
+      audit.child.kill("SIGTERM");
+      await new Promise((r) => setTimeout(r, DELAY_MS / 4));
+      const ready = await fetch(`${url}/health/ready`);
+      expect(ready.status).toBe(503);
+      expect(await ready.json()).toMatchObject({ detail: "Shutting down" });
+      const live = await fetch(`${url}/health/live`);
+      expect(live.status).toBe(200);
+      expect(live.headers.get("connection")).toBe("close");
+      const [code] = (await once(audit.child, "exit")) as [number | null];
+      expect(code).toBe(0);
+      // Nothing was in flight: it left right after the delay, not at the (default, 20 s) drain limit.
+      expect(Date.now() - signalled).toBeGreaterThanOrEqual(DELAY_MS - 100);
+      expect(Date.now() - signalled).toBeLessThan(DELAY_MS + 5_000);
+    } finally {
+      await audit.stop("SIGKILL");
+      await database.drop();
+    }
   }, 180_000);
 });
