@@ -3,6 +3,7 @@ import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
+import { SERVICE_SHUTDOWN, SHUTDOWN_CLEANUP_MS } from "@agentplane/service-kit";
 import { afterAll, describe, expect, it } from "vitest";
 import { parse } from "yaml";
 
@@ -12,7 +13,10 @@ import { parse } from "yaml";
 
 const REPO = resolve(import.meta.dirname, "../..");
 const compose = parse(readFileSync(join(REPO, "infra/compose.yaml"), "utf8")) as {
-  services: Record<string, { user?: string; cap_add?: string[]; security_opt?: string[] }>;
+  services: Record<
+    string,
+    { user?: string; cap_add?: string[]; security_opt?: string[]; command?: string[]; stop_grace_period?: string }
+  >;
 };
 /** The image's own user (infra/Dockerfile: USER 10001). */
 const IMAGE_USER = "10001:10001";
@@ -140,4 +144,16 @@ describe("infra/compose.yaml's sandbox service", () => {
       expect(runDriverAs("0:0", [])).toMatchObject({ started: true, exitCode: 0, stdout: "1000" });
     },
   );
+});
+
+describe("infra/compose.yaml's platform services", () => {
+  it("give a stop time that covers the shutdown's delay, drain and cleanup", () => {
+    const needed = (SERVICE_SHUTDOWN.delayMs + SERVICE_SHUTDOWN.drainMs + SHUTDOWN_CLEANUP_MS) / 1000;
+    const platform = Object.entries(compose.services).filter(([, s]) => s.command?.[0]?.startsWith("--target="));
+    expect(platform.length).toBeGreaterThan(0);
+    for (const [name, service] of platform) {
+      const seconds = Number(/^(\d+)s$/.exec(service.stop_grace_period ?? "")?.[1] ?? 0);
+      expect(seconds, name).toBeGreaterThanOrEqual(needed);
+    }
+  });
 });
