@@ -43,6 +43,7 @@ export const ENV_SECTIONS: Array<{ title: string; note?: string; variables: stri
       "PORT",
       "HOST",
       "AGENT_ALLOWED_HOSTS",
+      "HTTP_KEEP_ALIVE_TIMEOUT_MS",
       "DATABASE_URL",
       "AGENT_ID",
       "AGENT_NAME",
