@@ -4,7 +4,7 @@ import { RuntimeEnvSchema } from "../src/config.ts";
 export const ENV_SECTIONS: Array<{ title: string; note?: string; variables: string[] }> = [
   {
     title: "Model provider (set ONE credential for the provider you choose; everything else has a default)",
-    note: "cloud-a: CLOUD_A_BEARER_TOKEN, or CLOUD_A_ACCESS_KEY_ID + CLOUD_A_SECRET_ACCESS_KEY. cloud-b: CLOUD_B_API_KEY with CLOUD_B_RESOURCE_NAME or CLOUD_B_BASE_URL. Through the platform instead: GATEWAY_API_URL (+ GATEWAY_API_TOKEN) and no credential here.",
+    note: "cloud-a: CLOUD_A_BEARER_TOKEN, or CLOUD_A_ACCESS_KEY_ID + CLOUD_A_SECRET_ACCESS_KEY. cloud-b: CLOUD_B_API_KEY with CLOUD_B_RESOURCE_NAME or CLOUD_B_BASE_URL. Through the platform instead: GATEWAY_API_URL (the gateway's address, e.g. http://localhost:8080, without /v1) + GATEWAY_API_TOKEN (a token restricted to one project) and no credential here.",
     variables: [
       "LLM_PROVIDER",
       "CLOUD_A_BEARER_TOKEN",

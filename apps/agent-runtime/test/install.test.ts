@@ -19,6 +19,9 @@ describe("native install", () => {
     expect(text).toMatch(/^# PORT=3003$/m);
     expect(text).toMatch(/^# HOST=127\.0\.0\.1$/m);
     expect(text).toMatch(/^# AGENT_HTTP_URL=http:\/\/localhost:3003$/m);
+    // A /v1 in the address stops the start; a token of several projects fails every model call.
+    expect(text).toContain("GATEWAY_API_URL (the gateway's address, e.g. http://localhost:8080, without /v1)");
+    expect(text).toContain("GATEWAY_API_TOKEN (a token restricted to one project)");
     // Nothing is set: the file as written configures nothing.
     expect(text.split("\n").filter((l) => l.trim() && !l.startsWith("#"))).toEqual([]);
   });
