@@ -37,7 +37,7 @@ export interface DrainTiming {
 export interface DrainResult {
   /** False when the drain limit passed and what was left was cut. */
   drained: boolean;
-  /** Requests and upgraded connections still open when it stopped accepting, and when it cut. */
+  /** Connections in use (a request in flight, an upgraded one) when it stopped accepting, and when it cut. */
   inFlight: number;
   cut: number;
 }
@@ -72,6 +72,10 @@ function answerShuttingDown(res: ServerResponse): void {
     .end(body);
 }
 
+/** The server's open connections (upgraded ones included). */
+const openConnections = (server: Server) =>
+  new Promise<number>((resolve) => server.getConnections((err, count) => resolve(err ? 0 : count)));
+
 const sleep = (ms: number) =>
   new Promise<void>((resolve) => {
     setTimeout(resolve, ms);
@@ -92,7 +96,6 @@ export function serveFetch(
   options: { port: number; hostname?: string; upgradeGraceMs?: number; keepAliveTimeoutMs?: number },
 ): Promise<RunningServer> {
   const upgraded = new Set<Duplex>();
-  const inFlight = new Set<ServerResponse>();
   const graceMs = options.upgradeGraceMs ?? 1_000;
   let draining = false;
   return new Promise((resolve, reject) => {
@@ -108,12 +111,8 @@ export function serveFetch(
         // A client told to close opens its next connection elsewhere (the balancer no longer sends here).
         res.shouldKeepAlive = false;
       }
-      inFlight.add(res);
-      res.once("close", () => inFlight.delete(res));
-      // An answer whose headers went out before the drain began ends its connection once it is done.
-      res.once("finish", () => {
-        if (draining && res.shouldKeepAlive) req.socket.end();
-      });
+      // Nothing more per request: an answer begun before the drain leaves its connection idle,
+      // and idle connections are closed while it drains.
       void serveWithResponse(res, () => listener(req, res));
     });
     holdIdleConnections(server, options.keepAliveTimeoutMs);
@@ -148,11 +147,14 @@ export function serveFetch(
         },
         drain: async ({ delayMs, drainMs }) => {
           draining = true;
-          for (const res of inFlight) if (!res.headersSent) res.shouldKeepAlive = false;
           if (delayMs > 0) await sleep(delayMs);
-          const count = inFlight.size + upgraded.size;
           const done = stopAccepting();
           server.closeIdleConnections();
+          // Every open connection is now busy: a request in flight or an upgraded one.
+          const count = await openConnections(server);
+          // A connection whose answer has ended is idle: closed within 50 ms, so the close is not
+          // held by a client that would keep it open.
+          const idleSweep = setInterval(() => server.closeIdleConnections(), 50);
           let timer: NodeJS.Timeout | undefined;
           const drained = await Promise.race([
             done.then(() => true),
@@ -161,12 +163,13 @@ export function serveFetch(
             }),
           ]);
           clearTimeout(timer);
-          const left = inFlight.size + upgraded.size;
+          clearInterval(idleSweep);
+          const left = drained ? 0 : await openConnections(server);
           if (!drained) {
             cut(0);
             await done;
           }
-          return { drained, inFlight: count, cut: drained ? 0 : left };
+          return { drained, inFlight: count, cut: left };
         },
       });
     });
