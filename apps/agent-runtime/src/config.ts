@@ -39,45 +39,31 @@ const positiveInt = (fallback: number) =>
       const n = Number(v);
       return v !== undefined && Number.isInteger(n) && n > 0 ? n : fallback;
     });
-const port = z
-  .string()
-  .optional()
-  .transform((v, ctx) => {
-    if (v === undefined || v.trim() === "") return 3003;
-    const n = Number(v);
-    if (!Number.isInteger(n) || n < 0 || n > 65535) {
-      ctx.addIssue({ code: "custom", message: "must be a port number (0 picks a free port)" });
-      return z.NEVER;
-    }
-    return n;
-  });
-/** HTTP_KEEP_ALIVE_TIMEOUT_MS: 1 s to 1 h, 65 s when unset (as the platform's services). */
-const keepAliveTimeout = z
-  .string()
-  .optional()
-  .transform((v, ctx) => {
-    if (v === undefined || v.trim() === "") return 65_000;
-    const n = Number(v);
-    if (!Number.isInteger(n) || n < 1_000 || n > 3_600_000) {
-      ctx.addIssue({ code: "custom", message: "must be a whole number of milliseconds from 1000 to 3600000" });
-      return z.NEVER;
-    }
-    return n;
-  });
-/** A whole number ≥ 0, `fallback` when unset; anything else stops the start with `message`. */
-const wholeNumber = (fallback: number, message: string) =>
+/** A whole number from `min` to `max`, `fallback` when unset; anything else stops the start with `message`. */
+const wholeNumberIn = (fallback: number, min: number, max: number, message: string) =>
   z
     .string()
     .optional()
     .transform((v, ctx) => {
       if (v === undefined || v.trim() === "") return fallback;
       const n = Number(v);
-      if (!Number.isInteger(n) || n < 0) {
+      if (!Number.isInteger(n) || n < min || n > max) {
         ctx.addIssue({ code: "custom", message });
         return z.NEVER;
       }
       return n;
     });
+const port = wholeNumberIn(3003, 0, 65535, "must be a port number (0 picks a free port)");
+/** HTTP_KEEP_ALIVE_TIMEOUT_MS: 1 s to 1 h, 65 s when unset (as the platform's services). */
+const keepAliveTimeout = wholeNumberIn(
+  65_000,
+  1_000,
+  3_600_000,
+  "must be a whole number of milliseconds from 1000 to 3600000",
+);
+/** A whole number ≥ 0, `fallback` when unset; anything else stops the start with `message`. */
+const wholeNumber = (fallback: number, message: string) =>
+  wholeNumberIn(fallback, 0, Number.POSITIVE_INFINITY, message);
 const percent = (fallback: number) =>
   z
     .string()

@@ -2,7 +2,8 @@ import { internalResolveSessionRoute, type Principal } from "@agentplane/contrac
 import { databaseTargets } from "@agentplane/db/testing";
 import { sql } from "kysely";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { addMember, json, startActivated, stopTenancies } from "./fixtures/harness.ts";
+import { addMember, startActivated, stopTenancies } from "./fixtures/harness.ts";
+import { openSession, sessionSecretOf } from "./fixtures/sessions.ts";
 
 /**
  * A session opened from a session while the one above that is being signed out: the revocation's
@@ -29,18 +30,7 @@ describe.skipIf(!postgres?.available)("a session opened while its chain is signe
     await cleanup?.();
   });
 
-  const secretOf = (res: Response) => res.headers.get("set-cookie")!.split(";")[0]!.split("=").slice(1).join("=");
-
-  async function open(as: Principal): Promise<{ id: string; secret: string; principal: Principal }> {
-    const { h } = suite;
-    const res = await h.call("POST", "/v1/auth/sessions", { as });
-    expect(res.status).toBe(201);
-    const { session } = await json<{ session: { id: string } }>(res);
-    const secret = secretOf(res);
-    const resolved = await h.internal("POST", internalResolveSessionRoute.path, { secret });
-    expect(resolved.status).toBe(200);
-    return { id: session.id, secret, principal: (await json<{ principal: Principal }>(resolved)).principal };
-  }
+  const open = (as: Principal) => openSession(suite.h, as);
 
   /** Backends of this database waiting on a lock, with what they run. */
   async function waiting(): Promise<string[]> {
@@ -94,7 +84,7 @@ describe.skipIf(!postgres?.available)("a session opened while its chain is signe
     const opened = await opening;
     expect(opened.status).toBe(201);
     expect((await signingOut).status).toBe(204);
-    const secret = secretOf(opened);
+    const secret = sessionSecretOf(opened);
     const resolved = await h.internal("POST", internalResolveSessionRoute.path, { secret });
     expect(resolved.status).toBe(401);
     expect((await h.internal("POST", internalResolveSessionRoute.path, { secret: b.secret })).status).toBe(401);

@@ -2,6 +2,7 @@ import { internalResolveSessionRoute, type Principal } from "@agentplane/contrac
 import { databaseTargets } from "@agentplane/db/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { addMember, json, startActivated, stopTenancies } from "./fixtures/harness.ts";
+import { openSession } from "./fixtures/sessions.ts";
 
 /**
  * A session opened from another one (the cookie presented to `POST /v1/auth/sessions`) ends with
@@ -22,19 +23,7 @@ describe.each(await databaseTargets())("sessions opened from a session ($name)",
     await cleanup?.();
   });
 
-  const secretOf = (res: Response) => res.headers.get("set-cookie")!.split(";")[0]!.split("=").slice(1).join("=");
-
-  /** Opens a session as `as` and resolves it through the gateway's endpoint, as the gateway does. */
-  async function open(as: Principal): Promise<{ id: string; secret: string; principal: Principal }> {
-    const { h } = suite;
-    const res = await h.call("POST", "/v1/auth/sessions", { as });
-    expect(res.status).toBe(201);
-    const { session } = await json<{ session: { id: string } }>(res);
-    const secret = secretOf(res);
-    const resolved = await h.internal("POST", internalResolveSessionRoute.path, { secret });
-    expect(resolved.status).toBe(200);
-    return { id: session.id, secret, principal: (await json<{ principal: Principal }>(resolved)).principal };
-  }
+  const open = (as: Principal) => openSession(suite.h, as);
   const resolveStatus = async (secret: string) =>
     (await suite.h.internal("POST", internalResolveSessionRoute.path, { secret })).status;
   const listed = async (as: Principal) => {
