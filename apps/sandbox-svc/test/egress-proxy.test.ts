@@ -130,9 +130,14 @@ describe.skipIf(!bwrap.available || !curl.available)(`egress from a bwrap sandbo
 
   it("leaves neither relay nor sandbox behind when the service process dies", async () => {
     const sandboxId = `sbx_orphan${process.pid}`;
-    const service = spawn(process.execPath, [fileURLToPath(new URL("orphan-driver.ts", import.meta.url)), sandboxId], {
-      stdio: ["ignore", "pipe", "inherit"],
-    });
+    const slug = `orphan-${process.pid}`;
+    const service = spawn(
+      process.execPath,
+      [fileURLToPath(new URL("orphan-driver.ts", import.meta.url)), sandboxId, slug],
+      {
+        stdio: ["ignore", "pipe", "inherit"],
+      },
+    );
     try {
       await new Promise((resolve, reject) => {
         service.stdout.once("data", resolve);
@@ -140,12 +145,12 @@ describe.skipIf(!bwrap.available || !curl.available)(`egress from a bwrap sandbo
       });
       // The relay (its socket is named after the sandbox) and the sandbox's own processes.
       expect(processesNaming(`${sandboxId}-`).length).toBeGreaterThan(0);
-      expect(processesNaming(`workspaces/${sandboxId}`).length).toBeGreaterThan(0);
+      expect(processesOfSandbox(slug).length).toBeGreaterThan(0);
       service.kill("SIGKILL");
       await vi.waitFor(
         () => {
           expect(processesNaming(`${sandboxId}-`)).toEqual([]);
-          expect(processesNaming(`workspaces/${sandboxId}`)).toEqual([]);
+          expect(processesOfSandbox(slug)).toEqual([]);
         },
         { timeout: 10_000, interval: 100 },
       );
@@ -162,6 +167,25 @@ function processesNaming(text: string): number[] {
     if (!/^\d+$/.test(entry)) continue;
     try {
       if (readFileSync(`/proc/${entry}/cmdline`, "utf8").includes(text)) pids.push(Number(entry));
+    } catch {
+      // Gone meanwhile.
+    }
+  }
+  return pids;
+}
+
+/**
+ * Pids of the processes of the sandbox with hostname `slug`: the driver gives bwrap and everything
+ * it starts `HOSTNAME=<slug>` (bwrap's own options, which name the sandbox too, are not on its
+ * command line).
+ */
+function processesOfSandbox(slug: string): number[] {
+  const pids: number[] = [];
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry) || Number(entry) === process.pid) continue;
+    try {
+      if (readFileSync(`/proc/${entry}/environ`, "utf8").split("\0").includes(`HOSTNAME=${slug}`))
+        pids.push(Number(entry));
     } catch {
       // Gone meanwhile.
     }

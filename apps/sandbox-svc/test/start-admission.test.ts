@@ -25,18 +25,20 @@ const bwrap = requireBwrap();
 /** Writes a marker into the workspace, then idles: whether the sandbox's command ran at all. */
 const MARKING = ["/bin/sh", "-c", "echo ran > /workspace/ran; exec sleep infinity"];
 
-/** Host processes with a word of their command line starting with `word` (bwrap's names the hostname). */
-function processesNaming(word: string): number[] {
-  const found: number[] = [];
+/**
+ * The sandbox hostname (its slug) of each host process that runs in a sandbox, by pid: the driver
+ * gives bwrap and everything it starts `HOSTNAME=<slug>` (bwrap's own options, which name it too,
+ * are not on its command line).
+ */
+function sandboxHostnames(): Map<number, string> {
+  const found = new Map<number, string>();
   for (const entry of readdirSync("/proc")) {
     if (!/^\d+$/.test(entry) || Number(entry) === process.pid) continue;
     try {
-      if (
-        readFileSync(`/proc/${entry}/cmdline`, "utf8")
-          .split("\0")
-          .some((w) => w.startsWith(word))
-      )
-        found.push(Number(entry));
+      const hostname = readFileSync(`/proc/${entry}/environ`, "utf8")
+        .split("\0")
+        .find((v) => v.startsWith("HOSTNAME="));
+      if (hostname) found.set(Number(entry), hostname.slice("HOSTNAME=".length));
     } catch {
       // Gone meanwhile.
     }
@@ -44,19 +46,14 @@ function processesNaming(word: string): number[] {
   return found;
 }
 
-/** The words starting with `prefix` on host processes' command lines (the hostnames bwrap builds). */
-function wordsOnCommandLines(prefix: string): Set<string> {
-  const found = new Set<string>();
-  for (const entry of readdirSync("/proc")) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      for (const w of readFileSync(`/proc/${entry}/cmdline`, "utf8").split("\0"))
-        if (w.startsWith(prefix)) found.add(w);
-    } catch {
-      // Gone meanwhile.
-    }
-  }
-  return found;
+/** Host processes of the sandboxes whose hostname starts with `word`. */
+function processesNaming(word: string): number[] {
+  return [...sandboxHostnames()].filter(([, name]) => name.startsWith(word)).map(([pid]) => pid);
+}
+
+/** The hostnames starting with `prefix` of the sandboxes that have host processes. */
+function sandboxesNamed(prefix: string): Set<string> {
+  return new Set([...sandboxHostnames().values()].filter((name) => name.startsWith(prefix)));
 }
 
 async function eventually(check: () => boolean, timeoutMs = 5000): Promise<boolean> {
@@ -90,7 +87,7 @@ describe.skipIf(!bwrap.available)(`a driver start begun before it is admitted${b
     void started.finally(() => {
       settled = true;
     });
-    // bwrap builds the sandbox meanwhile (its hostname is on its command line).
+    // bwrap builds the sandbox meanwhile (its processes carry its hostname).
     expect(await eventually(() => processesNaming("sbx-held").length > 0)).toBe(true);
     await sleep(300);
     expect(settled).toBe(false);
@@ -213,7 +210,7 @@ describe.skipIf(!bwrap.available)(`a create with start: true under policy${bwrap
     let sampling = true;
     const sampler = (async () => {
       while (sampling) {
-        most = Math.max(most, wordsOnCommandLines("burst-").size);
+        most = Math.max(most, sandboxesNamed("burst-").size);
         await sleep(2);
       }
     })();
@@ -232,7 +229,7 @@ describe.skipIf(!bwrap.available)(`a create with start: true under policy${bwrap
     expect(most).toBeLessThanOrEqual(2);
     const rows = (await listSandboxes(deps, "prj_1", { limit: 50 })).items.filter((r) => r.name.startsWith("burst-"));
     expect(rows.map((r) => r.state)).toEqual(Array(6).fill("pending"));
-    expect(wordsOnCommandLines("burst-").size).toBe(0);
+    expect(sandboxesNamed("burst-").size).toBe(0);
   });
 
   it("an admitted start runs the command once decided, and answers running", async () => {
