@@ -19,6 +19,8 @@ const HAIKU = "us.anthropic.claude-haiku-4-5-20251001-v1:0";
 const STREAM = `/v1/llm/cloud-a/us-east-1/model/${encodeURIComponent(HAIKU)}/invoke-with-response-stream`;
 const DELAY_MS = 1_000;
 const DRAIN_MS = 1_500;
+/** A drain limit no test reaches, so "left early" is told apart from "left at the limit" on a loaded machine. */
+const LONG_DRAIN_MS = 60_000;
 
 async function until(check: () => boolean, what: string, ms = 10_000): Promise<void> {
   const end = Date.now() + ms;
@@ -37,7 +39,7 @@ describe("graceful shutdown of the launcher", () => {
   let running: Spawned | undefined;
   let first: { process: Spawned; url: string };
 
-  async function start(): Promise<{ process: Spawned; url: string }> {
+  async function start(drainMs = DRAIN_MS): Promise<{ process: Spawned; url: string }> {
     const url = `http://127.0.0.1:${await freePort()}`;
     running = spawnNode(LAUNCHER, [], {
       PORT: new URL(url).port,
@@ -49,7 +51,7 @@ describe("graceful shutdown of the launcher", () => {
       CLOUD_A_BEARER_TOKEN: CREDS.bearer,
       CLOUD_A_ENDPOINT_URL: up.url,
       SHUTDOWN_DELAY_MS: String(DELAY_MS),
-      SHUTDOWN_DRAIN_MS: String(DRAIN_MS),
+      SHUTDOWN_DRAIN_MS: String(drainMs),
     });
     await waitForHealth(url, 120_000);
     return { process: running, url };
@@ -75,7 +77,7 @@ describe("graceful shutdown of the launcher", () => {
   beforeAll(async () => {
     up = await startFakeUpstream();
     // The project's token, made once: the data dir (and its database) is the same for every start.
-    first = await start();
+    first = await start(LONG_DRAIN_MS);
     const { url } = first;
     const org = await callApi<{ id: string }>(url, OWNER, "POST", "/v1/orgs", { name: "Drained" });
     const project = await callApi<{ id: string }>(url, OWNER, "POST", `/v1/orgs/${org.body.id}/projects`, {
@@ -134,7 +136,7 @@ describe("graceful shutdown of the launcher", () => {
     const [code] = (await once(process.child, "exit")) as [number | null];
     expect(code).toBe(0);
     // It did not wait for the drain limit once nothing was in flight.
-    expect(Date.now() - signalled).toBeLessThan(DELAY_MS + DRAIN_MS);
+    expect(Date.now() - signalled).toBeLessThan(DELAY_MS + 10_000);
   }, 180_000);
 
   it("cuts what is still in flight at the drain limit and exits within delay + drain", async () => {
@@ -156,7 +158,7 @@ describe("graceful shutdown of the launcher", () => {
   }, 180_000);
 
   it("exits at once on a second signal", async () => {
-    const { process, url } = await start();
+    const { process, url } = await start(LONG_DRAIN_MS);
     await heldStream(url);
     process.child.kill("SIGINT");
     await new Promise((r) => setTimeout(r, DELAY_MS / 2));
@@ -165,7 +167,7 @@ describe("graceful shutdown of the launcher", () => {
     process.child.kill("SIGINT");
     const [code] = (await once(process.child, "exit")) as [number | null];
     expect(code).toBe(1);
-    expect(Date.now() - again).toBeLessThan(500);
+    expect(Date.now() - again).toBeLessThan(5_000);
   }, 180_000);
 });
 
