@@ -1,10 +1,16 @@
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import type { Duplex } from "node:stream";
 import { afterAll, describe, expect, it } from "vitest";
 import { holdsSysAdmin } from "../src/driver/local/namespaces.ts";
-import { Spawner } from "../src/driver/local/spawner.ts";
+import { spawnDirect } from "../src/driver/local/process.ts";
+import { Spawner, type SpawnInput, type StdioSpec } from "../src/driver/local/spawner.ts";
 import type { ExecProcess } from "../src/driver/types.ts";
 
 const ENV = { PATH: "/usr/bin:/bin" };
+
+type SpawnOptions = { stdio: StdioSpec; input: SpawnInput };
 
 function collect(proc: ExecProcess): Promise<{ out: Buffer; err: string }> {
   const out: Buffer[] = [];
@@ -75,6 +81,37 @@ describe("spawner helper", () => {
     expect(await child.exited).toEqual({ exitCode: 0, descendantsLeft: false });
     await ended;
     expect(Buffer.concat(said).toString()).toBe("/dev/null\ngot hello\n");
+  });
+
+  it("feeds a child its input on a further fd while this process is busy", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "spawner-input-"));
+    const file = join(dir, "read");
+    const data = Buffer.from("--opt\0/a path/with spaces\0ü\0", "utf8");
+    // The child copies fd 6 to a file and reports how many bytes it read; bwrap reads its options so.
+    const script = 'cat <&6 > "$0"; wc -c < "$0" >&1';
+    const spawners = [
+      ["helper", (o: SpawnOptions) => spawner.spawnChild(["sh", "-c", script, file], ENV, o)],
+      ["direct", async (o: SpawnOptions) => spawnDirect(["sh", "-c", script, file], ENV, o)],
+    ] as const;
+    try {
+      for (const [how, spawn] of spawners) {
+        rmSync(file, { force: true });
+        const child = await spawn({ stdio: ["ignore", "pipe", "ignore"], input: { fd: 6, data } });
+        if (!child) throw new Error("the helper did not start");
+        expect(child.stdio[6], how).toBeUndefined();
+        // This thread does nothing else meanwhile (as while it decides a sandbox's start): the
+        // child must get all of its input all the same, without waiting for this process.
+        const until = Date.now() + 5000;
+        let read = Buffer.alloc(0);
+        while (Date.now() < until && read.length < data.length) {
+          read = existsSync(file) ? readFileSync(file) : read;
+        }
+        expect(read.equals(data), how).toBe(true);
+        expect(await child.exited, how).toMatchObject({ exitCode: 0 });
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it("gives each of many children started at once its own sockets, beyond those kept ready", async () => {

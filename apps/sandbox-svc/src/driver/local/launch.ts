@@ -10,7 +10,7 @@ import { DEFAULT_IMAGE } from "./images.ts";
 import { bwrapLauncher, enterArgv, parentPid, type SandboxProcesses } from "./namespaces.ts";
 import { childPids, readChildPid, readReady, spawnDirect, stderrTail, withCgroups } from "./process.ts";
 import { bwrapArgs, type SandboxPaths } from "./sandbox-args.ts";
-import type { SpawnedChild, SpawnUser, StdioSpec } from "./spawner.ts";
+import type { SpawnedChild, SpawnInput, SpawnUser, StdioSpec } from "./spawner.ts";
 
 /** A sandbox's main process, started: its mounts are done and it is in its cgroups. */
 export interface LaunchedSandbox {
@@ -35,12 +35,13 @@ export async function spawnChild(
   ctx: DriverContext,
   argv: string[],
   env: Record<string, string>,
-  options: { cwd?: string; stdio?: StdioSpec; user?: SpawnUser | undefined } = {},
+  options: { cwd?: string; stdio?: StdioSpec; user?: SpawnUser | undefined; input?: SpawnInput | undefined } = {},
 ): Promise<SpawnedChild> {
   const spawnOptions = {
     cwd: options.cwd,
     stdio: options.stdio ?? (["pipe", "pipe", "pipe"] as StdioSpec),
     user: options.user,
+    input: options.input,
   };
   return (await ctx.spawner.spawnChild(argv, env, spawnOptions)) ?? spawnDirect(argv, env, spawnOptions);
 }
@@ -101,31 +102,19 @@ export async function launchSandbox(
   egressSocket?.catch(() => {});
   stage("driver: args ready");
   const isolated = ctx.isolation !== "none";
-  const stdio: StdioSpec = [
-    "ignore",
-    "ignore",
-    "pipe",
-    "pipe",
-    "pipe",
-    ...(isolated ? (["pipe", "pipe"] as const) : []),
-  ];
+  const stdio: StdioSpec = ["ignore", "ignore", "pipe", "pipe", "pipe", ...(isolated ? (["pipe"] as const) : [])];
   // Unisolated, the command joins the cgroups before it runs. bwrap's processes are moved in while
   // it builds the sandbox: the first move after a quiet spell waits ~10 ms for the kernel.
   const proc = await spawnChild(ctx, isolated ? argv : withCgroups(cgroup.procsFiles, argv), launchEnv, {
     cwd: ctx.isolation === "none" ? workspace : "/",
     stdio,
     user,
+    // Written by whoever forks bwrap, right after the fork: bwrap reads them to the end before
+    // anything else, so it must not wait for this process, busy deciding the start meanwhile.
+    input: bwrapOptions && { fd: ARGS_FD, data: bwrapOptions },
   });
   stage("driver: bwrap spawned");
-  const [, , errors, info, ready, go, options] = proc.stdio;
-  if (options) {
-    // Written once the child holds the socket (the spawner's copy of it could read and lose what
-    // arrives before), without waiting: bwrap reads to the end first, so no buffer size matters.
-    void proc.pid.then((pid) => {
-      if (pid) options.end(bwrapOptions);
-      else options.destroy();
-    });
-  }
+  const [, , errors, info, ready, go] = proc.stdio;
   const stderr: Buffer[] = [];
   errors?.on("data", (chunk: Buffer) => {
     stderr.push(chunk);

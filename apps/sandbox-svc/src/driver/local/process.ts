@@ -6,7 +6,7 @@ import type { IPty } from "node-pty";
 import type { ExecExit, ExecProcess } from "../types.ts";
 import { parentPid } from "./namespaces.ts";
 import { groupLeft } from "./process-group.ts";
-import type { SpawnedChild, SpawnUser, StdioSpec } from "./spawner.ts";
+import type { SpawnedChild, SpawnInput, SpawnUser, StdioSpec } from "./spawner.ts";
 
 /**
  * Moves the shell into each cgroup given as arguments, then execs the real command, so the
@@ -123,12 +123,18 @@ export async function spawnTty(
 export function spawnDirect(
   argv: string[],
   env: Record<string, string>,
-  options: { cwd?: string | undefined; stdio: StdioSpec; user?: SpawnUser | undefined },
+  options: { cwd?: string | undefined; stdio: StdioSpec; user?: SpawnUser | undefined; input?: SpawnInput | undefined },
 ): SpawnedChild {
   const [file, ...args] = argv as [string, ...string[]];
+  const stdioWithInput: ("pipe" | "ignore")[] = [...options.stdio];
+  const { input } = options;
+  if (input) {
+    for (let i = stdioWithInput.length; i < input.fd; i++) stdioWithInput.push("ignore");
+    stdioWithInput[input.fd] = "pipe";
+  }
   const child: ChildProcess = spawn(file, args, {
     env,
-    stdio: options.stdio,
+    stdio: stdioWithInput,
     detached: true,
     ...(options.cwd ? { cwd: options.cwd } : {}),
     ...(options.user ? { uid: options.user.uid, gid: options.user.gid } : {}),
@@ -139,6 +145,11 @@ export function spawnDirect(
   });
   const stdio = options.stdio.map((kind, i) => (kind === "pipe" ? (child.stdio[i] as Duplex) : undefined));
   for (const s of stdio) s?.on("error", () => {});
+  const feed = input ? (child.stdio[input.fd] as Duplex | null) : null;
+  if (feed && input) {
+    feed.on("error", () => {});
+    feed.end(input.data);
+  }
   return { stdio, kill: (signal = "SIGKILL") => killGroup(child.pid, signal), exited, pid: Promise.resolve(child.pid) };
 }
 

@@ -22,12 +22,18 @@ const sockets = new Map(), requests = new Map(), wanted = new Map();
 function tryStart(id) {
   const request = requests.get(id);
   if (!request) return;
-  const { argv, env, cwd, stdio, keys, user } = request;
+  const { argv, env, cwd, stdio, keys, user, input } = request;
   if (keys.some((k) => k && !sockets.has(k))) return;
   requests.delete(id);
   const mine = keys.map((k) => (k ? sockets.get(k) : undefined));
   for (const k of keys) if (k) { sockets.delete(k); wanted.delete(k); }
   const fds = stdio.map((s, i) => (s === "pipe" ? mine[i] : "ignore"));
+  // Bytes the child reads at once (bwrap's options): a pipe of this helper's, written here, so
+  // that the child does not wait for the service to hear it was spawned.
+  if (input) {
+    while (fds.length < input.fd) fds.push("ignore");
+    fds[input.fd] = "pipe";
+  }
   const own = mine.filter(Boolean);
   // Node's sockets are non-blocking, and the child shares the flag with our copy. libuv makes fds
   // 0-2 blocking for the child; a further fd would stay non-blocking, and a shell's read of it
@@ -46,6 +52,11 @@ function tryStart(id) {
   }
   // The child holds its own copies of the sockets; ours must go or EOF never reaches the service.
   for (const s of own) s.destroy();
+  const feed = input ? child.stdio[input.fd] : null;
+  if (feed) {
+    feed.on("error", () => {});
+    feed.end(Buffer.from(input.data, "base64"));
+  }
   child.once("error", (err) => process.send({ type: "exit", id, code: 127, error: err.message }));
   child.once("spawn", () => process.send({ type: "spawned", id, pid: child.pid }));
   child.once("exit", (code, signal) => process.send({ type: "exit", id, code, signal }));
@@ -88,6 +99,15 @@ export type StdioSpec = ("pipe" | "ignore")[];
 export interface SpawnUser {
   uid: number;
   gid: number;
+}
+
+/**
+ * Bytes a child reads on `fd` (an `ignore` entry of its stdio, or one past the last) from its
+ * start: written by whoever spawns it, right after the fork, and ended.
+ */
+export interface SpawnInput {
+  fd: number;
+  data: Buffer;
 }
 
 /** A child started through the helper. */
@@ -202,6 +222,7 @@ export class Spawner {
       onSpawned?: (stdio: (Duplex | undefined)[]) => void;
       /** The child is gone (or never started): release what the caller still holds for it. */
       onGone?: (stdio: (Duplex | undefined)[]) => void;
+      input?: SpawnInput | undefined;
     },
   ): Promise<SpawnedChild | undefined> {
     if (this.closed) return undefined;
@@ -256,7 +277,18 @@ export class Spawner {
       // Reaped by the helper already: any process of its group still there is one it started.
       exited: (exit) => resolveExit({ ...exit, descendantsLeft: groupLeft(pid) }),
     });
-    helper.send({ type: "spawn", id, argv, env, cwd: options.cwd, stdio: options.stdio, keys, user: options.user });
+    const input = options.input && { fd: options.input.fd, data: options.input.data.toString("base64") };
+    helper.send({
+      type: "spawn",
+      id,
+      argv,
+      env,
+      cwd: options.cwd,
+      stdio: options.stdio,
+      keys,
+      user: options.user,
+      input,
+    });
     const kill = (signal: NodeJS.Signals = "SIGKILL") => {
       if (pid) signalGroup(signal);
       else killWith = signal;
