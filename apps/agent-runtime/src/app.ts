@@ -51,14 +51,15 @@ export function createRuntimeApp(
     problemJson(c, new ProblemError("not-found", { detail: `No route for ${c.req.method} ${c.req.path}` })),
   );
   // Team chat is reported, never a reason to be unhealthy: web chat and webhooks serve without it.
-  // Voice is reported the same way: `available`, or `off` with `voiceReason`.
+  // Voice is reported the same way: `available` (with `voiceSandboxed`: whether the meeting browser
+  // runs under Chromium's sandbox), or `off` with `voiceReason`.
   app.get("/health", (c) =>
     c.json({
       status: "ok",
       provider: deps.config.provider,
       teamChat: teamChatHealth(deps),
       voice: deps.voice.status,
-      ...(deps.voice.status === "off" ? { voiceReason: deps.voice.reason } : {}),
+      ...(deps.voice.status === "off" ? { voiceReason: deps.voice.reason } : { voiceSandboxed: deps.voice.sandboxed }),
       // With export on: what reached the OTLP collector and Langfuse, failed batches, drops.
       ...(exportHealth() ? { telemetry: exportHealth() } : {}),
     }),

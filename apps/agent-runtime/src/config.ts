@@ -212,6 +212,8 @@ export const RuntimeEnvSchema = z.object({
     z.url({ protocol: /^wss?$/, error: "must be a ws:// or wss:// URL" }),
   ),
   VOICE_BROWSER_PATH: withDefault("/usr/bin/chromium"),
+  // Our addition: Chromium's own sandbox for the meeting browser (voice/availability.ts)
+  VOICE_BROWSER_SANDBOX: withDefault("auto").pipe(z.enum(["auto", "on", "off"], { error: "must be auto, on or off" })),
   MEETING_BOT_EMAIL: optional,
   MEETING_BOT_PASSWORD: optional,
   MEETING_TIMEOUT_MINUTES: positiveInt(60),

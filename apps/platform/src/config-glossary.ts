@@ -260,6 +260,8 @@ export const CONFIG_GLOSSARY: Record<string, string> = {
   VOICE_API_KEY: "Enables voice meetings (may be a managed-credential placeholder).",
   VOICE_API_URL: "The realtime voice API's WebSocket URL (private deployments, tests; the vendor's by default).",
   VOICE_BROWSER_PATH: "The Chromium the meeting bot drives (default the system's `chromium`).",
+  VOICE_BROWSER_SANDBOX:
+    "Chromium's sandbox for the meeting bot: `auto` (default) uses it unless the runtime runs as root or it cannot start here, `on` requires it (voice is off without it), `off` never uses it.",
   VOICE_REALTIME_MODEL: "The realtime voice model.",
   VOICE_REALTIME_VOICE: "The realtime voice's name.",
   VOICE_TRANSCRIPTION_MODEL: "The transcriber that decides whether the agent was addressed.",

@@ -39,6 +39,9 @@ export async function setupVoice(
     if (config.env.VOICE_API_KEY) logger.warn({ reason: availability.reason }, "voice meetings are off");
     return { availability, meetings: undefined };
   }
+  if (!availability.sandboxed) {
+    logger.warn({ reason: availability.unsandboxedReason }, "the meeting browser runs without Chromium's sandbox");
+  }
   const models = {
     realtime: config.env.VOICE_REALTIME_MODEL ?? DEFAULT_REALTIME_MODEL,
     transcription: config.env.VOICE_TRANSCRIPTION_MODEL ?? DEFAULT_TRANSCRIPTION_MODEL,
@@ -56,6 +59,7 @@ export async function setupVoice(
     options.meetings ??
     new MeetingBrowser({
       browserPath: config.env.VOICE_BROWSER_PATH,
+      sandboxed: availability.sandboxed,
       dataDir: config.dataDir,
       account: { email: config.env.MEETING_BOT_EMAIL ?? "", password: config.env.MEETING_BOT_PASSWORD },
       ...(options.signInOrigins ? { signInOrigins: options.signInOrigins } : {}),

@@ -3,7 +3,7 @@ import { join } from "node:path";
 import type { Logger } from "pino";
 import type { BrowserContext, Page } from "playwright-core";
 import { newId } from "../ids.ts";
-import { BROWSER_ARGS } from "./availability.ts";
+import { browserLaunchOptions } from "./availability.ts";
 import type { CallRecord, MeetingCall } from "./call.ts";
 import { PAGE } from "./page-texts.ts";
 import {
@@ -19,6 +19,8 @@ export const SIGN_IN_ORIGINS: readonly string[] = ["https://accounts.google.com"
 
 export interface MeetingBrowserOptions {
   browserPath: string;
+  /** Under Chromium's sandbox (as the start's probe found it can run: `probeVoice`). */
+  sandboxed: boolean;
   dataDir: string;
   account: { email: string; password: string | undefined };
   /** Origins whose sign-in form gets the account (default SIGN_IN_ORIGINS; tests name a stand-in). */
@@ -167,10 +169,10 @@ export class MeetingBrowser implements MeetingController {
     const profile = join(this.#o.dataDir, "meeting-profile");
     mkdirSync(profile, { recursive: true });
     const { chromium } = await import("playwright-core");
+    const launch = browserLaunchOptions(this.#o.browserPath, this.#o.sandboxed);
     const context = await chromium.launchPersistentContext(profile, {
-      executablePath: this.#o.browserPath,
-      headless: true,
-      args: [...BROWSER_ARGS, "--use-fake-ui-for-media-stream", "--autoplay-policy=no-user-gesture-required"],
+      ...launch,
+      args: [...launch.args, "--use-fake-ui-for-media-stream", "--autoplay-policy=no-user-gesture-required"],
     });
     // A browser that went away by itself (a crash) is launched again on the next join.
     context.on("close", () => {

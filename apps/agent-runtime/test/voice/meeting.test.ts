@@ -40,6 +40,7 @@ describe.skipIf(!chromium.available)(`meeting browser and admission${chromium.re
   const ended: string[] = [];
   const options = (over: Partial<MeetingBrowserOptions> = {}): MeetingBrowserOptions => ({
     browserPath: process.env.CHROMIUM_PATH ?? "/usr/bin/chromium",
+    sandboxed: process.getuid?.() !== 0,
     dataDir,
     account,
     signInOrigins: [stand.origin],
@@ -141,6 +142,7 @@ describe.skipIf(!chromium.available)(`meeting sign-in origin${chromium.reason}`,
     const dataDir = mkdtempSync(join(tmpdir(), "agent-meeting-"));
     const meetings = new MeetingBrowser({
       browserPath: process.env.CHROMIUM_PATH ?? "/usr/bin/chromium",
+      sandboxed: process.getuid?.() !== 0,
       dataDir,
       account,
       admissionTimeoutMs: 5_000,
