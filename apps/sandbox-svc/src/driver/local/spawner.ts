@@ -146,7 +146,7 @@ function connectKeyed(path: string, key: string): Promise<Keyed> {
   });
 }
 
-/** Sockets kept connected ahead of spawns: a sandbox start takes eight (bwrap, egress relay), an exec three. */
+/** Sockets kept connected ahead of spawns: a sandbox start takes seven (bwrap four, egress relay three), an exec three. */
 const POOL_SIZE = 12;
 
 /** Spawns children through the helper; `undefined` from a spawn means "do it yourself". */
