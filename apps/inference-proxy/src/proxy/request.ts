@@ -281,8 +281,15 @@ export function estimateMicroUsd(
 ): number {
   const input = Math.ceil(bodyBytes / 4);
   const output = request.embeddings ? 0 : (request.maxTokens ?? outputCap) * request.choices;
-  return Math.ceil(input * price.input + output * price.output);
+  return atMostSafe(Math.ceil(input * price.input + output * price.output));
 }
+
+/**
+ * An amount the spend API takes: an integer a JSON number holds exactly. A larger estimate (an
+ * output cap or a number of answers far past any model's) stays above every limit (at most
+ * $1,000,000,000), so it is refused as over the limit rather than as a malformed reservation.
+ */
+export const atMostSafe = (microUsd: number) => Math.min(Number.MAX_SAFE_INTEGER, microUsd);
 
 /**
  * The input a call reads beyond its body, bounded: the model's context window at its input price

@@ -12,6 +12,7 @@ import { callInternal, type Logger, type ServiceClient, servicePrincipal } from 
 import { annotateSpan, inChildSpan } from "@agentplane/telemetry";
 import type { CallerScope } from "./caller.ts";
 import { GroupCommit } from "./group-commit.ts";
+import { atMostSafe } from "./request.ts";
 import type { UnseenInputHold } from "./unseen-input.ts";
 
 const SELF = servicePrincipal("inference");
@@ -105,7 +106,7 @@ export class SpendGate {
       let answer: Promise<boolean> | undefined;
       return { reservationId, ended: () => (answer ??= this.ended(key, item, opened)) };
     }
-    const held = estimatedMicroUsd + (unseen?.microUsd ?? 0);
+    const held = atMostSafe(estimatedMicroUsd + (unseen?.microUsd ?? 0));
     const attributes = {
       "agentplane.spend.mode": "reserved",
       "agentplane.spend.estimated_micro_usd": held,
