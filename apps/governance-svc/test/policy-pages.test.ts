@@ -75,4 +75,23 @@ describe.skipIf(!target.available)(`pages of policies and versions on postgres${
     expect(pages.map((p) => p.items.map((i) => i.version))).toEqual([[5, 4, 3, 2], [1]]);
     for (const page of pages) expect(bytes(page)).toBeLessThanOrEqual(MAX_PAGE_CEDAR_BYTES);
   });
+
+  it("answers a version number past any version with a 404, and a cursor past them with every version", async () => {
+    for (const version of ["2147483648", "99999999999999"]) {
+      const res = await h.call("GET", `/v1/projects/${projectId}/policies/${policyId}/versions/${version}`, {
+        as: h.owner,
+      });
+      expect(res.status).toBe(404);
+      expect(res.headers.get("content-type")).toContain("application/problem+json");
+    }
+    const res = await h.call(
+      "GET",
+      `/v1/projects/${projectId}/policies/${policyId}/versions?limit=2&cursor=99999999999999999999`,
+      {
+        as: h.owner,
+      },
+    );
+    expect(res.status).toBe(200);
+    expect((await json<Page>(res)).items.map((i) => i.version)).toEqual([5, 4]);
+  });
 });

@@ -27,6 +27,8 @@ export interface PolicyPatch {
 }
 
 const iso = (d: Date | string) => new Date(d).toISOString();
+/** Versions are Postgres integers: a number past this is no version (and must not reach a query). */
+const MAX_VERSION = 2_147_483_647;
 const rulesOut = (rules: StoredRule[]) => rules.map((r) => ({ id: r.id, effect: r.effect }));
 
 function toPolicy(row: Selectable<PoliciesTable>, version: Selectable<PolicyVersionsTable>): PolicyResource {
@@ -296,7 +298,9 @@ export async function listPolicyVersions(
   { policyId, ...page }: { limit: number; cursor?: string | undefined } & { policyId: string },
 ): Promise<{ items: PolicyVersionResource[]; nextCursor?: string }> {
   await findPolicy(ctx.db, caller, policyId);
-  const before = page.cursor && /^\d+$/.test(page.cursor) ? Number(page.cursor) : undefined;
+  // A cursor past every possible version bounds nothing (it is not sent to the database).
+  const cursor = page.cursor && /^\d+$/.test(page.cursor) ? Number(page.cursor) : undefined;
+  const before = cursor !== undefined && cursor <= MAX_VERSION ? cursor : undefined;
   const versions = () => {
     const query = ctx.db.selectFrom("policy_versions").where("policy_id", "=", policyId).orderBy("version", "desc");
     return before === undefined ? query : query.where("version", "<", before);
@@ -322,7 +326,7 @@ export async function getPolicyVersion(
   { policyId, version }: { policyId: string; version: number },
 ): Promise<PolicyVersionResource> {
   await findPolicy(ctx.db, caller, policyId);
-  const row = await versionRow(ctx.db, policyId, version);
+  const row = version <= MAX_VERSION ? await versionRow(ctx.db, policyId, version) : undefined;
   if (!row) throw notFound(`Version ${version} of policy`, policyId);
   return toVersion(row);
 }
