@@ -130,4 +130,50 @@ describe.skipIf(!target.available)(`org bindings that select projects by label o
     );
     expect((await exec(prod.id, "curl")).decision).toBe("deny");
   });
+
+  it("a project admin who is not an org admin cannot relabel the project out of an org binding", async () => {
+    const policy = await json<{ id: string }>(
+      await h.call("POST", `/v1/orgs/${h.orgId}/policies`, {
+        as: h.owner,
+        body: { name: "no-curl-in-prod", cedar: NO_CURL },
+      }),
+    );
+    const bound = await h.call("POST", `/v1/orgs/${h.orgId}/policy-bindings`, {
+      as: h.owner,
+      body: { policyId: policy.id, target: { projectSelector: "tier=prod" } },
+    });
+    expect(bound.status).toBe(201);
+    // A member who creates a project is its admin.
+    const member = await h.member("relabel@a.test", "member");
+    const created = await h.call("POST", `/v1/orgs/${h.orgId}/projects`, {
+      as: member,
+      body: { name: "members-shop", labels: { tier: "prod" } },
+      service: "tenancy",
+    });
+    expect(created.status).toBe(201);
+    const shop = await json<Project>(created);
+    await vi.waitFor(
+      async () => {
+        await h.settle();
+        expect((await exec(shop.id, "curl")).decision).toBe("deny");
+      },
+      { timeout: 5000, interval: 100 },
+    );
+    const escape = await h.call("PATCH", `/v1/projects/${shop.id}`, {
+      as: member,
+      body: { labels: { tier: "dev" } },
+      service: "tenancy",
+    });
+    expect(escape.status).toBe(403);
+    expect(escape.headers.get("content-type")).toContain("application/problem+json");
+    // Other changes stay the project admin's.
+    const renamed = await h.call("PATCH", `/v1/projects/${shop.id}`, {
+      as: member,
+      body: { name: "members-shop-2", labels: { tier: "prod" } },
+      service: "tenancy",
+    });
+    expect(renamed.status).toBe(200);
+    await h.settle();
+    expect((await exec(shop.id, "curl")).decision).toBe("deny");
+  });
 });

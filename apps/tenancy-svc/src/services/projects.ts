@@ -1,4 +1,10 @@
-import { newId, PROJECT_LABELS_TOPIC, type Project, type ProjectLabelsChanged } from "@agentplane/contracts";
+import {
+  newId,
+  orgRoleAtLeast,
+  PROJECT_LABELS_TOPIC,
+  type Project,
+  type ProjectLabelsChanged,
+} from "@agentplane/contracts";
 import { recordDomainEvent, withDomainEvents } from "@agentplane/events";
 import { ProblemError } from "@agentplane/problem-details";
 import type { Caller, ProjectCaller } from "@agentplane/service-kit";
@@ -125,6 +131,13 @@ export async function updateProject(
     // A patch that changes nothing (an empty one, or the values the project has) leaves the project
     // as it is: no event, and updatedAt keeps the time of the last real change.
     if (fields.length === 0) return current;
+    // Labels decide which organization policy bindings reach the project (projectSelector): a
+    // project admin who could change them would take the project out of the organization's policies.
+    if (fields.includes("labels") && !(caller.orgRole && orgRoleAtLeast(caller.orgRole, "admin"))) {
+      throw new ProblemError("forbidden", {
+        detail: "Changing a project's labels needs the organization's admin role: they select organization policies",
+      });
+    }
     const row = await trx
       .updateTable("projects")
       .set({

@@ -132,7 +132,7 @@ export const updateProjectRoute = defineRoute(
   {
     operationId: "updateProject",
     description:
-      "Changes a project's name, description or labels (labels are replaced as a whole; organization policy bindings that select projects by label follow within seconds).",
+      "Changes a project's name, description or labels (labels are replaced as a whole; organization policy bindings that select projects by label follow within seconds). Changing labels needs the organization's admin role (403 otherwise), as they decide which organization policies reach the project.",
     method: "patch",
     path: "/v1/projects/{projectId}",
     tags,

@@ -375,7 +375,7 @@ export interface paths {
         head?: never;
         /**
          * Rename or describe a project
-         * @description Changes a project's name, description or labels (labels are replaced as a whole; organization policy bindings that select projects by label follow within seconds).
+         * @description Changes a project's name, description or labels (labels are replaced as a whole; organization policy bindings that select projects by label follow within seconds). Changing labels needs the organization's admin role (403 otherwise), as they decide which organization policies reach the project.
          */
         patch: operations["updateProject"];
         trace?: never;
