@@ -277,6 +277,11 @@ export function createLlmProxy(deps: ProxyDeps): LlmProxy {
         return;
       }
       const usage = meter.result();
+      // Cut before the provider reported the input (OpenAI-style streams and Converse report it in
+      // their last event): the model read it all the same, counted as the estimate counts it.
+      if (outcome !== "complete" && usage.inputTokens + usage.cacheReadTokens + usage.cacheWriteTokens === 0) {
+        usage.inputTokens = Math.ceil((raw?.byteLength ?? 0) / 4);
+      }
       upstreamSpan?.setAttributes({
         "gen_ai.response.model": meter.model ?? analyzed.model ?? "unknown",
         "gen_ai.usage.input_tokens": usage.inputTokens,

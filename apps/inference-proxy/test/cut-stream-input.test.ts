@@ -1,0 +1,77 @@
+import { requirePostgres } from "@agentplane/testkit";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { eventually, type InferencePlatform, startInferencePlatform } from "./harness.ts";
+import { CREDS, type FakeUpstream, startFakeUpstream } from "./upstream.ts";
+
+const pg = await requirePostgres();
+
+interface Costs {
+  total: { requests: number; inputTokens: number; outputTokens: number; costMicroUsd: number };
+}
+
+/**
+ * OpenAI-style streams report their usage in the last chunk only: a stream cut before it (the
+ * client gone) read its whole input all the same, and that input is metered.
+ */
+describe.skipIf(!pg.available)(`input of a stream cut before its usage${pg.reason}`, () => {
+  let up: FakeUpstream;
+  let h: InferencePlatform;
+
+  beforeAll(async () => {
+    up = await startFakeUpstream();
+    h = await startInferencePlatform({
+      cloudBKey: CREDS.cloudBKey,
+      cloudBBaseUrl: `${up.url}/anthropic/v1`,
+      cloudBOpenAiBaseUrl: `${up.url}/openai/v1`,
+    });
+  });
+  afterAll(async () => {
+    await h?.close();
+    await up?.close();
+  });
+
+  const costs = async () =>
+    (await h.call<Costs>("GET", `/v1/orgs/${h.orgId}/usage-costs`, { token: h.adminToken })).body.total;
+
+  it("a client abort after the first delta counts the input the body holds", async () => {
+    await h.drainUsage();
+    const before = await costs();
+    // About 100,000 tokens of prompt.
+    const body = JSON.stringify({
+      model: "gpt-4o",
+      max_tokens: 50,
+      stream: true,
+      messages: [{ role: "user", content: "lorem ipsum ".repeat(33_000) }],
+    });
+    up.hold = true;
+    try {
+      const controller = new AbortController();
+      const res = await fetch(`${h.url}/v1/llm/cloud-b/family-2/openai/v1/chat/completions`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${h.projectToken}`, "content-type": "application/json" },
+        body,
+        signal: controller.signal,
+      });
+      expect(res.status).toBe(200);
+      const reader = (res.body as ReadableStream<Uint8Array>).getReader();
+      let seen = "";
+      while (!seen.includes("delta")) seen += new TextDecoder().decode((await reader.read()).value);
+      controller.abort();
+      await Promise.race([
+        up.aborted,
+        new Promise((_, reject) => setTimeout(() => reject(new Error("upstream not aborted")), 5000)),
+      ]);
+    } finally {
+      up.hold = false;
+      up.release();
+    }
+    await eventually(async () => {
+      await h.drainUsage();
+      return (await costs()).requests === before.requests + 1;
+    }, "the cut call's usage");
+    const after = await costs();
+    // Counted as the estimate counts it: a token per four bytes of the body.
+    expect(after.inputTokens - before.inputTokens).toBe(Math.ceil(Buffer.byteLength(body) / 4));
+    expect(after.outputTokens - before.outputTokens).toBeGreaterThan(0);
+  });
+});
