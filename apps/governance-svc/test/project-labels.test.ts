@@ -159,13 +159,13 @@ describe.skipIf(!target.available)(`org bindings that select projects by label o
       },
       { timeout: 5000, interval: 100 },
     );
-    const escape = await h.call("PATCH", `/v1/projects/${shop.id}`, {
+    const relabelled = await h.call("PATCH", `/v1/projects/${shop.id}`, {
       as: member,
       body: { labels: { tier: "dev" } },
       service: "tenancy",
     });
-    expect(escape.status).toBe(403);
-    expect(escape.headers.get("content-type")).toContain("application/problem+json");
+    expect(relabelled.status).toBe(403);
+    expect(relabelled.headers.get("content-type")).toContain("application/problem+json");
     // Other changes stay the project admin's.
     const renamed = await h.call("PATCH", `/v1/projects/${shop.id}`, {
       as: member,
