@@ -74,4 +74,39 @@ describe.skipIf(!pg.available)(`input of a stream cut before its usage${pg.reaso
     expect(after.inputTokens - before.inputTokens).toBe(Math.ceil(Buffer.byteLength(body) / 4));
     expect(after.outputTokens - before.outputTokens).toBeGreaterThan(0);
   });
+
+  it("a client abort after the answer began, before any of its body, still counts the input", async () => {
+    await h.drainUsage();
+    const before = await costs();
+    const body = JSON.stringify({
+      model: "gpt-4o",
+      max_tokens: 50,
+      stream: true,
+      messages: [{ role: "user", content: "lorem ipsum ".repeat(33_000) }],
+    });
+    up.holdBeforeBody = true;
+    try {
+      const controller = new AbortController();
+      const res = await fetch(`${h.url}/v1/llm/cloud-b/family-2/openai/v1/chat/completions`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${h.projectToken}`, "content-type": "application/json" },
+        body,
+        signal: controller.signal,
+      });
+      expect(res.status).toBe(200);
+      expect(up.heldNow).toBe(true);
+      controller.abort();
+      await eventually(async () => {
+        await h.drainUsage();
+        return (await costs()).requests === before.requests + 1;
+      }, "the cut call's usage");
+    } finally {
+      up.holdBeforeBody = false;
+      up.release();
+    }
+    const after = await costs();
+    expect(after.inputTokens - before.inputTokens).toBe(Math.ceil(Buffer.byteLength(body) / 4));
+    expect(after.outputTokens - before.outputTokens).toBe(0);
+    expect(after.costMicroUsd).toBeGreaterThan(before.costMicroUsd);
+  });
 });

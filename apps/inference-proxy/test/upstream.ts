@@ -103,6 +103,8 @@ export interface FakeUpstream extends LocalServer {
   seen: SeenRequest[];
   /** While set, streams stop after their first text delta until `release()`. */
   hold: boolean;
+  /** While set, streams send their headers, then wait for `release()` before any of their body. */
+  holdBeforeBody: boolean;
   /** True while a stream waits for `release()`. */
   heldNow: boolean;
   /** While set, a held stream breaks off (its connection destroyed) when released. */
@@ -160,6 +162,7 @@ export async function startFakeUpstream(options: { sigv4?: boolean; region?: str
   const state = {
     seen: [] as SeenRequest[],
     hold: false,
+    holdBeforeBody: false,
     heldNow: false,
     breakOff: false,
     answerHeaders: {} as Record<string, string>,
@@ -210,6 +213,13 @@ export async function startFakeUpstream(options: { sigv4?: boolean; region?: str
     const words = ["Hel", "lo ", "from ", "up", "stream"];
     const streamOut = async (parts: (string | Uint8Array)[], contentType: string) => {
       res.writeHead(200, { "content-type": contentType });
+      if (state.holdBeforeBody) {
+        res.flushHeaders();
+        state.heldNow = true;
+        await held;
+        state.heldNow = false;
+        if (res.destroyed) return;
+      }
       for (const [i, part] of parts.entries()) {
         res.write(part);
         // Held after the first text delta (Anthropic streams) or the first part (others).

@@ -269,8 +269,9 @@ export function createLlmProxy(deps: ProxyDeps): LlmProxy {
           `${target.provider}'s answer broke off; the client's was cut`,
         );
       }
-      // Upstream errors are the provider's answer, not a model call: nothing to pay for.
-      if (!ok || !meter || (outcome !== "complete" && !meter.hasOutput)) {
+      // Upstream errors are the provider's answer, not a model call: nothing to pay for. An answer
+      // begun (2xx) and cut before any output is a call all the same: the model read the input.
+      if (!ok || !meter) {
         upstreamSpan?.setAttribute("gen_ai.outcome", outcome);
         upstreamSpan?.end();
         await deps.spend.release(hold, requestId);

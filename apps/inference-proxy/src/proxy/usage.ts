@@ -38,7 +38,6 @@ export class UsageMeter {
   private finalOutput = false;
   private deltaChars = 0;
   private deltaCount = 0;
-  private sawOutput = false;
   private json: Uint8Array[] = [];
   private jsonBytes = 0;
   /** Reads a JSON answer too large to keep, as it streams. */
@@ -78,13 +77,7 @@ export class UsageMeter {
     return this.codec;
   }
 
-  /** True once any output was streamed to the client (a failure after this is not released). */
-  get hasOutput(): boolean {
-    return this.sawOutput;
-  }
-
   push(chunk: Uint8Array): void {
-    this.sawOutput = true;
     try {
       if (this.format === "json") {
         this.jsonBytes += chunk.byteLength;
