@@ -109,4 +109,41 @@ describe.skipIf(!pg.available)(`input of a stream cut before its usage${pg.reaso
     expect(after.outputTokens - before.outputTokens).toBe(0);
     expect(after.costMicroUsd).toBeGreaterThan(before.costMicroUsd);
   });
+
+  it("a JSON answer the provider breaks off before its usage counts the part that arrived", async () => {
+    await h.drainUsage();
+    const before = await costs();
+    const body = JSON.stringify({ model: "gpt-4o", max_tokens: 50, messages: [{ role: "user", content: "hi" }] });
+    up.hold = true;
+    let received = 0;
+    try {
+      const res = await fetch(`${h.url}/v1/llm/cloud-b/family-2/openai/v1/chat/completions`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${h.projectToken}`, "content-type": "application/json" },
+        body,
+      });
+      expect(res.status).toBe(200);
+      const reader = (res.body as ReadableStream<Uint8Array>).getReader();
+      received = ((await reader.read()).value as Uint8Array).byteLength;
+      up.breakOff = true;
+      up.release();
+      // The client's answer ends in an error, not as if it were whole.
+      const rest = (async () => {
+        for (let r = await reader.read(); !r.done; r = await reader.read()) received += r.value.byteLength;
+      })();
+      await expect(rest).rejects.toThrow();
+      await eventually(async () => {
+        await h.drainUsage();
+        return (await costs()).requests === before.requests + 1;
+      }, "the cut call's usage");
+    } finally {
+      up.hold = false;
+      up.breakOff = false;
+      up.release();
+    }
+    const after = await costs();
+    expect(received).toBeGreaterThan(0);
+    expect(after.outputTokens - before.outputTokens).toBe(Math.ceil(received / 4));
+    expect(after.inputTokens - before.inputTokens).toBe(Math.ceil(Buffer.byteLength(body) / 4));
+  });
 });

@@ -354,25 +354,30 @@ export async function startFakeUpstream(options: { sigv4?: boolean; region?: str
           "text/event-stream",
         );
       } else {
+        const answer = JSON.stringify({
+          id: "c1",
+          object: "chat.completion",
+          created: 1,
+          model,
+          choices: [
+            {
+              index: 0,
+              message: { role: "assistant", content: "Hello from upstream" },
+              finish_reason: "stop",
+              // Asked for, each token's alternatives: answers of many megabytes.
+              ...(body.logprobs === true ? { logprobs: { content: logprobs(Number(body.top_logprobs ?? 0)) } } : {}),
+            },
+          ],
+          usage,
+        });
+        if (state.hold) {
+          // Held (and broken off, if told) halfway through, before its usage.
+          const half = Math.floor(answer.length / 2);
+          await streamOut([answer.slice(0, half), answer.slice(half)], "application/json");
+          return;
+        }
         res.writeHead(200, { "content-type": "application/json" });
-        res.end(
-          JSON.stringify({
-            id: "c1",
-            object: "chat.completion",
-            created: 1,
-            model,
-            choices: [
-              {
-                index: 0,
-                message: { role: "assistant", content: "Hello from upstream" },
-                finish_reason: "stop",
-                // Asked for, each token's alternatives: answers of many megabytes.
-                ...(body.logprobs === true ? { logprobs: { content: logprobs(Number(body.top_logprobs ?? 0)) } } : {}),
-              },
-            ],
-            usage,
-          }),
-        );
+        res.end(answer);
       }
       return;
     }

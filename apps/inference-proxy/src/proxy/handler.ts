@@ -283,6 +283,11 @@ export function createLlmProxy(deps: ProxyDeps): LlmProxy {
       if (outcome !== "complete" && usage.inputTokens + usage.cacheReadTokens + usage.cacheWriteTokens === 0) {
         usage.inputTokens = Math.ceil((raw?.byteLength ?? 0) / 4);
       }
+      // A JSON answer cut before its usage: the model wrote all of it before it was sent, and the
+      // part that arrived is counted as the estimate counts bytes.
+      if (outcome !== "complete" && usage.outputTokens === 0) {
+        usage.outputTokens = Math.ceil(meter.jsonAnswerBytes / 4);
+      }
       upstreamSpan?.setAttributes({
         "gen_ai.response.model": meter.model ?? analyzed.model ?? "unknown",
         "gen_ai.usage.input_tokens": usage.inputTokens,

@@ -97,6 +97,11 @@ export class UsageMeter {
     }
   }
 
+  /** The bytes of a JSON answer received so far (0 for a stream of events). */
+  get jsonAnswerBytes(): number {
+    return this.format === "json" ? this.jsonBytes : 0;
+  }
+
   /** The usage: final when the response completed, otherwise what was seen so far. */
   result(): TokenUsage {
     if (this.members) {
