@@ -102,6 +102,14 @@ export async function createBinding(
   if (target.projectIds) await checkProjects(ctx, caller, caller.orgId, target.projectIds);
   const id = newId("policyBinding");
   const row = await withDomainEvents(ctx, async (trx) => {
+    // Its row locked against a delete until this commits; deleted since it was read: not found.
+    const still = await trx
+      .selectFrom("policies")
+      .select("id")
+      .where("id", "=", policy.id)
+      .forShare()
+      .executeTakeFirst();
+    if (!still) throw notFound("Policy", input.policyId);
     await enforceScopeLimit(ctx, trx, caller, "bindings");
     await enforceBoundSize(trx, caller.orgId, await versionSize(trx, policy.id, version ?? policy.latest_version));
     const inserted = await trx

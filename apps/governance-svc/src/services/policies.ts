@@ -276,6 +276,9 @@ export async function updatePolicy(
 export async function deletePolicy(ctx: GovernanceContext, caller: Caller, { policyId }: { policyId: string }) {
   await withDomainEvents(ctx, async (trx) => {
     await findPolicy(trx, caller, policyId);
+    // Locked first: a binding being made waits for this delete (and then finds no policy), or this
+    // waits for it and finds it.
+    await trx.selectFrom("policies").select("id").where("id", "=", policyId).forUpdate().execute();
     const bound = await trx.selectFrom("bindings").select("id").where("policy_id", "=", policyId).execute();
     if (bound.length > 0) {
       throw conflict(`The policy is bound (${bound.map((b) => b.id).join(", ")}); remove those bindings first`);
