@@ -1,7 +1,8 @@
 import { requirePostgres } from "@agentplane/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { eventually, type InferencePlatform, startInferencePlatform } from "./harness.ts";
-import { CREDS, type FakeUpstream, startFakeUpstream } from "./upstream.ts";
+import { eventually, type InferencePlatform } from "./harness.ts";
+import type { FakeUpstream } from "./upstream.ts";
+import { startWithUpstream } from "./with-upstream.ts";
 
 const pg = await requirePostgres();
 
@@ -16,42 +17,44 @@ interface Costs {
 describe.skipIf(!pg.available)(`input of a stream cut before its usage${pg.reason}`, () => {
   let up: FakeUpstream;
   let h: InferencePlatform;
+  let close: () => Promise<void>;
 
   beforeAll(async () => {
-    up = await startFakeUpstream();
-    h = await startInferencePlatform({
-      cloudBKey: CREDS.cloudBKey,
-      cloudBBaseUrl: `${up.url}/anthropic/v1`,
-      cloudBOpenAiBaseUrl: `${up.url}/openai/v1`,
-    });
+    ({ up, h, close } = await startWithUpstream());
   });
   afterAll(async () => {
-    await h?.close();
-    await up?.close();
+    await close?.();
   });
 
   const costs = async () =>
     (await h.call<Costs>("GET", `/v1/orgs/${h.orgId}/usage-costs`, { token: h.adminToken })).body.total;
+  /** About 100,000 tokens of prompt, streamed back. */
+  const bigPrompt = JSON.stringify({
+    model: "gpt-4o",
+    max_tokens: 50,
+    stream: true,
+    messages: [{ role: "user", content: "lorem ipsum ".repeat(33_000) }],
+  });
+  const chat = (body: string, signal?: AbortSignal) =>
+    fetch(`${h.url}/v1/llm/cloud-b/family-2/openai/v1/chat/completions`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${h.projectToken}`, "content-type": "application/json" },
+      body,
+      ...(signal ? { signal } : {}),
+    });
+  const oneMoreCall = (before: Costs["total"]) =>
+    eventually(async () => {
+      await h.drainUsage();
+      return (await costs()).requests === before.requests + 1;
+    }, "the cut call's usage");
 
   it("a client abort after the first delta counts the input the body holds", async () => {
     await h.drainUsage();
     const before = await costs();
-    // About 100,000 tokens of prompt.
-    const body = JSON.stringify({
-      model: "gpt-4o",
-      max_tokens: 50,
-      stream: true,
-      messages: [{ role: "user", content: "lorem ipsum ".repeat(33_000) }],
-    });
     up.hold = true;
     try {
       const controller = new AbortController();
-      const res = await fetch(`${h.url}/v1/llm/cloud-b/family-2/openai/v1/chat/completions`, {
-        method: "POST",
-        headers: { authorization: `Bearer ${h.projectToken}`, "content-type": "application/json" },
-        body,
-        signal: controller.signal,
-      });
+      const res = await chat(bigPrompt, controller.signal);
       expect(res.status).toBe(200);
       const reader = (res.body as ReadableStream<Uint8Array>).getReader();
       let seen = "";
@@ -65,47 +68,30 @@ describe.skipIf(!pg.available)(`input of a stream cut before its usage${pg.reaso
       up.hold = false;
       up.release();
     }
-    await eventually(async () => {
-      await h.drainUsage();
-      return (await costs()).requests === before.requests + 1;
-    }, "the cut call's usage");
+    await oneMoreCall(before);
     const after = await costs();
     // Counted as the estimate counts it: a token per four bytes of the body.
-    expect(after.inputTokens - before.inputTokens).toBe(Math.ceil(Buffer.byteLength(body) / 4));
+    expect(after.inputTokens - before.inputTokens).toBe(Math.ceil(Buffer.byteLength(bigPrompt) / 4));
     expect(after.outputTokens - before.outputTokens).toBeGreaterThan(0);
   });
 
   it("a client abort after the answer began, before any of its body, still counts the input", async () => {
     await h.drainUsage();
     const before = await costs();
-    const body = JSON.stringify({
-      model: "gpt-4o",
-      max_tokens: 50,
-      stream: true,
-      messages: [{ role: "user", content: "lorem ipsum ".repeat(33_000) }],
-    });
     up.holdBeforeBody = true;
     try {
       const controller = new AbortController();
-      const res = await fetch(`${h.url}/v1/llm/cloud-b/family-2/openai/v1/chat/completions`, {
-        method: "POST",
-        headers: { authorization: `Bearer ${h.projectToken}`, "content-type": "application/json" },
-        body,
-        signal: controller.signal,
-      });
+      const res = await chat(bigPrompt, controller.signal);
       expect(res.status).toBe(200);
       expect(up.heldNow).toBe(true);
       controller.abort();
-      await eventually(async () => {
-        await h.drainUsage();
-        return (await costs()).requests === before.requests + 1;
-      }, "the cut call's usage");
+      await oneMoreCall(before);
     } finally {
       up.holdBeforeBody = false;
       up.release();
     }
     const after = await costs();
-    expect(after.inputTokens - before.inputTokens).toBe(Math.ceil(Buffer.byteLength(body) / 4));
+    expect(after.inputTokens - before.inputTokens).toBe(Math.ceil(Buffer.byteLength(bigPrompt) / 4));
     expect(after.outputTokens - before.outputTokens).toBe(0);
     expect(after.costMicroUsd).toBeGreaterThan(before.costMicroUsd);
   });
@@ -117,11 +103,7 @@ describe.skipIf(!pg.available)(`input of a stream cut before its usage${pg.reaso
     up.hold = true;
     let received = 0;
     try {
-      const res = await fetch(`${h.url}/v1/llm/cloud-b/family-2/openai/v1/chat/completions`, {
-        method: "POST",
-        headers: { authorization: `Bearer ${h.projectToken}`, "content-type": "application/json" },
-        body,
-      });
+      const res = await chat(body);
       expect(res.status).toBe(200);
       const reader = (res.body as ReadableStream<Uint8Array>).getReader();
       received = ((await reader.read()).value as Uint8Array).byteLength;
@@ -132,10 +114,7 @@ describe.skipIf(!pg.available)(`input of a stream cut before its usage${pg.reaso
         for (let r = await reader.read(); !r.done; r = await reader.read()) received += r.value.byteLength;
       })();
       await expect(rest).rejects.toThrow();
-      await eventually(async () => {
-        await h.drainUsage();
-        return (await costs()).requests === before.requests + 1;
-      }, "the cut call's usage");
+      await oneMoreCall(before);
     } finally {
       up.hold = false;
       up.breakOff = false;

@@ -1,7 +1,8 @@
 import { requirePostgres } from "@agentplane/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type InferencePlatform, manualClock, startInferencePlatform } from "./harness.ts";
-import { CREDS, type FakeUpstream, startFakeUpstream } from "./upstream.ts";
+import { type InferencePlatform, manualClock } from "./harness.ts";
+import type { FakeUpstream } from "./upstream.ts";
+import { startWithUpstream } from "./with-upstream.ts";
 
 const pg = await requirePostgres();
 const messages = [{ role: "user", content: "hi" }];
@@ -14,24 +15,14 @@ const messages = [{ role: "user", content: "hi" }];
 describe.skipIf(!pg.available)(`estimates past the safe integers${pg.reason}`, () => {
   let up: FakeUpstream;
   let h: InferencePlatform;
+  let close: () => Promise<void>;
   const clock = manualClock();
 
   beforeAll(async () => {
-    up = await startFakeUpstream();
-    h = await startInferencePlatform(
-      {
-        cloudA: { kind: "bearer", token: CREDS.bearer },
-        cloudBKey: CREDS.cloudBKey,
-        cloudAEndpointUrl: up.url,
-        cloudBBaseUrl: `${up.url}/anthropic/v1`,
-        cloudBOpenAiBaseUrl: `${up.url}/openai/v1`,
-      },
-      { spend: { clock } },
-    );
+    ({ up, h, close } = await startWithUpstream({ spend: { clock } }));
   });
   afterAll(async () => {
-    await h?.close();
-    await up?.close();
+    await close?.();
   });
 
   const post = (path: string, body: unknown) =>
