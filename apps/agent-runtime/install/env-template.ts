@@ -88,6 +88,7 @@ export const ENV_SECTIONS: Array<{ title: string; note?: string; variables: stri
       "VOICE_API_KEY",
       "VOICE_API_URL",
       "VOICE_BROWSER_PATH",
+      "VOICE_BROWSER_SANDBOX",
       "VOICE_REALTIME_MODEL",
       "VOICE_REALTIME_VOICE",
       "VOICE_TRANSCRIPTION_MODEL",
