@@ -1,6 +1,7 @@
 import { ProblemError } from "@agentplane/problem-details";
 import { contextWindow } from "./context-windows.ts";
 import { TopLevelMembers } from "./json-members.ts";
+import { atMostSafe } from "./safe-amount.ts";
 import { checkTierMembers } from "./service-tier.ts";
 import type { ApiKind, Upstream } from "./target.ts";
 import { findUnseenInput, UNSEEN_INPUT_MEMBERS, type UnseenInput, type UnseenInputHold } from "./unseen-input.ts";
@@ -283,13 +284,6 @@ export function estimateMicroUsd(
   const output = request.embeddings ? 0 : (request.maxTokens ?? outputCap) * request.choices;
   return atMostSafe(Math.ceil(input * price.input + output * price.output));
 }
-
-/**
- * An amount the spend API takes: an integer a JSON number holds exactly. A larger estimate (an
- * output cap or a number of answers far past any model's) stays above every limit (at most
- * $1,000,000,000), so it is refused as over the limit rather than as a malformed reservation.
- */
-export const atMostSafe = (microUsd: number) => Math.min(Number.MAX_SAFE_INTEGER, microUsd);
 
 /**
  * The input a call reads beyond its body, bounded: the model's context window at its input price

@@ -12,7 +12,7 @@ import { callInternal, type Logger, type ServiceClient, servicePrincipal } from 
 import { annotateSpan, inChildSpan } from "@agentplane/telemetry";
 import type { CallerScope } from "./caller.ts";
 import { GroupCommit } from "./group-commit.ts";
-import { atMostSafe } from "./request.ts";
+import { atMostSafe } from "./safe-amount.ts";
 import type { UnseenInputHold } from "./unseen-input.ts";
 
 const SELF = servicePrincipal("inference");
