@@ -113,14 +113,17 @@ export async function provisionRuntimeIdentity(options: {
   }
   const owner = await db
     .selectFrom("org_members")
-    .select("user_id")
-    .where("org_id", "=", orgId)
-    .where("role", "=", "owner")
-    .orderBy("created_at")
+    .innerJoin("users", "users.id", "org_members.user_id")
+    .select(["org_members.user_id", "users.display_name", "users.email"])
+    .where("org_members.org_id", "=", orgId)
+    .where("org_members.role", "=", "owner")
+    .orderBy("org_members.created_at")
     .executeTakeFirst();
   if (!owner) return undefined;
-  // The launcher acts for the organization's owner, as the owner would through the API.
-  const principal: Principal = { type: "user", id: owner.user_id };
+  // The launcher acts for the organization's owner, as the owner would through the API, under the
+  // owner's name, so the audit trail shows who rather than an id.
+  const ownerName = owner.display_name ?? owner.email;
+  const principal: Principal = { type: "user", id: owner.user_id, ...(ownerName ? { displayName: ownerName } : {}) };
   if (!projectId) {
     const existing = await db
       .selectFrom("projects")
