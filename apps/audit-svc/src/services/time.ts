@@ -140,9 +140,21 @@ export function periodOf(period: "monthly" | "daily", at: Date): { start: Date; 
 }
 
 /**
+ * The same instant in UTC with its fraction digits as given: Postgres refuses a UTC offset beyond
+ * ±15:59 that RFC 3339 allows (up to ±23:59), which failed a page query with a 500.
+ */
+export function utcTimestamp(iso: string): string {
+  const m = ISO.exec(iso);
+  if (!m) return iso;
+  // toISOString writes a year past 9999 as +0YYYYY, which Postgres reads as an offset.
+  const seconds = new Date(Date.parse(`${m[1]}${m[3]}`)).toISOString().slice(0, -5).replace(/^\+0*/, "");
+  return `${seconds}${m[2] ? `.${m[2]}` : ""}Z`;
+}
+
+/**
  * A timestamp parameter that keeps its microseconds: postgres.js serializes a parameter it knows
- * is a timestamptz through `Date` (milliseconds), so the value is sent as text and cast in SQL.
+ * is a timestamptz through `Date` (milliseconds), so the value is sent as text (in UTC) and cast in SQL.
  */
 export function microParam(iso: string) {
-  return sql<string>`cast(cast(${iso} as text) as timestamptz)`;
+  return sql<string>`cast(cast(${utcTimestamp(iso)} as text) as timestamptz)`;
 }
