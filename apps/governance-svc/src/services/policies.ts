@@ -61,9 +61,16 @@ function toVersion(row: Selectable<PolicyVersionsTable>): PolicyVersionResource 
 }
 
 /** The policy if it lives in this scope exactly (another org's or project's id answers 404). */
-export async function findPolicy(db: Kysely<GovernanceDb>, scope: PolicyScope, policyId: string) {
+/** The policy in the caller's scope (404 otherwise); `lock` holds its row until the transaction ends. */
+export async function findPolicy(
+  db: Kysely<GovernanceDb>,
+  scope: PolicyScope,
+  policyId: string,
+  options: { lock?: "update" } = {},
+) {
   let query = db.selectFrom("policies").selectAll().where("id", "=", policyId).where("org_id", "=", scope.orgId);
   query = scope.projectId ? query.where("project_id", "=", scope.projectId) : query.where("project_id", "is", null);
+  if (options.lock === "update") query = query.forUpdate();
   const row = await query.executeTakeFirst();
   if (!row) throw notFound("Policy", policyId);
   return row;
@@ -275,10 +282,9 @@ export async function updatePolicy(
 
 export async function deletePolicy(ctx: GovernanceContext, caller: Caller, { policyId }: { policyId: string }) {
   await withDomainEvents(ctx, async (trx) => {
-    await findPolicy(trx, caller, policyId);
     // Locked first: a binding being made waits for this delete (and then finds no policy), or this
     // waits for it and finds it.
-    await trx.selectFrom("policies").select("id").where("id", "=", policyId).forUpdate().execute();
+    await findPolicy(trx, caller, policyId, { lock: "update" });
     const bound = await trx.selectFrom("bindings").select("id").where("policy_id", "=", policyId).execute();
     if (bound.length > 0) {
       throw conflict(`The policy is bound (${bound.map((b) => b.id).join(", ")}); remove those bindings first`);
