@@ -1,4 +1,5 @@
 import { createHash, createHmac, type Hash, type Hmac } from "node:crypto";
+import { CSRF_HEADER } from "@agentplane/contracts";
 import { HttpRequest } from "@smithy/protocol-http";
 import { SignatureV4 } from "@smithy/signature-v4";
 
@@ -46,9 +47,15 @@ class NodeSha256 {
   }
 }
 
-/** Headers that belong to the caller's signature or hop (never forwarded upstream). */
+/**
+ * Headers that belong to the caller's signature, hop or credentials for the platform (never
+ * forwarded upstream): an endpoint override may be any server, and AWS reads none of them.
+ */
 const CALLER_HEADERS = new Set([
   "authorization",
+  "proxy-authorization",
+  "cookie",
+  CSRF_HEADER,
   "x-amz-date",
   "x-amz-security-token",
   "x-amz-content-sha256",
