@@ -7,10 +7,12 @@ import { createProjectCredential } from "./fixtures/governance-policy.ts";
 
 const pg = await requirePostgres();
 
+type Problem = { status?: number; detail?: string; reason?: string };
+
 /**
  * What of a caller's request the AWS proxy sends on: the endpoint (an override may be any server a
  * project admin names) gets the call re-signed, and none of the caller's own credentials for the
- * platform.
+ * platform; a service named like a property of every JavaScript object is just a service name.
  */
 describe.skipIf(!pg.available)(`what the AWS proxy sends to the endpoint${pg.reason}`, () => {
   let h: ConnectionsPlatform;
@@ -65,5 +67,20 @@ describe.skipIf(!pg.available)(`what the AWS proxy sends to the endpoint${pg.rea
     // The call itself goes on, re-signed with the connection's key and its own content type.
     expect(sent.authorization).toContain(`Credential=${UPSTREAM_KEY.accessKeyId}/`);
     expect(sent["content-type"]).toBe("text/csv");
+  });
+
+  it("a service named like an object property is no 500: it has no override and goes to its AWS host", async () => {
+    seen.length = 0;
+    // `constructor` is the one such property a service name's pattern (lower case) lets through.
+    for (const service of ["constructor"]) {
+      const r = await h.call<Problem>("GET", `/v1/aws-connections/${connectionId}/aws/`, {
+        token: h.memberToken,
+        headers: { "x-agentplane-aws-service": service, "x-agentplane-aws-region": "eu-west-1" },
+      });
+      // Not reachable from here (no such AWS host, or no network): a gateway problem naming it.
+      expect([502, 504], `${service}: ${JSON.stringify(r.body)}`).toContain(r.status);
+      expect(r.body.detail, service).toContain(`${service}.eu-west-1.amazonaws.com`);
+    }
+    expect(seen).toEqual([]);
   });
 });

@@ -221,7 +221,9 @@ export async function deleteAwsConnection(
  * into a URL string, so no character of them can move the request to another host).
  */
 export function awsEndpoint(connection: AwsConnectionRow, service: string, region: string): URL {
-  const override = connection.endpoints?.[service];
+  // An own key only: `constructor` is a service name too, and every object inherits one.
+  const endpoints = connection.endpoints ?? {};
+  const override = Object.hasOwn(endpoints, service) ? endpoints[service] : undefined;
   if (override) return new URL(override);
   const url = new URL("https://amazonaws.com/");
   const host = `${service}.${region}.amazonaws.com`;
