@@ -75,8 +75,24 @@ describe.skipIf(!pg.available)(`audit trail times with any RFC 3339 offset${pg.r
     ).toEqual(["2026-03-01T12:00:00.000002Z"]);
   });
 
-  it("takes a time whose offset moves it past the year 9999", async () => {
-    expect(await times("action=offsetProbe&from=9999-12-31T23:00:00-17:00")).toEqual([]);
-    expect(await times("action=offsetProbe&cursor=9999-12-31T23:00:00.5-17:00")).toHaveLength(3);
+  it("answers 400 naming the parameter for a time an offset moves past the year 9999", async () => {
+    const late = "9999-12-31T23:00:00-17:00";
+    const headers = { "x-agentplane-identity": await signIdentity(tenancy.keys, owner, { audience: "audit" }) };
+    for (const [path, name] of [
+      [`audit-trail?from=${late}`, "from"],
+      [`audit-trail?cursor=${late}`, "cursor"],
+      [`audit-trail/stats?to=${late}`, "to"],
+      [`audit-trail/timeseries?interval=day&from=9999-12-31T00:00:00Z&to=${late}`, "to"],
+      [`usage-costs?to=${late}`, "to"],
+      [`usage-costs/timeseries?to=${late}`, "to"],
+    ] as const) {
+      const res = await audit.fetch(new Request(`http://audit.test/v1/orgs/${orgId}/${path}`, { headers }));
+      expect(res.status, path).toBe(400);
+      expect(res.headers.get("content-type")).toContain("application/problem+json");
+      const problem = (await res.json()) as { errors: { pointer: string }[] };
+      expect(problem.errors[0]?.pointer, path).toBe(`/query/${name}`);
+    }
+    // The last microsecond of the year 9999 is still a time to ask about.
+    expect(await times("action=offsetProbe&cursor=9999-12-31T23:59:59.999999Z")).toHaveLength(3);
   });
 });

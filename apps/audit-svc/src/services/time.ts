@@ -47,13 +47,23 @@ export interface Window {
  * timestamp in it, or a default window reaching back into it, failed the query with a 500.
  */
 const EARLIEST_MS = Date.parse("0001-01-01T00:00:00Z");
+/**
+ * The first time a query may not name: an offset such as -17:00 moves 9999-12-31T23:00 into the
+ * year 10000, which JavaScript writes as +010000 and Postgres then refuses (a 500).
+ */
+const AFTER_LATEST_MS = Date.parse("+010000-01-01T00:00:00Z");
 
-/** A query's timestamp as a Date; one before EARLIEST_MS is a 400 naming the parameter. */
+/** A query's timestamp as a Date; one before EARLIEST_MS or past the year 9999 is a 400 naming the parameter. */
 function queryTime(value: string, name: string): Date {
   const at = new Date(value);
   if (!(at.getTime() >= EARLIEST_MS)) {
     throw badRequest(`${name} is before the year 1`, [
       { pointer: `/query/${name}`, message: "must be 0001-01-01T00:00:00Z or later" },
+    ]);
+  }
+  if (at.getTime() >= AFTER_LATEST_MS) {
+    throw badRequest(`${name} is after the year 9999`, [
+      { pointer: `/query/${name}`, message: "must be before 10000-01-01T00:00:00Z" },
     ]);
   }
   return at;
@@ -146,8 +156,8 @@ export function periodOf(period: "monthly" | "daily", at: Date): { start: Date; 
 export function utcTimestamp(iso: string): string {
   const m = ISO.exec(iso);
   if (!m) return iso;
-  // toISOString writes a year past 9999 as +0YYYYY, which Postgres reads as an offset.
-  const seconds = new Date(Date.parse(`${m[1]}${m[3]}`)).toISOString().slice(0, -5).replace(/^\+0*/, "");
+  // checkQueryTimes keeps the year within 1..9999, which toISOString writes in four digits.
+  const seconds = new Date(Date.parse(`${m[1]}${m[3]}`)).toISOString().slice(0, -5);
   return `${seconds}${m[2] ? `.${m[2]}` : ""}Z`;
 }
 
