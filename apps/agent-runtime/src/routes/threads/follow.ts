@@ -1,6 +1,7 @@
 import { followThreadRoute } from "@agentplane/contracts/runtime";
-import { streamSSE } from "hono/streaming";
+import { type SSEStreamingApi, streamSSE } from "hono/streaming";
 import type { RuntimeDeps } from "../../deps.ts";
+import { FollowerSlots } from "../../live/follower-slots.ts";
 import { LIVE_BUFFER_LIMITS, type LiveEvent } from "../../live/hub.ts";
 import { getWebThread } from "../../services/threads.ts";
 import type { RuntimeApp } from "../types.ts";
@@ -14,8 +15,12 @@ const KEEPALIVE_MS = 15_000;
  */
 const MAX_LAG_BYTES = 2 * LIVE_BUFFER_LIMITS.bytesPerThread;
 
-/** `GET /agents/threads/{id}/events`: the thread live, with `Last-Event-ID` resume. */
+/**
+ * `GET /agents/threads/{id}/events`: the thread live, with `Last-Event-ID` resume. Open streams
+ * are bounded per thread and in total (FollowerSlots): one more is answered 429.
+ */
 export function registerFollowThread(app: RuntimeApp, deps: RuntimeDeps): void {
+  const slots = new FollowerSlots();
   app.openapi(followThreadRoute, async (c) => {
     const { threadId } = c.req.valid("param");
     const lastEventId = c.req.valid("header")["last-event-id"];
@@ -25,7 +30,16 @@ export function registerFollowThread(app: RuntimeApp, deps: RuntimeDeps): void {
     if (c.req.method === "HEAD") {
       return c.body(null, 200, { "content-type": "text/event-stream", "cache-control": "no-cache" });
     }
+    const release = slots.take(thread.id);
     return streamSSE(c, async (sse) => {
+      try {
+        await followLive(sse);
+      } finally {
+        release();
+      }
+    });
+
+    async function followLive(sse: SSEStreamingApi): Promise<void> {
       // Writes are chained so events leave in the order they happened.
       let chain = Promise.resolve();
       let lagBytes = 0;
@@ -64,6 +78,6 @@ export function registerFollowThread(app: RuntimeApp, deps: RuntimeDeps): void {
         // Drops the writes still queued for it; it reconnects with Last-Event-ID.
         sse.abort();
       }
-    });
+    }
   });
 }
