@@ -21,6 +21,8 @@ type Db = Kysely<TenancyDatabase>;
  */
 const TOKEN_PATTERN = /^apl_([0-9a-z]{26})_([A-Za-z0-9_-]{43})$/;
 const LAST_USED_RESOLUTION_SECONDS = 60;
+/** JavaScript writes a year past 9999 as +010000, which Postgres reads as a bad offset. */
+const AFTER_LATEST_EXPIRY_MS = Date.parse("+010000-01-01T00:00:00Z");
 
 export function mintTokenSecret(id: string): { token: string; secretHash: string; prefix: string } {
   const secret = randomBytes(32).toString("base64url");
@@ -237,6 +239,13 @@ export async function createApiToken(
       throw new ProblemError("validation-failed", {
         detail: "The request is not valid",
         errors: [{ pointer: "/body/expiresAt", message: "Must be in the future" }],
+      });
+    }
+    // An offset can move 9999-12-31 into the year 10000, which the database cannot be sent.
+    if (expiresAt.getTime() >= AFTER_LATEST_EXPIRY_MS) {
+      throw new ProblemError("validation-failed", {
+        detail: "The request is not valid",
+        errors: [{ pointer: "/body/expiresAt", message: "Must be before 10000-01-01T00:00:00Z" }],
       });
     }
   }
