@@ -146,13 +146,17 @@ function trimFrame(message: string): string {
   return message.split("\n").slice(0, FRAME_LINES).join("\n").trimEnd();
 }
 
-/** The default base URL: the first server, variables at their defaults, relative to the document URL. */
+/**
+ * The default base URL: the first server, variables at their defaults, relative to the document URL.
+ * A server URL that resolves to no URL is returned as written, for the caller's URL check to refuse
+ * by name (it is the description's word, not a failure of the parser).
+ */
 export function defaultBaseUrl(document: OpenApiDocument, documentUrl?: string): string | undefined {
   const server = document.servers?.[0];
   if (!server?.url) return documentUrl ? new URL("/", documentUrl).toString().replace(/\/$/, "") : undefined;
   let url = server.url.replace(/\{([^}]+)\}/g, (_, name: string) => server.variables?.[name]?.default ?? "");
   if (!/^https?:\/\//i.test(url)) {
-    if (!documentUrl) return undefined;
+    if (!documentUrl || !URL.canParse(url, documentUrl)) return documentUrl ? url : undefined;
     url = new URL(url, documentUrl).toString();
   }
   return url.replace(/\/+$/, "");

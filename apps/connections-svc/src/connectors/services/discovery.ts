@@ -70,7 +70,14 @@ export async function discoverSource(runtime: ConnectorRuntime, source: Discover
       exclude: source.exclude,
     });
     const baseUrl = source.baseUrl ?? parsed.defaultBaseUrl;
-    if (baseUrl) checkBaseUrl(runtime, baseUrl, source.baseUrl ? "/body/baseUrl" : pointer);
+    if (baseUrl) {
+      checkBaseUrl(
+        runtime,
+        baseUrl,
+        source.baseUrl ? "/body/baseUrl" : pointer,
+        source.baseUrl ? undefined : SERVER_URL,
+      );
+    }
     return {
       tools: parsed.tools,
       warnings: parsed.warnings,
@@ -88,16 +95,20 @@ export async function discoverSource(runtime: ConnectorRuntime, source: Discover
   }
 }
 
+/** What a base URL taken from the description is called in a refusal. */
+const SERVER_URL = "The description's server URL (servers[0].url)";
+
 /**
  * A base URL the address policy can never let a tool call reach (loopback, private, metadata
- * literals) is refused when it is given, as AWS endpoint overrides are, not at each call.
+ * literals) or that is no absolute URL is refused when it is given, as AWS endpoint overrides are,
+ * not at each call. `what` names it (default: the base URL).
  */
-export function checkBaseUrl(runtime: ConnectorRuntime, baseUrl: string, pointer: string): void {
+export function checkBaseUrl(runtime: ConnectorRuntime, baseUrl: string, pointer: string, what = "The base URL"): void {
   try {
     runtime.fetcher.checkUrl(baseUrl);
   } catch (error) {
     if (!(error instanceof FetchRefusedError)) throw error;
-    throw badRequest(`The base URL must be reachable under the outbound address policy: ${error.message}`, [
+    throw badRequest(`${what} must be reachable under the outbound address policy: ${error.message}`, [
       { pointer, message: error.message },
     ]);
   }
