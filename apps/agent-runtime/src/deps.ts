@@ -73,5 +73,6 @@ export function deliveryDeps(deps: RuntimeDeps): DeliveryDeps {
     teamChat: deps.teamChat,
     logger: deps.logger,
     ...(deps.onWebMessage ? { onWebMessage: deps.onWebMessage } : {}),
+    secrets: deps.secrets.values,
   };
 }

@@ -2,6 +2,7 @@ import type { DeliveryTarget } from "@agentplane/contracts/runtime";
 import type { Kysely } from "kysely";
 import type { Logger } from "pino";
 import type { RuntimeDatabase } from "../db/schema/index.ts";
+import { redactCredentials } from "../observability/credentials.ts";
 import type { MessageWriter } from "../services/message-writer.ts";
 import { type MessageRow, teamChatThread } from "../services/threads.ts";
 import { selectTeamChatDestination, type TeamChatAdapter } from "./team-chat.ts";
@@ -13,6 +14,8 @@ export interface DeliveryDeps {
   logger: Logger;
   /** Live listeners of the web chat (a message stored in a web thread). */
   onWebMessage?: (message: MessageRow) => void;
+  /** The runtime's credential values and webhook secrets, posted and stored as `[redacted]`. */
+  secrets?: () => readonly string[];
 }
 
 export interface DeliveryReport {
@@ -32,13 +35,19 @@ async function postToWeb(deps: DeliveryDeps, text: string, source: string): Prom
   deps.onWebMessage?.(row);
 }
 
-/** Posts a message to a delivery target (spec "Delivery targets": where it goes, where it is stored). */
+/**
+ * Posts a message to a delivery target (spec "Delivery targets": where it goes, where it is stored).
+ * What is posted comes from outside (a webhook's payload, a model's answer that repeats one, an
+ * error's text): every secret of the runtime in it is `[redacted]` before it is stored in a
+ * thread, which everyone who may read the agent's threads reads, or posted to team chat.
+ */
 export async function deliver(
   deps: DeliveryDeps,
   target: DeliveryTarget,
-  text: string,
+  posted: string,
   source: string,
 ): Promise<DeliveryReport> {
+  const text = deps.secrets ? redactCredentials(posted, deps.secrets()) : posted;
   const destination = deps.teamChat && target !== "Chat" ? await selectTeamChatDestination(deps.teamChat) : null;
   if (target === "Team chat") {
     if (!destination || !deps.teamChat) {
