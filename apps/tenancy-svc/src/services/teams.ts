@@ -164,18 +164,32 @@ export async function deleteTeam(ctx: TenancyContext, caller: Caller, input: { t
   });
 }
 
-/** Only members of the team's organization can join it; anyone else is not found. */
+/**
+ * Only members of the team's organization can join it; anyone else is not found. The team and the
+ * membership are locked until the insert commits: a removal from the organization (which takes the
+ * person out of its teams) or a deletion of the team waits, rather than leaving a member of no
+ * organization in the team or failing the insert.
+ */
 export async function addTeamMember(ctx: TenancyContext, caller: Caller, input: { teamId: string; userId: string }) {
   const { orgId } = caller;
   const { teamId, userId } = input;
-  const member = await ctx.db
-    .selectFrom("org_members")
-    .select("user_id")
-    .where("org_id", "=", orgId)
-    .where("user_id", "=", userId)
-    .executeTakeFirst();
-  if (!member) throw new ProblemError("not-found", { detail: `User ${userId} is not a member of the organization` });
   await withDomainEvents(ctx, async (trx) => {
+    const team = await trx
+      .selectFrom("teams")
+      .select("id")
+      .where("id", "=", teamId)
+      .where("org_id", "=", orgId)
+      .forShare()
+      .executeTakeFirst();
+    if (!team) throw new ProblemError("not-found", { detail: `Team ${teamId} was not found` });
+    const member = await trx
+      .selectFrom("org_members")
+      .select("user_id")
+      .where("org_id", "=", orgId)
+      .where("user_id", "=", userId)
+      .forShare()
+      .executeTakeFirst();
+    if (!member) throw new ProblemError("not-found", { detail: `User ${userId} is not a member of the organization` });
     const added = await trx
       .insertInto("team_members")
       .values({ team_id: teamId, user_id: userId })
