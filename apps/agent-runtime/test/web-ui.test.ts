@@ -221,6 +221,16 @@ describe.skipIf(!chromium.available)(`web UI in Chromium${chromium.reason}`, () 
 
   it("every page: no serious axe-core violation, fits 390 px, shows the empty channels state; screenshots", async () => {
     await rt.json("POST", "/agents/webhook-subscriptions", { name: "ci", events: "push" });
+    // Nothing a page loads fails (a missing icon shows as an error in every browser's console).
+    const failed: string[] = [];
+    const onResponse = (res: { status(): number; url(): string }) => {
+      if (res.status() >= 400) failed.push(`${res.status()} ${res.url()}`);
+    };
+    const onConsole = (msg: { type(): string; text(): string }) => {
+      if (msg.type() === "error") failed.push(`console: ${msg.text()}`);
+    };
+    page.on("response", onResponse);
+    page.on("console", onConsole);
     for (const width of [1280, 390]) {
       await page.setViewportSize({ width, height: 844 });
       for (const id of PAGES) {
@@ -233,6 +243,9 @@ describe.skipIf(!chromium.available)(`web UI in Chromium${chromium.reason}`, () 
         await screenshot(page, `${id}-${width}`);
       }
     }
+    page.off("response", onResponse);
+    page.off("console", onConsole);
+    expect(failed).toEqual([]);
     await go("channels");
     await expect.poll(() => page.getByText("Team chat is not configured").isVisible()).toBe(true);
     // Fourteen page loads, each with an axe-core run and a screenshot.
