@@ -21,7 +21,7 @@ export function buildHttpRequest(tool: ConnectorTool, args: Record<string, unkno
   const headers: Record<string, string> = { accept: "application/json" };
   const bodyProps: Record<string, unknown> = {};
   for (const binding of op.args) {
-    const value = args[binding.arg];
+    const value = argument(args, binding.arg);
     if (value === undefined) continue;
     switch (binding.in) {
       case "path":
@@ -50,7 +50,7 @@ export function buildHttpRequest(tool: ConnectorTool, args: Record<string, unkno
   if (qs) url.search = url.search.length > 1 ? `${url.search.slice(1)}&${qs}` : qs;
   const request: BuiltRequest = { method: op.method.toUpperCase(), url: url.href, headers };
   if (op.body) {
-    const payload = op.body.mode === "whole" ? args[op.body.bodyArg ?? "body"] : bodyProps;
+    const payload = op.body.mode === "whole" ? argument(args, op.body.bodyArg ?? "body") : bodyProps;
     const hasPayload = op.body.mode === "whole" ? payload !== undefined : Object.keys(bodyProps).length > 0;
     if (hasPayload || op.body.required) {
       const form = op.body.contentType.toLowerCase().startsWith("application/x-www-form-urlencoded");
@@ -76,7 +76,7 @@ export function unsendableArguments(
   const pointer = (arg: string) => `${pointerBase}/${arg.replaceAll("~", "~0").replaceAll("/", "~1")}`;
   const bindings = tool.operation?.args ?? [];
   for (const binding of bindings) {
-    const value = args[binding.arg];
+    const value = argument(args, binding.arg);
     if (binding.in !== "header" || value === undefined) continue;
     if (/[\r\n\0]/.test(simple(value))) {
       errors.push({
@@ -90,7 +90,7 @@ export function unsendableArguments(
     let filled = segment;
     const used: string[] = [];
     for (const binding of bindings) {
-      const value = args[binding.arg];
+      const value = argument(args, binding.arg);
       if (binding.in !== "path" || value === undefined || !segment.includes(`{${binding.name}}`)) continue;
       used.push(binding.arg);
       filled = filled.replaceAll(`{${binding.name}}`, encodeURIComponent(simple(value)));
@@ -104,6 +104,11 @@ export function unsendableArguments(
     }
   }
   return errors;
+}
+
+/** The argument the caller gave, never a property every object inherits (`constructor`, `toString`). */
+function argument(args: Record<string, unknown>, name: string): unknown {
+  return Object.hasOwn(args, name) ? args[name] : undefined;
 }
 
 function contentTypeOf(type: string): string {

@@ -59,7 +59,9 @@ export class ConnectorRuntime {
   private get ajv(): Ajv {
     if (!this.ajvInstance) {
       const { Ajv: AjvClass } = createRequire(import.meta.url)("ajv") as typeof import("ajv");
-      this.ajvInstance = new AjvClass({ strict: false, validateFormats: false, allErrors: true });
+      // Own properties only: an argument named `constructor` the caller left out is missing, not
+      // the function every object inherits.
+      this.ajvInstance = new AjvClass({ strict: false, validateFormats: false, allErrors: true, ownProperties: true });
     }
     return this.ajvInstance;
   }
