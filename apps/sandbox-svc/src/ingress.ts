@@ -159,6 +159,20 @@ export async function ingressFetch(deps: SandboxDeps, request: Request, target: 
         },
         (res: IncomingMessage) => {
           clearTimeout(timer);
+          const status = res.statusCode ?? 502;
+          // A program on the port may send any three digits: one no HTTP answer can end with (a
+          // 101 to a request that asked no upgrade, 600–999) is no answer to pass on, and cannot be
+          // made into one (it would throw here, outside the promise, and the request never ends).
+          if (status < 200 || status > 599) {
+            res.destroy();
+            stream.destroy();
+            reject(
+              new ProblemError("bad-gateway", {
+                detail: `Port ${port} of the sandbox answered with status ${status}, which no HTTP answer can have`,
+              }),
+            );
+            return;
+          }
           const out = new Headers();
           for (const [k, v] of Object.entries(res.headers)) {
             if (v === undefined || HOP_BY_HOP.has(k)) continue;
@@ -168,7 +182,6 @@ export async function ingressFetch(deps: SandboxDeps, request: Request, target: 
               if (passed !== undefined) out.append(k, passed);
             }
           }
-          const status = res.statusCode ?? 502;
           const nullBody = status === 204 || status === 304 || request.method === "HEAD";
           if (nullBody) res.resume();
           res.on("end", () => stream.destroy());
