@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import { jsonNestsDeeperThan, MAX_JSON_DEPTH } from "@agentplane/contracts";
 import { FetchRefusedError, type SafeFetcher } from "@agentplane/service-kit/outbound";
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
@@ -208,8 +209,19 @@ export async function listRemoteTools(client: Client, bound: number): Promise<Co
 }
 
 /**
+ * What a connected client was made with: its URL and headers, as a digest (the headers hold the
+ * credential's secret, which the pool's keys should not).
+ */
+function serverDigest(server: RemoteServer): string {
+  const headers = Object.entries(server.headers).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  return createHash("sha256").update(JSON.stringify([server.url, headers])).digest("base64url");
+}
+
+/**
  * Connected clients by connector (and the version of its settings), so a tool call does not pay for
  * an `initialize` round trip each time. A failed call drops the client; the next call reconnects.
+ * A client is kept for the URL and headers it was made with: a rotated credential makes a new one
+ * (the old one closes when it ages out).
  */
 export class RemoteClientPool {
   private readonly clients = new LRUCache<string, Promise<Client>>({
@@ -220,6 +232,9 @@ export class RemoteClientPool {
     },
   });
 
+  /** The key of each connector's current client (a bounded map, as the clients are). */
+  private readonly current = new LRUCache<string, string>({ max: 200 });
+
   private readonly fetcher: SafeFetcher;
 
   constructor(fetcher: SafeFetcher) {
@@ -227,11 +242,18 @@ export class RemoteClientPool {
   }
 
   async callTool(
-    key: string,
+    connectorKey: string,
     server: RemoteServer,
     name: string,
     args: Record<string, unknown>,
   ): Promise<CallToolResult> {
+    const key = `${connectorKey}:${serverDigest(server)}`;
+    const before = this.current.get(connectorKey);
+    if (before !== key) {
+      // The connector's headers changed (a rotated credential): its old client goes now.
+      if (before !== undefined) this.clients.delete(before);
+      this.current.set(connectorKey, key);
+    }
     for (let attempt = 0; ; attempt++) {
       let pending = this.clients.get(key);
       if (!pending) {
@@ -264,6 +286,7 @@ export class RemoteClientPool {
   async close(): Promise<void> {
     const all = [...this.clients.values()];
     this.clients.clear();
+    this.current.clear();
     await Promise.allSettled(all.map(async (p) => (await p).close()));
   }
 }
