@@ -21,6 +21,7 @@ import { createEmbedder, type Embedder, embeddingEnvironmentConflicts } from "./
 import { memoryTool } from "./memory/memory-tool.ts";
 import { MemoryStore } from "./memory/store.ts";
 import { chatEnvironmentConflicts, type ModelClient, type ModelClientOptions } from "./models/provider.ts";
+import { redactModelErrors } from "./models/redacted-errors.ts";
 import { WorkerModelClient } from "./models/worker-client.ts";
 import { RuntimeSecrets } from "./observability/credentials.ts";
 import type { LlmTracing } from "./observability/llm-tracing.ts";
@@ -181,7 +182,10 @@ export async function createRuntime(config: RuntimeConfig, options: RuntimeOptio
     config,
     database,
     messages: new MessageWriter(database.sqlite),
-    model: usage.model(tracing.model(options.model ?? new WorkerModelClient(config, options.modelOptions))),
+    model: redactModelErrors(
+      usage.model(tracing.model(options.model ?? new WorkerModelClient(config, options.modelOptions))),
+      secrets.values,
+    ),
     tools,
     skills,
     plugins: [],
