@@ -40,7 +40,22 @@ export async function createInvitation(
   if (pending)
     throw new ProblemError("conflict", { detail: `${email} already has a pending invitation (${pending.id})` });
   const ttl = input.expiresInSeconds ?? ctx.config.invitationTtlSeconds;
+  const senderId = actorOf(principal)?.userId ?? principal.id;
   const row = await withDomainEvents(ctx, async (trx) => {
+    // The sender's membership stays locked until the invitation is stored: a demotion or removal,
+    // which revokes the sender's invitations above what they may still grant, waits for it (and
+    // revokes it) or has already happened and is seen here.
+    const sender = await trx
+      .selectFrom("org_members")
+      .select("role")
+      .where("org_id", "=", orgId)
+      .where("user_id", "=", senderId)
+      .forShare()
+      .executeTakeFirst();
+    if (!sender) throw new ProblemError("not-found", { detail: `Organization ${orgId} was not found` });
+    if (!orgRoleAtLeast(sender.role, input.role)) {
+      throw new ProblemError("forbidden", { detail: "You cannot invite with a role above your own" });
+    }
     await enforceOrgLimit(ctx, trx, "invitations", orgId);
     const row = await trx
       .insertInto("invitations")
@@ -50,7 +65,7 @@ export async function createInvitation(
         email,
         role: input.role,
         status: "pending",
-        invited_by: actorOf(principal)?.userId ?? principal.id,
+        invited_by: senderId,
         expires_at: new Date(Date.now() + ttl * 1000),
         responded_at: null,
       })
