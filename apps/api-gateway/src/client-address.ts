@@ -52,9 +52,10 @@ export class ClientAddresses {
 
   of(incoming: IncomingMessage | undefined): string | undefined {
     const peer = incoming?.socket?.remoteAddress;
-    if (!peer || !this.#trusted) return peer ?? undefined;
+    if (!peer) return undefined;
+    // An IPv4 client of a dual-stack listener (HOST=::) is named as the IPv4 address it is.
     let client = plain(peer);
-    if (!this.#isTrusted(client)) return client;
+    if (!this.#trusted || !this.#isTrusted(client)) return client;
     const header = incoming.headers["x-forwarded-for"];
     const hops = (Array.isArray(header) ? header.join(",") : (header ?? "")).split(",");
     for (let i = hops.length - 1; i >= 0; i--) {

@@ -91,7 +91,11 @@ export class MemoryRateLimiter implements RateLimiter {
  */
 export function addressLimitKey(address: string | undefined): string {
   if (!address || isIP(address) !== 6) return `ip:${address ?? "unknown"}`;
-  const prefix = ipaddr.IPv6.parse(address).parts.slice(0, 4);
+  const parsed = ipaddr.IPv6.parse(address);
+  // An IPv4 client as a dual-stack socket names it (`::ffff:a.b.c.d`) is that IPv4 client: its
+  // /64 is every IPv4 client's.
+  if (parsed.isIPv4MappedAddress()) return `ip:${parsed.toIPv4Address().toString()}`;
+  const prefix = parsed.parts.slice(0, 4);
   return `ip6:${prefix.map((part) => part.toString(16)).join(":")}::/64`;
 }
 
