@@ -1,6 +1,7 @@
 import { type LocalServer, requirePostgres, startLocalServer } from "@agentplane/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type ConnectionsPlatform, startConnectionsPlatform } from "../../platform/test/connections-harness.ts";
+import { jsonb } from "../src/services/jsonb.ts";
 import { type AwsStandIn, startAwsStandIn, UPSTREAM_KEY } from "./fixtures/aws-stand-ins.ts";
 import { createProjectCredential } from "./fixtures/governance-policy.ts";
 
@@ -121,6 +122,28 @@ describe.skipIf(!pg.available)(`AWS endpoints under the outbound address policy$
     expect(put.status).toBe(200);
     expect(upstream.requests.at(-1)).toMatchObject({ accessKeyId: UPSTREAM_KEY.accessKeyId, failure: undefined });
     upstream.requests.length = 0;
+  });
+
+  it("refuses a credential in an endpoint override's query, and never shows one stored before", async () => {
+    for (const query of ["X-Amz-Security-Token=FQoGZXIvYXdzE", "api_key=k-123", "sig=abc"]) {
+      const refused = await create({ s3: `${upstream.url}/?${query}` });
+      expect(refused.status, query).toBe(400);
+      expect(refused.body.errors?.map((e) => e.pointer), query).toEqual(["/body/endpoints/s3"]);
+    }
+    // A query without credentials is an ordinary override.
+    const id = await connection({ s3: `${upstream.url}/?region-hint=eu` });
+    // One written before overrides were checked for this: a viewer reads it without the secret.
+    await h.connections.context.db
+      .updateTable("aws_connections")
+      .set({ endpoints: jsonb({ s3: `${upstream.url}/?access_token=tok-0451` }) })
+      .where("id", "=", id)
+      .execute();
+    const read = await h.call<{ endpoints: Record<string, string> }>("GET", `/v1/aws-connections/${id}`, {
+      token: h.viewerToken,
+    });
+    expect(read.status, JSON.stringify(read.body)).toBe(200);
+    expect(read.body.endpoints.s3).toBe(`${upstream.url}/?access_token=REDACTED`);
+    expect(JSON.stringify(read.body)).not.toContain("tok-0451");
   });
 
   it("a name resolving to loopback is refused at call time: proxy and test answer 502 and nothing is sent", async () => {

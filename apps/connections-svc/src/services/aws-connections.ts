@@ -1,4 +1,4 @@
-import type { AwsConnection } from "@agentplane/contracts";
+import { type AwsConnection, redactUrlCredentials } from "@agentplane/contracts";
 import { countRows } from "@agentplane/db";
 import { recordDomainEvent, withDomainEvents } from "@agentplane/events";
 import { notFound, ProblemError } from "@agentplane/problem-details";
@@ -23,7 +23,8 @@ export function serializeAwsConnection(row: AwsConnectionRow): AwsConnection {
     ...(row.description !== null ? { description: row.description } : {}),
     credentialId: row.credential_id,
     defaultRegion: row.default_region,
-    endpoints: row.endpoints ?? {},
+    // Stored before such URLs were refused, a credential in an override's query is not shown.
+    endpoints: Object.fromEntries(Object.entries(row.endpoints ?? {}).map(([k, v]) => [k, redactUrlCredentials(v)])),
     labels: row.labels ?? {},
     createdAt: row.created_at.toISOString(),
     updatedAt: row.updated_at.toISOString(),

@@ -2,6 +2,7 @@ import { z } from "@hono/zod-openapi";
 import { limitedCreateConflict } from "../common/object-limits.ts";
 import { defineRoute } from "../common/route.ts";
 import { CursorPage, pathParam, Timestamp } from "../common/schemas.ts";
+import { urlCredentialValues } from "../common/url-credentials.ts";
 import { LabelsSchema } from "../sandbox/schemas.ts";
 import { jsonBody, jsonRequest, NoContent, PageQuery, ProjectIdParams } from "../tenancy/shared.ts";
 
@@ -15,7 +16,9 @@ export const AWS_SERVICE_PATTERN = /^[a-z0-9](?:[a-z0-9-]{0,62}[a-z0-9])?$/;
 const Region = z.string().regex(AWS_REGION_PATTERN, "an AWS region such as eu-west-1");
 const EndpointUrl = z
   .url({ protocol: /^https?$/, error: "an http or https URL" })
-  .refine((u) => !/^[a-z]+:\/\/[^/?#]*@/i.test(u), "an endpoint URL without user name or password");
+  .refine((u) => !/^[a-z]+:\/\/[^/?#]*@/i.test(u), "an endpoint URL without user name or password")
+  // Requests through it are signed (SigV4): a credential in its query would only be shown to viewers.
+  .refine((u) => urlCredentialValues(u).length === 0, "an endpoint URL without a credential in its query");
 const Endpoints = z
   .record(z.string().regex(AWS_SERVICE_PATTERN, "an AWS service name such as s3"), EndpointUrl)
   .refine((e) => Object.keys(e).length <= 50, "at most 50 endpoint overrides");
