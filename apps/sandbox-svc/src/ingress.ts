@@ -24,7 +24,7 @@ import {
   webStreamOf,
 } from "@agentplane/service-kit";
 import { scopeAnswerHeader, scopeSandboxCookie } from "./ingress-cookies.ts";
-import { SandboxSlots } from "./services/command-slots.ts";
+import { ingressConnections } from "./services/command-slots.ts";
 import type { SandboxDeps } from "./services/context.ts";
 import type { SandboxRow } from "./services/mapping.ts";
 import { touchActivity } from "./services/sandboxes.ts";
@@ -87,9 +87,6 @@ const DEFAULT_INGRESS_TIMEOUT_MS = 60_000;
 
 /** How many connections one sandbox's ports may have open through the ingress (SANDBOX_INGRESS_MAX_CONNECTIONS). */
 const DEFAULT_INGRESS_MAX_CONNECTIONS = 256;
-
-/** Connections open through the ingress, per sandbox. */
-const ingressConnections = new SandboxSlots();
 
 /**
  * A connection to a sandbox's port, counted while it is open: each holds a relay on the host (a

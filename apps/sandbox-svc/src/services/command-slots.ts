@@ -27,6 +27,11 @@ export class SandboxSlots {
     return release;
   }
 
+  /** Whether the sandbox holds any of its slots now. */
+  holds(deps: Pick<SandboxDeps, "driver">, sandboxId: string): boolean {
+    return (this.#counts.get(deps.driver)?.get(sandboxId) ?? 0) > 0;
+  }
+
   /** Takes one of the `limit` slots filed under `sandboxId`, or answers undefined when all are taken. */
   tryTake(deps: Pick<SandboxDeps, "driver">, sandboxId: string, limit: number): (() => void) | undefined {
     let counts = this.#counts.get(deps.driver);
@@ -49,6 +54,12 @@ export class SandboxSlots {
 }
 
 const commands = new SandboxSlots();
+
+/**
+ * Connections open through the ingress, per sandbox: each is someone using the sandbox's port (a
+ * page's event stream, a WebSocket), so one open keeps the sandbox from its idle stop.
+ */
+export const ingressConnections = new SandboxSlots();
 
 /**
  * Takes one of the sandbox's command slots, or refuses with a 409 `limit-exceeded` when all are

@@ -1,3 +1,4 @@
+import { ingressConnections } from "./command-slots.ts";
 import { type SandboxDeps, systemCaller } from "./context.ts";
 import type { SandboxRow } from "./mapping.ts";
 import { bootSandbox, recordUnexpectedExit } from "./sandboxes.ts";
@@ -68,7 +69,12 @@ function lastActivity(row: SandboxRow): number {
   return new Date(row.last_activity_at ?? row.started_at ?? row.updated_at).getTime();
 }
 
-/** Stops running sandboxes whose idle timeout passed with no exec, session, stream or ingress activity. */
+/**
+ * Stops running sandboxes whose idle timeout passed with no exec, session, stream or ingress
+ * activity. A connection still open through the ingress (an event stream, a WebSocket to the
+ * sandbox's port) is activity for as long as it lasts, as an open exec stream is: its user is
+ * still there, and the stop would end what they are using.
+ */
 export async function stopIdleSandboxes(deps: SandboxDeps, sessions: ShellSessions, now = Date.now()): Promise<void> {
   const rows = await deps.db
     .selectFrom("sandboxes")
@@ -78,7 +84,7 @@ export async function stopIdleSandboxes(deps: SandboxDeps, sessions: ShellSessio
     .execute();
   for (const row of rows) {
     if (now - lastActivity(row) < row.idle_timeout_seconds * 1000) continue;
-    if (hasOpenStreams(row.id) || sessions.hasSessions(row.id)) continue;
+    if (hasOpenStreams(row.id) || sessions.hasSessions(row.id) || ingressConnections.holds(deps, row.id)) continue;
     await stopSandbox(deps, systemCaller(row.org_id), {
       projectId: row.project_id,
       sandboxId: row.id,
