@@ -4,6 +4,7 @@ import { streamSSE } from "hono/streaming";
 import type { RuntimeDeps } from "../../deps.ts";
 import { runAgentTurn } from "../../services/agent-turns.ts";
 import { getWebThread, toChatMessage } from "../../services/threads.ts";
+import { WebTurnSlots } from "../../services/web-turn-slots.ts";
 import type { RuntimeApp } from "../types.ts";
 
 /**
@@ -29,7 +30,9 @@ function modelFailure(err: unknown): ProblemError {
   return new ProblemError("bad-gateway", { detail: `The turn failed: ${detail.slice(0, 600)}` });
 }
 
+/** A turn in a web thread; past the turns in flight WebTurnSlots allows, a 429 that starts nothing. */
 export function registerPostThreadMessage(app: RuntimeApp, deps: RuntimeDeps): void {
+  const slots = new WebTurnSlots();
   app.openapi(postThreadMessageRoute, async (c) => {
     const { threadId } = c.req.valid("param");
     const { text } = c.req.valid("json");
@@ -39,6 +42,7 @@ export function registerPostThreadMessage(app: RuntimeApp, deps: RuntimeDeps): v
     const said = c.req.header(AGENT_MANAGE_HEADER);
     const manage = said === undefined || said === "true";
     const turn = { threadId: thread.id, text, source: "web", manage };
+    const release = slots.take(thread.id);
 
     if (stream === "false") {
       try {
@@ -54,6 +58,8 @@ export function registerPostThreadMessage(app: RuntimeApp, deps: RuntimeDeps): v
       } catch (err) {
         deps.logger.error({ err, threadId }, "turn failed");
         throw modelFailure(err);
+      } finally {
+        release();
       }
     }
 
@@ -83,6 +89,8 @@ export function registerPostThreadMessage(app: RuntimeApp, deps: RuntimeDeps): v
         deps.logger.error({ err, threadId }, "turn failed");
         await Promise.allSettled(writes);
         await sse.writeSSE({ event: "error", data: JSON.stringify(modelFailure(err).toBody()) });
+      } finally {
+        release();
       }
     });
   });
