@@ -182,7 +182,9 @@ describe("runtime HTTP edge", () => {
     expect(ops.length).toBeGreaterThan(20);
     for (const op of ops) expect(op.security, op.operationId).toBeUndefined();
     const post = doc.body.paths["/agents/threads/{threadId}/messages"]?.post;
-    expect(Object.keys(post?.responses ?? {})).toEqual(["200", "400", "404", "502"]);
+    expect(Object.keys(post?.responses ?? {})).toEqual(["200", "400", "404", "429", "502"]);
+    // Both bounded by the runtime (turns in flight, open streams): a 429 is part of their contract.
+    expect(Object.keys(doc.body.paths["/agents/threads/{threadId}/events"]?.get?.responses ?? {})).toContain("429");
     expect(Object.keys(post?.responses["502"]?.content ?? {})).toEqual(["application/problem+json"]);
     expect(Object.keys(doc.body.paths["/agents/threads"]?.get?.responses ?? {})).toEqual(["200", "400"]);
   });

@@ -11,8 +11,9 @@ import { defineRuntimeRoute } from "./define-route.ts";
  */
 export const LIVE_EVENTS = ["message", "delta", "step", "tool_call", "tool_result"] as const;
 
+/** A thread's stream past the runtime's bound on open streams (per thread and in all): 429 with Retry-After. */
 export const followThreadRoute = defineRuntimeRoute(
-  { errors: [404] },
+  { errors: [404, 429] },
   {
     method: "get",
     path: "/agents/threads/{threadId}/events",

@@ -111,8 +111,9 @@ export const listThreadMessagesRoute = defineRuntimeRoute(
   },
 );
 
+/** A message past the runtime's bound on turns in flight (per thread and in all): 429 with Retry-After. */
 export const postThreadMessageRoute = defineRuntimeRoute(
-  { errors: [400, 404] },
+  { errors: [400, 404, 429] },
   {
     method: "post",
     path: "/agents/threads/{threadId}/messages",
