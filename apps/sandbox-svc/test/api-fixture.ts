@@ -1,13 +1,23 @@
 import type { Principal } from "@agentplane/contracts";
 import { type Database, openDatabase } from "@agentplane/db";
 import { MemoryBus } from "@agentplane/events";
-import { generateInternalKeys, inProcessFetch, ServiceClient, silentLogger } from "@agentplane/service-kit";
+import {
+  generateInternalKeys,
+  type InternalKeys,
+  inProcessFetch,
+  ServiceClient,
+  silentLogger,
+} from "@agentplane/service-kit";
 import { createSandboxService, type SandboxService } from "../src/app.ts";
 import type { LocalDriver } from "../src/driver/local/local-driver.ts";
 import { newDriver, tempDataDir } from "./helpers.ts";
 
 export interface ApiFixture {
   service: SandboxService;
+  /** The service's database, for rows a test needs in numbers no API call would make quickly. */
+  database: Database;
+  /** The internal keys the service verifies identities with (a WebSocket upgrade carries one signed). */
+  keys: InternalKeys;
   /** Calls the service's public API as `principal`, as the gateway passes it on. */
   as(principal: Principal): <T>(method: string, path: string, body?: unknown) => Promise<T>;
   close(): Promise<void>;
@@ -33,6 +43,8 @@ export async function apiFixture(options: { driver?: LocalDriver } = {}): Promis
   const client = new ServiceClient("sandbox", inProcessFetch(service), keys);
   return {
     service,
+    database,
+    keys,
     as:
       (principal) =>
       <T>(method: string, path: string, body?: unknown) =>
