@@ -25,7 +25,7 @@ import type { FailedAuthentications } from "./failed-authentications.ts";
 import type { IngressRouter } from "./ingress-router.ts";
 import { addressLimitKey, type GatewayLimits, limitPrincipal } from "./rate-limit.ts";
 import { reachRefusal } from "./reach.ts";
-import type { RouteTable } from "./route-table.ts";
+import { invalidQuery, type RouteTable } from "./route-table.ts";
 
 /** Where a WebSocket upgrade goes: a handler in this process, or a service's HTTP address. */
 export type UpgradeTarget = { kind: "in-process"; handle: UpgradeHandler } | { kind: "http"; url: string };
@@ -209,6 +209,12 @@ export function createUpgradeHandler(deps: {
       // A relay's identity and a scoped token reach what they reach on plain requests, no more.
       const unreachable = reachRefusal(principal, match.entry, match.params);
       if (unreachable) throw unreachable;
+      // Text no service can store, refused here as on a plain request (after the 401 of a caller
+      // without a valid token), naming the field.
+      const invalid = [...(match.invalid ?? []), ...(url.search ? invalidQuery(url.search) : [])];
+      if (invalid.length > 0) {
+        throw new ProblemError("validation-failed", { detail: "The request is not valid", errors: invalid });
+      }
       // Counted like any request of the principal (a connection held open is still one request),
       // and refused with the same 429 and RateLimit headers.
       const { refused } = await limitPrincipal(deps.limits, principal);
