@@ -244,14 +244,25 @@ export async function grantTeamProject(
 ) {
   const { orgId } = caller;
   const { teamId, projectId, role } = input;
-  const project = await ctx.db
-    .selectFrom("projects")
-    .select("id")
-    .where("id", "=", projectId)
-    .where("org_id", "=", orgId)
-    .executeTakeFirst();
-  if (!project) throw new ProblemError("not-found", { detail: `Project ${projectId} was not found` });
   await withDomainEvents(ctx, async (trx) => {
+    // Both stay locked until the grant is stored: deleting either waits (and takes the grant with
+    // it) or has already happened and is a 404, never a failed insert.
+    const team = await trx
+      .selectFrom("teams")
+      .select("id")
+      .where("id", "=", teamId)
+      .where("org_id", "=", orgId)
+      .forShare()
+      .executeTakeFirst();
+    if (!team) throw new ProblemError("not-found", { detail: `Team ${teamId} was not found` });
+    const project = await trx
+      .selectFrom("projects")
+      .select("id")
+      .where("id", "=", projectId)
+      .where("org_id", "=", orgId)
+      .forShare()
+      .executeTakeFirst();
+    if (!project) throw new ProblemError("not-found", { detail: `Project ${projectId} was not found` });
     await trx
       .insertInto("team_projects")
       .values({ team_id: teamId, project_id: projectId, role })
