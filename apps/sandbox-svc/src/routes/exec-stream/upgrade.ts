@@ -49,6 +49,26 @@ function pathSegment(raw: string): string {
   }
 }
 
+/** Most columns or rows a terminal may be opened with, as the endpoint's query documents. */
+const MAX_TERMINAL_SIZE = 1000;
+
+/**
+ * `cols` or `rows` of the query: a whole number from 1 to MAX_TERMINAL_SIZE, `fallback` when
+ * absent; anything else a 400 naming it (a negative number reached the terminal as 65,531).
+ */
+function terminalSize(query: URLSearchParams, name: "cols" | "rows", fallback: number): number {
+  const raw = query.get(name);
+  if (raw === null) return fallback;
+  const value = /^\d{1,4}$/.test(raw) ? Number(raw) : Number.NaN;
+  if (!(value >= 1 && value <= MAX_TERMINAL_SIZE)) {
+    throw new ProblemError("validation-failed", {
+      detail: `The terminal's ${name} must be a whole number from 1 to ${MAX_TERMINAL_SIZE}`,
+      errors: [{ pointer: `/query/${name}`, message: `a whole number from 1 to ${MAX_TERMINAL_SIZE}` }],
+    });
+  }
+  return value;
+}
+
 export function createExecUpgradeHandler(deps: SandboxDeps, keys: InternalKeys) {
   const wss = new WebSocketServer({
     noServer: true,
@@ -67,8 +87,8 @@ export function createExecUpgradeHandler(deps: SandboxDeps, keys: InternalKeys) 
       const caller = await execActor(deps, keys, req, projectId, sandboxId);
       const argv = match[3] === "attach" ? ATTACH_ARGV : url.searchParams.getAll("command");
       const tty = ["true", "1"].includes(url.searchParams.get("tty") ?? "");
-      const cols = Number(url.searchParams.get("cols") ?? 80) || 80;
-      const rows = Number(url.searchParams.get("rows") ?? 24) || 24;
+      const cols = terminalSize(url.searchParams, "cols", 80);
+      const rows = terminalSize(url.searchParams, "rows", 24);
       const started = await startExecStream(deps, caller, {
         projectId,
         sandboxId,
