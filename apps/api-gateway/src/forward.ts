@@ -5,10 +5,23 @@ import { HOP_BY_HOP_HEADERS, type OutgoingRequest } from "@agentplane/service-ki
 import { injectTraceparent } from "@agentplane/telemetry";
 
 /**
- * Hop-by-hop headers, credentials and the ingress target (which only the gateway sets: from a
- * caller, it would have the sandbox service serve a sandbox's port) that must not travel past it.
+ * The caller's SigV4 header as the gateway passes it to connections-svc on the AWS proxy routes
+ * (the service and region of its credential scope): only the gateway says it.
  */
-const DROPPED = new Set([...HOP_BY_HOP_HEADERS, "authorization", INTERNAL_IDENTITY_HEADER, SANDBOX_INGRESS_HEADER]);
+export const AWS_AUTHORIZATION_HEADER = "x-agentplane-aws-authorization";
+
+/**
+ * Hop-by-hop headers, credentials and what only the gateway says (the ingress target: from a
+ * caller, it would have the sandbox service serve a sandbox's port; the SigV4 header of an AWS
+ * call) that must not travel past it.
+ */
+const DROPPED = new Set([
+  ...HOP_BY_HOP_HEADERS,
+  "authorization",
+  INTERNAL_IDENTITY_HEADER,
+  SANDBOX_INGRESS_HEADER,
+  AWS_AUTHORIZATION_HEADER,
+]);
 
 /**
  * The headers the service receives (lower-case names): the caller's, less hop-by-hop headers and

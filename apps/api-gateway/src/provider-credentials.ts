@@ -1,4 +1,4 @@
-import type { HeaderReader } from "./forward.ts";
+import { AWS_AUTHORIZATION_HEADER, type HeaderReader } from "./forward.ts";
 
 /**
  * The AWS proxy routes (`/v1/aws-connections/{connectionId}/aws/{path}`) are called by unchanged
@@ -17,7 +17,7 @@ export function awsSessionToken(operationId: string, headers: HeaderReader): str
 export function awsProxyHeaders(incoming: HeaderReader, outgoing: Record<string, string>): void {
   delete outgoing["x-amz-security-token"];
   const auth = incoming.get("authorization");
-  if (auth?.startsWith("AWS4-HMAC-SHA256 ")) outgoing["x-agentplane-aws-authorization"] = auth;
+  if (auth?.startsWith("AWS4-HMAC-SHA256 ")) outgoing[AWS_AUTHORIZATION_HEADER] = auth;
 }
 
 /**
