@@ -11,6 +11,7 @@ import type { ApiTokenTable, TenancyDatabase } from "../db/schema.ts";
 import { orgRoleOf } from "./caller.ts";
 import { enforceOrgLimit } from "./object-limits.ts";
 import { page, scopesOf, toApiToken } from "./serialize.ts";
+import { shareMembership } from "./share-locks.ts";
 
 type Db = Kysely<TenancyDatabase>;
 
@@ -260,14 +261,7 @@ export async function createApiToken(
   const { row, token } = await withDomainEvents(ctx, async (trx) => {
     // The membership stays locked until the token is stored: a removal from the organization, which
     // revokes the member's tokens there, waits for it (and revokes it) or has already happened.
-    const member = await trx
-      .selectFrom("org_members")
-      .select("user_id")
-      .where("org_id", "=", orgId)
-      .where("user_id", "=", userId)
-      .forShare()
-      .executeTakeFirst();
-    if (!member) throw new ProblemError("not-found", { detail: `Organization ${orgId} was not found` });
+    await shareMembership(trx, orgId, userId, `Organization ${orgId} was not found`);
     await enforceOrgLimit(ctx, trx, "api-tokens", orgId);
     const created = await insertApiToken(trx, {
       orgId,

@@ -9,6 +9,7 @@ import { orgRoleOf } from "./caller.ts";
 import { tokenMatches } from "./invitation-links.ts";
 import { enforceOrgLimit } from "./object-limits.ts";
 import { page, toInvitation } from "./serialize.ts";
+import { shareMembership } from "./share-locks.ts";
 import { getUser } from "./users.ts";
 
 export async function createInvitation(
@@ -45,14 +46,7 @@ export async function createInvitation(
     // The sender's membership stays locked until the invitation is stored: a demotion or removal,
     // which revokes the sender's invitations above what they may still grant, waits for it (and
     // revokes it) or has already happened and is seen here.
-    const sender = await trx
-      .selectFrom("org_members")
-      .select("role")
-      .where("org_id", "=", orgId)
-      .where("user_id", "=", senderId)
-      .forShare()
-      .executeTakeFirst();
-    if (!sender) throw new ProblemError("not-found", { detail: `Organization ${orgId} was not found` });
+    const sender = await shareMembership(trx, orgId, senderId, `Organization ${orgId} was not found`);
     if (!orgRoleAtLeast(sender.role, input.role)) {
       throw new ProblemError("forbidden", { detail: "You cannot invite with a role above your own" });
     }

@@ -6,6 +6,7 @@ import { sql } from "kysely";
 import type { TenancyContext } from "../context.ts";
 import { enforceOrgLimit } from "./object-limits.ts";
 import { changedFields, iso, page, toTeam } from "./serialize.ts";
+import { shareMembership, shareRowOfOrg } from "./share-locks.ts";
 
 function teamNotFound(teamId: string): ProblemError {
   return new ProblemError("not-found", { detail: `Team ${teamId} was not found` });
@@ -174,22 +175,8 @@ export async function addTeamMember(ctx: TenancyContext, caller: Caller, input: 
   const { orgId } = caller;
   const { teamId, userId } = input;
   await withDomainEvents(ctx, async (trx) => {
-    const team = await trx
-      .selectFrom("teams")
-      .select("id")
-      .where("id", "=", teamId)
-      .where("org_id", "=", orgId)
-      .forShare()
-      .executeTakeFirst();
-    if (!team) throw new ProblemError("not-found", { detail: `Team ${teamId} was not found` });
-    const member = await trx
-      .selectFrom("org_members")
-      .select("user_id")
-      .where("org_id", "=", orgId)
-      .where("user_id", "=", userId)
-      .forShare()
-      .executeTakeFirst();
-    if (!member) throw new ProblemError("not-found", { detail: `User ${userId} is not a member of the organization` });
+    await shareRowOfOrg(trx, "teams", orgId, teamId, `Team ${teamId} was not found`);
+    await shareMembership(trx, orgId, userId, `User ${userId} is not a member of the organization`);
     const added = await trx
       .insertInto("team_members")
       .values({ team_id: teamId, user_id: userId })
@@ -247,22 +234,8 @@ export async function grantTeamProject(
   await withDomainEvents(ctx, async (trx) => {
     // Both stay locked until the grant is stored: deleting either waits (and takes the grant with
     // it) or has already happened and is a 404, never a failed insert.
-    const team = await trx
-      .selectFrom("teams")
-      .select("id")
-      .where("id", "=", teamId)
-      .where("org_id", "=", orgId)
-      .forShare()
-      .executeTakeFirst();
-    if (!team) throw new ProblemError("not-found", { detail: `Team ${teamId} was not found` });
-    const project = await trx
-      .selectFrom("projects")
-      .select("id")
-      .where("id", "=", projectId)
-      .where("org_id", "=", orgId)
-      .forShare()
-      .executeTakeFirst();
-    if (!project) throw new ProblemError("not-found", { detail: `Project ${projectId} was not found` });
+    await shareRowOfOrg(trx, "teams", orgId, teamId, `Team ${teamId} was not found`);
+    await shareRowOfOrg(trx, "projects", orgId, projectId, `Project ${projectId} was not found`);
     await trx
       .insertInto("team_projects")
       .values({ team_id: teamId, project_id: projectId, role })
