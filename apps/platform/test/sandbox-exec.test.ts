@@ -369,14 +369,15 @@ describe.skipIf(!bwrap.available)(`exec, shell sessions and WebSocket exec throu
       expect(rival.status).toBe(201);
       const url = `${h.url.replace(/^http/, "ws")}/v1/projects/${h.otherProjectId}/sandboxes/${rival.body.id}/exec?command=true`;
       expect(await openExec(url, ["v5.channel.k8s.io"], auth)).toEqual({ refused: 404 });
-      // A name that is not valid percent-encoding names no sandbox: 404, not a 500.
+      // A name that is not valid percent-encoding is refused as a plain request with it is: 400
+      // naming the field, never a 500 and never passed on to the sandbox service.
       const ws = h.url.replace(/^http/, "ws");
       for (const path of [
         `/v1/projects/${h.projectId}/sandboxes/%E0%A4%A/exec`,
         `/k8s/api/v1/namespaces/${h.projectId}/pods/%zz/exec`,
       ]) {
         expect(await openExec(`${ws}${path}?command=true`, ["v5.channel.k8s.io"], auth), path).toEqual({
-          refused: 404,
+          refused: 400,
         });
       }
     });
