@@ -6,7 +6,7 @@ import { getRequestListener, type ServerType } from "@hono/node-server";
 import { answerClientError, refuseWithoutHost, unusableRequest } from "./http-refusals.ts";
 import type { Logger } from "./logger.ts";
 import { serveWithResponse } from "./served-response.ts";
-import { guardSocket, rejectUpgrade } from "./upgrade.ts";
+import { asksForWebSocket, guardSocket, rejectUpgrade } from "./upgrade.ts";
 
 /**
  * How long an idle keep-alive connection is held open (Node's own default is 5 s). Load balancers
@@ -104,7 +104,7 @@ export function serveFetch(
     // a request it cannot turn into a Request (an invalid Host) is answered with a problem; an
     // HTTP/1.1 request without a Host is refused here, where Node's own check answers a bare 400.
     const listener = getRequestListener(fetch, { hostname, errorHandler: unusableRequest });
-    const server = createServer({ requireHostHeader: false }, (req, res) => {
+    const server = createServer({ requireHostHeader: false, shouldUpgradeCallback: asksForWebSocket }, (req, res) => {
       if (refuseWithoutHost(req, res)) return;
       if (draining) {
         if (req.method === "GET" && req.url?.split("?")[0] === HEALTH_READY) return answerShuttingDown(res);

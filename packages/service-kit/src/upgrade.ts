@@ -14,6 +14,16 @@ export const HOP_BY_HOP_HEADERS: readonly string[] = [
   "upgrade",
 ];
 
+/**
+ * Whether a request asks for a WebSocket (`Upgrade: websocket`), the only upgrade the platform
+ * serves. Any other (`h2c`, which `curl --http2` sends on an http:// URL) is answered as the plain
+ * request it also is, as RFC 9110 lets a server that does not switch do.
+ */
+export function asksForWebSocket(req: IncomingMessage): boolean {
+  const upgrade = req.headers.upgrade;
+  return typeof upgrade === "string" && upgrade.split(",").some((p) => p.trim().toLowerCase() === "websocket");
+}
+
 const GUARDED = Symbol("agentplane.guarded");
 
 /**
