@@ -128,7 +128,10 @@ describe.skipIf(!pg.available)(`AWS endpoints under the outbound address policy$
     for (const query of ["X-Amz-Security-Token=FQoGZXIvYXdzE", "api_key=k-123", "sig=abc"]) {
       const refused = await create({ s3: `${upstream.url}/?${query}` });
       expect(refused.status, query).toBe(400);
-      expect(refused.body.errors?.map((e) => e.pointer), query).toEqual(["/body/endpoints/s3"]);
+      expect(
+        refused.body.errors?.map((e) => e.pointer),
+        query,
+      ).toEqual(["/body/endpoints/s3"]);
     }
     // A query without credentials is an ordinary override.
     const id = await connection({ s3: `${upstream.url}/?region-hint=eu` });

@@ -214,7 +214,9 @@ export async function listRemoteTools(client: Client, bound: number): Promise<Co
  */
 function serverDigest(server: RemoteServer): string {
   const headers = Object.entries(server.headers).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-  return createHash("sha256").update(JSON.stringify([server.url, headers])).digest("base64url");
+  return createHash("sha256")
+    .update(JSON.stringify([server.url, headers]))
+    .digest("base64url");
 }
 
 /**
