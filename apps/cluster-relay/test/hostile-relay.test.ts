@@ -281,7 +281,7 @@ describe.skipIf(!pg.available)(`a hostile relay${pg.reason}`, () => {
     }
   });
 
-  it("a tunnel path whose cluster id is not percent-decodable is a 404 problem, not a 500", async () => {
+  it("a tunnel path whose cluster id is not percent-decodable is a 400 problem, as a plain request's, not a 500", async () => {
     const answer = await new Promise<{ status: number; type: string }>((resolve, reject) => {
       const ws = new WebSocket(`${h.url.replace(/^http/, "ws")}/v1/clusters/%E0%A4%A/tunnel`, {
         headers: { authorization: `Bearer ${tunnelToken}` },
@@ -293,7 +293,7 @@ describe.skipIf(!pg.available)(`a hostile relay${pg.reason}`, () => {
       ws.on("open", () => reject(new Error("a tunnel opened")));
       ws.on("error", () => {});
     });
-    expect(answer).toEqual({ status: 404, type: "application/problem+json" });
+    expect(answer).toEqual({ status: 400, type: "application/problem+json" });
   });
 
   it("a tunnel carries a bounded number of requests at once: one more is a 429 until one ends", async () => {
