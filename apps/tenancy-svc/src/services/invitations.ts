@@ -1,4 +1,5 @@
 import { type Invitation, newId, type OrgRole, orgRoleAtLeast, type Principal } from "@agentplane/contracts";
+import { lockForTransaction } from "@agentplane/db";
 import { recordDomainEvent, withDomainEvents } from "@agentplane/events";
 import { ProblemError } from "@agentplane/problem-details";
 import type { Caller, Requester } from "@agentplane/service-kit";
@@ -22,24 +23,6 @@ export async function createInvitation(
     throw new ProblemError("forbidden", { detail: "You cannot invite with a role above your own" });
   }
   const email = input.email.trim();
-  const member = await ctx.db
-    .selectFrom("org_members as m")
-    .innerJoin("users as u", "u.id", "m.user_id")
-    .select("m.user_id")
-    .where("m.org_id", "=", orgId)
-    .where(sql`lower(u.email)`, "=", email.toLowerCase())
-    .executeTakeFirst();
-  if (member) throw new ProblemError("conflict", { detail: `${email} is already a member` });
-  const pending = await ctx.db
-    .selectFrom("invitations")
-    .select("id")
-    .where("org_id", "=", orgId)
-    .where(sql`lower(email)`, "=", email.toLowerCase())
-    .where("status", "=", "pending")
-    .where("expires_at", ">", new Date())
-    .executeTakeFirst();
-  if (pending)
-    throw new ProblemError("conflict", { detail: `${email} already has a pending invitation (${pending.id})` });
   const ttl = input.expiresInSeconds ?? ctx.config.invitationTtlSeconds;
   const senderId = actorOf(principal)?.userId ?? principal.id;
   const row = await withDomainEvents(ctx, async (trx) => {
@@ -50,6 +33,26 @@ export async function createInvitation(
     if (!orgRoleAtLeast(sender.role, input.role)) {
       throw new ProblemError("forbidden", { detail: "You cannot invite with a role above your own" });
     }
+    // One address, one pending invitation: two sent at once are counted one after the other.
+    await lockForTransaction(trx, `invitation:${orgId}:${email.toLowerCase()}`);
+    const member = await trx
+      .selectFrom("org_members as m")
+      .innerJoin("users as u", "u.id", "m.user_id")
+      .select("m.user_id")
+      .where("m.org_id", "=", orgId)
+      .where(sql`lower(u.email)`, "=", email.toLowerCase())
+      .executeTakeFirst();
+    if (member) throw new ProblemError("conflict", { detail: `${email} is already a member` });
+    const pending = await trx
+      .selectFrom("invitations")
+      .select("id")
+      .where("org_id", "=", orgId)
+      .where(sql`lower(email)`, "=", email.toLowerCase())
+      .where("status", "=", "pending")
+      .where("expires_at", ">", new Date())
+      .executeTakeFirst();
+    if (pending)
+      throw new ProblemError("conflict", { detail: `${email} already has a pending invitation (${pending.id})` });
     await enforceOrgLimit(ctx, trx, "invitations", orgId);
     const row = await trx
       .insertInto("invitations")
