@@ -210,6 +210,28 @@ describe("schedule endpoints", () => {
     await r.runtime.deps.scheduler.tick();
     expect((await runsOf(r, once.id)).map((x) => x.status)).toEqual(["succeeded"]);
     expect((await get(r, once.id)).nextRunAt).toBeNull();
+    // It keeps its past `at` through an edit of another field; a past `at` is refused.
+    expect((await r.json("PATCH", `/agents/schedules/${once.id}`, { prompt: "Again" })).status).toBe(200);
+    const moved = await r.json<{ errors: Array<{ pointer: string }> }>("PATCH", `/agents/schedules/${once.id}`, {
+      at: new Date(now - 1000).toISOString(),
+    });
+    expect(moved.status).toBe(400);
+    expect(moved.body.errors.map((e) => e.pointer)).toEqual(["/body/at"]);
+  });
+
+  it("a one-shot `at` that is not ahead of now is a 400 naming the field", async () => {
+    const r = await start();
+    for (const at of [new Date(now).toISOString(), "2020-01-01T00:00:00+01:00"]) {
+      const res = await r.json<{ detail: string; errors: Array<{ pointer: string }> }>("POST", "/agents/schedules", {
+        name: "late",
+        at,
+        prompt: "p",
+      });
+      expect(res.status, at).toBe(400);
+      expect(res.body.errors.map((e) => e.pointer)).toEqual(["/body/at"]);
+      expect(res.body.detail).toContain("would never run");
+    }
+    expect((await r.json<{ items: unknown[] }>("GET", "/agents/schedules")).body.items).toEqual([]);
   });
 });
 

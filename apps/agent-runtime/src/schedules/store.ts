@@ -52,8 +52,18 @@ export function toScheduleRun(row: ScheduleRunRow): ScheduleRun {
   };
 }
 
-function checkTiming(timing: Timing): void {
+/**
+ * `atGiven`: the request sets a one-shot time, which must be ahead of `nowMs` (one already past
+ * would never run). A schedule that ran keeps its past `at` through edits of other fields.
+ */
+function checkTiming(timing: Timing, nowMs: number, atGiven: boolean): void {
   const problems = timingProblems(timing);
+  if (atGiven && timing.at !== null && Date.parse(timing.at) <= nowMs) {
+    problems.push({
+      pointer: "/body/at",
+      message: `${timing.at} is not in the future (now ${new Date(nowMs).toISOString()}), so it would never run`,
+    });
+  }
   if (problems.length > 0) throw badRequest(problems.map((p) => p.message).join("; "), problems);
 }
 
@@ -89,7 +99,7 @@ export async function createSchedule(db: Db, input: CreateScheduleBody, nowMs: n
     every_seconds: input.everySeconds ?? null,
     timezone: input.timezone ?? null,
   };
-  checkTiming(timing);
+  checkTiming(timing, nowMs, true);
   await requireUniqueName(db, input.name);
   const { count } = await db
     .selectFrom("schedule")
@@ -141,7 +151,7 @@ export async function updateSchedule(
   if (input.everySeconds != null && input.cron === undefined) timing.cron = null;
   if (input.everySeconds != null && input.at === undefined) timing.at = null;
   if (timing.cron === null && input.timezone === undefined) timing.timezone = null;
-  checkTiming(timing);
+  checkTiming(timing, nowMs, input.at != null);
   if (input.name !== undefined) await requireUniqueName(db, input.name, id);
   const active = input.active ?? row.active === 1;
   const reactivated = input.active === true && row.active === 0;
