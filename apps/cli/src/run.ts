@@ -34,7 +34,6 @@ export async function run(argv: string[], io: Io = processIo()): Promise<number>
     return EXIT.ok;
   }
   const store = new Store(io.env);
-  await store.loadSecrets();
   const program = buildProgram(io, store, branchOf(argv));
   program.exitOverride();
   for (const cmd of walk(program)) cmd.exitOverride();
@@ -43,6 +42,8 @@ export async function run(argv: string[], io: Io = processIo()): Promise<number>
   // Commands that end with a code of their own (exec, auth status) set process.exitCode.
   process.exitCode = undefined;
   try {
+    // Inside the try: a hosts.json that cannot be read (or AGENTPLANE_KEYRING misspelt) is one line.
+    await store.loadSecrets();
     await program.parseAsync(argv, { from: "user" });
     const code = typeof process.exitCode === "number" ? process.exitCode : EXIT.ok;
     process.exitCode = undefined;

@@ -58,6 +58,8 @@ export function normalizeUrl(url: string): string {
   return `${parsed.protocol}//${parsed.host}${parsed.pathname.replace(/\/+$/, "")}`;
 }
 
+const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
+
 export class Store {
   readonly dir: string;
   private readonly env: NodeJS.ProcessEnv;
@@ -95,16 +97,21 @@ export class Store {
     );
   }
 
-  private read<T>(name: string, fallback: T): T {
+  /** A file's object, checked by `valid`: anything else (cut short, edited, `null`) is one line naming it. */
+  private read<T extends object>(name: string, fallback: T, valid: (value: Record<string, unknown>) => boolean): T {
     const file = join(this.dir, name);
     if (!existsSync(file)) return fallback;
     this.assertOwned(this.dir);
     this.assertOwned(file);
+    let value: unknown;
     try {
-      return JSON.parse(readFileSync(file, "utf8")) as T;
+      value = JSON.parse(readFileSync(file, "utf8"));
     } catch {
-      throw new Error(`${file} is not valid JSON: fix or remove it`);
+      throw new CliError(`${file} is not valid JSON: fix or remove it`);
     }
+    if (!isRecord(value) || !valid(value))
+      throw new CliError(`${file} is not what agentplane writes: fix or remove it`);
+    return value as T;
   }
 
   private write(name: string, value: unknown): void {
@@ -128,7 +135,12 @@ export class Store {
 
   private fileHosts(): Record<string, HostCredentials> {
     this.tightenHostsFile();
-    return this.read<{ hosts?: Record<string, HostCredentials> }>("hosts.json", {}).hosts ?? {};
+    const file = this.read<{ hosts?: Record<string, HostCredentials> }>(
+      "hosts.json",
+      {},
+      (v) => v.hosts === undefined || (isRecord(v.hosts) && Object.values(v.hosts).every(isRecord)),
+    );
+    return file.hosts ?? {};
   }
 
   /**
@@ -207,7 +219,13 @@ export class Store {
   }
 
   settings(): Settings {
-    return this.read<Settings>("config.json", {});
+    return this.read<Settings>(
+      "config.json",
+      {},
+      (v) =>
+        (v.current === undefined || typeof v.current === "string") &&
+        (v.defaults === undefined || (isRecord(v.defaults) && Object.values(v.defaults).every(isRecord))),
+    );
   }
 
   saveSettings(settings: Settings): void {
