@@ -13,11 +13,14 @@ export function reportError(io: Io, error: unknown, json: boolean): void {
   const red = (s: string) => styleText("red", s, { stream: io.stderr });
   if (error instanceof ProblemError) {
     if (json) io.stdout.write(`${jsonText(error.body)}\n`);
-    // Every part of a problem is the server's text: shown, never obeyed by the terminal.
-    const detail = error.detail ? `: ${error.detail}` : "";
-    const requestId = error.requestId ? ` (request id ${error.requestId})` : "";
-    io.stderr.write(`${red("error:")} ${printable(`${error.title}${detail}${requestId}`)}\n`);
-    for (const e of error.errors) io.stderr.write(printable(`  ${e.pointer}: ${e.message}\n`));
+    // Every part of a problem is the server's text: shown, never obeyed by the terminal. The title,
+    // the request id and each field error stay on their line: a newline in them would print a
+    // line of the server's choosing that reads as the CLI's own (`error: …`).
+    const line = (text: string) => printable(text.replace(/\r?\n/g, " "));
+    const detail = error.detail ? `: ${printable(error.detail)}` : "";
+    const requestId = error.requestId ? ` (request id ${line(error.requestId)})` : "";
+    io.stderr.write(`${red("error:")} ${line(error.title)}${detail}${requestId}\n`);
+    for (const e of error.errors) io.stderr.write(`  ${line(e.pointer)}: ${line(e.message)}\n`);
     return;
   }
   const message = error instanceof Error ? error.message : String(error);

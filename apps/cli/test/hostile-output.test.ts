@@ -21,6 +21,14 @@ describe("text from a hostile installation", () => {
         return sendJson(res, 200, { items: [{ id: "org_1", name: `evil${HOSTILE}`, role: "owner" }] });
       }
       if (req.method === "DELETE") return sendJson(res, 403, { title: "Forbidden", status: 403 });
+      if (req.url?.startsWith("/v1/orgs/org_lines")) {
+        return sendJson(res, 400, {
+          title: "Bad\nerror: forged title",
+          status: 400,
+          requestId: "req_1\nerror: forged id",
+          errors: [{ pointer: "/body/a\nerror: forged pointer", message: "too long\r\nerror: forged message" }],
+        });
+      }
       sendJson(res, 400, {
         type: "https://x/problems/bad",
         title: `Bad ${HOSTILE}`,
@@ -47,6 +55,15 @@ describe("text from a hostile installation", () => {
     const json = await runInProcess(["orgs", "get", "org_1", "--json"], env);
     expect(json.stdout).not.toMatch(CONTROL);
     expect(JSON.parse(json.stdout).title).toBe(`Bad ${HOSTILE}`);
+  });
+
+  it("keeps a problem's title, request id and each field error on the line the CLI gives them", async () => {
+    const ran = await runInProcess(["orgs", "get", "org_lines"], env);
+    expect(ran.code).toBe(1);
+    expect(ran.stderr).toBe(
+      "error: Bad error: forged title (request id req_1 error: forged id)\n" +
+        "  /body/a error: forged pointer: too long error: forged message\n",
+    );
   });
 
   it("shows control characters in a table on a terminal and in tab-separated lines", async () => {
