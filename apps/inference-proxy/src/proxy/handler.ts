@@ -256,6 +256,8 @@ export function createLlmProxy(deps: ProxyDeps): LlmProxy {
 
     let meter: UsageMeter | undefined;
     let ok = false;
+    /** The client left after the call went out and before the provider's headers came back. */
+    let abandoned = false;
     let finished = false;
     let call: UpstreamCall | undefined;
     const onClientGone = () => call?.abort(new Error("client disconnected"));
@@ -271,13 +273,13 @@ export function createLlmProxy(deps: ProxyDeps): LlmProxy {
       }
       // Upstream errors are the provider's answer, not a model call: nothing to pay for. An answer
       // begun (2xx) and cut before any output is a call all the same: the model read the input.
-      if (!ok || !meter) {
+      if (!abandoned && (!ok || !meter)) {
         upstreamSpan?.setAttribute("gen_ai.outcome", outcome);
         upstreamSpan?.end();
         await deps.spend.release(hold, requestId);
         return;
       }
-      const usage = meter.result();
+      const usage = meter?.result() ?? { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0 };
       // Cut before the provider reported the input (OpenAI-style streams and Converse report it in
       // their last event): the model read it all the same, counted as the estimate counts it.
       if (outcome !== "complete" && usage.inputTokens + usage.cacheReadTokens + usage.cacheWriteTokens === 0) {
@@ -286,10 +288,10 @@ export function createLlmProxy(deps: ProxyDeps): LlmProxy {
       // A JSON answer cut before its usage: the model wrote all of it before it was sent, and the
       // part that arrived is counted as the estimate counts bytes.
       if (outcome !== "complete" && usage.outputTokens === 0) {
-        usage.outputTokens = Math.ceil(meter.jsonAnswerBytes / 4);
+        usage.outputTokens = Math.ceil((meter?.jsonAnswerBytes ?? 0) / 4);
       }
       upstreamSpan?.setAttributes({
-        "gen_ai.response.model": meter.model ?? analyzed.model ?? "unknown",
+        "gen_ai.response.model": meter?.model ?? analyzed.model ?? "unknown",
         "gen_ai.usage.input_tokens": usage.inputTokens,
         "gen_ai.usage.output_tokens": usage.outputTokens,
         "gen_ai.usage.cache_read_input_tokens": usage.cacheReadTokens,
@@ -306,7 +308,7 @@ export function createLlmProxy(deps: ProxyDeps): LlmProxy {
           principalType: principal.type,
           principalId: principal.id,
           provider: target.provider,
-          model: analyzed.model ?? meter.model ?? "unknown",
+          model: analyzed.model ?? meter?.model ?? "unknown",
           route,
           ...usage,
           requestId,
@@ -350,6 +352,18 @@ export function createLlmProxy(deps: ProxyDeps): LlmProxy {
       await call.started;
     } catch (err) {
       request.signal.removeEventListener("abort", onClientGone);
+      if (request.signal.aborted) {
+        // The client left while the provider held the call: it was sent the input and may be
+        // running it (a JSON answer is written whole before its headers), so the call is metered
+        // as one cut before any output, not released: leaving just before the answer is no way
+        // around the spending limits.
+        abandoned = true;
+        finishing++;
+        void finish("aborted").finally(callFinished);
+        throw new ProblemError("bad-gateway", {
+          detail: `The client closed the connection before ${target.provider} answered`,
+        });
+      }
       await deps.spend.release(hold, requestId);
       deps.logger.warn({ requestId, host: upstream.url.host, err: (err as Error).message }, "upstream unreachable");
       throw new ProblemError("bad-gateway", { detail: `${target.provider} at ${upstream.url.host} did not answer` });
