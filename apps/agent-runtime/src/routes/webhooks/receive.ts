@@ -5,6 +5,7 @@ import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { HonoRequest } from "hono";
 import { deliver } from "../../chat/deliver.ts";
 import { deliveryDeps, type RuntimeDeps } from "../../deps.ts";
+import { BodyBudget, MAX_BODY_BYTES_IN_FLIGHT, MAX_WEBHOOK_BODY_BYTES } from "../../webhooks/body-budget.ts";
 import type { DeliveryAnswer } from "../../webhooks/deliveries.ts";
 import { eventAllowed, resolveEventType } from "../../webhooks/event-type.ts";
 import { MAX_JSON_DEPTH, nestsDeeperThan } from "../../webhooks/json-depth.ts";
@@ -12,9 +13,11 @@ import { SenderBound, UNVERIFIED_DELIVERIES_PER_MINUTE } from "../../webhooks/se
 import { renderPrompt, webhookLabel } from "../../webhooks/template.ts";
 import { deliveryIdOf, signedDeliveryKey, verificationFailure } from "../../webhooks/verify.ts";
 
-const MAX_BODY_BYTES = 1024 * 1024;
+const MAX_BODY_BYTES = MAX_WEBHOOK_BODY_BYTES;
 /** What a sender is told to wait when the subscription's queue of pending runs is full. */
 const QUEUE_FULL_RETRY_AFTER_SECONDS = 5;
+/** What a sender is told to wait when the receiver holds as many bodies as it may. */
+const BODIES_FULL_RETRY_AFTER_SECONDS = 2;
 
 const tooLarge = () => new ProblemError("payload-too-large", { detail: "The body is larger than 1 MiB" });
 
@@ -25,10 +28,15 @@ const tooLarge = () => new ProblemError("payload-too-large", { detail: "The body
  * instead of being read whole. Bytes, not text: signatures are over what the sender sent.
  */
 async function readLimited(req: HonoRequest, limit: number): Promise<Uint8Array> {
-  const declared = req.header("content-length");
-  if (Number(declared ?? 0) > limit) throw tooLarge();
-  if (declared !== undefined) return new Uint8Array(await req.arrayBuffer());
+  if (req.header("content-length") !== undefined) return new Uint8Array(await req.arrayBuffer());
   return readAtMost(req.raw.body, limit, tooLarge);
+}
+
+/** The room a post's body may take: its declared length (refused past the limit), else the limit. */
+function bodyRoom(req: HonoRequest, limit: number): number {
+  const declared = Number(req.header("content-length") ?? Number.NaN);
+  if (declared > limit) throw tooLarge();
+  return Number.isFinite(declared) && declared >= 0 ? declared : limit;
 }
 
 const utf8 = new TextDecoder();
@@ -55,8 +63,9 @@ function parseObject(text: string): Record<string, unknown> | undefined {
  * `POST /agents/webhooks/{name}` (spec "Runtime: webhook receiver"). The checks run in this
  * order: receiver off, unknown name, subscription inactive, a deliver-only subscription without
  * verification past its rate bound (SenderBound: 429 with Retry-After), the subscription's verification (401;
- * what the headers alone fail before the body is read), a content type that is not JSON (400), the
- * verification over the body (401), a delivery seen in the last 24 h by its id or its signed content (the first answer
+ * what the headers alone fail before the body is read), a content type that is not JSON (400), a
+ * body larger than 1 MiB (413) or one that does not fit the bodies being read (BodyBudget: 429
+ * with Retry-After), the verification over the body (401), a delivery seen in the last 24 h by its id or its signed content (the first answer
  * again), body not a JSON object, event not in the list, deliver-only, queue full; then the run is
  * stored and answered 202 without waiting.
  */
@@ -65,6 +74,7 @@ export function registerReceiveWebhook(app: OpenAPIHono, deps: RuntimeDeps): voi
   // contract puts it in the runtime's OpenAPI document.
   app.openAPIRegistry.registerPath(receiveWebhookRoute);
   const unverifiedBound = new SenderBound();
+  const bodies = new BodyBudget();
   app.post("/agents/webhooks/:name", async (c) => {
     const { registry, runs, telemetry } = deps;
     const rejected = (reason: "receiver_disabled" | "unknown_subscription" | "inactive" | "bad_body") =>
@@ -110,61 +120,73 @@ export function registerReceiveWebhook(app: OpenAPIHono, deps: RuntimeDeps): voi
       rejected("bad_body");
       throw new ProblemError("bad-request", { detail: NOT_A_JSON_OBJECT });
     }
-    const bytes = await readLimited(c.req, MAX_BODY_BYTES);
-    const failure = verificationFailure(subscription.verification, header, bytes);
-    if (failure) throw unverified(failure);
-    const body = utf8.decode(bytes);
-    if (nestsDeeperThan(body, MAX_JSON_DEPTH)) {
-      rejected("bad_body");
-      throw new ProblemError("bad-request", {
-        detail: `The body nests objects and arrays deeper than ${MAX_JSON_DEPTH} levels`,
+    const release = bodies.take(bodyRoom(c.req, MAX_BODY_BYTES));
+    if (!release) {
+      throw new ProblemError("rate-limited", {
+        detail: `The receiver is reading ${MAX_BODY_BYTES_IN_FLIGHT / MAX_BODY_BYTES} MiB of bodies already; send again later`,
+        headers: { "retry-after": String(BODIES_FULL_RETRY_AFTER_SECONDS) },
       });
     }
-
-    const handle = async (): Promise<DeliveryAnswer> => {
-      const payload = body ? parseObject(body) : undefined;
-      if (!payload) {
+    // The room is held until the answer: the body's bytes, text and parse live until then.
+    try {
+      const bytes = await readLimited(c.req, MAX_BODY_BYTES);
+      const failure = verificationFailure(subscription.verification, header, bytes);
+      if (failure) throw unverified(failure);
+      const body = utf8.decode(bytes);
+      if (nestsDeeperThan(body, MAX_JSON_DEPTH)) {
         rejected("bad_body");
-        throw new ProblemError("bad-request", { detail: NOT_A_JSON_OBJECT });
-      }
-      const event = resolveEventType(header, payload);
-      if (!eventAllowed(subscription.events, event)) {
-        telemetry.emit("webhook.ignored", { "webhook.subscription": name, reason: "event_not_subscribed" });
-        return { status: "ignored", event };
-      }
-
-      if (row.deliver_only === 1) {
-        const text = `${webhookLabel(name)}\n\n${renderPrompt(row.prompt, payload, event, name)}`;
-        await deliver(deliveryDeps(deps), row.deliver_to, text, `webhook:${name}`);
-        telemetry.emit("webhook.accepted", { "webhook.subscription": name, "webhook.mode": "deliver_only" });
-        return { status: "delivered", event };
-      }
-
-      const runId = await runs.accept(
-        { subscription: name, event, payload: body, prompt: row.prompt, deliverTo: row.deliver_to },
-        MAX_PENDING_WEBHOOK_RUNS,
-      );
-      if (!runId) {
-        throw new ProblemError("rate-limited", {
-          detail: `The subscription ${name} already has ${MAX_PENDING_WEBHOOK_RUNS} pending runs`,
-          headers: { "retry-after": String(QUEUE_FULL_RETRY_AFTER_SECONDS) },
+        throw new ProblemError("bad-request", {
+          detail: `The body nests objects and arrays deeper than ${MAX_JSON_DEPTH} levels`,
         });
       }
-      telemetry.emit("webhook.accepted", { "webhook.subscription": name, "webhook.mode": "agent" });
-      return { status: "accepted", event, runId };
-    };
 
-    const deliveryKeys = [deliveryIdOf(header), signedDeliveryKey(subscription.verification, header, bytes)].filter(
-      (key): key is string => key !== undefined,
-    );
-    if (deliveryKeys.length === 0) {
-      const answer = await handle();
+      const handle = async (): Promise<DeliveryAnswer> => {
+        const payload = body ? parseObject(body) : undefined;
+        if (!payload) {
+          rejected("bad_body");
+          throw new ProblemError("bad-request", { detail: NOT_A_JSON_OBJECT });
+        }
+        const event = resolveEventType(header, payload);
+        if (!eventAllowed(subscription.events, event)) {
+          telemetry.emit("webhook.ignored", { "webhook.subscription": name, reason: "event_not_subscribed" });
+          return { status: "ignored", event };
+        }
+
+        if (row.deliver_only === 1) {
+          const text = `${webhookLabel(name)}\n\n${renderPrompt(row.prompt, payload, event, name)}`;
+          await deliver(deliveryDeps(deps), row.deliver_to, text, `webhook:${name}`);
+          telemetry.emit("webhook.accepted", { "webhook.subscription": name, "webhook.mode": "deliver_only" });
+          return { status: "delivered", event };
+        }
+
+        const runId = await runs.accept(
+          { subscription: name, event, payload: body, prompt: row.prompt, deliverTo: row.deliver_to },
+          MAX_PENDING_WEBHOOK_RUNS,
+        );
+        if (!runId) {
+          throw new ProblemError("rate-limited", {
+            detail: `The subscription ${name} already has ${MAX_PENDING_WEBHOOK_RUNS} pending runs`,
+            headers: { "retry-after": String(QUEUE_FULL_RETRY_AFTER_SECONDS) },
+          });
+        }
+        telemetry.emit("webhook.accepted", { "webhook.subscription": name, "webhook.mode": "agent" });
+        return { status: "accepted", event, runId };
+      };
+
+      const deliveryKeys = [deliveryIdOf(header), signedDeliveryKey(subscription.verification, header, bytes)].filter(
+        (key): key is string => key !== undefined,
+      );
+      if (deliveryKeys.length === 0) {
+        const answer = await handle();
+        return c.json(answer, answer.status === "accepted" ? 202 : 200);
+      }
+      // A sender's retry of a delivery it already made, or anyone's replay of a signed one, gets the
+      // first answer and runs nothing.
+      const { answer, duplicate } = await deps.deliveries.once(name, deliveryKeys, handle);
+      if (duplicate) return c.json({ ...answer, duplicate: true }, 200);
       return c.json(answer, answer.status === "accepted" ? 202 : 200);
+    } finally {
+      release();
     }
-    // A sender's retry of a delivery it already made, or anyone's replay of a signed one, gets the
-    // first answer and runs nothing.
-    const { answer, duplicate } = await deps.deliveries.once(name, deliveryKeys, handle);
-    if (duplicate) return c.json({ ...answer, duplicate: true }, 200);
-    return c.json(answer, answer.status === "accepted" ? 202 : 200);
   });
 }

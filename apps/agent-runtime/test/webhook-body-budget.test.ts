@@ -1,0 +1,69 @@
+import { type ClientRequest, request as httpRequest } from "node:http";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { MAX_BODY_BYTES_IN_FLIGHT, MAX_WEBHOOK_BODY_BYTES } from "../src/webhooks/body-budget.ts";
+import { type FakeModel, startFakeModel } from "./support/fake-model.ts";
+import { startTestRuntime, type TestRuntime, waitFor } from "./support/runtime.ts";
+
+const BEARER = "body-budget-bearer-secret";
+const AUTH = { authorization: `Bearer ${BEARER}` };
+
+let fake: FakeModel;
+let rt: TestRuntime;
+
+beforeAll(async () => {
+  fake = await startFakeModel();
+  rt = await startTestRuntime(fake);
+  await rt.json("PUT", "/agents/webhooks/enabled", { enabled: true });
+  // A verified sender: the bound on unverified deliver-only posts stays out of the way.
+  const created = await rt.json("POST", "/agents/webhook-subscriptions", {
+    name: "slow",
+    deliverOnly: true,
+    verification: { kind: "bearer", secret: BEARER },
+  });
+  expect(created.status).toBe(201);
+});
+afterAll(async () => {
+  await rt.close();
+  await fake.close();
+});
+
+/** A post that sends the first bytes of its body and then waits. */
+function heldPost(headers: Record<string, string>): ClientRequest {
+  const req = httpRequest(`${rt.url}/agents/webhooks/slow`, {
+    method: "POST",
+    headers: { "content-type": "application/json", ...AUTH, ...headers },
+  });
+  req.on("error", () => {});
+  req.write('{"padding":"');
+  return req;
+}
+
+describe("bodies the receiver reads at once", () => {
+  it("answers 429 with Retry-After once the bodies being read reach the bound, and takes posts again after", async () => {
+    const held: ClientRequest[] = [];
+    const full = MAX_BODY_BYTES_IN_FLIGHT / MAX_WEBHOOK_BODY_BYTES;
+    // Half declare the largest body, half stream one in chunks: each holds the largest body's room.
+    for (let i = 0; i < full; i++) {
+      held.push(
+        heldPost(i % 2 ? { "content-length": String(MAX_WEBHOOK_BODY_BYTES) } : { "transfer-encoding": "chunked" }),
+      );
+    }
+    try {
+      // The held posts have reached the receiver once a new one is refused.
+      const refused = await waitFor(async () => {
+        const res = await rt.request("POST", "/agents/webhooks/slow", { event_type: "late" }, AUTH);
+        return res.status === 429 ? res : undefined;
+      }, 5000);
+      expect(refused.headers.get("retry-after")).toMatch(/^[1-9]\d*$/);
+      expect(refused.headers.get("content-type")).toContain("application/problem+json");
+      expect(((await refused.json()) as { detail: string }).detail).toContain("bodies");
+    } finally {
+      for (const req of held) req.destroy();
+    }
+    const after = await waitFor(async () => {
+      const res = await rt.request("POST", "/agents/webhooks/slow", { event_type: "later" }, AUTH);
+      return res.status === 200 ? res : undefined;
+    }, 5000);
+    expect(await after.json()).toMatchObject({ status: "delivered", event: "later" });
+  });
+});
