@@ -1,5 +1,5 @@
 import { MAX_CONSECUTIVE_SCHEDULE_FAILURES } from "@agentplane/contracts/runtime";
-import { conflict } from "@agentplane/problem-details";
+import { conflict, notFound } from "@agentplane/problem-details";
 import { deliver } from "../chat/deliver.ts";
 import { deliveryDeps, type RuntimeDeps } from "../deps.ts";
 import { newId } from "../ids.ts";
@@ -138,7 +138,7 @@ export class Scheduler implements ScheduleRunner {
           .execute();
         continue;
       }
-      started.push(this.#start(schedule, "schedule", dueAt));
+      started.push(this.#start(schedule, "schedule", dueAt).done);
     }
     if (wait) await Promise.all(started);
   }
@@ -148,7 +148,9 @@ export class Scheduler implements ScheduleRunner {
     const schedule = await getSchedule(this.#deps.database.db, id);
     if (this.#running.has(id)) throw conflict(`Schedule ${schedule.name} is running; wait for the run to finish`);
     const runId = newId("srun");
-    const done = this.#start(schedule, "manual", this.#clock(), runId);
+    const { begun, done } = this.#start(schedule, "manual", this.#clock(), runId);
+    // Deleted since it was read: the run was not recorded, as for any deleted schedule.
+    if (!(await begun)) throw notFound("Schedule", id);
     const run = await this.#deps.database.db
       .selectFrom("schedule_run")
       .selectAll()
@@ -199,29 +201,60 @@ export class Scheduler implements ScheduleRunner {
     return id;
   }
 
-  /** Marks the run started synchronously (so no second tick starts it), then runs it. */
+  /**
+   * Marks the run started synchronously (so no second tick starts it), then records and runs it.
+   * `begun` is false when the schedule was deleted before the run was recorded; `done` never
+   * rejects (a failure to record the run's outcome is logged).
+   */
   #start(
     schedule: ScheduleRow,
     trigger: ScheduleRunRow["trigger"],
     dueMs: number,
     runId = newId("srun"),
-  ): Promise<void> {
-    const run = this.#execute(schedule, trigger, dueMs, runId).finally(() => this.#running.delete(schedule.id));
-    this.#running.set(schedule.id, run);
-    return run;
+  ): { begun: Promise<boolean>; done: Promise<void> } {
+    const startedAt = this.#clock();
+    const begun = this.#begin(schedule, trigger, dueMs, runId, startedAt);
+    const done = begun
+      .then((recorded) => (recorded ? this.#execute(schedule, runId, startedAt) : undefined))
+      .catch((err: unknown) => {
+        this.#deps.logger.warn(
+          { schedule: schedule.name, runId, err: (err as Error).message },
+          "scheduled run not recorded",
+        );
+      })
+      .finally(() => this.#running.delete(schedule.id));
+    this.#running.set(schedule.id, done);
+    return { begun, done };
   }
 
-  async #execute(schedule: ScheduleRow, trigger: ScheduleRunRow["trigger"], dueMs: number, runId: string) {
-    const deps = this.#deps;
-    const db = deps.database.db;
-    const startedAt = this.#clock();
-    await this.#insertRun(schedule.id, trigger, "running", dueMs, { started_at: iso(startedAt) }, runId);
+  /** Records the run as running and the schedule's last (and next) run; false if it is gone. */
+  async #begin(
+    schedule: ScheduleRow,
+    trigger: ScheduleRunRow["trigger"],
+    dueMs: number,
+    runId: string,
+    startedAt: number,
+  ): Promise<boolean> {
+    const db = this.#deps.database.db;
+    try {
+      await this.#insertRun(schedule.id, trigger, "running", dueMs, { started_at: iso(startedAt) }, runId);
+    } catch (err) {
+      const still = await db.selectFrom("schedule").select("id").where("id", "=", schedule.id).executeTakeFirst();
+      if (!still) return false;
+      throw err;
+    }
     const advance = trigger === "manual" ? {} : { next_run_at: this.#next(schedule, startedAt) };
     await db
       .updateTable("schedule")
       .set({ last_run_at: iso(startedAt), ...advance })
       .where("id", "=", schedule.id)
       .execute();
+    return true;
+  }
+
+  async #execute(schedule: ScheduleRow, runId: string, startedAt: number) {
+    const deps = this.#deps;
+    const db = deps.database.db;
     const source = `schedule:${schedule.name}`;
     try {
       const thread = await deps.messages.createThread({
