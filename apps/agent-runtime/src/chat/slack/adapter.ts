@@ -25,6 +25,8 @@ export interface SlackTeamChatOptions extends SocketTimeouts {
   retryBaseMs?: number;
   /** Wait before booting again after Slack could not be reached (not after a refusal). */
   bootRetryMs?: number;
+  /** How long one Web API request may go unanswered (WEB_API_TIMEOUT_MS). */
+  webTimeoutMs?: number;
 }
 
 /**
@@ -58,7 +60,7 @@ export class SlackTeamChat implements TeamChatAdapter, SlackChat {
     this.#botToken = env.CHAT_BOT_TOKEN;
     this.#appToken = env.CHAT_APP_TOKEN;
     this.#logger = deps.logger.child({ component: "team-chat" });
-    this.web = createWebClient(this.#botToken, env.CHAT_API_URL, this.#logger);
+    this.web = createWebClient(this.#botToken, env.CHAT_API_URL, this.#logger, options.webTimeoutMs);
     this.outbox = new SlackOutbox(deps.database.db, this.web, this.#logger, {
       retryBaseMs: options.retryBaseMs,
       secrets: deps.secrets.values,

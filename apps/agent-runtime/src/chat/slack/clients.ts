@@ -28,8 +28,26 @@ export function sdkLogger(logger: Logger, name: string): SlackLogger {
  */
 const RETRY = { retries: 3, factor: 2, minTimeout: 200, maxTimeout: 2000 };
 
-export function createWebClient(token: string, apiUrl: string, logger: Logger): WebClient {
-  return new WebClient(token, { slackApiUrl: apiUrl, logger: sdkLogger(logger, "slack-web"), retryConfig: RETRY });
+/**
+ * How long one Web API request may go unanswered. The SDK sets no timeout: a Slack that took the
+ * request and never answered held it for the HTTP client's five-minute header wait, four times
+ * over with the retries, and with it the webhook or the run that was posting and a turn's slot.
+ * Slack answers in well under a second; the retry pass posts a stored delivery later.
+ */
+export const WEB_API_TIMEOUT_MS = 10_000;
+
+export function createWebClient(
+  token: string,
+  apiUrl: string,
+  logger: Logger,
+  timeoutMs = WEB_API_TIMEOUT_MS,
+): WebClient {
+  return new WebClient(token, {
+    slackApiUrl: apiUrl,
+    logger: sdkLogger(logger, "slack-web"),
+    retryConfig: RETRY,
+    timeout: timeoutMs,
+  });
 }
 
 export interface SocketTimeouts {
@@ -44,7 +62,7 @@ export function createSocketClient(appToken: string, apiUrl: string, logger: Log
     logger: sdkLogger(logger, "slack-socket"),
     serverPingTimeout: timeouts.serverPingTimeoutMs ?? 30_000,
     clientPingTimeout: timeouts.clientPingTimeoutMs ?? 5_000,
-    clientOptions: { slackApiUrl: apiUrl },
+    clientOptions: { slackApiUrl: apiUrl, timeout: WEB_API_TIMEOUT_MS },
   });
 }
 
