@@ -1,3 +1,5 @@
+import type { KubeConfig, RequestContext } from "@kubernetes/client-node";
+
 /** The HTTP status of a client-node API failure (undefined for a connection failure). */
 export function statusCode(err: unknown): number | undefined {
   const code = (err as { code?: unknown })?.code;
@@ -24,4 +26,29 @@ export function apiMessage(err: unknown): string {
   }
   const cause = e?.cause?.code ?? e?.cause?.message;
   return `${e?.message ?? String(err)}${cause ? ` (${cause})` : ""}`;
+}
+
+/** How long one API call may take before it is given up, where the driver's options set none. */
+export const DEFAULT_API_TIMEOUT_MS = 30_000;
+
+/**
+ * The same kubeconfig, each request of an API client made from it given up after `timeoutMs`
+ * with an error naming the call: an API server that takes the connection and never answers would
+ * otherwise hold a stop, a start or a deletion for good. (Watches keep their own inactivity timer,
+ * exec and port-forward their own streams: neither takes this signal.)
+ */
+export function withRequestDeadline(kc: KubeConfig, timeoutMs: number): KubeConfig {
+  const bounded = Object.create(kc) as KubeConfig;
+  bounded.applySecurityAuthentication = async (context: RequestContext) => {
+    await kc.applySecurityAuthentication(context);
+    const call = `${context.getHttpMethod()} ${new URL(context.getUrl()).pathname}`;
+    const controller = new AbortController();
+    const timer = setTimeout(
+      () => controller.abort(new Error(`did not answer within ${Math.round(timeoutMs / 1000)} s (${call})`)),
+      timeoutMs,
+    );
+    timer.unref();
+    context.setSignal(controller.signal);
+  };
+  return bounded;
 }

@@ -22,7 +22,7 @@ import type {
   UnenforcedLimits,
 } from "../types.ts";
 import { type StartOptions, StartWithdrawnError, WorkspaceRestoreError } from "../types.ts";
-import { apiMessage, statusCode } from "./api-errors.ts";
+import { apiMessage, DEFAULT_API_TIMEOUT_MS, statusCode, withRequestDeadline } from "./api-errors.ts";
 import { type EgressCredentials, sandboxProxyEnv } from "./egress-credential.ts";
 import { GC_LEASE, LeaderLease } from "./lease.ts";
 import {
@@ -58,6 +58,8 @@ export interface KubernetesDriverOptions {
   gcLeaseSeconds?: number;
   /** Per-sandbox egress proxy credentials (required with `placement.egressProxyUrl`). */
   egressCredentials?: EgressCredentials;
+  /** How long one API call (create, read, delete, list) may take before it fails (default 30 s). */
+  apiTimeoutMs?: number;
 }
 
 /** `object`, when it carries this sandbox's id; else the start fails naming what holds the name. */
@@ -90,7 +92,8 @@ export class KubernetesDriver implements SandboxDriver {
 
   constructor(options: KubernetesDriverOptions) {
     this.options = options;
-    const kc = options.kubeConfig;
+    // Every call of the API clients bounded; the informer's watch keeps its own inactivity timer.
+    const kc = withRequestDeadline(options.kubeConfig, options.apiTimeoutMs ?? DEFAULT_API_TIMEOUT_MS);
     this.core = kc.makeApiClient(CoreV1Api);
     this.networking = kc.makeApiClient(NetworkingV1Api);
     const namespace = options.placement.namespace;

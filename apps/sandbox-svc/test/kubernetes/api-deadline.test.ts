@@ -1,0 +1,99 @@
+// An API server that takes connections and stops answering (overloaded, or a network path that
+// drops packets without a reset) must not hold a stop, a start or a workspace removal forever: each
+// call of the driver's is given up at a deadline that the error names.
+import { type AddressInfo, createServer, type Server, Socket } from "node:net";
+import { silentLogger } from "@agentplane/service-kit";
+import type { FakeKubeApiServer } from "@agentplane/testkit/kube";
+import { KubeConfig } from "@kubernetes/client-node";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { kubernetesConfigFrom } from "../../src/driver/kubernetes/config.ts";
+import { KubernetesDriver } from "../../src/driver/kubernetes/kubernetes-driver.ts";
+import { NS, runtimeSpec, startFakeKube } from "./fixture.ts";
+
+/** A TCP relay to the fake API server that, once frozen, passes nothing more either way. */
+class FreezingProxy {
+  frozen = false;
+  private readonly sockets = new Set<Socket>();
+  private readonly server: Server;
+  private readonly target: number;
+  constructor(target: number) {
+    this.target = target;
+    this.server = createServer((client) => {
+      this.sockets.add(client);
+      client.on("error", () => {});
+      if (this.frozen) return;
+      const upstream = new Socket();
+      upstream.on("error", () => client.destroy());
+      client.on("close", () => upstream.destroy());
+      upstream.on("close", () => client.destroy());
+      this.sockets.add(upstream);
+      upstream.connect(this.target, "127.0.0.1");
+      client.on("data", (chunk: Buffer) => {
+        if (!this.frozen) upstream.write(chunk);
+      });
+      upstream.on("data", (chunk: Buffer) => {
+        if (!this.frozen) client.write(chunk);
+      });
+    });
+  }
+  async listen(): Promise<number> {
+    await new Promise<void>((resolve) => this.server.listen(0, "127.0.0.1", resolve));
+    return (this.server.address() as AddressInfo).port;
+  }
+  async close(): Promise<void> {
+    for (const socket of this.sockets) socket.destroy();
+    await new Promise<void>((resolve) => this.server.close(() => resolve()));
+  }
+}
+
+describe("kubernetes driver: an API server that stops answering", () => {
+  let fake: FakeKubeApiServer;
+  let proxy: FreezingProxy;
+  let driver: KubernetesDriver;
+  beforeAll(async () => {
+    fake = await startFakeKube();
+    proxy = new FreezingProxy(Number(new URL(fake.url).port));
+    const port = await proxy.listen();
+    const kc = new KubeConfig();
+    kc.loadFromString(fake.kubeconfig(NS).replace(fake.url, `http://127.0.0.1:${port}`));
+    driver = new KubernetesDriver({
+      kubeConfig: kc,
+      logger: silentLogger(),
+      placement: kubernetesConfigFrom({}).placement,
+      startTimeoutMs: 10_000,
+      apiTimeoutMs: 1000,
+    });
+  });
+  afterAll(async () => {
+    await driver?.close();
+    await proxy?.close();
+    await fake?.close();
+  });
+
+  it("gives up a stop, a start and a removal at the deadline, naming it", async () => {
+    const spec = runtimeSpec({ command: ["sleep", "60"] });
+    await driver.start(spec);
+    proxy.frozen = true;
+    const outcome = async (call: Promise<unknown>) => {
+      const began = Date.now();
+      const err = await call.then(
+        () => undefined,
+        (e: Error) => e,
+      );
+      return { message: err?.message, ms: Date.now() - began };
+    };
+    // Each raced against a bound well past the deadline: without one, the call never settles.
+    const never = new Promise<{ message: string; ms: number }>((resolve) =>
+      setTimeout(() => resolve({ message: "still waiting", ms: 8000 }), 8000),
+    );
+    for (const call of [
+      () => driver.stop(spec.id),
+      () => driver.start(runtimeSpec({ command: ["sleep", "60"] })),
+      () => driver.removeWorkspace(spec.id),
+    ]) {
+      const { message, ms } = await Promise.race([outcome(call()), never]);
+      expect(message).toMatch(/Kubernetes API server: .*did not answer within 1 s/);
+      expect(ms).toBeLessThan(4000);
+    }
+  }, 40_000);
+});
