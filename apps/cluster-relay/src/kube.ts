@@ -61,6 +61,8 @@ export class KubeClient {
     path: string;
     headers: Record<string, string | string[] | undefined>;
     body: Uint8Array;
+    /** Ends the request (before or after its answer began) once the caller no longer waits for it. */
+    signal?: AbortSignal;
   }): Promise<{ response: IncomingMessage; abort: () => void }> {
     const headers: Record<string, string | string[]> = {};
     for (const [key, value] of Object.entries(args.headers)) {
@@ -81,7 +83,11 @@ export class KubeClient {
     // applyToHTTPSOptions may replace the headers object; ours must survive.
     options.headers = { ...options.headers, ...headers, ...pickAuth(options.headers) };
     const secure = this.server.protocol === "https:";
-    const req = (secure ? https : http).request({ ...options, agent: secure ? this.agentHttps : this.agentHttp });
+    const req = (secure ? https : http).request({
+      ...options,
+      agent: secure ? this.agentHttps : this.agentHttp,
+      ...(args.signal ? { signal: args.signal } : {}),
+    });
     return new Promise((resolve, reject) => {
       const connecting = setTimeout(() => req.destroy(new ConnectTimeoutError(this.server.origin)), CONNECT_TIMEOUT_MS);
       req.once("socket", (socket) => {

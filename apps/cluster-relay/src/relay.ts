@@ -48,6 +48,8 @@ const MAX_BODY_BYTES = 8 * 1024 * 1024;
  * otherwise gather up to 100 MiB of one message before handing any of it on.
  */
 const MAX_TUNNEL_MESSAGE_BYTES = 4 * 1024 * 1024;
+/** How long the status answer waits for the API server's version before it goes without one. */
+const VERSION_TIMEOUT_MS = 5000;
 /** An API server answer complete on arrival and at most this long is sent back whole. */
 const WHOLE_ANSWER_BYTES = 64 * 1024;
 const HOP_BY_HOP = new Set(["connection", "keep-alive", "transfer-encoding", "upgrade", "proxy-connection", "te"]);
@@ -90,6 +92,8 @@ export class Relay {
     });
     this.h2.on("stream", (stream, headers) => {
       this.handle(stream, headers).catch((err) => {
+        // Given up by the platform: nobody is left to answer.
+        if (stream.destroyed && (err as Error)?.name === "AbortError") return;
         // Every tunnelled request is answered: the platform passes this problem to the caller.
         const detail = `The relay could not ask the Kubernetes API server: ${describeUpstreamFailure(err, this.kube.server.origin)}`;
         this.options.logger.error({ err: (err as Error).message, path: headers[":path"] }, "request failed");
@@ -316,7 +320,11 @@ export class Relay {
       return;
     }
     if (path.startsWith(CONTROL_PREFIX)) return this.control(stream, method, path, body);
-    const { response, abort } = await this.kube.request({ method, path, headers, body });
+    // The platform may give up first (its deadline, its caller gone): the request to the API
+    // server goes with the stream, also while its answer has not begun.
+    const gone = new AbortController();
+    stream.once("close", () => gone.abort());
+    const { response, abort } = await this.kube.request({ method, path, headers, body, signal: gone.signal });
     stream.once("close", abort);
     const out: Record<string, string | string[] | number> = { ":status": response.statusCode ?? 502 };
     for (const [key, value] of Object.entries(response.headers)) {
@@ -347,9 +355,15 @@ export class Relay {
   private async control(stream: ServerHttp2Stream, method: string, path: string, body: Uint8Array): Promise<void> {
     const json = () => JSON.parse(Buffer.from(body).toString("utf8") || "{}") as Record<string, unknown>;
     if (method === "GET" && path === CONTROL_PATHS.status) {
+      // Asked of the API server for no longer than the platform waits, nor than VERSION_TIMEOUT_MS:
+      // a silent one leaves the version out, and the status (the tunnel's key) is still answered.
+      const gone = new AbortController();
+      stream.once("close", () => gone.abort());
       return respondJson(stream, 200, {
         relayVersion: RELAY_VERSION,
-        kubernetesVersion: await this.kubernetesVersion(),
+        kubernetesVersion: await this.kubernetesVersion(
+          AbortSignal.any([gone.signal, AbortSignal.timeout(VERSION_TIMEOUT_MS)]),
+        ),
         // The platform MACs its requests with the key agreed with this one (0008).
         tunnelKey: this.agreement.publicJwk,
       });
@@ -377,13 +391,14 @@ export class Relay {
     respondJson(stream, 404, { error: "unknown control request" });
   }
 
-  private async kubernetesVersion(): Promise<string | undefined> {
+  private async kubernetesVersion(signal: AbortSignal): Promise<string | undefined> {
     try {
       const { response } = await this.kube.request({
         method: "GET",
         path: "/version",
         headers: {},
         body: new Uint8Array(),
+        signal,
       });
       const chunks: Buffer[] = [];
       for await (const c of response) chunks.push(c as Buffer);

@@ -1,4 +1,5 @@
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import type { Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type LocalServer, requirePostgres, startLocalServer } from "@agentplane/testkit";
@@ -39,6 +40,8 @@ describe.skipIf(!pg.available)(`cluster proxy requests when the API server canno
   let h: ConnectionsPlatform;
   let kube: KubeStandIn;
   let silent: LocalServer;
+  /** The connections the silent server holds, each with a request it never answers. */
+  const unanswered = new Set<Socket>();
   let closedPort: number;
   const relays: Record<string, Relay> = {};
   const dir = mkdtempSync(join(tmpdir(), "relay-failures-"));
@@ -47,7 +50,11 @@ describe.skipIf(!pg.available)(`cluster proxy requests when the API server canno
   beforeAll(async () => {
     h = await startConnectionsPlatform({ env: { CLUSTER_PROXY_TIMEOUT_MS: String(PROXY_TIMEOUT_MS) } });
     kube = await startKubeStandIn();
-    silent = await startLocalServer(() => {}); // accepts, never answers
+    // Accepts, never answers.
+    silent = await startLocalServer((req) => {
+      unanswered.add(req.socket);
+      req.socket.once("close", () => unanswered.delete(req.socket));
+    });
     const closing = await startLocalServer(() => {});
     closedPort = closing.port;
     await closing.close();
@@ -135,6 +142,16 @@ describe.skipIf(!pg.available)(`cluster proxy requests when the API server canno
     expect(answer.body.type).toMatch(/gateway-timeout$/);
     expect(answer.ms).toBeGreaterThanOrEqual(PROXY_TIMEOUT_MS - 100);
     expect(answer.ms).toBeLessThan(PROXY_TIMEOUT_MS + 3000);
+  });
+
+  it("a request the platform gave up is given up by the relay too: no connection to the API server stays open", async () => {
+    const answers = await Promise.all([get("silent"), get("silent"), get("silent")]);
+    expect(answers.map((a) => a.status)).toEqual([504, 504, 504]);
+    await waitFor(
+      async () => (unanswered.size === 0 ? true : undefined),
+      3000,
+      "the relay to close its requests the platform no longer waits for",
+    );
   });
 
   it("a watch is not bounded by the proxy timeout", async () => {
