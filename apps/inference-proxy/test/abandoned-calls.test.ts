@@ -122,4 +122,17 @@ describe.skipIf(!pg.available)(`calls the client abandons or the provider does n
       await h.call("DELETE", `/v1/orgs/${h.orgId}/spending-limits/${limit.body.id}`, { token: h.adminToken });
     }
   });
+
+  it("an answer that reports no usage is metered from the bytes sent and received, not as free", async () => {
+    await h.drainUsage();
+    const before = await costs();
+    const prompt = "z".repeat(8_000);
+    const res = await post({ model: "claude-silent", max_tokens: 2000, messages: [{ role: "user", content: prompt }] });
+    expect(res.status).toBe(200);
+    await res.arrayBuffer();
+    await recorded(before.requests + 1);
+    const after = await costs();
+    expect(after.inputTokens - before.inputTokens).toBeGreaterThanOrEqual(2_000);
+    expect(after.outputTokens - before.outputTokens).toBeGreaterThanOrEqual(1_000);
+  });
 });

@@ -281,13 +281,15 @@ export function createLlmProxy(deps: ProxyDeps): LlmProxy {
       }
       const usage = meter?.result() ?? { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0 };
       // Cut before the provider reported the input (OpenAI-style streams and Converse report it in
-      // their last event): the model read it all the same, counted as the estimate counts it.
-      if (outcome !== "complete" && usage.inputTokens + usage.cacheReadTokens + usage.cacheWriteTokens === 0) {
+      // their last event), or answered whole without reporting any counts: the model read it all
+      // the same, counted as the estimate counts it.
+      const uncounted = outcome !== "complete" || !meter?.reported;
+      if (uncounted && usage.inputTokens + usage.cacheReadTokens + usage.cacheWriteTokens === 0) {
         usage.inputTokens = Math.ceil((raw?.byteLength ?? 0) / 4);
       }
-      // A JSON answer cut before its usage: the model wrote all of it before it was sent, and the
-      // part that arrived is counted as the estimate counts bytes.
-      if (outcome !== "complete" && usage.outputTokens === 0) {
+      // A JSON answer cut before its usage (or without any): the model wrote all of it before it
+      // was sent, and the part that arrived is counted as the estimate counts bytes.
+      if (uncounted && usage.outputTokens === 0) {
         usage.outputTokens = Math.ceil((meter?.jsonAnswerBytes ?? 0) / 4);
       }
       upstreamSpan?.setAttributes({

@@ -47,6 +47,7 @@ export class UsageMeter {
   /** Built for a streamed answer only: most answers are one JSON document. */
   private decoder: InstanceType<typeof TextDecoder> | undefined;
   private codec: EventStreamCodec | undefined;
+  private counted = false;
   model: string | undefined;
 
   constructor(api: ApiKind, contentType: string, headers?: Record<string, string | string[] | undefined>) {
@@ -60,8 +61,12 @@ export class UsageMeter {
     // Bedrock reports counts in headers of non-streaming invocations too.
     const hIn = Number(headers?.["x-amzn-bedrock-input-token-count"]);
     const hOut = Number(headers?.["x-amzn-bedrock-output-token-count"]);
-    if (hIn > 0) this.usage.inputTokens = hIn;
+    if (hIn > 0) {
+      this.usage.inputTokens = hIn;
+      this.counted = true;
+    }
     if (hOut > 0) {
+      this.counted = true;
       this.usage.outputTokens = hOut;
       this.finalOutput = true;
     }
@@ -95,6 +100,14 @@ export class UsageMeter {
     } catch {
       // Metering never breaks the stream; what was read so far still counts.
     }
+  }
+
+  /**
+   * Whether the answer reported token counts (in its body, its events or its headers), read after
+   * `result()`. An answer that reports none is no free call: the caller counts it from its bytes.
+   */
+  get reported(): boolean {
+    return this.counted;
   }
 
   /** The bytes of a JSON answer received so far (0 for a stream of events). */
@@ -140,12 +153,14 @@ export class UsageMeter {
       else this.anthropicUsage(u);
     } else if ("inputTextTokenCount" in d) {
       // Titan embeddings through invoke.
+      this.counted = true;
       this.usage.inputTokens = n(d.inputTextTokenCount);
       this.finalOutput = true;
     }
   }
 
   private anthropicUsage(u: Json, final = true): void {
+    this.counted = true;
     if ("input_tokens" in u) this.usage.inputTokens = n(u.input_tokens);
     if ("cache_read_input_tokens" in u) this.usage.cacheReadTokens = n(u.cache_read_input_tokens);
     if ("cache_creation_input_tokens" in u) this.usage.cacheWriteTokens = n(u.cache_creation_input_tokens);
@@ -156,6 +171,7 @@ export class UsageMeter {
   }
 
   private converseUsage(u: Json): void {
+    this.counted = true;
     this.usage.inputTokens = n(u.inputTokens);
     this.usage.outputTokens = n(u.outputTokens);
     this.usage.cacheReadTokens = n(u.cacheReadInputTokens);
@@ -164,6 +180,7 @@ export class UsageMeter {
   }
 
   private openAiUsage(u: Json): void {
+    this.counted = true;
     const cached = n(obj(u.prompt_tokens_details)?.cached_tokens);
     this.usage.inputTokens = Math.max(0, n(u.prompt_tokens) - cached);
     this.usage.cacheReadTokens = cached;
@@ -202,6 +219,7 @@ export class UsageMeter {
     }
     const metrics = obj(e["amazon-bedrock-invocationMetrics"]);
     if (metrics) {
+      this.counted = true;
       this.usage.inputTokens = n(metrics.inputTokenCount) || this.usage.inputTokens;
       this.usage.outputTokens = n(metrics.outputTokenCount) || this.usage.outputTokens;
       if ("cacheReadInputTokenCount" in metrics) this.usage.cacheReadTokens = n(metrics.cacheReadInputTokenCount);
