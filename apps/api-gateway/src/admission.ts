@@ -11,6 +11,20 @@ import { invalidQuery } from "./route-table.ts";
 
 /** Where MCP clients read how this resource server takes tokens (RFC 9728). */
 export const RESOURCE_METADATA_PATH = "/.well-known/oauth-protected-resource";
+/** The platform's MCP endpoints, the resources the metadata describes (`{BASE}/mcp`, a project's). */
+const MCP_RESOURCE = /^\/(?:projects\/[^/]+\/)?mcp$/;
+
+/**
+ * The resource path whose metadata (RFC 9728 §3.1) a request path asks for: the root's for the
+ * well-known path itself, an MCP endpoint's for the well-known path followed by that endpoint's
+ * path; undefined for any other path.
+ */
+export function protectedResourceOf(pathname: string): string | undefined {
+  if (pathname === RESOURCE_METADATA_PATH) return "";
+  if (!pathname.startsWith(`${RESOURCE_METADATA_PATH}/`)) return undefined;
+  const resource = pathname.slice(RESOURCE_METADATA_PATH.length);
+  return MCP_RESOURCE.test(resource) ? resource : undefined;
+}
 
 /**
  * Whether a routed request goes on to its service, stage by stage: the declared body size, the
@@ -116,7 +130,7 @@ function refuseCredentials(core: GatewayCore, r: Routed, err: unknown): Response
   const mcpChallenge: Record<string, string> =
     problem.status === 401 && entry.operationId.startsWith("page:") && entry.access === "authenticated"
       ? {
-          "www-authenticate": `Bearer resource_metadata="${deps.publicUrl ?? r.url.origin}${RESOURCE_METADATA_PATH}"`,
+          "www-authenticate": `Bearer resource_metadata="${deps.publicUrl ?? r.url.origin}${RESOURCE_METADATA_PATH}${r.url.pathname}"`,
         }
       : {};
   return fail(r, problem, mcpChallenge);

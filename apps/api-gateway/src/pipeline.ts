@@ -2,7 +2,7 @@ import { buildOpenApiDocument, PAGE_SECURITY_HEADERS, type Principal } from "@ag
 import { ProblemError } from "@agentplane/problem-details";
 import { MAX_BODY_BYTES } from "@agentplane/service-kit";
 import { nameRequestSpan } from "@agentplane/telemetry";
-import { admit, RESOURCE_METADATA_PATH } from "./admission.ts";
+import { admit, protectedResourceOf } from "./admission.ts";
 import { AGENT_PREFIX } from "./agent-front.ts";
 import { agentRequest } from "./agent-request.ts";
 import { bearerToken } from "./authn/authenticator.ts";
@@ -128,11 +128,16 @@ function gatewayPage(core: GatewayCore, ex: Exchange): Response | Promise<Respon
         }),
     );
   }
-  if (url.pathname.startsWith(RESOURCE_METADATA_PATH)) {
+  const resource = protectedResourceOf(url.pathname);
+  if (resource !== undefined) {
     // OAuth protected-resource metadata (RFC 9728) for MCP clients: Bearer tokens in the header.
     const base = core.deps.publicUrl ?? url.origin;
     return new Response(
-      JSON.stringify({ resource: `${base}/mcp`, bearer_methods_supported: ["header"], resource_name: "Agentplane" }),
+      JSON.stringify({
+        resource: `${base}${resource}`,
+        bearer_methods_supported: ["header"],
+        resource_name: "Agentplane",
+      }),
       { headers: { "content-type": "application/json" } },
     );
   }

@@ -4,8 +4,10 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { promisify } from "node:util";
 import { silentLogger } from "@agentplane/service-kit";
+import { discoverOAuthProtectedResourceMetadata } from "@modelcontextprotocol/sdk/client/auth.js";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { checkResourceAllowed } from "@modelcontextprotocol/sdk/shared/auth-utils.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Harness, startHarness } from "../../api-gateway/test/harness.ts";
 import { type ConnectionsService, createConnectionsService } from "../src/app.ts";
@@ -132,14 +134,23 @@ describe("MCP endpoints behind the gateway's Bearer authentication", () => {
     expect(res.status).toBe(401);
     const challenge = res.headers.get("www-authenticate") ?? "";
     const metadataUrl = /resource_metadata="([^"]+)"/.exec(challenge)?.[1];
-    expect(metadataUrl).toBe(`${h.url}/.well-known/oauth-protected-resource`);
-    const metadata = (await (await fetch(metadataUrl as string)).json()) as {
-      resource: string;
-      bearer_methods_supported: string[];
-    };
-    expect(metadata).toEqual(
-      expect.objectContaining({ resource: `${h.url}/mcp`, bearer_methods_supported: ["header"] }),
-    );
+    expect(metadataUrl).toBe(`${h.url}/.well-known/oauth-protected-resource/projects/${projectId}/mcp`);
+    // The SDK's own discovery finds the endpoint's metadata and accepts its resource for the URL.
+    for (const path of [`/projects/${projectId}/mcp`, "/mcp"]) {
+      const metadata = await discoverOAuthProtectedResourceMetadata(`${h.url}${path}`);
+      expect(metadata).toEqual(
+        expect.objectContaining({ resource: `${h.url}${path}`, bearer_methods_supported: ["header"] }),
+      );
+      expect(
+        checkResourceAllowed({ requestedResource: `${h.url}${path}`, configuredResource: metadata.resource }),
+      ).toBe(true);
+    }
+    const root = (await (await fetch(`${h.url}/.well-known/oauth-protected-resource`)).json()) as { resource: string };
+    expect(root.resource).toBe(h.url);
+    // Only the MCP endpoints are resources with metadata of their own.
+    for (const path of ["/.well-known/oauth-protected-resourcex", "/.well-known/oauth-protected-resource/v1/orgs"]) {
+      expect((await fetch(`${h.url}${path}`)).status, path).toBe(404);
+    }
     const bad = await fetch(`${h.url}/mcp`, { method: "POST", headers: { authorization: "Bearer nope" } });
     expect(bad.status).toBe(401);
   });
