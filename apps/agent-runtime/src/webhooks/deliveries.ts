@@ -28,7 +28,7 @@ export class DeliveryLog {
    * The stored answer to this delivery, or runs `handle` once and stores its answer. A delivery
    * may be known by several keys (the sender's id, the signature of a signed one): any one of them
    * seen before makes it a duplicate, and the answer is stored under all of them. `handle` throwing
-   * (a 400, a 429) stores nothing, so the sender's retry runs again.
+   * (a 400, a 429) or answering `ignored` stores nothing, so the sender's retry is handled again.
    */
   async once(
     subscription: string,
@@ -61,6 +61,9 @@ export class DeliveryLog {
     for (const key of keys) this.#inFlight.set(key, run);
     try {
       const answer = await run;
+      // An ignored delivery changed nothing and its retry is ignored again: remembered, anyone could
+      // add a row a day per post with a new delivery id and an event the subscription does not take.
+      if (answer.status === "ignored") return { answer, duplicate: false };
       this.#prune(nowMs);
       const store = this.#sqlite.prepare(
         "insert or replace into webhook_delivery (subscription, delivery_id, status, event, run_id, created_at) values (?, ?, ?, ?, ?, ?)",
