@@ -159,7 +159,10 @@ describe.skipIf(!bwrap.available || !node.available)(
       const missing = await viaHost(`9999-${slug}.${INGRESS}`, "/x", h.adminToken);
       expect(missing.body).toMatchObject({ status: 404, instance: "/x", requestId: expect.any(String) });
       expect((await viaHost(`${slug}.${INGRESS}`, "/", "apl_bad_token")).status).toBe(401);
-      expect((await viaHost(`${slug}.${INGRESS}`, "/", foreignToken)).status).toBe(404);
+      // Not found to another organization, with nothing of the project it is in.
+      const rival = await viaHost(`${slug}.${INGRESS}`, "/", foreignToken);
+      expect(rival.status).toBe(404);
+      expect(rival.body).toMatchObject({ detail: `Sandbox ${slug} was not found` });
     });
 
     it("serves a public port to anyone and picks ports with <port>-<slug>", async () => {

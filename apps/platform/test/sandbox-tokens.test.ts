@@ -131,6 +131,27 @@ describe.skipIf(!bwrap.available)(`sandbox tokens through the gateway${bwrap.rea
     expect(me.body).toMatchObject({ type: "sandbox", sandboxId: own.id });
   });
 
+  it("is not found from another organization, in the words of a token that does not exist", async () => {
+    const created = await h.call<SandboxToken>("POST", tokens(), { body: { sandboxId: own.id, name: "hidden" } });
+    const rival = await h.call<{ token: string }>("POST", `/v1/orgs/${h.otherOrgId}/api-tokens`, {
+      token: h.ownerToken,
+      body: { name: "rival", role: "admin" },
+    });
+    const missing = "sbt_01j0000000000000000000000";
+    for (const method of ["GET", "DELETE"] as const) {
+      const foreign = await h.call<{ detail: string }>(method, `/v1/sandbox-tokens/${created.body.id}`, {
+        token: rival.body.token,
+      });
+      const absent = await h.call<{ detail: string }>(method, `/v1/sandbox-tokens/${missing}`, {
+        token: rival.body.token,
+      });
+      expect([foreign.status, absent.status], method).toEqual([404, 404]);
+      expect(foreign.body.detail, method).toBe(absent.body.detail.replace(missing, created.body.id));
+      expect(foreign.body.detail).not.toContain(h.projectId);
+    }
+    expect((await h.call("GET", `/v1/sandbox-tokens/${created.body.id}`)).status).toBe(200);
+  });
+
   it("revokes a token on DELETE", async () => {
     const created = await h.call<SandboxToken>("POST", tokens(), { body: { sandboxId: own.id, name: "short" } });
     const token = created.body.token as string;

@@ -60,7 +60,7 @@ const HOP_BY_HOP = new Set([
 
 async function resolveTarget(deps: SandboxDeps, target: IngressTarget): Promise<{ row: SandboxRow; port: number }> {
   const row = await deps.db.selectFrom("sandboxes").selectAll().where("slug", "=", target.slug).executeTakeFirst();
-  if (!row) throw new ProblemError("not-found", { detail: `No sandbox ${target.slug}` });
+  if (!row) throw new ProblemError("not-found", { detail: `Sandbox ${target.slug} was not found` });
   const exposed = target.port === undefined ? row.ports[0] : row.ports.find((p) => p.port === target.port);
   if (!exposed) throw new ProblemError("not-found", { detail: `Sandbox ${target.slug} exposes no such port` });
   if (exposed.visibility === "private") {
@@ -73,6 +73,8 @@ async function resolveTarget(deps: SandboxDeps, target: IngressTarget): Promise<
     await authorize({ principal: target.principal }, deps.authorizer, "sandboxes:read", {
       projectId: row.project_id,
       sandboxId: row.id,
+      // Not the project's id: to another organization the sandbox is not found, as a missing one.
+      resource: `Sandbox ${target.slug}`,
     });
   }
   if (row.state !== "running") {
