@@ -128,6 +128,22 @@ function checkContentEncoding(encoding: string | null): void {
   }
 }
 
+/**
+ * The problem for a call the provider never answered: 504 when it held the call past the bound
+ * on its headers, else 502 naming the network error (refused, reset, unknown host), never more
+ * of the error than its code.
+ */
+function unanswered(provider: string, host: string, err: unknown, timeoutMs: number): ProblemError {
+  const code = String((err as { code?: unknown } | null)?.code ?? "");
+  if (code === "UND_ERR_HEADERS_TIMEOUT") {
+    return new ProblemError("gateway-timeout", {
+      detail: `${provider} at ${host} did not answer within ${timeoutMs / 1000} s`,
+    });
+  }
+  const why = /^[A-Z][A-Z0-9_]{1,40}$/.test(code) ? ` (${code})` : "";
+  return new ProblemError("bad-gateway", { detail: `${provider} at ${host} could not be reached${why}` });
+}
+
 const tooLarge = (cap: number) =>
   new ProblemError("payload-too-large", { detail: `The body exceeds ${Math.round(cap / 1024 / 1024)} MiB` });
 
@@ -145,6 +161,7 @@ export interface LlmProxy {
 
 export function createLlmProxy(deps: ProxyDeps): LlmProxy {
   const cap = deps.config.maxBodyBytes ?? 20 * 1024 * 1024;
+  const headersTimeout = deps.config.headersTimeoutMs ?? 5 * 60_000;
   /** Calls that ended and are recording their usage (or releasing their hold), and who waits for none. */
   let finishing = 0;
   let waiting: (() => void)[] = [];
@@ -333,7 +350,7 @@ export function createLlmProxy(deps: ProxyDeps): LlmProxy {
         method: method as Dispatcher.HttpMethod,
         headers,
         body: body ? Buffer.from(body.buffer, body.byteOffset, body.byteLength) : undefined,
-        headersTimeout: deps.config.headersTimeoutMs ?? 5 * 60_000,
+        headersTimeout,
         bodyTimeout: 10 * 60_000,
       },
       {
@@ -368,7 +385,7 @@ export function createLlmProxy(deps: ProxyDeps): LlmProxy {
       }
       await deps.spend.release(hold, requestId);
       deps.logger.warn({ requestId, host: upstream.url.host, err: (err as Error).message }, "upstream unreachable");
-      throw new ProblemError("bad-gateway", { detail: `${target.provider} at ${upstream.url.host} did not answer` });
+      throw unanswered(target.provider, upstream.url.host, err, headersTimeout);
     }
 
     // A plain record: served on its own, the answer's headers are never turned into a web Headers.
