@@ -113,12 +113,21 @@ describe.each(targets)("domain events of tenancy's writes on $name", (target) =>
       );
       const grantPath = `/v1/teams/${team.id}/projects/${project.id}`;
       expect((await h.call("PUT", grantPath, { as: h.owner, body: { role: "developer" } })).status).toBe(200);
+      // Granting the role the team already has changes nothing and records nothing more.
+      expect((await h.call("PUT", grantPath, { as: h.owner, body: { role: "developer" } })).status).toBe(200);
       expect(await one("team.project_granted", team.id)).toMatchObject({
         orgId: h.orgId,
         projectId: project.id,
         targetType: "team",
         details: { role: "developer" },
       });
+      // Another role is a change, recorded with the role it replaced.
+      expect((await h.call("PUT", grantPath, { as: h.owner, body: { role: "viewer" } })).status).toBe(200);
+      expect((await recorded("team.project_granted", team.id)).map((e) => e.details)).toEqual([
+        { role: "developer" },
+        { role: "viewer", previousRole: "developer" },
+      ]);
+      expect((await h.call("PUT", grantPath, { as: h.owner, body: { role: "developer" } })).status).toBe(200);
       expect((await h.call("DELETE", grantPath, { as: h.owner })).status).toBe(204);
       expect((await h.call("DELETE", grantPath, { as: h.owner })).status).toBe(404);
       expect(await one("team.project_revoked", team.id)).toMatchObject({

@@ -236,6 +236,15 @@ export async function grantTeamProject(
     // it) or has already happened and is a 404, never a failed insert.
     await shareRowOfOrg(trx, "teams", orgId, teamId, `Team ${teamId} was not found`);
     await shareRowOfOrg(trx, "projects", orgId, projectId, `Project ${projectId} was not found`);
+    const previous = await trx
+      .selectFrom("team_projects")
+      .select("role")
+      .where("team_id", "=", teamId)
+      .where("project_id", "=", projectId)
+      .forUpdate()
+      .executeTakeFirst();
+    // Granting the role the team has changes nothing and records nothing.
+    if (previous?.role === role) return;
     await trx
       .insertInto("team_projects")
       .values({ team_id: teamId, project_id: projectId, role })
@@ -247,7 +256,7 @@ export async function grantTeamProject(
       projectId,
       targetType: "team",
       targetId: teamId,
-      details: { role },
+      details: { role, ...(previous ? { previousRole: previous.role } : {}) },
       requestId: caller.requestId,
     });
   });
