@@ -2,6 +2,7 @@
 // drops packets without a reset) must not hold a stop, a start or a workspace removal forever: each
 // call of the driver's is given up at a deadline that the error names.
 import { type AddressInfo, createServer, type Server, Socket } from "node:net";
+import { ProblemError } from "@agentplane/problem-details";
 import { silentLogger } from "@agentplane/service-kit";
 import type { FakeKubeApiServer } from "@agentplane/testkit/kube";
 import { KubeConfig } from "@kubernetes/client-node";
@@ -70,9 +71,30 @@ describe("kubernetes driver: an API server that stops answering", () => {
     await fake?.close();
   });
 
-  it("gives up a stop, a start and a removal at the deadline, naming it", async () => {
-    const spec = runtimeSpec({ command: ["sleep", "60"] });
+  const spec = runtimeSpec({ command: ["sleep", "60"] });
+  const problemOf = (err: unknown) => ({ status: (err as ProblemError).status, detail: (err as ProblemError).detail });
+
+  it("answers an exec or a port the API server refuses with a 502 problem naming the refusal", async () => {
     await driver.start(spec);
+    fake.denials.push({ verb: "create", resource: "pods/exec" }, { verb: "create", resource: "pods/portforward" });
+    try {
+      for (const call of [() => driver.exec(spec.id, { argv: ["true"] }), () => driver.portForward(spec.id, 8080)]) {
+        const err = await call().then(
+          () => undefined,
+          (e: unknown) => e,
+        );
+        expect(err).toBeInstanceOf(ProblemError);
+        expect(problemOf(err)).toMatchObject({
+          status: 502,
+          detail: expect.stringMatching(/Kubernetes API server.*403/),
+        });
+      }
+    } finally {
+      fake.denials.length = 0;
+    }
+  });
+
+  it("gives up a stop, a start, a removal, an exec and a port at the deadline, naming it", async () => {
     proxy.frozen = true;
     const outcome = async (call: Promise<unknown>) => {
       const began = Date.now();
@@ -80,12 +102,25 @@ describe("kubernetes driver: an API server that stops answering", () => {
         () => undefined,
         (e: Error) => e,
       );
-      return { message: err?.message, ms: Date.now() - began };
+      const detail = err instanceof ProblemError ? err.detail : undefined;
+      return { message: detail ?? err?.message, ms: Date.now() - began, problem: (err as ProblemError)?.status };
     };
     // Each raced against a bound well past the deadline: without one, the call never settles.
-    const never = new Promise<{ message: string; ms: number }>((resolve) =>
+    const never = new Promise<{ message: string; ms: number; problem?: number }>((resolve) =>
       setTimeout(() => resolve({ message: "still waiting", ms: 8000 }), 8000),
     );
+    // Exec and port-forward first: the Pod is still there for them.
+    for (const call of [
+      () => driver.exec(spec.id, { argv: ["true"] }),
+      () => driver.portForward(spec.id, 8080),
+      // Not in this replica's view yet: the API server is asked, and its silence is no "not running".
+      () => driver.exec("sbx_elsewhere", { argv: ["true"] }),
+    ]) {
+      const { message, ms, problem } = await Promise.race([outcome(call()), never]);
+      expect(message).toMatch(/Kubernetes API server.*did not answer within 1 s/);
+      expect(problem).toBe(504);
+      expect(ms).toBeLessThan(4000);
+    }
     for (const call of [
       () => driver.stop(spec.id),
       () => driver.start(runtimeSpec({ command: ["sleep", "60"] })),

@@ -1,3 +1,4 @@
+import { ProblemError } from "@agentplane/problem-details";
 import type { KubeConfig, RequestContext } from "@kubernetes/client-node";
 
 /** The HTTP status of a client-node API failure (undefined for a connection failure). */
@@ -44,11 +45,24 @@ export function withRequestDeadline(kc: KubeConfig, timeoutMs: number): KubeConf
     const call = `${context.getHttpMethod()} ${new URL(context.getUrl()).pathname}`;
     const controller = new AbortController();
     const timer = setTimeout(
-      () => controller.abort(new Error(`did not answer within ${Math.round(timeoutMs / 1000)} s (${call})`)),
+      () => controller.abort(new ApiDeadlineError(`did not answer within ${Math.round(timeoutMs / 1000)} s (${call})`)),
       timeoutMs,
     );
     timer.unref();
     context.setSignal(controller.signal);
   };
   return bounded;
+}
+
+/** A call given up at the driver's deadline (withRequestDeadline). */
+export class ApiDeadlineError extends Error {
+  override name = "ApiDeadlineError";
+}
+
+/** A failed API call as the caller's problem: 504 when it was given up at the deadline, else 502 naming the answer. */
+export function apiProblem(err: unknown): ProblemError {
+  const detail = `The Kubernetes API server: ${apiMessage(err)}`;
+  return err instanceof ApiDeadlineError || (err as { cause?: unknown })?.cause instanceof ApiDeadlineError
+    ? new ProblemError("gateway-timeout", { detail })
+    : new ProblemError("bad-gateway", { detail });
 }

@@ -22,7 +22,7 @@ import type {
   UnenforcedLimits,
 } from "../types.ts";
 import { type StartOptions, StartWithdrawnError, WorkspaceRestoreError } from "../types.ts";
-import { apiMessage, DEFAULT_API_TIMEOUT_MS, statusCode, withRequestDeadline } from "./api-errors.ts";
+import { apiMessage, apiProblem, DEFAULT_API_TIMEOUT_MS, statusCode, withRequestDeadline } from "./api-errors.ts";
 import { type EgressCredentials, sandboxProxyEnv } from "./egress-credential.ts";
 import { GC_LEASE, LeaderLease } from "./lease.ts";
 import {
@@ -362,7 +362,10 @@ export class KubernetesDriver implements SandboxDriver {
     if (!pod || !isReady(pod)) {
       const namespace = this.options.placement.namespace;
       const labelSelector = `${DRIVER_SELECTOR},${SANDBOX_ID}=${sandboxId}`;
-      const listed = await this.core.listNamespacedPod({ namespace, labelSelector }).catch(() => undefined);
+      // An API server that cannot be asked is named as such, not taken for a sandbox that is not running.
+      const listed = await this.core.listNamespacedPod({ namespace, labelSelector }).catch((err: unknown) => {
+        throw apiProblem(err);
+      });
       pod = listed?.items[0];
     }
     if (!pod || !isReady(pod)) {
@@ -373,7 +376,14 @@ export class KubernetesDriver implements SandboxDriver {
 
   async exec(sandboxId: string, options: ExecOptions): Promise<ExecProcess> {
     const pod = await this.runningPod(sandboxId);
-    return podExec(this.options.kubeConfig, this.options.placement.namespace, pod.metadata?.name as string, options);
+    return podExec(
+      this.options.kubeConfig,
+      this.options.placement.namespace,
+      pod.metadata?.name as string,
+      options,
+      undefined,
+      this.options.apiTimeoutMs,
+    );
   }
 
   async portForward(sandboxId: string, port: number): Promise<Duplex> {
@@ -385,6 +395,7 @@ export class KubernetesDriver implements SandboxDriver {
       pod.metadata?.name as string,
       port,
       podIP,
+      this.options.apiTimeoutMs,
     );
   }
 

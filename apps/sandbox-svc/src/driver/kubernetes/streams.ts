@@ -1,10 +1,13 @@
 import { connect } from "node:net";
 import { Duplex, PassThrough, Readable } from "node:stream";
+import { ProblemError } from "@agentplane/problem-details";
 import { Exec, type KubeConfig, PortForward, type V1Status } from "@kubernetes/client-node";
 // Not re-exported by the package root; constructed here so a server's close frames (v5) end our
 // streams and never the service's own stdout (the handler's default).
-import { WebSocketHandler } from "@kubernetes/client-node/dist/web-socket-handler.js";
+import { type StreamInterface, WebSocketHandler } from "@kubernetes/client-node/dist/web-socket-handler.js";
+import { WebSocket } from "ws";
 import type { ExecExit, ExecOptions, ExecProcess } from "../types.ts";
+import { DEFAULT_API_TIMEOUT_MS } from "./api-errors.ts";
 import { CONTAINER } from "./objects.ts";
 
 /** Frame that closes the sender's stdin under v5.channel.k8s.io (channel 255, then the stream). */
@@ -15,6 +18,30 @@ export function execArgv(options: ExecOptions): string[] {
   const env = Object.entries(options.env ?? {}).map(([k, v]) => `${k}=${v}`);
   const command = [...(env.length > 0 ? ["env", ...env] : []), ...options.argv];
   return options.cwd ? ["/bin/sh", "-c", 'cd -- "$0" && exec "$@"', options.cwd, ...command] : command;
+}
+
+/**
+ * The client's WebSocket handler with the opening handshake bounded: an API server that takes the
+ * connection and never answers the upgrade would otherwise hold the exec (and its command slot) for good.
+ */
+function boundedHandler(kc: KubeConfig, timeoutMs: number, streams?: StreamInterface): WebSocketHandler {
+  return new WebSocketHandler(
+    kc,
+    (uri, protocols, opts) => new WebSocket(uri, protocols, { ...opts, handshakeTimeout: timeoutMs }),
+    streams,
+  );
+}
+
+/** A `pods/exec` or `pods/portforward` that could not be opened: 504 at the deadline, else 502 naming the answer. */
+function dialFailure(what: string, err: unknown, timeoutMs: number): ProblemError {
+  const message = (err as { message?: unknown })?.message;
+  const text = typeof message === "string" && message ? message : String(err);
+  if (/handshake has timed out/i.test(text)) {
+    return new ProblemError("gateway-timeout", {
+      detail: `The Kubernetes API server did not answer within ${Math.round(timeoutMs / 1000)} s (${what})`,
+    });
+  }
+  return new ProblemError("bad-gateway", { detail: `The Kubernetes API server could not open ${what}: ${text}` });
 }
 
 function exitOf(status: V1Status): ExecExit & { message?: string } {
@@ -38,6 +65,7 @@ export async function podExec(
   pod: string,
   options: ExecOptions,
   container = CONTAINER,
+  timeoutMs = DEFAULT_API_TIMEOUT_MS,
 ): Promise<ExecProcess> {
   const tty = options.tty === true;
   const stdout = new PassThrough();
@@ -52,20 +80,14 @@ export async function podExec(
   }
   let status: V1Status | undefined;
   let killed = false;
-  const handler = new WebSocketHandler(kc, undefined, { stdin: wire, stdout, stderr });
-  const ws = await new Exec(kc, handler).exec(
-    namespace,
-    pod,
-    container,
-    execArgv(options),
-    stdout,
-    tty ? null : stderr,
-    wire,
-    tty,
-    (s) => {
+  const handler = boundedHandler(kc, timeoutMs, { stdin: wire, stdout, stderr });
+  const ws = await new Exec(kc, handler)
+    .exec(namespace, pod, container, execArgv(options), stdout, tty ? null : stderr, wire, tty, (s) => {
       status = s;
-    },
-  );
+    })
+    .catch((err: unknown) => {
+      throw dialFailure(`exec in Pod ${pod}`, err, timeoutMs);
+    });
   if (tty) stderr.end();
   const v5 = WebSocketHandler.supportsClose(ws.protocol);
   stdin.on("data", (chunk: Buffer) => {
@@ -113,6 +135,7 @@ export async function podPortForward(
   pod: string,
   port: number,
   podIP: string | undefined,
+  timeoutMs = DEFAULT_API_TIMEOUT_MS,
 ): Promise<Duplex> {
   if (podIP) {
     const socket = connect(port, podIP);
@@ -122,7 +145,11 @@ export async function podPortForward(
   const output = new PassThrough();
   const input = new PassThrough();
   const errors = new PassThrough();
-  const ws = (await new PortForward(kc, true).portForward(namespace, pod, [port], output, errors, input)) as {
+  const ws = (await new PortForward(kc, true, boundedHandler(kc, timeoutMs))
+    .portForward(namespace, pod, [port], output, errors, input)
+    .catch((err: unknown) => {
+      throw dialFailure(`port ${port} of Pod ${pod}`, err, timeoutMs);
+    })) as {
     on(event: "close", cb: () => void): void;
     close(): void;
   };
