@@ -3,7 +3,8 @@ import { describe, expect, it } from "vitest";
 import { type K8sObject, parseObjects, renderChart, VALUES_DIR } from "./chart.ts";
 
 // The dev Postgres trusts every connection and the dev Redis has no password: only this release's
-// Pods may reach them, not every Pod of the cluster.
+// Pods that use them may reach them, not every Pod of the cluster, nor the egress proxy through
+// which sandboxes connect out.
 
 describe("the agentplane chart's development stores", () => {
   const list = parseObjects(renderChart(join(VALUES_DIR, "dev.yaml")));
@@ -26,8 +27,11 @@ describe("the agentplane chart's development stores", () => {
             {
               podSelector: {
                 matchLabels: { "app.kubernetes.io/instance": "agentplane" },
-                // The agent runtime keeps its own SQLite database and runs its model's commands.
-                matchExpressions: [{ key: "app.kubernetes.io/component", operator: "NotIn", values: ["runtime"] }],
+                // The agent runtime keeps its own SQLite database and runs its model's commands; the
+                // egress proxy opens no database and carries sandboxes' connections.
+                matchExpressions: [
+                  { key: "app.kubernetes.io/component", operator: "NotIn", values: ["runtime", "egress"] },
+                ],
               },
             },
           ],
