@@ -148,3 +148,26 @@ describe("the sandbox driver's permissions in the agentplane chart", () => {
     expect(result.stderr).toContain("serviceAccount.sandboxDriverName");
   });
 });
+
+describe("the sandbox namespace of the agentplane chart", () => {
+  // Sandboxes beside the platform would put its Pods under their default-deny policy, give the
+  // driver's Role every Secret of the release (the platform's keys among them) and let tenants'
+  // code run next to the stores.
+  it.each([
+    ["the release namespace", ["--namespace", "agentplane", "--set", "sandboxes.namespace=agentplane"]],
+    [
+      "the release namespace, not created",
+      ["--namespace", "ops", "--set", "sandboxes.namespace=ops", "--set", "sandboxes.createNamespace=false"],
+    ],
+  ])("is never %s", (_name, args) => {
+    const result = helm(["template", "agentplane", CHART, "-f", join(VALUES_DIR, "external.yaml"), ...args]);
+    expect(result.status).not.toBe(0);
+    expect(result.stderr).toContain("sandboxes.namespace");
+  });
+
+  it("is its own namespace by default", () => {
+    const list = parseObjects(renderChart(join(VALUES_DIR, "external.yaml")));
+    const deny = list.find((o) => o.kind === "NetworkPolicy" && o.metadata.name === "default-deny");
+    expect(deny?.metadata.namespace).toBe("agentplane-sandboxes");
+  });
+});
