@@ -2,17 +2,18 @@ import { type ClientRequest, request as httpRequest } from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { MAX_BODY_BYTES_IN_FLIGHT, MAX_WEBHOOK_BODY_BYTES } from "../src/webhooks/body-budget.ts";
 import { type FakeModel, startFakeModel } from "./support/fake-model.ts";
-import { startTestRuntime, type TestRuntime, waitFor } from "./support/runtime.ts";
+import { capturingLogger, startTestRuntime, type TestRuntime, waitFor } from "./support/runtime.ts";
 
 const BEARER = "body-budget-bearer-secret";
 const AUTH = { authorization: `Bearer ${BEARER}` };
 
 let fake: FakeModel;
 let rt: TestRuntime;
+const log = capturingLogger();
 
 beforeAll(async () => {
   fake = await startFakeModel();
-  rt = await startTestRuntime(fake);
+  rt = await startTestRuntime(fake, { logger: log.logger });
   await rt.json("PUT", "/agents/webhooks/enabled", { enabled: true });
   // A verified sender: the bound on unverified deliver-only posts stays out of the way.
   const created = await rt.json("POST", "/agents/webhook-subscriptions", {
@@ -65,5 +66,20 @@ describe("bodies the receiver reads at once", () => {
       return res.status === 200 ? res : undefined;
     }, 5000);
     expect(await after.json()).toMatchObject({ status: "delivered", event: "later" });
+  });
+});
+
+describe("a sender that goes away before the body's end", () => {
+  it("is no error of the runtime: nothing is logged at error level, and the receiver goes on", async () => {
+    const cuts: Array<Record<string, string>> = [{ "transfer-encoding": "chunked" }, { "content-length": "4096" }];
+    for (const headers of cuts) {
+      const req = heldPost(headers);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      req.destroy();
+    }
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(log.records.filter((r) => (r.level as number) >= 50)).toEqual([]);
+    const res = await rt.request("POST", "/agents/webhooks/slow", { event_type: "after" }, AUTH);
+    expect(res.status).toBe(200);
   });
 });

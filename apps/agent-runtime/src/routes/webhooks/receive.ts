@@ -28,8 +28,15 @@ const tooLarge = () => new ProblemError("payload-too-large", { detail: "The body
  * instead of being read whole. Bytes, not text: signatures are over what the sender sent.
  */
 async function readLimited(req: HonoRequest, limit: number): Promise<Uint8Array> {
-  if (req.header("content-length") !== undefined) return new Uint8Array(await req.arrayBuffer());
-  return readAtMost(req.raw.body, limit, tooLarge);
+  try {
+    if (req.header("content-length") !== undefined) return new Uint8Array(await req.arrayBuffer());
+    return await readAtMost(req.raw.body, limit, tooLarge);
+  } catch (err) {
+    if (err instanceof ProblemError) throw err;
+    // The sender went away before the body's end: its mistake, not the runtime's (no 500, no
+    // error logged with a stack for every post cut off on purpose).
+    throw new ProblemError("bad-request", { detail: "The body ended before it was complete" });
+  }
 }
 
 /** The room a post's body may take: its declared length (refused past the limit), else the limit. */
