@@ -114,6 +114,18 @@ export function addOutputOptions(cmd: Command): Command {
     .option("--jq <expression>", "filter the JSON with a jq expression (implies --json)");
 }
 
+/**
+ * Text where an operation answers JSON: the address is no installation (a web site, a proxy's or
+ * a captive portal's page). The call was not done: it fails, rather than print the page and exit 0.
+ */
+function answeredText(op: OperationSpec, path: string, url: string, text: string): CliError {
+  const line = text.replace(/\s+/g, " ").trim();
+  const excerpt = JSON.stringify(line.length > 80 ? `${line.slice(0, 80)}…` : line);
+  return new CliError(
+    `${op.method} ${path} answered text, not JSON (is ${url} an Agentplane installation?): ${excerpt}`,
+  );
+}
+
 function coerce(spec: ParameterSpec | undefined, raw: string, flag: string): unknown {
   const type = spec?.type ?? "string";
   if (spec?.literals?.includes(raw)) return raw;
@@ -390,6 +402,7 @@ export function addOperationCommand(
           const page = (await session.sdk.raw(op.method, expanded, {
             query: { ...query, limit: pageSize, ...(cursor ? { cursor } : {}) },
           })) as { items?: unknown; nextCursor?: string };
+          if (typeof page === "string") throw answeredText(op, expanded, session.url, page);
           if (!Array.isArray(page?.items)) throw new CliError(`${expanded} did not answer a page of items`);
           out.push(...page.items);
           if (cursor) seen.add(cursor);
@@ -404,6 +417,7 @@ export function addOperationCommand(
     const result = await withSpinner(deps.io, slow ? "Working" : "", () =>
       session.sdk.raw(op.method, expanded, { query, ...(body ? { body } : {}) }),
     );
+    if (typeof result === "string" && !op.passthrough) throw answeredText(op, expanded, session.url, result);
     // A bare list answer prints as its items; one with more to say (totals, a kind) is an envelope:
     // its items make the table, and --json prints it whole.
     const bare =
