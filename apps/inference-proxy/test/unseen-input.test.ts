@@ -101,6 +101,46 @@ describe("input the body references but does not hold", () => {
       },
       "s3Location",
     ],
+    // Compressed documents sent inline: a few kilobytes of PDF or Office file unfold into up to a
+    // context window of page images and text, far more than a quarter of their base64 in tokens.
+    [
+      "a PDF inline in base64 (Anthropic)",
+      "anthropic",
+      {
+        ...haiku,
+        messages: user([
+          { type: "document", source: { type: "base64", media_type: "application/pdf", data: "JVBERi0x" } },
+        ]),
+      },
+      'source.media_type "application/pdf"',
+    ],
+    [
+      "a PDF inline with its media type's slash escaped (Anthropic)",
+      "anthropic",
+      `{"model":"claude-haiku-4-5","max_tokens":16,"messages":[{"role":"user","content":[{"type":"document","source":{"type":"base64","media_type" : "application\\/pdf","data":"JVBERi0x"}}]}]}`,
+      'source.media_type "application/pdf"',
+    ],
+    [
+      "a PDF inline as a data URL (OpenAI chat)",
+      "openai",
+      {
+        model: "gpt-4o",
+        max_tokens: 16,
+        messages: user([
+          { type: "file", file: { filename: "a.pdf", file_data: "data:application/pdf;base64,JVBERi0x" } },
+        ]),
+      },
+      "file_data",
+    ],
+    [
+      "a Word document inline (Bedrock Converse)",
+      "converse",
+      {
+        messages: user([{ document: { format: "docx", name: "d", source: { bytes: "UEsDBBQ" } } }]),
+        inferenceConfig: { maxTokens: 16 },
+      },
+      'document.format "docx"',
+    ],
     [
       "an earlier response (OpenAI previous_response_id)",
       "openai",
@@ -257,6 +297,17 @@ describe("input the body references but does not hold", () => {
         },
       ],
       ["openai", { model: "gpt-4o", tools: [{ type: "function", function: { name: "f" } }], messages: user("hi") }],
+      // Text naming a PDF's media type, and a schema's string format, are no documents.
+      [
+        "anthropic",
+        {
+          ...haiku,
+          tools: [
+            { name: "d", input_schema: { type: "object", properties: { at: { type: "string", format: "date" } } } },
+          ],
+          messages: user([{ type: "text", text: "application/pdf" }]),
+        },
+      ],
       // A Bedrock Llama body's prompt is its text.
       ["bedrock-invoke", { prompt: "hi", max_gen_len: 16 }],
       ["converse", { messages: user([{ text: "hi" }]), toolConfig: { tools: [{ toolSpec: { name: "f" } }] } }],

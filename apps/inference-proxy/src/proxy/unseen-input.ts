@@ -78,6 +78,8 @@ export function findUnseenInput(raw: Uint8Array, json: Json): UnseenInput | unde
 
   // Content the provider fetches or loads: an uploaded file, an image or document by URL or in S3.
   members.push(...referencedContent(b));
+  // Documents inline but compressed: a PDF or an Office file unfolds into page images and text.
+  members.push(...compressedDocuments(b));
 
   // State the provider stored earlier.
   for (const name of STORED) if (json[name] !== undefined && json[name] !== null) members.push(name);
@@ -133,10 +135,53 @@ function referencedContent(b: Buffer): string[] {
       // OpenAI: a string (Responses) or `{ "url": … }` (chat); a data: URL is in the body.
       const url = b[value] === OPEN_OBJECT ? memberValue(b, "url", value) : value;
       if (url >= 0 && !startsWith(b, url, DATA_URL)) found.add("image_url");
-    } else if (b[at - 1] === QUOTE && isTypeValue(b, at - 2)) found.add('source.type "url"');
+    } else if (b[at - 1] === QUOTE && isValueOf(b, at - 2, '"type"')) found.add('source.type "url"');
   }
   return [...found];
 }
+
+/**
+ * Compressed documents sent inline, anywhere in the body: Anthropic's base64 document source
+ * (`"media_type": "application/pdf"`), OpenAI's inline file (`"file_data"`, a PDF as a data URL)
+ * and a Bedrock Converse document of a compressed format (`"format": "pdf"`, `"docx"`, …). A few
+ * kilobytes of one unfold into a page image and the text of each page: far more input than a
+ * quarter of its base64 in tokens, bounded only by the model's context window. Found as names or
+ * values in quotes, which inside a JSON string would be escaped.
+ */
+function compressedDocuments(b: Buffer): string[] {
+  const found: string[] = [];
+  pdf: for (const type of PDF_TYPES) {
+    for (let at = b.indexOf(type); at >= 0; at = b.indexOf(type, at + 1)) {
+      if (b[at + type.length] === QUOTE && b[at - 1] === QUOTE && isValueOf(b, at - 2, '"media_type"')) {
+        found.push('source.media_type "application/pdf"');
+        break pdf;
+      }
+    }
+  }
+  for (let at = b.indexOf(FILE_DATA); at >= 0; at = b.indexOf(FILE_DATA, at + 1)) {
+    if (valueAfter(b, at + FILE_DATA.length) >= 0) {
+      found.push("file_data");
+      break;
+    }
+  }
+  const formats = new Set<string>();
+  for (let at = b.indexOf(FORMAT); at >= 0; at = b.indexOf(FORMAT, at + 1)) {
+    const value = valueAfter(b, at + FORMAT.length);
+    if (value < 0 || b[value] !== QUOTE) continue;
+    const end = b.indexOf(QUOTE, value + 1);
+    const format = end > value && end - value <= 6 ? b.toString("latin1", value + 1, end).toLowerCase() : "";
+    if (COMPRESSED_FORMATS.has(format)) formats.add(`document.format ${JSON.stringify(format)}`);
+  }
+  found.push(...formats);
+  return found;
+}
+
+/** The media type as serializers write it, and with its slash escaped (`\/`, which JSON allows). */
+const PDF_TYPES = [Buffer.from("application/pdf"), Buffer.from("application\\/pdf")];
+const FILE_DATA = Buffer.from('"file_data"');
+const FORMAT = Buffer.from('"format"');
+/** Converse document formats that are compressed (or binary) rather than text. */
+const COMPRESSED_FORMATS = new Set(["pdf", "doc", "docx", "xls", "xlsx"]);
 
 const ID_END = Buffer.from('_id"');
 const LOCATION_END = Buffer.from('Location"');
@@ -187,11 +232,15 @@ function startsWith(b: Buffer, at: number, prefix: Buffer): boolean {
   return b.compare(prefix, 0, prefix.length, at, at + prefix.length) === 0;
 }
 
-/** Whether the string value ending at `i` (Anthropic's `"url"`) is the value of a `"type"` member. */
-function isTypeValue(b: Buffer, i: number): boolean {
+/**
+ * Whether the string value whose opening quote is just after `i` (Anthropic's `"url"`) is the value
+ * of the member `quotedName` (`"type"`, with its quotes).
+ */
+function isValueOf(b: Buffer, i: number, quotedName: string): boolean {
   while (isSpace(b[i])) i--;
   if (b[i] !== COLON) return false;
   i--;
   while (isSpace(b[i])) i--;
-  return b[i] === QUOTE && i >= 5 && b.toString("latin1", i - 5, i + 1) === '"type"';
+  const start = i - quotedName.length + 1;
+  return b[i] === QUOTE && start >= 0 && b.toString("latin1", start, i + 1) === quotedName;
 }
