@@ -106,7 +106,10 @@ export class WebhookRunQueue {
     this.#markRunning = sqlite.prepare(
       `update webhook_run set status = 'running', attempts = attempts + 1, started_at = ? where id = ?`,
     );
-    this.#finish = sqlite.prepare(`update webhook_run set status = ?, error = ?, finished_at = ? where id = ?`);
+    // A finished run's payload (up to 1 MiB) is read by nothing: the record stays, its body does not.
+    this.#finish = sqlite.prepare(
+      `update webhook_run set status = ?, error = ?, finished_at = ?, payload = '' where id = ?`,
+    );
     // The workers started in one turn mark their first runs `running` in one transaction.
     this.#startBatch = sqlite.transaction(() => {
       let started = 0;
