@@ -71,6 +71,12 @@ export const BUNDLED_PRICES: PriceTable = {
   "gpt-4o": { input: 2.5, output: 10, cacheRead: 1.25, cacheWrite: 2.5 },
   "gpt-4o-mini": { input: 0.15, output: 0.6, cacheRead: 0.075, cacheWrite: 0.15 },
   o1: { input: 15, output: 60, cacheRead: 7.5, cacheWrite: 15 },
+  // Snapshots and older models dearer than the name they resolve to (or than the family's
+  // fallback), read from the same page's older models: GPT-4o's first snapshot is $5 / $15, not
+  // the alias's $2.50 / $10; GPT-4 is $30 / $60. Neither caches input: cached reads at input rate.
+  "gpt-4o-2024-05-13": { input: 5, output: 15, cacheRead: 5, cacheWrite: 5 },
+  "gpt-4": { input: 30, output: 60, cacheRead: 30, cacheWrite: 30 },
+  "gpt-4-0613": { input: 30, output: 60, cacheRead: 30, cacheWrite: 30 },
   // OpenAI embeddings (also served as Azure deployments of the same name) —
   // https://openai.com/api/pricing/, read 2025-11 (input only).
   "text-embedding-3-small": { input: 0.02, output: 0, cacheRead: 0, cacheWrite: 0 },
