@@ -1,6 +1,6 @@
 import { databaseTargets } from "@agentplane/db/testing";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { addMember, json, startActivated, stopTenancies } from "./fixtures/harness.ts";
+import { describe, expect, it } from "vitest";
+import { activatedOn, addMember, json } from "./fixtures/harness.ts";
 
 const ORGS = 12;
 
@@ -10,32 +10,21 @@ const ORGS = 12;
  * Only Postgres runs the two at once (PGlite has one connection).
  */
 describe.each(await databaseTargets())("minting a token while being removed ($name)", (target) => {
-  let cleanup: () => Promise<void>;
-  let h: Awaited<ReturnType<typeof startActivated>>;
-  beforeAll(async () => {
-    if (!target.available) return;
-    const opened = await target.open();
-    cleanup = opened.cleanup;
-    h = await startActivated(opened.database);
-  });
-  afterAll(async () => {
-    await stopTenancies();
-    await cleanup?.();
-  });
+  const suite = activatedOn(target);
 
   it.skipIf(!target.available)(`leaves no live token of someone removed${target.reason}`, async () => {
     const orgs = await Promise.all(
       Array.from({ length: ORGS }, async (_, n) => {
-        const res = await h.call("POST", "/v1/orgs", { as: h.owner, body: { name: `tokens ${n}` } });
+        const res = await suite.h.call("POST", "/v1/orgs", { as: suite.h.owner, body: { name: `tokens ${n}` } });
         const orgId = (await json<{ id: string }>(res)).id;
-        return { orgId, member: await addMember(h, h.owner, orgId, `minter-${n}@x.test`, "admin") };
+        return { orgId, member: await addMember(suite.h, suite.h.owner, orgId, `minter-${n}@x.test`, "admin") };
       }),
     );
     const results = await Promise.all(
       orgs.map(async ({ orgId, member }) => {
         const [minted, removed] = await Promise.all([
-          h.call("POST", `/v1/orgs/${orgId}/api-tokens`, { as: member, body: { name: "late" } }),
-          h.call("DELETE", `/v1/orgs/${orgId}/members/${member.id}`, { as: h.owner }),
+          suite.h.call("POST", `/v1/orgs/${orgId}/api-tokens`, { as: member, body: { name: "late" } }),
+          suite.h.call("DELETE", `/v1/orgs/${orgId}/members/${member.id}`, { as: suite.h.owner }),
         ]);
         return { orgId, member, statuses: [minted.status, removed.status] };
       }),
@@ -45,7 +34,7 @@ describe.each(await databaseTargets())("minting a token while being removed ($na
         [201, 204],
         [404, 204],
       ]).toContainEqual(statuses);
-      const live = await h.service.context.db
+      const live = await suite.h.service.context.db
         .selectFrom("api_tokens")
         .select("id")
         .where("org_id", "=", orgId)

@@ -1,6 +1,6 @@
 import { databaseTargets } from "@agentplane/db/testing";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { json, startActivated, stopTenancies } from "./fixtures/harness.ts";
+import { describe, expect, it } from "vitest";
+import { activatedOn, json } from "./fixtures/harness.ts";
 
 const ORGS = 12;
 
@@ -11,33 +11,22 @@ const ORGS = 12;
  * connection).
  */
 describe.each(await databaseTargets())("inviting one address twice at once ($name)", (target) => {
-  let cleanup: () => Promise<void>;
-  let h: Awaited<ReturnType<typeof startActivated>>;
-  beforeAll(async () => {
-    if (!target.available) return;
-    const opened = await target.open();
-    cleanup = opened.cleanup;
-    h = await startActivated(opened.database);
-  });
-  afterAll(async () => {
-    await stopTenancies();
-    await cleanup?.();
-  });
+  const suite = activatedOn(target);
 
   it.skipIf(!target.available)(`leaves one pending invitation per address${target.reason}`, async () => {
     const orgIds = await Promise.all(
       Array.from({ length: ORGS }, async (_, n) => {
-        const res = await h.call("POST", "/v1/orgs", { as: h.owner, body: { name: `twice ${n}` } });
+        const res = await suite.h.call("POST", "/v1/orgs", { as: suite.h.owner, body: { name: `twice ${n}` } });
         return (await json<{ id: string }>(res)).id;
       }),
     );
     const results = await Promise.all(
       orgIds.map(async (orgId) => {
         const send = (email: string) =>
-          h.call("POST", `/v1/orgs/${orgId}/invitations`, { as: h.owner, body: { email, role: "member" } });
+          suite.h.call("POST", `/v1/orgs/${orgId}/invitations`, { as: suite.h.owner, body: { email, role: "member" } });
         // The same address, once as typed and once in other case.
         const answers = await Promise.all([send(`twice-${orgId}@x.test`), send(`TWICE-${orgId}@X.test`)]);
-        const pending = await h.service.context.db
+        const pending = await suite.h.service.context.db
           .selectFrom("invitations")
           .select("id")
           .where("org_id", "=", orgId)

@@ -1,6 +1,6 @@
 import { databaseTargets } from "@agentplane/db/testing";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { addMember, json, startActivated, stopTenancies } from "./fixtures/harness.ts";
+import { describe, expect, it } from "vitest";
+import { activatedOn, addMember, json } from "./fixtures/harness.ts";
 
 const ORGS = 12;
 
@@ -11,37 +11,26 @@ const ORGS = 12;
  * through an address of their own). Only Postgres runs the two at once (PGlite has one connection).
  */
 describe.each(await databaseTargets())("inviting while losing the role to invite ($name)", (target) => {
-  let cleanup: () => Promise<void>;
-  let h: Awaited<ReturnType<typeof startActivated>>;
-  beforeAll(async () => {
-    if (!target.available) return;
-    const opened = await target.open();
-    cleanup = opened.cleanup;
-    h = await startActivated(opened.database);
-  });
-  afterAll(async () => {
-    await stopTenancies();
-    await cleanup?.();
-  });
+  const suite = activatedOn(target);
 
   async function race(kind: string, change: (orgId: string, adminId: string) => Promise<Response>) {
     const orgs = await Promise.all(
       Array.from({ length: ORGS }, async (_, n) => {
-        const res = await h.call("POST", "/v1/orgs", { as: h.owner, body: { name: `${kind} ${n}` } });
+        const res = await suite.h.call("POST", "/v1/orgs", { as: suite.h.owner, body: { name: `${kind} ${n}` } });
         const orgId = (await json<{ id: string }>(res)).id;
-        return { orgId, admin: await addMember(h, h.owner, orgId, `${kind}-${n}@x.test`, "admin") };
+        return { orgId, admin: await addMember(suite.h, suite.h.owner, orgId, `${kind}-${n}@x.test`, "admin") };
       }),
     );
     return Promise.all(
       orgs.map(async ({ orgId, admin }) => {
         const [invited, changed] = await Promise.all([
-          h.call("POST", `/v1/orgs/${orgId}/invitations`, {
+          suite.h.call("POST", `/v1/orgs/${orgId}/invitations`, {
             as: admin,
             body: { email: `${kind}-${orgId}@elsewhere.test`, role: "admin" },
           }),
           change(orgId, admin.id),
         ]);
-        const pending = await h.service.context.db
+        const pending = await suite.h.service.context.db
           .selectFrom("invitations")
           .select("id")
           .where("org_id", "=", orgId)
@@ -55,7 +44,7 @@ describe.each(await databaseTargets())("inviting while losing the role to invite
 
   it.skipIf(!target.available)(`leaves no admin invitation of a demoted admin${target.reason}`, async () => {
     const results = await race("demoted", (orgId, adminId) =>
-      h.call("PATCH", `/v1/orgs/${orgId}/members/${adminId}`, { as: h.owner, body: { role: "member" } }),
+      suite.h.call("PATCH", `/v1/orgs/${orgId}/members/${adminId}`, { as: suite.h.owner, body: { role: "member" } }),
     );
     for (const { orgId, statuses, pending } of results) {
       expect([
@@ -68,7 +57,7 @@ describe.each(await databaseTargets())("inviting while losing the role to invite
 
   it.skipIf(!target.available)(`leaves no invitation of a removed admin${target.reason}`, async () => {
     const results = await race("removed", (orgId, adminId) =>
-      h.call("DELETE", `/v1/orgs/${orgId}/members/${adminId}`, { as: h.owner }),
+      suite.h.call("DELETE", `/v1/orgs/${orgId}/members/${adminId}`, { as: suite.h.owner }),
     );
     for (const { orgId, statuses, pending } of results) {
       expect([

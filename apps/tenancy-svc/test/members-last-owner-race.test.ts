@@ -1,6 +1,6 @@
 import { databaseTargets } from "@agentplane/db/testing";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { addMember, json, startActivated, stopTenancies } from "./fixtures/harness.ts";
+import { describe, expect, it } from "vitest";
+import { activatedOn, addMember, json } from "./fixtures/harness.ts";
 
 const ORGS = 8;
 
@@ -11,24 +11,13 @@ const ORGS = 8;
  * connection), so only there would a count without the lock let both through.
  */
 describe.each(await databaseTargets())("the last owner under concurrent changes ($name)", (target) => {
-  let cleanup: () => Promise<void>;
-  let h: Awaited<ReturnType<typeof startActivated>>;
-  beforeAll(async () => {
-    if (!target.available) return;
-    const opened = await target.open();
-    cleanup = opened.cleanup;
-    h = await startActivated(opened.database);
-  });
-  afterAll(async () => {
-    await stopTenancies();
-    await cleanup?.();
-  });
+  const suite = activatedOn(target);
 
   async function orgWithTwoOwners(n: number, kind: string) {
-    const res = await h.call("POST", "/v1/orgs", { as: h.owner, body: { name: `${kind} ${n}` } });
+    const res = await suite.h.call("POST", "/v1/orgs", { as: suite.h.owner, body: { name: `${kind} ${n}` } });
     expect(res.status).toBe(201);
     const orgId = (await json<{ id: string }>(res)).id;
-    const other = await addMember(h, h.owner, orgId, `${kind}-${n}@x.test`, "owner");
+    const other = await addMember(suite.h, suite.h.owner, orgId, `${kind}-${n}@x.test`, "owner");
     return { orgId, other };
   }
 
@@ -37,8 +26,8 @@ describe.each(await databaseTargets())("the last owner under concurrent changes 
     const results = await Promise.all(
       orgs.map(async ({ orgId, other }) => {
         const [first, second] = await Promise.all([
-          h.call("DELETE", `/v1/orgs/${orgId}/members/${h.owner.userId}`, { as: h.owner }),
-          h.call("DELETE", `/v1/orgs/${orgId}/members/${other.id}`, { as: other }),
+          suite.h.call("DELETE", `/v1/orgs/${orgId}/members/${suite.h.owner.userId}`, { as: suite.h.owner }),
+          suite.h.call("DELETE", `/v1/orgs/${orgId}/members/${other.id}`, { as: other }),
         ]);
         return { orgId, statuses: [first.status, second.status].sort() };
       }),
@@ -54,8 +43,11 @@ describe.each(await databaseTargets())("the last owner under concurrent changes 
     const results = await Promise.all(
       orgs.map(async ({ orgId, other }) => {
         const [first, second] = await Promise.all([
-          h.call("PATCH", `/v1/orgs/${orgId}/members/${h.owner.userId}`, { as: h.owner, body: { role: "admin" } }),
-          h.call("DELETE", `/v1/orgs/${orgId}/members/${other.id}`, { as: other }),
+          suite.h.call("PATCH", `/v1/orgs/${orgId}/members/${suite.h.owner.userId}`, {
+            as: suite.h.owner,
+            body: { role: "admin" },
+          }),
+          suite.h.call("DELETE", `/v1/orgs/${orgId}/members/${other.id}`, { as: other }),
         ]);
         return { orgId, statuses: [first.status, second.status].sort() };
       }),
@@ -71,7 +63,7 @@ describe.each(await databaseTargets())("the last owner under concurrent changes 
 
   /** Owners of an org counted in the database, whoever of the two is still a member. */
   async function ownersLeft(orgId: string): Promise<number> {
-    const rows = await h.service.context.db
+    const rows = await suite.h.service.context.db
       .selectFrom("org_members")
       .select("user_id")
       .where("org_id", "=", orgId)

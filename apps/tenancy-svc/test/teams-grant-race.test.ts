@@ -1,6 +1,6 @@
 import { databaseTargets } from "@agentplane/db/testing";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { json, startActivated, stopTenancies } from "./fixtures/harness.ts";
+import { describe, expect, it } from "vitest";
+import { activatedOn, json } from "./fixtures/harness.ts";
 
 const ORGS = 12;
 
@@ -10,34 +10,26 @@ const ORGS = 12;
  * Postgres runs the two at once (PGlite has one connection).
  */
 describe.each(await databaseTargets())("granting a project while the team or project goes ($name)", (target) => {
-  let cleanup: () => Promise<void>;
-  let h: Awaited<ReturnType<typeof startActivated>>;
-  beforeAll(async () => {
-    if (!target.available) return;
-    const opened = await target.open();
-    cleanup = opened.cleanup;
-    h = await startActivated(opened.database);
-  });
-  afterAll(async () => {
-    await stopTenancies();
-    await cleanup?.();
-  });
+  const suite = activatedOn(target);
 
   async function race(kind: string, remove: (ids: { teamId: string; projectId: string }) => Promise<Response>) {
     const orgs = await Promise.all(
       Array.from({ length: ORGS }, async (_, n) => {
-        const res = await h.call("POST", "/v1/orgs", { as: h.owner, body: { name: `${kind} ${n}` } });
+        const res = await suite.h.call("POST", "/v1/orgs", { as: suite.h.owner, body: { name: `${kind} ${n}` } });
         const orgId = (await json<{ id: string }>(res)).id;
-        const team = await h.call("POST", `/v1/orgs/${orgId}/teams`, { as: h.owner, body: { name: "t" } });
-        const project = await h.call("POST", `/v1/orgs/${orgId}/projects`, { as: h.owner, body: { name: "p" } });
+        const team = await suite.h.call("POST", `/v1/orgs/${orgId}/teams`, { as: suite.h.owner, body: { name: "t" } });
+        const project = await suite.h.call("POST", `/v1/orgs/${orgId}/projects`, {
+          as: suite.h.owner,
+          body: { name: "p" },
+        });
         return { teamId: (await json<{ id: string }>(team)).id, projectId: (await json<{ id: string }>(project)).id };
       }),
     );
     return Promise.all(
       orgs.map(async (ids) => {
         const [granted, removed] = await Promise.all([
-          h.call("PUT", `/v1/teams/${ids.teamId}/projects/${ids.projectId}`, {
-            as: h.owner,
+          suite.h.call("PUT", `/v1/teams/${ids.teamId}/projects/${ids.projectId}`, {
+            as: suite.h.owner,
             body: { role: "developer" },
           }),
           remove(ids),
@@ -48,7 +40,9 @@ describe.each(await databaseTargets())("granting a project while the team or pro
   }
 
   it.skipIf(!target.available)(`answers 404, not 500, when the team is deleted meanwhile${target.reason}`, async () => {
-    for (const pair of await race("team", ({ teamId }) => h.call("DELETE", `/v1/teams/${teamId}`, { as: h.owner }))) {
+    for (const pair of await race("team", ({ teamId }) =>
+      suite.h.call("DELETE", `/v1/teams/${teamId}`, { as: suite.h.owner }),
+    )) {
       expect([
         [200, 204],
         [404, 204],
@@ -60,7 +54,7 @@ describe.each(await databaseTargets())("granting a project while the team or pro
     `answers 404, not 500, when the project is deleted meanwhile${target.reason}`,
     async () => {
       const results = await race("project", ({ projectId }) =>
-        h.call("DELETE", `/v1/projects/${projectId}`, { as: h.owner }),
+        suite.h.call("DELETE", `/v1/projects/${projectId}`, { as: suite.h.owner }),
       );
       for (const pair of results) {
         expect([

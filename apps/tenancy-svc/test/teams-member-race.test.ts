@@ -1,6 +1,6 @@
 import { databaseTargets } from "@agentplane/db/testing";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { addMember, json, startActivated, stopTenancies } from "./fixtures/harness.ts";
+import { describe, expect, it } from "vitest";
+import { activatedOn, addMember, json } from "./fixtures/harness.ts";
 
 const ORGS = 12;
 
@@ -10,25 +10,14 @@ const ORGS = 12;
  * would come back with them). Only Postgres runs the two at once (PGlite has one connection).
  */
 describe.each(await databaseTargets())("adding to a team while it or its member goes ($name)", (target) => {
-  let cleanup: () => Promise<void>;
-  let h: Awaited<ReturnType<typeof startActivated>>;
-  beforeAll(async () => {
-    if (!target.available) return;
-    const opened = await target.open();
-    cleanup = opened.cleanup;
-    h = await startActivated(opened.database);
-  });
-  afterAll(async () => {
-    await stopTenancies();
-    await cleanup?.();
-  });
+  const suite = activatedOn(target);
 
   async function orgWithTeamAndMember(n: number) {
-    const res = await h.call("POST", "/v1/orgs", { as: h.owner, body: { name: `teams ${n}` } });
+    const res = await suite.h.call("POST", "/v1/orgs", { as: suite.h.owner, body: { name: `teams ${n}` } });
     const orgId = (await json<{ id: string }>(res)).id;
-    const team = await h.call("POST", `/v1/orgs/${orgId}/teams`, { as: h.owner, body: { name: "t" } });
+    const team = await suite.h.call("POST", `/v1/orgs/${orgId}/teams`, { as: suite.h.owner, body: { name: "t" } });
     const teamId = (await json<{ id: string }>(team)).id;
-    const member = await addMember(h, h.owner, orgId, `leaver-${n}@x.test`, "member");
+    const member = await addMember(suite.h, suite.h.owner, orgId, `leaver-${n}@x.test`, "member");
     return { orgId, teamId, member };
   }
 
@@ -37,8 +26,8 @@ describe.each(await databaseTargets())("adding to a team while it or its member 
     const results = await Promise.all(
       orgs.map(async ({ orgId, teamId, member }) => {
         const [added, removed] = await Promise.all([
-          h.call("PUT", `/v1/teams/${teamId}/members/${member.id}`, { as: h.owner }),
-          h.call("DELETE", `/v1/orgs/${orgId}/members/${member.id}`, { as: h.owner }),
+          suite.h.call("PUT", `/v1/teams/${teamId}/members/${member.id}`, { as: suite.h.owner }),
+          suite.h.call("DELETE", `/v1/orgs/${orgId}/members/${member.id}`, { as: suite.h.owner }),
         ]);
         return { teamId, member, statuses: [added.status, removed.status] };
       }),
@@ -48,7 +37,7 @@ describe.each(await databaseTargets())("adding to a team while it or its member 
         [200, 204],
         [404, 204],
       ]).toContainEqual(statuses);
-      const kept = await h.service.context.db
+      const kept = await suite.h.service.context.db
         .selectFrom("team_members")
         .select("user_id")
         .where("team_id", "=", teamId)
@@ -62,8 +51,8 @@ describe.each(await databaseTargets())("adding to a team while it or its member 
     const statuses = await Promise.all(
       orgs.map(async ({ teamId, member }) => {
         const [added, deleted] = await Promise.all([
-          h.call("PUT", `/v1/teams/${teamId}/members/${member.id}`, { as: h.owner }),
-          h.call("DELETE", `/v1/teams/${teamId}`, { as: h.owner }),
+          suite.h.call("PUT", `/v1/teams/${teamId}/members/${member.id}`, { as: suite.h.owner }),
+          suite.h.call("DELETE", `/v1/teams/${teamId}`, { as: suite.h.owner }),
         ]);
         return [added.status, deleted.status];
       }),
