@@ -3,7 +3,17 @@
 // file then names the keyring instead of holding it; elsewhere (servers, containers, CI: no
 // Secret Service) it stays in the file readable by its owner only, as `gh` does too.
 import { randomBytes } from "node:crypto";
-import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
+import {
+  chmodSync,
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
 import { CliError } from "./exit-codes.ts";
@@ -118,7 +128,7 @@ export class Store {
     mkdirSync(this.dir, { recursive: true, mode: 0o700 });
     this.assertOwned(this.dir);
     // An existing directory keeps its mode on mkdir: tighten it in case it was made by hand.
-    chmodSync(this.dir, 0o700);
+    if (this.ownPath(this.dir)) chmodSync(this.dir, 0o700);
     const file = join(this.dir, name);
     // A name no one can guess, created new (O_EXCL follows no link): a link planted there while
     // the directory was open to others fails the open instead of taking the token elsewhere. The
@@ -154,11 +164,22 @@ export class Store {
     const mode = statSync(file, { throwIfNoEntry: false })?.mode;
     if (mode === undefined) return;
     try {
-      if (mode & 0o077) chmodSync(file, 0o600);
-      if (statSync(this.dir).mode & 0o077) chmodSync(this.dir, 0o700);
+      if (mode & 0o077 && this.ownPath(file)) chmodSync(file, 0o600);
+      if (statSync(this.dir).mode & 0o077 && this.ownPath(this.dir)) chmodSync(this.dir, 0o700);
     } catch {
       // Not ours to change (a file of another user, a read-only mount): it is read as it is.
     }
+  }
+
+  /**
+   * A path whose mode this user may change: it and, when it is a link, what it names are this
+   * user's. Root reading a directory of another user's (sudo keeping HOME) must not change, through
+   * a link planted there, the mode of whatever it names (/etc/passwd made 0600); a link of one's
+   * own (a dotfile manager's) is followed.
+   */
+  private ownPath(path: string): boolean {
+    const uid = process.getuid?.();
+    return uid === undefined || (lstatSync(path).uid === uid && statSync(path).uid === uid);
   }
 
   hosts(): Record<string, HostCredentials> {

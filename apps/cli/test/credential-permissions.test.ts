@@ -1,7 +1,16 @@
 // hosts.json holds tokens: whoever made it with looser permissions (a copy from another machine,
 // a restored backup), the CLI makes it the owner's alone as soon as it reads it, and a rewrite
 // leaves it 0600 in a 0700 directory.
-import { chmodSync, lstatSync, mkdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from "node:fs";
+import {
+  chmodSync,
+  lchownSync,
+  lstatSync,
+  mkdirSync,
+  readFileSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { runInProcess, tempConfigDir } from "./harness.ts";
@@ -64,5 +73,38 @@ describe.skipIf(process.platform === "win32")("permissions of the stored credent
       defaults: { "127.0.0.1:9": { org: "org_1" } },
     });
     expect(readFileSync(file, "utf8")).not.toContain("apl_loose_secret");
+  });
+});
+
+// Root may run the CLI with a config directory of another user's (sudo keeping HOME): a link that
+// user planted there must not make root change the mode of a file or directory it points at
+// (/etc/passwd made 0600 would lock every other user out of name lookups).
+describe.skipIf(process.getuid?.() !== 0)("tightening as root through links another user planted", () => {
+  const STRANGER = 65531;
+  const root = tempConfigDir();
+  afterAll(() => root.remove());
+
+  it("changes the mode of neither the file nor the directory a planted link names", async () => {
+    const system = join(root.dir, "system");
+    mkdirSync(system, { mode: 0o755 });
+    chmodSync(system, 0o755);
+    const target = join(system, "passwd");
+    const hosts = { "127.0.0.1:9": { url: "http://127.0.0.1:9", token: "apl_x", via: "token", savedAt: "" } };
+    writeFileSync(target, JSON.stringify({ hosts }), { mode: 0o644 });
+    chmodSync(target, 0o644);
+    const planted = join(system, "hosts.json");
+    symlinkSync(target, planted);
+    lchownSync(planted, STRANGER, STRANGER);
+    const dirLink = join(root.dir, "agentplane");
+    symlinkSync(system, dirLink);
+    lchownSync(dirLink, STRANGER, STRANGER);
+    const ran = await runInProcess(["auth", "token"], { AGENTPLANE_CONFIG_DIR: dirLink });
+    expect(ran.stdout).toBe("apl_x\n");
+    expect(modeOf(target)).toBe(0o644);
+    expect(modeOf(system)).toBe(0o755);
+    // Nor a write there (its own files are made 0600 all the same).
+    expect((await runInProcess(["config", "set", "org", "org_1"], { AGENTPLANE_CONFIG_DIR: dirLink })).code).toBe(0);
+    expect(modeOf(system)).toBe(0o755);
+    expect(modeOf(join(system, "config.json"))).toBe(0o600);
   });
 });
