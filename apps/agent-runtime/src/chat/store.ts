@@ -43,6 +43,15 @@ export async function linkChannel(db: Kysely<RuntimeDatabase>, channelId: string
     .execute();
 }
 
+/**
+ * Unlinks a channel the bot can no longer post in (removed from it, archived, deleted): true when
+ * it was linked. Deliveries then go to the next linked channel, or to the web chat.
+ */
+export async function unlinkChannel(db: Kysely<RuntimeDatabase>, channelId: string): Promise<boolean> {
+  const removed = await db.deleteFrom("team_chat_channel").where("channel_id", "=", channelId).executeTakeFirst();
+  return removed.numDeletedRows > 0n;
+}
+
 /** The channels view's change: link, unlink, flag or unflag main (one main at most). */
 export async function updateChannel(
   db: Kysely<RuntimeDatabase>,

@@ -12,6 +12,7 @@ import {
   newPairingCode,
   pairingCode,
   pairOwner,
+  unlinkChannel,
 } from "../store.ts";
 import { BotTurnGuard } from "./bot-turns.ts";
 import { externallyShared } from "./channel-guard.ts";
@@ -68,6 +69,19 @@ export const MAX_CONCURRENT_TURNS = 4;
 
 /** People whose wrong pairing codes are counted; past it the counts start over. */
 const PAIRING_PEOPLE_LIMIT = 10_000;
+
+/**
+ * Events saying the bot can no longer post in a channel: it left or was removed, or the channel was
+ * archived or deleted (`member_left_channel` counts when the member is the bot).
+ */
+const GONE_EVENTS = new Set([
+  "channel_left",
+  "group_left",
+  "channel_archive",
+  "group_archive",
+  "channel_deleted",
+  "group_deleted",
+]);
 
 /** Message subtypes that are a person writing; the rest (edits, deletions, joins) are not turns. */
 const TURN_SUBTYPES = new Set([undefined, "file_share", "thread_broadcast"]);
@@ -146,6 +160,16 @@ export class SlackInbound {
     const team = this.#chat.mode() === "team";
     if (event.type === "member_joined_channel") {
       if (team && event.user === this.#identity.botUserId && event.channel) await this.#link(event.channel, extShared);
+      return;
+    }
+    const gone =
+      GONE_EVENTS.has(event.type) || (event.type === "member_left_channel" && event.user === this.#identity.botUserId);
+    if (gone) {
+      if (typeof event.channel === "string" && (await unlinkChannel(this.#deps.database.db, event.channel)))
+        this.#logger.info(
+          { channel: event.channel, event: event.type },
+          "team chat unlinked a channel it can no longer post in",
+        );
       return;
     }
     if (event.type !== "message" && event.type !== "app_mention") return;

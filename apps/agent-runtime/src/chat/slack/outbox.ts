@@ -10,6 +10,7 @@ import {
   markDeliveryFailed,
   markDeliveryGivenUp,
   recordChunkSent,
+  unlinkChannel,
 } from "../store.ts";
 import { slackErrorCode } from "./clients.ts";
 import { slackText } from "./escape.ts";
@@ -38,6 +39,9 @@ const PERMANENT_ERRORS = new Set([
   "cannot_reply_to_message",
   "invalid_arguments",
 ]);
+
+/** Slack's answers meaning the bot cannot post in the channel at all: a linked one is unlinked. */
+const CHANNEL_GONE_ERRORS = new Set(["channel_not_found", "not_in_channel", "is_archived"]);
 
 /**
  * Every outbound post goes through the delivery store: stored first, posted chunk by chunk (each
@@ -123,6 +127,13 @@ export class SlackOutbox {
           { deliveryId: row.id, channel: row.channel_id, attempts, error },
           "team-chat delivery given up: Slack refused it for good, or for a day",
         );
+        // Left linked, the channel would take (and lose) every later delivery.
+        if (CHANNEL_GONE_ERRORS.has(error) && (await unlinkChannel(this.#db, row.channel_id))) {
+          this.#logger.warn(
+            { channel: row.channel_id, error },
+            "team chat unlinked a channel it can no longer post in",
+          );
+        }
         return false;
       }
       await markDeliveryFailed(this.#db, row.id, attempts, error, next);
