@@ -2,7 +2,7 @@ import { ProblemError } from "@agentplane/problem-details";
 import { contextWindow } from "./context-windows.ts";
 import { TopLevelMembers } from "./json-members.ts";
 import { atMostSafe } from "./safe-amount.ts";
-import { checkTierMembers } from "./service-tier.ts";
+import { checkCacheTtl, checkTierMembers } from "./service-tier.ts";
 import type { ApiKind, Upstream } from "./target.ts";
 import { findUnseenInput, UNSEEN_INPUT_MEMBERS, type UnseenInput, type UnseenInputHold } from "./unseen-input.ts";
 
@@ -52,6 +52,7 @@ export function analyzeRequest(upstream: Upstream, tail: string, raw: Uint8Array
         ? /embed/i.test(model)
         : json !== undefined && "inputText" in json && !("textGenerationConfig" in json)));
   if (json) checkTierMembers(json);
+  if (json && raw) checkCacheTtl(raw);
   return {
     body: withStreamUsage(api, json, raw),
     model,

@@ -1,4 +1,5 @@
 import { ProblemError } from "@agentplane/problem-details";
+import { escapesPlainLetters } from "./unseen-input.ts";
 
 type Json = Record<string, unknown>;
 
@@ -60,5 +61,37 @@ export function checkTierMembers(json: Json): void {
   const latency = json.performanceConfig === undefined ? undefined : member(json.performanceConfig, "latency");
   if (latency !== undefined && latency !== "standard") {
     throw priced("performanceConfig.latency", latency, "/body/performanceConfig/latency");
+  }
+}
+
+const CACHE_CONTROL = Buffer.from('"cache_control"');
+/** A `cache_control` object (flat: `type`, `ttl`) after its name, and the `ttl` member in it. */
+const CACHE_OBJECT = /^\s*:\s*\{([^{}]{0,400})\}/;
+const TTL = /"ttl"\s*:\s*("(?:[^"\\]|\\.)*"|[^,}\s]+)/;
+
+/**
+ * Refuses an Anthropic cache breakpoint with a lifetime other than the standard five minutes
+ * (`"cache_control": {"type": "ephemeral", "ttl": "1h"}`, anywhere in the body): its cache writes
+ * are billed at twice the input rate, above the table's five-minute rate the usage is priced at.
+ */
+export function checkCacheTtl(raw: Uint8Array): void {
+  let b = Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength);
+  // A name spelled with escapes of plain letters (`"cache\u005fcontrol"`) is decoded first.
+  const escaped = escapesPlainLetters(b);
+  if (!escaped && b.indexOf(CACHE_CONTROL) < 0) return;
+  if (escaped) {
+    try {
+      b = Buffer.from(JSON.stringify(JSON.parse(b.toString("utf8"))));
+    } catch {
+      // analyzeRequest refuses a body that is not JSON before it gets here.
+    }
+  }
+  for (let at = b.indexOf(CACHE_CONTROL); at >= 0; at = b.indexOf(CACHE_CONTROL, at + 1)) {
+    const start = at + CACHE_CONTROL.length;
+    const object = CACHE_OBJECT.exec(b.toString("utf8", start, start + 512))?.[1];
+    const ttl = object === undefined ? undefined : TTL.exec(object)?.[1];
+    if (ttl !== undefined && ttl !== '"5m"') {
+      throw priced("cache_control.ttl", ttl.replace(/^"|"$/g, ""), "/body/cache_control/ttl");
+    }
   }
 }

@@ -211,7 +211,7 @@ function valueAfter(b: Buffer, i: number): number {
  * per accented letter, which native needle searches would stop at one by one). Text that spells
  * such an escape (`\\u0041`) counts too, and costs only the decoding.
  */
-function escapesPlainLetters(b: Buffer): boolean {
+export function escapesPlainLetters(b: Buffer): boolean {
   return b.indexOf(ESCAPE_U00) >= 0 && ESCAPED_ASCII.test(b.toString("latin1"));
 }
 
