@@ -158,6 +158,7 @@ const READ = new Set([
   "service_tier",
   "serviceTier",
   "performanceConfig",
+  "guardrailConfig",
   "anthropic_beta",
   ...UNSEEN_INPUT_MEMBERS,
 ]);

@@ -21,6 +21,20 @@ const priced = (what: string, value: unknown, pointer: string) =>
     errors: [{ pointer, message: "only standard-priced tiers are served" }],
   });
 
+/**
+ * A Bedrock guardrail runs on the call's input and output at the provider and is billed per text
+ * unit on top of the tokens, which the price table does not hold (its own ApplyGuardrail API is
+ * not forwarded either): an invoke names it in this header, a Converse call in `guardrailConfig`.
+ * It is also one of the shared account's guardrails, whoever defined it.
+ */
+const GUARDRAIL_HEADER = "x-amzn-bedrock-guardrailidentifier";
+
+const guarded = (what: string, value: unknown, pointer: string) =>
+  new ProblemError("validation-failed", {
+    detail: `${what} ${JSON.stringify(value).slice(0, 40)} names a Bedrock guardrail, billed beside the tokens this installation charges by; call the model without it`,
+    errors: [{ pointer, message: "guardrails are not served" }],
+  });
+
 /** Anthropic betas billed above the standard rates of the price table. */
 const PREMIUM_BETA = /^context-1m(?:-|$)/i;
 
@@ -30,6 +44,8 @@ export function checkTierHeaders(headers: Headers): void {
     const value = headers.get(name);
     if (value !== null && !allowed.has(value.trim().toLowerCase())) throw priced(name, value, `/headers/${name}`);
   }
+  const guardrail = headers.get(GUARDRAIL_HEADER);
+  if (guardrail !== null) throw guarded(GUARDRAIL_HEADER, guardrail, `/headers/${GUARDRAIL_HEADER}`);
   const betas = headers.get("anthropic-beta");
   if (betas === null) return;
   for (const beta of betas.split(",")) {
@@ -57,6 +73,9 @@ export function checkTierMembers(json: Json): void {
     if (typeof beta === "string" && PREMIUM_BETA.test(beta.trim())) {
       throw priced("anthropic_beta", beta, "/body/anthropic_beta");
     }
+  }
+  if (json.guardrailConfig !== undefined && json.guardrailConfig !== null) {
+    throw guarded("guardrailConfig", json.guardrailConfig, "/body/guardrailConfig");
   }
   const latency = json.performanceConfig === undefined ? undefined : member(json.performanceConfig, "latency");
   if (latency !== undefined && latency !== "standard") {
