@@ -76,6 +76,8 @@ describe("images in the agentplane Helm chart", () => {
         "clusterRelay.agentplaneUrl=https://agentplane.example.com",
         "--set",
         "clusterRelay.tokenSecret=agentplane-tunnel",
+        "--set",
+        "clusterRelay.namespaces={apps}",
       ]),
     );
     const images = imagesOf(list);

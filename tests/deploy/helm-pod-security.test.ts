@@ -43,6 +43,8 @@ describe("the agentplane chart's Pods", () => {
     "clusterRelay.agentplaneUrl=https://agentplane.example.com",
     "--set",
     "clusterRelay.tokenSecret=tunnel",
+    "--set",
+    "clusterRelay.namespaces={apps}",
   ];
 
   it.each(["dev", "external"])("run non-root, unprivileged, read-only and bounded (%s)", (name) => {

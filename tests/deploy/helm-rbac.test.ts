@@ -171,3 +171,52 @@ describe("the sandbox namespace of the agentplane chart", () => {
     expect(deny?.metadata.namespace).toBe("agentplane-sandboxes");
   });
 });
+
+describe("the in-cluster relay's permissions in the agentplane chart", () => {
+  // This cluster runs every tenant's sandboxes: cluster-wide, the relay's role (view: Pods, their
+  // commands and logs) would hand them to whichever project this cluster is registered with.
+  const bindings = (list: K8sObject[]) =>
+    list.filter(
+      (o) => /Binding$/.test(o.kind) && (o as unknown as Binding).subjects.some((s) => /cluster-relay$/.test(s.name)),
+    ) as unknown as (K8sObject & Binding)[];
+
+  it("binds its role in the namespaces it is given, never cluster-wide", () => {
+    const list = parseObjects(
+      renderChart(join(VALUES_DIR, "dev.yaml"), ["--set", "clusterRelay.namespaces={apps,batch}"]),
+    );
+    const granted = bindings(list).filter((b) => b.roleRef.name === "view");
+    expect(granted.map((b) => `${b.kind} ${b.metadata.namespace}`).sort()).toEqual([
+      "RoleBinding apps",
+      "RoleBinding batch",
+    ]);
+    expect(granted.every((b) => b.roleRef.kind === "ClusterRole")).toBe(true);
+    // At least one is named: the relay is never left to act nowhere, or everywhere.
+    const none = helm([
+      "template",
+      "agentplane",
+      CHART,
+      "-f",
+      join(VALUES_DIR, "dev.yaml"),
+      "--set-json",
+      "clusterRelay.namespaces=[]",
+    ]);
+    expect(none.status).not.toBe(0);
+    expect(none.stderr).toContain("/clusterRelay/namespaces");
+  });
+
+  it.each(["agentplane-sandboxes", "agentplane"])("refuses to act in %s", (namespace) => {
+    const result = helm([
+      "template",
+      "agentplane",
+      CHART,
+      "--namespace",
+      "agentplane",
+      "-f",
+      join(VALUES_DIR, "dev.yaml"),
+      "--set",
+      `clusterRelay.namespaces={default,${namespace}}`,
+    ]);
+    expect(result.status).not.toBe(0);
+    expect(result.stderr).toContain("clusterRelay.namespaces");
+  });
+});
