@@ -138,11 +138,11 @@ export function candidatesOf(items: Listed[]): string[] {
 /** Ids and names from the installation, best effort: completion never fails aloud or waits long. */
 async function named(deps: CommandDeps, kind: "org" | "project" | "sandbox"): Promise<string[]> {
   try {
-    const session = openSession(deps.io, deps.store, undefined);
+    // Every request of it, the organization and project looked up on the way too, within 3 s.
+    const session = openSession({ ...deps.io, timeout: "3" }, deps.store, undefined);
     if (!session.token) return [];
-    const signal = AbortSignal.timeout(3000);
     const list = async (path: string) =>
-      ((await session.sdk.raw("GET", path, { query: { limit: 100 }, signal } as never)) as { items: Listed[] }).items;
+      ((await session.sdk.raw("GET", path, { query: { limit: 100 } })) as { items: Listed[] }).items;
     if (kind === "org") return candidatesOf(await list("/v1/orgs"));
     if (kind === "project") {
       const orgId = await resolveOrg(deps.io, deps.store, session, undefined);

@@ -79,6 +79,26 @@ export function assertTokenTransport(io: Io, url: string): void {
   );
 }
 
+/**
+ * fetch, each attempt ended at the deadline by a timer of its own as well. The client's deadline
+ * reaches fetch through a chain of signals following one another (AbortSignal.any, copies of the
+ * Request): a garbage collection while the answer is awaited can drop a link that only a weak
+ * reference held, and the request then waits past --timeout for an answer that never comes. This
+ * controller is held by its timer (unref'd: it keeps no finished command waiting) until it fires,
+ * which also ends an answer still being read then.
+ */
+function fetchWithDeadline(ms: number): (request: Request) => Promise<Response> {
+  return (request) => {
+    const controller = new AbortController();
+    const timer = setTimeout(() => controller.abort(new DOMException("the deadline passed", "TimeoutError")), ms);
+    timer.unref();
+    const { signal } = request;
+    if (signal.aborted) controller.abort(signal.reason);
+    else signal.addEventListener("abort", () => controller.abort(signal.reason), { once: true });
+    return fetch(request, { signal: controller.signal });
+  };
+}
+
 /** The one way the CLI makes a client: its user agent, its timeout, and a token if there is one. */
 export function clientFor(
   io: Io,
@@ -86,8 +106,10 @@ export function clientFor(
   token: string | undefined,
   options: { passthrough?: boolean } = {},
 ): AgentplaneClient {
+  const timeoutMs = requestTimeoutMs(io, options.passthrough);
   return createAgentplaneClient({
     baseUrl: url,
+    ...(timeoutMs > 0 ? { fetch: fetchWithDeadline(timeoutMs) } : {}),
     // Checked when a request would carry it: `auth token` prints it wherever the installation is.
     ...(token
       ? {
@@ -97,7 +119,7 @@ export function clientFor(
           },
         }
       : {}),
-    timeoutMs: requestTimeoutMs(io, options.passthrough),
+    timeoutMs,
     headers: { "user-agent": `agentplane-cli/${VERSION} node/${process.versions.node}` },
   });
 }
