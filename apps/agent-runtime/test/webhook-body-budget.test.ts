@@ -28,33 +28,33 @@ afterAll(async () => {
   await fake.close();
 });
 
-/** A post that sends the first bytes of its body and then waits. */
-function heldPost(headers: Record<string, string>): ClientRequest {
+/** A post that sends the first `sent` bytes of its body and then waits. */
+function heldPost(headers: Record<string, string>, sent = 12): ClientRequest {
   const req = httpRequest(`${rt.url}/agents/webhooks/slow`, {
     method: "POST",
     headers: { "content-type": "application/json", ...AUTH, ...headers },
   });
   req.on("error", () => {});
-  req.write('{"padding":"');
+  req.write(`{"padding":"${"x".repeat(Math.max(0, sent - 12))}`);
   return req;
 }
 
-describe("bodies the receiver reads at once", () => {
-  it("answers 429 with Retry-After once the bodies being read reach the bound, and takes posts again after", async () => {
+const declared = { "content-length": String(MAX_WEBHOOK_BODY_BYTES) };
+
+describe("bodies the receiver holds at once", () => {
+  it("answers 429 with Retry-After once the bytes received reach the bound, and takes posts again after", async () => {
     const held: ClientRequest[] = [];
-    const full = MAX_BODY_BYTES_IN_FLIGHT / MAX_WEBHOOK_BODY_BYTES;
-    // Half declare the largest body, half stream one in chunks: each holds the largest body's room.
-    for (let i = 0; i < full; i++) {
-      held.push(
-        heldPost(i % 2 ? { "content-length": String(MAX_WEBHOOK_BODY_BYTES) } : { "transfer-encoding": "chunked" }),
-      );
+    // Each holds all but the last 576 bytes of the largest body: together all but 18 KiB of the bound.
+    for (let i = 0; i < MAX_BODY_BYTES_IN_FLIGHT / MAX_WEBHOOK_BODY_BYTES; i++) {
+      held.push(heldPost(declared, MAX_WEBHOOK_BODY_BYTES - 576));
     }
+    const larger = { event_type: "late", padding: "y".repeat(100_000) };
     try {
-      // The held posts have reached the receiver once a new one is refused.
+      // The held bytes have arrived once a body of 100 KB no longer fits.
       const refused = await waitFor(async () => {
-        const res = await rt.request("POST", "/agents/webhooks/slow", { event_type: "late" }, AUTH);
+        const res = await rt.request("POST", "/agents/webhooks/slow", larger, AUTH);
         return res.status === 429 ? res : undefined;
-      }, 5000);
+      }, 10_000);
       expect(refused.headers.get("retry-after")).toMatch(/^[1-9]\d*$/);
       expect(refused.headers.get("content-type")).toContain("application/problem+json");
       expect(((await refused.json()) as { detail: string }).detail).toContain("bodies");
@@ -62,10 +62,22 @@ describe("bodies the receiver reads at once", () => {
       for (const req of held) req.destroy();
     }
     const after = await waitFor(async () => {
-      const res = await rt.request("POST", "/agents/webhooks/slow", { event_type: "later" }, AUTH);
+      const res = await rt.request("POST", "/agents/webhooks/slow", { ...larger, event_type: "later" }, AUTH);
       return res.status === 200 ? res : undefined;
     }, 5000);
     expect(await after.json()).toMatchObject({ status: "delivered", event: "later" });
+  });
+
+  it("counts what arrived, not what was declared: posts that send almost nothing shut no one out", async () => {
+    const held: ClientRequest[] = [];
+    for (let i = 0; i < 64; i++) held.push(heldPost(i % 2 ? declared : { "transfer-encoding": "chunked" }));
+    try {
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      const res = await rt.request("POST", "/agents/webhooks/slow", { event_type: "meanwhile" }, AUTH);
+      expect(res.status).toBe(200);
+    } finally {
+      for (const req of held) req.destroy();
+    }
   });
 });
 

@@ -1,11 +1,19 @@
+import type { IncomingMessage } from "node:http";
 import { MAX_PENDING_WEBHOOK_RUNS, receiveWebhookRoute } from "@agentplane/contracts/runtime";
 import { ProblemError } from "@agentplane/problem-details";
 import { readAtMost } from "@agentplane/service-kit";
 import type { OpenAPIHono } from "@hono/zod-openapi";
-import type { HonoRequest } from "hono";
+import type { Context } from "hono";
 import { deliver } from "../../chat/deliver.ts";
 import { deliveryDeps, type RuntimeDeps } from "../../deps.ts";
-import { BodyBudget, MAX_BODY_BYTES_IN_FLIGHT, MAX_WEBHOOK_BODY_BYTES } from "../../webhooks/body-budget.ts";
+import {
+  BodyBudget,
+  BodyRefused,
+  type BodyTab,
+  MAX_BODY_BYTES_IN_FLIGHT,
+  MAX_WEBHOOK_BODY_BYTES,
+  readIncoming,
+} from "../../webhooks/body-budget.ts";
 import type { DeliveryAnswer } from "../../webhooks/deliveries.ts";
 import { eventAllowed, resolveEventType } from "../../webhooks/event-type.ts";
 import { MAX_JSON_DEPTH, nestsDeeperThan } from "../../webhooks/json-depth.ts";
@@ -22,29 +30,32 @@ const BODIES_FULL_RETRY_AFTER_SECONDS = 2;
 const tooLarge = () => new ProblemError("payload-too-large", { detail: "The body is larger than 1 MiB" });
 
 /**
- * The body's bytes. A declared length within the limit is read whole by the server's own path
- * (no web Request and stream built per post: that was most of an accept's CPU); a chunked body (no
- * Content-Length) is counted as it streams and cut off with a 413 as soon as it passes the limit
- * instead of being read whole. Bytes, not text: signatures are over what the sender sent.
+ * The body's bytes, read from the socket as they arrive (no web Request and stream built per post:
+ * that was most of an accept's CPU), each chunk taken from the receiver's budget first; past 1 MiB
+ * a 413, past the budget a 429, as soon as the bytes pass it. Bytes, not text: signatures are over
+ * what the sender sent. Without the Node request (in-process calls) the body is read whole.
  */
-async function readLimited(req: HonoRequest, limit: number): Promise<Uint8Array> {
+async function readLimited(c: Context, limit: number, tab: BodyTab): Promise<Uint8Array> {
+  const incoming = (c.env as { incoming?: IncomingMessage } | undefined)?.incoming;
   try {
-    if (req.header("content-length") !== undefined) return new Uint8Array(await req.arrayBuffer());
-    return await readAtMost(req.raw.body, limit, tooLarge);
+    if (incoming) return await readIncoming(incoming, limit, tab);
+    const bytes = await readAtMost(c.req.raw.body, limit, tooLarge);
+    if (!tab.take(bytes.byteLength)) throw new BodyRefused("budget");
+    return bytes;
   } catch (err) {
     if (err instanceof ProblemError) throw err;
+    if (err instanceof BodyRefused) throw err.reason === "too-large" ? tooLarge() : bodiesFull();
     // The sender went away before the body's end: its mistake, not the runtime's (no 500, no
     // error logged with a stack for every post cut off on purpose).
     throw new ProblemError("bad-request", { detail: "The body ended before it was complete" });
   }
 }
 
-/** The room a post's body may take: its declared length (refused past the limit), else the limit. */
-function bodyRoom(req: HonoRequest, limit: number): number {
-  const declared = Number(req.header("content-length") ?? Number.NaN);
-  if (declared > limit) throw tooLarge();
-  return Number.isFinite(declared) && declared >= 0 ? declared : limit;
-}
+const bodiesFull = () =>
+  new ProblemError("rate-limited", {
+    detail: `The receiver holds ${MAX_BODY_BYTES_IN_FLIGHT / MAX_BODY_BYTES} MiB of bodies already; send again later`,
+    headers: { "retry-after": String(BODIES_FULL_RETRY_AFTER_SECONDS) },
+  });
 
 const utf8 = new TextDecoder();
 const NOT_A_JSON_OBJECT = "The body must be a JSON object sent as application/json";
@@ -71,7 +82,7 @@ function parseObject(text: string): Record<string, unknown> | undefined {
  * order: receiver off, unknown name, subscription inactive, a deliver-only subscription without
  * verification past its rate bound (SenderBound: 429 with Retry-After), the subscription's verification (401;
  * what the headers alone fail before the body is read), a content type that is not JSON (400), a
- * body larger than 1 MiB (413) or one that does not fit the bodies being read (BodyBudget: 429
+ * body larger than 1 MiB (413) or past what the bodies being received may hold (BodyBudget: 429
  * with Retry-After), the verification over the body (401), a delivery seen in the last 24 h by its id or its signed content (the first answer
  * again), body not a JSON object, event not in the list, deliver-only, queue full; then the run is
  * stored and answered 202 without waiting.
@@ -127,16 +138,12 @@ export function registerReceiveWebhook(app: OpenAPIHono, deps: RuntimeDeps): voi
       rejected("bad_body");
       throw new ProblemError("bad-request", { detail: NOT_A_JSON_OBJECT });
     }
-    const release = bodies.take(bodyRoom(c.req, MAX_BODY_BYTES));
-    if (!release) {
-      throw new ProblemError("rate-limited", {
-        detail: `The receiver is reading ${MAX_BODY_BYTES_IN_FLIGHT / MAX_BODY_BYTES} MiB of bodies already; send again later`,
-        headers: { "retry-after": String(BODIES_FULL_RETRY_AFTER_SECONDS) },
-      });
-    }
-    // The room is held until the answer: the body's bytes, text and parse live until then.
+    if (Number(c.req.header("content-length") ?? 0) > MAX_BODY_BYTES) throw tooLarge();
+    if (bodies.full) throw bodiesFull();
+    // The bytes are held until the answer: the body's bytes, text and parse live until then.
+    const tab = bodies.open();
     try {
-      const bytes = await readLimited(c.req, MAX_BODY_BYTES);
+      const bytes = await readLimited(c, MAX_BODY_BYTES, tab);
       const failure = verificationFailure(subscription.verification, header, bytes);
       if (failure) throw unverified(failure);
       const body = utf8.decode(bytes);
@@ -193,7 +200,7 @@ export function registerReceiveWebhook(app: OpenAPIHono, deps: RuntimeDeps): voi
       if (duplicate) return c.json({ ...answer, duplicate: true }, 200);
       return c.json(answer, answer.status === "accepted" ? 202 : 200);
     } finally {
-      release();
+      tab.close();
     }
   });
 }
