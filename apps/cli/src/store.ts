@@ -148,7 +148,9 @@ export class Store {
     const file = this.read<{ hosts?: Record<string, HostCredentials> }>(
       "hosts.json",
       {},
-      (v) => v.hosts === undefined || (isRecord(v.hosts) && Object.values(v.hosts).every(isRecord)),
+      (v) =>
+        v.hosts === undefined ||
+        (isRecord(v.hosts) && Object.values(v.hosts).every((h) => isRecord(h) && typeof h.url === "string")),
     );
     return file.hosts ?? {};
   }

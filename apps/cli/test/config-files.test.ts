@@ -38,6 +38,7 @@ describe("a config directory holding files the CLI cannot read", () => {
       ["config.json", "null\n"],
       ["config.json", "[1]\n"],
       ["hosts.json", '{"hosts": "x"}\n'],
+      ["hosts.json", '{"hosts": {"127.0.0.1:9": {"token": "apl_x"}}}\n'],
     ] as const) {
       const { dir, file } = configWith(name, text);
       const ran = await runCli(name === "config.json" ? ["config", "list"] : ["orgs", "list"], env(dir));
