@@ -16,7 +16,8 @@ interface Status {
 
 /**
  * A provider that behaves by the model named: `hang` reads the call and never answers (it notes
- * that the call arrived and when its connection closes), `silent` answers 200 with no usage.
+ * that the call arrived and when its connection closes), `silent` answers 200 with no usage,
+ * `boast` with counts no call can reach.
  */
 function startProvider() {
   let arrived: () => void = () => {};
@@ -46,6 +47,7 @@ function startProvider() {
         model: body.model,
         content: [{ type: "text", text: "x".repeat(4000) }],
         stop_reason: "end_turn",
+        ...(body.model === "claude-boast" ? { usage: { input_tokens: 1e300, output_tokens: 2 ** 60 } } : {}),
       });
       res.writeHead(200, { "content-type": "application/json", "content-length": String(Buffer.byteLength(answer)) });
       res.end(answer);
@@ -134,5 +136,32 @@ describe.skipIf(!pg.available)(`calls the client abandons or the provider does n
     const after = await costs();
     expect(after.inputTokens - before.inputTokens).toBeGreaterThanOrEqual(2_000);
     expect(after.outputTokens - before.outputTokens).toBeGreaterThanOrEqual(1_000);
+  });
+
+  it("an answer reporting counts no call can reach is recorded at a bound, and its reservation settles", async () => {
+    const limit = await h.call<{ id: string }>("POST", `/v1/orgs/${h.orgId}/spending-limits`, {
+      token: h.adminToken,
+      body: { amountUsd: 1_000_000_000, period: "daily" },
+    });
+    expect(limit.status).toBe(201);
+    try {
+      await h.drainUsage();
+      const before = await costs();
+      const res = await post({ model: "claude-boast", max_tokens: 10, messages: [{ role: "user", content: "hi" }] });
+      expect(res.status).toBe(200);
+      await res.arrayBuffer();
+      await recorded(before.requests + 1);
+      const after = await costs();
+      expect(after.inputTokens - before.inputTokens).toBe(1_000_000_000);
+      expect(after.outputTokens - before.outputTokens).toBe(1_000_000_000);
+      await eventually(
+        async () =>
+          (await h.call<Status>("GET", `/v1/orgs/${h.orgId}/spending-limits/status`, { token: h.adminToken })).body
+            .items[0]?.reservedUsd === 0,
+        "the reservation settled",
+      );
+    } finally {
+      await h.call("DELETE", `/v1/orgs/${h.orgId}/spending-limits/${limit.body.id}`, { token: h.adminToken });
+    }
   });
 });

@@ -28,7 +28,7 @@ import { checkTierHeaders } from "./service-tier.ts";
 import { signSigV4 } from "./sigv4.ts";
 import type { SpendGate } from "./spend.ts";
 import { parseLlmPath, resolveUpstream } from "./target.ts";
-import { UsageMeter } from "./usage.ts";
+import { MAX_COUNTED_TOKENS, UsageMeter } from "./usage.ts";
 
 export interface ProxyDeps {
   config: InferenceConfig;
@@ -307,7 +307,7 @@ export function createLlmProxy(deps: ProxyDeps): LlmProxy {
       // A JSON answer cut before its usage (or without any): the model wrote all of it before it
       // was sent, and the part that arrived is counted as the estimate counts bytes.
       if (uncounted && usage.outputTokens === 0) {
-        usage.outputTokens = Math.ceil((meter?.jsonAnswerBytes ?? 0) / 4);
+        usage.outputTokens = Math.min(MAX_COUNTED_TOKENS, Math.ceil((meter?.jsonAnswerBytes ?? 0) / 4));
       }
       upstreamSpan?.setAttributes({
         "gen_ai.response.model": meter?.model ?? analyzed.model ?? "unknown",

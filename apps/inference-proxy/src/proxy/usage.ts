@@ -11,7 +11,16 @@ export interface TokenUsage {
   cacheWriteTokens: number;
 }
 
-const n = (v: unknown): number => (typeof v === "number" && Number.isFinite(v) && v > 0 ? Math.floor(v) : 0);
+/**
+ * The most tokens of a kind one call is counted: far past any model's context window or output
+ * (ten samplings of a million-token window), and small enough that the cost of as many at any
+ * rate is an exact integer the usage record stores. An answer reporting more (1e300) is counted
+ * at this bound, rather than as a record audit cannot store, which left the call unrecorded and
+ * its reservation held.
+ */
+export const MAX_COUNTED_TOKENS = 1_000_000_000;
+
+const n = (v: unknown): number => (typeof v === "number" && v > 0 ? Math.min(MAX_COUNTED_TOKENS, Math.floor(v)) : 0);
 type Json = Record<string, unknown>;
 const obj = (v: unknown): Json | undefined => (v && typeof v === "object" ? (v as Json) : undefined);
 
@@ -62,12 +71,12 @@ export class UsageMeter {
     const hIn = Number(headers?.["x-amzn-bedrock-input-token-count"]);
     const hOut = Number(headers?.["x-amzn-bedrock-output-token-count"]);
     if (hIn > 0) {
-      this.usage.inputTokens = hIn;
+      this.usage.inputTokens = n(hIn);
       this.counted = true;
     }
     if (hOut > 0) {
       this.counted = true;
-      this.usage.outputTokens = hOut;
+      this.usage.outputTokens = n(hOut);
       this.finalOutput = true;
     }
   }
