@@ -20,7 +20,9 @@ async function driverFailed(
   const done = verb === "stop" ? "stopped" : "deleted";
   deps.logger.warn({ sandboxId, err: reason }, `sandbox could not be ${done}`);
   await setState(deps, sandboxId, "failed", { last_error: `${verb} failed: ${reason}`.slice(0, 2000) });
-  throw new ProblemError("internal-error", {
+  // A cluster's API server that refused or did not answer is named as such (502/504), not as ours.
+  const upstream = err instanceof ProblemError && (err.status === 502 || err.status === 504) ? err.slug : undefined;
+  throw new ProblemError(upstream ?? "internal-error", {
     detail: `Sandbox ${sandboxId} could not be ${done}: ${reason}. It is marked failed; try again.`,
   });
 }

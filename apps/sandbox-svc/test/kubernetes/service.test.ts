@@ -281,4 +281,22 @@ describe.skipIf(!postgres?.available)(`sandbox-svc on the kubernetes driver${pos
     await c.close();
     await deleteSandbox(a.deps, actor, { projectId: P, sandboxId: running.id });
   });
+
+  it("answers a stop or delete the API server refuses with a 502 naming it, and marks the sandbox failed", async () => {
+    const created = await createSandbox(a.deps, actor, { projectId: P, name: "refused", labels: {}, start: true });
+    fake.denials.push({ verb: "delete", resource: "pods" });
+    try {
+      for (const verb of [stopSandbox, deleteSandbox]) {
+        const err = (await verb(a.deps, actor, { projectId: P, sandboxId: created.id }).catch(
+          (e) => e,
+        )) as ProblemError;
+        expect(err.status, verb.name).toBe(502);
+        expect(err.detail).toMatch(/Kubernetes API server.*403.*It is marked failed; try again/);
+        expect((await getSandboxRow(a.deps, P, created.id)).state).toBe("failed");
+      }
+    } finally {
+      fake.denials.length = 0;
+    }
+    await deleteSandbox(a.deps, actor, { projectId: P, sandboxId: created.id });
+  });
 });

@@ -348,7 +348,7 @@ export class KubernetesDriver implements SandboxDriver {
           if (statusCode(err) !== 404) throw err;
         });
     } catch (err) {
-      throw new Error(`Kubernetes API server: ${apiMessage(err)}`);
+      throw apiProblem(err);
     }
   }
 
@@ -418,7 +418,7 @@ export class KubernetesDriver implements SandboxDriver {
           });
       }
     } catch (err) {
-      throw new Error(`Kubernetes API server: ${apiMessage(err)}`);
+      throw apiProblem(err);
     }
   }
 
