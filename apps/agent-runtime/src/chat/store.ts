@@ -95,9 +95,16 @@ async function writeSetting(db: Kysely<RuntimeDatabase>, key: string, value: str
 
 export const pairedOwner = (db: Kysely<RuntimeDatabase>) => readSetting(db, OWNER_KEY);
 export const pairingCode = (db: Kysely<RuntimeDatabase>) => readSetting(db, PAIRING_KEY);
-export const cachedOwnerDm = (db: Kysely<RuntimeDatabase>) => readSetting(db, OWNER_DM_KEY);
-export const cacheOwnerDm = (db: Kysely<RuntimeDatabase>, channelId: string) =>
-  writeSetting(db, OWNER_DM_KEY, channelId);
+/**
+ * The owner's DM channel, kept with whose DM it is (`<owner> <channel>`): one kept for another
+ * owner (CHAT_OWNER_ID changed since) is none, so deliveries never go on to a former owner.
+ */
+export async function cachedOwnerDm(db: Kysely<RuntimeDatabase>, owner: string): Promise<string | null> {
+  const [who, channel] = ((await readSetting(db, OWNER_DM_KEY)) ?? "").split(" ");
+  return who === owner && channel ? channel : null;
+}
+export const cacheOwnerDm = (db: Kysely<RuntimeDatabase>, owner: string, channelId: string) =>
+  writeSetting(db, OWNER_DM_KEY, `${owner} ${channelId}`);
 
 /** The owner claimed the agent with the code: stored, and the code is spent. */
 export async function pairOwner(db: Kysely<RuntimeDatabase>, userId: string): Promise<void> {

@@ -243,12 +243,12 @@ export class SlackTeamChat implements TeamChatAdapter, SlackChat {
     const owner = await this.ownerId();
     if (!owner) return null;
     const db = this.#deps.database.db;
-    const cached = await cachedOwnerDm(db);
+    const cached = await cachedOwnerDm(db, owner);
     if (cached) return { id: cached, kind: "dm" };
     const opened = await this.web.conversations.open({ users: owner });
     const id = opened.channel?.id;
     if (!id) return null;
-    await cacheOwnerDm(db, id);
+    await cacheOwnerDm(db, owner, id);
     return { id, kind: "dm" };
   }
 

@@ -228,7 +228,7 @@ export class SlackInbound {
       if (code && (event.text ?? "").trim() === code) {
         this.#wrongCodes = 0;
         await pairOwner(this.#deps.database.db, event.user);
-        await cacheOwnerDm(this.#deps.database.db, event.channel);
+        await cacheOwnerDm(this.#deps.database.db, event.user, event.channel);
         this.#logger.info({ owner: event.user }, "team chat paired with its owner");
         await reply("Paired: you are now my owner. Talk to me here.");
       } else {
