@@ -253,6 +253,14 @@ export function createLlmProxy(deps: ProxyDeps): LlmProxy {
       },
       unseenInputMicroUsd(analyzed, raw?.byteLength ?? 0, price),
     );
+    // The client left while the call was read, decided and reserved: its signal fired before the
+    // proxy listens to it, so a call forwarded now would run (and be paid for) with nobody to answer.
+    if (request.signal.aborted) {
+      await deps.spend.release(hold, requestId);
+      throw new ProblemError("bad-request", {
+        detail: "The client closed the connection before the call was forwarded",
+      });
+    }
 
     let headers: Record<string, string> = { "accept-encoding": "identity" };
     request.headers.forEach((value, key) => {
