@@ -119,6 +119,30 @@ describe.skipIf(skipped !== "")(`kubectl against /k8s through TLS${skipped}`, ()
     });
   });
 
+  it("narrows the list with -l and --field-selector, and refuses a malformed selector", async () => {
+    const labelled = await createSandbox(h, { name: "labelled", labels: { team: "web", tier: "api" }, start: false });
+    const names = async (...args: string[]) => {
+      const got = await kubectl(["get", "pods", ...args, "-o", "jsonpath={.items[*].metadata.name}"]);
+      expect(got.stderr, args.join(" ")).toBe("");
+      return got.stdout.split(" ").filter(Boolean).sort();
+    };
+    expect(await names("-l", "team=web")).toEqual([labelled.id]);
+    expect(await names("-l", "team in (web,data),!gone")).toEqual([labelled.id]);
+    expect(await names("-l", "team!=web")).toEqual([sbx.id]);
+    expect(await names("-l", "tier notin (api)")).toEqual([sbx.id]);
+    expect(await names("--field-selector", "status.phase=Running")).toEqual([sbx.id]);
+    expect(await names("--field-selector", `metadata.name=${labelled.id}`)).toEqual([labelled.id]);
+    expect(await names("-l", "team=web", "--field-selector", "status.phase=Running")).toEqual([]);
+    for (const args of [
+      ["-l", "team==web==x"],
+      ["--field-selector", "spec.nodeName=node-1"],
+    ]) {
+      const refused = await kubectl(["get", "pods", ...args]);
+      expect(refused.code, args.join(" ")).not.toBe(0);
+      expect(refused.stderr).toMatch(/BadRequest/);
+    }
+  });
+
   it("describes the pod", async () => {
     const described = await kubectl(["describe", "pod", sbx.id]);
     expect(described.code).toBe(0);

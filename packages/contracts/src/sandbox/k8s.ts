@@ -185,8 +185,25 @@ export const k8sListPodsRoute = defineRoute(
     path: "/k8s/api/v1/namespaces/{projectId}/pods",
     tags: ["Kubernetes-compatible sandboxes"],
     summary: "List a project's sandboxes as pods",
-    description: "A read-only view of the project's sandboxes (at most 500, newest first) as Kubernetes pods.",
-    request: { params: NamespaceParams },
+    description:
+      "A read-only view of the project's sandboxes (newest first) as Kubernetes pods, narrowed by a label selector and a field selector as the Kubernetes API narrows them.",
+    request: {
+      params: NamespaceParams,
+      query: z.object({
+        labelSelector: z
+          .string()
+          .max(4096)
+          .optional()
+          .describe("Kubernetes label selector: key, !key, key=value, key!=value, key in (a,b), key notin (a,b)")
+          .openapi({ example: "team=web,tier in (api,worker)" }),
+        fieldSelector: z
+          .string()
+          .max(4096)
+          .optional()
+          .describe("Kubernetes field selector over metadata.name, metadata.namespace and status.phase")
+          .openapi({ example: "status.phase=Running" }),
+      }),
+    },
     responses: { 200: json(K8sPodListSchema, "The sandboxes as a PodList") },
   },
 );

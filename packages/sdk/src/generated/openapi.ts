@@ -1069,7 +1069,7 @@ export interface paths {
         };
         /**
          * List a project's sandboxes as pods
-         * @description A read-only view of the project's sandboxes (at most 500, newest first) as Kubernetes pods.
+         * @description A read-only view of the project's sandboxes (newest first) as Kubernetes pods, narrowed by a label selector and a field selector as the Kubernetes API narrows them.
          */
         get: operations["k8sListPods"];
         put?: never;
@@ -12003,7 +12003,12 @@ export interface operations {
     };
     k8sListPods: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Kubernetes label selector: key, !key, key=value, key!=value, key in (a,b), key notin (a,b) */
+                labelSelector?: string;
+                /** @description Kubernetes field selector over metadata.name, metadata.namespace and status.phase */
+                fieldSelector?: string;
+            };
             header?: never;
             path: {
                 /** @description The namespace: a project id */
