@@ -1,6 +1,6 @@
 import { ProblemError } from "@agentplane/problem-details";
 import { describe, expect, it } from "vitest";
-import { analyzeRequest } from "../src/proxy/request.ts";
+import { analyzeRequest, estimateMicroUsd } from "../src/proxy/request.ts";
 import type { Upstream } from "../src/proxy/target.ts";
 
 const upstream: Upstream = {
@@ -67,5 +67,25 @@ describe("cache breakpoints billed above the price table", () => {
     ]) {
       expect(send(body), JSON.stringify(body)).toBe("forwarded");
     }
+  });
+
+  it("input behind a cache breakpoint is estimated at the cache-write rate, which is dearer than input", () => {
+    // claude-haiku-4-5: $1 input, $1.25 cache writes, $5 output per million tokens.
+    const price = { input: 1, output: 5, cacheWrite: 1.25 };
+    const estimate = (body: unknown) => {
+      const bytes = new TextEncoder().encode(JSON.stringify(body));
+      const analyzed = analyzeRequest(upstream, "anthropic/v1/messages", bytes);
+      return {
+        estimate: estimateMicroUsd(analyzed, bytes.byteLength, price, 64_000),
+        tokens: Math.ceil(bytes.byteLength / 4),
+      };
+    };
+    const doc = "d".repeat(400_000);
+    const cached = estimate(
+      call({ system: [text({ type: "ephemeral" })], messages: [{ role: "user", content: doc }] }),
+    );
+    expect(cached.estimate).toBe(Math.ceil(cached.tokens * 1.25 + 16 * 5));
+    const plain = estimate(call({ system: [text()], messages: [{ role: "user", content: doc }] }));
+    expect(plain.estimate).toBe(Math.ceil(plain.tokens * 1 + 16 * 5));
   });
 });

@@ -4,7 +4,13 @@ import { TopLevelMembers } from "./json-members.ts";
 import { atMostSafe } from "./safe-amount.ts";
 import { checkCacheTtl, checkTierMembers } from "./service-tier.ts";
 import type { ApiKind, Upstream } from "./target.ts";
-import { findUnseenInput, UNSEEN_INPUT_MEMBERS, type UnseenInput, type UnseenInputHold } from "./unseen-input.ts";
+import {
+  escapesPlainLetters,
+  findUnseenInput,
+  UNSEEN_INPUT_MEMBERS,
+  type UnseenInput,
+  type UnseenInputHold,
+} from "./unseen-input.ts";
 
 export interface AnalyzedRequest {
   /** The bytes to forward (the caller's, or with `stream_options.include_usage` added). */
@@ -18,6 +24,8 @@ export interface AnalyzedRequest {
   embeddings: boolean;
   /** Input the body references but does not hold (a file, a URL, a server tool, stored state). */
   unseenInput: UnseenInput | undefined;
+  /** The body sets cache breakpoints (`cache_control`, Converse `cachePoint`): its input may be written to the cache. */
+  cacheWrites: boolean;
 }
 
 type Json = Record<string, unknown>;
@@ -60,6 +68,7 @@ export function analyzeRequest(upstream: Upstream, tail: string, raw: Uint8Array
     choices: json ? choices(json) : 1,
     embeddings,
     unseenInput: json && raw ? findUnseenInput(raw, json) : undefined,
+    cacheWrites: raw !== undefined && json !== undefined && setsCacheBreakpoints(raw),
   };
 }
 
@@ -265,10 +274,20 @@ export function scanTopLevel(
   return members.complete();
 }
 
+const CACHE_BREAKPOINTS = [Buffer.from('"cache_control"'), Buffer.from('"cachePoint"')];
+
+/** Whether the body names a cache breakpoint (or may, spelled with escapes of plain letters). */
+function setsCacheBreakpoints(raw: Uint8Array): boolean {
+  const b = Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength);
+  return CACHE_BREAKPOINTS.some((name) => b.indexOf(name) >= 0) || escapesPlainLetters(b);
+}
+
 /** Prices per million tokens, i.e. micro-USD per token. */
 export interface EstimatePrice {
   input: number;
   output: number;
+  /** Input written to the cache (dearer than plain input at Anthropic's and Bedrock's rates). */
+  cacheWrite?: number;
 }
 
 /**
@@ -284,7 +303,9 @@ export function estimateMicroUsd(
 ): number {
   const input = Math.ceil(bodyBytes / 4);
   const output = request.embeddings ? 0 : (request.maxTokens ?? outputCap) * request.choices;
-  return atMostSafe(Math.ceil(input * price.input + output * price.output));
+  // Behind a cache breakpoint the whole input may be written to the cache, at its own rate.
+  const inputRate = request.cacheWrites ? Math.max(price.input, price.cacheWrite ?? 0) : price.input;
+  return atMostSafe(Math.ceil(input * inputRate + output * price.output));
 }
 
 /**
