@@ -57,6 +57,8 @@ export class UsageMeter {
   private decoder: InstanceType<typeof TextDecoder> | undefined;
   private codec: EventStreamCodec | undefined;
   private counted = false;
+  /** An event stream whose framing broke: the rest of it is not read. */
+  private unreadable = false;
   model: string | undefined;
 
   constructor(api: ApiKind, contentType: string, headers?: Record<string, string | string[] | undefined>) {
@@ -249,8 +251,13 @@ export class UsageMeter {
         .map((l) => l.slice(5).trimStart())
         .join("\n");
       if (data && data !== "[DONE]") {
-        const e = obj(JSON.parse(data));
-        if (e) this.sseEvent(e);
+        // An event that is not JSON is skipped: the ones after it (the usage) are still read.
+        try {
+          const e = obj(JSON.parse(data));
+          if (e) this.sseEvent(e);
+        } catch {
+          // Skipped; the stream reads on.
+        }
       }
       end = this.text.search(/\r?\n\r?\n/);
     }
@@ -267,7 +274,24 @@ export class UsageMeter {
     this.anthropicEvent(e);
   }
 
+  private frameEvent(bytes: Uint8Array): void {
+    const message = this.eventStreamCodec().decode(bytes);
+    const type = message.headers[":event-type"]?.value;
+    const body = obj(JSON.parse(this.textDecoder().decode(message.body)));
+    if (!body) return;
+    if (type === "chunk" && typeof body.bytes === "string") {
+      const e = obj(JSON.parse(Buffer.from(body.bytes, "base64").toString("utf8")));
+      if (e) this.anthropicEvent(e);
+    } else if (type === "metadata") {
+      const u = obj(body.usage);
+      if (u) this.converseUsage(u);
+    } else if (type === "contentBlockDelta") {
+      this.delta(obj(body.delta)?.text);
+    }
+  }
+
   private pushFrames(chunk: Uint8Array): void {
+    if (this.unreadable) return;
     const joined = new Uint8Array(this.pending.byteLength + chunk.byteLength);
     joined.set(this.pending, 0);
     joined.set(chunk, this.pending.byteLength);
@@ -275,20 +299,21 @@ export class UsageMeter {
     while (joined.byteLength - offset >= 4) {
       const view = new DataView(joined.buffer, joined.byteOffset + offset);
       const length = view.getUint32(0);
+      // Shorter than a frame's prelude and checksum: the stream is not event-stream; nothing more is read.
+      if (length < 16) {
+        this.pending = new Uint8Array(0);
+        this.unreadable = true;
+        return;
+      }
       if (joined.byteLength - offset < length) break;
-      const message = this.eventStreamCodec().decode(joined.subarray(offset, offset + length));
+      const bytes = joined.subarray(offset, offset + length);
       offset += length;
-      const type = message.headers[":event-type"]?.value;
-      const body = obj(JSON.parse(this.textDecoder().decode(message.body)));
-      if (!body) continue;
-      if (type === "chunk" && typeof body.bytes === "string") {
-        const e = obj(JSON.parse(Buffer.from(body.bytes, "base64").toString("utf8")));
-        if (e) this.anthropicEvent(e);
-      } else if (type === "metadata") {
-        const u = obj(body.usage);
-        if (u) this.converseUsage(u);
-      } else if (type === "contentBlockDelta") {
-        this.delta(obj(body.delta)?.text);
+      // A frame that cannot be read (its body not JSON) is skipped; its length, read above, still
+      // says where the next one starts.
+      try {
+        this.frameEvent(bytes);
+      } catch {
+        // Skipped; the stream reads on.
       }
     }
     this.pending = joined.slice(offset);
