@@ -1,7 +1,7 @@
 import createClient, { type Client } from "openapi-fetch";
 import type { operations, paths } from "./generated/openapi.ts";
 import { OPERATIONS } from "./generated/operations.ts";
-import { limitBody, RequestTimeoutError, sendWithoutCrossOriginRedirects } from "./guard.ts";
+import { limitBody, RequestTimeoutError, sendWithoutCrossOriginRedirects, startDeadline } from "./guard.ts";
 import type { OperationSpec } from "./operation-spec.ts";
 import { ProblemError } from "./problem.ts";
 import { type RetryOptions, withRetries } from "./retry.ts";
@@ -146,17 +146,32 @@ export function createAgentplaneClient(options: AgentplaneClientOptions): Agentp
       if (!request.headers.has(k)) request.headers.set(k, v);
     }
     // One deadline for the whole call: its retries, their waits and reading the answer.
-    const deadline = options.timeoutMs ? AbortSignal.timeout(options.timeoutMs) : undefined;
-    const timedOut = () => (deadline?.aborted ? new RequestTimeoutError(options.timeoutMs!) : undefined);
-    const sent = deadline ? new Request(request, { signal: AbortSignal.any([request.signal, deadline]) }) : request;
+    const deadline = options.timeoutMs ? startDeadline(options.timeoutMs) : undefined;
+    const timedOut = () => (deadline?.signal.aborted ? new RequestTimeoutError(options.timeoutMs!) : undefined);
+    const sent = deadline
+      ? new Request(request, { signal: AbortSignal.any([request.signal, deadline.signal]) })
+      : request;
     let response: Response;
     try {
-      response = await sendWithoutCrossOriginRedirects(retrying, sent);
-      if (!response.ok) throw await ProblemError.fromResponse(response);
+      const sending = sendWithoutCrossOriginRedirects(retrying, sent);
+      if (deadline) {
+        // An answer that comes after the deadline is let go, its connection with it.
+        sending.then(
+          (late) => {
+            if (deadline.signal.aborted) void late.body?.cancel().catch(() => {});
+          },
+          () => {},
+        );
+      }
+      response = await (deadline ? Promise.race([sending, deadline.expired]) : sending);
+      if (!response.ok) {
+        const problem = ProblemError.fromResponse(response);
+        throw await (deadline ? Promise.race([problem, deadline.expired]) : problem);
+      }
     } catch (error) {
       throw request.signal.aborted ? error : (timedOut() ?? error);
     }
-    return limitBody(response, maxBytes, () => (request.signal.aborted ? undefined : timedOut()));
+    return limitBody(response, maxBytes, () => (request.signal.aborted ? undefined : timedOut()), deadline?.expired);
   };
 
   const api = createClient<paths>({

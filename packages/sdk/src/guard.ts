@@ -83,11 +83,45 @@ export async function sendWithoutCrossOriginRedirects(send: Fetch, request: Requ
 }
 
 /**
+ * A call's deadline: a controller aborted by a timer that holds it, and `expired`, which rejects
+ * with RequestTimeoutError at the same moment. AbortSignal.timeout's signal, and the signals that
+ * follow it through AbortSignal.any and copies of a Request, are held only weakly along the way: a
+ * garbage collection while an answer is awaited can drop a link, and the abort never arrives. So
+ * what waits on the network also races `expired`, which nothing can collect before it fires.
+ */
+export interface Deadline {
+  readonly signal: AbortSignal;
+  readonly expired: Promise<never>;
+}
+
+export function startDeadline(timeoutMs: number): Deadline {
+  const controller = new AbortController();
+  let expire: (error: RequestTimeoutError) => void = () => {};
+  const expired = new Promise<never>((_, reject) => {
+    expire = reject;
+  });
+  expired.catch(() => {});
+  const timer = setTimeout(() => {
+    const error = new RequestTimeoutError(timeoutMs);
+    controller.abort(error);
+    expire(error);
+  }, timeoutMs);
+  // In Node, a deadline keeps no finished process alive; browsers have no unref.
+  (timer as { unref?: () => void }).unref?.();
+  return { signal: controller.signal, expired };
+}
+
+/**
  * The response with its body read through a counter: past `maxBytes` the stream errors with
  * ResponseTooLargeError and the connection is dropped; a read that fails after the deadline
  * errors with RequestTimeoutError.
  */
-export function limitBody(response: Response, maxBytes: number, timedOut: () => Error | undefined): Response {
+export function limitBody(
+  response: Response,
+  maxBytes: number,
+  timedOut: () => Error | undefined,
+  expired?: Promise<never>,
+): Response {
   if (!response.body || response.status === 204 || response.status === 205 || response.status === 304) {
     return response;
   }
@@ -97,8 +131,9 @@ export function limitBody(response: Response, maxBytes: number, timedOut: () => 
     async pull(controller) {
       let chunk: Awaited<ReturnType<typeof reader.read>>;
       try {
-        chunk = await reader.read();
+        chunk = await (expired ? Promise.race([reader.read(), expired]) : reader.read());
       } catch (error) {
+        await reader.cancel().catch(() => {});
         controller.error(timedOut() ?? error);
         return;
       }
