@@ -50,3 +50,24 @@ describe("the owner's DM", () => {
     expect(answers(standIn, formerDm).map((m) => m.text)).toEqual(["**Webhook: alerts**\n\nalert: one"]);
   });
 });
+
+/**
+ * The DM is opened (conversations.open) on the first delivery. When Slack refused or did not
+ * answer that call, the delivery threw: a deliver-only webhook answered 500, and an All channels
+ * delivery was not even stored in the web chat. Team chat is left out of that delivery instead.
+ */
+describe("an owner's DM that Slack will not open", () => {
+  it("leaves team chat out: the webhook answers 200 and the web chat has the message", async () => {
+    standIn = await freshStandIn(fake, { [OWNER]: "olivia" });
+    rt = await start(tempHome(), OWNER);
+    await rt.json("POST", "/agents/webhook-subscriptions", { name: "alerts", deliverOnly: true, prompt: "alert: {a}" });
+    standIn.api.unavailableNext("conversations.open", 8);
+    const res = await rt.request("POST", "/agents/webhooks/alerts", { a: "disk" });
+    expect(res.status).toBe(200);
+    const web = await rt.json<{ items: Array<{ text: string }> }>(
+      "GET",
+      `/agents/threads/${rt.runtime.deps.messages.mainWebThreadId()}/messages`,
+    );
+    expect(web.body.items.map((m) => m.text)).toEqual(["**Webhook: alerts**\n\nalert: disk"]);
+  });
+});

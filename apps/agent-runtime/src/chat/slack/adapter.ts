@@ -245,8 +245,16 @@ export class SlackTeamChat implements TeamChatAdapter, SlackChat {
     const db = this.#deps.database.db;
     const cached = await cachedOwnerDm(db, owner);
     if (cached) return { id: cached, kind: "dm" };
-    const opened = await this.web.conversations.open({ users: owner });
-    const id = opened.channel?.id;
+    // Slack refusing or not answering leaves team chat out of this delivery; it never fails it
+    // (the web chat still gets its copy, a deliver-only webhook still gets its answer).
+    const opened = await this.web.conversations.open({ users: owner }).catch((err: unknown) => {
+      this.#logger.warn(
+        { error: slackErrorCode(err) },
+        "team chat could not open the owner's DM; delivering without it",
+      );
+      return undefined;
+    });
+    const id = opened?.channel?.id;
     if (!id) return null;
     await cacheOwnerDm(db, owner, id);
     return { id, kind: "dm" };
